@@ -1,0 +1,23 @@
+"""graphtrace: ordinary Python GPU code, traced into explicit CUDA graphs."""
+from .backend import prepare_numba as _prepare_numba
+
+_prepare_numba()  # before numba.cuda is imported, where there is no GPU
+
+from .buffers import In, InOut, Out, pinned_empty
+from .errors import (ArgumentError, DynamicScalarError, EmitError, GraphtraceError,
+                     HostSyncError, KernelArgumentError, PageableMemoryError,
+                     ShapeMismatchError, SimulationError, StreamError, TraceError)
+from .function import GraphFunction, graph
+from .ir import Graph, Node, Scalar
+from .ops.kernel import kernel
+from .trace import Stream
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "graph", "GraphFunction", "Graph", "Node", "Scalar", "Stream",
+    "In", "Out", "InOut", "kernel", "pinned_empty",
+    "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
+    "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
+    "DynamicScalarError", "KernelArgumentError", "SimulationError", "EmitError",
+]

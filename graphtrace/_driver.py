@@ -1,0 +1,79 @@
+"""The few CUDA driver queries graphtrace needs outside graph emission.
+
+cuda.core has no API for asking what a raw pointer is (device ordinal,
+pinned or pageable host memory) or for page-locked host allocations that
+numpy can wrap, so these go to ``cuda.bindings.driver`` directly. Every
+function degrades to a neutral answer when there is no driver or no GPU
+(tracing and the CPU simulator need neither).
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import weakref
+
+__all__ = ["driver", "available", "device_of", "is_pinned_host", "pinned_block"]
+
+
+@functools.cache
+def driver():
+    """``cuda.bindings.driver`` after a successful ``cuInit``, else None."""
+    try:
+        from cuda.bindings import driver as drv
+        (err,) = drv.cuInit(0)
+        if err != drv.CUresult.CUDA_SUCCESS:
+            return None
+        err, count = drv.cuDeviceGetCount()
+        if err != drv.CUresult.CUDA_SUCCESS or count == 0:
+            return None
+        return drv
+    except (ImportError, RuntimeError, OSError):
+        return None
+
+
+def available() -> bool:
+    return driver() is not None
+
+
+def _pointer_attr(ptr: int, attr_name: str):
+    drv = driver()
+    if drv is None or not ptr:
+        return None
+    attr = getattr(drv.CUpointer_attribute, attr_name)
+    err, value = drv.cuPointerGetAttribute(attr, ptr)
+    return value if err == drv.CUresult.CUDA_SUCCESS else None
+
+
+def device_of(ptr: int) -> int:
+    """Ordinal of the device owning a device pointer (0 when unknown)."""
+    value = _pointer_attr(ptr, "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL")
+    return int(value) if value is not None else 0
+
+
+def is_pinned_host(ptr: int) -> bool:
+    """Whether ``ptr`` is page-locked host memory known to the driver."""
+    drv = driver()
+    value = _pointer_attr(ptr, "CU_POINTER_ATTRIBUTE_MEMORY_TYPE")
+    return value is not None and int(value) == int(drv.CUmemorytype.CU_MEMORYTYPE_HOST)
+
+
+def _free_host(ptr):
+    drv = driver()
+    if drv is not None:
+        drv.cuMemFreeHost(ptr)
+
+
+def pinned_block(nbytes: int):
+    """A ctypes byte array in page-locked host memory, freed with it; None without a GPU."""
+    drv = driver()
+    if drv is None:
+        return None
+    from cuda.core import Device
+    Device().set_current()  # a context must be current for cuMemHostAlloc
+    flags = drv.CU_MEMHOSTALLOC_PORTABLE
+    err, ptr = drv.cuMemHostAlloc(nbytes, flags)
+    if err != drv.CUresult.CUDA_SUCCESS:
+        raise MemoryError(f"cuMemHostAlloc({nbytes}) failed: {err.name}")
+    block = (ctypes.c_uint8 * nbytes).from_address(int(ptr))
+    weakref.finalize(block, _free_host, ptr)
+    return block

@@ -1,0 +1,43 @@
+"""Where a decorated function runs: on the GPU, or on the CPU simulator.
+
+``GRAPHTRACE_BACKEND=gpu|sim`` chooses for the whole process; without it,
+graphtrace uses the GPU when a driver and a device are there and the
+simulator otherwise, so the same script or notebook runs on a laptop. A
+call or a function can choose too: ``f(..., backend="sim")``,
+``@graph(backend="sim")``.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+from . import _driver
+
+__all__ = ["default_backend", "resolve", "BACKENDS"]
+
+BACKENDS = ("gpu", "sim")
+
+
+def default_backend() -> str:
+    chosen = os.environ.get("GRAPHTRACE_BACKEND", "").strip().lower()
+    if chosen:
+        if chosen not in BACKENDS:
+            raise ValueError(f"GRAPHTRACE_BACKEND must be 'gpu' or 'sim', not {chosen!r}")
+        return chosen
+    return "gpu" if _driver.available() else "sim"
+
+
+def resolve(*choices) -> str:
+    """The first backend named among ``choices`` (None skipped), else the default."""
+    for c in choices:
+        if c is not None:
+            if c not in BACKENDS:
+                raise ValueError(f"backend must be 'gpu' or 'sim', not {c!r}")
+            return c
+    return default_backend()
+
+
+def prepare_numba() -> None:
+    """On the simulator, have numba build simulator kernels (before it is imported)."""
+    if "numba.cuda" not in sys.modules and default_backend() == "sim":
+        os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")

@@ -1,0 +1,258 @@
+"""User arrays -> ``Buffer`` views: pointer, byte range, dtype, shape, strides.
+
+A ``Buffer`` describes the exact bytes an array view covers, so that
+``deps.py`` can decide whether two accesses touch the same memory. Device
+arrays come in through ``__cuda_array_interface__`` (cupy, numba, torch) or
+DLPack (through cuda.core's ``StridedMemoryView``); host memory through
+numpy's ``__array_interface__``. Addresses live in one space (CUDA's unified
+virtual addressing), so host and device buffers never alias by accident.
+"""
+from __future__ import annotations
+
+import math
+import weakref
+
+import numpy as np
+
+from . import _driver
+from .errors import ArgumentError
+
+__all__ = ["Buffer", "as_buffer", "is_array", "pinned_empty", "In", "Out", "InOut", "unwrap_intent"]
+
+HOST = -1  # ``Buffer.device`` of host memory
+
+
+class Buffer:
+    """One array view. Strides are in bytes; ``lo``/``hi`` is the byte hull.
+
+    ``run`` is the length of the contiguous innermost run of bytes and
+    ``step`` the gcd of the remaining strides (0 when the view is one run):
+    every byte of the view lies at ``lo + k*step + [0, run)``, which lets
+    ``overlaps`` separate interleaved views such as ``x[::2]`` and ``x[1::2]``.
+    """
+
+    __slots__ = ("ptr", "shape", "strides", "dtype", "device", "pinned",
+                 "readonly", "obj", "lo", "hi", "run", "step", "label")
+
+    def __init__(self, ptr, shape, strides, dtype, device, obj,
+                 pinned=False, readonly=False):
+        self.ptr, self.shape, self.strides = int(ptr), tuple(shape), tuple(strides)
+        self.dtype, self.device, self.obj = np.dtype(dtype), device, obj
+        self.pinned, self.readonly = pinned, readonly
+        self.label = None  # set by the tracer: the user's name for this view
+        self._layout()
+
+    def _layout(self):
+        size = self.dtype.itemsize
+        if 0 in self.shape:
+            self.lo = self.hi = self.ptr
+            self.run, self.step = 0, 0
+            return
+        lo = hi = self.ptr
+        dims = []
+        for n, s in zip(self.shape, self.strides):
+            if n == 1 or s == 0:
+                continue
+            ext = (n - 1) * s
+            lo, hi = (lo, hi + ext) if s > 0 else (lo + ext, hi)
+            dims.append((abs(s), n))
+        self.lo, self.hi = lo, hi + size
+        run, step = size, 0
+        dims.sort()
+        i = 0
+        while i < len(dims) and dims[i][0] == run:  # fold contiguous inner dims
+            run *= dims[i][1]
+            i += 1
+        for s, _ in dims[i:]:
+            step = math.gcd(step, s)
+        self.run, self.step = run, step
+
+    @property
+    def nbytes(self) -> int:
+        return math.prod(self.shape) * self.dtype.itemsize
+
+    @property
+    def contiguous(self) -> bool:
+        """True when the view's bytes form one run (any C/F-contiguous view)."""
+        return self.step == 0 and self.hi - self.lo == self.nbytes
+
+    @property
+    def c_contiguous(self) -> bool:
+        expect, ok = self.dtype.itemsize, True
+        for n, s in zip(reversed(self.shape), reversed(self.strides)):
+            if n != 1 and s != expect:
+                ok = False
+            expect *= n
+        return ok
+
+    @property
+    def is_host(self) -> bool:
+        return self.device == HOST
+
+    def overlaps(self, other: "Buffer") -> bool:
+        """Whether the two views share at least one byte (never a false 'no')."""
+        if self.lo >= other.hi or other.lo >= self.hi or self.lo == self.hi \
+                or other.lo == other.hi:
+            return False
+        g = math.gcd(self.step, other.step)
+        if g == 0 or self.run >= g or other.run >= g:
+            return True
+        d = (other.lo - self.lo) % g
+        return d < self.run or (g - d) < other.run
+
+    def covers(self, other: "Buffer") -> bool:
+        """Whether every byte of ``other`` is a byte of this view (may say no)."""
+        if self.step == 0:
+            return self.lo <= other.lo and other.hi <= self.hi \
+                and self.hi - self.lo == self.run
+        return (self.ptr, self.shape, self.strides, self.dtype.itemsize) == \
+            (other.ptr, other.shape, other.strides, other.dtype.itemsize)
+
+    def same_view(self, other: "Buffer") -> bool:
+        return (self.ptr, self.shape, self.strides, self.dtype) == \
+            (other.ptr, other.shape, other.strides, other.dtype)
+
+    def signature(self) -> tuple:
+        """What the cache key holds of this view (no address)."""
+        return (self.shape, self.strides, self.dtype.str, self.device, self.pinned)
+
+    def __repr__(self):
+        where = "host" if self.is_host else f"cuda:{self.device}"
+        return (f"Buffer({self.label or hex(self.ptr)}, {self.dtype}{list(self.shape)}, "
+                f"{where}, bytes [{self.lo:#x}, {self.hi:#x}))")
+
+
+def _typestr_dtype(typestr, descr=None):
+    if descr and len(descr) > 1:
+        return np.dtype(descr)
+    return np.dtype(typestr)
+
+
+def _c_strides(shape, itemsize):
+    strides, acc = [], itemsize
+    for n in reversed(shape):
+        strides.append(acc)
+        acc *= n
+    return tuple(reversed(strides))
+
+
+def _from_interface(iface, obj, device, pinned=False):
+    dtype = _typestr_dtype(iface["typestr"], iface.get("descr"))
+    shape = tuple(iface["shape"])
+    strides = iface.get("strides") or _c_strides(shape, dtype.itemsize)
+    ptr, readonly = iface["data"]
+    return Buffer(ptr or 0, shape, strides, dtype, device, obj, pinned, bool(readonly))
+
+
+def _unwrap(obj):
+    """numba's CUDA simulator wraps numpy arrays that stand for device arrays."""
+    if type(obj).__name__ == "FakeCUDAArray":
+        return obj._ary, True
+    return obj, False
+
+
+def is_array(obj) -> bool:
+    obj, _ = _unwrap(obj)
+    return (hasattr(obj, "__cuda_array_interface__") or isinstance(obj, np.ndarray)
+            or hasattr(obj, "__dlpack_device__"))
+
+
+def as_buffer(obj) -> Buffer:
+    """Describe ``obj`` as a ``Buffer``; raise ``ArgumentError`` if it is no array."""
+    inner, simulated_device = _unwrap(obj)
+    if simulated_device:
+        return _from_interface(inner.__array_interface__, obj, 0)
+    cai = getattr(obj, "__cuda_array_interface__", None)
+    if cai is not None:
+        return _from_interface(cai, obj, _driver.device_of(cai["data"][0]))
+    if isinstance(obj, np.ndarray):
+        iface = obj.__array_interface__
+        return _from_interface(iface, obj, HOST, is_pinned(iface["data"][0]))
+    if hasattr(obj, "__dlpack_device__"):
+        return _from_dlpack(obj)
+    raise ArgumentError(
+        f"cannot use {type(obj).__name__} as an array: pass a device array "
+        "(cupy, numba, torch: anything with __cuda_array_interface__ or DLPack) "
+        "or a numpy array for host memory")
+
+
+def _from_dlpack(obj) -> Buffer:
+    from cuda.core.utils import StridedMemoryView
+    dev_type, dev_id = obj.__dlpack_device__()
+    v = StridedMemoryView(obj, stream_ptr=-1)
+    itemsize = np.dtype(v.dtype).itemsize
+    strides = tuple(s * itemsize for s in v.strides) if v.strides is not None \
+        else _c_strides(v.shape, itemsize)
+    device = dev_id if dev_type in (2, 13) else HOST  # kDLCUDA, kDLCUDAManaged
+    return Buffer(v.ptr, v.shape, strides, v.dtype, device, obj,
+                  pinned=dev_type == 3, readonly=v.readonly)
+
+
+# Host memory graphtrace allocated as pinned where no driver could do it (the
+# CPU simulator): address ranges of live arrays, so copies accept them.
+_sim_pinned: dict[int, int] = {}
+
+
+def is_pinned(ptr: int) -> bool:
+    for lo, hi in _sim_pinned.items():
+        if lo <= ptr < hi:
+            return True
+    return _driver.is_pinned_host(ptr)
+
+
+def pinned_empty(shape, dtype=np.float64) -> np.ndarray:
+    """A numpy array in pinned (page-locked) host memory, usable in copies.
+
+    Without a GPU driver (the CPU simulator) it is ordinary memory that
+    graphtrace treats as pinned, so the same code runs in both places.
+
+    >>> import graphtrace as gt
+    >>> h = gt.pinned_empty((1024,), "float32")
+    """
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    dtype = np.dtype(dtype)
+    nbytes = max(1, math.prod(shape) * dtype.itemsize)
+    block = _driver.pinned_block(nbytes)
+    if block is None:
+        arr = np.empty(shape, dtype)
+        lo = arr.__array_interface__["data"][0]
+        _sim_pinned[lo] = lo + nbytes
+        weakref.finalize(arr, _sim_pinned.pop, lo, None)
+        return arr
+    return np.frombuffer(block, dtype=np.uint8, count=nbytes)[: math.prod(shape) * dtype.itemsize] \
+        .view(dtype).reshape(shape)
+
+
+class _Intent:
+    """A call-site override of what an op does with an array."""
+
+    __slots__ = ("obj",)
+    mode = "rw"
+
+    def __init__(self, obj):
+        self.obj = obj.obj if isinstance(obj, _Intent) else obj
+
+    def __repr__(self):
+        return f"{type(self).__name__}({self.obj!r})"
+
+
+class In(_Intent):
+    """Wrap an argument the op only reads: ``gt.In(x)``."""
+    mode = "r"
+
+
+class Out(_Intent):
+    """Wrap an argument the op only writes: ``gt.Out(y)``."""
+    mode = "w"
+
+
+class InOut(_Intent):
+    """Wrap an argument the op reads and writes: ``gt.InOut(z)``."""
+    mode = "rw"
+
+
+def unwrap_intent(value, default: str):
+    """``(object, mode)`` of a possibly wrapped argument."""
+    if isinstance(value, _Intent):
+        return value.obj, value.mode
+    return value, default

@@ -1,0 +1,95 @@
+"""Errors raised by graphtrace.
+
+Every error that stems from the user's code carries the user's source
+location (``file:line``) of the offending call and says what to do instead.
+The location is found by walking the stack past graphtrace's own frames (and
+those of the kernel libraries it intercepts), like torch.fx does.
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = [
+    "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
+    "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
+    "DynamicScalarError", "KernelArgumentError", "SimulationError",
+    "EmitError", "user_frame",
+]
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+# Frames of these libraries sit between the user's line and graphtrace when a
+# launch goes through their syntax (numba's ``kernel[grid, block, s](...)``).
+_SKIP_PARTS = (os.sep + "numba" + os.sep, os.sep + "numba_cuda" + os.sep,
+               os.sep + "cupy" + os.sep, os.sep + "functools.py")
+
+
+def _is_internal(filename: str) -> bool:
+    if filename.startswith(_PKG_DIR):
+        return True
+    return any(p in filename for p in _SKIP_PARTS)
+
+
+def user_frame(depth: int = 1) -> tuple[str, int]:
+    """Return ``(filename, lineno)`` of the innermost frame outside graphtrace."""
+    f = sys._getframe(depth)
+    while f is not None and _is_internal(f.f_code.co_filename):
+        f = f.f_back
+    if f is None:
+        return ("<unknown>", 0)
+    return (f.f_code.co_filename, f.f_lineno)
+
+
+def format_source(source: tuple[str, int] | None) -> str:
+    if not source:
+        return "<unknown>"
+    return f"{os.path.basename(source[0])}:{source[1]}"
+
+
+class GraphtraceError(Exception):
+    """Base class. ``source`` is the user's ``(file, line)`` the error is about."""
+
+    def __init__(self, message: str, source: tuple[str, int] | None = None):
+        self.message = message
+        self.source = source if source is not None else user_frame(2)
+        super().__init__(f"{format_source(self.source)}: {message}")
+
+
+class TraceError(GraphtraceError):
+    """Misuse of graphtrace while tracing a function."""
+
+
+class StreamError(TraceError):
+    """A proxy stream used outside its trace, or a real stream used inside one."""
+
+
+class ArgumentError(TraceError):
+    """An argument (or a value passed to an op) that cannot be traced."""
+
+
+class PageableMemoryError(ArgumentError):
+    """Pageable host memory where a graph needs pinned host memory."""
+
+
+class HostSyncError(TraceError):
+    """A host synchronisation attempted inside a trace."""
+
+
+class ShapeMismatchError(ArgumentError):
+    """Source and destination of a copy do not match."""
+
+
+class DynamicScalarError(TraceError):
+    """A dynamic scalar argument used in Python control flow or arithmetic."""
+
+
+class KernelArgumentError(ArgumentError):
+    """A kernel argument that does not fit the kernel's parameter."""
+
+
+class SimulationError(GraphtraceError):
+    """The CPU simulator cannot execute a node, or found a broken intent."""
+
+
+class EmitError(GraphtraceError):
+    """The driver refused a node while building the CUDA graph."""

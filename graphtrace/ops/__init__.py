@@ -1,0 +1,57 @@
+"""The op table: one entry per node kind.
+
+Each op family module registers, for its node kinds, how a node is described
+in listings, emitted into a CUDA graph and simulated on the CPU, and adds its
+proxy-stream methods. The tracer and the dependency inference never grow a
+branch per op: they only call what this table holds.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+__all__ = ["Op", "OPS", "STREAM_METHODS", "TRACE_HOOKS", "register", "stream_method",
+           "on_trace_start"]
+
+
+@dataclass(frozen=True)
+class Op:
+    """How one node kind is described, emitted and simulated.
+
+    ``describe(node, namer) -> str`` gives the listing text after the kind;
+    ``emit(emitter, node, preds) -> GraphNode`` adds the node to a cuda.core
+    ``GraphDefinition`` after its predecessors (``emitter`` offers the
+    definition and the driver helpers); ``simulate(sim, node)`` executes it
+    on the CPU; ``rebind(emitter, node, graph_node)`` returns a fresh set of
+    exec-update arguments, or None when the node keeps nothing to update.
+    """
+
+    kind: str
+    describe: Callable
+    emit: Callable | None = None
+    simulate: Callable | None = None
+
+
+OPS: dict[str, Op] = {}
+STREAM_METHODS: dict[str, Callable] = {}
+TRACE_HOOKS: list[Callable] = []   # run as each trace starts; idempotent and cheap
+
+
+def register(op: Op) -> Op:
+    OPS[op.kind] = op
+    return op
+
+
+def stream_method(fn: Callable) -> Callable:
+    """Make ``fn(stream, ...)`` a method of the proxy stream."""
+    STREAM_METHODS[fn.__name__] = fn
+    return fn
+
+
+def on_trace_start(fn: Callable) -> Callable:
+    TRACE_HOOKS.append(fn)
+    return fn
+
+
+# Importing the families fills the tables.
+from . import kernel, memory, host, control  # noqa: E402,F401

@@ -1,0 +1,171 @@
+"""The numba-cuda adapter, and numba's ``kernel[grid, block, s](...)`` syntax.
+
+Arguments are flattened exactly as numba's ``_Kernel._prepare_args`` does
+(an array becomes meminfo, parent, nitems, itemsize, data, shape...,
+strides...; scalars follow numba's type of the value), so that the graph's
+kernel nodes receive what an eager launch would. Doing it here rather than
+calling numba keeps the data pointers in known slots, which is what lets a
+later call rebind them cheaply.
+"""
+from __future__ import annotations
+
+import ctypes
+import inspect
+import sys
+
+import numpy as np
+
+from ..buffers import Buffer
+from ..errors import KernelArgumentError, StreamError
+from . import on_trace_start
+from ._intents import infer_intents
+from .kernel import ADAPTERS, Adapter, record_launch
+
+__all__ = ["NumbaAdapter", "flatten"]
+
+
+def _is_numba_kernel(k) -> bool:
+    name = type(k).__name__
+    return (name == "CUDADispatcher" and not k.targetoptions.get("device")) \
+        or (name == "FakeCUDAKernel" and not getattr(k, "_device", False))
+
+
+class NumbaAdapter(Adapter):
+    library = "numba"
+
+    def __init__(self, k):
+        py_func = k.py_func
+        params = list(inspect.signature(py_func).parameters)
+        super().__init__(k, py_func.__name__, params, infer_intents(py_func))
+        self.simulated = type(k).__name__ == "FakeCUDAKernel"
+
+    def compile(self, values):
+        """``(cuda.core Kernel, numba argument types)`` for these values."""
+        if self.simulated:
+            raise RuntimeError("numba's CUDA simulator is enabled: no GPU kernel to emit")
+        k = self.kernel
+        argtypes = tuple(k.typeof_pyval(v) for v in values)
+        compiled = k.compile(argtypes)
+        compiled.bind()
+        if getattr(compiled, "cooperative", False):
+            raise KernelArgumentError(
+                f"numba kernel {self.name} uses grid synchronisation (cooperative "
+                "launch), which a graph kernel node cannot express; launch it eagerly")
+        return compiled._codelibrary.get_cufunc().kernel, compiled.argument_types
+
+    def pack(self, argtypes, args, value_of) -> list:
+        out: list = []
+        for i, (ty, a) in enumerate(zip(argtypes, args)):
+            flatten(ty, a, value_of, out, self, i)
+        return out
+
+    def simulate(self, grid, block, shared_mem, values):
+        if not self.simulated:
+            from ..sim import simulator_kernel
+            kern = simulator_kernel(self.kernel.py_func)
+        else:
+            kern = self.kernel
+        kern[grid, block, 0, shared_mem](*values)
+
+
+def flatten(ty, arg, value_of, out: list, adapter=None, index=0) -> None:
+    """Append numba's flat kernel parameters for one argument to ``out``."""
+    from numba.core import types
+    if isinstance(ty, types.Array):
+        buf = value_of(arg) if isinstance(arg, Buffer) else None
+        if buf is None:
+            raise KernelArgumentError(
+                f"argument {_pname(adapter, index)} of {_kname(adapter)} is typed "
+                f"{ty} but is not an array")
+        size = int(np.prod(buf.shape, dtype=np.int64))
+        out += [0, 0, size, buf.dtype.itemsize, buf.ptr, *buf.shape, *buf.strides]
+        return
+    value = value_of(arg)
+    if isinstance(ty, types.BaseTuple):
+        for t, v in zip(ty, arg):
+            flatten(t, v, value_of, out, adapter, index)
+    elif isinstance(ty, types.CPointer):
+        out.append(int(value))
+    elif isinstance(ty, types.Integer):
+        out.append(getattr(ctypes, f"c_{ty}")(int(value)))
+    elif ty == types.float16:
+        out.append(ctypes.c_uint16(int(np.float16(value).view(np.uint16))))
+    elif ty == types.float64:
+        out.append(ctypes.c_double(value))
+    elif ty == types.float32:
+        out.append(ctypes.c_float(value))
+    elif ty == types.boolean:
+        out.append(bool(value))
+    elif ty in (types.complex64, types.complex128):
+        c = ctypes.c_float if ty == types.complex64 else ctypes.c_double
+        out += [c(complex(value).real), c(complex(value).imag)]
+    elif isinstance(ty, (types.NPDatetime, types.NPTimedelta)):
+        out.append(ctypes.c_int64(int(np.asarray(value).view(np.int64))))
+    elif isinstance(ty, types.EnumMember):
+        flatten(ty.dtype, value.value, lambda v: v, out, adapter, index)
+    else:
+        raise KernelArgumentError(
+            f"argument {_pname(adapter, index)} of {_kname(adapter)} has numba type "
+            f"{ty}, which a graph cannot pass (a record needs a device copy per "
+            "launch); pass an array instead")
+
+
+def _pname(adapter, i):
+    return adapter.param_name(i) if adapter else f"#{i}"
+
+
+def _kname(adapter):
+    return f"numba kernel {adapter.name}" if adapter else "the kernel"
+
+
+ADAPTERS.append((_is_numba_kernel, NumbaAdapter))
+
+
+class _ProxyLaunch:
+    """What ``kernel[grid, block, s]`` returns for a proxy stream ``s``."""
+
+    __slots__ = ("kernel", "grid", "block", "stream", "shared_mem")
+
+    def __init__(self, kernel, grid, block, stream, shared_mem=0):
+        self.kernel, self.grid, self.block = kernel, grid, block
+        self.stream, self.shared_mem = stream, shared_mem
+
+    def __call__(self, *args):
+        return record_launch(self.stream, self.kernel, self.grid, self.block, args,
+                             self.shared_mem)
+
+
+def _patch_getitem(cls):
+    original = cls.__getitem__
+    if getattr(original, "_graphtrace", False):
+        return
+
+    def __getitem__(self, config):
+        from ..trace import Stream, current_tracer
+        cfg = config if isinstance(config, tuple) else (config,)
+        if len(cfg) >= 3 and isinstance(cfg[2], Stream):
+            return _ProxyLaunch(self, cfg[0], cfg[1], cfg[2], *cfg[3:4])
+        if current_tracer() is not None:
+            raise StreamError(
+                f"numba kernel {self.py_func.__name__} launched on a real stream inside "
+                "a trace: it would run now and escape the graph; launch it on the proxy "
+                "stream, kernel[grid, block, s](...)")
+        return original(self, config)
+
+    __getitem__._graphtrace = True
+    cls.__getitem__ = __getitem__
+
+
+@on_trace_start
+def _install_launch_syntax():
+    """Route ``kernel[grid, block, s]`` with a proxy ``s`` to the tracer (idempotent)."""
+    if "numba" not in sys.modules:   # kernels come from an imported numba
+        return
+    try:
+        from numba.cuda.dispatcher import CUDADispatcher
+        _patch_getitem(CUDADispatcher)
+    except ImportError:
+        pass
+    if "numba.cuda.simulator.kernel" in sys.modules:
+        from numba.cuda.simulator.kernel import FakeCUDAKernel
+        _patch_getitem(FakeCUDAKernel)

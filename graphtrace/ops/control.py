@@ -1,0 +1,39 @@
+"""Events: ``s.record(event)`` and ``s.wait(event)``.
+
+An event recorded in the trace and waited on in the same trace is only an
+ordering (``deps="streams"``: the waiting stream's next work comes after the
+record; ``deps="data"``: data already orders the work). An event recorded
+for the outside world becomes an event-record node, and waiting on an event
+from outside becomes an event-wait node; both are barriers in data mode,
+since the memory the other side touches is unknown.
+"""
+from __future__ import annotations
+
+from . import Op, register, stream_method
+
+__all__ = ["record", "wait"]
+
+
+@stream_method
+def record(self, event):
+    """Record ``event`` (a cuda.core ``Event``) once the work issued so far is done."""
+    t = self._check()
+    node = self._record("event_record", event, (), (), opaque=True)
+    t.events[id(event)] = node
+    t.deps.record(self._index, node)
+    return node
+
+
+@stream_method
+def wait(self, event):
+    """Make later work wait for ``event``."""
+    t = self._check()
+    node = t.events.get(id(event))
+    if node is not None and node.target is event:
+        t.deps.wait(self._index, node)
+        return node
+    return self._record("event_wait", event, (), (), opaque=True)
+
+
+register(Op("event_record", lambda n, nm: "event"))
+register(Op("event_wait", lambda n, nm: "event"))

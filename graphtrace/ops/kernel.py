@@ -1,0 +1,220 @@
+"""Kernel launches: the ``kernel`` op and its adapters.
+
+An adapter tells graphtrace what it needs of one kernel, whatever library
+made it: its name and parameters, what each parameter does to memory
+(intents), how to pack arguments for a launch, and how to run it on the CPU.
+``_numba.py``, ``_cupy.py`` and ``_core.py`` hold one adapter each and
+register it in ``ADAPTERS``; ``gt.kernel(...)`` declares intents for any of
+them.
+"""
+from __future__ import annotations
+
+from ..buffers import HOST, unwrap_intent
+from ..errors import ArgumentError, KernelArgumentError
+from ..ir import Scalar
+from . import Op, register, stream_method
+
+__all__ = ["Adapter", "ADAPTERS", "adapter_for", "kernel", "dim3", "record_launch"]
+
+# (predicate(obj) -> bool, factory(obj) -> Adapter), tried in order.
+ADAPTERS: list = []
+_cache: dict[int, tuple] = {}
+
+
+class Adapter:
+    """What graphtrace knows of one kernel. Subclasses fill in the blanks.
+
+    ``params``: parameter names (None when unknown); ``intents``: per
+    parameter ``"r"``, ``"w"`` or ``"rw"`` (None: all ``"rw"``); ``opaque``:
+    the kernel touches memory it is not given as array arguments.
+    """
+
+    library = "?"
+
+    def __init__(self, kernel, name: str, params=None, intents=None, opaque=False):
+        self.kernel, self.name, self.params = kernel, name, params
+        self.intents, self.opaque = intents, opaque
+
+    def param_name(self, i: int) -> str:
+        if self.params and i < len(self.params):
+            return self.params[i]
+        return f"#{i}"
+
+    def check_arity(self, nargs: int) -> None:
+        if self.params is not None and nargs != len(self.params):
+            raise KernelArgumentError(
+                f"{self.library} kernel {self.name} takes {len(self.params)} arguments "
+                f"({', '.join(self.params)}) but {nargs} were given")
+
+    def validate(self, args) -> None:
+        """Raise at record time for arguments the kernel cannot take."""
+
+    def intent(self, i: int) -> str:
+        return self.intents[i] if self.intents and i < len(self.intents) else "rw"
+
+    # Emission and simulation: see the subclasses.
+    def compile(self, values):
+        """``(cuda.core Kernel, meta)`` for these argument values (needs a GPU)."""
+        raise NotImplementedError
+
+    def pack(self, meta, args, value_of) -> list:
+        """Flat launch arguments; ``value_of`` maps a Buffer/Scalar to its value now."""
+        raise NotImplementedError
+
+    def simulate(self, grid, block, shared_mem, values):
+        raise NotImplementedError(
+            f"the CPU simulator cannot run {self.library} kernel {self.name}")
+
+    def __repr__(self):
+        return f"<{self.library} kernel {self.name}>"
+
+
+class Declared(Adapter):
+    """A kernel with intents (and opacity) declared by ``gt.kernel``."""
+
+    def __init__(self, inner: Adapter, intents, opaque):
+        super().__init__(inner.kernel, inner.name, inner.params,
+                         list(intents) if intents is not None else inner.intents,
+                         opaque or inner.opaque)
+        self.inner, self.library = inner, inner.library
+
+    def validate(self, args):
+        return self.inner.validate(args)
+
+    def compile(self, values):
+        return self.inner.compile(values)
+
+    def pack(self, meta, args, value_of):
+        return self.inner.pack(meta, args, value_of)
+
+    def simulate(self, grid, block, shared_mem, values):
+        return self.inner.simulate(grid, block, shared_mem, values)
+
+
+def adapter_for(k) -> Adapter:
+    """The adapter of a kernel object, made once per kernel."""
+    if isinstance(k, Adapter):
+        return k
+    hit = _cache.get(id(k))
+    if hit is not None and hit[0] is k:
+        return hit[1]
+    for accepts, factory in ADAPTERS:
+        if accepts(k):
+            adapter = factory(k)
+            _cache[id(k)] = (k, adapter)
+            return adapter
+    raise ArgumentError(
+        f"cannot launch {type(k).__name__!r}: pass a numba @cuda.jit kernel, a cupy "
+        "RawKernel (or RawModule function), or a cuda.core Kernel")
+
+
+_MODES = {"in": "r", "out": "w", "inout": "rw", "r": "r", "w": "w", "rw": "rw"}
+
+
+def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) -> Adapter:
+    """Declare what a kernel does to its arguments.
+
+    ``intents`` is one entry per parameter: ``"in"``, ``"out"`` or
+    ``"inout"`` (a sequence, or one comma-separated string). ``opaque=True``
+    says the kernel touches memory it is not given as an array argument (raw
+    pointers, pointers inside structs): it is then ordered after all earlier
+    work and before all later work. ``name`` picks a function of a cupy
+    ``RawModule`` (``gt.kernel(module, name="saxpy")``), or names a cuda.core
+    kernel in listings.
+
+    >>> import graphtrace as gt
+    >>> axpy = gt.kernel(core_kernel, "in, inout")          # doctest: +SKIP
+    >>> s.launch(axpy, 64, 256, x, y)                       # doctest: +SKIP
+    """
+    if isinstance(intents, str):
+        intents = [p.strip() for p in intents.split(",")]
+    if intents is not None:
+        bad = [m for m in intents if m not in _MODES]
+        if bad:
+            raise ArgumentError(f"unknown intent {bad[0]!r}: use 'in', 'out' or 'inout'")
+        intents = [_MODES[m] for m in intents]
+    if name is not None and type(k).__name__ == "RawModule":
+        from ._cupy import raw_module_function
+        inner = raw_module_function(k, name)
+    else:
+        inner = adapter_for(k)
+        if name is not None:
+            inner.name = name
+    if intents is not None and inner.params is not None and len(intents) != len(inner.params):
+        raise ArgumentError(f"{len(intents)} intents for kernel {inner.name}, which has "
+                            f"{len(inner.params)} parameters ({', '.join(inner.params)})")
+    return Declared(inner, intents, opaque)
+
+
+def dim3(value, what: str) -> tuple:
+    """A grid or block size as a 3-tuple of positive ints."""
+    dims = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    if not 1 <= len(dims) <= 3 or any(isinstance(d, Scalar) for d in dims) \
+            or not all(isinstance(d, int) and d > 0 for d in dims):
+        raise ArgumentError(
+            f"{what} must be a positive int or a tuple of up to 3 positive ints, not "
+            f"{value!r}; grid sizes are fixed when the graph is built (pass the "
+            "numbers they depend on as static=)")
+    return dims + (1,) * (3 - len(dims))
+
+
+def _record_arg(tracer, adapter, i, value, mode, accesses):
+    obj, mode = unwrap_intent(value, mode)
+    if isinstance(obj, (tuple, list)):
+        return type(obj)(_record_arg(tracer, adapter, i, v, mode, accesses) for v in obj)
+    if isinstance(obj, (Scalar, int, float, complex)) or obj is None:
+        return obj
+    if hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__array_interface__") \
+            or type(obj).__name__ == "FakeCUDAArray" or hasattr(obj, "__dlpack_device__"):
+        buf = tracer.buffer(obj)
+        if buf.device == HOST:
+            raise ArgumentError(
+                f"argument {adapter.param_name(i)} of kernel {adapter.name} is host "
+                "memory (a numpy array): a graph cannot copy it implicitly the way an "
+                "eager numba launch does; copy it to a device array first "
+                "(cuda.to_device, cupy.asarray) or use s.copy")
+        accesses.append((buf, mode))
+        return buf
+    return obj  # numpy scalars, handles: the adapter packs them
+
+
+def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
+    tracer = stream._check()
+    adapter = adapter_for(k)
+    adapter.check_arity(len(args))
+    grid, block = dim3(grid, "grid"), dim3(block, "block")
+    if not isinstance(shared_mem, int) or shared_mem < 0:
+        raise ArgumentError(f"shared_mem must be a non-negative int, not {shared_mem!r}")
+    accesses: list = []
+    rec = tuple(_record_arg(tracer, adapter, i, a, adapter.intent(i), accesses)
+                for i, a in enumerate(args))
+    adapter.validate(rec)
+    return stream._record("kernel", adapter, rec, accesses, opaque=opaque or adapter.opaque,
+                          attrs={"grid": grid, "block": block, "shared_mem": shared_mem})
+
+
+@stream_method
+def launch(self, kernel, grid, block, *args, shared_mem: int = 0, opaque: bool = False):
+    """Record a kernel launch: ``s.launch(kernel, grid, block, *args)``.
+
+    ``kernel`` is a numba ``@cuda.jit`` kernel, a cupy ``RawKernel``, a
+    cuda.core ``Kernel`` or one declared with ``gt.kernel``. Arguments may be
+    wrapped in ``gt.In``/``gt.Out``/``gt.InOut`` to override inferred intents.
+    """
+    return record_launch(self, kernel, grid, block, args, shared_mem, opaque)
+
+
+def _dims(d):
+    return str(d[0]) if d[1:] == (1, 1) else "(" + ", ".join(map(str, d)) + ")"
+
+
+def describe(node, namer) -> str:
+    a = node.attrs
+    shm = f", shared={a['shared_mem']}" if a["shared_mem"] else ""
+    args = ", ".join(namer.value(v) for v in node.args)
+    return f"{node.target.name}[{_dims(a['grid'])}, {_dims(a['block'])}{shm}]({args})"
+
+
+register(Op("kernel", describe))
+
+from . import _numba, _cupy, _core  # noqa: E402,F401  (adapters register themselves)

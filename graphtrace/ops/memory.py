@@ -1,0 +1,96 @@
+"""Copies and memsets.
+
+``s.copy(dst, src)`` is a memcpy node between two views of the same shape
+and dtype: device to device, or between device and pinned host memory.
+``s.memset(dst, value)`` fills a device view with one value; the value is
+converted to ``dst``'s dtype and repeated as a 1-, 2- or 4-byte pattern.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..buffers import Buffer
+from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError
+from ..ir import Scalar
+from . import Op, register, stream_method
+
+__all__ = ["copy", "memset", "memset_pattern"]
+
+
+def _describe_buf(b: Buffer) -> str:
+    return f"{b.dtype}{list(b.shape)}" + (" on the host" if b.is_host else "")
+
+
+def _contiguous(b: Buffer, role: str, op: str):
+    if not b.c_contiguous:
+        raise ArgumentError(
+            f"{op} {role} {b.label or 'array'} is not C-contiguous ({_describe_buf(b)}, "
+            f"strides {b.strides}): {op} a contiguous view, or move the data with a "
+            "kernel")
+
+
+@stream_method
+def copy(self, dst, src):
+    """Record a copy of ``src`` into ``dst`` (same shape and dtype).
+
+    Host arrays must be pinned (``gt.pinned_empty``, ``cupyx.empty_pinned``,
+    ``numba.cuda.pinned_array``): a graph cannot copy pageable memory.
+    """
+    t = self._check()
+    d, s = t.buffer(dst), t.buffer(src)
+    if d.shape != s.shape or d.dtype != s.dtype:
+        raise ShapeMismatchError(
+            f"copy from {s.label or 'src'} ({_describe_buf(s)}) into {d.label or 'dst'} "
+            f"({_describe_buf(d)}): shapes and dtypes must match; copy matching views "
+            "(slice one side, or view it with .view(dtype))")
+    for b, role in ((d, "destination"), (s, "source")):
+        _contiguous(b, role, "copy")
+        if b.is_host and not b.pinned:
+            raise PageableMemoryError(
+                f"copy {role} {b.label or 'array'} is pageable host memory: a graph can "
+                "only copy pinned host memory; allocate it with gt.pinned_empty(shape, "
+                "dtype) (or cupyx.empty_pinned / numba.cuda.pinned_array)")
+    if d.readonly:
+        raise ArgumentError(f"copy destination {d.label or 'array'} is read-only")
+    return self._record("memcpy", None, (d, s), ((s, "r"), (d, "w")),
+                        attrs={"nbytes": d.nbytes})
+
+
+def memset_pattern(dtype: np.dtype, value) -> tuple[int, int]:
+    """``(element size, unsigned pattern)`` that fills ``dtype`` with ``value``."""
+    dtype = np.dtype(dtype)
+    try:
+        with np.errstate(over="raise", invalid="raise"):
+            v = np.array(value).astype(dtype, casting="unsafe") \
+                if dtype.kind in "fc" else np.array(value, dtype=dtype)
+    except (OverflowError, FloatingPointError, ValueError, TypeError):
+        raise ArgumentError(f"memset value {value!r} does not fit {dtype}") from None
+    size = min(dtype.itemsize, 4)
+    words = v.reshape(1).view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size])
+    if (words == words[0]).all():
+        return size, int(words[0])
+    raise ArgumentError(
+        f"memset cannot fill {dtype} with {value!r}: its bytes are no repeated 1-, 2- "
+        "or 4-byte pattern; fill it with a kernel instead")
+
+
+@stream_method
+def memset(self, dst, value):
+    """Record a fill of the device view ``dst`` with ``value`` (converted to its dtype)."""
+    t = self._check()
+    d = t.buffer(dst)
+    if d.is_host:
+        raise ArgumentError(f"memset destination {d.label or 'array'} is host memory: "
+                            "memset nodes fill device memory; fill host arrays with numpy")
+    _contiguous(d, "destination", "memset")
+    current = value.value if isinstance(value, Scalar) else value
+    if not isinstance(current, (int, float, bool, np.generic)):
+        raise ArgumentError(f"memset value must be a number, not {type(current).__name__}")
+    element, pattern = memset_pattern(d.dtype, current)
+    return self._record("memset", None, (d, value), ((d, "w"),),
+                        attrs={"element": element, "pattern": pattern})
+
+
+register(Op("memcpy", lambda n, nm: f"{nm.value(n.args[0])} <- {nm.value(n.args[1])} "
+                                    f"({n.attrs['nbytes']} B)"))
+register(Op("memset", lambda n, nm: f"{nm.value(n.args[0])} = {nm.value(n.args[1])}"))

@@ -1,0 +1,165 @@
+"""``@graph``, the tracing context and the proxy ``Stream``.
+
+Tracing runs the user's function once with a proxy stream as its first
+argument. Every op on the proxy goes through the op table (``ops/``), which
+turns it into a ``Node``; the dependency tracker (``deps.py``) gives the node
+its predecessors as it is recorded. Nothing runs on a GPU while tracing.
+"""
+from __future__ import annotations
+
+import threading
+
+from . import ops
+from .buffers import Buffer, as_buffer
+from .deps import make_tracker
+from .errors import HostSyncError, StreamError, TraceError, user_frame
+from .ir import Graph, Node
+
+__all__ = ["Stream", "Tracer", "current_tracer"]
+
+_state = threading.local()
+_hooks_lock = threading.Lock()
+
+
+def current_tracer() -> "Tracer | None":
+    """The tracer active in this thread, if any."""
+    return getattr(_state, "tracer", None)
+
+
+class Tracer:
+    """Records nodes for one trace of one function, in one thread."""
+
+    def __init__(self, name: str, params: list[str], mode: str):
+        self.name, self.params, self.mode = name, params, mode
+        self.nodes: list[Node] = []
+        self.deps = make_tracker(mode)
+        self.thread = threading.get_ident()
+        self.active = False
+        self.n_streams = 1
+        self.events: dict[int, Node] = {}       # id(event) -> its record node
+        self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer)
+        self._roots: list[Buffer] = []          # labelled buffers
+        self._args: list[Buffer] = []           # argument buffers, in order
+
+    # --- buffers -----------------------------------------------------------
+    def add_argument(self, label: str, obj, argument: bool = True) -> Buffer:
+        """Name an array the function receives (or reaches, ``argument=False``)."""
+        buf = self.buffer(obj)
+        if buf.label is None:
+            buf.label = label
+            self._roots.append(buf)
+        if argument:
+            self._args.append(buf)
+        return buf
+
+    def buffer(self, obj) -> Buffer:
+        """The (labelled) ``Buffer`` of an array, cached for the trace."""
+        hit = self._bufs.get(id(obj))
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        buf = as_buffer(obj)
+        buf.label = self._label(buf)
+        self._bufs[id(obj)] = (obj, buf)  # holding obj keeps its id unique
+        return buf
+
+    def _label(self, buf: Buffer) -> str | None:
+        for root in self._roots:
+            if root.lo <= buf.lo and buf.hi <= root.hi and root.lo < root.hi:
+                if buf.same_view(root):
+                    return root.label
+                tail = "" if buf.contiguous else ":strided"
+                return f"{root.label}[{buf.lo - root.lo}B:{buf.hi - root.lo}B{tail}]"
+        return None
+
+    # --- nodes -------------------------------------------------------------
+    def record(self, kind: str, target, args: tuple, accesses: tuple, *,
+               stream: int = 0, attrs: dict | None = None, opaque: bool = False,
+               source: tuple | None = None) -> Node:
+        node = Node(kind, target, tuple(args), tuple(accesses), attrs or {}, opaque,
+                    stream=stream, source=source or user_frame(2), index=len(self.nodes))
+        self.deps.add(node, stream)
+        self.nodes.append(node)
+        return node
+
+    def graph(self) -> Graph:
+        return Graph(self.name, self.params, self.mode, self.nodes)
+
+    # --- context -----------------------------------------------------------
+    def __enter__(self):
+        if current_tracer() is not None:
+            raise TraceError(
+                f"cannot trace {self.name} while tracing {current_tracer().name}: to "
+                "nest a graph, call the decorated function with the proxy stream "
+                "as its first argument")
+        with _hooks_lock:
+            for hook in ops.TRACE_HOOKS:   # each is cheap once done
+                hook()
+        _state.tracer, self.active = self, True
+        return self
+
+    def __exit__(self, *exc):
+        _state.tracer, self.active = None, False
+        return False
+
+
+class Stream:
+    """The proxy stream a traced function receives as its first argument.
+
+    Ops issued on it are recorded as graph nodes: ``launch``, numba's
+    ``kernel[grid, block, s](...)``, ``copy``, ``memset``, ``host``,
+    ``record``/``wait``, ``fork``/``join``. It is valid only inside its trace.
+    """
+
+    __slots__ = ("_tracer", "_index")
+
+    def __init__(self, tracer: Tracer, index: int = 0):
+        self._tracer, self._index = tracer, index
+
+    def _check(self) -> Tracer:
+        t = self._tracer
+        if not t.active or t.thread != threading.get_ident():
+            raise StreamError(
+                f"proxy stream of {t.name} used outside its trace: a proxy stream is "
+                "valid only inside the decorated function while it is traced; issue "
+                "work there, or launch on a real stream outside")
+        return t
+
+    def _record(self, kind, target, args, accesses, **kw) -> Node:
+        return self._check().record(kind, target, args, accesses, stream=self._index,
+                                    source=user_frame(2), **kw)
+
+    def fork(self) -> "Stream":
+        """A new proxy stream that starts after the work issued here so far."""
+        t = self._check()
+        child = Stream(t, t.n_streams)
+        t.n_streams += 1
+        t.deps.fork(self._index, child._index)
+        return child
+
+    def join(self, *others: "Stream") -> None:
+        """Make later work here wait for everything issued on ``others``."""
+        t = self._check()
+        for other in others:
+            if not isinstance(other, Stream) or other._tracer is not t:
+                raise StreamError("join() takes proxy streams of the same trace")
+            t.deps.join(self._index, other._index)
+
+    def synchronize(self) -> None:
+        raise HostSyncError(
+            "synchronize() inside a trace: a graph cannot wait for the host midway; "
+            "split the function in two graphs, or use s.host(fn, ...) to run host "
+            "code at that point of the graph")
+
+    @property
+    def __cuda_stream__(self):
+        raise StreamError(
+            "a proxy stream is not a real CUDA stream: issue work on it with "
+            "s.launch(...), kernel[grid, block, s](...), s.copy(...), s.memset(...) "
+            "or s.host(...)")
+
+    def __repr__(self):
+        return f"<graphtrace proxy stream {self._index} of {self._tracer.name}>"
+
+
+for _name, _fn in ops.STREAM_METHODS.items():
+    setattr(Stream, _name, _fn)

@@ -11,6 +11,7 @@ from .function import GraphFunction, graph
 from .ir import Graph, Node, Scalar
 from .ops.kernel import kernel
 from .trace import Stream
+from . import _guards  # noqa: F401  (host-sync guards, installed at the first trace)
 
 __version__ = "0.1.0"
 

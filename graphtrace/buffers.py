@@ -32,7 +32,7 @@ class Buffer:
     """
 
     __slots__ = ("ptr", "shape", "strides", "dtype", "device", "pinned",
-                 "readonly", "obj", "lo", "hi", "run", "step", "label")
+                 "readonly", "obj", "lo", "hi", "run", "step", "label", "_starts")
 
     def __init__(self, ptr, shape, strides, dtype, device, obj,
                  pinned=False, readonly=False):
@@ -40,6 +40,7 @@ class Buffer:
         self.dtype, self.device, self.obj = np.dtype(dtype), device, obj
         self.pinned, self.readonly = pinned, readonly
         self.label = None  # set by the tracer: the user's name for this view
+        self._starts = None
         self._layout()
 
     def _layout(self):
@@ -94,11 +95,15 @@ class Buffer:
         if self.lo >= other.hi or other.lo >= self.hi or self.lo == self.hi \
                 or other.lo == other.hi:
             return False
+        if self.step == 0 and other.step == 0:
+            return True  # two runs whose hulls meet
         g = math.gcd(self.step, other.step)
-        if g == 0 or self.run >= g or other.run >= g:
-            return True
-        d = (other.lo - self.lo) % g
-        return d < self.run or (g - d) < other.run
+        if self.run < g and other.run < g:
+            # every byte lies at lo + k*g + [0, run): compare the residues mod g
+            d = (other.lo - self.lo) % g
+            if not (d < self.run or (g - d) < other.run):
+                return False
+        return _runs_meet(self, other)
 
     def covers(self, other: "Buffer") -> bool:
         """Whether every byte of ``other`` is a byte of this view (may say no)."""
@@ -120,6 +125,54 @@ class Buffer:
         where = "host" if self.is_host else f"cuda:{self.device}"
         return (f"Buffer({self.label or hex(self.ptr)}, {self.dtype}{list(self.shape)}, "
                 f"{where}, bytes [{self.lo:#x}, {self.hi:#x}))")
+
+
+# Views with at most this many runs are compared run by run, exactly.
+EXACT_RUNS = 1 << 16
+
+
+def _run_starts(b: Buffer):
+    """Sorted start addresses of the view's contiguous runs (None if too many)."""
+    if b._starts is None:
+        dims = [(abs(s), n) for n, s in zip(b.shape, b.strides) if n > 1 and s != 0]
+        dims.sort()
+        run, i = b.dtype.itemsize, 0
+        while i < len(dims) and dims[i][0] == run:
+            run *= dims[i][1]
+            i += 1
+        outer = dims[i:]
+        if math.prod(n for _, n in outer) > EXACT_RUNS:
+            b._starts = False
+        else:
+            starts = np.zeros(1, np.int64)
+            for s, n in outer:
+                starts = (starts[:, None] + np.arange(n, dtype=np.int64) * s).ravel()
+            b._starts = np.sort(starts) + (b.lo - b.ptr)
+    return None if b._starts is False else b._starts
+
+
+def _runs_meet(a: Buffer, b: Buffer) -> bool:
+    """Exact byte overlap of two views made of runs (True if too large to tell)."""
+    if a.step == 0:
+        a, b = b, a
+    sa = _run_starts(a)
+    if sa is None:
+        return True
+    base = a.ptr  # run starts are offsets from the view's pointer
+    if b.step == 0:  # one run: does any run of a meet [b.lo, b.hi)?
+        lo, hi = _clamp(b.lo - base), _clamp(b.hi - base)
+        return bool(((sa < hi) & (sa + a.run > lo)).any())
+    sb = _run_starts(b)
+    if sb is None:
+        return True
+    sb = sb + (b.ptr - base)
+    # a run [x, x+ra) meets some run [y, y+rb) iff a y lies in (x - rb, x + ra)
+    first = np.searchsorted(sb, sa - b.run, side="right")
+    return bool(((first < len(sb)) & (sb[np.minimum(first, len(sb) - 1)] < sa + a.run)).any())
+
+
+def _clamp(v: int) -> int:
+    return max(-(1 << 62), min(1 << 62, v))
 
 
 def _typestr_dtype(typestr, descr=None):

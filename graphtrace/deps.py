@@ -64,6 +64,8 @@ class DataDeps:
 
     def __init__(self):
         self._segs = SortedDict({0: _Segment()})
+        self._barrier = None      # the latest opaque node
+        self._untracked = []      # nodes since then that touch no memory
 
     def _split(self, at: int):
         segs = self._segs
@@ -82,6 +84,13 @@ class DataDeps:
         """Compute ``node.deps`` from ``node.accesses``; record its accesses."""
         accesses = ((EVERYTHING, "rw"),) if node.opaque else node.accesses
         preds = set()
+        if node.opaque:  # also after nodes that touch no memory
+            preds.update(self._untracked)
+            self._barrier, self._untracked = node, []
+        elif all(b.lo == b.hi for b, _ in accesses):
+            self._untracked.append(node)
+            if self._barrier is not None:
+                preds.add(self._barrier)
         for buf, mode in accesses:
             if buf.lo == buf.hi:
                 continue

@@ -1,0 +1,189 @@
+"""Dependency inference, one hazard per test (deps="data" and deps="streams")."""
+import graphtrace as gt
+from conftest import FakeDeviceArray as A, any_kernel
+
+K = any_kernel()
+
+
+def trace(body, deps="data"):
+    @gt.graph(deps=deps)
+    def f(s):
+        body(s)
+    return f.trace()
+
+
+def read(s, *xs):
+    return s.launch(K, 1, 1, *[gt.In(x) for x in xs])
+
+
+def write(s, *xs):
+    return s.launch(K, 1, 1, *[gt.Out(x) for x in xs])
+
+
+def edges(g):
+    return sorted(g.edges())
+
+
+def test_read_after_write_is_ordered():
+    x = A(256)
+    g = trace(lambda s: (write(s, x), read(s, x)))
+    assert edges(g) == [(0, 1)]
+
+
+def test_write_after_read_is_ordered():
+    x = A(256)
+    g = trace(lambda s: (read(s, x), write(s, x)))
+    assert edges(g) == [(0, 1)]
+
+
+def test_write_after_write_is_ordered():
+    x = A(256)
+    g = trace(lambda s: (write(s, x), write(s, x)))
+    assert edges(g) == [(0, 1)]
+
+
+def test_read_after_read_is_unordered():
+    x = A(256)
+    g = trace(lambda s: (read(s, x), read(s, x)))
+    assert edges(g) == []
+
+
+def test_disjoint_halves_of_one_allocation_are_independent():
+    x = A(256)
+    lo, hi = x.view(0, (128,)), x.view(512, (128,))
+    g = trace(lambda s: (write(s, lo), write(s, hi), read(s, lo), read(s, hi)))
+    assert edges(g) == [(0, 2), (1, 3)]
+
+
+def test_partial_overlap_is_ordered():
+    x = A(256)
+    a, b = x.view(0, (100,)), x.view(396, (100,))     # bytes [0,400) and [396,796)
+    g = trace(lambda s: (write(s, a), read(s, b)))
+    assert edges(g) == [(0, 1)]
+
+
+def test_adjacent_views_sharing_no_byte_are_independent():
+    x = A(256)
+    a, b = x.view(0, (100,)), x.view(400, (100,))
+    g = trace(lambda s: (write(s, a), write(s, b)))
+    assert edges(g) == []
+
+
+def test_interleaved_strided_views_are_independent():
+    x = A(256)
+    even, odd = x.view(0, (128,), (8,)), x.view(4, (128,), (8,))
+    g = trace(lambda s: (write(s, even), write(s, odd), read(s, even)))
+    assert edges(g) == [(0, 2)]
+
+
+def test_strided_view_and_contiguous_view_sharing_bytes_are_ordered():
+    x = A(256)
+    even, middle = x.view(0, (128,), (8,)), x.view(8, (1,))
+    g = trace(lambda s: (write(s, even), read(s, middle)))
+    assert edges(g) == [(0, 1)]
+
+
+def test_disjoint_column_blocks_of_a_matrix_are_independent():
+    m = A((16, 16))                                   # rows of 64 bytes
+    left, right = m.view(0, (16, 8), (64, 4)), m.view(32, (16, 8), (64, 4))
+    g = trace(lambda s: (write(s, left), write(s, right), read(s, m)))
+    assert edges(g) == [(0, 2), (1, 2)]
+
+
+def test_same_buffer_through_two_view_objects_is_ordered():
+    x = A(256)
+    alias = A(256, ptr=x.ptr)
+    g = trace(lambda s: (write(s, x), read(s, alias)))
+    assert edges(g) == [(0, 1)]
+
+
+def test_distinct_allocations_are_independent():
+    x, y = A(256), A(256)
+    g = trace(lambda s: (write(s, x), write(s, y)))
+    assert edges(g) == []
+
+
+def test_transitively_implied_edge_is_removed():
+    x, y = A(256), A(256)
+    # 0 writes x; 1 reads x, writes y; 2 reads x and y: 0->2 is implied by 0->1->2.
+    g = trace(lambda s: (write(s, x), s.launch(K, 1, 1, gt.In(x), gt.Out(y)), read(s, x, y)))
+    assert edges(g) == [(0, 1), (1, 2)]
+
+
+def test_all_readers_precede_the_next_writer():
+    x = A(256)
+    g = trace(lambda s: (write(s, x), read(s, x), read(s, x), write(s, x)))
+    assert edges(g) == [(0, 1), (0, 2), (1, 3), (2, 3)]
+
+
+def test_a_covering_write_hides_older_accesses():
+    x = A(256)
+    part = x.view(0, (10,))
+    g = trace(lambda s: (read(s, part), write(s, x), read(s, part)))
+    assert edges(g) == [(0, 1), (1, 2)]
+
+
+def test_opaque_node_is_ordered_against_everything():
+    x, y = A(256), A(256)
+    g = trace(lambda s: (write(s, x), s.launch(K, 1, 1, opaque=True), write(s, y)))
+    assert edges(g) == [(0, 1), (1, 2)]
+
+
+def test_node_with_no_accesses_is_unordered():
+    x = A(256)
+    g = trace(lambda s: (write(s, x), s.launch(K, 1, 1), read(s, x)))
+    assert edges(g) == [(0, 2)]
+
+
+def test_streams_mode_orders_each_stream_as_captured():
+    x, y = A(256), A(256)
+    g = trace(lambda s: (read(s, x), read(s, y), read(s, x)), deps="streams")
+    assert edges(g) == [(0, 1), (1, 2)]
+
+
+def test_streams_mode_fork_and_join():
+    x, y = A(256), A(256)
+
+    def body(s):
+        write(s, x)                # 0
+        t = s.fork()
+        write(t, y)                # 1: after 0 (forked after it)
+        write(s, x)                # 2: after 0
+        s.join(t)
+        read(s, x)                 # 3: after 1 and 2
+    g = trace(body, deps="streams")
+    assert edges(g) == [(0, 1), (0, 2), (1, 3), (2, 3)]
+
+
+def test_streams_mode_events_order_across_streams():
+    x = A(256)
+    ev = object()
+
+    def body(s):
+        t = s.fork()
+        write(t, x)                # 0
+        t.record(ev)               # 1: event record node, after 0
+        read(s, x)                 # 2: stream s does not wait yet
+        s.wait(ev)
+        read(s, x)                 # 3: after 2 and the record
+    g = trace(body, deps="streams")
+    assert edges(g) == [(0, 1), (1, 3), (2, 3)]
+    assert [n.kind for n in g.nodes] == ["kernel", "event_record", "kernel", "kernel"]
+
+
+def test_streams_mode_ignores_data():
+    x = A(256)
+    def body(s):
+        t = s.fork()
+        write(s, x)
+        read(t, x)                 # a race in the user's stream order: no edge
+    g = trace(body, deps="streams")
+    assert edges(g) == []
+
+
+def test_waiting_on_an_outside_event_is_a_barrier_in_data_mode():
+    x, y = A(256), A(256)
+    ev = object()
+    g = trace(lambda s: (write(s, x), s.wait(ev), write(s, y)))
+    assert [n.kind for n in g.nodes] == ["kernel", "event_wait", "kernel"]
+    assert edges(g) == [(0, 1), (1, 2)]

@@ -34,6 +34,15 @@ class FakeDeviceArray:
         return (f"FakeDeviceArray({cai['shape']}, {cai['typestr']!r}, ptr={self.ptr:#x}, "
                 f"strides={cai['strides']})")
 
+    def __getitem__(self, key):
+        """1-D basic slicing, as a device array library would do it."""
+        (n,) = self.shape
+        cai = self.__cuda_array_interface__
+        stride = (cai["strides"] or (self.dtype.itemsize,))[0]
+        start, stop, step = key.indices(n)
+        count = len(range(start, stop, step))
+        return self.view(start * stride, (count,), (stride * step,))
+
     def view(self, offset_bytes, shape, strides=None, dtype=None):
         """A view at ``ptr + offset_bytes`` with its own shape and byte strides."""
         return FakeDeviceArray(shape, dtype or self.dtype, self.ptr + offset_bytes, strides)

@@ -136,8 +136,8 @@ class _ProxyLaunch:
 
 
 def _patch_getitem(cls):
-    original = cls.__getitem__
-    if getattr(original, "_graphtrace", False):
+    original = getattr(cls, "__getitem__", None)
+    if original is None or getattr(original, "_graphtrace", False):
         return
 
     def __getitem__(self, config):

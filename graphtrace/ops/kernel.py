@@ -149,8 +149,10 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
 def dim3(value, what: str) -> tuple:
     """A grid or block size as a 3-tuple of positive ints."""
     dims = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    if not 1 <= len(dims) <= 3 or any(isinstance(d, Scalar) for d in dims) \
-            or not all(isinstance(d, int) and d > 0 for d in dims):
+    for d in dims:
+        if isinstance(d, Scalar):
+            d._refuse()  # a dynamic scalar cannot size a launch
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d > 0 for d in dims):
         raise ArgumentError(
             f"{what} must be a positive int or a tuple of up to 3 positive ints, not "
             f"{value!r}; grid sizes are fixed when the graph is built (pass the "

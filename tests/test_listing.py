@@ -1,0 +1,98 @@
+"""``str(graph)`` and ``graph.to_dot()`` as text."""
+import textwrap
+
+import numpy as np
+from numba import cuda
+
+import graphtrace as gt
+from conftest import FakeDeviceArray as A, line_of
+
+
+@cuda.jit
+def scale(x, a, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i]
+
+
+@cuda.jit
+def accumulate(x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] += x[i]
+
+
+HOST = gt.pinned_empty(1024, np.float32)
+
+
+@gt.graph
+def step(s, x, y, tmp, a):
+    scale[4, 256, s](x, a, tmp)                 # scale
+    s.launch(accumulate, 4, 256, tmp, y)         # accumulate
+    s.copy(HOST, y)                              # copy
+    s.memset(x[:512], 0)                         # memset
+    s.host(print, gt.In(HOST))                   # host
+
+
+def test_listing_names_nodes_buffers_accesses_deps_and_lines():
+    g = step.trace(A(1024), A(1024), A(1024), 2.0)
+    f = __file__
+    ln = {k: line_of(f, k) for k in ("scale", "accumulate", "copy", "memset", "host")}
+    expected = textwrap.dedent(f"""\
+        graph step(x, y, tmp, a)  deps=data  5 nodes, 4 edges
+          %0 = kernel scale[4, 256](x, a, tmp)  in(x)  out(tmp)  # test_listing.py:{ln['scale']}
+          %1 = kernel accumulate[4, 256](tmp, y)  in(tmp)  inout(y)  after(%0)  # test_listing.py:{ln['accumulate']}
+          %2 = memcpy HOST <- y (4096 B)  in(y)  out(HOST)  after(%1)  # test_listing.py:{ln['copy']}
+          %3 = memset x[0B:2048B] = 0  out(x[0B:2048B])  after(%0)  # test_listing.py:{ln['memset']}
+          %4 = host print(HOST)  in(HOST)  after(%2)  # test_listing.py:{ln['host']}""")
+    assert str(g) == expected
+
+
+def test_listing_is_the_same_for_other_addresses():
+    a = str(step.trace(A(1024), A(1024), A(1024), 2.0))
+    b = str(step.trace(A(1024), A(1024), A(1024), 3.0))
+    assert a == b
+
+
+def test_unnamed_buffers_get_print_time_names_in_order_of_use():
+    hidden = [A(16), A(16)]
+
+    @gt.graph
+    def f(s):
+        s.memset(hidden[1], 0)
+        s.memset(hidden[0], 0)
+        s.memset(hidden[1], 1)
+    lines = str(f.trace()).splitlines()[1:]
+    assert [ln.split("  ")[1] for ln in lines] == [
+        "%0 = memset %b0 = 0", "%1 = memset %b1 = 0", "%2 = memset %b0 = 1"]
+
+
+def test_nested_arguments_are_named_by_path():
+    @gt.graph
+    def f(s, bufs, cfg):
+        s.memset(bufs[1], 0)
+        s.memset(cfg["out"], cfg["v"])
+    g = f.trace([A(8), A(8)], {"out": A(8), "v": 1.5})
+    assert "memset bufs[1] = 0" in str(g)
+    assert "memset cfg['out'] = cfg['v']" in str(g)
+    assert g.params == ["bufs", "cfg"]
+
+
+def test_streams_and_opaque_are_shown():
+    @gt.graph(deps="streams")
+    def f(s, x):
+        t = s.fork()
+        t.launch(gt.kernel(scale, "in, in, out", opaque=True), 1, 1, x, 1.0, x)
+    line = str(f.trace(A(8))).splitlines()[1]
+    assert line.split("  #")[0] == \
+        "  %0 = kernel scale[1, 1](x, 1.0, x)  in(x)  out(x)  opaque  stream 1"
+
+
+def test_to_dot_has_one_box_per_node_and_the_edges():
+    g = step.trace(A(1024), A(1024), A(1024), 2.0)
+    dot = g.to_dot()
+    assert dot.startswith('digraph "step" {')
+    assert dot.count("[label=") == 5
+    for a, b in g.edges():
+        assert f"n{a} -> n{b};" in dot
+    assert "%1 kernel accumulate[4, 256](tmp, y)\\ntest_listing.py:" in dot

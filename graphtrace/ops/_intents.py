@@ -131,7 +131,8 @@ class _Analysis:
                 r = self.root(node.target)
                 if r is not None:
                     self.read.add(r)
-            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
+                    and _is_element(node):  # taking a view reads nothing yet
                 r = self.root(node)
                 if r is not None:
                     self.read.add(r)

@@ -1,0 +1,107 @@
+"""Reading cupy kernels' C signatures, and packing arguments as exact C types."""
+import numpy as np
+import pytest
+
+import graphtrace as gt
+from graphtrace.ir import Scalar
+from graphtrace.ops._cupy import CupyAdapter, parse_signature
+from conftest import FakeDeviceArray as A
+
+SRC = r'''
+// a comment with __global__ void saxpy(int nope)
+extern "C" __global__ void saxpy(const float* __restrict__ x, float * y,
+                                 float a, int n, /* inline */ unsigned long long m,
+                                 float const* z, double* const w, bool flag,
+                                 __half h, size_t count, int8_t tiny)
+{ int i = blockIdx.x; }
+template<typename T, int N>
+__global__ void tmpl(const T* in, T* out, T scale) {}
+'''
+
+
+class FakeRawKernel:  # what graphtrace reads of a cupy RawKernel
+    def __init__(self, code, name):
+        self.code, self.name = code, name
+
+
+def test_parameters_names_pointers_and_constness():
+    ps = parse_signature(SRC, "saxpy")
+    assert [p.name for p in ps] == ["x", "y", "a", "n", "m", "z", "w", "flag", "h",
+                                    "count", "tiny"]
+    assert [p.pointer for p in ps][:7] == [True, True, False, False, False, True, True]
+    assert [p.const for p in ps if p.pointer] == [True, False, True, False]
+    assert [str(p.dtype) for p in ps if not p.pointer] == [
+        "float32", "int32", "uint64", "bool", "float16", "uint64", "int8"]
+
+
+def test_template_parameters_take_the_instantiated_types():
+    ps = parse_signature(SRC, "tmpl<double, 4>")
+    assert [p.name for p in ps] == ["in", "out", "scale"]
+    assert ps[0].const and not ps[1].const
+    assert ps[2].dtype == np.float64
+
+
+def test_missing_kernel_is_an_error():
+    with pytest.raises(ValueError, match="no __global__ function 'nothere'"):
+        parse_signature(SRC, "nothere")
+
+
+def test_intents_follow_const():
+    ad = CupyAdapter(FakeRawKernel(SRC, "saxpy"))
+    assert ad.intents[:2] == ["r", "rw"] and ad.intents[5:7] == ["r", "rw"]
+
+
+def test_arguments_are_packed_as_their_exact_c_types():
+    ad = CupyAdapter(FakeRawKernel(SRC, "saxpy"))
+    x, y, z, w = A(4), A(4), A(4), A(4, "float64")
+    from graphtrace.buffers import as_buffer
+    args = [as_buffer(x), as_buffer(y), 2.5, 7, 2**40, as_buffer(z), as_buffer(w), True,
+            0.5, 3, -3]
+    packed = ad.pack(None, args, lambda v: v)
+    assert packed[0] == x.ptr and packed[1] == y.ptr
+    assert type(packed[2]) is np.float32 and packed[2] == 2.5
+    assert type(packed[3]) is np.int32 and type(packed[4]) is np.uint64
+    assert type(packed[7]) is np.bool_ and type(packed[8]) is np.float16
+    assert type(packed[10]) is np.int8 and packed[10] == -3
+
+
+def test_dynamic_scalars_are_packed_from_their_current_value():
+    ad = CupyAdapter(FakeRawKernel(SRC, "tmpl<float, 2>"))
+    from graphtrace.buffers import as_buffer
+    s = Scalar("a", 1.0, 0)
+    packed = ad.pack(None, [as_buffer(A(4)), as_buffer(A(4)), s],
+                     lambda v: 3.0 if v is s else v)
+    assert type(packed[2]) is np.float32 and packed[2] == 3.0
+
+
+@pytest.mark.parametrize("args, message", [
+    ((1.5,), "needs a device array"),
+    ((None, None, "x"), "needs a number, not str"),
+    ((None, None, 1.0, 2**40), "does not fit parameter int n"),
+])
+def test_unpackable_arguments_name_the_parameter(args, message):
+    ad = CupyAdapter(FakeRawKernel(SRC, "saxpy"))
+    with pytest.raises(gt.KernelArgumentError, match=message):
+        ad.validate(_fill(list(args) + [None] * (11 - len(args))))
+
+
+def _fill(args):
+    """Complete an argument list with valid values after the ones under test."""
+    from graphtrace.buffers import as_buffer
+    good = [as_buffer(A(4)), as_buffer(A(4)), 1.0, 1, 1, as_buffer(A(4)),
+            as_buffer(A(4, "float64")), True, 0.5, 1, 1]
+    return [g if a is None else a for a, g in zip(args, good)]
+
+
+def test_cupy_raw_kernel_in_a_trace():
+    cp = pytest.importorskip("cupy")
+    k = cp.RawKernel(SRC, "saxpy")
+
+    @gt.graph
+    def f(s, x, y, z, w, a):
+        s.launch(k, 1, 32, x, y, a, 4, 5, z, w, False, 0.5, 4, 1)
+    g = f.trace(A(4), A(4), A(4), A(4, "float64"), 2.0)
+    assert "in(x, z)  inout(y, w)" in str(g)
+    with pytest.raises(gt.KernelArgumentError, match="takes 11 arguments"):
+        f2 = gt.graph(lambda s, x: s.launch(k, 1, 1, x))
+        f2.trace(A(4))

@@ -14,7 +14,7 @@ plus fork/join and event edges.
 from __future__ import annotations
 
 import numpy as np
-from sortedcontainers import SortedDict
+from sortedcontainers import SortedList
 
 from .buffers import Buffer
 
@@ -33,11 +33,14 @@ class _Access:
 
 
 class _Segment:
-    __slots__ = ("writes", "reads")
+    """Bytes [start, end) and the live accesses that touch them."""
 
-    def __init__(self, writes=(), reads=()):
-        self.writes = [a for a in writes if not a.dead]
-        self.reads = [a for a in reads if not a.dead]
+    __slots__ = ("end", "writes", "reads")
+
+    def __init__(self, end, writes=(), reads=()):
+        self.end = end
+        self.writes = [a for a in writes if not a.dead] if writes else []
+        self.reads = [a for a in reads if not a.dead] if reads else []
 
 
 def reduce_preds(preds) -> list:
@@ -63,22 +66,33 @@ class DataDeps:
     """Edges from memory accesses (``deps="data"``)."""
 
     def __init__(self):
-        self._segs = SortedDict({0: _Segment()})
+        top = 1 << 65
+        self._at = {0: _Segment(top)}       # segment start -> segment
+        self._starts = SortedList([0])      # the same starts, ordered
         self._barrier = None      # the latest opaque node
         self._untracked = []      # nodes since then that touch no memory
 
-    def _split(self, at: int):
-        segs = self._segs
-        if at in segs:
+    def _split(self, at: int) -> None:
+        if at in self._at:
             return
-        i = segs.bisect_right(at) - 1
-        prev = segs.peekitem(i)[1]
-        segs[at] = _Segment(prev.writes, prev.reads)
+        starts = self._starts
+        prev = self._at[starts[starts.bisect_right(at) - 1]]
+        self._at[at] = _Segment(prev.end, prev.writes, prev.reads)
+        prev.end = at
+        starts.add(at)
 
-    def _touching(self, buf: Buffer):
-        self._split(buf.lo)
-        self._split(buf.hi)
-        return list(self._segs.irange(buf.lo, buf.hi, inclusive=(True, False)))
+    def _touching(self, lo: int, hi: int) -> list:
+        seg = self._at.get(lo)
+        if seg is not None and seg.end == hi:   # the usual case: a known range
+            return [seg]
+        self._split(lo)
+        self._split(hi)
+        seg = self._at[lo]
+        out = [seg]
+        while seg.end < hi:
+            seg = self._at[seg.end]
+            out.append(seg)
+        return out
 
     def add(self, node, stream: int = 0) -> list:
         """Compute ``node.deps`` from ``node.accesses``; record its accesses."""
@@ -94,26 +108,36 @@ class DataDeps:
         for buf, mode in accesses:
             if buf.lo == buf.hi:
                 continue
-            entry, writes = _Access(node, buf), "w" in mode
-            for key in self._touching(buf):
-                seg = self._segs[key]
-                lists = (seg.writes, seg.reads) if writes else (seg.writes,)
-                for lst in lists:
-                    for a in lst:
-                        if not a.dead and a.node is not node and a.buf.overlaps(buf):
-                            preds.add(a.node)
-                if writes:
-                    for lst in (seg.writes, seg.reads):
-                        for a in lst:
-                            if not a.dead and buf.covers(a.buf):
-                                a.dead = True
-                    seg.writes = [a for a in seg.writes if not a.dead]
-                    seg.reads = [a for a in seg.reads if not a.dead]
+            entry = _Access(node, buf)
+            if "w" in mode:
+                for seg in self._touching(buf.lo, buf.hi):
+                    seg.writes = self._scan_kill(seg.writes, node, buf, preds)
+                    seg.reads = self._scan_kill(seg.reads, node, buf, preds)
                     seg.writes.append(entry)
-                else:
+            else:
+                for seg in self._touching(buf.lo, buf.hi):
+                    for a in seg.writes:
+                        if not a.dead and a.node is not node and \
+                                (a.buf is buf or a.buf.overlaps(buf)):
+                            preds.add(a.node)
                     seg.reads.append(entry)
         node.deps = reduce_preds(preds)
         return node.deps
+
+    @staticmethod
+    def _scan_kill(entries, node, buf, preds) -> list:
+        """Conflicts of a write with ``entries``; drop the ones it covers."""
+        keep = []
+        for a in entries:
+            if a.dead:
+                continue
+            if a.node is not node and (a.buf is buf or a.buf.overlaps(buf)):
+                preds.add(a.node)
+            if a.buf is buf or buf.covers(a.buf):
+                a.dead = True
+            else:
+                keep.append(a)
+        return keep
 
     # Stream structure does not order anything in data mode.
     def fork(self, parent: int, child: int): pass

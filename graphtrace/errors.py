@@ -24,10 +24,15 @@ _SKIP_PARTS = (os.sep + "numba" + os.sep, os.sep + "numba_cuda" + os.sep,
                os.sep + "cupy" + os.sep, os.sep + "functools.py")
 
 
+_internal: dict[str, bool] = {}  # filename -> skipped? (asked once per file)
+
+
 def _is_internal(filename: str) -> bool:
-    if filename.startswith(_PKG_DIR):
-        return True
-    return any(p in filename for p in _SKIP_PARTS)
+    hit = _internal.get(filename)
+    if hit is None:
+        hit = _internal[filename] = filename.startswith(_PKG_DIR) or \
+            any(p in filename for p in _SKIP_PARTS)
+    return hit
 
 
 def user_frame(depth: int = 1) -> tuple[str, int]:

@@ -52,6 +52,10 @@ class Tracer:
             self._args.append(buf)
         return buf
 
+    def cached_buffer(self, obj) -> Buffer | None:
+        hit = self._bufs.get(id(obj))
+        return hit[1] if hit is not None and hit[0] is obj else None
+
     def buffer(self, obj) -> Buffer:
         """The (labelled) ``Buffer`` of an array, cached for the trace."""
         hit = self._bufs.get(id(obj))

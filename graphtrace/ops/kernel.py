@@ -148,6 +148,8 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
 
 def dim3(value, what: str) -> tuple:
     """A grid or block size as a 3-tuple of positive ints."""
+    if type(value) is int and value > 0:
+        return (value, 1, 1)
     dims = tuple(value) if isinstance(value, (tuple, list)) else (value,)
     for d in dims:
         if isinstance(d, Scalar):
@@ -161,6 +163,10 @@ def dim3(value, what: str) -> tuple:
 
 
 def _record_arg(tracer, adapter, i, value, mode, accesses):
+    hit = tracer.cached_buffer(value)
+    if hit is not None and not hit.is_host:  # the usual case: an array seen before
+        accesses.append((hit, mode))
+        return hit
     obj, mode = unwrap_intent(value, mode)
     if isinstance(obj, (tuple, list)):
         return type(obj)(_record_arg(tracer, adapter, i, v, mode, accesses) for v in obj)

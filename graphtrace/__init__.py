@@ -11,13 +11,15 @@ from .function import GraphFunction, graph
 from .ir import Graph, Node, Scalar
 from .ops.kernel import kernel
 from .trace import Stream
+from .sim import reference, simulate
+from . import backend
 from . import _guards  # noqa: F401  (host-sync guards, installed at the first trace)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "graph", "GraphFunction", "Graph", "Node", "Scalar", "Stream",
-    "In", "Out", "InOut", "kernel", "pinned_empty",
+    "In", "Out", "InOut", "kernel", "pinned_empty", "reference", "simulate", "backend",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "EmitError",

@@ -32,7 +32,8 @@ class Buffer:
     """
 
     __slots__ = ("ptr", "shape", "strides", "dtype", "device", "pinned",
-                 "readonly", "obj", "lo", "hi", "run", "step", "label", "_starts")
+                 "readonly", "obj", "lo", "hi", "run", "step", "label", "base",
+                 "_starts")
 
     def __init__(self, ptr, shape, strides, dtype, device, obj,
                  pinned=False, readonly=False):
@@ -40,6 +41,7 @@ class Buffer:
         self.dtype, self.device, self.obj = np.dtype(dtype), device, obj
         self.pinned, self.readonly = pinned, readonly
         self.label = None  # set by the tracer: the user's name for this view
+        self.base = self   # the argument (or closure) array this view lies in
         self._starts = None
         self._layout()
 
@@ -67,6 +69,15 @@ class Buffer:
         for s, _ in dims[i:]:
             step = math.gcd(step, s)
         self.run, self.step = run, step
+
+    def moved(self, delta: int) -> "Buffer":
+        """The same view ``delta`` bytes further on (a rebound argument)."""
+        b = object.__new__(Buffer)
+        for name in Buffer.__slots__:
+            setattr(b, name, getattr(self, name))
+        b.ptr, b.lo, b.hi, b._starts = self.ptr + delta, self.lo + delta, self.hi + delta, None
+        b.obj = None  # the traced object describes the old address, not this one
+        return b
 
     @property
     def nbytes(self) -> int:

@@ -12,16 +12,27 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import threading
+import warnings
+from collections import OrderedDict, namedtuple
 
 import numpy as np
 
+from .backend import resolve
 from .buffers import as_buffer, is_array
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError
 from .ir import Graph, Scalar
 from .trace import Stream, Tracer
 
-__all__ = ["graph", "GraphFunction"]
+__all__ = ["graph", "GraphFunction", "CacheInfo", "RetraceWarning"]
+
+CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
+RETRACE_WARNING = 8  # distinct signatures before the retrace warning
+
+
+class RetraceWarning(UserWarning):
+    """A decorated function keeps being traced for new signatures."""
 
 
 def _is_number(v) -> bool:
@@ -58,20 +69,59 @@ def walk(value, path: str, static: bool, leaf):
     return leaf("static", path, value)
 
 
-def _key_leaf(kind, path, v):
-    if kind == "array":
-        return (type(v), as_buffer(v).signature())
-    if kind == "scalar":
-        return type(v)
-    return ("static", type(v), v)
+class _Call:
+    """One call's arguments, split into what the cache key and the binding need."""
+
+    __slots__ = ("objs", "bufs", "svals", "key")
+
+    def __init__(self, fn: "GraphFunction", bound: inspect.BoundArguments):
+        self.objs, self.bufs, self.svals = [], [], []
+        parts = tuple(walk(bound.arguments[k], k, k in fn.static, self._leaf)
+                      for k in fn.params)
+        self.key = (parts, _alias_pattern(self.bufs))
+
+    def _leaf(self, kind, path, v):
+        if kind == "array":
+            b = as_buffer(v)
+            self.objs.append(v)
+            self.bufs.append(b)
+            return (type(v), b.signature())
+        if kind == "scalar":
+            self.svals.append(v)
+            return type(v)
+        return ("static", type(v), v)
+
+
+def _alias_pattern(bufs) -> tuple:
+    """Which array arguments share memory, and how: part of the cache key.
+
+    A graph traced with two distinct arrays has no edges between their users;
+    called with one array twice it would race, so such a call traces anew.
+    """
+    out, active = [], []
+    for i in sorted(range(len(bufs)), key=lambda k: bufs[k].lo):  # sweep by address
+        b = bufs[i]
+        active = [j for j in active if bufs[j].hi > b.lo]
+        for j in active:
+            if b.overlaps(bufs[j]):
+                lo, hi = min(i, j), max(i, j)
+                out.append((hi, lo, bufs[hi].ptr - bufs[lo].ptr))
+        active.append(i)
+    return tuple(sorted(out))
 
 
 class GraphFunction:
     """A function traced into a CUDA graph; made by ``@graph``."""
 
-    def __init__(self, fn, deps: str = "data", static=()):
+    def __init__(self, fn, deps: str = "data", static=(), backend=None, maxsize=32):
         make_tracker(deps)  # validates the mode
-        self.fn, self.deps = fn, deps
+        resolve(backend)    # validates the backend
+        self.fn, self.deps, self.backend, self.maxsize = fn, deps, backend, maxsize
+        self._cache: OrderedDict = OrderedDict()
+        self._lock = threading.RLock()
+        self._hits = self._misses = 0
+        self._keys_seen: list = []
+        self._warned = False
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
         names = list(self._sig.parameters)
@@ -98,9 +148,7 @@ class GraphFunction:
 
     def signature(self, *args, **kwargs) -> tuple:
         """The cache key of a call with these arguments."""
-        bound = self._bind(args, kwargs)
-        return tuple(walk(v, k, k in self.static, _key_leaf)
-                     for k, v in bound.arguments.items() if k != self._stream_param)
+        return _Call(self, self._bind(args, kwargs)).key
 
     def _trace(self, args, kwargs):
         """``(Graph, arrays, scalars)``: the IR and the argument leaves it uses."""
@@ -149,18 +197,86 @@ class GraphFunction:
         """
         return self._trace(args, kwargs)[0]
 
+    # --- the call path -----------------------------------------------------
+    def _compiled(self, args, kwargs):
+        """``(CompiledGraph, call)``: from the cache, or traced and built now."""
+        call = _Call(self, self._bind(args, kwargs))
+        with self._lock:
+            entry = self._cache.get(call.key)
+            if entry is not None:
+                self._cache.move_to_end(call.key)
+                self._hits += 1
+                return entry, call
+            self._misses += 1
+            self._note_retrace(call.key)
+            from .emit import CompiledGraph
+            ir, arrays, scalars = self._trace(args, kwargs)
+            entry = CompiledGraph(ir, arrays, scalars)
+            self._cache[call.key] = entry
+            if len(self._cache) > self.maxsize:
+                self._cache.popitem(last=False)
+            return entry, call
+
+    def compile(self, *args, **kwargs):
+        """The compiled graph for these arguments, bound to them (nothing launched).
+
+        >>> g = step.compile(x, y, 2.0)      # doctest: +SKIP
+        >>> g.launch(stream)                 # doctest: +SKIP
+        """
+        entry, call = self._compiled(args, kwargs)
+        with entry._lock:
+            entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
+        return entry
+
+    def __call__(self, *args, stream=None, backend=None, **kwargs):
+        """Run the graph for these arguments on ``stream`` (asynchronously)."""
+        if resolve(backend, self.backend) == "sim":
+            from .sim import run_function
+            return run_function(self, args, kwargs)
+        entry, call = self._compiled(args, kwargs)
+        with entry._lock:
+            entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
+            entry.launch(stream)
+
+    def _note_retrace(self, key) -> None:
+        """Warn once when a function keeps tracing new signatures."""
+        self._keys_seen.append(key)
+        if len(self._keys_seen) <= RETRACE_WARNING or self._warned:
+            return
+        self._warned = True
+        parts = [k[0] for k in self._keys_seen]
+        changing = [p for i, p in enumerate(self.params)
+                    if len({repr(k[i]) for k in parts}) > 1]
+        warnings.warn(
+            f"{self.__name__} was traced for {len(self._keys_seen)} different signatures; "
+            f"argument(s) {', '.join(changing) or '(aliasing of arrays)'} keep changing. "
+            "Keep shapes, dtypes and static values fixed between calls, or pass "
+            "changing numbers as dynamic scalars (not in static=)",
+            RetraceWarning, stacklevel=4)
+
+    def cache_info(self) -> CacheInfo:
+        """Hits, misses (traces), and the number and bound of cached graphs."""
+        return CacheInfo(self._hits, self._misses, self.maxsize, len(self._cache))
+
+    def clear_cache(self) -> None:
+        """Drop every compiled graph (and the buffers they keep alive)."""
+        with self._lock:
+            self._cache.clear()
+
     def __repr__(self):
         return f"<graphtrace.graph {self.__name__} deps={self.deps}>"
 
 
-def graph(fn=None, *, deps: str = "data", static=()):
+def graph(fn=None, *, deps: str = "data", static=(), backend=None, maxsize: int = 32):
     """Turn a function into an explicit CUDA graph, traced on first call.
 
     The function receives a proxy stream as its first parameter; callers do
     not pass it. Ops issued on the proxy become graph nodes, ordered by the
     memory they touch (``deps="data"``) or by stream order as stream capture
     would (``deps="streams"``). ``static`` names parameters whose values are
-    baked into the graph (a new value traces a new graph).
+    baked into the graph (a new value traces a new graph). ``backend``
+    (``"gpu"`` or ``"sim"``) overrides ``GRAPHTRACE_BACKEND``; ``maxsize``
+    bounds the number of compiled graphs kept per function.
 
     >>> import graphtrace as gt
     >>> @gt.graph
@@ -168,5 +284,5 @@ def graph(fn=None, *, deps: str = "data", static=()):
     ...     s.launch(scale, 64, 256, x, a, y)          # doctest: +SKIP
     """
     if fn is None:
-        return lambda f: GraphFunction(f, deps, static)
-    return GraphFunction(fn, deps, static)
+        return lambda f: GraphFunction(f, deps, static, backend, maxsize)
+    return GraphFunction(fn, deps, static, backend, maxsize)

@@ -69,6 +69,7 @@ class Tracer:
     def _label(self, buf: Buffer) -> str | None:
         for root in self._roots:
             if root.lo <= buf.lo and buf.hi <= root.hi and root.lo < root.hi:
+                buf.base = root
                 if buf.same_view(root):
                     return root.label
                 tail = "" if buf.contiguous else ":strided"

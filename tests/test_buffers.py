@@ -5,7 +5,7 @@ import pytest
 import graphtrace as gt
 from graphtrace.buffers import HOST, as_buffer
 from graphtrace.ops.memory import memset_pattern
-from conftest import FakeDeviceArray as A
+from helpers import FakeDeviceArray as A
 
 
 def test_cuda_array_interface_contiguous():

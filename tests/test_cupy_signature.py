@@ -5,7 +5,7 @@ import pytest
 import graphtrace as gt
 from graphtrace.ir import Scalar
 from graphtrace.ops._cupy import CupyAdapter, parse_signature
-from conftest import FakeDeviceArray as A
+from helpers import FakeDeviceArray as A
 
 SRC = r'''
 // a comment with __global__ void saxpy(int nope)

@@ -1,6 +1,6 @@
 """Dependency inference, one hazard per test (deps="data" and deps="streams")."""
 import graphtrace as gt
-from conftest import FakeDeviceArray as A, any_kernel
+from helpers import FakeDeviceArray as A, any_kernel
 
 K = any_kernel()
 

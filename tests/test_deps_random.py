@@ -10,7 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 import graphtrace as gt
 from graphtrace.buffers import as_buffer
-from conftest import FakeDeviceArray, any_kernel
+from helpers import FakeDeviceArray, any_kernel
 
 K = any_kernel()
 ALLOCS = [FakeDeviceArray(64, "uint8") for _ in range(3)]  # three 64-byte allocations

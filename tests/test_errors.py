@@ -6,7 +6,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from conftest import FakeDeviceArray as A, line_of, any_kernel
+from helpers import FakeDeviceArray as A, line_of, any_kernel
 
 F = __file__
 

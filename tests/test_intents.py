@@ -5,7 +5,7 @@ from numba import cuda
 
 import graphtrace as gt
 from graphtrace.ops._intents import infer_intents
-from conftest import FakeDeviceArray as A
+from helpers import FakeDeviceArray as A
 
 
 def intents(k):

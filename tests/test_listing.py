@@ -5,7 +5,7 @@ import numpy as np
 from numba import cuda
 
 import graphtrace as gt
-from conftest import FakeDeviceArray as A, line_of
+from helpers import FakeDeviceArray as A, line_of
 
 
 @cuda.jit

@@ -18,17 +18,20 @@ __all__ = ["Op", "OPS", "STREAM_METHODS", "TRACE_HOOKS", "register", "stream_met
 class Op:
     """How one node kind is described, emitted and simulated.
 
-    ``describe(node, namer) -> str`` gives the listing text after the kind;
-    ``emit(emitter, node, preds) -> GraphNode`` adds the node to a cuda.core
-    ``GraphDefinition`` after its predecessors (``emitter`` offers the
-    definition and the driver helpers); ``simulate(sim, node)`` executes it
-    on the CPU; ``rebind(emitter, node, graph_node)`` returns a fresh set of
-    exec-update arguments, or None when the node keeps nothing to update.
+    ``describe(node, namer) -> str`` gives the listing text after the kind.
+    ``emit(emitter, node, parent) -> GraphNode`` adds the node to a cuda.core
+    graph definition, as a successor of ``parent`` (a node, or the definition
+    itself for an entry node); ``emitter.value_of`` gives each recorded
+    Buffer/Scalar its value in the binding, ``emitter.state`` keeps what
+    updates need. ``update(compiled, node, graph_node)`` points the
+    instantiated node at the compiled graph's new binding.
+    ``simulate(sim, node)`` executes the node on the CPU.
     """
 
     kind: str
     describe: Callable
     emit: Callable | None = None
+    update: Callable | None = None
     simulate: Callable | None = None
 
 

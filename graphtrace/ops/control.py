@@ -35,5 +35,19 @@ def wait(self, event):
     return self._record("event_wait", event, (), (), opaque=True)
 
 
-register(Op("event_record", lambda n, nm: "event"))
-register(Op("event_wait", lambda n, nm: "event"))
+def _event(node):
+    from cuda.core import Event
+    if not isinstance(node.target, Event):
+        raise TypeError(f"graph event nodes need a cuda.core Event, not "
+                        f"{type(node.target).__name__} (Device().create_event())")
+    return node.target
+
+
+def _nothing(node, check):
+    """On the simulator everything before has finished: events have nothing to do."""
+
+
+register(Op("event_record", lambda n, nm: "event",
+            lambda em, node, parent: parent.record(_event(node)), None, _nothing))
+register(Op("event_wait", lambda n, nm: "event",
+            lambda em, node, parent: parent.wait(_event(node)), None, _nothing))

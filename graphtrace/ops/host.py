@@ -7,7 +7,11 @@ wrapped in ``gt.In``/``gt.Out``). The callback must not call CUDA.
 """
 from __future__ import annotations
 
-from ..buffers import unwrap_intent
+import ctypes
+
+import numpy as np
+
+from ..buffers import Buffer, unwrap_intent
 from ..errors import ArgumentError
 from . import Op, register, stream_method
 
@@ -47,4 +51,36 @@ def _describe(node, namer):
     return f"{name}({', '.join(namer.value(a) for a in node.args)})"
 
 
-register(Op("host", _describe))
+def host_array(b: Buffer):
+    """A numpy array over host view ``b``: the traced object, or one at its new address."""
+    if b.obj is not None:
+        return b.obj
+    raw = (ctypes.c_uint8 * (b.hi - b.lo)).from_address(b.lo)
+    return np.ndarray(b.shape, b.dtype, buffer=raw, offset=b.ptr - b.lo, strides=b.strides)
+
+
+def host_args(node, value_of) -> list:
+    out = []
+    for a in node.args:
+        v = value_of(a)
+        out.append(host_array(v) if isinstance(v, Buffer) else v)
+    return out
+
+
+def _emit(em, node, parent):
+    cell = [host_args(node, em.value_of)]
+    fn = node.target
+    em.state[node.index] = cell
+    return parent.callback(lambda: fn(*cell[0]))
+
+
+def _update(cg, node, gnode):
+    cg.state[node.index][0] = host_args(node, cg.value_of)  # read by the callback
+
+
+def _simulate(node, check):
+    from ..sim import host_view, value
+    node.target(*[host_view(a) if isinstance(a, Buffer) else value(a) for a in node.args])
+
+
+register(Op("host", _describe, _emit, _update, _simulate))

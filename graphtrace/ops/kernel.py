@@ -9,8 +9,10 @@ them.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ..buffers import HOST, unwrap_intent
-from ..errors import ArgumentError, KernelArgumentError
+from ..errors import ArgumentError, KernelArgumentError, SimulationError
 from ..ir import Scalar
 from . import Op, register, stream_method
 
@@ -223,6 +225,40 @@ def describe(node, namer) -> str:
     return f"{node.target.name}[{_dims(a['grid'])}, {_dims(a['block'])}{shm}]({args})"
 
 
-register(Op("kernel", describe))
+def _config(node):
+    from cuda.core import LaunchConfig
+    a = node.attrs
+    return LaunchConfig(grid=a["grid"], block=a["block"], shmem_size=a["shared_mem"])
+
+
+def emit(em, node, parent):
+    from ..emit import materialize
+    kern, meta = node.target.compile(materialize(node.args))
+    cfg = _config(node)
+    em.state[node.index] = (cfg, kern, meta)
+    return parent.launch(cfg, kern, *node.target.pack(meta, node.args, em.value_of))
+
+
+def update(cg, node, gnode):
+    cfg, kern, meta = cg.state[node.index]
+    cg.exec_node(gnode).update(config=cfg, kernel=kern,
+                               args=node.target.pack(meta, node.args, cg.value_of))
+
+
+def simulate(node, check: bool):
+    """Run the kernel on the CPU; with ``check``, prove its read-only arrays stay so."""
+    from ..sim import host_view, value
+    a = node.attrs
+    kept = [(b, host_view(b).copy()) for b, m in node.accesses if m == "r"] if check else []
+    node.target.simulate(a["grid"], a["block"], a["shared_mem"], [value(v) for v in node.args])
+    for b, before in kept:
+        if not np.array_equal(host_view(b), before, equal_nan=True):
+            raise SimulationError(
+                f"kernel {node.target.name} wrote to {b.label or 'an array'}, which it was "
+                "inferred or declared to only read: wrap the argument in gt.InOut(...) or "
+                "declare the kernel with gt.kernel(k, intents)", source=node.source)
+
+
+register(Op("kernel", describe, emit, update, simulate))
 
 from . import _numba, _cupy, _core  # noqa: E402,F401  (adapters register themselves)

@@ -91,6 +91,52 @@ def memset(self, dst, value):
                         attrs={"element": element, "pattern": pattern})
 
 
+def _memcpy_args(node, value_of):
+    dst, src = node.args
+    return value_of(dst).ptr, value_of(src).ptr, node.attrs["nbytes"]
+
+
+def _emit_memcpy(em, node, parent):
+    return parent.memcpy(*_memcpy_args(node, em.value_of))
+
+
+def _update_memcpy(cg, node, gnode):
+    dst, src, size = _memcpy_args(node, cg.value_of)
+    cg.exec_node(gnode).update(dst=dst, src=src, size=size)
+
+
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+
+
+def _memset_args(node, value_of):
+    dst = value_of(node.args[0])
+    element, pattern = memset_pattern(dst.dtype, value_of(node.args[1]))
+    return dst.ptr, _WORDS[element](pattern), dst.nbytes // element
+
+
+def _emit_memset(em, node, parent):
+    return parent.memset(*_memset_args(node, em.value_of))
+
+
+def _update_memset(cg, node, gnode):
+    dst, value, width = _memset_args(node, cg.value_of)
+    cg.exec_node(gnode).update(dst=dst, value=value, width=width)
+
+
+def _sim_memcpy(node, check):
+    from ..sim import host_view
+    np.copyto(host_view(node.args[0]), host_view(node.args[1]))
+
+
+def _sim_memset(node, check):
+    from ..sim import host_view, value
+    view = host_view(node.args[0])
+    element, pattern = memset_pattern(view.dtype, value(node.args[1]))
+    view.reshape(-1).view(_WORDS[element])[...] = pattern  # byte-exact, like the driver
+
+
 register(Op("memcpy", lambda n, nm: f"{nm.value(n.args[0])} <- {nm.value(n.args[1])} "
-                                    f"({n.attrs['nbytes']} B)"))
-register(Op("memset", lambda n, nm: f"{nm.value(n.args[0])} = {nm.value(n.args[1])}"))
+                                    f"({n.attrs['nbytes']} B)",
+            _emit_memcpy, _update_memcpy, _sim_memcpy))
+register(Op("memset", lambda n, nm: f"{nm.value(n.args[0])} = {nm.value(n.args[1])}",
+            _emit_memset, _update_memset, _sim_memset))

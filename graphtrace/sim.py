@@ -1,0 +1,129 @@
+"""The CPU reference executor.
+
+``simulate(graph, seed)`` runs a recorded graph on the CPU, one node at a
+time, in a random topological order drawn from ``seed``: numba kernels
+through numba's CUDA simulator, copies and memsets with numpy, host
+callbacks as they are. Any order the DAG allows must give the answer of
+running the ops one after another; comparing the two is the oracle for
+dependency inference. Before and after each kernel it checks that memory
+the kernel was inferred or declared to only read is unchanged.
+
+Arrays must live in host memory here: numpy arrays, or the device arrays of
+numba's simulator (``cuda.to_device`` with ``NUMBA_ENABLE_CUDASIM=1``, which
+graphtrace sets where there is no GPU).
+"""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from .buffers import Buffer
+from .errors import SimulationError
+from .ir import Graph, Scalar
+from .ops import OPS
+
+__all__ = ["simulate", "topological_order", "reference", "reference_for",
+           "simulator_kernel", "run_function", "host_view", "value"]
+
+_references: dict[int, tuple] = {}   # id(kernel) -> (kernel, fn)
+
+
+def reference(kernel):
+    """Register a Python function that stands for ``kernel`` on the simulator.
+
+    The function receives ``(grid, block, *args)`` with arrays as numpy arrays.
+
+    >>> @gt.reference(saxpy_raw_kernel)                   # doctest: +SKIP
+    ... def saxpy(grid, block, x, y, a, n):
+    ...     y[:n] += a * x[:n]
+    """
+    def register_fn(fn):
+        inner = getattr(kernel, "inner", None)
+        for k in (kernel, getattr(kernel, "kernel", None), getattr(inner, "kernel", None)):
+            if k is not None:
+                _references[id(k)] = (k, fn)
+        return fn
+    return register_fn
+
+
+def reference_for(adapter):
+    hit = _references.get(id(adapter.kernel)) or _references.get(id(adapter))
+    if hit is None:
+        raise SimulationError(
+            f"no CPU reference for {adapter.library} kernel {adapter.name}: the simulator "
+            "runs only numba kernels by itself; register a Python stand-in with "
+            f"@gt.reference({adapter.name}) def f(grid, block, *args): ...", source=None)
+    return hit[1]
+
+
+def simulator_kernel(py_func):
+    """A numba-simulator kernel for a Python kernel function (cached)."""
+    hit = _references.get(id(py_func))
+    if hit is None:
+        from numba.cuda.simulator.kernel import FakeCUDAKernel
+        hit = _references[id(py_func)] = (py_func, FakeCUDAKernel(py_func, device=False,
+                                                                  fastmath=False))
+    return hit[1]
+
+
+def host_view(b: Buffer) -> np.ndarray:
+    """The numpy array behind a view, for the simulator."""
+    obj = b.obj
+    if type(obj).__name__ == "FakeCUDAArray":
+        obj = obj._ary
+    if isinstance(obj, np.ndarray):
+        return obj
+    raise SimulationError(
+        f"the simulator cannot read {type(obj).__name__} {b.label or ''}: it runs on "
+        "the CPU and needs numpy arrays or numba simulator arrays (cuda.to_device with "
+        "no GPU); run on the GPU backend instead", source=None)
+
+
+def topological_order(graph: Graph, seed=None) -> list:
+    """A random order of the nodes that respects every edge."""
+    rnd = random.Random(seed)
+    indeg = {n.index: len(n.deps) for n in graph.nodes}
+    users: dict[int, list] = {n.index: [] for n in graph.nodes}
+    for n in graph.nodes:
+        for d in n.deps:
+            users[d.index].append(n)
+    ready = [n for n in graph.nodes if not n.deps]
+    order = []
+    while ready:
+        n = ready.pop(rnd.randrange(len(ready)))
+        order.append(n)
+        for u in users[n.index]:
+            indeg[u.index] -= 1
+            if indeg[u.index] == 0:
+                ready.append(u)
+    return order
+
+
+def value(v):
+    """What a recorded argument stands for on the simulator."""
+    if isinstance(v, Buffer):
+        return v.obj
+    if isinstance(v, Scalar):
+        return v.value
+    if isinstance(v, (tuple, list)):
+        return type(v)(value(x) for x in v)
+    return v
+
+
+def simulate(graph: Graph, seed=None, check_intents: bool = True) -> list:
+    """Run ``graph`` on the CPU in a random topological order; returns that order."""
+    order = topological_order(graph, seed)
+    for node in order:
+        sim = OPS[node.kind].simulate
+        if sim is None:
+            raise SimulationError(f"the simulator cannot run {node.kind} nodes",
+                                  source=node.source)
+        sim(node, check_intents)
+    return order
+
+
+def run_function(fn, args, kwargs, seed=None):
+    """A decorated function's call on the simulator: trace, then simulate."""
+    graph = fn._trace(args, kwargs)[0]
+    simulate(graph, seed)

@@ -1,0 +1,171 @@
+"""Kernels from numba, cupy and cuda.core in real graphs: results equal eager runs."""
+import numpy as np
+import pytest
+
+import graphtrace as gt
+
+numba_cuda = pytest.importorskip("numba.cuda")
+cuda = numba_cuda
+
+
+@cuda.jit
+def axpy(a, x, y, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + y[i]
+
+
+@cuda.jit
+def add2d(x, y):
+    i, j = cuda.grid(2)
+    if i < x.shape[0] and j < x.shape[1]:
+        y[i, j] += x[i, j] * 2
+
+
+@cuda.jit
+def add3d(x, y):
+    i, j, k = cuda.grid(3)
+    if i < x.shape[0] and j < x.shape[1] and k < x.shape[2]:
+        y[i, j, k] = x[i, j, k] + i - j + k
+
+
+@cuda.jit
+def scalars(out, i8, u8, i16, u16, i32, u32, i64, u64, f16, f32, f64, c64, c128, flag, tup):
+    if cuda.grid(1) == 0:
+        out[0] = i8
+        out[1] = u8
+        out[2] = i16
+        out[3] = u16
+        out[4] = i32
+        out[5] = u32
+        out[6] = i64
+        out[7] = u64
+        out[8] = f16
+        out[9] = f32
+        out[10] = f64
+        out[11] = c64.real + c64.imag * 10
+        out[12] = c128.real - c128.imag
+        out[13] = 1 if flag else -1
+        out[14] = tup[0] + tup[1] * 100
+
+
+def dev(a):
+    return cuda.to_device(np.ascontiguousarray(a))
+
+
+def test_numba_1d_matches_eager(rng):
+    x, y = rng.standard_normal(1000), rng.standard_normal(1000)
+    out_g, out_e = dev(np.zeros(1000)), dev(np.zeros(1000))
+
+    @gt.graph
+    def f(s, a, x, y, out):
+        axpy[4, 256, s](a, x, y, out)
+    f(1.5, dev(x), dev(y), out_g)
+    axpy[4, 256](1.5, dev(x), dev(y), out_e)
+    cuda.synchronize()
+    assert np.array_equal(out_g.copy_to_host(), out_e.copy_to_host())
+    assert np.abs(out_e.copy_to_host()).sum() > 0
+
+
+def test_numba_2d_3d_and_non_contiguous(rng):
+    x2 = rng.standard_normal((40, 30)).astype(np.float32)
+    y2 = rng.standard_normal((40, 30)).astype(np.float32)
+    x3 = rng.standard_normal((6, 7, 8))
+    dx2, dy2g, dy2e = dev(x2), dev(y2), dev(y2)
+    dx3, dy3g, dy3e = dev(x3), dev(np.zeros_like(x3)), dev(np.zeros_like(x3))
+
+    @gt.graph
+    def f(s, x2, y2, x3, y3):
+        add2d[(5, 4), (8, 8), s](x2.T, y2.T)           # transposed (F-order) views
+        add2d[(5, 4), (8, 8), s](x2[::2], y2[1::2])    # strided rows
+        add3d[(1, 1, 1), (6, 7, 8), s](x3, y3)
+    f(dx2, dy2g, dx3, dy3g)
+    add2d[(5, 4), (8, 8)](dx2.T, dy2e.T)
+    add2d[(5, 4), (8, 8)](dx2[::2], dy2e[1::2])
+    add3d[(1, 1, 1), (6, 7, 8)](dx3, dy3e)
+    cuda.synchronize()
+    assert np.array_equal(dy2g.copy_to_host(), dy2e.copy_to_host())
+    assert np.array_equal(dy3g.copy_to_host(), dy3e.copy_to_host())
+
+
+def test_numba_every_scalar_type():
+    vals = (np.int8(-7), np.uint8(200), np.int16(-3000), np.uint16(60000), np.int32(-7),
+            np.uint32(4_000_000_000), -(2**40), np.uint64(2**50), np.float16(1.5),
+            np.float32(2.25), 3.125, np.complex64(1 + 2j), 3 - 4j, True, (5, 6))
+    out_g, out_e = dev(np.zeros(15)), dev(np.zeros(15))
+
+    @gt.graph
+    def f(s, out, *v):
+        scalars[1, 32, s](out, *v)
+    f(out_g, *vals)
+    scalars[1, 32](out_e, *vals)
+    cuda.synchronize()
+    got = out_g.copy_to_host()
+    assert np.array_equal(got, out_e.copy_to_host())
+    assert got[5] == 4_000_000_000 and got[11] == 21.0 and got[14] == 605
+
+
+def test_flattening_matches_numbas_own(rng):
+    from graphtrace.ops._numba import flatten
+    from graphtrace.buffers import as_buffer
+    x = dev(rng.standard_normal((4, 6)))[:, 1:5]
+    args = (2.0, x, dev(np.zeros(3)), dev(np.zeros(3)))
+    k = axpy.compile(tuple(axpy.typeof_pyval(a) for a in args))
+    theirs, ours = [], []
+    for ty, v in zip(k.argument_types, args):
+        k._prepare_args(ty, v, 0, [], theirs)
+        flatten(ty, as_buffer(v) if hasattr(v, "__cuda_array_interface__") else v,
+                lambda b: b, ours)
+    as_int = lambda v: v.value if hasattr(v, "value") else v  # ctypes -> number
+    assert [as_int(v) for v in ours] == [as_int(v) for v in theirs]
+
+
+CUPY_SRC = r'''
+extern "C" __global__ void saxpy(const float* x, float* y, float a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i] + y[i];
+}
+extern "C" __global__ void scale_d(const double* __restrict__ x, double* out, double s,
+                                   unsigned short k, long long n) {
+    long long i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = x[i] * s + k;
+}
+'''
+
+
+def test_cupy_raw_kernels_pack_exact_c_types(cp, rng):
+    saxpy = cp.RawKernel(CUPY_SRC, "saxpy")
+    mod = cp.RawModule(code=CUPY_SRC)
+    scale_d = gt.kernel(mod, name="scale_d")
+    x = cp.asarray(rng.standard_normal(1000), dtype=cp.float32)
+    y0 = cp.asarray(rng.standard_normal(1000), dtype=cp.float32)
+    xd = cp.asarray(rng.standard_normal(1000))
+    y, outd = y0.copy(), cp.zeros(1000)
+
+    @gt.graph
+    def f(s, x, y, a, xd, outd):
+        s.launch(saxpy, 4, 256, x, y, a, 1000)     # a Python float -> C float
+        s.launch(scale_d, 4, 256, xd, outd, a, 3, 1000)
+    f(x, y, 0.5, xd, outd)
+    cp.cuda.get_current_stream().synchronize()
+    assert cp.allclose(y, 0.5 * x + y0, rtol=1e-6)
+    assert cp.array_equal(outd, xd * 0.5 + 3)
+
+
+def test_cuda_core_kernel(cp, rng):
+    from cuda.core import Device, Program, ProgramOptions
+    dev_ = Device()
+    dev_.set_current()
+    prog = Program(CUPY_SRC, "c++", ProgramOptions(arch=f"sm_{dev_.arch}"))
+    kern = prog.compile("cubin", name_expressions=("saxpy",)).get_kernel("saxpy")
+    x = cp.asarray(rng.standard_normal(512), dtype=cp.float32)
+    y0 = cp.asarray(rng.standard_normal(512), dtype=cp.float32)
+    y = y0.copy()
+    k = gt.kernel(kern, "in, inout, in, in", name="saxpy")
+
+    @gt.graph
+    def f(s, x, y):
+        s.launch(k, 2, 256, x, y, np.float32(2.0), np.int32(512))
+    f(x, y)
+    cp.cuda.get_current_stream().synchronize()
+    assert cp.allclose(y, 2 * x + y0, rtol=1e-6)

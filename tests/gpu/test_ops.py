@@ -1,0 +1,152 @@
+"""Copies, memsets, host callbacks, a DAG, streams and rebinding on a real GPU."""
+import threading
+
+import numpy as np
+import pytest
+
+import graphtrace as gt
+
+cuda = pytest.importorskip("numba.cuda")
+
+
+@cuda.jit
+def inc(x, v):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += v
+
+
+@cuda.jit
+def combine(a, b, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a[i] * 3 + b[i]
+
+
+def test_copies_between_device_and_pinned_host(rng):
+    src = rng.standard_normal(256)
+    h_in = gt.pinned_empty(256)
+    h_in[:] = src
+    h_out = gt.pinned_empty(256)
+    h_out[:] = 0
+    d1, d2 = cuda.device_array(256), cuda.device_array(256)
+
+    @gt.graph
+    def f(s, h_in, d1, d2, h_out):
+        s.copy(d1, h_in)          # host -> device
+        inc[1, 256, s](d1, 1.0)
+        s.copy(d2, d1)            # device -> device
+        s.copy(h_out, d2)         # device -> host
+    f(h_in, d1, d2, h_out)
+    cuda.synchronize()
+    assert np.array_equal(h_out, src + 1.0)
+
+
+@pytest.mark.parametrize("dtype, value", [("uint8", 7), ("int16", -2), ("int32", 123456),
+                                          ("float32", 1.5), ("float16", -0.25),
+                                          ("float64", 0.0), ("int64", -1)])
+def test_memset_fills_like_numpy(dtype, value, rng):
+    orig = rng.integers(1, 100, 1000).astype(dtype)
+    x = cuda.to_device(orig)
+
+    @gt.graph
+    def f(s, x):
+        s.memset(x[100:900], value)
+    f(x)
+    cuda.synchronize()
+    expect = orig.copy()
+    expect[100:900] = value
+    assert np.array_equal(x.copy_to_host(), expect)
+
+
+def test_host_callback_sees_results_through_pinned_memory(rng):
+    x = cuda.to_device(rng.standard_normal(64))
+    h = gt.pinned_empty(64)
+    seen = []
+
+    @gt.graph
+    def f(s, x, h):
+        inc[1, 64, s](x, 2.0)
+        s.copy(h, x)
+        s.host(lambda a: seen.append(a.sum()), gt.In(h))
+    expect = x.copy_to_host() + 2.0
+    f(x, h)
+    cuda.synchronize()
+    assert seen and np.isclose(seen[0], expect.sum())
+
+
+def test_independent_branches_match_eager_and_the_emitted_graph_matches_the_ir(rng):
+    a0, b0 = rng.standard_normal(512), rng.standard_normal(512)
+    a, b, out = cuda.to_device(a0), cuda.to_device(b0), cuda.device_array(512)
+
+    @gt.graph
+    def f(s, a, b, out):
+        inc[2, 256, s](a, 1.0)        # branch 1
+        inc[2, 256, s](b, 2.0)        # branch 2 (independent)
+        combine[2, 256, s](a, b, out) # joins both
+    g = f.compile(a, b, out)
+    assert sorted(g.ir.edges()) == [(0, 2), (1, 2)]
+    assert len(g.definition.nodes()) == 3 and len(g.definition.edges()) == 2
+    index = {gn: i for i, gn in enumerate(g.gnodes)}
+    assert sorted((index[u], index[v]) for u, v in g.definition.edges()) == [(0, 2), (1, 2)]
+    g.launch()
+    cuda.synchronize()
+    assert np.allclose(out.copy_to_host(), (a0 + 1) * 3 + (b0 + 2))
+
+
+def test_second_call_rebinds_without_tracing_and_leaves_old_arrays_alone(rng):
+    x1, x2 = rng.standard_normal(300), rng.standard_normal(300)
+    d1, d2 = cuda.to_device(x1), cuda.to_device(x2)
+    h1, h2 = gt.pinned_empty(300), gt.pinned_empty(300)
+
+    @gt.graph
+    def f(s, x, h, v):
+        inc[2, 256, s](x, v)
+        s.memset(x[:10], 0)
+        s.copy(h, x)
+    f(d1, h1, 1.0)
+    f(d2, h2, 5.0)
+    cuda.synchronize()
+    assert f.cache_info().misses == 1 and f.cache_info().hits == 1
+    e1, e2 = x1 + 1.0, x2 + 5.0
+    e1[:10] = 0
+    e2[:10] = 0
+    assert np.array_equal(d1.copy_to_host(), e1) and np.array_equal(h1, e1)
+    assert np.array_equal(d2.copy_to_host(), e2) and np.array_equal(h2, e2)
+
+
+def test_launch_on_streams_of_each_library(cp, rng):
+    from cuda.core import Device
+    x0 = rng.standard_normal(128)
+    x = cp.asarray(x0)
+
+    @gt.graph
+    def f(s, x):
+        inc[1, 128, s](x, 1.0)
+    streams = [cp.cuda.Stream(), Device().create_stream(), cuda.stream(), None]
+    for st in streams:
+        f(x, stream=st)
+    cp.cuda.Device().synchronize()
+    assert cp.allclose(x, cp.asarray(x0) + len(streams))
+
+
+def test_concurrent_calls_from_threads(cp, rng):
+    xs = [cp.asarray(rng.standard_normal(1000)) for _ in range(8)]
+    expect = [x + 10.0 for x in xs]
+
+    @gt.graph
+    def f(s, x):
+        inc[4, 256, s](x, 1.0)
+
+    def work(x):
+        st = cp.cuda.Stream()
+        for _ in range(10):
+            f(x, stream=st)
+        st.synchronize()
+    ts = [threading.Thread(target=work, args=(x,)) for x in xs]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    for x, e in zip(xs, expect):
+        assert cp.allclose(x, e)

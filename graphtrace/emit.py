@@ -31,10 +31,15 @@ def materialize(value):
     return value
 
 
-def as_stream(stream):
-    """A cuda.core ``Stream`` for any stream object (None: the current one)."""
+def as_stream(stream, device=None):
+    """A cuda.core ``Stream`` for any stream object (None: the current one).
+
+    ``device`` is the cuda.core ``Device`` made current in this thread (its
+    instances are per thread).
+    """
     from cuda.core import Device, Stream
     import sys
+    device = device or Device()
     if isinstance(stream, Stream):
         return stream
     if stream is None:
@@ -43,11 +48,11 @@ def as_stream(stream):
         elif "torch" in sys.modules and sys.modules["torch"].cuda.is_initialized():
             stream = sys.modules["torch"].cuda.current_stream()
         else:
-            return Device().default_stream
+            return device.default_stream
     if isinstance(stream, int):
         return Stream.from_handle(stream)
     if hasattr(stream, "__cuda_stream__"):
-        return Device().create_stream(stream)
+        return device.create_stream(stream)
     handle = getattr(stream, "handle", None)  # numba streams: a ctypes c_void_p
     if handle is not None:
         return Stream.from_handle(int(getattr(handle, "value", handle) or 0))
@@ -158,16 +163,18 @@ class CompiledGraph:
         self._uploaded = False
 
     # --- running -----------------------------------------------------------
-    def _make_current(self) -> None:
+    def _make_current(self):
         """Contexts are current per thread: make ours current in this one, once."""
-        if getattr(_tls, "device", None) is not self.device:
-            self.device.set_current()
-            _tls.device = self.device
+        from cuda.core import Device
+        dev = getattr(_tls, "device", None)
+        if dev is None or dev.device_id != self.device.device_id:
+            dev = _tls.device = Device(self.device.device_id)
+            dev.set_current()
+        return dev
 
     def launch(self, stream=None) -> None:
         """Replay the graph on ``stream`` (asynchronous)."""
-        self._make_current()
-        s = as_stream(stream)
+        s = as_stream(stream, self._make_current())
         if not self._uploaded:
             self.graph.upload(s)
             self._uploaded = True

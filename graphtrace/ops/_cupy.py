@@ -193,14 +193,17 @@ ADAPTERS.append((_is_cupy_raw_kernel, CupyAdapter))
 def raw_module_function(module, name: str) -> CupyAdapter:
     """The adapter of function ``name`` of a cupy ``RawModule``."""
     try:
-        code = module.code
+        module.code
     except AttributeError:
         raise ArgumentError("the RawModule has no source code (built from a cubin/PTX "
                             "file): declare the kernel with gt.kernel instead") from None
 
     class _Function:  # what CupyAdapter reads of a RawKernel
-        def __init__(self):
-            self.code, self.name, self.module = code, name, module
-            self.kernel = module.get_function(name)
+        code, raw = module.code, module.get_function(name)  # a RawKernel in cupy 14
 
+        @property
+        def kernel(self):
+            return self.raw.kernel
+
+    _Function.name = name
     return CupyAdapter(_Function())

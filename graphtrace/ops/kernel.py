@@ -172,7 +172,7 @@ def _record_arg(tracer, adapter, i, value, mode, accesses):
     obj, mode = unwrap_intent(value, mode)
     if isinstance(obj, (tuple, list)):
         return type(obj)(_record_arg(tracer, adapter, i, v, mode, accesses) for v in obj)
-    if isinstance(obj, (Scalar, int, float, complex)) or obj is None:
+    if isinstance(obj, (Scalar, int, float, complex, np.generic)) or obj is None:
         return obj
     if hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__array_interface__") \
             or type(obj).__name__ == "FakeCUDAArray" or hasattr(obj, "__dlpack_device__"):

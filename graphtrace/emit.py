@@ -18,6 +18,13 @@ from .ops import OPS
 __all__ = ["CompiledGraph", "as_stream", "materialize"]
 
 _tls = threading.local()
+_streams: dict[int, tuple] = {}   # id(stream object) -> (it, its cuda.core Stream)
+
+# Host cost of the two update routes on an H200 (bench/RESULTS.md): updating one
+# executable node, updating one definition node, and Graph.update per node held.
+EXEC_NODE_UPDATE_US = 4.6
+DEFINITION_NODE_UPDATE_US = 1.0
+WHOLE_GRAPH_US_PER_NODE = 0.65
 
 
 def materialize(value):
@@ -51,8 +58,15 @@ def as_stream(stream, device=None):
             return device.default_stream
     if isinstance(stream, int):
         return Stream.from_handle(stream)
+    hit = _streams.get(id(stream))
+    if hit is not None and hit[0] is stream:
+        return hit[1]
     if hasattr(stream, "__cuda_stream__"):
-        return device.create_stream(stream)
+        core = device.create_stream(stream)
+        if len(_streams) >= 16:
+            _streams.pop(next(iter(_streams)))
+        _streams[id(stream)] = (stream, core)  # wrapping costs more than a launch
+        return core
     handle = getattr(stream, "handle", None)  # numba streams: a ctypes c_void_p
     if handle is not None:
         return Stream.from_handle(int(getattr(handle, "value", handle) or 0))
@@ -91,6 +105,7 @@ class CompiledGraph:
         self._ptrs = [b.ptr for b in arrays]             # current binding
         self._objs = [b.obj for b in arrays]
         self._svals = [s.value for s in scalars]
+        self._bound = None                               # args tuple of the last call
         self._users_a, self._users_s = self._users(len(arrays), len(scalars))
         self._emit()
 
@@ -180,8 +195,14 @@ class CompiledGraph:
             self._uploaded = True
         self.graph.launch(s)
 
-    def rebind(self, objs: list, ptrs: list[int], svals: list) -> int:
-        """Point the graph at new arguments; returns how many nodes were updated."""
+    def rebind(self, objs: list, ptrs: list[int], svals: list, route: str | None = None) -> int:
+        """Point the graph at new arguments; returns how many nodes were updated.
+
+        Two routes: update each changed node of the executable graph
+        (``"node"``), or update the changed nodes of the definition and then
+        the whole executable graph from it (``"whole"``, kernels only). By
+        default the cheaper one for this many nodes is taken.
+        """
         self._make_current()
         changed = set()
         for i, p in enumerate(ptrs):
@@ -192,15 +213,28 @@ class CompiledGraph:
             if v is not old and (type(v) is not type(old) or v != old):
                 changed.update(self._users_s[j])
         self._objs, self._ptrs, self._svals = objs, ptrs, svals
-        for idx in sorted(changed):
-            node = self.ir.nodes[idx]
+        if not changed:
+            return 0
+        nodes = [self.ir.nodes[i] for i in sorted(changed)]
+        route = route or self._route(len(nodes))
+        whole = route == "whole" and all(OPS[n.kind].update_definition for n in nodes)
+        for node in nodes:
+            op, gnode = OPS[node.kind], self.gnodes[node.index]
             try:
-                OPS[node.kind].update(self, node, self.gnodes[idx])
+                (op.update_definition if whole else op.update)(self, node, gnode)
             except Exception as e:
-                raise EmitError(f"failed to update {node.kind} node %{idx} "
+                raise EmitError(f"failed to update {node.kind} node %{node.index} "
                                 f"{self.ir.describe(node)} ({type(e).__name__}: {e})",
                                 source=node.source) from e
-        return len(changed)
+        if whole:
+            self.graph.update(self.definition)
+        return len(nodes)
+
+    def _route(self, n_changed: int) -> str:
+        """The cheaper update route, by the costs measured in bench/ (us)."""
+        per_node = n_changed * EXEC_NODE_UPDATE_US
+        whole = n_changed * DEFINITION_NODE_UPDATE_US + len(self.gnodes) * WHOLE_GRAPH_US_PER_NODE
+        return "node" if per_node <= whole else "whole"
 
     def exec_node(self, gnode):
         return self.graph[gnode]

@@ -24,8 +24,10 @@ class Op:
     itself for an entry node); ``emitter.value_of`` gives each recorded
     Buffer/Scalar its value in the binding, ``emitter.state`` keeps what
     updates need. ``update(compiled, node, graph_node)`` points the
-    instantiated node at the compiled graph's new binding.
-    ``simulate(sim, node)`` executes the node on the CPU.
+    instantiated node at the compiled graph's new binding;
+    ``update_definition`` does the same to the definition's node, for a
+    whole-graph update (None where cuda.core cannot update the definition).
+    ``simulate(node, check)`` executes the node on the CPU.
     """
 
     kind: str
@@ -33,6 +35,7 @@ class Op:
     emit: Callable | None = None
     update: Callable | None = None
     simulate: Callable | None = None
+    update_definition: Callable | None = None
 
 
 OPS: dict[str, Op] = {}

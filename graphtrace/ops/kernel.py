@@ -245,6 +245,11 @@ def update(cg, node, gnode):
                                args=node.target.pack(meta, node.args, cg.value_of))
 
 
+def update_definition(cg, node, gnode):
+    cfg, kern, meta = cg.state[node.index]
+    gnode.update(config=cfg, kernel=kern, args=node.target.pack(meta, node.args, cg.value_of))
+
+
 def simulate(node, check: bool):
     """Run the kernel on the CPU; with ``check``, prove its read-only arrays stay so."""
     from ..sim import host_view, value
@@ -259,6 +264,6 @@ def simulate(node, check: bool):
                 "declare the kernel with gt.kernel(k, intents)", source=node.source)
 
 
-register(Op("kernel", describe, emit, update, simulate))
+register(Op("kernel", describe, emit, update, simulate, update_definition))
 
 from . import _numba, _cupy, _core  # noqa: E402,F401  (adapters register themselves)

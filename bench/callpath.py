@@ -1,0 +1,107 @@
+"""Workloads 3 and 4: build cost per node, and the call path of a compiled graph."""
+from __future__ import annotations
+
+import itertools
+import time
+
+import numpy as np
+
+import graphtrace as gt
+from common import KERNEL_SRC, host_us, median_us
+
+N = 1000
+
+
+def run():
+    import cupy as cp
+    from cuda.core import Device, Kernel, LaunchConfig
+    from cuda.core.graph import GraphDefinition
+    dev = Device()
+    dev.set_current()
+    mod = cp.RawModule(code=KERNEL_SRC)
+    inc, k_inc, k_axpb = mod.get_function("inc"), gt.kernel(mod, name="inc"), \
+        gt.kernel(mod, name="axpb")
+    st = cp.cuda.Stream(non_blocking=True)
+    core_st = dev.create_stream(st)
+    sync = st.synchronize
+    x1, x2 = cp.zeros(32, cp.float32), cp.zeros(32, cp.float32)
+    rows = []
+
+    def row(what, us, per_node=None, note=""):
+        rows.append({"workload": "callpath", "what": what, "us": us,
+                     "us_per_node": per_node, "note": note})
+        extra = f"  ({per_node:.3f} us/node)" if per_node is not None else ""
+        print(f"{what:<48} {us:10.2f} us{extra}  {note}", flush=True)
+
+    @gt.graph(static=("n",))
+    def chain(s, x, n):
+        for _ in range(n):
+            s.launch(k_inc, 1, 32, x, 32)
+
+    @gt.graph(static=("n",))
+    def scaled(s, x, a, n):
+        for _ in range(n):
+            s.launch(k_axpb, 1, 32, x, a, 32)
+
+    # -- build cost per node (trace + emit + instantiate) -------------------
+    def build_graphtrace():
+        chain.clear_cache()
+        chain.compile(x1, N)
+
+    def build_capture():
+        with st:
+            st.begin_capture()
+            for _ in range(N):
+                inc((1,), (32,), (x1, np.int32(32)))
+            st.end_capture()
+
+    kern = Kernel.from_handle(inc.kernel.ptr)
+    cfg = LaunchConfig(grid=1, block=32)
+
+    def build_core():
+        d = GraphDefinition()
+        node = d.launch(cfg, kern, x1.data.ptr, np.int32(32))
+        for _ in range(N - 1):
+            node = node.launch(cfg, kern, x1.data.ptr, np.int32(32))
+        d.instantiate()
+
+    for name, fn in (("build: graphtrace trace+emit+instantiate", build_graphtrace),
+                     ("build: cupy capture+instantiate", build_capture),
+                     ("build: cuda.core hand-built+instantiate", build_core)):
+        t = host_us(fn, reps=7, warmup=2)
+        row(name, t, t / N)
+    t0 = time.perf_counter()
+    chain.trace(x1, N)
+    row("build: graphtrace trace alone", (time.perf_counter() - t0) * 1e6,
+        (time.perf_counter() - t0) * 1e6 / N)
+
+    # -- call path -------------------------------------------------------------
+    chain.clear_cache()
+    compiled = chain.compile(x1, N)
+    chain(x1, N, stream=st)
+    sync()
+    bare = host_us(lambda: compiled.graph.launch(core_st), sync=sync)
+    row("bare Graph.launch, 1000 nodes", bare)
+    cached = host_us(lambda: chain(x1, N, stream=st), sync=sync)
+    row("cached call, same arguments", cached, note=f"overhead {cached - bare:.2f} us")
+    flip = itertools.cycle([x1, x2])
+    call = host_us(lambda: chain(next(flip), N, stream=st), sync=sync, reps=60)
+    row("call rebinding the array (all 1000 nodes)", call, (call - bare) / N)
+    for route in ("node", "whole"):
+        ptrs = itertools.cycle([(x1, x1.data.ptr), (x2, x2.data.ptr)])
+
+        def rebind():
+            o, p = next(ptrs)
+            compiled.rebind([o], [p], [], route=route)
+        t = host_us(rebind, reps=40, sync=sync)
+        row(f"rebind route '{route}', 1000 kernel nodes", t, t / N)
+    scaled(x1, 1.0, N, stream=st)
+    vals = itertools.cycle([1.0, 2.0])
+    t = host_us(lambda: scaled(x1, next(vals), N, stream=st), sync=sync, reps=60)
+    row("call rebinding a scalar (all 1000 nodes)", t, (t - bare) / N)
+    sync()
+    return rows
+
+
+if __name__ == "__main__":
+    run()

@@ -1,0 +1,74 @@
+"""Timing helpers shared by the benchmarks (run on the GPU machine)."""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+KERNEL_SRC = r'''
+extern "C" __global__ void inc(float* x, int n) {
+    int i = threadIdx.x;
+    if (i < n) x[i] += 1.0f;
+}
+extern "C" __global__ void axpb(float* x, float a, int n) {
+    int i = threadIdx.x;
+    if (i < n) x[i] = a * x[i] + 1.0f;
+}
+'''
+
+
+def median_us(samples) -> float:
+    return statistics.median(samples) * 1e6
+
+
+def host_us(fn, reps=200, sync=None, every=10, warmup=20) -> float:
+    """Median host time of one ``fn()`` call, synchronising every ``every`` calls."""
+    for _ in range(warmup):
+        fn()
+    if sync:
+        sync()
+    out = []
+    for i in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t0)
+        if sync and (i + 1) % every == 0:
+            sync()
+    if sync:
+        sync()
+    return median_us(out)
+
+
+def device_us(run_once, stream, reps=20, warmup=3) -> float:
+    """Median wall time of ``run_once()`` measured with CUDA events on ``stream``."""
+    import cupy as cp
+    for _ in range(warmup):
+        run_once()
+    stream.synchronize()
+    out = []
+    for _ in range(reps):
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        start.record(stream)
+        run_once()
+        end.record(stream)
+        end.synchronize()
+        out.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+    return median_us(out)
+
+
+def versions() -> dict:
+    import platform
+    out = {"python": platform.python_version(), "numpy": np.__version__}
+    for mod in ("cuda.core", "cuda.bindings", "cupy", "numba", "numba_cuda", "torch"):
+        try:
+            m = __import__(mod, fromlist=["__version__"])
+            out[mod] = getattr(m, "__version__", "?")
+        except Exception:  # noqa: BLE001  (a missing library is just not listed)
+            pass
+    return out
+
+
+def gpu_name() -> str:
+    from cuda.core import Device
+    return Device().name

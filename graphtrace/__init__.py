@@ -7,7 +7,7 @@ from .buffers import In, InOut, Out, pinned_empty
 from .errors import (ArgumentError, DynamicScalarError, EmitError, GraphtraceError,
                      HostSyncError, KernelArgumentError, PageableMemoryError,
                      ShapeMismatchError, SimulationError, StreamError, TraceError)
-from .function import GraphFunction, graph
+from .function import CacheInfo, GraphFunction, RetraceWarning, graph
 from .ir import Graph, Node, Scalar
 from .ops.kernel import kernel
 from .trace import Stream
@@ -18,7 +18,7 @@ from . import _guards  # noqa: F401  (host-sync guards, installed at the first t
 __version__ = "0.1.0"
 
 __all__ = [
-    "graph", "GraphFunction", "Graph", "Node", "Scalar", "Stream",
+    "graph", "GraphFunction", "CacheInfo", "RetraceWarning", "Graph", "Node", "Scalar", "Stream",
     "In", "Out", "InOut", "kernel", "pinned_empty", "reference", "simulate", "backend",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import threading
 
+from .binding import Binding
 from .buffers import Buffer
 from .errors import EmitError
 from .ir import Graph, Scalar
@@ -84,7 +85,7 @@ class _Emitter:
         self.state: dict[int, object] = {}   # node index -> what the op keeps for updates
 
 
-class CompiledGraph:
+class CompiledGraph(Binding):
     """An instantiated CUDA graph for one signature of a decorated function.
 
     ``launch(stream)`` replays it; ``rebind(arrays, scalars)`` points it at
@@ -94,59 +95,10 @@ class CompiledGraph:
 
     def __init__(self, ir: Graph, arrays: list[Buffer], scalars: list[Scalar], device=None):
         from cuda.core import Device
-        self.ir = ir
+        super().__init__(ir, arrays, scalars)
         self.device = Device(device) if device is not None else Device()
         self.device.set_current()
-        self._lock = threading.Lock()
-        self._roots = arrays                             # traced argument buffers
-        self._slot = {}
-        for i, b in enumerate(arrays):
-            self._slot.setdefault(id(b), i)
-        self._ptrs = [b.ptr for b in arrays]             # current binding
-        self._objs = [b.obj for b in arrays]
-        self._svals = [s.value for s in scalars]
-        self._bound = None                               # args tuple of the last call
-        self._users_a, self._users_s = self._users(len(arrays), len(scalars))
         self._emit()
-
-    # --- binding -----------------------------------------------------------
-    def value_of(self, x):
-        """The value a recorded argument has in the current binding."""
-        if isinstance(x, Buffer):
-            i = self._slot.get(id(x.base))
-            if i is None:
-                return x
-            delta = self._ptrs[i] - x.base.ptr
-            return x if delta == 0 else x.moved(delta)
-        if isinstance(x, Scalar):
-            return self._svals[x.slot]
-        return x
-
-    def _users(self, n_arrays, n_scalars):
-        users_a = [set() for _ in range(n_arrays)]
-        users_s = [set() for _ in range(n_scalars)]
-
-        def visit(v, idx):
-            if isinstance(v, Buffer):
-                i = self._slot.get(id(v.base))
-                if i is not None:
-                    users_a[i].add(idx)
-            elif isinstance(v, Scalar):
-                users_s[v.slot].add(idx)
-            elif isinstance(v, (tuple, list)):
-                for x in v:
-                    visit(x, idx)
-
-        for n in self.ir.nodes:
-            visit(n.args, n.index)
-            for b, _ in n.accesses:
-                visit(b, n.index)
-        # an argument passed twice shares the first slot's traced buffer
-        for i, b in enumerate(self._roots):
-            first = self._slot[id(b)]
-            if first != i:
-                users_a[i] = users_a[first]
-        return [sorted(u) for u in users_a], [sorted(u) for u in users_s]
 
     # --- building ----------------------------------------------------------
     def _emit(self):
@@ -176,6 +128,7 @@ class CompiledGraph:
                             f"({type(e).__name__}: {e})", source=self.ir.nodes[0].source
                             if self.ir.nodes else None) from e
         self._uploaded = False
+        self._exec: dict = {}
 
     # --- running -----------------------------------------------------------
     def _make_current(self):
@@ -204,18 +157,9 @@ class CompiledGraph:
         default the cheaper one for this many nodes is taken.
         """
         self._make_current()
-        changed = set()
-        for i, p in enumerate(ptrs):
-            if p != self._ptrs[i]:
-                changed.update(self._users_a[i])
-        for j, v in enumerate(svals):
-            old = self._svals[j]
-            if v is not old and (type(v) is not type(old) or v != old):
-                changed.update(self._users_s[j])
-        self._objs, self._ptrs, self._svals = objs, ptrs, svals
-        if not changed:
+        nodes = self.bind(objs, ptrs, svals)
+        if not nodes:
             return 0
-        nodes = [self.ir.nodes[i] for i in sorted(changed)]
         route = route or self._route(len(nodes))
         whole = route == "whole" and all(OPS[n.kind].update_definition for n in nodes)
         for node in nodes:
@@ -237,7 +181,11 @@ class CompiledGraph:
         return "node" if per_node <= whole else "whole"
 
     def exec_node(self, gnode):
-        return self.graph[gnode]
+        """The executable node of a definition node (looked up once)."""
+        hit = self._exec.get(gnode)
+        if hit is None:
+            hit = self._exec[gnode] = self.graph[gnode]
+        return hit
 
     @property
     def state(self):

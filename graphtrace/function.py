@@ -149,7 +149,7 @@ class GraphFunction:
         self._cache: OrderedDict = OrderedDict()
         self._lock = threading.RLock()
         self._hits = self._misses = 0
-        self._keys_seen: list = []
+        self._keys_seen: dict = {}   # distinct signatures traced, in order
         self._warned = False
         self._last = None     # (args, compiled graph) of the last call
         functools.update_wrapper(self, fn)
@@ -228,59 +228,70 @@ class GraphFunction:
         return self._trace(args, kwargs)[0]
 
     # --- the call path -----------------------------------------------------
-    def _compiled(self, args, kwargs):
-        """``(CompiledGraph, call)``: from the cache, or traced and built now."""
+    def _compiled(self, args, kwargs, backend=None):
+        """``(compiled graph, call)``: from the cache, or traced and built now."""
         call = _Call(self, self._bind(args, kwargs))
+        key = (backend or self._backend_now(None), call.key)
         with self._lock:
-            entry = self._cache.get(call.key)
+            entry = self._cache.get(key)
             if entry is not None:
-                self._cache.move_to_end(call.key)
+                self._cache.move_to_end(key)
                 self._hits += 1
                 return entry, call
             self._misses += 1
             self._note_retrace(call.key)
-            from .emit import CompiledGraph
             ir, arrays, scalars = self._trace(args, kwargs)
-            entry = CompiledGraph(ir, arrays, scalars)
-            self._cache[call.key] = entry
+            if key[0] == "sim":
+                from .sim import SimGraph as Compiled
+            else:
+                from .emit import CompiledGraph as Compiled
+            entry = Compiled(ir, arrays, scalars)
+            self._cache[key] = entry
             if len(self._cache) > self.maxsize:
                 self._cache.popitem(last=False)
             return entry, call
 
-    def compile(self, *args, **kwargs):
+    def _backend_now(self, backend) -> str:
+        if backend is None and self.backend is None:
+            return _default_backend()
+        return resolve(backend, self.backend)
+
+    def compile(self, *args, backend=None, **kwargs):
         """The compiled graph for these arguments, bound to them (nothing launched).
+
+        On the simulator backend it is a ``SimGraph`` with the same interface.
 
         >>> g = step.compile(x, y, 2.0)      # doctest: +SKIP
         >>> g.launch(stream)                 # doctest: +SKIP
         """
-        entry, call = self._compiled(args, kwargs)
+        entry, call = self._compiled(args, kwargs, self._backend_now(backend))
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
         return entry
 
     def __call__(self, *args, stream=None, backend=None, **kwargs):
-        """Run the graph for these arguments on ``stream`` (asynchronously)."""
-        if backend is not None or self.backend is not None or _default_backend() == "sim":
-            if resolve(backend, self.backend) == "sim":
-                from .sim import run_function
-                return run_function(self, args, kwargs)
+        """Run the graph for these arguments on ``stream`` (asynchronously).
+
+        On the simulator backend the call runs to completion on the CPU.
+        """
+        chosen = self._backend_now(backend)
         last = self._last
-        if last is not None and not kwargs and _same_args(args, last[0]):
+        if last is not None and not kwargs and last[2] == chosen and _same_args(args, last[0]):
             entry = last[1]   # the very arguments of the last call: nothing to rebind
             with entry._lock:
                 if entry._bound is last[0]:
                     entry.launch(stream)
                     return
-        entry, call = self._compiled(args, kwargs)
+        entry, call = self._compiled(args, kwargs, chosen)
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = args if not kwargs else None
             entry.launch(stream)
-        self._last = (args, entry) if not kwargs else None
+        self._last = (args, entry, chosen) if not kwargs else None
 
     def _note_retrace(self, key) -> None:
         """Warn once when a function keeps tracing new signatures."""
-        self._keys_seen.append(key)
+        self._keys_seen.setdefault(key, None)
         if len(self._keys_seen) <= RETRACE_WARNING or self._warned:
             return
         self._warned = True
@@ -302,6 +313,7 @@ class GraphFunction:
         """Drop every compiled graph (and the buffers they keep alive)."""
         with self._lock:
             self._cache.clear()
+            self._keys_seen.clear()
             self._last = None
 
     def __repr__(self):

@@ -14,17 +14,19 @@ graphtrace sets where there is no GPU).
 """
 from __future__ import annotations
 
+import ctypes
 import random
 
 import numpy as np
 
+from .binding import Binding
 from .buffers import Buffer
 from .errors import SimulationError
 from .ir import Graph, Scalar
 from .ops import OPS
 
 __all__ = ["simulate", "topological_order", "reference", "reference_for",
-           "simulator_kernel", "run_function", "host_view", "value"]
+           "simulator_kernel", "host_view", "Simulator", "SimGraph"]
 
 _references: dict[int, tuple] = {}   # id(kernel) -> (kernel, fn)
 
@@ -68,8 +70,12 @@ def simulator_kernel(py_func):
 
 
 def host_view(b: Buffer) -> np.ndarray:
-    """The numpy array behind a view, for the simulator."""
+    """The numpy array behind a view, for the simulator (host memory only)."""
     obj = b.obj
+    if obj is None:  # a view moved with its rebound argument: build it from the address
+        raw = (ctypes.c_uint8 * (b.hi - b.lo)).from_address(b.lo)
+        return np.ndarray(b.shape, b.dtype, buffer=raw, offset=b.ptr - b.lo,
+                          strides=b.strides)
     if type(obj).__name__ == "FakeCUDAArray":
         obj = obj._ary
     if isinstance(obj, np.ndarray):
@@ -78,6 +84,27 @@ def host_view(b: Buffer) -> np.ndarray:
         f"the simulator cannot read {type(obj).__name__} {b.label or ''}: it runs on "
         "the CPU and needs numpy arrays or numba simulator arrays (cuda.to_device with "
         "no GPU); run on the GPU backend instead", source=None)
+
+
+class Simulator:
+    """What an op's ``simulate(sim, node)`` gets: values in the current binding."""
+
+    def __init__(self, value_of=None, check_intents: bool = True):
+        self.value_of = value_of or (lambda v: v)
+        self.check = check_intents
+
+    def array(self, b: Buffer) -> np.ndarray:
+        return host_view(self.value_of(b))
+
+    def value(self, v):
+        """What a recorded argument stands for: arrays as numpy, scalars as numbers."""
+        if isinstance(v, Buffer):
+            return self.array(v)
+        if isinstance(v, Scalar):
+            return self.value_of(v)
+        if isinstance(v, (tuple, list)):
+            return type(v)(self.value(x) for x in v)
+        return v
 
 
 def topological_order(graph: Graph, seed=None) -> list:
@@ -100,30 +127,42 @@ def topological_order(graph: Graph, seed=None) -> list:
     return order
 
 
-def value(v):
-    """What a recorded argument stands for on the simulator."""
-    if isinstance(v, Buffer):
-        return v.obj
-    if isinstance(v, Scalar):
-        return v.value
-    if isinstance(v, (tuple, list)):
-        return type(v)(value(x) for x in v)
-    return v
+def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None) -> list:
+    """Run ``graph`` on the CPU in a random topological order; returns that order.
 
-
-def simulate(graph: Graph, seed=None, check_intents: bool = True) -> list:
-    """Run ``graph`` on the CPU in a random topological order; returns that order."""
+    ``value_of`` maps recorded arrays and scalars to the ones to use (a
+    binding's); by default the traced ones. ``check_intents`` verifies that
+    kernels leave the arrays they only read unchanged.
+    """
+    sim = Simulator(value_of, check_intents)
     order = topological_order(graph, seed)
     for node in order:
-        sim = OPS[node.kind].simulate
-        if sim is None:
+        run = OPS[node.kind].simulate
+        if run is None:
             raise SimulationError(f"the simulator cannot run {node.kind} nodes",
                                   source=node.source)
-        sim(node, check_intents)
+        run(sim, node)
     return order
 
 
-def run_function(fn, args, kwargs, seed=None):
-    """A decorated function's call on the simulator: trace, then simulate."""
-    graph = fn._trace(args, kwargs)[0]
-    simulate(graph, seed)
+class SimGraph(Binding):
+    """A recorded graph bound to arguments and run by the simulator.
+
+    It stands in for a compiled GPU graph on the CPU backend: same cache,
+    same rebinding. Launch ``k`` of it runs the nodes in the random order of
+    seed ``k``, so repeated calls try different orders.
+    """
+
+    def __init__(self, ir: Graph, arrays, scalars):
+        super().__init__(ir, arrays, scalars)
+        self.launches = 0
+
+    def rebind(self, objs, ptrs, svals, route=None) -> int:
+        return len(self.bind(objs, ptrs, svals))
+
+    def launch(self, stream=None) -> None:
+        seed, self.launches = self.launches, self.launches + 1
+        simulate(self.ir, seed, value_of=self.value_of)
+
+    def __repr__(self):
+        return f"<graphtrace.SimGraph {self.ir.name}: {len(self.ir.nodes)} nodes>"

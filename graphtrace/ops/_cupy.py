@@ -45,7 +45,7 @@ def c_dtype(ctype: str):
 class CParam:
     """One kernel parameter: its name, C type, and whether it is a pointer."""
 
-    __slots__ = ("name", "ctype", "pointer", "const")
+    __slots__ = ("name", "ctype", "pointer", "const", "lo", "hi")
 
     def __init__(self, text: str):
         text = " ".join(text.split())
@@ -61,6 +61,13 @@ class CParam:
         else:
             self.const = False
         self.ctype = ctype
+        self.bounds()
+
+    def bounds(self):
+        """The range of an integer parameter (``lo``/``hi``), for quick packing."""
+        dt = self.dtype
+        info = np.iinfo(dt) if dt is not None and dt.kind in "iu" else None
+        self.lo, self.hi = (int(info.min), int(info.max)) if info else (0, -1)
 
     @property
     def dtype(self):
@@ -119,6 +126,7 @@ def _instantiate(prefix: str, name: str, params: list[CParam]) -> list[CParam]:
     subst = dict(zip(formals, actuals))
     for p in params:
         p.ctype = " ".join(subst.get(tok, tok) for tok in re.findall(r"[\w:<>]+|\*|&", p.ctype))
+        p.bounds()
     return params
 
 
@@ -130,22 +138,42 @@ class CupyAdapter(Adapter):
         super().__init__(k, k.name, [p.name for p in self.signature],
                          ["r" if p.const else "rw" if p.pointer else "r"
                           for p in self.signature])
+        self._core = None
+        # per parameter: pointer, int, float (incl. complex) or other; and its numpy type
+        self._kinds = ["p" if p.pointer else "x" if p.dtype is None else
+                       "i" if p.dtype.kind in "iu" else "f" if p.dtype.kind in "fc" else "x"
+                       for p in self.signature]
+        self._types = [None if p.dtype is None else p.dtype.type for p in self.signature]
 
     def validate(self, args) -> None:
         """Check at record time that every argument can be packed."""
         self.pack(None, args, lambda v: v.value if isinstance(v, Scalar) else v)
 
     def compile(self, values):
-        from cuda.core import Kernel
-        return Kernel.from_handle(self.kernel.kernel.ptr), None
+        if self._core is None:
+            from cuda.core import Kernel
+            self._core = Kernel.from_handle(self.kernel.kernel.ptr)
+        return self._core, None
 
     def pack(self, meta, args, value_of) -> list:
-        return [self._pack_one(p, a, value_of) for p, a in zip(self.signature, args)]
+        out = []
+        for p, kind, scalar, a in zip(self.signature, self._kinds, self._types, args):
+            if kind == "p" and type(a) is Buffer:       # the usual cases first
+                out.append(value_of(a).ptr)
+                continue
+            v = value_of(a)
+            if kind == "f" and type(v) in (float, int):
+                out.append(scalar(v))
+            elif kind == "i" and type(v) is int and p.lo <= v <= p.hi:
+                out.append(scalar(v))
+            else:
+                out.append(self._pack_slow(p, a, v))
+        return out
 
-    def _pack_one(self, p: CParam, arg, value_of):
+
+    def _pack_slow(self, p: CParam, arg, value):
+        """Every other case, with the checks and the errors."""
         if p.pointer:
-            if isinstance(arg, Buffer):
-                return value_of(arg).ptr
             if arg is None or (isinstance(arg, int) and self.opaque):
                 return arg or 0
             raise KernelArgumentError(
@@ -153,9 +181,8 @@ class CupyAdapter(Adapter):
                 f"array, not {type(arg).__name__} (a raw pointer needs "
                 "gt.kernel(k, opaque=True), since graphtrace cannot see what it touches)")
         if p.ctype.split()[-1] in _HANDLES:
-            return arg
+            return value
         dtype = p.dtype
-        value = value_of(arg)
         if isinstance(value, np.generic) and (dtype is None or value.dtype == dtype):
             return value
         if dtype is None:
@@ -163,17 +190,17 @@ class CupyAdapter(Adapter):
                 f"parameter {p.ctype} {p.name} of cupy kernel {self.name} has a C type "
                 "graphtrace cannot pack from a Python value; pass a numpy scalar of the "
                 "exact type (np.void for a struct)")
-        if isinstance(value, Buffer) or not isinstance(value, (int, float, complex, np.generic, bool)):
+        if isinstance(value, Buffer) or not isinstance(value, (int, float, complex, np.generic)):
             raise KernelArgumentError(
                 f"parameter {p.ctype} {p.name} of cupy kernel {self.name} needs a number, "
                 f"not {type(value).__name__}")
         try:
-            with np.errstate(over="raise", invalid="raise"):
-                packed = dtype.type(value)
-                if dtype.kind in "iu" and packed != value:
+            if dtype.kind in "iub":
+                if dtype.kind != "b" and not p.lo <= int(value) <= p.hi:
                     raise OverflowError
-            return packed
-        except (OverflowError, FloatingPointError, TypeError, ValueError):
+                return dtype.type(int(value))
+            return dtype.type(value)
+        except (OverflowError, TypeError, ValueError):
             raise KernelArgumentError(
                 f"value {value!r} does not fit parameter {p.ctype} {p.name} of cupy "
                 f"kernel {self.name}") from None

@@ -38,6 +38,7 @@ class NumbaAdapter(Adapter):
         params = list(inspect.signature(py_func).parameters)
         super().__init__(k, py_func.__name__, params, infer_intents(py_func))
         self.simulated = type(k).__name__ == "FakeCUDAKernel"
+        self._compiled: dict = {}   # numba argument types -> (cuda.core Kernel, types)
 
     def compile(self, values):
         """``(cuda.core Kernel, numba argument types)`` for these values."""
@@ -45,13 +46,18 @@ class NumbaAdapter(Adapter):
             raise RuntimeError("numba's CUDA simulator is enabled: no GPU kernel to emit")
         k = self.kernel
         argtypes = tuple(k.typeof_pyval(v) for v in values)
+        hit = self._compiled.get(argtypes)
+        if hit is not None:
+            return hit
         compiled = k.compile(argtypes)
         compiled.bind()
         if getattr(compiled, "cooperative", False):
             raise KernelArgumentError(
                 f"numba kernel {self.name} uses grid synchronisation (cooperative "
                 "launch), which a graph kernel node cannot express; launch it eagerly")
-        return compiled._codelibrary.get_cufunc().kernel, compiled.argument_types
+        hit = self._compiled[argtypes] = (compiled._codelibrary.get_cufunc().kernel,
+                                          compiled.argument_types)
+        return hit
 
     def pack(self, argtypes, args, value_of) -> list:
         out: list = []

@@ -43,7 +43,7 @@ def _event(node):
     return node.target
 
 
-def _nothing(node, check):
+def _nothing(sim, node):
     """On the simulator everything before has finished: events have nothing to do."""
 
 

@@ -78,9 +78,8 @@ def _update(cg, node, gnode):
     cg.state[node.index][0] = host_args(node, cg.value_of)  # read by the callback
 
 
-def _simulate(node, check):
-    from ..sim import host_view, value
-    node.target(*[host_view(a) if isinstance(a, Buffer) else value(a) for a in node.args])
+def _simulate(sim, node):
+    node.target(*[sim.value(a) for a in node.args])
 
 
 register(Op("host", _describe, _emit, _update, _simulate))

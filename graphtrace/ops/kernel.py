@@ -250,14 +250,13 @@ def update_definition(cg, node, gnode):
     gnode.update(config=cfg, kernel=kern, args=node.target.pack(meta, node.args, cg.value_of))
 
 
-def simulate(node, check: bool):
-    """Run the kernel on the CPU; with ``check``, prove its read-only arrays stay so."""
-    from ..sim import host_view, value
+def simulate(sim, node):
+    """Run the kernel on the CPU; with ``sim.check``, prove its read-only arrays stay so."""
     a = node.attrs
-    kept = [(b, host_view(b).copy()) for b, m in node.accesses if m == "r"] if check else []
-    node.target.simulate(a["grid"], a["block"], a["shared_mem"], [value(v) for v in node.args])
+    kept = [(b, sim.array(b).copy()) for b, m in node.accesses if m == "r"] if sim.check else []
+    node.target.simulate(a["grid"], a["block"], a["shared_mem"], [sim.value(v) for v in node.args])
     for b, before in kept:
-        if not np.array_equal(host_view(b), before, equal_nan=True):
+        if not np.array_equal(sim.array(b), before, equal_nan=True):
             raise SimulationError(
                 f"kernel {node.target.name} wrote to {b.label or 'an array'}, which it was "
                 "inferred or declared to only read: wrap the argument in gt.InOut(...) or "

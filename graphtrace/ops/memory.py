@@ -123,15 +123,13 @@ def _update_memset(cg, node, gnode):
     cg.exec_node(gnode).update(dst=dst, value=value, width=width)
 
 
-def _sim_memcpy(node, check):
-    from ..sim import host_view
-    np.copyto(host_view(node.args[0]), host_view(node.args[1]))
+def _sim_memcpy(sim, node):
+    np.copyto(sim.array(node.args[0]), sim.array(node.args[1]))
 
 
-def _sim_memset(node, check):
-    from ..sim import host_view, value
-    view = host_view(node.args[0])
-    element, pattern = memset_pattern(view.dtype, value(node.args[1]))
+def _sim_memset(sim, node):
+    view = sim.array(node.args[0])
+    element, pattern = memset_pattern(view.dtype, sim.value(node.args[1]))
     view.reshape(-1).view(_WORDS[element])[...] = pattern  # byte-exact, like the driver
 
 

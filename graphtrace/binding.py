@@ -1,0 +1,84 @@
+"""Which recorded values come from which argument, and what they are now.
+
+A graph is traced once with the first call's arguments; later calls with
+the same signature bring other arrays and numbers. ``Binding`` maps every
+recorded view to the argument it lies in (so that a view moves with its
+argument) and every dynamic scalar to its slot, and tells which nodes a new
+set of arguments changes. Both the compiled GPU graph and the simulator's
+graph are bindings.
+"""
+from __future__ import annotations
+
+import threading
+
+from .buffers import Buffer
+from .ir import Graph, Scalar
+
+__all__ = ["Binding"]
+
+
+class Binding:
+    """The current arguments of a recorded graph; keeps them alive."""
+
+    def __init__(self, ir: Graph, arrays: list[Buffer], scalars: list[Scalar]):
+        self.ir = ir
+        self._lock = threading.Lock()
+        self._roots = arrays                             # traced argument buffers
+        self._slot: dict[int, int] = {}
+        for i, b in enumerate(arrays):
+            self._slot.setdefault(id(b), i)
+        self._ptrs = [b.ptr for b in arrays]
+        self._objs = [b.obj for b in arrays]
+        self._svals = [s.value for s in scalars]
+        self._bound = None                               # args tuple of the last call
+        self._users_a, self._users_s = self._users(len(arrays), len(scalars))
+
+    def value_of(self, x):
+        """The value a recorded argument has in the current binding."""
+        if isinstance(x, Buffer):
+            i = self._slot.get(id(x.base))
+            if i is None:
+                return x
+            delta = self._ptrs[i] - x.base.ptr
+            return x if delta == 0 else x.moved(delta)
+        if isinstance(x, Scalar):
+            return self._svals[x.slot]
+        return x
+
+    def _users(self, n_arrays, n_scalars):
+        users_a = [set() for _ in range(n_arrays)]
+        users_s = [set() for _ in range(n_scalars)]
+
+        def visit(v, idx):
+            if isinstance(v, Buffer):
+                i = self._slot.get(id(v.base))
+                if i is not None:
+                    users_a[i].add(idx)
+            elif isinstance(v, Scalar):
+                users_s[v.slot].add(idx)
+            elif isinstance(v, (tuple, list)):
+                for x in v:
+                    visit(x, idx)
+
+        for n in self.ir.nodes:
+            visit(n.args, n.index)
+            for b, _ in n.accesses:
+                visit(b, n.index)
+        for i, b in enumerate(self._roots):   # an array passed twice shares a slot
+            first = self._slot[id(b)]
+            if first != i:
+                users_a[i] = users_a[first]
+        return [sorted(u) for u in users_a], [sorted(u) for u in users_s]
+
+    def bind(self, objs: list, ptrs: list[int], svals: list) -> list:
+        """Take new arguments; return the nodes whose values changed."""
+        changed = set()
+        for i, p in enumerate(ptrs):
+            if p != self._ptrs[i]:
+                changed.update(self._users_a[i])
+        for j, v in enumerate(svals):
+            old = self._svals[j]
+            if v is not old and (type(v) is not type(old) or v != old):
+                changed.update(self._users_s[j])
+        self._objs, self._ptrs, self._svals = objs, ptrs, svals
+        return [self.ir.nodes[i] for i in sorted(changed)]

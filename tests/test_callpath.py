@@ -1,0 +1,192 @@
+"""The call path on the simulator backend: cache keys, rebinding, scalars, lifetimes."""
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from helpers import FakeDeviceArray as A
+
+
+@cuda.jit
+def axpy(a, x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] += a * x[i]
+
+
+def dev(a):
+    return cuda.to_device(np.asarray(a, dtype=np.float64))
+
+
+def make():
+    @gt.graph(backend="sim")
+    def f(s, a, x, y):
+        axpy[1, 64, s](a, x, y)
+        s.memset(y[:4], 0)
+    return f
+
+
+def test_second_call_hits_the_cache_and_uses_the_new_arrays_and_scalar():
+    f = make()
+    x1, y1, x2, y2 = dev(np.arange(8)), dev(np.ones(8)), dev(np.arange(8) * 2), dev(np.ones(8))
+    f(2.0, x1, y1)
+    f(3.0, x2, y2)
+    assert f.cache_info().misses == 1 and f.cache_info().hits == 1
+    e1, e2 = 1 + 2.0 * np.arange(8), 1 + 3.0 * np.arange(8) * 2
+    e1[:4] = e2[:4] = 0
+    assert np.array_equal(y1.copy_to_host(), e1)       # the old arrays were left alone
+    assert np.array_equal(y2.copy_to_host(), e2)       # the view y[:4] moved with y
+
+
+def test_signature_changes_retrace():
+    f = make()
+    key = f.signature(1.0, A(8, "float64"), A(8, "float64"))
+    assert f.signature(5.0, A(8, "float64"), A(8, "float64")) == key      # scalars are dynamic
+    assert f.signature(np.float32(1), A(8, "float64"), A(8, "float64")) != key  # scalar type
+    assert f.signature(1.0, A(8, "float32"), A(8, "float64")) != key      # dtype
+    assert f.signature(1.0, A(9, "float64"), A(8, "float64")) != key      # shape
+    x = A(16, "float64")
+    assert f.signature(1.0, x[::2], A(8, "float64")) != key               # strides
+
+
+def test_static_values_are_part_of_the_key():
+    @gt.graph(static=("n",), backend="sim")
+    def f(s, x, n, mode):
+        for _ in range(n):
+            s.memset(x, 1 if mode == "ones" else 0)
+    x = A(8)
+    assert f.signature(x, 2, "ones") != f.signature(x, 3, "ones")
+    assert f.signature(x, 2, "ones") != f.signature(x, 2, "zeros")        # str: static
+    assert f.signature(x, 2, "ones") == f.signature(A(8), 2, "ones")
+
+
+def test_aliasing_between_arguments_is_part_of_the_key():
+    f = make()
+    x, y = A(8, "float64"), A(8, "float64")
+    assert f.signature(1.0, x, x) != f.signature(1.0, x, y)
+    assert f.signature(1.0, x, x) == f.signature(1.0, y, y)
+    z = A(16, "float64")
+    assert f.signature(1.0, z[:8], z[8:]) == f.signature(1.0, x, y)       # disjoint
+    assert f.signature(1.0, z[:8], z[4:12]) != f.signature(1.0, x, y)     # overlapping
+
+
+def test_aliased_call_is_traced_for_its_own_dependencies():
+    calls = []
+
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        s.host(lambda a: calls.append("w"), gt.Out(x))
+        s.host(lambda a: calls.append("r"), gt.In(y))
+    h = gt.pinned_empty(4)
+    g_same = f.compile(h, h)
+    g_diff = f.compile(h, gt.pinned_empty(4))
+    assert g_same.ir.edges() == [(0, 1)] and g_diff.ir.edges() == []
+
+
+def test_dynamic_scalar_rebinds_kernels_memsets_and_host_callbacks():
+    seen = []
+
+    @gt.graph(backend="sim")
+    def f(s, x, v, h):
+        s.memset(x, v)
+        s.copy(h, x)
+        s.host(lambda arr, v: seen.append((arr.sum(), v)), gt.In(h), v)
+    x, h = cuda.to_device(np.zeros(4, np.float32)), gt.pinned_empty(4, np.float32)
+    f(x, 1.0, h)
+    f(x, 2.0, h)
+    assert seen == [(4.0, 1.0), (8.0, 2.0)]
+    assert f.cache_info().misses == 1
+
+
+def test_rebinding_host_arrays_of_callbacks():
+    seen = []
+
+    @gt.graph(backend="sim")
+    def f(s, h):
+        s.host(lambda a: seen.append(a.copy()), gt.In(h[1:3]))
+    h1, h2 = gt.pinned_empty(4), gt.pinned_empty(4)
+    h1[:], h2[:] = [1, 2, 3, 4], [5, 6, 7, 8]
+    f(h1)
+    f(h2)
+    assert [list(a) for a in seen] == [[2, 3], [6, 7]]
+
+
+def test_retrace_warning_names_the_changing_argument_once():
+    @gt.graph(backend="sim")
+    def f(s, x, k):
+        s.memset(x, 0)
+    with pytest.warns(gt.RetraceWarning, match=r"argument\(s\) x keep changing") as rec:
+        for n in range(1, 12):
+            f(dev(np.zeros(n)), 1.0)
+    assert len(rec) == 1
+
+
+def test_cache_is_bounded_and_can_be_cleared():
+    @gt.graph(backend="sim", maxsize=3)
+    def f(s, x):
+        s.memset(x, 0)
+    for n in range(1, 6):
+        f(dev(np.zeros(n)))
+    assert f.cache_info().currsize == 3 and f.cache_info().maxsize == 3
+    f.clear_cache()
+    assert f.cache_info().currsize == 0
+
+
+def test_compiled_graph_keeps_its_buffers_alive_until_the_cache_is_cleared():
+    @gt.graph(backend="sim")
+    def f(s, h):
+        s.host(lambda a: None, h)
+    h = gt.pinned_empty(16)
+    ref = weakref.ref(h)
+    f(h)
+    del h
+    gc.collect()
+    assert ref() is not None
+    f.clear_cache()
+    gc.collect()
+    assert ref() is None
+
+
+def test_same_arguments_again_skip_signature_and_rebinding():
+    f = make()
+    x, y = dev(np.arange(8)), dev(np.zeros(8))
+    f(1.0, x, y)
+    g = f.compile(1.0, x, y)
+    bind = g.bind
+    g.bind = lambda *a: pytest.fail("rebound on a repeated call")
+    f(1.0, x, y)
+    g.bind = bind
+    assert y.copy_to_host()[4:].tolist() == [8.0, 10.0, 12.0, 14.0]
+
+
+def test_traces_in_different_threads_do_not_mix():
+    graphs = {}
+
+    def work(name, n):
+        @gt.graph(static=("n",))
+        def f(s, x, n):
+            for _ in range(n):
+                s.memset(x, 0)
+        for _ in range(20):
+            graphs[name] = f.trace(A(8), n)
+    ts = [threading.Thread(target=work, args=(i, i + 1)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    assert {k: len(g.nodes) for k, g in graphs.items()} == {0: 1, 1: 2, 2: 3, 3: 4}
+
+
+def test_backend_can_be_chosen_per_call():
+    @gt.graph
+    def f(s, x):
+        s.memset(x, 7)
+    x = cuda.to_device(np.zeros(3, np.int32))
+    f(x, backend="sim")
+    assert x.copy_to_host().tolist() == [7, 7, 7]
+    with pytest.raises(ValueError, match="backend must be"):
+        f(x, backend="cpu")

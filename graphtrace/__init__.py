@@ -12,6 +12,7 @@ from .ir import Graph, Node, Scalar
 from .ops.kernel import kernel
 from .trace import Stream
 from .sim import reference, simulate
+from .check import check, Race
 from . import backend
 from . import _guards  # noqa: F401  (host-sync guards, installed at the first trace)
 
@@ -20,6 +21,7 @@ __version__ = "0.1.0"
 __all__ = [
     "graph", "GraphFunction", "CacheInfo", "RetraceWarning", "Graph", "Node", "Scalar", "Stream",
     "In", "Out", "InOut", "kernel", "pinned_empty", "reference", "simulate", "backend",
+    "check", "Race",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "EmitError",

@@ -41,10 +41,10 @@ def reference(kernel):
     ...     y[:n] += a * x[:n]
     """
     def register_fn(fn):
-        inner = getattr(kernel, "inner", None)
-        for k in (kernel, getattr(kernel, "kernel", None), getattr(inner, "kernel", None)):
-            if k is not None:
-                _references[id(k)] = (k, fn)
+        from .ops.kernel import Adapter
+        keys = [kernel.kernel] if isinstance(kernel, Adapter) else [kernel]
+        for k in keys:
+            _references[id(k)] = (k, fn)
         return fn
     return register_fn
 

@@ -3,8 +3,12 @@ import os
 
 import pytest
 
-import graphtrace  # noqa: F401  (imported first: without a GPU numba then builds simulator kernels)
-from helpers import FakeDeviceArray
+# The CPU tests run on the simulator, also on a machine with a GPU (tests/gpu run
+# on their own there: tools/gpu_check.py).
+os.environ.setdefault("GRAPHTRACE_BACKEND", "sim")
+
+import graphtrace  # noqa: E402,F401  (imported first: numba then builds simulator kernels)
+from helpers import FakeDeviceArray  # noqa: E402
 
 
 @pytest.fixture

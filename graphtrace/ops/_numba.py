@@ -66,12 +66,23 @@ class NumbaAdapter(Adapter):
         return out
 
     def simulate(self, grid, block, shared_mem, values):
+        from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
         if not self.simulated:
             from ..sim import simulator_kernel
             kern = simulator_kernel(self.kernel.py_func)
         else:
             kern = self.kernel
+        # device arrays of the simulator: numba would copy (and refuse strided) numpy ones
+        values = [_as_sim_array(v, FakeCUDAArray) for v in values]
         kern[grid, block, 0, shared_mem](*values)
+
+
+def _as_sim_array(v, fake):
+    if isinstance(v, np.ndarray):
+        return fake(v)
+    if isinstance(v, (tuple, list)):
+        return type(v)(_as_sim_array(x, fake) for x in v)
+    return v
 
 
 def flatten(ty, arg, value_of, out: list, adapter=None, index=0) -> None:

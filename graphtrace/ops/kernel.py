@@ -253,7 +253,9 @@ def update_definition(cg, node, gnode):
 def simulate(sim, node):
     """Run the kernel on the CPU; with ``sim.check``, prove its read-only arrays stay so."""
     a = node.attrs
-    kept = [(b, sim.array(b).copy()) for b, m in node.accesses if m == "r"] if sim.check else []
+    written = [b for b, m in node.accesses if "w" in m]
+    kept = [(b, sim.array(b).copy()) for b, m in node.accesses  # read-only bytes only
+            if m == "r" and not any(b.overlaps(w) for w in written)] if sim.check else []
     node.target.simulate(a["grid"], a["block"], a["shared_mem"], [sim.value(v) for v in node.args])
     for b, before in kept:
         if not np.array_equal(sim.array(b), before, equal_nan=True):

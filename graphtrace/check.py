@@ -1,0 +1,77 @@
+"""``gt.check(graph)``: conflicting nodes that the DAG leaves unordered.
+
+Two nodes conflict when their bytes overlap and one of them writes (or one
+of them is opaque). In ``deps="data"`` graphs every conflict is ordered by
+construction, so a report there is a bug in graphtrace; in ``deps="streams"``
+graphs a report is a race in the user's own stream ordering.
+"""
+from __future__ import annotations
+
+from .errors import format_source
+from .ir import Graph, Node, _Namer
+
+__all__ = ["check", "Race"]
+
+
+class Race:
+    """Two unordered nodes that touch the same bytes, one of them writing."""
+
+    __slots__ = ("first", "second", "buffers", "_text")
+
+    def __init__(self, first: Node, second: Node, buffers: tuple, text: str):
+        self.first, self.second, self.buffers, self._text = first, second, buffers, text
+
+    def __str__(self):
+        return self._text
+
+    def __repr__(self):
+        return f"<Race %{self.first.index} / %{self.second.index}>"
+
+
+def _reachability(graph: Graph) -> list[int]:
+    """reach[i]: bitmask of the nodes reachable from node i (recording order is topological)."""
+    reach = [0] * len(graph.nodes)
+    users: list[list[int]] = [[] for _ in graph.nodes]
+    for n in graph.nodes:
+        for d in n.deps:
+            users[d.index].append(n.index)
+    for i in range(len(graph.nodes) - 1, -1, -1):
+        r = 0
+        for u in users[i]:
+            r |= reach[u] | (1 << u)
+        reach[i] = r
+    return reach
+
+
+def _conflict(a: Node, b: Node):
+    """The pair of views by which two nodes conflict, or None."""
+    if a.opaque or b.opaque:
+        return ("*", "*")
+    for ba, ma in a.accesses:
+        for bb, mb in b.accesses:
+            if ("w" in ma or "w" in mb) and ba.overlaps(bb):
+                return (ba, bb)
+    return None
+
+
+def check(graph: Graph) -> list[Race]:
+    """Every pair of conflicting nodes with no path between them, in recording order."""
+    reach = _reachability(graph)
+    namer, races = _Namer(), []
+    nodes = graph.nodes
+    for j, b in enumerate(nodes):
+        for i in range(j):
+            if reach[i] >> j & 1:
+                continue
+            a = nodes[i]
+            hit = _conflict(a, b)
+            if hit is None:
+                continue
+            what = "are opaque" if hit[0] == "*" else \
+                f"touch {namer.buffer(hit[0])} / {namer.buffer(hit[1])}, one writing,"
+            text = (f"%{i} {graph.describe(a, namer)} ({format_source(a.source)}) and "
+                    f"%{j} {graph.describe(b, namer)} ({format_source(b.source)}) {what} "
+                    "but nothing orders them: join the streams, record/wait an event, or "
+                    "use deps=\"data\"")
+            races.append(Race(a, b, hit, text))
+    return races

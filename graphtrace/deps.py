@@ -18,7 +18,7 @@ from sortedcontainers import SortedList
 
 from .buffers import Buffer
 
-__all__ = ["DataDeps", "StreamDeps", "reduce_preds", "make_tracker", "EVERYTHING"]
+__all__ = ["DataDeps", "StreamDeps", "Reduction", "make_tracker", "EVERYTHING"]
 
 # What an opaque node touches: every byte of the (unified) address space.
 EVERYTHING = Buffer(0, (1 << 64,), (1,), np.uint8, -2, None)
@@ -43,23 +43,73 @@ class _Segment:
         self.reads = [a for a in reads if not a.dead] if reads else []
 
 
-def reduce_preds(preds) -> list:
-    """Drop every predecessor that another one already reaches."""
-    if len(preds) < 2:
-        return list(preds)
-    lo = min(p.index for p in preds)
-    redundant, seen = set(), set()
-    for q in sorted(preds, key=lambda n: n.index, reverse=True):
-        stack = list(q.deps)
-        while stack:
-            n = stack.pop()
-            if n.index < lo or n in seen:
-                continue
-            seen.add(n)
-            if n in preds:
-                redundant.add(n)
-            stack.extend(n.deps)
-    return sorted((p for p in preds if p not in redundant), key=lambda n: n.index)
+class Reduction:
+    """Transitive reduction as nodes arrive, with chains to answer most questions.
+
+    Every node joins a chain: it extends the chain of a predecessor that is
+    that chain's last node, or starts a new one. Along a chain every node
+    reaches every later one, so "does p reach q?" for p and q on one chain is a
+    comparison of positions. Only the questions left open are answered by a
+    search backwards from the newer predecessors, which stops as soon as every
+    question is settled. A long chain of dependent work is then O(1) per node.
+    """
+
+    def __init__(self):
+        self.chain: list[int] = []   # node index -> chain id
+        self.pos: list[int] = []     # node index -> position on its chain
+        self.tail: list[int] = []    # chain id -> index of its last node
+
+    def reduce(self, preds) -> list:
+        """Drop every predecessor that another one already reaches."""
+        if len(preds) < 2:
+            return list(preds)
+        chain, pos = self.chain, self.pos
+        ps = sorted(preds, key=lambda n: n.index)
+        open_, redundant = [], set()
+        for i, p in enumerate(ps):
+            c, k = chain[p.index], pos[p.index]
+            if any(chain[q.index] == c and pos[q.index] > k for q in ps[i + 1:]):
+                redundant.add(p)
+            else:
+                open_.append(p)
+        if len(open_) > 1:
+            self._search(open_, redundant)
+        return [p for p in ps if p not in redundant]
+
+    def _search(self, ps, redundant) -> None:
+        """Settle "does p reach a later q?" by walking back from the q's."""
+        chain, pos = self.chain, self.pos
+        lo = ps[0].index
+        wanted = {p.index: p for p in ps[:-1]}
+        seen = set()
+        for q in reversed(ps):
+            wanted.pop(q.index, None)
+            if not wanted:
+                return
+            stack = list(q.deps)
+            while stack and wanted:
+                n = stack.pop()
+                if n.index < lo or n.index in seen:
+                    continue
+                seen.add(n.index)
+                for w in [w for w in wanted.values()
+                          if chain[w.index] == chain[n.index] and pos[w.index] <= pos[n.index]]:
+                    redundant.add(w)
+                    del wanted[w.index]
+                stack.extend(n.deps)
+
+    def place(self, node) -> None:
+        """Put a node whose ``deps`` are final on a chain."""
+        for d in node.deps:
+            c = self.chain[d.index]
+            if self.tail[c] == d.index:
+                self.chain.append(c)
+                self.pos.append(self.pos[d.index] + 1)
+                self.tail[c] = node.index
+                return
+        self.chain.append(len(self.tail))
+        self.pos.append(0)
+        self.tail.append(node.index)
 
 
 class DataDeps:
@@ -71,6 +121,7 @@ class DataDeps:
         self._starts = SortedList([0])      # the same starts, ordered
         self._barrier = None      # the latest opaque node
         self._untracked = []      # nodes since then that touch no memory
+        self._reduction = Reduction()
 
     def _split(self, at: int) -> None:
         if at in self._at:
@@ -121,7 +172,8 @@ class DataDeps:
                                 (a.buf is buf or a.buf.overlaps(buf)):
                             preds.add(a.node)
                     seg.reads.append(entry)
-        node.deps = reduce_preds(preds)
+        node.deps = self._reduction.reduce(preds)
+        self._reduction.place(node)
         return node.deps
 
     @staticmethod
@@ -152,10 +204,12 @@ class StreamDeps:
     def __init__(self):
         self._tail: dict[int, set] = {0: set()}   # what the next op on a stream waits for
         self._events: dict[int, set] = {}          # id(event node) -> tail at record time
+        self._reduction = Reduction()
 
     def add(self, node, stream: int = 0) -> list:
         tail = self._tail.setdefault(stream, set())
-        node.deps = reduce_preds(tail)
+        node.deps = self._reduction.reduce(tail)
+        self._reduction.place(node)
         self._tail[stream] = {node}
         return node.deps
 

@@ -94,11 +94,11 @@ def run_op(s, arrays, o):
             k[1, 16, s](*vs)
     elif kind == "copy":
         if s is None:
-            np.copyto(vs[0]._ary, vs[1]._ary)
+            vs[0].copy_to_device(vs[1])
         else:
             s.copy(vs[0], vs[1])
     elif s is None:
-        vs[0]._ary[...] = value
+        vs[0][:] = value
     else:
         s.memset(vs[0], value)
 

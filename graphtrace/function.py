@@ -78,7 +78,7 @@ class _Call:
         self.objs, self.bufs, self.svals = [], [], []
         parts = tuple(walk(bound.arguments[k], k, k in fn.static, self._leaf)
                       for k in fn.params)
-        self.key = (parts, _alias_pattern(self.bufs))
+        self.key = (tuple(_freeze(p) for p in parts), _alias_pattern(self.bufs))
 
     def _leaf(self, kind, path, v):
         if kind == "array":
@@ -90,6 +90,17 @@ class _Call:
             self.svals.append(v)
             return type(v)
         return ("static", type(v), v)
+
+
+def _freeze(v):
+    """A hashable form of an argument structure (lists and dicts tagged apart)."""
+    if isinstance(v, list):
+        return ("list", tuple(_freeze(x) for x in v))
+    if isinstance(v, dict):
+        return ("dict", tuple((k, _freeze(x)) for k, x in v.items()))
+    if isinstance(v, tuple):
+        return (type(v), tuple(_freeze(x) for x in v))
+    return v
 
 
 _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)

@@ -190,3 +190,18 @@ def test_backend_can_be_chosen_per_call():
     assert x.copy_to_host().tolist() == [7, 7, 7]
     with pytest.raises(ValueError, match="backend must be"):
         f(x, backend="cpu")
+
+
+def test_nested_arguments_go_through_the_call_path():
+    @gt.graph(backend="sim")
+    def f(s, bufs, cfg):
+        for b in bufs:
+            s.memset(b, cfg["v"])
+        s.memset(cfg["out"], 1)
+    xs = [cuda.to_device(np.zeros(2, np.int32)) for _ in range(2)]
+    out = cuda.to_device(np.zeros(2, np.int32))
+    f(xs, {"v": 3, "out": out})
+    f(xs[::-1], {"v": 4, "out": out})
+    assert f.cache_info().misses == 1
+    assert [x.copy_to_host().tolist() for x in xs] == [[4, 4], [4, 4]]
+    assert f.signature([A(2)], {"v": 1}) != f.signature((A(2),), {"v": 1})

@@ -95,6 +95,21 @@ def run():
             compiled.rebind([o], [p], [], route=route)
         t = host_us(rebind, reps=40, sync=sync)
         row(f"rebind route '{route}', 1000 kernel nodes", t, t / N)
+    # where a per-node update's time goes (one kernel node, prepacked arguments)
+    gn = compiled.gnodes[N // 2]
+    cfg_, kern_, _meta = compiled.state[N // 2]
+    args_ = [x2.data.ptr, np.int32(32)]
+    row("exec node lookup graph[node]", host_us(lambda: compiled.graph[gn], reps=50))
+    ex = compiled.graph[gn]
+    row("exec node update(config, kernel, args)",
+        host_us(lambda: ex.update(config=cfg_, kernel=kern_, args=args_), reps=50))
+    row("definition node update(config, kernel, args)",
+        host_us(lambda: gn.update(config=cfg_, kernel=kern_, args=args_), reps=50))
+    row("Graph.update(definition), 1000 nodes",
+        host_us(lambda: compiled.graph.update(compiled.definition), reps=20), None)
+    restore = [compiled.value_of(b).ptr for b in compiled.ir.nodes[N // 2].reads][:1]
+    gn.update(config=cfg_, kernel=kern_, args=restore + [np.int32(32)])
+    compiled.graph.update(compiled.definition)   # back to the current binding
     scaled(x1, 1.0, N, stream=st)
     vals = itertools.cycle([1.0, 2.0])
     t = host_us(lambda: scaled(x1, next(vals), N, stream=st), sync=sync, reps=60)

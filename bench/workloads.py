@@ -1,0 +1,211 @@
+"""Workload 5: real steps made of many small kernels.
+
+- Jacobi: a 2-D stencil time loop (256x256, 100 steps = 200 kernels per call),
+  with the same kernel from numba and from cupy, eager against graphtrace.
+- Conjugate gradient on a 1-D Poisson matrix (n = 16384, 8 nodes per
+  iteration: two dots with atomics, a matvec, updates, a memset pair and a
+  copy), 200 iterations. Eager checks the residual on the host every
+  iteration (the usual loop) or every 10; graphtrace runs 10 iterations per
+  graph and checks after each graph.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+import graphtrace as gt
+
+JACOBI_SRC = r'''
+extern "C" __global__ void jacobi(const double* u, double* v, int n) {
+    int i = blockIdx.y * blockDim.y + threadIdx.y, j = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i > 0 && i < n - 1 && j > 0 && j < n - 1)
+        v[i * n + j] = 0.25 * (u[(i - 1) * n + j] + u[(i + 1) * n + j] + u[i * n + j - 1] + u[i * n + j + 1]);
+}
+'''
+CG_SRC = r'''
+extern "C" __global__ void matvec(const double* p, double* Ap, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) Ap[i] = 2.0 * p[i] - (i > 0 ? p[i - 1] : 0.0) - (i < n - 1 ? p[i + 1] : 0.0);
+}
+extern "C" __global__ void dot(const double* a, const double* b, double* out, int n) {
+    __shared__ double part[256];
+    double s = 0.0;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)
+        s += a[i] * b[i];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (int k = blockDim.x / 2; k > 0; k /= 2) {
+        if (threadIdx.x < k) part[threadIdx.x] += part[threadIdx.x + k];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicAdd(out, part[0]);
+}
+extern "C" __global__ void update_xr(double* x, double* r, const double* p, const double* Ap,
+                                    const double* rr, const double* pAp, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double alpha = rr[0] / pAp[0];
+    if (i < n) { x[i] += alpha * p[i]; r[i] -= alpha * Ap[i]; }
+}
+extern "C" __global__ void update_p(double* p, const double* r, const double* rr_new,
+                                   const double* rr, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    double beta = rr_new[0] / rr[0];
+    if (i < n) p[i] = r[i] + beta * p[i];
+}
+'''
+
+
+def wall_us(fn, sync, reps=5):
+    fn()
+    sync()
+    out = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        out.append(time.perf_counter() - t0)
+    return float(np.median(out)) * 1e6
+
+
+def jacobi(rows):
+    import cupy as cp
+    from numba import cuda
+    n, steps = 256, 100
+    k_cp = cp.RawKernel(JACOBI_SRC, "jacobi")
+
+    @cuda.jit
+    def k_nb(u, v):
+        i, j = cuda.grid(2)
+        m = u.shape[0]
+        if 0 < i < m - 1 and 0 < j < m - 1:
+            v[i, j] = 0.25 * (u[i - 1, j] + u[i + 1, j] + u[i, j - 1] + u[i, j + 1])
+
+    st = cp.cuda.Stream(non_blocking=True)
+    nst = cuda.external_stream(st.ptr)
+    init = np.random.default_rng(0).standard_normal((n, n))
+    blocks, threads = (n // 16, n // 16), (16, 16)
+
+    def arrays():
+        return cp.asarray(init), cp.asarray(init)
+
+    u, v = arrays()
+    un, vn = cuda.as_cuda_array(u), cuda.as_cuda_array(v)
+
+    def eager_numba():
+        for _ in range(steps):
+            k_nb[blocks, threads, nst](un, vn)
+            k_nb[blocks, threads, nst](vn, un)
+
+    def eager_cupy():
+        for _ in range(steps):
+            k_cp(blocks, threads, (u, v, np.int32(n)), stream=st)
+            k_cp(blocks, threads, (v, u, np.int32(n)), stream=st)
+
+    @gt.graph
+    def g_numba(s, u, v):
+        for _ in range(steps):
+            k_nb[blocks, threads, s](u, v)
+            k_nb[blocks, threads, s](v, u)
+
+    @gt.graph
+    def g_cupy(s, u, v):
+        for _ in range(steps):
+            s.launch(k_cp, blocks, threads, u, v, n)
+            s.launch(k_cp, blocks, threads, v, u, n)
+
+    results = {}
+    for name, fn in (("eager numba", eager_numba), ("eager cupy", eager_cupy),
+                     ("graphtrace numba", lambda: g_numba(u, v, stream=st)),
+                     ("graphtrace cupy", lambda: g_cupy(u, v, stream=st))):
+        u[...] = cp.asarray(init)
+        v[...] = cp.asarray(init)
+        cp.cuda.Device().synchronize()
+        fn()
+        st.synchronize()
+        results[name] = cp.asnumpy(u)
+        us = wall_us(fn, st.synchronize)
+        rows.append({"workload": "jacobi 256x256, 100 steps", "variant": name, "us": us})
+        print(f"jacobi {name:<20} {us:10.1f} us", flush=True)
+    ref = results["eager cupy"]
+    for name, res in results.items():
+        assert np.allclose(res, ref, rtol=1e-12, atol=1e-12), f"jacobi {name} differs"
+
+
+def cg(rows):
+    import cupy as cp
+    n, per_graph, iters = 1 << 14, 10, 200
+    mod = cp.RawModule(code=CG_SRC)
+    f = {name: mod.get_function(name) for name in ("matvec", "dot", "update_xr", "update_p")}
+    k = {name: gt.kernel(mod, name=name) for name in f}
+    st = cp.cuda.Stream(non_blocking=True)
+    grid, block = ((n + 255) // 256,), (256,)
+    b = cp.asarray(np.random.default_rng(1).standard_normal(n))
+
+    def state():
+        x = cp.zeros(n)
+        r, p = b.copy(), b.copy()
+        Ap = cp.zeros(n)
+        rr, rr_new, pAp = cp.zeros(1), cp.zeros(1), cp.zeros(1)
+        rr[...] = cp.dot(r, r)
+        cp.cuda.Device().synchronize()   # made on the default stream; st does not wait for it
+        return x, r, p, Ap, rr, rr_new, pAp
+
+    def eager_iteration(x, r, p, Ap, rr, rr_new, pAp):
+        pAp.fill(0)
+        f["matvec"](grid, block, (p, Ap, np.int32(n)), stream=st)
+        f["dot"]((64,), block, (p, Ap, pAp, np.int32(n)), stream=st)
+        f["update_xr"](grid, block, (x, r, p, Ap, rr, pAp, np.int32(n)), stream=st)
+        rr_new.fill(0)
+        f["dot"]((64,), block, (r, r, rr_new, np.int32(n)), stream=st)
+        f["update_p"](grid, block, (p, r, rr_new, rr, np.int32(n)), stream=st)
+        rr[...] = rr_new
+
+    @gt.graph
+    def cg_steps(s, x, r, p, Ap, rr, rr_new, pAp):
+        for _ in range(per_graph):
+            s.memset(pAp, 0)
+            s.launch(k["matvec"], grid, block, p, Ap, n)
+            s.launch(k["dot"], 64, block, p, Ap, pAp, n)
+            s.launch(k["update_xr"], grid, block, x, r, p, Ap, rr, pAp, n)
+            s.memset(rr_new, 0)
+            s.launch(k["dot"], 64, block, r, r, rr_new, n)
+            s.launch(k["update_p"], grid, block, p, r, rr_new, rr, n)
+            s.copy(rr, rr_new)
+
+    def run_eager(check_every):
+        vals = state()
+        with st:
+            for i in range(iters):
+                eager_iteration(*vals)
+                if (i + 1) % check_every == 0 and float(vals[4][0]) < 1e-30:
+                    break
+        return vals
+
+    def run_graph():
+        vals = state()
+        for _ in range(iters // per_graph):
+            cg_steps(*vals, stream=st)
+            if float(vals[4][0]) < 1e-30:   # the host check, once per graph
+                break
+        return vals
+
+    results = {}
+    for name, fn in (("eager, check every iteration", lambda: run_eager(1)),
+                     ("eager, check every 10", lambda: run_eager(per_graph)),
+                     ("graphtrace, 10 iterations per graph", run_graph)):
+        results[name] = cp.asnumpy(fn()[0])
+        st.synchronize()
+        us = wall_us(fn, st.synchronize, reps=3)
+        rows.append({"workload": "CG n=16384, 200 iterations", "variant": name, "us": us})
+        print(f"cg {name:<36} {us:10.1f} us", flush=True)
+    ref = results["eager, check every iteration"]
+    for name, res in results.items():
+        assert np.allclose(res, ref, rtol=1e-8, atol=1e-10), f"cg {name} differs"
+
+
+def run():
+    rows = []
+    jacobi(rows)
+    cg(rows)
+    return rows

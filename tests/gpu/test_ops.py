@@ -150,3 +150,24 @@ def test_concurrent_calls_from_threads(cp, rng):
         t.join()
     for x, e in zip(xs, expect):
         assert cp.allclose(x, e)
+
+
+def test_streams_mode_and_an_event_record_node(rng):
+    from cuda.core import Device
+    a0, b0 = rng.standard_normal(256), rng.standard_normal(256)
+    a, b, out = cuda.to_device(a0), cuda.to_device(b0), cuda.device_array(256)
+    ev = Device().create_event()
+
+    @gt.graph(deps="streams")
+    def f(s, a, b, out):
+        t = s.fork()
+        inc[1, 256, s](a, 1.0)
+        inc[1, 256, t](b, 2.0)
+        s.join(t)
+        combine[1, 256, s](a, b, out)
+        s.record(ev)
+    g = f.compile(a, b, out)
+    assert sorted(g.ir.edges()) == [(0, 2), (1, 2), (2, 3)]
+    g.launch()
+    ev.sync()
+    assert np.allclose(out.copy_to_host(), (a0 + 1) * 3 + (b0 + 2))

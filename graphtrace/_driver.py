@@ -44,8 +44,16 @@ def _pointer_attr(ptr: int, attr_name: str):
     return value if err == drv.CUresult.CUDA_SUCCESS else None
 
 
+@functools.cache
+def device_count() -> int:
+    drv = driver()
+    return 0 if drv is None else drv.cuDeviceGetCount()[1]
+
+
 def device_of(ptr: int) -> int:
     """Ordinal of the device owning a device pointer (0 when unknown)."""
+    if device_count() <= 1:
+        return 0  # one device: no need to ask the driver on every call
     value = _pointer_attr(ptr, "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL")
     return int(value) if value is not None else 0
 

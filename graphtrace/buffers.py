@@ -37,13 +37,20 @@ class Buffer:
 
     def __init__(self, ptr, shape, strides, dtype, device, obj,
                  pinned=False, readonly=False):
-        self.ptr, self.shape, self.strides = int(ptr), tuple(shape), tuple(strides)
+        """``strides=None`` means C-contiguous (the usual case, laid out at once)."""
+        self.ptr, self.shape = int(ptr), tuple(shape)
         self.dtype, self.device, self.obj = np.dtype(dtype), device, obj
         self.pinned, self.readonly = pinned, readonly
         self.label = None  # set by the tracer: the user's name for this view
         self.base = self   # the argument (or closure) array this view lies in
         self._starts = None
-        self._layout()
+        if strides is None:
+            self.strides = _c_strides(self.shape, self.dtype.itemsize)
+            n = math.prod(self.shape) * self.dtype.itemsize
+            self.lo, self.hi, self.run, self.step = self.ptr, self.ptr + n, n, 0
+        else:
+            self.strides = tuple(strides)
+            self._layout()
 
     def _layout(self):
         size = self.dtype.itemsize
@@ -203,7 +210,7 @@ def _c_strides(shape, itemsize):
 def _from_interface(iface, obj, device, pinned=False):
     dtype = _typestr_dtype(iface["typestr"], iface.get("descr"))
     shape = tuple(iface["shape"])
-    strides = iface.get("strides") or _c_strides(shape, dtype.itemsize)
+    strides = iface.get("strides")  # None: C-contiguous
     ptr, readonly = iface["data"]
     return Buffer(ptr or 0, shape, strides, dtype, device, obj, pinned, bool(readonly))
 
@@ -245,8 +252,7 @@ def _from_dlpack(obj) -> Buffer:
     dev_type, dev_id = obj.__dlpack_device__()
     v = StridedMemoryView(obj, stream_ptr=-1)
     itemsize = np.dtype(v.dtype).itemsize
-    strides = tuple(s * itemsize for s in v.strides) if v.strides is not None \
-        else _c_strides(v.shape, itemsize)
+    strides = tuple(s * itemsize for s in v.strides) if v.strides is not None else None
     device = dev_id if dev_type in (2, 13) else HOST  # kDLCUDA, kDLCUDAManaged
     return Buffer(v.ptr, v.shape, strides, v.dtype, device, obj,
                   pinned=dev_type == 3, readonly=v.readonly)

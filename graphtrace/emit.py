@@ -21,11 +21,14 @@ __all__ = ["CompiledGraph", "as_stream", "materialize"]
 _tls = threading.local()
 _streams: dict[int, tuple] = {}   # id(stream object) -> (it, its cuda.core Stream)
 
-# Host cost of the two update routes on an H200 (bench/RESULTS.md): updating one
-# executable node, updating one definition node, and Graph.update per node held.
-EXEC_NODE_UPDATE_US = 4.6
-DEFINITION_NODE_UPDATE_US = 1.0
-WHOLE_GRAPH_US_PER_NODE = 0.65
+# Host cost of the two update routes, measured through cuda.core on an H200
+# (bench/RESULTS.md): updating one executable kernel node, updating one
+# definition node, and Graph.update(definition) per node the graph holds. With
+# these figures updating executable nodes one by one is always the cheaper
+# route; the whole-graph route stays for setups where the figures differ.
+EXEC_NODE_UPDATE_US = 1.1
+DEFINITION_NODE_UPDATE_US = 2.0
+WHOLE_GRAPH_US_PER_NODE = 0.065
 
 
 def materialize(value):
@@ -128,7 +131,7 @@ class CompiledGraph(Binding):
                             f"({type(e).__name__}: {e})", source=self.ir.nodes[0].source
                             if self.ir.nodes else None) from e
         self._uploaded = False
-        self._exec: dict = {}
+        self._exec: list = [None] * len(gnodes)
 
     # --- running -----------------------------------------------------------
     def _make_current(self):
@@ -180,11 +183,15 @@ class CompiledGraph(Binding):
         whole = n_changed * DEFINITION_NODE_UPDATE_US + len(self.gnodes) * WHOLE_GRAPH_US_PER_NODE
         return "node" if per_node <= whole else "whole"
 
-    def exec_node(self, gnode):
-        """The executable node of a definition node (looked up once)."""
-        hit = self._exec.get(gnode)
+    def exec_node(self, index: int):
+        """The executable node of IR node ``index`` (looked up once).
+
+        Keyed by index: cuda.core graph nodes hash alike, so a dict keyed by
+        them costs a scan per lookup (100 us a node in a 1000-node graph).
+        """
+        hit = self._exec[index]
         if hit is None:
-            hit = self._exec[gnode] = self.graph[gnode]
+            hit = self._exec[index] = self.graph[self.gnodes[index]]
         return hit
 
     @property

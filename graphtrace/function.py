@@ -47,24 +47,45 @@ def _hashable(v) -> bool:
         return False
 
 
-def walk(value, path: str, static: bool, leaf):
+def path_str(path: tuple) -> str:
+    """``("xs", 0, "k")`` -> ``"xs[0]['k']"``: the user's name for a leaf."""
+    name, *rest = path
+    return name + "".join(f"[{k!r}]" for k in rest)
+
+
+def _rebuild(value, items):
+    if isinstance(value, dict):
+        return dict(zip(value.keys(), items))
+    return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+
+
+def _tagged(value, items):
+    """A hashable stand-in for a container (lists, tuples and dicts kept apart)."""
+    if isinstance(value, dict):
+        return ("dict", tuple(zip(value.keys(), items)))
+    return (type(value), tuple(items))
+
+
+def walk(value, path: tuple, static: bool, leaf, build=_rebuild):
     """Rebuild ``value`` with ``leaf(kind, path, v)`` applied to every leaf.
 
-    ``kind`` is ``"array"``, ``"scalar"`` or ``"static"``.
+    ``kind`` is ``"array"``, ``"scalar"`` or ``"static"``; ``path`` a tuple
+    (``path_str`` names it); ``build(container, items)`` makes each container.
     """
     if is_array(value):
         return leaf("array", path, value)
-    if isinstance(value, (list, tuple)) and not isinstance(value, str):
-        items = [walk(v, f"{path}[{i}]", static, leaf) for i, v in enumerate(value)]
-        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, (list, tuple)):
+        return build(value, [walk(v, path + (i,), static, leaf, build)
+                             for i, v in enumerate(value)])
     if isinstance(value, dict):
-        return {k: walk(v, f"{path}[{k!r}]", static, leaf) for k, v in value.items()}
+        return build(value, [walk(v, path + (k,), static, leaf, build)
+                             for k, v in value.items()])
     if _is_number(value) and not static:
         return leaf("scalar", path, value)
     if not _hashable(value):
         raise ArgumentError(
-            f"argument {path} of type {type(value).__name__} cannot be traced: pass "
-            "arrays, numbers, or lists/tuples/dicts of them; any other value must be "
+            f"argument {path_str(path)} of type {type(value).__name__} cannot be traced: "
+            "pass arrays, numbers, or lists/tuples/dicts of them; any other value must be "
             "hashable, and is then static (a new value traces a new graph)")
     return leaf("static", path, value)
 
@@ -76,9 +97,9 @@ class _Call:
 
     def __init__(self, fn: "GraphFunction", bound: inspect.BoundArguments):
         self.objs, self.bufs, self.svals = [], [], []
-        parts = tuple(walk(bound.arguments[k], k, k in fn.static, self._leaf)
+        parts = tuple(walk(bound.arguments[k], (k,), k in fn.static, self._leaf, _tagged)
                       for k in fn.params)
-        self.key = (tuple(_freeze(p) for p in parts), _alias_pattern(self.bufs))
+        self.key = (parts, _alias_pattern(self.bufs))
 
     def _leaf(self, kind, path, v):
         if kind == "array":
@@ -92,33 +113,36 @@ class _Call:
         return ("static", type(v), v)
 
 
-def _freeze(v):
-    """A hashable form of an argument structure (lists and dicts tagged apart)."""
-    if isinstance(v, list):
-        return ("list", tuple(_freeze(x) for x in v))
-    if isinstance(v, dict):
-        return ("dict", tuple((k, _freeze(x)) for k, x in v.items()))
-    if isinstance(v, tuple):
-        return (type(v), tuple(_freeze(x) for x in v))
-    return v
-
-
 _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)
 
 
-def _same_args(a: tuple, b: tuple) -> bool:
-    """Whether a call passes exactly the objects (or equal numbers) of the last one."""
-    if len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        if x is y:
-            if isinstance(x, (list, dict)) or (isinstance(x, tuple) and any(
-                    isinstance(e, (list, dict, tuple)) for e in x)):
-                return False   # a container whose contents may have changed
-            continue
-        if not (isinstance(x, _IMMUTABLE) and type(x) is type(y) and x == y):
+class _Snap:
+    """What a container argument held at the last call, by identity."""
+
+    __slots__ = ("type", "keys", "items")
+
+    def __init__(self, value):
+        self.type = type(value)
+        self.keys = tuple(value.keys()) if isinstance(value, dict) else None
+        items = value.values() if isinstance(value, dict) else value
+        self.items = tuple(_snapshot(v) for v in items)
+
+
+def _snapshot(value):
+    return _Snap(value) if isinstance(value, (list, tuple, dict)) else value
+
+
+def _same(x, snap) -> bool:
+    """Whether ``x`` holds exactly the objects (or equal numbers) ``snap`` recorded."""
+    if type(snap) is _Snap:
+        if type(x) is not snap.type or len(x) != len(snap.items):
             return False
-    return True
+        if snap.keys is not None:
+            if tuple(x.keys()) != snap.keys:
+                return False
+            x = x.values()
+        return all(_same(a, b) for a, b in zip(x, snap.items))
+    return x is snap or (isinstance(x, _IMMUTABLE) and type(x) is type(snap) and x == snap)
 
 
 def _default_backend():
@@ -199,17 +223,17 @@ class GraphFunction:
 
         def leaf(kind, path, v):
             if kind == "array":
-                arrays.append(tracer.add_argument(path, v))
+                arrays.append(tracer.add_argument(path_str(path), v))
                 return v
             if kind == "scalar":
-                s = Scalar(path, v, len(scalars))
+                s = Scalar(path_str(path), v, len(scalars))
                 scalars.append(s)
                 return s
             return v
 
         with tracer:
             for k in self.params:
-                bound.arguments[k] = walk(bound.arguments[k], k, k in self.static, leaf)
+                bound.arguments[k] = walk(bound.arguments[k], (k,), k in self.static, leaf)
             self._label_closure(tracer)
             bound.arguments[self._stream_param] = Stream(tracer)
             result = self.fn(*bound.args, **bound.kwargs)
@@ -287,18 +311,19 @@ class GraphFunction:
         """
         chosen = self._backend_now(backend)
         last = self._last
-        if last is not None and not kwargs and last[2] == chosen and _same_args(args, last[0]):
+        if last is not None and last[2] == chosen and _same((args, kwargs), last[0]):
             entry = last[1]   # the very arguments of the last call: nothing to rebind
             with entry._lock:
                 if entry._bound is last[0]:
                     entry.launch(stream)
                     return
         entry, call = self._compiled(args, kwargs, chosen)
+        snap = _snapshot((args, kwargs))
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
-            entry._bound = args if not kwargs else None
+            entry._bound = snap
             entry.launch(stream)
-        self._last = (args, entry, chosen) if not kwargs else None
+        self._last = (snap, entry, chosen)
 
     def _note_retrace(self, key) -> None:
         """Warn once when a function keeps tracing new signatures."""

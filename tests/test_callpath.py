@@ -205,3 +205,21 @@ def test_nested_arguments_go_through_the_call_path():
     assert f.cache_info().misses == 1
     assert [x.copy_to_host().tolist() for x in xs] == [[4, 4], [4, 4]]
     assert f.signature([A(2)], {"v": 1}) != f.signature((A(2),), {"v": 1})
+
+
+def test_repeated_list_argument_takes_the_fast_path_until_it_changes():
+    @gt.graph(backend="sim")
+    def f(s, xs, v):
+        for x in xs:
+            s.memset(x, v)
+    xs = [cuda.to_device(np.zeros(2, np.int32)) for _ in range(2)]
+    f(xs, 1)
+    g = f.compile(xs, 1)
+    bind = g.bind
+    g.bind = lambda *a: pytest.fail("rebound on a repeated call")
+    f(xs, 1)                       # the same list holding the same arrays
+    g.bind = bind
+    other = cuda.to_device(np.zeros(2, np.int32))
+    xs[1] = other                  # same list object, new contents: must rebind
+    f(xs, 2)
+    assert other.copy_to_host().tolist() == [2, 2]

@@ -241,7 +241,7 @@ def emit(em, node, parent):
 
 def update(cg, node, gnode):
     cfg, kern, meta = cg.state[node.index]
-    cg.exec_node(gnode).update(config=cfg, kernel=kern,
+    cg.exec_node(node.index).update(config=cfg, kernel=kern,
                                args=node.target.pack(meta, node.args, cg.value_of))
 
 

@@ -102,7 +102,7 @@ def _emit_memcpy(em, node, parent):
 
 def _update_memcpy(cg, node, gnode):
     dst, src, size = _memcpy_args(node, cg.value_of)
-    cg.exec_node(gnode).update(dst=dst, src=src, size=size)
+    cg.exec_node(node.index).update(dst=dst, src=src, size=size)
 
 
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
@@ -120,7 +120,7 @@ def _emit_memset(em, node, parent):
 
 def _update_memset(cg, node, gnode):
     dst, value, width = _memset_args(node, cg.value_of)
-    cg.exec_node(gnode).update(dst=dst, value=value, width=width)
+    cg.exec_node(node.index).update(dst=dst, value=value, width=width)
 
 
 def _sim_memcpy(sim, node):

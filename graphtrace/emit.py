@@ -21,14 +21,14 @@ __all__ = ["CompiledGraph", "as_stream", "materialize"]
 _tls = threading.local()
 _streams: dict[int, tuple] = {}   # id(stream object) -> (it, its cuda.core Stream)
 
-# Host cost of the two update routes, measured through cuda.core on an H200
-# (bench/RESULTS.md): updating one executable kernel node, updating one
-# definition node, and Graph.update(definition) per node the graph holds. With
-# these figures updating executable nodes one by one is always the cheaper
-# route; the whole-graph route stays for setups where the figures differ.
-EXEC_NODE_UPDATE_US = 1.1
-DEFINITION_NODE_UPDATE_US = 2.0
-WHOLE_GRAPH_US_PER_NODE = 0.065
+# Host cost of the two update routes through cuda.core on an H200 (bench/): one
+# executable kernel node while launches of the graph are in flight (12 us when
+# it is idle, 150-340 us a node when it is not), one definition node, and
+# Graph.update(definition) per node the graph holds. The whole-graph route wins
+# unless a handful of nodes change in a very large graph.
+EXEC_NODE_UPDATE_US = 150.0
+DEFINITION_NODE_UPDATE_US = 4.0
+WHOLE_GRAPH_US_PER_NODE = 0.075
 
 
 def materialize(value):
@@ -132,6 +132,7 @@ class CompiledGraph(Binding):
                             if self.ir.nodes else None) from e
         self._uploaded = False
         self._exec: list = [None] * len(gnodes)
+        self._exec_only: set = set()   # nodes updated where the definition cannot be
 
     # --- running -----------------------------------------------------------
     def _make_current(self):
@@ -154,32 +155,47 @@ class CompiledGraph(Binding):
     def rebind(self, objs: list, ptrs: list[int], svals: list, route: str | None = None) -> int:
         """Point the graph at new arguments; returns how many nodes were updated.
 
-        Two routes: update each changed node of the executable graph
-        (``"node"``), or update the changed nodes of the definition and then
-        the whole executable graph from it (``"whole"``, kernels only). By
-        default the cheaper one for this many nodes is taken.
+        Kernel nodes take one of two routes: update each changed node of the
+        executable graph (``"node"``), or update the definition and then the
+        whole executable graph from it (``"whole"``). Either way the
+        definition is kept current, so that a later whole-graph update never
+        brings back old values. Nodes whose definition cuda.core cannot
+        update (copies, memsets) are updated in the executable graph, and again
+        after every whole-graph update. By default the route is the cheaper
+        one for this many nodes, by the costs measured in bench/.
         """
         self._make_current()
         nodes = self.bind(objs, ptrs, svals)
         if not nodes:
             return 0
-        route = route or self._route(len(nodes))
-        whole = route == "whole" and all(OPS[n.kind].update_definition for n in nodes)
-        for node in nodes:
-            op, gnode = OPS[node.kind], self.gnodes[node.index]
-            try:
-                (op.update_definition if whole else op.update)(self, node, gnode)
-            except Exception as e:
-                raise EmitError(f"failed to update {node.kind} node %{node.index} "
-                                f"{self.ir.describe(node)} ({type(e).__name__}: {e})",
-                                source=node.source) from e
+        kernels = [n for n in nodes if OPS[n.kind].update_definition]
+        others = [n for n in nodes if not OPS[n.kind].update_definition]
+        whole = bool(kernels) and (route or self._route(len(kernels))) == "whole"
+        for node in kernels:
+            self._update(node, OPS[node.kind].update_definition)
+            if not whole:
+                self._update(node, OPS[node.kind].update)
         if whole:
             self.graph.update(self.definition)
+            others = sorted(set(others) | {self.ir.nodes[i] for i in self._exec_only},
+                            key=lambda n: n.index)
+        for node in others:
+            self._update(node, OPS[node.kind].update)
+            if node.kind != "host":   # host nodes read their arguments from a cell
+                self._exec_only.add(node.index)
         return len(nodes)
+
+    def _update(self, node, how) -> None:
+        try:
+            how(self, node, self.gnodes[node.index])
+        except Exception as e:
+            raise EmitError(f"failed to update {node.kind} node %{node.index} "
+                            f"{self.ir.describe(node)} ({type(e).__name__}: {e})",
+                            source=node.source) from e
 
     def _route(self, n_changed: int) -> str:
         """The cheaper update route, by the costs measured in bench/ (us)."""
-        per_node = n_changed * EXEC_NODE_UPDATE_US
+        per_node = n_changed * (EXEC_NODE_UPDATE_US + DEFINITION_NODE_UPDATE_US)
         whole = n_changed * DEFINITION_NODE_UPDATE_US + len(self.gnodes) * WHOLE_GRAPH_US_PER_NODE
         return "node" if per_node <= whole else "whole"
 

@@ -145,6 +145,22 @@ def _same(x, snap) -> bool:
     return x is snap or (isinstance(x, _IMMUTABLE) and type(x) is type(snap) and x == snap)
 
 
+def _same_call(args: tuple, kwargs: dict, snap) -> bool:
+    """``_same`` for a whole call, with the common flat case kept cheap."""
+    sargs, skw = snap
+    if len(args) != len(sargs) or (kwargs or skw) and not _same(kwargs, skw):
+        return False
+    for x, y in zip(args, sargs):
+        if x is y:
+            continue   # never true for a container: its snapshot is a new object
+        if type(y) is _Snap:
+            if not _same(x, y):
+                return False
+        elif not (isinstance(x, _IMMUTABLE) and type(x) is type(y) and x == y):
+            return False
+    return True
+
+
 def _default_backend():
     global _BACKEND
     if _BACKEND is None:
@@ -311,14 +327,14 @@ class GraphFunction:
         """
         chosen = self._backend_now(backend)
         last = self._last
-        if last is not None and last[2] == chosen and _same((args, kwargs), last[0]):
+        if last is not None and last[2] == chosen and _same_call(args, kwargs, last[0]):
             entry = last[1]   # the very arguments of the last call: nothing to rebind
             with entry._lock:
                 if entry._bound is last[0]:
                     entry.launch(stream)
                     return
         entry, call = self._compiled(args, kwargs, chosen)
-        snap = _snapshot((args, kwargs))
+        snap = (tuple(_snapshot(a) for a in args), _snapshot(kwargs) if kwargs else None)
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap

@@ -171,3 +171,26 @@ def test_streams_mode_and_an_event_record_node(rng):
     g.launch()
     ev.sync()
     assert np.allclose(out.copy_to_host(), (a0 + 1) * 3 + (b0 + 2))
+
+
+def test_update_routes_can_alternate_without_bringing_back_old_values(rng):
+    x0 = [rng.standard_normal(64).astype(np.float32) for _ in range(2)]
+    xs = [cuda.to_device(a) for a in x0]
+    expect = [a.copy() for a in x0]
+
+    @gt.graph
+    def f(s, x, v):
+        inc[1, 64, s](x, v)
+        s.memset(x[:4], v)
+    g = f.compile(xs[0], np.float32(1.0))
+    steps = [(0, 1.0, "node"), (1, 2.0, "whole"), (1, 3.0, "node"), (0, 3.0, "whole"),
+             (0, 4.0, "whole"), (1, 4.0, "node"), (1, 5.0, "whole")]
+    for i, v, route in steps:
+        x = xs[i]
+        g.rebind([x], [x.__cuda_array_interface__["data"][0]], [np.float32(v)], route=route)
+        g.launch()
+        cuda.synchronize()
+        expect[i] += np.float32(v)
+        expect[i][:4] = v
+        for j in range(2):
+            assert np.array_equal(xs[j].copy_to_host(), expect[j]), (i, v, route)

@@ -24,7 +24,7 @@ class CoreAdapter(Adapter):
     def __init__(self, k):
         super().__init__(k, "kernel", None, None)
 
-    def compile(self, values):
+    def compile(self, args):
         return self.kernel, None
 
     def pack(self, meta, args, value_of) -> list:

@@ -149,7 +149,7 @@ class CupyAdapter(Adapter):
         """Check at record time that every argument can be packed."""
         self.pack(None, args, lambda v: v.value if isinstance(v, Scalar) else v)
 
-    def compile(self, values):
+    def compile(self, args):
         if self._core is None:
             from cuda.core import Kernel
             self._core = Kernel.from_handle(self.kernel.kernel.ptr)

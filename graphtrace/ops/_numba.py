@@ -40,12 +40,13 @@ class NumbaAdapter(Adapter):
         self.simulated = type(k).__name__ == "FakeCUDAKernel"
         self._compiled: dict = {}   # numba argument types -> (cuda.core Kernel, types)
 
-    def compile(self, values):
-        """``(cuda.core Kernel, numba argument types)`` for these values."""
+    def compile(self, args):
+        """``(cuda.core Kernel, numba argument types)`` for these recorded arguments."""
         if self.simulated:
             raise RuntimeError("numba's CUDA simulator is enabled: no GPU kernel to emit")
+        from ..emit import materialize
         k = self.kernel
-        argtypes = tuple(k.typeof_pyval(v) for v in values)
+        argtypes = tuple(k.typeof_pyval(v) for v in materialize(args))
         hit = self._compiled.get(argtypes)
         if hit is not None:
             return hit

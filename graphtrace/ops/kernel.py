@@ -55,8 +55,8 @@ class Adapter:
         return self.intents[i] if self.intents and i < len(self.intents) else "rw"
 
     # Emission and simulation: see the subclasses.
-    def compile(self, values):
-        """``(cuda.core Kernel, meta)`` for these argument values (needs a GPU)."""
+    def compile(self, args):
+        """``(cuda.core Kernel, meta)`` for these recorded arguments (needs a GPU)."""
         raise NotImplementedError
 
     def pack(self, meta, args, value_of) -> list:
@@ -83,8 +83,8 @@ class Declared(Adapter):
     def validate(self, args):
         return self.inner.validate(args)
 
-    def compile(self, values):
-        return self.inner.compile(values)
+    def compile(self, args):
+        return self.inner.compile(args)
 
     def pack(self, meta, args, value_of):
         return self.inner.pack(meta, args, value_of)
@@ -225,15 +225,21 @@ def describe(node, namer) -> str:
     return f"{node.target.name}[{_dims(a['grid'])}, {_dims(a['block'])}{shm}]({args})"
 
 
+_configs: dict = {}   # (grid, block, shared_mem) -> LaunchConfig, shared by nodes
+
+
 def _config(node):
-    from cuda.core import LaunchConfig
     a = node.attrs
-    return LaunchConfig(grid=a["grid"], block=a["block"], shmem_size=a["shared_mem"])
+    key = (a["grid"], a["block"], a["shared_mem"])
+    cfg = _configs.get(key)
+    if cfg is None:
+        from cuda.core import LaunchConfig
+        cfg = _configs[key] = LaunchConfig(grid=key[0], block=key[1], shmem_size=key[2])
+    return cfg
 
 
 def emit(em, node, parent):
-    from ..emit import materialize
-    kern, meta = node.target.compile(materialize(node.args))
+    kern, meta = node.target.compile(node.args)
     cfg = _config(node)
     em.state[node.index] = (cfg, kern, meta)
     return parent.launch(cfg, kern, *node.target.pack(meta, node.args, em.value_of))

@@ -33,6 +33,14 @@ class Binding:
         self._bound = None                               # args tuple of the last call
         self._users_a, self._users_s = self._users(len(arrays), len(scalars))
 
+    @property
+    def node_count(self) -> int:
+        return len(self.ir.nodes)
+
+    @property
+    def edge_count(self) -> int:
+        return sum(len(n.deps) for n in self.ir.nodes)
+
     def value_of(self, x):
         """The value a recorded argument has in the current binding."""
         if isinstance(x, Buffer):

@@ -36,6 +36,8 @@ def test_second_call_hits_the_cache_and_uses_the_new_arrays_and_scalar():
     f(2.0, x1, y1)
     f(3.0, x2, y2)
     assert f.cache_info().misses == 1 and f.cache_info().hits == 1
+    g = f.compile(3.0, x2, y2)
+    assert (g.node_count, g.edge_count) == (2, 1)
     e1, e2 = 1 + 2.0 * np.arange(8), 1 + 3.0 * np.arange(8) * 2
     e1[:4] = e2[:4] = 0
     assert np.array_equal(y1.copy_to_host(), e1)       # the old arrays were left alone

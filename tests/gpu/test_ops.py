@@ -87,6 +87,7 @@ def test_independent_branches_match_eager_and_the_emitted_graph_matches_the_ir(r
     g = f.compile(a, b, out)
     assert sorted(g.ir.edges()) == [(0, 2), (1, 2)]
     assert len(g.definition.nodes()) == 3 and len(g.definition.edges()) == 2
+    assert (g.node_count, g.edge_count) == (3, 2)
     index = {gn: i for i, gn in enumerate(g.gnodes)}
     assert sorted((index[u], index[v]) for u, v in g.definition.edges()) == [(0, 2), (1, 2)]
     g.launch()
@@ -99,15 +100,19 @@ def test_second_call_rebinds_without_tracing_and_leaves_old_arrays_alone(rng):
     d1, d2 = cuda.to_device(x1), cuda.to_device(x2)
     h1, h2 = gt.pinned_empty(300), gt.pinned_empty(300)
 
+    seen = []
+
     @gt.graph
     def f(s, x, h, v):
         inc[2, 256, s](x, v)
         s.memset(x[:10], 0)
         s.copy(h, x)
+        s.host(lambda a, v: seen.append((a[10:].sum(), v)), gt.In(h), v)
     f(d1, h1, 1.0)
     f(d2, h2, 5.0)
     cuda.synchronize()
     assert f.cache_info().misses == 1 and f.cache_info().hits == 1
+    assert np.allclose(seen, [((x1 + 1.0)[10:].sum(), 1.0), ((x2 + 5.0)[10:].sum(), 5.0)])
     e1, e2 = x1 + 1.0, x2 + 5.0
     e1[:10] = 0
     e2[:10] = 0
@@ -124,6 +129,11 @@ def test_launch_on_streams_of_each_library(cp, rng):
     def f(s, x):
         inc[1, 128, s](x, 1.0)
     streams = [cp.cuda.Stream(), Device().create_stream(), cuda.stream(), None]
+    try:
+        import torch
+        streams.append(torch.cuda.Stream())
+    except ImportError:
+        pass
     for st in streams:
         f(x, stream=st)
     cp.cuda.Device().synchronize()

@@ -250,7 +250,7 @@ def as_buffer(obj) -> Buffer:
 def _from_dlpack(obj) -> Buffer:
     from cuda.core.utils import StridedMemoryView
     dev_type, dev_id = obj.__dlpack_device__()
-    v = StridedMemoryView(obj, stream_ptr=-1)
+    v = StridedMemoryView.from_dlpack(obj, stream_ptr=-1)
     itemsize = np.dtype(v.dtype).itemsize
     strides = tuple(s * itemsize for s in v.strides) if v.strides is not None else None
     device = dev_id if dev_type in (2, 13) else HOST  # kDLCUDA, kDLCUDAManaged

@@ -5,11 +5,12 @@ device arrays, in three shapes: every op on its own buffers (disjoint), one
 long read-modify-write chain on one buffer, and a ring of 64 buffers where
 each op reads one buffer and writes the next (typical stencil/pipeline code).
 
-    python bench/trace_cost.py [N ...]
+    python bench/trace_cost.py [N ...]      (writes bench/TRACE_COST.md too)
 """
 from __future__ import annotations
 
 import datetime
+import os
 import platform
 import sys
 import time
@@ -74,7 +75,10 @@ def main(sizes):
            "| program | ops | trace us/op (total) | deps us/op | edges |",
            "| --- | ---: | ---: | ---: | ---: |"]
     out += [f"| {k} | {n} | {a:.2f} | {b:.2f} | {e} |" for k, n, a, b, e in rows]
-    print("\n".join(out))
+    text = "\n".join(out) + "\n"
+    print(text)
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "TRACE_COST.md"), "w") as f:
+        f.write(text)
     return rows
 
 

@@ -122,8 +122,8 @@ class CompiledGraph(Binding):
                     f"{self.ir.describe(node)} ({type(e).__name__}: {e})",
                     source=node.source) from e
             gnodes.append(gn)
-        self.definition, self.gnodes, self._state = em.definition, gnodes, em.state
-        self._em = em
+        self.definition, self.gnodes = em.definition, gnodes
+        self.state = em.state   # node index -> what its op keeps for updates
         try:
             self.graph = em.definition.instantiate()
         except Exception as e:
@@ -209,10 +209,6 @@ class CompiledGraph(Binding):
         if hit is None:
             hit = self._exec[index] = self.graph[self.gnodes[index]]
         return hit
-
-    @property
-    def state(self):
-        return self._state
 
     def __repr__(self):
         n = len(self.ir.nodes)

@@ -107,23 +107,31 @@ programs = st.lists(op(), min_size=1, max_size=8)
 STATS = {"programs": 0, "orders": 0, "mismatches": 0}
 
 
-@settings(max_examples=200, deadline=None)
-@given(programs, st.integers(0, 2**32 - 1))
-def test_graph_in_random_orders_equals_eager(prog, data_seed):
+def setup(prog, data_seed):
+    """``(initial data, eager result, device arrays, graph function)`` of a program."""
     assume(well_formed(prog))
     init = np.random.default_rng(data_seed).integers(0, 10, (N_BUF, SIZE)).astype(np.float32)
-
     eager = [cuda.to_device(init[b].copy()) for b in range(N_BUF)]
     for o in prog:
         run_op(None, eager, o)
-    eager = [e.copy_to_host() for e in eager]
-
-    dev = [cuda.to_device(init[b].copy()) for b in range(N_BUF)]
 
     @gt.graph
     def f(s, bufs):
         for o in prog:
             run_op(s, bufs, o)
+    dev = [cuda.to_device(init[b].copy()) for b in range(N_BUF)]
+    return init, [e.copy_to_host() for e in eager], dev, f
+
+
+def same_bits(dev, expected) -> bool:
+    return all(np.array_equal(d.copy_to_host().view(np.uint32), e.view(np.uint32))
+               for d, e in zip(dev, expected))
+
+
+@settings(max_examples=200, deadline=None)
+@given(programs, st.integers(0, 2**32 - 1))
+def test_graph_in_random_orders_equals_eager(prog, data_seed):
+    init, eager, dev, f = setup(prog, data_seed)
     g = f.trace(dev)
     assert gt.check(g) == []
     STATS["programs"] += 1
@@ -132,9 +140,7 @@ def test_graph_in_random_orders_equals_eager(prog, data_seed):
             dev[b].copy_to_device(init[b])
         gt.simulate(g, seed=seed)
         STATS["orders"] += 1
-        got = [d.copy_to_host() for d in dev]
-        same = all(np.array_equal(x.view(np.uint32), y.view(np.uint32))
-                   for x, y in zip(got, eager))
+        same = same_bits(dev, eager)
         STATS["mismatches"] += not same
         assert same, f"order {seed} differs from eager\n{g}"
 

@@ -59,10 +59,18 @@ def run(widths=(1, 2, 4, 8, 16)):
             for _ in range(L):
                 for x in xs:
                     s.launch(k, 1, 64, x, ITERS)
+        @gt.graph
+        def chains_by_chain(s, xs):   # the same DAG, recorded one chain after another
+            for x in xs:
+                for _ in range(L):
+                    s.launch(k, 1, 64, x, ITERS)
         chains(xs, stream=st)
+        chains_by_chain(xs, stream=st)
         for name, fn in (("serial capture", lambda: serial.launch(st)),
                          ("hand-forked capture", lambda: forked.launch(st)),
-                         ("graphtrace (data)", lambda: chains(xs, stream=st))):
+                         ("graphtrace (data)", lambda: chains(xs, stream=st)),
+                         ("graphtrace, chain-major code",
+                          lambda: chains_by_chain(xs, stream=st))):
             us = device_us(fn, st, reps=15)
             rows.append({"workload": "wide", "w": w, "variant": name, "us": us})
             print(f"wide W={w:<3} {name:<22} {us:10.1f} us", flush=True)

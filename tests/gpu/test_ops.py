@@ -204,3 +204,14 @@ def test_update_routes_can_alternate_without_bringing_back_old_values(rng):
         expect[i][:4] = v
         for j in range(2):
             assert np.array_equal(xs[j].copy_to_host(), expect[j]), (i, v, route)
+
+
+def test_a_function_that_records_nothing_still_runs():
+    @gt.graph
+    def f(s, x):
+        pass
+    x = cuda.device_array(4)
+    f(x)
+    f(x)
+    cuda.synchronize()
+    assert f.compile(x).node_count == 0

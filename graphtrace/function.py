@@ -324,7 +324,11 @@ class GraphFunction:
         """Run the graph for these arguments on ``stream`` (asynchronously).
 
         On the simulator backend the call runs to completion on the CPU.
+        Called with a proxy stream first, inside another graph's trace, the
+        function's ops join that graph (see ``_inline``).
         """
+        if args and isinstance(args[0], Stream):
+            return self._inline(args, kwargs, stream, backend)
         chosen = self._backend_now(backend)
         last = self._last
         if last is not None and last[2] == chosen and _same_call(args, kwargs, last[0]):
@@ -340,6 +344,29 @@ class GraphFunction:
             entry._bound = snap
             entry.launch(stream)
         self._last = (snap, entry, chosen)
+
+    def _inline(self, args, kwargs, stream, backend):
+        """``g(s, ...)`` inside another trace: record g's ops into that graph.
+
+        Its ops take part in the enclosing graph's dependency inference like
+        any other, so they run concurrently with the caller's work where the
+        data allow; static parameters must receive static values there.
+        """
+        s = args[0]
+        s._check()
+        if stream is not None or backend is not None:
+            raise TraceError(f"{self.__name__}(s, ...) inside a trace runs in the enclosing "
+                             "graph: it takes no stream= or backend=")
+        bound = self._bind(args[1:], kwargs)
+        for k in self.static:
+            v = bound.arguments[k]
+            if isinstance(v, Scalar):
+                v._refuse()
+        bound.arguments[self._stream_param] = s
+        result = self.fn(*bound.args, **bound.kwargs)
+        if result is not None:
+            raise TraceError(f"{self.__name__} returned {type(result).__name__}: a graph "
+                             "function returns nothing; write results into arrays passed in")
 
     def _note_retrace(self, key) -> None:
         """Warn once when a function keeps tracing new signatures."""

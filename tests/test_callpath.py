@@ -8,7 +8,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from helpers import FakeDeviceArray as A
+from helpers import FakeDeviceArray as A, line_of
 
 
 @cuda.jit
@@ -225,3 +225,37 @@ def test_repeated_list_argument_takes_the_fast_path_until_it_changes():
     xs[1] = other                  # same list object, new contents: must rebind
     f(xs, 2)
     assert other.copy_to_host().tolist() == [2, 2]
+
+
+def test_calling_a_graph_function_with_the_proxy_stream_inlines_it():
+    @gt.graph
+    def inner(s, x, v):
+        s.memset(x, v)                                  # inner-op
+
+    @gt.graph
+    def outer(s, x, y, v):
+        inner(s, x, v)
+        inner(s, y, v)
+        s.copy(y, x)
+    x, y = cuda.to_device(np.zeros(4, np.int32)), cuda.to_device(np.zeros(4, np.int32))
+    g = outer.trace(x, y, 7)
+    assert [n.kind for n in g.nodes] == ["memset", "memset", "memcpy"]
+    assert sorted(g.edges()) == [(0, 2), (1, 2)]       # the two memsets are independent
+    assert g.nodes[0].source[1] == line_of(__file__, "inner-op")
+    assert str(g).splitlines()[1].split("  ")[1] == "%0 = memset x = v"
+    outer(x, y, 7, backend="sim")
+    assert y.copy_to_host().tolist() == [7, 7, 7, 7]
+
+
+def test_static_parameter_of_an_inlined_function_needs_a_static_value():
+    @gt.graph(static=("n",))
+    def inner(s, x, n):
+        for _ in range(n):
+            s.memset(x, 0)
+
+    @gt.graph
+    def outer(s, x, n):
+        inner(s, x, n)
+    with pytest.raises(gt.DynamicScalarError, match="'n' is a dynamic scalar"):
+        outer.trace(A(4), 2)
+    assert len(gt.graph(outer.fn, static=("n",)).trace(A(4), 3).nodes) == 3

@@ -131,6 +131,23 @@ class Buffer:
         return (self.ptr, self.shape, self.strides, self.dtype.itemsize) == \
             (other.ptr, other.shape, other.strides, other.dtype.itemsize)
 
+    def contains(self, other: "Buffer"):
+        """Whether every byte of ``other`` is one of this view: True, False or None (unknown)."""
+        if other.lo == other.hi:
+            return True
+        if not (self.lo <= other.lo and other.hi <= self.hi):
+            return False
+        if self.step == 0 and self.hi - self.lo == self.run:
+            return True   # one run: the hull is the view
+        mine, theirs = _run_starts(self), _run_starts(other)
+        if mine is None or theirs is None:
+            return None
+        mine, theirs = mine + self.ptr, theirs + other.ptr
+        i = np.searchsorted(mine, theirs, side="right") - 1
+        if other.run > self.run or (i < 0).any():
+            return bool(self.covers(other)) if other.run > self.run else False
+        return bool((theirs + other.run <= mine[i] + self.run).all())
+
     def same_view(self, other: "Buffer") -> bool:
         return (self.ptr, self.shape, self.strides, self.dtype) == \
             (other.ptr, other.shape, other.strides, other.dtype)

@@ -99,7 +99,11 @@ class _Call:
         self.objs, self.bufs, self.svals = [], [], []
         parts = tuple(walk(bound.arguments[k], (k,), k in fn.static, self._leaf, _tagged)
                       for k in fn.params)
-        self.key = (parts, _alias_pattern(self.bufs))
+        # Arrays reached by global or closure name are baked into the graph: the
+        # key holds their addresses, so rebinding such a name traces anew.
+        reached = [(name, v, as_buffer(v)) for name, v in fn.closure_arrays()]
+        fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached)
+        self.key = (parts, fixed, _alias_pattern(self.bufs + [b for _, _, b in reached]))
 
     def _leaf(self, kind, path, v):
         if kind == "array":
@@ -202,7 +206,9 @@ class GraphFunction:
         self._hits = self._misses = 0
         self._keys_seen: dict = {}   # distinct signatures traced, in order
         self._warned = False
-        self._last = None     # (args, compiled graph) of the last call
+        self._last = None     # (snapshot of the arguments, compiled graph, backend)
+        self._cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
+        self._closure_names = None
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
         names = list(self._sig.parameters)
@@ -261,15 +267,32 @@ class GraphFunction:
 
     def _label_closure(self, tracer: Tracer) -> None:
         """Name the arrays the function reaches through globals and closures."""
-        code = self.fn.__code__
-        cells = dict(zip(code.co_freevars, self.fn.__closure__ or ()))
-        for name in code.co_freevars + code.co_names:
-            try:
-                v = cells[name].cell_contents if name in cells else self.fn.__globals__[name]
-            except (KeyError, ValueError):
-                continue
+        for name, v in self.closure_arrays():
+            tracer.add_argument(name, v, argument=False)
+
+    def _lookup(self, name):
+        cells = self._cells
+        try:
+            return cells[name].cell_contents if name in cells else self.fn.__globals__[name]
+        except (KeyError, ValueError):
+            return None
+
+    def closure_arrays(self) -> list:
+        """``(name, array)`` for each array the function reaches by a global or closure name.
+
+        The names are those that held arrays at the first look (later calls
+        read only these, cheaply).
+        """
+        if self._closure_names is None:
+            code = self.fn.__code__
+            self._closure_names = [n for n in dict.fromkeys(code.co_freevars + code.co_names)
+                                   if is_array(self._lookup(n))]
+        out = []
+        for name in self._closure_names:
+            v = self._lookup(name)
             if is_array(v):
-                tracer.add_argument(name, v, argument=False)
+                out.append((name, v))
+        return out
 
     def trace(self, *args, **kwargs) -> Graph:
         """Trace with these arguments and return the IR; runs nothing on a GPU.
@@ -331,7 +354,8 @@ class GraphFunction:
             return self._inline(args, kwargs, stream, backend)
         chosen = self._backend_now(backend)
         last = self._last
-        if last is not None and last[2] == chosen and _same_call(args, kwargs, last[0]):
+        if last is not None and last[2] == chosen and _same_call(args, kwargs, last[0]) \
+                and all(self._lookup(n) is v for n, v in last[3]):
             entry = last[1]   # the very arguments of the last call: nothing to rebind
             with entry._lock:
                 if entry._bound is last[0]:
@@ -343,7 +367,7 @@ class GraphFunction:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap
             entry.launch(stream)
-        self._last = (snap, entry, chosen)
+        self._last = (snap, entry, chosen, self.closure_arrays())
 
     def _inline(self, args, kwargs, stream, backend):
         """``g(s, ...)`` inside another trace: record g's ops into that graph.

@@ -43,10 +43,16 @@ class Tracer:
 
     # --- buffers -----------------------------------------------------------
     def add_argument(self, label: str, obj, argument: bool = True) -> Buffer:
-        """Name an array the function receives (or reaches, ``argument=False``)."""
-        buf = self.buffer(obj)
-        if buf.label is None:
+        """Name an array the function receives (or reaches, ``argument=False``).
+
+        Such an array is its own base: it moves only with itself when a later
+        call rebinds the graph, whatever other argument it lies in.
+        """
+        buf = self.cached_buffer(obj)
+        if buf is None:
+            buf = as_buffer(obj)
             buf.label = label
+            self._bufs[id(obj)] = (obj, buf)
             self._roots.append(buf)
         if argument:
             self._args.append(buf)
@@ -67,14 +73,23 @@ class Tracer:
         return buf
 
     def _label(self, buf: Buffer) -> str | None:
-        for root in self._roots:
-            if root.lo <= buf.lo and buf.hi <= root.hi and root.lo < root.hi:
-                buf.base = root
-                if buf.same_view(root):
-                    return root.label
-                tail = "" if buf.contiguous else ":strided"
-                return f"{root.label}[{buf.lo - root.lo}B:{buf.hi - root.lo}B{tail}]"
-        return None
+        """Find the named array a view lies in: it moves with that one on rebinding.
+
+        The array must hold every byte of the view; where that cannot be told
+        (huge strided views) an array is chosen only if it is the one candidate.
+        """
+        candidates = [r for r in self._roots
+                      if r.lo <= buf.lo and buf.hi <= r.hi and r.lo < r.hi]
+        root = next((r for r in candidates if r.contains(buf)), None)
+        if root is None and len(candidates) == 1 and candidates[0].contains(buf) is None:
+            root = candidates[0]
+        if root is None:
+            return None
+        buf.base = root
+        if buf.same_view(root):
+            return root.label
+        tail = "" if buf.contiguous else ":strided"
+        return f"{root.label}[{buf.lo - root.lo}B:{buf.hi - root.lo}B{tail}]"
 
     # --- nodes -------------------------------------------------------------
     def record(self, kind: str, target, args: tuple, accesses: tuple, *,

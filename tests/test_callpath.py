@@ -259,3 +259,47 @@ def test_static_parameter_of_an_inlined_function_needs_a_static_value():
     with pytest.raises(gt.DynamicScalarError, match="'n' is a dynamic scalar"):
         outer.trace(A(4), 2)
     assert len(gt.graph(outer.fn, static=("n",)).trace(A(4), 3).nodes) == 3
+
+
+@cuda.jit
+def fill(x, v):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = v
+
+
+def test_disjoint_arguments_inside_each_others_range_move_apart():
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        fill[1, 8, s](x, 1.0)
+        fill[1, 8, s](y, 2.0)
+    u = cuda.to_device(np.zeros(9))
+    f(u[0::2], u[1:8:2])                 # even and odd elements of one array
+    b, c = cuda.to_device(np.zeros(9)), cuda.to_device(np.zeros(9))
+    f(b[0::2], c[1:8:2])                 # the same signature, now in two arrays
+    assert f.cache_info().hits == 1
+    assert b.copy_to_host().tolist() == [1, 0, 1, 0, 1, 0, 1, 0, 1]
+    assert c.copy_to_host().tolist() == [0, 2, 0, 2, 0, 2, 0, 2, 0]
+
+
+GLOBAL = cuda.to_device(np.zeros(8))
+
+
+def test_global_arrays_are_in_the_key_and_order_against_arguments():
+    @cuda.jit
+    def copy(src, dst):
+        i = cuda.grid(1)
+        if i < src.size:
+            dst[i] = src[i]
+
+    @gt.graph(backend="sim")
+    def f(s, x, out):
+        fill[1, 8, s](GLOBAL, 5.0)
+        copy[1, 8, s](x, out)
+    a = cuda.to_device(np.zeros(8))
+    assert f.signature(a, a) != f.signature(GLOBAL, a)       # x aliasing the global
+    assert f.trace(GLOBAL, a).edges() == [(0, 1)]
+    out = cuda.to_device(np.zeros(8))
+    f(a, out)
+    f(GLOBAL, out)
+    assert out.copy_to_host().tolist() == [5.0] * 8

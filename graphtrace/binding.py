@@ -30,7 +30,8 @@ class Binding:
         self._ptrs = [b.ptr for b in arrays]
         self._objs = [b.obj for b in arrays]
         self._svals = [s.value for s in scalars]
-        self._bound = None                               # args tuple of the last call
+        self._bound = None                               # snapshot of the last call's args
+        self.broken = False                              # a failed update left it unusable
         self._users_a, self._users_s = self._users(len(arrays), len(scalars))
 
     @property
@@ -66,6 +67,9 @@ class Binding:
                 users_s[v.slot].add(idx)
             elif isinstance(v, (tuple, list)):
                 for x in v:
+                    visit(x, idx)
+            elif isinstance(v, dict):
+                for x in v.values():
                     visit(x, idx)
 
         for n in self.ir.nodes:

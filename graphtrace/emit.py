@@ -86,6 +86,7 @@ class _Emitter:
         self.definition = GraphDefinition()
         self.value_of = compiled.value_of
         self.state: dict[int, object] = {}   # node index -> what the op keeps for updates
+        self.on_launch: list = []            # objects whose push()/unpush() frame a launch
 
 
 class CompiledGraph(Binding):
@@ -124,6 +125,7 @@ class CompiledGraph(Binding):
             gnodes.append(gn)
         self.definition, self.gnodes = em.definition, gnodes
         self.state = em.state   # node index -> what its op keeps for updates
+        self._on_launch = em.on_launch
         try:
             self.graph = em.definition.instantiate()
         except Exception as e:
@@ -150,7 +152,14 @@ class CompiledGraph(Binding):
         if not self._uploaded:
             self.graph.upload(s)
             self._uploaded = True
-        self.graph.launch(s)
+        for h in self._on_launch:
+            h.push()
+        try:
+            self.graph.launch(s)
+        except BaseException:
+            for h in self._on_launch:
+                h.unpush()
+            raise
 
     def rebind(self, objs: list, ptrs: list[int], svals: list, route: str | None = None) -> int:
         """Point the graph at new arguments; returns how many nodes were updated.
@@ -165,9 +174,24 @@ class CompiledGraph(Binding):
         one for this many nodes, by the costs measured in bench/.
         """
         self._make_current()
+        before = self._objs, self._ptrs, self._svals
         nodes = self.bind(objs, ptrs, svals)
         if not nodes:
             return 0
+        try:
+            self._apply(nodes, route)
+        except BaseException:
+            # Put every node back on the old binding, so that the graph and the
+            # binding agree again: the failed call changes nothing.
+            self._objs, self._ptrs, self._svals = before
+            try:
+                self._apply(nodes, route)
+            except BaseException:
+                self.broken = True   # the function drops it from its cache
+            raise
+        return len(nodes)
+
+    def _apply(self, nodes, route) -> None:
         kernels = [n for n in nodes if OPS[n.kind].update_definition]
         others = [n for n in nodes if not OPS[n.kind].update_definition]
         whole = bool(kernels) and (route or self._route(len(kernels))) == "whole"
@@ -181,9 +205,8 @@ class CompiledGraph(Binding):
                             key=lambda n: n.index)
         for node in others:
             self._update(node, OPS[node.kind].update)
-            if node.kind != "host":   # host nodes read their arguments from a cell
+            if node.kind != "host":   # host nodes keep their arguments themselves
                 self._exec_only.add(node.index)
-        return len(nodes)
 
     def _update(self, node, how) -> None:
         try:

@@ -23,7 +23,7 @@ from .buffers import as_buffer, is_array
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError
 from .ir import Graph, Scalar
-from .trace import Stream, Tracer
+from .trace import Stream, Tracer, current_tracer
 
 __all__ = ["graph", "GraphFunction", "CacheInfo", "RetraceWarning"]
 
@@ -308,6 +308,9 @@ class GraphFunction:
         key = (backend or self._backend_now(None), call.key)
         with self._lock:
             entry = self._cache.get(key)
+            if entry is not None and entry.broken:
+                del self._cache[key]
+                entry = None
             if entry is not None:
                 self._cache.move_to_end(key)
                 self._hits += 1
@@ -333,7 +336,10 @@ class GraphFunction:
     def compile(self, *args, backend=None, **kwargs):
         """The compiled graph for these arguments, bound to them (nothing launched).
 
-        On the simulator backend it is a ``SimGraph`` with the same interface.
+        It is the function's cached graph for this signature: a later call of
+        the function with the same signature rebinds it to that call's
+        arguments. On the simulator backend it is a ``SimGraph`` with the same
+        interface.
 
         >>> g = step.compile(x, y, 2.0)      # doctest: +SKIP
         >>> g.launch(stream)                 # doctest: +SKIP
@@ -341,6 +347,7 @@ class GraphFunction:
         entry, call = self._compiled(args, kwargs, self._backend_now(backend))
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
+            entry._bound = None   # a later call must check its arguments again
         return entry
 
     def __call__(self, *args, stream=None, backend=None, **kwargs):
@@ -352,6 +359,11 @@ class GraphFunction:
         """
         if args and isinstance(args[0], Stream):
             return self._inline(args, kwargs, stream, backend)
+        if current_tracer() is not None:
+            raise TraceError(
+                f"{self.__name__}(...) called inside the trace of {current_tracer().name} "
+                "without the proxy stream: it would run now, outside the graph; call "
+                f"{self.__name__}(s, ...) to record its ops into the graph")
         chosen = self._backend_now(backend)
         last = self._last
         if last is not None and last[2] == chosen and _same_call(args, kwargs, last[0]) \

@@ -136,6 +136,8 @@ class _Namer:
         if isinstance(v, (list, tuple)):
             inner = ", ".join(self.value(x) for x in v)
             return f"({inner}{',' if len(v) == 1 else ''})" if isinstance(v, tuple) else f"[{inner}]"
+        if isinstance(v, dict):
+            return "{" + ", ".join(f"{k!r}: {self.value(x)}" for k, x in v.items()) + "}"
         if isinstance(v, Scalar):
             return v.name
         if callable(v) and hasattr(v, "__name__"):

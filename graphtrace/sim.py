@@ -104,6 +104,8 @@ class Simulator:
             return self.value_of(v)
         if isinstance(v, (tuple, list)):
             return type(v)(self.value(x) for x in v)
+        if isinstance(v, dict):
+            return {k: self.value(x) for k, x in v.items()}
         return v
 
 

@@ -241,3 +241,35 @@ def test_any_kernel_helper_is_not_confused_with_errors():
     def f(s, x):
         s.launch(any_kernel(), 1, 1, x)
     assert len(f.trace(A(8)).nodes) == 1
+
+
+def test_graph_function_called_without_the_proxy_stream_inside_a_trace():
+    @gt.graph
+    def inner(s, x):
+        s.memset(x, 0)
+
+    @gt.graph
+    def outer(s, x):
+        inner(x)                                             # nostream
+    with pytest.raises(gt.TraceError) as e:
+        outer.trace(A(8))
+    check(e, "nostream", "without the proxy stream", "inner(s, ...)")
+
+
+def test_overlapping_copy():
+    @gt.graph
+    def f(s, x):
+        s.copy(x[1:], x[:-1])                                # overlap
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8))
+    check(e, "overlap", "share bytes", "temporary array")
+
+
+def test_memset_of_8_byte_elements_with_a_dynamic_value():
+    @gt.graph
+    def f(s, x, v):
+        s.memset(x, v)                                       # dynmemset
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8, "float64"), 0.0)
+    check(e, "dynmemset", "static=")
+    assert gt.graph(f.fn, static=("v",)).trace(A(8, "float64"), 0.0).nodes[0].kind == "memset"

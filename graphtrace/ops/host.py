@@ -8,10 +8,11 @@ wrapped in ``gt.In``/``gt.Out``). The callback must not call CUDA.
 from __future__ import annotations
 
 import ctypes
+from collections import deque
 
 import numpy as np
 
-from ..buffers import Buffer, unwrap_intent
+from ..buffers import Buffer, is_array, unwrap_intent
 from ..errors import ArgumentError
 from . import Op, register, stream_method
 
@@ -22,28 +23,34 @@ __all__ = ["host"]
 def host(self, fn, *args, opaque: bool = False):
     """Record a host callback ``fn(*args)``.
 
-    ``opaque=True`` orders it after all earlier work and before all later
-    work, for a callback that touches memory it is not given.
+    Arguments may nest in lists, tuples and dicts. ``opaque=True`` orders the
+    callback after all earlier work and before all later work, for one that
+    touches memory it is not given.
     """
     t = self._check()
     if not callable(fn):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
-    rec, accesses = [], []
-    for i, a in enumerate(args):
-        obj, mode = unwrap_intent(a, "rw")
-        if hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__array_interface__") \
-                or type(obj).__name__ == "FakeCUDAArray":
-            buf = t.buffer(obj)
-            if not buf.is_host:
-                raise ArgumentError(
-                    f"argument {i} of host callback {getattr(fn, '__name__', fn)} is device "
-                    f"memory ({buf.label or 'array'}): a callback cannot touch the GPU; copy "
-                    "it to pinned host memory with s.copy first and pass that")
-            accesses.append((buf, mode))
-            rec.append(buf)
-        else:
-            rec.append(obj)
-    return self._record("host", fn, tuple(rec), tuple(accesses), opaque=opaque)
+    accesses: list = []
+    rec = tuple(_record_arg(t, fn, i, a, "rw", accesses) for i, a in enumerate(args))
+    return self._record("host", fn, rec, tuple(accesses), opaque=opaque)
+
+
+def _record_arg(t, fn, i, value, mode, accesses):
+    obj, mode = unwrap_intent(value, mode)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_record_arg(t, fn, i, v, mode, accesses) for v in obj)
+    if isinstance(obj, dict):
+        return {k: _record_arg(t, fn, i, v, mode, accesses) for k, v in obj.items()}
+    if isinstance(obj, np.generic) or not is_array(obj):
+        return obj
+    buf = t.buffer(obj)
+    if not buf.is_host:
+        raise ArgumentError(
+            f"argument {i} of host callback {getattr(fn, '__name__', fn)} is device "
+            f"memory ({buf.label or 'array'}): a callback cannot touch the GPU; copy it "
+            "to pinned host memory with s.copy first and pass that")
+    accesses.append((buf, mode))
+    return buf
 
 
 def _describe(node, namer):
@@ -59,27 +66,49 @@ def host_array(b: Buffer):
     return np.ndarray(b.shape, b.dtype, buffer=raw, offset=b.ptr - b.lo, strides=b.strides)
 
 
-def host_args(node, value_of) -> list:
-    out = []
-    for a in node.args:
-        v = value_of(a)
-        out.append(host_array(v) if isinstance(v, Buffer) else v)
-    return out
+def host_value(v, value_of):
+    """A recorded callback argument as the callback receives it now."""
+    if isinstance(v, (list, tuple)):
+        return type(v)(host_value(x, value_of) for x in v)
+    if isinstance(v, dict):
+        return {k: host_value(x, value_of) for k, x in v.items()}
+    v = value_of(v)
+    return host_array(v) if isinstance(v, Buffer) else v
+
+
+class _Calls:
+    """A host node's arguments, per launch: each launch pushes the binding it
+    ran with, and the callback takes the oldest (launches of one executable
+    graph run in order), so a rebinding never reaches a launch in flight."""
+
+    __slots__ = ("fn", "args", "queue")
+
+    def __init__(self, fn, args):
+        self.fn, self.args, self.queue = fn, args, deque()
+
+    def push(self):
+        self.queue.append(self.args)
+
+    def unpush(self):
+        self.queue.pop()
+
+    def __call__(self):
+        self.fn(*self.queue.popleft())
 
 
 def _emit(em, node, parent):
-    cell = [host_args(node, em.value_of)]
-    fn = node.target
-    em.state[node.index] = cell
-    return parent.callback(lambda: fn(*cell[0]))
+    calls = _Calls(node.target, host_value(node.args, em.value_of))
+    em.state[node.index] = calls
+    em.on_launch.append(calls)
+    return parent.callback(calls)
 
 
 def _update(cg, node, gnode):
-    cg.state[node.index][0] = host_args(node, cg.value_of)  # read by the callback
+    cg.state[node.index].args = host_value(node.args, cg.value_of)
 
 
 def _simulate(sim, node):
-    node.target(*[sim.value(a) for a in node.args])
+    node.target(*sim.value(node.args))
 
 
 register(Op("host", _describe, _emit, _update, _simulate))

@@ -52,6 +52,11 @@ def copy(self, dst, src):
                 "dtype) (or cupyx.empty_pinned / numba.cuda.pinned_array)")
     if d.readonly:
         raise ArgumentError(f"copy destination {d.label or 'array'} is read-only")
+    if d.overlaps(s):
+        raise ArgumentError(
+            f"copy from {s.label or 'src'} into {d.label or 'dst'}: the two views share "
+            "bytes, and a device copy between overlapping ranges is undefined; copy "
+            "through a temporary array")
     return self._record("memcpy", None, (d, s), ((s, "r"), (d, "w")),
                         attrs={"nbytes": d.nbytes})
 
@@ -86,6 +91,11 @@ def memset(self, dst, value):
     current = value.value if isinstance(value, Scalar) else value
     if not isinstance(current, (int, float, bool, np.generic)):
         raise ArgumentError(f"memset value must be a number, not {type(current).__name__}")
+    if isinstance(value, Scalar) and d.dtype.itemsize > 4:
+        raise ArgumentError(
+            f"memset of {d.dtype} {d.label or 'array'} with the dynamic scalar "
+            f"{value.name}: most {d.dtype} values are no 4-byte pattern, so a later call "
+            f"could not be honoured; pass {value.name} in static=, or fill with a kernel")
     element, pattern = memset_pattern(d.dtype, current)
     return self._record("memset", None, (d, value), ((d, "w"),),
                         attrs={"element": element, "pattern": pattern})

@@ -215,3 +215,40 @@ def test_a_function_that_records_nothing_still_runs():
     f(x)
     cuda.synchronize()
     assert f.compile(x).node_count == 0
+
+
+def test_a_failed_rebind_changes_nothing(cp):
+    src = r'''
+    extern "C" __global__ void setn(float* x, int n) { x[0] = n; }
+    extern "C" __global__ void one(float* x) { x[1] = 1.0f; }
+    '''
+    mod = cp.RawModule(code=src)
+    setn, one = gt.kernel(mod, name="setn"), gt.kernel(mod, name="one")
+
+    @gt.graph
+    def f(s, x, n):
+        s.launch(setn, 1, 1, x, n)
+        s.launch(one, 1, 1, x)
+    x1, x2 = cp.zeros(2, cp.float32), cp.zeros(2, cp.float32)
+    f(x1, 5)
+    with pytest.raises(gt.EmitError, match="does not fit parameter int n"):
+        f(x2, 2**40)
+    f(x2, 6)
+    cp.cuda.Device().synchronize()
+    assert x1.tolist() == [5, 1] and x2.tolist() == [6, 1]
+
+
+def test_host_callbacks_see_the_arguments_of_their_own_launch(cp):
+    spin = cp.RawKernel(r'''extern "C" __global__ void spin(float* x, long long n) {
+        long long t = clock64(); while (clock64() - t < n); x[0] += 1; }''', "spin")
+    seen = []
+
+    @gt.graph
+    def f(s, d, tag):
+        s.launch(spin, 1, 1, d, 20_000_000)          # milliseconds: launches queue up
+        s.host(lambda t: seen.append(t), tag, opaque=True)
+    d = cp.zeros(1, cp.float32)
+    for tag in range(4):                             # the host rebinds far ahead of them
+        f(d, tag)
+    cp.cuda.Device().synchronize()
+    assert seen == [0, 1, 2, 3]

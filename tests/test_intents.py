@@ -126,3 +126,51 @@ def test_declared_intents_override_inference():
     declared = gt.kernel(k, "in, out")
     assert declared.intents == ["r", "w"]
     assert gt.kernel(k).intents == ["rw", "w"]
+
+
+@cuda.jit(device=True)
+def dev_kw(a, b, c):
+    c[0] = a[0] + b[0]
+
+
+def test_conditional_rebinding_of_a_name_terminates_and_counts_both():
+    @cuda.jit
+    def k(x, y, flag):
+        o = x
+        if flag:
+            o = y
+        o[0] = 1
+    assert intents(k) == ["w", "w", "r"]
+
+
+def test_row_of_a_matrix_bound_to_a_name():
+    @cuda.jit
+    def k(out, x):
+        row = out[cuda.grid(1)]
+        row[0] = x[0]
+    assert intents(k)[0] in ("w", "rw") and intents(k)[1] == "r"
+
+
+def test_tuple_unpacking_and_conditional_expressions():
+    @cuda.jit
+    def k(out, x, y, c):
+        a, b = out, x
+        a[0] = b[0]
+        o = y if c else x
+        o[1] = 2
+    assert intents(k) == ["w", "rw", "w", "r"]
+
+
+def test_loop_over_a_tuple_of_arrays():
+    @cuda.jit
+    def k(x, y):
+        for q in (x, y):
+            q[0] = 0
+    assert intents(k) == ["w", "w"]
+
+
+def test_keyword_arguments_of_device_functions_map_by_name():
+    @cuda.jit
+    def k(x, out):
+        dev_kw(x, c=out, b=x)
+    assert intents(k) == ["r", "w"]

@@ -105,7 +105,14 @@ def flatten(ty, arg, value_of, out: list, adapter=None, index=0) -> None:
     elif isinstance(ty, types.CPointer):
         out.append(int(value))
     elif isinstance(ty, types.Integer):
-        out.append(getattr(ctypes, f"c_{ty}")(int(value)))
+        v = int(value)
+        bits = ty.bitwidth
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty.signed else (0, (1 << bits) - 1)
+        if not lo <= v <= hi:   # ctypes would wrap it silently
+            raise KernelArgumentError(
+                f"value {v} of argument {_pname(adapter, index)} does not fit numba type "
+                f"{ty} of {_kname(adapter)} (fixed when the graph was traced)")
+        out.append(getattr(ctypes, f"c_{ty}")(v))
     elif ty == types.float16:
         out.append(ctypes.c_uint16(int(np.float16(value).view(np.uint16))))
     elif ty == types.float64:

@@ -74,8 +74,8 @@ class Adapter:
 class Declared(Adapter):
     """A kernel with intents (and opacity) declared by ``gt.kernel``."""
 
-    def __init__(self, inner: Adapter, intents, opaque):
-        super().__init__(inner.kernel, inner.name, inner.params,
+    def __init__(self, inner: Adapter, intents, opaque, name=None):
+        super().__init__(inner.kernel, name or inner.name, inner.params,
                          list(intents) if intents is not None else inner.intents,
                          opaque or inner.opaque)
         self.inner, self.library = inner, inner.library
@@ -140,12 +140,10 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
         inner = raw_module_function(k, name)
     else:
         inner = adapter_for(k)
-        if name is not None:
-            inner.name = name
     if intents is not None and inner.params is not None and len(intents) != len(inner.params):
         raise ArgumentError(f"{len(intents)} intents for kernel {inner.name}, which has "
                             f"{len(inner.params)} parameters ({', '.join(inner.params)})")
-    return Declared(inner, intents, opaque)
+    return Declared(inner, intents, opaque, name)
 
 
 def dim3(value, what: str) -> tuple:

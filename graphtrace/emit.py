@@ -9,6 +9,7 @@ only the nodes whose arrays or scalars changed.
 from __future__ import annotations
 
 import threading
+from collections import deque
 
 from .binding import Binding
 from .buffers import Buffer
@@ -133,6 +134,8 @@ class CompiledGraph(Binding):
                             f"({type(e).__name__}: {e})", source=self.ir.nodes[0].source
                             if self.ir.nodes else None) from e
         self._uploaded = False
+        self._launched = None          # the argument objects of the latest launch
+        self._held = deque()           # (event, objects) of earlier bindings still in use
         self._exec: list = [None] * len(gnodes)
         self._exec_only: set = set()   # nodes updated where the definition cannot be
 
@@ -160,6 +163,28 @@ class CompiledGraph(Binding):
             for h in self._on_launch:
                 h.unpush()
             raise
+        self._hold(s)
+
+    def _hold(self, stream) -> None:
+        """Keep the arrays of earlier bindings alive until their launches are done.
+
+        Launches of one executable graph run one after another, so an event
+        recorded after this launch tells when every earlier one has finished.
+        Nothing is recorded while the binding stays the same.
+        """
+        held = self._held
+        while held and held[0][0].is_done:
+            held.popleft()
+        if self._objs is not self._launched:
+            if self._launched is not None:
+                held.append((stream.record(), self._launched))
+            self._launched = self._objs
+
+    def wait(self) -> None:
+        """Block until every launch of this graph so far has finished."""
+        if self._launched is not None:
+            self._make_current().sync()
+        self._held.clear()
 
     def rebind(self, objs: list, ptrs: list[int], svals: list, route: str | None = None) -> int:
         """Point the graph at new arguments; returns how many nodes were updated.

@@ -325,7 +325,7 @@ class GraphFunction:
             entry = Compiled(ir, arrays, scalars)
             self._cache[key] = entry
             if len(self._cache) > self.maxsize:
-                self._cache.popitem(last=False)
+                self._cache.popitem(last=False)[1].wait()  # its arrays may be in use
             return entry, call
 
     def _backend_now(self, backend) -> str:
@@ -425,8 +425,11 @@ class GraphFunction:
         return CacheInfo(self._hits, self._misses, self.maxsize, len(self._cache))
 
     def clear_cache(self) -> None:
-        """Drop every compiled graph (and the buffers they keep alive)."""
+        """Drop every compiled graph (and the buffers they keep alive), once their
+        launches are done."""
         with self._lock:
+            for entry in self._cache.values():
+                entry.wait()
             self._cache.clear()
             self._keys_seen.clear()
             self._last = None

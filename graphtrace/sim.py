@@ -166,5 +166,8 @@ class SimGraph(Binding):
         seed, self.launches = self.launches, self.launches + 1
         simulate(self.ir, seed, value_of=self.value_of)
 
+    def wait(self) -> None:
+        """Simulated launches finish before ``launch`` returns."""
+
     def __repr__(self):
         return f"<graphtrace.SimGraph {self.ir.name}: {len(self.ir.nodes)} nodes>"

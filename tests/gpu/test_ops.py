@@ -252,3 +252,21 @@ def test_host_callbacks_see_the_arguments_of_their_own_launch(cp):
         f(d, tag)
     cp.cuda.Device().synchronize()
     assert seen == [0, 1, 2, 3]
+
+
+def test_arrays_of_a_launch_in_flight_outlive_the_next_binding(cp):
+    spin = cp.RawKernel(r'''extern "C" __global__ void spin_fill(float* x, long long n) {
+        long long t = clock64(); while (clock64() - t < n);
+        x[threadIdx.x] = 7.0f; }''', "spin_fill")
+
+    @gt.graph
+    def f(s, x):
+        s.launch(spin, 1, 256, x, 50_000_000)        # tens of milliseconds
+    a = cp.zeros(256, cp.float32)
+    f(a)
+    del a                                            # the graph still writes it
+    b = cp.zeros(256, cp.float32)
+    f(b)                                             # rebinding drops the graph's hold on a
+    z = cp.zeros(256, cp.float32)                    # would take a's memory if it were freed
+    cp.cuda.Device().synchronize()
+    assert float(z.sum()) == 0.0 and float(b.sum()) == 7.0 * 256

@@ -262,11 +262,13 @@ def test_arrays_of_a_launch_in_flight_outlive_the_next_binding(cp):
     @gt.graph
     def f(s, x):
         s.launch(spin, 1, 256, x, 50_000_000)        # tens of milliseconds
+    st = cp.cuda.Stream(non_blocking=True)           # not ordered with cupy's own work
     a = cp.zeros(256, cp.float32)
-    f(a)
-    del a                                            # the graph still writes it
     b = cp.zeros(256, cp.float32)
-    f(b)                                             # rebinding drops the graph's hold on a
+    cp.cuda.Device().synchronize()
+    f(a, stream=st)
+    del a                                            # the graph still writes it
+    f(b, stream=st)                                  # rebinding drops the graph's hold on a
     z = cp.zeros(256, cp.float32)                    # would take a's memory if it were freed
     cp.cuda.Device().synchronize()
     assert float(z.sum()) == 0.0 and float(b.sum()) == 7.0 * 256

@@ -66,11 +66,14 @@ def run(widths=(1, 2, 4, 8, 16)):
                     s.launch(k, 1, 64, x, ITERS)
         chains(xs, stream=st)
         chains_by_chain(xs, stream=st)
+        compiled = chains.compile(xs)
+        core_st = compiled.device.create_stream(st)
         for name, fn in (("serial capture", lambda: serial.launch(st)),
                          ("hand-forked capture", lambda: forked.launch(st)),
                          ("graphtrace (data)", lambda: chains(xs, stream=st)),
                          ("graphtrace, chain-major code",
-                          lambda: chains_by_chain(xs, stream=st))):
+                          lambda: chains_by_chain(xs, stream=st)),
+                         ("graphtrace (bare launch)", lambda: compiled.graph.launch(core_st))):
             us = device_us(fn, st, reps=15)
             rows.append({"workload": "wide", "w": w, "variant": name, "us": us})
             print(f"wide W={w:<3} {name:<22} {us:10.1f} us", flush=True)

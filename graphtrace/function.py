@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import operator
 import threading
 import warnings
 from collections import OrderedDict, namedtuple
@@ -144,7 +145,9 @@ def _same(x, snap) -> bool:
         if snap.keys is not None:
             if tuple(x.keys()) != snap.keys:
                 return False
-            x = x.values()
+            x = tuple(x.values())
+        if all(map(operator.is_, x, snap.items)):   # the usual case, checked in C
+            return True
         return all(_same(a, b) for a, b in zip(x, snap.items))
     return x is snap or (isinstance(x, _IMMUTABLE) and type(x) is type(snap) and x == snap)
 

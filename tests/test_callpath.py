@@ -320,3 +320,25 @@ def test_host_callback_arguments_nested_in_containers_take_part():
     f(h, d, 2.0)
     f(h, d, 3.0)
     assert seen == [(4.0, 2.0), (4.0, 3.0)]
+
+
+def test_tracing_pauses_the_garbage_collector_and_restores_it():
+    @gt.graph
+    def f(s, x):
+        assert not gc.isenabled()
+        s.memset(x, 0)
+
+    @gt.graph
+    def broken(s, x):
+        raise RuntimeError("user code failed")
+    assert gc.isenabled()
+    f.trace(A(4))
+    with pytest.raises(RuntimeError):
+        broken.trace(A(4))
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        f.trace(A(4))
+        assert not gc.isenabled()      # left as the user had it
+    finally:
+        gc.enable()

@@ -68,12 +68,24 @@ def run(widths=(1, 2, 4, 8, 16)):
         chains_by_chain(xs, stream=st)
         compiled = chains.compile(xs)
         core_st = compiled.device.create_stream(st)
+
+        from cuda.core import Kernel, LaunchConfig
+        from cuda.core.graph import GraphDefinition
+        kern, cfg = Kernel.from_handle(work.kernel.ptr), LaunchConfig(grid=1, block=64)
+        d = GraphDefinition()
+        for x in xs:                     # W chains built by hand, explicitly
+            node = d
+            for _ in range(L):
+                node = node.launch(cfg, kern, x.data.ptr, np.int32(ITERS))
+        by_hand = d.instantiate()
+        by_hand.upload(core_st)
         for name, fn in (("serial capture", lambda: serial.launch(st)),
                          ("hand-forked capture", lambda: forked.launch(st)),
                          ("graphtrace (data)", lambda: chains(xs, stream=st)),
                          ("graphtrace, chain-major code",
                           lambda: chains_by_chain(xs, stream=st)),
-                         ("graphtrace (bare launch)", lambda: compiled.graph.launch(core_st))):
+                         ("graphtrace (bare launch)", lambda: compiled.graph.launch(core_st)),
+                         ("cuda.core hand-built", lambda: by_hand.launch(core_st))):
             us = device_us(fn, st, reps=15)
             rows.append({"workload": "wide", "w": w, "variant": name, "us": us})
             print(f"wide W={w:<3} {name:<22} {us:10.1f} us", flush=True)

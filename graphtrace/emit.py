@@ -79,6 +79,11 @@ def as_stream(stream, device=None):
                     "or cuda.core stream, an object with __cuda_stream__, or a handle int")
 
 
+def _why(e: BaseException) -> str:
+    """An inner failure for an outer message (without the inner one's source line)."""
+    return f"{type(e).__name__}: {getattr(e, 'message', e)}"
+
+
 class _Emitter:
     """What an op's ``emit`` gets: the definition, and values for this binding."""
 
@@ -121,7 +126,7 @@ class CompiledGraph(Binding):
             except Exception as e:  # driver and packing failures, with the node named
                 raise EmitError(
                     f"failed to add {node.kind} node %{node.index} "
-                    f"{self.ir.describe(node)} ({type(e).__name__}: {e})",
+                    f"{self.ir.describe(node)} ({_why(e)})",
                     source=node.source) from e
             gnodes.append(gn)
         self.definition, self.gnodes = em.definition, gnodes
@@ -131,7 +136,7 @@ class CompiledGraph(Binding):
             self.graph = em.definition.instantiate()
         except Exception as e:
             raise EmitError(f"failed to instantiate graph {self.ir.name} "
-                            f"({type(e).__name__}: {e})", source=self.ir.nodes[0].source
+                            f"({_why(e)})", source=self.ir.nodes[0].source
                             if self.ir.nodes else None) from e
         self._uploaded = False
         self._launched = None          # the argument objects of the latest launch
@@ -238,7 +243,7 @@ class CompiledGraph(Binding):
             how(self, node, self.gnodes[node.index])
         except Exception as e:
             raise EmitError(f"failed to update {node.kind} node %{node.index} "
-                            f"{self.ir.describe(node)} ({type(e).__name__}: {e})",
+                            f"{self.ir.describe(node)} ({_why(e)})",
                             source=node.source) from e
 
     def _route(self, n_changed: int) -> str:

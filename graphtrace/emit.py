@@ -98,9 +98,11 @@ class _Emitter:
 class CompiledGraph(Binding):
     """An instantiated CUDA graph for one signature of a decorated function.
 
-    ``launch(stream)`` replays it; ``rebind(arrays, scalars)`` points it at
-    new arguments of the same signature. It keeps every buffer it references
-    alive: the arguments of its current binding and the arrays of its trace.
+    ``launch(stream)`` replays it; ``rebind(objs, ptrs, svals)`` points it at
+    new arguments of the same signature (``GraphFunction`` calls both). It
+    keeps every buffer it references alive: the arguments of its current
+    binding, those of earlier bindings until their launches are done, and
+    the arrays of its trace.
     """
 
     def __init__(self, ir: Graph, arrays: list[Buffer], scalars: list[Scalar], device=None):

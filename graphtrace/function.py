@@ -5,7 +5,9 @@ and dicts of them. Arrays are traced as they are; numbers become dynamic
 ``Scalar`` parameters unless named in ``static=``; bools and any other
 hashable value are static. The cache key is the abstract signature: per
 array its type, shape, strides, dtype and device; per number its type; per
-static value the value itself.
+static value the value itself; which arrays share memory, and how; and the
+address of every array the function reaches by a global or closure name.
+A call with the very objects of the last call skips all of that.
 """
 from __future__ import annotations
 

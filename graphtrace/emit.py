@@ -30,6 +30,7 @@ _streams: dict[int, tuple] = {}   # id(stream object) -> (it, its cuda.core Stre
 EXEC_NODE_UPDATE_US = 150.0
 DEFINITION_NODE_UPDATE_US = 4.0
 WHOLE_GRAPH_US_PER_NODE = 0.075
+RELEASE_EVERY = 32   # per-node update rounds between whole-graph updates
 
 
 def materialize(value):
@@ -144,7 +145,7 @@ class CompiledGraph(Binding):
         self._launched = None          # the argument objects of the latest launch
         self._held = deque()           # (event, objects) of earlier bindings still in use
         self._exec: list = [None] * len(gnodes)
-        self._exec_only: set = set()   # nodes updated where the definition cannot be
+        self._node_updates = 0         # per-node update rounds since the last whole one
 
     # --- running -----------------------------------------------------------
     def _make_current(self):
@@ -196,14 +197,13 @@ class CompiledGraph(Binding):
     def rebind(self, objs: list, ptrs: list[int], svals: list, route: str | None = None) -> int:
         """Point the graph at new arguments; returns how many nodes were updated.
 
-        Kernel nodes take one of two routes: update each changed node of the
-        executable graph (``"node"``), or update the definition and then the
-        whole executable graph from it (``"whole"``). Either way the
-        definition is kept current, so that a later whole-graph update never
-        brings back old values. Nodes whose definition cuda.core cannot
-        update (copies, memsets) are updated in the executable graph, and again
-        after every whole-graph update. By default the route is the cheaper
-        one for this many nodes, by the costs measured in bench/.
+        Kernel, copy and memset nodes take one of two routes: update each
+        changed node of the executable graph (``"node"``), or update the
+        definition and then the whole executable graph from it (``"whole"``).
+        Either way the definition is kept current, so that a whole-graph
+        update never brings back old values. By default the route is the
+        cheaper one for this many nodes, by the costs measured in bench/;
+        host callbacks need no driver call.
         """
         self._make_current()
         before = self._objs, self._ptrs, self._svals
@@ -224,21 +224,25 @@ class CompiledGraph(Binding):
         return len(nodes)
 
     def _apply(self, nodes, route) -> None:
-        kernels = [n for n in nodes if OPS[n.kind].update_definition]
-        others = [n for n in nodes if not OPS[n.kind].update_definition]
-        whole = bool(kernels) and (route or self._route(len(kernels))) == "whole"
-        for node in kernels:
+        driven = [n for n in nodes if OPS[n.kind].update_definition]
+        for node in nodes:
+            if not OPS[node.kind].update_definition:   # host nodes: no driver call
+                self._update(node, OPS[node.kind].update)
+        if not driven:
+            return
+        # cuda.core keeps what per-node updates replace until a whole-graph
+        # update: take the whole route now and then, so that nothing piles up.
+        whole = (route or self._route(len(driven))) == "whole" \
+            or self._node_updates >= RELEASE_EVERY
+        for node in driven:
             self._update(node, OPS[node.kind].update_definition)
             if not whole:
                 self._update(node, OPS[node.kind].update)
         if whole:
             self.graph.update(self.definition)
-            others = sorted(set(others) | {self.ir.nodes[i] for i in self._exec_only},
-                            key=lambda n: n.index)
-        for node in others:
-            self._update(node, OPS[node.kind].update)
-            if node.kind != "host":   # host nodes keep their arguments themselves
-                self._exec_only.add(node.index)
+            self._node_updates = 0
+        else:
+            self._node_updates += 1
 
     def _update(self, node, how) -> None:
         try:

@@ -25,8 +25,8 @@ class Op:
     Buffer/Scalar its value in the binding, ``emitter.state`` keeps what
     updates need. ``update(compiled, node, graph_node)`` points the
     instantiated node at the compiled graph's new binding;
-    ``update_definition`` does the same to the definition's node, for a
-    whole-graph update (None where cuda.core cannot update the definition).
+    ``update_definition`` does the same to the definition's node (None for
+    nodes that need no driver call to rebind, like host callbacks).
     ``simulate(node, check)`` executes the node on the CPU.
     """
 

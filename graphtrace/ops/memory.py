@@ -115,6 +115,11 @@ def _update_memcpy(cg, node, gnode):
     cg.exec_node(node.index).update(dst=dst, src=src, size=size)
 
 
+def _update_memcpy_definition(cg, node, gnode):
+    dst, src, size = _memcpy_args(node, cg.value_of)
+    gnode.update(dst=dst, src=src, size=size)
+
+
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
@@ -133,6 +138,11 @@ def _update_memset(cg, node, gnode):
     cg.exec_node(node.index).update(dst=dst, value=value, width=width)
 
 
+def _update_memset_definition(cg, node, gnode):
+    dst, value, width = _memset_args(node, cg.value_of)
+    gnode.update(dst=dst, value=value, width=width)
+
+
 def _sim_memcpy(sim, node):
     np.copyto(sim.array(node.args[0]), sim.array(node.args[1]))
 
@@ -145,6 +155,6 @@ def _sim_memset(sim, node):
 
 register(Op("memcpy", lambda n, nm: f"{nm.value(n.args[0])} <- {nm.value(n.args[1])} "
                                     f"({n.attrs['nbytes']} B)",
-            _emit_memcpy, _update_memcpy, _sim_memcpy))
+            _emit_memcpy, _update_memcpy, _sim_memcpy, _update_memcpy_definition))
 register(Op("memset", lambda n, nm: f"{nm.value(n.args[0])} = {nm.value(n.args[1])}",
-            _emit_memset, _update_memset, _sim_memset))
+            _emit_memset, _update_memset, _sim_memset, _update_memset_definition))

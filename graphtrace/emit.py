@@ -23,13 +23,13 @@ _tls = threading.local()
 _streams: dict[int, tuple] = {}   # id(stream object) -> (it, its cuda.core Stream)
 
 # Host cost of the two update routes through cuda.core on an H200 (bench/): one
-# executable kernel node while launches of the graph are in flight (12 us when
-# it is idle, 150-340 us a node when it is not), one definition node, and
+# executable kernel node while launches of the graph are in flight (about 1 us
+# on an idle graph, 40 us a node in flight), one definition node, and
 # Graph.update(definition) per node the graph holds. The whole-graph route wins
 # unless a handful of nodes change in a very large graph.
-EXEC_NODE_UPDATE_US = 150.0
-DEFINITION_NODE_UPDATE_US = 4.0
-WHOLE_GRAPH_US_PER_NODE = 0.075
+EXEC_NODE_UPDATE_US = 40.0
+DEFINITION_NODE_UPDATE_US = 2.0
+WHOLE_GRAPH_US_PER_NODE = 0.07
 RELEASE_EVERY = 32   # per-node update rounds between whole-graph updates
 
 

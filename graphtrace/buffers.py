@@ -9,6 +9,7 @@ virtual addressing), so host and device buffers never alias by accident.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import weakref
 
@@ -147,6 +148,12 @@ class Buffer:
         if other.run > self.run or (i < 0).any():
             return bool(self.covers(other)) if other.run > self.run else False
         return bool((theirs + other.run <= mine[i] + self.run).all())
+
+    def host_array(self) -> np.ndarray:
+        """A numpy array over this view's bytes (host memory only: nothing checks)."""
+        raw = (ctypes.c_uint8 * (self.hi - self.lo)).from_address(self.lo)
+        return np.ndarray(self.shape, self.dtype, buffer=raw, offset=self.ptr - self.lo,
+                          strides=self.strides)
 
     def same_view(self, other: "Buffer") -> bool:
         return (self.ptr, self.shape, self.strides, self.dtype) == \

@@ -273,7 +273,7 @@ class GraphFunction:
     def _label_closure(self, tracer: Tracer) -> None:
         """Name the arrays the function reaches through globals and closures."""
         for name, v in self.closure_arrays():
-            tracer.add_argument(name, v, argument=False)
+            tracer.add_argument(name, v)
 
     def _lookup(self, name):
         cells = self._cells

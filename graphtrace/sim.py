@@ -14,7 +14,6 @@ graphtrace sets where there is no GPU).
 """
 from __future__ import annotations
 
-import ctypes
 import random
 
 import numpy as np
@@ -73,9 +72,7 @@ def host_view(b: Buffer) -> np.ndarray:
     """The numpy array behind a view, for the simulator (host memory only)."""
     obj = b.obj
     if obj is None:  # a view moved with its rebound argument: build it from the address
-        raw = (ctypes.c_uint8 * (b.hi - b.lo)).from_address(b.lo)
-        return np.ndarray(b.shape, b.dtype, buffer=raw, offset=b.ptr - b.lo,
-                          strides=b.strides)
+        return b.host_array()
     if type(obj).__name__ == "FakeCUDAArray":
         obj = obj._ary
     if isinstance(obj, np.ndarray):

@@ -53,12 +53,11 @@ class Tracer:
         self.n_streams = 1
         self.events: dict[int, Node] = {}       # id(event) -> its record node
         self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer)
-        self._roots: list[Buffer] = []          # labelled buffers
-        self._args: list[Buffer] = []           # argument buffers, in order
+        self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
 
     # --- buffers -----------------------------------------------------------
-    def add_argument(self, label: str, obj, argument: bool = True) -> Buffer:
-        """Name an array the function receives (or reaches, ``argument=False``).
+    def add_argument(self, label: str, obj) -> Buffer:
+        """Name an array the function receives or reaches by a global name.
 
         Such an array is its own base: it moves only with itself when a later
         call rebinds the graph, whatever other argument it lies in.
@@ -69,8 +68,6 @@ class Tracer:
             buf.label = label
             self._bufs[id(obj)] = (obj, buf)
             self._roots.append(buf)
-        if argument:
-            self._args.append(buf)
         return buf
 
     def cached_buffer(self, obj) -> Buffer | None:

@@ -7,7 +7,6 @@ wrapped in ``gt.In``/``gt.Out``). The callback must not call CUDA.
 """
 from __future__ import annotations
 
-import ctypes
 from collections import deque
 
 import numpy as np
@@ -59,11 +58,8 @@ def _describe(node, namer):
 
 
 def host_array(b: Buffer):
-    """A numpy array over host view ``b``: the traced object, or one at its new address."""
-    if b.obj is not None:
-        return b.obj
-    raw = (ctypes.c_uint8 * (b.hi - b.lo)).from_address(b.lo)
-    return np.ndarray(b.shape, b.dtype, buffer=raw, offset=b.ptr - b.lo, strides=b.strides)
+    """The callback's array for host view ``b``: the traced object, or one at its new address."""
+    return b.obj if b.obj is not None else b.host_array()
 
 
 def host_value(v, value_of):

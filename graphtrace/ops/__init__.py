@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 __all__ = ["Op", "OPS", "STREAM_METHODS", "TRACE_HOOKS", "register", "stream_method",
-           "on_trace_start"]
+           "on_trace_start", "updaters"]
 
 
 @dataclass(frozen=True)
@@ -52,6 +52,17 @@ def stream_method(fn: Callable) -> Callable:
     """Make ``fn(stream, ...)`` a method of the proxy stream."""
     STREAM_METHODS[fn.__name__] = fn
     return fn
+
+
+def updaters(params: Callable) -> tuple:
+    """``(update, update_definition)`` for an op whose node parameters
+    ``params(binding, node)`` gives as the keywords of cuda.core's ``update``."""
+    def update(cg, node, gnode):
+        cg.exec_node(node.index).update(**params(cg, node))
+
+    def update_definition(cg, node, gnode):
+        gnode.update(**params(cg, node))
+    return update, update_definition
 
 
 def on_trace_start(fn: Callable) -> Callable:

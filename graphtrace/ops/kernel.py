@@ -14,7 +14,7 @@ import numpy as np
 from ..buffers import HOST, unwrap_intent
 from ..errors import ArgumentError, KernelArgumentError, SimulationError
 from ..ir import Scalar
-from . import Op, register, stream_method
+from . import Op, register, stream_method, updaters
 
 __all__ = ["Adapter", "ADAPTERS", "adapter_for", "kernel", "dim3", "record_launch"]
 
@@ -243,15 +243,13 @@ def emit(em, node, parent):
     return parent.launch(cfg, kern, *node.target.pack(meta, node.args, em.value_of))
 
 
-def update(cg, node, gnode):
+def _params(cg, node) -> dict:
     cfg, kern, meta = cg.state[node.index]
-    cg.exec_node(node.index).update(config=cfg, kernel=kern,
-                               args=node.target.pack(meta, node.args, cg.value_of))
+    return {"config": cfg, "kernel": kern,
+            "args": node.target.pack(meta, node.args, cg.value_of)}
 
 
-def update_definition(cg, node, gnode):
-    cfg, kern, meta = cg.state[node.index]
-    gnode.update(config=cfg, kernel=kern, args=node.target.pack(meta, node.args, cg.value_of))
+update, update_definition = updaters(_params)
 
 
 def simulate(sim, node):

@@ -12,7 +12,7 @@ import numpy as np
 from ..buffers import Buffer
 from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError
 from ..ir import Scalar
-from . import Op, register, stream_method
+from . import Op, register, stream_method, updaters
 
 __all__ = ["copy", "memset", "memset_pattern"]
 
@@ -101,46 +101,23 @@ def memset(self, dst, value):
                         attrs={"element": element, "pattern": pattern})
 
 
-def _memcpy_args(node, value_of):
+def _memcpy_params(b, node) -> dict:
     dst, src = node.args
-    return value_of(dst).ptr, value_of(src).ptr, node.attrs["nbytes"]
-
-
-def _emit_memcpy(em, node, parent):
-    return parent.memcpy(*_memcpy_args(node, em.value_of))
-
-
-def _update_memcpy(cg, node, gnode):
-    dst, src, size = _memcpy_args(node, cg.value_of)
-    cg.exec_node(node.index).update(dst=dst, src=src, size=size)
-
-
-def _update_memcpy_definition(cg, node, gnode):
-    dst, src, size = _memcpy_args(node, cg.value_of)
-    gnode.update(dst=dst, src=src, size=size)
+    return {"dst": b.value_of(dst).ptr, "src": b.value_of(src).ptr,
+            "size": node.attrs["nbytes"]}
 
 
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
 
 
-def _memset_args(node, value_of):
-    dst = value_of(node.args[0])
-    element, pattern = memset_pattern(dst.dtype, value_of(node.args[1]))
-    return dst.ptr, _WORDS[element](pattern), dst.nbytes // element
+def _memset_params(b, node) -> dict:
+    dst = b.value_of(node.args[0])
+    element, pattern = memset_pattern(dst.dtype, b.value_of(node.args[1]))
+    return {"dst": dst.ptr, "value": _WORDS[element](pattern), "width": dst.nbytes // element}
 
 
-def _emit_memset(em, node, parent):
-    return parent.memset(*_memset_args(node, em.value_of))
-
-
-def _update_memset(cg, node, gnode):
-    dst, value, width = _memset_args(node, cg.value_of)
-    cg.exec_node(node.index).update(dst=dst, value=value, width=width)
-
-
-def _update_memset_definition(cg, node, gnode):
-    dst, value, width = _memset_args(node, cg.value_of)
-    gnode.update(dst=dst, value=value, width=width)
+_update_memcpy, _update_memcpy_definition = updaters(_memcpy_params)
+_update_memset, _update_memset_definition = updaters(_memset_params)
 
 
 def _sim_memcpy(sim, node):
@@ -155,6 +132,8 @@ def _sim_memset(sim, node):
 
 register(Op("memcpy", lambda n, nm: f"{nm.value(n.args[0])} <- {nm.value(n.args[1])} "
                                     f"({n.attrs['nbytes']} B)",
-            _emit_memcpy, _update_memcpy, _sim_memcpy, _update_memcpy_definition))
+            lambda em, node, parent: parent.memcpy(**_memcpy_params(em, node)),
+            _update_memcpy, _sim_memcpy, _update_memcpy_definition))
 register(Op("memset", lambda n, nm: f"{nm.value(n.args[0])} = {nm.value(n.args[1])}",
-            _emit_memset, _update_memset, _sim_memset, _update_memset_definition))
+            lambda em, node, parent: parent.memset(**_memset_params(em, node)),
+            _update_memset, _sim_memset, _update_memset_definition))

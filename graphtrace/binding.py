@@ -31,6 +31,7 @@ class Binding:
         self._objs = [b.obj for b in arrays]
         self._svals = [s.value for s in scalars]
         self._bound = None                               # snapshot of the last call's args
+        self._moved: dict[int, Buffer] = {}              # id(recorded view) -> it, moved
         self.broken = False                              # a failed update left it unusable
         self._users_a, self._users_s = self._users(len(arrays), len(scalars))
 
@@ -49,7 +50,12 @@ class Binding:
             if i is None:
                 return x
             delta = self._ptrs[i] - x.base.ptr
-            return x if delta == 0 else x.moved(delta)
+            if delta == 0:
+                return x
+            hit = self._moved.get(id(x))   # many nodes share one recorded view
+            if hit is None or hit.ptr != x.ptr + delta:
+                hit = self._moved[id(x)] = x.moved(delta)
+            return hit
         if isinstance(x, Scalar):
             return self._svals[x.slot]
         return x

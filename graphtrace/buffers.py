@@ -81,9 +81,10 @@ class Buffer:
     def moved(self, delta: int) -> "Buffer":
         """The same view ``delta`` bytes further on (a rebound argument)."""
         b = object.__new__(Buffer)
-        for name in Buffer.__slots__:
-            setattr(b, name, getattr(self, name))
-        b.ptr, b.lo, b.hi, b._starts = self.ptr + delta, self.lo + delta, self.hi + delta, None
+        b.ptr, b.lo, b.hi = self.ptr + delta, self.lo + delta, self.hi + delta
+        b.shape, b.strides, b.dtype, b.device = self.shape, self.strides, self.dtype, self.device
+        b.pinned, b.readonly, b.run, b.step = self.pinned, self.readonly, self.run, self.step
+        b.label, b.base, b._starts = self.label, self.base, None
         b.obj = None  # the traced object describes the old address, not this one
         return b
 

@@ -249,7 +249,13 @@ def _params(cg, node) -> dict:
             "args": node.target.pack(meta, node.args, cg.value_of)}
 
 
-update, update_definition = updaters(_params)
+update, _ = updaters(_params)
+
+
+def update_definition(cg, node, gnode):
+    """Only the arguments change: a definition node takes them alone."""
+    cfg, kern, meta = cg.state[node.index]
+    gnode.update(args=node.target.pack(meta, node.args, cg.value_of))
 
 
 def simulate(sim, node):

@@ -8,6 +8,7 @@ only the nodes whose arrays or scalars changed.
 """
 from __future__ import annotations
 
+import sys
 import threading
 from collections import deque
 
@@ -50,8 +51,10 @@ def as_stream(stream, device=None):
     ``device`` is the cuda.core ``Device`` made current in this thread (its
     instances are per thread).
     """
+    hit = _streams.get(id(stream))          # the usual case: a stream seen before
+    if hit is not None and hit[0] is stream:
+        return hit[1]
     from cuda.core import Device, Stream
-    import sys
     device = device or Device()
     if isinstance(stream, Stream):
         return stream
@@ -111,6 +114,7 @@ class CompiledGraph(Binding):
         super().__init__(ir, arrays, scalars)
         self.device = Device(device) if device is not None else Device()
         self.device.set_current()
+        self._device_id = self.device.device_id
         self._emit()
 
     # --- building ----------------------------------------------------------
@@ -150,10 +154,11 @@ class CompiledGraph(Binding):
     # --- running -----------------------------------------------------------
     def _make_current(self):
         """Contexts are current per thread: make ours current in this one, once."""
-        from cuda.core import Device
         dev = getattr(_tls, "device", None)
-        if dev is None or dev.device_id != self.device.device_id:
-            dev = _tls.device = Device(self.device.device_id)
+        if dev is None or _tls.device_id != self._device_id:
+            from cuda.core import Device
+            dev = _tls.device = Device(self._device_id)
+            _tls.device_id = self._device_id
             dev.set_current()
         return dev
 

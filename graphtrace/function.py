@@ -372,7 +372,7 @@ class GraphFunction:
         chosen = self._backend_now(backend)
         last = self._last
         if last is not None and last[2] == chosen and _same_call(args, kwargs, last[0]) \
-                and all(self._lookup(n) is v for n, v in last[3]):
+                and (not last[3] or all(self._lookup(n) is v for n, v in last[3])):
             entry = last[1]   # the very arguments of the last call: nothing to rebind
             with entry._lock:
                 if entry._bound is last[0]:

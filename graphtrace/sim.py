@@ -27,7 +27,8 @@ from .ops import OPS
 __all__ = ["simulate", "topological_order", "reference", "reference_for",
            "simulator_kernel", "host_view", "Simulator", "SimGraph"]
 
-_references: dict[int, tuple] = {}   # id(kernel) -> (kernel, fn)
+_references: dict[int, tuple] = {}   # id(kernel) -> (kernel, its Python stand-in)
+_sim_kernels: dict[int, tuple] = {}  # id(py_func) -> (py_func, simulator kernel)
 
 
 def reference(kernel):
@@ -60,11 +61,11 @@ def reference_for(adapter):
 
 def simulator_kernel(py_func):
     """A numba-simulator kernel for a Python kernel function (cached)."""
-    hit = _references.get(id(py_func))
+    hit = _sim_kernels.get(id(py_func))
     if hit is None:
         from numba.cuda.simulator.kernel import FakeCUDAKernel
-        hit = _references[id(py_func)] = (py_func, FakeCUDAKernel(py_func, device=False,
-                                                                  fastmath=False))
+        hit = _sim_kernels[id(py_func)] = (py_func, FakeCUDAKernel(py_func, device=False,
+                                                                   fastmath=False))
     return hit[1]
 
 

@@ -26,9 +26,10 @@ from .buffers import as_buffer, is_array
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError
 from .ir import Graph, Scalar
+from .reach import Reach, instance_arrays
 from .trace import Stream, Tracer, current_tracer
 
-__all__ = ["graph", "GraphFunction", "CacheInfo", "RetraceWarning"]
+__all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo", "RetraceWarning"]
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 RETRACE_WARNING = 8  # distinct signatures before the retrace warning
@@ -96,16 +97,20 @@ def walk(value, path: tuple, static: bool, leaf, build=_rebuild):
 class _Call:
     """One call's arguments, split into what the cache key and the binding need."""
 
-    __slots__ = ("objs", "bufs", "svals", "key")
+    __slots__ = ("objs", "bufs", "svals", "key", "reached")
 
     def __init__(self, fn: "GraphFunction", bound: inspect.BoundArguments):
         self.objs, self.bufs, self.svals = [], [], []
-        parts = tuple(walk(bound.arguments[k], (k,), k in fn.static, self._leaf, _tagged)
+        reached_by_name = fn.reached(bound.arguments)
+        parts = tuple(_Identity(bound.arguments[k]) if k is fn.self_param else
+                      walk(bound.arguments[k], (k,), k in fn.static, self._leaf, _tagged)
                       for k in fn.params)
         # Arrays reached by global or closure name are baked into the graph: the
         # key holds their addresses, so rebinding such a name traces anew.
-        reached = [(name, v, as_buffer(v)) for name, v in fn.closure_arrays()]
-        fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached)
+        reached = [(name, v, as_buffer(v)) for name, v in reached_by_name]
+        fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
+            + fn.reach.functions()
+        self.reached = (tuple(v for _, v in reached_by_name), fn.reach.functions())
         self.key = (parts, fixed, _alias_pattern(self.bufs + [b for _, _, b in reached]))
 
     def _leaf(self, kind, path, v):
@@ -118,6 +123,21 @@ class _Call:
             self.svals.append(v)
             return type(v)
         return ("static", type(v), v)
+
+
+class _Identity:
+    """A method's ``self`` in the cache key: the very object, whatever its ``__eq__``."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return type(other) is _Identity and other.obj is self.obj
 
 
 _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)
@@ -211,16 +231,21 @@ class GraphFunction:
         self._hits = self._misses = 0
         self._keys_seen: dict = {}   # distinct signatures traced, in order
         self._warned = False
-        self._last = None     # (snapshot of the arguments, compiled graph, backend)
-        self._cells = dict(zip(fn.__code__.co_freevars, fn.__closure__ or ()))
-        self._closure_names = None
+        self._last = None     # (arguments, compiled graph, backend, what names held)
+        self._reach = None    # arrays and helpers reached by name (reach.py), found lazily
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
         names = list(self._sig.parameters)
-        if not names:
+        if not names or names[0] == "self" and len(names) < 2:
             raise TypeError(f"@graph function {fn.__name__} must take the proxy stream "
-                            "as its first parameter")
-        self._stream_param, self.params = names[0], names[1:]
+                            "as its first parameter (after self, for a method)")
+        # A method takes self, then the proxy stream: self is an argument whose
+        # array attributes the graph may use (tracked like globals).
+        self._lead = 1 if names[0] == "self" else 0
+        self.self_param = names[0] if self._lead else None
+        self._stream_param = names[self._lead]
+        self.params = names[:self._lead] + names[self._lead + 1:]
+        self._own_keywords = {"stream", "backend"} & set(self.params)
         static = (static,) if isinstance(static, (str, int)) else tuple(static)
         self.static = set()
         for s in static:
@@ -232,7 +257,7 @@ class GraphFunction:
 
     def _bind(self, args, kwargs) -> inspect.BoundArguments:
         try:
-            bound = self._sig.bind(None, *args, **kwargs)
+            bound = self._sig.bind(*args[:self._lead], None, *args[self._lead:], **kwargs)
         except TypeError as e:
             raise ArgumentError(f"{self.__name__}{self._sig}: {e}") from None
         bound.apply_defaults()
@@ -253,15 +278,16 @@ class GraphFunction:
                 arrays.append(tracer.add_argument(path_str(path), v))
                 return v
             if kind == "scalar":
-                s = Scalar(path_str(path), v, len(scalars))
+                s = Scalar(path_str(path), v, len(scalars), path[0])
                 scalars.append(s)
                 return s
             return v
 
         with tracer:
             for k in self.params:
-                bound.arguments[k] = walk(bound.arguments[k], (k,), k in self.static, leaf)
-            self._label_closure(tracer)
+                if k is not self.self_param:
+                    bound.arguments[k] = walk(bound.arguments[k], (k,), k in self.static, leaf)
+            self._label_closure(tracer, bound.arguments)
             bound.arguments[self._stream_param] = Stream(tracer)
             result = self.fn(*bound.args, **bound.kwargs)
         if result is not None:
@@ -270,34 +296,25 @@ class GraphFunction:
                 "returns nothing; write results into arrays passed in", source=None)
         return tracer.graph(), arrays, scalars
 
-    def _label_closure(self, tracer: Tracer) -> None:
-        """Name the arrays the function reaches through globals and closures."""
-        for name, v in self.closure_arrays():
+    def _label_closure(self, tracer: Tracer, arguments) -> None:
+        """Name the arrays the function reaches by name (its own and its helpers'),
+        and those of ``self`` for a method."""
+        for name, v in self.reached(arguments):
             tracer.add_argument(name, v)
 
-    def _lookup(self, name):
-        cells = self._cells
-        try:
-            return cells[name].cell_contents if name in cells else self.fn.__globals__[name]
-        except (KeyError, ValueError):
-            return None
-
-    def closure_arrays(self) -> list:
-        """``(name, array)`` for each array the function reaches by a global or closure name.
-
-        The names are those that held arrays at the first look (later calls
-        read only these, cheaply).
-        """
-        if self._closure_names is None:
-            code = self.fn.__code__
-            self._closure_names = [n for n in dict.fromkeys(code.co_freevars + code.co_names)
-                                   if is_array(self._lookup(n))]
-        out = []
-        for name in self._closure_names:
-            v = self._lookup(name)
-            if is_array(v):
-                out.append((name, v))
+    def reached(self, arguments) -> list:
+        """``(label, array)`` for the arrays the graph may use that are not in its
+        parameters: those reached by name, and a method's ``self`` attributes."""
+        out = self.reach.arrays()
+        if self._lead:
+            out += instance_arrays(arguments[self.self_param])
         return out
+
+    @property
+    def reach(self) -> Reach:
+        if self._reach is None:
+            self._reach = Reach(self.fn)
+        return self._reach
 
     def trace(self, *args, **kwargs) -> Graph:
         """Trace with these arguments and return the IR; runs nothing on a GPU.
@@ -355,14 +372,23 @@ class GraphFunction:
             entry._bound = None   # a later call must check its arguments again
         return entry
 
-    def __call__(self, *args, stream=None, backend=None, **kwargs):
-        """Run the graph for these arguments on ``stream`` (asynchronously).
+    def __call__(self, *args, **kwargs):
+        """Run the graph for these arguments on ``stream=`` (asynchronously).
 
         On the simulator backend the call runs to completion on the CPU.
-        Called with a proxy stream first, inside another graph's trace, the
-        function's ops join that graph (see ``_inline``).
+        Called with a proxy stream, inside another graph's trace, the
+        function's ops join that graph (see ``_inline``). Where the function
+        has a parameter named ``stream`` or ``backend``, that keyword is its
+        own: launch on another stream with ``f.compile(...).launch(stream)``.
         """
-        if args and isinstance(args[0], Stream):
+        own = self._own_keywords
+        stream = kwargs.pop("stream", None) if "stream" not in own else None
+        backend = kwargs.pop("backend", None) if "backend" not in own else None
+        if isinstance(stream, Stream) and self._stream_param == "stream":
+            kwargs["stream"], stream = stream, None    # f(stream=s, ...) inside a trace
+        lead = self._lead
+        if isinstance(args[lead] if len(args) > lead else kwargs.get(self._stream_param),
+                      Stream):
             return self._inline(args, kwargs, stream, backend)
         if current_tracer() is not None:
             raise TraceError(
@@ -372,7 +398,7 @@ class GraphFunction:
         chosen = self._backend_now(backend)
         last = self._last
         if last is not None and last[2] == chosen and _same_call(args, kwargs, last[0]) \
-                and (not last[3] or all(self._lookup(n) is v for n, v in last[3])):
+                and self._reached_same(args, last[3]):
             entry = last[1]   # the very arguments of the last call: nothing to rebind
             with entry._lock:
                 if entry._bound is last[0]:
@@ -384,7 +410,24 @@ class GraphFunction:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap
             entry.launch(stream)
-        self._last = (snap, entry, chosen, self.closure_arrays())
+        self._last = (snap, entry, chosen, call.reached)
+
+    def _reached_same(self, args, reached) -> bool:
+        """Whether the arrays and helpers reached by name (and a method's ``self``
+        attributes) are the very objects of ``reached``."""
+        if not self._lead and not self.reach.places:
+            return not reached[0] and not reached[1]
+        arrays = self.reach.arrays()
+        if self._lead:
+            arrays += instance_arrays(args[0])
+        return len(arrays) == len(reached[0]) and self.reach.functions() == reached[1] \
+            and all(a is b for (_, a), b in zip(arrays, reached[0]))
+
+    def __get__(self, obj, objtype=None):
+        """A decorated method, bound to its instance."""
+        if obj is None or not self._lead:
+            return self
+        return BoundGraphFunction(self, obj)
 
     def _inline(self, args, kwargs, stream, backend):
         """``g(s, ...)`` inside another trace: record g's ops into that graph.
@@ -393,12 +436,16 @@ class GraphFunction:
         any other, so they run concurrently with the caller's work where the
         data allow; static parameters must receive static values there.
         """
-        s = args[0]
+        lead = self._lead
+        if len(args) > lead and isinstance(args[lead], Stream):
+            s, args = args[lead], args[:lead] + args[lead + 1:]
+        else:
+            s = kwargs.pop(self._stream_param)
         s._check()
         if stream is not None or backend is not None:
             raise TraceError(f"{self.__name__}(s, ...) inside a trace runs in the enclosing "
                              "graph: it takes no stream= or backend=")
-        bound = self._bind(args[1:], kwargs)
+        bound = self._bind(args, kwargs)
         for k in self.static:
             v = bound.arguments[k]
             if isinstance(v, Scalar):
@@ -441,6 +488,33 @@ class GraphFunction:
 
     def __repr__(self):
         return f"<graphtrace.graph {self.__name__} deps={self.deps}>"
+
+
+class BoundGraphFunction:
+    """A decorated method bound to its instance: ``model.step(x)``."""
+
+    __slots__ = ("function", "instance")
+
+    def __init__(self, function: GraphFunction, instance):
+        self.function, self.instance = function, instance
+
+    def __call__(self, *args, **kwargs):
+        return self.function(self.instance, *args, **kwargs)
+
+    def trace(self, *args, **kwargs) -> Graph:
+        return self.function.trace(self.instance, *args, **kwargs)
+
+    def compile(self, *args, **kwargs):
+        return self.function.compile(self.instance, *args, **kwargs)
+
+    def signature(self, *args, **kwargs) -> tuple:
+        return self.function.signature(self.instance, *args, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.function, name)
+
+    def __repr__(self):
+        return f"<bound graphtrace.graph {self.function.__name__} of {self.instance!r}>"
 
 
 def graph(fn=None, *, deps: str = "data", static=(), backend=None, maxsize: int = 32):

@@ -86,17 +86,18 @@ class Scalar:
     so it raises and suggests ``static=``.
     """
 
-    __slots__ = ("name", "value", "slot")
+    __slots__ = ("name", "value", "slot", "param")
 
-    def __init__(self, name: str, value, slot: int):
+    def __init__(self, name: str, value, slot: int, param: str | None = None):
         self.name, self.value, self.slot = name, value, slot
+        self.param = param or name   # the parameter it came in (``dims`` of ``dims[0]``)
 
     def _refuse(self, *_args, **_kw):
         raise DynamicScalarError(
             f"argument {self.name!r} is a dynamic scalar: its value is a graph "
             "parameter that later calls may change, so it cannot steer Python "
-            "control flow or arithmetic during a trace; pass its name in "
-            f"@graph(static=({self.name!r},)) to trace a graph per value, or "
+            "control flow or arithmetic during a trace; pass its parameter in "
+            f"@graph(static=({self.param!r},)) to trace a graph per value, or "
             "compute on the device")
 
     __bool__ = __int__ = __float__ = __index__ = __complex__ = _refuse

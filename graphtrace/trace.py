@@ -13,7 +13,7 @@ import threading
 from . import ops
 from .buffers import Buffer, as_buffer
 from .deps import make_tracker
-from .errors import HostSyncError, StreamError, TraceError, user_frame
+from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_frame
 from .ir import Graph, Node
 
 __all__ = ["Stream", "Tracer", "current_tracer"]
@@ -75,14 +75,33 @@ class Tracer:
         return hit[1] if hit is not None and hit[0] is obj else None
 
     def buffer(self, obj) -> Buffer:
-        """The (labelled) ``Buffer`` of an array, cached for the trace."""
+        """The (labelled) ``Buffer`` of an array, cached for the trace.
+
+        Every array a node uses must lie in an argument or in an array the
+        function reaches by a global or closure name: those are the arrays a
+        later call can change, and that the cache key watches. Any other array
+        (a helper function's global, an object's attribute, an array made or
+        uploaded during the trace) would be frozen into the graph unseen.
+        """
         hit = self._bufs.get(id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]
         buf = as_buffer(obj)
         buf.label = self._label(buf)
+        if buf.base is buf and buf.label is None and not self._within_roots(buf):
+            raise ArgumentError(
+                f"an array used here ({_describe(buf)}) is not an argument of {self.name} "
+                "nor an array it reaches by a global or closure name (it may be a helper "
+                "function's global, an object's attribute such as self.weights, or an "
+                "array made during the trace): graphtrace cannot see when it changes, "
+                f"so the graph would keep using this one; pass it to {self.name} as an "
+                "argument")
         self._bufs[id(obj)] = (obj, buf)  # holding obj keeps its id unique
         return buf
+
+    def _within_roots(self, buf: Buffer) -> bool:
+        """Whether a view meets a named array (one too strided to place exactly)."""
+        return any(r.lo <= buf.lo and buf.hi <= r.hi for r in self._roots)
 
     def _label(self, buf: Buffer) -> str | None:
         """Find the named array a view lies in: it moves with that one on rebinding.
@@ -135,6 +154,11 @@ class Tracer:
         with _hooks_lock:
             _pause_gc(-1)
         return False
+
+
+def _describe(buf: Buffer) -> str:
+    where = "host" if buf.is_host else f"device {buf.device}"
+    return f"{buf.dtype}{list(buf.shape)} on {where}"
 
 
 class Stream:

@@ -7,12 +7,14 @@ wrapped in ``gt.In``/``gt.Out``). The callback must not call CUDA.
 """
 from __future__ import annotations
 
+import warnings
 from collections import deque
 
 import numpy as np
 
 from ..buffers import Buffer, is_array, unwrap_intent
-from ..errors import ArgumentError
+from ..errors import ArgumentError, user_frame
+from ..ir import Scalar
 from . import Op, register, stream_method
 
 __all__ = ["host"]
@@ -22,16 +24,45 @@ __all__ = ["host"]
 def host(self, fn, *args, opaque: bool = False):
     """Record a host callback ``fn(*args)``.
 
-    Arguments may nest in lists, tuples and dicts. ``opaque=True`` orders the
-    callback after all earlier work and before all later work, for one that
-    touches memory it is not given.
+    Arguments may nest in lists, tuples and dicts; the callback receives
+    them as recorded (arrays and dynamic numbers of the current call), in
+    containers of its own: a list or dict it changes is not the caller's
+    (a warning says so). Results belong in a pinned array, or in an object
+    that is passed as itself (an instance of your own class). ``opaque=True``
+    orders the callback after all earlier work and before all later work,
+    for one that touches memory it is not given.
     """
     t = self._check()
     if not callable(fn):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
+    _warn_copies(fn, args)
     accesses: list = []
     rec = tuple(_record_arg(t, fn, i, a, "rw", accesses) for i, a in enumerate(args))
     return self._record("host", fn, rec, tuple(accesses), opaque=opaque)
+
+
+def _holds_values(v) -> bool:
+    """Whether a container holds arrays or dynamic numbers (what rebinding renews)."""
+    if isinstance(v, (list, tuple)):
+        return any(map(_holds_values, v))
+    if isinstance(v, dict):
+        return any(map(_holds_values, v.values()))
+    v = unwrap_intent(v, "rw")[0]
+    return is_array(v) or isinstance(v, Scalar)
+
+
+def _warn_copies(fn, args) -> None:
+    """A list or dict of constants handed to a callback looks like a place for results."""
+    mutable = [i for i, a in enumerate(args)
+               if isinstance(a, (list, dict)) and not _holds_values(a)]
+    if mutable:
+        file, line = user_frame(3)
+        warnings.warn_explicit(
+            f"host callback {getattr(fn, '__name__', fn)} receives argument {mutable[0]} as a "
+            "list or dict that the graph rebuilds for every launch: what the callback "
+            "appends or assigns to it is lost to the caller; keep results in a pinned "
+            "numpy array, or in an object of your own class (passed as itself)",
+            UserWarning, file, line)
 
 
 def _record_arg(t, fn, i, value, mode, accesses):

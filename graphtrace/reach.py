@@ -1,0 +1,150 @@
+"""Arrays a graph function reaches by name rather than through its parameters.
+
+A decorated function may use arrays held by global or closure names: its
+own, those of the plain helper functions and nested graph functions it calls
+by name, and so on down. They are baked into the graph, so the cache key
+holds their addresses and the repeated-call shortcut checks that every name
+still holds the same object. Names are found once from the code objects;
+later calls only look them up again.
+
+An array a graph uses that is reached some other way (an object's attribute,
+a local of a helper, a function passed as a value) is refused by the tracer.
+"""
+from __future__ import annotations
+
+import types
+
+from .buffers import is_array
+
+__all__ = ["Reach", "instance_arrays"]
+
+_MAX_DEPTH = 8
+
+
+def _names(code) -> list[str]:
+    """Global and free names of a code object and of the functions nested in it."""
+    out = list(code.co_freevars + code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out += [n for n in _names(c) if n not in c.co_freevars]
+    return list(dict.fromkeys(out))
+
+
+def _lookup(fn, name):
+    """What ``name`` means inside ``fn`` now (closure cell first, then globals)."""
+    code = fn.__code__
+    if name in code.co_freevars:
+        try:
+            return fn.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:   # an empty cell
+            return None
+    return fn.__globals__.get(name)
+
+
+def _python_function(obj):
+    """The plain Python function behind a helper or a nested graph function."""
+    if isinstance(obj, types.FunctionType):
+        return obj
+    inner = getattr(obj, "__wrapped__", None)   # a GraphFunction, a decorated helper
+    return inner if isinstance(inner, types.FunctionType) else None
+
+
+_CONTAINERS = (list, tuple, dict)
+
+
+def _leaves(v, label: str, depth: int = 0) -> list:
+    """``(label, array)`` for the arrays in ``v``: an array, or lists, tuples and
+    dicts of them (the containers an argument may be too)."""
+    if is_array(v):
+        return [(label, v)]
+    if depth > _MAX_DEPTH or not isinstance(v, _CONTAINERS):
+        return []
+    items = v.items() if isinstance(v, dict) else enumerate(v)
+    out = []
+    for k, x in items:
+        out += _leaves(x, f"{label}[{k!r}]", depth + 1)
+    return out
+
+
+def instance_arrays(obj) -> list:
+    """``(label, array)`` for the arrays an object holds in its attributes
+    (``self.weights`` of a decorated method), lists and dicts of them too."""
+    out = []
+    for name, v in getattr(obj, "__dict__", {}).items():
+        out += _leaves(v, f"self.{name}")
+    return out
+
+
+class Reach:
+    """The (function, name) places that hold arrays or helpers, from one root.
+
+    Places are found again whenever a helper name comes to mean another
+    function (``arrays`` checks that first).
+    """
+
+    __slots__ = ("root", "places", "helpers")
+
+    def __init__(self, root):
+        self.root = root
+        self._find()
+
+    def _find(self) -> None:
+        self.places: list[tuple] = []     # (function, name, label, is_array)
+        self._walk(self.root, set(), 0, {})
+        self.helpers = tuple((fn, name, _lookup(fn, name))
+                             for fn, name, _, array in self.places if not array)
+
+    def _walk(self, fn, seen, depth, labels) -> None:
+        if id(fn) in seen or depth > _MAX_DEPTH:
+            return
+        seen.add(id(fn))
+        for name in _names(fn.__code__):
+            v = _lookup(fn, name)
+            if _leaves(v, name):
+                label = name if labels.setdefault(name, id(v)) == id(v) else \
+                    f"{fn.__name__}.{name}"
+                self.places.append((fn, name, label, True))
+                continue
+            inner = _python_function(v)
+            if inner is not None and \
+                    (inner.__module__ or "").split(".")[0] not in _LIBRARY_MODULES:
+                self.places.append((fn, name, None, False))
+                self._walk(inner, seen, depth + 1, labels)
+
+    def arrays(self) -> list[tuple[str, object]]:
+        """``(label, array)`` for each place that holds an array now."""
+        if not all(_lookup(fn, name) is v for fn, name, v in self.helpers):
+            self._find()
+        out = []
+        for fn, name, label, array in self.places:
+            if array:
+                out += _leaves(_lookup(fn, name), label)
+        return out
+
+    def snapshot(self) -> list:
+        """What every place holds now, to compare with ``unchanged`` later."""
+        return [(v, [a for _, a in _leaves(v, "")] if isinstance(v, _CONTAINERS) else None)
+                for v in (_lookup(fn, name) for fn, name, _, _ in self.places)]
+
+    def unchanged(self, snap: list) -> bool:
+        """Whether every place still holds the very objects of ``snap`` (the
+        arrays inside a global list or dict too)."""
+        for (fn, name, _, _), (v, inner) in zip(self.places, snap):
+            now = _lookup(fn, name)
+            if now is not v:
+                return False
+            if inner is not None:
+                leaves = _leaves(now, "")
+                if len(leaves) != len(inner) or \
+                        not all(a is b for (_, a), b in zip(leaves, inner)):
+                    return False
+        return True
+
+    def functions(self) -> tuple:
+        """The helper functions reached now (part of the cache key)."""
+        return tuple(v for _, _, v in self.helpers)
+
+
+# Library functions hold no user arrays; walking them would only cost time.
+_LIBRARY_MODULES = frozenset({"graphtrace", "numba", "numba_cuda", "cupy", "cupyx",
+                              "numpy", "torch", "cuda", "functools", "builtins"})

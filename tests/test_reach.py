@@ -1,0 +1,260 @@
+"""Arrays a graph reaches other than through its parameters are tracked or refused.
+
+Each test runs on the simulator, where results can be read on the CPU: a
+reassigned name must change the result of the next call (tracked), and an
+array graphtrace cannot watch is an error at the user's line (refused).
+The function stays usable after every error.
+"""
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from helpers import line_of
+
+
+@cuda.jit
+def add_into(src, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] += src[i]
+
+
+def dev(*values):
+    return cuda.to_device(np.array(values, dtype=np.float32))
+
+
+def result(out):
+    return out.copy_to_host().tolist()
+
+
+OFFSET = dev(1, 1)
+TABLE = [dev(10, 10), dev(20, 20)]
+
+
+def helper(s, out):
+    add_into[1, 2, s](OFFSET, out)
+
+
+def helper_of_helper(s, out):
+    helper(s, out)
+
+
+@gt.graph(backend="sim")
+def uses_helper(s, out):
+    helper_of_helper(s, out)
+
+
+def test_a_helper_functions_global_is_tracked():
+    global OFFSET
+    keep = OFFSET
+    try:
+        out = dev(0, 0)
+        uses_helper(out)
+        assert result(out) == [1, 1]
+        OFFSET = dev(5, 5)
+        uses_helper(out)                       # the very same arguments: the shortcut
+        assert result(out) == [6, 6]
+        assert "add_into[1, 2](OFFSET, out)" in str(uses_helper.trace(out))
+    finally:
+        OFFSET = keep
+
+
+@gt.graph(backend="sim")
+def inner(s, out):
+    add_into[1, 2, s](TABLE[1], out)
+
+
+@gt.graph(backend="sim")
+def outer(s, out):
+    inner(s, out)
+
+
+def test_a_nested_graph_functions_global_list_is_tracked():
+    keep = TABLE[1]
+    try:
+        out = dev(0, 0)
+        outer(out)
+        TABLE[1] = dev(7, 7)                   # the list is the same object; its item is not
+        outer(out)
+        assert result(out) == [27, 27]
+        assert "TABLE[1]" in str(outer.trace(out))
+    finally:
+        TABLE[1] = keep
+
+
+def test_a_reassigned_helper_function_is_seen():
+    global helper
+    keep = helper
+    out = dev(0, 0)
+    uses_helper(out)
+
+    def doubled(s, out):
+        add_into[1, 2, s](OFFSET, out)
+        add_into[1, 2, s](OFFSET, out)
+    try:
+        helper = doubled
+        uses_helper(out)
+        assert result(out) == [3, 3]
+    finally:
+        helper = keep
+
+
+def test_a_closure_variable_of_a_lambda_is_tracked():
+    x = dev(2, 2)
+    body = lambda s, out: add_into[1, 2, s](x, out)  # noqa: E731
+
+    @gt.graph(backend="sim")
+    def f(s, out):
+        body(s, out)
+    out = dev(0, 0)
+    f(out)
+    x = dev(3, 3)   # noqa: F841  (rebinds the cell that body reads)
+    f(out)
+    assert result(out) == [5, 5]
+
+
+class Model:
+    def __init__(self):
+        self.weights = dev(1, 2)
+        self.layers = [dev(1, 1)]
+        self.hidden = None
+
+    @gt.graph(backend="sim")
+    def step(self, s, out, scale):
+        add_into[1, 2, s](self.weights, out)
+        add_into[1, 2, s](self.layers[0], out)
+
+    @gt.graph(backend="sim")
+    def uses_hidden(self, s, out):
+        add_into[1, 2, s](self.hidden.buf, out)   # hidden
+
+
+class Holder:
+    def __init__(self, buf):
+        self.buf = buf
+
+
+def test_a_method_tracks_the_arrays_of_self():
+    m = Model()
+    out = dev(0, 0)
+    m.step(out, 1.0)
+    assert result(out) == [2, 3]
+    m.weights = dev(10, 10)
+    m.step(out, 1.0)
+    assert result(out) == [13, 14]
+    m.layers[0] = dev(0, 0)
+    m.step(out, 1.0)
+    assert result(out) == [23, 24]
+    g = m.step.trace(out, 1.0)
+    assert g.params == ["self", "out", "scale"]
+    assert "add_into[1, 2](self.weights, out)" in str(g)
+
+
+def test_two_instances_have_their_own_graphs():
+    a, b = Model(), Model()
+    b.weights = dev(100, 100)
+    out_a, out_b = dev(0, 0), dev(0, 0)
+    a.step(out_a, 1.0)
+    b.step(out_b, 1.0)
+    assert result(out_a) == [2, 3] and result(out_b) == [101, 101]
+
+
+def test_an_array_behind_an_attribute_of_an_attribute_is_refused_and_the_method_still_works():
+    m = Model()
+    m.hidden = Holder(dev(1, 1))
+    out = dev(0, 0)
+    with pytest.raises(gt.ArgumentError) as e:
+        m.uses_hidden(out)
+    assert e.value.source[1] == line_of(__file__, "hidden")
+    assert "pass it to uses_hidden as an argument" in str(e.value)
+    m.step(out, 1.0)
+    assert result(out) == [2, 3]
+
+
+def local_array_helper(s, out):
+    made = dev(4, 4)
+    add_into[1, 2, s](made, out)   # made here
+
+
+def test_an_array_made_during_the_trace_is_refused():
+    @gt.graph(backend="sim")
+    def f(s, out):
+        local_array_helper(s, out)
+    with pytest.raises(gt.ArgumentError) as e:
+        f(dev(0, 0))
+    assert e.value.source[1] == line_of(__file__, "made here")
+    assert "not an argument of f" in str(e.value)
+
+
+def test_an_array_passed_in_a_static_object_is_refused():
+    @gt.graph(backend="sim")
+    def f(s, out, cfg):
+        add_into[1, 2, s](cfg.buf, out)   # static object
+    with pytest.raises(gt.ArgumentError) as e:
+        f(dev(0, 0), Holder(dev(1, 1)))
+    assert e.value.source[1] == line_of(__file__, "static object")
+
+
+def test_the_proxy_stream_may_be_passed_by_keyword():
+    @gt.graph(backend="sim")
+    def add(s, src, out):
+        add_into[1, 2, s](src, out)
+
+    @gt.graph(backend="sim")
+    def f(s, x, out):
+        add(s=s, src=x, out=out)
+        add(out=out, s=s, src=x)
+    out = dev(0, 0)
+    f(dev(1, 2), out)
+    assert result(out) == [2, 4]
+
+
+def test_a_parameter_named_stream_or_backend_is_the_functions_own():
+    @gt.graph(backend="sim")
+    def f(s, stream, backend):
+        add_into[1, 2, s](stream, backend)
+    out = dev(0, 0)
+    f(dev(1, 2), backend=out)
+    f(stream=dev(1, 2), backend=out)
+    assert result(out) == [2, 4]
+    assert f.trace(dev(1, 2), out).params == ["stream", "backend"]
+
+
+def test_a_proxy_stream_parameter_named_stream_inlines_by_keyword():
+    @gt.graph(backend="sim")
+    def add(stream, src, out):
+        add_into[1, 2, stream](src, out)
+
+    @gt.graph(backend="sim")
+    def f(s, x, out):
+        add(stream=s, src=x, out=out)
+    out = dev(0, 0)
+    f(dev(1, 2), out)
+    assert result(out) == [1, 2]
+
+
+def test_the_static_hint_for_a_number_in_a_tuple_names_the_parameter():
+    @gt.graph(backend="sim")
+    def f(s, out, dims):
+        if dims[0] > 1:
+            pass
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(dev(0, 0), (2, 3))
+    assert "static=('dims',)" in str(e.value)
+    assert "'dims[0]'" in str(e.value)
+    traced = gt.graph(f.fn, static=("dims",), backend="sim").trace(dev(0, 0), (2, 3))
+    assert traced.nodes == []
+
+
+def test_a_list_of_constants_handed_to_a_host_callback_warns_at_the_users_line():
+    log = []
+
+    @gt.graph(backend="sim")
+    def f(s, h):
+        s.host(lambda out: out.append(1), log)   # log
+        s.host(lambda x: None, [h])
+    h = gt.pinned_empty(2, np.float32)
+    with pytest.warns(UserWarning, match="lost to the caller") as w:
+        f.trace(h)
+    assert len(w) == 1 and w[0].lineno == line_of(__file__, "log")

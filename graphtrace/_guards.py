@@ -1,61 +1,213 @@
-"""Host synchronisations inside a trace are errors, where they can be seen.
+"""Device data read, written or uploaded on the host inside a trace are errors.
 
-While a thread traces, a host synchronisation (``cuda.synchronize()``,
-``copy_to_host()``, ``cupy.asnumpy``, ``torch.cuda.synchronize()``) would
-wait for nothing, or read data the graph has not produced yet. These Python
-entry points are wrapped once; the wrapper costs one thread-local lookup
-outside a trace. Methods of compiled classes (``cupy.ndarray.get``) cannot be
-wrapped.
+While a thread traces, nothing has run on the GPU yet: a value read from a
+device array would be the one of the previous call (and a branch on it is
+baked into the graph), an upload or a synchronisation would run once, now,
+instead of in every launch. graphtrace guards the libraries' choke points
+rather than a list of array methods:
+
+- numba on a GPU: every copy between host and device memory and every
+  memset goes through four functions of ``numba.cuda.cudadrv.driver``
+  (``x[0]``, ``copy_to_host``, ``to_device``, ``cuda.reduce``'s result...),
+  and every synchronisation through ``Context``/``Stream.synchronize``;
+- numba's CUDA simulator: its device array wraps a numpy array; every method
+  and numpy attribute that reads or writes element values is refused, the
+  ones that only make views or tell the geometry pass;
+- ``cupy.asnumpy``, ``torch.cuda.synchronize``, and the ``to_device`` and
+  ``synchronize`` functions of ``numba.cuda``.
+
+Each is wrapped once, at the first trace; a wrapper costs one thread-local
+lookup outside a trace. graphtrace's own calls pass.
 """
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 from .errors import HostSyncError
 from .ops import on_trace_start
+from .trace import current_tracer
 
-# (module, attribute path) of host synchronisations.
-_SYNCS = [
-    ("numba.cuda", "synchronize"),
-    ("numba.cuda.cudadrv.devicearray", "DeviceNDArray.copy_to_host"),
-    ("numba.cuda.simulator.cudadrv.devicearray", "FakeCUDAArray.copy_to_host"),
-    ("cupy", "asnumpy"),
-    ("torch.cuda", "synchronize"),
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# (module, attribute path, what it does) of the functions guarded.
+_FUNCTIONS = [
+    ("numba.cuda.cudadrv.driver", "host_to_device", "an upload to the device"),
+    ("numba.cuda.cudadrv.driver", "device_to_host", "a read of device memory"),
+    ("numba.cuda.cudadrv.driver", "device_to_device", "an eager device copy"),
+    ("numba.cuda.cudadrv.driver", "device_memset", "an eager device memset"),
+    ("numba.cuda.cudadrv.driver", "Context.synchronize", "a synchronisation"),
+    ("numba.cuda.cudadrv.driver", "Stream.synchronize", "a synchronisation"),
+    ("numba.cuda", "synchronize", "a synchronisation"),
+    ("numba.cuda", "to_device", "an upload to the device"),
+    ("numba.cuda.simulator.cudadrv.devicearray", "to_device", "an upload to the device"),
+    ("cupy", "asnumpy", "a read of device memory"),
+    ("cupy.cuda", "Stream.synchronize", "a synchronisation"),
+    ("cupy.cuda", "Device.synchronize", "a synchronisation"),
+    ("torch.cuda", "synchronize", "a synchronisation"),
 ]
 
+# What numba's simulated device array may do inside a trace: tell its
+# geometry and make views (everything else reads or writes element values).
+_SIM_GEOMETRY = {"shape", "strides", "dtype", "size", "ndim", "itemsize", "nbytes",
+                 "flags", "alloc_size", "stream", "_numba_type_"}
+_SIM_VIEWS = {"__init__", "bind", "T", "transpose", "ravel", "reshape", "view", "split",
+              "is_c_contiguous", "is_f_contiguous", "__len__", "__repr__", "__str__",
+              "__getattr__", "__getitem__", "__cuda_ndarray__", "__dict__", "__module__",
+              "__doc__", "__weakref__", "__qualname__"} | _SIM_GEOMETRY
+_SIM_READS = {"__array__", "__array_interface__", "__array_struct__", "__dlpack__",
+              "__array_function__", "__array_ufunc__"}
 
-def _guard(original, what):
+
+def _tracing() -> bool:
+    return current_tracer() is not None and \
+        not sys._getframe(2).f_code.co_filename.startswith(_PKG_DIR)
+
+
+def _message(what: str, why: str) -> str:
+    return (f"{what} inside a trace{why}: nothing has run on the GPU yet, and the graph "
+            "would not repeat it; a value read now is the previous call's and would be "
+            "baked into the graph. Move it after the call of the decorated function, "
+            "pass uploaded data as an argument, decide on the device (a kernel), or use "
+            "s.copy into pinned host memory plus s.host(fn, ...) to look at results "
+            "inside the graph")
+
+
+def refuse(what: str, why: str = "") -> None:
+    raise HostSyncError(_message(what, why))
+
+
+def _guard(original, what, why=""):
     def guarded(*args, **kwargs):
-        from .trace import current_tracer
-        if current_tracer() is not None:
-            raise HostSyncError(
-                f"{what} inside a trace: the graph's work has not run yet, so there is "
-                "nothing to wait for or read; move it after the call of the decorated "
-                "function, or use s.copy into pinned host memory plus s.host(fn, ...) "
-                "to look at results inside the graph")
+        if _tracing():
+            refuse(what, why)
         return original(*args, **kwargs)
     guarded._graphtrace_guard = True
     guarded.__wrapped__ = original
     return guarded
 
 
+def _install_function(module: str, path: str, what: str) -> None:
+    try:
+        owner = importlib.import_module(module)
+    except Exception:  # noqa: BLE001  (a module that cannot load has nothing to guard)
+        return
+    *parents, attr = path.split(".")
+    for p in parents:
+        owner = getattr(owner, p, None)
+    original = getattr(owner, attr, None)
+    if original is None or getattr(original, "_graphtrace_guard", False):
+        return
+    try:
+        setattr(owner, attr, _guard(original, f"{module}.{path}()", f" ({what})"))
+    except (AttributeError, TypeError):
+        pass
+
+
+def _guard_sim_array(cls) -> None:
+    """numba's simulated device array: refuse every element access, keep views."""
+    if getattr(cls, "_graphtrace_guard", False):
+        return
+    for name, value in list(vars(cls).items()):
+        if name not in _SIM_VIEWS and callable(value):
+            setattr(cls, name, _guard(value, f"{name}() of a device array",
+                                      " (it reads or writes its values on the host)"))
+    getitem, getattr_ = cls.__getitem__, cls.__getattr__
+
+    def __getitem__(self, idx):
+        out = getitem(self, idx)
+        if type(out) is not cls and _tracing():
+            refuse("reading an element of a device array")
+        return out
+
+    def __getattr__(self, name):
+        if (name in _SIM_READS or not name.startswith("__") and name not in _SIM_GEOMETRY) \
+                and _tracing() and hasattr(self._ary, name):
+            refuse(f"{name} of a device array", " (it reads its values on the host)")
+        return getattr_(self, name)
+
+    cls.__getitem__, cls.__getattr__ = __getitem__, __getattr__
+    cls._graphtrace_guard = True
+
+
 @on_trace_start
 def install() -> None:
-    for module, path in _SYNCS:
-        if module.split(".")[0] not in sys.modules:
-            continue
+    for module, path, what in _FUNCTIONS:
+        if module.split(".")[0] in sys.modules:
+            _install_function(module, path, what)
+    sim = sys.modules.get("numba.cuda.simulator.cudadrv.devicearray")
+    if sim is not None:
+        _guard_sim_array(sim.FakeCUDAArray)
+
+
+class CupyFence:
+    """cupy's current stream, while a thread traces on a GPU: a capturing one.
+
+    cupy refuses every transfer between host and device on a capturing
+    stream ("the current stream is capturing"), so ``x.get()``, ``float(x)``,
+    ``x.item()``, ``cupy.asarray(numpy_array)`` fail at the user's line; they
+    become a ``HostSyncError`` there (``translate``). Array expressions,
+    reductions and copies issued meanwhile are captured, not run; the fence
+    refuses them when the trace ends, since the graph would not hold them.
+    """
+
+    __slots__ = ("stream", "previous", "active")
+
+    def __init__(self):
+        self.active = False
+
+    def __enter__(self):
+        cp = sys.modules.get("cupy")
+        from . import _driver
+        if cp is None or not _driver.available():
+            return self
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.previous = cp.cuda.get_current_stream()
+        self.stream.use()
+        cp.cuda.runtime.streamBeginCapture(self.stream.ptr,
+                                           cp.cuda.runtime.streamCaptureModeRelaxed)
+        self.active = True
+        return self
+
+    def __exit__(self, kind, exc, tb):
+        if not self.active:
+            return False
+        cp = sys.modules["cupy"]
+        self.previous.use()
         try:
-            owner = importlib.import_module(module)
-        except Exception:  # noqa: BLE001  (a module that cannot load has nothing to guard)
-            continue
-        *parents, attr = path.split(".")
-        for p in parents:
-            owner = getattr(owner, p, None)
-        original = getattr(owner, attr, None)
-        if original is None or getattr(original, "_graphtrace_guard", False):
-            continue
-        try:
-            setattr(owner, attr, _guard(original, f"{module}.{path}()"))
-        except (AttributeError, TypeError):
-            pass
+            graph = cp.cuda.runtime.streamEndCapture(self.stream.ptr)
+        except Exception:  # noqa: BLE001  (invalidated by the error being raised)
+            return False
+        count = _node_count(graph)
+        cp.cuda.runtime.graphDestroy(graph)
+        if count and kind is None:
+            raise HostSyncError(
+                f"cupy ran {count} operation(s) eagerly inside the trace (array "
+                "expressions, reductions, copies or fills on cupy's current stream): they "
+                "would run once, now, and not in the graph; launch kernels on the proxy "
+                "stream (s.launch, s.copy, s.memset), or compute outside the decorated "
+                "function")
+        return False
+
+
+def _node_count(graph: int) -> int:
+    from cuda.bindings import driver
+    err, _, count = driver.cuGraphGetNodes(driver.CUgraph(graph), 0)
+    return int(count) if err == driver.CUresult.CUDA_SUCCESS else 0
+
+
+def translate(exc: BaseException) -> HostSyncError | None:
+    """The ``HostSyncError`` for a library's refusal to transfer or synchronise
+    during the fence's capture, at the user's line of the traceback; else None."""
+    text = str(exc)
+    if "stream is capturing" not in text and "StreamCapture" not in text:
+        return None
+    from .errors import _is_internal
+    source, tb = None, exc.__traceback__
+    while tb is not None:
+        if not _is_internal(tb.tb_frame.f_code.co_filename):
+            source = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        tb = tb.tb_next
+    return HostSyncError(_message("a transfer between host and device memory",
+                                  f" ({text})"), source=source)

@@ -21,6 +21,7 @@ from collections import OrderedDict, namedtuple
 
 import numpy as np
 
+from ._guards import CupyFence, translate
 from .backend import resolve
 from .buffers import as_buffer, is_array
 from .deps import make_tracker
@@ -283,13 +284,19 @@ class GraphFunction:
                 return s
             return v
 
-        with tracer:
+        with tracer, CupyFence():
             for k in self.params:
                 if k is not self.self_param:
                     bound.arguments[k] = walk(bound.arguments[k], (k,), k in self.static, leaf)
             self._label_closure(tracer, bound.arguments)
             bound.arguments[self._stream_param] = Stream(tracer)
-            result = self.fn(*bound.args, **bound.kwargs)
+            try:
+                result = self.fn(*bound.args, **bound.kwargs)
+            except RuntimeError as e:   # a library refused a transfer while fenced
+                refusal = translate(e)
+                if refusal is None:
+                    raise
+                raise refusal from None
         if result is not None:
             raise TraceError(
                 f"{self.__name__} returned {type(result).__name__}: a graph function "

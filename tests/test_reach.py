@@ -173,7 +173,7 @@ def test_an_array_behind_an_attribute_of_an_attribute_is_refused_and_the_method_
 
 
 def local_array_helper(s, out):
-    made = dev(4, 4)
+    made = cuda.device_array(2, np.float32)
     add_into[1, 2, s](made, out)   # made here
 
 

@@ -17,6 +17,7 @@ copies per node per call): a debugging aid, not a mode to run in.
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 
 import numpy as np
@@ -131,7 +132,7 @@ class CheckedGraph(Binding):
         s = as_stream(stream, dev)
         s.sync()   # the stream's earlier work may write what the first nodes read
         for node in self.ir.nodes:
-            guarded(node, self.value_of, _read, lambda: self._run(node, s))
+            guarded(node, self.value_of, _read, functools.partial(self._run, node, s))
 
     def _run(self, node, stream) -> None:
         em = _Emitter(self)

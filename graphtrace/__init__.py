@@ -5,7 +5,7 @@ _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 
 from .buffers import In, InOut, Out, pinned_empty
 from .errors import (ArgumentError, DynamicScalarError, EmitError, GraphtraceError,
-                     HostSyncError, KernelArgumentError, PageableMemoryError,
+                     HostSyncError, IntentError, KernelArgumentError, PageableMemoryError,
                      ShapeMismatchError, SimulationError, StreamError, TraceError)
 from .function import CacheInfo, GraphFunction, RetraceWarning, graph
 from .ir import Graph, Node, Scalar
@@ -24,5 +24,5 @@ __all__ = [
     "check", "Race",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
-    "DynamicScalarError", "KernelArgumentError", "SimulationError", "EmitError",
+    "DynamicScalarError", "KernelArgumentError", "SimulationError", "IntentError", "EmitError",
 ]

@@ -18,7 +18,7 @@ from .errors import EmitError
 from .ir import Graph, Scalar
 from .ops import OPS
 
-__all__ = ["CompiledGraph", "as_stream", "materialize"]
+__all__ = ["CompiledGraph", "as_stream", "materialize", "emit_node", "instantiate"]
 
 _tls = threading.local()
 _streams: dict[int, tuple] = {}   # id(stream object) -> (it, its cuda.core Stream)
@@ -99,6 +99,31 @@ class _Emitter:
         self.on_launch: list = []            # objects whose push()/unpush() frame a launch
 
 
+def emit_node(ir: Graph, em: _Emitter, node, preds: list):
+    """Add ``node`` to ``em``'s definition after the graph nodes ``preds``; a
+    driver or packing failure is re-raised naming the node and the user's line."""
+    parent = preds[0] if preds else em.definition
+    try:
+        gn = OPS[node.kind].emit(em, node, parent)
+        if len(preds) > 1:
+            gn.pred.update(preds[1:])
+        return gn
+    except EmitError:
+        raise
+    except Exception as e:
+        raise EmitError(f"failed to add {node.kind} node %{node.index} "
+                        f"{ir.describe(node)} ({_why(e)})", source=node.source) from e
+
+
+def instantiate(definition, ir: Graph, source):
+    """The executable graph of a definition; a failure names the graph."""
+    try:
+        return definition.instantiate()
+    except Exception as e:
+        raise EmitError(f"failed to instantiate graph {ir.name} ({_why(e)})",
+                        source=source) from e
+
+
 class CompiledGraph(Binding):
     """An instantiated CUDA graph for one signature of a decorated function.
 
@@ -122,29 +147,12 @@ class CompiledGraph(Binding):
         em = _Emitter(self)
         gnodes = []
         for node in self.ir.nodes:
-            preds = [gnodes[d.index] for d in node.deps]
-            parent = preds[0] if preds else em.definition
-            try:
-                gn = OPS[node.kind].emit(em, node, parent)
-                if len(preds) > 1:
-                    gn.pred.update(preds[1:])
-            except EmitError:
-                raise
-            except Exception as e:  # driver and packing failures, with the node named
-                raise EmitError(
-                    f"failed to add {node.kind} node %{node.index} "
-                    f"{self.ir.describe(node)} ({_why(e)})",
-                    source=node.source) from e
-            gnodes.append(gn)
+            gnodes.append(emit_node(self.ir, em, node, [gnodes[d.index] for d in node.deps]))
         self.definition, self.gnodes = em.definition, gnodes
         self.state = em.state   # node index -> what its op keeps for updates
         self._on_launch = em.on_launch
-        try:
-            self.graph = em.definition.instantiate()
-        except Exception as e:
-            raise EmitError(f"failed to instantiate graph {self.ir.name} "
-                            f"({_why(e)})", source=self.ir.nodes[0].source
-                            if self.ir.nodes else None) from e
+        self.graph = instantiate(em.definition, self.ir,
+                                 self.ir.nodes[0].source if self.ir.nodes else None)
         self._uploaded = False
         self._launched = None          # the argument objects of the latest launch
         self._held = deque()           # (event, objects) of earlier bindings still in use

@@ -14,7 +14,7 @@ __all__ = [
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError",
-    "EmitError", "user_frame",
+    "IntentError", "EmitError", "user_frame",
 ]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -94,6 +94,14 @@ class KernelArgumentError(ArgumentError):
 
 class SimulationError(GraphtraceError):
     """The CPU simulator cannot execute a node, or found a broken intent."""
+
+
+class IntentError(SimulationError):
+    """A node changed memory it was inferred or declared to only read.
+
+    Raised by the simulator, and on the GPU by ``@graph(check_intents=True)``
+    (a ``SimulationError`` too, which the simulator raised for it first).
+    """
 
 
 class EmitError(GraphtraceError):

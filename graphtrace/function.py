@@ -24,6 +24,7 @@ import numpy as np
 from ._guards import CupyFence, translate
 from .backend import resolve
 from .buffers import as_buffer, is_array
+from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError
 from .ir import Graph, Scalar
@@ -223,10 +224,13 @@ def _alias_pattern(bufs) -> tuple:
 class GraphFunction:
     """A function traced into a CUDA graph; made by ``@graph``."""
 
-    def __init__(self, fn, deps: str = "data", static=(), backend=None, maxsize=32):
+    def __init__(self, fn, deps: str = "data", static=(), backend=None, maxsize=32,
+                 check_intents=None):
         make_tracker(deps)  # validates the mode
         resolve(backend)    # validates the backend
         self.fn, self.deps, self.backend, self.maxsize = fn, deps, backend, maxsize
+        self.check_intents = check_intents
+        checks_intents(check_intents)   # validates the flag
         self._cache: OrderedDict = OrderedDict()
         self._lock = threading.RLock()
         self._hits = self._misses = 0
@@ -349,6 +353,8 @@ class GraphFunction:
             ir, arrays, scalars = self._trace(args, kwargs)
             if key[0] == "sim":
                 from .sim import SimGraph as Compiled
+            elif checks_intents(self.check_intents):
+                from .debug import CheckedGraph as Compiled
             else:
                 from .emit import CompiledGraph as Compiled
             entry = Compiled(ir, arrays, scalars)
@@ -524,7 +530,8 @@ class BoundGraphFunction:
         return f"<bound graphtrace.graph {self.function.__name__} of {self.instance!r}>"
 
 
-def graph(fn=None, *, deps: str = "data", static=(), backend=None, maxsize: int = 32):
+def graph(fn=None, *, deps: str = "data", static=(), backend=None, maxsize: int = 32,
+          check_intents: bool | None = None):
     """Turn a function into an explicit CUDA graph, traced on first call.
 
     The function receives a proxy stream as its first parameter; callers do
@@ -533,7 +540,10 @@ def graph(fn=None, *, deps: str = "data", static=(), backend=None, maxsize: int 
     would (``deps="streams"``). ``static`` names parameters whose values are
     baked into the graph (a new value traces a new graph). ``backend``
     (``"gpu"`` or ``"sim"``) overrides ``GRAPHTRACE_BACKEND``; ``maxsize``
-    bounds the number of compiled graphs kept per function.
+    bounds the number of compiled graphs kept per function. ``check_intents=True``
+    (or ``GRAPHTRACE_CHECK_INTENTS=1``) runs GPU graphs node by node and raises
+    ``IntentError`` when a node changes an array it was said to only read
+    (``graphtrace/debug.py``); the simulator always checks.
 
     >>> import graphtrace as gt
     >>> @gt.graph
@@ -541,5 +551,5 @@ def graph(fn=None, *, deps: str = "data", static=(), backend=None, maxsize: int 
     ...     s.launch(scale, 64, 256, x, a, y)          # doctest: +SKIP
     """
     if fn is None:
-        return lambda f: GraphFunction(f, deps, static, backend, maxsize)
-    return GraphFunction(fn, deps, static, backend, maxsize)
+        return lambda f: GraphFunction(f, deps, static, backend, maxsize, check_intents)
+    return GraphFunction(fn, deps, static, backend, maxsize, check_intents)

@@ -3,8 +3,8 @@ import os
 
 import pytest
 
-# The CPU tests run on the simulator, also on a machine with a GPU (tests/gpu run
-# on their own there: tools/gpu_check.py).
+# The CPU tests run on the simulator, also on a machine with a GPU (tests/gpu then
+# run in a child process on the GPU: tests/gpu/conftest.py).
 os.environ.setdefault("GRAPHTRACE_BACKEND", "sim")
 
 import graphtrace  # noqa: E402,F401  (imported first: numba then builds simulator kernels)

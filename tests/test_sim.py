@@ -37,10 +37,10 @@ def test_kernel_writing_what_it_declared_read_only_is_reported():
     def f(s, x, y):
         s.launch(k, 1, 8, x, y)                 # launch
     x, y = cuda.to_device(np.zeros(8)), cuda.to_device(np.ones(8))
-    with pytest.raises(gt.SimulationError) as e:
+    with pytest.raises(gt.IntentError) as e:
         f(x, y)
     assert e.value.source[1] == line_of(__file__, "launch")
-    assert "kernel sneaky wrote to x" in str(e.value) and "gt.InOut" in str(e.value)
+    assert "kernel sneaky wrote to x (parameter x)" in str(e.value) and "gt.InOut" in str(e.value)
 
 
 def test_cupy_kernel_needs_a_registered_reference():

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 __all__ = ["Op", "OPS", "STREAM_METHODS", "TRACE_HOOKS", "register", "stream_method",
-           "on_trace_start", "updaters"]
+           "on_trace_start", "updaters", "intent_error"]
 
 
 @dataclass(frozen=True)
@@ -68,6 +68,33 @@ def updaters(params: Callable) -> tuple:
 def on_trace_start(fn: Callable) -> Callable:
     TRACE_HOOKS.append(fn)
     return fn
+
+
+def _position(args, buf):
+    """Index of the argument that holds ``buf`` (also inside a tuple, list or dict)."""
+    def holds(v):
+        if v is buf:
+            return True
+        items = v.values() if isinstance(v, dict) else v if isinstance(v, (tuple, list)) else ()
+        return any(holds(x) for x in items)
+    return next((i for i, a in enumerate(args) if holds(a)), None)
+
+
+def intent_error(node, buf, detail: str = ""):
+    """The ``IntentError`` for ``node`` having written ``buf``, which it only reads."""
+    from ..errors import IntentError
+    i = _position(node.args, buf)
+    what = buf.label or "an array"
+    if node.kind == "kernel":
+        param = f" (parameter {node.target.param_name(i)})" if i is not None else ""
+        return IntentError(
+            f"kernel {node.target.name} wrote to {what}{param}{detail}, which it was inferred "
+            "or declared to only read: wrap the argument in gt.InOut(...) or declare the "
+            "kernel with gt.kernel(k, intents)", source=node.source)
+    name = getattr(node.target, "__qualname__", node.kind)
+    arg = f" (argument {i})" if i is not None else ""
+    return IntentError(f"{node.kind} {name} wrote to {what}{arg}{detail}, which it was "
+                       "declared to only read: pass it as gt.InOut(...)", source=node.source)
 
 
 # Importing the families fills the tables.

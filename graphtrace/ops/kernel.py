@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from ..buffers import HOST, unwrap_intent
-from ..errors import ArgumentError, KernelArgumentError, SimulationError
+from ..errors import ArgumentError, KernelArgumentError
 from ..ir import Scalar
-from . import Op, register, stream_method, updaters
+from . import Op, intent_error, register, stream_method, updaters
 
 __all__ = ["Adapter", "ADAPTERS", "adapter_for", "kernel", "dim3", "record_launch"]
 
@@ -267,10 +267,7 @@ def simulate(sim, node):
     node.target.simulate(a["grid"], a["block"], a["shared_mem"], [sim.value(v) for v in node.args])
     for b, before in kept:
         if not np.array_equal(sim.array(b), before, equal_nan=True):
-            raise SimulationError(
-                f"kernel {node.target.name} wrote to {b.label or 'an array'}, which it was "
-                "inferred or declared to only read: wrap the argument in gt.InOut(...) or "
-                "declare the kernel with gt.kernel(k, intents)", source=node.source)
+            raise intent_error(node, b)
 
 
 register(Op("kernel", describe, emit, update, simulate, update_definition))

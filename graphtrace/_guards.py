@@ -206,8 +206,9 @@ def translate(exc: BaseException) -> HostSyncError | None:
     from .errors import _is_internal
     source, tb = None, exc.__traceback__
     while tb is not None:
-        if not _is_internal(tb.tb_frame.f_code.co_filename):
-            source = (tb.tb_frame.f_code.co_filename, tb.tb_lineno)
+        file = tb.tb_frame.f_code.co_filename
+        if not _is_internal(file) and not file.endswith((".pyx", ".pxd", ".pxi")):
+            source = (file, tb.tb_lineno)   # the innermost user line (Cython frames skipped)
         tb = tb.tb_next
     return HostSyncError(_message("a transfer between host and device memory",
                                   f" ({text})"), source=source)

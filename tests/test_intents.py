@@ -1,10 +1,12 @@
 """Access intents of numba kernels, read off their source."""
 import math
 
-from numba import cuda
+import numpy as np
+import pytest
+from numba import cuda, literal_unroll
 
 import graphtrace as gt
-from graphtrace.ops._intents import infer_intents
+from graphtrace.ops._intents import analyze, infer_intents, vararg_intent
 from helpers import FakeDeviceArray as A
 
 
@@ -174,3 +176,424 @@ def test_keyword_arguments_of_device_functions_map_by_name():
     def k(x, out):
         dev_kw(x, c=out, b=x)
     assert intents(k) == ["r", "w"]
+
+
+# --- arrays that come back from calls --------------------------------------------------
+# The rule under test: whatever may alias a parameter and may be written makes it
+# written; where the analysis cannot tell, written (and read).
+
+@cuda.jit(device=True)
+def row_of(a, i):
+    return a[i]
+
+
+@cuda.jit(device=True)
+def pick(a, b, flag):
+    return a if flag else b
+
+
+@cuda.jit(device=True)
+def row_via_row_of(a, i):
+    return row_of(a, i)
+
+
+@cuda.jit(device=True)
+def rows_of(a, b, i):
+    return a[i], b[i]
+
+
+@cuda.jit(device=True)
+def first_of(a, b):
+    return a
+
+
+@cuda.jit(device=True)
+def tail_of(a):
+    return a[1:]
+
+
+@cuda.jit(device=True)
+def first_vararg(*arrays):
+    return arrays[0]
+
+
+def test_a_row_returned_by_a_device_function_is_the_parameter():
+    @cuda.jit
+    def k(out, x):
+        r = row_of(out, cuda.grid(1))
+        r[0] = x[0]
+    assert intents(k) == ["rw", "r"]
+
+
+def test_an_array_argument_returned_by_a_device_function_is_the_parameter():
+    @cuda.jit
+    def k(out, tmp, x, flag):
+        pick(out, tmp, flag)[0] = x[0]
+    assert intents(k) == ["rw", "rw", "r", "r"]
+
+
+def test_views_returned_through_nested_device_functions():
+    @cuda.jit
+    def k(out, x):
+        row_via_row_of(out, 0)[0] = x[0]
+        tail_of(tail_of(x))[0] = 1
+    assert intents(k) == ["rw", "rw"]
+
+
+def test_only_the_parameters_a_device_function_returns_come_back():
+    @cuda.jit
+    def k(out, x):
+        first_of(out, x)[0] = 1
+        row_of(i=0, a=out)[1] = x[0]     # by keyword
+    assert intents(k) == ["rw", "r"]
+
+
+def test_device_function_returning_a_tuple_of_views_keeps_positions():
+    @cuda.jit
+    def k(out, x, y):
+        a, b = rows_of(out, x, 0)
+        a[0] = b[0]
+        both = rows_of(x, y, 1)
+        both[0][0] = 1                    # position lost through a name: both count
+    assert intents(k) == ["rw", "rw", "rw"]
+
+    @cuda.jit
+    def k2(out, x):
+        a, b = rows_of(out, x, 0)
+        a[0] = b[0]
+    assert intents(k2) == ["rw", "r"]
+
+
+def test_device_function_returning_one_of_its_varargs():
+    @cuda.jit
+    def k(out, x):
+        first_vararg(out, x)[0] = 1
+    assert intents(k) == ["rw", "rw"]
+
+
+def test_a_call_graphtrace_cannot_see_into_returns_what_it_was_given():
+    @cuda.jit
+    def k(out, x):
+        r = opaque_helper(out[1:])
+        r[0] = x[0]
+    assert intents(k) == ["rw", "r"]
+
+
+# --- iteration -------------------------------------------------------------------------
+
+def test_rows_of_a_matrix_iterated_with_enumerate_zip_and_friends():
+    @cuda.jit
+    def k_enumerate(x, out):
+        for j, row in enumerate(out):
+            row[0] = x[j]
+
+    @cuda.jit
+    def k_zip(out, x):
+        for a, b in zip(out, x):
+            a[0] = b[0]
+
+    @cuda.jit
+    def k_nested(x, out):
+        for i, (a, b) in enumerate(zip(x, out)):
+            b[0] = a[0] + i
+
+    @cuda.jit
+    def k_reversed(out, x):
+        for row in reversed(out):
+            for c in range(row.size):
+                row[c] = x[c]
+
+    @cuda.jit
+    def k_iter(out, x):
+        it = iter(out)
+        r = next(it)
+        r[0] = x[0]
+    assert intents(k_enumerate) == ["r", "rw"]
+    assert intents(k_zip) == ["rw", "r"]
+    assert intents(k_nested) == ["r", "rw"]
+    assert intents(k_reversed) == ["rw", "r"]
+    assert intents(k_iter) == ["rw", "r"]
+
+
+def test_rows_collected_by_comprehensions_and_generators():
+    @cuda.jit
+    def k_list(out, x):
+        rows = [out[c] for c in range(2)]
+        rows[0][0] = x[0]
+
+    @cuda.jit
+    def k_gen(x, out):
+        for r in (row for row in out):
+            r[0] = x[0]
+    assert intents(k_list) == ["rw", "r"]
+    assert intents(k_gen) == ["r", "rw"]
+
+
+# --- tuples, names and other ways to alias ----------------------------------------------
+
+def test_aliasing_through_tuples():
+    @cuda.jit
+    def k_subscript(x, out):
+        pair = (x, out)
+        pair[1][0] = 1
+
+    @cuda.jit
+    def k_starred(x, y, out):
+        first, *rest = x, y, out
+        rest[1][0] = first[0]
+
+    @cuda.jit
+    def k_concat(x, out):
+        t = (x,) + (out,)
+        t[1][0] = 1
+
+    @cuda.jit
+    def k_augmented(x, out):
+        t = (x,)
+        t += (out,)
+        t[1][0] = 1
+
+    @cuda.jit
+    def k_parameter(arrays, x):          # a tuple of arrays passed to the kernel
+        arrays[1][0] = x[0]
+    assert intents(k_subscript) == ["rw", "rw"]
+    assert intents(k_starred) == ["r", "rw", "rw"]
+    assert intents(k_concat) == ["rw", "rw"]
+    assert intents(k_augmented) == ["rw", "rw"]
+    assert intents(k_parameter) == ["rw", "r"]
+
+
+def test_walrus_or_and_augmented_assignment_through_an_alias():
+    @cuda.jit
+    def k_walrus(out, x):
+        (r := out[1:])[0] = x[0]
+
+    @cuda.jit
+    def k_or(out, x):
+        o = x or out
+        o[0] = 1
+
+    @cuda.jit
+    def k_in_place(out, x):
+        r = out[0]
+        r += x[0]
+
+    @cuda.jit
+    def k_element(out, x):
+        r = out[1:]
+        r[0] += x[0]
+    assert intents(k_walrus) == ["w", "r"]
+    assert intents(k_or) == ["w", "w"]
+    assert intents(k_in_place) == ["rw", "r"]
+    assert intents(k_element) == ["rw", "r"]
+
+
+_SINK = None
+
+
+def test_constructs_the_analysis_does_not_follow_read_and_write():
+    @cuda.jit
+    def k_lambda(out, x):
+        f = lambda: out  # noqa: E731
+        f()[0] = x[0]
+
+    @cuda.jit
+    def k_closure(out, x):
+        def put(v):
+            out[0] = v
+        put(x[0])
+
+    @cuda.jit
+    def k_global(out, x):
+        global _SINK
+        _SINK = out
+
+    @cuda.jit
+    def k_with(out, x):
+        with out as o:
+            o[0] = x[0]
+
+    @cuda.jit
+    def k_match(out, x):
+        match (out, x):
+            case (a, b):
+                a[0] = b[0]
+
+    @cuda.jit
+    def k_method(out, x):
+        out.fill(0)
+
+    @cuda.jit
+    def k_local_callee(out, x):
+        f = row_of                        # calls through a local name are not resolved
+        f(out, 0)[0] = x[0]
+    assert intents(k_lambda) == ["rw", "r"]
+    assert intents(k_closure) == ["rw", "rw"]
+    assert intents(k_global) == ["rw", "r"]
+    assert intents(k_with) == ["rw", "r"]
+    assert intents(k_match) == ["rw", "rw"]
+    assert intents(k_method) == ["rw", "r"]
+    assert intents(k_local_callee) == ["rw", "r"]
+
+
+def test_recursive_device_function_terminates_and_assumes_the_worst():
+    @cuda.jit(device=True)
+    def down(a, n):
+        if n:
+            return down(a, n - 1)
+        return a
+
+    @cuda.jit
+    def k(out, x):
+        down(out, 3)[0] = x[0]
+    assert intents(k) == ["rw", "r"]
+
+
+# --- intrinsics -------------------------------------------------------------------------
+
+@pytest.mark.filterwarnings("ignore:The keyword argument 'nopython=False'")
+def test_stores_hidden_in_intrinsics_and_library_device_functions():
+    from numba.cuda.random import xoroshiro128p_uniform_float32
+
+    @cuda.jit
+    def k_cache_hint(out, x):
+        cuda.stcg(out, 0, x[0])
+
+    @cuda.jit
+    def k_random(states, out):
+        out[0] = xoroshiro128p_uniform_float32(states, 0)   # advances states[0]
+
+    @cuda.jit
+    def k_ufunc_out(x, out):
+        np.add(x, 1, out)
+
+    @cuda.jit
+    def k_fresh(x, out):
+        buf = cuda.local.array(4, np.float32)
+        buf[0] = cuda.atomic.add(out, 0, x[0])
+    assert intents(k_cache_hint) == ["rw", "r"]
+    assert intents(k_random) == ["rw", "w"]
+    assert intents(k_ufunc_out) == ["r", "rw"]
+    assert intents(k_fresh) == ["r", "rw"]
+
+
+def test_plainly_read_only_parameters_stay_read_only():
+    @cuda.jit
+    def k(x, w, out):
+        i = cuda.grid(1)
+        acc = 0.0
+        for j in range(x.shape[1]):
+            acc += x[i, j] * w[j]
+        n = x.shape[0]
+        n -= 1
+        for v in w:
+            acc += v
+        a, b = x[i, 0], w[0]
+        out[i] = (math.sqrt(acc) + dev_load(w, i) + np.float32(n) + max(a, b)
+                  + cuda.shfl_sync(0xffffffff, w[i], 0) + len(w))
+    assert intents(k) == ["r", "r", "w"]
+
+
+# --- *args and keyword-only parameters ---------------------------------------------------
+
+def test_vararg_kernels_get_one_intent_for_every_extra_argument():
+    @cuda.jit
+    def k_reads(out, *ins):
+        out[0] = ins[0][0] + ins[1][0]
+
+    @cuda.jit
+    def k_writes(x, *outs):
+        for o in outs:
+            o[0] = x[0]
+
+    @cuda.jit
+    def k_unrolled(out, *ins):
+        for a in literal_unroll(ins):
+            out[0] += a[0]
+
+    @cuda.jit
+    def k_plain(x, y):
+        y[0] = x[0]
+    assert (intents(k_reads), vararg_intent(k_reads.py_func)) == (["w"], "r")
+    assert (intents(k_writes), vararg_intent(k_writes.py_func)) == (["r"], "w")
+    assert (intents(k_unrolled), vararg_intent(k_unrolled.py_func)) == (["rw"], "r")
+    assert vararg_intent(k_plain.py_func) is None
+    assert analyze(k_writes.py_func).for_args(3) == ["r", "w", "w"]
+    assert analyze(k_reads.py_func).for_args(1) == ["w"]
+
+
+def test_varargs_forwarded_to_a_device_function():
+    @cuda.jit
+    def k(*arrays):
+        dev_store(*arrays)
+    assert vararg_intent(k.py_func) == "rw"
+
+
+@cuda.jit(device=True)
+def dev_keyword_only(a, *, out):
+    out[0] = a[0]
+
+
+def test_keyword_only_parameters():
+    @cuda.jit
+    def k(x, y):
+        dev_keyword_only(x, out=y)
+
+    @cuda.jit
+    def k_kwonly(x, *, y):
+        y[0] = x[0]
+    assert intents(k) == ["r", "w"]
+    result = analyze(k_kwonly.py_func)
+    assert (result.modes, result.kwonly) == (["r"], {"y": "w"})
+
+
+def test_without_source_everything_is_read_and_written():
+    namespace = {}
+    exec("def k(x, *rest):\n    x[0] = 1\n", namespace)    # no source file to read
+    assert infer_intents(namespace["k"]) is None
+    assert vararg_intent(namespace["k"]) == "rw"
+
+
+# --- end to end: a missed write would leave two kernels unordered -------------------------
+
+@cuda.jit
+def fill_rows(x, out):        # writes ``out`` only through the row a device function returns
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        r = row_of(out, i)
+        for j in range(r.size):
+            r[j] = x[i] + j
+
+
+@cuda.jit
+def fill_by_zip(x, out):      # writes ``out`` only through rows paired with zip
+    if cuda.grid(1) == 0:
+        for a, b in zip(out, x):
+            a[0] = b
+            a[1] = 2 * b
+
+
+@cuda.jit
+def row_sums(out, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] = out[i, 0] + out[i, 1]
+
+
+def test_writes_through_aliases_order_the_reader_in_every_order():
+    @gt.graph(backend="sim")
+    def f(s, x, out, y, writer):
+        writer[1, 4, s](x, out)
+        row_sums[1, 4, s](out, y)
+    for writer, expected in ((fill_rows, [1, 3, 5, 7]), (fill_by_zip, [0, 3, 6, 9])):
+        x = cuda.to_device(np.arange(4, dtype=np.float32))
+        out = cuda.to_device(np.full((4, 2), -1, np.float32))
+        y = cuda.to_device(np.zeros(4, np.float32))
+        g = f.trace(x, out, y, writer)
+        assert [d.index for d in g.nodes[1].deps] == [0]
+        assert gt.check(g) == []
+        for seed in range(4):    # the simulator also fails a kernel that writes an "in"
+            out.copy_to_device(np.full((4, 2), -1, np.float32))
+            y.copy_to_device(np.zeros(4, np.float32))
+            gt.simulate(g, seed=seed)
+            assert y.copy_to_host().tolist() == expected

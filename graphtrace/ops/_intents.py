@@ -1,28 +1,115 @@
 """Access intents of a numba kernel, read off its Python source.
 
-A parameter is written when the kernel assigns into it (``p[i] = v``,
-``p[i] += v``), updates it atomically (``cuda.atomic.add(p, ...)``), or passes
-it (or a view of it) to a call graphtrace cannot see into. Calls into numba
-device functions are followed, positional and keyword arguments alike.
-Every name that may refer to (part of) a parameter counts as that parameter:
-``q = p[1:]``, ``row = p[i]`` (a row of a 2-D array), ``a, b = p, r``,
-``o = p if c else r``, ``for q in (p, r)``. A parameter that is only loaded
-from is read. Where the source is not available, every parameter is read and
-written, which is always safe.
+The rule: a parameter is written when anything that may alias it (be it, a
+view of it, or a tuple holding either) may be written; where the analysis
+cannot tell, it assumes written and read. Over-approximation costs
+parallelism, a missed write is a silent race.
+
+What may alias a parameter: the parameter; views and elements of an alias
+(``p[1:]``, ``p[i]``, ``p.T``); tuples, lists and comprehensions holding an
+alias; either branch of ``a if c else b`` / ``a or b``; the items of a loop
+over an alias (``for row in p``, ``enumerate(p)``, ``zip(p, q)``,
+``literal_unroll(t)``, tuple unpacking and starred targets included);
+``with p as q``; ``(q := p)``; and the result of any call given an alias (as
+argument, starred, by keyword, or as the receiver of a method), except calls
+known to return something new: scalar intrinsics, ``math``/``cmath``, ``len``,
+``range``, casts, ``cuda.local.array`` and atomics. A numba device function is
+read for what it returns: only the parameters its ``return`` statements may
+alias come back (tuples position by position). Array metadata (``p.shape``,
+``p.size``...) is no alias for an in-place ``+=``. Storing into an element
+never makes an alias: numba arrays hold numbers and records, and a kernel has
+no other mutable container.
+
+What writes: a store or ``del`` through an alias (``q[i] = v``, ``q.x = v``,
+``q[i] += v``, ``for q[i] in ...``); ``q += v`` on a name that may be an array
+view; atomics and cache-hinted stores (``cuda.stcg``) on their first argument;
+a device function whose own analysis writes the parameter it is given; any
+other call given an alias; and whatever escapes the analysis: a parameter
+mentioned inside a nested function or lambda, bound to a ``global`` or
+``nonlocal`` name, used as a ``with`` context, yielded or raised. An alias
+only loaded from is read. Without source, everything is read and written.
+
+API: ``infer_intents(py_func)`` gives one intent per positional parameter
+(None without source); ``vararg_intent(py_func)`` the intent that applies to
+every element of ``*args`` (None when there is no ``*args``); ``analyze``
+returns an ``Intents`` whose ``for_args(n)`` gives the intents of a launch
+with ``n`` positional arguments. Keyword-only parameters are analysed too
+(``Intents.kwonly``), though a numba launch passes arguments by position.
 """
 from __future__ import annotations
 
 import ast
+import builtins
+import collections
+import functools
 import inspect
+import re
+import sys
 import textwrap
+import threading
+import weakref
 
-__all__ = ["infer_intents"]
+import numpy as np
 
-_SAFE_CALLS = {"len", "range", "min", "max", "abs", "int", "float", "bool", "complex",
-               "round", "print", "enumerate", "zip", "divmod", "pow"}
-_SAFE_MODULES = ("math.", "cmath.", "cuda.", "numba.cuda.")
-_VIEW_METHODS = {"T", "reshape", "view", "transpose", "ravel", "real", "imag", "flat"}
+__all__ = ["Intents", "analyze", "infer_intents", "vararg_intent"]
+
+# Kinds of alias: "a" may be (a view of) the parameter's memory, "t" may be a
+# tuple holding such, "m" may be its metadata (or, in a namedtuple, a field).
+_A, _T, _M = "a", "t", "m"
 _NONE: frozenset = frozenset()
+
+# Builtins by what their result may be: new, what they are given (or its items), or a
+# tuple of what they are given (``max((p,), (q,))``; numbers otherwise).
+_BUILTINS = {**{id(f): "fresh" for f in (len, range, int, float, bool, complex, round, abs,
+                                         divmod, pow, print, isinstance, hash, ord, chr, slice)},
+             **{id(f): "passing" for f in (enumerate, zip, reversed, iter, next, tuple, list,
+                                           sorted, getattr)},
+             **{id(f): "tuple" for f in (min, max, sum)}}
+_VIEW_METHODS = {"reshape", "view", "transpose", "ravel", "squeeze", "swapaxes"}
+_METADATA = {"shape", "strides", "size", "ndim", "dtype", "itemsize", "nbytes"}
+# numba.cuda names, relative to the module, that return new values and write nothing.
+_CUDA_FRESH = set("""grid gridsize syncthreads syncthreads_count syncthreads_and syncthreads_or
+    syncwarp threadfence threadfence_block threadfence_system activemask lanemask_lt
+    match_any_sync match_all_sync all_sync any_sync eq_sync ballot_sync shfl_sync shfl_up_sync
+    shfl_down_sync shfl_xor_sync popc brev clz ffs fma cbrt nanosleep local.array shared.array
+    const.array_like ldca ldcg ldcs ldcv ldlu cg.this_grid""".split())
+_CUDA_SCALAR_MODULES = ("libdevice.", "fp16.", "bf16.")
+_CUDA_VECTOR = re.compile(r"(u?(char|short|int|long|longlong)|float|double|u?int(8|16|32|64)"
+                          r"|float(16|32|64))(x)?[1-4]$")
+_CUDA_STORES = {"stcg", "stcs", "stwb", "stwt"}   # first argument written, like atomics
+
+
+def _names(r) -> set:
+    return {p for p, _ in r}
+
+
+def _elem(r) -> frozenset:
+    """Roots of an element, view or field of something with roots ``r``."""
+    return frozenset((p, _A if k == _T else k) for p, k in r) | {x for x in r if x[1] == _T}
+
+
+def _pack(r) -> frozenset:
+    return frozenset((p, _T) for p, _ in r)
+
+
+def _full(r) -> frozenset:
+    return frozenset((p, k) for p, _ in r for k in (_A, _T))
+
+
+def _flat(shape) -> frozenset:
+    """Roots of a value from its shape: a tuple of shapes (known positions) or roots."""
+    if isinstance(shape, tuple):
+        return _pack(frozenset().union(*map(_flat, shape)))
+    return shape
+
+
+def _join(a, b):
+    """A shape that may be ``a`` or ``b``."""
+    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
+        return tuple(map(_join, a, b))
+    if a == _NONE or b == _NONE:   # ``return 0`` beside ``return p, q`` keeps the positions
+        return b if a == _NONE else a
+    return _flat(a) | _flat(b)
 
 
 def _dotted(expr) -> str:
@@ -36,160 +123,356 @@ def _dotted(expr) -> str:
     return ""
 
 
-def _resolve(py_func, dotted: str):
-    """The object a dotted name in the kernel refers to, or None."""
-    head, *rest = dotted.split(".")
-    try:
-        closure = inspect.getclosurevars(py_func)
-        scope = {**closure.globals, **closure.nonlocals}
-    except (TypeError, ValueError):
-        scope = getattr(py_func, "__globals__", {})
-    obj = scope.get(head, py_func.__globals__.get(head))
-    for name in rest:
-        obj = getattr(obj, name, None)
-    return obj
-
-
 def _is_element(expr) -> bool:
     """``p[i]`` / ``p[i, j]`` (no slice) as opposed to ``p[1:]``."""
-    if not isinstance(expr, ast.Subscript):
-        return False
     idx = expr.slice
     elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
     return not any(isinstance(e, ast.Slice) for e in elts)
 
 
+def _cuda_name(head, rest) -> str | None:
+    """``"atomic.add"`` for ``cuda.atomic.add``, however numba.cuda was imported."""
+    if inspect.ismodule(head):
+        mod = head.__name__
+        if mod == "numba" and rest[:1] == ["cuda"]:
+            return ".".join(rest[1:])
+        if mod == "numba.cuda" or mod.startswith("numba.cuda."):
+            return ".".join(mod.split(".")[2:] + rest)
+        return None
+    cuda = sys.modules.get("numba.cuda")
+    if head is not None and cuda is not None:
+        for name, v in vars(cuda).items():
+            if v is head:
+                return ".".join([name, *rest])
+    return None
+
+
+def _cuda_kind(rel: str) -> str:
+    if rel.startswith("atomic.") or rel in _CUDA_STORES:
+        return "store"
+    if rel in _CUDA_FRESH or rel.startswith(_CUDA_SCALAR_MODULES) or _CUDA_VECTOR.match(rel):
+        return "fresh"
+    return "passing" if rel in ("selp", "literal_unroll") else "unknown"
+
+
+class Intents:
+    """What a function does to its parameters (``"r"``, ``"w"`` or ``"rw"``)."""
+
+    def __init__(self, params, modes, vararg=None, kwonly=None, returns=_NONE):
+        self.params, self.modes = list(params), list(modes)   # positional parameters
+        self.vararg = vararg            # (name, intent) of ``*args``, or None
+        self.kwonly = dict(kwonly or {})
+        self.returns = returns          # shape of what the return value may alias
+
+    def mode(self, name) -> str | None:
+        if name in self.params:
+            return self.modes[self.params.index(name)]
+        if self.vararg and name == self.vararg[0]:
+            return self.vararg[1]
+        return self.kwonly.get(name)
+
+    def for_args(self, n: int) -> list[str]:
+        """Intents of ``n`` positional arguments; those past the fixed ones go to ``*args``."""
+        extra = [self.vararg[1] if self.vararg else "rw"] * max(0, n - len(self.modes))
+        return self.modes[:n] + extra
+
+    def __repr__(self):
+        return f"<Intents {dict(zip(self.params, self.modes))} *{self.vararg} {self.kwonly}>"
+
+
 class _Analysis:
-    def __init__(self, py_func, fdef, depth):
-        self.py_func, self.fdef, self.depth = py_func, fdef, depth
-        self.params = [a.arg for a in fdef.args.posonlyargs + fdef.args.args]
-        self.alias: dict[str, set] = {p: {p} for p in self.params}
+    def __init__(self, py_func, fdef):
+        a = fdef.args
+        self.positional = [x.arg for x in a.posonlyargs + a.args]
+        self.vararg = a.vararg.arg if a.vararg else None
+        self.kwonly = [x.arg for x in a.kwonlyargs]
+        params = self.positional + self.kwonly + ([self.vararg] if self.vararg else [])
+        self.alias: dict[str, set] = {p: {(p, _A), (p, _T)} for p in params}
+        if self.vararg:   # always a tuple
+            self.alias[self.vararg] = {(self.vararg, _T)}
+        self.nodes = [n for stmt in fdef.body for n in ast.walk(stmt)]
+        self.local = set(params) | self._bound_names()
+        try:
+            closure = inspect.getclosurevars(py_func).nonlocals
+        except (TypeError, ValueError):
+            closure = {}
+        self.scope = collections.ChainMap(closure, getattr(py_func, "__globals__", {}),
+                                          vars(builtins))
+        self.callees: dict = {}
         self.read, self.written = set(), set()
 
-    def roots(self, expr) -> frozenset:
-        """The parameters an expression may be (a view of)."""
-        if isinstance(expr, ast.Name):
-            return frozenset(self.alias.get(expr.id, _NONE))
-        if isinstance(expr, (ast.Subscript, ast.Attribute, ast.Starred)):
-            return self.roots(expr.value)
-        if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) \
-                and expr.func.attr in _VIEW_METHODS:
-            return self.roots(expr.func.value)
-        if isinstance(expr, ast.IfExp):
-            return self.roots(expr.body) | self.roots(expr.orelse)
-        if isinstance(expr, (ast.Tuple, ast.List)):
-            return frozenset().union(*(self.roots(e) for e in expr.elts))
-        if isinstance(expr, ast.NamedExpr):
-            return self.roots(expr.value)
-        return _NONE
+    def _bound_names(self) -> set:
+        """Names the function binds itself: calls through them are not resolved."""
+        out = set()
+        for n in self.nodes:
+            if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load):
+                out.add(n.id)
+            elif isinstance(n, ast.arg):
+                out.add(n.arg)
+            elif isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                out.add(n.name)
+            elif isinstance(n, ast.alias):
+                out.add((n.asname or n.name).split(".")[0])
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                out.update(n.names)
+            elif isinstance(n, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and n.name:
+                out.add(n.name)
+        return out
 
-    def _bind(self, target, value) -> bool:
-        """Let the names in ``target`` alias what ``value`` may be; True if that grew."""
-        if isinstance(target, (ast.Tuple, ast.List)):
-            if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) \
-                    and not any(isinstance(e, ast.Starred) for e in target.elts):
-                pairs = zip(target.elts, value.elts)
-            else:
-                pairs = ((t, value) for t in target.elts)
-            return any([self._bind(t, v) for t, v in pairs])
-        if isinstance(target, ast.Starred):
-            return self._bind(target.value, value)
-        if isinstance(target, ast.Name):
-            new = self.roots(value)
-            have = self.alias.setdefault(target.id, set())
-            if new - have:
-                have |= new
-                return True
+    # --- what an expression may alias -----------------------------------------
+    def roots(self, e) -> frozenset:
+        return _flat(self.shape(e))
+
+    def shape(self, e):
+        """What ``e`` may alias, position by position where it is a known tuple."""
+        if isinstance(e, (ast.Tuple, ast.List)) and not any(isinstance(x, ast.Starred)
+                                                            for x in e.elts):
+            return tuple(self.shape(x) for x in e.elts)
+        if isinstance(e, ast.IfExp):
+            return _join(self.shape(e.body), self.shape(e.orelse))
+        if isinstance(e, ast.NamedExpr):
+            return self.shape(e.value)
+        if isinstance(e, ast.Call):
+            return self.call(e)[0]
+        if isinstance(e, ast.Name):
+            return frozenset(self.alias.get(e.id, ()))
+        if isinstance(e, ast.Attribute):
+            r = self.roots(e.value)
+            return frozenset((p, _M) for p, _ in r) if e.attr in _METADATA else _elem(r)
+        if isinstance(e, ast.Subscript):
+            return _elem(self.roots(e.value))
+        if isinstance(e, ast.Starred):
+            return self.roots(e.value)
+        if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
+            return _pack(self.union(e.elts))
+        if isinstance(e, (ast.ListComp, ast.SetComp, ast.GeneratorExp)):
+            return _pack(self.roots(e.elt))
+        if isinstance(e, ast.DictComp):
+            return _pack(self.union([e.key, e.value]))
+        if isinstance(e, ast.BinOp):   # arithmetic makes new arrays; + and * of tuples keep items
+            return frozenset((p, _T) for p, k in self.union([e.left, e.right]) if k == _T)
+        if isinstance(e, (ast.Constant, ast.Compare, ast.UnaryOp, ast.JoinedStr, ast.Slice)):
+            return _NONE
+        if isinstance(e, ast.Lambda):
+            return self.mentions(e)
+        # BoolOp, Dict, Await, Yield, ...: may be any of what it is made of
+        return _full(self.union([c for c in ast.iter_child_nodes(e) if isinstance(c, ast.expr)]))
+
+    def union(self, exprs) -> frozenset:
+        return frozenset().union(*(self.roots(x) for x in exprs))
+
+    def mentions(self, node) -> frozenset:
+        """Every alias named anywhere inside ``node`` (a nested function or lambda)."""
+        return _full(frozenset().union(*(self.alias.get(n.id, ()) for n in ast.walk(node)
+                                         if isinstance(n, ast.Name))))
+
+    def item(self, it):
+        """The shape of one item of ``for ... in it``."""
+        if isinstance(it, ast.Call) and not any(isinstance(a, ast.Starred) for a in it.args):
+            obj = self.callee(it.func)[1]
+            if obj is zip:
+                return tuple(self.item(a) for a in it.args)
+            if obj is enumerate and it.args:
+                return (_NONE, self.item(it.args[0]))
+        shape = self.shape(it)
+        if isinstance(shape, tuple):   # a tuple literal: any of its items
+            return functools.reduce(_join, shape, _NONE)
+        return _elem(shape)
+
+    # --- calls -----------------------------------------------------------------
+    def callee(self, func):
+        """``(kind, object)`` of what a call calls; kind says what it does to arguments."""
+        if isinstance(func, ast.Attribute) and self.roots(func.value):   # a method of an alias
+            return ("view" if func.attr in _VIEW_METHODS else "unknown"), None
+        hit = self.callees.get(id(func))
+        if hit is None:
+            hit = self.callees[id(func)] = self._resolve(func)
+        return hit
+
+    def _resolve(self, func):
+        dotted = _dotted(func)
+        head, *rest = dotted.split(".")
+        if not dotted or head in self.local:
+            return "unknown", None
+        obj = top = self.scope.get(head)
+        for name in rest:
+            obj = getattr(obj, name, None)
+        if getattr(obj, "__name__", None) == "literal_unroll" \
+                and getattr(obj, "__module__", "").startswith("numba"):
+            return "passing", obj
+        if obj is not None and hasattr(obj, "py_func"):   # a numba device function
+            summary = analyze(obj.py_func)
+            return ("device", summary) if summary is not None else ("unknown", None)
+        if id(obj) in _BUILTINS:
+            return _BUILTINS[id(obj)], obj
+        if callable(obj) and getattr(obj, "__module__", None) in ("math", "cmath"):
+            return "fresh", obj
+        if isinstance(obj, np.ufunc):
+            return "ufunc", obj
+        if (isinstance(obj, type) and issubclass(obj, np.generic)) \
+                or type(obj).__module__.startswith("numba.core.types"):   # casts
+            return "fresh", obj
+        rel = _cuda_name(top, rest)
+        return (_cuda_kind(rel) if rel is not None else "unknown"), obj
+
+    def call(self, e):
+        """``(shape of the result, [(roots, mode)] of what the call does to its arguments)``."""
+        kind, info = self.callee(e.func)
+        starred = any(isinstance(a, ast.Starred) for a in e.args) \
+            or any(k.arg is None for k in e.keywords)
+        if kind == "device":
+            return self._device_call(e, info, starred)
+        args = [*e.args, *(k.value for k in e.keywords)]
+        every = self.union(args)
+        if kind == "fresh":
+            return _NONE, [(every, "r")]
+        if kind == "passing":
+            return every, [(every, "r")]
+        if kind == "tuple":
+            return frozenset((p, k) for p, k in every if k == _T), [(every, "r")]
+        if kind == "view":   # a view of the receiver
+            return self.roots(e.func.value), [(every, "r")]
+        if kind == "store":   # the first argument is updated, the rest read
+            first = e.args[0] if e.args and not starred and not e.keywords else None
+            rest = [a for a in args if a is not first]
+            return _NONE, [(self.roots(first) if first else every, "rw"), (self.union(rest), "r")]
+        if kind == "ufunc" and not starred:   # inputs read, outputs written and returned
+            ins, outs = e.args[:info.nin], [*e.args[info.nin:], *(k.value for k in e.keywords)]
+            return _full(self.union(outs)), [(self.union(ins), "r"), (self.union(outs), "rw")]
+        # unknown: it may write, and return, anything it is given (or closes over)
+        every |= self.roots(e.func)
+        return _full(every), [(every, "rw")]
+
+    def _device_call(self, e, s: Intents, starred: bool):
+        if starred:   # positions unknown: every argument may go to every parameter
+            bound = [(None, a) for a in [*e.args, *(k.value for k in e.keywords)]]
+        else:
+            var = s.vararg[0] if s.vararg else None
+            bound = [(s.params[i] if i < len(s.params) else var, a) for i, a in enumerate(e.args)]
+            bound += [(k.arg, k.value) for k in e.keywords]
+        effects, by_param = [], collections.defaultdict(set)
+        modes = [*s.modes, *s.kwonly.values(), *([s.vararg[1]] if s.vararg else [])]
+        joined = "".join(sorted(set("".join(modes)))) or "r"
+        for name, a in bound:
+            r = self.roots(a)
+            mode = (s.mode(name) or "rw") if not starred else joined
+            effects.append((r, mode))
+            for q in ([name] if not starred else _names(_flat(s.returns))):
+                by_param[q] |= r
+
+        def substitute(shape):
+            if isinstance(shape, tuple):
+                return tuple(map(substitute, shape))
+            out = set()
+            for q, k in shape:
+                out |= _pack(by_param[q]) if k == _T else _full(by_param[q])
+            return frozenset(out)
+        return substitute(s.returns), effects
+
+    # --- aliases -----------------------------------------------------------------
+    def grow(self, name, roots) -> bool:
+        have = self.alias.setdefault(name, set())
+        if roots - have:
+            have |= roots
+            return True
         return False
+
+    def bind(self, target, shape) -> bool:
+        """Let the names in ``target`` alias what a value of ``shape`` may; True if that grew."""
+        if isinstance(target, ast.Name):
+            return self.grow(target.id, _flat(shape))
+        if isinstance(target, ast.Starred):
+            return self.bind(target.value, shape)
+        if not isinstance(target, (ast.Tuple, ast.List)):
+            return False   # an element store (see the module docstring)
+        elts = target.elts
+        star = [i for i, t in enumerate(elts) if isinstance(t, ast.Starred)]
+        if isinstance(shape, tuple) and (len(shape) == len(elts) if not star
+                                         else len(star) == 1 and len(shape) >= len(elts) - 1):
+            parts = shape
+            if star:   # the starred name gets the middle items, as a list
+                i, k = star[0], len(shape) - len(elts) + 1
+                parts = shape[:i] + (shape[i:i + k],) + shape[i + k:]
+            pairs = zip(elts, parts)
+        else:
+            item = _elem(_flat(shape))
+            pairs = ((t, _pack(item) if isinstance(t, ast.Starred) else item) for t in elts)
+        return any([self.bind(t, p) for t, p in pairs])
 
     def find_aliases(self) -> None:
         """Grow the alias sets to a fixed point (they only grow, so this ends)."""
         changed = True
         while changed:
             changed = False
-            for node in ast.walk(self.fdef):
-                if isinstance(node, ast.Assign):
-                    for t in node.targets:
-                        changed |= self._bind(t, node.value)
-                elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-                    changed |= self._bind(node.target, node.value)
-                elif isinstance(node, (ast.For, ast.comprehension)):
-                    changed |= self._bind(node.target, node.iter)
+            for n in self.nodes:
+                if isinstance(n, ast.Assign):
+                    for t in n.targets:
+                        changed |= self.bind(t, self.shape(n.value))
+                elif isinstance(n, (ast.AnnAssign, ast.NamedExpr)) and n.value is not None:
+                    changed |= self.bind(n.target, self.shape(n.value))
+                elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                    r = self.union([n.target, n.value])   # ``t += (p,)`` concatenates
+                    changed |= self.grow(n.target.id, frozenset((p, _T) for p, k in r if k == _T))
+                elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
+                    changed |= self.bind(n.target, self.item(n.iter))
+                elif isinstance(n, ast.withitem) and n.optional_vars is not None:
+                    changed |= self.bind(n.optional_vars, _full(self.roots(n.context_expr)))
+                elif isinstance(n, ast.Match):
+                    r = _full(self.roots(n.subject))
+                    for c in n.cases:
+                        for p in ast.walk(c.pattern):   # capture names, ``**rest`` too
+                            name = getattr(p, "name", None) or getattr(p, "rest", None)
+                            if name:
+                                changed |= self.grow(name, r)
 
-    def store_target(self, target):
-        if isinstance(target, (ast.Tuple, ast.List)):
-            for t in target.elts:
-                self.store_target(t)
-        elif isinstance(target, ast.Starred):
-            self.store_target(target.value)
-        elif isinstance(target, (ast.Subscript, ast.Attribute)):
-            self.written |= self.roots(target)
+    # --- reads and writes --------------------------------------------------------
+    def escape(self, r) -> None:
+        """Something the analysis does not follow: read and written."""
+        self.read |= _names(r)
+        self.written |= _names(r)
 
-    def call(self, node: ast.Call):
-        name = _dotted(node.func)
-        if isinstance(node.func, ast.Attribute) and self.roots(node.func.value):
-            if node.func.attr not in _VIEW_METHODS:     # an unknown method of an array
-                self.written |= self.roots(node.func.value)
-                self.read |= self.roots(node.func.value)
-        positional = [(i, a) for i, a in enumerate(node.args) if self.roots(a)]
-        keywords = [(k.arg, k.value) for k in node.keywords if self.roots(k.value)]
-        if not positional and not keywords:
-            return
-        if "atomic" in name.split("."):
-            for i, a in positional:   # the first argument is updated, the rest read
-                self.read |= self.roots(a)
-                if i == 0:
-                    self.written |= self.roots(a)
-            return
-        if name in _SAFE_CALLS or name.startswith(_SAFE_MODULES):
-            for _, a in positional + keywords:
-                self.read |= self.roots(a)
-            return
-        callee = _resolve(self.py_func, name) if name else None
-        inner = _device_function(callee, self.depth)
-        for i, a in positional:
-            starred = isinstance(a, ast.Starred)
-            self._passed(a, None if inner is None or starred else inner, i)
-        for key, a in keywords:
-            self._passed(a, inner, key)
-
-    def _passed(self, arg, inner, where) -> None:
-        """An array goes to a callee's parameter ``where`` (index or name)."""
-        mode = "rw"
-        if inner is not None:
-            params, intents = inner
-            i = where if isinstance(where, int) else \
-                (params.index(where) if where in params else None)
-            if i is not None and i < len(intents) and intents[i] is not None:
-                mode = intents[i]
-        if "w" in mode:
-            self.written |= self.roots(arg)
-        if "r" in mode:
-            self.read |= self.roots(arg)
-
-    def run(self):
+    def run(self) -> Intents:
         self.find_aliases()
-        for node in ast.walk(self.fdef):
-            if isinstance(node, (ast.Assign, ast.AnnAssign)):
-                for t in getattr(node, "targets", [getattr(node, "target", None)]):
-                    self.store_target(t)
-            elif isinstance(node, ast.AugAssign):
-                target = node.target
-                if isinstance(target, ast.Name):   # rebinding an array name in place
-                    self.written |= self.roots(target)
-                else:
-                    self.store_target(target)
-                self.read |= self.roots(target)
-            elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load) \
-                    and _is_element(node):  # taking a view reads nothing yet
-                self.read |= self.roots(node)
-            elif isinstance(node, ast.Call):
-                self.call(node)
-        out = []
-        for p in self.params:
+        for n in self.nodes:
+            if isinstance(n, (ast.Subscript, ast.Attribute)) and not isinstance(n.ctx, ast.Load):
+                self.written |= _names(self.roots(n.value))
+            elif isinstance(n, ast.Subscript) and _is_element(n):   # a view reads nothing yet
+                self.read |= _names(self.roots(n))
+            elif isinstance(n, ast.AugAssign):
+                r = self.roots(n.target)
+                self.read |= _names(r)
+                if isinstance(n.target, ast.Name):   # in place, if it is an array view
+                    self.written |= {p for p, k in r if k == _A}
+            elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):   # array items
+                self.read |= {p for p, k in self.roots(n.iter) if k == _A}
+            elif isinstance(n, ast.Call):
+                for r, mode in self.call(n)[1]:
+                    if "r" in mode:
+                        self.read |= _names(r)
+                    if "w" in mode:
+                        self.written |= _names(r)
+            elif isinstance(n, (ast.Lambda, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.escape(self.mentions(n))
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                self.escape(frozenset().union(*(self.alias.get(x, ()) for x in n.names)))
+            elif isinstance(n, ast.withitem):
+                self.escape(self.roots(n.context_expr))
+            elif isinstance(n, (ast.Yield, ast.YieldFrom, ast.Await, ast.Raise)):
+                self.escape(self.union([c for c in ast.iter_child_nodes(n)
+                                        if isinstance(c, ast.expr)]))
+            elif isinstance(n, ast.Match):
+                self.read |= _names(self.roots(n.subject))
+        returns = _NONE
+        for n in self.nodes:
+            if isinstance(n, ast.Return) and n.value is not None:
+                returns = _join(returns, self.shape(n.value))
+
+        def mode(p):
             w, r = p in self.written, p in self.read
-            out.append("rw" if w and r else "w" if w else "r")
-        return out
+            return "rw" if w and r else "w" if w else "r"
+        return Intents(self.positional, [mode(p) for p in self.positional],
+                       (self.vararg, mode(self.vararg)) if self.vararg else None,
+                       {p: mode(p) for p in self.kwonly}, returns)
 
 
 def _parse(py_func):
@@ -205,20 +488,48 @@ def _parse(py_func):
     return None
 
 
-def _device_function(callee, depth):
-    """``(parameter names, intents)`` of a numba device function, or None."""
-    py_func = getattr(callee, "py_func", None)
-    if py_func is None or depth > 8:
-        return None
-    intents = infer_intents(py_func, depth + 1)
-    if intents is None:
-        return None
-    return list(inspect.signature(py_func).parameters), intents
+_done: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_busy = threading.local()   # functions under analysis in this thread
 
 
-def infer_intents(py_func, depth: int = 0) -> list[str] | None:
-    """Per positional parameter: ``"r"``, ``"w"`` or ``"rw"``; None without source."""
+def analyze(py_func) -> Intents | None:
+    """What ``py_func`` does to its parameters; None without source.
+
+    Results are kept per function. A function met again while it is being
+    analysed (recursion) counts as unknown there: every argument read and written.
+    """
+    try:
+        return _done[py_func]
+    except (KeyError, TypeError):
+        pass
+    busy = _busy.__dict__.setdefault("ids", set())
+    if id(py_func) in busy:
+        return None
     fdef = _parse(py_func)
     if fdef is None:
         return None
-    return _Analysis(py_func, fdef, depth).run()
+    busy.add(id(py_func))
+    try:
+        result = _Analysis(py_func, fdef).run()
+    finally:
+        busy.discard(id(py_func))
+    try:
+        _done[py_func] = result
+    except TypeError:
+        pass
+    return result
+
+
+def infer_intents(py_func) -> list[str] | None:
+    """Per positional parameter: ``"r"``, ``"w"`` or ``"rw"``; None without source."""
+    result = analyze(py_func)
+    return None if result is None else list(result.modes)
+
+
+def vararg_intent(py_func) -> str | None:
+    """The intent of every element of ``*args``; None when there is no ``*args``."""
+    params = inspect.signature(py_func).parameters.values()
+    if not any(p.kind is p.VAR_POSITIONAL for p in params):
+        return None
+    result = analyze(py_func)
+    return "rw" if result is None else result.vararg[1]

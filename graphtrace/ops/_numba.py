@@ -21,13 +21,19 @@ from . import on_trace_start
 from ._intents import infer_intents
 from .kernel import ADAPTERS, Adapter, record_launch
 
-__all__ = ["NumbaAdapter", "flatten"]
+__all__ = ["NumbaAdapter", "flatten", "is_device_function"]
 
 
 def _is_numba_kernel(k) -> bool:
     name = type(k).__name__
     return (name == "CUDADispatcher" and not k.targetoptions.get("device")) \
         or (name == "FakeCUDAKernel" and not getattr(k, "_device", False))
+
+
+def is_device_function(k) -> bool:
+    name = type(k).__name__
+    return (name == "CUDADispatcher" and bool(k.targetoptions.get("device"))) \
+        or (name == "FakeCUDAKernel" and bool(getattr(k, "_device", False)))
 
 
 class NumbaAdapter(Adapter):
@@ -68,14 +74,12 @@ class NumbaAdapter(Adapter):
 
     def simulate(self, grid, block, shared_mem, values):
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-        if not self.simulated:
-            from ..sim import simulator_kernel
-            kern = simulator_kernel(self.kernel.py_func)
-        else:
-            kern = self.kernel
+        from ..sim import run_numba_kernel
+        k = self.kernel
+        options = {"debug": k._debug, "extensions": k.extensions} if self.simulated else {}
         # device arrays of the simulator: numba would copy (and refuse strided) numpy ones
         values = [_as_sim_array(v, FakeCUDAArray) for v in values]
-        kern[grid, block, 0, shared_mem](*values)
+        run_numba_kernel(k.py_func, grid, block, shared_mem, values, **options)
 
 
 def _as_sim_array(v, fake):

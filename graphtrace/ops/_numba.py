@@ -69,6 +69,8 @@ class NumbaAdapter(Adapter):
                 "node cannot do yet: launch it eagerly, outside the @gt.graph function, "
                 "or split it into kernels at its grid syncs")
         for i, a in enumerate(args):
+            if type(a) is Buffer:   # the usual case
+                continue
             bad = _unpassable(a)
             if bad is not None:
                 raise KernelArgumentError(

@@ -15,6 +15,8 @@ graphtrace sets where there is no GPU).
 from __future__ import annotations
 
 import random
+import threading
+import types
 
 import numpy as np
 
@@ -25,10 +27,10 @@ from .ir import Graph, Scalar
 from .ops import OPS
 
 __all__ = ["simulate", "topological_order", "reference", "reference_for",
-           "simulator_kernel", "host_view", "Simulator", "SimGraph"]
+           "run_numba_kernel", "host_view", "Simulator", "SimGraph"]
 
 _references: dict[int, tuple] = {}   # id(kernel) -> (kernel, its Python stand-in)
-_sim_kernels: dict[int, tuple] = {}  # id(py_func) -> (py_func, simulator kernel)
+_kernel_lock = threading.Lock()      # numba's simulator runs one kernel at a time
 
 
 def reference(kernel):
@@ -59,14 +61,50 @@ def reference_for(adapter):
     return hit[1]
 
 
-def simulator_kernel(py_func):
-    """A numba-simulator kernel for a Python kernel function (cached)."""
-    hit = _sim_kernels.get(id(py_func))
-    if hit is None:
+def run_numba_kernel(py_func, grid, block, shared_mem, args, **options) -> None:
+    """Run a numba kernel function on numba's CUDA simulator.
+
+    The simulator keeps the running kernel in a module global (a kernel
+    started meanwhile from another thread is taken for a device function
+    called by the first, and fails), and while a kernel runs it puts its fake
+    ``cuda`` module in place of ``cuda`` in the globals of the kernel's module
+    (other threads using ``cuda`` in that module fail). So kernels run one at
+    a time here, each on a copy of its module's globals.
+    """
+    from numba.cuda.simulator.kernel import FakeCUDAKernel
+    with _kernel_lock:
+        kern = FakeCUDAKernel(_isolated(py_func, {}, options), device=False, **options)
+        kern[grid, block, 0, shared_mem](*args)
+
+
+def _isolated(fn, copies: dict, options: dict):
+    """``fn`` on a copy of its globals, its numba device functions likewise."""
+    g = copies.get(id(fn.__globals__))
+    if g is None:
+        g = copies[id(fn.__globals__)] = dict(fn.__globals__)
+        for name, v in g.items():
+            g[name] = _isolated_device_function(v, copies, options)
+    cells = fn.__closure__ and tuple(_isolated_cell(c, copies, options) for c in fn.__closure__)
+    clone = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
+    clone.__kwdefaults__ = fn.__kwdefaults__
+    return clone
+
+
+def _isolated_device_function(v, copies, options):
+    from .ops._numba import is_device_function
+    if is_device_function(v):
         from numba.cuda.simulator.kernel import FakeCUDAKernel
-        hit = _sim_kernels[id(py_func)] = (py_func, FakeCUDAKernel(py_func, device=False,
-                                                                   fastmath=False))
-    return hit[1]
+        return FakeCUDAKernel(_isolated(v.py_func, copies, options), device=True, **options)
+    return v
+
+
+def _isolated_cell(cell, copies, options):
+    try:
+        value = cell.cell_contents
+    except ValueError:   # a name not bound yet
+        return cell
+    new = _isolated_device_function(value, copies, options)
+    return cell if new is value else types.CellType(new)
 
 
 def host_view(b: Buffer) -> np.ndarray:

@@ -105,3 +105,70 @@ def test_cupy_raw_kernel_in_a_trace():
     with pytest.raises(gt.KernelArgumentError, match="takes 11 arguments"):
         f2 = gt.graph(lambda s, x: s.launch(k, 1, 1, x))
         f2.trace(A(4))
+
+
+# What eager cupy compiles: attributes, macros, typedefs and qualifiers around the name.
+VARIANTS = [
+    ('__global__ void __launch_bounds__(256) k(const float* x, float* y, int n) {}', "k"),
+    ('extern "C" __global__ void __launch_bounds__(256, 2) k(const float* __restrict__ x, '
+     'float* __restrict__ y, int n) {}', "k"),
+    ('extern "C" __global__ __launch_bounds__(128) void k(const float* x, float* y, int n) {}',
+     "k"),
+    ('#define LB(n) __launch_bounds__(n)\n#define REAL float\n'
+     'extern "C" __global__ void LB(256) k(const REAL* x, REAL* y, int n) {}', "k"),
+    ('#define KERNEL extern "C" __global__ \\\n    void\n'
+     'KERNEL k(const float* x, float* y, int n) {}', "k"),
+    ('typedef float real_t;\nusing idx_t = int;\n'
+     'extern "C" __global__ void k(const real_t* x, real_t* y, idx_t n) {}', "k"),
+    ('template<typename T, int BLOCK = 256>\n__global__ void __launch_bounds__(BLOCK) '
+     'k(const T* __restrict__ x, T* y, int n) {}', "k<float>"),
+    ('namespace ns {\ntemplate<class T> __global__ void __launch_bounds__(256, 2)\n'
+     'k(const T* __restrict__ const x, T* __align__(16) y, int n) {}\n}', "ns::k<float>"),
+    ('extern "C" __global__ void k(const float*, float*, int);\n'
+     'extern "C" __global__ void __attribute__((noinline)) k(const float* x, float* y, int n)'
+     ' {}', "k"),
+    ('extern "C" {\n__global__ void\n__launch_bounds__(1024)\n'
+     'k(const float* x, float* y, [[maybe_unused]] int n) {}\n}', "k"),
+]
+
+
+@pytest.mark.parametrize("code, name", VARIANTS, ids=[f"v{i}" for i in range(len(VARIANTS))])
+def test_signatures_with_attributes_macros_and_qualifiers(code, name):
+    ps = parse_signature(code, name)
+    assert [p.name for p in ps] == ["x", "y", "n"]
+    assert [p.pointer for p in ps] == [True, True, False]
+    assert [p.const for p in ps] == [True, False, False]
+    assert ps[2].dtype == np.int32
+    ad = CupyAdapter(FakeRawKernel(code, name))
+    assert ad.intents == ["r", "rw", "r"]
+    packed = ad.pack(None, _buffers(2) + [7], lambda v: v)
+    assert type(packed[2]) is np.int32 and packed[2] == 7
+
+
+def _buffers(n):
+    from graphtrace.buffers import as_buffer
+    return [as_buffer(A(4)) for _ in range(n)]
+
+
+def test_unnamed_and_struct_parameters():
+    code = ('struct __align__(16) P { float a; };\n'
+            'extern "C" __global__ void k(const __grid_constant__ P p, float* out, int) {}')
+    ps = parse_signature(code, "k")
+    assert [p.name for p in ps] == ["p", "out", "#2"]
+    assert ps[0].dtype is None and not ps[0].pointer and ps[2].dtype == np.int32
+
+
+def test_template_default_arguments_apply():
+    code = 'template<typename T = double> __global__ void k(T* y, T a) {}'
+    assert [str(p.dtype) for p in parse_signature(code, "k<>")] == ["None", "float64"]
+
+
+def test_raw_kernel_with_launch_bounds_in_a_trace():
+    cp = pytest.importorskip("cupy")
+    k = cp.RawKernel(VARIANTS[1][0], "k")
+
+    @gt.graph
+    def f(s, x, y):
+        s.launch(k, 1, 256, x, y, 4)
+    g = f.trace(A(4), A(4))
+    assert "in(x)  inout(y)" in str(g)

@@ -273,3 +273,175 @@ def test_memset_of_8_byte_elements_with_a_dynamic_value():
         f.trace(A(8, "float64"), 0.0)
     check(e, "dynmemset", "static=")
     assert gt.graph(f.fn, static=("v",)).trace(A(8, "float64"), 0.0).nodes[0].kind == "memset"
+
+
+@cuda.jit
+def grid_reduce(x, out):
+    i = cuda.grid(1)
+    cuda.atomic.add(out, 0, x[i])
+    cuda.cg.this_grid().sync()
+    x[i] = out[0]
+
+
+@cuda.jit(device=True)
+def sync_everyone():
+    g = cuda.cg.this_grid()
+    g.sync()
+
+
+@cuda.jit
+def calls_grid_sync(x):
+    x[cuda.grid(1)] = 1
+    sync_everyone()
+
+
+def test_grid_synchronisation_is_refused_at_the_launch_line():
+    @gt.graph(backend="sim")
+    def f(s, x, out):
+        grid_reduce[1, 8, s](x, out)                         # gridsync
+    x, out = cuda.to_device(np.ones(8)), cuda.to_device(np.zeros(1))
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f(x, out)
+    check(e, "gridsync", "numba kernel grid_reduce synchronises the whole grid",
+          "launch it eagerly")
+    assert out.copy_to_host().tolist() == [0.0]               # nothing ran
+
+
+def test_grid_synchronisation_in_a_device_function_is_refused():
+    @gt.graph
+    def f(s, x):
+        s.launch(gt.kernel(calls_grid_sync, "out"), 1, 8, x)  # devsync
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(8))
+    check(e, "devsync", "calls_grid_sync synchronises the whole grid")
+
+
+def test_device_function_launched_as_a_kernel():
+    @gt.graph
+    def f(s, x):
+        s.launch(sync_everyone, 1, 8)                        # devfn
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(8))
+    check(e, "devfn", "sync_everyone is a numba device function",
+          "call it from inside a kernel")
+
+
+def test_device_function_launched_with_numba_syntax():
+    @gt.graph
+    def f(s, x):
+        sync_everyone[1, 8, s]()                             # devfn2
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(8))
+    check(e, "devfn2", "sync_everyone is a numba device function")
+
+
+def test_python_list_where_a_numba_kernel_takes_an_array():
+    @gt.graph
+    def f(s):
+        fill[1, 8, s]([0.0] * 8, 1.0)                        # list
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace()
+    check(e, "list", "argument out of numba kernel fill is a Python list, which numba "
+          "cannot pass to a kernel", "pass a device array")
+
+
+@cuda.jit
+def sum_into(out, parts):
+    out[cuda.grid(1)] = parts[1]
+
+
+@pytest.mark.parametrize("parts, what", [((A(8), [1.0, 2.0]), "holds a Python list"),
+                                         (None, "is None"), ((1.0, None), "holds None")])
+def test_list_or_none_anywhere_in_a_numba_argument(parts, what):
+    @gt.graph(static=("p",))
+    def f(s, x, p):
+        s.launch(sum_into, 1, 8, x, p)                       # nestedlist
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(8), parts)
+    check(e, "nestedlist", f"argument parts of numba kernel sum_into {what}, which numba "
+          "cannot pass")
+
+
+@pytest.mark.parametrize("value, what", [((0.0,) * 8, "a Python tuple"),
+                                         (3.0, "a number (float)"),
+                                         (np.float32(3), "a number (float32)")])
+def test_number_or_tuple_where_a_numba_kernel_writes_an_array(value, what):
+    @gt.graph(static=("v",))
+    def f(s, v):
+        fill[1, 8, s](v, 1.0)                                # tuplearg
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f(value)
+    check(e, "tuplearg", f"argument out of numba kernel fill is {what}, but the kernel "
+          "uses it as an array", "pass a device array")
+
+
+def test_dynamic_number_where_a_numba_kernel_writes_an_array():
+    @gt.graph
+    def f(s, v):
+        fill[1, 8, s](v, 1.0)                                # dynarg
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(2.0)
+    check(e, "dynarg", "argument out of numba kernel fill is a number (float)")
+
+
+def test_python_list_for_a_cupy_pointer_parameter():
+    cp = pytest.importorskip("cupy")
+    k = cp.RawKernel('extern "C" __global__ void scale(const float* x, float* y, int n) {}',
+                     "scale")
+
+    @gt.graph
+    def f(s, y):
+        s.launch(k, 1, 8, [1.0, 2.0], y, 2)                  # cupylist
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(8))
+    check(e, "cupylist", "parameter const float* x of cupy kernel scale is a pointer but "
+          "was given a Python list", "cupy.asarray")
+
+
+def test_python_list_for_a_cuda_core_kernel():
+    class Kernel:  # what graphtrace recognises as a cuda.core Kernel
+        pass
+    Kernel.__module__ = "cuda.core._module"
+
+    @gt.graph
+    def f(s, x):
+        s.launch(Kernel(), 1, 8, x, [1, 2])                  # corelist
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(8))
+    check(e, "corelist", "argument #1 of cuda.core kernel kernel is a Python list")
+
+
+@pytest.mark.parametrize("grid", [True, 2.0, 0, -1, (2, 0), (np.int64(2), 1.5), np.bool_(1),
+                                  (1, 1, 1, 1)])
+def test_bad_grid_sizes(grid):
+    @gt.graph(static=("g",))
+    def f(s, x, g):
+        fill[g, 8, s](x, 1.0)                                # badgrid
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8), grid)
+    check(e, "badgrid", "grid must be a positive int or a tuple of up to 3 positive ints")
+
+
+def test_varargs_kernel_needs_its_fixed_arguments():
+    @gt.graph
+    def f(s):
+        s.launch(add_all, 1, 8)                              # varargs
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace()
+    check(e, "varargs", "add_all takes at least 1 arguments (out, *xs) but 0 were given")
+
+
+@cuda.jit
+def add_all(out, *xs):
+    i = cuda.grid(1)
+    for x in xs:
+        out[i] += x[i]
+
+
+def test_kernel_failing_on_the_simulator_names_its_launch():
+    @gt.graph(backend="sim")
+    def f(s, x, t):
+        sum_into[1, 8, s](x, t)                              # simfail
+    with pytest.raises(gt.SimulationError) as e:
+        f(cuda.to_device(np.zeros(8)), (1.0,))
+    check(e, "simfail", "kernel sum_into failed on the simulator: IndexError")

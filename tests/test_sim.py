@@ -1,4 +1,6 @@
 """The simulator: orders, intent verification, references, and the race checker."""
+import threading
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -13,6 +15,46 @@ def sneaky(x, y):          # writes x through an alias the analysis sees; declar
     i = cuda.grid(1)
     if i < x.size:
         x[i] = y[i]
+
+
+@cuda.jit(device=True)
+def times(a, v):
+    return a * v + 0 * cuda.threadIdx.x
+
+
+@cuda.jit
+def scale(x, a, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.syncthreads()
+        out[i] = times(a, x[i])
+
+
+def test_threads_calling_graphs_of_different_signatures_at_once():
+    # numba's simulator runs one kernel at a time and swaps `cuda` in the kernel's
+    # module while it runs: each thread here makes arrays (cuda.to_device, this
+    # module) and runs its own graph (its own shape) while the others do
+    @gt.graph(backend="sim")
+    def f(s, x, out, a):
+        scale[(x.size + 31) // 32, 32, s](x, a, out)
+    sizes = (5, 33, 64, 100, 7, 40)
+    start, errors = threading.Barrier(len(sizes)), []
+
+    def work(n):
+        try:
+            start.wait()
+            for a in (2.0, 3.0):
+                x, out = cuda.to_device(np.arange(n, dtype=np.float64)), cuda.to_device(np.zeros(n))
+                f(x, out, a)
+                assert out.copy_to_host().tolist() == [a * i for i in range(n)]
+        except Exception as e:  # noqa: BLE001  (reported below)
+            errors.append(e)
+    threads = [threading.Thread(target=work, args=(n,)) for n in sizes]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
 
 
 def test_random_orders_respect_every_edge_and_vary():

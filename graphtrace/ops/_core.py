@@ -9,6 +9,7 @@ for other C types.
 from __future__ import annotations
 
 from ..buffers import Buffer
+from ..errors import KernelArgumentError
 from .kernel import ADAPTERS, Adapter
 
 __all__ = ["CoreAdapter"]
@@ -23,6 +24,14 @@ class CoreAdapter(Adapter):
 
     def __init__(self, k):
         super().__init__(k, "kernel", None, None)
+
+    def validate(self, args) -> None:
+        for i, a in enumerate(args):
+            if isinstance(a, (list, tuple)):
+                raise KernelArgumentError(
+                    f"argument {self.param_name(i)} of cuda.core kernel {self.name} is a "
+                    f"Python {type(a).__name__}, which cuda.core cannot pass: pass a device "
+                    "array (cupy.asarray(values)), or the numbers one by one")
 
     def compile(self, args):
         return self.kernel, None

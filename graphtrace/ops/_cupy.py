@@ -42,19 +42,33 @@ def c_dtype(ctype: str):
     return np.dtype(found) if found else None
 
 
+_TYPE_WORDS = {w for t in list(_INT) + list(_OTHER) for w in t.split()} | {"void"}
+_ATTRIBUTES = re.compile(r"\b(__attribute__|__align__|alignas|__declspec|__launch_bounds__|"
+                         r"__maxnreg__|__cluster_dims__)\s*\(")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+
 class CParam:
-    """One kernel parameter: its name, C type, and whether it is a pointer."""
+    """One kernel parameter: its name, C type, and whether it is a pointer.
+
+    ``aliases`` maps type names (typedefs, template parameters) to C types;
+    a parameter without a name is called ``#index``.
+    """
 
     __slots__ = ("name", "ctype", "pointer", "const", "lo", "hi")
 
-    def __init__(self, text: str):
-        text = " ".join(text.split())
-        m = re.search(r"([A-Za-z_]\w*)\s*(\[\s*\])?\s*$", text)
-        if m is None:
+    def __init__(self, text: str, aliases=None, index: int = 0):
+        text = " ".join(_drop_attributes(text).split())
+        m = re.search(r"([A-Za-z_]\w*)\s*(\[[^\]]*\])?\s*$", text)
+        if m is None and not text.endswith(("*", "&")):
             raise ValueError(f"cannot read kernel parameter {text!r}")
-        self.name = m.group(1)
-        ctype = text[: m.start()].strip()
-        self.pointer = "*" in ctype or bool(m.group(2))
+        ctype = text[: m.start()].strip() if m else text
+        if m and (not _QUALIFIERS.sub("", ctype).strip() or m.group(1) in _TYPE_WORDS
+                  or m.group(1) in (aliases or ())):
+            m, ctype = None, text        # a type alone: an unnamed parameter
+        self.name = m.group(1) if m else f"#{index}"
+        ctype = _substitute(ctype, aliases or {})
+        self.pointer = "*" in ctype or bool(m and m.group(2))
         if self.pointer:
             before = ctype.rsplit("*", 1)[0] if "*" in ctype else ctype
             self.const = re.search(r"\bconst\b", before) is not None
@@ -82,7 +96,16 @@ def _strip_comments(code: str) -> str:
     return re.sub(r"//[^\n]*", " ", code)
 
 
-def _split_top(text: str) -> list[str]:
+def _closing(text: str, i: int) -> int:
+    """The index just past the bracket that closes the one opened before ``i``."""
+    depth = 1
+    while depth and i < len(text):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    return i
+
+
+def _split_commas(text: str) -> list[str]:
     parts, depth, cur = [], 0, []
     for ch in text:
         if ch in "<([":
@@ -96,38 +119,129 @@ def _split_top(text: str) -> list[str]:
             cur.append(ch)
     if "".join(cur).strip():
         parts.append("".join(cur))
-    return [p.split("=")[0].strip() for p in parts if p.strip() and p.strip() != "void"]
+    return parts
+
+
+def _split_top(text: str) -> list[str]:
+    """Parameters (or template parameters) without their default values."""
+    parts = [p.split("=")[0].strip() for p in _split_commas(text)]
+    return [p for p in parts if p and p != "void"]
+
+
+def _drop_attributes(text: str) -> str:
+    """``text`` without ``__attribute__((...))``, ``__align__(n)``, ``[[...]]`` and the like."""
+    text = re.sub(r"\[\[.*?\]\]", " ", text)
+    while (m := _ATTRIBUTES.search(text)) is not None:
+        text = text[: m.start()] + " " + text[_closing(text, m.end()):]
+    return text.replace("__grid_constant__", " ")
+
+
+def _substitute(text: str, names: dict, passes: int = 8) -> str:
+    """Replace whole identifiers of ``text`` by their entries in ``names``.
+
+    Several passes by default: a typedef may name another typedef.
+    """
+    if not names:
+        return text
+    for _ in range(passes):
+        new = _IDENT.sub(lambda m: names.get(m.group(), m.group()), text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+_DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)(\([^)]*\))?(.*)$", re.M)
+
+
+def _expand(text: str, macros: dict) -> str:
+    """``text`` with the source's ``#define`` macros expanded (a few levels deep)."""
+    for _ in range(8):
+        out, pos = [], 0
+        for m in _IDENT.finditer(text):
+            if m.start() < pos or m.group() not in macros:
+                continue
+            params, body = macros[m.group()]
+            end = m.end()
+            if params is not None:
+                call = re.match(r"\s*\(", text[end:])
+                if call is None:
+                    continue
+                close = _closing(text, end + call.end())
+                args = [a.strip() for a in _split_commas(text[end + call.end(): close - 1])]
+                body, end = _substitute(body, dict(zip(params, args)), 1), close
+            out += [text[pos: m.start()], " ", body, " "]
+            pos = end
+        if not out:
+            return text
+        text = "".join(out) + text[pos:]
+    return text
+
+
+def _declarations(code: str):
+    """``(macros, typedefs, code)``: what the preprocessor and typedefs define."""
+    code = _strip_comments(code.replace("\\\n", " "))
+    macros = {m.group(1): (None if m.group(2) is None else
+                           [p.strip() for p in m.group(2)[1:-1].split(",")], m.group(3).strip())
+              for m in _DEFINE.finditer(code)}
+    code = re.sub(r"^[ \t]*#.*$", " ", code, flags=re.M)   # preprocessor lines
+    typedefs = {m.group(2): m.group(1).strip()
+                for m in re.finditer(r"\btypedef\s+([^;{}()]+?)\s*\b([A-Za-z_]\w*)\s*;", code)}
+    typedefs.update((m.group(1), m.group(2).strip())
+                    for m in re.finditer(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);", code))
+    return macros, typedefs, code
 
 
 def parse_signature(code: str, name: str) -> list[CParam]:
-    """The parameters of ``__global__ void name(...)`` in CUDA C++ source."""
-    base = name.split("<")[0].strip()
-    code = _strip_comments(code)
-    m = re.search(r"__global__[^;{(]*?\b" + re.escape(base) + r"\s*\(", code)
-    if m is None:
+    """The parameters of ``__global__ void name(...)`` in CUDA C++ source.
+
+    Whatever cupy's compiler takes may stand around the name: ``extern "C"``,
+    ``__launch_bounds__(...)`` and other attributes, templates, macros,
+    typedefs, ``__restrict__``, ``__align__``. A definition wins over a
+    declaration.
+    """
+    base = name.split("<")[0].split("::")[-1].strip()
+    macros, typedefs, code = _declarations(code)
+    found = None
+    for m in re.finditer(r"\b" + re.escape(base) + r"\s*\(", code):
+        head = code[max(code.rfind(c, 0, m.start()) for c in ";{}") + 1: m.start()]
+        head = _expand(head, macros)
+        if not re.search(r"\b__global__\b", head):
+            continue
+        end = _closing(code, m.end())
+        defined = code[end:].lstrip().startswith("{")
+        if found is None or defined:
+            found = (head, code[m.end(): end - 1])
+        if defined:
+            break
+    if found is None:
         raise ValueError(f"no __global__ function {base!r} in the kernel source")
+    head, text = found
+    aliases = {**typedefs, **_template_arguments(head, name)}
+    return [CParam(p, aliases, i) for i, p in enumerate(_split_top(_expand(text, macros)))]
+
+
+def _template_arguments(head: str, name: str) -> dict:
+    """Template parameter -> the type named in ``k<float, ...>`` (or its default)."""
+    m = re.search(r"\btemplate\s*<", head)
+    if m is None:
+        return {}
     depth, i = 1, m.end()
-    while depth and i < len(code):
-        depth += {"(": 1, ")": -1}.get(code[i], 0)
+    while depth and i < len(head):
+        depth += {"<": 1, ">": -1}.get(head[i], 0)
         i += 1
-    params = [CParam(p) for p in _split_top(code[m.end(): i - 1])]
-    return _instantiate(code[: m.start()], name, params)
-
-
-def _instantiate(prefix: str, name: str, params: list[CParam]) -> list[CParam]:
-    """Replace template type parameters by the types named in ``k<float, ...>``."""
-    if "<" not in name:
-        return params
-    tmpl = re.findall(r"template\s*<([^>]*)>\s*$", prefix.rstrip())
-    if not tmpl:
-        return params
-    formals = [p.split()[-1] for p in _split_top(tmpl[-1])]
-    actuals = _split_top(name[name.index("<") + 1: name.rindex(">")])
-    subst = dict(zip(formals, actuals))
-    for p in params:
-        p.ctype = " ".join(subst.get(tok, tok) for tok in re.findall(r"[\w:<>]+|\*|&", p.ctype))
-        p.bounds()
-    return params
+    formals = [f.strip() for f in _split_commas(head[m.end(): i - 1])]
+    actuals = _split_top(name[name.index("<") + 1: name.rindex(">")]) if "<" in name else []
+    out = {}
+    for k, formal in enumerate(formals):
+        decl, _, default = formal.partition("=")
+        words = decl.split()
+        if not words:
+            continue
+        value = actuals[k] if k < len(actuals) else default.strip()
+        if value:
+            out[words[-1].lstrip(".")] = value
+    return out
 
 
 class CupyAdapter(Adapter):
@@ -176,6 +290,11 @@ class CupyAdapter(Adapter):
         if p.pointer:
             if arg is None or (isinstance(arg, int) and self.opaque):
                 return arg or 0
+            if isinstance(arg, (list, tuple)):
+                raise KernelArgumentError(
+                    f"parameter {p.ctype} {p.name} of cupy kernel {self.name} is a pointer "
+                    f"but was given a Python {type(arg).__name__}: pass a device array "
+                    "(cupy.asarray(values))")
             raise KernelArgumentError(
                 f"parameter {p.ctype} {p.name} of cupy kernel {self.name} needs a device "
                 f"array, not {type(arg).__name__} (a raw pointer needs "

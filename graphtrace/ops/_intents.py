@@ -475,6 +475,20 @@ class _Analysis:
                        {p: mode(p) for p in self.kwonly}, returns)
 
 
+def resolve_dotted(py_func, dotted: str):
+    """The object a dotted name in a kernel's source refers to, or None."""
+    head, *rest = dotted.split(".")
+    try:
+        closure = inspect.getclosurevars(py_func)
+        scope = {**closure.globals, **closure.nonlocals}
+    except (TypeError, ValueError):
+        scope = getattr(py_func, "__globals__", {})
+    obj = scope.get(head, getattr(py_func, "__globals__", {}).get(head))
+    for name in rest:
+        obj = getattr(obj, name, None)
+    return obj
+
+
 def _parse(py_func):
     try:
         src = textwrap.dedent(inspect.getsource(py_func))

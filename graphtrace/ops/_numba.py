@@ -9,6 +9,7 @@ later call rebind them cheaply.
 """
 from __future__ import annotations
 
+import ast
 import ctypes
 import inspect
 import sys
@@ -17,11 +18,12 @@ import numpy as np
 
 from ..buffers import Buffer
 from ..errors import KernelArgumentError, StreamError
+from ..ir import Scalar
 from . import on_trace_start
-from ._intents import infer_intents
+from ._intents import _dotted, _parse, infer_intents, resolve_dotted, vararg_intent
 from .kernel import ADAPTERS, Adapter, record_launch
 
-__all__ = ["NumbaAdapter", "flatten"]
+__all__ = ["NumbaAdapter", "flatten", "is_device_function", "uses_grid_sync", "array_params"]
 
 
 def _is_numba_kernel(k) -> bool:
@@ -30,34 +32,84 @@ def _is_numba_kernel(k) -> bool:
         or (name == "FakeCUDAKernel" and not getattr(k, "_device", False))
 
 
+def is_device_function(k) -> bool:
+    name = type(k).__name__
+    return (name == "CUDADispatcher" and bool(k.targetoptions.get("device"))) \
+        or (name == "FakeCUDAKernel" and bool(getattr(k, "_device", False)))
+
+
+def _refuse_device_function(k):
+    name = k.py_func.__name__
+    raise KernelArgumentError(
+        f"{name} is a numba device function (@cuda.jit(device=True)), which cannot be "
+        "launched: call it from inside a kernel, and launch that kernel (a @cuda.jit "
+        "function without device=True)")
+
+
 class NumbaAdapter(Adapter):
     library = "numba"
 
     def __init__(self, k):
         py_func = k.py_func
-        params = list(inspect.signature(py_func).parameters)
-        super().__init__(k, py_func.__name__, params, infer_intents(py_func))
+        sig = list(inspect.signature(py_func).parameters.values())
+        params = [p.name for p in sig if p.kind is not p.VAR_POSITIONAL]
+        vararg = next((p.name for p in sig if p.kind is p.VAR_POSITIONAL), None)
+        super().__init__(k, py_func.__name__, params, infer_intents(py_func), vararg=vararg)
+        if vararg is not None:   # one intent for every element of *args
+            self.vararg_intent = vararg_intent(py_func) or "rw"
         self.simulated = type(k).__name__ == "FakeCUDAKernel"
+        self.grid_sync = uses_grid_sync(py_func)
+        self.array_params = array_params(py_func)
         self._compiled: dict = {}   # numba argument types -> (cuda.core Kernel, types)
 
+    def validate(self, args) -> None:
+        if self.grid_sync:
+            raise KernelArgumentError(
+                f"numba kernel {self.name} synchronises the whole grid "
+                "(cuda.cg.this_grid().sync(), a cooperative launch), which a graph kernel "
+                "node cannot do yet: launch it eagerly, outside the @gt.graph function, "
+                "or split it into kernels at its grid syncs")
+        for i, a in enumerate(args):
+            if type(a) is Buffer:   # the usual case
+                continue
+            bad = _unpassable(a)
+            if bad is not None:
+                raise KernelArgumentError(
+                    f"argument {self.param_name(i)} of numba kernel {self.name} "
+                    f"{'holds' if isinstance(a, tuple) else 'is'} {bad}, which numba cannot "
+                    "pass to a kernel: pass a device array (cuda.to_device(np.asarray("
+                    "values))), or a tuple of numbers or arrays")
+            what = _not_an_array(a)
+            if what is not None and i < len(self.params) and self.params[i] in self.array_params:
+                raise KernelArgumentError(
+                    f"argument {self.param_name(i)} of numba kernel {self.name} is "
+                    f"{what}, but the kernel uses it as an array: pass a device array "
+                    "(cuda.to_device(np.asarray(values)))")
+
     def compile(self, args):
-        """``(cuda.core Kernel, numba argument types)`` for these recorded arguments."""
+        """``(cuda.core Kernel, numba type per argument)`` for these recorded arguments."""
         if self.simulated:
             raise RuntimeError("numba's CUDA simulator is enabled: no GPU kernel to emit")
+        from numba.core import types
         from ..emit import materialize
         k = self.kernel
         argtypes = tuple(k.typeof_pyval(v) for v in materialize(args))
         hit = self._compiled.get(argtypes)
         if hit is not None:
             return hit
-        compiled = k.compile(argtypes)
+        n = len(self.params)
+        sig = argtypes if self.vararg is None else \
+            argtypes[:n] + (types.StarArgTuple(argtypes[n:]),)   # numba's type of *args
+        compiled = k.compile(sig)
         compiled.bind()
         if getattr(compiled, "cooperative", False):
             raise KernelArgumentError(
                 f"numba kernel {self.name} uses grid synchronisation (cooperative "
                 "launch), which a graph kernel node cannot express; launch it eagerly")
-        hit = self._compiled[argtypes] = (compiled._codelibrary.get_cufunc().kernel,
-                                          compiled.argument_types)
+        flat = tuple(compiled.argument_types)
+        if self.vararg is not None:   # the *args tuple is passed as its elements, in order
+            flat = flat[:n] + tuple(flat[n])
+        hit = self._compiled[argtypes] = (compiled._codelibrary.get_cufunc().kernel, flat)
         return hit
 
     def pack(self, argtypes, args, value_of) -> list:
@@ -68,14 +120,12 @@ class NumbaAdapter(Adapter):
 
     def simulate(self, grid, block, shared_mem, values):
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-        if not self.simulated:
-            from ..sim import simulator_kernel
-            kern = simulator_kernel(self.kernel.py_func)
-        else:
-            kern = self.kernel
+        from ..sim import run_numba_kernel
+        k = self.kernel
+        options = {"debug": k._debug, "extensions": k.extensions} if self.simulated else {}
         # device arrays of the simulator: numba would copy (and refuse strided) numpy ones
         values = [_as_sim_array(v, FakeCUDAArray) for v in values]
-        kern[grid, block, 0, shared_mem](*values)
+        run_numba_kernel(k.py_func, grid, block, shared_mem, values, **options)
 
 
 def _as_sim_array(v, fake):
@@ -84,6 +134,75 @@ def _as_sim_array(v, fake):
     if isinstance(v, (tuple, list)):
         return type(v)(_as_sim_array(x, fake) for x in v)
     return v
+
+
+def _unpassable(a):
+    """A list or None in argument ``a`` (no numba kernel takes them), else None."""
+    if isinstance(a, list):
+        return "a Python list"
+    if a is None:
+        return "None"
+    if isinstance(a, tuple):
+        return next((bad for bad in map(_unpassable, a) if bad is not None), None)
+    return None
+
+
+def _not_an_array(a):
+    """What ``a`` is if a tuple or a number (else None)."""
+    if isinstance(a, tuple):
+        return "a Python tuple"
+    if isinstance(a, (Scalar, int, float, complex)) or \
+            (isinstance(a, np.generic) and not isinstance(a, np.void)):
+        return f"a number ({type(a.value if isinstance(a, Scalar) else a).__name__})"
+    return None
+
+
+def uses_grid_sync(py_func, _seen=None) -> bool:
+    """Whether a kernel, or a device function it calls, uses ``cuda.cg.this_grid()``."""
+    seen = _seen if _seen is not None else set()
+    if id(py_func) in seen or len(seen) > 32:
+        return False
+    seen.add(id(py_func))
+    fdef = _parse(py_func)
+    for node in ast.walk(fdef) if fdef is not None else ():
+        if (isinstance(node, ast.Attribute) and node.attr == "this_grid") or \
+                (isinstance(node, ast.Name) and node.id == "this_grid"):
+            return True
+        if isinstance(node, ast.Call) and _dotted(node.func):
+            inner = getattr(resolve_dotted(py_func, _dotted(node.func)), "py_func", None)
+            if inner is not None and uses_grid_sync(inner, seen):
+                return True
+    return False
+
+
+_ARRAY_ATTRS = {"size", "shape", "ndim", "strides", "dtype", "itemsize", "nbytes"}
+
+
+def array_params(py_func) -> set:
+    """Parameters the kernel itself can only mean as arrays.
+
+    Direct evidence only: ``p[...] = v`` or ``p[...] += v`` (a tuple cannot
+    be written), ``p.size``, ``p.shape`` and other array attributes, and
+    atomics on ``p``. A parameter the kernel rebinds is left out.
+    """
+    fdef = _parse(py_func)
+    if fdef is None:
+        return set()
+    params = {a.arg for a in fdef.args.posonlyargs + fdef.args.args}
+    used, rebound = set(), set()
+    for node in ast.walk(fdef):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            rebound.add(node.id)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Store) \
+                and isinstance(node.value, ast.Name):
+            used.add(node.value.id)
+        elif isinstance(node, ast.Attribute) and node.attr in _ARRAY_ATTRS \
+                and isinstance(node.value, ast.Name):
+            used.add(node.value.id)
+        elif isinstance(node, ast.Call) and "atomic" in _dotted(node.func).split(".") \
+                and node.args and isinstance(node.args[0], ast.Name):
+            used.add(node.args[0].id)
+    return (used & params) - rebound
 
 
 def flatten(ty, arg, value_of, out: list, adapter=None, index=0) -> None:
@@ -144,6 +263,7 @@ def _kname(adapter):
 
 
 ADAPTERS.append((_is_numba_kernel, NumbaAdapter))
+ADAPTERS.append((is_device_function, _refuse_device_function))
 
 
 class _ProxyLaunch:

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..buffers import HOST, unwrap_intent
-from ..errors import ArgumentError, KernelArgumentError
+from ..errors import (ArgumentError, GraphtraceError, KernelArgumentError,
+                      SimulationError)
 from ..ir import Scalar
 from . import Op, intent_error, register, stream_method, updaters
 
@@ -26,32 +27,46 @@ _cache: dict[int, tuple] = {}
 class Adapter:
     """What graphtrace knows of one kernel. Subclasses fill in the blanks.
 
-    ``params``: parameter names (None when unknown); ``intents``: per
-    parameter ``"r"``, ``"w"`` or ``"rw"`` (None: all ``"rw"``); ``opaque``:
-    the kernel touches memory it is not given as array arguments.
+    ``params``: names of the fixed parameters (None when unknown);
+    ``vararg``: the name of a ``*args`` parameter taking any number of
+    further arguments (or None); ``intents``: per fixed parameter ``"r"``,
+    ``"w"`` or ``"rw"`` (None: all ``"rw"``); ``vararg_intent``: that of each
+    further argument; ``opaque``: the kernel touches memory it is not given
+    as array arguments.
     """
 
     library = "?"
+    vararg_intent = "rw"
 
-    def __init__(self, kernel, name: str, params=None, intents=None, opaque=False):
+    def __init__(self, kernel, name: str, params=None, intents=None, opaque=False,
+                 vararg=None):
         self.kernel, self.name, self.params = kernel, name, params
-        self.intents, self.opaque = intents, opaque
+        self.intents, self.opaque, self.vararg = intents, opaque, vararg
 
     def param_name(self, i: int) -> str:
-        if self.params and i < len(self.params):
+        if self.params is not None and i < len(self.params):
             return self.params[i]
+        if self.vararg is not None:
+            return f"{self.vararg}[{i - len(self.params)}]"
         return f"#{i}"
 
     def check_arity(self, nargs: int) -> None:
-        if self.params is not None and nargs != len(self.params):
-            raise KernelArgumentError(
-                f"{self.library} kernel {self.name} takes {len(self.params)} arguments "
-                f"({', '.join(self.params)}) but {nargs} were given")
+        if self.params is None or nargs == len(self.params) or \
+                (self.vararg is not None and nargs > len(self.params)):
+            return
+        names = ", ".join(self.params + ([f"*{self.vararg}"] if self.vararg else []))
+        least = "at least " if self.vararg else ""
+        raise KernelArgumentError(
+            f"{self.library} kernel {self.name} takes {least}{len(self.params)} arguments "
+            f"({names}) but {nargs} were given")
 
     def validate(self, args) -> None:
         """Raise at record time for arguments the kernel cannot take."""
 
     def intent(self, i: int) -> str:
+        """The intent of argument ``i`` of a launch."""
+        if self.vararg is not None and i >= len(self.params):
+            return self.vararg_intent
         return self.intents[i] if self.intents and i < len(self.intents) else "rw"
 
     # Emission and simulation: see the subclasses.
@@ -77,8 +92,14 @@ class Declared(Adapter):
     def __init__(self, inner: Adapter, intents, opaque, name=None):
         super().__init__(inner.kernel, name or inner.name, inner.params,
                          list(intents) if intents is not None else inner.intents,
-                         opaque or inner.opaque)
+                         opaque or inner.opaque, inner.vararg)
         self.inner, self.library = inner, inner.library
+
+    def intent(self, i: int) -> str:
+        """The declared intent, else the kernel's own (declared ones may cover *args)."""
+        if self.intents is not None and i < len(self.intents):
+            return self.intents[i]
+        return self.inner.intent(i)
 
     def validate(self, args):
         return self.inner.validate(args)
@@ -117,7 +138,9 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
     """Declare what a kernel does to its arguments.
 
     ``intents`` is one entry per parameter: ``"in"``, ``"out"`` or
-    ``"inout"`` (a sequence, or one comma-separated string). ``opaque=True``
+    ``"inout"`` (a sequence, or one comma-separated string); for a numba
+    kernel with ``*args``, entries after the fixed parameters are those of
+    the further arguments, in order. ``opaque=True``
     says the kernel touches memory it is not given as an array argument (raw
     pointers, pointers inside structs): it is then ordered after all earlier
     work and before all later work. ``name`` picks a function of a cupy
@@ -140,10 +163,20 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
         inner = raw_module_function(k, name)
     else:
         inner = adapter_for(k)
-    if intents is not None and inner.params is not None and len(intents) != len(inner.params):
+    if intents is not None and inner.params is not None and (
+            len(intents) < len(inner.params) if inner.vararg
+            else len(intents) != len(inner.params)):
         raise ArgumentError(f"{len(intents)} intents for kernel {inner.name}, which has "
-                            f"{len(inner.params)} parameters ({', '.join(inner.params)})")
+                            f"{len(inner.params)} parameters ({', '.join(inner.params)})"
+                            + (f" and *{inner.vararg}" if inner.vararg else ""))
     return Declared(inner, intents, opaque, name)
+
+
+def _count(d):
+    """``d`` as a Python int if it is an integer (numpy's too) but not a bool, else None."""
+    if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+        return int(d)
+    return None
 
 
 def dim3(value, what: str) -> tuple:
@@ -154,12 +187,13 @@ def dim3(value, what: str) -> tuple:
     for d in dims:
         if isinstance(d, Scalar):
             d._refuse()  # a dynamic scalar cannot size a launch
-    if not 1 <= len(dims) <= 3 or not all(isinstance(d, int) and d > 0 for d in dims):
+    ints = tuple(_count(d) for d in dims)
+    if not 1 <= len(ints) <= 3 or not all(d is not None and d > 0 for d in ints):
         raise ArgumentError(
             f"{what} must be a positive int or a tuple of up to 3 positive ints, not "
             f"{value!r}; grid sizes are fixed when the graph is built (pass the "
             "numbers they depend on as static=)")
-    return dims + (1,) * (3 - len(dims))
+    return ints + (1,) * (3 - len(ints))
 
 
 def _record_arg(tracer, adapter, i, value, mode, accesses):
@@ -191,8 +225,11 @@ def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
     adapter = adapter_for(k)
     adapter.check_arity(len(args))
     grid, block = dim3(grid, "grid"), dim3(block, "block")
-    if not isinstance(shared_mem, int) or shared_mem < 0:
+    if isinstance(shared_mem, Scalar):
+        shared_mem._refuse()
+    if _count(shared_mem) is None or shared_mem < 0:
         raise ArgumentError(f"shared_mem must be a non-negative int, not {shared_mem!r}")
+    shared_mem = int(shared_mem)
     accesses: list = []
     rec = tuple(_record_arg(tracer, adapter, i, a, adapter.intent(i), accesses)
                 for i, a in enumerate(args))
@@ -264,7 +301,14 @@ def simulate(sim, node):
     written = [b for b, m in node.accesses if "w" in m]
     kept = [(b, sim.array(b).copy()) for b, m in node.accesses  # read-only bytes only
             if m == "r" and not any(b.overlaps(w) for w in written)] if sim.check else []
-    node.target.simulate(a["grid"], a["block"], a["shared_mem"], [sim.value(v) for v in node.args])
+    try:
+        node.target.simulate(a["grid"], a["block"], a["shared_mem"],
+                             [sim.value(v) for v in node.args])
+    except GraphtraceError:
+        raise
+    except Exception as e:  # the kernel's own failure, with the launch line named
+        raise SimulationError(f"kernel {node.target.name} failed on the simulator: "
+                              f"{type(e).__name__}: {e}", source=node.source) from e
     for b, before in kept:
         if not np.array_equal(sim.array(b), before, equal_nan=True):
             raise intent_error(node, b)

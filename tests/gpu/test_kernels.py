@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 
 import graphtrace as gt
+from helpers import line_of
 
 numba_cuda = pytest.importorskip("numba.cuda")
 cuda = numba_cuda
@@ -176,3 +177,136 @@ def test_cuda_core_kernel(cp, rng):
     f(x, y)
     cp.cuda.get_current_stream().synchronize()
     assert cp.allclose(y, 2 * x + y0, rtol=1e-6)
+
+
+@cuda.jit
+def add_all(out, *xs):
+    i = cuda.grid(1)
+    if i < out.size:
+        for x in xs:
+            out[i] += x[i]
+
+
+@cuda.jit
+def add_tuple(out, xs):             # what add_all gets: its *xs as one tuple
+    i = cuda.grid(1)
+    if i < out.size:
+        for x in xs:
+            out[i] += x[i]
+
+
+@cuda.jit
+def weighted(out, *terms):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = terms[0][i] * terms[1] + terms[2][i] * terms[3]
+
+
+def test_varargs_kernel_in_a_graph(rng):
+    xs = [dev(rng.standard_normal(1000)) for _ in range(3)]
+
+    @gt.graph
+    def f(s, out, xs, wout, a, b):
+        add_all[4, 256, s](out, *xs)
+        weighted[4, 256, s](wout, xs[0], a, xs[-1], b)
+    for n in (1, 3):
+        out_g, out_e, wout = dev(np.zeros(1000)), dev(np.zeros(1000)), dev(np.zeros(1000))
+        f(out_g, xs[:n], wout, 2.0, np.float32(3.0))
+        add_tuple[4, 256](out_e, tuple(xs[:n]))
+        cuda.synchronize()
+        assert np.array_equal(out_g.copy_to_host(), out_e.copy_to_host())
+        host = [x.copy_to_host() for x in xs[:n]]
+        assert np.allclose(wout.copy_to_host(), host[0] * 2.0 + host[-1] * np.float32(3.0))
+    out, parts = dev(rng.standard_normal(1000)), xs[::-1]
+    expected = out.copy_to_host() + sum(x.copy_to_host() for x in parts)
+    f(out, parts, wout, 1.0, np.float32(1.0))        # the same signature: rebound
+    cuda.synchronize()
+    assert f.cache_info().currsize == 2
+    assert np.allclose(out.copy_to_host(), expected)
+
+
+def test_varargs_flattening_matches_numbas_own(rng):
+    from numba.core import types
+    from graphtrace.buffers import as_buffer
+    from graphtrace.ops._numba import NumbaAdapter
+    args = (dev(np.zeros(8)), dev(rng.standard_normal(8))[::2], 2.5, dev(np.ones(4)), 7)
+    ad = NumbaAdapter(weighted)
+    rec = tuple(as_buffer(a) if hasattr(a, "__cuda_array_interface__") else a for a in args)
+    _, flat_types = ad.compile(rec)
+    ours = ad.pack(flat_types, rec, lambda b: b)
+    k = weighted.compile((weighted.typeof_pyval(args[0]),
+                          types.StarArgTuple(tuple(weighted.typeof_pyval(a) for a in args[1:]))))
+    theirs = []
+    k._prepare_args(k.argument_types[0], args[0], 0, [], theirs)
+    k._prepare_args(k.argument_types[1], args[1:], 0, [], theirs)
+    as_int = lambda v: v.value if hasattr(v, "value") else v  # ctypes -> number
+    assert [as_int(v) for v in ours] == [as_int(v) for v in theirs]
+
+
+@cuda.jit
+def grid_sum(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        cuda.atomic.add(out, 0, x[i])
+    cuda.cg.this_grid().sync()
+    if i < x.size:
+        x[i] = out[0]
+
+
+def test_grid_synchronisation_is_refused_at_the_launch_line_on_the_gpu():
+    @gt.graph
+    def f(s, x, out):
+        grid_sum[2, 32, s](x, out)                           # gpugridsync
+    x, out = dev(np.ones(64)), dev(np.zeros(1))
+    with pytest.raises(gt.KernelArgumentError, match="synchronises the whole grid") as e:
+        f(x, out)
+    assert e.value.source[1] == line_of(__file__, "gpugridsync")
+    grid_sum[2, 32](x, out)                                  # eagerly it runs
+    cuda.synchronize()
+    assert x.copy_to_host().tolist() == [64.0] * 64
+
+
+def test_numpy_integer_grid_and_block_on_the_gpu():
+    out = dev(np.ones(1000))
+
+    @gt.graph
+    def f(s, out):
+        add_all[np.int64(4), (np.int32(256), 1), s](out, out)
+    f(out)
+    cuda.synchronize()
+    assert out.copy_to_host().tolist() == [2.0] * 1000
+
+
+LAUNCH_BOUNDS_SRC = r'''
+#define BLOCK 256
+typedef float real_t;
+template<typename T>
+__global__ void __launch_bounds__(BLOCK, 2) scale_t(const T* __restrict__ x, T* __restrict__ y,
+                                                   T a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i];
+}
+extern "C" __global__ void __launch_bounds__(BLOCK) scale_f(const real_t* __restrict__ x,
+                                                           real_t* y, real_t a, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = a * x[i];
+}
+'''
+
+
+def test_cupy_kernels_with_launch_bounds_and_qualifiers(cp, rng):
+    mod = cp.RawModule(code=LAUNCH_BOUNDS_SRC, name_expressions=["scale_t<double>"])
+    scale_t = gt.kernel(mod, name="scale_t<double>")
+    scale_f = cp.RawKernel(LAUNCH_BOUNDS_SRC, "scale_f")
+    x = cp.asarray(rng.standard_normal(1000))
+    xf = x.astype(cp.float32)
+    y, yf = cp.zeros(1000), cp.zeros(1000, dtype=cp.float32)
+
+    @gt.graph
+    def f(s, x, y, xf, yf, a):
+        s.launch(scale_t, 4, 256, x, y, a, 1000)
+        s.launch(scale_f, 4, 256, xf, yf, a, 1000)
+    f(x, y, xf, yf, 1.5)
+    cp.cuda.get_current_stream().synchronize()
+    assert cp.array_equal(y, 1.5 * x)
+    assert cp.allclose(yf, 1.5 * xf, rtol=1e-6)

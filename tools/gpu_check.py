@@ -38,7 +38,8 @@ def main():
         os.makedirs(args.out, exist_ok=True)
     py, results = sys.executable, []
     env = {"GRAPHTRACE_BACKEND": "gpu"}
-    run("gpu-tests", [py, "-m", "pytest", "-q", "-rP", "-p", "no:cacheprovider", "tests/gpu"],
+    run("gpu-tests", [py, "-m", "pytest", "-q", "-rP", "-p", "no:cacheprovider",
+                     "--hypothesis-show-statistics", "tests/gpu"],
         args.out, results, env)
     examples = sorted(f for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".py"))
     for ex in examples:

@@ -1,12 +1,15 @@
 """``gt.check(graph)``: conflicting nodes that the DAG leaves unordered.
 
-Two nodes conflict when their bytes overlap and one of them writes (or one
-of them is opaque). In ``deps="data"`` graphs every conflict is ordered by
+Two nodes conflict when their bytes overlap and one of them writes; an
+opaque node reads and writes every byte, so it conflicts with any node that
+touches memory (a node that touches none, like an event, races with
+nothing). In ``deps="data"`` graphs every conflict is ordered by
 construction, so a report there is a bug in graphtrace; in ``deps="streams"``
 graphs a report is a race in the user's own stream ordering.
 """
 from __future__ import annotations
 
+from .deps import EVERYTHING
 from .errors import format_source
 from .ir import Graph, Node, _Namer
 
@@ -43,15 +46,21 @@ def _reachability(graph: Graph) -> list[int]:
     return reach
 
 
+def _touches(n: Node) -> tuple:
+    return ((EVERYTHING, "rw"),) if n.opaque else n.accesses
+
+
 def _conflict(a: Node, b: Node):
     """The pair of views by which two nodes conflict, or None."""
-    if a.opaque or b.opaque:
-        return ("*", "*")
-    for ba, ma in a.accesses:
-        for bb, mb in b.accesses:
+    for ba, ma in _touches(a):
+        for bb, mb in _touches(b):
             if ("w" in ma or "w" in mb) and ba.overlaps(bb):
                 return (ba, bb)
     return None
+
+
+def _name(buf, namer: _Namer) -> str:
+    return "any memory (opaque)" if buf is EVERYTHING else namer.buffer(buf)
 
 
 def check(graph: Graph) -> list[Race]:
@@ -67,8 +76,7 @@ def check(graph: Graph) -> list[Race]:
             hit = _conflict(a, b)
             if hit is None:
                 continue
-            what = "are opaque" if hit[0] == "*" else \
-                f"touch {namer.buffer(hit[0])} / {namer.buffer(hit[1])}, one writing,"
+            what = f"touch {_name(hit[0], namer)} / {_name(hit[1], namer)}, one writing,"
             text = (f"%{i} {graph.describe(a, namer)} ({format_source(a.source)}) and "
                     f"%{j} {graph.describe(b, namer)} ({format_source(b.source)}) {what} "
                     "but nothing orders them: join the streams, record/wait an event, or "

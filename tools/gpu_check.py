@@ -81,7 +81,8 @@ def main():
     py, results = sys.executable, []
     env = {"GRAPHTRACE_BACKEND": "gpu"}
     pytest = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
-    run("gpu-tests", pytest + ["-rP", "tests/gpu"], args.out, results, env)
+    run("gpu-tests", pytest + ["-rP", "--hypothesis-show-statistics", "tests/gpu"],
+        args.out, results, env)
     examples = sorted(f for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".py"))
     for ex in examples:
         run(f"example-{ex[:-3]}", [py, os.path.join("examples", ex)], args.out, results, env)

@@ -4,8 +4,11 @@ An event recorded in the trace and waited on in the same trace is only an
 ordering (``deps="streams"``: the waiting stream's next work comes after the
 record; ``deps="data"``: data already orders the work). An event recorded
 for the outside world becomes an event-record node, and waiting on an event
-from outside becomes an event-wait node; both are barriers in data mode,
-since the memory the other side touches is unknown.
+from outside becomes an event-wait node. In data mode both are opaque
+barriers, since the memory the other side touches is unknown; in streams
+mode their stream places them, and they touch no memory themselves, so they
+are not opaque: ``gt.check`` would otherwise see them race with everything
+their stream order leaves aside.
 """
 from __future__ import annotations
 
@@ -18,7 +21,7 @@ __all__ = ["record", "wait"]
 def record(self, event):
     """Record ``event`` (a cuda.core ``Event``) once the work issued so far is done."""
     t = self._check()
-    node = self._record("event_record", event, (), (), opaque=True)
+    node = self._record("event_record", event, (), (), opaque=t.mode == "data")
     t.events[id(event)] = node
     t.deps.record(self._index, node)
     return node
@@ -32,7 +35,7 @@ def wait(self, event):
     if node is not None and node.target is event:
         t.deps.wait(self._index, node)
         return node
-    return self._record("event_wait", event, (), (), opaque=True)
+    return self._record("event_wait", event, (), (), opaque=t.mode == "data")
 
 
 def _event(node):

@@ -33,8 +33,3 @@ def rng():
     import numpy as np
     return np.random.default_rng(1234)
 
-
-# The GPU differential test reuses the CPU test's program generator.
-import os as _os
-import sys as _sys
-_sys.path.insert(0, _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__))))

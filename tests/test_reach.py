@@ -100,6 +100,41 @@ def test_a_reassigned_helper_function_is_seen():
         helper = keep
 
 
+BIAS = None
+EXTRAS = []
+
+
+@gt.graph(backend="sim")
+def adds_bias_and_extras(s, out):
+    if BIAS is not None:
+        add_into[1, 2, s](BIAS, out)
+    for x in EXTRAS:
+        add_into[1, 2, s](x, out)
+
+
+def test_a_global_that_held_no_array_at_the_first_call_is_tracked():
+    global BIAS
+    out = dev(0, 0)
+    adds_bias_and_extras(out)
+    try:
+        BIAS = dev(1, 2)
+        adds_bias_and_extras(out)
+        assert result(out) == [1, 2]
+    finally:
+        BIAS = None
+
+
+def test_a_global_list_that_was_empty_at_the_first_call_is_tracked():
+    out = dev(0, 0)
+    adds_bias_and_extras(out)
+    try:
+        EXTRAS.append(dev(3, 4))
+        adds_bias_and_extras(out)
+        assert result(out) == [3, 4]
+    finally:
+        EXTRAS.clear()
+
+
 def test_a_closure_variable_of_a_lambda_is_tracked():
     x = dev(2, 2)
     body = lambda s, out: add_into[1, 2, s](x, out)  # noqa: E731

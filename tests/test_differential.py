@@ -43,6 +43,12 @@ def test_calls_see_reassigned_globals_global_list_items_and_closure_cells(case):
     check(case)
 
 
+@settings(max_examples=40, deadline=None)
+@given(cases("unset"))
+def test_calls_see_arrays_put_where_a_global_held_none_at_the_first_call(case):
+    check(case)
+
+
 @settings(max_examples=60, deadline=None)
 @given(cases("methods"))
 def test_method_calls_see_reassigned_array_attributes(case):

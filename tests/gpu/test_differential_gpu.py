@@ -41,6 +41,12 @@ def test_real_graph_calls_see_reassigned_globals(case):
     check(case)
 
 
+@settings(max_examples=40, deadline=None)
+@given(cases("unset", gpu=True))
+def test_real_graph_calls_see_arrays_put_where_a_global_held_none(case):
+    check(case)
+
+
 @settings(max_examples=60, deadline=None)
 @given(cases("methods", gpu=True))
 def test_real_graph_method_calls_see_reassigned_attributes(case):

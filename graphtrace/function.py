@@ -112,7 +112,7 @@ class _Call:
         reached = [(name, v, as_buffer(v)) for name, v in reached_by_name]
         fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
             + fn.reach.functions()
-        self.reached = (tuple(v for _, v in reached_by_name), fn.reach.functions())
+        self.reached = (tuple(reached_by_name), fn.reach.functions())
         self.key = (parts, fixed, _alias_pattern(self.bufs + [b for _, _, b in reached]))
 
     def _leaf(self, kind, path, v):
@@ -427,14 +427,15 @@ class GraphFunction:
 
     def _reached_same(self, args, reached) -> bool:
         """Whether the arrays and helpers reached by name (and a method's ``self``
-        attributes) are the very objects of ``reached``."""
+        attributes) are the very objects of ``reached``, in the same places (an
+        array moved to a place that held None is another graph)."""
         if not self._lead and not self.reach.places:
             return not reached[0] and not reached[1]
         arrays = self.reach.arrays()
         if self._lead:
             arrays += instance_arrays(args[0])
         return len(arrays) == len(reached[0]) and self.reach.functions() == reached[1] \
-            and all(a is b for (_, a), b in zip(arrays, reached[0]))
+            and all(a is b and la == lb for (la, a), (lb, b) in zip(arrays, reached[0]))
 
     def __get__(self, obj, objtype=None):
         """A decorated method, bound to its instance."""

@@ -4,8 +4,9 @@ A decorated function may use arrays held by global or closure names: its
 own, those of the plain helper functions and nested graph functions it calls
 by name, and so on down. They are baked into the graph, so the cache key
 holds their addresses and the repeated-call shortcut checks that every name
-still holds the same object. Names are found once from the code objects;
-later calls only look them up again.
+still holds the same object. A name that holds None or an empty container
+is watched too: an array put there later changes the graph. Names are found
+once from the code objects; later calls only look them up again.
 
 An array a graph uses that is reached some other way (an object's attribute,
 a local of a helper, a function passed as a value) is refused by the tracer.
@@ -66,6 +67,17 @@ def _leaves(v, label: str, depth: int = 0) -> list:
     return out
 
 
+def _may_hold_arrays(v, depth: int = 0) -> bool:
+    """None, or containers of nothing else: a place where an array may be put
+    later (``BIAS = None``, ``EXTRAS = []``)."""
+    if v is None:
+        return True
+    if depth > _MAX_DEPTH or not isinstance(v, _CONTAINERS):
+        return False
+    items = v.values() if isinstance(v, dict) else v
+    return all(_may_hold_arrays(x, depth + 1) for x in items)
+
+
 def instance_arrays(obj) -> list:
     """``(label, array)`` for the arrays an object holds in its attributes
     (``self.weights`` of a decorated method), lists and dicts of them too."""
@@ -98,10 +110,13 @@ class Reach:
         if id(fn) in seen or depth > _MAX_DEPTH:
             return
         seen.add(id(fn))
-        for name in _names(fn.__code__):
+        code = fn.__code__
+        for name in _names(code):
             v = _lookup(fn, name)
-            if _leaves(v, name):
-                label = name if labels.setdefault(name, id(v)) == id(v) else \
+            defined = name in code.co_freevars or name in fn.__globals__
+            if _leaves(v, name) or defined and _may_hold_arrays(v):
+                key = id(v) if v is not None else (id(fn), name)   # None is one object
+                label = name if labels.setdefault(name, key) == key else \
                     f"{fn.__name__}.{name}"
                 self.places.append((fn, name, label, True))
                 continue

@@ -100,6 +100,62 @@ def test_a_reassigned_helper_function_is_seen():
         helper = keep
 
 
+BIAS = None
+EXTRAS = []
+
+
+@gt.graph(backend="sim")
+def adds_bias_and_extras(s, out):
+    if BIAS is not None:
+        add_into[1, 2, s](BIAS, out)
+    for x in EXTRAS:
+        add_into[1, 2, s](x, out)
+
+
+def test_a_global_that_held_no_array_at_the_first_call_is_tracked():
+    global BIAS
+    out = dev(0, 0)
+    adds_bias_and_extras(out)
+    try:
+        BIAS = dev(1, 2)
+        adds_bias_and_extras(out)
+        assert result(out) == [1, 2]
+    finally:
+        BIAS = None
+
+
+def test_a_global_list_that_was_empty_at_the_first_call_is_tracked():
+    out = dev(0, 0)
+    adds_bias_and_extras(out)
+    try:
+        EXTRAS.append(dev(3, 4))
+        adds_bias_and_extras(out)
+        assert result(out) == [3, 4]
+    finally:
+        EXTRAS.clear()
+
+
+SLOTS = [None, None]
+
+
+@gt.graph(backend="sim")
+def adds_first_slot(s, out):
+    if SLOTS[0] is not None:
+        add_into[1, 2, s](SLOTS[0], out)
+
+
+def test_an_array_that_moves_to_another_global_place_is_seen():
+    x, out = dev(1, 1), dev(0, 0)
+    try:
+        SLOTS[:] = [None, x]
+        adds_first_slot(out)
+        SLOTS[:] = [x, None]    # the same arrays in the same order, in other places
+        adds_first_slot(out)
+        assert result(out) == [1, 1]
+    finally:
+        SLOTS[:] = [None, None]
+
+
 def test_a_closure_variable_of_a_lambda_is_tracked():
     x = dev(2, 2)
     body = lambda s, out: add_into[1, 2, s](x, out)  # noqa: E731
@@ -149,6 +205,25 @@ def test_a_method_tracks_the_arrays_of_self():
     g = m.step.trace(out, 1.0)
     assert g.params == ["self", "out", "scale"]
     assert "add_into[1, 2](self.weights, out)" in str(g)
+
+
+class Pair:
+    def __init__(self, first, second):
+        self.first, self.second = first, second
+
+    @gt.graph(backend="sim")
+    def add_first(self, s, out):
+        if self.first is not None:
+            add_into[1, 2, s](self.first, out)
+
+
+def test_an_array_that_moves_to_another_attribute_is_seen():
+    x, out = dev(1, 1), dev(0, 0)
+    p = Pair(None, x)
+    p.add_first(out)
+    p.first, p.second = x, None   # the same arrays in the same order, in other attributes
+    p.add_first(out)
+    assert result(out) == [1, 1]
 
 
 def test_two_instances_have_their_own_graphs():

@@ -472,12 +472,14 @@ class GraphFunction:
 
     def _note_retrace(self, key) -> None:
         """Warn once when a function keeps tracing new signatures."""
+        if self._lead:   # a graph per instance of a method (and its arrays) is expected
+            key = (key[0][1:],)
         self._keys_seen.setdefault(key, None)
         if len(self._keys_seen) <= RETRACE_WARNING or self._warned:
             return
         self._warned = True
         parts = [k[0] for k in self._keys_seen]
-        changing = [p for i, p in enumerate(self.params)
+        changing = [p for i, p in enumerate(self.params[self._lead:])
                     if len({repr(k[i]) for k in parts}) > 1]
         warnings.warn(
             f"{self.__name__} was traced for {len(self._keys_seen)} different signatures; "

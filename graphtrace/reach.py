@@ -136,25 +136,6 @@ class Reach:
                 out += _leaves(_lookup(fn, name), label)
         return out
 
-    def snapshot(self) -> list:
-        """What every place holds now, to compare with ``unchanged`` later."""
-        return [(v, [a for _, a in _leaves(v, "")] if isinstance(v, _CONTAINERS) else None)
-                for v in (_lookup(fn, name) for fn, name, _, _ in self.places)]
-
-    def unchanged(self, snap: list) -> bool:
-        """Whether every place still holds the very objects of ``snap`` (the
-        arrays inside a global list or dict too)."""
-        for (fn, name, _, _), (v, inner) in zip(self.places, snap):
-            now = _lookup(fn, name)
-            if now is not v:
-                return False
-            if inner is not None:
-                leaves = _leaves(now, "")
-                if len(leaves) != len(inner) or \
-                        not all(a is b for (_, a), b in zip(leaves, inner)):
-                    return False
-        return True
-
     def functions(self) -> tuple:
         """The helper functions reached now (part of the cache key)."""
         return tuple(v for _, _, v in self.helpers)

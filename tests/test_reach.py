@@ -333,3 +333,21 @@ def test_a_list_of_constants_handed_to_a_host_callback_warns_at_the_users_line()
     with pytest.warns(UserWarning, match="lost to the caller") as w:
         f.trace(h)
     assert len(w) == 1 and w[0].lineno == line_of(__file__, "log")
+
+
+def test_many_instances_of_a_method_do_not_warn_of_retracing_nor_stay_alive():
+    import gc
+    import warnings
+    import weakref
+    out = dev(0, 0)
+    refs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.RetraceWarning)
+        for _ in range(12):
+            m = Model()
+            m.step(out, 1.0)
+            refs.append(weakref.ref(m))
+    del m
+    Model.step.clear_cache()
+    gc.collect()
+    assert all(r() is None for r in refs)

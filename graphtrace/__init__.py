@@ -8,10 +8,12 @@ from .errors import (ArgumentError, DynamicScalarError, EmitError, GraphtraceErr
                      HostSyncError, IntentError, KernelArgumentError, PageableMemoryError,
                      ShapeMismatchError, SimulationError, StreamError, TraceError)
 from .function import CacheInfo, GraphFunction, RetraceWarning, graph
-from .ir import Graph, Node, Scalar
+from .ir import Graph, Node
+from .scalar import Scalar
 from .ops.kernel import kernel
+from .ops._reference import reference
 from .trace import Stream
-from .sim import reference, simulate
+from .sim import simulate
 from .check import check, Race
 from . import backend
 from . import _guards  # noqa: F401  (host-sync guards, installed at the first trace)

@@ -26,7 +26,7 @@ from . import _driver
 from .binding import Binding
 from .buffers import Buffer
 from .emit import _Emitter, as_stream, emit_node, instantiate
-from .ops import intent_error
+from .ops.base import intent_error
 
 __all__ = ["CheckedGraph", "checks_intents", "read_only_bytes", "guarded"]
 

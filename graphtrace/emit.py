@@ -15,10 +15,11 @@ from collections import deque
 from .binding import Binding
 from .buffers import Buffer
 from .errors import EmitError
-from .ir import Graph, Scalar
+from .ir import Graph
 from .ops import OPS
+from .scalar import Scalar
 
-__all__ = ["CompiledGraph", "as_stream", "materialize", "emit_node", "instantiate"]
+__all__ = ["CompiledGraph", "as_stream", "emit_node", "instantiate"]
 
 _tls = threading.local()
 _streams: dict[int, tuple] = {}   # id(stream object) -> (it, its cuda.core Stream)
@@ -32,17 +33,6 @@ EXEC_NODE_UPDATE_US = 40.0
 DEFINITION_NODE_UPDATE_US = 2.0
 WHOLE_GRAPH_US_PER_NODE = 0.07
 RELEASE_EVERY = 32   # per-node update rounds between whole-graph updates
-
-
-def materialize(value):
-    """The Python value a recorded argument stood for when it was traced."""
-    if isinstance(value, Buffer):
-        return value.obj
-    if isinstance(value, Scalar):
-        return value.value
-    if isinstance(value, (tuple, list)):
-        return type(value)(materialize(v) for v in value)
-    return value
 
 
 def as_stream(stream, device=None):

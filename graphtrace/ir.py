@@ -12,7 +12,9 @@ import subprocess
 from dataclasses import dataclass, field
 
 from .buffers import Buffer
-from .errors import DynamicScalarError, format_source
+from .errors import format_source
+from .scalar import Scalar
+from .tree import tree_map
 
 __all__ = ["Node", "Graph", "Scalar", "MODES"]
 
@@ -77,43 +79,6 @@ class Node:
         return tuple(b for b, m in self.accesses if "w" in m)
 
 
-class Scalar:
-    """A dynamic numeric argument of a traced function.
-
-    It stands for the number during the trace, so that a later call with
-    another number rebinds the parameter instead of tracing again. Using it in
-    Python control flow or arithmetic would bake one value into the graph,
-    so it raises and suggests ``static=``.
-    """
-
-    __slots__ = ("name", "value", "slot", "param")
-
-    def __init__(self, name: str, value, slot: int, param: str | None = None):
-        self.name, self.value, self.slot = name, value, slot
-        self.param = param or name   # the parameter it came in (``dims`` of ``dims[0]``)
-
-    def _refuse(self, *_args, **_kw):
-        raise DynamicScalarError(
-            f"argument {self.name!r} is a dynamic scalar: its value is a graph "
-            "parameter that later calls may change, so it cannot steer Python "
-            "control flow or arithmetic during a trace; pass its parameter in "
-            f"@graph(static=({self.param!r},)) to trace a graph per value, or "
-            "compute on the device")
-
-    __bool__ = __int__ = __float__ = __index__ = __complex__ = _refuse
-    __lt__ = __le__ = __gt__ = __ge__ = __hash__ = _refuse
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
-    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refuse
-    __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = _refuse
-    __and__ = __or__ = __xor__ = __lshift__ = __rshift__ = __round__ = _refuse
-
-    def __eq__(self, other):
-        self._refuse()
-
-    def __repr__(self):
-        return self.name
-
-
 class _Namer:
     """Print-time names: ``%i`` for nodes, labels or ``%bK`` for buffers."""
 
@@ -130,20 +95,25 @@ class _Namer:
         return name
 
     def value(self, v) -> str:
+        """A recorded argument as the listing shows it; containers print as Python's."""
+        if isinstance(v, (list, tuple, dict)):
+            return repr(tree_map(lambda x: _Shown(self.value(x)), v))
         if isinstance(v, Buffer):
             return self.buffer(v)
         if isinstance(v, Node):
             return f"%{v.index}"
-        if isinstance(v, (list, tuple)):
-            inner = ", ".join(self.value(x) for x in v)
-            return f"({inner}{',' if len(v) == 1 else ''})" if isinstance(v, tuple) else f"[{inner}]"
-        if isinstance(v, dict):
-            return "{" + ", ".join(f"{k!r}: {self.value(x)}" for k, x in v.items()) + "}"
         if isinstance(v, Scalar):
             return v.name
         if callable(v) and hasattr(v, "__name__"):
             return v.__name__
         return repr(v)
+
+
+class _Shown(str):
+    """A leaf's listing text, which ``repr`` of its container shows as it is."""
+
+    def __repr__(self):
+        return str(self)
 
 
 class Graph:

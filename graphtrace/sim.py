@@ -15,97 +15,18 @@ graphtrace sets where there is no GPU).
 from __future__ import annotations
 
 import random
-import threading
-import types
 
 import numpy as np
 
 from .binding import Binding
 from .buffers import Buffer
 from .errors import SimulationError
-from .ir import Graph, Scalar
+from .ir import Graph
 from .ops import OPS
+from .scalar import Scalar
+from .tree import tree_map
 
-__all__ = ["simulate", "topological_order", "reference", "reference_for",
-           "run_numba_kernel", "host_view", "Simulator", "SimGraph"]
-
-_references: dict[int, tuple] = {}   # id(kernel) -> (kernel, its Python stand-in)
-_kernel_lock = threading.Lock()      # numba's simulator runs one kernel at a time
-
-
-def reference(kernel):
-    """Register a Python function that stands for ``kernel`` on the simulator.
-
-    The function receives ``(grid, block, *args)`` with arrays as numpy arrays.
-
-    >>> @gt.reference(saxpy_raw_kernel)                   # doctest: +SKIP
-    ... def saxpy(grid, block, x, y, a, n):
-    ...     y[:n] += a * x[:n]
-    """
-    def register_fn(fn):
-        from .ops.kernel import Adapter
-        keys = [kernel.kernel] if isinstance(kernel, Adapter) else [kernel]
-        for k in keys:
-            _references[id(k)] = (k, fn)
-        return fn
-    return register_fn
-
-
-def reference_for(adapter):
-    hit = _references.get(id(adapter.kernel)) or _references.get(id(adapter))
-    if hit is None:
-        raise SimulationError(
-            f"no CPU reference for {adapter.library} kernel {adapter.name}: the simulator "
-            "runs only numba kernels by itself; register a Python stand-in with "
-            f"@gt.reference({adapter.name}) def f(grid, block, *args): ...", source=None)
-    return hit[1]
-
-
-def run_numba_kernel(py_func, grid, block, shared_mem, args, **options) -> None:
-    """Run a numba kernel function on numba's CUDA simulator.
-
-    The simulator keeps the running kernel in a module global (a kernel
-    started meanwhile from another thread is taken for a device function
-    called by the first, and fails), and while a kernel runs it puts its fake
-    ``cuda`` module in place of ``cuda`` in the globals of the kernel's module
-    (other threads using ``cuda`` in that module fail). So kernels run one at
-    a time here, each on a copy of its module's globals.
-    """
-    from numba.cuda.simulator.kernel import FakeCUDAKernel
-    with _kernel_lock:
-        kern = FakeCUDAKernel(_isolated(py_func, {}, options), device=False, **options)
-        kern[grid, block, 0, shared_mem](*args)
-
-
-def _isolated(fn, copies: dict, options: dict):
-    """``fn`` on a copy of its globals, its numba device functions likewise."""
-    g = copies.get(id(fn.__globals__))
-    if g is None:
-        g = copies[id(fn.__globals__)] = dict(fn.__globals__)
-        for name, v in g.items():
-            g[name] = _isolated_device_function(v, copies, options)
-    cells = fn.__closure__ and tuple(_isolated_cell(c, copies, options) for c in fn.__closure__)
-    clone = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
-    clone.__kwdefaults__ = fn.__kwdefaults__
-    return clone
-
-
-def _isolated_device_function(v, copies, options):
-    from .ops._numba import is_device_function
-    if is_device_function(v):
-        from numba.cuda.simulator.kernel import FakeCUDAKernel
-        return FakeCUDAKernel(_isolated(v.py_func, copies, options), device=True, **options)
-    return v
-
-
-def _isolated_cell(cell, copies, options):
-    try:
-        value = cell.cell_contents
-    except ValueError:   # a name not bound yet
-        return cell
-    new = _isolated_device_function(value, copies, options)
-    return cell if new is value else types.CellType(new)
-
+__all__ = ["simulate", "topological_order", "host_view", "Simulator", "SimGraph"]
 
 def host_view(b: Buffer) -> np.ndarray:
     """The numpy array behind a view, for the simulator (host memory only)."""
@@ -134,15 +55,12 @@ class Simulator:
 
     def value(self, v):
         """What a recorded argument stands for: arrays as numpy, scalars as numbers."""
+        return tree_map(self._leaf, v)
+
+    def _leaf(self, v):
         if isinstance(v, Buffer):
             return self.array(v)
-        if isinstance(v, Scalar):
-            return self.value_of(v)
-        if isinstance(v, (tuple, list)):
-            return type(v)(self.value(x) for x in v)
-        if isinstance(v, dict):
-            return {k: self.value(x) for k, x in v.items()}
-        return v
+        return self.value_of(v) if isinstance(v, Scalar) else v
 
 
 def topological_order(graph: Graph, seed=None) -> list:

@@ -10,15 +10,15 @@ from __future__ import annotations
 import gc
 import threading
 
-from . import ops
 from .buffers import Buffer, as_buffer
+from .context import TRACE_HOOKS, ProxyStream, current_tracer, set_tracer
 from .deps import make_tracker
 from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_frame
 from .ir import Graph, Node
+from .ops.base import STREAM_METHODS
 
-__all__ = ["Stream", "Tracer", "current_tracer"]
+__all__ = ["Stream", "Tracer"]
 
-_state = threading.local()
 _hooks_lock = threading.Lock()
 
 
@@ -34,11 +34,6 @@ def _pause_gc(step: int) -> None:
     _gc_pause[0] += step
     if _gc_pause[0] == 0 and _gc_pause[1]:
         gc.enable()
-
-
-def current_tracer() -> "Tracer | None":
-    """The tracer active in this thread, if any."""
-    return getattr(_state, "tracer", None)
 
 
 class Tracer:
@@ -143,14 +138,16 @@ class Tracer:
                 "nest a graph, call the decorated function with the proxy stream "
                 "as its first argument")
         with _hooks_lock:
-            for hook in ops.TRACE_HOOKS:   # each is cheap once done
+            for hook in TRACE_HOOKS:   # each is cheap once done
                 hook()
             _pause_gc(+1)
-        _state.tracer, self.active = self, True
+        set_tracer(self)
+        self.active = True
         return self
 
     def __exit__(self, *exc):
-        _state.tracer, self.active = None, False
+        set_tracer(None)
+        self.active = False
         with _hooks_lock:
             _pause_gc(-1)
         return False
@@ -161,7 +158,7 @@ def _describe(buf: Buffer) -> str:
     return f"{buf.dtype}{list(buf.shape)} on {where}"
 
 
-class Stream:
+class Stream(ProxyStream):
     """The proxy stream a traced function receives as its first argument.
 
     Ops issued on it are recorded as graph nodes: ``launch``, numba's
@@ -220,5 +217,5 @@ class Stream:
         return f"<graphtrace proxy stream {self._index} of {self._tracer.name}>"
 
 
-for _name, _fn in ops.STREAM_METHODS.items():
+for _name, _fn in STREAM_METHODS.items():
     setattr(Stream, _name, _fn)

@@ -12,7 +12,7 @@ their stream order leaves aside.
 """
 from __future__ import annotations
 
-from . import Op, register, stream_method
+from .base import Op, register, stream_method
 
 __all__ = ["record", "wait"]
 

@@ -10,12 +10,11 @@ from __future__ import annotations
 import warnings
 from collections import deque
 
-import numpy as np
-
 from ..buffers import Buffer, is_array, unwrap_intent
 from ..errors import ArgumentError, user_frame
-from ..ir import Scalar
-from . import Op, register, stream_method
+from ..scalar import Scalar
+from ..tree import leaves, tree_map
+from .base import Op, record_args, register, stream_method
 
 __all__ = ["host"]
 
@@ -36,19 +35,14 @@ def host(self, fn, *args, opaque: bool = False):
     if not callable(fn):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
     _warn_copies(fn, args)
-    accesses: list = []
-    rec = tuple(_record_arg(t, fn, i, a, "rw", accesses) for i, a in enumerate(args))
+    rec, accesses = record_args(t, args, lambda i: "rw", _host_only(fn))
     return self._record("host", fn, rec, tuple(accesses), opaque=opaque)
 
 
 def _holds_values(v) -> bool:
     """Whether a container holds arrays or dynamic numbers (what rebinding renews)."""
-    if isinstance(v, (list, tuple)):
-        return any(map(_holds_values, v))
-    if isinstance(v, dict):
-        return any(map(_holds_values, v.values()))
-    v = unwrap_intent(v, "rw")[0]
-    return is_array(v) or isinstance(v, Scalar)
+    return any(is_array(x) or isinstance(x, Scalar)
+               for x in (unwrap_intent(x, "rw")[0] for x in leaves(v)))
 
 
 def _warn_copies(fn, args) -> None:
@@ -65,22 +59,14 @@ def _warn_copies(fn, args) -> None:
             UserWarning, file, line)
 
 
-def _record_arg(t, fn, i, value, mode, accesses):
-    obj, mode = unwrap_intent(value, mode)
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_record_arg(t, fn, i, v, mode, accesses) for v in obj)
-    if isinstance(obj, dict):
-        return {k: _record_arg(t, fn, i, v, mode, accesses) for k, v in obj.items()}
-    if isinstance(obj, np.generic) or not is_array(obj):
-        return obj
-    buf = t.buffer(obj)
-    if not buf.is_host:
-        raise ArgumentError(
-            f"argument {i} of host callback {getattr(fn, '__name__', fn)} is device "
-            f"memory ({buf.label or 'array'}): a callback cannot touch the GPU; copy it "
-            "to pinned host memory with s.copy first and pass that")
-    accesses.append((buf, mode))
-    return buf
+def _host_only(fn):
+    def check(i, buf):
+        if not buf.is_host:
+            raise ArgumentError(
+                f"argument {i} of host callback {getattr(fn, '__name__', fn)} is device "
+                f"memory ({buf.label or 'array'}): a callback cannot touch the GPU; copy it "
+                "to pinned host memory with s.copy first and pass that")
+    return check
 
 
 def _describe(node, namer):
@@ -94,13 +80,11 @@ def host_array(b: Buffer):
 
 
 def host_value(v, value_of):
-    """A recorded callback argument as the callback receives it now."""
-    if isinstance(v, (list, tuple)):
-        return type(v)(host_value(x, value_of) for x in v)
-    if isinstance(v, dict):
-        return {k: host_value(x, value_of) for k, x in v.items()}
-    v = value_of(v)
-    return host_array(v) if isinstance(v, Buffer) else v
+    """Recorded callback arguments as the callback receives them now."""
+    def now(x):
+        x = value_of(x)
+        return host_array(x) if isinstance(x, Buffer) else x
+    return tree_map(now, v)
 
 
 class _Calls:

@@ -11,16 +11,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..buffers import HOST, unwrap_intent
+from ..buffers import HOST
 from ..errors import (ArgumentError, GraphtraceError, KernelArgumentError,
                       SimulationError)
-from ..ir import Scalar
-from . import Op, intent_error, register, stream_method, updaters
+from ..scalar import Scalar
+from .base import Op, intent_error, record_args, register, stream_method, updaters
 
-__all__ = ["Adapter", "ADAPTERS", "adapter_for", "kernel", "dim3", "record_launch"]
+__all__ = ["Adapter", "ADAPTERS", "MODULES", "adapter_for", "kernel", "dim3", "record_launch"]
 
 # (predicate(obj) -> bool, factory(obj) -> Adapter), tried in order.
 ADAPTERS: list = []
+# (predicate(module) -> bool, function(module, name) -> Adapter): kernels of a module by name.
+MODULES: list = []
 _cache: dict[int, tuple] = {}
 
 
@@ -158,11 +160,9 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
         if bad:
             raise ArgumentError(f"unknown intent {bad[0]!r}: use 'in', 'out' or 'inout'")
         intents = [_MODES[m] for m in intents]
-    if name is not None and type(k).__name__ == "RawModule":
-        from ._cupy import raw_module_function
-        inner = raw_module_function(k, name)
-    else:
-        inner = adapter_for(k)
+    by_name = next((get for accepts, get in MODULES if accepts(k)), None) \
+        if name is not None else None
+    inner = by_name(k, name) if by_name is not None else adapter_for(k)
     if intents is not None and inner.params is not None and (
             len(intents) < len(inner.params) if inner.vararg
             else len(intents) != len(inner.params)):
@@ -196,28 +196,15 @@ def dim3(value, what: str) -> tuple:
     return ints + (1,) * (3 - len(ints))
 
 
-def _record_arg(tracer, adapter, i, value, mode, accesses):
-    hit = tracer.cached_buffer(value)
-    if hit is not None and not hit.is_host:  # the usual case: an array seen before
-        accesses.append((hit, mode))
-        return hit
-    obj, mode = unwrap_intent(value, mode)
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_record_arg(tracer, adapter, i, v, mode, accesses) for v in obj)
-    if isinstance(obj, (Scalar, int, float, complex, np.generic)) or obj is None:
-        return obj
-    if hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__array_interface__") \
-            or type(obj).__name__ == "FakeCUDAArray" or hasattr(obj, "__dlpack_device__"):
-        buf = tracer.buffer(obj)
+def _device_only(adapter):
+    def check(i, buf):
         if buf.device == HOST:
             raise ArgumentError(
                 f"argument {adapter.param_name(i)} of kernel {adapter.name} is host "
                 "memory (a numpy array): a graph cannot copy it implicitly the way an "
                 "eager numba launch does; copy it to a device array first "
                 "(cuda.to_device, cupy.asarray) or use s.copy")
-        accesses.append((buf, mode))
-        return buf
-    return obj  # numpy scalars, handles: the adapter packs them
+    return check
 
 
 def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
@@ -230,9 +217,7 @@ def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
     if _count(shared_mem) is None or shared_mem < 0:
         raise ArgumentError(f"shared_mem must be a non-negative int, not {shared_mem!r}")
     shared_mem = int(shared_mem)
-    accesses: list = []
-    rec = tuple(_record_arg(tracer, adapter, i, a, adapter.intent(i), accesses)
-                for i, a in enumerate(args))
+    rec, accesses = record_args(tracer, args, adapter.intent, _device_only(adapter))
     adapter.validate(rec)
     return stream._record("kernel", adapter, rec, accesses, opaque=opaque or adapter.opaque,
                           attrs={"grid": grid, "block": block, "shared_mem": shared_mem})
@@ -315,5 +300,3 @@ def simulate(sim, node):
 
 
 register(Op("kernel", describe, emit, update, simulate, update_definition))
-
-from . import _numba, _cupy, _core  # noqa: E402,F401  (adapters register themselves)

@@ -11,8 +11,8 @@ import numpy as np
 
 from ..buffers import Buffer
 from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError
-from ..ir import Scalar
-from . import Op, register, stream_method, updaters
+from ..scalar import Scalar
+from .base import Op, register, stream_method, updaters
 
 __all__ = ["copy", "memset", "memset_pattern"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .deps import EVERYTHING
 from .errors import format_source
-from .ir import Graph, Node, _Namer
+from .ir import Graph, Node, Namer
 
 __all__ = ["check", "Race"]
 
@@ -59,14 +59,14 @@ def _conflict(a: Node, b: Node):
     return None
 
 
-def _name(buf, namer: _Namer) -> str:
+def _name(buf, namer: Namer) -> str:
     return "any memory (opaque)" if buf is EVERYTHING else namer.buffer(buf)
 
 
 def check(graph: Graph) -> list[Race]:
     """Every pair of conflicting nodes with no path between them, in recording order."""
     reach = _reachability(graph)
-    namer, races = _Namer(), []
+    namer, races = Namer(), []
     nodes = graph.nodes
     for j, b in enumerate(nodes):
         for i in range(j):

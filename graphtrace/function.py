@@ -448,7 +448,7 @@ class GraphFunction:
             s, args = args[lead], args[:lead] + args[lead + 1:]
         else:
             s = kwargs.pop(self._stream_param)
-        s._check()
+        s.tracer()   # raises outside its trace
         if stream is not None or backend is not None:
             raise TraceError(f"{self.__name__}(s, ...) inside a trace runs in the enclosing "
                              "graph: it takes no stream= or backend=")

@@ -16,7 +16,7 @@ from .errors import format_source
 from .scalar import Scalar
 from .tree import tree_map
 
-__all__ = ["Node", "Graph", "Scalar", "MODES"]
+__all__ = ["Node", "Graph", "Scalar", "Namer", "describe", "MODES"]
 
 MODES = {"r": "in", "w": "out", "rw": "inout"}
 
@@ -27,9 +27,10 @@ class Node:
 
     Fields
     ------
-    kind : str
-        The op family entry in ``graphtrace.ops.OPS`` that records, emits and
-        simulates the node. Kinds:
+    op : ops.base.Op
+        What the node does: the one instance of its kind's ``Op`` subclass,
+        which describes, verifies, emits, updates and simulates it;
+        ``node.kind`` is ``op.kind``. Kinds:
 
         - ``kernel``: ``target`` is a kernel adapter (``ops.kernel``);
           ``args`` the launch arguments as the user passed them (``Buffer``
@@ -59,7 +60,7 @@ class Node:
         Position in the recording order (a topological order of the DAG).
     """
 
-    kind: str
+    op: object
     target: object
     args: tuple
     accesses: tuple
@@ -71,6 +72,10 @@ class Node:
     index: int = -1
 
     @property
+    def kind(self) -> str:
+        return self.op.kind
+
+    @property
     def reads(self) -> tuple:
         return tuple(b for b, m in self.accesses if "r" in m)
 
@@ -79,7 +84,7 @@ class Node:
         return tuple(b for b, m in self.accesses if "w" in m)
 
 
-class _Namer:
+class Namer:
     """Print-time names: ``%i`` for nodes, labels or ``%bK`` for buffers."""
 
     def __init__(self):
@@ -109,6 +114,11 @@ class _Namer:
         return repr(v)
 
 
+def describe(node: Node, namer: Namer | None = None) -> str:
+    """``kind target(args)`` of one node, as the listing shows it."""
+    return f"{node.kind} {node.op.describe(node, namer or Namer())}"
+
+
 class _Shown(str):
     """A leaf's listing text, which ``repr`` of its container shows as it is."""
 
@@ -125,13 +135,11 @@ class Graph:
     def edges(self) -> list[tuple[int, int]]:
         return [(d.index, n.index) for n in self.nodes for d in n.deps]
 
-    def describe(self, node: Node, namer: _Namer | None = None) -> str:
+    def describe(self, node: Node, namer: Namer | None = None) -> str:
         """``kind target(args)`` of one node, as the listing shows it."""
-        from .ops import OPS
-        namer = namer or _Namer()
-        return f"{node.kind} {OPS[node.kind].describe(node, namer)}"
+        return describe(node, namer)
 
-    def _line(self, node: Node, namer: _Namer) -> str:
+    def _line(self, node: Node, namer: Namer) -> str:
         parts = [f"%{node.index} = {self.describe(node, namer)}"]
         for mode, word in MODES.items():
             names = [namer.buffer(b) for b, m in node.accesses if m == mode]
@@ -146,7 +154,7 @@ class Graph:
         return "  " + "  ".join(parts) + f"  # {format_source(node.source)}"
 
     def __str__(self) -> str:
-        namer = _Namer()
+        namer = Namer()
         head = (f"graph {self.name}({', '.join(self.params)})  deps={self.mode}  "
                 f"{len(self.nodes)} nodes, {len(self.edges())} edges")
         return "\n".join([head] + [self._line(n, namer) for n in self.nodes])
@@ -156,7 +164,7 @@ class Graph:
 
     def to_dot(self) -> str:
         """The DAG in Graphviz DOT, one box per node labelled like the listing."""
-        namer = _Namer()
+        namer = Namer()
         out = [f'digraph "{self.name}" {{', "  node [shape=box, fontname=monospace];"]
         for n in self.nodes:
             label = f"%{n.index} {self.describe(n, namer)}\\n{format_source(n.source)}"

@@ -22,11 +22,10 @@ from .binding import Binding
 from .buffers import Buffer
 from .errors import SimulationError
 from .ir import Graph
-from .ops import OPS
 from .scalar import Scalar
 from .tree import tree_map
 
-__all__ = ["simulate", "topological_order", "host_view", "Simulator", "SimGraph"]
+__all__ = ["simulate", "topological_order", "host_view", "SimContext", "SimGraph"]
 
 def host_view(b: Buffer) -> np.ndarray:
     """The numpy array behind a view, for the simulator (host memory only)."""
@@ -43,12 +42,27 @@ def host_view(b: Buffer) -> np.ndarray:
         "no GPU); run on the GPU backend instead", source=None)
 
 
-class Simulator:
-    """What an op's ``simulate(sim, node)`` gets: values in the current binding."""
+class SimContext:
+    """What an op's ``simulate(sim, node)`` gets: the binding's values, on the CPU.
 
-    def __init__(self, value_of=None, check_intents: bool = True):
+    One context serves one launch; drawn like torch.fx's ``Interpreter``::
+
+        SimContext
+          value_of(x)    a recorded Buffer or Scalar -> its value in the binding
+          array(b)       the numpy array of a recorded view, now
+          value(v)       a recorded argument (any tree) as a kernel or callback
+                         receives it: arrays as numpy, scalars as numbers
+          check          whether kernels must leave what they only read unchanged
+          random         the launch's random.Random (one per launch)
+          run(region)    run a region Graph's nodes in a random topological order
+                         drawn from random (structured ops: a loop body); the
+                         whole graph too. Returns that order.
+    """
+
+    def __init__(self, value_of=None, check_intents: bool = True, seed=None):
         self.value_of = value_of or (lambda v: v)
         self.check = check_intents
+        self.random = random.Random(seed)
 
     def array(self, b: Buffer) -> np.ndarray:
         return host_view(self.value_of(b))
@@ -62,10 +76,19 @@ class Simulator:
             return self.array(v)
         return self.value_of(v) if isinstance(v, Scalar) else v
 
+    def run(self, region: Graph) -> list:
+        order = topological_order(region, self.random)
+        for node in order:
+            node.op.simulate(self, node)
+        return order
+
 
 def topological_order(graph: Graph, seed=None) -> list:
-    """A random order of the nodes that respects every edge."""
-    rnd = random.Random(seed)
+    """A random order of the nodes that respects every edge.
+
+    ``seed`` seeds the draw, or is the ``random.Random`` to draw from.
+    """
+    rnd = seed if isinstance(seed, random.Random) else random.Random(seed)
     indeg = {n.index: len(n.deps) for n in graph.nodes}
     users: dict[int, list] = {n.index: [] for n in graph.nodes}
     for n in graph.nodes:
@@ -90,15 +113,7 @@ def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None)
     binding's); by default the traced ones. ``check_intents`` verifies that
     kernels leave the arrays they only read unchanged.
     """
-    sim = Simulator(value_of, check_intents)
-    order = topological_order(graph, seed)
-    for node in order:
-        run = OPS[node.kind].simulate
-        if run is None:
-            raise SimulationError(f"the simulator cannot run {node.kind} nodes",
-                                  source=node.source)
-        run(sim, node)
-    return order
+    return SimContext(value_of, check_intents, seed).run(graph)
 
 
 class SimGraph(Binding):

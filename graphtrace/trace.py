@@ -1,9 +1,10 @@
-"""``@graph``, the tracing context and the proxy ``Stream``.
+"""The tracer and the proxy ``Stream``.
 
 Tracing runs the user's function once with a proxy stream as its first
-argument. Every op on the proxy goes through the op table (``ops/``), which
-turns it into a ``Node``; the dependency tracker (``deps.py``) gives the node
-its predecessors as it is recorded. Nothing runs on a GPU while tracing.
+argument (``function.py``). Each method of the proxy hands the op to its op
+module (``ops/``), which records a ``Node`` through the tracer's recording
+API; the dependency tracker (``deps.py``) gives the node its predecessors as
+it is recorded. Nothing runs on a GPU while tracing.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from .context import TRACE_HOOKS, ProxyStream, current_tracer, set_tracer
 from .deps import make_tracker
 from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_frame
 from .ir import Graph, Node
-from .ops.base import STREAM_METHODS
+from .ops import control as _control, host as _host, kernel as _kernel, memory as _memory
 
 __all__ = ["Stream", "Tracer"]
 
@@ -37,16 +38,33 @@ def _pause_gc(step: int) -> None:
 
 
 class Tracer:
-    """Records nodes for one trace of one function, in one thread."""
+    """Records nodes for one trace of one function, in one thread.
+
+    The recording API, which is all an op module may use (with a proxy
+    stream's ``tracer()``, ``index``)::
+
+        Tracer
+          name, mode                      the function's name; "data" or "streams"
+          buffer(obj) -> Buffer           an array's Buffer for this trace (refuses
+                                          arrays the function cannot be handed again)
+          cached_buffer(obj)              the Buffer already made for obj, or None
+          record(op, target, args, accesses, *, stream, attrs=None, opaque=False,
+                 source=None) -> Node     add a node; its deps follow from the mode
+          fork(stream) -> int             a new stream index, after stream's work so far
+          join(stream, other)             later work on stream waits for other's
+          record_event(event, node, stream)  node records event: waits order after it
+          event_node(event) -> Node|None  the node that recorded event in this trace
+          wait_event(node, stream)        later work on stream waits for that node
+    """
 
     def __init__(self, name: str, params: list[str], mode: str):
         self.name, self.params, self.mode = name, params, mode
-        self.nodes: list[Node] = []
-        self.deps = make_tracker(mode)
         self.thread = threading.get_ident()
         self.active = False
-        self.n_streams = 1
-        self.events: dict[int, Node] = {}       # id(event) -> its record node
+        self._nodes: list[Node] = []
+        self._deps = make_tracker(mode)
+        self._n_streams = 1
+        self._events: dict[int, Node] = {}      # id(event) -> its record node
         self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
 
@@ -118,17 +136,42 @@ class Tracer:
         return f"{root.label}[{buf.lo - root.lo}B:{buf.hi - root.lo}B{tail}]"
 
     # --- nodes -------------------------------------------------------------
-    def record(self, kind: str, target, args: tuple, accesses: tuple, *,
-               stream: int = 0, attrs: dict | None = None, opaque: bool = False,
+    def record(self, op, target, args: tuple, accesses: tuple, *, stream: int,
+               attrs: dict | None = None, opaque: bool = False,
                source: tuple | None = None) -> Node:
-        node = Node(kind, target, tuple(args), tuple(accesses), attrs or {}, opaque,
-                    stream=stream, source=source or user_frame(2), index=len(self.nodes))
-        self.deps.add(node, stream)
-        self.nodes.append(node)
+        """Add a node of ``op`` issued on proxy stream ``stream``.
+
+        ``accesses`` are ``(Buffer, "r"|"w"|"rw")``; ``opaque`` orders the node
+        after and before everything; ``source`` defaults to the user's line.
+        """
+        node = Node(op, target, tuple(args), tuple(accesses), attrs or {}, opaque,
+                    stream=stream, source=source or user_frame(), index=len(self._nodes))
+        self._deps.add(node, stream)
+        self._nodes.append(node)
         return node
 
+    # --- stream structure (ordering only in deps="streams") ----------------
+    def fork(self, stream: int) -> int:
+        child, self._n_streams = self._n_streams, self._n_streams + 1
+        self._deps.fork(stream, child)
+        return child
+
+    def join(self, stream: int, other: int) -> None:
+        self._deps.join(stream, other)
+
+    def record_event(self, event, node: Node, stream: int) -> None:
+        self._events[id(event)] = node
+        self._deps.record(stream, node)
+
+    def event_node(self, event) -> Node | None:
+        node = self._events.get(id(event))
+        return node if node is not None and node.target is event else None
+
+    def wait_event(self, node: Node, stream: int) -> None:
+        self._deps.wait(stream, node)
+
     def graph(self) -> Graph:
-        return Graph(self.name, self.params, self.mode, self.nodes)
+        return Graph(self.name, self.params, self.mode, self._nodes)
 
     # --- context -----------------------------------------------------------
     def __enter__(self):
@@ -161,9 +204,9 @@ def _describe(buf: Buffer) -> str:
 class Stream(ProxyStream):
     """The proxy stream a traced function receives as its first argument.
 
-    Ops issued on it are recorded as graph nodes: ``launch``, numba's
-    ``kernel[grid, block, s](...)``, ``copy``, ``memset``, ``host``,
-    ``record``/``wait``, ``fork``/``join``. It is valid only inside its trace.
+    Ops issued on it are recorded as graph nodes. It is valid only inside
+    its trace. For op modules: ``tracer()`` is the trace's ``Tracer``
+    (checked to be active in this thread) and ``index`` the stream's number.
     """
 
     __slots__ = ("_tracer", "_index")
@@ -171,7 +214,13 @@ class Stream(ProxyStream):
     def __init__(self, tracer: Tracer, index: int = 0):
         self._tracer, self._index = tracer, index
 
-    def _check(self) -> Tracer:
+    @property
+    def index(self) -> int:
+        """The stream's number in its trace (0: the one the function receives)."""
+        return self._index
+
+    def tracer(self) -> Tracer:
+        """The tracer this stream records into; raises outside its trace."""
         t = self._tracer
         if not t.active or t.thread != threading.get_ident():
             raise StreamError(
@@ -180,27 +229,62 @@ class Stream(ProxyStream):
                 "work there, or launch on a real stream outside")
         return t
 
-    def _record(self, kind, target, args, accesses, **kw) -> Node:
-        return self._check().record(kind, target, args, accesses, stream=self._index,
-                                    source=user_frame(2), **kw)
+    def launch(self, kernel, grid, block, *args, shared_mem: int = 0, opaque: bool = False):
+        """Record a kernel launch: ``s.launch(kernel, grid, block, *args)``.
+
+        ``kernel`` is a numba ``@cuda.jit`` kernel, a cupy ``RawKernel``, a
+        cuda.core ``Kernel`` or one declared with ``gt.kernel``. Arguments may be
+        wrapped in ``gt.In``/``gt.Out``/``gt.InOut`` to override inferred
+        intents. ``opaque=True`` orders it after all earlier work and before all
+        later work, for a kernel that touches memory it is not given. numba's
+        ``kernel[grid, block, s](*args)`` records the same node.
+        """
+        return _kernel.record_launch(self, kernel, grid, block, args, shared_mem, opaque)
+
+    def copy(self, dst, src):
+        """Record a copy of ``src`` into ``dst`` (same shape and dtype).
+
+        Host arrays must be pinned (``gt.pinned_empty``, ``cupyx.empty_pinned``,
+        ``numba.cuda.pinned_array``): a graph cannot copy pageable memory.
+        """
+        return _memory.record_copy(self, dst, src)
+
+    def memset(self, dst, value):
+        """Record a fill of the device view ``dst`` with ``value`` (converted to its
+        dtype, repeated as a 1-, 2- or 4-byte pattern)."""
+        return _memory.record_memset(self, dst, value)
+
+    def host(self, fn, *args, opaque: bool = False):
+        """Record a host callback ``fn(*args)``, run by the graph on a driver thread.
+
+        Arguments may nest in lists, tuples and dicts; the callback receives
+        them as recorded (arrays and dynamic numbers of the current call), in
+        containers of its own: a list or dict it changes is not the caller's
+        (a warning says so). Results belong in a pinned array, or in an object
+        that is passed as itself (an instance of your own class). ``opaque=True``
+        orders the callback after all earlier work and before all later work,
+        for one that touches memory it is not given.
+        """
+        return _host.record_host(self, fn, args, opaque)
+
+    def record(self, event):
+        """Record ``event`` (a cuda.core ``Event``) once the work issued so far is done."""
+        return _control.record_event(self, event)
+
+    def wait(self, event):
+        """Make later work wait for ``event``."""
+        return _control.wait_event(self, event)
 
     def fork(self) -> "Stream":
         """A new proxy stream that starts after the work issued here so far."""
-        t = self._check()
-        child = Stream(t, t.n_streams)
-        t.n_streams += 1
-        t.deps.fork(self._index, child._index)
-        return child
+        return _control.fork(self)
 
     def join(self, *others: "Stream") -> None:
         """Make later work here wait for everything issued on ``others``."""
-        t = self._check()
-        for other in others:
-            if not isinstance(other, Stream) or other._tracer is not t:
-                raise StreamError("join() takes proxy streams of the same trace")
-            t.deps.join(self._index, other._index)
+        _control.join(self, others)
 
     def synchronize(self) -> None:
+        """Refused: a graph cannot wait for the host midway."""
         raise HostSyncError(
             "synchronize() inside a trace: a graph cannot wait for the host midway; "
             "split the function in two graphs, or use s.host(fn, ...) to run host "
@@ -215,7 +299,3 @@ class Stream(ProxyStream):
 
     def __repr__(self):
         return f"<graphtrace proxy stream {self._index} of {self._tracer.name}>"
-
-
-for _name, _fn in STREAM_METHODS.items():
-    setattr(Stream, _name, _fn)

@@ -1,10 +1,10 @@
-"""The op table: one entry per node kind.
+"""The ops: one ``Op`` subclass per node kind (``base.py``), one module per family.
 
-Each op family module registers, for its node kinds, how a node is described
-in listings, emitted into a CUDA graph and simulated on the CPU, and adds its
-proxy-stream methods. The tracer and the dependency inference never grow a
-branch per op: they only call what this table holds.
+``kernel`` (launches), ``memory`` (copies and memsets), ``host`` (host
+callbacks) and ``control`` (fork/join and events) each record their nodes
+through the tracer's recording API and define their kinds' ``Op``; the
+kernel adapters (``_numba``, ``_cupy``, ``_core``) register themselves with
+``kernel``. Importing this package loads all of them.
 """
-from .base import OPS, Op  # noqa: F401
-from . import kernel, memory, host, control  # noqa: F401  (the op families)
+from . import base, kernel, memory, host, control  # noqa: F401  (the op families)
 from . import _numba, _cupy, _core  # noqa: F401  (kernel adapters: each registers itself)

@@ -1,96 +1,111 @@
-"""The op table, and what the op families share.
+"""``Op``: what a node kind does, as named hooks with defaults.
 
-Each op family module registers, for its node kinds, how a node is described
-in listings, emitted into a CUDA graph and simulated on the CPU, and adds its
-proxy-stream methods. The tracer and the dependency inference never grow a
-branch per op: they only call what this table holds.
+Each op family module (``kernel``, ``memory``, ``host``, ``control``)
+subclasses ``Op`` once per node kind and makes one instance of it; a
+recorded ``Node`` holds that instance (``node.op``). The tracer, the
+dependency inference, the binding and both executors only call these hooks,
+so a new kind of node is its own module.
 """
 from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
 from ..buffers import is_array, unwrap_intent
-from ..errors import IntentError
+from ..errors import IntentError, SimulationError
 from ..tree import leaves, tree_map
 
-__all__ = ["Op", "OPS", "STREAM_METHODS", "register", "stream_method", "updaters",
-           "intent_error", "record_args"]
+__all__ = ["Op", "record_args", "arg_position"]
 
 
-@dataclass(frozen=True)
 class Op:
-    """How one node kind is described, emitted and simulated.
+    """One kind of node. Override what the kind needs; the rest has defaults.
 
-    ``describe(node, namer) -> str`` gives the listing text after the kind.
-    ``emit(emitter, node, parent) -> GraphNode`` adds the node to a cuda.core
-    graph definition, as a successor of ``parent`` (a node, or the definition
-    itself for an entry node); ``emitter.value_of`` gives each recorded
-    Buffer/Scalar its value in the binding, ``emitter.state`` keeps what
-    updates need. ``update(compiled, node, graph_node)`` points the
-    instantiated node at the compiled graph's new binding;
-    ``update_definition`` does the same to the definition's node (None for
-    nodes that need no driver call to rebind, like host callbacks).
-    ``simulate(node, check)`` executes the node on the CPU.
+    The hooks, by the context they get (``gpu``: ``emit.GpuContext``;
+    ``sim``: ``sim.SimContext``; ``namer``: ``ir.Namer``)::
+
+        Op
+          kind                          the node kind's name, shown in listings
+          describe(node, namer)         listing text after the kind
+          verify(node)                  what is wrong with the node, or None
+          emit(gpu, node, parent)       add the node to a cuda.core graph definition
+          params(gpu, node)             keywords of cuda.core's node .update(), or None
+          update(gpu, node)             point the executable node at the binding
+          update_definition(gpu, node)  the same for the definition's node
+          driver_update                 whether rebinding calls the driver
+          simulate(sim, node)           run the node on the CPU
+          intent_error(node, buf, ...)  the IntentError for writing what it only reads
+
+    Recording is not a hook: each family's functions record through the
+    tracer's recording API (``trace.Tracer``), called from ``trace.Stream``.
     """
 
-    kind: str
-    describe: Callable
-    emit: Callable | None = None
-    update: Callable | None = None
-    simulate: Callable | None = None
-    update_definition: Callable | None = None
+    kind = "?"
+
+    def describe(self, node, namer) -> str:
+        """``target[attr=value, ...](args)``: the generic form, as JAX prints an
+        equation; a kind with a notation of its own overrides it."""
+        head = "" if node.target is None else namer.value(node.target)
+        attrs = ", ".join(f"{k}={namer.value(v)}" for k, v in node.attrs.items())
+        args = ", ".join(namer.value(a) for a in node.args)
+        return f"{head}{f'[{attrs}]' if attrs else ''}({args})"
+
+    def verify(self, node) -> str | None:
+        """What breaks this kind's invariants in ``node`` (``Graph.verify`` reports it)."""
+        return None
+
+    def emit(self, gpu, node, parent):
+        """Add ``node`` to the definition after ``parent`` and return its cuda.core node.
+
+        ``parent`` is a cuda.core ``GraphNode`` (the first predecessor: the
+        emitter adds the others) or a ``GraphDefinition`` for an entry node.
+        Keep what updates need in ``gpu.state[node.index]``.
+        """
+        raise NotImplementedError(f"{self.kind} nodes cannot be put in a CUDA graph")
+
+    def params(self, gpu, node) -> dict | None:
+        """The keywords of cuda.core's ``.update(...)`` of this node for the current
+        binding (``gpu.value_of``); None: nothing to update through the driver."""
+        return None
+
+    @property
+    def driver_update(self) -> bool:
+        """Whether rebinding the node calls the driver: a kind that has ``params`` does."""
+        return type(self).params is not Op.params
+
+    def update(self, gpu, node) -> None:
+        """Point the executable node at the current binding."""
+        params = self.params(gpu, node)
+        if params is not None:
+            gpu.exec_node(node).update(**params)
+
+    def update_definition(self, gpu, node) -> None:
+        """Point the definition's node at the current binding (kept current for
+        whole-graph updates)."""
+        params = self.params(gpu, node)
+        if params is not None:
+            gpu.definition_node(node).update(**params)
+
+    def simulate(self, sim, node) -> None:
+        """Run the node on the CPU, reading and writing through ``sim``."""
+        raise SimulationError(f"the simulator cannot run {self.kind} nodes",
+                              source=node.source)
+
+    def intent_error(self, node, buf, detail: str = "") -> IntentError:
+        """The ``IntentError`` for ``node`` having written ``buf``, which it only reads."""
+        i = arg_position(node.args, buf)
+        name = getattr(node.target, "__qualname__", self.kind)
+        arg = f" (argument {i})" if i is not None else ""
+        return IntentError(f"{self.kind} {name} wrote to {buf.label or 'an array'}{arg}"
+                           f"{detail}, which it was declared to only read: pass it as "
+                           "gt.InOut(...)", source=node.source)
+
+    def __repr__(self):
+        return f"<op {self.kind}>"
 
 
-OPS: dict[str, Op] = {}
-STREAM_METHODS: dict[str, Callable] = {}
-
-
-def register(op: Op) -> Op:
-    OPS[op.kind] = op
-    return op
-
-
-def stream_method(fn: Callable) -> Callable:
-    """Make ``fn(stream, ...)`` a method of the proxy stream."""
-    STREAM_METHODS[fn.__name__] = fn
-    return fn
-
-
-def updaters(params: Callable) -> tuple:
-    """``(update, update_definition)`` for an op whose node parameters
-    ``params(binding, node)`` gives as the keywords of cuda.core's ``update``."""
-    def update(cg, node, gnode):
-        cg.exec_node(node.index).update(**params(cg, node))
-
-    def update_definition(cg, node, gnode):
-        gnode.update(**params(cg, node))
-    return update, update_definition
-
-
-def _position(args, buf):
+def arg_position(args, buf):
     """Index of the argument that holds ``buf`` (also inside a tuple, list or dict)."""
     return next((i for i, a in enumerate(args) if any(v is buf for v in leaves(a))), None)
-
-
-def intent_error(node, buf, detail: str = ""):
-    """The ``IntentError`` for ``node`` having written ``buf``, which it only reads."""
-    i = _position(node.args, buf)
-    what = buf.label or "an array"
-    if node.kind == "kernel":
-        param = f" (parameter {node.target.param_name(i)})" if i is not None else ""
-        return IntentError(
-            f"kernel {node.target.name} wrote to {what}{param}{detail}, which it was inferred "
-            "or declared to only read: wrap the argument in gt.InOut(...) or declare the "
-            "kernel with gt.kernel(k, intents)", source=node.source)
-    name = getattr(node.target, "__qualname__", node.kind)
-    arg = f" (argument {i})" if i is not None else ""
-    return IntentError(f"{node.kind} {name} wrote to {what}{arg}{detail}, which it was "
-                       "declared to only read: pass it as gt.InOut(...)", source=node.source)
-
-
 
 
 def record_args(tracer, args, intent, check) -> tuple[tuple, list]:

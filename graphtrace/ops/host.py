@@ -14,29 +14,19 @@ from ..buffers import Buffer, is_array, unwrap_intent
 from ..errors import ArgumentError, user_frame
 from ..scalar import Scalar
 from ..tree import leaves, tree_map
-from .base import Op, record_args, register, stream_method
+from .base import Op, record_args
 
-__all__ = ["host"]
+__all__ = ["record_host", "host_value", "HOST_CALLBACK"]
 
 
-@stream_method
-def host(self, fn, *args, opaque: bool = False):
-    """Record a host callback ``fn(*args)``.
-
-    Arguments may nest in lists, tuples and dicts; the callback receives
-    them as recorded (arrays and dynamic numbers of the current call), in
-    containers of its own: a list or dict it changes is not the caller's
-    (a warning says so). Results belong in a pinned array, or in an object
-    that is passed as itself (an instance of your own class). ``opaque=True``
-    orders the callback after all earlier work and before all later work,
-    for one that touches memory it is not given.
-    """
-    t = self._check()
+def record_host(stream, fn, args, opaque=False):
+    """Record a host callback ``fn(*args)`` on a proxy stream (``Stream.host``)."""
+    t = stream.tracer()
     if not callable(fn):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
     _warn_copies(fn, args)
     rec, accesses = record_args(t, args, lambda i: "rw", _host_only(fn))
-    return self._record("host", fn, rec, tuple(accesses), opaque=opaque)
+    return t.record(HOST_CALLBACK, fn, rec, tuple(accesses), stream=stream.index, opaque=opaque)
 
 
 def _holds_values(v) -> bool:
@@ -67,11 +57,6 @@ def _host_only(fn):
                 f"memory ({buf.label or 'array'}): a callback cannot touch the GPU; copy it "
                 "to pinned host memory with s.copy first and pass that")
     return check
-
-
-def _describe(node, namer):
-    name = getattr(node.target, "__qualname__", None) or namer.value(node.target)
-    return f"{name}({', '.join(namer.value(a) for a in node.args)})"
 
 
 def host_array(b: Buffer):
@@ -107,19 +92,30 @@ class _Calls:
         self.fn(*self.queue.popleft())
 
 
-def _emit(em, node, parent):
-    calls = _Calls(node.target, host_value(node.args, em.value_of))
-    em.state[node.index] = calls
-    em.on_launch.append(calls)
-    return parent.callback(calls)
+class HostOp(Op):
+    """A host callback: ``target`` the Python callable, ``args`` its recorded
+    arguments (array arguments are host Buffers). It rebinds without the
+    driver: ``gpu.state`` keeps the callback's ``_Calls``, whose arguments an
+    update replaces."""
+
+    kind = "host"
+    driver_update = False
+
+    def describe(self, node, namer) -> str:
+        name = getattr(node.target, "__qualname__", None) or namer.value(node.target)
+        return f"{name}({', '.join(namer.value(a) for a in node.args)})"
+
+    def emit(self, gpu, node, parent):
+        calls = _Calls(node.target, host_value(node.args, gpu.value_of))
+        gpu.state[node.index] = calls
+        gpu.on_launch.append(calls)
+        return parent.callback(calls)
+
+    def update(self, gpu, node) -> None:
+        gpu.state[node.index].args = host_value(node.args, gpu.value_of)
+
+    def simulate(self, sim, node) -> None:
+        node.target(*sim.value(node.args))
 
 
-def _update(cg, node, gnode):
-    cg.state[node.index].args = host_value(node.args, cg.value_of)
-
-
-def _simulate(sim, node):
-    node.target(*sim.value(node.args))
-
-
-register(Op("host", _describe, _emit, _update, _simulate))
+HOST_CALLBACK = HostOp()

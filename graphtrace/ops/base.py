@@ -120,7 +120,7 @@ def record_args(tracer, args, intent, check) -> tuple[tuple, list]:
 
     def record(i, value, mode):
         def leaf(v):
-            buf, m = tracer.cached_buffer(v), mode   # the usual case: an array seen before
+            buf, m = tracer.cached_buffer(v), mode
             if buf is None:
                 obj, m = unwrap_intent(v, mode)
                 if obj is not v:   # a wrapper: what it holds takes its intent
@@ -133,4 +133,13 @@ def record_args(tracer, args, intent, check) -> tuple[tuple, list]:
             return buf
         return tree_map(leaf, value)
 
-    return tuple(record(i, a, intent(i)) for i, a in enumerate(args)), accesses
+    out = []
+    for i, a in enumerate(args):
+        buf = tracer.cached_buffer(a)
+        if buf is None:
+            out.append(record(i, a, intent(i)))
+        else:   # the usual case: an array seen before, passed as itself
+            check(i, buf)
+            accesses.append((buf, intent(i)))
+            out.append(buf)
+    return tuple(out), accesses

@@ -5,8 +5,9 @@ _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 
 from .buffers import In, InOut, Out, pinned_empty
 from .errors import (ArgumentError, DynamicScalarError, EmitError, GraphtraceError,
-                     HostSyncError, IntentError, KernelArgumentError, PageableMemoryError,
-                     ShapeMismatchError, SimulationError, StreamError, TraceError)
+                     HostSyncError, IntentError, IRError, KernelArgumentError,
+                     PageableMemoryError, ShapeMismatchError, SimulationError, StreamError,
+                     TraceError)
 from .function import CacheInfo, GraphFunction, RetraceWarning, graph
 from .ir import Graph, Node
 from .scalar import Scalar
@@ -27,4 +28,5 @@ __all__ = [
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "IntentError", "EmitError",
+    "IRError",
 ]

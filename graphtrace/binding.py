@@ -35,6 +35,7 @@ class Binding:
         self._bound = None                               # snapshot of the last call's args
         self._moved: dict[int, Buffer] = {}              # id(recorded view) -> it, moved
         self.broken = False                              # a failed update left it unusable
+        self._by_index = {n.index: n for n in ir.walk()}   # regions' nodes too
         self._users_a, self._users_s = self._users(len(arrays), len(scalars))
 
     @property
@@ -66,7 +67,7 @@ class Binding:
         users_a = [set() for _ in range(n_arrays)]
         users_s = [set() for _ in range(n_scalars)]
 
-        for n in self.ir.nodes:
+        for n in self.ir.walk():
             for v in [*leaves(n.args), *(b for b, _ in n.accesses)]:
                 if isinstance(v, Buffer):
                     i = self._slot.get(id(v.base))
@@ -91,4 +92,4 @@ class Binding:
             if v is not old and (type(v) is not type(old) or v != old):
                 changed.update(self._users_s[j])
         self._objs, self._ptrs, self._svals = objs, ptrs, svals
-        return [self.ir.nodes[i] for i in sorted(changed)]
+        return [self._by_index[i] for i in sorted(changed)]

@@ -32,12 +32,13 @@ class Race:
 
 
 def _reachability(graph: Graph) -> list[int]:
-    """reach[i]: bitmask of the nodes reachable from node i (recording order is topological)."""
+    """reach[i]: bitmask of the positions reachable from the node at position i
+    (recording order is topological)."""
     reach = [0] * len(graph.nodes)
     users: list[list[int]] = [[] for _ in graph.nodes]
     for n in graph.nodes:
         for d in n.deps:
-            users[d.index].append(n.index)
+            users[d.pos].append(n.pos)
     for i in range(len(graph.nodes) - 1, -1, -1):
         r = 0
         for u in users[i]:
@@ -77,8 +78,8 @@ def check(graph: Graph) -> list[Race]:
             if hit is None:
                 continue
             what = f"touch {_name(hit[0], namer)} / {_name(hit[1], namer)}, one writing,"
-            text = (f"%{i} {graph.describe(a, namer)} ({format_source(a.source)}) and "
-                    f"%{j} {graph.describe(b, namer)} ({format_source(b.source)}) {what} "
+            text = (f"%{a.index} {graph.describe(a, namer)} ({format_source(a.source)}) and "
+                    f"%{b.index} {graph.describe(b, namer)} ({format_source(b.source)}) {what} "
                     "but nothing orders them: join the streams, record/wait an event, or "
                     "use deps=\"data\"")
             races.append(Race(a, b, hit, text))

@@ -176,7 +176,7 @@ class CompiledGraph(Binding):
         self.definition = gpu.definition
         self.graph = gpu.graph = instantiate(
             gpu.definition, self.ir, self.ir.nodes[0].source if self.ir.nodes else None)
-        self._size = len(self.ir.nodes)   # nodes a whole-graph update takes
+        self._size = sum(1 for _ in self.ir.walk())   # nodes a whole-graph update takes
         self._uploaded = False
         self._launched = None          # the argument objects of the latest launch
         self._held = deque()           # (event, objects) of earlier bindings still in use

@@ -89,19 +89,19 @@ def topological_order(graph: Graph, seed=None) -> list:
     ``seed`` seeds the draw, or is the ``random.Random`` to draw from.
     """
     rnd = seed if isinstance(seed, random.Random) else random.Random(seed)
-    indeg = {n.index: len(n.deps) for n in graph.nodes}
-    users: dict[int, list] = {n.index: [] for n in graph.nodes}
+    indeg = [len(n.deps) for n in graph.nodes]
+    users: list[list] = [[] for _ in graph.nodes]
     for n in graph.nodes:
         for d in n.deps:
-            users[d.index].append(n)
+            users[d.pos].append(n)
     ready = [n for n in graph.nodes if not n.deps]
     order = []
     while ready:
         n = ready.pop(rnd.randrange(len(ready)))
         order.append(n)
-        for u in users[n.index]:
-            indeg[u.index] -= 1
-            if indeg[u.index] == 0:
+        for u in users[n.pos]:
+            indeg[u.pos] -= 1
+            if indeg[u.pos] == 0:
                 ready.append(u)
     return order
 

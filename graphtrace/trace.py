@@ -9,6 +9,7 @@ it is recorded. Nothing runs on a GPU while tracing.
 from __future__ import annotations
 
 import gc
+import os
 import threading
 
 from .buffers import Buffer, as_buffer
@@ -18,7 +19,7 @@ from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_
 from .ir import Graph, Node
 from .ops import control as _control, host as _host, kernel as _kernel, memory as _memory
 
-__all__ = ["Stream", "Tracer"]
+__all__ = ["Stream", "Tracer", "Scope"]
 
 _hooks_lock = threading.Lock()
 
@@ -37,11 +38,25 @@ def _pause_gc(step: int) -> None:
         gc.enable()
 
 
+class Scope:
+    """Where nodes are being recorded: the function's own graph, or a region of
+    a structured node. Each has its nodes, its own dependency tracker (of the
+    trace's mode) and its own events: dependencies never cross a region."""
+
+    __slots__ = ("name", "nodes", "deps", "events", "closed")
+
+    def __init__(self, name: str, mode: str):
+        self.name, self.nodes, self.deps = name, [], make_tracker(mode)
+        self.events: dict[int, Node] = {}   # id(event) -> its record node
+        self.closed = False
+
+
 class Tracer:
     """Records nodes for one trace of one function, in one thread.
 
     The recording API, which is all an op module may use (with a proxy
-    stream's ``tracer()``, ``index``)::
+    stream's ``tracer()``, ``index`` and ``scope``; ``scope=None`` is the
+    function's own graph)::
 
         Tracer
           name, mode                      the function's name; "data" or "streams"
@@ -49,22 +64,30 @@ class Tracer:
                                           arrays the function cannot be handed again)
           cached_buffer(obj)              the Buffer already made for obj, or None
           record(op, target, args, accesses, *, stream, attrs=None, opaque=False,
-                 source=None) -> Node     add a node; its deps follow from the mode
-          fork(stream) -> int             a new stream index, after stream's work so far
-          join(stream, other)             later work on stream waits for other's
-          record_event(event, node, stream)  node records event: waits order after it
-          event_node(event) -> Node|None  the node that recorded event in this trace
-          wait_event(node, stream)        later work on stream waits for that node
+                 source=None, regions=(), scope=None) -> Node
+                                          add a node; its deps follow from the mode
+          open_region(name) -> Scope      start recording a region (its own graph
+                                          and tracker); Stream(tracer, index, scope)
+                                          records into it
+          close_region(scope) -> Graph    end it: the Graph to pass in regions=
+          fork(stream, scope) -> int      a new stream index, after stream's work so far
+          join(stream, other, scope)      later work on stream waits for other's
+          record_event(event, node, stream, scope)  node records event: waits on it
+                                          in this scope order after it
+          event_node(event, scope) -> Node|None  the node that recorded event there
+          wait_event(node, stream, scope) later work on stream waits for that node
+
+    Node indices are unique in the trace, regions included. With
+    ``GRAPHTRACE_VERIFY=1`` every traced graph is checked (``Graph.verify``).
     """
 
     def __init__(self, name: str, params: list[str], mode: str):
         self.name, self.params, self.mode = name, params, mode
         self.thread = threading.get_ident()
         self.active = False
-        self._nodes: list[Node] = []
-        self._deps = make_tracker(mode)
+        self._top = Scope(name, mode)
+        self._count = 0                         # nodes recorded, regions included
         self._n_streams = 1
-        self._events: dict[int, Node] = {}      # id(event) -> its record node
         self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
 
@@ -137,41 +160,65 @@ class Tracer:
 
     # --- nodes -------------------------------------------------------------
     def record(self, op, target, args: tuple, accesses: tuple, *, stream: int,
-               attrs: dict | None = None, opaque: bool = False,
-               source: tuple | None = None) -> Node:
-        """Add a node of ``op`` issued on proxy stream ``stream``.
+               attrs: dict | None = None, opaque: bool = False, source: tuple | None = None,
+               regions: tuple = (), scope: Scope | None = None) -> Node:
+        """Add a node of ``op`` issued on proxy stream ``stream`` of ``scope``.
 
         ``accesses`` are ``(Buffer, "r"|"w"|"rw")``; ``opaque`` orders the node
-        after and before everything; ``source`` defaults to the user's line.
+        after and before everything; ``source`` defaults to the user's line;
+        ``regions`` are the Graphs a structured node owns (``close_region``).
         """
+        scope = scope or self._top
+        if scope.closed:
+            raise StreamError(f"a proxy stream of region {scope.name} of {self.name} was "
+                              "used after its region ended: issue work on it only inside "
+                              "the region (the loop or branch body)")
         node = Node(op, target, tuple(args), tuple(accesses), attrs or {}, opaque,
-                    stream=stream, source=source or user_frame(), index=len(self._nodes))
-        self._deps.add(node, stream)
-        self._nodes.append(node)
+                    stream=stream, source=source or user_frame(), index=self._count,
+                    pos=len(scope.nodes), regions=tuple(regions))
+        self._count += 1
+        scope.deps.add(node, stream)
+        scope.nodes.append(node)
         return node
 
+    def open_region(self, name: str) -> Scope:
+        """Start recording a region named ``name`` (shown in listings)."""
+        return Scope(name, self.mode)
+
+    def close_region(self, scope: Scope) -> Graph:
+        """End a region: its Graph, for ``record(..., regions=...)``."""
+        if scope.closed or scope is self._top:
+            raise TraceError(f"region {scope.name} of {self.name} is not open")
+        scope.closed = True
+        return Graph(scope.name, [], self.mode, scope.nodes)
+
     # --- stream structure (ordering only in deps="streams") ----------------
-    def fork(self, stream: int) -> int:
+    def fork(self, stream: int, scope: Scope | None = None) -> int:
         child, self._n_streams = self._n_streams, self._n_streams + 1
-        self._deps.fork(stream, child)
+        (scope or self._top).deps.fork(stream, child)
         return child
 
-    def join(self, stream: int, other: int) -> None:
-        self._deps.join(stream, other)
+    def join(self, stream: int, other: int, scope: Scope | None = None) -> None:
+        (scope or self._top).deps.join(stream, other)
 
-    def record_event(self, event, node: Node, stream: int) -> None:
-        self._events[id(event)] = node
-        self._deps.record(stream, node)
+    def record_event(self, event, node: Node, stream: int, scope: Scope | None = None) -> None:
+        scope = scope or self._top
+        scope.events[id(event)] = node
+        scope.deps.record(stream, node)
 
-    def event_node(self, event) -> Node | None:
-        node = self._events.get(id(event))
+    def event_node(self, event, scope: Scope | None = None) -> Node | None:
+        node = (scope or self._top).events.get(id(event))
         return node if node is not None and node.target is event else None
 
-    def wait_event(self, node: Node, stream: int) -> None:
-        self._deps.wait(stream, node)
+    def wait_event(self, node: Node, stream: int, scope: Scope | None = None) -> None:
+        (scope or self._top).deps.wait(stream, node)
 
     def graph(self) -> Graph:
-        return Graph(self.name, self.params, self.mode, self._nodes)
+        """The function's graph; checked when ``GRAPHTRACE_VERIFY=1``."""
+        graph = Graph(self.name, self.params, self.mode, self._top.nodes)
+        if os.environ.get("GRAPHTRACE_VERIFY", "").strip().lower() in ("1", "true", "yes", "on"):
+            graph.verify()
+        return graph
 
     # --- context -----------------------------------------------------------
     def __enter__(self):
@@ -206,18 +253,25 @@ class Stream(ProxyStream):
 
     Ops issued on it are recorded as graph nodes. It is valid only inside
     its trace. For op modules: ``tracer()`` is the trace's ``Tracer``
-    (checked to be active in this thread) and ``index`` the stream's number.
+    (checked to be active in this thread), ``index`` the stream's number and
+    ``scope`` the region it records into (None: the function's own graph);
+    a structured op records its body through ``Stream(tracer, index, scope)``.
     """
 
-    __slots__ = ("_tracer", "_index")
+    __slots__ = ("_tracer", "_index", "_scope")
 
-    def __init__(self, tracer: Tracer, index: int = 0):
-        self._tracer, self._index = tracer, index
+    def __init__(self, tracer: Tracer, index: int = 0, scope: Scope | None = None):
+        self._tracer, self._index, self._scope = tracer, index, scope
 
     @property
     def index(self) -> int:
         """The stream's number in its trace (0: the one the function receives)."""
         return self._index
+
+    @property
+    def scope(self) -> Scope | None:
+        """The region this stream records into; None for the function's own graph."""
+        return self._scope
 
     def tracer(self) -> Tracer:
         """The tracer this stream records into; raises outside its trace."""

@@ -23,7 +23,7 @@ __all__ = ["fork", "join", "record_event", "wait_event", "EVENT_RECORD", "EVENT_
 def fork(stream):
     """A new proxy stream that starts after the work issued on ``stream`` so far."""
     t = stream.tracer()
-    return type(stream)(t, t.fork(stream.index))
+    return type(stream)(t, t.fork(stream.index, stream.scope), stream.scope)
 
 
 def join(stream, others) -> None:
@@ -32,25 +32,31 @@ def join(stream, others) -> None:
     for other in others:
         if not isinstance(other, type(stream)) or other.tracer() is not t:
             raise StreamError("join() takes proxy streams of the same trace")
-        t.join(stream.index, other.index)
+        if other.scope is not stream.scope:
+            raise StreamError("join() takes proxy streams of the same region: a loop or "
+                              "branch body cannot wait for work outside it, nor the "
+                              "reverse")
+        t.join(stream.index, other.index, stream.scope)
 
 
 def record_event(stream, event):
     """Record ``event`` on ``stream`` once the work issued there so far is done."""
     t = stream.tracer()
-    node = t.record(EVENT_RECORD, event, (), (), stream=stream.index, opaque=t.mode == "data")
-    t.record_event(event, node, stream.index)
+    node = t.record(EVENT_RECORD, event, (), (), stream=stream.index, scope=stream.scope,
+                    opaque=t.mode == "data")
+    t.record_event(event, node, stream.index, stream.scope)
     return node
 
 
 def wait_event(stream, event):
     """Make later work on ``stream`` wait for ``event``."""
     t = stream.tracer()
-    node = t.event_node(event)
+    node = t.event_node(event, stream.scope)
     if node is not None:
-        t.wait_event(node, stream.index)
+        t.wait_event(node, stream.index, stream.scope)
         return node
-    return t.record(EVENT_WAIT, event, (), (), stream=stream.index, opaque=t.mode == "data")
+    return t.record(EVENT_WAIT, event, (), (), stream=stream.index, scope=stream.scope,
+                    opaque=t.mode == "data")
 
 
 def _event(node):

@@ -26,7 +26,8 @@ def record_host(stream, fn, args, opaque=False):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
     _warn_copies(fn, args)
     rec, accesses = record_args(t, args, lambda i: "rw", _host_only(fn))
-    return t.record(HOST_CALLBACK, fn, rec, tuple(accesses), stream=stream.index, opaque=opaque)
+    return t.record(HOST_CALLBACK, fn, rec, tuple(accesses), stream=stream.index,
+                    scope=stream.scope, opaque=opaque)
 
 
 def _holds_values(v) -> bool:

@@ -222,7 +222,7 @@ def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
     rec, accesses = record_args(tracer, args, adapter.intent, _device_only(adapter))
     adapter.validate(rec)
     return tracer.record(KERNEL, adapter, rec, accesses, stream=stream.index,
-                         opaque=opaque or adapter.opaque,
+                         scope=stream.scope, opaque=opaque or adapter.opaque,
                          attrs={"grid": grid, "block": block, "shared_mem": shared_mem})
 
 

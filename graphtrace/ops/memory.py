@@ -55,7 +55,7 @@ def record_copy(stream, dst, src):
             "bytes, and a device copy between overlapping ranges is undefined; copy "
             "through a temporary array")
     return t.record(MEMCPY, None, (d, s), ((s, "r"), (d, "w")), stream=stream.index,
-                    attrs={"nbytes": d.nbytes})
+                    scope=stream.scope, attrs={"nbytes": d.nbytes})
 
 
 def memset_pattern(dtype: np.dtype, value) -> tuple[int, int]:
@@ -94,7 +94,7 @@ def record_memset(stream, dst, value):
             f"could not be honoured; pass {value.name} in static=, or fill with a kernel")
     element, pattern = memset_pattern(d.dtype, current)
     return t.record(MEMSET, None, (d, value), ((d, "w"),), stream=stream.index,
-                    attrs={"element": element, "pattern": pattern})
+                    scope=stream.scope, attrs={"element": element, "pattern": pattern})
 
 
 class MemcpyOp(Op):

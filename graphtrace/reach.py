@@ -15,6 +15,7 @@ from __future__ import annotations
 import types
 
 from .buffers import is_array
+from .tree import children
 
 __all__ = ["Reach", "instance_arrays"]
 
@@ -49,17 +50,14 @@ def _python_function(obj):
     return inner if isinstance(inner, types.FunctionType) else None
 
 
-_CONTAINERS = (list, tuple, dict)
-
-
 def _leaves(v, label: str, depth: int = 0) -> list:
     """``(label, array)`` for the arrays in ``v``: an array, or lists, tuples and
-    dicts of them (the containers an argument may be too)."""
+    dicts of them (the containers an argument may be too, ``tree.children``)."""
     if is_array(v):
         return [(label, v)]
-    if depth > _MAX_DEPTH or not isinstance(v, _CONTAINERS):
+    items = children(v) if depth <= _MAX_DEPTH else None
+    if items is None:
         return []
-    items = v.items() if isinstance(v, dict) else enumerate(v)
     out = []
     for k, x in items:
         out += _leaves(x, f"{label}[{k!r}]", depth + 1)
@@ -123,7 +121,7 @@ class Reach:
 
     def snapshot(self) -> list:
         """What every place holds now, to compare with ``unchanged`` later."""
-        return [(v, [a for _, a in _leaves(v, "")] if isinstance(v, _CONTAINERS) else None)
+        return [(v, [a for _, a in _leaves(v, "")] if children(v) is not None else None)
                 for v in (_lookup(fn, name) for fn, name, _, _ in self.places)]
 
     def unchanged(self, snap: list) -> bool:

@@ -108,8 +108,9 @@ def run():
         t = host_us(rebind, reps=40, sync=sync)
         row(f"rebind route '{route}', 1000 kernel nodes", t, t / N)
     # where a per-node update's time goes (one kernel node, prepacked arguments)
-    gn = compiled.gnodes[N // 2]
-    cfg_, kern_, _meta = compiled.state[N // 2]
+    middle = compiled.ir.nodes[N // 2]
+    gn = compiled.gpu.definition_node(middle)
+    cfg_, kern_, _meta = compiled.gpu.state[middle.index]
     args_ = [x2.data.ptr, np.int32(32)]
     row("exec node lookup graph[node]", host_us(lambda: compiled.graph[gn], reps=50))
     ex = compiled.graph[gn]

@@ -5,13 +5,16 @@ _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 
 from .buffers import In, InOut, Out, pinned_empty
 from .errors import (ArgumentError, DynamicScalarError, EmitError, GraphtraceError,
-                     HostSyncError, IntentError, KernelArgumentError, PageableMemoryError,
-                     ShapeMismatchError, SimulationError, StreamError, TraceError)
+                     HostSyncError, IntentError, IRError, KernelArgumentError,
+                     PageableMemoryError, ShapeMismatchError, SimulationError, StreamError,
+                     TraceError)
 from .function import CacheInfo, GraphFunction, RetraceWarning, graph
-from .ir import Graph, Node, Scalar
+from .ir import Graph, Node
+from .scalar import Scalar
 from .ops.kernel import kernel
+from .ops._reference import reference
 from .trace import Stream
-from .sim import reference, simulate
+from .sim import simulate
 from .check import check, Race
 from . import backend
 from . import _guards  # noqa: F401  (host-sync guards, installed at the first trace)
@@ -25,4 +28,5 @@ __all__ = [
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "IntentError", "EmitError",
+    "IRError",
 ]

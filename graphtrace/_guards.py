@@ -25,9 +25,8 @@ import importlib
 import os
 import sys
 
+from .context import current_tracer, on_trace_start
 from .errors import HostSyncError
-from .ops import on_trace_start
-from .trace import current_tracer
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import threading
 
 from .buffers import Buffer
-from .ir import Graph, Scalar
+from .ir import Graph
+from .scalar import Scalar
+from .tree import leaves
 
 __all__ = ["Binding"]
 
@@ -33,6 +35,7 @@ class Binding:
         self._bound = None                               # snapshot of the last call's args
         self._moved: dict[int, Buffer] = {}              # id(recorded view) -> it, moved
         self.broken = False                              # a failed update left it unusable
+        self._by_index = {n.index: n for n in ir.walk()}   # regions' nodes too
         self._users_a, self._users_s = self._users(len(arrays), len(scalars))
 
     @property
@@ -64,24 +67,14 @@ class Binding:
         users_a = [set() for _ in range(n_arrays)]
         users_s = [set() for _ in range(n_scalars)]
 
-        def visit(v, idx):
-            if isinstance(v, Buffer):
-                i = self._slot.get(id(v.base))
-                if i is not None:
-                    users_a[i].add(idx)
-            elif isinstance(v, Scalar):
-                users_s[v.slot].add(idx)
-            elif isinstance(v, (tuple, list)):
-                for x in v:
-                    visit(x, idx)
-            elif isinstance(v, dict):
-                for x in v.values():
-                    visit(x, idx)
-
-        for n in self.ir.nodes:
-            visit(n.args, n.index)
-            for b, _ in n.accesses:
-                visit(b, n.index)
+        for n in self.ir.walk():
+            for v in [*leaves(n.args), *(b for b, _ in n.accesses)]:
+                if isinstance(v, Buffer):
+                    i = self._slot.get(id(v.base))
+                    if i is not None:
+                        users_a[i].add(n.index)
+                elif isinstance(v, Scalar):
+                    users_s[v.slot].add(n.index)
         for i, b in enumerate(self._roots):   # an array passed twice shares a slot
             first = self._slot[id(b)]
             if first != i:
@@ -99,4 +92,4 @@ class Binding:
             if v is not old and (type(v) is not type(old) or v != old):
                 changed.update(self._users_s[j])
         self._objs, self._ptrs, self._svals = objs, ptrs, svals
-        return [self.ir.nodes[i] for i in sorted(changed)]
+        return [self._by_index[i] for i in sorted(changed)]

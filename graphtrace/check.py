@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .deps import EVERYTHING
 from .errors import format_source
-from .ir import Graph, Node, _Namer
+from .ir import Graph, Node, Namer
 
 __all__ = ["check", "Race"]
 
@@ -32,12 +32,13 @@ class Race:
 
 
 def _reachability(graph: Graph) -> list[int]:
-    """reach[i]: bitmask of the nodes reachable from node i (recording order is topological)."""
+    """reach[i]: bitmask of the positions reachable from the node at position i
+    (recording order is topological)."""
     reach = [0] * len(graph.nodes)
     users: list[list[int]] = [[] for _ in graph.nodes]
     for n in graph.nodes:
         for d in n.deps:
-            users[d.index].append(n.index)
+            users[d.pos].append(n.pos)
     for i in range(len(graph.nodes) - 1, -1, -1):
         r = 0
         for u in users[i]:
@@ -59,14 +60,14 @@ def _conflict(a: Node, b: Node):
     return None
 
 
-def _name(buf, namer: _Namer) -> str:
+def _name(buf, namer: Namer) -> str:
     return "any memory (opaque)" if buf is EVERYTHING else namer.buffer(buf)
 
 
 def check(graph: Graph) -> list[Race]:
     """Every pair of conflicting nodes with no path between them, in recording order."""
     reach = _reachability(graph)
-    namer, races = _Namer(), []
+    namer, races = Namer(), []
     nodes = graph.nodes
     for j, b in enumerate(nodes):
         for i in range(j):
@@ -77,8 +78,8 @@ def check(graph: Graph) -> list[Race]:
             if hit is None:
                 continue
             what = f"touch {_name(hit[0], namer)} / {_name(hit[1], namer)}, one writing,"
-            text = (f"%{i} {graph.describe(a, namer)} ({format_source(a.source)}) and "
-                    f"%{j} {graph.describe(b, namer)} ({format_source(b.source)}) {what} "
+            text = (f"%{a.index} {graph.describe(a, namer)} ({format_source(a.source)}) and "
+                    f"%{b.index} {graph.describe(b, namer)} ({format_source(b.source)}) {what} "
                     "but nothing orders them: join the streams, record/wait an event, or "
                     "use deps=\"data\"")
             races.append(Race(a, b, hit, text))

@@ -6,7 +6,7 @@ write; a kernel that writes an argument it was said to only read (a cupy
 ``"in"``) races silently. The simulator catches that on the CPU, but only
 for kernels it can run. This check runs the graph on the GPU one node at a
 time, in recording order (a topological order), each node as a one-node
-graph made by the same op table as the real one, with the stream synchronised
+graph made by the same ops as the real one, with the stream synchronised
 between nodes; around each node it copies the bytes the node only reads to
 the host and raises ``IntentError`` if any changed.
 
@@ -25,8 +25,7 @@ import numpy as np
 from . import _driver
 from .binding import Binding
 from .buffers import Buffer
-from .emit import _Emitter, as_stream, emit_node, instantiate
-from .ops import intent_error
+from .emit import GpuContext, as_stream, instantiate
 
 __all__ = ["CheckedGraph", "checks_intents", "read_only_bytes", "guarded"]
 
@@ -92,8 +91,8 @@ def guarded(node, value_of, read, run) -> None:
             first = tuple(int(i) for i in np.argwhere(changed)[0])
             first = first[0] if len(first) == 1 else first
             total = int(_as_elements(v, keep, v.lo).any(-1).sum())
-            raise intent_error(node, b, f": {int(changed.sum())} of its {total} elements "
-                                        f"changed, the first at index {first}")
+            raise node.op.intent_error(node, b, f": {int(changed.sum())} of its {total} "
+                                               f"elements changed, the first at index {first}")
 
 
 def _read(v: Buffer) -> np.ndarray:
@@ -135,10 +134,10 @@ class CheckedGraph(Binding):
             guarded(node, self.value_of, _read, functools.partial(self._run, node, s))
 
     def _run(self, node, stream) -> None:
-        em = _Emitter(self)
-        emit_node(self.ir, em, node, [])
-        graph = instantiate(em.definition, self.ir, node.source)
-        for calls in em.on_launch:   # host callbacks take their arguments per launch
+        gpu = GpuContext(self.value_of)
+        gpu.emit_node(node, [])
+        graph = instantiate(gpu.definition, self.ir, node.source)
+        for calls in gpu.on_launch:   # host callbacks take their arguments per launch
             calls.push()
         graph.launch(stream)
         stream.sync()

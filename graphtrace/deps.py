@@ -52,23 +52,25 @@ class Reduction:
     comparison of positions. Only the questions left open are answered by a
     search backwards from the newer predecessors, which stops as soon as every
     question is settled. A long chain of dependent work is then O(1) per node.
+
+    Nodes are keyed by ``node.pos``, their position in their own graph.
     """
 
     def __init__(self):
-        self.chain: list[int] = []   # node index -> chain id
-        self.pos: list[int] = []     # node index -> position on its chain
-        self.tail: list[int] = []    # chain id -> index of its last node
+        self.chain: list[int] = []   # node pos -> chain id
+        self.rank: list[int] = []    # node pos -> position on its chain
+        self.tail: list[int] = []    # chain id -> pos of its last node
 
     def reduce(self, preds) -> list:
         """Drop every predecessor that another one already reaches."""
         if len(preds) < 2:
             return list(preds)
-        chain, pos = self.chain, self.pos
-        ps = sorted(preds, key=lambda n: n.index)
+        chain, rank = self.chain, self.rank
+        ps = sorted(preds, key=lambda n: n.pos)
         open_, redundant = [], set()
         for i, p in enumerate(ps):
-            c, k = chain[p.index], pos[p.index]
-            if any(chain[q.index] == c and pos[q.index] > k for q in ps[i + 1:]):
+            c, k = chain[p.pos], rank[p.pos]
+            if any(chain[q.pos] == c and rank[q.pos] > k for q in ps[i + 1:]):
                 redundant.add(p)
             else:
                 open_.append(p)
@@ -78,38 +80,38 @@ class Reduction:
 
     def _search(self, ps, redundant) -> None:
         """Settle "does p reach a later q?" by walking back from the q's."""
-        chain, pos = self.chain, self.pos
-        lo = ps[0].index
-        wanted = {p.index: p for p in ps[:-1]}
+        chain, rank = self.chain, self.rank
+        lo = ps[0].pos
+        wanted = {p.pos: p for p in ps[:-1]}
         seen = set()
         for q in reversed(ps):
-            wanted.pop(q.index, None)
+            wanted.pop(q.pos, None)
             if not wanted:
                 return
             stack = list(q.deps)
             while stack and wanted:
                 n = stack.pop()
-                if n.index < lo or n.index in seen:
+                if n.pos < lo or n.pos in seen:
                     continue
-                seen.add(n.index)
+                seen.add(n.pos)
                 for w in [w for w in wanted.values()
-                          if chain[w.index] == chain[n.index] and pos[w.index] <= pos[n.index]]:
+                          if chain[w.pos] == chain[n.pos] and rank[w.pos] <= rank[n.pos]]:
                     redundant.add(w)
-                    del wanted[w.index]
+                    del wanted[w.pos]
                 stack.extend(n.deps)
 
     def place(self, node) -> None:
         """Put a node whose ``deps`` are final on a chain."""
         for d in node.deps:
-            c = self.chain[d.index]
-            if self.tail[c] == d.index:
+            c = self.chain[d.pos]
+            if self.tail[c] == d.pos:
                 self.chain.append(c)
-                self.pos.append(self.pos[d.index] + 1)
-                self.tail[c] = node.index
+                self.rank.append(self.rank[d.pos] + 1)
+                self.tail[c] = node.pos
                 return
         self.chain.append(len(self.tail))
-        self.pos.append(0)
-        self.tail.append(node.index)
+        self.rank.append(0)
+        self.tail.append(node.pos)
 
 
 class DataDeps:

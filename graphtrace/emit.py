@@ -1,8 +1,8 @@
 """IR -> cuda.core ``GraphDefinition`` -> instantiated graph; rebinding.
 
 The emitter is thin: each node is added after its predecessors by its op
-table entry (``Op.emit``), and every driver failure is re-raised naming the
-node and the user's line. ``CompiledGraph`` holds the definition, the
+(``Op.emit``, with a ``GpuContext``), and every driver failure is re-raised
+naming the node and the user's line. ``CompiledGraph`` holds the definition, the
 executable graph and the current binding of arguments; ``rebind`` updates
 only the nodes whose arrays or scalars changed.
 """
@@ -15,10 +15,10 @@ from collections import deque
 from .binding import Binding
 from .buffers import Buffer
 from .errors import EmitError
-from .ir import Graph, Scalar
-from .ops import OPS
+from .ir import Graph, describe
+from .scalar import Scalar
 
-__all__ = ["CompiledGraph", "as_stream", "materialize", "emit_node", "instantiate"]
+__all__ = ["CompiledGraph", "GpuContext", "as_stream", "instantiate"]
 
 _tls = threading.local()
 _streams: dict[int, tuple] = {}   # id(stream object) -> (it, its cuda.core Stream)
@@ -32,17 +32,6 @@ EXEC_NODE_UPDATE_US = 40.0
 DEFINITION_NODE_UPDATE_US = 2.0
 WHOLE_GRAPH_US_PER_NODE = 0.07
 RELEASE_EVERY = 32   # per-node update rounds between whole-graph updates
-
-
-def materialize(value):
-    """The Python value a recorded argument stood for when it was traced."""
-    if isinstance(value, Buffer):
-        return value.obj
-    if isinstance(value, Scalar):
-        return value.value
-    if isinstance(value, (tuple, list)):
-        return type(value)(materialize(v) for v in value)
-    return value
 
 
 def as_stream(stream, device=None):
@@ -88,31 +77,69 @@ def _why(e: BaseException) -> str:
     return f"{type(e).__name__}: {getattr(e, 'message', e)}"
 
 
-class _Emitter:
-    """What an op's ``emit`` gets: the definition, and values for this binding."""
+class GpuContext:
+    """What an op's GPU hooks get: the graph being built, and the binding's values.
 
-    def __init__(self, compiled: "CompiledGraph"):
+    ``Op.emit`` adds nodes; ``Op.params``/``update``/``update_definition``
+    point them at a new binding. One context serves a compiled graph for its
+    whole life::
+
+        GpuContext
+          definition               the cuda.core GraphDefinition of the whole graph
+          value_of(x)              a recorded Buffer or Scalar -> its value now
+          state[node.index]        what an op's emit kept for its updates
+          on_launch                objects whose push()/unpush() frame each launch
+          definition_node(node)    the cuda.core node emitted for node
+          exec_node(node)          its node in the executable graph (once instantiated)
+          emit_region(region, definition)  emit a region Graph into a definition,
+                                   in order, after its dependencies (structured ops:
+                                   a WhileNode's .body); the whole graph too
+          emit_node(node, preds, definition=None)  one node, after the cuda.core
+                                   nodes preds (entry node of definition if none)
+
+    Maps are keyed by ``node.index``: cuda.core graph nodes hash alike, so a
+    dict keyed by them costs a scan per lookup (100 us a node in a 1000-node graph).
+    """
+
+    def __init__(self, value_of):
         from cuda.core.graph import GraphDefinition
         self.definition = GraphDefinition()
-        self.value_of = compiled.value_of
-        self.state: dict[int, object] = {}   # node index -> what the op keeps for updates
-        self.on_launch: list = []            # objects whose push()/unpush() frame a launch
+        self.value_of = value_of
+        self.state: dict[int, object] = {}
+        self.on_launch: list = []
+        self.graph = None                    # the executable graph, once instantiated
+        self._nodes: dict[int, object] = {}  # node index -> its definition node
+        self._exec: dict[int, object] = {}   # node index -> its executable node
 
+    def emit_region(self, region: Graph, definition) -> None:
+        for node in region.nodes:
+            preds = [self._nodes[d.index] for d in node.deps]
+            self._nodes[node.index] = self.emit_node(node, preds, definition)
 
-def emit_node(ir: Graph, em: _Emitter, node, preds: list):
-    """Add ``node`` to ``em``'s definition after the graph nodes ``preds``; a
-    driver or packing failure is re-raised naming the node and the user's line."""
-    parent = preds[0] if preds else em.definition
-    try:
-        gn = OPS[node.kind].emit(em, node, parent)
-        if len(preds) > 1:
-            gn.pred.update(preds[1:])
-        return gn
-    except EmitError:
-        raise
-    except Exception as e:
-        raise EmitError(f"failed to add {node.kind} node %{node.index} "
-                        f"{ir.describe(node)} ({_why(e)})", source=node.source) from e
+    def emit_node(self, node, preds: list, definition=None):
+        """Add ``node`` after the graph nodes ``preds``; a driver or packing
+        failure is re-raised naming the node and the user's line."""
+        parent = preds[0] if preds else (definition if definition is not None
+                                         else self.definition)
+        try:
+            gn = node.op.emit(self, node, parent)
+            if len(preds) > 1:
+                gn.pred.update(preds[1:])
+            return gn
+        except EmitError:
+            raise
+        except Exception as e:
+            raise EmitError(f"failed to add {node.kind} node %{node.index} "
+                            f"{describe(node)} ({_why(e)})", source=node.source) from e
+
+    def definition_node(self, node):
+        return self._nodes[node.index]
+
+    def exec_node(self, node):
+        hit = self._exec.get(node.index)
+        if hit is None:
+            hit = self._exec[node.index] = self.graph[self._nodes[node.index]]
+        return hit
 
 
 def instantiate(definition, ir: Graph, source):
@@ -144,19 +171,15 @@ class CompiledGraph(Binding):
 
     # --- building ----------------------------------------------------------
     def _emit(self):
-        em = _Emitter(self)
-        gnodes = []
-        for node in self.ir.nodes:
-            gnodes.append(emit_node(self.ir, em, node, [gnodes[d.index] for d in node.deps]))
-        self.definition, self.gnodes = em.definition, gnodes
-        self.state = em.state   # node index -> what its op keeps for updates
-        self._on_launch = em.on_launch
-        self.graph = instantiate(em.definition, self.ir,
-                                 self.ir.nodes[0].source if self.ir.nodes else None)
+        gpu = self.gpu = GpuContext(self.value_of)
+        gpu.emit_region(self.ir, gpu.definition)
+        self.definition = gpu.definition
+        self.graph = gpu.graph = instantiate(
+            gpu.definition, self.ir, self.ir.nodes[0].source if self.ir.nodes else None)
+        self._size = sum(1 for _ in self.ir.walk())   # nodes a whole-graph update takes
         self._uploaded = False
         self._launched = None          # the argument objects of the latest launch
         self._held = deque()           # (event, objects) of earlier bindings still in use
-        self._exec: list = [None] * len(gnodes)
         self._node_updates = 0         # per-node update rounds since the last whole one
 
     # --- running -----------------------------------------------------------
@@ -176,12 +199,12 @@ class CompiledGraph(Binding):
         if not self._uploaded:
             self.graph.upload(s)
             self._uploaded = True
-        for h in self._on_launch:
+        for h in self.gpu.on_launch:
             h.push()
         try:
             self.graph.launch(s)
         except BaseException:
-            for h in self._on_launch:
+            for h in self.gpu.on_launch:
                 h.unpush()
             raise
         self._hold(s)
@@ -237,10 +260,10 @@ class CompiledGraph(Binding):
         return len(nodes)
 
     def _apply(self, nodes, route) -> None:
-        driven = [n for n in nodes if OPS[n.kind].update_definition]
+        driven = [n for n in nodes if n.op.driver_update]
         for node in nodes:
-            if not OPS[node.kind].update_definition:   # host nodes: no driver call
-                self._update(node, OPS[node.kind].update)
+            if not node.op.driver_update:   # host nodes: no driver call
+                self._update(node, node.op.update)
         if not driven:
             return
         # cuda.core keeps what per-node updates replace until a whole-graph
@@ -248,9 +271,9 @@ class CompiledGraph(Binding):
         whole = (route or self._route(len(driven))) == "whole" \
             or self._node_updates >= RELEASE_EVERY
         for node in driven:
-            self._update(node, OPS[node.kind].update_definition)
+            self._update(node, node.op.update_definition)
             if not whole:
-                self._update(node, OPS[node.kind].update)
+                self._update(node, node.op.update)
         if whole:
             self.graph.update(self.definition)
             self._node_updates = 0
@@ -259,28 +282,17 @@ class CompiledGraph(Binding):
 
     def _update(self, node, how) -> None:
         try:
-            how(self, node, self.gnodes[node.index])
+            how(self.gpu, node)
         except Exception as e:
             raise EmitError(f"failed to update {node.kind} node %{node.index} "
-                            f"{self.ir.describe(node)} ({_why(e)})",
+                            f"{describe(node)} ({_why(e)})",
                             source=node.source) from e
 
     def _route(self, n_changed: int) -> str:
         """The cheaper update route, by the costs measured in bench/ (us)."""
         per_node = n_changed * (EXEC_NODE_UPDATE_US + DEFINITION_NODE_UPDATE_US)
-        whole = n_changed * DEFINITION_NODE_UPDATE_US + len(self.gnodes) * WHOLE_GRAPH_US_PER_NODE
+        whole = n_changed * DEFINITION_NODE_UPDATE_US + self._size * WHOLE_GRAPH_US_PER_NODE
         return "node" if per_node <= whole else "whole"
-
-    def exec_node(self, index: int):
-        """The executable node of IR node ``index`` (looked up once).
-
-        Keyed by index: cuda.core graph nodes hash alike, so a dict keyed by
-        them costs a scan per lookup (100 us a node in a 1000-node graph).
-        """
-        hit = self._exec[index]
-        if hit is None:
-            hit = self._exec[index] = self.graph[self.gnodes[index]]
-        return hit
 
     def __repr__(self):
         n = len(self.ir.nodes)

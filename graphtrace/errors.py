@@ -14,7 +14,7 @@ __all__ = [
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError",
-    "IntentError", "EmitError", "user_frame",
+    "IntentError", "EmitError", "IRError", "user_frame",
 ]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -106,3 +106,9 @@ class IntentError(SimulationError):
 
 class EmitError(GraphtraceError):
     """The driver refused a node while building the CUDA graph."""
+
+
+class IRError(GraphtraceError):
+    """A recorded graph breaks an invariant of the IR (``Graph.verify``): a bug in
+    graphtrace or in an op, not in the user's code. The message names the node
+    and holds the listing; ``source`` is the line that recorded the node."""

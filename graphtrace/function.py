@@ -24,12 +24,15 @@ import numpy as np
 from ._guards import CupyFence, translate
 from .backend import resolve
 from .buffers import as_buffer, is_array
+from .context import current_tracer
 from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError
-from .ir import Graph, Scalar
+from .ir import Graph
 from .reach import Reach, instance_arrays
-from .trace import Stream, Tracer, current_tracer
+from .scalar import Scalar
+from .trace import Stream, Tracer
+from .tree import children, rebuild
 
 __all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo", "RetraceWarning"]
 
@@ -59,12 +62,6 @@ def path_str(path: tuple) -> str:
     return name + "".join(f"[{k!r}]" for k in rest)
 
 
-def _rebuild(value, items):
-    if isinstance(value, dict):
-        return dict(zip(value.keys(), items))
-    return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
-
-
 def _tagged(value, items):
     """A hashable stand-in for a container (lists, tuples and dicts kept apart)."""
     if isinstance(value, dict):
@@ -72,7 +69,7 @@ def _tagged(value, items):
     return (type(value), tuple(items))
 
 
-def walk(value, path: tuple, static: bool, leaf, build=_rebuild):
+def walk(value, path: tuple, static: bool, leaf, build=rebuild):
     """Rebuild ``value`` with ``leaf(kind, path, v)`` applied to every leaf.
 
     ``kind`` is ``"array"``, ``"scalar"`` or ``"static"``; ``path`` a tuple
@@ -80,12 +77,9 @@ def walk(value, path: tuple, static: bool, leaf, build=_rebuild):
     """
     if is_array(value):
         return leaf("array", path, value)
-    if isinstance(value, (list, tuple)):
-        return build(value, [walk(v, path + (i,), static, leaf, build)
-                             for i, v in enumerate(value)])
-    if isinstance(value, dict):
-        return build(value, [walk(v, path + (k,), static, leaf, build)
-                             for k, v in value.items()])
+    items = children(value)   # the containers of tree.py
+    if items is not None:
+        return build(value, [walk(v, path + (k,), static, leaf, build) for k, v in items])
     if _is_number(value) and not static:
         return leaf("scalar", path, value)
     if not _hashable(value):
@@ -236,7 +230,7 @@ class GraphFunction:
         self._hits = self._misses = 0
         self._keys_seen: dict = {}   # distinct signatures traced, in order
         self._warned = False
-        self._last = None     # (arguments, compiled graph, backend, what names held)
+        self._last = None     # (argument snapshot, compiled graph, backend, what names held)
         self._reach = None    # arrays and helpers reached by name (reach.py), found lazily
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
@@ -455,7 +449,7 @@ class GraphFunction:
             s, args = args[lead], args[:lead] + args[lead + 1:]
         else:
             s = kwargs.pop(self._stream_param)
-        s._check()
+        s.tracer()   # raises outside its trace
         if stream is not None or backend is not None:
             raise TraceError(f"{self.__name__}(s, ...) inside a trace runs in the enclosing "
                              "graph: it takes no stream= or backend=")

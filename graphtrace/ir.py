@@ -1,8 +1,10 @@
-"""The IR: ``Node``, ``Scalar`` and ``Graph``.
+"""The IR: ``Node`` and ``Graph`` (and ``Scalar``, which recorded arguments hold).
 
-A ``Graph`` is the ordered list of nodes one trace recorded; ``str(graph)``
-is its listing, with names assigned at print time so that listings are
-deterministic and comparable as text.
+A ``Graph`` is the ordered list of nodes one trace recorded; a structured
+node owns regions, which are graphs of their own. ``str(graph)`` is its
+listing, with names assigned at print time so that listings are
+deterministic and comparable as text; ``graph.verify()`` checks the IR's
+invariants.
 """
 from __future__ import annotations
 
@@ -12,9 +14,12 @@ import subprocess
 from dataclasses import dataclass, field
 
 from .buffers import Buffer
-from .errors import DynamicScalarError, format_source
+from .errors import IRError, format_source
+from .ops.base import Op
+from .scalar import Scalar
+from .tree import tree_map
 
-__all__ = ["Node", "Graph", "Scalar", "MODES"]
+__all__ = ["Node", "Graph", "Scalar", "Namer", "describe", "MODES"]
 
 MODES = {"r": "in", "w": "out", "rw": "inout"}
 
@@ -25,9 +30,10 @@ class Node:
 
     Fields
     ------
-    kind : str
-        The op family entry in ``graphtrace.ops.OPS`` that records, emits and
-        simulates the node. Kinds:
+    op : ops.base.Op
+        What the node does: the one instance of its kind's ``Op`` subclass,
+        which describes, verifies, emits, updates and simulates it;
+        ``node.kind`` is ``op.kind``. Kinds:
 
         - ``kernel``: ``target`` is a kernel adapter (``ops.kernel``);
           ``args`` the launch arguments as the user passed them (``Buffer``
@@ -54,10 +60,19 @@ class Node:
     source : (file, line)
         The user's line that issued the node.
     index : int
-        Position in the recording order (a topological order of the DAG).
+        The node's id, unique in its trace (regions included) and given in
+        recording order: listings name the node ``%index``, and emission
+        keeps per-node state under it.
+    pos : int
+        Position in its own graph's ``nodes`` (a topological order of that
+        graph): dense per graph, for per-graph tables.
+    regions : tuple of Graph
+        Sub-graphs a structured node owns (a loop body, the branches of a
+        conditional, a child graph); empty for every other node. A region's
+        nodes depend only on nodes of the same region.
     """
 
-    kind: str
+    op: object
     target: object
     args: tuple
     accesses: tuple
@@ -67,6 +82,12 @@ class Node:
     stream: int = 0
     source: tuple = ("<unknown>", 0)
     index: int = -1
+    pos: int = -1
+    regions: tuple = ()
+
+    @property
+    def kind(self) -> str:
+        return self.op.kind
 
     @property
     def reads(self) -> tuple:
@@ -77,44 +98,7 @@ class Node:
         return tuple(b for b, m in self.accesses if "w" in m)
 
 
-class Scalar:
-    """A dynamic numeric argument of a traced function.
-
-    It stands for the number during the trace, so that a later call with
-    another number rebinds the parameter instead of tracing again. Using it in
-    Python control flow or arithmetic would bake one value into the graph,
-    so it raises and suggests ``static=``.
-    """
-
-    __slots__ = ("name", "value", "slot", "param")
-
-    def __init__(self, name: str, value, slot: int, param: str | None = None):
-        self.name, self.value, self.slot = name, value, slot
-        self.param = param or name   # the parameter it came in (``dims`` of ``dims[0]``)
-
-    def _refuse(self, *_args, **_kw):
-        raise DynamicScalarError(
-            f"argument {self.name!r} is a dynamic scalar: its value is a graph "
-            "parameter that later calls may change, so it cannot steer Python "
-            "control flow or arithmetic during a trace; pass its parameter in "
-            f"@graph(static=({self.param!r},)) to trace a graph per value, or "
-            "compute on the device")
-
-    __bool__ = __int__ = __float__ = __index__ = __complex__ = _refuse
-    __lt__ = __le__ = __gt__ = __ge__ = __hash__ = _refuse
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
-    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refuse
-    __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = _refuse
-    __and__ = __or__ = __xor__ = __lshift__ = __rshift__ = __round__ = _refuse
-
-    def __eq__(self, other):
-        self._refuse()
-
-    def __repr__(self):
-        return self.name
-
-
-class _Namer:
+class Namer:
     """Print-time names: ``%i`` for nodes, labels or ``%bK`` for buffers."""
 
     def __init__(self):
@@ -130,20 +114,30 @@ class _Namer:
         return name
 
     def value(self, v) -> str:
+        """A recorded argument as the listing shows it; containers print as Python's."""
+        if isinstance(v, (list, tuple, dict)):
+            return repr(tree_map(lambda x: _Shown(self.value(x)), v))
         if isinstance(v, Buffer):
             return self.buffer(v)
         if isinstance(v, Node):
             return f"%{v.index}"
-        if isinstance(v, (list, tuple)):
-            inner = ", ".join(self.value(x) for x in v)
-            return f"({inner}{',' if len(v) == 1 else ''})" if isinstance(v, tuple) else f"[{inner}]"
-        if isinstance(v, dict):
-            return "{" + ", ".join(f"{k!r}: {self.value(x)}" for k, x in v.items()) + "}"
         if isinstance(v, Scalar):
             return v.name
         if callable(v) and hasattr(v, "__name__"):
             return v.__name__
         return repr(v)
+
+
+def describe(node: Node, namer: Namer | None = None) -> str:
+    """``kind target(args)`` of one node, as the listing shows it."""
+    return f"{node.kind} {node.op.describe(node, namer or Namer())}"
+
+
+class _Shown(str):
+    """A leaf's listing text, which ``repr`` of its container shows as it is."""
+
+    def __repr__(self):
+        return str(self)
 
 
 class Graph:
@@ -153,15 +147,45 @@ class Graph:
         self.name, self.params, self.mode, self.nodes = name, params, mode, nodes
 
     def edges(self) -> list[tuple[int, int]]:
+        """``(%a, %b)`` for each edge of this graph (not of its regions)."""
         return [(d.index, n.index) for n in self.nodes for d in n.deps]
 
-    def describe(self, node: Node, namer: _Namer | None = None) -> str:
-        """``kind target(args)`` of one node, as the listing shows it."""
-        from .ops import OPS
-        namer = namer or _Namer()
-        return f"{node.kind} {OPS[node.kind].describe(node, namer)}"
+    def walk(self):
+        """Every node, depth first: a node, then the nodes of its regions."""
+        for node in self.nodes:
+            yield node
+            for region in node.regions:
+                yield from region.walk()
 
-    def _line(self, node: Node, namer: _Namer) -> str:
+    def verify(self) -> None:
+        """Check the IR's invariants; raise ``IRError`` naming the first node
+        that breaks one, with the listing attached.
+
+        Each node's op is an ``Op``; its ``pos`` is its place in its graph;
+        each dependency is an earlier node of the same graph; indices are
+        unique over the whole walk; each accessed view lies in its base (the
+        argument it moves with); regions are graphs and verify too; and the
+        op's own ``verify(node)`` finds nothing.
+        """
+        self._verify(self, set())
+
+    def _verify(self, top: "Graph", seen: set) -> None:
+        for pos, node in enumerate(self.nodes):
+            problem = _problem(self, node, pos, seen)
+            if problem is not None:
+                kind = getattr(getattr(node, "op", None), "kind", "?")
+                raise IRError(f"IR check of graph {top.name}: %{getattr(node, 'index', '?')} "
+                              f"({kind}) {problem}\n{_listing(top)}",
+                              source=getattr(node, "source", ("<unknown>", 0)))
+            seen.add(node.index)
+            for region in node.regions:
+                region._verify(top, seen)
+
+    def describe(self, node: Node, namer: Namer | None = None) -> str:
+        """``kind target(args)`` of one node, as the listing shows it."""
+        return describe(node, namer)
+
+    def _line(self, node: Node, namer: Namer, indent: str = "  ") -> str:
         parts = [f"%{node.index} = {self.describe(node, namer)}"]
         for mode, word in MODES.items():
             names = [namer.buffer(b) for b, m in node.accesses if m == mode]
@@ -173,27 +197,45 @@ class Graph:
             parts.append("after(" + ", ".join(f"%{d.index}" for d in node.deps) + ")")
         if node.stream:
             parts.append(f"stream {node.stream}")
-        return "  " + "  ".join(parts) + f"  # {format_source(node.source)}"
+        return indent + "  ".join(parts) + f"  # {format_source(node.source)}"
+
+    def _lines(self, namer: Namer, indent: str = "  ") -> list[str]:
+        """One line per node, each region's under its node, indented."""
+        out = []
+        for n in self.nodes:
+            out.append(self._line(n, namer, indent))
+            for region in n.regions:
+                out.append(f"{indent}  {region.name}:")
+                out += region._lines(namer, indent + "    ")
+        return out
 
     def __str__(self) -> str:
-        namer = _Namer()
+        namer = Namer()
         head = (f"graph {self.name}({', '.join(self.params)})  deps={self.mode}  "
                 f"{len(self.nodes)} nodes, {len(self.edges())} edges")
-        return "\n".join([head] + [self._line(n, namer) for n in self.nodes])
+        return "\n".join([head] + self._lines(namer))
 
     def __repr__(self) -> str:
         return f"<graphtrace.Graph {self.name}: {len(self.nodes)} nodes>"
 
     def to_dot(self) -> str:
         """The DAG in Graphviz DOT, one box per node labelled like the listing."""
-        namer = _Namer()
         out = [f'digraph "{self.name}" {{', "  node [shape=box, fontname=monospace];"]
-        for n in self.nodes:
-            label = f"%{n.index} {self.describe(n, namer)}\\n{format_source(n.source)}"
-            out.append(f'  n{n.index} [label="{_dot_escape(label)}"];')
-        out += [f"  n{a} -> n{b};" for a, b in self.edges()]
+        self._dot(out, Namer(), "  ")
         out.append("}")
         return "\n".join(out)
+
+    def _dot(self, out: list, namer: Namer, indent: str) -> None:
+        """Boxes and edges; each region a cluster named after its node."""
+        for n in self.nodes:
+            label = f"%{n.index} {self.describe(n, namer)}\\n{format_source(n.source)}"
+            out.append(f'{indent}n{n.index} [label="{_dot_escape(label)}"];')
+            for k, region in enumerate(n.regions):
+                out.append(f'{indent}subgraph "cluster_{n.index}_{k}" {{')
+                out.append(f'{indent}  label="%{n.index} {_dot_escape(region.name)}";')
+                region._dot(out, namer, indent + "  ")
+                out.append(f"{indent}}}")
+        out += [f"{indent}n{a} -> n{b};" for a, b in self.edges()]
 
     def _repr_svg_(self):
         """Jupyter's picture of the graph, where Graphviz's ``dot`` is installed."""
@@ -207,3 +249,45 @@ class Graph:
 
 def _dot_escape(text: str) -> str:
     return text.replace('"', '\\"').replace(os.linesep, "\\n")
+
+
+def _problem(graph: Graph, node, pos: int, seen: set) -> str | None:
+    """What breaks an invariant at ``node``, the ``pos``-th of ``graph``, or None."""
+    if not isinstance(node, Node):
+        return f"is a {type(node).__name__}, not a Node"
+    if not isinstance(node.op, Op):
+        return f"has op {node.op!r}, which is no graphtrace Op"
+    if node.pos != pos:
+        return f"says it is at position {node.pos} of graph {graph.name}, but is at {pos}"
+    if node.index in seen:
+        return f"has the index of another node of the trace (%{node.index})"
+    for d in node.deps:
+        if not (isinstance(d, Node) and 0 <= d.pos < pos and graph.nodes[d.pos] is d):
+            return (f"depends on %{getattr(d, 'index', d)}, which is no earlier node of "
+                    f"graph {graph.name}")
+    for b, mode in node.accesses:
+        if mode not in MODES:
+            return f"accesses a view with mode {mode!r} (not 'r', 'w' or 'rw')"
+        if not _within_base(b):
+            return (f"accesses {b.label or repr(b)}, which does not lie in the array it "
+                    f"moves with ({b.base.label or repr(b.base)})")
+    for region in node.regions:
+        if not isinstance(region, Graph):
+            return f"owns a region that is a {type(region).__name__}, not a Graph"
+    return node.op.verify(node)
+
+
+def _within_base(b: Buffer) -> bool:
+    base = b.base
+    if base is b:
+        return True
+    inside = base.contains(b)
+    return inside if inside is not None else base.lo <= b.lo and b.hi <= base.hi
+
+
+def _listing(graph: Graph) -> str:
+    """The listing of a graph that may be broken (then as far as it prints)."""
+    try:
+        return str(graph)
+    except Exception as e:  # noqa: BLE001  (the listing only illustrates the error)
+        return f"(no listing: {type(e).__name__}: {e})"

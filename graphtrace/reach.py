@@ -16,6 +16,7 @@ from __future__ import annotations
 import types
 
 from .buffers import is_array
+from .tree import children
 
 __all__ = ["Reach", "instance_arrays"]
 
@@ -50,17 +51,14 @@ def _python_function(obj):
     return inner if isinstance(inner, types.FunctionType) else None
 
 
-_CONTAINERS = (list, tuple, dict)
-
-
 def _leaves(v, label: str, depth: int = 0) -> list:
     """``(label, array)`` for the arrays in ``v``: an array, or lists, tuples and
-    dicts of them (the containers an argument may be too)."""
+    dicts of them (the containers an argument may be too, ``tree.children``)."""
     if is_array(v):
         return [(label, v)]
-    if depth > _MAX_DEPTH or not isinstance(v, _CONTAINERS):
+    items = children(v) if depth <= _MAX_DEPTH else None
+    if items is None:
         return []
-    items = v.items() if isinstance(v, dict) else enumerate(v)
     out = []
     for k, x in items:
         out += _leaves(x, f"{label}[{k!r}]", depth + 1)
@@ -72,10 +70,8 @@ def _may_hold_arrays(v, depth: int = 0) -> bool:
     later (``BIAS = None``, ``EXTRAS = []``)."""
     if v is None:
         return True
-    if depth > _MAX_DEPTH or not isinstance(v, _CONTAINERS):
-        return False
-    items = v.values() if isinstance(v, dict) else v
-    return all(_may_hold_arrays(x, depth + 1) for x in items)
+    items = children(v) if depth <= _MAX_DEPTH else None
+    return items is not None and all(_may_hold_arrays(x, depth + 1) for _, x in items)
 
 
 def instance_arrays(obj) -> list:

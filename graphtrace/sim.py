@@ -15,97 +15,17 @@ graphtrace sets where there is no GPU).
 from __future__ import annotations
 
 import random
-import threading
-import types
 
 import numpy as np
 
 from .binding import Binding
 from .buffers import Buffer
 from .errors import SimulationError
-from .ir import Graph, Scalar
-from .ops import OPS
+from .ir import Graph
+from .scalar import Scalar
+from .tree import tree_map
 
-__all__ = ["simulate", "topological_order", "reference", "reference_for",
-           "run_numba_kernel", "host_view", "Simulator", "SimGraph"]
-
-_references: dict[int, tuple] = {}   # id(kernel) -> (kernel, its Python stand-in)
-_kernel_lock = threading.Lock()      # numba's simulator runs one kernel at a time
-
-
-def reference(kernel):
-    """Register a Python function that stands for ``kernel`` on the simulator.
-
-    The function receives ``(grid, block, *args)`` with arrays as numpy arrays.
-
-    >>> @gt.reference(saxpy_raw_kernel)                   # doctest: +SKIP
-    ... def saxpy(grid, block, x, y, a, n):
-    ...     y[:n] += a * x[:n]
-    """
-    def register_fn(fn):
-        from .ops.kernel import Adapter
-        keys = [kernel.kernel] if isinstance(kernel, Adapter) else [kernel]
-        for k in keys:
-            _references[id(k)] = (k, fn)
-        return fn
-    return register_fn
-
-
-def reference_for(adapter):
-    hit = _references.get(id(adapter.kernel)) or _references.get(id(adapter))
-    if hit is None:
-        raise SimulationError(
-            f"no CPU reference for {adapter.library} kernel {adapter.name}: the simulator "
-            "runs only numba kernels by itself; register a Python stand-in with "
-            f"@gt.reference({adapter.name}) def f(grid, block, *args): ...", source=None)
-    return hit[1]
-
-
-def run_numba_kernel(py_func, grid, block, shared_mem, args, **options) -> None:
-    """Run a numba kernel function on numba's CUDA simulator.
-
-    The simulator keeps the running kernel in a module global (a kernel
-    started meanwhile from another thread is taken for a device function
-    called by the first, and fails), and while a kernel runs it puts its fake
-    ``cuda`` module in place of ``cuda`` in the globals of the kernel's module
-    (other threads using ``cuda`` in that module fail). So kernels run one at
-    a time here, each on a copy of its module's globals.
-    """
-    from numba.cuda.simulator.kernel import FakeCUDAKernel
-    with _kernel_lock:
-        kern = FakeCUDAKernel(_isolated(py_func, {}, options), device=False, **options)
-        kern[grid, block, 0, shared_mem](*args)
-
-
-def _isolated(fn, copies: dict, options: dict):
-    """``fn`` on a copy of its globals, its numba device functions likewise."""
-    g = copies.get(id(fn.__globals__))
-    if g is None:
-        g = copies[id(fn.__globals__)] = dict(fn.__globals__)
-        for name, v in g.items():
-            g[name] = _isolated_device_function(v, copies, options)
-    cells = fn.__closure__ and tuple(_isolated_cell(c, copies, options) for c in fn.__closure__)
-    clone = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, cells)
-    clone.__kwdefaults__ = fn.__kwdefaults__
-    return clone
-
-
-def _isolated_device_function(v, copies, options):
-    from .ops._numba import is_device_function
-    if is_device_function(v):
-        from numba.cuda.simulator.kernel import FakeCUDAKernel
-        return FakeCUDAKernel(_isolated(v.py_func, copies, options), device=True, **options)
-    return v
-
-
-def _isolated_cell(cell, copies, options):
-    try:
-        value = cell.cell_contents
-    except ValueError:   # a name not bound yet
-        return cell
-    new = _isolated_device_function(value, copies, options)
-    return cell if new is value else types.CellType(new)
-
+__all__ = ["simulate", "topological_order", "host_view", "SimContext", "SimGraph"]
 
 def host_view(b: Buffer) -> np.ndarray:
     """The numpy array behind a view, for the simulator (host memory only)."""
@@ -122,45 +42,66 @@ def host_view(b: Buffer) -> np.ndarray:
         "no GPU); run on the GPU backend instead", source=None)
 
 
-class Simulator:
-    """What an op's ``simulate(sim, node)`` gets: values in the current binding."""
+class SimContext:
+    """What an op's ``simulate(sim, node)`` gets: the binding's values, on the CPU.
 
-    def __init__(self, value_of=None, check_intents: bool = True):
+    One context serves one launch; drawn like torch.fx's ``Interpreter``::
+
+        SimContext
+          value_of(x)    a recorded Buffer or Scalar -> its value in the binding
+          array(b)       the numpy array of a recorded view, now
+          value(v)       a recorded argument (any tree) as a kernel or callback
+                         receives it: arrays as numpy, scalars as numbers
+          check          whether kernels must leave what they only read unchanged
+          random         the launch's random.Random (one per launch)
+          run(region)    run a region Graph's nodes in a random topological order
+                         drawn from random (structured ops: a loop body); the
+                         whole graph too. Returns that order.
+    """
+
+    def __init__(self, value_of=None, check_intents: bool = True, seed=None):
         self.value_of = value_of or (lambda v: v)
         self.check = check_intents
+        self.random = random.Random(seed)
 
     def array(self, b: Buffer) -> np.ndarray:
         return host_view(self.value_of(b))
 
     def value(self, v):
         """What a recorded argument stands for: arrays as numpy, scalars as numbers."""
+        return tree_map(self._leaf, v)
+
+    def _leaf(self, v):
         if isinstance(v, Buffer):
             return self.array(v)
-        if isinstance(v, Scalar):
-            return self.value_of(v)
-        if isinstance(v, (tuple, list)):
-            return type(v)(self.value(x) for x in v)
-        if isinstance(v, dict):
-            return {k: self.value(x) for k, x in v.items()}
-        return v
+        return self.value_of(v) if isinstance(v, Scalar) else v
+
+    def run(self, region: Graph) -> list:
+        order = topological_order(region, self.random)
+        for node in order:
+            node.op.simulate(self, node)
+        return order
 
 
 def topological_order(graph: Graph, seed=None) -> list:
-    """A random order of the nodes that respects every edge."""
-    rnd = random.Random(seed)
-    indeg = {n.index: len(n.deps) for n in graph.nodes}
-    users: dict[int, list] = {n.index: [] for n in graph.nodes}
+    """A random order of the nodes that respects every edge.
+
+    ``seed`` seeds the draw, or is the ``random.Random`` to draw from.
+    """
+    rnd = seed if isinstance(seed, random.Random) else random.Random(seed)
+    indeg = [len(n.deps) for n in graph.nodes]
+    users: list[list] = [[] for _ in graph.nodes]
     for n in graph.nodes:
         for d in n.deps:
-            users[d.index].append(n)
+            users[d.pos].append(n)
     ready = [n for n in graph.nodes if not n.deps]
     order = []
     while ready:
         n = ready.pop(rnd.randrange(len(ready)))
         order.append(n)
-        for u in users[n.index]:
-            indeg[u.index] -= 1
-            if indeg[u.index] == 0:
+        for u in users[n.pos]:
+            indeg[u.pos] -= 1
+            if indeg[u.pos] == 0:
                 ready.append(u)
     return order
 
@@ -172,15 +113,7 @@ def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None)
     binding's); by default the traced ones. ``check_intents`` verifies that
     kernels leave the arrays they only read unchanged.
     """
-    sim = Simulator(value_of, check_intents)
-    order = topological_order(graph, seed)
-    for node in order:
-        run = OPS[node.kind].simulate
-        if run is None:
-            raise SimulationError(f"the simulator cannot run {node.kind} nodes",
-                                  source=node.source)
-        run(sim, node)
-    return order
+    return SimContext(value_of, check_intents, seed).run(graph)
 
 
 class SimGraph(Binding):

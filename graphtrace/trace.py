@@ -1,24 +1,26 @@
-"""``@graph``, the tracing context and the proxy ``Stream``.
+"""The tracer and the proxy ``Stream``.
 
 Tracing runs the user's function once with a proxy stream as its first
-argument. Every op on the proxy goes through the op table (``ops/``), which
-turns it into a ``Node``; the dependency tracker (``deps.py``) gives the node
-its predecessors as it is recorded. Nothing runs on a GPU while tracing.
+argument (``function.py``). Each method of the proxy hands the op to its op
+module (``ops/``), which records a ``Node`` through the tracer's recording
+API; the dependency tracker (``deps.py``) gives the node its predecessors as
+it is recorded. Nothing runs on a GPU while tracing.
 """
 from __future__ import annotations
 
 import gc
+import os
 import threading
 
-from . import ops
 from .buffers import Buffer, as_buffer
+from .context import TRACE_HOOKS, ProxyStream, current_tracer, set_tracer
 from .deps import make_tracker
 from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_frame
 from .ir import Graph, Node
+from .ops import control as _control, host as _host, kernel as _kernel, memory as _memory
 
-__all__ = ["Stream", "Tracer", "current_tracer"]
+__all__ = ["Stream", "Tracer", "Scope"]
 
-_state = threading.local()
 _hooks_lock = threading.Lock()
 
 
@@ -36,22 +38,56 @@ def _pause_gc(step: int) -> None:
         gc.enable()
 
 
-def current_tracer() -> "Tracer | None":
-    """The tracer active in this thread, if any."""
-    return getattr(_state, "tracer", None)
+class Scope:
+    """Where nodes are being recorded: the function's own graph, or a region of
+    a structured node. Each has its nodes, its own dependency tracker (of the
+    trace's mode) and its own events: dependencies never cross a region."""
+
+    __slots__ = ("name", "nodes", "deps", "events", "closed")
+
+    def __init__(self, name: str, mode: str):
+        self.name, self.nodes, self.deps = name, [], make_tracker(mode)
+        self.events: dict[int, Node] = {}   # id(event) -> its record node
+        self.closed = False
 
 
 class Tracer:
-    """Records nodes for one trace of one function, in one thread."""
+    """Records nodes for one trace of one function, in one thread.
+
+    The recording API, which is all an op module may use (with a proxy
+    stream's ``tracer()``, ``index`` and ``scope``; ``scope=None`` is the
+    function's own graph)::
+
+        Tracer
+          name, mode                      the function's name; "data" or "streams"
+          buffer(obj) -> Buffer           an array's Buffer for this trace (refuses
+                                          arrays the function cannot be handed again)
+          cached_buffer(obj)              the Buffer already made for obj, or None
+          record(op, target, args, accesses, *, stream, attrs=None, opaque=False,
+                 source=None, regions=(), scope=None) -> Node
+                                          add a node; its deps follow from the mode
+          open_region(name) -> Scope      start recording a region (its own graph
+                                          and tracker); Stream(tracer, index, scope)
+                                          records into it
+          close_region(scope) -> Graph    end it: the Graph to pass in regions=
+          fork(stream, scope) -> int      a new stream index, after stream's work so far
+          join(stream, other, scope)      later work on stream waits for other's
+          record_event(event, node, stream, scope)  node records event: waits on it
+                                          in this scope order after it
+          event_node(event, scope) -> Node|None  the node that recorded event there
+          wait_event(node, stream, scope) later work on stream waits for that node
+
+    Node indices are unique in the trace, regions included. With
+    ``GRAPHTRACE_VERIFY=1`` every traced graph is checked (``Graph.verify``).
+    """
 
     def __init__(self, name: str, params: list[str], mode: str):
         self.name, self.params, self.mode = name, params, mode
-        self.nodes: list[Node] = []
-        self.deps = make_tracker(mode)
         self.thread = threading.get_ident()
         self.active = False
-        self.n_streams = 1
-        self.events: dict[int, Node] = {}       # id(event) -> its record node
+        self._top = Scope(name, mode)
+        self._count = 0                         # nodes recorded, regions included
+        self._n_streams = 1
         self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
 
@@ -123,17 +159,66 @@ class Tracer:
         return f"{root.label}[{buf.lo - root.lo}B:{buf.hi - root.lo}B{tail}]"
 
     # --- nodes -------------------------------------------------------------
-    def record(self, kind: str, target, args: tuple, accesses: tuple, *,
-               stream: int = 0, attrs: dict | None = None, opaque: bool = False,
-               source: tuple | None = None) -> Node:
-        node = Node(kind, target, tuple(args), tuple(accesses), attrs or {}, opaque,
-                    stream=stream, source=source or user_frame(2), index=len(self.nodes))
-        self.deps.add(node, stream)
-        self.nodes.append(node)
+    def record(self, op, target, args: tuple, accesses: tuple, *, stream: int,
+               attrs: dict | None = None, opaque: bool = False, source: tuple | None = None,
+               regions: tuple = (), scope: Scope | None = None) -> Node:
+        """Add a node of ``op`` issued on proxy stream ``stream`` of ``scope``.
+
+        ``accesses`` are ``(Buffer, "r"|"w"|"rw")``; ``opaque`` orders the node
+        after and before everything; ``source`` defaults to the user's line;
+        ``regions`` are the Graphs a structured node owns (``close_region``).
+        """
+        scope = scope or self._top
+        if scope.closed:
+            raise StreamError(f"a proxy stream of region {scope.name} of {self.name} was "
+                              "used after its region ended: issue work on it only inside "
+                              "the region (the loop or branch body)")
+        node = Node(op, target, tuple(args), tuple(accesses), attrs or {}, opaque,
+                    stream=stream, source=source or user_frame(), index=self._count,
+                    pos=len(scope.nodes), regions=tuple(regions))
+        self._count += 1
+        scope.deps.add(node, stream)
+        scope.nodes.append(node)
         return node
 
+    def open_region(self, name: str) -> Scope:
+        """Start recording a region named ``name`` (shown in listings)."""
+        return Scope(name, self.mode)
+
+    def close_region(self, scope: Scope) -> Graph:
+        """End a region: its Graph, for ``record(..., regions=...)``."""
+        if scope.closed or scope is self._top:
+            raise TraceError(f"region {scope.name} of {self.name} is not open")
+        scope.closed = True
+        return Graph(scope.name, [], self.mode, scope.nodes)
+
+    # --- stream structure (ordering only in deps="streams") ----------------
+    def fork(self, stream: int, scope: Scope | None = None) -> int:
+        child, self._n_streams = self._n_streams, self._n_streams + 1
+        (scope or self._top).deps.fork(stream, child)
+        return child
+
+    def join(self, stream: int, other: int, scope: Scope | None = None) -> None:
+        (scope or self._top).deps.join(stream, other)
+
+    def record_event(self, event, node: Node, stream: int, scope: Scope | None = None) -> None:
+        scope = scope or self._top
+        scope.events[id(event)] = node
+        scope.deps.record(stream, node)
+
+    def event_node(self, event, scope: Scope | None = None) -> Node | None:
+        node = (scope or self._top).events.get(id(event))
+        return node if node is not None and node.target is event else None
+
+    def wait_event(self, node: Node, stream: int, scope: Scope | None = None) -> None:
+        (scope or self._top).deps.wait(stream, node)
+
     def graph(self) -> Graph:
-        return Graph(self.name, self.params, self.mode, self.nodes)
+        """The function's graph; checked when ``GRAPHTRACE_VERIFY=1``."""
+        graph = Graph(self.name, self.params, self.mode, self._top.nodes)
+        if os.environ.get("GRAPHTRACE_VERIFY", "").strip().lower() in ("1", "true", "yes", "on"):
+            graph.verify()
+        return graph
 
     # --- context -----------------------------------------------------------
     def __enter__(self):
@@ -143,14 +228,16 @@ class Tracer:
                 "nest a graph, call the decorated function with the proxy stream "
                 "as its first argument")
         with _hooks_lock:
-            for hook in ops.TRACE_HOOKS:   # each is cheap once done
+            for hook in TRACE_HOOKS:   # each is cheap once done
                 hook()
             _pause_gc(+1)
-        _state.tracer, self.active = self, True
+        set_tracer(self)
+        self.active = True
         return self
 
     def __exit__(self, *exc):
-        _state.tracer, self.active = None, False
+        set_tracer(None)
+        self.active = False
         with _hooks_lock:
             _pause_gc(-1)
         return False
@@ -161,20 +248,33 @@ def _describe(buf: Buffer) -> str:
     return f"{buf.dtype}{list(buf.shape)} on {where}"
 
 
-class Stream:
+class Stream(ProxyStream):
     """The proxy stream a traced function receives as its first argument.
 
-    Ops issued on it are recorded as graph nodes: ``launch``, numba's
-    ``kernel[grid, block, s](...)``, ``copy``, ``memset``, ``host``,
-    ``record``/``wait``, ``fork``/``join``. It is valid only inside its trace.
+    Ops issued on it are recorded as graph nodes. It is valid only inside
+    its trace. For op modules: ``tracer()`` is the trace's ``Tracer``
+    (checked to be active in this thread), ``index`` the stream's number and
+    ``scope`` the region it records into (None: the function's own graph);
+    a structured op records its body through ``Stream(tracer, index, scope)``.
     """
 
-    __slots__ = ("_tracer", "_index")
+    __slots__ = ("_tracer", "_index", "_scope")
 
-    def __init__(self, tracer: Tracer, index: int = 0):
-        self._tracer, self._index = tracer, index
+    def __init__(self, tracer: Tracer, index: int = 0, scope: Scope | None = None):
+        self._tracer, self._index, self._scope = tracer, index, scope
 
-    def _check(self) -> Tracer:
+    @property
+    def index(self) -> int:
+        """The stream's number in its trace (0: the one the function receives)."""
+        return self._index
+
+    @property
+    def scope(self) -> Scope | None:
+        """The region this stream records into; None for the function's own graph."""
+        return self._scope
+
+    def tracer(self) -> Tracer:
+        """The tracer this stream records into; raises outside its trace."""
         t = self._tracer
         if not t.active or t.thread != threading.get_ident():
             raise StreamError(
@@ -183,27 +283,62 @@ class Stream:
                 "work there, or launch on a real stream outside")
         return t
 
-    def _record(self, kind, target, args, accesses, **kw) -> Node:
-        return self._check().record(kind, target, args, accesses, stream=self._index,
-                                    source=user_frame(2), **kw)
+    def launch(self, kernel, grid, block, *args, shared_mem: int = 0, opaque: bool = False):
+        """Record a kernel launch: ``s.launch(kernel, grid, block, *args)``.
+
+        ``kernel`` is a numba ``@cuda.jit`` kernel, a cupy ``RawKernel``, a
+        cuda.core ``Kernel`` or one declared with ``gt.kernel``. Arguments may be
+        wrapped in ``gt.In``/``gt.Out``/``gt.InOut`` to override inferred
+        intents. ``opaque=True`` orders it after all earlier work and before all
+        later work, for a kernel that touches memory it is not given. numba's
+        ``kernel[grid, block, s](*args)`` records the same node.
+        """
+        return _kernel.record_launch(self, kernel, grid, block, args, shared_mem, opaque)
+
+    def copy(self, dst, src):
+        """Record a copy of ``src`` into ``dst`` (same shape and dtype).
+
+        Host arrays must be pinned (``gt.pinned_empty``, ``cupyx.empty_pinned``,
+        ``numba.cuda.pinned_array``): a graph cannot copy pageable memory.
+        """
+        return _memory.record_copy(self, dst, src)
+
+    def memset(self, dst, value):
+        """Record a fill of the device view ``dst`` with ``value`` (converted to its
+        dtype, repeated as a 1-, 2- or 4-byte pattern)."""
+        return _memory.record_memset(self, dst, value)
+
+    def host(self, fn, *args, opaque: bool = False):
+        """Record a host callback ``fn(*args)``, run by the graph on a driver thread.
+
+        Arguments may nest in lists, tuples and dicts; the callback receives
+        them as recorded (arrays and dynamic numbers of the current call), in
+        containers of its own: a list or dict it changes is not the caller's
+        (a warning says so). Results belong in a pinned array, or in an object
+        that is passed as itself (an instance of your own class). ``opaque=True``
+        orders the callback after all earlier work and before all later work,
+        for one that touches memory it is not given.
+        """
+        return _host.record_host(self, fn, args, opaque)
+
+    def record(self, event):
+        """Record ``event`` (a cuda.core ``Event``) once the work issued so far is done."""
+        return _control.record_event(self, event)
+
+    def wait(self, event):
+        """Make later work wait for ``event``."""
+        return _control.wait_event(self, event)
 
     def fork(self) -> "Stream":
         """A new proxy stream that starts after the work issued here so far."""
-        t = self._check()
-        child = Stream(t, t.n_streams)
-        t.n_streams += 1
-        t.deps.fork(self._index, child._index)
-        return child
+        return _control.fork(self)
 
     def join(self, *others: "Stream") -> None:
         """Make later work here wait for everything issued on ``others``."""
-        t = self._check()
-        for other in others:
-            if not isinstance(other, Stream) or other._tracer is not t:
-                raise StreamError("join() takes proxy streams of the same trace")
-            t.deps.join(self._index, other._index)
+        _control.join(self, others)
 
     def synchronize(self) -> None:
+        """Refused: a graph cannot wait for the host midway."""
         raise HostSyncError(
             "synchronize() inside a trace: a graph cannot wait for the host midway; "
             "split the function in two graphs, or use s.host(fn, ...) to run host "
@@ -218,7 +353,3 @@ class Stream:
 
     def __repr__(self):
         return f"<graphtrace proxy stream {self._index} of {self._tracer.name}>"
-
-
-for _name, _fn in ops.STREAM_METHODS.items():
-    setattr(Stream, _name, _fn)

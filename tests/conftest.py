@@ -6,6 +6,8 @@ import pytest
 # The CPU tests run on the simulator, also on a machine with a GPU (tests/gpu then
 # run in a child process on the GPU: tests/gpu/conftest.py).
 os.environ.setdefault("GRAPHTRACE_BACKEND", "sim")
+# Every graph a test traces is checked against the IR's invariants (Graph.verify).
+os.environ.setdefault("GRAPHTRACE_VERIFY", "1")
 
 import graphtrace  # noqa: E402,F401  (imported first: numba then builds simulator kernels)
 from helpers import FakeDeviceArray  # noqa: E402

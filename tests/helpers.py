@@ -1,8 +1,11 @@
-"""Test helpers: fake device arrays, generic kernels, source-line lookup."""
+"""Test helpers: fake device arrays, generic kernels, source-line lookup, a structured op."""
+import sys
 
 import numpy as np
 import graphtrace as gt  # noqa: F401  (imported first: numba then builds simulator kernels)
+from graphtrace.ops.base import Op
 from graphtrace.ops.kernel import Adapter
+from graphtrace.trace import Stream
 
 
 class FakeDeviceArray:
@@ -57,3 +60,39 @@ def line_of(path, marker):
             if line.rstrip().endswith(f"# {marker}"):
                 return i
     raise AssertionError(f"no line marked {marker!r} in {path}")
+
+
+class RepeatOp(Op):
+    """A structured op built only from the recording API and the two contexts,
+    as a loop or child-graph op would be: ``repeat(s, times, body)`` records
+    ``body(s2)`` into a region and runs it ``times`` times (on the GPU: once,
+    as a child graph). Its accesses are those of its region."""
+
+    kind = "repeat"
+
+    def emit(self, gpu, node, parent):
+        from cuda.core.graph import GraphDefinition
+        assert node.attrs["times"] == 1, "the GPU form runs the body once"
+        body = GraphDefinition()
+        gpu.emit_region(node.regions[0], body)
+        return parent.embed(body)
+
+    def simulate(self, sim, node):
+        for _ in range(node.attrs["times"]):
+            sim.run(node.regions[0])
+
+
+REPEAT = RepeatOp()
+
+
+def repeat(s, times, body):
+    t = s.tracer()
+    scope = t.open_region("body")
+    body(Stream(t, s.index, scope))
+    region = t.close_region(scope)
+    accesses = [(b, m) for n in region.walk() for b, m in n.accesses]
+    caller = sys._getframe(1)
+    return t.record(REPEAT, body, (), accesses, stream=s.index, scope=s.scope,
+                    attrs={"times": times}, regions=(region,),
+                    opaque=any(n.opaque for n in region.walk()),
+                    source=(caller.f_code.co_filename, caller.f_lineno))

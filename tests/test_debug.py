@@ -13,7 +13,6 @@ from numba import cuda
 import graphtrace as gt
 from graphtrace import debug, emit, sim
 from graphtrace.debug import checks_intents, guarded, read_only_bytes
-from graphtrace.ops import OPS
 from helpers import FakeDeviceArray as A, any_kernel, line_of
 
 
@@ -47,9 +46,9 @@ def host_bytes(v):
 
 def run_checked(graph):
     """Run each node of ``graph`` through the check, as a debug launch does."""
-    runner = sim.Simulator(check_intents=False)
+    runner = sim.SimContext(check_intents=False)
     for node in graph.nodes:
-        guarded(node, lambda v: v, host_bytes, lambda: OPS[node.kind].simulate(runner, node))
+        guarded(node, lambda v: v, host_bytes, lambda: node.op.simulate(runner, node))
 
 
 def test_flag_and_environment_variable(monkeypatch):

@@ -1,101 +1,10 @@
-"""The op table: one entry per node kind.
+"""The ops: one ``Op`` subclass per node kind (``base.py``), one module per family.
 
-Each op family module registers, for its node kinds, how a node is described
-in listings, emitted into a CUDA graph and simulated on the CPU, and adds its
-proxy-stream methods. The tracer and the dependency inference never grow a
-branch per op: they only call what this table holds.
+``kernel`` (launches), ``memory`` (copies and memsets), ``host`` (host
+callbacks) and ``control`` (fork/join and events) each record their nodes
+through the tracer's recording API and define their kinds' ``Op``; the
+kernel adapters (``_numba``, ``_cupy``, ``_core``) register themselves with
+``kernel``. Importing this package loads all of them.
 """
-from __future__ import annotations
-
-from dataclasses import dataclass
-from typing import Callable
-
-__all__ = ["Op", "OPS", "STREAM_METHODS", "TRACE_HOOKS", "register", "stream_method",
-           "on_trace_start", "updaters", "intent_error"]
-
-
-@dataclass(frozen=True)
-class Op:
-    """How one node kind is described, emitted and simulated.
-
-    ``describe(node, namer) -> str`` gives the listing text after the kind.
-    ``emit(emitter, node, parent) -> GraphNode`` adds the node to a cuda.core
-    graph definition, as a successor of ``parent`` (a node, or the definition
-    itself for an entry node); ``emitter.value_of`` gives each recorded
-    Buffer/Scalar its value in the binding, ``emitter.state`` keeps what
-    updates need. ``update(compiled, node, graph_node)`` points the
-    instantiated node at the compiled graph's new binding;
-    ``update_definition`` does the same to the definition's node (None for
-    nodes that need no driver call to rebind, like host callbacks).
-    ``simulate(node, check)`` executes the node on the CPU.
-    """
-
-    kind: str
-    describe: Callable
-    emit: Callable | None = None
-    update: Callable | None = None
-    simulate: Callable | None = None
-    update_definition: Callable | None = None
-
-
-OPS: dict[str, Op] = {}
-STREAM_METHODS: dict[str, Callable] = {}
-TRACE_HOOKS: list[Callable] = []   # run as each trace starts; idempotent and cheap
-
-
-def register(op: Op) -> Op:
-    OPS[op.kind] = op
-    return op
-
-
-def stream_method(fn: Callable) -> Callable:
-    """Make ``fn(stream, ...)`` a method of the proxy stream."""
-    STREAM_METHODS[fn.__name__] = fn
-    return fn
-
-
-def updaters(params: Callable) -> tuple:
-    """``(update, update_definition)`` for an op whose node parameters
-    ``params(binding, node)`` gives as the keywords of cuda.core's ``update``."""
-    def update(cg, node, gnode):
-        cg.exec_node(node.index).update(**params(cg, node))
-
-    def update_definition(cg, node, gnode):
-        gnode.update(**params(cg, node))
-    return update, update_definition
-
-
-def on_trace_start(fn: Callable) -> Callable:
-    TRACE_HOOKS.append(fn)
-    return fn
-
-
-def _position(args, buf):
-    """Index of the argument that holds ``buf`` (also inside a tuple, list or dict)."""
-    def holds(v):
-        if v is buf:
-            return True
-        items = v.values() if isinstance(v, dict) else v if isinstance(v, (tuple, list)) else ()
-        return any(holds(x) for x in items)
-    return next((i for i, a in enumerate(args) if holds(a)), None)
-
-
-def intent_error(node, buf, detail: str = ""):
-    """The ``IntentError`` for ``node`` having written ``buf``, which it only reads."""
-    from ..errors import IntentError
-    i = _position(node.args, buf)
-    what = buf.label or "an array"
-    if node.kind == "kernel":
-        param = f" (parameter {node.target.param_name(i)})" if i is not None else ""
-        return IntentError(
-            f"kernel {node.target.name} wrote to {what}{param}{detail}, which it was inferred "
-            "or declared to only read: wrap the argument in gt.InOut(...) or declare the "
-            "kernel with gt.kernel(k, intents)", source=node.source)
-    name = getattr(node.target, "__qualname__", node.kind)
-    arg = f" (argument {i})" if i is not None else ""
-    return IntentError(f"{node.kind} {name} wrote to {what}{arg}{detail}, which it was "
-                       "declared to only read: pass it as gt.InOut(...)", source=node.source)
-
-
-# Importing the families fills the tables.
-from . import kernel, memory, host, control  # noqa: E402,F401
+from . import base, kernel, memory, host, control  # noqa: F401  (the op families)
+from . import _numba, _cupy, _core  # noqa: F401  (kernel adapters: each registers itself)

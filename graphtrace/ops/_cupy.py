@@ -13,8 +13,9 @@ import numpy as np
 
 from ..buffers import Buffer
 from ..errors import ArgumentError, KernelArgumentError
-from ..ir import Scalar
-from .kernel import ADAPTERS, Adapter
+from ..scalar import Scalar
+from ._reference import reference_for
+from .kernel import ADAPTERS, MODULES, Adapter
 
 __all__ = ["CupyAdapter", "CParam", "parse_signature", "c_dtype"]
 
@@ -325,7 +326,6 @@ class CupyAdapter(Adapter):
                 f"kernel {self.name}") from None
 
     def simulate(self, grid, block, shared_mem, values):
-        from ..sim import reference_for
         reference_for(self)(grid, block, *values)
 
 
@@ -353,3 +353,6 @@ def raw_module_function(module, name: str) -> CupyAdapter:
 
     _Function.name = name
     return CupyAdapter(_Function())
+
+
+MODULES.append((lambda m: type(m).__name__ == "RawModule", raw_module_function))

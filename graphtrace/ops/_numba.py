@@ -17,10 +17,12 @@ import sys
 import numpy as np
 
 from ..buffers import Buffer
+from ..context import ProxyStream, current_tracer, on_trace_start
 from ..errors import KernelArgumentError, StreamError
-from ..ir import Scalar
-from . import on_trace_start
+from ..scalar import Scalar
+from ..tree import materialize, tree_map
 from ._intents import _dotted, _parse, infer_intents, resolve_dotted, vararg_intent
+from ._numba_sim import is_device_function, run_numba_kernel
 from .kernel import ADAPTERS, Adapter, record_launch
 
 __all__ = ["NumbaAdapter", "flatten", "is_device_function", "uses_grid_sync", "array_params"]
@@ -30,12 +32,6 @@ def _is_numba_kernel(k) -> bool:
     name = type(k).__name__
     return (name == "CUDADispatcher" and not k.targetoptions.get("device")) \
         or (name == "FakeCUDAKernel" and not getattr(k, "_device", False))
-
-
-def is_device_function(k) -> bool:
-    name = type(k).__name__
-    return (name == "CUDADispatcher" and bool(k.targetoptions.get("device"))) \
-        or (name == "FakeCUDAKernel" and bool(getattr(k, "_device", False)))
 
 
 def _refuse_device_function(k):
@@ -91,7 +87,6 @@ class NumbaAdapter(Adapter):
         if self.simulated:
             raise RuntimeError("numba's CUDA simulator is enabled: no GPU kernel to emit")
         from numba.core import types
-        from ..emit import materialize
         k = self.kernel
         argtypes = tuple(k.typeof_pyval(v) for v in materialize(args))
         hit = self._compiled.get(argtypes)
@@ -120,20 +115,12 @@ class NumbaAdapter(Adapter):
 
     def simulate(self, grid, block, shared_mem, values):
         from numba.cuda.simulator.cudadrv.devicearray import FakeCUDAArray
-        from ..sim import run_numba_kernel
         k = self.kernel
         options = {"debug": k._debug, "extensions": k.extensions} if self.simulated else {}
         # device arrays of the simulator: numba would copy (and refuse strided) numpy ones
-        values = [_as_sim_array(v, FakeCUDAArray) for v in values]
+        values = tree_map(lambda v: FakeCUDAArray(v) if isinstance(v, np.ndarray) else v,
+                          values)
         run_numba_kernel(k.py_func, grid, block, shared_mem, values, **options)
-
-
-def _as_sim_array(v, fake):
-    if isinstance(v, np.ndarray):
-        return fake(v)
-    if isinstance(v, (tuple, list)):
-        return type(v)(_as_sim_array(x, fake) for x in v)
-    return v
 
 
 def _unpassable(a):
@@ -286,9 +273,8 @@ def _patch_getitem(cls):
         return
 
     def __getitem__(self, config):
-        from ..trace import Stream, current_tracer
         cfg = config if isinstance(config, tuple) else (config,)
-        if len(cfg) >= 3 and isinstance(cfg[2], Stream):
+        if len(cfg) >= 3 and isinstance(cfg[2], ProxyStream):
             return _ProxyLaunch(self, cfg[0], cfg[1], cfg[2], *cfg[3:4])
         if current_tracer() is not None:
             raise StreamError(

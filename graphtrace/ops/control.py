@@ -1,4 +1,6 @@
-"""Events: ``s.record(event)`` and ``s.wait(event)``.
+"""Stream structure: ``s.fork()``/``s.join(...)``, ``s.record(event)``/``s.wait(event)``.
+
+``fork`` and ``join`` only shape the order of work in ``deps="streams"``.
 
 An event recorded in the trace and waited on in the same trace is only an
 ordering (``deps="streams"``: the waiting stream's next work comes after the
@@ -12,30 +14,49 @@ their stream order leaves aside.
 """
 from __future__ import annotations
 
-from . import Op, register, stream_method
+from ..errors import StreamError
+from .base import Op
 
-__all__ = ["record", "wait"]
+__all__ = ["fork", "join", "record_event", "wait_event", "EVENT_RECORD", "EVENT_WAIT"]
 
 
-@stream_method
-def record(self, event):
-    """Record ``event`` (a cuda.core ``Event``) once the work issued so far is done."""
-    t = self._check()
-    node = self._record("event_record", event, (), (), opaque=t.mode == "data")
-    t.events[id(event)] = node
-    t.deps.record(self._index, node)
+def fork(stream):
+    """A new proxy stream that starts after the work issued on ``stream`` so far."""
+    t = stream.tracer()
+    return type(stream)(t, t.fork(stream.index, stream.scope), stream.scope)
+
+
+def join(stream, others) -> None:
+    """Make later work on ``stream`` wait for everything issued on ``others``."""
+    t = stream.tracer()
+    for other in others:
+        if not isinstance(other, type(stream)) or other.tracer() is not t:
+            raise StreamError("join() takes proxy streams of the same trace")
+        if other.scope is not stream.scope:
+            raise StreamError("join() takes proxy streams of the same region: a loop or "
+                              "branch body cannot wait for work outside it, nor the "
+                              "reverse")
+        t.join(stream.index, other.index, stream.scope)
+
+
+def record_event(stream, event):
+    """Record ``event`` on ``stream`` once the work issued there so far is done."""
+    t = stream.tracer()
+    node = t.record(EVENT_RECORD, event, (), (), stream=stream.index, scope=stream.scope,
+                    opaque=t.mode == "data")
+    t.record_event(event, node, stream.index, stream.scope)
     return node
 
 
-@stream_method
-def wait(self, event):
-    """Make later work wait for ``event``."""
-    t = self._check()
-    node = t.events.get(id(event))
-    if node is not None and node.target is event:
-        t.deps.wait(self._index, node)
+def wait_event(stream, event):
+    """Make later work on ``stream`` wait for ``event``."""
+    t = stream.tracer()
+    node = t.event_node(event, stream.scope)
+    if node is not None:
+        t.wait_event(node, stream.index, stream.scope)
         return node
-    return self._record("event_wait", event, (), (), opaque=t.mode == "data")
+    return t.record(EVENT_WAIT, event, (), (), stream=stream.index, scope=stream.scope,
+                    opaque=t.mode == "data")
 
 
 def _event(node):
@@ -46,11 +67,31 @@ def _event(node):
     return node.target
 
 
-def _nothing(sim, node):
-    """On the simulator everything before has finished: events have nothing to do."""
+class _EventOp(Op):
+    """``target`` the event; no arguments, no accesses."""
+
+    def describe(self, node, namer) -> str:
+        return "event"
+
+    def verify(self, node) -> str | None:
+        return "an event node touches no memory" if node.accesses else None
+
+    def simulate(self, sim, node) -> None:
+        """On the simulator everything before has finished: events have nothing to do."""
 
 
-register(Op("event_record", lambda n, nm: "event",
-            lambda em, node, parent: parent.record(_event(node)), None, _nothing))
-register(Op("event_wait", lambda n, nm: "event",
-            lambda em, node, parent: parent.wait(_event(node)), None, _nothing))
+class EventRecordOp(_EventOp):
+    kind = "event_record"
+
+    def emit(self, gpu, node, parent):
+        return parent.record(_event(node))
+
+
+class EventWaitOp(_EventOp):
+    kind = "event_wait"
+
+    def emit(self, gpu, node, parent):
+        return parent.wait(_event(node))
+
+
+EVENT_RECORD, EVENT_WAIT = EventRecordOp(), EventWaitOp()

@@ -10,45 +10,30 @@ from __future__ import annotations
 import warnings
 from collections import deque
 
-import numpy as np
-
 from ..buffers import Buffer, is_array, unwrap_intent
 from ..errors import ArgumentError, user_frame
-from ..ir import Scalar
-from . import Op, register, stream_method
+from ..scalar import Scalar
+from ..tree import leaves, tree_map
+from .base import Op, record_args
 
-__all__ = ["host"]
+__all__ = ["record_host", "host_value", "HOST_CALLBACK"]
 
 
-@stream_method
-def host(self, fn, *args, opaque: bool = False):
-    """Record a host callback ``fn(*args)``.
-
-    Arguments may nest in lists, tuples and dicts; the callback receives
-    them as recorded (arrays and dynamic numbers of the current call), in
-    containers of its own: a list or dict it changes is not the caller's
-    (a warning says so). Results belong in a pinned array, or in an object
-    that is passed as itself (an instance of your own class). ``opaque=True``
-    orders the callback after all earlier work and before all later work,
-    for one that touches memory it is not given.
-    """
-    t = self._check()
+def record_host(stream, fn, args, opaque=False):
+    """Record a host callback ``fn(*args)`` on a proxy stream (``Stream.host``)."""
+    t = stream.tracer()
     if not callable(fn):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
     _warn_copies(fn, args)
-    accesses: list = []
-    rec = tuple(_record_arg(t, fn, i, a, "rw", accesses) for i, a in enumerate(args))
-    return self._record("host", fn, rec, tuple(accesses), opaque=opaque)
+    rec, accesses = record_args(t, args, lambda i: "rw", _host_only(fn))
+    return t.record(HOST_CALLBACK, fn, rec, tuple(accesses), stream=stream.index,
+                    scope=stream.scope, opaque=opaque)
 
 
 def _holds_values(v) -> bool:
     """Whether a container holds arrays or dynamic numbers (what rebinding renews)."""
-    if isinstance(v, (list, tuple)):
-        return any(map(_holds_values, v))
-    if isinstance(v, dict):
-        return any(map(_holds_values, v.values()))
-    v = unwrap_intent(v, "rw")[0]
-    return is_array(v) or isinstance(v, Scalar)
+    return any(is_array(x) or isinstance(x, Scalar)
+               for x in (unwrap_intent(x, "rw")[0] for x in leaves(v)))
 
 
 def _warn_copies(fn, args) -> None:
@@ -65,27 +50,14 @@ def _warn_copies(fn, args) -> None:
             UserWarning, file, line)
 
 
-def _record_arg(t, fn, i, value, mode, accesses):
-    obj, mode = unwrap_intent(value, mode)
-    if isinstance(obj, (list, tuple)):
-        return type(obj)(_record_arg(t, fn, i, v, mode, accesses) for v in obj)
-    if isinstance(obj, dict):
-        return {k: _record_arg(t, fn, i, v, mode, accesses) for k, v in obj.items()}
-    if isinstance(obj, np.generic) or not is_array(obj):
-        return obj
-    buf = t.buffer(obj)
-    if not buf.is_host:
-        raise ArgumentError(
-            f"argument {i} of host callback {getattr(fn, '__name__', fn)} is device "
-            f"memory ({buf.label or 'array'}): a callback cannot touch the GPU; copy it "
-            "to pinned host memory with s.copy first and pass that")
-    accesses.append((buf, mode))
-    return buf
-
-
-def _describe(node, namer):
-    name = getattr(node.target, "__qualname__", None) or namer.value(node.target)
-    return f"{name}({', '.join(namer.value(a) for a in node.args)})"
+def _host_only(fn):
+    def check(i, buf):
+        if not buf.is_host:
+            raise ArgumentError(
+                f"argument {i} of host callback {getattr(fn, '__name__', fn)} is device "
+                f"memory ({buf.label or 'array'}): a callback cannot touch the GPU; copy it "
+                "to pinned host memory with s.copy first and pass that")
+    return check
 
 
 def host_array(b: Buffer):
@@ -94,13 +66,11 @@ def host_array(b: Buffer):
 
 
 def host_value(v, value_of):
-    """A recorded callback argument as the callback receives it now."""
-    if isinstance(v, (list, tuple)):
-        return type(v)(host_value(x, value_of) for x in v)
-    if isinstance(v, dict):
-        return {k: host_value(x, value_of) for k, x in v.items()}
-    v = value_of(v)
-    return host_array(v) if isinstance(v, Buffer) else v
+    """Recorded callback arguments as the callback receives them now."""
+    def now(x):
+        x = value_of(x)
+        return host_array(x) if isinstance(x, Buffer) else x
+    return tree_map(now, v)
 
 
 class _Calls:
@@ -123,19 +93,30 @@ class _Calls:
         self.fn(*self.queue.popleft())
 
 
-def _emit(em, node, parent):
-    calls = _Calls(node.target, host_value(node.args, em.value_of))
-    em.state[node.index] = calls
-    em.on_launch.append(calls)
-    return parent.callback(calls)
+class HostOp(Op):
+    """A host callback: ``target`` the Python callable, ``args`` its recorded
+    arguments (array arguments are host Buffers). It rebinds without the
+    driver: ``gpu.state`` keeps the callback's ``_Calls``, whose arguments an
+    update replaces."""
+
+    kind = "host"
+    driver_update = False
+
+    def describe(self, node, namer) -> str:
+        name = getattr(node.target, "__qualname__", None) or namer.value(node.target)
+        return f"{name}({', '.join(namer.value(a) for a in node.args)})"
+
+    def emit(self, gpu, node, parent):
+        calls = _Calls(node.target, host_value(node.args, gpu.value_of))
+        gpu.state[node.index] = calls
+        gpu.on_launch.append(calls)
+        return parent.callback(calls)
+
+    def update(self, gpu, node) -> None:
+        gpu.state[node.index].args = host_value(node.args, gpu.value_of)
+
+    def simulate(self, sim, node) -> None:
+        node.target(*sim.value(node.args))
 
 
-def _update(cg, node, gnode):
-    cg.state[node.index].args = host_value(node.args, cg.value_of)
-
-
-def _simulate(sim, node):
-    node.target(*sim.value(node.args))
-
-
-register(Op("host", _describe, _emit, _update, _simulate))
+HOST_CALLBACK = HostOp()

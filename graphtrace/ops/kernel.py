@@ -11,16 +11,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..buffers import HOST, unwrap_intent
-from ..errors import (ArgumentError, GraphtraceError, KernelArgumentError,
+from ..buffers import HOST
+from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
                       SimulationError)
-from ..ir import Scalar
-from . import Op, intent_error, register, stream_method, updaters
+from ..scalar import Scalar
+from .base import Op, arg_position, record_args
 
-__all__ = ["Adapter", "ADAPTERS", "adapter_for", "kernel", "dim3", "record_launch"]
+__all__ = ["Adapter", "ADAPTERS", "MODULES", "adapter_for", "kernel", "dim3", "record_launch",
+           "KernelOp", "KERNEL"]
 
 # (predicate(obj) -> bool, factory(obj) -> Adapter), tried in order.
 ADAPTERS: list = []
+# (predicate(module) -> bool, function(module, name) -> Adapter): kernels of a module by name.
+MODULES: list = []
 _cache: dict[int, tuple] = {}
 
 
@@ -158,11 +161,9 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
         if bad:
             raise ArgumentError(f"unknown intent {bad[0]!r}: use 'in', 'out' or 'inout'")
         intents = [_MODES[m] for m in intents]
-    if name is not None and type(k).__name__ == "RawModule":
-        from ._cupy import raw_module_function
-        inner = raw_module_function(k, name)
-    else:
-        inner = adapter_for(k)
+    by_name = next((get for accepts, get in MODULES if accepts(k)), None) \
+        if name is not None else None
+    inner = by_name(k, name) if by_name is not None else adapter_for(k)
     if intents is not None and inner.params is not None and (
             len(intents) < len(inner.params) if inner.vararg
             else len(intents) != len(inner.params)):
@@ -196,32 +197,20 @@ def dim3(value, what: str) -> tuple:
     return ints + (1,) * (3 - len(ints))
 
 
-def _record_arg(tracer, adapter, i, value, mode, accesses):
-    hit = tracer.cached_buffer(value)
-    if hit is not None and not hit.is_host:  # the usual case: an array seen before
-        accesses.append((hit, mode))
-        return hit
-    obj, mode = unwrap_intent(value, mode)
-    if isinstance(obj, (tuple, list)):
-        return type(obj)(_record_arg(tracer, adapter, i, v, mode, accesses) for v in obj)
-    if isinstance(obj, (Scalar, int, float, complex, np.generic)) or obj is None:
-        return obj
-    if hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__array_interface__") \
-            or type(obj).__name__ == "FakeCUDAArray" or hasattr(obj, "__dlpack_device__"):
-        buf = tracer.buffer(obj)
+def _device_only(adapter):
+    def check(i, buf):
         if buf.device == HOST:
             raise ArgumentError(
                 f"argument {adapter.param_name(i)} of kernel {adapter.name} is host "
                 "memory (a numpy array): a graph cannot copy it implicitly the way an "
                 "eager numba launch does; copy it to a device array first "
                 "(cuda.to_device, cupy.asarray) or use s.copy")
-        accesses.append((buf, mode))
-        return buf
-    return obj  # numpy scalars, handles: the adapter packs them
+    return check
 
 
 def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
-    tracer = stream._check()
+    """Record a kernel launch on a proxy stream (``Stream.launch``, ``kernel[g, b, s]``)."""
+    tracer = stream.tracer()
     adapter = adapter_for(k)
     adapter.check_arity(len(args))
     grid, block = dim3(grid, "grid"), dim3(block, "block")
@@ -230,34 +219,15 @@ def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
     if _count(shared_mem) is None or shared_mem < 0:
         raise ArgumentError(f"shared_mem must be a non-negative int, not {shared_mem!r}")
     shared_mem = int(shared_mem)
-    accesses: list = []
-    rec = tuple(_record_arg(tracer, adapter, i, a, adapter.intent(i), accesses)
-                for i, a in enumerate(args))
+    rec, accesses = record_args(tracer, args, adapter.intent, _device_only(adapter))
     adapter.validate(rec)
-    return stream._record("kernel", adapter, rec, accesses, opaque=opaque or adapter.opaque,
-                          attrs={"grid": grid, "block": block, "shared_mem": shared_mem})
-
-
-@stream_method
-def launch(self, kernel, grid, block, *args, shared_mem: int = 0, opaque: bool = False):
-    """Record a kernel launch: ``s.launch(kernel, grid, block, *args)``.
-
-    ``kernel`` is a numba ``@cuda.jit`` kernel, a cupy ``RawKernel``, a
-    cuda.core ``Kernel`` or one declared with ``gt.kernel``. Arguments may be
-    wrapped in ``gt.In``/``gt.Out``/``gt.InOut`` to override inferred intents.
-    """
-    return record_launch(self, kernel, grid, block, args, shared_mem, opaque)
+    return tracer.record(KERNEL, adapter, rec, accesses, stream=stream.index,
+                         scope=stream.scope, opaque=opaque or adapter.opaque,
+                         attrs={"grid": grid, "block": block, "shared_mem": shared_mem})
 
 
 def _dims(d):
     return str(d[0]) if d[1:] == (1, 1) else "(" + ", ".join(map(str, d)) + ")"
-
-
-def describe(node, namer) -> str:
-    a = node.attrs
-    shm = f", shared={a['shared_mem']}" if a["shared_mem"] else ""
-    args = ", ".join(namer.value(v) for v in node.args)
-    return f"{node.target.name}[{_dims(a['grid'])}, {_dims(a['block'])}{shm}]({args})"
 
 
 _configs: dict = {}   # (grid, block, shared_mem) -> LaunchConfig, shared by nodes
@@ -273,47 +243,69 @@ def _config(node):
     return cfg
 
 
-def emit(em, node, parent):
-    kern, meta = node.target.compile(node.args)
-    cfg = _config(node)
-    em.state[node.index] = (cfg, kern, meta)
-    return parent.launch(cfg, kern, *node.target.pack(meta, node.args, em.value_of))
+class KernelOp(Op):
+    """A kernel launch: ``target`` is the kernel's ``Adapter``, ``args`` the
+    launch arguments as recorded; ``attrs``: ``grid``, ``block`` (3-tuples) and
+    ``shared_mem``. ``gpu.state`` keeps (LaunchConfig, cuda.core Kernel, meta)."""
+
+    kind = "kernel"
+
+    def describe(self, node, namer) -> str:
+        a = node.attrs
+        shm = f", shared={a['shared_mem']}" if a["shared_mem"] else ""
+        args = ", ".join(namer.value(v) for v in node.args)
+        return f"{node.target.name}[{_dims(a['grid'])}, {_dims(a['block'])}{shm}]({args})"
+
+    def verify(self, node) -> str | None:
+        a = node.attrs
+        if not isinstance(node.target, Adapter):
+            return f"its target is {type(node.target).__name__}, not a kernel Adapter"
+        if not all(isinstance(a.get(k), tuple) and len(a[k]) == 3 for k in ("grid", "block")):
+            return "grid and block must be 3-tuples"
+        return None
+
+    def emit(self, gpu, node, parent):
+        kern, meta = node.target.compile(node.args)
+        cfg = _config(node)
+        gpu.state[node.index] = (cfg, kern, meta)
+        return parent.launch(cfg, kern, *node.target.pack(meta, node.args, gpu.value_of))
+
+    def params(self, gpu, node) -> dict:
+        cfg, kern, meta = gpu.state[node.index]
+        return {"config": cfg, "kernel": kern,
+                "args": node.target.pack(meta, node.args, gpu.value_of)}
+
+    def update_definition(self, gpu, node) -> None:
+        """Only the arguments change: a definition node takes them alone."""
+        cfg, kern, meta = gpu.state[node.index]
+        gpu.definition_node(node).update(args=node.target.pack(meta, node.args, gpu.value_of))
+
+    def simulate(self, sim, node) -> None:
+        """Run the kernel on the CPU; with ``sim.check``, prove its read-only arrays stay so."""
+        a = node.attrs
+        written = [b for b, m in node.accesses if "w" in m]
+        kept = [(b, sim.array(b).copy()) for b, m in node.accesses  # read-only bytes only
+                if m == "r" and not any(b.overlaps(w) for w in written)] if sim.check else []
+        try:
+            node.target.simulate(a["grid"], a["block"], a["shared_mem"],
+                                 [sim.value(v) for v in node.args])
+        except GraphtraceError:
+            raise
+        except Exception as e:  # the kernel's own failure, with the launch line named
+            raise SimulationError(f"kernel {node.target.name} failed on the simulator: "
+                                  f"{type(e).__name__}: {e}", source=node.source) from e
+        for b, before in kept:
+            if not np.array_equal(sim.array(b), before, equal_nan=True):
+                raise self.intent_error(node, b)
+
+    def intent_error(self, node, buf, detail: str = "") -> IntentError:
+        i = arg_position(node.args, buf)
+        param = f" (parameter {node.target.param_name(i)})" if i is not None else ""
+        return IntentError(
+            f"kernel {node.target.name} wrote to {buf.label or 'an array'}{param}{detail}, "
+            "which it was inferred or declared to only read: wrap the argument in "
+            "gt.InOut(...) or declare the kernel with gt.kernel(k, intents)",
+            source=node.source)
 
 
-def _params(cg, node) -> dict:
-    cfg, kern, meta = cg.state[node.index]
-    return {"config": cfg, "kernel": kern,
-            "args": node.target.pack(meta, node.args, cg.value_of)}
-
-
-update, _ = updaters(_params)
-
-
-def update_definition(cg, node, gnode):
-    """Only the arguments change: a definition node takes them alone."""
-    cfg, kern, meta = cg.state[node.index]
-    gnode.update(args=node.target.pack(meta, node.args, cg.value_of))
-
-
-def simulate(sim, node):
-    """Run the kernel on the CPU; with ``sim.check``, prove its read-only arrays stay so."""
-    a = node.attrs
-    written = [b for b, m in node.accesses if "w" in m]
-    kept = [(b, sim.array(b).copy()) for b, m in node.accesses  # read-only bytes only
-            if m == "r" and not any(b.overlaps(w) for w in written)] if sim.check else []
-    try:
-        node.target.simulate(a["grid"], a["block"], a["shared_mem"],
-                             [sim.value(v) for v in node.args])
-    except GraphtraceError:
-        raise
-    except Exception as e:  # the kernel's own failure, with the launch line named
-        raise SimulationError(f"kernel {node.target.name} failed on the simulator: "
-                              f"{type(e).__name__}: {e}", source=node.source) from e
-    for b, before in kept:
-        if not np.array_equal(sim.array(b), before, equal_nan=True):
-            raise intent_error(node, b)
-
-
-register(Op("kernel", describe, emit, update, simulate, update_definition))
-
-from . import _numba, _cupy, _core  # noqa: E402,F401  (adapters register themselves)
+KERNEL = KernelOp()

@@ -11,10 +11,12 @@ import numpy as np
 
 from ..buffers import Buffer
 from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError
-from ..ir import Scalar
-from . import Op, register, stream_method, updaters
+from ..scalar import Scalar
+from .base import Op
 
-__all__ = ["copy", "memset", "memset_pattern"]
+__all__ = ["record_copy", "record_memset", "memset_pattern", "MEMCPY", "MEMSET"]
+
+_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32}   # memset element size -> its word
 
 
 def _describe_buf(b: Buffer) -> str:
@@ -29,14 +31,9 @@ def _contiguous(b: Buffer, role: str, op: str):
             "kernel")
 
 
-@stream_method
-def copy(self, dst, src):
-    """Record a copy of ``src`` into ``dst`` (same shape and dtype).
-
-    Host arrays must be pinned (``gt.pinned_empty``, ``cupyx.empty_pinned``,
-    ``numba.cuda.pinned_array``): a graph cannot copy pageable memory.
-    """
-    t = self._check()
+def record_copy(stream, dst, src):
+    """Record a copy of ``src`` into ``dst`` on a proxy stream (``Stream.copy``)."""
+    t = stream.tracer()
     d, s = t.buffer(dst), t.buffer(src)
     if d.shape != s.shape or d.dtype != s.dtype:
         raise ShapeMismatchError(
@@ -57,8 +54,8 @@ def copy(self, dst, src):
             f"copy from {s.label or 'src'} into {d.label or 'dst'}: the two views share "
             "bytes, and a device copy between overlapping ranges is undefined; copy "
             "through a temporary array")
-    return self._record("memcpy", None, (d, s), ((s, "r"), (d, "w")),
-                        attrs={"nbytes": d.nbytes})
+    return t.record(MEMCPY, None, (d, s), ((s, "r"), (d, "w")), stream=stream.index,
+                    scope=stream.scope, attrs={"nbytes": d.nbytes})
 
 
 def memset_pattern(dtype: np.dtype, value) -> tuple[int, int]:
@@ -71,7 +68,7 @@ def memset_pattern(dtype: np.dtype, value) -> tuple[int, int]:
     except (OverflowError, FloatingPointError, ValueError, TypeError):
         raise ArgumentError(f"memset value {value!r} does not fit {dtype}") from None
     size = min(dtype.itemsize, 4)
-    words = v.reshape(1).view({1: np.uint8, 2: np.uint16, 4: np.uint32}[size])
+    words = v.reshape(1).view(_WORDS[size])
     if (words == words[0]).all():
         return size, int(words[0])
     raise ArgumentError(
@@ -79,10 +76,9 @@ def memset_pattern(dtype: np.dtype, value) -> tuple[int, int]:
         "or 4-byte pattern; fill it with a kernel instead")
 
 
-@stream_method
-def memset(self, dst, value):
-    """Record a fill of the device view ``dst`` with ``value`` (converted to its dtype)."""
-    t = self._check()
+def record_memset(stream, dst, value):
+    """Record a fill of ``dst`` with ``value`` on a proxy stream (``Stream.memset``)."""
+    t = stream.tracer()
     d = t.buffer(dst)
     if d.is_host:
         raise ArgumentError(f"memset destination {d.label or 'array'} is host memory: "
@@ -97,43 +93,59 @@ def memset(self, dst, value):
             f"{value.name}: most {d.dtype} values are no 4-byte pattern, so a later call "
             f"could not be honoured; pass {value.name} in static=, or fill with a kernel")
     element, pattern = memset_pattern(d.dtype, current)
-    return self._record("memset", None, (d, value), ((d, "w"),),
-                        attrs={"element": element, "pattern": pattern})
+    return t.record(MEMSET, None, (d, value), ((d, "w"),), stream=stream.index,
+                    scope=stream.scope, attrs={"element": element, "pattern": pattern})
 
 
-def _memcpy_params(b, node) -> dict:
-    dst, src = node.args
-    return {"dst": b.value_of(dst).ptr, "src": b.value_of(src).ptr,
-            "size": node.attrs["nbytes"]}
+class MemcpyOp(Op):
+    """A copy: ``args = (dst, src)``, Buffers of equal byte size; ``attrs``: ``nbytes``."""
+
+    kind = "memcpy"
+
+    def describe(self, node, namer) -> str:
+        dst, src = node.args
+        return f"{namer.value(dst)} <- {namer.value(src)} ({node.attrs['nbytes']} B)"
+
+    def verify(self, node) -> str | None:
+        dst, src = node.args
+        if not dst.nbytes == src.nbytes == node.attrs.get("nbytes"):
+            return "source, destination and nbytes differ in size"
+        return None
+
+    def emit(self, gpu, node, parent):
+        return parent.memcpy(**self.params(gpu, node))
+
+    def params(self, gpu, node) -> dict:
+        dst, src = node.args
+        return {"dst": gpu.value_of(dst).ptr, "src": gpu.value_of(src).ptr,
+                "size": node.attrs["nbytes"]}
+
+    def simulate(self, sim, node) -> None:
+        np.copyto(sim.array(node.args[0]), sim.array(node.args[1]))
 
 
-_WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32}
+class MemsetOp(Op):
+    """A fill: ``args = (dst, value)``; ``attrs``: ``element`` (1, 2 or 4 bytes)
+    and ``pattern`` (an unsigned int), as traced."""
+
+    kind = "memset"
+
+    def describe(self, node, namer) -> str:
+        return f"{namer.value(node.args[0])} = {namer.value(node.args[1])}"
+
+    def emit(self, gpu, node, parent):
+        return parent.memset(**self.params(gpu, node))
+
+    def params(self, gpu, node) -> dict:
+        dst = gpu.value_of(node.args[0])
+        element, pattern = memset_pattern(dst.dtype, gpu.value_of(node.args[1]))
+        return {"dst": dst.ptr, "value": _WORDS[element](pattern),
+                "width": dst.nbytes // element}
+
+    def simulate(self, sim, node) -> None:
+        view = sim.array(node.args[0])
+        element, pattern = memset_pattern(view.dtype, sim.value(node.args[1]))
+        view.reshape(-1).view(_WORDS[element])[...] = pattern  # byte-exact, like the driver
 
 
-def _memset_params(b, node) -> dict:
-    dst = b.value_of(node.args[0])
-    element, pattern = memset_pattern(dst.dtype, b.value_of(node.args[1]))
-    return {"dst": dst.ptr, "value": _WORDS[element](pattern), "width": dst.nbytes // element}
-
-
-_update_memcpy, _update_memcpy_definition = updaters(_memcpy_params)
-_update_memset, _update_memset_definition = updaters(_memset_params)
-
-
-def _sim_memcpy(sim, node):
-    np.copyto(sim.array(node.args[0]), sim.array(node.args[1]))
-
-
-def _sim_memset(sim, node):
-    view = sim.array(node.args[0])
-    element, pattern = memset_pattern(view.dtype, sim.value(node.args[1]))
-    view.reshape(-1).view(_WORDS[element])[...] = pattern  # byte-exact, like the driver
-
-
-register(Op("memcpy", lambda n, nm: f"{nm.value(n.args[0])} <- {nm.value(n.args[1])} "
-                                    f"({n.attrs['nbytes']} B)",
-            lambda em, node, parent: parent.memcpy(**_memcpy_params(em, node)),
-            _update_memcpy, _sim_memcpy, _update_memcpy_definition))
-register(Op("memset", lambda n, nm: f"{nm.value(n.args[0])} = {nm.value(n.args[1])}",
-            lambda em, node, parent: parent.memset(**_memset_params(em, node)),
-            _update_memset, _sim_memset, _update_memset_definition))
+MEMCPY, MEMSET = MemcpyOp(), MemsetOp()

@@ -88,7 +88,7 @@ def test_independent_branches_match_eager_and_the_emitted_graph_matches_the_ir(r
     assert sorted(g.ir.edges()) == [(0, 2), (1, 2)]
     assert len(g.definition.nodes()) == 3 and len(g.definition.edges()) == 2
     assert (g.node_count, g.edge_count) == (3, 2)
-    index = {gn: i for i, gn in enumerate(g.gnodes)}
+    index = {g.gpu.definition_node(n): n.index for n in g.ir.nodes}
     assert sorted((index[u], index[v]) for u, v in g.definition.edges()) == [(0, 2), (1, 2)]
     g.launch()
     cuda.synchronize()

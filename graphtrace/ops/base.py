@@ -1,0 +1,145 @@
+"""``Op``: what a node kind does, as named hooks with defaults.
+
+Each op family module (``kernel``, ``memory``, ``host``, ``control``)
+subclasses ``Op`` once per node kind and makes one instance of it; a
+recorded ``Node`` holds that instance (``node.op``). The tracer, the
+dependency inference, the binding and both executors only call these hooks,
+so a new kind of node is its own module.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..buffers import is_array, unwrap_intent
+from ..errors import IntentError, SimulationError
+from ..tree import leaves, tree_map
+
+__all__ = ["Op", "record_args", "arg_position"]
+
+
+class Op:
+    """One kind of node. Override what the kind needs; the rest has defaults.
+
+    The hooks, by the context they get (``gpu``: ``emit.GpuContext``;
+    ``sim``: ``sim.SimContext``; ``namer``: ``ir.Namer``)::
+
+        Op
+          kind                          the node kind's name, shown in listings
+          describe(node, namer)         listing text after the kind
+          verify(node)                  what is wrong with the node, or None
+          emit(gpu, node, parent)       add the node to a cuda.core graph definition
+          params(gpu, node)             keywords of cuda.core's node .update(), or None
+          update(gpu, node)             point the executable node at the binding
+          update_definition(gpu, node)  the same for the definition's node
+          driver_update                 whether rebinding calls the driver
+          simulate(sim, node)           run the node on the CPU
+          intent_error(node, buf, ...)  the IntentError for writing what it only reads
+
+    Recording is not a hook: each family's functions record through the
+    tracer's recording API (``trace.Tracer``), called from ``trace.Stream``.
+    """
+
+    kind = "?"
+
+    def describe(self, node, namer) -> str:
+        """``target[attr=value, ...](args)``: the generic form, as JAX prints an
+        equation; a kind with a notation of its own overrides it."""
+        head = "" if node.target is None else namer.value(node.target)
+        attrs = ", ".join(f"{k}={namer.value(v)}" for k, v in node.attrs.items())
+        args = ", ".join(namer.value(a) for a in node.args)
+        return f"{head}{f'[{attrs}]' if attrs else ''}({args})"
+
+    def verify(self, node) -> str | None:
+        """What breaks this kind's invariants in ``node`` (``Graph.verify`` reports it)."""
+        return None
+
+    def emit(self, gpu, node, parent):
+        """Add ``node`` to the definition after ``parent`` and return its cuda.core node.
+
+        ``parent`` is a cuda.core ``GraphNode`` (the first predecessor: the
+        emitter adds the others) or a ``GraphDefinition`` for an entry node.
+        Keep what updates need in ``gpu.state[node.index]``.
+        """
+        raise NotImplementedError(f"{self.kind} nodes cannot be put in a CUDA graph")
+
+    def params(self, gpu, node) -> dict | None:
+        """The keywords of cuda.core's ``.update(...)`` of this node for the current
+        binding (``gpu.value_of``); None: nothing to update through the driver."""
+        return None
+
+    @property
+    def driver_update(self) -> bool:
+        """Whether rebinding the node calls the driver: a kind that has ``params`` does."""
+        return type(self).params is not Op.params
+
+    def update(self, gpu, node) -> None:
+        """Point the executable node at the current binding."""
+        params = self.params(gpu, node)
+        if params is not None:
+            gpu.exec_node(node).update(**params)
+
+    def update_definition(self, gpu, node) -> None:
+        """Point the definition's node at the current binding (kept current for
+        whole-graph updates)."""
+        params = self.params(gpu, node)
+        if params is not None:
+            gpu.definition_node(node).update(**params)
+
+    def simulate(self, sim, node) -> None:
+        """Run the node on the CPU, reading and writing through ``sim``."""
+        raise SimulationError(f"the simulator cannot run {self.kind} nodes",
+                              source=node.source)
+
+    def intent_error(self, node, buf, detail: str = "") -> IntentError:
+        """The ``IntentError`` for ``node`` having written ``buf``, which it only reads."""
+        i = arg_position(node.args, buf)
+        name = getattr(node.target, "__qualname__", self.kind)
+        arg = f" (argument {i})" if i is not None else ""
+        return IntentError(f"{self.kind} {name} wrote to {buf.label or 'an array'}{arg}"
+                           f"{detail}, which it was declared to only read: pass it as "
+                           "gt.InOut(...)", source=node.source)
+
+    def __repr__(self):
+        return f"<op {self.kind}>"
+
+
+def arg_position(args, buf):
+    """Index of the argument that holds ``buf`` (also inside a tuple, list or dict)."""
+    return next((i for i, a in enumerate(args) if any(v is buf for v in leaves(a))), None)
+
+
+def record_args(tracer, args, intent, check) -> tuple[tuple, list]:
+    """``(recorded arguments, accesses)`` of an op's arguments.
+
+    Every array leaf becomes the trace's ``Buffer`` for it, accessed as
+    ``intent(i)`` says for argument ``i`` unless ``gt.In``/``Out``/``InOut``
+    wrap it (or a container holding it); ``check(i, buf)`` refuses memory the
+    op cannot take. Other leaves (numbers, dynamic scalars, handles) stay.
+    """
+    accesses: list = []
+
+    def record(i, value, mode):
+        def leaf(v):
+            buf, m = tracer.cached_buffer(v), mode
+            if buf is None:
+                obj, m = unwrap_intent(v, mode)
+                if obj is not v:   # a wrapper: what it holds takes its intent
+                    return record(i, obj, m)
+                if isinstance(obj, np.generic) or not is_array(obj):
+                    return obj
+                buf = tracer.buffer(obj)
+            check(i, buf)
+            accesses.append((buf, m))
+            return buf
+        return tree_map(leaf, value)
+
+    out = []
+    for i, a in enumerate(args):
+        buf = tracer.cached_buffer(a)
+        if buf is None:
+            out.append(record(i, a, intent(i)))
+        else:   # the usual case: an array seen before, passed as itself
+            check(i, buf)
+            accesses.append((buf, intent(i)))
+            out.append(buf)
+    return tuple(out), accesses

@@ -1,0 +1,43 @@
+"""``Scalar``: a dynamic number of a traced function, as recorded arguments hold it."""
+from __future__ import annotations
+
+from .errors import DynamicScalarError
+
+__all__ = ["Scalar"]
+
+
+class Scalar:
+    """A dynamic numeric argument of a traced function.
+
+    It stands for the number during the trace, so that a later call with
+    another number rebinds the parameter instead of tracing again. Using it in
+    Python control flow or arithmetic would bake one value into the graph,
+    so it raises and suggests ``static=``.
+    """
+
+    __slots__ = ("name", "value", "slot", "param")
+
+    def __init__(self, name: str, value, slot: int, param: str | None = None):
+        self.name, self.value, self.slot = name, value, slot
+        self.param = param or name   # the parameter it came in (``dims`` of ``dims[0]``)
+
+    def _refuse(self, *_args, **_kw):
+        raise DynamicScalarError(
+            f"argument {self.name!r} is a dynamic scalar: its value is a graph "
+            "parameter that later calls may change, so it cannot steer Python "
+            "control flow or arithmetic during a trace; pass its parameter in "
+            f"@graph(static=({self.param!r},)) to trace a graph per value, or "
+            "compute on the device")
+
+    __bool__ = __int__ = __float__ = __index__ = __complex__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = __hash__ = _refuse
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refuse
+    __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = _refuse
+    __and__ = __or__ = __xor__ = __lshift__ = __rshift__ = __round__ = _refuse
+
+    def __eq__(self, other):
+        self._refuse()
+
+    def __repr__(self):
+        return self.name

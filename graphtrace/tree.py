@@ -1,0 +1,61 @@
+"""One walk over argument trees: lists, tuples (namedtuples too) and dicts.
+
+These are the containers a graph function's arguments may nest in (the cache
+key walks them, ``function.walk``); everything else is a leaf. Recording,
+binding, emission, simulation and printing walk recorded arguments with
+these two functions, so a new kind of leaf is taught in one place.
+"""
+from __future__ import annotations
+
+from .buffers import Buffer
+from .scalar import Scalar
+
+__all__ = ["tree_map", "leaves", "children", "rebuild", "materialize"]
+
+
+def children(value) -> list | None:
+    """``(key, child)`` pairs of a container (index or dict key); None for a leaf."""
+    if isinstance(value, (list, tuple)):
+        return list(enumerate(value))
+    if isinstance(value, dict):
+        return list(value.items())
+    return None
+
+
+def rebuild(value, items):
+    """A container like ``value`` holding ``items`` (a dict gets ``value``'s keys)."""
+    if isinstance(value, dict):
+        return dict(zip(value.keys(), items))
+    return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+
+
+def tree_map(fn, value):
+    """``value`` with ``fn`` applied to every leaf, containers rebuilt alike."""
+    if isinstance(value, (list, tuple)):
+        return rebuild(value, [tree_map(fn, v) for v in value])
+    if isinstance(value, dict):
+        return {k: tree_map(fn, v) for k, v in value.items()}
+    return fn(value)
+
+
+def leaves(value):
+    """Every leaf of ``value``, depth first, in order."""
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from leaves(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from leaves(v)
+    else:
+        yield value
+
+
+def _traced(v):
+    if isinstance(v, Buffer):
+        return v.obj
+    return v.value if isinstance(v, Scalar) else v
+
+
+def materialize(value):
+    """The Python value a recorded argument stood for when it was traced."""
+    return tree_map(_traced, value)

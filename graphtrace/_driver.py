@@ -31,6 +31,15 @@ def driver():
         return None
 
 
+def driver_version() -> int:
+    """The CUDA driver's version (12080 for 12.8); 0 where there is none."""
+    try:
+        err, version = driver().cuDriverGetVersion()
+    except Exception:  # noqa: BLE001  (no driver library)
+        return 0
+    return int(version) if int(err) == 0 else 0
+
+
 def available() -> bool:
     return driver() is not None
 

@@ -64,11 +64,15 @@ def _name(buf, namer: Namer) -> str:
     return "any memory (opaque)" if buf is EVERYTHING else namer.buffer(buf)
 
 
-def check(graph: Graph) -> list[Race]:
-    """Every pair of conflicting nodes with no path between them, in recording order."""
+def check(graph: Graph, namer: Namer | None = None) -> list[Race]:
+    """Every pair of conflicting nodes with no path between them, in recording
+    order; inside each region (a loop or branch body, a child graph) too."""
     reach = _reachability(graph)
-    namer, races = Namer(), []
+    namer, races = namer or Namer(), []
     nodes = graph.nodes
+    for n in nodes:
+        for region in n.regions:
+            races += check(region, namer)
     for j, b in enumerate(nodes):
         for i in range(j):
             if reach[i] >> j & 1:

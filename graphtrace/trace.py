@@ -18,6 +18,7 @@ from .deps import make_tracker
 from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_frame
 from .ir import Graph, Node
 from .ops import control as _control, host as _host, kernel as _kernel, memory as _memory
+from .ops import conditional as _conditional
 
 __all__ = ["Stream", "Tracer", "Scope"]
 
@@ -43,12 +44,17 @@ class Scope:
     a structured node. Each has its nodes, its own dependency tracker (of the
     trace's mode) and its own events: dependencies never cross a region."""
 
-    __slots__ = ("name", "nodes", "deps", "events", "closed")
+    __slots__ = ("name", "nodes", "deps", "events", "closed", "parent", "open_regions",
+                 "conditional")
 
-    def __init__(self, name: str, mode: str):
+    def __init__(self, name: str, mode: str, parent: "Scope | None" = None,
+                 conditional: bool = False):
         self.name, self.nodes, self.deps = name, [], make_tracker(mode)
         self.events: dict[int, Node] = {}   # id(event) -> its record node
         self.closed = False
+        self.parent, self.open_regions = parent, 0
+        # a conditional body, or a region inside one: CUDA limits what it may hold
+        self.conditional = conditional or (parent is not None and parent.conditional)
 
 
 class Tracer:
@@ -66,10 +72,15 @@ class Tracer:
           record(op, target, args, accesses, *, stream, attrs=None, opaque=False,
                  source=None, regions=(), scope=None) -> Node
                                           add a node; its deps follow from the mode
-          open_region(name) -> Scope      start recording a region (its own graph
-                                          and tracker); Stream(tracer, index, scope)
-                                          records into it
+          open_region(name, parent=None, conditional=False) -> Scope
+                                          start recording a region of scope parent
+                                          (its own graph and tracker; a conditional
+                                          body if said so); Stream(tracer, index,
+                                          scope) records into it, and its parent
+                                          takes no node until it is closed
           close_region(scope) -> Graph    end it: the Graph to pass in regions=
+          reserve_index() -> int          a node index, to pass as record(index=):
+                                          a structured node numbered before its body
           fork(stream, scope) -> int      a new stream index, after stream's work so far
           join(stream, other, scope)      later work on stream waits for other's
           record_event(event, node, stream, scope)  node records event: waits on it
@@ -161,35 +172,61 @@ class Tracer:
     # --- nodes -------------------------------------------------------------
     def record(self, op, target, args: tuple, accesses: tuple, *, stream: int,
                attrs: dict | None = None, opaque: bool = False, source: tuple | None = None,
-               regions: tuple = (), scope: Scope | None = None) -> Node:
+               regions: tuple = (), scope: Scope | None = None,
+               index: int | None = None) -> Node:
         """Add a node of ``op`` issued on proxy stream ``stream`` of ``scope``.
 
         ``accesses`` are ``(Buffer, "r"|"w"|"rw")``; ``opaque`` orders the node
         after and before everything; ``source`` defaults to the user's line;
-        ``regions`` are the Graphs a structured node owns (``close_region``).
+        ``regions`` are the Graphs a structured node owns (``close_region``);
+        ``index`` one from ``reserve_index``.
         """
         scope = scope or self._top
-        if scope.closed:
-            raise StreamError(f"a proxy stream of region {scope.name} of {self.name} was "
-                              "used after its region ended: issue work on it only inside "
-                              "the region (the loop or branch body)")
+        self._check_scope(scope, op)
+        if index is None:
+            index = self.reserve_index()
         node = Node(op, target, tuple(args), tuple(accesses), attrs or {}, opaque,
-                    stream=stream, source=source or user_frame(), index=self._count,
+                    stream=stream, source=source or user_frame(), index=index,
                     pos=len(scope.nodes), regions=tuple(regions))
-        self._count += 1
         scope.deps.add(node, stream)
         scope.nodes.append(node)
         return node
 
-    def open_region(self, name: str) -> Scope:
-        """Start recording a region named ``name`` (shown in listings)."""
-        return Scope(name, self.mode)
+    def _check_scope(self, scope: Scope, op) -> None:
+        if scope.closed:
+            raise StreamError(f"a proxy stream of region {scope.name} of {self.name} was "
+                              "used after its region ended: issue work on it only inside "
+                              "its with block (the loop or branch body)")
+        if scope.open_regions:
+            raise StreamError(f"work issued on a stream of {scope.name} while a loop or "
+                              "branch body inside it is being recorded: inside the with "
+                              "block, use the body's stream (with s.while_loop(...) as "
+                              "body: body.launch(...))")
+        if scope.conditional and op is not None and op.refused_in_conditional:
+            raise TraceError(f"{op.refused_in_conditional} cannot run inside a loop or "
+                             "branch body (CUDA conditional bodies hold only kernels, "
+                             "copies, memsets, child graphs and other conditionals): "
+                             "issue it before or after the loop or branch")
+
+    def reserve_index(self) -> int:
+        index, self._count = self._count, self._count + 1
+        return index
+
+    def open_region(self, name: str, parent: Scope | None = None,
+                    conditional: bool = False) -> Scope:
+        """Start recording a region named ``name`` (shown in listings) inside ``parent``."""
+        parent = parent or self._top
+        if parent.closed:
+            self._check_scope(parent, None)
+        parent.open_regions += 1   # sibling regions (if-else, switch) are open together
+        return Scope(name, self.mode, parent, conditional)
 
     def close_region(self, scope: Scope) -> Graph:
         """End a region: its Graph, for ``record(..., regions=...)``."""
         if scope.closed or scope is self._top:
             raise TraceError(f"region {scope.name} of {self.name} is not open")
         scope.closed = True
+        scope.parent.open_regions -= 1
         return Graph(scope.name, [], self.mode, scope.nodes)
 
     # --- stream structure (ordering only in deps="streams") ----------------
@@ -241,6 +278,10 @@ class Tracer:
         with _hooks_lock:
             _pause_gc(-1)
         return False
+
+
+def _test(condition) -> str:
+    return getattr(condition, "op", "!= 0")
 
 
 def _describe(buf: Buffer) -> str:
@@ -336,6 +377,59 @@ class Stream(ProxyStream):
     def join(self, *others: "Stream") -> None:
         """Make later work here wait for everything issued on ``others``."""
         _control.join(self, others)
+
+    # --- structured ops: bodies recorded on proxy streams of their own ----------
+    def while_loop(self, condition, max_iterations: int | None = None, body=None):
+        """A loop on the device: its body runs while ``condition`` holds.
+
+        ``condition`` is ``gt.cond(x)`` (x's one element is nonzero) or one
+        comparison of it (``gt.cond(x) > tol``; ``tol`` a number, a dynamic
+        scalar argument or a one-element array). ``max_iterations`` bounds the
+        trip count, so that a condition that never becomes false ends. Use it
+        as ``with s.while_loop(...) as body:`` and issue the body's work on
+        ``body``; or pass ``body=fn``, called with the body's stream.
+        """
+        if max_iterations is None:
+            bound = _conditional._NO_BOUND
+        elif isinstance(max_iterations, bool) or not isinstance(max_iterations, int) \
+                or not 0 <= max_iterations < _conditional._NO_BOUND:
+            raise ArgumentError(f"max_iterations must be a non-negative int below 2**32, "
+                                f"not {max_iterations!r} (it is fixed when the graph is "
+                                "built: pass the number it depends on in static=)")
+        else:
+            bound = max_iterations
+        return _conditional.structured(
+            self, _conditional.WHILE, condition, ("body",),
+            {"test": _test(condition), "max_iterations": bound}, user_frame(), body)
+
+    def if_then(self, condition, body=None):
+        """A branch on the device: ``with s.if_then(gt.cond(x) > 0) as then:``."""
+        return _conditional.structured(self, _conditional.IF, condition, ("then",),
+                                       {"test": _test(condition)}, user_frame(), body)
+
+    def if_else(self, condition, body=None):
+        """Two branches: ``with s.if_else(gt.cond(x) > 0) as (then, otherwise):``;
+        ``body=fn`` is called with both streams."""
+        return _conditional.structured(self, _conditional.IF, condition, ("then", "else"),
+                                       {"test": _test(condition), "else": True},
+                                       user_frame(), body)
+
+    def switch(self, value, cases: int, body=None):
+        """Case ``k`` of ``cases`` bodies runs where ``value`` (``gt.cond(k)``, a
+        one-element integer array) holds k; none runs out of range:
+        ``with s.switch(gt.cond(k), 3) as cases: cases[0].launch(...)``."""
+        if isinstance(cases, bool) or not isinstance(cases, int) or cases < 1:
+            raise ArgumentError(f"switch needs a positive int number of cases, not {cases!r}")
+        if getattr(value, "op", "!= 0") != "!= 0":
+            raise ArgumentError("switch takes gt.cond(k) of an integer array, uncompared")
+        return _conditional.structured(self, _conditional.SWITCH, value,
+                                       tuple(f"case {i}" for i in range(cases)),
+                                       {"test": "!= 0", "cases": cases}, user_frame(), body)
+
+    def child(self, function, *args, **kwargs):
+        """Record the graph function ``function(s, *args)`` as one child-graph node
+        (calling ``function(s, *args)`` instead inlines its nodes)."""
+        return _conditional.record_child(self, function, args, kwargs, user_frame())
 
     def synchronize(self) -> None:
         """Refused: a graph cannot wait for the host midway."""

@@ -87,7 +87,7 @@ REPEAT = RepeatOp()
 
 def repeat(s, times, body):
     t = s.tracer()
-    scope = t.open_region("body")
+    scope = t.open_region("body", s.scope)
     body(Stream(t, s.index, scope))
     region = t.close_region(scope)
     accesses = [(b, m) for n in region.walk() for b, m in n.accesses]

@@ -34,12 +34,15 @@ class Op:
           driver_update                 whether rebinding calls the driver
           simulate(sim, node)           run the node on the CPU
           intent_error(node, buf, ...)  the IntentError for writing what it only reads
+          refused_in_conditional        a name for the kind if a conditional body
+                                        cannot hold it ("" if it can)
 
     Recording is not a hook: each family's functions record through the
     tracer's recording API (``trace.Tracer``), called from ``trace.Stream``.
     """
 
     kind = "?"
+    refused_in_conditional = ""   # what to call the kind if CUDA refuses it in a body
 
     def describe(self, node, namer) -> str:
         """``target[attr=value, ...](args)``: the generic form, as JAX prints an

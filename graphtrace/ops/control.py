@@ -70,6 +70,8 @@ def _event(node):
 class _EventOp(Op):
     """``target`` the event; no arguments, no accesses."""
 
+    refused_in_conditional = "event records and waits"
+
     def describe(self, node, namer) -> str:
         return "event"
 

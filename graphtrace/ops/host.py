@@ -100,6 +100,7 @@ class HostOp(Op):
     update replaces."""
 
     kind = "host"
+    refused_in_conditional = "host callbacks"
     driver_update = False
 
     def describe(self, node, namer) -> str:

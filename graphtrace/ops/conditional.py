@@ -1,0 +1,373 @@
+"""Loops and branches on the device: ``while_loop``, ``if_then``, ``if_else``, ``switch``.
+
+Each is a structured node: its bodies are regions (sub-graphs) recorded on
+proxy streams of their own, with the same API as outside::
+
+    with s.while_loop(gt.cond(residual) > tol, max_iterations=500) as body:
+        step[blocks, threads, body](x, r, residual)
+    with s.if_else(gt.cond(flag)) as (then, otherwise): ...
+    with s.switch(gt.cond(k), 3) as cases: ...       # cases[0], cases[1], cases[2]
+
+On the GPU each becomes a CUDA conditional node; a small kernel of
+graphtrace (``_conditions.py``) reads the condition's array on the device and
+sets the node's handle: before the node, and for a loop also as the last
+node of its body, where it counts the iterations against the bound. The
+node's accesses are the union of its bodies' and the condition's reads, so
+dependencies outside are inferred as for any node; inside a body they are
+inferred as everywhere, and one iteration ends before the next begins, so
+what a loop carries from one iteration to the next is ordered by
+construction. The simulator runs the same semantics on the CPU.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..buffers import Buffer, as_buffer, is_array
+from ..errors import ArgumentError, EmitError
+from ..scalar import Scalar
+from ._conditions import C_TYPES, Condition, condition_kernel, evaluate
+from ..tree import tree_map
+from .base import Op
+
+__all__ = ["structured", "WHILE", "IF", "SWITCH", "CHILD", "record_child"]
+
+_NO_BOUND = (1 << 32) - 1
+# Conditional node kinds and the driver they need (CUDA 12.3: if, while; 12.8: if-else, switch)
+_DRIVER_NEEDED = {"while": 12030, "if": 12030, "if_else": 12080, "switch": 12080}
+
+
+def _condition_buffer(t, array, what: str) -> Buffer:
+    buf = as_buffer(array) if is_array(array) else None
+    if buf is None or buf.is_host:
+        raise ArgumentError(
+            f"the {what} of a device condition must be a one-element device array "
+            f"(cupy, numba, torch), not {type(array).__name__}: the GPU reads it when the "
+            "graph runs; copy host values to the device first")
+    if math.prod(buf.shape) != 1:
+        raise ArgumentError(
+            f"the {what} of a device condition must hold one element, not "
+            f"{math.prod(buf.shape)} ({buf.label or 'array'}{list(buf.shape)}): pass a "
+            "one-element view such as x[0:1]")
+    if buf.dtype not in C_TYPES:
+        raise ArgumentError(f"a device condition cannot compare {buf.dtype} values: use a "
+                            f"bool, integer or float32/float64 array")
+    return t.buffer(array)   # the trace's view (refused if the graph cannot watch it)
+
+
+def _record_condition(t, condition) -> tuple[tuple, list]:
+    """``((array, rhs), accesses)`` of a condition; rhs a number, Scalar or Buffer."""
+    if not isinstance(condition, Condition):
+        raise ArgumentError(
+            f"a device condition is made with gt.cond(array) (optionally compared: "
+            f"gt.cond(x) > tol), not {type(condition).__name__}")
+    x = _condition_buffer(t, condition.array, "array")
+    rhs, accesses = condition.rhs, [(x, "r")]
+    if rhs is not None and not isinstance(rhs, (Scalar, int, float, bool, np.number)):
+        rhs = _condition_buffer(t, rhs, "right side")
+        if rhs.dtype != x.dtype:
+            raise ArgumentError(f"a device condition compares {x.dtype} with {rhs.dtype}: "
+                                "give both arrays one dtype")
+        accesses.append((rhs, "r"))
+    return (x, rhs), accesses
+
+
+def _union(regions, first: list) -> list:
+    """The accesses of everything in the regions, one entry per view, modes merged."""
+    modes: dict = {}
+    for b, m in first + [a for r in regions for n in r.walk() for a in n.accesses]:
+        old = modes.get(id(b))
+        modes[id(b)] = (b, m if old is None or old[1] == m else "rw")
+    return list(modes.values())
+
+
+class _Structured:
+    """The ``with`` block of a structured op: opens its bodies, records the node."""
+
+    def __init__(self, stream, op, condition, names, attrs, source):
+        t = stream.tracer()
+        self.stream, self.op, self.names, self.attrs, self.source = \
+            stream, op, names, attrs, source
+        self.args, self.accesses = _record_condition(t, condition) \
+            if condition is not None else ((), [])
+        self.index = t.reserve_index()
+        self.scopes = [t.open_region(name, stream.scope, op.conditional)
+                       for name in names]
+        self.bodies = [type(stream)(t, stream.index, scope) for scope in self.scopes]
+
+    def __enter__(self):
+        return self.op.bodies(self.bodies)
+
+    def __exit__(self, kind, exc, tb):
+        t = self.stream.tracer()
+        regions = tuple(t.close_region(scope) for scope in self.scopes)
+        if kind is not None:
+            return False
+        t.record(self.op, None, self.args, _union(regions, self.accesses),
+                 stream=self.stream.index, scope=self.stream.scope, attrs=self.attrs,
+                 opaque=any(n.opaque for r in regions for n in r.walk()),
+                 regions=regions, source=self.source, index=self.index)
+        return False
+
+
+def structured(stream, op, condition, names, attrs, source, body=None):
+    """A structured op's ``with`` block, or with ``body``, its node at once
+    (``body`` receives the body stream or streams)."""
+    block = _Structured(stream, op, condition, names, attrs, source)
+    if body is None:
+        return block
+    with block as bodies:
+        body(*bodies) if isinstance(bodies, tuple) else body(bodies)
+    return None
+
+
+class _ConditionalOp(Op):
+    """A CUDA conditional node. ``args``: (condition array, right side or None);
+    ``attrs['test']``: the comparison; regions: the bodies."""
+
+    conditional = True
+    handle_kind = "if"
+
+    def describe(self, node, namer) -> str:
+        x, rhs = node.args
+        text = f"cond({namer.value(x)}) {node.attrs['test']}"
+        if rhs is not None:
+            text += f" {namer.value(rhs)}"
+        return text + self._more(node)
+
+    def _more(self, node) -> str:
+        return ""
+
+    def verify(self, node) -> str | None:
+        if len(node.regions) != self.n_regions(node):
+            return f"{self.kind} needs {self.n_regions(node)} regions"
+        return None
+
+    def n_regions(self, node) -> int:
+        return 1
+
+    def bodies(self, streams):
+        return streams[0]
+
+    # --- the GPU ---------------------------------------------------------------
+    def _setter_args(self, gpu, node, handle, entry) -> tuple:
+        x, rhs = (gpu.value_of(a) for a in node.args)
+        dtype = x.dtype.type
+        value = dtype(0) if isinstance(rhs, Buffer) or rhs is None else dtype(rhs)
+        at = rhs.ptr if isinstance(rhs, Buffer) else 0
+        return (handle, x.ptr, value, at)
+
+    def emit(self, gpu, node, parent):
+        from cuda.core import Device, LaunchConfig
+        from cuda.core.graph import GraphDefinition
+        _require_driver(self.kind, node)
+        definition = parent if isinstance(parent, GraphDefinition) else parent.graph
+        handle = definition.create_condition(default_value=0)
+        kern = condition_kernel(self.handle_kind, node.args[0].dtype, node.attrs["test"],
+                                Device())
+        cfg = LaunchConfig(grid=1, block=1)
+        extra = self._extra(gpu, node)
+        setter = parent.launch(cfg, kern, *self._setter_args(gpu, node, handle, True), *extra)
+        others = [gpu.definition_node(d) for d in node.deps[1:]]
+        if others:   # the handle is set once everything before has run
+            setter.pred.update(others)
+        cnode, bodies = self._conditional(setter, handle, node)
+        for region, body in zip(node.regions, bodies):
+            gpu.emit_region(region, body)
+        tail = self._tail(gpu, node, handle, bodies[0], cfg, kern, extra)
+        gpu.state[node.index] = (cfg, kern, handle, setter, tail, extra)
+        return cnode
+
+    def _extra(self, gpu, node) -> tuple:
+        return ()
+
+    def _tail(self, gpu, node, handle, body, cfg, kern, extra):
+        return None
+
+    def _updates(self, gpu, node):
+        cfg, kern, handle, setter, tail, extra = gpu.state[node.index]
+        yield setter, (*self._setter_args(gpu, node, handle, True), *extra)
+        if tail is not None:
+            yield tail, (*self._setter_args(gpu, node, handle, False), *self._tail_extra(extra))
+
+    def _tail_extra(self, extra) -> tuple:
+        return extra
+
+    @property
+    def driver_update(self) -> bool:
+        return True
+
+    def update(self, gpu, node) -> None:
+        cfg, kern = gpu.state[node.index][:2]
+        for definition_node, args in self._updates(gpu, node):
+            gpu.graph[definition_node].update(config=cfg, kernel=kern, args=args)
+
+    def update_definition(self, gpu, node) -> None:
+        for definition_node, args in self._updates(gpu, node):
+            definition_node.update(args=args)
+
+    # --- the simulator ---------------------------------------------------------
+    def test(self, sim, node) -> bool:
+        x, rhs = node.args
+        value = sim.array(x).reshape(-1)[0]
+        if isinstance(rhs, Buffer):
+            rhs = sim.array(rhs).reshape(-1)[0]
+        elif rhs is not None:
+            rhs = np.asarray(sim.value_of(rhs)).astype(value.dtype)[()]   # as the device does
+        return evaluate(node.attrs["test"], value, rhs)
+
+
+class WhileOp(_ConditionalOp):
+    kind = "while"
+    handle_kind = "loop"
+
+    def _more(self, node) -> str:
+        bound = node.attrs["max_iterations"]
+        return "" if bound == _NO_BOUND else f", max_iterations={bound}"
+
+    def _conditional(self, setter, handle, node):
+        loop = setter.while_loop(handle)
+        return loop, (loop.body,)
+
+    def _extra(self, gpu, node) -> tuple:
+        from cuda.core import Device
+        trips = gpu.state.get(("trips", node.index))
+        if trips is None:   # the iteration count, in device memory the graph keeps
+            trips = gpu.state[("trips", node.index)] = Device().allocate(8)
+        return (int(trips.handle), np.uint32(node.attrs["max_iterations"]), np.int32(1))
+
+    def _tail_extra(self, extra) -> tuple:
+        return (*extra[:2], np.int32(0))
+
+    def _tail(self, gpu, node, handle, body, cfg, kern, extra):
+        """The loop's test again, after everything in its body."""
+        region = node.regions[0]
+        used = {d.index for n in region.nodes for d in n.deps}
+        sinks = [gpu.definition_node(n) for n in region.nodes if n.index not in used]
+        args = (*self._setter_args(gpu, node, handle, False), *self._tail_extra(extra))
+        if not sinks:
+            return body.launch(cfg, kern, *args)
+        tail = sinks[0].launch(cfg, kern, *args)
+        if sinks[1:]:
+            tail.pred.update(sinks[1:])
+        return tail
+
+    def simulate(self, sim, node) -> None:
+        trips, bound = 0, node.attrs["max_iterations"]
+        while trips < bound and self.test(sim, node):
+            sim.run(node.regions[0])
+            trips += 1
+
+
+class IfOp(_ConditionalOp):
+    """``if_then`` (one region) and ``if_else`` (two: then, else)."""
+
+    kind = "if"
+
+    def n_regions(self, node) -> int:
+        return 2 if node.attrs.get("else") else 1
+
+    def bodies(self, streams):
+        return streams[0] if len(streams) == 1 else tuple(streams)
+
+    def _more(self, node) -> str:
+        return ", else" if node.attrs.get("else") else ""
+
+    def _conditional(self, setter, handle, node):
+        if node.attrs.get("else"):
+            branch = setter.if_else(handle)
+            return branch, (branch.then, branch.else_)
+        branch = setter.if_then(handle)
+        return branch, (branch.then,)
+
+    def simulate(self, sim, node) -> None:
+        if self.test(sim, node):
+            sim.run(node.regions[0])
+        elif len(node.regions) == 2:
+            sim.run(node.regions[1])
+
+
+class SwitchOp(_ConditionalOp):
+    kind = "switch"
+    handle_kind = "switch"
+
+    def n_regions(self, node) -> int:
+        return node.attrs["cases"]
+
+    def bodies(self, streams):
+        return tuple(streams)
+
+    def describe(self, node, namer) -> str:
+        return f"{namer.value(node.args[0])} in {node.attrs['cases']} cases"
+
+    def _setter_args(self, gpu, node, handle, entry) -> tuple:
+        return (handle, gpu.value_of(node.args[0]).ptr)
+
+    def _extra(self, gpu, node) -> tuple:
+        return (np.uint32(node.attrs["cases"]),)
+
+    def _conditional(self, setter, handle, node):
+        branch = setter.switch(handle, node.attrs["cases"])
+        return branch, tuple(branch.branches)
+
+    def simulate(self, sim, node) -> None:
+        k = int(sim.array(node.args[0]).reshape(-1)[0])
+        if 0 <= k < len(node.regions):
+            sim.run(node.regions[k])
+
+
+def record_child(stream, function, args, kwargs, source):
+    """``s.child(f, *args)``: ``f``'s ops recorded into a child-graph node."""
+    if not hasattr(function, "__wrapped__") or not callable(function):
+        raise ArgumentError(f"s.child() takes a @gt.graph function, not "
+                            f"{type(function).__name__}")
+    t = stream.tracer()
+    index = t.reserve_index()
+    scope = t.open_region(getattr(function, "__name__", "child"), stream.scope)
+    try:
+        function(type(stream)(t, stream.index, scope), *args, **kwargs)
+    finally:
+        region = t.close_region(scope)
+    shown = tree_map(lambda v: t.cached_buffer(v) or v if is_array(v) else v, args)
+    return t.record(CHILD, function, shown, _union((region,), []), stream=stream.index,
+                    scope=stream.scope, regions=(region,), source=source, index=index,
+                    opaque=any(n.opaque for n in region.walk()))
+
+
+class ChildOp(Op):
+    """A nested graph function recorded as a child-graph node: ``target`` the
+    function, ``args`` its arguments as recorded, one region (its nodes)."""
+
+    kind = "child"
+
+    def describe(self, node, namer) -> str:
+        return f"{node.target.__name__}({', '.join(namer.value(a) for a in node.args)})"
+
+    def verify(self, node) -> str | None:
+        return None if len(node.regions) == 1 else "a child node owns one region"
+
+    def emit(self, gpu, node, parent):
+        from cuda.core.graph import GraphDefinition
+        child = parent.embed(GraphDefinition())
+        # The embedded graph is the node's own (not a copy): nodes added to it
+        # are updated in place when the graph is rebound.
+        gpu.emit_region(node.regions[0], child.child_graph)
+        return child
+
+    def simulate(self, sim, node) -> None:
+        sim.run(node.regions[0])
+
+
+def _require_driver(kind: str, node) -> None:
+    from .. import _driver
+    version = _driver.driver_version()
+    need = _DRIVER_NEEDED["if_else" if kind == "if" and node.attrs.get("else") else kind]
+    if version and version < need:
+        raise EmitError(
+            f"{kind} nodes need a CUDA driver >= {need // 1000}.{need % 1000 // 10}; this "
+            f"one is {version // 1000}.{version % 1000 // 10}: update the driver, or loop "
+            "on the host", source=node.source)
+
+
+WHILE, IF, SWITCH, CHILD = WhileOp(), IfOp(), SwitchOp(), ChildOp()

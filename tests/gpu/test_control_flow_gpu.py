@@ -1,0 +1,148 @@
+"""Loops, branches and child graphs as CUDA conditional and child nodes, on a real GPU.
+
+Each graph is compared with the same program run eagerly with the
+condition read on the host.
+"""
+import numpy as np
+import pytest
+
+import graphtrace as gt
+
+cuda = pytest.importorskip("numba.cuda")
+
+
+@cuda.jit
+def halve(x):
+    if cuda.grid(1) == 0:
+        x[0] = x[0] / 2
+
+
+@cuda.jit
+def count(n):
+    if cuda.grid(1) == 0:
+        n[0] += 1
+
+
+@cuda.jit
+def add(x, v):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += v
+
+
+@cuda.jit
+def copy_into(src, dst):
+    i = cuda.grid(1)
+    if i < dst.size:
+        dst[i] = src[i]
+
+
+def dev(*values, dtype=np.float32):
+    return cuda.to_device(np.array(values, dtype=dtype))
+
+
+def host(x):
+    cuda.synchronize()
+    return x.copy_to_host().tolist()
+
+
+@gt.graph
+def halve_until(s, x, n, tol):
+    with s.while_loop(gt.cond(x) > tol, max_iterations=1000) as body:
+        halve[1, 1, body](x)
+        count[1, 1, body](n)
+
+
+def eager_halvings(x, tol):
+    n = 0
+    while x > tol:
+        x, n = x / 2, n + 1
+    return x, n
+
+
+def test_the_trip_count_is_decided_on_the_device():
+    for start, tol in ((100.0, 1.0), (1e6, 3.0), (0.5, 1.0)):
+        x, n = dev(start), dev(0, dtype=np.int32)
+        halve_until(x, n, tol)
+        want_x, want_n = eager_halvings(np.float32(start), np.float32(tol))
+        assert host(x) == [want_x] and host(n) == [want_n]
+    assert halve_until.cache_info().misses == 1       # rebinding, not tracing again
+
+
+def test_rebinding_arrays_used_inside_the_body():
+    x1, n1 = dev(64.0), dev(0, dtype=np.int32)
+    x2, n2 = dev(1024.0), dev(0, dtype=np.int32)
+    halve_until(x1, n1, 1.0)
+    halve_until(x2, n2, 1.0)
+    halve_until(x1, n1, 1.0)                          # back to the first arrays
+    assert host(x2) == [1.0] and host(n2) == [10]
+    assert host(x1) == [1.0] and host(n1) == [6]
+
+
+def test_the_trip_bound_ends_a_loop_that_never_stops():
+    @gt.graph
+    def forever(s, flag, n):
+        with s.while_loop(gt.cond(flag), max_iterations=7) as body:
+            count[1, 1, body](n)
+    n = dev(0, dtype=np.int32)
+    forever(dev(1, dtype=np.int32), n)
+    assert host(n) == [7]
+
+
+def test_a_nested_loop_with_a_branch():
+    @gt.graph
+    def f(s, outer, inner, n, big):
+        with s.while_loop(gt.cond(outer) > 1, max_iterations=50) as o:
+            halve[1, 1, o](outer)
+            copy_into[1, 1, o](outer, inner)
+            with o.while_loop(gt.cond(inner) > 1) as i:
+                halve[1, 1, i](inner)
+                count[1, 1, i](n)
+            with o.if_then(gt.cond(n) > 12) as then:
+                count[1, 1, then](big)
+    outer, inner = dev(64.0), dev(0.0)
+    n, big = dev(0, dtype=np.int32), dev(0, dtype=np.int32)
+    f(outer, inner, n, big)
+    # inner loops of 5, 4, 3, 2, 1, 0 halvings; n passes 12 after the 4th outer step
+    assert host(n) == [15] and host(outer) == [1.0] and host(big) == [3]
+
+
+def test_a_switch_with_three_cases():
+    @gt.graph
+    def f(s, k, y):
+        with s.switch(gt.cond(k), 3) as cases:
+            for i, case in enumerate(cases):
+                add[1, 4, case](y, 10.0 ** i)
+    y = dev(0, 0, 0, 0)
+    for k in (0, 1, 2, 2, 3, -1):
+        f(dev(k, dtype=np.int32), y)
+    assert host(y) == [211] * 4
+
+
+def test_if_else_with_a_dynamic_threshold():
+    @gt.graph
+    def f(s, x, y, t):
+        with s.if_else(gt.cond(x) >= t) as (yes, no):
+            add[1, 4, yes](y, 1.0)
+            add[1, 4, no](y, 100.0)
+    y = dev(0, 0)
+    f(dev(2.0), y, 1.0)
+    f(dev(2.0), y, 3.0)
+    assert host(y) == [101, 101]
+
+
+def test_a_child_graph_node():
+    @gt.graph
+    def inner(s, x, v):
+        add[1, 4, s](x, v)
+        add[1, 4, s](x, v)
+
+    @gt.graph
+    def outer(s, x, y):
+        s.child(inner, x, 1.0)
+        add[1, 4, s](y, 5.0)
+    x, y = dev(0, 0), dev(0, 0)
+    outer(x, y)
+    x2 = dev(1, 1)
+    outer(x2, y)
+    assert host(x) == [2, 2] and host(x2) == [3, 3] and host(y) == [10, 10]

@@ -1,0 +1,261 @@
+"""Loops, branches and child graphs driven by device values, on the simulator.
+
+Each result is compared with the same program run eagerly with the
+condition read on the host (the oracle), over several random orders.
+"""
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from helpers import FakeDeviceArray as A, any_kernel, line_of
+
+
+@cuda.jit
+def halve(x):
+    if cuda.grid(1) == 0:
+        x[0] = x[0] / 2
+
+
+@cuda.jit
+def count(n):
+    if cuda.grid(1) == 0:
+        n[0] += 1
+
+
+@cuda.jit
+def add(x, v):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += v
+
+
+@cuda.jit
+def copy_into(src, dst):
+    i = cuda.grid(1)
+    if i < dst.size:
+        dst[i] = src[i]
+
+
+def dev(*values, dtype=np.float32):
+    return cuda.to_device(np.array(values, dtype=dtype))
+
+
+def host(x):
+    return x.copy_to_host().tolist()
+
+
+@gt.graph(backend="sim")
+def halve_until(s, x, n, tol):
+    with s.while_loop(gt.cond(x) > tol, max_iterations=100) as body:
+        halve[1, 1, body](x)
+        count[1, 1, body](n)
+
+
+def test_a_loop_runs_until_the_device_says_stop():
+    x, n = dev(100.0), dev(0, dtype=np.int32)
+    halve_until(x, n, 1.0)
+    assert host(x) == [0.78125] and host(n) == [7]      # 100 / 2**7 <= 1
+
+
+def test_a_dynamic_bound_and_new_arrays_rebind_without_tracing_again():
+    x, n = dev(100.0), dev(0, dtype=np.int32)
+    halve_until(x, n, 1.0)
+    misses = halve_until.cache_info().misses
+    x2, n2 = dev(64.0), dev(0, dtype=np.int32)
+    halve_until(x2, n2, 10.0)
+    assert host(x2) == [8.0] and host(n2) == [3]
+    assert host(x) == [0.78125]                          # the first arrays untouched
+    assert halve_until.cache_info().misses == misses
+
+
+def test_the_trip_bound_ends_a_loop_whose_condition_stays_true():
+    @gt.graph(backend="sim")
+    def forever(s, flag, n):
+        with s.while_loop(gt.cond(flag), max_iterations=5) as body:
+            count[1, 1, body](n)
+    flag, n = dev(1, dtype=np.int32), dev(0, dtype=np.int32)
+    forever(flag, n)
+    assert host(n) == [5]
+    assert "max_iterations=5" in str(forever.trace(flag, n))
+
+
+def test_a_loop_whose_condition_is_false_at_once_runs_no_iteration():
+    x, n = dev(0.5), dev(0, dtype=np.int32)
+    halve_until(x, n, 1.0)
+    assert host(x) == [0.5] and host(n) == [0]
+
+
+def test_if_then_and_if_else_take_the_branch_the_data_choose():
+    @gt.graph(backend="sim")
+    def f(s, x, y, z):
+        with s.if_then(gt.cond(x) < 0) as then:
+            add[1, 4, then](y, 1.0)
+        with s.if_else(gt.cond(x) >= z) as (yes, no):
+            add[1, 4, yes](y, 10.0)
+            add[1, 4, no](y, 100.0)
+    y = dev(0, 0)
+    f(dev(-1.0), y, dev(-5.0))
+    assert host(y) == [11, 11]
+    f(dev(2.0), y, dev(5.0))
+    assert host(y) == [111, 111]
+
+
+def test_a_switch_runs_the_case_of_the_value_and_none_out_of_range():
+    @gt.graph(backend="sim")
+    def f(s, k, y):
+        with s.switch(gt.cond(k), 3) as cases:
+            for i, case in enumerate(cases):
+                add[1, 4, case](y, 10.0 ** i)
+    y = dev(0, 0)
+    for k in (0, 1, 2, 2, 3, -1):
+        f(dev(k, dtype=np.int32), y)
+    assert host(y) == [211, 211]
+
+
+def test_loops_nest_and_branches_sit_inside_loops():
+    @gt.graph(backend="sim")
+    def f(s, outer, inner, n, odd):
+        with s.while_loop(gt.cond(outer) > 1, max_iterations=50) as o:
+            halve[1, 1, o](outer)
+            copy_into[1, 1, o](outer, inner)
+            with o.while_loop(gt.cond(inner) > 1) as i:
+                halve[1, 1, i](inner)
+                count[1, 1, i](n)
+            with o.if_then(gt.cond(n) > 100) as big:
+                count[1, 1, big](odd)
+    outer, inner = dev(64.0), dev(0.0)
+    n, odd = dev(0, dtype=np.int32), dev(0, dtype=np.int32)
+    f(outer, inner, n, odd)
+    # outer: 32, 16, 8, 4, 2, 1 -> inner loops of 5, 4, 3, 2, 1, 0 halvings
+    assert host(n) == [15] and host(outer) == [1.0] and host(odd) == [0]
+
+
+def test_a_child_graph_node_holds_the_nested_functions_nodes():
+    @gt.graph(backend="sim")
+    def inner(s, x, v):
+        add[1, 4, s](x, v)
+        add[1, 4, s](x, v)
+
+    @gt.graph(backend="sim")
+    def outer(s, x, y):
+        s.child(inner, x, 1.0)
+        inner(s, y, 2.0)                # inlined, as before
+    x, y = dev(0, 0), dev(0, 0)
+    outer(x, y)
+    assert host(x) == [2, 2] and host(y) == [4, 4]
+    g = outer.trace(x, y)
+    assert [n.kind for n in g.nodes] == ["child", "kernel", "kernel"]
+    assert [n.kind for n in g.nodes[0].regions[0].nodes] == ["kernel", "kernel"]
+    assert [m for _, m in g.nodes[0].accesses] == ["rw"]
+
+
+# --- dependencies, listing, verify, check -----------------------------------
+
+K = any_kernel()
+
+
+def test_the_loop_node_touches_what_its_body_and_condition_touch():
+    x, y, z, flag = A(8), A(8), A(8), A(1, "int32")
+
+    @gt.graph
+    def f(s):
+        s.launch(K, 1, 1, gt.Out(x))
+        with s.while_loop(gt.cond(flag), max_iterations=3) as body:
+            body.launch(K, 1, 1, gt.In(x), gt.Out(y))
+        s.launch(K, 1, 1, gt.In(y))      # after the loop
+        s.launch(K, 1, 1, gt.Out(z))     # independent of it
+    g = f.trace()
+    loop = g.nodes[1]
+    assert loop.kind == "while" and len(loop.regions) == 1
+    assert sorted((b.label, m) for b, m in loop.accesses) == [("flag", "r"), ("x", "r"), ("y", "w")]
+    assert g.edges() == [(0, 1), (1, 3)]
+    names = [n.index for n in g.walk()]
+    assert len(names) == len(set(names)) == 5
+    g.verify()
+    text = str(g)
+    assert "while cond(flag) != 0, max_iterations=3" in text and "body:" in text
+
+
+def test_inside_a_body_dependencies_are_inferred_as_everywhere():
+    x, y, flag = A(8), A(8), A(1, "int32")
+
+    @gt.graph
+    def f(s):
+        with s.while_loop(gt.cond(flag)) as body:
+            body.launch(K, 1, 1, gt.Out(x))
+            body.launch(K, 1, 1, gt.Out(y))
+            body.launch(K, 1, 1, gt.In(x), gt.Out(flag))
+    region = f.trace().nodes[0].regions[0]
+    assert sorted((a.pos, b.pos) for b in region.nodes for a in b.deps) == [(0, 2)]
+
+
+def test_check_looks_inside_regions():
+    x, flag = A(8), A(1, "int32")
+
+    @gt.graph(deps="streams")
+    def f(s):
+        with s.while_loop(gt.cond(flag)) as body:
+            t = body.fork()
+            body.launch(K, 1, 1, gt.Out(x))
+            t.launch(K, 1, 1, gt.Out(x))
+    races = gt.check(f.trace())
+    assert len(races) == 1
+
+
+# --- errors -------------------------------------------------------------------
+
+def trace_error(body, kind=gt.TraceError):
+    flag = dev(1, dtype=np.int32)
+
+    @gt.graph(backend="sim")
+    def f(s, flag, x):
+        body(s, flag, x)
+    with pytest.raises(kind) as e:
+        f.trace(flag, dev(0, 0))
+    return e.value
+
+
+def callback_in_body(s, flag, x):
+    with s.while_loop(gt.cond(flag)) as body:
+        body.host(print)          # callback in body
+
+
+def outer_stream_in_body(s, flag, x):
+    with s.while_loop(gt.cond(flag)) as body:
+        add[1, 2, s](x, 1.0)      # outer stream
+
+
+def body_after_block(s, flag, x):
+    with s.while_loop(gt.cond(flag)) as body:
+        pass
+    add[1, 2, body](x, 1.0)       # after block
+
+
+def python_if(s, flag, x):
+    if gt.cond(flag) > 0:         # python if
+        pass
+
+
+def host_condition(s, flag, x):
+    with s.while_loop(gt.cond(np.ones(1, np.int32))):   # host condition
+        pass
+
+
+def long_condition(s, flag, x):
+    with s.while_loop(gt.cond(x) > 0):   # two elements
+        pass
+
+
+@pytest.mark.parametrize("body, marker, words", [
+    (callback_in_body, "callback in body", "host callbacks cannot run inside"),
+    (outer_stream_in_body, "outer stream", "use the body's stream"),
+    (body_after_block, "after block", "only inside its with block"),
+    (python_if, "python if", "no value during the trace"),
+    (host_condition, "host condition", "device array"),
+    (long_condition, "two elements", "one element"),
+])
+def test_misuse_is_an_error_at_the_users_line(body, marker, words):
+    e = trace_error(body, gt.GraphtraceError)
+    assert e.source[1] == line_of(__file__, marker), str(e)
+    assert words in str(e)

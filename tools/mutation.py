@@ -17,7 +17,8 @@ subprocesses, which cannot see the mutants) are left out.
 Each run starts from an empty mutants/, so no verdict comes from older tests
 (``--resume`` keeps them; ``--retry`` keeps them and runs again every mutant
 of each function that had one not killed, the quick way to see what new
-tests kill). It prints, per module, the mutants, how many the
+tests kill; ``--only GLOB`` runs just the mutants whose names match, the rest
+stay "not checked"). It prints, per module, the mutants, how many the
 tests killed (a timeout counts as killed), survived or reached no test, the
 score (killed / all), the surviving mutants' names (``mutmut show NAME``
 prints one's diff, from the repository root), and the run's time.
@@ -69,6 +70,8 @@ def main():
     ap.add_argument("modules", nargs="*", default=CORE, help="paths under graphtrace/")
     ap.add_argument("--resume", action="store_true", help="keep the verdicts in mutants/")
     ap.add_argument("--retry", action="store_true", help="--resume, and run the survivors again")
+    ap.add_argument("--only", action="append", default=[], metavar="GLOB",
+                    help="just the mutants whose names match, e.g. 'graphtrace.buffers.x_is_pinned*'")
     ap.add_argument("--max-children", type=int, default=os.cpu_count())
     args = ap.parse_args()
     os.chdir(ROOT)   # mutmut reads pyproject.toml and writes mutants/ here
@@ -81,6 +84,7 @@ def main():
     # every mutant of each function with a survivor: a changed function's mutants are new
     again = sorted({name.rpartition("__mutmut_")[0] + "__mutmut_*" for path in args.modules
                     if args.retry for name, s in statuses(path).items() if s not in KILLED})
+    again += args.only
     t0 = time.perf_counter()
     try:
         cli.main(["run", "--max-children", str(args.max_children), *again],

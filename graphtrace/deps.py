@@ -208,24 +208,25 @@ class StreamDeps:
         self._events: dict[int, set] = {}          # id(event node) -> tail at record time
         self._reduction = Reduction()
 
+    # Every stream is 0 or made by fork, and only recorded events are waited on
+    # here (control.wait), so the lookups below cannot miss.
     def add(self, node, stream: int = 0) -> list:
-        tail = self._tail.setdefault(stream, set())
-        node.deps = self._reduction.reduce(tail)
+        node.deps = self._reduction.reduce(self._tail[stream])
         self._reduction.place(node)
         self._tail[stream] = {node}
         return node.deps
 
     def fork(self, parent: int, child: int):
-        self._tail[child] = set(self._tail.get(parent, ()))
+        self._tail[child] = set(self._tail[parent])
 
     def join(self, stream: int, other: int):
-        self._tail.setdefault(stream, set()).update(self._tail.get(other, ()))
+        self._tail[stream] |= self._tail[other]
 
     def record(self, stream: int, event_node) -> None:
         self._events[id(event_node)] = {event_node}
 
     def wait(self, stream: int, event_node) -> None:
-        self._tail.setdefault(stream, set()).update(self._events.get(id(event_node), ()))
+        self._tail[stream] |= self._events[id(event_node)]
 
 
 def make_tracker(mode: str):

@@ -2,6 +2,13 @@
 import os
 
 import pytest
+from hypothesis import Phase, settings
+
+# tools/mutation.py runs the suite once per mutant: the same examples every time,
+# so that a mutant's verdict does not depend on the draw, and no shrinking, since
+# only whether a test fails counts.
+settings.register_profile("mutation", derandomize=True, database=None,
+                          phases=[Phase.explicit, Phase.generate])
 
 # The CPU tests run on the simulator, also on a machine with a GPU (tests/gpu then
 # run in a child process on the GPU: tests/gpu/conftest.py).

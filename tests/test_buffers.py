@@ -1,9 +1,11 @@
 """Arrays -> Buffer views: pointers, byte hulls, layouts, host and pinned memory."""
+import gc
+
 import numpy as np
 import pytest
 
 import graphtrace as gt
-from graphtrace.buffers import HOST, as_buffer
+from graphtrace.buffers import EXACT_RUNS, HOST, as_buffer, is_pinned
 from graphtrace.ops.memory import memset_pattern
 from helpers import FakeDeviceArray as A
 
@@ -49,21 +51,78 @@ def test_pinned_empty_is_pinned_host_memory():
     assert as_buffer(h[1:]).pinned  # views of it too
 
 
+class OnlyDLPack:
+    """An array seen through DLPack alone, on the device the producer says."""
+
+    def __init__(self, a, device=None):
+        self.a, self.device = a, device
+
+    def __dlpack__(self, **kw):
+        if self.device:   # a consumer passes a stream for a device; numpy takes none
+            kw.pop("stream", None)
+        return self.a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.device or self.a.__dlpack_device__()
+
+
 def test_dlpack_only_object():
-    class OnlyDLPack:
-        def __init__(self, a):
-            self.a = a
-
-        def __dlpack__(self, **kw):
-            return self.a.__dlpack__(**kw)
-
-        def __dlpack_device__(self):
-            return self.a.__dlpack_device__()
-
     a = np.arange(12, dtype=np.float32).reshape(3, 4)[:, 1:3]
-    b = as_buffer(OnlyDLPack(a))
-    assert b.is_host and b.shape == (3, 2) and b.strides == (16, 4)
+    wrapped = OnlyDLPack(a)
+    b = as_buffer(wrapped)
+    assert b.is_host and not b.pinned and not b.readonly and b.obj is wrapped
+    assert (b.shape, b.strides, b.dtype) == ((3, 2), (16, 4), np.float32)
     assert b.ptr == a.__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize("device, expect", [((2, 3), (3, False)),    # kDLCUDA
+                                            ((13, 1), (1, False)),   # kDLCUDAManaged
+                                            ((3, 0), (HOST, True))])  # kDLCUDAHost: pinned
+def test_dlpack_device_types(device, expect):
+    b = as_buffer(OnlyDLPack(np.zeros(4, np.int16), device))
+    assert (b.device, b.pinned) == expect and b.dtype == np.int16
+
+
+def test_dlpack_read_only_array():
+    a = np.zeros(4)
+    a.flags.writeable = False
+    assert as_buffer(OnlyDLPack(a)).readonly
+
+
+def test_host_array_is_the_view_itself():
+    a = np.arange(24.0).reshape(4, 6)
+    for view in (a[1:, ::2], a[::-1, 3:], a[2:3, 1:2]):
+        got = as_buffer(view).host_array()
+        assert np.array_equal(got, view)
+        got[...] = -1                      # the same bytes, not a copy
+        assert (view == -1).all()
+
+
+def test_buffer_repr_names_label_shape_device_and_bytes():
+    b = as_buffer(A(4, "float32"))
+    assert repr(b) == f"Buffer({b.ptr:#x}, float32[4], cuda:{b.device}, " \
+                      f"bytes [{b.lo:#x}, {b.hi:#x}))"
+    h = as_buffer(np.zeros((2, 2), np.int8))
+    h.label = "h"
+    assert repr(h).startswith("Buffer(h, int8[2, 2], host, bytes [")
+
+
+def test_pinned_range_ends_with_the_array_and_with_its_life():
+    h = gt.pinned_empty(16, "uint8")
+    lo = h.__array_interface__["data"][0]
+    assert is_pinned(lo) and is_pinned(lo + 15) and not is_pinned(lo + 16)
+    del h
+    gc.collect()
+    assert not is_pinned(lo)           # freed memory may come back as pageable
+
+
+def test_contains_is_unknown_past_the_exact_run_limit():
+    x = A(2 * EXACT_RUNS + 8, "float32")
+    every_other = as_buffer(x.view(0, (EXACT_RUNS + 1,), (8,)))   # too many runs
+    one = as_buffer(x.view(8, (1,)))
+    few = as_buffer(x.view(0, (4,), (8,)))
+    assert every_other.contains(one) is None and few.contains(every_other) is False
+    assert one.contains(as_buffer(x.view(0, (0,)))) is True           # an empty view
 
 
 def test_numba_simulator_device_arrays_are_device_memory():

@@ -8,7 +8,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from helpers import FakeDeviceArray as A, line_of
+from helpers import FakeDeviceArray as A, any_kernel, line_of
 
 
 @cuda.jit
@@ -303,6 +303,59 @@ def test_global_arrays_are_in_the_key_and_order_against_arguments():
     f(a, out)
     f(GLOBAL, out)
     assert out.copy_to_host().tolist() == [5.0] * 8
+
+
+@cuda.jit
+def copy_to(src, dst):
+    i = cuda.grid(1)
+    if i < src.size:
+        dst[i] = src[i]
+
+
+TABLE = dev(np.arange(8))
+
+
+def test_a_global_rebound_between_two_identical_calls_is_seen(monkeypatch):
+    @gt.graph(backend="sim")
+    def f(s, out):
+        copy_to[1, 8, s](TABLE, out)
+    out = dev(np.zeros(8))
+    f(out)
+    monkeypatch.setitem(globals(), "TABLE", dev(np.arange(8) * 10))
+    f(out)                               # the very arguments of the last call
+    assert out.copy_to_host().tolist() == [10.0 * i for i in range(8)]
+    assert f.cache_info().misses == 2
+
+
+def test_a_closure_array_rebound_between_two_identical_calls_is_seen():
+    table = dev(np.arange(8))
+
+    @gt.graph(backend="sim")
+    def f(s, out):
+        copy_to[1, 8, s](table, out)
+    out = dev(np.zeros(8))
+    f(out)
+    table = dev(np.arange(8) + 100)      # noqa: F841  (read by f through its cell)
+    f(out)
+    assert out.copy_to_host().tolist() == [100.0 + i for i in range(8)]
+
+
+def test_the_offset_between_overlapping_arguments_is_part_of_the_key():
+    """The same two arrays overlap at either offset, but the sub-views the
+    function uses conflict at one offset only."""
+    K = any_kernel()
+
+    @gt.graph(backend="sim")
+    def f(s, a, b):
+        s.launch(K, 1, 1, gt.Out(a[0:1]))
+        s.launch(K, 1, 1, gt.In(b[0:1]))
+    base = A(16)
+    apart, together = (base[0:8], base[2:10]), (base[0:8], base[0:8])
+    assert f.signature(*apart) != f.signature(*together)
+    for first, second, edges in ((apart, together, [(0, 1)]), (together, apart, [])):
+        f.clear_cache()
+        f.compile(*first)
+        assert f.compile(*second).ir.edges() == edges
 
 
 def test_host_callback_arguments_nested_in_containers_take_part():

@@ -113,3 +113,43 @@ def test_an_ordered_opaque_kernel_is_no_race():
         s.join(t)
         s.launch(K, 1, 1, opaque=True)
     assert races(body) == []
+
+
+def test_a_reader_recorded_before_an_unordered_writer_is_a_race():
+    x = A(64)
+
+    def body(s):
+        t = s.fork()
+        s.launch(K, 1, 1, gt.In(x))
+        t.launch(K, 1, 1, gt.Out(x))
+    found = races(body)
+    assert [(r.first.index, r.second.index) for r in found] == [(0, 1)]
+    assert [b.label for b in found[0].buffers] == [None, None]
+    assert found[0].buffers[0].same_view(found[0].buffers[1])
+
+
+def test_a_race_is_found_behind_an_ordered_pair():
+    x, y = A(64), A(64)
+
+    def body(s):
+        t = s.fork()
+        s.launch(K, 1, 1, gt.Out(x))           # 0: before 2 on the same stream
+        t.launch(K, 1, 1, gt.Out(y))           # 1: unordered with 2
+        s.launch(K, 1, 1, gt.In(x), gt.In(y))  # 2
+    assert [(r.first.index, r.second.index) for r in races(body)] == [(1, 2)]
+
+
+def test_a_report_names_each_buffer_the_same_way_throughout():
+    x, y = A(64), A(64)
+
+    def body(s):
+        t = s.fork()
+        s.launch(K, 1, 1, gt.Out(x))
+        t.launch(K, 1, 1, gt.In(x))
+        s.launch(K, 1, 1, gt.Out(y))
+        t.launch(K, 1, 1, gt.In(y))
+    texts = [str(r) for r in races(body)]
+    assert len(texts) == 2
+    assert texts[1].count("%b1") == 4 and "%b0" not in texts[1]
+    assert texts[1].endswith("touch %b1 / %b1, one writing, but nothing orders them: "
+                             'join the streams, record/wait an event, or use deps="data"')

@@ -187,3 +187,16 @@ def test_waiting_on_an_outside_event_is_a_barrier_in_data_mode():
     g = trace(lambda s: (write(s, x), s.wait(ev), write(s, y)))
     assert [n.kind for n in g.nodes] == ["kernel", "event_wait", "kernel"]
     assert edges(g) == [(0, 1), (1, 2)]
+
+
+def test_a_node_touching_only_empty_views_is_ordered_against_opaque_ones():
+    x = A(256)
+    empty = x.view(0, (0,))
+    g = trace(lambda s: (read(s, empty), s.launch(K, 1, 1, opaque=True), read(s, empty)))
+    assert edges(g) == [(0, 1), (1, 2)]
+
+
+def test_an_empty_view_does_not_hide_the_next_access_of_the_node():
+    x = A(256)
+    g = trace(lambda s: (write(s, x), read(s, x.view(0, (0,)), x)))
+    assert edges(g) == [(0, 1)]

@@ -6,10 +6,11 @@ Byte sets are enumerated by brute force, an oracle independent of
 import itertools
 
 import numpy as np
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 
 import graphtrace as gt
 from graphtrace.buffers import as_buffer
+from graphtrace.deps import Reduction
 from helpers import FakeDeviceArray, any_kernel
 
 K = any_kernel()
@@ -101,6 +102,47 @@ def test_overlaps_agrees_with_brute_force_and_never_misses(a, b):
         assert got
     if ba.covers(bb):
         assert byte_set(b) <= byte_set(a)
+
+
+class Vertex:
+    def __init__(self, index):
+        self.index, self.deps = index, []
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sets(st.integers(1, 6), max_size=4), min_size=1, max_size=40))
+@example([set(), set(), set(), {2}, {2, 1}, {5, 4, 1}])   # a middle predecessor is reached
+def test_reduction_keeps_exactly_the_predecessors_no_other_one_reaches(back):
+    """``Reduction`` against brute force, on any DAG: node i follows i - d for each d in back[i]."""
+    red, nodes, reach = Reduction(), [], []   # reach[i]: the nodes that reach node i
+    for i, ds in enumerate(back):
+        preds = [nodes[i - d] for d in sorted(ds, reverse=True) if d <= i]
+        v = Vertex(i)
+        v.deps = red.reduce(preds)
+        red.place(v)
+        covered = set().union(*(reach[p.index] for p in preds))
+        assert sorted(d.index for d in v.deps) == \
+            sorted(p.index for p in preds if p.index not in covered)
+        reach.append(covered | {p.index for p in preds})
+        nodes.append(v)
+
+
+def separate_runs(a) -> bool:
+    """No byte twice, and the view's runs of bytes do not touch one another."""
+    b, nbytes = as_buffer(a), sorted(byte_set(a))
+    starts = [x for i, x in enumerate(nbytes) if i == 0 or nbytes[i - 1] != x - 1]
+    return len(nbytes) == b.nbytes and len(nbytes) == len(starts) * b.run
+
+
+@settings(max_examples=500, deadline=None)
+@given(views(), views())
+def test_contains_never_says_a_false_yes_and_is_exact_for_separate_runs(a, b):
+    """``contains`` decides which argument a view moves with on rebinding."""
+    got, truth = as_buffer(a).contains(as_buffer(b)), byte_set(b) <= byte_set(a)
+    if got:
+        assert truth
+    if separate_runs(a):
+        assert got == truth
 
 
 def test_overlaps_is_exact_for_common_layouts():

@@ -106,7 +106,8 @@ def test_overlaps_agrees_with_brute_force_and_never_misses(a, b):
 
 class Vertex:
     def __init__(self, index):
-        self.index, self.deps = index, []
+        self.index = self.pos = index
+        self.deps = []
 
 
 @settings(max_examples=300, deadline=None)

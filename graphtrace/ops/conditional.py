@@ -234,7 +234,10 @@ class WhileOp(_ConditionalOp):
         from cuda.core import Device
         trips = gpu.state.get(("trips", node.index))
         if trips is None:   # the iteration count, in device memory the graph keeps
-            trips = gpu.state[("trips", node.index)] = Device().allocate(8)
+            device = Device()
+            trips = gpu.state[("trips", node.index)] = \
+                device.allocate(8, stream=device.default_stream)
+            device.default_stream.sync()
         return (int(trips.handle), np.uint32(node.attrs["max_iterations"]), np.int32(1))
 
     def _tail_extra(self, extra) -> tuple:

@@ -11,17 +11,19 @@ cuda = pytest.importorskip("numba.cuda")
 
 
 @cuda.jit(device=True)
-def row_of(a, i):
-    return a[i]
+def pick(a, b, first):
+    if first:
+        return a
+    return b
 
 
 @cuda.jit
-def fill_rows(x, out):        # writes ``out`` only through the row a device function returns
+def fill_picked(x, out):      # writes ``out`` only through the array a device function returns
     i = cuda.grid(1)
     if i < out.shape[0]:
-        r = row_of(out, i)
-        for j in range(r.size):
-            r[j] = x[i] + j
+        t = pick(out, out, True)
+        t[i, 0] = x[i]
+        t[i, 1] = x[i] + 1
 
 
 @cuda.jit
@@ -48,7 +50,7 @@ def row_sums(out, y):
         y[i] = out[i, 0] + out[i, 1] + cuda.shfl_sync(0xffffffff, 0.0, 0)
 
 
-@pytest.mark.parametrize("writer, expected", [(fill_rows, [1, 3, 5, 7]),
+@pytest.mark.parametrize("writer, expected", [(fill_picked, [1, 3, 5, 7]),
                                               (fill_by_zip, [0, 3, 6, 9]),
                                               (fill_cache_hinted, [1, 3, 5, 7])])
 def test_reader_waits_for_a_write_through_an_alias(writer, expected):

@@ -2,6 +2,9 @@
 
 - Jacobi: a 2-D stencil time loop (256x256, 100 steps = 200 kernels per call),
   with the same kernel from numba and from cupy, eager against graphtrace.
+- Conjugate gradient to a tolerance (n = 4096): eager with a host check every
+  iteration, graphs of 10 iterations with a host check after each (they
+  overshoot by up to 9), and one graph whose while node loops on the device.
 - Conjugate gradient on a 1-D Poisson matrix (n = 16384, 8 nodes per
   iteration: two dots with atomics, a matvec, updates, a memset pair and a
   copy), 200 iterations. Eager checks the residual on the host every
@@ -47,6 +50,7 @@ extern "C" __global__ void update_xr(double* x, double* r, const double* p, cons
     double alpha = rr[0] / pAp[0];
     if (i < n) { x[i] += alpha * p[i]; r[i] -= alpha * Ap[i]; }
 }
+extern "C" __global__ void count(int* its) { its[0] += 1; }
 extern "C" __global__ void update_p(double* p, const double* r, const double* rr_new,
                                    const double* rr, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
@@ -205,8 +209,101 @@ def cg(rows):
         assert np.allclose(res, ref, rtol=1e-8, atol=1e-10), f"cg {name} differs"
 
 
+def cg_to_tolerance(rows):
+    """CG until r.r <= tol**2: eager with a host check every iteration, graphs of
+    10 iterations with a host check after each, and one graph whose while node
+    loops on the device (the whole solve is one launch)."""
+    import cupy as cp
+    n, per_graph, tol2, bound = 1 << 12, 10, 1e-12, 100_000
+    mod = cp.RawModule(code=CG_SRC)
+    f = {name: mod.get_function(name) for name in ("matvec", "dot", "update_xr", "update_p")}
+    k = {name: gt.kernel(mod, name=name) for name in (*f, "count")}
+    st = cp.cuda.Stream(non_blocking=True)
+    grid, block = ((n + 255) // 256,), (256,)
+    b = cp.asarray(np.random.default_rng(2).standard_normal(n))
+
+    def state():
+        x, r, p, Ap = cp.zeros(n), b.copy(), b.copy(), cp.zeros(n)
+        rr, rr_new, pAp, its = cp.zeros(1), cp.zeros(1), cp.zeros(1), cp.zeros(1, cp.int32)
+        rr[...] = cp.dot(r, r)
+        cp.cuda.Device().synchronize()
+        return x, r, p, Ap, rr, rr_new, pAp, its
+
+    def iteration(s, x, r, p, Ap, rr, rr_new, pAp, its):
+        s.memset(pAp, 0)
+        s.launch(k["matvec"], grid, block, p, Ap, n)
+        s.launch(k["dot"], 64, block, p, Ap, pAp, n)
+        s.launch(k["update_xr"], grid, block, x, r, p, Ap, rr, pAp, n)
+        s.memset(rr_new, 0)
+        s.launch(k["dot"], 64, block, r, r, rr_new, n)
+        s.launch(k["update_p"], grid, block, p, r, rr_new, rr, n)
+        s.copy(rr, rr_new)
+
+    @gt.graph
+    def block_of_10(s, x, r, p, Ap, rr, rr_new, pAp, its):
+        for _ in range(per_graph):
+            iteration(s, x, r, p, Ap, rr, rr_new, pAp, its)
+
+    @gt.graph
+    def solve(s, x, r, p, Ap, rr, rr_new, pAp, its, tol2):
+        with s.while_loop(gt.cond(rr) > tol2, max_iterations=bound) as body:
+            iteration(body, x, r, p, Ap, rr, rr_new, pAp, its)
+            body.launch(k["count"], 1, 1, its)
+
+    def eager():
+        v = state()
+        x, r, p, Ap, rr, rr_new, pAp, its = v
+        done = 0
+        with st:
+            while float(rr[0]) > tol2:
+                pAp.fill(0)
+                f["matvec"](grid, block, (p, Ap, np.int32(n)))
+                f["dot"]((64,), block, (p, Ap, pAp, np.int32(n)))
+                f["update_xr"](grid, block, (x, r, p, Ap, rr, pAp, np.int32(n)))
+                rr_new.fill(0)
+                f["dot"]((64,), block, (r, r, rr_new, np.int32(n)))
+                f["update_p"](grid, block, (p, r, rr_new, rr, np.int32(n)))
+                rr[...] = rr_new
+                done += 1
+        return v, done
+
+    def blocks():
+        v = state()
+        done = 0
+        with st:
+            while float(v[4][0]) > tol2:
+                block_of_10(*v, stream=st)
+                done += per_graph
+        return v, done
+
+    def device_loop():
+        v = state()
+        solve(*v, tol2, stream=st)
+        st.synchronize()
+        return v, int(v[7][0])
+
+    results = {}
+    for name, fn in (("eager, host check every iteration", eager),
+                     ("graphtrace, 10 iterations per graph + host check", blocks),
+                     ("graphtrace, device-side while loop (one launch)", device_loop)):
+        v, done = fn()
+        st.synchronize()
+        results[name] = (cp.asnumpy(v[0]), done)
+        us = wall_us(fn, st.synchronize, reps=3)
+        rows.append({"workload": f"CG n={n} until r.r <= 1e-12",
+                     "variant": f"{name}: {done} iterations", "us": us})
+        print(f"cg-tol {name:<50} {us:10.1f} us, {done} iterations", flush=True)
+    ref, its = results["eager, host check every iteration"]
+    loop_x, loop_its = results["graphtrace, device-side while loop (one launch)"]
+    assert loop_its == its, f"device loop ran {loop_its} iterations, eager {its}"
+    assert np.allclose(loop_x, ref, rtol=1e-9, atol=1e-12), "device loop differs"
+    assert np.allclose(results["graphtrace, 10 iterations per graph + host check"][0], ref,
+                       rtol=1e-4, atol=1e-6), "fixed blocks differ"
+
+
 def run():
     rows = []
     jacobi(rows)
     cg(rows)
+    cg_to_tolerance(rows)
     return rows

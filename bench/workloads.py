@@ -293,12 +293,15 @@ def cg_to_tolerance(rows):
         rows.append({"workload": f"CG n={n} until r.r <= 1e-12",
                      "variant": f"{name}: {done} iterations", "us": us})
         print(f"cg-tol {name:<50} {us:10.1f} us, {done} iterations", flush=True)
-    ref, its = results["eager, host check every iteration"]
-    loop_x, loop_its = results["graphtrace, device-side while loop (one launch)"]
-    assert loop_its == its, f"device loop ran {loop_its} iterations, eager {its}"
-    assert np.allclose(loop_x, ref, rtol=1e-9, atol=1e-12), "device loop differs"
-    assert np.allclose(results["graphtrace, 10 iterations per graph + host check"][0], ref,
-                       rtol=1e-4, atol=1e-6), "fixed blocks differ"
+    # The dots sum with atomics, in an order that changes from run to run, so
+    # runs agree on the iteration count (to a few) and on the residual, not bit
+    # for bit.
+    bh = cp.asnumpy(b)
+    its = results["eager, host check every iteration"][1]
+    for name, (x, done) in results.items():
+        ax = 2 * x - np.concatenate(([0.0], x[:-1])) - np.concatenate((x[1:], [0.0]))
+        assert np.linalg.norm(ax - bh) <= 1e-5, f"cg-tol {name}: residual too large"
+        assert abs(done - its) <= per_graph + 2, f"cg-tol {name}: {done} iterations, eager {its}"
 
 
 def run():

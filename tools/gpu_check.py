@@ -65,8 +65,15 @@ def main():
     ap.add_argument("--sanitizer", default="",
                     help=f"comma-separated compute-sanitizer tools ({', '.join(TOOLS)}), "
                          "each run over the GPU tests and the examples")
-    ap.add_argument("--sanitizer-tests", nargs="+", default=["tests/gpu"], metavar="PATH",
-                    help="pytest paths run under the sanitizer (default: tests/gpu)")
+    ap.add_argument("--sanitizer-tests", nargs="+", metavar="PATH",
+                    default=["tests/gpu", "--ignore=tests/gpu/test_differential_gpu.py"],
+                    help="pytest arguments run under the sanitizer (default: tests/gpu but "
+                         "the random differential programs, which take too long "
+                         "instrumented)")
+    ap.add_argument("--sanitizer-examples", nargs="*", metavar="NAME",
+                    default=["quickstart", "heat"],
+                    help="examples run under the sanitizer (default: quickstart heat; "
+                         "cg's thousands of iterations take too long instrumented)")
     ap.add_argument("--out", default=os.environ.get("OUT"), help="folder for logs")
     args = ap.parse_args()
     tools = [t.strip() for t in args.sanitizer.split(",") if t.strip()]
@@ -90,7 +97,7 @@ def main():
         under = [sanitizer, "--tool", tool, "--target-processes", "all"]
         run(f"{tool}-gpu-tests", under + pytest + args.sanitizer_tests, args.out, results, env,
             sanitizer_verdict)
-        for ex in examples:
+        for ex in (e for e in examples if e[:-3] in args.sanitizer_examples):
             run(f"{tool}-example-{ex[:-3]}", under + [py, os.path.join("examples", ex)],
                 args.out, results, env, sanitizer_verdict)
     if args.bench:

@@ -259,3 +259,48 @@ def test_misuse_is_an_error_at_the_users_line(body, marker, words):
     e = trace_error(body, gt.GraphtraceError)
     assert e.source[1] == line_of(__file__, marker), str(e)
     assert words in str(e)
+
+
+@cuda.jit
+def shift(src, dst):
+    i = cuda.grid(1)
+    if i < dst.size:
+        dst[i] = src[i] + 1
+
+
+def test_what_a_loop_carries_from_one_iteration_to_the_next_is_ordered():
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        with s.while_loop(gt.cond(n) < 5) as body:
+            shift[1, 4, body](a, b)      # reads what the last iteration wrote into a
+            shift[1, 4, body](b, a)
+            count[1, 1, body](n)
+
+    def eager(a):
+        for _ in range(5):
+            b = a + 1
+            a = b + 1
+        return a, b
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    for _ in range(3):   # random orders of the body
+        a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+        f(a, b, n)
+        want_a, want_b = eager(np.array([0, 1, 2, 3], np.float32))
+        assert host(a) == want_a.tolist() and host(b) == want_b.tolist()
+
+
+def test_a_driver_too_old_for_the_node_is_a_clear_error(monkeypatch):
+    from graphtrace import _driver
+    from graphtrace.ops import conditional
+    monkeypatch.setattr(_driver, "driver_version", lambda: 12040)
+    x, flag = A(8), A(1, "int32")
+
+    @gt.graph
+    def f(s):
+        with s.if_else(gt.cond(flag)) as (yes, no):   # if-else
+            yes.launch(K, 1, 1, gt.Out(x))
+    node = f.trace().nodes[0]
+    with pytest.raises(gt.EmitError) as e:
+        conditional._require_driver(node.kind, node)
+    assert "driver >= 12.8" in str(e.value) and "this one is 12.4" in str(e.value)
+    assert e.value.source[1] == line_of(__file__, "if-else")

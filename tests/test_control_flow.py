@@ -8,41 +8,8 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+from flow_kernels import add, copy_into, count, dev, halve, host
 from helpers import FakeDeviceArray as A, any_kernel, line_of
-
-
-@cuda.jit
-def halve(x):
-    if cuda.grid(1) == 0:
-        x[0] = x[0] / 2
-
-
-@cuda.jit
-def count(n):
-    if cuda.grid(1) == 0:
-        n[0] += 1
-
-
-@cuda.jit
-def add(x, v):
-    i = cuda.grid(1)
-    if i < x.size:
-        x[i] += v
-
-
-@cuda.jit
-def copy_into(src, dst):
-    i = cuda.grid(1)
-    if i < dst.size:
-        dst[i] = src[i]
-
-
-def dev(*values, dtype=np.float32):
-    return cuda.to_device(np.array(values, dtype=dtype))
-
-
-def host(x):
-    return x.copy_to_host().tolist()
 
 
 @gt.graph(backend="sim")
@@ -222,7 +189,7 @@ def callback_in_body(s, flag, x):
 
 
 def outer_stream_in_body(s, flag, x):
-    with s.while_loop(gt.cond(flag)) as body:
+    with s.while_loop(gt.cond(flag)):
         add[1, 2, s](x, 1.0)      # outer stream
 
 

@@ -146,6 +146,14 @@ class _Libraries:
         self.region, self.handle, self.exits = region, handle, []
 
     def __enter__(self):
+        try:
+            self._switch()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _switch(self):
         r, dev = self.region, self.region.device.device_id
         cp = sys.modules.get("cupy")
         if cp is not None:
@@ -161,7 +169,6 @@ class _Libraries:
                 if r.torch_pool is None:
                     r.torch_pool = torch.cuda.MemPool()
                 self._enter(torch.cuda.use_mem_pool(r.torch_pool, device=device))
-        return self
 
     def _enter(self, context):
         context.__enter__()

@@ -4,8 +4,8 @@ from .backend import prepare_numba as _prepare_numba
 _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 
 from .buffers import In, InOut, Out, pinned_empty
-from .errors import (ArgumentError, DynamicScalarError, EmitError, GraphtraceError,
-                     HostSyncError, IntentError, IRError, KernelArgumentError,
+from .errors import (ArgumentError, CaptureError, DynamicScalarError, EmitError,
+                     GraphtraceError, HostSyncError, IntentError, IRError, KernelArgumentError,
                      PageableMemoryError, ShapeMismatchError, SimulationError, StreamError,
                      TraceError)
 from .function import CacheInfo, GraphFunction, RetraceWarning, graph
@@ -29,5 +29,5 @@ __all__ = [
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "IntentError", "EmitError",
-    "IRError",
+    "CaptureError", "IRError",
 ]

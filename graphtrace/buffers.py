@@ -249,6 +249,8 @@ def _unwrap(obj):
 
 def is_array(obj) -> bool:
     obj, _ = _unwrap(obj)
+    if isinstance(obj, type):   # an array class (np.ndarray itself) is no array
+        return False
     return (hasattr(obj, "__cuda_array_interface__") or isinstance(obj, np.ndarray)
             or hasattr(obj, "__dlpack_device__"))
 

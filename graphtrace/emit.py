@@ -96,6 +96,9 @@ class GpuContext:
                                    a WhileNode's .body); the whole graph too
           emit_node(node, preds, definition=None)  one node, after the cuda.core
                                    nodes preds (entry node of definition if none)
+          reshaped                 set by an update_definition whose node changed
+                                   shape (a captured region captured anew): the
+                                   executable graph is then instantiated again
 
     Maps are keyed by ``node.index``: cuda.core graph nodes hash alike, so a
     dict keyed by them costs a scan per lookup (100 us a node in a 1000-node graph).
@@ -108,6 +111,7 @@ class GpuContext:
         self.state: dict[int, object] = {}
         self.on_launch: list = []
         self.graph = None                    # the executable graph, once instantiated
+        self.reshaped = False
         self._nodes: dict[int, object] = {}  # node index -> its definition node
         self._exec: dict[int, object] = {}   # node index -> its executable node
 
@@ -134,6 +138,11 @@ class GpuContext:
 
     def definition_node(self, node):
         return self._nodes[node.index]
+
+    def set_graph(self, graph) -> None:
+        """Take a new executable graph of the definition (its nodes are looked up anew)."""
+        self.graph, self.reshaped = graph, False
+        self._exec.clear()
 
     def exec_node(self, node):
         hit = self._exec.get(node.index)
@@ -272,17 +281,29 @@ class CompiledGraph(Binding):
             or self._node_updates >= RELEASE_EVERY
         for node in driven:
             self._update(node, node.op.update_definition)
-            if not whole:
+            if not whole and not self.gpu.reshaped:
                 self._update(node, node.op.update)
-        if whole:
+        if self.gpu.reshaped:
+            self._reinstantiate()
+        elif whole:
             self.graph.update(self.definition)
             self._node_updates = 0
         else:
             self._node_updates += 1
 
+    def _reinstantiate(self) -> None:
+        """A new executable graph from the definition, for a node whose shape changed
+        (launches of the old one in flight finish; the driver frees it after them)."""
+        self.graph = instantiate(self.definition, self.ir, self.ir.nodes[0].source)
+        self.gpu.set_graph(self.graph)
+        self._uploaded = False
+        self._node_updates = 0
+
     def _update(self, node, how) -> None:
         try:
             how(self.gpu, node)
+        except EmitError:
+            raise
         except Exception as e:
             raise EmitError(f"failed to update {node.kind} node %{node.index} "
                             f"{describe(node)} ({_why(e)})",

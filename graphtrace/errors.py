@@ -14,7 +14,7 @@ __all__ = [
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError",
-    "IntentError", "EmitError", "IRError", "user_frame",
+    "IntentError", "EmitError", "CaptureError", "IRError", "user_frame",
 ]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -106,6 +106,12 @@ class IntentError(SimulationError):
 
 class EmitError(GraphtraceError):
     """The driver refused a node while building the CUDA graph."""
+
+
+class CaptureError(EmitError):
+    """A captured region's code could not be captured into the graph (a host
+    synchronisation in it, or a library that refuses capture); ``source`` is the
+    line inside the region."""
 
 
 class IRError(GraphtraceError):

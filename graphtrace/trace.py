@@ -18,7 +18,7 @@ from .deps import make_tracker
 from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_frame
 from .ir import Graph, Node
 from .ops import control as _control, host as _host, kernel as _kernel, memory as _memory
-from .ops import conditional as _conditional
+from .ops import captured as _captured, conditional as _conditional
 
 __all__ = ["Stream", "Tracer", "Scope"]
 
@@ -430,6 +430,22 @@ class Stream(ProxyStream):
         """Record the graph function ``function(s, *args)`` as one child-graph node
         (calling ``function(s, *args)`` instead inlines its nodes)."""
         return _conditional.record_child(self, function, args, kwargs, user_frame())
+
+    def captured(self, fn, *args, reads=None, writes=None, opaque: bool = False):
+        """Record ``fn(*args)``, ordinary library code (cupy expressions, torch), as one
+        child-graph node: ``s.captured(mm, x, w, y, reads=[x, w], writes=[y])``.
+
+        Nothing runs now: when the graph is built, ``fn`` is called with the
+        arrays while its stream is captured (cupy's and torch's current stream
+        switched to the capture), and it is captured again when a later call
+        brings new arrays or numbers. ``reads``/``writes`` name arguments by
+        identity (an array or a list of them); arguments not named, and all of
+        them by default, are read and written. ``gt.In``/``gt.Out`` wrappers
+        work too. ``opaque=True`` orders the region after and before
+        everything, for code that touches arrays it is not given. On the
+        simulator ``fn`` runs with numpy arrays.
+        """
+        return _captured.record_captured(self, fn, args, reads, writes, opaque, user_frame())
 
     def synchronize(self) -> None:
         """Refused: a graph cannot wait for the host midway."""

@@ -1,0 +1,283 @@
+"""Captured regions: ordinary library code as one child-graph node.
+
+``s.captured(fn, *args, reads=[...], writes=[...])`` records a node that
+calls ``fn(*args)``; nothing runs while tracing. When the graph is built,
+graphtrace calls ``fn`` with the arrays of the current binding while a
+cuda.core graph builder captures its stream (cupy's and torch's current
+stream switched to it), and embeds the captured graph as a child node. When
+a later call rebinds the region's arrays or numbers, ``fn`` is captured
+again with the new ones and only that child node is updated.
+
+Memory the libraries allocate during a capture (temporaries of
+``cp.tanh(x) * 2``, a reduction's scratch) comes from a pool private to the
+region (a cupy ``MemoryPool``; for torch a ``torch.cuda.MemPool``), which the
+compiled graph keeps for its life: nothing else can be given that memory
+while replays still use it.
+
+On the simulator ``fn`` runs on the CPU with numpy views of the arrays, so
+code written on the API numpy shares with cupy (``x @ w``, ``x.sum()``,
+``y[...] = ...``) runs on both backends.
+"""
+from __future__ import annotations
+
+import sys
+import sysconfig
+
+import numpy as np
+
+from ..buffers import Buffer, is_array
+from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
+                      SimulationError, _is_internal, format_source)
+from ..tree import tree_map
+from .base import Op, record_args
+
+__all__ = ["record_captured", "CAPTURED"]
+
+def _as_list(v) -> list:
+    if v is None:
+        return []
+    return [v] if is_array(v) else list(v)
+
+
+def record_captured(stream, fn, args, reads, writes, opaque, source):
+    """``s.captured(fn, *args, reads=, writes=)``: one node running ``fn(*args)``."""
+    t = stream.tracer()
+    if not callable(fn):
+        raise ArgumentError(f"captured() takes the function to capture first, then its "
+                            f"arguments, not {type(fn).__name__}")
+    rec, accesses = record_args(t, args, lambda i: "rw", _device_only(fn))
+    declared: dict[int, str] = {}
+    for objs, mode, word in ((reads, "r", "reads"), (writes, "w", "writes")):
+        for obj in _as_list(objs):
+            buf = t.cached_buffer(obj) if is_array(obj) else None
+            if buf is None or not any(b is buf for b, _ in accesses):
+                raise ArgumentError(
+                    f"{word}= of captured region {_name(fn)} names "
+                    f"{type(obj).__name__ if buf is None else buf.label or 'an array'}, which "
+                    "is not one of the arrays it is given: pass the array to s.captured(...) "
+                    "as an argument too (the region is captured again with new arrays only "
+                    "through its arguments)")
+            old = declared.get(id(buf))
+            declared[id(buf)] = mode if old in (None, mode) else "rw"
+    accesses = [(b, declared.get(id(b), m)) for b, m in accesses]   # the rest: "rw"
+    return t.record(CAPTURED, fn, rec, tuple(accesses), stream=stream.index,
+                    scope=stream.scope, opaque=opaque, source=source)
+
+
+def _device_only(fn):
+    def check(i, buf):
+        if buf.is_host:
+            raise ArgumentError(
+                f"argument {i} of captured region {_name(fn)} is host memory "
+                f"({buf.label or 'array'}): a captured region works on device arrays; "
+                "copy host data with s.copy before the region, or pass it as a device array")
+    return check
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
+
+
+# --- the GPU -------------------------------------------------------------------
+
+class _Interface:
+    """A view at a new address, for the library of the array traced there."""
+
+    def __init__(self, b: Buffer):
+        self.__cuda_array_interface__ = {
+            "shape": b.shape, "typestr": b.dtype.str, "data": (b.ptr, False),
+            "strides": b.strides, "version": 3}
+
+
+def _library_array(b: Buffer, traced):
+    """The array ``fn`` receives for recorded view ``traced`` now at ``b``: the traced
+    object where it has not moved, else a view of the same library at the new address."""
+    if b.obj is not None:
+        return b.obj
+    lib = type(traced.obj).__module__.split(".")[0]
+    if lib == "cupy":
+        return sys.modules["cupy"].asarray(_Interface(b))
+    if lib == "torch":
+        return sys.modules["torch"].as_tensor(_Interface(b), device=f"cuda:{b.device}")
+    if lib in ("numba", "numba_cuda"):
+        from numba import cuda
+        return cuda.as_cuda_array(_Interface(b))
+    raise EmitError(f"a captured region cannot be handed a {type(traced.obj).__name__} at "
+                    "a new address: pass cupy, torch or numba arrays to regions")
+
+
+class _Region:
+    """What a region keeps for the graph's life: its capture stream and its pools."""
+
+    def __init__(self):
+        from cuda.core import Device
+        self.device = Device()
+        self.stream = self.device.create_stream()
+        self.cupy_pool = self.torch_pool = None
+        self.latest = None   # the definition of the latest capture
+
+    def capture(self, gpu, node):
+        """``node``'s function captured with the binding's values: a GraphDefinition."""
+        args = tree_map(lambda v: _library_array(gpu.value_of(v), v)
+                        if isinstance(v, Buffer) else gpu.value_of(v), node.args)
+        builder = self.stream.create_graph_builder()
+        with _Libraries(self, int(builder.stream.handle)):
+            builder.begin_building()
+            try:
+                node.target(*args)
+            except Exception as e:
+                try:
+                    builder.end_building()
+                except Exception:  # noqa: BLE001  (the failed call invalidated the capture)
+                    pass
+                builder.close()
+                raise _capture_error(node, e) from e
+            builder.end_building()
+        self.latest = builder.graph_definition
+        builder.close()
+        return self.latest
+
+
+class _Libraries:
+    """cupy's and torch's current stream and allocator, switched to the region's for
+    the capture and back after it."""
+
+    def __init__(self, region: _Region, handle: int):
+        self.region, self.handle, self.exits = region, handle, []
+
+    def __enter__(self):
+        try:
+            self._switch()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def _switch(self):
+        r, dev = self.region, self.region.device.device_id
+        cp = sys.modules.get("cupy")
+        if cp is not None:
+            if r.cupy_pool is None:
+                r.cupy_pool = cp.cuda.MemoryPool()
+            self._enter(cp.cuda.ExternalStream(self.handle, dev))
+            self._enter(cp.cuda.using_allocator(r.cupy_pool.malloc))
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_available():
+            device = torch.device("cuda", dev)
+            self._enter(torch.cuda.stream(torch.cuda.ExternalStream(self.handle, device=device)))
+            if hasattr(torch.cuda, "use_mem_pool"):   # torch >= 2.6
+                if r.torch_pool is None:
+                    r.torch_pool = torch.cuda.MemPool()
+                self._enter(torch.cuda.use_mem_pool(r.torch_pool, device=device))
+
+    def _enter(self, context):
+        context.__enter__()
+        self.exits.append(context)
+
+    def __exit__(self, *exc):
+        while self.exits:   # restore only: an error in the region propagates as it is
+            self.exits.pop().__exit__(None, None, None)
+        return False
+
+
+_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
+
+
+def _region_line(exc: BaseException, node) -> tuple:
+    """The innermost line of the user's code in the traceback (the region's own line
+    if none): libraries' and graphtrace's frames are skipped."""
+    source, tb = node.source, exc.__traceback__
+    while tb is not None:
+        file = tb.tb_frame.f_code.co_filename
+        if not _is_internal(file) and not file.startswith(_LIBRARY_DIRS) \
+                and not file.endswith((".pyx", ".pxd", ".pxi")):
+            source = (file, tb.tb_lineno)
+        tb = tb.tb_next
+    return source
+
+
+def _capture_error(node, e: BaseException) -> CaptureError:
+    name = _name(node.target)
+    if isinstance(e, GraphtraceError):
+        why = e.message
+    else:
+        why = f"{type(e).__name__}: {e}"
+    return CaptureError(
+        f"captured region {name} (recorded at {format_source(node.source)}) could not be "
+        f"captured into the graph ({why}). Everything in a region is recorded on a "
+        "capturing stream, not run: it cannot read device values on the host (.get(), "
+        ".item(), float(x), print), synchronise, upload host data, or call a library that "
+        "refuses capture (cupy's matmul/dot through cuBLAS: use torch.matmul on the same "
+        "memory, or a kernel). Move that call after the graph call, or compute it on the "
+        "device", source=_region_line(e, node))
+
+
+def _shape(definition) -> tuple:
+    """What a child graph update needs to stay the same: node kinds and edges."""
+    nodes = definition.nodes()
+    kinds = sorted(str(n.type) for n in nodes)
+    edges = sorted((str(a.type), str(b.type)) for a, b in definition.edges())
+    return tuple(kinds), tuple(edges)
+
+
+class CapturedOp(Op):
+    """A captured region: ``target`` the function, ``args`` its arguments as
+    recorded. ``gpu.state`` keeps its ``_Region`` (capture stream, pools)."""
+
+    kind = "captured"
+    driver_update = True
+
+    def describe(self, node, namer) -> str:
+        return f"{_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"
+
+    def emit(self, gpu, node, parent):
+        region = gpu.state.get(node.index)
+        if region is None:
+            region = gpu.state[node.index] = _Region()
+        return parent.embed(region.capture(gpu, node))
+
+    def update_definition(self, gpu, node) -> None:
+        """Capture again with the binding's values; a capture of another shape (the
+        library chose other kernels) needs the executable graph made anew."""
+        child = gpu.definition_node(node)
+        definition = gpu.state[node.index].capture(gpu, node)
+        if _shape(definition) != _shape(child.child_graph):
+            gpu.reshaped = True
+        child.update(definition)
+
+    def update(self, gpu, node) -> None:
+        gpu.exec_node(node).update(gpu.state[node.index].latest)
+
+    # --- the simulator ---------------------------------------------------------
+    def simulate(self, sim, node) -> None:
+        """Run ``fn`` with numpy views; with ``sim.check``, prove its read-only
+        arrays stay so."""
+        written = [b for b, m in node.accesses if "w" in m]
+        kept = [(b, sim.array(b).copy()) for b, m in node.accesses
+                if m == "r" and not any(b.overlaps(w) for w in written)] if sim.check else []
+        try:
+            node.target(*sim.value(node.args))
+        except GraphtraceError:
+            raise
+        except Exception as e:
+            line = _region_line(e, node)
+            raise SimulationError(
+                f"captured region {_name(node.target)} failed on the simulator at "
+                f"{format_source(line)} ({type(e).__name__}: {e}): there it runs on the CPU "
+                "with numpy arrays in place of the device arrays; write it with what numpy "
+                "and cupy share (x @ w, x.sum(), y[...] = ..., np.tanh(x), which cupy "
+                "arrays dispatch to cupy; or xp = cupy.get_array_module(x)), or run it "
+                "on the GPU backend",
+                source=node.source) from e
+        for b, before in kept:
+            if not np.array_equal(sim.array(b), before, equal_nan=True):
+                raise self.intent_error(node, b)
+
+    def intent_error(self, node, buf, detail: str = "") -> IntentError:
+        return IntentError(
+            f"captured region {_name(node.target)} wrote to {buf.label or 'an array'}"
+            f"{detail}, which it was declared to only read: name it in writes= too",
+            source=node.source)
+
+
+CAPTURED = CapturedOp()

@@ -1,0 +1,187 @@
+"""Captured regions (``s.captured``) on a real GPU: cupy and torch code as child nodes."""
+import numpy as np
+import pytest
+
+import graphtrace as gt
+from helpers import line_of
+
+cuda = pytest.importorskip("numba.cuda")
+F = __file__
+
+
+@cuda.jit
+def twice(a):
+    i, j = cuda.grid(2)
+    if i < a.shape[0] and j < a.shape[1]:
+        a[i, j] *= 2
+
+
+@cuda.jit
+def plus_one(src, dst):
+    i, j = cuda.grid(2)
+    if i < dst.shape[0] and j < dst.shape[1]:
+        dst[i, j] = src[i, j] + 1
+
+
+@cuda.jit
+def plus_one_1d(src, dst):
+    i = cuda.grid(1)
+    if i < dst.size:
+        dst[i] = src[i] + 1
+
+
+def test_a_captured_torch_matmul_between_two_kernels():
+    torch = pytest.importorskip("torch")
+
+    def matmul(x, w, y):
+        torch.matmul(x, w, out=y)
+
+    @gt.graph
+    def f(s, x, w, y, z):
+        twice[(2, 2), (16, 16), s](x)
+        s.captured(matmul, x, w, y, reads=[x, w], writes=[y])
+        plus_one[(2, 2), (16, 16), s](y, z)
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    x, w = (torch.randn(*shape, device="cuda", dtype=torch.float64, generator=gen)
+            for shape in ((32, 24), (24, 16)))
+    y, z = torch.zeros(32, 16, device="cuda", dtype=torch.float64), \
+        torch.zeros(32, 16, device="cuda", dtype=torch.float64)
+    x0 = x.clone()
+    torch.cuda.synchronize()
+    for k in (1, 2):   # the first call builds the graph, the second replays it
+        f(x, w, y, z)
+        torch.cuda.synchronize()
+        want = (x0 * 2 ** k) @ w
+        assert torch.allclose(y, want) and torch.allclose(z, want + 1)
+    assert f.cache_info().misses == 1
+
+
+def test_a_cupy_expression_region(cp):
+    def expr(x, y):
+        y[...] = cp.tanh(x) * 2 + x.sum()
+
+    @gt.graph
+    def f(s, x, y, z):
+        s.captured(expr, x, y, reads=[x], writes=[y])
+        plus_one_1d[4, 256, s](y, z)
+
+    x = cp.asarray(np.linspace(-1, 1, 1000))
+    y, z = cp.zeros(1000), cp.zeros(1000)
+    for _ in range(2):
+        f(x, y, z)
+        cp.cuda.Device().synchronize()
+        want = cp.tanh(x) * 2 + x.sum()
+        assert cp.allclose(y, want) and cp.allclose(z, want + 1)
+
+
+def test_a_region_is_captured_again_for_new_arrays_and_numbers(cp):
+    captures = []
+
+    def axpy(a, x, y):
+        captures.append(a)
+        y[...] = a * x + cp.sin(x)
+
+    @gt.graph
+    def f(s, x, y, z, a):
+        s.captured(axpy, a, x, y, reads=[x], writes=[y])
+        plus_one_1d[4, 256, s](y, z)
+
+    sets = [[cp.asarray(np.random.default_rng(i).standard_normal(1000)), cp.zeros(1000),
+             cp.zeros(1000)] for i in range(2)]
+    for (x, y, z), a in ((sets[0], 2.0), (sets[1], 2.0), (sets[0], -3.0), (sets[0], -3.0)):
+        f(x, y, z, a)
+        cp.cuda.Device().synchronize()
+        want = a * x + cp.sin(x)
+        assert cp.allclose(y, want) and cp.allclose(z, want + 1)
+    assert f.cache_info().misses == 1
+    assert captures == [2.0, 2.0, -3.0]   # built, new arrays, new number; the same call: none
+
+
+def test_memory_the_region_allocates_stays_reserved(cp):
+    """The region's temporaries live in a pool of its own: freeing cupy's pool and
+    allocating between replays neither hands that memory out nor corrupts results."""
+    n = 1 << 20
+
+    def expr(x, y):
+        t = cp.tanh(x) * 2        # temporaries, allocated while capturing
+        y[...] = t + x.sum()
+
+    @gt.graph
+    def f(s, x, y):
+        s.captured(expr, x, y, reads=[x], writes=[y])
+
+    x = cp.asarray(np.linspace(-1, 1, n, dtype=np.float32))
+    y = cp.zeros(n, cp.float32)
+    want = cp.tanh(x) * 2 + x.sum()
+    graph = f.compile(x, y)
+    pools = [st.cupy_pool for st in graph.gpu.state.values() if hasattr(st, "cupy_pool")]
+    assert len(pools) == 1 and pools[0].total_bytes() >= 2 * n * 4
+    kept = []
+    for k in range(4):
+        cp.get_default_memory_pool().free_all_blocks()
+        junk = [cp.full(n, 1e30, cp.float32) for _ in range(4)]   # may get freed memory
+        kept += junk
+        y.fill(0)
+        f(x, y)
+        cp.cuda.Device().synchronize()
+        assert cp.allclose(y, want), k
+        assert all(bool((j == 1e30).all()) for j in kept), k
+
+
+def test_torch_memory_the_region_allocates_stays_reserved():
+    torch = pytest.importorskip("torch")
+    if not hasattr(torch.cuda, "use_mem_pool"):
+        pytest.skip("torch without torch.cuda.MemPool")
+    n = 1 << 20
+
+    def expr(x, y):
+        y.copy_(torch.tanh(x) * 2 + x.sum())
+
+    @gt.graph
+    def f(s, x, y):
+        s.captured(expr, x, y, reads=[x], writes=[y])
+
+    x = torch.linspace(-1, 1, n, device="cuda")
+    y = torch.zeros(n, device="cuda")
+    want = torch.tanh(x) * 2 + x.sum()
+    kept = []
+    for k in range(4):
+        torch.cuda.empty_cache()
+        kept += [torch.full((n,), 1e30, device="cuda") for _ in range(4)]
+        y.zero_()
+        torch.cuda.synchronize()
+        f(x, y)
+        torch.cuda.synchronize()
+        assert torch.allclose(y, want), k
+        assert all(bool((j == 1e30).all()) for j in kept), k
+
+
+def host_read(x, y):
+    y[...] = float(x.sum().get())   # host read
+
+
+def test_a_host_read_in_a_region_names_the_line(cp):
+    @gt.graph
+    def f(s, x, y):
+        s.captured(host_read, x, y)
+
+    with pytest.raises(gt.CaptureError) as e:
+        f(cp.ones(8), cp.zeros(8))
+    assert e.value.source == (F, line_of(F, "host read"))
+    assert "captured region host_read" in str(e.value)
+
+
+def cupy_matmul(x, w, y):
+    y[...] = x @ w   # cupy matmul
+
+
+def test_cupy_matmul_refused_under_capture_names_the_line(cp):
+    @gt.graph
+    def f(s, x, w, y):
+        s.captured(cupy_matmul, x, w, y, reads=[x, w], writes=[y])
+
+    with pytest.raises(gt.CaptureError) as e:
+        f(cp.ones((4, 3)), cp.ones((3, 2)), cp.zeros((4, 2)))
+    assert e.value.source == (F, line_of(F, "cupy matmul"))
+    assert "torch.matmul" in str(e.value)

@@ -1,0 +1,231 @@
+"""Captured regions (``s.captured``): recording, listing, dependencies, the simulator."""
+import textwrap
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from graphtrace.ops.captured import _capture_error
+from helpers import FakeDeviceArray as A, line_of
+
+F = __file__
+
+
+@cuda.jit
+def twice(a):
+    i, j = cuda.grid(2)
+    if i < a.shape[0] and j < a.shape[1]:
+        a[i, j] *= 2
+
+
+@cuda.jit
+def plus_one(src, dst):
+    i, j = cuda.grid(2)
+    if i < dst.shape[0] and j < dst.shape[1]:
+        dst[i, j] = src[i, j] + 1
+
+
+def mm(x, w, y):
+    y[...] = x @ w
+
+
+@gt.graph
+def model(s, x, w, y, z, q):
+    twice[(1, 1), (8, 8), s](x)                                   # twice x
+    s.captured(mm, x, w, y, reads=[x, w], writes=[y])             # region
+    plus_one[(1, 1), (8, 8), s](y, z)                             # after
+    twice[(1, 1), (8, 8), s](q)                                   # independent
+
+
+def arrays(n=4, k=3, m=2, seed=0):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape) for shape in ((n, k), (k, m), (n, m), (n, m), (n, m))]
+
+
+def test_the_region_is_listed_with_its_function_and_declared_accesses():
+    g = model.trace(A((4, 3)), A((3, 2)), A((4, 2)), A((4, 2)), A((4, 2)))
+    ln = {k: line_of(F, k) for k in ("twice x", "region", "after", "independent")}
+    assert str(g) == textwrap.dedent(f"""\
+        graph model(x, w, y, z, q)  deps=data  4 nodes, 2 edges
+          %0 = kernel twice[1, (8, 8, 1)](x)  inout(x)  # test_captured.py:{ln['twice x']}
+          %1 = captured mm(x, w, y)  in(x, w)  out(y)  after(%0)  # test_captured.py:{ln['region']}
+          %2 = kernel plus_one[1, (8, 8, 1)](y, z)  in(y)  inout(z)  after(%1)  # test_captured.py:{ln['after']}
+          %3 = kernel twice[1, (8, 8, 1)](q)  inout(q)  # test_captured.py:{ln['independent']}""")
+
+
+def test_dependencies_follow_the_declared_accesses():
+    g = model.trace(A((4, 3)), A((3, 2)), A((4, 2)), A((4, 2)), A((4, 2)))
+    deps = {n.index: [d.index for d in n.deps] for n in g.nodes}
+    assert deps == {0: [], 1: [0], 2: [1], 3: []}
+
+
+def touch(a, b):
+    pass
+
+
+def test_every_array_given_is_read_and_written_by_default():
+    @gt.graph
+    def f(s, x, y, z):
+        s.captured(touch, x, y)
+        s.captured(touch, y, z, reads=[y])   # z not named: read and written
+        twice[(1, 1), (8, 8), s](x)
+
+    g = f.trace(A((2, 2)), A((2, 2)), A((2, 2)))
+    assert [sorted((b.label, m) for b, m in n.accesses) for n in g.nodes] == [
+        [("x", "rw"), ("y", "rw")], [("y", "r"), ("z", "rw")], [("x", "rw")]]
+    assert [[d.index for d in n.deps] for n in g.nodes] == [[], [0], [0]]
+
+
+def test_intent_wrappers_and_an_array_both_read_and_written():
+    @gt.graph
+    def f(s, x, y):
+        s.captured(touch, gt.In(x), y, reads=y, writes=[y])
+
+    g = f.trace(A(4), A(4))
+    assert sorted((b.label, m) for b, m in g.nodes[0].accesses) == [("x", "r"), ("y", "rw")]
+
+
+def test_declaring_an_array_not_given_is_an_error_at_the_line():
+    @gt.graph
+    def f(s, x, y):
+        s.captured(touch, x, x, writes=[y])   # undeclared
+
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(4), A(4))
+    assert e.value.source[1] == line_of(F, "undeclared")
+    assert "not one of the arrays it is given" in str(e.value)
+
+
+def test_host_memory_is_refused():
+    @gt.graph
+    def f(s, x):
+        s.captured(touch, x, x)   # host
+
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(np.zeros(4))
+    assert e.value.source[1] == line_of(F, "host")
+    assert "host memory" in str(e.value)
+
+
+def test_nothing_runs_while_tracing():
+    calls = []
+
+    @gt.graph
+    def f(s, x):
+        s.captured(lambda a: calls.append(a), x)
+
+    f.trace(A(4))
+    assert calls == []
+
+
+def expected(x, w, q):
+    y = (2 * x) @ w
+    return 2 * x, y, y + 1, 2 * q
+
+
+def test_the_simulator_runs_the_region_with_numpy_arrays():
+    seen = []
+
+    def mm_seen(x, w, y):
+        seen.append(type(x))
+        y[...] = x @ w
+
+    @gt.graph
+    def f(s, x, w, y, z, q):
+        twice[(1, 1), (8, 8), s](x)
+        s.captured(mm_seen, x, w, y, reads=[x, w], writes=[y])
+        plus_one[(1, 1), (8, 8), s](y, z)
+        twice[(1, 1), (8, 8), s](q)
+
+    for seed in range(2):   # the second call rebinds new arrays; no new trace
+        host = arrays(seed=seed)
+        dev = [cuda.to_device(a) for a in host]
+        f(*dev, backend="sim")
+        got = [d.copy_to_host() for d in (dev[0], dev[2], dev[3], dev[4])]
+        for g, want in zip(got, expected(host[0], host[1], host[4])):
+            np.testing.assert_allclose(g, want)
+    assert seen == [np.ndarray, np.ndarray]
+    assert f.cache_info().misses == 1
+
+
+def axpy(a, x, y):
+    y += a * x.sum() + np.tanh(x)
+
+
+def test_dynamic_numbers_reach_the_region():
+    @gt.graph
+    def f(s, x, y, a):
+        s.captured(axpy, a, x, y, reads=[x], writes=[y])
+
+    x0 = np.arange(6.0)
+    for a in (2.0, -1.5):
+        x, y = cuda.to_device(x0), cuda.to_device(np.ones(6))
+        f(x, y, a, backend="sim")
+        np.testing.assert_allclose(y.copy_to_host(), 1 + a * x0.sum() + np.tanh(x0))
+    assert f.cache_info().misses == 1
+
+
+def test_a_region_inside_a_device_branch():
+    @gt.graph
+    def f(s, flag, x, y):
+        with s.if_then(gt.cond(flag)) as then:
+            then.captured(mm, x, x, y, reads=[x], writes=[y])
+
+    x0 = np.arange(4.0).reshape(2, 2)
+    for flag, want in ((1, x0 @ x0), (0, np.zeros((2, 2)))):
+        x, y = cuda.to_device(x0), cuda.to_device(np.zeros((2, 2)))
+        f(cuda.to_device(np.array([flag], np.int32)), x, y, backend="sim")
+        np.testing.assert_allclose(y.copy_to_host(), want)
+
+
+def device_only(x, y):
+    y[...] = x.get()   # cupy only
+
+
+def test_code_numpy_cannot_run_is_an_error_naming_the_region():
+    @gt.graph
+    def f(s, x, y):
+        s.captured(device_only, x, y)   # the region
+
+    with pytest.raises(gt.SimulationError) as e:
+        f(cuda.to_device(np.zeros(3)), cuda.to_device(np.zeros(3)), backend="sim")
+    assert e.value.source[1] == line_of(F, "the region")
+    assert "captured region device_only" in str(e.value)
+    assert f"test_captured.py:{line_of(F, 'cupy only')}" in str(e.value)
+
+
+def test_writing_an_array_declared_read_only_is_an_intent_error():
+    def sneaky(x, y):
+        x[0] = 7.0
+        y[...] = x
+
+    @gt.graph
+    def f(s, x, y):
+        s.captured(sneaky, x, y, reads=[x], writes=[y])   # declared
+
+    with pytest.raises(gt.IntentError) as e:
+        f(cuda.to_device(np.zeros(3)), cuda.to_device(np.zeros(3)), backend="sim")
+    assert e.value.source[1] == line_of(F, "declared")
+    assert "sneaky wrote to x" in str(e.value) and "writes=" in str(e.value)
+
+
+def synchronising(x):
+    x.synchronize_on_the_host()   # refused call
+
+
+def test_a_capture_failure_names_the_line_inside_the_region():
+    """The GPU path's error, built from a failure raised inside the region."""
+    @gt.graph
+    def f(s, x):
+        s.captured(synchronising, x)   # recorded here
+
+    node = f.trace(A(4)).nodes[0]
+    try:
+        node.target(np.zeros(4))
+    except AttributeError as exc:
+        err = _capture_error(node, exc)
+    assert isinstance(err, gt.CaptureError) and isinstance(err, gt.EmitError)
+    assert err.source == (F, line_of(F, "refused call"))
+    assert f"recorded at test_captured.py:{line_of(F, 'recorded here')}" in err.message
+    assert "captured region synchronising" in err.message

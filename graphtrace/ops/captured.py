@@ -28,7 +28,7 @@ import numpy as np
 from ..buffers import Buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, _is_internal, format_source)
-from ..tree import tree_map
+from ..tree import leaves, tree_map
 from .base import Op, record_args
 
 __all__ = ["record_captured", "CAPTURED"]
@@ -121,7 +121,7 @@ class _Region:
         args = tree_map(lambda v: _library_array(gpu.value_of(v), v)
                         if isinstance(v, Buffer) else gpu.value_of(v), node.args)
         builder = self.stream.create_graph_builder()
-        with _Libraries(self, int(builder.stream.handle)):
+        with _Libraries(self, int(builder.stream.handle), _libraries(node)):
             builder.begin_building()
             try:
                 node.target(*args)
@@ -138,12 +138,23 @@ class _Region:
         return self.latest
 
 
+def _libraries(node) -> set:
+    """The libraries whose arrays a region is handed (every one imported if none):
+    only their streams and allocators are switched. A library switched for
+    nothing would only be exposed to the capture (torch aborts the process when
+    a capture it takes part in is broken by another library's host read)."""
+    found = {type(b.obj).__module__.split(".")[0] for b in leaves(node.args)
+             if isinstance(b, Buffer) and b.obj is not None}
+    return found & {"cupy", "torch"} or {"cupy", "torch"}
+
+
 class _Libraries:
     """cupy's and torch's current stream and allocator, switched to the region's for
     the capture and back after it."""
 
-    def __init__(self, region: _Region, handle: int):
+    def __init__(self, region: _Region, handle: int, libraries: set):
         self.region, self.handle, self.exits = region, handle, []
+        self.libraries = libraries
 
     def __enter__(self):
         try:
@@ -155,13 +166,13 @@ class _Libraries:
 
     def _switch(self):
         r, dev = self.region, self.region.device.device_id
-        cp = sys.modules.get("cupy")
+        cp = sys.modules.get("cupy") if "cupy" in self.libraries else None
         if cp is not None:
             if r.cupy_pool is None:
                 r.cupy_pool = cp.cuda.MemoryPool()
             self._enter(cp.cuda.ExternalStream(self.handle, dev))
             self._enter(cp.cuda.using_allocator(r.cupy_pool.malloc))
-        torch = sys.modules.get("torch")
+        torch = sys.modules.get("torch") if "torch" in self.libraries else None
         if torch is not None and torch.cuda.is_available():
             device = torch.device("cuda", dev)
             self._enter(torch.cuda.stream(torch.cuda.ExternalStream(self.handle, device=device)))

@@ -248,13 +248,22 @@ def _unwrap(obj):
 
 
 def is_array(obj) -> bool:
+    if hasattr(type(obj), "__graphtrace_buffer__"):   # a graph-owned temporary
+        return True
     obj, _ = _unwrap(obj)
     return (hasattr(obj, "__cuda_array_interface__") or isinstance(obj, np.ndarray)
             or hasattr(obj, "__dlpack_device__"))
 
 
 def as_buffer(obj) -> Buffer:
-    """Describe ``obj`` as a ``Buffer``; raise ``ArgumentError`` if it is no array."""
+    """Describe ``obj`` as a ``Buffer``; raise ``ArgumentError`` if it is no array.
+
+    An object whose type has ``__graphtrace_buffer__`` describes itself (a
+    temporary, which has a virtual address and no array interface).
+    """
+    own = getattr(type(obj), "__graphtrace_buffer__", None)
+    if own is not None:
+        return own(obj)
     inner, simulated_device = _unwrap(obj)
     if simulated_device:
         return _from_interface(inner.__array_interface__, obj, 0)

@@ -141,10 +141,17 @@ class _Shown(str):
 
 
 class Graph:
-    """A recorded graph: nodes in recording order, with their dependencies."""
+    """A recorded graph: nodes in recording order, with their dependencies.
 
-    def __init__(self, name: str, params: list[str], mode: str, nodes: list[Node]):
+    ``temporaries`` are the root Buffers of the arrays the graph owns
+    (``s.empty``/``s.zeros``, ``temporary.py``), those made in its regions
+    too; a region's own list is empty.
+    """
+
+    def __init__(self, name: str, params: list[str], mode: str, nodes: list[Node],
+                 temporaries=()):
         self.name, self.params, self.mode, self.nodes = name, params, mode, nodes
+        self.temporaries = list(temporaries)
 
     def edges(self) -> list[tuple[int, int]]:
         """``(%a, %b)`` for each edge of this graph (not of its regions)."""
@@ -213,7 +220,9 @@ class Graph:
         namer = Namer()
         head = (f"graph {self.name}({', '.join(self.params)})  deps={self.mode}  "
                 f"{len(self.nodes)} nodes, {len(self.edges())} edges")
-        return "\n".join([head] + self._lines(namer))
+        temps = [f"{b.label} {b.dtype}{list(b.shape)}" for b in self.temporaries]
+        owned = [f"  temporaries: {', '.join(temps)}"] if temps else []
+        return "\n".join([head] + owned + self._lines(namer))
 
     def __repr__(self) -> str:
         return f"<graphtrace.Graph {self.name}: {len(self.nodes)} nodes>"

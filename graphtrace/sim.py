@@ -120,8 +120,19 @@ def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None)
     only read unchanged.
     """
     if value_of is None and graph.temporaries:
-        value_of = SimGraph(graph, [], []).value_of
+        value_of = _owned(graph)
     return SimContext(value_of, check_intents, seed).run(graph)
+
+
+def _owned(graph: Graph):
+    """``value_of`` placing the graph's temporaries in new host memory, leaving the rest."""
+    block, ptrs = host_memory(graph.temporaries)
+    delta = {id(t): p - t.ptr for t, p in zip(graph.temporaries, ptrs)}
+
+    def value_of(v):
+        d = delta.get(id(v.base)) if isinstance(v, Buffer) else None
+        return v if d is None or block is None else v.moved(d)
+    return value_of
 
 
 class SimGraph(Binding):

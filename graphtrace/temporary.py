@@ -195,6 +195,7 @@ class Temporary:
 
     # --- what would read it on the host -----------------------------------------
     def _refuse(self, *_args, **_kw):
+        self._a   # noqa: B018  (after the trace, any use is refused as such)
         raise HostSyncError(
             f"temporary {self._life.name} used as host data inside a trace: it holds no "
             "values until the graph runs, and a library may not take it eagerly; pass it "
@@ -204,8 +205,8 @@ class Temporary:
     __array_interface__ = __cuda_array_interface__ = property(_refuse)
 
     def __getattr__(self, name):
+        self._a   # noqa: B018  (after the trace, any use is refused as such)
         if name in _READS:
-            self._a   # noqa: B018  (refused after the trace, as any use)
             self._refuse()
         raise AttributeError(f"a graphtrace temporary has no attribute {name!r} (it is "
                              "only a view's geometry while tracing)")

@@ -17,6 +17,7 @@ from .buffers import Buffer
 from .errors import IRError, format_source
 from .ops.base import Op
 from .scalar import Scalar
+from .temporary import is_virtual
 from .tree import tree_map
 
 __all__ = ["Node", "Graph", "Scalar", "Namer", "describe", "MODES"]
@@ -171,14 +172,15 @@ class Graph:
         Each node's op is an ``Op``; its ``pos`` is its place in its graph;
         each dependency is an earlier node of the same graph; indices are
         unique over the whole walk; each accessed view lies in its base (the
-        argument it moves with); regions are graphs and verify too; and the
-        op's own ``verify(node)`` finds nothing.
+        argument it moves with); each temporary accessed is one the graph owns;
+        regions are graphs and verify too; and the op's own ``verify(node)``
+        finds nothing.
         """
         self._verify(self, set())
 
     def _verify(self, top: "Graph", seen: set) -> None:
         for pos, node in enumerate(self.nodes):
-            problem = _problem(self, node, pos, seen)
+            problem = _problem(self, node, pos, seen) or _unowned(top, node)
             if problem is not None:
                 kind = getattr(getattr(node, "op", None), "kind", "?")
                 raise IRError(f"IR check of graph {top.name}: %{getattr(node, 'index', '?')} "
@@ -284,6 +286,15 @@ def _problem(graph: Graph, node, pos: int, seen: set) -> str | None:
         if not isinstance(region, Graph):
             return f"owns a region that is a {type(region).__name__}, not a Graph"
     return node.op.verify(node)
+
+
+def _unowned(top: Graph, node) -> str | None:
+    """A temporary the node touches that the whole graph does not own (no memory)."""
+    owned = {id(t) for t in top.temporaries}
+    for b, _ in node.accesses:
+        if is_virtual(b) and id(b.base) not in owned:
+            return f"accesses {b.label or repr(b)}, a temporary the graph does not own"
+    return None
 
 
 def _within_base(b: Buffer) -> bool:

@@ -174,9 +174,9 @@ class Temporary:
 
     def reshape(self, *shape, order="C") -> "Temporary":
         a = self._a
-        shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], int) else shape
-        shape = tuple(operator.index(n) for n in (shape if isinstance(shape, tuple)
-                                                  else (shape,)))
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        shape = tuple(operator.index(n) for n in shape)
         if not (a.flags.f_contiguous if order == "F" else a.flags.c_contiguous):
             raise ArgumentError(
                 f"reshape of a non-contiguous view of temporary {self._life.name} "

@@ -128,6 +128,29 @@ def test_numba_types_a_temporary_view_as_it_types_a_device_array():
             (expect.copy(layout="A") if broadcast else expect).copy(readonly=False)
 
 
+def test_verify_finds_a_temporary_the_graph_does_not_own():
+    @gt.graph
+    def f(s):
+        s.launch(K, 1, 1, gt.Out(s.empty(4)))
+    g = f.trace()
+    g.verify()
+    g.temporaries.clear()
+    with pytest.raises(gt.IRError, match="accesses tmp0, a temporary the graph does not own"):
+        g.verify()
+
+
+def test_reshape_takes_a_tuple_or_numbers():
+    seen = []
+
+    @gt.graph
+    def f(s):
+        t = s.empty(12)
+        seen.extend([t.reshape((3, 4)).shape, t.reshape(np.int64(2), 6).shape,
+                     t.reshape([4, -1]).shape, t.ravel().shape])
+    f.trace()
+    assert seen == [(3, 4), (2, 6), (4, 3), (12,)]
+
+
 def test_a_shape_from_a_dynamic_scalar_is_refused():
     @gt.graph
     def f(s, n):

@@ -4,8 +4,9 @@ A graph is traced once with the first call's arguments; later calls with
 the same signature bring other arrays and numbers. ``Binding`` maps every
 recorded view to the argument it lies in (so that a view moves with its
 argument) and every dynamic scalar to its slot, and tells which nodes a new
-set of arguments changes. Both the compiled GPU graph and the simulator's
-graph are bindings.
+set of arguments changes. Views of the graph's temporaries move to the
+memory the binding gives them (``allocate``) and never again. Both the
+compiled GPU graph and the simulator's graph are bindings.
 """
 from __future__ import annotations
 
@@ -36,6 +37,10 @@ class Binding:
         self._moved: dict[int, Buffer] = {}              # id(recorded view) -> it, moved
         self.broken = False                              # a failed update left it unusable
         self._by_index = {n.index: n for n in ir.walk()}   # regions' nodes too
+        # id(temporary's root) -> from its virtual address to its memory (fixed)
+        self._owned = {id(t): p - t.ptr for t, p in
+                       zip(ir.temporaries, self.allocate(ir.temporaries))} \
+            if ir.temporaries else {}
         self._users_a, self._users_s = self._users(len(arrays), len(scalars))
 
     @property
@@ -46,13 +51,21 @@ class Binding:
     def edge_count(self) -> int:
         return sum(len(n.deps) for n in self.ir.nodes)
 
+    def allocate(self, temporaries: list[Buffer]) -> list[int]:
+        """The address of each temporary's memory, which ``self`` keeps for its life
+        (``temporary.py`` says why, and where graph alloc nodes would go instead)."""
+        raise NotImplementedError(f"{type(self).__name__} cannot hold temporaries")
+
     def value_of(self, x):
         """The value a recorded argument has in the current binding."""
         if isinstance(x, Buffer):
             i = self._slot.get(id(x.base))
-            if i is None:
-                return x
-            delta = self._ptrs[i] - x.base.ptr
+            if i is not None:
+                delta = self._ptrs[i] - x.base.ptr
+            else:
+                delta = self._owned.get(id(x.base))
+                if delta is None:
+                    return x
             if delta == 0:
                 return x
             hit = self._moved.get(id(x))   # many nodes share one recorded view

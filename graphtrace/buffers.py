@@ -248,6 +248,8 @@ def _unwrap(obj):
 
 
 def is_array(obj) -> bool:
+    if hasattr(type(obj), "__graphtrace_buffer__"):   # a graph-owned temporary
+        return True
     obj, _ = _unwrap(obj)
     if isinstance(obj, type):   # an array class (np.ndarray itself) is no array
         return False
@@ -256,7 +258,14 @@ def is_array(obj) -> bool:
 
 
 def as_buffer(obj) -> Buffer:
-    """Describe ``obj`` as a ``Buffer``; raise ``ArgumentError`` if it is no array."""
+    """Describe ``obj`` as a ``Buffer``; raise ``ArgumentError`` if it is no array.
+
+    An object whose type has ``__graphtrace_buffer__`` describes itself (a
+    temporary, which has a virtual address and no array interface).
+    """
+    own = getattr(type(obj), "__graphtrace_buffer__", None)
+    if own is not None:
+        return own(obj)
     inner, simulated_device = _unwrap(obj)
     if simulated_device:
         return _from_interface(inner.__array_interface__, obj, 0)

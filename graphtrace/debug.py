@@ -26,6 +26,7 @@ from . import _driver
 from .binding import Binding
 from .buffers import Buffer
 from .emit import GpuContext, as_stream, instantiate
+from .temporary import device_memory
 
 __all__ = ["CheckedGraph", "checks_intents", "read_only_bytes", "guarded"]
 
@@ -117,9 +118,14 @@ class CheckedGraph(Binding):
 
     def __init__(self, ir, arrays, scalars, device=None):
         from cuda.core import Device
-        super().__init__(ir, arrays, scalars)
         self.device = Device(device) if device is not None else Device()
         self._device_id = self.device.device_id
+        super().__init__(ir, arrays, scalars)
+
+    def allocate(self, temporaries) -> list[int]:
+        self.device.set_current()
+        self._scratch, ptrs = device_memory(temporaries, self.device)
+        return ptrs
 
     def rebind(self, objs, ptrs, svals, route=None) -> int:
         return len(self.bind(objs, ptrs, svals))

@@ -17,6 +17,7 @@ from .buffers import Buffer
 from .errors import EmitError
 from .ir import Graph, describe
 from .scalar import Scalar
+from .temporary import device_memory
 
 __all__ = ["CompiledGraph", "GpuContext", "as_stream", "instantiate"]
 
@@ -167,16 +168,20 @@ class CompiledGraph(Binding):
     new arguments of the same signature (``GraphFunction`` calls both). It
     keeps every buffer it references alive: the arguments of its current
     binding, those of earlier bindings until their launches are done, and
-    the arrays of its trace.
+    the arrays of its trace; it owns the memory of its temporaries.
     """
 
     def __init__(self, ir: Graph, arrays: list[Buffer], scalars: list[Scalar], device=None):
         from cuda.core import Device
-        super().__init__(ir, arrays, scalars)
         self.device = Device(device) if device is not None else Device()
         self.device.set_current()
         self._device_id = self.device.device_id
+        super().__init__(ir, arrays, scalars)
         self._emit()
+
+    def allocate(self, temporaries) -> list[int]:
+        self._scratch, ptrs = device_memory(temporaries, self.device)
+        return ptrs
 
     # --- building ----------------------------------------------------------
     def _emit(self):

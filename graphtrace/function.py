@@ -29,8 +29,9 @@ from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError
 from .ir import Graph
-from .reach import Reach, instance_arrays
+from .reach import Reach, instance_arrays, named_values
 from .scalar import Scalar
+from .temporary import holder_of, returned
 from .trace import Stream, Tracer
 from .tree import children, rebuild
 
@@ -295,11 +296,13 @@ class GraphFunction:
                 if refusal is None:
                     raise
                 raise refusal from None
-        if result is not None:
-            raise TraceError(
-                f"{self.__name__} returned {type(result).__name__}: a graph function "
-                "returns nothing; write results into arrays passed in", source=None)
-        return tracer.graph(), arrays, scalars
+        _refuse_result(self.__name__, result)
+        ir = tracer.graph()
+        if ir.temporaries:
+            places = [(f"argument {k}", v) for k, v in self._bind(args, kwargs).arguments.items()]
+            _refuse_kept(tracer, places + [(f"global or closure name {name}", v)
+                                           for name, v in named_values(self.fn)])
+        return ir, arrays, scalars
 
     def _label_closure(self, tracer: Tracer, arguments) -> None:
         """Name the arrays the function reaches by name (its own and its helpers'),
@@ -459,10 +462,7 @@ class GraphFunction:
             if isinstance(v, Scalar):
                 v._refuse()
         bound.arguments[self._stream_param] = s
-        result = self.fn(*bound.args, **bound.kwargs)
-        if result is not None:
-            raise TraceError(f"{self.__name__} returned {type(result).__name__}: a graph "
-                             "function returns nothing; write results into arrays passed in")
+        _refuse_result(self.__name__, self.fn(*bound.args, **bound.kwargs))
 
     def _note_retrace(self, key) -> None:
         """Warn once when a function keeps tracing new signatures."""
@@ -498,6 +498,32 @@ class GraphFunction:
 
     def __repr__(self):
         return f"<graphtrace.graph {self.__name__} deps={self.deps}>"
+
+
+def _refuse_result(name: str, result) -> None:
+    """A graph function returns nothing (a temporary least of all)."""
+    if result is None:
+        return
+    tmp = returned(result)
+    if tmp is not None:
+        raise TraceError(f"{name} returned temporary {tmp._life.where()}: a temporary is "
+                         "the graph's own memory and exists only inside it; s.copy it into "
+                         "an array passed in", source=None)
+    raise TraceError(f"{name} returned {type(result).__name__}: a graph function returns "
+                     "nothing; write results into arrays passed in", source=None)
+
+
+def _refuse_kept(tracer, places) -> None:
+    """A temporary still held, once the trace is over, by one of ``places``
+    (``(label, value)``) would outlive its graph's memory: refused at its line."""
+    for label, value in places:
+        tmp = holder_of(value, tracer)
+        if tmp is not None:
+            raise TraceError(
+                f"temporary {tmp._life.where()} is kept by {label} after the trace of "
+                f"{tracer.name}: a temporary is the graph's own memory and exists only "
+                "inside the traced function; s.copy it into an array passed in, and keep "
+                "that", source=tmp._life.source)
 
 
 class BoundGraphFunction:

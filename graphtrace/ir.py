@@ -17,6 +17,7 @@ from .buffers import Buffer
 from .errors import IRError, format_source
 from .ops.base import Op
 from .scalar import Scalar
+from .temporary import is_virtual
 from .tree import tree_map
 
 __all__ = ["Node", "Graph", "Scalar", "Namer", "describe", "MODES"]
@@ -141,10 +142,17 @@ class _Shown(str):
 
 
 class Graph:
-    """A recorded graph: nodes in recording order, with their dependencies."""
+    """A recorded graph: nodes in recording order, with their dependencies.
 
-    def __init__(self, name: str, params: list[str], mode: str, nodes: list[Node]):
+    ``temporaries`` are the root Buffers of the arrays the graph owns
+    (``s.empty``/``s.zeros``, ``temporary.py``), those made in its regions
+    too; a region's own list is empty.
+    """
+
+    def __init__(self, name: str, params: list[str], mode: str, nodes: list[Node],
+                 temporaries=()):
         self.name, self.params, self.mode, self.nodes = name, params, mode, nodes
+        self.temporaries = list(temporaries)
 
     def edges(self) -> list[tuple[int, int]]:
         """``(%a, %b)`` for each edge of this graph (not of its regions)."""
@@ -164,14 +172,15 @@ class Graph:
         Each node's op is an ``Op``; its ``pos`` is its place in its graph;
         each dependency is an earlier node of the same graph; indices are
         unique over the whole walk; each accessed view lies in its base (the
-        argument it moves with); regions are graphs and verify too; and the
-        op's own ``verify(node)`` finds nothing.
+        argument it moves with); each temporary accessed is one the graph owns;
+        regions are graphs and verify too; and the op's own ``verify(node)``
+        finds nothing.
         """
         self._verify(self, set())
 
     def _verify(self, top: "Graph", seen: set) -> None:
         for pos, node in enumerate(self.nodes):
-            problem = _problem(self, node, pos, seen)
+            problem = _problem(self, node, pos, seen) or _unowned(top, node)
             if problem is not None:
                 kind = getattr(getattr(node, "op", None), "kind", "?")
                 raise IRError(f"IR check of graph {top.name}: %{getattr(node, 'index', '?')} "
@@ -213,7 +222,9 @@ class Graph:
         namer = Namer()
         head = (f"graph {self.name}({', '.join(self.params)})  deps={self.mode}  "
                 f"{len(self.nodes)} nodes, {len(self.edges())} edges")
-        return "\n".join([head] + self._lines(namer))
+        temps = [f"{b.label} {b.dtype}{list(b.shape)}" for b in self.temporaries]
+        owned = [f"  temporaries: {', '.join(temps)}"] if temps else []
+        return "\n".join([head] + owned + self._lines(namer))
 
     def __repr__(self) -> str:
         return f"<graphtrace.Graph {self.name}: {len(self.nodes)} nodes>"
@@ -275,6 +286,15 @@ def _problem(graph: Graph, node, pos: int, seen: set) -> str | None:
         if not isinstance(region, Graph):
             return f"owns a region that is a {type(region).__name__}, not a Graph"
     return node.op.verify(node)
+
+
+def _unowned(top: Graph, node) -> str | None:
+    """A temporary the node touches that the whole graph does not own (no memory)."""
+    owned = {id(t) for t in top.temporaries}
+    for b, _ in node.accesses:
+        if is_virtual(b) and id(b.base) not in owned:
+            return f"accesses {b.label or repr(b)}, a temporary the graph does not own"
+    return None
 
 
 def _within_base(b: Buffer) -> bool:

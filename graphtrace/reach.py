@@ -18,7 +18,7 @@ import types
 from .buffers import is_array
 from .tree import children
 
-__all__ = ["Reach", "instance_arrays"]
+__all__ = ["Reach", "instance_arrays", "named_values"]
 
 _MAX_DEPTH = 8
 
@@ -116,9 +116,8 @@ class Reach:
                     f"{fn.__name__}.{name}"
                 self.places.append((fn, name, label, True))
                 continue
-            inner = _python_function(v)
-            if inner is not None and \
-                    (inner.__module__ or "").split(".")[0] not in _LIBRARY_MODULES:
+            inner = _followed(v)
+            if inner is not None:
                 self.places.append((fn, name, None, False))
                 self._walk(inner, seen, depth + 1, labels)
 
@@ -135,6 +134,33 @@ class Reach:
     def functions(self) -> tuple:
         """The helper functions reached now (part of the cache key)."""
         return tuple(v for _, _, v in self.helpers)
+
+
+def named_values(root) -> list[tuple[str, object]]:
+    """``(label, value)`` of every global and closure name of ``root`` and of the
+    helpers it calls by name, looked up now, defined or not: where a trace may
+    have stored something (``global KEEP; KEEP = x``)."""
+    out, seen, todo = [], set(), [(root, 0)]
+    while todo:
+        fn, depth = todo.pop()
+        if id(fn) in seen or depth > _MAX_DEPTH:
+            continue
+        seen.add(id(fn))
+        for name in _names(fn.__code__):
+            v = _lookup(fn, name)
+            out.append((name if fn is root else f"{fn.__name__}.{name}", v))
+            inner = None if is_array(v) else _followed(v)
+            if inner is not None:
+                todo.append((inner, depth + 1))
+    return out
+
+
+def _followed(v):
+    """The Python function of a helper the walk goes into (not a library's), or None."""
+    inner = _python_function(v)
+    if inner is None or (inner.__module__ or "").split(".")[0] in _LIBRARY_MODULES:
+        return None
+    return inner
 
 
 # Library functions hold no user arrays; walking them would only cost time.

@@ -23,6 +23,7 @@ from .buffers import Buffer
 from .errors import SimulationError
 from .ir import Graph
 from .scalar import Scalar
+from .temporary import host_memory, is_virtual
 from .tree import tree_map
 
 __all__ = ["simulate", "topological_order", "host_view", "SimContext", "SimGraph"]
@@ -31,6 +32,10 @@ def host_view(b: Buffer) -> np.ndarray:
     """The numpy array behind a view, for the simulator (host memory only)."""
     obj = b.obj
     if obj is None:  # a view moved with its rebound argument: build it from the address
+        if is_virtual(b):
+            raise SimulationError(f"temporary {b.base.label} has no memory here: run the "
+                                  "whole graph (gt.simulate(graph)), not one of its regions",
+                                  source=None)
         return b.host_array()
     if type(obj).__name__ == "FakeCUDAArray":
         obj = obj._ary
@@ -110,10 +115,24 @@ def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None)
     """Run ``graph`` on the CPU in a random topological order; returns that order.
 
     ``value_of`` maps recorded arrays and scalars to the ones to use (a
-    binding's); by default the traced ones. ``check_intents`` verifies that
-    kernels leave the arrays they only read unchanged.
+    binding's); by default the traced ones, and new memory for the graph's
+    temporaries. ``check_intents`` verifies that kernels leave the arrays they
+    only read unchanged.
     """
+    if value_of is None and graph.temporaries:
+        value_of = _owned(graph)
     return SimContext(value_of, check_intents, seed).run(graph)
+
+
+def _owned(graph: Graph):
+    """``value_of`` placing the graph's temporaries in new host memory, leaving the rest."""
+    block, ptrs = host_memory(graph.temporaries)
+    delta = {id(t): p - t.ptr for t, p in zip(graph.temporaries, ptrs)}
+
+    def value_of(v):
+        d = delta.get(id(v.base)) if isinstance(v, Buffer) else None
+        return v if d is None or block is None else v.moved(d)
+    return value_of
 
 
 class SimGraph(Binding):
@@ -127,6 +146,10 @@ class SimGraph(Binding):
     def __init__(self, ir: Graph, arrays, scalars):
         super().__init__(ir, arrays, scalars)
         self.launches = 0
+
+    def allocate(self, temporaries) -> list[int]:
+        self._scratch, ptrs = host_memory(temporaries)
+        return ptrs
 
     def rebind(self, objs, ptrs, svals, route=None) -> int:
         return len(self.bind(objs, ptrs, svals))

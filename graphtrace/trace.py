@@ -12,6 +12,8 @@ import gc
 import os
 import threading
 
+import numpy as np
+
 from .buffers import Buffer, as_buffer
 from .context import TRACE_HOOKS, ProxyStream, current_tracer, set_tracer
 from .deps import make_tracker
@@ -19,6 +21,7 @@ from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_
 from .ir import Graph, Node
 from .ops import control as _control, host as _host, kernel as _kernel, memory as _memory
 from .ops import captured as _captured, conditional as _conditional
+from . import temporary as _temporary
 
 __all__ = ["Stream", "Tracer", "Scope"]
 
@@ -69,6 +72,9 @@ class Tracer:
           buffer(obj) -> Buffer           an array's Buffer for this trace (refuses
                                           arrays the function cannot be handed again)
           cached_buffer(obj)              the Buffer already made for obj, or None
+          temporary(shape, dtype, name) -> Temporary
+                                          a graph-owned array (temporary.py), allocated
+                                          by the compiled graph whatever scope asks
           record(op, target, args, accesses, *, stream, attrs=None, opaque=False,
                  source=None, regions=(), scope=None) -> Node
                                           add a node; its deps follow from the mode
@@ -101,6 +107,7 @@ class Tracer:
         self._n_streams = 1
         self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
+        self._temps: list[tuple] = []           # (Temporary, its root Buffer)
 
     # --- buffers -----------------------------------------------------------
     def add_argument(self, label: str, obj) -> Buffer:
@@ -116,6 +123,23 @@ class Tracer:
             self._bufs[id(obj)] = (obj, buf)
             self._roots.append(buf)
         return buf
+
+    def temporary(self, shape, dtype, name: str | None = None):
+        """A graph-owned array named ``name`` (default ``tmp0``, ``tmp1``...): a
+        root like an argument, at a virtual address until a graph places it."""
+        taken = {r.label for r in self._roots}
+        if name is None:
+            name = next(f"tmp{k}" for k in range(len(taken) + 1) if f"tmp{k}" not in taken)
+        elif not isinstance(name, str) or not name:
+            raise ArgumentError(f"a temporary's name must be a non-empty str, not {name!r}")
+        elif name in taken:
+            raise ArgumentError(f"the name {name!r} is taken by another temporary or an "
+                                f"argument of {self.name}: give this temporary another one")
+        tmp, root = _temporary.make(self, shape, dtype, name, user_frame())
+        self._bufs[id(tmp)] = (tmp, root)
+        self._roots.append(root)
+        self._temps.append((tmp, root))
+        return tmp
 
     def cached_buffer(self, obj) -> Buffer | None:
         hit = self._bufs.get(id(obj))
@@ -252,7 +276,8 @@ class Tracer:
 
     def graph(self) -> Graph:
         """The function's graph; checked when ``GRAPHTRACE_VERIFY=1``."""
-        graph = Graph(self.name, self.params, self.mode, self._top.nodes)
+        graph = Graph(self.name, self.params, self.mode, self._top.nodes,
+                      [root for _, root in self._temps])
         if os.environ.get("GRAPHTRACE_VERIFY", "").strip().lower() in ("1", "true", "yes", "on"):
             graph.verify()
         return graph
@@ -275,6 +300,8 @@ class Tracer:
     def __exit__(self, *exc):
         set_tracer(None)
         self.active = False
+        for tmp, _ in self._temps:   # any later use of a temporary raises
+            tmp._life.alive = False
         with _hooks_lock:
             _pause_gc(-1)
         return False
@@ -348,6 +375,23 @@ class Stream(ProxyStream):
         """Record a fill of the device view ``dst`` with ``value`` (converted to its
         dtype, repeated as a 1-, 2- or 4-byte pattern)."""
         return _memory.record_memset(self, dst, value)
+
+    def empty(self, shape, dtype=np.float64, name: str | None = None):
+        """A graph-owned device array, uninitialised: ``tmp = s.empty(n, np.float32)``.
+
+        The compiled graph allocates it once, outside any loop or branch body,
+        at an address that stays fixed across launches and rebinding; use it as
+        any device array on the proxy stream while tracing, and nowhere else.
+        ``name`` names it in listings (default ``tmp0``, ``tmp1``...).
+        """
+        return self.tracer().temporary(shape, dtype, name)
+
+    def zeros(self, shape, dtype=np.float64, name: str | None = None):
+        """Like ``empty``, set to zero here in every launch (a memset node: inside
+        a loop body, in every iteration)."""
+        tmp = self.tracer().temporary(shape, dtype, name)
+        _memory.record_zeros(self, tmp)
+        return tmp
 
     def host(self, fn, *args, opaque: bool = False):
         """Record a host callback ``fn(*args)``, run by the graph on a driver thread.

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import ctypes
 import inspect
+import math
 import sys
 
 import numpy as np
@@ -88,7 +89,7 @@ class NumbaAdapter(Adapter):
             raise RuntimeError("numba's CUDA simulator is enabled: no GPU kernel to emit")
         from numba.core import types
         k = self.kernel
-        argtypes = tuple(k.typeof_pyval(v) for v in materialize(args))
+        argtypes = tuple(k.typeof_pyval(v) for v in tree_map(_typeable, args))
         hit = self._compiled.get(argtypes)
         if hit is not None:
             return hit
@@ -121,6 +122,31 @@ class NumbaAdapter(Adapter):
         values = tree_map(lambda v: FakeCUDAArray(v) if isinstance(v, np.ndarray) else v,
                           values)
         run_numba_kernel(k.py_func, grid, block, shared_mem, values, **options)
+
+
+def _typeable(v):
+    """What numba types for a recorded argument: the traced object, or for a view of
+    a temporary (which has none) its geometry, typed as numba types a device array."""
+    if isinstance(v, Buffer) and v.obj is None:
+        return _DeviceArrayType(v)
+    return materialize(v)
+
+
+class _DeviceArrayType:
+    """A temporary's view as numba's typeof sees it (``_numba_type_``, the layout rules
+    of numba's ``DeviceNDArray``: C, then F, else A; broadcast views are A)."""
+
+    __slots__ = ("_numba_type_",)
+
+    def __init__(self, b: Buffer):
+        from numba.core import types
+        from numba.np import numpy_support
+        broadcast = 0 in b.strides and b.nbytes != 0
+        f_order = b.lo == b.hi or all(n == 1 or s == b.dtype.itemsize * math.prod(b.shape[:i])
+                                      for i, (n, s) in enumerate(zip(b.shape, b.strides)))
+        layout = "A" if broadcast else "C" if b.c_contiguous else "F" if f_order else "A"
+        self._numba_type_ = types.Array(numpy_support.from_dtype(b.dtype), len(b.shape),
+                                        layout)
 
 
 def _unpassable(a):

@@ -13,6 +13,7 @@ from collections import deque
 from ..buffers import Buffer, is_array, unwrap_intent
 from ..errors import ArgumentError, user_frame
 from ..scalar import Scalar
+from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map
 from .base import Op, record_args
 
@@ -26,6 +27,11 @@ def record_host(stream, fn, args, opaque=False):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
     _warn_copies(fn, args)
     rec, accesses = record_args(t, args, lambda i: "rw", _host_only(fn))
+    for i, a in enumerate(args):   # an object that holds a temporary would keep it
+        tmp = holder_of(a, t)
+        if tmp is not None:
+            raise ArgumentError(f"argument {i} of host callback {_name(fn)} holds "
+                                f"temporary {tmp._life.where()}{_TEMPORARY}")
     return t.record(HOST_CALLBACK, fn, rec, tuple(accesses), stream=stream.index,
                     scope=stream.scope, opaque=opaque)
 
@@ -50,8 +56,20 @@ def _warn_copies(fn, args) -> None:
             UserWarning, file, line)
 
 
+_TEMPORARY = (", the graph's own device memory: a callback takes host memory, and "
+              "would keep what exists only inside the graph; s.copy it into pinned host "
+              "memory (gt.pinned_empty) and pass that")
+
+
+def _name(fn) -> str:
+    return getattr(fn, "__name__", repr(fn))
+
+
 def _host_only(fn):
     def check(i, buf):
+        if is_virtual(buf):
+            raise ArgumentError(f"argument {i} of host callback {_name(fn)} is temporary "
+                                f"{buf.label}{_TEMPORARY}")
         if not buf.is_host:
             raise ArgumentError(
                 f"argument {i} of host callback {getattr(fn, '__name__', fn)} is device "

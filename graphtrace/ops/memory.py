@@ -4,6 +4,7 @@
 and dtype: device to device, or between device and pinned host memory.
 ``s.memset(dst, value)`` fills a device view with one value; the value is
 converted to ``dst``'s dtype and repeated as a 1-, 2- or 4-byte pattern.
+``s.zeros(...)`` records a ``zeros`` node: its temporary's bytes set to zero.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError
 from ..scalar import Scalar
 from .base import Op
 
-__all__ = ["record_copy", "record_memset", "memset_pattern", "MEMCPY", "MEMSET"]
+__all__ = ["record_copy", "record_memset", "record_zeros", "memset_pattern", "MEMCPY",
+           "MEMSET", "ZEROS"]
 
 _WORDS = {1: np.uint8, 2: np.uint16, 4: np.uint32}   # memset element size -> its word
 
@@ -97,6 +99,14 @@ def record_memset(stream, dst, value):
                     scope=stream.scope, attrs={"element": element, "pattern": pattern})
 
 
+def record_zeros(stream, tmp):
+    """Record the zeroing of a new temporary (``Stream.zeros``); none if it is empty."""
+    t = stream.tracer()
+    d = t.buffer(tmp)
+    if d.nbytes:
+        t.record(ZEROS, None, (d,), ((d, "w"),), stream=stream.index, scope=stream.scope)
+
+
 class MemcpyOp(Op):
     """A copy: ``args = (dst, src)``, Buffers of equal byte size; ``attrs``: ``nbytes``."""
 
@@ -148,4 +158,23 @@ class MemsetOp(Op):
         view.reshape(-1).view(_WORDS[element])[...] = pattern  # byte-exact, like the driver
 
 
-MEMCPY, MEMSET = MemcpyOp(), MemsetOp()
+class ZerosOp(MemsetOp):
+    """A temporary set to zero bytes (``s.zeros``): ``args = (dst,)``, the whole
+    temporary, whose memory never moves; a memset node of 4-byte words when
+    the size allows (the graph aligns temporaries to 256 bytes)."""
+
+    kind = "zeros"
+
+    def describe(self, node, namer) -> str:
+        return namer.value(node.args[0])
+
+    def params(self, gpu, node) -> dict:
+        dst = gpu.value_of(node.args[0])
+        element = 4 if dst.nbytes % 4 == 0 else 1
+        return {"dst": dst.ptr, "value": _WORDS[element](0), "width": dst.nbytes // element}
+
+    def simulate(self, sim, node) -> None:
+        sim.array(node.args[0]).reshape(-1).view(np.uint8)[...] = 0
+
+
+MEMCPY, MEMSET, ZEROS = MemcpyOp(), MemsetOp(), ZerosOp()

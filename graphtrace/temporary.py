@@ -1,0 +1,292 @@
+"""Graph-owned temporaries: ``s.empty(shape, dtype)`` and ``s.zeros(shape, dtype)``.
+
+Where the memory comes from. Each compiled graph allocates one block for all
+its temporaries when it is built and keeps it for its life; every temporary
+lies at a fixed offset in it. The other way would be CUDA's graph alloc/free
+nodes, but a graph holding them cannot be cloned or embedded, allows one
+instantiation at a time, and CUDA refuses them in conditional bodies, where
+temporaries are most useful (a loop's scratch). With the block, a temporary
+made in a loop body is allocated outside the body like any other, its address
+is stable across launches, and rebinding the arguments never touches it. The
+cost is memory: a graph holds its temporaries between launches, and two
+temporaries never share bytes even when their lifetimes do not meet.
+
+The memory is placed by ``Binding.allocate`` (``binding.py``): the compiled
+graph (``emit.py``, ``device_memory``), the intent check (``debug.py``) and the
+simulator (``sim.py``, ``host_memory``) each give every temporary one address.
+Alloc/free nodes would replace that method with an op emitting an alloc node
+before a temporary's first user and a free node after its last, handing
+``AllocNode.dptr`` to the binding before the users are emitted; nothing else
+would change, so the two can be measured against each other.
+
+During the trace a temporary has no memory, yet the dependency inference
+(``deps.py``) tells memory apart by address. So each temporary gets a virtual
+address range from ``VIRTUAL_BASE`` (2**60) up, far above any address an
+operating system or CUDA hands out (user space and CUDA's unified addresses
+lie below 2**57); ranges are never reused in a process and a gap separates
+neighbours, so a temporary never meets an argument nor another temporary.
+The object the function gets (``Temporary``) has a geometry and makes views,
+and nothing can read it: it refuses element reads and array interfaces, and
+every use after its trace ended.
+"""
+from __future__ import annotations
+
+import math
+import operator
+import threading
+
+import numpy as np
+
+from .buffers import Buffer
+from .errors import ArgumentError, HostSyncError, TraceError, format_source
+from .tree import children, leaves
+
+__all__ = ["Temporary", "VIRTUAL_BASE", "is_virtual", "reserve", "holder_of",
+           "device_memory", "host_memory"]
+
+VIRTUAL_BASE = 1 << 60
+_ALIGN = 256                      # cudaMalloc's alignment: any dtype, any vector load
+_next, _lock = [VIRTUAL_BASE], threading.Lock()
+
+
+def _aligned(n: int) -> int:
+    return -(-max(n, 1) // _ALIGN) * _ALIGN
+
+
+def reserve(nbytes: int) -> int:
+    """A virtual address range of ``nbytes`` that nothing else will ever get."""
+    with _lock:
+        ptr = _next[0]
+        _next[0] += _aligned(nbytes) + _ALIGN
+    return ptr
+
+
+def is_virtual(b: Buffer) -> bool:
+    """Whether a view lies in a temporary (it has no memory until a graph places it)."""
+    return b.lo >= VIRTUAL_BASE
+
+
+class _Life:
+    """What all views of one temporary share: its name, where it was made, its trace."""
+
+    __slots__ = ("name", "source", "tracer", "alive")
+
+    def __init__(self, name, source, tracer):
+        self.name, self.source, self.tracer, self.alive = name, source, tracer, True
+
+    def where(self) -> str:
+        return f"{self.name} (made at {format_source(self.source)})"
+
+
+class _Interface:
+    __slots__ = ("__array_interface__",)
+
+
+def _shadow(ptr: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
+    """A numpy array at a virtual address: numpy computes views of it, and it is
+    never read (a read would fault), so it never leaves ``Temporary``."""
+    holder = _Interface()
+    holder.__array_interface__ = {"data": (ptr, False), "shape": shape, "version": 3,
+                                  "typestr": dtype.str,
+                                  **({"descr": dtype.descr} if dtype.fields else {})}
+    return np.asarray(holder)
+
+
+_READS = {"copy_to_host", "get", "item", "tolist", "copy", "sum", "tobytes", "to_host",
+          "__array_struct__", "__dlpack__", "__dlpack_device__"}
+
+
+class Temporary:
+    """A graph-owned array (or a view of one), valid inside its trace only.
+
+    Pass it to kernels, copies, memsets and conditions on a proxy stream, as
+    any device array. It has ``shape``, ``dtype``, ``strides``, ``size``,
+    ``ndim``, ``itemsize``, ``nbytes``, ``name``; basic slicing, ``reshape`` and
+    ``ravel`` (of contiguous views), ``view(dtype)``, ``T``/``transpose`` make
+    views that move with it. It holds no values while tracing: reading it on
+    the host is an error, and so is any use once its trace has ended.
+    """
+
+    __slots__ = ("_shadow_", "_life")
+
+    def __init__(self, shadow: np.ndarray, life: _Life):
+        self._shadow_, self._life = shadow, life
+
+    @property
+    def _a(self) -> np.ndarray:
+        life = self._life
+        if not life.alive:
+            raise TraceError(
+                f"temporary {life.where()} used after the trace of {life.tracer.name} "
+                "ended: a temporary is the graph's own memory and exists only inside the "
+                "traced function; copy what you need into an array passed in (s.copy) "
+                "and use that")
+        return self._shadow_
+
+    def _view(self, a: np.ndarray) -> "Temporary":
+        return Temporary(a, self._life)
+
+    def __graphtrace_buffer__(self) -> Buffer:
+        """Its ``Buffer`` (graphtrace's view of an array argument), at its virtual address."""
+        a = self._a
+        return Buffer(a.__array_interface__["data"][0], a.shape, a.strides, a.dtype, 0, None)
+
+    # --- geometry ---------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """Its name in listings: ``tmp0``, ``tmp1``... or the one given to ``s.empty``."""
+        self._a   # noqa: B018  (refused after the trace, as any use)
+        return self._life.name
+
+    shape = property(lambda self: self._a.shape)
+    dtype = property(lambda self: self._a.dtype)
+    strides = property(lambda self: self._a.strides)
+    size = property(lambda self: self._a.size)
+    ndim = property(lambda self: self._a.ndim)
+    itemsize = property(lambda self: self._a.itemsize)
+    nbytes = property(lambda self: self._a.nbytes)
+    T = property(lambda self: self._view(self._a.T))
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    # --- views (numpy computes them on the shadow; none of them reads) ----------
+    def __getitem__(self, key) -> "Temporary":
+        a = self._a
+        parts = key if isinstance(key, tuple) else (key,)
+        if any(isinstance(k, (bool, np.bool_, list, np.ndarray)) or is_temporary(k)
+               for k in parts):
+            raise ArgumentError(
+                f"temporary {self._life.name} indexed with {key!r}: only basic indexing "
+                "(ints, slices, ..., None) makes a view of a temporary; index arrays "
+                "would copy on the host")
+        ints = sum(isinstance(k, (int, np.integer)) for k in parts)
+        if ints == a.ndim and not any(k is Ellipsis or k is None for k in parts):
+            raise HostSyncError(
+                f"reading element {key!r} of temporary {self._life.name} inside a trace: "
+                "it holds no values until the graph runs; use it on the device (a kernel), "
+                "or s.copy it into pinned host memory and look at it in s.host(fn, ...)")
+        return self._view(a[key])
+
+    def __iter__(self):
+        for i in range(len(self)):
+            yield self[i]
+
+    def reshape(self, *shape, order="C") -> "Temporary":
+        a = self._a
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = shape[0]
+        shape = tuple(operator.index(n) for n in shape)
+        if not (a.flags.f_contiguous if order == "F" else a.flags.c_contiguous):
+            raise ArgumentError(
+                f"reshape of a non-contiguous view of temporary {self._life.name} "
+                f"(strides {a.strides}) would copy it: reshape the temporary itself, or a "
+                "contiguous view of it")
+        return self._view(a.reshape(shape, order=order))
+
+    def ravel(self) -> "Temporary":
+        return self.reshape(-1)
+
+    def transpose(self, *axes) -> "Temporary":
+        return self._view(self._a.transpose(*axes))
+
+    def view(self, dtype) -> "Temporary":
+        return self._view(self._a.view(np.dtype(dtype)))
+
+    # --- what would read it on the host -----------------------------------------
+    def _refuse(self, *_args, **_kw):
+        self._a   # noqa: B018  (after the trace, any use is refused as such)
+        raise HostSyncError(
+            f"temporary {self._life.name} used as host data inside a trace: it holds no "
+            "values until the graph runs, and a library may not take it eagerly; pass it "
+            "to kernels, s.copy and s.memset on the proxy stream")
+
+    __array__ = __float__ = __int__ = __index__ = __bool__ = __complex__ = _refuse
+    __array_interface__ = __cuda_array_interface__ = property(_refuse)
+
+    def __getattr__(self, name):
+        self._a   # noqa: B018  (after the trace, any use is refused as such)
+        if name in _READS:
+            self._refuse()
+        raise AttributeError(f"a graphtrace temporary has no attribute {name!r} (it is "
+                             "only a view's geometry while tracing)")
+
+    def __repr__(self):
+        life = self._life
+        if not life.alive:
+            return f"<graphtrace temporary {life.name} (its trace has ended)>"
+        a = self._shadow_
+        return f"<graphtrace temporary {life.name}: {a.dtype}{list(a.shape)}>"
+
+
+def is_temporary(v) -> bool:
+    return type(v) is Temporary
+
+
+def make(tracer, shape, dtype, name: str, source) -> tuple[Temporary, Buffer]:
+    """A new temporary and its root ``Buffer`` (its own base, labelled ``name``)."""
+    dims = shape if isinstance(shape, (tuple, list)) else (shape,)
+    try:
+        dims = tuple(operator.index(n) for n in dims)
+    except TypeError:
+        raise ArgumentError(f"temporary shape must be an int or a tuple of ints, not "
+                            f"{shape!r}") from None
+    if any(n < 0 for n in dims):
+        raise ArgumentError(f"temporary shape {dims} has a negative size")
+    dtype = np.dtype(dtype)
+    if dtype.hasobject:
+        raise ArgumentError(f"a temporary cannot hold Python objects ({dtype})")
+    ptr = reserve(math.prod(dims) * dtype.itemsize)
+    root = Buffer(ptr, dims, None, dtype, 0, None)
+    root.label = name
+    return Temporary(_shadow(ptr, dims, dtype), _Life(name, source, tracer)), root
+
+
+def holder_of(value, tracer, depth: int = 0):
+    """A temporary of ``tracer``'s trace that ``value`` holds (itself, in lists,
+    tuples and dicts, or in an object's attributes), or None."""
+    if is_temporary(value):
+        return value if value._life.tracer is tracer else None
+    items = children(value)
+    if items is None and depth == 0 and hasattr(value, "__dict__") \
+            and not isinstance(value, type) and type(value).__module__ != "builtins":
+        items = list(vars(value).items())
+    if items is None or depth > 8:
+        return None
+    for _, v in items:
+        found = holder_of(v, tracer, depth + 1)
+        if found is not None:
+            return found
+    return None
+
+
+def returned(result) -> Temporary | None:
+    """A temporary among the leaves of what a traced function returned."""
+    return next((v for v in leaves(result) if is_temporary(v)), None)
+
+
+# --- memory, placed by each kind of compiled graph --------------------------------
+def _offsets(temps) -> tuple[int, list[int]]:
+    offsets, total = [], 0
+    for t in temps:
+        offsets.append(total)
+        total += _aligned(t.nbytes)
+    return total, offsets
+
+
+def device_memory(temps, device) -> tuple[object, list[int]]:
+    """``(block, address per temporary)``: one device allocation, kept by the caller."""
+    total, offsets = _offsets(temps)
+    block = device.allocate(total, stream=device.default_stream)
+    device.default_stream.sync()
+    base = int(block.handle)
+    return block, [base + o for o in offsets]
+
+
+def host_memory(temps) -> tuple[np.ndarray, list[int]]:
+    """The simulator's block: host memory, filled with 0xFF bytes (NaN floats, -1
+    ints) so that reading what was never written shows."""
+    total, offsets = _offsets(temps)
+    block = np.full(total + _ALIGN, 0xFF, np.uint8)
+    base = -block.ctypes.data % _ALIGN + block.ctypes.data
+    return block, [base + o for o in offsets]

@@ -1,0 +1,447 @@
+"""Graph-owned temporaries (s.empty, s.zeros): tracing, listing, dependencies,
+views, the simulator against eager numpy, loop bodies, rebinding."""
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from graphtrace.temporary import VIRTUAL_BASE
+from helpers import FakeDeviceArray as A, any_kernel, line_of
+
+F = __file__
+K = any_kernel()
+
+
+@cuda.jit
+def scale(x, a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i]
+
+
+@cuda.jit
+def add(src, dst):
+    i = cuda.grid(1)
+    if i < dst.size:
+        dst[i] += src[i]
+
+
+@cuda.jit
+def add2d(src, dst):
+    i, j = cuda.grid(2)
+    if i < dst.shape[0] and j < dst.shape[1]:
+        dst[i, j] += src[i, j]
+
+
+@cuda.jit
+def halve_into(x, t):
+    if cuda.grid(1) == 0:
+        t[0] = x[0] / 2
+
+
+@cuda.jit
+def count(n):
+    if cuda.grid(1) == 0:
+        n[0] += 1
+
+
+def dev(values, dtype=np.float32):
+    return cuda.to_device(np.asarray(values, dtype=dtype))
+
+
+# --- tracing, listing, dependencies --------------------------------------------
+
+def test_the_listing_names_each_temporary_and_gives_its_shape():
+    x = A(8)
+
+    @gt.graph
+    def f(s, x):
+        t = s.empty(8, np.float32)                     # empty
+        acc = s.zeros((2, 4), np.int32, name="acc")    # zeros
+        s.launch(K, 1, 1, gt.In(x), gt.Out(t))         # use-t
+        s.launch(K, 1, 1, gt.In(t[2:]), acc)           # use-acc
+    ln = {m: line_of(F, m) for m in ("zeros", "use-t", "use-acc")}
+    assert str(f.trace(x)) == "\n".join([
+        "graph f(x)  deps=data  3 nodes, 2 edges",
+        "  temporaries: tmp0 float32[8], acc int32[2, 4]",
+        f"  %0 = zeros acc  out(acc)  # test_temporaries.py:{ln['zeros']}",
+        f"  %1 = kernel k[1, 1](x, tmp0)  in(x)  out(tmp0)  # test_temporaries.py:{ln['use-t']}",
+        f"  %2 = kernel k[1, 1](tmp0[8B:32B], acc)  in(tmp0[8B:32B])  inout(acc)  "
+        f"after(%0, %1)  # test_temporaries.py:{ln['use-acc']}"])
+
+
+def test_temporaries_never_alias_each_other_nor_any_argument():
+    x = A(64)
+
+    @gt.graph
+    def f(s, x):
+        a, b = s.empty(64, np.float32), s.empty(64, np.float32)
+        s.launch(K, 1, 1, gt.Out(a))
+        s.launch(K, 1, 1, gt.Out(b))
+        s.launch(K, 1, 1, gt.Out(x))
+        s.launch(K, 1, 1, gt.In(a), gt.Out(b))       # after both writers of a and b
+    g = f.trace(x)
+    assert g.edges() == [(0, 3), (1, 3)]
+    a, b = g.temporaries
+    assert a.lo >= VIRTUAL_BASE and b.lo >= a.hi and not a.overlaps(b)
+
+
+def test_disjoint_views_of_a_temporary_stay_independent():
+    @gt.graph
+    def f(s):
+        t = s.empty((4, 8), np.float32)
+        s.launch(K, 1, 1, gt.Out(t[:2]))
+        s.launch(K, 1, 1, gt.Out(t[2:]))
+        s.launch(K, 1, 1, gt.In(t.reshape(32)[::2]))   # meets both halves
+        s.launch(K, 1, 1, gt.Out(t.T[0]))              # a strided column
+    g = f.trace()
+    assert g.edges() == [(0, 2), (1, 2), (2, 3)]
+
+
+def test_views_of_a_temporary_have_numpy_geometry():
+    seen = {}
+
+    @gt.graph
+    def f(s):
+        t = s.empty((3, 4), np.float64)
+        seen.update(shape=t.shape, strides=t.strides, size=t.size, ndim=t.ndim,
+                    nbytes=t.nbytes, row=t[1].shape, col=t[:, 2].strides, T=t.T.strides,
+                    flat=t.reshape(-1).shape, none=t[None].shape, n=len(t),
+                    ints=t.view(np.int32).shape, name=t.name)
+    f.trace()
+    ref = np.empty((3, 4))
+    assert seen == dict(shape=(3, 4), strides=ref.strides, size=12, ndim=2, nbytes=96,
+                        row=(4,), col=(32,), T=ref.T.strides, flat=(12,), none=(1, 3, 4),
+                        n=3, ints=(3, 8), name="tmp0")
+
+
+def test_numba_types_a_temporary_view_as_it_types_a_device_array():
+    from graphtrace.buffers import Buffer
+    from graphtrace.ops._numba import _DeviceArrayType
+    import numba
+    base = np.empty((3, 4), np.float32)
+    for view in (base, base.T, base[:, ::2], base[1], base[None]):
+        b = Buffer(VIRTUAL_BASE, view.shape, view.strides, view.dtype, 0, None)
+        expect = numba.typeof(view)
+        broadcast = 0 in view.strides
+        assert _DeviceArrayType(b)._numba_type_ == \
+            (expect.copy(layout="A") if broadcast else expect).copy(readonly=False)
+
+
+def test_verify_finds_a_temporary_the_graph_does_not_own():
+    @gt.graph
+    def f(s):
+        s.launch(K, 1, 1, gt.Out(s.empty(4)))
+    g = f.trace()
+    g.verify()
+    g.temporaries.clear()
+    with pytest.raises(gt.IRError, match="accesses tmp0, a temporary the graph does not own"):
+        g.verify()
+
+
+def test_reshape_takes_a_tuple_or_numbers():
+    seen = []
+
+    @gt.graph
+    def f(s):
+        t = s.empty(12)
+        seen.extend([t.reshape((3, 4)).shape, t.reshape(np.int64(2), 6).shape,
+                     t.reshape([4, -1]).shape, t.ravel().shape])
+    f.trace()
+    assert seen == [(3, 4), (2, 6), (4, 3), (12,)]
+
+
+def test_a_shape_from_a_dynamic_scalar_is_refused():
+    @gt.graph
+    def f(s, n):
+        s.empty(n, np.float32)                          # dynamic
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(8)
+    assert e.value.source[1] == line_of(F, "dynamic")
+
+
+def test_a_name_taken_by_an_argument_or_a_temporary_is_refused():
+    @gt.graph
+    def f(s, x):
+        s.empty(4, name="x")                            # taken
+    with pytest.raises(gt.ArgumentError, match="taken") as e:
+        f.trace(A(4))
+    assert e.value.source[1] == line_of(F, "taken")
+
+
+# --- the simulator, against eager numpy -------------------------------------------
+
+@gt.graph
+def scaled_sum(s, x, y, a):
+    t = s.empty(x.shape, np.float32)
+    z = s.zeros(4, np.float32, name="z")
+    scale[1, 32, s](x, a, t)
+    add[1, 32, s](t, y)
+    add[1, 32, s](t[1:5], z)
+    add[1, 32, s](z, y[:4])
+
+
+def eager_scaled_sum(x, y, a):
+    t = a * x
+    y += t
+    z = np.zeros(4, np.float32) + t[1:5]
+    y[:4] += z
+
+
+def test_the_simulator_runs_temporaries_like_eager_numpy_in_any_order():
+    xh, yh = np.arange(8, dtype=np.float32), np.ones(8, np.float32)
+    x, y = dev(xh), dev(yh)
+    for a in (2.0, 3.0, 0.5, 2.0):     # zeros every launch, whatever order the DAG allows
+        scaled_sum(x, y, a)
+        eager_scaled_sum(xh, yh, np.float32(a))
+        assert np.array_equal(y.copy_to_host(), yh)
+
+
+def test_rebinding_leaves_temporaries_in_their_memory():
+    x1, y1, x2, y2 = dev(np.arange(8)), dev(np.zeros(8)), dev(np.ones(8)), dev(np.zeros(8))
+    g = scaled_sum.compile(x1, y1, 2.0)
+    where = [g.value_of(t).ptr for t in g.ir.temporaries]
+    assert all(p < VIRTUAL_BASE for p in where)
+    misses = scaled_sum.cache_info().misses
+    scaled_sum(x2, y2, 3.0)
+    assert scaled_sum.cache_info().misses == misses
+    assert [g.value_of(t).ptr for t in g.ir.temporaries] == where
+    yh = np.zeros(8, np.float32)
+    eager_scaled_sum(np.ones(8, np.float32), yh, np.float32(3.0))
+    assert np.array_equal(y2.copy_to_host(), yh)
+
+
+def test_an_empty_temporary_is_not_cleared_between_launches():
+    @gt.graph
+    def f(s, n):
+        t = s.empty(1, np.int32)
+        count[1, 1, s](t)
+        add[1, 1, s](t, n)
+    n = dev([0], np.int32)
+    for _ in range(3):
+        f(n)
+    # the first launch starts from the simulator's 0xFF bytes (-1), then 0, 1
+    assert n.copy_to_host().tolist() == [0 + 1 + 2]
+
+
+def test_gt_simulate_gives_a_traced_graph_memory_for_its_temporaries():
+    x, y = dev(np.arange(8)), dev(np.zeros(8))
+    gt.simulate(gt.graph(scaled_sum.fn, static="a").trace(x, y, 2.0), seed=3)
+    yh = np.zeros(8, np.float32)
+    eager_scaled_sum(np.arange(8, dtype=np.float32), yh, np.float32(2.0))
+    assert np.array_equal(y.copy_to_host(), yh)
+
+
+def test_two_dimensional_temporaries_and_their_transposes():
+    @gt.graph
+    def f(s, x, y):
+        t = s.zeros((4, 3), np.float32)
+        add2d[(1, 1), (8, 8), s](x, t.T)                # t.T has x's shape
+        add2d[(1, 1), (8, 8), s](t.reshape(3, 4), y)
+    xh = np.arange(12, dtype=np.float32).reshape(3, 4)
+    y = dev(np.zeros((3, 4)))
+    f(dev(xh), y)
+    assert np.array_equal(y.copy_to_host(), xh.T.reshape(3, 4))
+
+
+# --- loop and branch bodies ----------------------------------------------------------
+
+@gt.graph
+def halve_until(s, x, n, tol):
+    with s.while_loop(gt.cond(x) > tol, max_iterations=100) as body:
+        t = body.zeros(1, np.float32, name="half")
+        halve_into[1, 1, body](x, t)
+        body.copy(x, t)
+        count[1, 1, body](n)
+
+
+def test_a_temporary_made_in_a_loop_body_is_owned_by_the_whole_graph():
+    x, n = dev([100.0]), dev([0], np.int32)
+    g = halve_until.trace(x, n, 1.0)
+    assert [t.label for t in g.temporaries] == ["half"]
+    loop = g.nodes[0]
+    assert [k.kind for k in loop.regions[0].nodes] == ["zeros", "kernel", "memcpy", "kernel"]
+    halve_until(x, n, 1.0)
+    assert x.copy_to_host().tolist() == [0.78125] and n.copy_to_host().tolist() == [7]
+    x2, n2 = dev([64.0]), dev([0], np.int32)
+    halve_until(x2, n2, 10.0)                           # rebinding, no new trace
+    assert x2.copy_to_host().tolist() == [8.0] and n2.copy_to_host().tolist() == [3]
+    assert halve_until.cache_info().misses == 1
+
+
+def test_a_temporary_can_be_a_loops_condition():
+    @gt.graph
+    def f(s, x, n):
+        left = s.empty(1, np.float32, name="left")
+        s.copy(left, x)
+        with s.while_loop(gt.cond(left) > 1, max_iterations=100) as body:
+            halve_into[1, 1, body](left, left)
+            count[1, 1, body](n)
+    n = dev([0], np.int32)
+    f(dev([16.0]), n)
+    assert n.copy_to_host().tolist() == [4]
+    assert "while cond(left) > 1" in str(f.trace(dev([16.0]), n))
+
+
+def test_temporaries_in_branches_and_child_graphs():
+    @gt.graph
+    def child(s, x, y):
+        t = s.zeros(4, np.float32, name="c")
+        add[1, 4, s](x, t)
+        add[1, 4, s](t, y)
+
+    @gt.graph
+    def f(s, flag, x, y):
+        with s.if_then(gt.cond(flag)) as then:
+            t = then.empty(4, np.float32)
+            then.copy(t, x)
+            add[1, 4, then](t, y)
+        s.child(child, x, y)
+    x, y = dev([1, 2, 3, 4]), dev(np.zeros(4))
+    f(dev([1], np.int32), x, y)
+    f(dev([0], np.int32), x, y)
+    assert y.copy_to_host().tolist() == [3, 6, 9, 12]
+    assert [t.label for t in f.trace(dev([1], np.int32), x, y).temporaries] == ["tmp0", "c"]
+
+
+# --- escapes and host reads ------------------------------------------------------------
+
+def check(excinfo, marker, *phrases):
+    err = excinfo.value
+    assert err.source[1] == line_of(F, marker), str(err)
+    for p in phrases:
+        assert p in str(err), str(err)
+
+
+def test_a_returned_temporary_is_refused_as_a_temporary():
+    @gt.graph
+    def f(s):
+        return s.empty(4)                            # made-returned
+    with pytest.raises(gt.TraceError) as e:
+        f.trace()                                    # returns-temporary
+    check(e, "returns-temporary", "returned temporary tmp0 (made at test_temporaries.py:"
+          f"{line_of(F, 'made-returned')})", "s.copy")
+
+
+def test_a_temporary_passed_to_a_host_callback_is_refused_at_its_line():
+    @gt.graph
+    def f(s):
+        t = s.empty(4, name="scratch")
+        s.host(print, t[1:])                         # to-host
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace()
+    check(e, "to-host", "temporary scratch[8B:32B]", "pinned")
+
+
+def test_an_object_holding_a_temporary_passed_to_a_host_callback_is_refused():
+    class Box:
+        pass
+
+    @gt.graph
+    def f(s):
+        box = Box()
+        box.t = s.empty(4, name="kept")
+        s.host(print, box)                           # box-to-host
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace()
+    check(e, "box-to-host", "holds temporary kept")
+
+
+def test_a_temporary_used_after_its_trace_names_where_it_was_made():
+    made = []
+
+    @gt.graph
+    def f(s):
+        made.append(s.empty(4))                      # made-here
+
+    @gt.graph
+    def g(s, x):
+        pass
+    with pytest.raises(gt.TraceError) as kept:
+        f.trace()
+    check(kept, "made-here", "kept by global or closure name made")
+    with pytest.raises(gt.TraceError) as e:
+        made[0].shape                                # late-use
+    check(e, "late-use", f"tmp0 (made at test_temporaries.py:{line_of(F, 'made-here')}) "
+          "used after the trace of f ended")
+    for late in (lambda t: g(t), lambda t: g(t[1:]), lambda t: np.asarray(t),
+                 lambda t: getattr(t, "_numba_type_", None)):
+        with pytest.raises(gt.TraceError, match="used after the trace"):
+            late(made[0])
+    assert "its trace has ended" in repr(made[0])
+
+
+KEPT, HELD = None, []
+
+
+def test_a_temporary_stored_in_a_global_is_refused_naming_the_global():
+    @gt.graph
+    def f(s):
+        global KEPT
+        KEPT = s.empty(4, name="g")                  # stored-global
+    with pytest.raises(gt.TraceError) as e:
+        f.trace()
+    check(e, "stored-global", "temporary g", "kept by global or closure name KEPT")
+
+    def helper(t):
+        HELD.append({"t": t})
+
+    @gt.graph
+    def f2(s):
+        helper(s.empty(4, name="h"))                 # held-by-helper
+    with pytest.raises(gt.TraceError) as e:
+        f2.trace()
+    check(e, "held-by-helper", "temporary h", "kept by global or closure name helper.HELD")
+    HELD.clear()
+
+
+def test_a_temporary_stored_on_an_argument_or_self_is_refused():
+    class Model:
+        @gt.graph
+        def step(self, s, x):
+            self.scratch = s.empty(x.shape)          # on-self
+    with pytest.raises(gt.TraceError) as e:
+        Model().step.trace(A(4))
+    check(e, "on-self", "kept by argument self")
+
+    class Box:
+        pass
+
+    @gt.graph
+    def f(s, box):
+        box.t = s.empty(4)                           # on-argument
+    with pytest.raises(gt.TraceError) as e:
+        f.trace(Box())
+    check(e, "on-argument", "kept by argument box")
+
+
+@pytest.mark.parametrize("read", [
+    lambda t: t[0], lambda t: float(t[:1]), lambda t: np.asarray(t),
+    lambda t: t.copy_to_host(), lambda t: bool(t)])
+def test_reading_a_temporary_on_the_host_while_tracing_is_refused(read):
+    @gt.graph
+    def f(s):
+        t = s.empty(4)
+        read(t)
+    with pytest.raises(gt.HostSyncError, match="tmp0"):
+        f.trace()
+
+
+def test_a_temporary_cannot_be_handed_to_a_library_while_tracing():
+    @gt.graph
+    def f(s):
+        t = s.empty(4)
+        t.__cuda_array_interface__                   # to-library
+    with pytest.raises(gt.HostSyncError) as e:
+        f.trace()
+    check(e, "to-library", "tmp0")
+
+
+def test_reshaping_a_strided_view_of_a_temporary_is_refused():
+    @gt.graph
+    def f(s):
+        t = s.empty((4, 4))
+        t[:, ::2].reshape(8)                         # strided-reshape
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace()
+    check(e, "strided-reshape", "would copy")

@@ -18,7 +18,6 @@ import numpy as np
 
 from ..buffers import unwrap_intent
 from ..errors import ArgumentError
-from ..ir import Scalar
 
 __all__ = ["Condition", "cond", "evaluate", "condition_kernel", "C_TYPES"]
 
@@ -156,7 +155,3 @@ def condition_kernel(kind: str, dtype, op: str | None, device):
         k = kernels[name] = code.get_kernel(name)
     return k
 
-
-def rhs_value(rhs):
-    """A comparison's right side as recorded: a number, a Scalar, or a Buffer."""
-    return rhs.value if isinstance(rhs, Scalar) else rhs

@@ -1,0 +1,186 @@
+"""Arguments of a call: the walk over their trees, the cache key, the aliasing
+pattern, and the snapshots the repeated-call shortcut compares by identity.
+
+Arguments are flattened like a pytree: arrays, numbers, and lists, tuples
+and dicts of them. Arrays are traced as they are; numbers become dynamic
+``Scalar`` parameters unless named in ``static=``; bools and any other
+hashable value are static. The cache key is the abstract signature: per
+array its type, shape, strides, dtype and device; per number its type; per
+static value the value itself; which arrays share memory, and how; and the
+address of every array the function reaches by name (``reach.py``).
+"""
+from __future__ import annotations
+
+import numbers
+import operator
+
+import numpy as np
+
+from .buffers import as_buffer, is_array
+from .errors import ArgumentError
+from .tree import children, rebuild
+
+__all__ = ["walk", "path_str", "Call", "Identity", "snapshot", "same_call", "alias_pattern"]
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (numbers.Number, np.number)) and not isinstance(v, (bool, np.bool_))
+
+
+def _hashable(v) -> bool:
+    try:
+        hash(v)
+        return True
+    except TypeError:
+        return False
+
+
+def path_str(path: tuple) -> str:
+    """``("xs", 0, "k")`` -> ``"xs[0]['k']"``: the user's name for a leaf."""
+    name, *rest = path
+    return name + "".join(f"[{k!r}]" for k in rest)
+
+
+def _tagged(value, items):
+    """A hashable stand-in for a container (lists, tuples and dicts kept apart)."""
+    if isinstance(value, dict):
+        return ("dict", tuple(zip(value.keys(), items)))
+    return (type(value), tuple(items))
+
+
+def walk(value, path: tuple, static: bool, leaf, build=rebuild):
+    """Rebuild ``value`` with ``leaf(kind, path, v)`` applied to every leaf.
+
+    ``kind`` is ``"array"``, ``"scalar"`` or ``"static"``; ``path`` a tuple
+    (``path_str`` names it); ``build(container, items)`` makes each container.
+    """
+    if is_array(value):
+        return leaf("array", path, value)
+    items = children(value)   # the containers of tree.py
+    if items is not None:
+        return build(value, [walk(v, path + (k,), static, leaf, build) for k, v in items])
+    if _is_number(value) and not static:
+        return leaf("scalar", path, value)
+    if not _hashable(value):
+        raise ArgumentError(
+            f"argument {path_str(path)} of type {type(value).__name__} cannot be traced: "
+            "pass arrays, numbers, or lists/tuples/dicts of them; any other value must be "
+            "hashable, and is then static (a new value traces a new graph)")
+    return leaf("static", path, value)
+
+
+class Call:
+    """One call's arguments, split into what the cache key and the binding need."""
+
+    __slots__ = ("objs", "bufs", "svals", "key", "reached")
+
+    def __init__(self, fn, bound):
+        """``fn``: the GraphFunction; ``bound``: the call's ``inspect.BoundArguments``."""
+        self.objs, self.bufs, self.svals = [], [], []
+        reached_by_name = fn.reached(bound.arguments)
+        parts = tuple(Identity(bound.arguments[k]) if k is fn.self_param else
+                      walk(bound.arguments[k], (k,), k in fn.static, self._leaf, _tagged)
+                      for k in fn.params)
+        # Arrays reached by global or closure name are baked into the graph: the
+        # key holds their addresses, so rebinding such a name traces anew.
+        reached = [(name, v, as_buffer(v)) for name, v in reached_by_name]
+        fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
+            + fn.reach.functions()
+        self.reached = (tuple(reached_by_name), fn.reach.functions())
+        self.key = (parts, fixed, alias_pattern(self.bufs + [b for _, _, b in reached]))
+
+    def _leaf(self, kind, path, v):
+        if kind == "array":
+            b = as_buffer(v)
+            self.objs.append(v)
+            self.bufs.append(b)
+            return (type(v), b.signature())
+        if kind == "scalar":
+            self.svals.append(v)
+            return type(v)
+        return ("static", type(v), v)
+
+
+class Identity:
+    """A method's ``self`` in the cache key: the very object, whatever its ``__eq__``."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+    def __eq__(self, other):
+        return type(other) is Identity and other.obj is self.obj
+
+
+_IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)
+
+
+class _Snap:
+    """What a container argument held at the last call, by identity."""
+
+    __slots__ = ("type", "keys", "items")
+
+    def __init__(self, value):
+        self.type = type(value)
+        self.keys = tuple(value.keys()) if isinstance(value, dict) else None
+        items = value.values() if isinstance(value, dict) else value
+        self.items = tuple(snapshot(v) for v in items)
+
+
+def snapshot(value):
+    return _Snap(value) if isinstance(value, (list, tuple, dict)) else value
+
+
+def _same(x, snap) -> bool:
+    """Whether ``x`` holds exactly the objects (or equal numbers) ``snap`` recorded."""
+    if type(snap) is _Snap:
+        if type(x) is not snap.type or len(x) != len(snap.items):
+            return False
+        if snap.keys is not None:
+            if tuple(x.keys()) != snap.keys:
+                return False
+            x = tuple(x.values())
+        if all(map(operator.is_, x, snap.items)):   # the usual case, checked in C
+            return True
+        return all(_same(a, b) for a, b in zip(x, snap.items))
+    return x is snap or (isinstance(x, _IMMUTABLE) and type(x) is type(snap) and x == snap)
+
+
+def same_call(args: tuple, kwargs: dict, snap) -> bool:
+    """``_same`` for a whole call, with the common flat case kept cheap."""
+    sargs, skw = snap
+    if len(args) != len(sargs) or (kwargs or skw) and not _same(kwargs, skw):
+        return False
+    for x, y in zip(args, sargs):
+        if x is y:
+            continue   # never true for a container: its snapshot is a new object
+        if type(y) is _Snap:
+            if not _same(x, y):
+                return False
+        elif not (isinstance(x, _IMMUTABLE) and type(x) is type(y) and x == y):
+            return False
+    return True
+
+
+
+
+def alias_pattern(bufs) -> tuple:
+    """Which array arguments share memory, and how: part of the cache key.
+
+    A graph traced with two distinct arrays has no edges between their users;
+    called with one array twice it would race, so such a call traces anew.
+    """
+    out, active = [], []
+    for i in sorted(range(len(bufs)), key=lambda k: bufs[k].lo):  # sweep by address
+        b = bufs[i]
+        active = [j for j in active if bufs[j].hi > b.lo]
+        for j in active:
+            if b.overlaps(bufs[j]):
+                lo, hi = min(i, j), max(i, j)
+                out.append((hi, lo, bufs[hi].ptr - bufs[lo].ptr))
+        active.append(i)
+    return tuple(sorted(out))

@@ -153,6 +153,7 @@ def main():
           "memory the built and launched graph took (cuMemGetInfo); graph pool: the graph "
           "allocator's reserve; after trim: still taken after cuDeviceGraphMemTrim.", "",
           table(temp_rows, [("MB per temporary", lambda r: str(r["mb"])),
+                            ("temporaries MB", lambda r: str(r["k"] * r["mb"])),
                             ("variant", lambda r: r["variant"]),
                             ("replay us", lambda r: f"{r['replay_us']:.1f}"),
                             ("us per kernel", lambda r: f"{r['us_per_kernel']:.2f}"),

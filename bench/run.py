@@ -17,6 +17,7 @@ sys.path.insert(0, HERE)
 
 import callpath  # noqa: E402
 import chain  # noqa: E402
+import temporaries  # noqa: E402
 import wide  # noqa: E402
 import workloads  # noqa: E402
 from common import gpu_name, versions  # noqa: E402
@@ -123,11 +124,12 @@ def main():
     call_rows = callpath.run()
     wide_rows = wide.run()
     work_rows = workloads.run()
+    temp_rows = temporaries.run(sizes_mb=(1,) if quick else (1, 16))
     info = {"gpu": gpu_name(), "versions": versions(),
             "date": datetime.date.today().isoformat()}
     with open(os.path.join(HERE, "results.json"), "w") as f:
         json.dump({**info, "chain": chain_rows, "callpath": call_rows, "wide": wide_rows,
-                   "workloads": work_rows}, f, indent=1)
+                   "workloads": work_rows, "temporaries": temp_rows}, f, indent=1)
     plot(chain_rows, os.path.join(HERE, "chain.png"))
     vers = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
     md = ["# Benchmarks", "", f"{info['gpu']}, {info['date']}; {vers}.", "",
@@ -144,7 +146,22 @@ def main():
                             ("note", lambda r: r["note"])]), "",
           f"## W independent chains of {wide.L} one-block kernels, written sequentially", "",
           wide_section(wide_rows), "",
-          "## Real workloads", "", workload_section(work_rows), ""]
+          "## Real workloads", "", workload_section(work_rows), "",
+          "## Temporaries: owned buffer vs alloc/free nodes", "",
+          f"A chain of {temp_rows[0]['k']} kernels, each reading the previous temporary "
+          "and writing its own (`python bench/temporaries.py` says more). Taken: device "
+          "memory the built and launched graph took (cuMemGetInfo); graph pool: the graph "
+          "allocator's reserve; after trim: still taken after cuDeviceGraphMemTrim.", "",
+          table(temp_rows, [("MB per temporary", lambda r: str(r["mb"])),
+                            ("temporaries MB", lambda r: str(r["k"] * r["mb"])),
+                            ("variant", lambda r: r["variant"]),
+                            ("replay us", lambda r: f"{r['replay_us']:.1f}"),
+                            ("us per kernel", lambda r: f"{r['us_per_kernel']:.2f}"),
+                            ("taken MB", lambda r: f"{r['taken_mb']:.1f}"),
+                            ("graph pool MB", lambda r: f"{r['reserved_mb']:.1f}"),
+                            ("after trim MB", lambda r: f"{r['after_trim_mb']:.1f}"),
+                            ("launch after trim us",
+                             lambda r: f"{r['after_trim_launch_us']:.1f}")]), ""]
     with open(os.path.join(HERE, "RESULTS.md"), "w") as f:
         f.write("\n".join(md))
     print("\n".join(md))

@@ -10,9 +10,14 @@
   copy), 200 iterations. Eager checks the residual on the host every
   iteration (the usual loop) or every 10; graphtrace runs 10 iterations per
   graph and checks after each graph.
+- The training step of examples/train_step.py (256x256, 20 steps per call):
+  eager (torch matmul, then numba kernels launched one by one), graphtrace
+  (one graph per step), and torch's own CUDA graph of the same step.
 """
 from __future__ import annotations
 
+import os
+import sys
 import time
 
 import numpy as np
@@ -304,9 +309,87 @@ def cg_to_tolerance(rows):
         assert abs(done - its) <= per_graph + 2, f"cg-tol {name}: {done} iterations, eager {its}"
 
 
+def training(rows, n=256, steps=20, lr=0.5):
+    """examples/train_step.py's step; torch's graph captures the eager code, with the
+    numba kernels launched on torch's capture stream."""
+    try:
+        import torch
+    except ImportError:
+        print("training step skipped: torch is not installed", flush=True)
+        return
+    from cuda.core import Stream
+    from numba import cuda
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+        __file__))), "examples"))
+    import train_step as ts
+    rng = np.random.default_rng(3)
+    x0 = (rng.standard_normal((n, n)) / np.sqrt(n)).astype(np.float32)
+    y0 = np.tanh(x0 @ rng.standard_normal((n, n))).astype(np.float32)
+    w0 = (0.1 * rng.standard_normal((n, n))).astype(np.float32)
+    x, y, w = (torch.tensor(v, device="cuda") for v in (x0, y0, w0))
+    h, a, g = (torch.zeros(n, n, device="cuda") for _ in range(3))
+    total, loss = torch.zeros(1, device="cuda"), torch.zeros(1, device="cuda")
+    # numba views made once: converting a torch tensor at every launch costs more
+    xn, yn, wn, hn, an, gn, totaln = (cuda.as_cuda_array(t) for t in (x, y, w, h, a, g, total))
+    grid, threads = ts.blocks((n, n)), ts.THREADS
+    st = torch.cuda.Stream()
+    nst = cuda.external_stream(st.cuda_stream)
+
+    def one_step(numba_stream):          # on torch's current stream, numba on the same
+        ts.linear(x, w, h)
+        ts.activate[grid, threads, numba_stream](hn, an)
+        total.zero_()
+        ts.squared_error[grid, threads, numba_stream](an, yn, totaln)
+        loss.copy_(total)
+        ts.output_grad[grid, threads, numba_stream](an, yn, gn)
+        ts.sgd[grid, threads, numba_stream](xn, gn, wn, lr)
+
+    def eager():
+        with torch.cuda.stream(st):
+            for _ in range(steps):
+                one_step(nst)
+
+    core_st = Stream.from_handle(st.cuda_stream)
+
+    def graphtrace():
+        for _ in range(steps):
+            ts.train_step(x, y, w, h, loss, lr, stream=core_st)
+
+    eager()                              # compiles the kernels and warms cuBLAS up
+    st.synchronize()
+    torch_graph, capture = torch.cuda.CUDAGraph(), torch.cuda.Stream()
+    capture_nb = cuda.external_stream(capture.cuda_stream)
+    with torch.cuda.graph(torch_graph, stream=capture, capture_error_mode="relaxed"):
+        one_step(capture_nb)
+
+    def torch_cuda_graph():
+        with torch.cuda.stream(st):
+            for _ in range(steps):
+                torch_graph.replay()
+
+    results = {}
+    for name, fn in (("eager: torch matmul + numba kernels", eager),
+                     ("graphtrace (one graph per step)", graphtrace),
+                     ("torch CUDA graph of the same step", torch_cuda_graph)):
+        with torch.cuda.stream(st):
+            w.copy_(torch.from_numpy(w0))
+        fn()
+        st.synchronize()
+        results[name] = (w.cpu().numpy(), float(loss.cpu()[0]))
+        us = wall_us(fn, st.synchronize)
+        rows.append({"workload": f"training step {n}x{n}, {steps} steps", "variant": name,
+                     "us": us})
+        print(f"training {name:<40} {us:10.1f} us", flush=True)
+    ref_w, ref_loss = results["eager: torch matmul + numba kernels"]
+    for name, (w_end, loss_end) in results.items():
+        assert np.allclose(w_end, ref_w, rtol=1e-4, atol=1e-6), f"training {name}: weights"
+        assert np.isclose(loss_end, ref_loss, rtol=1e-4), f"training {name}: loss"
+
+
 def run():
     rows = []
     jacobi(rows)
     cg(rows)
     cg_to_tolerance(rows)
+    training(rows)
     return rows

@@ -117,6 +117,22 @@ def test_rebinding_host_arrays_of_callbacks():
     assert [list(a) for a in seen] == [[2, 3], [6, 7]]
 
 
+def test_a_view_of_an_argument_whose_rows_overlap_moves_with_it():
+    """A column of a sliding window (rows that share bytes) lies in the window: a
+    later call with another window must read the new one, not the traced one."""
+    seen = []
+
+    @gt.graph(backend="sim")
+    def f(s, w):
+        s.host(lambda a: seen.append(a.tolist()), gt.In(w[:, 0]))
+    h1, h2 = gt.pinned_empty(6), gt.pinned_empty(6)
+    h1[:], h2[:] = range(6), range(10, 16)
+    f(np.lib.stride_tricks.as_strided(h1, (4, 3), (8, 8)))
+    f(np.lib.stride_tricks.as_strided(h2, (4, 3), (8, 8)))
+    assert seen == [[0, 1, 2, 3], [10, 11, 12, 13]]
+    assert f.cache_info().misses == 1
+
+
 def test_retrace_warning_names_the_changing_argument_once():
     @gt.graph(backend="sim")
     def f(s, x, k):

@@ -128,22 +128,15 @@ def test_reduction_keeps_exactly_the_predecessors_no_other_one_reaches(back):
         nodes.append(v)
 
 
-def separate_runs(a) -> bool:
-    """No byte twice, and the view's runs of bytes do not touch one another."""
-    b, nbytes = as_buffer(a), sorted(byte_set(a))
-    starts = [x for i, x in enumerate(nbytes) if i == 0 or nbytes[i - 1] != x - 1]
-    return len(nbytes) == b.nbytes and len(nbytes) == len(starts) * b.run
-
-
 @settings(max_examples=500, deadline=None)
 @given(views(), views())
-def test_contains_never_says_a_false_yes_and_is_exact_for_separate_runs(a, b):
-    """``contains`` decides which argument a view moves with on rebinding."""
-    got, truth = as_buffer(a).contains(as_buffer(b)), byte_set(b) <= byte_set(a)
-    if got:
-        assert truth
-    if separate_runs(a):
-        assert got == truth
+@example(ALLOCS[0].view(0, (4, 4), (1, 1)),    # runs that overlap
+         ALLOCS[0].view(0, (7,), (1,)))
+def test_contains_agrees_with_brute_force(a, b):
+    """``contains`` decides which argument a view moves with on rebinding; views this
+    small are compared run by run, so it is never unknown, even where runs overlap
+    or touch."""
+    assert as_buffer(a).contains(as_buffer(b)) == (byte_set(b) <= byte_set(a))
 
 
 def test_overlaps_is_exact_for_common_layouts():

@@ -72,6 +72,9 @@ def main():
     ap.add_argument("--retry", action="store_true", help="--resume, and run the survivors again")
     ap.add_argument("--only", action="append", default=[], metavar="GLOB",
                     help="just the mutants whose names match, e.g. 'graphtrace.buffers.x_is_pinned*'")
+    ap.add_argument("--tests", action="append", default=[], metavar="PATH",
+                    help="run only these test files (repeatable), e.g. tests/test_buffers.py: "
+                         "faster, but a mutant only other tests kill then counts as survived")
     ap.add_argument("--max-children", type=int, default=os.cpu_count())
     args = ap.parse_args()
     os.chdir(ROOT)   # mutmut reads pyproject.toml and writes mutants/ here
@@ -79,6 +82,8 @@ def main():
         shutil.rmtree("mutants", ignore_errors=True)
     from mutmut.configuration import config
     config().only_mutate = list(args.modules)
+    if args.tests:
+        config().pytest_add_cli_args_test_selection = list(args.tests)
     from mutmut.__main__ import cli
 
     # every mutant of each function with a survivor: a changed function's mutants are new

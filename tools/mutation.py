@@ -14,6 +14,15 @@ those tests against each mutant, hypothesis with fixed examples (the
 "mutation" profile in tests/conftest.py). tests/gpu and the examples (run in
 subprocesses, which cannot see the mutants) are left out.
 
+``--tests FILE`` (repeatable) runs only those test files instead of the
+suite: much faster where every test calls the mutated function, but a mutant
+only other files kill is then reported as survived. The subsets used:
+
+    buffers.py           tests/test_buffers.py test_deps_random.py test_deps.py
+                         test_callpath.py test_check.py test_verify.py
+    function.py reach.py tests/test_callpath.py tests/test_reach.py
+    ops/_intents.py      tests/test_intents.py
+
 Each run starts from an empty mutants/, so no verdict comes from older tests
 (``--resume`` keeps them; ``--retry`` keeps them and runs again every mutant
 of each function that had one not killed, the quick way to see what new

@@ -5,7 +5,7 @@ import weakref
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import example, given, settings, strategies as st
 from numba import cuda
 
 import graphtrace as gt
@@ -459,6 +459,11 @@ def _first_list(v):
 @given(st.lists(_trees, max_size=3), st.dictionaries(st.sampled_from("xy"), _trees, max_size=2),
        st.sampled_from(["same objects", "changed in place", "rebuilt", "rebuilt flipped", "new"]),
        st.lists(_trees, max_size=3), st.dictionaries(st.sampled_from("xy"), _trees, max_size=2))
+@example([[1.0]], {}, "new", [[1]], {})                  # an equal number of another type
+@example([1], {}, "new", [True], {})
+@example([[1]], {}, "new", [[2]], {})                      # another value
+@example([[float("1.5")]], {}, "new", [[float("1.5")]], {})  # an equal value, another object
+@example([float("1.5")], {}, "new", [float("1.5")], {})
 def test_the_shortcut_takes_exactly_the_calls_with_the_last_calls_leaves(
         args, kwargs, how, new_args, new_kwargs):
     """A call is the last one again (no signature, no rebinding) only when every

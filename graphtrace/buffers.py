@@ -141,14 +141,14 @@ class Buffer:
             return False
         if self.step == 0 and self.hi - self.lo == self.run:
             return True   # one run: the hull is the view
-        mine, theirs = _run_starts(self), _run_starts(other)
-        if mine is None or theirs is None:
+        spans, theirs = _spans(self), _run_starts(other)
+        if spans is None or theirs is None:
             return None
-        mine, theirs = mine + self.ptr, theirs + other.ptr
-        i = np.searchsorted(mine, theirs, side="right") - 1
-        if other.run > self.run or (i < 0).any():
-            return bool(self.covers(other)) if other.run > self.run else False
-        return bool((theirs + other.run <= mine[i] + self.run).all())
+        starts, ends = spans
+        theirs = theirs + (other.ptr - self.ptr)
+        # each run of other must lie in one span: the last one starting at or before it
+        i = np.searchsorted(starts, theirs, side="right") - 1
+        return bool(((i >= 0) & (theirs + other.run <= ends[np.maximum(i, 0)])).all())
 
     def host_array(self) -> np.ndarray:
         """A numpy array over this view's bytes (host memory only: nothing checks)."""
@@ -192,6 +192,19 @@ def _run_starts(b: Buffer):
                 starts = (starts[:, None] + np.arange(n, dtype=np.int64) * s).ravel()
             b._starts = np.sort(starts) + (b.lo - b.ptr)
     return None if b._starts is False else b._starts
+
+
+def _spans(b: Buffer):
+    """The view's bytes as sorted disjoint ranges ``(starts, ends)``, offsets from
+    its pointer: runs that overlap or touch (``as_strided`` windows) are joined."""
+    s = _run_starts(b)
+    if s is None:
+        return None
+    e = s + b.run   # sorted too: every run has the same length
+    first = np.ones(len(s), bool)
+    first[1:] = s[1:] > e[:-1]   # a run past every earlier end starts a new span
+    last = np.append(np.flatnonzero(first)[1:] - 1, len(s) - 1)
+    return s[first], e[last]
 
 
 def _runs_meet(a: Buffer, b: Buffer) -> bool:

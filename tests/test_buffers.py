@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import graphtrace as gt
-from graphtrace.buffers import EXACT_RUNS, HOST, as_buffer, is_pinned
+from graphtrace.buffers import EXACT_RUNS, HOST, as_buffer, is_pinned, unwrap_intent
 from graphtrace.ops.memory import memset_pattern
 from helpers import FakeDeviceArray as A
 
@@ -155,3 +155,17 @@ def test_memset_patterns(dtype, value, expected):
 def test_memset_values_without_a_pattern(dtype, value):
     with pytest.raises(gt.ArgumentError):
         memset_pattern(np.dtype(dtype), value)
+
+
+def test_overlaps_says_yes_past_the_exact_run_limit():
+    """Views of more runs than are compared one by one may share bytes: never a 'no'."""
+    x = A(1 << 18, "uint8")
+    huge = as_buffer(x.view(0, (EXACT_RUNS + 1,), (2,)))   # every other byte
+    small = as_buffer(x.view(0, (4,), (2,)))
+    assert huge.overlaps(huge) and huge.overlaps(small) and small.overlaps(huge)
+
+
+def test_an_intent_of_an_intent_wraps_the_array_with_the_outer_mode():
+    x = np.zeros(4)
+    assert unwrap_intent(gt.In(gt.Out(x)), "rw") == (x, "r")
+    assert repr(gt.Out(gt.In(x))).startswith("Out(array(")

@@ -5,6 +5,7 @@ import weakref
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings, strategies as st
 from numba import cuda
 
 import graphtrace as gt
@@ -115,6 +116,22 @@ def test_rebinding_host_arrays_of_callbacks():
     f(h1)
     f(h2)
     assert [list(a) for a in seen] == [[2, 3], [6, 7]]
+
+
+def test_a_view_of_an_argument_whose_rows_overlap_moves_with_it():
+    """A column of a sliding window (rows that share bytes) lies in the window: a
+    later call with another window must read the new one, not the traced one."""
+    seen = []
+
+    @gt.graph(backend="sim")
+    def f(s, w):
+        s.host(lambda a: seen.append(a.tolist()), gt.In(w[:, 0]))
+    h1, h2 = gt.pinned_empty(6), gt.pinned_empty(6)
+    h1[:], h2[:] = range(6), range(10, 16)
+    f(np.lib.stride_tricks.as_strided(h1, (4, 3), (8, 8)))
+    f(np.lib.stride_tricks.as_strided(h2, (4, 3), (8, 8)))
+    assert seen == [[0, 1, 2, 3], [10, 11, 12, 13]]
+    assert f.cache_info().misses == 1
 
 
 def test_retrace_warning_names_the_changing_argument_once():
@@ -395,3 +412,74 @@ def test_tracing_pauses_the_garbage_collector_and_restores_it():
         assert not gc.isenabled()      # left as the user had it
     finally:
         gc.enable()
+
+
+# --- the repeated-call shortcut: the very arguments of the last call ----------
+
+_A, _B = np.zeros(2), np.zeros(2)
+_LEAVES = [_A, _B, 1, 2, 1.0, True, np.float32(1), "a", None]
+_trees = st.recursive(
+    st.sampled_from(_LEAVES),
+    lambda inner: st.lists(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple)
+    | st.dictionaries(st.sampled_from("abc"), inner, max_size=3),
+    max_leaves=8)
+
+
+def _canon(v):
+    """What the shortcut must compare: container kinds, keys in order, and leaves by
+    identity (or, for numbers and strings, by type and value)."""
+    if isinstance(v, dict):
+        return ("dict", tuple((k, _canon(x)) for k, x in v.items()))
+    if isinstance(v, (list, tuple)):
+        return (type(v), tuple(_canon(x) for x in v))
+    return ("value", type(v), v) if isinstance(v, (int, float, str, np.generic)) else id(v)
+
+
+def _rebuilt(v, flip):
+    """The same tree in new containers (dicts in reverse order when ``flip``)."""
+    if isinstance(v, dict):
+        items = list(v.items())[::-1] if flip else list(v.items())
+        return {k: _rebuilt(x, flip) for k, x in items}
+    if isinstance(v, (list, tuple)):
+        return type(v)(_rebuilt(x, flip) for x in v)
+    return v
+
+
+def _first_list(v):
+    if isinstance(v, list):
+        return v
+    for x in (v.values() if isinstance(v, dict) else v if isinstance(v, tuple) else ()):
+        found = _first_list(x)
+        if found is not None:
+            return found
+    return None
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_trees, max_size=3), st.dictionaries(st.sampled_from("xy"), _trees, max_size=2),
+       st.sampled_from(["same objects", "changed in place", "rebuilt", "rebuilt flipped", "new"]),
+       st.lists(_trees, max_size=3), st.dictionaries(st.sampled_from("xy"), _trees, max_size=2))
+@example([[1.0]], {}, "new", [[1]], {})                  # an equal number of another type
+@example([1], {}, "new", [True], {})
+@example([[1]], {}, "new", [[2]], {})                      # another value
+@example([[float("1.5")]], {}, "new", [[float("1.5")]], {})  # an equal value, another object
+@example([float("1.5")], {}, "new", [float("1.5")], {})
+def test_the_shortcut_takes_exactly_the_calls_with_the_last_calls_leaves(
+        args, kwargs, how, new_args, new_kwargs):
+    """A call is the last one again (no signature, no rebinding) only when every
+    container holds the very same arrays, in the same places, as at that call."""
+    from graphtrace.function import _same_call, _snapshot
+    args = tuple(args)
+    snap = (tuple(_snapshot(a) for a in args), _snapshot(kwargs) if kwargs else None)
+    before = _canon((args, kwargs))
+    if how == "same objects":
+        new_args, new_kwargs = args, kwargs
+    elif how == "changed in place":
+        new_args, new_kwargs = args, kwargs
+        target = _first_list((args, kwargs))
+        if target is not None:
+            target.append(_A)
+    elif how.startswith("rebuilt"):
+        new_args, new_kwargs = _rebuilt((args, kwargs), how.endswith("flipped"))
+    new_args = tuple(new_args)
+    assert _same_call(new_args, new_kwargs, snap) == (_canon((new_args, new_kwargs)) == before)

@@ -7,6 +7,7 @@ The function stays usable after every error.
 """
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from numba import cuda
 
 import graphtrace as gt
@@ -226,6 +227,15 @@ def test_an_array_that_moves_to_another_attribute_is_seen():
     assert result(out) == [1, 1]
 
 
+def test_an_array_put_on_an_attribute_that_held_none_is_seen():
+    out = dev(0, 0)
+    p = Pair(None, None)
+    p.add_first(out)              # traced without an array: nothing to add
+    p.first = dev(1, 1)
+    p.add_first(out)              # the very same arguments: the shortcut must not be taken
+    assert result(out) == [1, 1]
+
+
 def test_two_instances_have_their_own_graphs():
     a, b = Model(), Model()
     b.weights = dev(100, 100)
@@ -351,3 +361,40 @@ def test_many_instances_of_a_method_do_not_warn_of_retracing_nor_stay_alive():
     Model.step.clear_cache()
     gc.collect()
     assert all(r() is None for r in refs)
+
+
+_places = st.recursive(st.sampled_from([None, 0, "x", np.zeros(1)]),
+                       lambda inner: st.lists(inner, max_size=3)
+                       | st.lists(inner, max_size=3).map(tuple)
+                       | st.dictionaries(st.sampled_from("ab"), inner, max_size=2),
+                       max_leaves=6)
+
+
+def _empty_place(v) -> bool:
+    return v is None or isinstance(v, (list, tuple, dict)) and all(
+        _empty_place(x) for x in (v.values() if isinstance(v, dict) else v))
+
+
+@settings(max_examples=300, deadline=None)
+@given(_places)
+def test_a_name_is_watched_when_it_holds_only_none_and_empty_containers(v):
+    """``BIAS = None`` or ``EXTRAS = [[], None]`` may get an array later: watched;
+    a name holding anything else (a number, a string) is not a place for arrays."""
+    from graphtrace.reach import _may_hold_arrays
+    assert _may_hold_arrays(v) == _empty_place(v)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_places)
+def test_every_array_in_a_named_container_is_found(v):
+    from graphtrace.reach import _leaves
+    assert [id(a) for _, a in _leaves(v, "v")] == \
+        [id(x) for x in _flat(v) if isinstance(x, np.ndarray)]
+
+
+def _flat(v):
+    if isinstance(v, (list, tuple, dict)):
+        for x in (v.values() if isinstance(v, dict) else v):
+            yield from _flat(x)
+    else:
+        yield v

@@ -14,6 +14,15 @@ those tests against each mutant, hypothesis with fixed examples (the
 "mutation" profile in tests/conftest.py). tests/gpu and the examples (run in
 subprocesses, which cannot see the mutants) are left out.
 
+``--tests FILE`` (repeatable) runs only those test files instead of the
+suite: much faster where every test calls the mutated function, but a mutant
+only other files kill is then reported as survived. The subsets used:
+
+    buffers.py           tests/test_buffers.py test_deps_random.py test_deps.py
+                         test_callpath.py test_check.py test_verify.py
+    function.py reach.py tests/test_callpath.py tests/test_reach.py
+    ops/_intents.py      tests/test_intents.py
+
 Each run starts from an empty mutants/, so no verdict comes from older tests
 (``--resume`` keeps them; ``--retry`` keeps them and runs again every mutant
 of each function that had one not killed, the quick way to see what new
@@ -72,6 +81,9 @@ def main():
     ap.add_argument("--retry", action="store_true", help="--resume, and run the survivors again")
     ap.add_argument("--only", action="append", default=[], metavar="GLOB",
                     help="just the mutants whose names match, e.g. 'graphtrace.buffers.x_is_pinned*'")
+    ap.add_argument("--tests", action="append", default=[], metavar="PATH",
+                    help="run only these test files (repeatable), e.g. tests/test_buffers.py: "
+                         "faster, but a mutant only other tests kill then counts as survived")
     ap.add_argument("--max-children", type=int, default=os.cpu_count())
     args = ap.parse_args()
     os.chdir(ROOT)   # mutmut reads pyproject.toml and writes mutants/ here
@@ -79,6 +91,8 @@ def main():
         shutil.rmtree("mutants", ignore_errors=True)
     from mutmut.configuration import config
     config().only_mutate = list(args.modules)
+    if args.tests:
+        config().pytest_add_cli_args_test_selection = list(args.tests)
     from mutmut.__main__ import cli
 
     # every mutant of each function with a survivor: a changed function's mutants are new

@@ -468,7 +468,7 @@ def test_the_shortcut_takes_exactly_the_calls_with_the_last_calls_leaves(
         args, kwargs, how, new_args, new_kwargs):
     """A call is the last one again (no signature, no rebinding) only when every
     container holds the very same arrays, in the same places, as at that call."""
-    from graphtrace.function import _same_call, _snapshot
+    from graphtrace.arguments import same_call as _same_call, snapshot as _snapshot
     args = tuple(args)
     snap = (tuple(_snapshot(a) for a in args), _snapshot(kwargs) if kwargs else None)
     before = _canon((args, kwargs))

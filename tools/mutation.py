@@ -2,9 +2,9 @@
 
     pip install "mutmut>=3.8,<4"
     python3 tools/mutation.py                  # deps.py, buffers.py, check.py
-    python3 tools/mutation.py graphtrace/function.py graphtrace/ops/_intents.py
+    python3 tools/mutation.py graphtrace/arguments.py graphtrace/ops/_intents.py
 
-The second line mutates the cache key and the call path (function.py) and
+The second line mutates the cache key and the call snapshots (arguments.py) and
 the numba intent analysis (ops/_intents.py) instead; any module of
 graphtrace/ can be named. mutmut (configured in ``[tool.mutmut]`` of
 pyproject.toml) copies the package and the tests to mutants/ (git-ignored),
@@ -20,7 +20,7 @@ only other files kill is then reported as survived. The subsets used:
 
     buffers.py           tests/test_buffers.py test_deps_random.py test_deps.py
                          test_callpath.py test_check.py test_verify.py
-    function.py reach.py tests/test_callpath.py tests/test_reach.py
+    arguments.py function.py reach.py   tests/test_callpath.py tests/test_reach.py
     ops/_intents.py      tests/test_intents.py
 
 Each run starts from an empty mutants/, so no verdict comes from older tests

@@ -166,7 +166,7 @@ class Tracer:
                 "function's global, an object's attribute such as self.weights, or an "
                 "array made during the trace): graphtrace cannot see when it changes, "
                 f"so the graph would keep using this one; pass it to {self.name} as an "
-                "argument")
+                "argument, or make scratch memory with s.empty(shape, dtype)")
         self._bufs[id(obj)] = (obj, buf)  # holding obj keeps its id unique
         return buf
 

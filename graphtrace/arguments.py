@@ -84,9 +84,10 @@ class Call:
         # Arrays reached by global or closure name are baked into the graph: the
         # key holds their addresses, so rebinding such a name traces anew.
         reached = [(name, v, as_buffer(v)) for name, v in reached_by_name]
+        functions = fn.reach.functions()   # helpers, kernels and numbers reached by name
         fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
-            + fn.reach.functions()
-        self.reached = (tuple(reached_by_name), fn.reach.functions())
+            + functions
+        self.reached = (tuple(reached_by_name), functions)
         self.key = (parts, fixed, alias_pattern(self.bufs + [b for _, _, b in reached]))
 
     def _leaf(self, kind, path, v):

@@ -243,7 +243,7 @@ class GraphFunction:
                 and self._reached_same(args, last[3]):
             entry = last[1]   # the very arguments of the last call: nothing to rebind
             with entry._lock:
-                if entry._bound is last[0]:
+                if entry._bound is last[0] and not entry.broken:
                     entry.launch(stream)
                     return
         entry, call = self._compiled(args, kwargs, chosen)
@@ -260,11 +260,15 @@ class GraphFunction:
         array moved to a place that held None is another graph)."""
         if not self._lead and not self.reach.places:
             return not reached[0] and not reached[1]
+        if self.reach.functions() != reached[1]:
+            return False
+        if not self._lead and not self.reach.has_arrays:
+            return not reached[0]
         arrays = self.reach.arrays()
         if self._lead:
             arrays += instance_arrays(args[0])
-        return len(arrays) == len(reached[0]) and self.reach.functions() == reached[1] \
-            and all(a is b and la == lb for (la, a), (lb, b) in zip(arrays, reached[0]))
+        return len(arrays) == len(reached[0]) and \
+            all(a is b and la == lb for (la, a), (lb, b) in zip(arrays, reached[0]))
 
     def __get__(self, obj, objtype=None):
         """A decorated method, bound to its instance."""

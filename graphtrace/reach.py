@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import types
 
+import numpy as np
+
 from .buffers import is_array
 from .tree import children
 
@@ -90,17 +92,20 @@ class Reach:
     function (``arrays`` checks that first).
     """
 
-    __slots__ = ("root", "places", "helpers")
+    __slots__ = ("root", "places", "helpers", "numbers", "has_arrays")
 
     def __init__(self, root):
         self.root = root
         self._find()
 
     def _find(self) -> None:
-        self.places: list[tuple] = []     # (function, name, label, is_array)
+        self.places: list[tuple] = []     # (function, name, label, kind): kind True for
+        # arrays, False for helpers and kernels (by identity), None for numbers (by value)
         self._walk(self.root, set(), 0, {})
         self.helpers = tuple((fn, name, _lookup(fn, name))
-                             for fn, name, _, array in self.places if not array)
+                             for fn, name, _, array in self.places if array is False)
+        self.numbers = tuple((fn, name) for fn, name, _, array in self.places if array is None)
+        self.has_arrays = any(array for _, _, _, array in self.places)
 
     def _walk(self, fn, seen, depth, labels) -> None:
         if id(fn) in seen or depth > _MAX_DEPTH:
@@ -116,6 +121,12 @@ class Reach:
                     f"{fn.__name__}.{name}"
                 self.places.append((fn, name, label, True))
                 continue
+            if _is_number(v):   # baked into the graph where it is used: watched by value
+                self.places.append((fn, name, None, None))
+                continue
+            if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches
+                self.places.append((fn, name, None, False))
+                continue
             inner = _followed(v)
             if inner is not None:
                 self.places.append((fn, name, None, False))
@@ -123,17 +134,29 @@ class Reach:
 
     def arrays(self) -> list[tuple[str, object]]:
         """``(label, array)`` for each place that holds an array now."""
-        if not all(_lookup(fn, name) is v for fn, name, v in self.helpers):
-            self._find()
+        self._current()
         out = []
         for fn, name, label, array in self.places:
             if array:
                 out += _leaves(_lookup(fn, name), label)
         return out
 
+    def _current(self) -> None:
+        """Find the places again if a helper name now means another function."""
+        if not all(_lookup(fn, name) is v for fn, name, v in self.helpers):
+            self._find()
+
     def functions(self) -> tuple:
-        """The helper functions reached now (part of the cache key)."""
-        return tuple(v for _, _, v in self.helpers)
+        """The helper functions and kernels reached now, and the numbers global and
+        closure names hold (part of the cache key: a new one traces anew)."""
+        self._current()
+        return tuple(v for _, _, v in self.helpers) + \
+            tuple((name, type(v), v) for fn, name in self.numbers
+                  for v in (_lookup(fn, name),))
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, complex, np.number, np.bool_))
 
 
 def named_values(root) -> list[tuple[str, object]]:

@@ -159,7 +159,7 @@ class Tracer:
             return hit[1]
         buf = as_buffer(obj)
         buf.label = self._label(buf)
-        if buf.base is buf and buf.label is None and not self._within_roots(buf):
+        if buf.base is buf and buf.label is None:
             raise ArgumentError(
                 f"an array used here ({_describe(buf)}) is not an argument of {self.name} "
                 "nor an array it reaches by a global or closure name (it may be a helper "
@@ -169,10 +169,6 @@ class Tracer:
                 "argument, or make scratch memory with s.empty(shape, dtype)")
         self._bufs[id(obj)] = (obj, buf)  # holding obj keeps its id unique
         return buf
-
-    def _within_roots(self, buf: Buffer) -> bool:
-        """Whether a view meets a named array (one too strided to place exactly)."""
-        return any(r.lo <= buf.lo and buf.hi <= r.hi for r in self._roots)
 
     def _label(self, buf: Buffer) -> str | None:
         """Find the named array a view lies in: it moves with that one on rebinding.

@@ -398,3 +398,48 @@ def _flat(v):
             yield from _flat(x)
     else:
         yield v
+
+
+STEP = 1.0
+
+
+@gt.graph(backend="sim")
+def add_step(s, out):
+    add_scalar[1, 2, s](out, STEP)
+
+
+@cuda.jit
+def add_scalar(out, v):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] += v
+
+
+def test_a_number_held_by_a_global_name_is_watched():
+    global STEP
+    keep = STEP
+    try:
+        out = dev(0, 0)
+        add_step(out)
+        STEP = 5.0
+        add_step(out)                      # the very same arguments: the shortcut
+        assert result(out) == [6, 6]
+        misses = add_step.cache_info().misses
+        add_step(out)
+        assert result(out) == [11, 11] and add_step.cache_info().misses == misses
+    finally:
+        STEP = keep
+
+
+def test_a_view_reaching_bytes_its_argument_does_not_hold_is_refused():
+    from helpers import FakeDeviceArray, any_kernel
+    k = any_kernel()
+
+    @gt.graph
+    def f(s, x):
+        s.launch(k, 1, 1, x.view(0, (15,), (4,)))   # gaps
+    big = FakeDeviceArray(16)
+    x = big.view(0, (8,), (8,))        # every other element of big
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(x)
+    assert e.value.source[1] == line_of(__file__, "gaps")

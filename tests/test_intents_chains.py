@@ -16,6 +16,7 @@ import pytest
 from graphtrace.ops._intents import analyze
 
 HEADER = '''\
+import cmath
 import math
 import numba
 import numba.cuda as nc
@@ -98,6 +99,18 @@ FROM_ARRAY = [
     ("for {n} in reversed({c}):\n    pass", "a"),
     ("match {c}:\n    case {n}:\n        pass", "a"),
     ("match z, {c}:\n    case (_, {n}):\n        pass", "a"),
+    ("match {c}:\n    case {{**{n}}}:\n        pass", "a"),
+    ("*_, {n} = z, {c}", "a"),
+    ("_, *_, {n} = z, z, {c}", "a"),
+    ("{n}, _ = {c}", "a"),
+    ("{n} = second_of(*(z, {c}))", "a"),
+    ("{n} = (z, z) if c else {c}", "a"),
+    ("for {n} in ((z,) if c else (z, {c})):\n    pass", "a"),
+    ("for {n} in (({c}, z) if c else (z, z)):\n    pass", "a"),
+    ("{n} = {{0: {c} for _ in range(1)}}[0]", "a"),
+    ("*{n}, = {c}", ("t", 0)),
+    ("{n} = (({c}, z), z)[0]", ("t", 0)),
+    ("{n} = max(({c},), (z,))", ("t", 0)),
     ("{n} = ({c}, z)", ("t", 0)),
     ("{n} = [z, {c}]", ("t", 1)),
     ("{n} = (z,) + ({c},)", ("t", 1)),
@@ -115,6 +128,7 @@ FROM_ARRAY = [
 FROM_TUPLE = [
     "{n} = {c}[{i}]",
     "{n} = {c}[{i}] if c else z",
+    "{n} = ({c} + {c})[{i}]",
     "for {n} in {c}:\n    pass",
     "for {n} in literal_unroll({c}):\n    pass",
     "match {c}:\n    case [*_, {n}]:\n        pass",
@@ -135,6 +149,8 @@ WRITES = [
     ("nc.atomic.cas({c}, 0, v, v)", "rw"),
     ("cuda.stcg({c}, 0, v)", "rw"),
     ("np.add(z, v, {c})", "rw"),
+    ("cuda.atomic.add(ary={c}, idx=0, val=z[1])", "rw"),
+    ("cuda.intrinsic_not_listed({c}, z)", "rw"),   # unknown to the analysis: may write
 ]
 READS = [
     "z[0] = {c}[0]",
@@ -148,6 +164,7 @@ READS = [
     "z[0] = cuda.ldcg({c}, 0) + nc.shfl_sync(-1, {c}[0], 0)",
     "z[0] = cuda.libdevice.fast_sinf({c}[0]) + cuda.fp16.hadd({c}[0], v)",
     "np.add({c}, v, z)",
+    "z[0] = cmath.sqrt({c}[0]).real + numba.float32({c}[0]) + cuda.selp(c, {c}[0], v)",
     "{c}_s = {c}.size\n{c}_s += 1\nz[0] = {c}_s",
     "match {c}:\n    case _:\n        z[0] = {c}[0]",
 ]

@@ -597,3 +597,162 @@ def test_writes_through_aliases_order_the_reader_in_every_order():
             y.copy_to_device(np.zeros(4, np.float32))
             gt.simulate(g, seed=seed)
             assert y.copy_to_host().tolist() == expected
+
+
+# --- what mutation testing found unpinned ---------------------------------------------------
+
+@cuda.jit(device=True)
+def dev_writes_varargs(x, *outs):
+    for o in outs:
+        o[0] = x[0]
+
+
+def test_a_parameter_written_and_read_only_through_call_arguments_is_read_and_written():
+    @cuda.jit
+    def k(a, b, c, d, e, f, g):
+        a[0] = len(a)
+        b[0] = max(b, b)
+        c[0] = tuple(c)
+        d[0] = d.reshape(d)
+        cuda.atomic.add(f, 0, e)
+        e[0] = 0
+        np.add(g, 1, f)
+        g[0] = 0
+    assert intents(k) == ["rw"] * 7
+
+
+def test_in_place_update_of_a_returned_row_or_a_transposed_view_writes():
+    @cuda.jit
+    def k(out, m, x):
+        r = row_of(out, 0)
+        r += x[0]
+        t = m.T
+        t += x[0]
+    assert intents(k) == ["rw", "rw", "r"]
+
+
+def test_starred_call_of_a_device_function_writing_its_varargs():
+    @cuda.jit
+    def k(x, out):
+        dev_writes_varargs(*(x, out))
+    assert intents(k) == ["rw", "rw"]
+
+
+def test_an_escape_after_a_write_keeps_the_write():
+    @cuda.jit
+    def k(out, x, y):
+        out[0] = out[1]
+        f = lambda: x  # noqa: E731
+        global _SINK
+        _SINK = y
+        f()
+    assert intents(k) == ["rw", "rw", "rw"]
+
+
+def test_with_statement_does_not_end_the_alias_fixpoint_early():
+    @cuda.jit
+    def k(out, x):
+        for _ in range(3):
+            r = s
+            s = t
+            t = out
+            with x as w:
+                pass
+            r[0] = w
+    assert intents(k) == ["w", "rw"]
+
+
+def test_raise_and_an_unbound_global_leave_parameters_alone():
+    @cuda.jit
+    def k(out, x):
+        global _SINK
+        if x[0] < 0:
+            raise ValueError("negative")
+        for v in ():
+            out[1] = v
+        out[0] = _SINK
+    assert intents(k) == ["w", "r"]
+
+
+def test_local_names_shadowing_a_global_device_function_are_not_resolved_through_it():
+    @cuda.jit
+    def k_assigned(out, x):
+        dev_load = dev_store
+        dev_load(out, 0, x[0])
+
+    @cuda.jit
+    def k_nested(out, x):
+        def dev_load(a, i):
+            a[i] = 0
+        dev_load(out, 0)
+
+    @cuda.jit
+    def k_imported(out, x):
+        from test_intents import dev_store as dev_load
+        dev_load(out, 0, x[0])
+
+    @cuda.jit
+    def k_captured(out, x):
+        match dev_store:
+            case dev_load:
+                dev_load(out, 0, x[0])
+    for k in (k_assigned, k_nested, k_imported, k_captured):
+        assert intents(k)[0] == "rw", k.py_func.__name__
+
+
+def test_a_closure_variable_wins_over_a_global_of_the_same_name():
+    dev_load = dev_store        # noqa: F841  (the kernel below closes over it)
+
+    @cuda.jit
+    def k(out, x):
+        dev_load(out, 0, x[0])
+    assert intents(k) == ["w", "r"]
+
+
+def test_analysis_in_a_new_thread_and_extra_launch_arguments():
+    import threading
+
+    @cuda.jit
+    def k(x, y):
+        y[0] = x[0]
+    got = []
+    t = threading.Thread(target=lambda: got.append(analyze(k.py_func)))
+    t.start()
+    t.join()
+    assert got[0].modes == ["r", "w"]
+    assert got[0].for_args(3) == ["r", "w", "rw"]   # past a kernel without *args: unknown
+
+
+def test_cuda_names_however_numba_cuda_was_imported():
+    import numba
+    import numba.cuda.random
+    from graphtrace.ops._intents import _cuda_kind, _cuda_name
+    assert _cuda_name(numba, ["cuda", "atomic", "add"]) == "atomic.add"
+    assert _cuda_name(numba, ["np", "atomic", "add"]) is None
+    assert _cuda_name(numba.cuda, ["atomic", "add"]) == "atomic.add"
+    assert _cuda_name(numba.cuda.random, ["xoroshiro128p_next"]) == "random.xoroshiro128p_next"
+    assert _cuda_name(math, ["sqrt"]) is None
+    assert _cuda_name(numba.cuda.jit, ["x"]) == "jit.x"       # a name taken from numba.cuda
+    assert _cuda_name(None, []) is None and _cuda_name(len, []) is None
+    kinds = {"atomic.add": "store", "stcg": "store", "stwt": "store", "grid": "fresh",
+             "local.array": "fresh", "libdevice.sinf": "fresh", "fp16.hadd": "fresh",
+             "bf16.hmul": "fresh", "float32x4": "fresh", "uint8x2": "fresh", "int4": "fresh",
+             "selp": "passing", "literal_unroll": "passing", "atomic": "unknown",
+             "float32x5": "unknown", "xfloat2": "unknown", "random.xoroshiro128p_next": "unknown"}
+    assert {rel: _cuda_kind(rel) for rel in kinds} == kinds
+
+
+def test_resolve_dotted_finds_globals_closures_and_attributes():
+    from graphtrace.ops._intents import resolve_dotted
+    helper = row_of
+
+    @cuda.jit
+    def k(out):
+        helper(out, 0)[0] = math.sqrt(2.0)
+    f = k.py_func
+    assert resolve_dotted(f, "helper") is row_of
+    assert resolve_dotted(f, "math.sqrt") is math.sqrt
+    assert resolve_dotted(f, "dev_store") is dev_store          # a global the kernel never names
+    assert resolve_dotted(f, "np.linalg.norm") is np.linalg.norm
+    assert resolve_dotted(f, "math.no_such") is None and resolve_dotted(f, "nowhere") is None
+    assert resolve_dotted(len, "math") is None                   # no Python function

@@ -7,42 +7,10 @@ from numba import cuda
 import graphtrace as gt
 from graphtrace.temporary import VIRTUAL_BASE
 from helpers import FakeDeviceArray as A, any_kernel, line_of
+from temp_kernels import add, add2d, count, halve_into, scale
 
 F = __file__
 K = any_kernel()
-
-
-@cuda.jit
-def scale(x, a, out):
-    i = cuda.grid(1)
-    if i < out.size:
-        out[i] = a * x[i]
-
-
-@cuda.jit
-def add(src, dst):
-    i = cuda.grid(1)
-    if i < dst.size:
-        dst[i] += src[i]
-
-
-@cuda.jit
-def add2d(src, dst):
-    i, j = cuda.grid(2)
-    if i < dst.shape[0] and j < dst.shape[1]:
-        dst[i, j] += src[i, j]
-
-
-@cuda.jit
-def halve_into(x, t):
-    if cuda.grid(1) == 0:
-        t[0] = x[0] / 2
-
-
-@cuda.jit
-def count(n):
-    if cuda.grid(1) == 0:
-        n[0] += 1
 
 
 def dev(values, dtype=np.float32):

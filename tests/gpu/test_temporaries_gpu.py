@@ -7,6 +7,7 @@ import graphtrace as gt
 from helpers import line_of
 
 cuda = pytest.importorskip("numba.cuda")
+from temp_kernels import add, add2d, count, halve_into, scale  # noqa: E402
 
 CUPY_SRC = r'''
 extern "C" __global__ void twice(const float* x, float* out, int n) {
@@ -18,39 +19,6 @@ extern "C" __global__ void add_into(const float* x, float* y, int n) {
     if (i < n) y[i] += x[i];
 }
 '''
-
-
-@cuda.jit
-def scale(x, a, out):
-    i = cuda.grid(1)
-    if i < out.size:
-        out[i] = a * x[i]
-
-
-@cuda.jit
-def add(src, dst):
-    i = cuda.grid(1)
-    if i < dst.size:
-        dst[i] += src[i]
-
-
-@cuda.jit
-def add2d(src, dst):
-    i, j = cuda.grid(2)
-    if i < dst.shape[0] and j < dst.shape[1]:
-        dst[i, j] += src[i, j]
-
-
-@cuda.jit
-def halve_into(x, t):
-    if cuda.grid(1) == 0:
-        t[0] = x[0] / 2
-
-
-@cuda.jit
-def count(n):
-    if cuda.grid(1) == 0:
-        n[0] += 1
 
 
 def host(x):

@@ -1,14 +1,16 @@
 """Temporaries: a block the compiled graph owns, against graph alloc/free nodes.
 
-graphtrace gives a graph's temporaries one block it keeps for the graph's life
+graphtrace gives a graph's temporaries one block it keeps for the graph's life,
+in which temporaries whose uses the graph orders share bytes
 (graphtrace/temporary.py says why). The other design puts a CUDA alloc node
 before each temporary's first user and a free node after its last, which lets
 the driver reuse memory between temporaries whose lives do not meet. Measured
 here on a chain of K kernels, each reading the previous temporary and writing
 its own (x -> t0 -> ... -> t[K-1] -> y, ``dst = src + 1``):
 
-- graphtrace, ``s.empty``: K temporaries in one owned block;
-- cuda.core hand-built, one owned block: the same design without graphtrace;
+- graphtrace, ``s.empty``: K temporaries in one owned block, packed (two
+  places for the chain);
+- cuda.core hand-built, block unshared: one place per temporary, no graphtrace;
 - cuda.core hand-built, alloc/free nodes: t[i] allocated before its writer and
   freed after its reader, in one chain (at most two temporaries alive).
 
@@ -121,8 +123,8 @@ def builders(k, n, x, y, kern, core_kern):
         g = d.instantiate()
         return g.launch, lambda: None
 
-    return {"graphtrace, s.empty (owned block)": graphtrace,
-            "cuda.core hand-built, one owned block": owned,
+    return {"graphtrace, s.empty (packed block)": graphtrace,
+            "cuda.core hand-built, block unshared": owned,
             "cuda.core hand-built, alloc/free nodes": alloc_free}
 
 

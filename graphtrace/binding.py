@@ -15,6 +15,7 @@ import threading
 from .buffers import Buffer
 from .ir import Graph
 from .scalar import Scalar
+from .temporary import owned_moves
 from .tree import leaves
 
 __all__ = ["Binding"]
@@ -37,10 +38,7 @@ class Binding:
         self._moved: dict[int, Buffer] = {}              # id(recorded view) -> it, moved
         self.broken = False                              # a failed update left it unusable
         self._by_index = {n.index: n for n in ir.walk()}   # regions' nodes too
-        # id(temporary's root) -> from its virtual address to its memory (fixed)
-        self._owned = {id(t): p - t.ptr for t, p in
-                       zip(ir.temporaries, self.allocate(ir.temporaries))} \
-            if ir.temporaries else {}
+        self._owned = owned_moves(ir, self.allocate) if ir.temporaries else {}
         self._users_a, self._users_s = self._users(len(arrays), len(scalars))
 
     @property
@@ -51,9 +49,9 @@ class Binding:
     def edge_count(self) -> int:
         return sum(len(n.deps) for n in self.ir.nodes)
 
-    def allocate(self, temporaries: list[Buffer]) -> list[int]:
-        """The address of each temporary's memory, which ``self`` keeps for its life
-        (``temporary.py`` says why, and where graph alloc nodes would go instead)."""
+    def allocate(self, nbytes: int) -> int:
+        """The address of ``nbytes`` for the temporaries, which ``self`` keeps for
+        its life (``temporary.py`` says why, and how they share it)."""
         raise NotImplementedError(f"{type(self).__name__} cannot hold temporaries")
 
     def value_of(self, x):

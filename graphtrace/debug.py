@@ -122,10 +122,10 @@ class CheckedGraph(Binding):
         self._device_id = self.device.device_id
         super().__init__(ir, arrays, scalars)
 
-    def allocate(self, temporaries) -> list[int]:
+    def allocate(self, nbytes: int) -> int:
         self.device.set_current()
-        self._scratch, ptrs = device_memory(temporaries, self.device)
-        return ptrs
+        self._scratch, base = device_memory(nbytes, self.device)
+        return base
 
     def rebind(self, objs, ptrs, svals, route=None) -> int:
         return len(self.bind(objs, ptrs, svals))

@@ -179,9 +179,9 @@ class CompiledGraph(Binding):
         super().__init__(ir, arrays, scalars)
         self._emit()
 
-    def allocate(self, temporaries) -> list[int]:
-        self._scratch, ptrs = device_memory(temporaries, self.device)
-        return ptrs
+    def allocate(self, nbytes: int) -> int:
+        self._scratch, base = device_memory(nbytes, self.device)
+        return base
 
     # --- building ----------------------------------------------------------
     def _emit(self):

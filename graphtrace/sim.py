@@ -23,7 +23,7 @@ from .buffers import Buffer
 from .errors import SimulationError
 from .ir import Graph
 from .scalar import Scalar
-from .temporary import host_memory, is_virtual
+from .temporary import host_memory, is_virtual, owned_moves
 from .tree import tree_map
 
 __all__ = ["simulate", "topological_order", "host_view", "SimContext", "SimGraph"]
@@ -126,12 +126,17 @@ def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None)
 
 def _owned(graph: Graph):
     """``value_of`` placing the graph's temporaries in new host memory, leaving the rest."""
-    block, ptrs = host_memory(graph.temporaries)
-    delta = {id(t): p - t.ptr for t, p in zip(graph.temporaries, ptrs)}
+    kept = []
+
+    def allocate(nbytes):
+        block, base = host_memory(nbytes)
+        kept.append(block)   # the block lives as long as value_of
+        return base
+    delta = owned_moves(graph, allocate)
 
     def value_of(v):
         d = delta.get(id(v.base)) if isinstance(v, Buffer) else None
-        return v if d is None or block is None else v.moved(d)
+        return v if d is None else v.moved(d)
     return value_of
 
 
@@ -147,9 +152,9 @@ class SimGraph(Binding):
         super().__init__(ir, arrays, scalars)
         self.launches = 0
 
-    def allocate(self, temporaries) -> list[int]:
-        self._scratch, ptrs = host_memory(temporaries)
-        return ptrs
+    def allocate(self, nbytes: int) -> int:
+        self._scratch, base = host_memory(nbytes)
+        return base
 
     def rebind(self, objs, ptrs, svals, route=None) -> int:
         return len(self.bind(objs, ptrs, svals))

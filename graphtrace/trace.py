@@ -376,7 +376,8 @@ class Stream(ProxyStream):
         """A graph-owned device array, uninitialised: ``tmp = s.empty(n, np.float32)``.
 
         The compiled graph allocates it once, outside any loop or branch body,
-        at an address that stays fixed across launches and rebinding; use it as
+        at an address that stays fixed across launches and rebinding (shared
+        with temporaries whose uses all come before or after its); use it as
         any device array on the proxy stream while tracing, and nowhere else.
         ``name`` names it in listings (default ``tmp0``, ``tmp1``...).
         """

@@ -1,0 +1,158 @@
+"""Where temporaries lie in the graph's block: they share bytes only when the
+graph orders every use of one before every use of the other."""
+import numpy as np
+from hypothesis import given, settings, strategies as st
+from numba import cuda
+
+import graphtrace as gt
+from graphtrace.temporary import layout
+from helpers import FakeDeviceArray as A, any_kernel
+from temp_kernels import add, scale
+
+K = any_kernel()
+KB = 1024
+
+
+def ranges(g):
+    total, offsets = layout(g)
+    return total, [(o, o + t.nbytes) for o, t in zip(offsets, g.temporaries)]
+
+
+def test_a_chain_of_temporaries_needs_two_of_them():
+    x = A(256)
+
+    @gt.graph
+    def f(s, x):
+        prev = x
+        for _ in range(10):
+            t = s.empty(256, np.float32)
+            s.launch(K, 1, 1, gt.In(prev), gt.Out(t))
+            prev = t
+        s.launch(K, 1, 1, gt.In(prev), gt.Out(x))
+    total, spans = ranges(f.trace(x))
+    assert total == 2 * KB
+    assert all(spans[i][0] != spans[i + 1][0] for i in range(9))   # a writer's input lives
+
+
+def test_temporaries_of_parallel_branches_get_their_own_bytes():
+    x, y = A(256), A(256)
+
+    @gt.graph
+    def f(s, x, y):
+        a, b = s.empty(256, np.float32), s.empty(256, np.float32)
+        s.launch(K, 1, 1, gt.In(x), gt.Out(a))
+        s.launch(K, 1, 1, gt.In(x), gt.Out(b))       # unordered with the writer of a
+        s.launch(K, 1, 1, gt.In(a), gt.Out(y))
+        s.launch(K, 1, 1, gt.In(b), gt.Out(x))
+    total, ((a0, a1), (b0, b1)) = ranges(f.trace(x, y))
+    assert total == 2 * KB and (a1 <= b0 or b1 <= a0)
+
+
+def test_a_temporary_of_a_loop_body_and_one_used_after_the_loop_share():
+    x, flag = A(256), A(1, "int32")
+
+    @gt.graph
+    def f(s, x, flag):
+        before = s.empty(256, np.float32)
+        s.launch(K, 1, 1, gt.In(x), gt.Out(before))
+        s.launch(K, 1, 1, gt.In(before), gt.Out(x))
+        with s.while_loop(gt.cond(flag), max_iterations=4) as body:
+            inside, also = body.empty(256, np.float32), body.empty(256, np.float32)
+            body.launch(K, 1, 1, gt.In(x), gt.Out(inside))
+            body.launch(K, 1, 1, gt.In(inside), gt.Out(also))
+            body.launch(K, 1, 1, gt.In(also), gt.Out(x), gt.Out(flag))
+    total, spans = ranges(f.trace(x, flag))
+    # the loop node uses both of its temporaries at once: they cannot share;
+    # the one used before the loop is done with when the loop starts
+    assert total == 2 * KB and spans[1][0] != spans[2][0]
+
+
+def test_a_temporary_that_nothing_uses_takes_no_room_of_its_own():
+    x = A(256)
+
+    @gt.graph
+    def f(s, x):
+        s.empty(4096, np.float32)
+        t = s.empty(256, np.float32)
+        s.launch(K, 1, 1, gt.In(x), gt.Out(t))
+        s.launch(K, 1, 1, gt.In(t), gt.Out(x))
+    assert layout(f.trace(x))[0] == 16 * KB
+
+
+# --- random programs --------------------------------------------------------------
+
+def reaches(g):
+    """Brute force: the positions each top-level node depends on, transitively."""
+    pos = {n.index: p for p, n in enumerate(g.nodes)}
+    before = []
+    for n in g.nodes:
+        mine = set()
+        for d in n.deps:
+            mine |= before[pos[d.index]] | {pos[d.index]}
+        before.append(mine)
+    return before
+
+
+def users(g, t):
+    return [p for p, n in enumerate(g.nodes) if any(b.base is t for b, _ in n.accesses)]
+
+
+# one step: (kernel, source, destination); 0 is x, 1 is y, 2.. are temporaries
+steps = st.lists(st.tuples(st.sampled_from(["scale", "add"]), st.integers(0, 7),
+                           st.integers(1, 7)), min_size=1, max_size=14)
+
+
+def program(plan):
+    """A traced function and its eager twin: ``scale`` writes its destination
+    whole, ``add`` adds into it; nothing reads a temporary before it is written."""
+    written = {0, 1}
+    ops = []
+    for kind, src, dst in plan:
+        if src not in written or (kind == "add" and dst not in written) or src == dst:
+            continue
+        ops.append((kind, src, dst))
+        written.add(dst)
+
+    def traced(s, x, y):
+        arrays = [x, y] + [s.empty(16, np.float32) for _ in range(6)]
+        for kind, src, dst in ops:
+            if kind == "scale":
+                scale[1, 16, s](arrays[src], 2.0, arrays[dst])
+            else:
+                add[1, 16, s](arrays[src], arrays[dst])
+
+    def eager(x, y):
+        arrays = [x, y] + [np.full(16, np.nan, np.float32) for _ in range(6)]
+        for kind, src, dst in ops:
+            if kind == "scale":
+                arrays[dst][:] = np.float32(2.0) * arrays[src]
+            else:
+                arrays[dst] += arrays[src]
+    return traced, eager
+
+
+@settings(max_examples=60, deadline=None)
+@given(steps)
+def test_temporaries_share_bytes_only_when_every_use_is_ordered(plan):
+    traced, _ = program(plan)
+    g = gt.graph(traced).trace(cuda.to_device(np.ones(16, np.float32)),
+                               cuda.to_device(np.ones(16, np.float32)))
+    _, spans = ranges(g)
+    before = reaches(g)
+    for i, (lo, hi) in enumerate(spans):
+        for j, (lo2, hi2) in enumerate(spans[:i]):
+            ui, uj = users(g, g.temporaries[i]), users(g, g.temporaries[j])
+            if lo < hi2 and lo2 < hi and ui and uj:
+                assert all(set(ui) <= before[q] for q in uj) \
+                    or all(set(uj) <= before[q] for q in ui), (i, j, spans)
+
+
+@settings(max_examples=40, deadline=None)
+@given(steps, st.integers(0, 3))
+def test_shared_bytes_give_eager_results_in_any_order(plan, seed):
+    traced, eager = program(plan)
+    xh, yh = np.arange(16, dtype=np.float32), np.ones(16, np.float32)
+    x, y = cuda.to_device(xh), cuda.to_device(yh)
+    gt.simulate(gt.graph(traced).trace(x, y), seed=seed)
+    eager(xh, yh)
+    assert np.array_equal(y.copy_to_host(), yh)

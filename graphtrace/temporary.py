@@ -5,11 +5,10 @@ its temporaries when it is built and keeps it for its life. Temporaries share
 bytes of it when the graph orders every use of one before every use of the
 other (``layout``), as CUDA's graph alloc/free nodes would let them; two that
 may be in use at once never do. Measured on an H200 (bench/RESULTS.md, a
-chain of 100 kernels through 1 MB temporaries), a block packed this way
-replays as fast as alloc/free nodes (both keep the working set in L2) and
-holds less memory than their graph pool, while one unshared byte range per
-temporary replayed 15% slower and held all of them. Alloc/free nodes have
-costs the block has not: a graph holding them cannot be cloned or embedded,
+chain of 100 kernels through 1 or 16 MB temporaries), a block packed this way
+replays as fast as alloc/free nodes and holds what they hold (two
+temporaries of the chain), where one byte range per temporary held all
+100. Alloc/free nodes have costs the block has not: a graph holding them cannot be cloned or embedded,
 allows one instantiation at a time (a captured region captured anew
 instantiates the graph again), and CUDA refuses them in conditional bodies,
 where temporaries are most useful (a loop's scratch). With the block, a

@@ -149,6 +149,22 @@ def test_the_simulator_runs_the_region_with_numpy_arrays():
     assert f.cache_info().misses == 1
 
 
+def test_a_temporary_is_handed_to_the_region_like_any_array():
+    @gt.graph
+    def f(s, x, w, z):
+        t = s.empty((4, 2), np.float64, name="product")
+        s.captured(mm, x, w, t, reads=[x, w], writes=[t])          # into-temporary
+        plus_one[(1, 1), (8, 8), s](t, z)
+
+    host = arrays()
+    x, w, z = (cuda.to_device(a) for a in (host[0], host[1], host[3]))
+    g = f.trace(x, w, z)
+    assert "captured mm(x, w, product)  in(x, w)  out(product)" in str(g)
+    assert g.edges() == [(0, 1)]
+    f(x, w, z, backend="sim")
+    np.testing.assert_allclose(z.copy_to_host(), host[0] @ host[1] + 1)
+
+
 def axpy(a, x, y):
     y += a * x.sum() + np.tanh(x)
 

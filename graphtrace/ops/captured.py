@@ -89,12 +89,13 @@ class _Interface:
             "strides": b.strides, "version": 3}
 
 
-def _library_array(b: Buffer, traced):
+def _library_array(b: Buffer, traced, default: str):
     """The array ``fn`` receives for recorded view ``traced`` now at ``b``: the traced
-    object where it has not moved, else a view of the same library at the new address."""
+    object where it has not moved, else a view of the same library at the new
+    address (a temporary's: of the library ``default``)."""
     if b.obj is not None:
         return b.obj
-    lib = type(traced.obj).__module__.split(".")[0]
+    lib = type(traced.obj).__module__.split(".")[0] if traced.obj is not None else default
     if lib == "cupy":
         return sys.modules["cupy"].asarray(_Interface(b))
     if lib == "torch":
@@ -118,7 +119,8 @@ class _Region:
 
     def capture(self, gpu, node):
         """``node``'s function captured with the binding's values: a GraphDefinition."""
-        args = tree_map(lambda v: _library_array(gpu.value_of(v), v)
+        default = _temporaries_library(node)
+        args = tree_map(lambda v: _library_array(gpu.value_of(v), v, default)
                         if isinstance(v, Buffer) else gpu.value_of(v), node.args)
         builder = self.stream.create_graph_builder()
         with _Libraries(self, int(builder.stream.handle), _libraries(node)):
@@ -146,6 +148,13 @@ def _libraries(node) -> set:
     found = {type(b.obj).__module__.split(".")[0] for b in leaves(node.args)
              if isinstance(b, Buffer) and b.obj is not None}
     return found & {"cupy", "torch"} or {"cupy", "torch"}
+
+
+def _temporaries_library(node) -> str:
+    """The library whose arrays a region's temporaries are handed as: that of its
+    other arrays (cupy first), else the first of cupy and torch imported."""
+    return next((lib for lib in ("cupy", "torch")
+                 if lib in _libraries(node) and lib in sys.modules), "numba")
 
 
 class _Libraries:

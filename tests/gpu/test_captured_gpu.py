@@ -185,3 +185,31 @@ def test_cupy_matmul_refused_under_capture_names_the_line(cp):
         f(cp.ones((4, 3)), cp.ones((3, 2)), cp.zeros((4, 2)))
     assert e.value.source == (F, line_of(F, "cupy matmul"))
     assert "torch.matmul" in str(e.value)
+
+
+def test_temporaries_handed_to_torch_and_cupy_regions(cp):
+    torch = pytest.importorskip("torch")
+
+    def matmul(x, w, y):
+        torch.matmul(x, w, out=y)
+
+    def tanh_into(src, dst):
+        dst[...] = cp.tanh(src)
+
+    @gt.graph
+    def f(s, x, w, z):
+        t = s.empty((32, 16), np.float64)       # a torch tensor in the torch region
+        u = s.empty((32, 16), np.float64)       # a cupy array in the cupy region
+        s.captured(matmul, x, w, t, reads=[x, w], writes=[t])
+        plus_one[(2, 2), (16, 16), s](t, u)
+        s.captured(tanh_into, u, z, reads=[u], writes=[z])
+
+    gen = torch.Generator(device="cuda").manual_seed(1)
+    x, w = (torch.randn(*shape, device="cuda", dtype=torch.float64, generator=gen)
+            for shape in ((32, 24), (24, 16)))
+    z = cp.zeros((32, 16), cp.float64)
+    want = np.tanh((x @ w).cpu().numpy() + 1)
+    for _ in range(2):
+        f(x, w, z)
+        cp.cuda.Device().synchronize()
+        np.testing.assert_allclose(cp.asnumpy(z), want, rtol=1e-12)

@@ -107,21 +107,21 @@ def run():
             compiled.rebind([o], [p], [], route=route)
         t = host_us(rebind, reps=40, sync=sync)
         row(f"rebind route '{route}', 1000 kernel nodes", t, t / N)
-    # where a per-node update's time goes (one kernel node, prepacked arguments)
+    # where a per-node update's time goes (one kernel node, packed arguments)
+    gpu = compiled.gpu
     middle = compiled.ir.nodes[N // 2]
-    gn = compiled.gpu.definition_node(middle)
-    cfg_, kern_, _meta = compiled.gpu.state[middle.index]
-    args_ = [x2.data.ptr, np.int32(32)]
-    row("exec node lookup graph[node]", host_us(lambda: compiled.graph[gn], reps=50))
-    ex = compiled.graph[gn]
-    row("exec node update(config, kernel, args)",
-        host_us(lambda: ex.update(config=cfg_, kernel=kern_, args=args_), reps=50))
-    row("definition node update(config, kernel, args)",
-        host_us(lambda: gn.update(config=cfg_, kernel=kern_, args=args_), reps=50))
+    handle, nodes = gpu.handle(middle), gpu.kernel_nodes
+    kern_, _meta = gpu.state[middle.index]
+    launch_ = (kern_, middle.target.cufunction, (1, 1, 1), (32, 1, 1), 0,
+               [x2.data.ptr, np.int32(32)])
+    row("exec node set params (driver)", host_us(
+        lambda: nodes.set(handle, *launch_, executable=compiled.graph.handle), reps=50))
+    row("definition node set params (driver)",
+        host_us(lambda: nodes.set(handle, *launch_), reps=50))
     row("Graph.update(definition), 1000 nodes",
         host_us(lambda: compiled.graph.update(compiled.definition), reps=20), None)
-    restore = [compiled.value_of(b).ptr for b in compiled.ir.nodes[N // 2].reads][:1]
-    gn.update(config=cfg_, kernel=kern_, args=restore + [np.int32(32)])
+    restore = [compiled.value_of(b).ptr for b in middle.reads][:1]
+    nodes.set(handle, *launch_[:-1], restore + [np.int32(32)])
     compiled.graph.update(compiled.definition)   # back to the current binding
     scaled(x1, 1.0, N, stream=st)
     vals = itertools.cycle([1.0, 2.0])

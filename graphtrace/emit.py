@@ -16,6 +16,7 @@ from .binding import Binding
 from .buffers import Buffer
 from .errors import EmitError
 from .ir import Graph, describe
+from .ops._driver_nodes import KernelNodes, node_handle
 from .scalar import Scalar
 from .temporary import device_memory
 
@@ -90,13 +91,17 @@ class GpuContext:
           value_of(x)              a recorded Buffer or Scalar -> its value now
           state[node.index]        what an op's emit kept for its updates
           on_launch                objects whose push()/unpush() frame each launch
-          definition_node(node)    the cuda.core node emitted for node
+          kernel_nodes             adds and sets kernel nodes through the driver
+          definition_node(node)    the cuda.core node (or handle) emitted for node
+          handle(node)             its CUgraphNode
           exec_node(node)          its node in the executable graph (once instantiated)
           emit_region(region, definition)  emit a region Graph into a definition,
                                    in order, after its dependencies (structured ops:
                                    a WhileNode's .body); the whole graph too
-          emit_node(node, preds, definition=None)  one node, after the cuda.core
-                                   nodes preds (entry node of definition if none)
+          emit_node(node, preds, definition=None)  one node, after the nodes of
+                                   handles preds (edges added through the driver)
+          take_preds() / entry(definition, gn)  for an op that wires its node's
+                                   predecessors itself
           reshaped                 set by an update_definition whose node changed
                                    shape (a captured region captured anew): the
                                    executable graph is then instantiated again
@@ -114,31 +119,55 @@ class GpuContext:
         self.graph = None                    # the executable graph, once instantiated
         self.reshaped = False
         self._nodes: dict[int, object] = {}  # node index -> its definition node
+        self._handles: dict[int, object] = {}  # node index -> its CUgraphNode
+        self._preds = None                     # handles the node being emitted comes after
+        self.kernel_nodes = KernelNodes()
         self._exec: dict[int, object] = {}   # node index -> its executable node
 
     def emit_region(self, region: Graph, definition) -> None:
         for node in region.nodes:
-            preds = [self._nodes[d.index] for d in node.deps]
-            self._nodes[node.index] = self.emit_node(node, preds, definition)
+            self.emit_node(node, [self._handles[d.index] for d in node.deps], definition)
 
     def emit_node(self, node, preds: list, definition=None):
-        """Add ``node`` after the graph nodes ``preds``; a driver or packing
-        failure is re-raised naming the node and the user's line."""
-        parent = preds[0] if preds else (definition if definition is not None
-                                         else self.definition)
+        """Add ``node`` to ``definition`` after the nodes of handles ``preds``; a
+        driver or packing failure is re-raised naming the node and the user's line.
+
+        The op adds its node(s) with the definition as parent; it may take
+        ``preds`` itself (``take_preds``: a kernel node gets them at creation;
+        ``entry``: a node of its own that must come after them), else the
+        node it returns gets them.
+        """
+        definition = self.definition if definition is None else definition
+        self._preds = preds
         try:
-            gn = node.op.emit(self, node, parent)
-            if len(preds) > 1:
-                gn.pred.update(preds[1:])
-            return gn
+            gn = node.op.emit(self, node, definition)
+            handle = node_handle(gn)
+            if self._preds is not None:
+                self.kernel_nodes.add_edges(definition, self.take_preds(), handle)
         except EmitError:
             raise
         except Exception as e:
             raise EmitError(f"failed to add {node.kind} node %{node.index} "
                             f"{describe(node)} ({_why(e)})", source=node.source) from e
+        self._nodes[node.index], self._handles[node.index] = gn, handle
+        return gn
+
+    def take_preds(self) -> list:
+        """The handles the node being emitted comes after (once: the op wires them)."""
+        preds, self._preds = self._preds, None
+        return preds
+
+    def entry(self, definition, gn) -> None:
+        """Put the cuda.core node ``gn`` of ``definition`` after the emitted node's
+        predecessors (its first node, where that is not the one ``emit`` returns)."""
+        self.kernel_nodes.add_edges(definition, self.take_preds(), node_handle(gn))
 
     def definition_node(self, node):
         return self._nodes[node.index]
+
+    def handle(self, node):
+        """The ``CUgraphNode`` emitted for ``node``."""
+        return self._handles[node.index]
 
     def set_graph(self, graph) -> None:
         """Take a new executable graph of the definition (its nodes are looked up anew)."""

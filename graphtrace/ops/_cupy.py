@@ -247,6 +247,7 @@ def _template_arguments(head: str, name: str) -> dict:
 
 class CupyAdapter(Adapter):
     library = "cupy"
+    cufunction = True   # cupy loads a module per device: its kernels are CUfunctions
 
     def __init__(self, k):
         self.signature = parse_signature(k.code, k.name)

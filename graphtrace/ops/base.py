@@ -57,10 +57,11 @@ class Op:
         return None
 
     def emit(self, gpu, node, parent):
-        """Add ``node`` to the definition after ``parent`` and return its cuda.core node.
+        """Add ``node`` to ``parent`` (the cuda.core ``GraphDefinition`` it belongs
+        to) and return its cuda.core node or ``CUgraphNode`` handle.
 
-        ``parent`` is a cuda.core ``GraphNode`` (the first predecessor: the
-        emitter adds the others) or a ``GraphDefinition`` for an entry node.
+        The emitter puts the returned node after the node's predecessors, unless
+        the op wires them itself (``gpu.take_preds()``, ``gpu.entry(...)``).
         Keep what updates need in ``gpu.state[node.index]``.
         """
         raise NotImplementedError(f"{self.kind} nodes cannot be put in a CUDA graph")

@@ -29,6 +29,7 @@ from ..errors import ArgumentError, EmitError
 from ..scalar import Scalar
 from ._conditions import C_TYPES, Condition, condition_kernel, evaluate
 from ..tree import tree_map
+from ._driver_nodes import node_handle
 from .base import Op
 
 __all__ = ["structured", "WHILE", "IF", "SWITCH", "CHILD", "record_child"]
@@ -160,18 +161,14 @@ class _ConditionalOp(Op):
 
     def emit(self, gpu, node, parent):
         from cuda.core import Device, LaunchConfig
-        from cuda.core.graph import GraphDefinition
         _require_driver(self.kind, node)
-        definition = parent if isinstance(parent, GraphDefinition) else parent.graph
-        handle = definition.create_condition(default_value=0)
+        handle = parent.create_condition(default_value=0)
         kern = condition_kernel(self.handle_kind, node.args[0].dtype, node.attrs["test"],
                                 Device())
         cfg = LaunchConfig(grid=1, block=1)
         extra = self._extra(gpu, node)
         setter = parent.launch(cfg, kern, *self._setter_args(gpu, node, handle, True), *extra)
-        others = [gpu.definition_node(d) for d in node.deps[1:]]
-        if others:   # the handle is set once everything before has run
-            setter.pred.update(others)
+        gpu.entry(parent, setter)   # the handle is set once everything before has run
         cnode, bodies = self._conditional(setter, handle, node)
         for region, body in zip(node.regions, bodies):
             gpu.emit_region(region, body)
@@ -247,13 +244,10 @@ class WhileOp(_ConditionalOp):
         """The loop's test again, after everything in its body."""
         region = node.regions[0]
         used = {d.index for n in region.nodes for d in n.deps}
-        sinks = [gpu.definition_node(n) for n in region.nodes if n.index not in used]
+        sinks = [gpu.handle(n) for n in region.nodes if n.index not in used]
         args = (*self._setter_args(gpu, node, handle, False), *self._tail_extra(extra))
-        if not sinks:
-            return body.launch(cfg, kern, *args)
-        tail = sinks[0].launch(cfg, kern, *args)
-        if sinks[1:]:
-            tail.pred.update(sinks[1:])
+        tail = body.launch(cfg, kern, *args)
+        gpu.kernel_nodes.add_edges(body, sinks, node_handle(tail))
         return tail
 
     def simulate(self, sim, node) -> None:

@@ -40,6 +40,7 @@ class Adapter:
 
     library = "?"
     vararg_intent = "rw"
+    cufunction = False   # compile() gives a Kernel wrapping a CUfunction, not a CUkernel
 
     def __init__(self, kernel, name: str, params=None, intents=None, opaque=False,
                  vararg=None):
@@ -96,7 +97,7 @@ class Declared(Adapter):
         super().__init__(inner.kernel, name or inner.name, inner.params,
                          list(intents) if intents is not None else inner.intents,
                          opaque or inner.opaque, inner.vararg)
-        self.inner, self.library = inner, inner.library
+        self.inner, self.library, self.cufunction = inner, inner.library, inner.cufunction
 
     def intent(self, i: int) -> str:
         """The declared intent, else the kernel's own (declared ones may cover *args)."""
@@ -230,23 +231,10 @@ def _dims(d):
     return str(d[0]) if d[1:] == (1, 1) else "(" + ", ".join(map(str, d)) + ")"
 
 
-_configs: dict = {}   # (grid, block, shared_mem) -> LaunchConfig, shared by nodes
-
-
-def _config(node):
-    a = node.attrs
-    key = (a["grid"], a["block"], a["shared_mem"])
-    cfg = _configs.get(key)
-    if cfg is None:
-        from cuda.core import LaunchConfig
-        cfg = _configs[key] = LaunchConfig(grid=key[0], block=key[1], shmem_size=key[2])
-    return cfg
-
-
 class KernelOp(Op):
     """A kernel launch: ``target`` is the kernel's ``Adapter``, ``args`` the
     launch arguments as recorded; ``attrs``: ``grid``, ``block`` (3-tuples) and
-    ``shared_mem``. ``gpu.state`` keeps (LaunchConfig, cuda.core Kernel, meta)."""
+    ``shared_mem``. ``gpu.state`` keeps (cuda.core Kernel, meta)."""
 
     kind = "kernel"
 
@@ -264,21 +252,26 @@ class KernelOp(Op):
             return "grid and block must be 3-tuples"
         return None
 
-    def emit(self, gpu, node, parent):
-        kern, meta = node.target.compile(node.args)
-        cfg = _config(node)
-        gpu.state[node.index] = (cfg, kern, meta)
-        return parent.launch(cfg, kern, *node.target.pack(meta, node.args, gpu.value_of))
+    driver_update = True
 
-    def params(self, gpu, node) -> dict:
-        cfg, kern, meta = gpu.state[node.index]
-        return {"config": cfg, "kernel": kern,
-                "args": node.target.pack(meta, node.args, gpu.value_of)}
+    def emit(self, gpu, node, parent):
+        """Added through the driver with all its dependencies (``_driver_nodes.py``)."""
+        kern, meta = node.target.compile(node.args)
+        gpu.state[node.index] = (kern, meta)
+        return gpu.kernel_nodes.add(parent, gpu.take_preds(), *self._launch(gpu, node))
+
+    def _launch(self, gpu, node) -> tuple:
+        kern, meta = gpu.state[node.index]
+        a = node.attrs
+        return (kern, node.target.cufunction, a["grid"], a["block"], a["shared_mem"],
+                node.target.pack(meta, node.args, gpu.value_of))
+
+    def update(self, gpu, node) -> None:
+        gpu.kernel_nodes.set(gpu.handle(node), *self._launch(gpu, node),
+                             executable=gpu.graph.handle)
 
     def update_definition(self, gpu, node) -> None:
-        """Only the arguments change: a definition node takes them alone."""
-        cfg, kern, meta = gpu.state[node.index]
-        gpu.definition_node(node).update(args=node.target.pack(meta, node.args, gpu.value_of))
+        gpu.kernel_nodes.set(gpu.handle(node), *self._launch(gpu, node))
 
     def simulate(self, sim, node) -> None:
         """Run the kernel on the CPU; with ``sim.check``, prove its read-only arrays stay so."""

@@ -88,8 +88,9 @@ def test_independent_branches_match_eager_and_the_emitted_graph_matches_the_ir(r
     assert sorted(g.ir.edges()) == [(0, 2), (1, 2)]
     assert len(g.definition.nodes()) == 3 and len(g.definition.edges()) == 2
     assert (g.node_count, g.edge_count) == (3, 2)
-    index = {g.gpu.definition_node(n): n.index for n in g.ir.nodes}
-    assert sorted((index[u], index[v]) for u, v in g.definition.edges()) == [(0, 2), (1, 2)]
+    index = {int(g.gpu.handle(n)): n.index for n in g.ir.nodes}
+    assert sorted((index[int(u.handle)], index[int(v.handle)])
+                  for u, v in g.definition.edges()) == [(0, 2), (1, 2)]
     g.launch()
     cuda.synchronize()
     assert np.allclose(out.copy_to_host(), (a0 + 1) * 3 + (b0 + 2))

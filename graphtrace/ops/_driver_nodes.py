@@ -1,0 +1,212 @@
+"""Kernel nodes through the driver (``cuda.bindings``), below cuda.core's objects.
+
+cuda.core 1.2's ``GraphDefinition.launch`` adds a node with at most one
+predecessor, makes a Python node object per node and a ``MutableSet`` per
+further edge: 3.3 us a node, 5.8 with two predecessors, on an H200
+(PERF-NOTES.md). ``cuGraphAddKernelNode`` with every dependency at creation
+costs 0.9 to 1.0. The driver also takes what cuda.core 1.2 refuses in graph
+kernel nodes: cooperative launches and thread block clusters (node
+attributes, set after the node is added).
+
+The driver copies the argument values when a node is added or set, so one
+argument block serves every call. A kernel node is known by
+its ``CUgraphNode`` handle; the emitter keeps the graph (a cuda.core
+``GraphDefinition``), which owns it.
+"""
+from __future__ import annotations
+
+import ctypes
+import struct
+
+import numpy as np
+
+__all__ = ["ArgumentBlock", "KernelNodes", "check", "node_handle"]
+
+
+def _driver():
+    from cuda.bindings import driver
+    return driver
+
+
+def check(result, what: str):
+    """The value of a ``cuda.bindings`` call, or a ``RuntimeError`` naming the failure."""
+    err = result[0] if type(result) is tuple else result
+    if err:   # CUDA_SUCCESS is 0
+        raise RuntimeError(f"{what} failed: {getattr(err, 'name', err)}")
+    return result[1] if isinstance(result, tuple) and len(result) > 1 else None
+
+
+def node_handle(node):
+    """The ``CUgraphNode`` of a cuda.core node, or the handle itself."""
+    driver = _driver()
+    return node if isinstance(node, driver.CUgraphNode) else driver.CUgraphNode(int(node.handle))
+
+
+def _exec(handle):
+    driver = _driver()
+    return handle if isinstance(handle, driver.CUgraphExec) else \
+        driver.CUgraphExec(int(handle))
+
+
+def _bytes(v) -> bytes:
+    """A kernel argument's bytes, typed as cuda.core types it: ``int`` a 64-bit
+    word, ``float`` a double, numpy and ctypes scalars as themselves."""
+    t = type(v)
+    if t is int:
+        return v.to_bytes(8, "little", signed=v < 0)
+    if t is float:
+        return struct.pack("<d", v)
+    if t is bool:
+        return bytes((v,))
+    if isinstance(v, np.generic):
+        return v.tobytes()
+    return bytes(memoryview(v))   # ctypes scalars and structures (numba's packing)
+
+
+# struct codes of the scalar types kernels are packed with (by cuda.core's rules
+# for Python numbers); other types go through their bytes
+def _code(t) -> str:
+    """The standard-size struct code of a numpy or ctypes scalar type."""
+    dt = np.dtype(t)
+    if dt.kind == "f":
+        return {2: "e", 4: "f", 8: "d"}[dt.itemsize]
+    code = {1: "b", 2: "h", 4: "i", 8: "q"}[dt.itemsize]
+    return code.upper() if dt.kind == "u" else code
+
+
+_CODES = {int: "q", float: "d", bool: "?", np.bool_: "?"}
+_CODES.update({t: _code(t) for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32,
+                                     np.uint32, np.int64, np.uint64, np.float16, np.float32,
+                                     np.float64)})
+_CTYPES = {ctypes.c_void_p: "Q", ctypes.c_bool: "?"}
+_CTYPES.update({t: _code(t) for t in (
+    ctypes.c_int8, ctypes.c_uint8, ctypes.c_int16, ctypes.c_uint16, ctypes.c_int32,
+    ctypes.c_uint32, ctypes.c_int64, ctypes.c_uint64, ctypes.c_longlong, ctypes.c_ulonglong,
+    ctypes.c_float, ctypes.c_double)})
+
+
+class ArgumentBlock:
+    """A kernel's packed arguments, each at its natural alignment, in memory reused
+    from call to call (the driver copies them), and the ``void*`` array to them.
+
+    The layout of a tuple of argument types (a ``struct.Struct`` and the array
+    of pointers into the block) is made once: packing is then one call.
+    """
+
+    def __init__(self, nbytes: int = 4096):
+        self._grow(nbytes)
+
+    def _grow(self, nbytes: int) -> None:
+        self.bytes = bytearray(nbytes)
+        self.base = ctypes.addressof((ctypes.c_char * nbytes).from_buffer(self.bytes))
+        self._layouts: dict = {}
+
+    def _layout(self, values, kinds):
+        fmt, offsets, at, plain = ["<"], [], 0, True
+        for v, t in zip(values, kinds):
+            code = _CODES.get(t)
+            if code is None:
+                code, plain = _CTYPES.get(t), False
+            if code is None:   # a structure or an unusual scalar: its bytes as they are
+                return None
+            n = struct.calcsize("<" + code)
+            pad = -at % n
+            fmt.append("x" * pad + code)
+            at += pad
+            offsets.append(at)
+            at += n
+        if at > len(self.bytes):
+            self._grow(2 * at)
+        ptrs = (ctypes.c_uint64 * max(len(offsets), 1))(*[self.base + o for o in offsets])
+        layout = self._layouts[kinds] = (struct.Struct("".join(fmt)), ptrs,
+                                         ctypes.addressof(ptrs), plain)
+        return layout
+
+    def fill(self, values) -> int:
+        """The address of the ``void*`` array for ``values``."""
+        kinds = tuple(map(type, values))
+        layout = self._layouts.get(kinds) or self._layout(values, kinds)
+        if layout is None:
+            return self._fill_bytes(values)
+        packer, _, address, plain = layout
+        packer.pack_into(self.bytes, 0, *(values if plain else
+                                          [v if type(v) in _CODES else v.value or 0
+                                           for v in values]))
+        return address
+
+    def _fill_bytes(self, values) -> int:
+        parts = [_bytes(v) for v in values]
+        need = sum(len(b) + 8 for b in parts)
+        if need > len(self.bytes):
+            self._grow(2 * need)
+        ptrs, at = (ctypes.c_uint64 * max(len(parts), 1))(), 0
+        for i, b in enumerate(parts):
+            n = len(b)
+            at += -at % (n if n in (1, 2, 4, 8) else 8)
+            self.bytes[at:at + n] = b
+            ptrs[i] = self.base + at
+            at += n
+        self._keep = ptrs   # until the next call
+        return ctypes.addressof(ptrs)
+
+
+class KernelNodes:
+    """Adds and sets kernel nodes, and edges; one per emitter (its parameter
+    struct is reused). Graphs are cuda.core ``GraphDefinition``s, nodes handles."""
+
+    def __init__(self):
+        self.driver = _driver()
+        self.params = self.driver.CUDA_KERNEL_NODE_PARAMS()
+        self.arguments = ArgumentBlock()
+        self._launch = None   # what the parameter struct holds besides the arguments
+        self._graphs: dict = {}   # id(definition) -> (it, its CUgraph)
+
+    def graph_of(self, definition):
+        """The ``CUgraph`` of a ``GraphDefinition`` (the emitter's, or a body's)."""
+        hit = self._graphs.get(id(definition))
+        if hit is None or hit[0] is not definition:
+            hit = self._graphs[id(definition)] = \
+                (definition, self.driver.CUgraph(int(definition.handle)))
+        return hit[1]
+
+    def add_edges(self, definition, preds: list, node) -> None:
+        """Edges from each of the handles ``preds`` to the handle ``node``."""
+        if preds:
+            check(self.driver.cuGraphAddDependencies(self.graph_of(definition), preds,
+                                                     [node] * len(preds), None, len(preds)),
+                  "cuGraphAddDependencies")
+
+    def _fill(self, kernel, function, grid, block, shared_mem, values) -> None:
+        p, d = self.params, self.driver
+        launch = (id(kernel), function, grid, block, shared_mem)
+        if launch != self._launch:   # consecutive nodes often launch alike
+            handle = int(kernel.handle)
+            if function:                 # cupy's: a CUfunction of its module
+                p.func, p.kern = d.CUfunction(handle), d.CUkernel(0)
+            else:                        # a CUkernel (numba, cuda.core): any context
+                p.func, p.kern, p.ctx = d.CUfunction(0), d.CUkernel(handle), d.CUcontext(0)
+            p.gridDimX, p.gridDimY, p.gridDimZ = grid
+            p.blockDimX, p.blockDimY, p.blockDimZ = block
+            p.sharedMemBytes = shared_mem
+            self._launch = launch
+        p.kernelParams = self.arguments.fill(values)
+
+    def add(self, graph, deps: list, kernel, function, grid, block, shared_mem, values):
+        """A new kernel node of ``graph`` (a ``GraphDefinition``) after the nodes ``deps``;
+        ``function``: ``kernel`` wraps a ``CUfunction``, not a ``CUkernel``."""
+        self._fill(kernel, function, grid, block, shared_mem, values)
+        return check(self.driver.cuGraphAddKernelNode(self.graph_of(graph), deps, len(deps),
+                                                      self.params),
+                     "cuGraphAddKernelNode")
+
+    def set(self, node, kernel, function, grid, block, shared_mem, values,
+            executable=None) -> None:
+        """Point a kernel node of the definition (or of ``executable``) at new values."""
+        self._fill(kernel, function, grid, block, shared_mem, values)
+        if executable is None:
+            check(self.driver.cuGraphKernelNodeSetParams(node, self.params),
+                  "cuGraphKernelNodeSetParams")
+        else:
+            check(self.driver.cuGraphExecKernelNodeSetParams(_exec(executable), node,
+                                                             self.params),
+                  "cuGraphExecKernelNodeSetParams")

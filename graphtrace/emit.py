@@ -15,6 +15,7 @@ from collections import deque
 from .binding import Binding
 from .buffers import Buffer
 from .errors import EmitError
+from .executable import Executable
 from .ir import Graph, describe
 from .ops._driver_nodes import KernelNodes, node_handle
 from .scalar import Scalar
@@ -94,7 +95,7 @@ class GpuContext:
           kernel_nodes             adds and sets kernel nodes through the driver
           definition_node(node)    the cuda.core node (or handle) emitted for node
           handle(node)             its CUgraphNode
-          exec_node(node)          its node in the executable graph (once instantiated)
+          graph                    the Executable (executable.py), once instantiated
           emit_region(region, definition)  emit a region Graph into a definition,
                                    in order, after its dependencies (structured ops:
                                    a WhileNode's .body); the whole graph too
@@ -122,7 +123,6 @@ class GpuContext:
         self._handles: dict[int, object] = {}  # node index -> its CUgraphNode
         self._preds = None                     # handles the node being emitted comes after
         self.kernel_nodes = KernelNodes()
-        self._exec: dict[int, object] = {}   # node index -> its executable node
 
     def emit_region(self, region: Graph, definition) -> None:
         for node in region.nodes:
@@ -170,21 +170,15 @@ class GpuContext:
         return self._handles[node.index]
 
     def set_graph(self, graph) -> None:
-        """Take a new executable graph of the definition (its nodes are looked up anew)."""
+        """Take a new executable graph of the definition."""
         self.graph, self.reshaped = graph, False
-        self._exec.clear()
-
-    def exec_node(self, node):
-        hit = self._exec.get(node.index)
-        if hit is None:
-            hit = self._exec[node.index] = self.graph[self._nodes[node.index]]
-        return hit
 
 
-def instantiate(definition, ir: Graph, source):
-    """The executable graph of a definition; a failure names the graph."""
+def instantiate(definition, ir: Graph, source) -> Executable:
+    """The executable graph of a definition (``executable.py`` says why through the
+    driver); a failure names the graph."""
     try:
-        return definition.instantiate()
+        return Executable(definition)
     except Exception as e:
         raise EmitError(f"failed to instantiate graph {ir.name} ({_why(e)})",
                         source=source) from e
@@ -312,7 +306,8 @@ class CompiledGraph(Binding):
         # cuda.core keeps what per-node updates replace until a whole-graph
         # update: take the whole route now and then, so that nothing piles up.
         whole = (route or self._route(len(driven))) == "whole" \
-            or self._node_updates >= RELEASE_EVERY
+            or self._node_updates >= RELEASE_EVERY \
+            or not all(n.op.exec_update for n in driven)
         for node in driven:
             self._update(node, node.op.update_definition)
             if not whole and not self.gpu.reshaped:

@@ -31,11 +31,8 @@ class _Gpu:
     """The part of GpuContext that the update hooks use."""
 
     def __init__(self):
-        self.exec, self.defn = _Updated(), _Updated()
+        self.defn = _Updated()
         self.value_of = lambda v: v * 10
-
-    def exec_node(self, node):
-        return self.exec
 
     def definition_node(self, node):
         return self.defn
@@ -59,15 +56,24 @@ def test_driver_update_follows_from_params():
     assert not host.HOST_CALLBACK.driver_update and not control.EVENT_RECORD.driver_update
 
 
-def test_update_and_update_definition_pass_params_to_the_driver_nodes():
+def test_update_definition_passes_params_to_the_definition_node():
     node, gpu = _record(_Params(), 7), _Gpu()
-    node.op.update(gpu, node)
     node.op.update_definition(gpu, node)
-    assert gpu.exec.calls == [{"dst": 70}] and gpu.defn.calls == [{"dst": 70}]
+    assert gpu.defn.calls == [{"dst": 70}]
     bare, gpu = _record(_Bare(), 7), _Gpu()
-    bare.op.update(gpu, bare)
     bare.op.update_definition(gpu, bare)
-    assert gpu.exec.calls == [] and gpu.defn.calls == []   # nothing to update
+    assert gpu.defn.calls == []   # nothing to update
+
+
+def test_an_executable_node_is_set_only_by_ops_that_say_they_can():
+    # the others are rebound by a whole-graph update from the definition
+    node = _record(_Params(), 7)
+    assert not node.op.exec_update
+    with pytest.raises(NotImplementedError, match="updated with the whole graph"):
+        node.op.update(_Gpu(), node)
+    assert kernel.KERNEL.exec_update and not memory.MEMCPY.exec_update
+    bare = _record(_Bare(), 7)
+    bare.op.update(_Gpu(), bare)   # nothing to update: no error
 
 
 def test_simulate_refuses_an_op_without_it_at_the_users_line():

@@ -30,6 +30,7 @@ class Op:
           emit(gpu, node, parent)       add the node to a cuda.core graph definition
           params(gpu, node)             keywords of cuda.core's node .update(), or None
           update(gpu, node)             point the executable node at the binding
+          exec_update                   whether update() can (else whole-graph updates)
           update_definition(gpu, node)  the same for the definition's node
           driver_update                 whether rebinding calls the driver
           simulate(sim, node)           run the node on the CPU
@@ -76,11 +77,14 @@ class Op:
         """Whether rebinding the node calls the driver: a kind that has ``params`` does."""
         return type(self).params is not Op.params
 
+    exec_update = False   # update() sets the executable node (else: a whole-graph update)
+
     def update(self, gpu, node) -> None:
-        """Point the executable node at the current binding."""
-        params = self.params(gpu, node)
-        if params is not None:
-            gpu.exec_node(node).update(**params)
+        """Point the executable node at the current binding (where ``exec_update``;
+        host nodes: their arguments, with no driver call). Nodes with nothing to
+        update (events, child graphs: their own nodes are updated) do nothing."""
+        if self.driver_update:
+            raise NotImplementedError(f"{self.kind} nodes are updated with the whole graph")
 
     def update_definition(self, gpu, node) -> None:
         """Point the definition's node at the current binding (kept current for

@@ -245,7 +245,7 @@ class CapturedOp(Op):
     recorded. ``gpu.state`` keeps its ``_Region`` (capture stream, pools)."""
 
     kind = "captured"
-    driver_update = True
+    driver_update = exec_update = True
 
     def describe(self, node, namer) -> str:
         return f"{_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"
@@ -266,7 +266,7 @@ class CapturedOp(Op):
         child.update(definition)
 
     def update(self, gpu, node) -> None:
-        gpu.exec_node(node).update(gpu.state[node.index].latest)
+        gpu.graph.set_child(gpu.handle(node), gpu.state[node.index].latest)
 
     # --- the simulator ---------------------------------------------------------
     def simulate(self, sim, node) -> None:

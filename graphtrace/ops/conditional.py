@@ -195,14 +195,21 @@ class _ConditionalOp(Op):
     def driver_update(self) -> bool:
         return True
 
+    exec_update = True
+
     def update(self, gpu, node) -> None:
-        cfg, kern = gpu.state[node.index][:2]
-        for definition_node, args in self._updates(gpu, node):
-            gpu.graph[definition_node].update(config=cfg, kernel=kern, args=args)
+        self._set(gpu, node, gpu.graph.handle)
 
     def update_definition(self, gpu, node) -> None:
-        for definition_node, args in self._updates(gpu, node):
-            definition_node.update(args=args)
+        self._set(gpu, node, None)
+
+    def _set(self, gpu, node, executable) -> None:
+        """The condition kernels (one block of one thread) take the binding's values."""
+        kern, handle = gpu.state[node.index][1:3]
+        for setter, args in self._updates(gpu, node):   # the condition as its 64-bit value
+            args = [int(handle.handle) if a is handle else a for a in args]
+            gpu.kernel_nodes.set(node_handle(setter), kern, False, (1, 1, 1), (1, 1, 1), 0,
+                                 args, executable=executable)
 
     # --- the simulator ---------------------------------------------------------
     def test(self, sim, node) -> bool:

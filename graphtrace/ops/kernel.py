@@ -252,7 +252,7 @@ class KernelOp(Op):
             return "grid and block must be 3-tuples"
         return None
 
-    driver_update = True
+    driver_update = exec_update = True
 
     def emit(self, gpu, node, parent):
         """Added through the driver with all its dependencies (``_driver_nodes.py``)."""

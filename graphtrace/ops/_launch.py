@@ -1,0 +1,247 @@
+"""Launch options of kernel nodes, and cuda.core's ``LaunchConfig`` that carries them.
+
+A kernel node's ``attrs`` hold ``grid`` (in blocks, whatever the spelling),
+``block``, ``shared_mem`` (dynamic shared memory, bytes), ``cluster`` (a
+3-tuple, or None) and ``cooperative``. ``s.launch(..., cluster=...)`` counts
+its grid in blocks, as every other launch spelling does; a ``LaunchConfig``
+with a cluster counts its grid in clusters, as cuda.core does.
+
+cuda.core 1.2 builds graph kernel nodes from grid, block and shared memory
+only: its ``GraphDefinition.launch`` refuses a clustered or cooperative
+``LaunchConfig`` and its ``KernelNode.update`` refuses such nodes
+(cuda-python issue 2421). So a node is made through cuda.core with those
+three, its cluster and cooperative attributes are set through
+``cuda.bindings``, and the arguments of such a node are updated there too.
+The kernel attribute that allows more than 48 KB of dynamic shared memory
+has no cuda.core setter either.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import ArgumentError, KernelArgumentError
+from ..scalar import Scalar
+
+__all__ = ["COOPERATIVE_NODES", "DEFAULT_SHARED", "dim3", "count", "is_config",
+           "read_config", "options", "describe", "plain_config", "has_node_attributes",
+           "set_node_attributes", "allow_dynamic_shared", "check_co_resident",
+           "set_definition_args", "set_exec_args"]
+
+COOPERATIVE_NODES = True
+"""Whether a graph kernel node may be cooperative (the driver taking the
+cooperative attribute on kernel nodes). False refuses ``cooperative=True`` where
+the launch is recorded; everything else about cooperative launches follows it."""
+
+DEFAULT_SHARED = 48 * 1024   # dynamic shared memory a kernel may use without opting in
+
+_FIELDS = ("grid", "cluster", "block", "shmem_size", "is_cooperative",
+           "programmatic_stream_serialization")
+
+
+def count(d):
+    """``d`` as a Python int if it is an integer (numpy's too) but not a bool, else None."""
+    if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
+        return int(d)
+    return None
+
+
+def dim3(value, what: str) -> tuple:
+    """A grid, block or cluster size as a 3-tuple of positive ints."""
+    if type(value) is int and value > 0:
+        return (value, 1, 1)
+    dims = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+    for d in dims:
+        if isinstance(d, Scalar):
+            d._refuse()  # a dynamic scalar cannot size a launch
+    ints = tuple(count(d) for d in dims)
+    if not 1 <= len(ints) <= 3 or not all(d is not None and d > 0 for d in ints):
+        raise ArgumentError(
+            f"{what} must be a positive int or a tuple of up to 3 positive ints, not "
+            f"{value!r}; launch sizes are fixed when the graph is built (pass the "
+            "numbers they depend on as static=)")
+    return ints + (1,) * (3 - len(ints))
+
+
+def is_config(x) -> bool:
+    """Whether ``x`` is a cuda.core ``LaunchConfig`` (or a dict of its fields, which
+    cuda.core's launch takes too)."""
+    t = type(x)
+    return isinstance(x, dict) or (t.__name__ == "LaunchConfig"
+                                   and t.__module__.startswith("cuda.core"))
+
+
+def read_config(config) -> tuple:
+    """``(grid in blocks, block, shared_mem, cluster, cooperative)`` of a config."""
+    if isinstance(config, dict):
+        unknown = sorted(set(config) - set(_FIELDS), key=str)
+        if unknown:
+            raise ArgumentError(f"unknown LaunchConfig field {unknown[0]!r}: the fields "
+                                f"are {', '.join(_FIELDS)}")
+        get = config.get
+    else:
+        def get(name, default=None):
+            return getattr(config, name, default)
+    if get("programmatic_stream_serialization", False):
+        raise ArgumentError(
+            "programmatic_stream_serialization=True: a graph orders its kernel nodes by "
+            "its edges, and graphtrace makes them from the data each node touches; "
+            "leave it out of the LaunchConfig")
+    grid, block = dim3(get("grid"), "LaunchConfig.grid"), dim3(get("block"), "LaunchConfig.block")
+    cluster = get("cluster")
+    if cluster is not None:   # cuda.core counts the grid in clusters
+        cluster = dim3(cluster, "LaunchConfig.cluster")
+        grid = tuple(g * c for g, c in zip(grid, cluster))
+    return grid, block, get("shmem_size") or 0, cluster, get("is_cooperative", False)
+
+
+def options(grid, block, shared_mem, cluster, cooperative) -> dict:
+    """A kernel node's launch attrs, checked: grid counts blocks here."""
+    grid, block = dim3(grid, "grid"), dim3(block, "block")
+    if isinstance(shared_mem, Scalar):
+        shared_mem._refuse()
+    if count(shared_mem) is None or shared_mem < 0:
+        raise ArgumentError(f"shared_mem must be a non-negative int, not {shared_mem!r}")
+    if cluster is not None:
+        cluster = dim3(cluster, "cluster")
+        if any(g % c for g, c in zip(grid, cluster)):
+            raise ArgumentError(
+                f"grid {grid} is not a whole number of clusters {cluster}: with cluster=, "
+                "the grid counts blocks (as in every s.launch spelling), so each of its "
+                "sizes must be a multiple of the cluster's (a LaunchConfig's grid counts "
+                "clusters instead)")
+    if isinstance(cooperative, Scalar):
+        cooperative._refuse()
+    if not isinstance(cooperative, (bool, np.bool_)):
+        raise ArgumentError(f"cooperative must be True or False, not {cooperative!r}")
+    if cooperative and not COOPERATIVE_NODES:
+        raise KernelArgumentError(
+            "a cooperative launch cannot be a graph kernel node (the CUDA driver takes "
+            "no cooperative kernel nodes): launch the kernel eagerly, outside the "
+            "@gt.graph function, or split it into kernels at its grid syncs")
+    return {"grid": grid, "block": block, "shared_mem": int(shared_mem),
+            "cluster": cluster, "cooperative": bool(cooperative)}
+
+
+def describe(attrs) -> str:
+    """The options of a launch as its listing line ends: `` cluster=(2,1,1) shared_mem=N cooperative``."""
+    cluster = attrs.get("cluster")
+    parts = ["cluster=(%d,%d,%d)" % cluster] if cluster else []
+    if attrs.get("shared_mem"):
+        parts.append(f"shared_mem={attrs['shared_mem']}")
+    if attrs.get("cooperative"):
+        parts.append("cooperative")
+    return "".join(" " + p for p in parts)
+
+
+# --- on the GPU ---------------------------------------------------------------
+_configs: dict = {}   # (grid, block, shared_mem) -> LaunchConfig, shared by nodes
+_limits: dict = {}    # (kernel handle, device, is a CUfunction) -> dynamic shared bytes allowed
+
+
+def plain_config(attrs):
+    """The cuda.core ``LaunchConfig`` of a node without its cluster and cooperative
+    attributes (set on the node afterwards): grid in blocks, block, shared memory."""
+    key = (attrs["grid"], attrs["block"], attrs["shared_mem"])
+    cfg = _configs.get(key)
+    if cfg is None:
+        from cuda.core import LaunchConfig
+        cfg = _configs[key] = LaunchConfig(grid=key[0], block=key[1], shmem_size=key[2])
+    return cfg
+
+
+def has_node_attributes(attrs) -> bool:
+    return bool(attrs.get("cluster") or attrs.get("cooperative"))
+
+
+def _check(err, what: str) -> None:
+    from cuda.bindings import driver
+    if err != driver.CUresult.CUDA_SUCCESS:
+        raise RuntimeError(f"{what} failed: {err.name}")
+
+
+def set_node_attributes(node, attrs) -> None:
+    """Give a cuda.core kernel node its cluster dimensions and cooperative flag."""
+    from cuda.bindings import driver
+    ids = driver.CUkernelNodeAttrID
+    if attrs.get("cluster"):
+        value = driver.CUkernelNodeAttrValue()   # a union: one value per attribute
+        value.clusterDim.x, value.clusterDim.y, value.clusterDim.z = attrs["cluster"]
+        _check(driver.cuGraphKernelNodeSetAttribute(
+            node.handle, ids.CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION, value)[0],
+            "setting the cluster dimensions of the kernel node")
+    if attrs.get("cooperative"):
+        value = driver.CUkernelNodeAttrValue()
+        value.cooperative = 1
+        _check(driver.cuGraphKernelNodeSetAttribute(
+            node.handle, ids.CU_LAUNCH_ATTRIBUTE_COOPERATIVE, value)[0],
+            "making the kernel node cooperative")
+
+
+def allow_dynamic_shared(kern, nbytes: int, is_function: bool) -> None:
+    """Raise the kernel's dynamic shared memory limit (the attribute
+    cudaFuncAttributeMaxDynamicSharedMemorySize) to ``nbytes`` on the current device.
+
+    ``kern`` is a cuda.core ``Kernel`` whose handle is a ``CUkernel`` (numba,
+    cuda.core) or, with ``is_function``, a ``CUfunction`` (cupy). The limit is
+    only ever raised, so nodes emitted before keep theirs.
+    """
+    if nbytes <= DEFAULT_SHARED:
+        return
+    from cuda.bindings import driver
+    from cuda.core import Device
+    device = Device().device_id
+    key = (int(kern.handle), device, is_function)
+    if _limits.get(key, DEFAULT_SHARED) >= nbytes:
+        return
+    attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+    if is_function:
+        result = driver.cuFuncSetAttribute(driver.CUfunction(key[0]), attr, nbytes)
+    else:
+        result = driver.cuKernelSetAttribute(attr, nbytes, driver.CUkernel(key[0]),
+                                             driver.CUdevice(device))
+    _check(result[0], f"allowing {nbytes} bytes of dynamic shared memory to the kernel")
+    _limits[key] = nbytes
+
+
+def check_co_resident(kern, attrs) -> None:
+    """A cooperative grid must fit on the GPU at once (the CPU cannot tell)."""
+    from cuda.core import Device
+    blocks = math.prod(attrs["grid"])
+    per_sm = kern.occupancy.max_active_blocks_per_multiprocessor(
+        math.prod(attrs["block"]), attrs["shared_mem"])
+    sms = Device().properties.multiprocessor_count
+    if blocks > per_sm * sms:
+        raise ValueError(
+            f"a cooperative launch needs its whole grid on the GPU at once, but {blocks} "
+            f"blocks were asked and {per_sm * sms} fit ({per_sm} per SM x {sms} SMs): "
+            "launch fewer blocks and loop over the data inside the kernel")
+
+
+def _params(node, args):
+    """The node's kernel parameters from the driver, with new arguments, packed by
+    cuda.core's own packer (as its GraphDefinition.launch packed them)."""
+    from cuda.bindings import driver
+    from cuda.core._kernel_arg_handler import ParamHolder
+    err, params = driver.cuGraphKernelNodeGetParams(node.handle)
+    _check(err, "reading the kernel node's parameters")
+    holder = ParamHolder(args)
+    params.kernelParams = holder.ptr
+    return params, holder   # the holder owns the packed values: keep it for the call
+
+
+def set_definition_args(node, args) -> None:
+    """New arguments for a definition's clustered or cooperative kernel node."""
+    from cuda.bindings import driver
+    params, _holder = _params(node, args)
+    _check(driver.cuGraphKernelNodeSetParams(node.handle, params)[0],
+           "updating the kernel node's arguments")
+
+
+def set_exec_args(graph, node, args) -> None:
+    """New arguments for such a node in the executable graph ``graph``."""
+    from cuda.bindings import driver
+    params, _holder = _params(node, args)
+    _check(driver.cuGraphExecKernelNodeSetParams(graph.handle, node.handle, params)[0],
+           "updating the executable kernel node's arguments")

@@ -515,13 +515,15 @@ class Stream(ProxyStream):
     # What libraries read from a real stream: a StreamError at the user's line that
     # names the spelling to use instead (no CUDA stream stands behind a proxy).
     __cuda_stream__ = property(_kernel.foreign_attribute(
-        "handle (__cuda_stream__)", "cuda.core (its launch, imported before graphtrace?)"))
-    ptr = property(_kernel.foreign_attribute("pointer (ptr)", "cupy"))
-    handle = property(_kernel.foreign_attribute("handle", "a library"))
-    cuda_stream = property(_kernel.foreign_attribute("handle (cuda_stream)", "torch"))
+        "handle", "code taking streams by the CUDA stream protocol",
+        " (cuda.core's launch does when it was imported before graphtrace, which "
+        "replaces it with gt.launch: import graphtrace first, or call gt.launch)"))
+    ptr = property(_kernel.foreign_attribute("pointer", "cupy"))
+    handle = property(_kernel.foreign_attribute("handle", "numba or cuda.core"))
+    cuda_stream = property(_kernel.foreign_attribute("handle", "torch"))
     device = property(_kernel.foreign_attribute("device", "torch"))
     __int__ = __index__ = _kernel.foreign_attribute("handle as an int",
-                                                     "ExternalStream or the like")
+                                                     "an ExternalStream or the like")
 
     def __repr__(self):
         return f"<graphtrace proxy stream {self._index} of {self._tracer.name}>"

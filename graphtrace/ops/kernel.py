@@ -268,18 +268,17 @@ def _refuse_addresses(tracer, adapter, args) -> None:
                 "gt.kernel(k, opaque=True))")
 
 
-def foreign_attribute(name: str, asked_by: str):
-    """A property of the proxy stream for what libraries read from a real stream: it
-    raises a ``StreamError`` at the user's line naming what to write instead."""
+def foreign_attribute(name: str, asked_by: str, hint: str = ""):
+    """A method of the proxy stream for what libraries read from a real stream
+    (wrapped in ``property`` for attributes): it raises a ``StreamError`` at the
+    user's line naming what to write instead."""
     def refuse(self, *_):
         raise StreamError(
-            f"a proxy stream is not a CUDA stream: {asked_by} asked it for its {name}. "
+            f"a proxy stream is not a CUDA stream: {asked_by} asked for its {name}{hint}. "
             "Record kernels with s.launch(kernel, grid, block, *args), "
-            "kernel[grid, block, s](*args) (numba) or gt.launch(s, LaunchConfig(...), "
-            "kernel, *args), the spelling of cuda.core's launch (which records too, "
-            "when graphtrace is imported before `from cuda.core import launch`); run "
-            "library code (cupy's kernel(..., stream=s), ElementwiseKernel, ufuncs, "
-            "torch ops, ExternalStream) as a captured region: s.captured(fn, *args)")
+            "kernel[grid, block, s](*args) or gt.launch(s, config, kernel, *args); run "
+            "other library code (a cupy kernel called with stream=, ElementwiseKernel, "
+            "torch ops, an ExternalStream) in a captured region, s.captured(fn, *args)")
     return refuse
 
 

@@ -107,6 +107,15 @@ def test_the_cuda_core_spelling_runs_on_the_simulator(spelling):
         [3.0 * i for i in range(10)]
 
 
+def test_on_a_real_stream_outside_a_trace_it_is_cuda_cores_own_launch(monkeypatch):
+    from graphtrace.ops import _core
+    calls = []
+    monkeypatch.setattr(_core, "_core_launch", lambda *a: calls.append(a))
+    cfg, stream = LaunchConfig(grid=1, block=32), object()
+    assert launch(stream, cfg, core_scale.kernel, 1, 2.0) is None
+    assert calls == [(stream, cfg, core_scale.kernel, 1, 2.0)]
+
+
 def test_cuda_cores_launch_on_a_real_stream_inside_a_trace_is_refused():
     @gt.graph
     def f(s, x, out):

@@ -318,6 +318,16 @@ def test_an_int_pointing_into_an_argument_is_refused():
     check(e, "rawptr", "is an int that points into x", "pass the array x itself")
 
 
+def test_an_address_passed_in_as_a_number_is_refused_too():
+    @gt.graph
+    def f(s, x, out, address):
+        s.launch(core_scale, 1, 32, address, 2.0, out)        # rawarg
+    x = A(32)
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(x, A(32), x.__cuda_array_interface__["data"][0])
+    check(e, "rawarg", "points into x")
+
+
 def test_raw_addresses_pass_for_opaque_kernels_and_other_ints_pass():
     opaque = gt.kernel(Kernel.from_handle(0x1234), opaque=True, name="opaque")
 

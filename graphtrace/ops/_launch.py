@@ -99,10 +99,8 @@ def read_config(config) -> tuple:
 def options(grid, block, shared_mem, cluster, cooperative) -> dict:
     """A kernel node's launch attrs, checked: grid counts blocks here."""
     grid, block = dim3(grid, "grid"), dim3(block, "block")
-    if isinstance(shared_mem, Scalar):
-        shared_mem._refuse()
-    if count(shared_mem) is None or shared_mem < 0:
-        raise ArgumentError(f"shared_mem must be a non-negative int, not {shared_mem!r}")
+    if type(shared_mem) is not int or shared_mem < 0:   # the usual case: an int
+        shared_mem = _shared_mem(shared_mem)
     if cluster is not None:
         cluster = dim3(cluster, "cluster")
         if any(g % c for g, c in zip(grid, cluster)):
@@ -111,17 +109,31 @@ def options(grid, block, shared_mem, cluster, cooperative) -> dict:
                 "the grid counts blocks (as in every s.launch spelling), so each of its "
                 "sizes must be a multiple of the cluster's (a LaunchConfig's grid counts "
                 "clusters instead)")
-    if isinstance(cooperative, Scalar):
-        cooperative._refuse()
-    if not isinstance(cooperative, (bool, np.bool_)):
-        raise ArgumentError(f"cooperative must be True or False, not {cooperative!r}")
-    if cooperative and not COOPERATIVE_NODES:
+    if cooperative is not False:
+        cooperative = _cooperative(cooperative)
+    return {"grid": grid, "block": block, "shared_mem": shared_mem,
+            "cluster": cluster, "cooperative": cooperative}
+
+
+def _shared_mem(value) -> int:
+    if isinstance(value, Scalar):
+        value._refuse()
+    if count(value) is None or value < 0:
+        raise ArgumentError(f"shared_mem must be a non-negative int, not {value!r}")
+    return int(value)
+
+
+def _cooperative(value) -> bool:
+    if isinstance(value, Scalar):
+        value._refuse()
+    if not isinstance(value, (bool, np.bool_)):
+        raise ArgumentError(f"cooperative must be True or False, not {value!r}")
+    if value and not COOPERATIVE_NODES:
         raise KernelArgumentError(
             "a cooperative launch cannot be a graph kernel node (the CUDA driver takes "
             "no cooperative kernel nodes): launch the kernel eagerly, outside the "
             "@gt.graph function, or split it into kernels at its grid syncs")
-    return {"grid": grid, "block": block, "shared_mem": int(shared_mem),
-            "cluster": cluster, "cooperative": bool(cooperative)}
+    return bool(value)
 
 
 def describe(attrs) -> str:

@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..buffers import HOST
+from ..buffers import HOST, Buffer
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
                       SimulationError, StreamError)
+from ..scalar import Scalar
 from . import _launch
 from ._launch import count as _count, dim3
 from .base import Op, arg_position, record_args
@@ -214,7 +215,7 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
     ``gt.launch``). ``grid`` may be a ``LaunchConfig``, which then carries the options
     and leaves ``block`` (``NO_BLOCK`` if not given) to the kernel's arguments."""
     tracer = stream.tracer()
-    if _launch.is_config(grid):
+    if type(grid) is not int and _launch.is_config(grid):
         if (shared_mem, cluster, cooperative) != (None, None, None):
             raise ArgumentError(
                 "launch options given both in a LaunchConfig and as keywords: put "
@@ -252,12 +253,18 @@ def _cooperative_needed(adapter) -> str:
             "with is_cooperative=True")
 
 
+_LOWEST_ADDRESS = 1 << 16   # nothing is mapped below: smaller ints are no addresses
+
+
 def _refuse_addresses(tracer, adapter, args) -> None:
-    """An int that is the address of an argument's memory (``x.data.ptr``): the graph
-    would keep that address and graphtrace would not know what the kernel touches."""
+    """An int that is the address of an argument's memory (``x.data.ptr``), also as a
+    number the function receives: graphtrace would not know what the kernel touches."""
     for i, a in enumerate(args):
-        address = _count(a)
-        root = tracer.root_holding(address) if address else None
+        if type(a) is Buffer:   # the usual case
+            continue
+        address = _count(a.value if isinstance(a, Scalar) else a)
+        root = tracer.root_holding(address) if address and address >= _LOWEST_ADDRESS \
+            else None
         if root is not None:
             raise KernelArgumentError(
                 f"argument {adapter.param_name(i)} of {adapter.library} kernel "
@@ -335,13 +342,13 @@ class KernelOp(Op):
     def update(self, gpu, node) -> None:
         if not _launch.has_node_attributes(node.attrs):
             return super().update(gpu, node)
-        cfg, kern, meta = gpu.state[node.index]
+        meta = gpu.state[node.index][2]
         _launch.set_exec_args(gpu.graph, gpu.definition_node(node),
                               node.target.pack(meta, node.args, gpu.value_of))
 
     def update_definition(self, gpu, node) -> None:
         """Only the arguments change: a definition node takes them alone."""
-        cfg, kern, meta = gpu.state[node.index]
+        meta = gpu.state[node.index][2]
         args = node.target.pack(meta, node.args, gpu.value_of)
         if _launch.has_node_attributes(node.attrs):
             _launch.set_definition_args(gpu.definition_node(node), args)

@@ -316,11 +316,15 @@ def fill(out, v):
         out[i] = v + i
 
 
-@cuda.jit("void(float32[:], float32, float32[:])")
-def typed_axpy(x, a, out):
+def typed_axpy_py(x, a, out):
     i = cuda.grid(1)
     if i < x.size:
         out[i] = a * x[i] + out[i]
+
+
+def typed_axpy():
+    """A kernel compiled for one signature (when the test runs, not at collection)."""
+    return cuda.jit("void(float32[:], float32, float32[:])")(typed_axpy_py)
 
 
 @cuda.jit(fastmath=True)
@@ -347,11 +351,12 @@ def test_numba_forall_signatures_and_options_match_eager(rng):
     n = 3000
     x = cuda.to_device(rng.random(n).astype(np.float32) + 0.5)
     with_lines = cuda.jit(lineinfo=True)(plus_one)
+    typed = typed_axpy()
 
     @gt.graph
     def f(s, x, v, a, filled, axpy, rs, inc, copied):
         fill.forall(filled.size, stream=s)(filled, v)
-        typed_axpy[12, 256, s](x, a, axpy)          # a Python float, the signature's float32
+        typed[12, 256, s](x, a, axpy)               # a Python float, the signature's float32
         fast_rsqrt[12, 256, s](x, rs)
         s.launch(with_lines, 12, 256, x, inc)
         s.launch(checked_copy, 12, 256, x, copied)  # debugcopy
@@ -362,7 +367,7 @@ def test_numba_forall_signatures_and_options_match_eager(rng):
         [line_of(F, "debugcopy")]
     want = [cuda.to_device(np.zeros(n, np.float32)) for _ in range(5)]
     fill.forall(n)(want[0], 2.0)
-    typed_axpy[12, 256](x, 1.5, want[1])
+    typed[12, 256](x, 1.5, want[1])
     fast_rsqrt[12, 256](x, want[2])
     with_lines[12, 256](x, want[3])
     checked_copy[12, 256](x, want[4])
@@ -372,10 +377,12 @@ def test_numba_forall_signatures_and_options_match_eager(rng):
     assert outs[0].copy_to_host()[5] == 7.0
 
 
-def test_arguments_a_signature_does_not_take_are_refused_at_the_launch_line(rng):
+def test_arguments_a_signature_does_not_take_are_refused_at_the_launch_line():
+    typed = typed_axpy()
+
     @gt.graph
     def f(s, x, out):
-        typed_axpy[1, 32, s](x, 1.0, out)                    # wrongtypes
+        typed[1, 32, s](x, 1.0, out)                         # wrongtypes
     x, out = cuda.to_device(np.zeros(32)), cuda.to_device(np.zeros(32))   # float64
     with pytest.raises(gt.EmitError) as e:
         f(x, out)

@@ -348,7 +348,7 @@ class _ProxyForAll:
         self.stream, self.shared_mem = stream, shared_mem
 
     def __call__(self, *args):
-        ntasks, tpb = _count(self.ntasks, "ntasks"), _count(self.tpb, "tpb")
+        ntasks, tpb = _forall_count(self.ntasks, "ntasks"), _forall_count(self.tpb, "tpb")
         if ntasks == 0:   # numba launches nothing
             return None
         tpb = tpb or self._block_size(args)
@@ -366,7 +366,7 @@ class _ProxyForAll:
         return int(kern.occupancy.max_potential_block_size(self.shared_mem, 1024)[1])
 
 
-def _count(n, what: str) -> int:
+def _forall_count(n, what: str) -> int:
     if isinstance(n, Scalar):
         n._refuse()
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:

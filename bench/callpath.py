@@ -112,7 +112,7 @@ def run():
     middle = compiled.ir.nodes[N // 2]
     handle, nodes = gpu.handle(middle), gpu.kernel_nodes
     kern_, _meta = gpu.state[middle.index]
-    launch_ = (kern_, middle.target.cufunction, (1, 1, 1), (32, 1, 1), 0,
+    launch_ = (kern_, middle.target.handle_is_function, (1, 1, 1), (32, 1, 1), 0,
                [x2.data.ptr, np.int32(32)])
     row("exec node set params (driver)", host_us(
         lambda: nodes.set(handle, *launch_, executable=compiled.graph.handle), reps=50))

@@ -12,6 +12,7 @@ from .function import CacheInfo, GraphFunction, RetraceWarning, graph
 from .ir import Graph, Node
 from .scalar import Scalar
 from .ops.kernel import kernel
+from .ops._core import launch
 from .ops._conditions import Condition, cond
 from .ops._reference import reference
 from .trace import Stream
@@ -24,7 +25,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "graph", "GraphFunction", "CacheInfo", "RetraceWarning", "Graph", "Node", "Scalar", "Stream",
-    "In", "Out", "InOut", "kernel", "pinned_empty", "reference", "simulate", "backend",
+    "In", "Out", "InOut", "kernel", "launch", "pinned_empty", "reference", "simulate", "backend",
     "check", "Race", "cond", "Condition",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",

@@ -39,7 +39,8 @@ class Node:
         - ``kernel``: ``target`` is a kernel adapter (``ops.kernel``);
           ``args`` the launch arguments as the user passed them (``Buffer``
           for arrays, ``Scalar`` for dynamic numbers, constants otherwise);
-          ``attrs``: ``grid``, ``block`` (3-tuples), ``shared_mem``.
+          ``attrs``: ``grid`` (in blocks), ``block`` (3-tuples), ``shared_mem``,
+          ``cluster`` (a 3-tuple or None), ``cooperative`` (``ops/_launch.py``).
         - ``memcpy``: ``args = (dst, src)`` Buffers of equal byte size;
           ``dst`` written, ``src`` read. Host sides must be pinned.
         - ``memset``: ``args = (dst, value)``; ``dst`` written; ``attrs``:

@@ -72,6 +72,8 @@ class Tracer:
           buffer(obj) -> Buffer           an array's Buffer for this trace (refuses
                                           arrays the function cannot be handed again)
           cached_buffer(obj)              the Buffer already made for obj, or None
+          root_holding(address)           the argument (or global) array whose bytes
+                                          hold a raw address, or None
           temporary(shape, dtype, name) -> Temporary
                                           a graph-owned array (temporary.py), allocated
                                           by the compiled graph whatever scope asks
@@ -169,6 +171,9 @@ class Tracer:
                 "argument, or make scratch memory with s.empty(shape, dtype)")
         self._bufs[id(obj)] = (obj, buf)  # holding obj keeps its id unique
         return buf
+
+    def root_holding(self, address: int) -> Buffer | None:
+        return next((r for r in self._roots if r.lo <= address < r.hi), None)
 
     def _label(self, buf: Buffer) -> str | None:
         """Find the named array a view lies in: it moves with that one on rebinding.
@@ -347,8 +352,10 @@ class Stream(ProxyStream):
                 "work there, or launch on a real stream outside")
         return t
 
-    def launch(self, kernel, grid, block, *args, shared_mem: int = 0, opaque: bool = False):
-        """Record a kernel launch: ``s.launch(kernel, grid, block, *args)``.
+    def launch(self, kernel, grid, block=_kernel.NO_BLOCK, *args, shared_mem=None,
+               cluster=None, cooperative=None, opaque: bool = False):
+        """Record a kernel launch: ``s.launch(kernel, grid, block, *args)``, or
+        ``s.launch(kernel, config, *args)`` with a cuda.core ``LaunchConfig``.
 
         ``kernel`` is a numba ``@cuda.jit`` kernel, a cupy ``RawKernel``, a
         cuda.core ``Kernel`` or one declared with ``gt.kernel``. Arguments may be
@@ -356,8 +363,19 @@ class Stream(ProxyStream):
         intents. ``opaque=True`` orders it after all earlier work and before all
         later work, for a kernel that touches memory it is not given. numba's
         ``kernel[grid, block, s](*args)`` records the same node.
+
+        Launch options: ``shared_mem`` bytes of dynamic shared memory (above
+        48 KB the kernel's limit is raised when the graph is built),
+        ``cluster`` thread block cluster dimensions (the grid still counts
+        blocks, a multiple of the cluster in each dimension), and
+        ``cooperative=True`` (all blocks on the GPU at once, for grid-wide
+        synchronisation; the grid must fit, which only the GPU can tell). A
+        ``LaunchConfig`` carries them instead (``shmem_size``, ``cluster``,
+        ``is_cooperative``; its grid counts clusters when it has a cluster,
+        as in cuda.core).
         """
-        return _kernel.record_launch(self, kernel, grid, block, args, shared_mem, opaque)
+        return _kernel.record_launch(self, kernel, grid, block, args, shared_mem, opaque,
+                                     cluster, cooperative)
 
     def copy(self, dst, src):
         """Record a copy of ``src`` into ``dst`` (same shape and dtype).
@@ -495,12 +513,18 @@ class Stream(ProxyStream):
             "split the function in two graphs, or use s.host(fn, ...) to run host "
             "code at that point of the graph")
 
-    @property
-    def __cuda_stream__(self):
-        raise StreamError(
-            "a proxy stream is not a real CUDA stream: issue work on it with "
-            "s.launch(...), kernel[grid, block, s](...), s.copy(...), s.memset(...) "
-            "or s.host(...)")
+    # What libraries read from a real stream: a StreamError at the user's line that
+    # names the spelling to use instead (no CUDA stream stands behind a proxy).
+    __cuda_stream__ = property(_kernel.foreign_attribute(
+        "handle", "code taking streams by the CUDA stream protocol",
+        " (cuda.core's launch does when it was imported before graphtrace, which "
+        "replaces it with gt.launch: import graphtrace first, or call gt.launch)"))
+    ptr = property(_kernel.foreign_attribute("pointer", "cupy"))
+    handle = property(_kernel.foreign_attribute("handle", "numba or cuda.core"))
+    cuda_stream = property(_kernel.foreign_attribute("handle", "torch"))
+    device = property(_kernel.foreign_attribute("device", "torch"))
+    __int__ = __index__ = _kernel.foreign_attribute("handle as an int",
+                                                     "an ExternalStream or the like")
 
     def __repr__(self):
         return f"<graphtrace proxy stream {self._index} of {self._tracer.name}>"

@@ -303,7 +303,7 @@ def test_grid_synchronisation_is_refused_at_the_launch_line():
     with pytest.raises(gt.KernelArgumentError) as e:
         f(x, out)
     check(e, "gridsync", "numba kernel grid_reduce synchronises the whole grid",
-          "launch it eagerly")
+          "cooperative=True")
     assert out.copy_to_host().tolist() == [0.0]               # nothing ran
 
 

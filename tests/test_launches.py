@@ -4,7 +4,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from helpers import FakeDeviceArray as A
+from helpers import FakeDeviceArray as A, line_of
 
 
 @cuda.jit
@@ -114,3 +114,133 @@ def test_tuples_of_numbers_and_of_arrays_are_valid_numba_arguments():
     out = dev(np.zeros(8))
     f(out, dev(np.arange(8)), dev(np.ones(8)))
     assert out.copy_to_host().tolist() == [2.0 + 2.0 * i for i in range(8)]
+
+
+# --- numba's other launch spellings and compile options -------------------------------
+def test_forall_records_a_launch_of_one_thread_per_task():
+    @gt.graph(backend="sim")
+    def f(s, out, v):
+        fill.forall(out.size, stream=s)(out[:6], v)       # numba's simulator: 1 per block
+        fill.forall(3, 2, s)(out[6:], v)             # 3 tasks, 2 per block
+        fill.forall(0, stream=s)(out, v)                  # no tasks: nothing to launch
+    out = dev(np.zeros(9))
+    f(out, 4.0)
+    assert out.copy_to_host().tolist() == [4.0] * 9
+    g = f.trace(out, 4.0)
+    assert [(n.attrs["grid"][0], n.attrs["block"][0]) for n in g.nodes] == [(9, 1), (2, 2)]
+
+
+def test_forall_task_counts_must_be_fixed_ints():
+    @gt.graph
+    def f(s, out, n):
+        fill.forall(n, stream=s)(out, 1.0)                 # dynamic
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(A(8, "float64"), 8)
+    assert e.value.source[1] == line_of(__file__, "dynamic")
+    with pytest.raises(gt.ArgumentError, match="forall's ntasks must be a non-negative int"):
+        gt.graph(lambda s, out: fill.forall(-1, stream=s)(out, 1.0)).trace(A(8, "float64"))
+
+
+@cuda.jit("void(float32[:], float32, float32[:])")
+def typed_axpy(x, a, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i] + out[i]
+
+
+@cuda.jit(fastmath=True)
+def fast_square(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] * x[i]
+
+
+@cuda.jit(opt=False)               # lineinfo=True too on the GPU (not the simulator)
+def traced_lines(x, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = x[i] + 1
+
+
+def test_kernels_with_signatures_and_compile_options_trace_and_run():
+    @gt.graph(backend="sim")
+    def f(s, x, a, out, sq, inc):
+        typed_axpy[1, 8, s](x, a, out)
+        fast_square[1, 8, s](x, sq)
+        s.launch(traced_lines, 1, 8, x, inc)
+    x = cuda.to_device(np.arange(8, dtype=np.float32))
+    out, sq, inc = (cuda.to_device(np.ones(8, np.float32)) for _ in range(3))
+    f(x, 2.0, out, sq, inc)
+    assert out.copy_to_host().tolist() == [2.0 * i + 1 for i in range(8)]
+    assert sq.copy_to_host().tolist() == [float(i * i) for i in range(8)]
+    assert inc.copy_to_host().tolist() == [i + 1.0 for i in range(8)]
+    g = f.trace(x, 2.0, out, sq, inc)
+    assert [[m for _, m in n.accesses] for n in g.nodes] == [["r", "rw"], ["r", "w"],
+                                                              ["r", "w"]]
+
+
+class CUDADispatcher:
+    """What graphtrace reads of a numba kernel compiled for the GPU, with debug=True
+    (numba's simulator, which these tests run on, leaves debug=True out)."""
+
+    def __init__(self, py_func):
+        self.py_func, self.targetoptions = py_func, {"debug": True, "opt": False}
+
+
+def test_a_debug_kernel_warns_once_at_its_launch_line():
+    debug_fill = CUDADispatcher(fill.py_func)
+
+    @gt.graph
+    def f(s, out):
+        s.launch(debug_fill, 1, 8, out, 1.0)                # debugkernel
+        s.launch(debug_fill, 1, 8, out, 2.0)
+    with pytest.warns(UserWarning, match="compiled with debug=True") as record:
+        g = f.trace(A(8, "float64"))
+    assert len(record) == 1
+    assert (record[0].filename, record[0].lineno) == (__file__, line_of(__file__, "debugkernel"))
+    assert "in the graph they pass unseen" in str(record[0].message)
+    assert len(g.nodes) == 2
+
+
+# --- cupy's templated kernels of a RawModule ----------------------------------------
+TEMPLATED = r'''
+template<typename T>
+__global__ void axpy_t(const T* x, T a, T* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] += a * x[i];
+}
+'''
+
+
+class FakeModuleFunction:
+    """What cupy's RawModule.get_function("axpy_t<double>") returns, as graphtrace reads
+    it: a kernel named by its compiled symbol, whose module maps the expression to it."""
+
+    class kernel:
+        class module:
+            mapping = {"axpy_t<float>": "_Z6axpy_tIfEvPKT_S0_PS0_i",
+                       "axpy_t<double>": "_Z6axpy_tIdEvPKT_S0_PS0_i"}
+
+    code, name_expressions = TEMPLATED, ("axpy_t<float>", "axpy_t<double>")
+
+    def __init__(self, expression):
+        self.name = self.kernel.module.mapping[expression]
+
+
+@pytest.mark.parametrize("expression, ctype", [("axpy_t<float>", np.float32),
+                                                ("axpy_t<double>", np.float64)])
+def test_templated_kernels_of_a_module_by_their_name_expressions(expression, ctype):
+    from graphtrace.ops._cupy import CupyAdapter, source_name
+    k = FakeModuleFunction(expression)
+    assert source_name(k) == expression
+    ad = CupyAdapter(k)
+    assert (ad.name, ad.params) == (expression, ["x", "a", "y", "n"])
+
+    @gt.graph
+    def f(s, x, y, a):
+        s.launch(ad, 1, 32, x, a, y, 32)
+    g = f.trace(A(32, ctype), A(32, ctype), 2.0)
+    assert str(g).splitlines()[1].split("  #")[0] == \
+        f"  %0 = kernel {expression}[1, 32](x, a, y, 32)  in(x)  inout(y)"
+    packed = ad.pack(None, g.nodes[0].args, lambda v: getattr(v, "value", v))
+    assert type(packed[1]) is ctype and type(packed[3]) is np.int32

@@ -1,18 +1,28 @@
-"""The cuda.core ``Kernel`` adapter: arguments are passed as cuda.core packs them.
+"""The cuda.core ``Kernel`` adapter, and cuda.core's ``launch`` on proxy streams.
 
 cuda.core's ``Kernel`` says nothing about what a parameter does to memory,
 so every array argument is read and written unless ``gt.kernel(k, intents)``
 or ``gt.In``/``gt.Out`` say otherwise. A Python float is passed as a double
 and an int as an intptr_t, as ``cuda.core.launch`` does; pass numpy scalars
 for other C types.
+
+``launch(stream, config, kernel, *args)`` (``gt.launch``) is cuda.core's
+launch, which also records on a proxy stream. cuda.core's own cannot be
+made to record: it is compiled code that takes the stream's handle
+(``__cuda_stream__``) and calls the driver at once, so the only place to
+see its config, kernel and arguments is the call itself. graphtrace puts
+``gt.launch`` in place of ``cuda.core.launch`` when it is imported: code
+that imports cuda.core's launch afterwards records unchanged; a name bound
+before keeps cuda.core's own, and a proxy stream handed to it says so.
 """
 from __future__ import annotations
 
 from ..buffers import Buffer
-from ..errors import KernelArgumentError
+from ..context import ProxyStream, current_tracer
+from ..errors import KernelArgumentError, StreamError
 from .kernel import ADAPTERS, Adapter
 
-__all__ = ["CoreAdapter"]
+__all__ = ["CoreAdapter", "launch"]
 
 
 def _is_core_kernel(k) -> bool:
@@ -45,3 +55,40 @@ class CoreAdapter(Adapter):
 
 
 ADAPTERS.append((_is_core_kernel, CoreAdapter))
+
+
+_core_launch = None   # cuda.core's own launch
+
+
+def launch(stream, config, kernel, *kernel_args):
+    """``launch(stream, config, kernel, *args)``: cuda.core's launch, which also records.
+
+    On a proxy stream it records a kernel node, as
+    ``stream.launch(kernel, config, *args)`` does: any kernel graphtrace takes
+    (numba, cupy ``RawKernel``, cuda.core ``Kernel``, ``gt.kernel``), with the
+    options of the ``LaunchConfig`` (or of a dict of its fields). On any other
+    stream it is cuda.core's own launch; inside a trace that is refused, since
+    the kernel would run now and not in the graph.
+    """
+    if isinstance(stream, ProxyStream):
+        return stream.launch(kernel, config, *kernel_args)
+    if current_tracer() is not None:
+        raise StreamError(
+            "a kernel launched on a real stream inside a trace: it would run now and "
+            "escape the graph; launch it on the proxy stream, launch(s, config, kernel, "
+            "*args)")
+    return _core_launch(stream, config, kernel, *kernel_args)
+
+
+def _replace_core_launch() -> None:
+    """Put ``launch`` in place of ``cuda.core.launch`` (once)."""
+    global _core_launch
+    try:
+        import cuda.core as core
+    except (ImportError, RuntimeError, OSError):   # no usable cuda.core: nothing to wrap
+        return
+    if getattr(core, "launch", launch) is not launch:
+        _core_launch, core.launch = core.launch, launch
+
+
+_replace_core_launch()

@@ -17,7 +17,7 @@ from ..scalar import Scalar
 from ._reference import reference_for
 from .kernel import ADAPTERS, MODULES, Adapter
 
-__all__ = ["CupyAdapter", "CParam", "parse_signature", "c_dtype"]
+__all__ = ["CupyAdapter", "CParam", "parse_signature", "c_dtype", "source_name"]
 
 _INT = {"char": "int8", "signed char": "int8", "unsigned char": "uint8",
         "short": "int16", "short int": "int16", "unsigned short": "uint16",
@@ -245,15 +245,33 @@ def _template_arguments(head: str, name: str) -> dict:
     return out
 
 
+def source_name(k) -> str:
+    """The name a cupy kernel has in its source. A ``RawModule``'s
+    ``get_function("k<float>")`` returns a kernel named by the compiled symbol
+    (``_Z1kIfEvPT_``), which the module maps back to the name expression."""
+    expressions = getattr(k, "name_expressions", None)
+    if not expressions or k.name in expressions:
+        return k.name
+    try:
+        mapping = k.kernel.module.mapping   # name expression -> symbol (compiled already)
+    except AttributeError:
+        return k.name
+    return next((e for e, symbol in (mapping or {}).items() if symbol == k.name), k.name)
+
+
 class CupyAdapter(Adapter):
     library = "cupy"
-    cufunction = True   # cupy loads a module per device: its kernels are CUfunctions
+    handle_is_function = True   # Kernel.from_handle of cupy's CUfunction
 
     def __init__(self, k):
-        self.signature = parse_signature(k.code, k.name)
-        super().__init__(k, k.name, [p.name for p in self.signature],
+        name = source_name(k)
+        self.signature = parse_signature(k.code, name)
+        super().__init__(k, name, [p.name for p in self.signature],
                          ["r" if p.const else "rw" if p.pointer else "r"
                           for p in self.signature])
+        if getattr(k, "enable_cooperative_groups", False):
+            self.cooperative_reason = ("is built with enable_cooperative_groups=True, which "
+                                       "cupy launches cooperatively")
         self._core = None
         # per parameter: pointer, int, float (incl. complex) or other; and its numpy type
         self._kinds = ["p" if p.pointer else "x" if p.dtype is None else
@@ -347,6 +365,7 @@ def raw_module_function(module, name: str) -> CupyAdapter:
 
     class _Function:  # what CupyAdapter reads of a RawKernel
         code, raw = module.code, module.get_function(name)  # a RawKernel in cupy 14
+        enable_cooperative_groups = getattr(module, "enable_cooperative_groups", False)
 
         @property
         def kernel(self):

@@ -14,17 +14,20 @@ import ctypes
 import inspect
 import math
 import sys
+import warnings
+from typing import NamedTuple
 
 import numpy as np
 
 from ..buffers import Buffer
 from ..context import ProxyStream, current_tracer, on_trace_start
-from ..errors import KernelArgumentError, StreamError
+from ..errors import ArgumentError, KernelArgumentError, StreamError, user_frame
 from ..scalar import Scalar
 from ..tree import materialize, tree_map
 from ._intents import _dotted, _parse, infer_intents, resolve_dotted, vararg_intent
 from ._numba_sim import is_device_function, run_numba_kernel
-from .kernel import ADAPTERS, Adapter, record_launch
+from .base import record_args
+from .kernel import ADAPTERS, Adapter, adapter_for, record_launch
 
 __all__ = ["NumbaAdapter", "flatten", "is_device_function", "uses_grid_sync", "array_params"]
 
@@ -43,6 +46,12 @@ def _refuse_device_function(k):
         "function without device=True)")
 
 
+class _Compiled(NamedTuple):
+    """What ``NumbaAdapter.compile`` keeps of a compiled kernel besides the kernel."""
+    types: tuple         # numba's type of each launch argument (*args flattened)
+    cooperative: bool    # numba found a grid synchronisation in it
+
+
 class NumbaAdapter(Adapter):
     library = "numba"
 
@@ -56,16 +65,16 @@ class NumbaAdapter(Adapter):
             self.vararg_intent = vararg_intent(py_func) or "rw"
         self.simulated = type(k).__name__ == "FakeCUDAKernel"
         self.grid_sync = uses_grid_sync(py_func)
+        if self.grid_sync:
+            self.cooperative_reason = "synchronises the whole grid (cuda.cg.this_grid())"
         self.array_params = array_params(py_func)
-        self._compiled: dict = {}   # numba argument types -> (cuda.core Kernel, types)
+        # numba's simulator drops debug=True; a GPU kernel keeps it in its options
+        self.debug = bool(getattr(k, "targetoptions", {}).get("debug"))
+        self._compiled: dict = {}   # numba argument types -> (cuda.core Kernel, _Compiled)
 
     def validate(self, args) -> None:
-        if self.grid_sync:
-            raise KernelArgumentError(
-                f"numba kernel {self.name} synchronises the whole grid "
-                "(cuda.cg.this_grid().sync(), a cooperative launch), which a graph kernel "
-                "node cannot do yet: launch it eagerly, outside the @gt.graph function, "
-                "or split it into kernels at its grid syncs")
+        if self.debug:
+            self._warn_debug()
         for i, a in enumerate(args):
             if type(a) is Buffer:   # the usual case
                 continue
@@ -83,34 +92,60 @@ class NumbaAdapter(Adapter):
                     f"{what}, but the kernel uses it as an array: pass a device array "
                     "(cuda.to_device(np.asarray(values)))")
 
+    def _warn_debug(self) -> None:
+        """Once per kernel: its device-side errors would pass unseen in a graph."""
+        self.debug = False
+        file, line = user_frame()
+        warnings.warn_explicit(
+            f"numba kernel {self.name} is compiled with debug=True: numba reports the "
+            "errors it raises on the device (assert, out-of-bounds indices) by reading a "
+            "module global after an eager launch, which a graph never does, so in the "
+            "graph they pass unseen; debug it eagerly, and compile it without debug=True "
+            "for the graph", UserWarning, file, line)
+
     def compile(self, args):
-        """``(cuda.core Kernel, numba type per argument)`` for these recorded arguments."""
+        """``(cuda.core Kernel, _Compiled)`` for these recorded arguments."""
         if self.simulated:
             raise RuntimeError("numba's CUDA simulator is enabled: no GPU kernel to emit")
         from numba.core import types
-        k = self.kernel
-        argtypes = tuple(k.typeof_pyval(v) for v in tree_map(_typeable, args))
+        argtypes = tuple(self.kernel.typeof_pyval(v) for v in tree_map(_typeable, args))
         hit = self._compiled.get(argtypes)
         if hit is not None:
             return hit
         n = len(self.params)
         sig = argtypes if self.vararg is None else \
             argtypes[:n] + (types.StarArgTuple(argtypes[n:]),)   # numba's type of *args
-        compiled = k.compile(sig)
+        compiled = self._overload(sig)
         compiled.bind()
-        if getattr(compiled, "cooperative", False):
-            raise KernelArgumentError(
-                f"numba kernel {self.name} uses grid synchronisation (cooperative "
-                "launch), which a graph kernel node cannot express; launch it eagerly")
         flat = tuple(compiled.argument_types)
         if self.vararg is not None:   # the *args tuple is passed as its elements, in order
             flat = flat[:n] + tuple(flat[n])
-        hit = self._compiled[argtypes] = (compiled._codelibrary.get_cufunc().kernel, flat)
+        hit = self._compiled[argtypes] = (compiled._codelibrary.get_cufunc().kernel,
+                                          _Compiled(flat, bool(compiled.cooperative)))
         return hit
 
-    def pack(self, argtypes, args, value_of) -> list:
+    def _overload(self, sig):
+        """numba's compiled kernel for these argument types. A kernel compiled for
+        given signatures (``@cuda.jit("void(float32[:])")``) compiles no more: the
+        arguments go to the signature numba itself would choose, converted to it."""
+        k = self.kernel
+        if getattr(k, "_can_compile", True):
+            return k.compile(sig)
+        chosen = k.typingctx.resolve_overload(k.py_func, k.nopython_signatures, sig, {})
+        if chosen is None:
+            raise KernelArgumentError(
+                f"numba kernel {self.name} is compiled for "
+                f"{', '.join(str(s) for s in k.nopython_signatures)} only, and arguments "
+                f"of types ({', '.join(map(str, sig))}) fit none of them: pass arguments "
+                "of those types, or leave the signature out of @cuda.jit")
+        return k.overloads[tuple(chosen.args)]
+
+    def compiled_cooperative(self, meta) -> bool:
+        return meta.cooperative
+
+    def pack(self, meta, args, value_of) -> list:
         out: list = []
-        for i, (ty, a) in enumerate(zip(argtypes, args)):
+        for i, (ty, a) in enumerate(zip(meta.types, args)):
             flatten(ty, a, value_of, out, self, i)
         return out
 
@@ -122,6 +157,14 @@ class NumbaAdapter(Adapter):
         values = tree_map(lambda v: FakeCUDAArray(v) if isinstance(v, np.ndarray) else v,
                           values)
         run_numba_kernel(k.py_func, grid, block, shared_mem, values, **options)
+
+    def simulation_refusal(self, grid) -> str | None:
+        if self.grid_sync and math.prod(grid) > 1:
+            return (f"numba kernel {self.name} synchronises the whole grid, and numba's "
+                    "simulator runs a grid one block at a time, so its this_grid().sync() "
+                    f"cannot wait for the other blocks ({math.prod(grid)} blocks here): "
+                    "simulate it with a grid of one block, or run it on the GPU")
+        return None
 
 
 def _typeable(v):
@@ -293,10 +336,51 @@ class _ProxyLaunch:
                              self.shared_mem)
 
 
-def _patch_getitem(cls):
-    original = getattr(cls, "__getitem__", None)
-    if original is None or getattr(original, "_graphtrace", False):
+class _ProxyForAll:
+    """What ``kernel.forall(ntasks, tpb, stream=s)`` returns for a proxy stream ``s``:
+    a 1-D launch of ``ntasks`` threads, ``tpb`` per block (by default numba's
+    choice: the driver's block size of best occupancy; one on the simulator)."""
+
+    __slots__ = ("kernel", "ntasks", "tpb", "stream", "shared_mem")
+
+    def __init__(self, kernel, ntasks, tpb, stream, shared_mem):
+        self.kernel, self.ntasks, self.tpb = kernel, ntasks, tpb
+        self.stream, self.shared_mem = stream, shared_mem
+
+    def __call__(self, *args):
+        ntasks, tpb = _forall_count(self.ntasks, "ntasks"), _forall_count(self.tpb, "tpb")
+        if ntasks == 0:   # numba launches nothing
+            return None
+        tpb = tpb or self._block_size(args)
+        return record_launch(self.stream, self.kernel, (ntasks + tpb - 1) // tpb, tpb, args,
+                             self.shared_mem)
+
+    def _block_size(self, args) -> int:
+        adapter = adapter_for(self.kernel)
+        if adapter.simulated:
+            return 1
+        adapter.check_arity(len(args))
+        rec, _ = record_args(self.stream.tracer(), args, adapter.intent, lambda i, b: None)
+        adapter.validate(rec)
+        kern, _ = adapter.compile(rec)
+        return int(kern.occupancy.max_potential_block_size(self.shared_mem, 1024)[1])
+
+
+def _forall_count(n, what: str) -> int:
+    if isinstance(n, Scalar):
+        n._refuse()
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 0:
+        raise ArgumentError(f"forall's {what} must be a non-negative int, not {n!r}")
+    return int(n)
+
+
+def _patch_launch_syntax(cls):
+    """``kernel[grid, block, s]`` and ``kernel.forall(n, stream=s)`` with a proxy ``s``
+    record; with a real stream inside a trace they are refused."""
+    getitem = getattr(cls, "__getitem__", None)
+    if getitem is None or getattr(getitem, "_graphtrace", False):
         return
+    forall = cls.forall
 
     def __getitem__(self, config):
         cfg = config if isinstance(config, tuple) else (config,)
@@ -307,22 +391,28 @@ def _patch_getitem(cls):
                 f"numba kernel {self.py_func.__name__} launched on a real stream inside "
                 "a trace: it would run now and escape the graph; launch it on the proxy "
                 "stream, kernel[grid, block, s](...)")
-        return original(self, config)
+        return getitem(self, config)
+
+    def forall_(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        if isinstance(stream, ProxyStream):
+            return _ProxyForAll(self, ntasks, tpb, stream, sharedmem)
+        return forall(self, ntasks, tpb=tpb, stream=stream, sharedmem=sharedmem)
 
     __getitem__._graphtrace = True
-    cls.__getitem__ = __getitem__
+    forall_.__doc__, forall_.__name__ = forall.__doc__, "forall"
+    cls.__getitem__, cls.forall = __getitem__, forall_
 
 
 @on_trace_start
 def _install_launch_syntax():
-    """Route ``kernel[grid, block, s]`` with a proxy ``s`` to the tracer (idempotent)."""
+    """Route numba's launch spellings with a proxy stream to the tracer (idempotent)."""
     if "numba" not in sys.modules:   # kernels come from an imported numba
         return
     try:
         from numba.cuda.dispatcher import CUDADispatcher
-        _patch_getitem(CUDADispatcher)
+        _patch_launch_syntax(CUDADispatcher)
     except ImportError:
         pass
     if "numba.cuda.simulator.kernel" in sys.modules:
         from numba.cuda.simulator.kernel import FakeCUDAKernel
-        _patch_getitem(FakeCUDAKernel)
+        _patch_launch_syntax(FakeCUDAKernel)

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..buffers import HOST
+from ..buffers import HOST, Buffer
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
-                      SimulationError)
+                      SimulationError, StreamError)
 from ..scalar import Scalar
+from . import _launch
+from ._launch import count as _count, dim3
 from .base import Op, arg_position, record_args
 
 __all__ = ["Adapter", "ADAPTERS", "MODULES", "adapter_for", "kernel", "dim3", "record_launch",
-           "KernelOp", "KERNEL"]
+           "NO_BLOCK", "foreign_attribute", "KernelOp", "KERNEL"]
 
 # (predicate(obj) -> bool, factory(obj) -> Adapter), tried in order.
 ADAPTERS: list = []
@@ -35,12 +37,15 @@ class Adapter:
     further arguments (or None); ``intents``: per fixed parameter ``"r"``,
     ``"w"`` or ``"rw"`` (None: all ``"rw"``); ``vararg_intent``: that of each
     further argument; ``opaque``: the kernel touches memory it is not given
-    as array arguments.
+    as array arguments; ``cooperative_reason``: why the kernel must be
+    launched cooperatively, if it must; ``handle_is_function``: the cuda.core
+    ``Kernel`` that ``compile`` returns wraps a ``CUfunction``, not a ``CUkernel``.
     """
 
     library = "?"
     vararg_intent = "rw"
-    cufunction = False   # compile() gives a Kernel wrapping a CUfunction, not a CUkernel
+    cooperative_reason: str | None = None
+    handle_is_function = False
 
     def __init__(self, kernel, name: str, params=None, intents=None, opaque=False,
                  vararg=None):
@@ -82,9 +87,17 @@ class Adapter:
         """Flat launch arguments; ``value_of`` maps a Buffer/Scalar to its value now."""
         raise NotImplementedError
 
+    def compiled_cooperative(self, meta) -> bool:
+        """Whether the kernel ``compile`` returned with ``meta`` needs a cooperative launch."""
+        return False
+
     def simulate(self, grid, block, shared_mem, values):
         raise NotImplementedError(
             f"the CPU simulator cannot run {self.library} kernel {self.name}")
+
+    def simulation_refusal(self, grid) -> str | None:
+        """Why the simulator cannot run this launch correctly, if it cannot."""
+        return None
 
     def __repr__(self):
         return f"<{self.library} kernel {self.name}>"
@@ -97,7 +110,9 @@ class Declared(Adapter):
         super().__init__(inner.kernel, name or inner.name, inner.params,
                          list(intents) if intents is not None else inner.intents,
                          opaque or inner.opaque, inner.vararg)
-        self.inner, self.library, self.cufunction = inner, inner.library, inner.cufunction
+        self.inner, self.library = inner, inner.library
+        self.cooperative_reason = inner.cooperative_reason
+        self.handle_is_function = inner.handle_is_function
 
     def intent(self, i: int) -> str:
         """The declared intent, else the kernel's own (declared ones may cover *args)."""
@@ -114,8 +129,14 @@ class Declared(Adapter):
     def pack(self, meta, args, value_of):
         return self.inner.pack(meta, args, value_of)
 
+    def compiled_cooperative(self, meta) -> bool:
+        return self.inner.compiled_cooperative(meta)
+
     def simulate(self, grid, block, shared_mem, values):
         return self.inner.simulate(grid, block, shared_mem, values)
+
+    def simulation_refusal(self, grid) -> str | None:
+        return self.inner.simulation_refusal(grid)
 
 
 def adapter_for(k) -> Adapter:
@@ -174,30 +195,6 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
     return Declared(inner, intents, opaque, name)
 
 
-def _count(d):
-    """``d`` as a Python int if it is an integer (numpy's too) but not a bool, else None."""
-    if isinstance(d, (int, np.integer)) and not isinstance(d, bool):
-        return int(d)
-    return None
-
-
-def dim3(value, what: str) -> tuple:
-    """A grid or block size as a 3-tuple of positive ints."""
-    if type(value) is int and value > 0:
-        return (value, 1, 1)
-    dims = tuple(value) if isinstance(value, (tuple, list)) else (value,)
-    for d in dims:
-        if isinstance(d, Scalar):
-            d._refuse()  # a dynamic scalar cannot size a launch
-    ints = tuple(_count(d) for d in dims)
-    if not 1 <= len(ints) <= 3 or not all(d is not None and d > 0 for d in ints):
-        raise ArgumentError(
-            f"{what} must be a positive int or a tuple of up to 3 positive ints, not "
-            f"{value!r}; grid sizes are fixed when the graph is built (pass the "
-            "numbers they depend on as static=)")
-    return ints + (1,) * (3 - len(ints))
-
-
 def _device_only(adapter):
     def check(i, buf):
         if buf.device == HOST:
@@ -209,22 +206,87 @@ def _device_only(adapter):
     return check
 
 
-def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
-    """Record a kernel launch on a proxy stream (``Stream.launch``, ``kernel[g, b, s]``)."""
+NO_BLOCK = object()   # s.launch(kernel, config, *args): a LaunchConfig in place of both
+
+
+def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, cluster=None,
+                  cooperative=None):
+    """Record a kernel launch on a proxy stream (``Stream.launch``, ``kernel[g, b, s]``,
+    ``gt.launch``). ``grid`` may be a ``LaunchConfig``, which then carries the options
+    and leaves ``block`` (``NO_BLOCK`` if not given) to the kernel's arguments."""
     tracer = stream.tracer()
+    if type(grid) is not int and _launch.is_config(grid):
+        if (shared_mem, cluster, cooperative) != (None, None, None):
+            raise ArgumentError(
+                "launch options given both in a LaunchConfig and as keywords: put "
+                "shared_mem (shmem_size), cluster and cooperative (is_cooperative) in "
+                "the LaunchConfig")
+        args = args if block is NO_BLOCK else (block,) + tuple(args)
+        grid, block, shared_mem, cluster, cooperative = _launch.read_config(grid)
+    elif block is NO_BLOCK:
+        raise ArgumentError("a launch needs a block size after the grid: "
+                            "s.launch(kernel, grid, block, *args), or a cuda.core "
+                            "LaunchConfig in place of both")
+    attrs = _launch.options(grid, block, 0 if shared_mem is None else shared_mem, cluster,
+                            False if cooperative is None else cooperative)
     adapter = adapter_for(k)
     adapter.check_arity(len(args))
-    grid, block = dim3(grid, "grid"), dim3(block, "block")
-    if isinstance(shared_mem, Scalar):
-        shared_mem._refuse()
-    if _count(shared_mem) is None or shared_mem < 0:
-        raise ArgumentError(f"shared_mem must be a non-negative int, not {shared_mem!r}")
-    shared_mem = int(shared_mem)
+    if adapter.cooperative_reason and not attrs["cooperative"]:
+        raise KernelArgumentError(_cooperative_needed(adapter))
     rec, accesses = record_args(tracer, args, adapter.intent, _device_only(adapter))
     adapter.validate(rec)
+    opaque = opaque or adapter.opaque
+    if not opaque:
+        _refuse_addresses(tracer, adapter, rec)
     return tracer.record(KERNEL, adapter, rec, accesses, stream=stream.index,
-                         scope=stream.scope, opaque=opaque or adapter.opaque,
-                         attrs={"grid": grid, "block": block, "shared_mem": shared_mem})
+                         scope=stream.scope, opaque=opaque, attrs=attrs)
+
+
+def _cooperative_needed(adapter) -> str:
+    if not _launch.COOPERATIVE_NODES:
+        return (f"{adapter.library} kernel {adapter.name} {adapter.cooperative_reason}, "
+                "which a graph kernel node cannot do: launch it eagerly, outside the "
+                "@gt.graph function, or split it into kernels at its grid syncs")
+    return (f"{adapter.library} kernel {adapter.name} {adapter.cooperative_reason}: "
+            "launch it cooperatively, with all its blocks on the GPU at once: "
+            "s.launch(kernel, grid, block, *args, cooperative=True), or a LaunchConfig "
+            "with is_cooperative=True")
+
+
+_LOWEST_ADDRESS = 1 << 16   # nothing is mapped below: smaller ints are no addresses
+
+
+def _refuse_addresses(tracer, adapter, args) -> None:
+    """An int that is the address of an argument's memory (``x.data.ptr``), also as a
+    number the function receives: graphtrace would not know what the kernel touches."""
+    for i, a in enumerate(args):
+        if type(a) is Buffer:   # the usual case
+            continue
+        address = _count(a.value if isinstance(a, Scalar) else a)
+        root = tracer.root_holding(address) if address and address >= _LOWEST_ADDRESS \
+            else None
+        if root is not None:
+            raise KernelArgumentError(
+                f"argument {adapter.param_name(i)} of {adapter.library} kernel "
+                f"{adapter.name} is an int that points into {root.label} (such as "
+                f"{root.label}.data.ptr): pass the array {root.label} itself, so that "
+                "graphtrace sees what the kernel touches and moves it with a later "
+                "call's arrays (a kernel taking raw addresses must be declared "
+                "gt.kernel(k, opaque=True))")
+
+
+def foreign_attribute(name: str, asked_by: str, hint: str = ""):
+    """A method of the proxy stream for what libraries read from a real stream
+    (wrapped in ``property`` for attributes): it raises a ``StreamError`` at the
+    user's line naming what to write instead."""
+    def refuse(self, *_):
+        raise StreamError(
+            f"a proxy stream is not a CUDA stream: {asked_by} asked for its {name}{hint}. "
+            "Record kernels with s.launch(kernel, grid, block, *args), "
+            "kernel[grid, block, s](*args) or gt.launch(s, config, kernel, *args); run "
+            "other library code (a cupy kernel called with stream=, ElementwiseKernel, "
+            "torch ops, an ExternalStream) in a captured region, s.captured(fn, *args)")
+    return refuse
 
 
 def _dims(d):
@@ -233,16 +295,17 @@ def _dims(d):
 
 class KernelOp(Op):
     """A kernel launch: ``target`` is the kernel's ``Adapter``, ``args`` the
-    launch arguments as recorded; ``attrs``: ``grid``, ``block`` (3-tuples) and
-    ``shared_mem``. ``gpu.state`` keeps (cuda.core Kernel, meta)."""
+    launch arguments as recorded; ``attrs``: the launch options of ``_launch.py``
+    (``grid``, ``block``, ``shared_mem``, ``cluster``, ``cooperative``).
+    ``gpu.state`` keeps (cuda.core Kernel, meta)."""
 
     kind = "kernel"
 
     def describe(self, node, namer) -> str:
         a = node.attrs
-        shm = f", shared={a['shared_mem']}" if a["shared_mem"] else ""
         args = ", ".join(namer.value(v) for v in node.args)
-        return f"{node.target.name}[{_dims(a['grid'])}, {_dims(a['block'])}{shm}]({args})"
+        return f"{node.target.name}[{_dims(a['grid'])}, {_dims(a['block'])}]({args})" \
+            + _launch.describe(a)
 
     def verify(self, node) -> str | None:
         a = node.attrs
@@ -250,20 +313,34 @@ class KernelOp(Op):
             return f"its target is {type(node.target).__name__}, not a kernel Adapter"
         if not all(isinstance(a.get(k), tuple) and len(a[k]) == 3 for k in ("grid", "block")):
             return "grid and block must be 3-tuples"
+        cluster = a.get("cluster")
+        if cluster is not None and (len(cluster) != 3 or
+                                    any(g % c for g, c in zip(a["grid"], cluster))):
+            return f"grid {a['grid']} is not a whole number of clusters {cluster}"
         return None
 
     driver_update = exec_update = True
 
     def emit(self, gpu, node, parent):
-        """Added through the driver with all its dependencies (``_driver_nodes.py``)."""
-        kern, meta = node.target.compile(node.args)
+        """Added through the driver with all its dependencies (``_driver_nodes.py``),
+        then given its cluster and cooperative attributes."""
+        a, target = node.attrs, node.target
+        kern, meta = target.compile(node.args)
+        if target.compiled_cooperative(meta) and not a.get("cooperative"):
+            raise KernelArgumentError(_cooperative_needed(target), source=node.source)
+        _launch.allow_dynamic_shared(kern, a["shared_mem"], target.handle_is_function)
+        if a.get("cooperative"):
+            _launch.check_co_resident(kern, a)
         gpu.state[node.index] = (kern, meta)
-        return gpu.kernel_nodes.add(parent, gpu.take_preds(), *self._launch(gpu, node))
+        made = gpu.kernel_nodes.add(parent, gpu.take_preds(), *self._launch(gpu, node))
+        if _launch.has_node_attributes(a):
+            _launch.set_node_attributes(made, a)
+        return made
 
     def _launch(self, gpu, node) -> tuple:
         kern, meta = gpu.state[node.index]
         a = node.attrs
-        return (kern, node.target.cufunction, a["grid"], a["block"], a["shared_mem"],
+        return (kern, node.target.handle_is_function, a["grid"], a["block"], a["shared_mem"],
                 node.target.pack(meta, node.args, gpu.value_of))
 
     def update(self, gpu, node) -> None:
@@ -276,6 +353,9 @@ class KernelOp(Op):
     def simulate(self, sim, node) -> None:
         """Run the kernel on the CPU; with ``sim.check``, prove its read-only arrays stay so."""
         a = node.attrs
+        refusal = node.target.simulation_refusal(a["grid"])
+        if refusal:
+            raise SimulationError(refusal, source=node.source)
         written = [b for b, m in node.accesses if "w" in m]
         kept = [(b, sim.array(b).copy()) for b, m in node.accesses  # read-only bytes only
                 if m == "r" and not any(b.overlaps(w) for w in written)] if sim.check else []

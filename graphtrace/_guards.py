@@ -24,6 +24,7 @@ from __future__ import annotations
 import importlib
 import os
 import sys
+import sysconfig
 
 from .context import current_tracer, on_trace_start
 from .errors import HostSyncError
@@ -202,12 +203,22 @@ def translate(exc: BaseException) -> HostSyncError | None:
     text = str(exc)
     if "stream is capturing" not in text and "StreamCapture" not in text:
         return None
+    return HostSyncError(_message("a transfer between host and device memory",
+                                  f" ({text})"), source=raised_at(exc))
+
+
+LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
+
+
+def raised_at(exc: BaseException):
+    """The innermost line of the user's code in ``exc``'s traceback (library,
+    Cython and graphtrace frames skipped), or None."""
     from .errors import _is_internal
     source, tb = None, exc.__traceback__
     while tb is not None:
         file = tb.tb_frame.f_code.co_filename
-        if not _is_internal(file) and not file.endswith((".pyx", ".pxd", ".pxi")):
-            source = (file, tb.tb_lineno)   # the innermost user line (Cython frames skipped)
+        if not _is_internal(file) and not file.endswith((".pyx", ".pxd", ".pxi")) \
+                and not file.startswith(LIBRARY_DIRS):
+            source = (file, tb.tb_lineno)
         tb = tb.tb_next
-    return HostSyncError(_message("a transfer between host and device memory",
-                                  f" ({text})"), source=source)
+    return source

@@ -14,7 +14,7 @@ import warnings
 from collections import OrderedDict, namedtuple
 
 
-from ._guards import CupyFence, translate
+from ._guards import CupyFence, raised_at, translate
 from .arguments import Call, path_str, same_call, snapshot, walk
 from .backend import resolve
 from .context import current_tracer
@@ -22,6 +22,7 @@ from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError
 from .ir import Graph
+from .ops.kernel import stream_refusal
 from .reach import Reach, instance_arrays, named_values
 from .scalar import Scalar
 from .temporary import holder_of, returned
@@ -125,6 +126,11 @@ class GraphFunction:
                 result = self.fn(*bound.args, **bound.kwargs)
             except RuntimeError as e:   # a library refused a transfer while fenced
                 refusal = translate(e)
+                if refusal is None:
+                    raise
+                raise refusal from None
+            except TypeError as e:      # a library took the proxy stream for a handle
+                refusal = stream_refusal(e, raised_at(e))
                 if refusal is None:
                     raise
                 raise refusal from None

@@ -374,3 +374,39 @@ def test_a_library_frame_between_the_user_and_the_stream_is_skipped(tmp_path, mo
     with pytest.raises(gt.StreamError) as e:
         f.trace(A(4))
     check(e, "throughlibrary", "torch asked for its device")
+
+
+def test_a_library_taking_the_proxy_stream_for_a_handle_is_named_at_the_users_line():
+    """Compiled library code (torch, cupy's Cython) reads a stream handle without
+    any attribute graphtrace could refuse; its TypeError becomes a StreamError at
+    the user's line, naming the spellings to use."""
+    import os
+    import sysconfig
+    library = {}
+    exec(compile("def external_stream(stream):\n"
+                 "    raise TypeError(f'argument 5 must be int, not {type(stream).__name__}')\n",
+                 os.path.join(sysconfig.get_paths()["purelib"], "fakelib.py"), "exec"), library)
+
+    @gt.graph
+    def f(s, x):
+        library["external_stream"](s)                                  # library call
+    with pytest.raises(gt.StreamError) as e:
+        f(A(4))
+    assert e.value.source[1] == line_of(F, "library call")
+    assert "s.captured(fn, *args)" in str(e.value) and "not Stream" in str(e.value)
+
+    @gt.graph
+    def g(s, x):
+        raise TypeError("a mistake of the user's own")
+    with pytest.raises(TypeError, match="of the user's own"):
+        g(A(4))
+
+
+@pytest.mark.parametrize("symbol, expression", [
+    ("_Z6axpy_tIfEvPKT_S0_PS0_i", "axpy_t<float>"), ("_Z1kIdLi256EEvPT_", "k<double, 256>"),
+    ("_Z1kIjLin3EEvv", "k<unsigned int, -3>"), ("_Z3fooPf", "foo"),
+    ("_Z1kI6float2EvT_", None), ("plain", None)])
+def test_the_name_expression_of_a_templated_cupy_kernel_is_read_from_its_symbol(
+        symbol, expression):
+    from graphtrace.ops._cupy import demangled
+    assert demangled(symbol) == expression

@@ -248,15 +248,48 @@ def _template_arguments(head: str, name: str) -> dict:
 def source_name(k) -> str:
     """The name a cupy kernel has in its source. A ``RawModule``'s
     ``get_function("k<float>")`` returns a kernel named by the compiled symbol
-    (``_Z1kIfEvPT_``), which the module maps back to the name expression."""
-    expressions = getattr(k, "name_expressions", None)
-    if not expressions or k.name in expressions:
+    (``_Z1kIfEvPT_``), which the module maps back to the name expression (else
+    the symbol is read)."""
+    if not k.name.startswith("_Z"):
         return k.name
     try:
         mapping = k.kernel.module.mapping   # name expression -> symbol (compiled already)
     except AttributeError:
-        return k.name
-    return next((e for e, symbol in (mapping or {}).items() if symbol == k.name), k.name)
+        mapping = None
+    found = next((e for e, symbol in (mapping or {}).items() if symbol == k.name), None)
+    return found or demangled(k.name) or k.name
+
+
+# Itanium ABI codes of the builtin types a kernel template is instantiated with
+_MANGLED = {"b": "bool", "c": "char", "a": "signed char", "h": "unsigned char", "s": "short",
+            "t": "unsigned short", "i": "int", "j": "unsigned int", "l": "long",
+            "m": "unsigned long", "x": "long long", "y": "unsigned long long", "f": "float",
+            "d": "double"}
+
+
+def demangled(symbol: str) -> str | None:
+    """``k<float, 256>`` for the symbol of a function template instantiated with
+    builtin types and integer constants (``_Z1kIfLi256EEvPT_``); None for others."""
+    m = re.match(r"_Z(\d+)", symbol)
+    if m is None:
+        return None
+    start = m.end() + int(m.group(1))
+    name, rest = symbol[m.end():start], symbol[start:]
+    if not rest.startswith("I"):
+        return name
+    args, i = [], 1
+    while i < len(rest) and rest[i] != "E":
+        if rest[i] == "L" and rest[i + 1:i + 2] in _MANGLED:   # a constant: L<type><value>E
+            end = rest.find("E", i)
+            value = rest[i + 2:end]
+            args.append("-" + value[1:] if value.startswith("n") else value)
+            i = end + 1
+        elif rest[i] in _MANGLED:
+            args.append(_MANGLED[rest[i]])
+            i += 1
+        else:
+            return None
+    return f"{name}<{', '.join(args)}>"
 
 
 class CupyAdapter(Adapter):

@@ -160,6 +160,7 @@ class KernelNodes:
         self.arguments = ArgumentBlock()
         self._launch = None   # what the parameter struct holds besides the arguments
         self._graphs: dict = {}   # id(definition) -> (it, its CUgraph)
+        self._functions: dict = {}   # id(cuda.core Kernel) -> (it, its CUfunction here)
 
     def graph_of(self, definition):
         """The ``CUgraph`` of a ``GraphDefinition`` (the emitter's, or a body's)."""
@@ -180,16 +181,26 @@ class KernelNodes:
         p, d = self.params, self.driver
         launch = (id(kernel), function, grid, block, shared_mem)
         if launch != self._launch:   # consecutive nodes often launch alike
-            handle = int(kernel.handle)
-            if function:                 # cupy's: a CUfunction of its module
-                p.func, p.kern = d.CUfunction(handle), d.CUkernel(0)
-            else:                        # a CUkernel (numba, cuda.core): any context
-                p.func, p.kern, p.ctx = d.CUfunction(0), d.CUkernel(handle), d.CUcontext(0)
+            p.func = d.CUfunction(int(kernel.handle)) if function else self._function(kernel)
             p.gridDimX, p.gridDimY, p.gridDimZ = grid
             p.blockDimX, p.blockDimY, p.blockDimZ = block
             p.sharedMemBytes = shared_mem
             self._launch = launch
         p.kernelParams = self.arguments.fill(values)
+
+    def _function(self, kernel):
+        """The ``CUfunction`` of a ``CUkernel`` (numba, cuda.core) in the current context.
+
+        Not the ``CUkernel`` itself in the node's ``kern`` field: on an H200,
+        two cooperative nodes given that way ran concurrently without their grid
+        syncs holding (wrong results), and correctly given their functions, as
+        stream capture records them."""
+        hit = self._functions.get(id(kernel))
+        if hit is None or hit[0] is not kernel:
+            fn = check(self.driver.cuKernelGetFunction(self.driver.CUkernel(int(kernel.handle))),
+                       "cuKernelGetFunction")
+            hit = self._functions[id(kernel)] = (kernel, fn)
+        return hit[1]
 
     def add(self, graph, deps: list, kernel, function, grid, block, shared_mem, values):
         """A new kernel node of ``graph`` (a ``GraphDefinition``) after the nodes ``deps``;

@@ -21,10 +21,10 @@ code written on the API numpy shares with cupy (``x @ w``, ``x.sum()``,
 from __future__ import annotations
 
 import sys
-import sysconfig
 
 import numpy as np
 
+from .._guards import LIBRARY_DIRS
 from ..buffers import Buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, _is_internal, format_source)
@@ -200,7 +200,6 @@ class _Libraries:
         return False
 
 
-_LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
 
 
 def _region_line(exc: BaseException, node) -> tuple:
@@ -209,7 +208,7 @@ def _region_line(exc: BaseException, node) -> tuple:
     source, tb = node.source, exc.__traceback__
     while tb is not None:
         file = tb.tb_frame.f_code.co_filename
-        if not _is_internal(file) and not file.startswith(_LIBRARY_DIRS) \
+        if not _is_internal(file) and not file.startswith(LIBRARY_DIRS) \
                 and not file.endswith((".pyx", ".pxd", ".pxi")):
             source = (file, tb.tb_lineno)
         tb = tb.tb_next

@@ -9,6 +9,8 @@ them.
 """
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from ..buffers import HOST, Buffer
@@ -280,13 +282,30 @@ def foreign_attribute(name: str, asked_by: str, hint: str = ""):
     (wrapped in ``property`` for attributes): it raises a ``StreamError`` at the
     user's line naming what to write instead."""
     def refuse(self, *_):
-        raise StreamError(
-            f"a proxy stream is not a CUDA stream: {asked_by} asked for its {name}{hint}. "
+        raise StreamError(_not_a_stream(f"{asked_by} asked for its {name}{hint}"))
+    return refuse
+
+
+def _not_a_stream(what: str) -> str:
+    return (f"a proxy stream is not a CUDA stream: {what}. "
             "Record kernels with s.launch(kernel, grid, block, *args), "
             "kernel[grid, block, s](*args) or gt.launch(s, config, kernel, *args); run "
             "other library code (a cupy kernel called with stream=, ElementwiseKernel, "
             "torch ops, an ExternalStream) in a captured region, s.captured(fn, *args)")
-    return refuse
+
+
+# What compiled library code says when it reads a proxy stream as a stream handle
+# (torch names the type; cupy's Cython only says it wanted an integer).
+_HANDLE_WANTED = re.compile(r"\bnot Stream\b|an integer is required")
+
+
+def stream_refusal(exc: TypeError, source) -> StreamError | None:
+    """The ``StreamError`` for compiled library code (which graphtrace cannot
+    intercept) that took a proxy stream for a stream handle; else None."""
+    if not _HANDLE_WANTED.search(str(exc)):
+        return None
+    return StreamError(_not_a_stream(f"a library took it for a stream handle ({exc})"),
+                       source=source)
 
 
 def _dims(d):
@@ -332,9 +351,18 @@ class KernelOp(Op):
         if a.get("cooperative"):
             _launch.check_co_resident(kern, a)
         gpu.state[node.index] = (kern, meta)
-        made = gpu.kernel_nodes.add(parent, gpu.take_preds(), *self._launch(gpu, node))
+        preds = gpu.take_preds()
+        if a.get("cooperative"):
+            # Two cooperative nodes running at once gave wrong results on an H200
+            # (their grid syncs did not hold): each one comes after the previous
+            # one of its graph, whatever the data allow.
+            previous = gpu.state.get(("cooperative", id(parent)))
+            preds = preds + [previous] if previous is not None else preds
+        made = gpu.kernel_nodes.add(parent, preds, *self._launch(gpu, node))
         if _launch.has_node_attributes(a):
             _launch.set_node_attributes(made, a)
+        if a.get("cooperative"):
+            gpu.state[("cooperative", id(parent))] = made
         return made
 
     def _launch(self, gpu, node) -> tuple:

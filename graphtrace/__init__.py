@@ -17,6 +17,7 @@ from .ops._reference import reference
 from .trace import Stream
 from .sim import simulate
 from .check import check, Race
+from .explain import explain, Explanation
 from . import backend
 from . import _guards  # noqa: F401  (host-sync guards, installed at the first trace)
 
@@ -25,7 +26,7 @@ __version__ = "0.1.0"
 __all__ = [
     "graph", "GraphFunction", "CacheInfo", "RetraceWarning", "Graph", "Node", "Scalar", "Stream",
     "In", "Out", "InOut", "kernel", "pinned_empty", "reference", "simulate", "backend",
-    "check", "Race", "cond", "Condition",
+    "check", "Race", "explain", "Explanation", "cond", "Condition",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "IntentError", "EmitError",

@@ -6,7 +6,7 @@ _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 from .buffers import In, InOut, Out, pinned_empty
 from .errors import (ArgumentError, CaptureError, DynamicScalarError, EmitError,
                      GraphtraceError, HostSyncError, IntentError, IRError, KernelArgumentError,
-                     PageableMemoryError, ShapeMismatchError, SimulationError, StreamError,
+                     MissingDependencyError, PageableMemoryError, ShapeMismatchError, SimulationError, StreamError,
                      TraceError)
 from .function import CacheInfo, GraphFunction, RetraceWarning, graph
 from .ir import Graph, Node
@@ -30,5 +30,5 @@ __all__ = [
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "IntentError", "EmitError",
-    "CaptureError", "IRError",
+    "CaptureError", "IRError", "MissingDependencyError",
 ]

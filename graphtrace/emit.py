@@ -12,6 +12,7 @@ import sys
 import threading
 from collections import deque
 
+from . import log
 from .binding import Binding
 from .buffers import Buffer
 from .errors import EmitError
@@ -282,19 +283,26 @@ class CompiledGraph(Binding):
             return
         # cuda.core keeps what per-node updates replace until a whole-graph
         # update: take the whole route now and then, so that nothing piles up.
-        whole = (route or self._route(len(driven))) == "whole" \
-            or self._node_updates >= RELEASE_EVERY
+        chosen = route or self._route(len(driven))
+        released = chosen != "whole" and self._node_updates >= RELEASE_EVERY
+        whole = chosen == "whole" or released
         for node in driven:
             self._update(node, node.op.update_definition)
             if not whole and not self.gpu.reshaped:
                 self._update(node, node.op.update)
         if self.gpu.reshaped:
             self._reinstantiate()
+            how, why = "instantiated anew", "a captured region captured work of another shape"
         elif whole:
             self.graph.update(self.definition)
             self._node_updates = 0
+            how = "the whole graph"
+            why = f"after {RELEASE_EVERY} per-node rounds, to release what they keep" \
+                if released else "as asked" if route else "cheaper for this many nodes"
         else:
             self._node_updates += 1
+            how, why = "node by node", "as asked" if route else "cheaper for this many nodes"
+        log.route(self.ir.name, how, len(driven), why)
 
     def _reinstantiate(self) -> None:
         """A new executable graph from the definition, for a node whose shape changed

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import threading
+import time
 import warnings
 from collections import OrderedDict, namedtuple
 
 
+from . import log
 from ._guards import CupyFence, translate
 from .arguments import Call, path_str, same_call, snapshot, walk
 from .backend import resolve
@@ -42,6 +45,7 @@ def _default_backend():
     if _BACKEND is None:
         from .backend import default_backend
         _BACKEND = default_backend()
+        log.backend_chosen(_BACKEND, bool(os.environ.get("GRAPHTRACE_BACKEND", "").strip()))
     return _BACKEND
 
 
@@ -173,13 +177,18 @@ class GraphFunction:
             if entry is not None and entry.broken:
                 del self._cache[key]
                 entry = None
+                log.decision("%s: a failed update broke its graph for this signature: "
+                             "tracing it again", self.__name__)
             if entry is not None:
                 self._cache.move_to_end(key)
                 self._hits += 1
                 return entry, call
+            log.tracing(self.__name__, log.why_traced(self, key[0], call.key, self._cache))
             self._misses += 1
             self._note_retrace(call.key)
+            t0 = time.perf_counter()
             ir, arrays, scalars = self._trace(args, kwargs)
+            t1 = time.perf_counter()
             if key[0] == "sim":
                 from .sim import SimGraph as Compiled
             elif checks_intents(self.check_intents):
@@ -187,9 +196,12 @@ class GraphFunction:
             else:
                 from .emit import CompiledGraph as Compiled
             entry = Compiled(ir, arrays, scalars)
+            log.compiled(self.__name__, key[0], ir, entry, t1 - t0, time.perf_counter() - t1)
             self._cache[key] = entry
             if len(self._cache) > self.maxsize:
                 self._cache.popitem(last=False)[1].wait()  # its arrays may be in use
+                log.decision("%s: cache full (maxsize=%d): dropped the least recently used "
+                             "graph", self.__name__, self.maxsize)
             return entry, call
 
     def _backend_now(self, backend) -> str:

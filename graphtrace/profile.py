@@ -33,15 +33,13 @@ critical path by node count: 2 of 3 nodes (%0 -> %1); up to 2 nodes at once
 from __future__ import annotations
 
 import ctypes
-import dataclasses
 import functools
 import io
 from statistics import median
 from typing import NamedTuple
 
 from . import _driver
-from .debug import _read
-from .emit import GpuContext, instantiate
+from .debug import alone, launch_alone, read
 from .errors import MissingDependencyError
 from .ir import Namer
 
@@ -259,18 +257,13 @@ def _timed(stream, timing, launch) -> float:
 
 
 class _Single:
-    """One node of a compiled graph as a one-node graph of its own, with no
-    predecessors (so that a structured node's emit finds none to wait for)."""
+    """One node of a compiled graph as a one-node graph of its own."""
 
     def __init__(self, node, entry):
-        self.gpu = GpuContext(entry.value_of)   # keeps what the node's emit made
-        self.gpu.emit_node(dataclasses.replace(node, deps=[]), [])
-        self.graph = instantiate(self.gpu.definition, entry.ir, node.source)
+        self.gpu, self.graph = alone(node, entry.value_of, entry.ir)   # gpu keeps what emit made
 
     def launch(self, stream) -> None:
-        for calls in self.gpu.on_launch:   # host callbacks take their arguments per launch
-            calls.push()
-        self.graph.launch(stream)
+        launch_alone(self.gpu, self.graph, stream)
 
 
 class _Kept:
@@ -283,7 +276,7 @@ class _Kept:
                 v = entry.value_of(b.base)
                 if v.hi > v.lo:
                     views[v.lo, v.hi] = v
-        self.saved = [(v, _read(v)) for v in views.values()]
+        self.saved = [(v, read(v)) for v in views.values()]
 
     def restore(self) -> None:
         for v, data in self.saved:

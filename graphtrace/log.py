@@ -226,7 +226,7 @@ def _names(params, parts, fixed) -> list[str]:
                 walk(f"{path}[{i}]", x)
     for name, t in zip(params, parts):
         walk(name, t)
-    return out + list(_split(fixed)[0])
+    return out + [f"{name} (reached by name)" for name in _split(fixed)[0]]
 
 
 def _aliasing(names_o, alias_o, names_n, alias_n, out: list) -> None:

@@ -198,6 +198,19 @@ def test_a_retrace_names_arrays_and_numbers_reached_by_name(info):
         GLOBAL, FACTOR = old
 
 
+@gt.graph
+def scales_global(s, x):
+    scale[1, 8, s](GLOBAL, 2.0, x)
+
+
+def test_an_argument_sharing_memory_with_an_array_reached_by_name_is_named(info):
+    scales_global(GLOBAL)
+    info.clear()
+    scales_global(dev_ones(8, np.float32))
+    assert retrace_reason(info, "scales_global").endswith(
+        "x and GLOBAL (reached by name) no longer share memory")
+
+
 def test_a_method_on_another_instance_is_named(info):
     class M:
         @gt.graph

@@ -47,7 +47,17 @@ def _name(buf, namer: Namer) -> str:
 
 def check(graph: Graph, namer: Namer | None = None) -> list[Race]:
     """Every pair of conflicting nodes with no path between them, in recording
-    order; inside each region (a loop or branch body, a child graph) too."""
+    order; inside each region (a loop or branch body, a child graph) too.
+
+    >>> @gt.graph(deps="streams")
+    ... def racy(s, x, out):
+    ...     t = s.fork()
+    ...     scale[1, 32, s](x, 2.0, out)
+    ...     add[1, 32, t](out, x)          # on a forked stream, never joined
+    >>> races = gt.check(racy.trace(cuda.device_array(32), cuda.device_array(32)))
+    >>> print(races[0])                    # doctest: +ELLIPSIS
+    %0 kernel scale[1, 32](x, 2.0, out) (<doctest ...>:4) and %1 kernel add[1, 32](out, x) (<doctest ...>:5) touch x / x, one writing, but nothing orders them: ...
+    """
     reach = reachability(graph)
     namer, races = namer or Namer(), []
     nodes = graph.nodes

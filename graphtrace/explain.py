@@ -22,8 +22,9 @@ unordered conflict is a race (``gt.check`` lists them all).
 edges of step (deps=data): RAW read after write, WAR write after read, WAW write after write
   %0 scale -> %1 add: RAW tmp
   %0 scale -> %2 memset: WAR x[0B:128B]
->>> print(e.why(1, 2))
-%1 add and %2 memset are independent: their bytes do not overlap (%1 touches tmp, y; %2 touches x[0B:128B])
+>>> print(e.why(1, 2))       # doctest: +NORMALIZE_WHITESPACE
+%1 add and %2 memset are independent: their bytes do not overlap
+(%1 add touches tmp, y; %2 memset touches x[0B:128B])
 """
 from __future__ import annotations
 

@@ -164,7 +164,15 @@ class GraphFunction:
     def trace(self, *args, **kwargs) -> Graph:
         """Trace with these arguments and return the IR; runs nothing on a GPU.
 
-        >>> print(step.trace(x, y, 2.0))       # doctest: +SKIP
+        >>> @gt.graph
+        ... def step(s, x, out, a):
+        ...     scale[1, 32, s](x, a, out)
+        ...     add[1, 32, s](out, x)
+        >>> print(step.trace(cuda.device_array(32), cuda.device_array(32), 2.0))
+        ... # doctest: +ELLIPSIS
+        graph step(x, out, a)  deps=data  2 nodes, 1 edges
+          %0 = kernel scale[1, 32](x, a, out)  in(x)  out(out)  # <doctest ...>:3
+          %1 = kernel add[1, 32](out, x)  in(out)  inout(x)  after(%0)  # <doctest ...>:4
         """
         return self._trace(args, kwargs)[0]
 
@@ -177,8 +185,14 @@ class GraphFunction:
         as one call leaves them. ``repeat`` and ``backend`` are keywords of
         profile unless the function has parameters of those names.
 
-        >>> print(step.profile(x, y, tmp, 2.0))       # doctest: +SKIP
-        >>> step.profile(x, y, tmp, 2.0).timeline("step.png")   # doctest: +SKIP
+        >>> @gt.graph
+        ... def step(s, x, out):
+        ...     scale[1, 32, s](x, 2.0, out)
+        ...     add[1, 32, s](out, x)
+        >>> p = step.profile(cuda.to_device(np.ones(32)), cuda.device_array(32))
+        >>> [n.index for n in p.critical_path]
+        [0, 1]
+        >>> p.timeline("step.png")           # doctest: +SKIP
         """
         options = {k: kwargs.pop(k) for k in ("repeat", "backend")
                    if k in kwargs and k not in self.params}
@@ -234,8 +248,17 @@ class GraphFunction:
         arguments. On the simulator backend it is a ``SimGraph`` with the same
         interface.
 
-        >>> g = step.compile(x, y, 2.0)      # doctest: +SKIP
-        >>> g.launch(stream)                 # doctest: +SKIP
+        >>> @gt.graph
+        ... def step(s, x, out, a):
+        ...     scale[1, 32, s](x, a, out)
+        ...     add[1, 32, s](out, x)
+        >>> x, out = cuda.to_device(np.ones(32)), cuda.device_array(32)
+        >>> g = step.compile(x, out, 2.0)
+        >>> g.node_count, g.edge_count
+        (2, 1)
+        >>> g.launch()                       # on the GPU: g.launch(stream), asynchronous
+        >>> float(x.copy_to_host()[0])
+        3.0
         """
         entry, call = self._compiled(args, kwargs, self._backend_now(backend))
         with entry._lock:
@@ -436,10 +459,18 @@ def graph(fn=None, *, deps: str = "data", static=(), backend=None, maxsize: int 
     ``IntentError`` when a node changes an array it was said to only read
     (``graphtrace/debug.py``); the simulator always checks.
 
-    >>> import graphtrace as gt
     >>> @gt.graph
-    ... def step(s, x, y, a):
-    ...     s.launch(scale, 64, 256, x, a, y)          # doctest: +SKIP
+    ... def step(s, x, out, a):
+    ...     scale[1, 32, s](x, a, out)     # numba's launch syntax on the proxy stream
+    ...     s.memset(x[:2], 0)             # after scale, which reads x
+    >>> x, out = cuda.to_device(np.arange(4.0)), cuda.device_array(4)
+    >>> step(x, out, 2.0)                  # trace, build, launch
+    >>> cuda.synchronize()
+    >>> out.copy_to_host(), x.copy_to_host()
+    (array([0., 2., 4., 6.]), array([0., 0., 2., 3.]))
+    >>> step(x, out, 3.0)                  # same signature: rebind the number, launch
+    >>> step.cache_info()
+    CacheInfo(hits=1, misses=1, maxsize=32, currsize=1)
     """
     if fn is None:
         return lambda f: GraphFunction(f, deps, static, backend, maxsize, check_intents)

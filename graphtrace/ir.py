@@ -145,6 +145,17 @@ class Graph:
     ``temporaries`` are the root Buffers of the arrays the graph owns
     (``s.empty``/``s.zeros``, ``temporary.py``), those made in its regions
     too; a region's own list is empty.
+
+    >>> @gt.graph
+    ... def step(s, x, out, flag):
+    ...     scale[1, 32, s](x, 2.0, out)
+    ...     with s.if_then(gt.cond(flag)) as then:
+    ...         add[1, 32, then](out, x)
+    >>> g = step.trace(cuda.device_array(32), cuda.device_array(32), cuda.device_array(1))
+    >>> g.edges(), [(n.index, n.kind) for n in g.walk()]
+    ([(0, 1)], [(0, 'kernel'), (1, 'if'), (2, 'kernel')])
+    >>> g.verify()                       # the IR's invariants hold
+    >>> g.picture(buffers=True).save("step.svg")   # doctest: +SKIP
     """
 
     def __init__(self, name: str, params: list[str], mode: str, nodes: list[Node],

@@ -6,8 +6,8 @@ _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 from .buffers import In, InOut, Out, pinned_empty
 from .errors import (ArgumentError, CaptureError, DynamicScalarError, EmitError,
                      GraphtraceError, HostSyncError, IntentError, IRError, KernelArgumentError,
-                     MissingDependencyError, PageableMemoryError, ShapeMismatchError, SimulationError, StreamError,
-                     TraceError)
+                     MissingDependencyError, PageableMemoryError, ShapeMismatchError,
+                     SimulationError, StreamError, TraceError)
 from .function import CacheInfo, GraphFunction, RetraceWarning, graph
 from .ir import Graph, Node
 from .scalar import Scalar

@@ -55,8 +55,10 @@ def check(graph: Graph, namer: Namer | None = None) -> list[Race]:
     ...     scale[1, 32, s](x, 2.0, out)
     ...     add[1, 32, t](out, x)          # on a forked stream, never joined
     >>> races = gt.check(racy.trace(cuda.device_array(32), cuda.device_array(32)))
-    >>> print(races[0])                    # doctest: +ELLIPSIS
-    %0 kernel scale[1, 32](x, 2.0, out) (<doctest ...>:4) and %1 kernel add[1, 32](out, x) (<doctest ...>:5) touch x / x, one writing, but nothing orders them: ...
+    >>> print(races[0])                    # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    %0 kernel scale[1, 32](x, 2.0, out) (<doctest ...>:4) and
+    %1 kernel add[1, 32](out, x) (<doctest ...>:5) touch x / x, one writing, but nothing
+    orders them: ...
     """
     reach = reachability(graph)
     namer, races = namer or Namer(), []

@@ -29,7 +29,7 @@ edges of step (deps=data): RAW read after write, WAR write after read, WAW write
 from __future__ import annotations
 
 from .deps import EVERYTHING
-from .hazards import OPAQUE, RAW, WAR, WAW, WORDS, hazards, path, reachability, span, touches
+from .hazards import OPAQUE, RAW, WAR, WAW, WORDS, hazards, path, span, touches
 from .ir import Graph, Namer, Node
 
 __all__ = ["explain", "Explanation", "Edge", "Why"]

@@ -19,8 +19,8 @@ import numpy as np
 
 from .arguments import Identity
 
-__all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route", "decision",
-           "backend_chosen"]
+__all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route",
+           "decision", "backend_chosen"]
 
 logger = logging.getLogger("graphtrace")
 logger.addHandler(logging.NullHandler())   # silent by default, even at WARNING

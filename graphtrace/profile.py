@@ -123,9 +123,9 @@ class Profile:
         out.append(f"sum of node times {self.sum_us:.2f} us; critical path {self.critical_us:.2f}"
                    f" us ({chain}); whole graph {self.graph_us:.2f} us")
         if self.critical_us:
-            out.append(f"the DAG lets {self.sum_us / self.critical_us:.2f} nodes run at once on "
-                       f"average (sum / critical path), up to {width}; the whole graph takes "
-                       f"{self.graph_us / self.sum_us:.2f}x the sum of its nodes run alone")
+            out.append(f"parallelism {self.sum_us / self.critical_us:.2f} on average (sum / "
+                       f"critical path), up to {width} at once; whole graph / sum "
+                       f"{self.graph_us / self.sum_us:.2f}")
         return "\n".join(out)
 
     def __repr__(self):

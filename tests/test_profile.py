@@ -79,7 +79,7 @@ def test_node_times_make_the_table_the_critical_path_and_the_totals():
           %3 kernel add[1, 8](w, z)                     1.00    9.5%  *
           %4 memset x = 0                               0.50    4.8%
         sum of node times 10.50 us; critical path 9.00 us (%0 -> %2 -> %3); whole graph 9.00 us
-        the DAG lets 1.17 nodes run at once on average (sum / critical path), up to 3; the whole graph takes 0.86x the sum of its nodes run alone""")
+        parallelism 1.17 on average (sum / critical path), up to 3 at once; whole graph / sum 0.86""")
 
 
 def test_the_schedule_starts_each_node_when_its_predecessors_end():

@@ -6,8 +6,8 @@ _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 from .buffers import In, InOut, Out, pinned_empty
 from .errors import (ArgumentError, CaptureError, DynamicScalarError, EmitError,
                      GraphtraceError, HostSyncError, IntentError, IRError, KernelArgumentError,
-                     PageableMemoryError, ShapeMismatchError, SimulationError, StreamError,
-                     TraceError)
+                     MissingDependencyError, PageableMemoryError, ShapeMismatchError,
+                     SimulationError, StreamError, TraceError)
 from .function import CacheInfo, GraphFunction, RetraceWarning, graph
 from .ir import Graph, Node
 from .scalar import Scalar
@@ -18,6 +18,7 @@ from .ops._reference import reference
 from .trace import Stream
 from .sim import simulate
 from .check import check, Race
+from .explain import explain, Explanation
 from . import backend
 from . import _guards  # noqa: F401  (host-sync guards, installed at the first trace)
 
@@ -26,9 +27,9 @@ __version__ = "0.1.0"
 __all__ = [
     "graph", "GraphFunction", "CacheInfo", "RetraceWarning", "Graph", "Node", "Scalar", "Stream",
     "In", "Out", "InOut", "kernel", "launch", "pinned_empty", "reference", "simulate", "backend",
-    "check", "Race", "cond", "Condition",
+    "check", "Race", "explain", "Explanation", "cond", "Condition",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "IntentError", "EmitError",
-    "CaptureError", "IRError",
+    "CaptureError", "IRError", "MissingDependencyError",
 ]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import threading
 
+from . import log
 from .buffers import Buffer
 from .ir import Graph
 from .scalar import Scalar
@@ -103,4 +104,5 @@ class Binding:
             if v is not old and (type(v) is not type(old) or v != old):
                 changed.update(self._users_s[j])
         self._objs, self._ptrs, self._svals = objs, ptrs, svals
+        log.rebound(self.ir.name, len(changed), len(self._by_index))
         return [self._by_index[i] for i in sorted(changed)]

@@ -356,7 +356,17 @@ class _Intent:
 
 
 class In(_Intent):
-    """Wrap an argument the op only reads: ``gt.In(x)``."""
+    """Wrap an argument the op only reads: ``gt.In(x)``.
+
+    >>> @gt.graph
+    ... def f(s, x, y, host):
+    ...     s.launch(add, 1, 32, gt.In(x), gt.InOut(y))   # as inferred, said at the call
+    ...     s.copy(host, y)
+    ...     s.host(print, gt.In(host[:1]))     # a callback reads and writes unless told
+    >>> g = f.trace(cuda.device_array(32), cuda.device_array(32), gt.pinned_empty(32))
+    >>> [[mode for _, mode in n.accesses] for n in g.nodes]
+    [['r', 'rw'], ['r', 'w'], ['r']]
+    """
     mode = "r"
 
 

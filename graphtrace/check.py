@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .deps import EVERYTHING
 from .errors import format_source
+from .hazards import reachability, touches
 from .ir import Graph, Node, Namer
 
 __all__ = ["check", "Race"]
@@ -31,30 +32,10 @@ class Race:
         return f"<Race %{self.first.index} / %{self.second.index}>"
 
 
-def _reachability(graph: Graph) -> list[int]:
-    """reach[i]: bitmask of the positions reachable from the node at position i
-    (recording order is topological)."""
-    reach = [0] * len(graph.nodes)
-    users: list[list[int]] = [[] for _ in graph.nodes]
-    for n in graph.nodes:
-        for d in n.deps:
-            users[d.pos].append(n.pos)
-    for i in range(len(graph.nodes) - 1, -1, -1):
-        r = 0
-        for u in users[i]:
-            r |= reach[u] | (1 << u)
-        reach[i] = r
-    return reach
-
-
-def _touches(n: Node) -> tuple:
-    return ((EVERYTHING, "rw"),) if n.opaque else n.accesses
-
-
 def _conflict(a: Node, b: Node):
     """The pair of views by which two nodes conflict, or None."""
-    for ba, ma in _touches(a):
-        for bb, mb in _touches(b):
+    for ba, ma in touches(a):
+        for bb, mb in touches(b):
             if ("w" in ma or "w" in mb) and ba.overlaps(bb):
                 return (ba, bb)
     return None
@@ -66,8 +47,20 @@ def _name(buf, namer: Namer) -> str:
 
 def check(graph: Graph, namer: Namer | None = None) -> list[Race]:
     """Every pair of conflicting nodes with no path between them, in recording
-    order; inside each region (a loop or branch body, a child graph) too."""
-    reach = _reachability(graph)
+    order; inside each region (a loop or branch body, a child graph) too.
+
+    >>> @gt.graph(deps="streams")
+    ... def racy(s, x, out):
+    ...     t = s.fork()
+    ...     scale[1, 32, s](x, 2.0, out)
+    ...     add[1, 32, t](out, x)          # on a forked stream, never joined
+    >>> races = gt.check(racy.trace(cuda.device_array(32), cuda.device_array(32)))
+    >>> print(races[0])                    # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
+    %0 kernel scale[1, 32](x, 2.0, out) (<doctest ...>:4) and
+    %1 kernel add[1, 32](out, x) (<doctest ...>:5) touch x / x, one writing, but nothing
+    orders them: ...
+    """
+    reach = reachability(graph)
     namer, races = namer or Namer(), []
     nodes = graph.nodes
     for n in nodes:

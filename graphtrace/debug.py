@@ -17,6 +17,7 @@ copies per node per call): a debugging aid, not a mode to run in.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import functools
 import os
 
@@ -28,7 +29,8 @@ from .buffers import Buffer
 from .emit import GpuContext, as_stream, instantiate
 from .temporary import device_memory
 
-__all__ = ["CheckedGraph", "checks_intents", "read_only_bytes", "guarded"]
+__all__ = ["CheckedGraph", "checks_intents", "read_only_bytes", "guarded", "alone",
+           "launch_alone", "read"]
 
 _ON, _OFF = ("1", "true", "yes", "on"), ("", "0", "false", "no", "off")
 
@@ -96,7 +98,7 @@ def guarded(node, value_of, read, run) -> None:
                                                f"elements changed, the first at index {first}")
 
 
-def _read(v: Buffer) -> np.ndarray:
+def read(v: Buffer) -> np.ndarray:
     """The bytes of the view's hull, copied to the host (synchronously)."""
     n = v.hi - v.lo
     if v.is_host:
@@ -107,6 +109,22 @@ def _read(v: Buffer) -> np.ndarray:
     if err != drv.CUresult.CUDA_SUCCESS:
         raise RuntimeError(f"cuMemcpyDtoH of {v.label or 'an array'} failed: {err.name}")
     return out
+
+
+def alone(node, value_of, ir) -> tuple:
+    """``(GpuContext, executable graph)`` of ``node`` as a one-node graph of its own,
+    made by the same ops as the real one; it is emitted without its predecessors
+    (a structured node's emit waits for those it is given)."""
+    gpu = GpuContext(value_of)
+    gpu.emit_node(dataclasses.replace(node, deps=[]), [])
+    return gpu, instantiate(gpu.definition, ir, node.source)
+
+
+def launch_alone(gpu, graph, stream) -> None:
+    """Launch a graph made by ``alone`` on ``stream``."""
+    for calls in gpu.on_launch:   # host callbacks take their arguments per launch
+        calls.push()
+    graph.launch(stream)
 
 
 class CheckedGraph(Binding):
@@ -137,15 +155,10 @@ class CheckedGraph(Binding):
         s = as_stream(stream, dev)
         s.sync()   # the stream's earlier work may write what the first nodes read
         for node in self.ir.nodes:
-            guarded(node, self.value_of, _read, functools.partial(self._run, node, s))
+            guarded(node, self.value_of, read, functools.partial(self._run, node, s))
 
     def _run(self, node, stream) -> None:
-        gpu = GpuContext(self.value_of)
-        gpu.emit_node(node, [])
-        graph = instantiate(gpu.definition, self.ir, node.source)
-        for calls in gpu.on_launch:   # host callbacks take their arguments per launch
-            calls.push()
-        graph.launch(stream)
+        launch_alone(*alone(node, self.value_of, self.ir), stream)
         stream.sync()
 
     def wait(self) -> None:

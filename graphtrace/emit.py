@@ -12,6 +12,7 @@ import sys
 import threading
 from collections import deque
 
+from . import log
 from .binding import Binding
 from .buffers import Buffer
 from .errors import EmitError
@@ -34,7 +35,6 @@ _streams: dict[int, tuple] = {}   # id(stream object) -> (it, its cuda.core Stre
 EXEC_NODE_UPDATE_US = 40.0
 DEFINITION_NODE_UPDATE_US = 2.0
 WHOLE_GRAPH_US_PER_NODE = 0.07
-RELEASE_EVERY = 32   # per-node update rounds between whole-graph updates
 
 
 def as_stream(stream, device=None):
@@ -217,7 +217,6 @@ class CompiledGraph(Binding):
         self._uploaded = False
         self._launched = None          # the argument objects of the latest launch
         self._held = deque()           # (event, objects) of earlier bindings still in use
-        self._node_updates = 0         # per-node update rounds since the last whole one
 
     # --- running -----------------------------------------------------------
     def _make_current(self):
@@ -303,22 +302,25 @@ class CompiledGraph(Binding):
                 self._update(node, node.op.update)
         if not driven:
             return
-        # cuda.core keeps what per-node updates replace until a whole-graph
-        # update: take the whole route now and then, so that nothing piles up.
-        whole = (route or self._route(len(driven))) == "whole" \
-            or self._node_updates >= RELEASE_EVERY \
-            or not all(n.op.exec_update for n in driven)
+        chosen = route or self._route(len(driven))
+        pinned = next((n for n in driven if not n.op.exec_update), None)
+        whole = chosen == "whole" or pinned is not None
         for node in driven:
             self._update(node, node.op.update_definition)
             if not whole and not self.gpu.reshaped:
                 self._update(node, node.op.update)
         if self.gpu.reshaped:
             self._reinstantiate()
+            how, why = "instantiated anew", "a captured region captured work of another shape"
         elif whole:
             self.graph.update(self.definition)
-            self._node_updates = 0
+            how = "the whole graph"
+            why = f"{pinned.kind} nodes are updated through the definition" \
+                if pinned is not None and chosen != "whole" else \
+                "as asked" if route else "cheaper for this many nodes"
         else:
-            self._node_updates += 1
+            how, why = "node by node", "as asked" if route else "cheaper for this many nodes"
+        log.route(self.ir.name, how, len(driven), why)
 
     def _reinstantiate(self) -> None:
         """A new executable graph from the definition, for a node whose shape changed
@@ -326,7 +328,6 @@ class CompiledGraph(Binding):
         self.graph = instantiate(self.definition, self.ir, self.ir.nodes[0].source)
         self.gpu.set_graph(self.graph)
         self._uploaded = False
-        self._node_updates = 0
 
     def _update(self, node, how) -> None:
         try:

@@ -14,7 +14,8 @@ __all__ = [
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError",
-    "IntentError", "EmitError", "CaptureError", "IRError", "user_frame",
+    "IntentError", "EmitError", "CaptureError", "IRError", "MissingDependencyError",
+    "user_frame",
 ]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -120,3 +121,8 @@ class IRError(GraphtraceError):
     """A recorded graph breaks an invariant of the IR (``Graph.verify``): a bug in
     graphtrace or in an op, not in the user's code. The message names the node
     and holds the listing; ``source`` is the line that recorded the node."""
+
+
+class MissingDependencyError(GraphtraceError):
+    """An optional package or program a feature needs is not installed (Graphviz for
+    pictures, matplotlib for timelines); the message says how to install it."""

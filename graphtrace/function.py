@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import threading
+import time
 import warnings
 from collections import OrderedDict, namedtuple
 
 
+from . import log
 from ._guards import CupyFence, raised_at, translate
 from .arguments import Call, path_str, same_call, snapshot, walk
 from .backend import resolve
@@ -23,6 +26,7 @@ from .deps import make_tracker
 from .errors import ArgumentError, TraceError
 from .ir import Graph
 from .ops.kernel import stream_refusal
+from .profile import Profile, profile
 from .reach import Reach, instance_arrays, named_values
 from .scalar import Scalar
 from .temporary import holder_of, returned
@@ -43,6 +47,7 @@ def _default_backend():
     if _BACKEND is None:
         from .backend import default_backend
         _BACKEND = default_backend()
+        log.backend_chosen(_BACKEND, bool(os.environ.get("GRAPHTRACE_BACKEND", "").strip()))
     return _BACKEND
 
 
@@ -165,9 +170,39 @@ class GraphFunction:
     def trace(self, *args, **kwargs) -> Graph:
         """Trace with these arguments and return the IR; runs nothing on a GPU.
 
-        >>> print(step.trace(x, y, 2.0))       # doctest: +SKIP
+        >>> @gt.graph
+        ... def step(s, x, out, a):
+        ...     scale[1, 32, s](x, a, out)
+        ...     add[1, 32, s](out, x)
+        >>> print(step.trace(cuda.device_array(32), cuda.device_array(32), 2.0))
+        ... # doctest: +ELLIPSIS
+        graph step(x, out, a)  deps=data  2 nodes, 1 edges
+          %0 = kernel scale[1, 32](x, a, out)  in(x)  out(out)  # <doctest ...>:3
+          %1 = kernel add[1, 32](out, x)  in(out)  inout(x)  after(%0)  # <doctest ...>:4
         """
         return self._trace(args, kwargs)[0]
+
+    def profile(self, *args, **kwargs) -> Profile:
+        """Where the time of a launch with these arguments goes (``profile.py``).
+
+        On the GPU: each node's time, replayed alone (median of ``repeat=10``
+        runs), the critical path, and the sum of node times against the whole
+        graph's; on the simulator: the structure, without times. The arrays end
+        as one call leaves them. ``repeat`` and ``backend`` are keywords of
+        profile unless the function has parameters of those names.
+
+        >>> @gt.graph
+        ... def step(s, x, out):
+        ...     scale[1, 32, s](x, 2.0, out)
+        ...     add[1, 32, s](out, x)
+        >>> p = step.profile(cuda.to_device(np.ones(32)), cuda.device_array(32))
+        >>> [n.index for n in p.critical_path]
+        [0, 1]
+        >>> p.timeline("step.png")           # doctest: +SKIP
+        """
+        options = {k: kwargs.pop(k) for k in ("repeat", "backend")
+                   if k in kwargs and k not in self.params}
+        return profile(self, args, kwargs, **options)
 
     # --- the call path -----------------------------------------------------
     def _compiled(self, args, kwargs, backend=None):
@@ -179,13 +214,18 @@ class GraphFunction:
             if entry is not None and entry.broken:
                 del self._cache[key]
                 entry = None
+                log.decision("%s: a failed update broke its graph for this signature: "
+                             "tracing it again", self.__name__)
             if entry is not None:
                 self._cache.move_to_end(key)
                 self._hits += 1
                 return entry, call
+            log.tracing(self.__name__, log.why_traced(self, key[0], call.key, self._cache))
             self._misses += 1
             self._note_retrace(call.key)
+            t0 = time.perf_counter()
             ir, arrays, scalars = self._trace(args, kwargs)
+            t1 = time.perf_counter()
             if key[0] == "sim":
                 from .sim import SimGraph as Compiled
             elif checks_intents(self.check_intents):
@@ -193,9 +233,12 @@ class GraphFunction:
             else:
                 from .emit import CompiledGraph as Compiled
             entry = Compiled(ir, arrays, scalars)
+            log.compiled(self.__name__, key[0], ir, entry, t1 - t0, time.perf_counter() - t1)
             self._cache[key] = entry
             if len(self._cache) > self.maxsize:
                 self._cache.popitem(last=False)[1].wait()  # its arrays may be in use
+                log.decision("%s: cache full (maxsize=%d): dropped the least recently used "
+                             "graph", self.__name__, self.maxsize)
             return entry, call
 
     def _backend_now(self, backend) -> str:
@@ -211,8 +254,17 @@ class GraphFunction:
         arguments. On the simulator backend it is a ``SimGraph`` with the same
         interface.
 
-        >>> g = step.compile(x, y, 2.0)      # doctest: +SKIP
-        >>> g.launch(stream)                 # doctest: +SKIP
+        >>> @gt.graph
+        ... def step(s, x, out, a):
+        ...     scale[1, 32, s](x, a, out)
+        ...     add[1, 32, s](out, x)
+        >>> x, out = cuda.to_device(np.ones(32)), cuda.device_array(32)
+        >>> g = step.compile(x, out, 2.0)
+        >>> g.node_count, g.edge_count
+        (2, 1)
+        >>> g.launch()                       # on the GPU: g.launch(stream), asynchronous
+        >>> float(x.copy_to_host()[0])
+        3.0
         """
         entry, call = self._compiled(args, kwargs, self._backend_now(backend))
         with entry._lock:
@@ -388,6 +440,9 @@ class BoundGraphFunction:
     def signature(self, *args, **kwargs) -> tuple:
         return self.function.signature(self.instance, *args, **kwargs)
 
+    def profile(self, *args, **kwargs) -> Profile:
+        return self.function.profile(self.instance, *args, **kwargs)
+
     def __getattr__(self, name):
         return getattr(self.function, name)
 
@@ -410,10 +465,18 @@ def graph(fn=None, *, deps: str = "data", static=(), backend=None, maxsize: int 
     ``IntentError`` when a node changes an array it was said to only read
     (``graphtrace/debug.py``); the simulator always checks.
 
-    >>> import graphtrace as gt
     >>> @gt.graph
-    ... def step(s, x, y, a):
-    ...     s.launch(scale, 64, 256, x, a, y)          # doctest: +SKIP
+    ... def step(s, x, out, a):
+    ...     scale[1, 32, s](x, a, out)     # numba's launch syntax on the proxy stream
+    ...     s.memset(x[:2], 0)             # after scale, which reads x
+    >>> x, out = cuda.to_device(np.arange(4.0)), cuda.device_array(4)
+    >>> step(x, out, 2.0)                  # trace, build, launch
+    >>> cuda.synchronize()
+    >>> out.copy_to_host(), x.copy_to_host()
+    (array([0., 2., 4., 6.]), array([0., 0., 2., 3.]))
+    >>> step(x, out, 3.0)                  # same signature: rebind the number, launch
+    >>> step.cache_info()
+    CacheInfo(hits=1, misses=1, maxsize=32, currsize=1)
     """
     if fn is None:
         return lambda f: GraphFunction(f, deps, static, backend, maxsize, check_intents)

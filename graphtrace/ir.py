@@ -8,11 +8,9 @@ invariants.
 """
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
 from dataclasses import dataclass, field
 
+from . import picture
 from .buffers import Buffer
 from .errors import IRError, format_source
 from .ops.base import Op
@@ -148,6 +146,17 @@ class Graph:
     ``temporaries`` are the root Buffers of the arrays the graph owns
     (``s.empty``/``s.zeros``, ``temporary.py``), those made in its regions
     too; a region's own list is empty.
+
+    >>> @gt.graph
+    ... def step(s, x, out, flag):
+    ...     scale[1, 32, s](x, 2.0, out)
+    ...     with s.if_then(gt.cond(flag)) as then:
+    ...         add[1, 32, then](out, x)
+    >>> g = step.trace(cuda.device_array(32), cuda.device_array(32), cuda.device_array(1))
+    >>> g.edges(), [(n.index, n.kind) for n in g.walk()]
+    ([(0, 1)], [(0, 'kernel'), (1, 'if'), (2, 'kernel')])
+    >>> g.verify()                       # the IR's invariants hold
+    >>> g.picture(buffers=True).save("step.svg")   # doctest: +SKIP
     """
 
     def __init__(self, name: str, params: list[str], mode: str, nodes: list[Node],
@@ -230,37 +239,18 @@ class Graph:
     def __repr__(self) -> str:
         return f"<graphtrace.Graph {self.name}: {len(self.nodes)} nodes>"
 
-    def to_dot(self) -> str:
-        """The DAG in Graphviz DOT, one box per node labelled like the listing."""
-        out = [f'digraph "{self.name}" {{', "  node [shape=box, fontname=monospace];"]
-        self._dot(out, Namer(), "  ")
-        out.append("}")
-        return "\n".join(out)
+    def to_dot(self, buffers: bool = False) -> str:
+        """The DAG in Graphviz DOT (``picture.py``); ``buffers=True`` labels each edge
+        with the buffer and hazard that put it there."""
+        return picture.dot(self, Namer(), buffers)
 
-    def _dot(self, out: list, namer: Namer, indent: str) -> None:
-        """Boxes and edges; each region a cluster named after its node."""
-        for n in self.nodes:
-            label = f"%{n.index} {self.describe(n, namer)}\\n{format_source(n.source)}"
-            out.append(f'{indent}n{n.index} [label="{_dot_escape(label)}"];')
-            for k, region in enumerate(n.regions):
-                out.append(f'{indent}subgraph "cluster_{n.index}_{k}" {{')
-                out.append(f'{indent}  label="%{n.index} {_dot_escape(region.name)}";')
-                region._dot(out, namer, indent + "  ")
-                out.append(f"{indent}}}")
-        out += [f"{indent}n{a} -> n{b};" for a, b in self.edges()]
+    def picture(self, buffers: bool = False) -> picture.Picture:
+        """A ``Picture`` of the graph: ``.save("g.svg")`` (or .png, .dot), SVG in Jupyter."""
+        return picture.Picture(self.to_dot(buffers), self.name)
 
-    def _repr_svg_(self):
-        """Jupyter's picture of the graph, where Graphviz's ``dot`` is installed."""
-        dot = shutil.which("dot")
-        if dot is None:
-            return None
-        done = subprocess.run([dot, "-Tsvg"], input=self.to_dot(), capture_output=True,
-                              text=True, timeout=30, check=False)
-        return done.stdout if done.returncode == 0 else None
-
-
-def _dot_escape(text: str) -> str:
-    return text.replace('"', '\\"').replace(os.linesep, "\\n")
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """Jupyter: the listing, and the picture where Graphviz is installed."""
+        return picture.bundle(self, str(self), self.to_dot)
 
 
 def _problem(graph: Graph, node, pos: int, seen: set) -> str | None:

@@ -118,6 +118,16 @@ def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None)
     binding's); by default the traced ones, and new memory for the graph's
     temporaries. ``check_intents`` verifies that kernels leave the arrays they
     only read unchanged.
+
+    >>> @gt.graph
+    ... def step(s, x, out):
+    ...     scale[1, 4, s](x, 2.0, out)
+    ...     s.memset(x, 0)
+    >>> x, out = cuda.to_device(np.ones(4)), cuda.device_array(4)
+    >>> [n.index for n in gt.simulate(step.trace(x, out), seed=1)]
+    [0, 1]
+    >>> out.copy_to_host()
+    array([2., 2., 2., 2.])
     """
     if value_of is None and graph.temporaries:
         value_of = _owned(graph)

@@ -325,6 +325,16 @@ class Stream(ProxyStream):
     (checked to be active in this thread), ``index`` the stream's number and
     ``scope`` the region it records into (None: the function's own graph);
     a structured op records its body through ``Stream(tracer, index, scope)``.
+
+    >>> @gt.graph
+    ... def step(s, x, host):
+    ...     tmp = s.empty(x.shape, name="tmp")     # scratch memory the graph owns
+    ...     scale[1, 32, s](x, 2.0, tmp)           # numba's launch syntax
+    ...     s.launch(add, 1, 32, tmp, x)           # any kernel, as a method
+    ...     s.copy(host, x)                        # into pinned host memory
+    ...     s.host(print, gt.In(host[:2]))         # a callback inside the graph
+    >>> step(cuda.to_device(np.ones(32)), gt.pinned_empty(32))
+    [3. 3.]
     """
 
     __slots__ = ("_tracer", "_index", "_scope")

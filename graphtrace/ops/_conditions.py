@@ -73,8 +73,15 @@ class Condition:
 def cond(array) -> Condition:
     """The device-side condition "``array[0]`` is nonzero"; compare it to refine it.
 
-    >>> with s.while_loop(gt.cond(residual) > tol, max_iterations=500) as body:  # doctest: +SKIP
-    ...     body.launch(step, 64, 256, x, residual)
+    >>> @gt.graph
+    ... def countdown(s, x, left, minus_one):
+    ...     with s.while_loop(gt.cond(left) > 0, max_iterations=100) as body:
+    ...         scale[1, 4, body](x, 2.0, x)
+    ...         add[1, 1, body](minus_one, left)      # left[0] -= 1
+    >>> x, left = cuda.to_device(np.ones(4)), cuda.to_device(np.array([3.0]))
+    >>> countdown(x, left, cuda.to_device(np.array([-1.0])))
+    >>> x.copy_to_host()
+    array([8., 8., 8., 8.])
     """
     if isinstance(array, Condition):
         return array

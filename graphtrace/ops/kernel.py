@@ -174,9 +174,14 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
     ``RawModule`` (``gt.kernel(module, name="saxpy")``), or names a cuda.core
     kernel in listings.
 
-    >>> import graphtrace as gt
+    >>> scale_declared = gt.kernel(scale, "in, in, out")   # scale(x, a, out)
+    >>> @gt.graph
+    ... def f(s, x, y):
+    ...     s.launch(scale_declared, 1, 32, x, 2.0, y)
+    >>> print(f.trace(cuda.device_array(32), cuda.device_array(32)))   # doctest: +ELLIPSIS
+    graph f(x, y)  deps=data  1 nodes, 0 edges
+      %0 = kernel scale[1, 32](x, 2.0, y)  in(x)  out(y)  # <doctest ...>:3
     >>> axpy = gt.kernel(core_kernel, "in, inout")          # doctest: +SKIP
-    >>> s.launch(axpy, 64, 256, x, y)                       # doctest: +SKIP
     """
     if isinstance(intents, str):
         intents = [p.strip() for p in intents.split(",")]

@@ -173,3 +173,29 @@ def test_rebinding_checks_the_new_arrays_and_scalars(cp):
     assert "wrote to x (parameter x): 1000 of its 1000 elements" in str(e.value)
     assert f.cache_info().misses == 1 and f.cache_info().hits == 2
     assert float(x1.sum()) == 500500          # the first binding's array is untouched
+
+
+@cuda.jit
+def bump(k, x):
+    i = cuda.grid(1)
+    if i == 0:
+        k[0] += 1
+    if i < x.size:
+        x[i] += 1.0
+
+
+def test_a_loop_after_two_nodes_runs_alone_without_them():
+    """Each node runs as a one-node graph: a loop's emit must not look for the
+    two nodes before it, which are not in that graph."""
+    @gt.graph(check_intents=True)
+    def f(s, x, k):
+        double_into[1, 64, s](x, x)
+        s.memset(k, 0)
+        with s.while_loop(gt.cond(k) < 3, max_iterations=10) as body:
+            bump[1, 64, body](k, x)
+    x0 = np.arange(64.0)
+    x, k = cuda.to_device(x0), cuda.to_device(np.zeros(1, np.int32))
+    assert len(f.trace(x, k).nodes[2].deps) == 2
+    f(x, k)
+    cuda.synchronize()
+    assert k.copy_to_host()[0] == 3 and np.array_equal(x.copy_to_host(), 2 * x0 + 3)

@@ -1,0 +1,248 @@
+"""graphtrace's logger, ``logging.getLogger("graphtrace")``: silent unless configured.
+
+INFO records each trace and why it happens (the first call, what differs
+from the closest cached signature, another backend, a graph no longer
+cached), each build (nodes, edges, time taken), and the decisions graphtrace takes for the user: the
+backend when none is named, a graph dropped from a full cache, a broken one
+traced again, an executable graph instantiated anew. DEBUG records each
+rebinding: how many nodes it updated and, on the GPU, by which route::
+
+    import logging
+    logging.basicConfig(format="%(name)s: %(message)s")
+    logging.getLogger("graphtrace").setLevel(logging.INFO)    # or DEBUG
+"""
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from .arguments import Identity
+
+__all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route",
+           "decision", "backend_chosen"]
+
+logger = logging.getLogger("graphtrace")
+logger.addHandler(logging.NullHandler())   # silent by default, even at WARNING
+
+_BUILT = {"CompiledGraph": "a CUDA graph, instantiated",
+          "SimGraph": "a graph for the CPU simulator",
+          "CheckedGraph": "node by node with the intent check (check_intents)"}
+_FIELDS = ("shape", "strides", "dtype", "device", "pinned")
+
+
+def decision(message: str, *args) -> None:
+    """A choice graphtrace made for the user (a fallback, a cache drop)."""
+    logger.info(message, *args)
+
+
+def backend_chosen(backend: str, named: bool) -> None:
+    if not named:
+        decision("backend: %s (%s; GRAPHTRACE_BACKEND=gpu|sim or backend= chooses)", backend,
+                 "a CUDA driver and a GPU are there" if backend == "gpu" else
+                 "no CUDA driver or no GPU device: graphs run on the CPU simulator")
+
+
+def why_traced(fn, backend: str, key, cached) -> str | None:
+    """Why a call of ``fn`` traces: ``key`` its cache key, ``cached`` the
+    ``(backend, key)`` pairs cached now. None when INFO is not logged."""
+    if not logger.isEnabledFor(logging.INFO):
+        return None
+    keys = [k for _, k in cached]
+    if key in keys:
+        return f"another backend: {backend} (cached for " \
+               f"{', '.join(b for b, k in cached if k == key)})"
+    if keys:
+        found = min((differences(fn.params, k, key) for k in keys), key=len)
+        return "the signature differs from the closest cached one: " + \
+            ("; ".join(found) or "in what the key holds")
+    if fn.cache_info().misses:
+        return "its graph is no longer cached (dropped from a full cache, or cleared)"
+    return "first call"
+
+
+def tracing(name: str, why: str | None) -> None:
+    """A trace starts, and why (logged before it, so that it shows if it fails)."""
+    if why is not None:
+        logger.info("trace %s: %s", name, why)
+
+
+def compiled(name: str, backend: str, ir, entry, trace_s: float, build_s: float) -> None:
+    """A trace and a build are done."""
+    if logger.isEnabledFor(logging.INFO):
+        kind = type(entry).__name__
+        logger.info("built %s for %s: %d nodes, %d edges, deps=%s (trace %.1f ms, build "
+                    "%.1f ms): %s", name, backend, sum(1 for _ in ir.walk()), len(ir.edges()),
+                    ir.mode, trace_s * 1e3, build_s * 1e3, _BUILT.get(kind, kind))
+
+
+def rebound(name: str, changed: int, total: int) -> None:
+    """A call with new arrays or numbers: the nodes that use them were updated."""
+    if changed and logger.isEnabledFor(logging.DEBUG):
+        logger.debug("rebind %s: %d of %d nodes use new arrays or numbers", name, changed,
+                     total)
+
+
+def route(name: str, how: str, nodes: int, reason: str) -> None:
+    """The GPU update route of a rebinding: per node, the whole graph, or anew."""
+    logger.debug("rebind %s on the GPU: %s for %d nodes (%s)", name, how, nodes, reason)
+
+
+# --- what differs between two cache keys --------------------------------------
+def differences(params, old, new) -> list[str]:
+    """What differs between two cache keys (``arguments.Call.key``) of a function
+    with parameters ``params``: per argument (shapes, strides, dtypes, devices,
+    types, static values, containers), arrays and numbers reached by name,
+    helpers, and which arrays share memory."""
+    (parts_o, fixed_o, alias_o), (parts_n, fixed_n, alias_n) = old, new
+    out: list[str] = []
+    for name, a, b in zip(params, parts_o, parts_n):
+        _tree(name, a, b, out)
+    _reached(fixed_o, fixed_n, out)
+    if alias_o != alias_n:
+        _aliasing(_names(params, parts_o, fixed_o), alias_o,
+                  _names(params, parts_n, fixed_n), alias_n, out)
+    return out
+
+
+def _kind(t) -> str:
+    if isinstance(t, Identity):
+        return "self"
+    if isinstance(t, type):
+        return "number"
+    if isinstance(t, tuple) and len(t) == 3 and t[0] == "static":
+        return "static"
+    if isinstance(t, tuple) and len(t) == 2 and t[0] == "dict":
+        return "dict"
+    if isinstance(t, tuple) and isinstance(t[0], type) and issubclass(t[0], (list, tuple)):
+        return "sequence"
+    return "array"
+
+
+def _type(t) -> str:
+    return f"{t.__module__.split('.')[0]}.{t.__qualname__}" \
+        if t.__module__ != "builtins" else t.__qualname__
+
+
+def _show(field: str, v) -> str:
+    return np.dtype(v).name if field == "dtype" else repr(v)
+
+
+def _what(t) -> str:
+    kind = _kind(t)
+    if kind == "array":
+        return f"{_show('dtype', t[1][2])} array of shape {t[1][0]}"
+    if kind == "number":
+        return f"a number ({t.__name__})"
+    if kind == "static":
+        return f"static {t[2]!r}"
+    if kind == "dict":
+        return "a dict"
+    return "self" if kind == "self" else f"a {t[0].__name__} of {len(t[1])}"
+
+
+def _tree(path: str, a, b, out: list) -> None:
+    if a == b:
+        return
+    kind = _kind(a)
+    if kind != _kind(b):
+        out.append(f"{path}: {_what(a)} -> {_what(b)}")
+    elif kind == "array":
+        if a[0] is not b[0]:
+            out.append(f"{path}: type {_type(a[0])} -> {_type(b[0])}")
+        out += [f"{path}: {f} {_show(f, x)} -> {_show(f, y)}"
+                for f, x, y in zip(_FIELDS, a[1], b[1]) if x != y]
+    elif kind == "number":
+        out.append(f"{path}: a number of type {a.__name__} -> {b.__name__}")
+    elif kind == "static":
+        out.append(f"{path}: static value {a[2]!r} ({a[1].__name__}) -> {b[2]!r} "
+                   f"({b[1].__name__})")
+    elif kind == "self":
+        out.append(f"{path}: another instance")
+    elif kind == "dict":
+        keys_a, keys_b = [k for k, _ in a[1]], [k for k, _ in b[1]]
+        if keys_a != keys_b:
+            out.append(f"{path}: keys {keys_a} -> {keys_b}")
+        else:
+            for (k, x), (_, y) in zip(a[1], b[1]):
+                _tree(f"{path}[{k!r}]", x, y, out)
+    elif a[0] is not b[0] or len(a[1]) != len(b[1]):
+        out.append(f"{path}: {_what(a)} -> {_what(b)}")
+    else:
+        for i, (x, y) in enumerate(zip(a[1], b[1])):
+            _tree(f"{path}[{i}]", x, y, out)
+
+
+def _split(fixed) -> tuple:
+    """Arrays ``(name, type, signature, address)``, numbers ``(name, type, value)``
+    and helpers (functions, kernels) reached by name, as the key holds them."""
+    arrays = {e[0]: e for e in fixed if type(e) is tuple and len(e) == 4}
+    numbers = {e[0]: e for e in fixed if type(e) is tuple and len(e) == 3}
+    return arrays, numbers, [e for e in fixed if type(e) is not tuple]
+
+
+def _reached(old, new, out: list) -> None:
+    arrays_o, numbers_o, helpers_o = _split(old)
+    arrays_n, numbers_n, helpers_n = _split(new)
+    for name in dict.fromkeys([*arrays_o, *arrays_n]):
+        a, b = arrays_o.get(name), arrays_n.get(name)
+        where = f"{name} (reached by name)"
+        if a is None or b is None:
+            out.append(f"{where}: {'now holds' if a is None else 'no longer holds'} an array")
+        elif a[1:3] != b[1:3]:
+            _tree(where, a[1:3], b[1:3], out)
+        elif a[3] != b[3]:
+            out.append(f"{where}: another array (a graph keeps the arrays it reaches by "
+                       "name; pass it as an argument to rebind it instead)")
+    for name in dict.fromkeys([*numbers_o, *numbers_n]):
+        a, b = numbers_o.get(name), numbers_n.get(name)
+        if a != b:
+            out.append(f"{name} (reached by name): {_value(a)} -> {_value(b)} (a number "
+                       "reached by name is baked into the graph; pass it as an argument to "
+                       "make it dynamic)")
+    if len(helpers_o) != len(helpers_n) or any(x is not y for x, y in zip(helpers_o, helpers_n)):
+        changed = [getattr(y, "__name__", repr(y)) for x, y in zip(helpers_o, helpers_n)
+                   if x is not y] or ["(their number)"]
+        out.append(f"functions or kernels reached by name changed: {', '.join(changed)}")
+
+
+def _value(entry) -> str:
+    return "undefined" if entry is None else repr(entry[2])
+
+
+def _names(params, parts, fixed) -> list[str]:
+    """The array leaves of a key in the order its aliasing pattern counts them."""
+    out: list[str] = []
+
+    def walk(path, t):
+        kind = _kind(t)
+        if kind == "array":
+            out.append(path)
+        elif kind == "dict":
+            for k, x in t[1]:
+                walk(f"{path}[{k!r}]", x)
+        elif kind == "sequence":
+            for i, x in enumerate(t[1]):
+                walk(f"{path}[{i}]", x)
+    for name, t in zip(params, parts):
+        walk(name, t)
+    return out + [f"{name} (reached by name)" for name in _split(fixed)[0]]
+
+
+def _aliasing(names_o, alias_o, names_n, alias_n, out: list) -> None:
+    """Pairs of arrays that came to share memory, or stopped, or moved apart."""
+    old = {(hi, lo): d for hi, lo, d in alias_o}
+    new = {(hi, lo): d for hi, lo, d in alias_n}
+    for (hi, lo), d in new.items():
+        pair = f"{names_n[lo]} and {names_n[hi]}"
+        if (hi, lo) not in old:
+            out.append(f"{pair} now share memory ({_apart(d)})")
+        elif old[(hi, lo)] != d:
+            out.append(f"{pair} share memory at another offset ({_apart(old[(hi, lo)])} -> "
+                       f"{_apart(d)})")
+    out += [f"{names_o[lo]} and {names_o[hi]} no longer share memory"
+            for hi, lo in old if (hi, lo) not in new]
+
+
+def _apart(d: int) -> str:
+    return "the same address" if d == 0 else f"{abs(d)} bytes apart"

@@ -1,0 +1,270 @@
+"""``gt.explain``: the buffer, bytes and hazard of each edge, and why two nodes are
+or are not ordered; checked against brute force on random programs."""
+import itertools
+
+from hypothesis import given, settings, strategies as st
+from numba import cuda
+
+import graphtrace as gt
+from graphtrace.hazards import OPAQUE, RAW, WAR, WAW
+from helpers import FakeDeviceArray as A, any_kernel
+from programs import N_PARAMS, ROUTES, World, cases
+from test_deps_random import WRAP, programs, reaches
+
+K = any_kernel()
+
+
+@cuda.jit
+def scale(x, a, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i]
+
+
+@cuda.jit
+def add(x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] += x[i]
+
+
+@gt.graph
+def step(s, x, y, tmp, a):
+    scale[4, 256, s](x, a, tmp)      # %0 writes tmp
+    add[4, 256, s](tmp, y)           # %1 reads tmp, updates y
+    s.memset(x[:16], 0)              # %2 writes the first 64 bytes of x, which %0 reads
+    scale[4, 256, s](y, a, tmp)      # %3 reads y, writes tmp again
+    add[4, 256, s](x[32:], y)        # %4 reads x past the memset, updates y
+
+
+def traced():
+    return step.trace(A(1024), A(1024), A(1024), 2.0)
+
+
+def test_each_edge_names_its_hazard_buffer_and_bytes():
+    lines = str(gt.explain(step, A(1024), A(1024), A(1024), 2.0)).splitlines()
+    assert lines[0] == ("edges of step (deps=data): RAW read after write, WAR write after "
+                        "read, WAW write after write")
+    assert lines[1:] == [
+        "  %0 scale -> %1 add: RAW tmp",
+        "  %0 scale -> %2 memset: WAR x[0B:64B]",
+        "  %1 add -> %3 scale: WAR tmp; RAW y",
+        "  %3 scale -> %4 add: WAR y",
+    ]
+
+
+def test_a_graph_can_be_explained_as_well_as_a_function():
+    g = traced()
+    assert str(gt.explain(g)) == str(gt.explain(step, A(1024), A(1024), A(1024), 2.0))
+
+
+def test_write_after_write_is_named():
+    @gt.graph
+    def f(s, x):
+        s.memset(x, 0)
+        s.memset(x[4:8], 1)
+    assert str(gt.explain(f, A(16))).splitlines()[1] == "  %0 memset -> %1 memset: WAW x[16B:32B]"
+
+
+def test_a_direct_edge_is_answered_with_its_hazard():
+    why = gt.explain(traced()).why(0, 1)
+    assert why.ordered and [n.index for n in why.path] == [0, 1]
+    assert str(why) == "%0 scale runs before %1 add: ordered by the edge %0 -> %1 (RAW tmp)"
+
+
+def test_an_implied_edge_is_answered_with_the_path_and_the_direct_conflict():
+    why = gt.explain(traced()).why("%3", "%0")     # either order, by name
+    assert why.ordered and [n.index for n in why.path] == [0, 1, 3]
+    assert str(why) == ("%0 scale runs before %3 scale: ordered through %0 -> %1 -> %3; they "
+                        "also conflict directly (WAW tmp), which that path already orders")
+
+
+def test_disjoint_bytes_are_independent():
+    why = gt.explain(traced()).why(2, 4)
+    assert not why.ordered and not why.race and why.path == []
+    assert str(why) == ("%2 memset and %4 add are independent: their bytes do not overlap "
+                        "(%2 memset touches x[0B:64B]; %4 add touches x[128B:4096B], y)")
+
+
+def test_nodes_that_both_only_read_are_independent():
+    @gt.graph
+    def f(s, x, y, z):
+        s.launch(K, 1, 1, gt.In(x), gt.Out(y))
+        s.launch(K, 1, 1, gt.In(x[8:]), gt.Out(z))
+    why = gt.explain(f, A(16), A(16), A(16)).why(0, 1)
+    assert str(why) == "%0 k and %1 k are independent: both only read x[32B:64B]"
+
+
+def test_an_unordered_conflict_of_stream_order_is_a_race():
+    @gt.graph(deps="streams")
+    def f(s, x):
+        t = s.fork()
+        s.launch(K, 1, 1, gt.Out(x))
+        t.launch(K, 1, 1, gt.In(x))
+    e = gt.explain(f, A(16))
+    why = e.why(0, 1)
+    assert why.race and not why.ordered
+    assert str(why) == ("%0 k and %1 k conflict (stream order, carrying RAW x) but nothing "
+                        "orders them: a race")
+
+
+def test_stream_order_edges_say_so_with_what_they_carry():
+    @gt.graph(deps="streams")
+    def f(s, x, y):
+        s.launch(K, 1, 1, gt.Out(x))
+        s.launch(K, 1, 1, gt.In(x), gt.Out(y))
+        s.launch(K, 1, 1, gt.Out(x[0:1]))
+    assert str(gt.explain(f, A(16), A(16))).splitlines()[1:] == [
+        "  %0 k -> %1 k: stream order (carrying RAW x)",
+        "  %1 k -> %2 k: stream order (carrying WAR x[0B:4B])"]
+
+
+def test_an_opaque_node_is_ordered_after_and_before_everything():
+    @gt.graph
+    def f(s, x, y):
+        s.launch(K, 1, 1, gt.Out(x))
+        s.launch(K, 1, 1, gt.Out(y), opaque=True)
+    e = gt.explain(f, A(16), A(16))
+    assert str(e).splitlines()[1] == \
+        "  %0 k -> %1 k: opaque (the second is ordered after and before everything)"
+    assert e.edges[0].hazards[0].kinds == (OPAQUE,)
+
+
+def test_nodes_in_a_loop_body_are_explained_inside_it():
+    @gt.graph
+    def f(s, x, y, flag):
+        s.memset(flag, 1)
+        with s.while_loop(gt.cond(flag), max_iterations=3) as body:
+            add[1, 16, body](x, y)
+            scale[1, 16, body](y, 2.0, x[8:])
+    e = gt.explain(f, A(16), A(16), A(1, "int32"))
+    assert str(e).splitlines()[1:] == [
+        "  %0 memset -> %1 while: RAW flag",
+        "  in %1 while body:",
+        "    %2 add -> %3 scale: WAR x[32B:64B]; RAW y"]
+    assert str(e.why(3, 1)) == "%3 scale lies in %1 while: it runs as part of it"
+    assert str(e.why(0, 3)) == ("%0 memset runs before %3 scale (in %1 while): ordered by the "
+                                "edge %0 -> %1 (RAW flag)")
+
+
+def test_two_branches_of_one_node_never_both_run():
+    @gt.graph
+    def f(s, x, flag):
+        with s.if_else(gt.cond(flag)) as (then, otherwise):
+            then.memset(x, 1)
+            otherwise.memset(x, 2)
+    e = gt.explain(f, A(16), A(1, "int32"))
+    why = e.why(1, 2)
+    assert not why.ordered
+    assert str(why) == ("%1 memset and %2 memset lie in different bodies of %0 if: one run "
+                        "of it runs one of them, never both")
+
+
+def test_a_node_that_touches_no_memory_is_independent_of_the_rest():
+    ev = object()
+
+    @gt.graph(deps="streams")
+    def f(s, x):
+        t = s.fork()
+        s.launch(K, 1, 1, gt.Out(x))
+        t.record(ev)
+    why = gt.explain(f, A(16)).why(0, 1)
+    assert not why.ordered and not why.race
+    assert str(why).endswith("are independent: %1 event_record touches no memory")
+
+
+def test_asking_for_a_node_the_graph_lacks_is_an_error():
+    e = gt.explain(traced())
+    try:
+        e.why(0, 9)
+    except KeyError as err:
+        assert "9 is no node of graph step (nodes: %0 to %4)" in str(err)
+    else:
+        raise AssertionError("no error for a missing node")
+
+
+# --- against brute force ------------------------------------------------------
+def byte_set(b) -> frozenset:
+    """The bytes a recorded view covers, element by element."""
+    out = set()
+    for idx in itertools.product(*(range(n) for n in b.shape)):
+        start = b.ptr + sum(i * s for i, s in zip(idx, b.strides))
+        out.update(range(start, start + b.dtype.itemsize))
+    return frozenset(out)
+
+
+def expected_hazards(a, b) -> list:
+    """``(kinds, i, j)`` for access i of ``a`` and j of ``b`` that share a byte."""
+    if a.opaque or b.opaque:
+        return [((OPAQUE,), None, None)]
+    out = []
+    for (i, (va, ma)), (j, (vb, mb)) in itertools.product(enumerate(a.accesses),
+                                                          enumerate(b.accesses)):
+        kinds = tuple(k for k, hit in ((RAW, "w" in ma and "r" in mb),
+                                       (WAR, "r" in ma and "w" in mb),
+                                       (WAW, "w" in ma and "w" in mb)) if hit)
+        if kinds and byte_set(va) & byte_set(vb):
+            out.append((kinds, i, j))
+    return out
+
+
+def found_hazards(edge) -> list:
+    def at(node, view):
+        return next(i for i, (v, _) in enumerate(node.accesses) if v is view)
+    return [(h.kinds, None, None) if h.kinds == (OPAQUE,) else
+            (h.kinds, at(edge.first, h.first_view), at(edge.second, h.second_view))
+            for h in edge.hazards]
+
+
+def check_explanation(g):
+    """Every edge of every graph in ``g`` is explained by exactly the hazards brute
+    force finds, within the bytes it names; every pair is ordered as the DAG says,
+    by a path of its edges, and an unordered pair does not conflict."""
+    e = gt.explain(g)
+    graphs = [g] + [r for n in g.walk() for r in n.regions]
+    assert sorted((x.first.index, x.second.index) for x in e.edges) == \
+        sorted(p for h in graphs for p in h.edges())
+    for edge in e.edges:
+        want = expected_hazards(edge.first, edge.second)
+        assert want, f"edge %{edge.first.index} -> %{edge.second.index} joins nodes " \
+                     f"that do not conflict\n{g}"
+        assert sorted(found_hazards(edge), key=repr) == sorted(want, key=repr), f"{edge}\n{g}"
+        for h in edge.hazards:
+            if h.kinds != (OPAQUE,):
+                shared = byte_set(h.first_view) & byte_set(h.second_view)
+                assert shared and h.lo <= min(shared) and max(shared) < h.hi
+    for graph in graphs:
+        reach = reaches(graph)
+        for a, b in itertools.combinations(graph.nodes, 2):
+            why = e.why(a, b)
+            assert why.ordered == (b.index in reach[a.index]), f"{why}\n{g}"
+            if not why.ordered:   # data mode orders every conflict, opaque ones too
+                assert expected_hazards(a, b) == [] and not why.race, f"{why}\n{g}"
+                assert "independent" in str(why)
+            else:
+                assert why.path[0] is a and why.path[-1] is b
+                assert all(p in q.deps for p, q in zip(why.path, why.path[1:]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(programs, st.sampled_from(["plain", "opaque-sometimes"]))
+def test_explanations_agree_with_brute_force_on_random_accesses(prog, flavor):
+    opaque = [flavor != "plain" and i % 5 == 3 for i in range(len(prog))]
+
+    @gt.graph
+    def f(s):
+        for ops, op_opaque in zip(prog, opaque):
+            s.launch(K, 1, 1, *[WRAP[m](v) for v, m in ops], opaque=op_opaque)
+    check_explanation(f.trace())
+
+
+@settings(max_examples=60, deadline=None)
+@given(cases("views"))
+def test_explanations_agree_with_brute_force_on_random_kernel_programs(case):
+    world = World(case.seed)
+    fn, put = ROUTES[case.route][1](case.prog)
+    mapping = case.calls[0][0]
+    arrays = [world.array(h) for h in mapping]
+    for i, a in enumerate(arrays[N_PARAMS:]):
+        put(i, a, False)
+    check_explanation(fn.trace(arrays[:N_PARAMS]))

@@ -3,7 +3,7 @@ from .backend import prepare_numba as _prepare_numba
 
 _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 
-from .buffers import In, InOut, Out, pinned_empty
+from .buffers import In, InOut, Out, pinned_empty, sim_device
 from .errors import (ArgumentError, CaptureError, DynamicScalarError, EmitError,
                      GraphtraceError, HostSyncError, IntentError, IRError, KernelArgumentError,
                      PageableMemoryError, ShapeMismatchError, SimulationError, StreamError,
@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "graph", "GraphFunction", "CacheInfo", "RetraceWarning", "Graph", "Node", "Scalar", "Stream",
-    "In", "Out", "InOut", "kernel", "pinned_empty", "reference", "simulate", "backend",
+    "In", "Out", "InOut", "kernel", "pinned_empty", "sim_device", "reference", "simulate", "backend",
     "check", "Race", "cond", "Condition",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",

@@ -37,6 +37,7 @@ import threading
 
 import numpy as np
 
+from ._driver import current
 from .buffers import Buffer
 from .errors import ArgumentError, HostSyncError, TraceError, format_source
 from .tree import children, leaves
@@ -129,7 +130,7 @@ class Temporary:
     def __graphtrace_buffer__(self) -> Buffer:
         """Its ``Buffer`` (graphtrace's view of an array argument), at its virtual address."""
         a = self._a
-        return Buffer(a.__array_interface__["data"][0], a.shape, a.strides, a.dtype, 0, None)
+        return Buffer(a.__array_interface__["data"][0], a.shape, a.strides, a.dtype, None, None)
 
     # --- geometry ---------------------------------------------------------------
     @property
@@ -237,7 +238,7 @@ def make(tracer, shape, dtype, name: str, source) -> tuple[Temporary, Buffer]:
     if dtype.hasobject:
         raise ArgumentError(f"a temporary cannot hold Python objects ({dtype})")
     ptr = reserve(math.prod(dims) * dtype.itemsize)
-    root = Buffer(ptr, dims, None, dtype, 0, None)
+    root = Buffer(ptr, dims, None, dtype, None, None)   # its device: placement.py
     root.label = name
     return Temporary(_shadow(ptr, dims, dtype), _Life(name, source, tracer)), root
 
@@ -275,12 +276,24 @@ def _offsets(temps) -> tuple[int, list[int]]:
 
 
 def device_memory(temps, device) -> tuple[object, list[int]]:
-    """``(block, address per temporary)``: one device allocation, kept by the caller."""
-    total, offsets = _offsets(temps)
-    block = device.allocate(total, stream=device.default_stream)
-    device.default_stream.sync()
-    base = int(block.handle)
-    return block, [base + o for o in offsets]
+    """``(blocks, address per temporary)``: one allocation on each device that holds
+    temporaries (``device``, a cuda.core ``Device``, for those placed on none),
+    kept by the caller."""
+    groups: dict[int, list[int]] = {}
+    for i, t in enumerate(temps):
+        groups.setdefault(device.device_id if t.device is None else t.device, []).append(i)
+    blocks, ptrs = [], [0] * len(temps)
+    for d, members in groups.items():
+        total, offsets = _offsets([temps[i] for i in members])
+        with current(d):
+            from cuda.core import Device
+            on = Device(d)
+            block = on.allocate(total, stream=on.default_stream)
+            on.default_stream.sync()
+        blocks.append(block)
+        for i, o in zip(members, offsets):
+            ptrs[i] = int(block.handle) + o
+    return blocks, ptrs
 
 
 def host_memory(temps) -> tuple[np.ndarray, list[int]]:

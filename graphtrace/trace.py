@@ -21,7 +21,7 @@ from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_
 from .ir import Graph, Node
 from .ops import control as _control, host as _host, kernel as _kernel, memory as _memory
 from .ops import captured as _captured, conditional as _conditional
-from . import temporary as _temporary
+from . import placement as _placement, temporary as _temporary
 
 __all__ = ["Stream", "Tracer", "Scope"]
 
@@ -274,6 +274,7 @@ class Tracer:
         """The function's graph; checked when ``GRAPHTRACE_VERIFY=1``."""
         graph = Graph(self.name, self.params, self.mode, self._top.nodes,
                       [root for _, root in self._temps])
+        _placement.finish(graph, self._temps)
         if os.environ.get("GRAPHTRACE_VERIFY", "").strip().lower() in ("1", "true", "yes", "on"):
             graph.verify()
         return graph
@@ -318,14 +319,17 @@ class Stream(ProxyStream):
     Ops issued on it are recorded as graph nodes. It is valid only inside
     its trace. For op modules: ``tracer()`` is the trace's ``Tracer``
     (checked to be active in this thread), ``index`` the stream's number and
-    ``scope`` the region it records into (None: the function's own graph);
+    ``scope`` the region it records into (None: the function's own graph)
+    and ``device`` the GPU it places work on (None: where its arrays are);
     a structured op records its body through ``Stream(tracer, index, scope)``.
     """
 
-    __slots__ = ("_tracer", "_index", "_scope")
+    __slots__ = ("_tracer", "_index", "_scope", "_device")
 
-    def __init__(self, tracer: Tracer, index: int = 0, scope: Scope | None = None):
+    def __init__(self, tracer: Tracer, index: int = 0, scope: Scope | None = None,
+                 device: int | None = None):
         self._tracer, self._index, self._scope = tracer, index, scope
+        self._device = device
 
     @property
     def index(self) -> int:
@@ -337,6 +341,23 @@ class Stream(ProxyStream):
         """The region this stream records into; None for the function's own graph."""
         return self._scope
 
+    @property
+    def device(self) -> int | None:
+        """The GPU this stream places its work on; None: each node runs where its
+        arrays are (``placement.py``)."""
+        return self._device
+
+    def on(self, device) -> "Stream":
+        """This stream, placing its work on GPU ``device``: ``k[g, b, s.on(1)](...)``.
+
+        Work on it is ordered as on ``self`` (it is the same stream); kernels and
+        memsets on it must use that device's arrays, copies run there, and
+        temporaries made on it (``s.on(1).empty(n)``) live there. Only needed
+        where the arrays do not say: work runs on the device of its arrays anyway.
+        """
+        return type(self)(self.tracer(), self._index, self._scope,
+                          _placement.check_device(device))
+
     def tracer(self) -> Tracer:
         """The tracer this stream records into; raises outside its trace."""
         t = self._tracer
@@ -347,7 +368,8 @@ class Stream(ProxyStream):
                 "work there, or launch on a real stream outside")
         return t
 
-    def launch(self, kernel, grid, block, *args, shared_mem: int = 0, opaque: bool = False):
+    def launch(self, kernel, grid, block, *args, shared_mem: int = 0, opaque: bool = False,
+               device=None):
         """Record a kernel launch: ``s.launch(kernel, grid, block, *args)``.
 
         ``kernel`` is a numba ``@cuda.jit`` kernel, a cupy ``RawKernel``, a
@@ -355,9 +377,11 @@ class Stream(ProxyStream):
         wrapped in ``gt.In``/``gt.Out``/``gt.InOut`` to override inferred
         intents. ``opaque=True`` orders it after all earlier work and before all
         later work, for a kernel that touches memory it is not given. numba's
-        ``kernel[grid, block, s](*args)`` records the same node.
+        ``kernel[grid, block, s](*args)`` records the same node. ``device=1``
+        runs it on GPU 1, as ``s.on(1).launch(...)`` does.
         """
-        return _kernel.record_launch(self, kernel, grid, block, args, shared_mem, opaque)
+        stream = self if device is None else self.on(device)
+        return _kernel.record_launch(stream, kernel, grid, block, args, shared_mem, opaque)
 
     def copy(self, dst, src):
         """Record a copy of ``src`` into ``dst`` (same shape and dtype).
@@ -378,15 +402,23 @@ class Stream(ProxyStream):
         The compiled graph allocates it once, outside any loop or branch body,
         at an address that stays fixed across launches and rebinding; use it as
         any device array on the proxy stream while tracing, and nowhere else.
-        ``name`` names it in listings (default ``tmp0``, ``tmp1``...).
+        ``name`` names it in listings (default ``tmp0``, ``tmp1``...). It lives on
+        the stream's device (``s.on(1).empty(n)``), else on that of the kernels
+        using it.
         """
-        return self.tracer().temporary(shape, dtype, name)
+        return self._temporary(shape, dtype, name)
 
     def zeros(self, shape, dtype=np.float64, name: str | None = None):
         """Like ``empty``, set to zero here in every launch (a memset node: inside
         a loop body, in every iteration)."""
-        tmp = self.tracer().temporary(shape, dtype, name)
+        tmp = self._temporary(shape, dtype, name)
         _memory.record_zeros(self, tmp)
+        return tmp
+
+    def _temporary(self, shape, dtype, name):
+        t = self.tracer()
+        tmp = t.temporary(shape, dtype, name)
+        _placement.place_temporary(self, t.cached_buffer(tmp))
         return tmp
 
     def host(self, fn, *args, opaque: bool = False):
@@ -410,9 +442,13 @@ class Stream(ProxyStream):
         """Make later work wait for ``event``."""
         return _control.wait_event(self, event)
 
-    def fork(self) -> "Stream":
-        """A new proxy stream that starts after the work issued here so far."""
-        return _control.fork(self)
+    def fork(self, device=None) -> "Stream":
+        """A new proxy stream that starts after the work issued here so far;
+        ``device=1`` places its work on GPU 1 (see ``on``), else it places as
+        this one does."""
+        child = _control.fork(self)
+        device = self._device if device is None else _placement.check_device(device)
+        return child if device is None else child.on(device)
 
     def join(self, *others: "Stream") -> None:
         """Make later work here wait for everything issued on ``others``."""
@@ -502,4 +538,5 @@ class Stream(ProxyStream):
             "or s.host(...)")
 
     def __repr__(self):
-        return f"<graphtrace proxy stream {self._index} of {self._tracer.name}>"
+        on = "" if self._device is None else f" on cuda:{self._device}"
+        return f"<graphtrace proxy stream {self._index} of {self._tracer.name}{on}>"

@@ -28,6 +28,7 @@ import numpy as np
 from ..buffers import Buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, _is_internal, format_source)
+from ..placement import place
 from ..tree import leaves, tree_map
 from .base import Op, record_args
 
@@ -60,8 +61,8 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
             old = declared.get(id(buf))
             declared[id(buf)] = mode if old in (None, mode) else "rw"
     accesses = [(b, declared.get(id(b), m)) for b, m in accesses]   # the rest: "rw"
-    return t.record(CAPTURED, fn, rec, tuple(accesses), stream=stream.index,
-                    scope=stream.scope, opaque=opaque, source=source)
+    return place(stream, t.record(CAPTURED, fn, rec, tuple(accesses), stream=stream.index,
+                                  scope=stream.scope, opaque=opaque, source=source))
 
 
 def _device_only(fn):

@@ -14,6 +14,7 @@ import numpy as np
 from ..buffers import HOST
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
                       SimulationError)
+from ..placement import place
 from ..scalar import Scalar
 from .base import Op, arg_position, record_args
 
@@ -221,9 +222,10 @@ def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
     shared_mem = int(shared_mem)
     rec, accesses = record_args(tracer, args, adapter.intent, _device_only(adapter))
     adapter.validate(rec)
-    return tracer.record(KERNEL, adapter, rec, accesses, stream=stream.index,
-                         scope=stream.scope, opaque=opaque or adapter.opaque,
-                         attrs={"grid": grid, "block": block, "shared_mem": shared_mem})
+    return place(stream, tracer.record(
+        KERNEL, adapter, rec, accesses, stream=stream.index, scope=stream.scope,
+        opaque=opaque or adapter.opaque,
+        attrs={"grid": grid, "block": block, "shared_mem": shared_mem}))
 
 
 def _dims(d):

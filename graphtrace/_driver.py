@@ -111,3 +111,20 @@ def current(device: int):
         yield
     finally:
         before.set_current()
+
+
+@functools.cache
+def primary_context(device: int):
+    """The ``CUcontext`` graphtrace runs device ``device``'s work in (its primary one)."""
+    drv = driver()
+    dev = call(drv.cuDeviceGet, device)
+    return call(drv.cuDevicePrimaryCtxRetain, dev)
+
+
+def call(fn, *args):
+    """``fn(*args)`` of ``cuda.bindings.driver``, its result without the status;
+    a failure raises ``RuntimeError`` naming the call and the status."""
+    err, *out = fn(*args)
+    if int(err) != 0:
+        raise RuntimeError(f"{fn.__name__} failed: {getattr(err, 'name', err)}")
+    return out[0] if len(out) == 1 else tuple(out) if out else None

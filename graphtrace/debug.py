@@ -26,6 +26,7 @@ from . import _driver
 from .binding import Binding
 from .buffers import Buffer
 from .emit import GpuContext, as_stream, instantiate
+from .ops._devices import for_graph
 from .temporary import device_memory
 
 __all__ = ["CheckedGraph", "checks_intents", "read_only_bytes", "guarded"]
@@ -120,6 +121,7 @@ class CheckedGraph(Binding):
         from cuda.core import Device
         self.device = Device(device) if device is not None else Device()
         self._device_id = self.device.device_id
+        self._devices = for_graph(ir, self._device_id)
         super().__init__(ir, arrays, scalars)
 
     def allocate(self, temporaries) -> list[int]:
@@ -141,6 +143,7 @@ class CheckedGraph(Binding):
 
     def _run(self, node, stream) -> None:
         gpu = GpuContext(self.value_of)
+        gpu.devices = self._devices
         gpu.emit_node(node, [])
         graph = instantiate(gpu.definition, self.ir, node.source)
         for calls in gpu.on_launch:   # host callbacks take their arguments per launch

@@ -16,6 +16,7 @@ from .binding import Binding
 from .buffers import Buffer
 from .errors import EmitError
 from .ir import Graph, describe
+from .ops._devices import for_graph
 from .scalar import Scalar
 from .temporary import device_memory
 
@@ -100,6 +101,8 @@ class GpuContext:
           reshaped                 set by an update_definition whose node changed
                                    shape (a captured region captured anew): the
                                    executable graph is then instantiated again
+          devices                  for a graph over several GPUs, which hooks emit
+                                   and update each node (ops/_devices.py); None
 
     Maps are keyed by ``node.index``: cuda.core graph nodes hash alike, so a
     dict keyed by them costs a scan per lookup (100 us a node in a 1000-node graph).
@@ -113,6 +116,7 @@ class GpuContext:
         self.on_launch: list = []
         self.graph = None                    # the executable graph, once instantiated
         self.reshaped = False
+        self.devices = None
         self._nodes: dict[int, object] = {}  # node index -> its definition node
         self._exec: dict[int, object] = {}   # node index -> its executable node
 
@@ -127,7 +131,8 @@ class GpuContext:
         parent = preds[0] if preds else (definition if definition is not None
                                          else self.definition)
         try:
-            gn = node.op.emit(self, node, parent)
+            op = node.op if self.devices is None else self.devices.op(node)
+            gn = op.emit(self, node, parent)
             if len(preds) > 1:
                 gn.pred.update(preds[1:])
             return gn
@@ -186,6 +191,7 @@ class CompiledGraph(Binding):
     # --- building ----------------------------------------------------------
     def _emit(self):
         gpu = self.gpu = GpuContext(self.value_of)
+        gpu.devices = for_graph(self.ir, self._device_id)
         gpu.emit_region(self.ir, gpu.definition)
         self.definition = gpu.definition
         self.graph = gpu.graph = instantiate(
@@ -284,10 +290,12 @@ class CompiledGraph(Binding):
         # update: take the whole route now and then, so that nothing piles up.
         whole = (route or self._route(len(driven))) == "whole" \
             or self._node_updates >= RELEASE_EVERY
+        devices = self.gpu.devices
         for node in driven:
-            self._update(node, node.op.update_definition)
+            op = node.op if devices is None else devices.op(node)
+            self._update(node, op.update_definition)
             if not whole and not self.gpu.reshaped:
-                self._update(node, node.op.update)
+                self._update(node, op.update)
         if self.gpu.reshaped:
             self._reinstantiate()
         elif whole:

@@ -357,3 +357,69 @@ def test_sim_device_refuses_host_memory_and_bad_devices():
         gt.sim_device(np.zeros(4), 1)
     with pytest.raises(gt.ArgumentError, match="non-negative int"):
         gt.sim_device(cuda.to_device(np.zeros(4)), -1)
+
+
+# --- the driver path, as far as it goes without a GPU -----------------------------
+
+def test_only_graphs_with_work_off_the_home_device_take_the_driver_path():
+    from graphtrace.ops._devices import ON_DEVICE, for_graph
+    g = two_devices.trace(*arrays(0, 1, 0), *arrays(1, 1, 0))
+    assert for_graph(g, 0) is not None and for_graph(g, 1) is not None
+    devices = for_graph(g, 0)
+    assert [devices.op(n) is ON_DEVICE for n in g.nodes] == [False, True, False, False]
+    assert for_graph(two_devices.trace(*arrays(1, 1, 0), *arrays(1, 1, 0)), 1) is None
+
+
+class _CoreLike(gt.ops.kernel.Adapter):
+    """A kernel as cuda.core's adapter sees one: a handle, arguments packed as given."""
+    library = "cuda.core"
+
+    def compile(self, args):
+        return type("K", (), {"handle": 0x1234})(), None
+
+    def pack(self, meta, args, value_of):
+        return [value_of(a).ptr if hasattr(a, "ptr") else a for a in args]
+
+
+def test_driver_parameters_of_nodes_on_another_device(monkeypatch):
+    from cuda.bindings import driver as drv
+    from graphtrace.ops import _devices
+    monkeypatch.setattr(_devices, "driver", lambda: drv)
+    monkeypatch.setattr(_devices, "primary_context", lambda d: drv.CUcontext(100 + d))
+    host = gt.pinned_empty(N)
+    k = _CoreLike(None, "k")
+
+    @gt.graph
+    def f(s, x, y, z):
+        s.launch(k, (2, 3), 32, x, 2.0, shared_mem=16)
+        s.copy(y, x)
+        s.copy(host, y)
+        s.memset(z, 7)
+        s.on(1).zeros(8, np.int16)
+    x, y = on(1, np.zeros(N)), on(1, np.zeros(N))
+    z = gt.sim_device(cuda.to_device(np.zeros(N, np.int32)), 1)
+    g = f.trace(x, y, z)
+    gpu = type("Gpu", (), {"state": {}, "value_of": staticmethod(lambda v: v)})()
+    kernel, copy, download, memset, zeros = (_devices.PARAMS[n.kind](gpu, n)[0]
+                                             for n in g.nodes)
+    t = drv.CUgraphNodeType
+    assert kernel.type == t.CU_GRAPH_NODE_TYPE_KERNEL
+    kp = kernel.kernel
+    assert (int(kp.kern), int(kp.ctx), int(kp.func)) == (0x1234, 101, 0)
+    assert (kp.gridDimX, kp.gridDimY, kp.gridDimZ, kp.blockDimX, kp.sharedMemBytes) == \
+        (2, 3, 1, 32, 16)
+    assert kp.kernelParams != 0
+    dev, hst = drv.CUmemorytype.CU_MEMORYTYPE_DEVICE, drv.CUmemorytype.CU_MEMORYTYPE_HOST
+    c = copy.memcpy.copyParams
+    assert copy.type == t.CU_GRAPH_NODE_TYPE_MEMCPY and int(copy.memcpy.copyCtx) == 101
+    assert (c.dstMemoryType, int(c.dstDevice), c.srcMemoryType, int(c.srcDevice)) == \
+        (dev, g.nodes[1].args[0].ptr, dev, g.nodes[1].args[1].ptr)
+    assert (c.WidthInBytes, c.Height, c.Depth) == (N * 8, 1, 1)
+    c = download.memcpy.copyParams
+    assert (c.dstMemoryType, c.dstHost, c.srcMemoryType) == (hst, host.ctypes.data, dev)
+    m = memset.memset
+    assert memset.type == t.CU_GRAPH_NODE_TYPE_MEMSET
+    assert (int(m.dst), m.value, m.elementSize, m.width, m.height, int(m.ctx)) == \
+        (g.nodes[3].args[0].ptr, 7, 4, N, 1, 101)
+    z = zeros.memset
+    assert (z.value, z.elementSize, z.width) == (0, 4, 4)

@@ -18,14 +18,15 @@ from .trace import Stream
 from .sim import simulate
 from .check import check, Race
 from . import backend
+from . import nccl
 from . import _guards  # noqa: F401  (host-sync guards, installed at the first trace)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "graph", "GraphFunction", "CacheInfo", "RetraceWarning", "Graph", "Node", "Scalar", "Stream",
-    "In", "Out", "InOut", "kernel", "pinned_empty", "sim_device", "reference", "simulate", "backend",
-    "check", "Race", "cond", "Condition",
+    "In", "Out", "InOut", "kernel", "pinned_empty", "reference", "simulate", "backend",
+    "check", "Race", "cond", "Condition", "nccl", "sim_device",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "IntentError", "EmitError",

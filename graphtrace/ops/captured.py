@@ -14,6 +14,11 @@ region (a cupy ``MemoryPool``; for torch a ``torch.cuda.MemPool``), which the
 compiled graph keeps for its life: nothing else can be given that memory
 while replays still use it.
 
+A region whose arrays lie on several GPUs captures on a stream of each, joined
+into one capture (``_devices.Joined``); ``capture_stream(device)`` hands the
+function the stream of a device, and a ``before_capture()`` method of ``fn``
+runs before each capture, outside it (``nccl.py`` makes communicators there).
+
 On the simulator ``fn`` runs on the CPU with numpy views of the arrays, so
 code written on the API numpy shares with cupy (``x @ w``, ``x.sum()``,
 ``y[...] = ...``) runs on both backends.
@@ -147,6 +152,9 @@ class _Region:
         and leave it after (one graph over all its devices)."""
         args = tree_map(lambda v: _library_array(gpu.value_of(v), v)
                         if isinstance(v, Buffer) else gpu.value_of(v), node.args)
+        prepare = getattr(node.target, "before_capture", None)
+        if prepare is not None:   # setup that cannot be captured (NCCL communicators)
+            prepare()
         others = self.others
         with current(self.device.device_id):
             builder = self.stream.create_graph_builder()

@@ -164,6 +164,10 @@ class _Collective:
         """Communicators are made outside the capture (NCCL's setup cannot be captured)."""
         if self.comms is None and self.devices not in _made:
             from cupy.cuda import nccl
+            if not nccl.available:
+                raise RuntimeError("cupy finds no NCCL library (pip install nvidia-nccl-cu13), "
+                                   "which gt.nccl uses to make communicators; or pass your "
+                                   "own (a torch process group)")
             _made[self.devices] = nccl.NcclCommunicator.initAll(list(self.devices))
 
     # --- the GPU -------------------------------------------------------------------

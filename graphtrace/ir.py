@@ -258,19 +258,21 @@ class Graph:
     def to_dot(self) -> str:
         """The DAG in Graphviz DOT, one box per node labelled like the listing."""
         out = [f'digraph "{self.name}" {{', "  node [shape=box, fontname=monospace];"]
-        self._dot(out, Namer(), "  ")
+        self._dot(out, Namer(), "  ", len(self.devices) > 1)
         out.append("}")
         return "\n".join(out)
 
-    def _dot(self, out: list, namer: Namer, indent: str) -> None:
-        """Boxes and edges; each region a cluster named after its node."""
+    def _dot(self, out: list, namer: Namer, indent: str, devices: bool = False) -> None:
+        """Boxes and edges; each region a cluster named after its node; with
+        ``devices``, each node's device."""
         for n in self.nodes:
-            label = f"%{n.index} {self.describe(n, namer)}\\n{format_source(n.source)}"
+            on = f"  {device_name(n.device)}" if devices and n.device is not None else ""
+            label = f"%{n.index} {self.describe(n, namer)}{on}\\n{format_source(n.source)}"
             out.append(f'{indent}n{n.index} [label="{_dot_escape(label)}"];')
             for k, region in enumerate(n.regions):
                 out.append(f'{indent}subgraph "cluster_{n.index}_{k}" {{')
                 out.append(f'{indent}  label="%{n.index} {_dot_escape(region.name)}";')
-                region._dot(out, namer, indent + "  ")
+                region._dot(out, namer, indent + "  ", devices)
                 out.append(f"{indent}}}")
         out += [f"{indent}n{a} -> n{b};" for a, b in self.edges()]
 

@@ -165,6 +165,33 @@ def test_a_copy_runs_on_its_destinations_device_and_a_download_on_its_sources():
     assert [n.device for n in g.nodes] == [0, 1, 1, 1]
 
 
+def test_bodies_of_a_stream_that_names_a_device_place_as_it_does():
+    flag, x1 = on(1, np.ones(1)), on(1, np.zeros(N))
+
+    @gt.graph
+    def inner(s, x):
+        t = s.empty(N)
+        fill[1, N, s](t, 1.0)
+        add[1, N, s](t, x)
+
+    @gt.graph
+    def f(s, flag, x):
+        with s.on(1).while_loop(gt.cond(flag) > 5.0, max_iterations=2) as body:
+            fill[1, N, body](body.empty(N), 2.0)
+        s.on(1).child(inner, x)
+    g = f.trace(flag, x1)
+    loop, child = g.nodes
+    assert loop.device == 1 and loop.regions[0].nodes[0].device == 1
+    assert [n.device for n in child.regions[0].nodes] == [1, 1]
+    assert [t.device for t in g.temporaries] == [1, 1]
+    assert "@cuda" not in str(g) and "@cuda" not in g.to_dot()   # one device
+
+
+def test_the_dot_graph_names_devices_too():
+    dot = two_devices.trace(*arrays(0, 1, 0), *arrays(1, 1, 0)).to_dot()
+    assert "scale[1, 64](x1, 3.0, y1)  @cuda:1" in dot
+
+
 def test_host_callbacks_and_events_belong_to_no_device():
     x1 = on(1, np.zeros(N))
     host = gt.pinned_empty(N)

@@ -85,14 +85,16 @@ class _OnDevice:
         return gn
 
     def update_definition(self, gpu, node) -> None:
+        drv = driver()
         params, _keep = PARAMS[node.kind](gpu, node)
-        call(driver().cuGraphNodeSetParams, gpu.definition_node(node).handle, params)
+        call(drv.cuGraphNodeSetParams, _handle(gpu.definition_node(node), drv.CUgraphNode),
+             params)
 
     def update(self, gpu, node) -> None:
         drv = driver()
         params, _keep = PARAMS[node.kind](gpu, node)
         call(drv.cuGraphExecNodeSetParams, _handle(gpu.graph, drv.CUgraphExec),
-             gpu.definition_node(node).handle, params)
+             _handle(gpu.definition_node(node), drv.CUgraphNode), params)
 
 
 class _Refused:

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .buffers import Buffer
+from .buffers import HOST, Buffer
 from .errors import ArgumentError, TraceError
-from .temporary import is_virtual
+from .temporary import VIRTUAL_BASE, is_virtual
 
 __all__ = ["place", "place_temporary", "finish", "check_device"]
 
@@ -54,11 +54,11 @@ def _device(b):
 
 
 def _devices(node) -> list:
-    """The devices of a node's arrays, in order of first use."""
+    """The devices of a node's arrays, in order of first use (run for every node)."""
     out = []
     for b, _ in node.accesses:
-        d = _device(b)
-        if d is not None and d not in out:
+        d = b.base.device if b.lo >= VIRTUAL_BASE else b.device
+        if d is not None and d != HOST and d not in out:
             out.append(d)
     return out
 

@@ -279,6 +279,7 @@ def device_memory(temps, device) -> tuple[object, list[int]]:
     """``(blocks, address per temporary)``: one allocation on each device that holds
     temporaries (``device``, a cuda.core ``Device``, for those placed on none),
     kept by the caller."""
+    from cuda.core import Device
     groups: dict[int, list[int]] = {}
     for i, t in enumerate(temps):
         groups.setdefault(device.device_id if t.device is None else t.device, []).append(i)
@@ -286,7 +287,6 @@ def device_memory(temps, device) -> tuple[object, list[int]]:
     for d, members in groups.items():
         total, offsets = _offsets([temps[i] for i in members])
         with current(d):
-            from cuda.core import Device
             on = Device(d)
             block = on.allocate(total, stream=on.default_stream)
             on.default_stream.sync()

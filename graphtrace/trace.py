@@ -321,7 +321,7 @@ class Stream(ProxyStream):
     (checked to be active in this thread), ``index`` the stream's number and
     ``scope`` the region it records into (None: the function's own graph)
     and ``device`` the GPU it places work on (None: where its arrays are);
-    a structured op records its body through ``Stream(tracer, index, scope)``.
+    a structured op records its body through ``Stream(tracer, index, scope, device)``.
     """
 
     __slots__ = ("_tracer", "_index", "_scope", "_device")

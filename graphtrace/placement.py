@@ -11,7 +11,8 @@ graph-owned temporaries it makes. The rules, per kind of node:
 - a copy runs on its destination's device (its source's when the destination
   is host memory), or on the stream's; it may join two devices;
 - a captured region runs on the devices of its arrays (an NCCL group call
-  over several GPUs), the stream's device first.
+  over several GPUs), the stream's device first;
+- a loop or branch runs on the one device of its condition and bodies.
 
 A temporary made on a stream that names a device lives there; one made on
 any other stream lives where the kernels and memsets that use it run, which
@@ -75,8 +76,9 @@ def _where(node, device) -> str:
     return f"{', '.join(dict.fromkeys(names))} on device {device}"
 
 
-def _decide(node, explicit):
-    """The device of ``node`` by the rules above (raises for a mixed launch)."""
+def _decide(node, explicit, source=None):
+    """The device of ``node`` by the rules above (raises for a mixed launch, naming
+    ``source``, else the user's line now)."""
     found = _devices(node)
     if node.kind in _ONE:
         others = [d for d in found if d != explicit] if explicit is not None else found[1:]
@@ -87,7 +89,7 @@ def _decide(node, explicit):
                 f"{_what(node)} {said} {_where(node, others[0])}: a kernel, memset or "
                 "zeros node runs on one device and touches that device's memory; copy the "
                 "data over first (s.copy(dst, src) between devices is a peer copy node) "
-                "and pass arrays of one device")
+                "and pass arrays of one device", source=source)
         return explicit if explicit is not None else (found[0] if found else None)
     if node.kind == "memcpy":
         if explicit is not None:
@@ -145,7 +147,7 @@ def finish(graph, temporaries) -> None:
         root.device = next(iter(where), None)
     for n in graph.walk():
         if n.device is None and any(id(b.base) in unplaced for b, _ in n.accesses):
-            n.device = _decide(n, None)
+            n.device = _decide(n, None, n.source)
     _structured(graph)
 
 

@@ -358,6 +358,18 @@ def test_a_temporary_made_for_one_device_cannot_be_used_on_another():
     check(e, "wrong-temp", "x0 on device 0 and tmp0 on device 1")
 
 
+def test_a_kernel_given_temporaries_that_settle_on_two_devices_is_an_error_at_its_line():
+    @gt.graph
+    def f(s, x0, x1):
+        a, b = s.empty(N), s.empty(N)
+        add[1, N, s](a, b)                                     # both-temps
+        add[1, N, s](x0, a)
+        add[1, N, s](x1, b)
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(on(0, np.zeros(N)), on(1, np.zeros(N)))
+    check(e, "both-temps", "tmp0 on device 0 and tmp1 on device 1")
+
+
 def test_a_loop_body_over_two_devices_is_an_error():
     @gt.graph
     def f(s, x0, x1, flag):

@@ -166,6 +166,26 @@ def test_temporaries_live_on_the_device_of_their_kernels(rng):
         assert np.allclose(y0.copy_to_host(), 2 * a)
 
 
+def test_a_child_graph_holds_nodes_of_another_device_and_rebinds_them(rng):
+    @gt.graph
+    def inner(s, x, y):
+        scale[4, 256, s](x, 2.0, y)
+
+    @gt.graph
+    def f(s, x0, x1, y1):
+        s.child(inner, x1, y1)          # device 1, inside a child graph
+        add[4, 256, s](x0, x0)          # device 0
+    a = rng.standard_normal(N)
+    x0, y1 = on(0, np.ones(N)), on(1, np.zeros(N))
+    for k in range(2):                  # the second call brings a new x1: rebound
+        x1 = on(1, a + k)
+        f(x0, x1, y1)
+        sync()
+        assert np.allclose(y1.copy_to_host(), 2 * (a + k))
+    assert f.cache_info().misses == 1
+    assert np.array_equal(x0.copy_to_host(), np.full(N, 4.0))
+
+
 def test_intent_check_runs_nodes_of_another_device(rng):
     a = rng.standard_normal(N)
     x1, y1 = on(1, a), on(1, np.zeros(N))

@@ -3,7 +3,7 @@ from .backend import prepare_numba as _prepare_numba
 
 _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 
-from .buffers import In, InOut, Out, pinned_empty
+from .buffers import In, InOut, Out, pinned_empty, sim_device
 from .errors import (ArgumentError, CaptureError, DynamicScalarError, EmitError,
                      GraphtraceError, HostSyncError, IntentError, IRError, KernelArgumentError,
                      MissingDependencyError, PageableMemoryError, ShapeMismatchError,
@@ -20,6 +20,7 @@ from .sim import simulate
 from .check import check, Race
 from .explain import explain, Explanation
 from . import backend
+from . import nccl
 from . import _guards  # noqa: F401  (host-sync guards, installed at the first trace)
 
 __version__ = "0.1.0"
@@ -27,7 +28,7 @@ __version__ = "0.1.0"
 __all__ = [
     "graph", "GraphFunction", "CacheInfo", "RetraceWarning", "Graph", "Node", "Scalar", "Stream",
     "In", "Out", "InOut", "kernel", "launch", "pinned_empty", "reference", "simulate", "backend",
-    "check", "Race", "explain", "Explanation", "cond", "Condition",
+    "check", "Race", "explain", "Explanation", "cond", "Condition", "nccl", "sim_device",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "IntentError", "EmitError",

@@ -8,11 +8,12 @@ function degrades to a neutral answer when there is no driver or no GPU
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import weakref
 
-__all__ = ["driver", "available", "device_of", "is_pinned_host", "pinned_block"]
+__all__ = ["driver", "available", "device_of", "is_pinned_host", "pinned_block", "current"]
 
 
 @functools.cache
@@ -94,3 +95,36 @@ def pinned_block(nbytes: int):
     block = (ctypes.c_uint8 * nbytes).from_address(int(ptr))
     weakref.finalize(block, _free_host, ptr)
     return block
+
+
+@contextlib.contextmanager
+def current(device: int):
+    """Device ``device`` current in this thread for the block (its primary context,
+    and cuda.core's ``Device``, whose methods need that), the previous one after."""
+    from cuda.core import Device
+    before = Device()
+    if before.device_id == device:
+        yield
+        return
+    Device(device).set_current()
+    try:
+        yield
+    finally:
+        before.set_current()
+
+
+@functools.cache
+def primary_context(device: int):
+    """The ``CUcontext`` graphtrace runs device ``device``'s work in (its primary one)."""
+    drv = driver()
+    dev = call(drv.cuDeviceGet, device)
+    return call(drv.cuDevicePrimaryCtxRetain, dev)
+
+
+def call(fn, *args):
+    """``fn(*args)`` of ``cuda.bindings.driver``, its result without the status;
+    a failure raises ``RuntimeError`` naming the call and the status."""
+    err, *out = fn(*args)
+    if int(err) != 0:
+        raise RuntimeError(f"{fn.__name__} failed: {getattr(err, 'name', err)}")
+    return out[0] if len(out) == 1 else tuple(out) if out else None

@@ -50,9 +50,10 @@ class Binding:
     def edge_count(self) -> int:
         return sum(len(n.deps) for n in self.ir.nodes)
 
-    def allocate(self, nbytes: int) -> int:
-        """The address of ``nbytes`` for the temporaries, which ``self`` keeps for
-        its life (``temporary.py`` says why, and how they share it)."""
+    def allocate(self, nbytes: int, device=None) -> int:
+        """The address of ``nbytes`` for the temporaries on ``device`` (None: the
+        graph's own), which ``self`` keeps for its life (``temporary.py`` says
+        why, and how they share it)."""
         raise NotImplementedError(f"{type(self).__name__} cannot hold temporaries")
 
     def value_of(self, x):

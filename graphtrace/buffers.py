@@ -18,7 +18,8 @@ import numpy as np
 from . import _driver
 from .errors import ArgumentError
 
-__all__ = ["Buffer", "as_buffer", "is_array", "pinned_empty", "In", "Out", "InOut", "unwrap_intent"]
+__all__ = ["Buffer", "as_buffer", "is_array", "pinned_empty", "sim_device", "In", "Out", "InOut",
+           "unwrap_intent"]
 
 HOST = -1  # ``Buffer.device`` of host memory
 
@@ -281,10 +282,13 @@ def as_buffer(obj) -> Buffer:
         return own(obj)
     inner, simulated_device = _unwrap(obj)
     if simulated_device:
-        return _from_interface(inner.__array_interface__, obj, 0)
+        iface = inner.__array_interface__
+        return _from_interface(iface, obj, _simulated_device(iface["data"][0]))
     cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is not None:
-        return _from_interface(cai, obj, _driver.device_of(cai["data"][0]))
+        ptr = cai["data"][0]
+        device = _simulated_device(ptr) if _sim_devices else _driver.device_of(ptr)
+        return _from_interface(cai, obj, device)
     if isinstance(obj, np.ndarray):
         iface = obj.__array_interface__
         return _from_interface(iface, obj, HOST, is_pinned(iface["data"][0]))
@@ -317,6 +321,57 @@ def is_pinned(ptr: int) -> bool:
         if lo <= ptr < hi:
             return True
     return _driver.is_pinned_host(ptr)
+
+
+# Device arrays the simulator is told live on another (simulated) device:
+# address ranges of live arrays -> (end, device). Without a GPU every array is
+# on device 0 otherwise (numba's simulator has one device).
+_sim_devices: dict[int, tuple[int, int]] = {}
+
+
+def _simulated_device(ptr: int) -> int:
+    for lo, (hi, device) in _sim_devices.items():
+        if lo <= ptr < hi:
+            return device
+    return 0
+
+
+def sim_device(array, device: int):
+    """Mark a device array of the simulator as living on simulated device ``device``.
+
+    Without a GPU there is one device (numba's simulator has no other), so a
+    graph over several GPUs is traced, listed, checked and simulated on the
+    CPU with arrays tagged this way: graphtrace then places and keys them
+    as arrays of that GPU, and views made of them are on it too. Returns
+    ``array``. On a GPU an array's device is the one it was allocated on,
+    and this is an error.
+
+    >>> import graphtrace as gt
+    >>> x1 = gt.sim_device(cuda.to_device(np.zeros(1024)), 1)   # doctest: +SKIP
+    """
+    if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or device < 0:
+        raise ArgumentError(f"device must be a non-negative int, not {device!r}")
+    if _driver.available():
+        raise ArgumentError("sim_device tags arrays of the CPU simulator; on a GPU an array "
+                            "lives on the device it was allocated on (with cupy.cuda.Device(d) "
+                            "or numba.cuda.gpus[d])")
+    if isinstance(_unwrap(array)[0], np.ndarray) and not _unwrap(array)[1]:
+        raise ArgumentError("sim_device takes a device array of the simulator "
+                            "(cuda.to_device(a)); a numpy array is host memory")
+    buf = as_buffer(array)
+    if buf.is_host:
+        raise ArgumentError("sim_device takes a device array, not host memory")
+    hi = max(buf.hi, buf.lo + 1)
+    for lo in [lo for lo, (end, _) in _sim_devices.items() if lo < hi and buf.lo < end]:
+        del _sim_devices[lo]   # memory reused since, or tagged again
+    _sim_devices[buf.lo] = (hi, int(device))
+    weakref.finalize(array, _untag, buf.lo, hi)
+    return array
+
+
+def _untag(lo: int, hi: int) -> None:
+    if _sim_devices.get(lo, (None,))[0] == hi:
+        del _sim_devices[lo]
 
 
 def pinned_empty(shape, dtype=np.float64) -> np.ndarray:

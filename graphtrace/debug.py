@@ -27,6 +27,7 @@ from . import _driver
 from .binding import Binding
 from .buffers import Buffer
 from .emit import GpuContext, as_stream, instantiate
+from .ops._devices import for_graph
 from .temporary import device_memory
 
 __all__ = ["CheckedGraph", "checks_intents", "read_only_bytes", "guarded", "alone",
@@ -111,11 +112,13 @@ def read(v: Buffer) -> np.ndarray:
     return out
 
 
-def alone(node, value_of, ir) -> tuple:
+def alone(node, value_of, ir, devices=None) -> tuple:
     """``(GpuContext, executable graph)`` of ``node`` as a one-node graph of its own,
     made by the same ops as the real one; it is emitted without its predecessors
-    (a structured node's emit waits for those it is given)."""
+    (a structured node's emit waits for those it is given). ``devices``: the
+    graph's ``ops/_devices.py`` hooks when it spans GPUs."""
     gpu = GpuContext(value_of)
+    gpu.devices = devices
     gpu.emit_node(dataclasses.replace(node, deps=[]), [])
     return gpu, instantiate(gpu.definition, ir, node.source)
 
@@ -138,11 +141,13 @@ class CheckedGraph(Binding):
         from cuda.core import Device
         self.device = Device(device) if device is not None else Device()
         self._device_id = self.device.device_id
+        self._devices = for_graph(ir, self._device_id)
         super().__init__(ir, arrays, scalars)
 
-    def allocate(self, nbytes: int) -> int:
-        self.device.set_current()
-        self._scratch, base = device_memory(nbytes, self.device)
+    def allocate(self, nbytes: int, device=None) -> int:
+        from cuda.core import Device
+        block, base = device_memory(nbytes, self.device if device is None else Device(device))
+        self._scratch = [*getattr(self, "_scratch", []), block]
         return base
 
     def rebind(self, objs, ptrs, svals, route=None) -> int:
@@ -158,7 +163,7 @@ class CheckedGraph(Binding):
             guarded(node, self.value_of, read, functools.partial(self._run, node, s))
 
     def _run(self, node, stream) -> None:
-        launch_alone(*alone(node, self.value_of, self.ir), stream)
+        launch_alone(*alone(node, self.value_of, self.ir, self._devices), stream)
         stream.sync()
 
     def wait(self) -> None:

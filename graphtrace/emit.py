@@ -19,6 +19,7 @@ from .errors import EmitError
 from .executable import Executable
 from .ir import Graph, describe
 from .ops._driver_nodes import KernelNodes, node_handle
+from .ops._devices import for_graph
 from .scalar import Scalar
 from .temporary import device_memory
 
@@ -106,6 +107,8 @@ class GpuContext:
           reshaped                 set by an update_definition whose node changed
                                    shape (a captured region captured anew): the
                                    executable graph is then instantiated again
+          devices                  for a graph over several GPUs, which hooks emit
+                                   and update each node (ops/_devices.py); None
 
     Maps are keyed by ``node.index``: cuda.core graph nodes hash alike, so a
     dict keyed by them costs a scan per lookup (100 us a node in a 1000-node graph).
@@ -119,6 +122,7 @@ class GpuContext:
         self.on_launch: list = []
         self.graph = None                    # the executable graph, once instantiated
         self.reshaped = False
+        self.devices = None
         self._nodes: dict[int, object] = {}  # node index -> its definition node
         self._handles: dict[int, object] = {}  # node index -> its CUgraphNode
         self._preds = None                     # handles the node being emitted comes after
@@ -140,7 +144,8 @@ class GpuContext:
         definition = self.definition if definition is None else definition
         self._preds = preds
         try:
-            gn = node.op.emit(self, node, definition)
+            op = node.op if self.devices is None else self.devices.op(node)
+            gn = op.emit(self, node, definition)
             handle = node_handle(gn)
             if self._preds is not None:
                 self.kernel_nodes.add_edges(definition, self.take_preds(), handle)
@@ -202,13 +207,16 @@ class CompiledGraph(Binding):
         super().__init__(ir, arrays, scalars)
         self._emit()
 
-    def allocate(self, nbytes: int) -> int:
-        self._scratch, base = device_memory(nbytes, self.device)
+    def allocate(self, nbytes: int, device=None) -> int:
+        from cuda.core import Device
+        block, base = device_memory(nbytes, self.device if device is None else Device(device))
+        self._scratch = [*getattr(self, "_scratch", []), block]
         return base
 
     # --- building ----------------------------------------------------------
     def _emit(self):
         gpu = self.gpu = GpuContext(self.value_of)
+        gpu.devices = for_graph(self.ir, self._device_id)
         gpu.emit_region(self.ir, gpu.definition)
         self.definition = gpu.definition
         self.graph = gpu.graph = instantiate(
@@ -305,10 +313,12 @@ class CompiledGraph(Binding):
         chosen = route or self._route(len(driven))
         pinned = next((n for n in driven if not n.op.exec_update), None)
         whole = chosen == "whole" or pinned is not None
+        devices = self.gpu.devices
         for node in driven:
-            self._update(node, node.op.update_definition)
+            op = node.op if devices is None else devices.op(node)
+            self._update(node, op.update_definition)
             if not whole and not self.gpu.reshaped:
-                self._update(node, node.op.update)
+                self._update(node, op.update)
         if self.gpu.reshaped:
             self._reinstantiate()
             how, why = "instantiated anew", "a captured region captured work of another shape"

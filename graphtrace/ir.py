@@ -14,11 +14,12 @@ from . import picture
 from .buffers import Buffer
 from .errors import IRError, format_source
 from .ops.base import Op
+from .placement import device_name
 from .scalar import Scalar
 from .temporary import is_virtual
 from .tree import tree_map
 
-__all__ = ["Node", "Graph", "Scalar", "Namer", "describe", "MODES"]
+__all__ = ["Node", "Graph", "Scalar", "Namer", "describe", "device_name", "MODES"]
 
 MODES = {"r": "in", "w": "out", "rw": "inout"}
 
@@ -70,6 +71,11 @@ class Node:
         Sub-graphs a structured node owns (a loop body, the branches of a
         conditional, a child graph); empty for every other node. A region's
         nodes depend only on nodes of the same region.
+    device : int, tuple of int or None
+        The GPU the node runs on (``placement.py``): the device of its arrays
+        or the one its proxy stream names; a tuple for a captured region
+        over several devices (the first one captures); None for the device
+        the graph is built on (and for host callbacks and events).
     """
 
     op: object
@@ -84,6 +90,7 @@ class Node:
     index: int = -1
     pos: int = -1
     regions: tuple = ()
+    device: object = None
 
     @property
     def kind(self) -> str:
@@ -204,8 +211,11 @@ class Graph:
         """``kind target(args)`` of one node, as the listing shows it."""
         return describe(node, namer)
 
-    def _line(self, node: Node, namer: Namer, indent: str = "  ") -> str:
+    def _line(self, node: Node, namer: Namer, indent: str = "  ",
+              devices: bool = False) -> str:
         parts = [f"%{node.index} = {self.describe(node, namer)}"]
+        if devices and node.device is not None:
+            parts.append(device_name(node.device))
         for mode, word in MODES.items():
             names = [namer.buffer(b) for b, m in node.accesses if m == mode]
             if names:
@@ -218,15 +228,26 @@ class Graph:
             parts.append(f"stream {node.stream}")
         return indent + "  ".join(parts) + f"  # {format_source(node.source)}"
 
-    def _lines(self, namer: Namer, indent: str = "  ") -> list[str]:
-        """One line per node, each region's under its node, indented."""
+    def _lines(self, namer: Namer, indent: str = "  ", devices: bool = False) -> list[str]:
+        """One line per node, each region's under its node, indented; with
+        ``devices``, the device each node runs on."""
         out = []
         for n in self.nodes:
-            out.append(self._line(n, namer, indent))
+            out.append(self._line(n, namer, indent, devices))
             for region in n.regions:
                 out.append(f"{indent}  {region.name}:")
-                out += region._lines(namer, indent + "    ")
+                out += region._lines(namer, indent + "    ", devices)
         return out
+
+    @property
+    def devices(self) -> tuple:
+        """The devices its nodes are placed on, sorted (the graph's own one not
+        counted where nodes are left to it)."""
+        found = set()
+        for n in self.walk():
+            if n.device is not None:
+                found.update(n.device if isinstance(n.device, tuple) else (n.device,))
+        return tuple(sorted(found))
 
     def __str__(self) -> str:
         namer = Namer()
@@ -234,7 +255,7 @@ class Graph:
                 f"{len(self.nodes)} nodes, {len(self.edges())} edges")
         temps = [f"{b.label} {b.dtype}{list(b.shape)}" for b in self.temporaries]
         owned = [f"  temporaries: {', '.join(temps)}"] if temps else []
-        return "\n".join([head] + owned + self._lines(namer))
+        return "\n".join([head] + owned + self._lines(namer, devices=len(self.devices) > 1))
 
     def __repr__(self) -> str:
         return f"<graphtrace.Graph {self.name}: {len(self.nodes)} nodes>"
@@ -273,6 +294,9 @@ def _problem(graph: Graph, node, pos: int, seen: set) -> str | None:
         if not _within_base(b):
             return (f"accesses {b.label or repr(b)}, which does not lie in the array it "
                     f"moves with ({b.base.label or repr(b.base)})")
+    ids = node.device if isinstance(node.device, tuple) else (node.device,)
+    if node.device is not None and not all(type(d) is int and d >= 0 for d in ids):
+        return f"is placed on {node.device!r}, which is no device ordinal (nor a tuple of them)"
     for region in node.regions:
         if not isinstance(region, Graph):
             return f"owns a region that is a {type(region).__name__}, not a Graph"

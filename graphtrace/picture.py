@@ -18,6 +18,7 @@ import textwrap
 
 from .errors import MissingDependencyError, format_source
 from .hazards import OPAQUE, hazards, span
+from .placement import device_name
 
 __all__ = ["dot", "Picture", "STYLES", "render", "bundle"]
 
@@ -68,11 +69,14 @@ def _end(node) -> str:
 class _Writer:
     def __init__(self, graph, namer, buffers: bool):
         self.graph, self.namer, self.buffers = graph, namer, buffers
+        self.devices = len(graph.devices) > 1   # name each node's GPU
         self.out: list[str] = []
 
     def node(self, node, indent: str) -> None:
         shape, fill, extra = STYLES.get(node.kind, _OTHER)
-        label = _wrap(f"%{node.index} {self.graph.describe(node, self.namer)}") + \
+        on = f"  {device_name(node.device)}" if self.devices and node.device is not None \
+            else ""
+        label = _wrap(f"%{node.index} {self.graph.describe(node, self.namer)}{on}") + \
             ("\nopaque" if node.opaque else "") + f"\n{format_source(node.source)}"
         style = ",".join(s for s in ("filled", extra) if s)
         more = ', color="#cc0000", penwidth=2' if node.opaque else ""

@@ -138,7 +138,7 @@ def _owned(graph: Graph):
     """``value_of`` placing the graph's temporaries in new host memory, leaving the rest."""
     kept = []
 
-    def allocate(nbytes):
+    def allocate(nbytes, device=None):   # the simulator keeps devices apart by address
         block, base = host_memory(nbytes)
         kept.append(block)   # the block lives as long as value_of
         return base
@@ -162,8 +162,9 @@ class SimGraph(Binding):
         super().__init__(ir, arrays, scalars)
         self.launches = 0
 
-    def allocate(self, nbytes: int) -> int:
-        self._scratch, base = host_memory(nbytes)
+    def allocate(self, nbytes: int, device=None) -> int:
+        block, base = host_memory(nbytes)
+        self._scratch = [*getattr(self, "_scratch", []), block]
         return base
 
     def rebind(self, objs, ptrs, svals, route=None) -> int:

@@ -39,6 +39,7 @@ import threading
 
 import numpy as np
 
+from ._driver import current
 from .buffers import Buffer
 from .errors import ArgumentError, HostSyncError, TraceError, format_source
 from .tree import children, leaves
@@ -131,7 +132,7 @@ class Temporary:
     def __graphtrace_buffer__(self) -> Buffer:
         """Its ``Buffer`` (graphtrace's view of an array argument), at its virtual address."""
         a = self._a
-        return Buffer(a.__array_interface__["data"][0], a.shape, a.strides, a.dtype, 0, None)
+        return Buffer(a.__array_interface__["data"][0], a.shape, a.strides, a.dtype, None, None)
 
     # --- geometry ---------------------------------------------------------------
     @property
@@ -239,7 +240,7 @@ def make(tracer, shape, dtype, name: str, source) -> tuple[Temporary, Buffer]:
     if dtype.hasobject:
         raise ArgumentError(f"a temporary cannot hold Python objects ({dtype})")
     ptr = reserve(math.prod(dims) * dtype.itemsize)
-    root = Buffer(ptr, dims, None, dtype, 0, None)
+    root = Buffer(ptr, dims, None, dtype, None, None)   # its device: placement.py
     root.label = name
     return Temporary(_shadow(ptr, dims, dtype), _Life(name, source, tracer)), root
 
@@ -279,16 +280,17 @@ def _touched(node, owned: dict) -> set:
     return found
 
 
-def layout(graph) -> tuple[int, list[int]]:
-    """``(bytes, offset of each temporary)``: temporaries share bytes when the
-    graph orders every user of one before every user of the other.
+def layout(graph, members=None) -> tuple[int, list[int]]:
+    """``(bytes, offset of each temporary)`` (of those at the indexes ``members``,
+    by default all): temporaries share bytes when the graph orders every user
+    of one before every user of the other.
 
     ``anc[p]`` is the set (a bit mask) of nodes using temporaries that the node
     at position ``p`` depends on, transitively. Temporary ``a`` ends before ``b``
     begins when every user of ``a`` is in ``anc`` of every user of ``b``; two
     temporaries for which neither holds get disjoint bytes (first fit).
     """
-    temps = graph.temporaries
+    temps = graph.temporaries if members is None else [graph.temporaries[i] for i in members]
     owned = {id(t): i for i, t in enumerate(temps)}
     pos = {n.index: p for p, n in enumerate(graph.nodes)}
     users: list[list[int]] = [[] for _ in temps]
@@ -334,9 +336,11 @@ def layout(graph) -> tuple[int, list[int]]:
 
 
 def device_memory(nbytes: int, device) -> tuple[object, int]:
-    """``(block, its address)``: one device allocation, kept by the caller."""
-    block = device.allocate(max(nbytes, 1), stream=device.default_stream)
-    device.default_stream.sync()
+    """``(block, its address)``: one allocation on ``device`` (a cuda.core ``Device``),
+    kept by the caller."""
+    with current(device.device_id):
+        block = device.allocate(max(nbytes, 1), stream=device.default_stream)
+        device.default_stream.sync()
     return block, int(block.handle)
 
 
@@ -349,7 +353,17 @@ def host_memory(nbytes: int) -> tuple[np.ndarray, int]:
 
 def owned_moves(graph, allocate) -> dict[int, int]:
     """``id(temporary's root) -> its address - its virtual one``, its memory taken
-    from ``allocate(nbytes) -> address`` (a binding's, kept for the binding's life)."""
-    total, offsets = layout(graph)
-    base = allocate(total)
-    return {id(t): base + o - t.ptr for t, o in zip(graph.temporaries, offsets)}
+    from ``allocate(nbytes, device) -> address`` (a binding's, kept for the
+    binding's life): one block per device that holds temporaries (``device``
+    None: those placed on none, on the graph's own)."""
+    groups: dict = {}
+    for i, t in enumerate(graph.temporaries):
+        groups.setdefault(t.device, []).append(i)
+    moves = {}
+    for device, members in groups.items():
+        total, offsets = layout(graph, members)
+        base = allocate(total, device)
+        for i, o in zip(members, offsets):
+            t = graph.temporaries[i]
+            moves[id(t)] = base + o - t.ptr
+    return moves

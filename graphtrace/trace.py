@@ -21,7 +21,7 @@ from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_
 from .ir import Graph, Node
 from .ops import control as _control, host as _host, kernel as _kernel, memory as _memory
 from .ops import captured as _captured, conditional as _conditional
-from . import temporary as _temporary
+from . import placement as _placement, temporary as _temporary
 
 __all__ = ["Stream", "Tracer", "Scope"]
 
@@ -279,6 +279,7 @@ class Tracer:
         """The function's graph; checked when ``GRAPHTRACE_VERIFY=1``."""
         graph = Graph(self.name, self.params, self.mode, self._top.nodes,
                       [root for _, root in self._temps])
+        _placement.finish(graph, self._temps)
         if os.environ.get("GRAPHTRACE_VERIFY", "").strip().lower() in ("1", "true", "yes", "on"):
             graph.verify()
         return graph
@@ -323,8 +324,9 @@ class Stream(ProxyStream):
     Ops issued on it are recorded as graph nodes. It is valid only inside
     its trace. For op modules: ``tracer()`` is the trace's ``Tracer``
     (checked to be active in this thread), ``index`` the stream's number and
-    ``scope`` the region it records into (None: the function's own graph);
-    a structured op records its body through ``Stream(tracer, index, scope)``.
+    ``scope`` the region it records into (None: the function's own graph)
+    and ``device`` the GPU it places work on (None: where its arrays are);
+    a structured op records its body through ``Stream(tracer, index, scope, device)``.
 
     >>> @gt.graph
     ... def step(s, x, host):
@@ -337,10 +339,12 @@ class Stream(ProxyStream):
     [3. 3.]
     """
 
-    __slots__ = ("_tracer", "_index", "_scope")
+    __slots__ = ("_tracer", "_index", "_scope", "_device")
 
-    def __init__(self, tracer: Tracer, index: int = 0, scope: Scope | None = None):
+    def __init__(self, tracer: Tracer, index: int = 0, scope: Scope | None = None,
+                 device: int | None = None):
         self._tracer, self._index, self._scope = tracer, index, scope
+        self._device = device
 
     @property
     def index(self) -> int:
@@ -351,6 +355,23 @@ class Stream(ProxyStream):
     def scope(self) -> Scope | None:
         """The region this stream records into; None for the function's own graph."""
         return self._scope
+
+    @property
+    def target_device(self) -> int | None:
+        """The GPU this stream places its work on; None: each node runs where its
+        arrays are (``placement.py``)."""
+        return self._device
+
+    def on(self, device) -> "Stream":
+        """This stream, placing its work on GPU ``device``: ``k[g, b, s.on(1)](...)``.
+
+        Work on it is ordered as on ``self`` (it is the same stream); kernels and
+        memsets on it must use that device's arrays, copies run there, and
+        temporaries made on it (``s.on(1).empty(n)``) live there. Only needed
+        where the arrays do not say: work runs on the device of its arrays anyway.
+        """
+        return type(self)(self.tracer(), self._index, self._scope,
+                          _placement.check_device(device))
 
     def tracer(self) -> Tracer:
         """The tracer this stream records into; raises outside its trace."""
@@ -363,7 +384,7 @@ class Stream(ProxyStream):
         return t
 
     def launch(self, kernel, grid, block=_kernel.NO_BLOCK, *args, shared_mem=None,
-               cluster=None, cooperative=None, opaque: bool = False):
+               cluster=None, cooperative=None, opaque: bool = False, device=None):
         """Record a kernel launch: ``s.launch(kernel, grid, block, *args)``, or
         ``s.launch(kernel, config, *args)`` with a cuda.core ``LaunchConfig``.
 
@@ -382,9 +403,11 @@ class Stream(ProxyStream):
         synchronisation; the grid must fit, which only the GPU can tell). A
         ``LaunchConfig`` carries them instead (``shmem_size``, ``cluster``,
         ``is_cooperative``; its grid counts clusters when it has a cluster,
-        as in cuda.core).
+        as in cuda.core). ``device=1`` runs it on GPU 1, as ``s.on(1).launch(...)``
+        does.
         """
-        return _kernel.record_launch(self, kernel, grid, block, args, shared_mem, opaque,
+        stream = self if device is None else self.on(device)
+        return _kernel.record_launch(stream, kernel, grid, block, args, shared_mem, opaque,
                                      cluster, cooperative)
 
     def copy(self, dst, src):
@@ -407,15 +430,23 @@ class Stream(ProxyStream):
         at an address that stays fixed across launches and rebinding (shared
         with temporaries whose uses all come before or after its); use it as
         any device array on the proxy stream while tracing, and nowhere else.
-        ``name`` names it in listings (default ``tmp0``, ``tmp1``...).
+        ``name`` names it in listings (default ``tmp0``, ``tmp1``...). It lives on
+        the stream's device (``s.on(1).empty(n)``), else on that of the kernels
+        using it.
         """
-        return self.tracer().temporary(shape, dtype, name)
+        return self._temporary(shape, dtype, name)
 
     def zeros(self, shape, dtype=np.float64, name: str | None = None):
         """Like ``empty``, set to zero here in every launch (a memset node: inside
         a loop body, in every iteration)."""
-        tmp = self.tracer().temporary(shape, dtype, name)
+        tmp = self._temporary(shape, dtype, name)
         _memory.record_zeros(self, tmp)
+        return tmp
+
+    def _temporary(self, shape, dtype, name):
+        t = self.tracer()
+        tmp = t.temporary(shape, dtype, name)
+        _placement.place_temporary(self, t.cached_buffer(tmp))
         return tmp
 
     def host(self, fn, *args, opaque: bool = False):
@@ -439,9 +470,13 @@ class Stream(ProxyStream):
         """Make later work wait for ``event``."""
         return _control.wait_event(self, event)
 
-    def fork(self) -> "Stream":
-        """A new proxy stream that starts after the work issued here so far."""
-        return _control.fork(self)
+    def fork(self, device=None) -> "Stream":
+        """A new proxy stream that starts after the work issued here so far;
+        ``device=1`` places its work on GPU 1 (see ``on``), else it places as
+        this one does."""
+        child = _control.fork(self)
+        device = self._device if device is None else _placement.check_device(device)
+        return child if device is None else child.on(device)
 
     def join(self, *others: "Stream") -> None:
         """Make later work here wait for everything issued on ``others``."""
@@ -537,4 +572,5 @@ class Stream(ProxyStream):
                                                      "an ExternalStream or the like")
 
     def __repr__(self):
-        return f"<graphtrace proxy stream {self._index} of {self._tracer.name}>"
+        on = "" if self._device is None else f" on cuda:{self._device}"
+        return f"<graphtrace proxy stream {self._index} of {self._tracer.name}{on}>"

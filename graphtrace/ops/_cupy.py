@@ -305,7 +305,7 @@ class CupyAdapter(Adapter):
         if getattr(k, "enable_cooperative_groups", False):
             self.cooperative_reason = ("is built with enable_cooperative_groups=True, which "
                                        "cupy launches cooperatively")
-        self._core = None
+        self._core: dict = {}   # device -> cuda.core Kernel of cupy's module there
         # per parameter: pointer, int, float (incl. complex) or other; and its numpy type
         self._kinds = ["p" if p.pointer else "x" if p.dtype is None else
                        "i" if p.dtype.kind in "iu" else "f" if p.dtype.kind in "fc" else "x"
@@ -317,10 +317,15 @@ class CupyAdapter(Adapter):
         self.pack(None, args, lambda v: v.value if isinstance(v, Scalar) else v)
 
     def compile(self, args):
-        if self._core is None:
+        """The kernel as cupy loaded it for the current device (the graph's): cupy keeps
+        a module per device, and its functions belong to that device's context."""
+        import cupy
+        device = cupy.cuda.runtime.getDevice()
+        core = self._core.get(device)
+        if core is None:
             from cuda.core import Kernel
-            self._core = Kernel.from_handle(self.kernel.kernel.ptr)
-        return self._core, None
+            core = self._core[device] = Kernel.from_handle(self.kernel.kernel.ptr)
+        return core, None
 
     def pack(self, meta, args, value_of) -> list:
         out = []

@@ -14,6 +14,11 @@ region (a cupy ``MemoryPool``; for torch a ``torch.cuda.MemPool``), which the
 compiled graph keeps for its life: nothing else can be given that memory
 while replays still use it.
 
+A region whose arrays lie on several GPUs captures on a stream of each, joined
+into one capture (``_devices.Joined``); ``capture_stream(device)`` hands the
+function the stream of a device, and a ``before_capture()`` method of ``fn``
+runs before each capture, outside it (``nccl.py`` makes communicators there).
+
 On the simulator ``fn`` runs on the CPU with numpy views of the arrays, so
 code written on the API numpy shares with cupy (``x @ w``, ``x.sum()``,
 ``y[...] = ...``) runs on both backends.
@@ -21,6 +26,7 @@ code written on the API numpy shares with cupy (``x @ w``, ``x.sum()``,
 from __future__ import annotations
 
 import sys
+import threading
 
 import numpy as np
 
@@ -28,10 +34,13 @@ from .._guards import LIBRARY_DIRS
 from ..buffers import Buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, _is_internal, format_source)
+from .._driver import current
+from ..placement import place
 from ..tree import leaves, tree_map
+from ._devices import Joined
 from .base import Op, record_args
 
-__all__ = ["record_captured", "CAPTURED"]
+__all__ = ["record_captured", "capture_stream", "CAPTURED"]
 
 def _as_list(v) -> list:
     if v is None:
@@ -60,8 +69,8 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
             old = declared.get(id(buf))
             declared[id(buf)] = mode if old in (None, mode) else "rw"
     accesses = [(b, declared.get(id(b), m)) for b, m in accesses]   # the rest: "rw"
-    return t.record(CAPTURED, fn, rec, tuple(accesses), stream=stream.index,
-                    scope=stream.scope, opaque=opaque, source=source)
+    return place(stream, t.record(CAPTURED, fn, rec, tuple(accesses), stream=stream.index,
+                                  scope=stream.scope, opaque=opaque, source=source))
 
 
 def _device_only(fn):
@@ -107,34 +116,73 @@ def _library_array(b: Buffer, traced, default: str):
                     "a new address: pass cupy, torch or numba arrays to regions")
 
 
-class _Region:
-    """What a region keeps for the graph's life: its capture stream and its pools."""
+_capturing = threading.local()   # .streams: device -> stream handle, during a capture
 
-    def __init__(self):
+
+def capture_stream(device: int) -> int:
+    """The handle of the stream on which the region being captured records device
+    ``device``'s work, for library calls that take a stream (NCCL's). Valid inside a
+    region's function while the graph is built."""
+    streams = getattr(_capturing, "streams", None)
+    if streams is None:
+        raise CaptureError("capture_stream() is for the function of a captured region, "
+                           "while the graph is built")
+    if device not in streams:
+        raise CaptureError(f"this captured region runs on devices {sorted(streams)}, not "
+                           f"{device}: pass it an array of device {device} too")
+    return streams[device]
+
+
+class _Region:
+    """What a region keeps for the graph's life: its capture stream, on the first
+    device it runs on, the streams of its other devices, and its pools."""
+
+    def __init__(self, devices: tuple):
         from cuda.core import Device
-        self.device = Device()
-        self.stream = self.device.create_stream()
+        first = devices[0] if devices else Device().device_id
+        with current(first):
+            self.device = Device(first)
+            self.stream = self.device.create_stream()
+        self.others = Joined(first, devices[1:]) if len(devices) > 1 else None
         self.cupy_pool = self.torch_pool = None
         self.latest = None   # the definition of the latest capture
 
     def capture(self, gpu, node):
-        """``node``'s function captured with the binding's values: a GraphDefinition."""
+        """``node``'s function captured with the binding's values: a GraphDefinition.
+        The streams of its other devices join the capture before the function runs
+        and leave it after (one graph over all its devices)."""
         default = _temporaries_library(node)
         args = tree_map(lambda v: _library_array(gpu.value_of(v), v, default)
                         if isinstance(v, Buffer) else gpu.value_of(v), node.args)
-        builder = self.stream.create_graph_builder()
-        with _Libraries(self, int(builder.stream.handle), _libraries(node)):
-            builder.begin_building()
-            try:
-                node.target(*args)
-            except Exception as e:
+        prepare = getattr(node.target, "before_capture", None)
+        if prepare is not None:   # setup that cannot be captured (NCCL communicators)
+            prepare()
+        others = self.others
+        with current(self.device.device_id):
+            builder = self.stream.create_graph_builder()
+            origin = int(builder.stream.handle)
+            streams = {self.device.device_id: origin, **(others.streams if others else {})}
+            with _Libraries(self, streams, _libraries(node)):
+                builder.begin_building()
+                _capturing.streams = streams
                 try:
-                    builder.end_building()
-                except Exception:  # noqa: BLE001  (the failed call invalidated the capture)
-                    pass
-                builder.close()
-                raise _capture_error(node, e) from e
-            builder.end_building()
+                    if others:
+                        others.fork(origin)
+                    node.target(*args)
+                    if others:
+                        others.join(origin)
+                except Exception as e:
+                    try:
+                        if others:
+                            others.join(origin)
+                        builder.end_building()
+                    except Exception:  # noqa: BLE001  (the failed call invalidated the capture)
+                        pass
+                    builder.close()
+                    raise _capture_error(node, e) from e
+                finally:
+                    _capturing.streams = None
+                builder.end_building()
         self.latest = builder.graph_definition
         builder.close()
         return self.latest
@@ -158,11 +206,11 @@ def _temporaries_library(node) -> str:
 
 
 class _Libraries:
-    """cupy's and torch's current stream and allocator, switched to the region's for
-    the capture and back after it."""
+    """cupy's and torch's current stream of each of the region's devices and their
+    allocator, switched to the region's for the capture and back after it."""
 
-    def __init__(self, region: _Region, handle: int, libraries: set):
-        self.region, self.handle, self.exits = region, handle, []
+    def __init__(self, region: _Region, streams: dict, libraries: set):
+        self.region, self.streams, self.exits = region, streams, []
         self.libraries = libraries
 
     def __enter__(self):
@@ -174,21 +222,30 @@ class _Libraries:
         return self
 
     def _switch(self):
-        r, dev = self.region, self.region.device.device_id
+        r = self.region
         cp = sys.modules.get("cupy") if "cupy" in self.libraries else None
         if cp is not None:
             if r.cupy_pool is None:
                 r.cupy_pool = cp.cuda.MemoryPool()
-            self._enter(cp.cuda.ExternalStream(self.handle, dev))
+            for dev, handle in self.streams.items():
+                with cp.cuda.Device(dev):   # cupy sets the stream of the current device
+                    self._enter(cp.cuda.ExternalStream(handle, dev))
             self._enter(cp.cuda.using_allocator(r.cupy_pool.malloc))
         torch = sys.modules.get("torch") if "torch" in self.libraries else None
         if torch is not None and torch.cuda.is_available():
-            device = torch.device("cuda", dev)
-            self._enter(torch.cuda.stream(torch.cuda.ExternalStream(self.handle, device=device)))
-            if hasattr(torch.cuda, "use_mem_pool"):   # torch >= 2.6
-                if r.torch_pool is None:
-                    r.torch_pool = torch.cuda.MemPool()
-                self._enter(torch.cuda.use_mem_pool(r.torch_pool, device=device))
+            for dev, handle in self.streams.items():
+                device = torch.device("cuda", dev)
+                self._enter(torch.cuda.stream(torch.cuda.ExternalStream(handle, device=device)))
+                if hasattr(torch.cuda, "use_mem_pool"):   # torch >= 2.6
+                    if r.torch_pool is None:
+                        r.torch_pool = torch.cuda.MemPool()
+                    self._enter(torch.cuda.use_mem_pool(r.torch_pool, device=device))
+        if len(self.streams) > 1:   # the function starts on the region's first device
+            first = next(iter(self.streams))
+            if cp is not None:
+                self._enter(cp.cuda.Device(first))
+            elif torch is not None and torch.cuda.is_available():
+                self._enter(torch.cuda.device(first))
 
     def _enter(self, context):
         context.__enter__()
@@ -252,7 +309,9 @@ class CapturedOp(Op):
     def emit(self, gpu, node, parent):
         region = gpu.state.get(node.index)
         if region is None:
-            region = gpu.state[node.index] = _Region()
+            device = node.device
+            region = gpu.state[node.index] = _Region(
+                () if device is None else device if isinstance(device, tuple) else (device,))
         return parent.embed(region.capture(gpu, node))
 
     def update_definition(self, gpu, node) -> None:

@@ -95,7 +95,8 @@ class _Structured:
         self.index = t.reserve_index()
         self.scopes = [t.open_region(name, stream.scope, op.conditional)
                        for name in names]
-        self.bodies = [type(stream)(t, stream.index, scope) for scope in self.scopes]
+        self.bodies = [type(stream)(t, stream.index, scope, stream.target_device)
+                       for scope in self.scopes]
 
     def __enter__(self):
         return self.op.bodies(self.bodies)
@@ -330,7 +331,7 @@ def record_child(stream, function, args, kwargs, source):
     index = t.reserve_index()
     scope = t.open_region(getattr(function, "__name__", "child"), stream.scope)
     try:
-        function(type(stream)(t, stream.index, scope), *args, **kwargs)
+        function(type(stream)(t, stream.index, scope, stream.target_device), *args, **kwargs)
     finally:
         region = t.close_region(scope)
     shown = tree_map(lambda v: t.cached_buffer(v) or v if is_array(v) else v, args)

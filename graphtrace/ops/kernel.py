@@ -16,6 +16,7 @@ import numpy as np
 from ..buffers import HOST, Buffer
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
                       SimulationError, StreamError)
+from ..placement import place
 from ..scalar import Scalar
 from . import _launch
 from ._launch import count as _count, dim3
@@ -245,8 +246,8 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
     opaque = opaque or adapter.opaque
     if not opaque:
         _refuse_addresses(tracer, adapter, rec)
-    return tracer.record(KERNEL, adapter, rec, accesses, stream=stream.index,
-                         scope=stream.scope, opaque=opaque, attrs=attrs)
+    return place(stream, tracer.record(KERNEL, adapter, rec, accesses, stream=stream.index,
+                                       scope=stream.scope, opaque=opaque, attrs=attrs))
 
 
 def _cooperative_needed(adapter) -> str:

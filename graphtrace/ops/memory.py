@@ -12,6 +12,7 @@ import numpy as np
 
 from ..buffers import Buffer
 from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError
+from ..placement import place
 from ..scalar import Scalar
 from .base import Op
 
@@ -56,8 +57,9 @@ def record_copy(stream, dst, src):
             f"copy from {s.label or 'src'} into {d.label or 'dst'}: the two views share "
             "bytes, and a device copy between overlapping ranges is undefined; copy "
             "through a temporary array")
-    return t.record(MEMCPY, None, (d, s), ((s, "r"), (d, "w")), stream=stream.index,
-                    scope=stream.scope, attrs={"nbytes": d.nbytes})
+    return place(stream, t.record(MEMCPY, None, (d, s), ((s, "r"), (d, "w")),
+                                  stream=stream.index, scope=stream.scope,
+                                  attrs={"nbytes": d.nbytes}))
 
 
 def memset_pattern(dtype: np.dtype, value) -> tuple[int, int]:
@@ -95,8 +97,9 @@ def record_memset(stream, dst, value):
             f"{value.name}: most {d.dtype} values are no 4-byte pattern, so a later call "
             f"could not be honoured; pass {value.name} in static=, or fill with a kernel")
     element, pattern = memset_pattern(d.dtype, current)
-    return t.record(MEMSET, None, (d, value), ((d, "w"),), stream=stream.index,
-                    scope=stream.scope, attrs={"element": element, "pattern": pattern})
+    return place(stream, t.record(MEMSET, None, (d, value), ((d, "w"),), stream=stream.index,
+                                  scope=stream.scope,
+                                  attrs={"element": element, "pattern": pattern}))
 
 
 def record_zeros(stream, tmp):
@@ -104,7 +107,8 @@ def record_zeros(stream, tmp):
     t = stream.tracer()
     d = t.buffer(tmp)
     if d.nbytes:
-        t.record(ZEROS, None, (d,), ((d, "w"),), stream=stream.index, scope=stream.scope)
+        place(stream, t.record(ZEROS, None, (d,), ((d, "w"),), stream=stream.index,
+                               scope=stream.scope))
 
 
 class MemcpyOp(Op):

@@ -1,0 +1,216 @@
+"""Collectives (gt.nccl) on the simulator: results, placement, ordering, errors."""
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from helpers import line_of
+
+F = __file__
+N = 32
+
+
+@cuda.jit
+def grad(x, g, a):
+    i = cuda.grid(1)
+    if i < x.size:
+        g[i] = a * x[i]
+
+
+@cuda.jit
+def update(w, g, lr):
+    i = cuda.grid(1)
+    if i < w.size:
+        w[i] -= lr * g[i]
+
+
+def on(device, values, dtype=np.float64):
+    return gt.sim_device(cuda.to_device(np.asarray(values, dtype)), device)
+
+
+def per_device(n, make):
+    return [on(d, make(d)) for d in range(n)]
+
+
+def host(arrays):
+    return [a.copy_to_host() for a in arrays]
+
+
+def check(excinfo, marker, *phrases):
+    err = excinfo.value
+    assert err.source[1] == line_of(F, marker), str(err)
+    for p in phrases:
+        assert p in str(err), str(err)
+
+
+@gt.graph
+def train(s, ws, xs, gs, lr):
+    for w, x, g in zip(ws, xs, gs):
+        grad[1, N, s](x, g, 2.0)
+    gt.nccl.all_reduce(s, None, gs, op="avg")          # in place
+    for w, g in zip(ws, gs):
+        update[1, N, s](w, g, lr)
+
+
+def test_all_reduce_in_a_data_parallel_step_gives_every_device_the_mean():
+    rng = np.random.default_rng(1)
+    xh = [rng.standard_normal(N) for _ in range(3)]
+    ws = per_device(3, lambda d: np.ones(N))
+    xs = [on(d, xh[d]) for d in range(3)]
+    gs = per_device(3, lambda d: np.zeros(N))
+    train(ws, xs, gs, 0.5)
+    mean = 2.0 * sum(xh) / 3
+    for w in host(ws):
+        np.testing.assert_allclose(w, 1.0 - 0.5 * mean)
+    xs2 = [on(d, xh[d] + 1) for d in range(3)]          # rebound, not traced again
+    train(ws, xs2, gs, 0.5)
+    assert train.cache_info().misses == 1
+    for w in host(ws):
+        np.testing.assert_allclose(w, 1.0 - 0.5 * mean - 0.5 * (mean + 2.0))
+
+
+def test_the_collective_is_one_node_over_all_devices_ordered_by_its_arrays():
+    ws, xs, gs = (per_device(2, lambda d: np.zeros(N)) for _ in range(3))
+    g = train.trace(ws, xs, gs, 0.1)
+    node = g.nodes[2]
+    assert node.kind == "captured" and node.device == (0, 1)
+    assert "captured nccl.all_reduce[avg](gs[0], gs[1])  @cuda:0,1  inout(gs[0], gs[1])" in str(g)
+    assert [d.index for d in node.deps] == [0, 1]
+    assert [[d.index for d in n.deps] for n in g.nodes[3:]] == [[2], [2]]
+    assert gt.check(g) == []
+
+
+@pytest.mark.parametrize("op, expect", [("sum", np.sum), ("prod", np.prod), ("max", np.max),
+                                        ("min", np.min), ("avg", np.mean)])
+def test_all_reduce_ops_out_of_place(op, expect):
+    vals = [np.arange(N) + d for d in range(3)]
+    sends = [on(d, v, np.float32) for d, v in enumerate(vals)]
+    recvs = [on(d, np.zeros(N), np.float32) for d in range(3)]
+
+    @gt.graph
+    def f(s, a, b):
+        gt.nccl.all_reduce(s, None, a, b, op=op)
+    f(sends, recvs)
+    for r in host(recvs):
+        np.testing.assert_allclose(r, expect(np.stack(vals), axis=0), rtol=1e-6)
+    np.testing.assert_array_equal(host(sends)[1], vals[1])   # sends only read
+
+
+def test_broadcast_copies_the_roots_array_everywhere():
+    xs = [on(d, np.full(N, d + 1.0)) for d in range(3)]
+
+    @gt.graph
+    def f(s, xs):
+        gt.nccl.broadcast(s, None, xs, root=1)
+    f(xs)
+    for x in host(xs):
+        np.testing.assert_array_equal(x, 2.0)
+
+
+def test_all_gather_puts_the_ranks_arrays_one_after_another():
+    sends = [on(d, np.full(N, d, np.int32), np.int32) for d in range(2)]
+    recvs = [on(d, np.zeros((2, N), np.int32), np.int32) for d in range(2)]
+
+    @gt.graph
+    def f(s, a, b):
+        gt.nccl.all_gather(s, None, a, b)
+    f(sends, recvs)
+    for r in host(recvs):
+        np.testing.assert_array_equal(r, [[0] * N, [1] * N])
+
+
+class _Comm:
+    """A stand-in for a cupy communicator of one process of ``size``."""
+
+    def __init__(self, size, device=0):
+        self._size, self._device = size, device
+
+    def size(self):
+        return self._size
+
+    def device_id(self):
+        return self._device
+
+
+def test_a_process_per_gpu_is_simulated_as_a_world_of_one():
+    x, y = on(0, np.arange(N)), on(0, np.zeros(N))
+
+    @gt.graph
+    def f(s, comm, x, y):
+        gt.nccl.all_reduce(s, comm, x, y)
+    f(_Comm(1), x, y)
+    np.testing.assert_array_equal(y.copy_to_host(), np.arange(N))
+    with pytest.raises(gt.SimulationError, match="runs this process alone"):
+        f(_Comm(2), x, y)
+
+
+# --- errors ----------------------------------------------------------------------
+
+def _trace(body, *args):
+    f = gt.graph(body)
+    return f.trace(*args)
+
+
+def test_an_unknown_op_is_an_error_at_the_users_line():
+    def body(s, xs):
+        gt.nccl.all_reduce(s, None, xs, op="mean")               # bad-op
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, per_device(2, lambda d: np.zeros(N)))
+    check(e, "bad-op", "sum, prod, max, min, avg")
+
+
+def test_one_array_per_device():
+    def body(s, xs):
+        gt.nccl.all_reduce(s, None, xs)                          # same-device
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, [on(0, np.zeros(N)), on(0, np.zeros(N))])
+    check(e, "same-device", "one array per device")
+
+
+def test_counts_of_arrays_and_communicators_must_match():
+    def body(s, xs, ys):
+        gt.nccl.all_reduce(s, [_Comm(2, 0), _Comm(2, 1)], xs, ys)   # counts
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, per_device(2, lambda d: np.zeros(N)), per_device(1, lambda d: np.zeros(N)))
+    check(e, "counts", "2 sendbufs, 1 recvbufs, 2 comms")
+
+
+def test_communicators_in_the_order_of_the_arrays():
+    def body(s, xs):
+        gt.nccl.all_reduce(s, [_Comm(2, 1), _Comm(2, 0)], xs)    # order
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, per_device(2, lambda d: np.zeros(N)))
+    check(e, "order", "communicator for xs[0] is on device 1")
+
+
+def test_all_gather_needs_room_for_every_rank():
+    def body(s, xs, ys):
+        gt.nccl.all_gather(s, None, xs, ys)                      # room
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, per_device(2, lambda d: np.zeros(N)), per_device(2, lambda d: np.zeros(N)))
+    check(e, "room", f"every receive array {2 * N * 8} bytes")
+
+
+def test_nccl_types_only():
+    def body(s, xs):
+        gt.nccl.all_reduce(s, None, xs)                          # complex
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, [on(d, np.zeros(N), np.complex64) for d in range(2)])
+    check(e, "complex", "NCCL cannot reduce or move complex64")
+
+
+def test_a_receive_array_on_another_device_than_its_send():
+    def body(s, xs, ys):
+        gt.nccl.all_reduce(s, None, xs, ys)                      # crossed
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, per_device(2, lambda d: np.zeros(N)),
+               [on(1, np.zeros(N)), on(0, np.zeros(N))])
+    check(e, "crossed", "xs[0] is on device 0 but its receive array ys[0] on device 1")
+
+
+def test_a_broadcast_root_is_a_rank():
+    def body(s, xs):
+        gt.nccl.broadcast(s, None, xs, root=2)                   # root
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, per_device(2, lambda d: np.zeros(N)))
+    check(e, "root", "a rank below 2")

@@ -39,7 +39,8 @@ class Binding:
         self._moved: dict[int, Buffer] = {}              # id(recorded view) -> it, moved
         self.broken = False                              # a failed update left it unusable
         self._by_index = {n.index: n for n in ir.walk()}   # regions' nodes too
-        self._owned = owned_moves(ir, self.allocate) if ir.temporaries else {}
+        self._owned = owned_moves(ir, self.allocate, getattr(self, "_device_id", None)) \
+            if ir.temporaries else {}
         self._users_a, self._users_s = self._users(len(arrays), len(scalars))
 
     @property

@@ -351,18 +351,18 @@ def host_memory(nbytes: int) -> tuple[np.ndarray, int]:
     return block, -block.ctypes.data % _ALIGN + block.ctypes.data
 
 
-def owned_moves(graph, allocate) -> dict[int, int]:
+def owned_moves(graph, allocate, home=None) -> dict[int, int]:
     """``id(temporary's root) -> its address - its virtual one``, its memory taken
     from ``allocate(nbytes, device) -> address`` (a binding's, kept for the
-    binding's life): one block per device that holds temporaries (``device``
-    None: those placed on none, on the graph's own)."""
+    binding's life): one block per device that holds temporaries; those placed
+    on none share the block of ``home``, the graph's own device."""
     groups: dict = {}
     for i, t in enumerate(graph.temporaries):
-        groups.setdefault(t.device, []).append(i)
+        groups.setdefault(home if t.device is None else t.device, []).append(i)
     moves = {}
     for device, members in groups.items():
         total, offsets = layout(graph, members)
-        base = allocate(total, device)
+        base = allocate(total, None if device == home else device)
         for i, o in zip(members, offsets):
             t = graph.temporaries[i]
             moves[id(t)] = base + o - t.ptr

@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from numba import cuda
 
 import graphtrace as gt
-from graphtrace.temporary import layout
+from graphtrace.temporary import layout, owned_moves
 from helpers import FakeDeviceArray as A, any_kernel
 from temp_kernels import add, scale
 
@@ -156,3 +156,24 @@ def test_shared_bytes_give_eager_results_in_any_order(plan, seed):
     gt.simulate(gt.graph(traced).trace(x, y), seed=seed)
     eager(xh, yh)
     assert np.array_equal(y.copy_to_host(), yh)
+
+
+def test_temporaries_placed_on_no_device_share_the_block_of_the_graphs_own():
+    x = A(256)
+
+    @gt.graph
+    def f(s, x):
+        prev = x
+        for _ in range(4):
+            t = s.empty(256, np.float32)
+            s.launch(K, 1, 1, gt.In(prev), gt.Out(t))
+            prev = t
+    g = f.trace(x)
+    g.temporaries[0].device, g.temporaries[1].device = 0, None   # as placement leaves them
+    asked = []
+    moves = owned_moves(g, lambda n, device: asked.append((n, device)) or 1 << 20, home=0)
+    assert asked == [(2 * KB, None)] and len(moves) == 4
+    g.temporaries[1].device = 1                       # on another GPU: a block there
+    asked.clear()
+    owned_moves(g, lambda n, device: asked.append((n, device)) or 1 << 20, home=0)
+    assert sorted(asked, key=str) == sorted([(2 * KB, None), (KB, 1)], key=str)

@@ -108,7 +108,8 @@ def _library_array(b: Buffer, traced, default: str):
     if lib == "cupy":
         return sys.modules["cupy"].asarray(_Interface(b))
     if lib == "torch":
-        return sys.modules["torch"].as_tensor(_Interface(b), device=f"cuda:{b.device}")
+        where = "cuda" if b.device is None else f"cuda:{b.device}"   # None: the current one
+        return sys.modules["torch"].as_tensor(_Interface(b), device=where)
     if lib in ("numba", "numba_cuda"):
         from numba import cuda
         return cuda.as_cuda_array(_Interface(b))

@@ -147,9 +147,11 @@ def main():
           f"## W independent chains of {wide.L} one-block kernels, written sequentially", "",
           wide_section(wide_rows), "",
           "## Real workloads", "", workload_section(work_rows), "",
-          "## Temporaries: owned buffer vs alloc/free nodes", "",
+          "## Temporaries: packed block vs unshared block vs alloc/free nodes", "",
           f"A chain of {temp_rows[0]['k']} kernels, each reading the previous temporary "
-          "and writing its own (`python bench/temporaries.py` says more). Taken: device "
+          "and writing its own (`python bench/temporaries.py` says more). graphtrace "
+          "packs temporaries whose uses the graph orders into shared bytes of one block. "
+          "Taken: device "
           "memory the built and launched graph took (cuMemGetInfo); graph pool: the graph "
           "allocator's reserve; after trim: still taken after cuDeviceGraphMemTrim.", "",
           table(temp_rows, [("MB per temporary", lambda r: str(r["mb"])),

@@ -1,8 +1,11 @@
 """IR -> cuda.core ``GraphDefinition`` -> instantiated graph; rebinding.
 
-The emitter is thin: each node is added after its predecessors by its op
-(``Op.emit``, with a ``GpuContext``), and every driver failure is re-raised
-naming the node and the user's line. ``CompiledGraph`` holds the definition, the
+The emitter is thin: each node is added by its op (``Op.emit``, with a
+``GpuContext``) and wired after its predecessors by their ``CUgraphNode``
+handles; kernel nodes go through the driver (``ops/_driver_nodes.py``), other
+nodes through cuda.core, and the graph is instantiated through the driver
+(``executable.py`` says why). Every driver failure is re-raised naming the
+node and the user's line. ``CompiledGraph`` holds the definition, the
 executable graph and the current binding of arguments; ``rebind`` updates
 only the nodes whose arrays or scalars changed.
 """

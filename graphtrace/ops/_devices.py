@@ -6,7 +6,7 @@ and faults. So in a graph whose work spans GPUs, the kernel, copy and memset
 nodes of the other devices are added with ``cuGraphAddNode``
 (``cuda.bindings.driver``) into the same ``CUgraph``, each naming its device's
 primary context; the emitter wires every node by its handle, whoever added it. A graph on one device never
-comes here (``for_graph`` returns None): its emission is cuda.core's alone.
+comes here (``for_graph`` returns None).
 
 A kernel is loaded for the device it runs on: numba's and cuda.core's kernels
 are ``CUkernel``s of a library, which the driver loads into the context the

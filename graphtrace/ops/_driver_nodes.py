@@ -23,9 +23,14 @@ import numpy as np
 __all__ = ["ArgumentBlock", "KernelNodes", "check", "node_handle"]
 
 
+_module = []
+
+
 def _driver():
-    from cuda.bindings import driver
-    return driver
+    if not _module:   # cuda.bindings imported once, when a graph is first built
+        from cuda.bindings import driver
+        _module.append(driver)
+    return _module[0]
 
 
 def check(result, what: str):
@@ -39,7 +44,7 @@ def check(result, what: str):
 def node_handle(node):
     """The ``CUgraphNode`` of a cuda.core node, or the handle itself."""
     driver = _driver()
-    return node if isinstance(node, driver.CUgraphNode) else driver.CUgraphNode(int(node.handle))
+    return node if type(node) is driver.CUgraphNode else driver.CUgraphNode(int(node.handle))
 
 
 def _exec(handle):

@@ -351,23 +351,26 @@ class KernelOp(Op):
         then given its cluster and cooperative attributes."""
         a, target = node.attrs, node.target
         kern, meta = target.compile(node.args)
-        if target.compiled_cooperative(meta) and not a.get("cooperative"):
-            raise KernelArgumentError(_cooperative_needed(target), source=node.source)
-        _launch.allow_dynamic_shared(kern, a["shared_mem"], target.handle_is_function)
-        if a.get("cooperative"):
-            _launch.check_co_resident(kern, a)
         gpu.state[node.index] = (kern, meta)
+        cooperative = a.get("cooperative")
+        if not cooperative and target.compiled_cooperative(meta):
+            raise KernelArgumentError(_cooperative_needed(target), source=node.source)
+        if a["shared_mem"] > _launch.DEFAULT_SHARED:
+            _launch.allow_dynamic_shared(kern, a["shared_mem"], target.handle_is_function)
         preds = gpu.take_preds()
-        if a.get("cooperative"):
+        if cooperative:
+            _launch.check_co_resident(kern, a)
             # Two cooperative nodes running at once gave wrong results on an H200
             # (their grid syncs did not hold): each one comes after the previous
             # one of its graph, whatever the data allow.
             previous = gpu.state.get(("cooperative", id(parent)))
             preds = preds + [previous] if previous is not None else preds
-        made = gpu.kernel_nodes.add(parent, preds, *self._launch(gpu, node))
-        if _launch.has_node_attributes(a):
+        made = gpu.kernel_nodes.add(parent, preds, kern, target.handle_is_function, a["grid"],
+                                    a["block"], a["shared_mem"],
+                                    target.pack(meta, node.args, gpu.value_of))
+        if cooperative or a.get("cluster"):
             _launch.set_node_attributes(made, a)
-        if a.get("cooperative"):
+        if cooperative:
             gpu.state[("cooperative", id(parent))] = made
         return made
 

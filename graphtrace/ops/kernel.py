@@ -12,6 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..buffers import HOST
+from ..context import STATE
+from ..deps import MODE_CODES
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
                       SimulationError)
 from ..scalar import Scalar
@@ -66,6 +68,11 @@ class Adapter:
     def validate(self, args) -> None:
         """Raise at record time for arguments the kernel cannot take."""
 
+    @property
+    def validates(self) -> bool:
+        """Whether ``validate`` checks anything (launches skip it otherwise)."""
+        return type(self).validate is not Adapter.validate
+
     def intent(self, i: int) -> str:
         """The intent of argument ``i`` of a launch."""
         if self.vararg is not None and i >= len(self.params):
@@ -106,6 +113,10 @@ class Declared(Adapter):
 
     def validate(self, args):
         return self.inner.validate(args)
+
+    @property
+    def validates(self) -> bool:
+        return self.inner.validates
 
     def compile(self, args):
         return self.inner.compile(args)
@@ -208,22 +219,45 @@ def _device_only(adapter):
     return check
 
 
-def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
-    """Record a kernel launch on a proxy stream (``Stream.launch``, ``kernel[g, b, s]``)."""
-    tracer = stream.tracer()
+# (id(kernel), nargs, grid, block, shared_mem) of plain ints -> what such launches share
+_launches: dict = {}
+
+
+def _launch(k, nargs: int, grid, block, shared_mem) -> tuple:
+    """``(kernel, adapter, mode codes, validate or None, refuse host, attrs)`` of
+    launches of ``k`` with ``nargs`` arguments and this configuration, checked
+    (and kept when the configuration is plain ints)."""
     adapter = adapter_for(k)
-    adapter.check_arity(len(args))
-    grid, block = dim3(grid, "grid"), dim3(block, "block")
+    adapter.check_arity(nargs)
+    dims = dim3(grid, "grid"), dim3(block, "block")
     if isinstance(shared_mem, Scalar):
         shared_mem._refuse()
     if _count(shared_mem) is None or shared_mem < 0:
         raise ArgumentError(f"shared_mem must be a non-negative int, not {shared_mem!r}")
-    shared_mem = int(shared_mem)
-    rec, accesses = record_args(tracer, args, adapter.intent, _device_only(adapter))
-    adapter.validate(rec)
-    return tracer.record(KERNEL, adapter, rec, accesses, stream=stream.index,
-                         scope=stream.scope, opaque=opaque or adapter.opaque,
-                         attrs={"grid": grid, "block": block, "shared_mem": shared_mem})
+    launch = (k, adapter, [MODE_CODES[adapter.intent(i)] for i in range(nargs)],
+              adapter.validate if adapter.validates else None,
+              lambda tracer, args: record_args(tracer, args, adapter.intent,
+                                               _device_only(adapter)),   # raises, naming it
+              {"grid": dims[0], "block": dims[1], "shared_mem": int(shared_mem)})
+    if type(grid) is int and type(block) is int and type(shared_mem) is int:
+        if len(_launches) > 100_000:   # configurations computed from the data: start afresh
+            _launches.clear()
+        _launches[(id(k), nargs, grid, block, shared_mem)] = launch
+    return launch
+
+
+def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
+    """Record a kernel launch on a proxy stream (``Stream.launch``, ``kernel[g, b, s]``)."""
+    tracer = stream._tracer   # stream.tracer(), without the call: this runs per launch
+    if getattr(STATE, "tracer", None) is not tracer:
+        stream.tracer()   # raises: used outside its trace
+    hit = None
+    if type(grid) is int and type(block) is int and type(shared_mem) is int:
+        hit = _launches.get((id(k), len(args), grid, block, shared_mem))
+    if hit is None or hit[0] is not k:
+        hit = _launch(k, len(args), grid, block, shared_mem)
+    tracer.add(stream, KERNEL, hit[1], args, hit[2], hit[5], opaque or hit[1].opaque, hit[4],
+               hit[3])
 
 
 def _dims(d):

@@ -336,7 +336,8 @@ def as_buffer(obj) -> Buffer:
         return type(obj).__graphtrace_buffer__(obj)
     if kind == "sim":   # numba's CUDA simulator wraps numpy arrays that stand for device arrays
         iface = obj._ary.__array_interface__
-        return _from_interface(iface, obj, _simulated_device(iface["data"][0]))
+        return _from_interface(iface, obj,
+                               _simulated_device(iface["data"][0]) if _sim_devices else 0)
     if kind != "scalar":
         cai = getattr(obj, "__cuda_array_interface__", None)
         if cai is not None:

@@ -27,6 +27,7 @@ from .ops import control as _control, host as _host, kernel as _kernel, memory a
 from .ops import captured as _captured, conditional as _conditional
 from .ops.base import record_args
 from .ops.kernel import LOWEST_ADDRESS
+from .placement import ONE_DEVICE
 from .scalar import Scalar
 from . import placement as _placement, temporary as _temporary
 
@@ -36,7 +37,7 @@ _hooks_lock = threading.Lock()
 
 
 # Arguments that are never arrays: recorded as they are, without a look inside.
-_CONSTANTS = frozenset((int, float, bool, complex, str, type(None), Scalar))
+_CONSTANTS = frozenset((int, float, bool, complex, str, type(None)))
 _OPEN = (list, tuple, dict, _Intent, np.generic)   # looked into by record_args
 
 
@@ -248,7 +249,7 @@ class Tracer:
         ``gt.In``/``Out``/``InOut`` wrap it: the fast way through what
         ``ops.base.record_args`` does. Before the node is added,
         ``refuse_host(tracer, args)`` is called (and must raise) if an argument is host
-        memory, ``validate(recorded arguments)`` if given, and
+        memory, ``validate(recorded arguments)`` if given, and, unless ``opaque``,
         ``addresses(tracer, recorded arguments)`` if given and an argument may be an
         address (an int from ``LOWEST_ADDRESS`` on, a dynamic Scalar, anything
         looked into). ``attrs`` may be shared with other nodes (each Node gets a
@@ -264,8 +265,11 @@ class Tracer:
                 places |= hit[3]
             elif type(a) in _CONSTANTS:
                 rec.append(a)
-                if type(a) is int and a >= LOWEST_ADDRESS or type(a) is Scalar:
+                if type(a) is int and a >= LOWEST_ADDRESS:
                     numbers = True
+            elif type(a) is Scalar:
+                rec.append(a)
+                numbers = True
             elif not isinstance(a, _OPEN) and is_array(a):   # a new array or view
                 rec.append(self.buffer(a))
                 hit = bufs[id(a)]
@@ -280,18 +284,18 @@ class Tracer:
                     codes.append(self._slot(b) << 2 | MODE_CODES[mode])
                     places |= _placement.device_bit(b)
         rec = tuple(rec)
-        if places & 1:   # host memory
-            refuse_host(self, args)
+        if stream._device is not None:
+            places |= 2 << stream._device
+        try:   # placement.py's rule for a kernel: the one device of its arrays and stream
+            device, settled = ONE_DEVICE[places], True
+        except KeyError:
+            if places & 1:   # host memory
+                refuse_host(self, args)
+            device, settled = None, False   # two devices: place() decides on its Node
         if validate is not None:
             validate(rec)
-        if numbers and addresses is not None:
+        if numbers and not opaque and addresses is not None:
             addresses(self, rec)
-        # placement.py's rule for a kernel: the one device of its arrays and stream
-        devices = places >> 1
-        if stream._device is not None:
-            devices |= 1 << stream._device
-        settled = not devices & (devices - 1)   # else place() decides on its Node (raising)
-        device = devices.bit_length() - 1 if devices and settled else None
         # the same as _append, inlined: this runs once per launch
         scope = stream._scope or self._top
         if scope.closed or scope.open_regions or \

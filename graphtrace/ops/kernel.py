@@ -239,35 +239,39 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
     tracer = stream._tracer   # stream.tracer(), without the call: this runs per launch
     if getattr(STATE, "tracer", None) is not tracer:
         stream.tracer()   # raises: used outside its trace
-    hit = None
-    plain = type(grid) is int and type(block) is int and cluster is None and \
-        cooperative is None and (shared_mem is None or type(shared_mem) is int)
-    if plain:
-        hit = _launches.get((id(k), len(args), grid, block, shared_mem))
-    if hit is None or hit[0] is not k:
-        if type(grid) is not int and _launch.is_config(grid):
-            if (shared_mem, cluster, cooperative) != (None, None, None):
-                raise ArgumentError(
-                    "launch options given both in a LaunchConfig and as keywords: put "
-                    "shared_mem (shmem_size), cluster and cooperative (is_cooperative) in "
-                    "the LaunchConfig")
-            args = args if block is NO_BLOCK else (block,) + tuple(args)
-            grid, block, shared_mem, cluster, cooperative = _launch.read_config(grid)
-        elif block is NO_BLOCK:
-            raise ArgumentError("a launch needs a block size after the grid: "
-                                "s.launch(kernel, grid, block, *args), or a cuda.core "
-                                "LaunchConfig in place of both")
-        attrs = _launch.options(grid, block, 0 if shared_mem is None else shared_mem,
-                                cluster, False if cooperative is None else cooperative)
-        hit = _launch_kind(k, len(args), attrs)
-        if plain:
+    if type(grid) is int and type(block) is int and cluster is None and cooperative is None \
+            and (shared_mem is None or type(shared_mem) is int):
+        key = (id(k), len(args), grid, block, shared_mem)
+        hit = _launches.get(key)
+        if hit is None or hit[0] is not k:
+            hit = _launch_kind(k, len(args), _launch.options(
+                grid, block, shared_mem or 0, None, False))
             if len(_launches) > 100_000:   # configurations computed from the data: start afresh
                 _launches.clear()
-            _launches[(id(k), len(args), grid, block, shared_mem)] = hit
-    adapter = hit[1]
-    opaque = opaque or adapter.opaque
-    tracer.add(stream, KERNEL, adapter, args, hit[2], hit[5], opaque, hit[4], hit[3],
-               None if opaque else hit[6])
+            _launches[key] = hit
+    else:
+        args, attrs = _options(grid, block, args, shared_mem, cluster, cooperative)
+        hit = _launch_kind(k, len(args), attrs)
+    tracer.add(stream, KERNEL, hit[1], args, hit[2], hit[5], opaque or hit[1].opaque, hit[4],
+               hit[3], hit[6])
+
+
+def _options(grid, block, args, shared_mem, cluster, cooperative) -> tuple:
+    """``(args, attrs)`` of a launch given a LaunchConfig, or options other than ints."""
+    if type(grid) is not int and _launch.is_config(grid):
+        if (shared_mem, cluster, cooperative) != (None, None, None):
+            raise ArgumentError(
+                "launch options given both in a LaunchConfig and as keywords: put "
+                "shared_mem (shmem_size), cluster and cooperative (is_cooperative) in "
+                "the LaunchConfig")
+        args = args if block is NO_BLOCK else (block,) + tuple(args)
+        grid, block, shared_mem, cluster, cooperative = _launch.read_config(grid)
+    elif block is NO_BLOCK:
+        raise ArgumentError("a launch needs a block size after the grid: "
+                            "s.launch(kernel, grid, block, *args), or a cuda.core "
+                            "LaunchConfig in place of both")
+    return args, _launch.options(grid, block, 0 if shared_mem is None else shared_mem,
+                                 cluster, False if cooperative is None else cooperative)
 
 
 def _launch_kind(k, nargs: int, attrs: dict) -> tuple:

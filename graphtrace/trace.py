@@ -15,7 +15,7 @@ from sys import _getframe
 
 import numpy as np
 
-from .buffers import HOST, Buffer, _Intent, as_buffer, is_array
+from .buffers import HOST, Buffer, _Intent, as_buffer, device_buffer, interface_of, is_array
 from .columns import Recording
 from .context import (STATE, TRACE_HOOKS, ProxyStream, current_tracer, gc_paused,
                       pause_gc, set_tracer)
@@ -84,8 +84,8 @@ class Tracer:
                  source=None, regions=(), scope=None) -> Node
                                           add a node; its deps follow from the mode
                                           when its scope ends
-          add(stream, op, target, args, modes, attrs, opaque=False, refuse_host=None,
-              validate=None)          the same, for ops recorded in bulk (kernel
+          add(stream, op, how, args, opaque=False)
+                                          the same, for ops recorded in bulk (kernel
                                           launches): flat arguments, each with its mode
                                           code (deps.MODE_CODES); no Node is made
           open_region(name, parent=None, conditional=False) -> Scope
@@ -117,6 +117,7 @@ class Tracer:
         self._n_streams = 1
         self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer, slot << 2, on host)
         self._slot_of: dict[int, int] = {}      # id(Buffer) -> slot
+        self._views: dict = {}                  # device array key -> (Buffer, slot << 2, host)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
         self._root_index = None                 # the roots sorted by address (_root)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
@@ -169,7 +170,27 @@ class Tracer:
         hit = self._bufs.get(id(obj))
         if hit is not None and hit[0] is obj:
             return hit[1]
-        buf = as_buffer(obj)
+        entry = self._entry(obj)
+        if entry is None:
+            as_buffer(obj)   # raises: no array
+        return entry[1]
+
+    def _entry(self, obj) -> tuple | None:
+        """The cache entry of an object not seen before (see ``buffer``), or None
+        if it is no array. A device array of the type and geometry of one seen
+        before (a view made again) gets that one's Buffer."""
+        key, cai = interface_of(obj)
+        if cai is None and not is_array(obj):
+            return None
+        if key is not None:
+            try:
+                same = self._views.get(key)
+            except TypeError:   # lists in the interface: not kept
+                key = same = None
+            if same is not None:
+                entry = self._bufs[id(obj)] = (obj, *same)
+                return entry
+        buf = device_buffer(obj, cai) if cai is not None else as_buffer(obj)
         root = self._root(buf)
         if root is None:
             raise ArgumentError(
@@ -180,22 +201,27 @@ class Tracer:
                 f"so the graph would keep using this one; pass it to {self.name} as an "
                 "argument, or make scratch memory with s.empty(shape, dtype)")
         buf.base = root   # it moves with that one on rebinding, and is named after it
-        self._register(obj, buf)   # holding obj keeps its id unique
-        return buf
+        entry = self._register(obj, buf)   # holding obj keeps its id unique
+        if key is not None:
+            self._views[key] = entry[1:]
+        return entry
 
-    def _register(self, obj, buf: Buffer) -> int:
-        """Give ``buf`` a slot (and cache it as ``obj``'s Buffer, unless obj is None)."""
+    def _register(self, obj, buf: Buffer) -> tuple | None:
+        """Give ``buf`` a slot, and unless ``obj`` is None cache it as obj's Buffer:
+        the entry ``(obj, buf, slot << 2, on the host)``."""
         slot = len(self._slots)
         self._slots.append(buf)
         self._slot_of[id(buf)] = slot
-        if obj is not None:
-            self._bufs[id(obj)] = (obj, buf, slot << 2, buf.device == HOST)
-        return slot
+        if obj is None:
+            return None
+        entry = self._bufs[id(obj)] = (obj, buf, slot << 2, buf.device == HOST)
+        return entry
 
     def _slot(self, buf: Buffer) -> int:
         slot = self._slot_of.get(id(buf))
         if slot is None or self._slots[slot] is not buf:
-            slot = self._register(None, buf)
+            self._register(None, buf)
+            slot = len(self._slots) - 1
         return slot
 
     def _add_root(self, buf: Buffer) -> None:
@@ -226,21 +252,24 @@ class Tracer:
             j -= 1
         if len(found) == 1:   # the usual case: one argument holds the view, or none
             root = self._roots[found[0]]
+            if root.step == 0 and root.hi - root.lo == root.run:   # one run: it holds it
+                return root
             return root if root.contains(buf) is not False else None
         candidates = [self._roots[k] for k in sorted(found)]
         return next((r for r in candidates if r.contains(buf)), None)
 
-    def add(self, stream: "Stream", op, target, args, modes, attrs: dict, opaque: bool = False,
-            refuse_host=None, validate=None) -> None:
+    def add(self, stream: "Stream", op, how: tuple, args, opaque: bool = False) -> None:
         """Record a node of flat arguments (kernel launches), without making its Node.
 
-        Argument ``i`` is accessed as ``modes[i]`` (a mode code) unless
-        ``gt.In``/``Out``/``InOut`` wrap it: the fast way through what
+        ``how`` is what such nodes share: ``(target, modes, attrs, refuse_host,
+        validate)``. Argument ``i`` is accessed as ``modes[i]`` (a mode code)
+        unless ``gt.In``/``Out``/``InOut`` wrap it: the fast way through what
         ``ops.base.record_args`` does. Before the node is added,
-        ``refuse_host(tracer, args)`` is called (and must raise) if an argument is host
-        memory, and ``validate(recorded arguments)`` if given. ``attrs`` may
-        be shared with other nodes (each Node gets a copy).
+        ``refuse_host(tracer, args)`` is called (and must raise) if an argument
+        is host memory, and ``validate(recorded arguments)`` unless it is None.
+        ``attrs`` is shared by the nodes (each Node gets a copy).
         """
+        target, modes, attrs, refuse_host, validate = how
         bufs = self._bufs
         rec, codes, host = [], [], False
         for a, m in zip(args, modes):
@@ -251,9 +280,8 @@ class Tracer:
                 host = host or hit[3]
             elif type(a) in _CONSTANTS:
                 rec.append(a)
-            elif not isinstance(a, _OPEN) and is_array(a):   # a new array or view
-                rec.append(self.buffer(a))
-                hit = bufs[id(a)]
+            elif not isinstance(a, _OPEN) and (hit := self._entry(a)) is not None:
+                rec.append(hit[1])   # a new array or view
                 codes.append(hit[2] | m)
                 host = host or hit[3]
             else:   # containers, wrappers, numpy scalars, other objects

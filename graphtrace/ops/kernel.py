@@ -224,9 +224,9 @@ _launches: dict = {}
 
 
 def _launch(k, nargs: int, grid, block, shared_mem) -> tuple:
-    """``(kernel, adapter, mode codes, validate or None, refuse host, attrs)`` of
-    launches of ``k`` with ``nargs`` arguments and this configuration, checked
-    (and kept when the configuration is plain ints)."""
+    """``(kernel, how, opaque)`` of launches of ``k`` with ``nargs`` arguments and
+    this configuration, checked (and kept when the configuration is plain ints);
+    ``how`` as ``Tracer.add`` takes it."""
     adapter = adapter_for(k)
     adapter.check_arity(nargs)
     dims = dim3(grid, "grid"), dim3(block, "block")
@@ -234,11 +234,12 @@ def _launch(k, nargs: int, grid, block, shared_mem) -> tuple:
         shared_mem._refuse()
     if _count(shared_mem) is None or shared_mem < 0:
         raise ArgumentError(f"shared_mem must be a non-negative int, not {shared_mem!r}")
-    launch = (k, adapter, [MODE_CODES[adapter.intent(i)] for i in range(nargs)],
-              adapter.validate if adapter.validates else None,
-              lambda tracer, args: record_args(tracer, args, adapter.intent,
-                                               _device_only(adapter)),   # raises, naming it
-              {"grid": dims[0], "block": dims[1], "shared_mem": int(shared_mem)})
+    how = (adapter, [MODE_CODES[adapter.intent(i)] for i in range(nargs)],
+           {"grid": dims[0], "block": dims[1], "shared_mem": int(shared_mem)},
+           lambda tracer, args: record_args(tracer, args, adapter.intent,
+                                            _device_only(adapter)),   # raises, naming it
+           adapter.validate if adapter.validates else None)
+    launch = (k, how, adapter.opaque)
     if type(grid) is int and type(block) is int and type(shared_mem) is int:
         if len(_launches) > 100_000:   # configurations computed from the data: start afresh
             _launches.clear()
@@ -256,8 +257,7 @@ def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
         hit = _launches.get((id(k), len(args), grid, block, shared_mem))
     if hit is None or hit[0] is not k:
         hit = _launch(k, len(args), grid, block, shared_mem)
-    tracer.add(stream, KERNEL, hit[1], args, hit[2], hit[5], opaque or hit[1].opaque, hit[4],
-               hit[3])
+    tracer.add(stream, KERNEL, hit[1], args, opaque or hit[2])
 
 
 def _dims(d):

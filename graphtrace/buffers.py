@@ -337,7 +337,7 @@ def as_buffer(obj) -> Buffer:
     if kind == "own":
         return type(obj).__graphtrace_buffer__(obj)
     if kind == "sim":   # numba's CUDA simulator wraps numpy arrays that stand for device arrays
-        return _from_interface(obj._ary.__array_interface__, obj, 0)
+        return device_buffer(obj, obj._ary.__array_interface__)
     if kind != "scalar":
         cai = getattr(obj, "__cuda_array_interface__", None)
         if cai is not None:
@@ -355,20 +355,24 @@ def as_buffer(obj) -> Buffer:
 
 def interface_of(obj) -> tuple:
     """``(key, interface)`` of a device array whose type has the interface
-    (cupy, numba, torch): its ``__cuda_array_interface__``, and a key of its
-    type and geometry (two arrays with one key have the same Buffer; None for
-    structured dtypes); ``(None, None)`` for any other object."""
-    if (_kinds.get(type(obj)) or _kind(obj)) != "cai":
+    (cupy, numba, torch; and the simulator's): its ``__cuda_array_interface__``,
+    and a key of its type and geometry (two arrays with one key have the same
+    Buffer; None for structured dtypes); ``(None, None)`` for any other object."""
+    kind = _kinds.get(type(obj)) or _kind(obj)
+    if kind == "sim":
+        cai = obj._ary.__array_interface__   # what the simulator's array stands for
+    elif kind == "cai":
+        cai = getattr(obj, "__cuda_array_interface__", None)
+    else:
         return None, None
-    cai = getattr(obj, "__cuda_array_interface__", None)
     if cai is None or len(cai.get("descr") or ()) > 1:
         return None, cai
     return (type(obj), cai["data"], cai["shape"], cai.get("strides"), cai["typestr"]), cai
 
 
 def device_buffer(obj, cai) -> Buffer:
-    """The Buffer of a device array with interface ``cai``."""
-    one = _driver.device_count() <= 1   # (cached) device_of without the call
+    """The Buffer of a device array with interface ``cai`` (``interface_of``)."""
+    one = _driver.device_count() <= 1 or _kinds.get(type(obj)) == "sim"   # device 0
     return _from_interface(cai, obj, 0 if one else _driver.device_of(cai["data"][0]))
 
 

@@ -117,7 +117,7 @@ class Tracer:
         self._n_streams = 1
         self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer, slot << 2, on host)
         self._slot_of: dict[int, int] = {}      # id(Buffer) -> slot
-        self._views: dict = {}                  # device array key -> (Buffer, slot << 2, host)
+        self._views: dict = {}                  # device array key -> (Buffer, slot << 2, on host)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
         self._root_index = None                 # the roots sorted by address (_root)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
@@ -156,7 +156,14 @@ class Tracer:
 
     def cached_buffer(self, obj) -> Buffer | None:
         hit = self._bufs.get(id(obj))
-        return hit[1] if hit is not None and hit[0] is obj else None
+        if hit is not None and hit[0] is obj:
+            return hit[1]
+        key, _ = interface_of(obj)   # a view made again (see _entry)
+        try:
+            same = self._views.get(key) if key is not None else None
+        except TypeError:   # lists in the interface
+            same = None
+        return same[0] if same is not None else None
 
     def buffer(self, obj) -> Buffer:
         """The (labelled) ``Buffer`` of an array, cached for the trace.
@@ -173,12 +180,14 @@ class Tracer:
         entry = self._entry(obj)
         if entry is None:
             as_buffer(obj)   # raises: no array
-        return entry[1]
+        return entry[0]
 
     def _entry(self, obj) -> tuple | None:
-        """The cache entry of an object not seen before (see ``buffer``), or None
-        if it is no array. A device array of the type and geometry of one seen
-        before (a view made again) gets that one's Buffer."""
+        """``(Buffer, slot << 2, on the host)`` of an object not in the cache (see
+        ``buffer``), or None if it is no array. A device array of the type and
+        geometry of one seen before (a view made again) gets that one's Buffer,
+        without a cache entry of its own: a program that makes views at every
+        launch keeps none of them alive."""
         key, cai = interface_of(obj)
         if cai is None and not is_array(obj):
             return None
@@ -188,8 +197,7 @@ class Tracer:
             except TypeError:   # lists in the interface: not kept
                 key = same = None
             if same is not None:
-                entry = self._bufs[id(obj)] = (obj, *same)
-                return entry
+                return same
         buf = device_buffer(obj, cai) if cai is not None else as_buffer(obj)
         root = self._root(buf)
         if root is None:
@@ -201,9 +209,9 @@ class Tracer:
                 f"so the graph would keep using this one; pass it to {self.name} as an "
                 "argument, or make scratch memory with s.empty(shape, dtype)")
         buf.base = root   # it moves with that one on rebinding, and is named after it
-        entry = self._register(obj, buf)   # holding obj keeps its id unique
+        entry = self._register(obj, buf)[1:]   # holding obj keeps its id unique
         if key is not None:
-            self._views[key] = entry[1:]
+            self._views[key] = entry
         return entry
 
     def _register(self, obj, buf: Buffer) -> tuple | None:
@@ -281,9 +289,9 @@ class Tracer:
             elif type(a) in _CONSTANTS:
                 rec.append(a)
             elif not isinstance(a, _OPEN) and (hit := self._entry(a)) is not None:
-                rec.append(hit[1])   # a new array or view
-                codes.append(hit[2] | m)
-                host = host or hit[3]
+                rec.append(hit[0])   # a new array or view
+                codes.append(hit[1] | m)
+                host = host or hit[2]
             else:   # containers, wrappers, numpy scalars, other objects
                 (value,), accesses = record_args(self, (a,), lambda i: MODE_NAMES[m],
                                                  lambda i, b: None)

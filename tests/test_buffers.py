@@ -212,3 +212,19 @@ def test_a_view_made_again_is_the_buffer_made_the_first_time():
     assert [b.label for b in bufs[:2]] == ["x[0B:16B]", "x[16B:32B]"]
     assert bufs[4].label == bufs[5].label == bufs[6].label == "x[0B:16B]"
     assert sorted(g.edges()) == [(0, 2), (2, 4), (2, 5), (4, 6), (5, 6), (6, 7)]
+
+
+def test_a_simulator_view_made_again_is_the_buffer_made_the_first_time():
+    from numba import cuda
+    x = cuda.device_array(16, np.float32)
+
+    @gt.graph
+    def f(s):
+        for _ in range(2):
+            s.launch(K, 1, 1, gt.Out(x[0:4]), gt.In(x[4:8]))
+
+    g = f.trace()
+    (a, b), (c, d) = (n.args for n in g.nodes)
+    assert a is c and b is d and a is not b
+    assert (a.label, b.label, a.device) == ("x[0B:16B]", "x[16B:32B]", 0)
+    assert g.edges() == [(0, 1)]

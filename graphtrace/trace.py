@@ -155,8 +155,8 @@ class Tracer:
         return tmp
 
     def cached_buffer(self, obj) -> Buffer | None:
-        hit = self._bufs.get(id(obj))
-        if hit is not None and hit[0] is obj:
+        hit = self._bufs.get(id(obj))   # the entry holds obj: no other object has its id
+        if hit is not None:
             return hit[1]
         key, _ = interface_of(obj)   # a view made again (see _entry)
         try:
@@ -175,7 +175,7 @@ class Tracer:
         uploaded during the trace) would be frozen into the graph unseen.
         """
         hit = self._bufs.get(id(obj))
-        if hit is not None and hit[0] is obj:
+        if hit is not None:
             return hit[1]
         entry = self._entry(obj)
         if entry is None:
@@ -277,12 +277,11 @@ class Tracer:
         is host memory, and ``validate(recorded arguments)`` unless it is None.
         ``attrs`` is shared by the nodes (each Node gets a copy).
         """
-        target, modes, attrs, refuse_host, validate = how
         bufs = self._bufs
         rec, codes, host = [], [], False
-        for a, m in zip(args, modes):
+        for a, m in zip(args, how[1]):
             hit = bufs.get(id(a))
-            if hit is not None and hit[0] is a:   # an array seen before, as itself
+            if hit is not None:   # an array seen before, as itself (the entry holds it)
                 rec.append(hit[1])
                 codes.append(hit[2] | m)
                 host = host or hit[3]
@@ -301,9 +300,9 @@ class Tracer:
                     host = host or b.device == HOST
         rec = tuple(rec)
         if host:
-            refuse_host(self, args)
-        if validate is not None:
-            validate(rec)
+            how[3](self, args)   # raises
+        if how[4] is not None:
+            how[4](rec)
         # the same as _append, inlined: this runs once per launch
         scope = stream._scope or self._top
         if scope.closed or scope.open_regions or \
@@ -322,7 +321,7 @@ class Tracer:
         index = self._count
         self._count = index + 1
         r = scope.rec
-        r.entries.append((op, target, rec, attrs, stream._index, where, at, index))
+        r.entries.append((op, how[0], rec, how[2], stream._index, where, at, index))
         r.codes += codes
         r.ends.append(len(r.codes))
         if opaque:

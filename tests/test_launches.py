@@ -114,3 +114,19 @@ def test_tuples_of_numbers_and_of_arrays_are_valid_numba_arguments():
     out = dev(np.zeros(8))
     f(out, dev(np.arange(8)), dev(np.ones(8)))
     assert out.copy_to_host().tolist() == [2.0 + 2.0 * i for i in range(8)]
+
+
+@pytest.mark.parametrize("seen, bad", [(4, 4.0), (4, True), ((4, 2), (4.0, 2)),
+                                       ((1, 4), (True, 4))])
+def test_a_configuration_equal_to_one_seen_is_checked_all_the_same(seen, bad):
+    """Launches with the same configuration share their checks; a float or a bool
+    that compares equal to an int seen before is refused as ever."""
+    x = A(64)
+
+    @gt.graph
+    def f(s):
+        s.launch(fill, seen, 8, x, 1.0)
+        s.launch(fill, bad, 8, x, 1.0)
+
+    with pytest.raises(gt.ArgumentError, match="grid must be a positive int"):
+        f.trace()

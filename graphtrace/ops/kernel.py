@@ -240,11 +240,18 @@ def _launch(k, nargs: int, grid, block, shared_mem) -> tuple:
                                             _device_only(adapter)),   # raises, naming it
            adapter.validate if adapter.validates else None)
     launch = (k, how, adapter.opaque)
-    if type(grid) is int and type(block) is int and type(shared_mem) is int:
+    if _plain(grid, block, shared_mem):
         if len(_launches) > 100_000:   # configurations computed from the data: start afresh
             _launches.clear()
         _launches[(id(k), nargs, grid, block, shared_mem)] = launch
     return launch
+
+
+def _plain(grid, block, shared_mem) -> bool:
+    """Whether a configuration is ints and tuples of ints, which compare equal only
+    to configurations that mean the same (a float or a bool could compare equal)."""
+    return all(type(d) is int or (type(d) is tuple and all(type(v) is int for v in d))
+               for d in (grid, block, shared_mem))
 
 
 def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
@@ -253,7 +260,8 @@ def record_launch(stream, k, grid, block, args, shared_mem=0, opaque=False):
     if getattr(STATE, "tracer", None) is not tracer:
         stream.tracer()   # raises: used outside its trace
     hit = None
-    if type(grid) is int and type(block) is int and type(shared_mem) is int:
+    if type(grid) is int and type(block) is int and type(shared_mem) is int or \
+            _plain(grid, block, shared_mem):
         # the entry holds k: no other object can have its id while it is there
         hit = _launches.get((id(k), len(args), grid, block, shared_mem))
     if hit is None:

@@ -18,8 +18,8 @@ import numpy as np
 from . import _driver
 from .errors import ArgumentError
 
-__all__ = ["Buffer", "as_buffer", "is_array", "pinned_empty", "sim_device", "In", "Out", "InOut",
-           "unwrap_intent"]
+__all__ = ["Buffer", "as_buffer", "interface_of", "device_buffer", "is_array", "pinned_empty",
+           "sim_device", "In", "Out", "InOut", "unwrap_intent"]
 
 HOST = -1  # ``Buffer.device`` of host memory
 
@@ -279,7 +279,10 @@ def _view_label(buf: Buffer, root: Buffer) -> str:
 
 
 def _from_interface(iface, obj, device, pinned=False):
-    dtype = _typestr_dtype(iface["typestr"], iface.get("descr"))
+    descr = iface.get("descr")
+    dtype = _dtypes.get(iface["typestr"]) if descr is None or len(descr) <= 1 else None
+    if dtype is None:
+        dtype = _typestr_dtype(iface["typestr"], descr)
     strides = iface.get("strides")  # None: C-contiguous
     ptr, readonly = iface["data"]
     shape = iface["shape"]
@@ -331,19 +334,15 @@ def as_buffer(obj) -> Buffer:
     An object whose type has ``__graphtrace_buffer__`` describes itself (a
     temporary, which has a virtual address and no array interface).
     """
-    kind = _kind(obj)
+    kind = _kinds.get(type(obj)) or _kind(obj)
     if kind == "own":
         return type(obj).__graphtrace_buffer__(obj)
     if kind == "sim":   # numba's CUDA simulator wraps numpy arrays that stand for device arrays
-        iface = obj._ary.__array_interface__
-        return _from_interface(iface, obj,
-                               _simulated_device(iface["data"][0]) if _sim_devices else 0)
+        return device_buffer(obj, obj._ary.__array_interface__)
     if kind != "scalar":
         cai = getattr(obj, "__cuda_array_interface__", None)
         if cai is not None:
-            ptr = cai["data"][0]
-            device = _simulated_device(ptr) if _sim_devices else _driver.device_of(ptr)
-            return _from_interface(cai, obj, device)
+            return device_buffer(obj, cai)
         if isinstance(obj, np.ndarray):
             iface = obj.__array_interface__
             return _from_interface(iface, obj, HOST, is_pinned(iface["data"][0]))
@@ -353,6 +352,31 @@ def as_buffer(obj) -> Buffer:
         f"cannot use {type(obj).__name__} as an array: pass a device array "
         "(cupy, numba, torch: anything with __cuda_array_interface__ or DLPack) "
         "or a numpy array for host memory")
+
+
+def interface_of(obj) -> tuple:
+    """``(key, interface)`` of a device array whose type has the interface
+    (cupy, numba, torch; and the simulator's): its ``__cuda_array_interface__``,
+    and a key of its type and geometry (two arrays with one key have the same
+    Buffer; None for structured dtypes); ``(None, None)`` for any other object."""
+    kind = _kinds.get(type(obj)) or _kind(obj)
+    if kind == "sim":
+        cai = obj._ary.__array_interface__   # what the simulator's array stands for
+    elif kind == "cai":
+        cai = getattr(obj, "__cuda_array_interface__", None)
+    else:
+        return None, None
+    if cai is None or len(cai.get("descr") or ()) > 1:
+        return None, cai
+    return (type(obj), cai["data"], cai["shape"], cai.get("strides"), cai["typestr"]), cai
+
+
+def device_buffer(obj, cai) -> Buffer:
+    """The Buffer of a device array with interface ``cai`` (``interface_of``)."""
+    if _sim_devices:   # arrays of the CPU simulator tagged with devices (sim_device)
+        return _from_interface(cai, obj, _simulated_device(cai["data"][0]))
+    one = _driver.device_count() <= 1 or _kinds.get(type(obj)) == "sim"   # device 0
+    return _from_interface(cai, obj, 0 if one else _driver.device_of(cai["data"][0]))
 
 
 def _from_dlpack(obj) -> Buffer:

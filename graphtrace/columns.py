@@ -66,14 +66,33 @@ class Recording:
         return self._nodes
 
     def _all(self) -> list[Node]:
-        early, opaque = self._early, set(self.opaque)
-        out = [early.get(pos) or self._make(pos, pos in opaque)
-               for pos in range(len(self.entries))]
+        """Every node: ``_make``'s work inlined, since it runs once per node."""
+        early, opaque, slots, codes, regions = \
+            self._early, set(self.opaque), self.slots, self.codes, self.regions
+        accesses, sources = {}, {}   # shared by the nodes that have the same
+        out, start = [], 0
+        for pos, (op, target, args, attrs, stream, where, at, index, device), end in \
+                zip(range(len(self.entries)), self.entries, self.ends):
+            node = early.get(pos)
+            if node is None:
+                key = tuple(codes[start:end])
+                acc = accesses.get(key)
+                if acc is None:
+                    acc = accesses[key] = tuple([(slots[c >> 2], MODE_NAMES[c & 3])
+                                                 for c in key])
+                source = sources.get((where, at))
+                if source is None:
+                    source = sources[(where, at)] = _source(where, at)
+                node = Node(op, target, args, acc, dict(attrs), pos in opaque, [], stream,
+                            source, index, pos, regions.get(pos, ()), device)
+            out.append(node)
+            start = end
         ptr, preds = self.deps
         ptr, preds = ptr.tolist(), preds.tolist()
-        for pos, node in enumerate(out):
-            a, b = ptr[pos], ptr[pos + 1]
-            if a != b:
+        for node, a, b in zip(out, ptr, ptr[1:]):
+            if b - a == 1:
+                node.deps = [out[preds[a]]]
+            elif a != b:
                 node.deps = [out[p] for p in preds[a:b]]
         return out
 
@@ -89,10 +108,14 @@ class Recording:
         slots = self.slots
         accesses = tuple([(slots[c >> 2], MODE_NAMES[c & 3])
                           for c in self.codes[self.ends[pos - 1] if pos else 0:self.ends[pos]]])
-        source = (where, at) if type(where) is str else (where.co_filename, _line(where, at))
         # attrs may be shared by many launches (interned): each node gets its own
-        return Node(op, target, args, accesses, dict(attrs), opaque, [], stream, source,
-                    index, pos, self.regions.get(pos, ()), device)
+        return Node(op, target, args, accesses, dict(attrs), opaque, [], stream,
+                    _source(where, at), index, pos, self.regions.get(pos, ()), device)
+
+
+def _source(where, at) -> tuple:
+    """``(file, line)`` of what ``Recording.entries`` holds."""
+    return (where, at) if type(where) is str else (where.co_filename, _line(where, at))
 
 
 _tables: dict = {}   # code object -> (ends of its instruction ranges, their lines)

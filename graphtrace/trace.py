@@ -15,7 +15,7 @@ from sys import _getframe
 
 import numpy as np
 
-from .buffers import Buffer, _Intent, as_buffer, is_array
+from .buffers import Buffer, _Intent, as_buffer, device_buffer, interface_of, is_array
 from .columns import Recording
 from .context import (STATE, TRACE_HOOKS, ProxyStream, current_tracer, gc_paused,
                       pause_gc, set_tracer)
@@ -121,8 +121,9 @@ class Tracer:
         self._top = Scope(name, mode, self._slots, self._regions)
         self._count = 0                         # nodes recorded, regions included
         self._n_streams = 1
-        self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer, slot << 2, on host)
+        self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer, slot << 2, device bit)
         self._slot_of: dict[int, int] = {}      # id(Buffer) -> slot
+        self._views: dict = {}                  # device array key -> (Buffer, slot << 2, device bit)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
         self._root_index = None                 # the roots sorted by address (_root)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
@@ -134,12 +135,13 @@ class Tracer:
         Such an array is its own base: it moves only with itself when a later
         call rebinds the graph, whatever other argument it lies in.
         """
-        buf = self.cached_buffer(obj)
-        if buf is None:
-            buf = as_buffer(obj)
-            buf.label = label
-            self._register(obj, buf)
-            self._add_root(buf)
+        hit = self._bufs.get(id(obj))   # the same array under two names: the first
+        if hit is not None:
+            return hit[1]
+        buf = as_buffer(obj)
+        buf.label = label
+        self._register(obj, buf)
+        self._add_root(buf)
         return buf
 
     def temporary(self, shape, dtype, name: str | None = None, device: int | None = None):
@@ -162,8 +164,15 @@ class Tracer:
         return tmp
 
     def cached_buffer(self, obj) -> Buffer | None:
-        hit = self._bufs.get(id(obj))
-        return hit[1] if hit is not None and hit[0] is obj else None
+        hit = self._bufs.get(id(obj))   # the entry holds obj: no other object has its id
+        if hit is not None:
+            return hit[1]
+        key, _ = interface_of(obj)   # a view made again (see _entry)
+        try:
+            same = self._views.get(key) if key is not None else None
+        except TypeError:   # lists in the interface
+            same = None
+        return same[0] if same is not None else None
 
     def buffer(self, obj) -> Buffer:
         """The (labelled) ``Buffer`` of an array, cached for the trace.
@@ -175,9 +184,30 @@ class Tracer:
         uploaded during the trace) would be frozen into the graph unseen.
         """
         hit = self._bufs.get(id(obj))
-        if hit is not None and hit[0] is obj:
+        if hit is not None:
             return hit[1]
-        buf = as_buffer(obj)
+        entry = self._entry(obj)
+        if entry is None:
+            as_buffer(obj)   # raises: no array
+        return entry[0]
+
+    def _entry(self, obj) -> tuple | None:
+        """``(Buffer, slot << 2, its device bit)`` of an object not in the cache (see
+        ``buffer``), or None if it is no array. A device array of the type and
+        geometry of one seen before (a view made again) gets that one's Buffer,
+        without a cache entry of its own: a program that makes views at every
+        launch keeps none of them alive."""
+        key, cai = interface_of(obj)
+        if cai is None and not is_array(obj):
+            return None
+        if key is not None:
+            try:
+                same = self._views.get(key)
+            except TypeError:   # lists in the interface: not kept
+                key = same = None
+            if same is not None:
+                return same
+        buf = device_buffer(obj, cai) if cai is not None else as_buffer(obj)
         root = self._root(buf)
         if root is None:
             raise ArgumentError(
@@ -188,25 +218,30 @@ class Tracer:
                 f"so the graph would keep using this one; pass it to {self.name} as an "
                 "argument, or make scratch memory with s.empty(shape, dtype)")
         buf.base = root   # it moves with that one on rebinding, and is named after it
-        self._register(obj, buf)   # holding obj keeps its id unique
-        return buf
+        entry = self._register(obj, buf)[1:]   # holding obj keeps its id unique
+        if key is not None:
+            self._views[key] = entry
+        return entry
 
     def root_holding(self, address: int) -> Buffer | None:
         return next((r for r in self._roots if r.lo <= address < r.hi), None)
 
-    def _register(self, obj, buf: Buffer) -> int:
-        """Give ``buf`` a slot (and cache it as ``obj``'s Buffer, unless obj is None)."""
+    def _register(self, obj, buf: Buffer) -> tuple | None:
+        """Give ``buf`` a slot, and unless ``obj`` is None cache it as obj's Buffer:
+        the entry ``(obj, buf, slot << 2, placement.device_bit(buf))``."""
         slot = len(self._slots)
         self._slots.append(buf)
         self._slot_of[id(buf)] = slot
-        if obj is not None:
-            self._bufs[id(obj)] = (obj, buf, slot << 2, _placement.device_bit(buf))
-        return slot
+        if obj is None:
+            return None
+        entry = self._bufs[id(obj)] = (obj, buf, slot << 2, _placement.device_bit(buf))
+        return entry
 
     def _slot(self, buf: Buffer) -> int:
         slot = self._slot_of.get(id(buf))
         if slot is None or self._slots[slot] is not buf:
-            slot = self._register(None, buf)
+            self._register(None, buf)
+            slot = len(self._slots) - 1
         return slot
 
     def _add_root(self, buf: Buffer) -> None:
@@ -237,6 +272,8 @@ class Tracer:
             j -= 1
         if len(found) == 1:   # the usual case: one argument holds the view, or none
             root = self._roots[found[0]]
+            if root.step == 0 and root.hi - root.lo == root.run:   # one run: it holds it
+                return root
             return root if root.contains(buf) is not False else None
         candidates = [self._roots[k] for k in sorted(found)]
         return next((r for r in candidates if r.contains(buf)), None)
@@ -259,7 +296,7 @@ class Tracer:
         rec, codes, places, numbers = [], [], 0, False
         for a, m in zip(args, modes):
             hit = bufs.get(id(a))
-            if hit is not None and hit[0] is a:   # an array seen before, as itself
+            if hit is not None:   # an array seen before, as itself (the entry holds it)
                 rec.append(hit[1])
                 codes.append(hit[2] | m)
                 places |= hit[3]
@@ -270,11 +307,10 @@ class Tracer:
             elif type(a) is Scalar:
                 rec.append(a)
                 numbers = True
-            elif not isinstance(a, _OPEN) and is_array(a):   # a new array or view
-                rec.append(self.buffer(a))
-                hit = bufs[id(a)]
-                codes.append(hit[2] | m)
-                places |= hit[3]
+            elif not isinstance(a, _OPEN) and (hit := self._entry(a)) is not None:
+                rec.append(hit[0])   # a new array or view
+                codes.append(hit[1] | m)
+                places |= hit[2]
             else:   # containers, wrappers, numpy scalars, other objects
                 (value,), accesses = record_args(self, (a,), lambda i: MODE_NAMES[m],
                                                  lambda i, b: None)

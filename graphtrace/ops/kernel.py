@@ -239,8 +239,8 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
     tracer = stream._tracer   # stream.tracer(), without the call: this runs per launch
     if getattr(STATE, "tracer", None) is not tracer:
         stream.tracer()   # raises: used outside its trace
-    if type(grid) is int and type(block) is int and cluster is None and cooperative is None \
-            and (shared_mem is None or type(shared_mem) is int):
+    if (type(grid) is int and type(block) is int or _plain(grid, block)) and cluster is None \
+            and cooperative is None and (shared_mem is None or type(shared_mem) is int):
         key = (id(k), len(args), grid, block, shared_mem)
         hit = _launches.get(key)
         if hit is None or hit[0] is not k:
@@ -254,6 +254,13 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
         hit = _launch_kind(k, len(args), attrs)
     tracer.add(stream, KERNEL, hit[1], args, hit[2], hit[5], opaque or hit[1].opaque, hit[4],
                hit[3], hit[6])
+
+
+def _plain(grid, block) -> bool:
+    """Whether grid and block are tuples of ints, which compare equal only to
+    configurations that mean the same (a float or a bool could compare equal)."""
+    return all(type(d) is tuple and all(type(v) is int for v in d) or type(d) is int
+               for d in (grid, block))
 
 
 def _options(grid, block, args, shared_mem, cluster, cooperative) -> tuple:

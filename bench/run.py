@@ -18,6 +18,7 @@ sys.path.insert(0, HERE)
 import callpath  # noqa: E402
 import chain  # noqa: E402
 import temporaries  # noqa: E402
+import trace_cost  # noqa: E402
 import wide  # noqa: E402
 import workloads  # noqa: E402
 from common import gpu_name, versions  # noqa: E402
@@ -125,11 +126,14 @@ def main():
     wide_rows = wide.run()
     work_rows = workloads.run()
     temp_rows = temporaries.run(sizes_mb=(1,) if quick else (1, 16))
+    trace_rows = trace_cost.run((10_000,) if quick else (10_000, 100_000, 1_000_000))
+    trace_cost.write_report(trace_rows)
     info = {"gpu": gpu_name(), "versions": versions(),
             "date": datetime.date.today().isoformat()}
     with open(os.path.join(HERE, "results.json"), "w") as f:
         json.dump({**info, "chain": chain_rows, "callpath": call_rows, "wide": wide_rows,
-                   "workloads": work_rows, "temporaries": temp_rows}, f, indent=1)
+                   "workloads": work_rows, "temporaries": temp_rows, "trace": trace_rows}, f,
+                  indent=1)
     plot(chain_rows, os.path.join(HERE, "chain.png"))
     vers = ", ".join(f"{k} {v}" for k, v in info["versions"].items())
     md = ["# Benchmarks", "", f"{info['gpu']}, {info['date']}; {vers}.", "",
@@ -163,7 +167,16 @@ def main():
                             ("graph pool MB", lambda r: f"{r['reserved_mb']:.1f}"),
                             ("after trim MB", lambda r: f"{r['after_trim_mb']:.1f}"),
                             ("launch after trim us",
-                             lambda r: f"{r['after_trim_launch_us']:.1f}")]), ""]
+                             lambda r: f"{r['after_trim_launch_us']:.1f}")]), "",
+          "## Tracing cost (host, `f.trace()` per recorded op)", "",
+          "Record and dependency inference; \"new\": new views every launch; user: the "
+          "program's own loop and slicing alone (bench/TRACE_COST.md has more).", "",
+          table(trace_rows, [("program", lambda r: r["program"]),
+                             ("ops", lambda r: str(r["ops"])),
+                             ("us per op", lambda r: f"{r['us_per_op']:.2f}"),
+                             ("user us per op", lambda r: f"{r['user_us_per_op']:.2f}"),
+                             ("Node objects us per op",
+                              lambda r: f"{r['nodes_us_per_op']:.2f}")]), ""]
     with open(os.path.join(HERE, "RESULTS.md"), "w") as f:
         f.write("\n".join(md))
     print("\n".join(md))

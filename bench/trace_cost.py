@@ -1,86 +1,309 @@
-"""Host cost of tracing: per recorded op, and of dependency inference alone.
+"""Host cost of tracing: per recorded op, record + dependency inference.
 
-Runs on the CPU (no GPU needed). Programs of N kernel launches over fake
-device arrays, in three shapes: every op on its own buffers (disjoint), one
-long read-modify-write chain on one buffer, and a ring of 64 buffers where
-each op reads one buffer and writes the next (typical stencil/pipeline code).
+Programs of N kernel launches, traced with ``f.trace()``:
 
-    python bench/trace_cost.py [N ...]      (writes bench/TRACE_COST.md too)
+- chain: one read-modify-write chain on one array;
+- ring64: a ring of 64 arrays, each op reads one and writes the next
+  (stencil / pipeline code);
+- disjoint: every op on two arrays of its own (made before the trace);
+- views new: ``s.launch(k, 1, 64, x[i:i+64], a, y[i:i+64])``, a fresh view of
+  two large arrays made by every launch (windows cycle over 1024 places);
+- overlapping views new: the same with windows that overlap their neighbours
+  by half (the exact interval path of the inference);
+- numba views new / numba cached: ``k[1, 64, s](x[i:i+64], a, y[i:i+64])`` and
+  ``k[1, 64, s](x, a, y)`` with numba device arrays (the CUDA simulator's on
+  the CPU, real ones on a GPU);
+- on a GPU also cupy views new / cupy chain: cupy arrays and a ``RawKernel``.
+
+Columns: ``trace`` is the wall time of ``f.trace()`` per op (what
+``results.json`` reports as ``us_per_op``); ``gc`` the young-generation
+collection the trace leaves to the next allocations; ``user`` the time the
+same loop takes with a stream that records nothing (the user's own slicing
+and calls), so ``trace - user`` is graphtrace's share; ``nodes`` the time to
+make the graph's ``Node`` objects afterwards (emission and listings do).
+
+    python bench/trace_cost.py [N ...]     (default 10000 100000 1000000, the
+                                            last for the programs in LARGEST;
+                                            writes bench/TRACE_COST.md)
+    python bench/trace_cost.py --quick     (10000 only)
+
+Runs on the CPU (fake arrays, numba's simulator) and on a GPU machine (real
+arrays as well). ``bench/run.py`` adds these rows to ``results.json``.
 """
 from __future__ import annotations
 
+import cProfile
 import datetime
+import gc
+import io
 import os
 import platform
+import pstats
 import sys
 import time
 
 import numpy as np
 
-import graphtrace as gt
-from graphtrace.deps import DataDeps
-from graphtrace.ops.kernel import Adapter
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import graphtrace as gt  # noqa: E402
+from graphtrace.ops.kernel import Adapter  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WINDOW, PLACES = 64, 1024
 
 
 class Fake:
+    """A device array as a library without a GPU hands it over: its
+    ``__cuda_array_interface__`` only, sliced cheaply (1-D, step 1)."""
+
+    __slots__ = ("__cuda_array_interface__",)
     _next = 1 << 40
 
-    def __init__(self, n=256):
+    def __init__(self, n=256, ptr=None):
+        if ptr is None:
+            ptr, Fake._next = Fake._next, Fake._next + 4 * n + 4096
         self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4",
-                                         "data": (Fake._next, False), "version": 3}
-        Fake._next += 4 * n + 4096
+                                         "data": (ptr, False), "version": 3}
+
+    def __getitem__(self, key):
+        ptr = self.__cuda_array_interface__["data"][0]
+        return Fake(key.stop - key.start, ptr + 4 * key.start)
 
 
 K = Adapter(None, "k", ["x", "y"], ["r", "w"])
+K3 = Adapter(None, "k3", ["x", "a", "y"], ["r", "r", "w"])
 
 
-def program(kind, n):
-    if kind == "disjoint":
+class NullStream:
+    """Takes the same calls as a proxy stream and records nothing."""
+
+    def launch(self, *args, **kwargs):
+        pass
+
+
+class NullKernel:
+    """``kernel[grid, block, s](*args)`` that runs nothing."""
+
+    def __getitem__(self, config):
+        return NullStream().launch
+
+
+def fake_programs():
+    """name -> factory(n) -> body(s): fake arrays, no GPU needed."""
+    x = Fake()
+    ring = [Fake() for _ in range(64)]
+    bx, by = Fake(WINDOW * PLACES + WINDOW), Fake(WINDOW * PLACES + WINDOW)
+
+    def chain(n, null=False):
+        def body(s):
+            for _ in range(n):
+                s.launch(K, 1, 32, x, x)
+        return body
+
+    def ring64(n, null=False):
+        def body(s):
+            for i in range(n):
+                s.launch(K, 1, 32, ring[i % 64], ring[(i + 1) % 64])
+        return body
+
+    def disjoint(n, null=False):
         bufs = [(Fake(), Fake()) for _ in range(n)]
-    elif kind == "chain":
-        x = Fake()
-        bufs = [(x, x)] * n
-    else:
-        ring = [Fake() for _ in range(64)]
-        bufs = [(ring[i % 64], ring[(i + 1) % 64]) for i in range(n)]
 
-    @gt.graph
-    def f(s):
-        for a, b in bufs:
-            s.launch(K, 1, 32, a, b)
-    return f
+        def body(s):
+            for a, b in bufs:
+                s.launch(K, 1, 32, a, b)
+        return body
+
+    def views(step):
+        def make(n, null=False):
+            def body(s):
+                for k in range(n):
+                    i = k % PLACES * step
+                    s.launch(K3, 1, 64, bx[i:i + WINDOW], 2.0, by[i:i + WINDOW])
+            return body
+        return make
+
+    return {"chain": chain, "ring64": ring64, "disjoint": disjoint,
+            "views new": views(WINDOW), "overlapping views new": views(WINDOW // 2)}
 
 
-def measure(kind, n):
-    f = program(kind, n)
-    t0 = time.perf_counter()
+def numba_programs():
+    from numba import cuda
+
+    @cuda.jit
+    def axpy(x, a, y):
+        i = cuda.grid(1)
+        if i < x.size:
+            y[i] += a * x[i]
+
+    nx = cuda.device_array(WINDOW * PLACES + WINDOW, np.float32)
+    ny = cuda.device_array(WINDOW * PLACES + WINDOW, np.float32)
+
+    def views(n, null=False):
+        kern = NullKernel() if null else axpy
+
+        def body(s):
+            for k in range(n):
+                i = k % PLACES * WINDOW
+                kern[1, 64, s](nx[i:i + WINDOW], 2.0, ny[i:i + WINDOW])
+        return body
+
+    def cached(n, null=False):
+        kern = NullKernel() if null else axpy
+
+        def body(s):
+            for _ in range(n):
+                kern[1, 64, s](nx, 2.0, ny)
+        return body
+
+    return {"numba views new": views, "numba cached": cached}
+
+
+def cupy_programs():
+    """Real cupy arrays and a RawKernel, where a GPU is present."""
+    from graphtrace import _driver
+    if not _driver.available():
+        return {}
+    import cupy as cp
+    k = cp.RawKernel(r'''extern "C" __global__ void axpy(const float* x, float a, float* y,
+        int n) { int i = threadIdx.x; if (i < n) y[i] += a * x[i]; }''', "axpy")
+    cx = cp.zeros(WINDOW * PLACES + WINDOW, cp.float32)
+    cy = cp.zeros(WINDOW * PLACES + WINDOW, cp.float32)
+    a, m = np.float32(2.0), np.int32(WINDOW)
+
+    def views(n, null=False):
+        def body(s):
+            for j in range(n):
+                i = j % PLACES * WINDOW
+                s.launch(k, 1, 64, cx[i:i + WINDOW], a, cy[i:i + WINDOW], m)
+        return body
+
+    def chain(n, null=False):
+        def body(s):
+            for _ in range(n):
+                s.launch(k, 1, 64, cx, a, cy, m)
+        return body
+
+    return {"cupy views new": views, "cupy chain": chain}
+
+
+def programs():
+    out = fake_programs()
+    out.update(numba_programs())
+    out.update(cupy_programs())
+    return out
+
+
+def _best(fn, reps) -> tuple:
+    """Best of ``reps``: (seconds of ``fn()``, seconds of the young-generation
+    collection it leaves behind, which the next allocations would run)."""
+    best = (float("inf"), 0.0)
+    for _ in range(reps):
+        gc.collect()
+        t0 = time.perf_counter()
+        out = fn()
+        t1 = time.perf_counter()
+        gc.collect(1)
+        best = min(best, (t1 - t0, time.perf_counter() - t1))
+        del out
+    return best
+
+
+def measure(name, n, reps):
+    make = programs()[name]
+    f, null = gt.graph(make(n)), make(n, null=True)
+    t_trace, t_gc = _best(f.trace, reps)
+    t_user = _best(lambda: null(NullStream()), reps)[0]
     g = f.trace()
-    total = time.perf_counter() - t0
-    tracker = DataDeps()
+    gc.collect()
     t0 = time.perf_counter()
-    for node in g.nodes:
-        tracker.add(node)
-    deps = time.perf_counter() - t0
-    return total / n * 1e6, deps / n * 1e6, len(g.edges())
+    edges = sum(len(node.deps) for node in g.nodes)
+    t_nodes = time.perf_counter() - t0
+    del g
+    gc.collect()
+    return {"program": name, "ops": n, "us_per_op": t_trace / n * 1e6,
+            "gc_us_per_op": t_gc / n * 1e6, "user_us_per_op": t_user / n * 1e6,
+            "nodes_us_per_op": t_nodes / n * 1e6, "edges": edges}
 
 
-def main(sizes):
+# Traced at 1,000,000 ops too; the others (slow on purpose or heavy in memory) up to 100,000.
+LARGEST = {"chain", "ring64", "disjoint", "views new", "numba cached", "cupy chain",
+           "cupy views new"}
+
+
+def run(sizes=(10_000, 100_000, 1_000_000), names=None) -> list:
+    """Rows ``{program, ops, us_per_op, gc_us_per_op, user_us_per_op,
+    nodes_us_per_op, edges}``; "new" in a program's name: new views every launch."""
     rows = []
-    for kind in ("disjoint", "chain", "ring64"):
+    for name in names or programs():
         for n in sizes:
-            per_op, per_dep, edges = measure(kind, n)
-            rows.append((kind, n, per_op, per_dep, edges))
-    out = [f"# Trace cost ({datetime.date.today()}, Python {platform.python_version()}, "
-           f"{platform.processor() or platform.machine()}, numpy {np.__version__})", "",
-           "| program | ops | trace us/op (total) | deps us/op | edges |",
-           "| --- | ---: | ---: | ---: | ---: |"]
-    out += [f"| {k} | {n} | {a:.2f} | {b:.2f} | {e} |" for k, n, a, b, e in rows]
-    text = "\n".join(out) + "\n"
-    print(text)
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "TRACE_COST.md"), "w") as f:
-        f.write(text)
+            if n > 100_000 and name not in LARGEST:
+                continue
+            row = measure(name, n, 1 if n >= 1_000_000 else 3)
+            rows.append(row)
+            print(f"{name:<24} {n:>8}  trace {row['us_per_op']:7.2f}  gc "
+                  f"{row['gc_us_per_op']:6.2f}  user "
+                  f"{row['user_us_per_op']:6.2f}  nodes {row['nodes_us_per_op']:6.2f} us/op  "
+                  f"{row['edges']} edges", flush=True)
     return rows
 
 
+def profile(name, n=20_000, top=14) -> str:
+    """cProfile's top entries (own time) of one trace; cProfile inflates calls."""
+    f = gt.graph(programs()[name](n))
+    f.trace()
+    prof = cProfile.Profile()
+    prof.enable()
+    f.trace()
+    prof.disable()
+    out = io.StringIO()
+    pstats.Stats(prof, stream=out).sort_stats("tottime").print_stats(top)
+    lines = [ln for ln in out.getvalue().splitlines() if ln.strip()]
+    start = next(i for i, ln in enumerate(lines) if ln.lstrip().startswith("ncalls"))
+    head = [ln.strip() for ln in lines[:start] if "function calls" in ln]
+    return "\n".join(head + lines[start:]).replace(ROOT + os.sep, "")
+
+
+def report(rows, profiles) -> str:
+    out = [f"# Trace cost ({datetime.date.today()}, Python {platform.python_version()}, "
+           f"{platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__})", "",
+           "`python bench/trace_cost.py`. trace: wall time of `f.trace()` per op (best of "
+           "3; one run at 1,000,000 ops); gc: the young-generation collection it leaves "
+           "to the next allocations (`gc.collect(1)` right after); user: the same loop on "
+           "a stream that records nothing (the program's own slicing and calls); nodes: "
+           "making the graph's `Node` objects afterwards (listing, emission).", "",
+           "| program | ops | trace us/op | gc us/op | user us/op | trace - user | nodes us/op "
+           "| edges |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    out += [f"| {r['program']} | {r['ops']} | {r['us_per_op']:.2f} | {r['gc_us_per_op']:.2f} "
+            f"| {r['user_us_per_op']:.2f} | {r['us_per_op'] - r['user_us_per_op']:.2f} "
+            f"| {r['nodes_us_per_op']:.2f} | {r['edges']} |" for r in rows]
+    out += ["", "## Where the time goes (cProfile, 20,000 ops, top entries by own time)", "",
+            "cProfile adds a fixed cost to every Python call, so the shares of small "
+            "functions read high."]
+    for name, text in profiles:
+        out += ["", f"### {name}", "", "```", text, "```"]
+    return "\n".join(out) + "\n"
+
+
+def write_report(rows) -> str:
+    """TRACE_COST.md: the rows, and where the time goes in the main programs."""
+    names = [p for p in ("chain", "ring64", "views new", "numba views new", "cupy views new")
+             if p in programs()]
+    text = report(rows, [(name, profile(name)) for name in names])
+    with open(os.path.join(HERE, "TRACE_COST.md"), "w") as f:
+        f.write(text)
+    return text
+
+
+def main(argv):
+    quick = "--quick" in argv
+    sizes = [int(a) for a in argv if a.isdigit()] or \
+        ([10_000] if quick else [10_000, 100_000, 1_000_000])
+    print(write_report(run(sizes)))
+
+
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [10_000, 100_000])
+    main(sys.argv[1:])

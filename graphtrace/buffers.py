@@ -18,8 +18,8 @@ import numpy as np
 from . import _driver
 from .errors import ArgumentError
 
-__all__ = ["Buffer", "as_buffer", "is_array", "pinned_empty", "sim_device", "In", "Out", "InOut",
-           "unwrap_intent"]
+__all__ = ["Buffer", "as_buffer", "interface_of", "device_buffer", "is_array", "pinned_empty",
+           "sim_device", "In", "Out", "InOut", "unwrap_intent"]
 
 HOST = -1  # ``Buffer.device`` of host memory
 
@@ -34,25 +34,44 @@ class Buffer:
     """
 
     __slots__ = ("ptr", "shape", "strides", "dtype", "device", "pinned",
-                 "readonly", "obj", "lo", "hi", "run", "step", "label", "base",
+                 "readonly", "obj", "lo", "hi", "run", "step", "_label", "base",
                  "_starts")
 
     def __init__(self, ptr, shape, strides, dtype, device, obj,
                  pinned=False, readonly=False):
         """``strides=None`` means C-contiguous (the usual case, laid out at once)."""
         self.ptr, self.shape = int(ptr), tuple(shape)
-        self.dtype, self.device, self.obj = np.dtype(dtype), device, obj
+        self.dtype = dtype if isinstance(dtype, np.dtype) else np.dtype(dtype)
+        self.device, self.obj = device, obj
         self.pinned, self.readonly = pinned, readonly
-        self.label = None  # set by the tracer: the user's name for this view
+        self._label = None  # set by the tracer: the user's name for this view
         self.base = self   # the argument (or closure) array this view lies in
         self._starts = None
-        if strides is None:
-            self.strides = _c_strides(self.shape, self.dtype.itemsize)
-            n = math.prod(self.shape) * self.dtype.itemsize
+        size = self.dtype.itemsize
+        if len(self.shape) == 1 and (strides is None or tuple(strides) == (size,)):
+            self.strides = (size,)   # 1-D contiguous, the most common view
+            n = self.shape[0] * size
+            self.lo, self.hi, self.run, self.step = self.ptr, self.ptr + n, n, 0
+        elif strides is None:
+            self.strides = _c_strides(self.shape, size)
+            n = math.prod(self.shape) * size
             self.lo, self.hi, self.run, self.step = self.ptr, self.ptr + n, n, 0
         else:
             self.strides = tuple(strides)
             self._layout()
+
+    @property
+    def label(self) -> str | None:
+        """The user's name for this view: an argument's name, or for a view inside
+        one ``x[0B:256B]`` (its byte range in it), made when first asked for."""
+        label = self._label
+        if label is None and self.base is not self:
+            label = self._label = _view_label(self, self.base)
+        return label
+
+    @label.setter
+    def label(self, value) -> None:
+        self._label = value
 
     def _layout(self):
         size = self.dtype.itemsize
@@ -85,7 +104,7 @@ class Buffer:
         b.ptr, b.lo, b.hi = self.ptr + delta, self.lo + delta, self.hi + delta
         b.shape, b.strides, b.dtype, b.device = self.shape, self.strides, self.dtype, self.device
         b.pinned, b.readonly, b.run, b.step = self.pinned, self.readonly, self.run, self.step
-        b.label, b.base, b._starts = self.label, self.base, None
+        b._label, b.base, b._starts = self.label, self.base, None
         b.obj = None  # the traced object describes the old address, not this one
         return b
 
@@ -232,10 +251,16 @@ def _clamp(v: int) -> int:
     return max(-(1 << 62), min(1 << 62, v))
 
 
+_dtypes: dict = {}   # typestr -> np.dtype: made once, not per view
+
+
 def _typestr_dtype(typestr, descr=None):
     if descr and len(descr) > 1:
         return np.dtype(descr)
-    return np.dtype(typestr)
+    dtype = _dtypes.get(typestr)
+    if dtype is None:
+        dtype = _dtypes[typestr] = np.dtype(typestr)
+    return dtype
 
 
 def _c_strides(shape, itemsize):
@@ -246,25 +271,57 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(strides))
 
 
+def _view_label(buf: Buffer, root: Buffer) -> str:
+    if buf.same_view(root):
+        return root.label
+    tail = "" if buf.contiguous else ":strided"
+    return f"{root.label}[{buf.lo - root.lo}B:{buf.hi - root.lo}B{tail}]"
+
+
 def _from_interface(iface, obj, device, pinned=False):
-    dtype = _typestr_dtype(iface["typestr"], iface.get("descr"))
-    shape = tuple(iface["shape"])
+    descr = iface.get("descr")
+    dtype = _dtypes.get(iface["typestr"]) if descr is None or len(descr) <= 1 else None
+    if dtype is None:
+        dtype = _typestr_dtype(iface["typestr"], descr)
     strides = iface.get("strides")  # None: C-contiguous
     ptr, readonly = iface["data"]
+    shape = iface["shape"]
+    if len(shape) == 1 and strides is None and type(ptr) is int:   # the most common view
+        b = _new_buffer(Buffer)
+        size = dtype.itemsize
+        b.ptr, b.shape, b.strides, b.dtype, b.device, b.obj = ptr, tuple(shape), (size,), \
+            dtype, device, obj
+        b.pinned, b.readonly, b._label, b.base, b._starts = pinned, bool(readonly), None, b, None
+        b.lo, b.hi, b.run, b.step = ptr, ptr + shape[0] * size, shape[0] * size, 0
+        return b
     return Buffer(ptr or 0, shape, strides, dtype, device, obj, pinned, bool(readonly))
 
 
-def _unwrap(obj):
-    """numba's CUDA simulator wraps numpy arrays that stand for device arrays."""
-    if type(obj).__name__ == "FakeCUDAArray":
-        return obj._ary, True
-    return obj, False
+_new_buffer = object.__new__
+
+
+_SCALARS = (int, float, bool, complex, str, type(None))
+_kinds: dict = {}   # type -> how its objects are told apart: decided once per type
+
+
+def _kind(obj) -> str:
+    """``own`` (describes itself), ``sim`` (the simulator's device array), ``host``
+    (a numpy array), ``scalar`` (never an array), ``cai`` (a device array type) or
+    ``other`` (asked object by object)."""
+    t = type(obj)
+    kind = _kinds.get(t)
+    if kind is None:
+        kind = _kinds[t] = "own" if hasattr(t, "__graphtrace_buffer__") else \
+            "sim" if t.__name__ == "FakeCUDAArray" else "host" if t is np.ndarray else \
+            "scalar" if t in _SCALARS else \
+            "cai" if hasattr(t, "__cuda_array_interface__") else "other"
+    return kind
 
 
 def is_array(obj) -> bool:
-    if hasattr(type(obj), "__graphtrace_buffer__"):   # a graph-owned temporary
-        return True
-    obj, _ = _unwrap(obj)
+    kind = _kind(obj)
+    if kind != "other":   # "cai": its type has the interface (cupy, numba, torch)
+        return kind != "scalar"
     if isinstance(obj, type):   # an array class (np.ndarray itself) is no array
         return False
     return (hasattr(obj, "__cuda_array_interface__") or isinstance(obj, np.ndarray)
@@ -277,27 +334,49 @@ def as_buffer(obj) -> Buffer:
     An object whose type has ``__graphtrace_buffer__`` describes itself (a
     temporary, which has a virtual address and no array interface).
     """
-    own = getattr(type(obj), "__graphtrace_buffer__", None)
-    if own is not None:
-        return own(obj)
-    inner, simulated_device = _unwrap(obj)
-    if simulated_device:
-        iface = inner.__array_interface__
-        return _from_interface(iface, obj, _simulated_device(iface["data"][0]))
-    cai = getattr(obj, "__cuda_array_interface__", None)
-    if cai is not None:
-        ptr = cai["data"][0]
-        device = _simulated_device(ptr) if _sim_devices else _driver.device_of(ptr)
-        return _from_interface(cai, obj, device)
-    if isinstance(obj, np.ndarray):
-        iface = obj.__array_interface__
-        return _from_interface(iface, obj, HOST, is_pinned(iface["data"][0]))
-    if hasattr(obj, "__dlpack_device__"):
-        return _from_dlpack(obj)
+    kind = _kinds.get(type(obj)) or _kind(obj)
+    if kind == "own":
+        return type(obj).__graphtrace_buffer__(obj)
+    if kind == "sim":   # numba's CUDA simulator wraps numpy arrays that stand for device arrays
+        return device_buffer(obj, obj._ary.__array_interface__)
+    if kind != "scalar":
+        cai = getattr(obj, "__cuda_array_interface__", None)
+        if cai is not None:
+            return device_buffer(obj, cai)
+        if isinstance(obj, np.ndarray):
+            iface = obj.__array_interface__
+            return _from_interface(iface, obj, HOST, is_pinned(iface["data"][0]))
+        if hasattr(obj, "__dlpack_device__"):
+            return _from_dlpack(obj)
     raise ArgumentError(
         f"cannot use {type(obj).__name__} as an array: pass a device array "
         "(cupy, numba, torch: anything with __cuda_array_interface__ or DLPack) "
         "or a numpy array for host memory")
+
+
+def interface_of(obj) -> tuple:
+    """``(key, interface)`` of a device array whose type has the interface
+    (cupy, numba, torch; and the simulator's): its ``__cuda_array_interface__``,
+    and a key of its type and geometry (two arrays with one key have the same
+    Buffer; None for structured dtypes); ``(None, None)`` for any other object."""
+    kind = _kinds.get(type(obj)) or _kind(obj)
+    if kind == "sim":
+        cai = obj._ary.__array_interface__   # what the simulator's array stands for
+    elif kind == "cai":
+        cai = getattr(obj, "__cuda_array_interface__", None)
+    else:
+        return None, None
+    if cai is None or len(cai.get("descr") or ()) > 1:
+        return None, cai
+    return (type(obj), cai["data"], cai["shape"], cai.get("strides"), cai["typestr"]), cai
+
+
+def device_buffer(obj, cai) -> Buffer:
+    """The Buffer of a device array with interface ``cai`` (``interface_of``)."""
+    if _sim_devices:   # arrays of the CPU simulator tagged with devices (sim_device)
+        return _from_interface(cai, obj, _simulated_device(cai["data"][0]))
+    one = _driver.device_count() <= 1 or _kinds.get(type(obj)) == "sim"   # device 0
+    return _from_interface(cai, obj, 0 if one else _driver.device_of(cai["data"][0]))
 
 
 def _from_dlpack(obj) -> Buffer:
@@ -355,7 +434,7 @@ def sim_device(array, device: int):
         raise ArgumentError("sim_device tags arrays of the CPU simulator; on a GPU an array "
                             "lives on the device it was allocated on (with cupy.cuda.Device(d) "
                             "or numba.cuda.gpus[d])")
-    if isinstance(_unwrap(array)[0], np.ndarray) and not _unwrap(array)[1]:
+    if isinstance(array, np.ndarray):   # the simulator's device arrays wrap one
         raise ArgumentError("sim_device takes a device array of the simulator "
                             "(cuda.to_device(a)); a numpy array is host memory")
     buf = as_buffer(array)

@@ -1,220 +1,146 @@
 """Dependency inference: accesses -> edges, then transitive reduction.
 
-``DataDeps`` orders two nodes only when their bytes overlap and one of them
-writes (read-after-write, write-after-read, write-after-write). It keeps the
-address space cut into segments at every access boundary; each segment lists
-the live writes and reads that touch it. A read looks only at live writes, a
-write at both; a write kills the accesses it covers, since anything that
-would conflict with them now conflicts with the write, which is ordered
-after them. Disjoint buffers therefore cost O(log n) per access.
+In ``deps="data"`` two nodes are ordered when their bytes overlap
+(``Buffer.overlaps``) and one of them writes (read-after-write,
+write-after-read, write-after-write), and an opaque node is ordered with
+every other node. In ``deps="streams"`` the order is that of stream capture:
+within each proxy stream, plus fork/join and event edges. Either way a
+node's ``deps`` are the transitive reduction of that order: the predecessors
+no other predecessor reaches. The reduction of a DAG is unique, so the edges
+do not depend on how they are found.
 
-``StreamDeps`` reproduces stream capture: order within each proxy stream,
-plus fork/join and event edges.
+They are found in batch when a scope's recording ends, from its flat access
+codes (``columns.Recording``), so that recording an op only appends to lists:
+
+1. Views with the same bytes share a *region* (one run of bytes: its hull;
+   otherwise its exact geometry). Regions whose hulls meet no other region's,
+   and groups of one-run regions cut into elementary segments at every
+   boundary, are *simple*: all accesses to one segment touch the same bytes,
+   so a read needs the last write before it and a write the reads since that
+   write (or that write). numpy computes these for all segments at once.
+2. Strided views whose hulls meet other regions go through ``_Exact``: live
+   writes and reads per segment, checked with ``Buffer.overlaps``; a write
+   kills the accesses it covers, since whatever conflicts with them later
+   conflicts with the write too.
+3. Opaque nodes cut the recording into epochs: a node with no other
+   predecessor in its epoch follows the epoch's opening barrier, and a
+   barrier follows the epoch's sinks.
+4. ``reduce_pairs`` drops the redundant predecessors: a chain decomposition
+   answers most questions with one comparison, a search the rest.
 """
 from __future__ import annotations
 
 import numpy as np
-from sortedcontainers import SortedList
 
 from .buffers import Buffer
 
-__all__ = ["DataDeps", "StreamDeps", "Reduction", "make_tracker", "EVERYTHING"]
+__all__ = ["DataDeps", "StreamDeps", "make_tracker", "reduce_pairs", "data_pairs",
+           "EVERYTHING", "MODE_CODES", "MODE_NAMES"]
 
 # What an opaque node touches: every byte of the (unified) address space.
 EVERYTHING = Buffer(0, (1 << 64,), (1,), np.uint8, -2, None)
 EVERYTHING.label = "*"
 
-
-class _Access:
-    __slots__ = ("node", "buf", "dead")
-
-    def __init__(self, node, buf):
-        self.node, self.buf, self.dead = node, buf, False
+MODE_CODES = {"r": 1, "w": 2, "rw": 3}   # an access code is slot << 2 | mode code
+MODE_NAMES = (None, "r", "w", "rw")
+_NO_PAIRS = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
-class _Segment:
-    """Bytes [start, end) and the live accesses that touch them."""
+class Regions:
+    """The region of every buffer slot of a trace: views of the same bytes share one.
 
-    __slots__ = ("end", "writes", "reads")
-
-    def __init__(self, end, writes=(), reads=()):
-        self.end = end
-        self.writes = [a for a in writes if not a.dead] if writes else []
-        self.reads = [a for a in reads if not a.dead] if reads else []
-
-
-class Reduction:
-    """Transitive reduction as nodes arrive, with chains to answer most questions.
-
-    Every node joins a chain: it extends the chain of a predecessor that is
-    that chain's last node, or starts a new one. Along a chain every node
-    reaches every later one, so "does p reach q?" for p and q on one chain is a
-    comparison of positions. Only the questions left open are answered by a
-    search backwards from the newer predecessors, which stops as soon as every
-    question is settled. A long chain of dependent work is then O(1) per node.
-
-    Nodes are keyed by ``node.pos``, their position in their own graph.
+    Kept by the tracer for all its scopes; ``update`` takes in the slots added
+    since into the numpy columns the inference reads (grown by doubling, so
+    that many small scopes cost nothing per region they do not touch).
     """
 
-    def __init__(self):
-        self.chain: list[int] = []   # node pos -> chain id
-        self.rank: list[int] = []    # node pos -> position on its chain
-        self.tail: list[int] = []    # chain id -> pos of its last node
+    def __init__(self, slots: list):
+        self.slots = slots
+        self.lo: list[int] = []          # region -> byte hull [lo, hi)
+        self.hi: list[int] = []
+        self.buf: list[Buffer] = []      # region -> one of its views
+        self.beyond = False              # a hull ends at 2**64 (past uint64)
+        self._keys: dict = {}
+        self._n = 0                      # slots taken in
+        # slot -> region (-1: an empty view); region -> lo, hi, one run
+        self._cols = [np.zeros(16, np.int64), np.zeros(16, np.uint64), np.zeros(16, np.uint64),
+                      np.zeros(16, bool)]
 
-    def reduce(self, preds) -> list:
-        """Drop every predecessor that another one already reaches."""
-        if len(preds) < 2:
-            return list(preds)
-        chain, rank = self.chain, self.rank
-        ps = sorted(preds, key=lambda n: n.pos)
-        open_, redundant = [], set()
-        for i, p in enumerate(ps):
-            c, k = chain[p.pos], rank[p.pos]
-            if any(chain[q.pos] == c and rank[q.pos] > k for q in ps[i + 1:]):
-                redundant.add(p)
-            else:
-                open_.append(p)
-        if len(open_) > 1:
-            self._search(open_, redundant)
-        return [p for p in ps if p not in redundant]
+    @property
+    def of_slot(self):
+        return self._cols[0][:self._n]
 
-    def _search(self, ps, redundant) -> None:
-        """Settle "does p reach a later q?" by walking back from the q's."""
-        chain, rank = self.chain, self.rank
-        lo = ps[0].pos
-        wanted = {p.pos: p for p in ps[:-1]}
-        seen = set()
-        for q in reversed(ps):
-            wanted.pop(q.pos, None)
-            if not wanted:
-                return
-            stack = list(q.deps)
-            while stack and wanted:
-                n = stack.pop()
-                if n.pos < lo or n.pos in seen:
-                    continue
-                seen.add(n.pos)
-                for w in [w for w in wanted.values()
-                          if chain[w.pos] == chain[n.pos] and rank[w.pos] <= rank[n.pos]]:
-                    redundant.add(w)
-                    del wanted[w.pos]
-                stack.extend(n.deps)
+    def columns(self, ids) -> tuple:
+        """``(lo, hi, one run)`` of some regions, as numpy arrays."""
+        return tuple(c[ids] for c in self._cols[1:])
 
-    def place(self, node) -> None:
-        """Put a node whose ``deps`` are final on a chain."""
-        for d in node.deps:
-            c = self.chain[d.pos]
-            if self.tail[c] == d.pos:
-                self.chain.append(c)
-                self.rank.append(self.rank[d.pos] + 1)
-                self.tail[c] = node.pos
-                return
-        self.chain.append(len(self.tail))
-        self.rank.append(0)
-        self.tail.append(node.pos)
+    def update(self) -> None:
+        of_slot, new = [], []
+        for b in self.slots[self._n:]:
+            if b.lo == b.hi:
+                of_slot.append(-1)
+                continue
+            one = b.step == 0 and b.hi - b.lo == b.run
+            key = (b.lo, b.hi) if one else (b.ptr, b.shape, b.strides, b.dtype.itemsize)
+            r = self._keys.get(key)
+            if r is None:
+                r = self._keys[key] = len(self.lo)
+                self.lo.append(b.lo)
+                self.hi.append(b.hi)
+                self.buf.append(b)
+                self.beyond = self.beyond or b.hi >= 1 << 64
+                new.append((b.lo, min(b.hi, (1 << 64) - 1), one))
+            of_slot.append(r)
+        k = len(self.lo) - len(new)
+        self._cols[0] = _put(self._cols[0], self._n, of_slot)
+        for c in range(3):
+            self._cols[c + 1] = _put(self._cols[c + 1], k, [v[c] for v in new])
+        self._n += len(of_slot)
+
+
+def _put(column, at: int, values: list):
+    """``column`` with ``values`` written from ``at`` on (a larger copy if needed)."""
+    if at + len(values) > len(column):
+        grown = np.zeros(max(2 * len(column), at + len(values)), column.dtype)
+        grown[:at] = column[:at]
+        column = grown
+    column[at:at + len(values)] = values
+    return column
 
 
 class DataDeps:
-    """Edges from memory accesses (``deps="data"``)."""
+    """``deps="data"``: nothing happens per node; ``finish`` infers every edge."""
 
-    def __init__(self):
-        top = 1 << 65
-        self._at = {0: _Segment(top)}       # segment start -> segment
-        self._starts = SortedList([0])      # the same starts, ordered
-        self._barrier = None      # the latest opaque node
-        self._untracked = []      # nodes since then that touch no memory
-        self._reduction = Reduction()
+    def __init__(self, regions: Regions):
+        self.regions = regions
 
-    def _split(self, at: int) -> None:
-        if at in self._at:
-            return
-        starts = self._starts
-        prev = self._at[starts[starts.bisect_right(at) - 1]]
-        self._at[at] = _Segment(prev.end, prev.writes, prev.reads)
-        prev.end = at
-        starts.add(at)
-
-    def _touching(self, lo: int, hi: int) -> list:
-        seg = self._at.get(lo)
-        if seg is not None and seg.end == hi:   # the usual case: a known range
-            return [seg]
-        self._split(lo)
-        self._split(hi)
-        seg = self._at[lo]
-        out = [seg]
-        while seg.end < hi:
-            seg = self._at[seg.end]
-            out.append(seg)
-        return out
-
-    def add(self, node, stream: int = 0) -> list:
-        """Compute ``node.deps`` from ``node.accesses``; record its accesses."""
-        accesses = ((EVERYTHING, "rw"),) if node.opaque else node.accesses
-        preds = set()
-        if node.opaque:  # also after nodes that touch no memory
-            preds.update(self._untracked)
-            self._barrier, self._untracked = node, []
-        elif all(b.lo == b.hi for b, _ in accesses):
-            self._untracked.append(node)
-            if self._barrier is not None:
-                preds.add(self._barrier)
-        for buf, mode in accesses:
-            if buf.lo == buf.hi:
-                continue
-            entry = _Access(node, buf)
-            if "w" in mode:
-                for seg in self._touching(buf.lo, buf.hi):
-                    seg.writes = self._scan_kill(seg.writes, node, buf, preds)
-                    seg.reads = self._scan_kill(seg.reads, node, buf, preds)
-                    seg.writes.append(entry)
-            else:
-                for seg in self._touching(buf.lo, buf.hi):
-                    for a in seg.writes:
-                        if not a.dead and a.node is not node and \
-                                (a.buf is buf or a.buf.overlaps(buf)):
-                            preds.add(a.node)
-                    seg.reads.append(entry)
-        node.deps = self._reduction.reduce(preds)
-        self._reduction.place(node)
-        return node.deps
-
-    @staticmethod
-    def _scan_kill(entries, node, buf, preds) -> list:
-        """Conflicts of a write with ``entries``; drop the ones it covers."""
-        keep = []
-        for a in entries:
-            if a.dead:
-                continue
-            if a.node is not node and (a.buf is buf or a.buf.overlaps(buf)):
-                preds.add(a.node)
-            if a.buf is buf or buf.covers(a.buf):
-                a.dead = True
-            else:
-                keep.append(a)
-        return keep
+    def finish(self, rec) -> tuple:
+        preds, ops = data_pairs(len(rec), rec.codes, rec.ends, rec.opaque, self.regions)
+        return reduce_pairs(len(rec), preds, ops)
 
     # Stream structure does not order anything in data mode.
     def fork(self, parent: int, child: int): pass
     def join(self, stream: int, other: int): pass
-    def record(self, stream: int, event_node) -> None: pass
-    def wait(self, stream: int, event_node) -> None: pass
+    def record(self, stream: int, pos: int) -> None: pass
+    def wait(self, stream: int, pos: int) -> None: pass
 
 
 class StreamDeps:
-    """Edges as stream capture makes them (``deps="streams"``)."""
+    """``deps="streams"``: edges as stream capture makes them, kept as nodes arrive."""
 
     def __init__(self):
         self._tail: dict[int, set] = {0: set()}   # what the next op on a stream waits for
-        self._events: dict[int, set] = {}          # id(event node) -> tail at record time
-        self._reduction = Reduction()
+        self._events: dict[int, set] = {}          # event node pos -> {pos}
+        self._preds: list[int] = []
+        self._ops: list[int] = []
 
     # Every stream is 0 or made by fork, and only recorded events are waited on
     # here (control.wait), so the lookups below cannot miss.
-    def add(self, node, stream: int = 0) -> list:
-        node.deps = self._reduction.reduce(self._tail[stream])
-        self._reduction.place(node)
-        self._tail[stream] = {node}
-        return node.deps
+    def add(self, pos: int, stream: int) -> None:
+        tail = self._tail[stream]
+        self._preds.extend(tail)
+        self._ops.extend([pos] * len(tail))
+        self._tail[stream] = {pos}
 
     def fork(self, parent: int, child: int):
         self._tail[child] = set(self._tail[parent])
@@ -222,16 +148,371 @@ class StreamDeps:
     def join(self, stream: int, other: int):
         self._tail[stream] |= self._tail[other]
 
-    def record(self, stream: int, event_node) -> None:
-        self._events[id(event_node)] = {event_node}
+    def record(self, stream: int, pos: int) -> None:
+        self._events[pos] = {pos}
 
-    def wait(self, stream: int, event_node) -> None:
-        self._tail[stream] |= self._events[id(event_node)]
+    def wait(self, stream: int, pos: int) -> None:
+        self._tail[stream] |= self._events[pos]
+
+    def finish(self, rec) -> tuple:
+        return reduce_pairs(len(rec), np.array(self._preds, np.int64),
+                            np.array(self._ops, np.int64))
 
 
-def make_tracker(mode: str):
+def make_tracker(mode: str, regions: Regions | None = None):
     if mode == "data":
-        return DataDeps()
+        return DataDeps(regions or Regions([]))
     if mode == "streams":
         return StreamDeps()
     raise ValueError(f'deps must be "data" or "streams", not {mode!r}')
+
+
+# --- data: accesses -> predecessor pairs ---------------------------------------------
+def data_pairs(n: int, codes: list, ends: list, opaque: list, regions: Regions) -> tuple:
+    """``(preds, ops)``: pairs, each a conflicting earlier node of a node, whose
+    closure is the whole order of ``deps="data"`` (duplicates allowed)."""
+    regions.update()
+    is_barrier = np.zeros(n, bool)
+    is_barrier[opaque] = True
+    epoch = np.cumsum(is_barrier) - is_barrier   # barriers before each node
+    code = np.array(codes, np.int64)
+    op = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.array(ends, np.int64), prepend=0))
+    region = regions.of_slot[code >> 2] if len(code) else code
+    live = (region >= 0) & ~is_barrier[op]
+    op, region, mode = op[live], region[live], code[live] & 3
+    simple, exact = _split(region, regions)
+    pairs = []
+    if simple is not None:
+        sel, seg = simple
+        pairs.append(_simple_pairs(op[sel], seg, mode[sel], epoch))
+    if exact is not None:
+        pairs.append(_Exact(regions, exact[1]).run(op[exact[0]], region[exact[0]],
+                                                    mode[exact[0]], epoch))
+    preds = np.concatenate([p for p, _ in pairs] + [_NO_PAIRS[0]])
+    ops = np.concatenate([o for _, o in pairs] + [_NO_PAIRS[1]])
+    if opaque:
+        bp, bo = _barrier_pairs(n, preds, ops, is_barrier, epoch, opaque)
+        preds, ops = np.concatenate((preds, bp)), np.concatenate((ops, bo))
+    return preds, ops
+
+
+def _split(region, regions: Regions) -> tuple:
+    """``(simple, exact)``: ``(access indices, segment of each)`` of the accesses
+    whose elementary segment says all (a view across several segments is listed
+    once per segment), and ``(mask, boundaries)`` of those the exact path takes;
+    either None where there are none."""
+    if not len(region):
+        return None, None
+    ids = _distinct(region)   # the regions of this scope
+    k = np.searchsorted(ids, region)
+    if regions.beyond:   # hulls past uint64: the exact path does all
+        return None, (np.ones(len(region), bool), _bounds(ids, regions))
+    lo, hi, one = regions.columns(ids)
+    order = np.argsort(lo, kind="stable")
+    top = np.maximum.accumulate(hi[order])
+    first = np.ones(len(ids), bool)
+    first[1:] = lo[order][1:] >= top[:-1]   # a hull past every earlier one starts a cluster
+    cluster = np.empty(len(ids), np.int64)
+    cluster[order] = np.cumsum(first) - 1
+    strided = np.bincount(cluster, weights=~one) > 0
+    hard = (np.bincount(cluster)[cluster] > 1) & strided[cluster]   # strided among others
+    exact, sel = None, np.arange(len(region))
+    if hard.any():
+        mask = hard[k]
+        exact = (mask, _bounds(ids[hard], regions))
+        if mask.all():
+            return None, exact
+        sel, k = np.flatnonzero(~mask), k[~mask]
+    bounds = _distinct(np.concatenate((lo[~hard], hi[~hard])))
+    seg_lo = np.searchsorted(bounds, lo)
+    n_seg = (np.searchsorted(bounds, hi) - seg_lo)[k]
+    if n_seg.max() == 1:
+        return (sel, seg_lo[k]), exact
+    rows = np.repeat(np.arange(len(k)), n_seg)
+    seg = seg_lo[k][rows] + (np.arange(len(rows)) - (np.cumsum(n_seg) - n_seg)[rows])
+    return (sel[rows], seg), exact
+
+
+def _distinct(a):
+    """Sorted distinct values (np.unique hashes int64 slowly)."""
+    a = np.sort(a)
+    keep = np.ones(len(a), bool)
+    keep[1:] = a[1:] != a[:-1]
+    return a[keep]
+
+
+def _bounds(ids, regions: Regions) -> list:
+    """Sorted distinct hull boundaries of some regions (Python ints)."""
+    return sorted({regions.lo[i] for i in ids} | {regions.hi[i] for i in ids})
+
+
+def _simple_pairs(op, seg, mode, epoch) -> tuple:
+    """Pairs from accesses whose segment says it all: within a segment (and
+    epoch) a read follows the last write, a write the reads since it, else it."""
+    if not len(op):
+        return _NO_PAIRS
+    group = seg * (int(epoch[-1]) + 1) + epoch[op]   # the last node has the largest epoch
+    order = np.argsort(group, kind="stable")   # by group, then node (op is sorted)
+    group, op, mode = group[order], op[order], mode[order]
+    new = np.ones(len(op), bool)
+    new[1:] = (group[1:] != group[:-1]) | (op[1:] != op[:-1])
+    if not new.all():   # one node, one segment, several accesses: one entry
+        starts = np.flatnonzero(new)
+        mode = np.bitwise_or.reduceat(mode, starts)
+        group, op = group[starts], op[starts]
+    m = len(op)
+    idx = np.arange(m)
+    first = np.ones(m, bool)
+    first[1:] = group[1:] != group[:-1]
+    start = np.maximum.accumulate(np.where(first, idx, 0))   # first entry of the group
+    write = (mode & 2) != 0
+    last = np.maximum.accumulate(np.where(write, idx, -1))
+    before = np.empty(m, np.int64)   # the group's last write strictly before
+    before[0] = -1
+    before[1:] = last[:-1]
+    before[before < start] = -1
+    r = np.flatnonzero(~write & (before >= 0))
+    w = np.flatnonzero(write)
+    since = np.maximum(before[w] + 1, start[w])   # the reads since that write
+    count = w - since
+    alone = w[(count == 0) & (before[w] >= 0)]
+    w, since, count = w[count > 0], since[count > 0], count[count > 0]
+    rows = np.repeat(np.arange(len(w)), count)
+    readers = since[rows] + (np.arange(len(rows)) - (np.cumsum(count) - count)[rows])
+    preds = np.concatenate((op[before[r]], op[before[alone]], op[readers]))
+    ops = np.concatenate((op[r], op[alone], op[w[rows]]))
+    return preds, ops
+
+
+def _barrier_pairs(n, preds, ops, is_barrier, epoch, opaque) -> tuple:
+    """A node with no predecessor in its epoch follows the barrier opening it;
+    a barrier follows the nodes of the epoch before it that nothing follows."""
+    barriers = np.array(opaque, np.int64)
+    has_pred = np.zeros(n, bool)
+    has_pred[ops] = True
+    has_succ = np.zeros(n, bool)
+    has_succ[preds] = True
+    plain = ~is_barrier
+    lead = np.flatnonzero(plain & ~has_pred & (epoch > 0))
+    sinks = np.flatnonzero(plain & ~has_succ & (epoch < len(barriers)))
+    busy = np.bincount(epoch[plain], minlength=len(barriers) + 1)[:len(barriers)]
+    empty = np.flatnonzero(busy[1:] == 0) + 1   # barrier k right after barrier k - 1
+    return (np.concatenate((barriers[epoch[lead] - 1], sinks, barriers[empty - 1])),
+            np.concatenate((lead, barriers[epoch[sinks]], barriers[empty])))
+
+
+class _Exact:
+    """Accesses to strided views among others: each segment between boundaries
+    keeps its live writes and reads, compared with ``Buffer.overlaps``."""
+
+    def __init__(self, regions: Regions, bounds: list):
+        self.regions = regions
+        self._index = {b: i for i, b in enumerate(bounds)}   # boundary -> its segment
+        self._overlap: dict = {}
+        self._cover: dict = {}
+
+    def overlaps(self, a: int, b: int) -> bool:
+        key = (a, b) if a < b else (b, a)
+        hit = self._overlap.get(key)
+        if hit is None:
+            bufs = self.regions.buf
+            hit = self._overlap[key] = a == b or bufs[a].overlaps(bufs[b])
+        return hit
+
+    def covers(self, a: int, b: int) -> bool:
+        hit = self._cover.get((a, b))
+        if hit is None:
+            bufs = self.regions.buf
+            hit = self._cover[(a, b)] = a == b or bufs[a].covers(bufs[b])
+        return hit
+
+    def run(self, op, region, mode, epoch) -> tuple:
+        preds, ops = [], []
+        segs: dict[int, tuple] = {}   # segment -> (writes, reads): [node, region, dead]
+        lo, hi, index = self.regions.lo, self.regions.hi, self._index
+        era, found, epoch = -1, set(), epoch.tolist()
+        merged = _merge(op.tolist(), region.tolist(), mode.tolist())
+        for k, (node, r, m) in enumerate(merged):
+            if epoch[node] != era:   # a barrier ordered everything before it
+                era = epoch[node]
+                segs = {}
+            entry = [node, r, False]
+            for s in range(index[lo[r]], index[hi[r]]):
+                writes, reads = segs.get(s) or segs.setdefault(s, ([], []))
+                if m & 2:
+                    segs[s] = (self._scan_kill(writes, entry, found) + [entry],
+                               self._scan_kill(reads, entry, found))
+                else:
+                    for a in writes:
+                        if not a[2] and a[0] != node and self.overlaps(a[1], r):
+                            found.add(a[0])
+                    reads.append(entry)
+            if k + 1 == len(merged) or merged[k + 1][0] != node:
+                preds += found
+                ops += [node] * len(found)
+                found = set()
+        return np.array(preds, np.int64), np.array(ops, np.int64)
+
+    def _scan_kill(self, entries, entry, found) -> list:
+        """Conflicts of a write with ``entries``; drop the ones it covers."""
+        node, r = entry[0], entry[1]
+        keep = []
+        for a in entries:
+            if a[2]:
+                continue
+            if a[0] != node and self.overlaps(a[1], r):
+                found.add(a[0])
+            if self.covers(r, a[1]):
+                a[2] = True
+            else:
+                keep.append(a)
+        return keep
+
+
+def _merge(op: list, region: list, mode: list) -> list:
+    """``(node, region, mode)`` per access, one per node and region (modes joined)."""
+    out, at = [], {}
+    for node, r, m in zip(op, region, mode):
+        k = at.get((node, r))
+        if k is None:
+            at[(node, r)] = len(out)
+            out.append((node, r, m))
+        else:
+            out[k] = (node, r, out[k][2] | m)
+    return out
+
+
+# --- transitive reduction ---------------------------------------------------------------
+def reduce_pairs(n: int, preds, ops) -> tuple:
+    """``(ptr, deps)``: node i's deps are ``deps[ptr[i]:ptr[i + 1]]``, ascending: of
+    the pairs ``(preds[k], ops[k])`` (``preds[k] < ops[k]``), those whose closure
+    still has a path without them are dropped.
+
+    Every node joins a chain: the chain of its latest predecessor if it is that
+    predecessor's first successor, else a new one. Along a chain each node
+    reaches every later one, so of a node's predecessors on one chain only the
+    latest can stay; predecessors left on several chains are settled by a
+    search backwards from the newer ones, which stops once every question is.
+    """
+    key = _distinct(np.asarray(ops, np.int64) * n + np.asarray(preds, np.int64))
+    ops = key // max(n, 1)
+    preds = key - ops * n
+    count = np.bincount(ops, minlength=n)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(count, out=ptr[1:])
+    if not len(count) or count.max() < 2:
+        return ptr, preds
+    head = _chains(n, ptr, preds, count)
+    many = count[ops] >= 2   # keep one predecessor per (node, chain): the latest
+    group = ops[many] * n + head[preds[many]]
+    order = np.argsort(group, kind="stable")
+    latest = np.ones(len(order), bool)
+    latest[:-1] = group[order][:-1] != group[order][1:]
+    keep = np.ones(len(ops), bool)
+    drop = np.flatnonzero(many)[order[~latest]]
+    keep[drop] = False
+    ops, preds = ops[keep], preds[keep]
+    count = np.bincount(ops, minlength=n)
+    ptr[1:] = np.cumsum(count)
+    if count.max() >= 2:
+        keep = _search(n, ptr, preds, count, head)
+        ops, preds = ops[keep], preds[keep]
+        ptr[1:] = np.cumsum(np.bincount(ops, minlength=n))
+    return ptr, preds
+
+
+def _chains(n, ptr, preds, count) -> np.ndarray:
+    """The first node of each node's chain."""
+    has = np.flatnonzero(count)
+    link = preds[ptr[has + 1] - 1]   # the latest predecessor
+    order = np.argsort(link, kind="stable")
+    first = np.ones(len(order), bool)
+    first[1:] = link[order][1:] != link[order][:-1]
+    child = has[order[first]]   # the first successor of each linked node
+    parent = link[order[first]]
+    turn = np.argsort(child)
+    head = list(range(n))
+    for c, p in zip(child[turn].tolist(), parent[turn].tolist()):
+        head[c] = head[p]
+    return np.array(head, np.int64)
+
+
+def _search(n, ptr, preds, count, head) -> np.ndarray:
+    """Mask of the pairs to keep: for nodes left with predecessors on several
+    chains, drop those another predecessor reaches.
+
+    A walk back from the newer predecessors settles most questions at once; it
+    stops below the oldest one or once every question is settled. Where that
+    walk would be long (independent predecessors far apart, which it can only
+    prove by visiting everything between), ``_latest_on`` answers what is left,
+    remembering per node and chain what it found for later questions.
+    """
+    keep = np.ones(len(preds), bool)
+    ptr_l, preds_l, head_l = ptr.tolist(), preds.tolist(), head.tolist()
+    memo: dict = {}
+    for node in np.flatnonzero(count >= 2).tolist():
+        a, b = ptr_l[node], ptr_l[node + 1]
+        ps = preds_l[a:b]
+        wanted = {head_l[p]: p for p in ps[:-1]}
+        lo, seen, redundant = ps[0], set(), set()
+        budget = 4 * len(ps)
+        for q in reversed(ps):
+            if q in redundant:
+                continue   # its ancestors were walked from the one that reaches it
+            if wanted.get(head_l[q]) == q:
+                del wanted[head_l[q]]
+            stack = preds_l[ptr_l[q]:ptr_l[q + 1]]
+            while stack and wanted and budget:
+                v = stack.pop()
+                if v < lo or v in seen:
+                    continue
+                seen.add(v)
+                budget -= 1
+                w = wanted.get(head_l[v])
+                if w is not None and w <= v:
+                    redundant.add(w)
+                    del wanted[head_l[v]]
+                stack.extend(preds_l[ptr_l[v]:ptr_l[v + 1]])
+            if not wanted or not budget:
+                break
+        for p in wanted.values():   # left open by a walk that ran too long
+            if any(_latest_on(q, head_l[p], p, ptr_l, preds_l, head_l, memo) >= p
+                   for q in ps if q > p):
+                redundant.add(p)
+        for k in range(a, b):
+            if preds_l[k] in redundant:
+                keep[k] = False
+    return keep
+
+
+def _latest_on(q, chain, lo, ptr, preds, head, memo) -> int:
+    """The latest node of ``chain`` that is ``q`` or one of its ancestors, looking
+    no further back than ``lo`` (-1 if none: then a node of the chain from ``lo``
+    on cannot reach q).
+
+    ``memo[(node, chain)]`` is ``(answer, lo it looked back to)``; an answer
+    found is final (the chain's nodes before ``lo`` come earlier still).
+    """
+    stack = [q]
+    while stack:
+        u = stack[-1]
+        hit = memo.get((u, chain))
+        if hit is not None and (hit[0] >= 0 or hit[1] <= lo):
+            stack.pop()
+            continue
+        if head[u] == chain:
+            memo[(u, chain)] = (u, 0)
+            stack.pop()
+            continue
+        ws = [w for w in preds[ptr[u]:ptr[u + 1]] if w >= lo]
+        todo = [w for w in ws if not _known(memo.get((w, chain)), lo)]
+        if todo:
+            stack += todo
+            continue
+        memo[(u, chain)] = (max((memo[(w, chain)][0] for w in ws), default=-1), lo)
+        stack.pop()
+    return memo[(q, chain)][0]
+
+
+def _known(hit, lo) -> bool:
+    return hit is not None and (hit[0] >= 0 or hit[1] <= lo)

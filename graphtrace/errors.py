@@ -15,7 +15,7 @@ __all__ = [
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError",
     "IntentError", "EmitError", "CaptureError", "IRError", "MissingDependencyError",
-    "user_frame",
+    "user_frame", "user_frame_object",
 ]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -38,11 +38,22 @@ def _is_internal(filename: str) -> bool:
     return hit
 
 
+def user_frame_object(depth: int = 1):
+    """The innermost frame outside graphtrace (None if there is none)."""
+    f = sys._getframe(depth)
+    while f is not None:
+        inside = _internal.get(f.f_code.co_filename)   # once per launch: no call per frame
+        if inside is None:
+            inside = _is_internal(f.f_code.co_filename)
+        if not inside:
+            break
+        f = f.f_back
+    return f
+
+
 def user_frame(depth: int = 1) -> tuple[str, int]:
     """Return ``(filename, lineno)`` of the innermost frame outside graphtrace."""
-    f = sys._getframe(depth)
-    while f is not None and _is_internal(f.f_code.co_filename):
-        f = f.f_back
+    f = user_frame_object(depth + 1)
     if f is None:
         return ("<unknown>", 0)
     return (f.f_code.co_filename, f.f_lineno)

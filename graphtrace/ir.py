@@ -150,6 +150,8 @@ class _Shown(str):
 class Graph:
     """A recorded graph: nodes in recording order, with their dependencies.
 
+    ``nodes`` is a list of ``Node``, or what a trace recorded
+    (``columns.Recording``), whose nodes are made when first asked for.
     ``temporaries`` are the root Buffers of the arrays the graph owns
     (``s.empty``/``s.zeros``, ``temporary.py``), those made in its regions
     too; a region's own list is empty.
@@ -166,14 +168,28 @@ class Graph:
     >>> g.picture(buffers=True).save("step.svg")   # doctest: +SKIP
     """
 
-    def __init__(self, name: str, params: list[str], mode: str, nodes: list[Node],
-                 temporaries=()):
-        self.name, self.params, self.mode, self.nodes = name, params, mode, nodes
+    def __init__(self, name: str, params: list[str], mode: str, nodes, temporaries=()):
+        self.name, self.params, self.mode = name, params, mode
+        self._nodes, self._recording = (nodes, None) if isinstance(nodes, list) else (None, nodes)
         self.temporaries = list(temporaries)
+
+    @property
+    def nodes(self) -> list[Node]:
+        if self._nodes is None:
+            self._nodes = self._recording.nodes()
+        return self._nodes
 
     def edges(self) -> list[tuple[int, int]]:
         """``(%a, %b)`` for each edge of this graph (not of its regions)."""
+        if self._nodes is None:
+            return self._recording.edges()
         return [(d.index, n.index) for n in self.nodes for d in n.deps]
+
+    def structured(self) -> list[Node]:
+        """The nodes that own regions, in order, without making the others' Nodes."""
+        if self._nodes is None:
+            return [self._recording.node(pos) for pos in sorted(self._recording.regions)]
+        return [n for n in self._nodes if n.regions]
 
     def walk(self):
         """Every node, depth first: a node, then the nodes of its regions."""

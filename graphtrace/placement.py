@@ -31,7 +31,7 @@ from .buffers import HOST, Buffer
 from .errors import ArgumentError, TraceError
 from .temporary import VIRTUAL_BASE, is_virtual
 
-__all__ = ["place", "place_temporary", "finish", "check_device", "device_name"]
+__all__ = ["place", "device_bit", "ONE_DEVICE", "finish", "check_device", "device_name"]
 
 _ONE = ("kernel", "memset", "zeros")   # run where all their arrays are
 
@@ -117,9 +117,18 @@ def place(stream, node):
     return node
 
 
-def place_temporary(stream, root) -> None:
-    """A temporary made on ``stream`` lives on the device it names (else: see finish)."""
-    root.device = stream.target_device
+def device_bit(b) -> int:
+    """Where a view says a node using it runs, as a bit (what ``_devices`` reads): 1
+    for host memory, ``2 << d`` for device d, 0 for a temporary not yet placed. The
+    tracer keeps it per array, and places a launch from the bits of its arrays
+    (``ONE_DEVICE``) without making its Node."""
+    d = b.base.device if b.lo >= VIRTUAL_BASE else b.device
+    return 0 if d is None else 1 if d == HOST else 2 << d
+
+
+# The device bits of a kernel's arrays (and stream) -> where it runs, when they name
+# one device or none (None: see finish); other bits go to ``place`` on its Node.
+ONE_DEVICE = {0: None} | {2 << d: d for d in range(64)}
 
 
 def finish(graph, temporaries) -> None:
@@ -163,7 +172,7 @@ def _ids(device) -> tuple:
 
 def _structured(graph) -> None:
     """A conditional node runs on the one device of its condition and bodies."""
-    for n in graph.nodes:
+    for n in graph.structured():
         for region in n.regions:
             _structured(region)
         if not getattr(n.op, "conditional", False):

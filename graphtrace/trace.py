@@ -8,19 +8,27 @@ it is recorded. Nothing runs on a GPU while tracing.
 """
 from __future__ import annotations
 
-import gc
 import os
 import threading
+from bisect import bisect_right
+from sys import _getframe
 
 import numpy as np
 
-from .buffers import Buffer, as_buffer
-from .context import TRACE_HOOKS, ProxyStream, current_tracer, set_tracer
-from .deps import make_tracker
-from .errors import ArgumentError, HostSyncError, StreamError, TraceError, user_frame
+from .buffers import Buffer, _Intent, as_buffer, device_buffer, interface_of, is_array
+from .columns import Recording
+from .context import (STATE, TRACE_HOOKS, ProxyStream, current_tracer, gc_paused,
+                      pause_gc, set_tracer)
+from .deps import MODE_CODES, MODE_NAMES, Regions, make_tracker
+from .errors import (ArgumentError, HostSyncError, StreamError, TraceError, _internal,
+                     _is_internal, user_frame)
 from .ir import Graph, Node
 from .ops import control as _control, host as _host, kernel as _kernel, memory as _memory
 from .ops import captured as _captured, conditional as _conditional
+from .ops.base import record_args
+from .ops.kernel import LOWEST_ADDRESS
+from .placement import ONE_DEVICE
+from .scalar import Scalar
 from . import placement as _placement, temporary as _temporary
 
 __all__ = ["Stream", "Tracer", "Scope"]
@@ -28,36 +36,35 @@ __all__ = ["Stream", "Tracer", "Scope"]
 _hooks_lock = threading.Lock()
 
 
-_gc_pause = [0, False]   # traces running, and whether the collector was on before
-
-
-def _pause_gc(step: int) -> None:
-    """Tracing makes many small objects and frees none: the cyclic collector
-    would only rescan them (a third of the time of a 100,000-op trace)."""
-    if step > 0 and _gc_pause[0] == 0:
-        _gc_pause[1] = gc.isenabled()
-        gc.disable()
-    _gc_pause[0] += step
-    if _gc_pause[0] == 0 and _gc_pause[1]:
-        gc.enable()
+# Arguments that are never arrays: recorded as they are, without a look inside.
+_CONSTANTS = frozenset((int, float, bool, complex, str, type(None)))
+_OPEN = (list, tuple, dict, _Intent, np.generic)   # looked into by record_args
 
 
 class Scope:
     """Where nodes are being recorded: the function's own graph, or a region of
-    a structured node. Each has its nodes, its own dependency tracker (of the
-    trace's mode) and its own events: dependencies never cross a region."""
+    a structured node. Each has its recording (``columns.Recording``), its own
+    dependency tracker (of the trace's mode) and its own events: dependencies
+    never cross a region."""
 
-    __slots__ = ("name", "nodes", "deps", "events", "closed", "parent", "open_regions",
-                 "conditional")
+    __slots__ = ("name", "rec", "deps", "online", "events", "closed", "parent",
+                 "open_regions", "conditional")
 
-    def __init__(self, name: str, mode: str, parent: "Scope | None" = None,
-                 conditional: bool = False):
-        self.name, self.nodes, self.deps = name, [], make_tracker(mode)
+    def __init__(self, name: str, mode: str, slots: list, regions: Regions,
+                 parent: "Scope | None" = None, conditional: bool = False):
+        self.name, self.rec = name, Recording(slots)
+        self.deps = make_tracker(mode, regions)
+        self.online = mode == "streams"   # its tracker follows every node as it comes
         self.events: dict[int, Node] = {}   # id(event) -> its record node
         self.closed = False
         self.parent, self.open_regions = parent, 0
         # a conditional body, or a region inside one: CUDA limits what it may hold
         self.conditional = conditional or (parent is not None and parent.conditional)
+
+    def finish(self) -> None:
+        """Infer every edge of the recording (once)."""
+        if self.rec.deps is None:
+            self.rec.deps = self.deps.finish(self.rec)
 
 
 class Tracer:
@@ -74,12 +81,19 @@ class Tracer:
           cached_buffer(obj)              the Buffer already made for obj, or None
           root_holding(address)           the argument (or global) array whose bytes
                                           hold a raw address, or None
-          temporary(shape, dtype, name) -> Temporary
+          temporary(shape, dtype, name, device=None) -> Temporary
                                           a graph-owned array (temporary.py), allocated
-                                          by the compiled graph whatever scope asks
+                                          by the compiled graph whatever scope asks, on
+                                          GPU device (None: placement.finish decides)
           record(op, target, args, accesses, *, stream, attrs=None, opaque=False,
                  source=None, regions=(), scope=None) -> Node
                                           add a node; its deps follow from the mode
+                                          when its scope ends
+          add(stream, op, target, args, modes, attrs, opaque=False, refuse_host=None,
+              validate=None, addresses=None)  the same, for ops recorded in bulk
+                                          (kernel launches): flat arguments, each with
+                                          its mode code (deps.MODE_CODES), placed as a
+                                          kernel; no Node is made
           open_region(name, parent=None, conditional=False) -> Scope
                                           start recording a region of scope parent
                                           (its own graph and tracker; a conditional
@@ -102,13 +116,16 @@ class Tracer:
 
     def __init__(self, name: str, params: list[str], mode: str):
         self.name, self.params, self.mode = name, params, mode
-        self.thread = threading.get_ident()
-        self.active = False
-        self._top = Scope(name, mode)
+        self._slots: list[Buffer] = []          # every Buffer of the trace, by slot
+        self._regions = Regions(self._slots)
+        self._top = Scope(name, mode, self._slots, self._regions)
         self._count = 0                         # nodes recorded, regions included
         self._n_streams = 1
-        self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer)
+        self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer, slot << 2, device bit)
+        self._slot_of: dict[int, int] = {}      # id(Buffer) -> slot
+        self._views: dict = {}                  # device array key -> (Buffer, slot << 2, device bit)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
+        self._root_index = None                 # the roots sorted by address (_root)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
 
     # --- buffers -----------------------------------------------------------
@@ -118,17 +135,19 @@ class Tracer:
         Such an array is its own base: it moves only with itself when a later
         call rebinds the graph, whatever other argument it lies in.
         """
-        buf = self.cached_buffer(obj)
-        if buf is None:
-            buf = as_buffer(obj)
-            buf.label = label
-            self._bufs[id(obj)] = (obj, buf)
-            self._roots.append(buf)
+        hit = self._bufs.get(id(obj))   # the same array under two names: the first
+        if hit is not None:
+            return hit[1]
+        buf = as_buffer(obj)
+        buf.label = label
+        self._register(obj, buf)
+        self._add_root(buf)
         return buf
 
-    def temporary(self, shape, dtype, name: str | None = None):
+    def temporary(self, shape, dtype, name: str | None = None, device: int | None = None):
         """A graph-owned array named ``name`` (default ``tmp0``, ``tmp1``...): a
-        root like an argument, at a virtual address until a graph places it."""
+        root like an argument, at a virtual address until a graph places it, on
+        GPU ``device`` (None: where the kernels using it run, ``placement.finish``)."""
         taken = {r.label for r in self._roots}
         if name is None:
             name = next(f"tmp{k}" for k in range(len(taken) + 1) if f"tmp{k}" not in taken)
@@ -138,14 +157,22 @@ class Tracer:
             raise ArgumentError(f"the name {name!r} is taken by another temporary or an "
                                 f"argument of {self.name}: give this temporary another one")
         tmp, root = _temporary.make(self, shape, dtype, name, user_frame())
-        self._bufs[id(tmp)] = (tmp, root)
-        self._roots.append(root)
+        root.device = device   # before it is registered: launches read it from there
+        self._register(tmp, root)
+        self._add_root(root)
         self._temps.append((tmp, root))
         return tmp
 
     def cached_buffer(self, obj) -> Buffer | None:
-        hit = self._bufs.get(id(obj))
-        return hit[1] if hit is not None and hit[0] is obj else None
+        hit = self._bufs.get(id(obj))   # the entry holds obj: no other object has its id
+        if hit is not None:
+            return hit[1]
+        key, _ = interface_of(obj)   # a view made again (see _entry)
+        try:
+            same = self._views.get(key) if key is not None else None
+        except TypeError:   # lists in the interface
+            same = None
+        return same[0] if same is not None else None
 
     def buffer(self, obj) -> Buffer:
         """The (labelled) ``Buffer`` of an array, cached for the trace.
@@ -157,11 +184,32 @@ class Tracer:
         uploaded during the trace) would be frozen into the graph unseen.
         """
         hit = self._bufs.get(id(obj))
-        if hit is not None and hit[0] is obj:
+        if hit is not None:
             return hit[1]
-        buf = as_buffer(obj)
-        buf.label = self._label(buf)
-        if buf.base is buf and buf.label is None:
+        entry = self._entry(obj)
+        if entry is None:
+            as_buffer(obj)   # raises: no array
+        return entry[0]
+
+    def _entry(self, obj) -> tuple | None:
+        """``(Buffer, slot << 2, its device bit)`` of an object not in the cache (see
+        ``buffer``), or None if it is no array. A device array of the type and
+        geometry of one seen before (a view made again) gets that one's Buffer,
+        without a cache entry of its own: a program that makes views at every
+        launch keeps none of them alive."""
+        key, cai = interface_of(obj)
+        if cai is None and not is_array(obj):
+            return None
+        if key is not None:
+            try:
+                same = self._views.get(key)
+            except TypeError:   # lists in the interface: not kept
+                key = same = None
+            if same is not None:
+                return same
+        buf = device_buffer(obj, cai) if cai is not None else as_buffer(obj)
+        root = self._root(buf)
+        if root is None:
             raise ArgumentError(
                 f"an array used here ({_describe(buf)}) is not an argument of {self.name} "
                 "nor an array it reaches by a global or closure name (it may be a helper "
@@ -169,30 +217,148 @@ class Tracer:
                 "array made during the trace): graphtrace cannot see when it changes, "
                 f"so the graph would keep using this one; pass it to {self.name} as an "
                 "argument, or make scratch memory with s.empty(shape, dtype)")
-        self._bufs[id(obj)] = (obj, buf)  # holding obj keeps its id unique
-        return buf
+        buf.base = root   # it moves with that one on rebinding, and is named after it
+        entry = self._register(obj, buf)[1:]   # holding obj keeps its id unique
+        if key is not None:
+            self._views[key] = entry
+        return entry
 
     def root_holding(self, address: int) -> Buffer | None:
         return next((r for r in self._roots if r.lo <= address < r.hi), None)
 
-    def _label(self, buf: Buffer) -> str | None:
-        """Find the named array a view lies in: it moves with that one on rebinding.
+    def _register(self, obj, buf: Buffer) -> tuple | None:
+        """Give ``buf`` a slot, and unless ``obj`` is None cache it as obj's Buffer:
+        the entry ``(obj, buf, slot << 2, placement.device_bit(buf))``."""
+        slot = len(self._slots)
+        self._slots.append(buf)
+        self._slot_of[id(buf)] = slot
+        if obj is None:
+            return None
+        entry = self._bufs[id(obj)] = (obj, buf, slot << 2, _placement.device_bit(buf))
+        return entry
+
+    def _slot(self, buf: Buffer) -> int:
+        slot = self._slot_of.get(id(buf))
+        if slot is None or self._slots[slot] is not buf:
+            self._register(None, buf)
+            slot = len(self._slots) - 1
+        return slot
+
+    def _add_root(self, buf: Buffer) -> None:
+        self._roots.append(buf)
+        self._root_index = None
+
+    def _root(self, buf: Buffer) -> Buffer | None:
+        """The named array a view lies in: it moves with that one on rebinding.
 
         The array must hold every byte of the view; where that cannot be told
         (huge strided views) an array is chosen only if it is the one candidate.
+        Of several, the first named wins.
         """
-        candidates = [r for r in self._roots
-                      if r.lo <= buf.lo and buf.hi <= r.hi and r.lo < r.hi]
-        root = next((r for r in candidates if r.contains(buf)), None)
-        if root is None and len(candidates) == 1 and candidates[0].contains(buf) is None:
-            root = candidates[0]
-        if root is None:
-            return None
-        buf.base = root
-        if buf.same_view(root):
-            return root.label
-        tail = "" if buf.contiguous else ":strided"
-        return f"{root.label}[{buf.lo - root.lo}B:{buf.hi - root.lo}B{tail}]"
+        index = self._root_index
+        if index is None:   # roots by address, and the highest end up to each
+            order = sorted((r.lo, k) for k, r in enumerate(self._roots) if r.lo < r.hi)
+            tops, top = [], -1
+            for lo, k in order:
+                top = max(top, self._roots[k].hi)
+                tops.append(top)
+            index = self._root_index = ([lo for lo, _ in order], [k for _, k in order], tops)
+        los, ks, tops = index
+        found = []
+        j = bisect_right(los, buf.lo) - 1
+        while j >= 0 and tops[j] >= buf.hi:   # no earlier root reaches past the view
+            if self._roots[ks[j]].hi >= buf.hi:
+                found.append(ks[j])
+            j -= 1
+        if len(found) == 1:   # the usual case: one argument holds the view, or none
+            root = self._roots[found[0]]
+            if root.step == 0 and root.hi - root.lo == root.run:   # one run: it holds it
+                return root
+            return root if root.contains(buf) is not False else None
+        candidates = [self._roots[k] for k in sorted(found)]
+        return next((r for r in candidates if r.contains(buf)), None)
+
+    def add(self, stream: "Stream", op, target, args, modes, attrs: dict, opaque: bool = False,
+            refuse_host=None, validate=None, addresses=None) -> None:
+        """Record a node of flat arguments (kernel launches), without making its Node.
+
+        Argument ``i`` is accessed as ``modes[i]`` (a mode code) unless
+        ``gt.In``/``Out``/``InOut`` wrap it: the fast way through what
+        ``ops.base.record_args`` does. Before the node is added,
+        ``refuse_host(tracer, args)`` is called (and must raise) if an argument is host
+        memory, ``validate(recorded arguments)`` if given, and, unless ``opaque``,
+        ``addresses(tracer, recorded arguments)`` if given and an argument may be an
+        address (an int from ``LOWEST_ADDRESS`` on, a dynamic Scalar, anything
+        looked into). ``attrs`` may be shared with other nodes (each Node gets a
+        copy). The node runs where its arrays are, as a kernel (``placement.py``).
+        """
+        bufs = self._bufs
+        rec, codes, places, numbers = [], [], 0, False
+        for a, m in zip(args, modes):
+            hit = bufs.get(id(a))
+            if hit is not None:   # an array seen before, as itself (the entry holds it)
+                rec.append(hit[1])
+                codes.append(hit[2] | m)
+                places |= hit[3]
+            elif type(a) in _CONSTANTS:
+                rec.append(a)
+                if type(a) is int and a >= LOWEST_ADDRESS:
+                    numbers = True
+            elif type(a) is Scalar:
+                rec.append(a)
+                numbers = True
+            elif not isinstance(a, _OPEN) and (hit := self._entry(a)) is not None:
+                rec.append(hit[0])   # a new array or view
+                codes.append(hit[1] | m)
+                places |= hit[2]
+            else:   # containers, wrappers, numpy scalars, other objects
+                (value,), accesses = record_args(self, (a,), lambda i: MODE_NAMES[m],
+                                                 lambda i, b: None)
+                rec.append(value)
+                numbers = True
+                for b, mode in accesses:
+                    codes.append(self._slot(b) << 2 | MODE_CODES[mode])
+                    places |= _placement.device_bit(b)
+        rec = tuple(rec)
+        if stream._device is not None:
+            places |= 2 << stream._device
+        try:   # placement.py's rule for a kernel: the one device of its arrays and stream
+            device, settled = ONE_DEVICE[places], True
+        except KeyError:
+            if places & 1:   # host memory
+                refuse_host(self, args)
+            device, settled = None, False   # two devices: place() decides on its Node
+        if validate is not None:
+            validate(rec)
+        if numbers and not opaque and addresses is not None:
+            addresses(self, rec)
+        # the same as _append, inlined: this runs once per launch
+        scope = stream._scope or self._top
+        if scope.closed or scope.open_regions or \
+                (scope.conditional and op.refused_in_conditional):
+            self._check_scope(scope, op)
+        f = _getframe(2)   # user_frame_object(2) without the call
+        while f is not None:
+            inside = _internal.get(f.f_code.co_filename)
+            if inside is None:
+                inside = _is_internal(f.f_code.co_filename)
+            if not inside:
+                break
+            f = f.f_back
+        # its line is found when a Node is made (f_lineno is slow)
+        where, at = (f.f_code, f.f_lasti) if f is not None else ("<unknown>", 0)
+        index = self._count
+        self._count = index + 1
+        r = scope.rec
+        r.entries.append((op, target, rec, attrs, stream._index, where, at, index, device))
+        r.codes += codes
+        r.ends.append(len(r.codes))
+        if opaque:
+            r.opaque.append(len(r.entries) - 1)
+        if scope.online:
+            scope.deps.add(len(r.entries) - 1, stream._index)
+        if not settled:
+            _placement.place(stream, r.node(len(r.entries) - 1))
 
     # --- nodes -------------------------------------------------------------
     def record(self, op, target, args: tuple, accesses: tuple, *, stream: int,
@@ -204,18 +370,40 @@ class Tracer:
         ``accesses`` are ``(Buffer, "r"|"w"|"rw")``; ``opaque`` orders the node
         after and before everything; ``source`` defaults to the user's line;
         ``regions`` are the Graphs a structured node owns (``close_region``);
-        ``index`` one from ``reserve_index``.
+        ``index`` one from ``reserve_index``. Its ``deps`` are set when its
+        scope ends (``graph``, ``close_region``).
         """
         scope = scope or self._top
         self._check_scope(scope, op)
+        codes = []
+        for b, m in accesses:
+            if m not in MODE_CODES:
+                raise ValueError(f"an access mode is 'r', 'w' or 'rw', not {m!r}")
+            codes.append(self._slot(b) << 2 | MODE_CODES[m])
+        pos = self._append(scope, stream, op, target, tuple(args), codes, attrs or {}, opaque,
+                           source or user_frame(), index, regions)
+        return scope.rec.node(pos)
+
+    def _append(self, scope: Scope, stream: int, op, target, args: tuple, codes: list,
+                attrs: dict, opaque: bool, source: tuple, index: int | None,
+                regions: tuple) -> int:
+        """``record`` without making the Node (``add`` does the same for launches):
+        the node's position in its scope. ``codes``: ``slot << 2 | mode code``."""
         if index is None:
-            index = self.reserve_index()
-        node = Node(op, target, tuple(args), tuple(accesses), attrs or {}, opaque,
-                    stream=stream, source=source or user_frame(), index=index,
-                    pos=len(scope.nodes), regions=tuple(regions))
-        scope.deps.add(node, stream)
-        scope.nodes.append(node)
-        return node
+            index = self._count
+            self._count = index + 1
+        rec = scope.rec
+        pos = len(rec.entries)
+        rec.entries.append((op, target, args, attrs, stream, source[0], source[1], index, None))
+        rec.codes += codes
+        rec.ends.append(len(rec.codes))
+        if opaque:
+            rec.opaque.append(pos)
+        if regions:
+            rec.regions[pos] = tuple(regions)
+        if scope.online:
+            scope.deps.add(pos, stream)
+        return pos
 
     def _check_scope(self, scope: Scope, op) -> None:
         if scope.closed:
@@ -244,7 +432,7 @@ class Tracer:
         if parent.closed:
             self._check_scope(parent, None)
         parent.open_regions += 1   # sibling regions (if-else, switch) are open together
-        return Scope(name, self.mode, parent, conditional)
+        return Scope(name, self.mode, self._slots, self._regions, parent, conditional)
 
     def close_region(self, scope: Scope) -> Graph:
         """End a region: its Graph, for ``record(..., regions=...)``."""
@@ -252,7 +440,8 @@ class Tracer:
             raise TraceError(f"region {scope.name} of {self.name} is not open")
         scope.closed = True
         scope.parent.open_regions -= 1
-        return Graph(scope.name, [], self.mode, scope.nodes)
+        scope.finish()
+        return Graph(scope.name, [], self.mode, scope.rec)
 
     # --- stream structure (ordering only in deps="streams") ----------------
     def fork(self, stream: int, scope: Scope | None = None) -> int:
@@ -266,18 +455,20 @@ class Tracer:
     def record_event(self, event, node: Node, stream: int, scope: Scope | None = None) -> None:
         scope = scope or self._top
         scope.events[id(event)] = node
-        scope.deps.record(stream, node)
+        scope.deps.record(stream, node.pos)
 
     def event_node(self, event, scope: Scope | None = None) -> Node | None:
         node = (scope or self._top).events.get(id(event))
         return node if node is not None and node.target is event else None
 
     def wait_event(self, node: Node, stream: int, scope: Scope | None = None) -> None:
-        (scope or self._top).deps.wait(stream, node)
+        (scope or self._top).deps.wait(stream, node.pos)
 
     def graph(self) -> Graph:
         """The function's graph; checked when ``GRAPHTRACE_VERIFY=1``."""
-        graph = Graph(self.name, self.params, self.mode, self._top.nodes,
+        with gc_paused():
+            self._top.finish()
+        graph = Graph(self.name, self.params, self.mode, self._top.rec,
                       [root for _, root in self._temps])
         _placement.finish(graph, self._temps)
         if os.environ.get("GRAPHTRACE_VERIFY", "").strip().lower() in ("1", "true", "yes", "on"):
@@ -294,18 +485,15 @@ class Tracer:
         with _hooks_lock:
             for hook in TRACE_HOOKS:   # each is cheap once done
                 hook()
-            _pause_gc(+1)
+        pause_gc(+1)
         set_tracer(self)
-        self.active = True
         return self
 
     def __exit__(self, *exc):
         set_tracer(None)
-        self.active = False
         for tmp, _ in self._temps:   # any later use of a temporary raises
             tmp._life.alive = False
-        with _hooks_lock:
-            _pause_gc(-1)
+        pause_gc(-1)
         return False
 
 
@@ -376,7 +564,7 @@ class Stream(ProxyStream):
     def tracer(self) -> Tracer:
         """The tracer this stream records into; raises outside its trace."""
         t = self._tracer
-        if not t.active or t.thread != threading.get_ident():
+        if getattr(STATE, "tracer", None) is not t:   # active, and in this thread
             raise StreamError(
                 f"proxy stream of {t.name} used outside its trace: a proxy stream is "
                 "valid only inside the decorated function while it is traced; issue "
@@ -444,10 +632,7 @@ class Stream(ProxyStream):
         return tmp
 
     def _temporary(self, shape, dtype, name):
-        t = self.tracer()
-        tmp = t.temporary(shape, dtype, name)
-        _placement.place_temporary(self, t.cached_buffer(tmp))
-        return tmp
+        return self.tracer().temporary(shape, dtype, name, self._device)   # see placement.py
 
     def host(self, fn, *args, opaque: bool = False):
         """Record a host callback ``fn(*args)``, run by the graph on a driver thread.

@@ -7,7 +7,9 @@ import pytest
 import graphtrace as gt
 from graphtrace.buffers import EXACT_RUNS, HOST, as_buffer, is_pinned, unwrap_intent
 from graphtrace.ops.memory import memset_pattern
-from helpers import FakeDeviceArray as A
+from helpers import FakeDeviceArray as A, any_kernel
+
+K = any_kernel()
 
 
 def test_cuda_array_interface_contiguous():
@@ -169,3 +171,60 @@ def test_an_intent_of_an_intent_wraps_the_array_with_the_outer_mode():
     x = np.zeros(4)
     assert unwrap_intent(gt.In(gt.Out(x)), "rw") == (x, "r")
     assert repr(gt.Out(gt.In(x))).startswith("Out(array(")
+
+
+class Sliced:
+    """A device array type with the interface on its class (as cupy and numba
+    have it), sliced into new objects."""
+
+    __slots__ = ("__cuda_array_interface__",)
+
+    def __init__(self, ptr, n, readonly=False, shape_type=tuple):
+        self.__cuda_array_interface__ = {"shape": shape_type((n,)), "typestr": "<f4",
+                                         "data": (ptr, readonly), "version": 3}
+
+    def __getitem__(self, key):
+        ptr = self.__cuda_array_interface__["data"][0]
+        return Sliced(ptr + 4 * key.start, key.stop - key.start)
+
+
+def test_a_view_made_again_is_the_buffer_made_the_first_time():
+    """Fresh views of one window, launch after launch, share one Buffer (and are
+    ordered as the same bytes); another window, a read-only view, another type of
+    array at the same place, or an interface holding a list are Buffers of their own."""
+    x = Sliced(A(256).ptr, 256)
+    ptr = x.__cuda_array_interface__["data"][0]
+
+    @gt.graph
+    def f(s):
+        for _ in range(2):
+            s.launch(K, 1, 1, gt.Out(x[0:4]))                      # 0, 2
+            s.launch(K, 1, 1, gt.In(x[4:8]))                       # 1, 3
+        s.launch(K, 1, 1, gt.In(Sliced(ptr, 4, readonly=True)))    # 4
+        s.launch(K, 1, 1, gt.In(A(4, ptr=ptr)))                    # 5
+        for _ in range(2):
+            s.launch(K, 1, 1, gt.Out(Sliced(ptr, 4, shape_type=list)))   # 6, 7
+
+    g = f.trace()
+    bufs = [n.args[0] for n in g.nodes]
+    assert bufs[0] is bufs[2] and bufs[1] is bufs[3]
+    assert len({id(b) for b in bufs}) == 6 and bufs[6] is not bufs[7]
+    assert [b.label for b in bufs[:2]] == ["x[0B:16B]", "x[16B:32B]"]
+    assert bufs[4].label == bufs[5].label == bufs[6].label == "x[0B:16B]"
+    assert sorted(g.edges()) == [(0, 2), (2, 4), (2, 5), (4, 6), (5, 6), (6, 7)]
+
+
+def test_a_simulator_view_made_again_is_the_buffer_made_the_first_time():
+    from numba import cuda
+    x = cuda.device_array(16, np.float32)
+
+    @gt.graph
+    def f(s):
+        for _ in range(2):
+            s.launch(K, 1, 1, gt.Out(x[0:4]), gt.In(x[4:8]))
+
+    g = f.trace()
+    (a, b), (c, d) = (n.args for n in g.nodes)
+    assert a is c and b is d and a is not b
+    assert (a.label, b.label, a.device) == ("x[0B:16B]", "x[16B:32B]", 0)
+    assert g.edges() == [(0, 1)]

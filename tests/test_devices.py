@@ -10,10 +10,12 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from helpers import FakeDeviceArray, line_of
+from graphtrace.columns import Recording
+from helpers import FakeDeviceArray, any_kernel, line_of
 
 F = __file__
 N = 64
+K = any_kernel()
 
 
 @cuda.jit
@@ -150,6 +152,40 @@ def test_temporaries_live_where_the_stream_says_or_where_their_kernels_run():
     g = f.trace(x1)
     assert [t.device for t in g.temporaries] == [1, 1]
     assert [n.device for n in g.nodes] == [1, 1, 1, 1]
+
+
+def test_launches_are_placed_as_recorded_without_making_their_nodes(monkeypatch):
+    """Each launch is placed by its own arrays and stream, also when the kernel and
+    configuration were launched before; its Node, made when asked for, says where."""
+    monkeypatch.setenv("GRAPHTRACE_VERIFY", "0")   # verify() makes every Node
+    made = []
+    make = Recording._make
+    monkeypatch.setattr(Recording, "_make",
+                        lambda rec, pos, opaque: made.append(pos) or make(rec, pos, opaque))
+
+    @gt.graph
+    def f(s, x0, y0, x1, y1):
+        for _ in range(2):
+            scale[1, N, s](x0, 2.0, y0)
+            scale[1, N, s](x1, 3.0, y1)
+            scale[1, N, s.on(1)](x1, 3.0, y1)
+            s.launch(K, 1, N, 7, 1.0, device=1)   # no array: its stream says
+            s.launch(K, 1, N, 7, 1.0)
+    g = f.trace(*arrays(0, 1, 0), *arrays(1, 1, 0))
+    assert made == []
+    assert [n.device for n in g.nodes] == [0, 1, 1, 1, None] * 2
+    g.verify()
+
+
+def test_a_launch_like_an_earlier_one_is_refused_for_two_devices_too():
+    @gt.graph
+    def f(s, x0, y0, x1):
+        add[1, N, s](x0, y0)
+        add[1, N, s](x1, x1)
+        add[1, N, s](x0, x1)                                   # mixed-again
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(*arrays(0, 1, 0), on(1, np.zeros(N)))
+    check(e, "mixed-again", "kernel add is given x0 on device 0 and x1 on device 1")
 
 
 def test_a_copy_runs_on_its_destinations_device_and_a_download_on_its_sources():

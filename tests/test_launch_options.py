@@ -328,6 +328,19 @@ def test_an_address_passed_in_as_a_number_is_refused_too():
     check(e, "rawarg", "points into x")
 
 
+def test_a_launch_like_an_earlier_one_is_checked_for_addresses_too():
+    """The second launch of a kernel and configuration takes what the first one
+    checked; its arguments are still its own to check."""
+    @gt.graph
+    def f(s, x, out):
+        s.launch(core_scale, 1, 32, x, 2.0, out)
+        ptr = x.__cuda_array_interface__["data"][0] + 8
+        s.launch(core_scale, 1, 32, ptr, 2.0, out)             # cachedptr
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(32), A(32))
+    check(e, "cachedptr", "is an int that points into x")
+
+
 def test_raw_addresses_pass_for_opaque_kernels_and_other_ints_pass():
     opaque = gt.kernel(Kernel.from_handle(0x1234), opaque=True, name="opaque")
 

@@ -244,3 +244,19 @@ def test_templated_kernels_of_a_module_by_their_name_expressions(expression, cty
         f"  %0 = kernel {expression}[1, 32](x, a, y, 32)  in(x)  inout(y)"
     packed = ad.pack(None, g.nodes[0].args, lambda v: getattr(v, "value", v))
     assert type(packed[1]) is ctype and type(packed[3]) is np.int32
+
+
+@pytest.mark.parametrize("seen, bad", [(4, 4.0), (4, True), ((4, 2), (4.0, 2)),
+                                       ((1, 4), (True, 4))])
+def test_a_configuration_equal_to_one_seen_is_checked_all_the_same(seen, bad):
+    """Launches with the same configuration share their checks; a float or a bool
+    that compares equal to an int seen before is refused as ever."""
+    x = A(64)
+
+    @gt.graph
+    def f(s):
+        s.launch(fill, seen, 8, x, 1.0)
+        s.launch(fill, bad, 8, x, 1.0)
+
+    with pytest.raises(gt.ArgumentError, match="grid must be a positive int"):
+        f.trace()

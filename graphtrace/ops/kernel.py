@@ -14,16 +14,17 @@ import re
 import numpy as np
 
 from ..buffers import HOST, Buffer
+from ..context import STATE
+from ..deps import MODE_CODES
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
                       SimulationError, StreamError)
-from ..placement import place
 from ..scalar import Scalar
 from . import _launch
 from ._launch import count as _count, dim3
 from .base import Op, arg_position, record_args
 
 __all__ = ["Adapter", "ADAPTERS", "MODULES", "adapter_for", "kernel", "dim3", "record_launch",
-           "NO_BLOCK", "foreign_attribute", "KernelOp", "KERNEL"]
+           "NO_BLOCK", "LOWEST_ADDRESS", "foreign_attribute", "KernelOp", "KERNEL"]
 
 # (predicate(obj) -> bool, factory(obj) -> Adapter), tried in order.
 ADAPTERS: list = []
@@ -75,6 +76,11 @@ class Adapter:
     def validate(self, args) -> None:
         """Raise at record time for arguments the kernel cannot take."""
 
+    @property
+    def validates(self) -> bool:
+        """Whether ``validate`` checks anything (launches skip it otherwise)."""
+        return type(self).validate is not Adapter.validate
+
     def intent(self, i: int) -> str:
         """The intent of argument ``i`` of a launch."""
         if self.vararg is not None and i >= len(self.params):
@@ -125,6 +131,10 @@ class Declared(Adapter):
 
     def validate(self, args):
         return self.inner.validate(args)
+
+    @property
+    def validates(self) -> bool:
+        return self.inner.validates
 
     def compile(self, args):
         return self.inner.compile(args)
@@ -216,13 +226,45 @@ def _device_only(adapter):
 
 NO_BLOCK = object()   # s.launch(kernel, config, *args): a LaunchConfig in place of both
 
+# (id(kernel), nargs, grid, block, shared_mem) of launches given plain ints (shared_mem
+# None too) and no other option -> what such launches share
+_launches: dict = {}
+
 
 def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, cluster=None,
                   cooperative=None):
     """Record a kernel launch on a proxy stream (``Stream.launch``, ``kernel[g, b, s]``,
     ``gt.launch``). ``grid`` may be a ``LaunchConfig``, which then carries the options
     and leaves ``block`` (``NO_BLOCK`` if not given) to the kernel's arguments."""
-    tracer = stream.tracer()
+    tracer = stream._tracer   # stream.tracer(), without the call: this runs per launch
+    if getattr(STATE, "tracer", None) is not tracer:
+        stream.tracer()   # raises: used outside its trace
+    if (type(grid) is int and type(block) is int or _plain(grid, block)) and cluster is None \
+            and cooperative is None and (shared_mem is None or type(shared_mem) is int):
+        key = (id(k), len(args), grid, block, shared_mem)
+        hit = _launches.get(key)
+        if hit is None or hit[0] is not k:
+            hit = _launch_kind(k, len(args), _launch.options(
+                grid, block, shared_mem or 0, None, False))
+            if len(_launches) > 100_000:   # configurations computed from the data: start afresh
+                _launches.clear()
+            _launches[key] = hit
+    else:
+        args, attrs = _options(grid, block, args, shared_mem, cluster, cooperative)
+        hit = _launch_kind(k, len(args), attrs)
+    tracer.add(stream, KERNEL, hit[1], args, hit[2], hit[5], opaque or hit[1].opaque, hit[4],
+               hit[3], hit[6])
+
+
+def _plain(grid, block) -> bool:
+    """Whether grid and block are tuples of ints, which compare equal only to
+    configurations that mean the same (a float or a bool could compare equal)."""
+    return all(type(d) is tuple and all(type(v) is int for v in d) or type(d) is int
+               for d in (grid, block))
+
+
+def _options(grid, block, args, shared_mem, cluster, cooperative) -> tuple:
+    """``(args, attrs)`` of a launch given a LaunchConfig, or options other than ints."""
     if type(grid) is not int and _launch.is_config(grid):
         if (shared_mem, cluster, cooperative) != (None, None, None):
             raise ArgumentError(
@@ -235,19 +277,24 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
         raise ArgumentError("a launch needs a block size after the grid: "
                             "s.launch(kernel, grid, block, *args), or a cuda.core "
                             "LaunchConfig in place of both")
-    attrs = _launch.options(grid, block, 0 if shared_mem is None else shared_mem, cluster,
-                            False if cooperative is None else cooperative)
+    return args, _launch.options(grid, block, 0 if shared_mem is None else shared_mem,
+                                 cluster, False if cooperative is None else cooperative)
+
+
+def _launch_kind(k, nargs: int, attrs: dict) -> tuple:
+    """``(kernel, adapter, mode codes, validate or None, refuse host, attrs, refuse
+    addresses)`` of launches of ``k`` with ``nargs`` arguments and these (checked)
+    launch options: what ``record_launch`` hands the tracer, checked once."""
     adapter = adapter_for(k)
-    adapter.check_arity(len(args))
+    adapter.check_arity(nargs)
     if adapter.cooperative_reason and not attrs["cooperative"]:
         raise KernelArgumentError(_cooperative_needed(adapter))
-    rec, accesses = record_args(tracer, args, adapter.intent, _device_only(adapter))
-    adapter.validate(rec)
-    opaque = opaque or adapter.opaque
-    if not opaque:
-        _refuse_addresses(tracer, adapter, rec)
-    return place(stream, tracer.record(KERNEL, adapter, rec, accesses, stream=stream.index,
-                                       scope=stream.scope, opaque=opaque, attrs=attrs))
+    return (k, adapter, [MODE_CODES[adapter.intent(i)] for i in range(nargs)],
+            adapter.validate if adapter.validates else None,
+            lambda tracer, args: record_args(tracer, args, adapter.intent,
+                                             _device_only(adapter)),   # raises, naming it
+            attrs,
+            lambda tracer, rec: _refuse_addresses(tracer, adapter, rec))
 
 
 def _cooperative_needed(adapter) -> str:
@@ -261,7 +308,7 @@ def _cooperative_needed(adapter) -> str:
             "with is_cooperative=True")
 
 
-_LOWEST_ADDRESS = 1 << 16   # nothing is mapped below: smaller ints are no addresses
+LOWEST_ADDRESS = 1 << 16   # nothing is mapped below: smaller ints are no addresses
 
 
 def _refuse_addresses(tracer, adapter, args) -> None:
@@ -271,7 +318,7 @@ def _refuse_addresses(tracer, adapter, args) -> None:
         if type(a) is Buffer:   # the usual case
             continue
         address = _count(a.value if isinstance(a, Scalar) else a)
-        root = tracer.root_holding(address) if address and address >= _LOWEST_ADDRESS \
+        root = tracer.root_holding(address) if address and address >= LOWEST_ADDRESS \
             else None
         if root is not None:
             raise KernelArgumentError(

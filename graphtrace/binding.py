@@ -98,9 +98,9 @@ class Binding:
     def bind(self, objs: list, ptrs: list[int], svals: list) -> list:
         """Take new arguments; return the nodes whose values changed."""
         changed = set()
-        for i, p in enumerate(ptrs):
-            if p != self._ptrs[i]:
-                changed.update(self._users_a[i])
+        self._changed_slots = [i for i, p in enumerate(ptrs) if p != self._ptrs[i]]
+        for i in self._changed_slots:
+            changed.update(self._users_a[i])
         for j, v in enumerate(svals):
             old = self._svals[j]
             if v is not old and (type(v) is not type(old) or v != old):

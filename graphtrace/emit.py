@@ -22,6 +22,7 @@ from .errors import EmitError
 from .executable import Executable
 from .ir import Graph, describe
 from .ops._driver_nodes import KernelNodes, node_handle
+from .ops._patch import Patches
 from .ops._devices import for_graph
 from .scalar import Scalar
 from .temporary import device_memory
@@ -289,6 +290,9 @@ class CompiledGraph(Binding):
         host callbacks need no driver call.
         """
         self._make_current()
+        done = self._rewrite_only(objs, ptrs, svals, route)
+        if done is not None:
+            return done
         before = self._objs, self._ptrs, self._svals
         nodes = self.bind(objs, ptrs, svals)
         if not nodes:
@@ -306,6 +310,45 @@ class CompiledGraph(Binding):
             raise
         return len(nodes)
 
+    def _rewrite_only(self, objs, ptrs, svals, route) -> int | None:
+        """The common rebind, done here: new arrays, the same numbers, and every node
+        that uses the new arrays planned (``_patches``); else None (``_apply``)."""
+        patches = self._patches()
+        old_ptrs, old_svals = self._ptrs, self._svals
+        for v, old in zip(svals, old_svals):
+            if v is not old and (type(v) is not type(old) or v != old):
+                return None
+        moved = [i for i, (p, q) in enumerate(zip(ptrs, old_ptrs)) if p != q]
+        if not all(patches.covers(i) for i in moved):
+            return None
+        before = self._objs
+        if not moved:   # the same arrays and numbers: nothing to tell the driver
+            self._objs, self._svals = objs, svals
+            return 0
+        self._objs, self._ptrs, self._svals, self._changed_slots = objs, ptrs, svals, moved
+        images = patches.rewrite(moved, ptrs)
+        whole = (route or self._route(len(images))) == "whole"
+        try:
+            patches.set_definition(images)
+            if whole:
+                self.graph.update(self.definition)
+            else:
+                patches.set_executable(images, self.graph.handle)
+        except BaseException:
+            # back to the old binding, so that the graph and the binding agree again
+            self._objs, self._ptrs, self._svals = before, old_ptrs, old_svals
+            try:
+                images = patches.rewrite(moved, old_ptrs)
+                patches.set_definition(images)
+                self.graph.update(self.definition)
+            except BaseException:
+                self.broken = True   # the function drops it from its cache
+            raise
+        log.rebound(self.ir.name, len(images), len(self._by_index))
+        log.route(self.ir.name, "the whole graph" if whole else "node by node", len(images),
+                  "as asked" if route else "cheaper for this many nodes")
+        return len(images)
+
     def _apply(self, nodes, route) -> None:
         driven = [n for n in nodes if n.op.driver_update]
         for node in nodes:
@@ -316,12 +359,18 @@ class CompiledGraph(Binding):
         chosen = route or self._route(len(driven))
         pinned = next((n for n in driven if not n.op.exec_update), None)
         whole = chosen == "whole" or pinned is not None
-        devices = self.gpu.devices
+        devices, patches = self.gpu.devices, self._patches()
+        images = patches.rewrite(self._changed_slots, self._ptrs)
         for node in driven:
+            if patches.has(node):   # its address words are rewritten in place
+                continue
             op = node.op if devices is None else devices.op(node)
             self._update(node, op.update_definition)
             if not whole and not self.gpu.reshaped:
                 self._update(node, op.update)
+        patches.set_definition(images)
+        if not whole and not self.gpu.reshaped:
+            patches.set_executable(images, self.graph.handle)
         if self.gpu.reshaped:
             self._reinstantiate()
             how, why = "instantiated anew", "a captured region captured work of another shape"
@@ -334,6 +383,21 @@ class CompiledGraph(Binding):
         else:
             how, why = "node by node", "as asked" if route else "cheaper for this many nodes"
         log.route(self.ir.name, how, len(driven), why)
+
+    def _patches(self) -> Patches:
+        """The kernel nodes whose rebinds rewrite address words (``ops/_patch.py``),
+        planned at the first rebind: nodes of the graph's own GPU only."""
+        patches = self.__dict__.get("_planned")
+        if patches is None:
+            patches = self._planned = Patches(self.gpu.kernel_nodes.driver)
+            devices = self.gpu.devices
+            for node in self.ir.walk():
+                if node.op.driver_update and (devices is None or
+                                              devices.op(node) is node.op):
+                    node.op.plan_patches(self.gpu, node, patches, self._slot, self._ptrs)
+            patches.cover([i for i, users in enumerate(self._users_a)
+                           if all(patches.planned_index(k) for k in users)])
+        return patches
 
     def _reinstantiate(self) -> None:
         """A new executable graph from the definition, for a node whose shape changed

@@ -20,7 +20,7 @@ import struct
 
 import numpy as np
 
-__all__ = ["ArgumentBlock", "KernelNodes", "check", "node_handle"]
+__all__ = ["ArgumentBlock", "KernelNodes", "arrange", "check", "node_handle"]
 
 
 _module = []
@@ -141,18 +141,26 @@ class ArgumentBlock:
 
     def _fill_bytes(self, values) -> int:
         parts = [_bytes(v) for v in values]
-        need = sum(len(b) + 8 for b in parts)
-        if need > len(self.bytes):
-            self._grow(2 * need)
-        ptrs, at = (ctypes.c_uint64 * max(len(parts), 1))(), 0
-        for i, b in enumerate(parts):
-            n = len(b)
-            at += -at % (n if n in (1, 2, 4, 8) else 8)
-            self.bytes[at:at + n] = b
-            ptrs[i] = self.base + at
-            at += n
+        offsets, size = arrange(parts)
+        if size > len(self.bytes):
+            self._grow(2 * size)
+        for b, at in zip(parts, offsets):
+            self.bytes[at:at + len(b)] = b
+        ptrs = (ctypes.c_uint64 * max(len(parts), 1))(*[self.base + at for at in offsets])
         self._keep = ptrs   # until the next call
         return ctypes.addressof(ptrs)
+
+
+def arrange(parts: list) -> tuple[list[int], int]:
+    """Offsets of argument byte strings, each at its natural alignment (8 for
+    structures), and the size they take."""
+    offsets, at = [], 0
+    for b in parts:
+        n = len(b)
+        at += -at % (n if n in (1, 2, 4, 8) else 8)
+        offsets.append(at)
+        at += n
+    return offsets, at
 
 
 class KernelNodes:
@@ -183,15 +191,25 @@ class KernelNodes:
                   "cuGraphAddDependencies")
 
     def _fill(self, kernel, function, grid, block, shared_mem, values) -> None:
-        p, d = self.params, self.driver
+        p = self.params
         launch = (id(kernel), function, grid, block, shared_mem)
         if launch != self._launch:   # consecutive nodes often launch alike
-            p.func = d.CUfunction(int(kernel.handle)) if function else self._function(kernel)
-            p.gridDimX, p.gridDimY, p.gridDimZ = grid
-            p.blockDimX, p.blockDimY, p.blockDimZ = block
-            p.sharedMemBytes = shared_mem
+            self._set_launch(p, kernel, function, grid, block, shared_mem)
             self._launch = launch
         p.kernelParams = self.arguments.fill(values)
+
+    def new_params(self, kernel, function, grid, block, shared_mem):
+        """A parameter struct of its own for a launch (its arguments left unset)."""
+        p = self.driver.CUDA_KERNEL_NODE_PARAMS()
+        self._set_launch(p, kernel, function, grid, block, shared_mem)
+        return p
+
+    def _set_launch(self, p, kernel, function, grid, block, shared_mem) -> None:
+        p.func = self.driver.CUfunction(int(kernel.handle)) if function else \
+            self._function(kernel)
+        p.gridDimX, p.gridDimY, p.gridDimZ = grid
+        p.blockDimX, p.blockDimY, p.blockDimZ = block
+        p.sharedMemBytes = shared_mem
 
     def _function(self, kernel):
         """The ``CUfunction`` of a ``CUkernel`` (numba, cuda.core) in the current context.

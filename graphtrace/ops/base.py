@@ -32,6 +32,8 @@ class Op:
           update(gpu, node)             point the executable node at the binding
           exec_update                   whether update() can (else whole-graph updates)
           update_definition(gpu, node)  the same for the definition's node
+          plan_patches(gpu, node, patches, roots, ptrs)  let later rebinds rewrite the
+                                        node's address words in place (_patch.py)
           driver_update                 whether rebinding calls the driver
           simulate(sim, node)           run the node on the CPU
           intent_error(node, buf, ...)  the IntentError for writing what it only reads
@@ -92,6 +94,11 @@ class Op:
         params = self.params(gpu, node)
         if params is not None:
             gpu.definition_node(node).update(**params)
+
+    def plan_patches(self, gpu, node, patches, roots, ptrs) -> bool:
+        """Plan the node in ``patches`` (``ops/_patch.py``) so that rebinds write
+        its new addresses in place; False: it is updated by ``update*`` instead."""
+        return False
 
     def simulate(self, sim, node) -> None:
         """Run the node on the CPU, reading and writing through ``sim``."""

@@ -427,6 +427,14 @@ class KernelOp(Op):
         return (kern, node.target.handle_is_function, a["grid"], a["block"], a["shared_mem"],
                 node.target.pack(meta, node.args, gpu.value_of))
 
+    def plan_patches(self, gpu, node, patches, roots, ptrs) -> bool:
+        kern, meta = gpu.state[node.index]
+        a, target = node.attrs, node.target
+        params = gpu.kernel_nodes.new_params(kern, target.handle_is_function, a["grid"],
+                                             a["block"], a["shared_mem"])
+        return patches.plan(node, lambda value_of: target.pack(meta, node.args, value_of),
+                            roots, ptrs, gpu.value_of, gpu.handle(node), params)
+
     def update(self, gpu, node) -> None:
         gpu.kernel_nodes.set(gpu.handle(node), *self._launch(gpu, node),
                              executable=gpu.graph.handle)

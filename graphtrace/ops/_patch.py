@@ -1,0 +1,184 @@
+"""Rebinding kernel nodes by rewriting the words that hold addresses.
+
+A call that brings other arrays of the same signature changes, in each kernel
+node that uses them, only the argument words holding their addresses (every
+other byte a kernel is packed with: shapes, strides, numbers, stays). So each
+such node keeps its own packed arguments and its own parameter struct, and
+knows which 8-byte words hold which argument's address, as an offset from it.
+A rebind writes those words and hands the node to the driver: no packing, no
+Buffer objects, one driver call per node (PERF-NOTES.md: the driver's own cost
+is 0.7 us a node, and the packing path cost 3 to 4 more).
+
+The words are found by packing the node three times: as it is, with every
+argument moved by a distinct amount, and with each moved by another amount
+that checks the first finding (``plan``). A node whose bytes change otherwise
+(a packing that is not a plain function of the addresses), that takes a
+dynamic scalar, or that runs on another GPU is not planned and is updated by
+packing it again (``KernelOp.update``), as before.
+"""
+from __future__ import annotations
+
+import ctypes
+
+from ..buffers import Buffer
+from ..errors import EmitError
+from ..ir import describe
+from ..scalar import Scalar
+from ..tree import leaves
+from ._driver_nodes import _bytes, arrange
+
+__all__ = ["Patches"]
+
+MASK = (1 << 64) - 1
+# Probe moves: argument r moves by (r + 1) * STEP, then by (r + 1) * CHECK. Both
+# change an address's low bits as well as its high ones, so that a packing that
+# reads only some of them (a 32-bit part, an alignment) is seen to change bytes
+# other than whole address words, and refused.
+STEP, CHECK = (1 << 36) + (1 << 12) + 8, (3 << 37) + (5 << 14) + 24
+
+
+class _Image:
+    """One kernel node's own packed arguments, ``void*`` array and parameter struct."""
+
+    __slots__ = ("node", "handle", "params", "block", "words", "keep")
+
+    def __init__(self, node, handle, params, parts: list[bytes], offsets: list[int],
+                 size: int):
+        self.node, self.handle = node, handle
+        self.block = (ctypes.c_uint64 * max(1, -(-size // 8)))()   # 8-aligned, zeroed
+        base = ctypes.addressof(self.block)
+        raw = (ctypes.c_char * (len(self.block) * 8)).from_address(base)
+        for b, at in zip(parts, offsets):
+            raw[at:at + len(b)] = b
+        self.words = self.block   # the block as 64-bit words: word k at byte 8 k
+        self.keep = (ctypes.c_uint64 * max(1, len(parts)))(*[base + at for at in offsets])
+        params.kernelParams = ctypes.addressof(self.keep)
+        self.params = params
+
+
+class Patches:
+    """The planned kernel nodes of a compiled graph, and which words of which
+    node hold the address of which argument (``Binding`` slots)."""
+
+    def __init__(self, driver):
+        self.driver = driver
+        self.planned: dict[int, _Image] = {}    # node index -> its image
+        self.refused: set[int] = set()          # node indices packed again instead
+        self.by_root: dict[int, list] = {}      # slot -> [(image, word index, offset)]
+        self._covered: set[int] = set()        # slots whose every user is planned
+
+    def has(self, node) -> bool:
+        return node.index in self.planned
+
+    def planned_index(self, index: int) -> bool:
+        return index in self.planned
+
+    def cover(self, slots) -> None:
+        """Say that every node using these slots is planned (set once, after planning)."""
+        self._covered = set(slots)
+
+    def covers(self, slot: int) -> bool:
+        """Whether moving argument ``slot`` needs nothing but ``rewrite``."""
+        return slot in self._covered
+
+    def plan(self, node, launch, roots: dict[int, int], ptrs: list[int], value_of, handle,
+             params) -> bool:
+        """Plan ``node``: ``launch(value_of)`` packs its arguments as a list of values;
+        ``roots`` maps ``id(root Buffer)`` to its slot, whose address is ``ptrs[slot]``
+        in the binding ``value_of`` reads; ``handle``: the node's ``CUgraphNode``;
+        ``params``: a parameter struct of its launch, which the image keeps."""
+        if node.index in self.planned:
+            return True
+        if node.index in self.refused:
+            return False
+        slots = sorted({roots[id(v.base)] for v in leaves(node.args)
+                        if isinstance(v, Buffer) and id(v.base) in roots})
+        if not slots or any(isinstance(v, Scalar) for v in leaves(node.args)):
+            self.refused.add(node.index)
+            return False
+        parts = [_bytes(v) for v in launch(value_of)]
+        found = self._find(node, launch, roots, value_of, parts, slots)
+        if found is None:
+            self.refused.add(node.index)
+            return False
+        offsets, size = arrange(parts)
+        image = self.planned[node.index] = _Image(node, handle, params, parts, offsets,
+                                                       size)
+        for (k, at), slot in found.items():
+            word = (offsets[k] + at) // 8
+            self.by_root.setdefault(slot, []).append(
+                (image, word, (image.words[word] - ptrs[slot]) & MASK))
+        return True
+
+    def _find(self, node, launch, roots, value_of, parts, slots):
+        """``{(argument k, byte offset in it): slot}`` of the words holding addresses,
+        or None if the packing changes otherwise when arrays move."""
+        def moved(step):
+            def value(x):
+                v = value_of(x)
+                if isinstance(x, Buffer):
+                    slot = roots.get(id(x.base))
+                    if slot is not None:
+                        return v.moved((slot + 1) * step)
+                return v
+            return [_bytes(v) for v in launch(value)]
+
+        found = {}
+        for k, (old, new) in enumerate(zip(parts, moved(STEP))):
+            if len(old) != len(new):
+                return None
+            for at in range(0, len(old) - len(old) % 8, 8) if len(old) >= 8 else ():
+                a = int.from_bytes(old[at:at + 8], "little")
+                b = int.from_bytes(new[at:at + 8], "little")
+                if a != b:
+                    slot, rest = divmod((b - a) & MASK, STEP)
+                    if rest or slot - 1 not in slots:
+                        return None
+                    found[(k, at)] = slot - 1
+            if len(old) % 8 or len(old) < 8:   # a tail or a short value: it must not change
+                tail = len(old) - len(old) % 8 if len(old) >= 8 else 0
+                if old[tail:] != new[tail:]:
+                    return None
+        # the check: what the found words predict for other moves is what packing gives
+        for k, (old, new) in enumerate(zip(parts, moved(CHECK))):
+            want = bytearray(old)
+            for (j, at), slot in found.items():
+                if j == k:
+                    a = int.from_bytes(old[at:at + 8], "little")
+                    want[at:at + 8] = ((a + (slot + 1) * CHECK) & MASK).to_bytes(8, "little")
+            if bytes(want) != new:
+                return None
+        return found
+
+    def rewrite(self, slots, ptrs) -> list[_Image]:
+        """Write the addresses of arguments ``slots`` (now at ``ptrs``) into every
+        planned node that uses them; the images changed, each once."""
+        touched = {}
+        for slot in slots:
+            p = ptrs[slot]
+            for image, word, offset in self.by_root.get(slot, ()):
+                image.words[word] = (p + offset) & MASK
+                touched[id(image)] = image
+        return list(touched.values())
+
+    def set_definition(self, images) -> None:
+        """Hand the images' nodes of the graph definition to the driver."""
+        setp = self.driver.cuGraphKernelNodeSetParams
+        for image in images:
+            err, = setp(image.handle, image.params)
+            if err:
+                raise _failed(image, err)
+
+    def set_executable(self, images, executable) -> None:
+        """The same for the nodes of ``executable`` (a ``CUgraphExec``)."""
+        setp = self.driver.cuGraphExecKernelNodeSetParams
+        for image in images:
+            err, = setp(executable, image.handle, image.params)
+            if err:
+                raise _failed(image, err)
+
+
+def _failed(image, err) -> EmitError:
+    node = image.node
+    return EmitError(f"failed to update kernel node %{node.index} {describe(node)} "
+                     f"({getattr(err, 'name', err)})", source=node.source)

@@ -22,7 +22,7 @@ from .errors import EmitError
 from .executable import Executable
 from .ir import Graph, describe
 from .ops._driver_nodes import KernelNodes, node_handle
-from .ops._patch import Patches
+from .ops._patch import Patches, nodes_in
 from .ops._devices import for_graph
 from .scalar import Scalar
 from .temporary import device_memory
@@ -313,21 +313,22 @@ class CompiledGraph(Binding):
     def _rewrite_only(self, objs, ptrs, svals, route) -> int | None:
         """The common rebind, done here: new arrays, the same numbers, and every node
         that uses the new arrays planned (``_patches``); else None (``_apply``)."""
-        patches = self._patches()
         old_ptrs, old_svals = self._ptrs, self._svals
         for v, old in zip(svals, old_svals):
             if v is not old and (type(v) is not type(old) or v != old):
                 return None
         moved = [i for i, (p, q) in enumerate(zip(ptrs, old_ptrs)) if p != q]
-        if not all(patches.covers(i) for i in moved):
-            return None
         before = self._objs
         if not moved:   # the same arrays and numbers: nothing to tell the driver
             self._objs, self._svals = objs, svals
             return 0
+        patches = self._patches()
+        if not all(patches.covers(i) for i in moved):
+            return None
         self._objs, self._ptrs, self._svals, self._changed_slots = objs, ptrs, svals, moved
         images = patches.rewrite(moved, ptrs)
-        whole = (route or self._route(len(images))) == "whole"
+        count = nodes_in(images)
+        whole = (route or self._route(count)) == "whole"
         try:
             patches.set_definition(images)
             if whole:
@@ -344,10 +345,10 @@ class CompiledGraph(Binding):
             except BaseException:
                 self.broken = True   # the function drops it from its cache
             raise
-        log.rebound(self.ir.name, len(images), len(self._by_index))
-        log.route(self.ir.name, "the whole graph" if whole else "node by node", len(images),
+        log.rebound(self.ir.name, count, len(self._by_index))
+        log.route(self.ir.name, "the whole graph" if whole else "node by node", count,
                   "as asked" if route else "cheaper for this many nodes")
-        return len(images)
+        return count
 
     def _apply(self, nodes, route) -> None:
         driven = [n for n in nodes if n.op.driver_update]

@@ -18,7 +18,7 @@ from numba.core import types
 from graphtrace.buffers import Buffer
 from graphtrace.ops._driver_nodes import _bytes, arrange
 from graphtrace.ops._numba import flatten
-from graphtrace.ops._patch import Patches
+from graphtrace.ops._patch import Patches, nodes_in
 from graphtrace.scalar import Scalar
 
 
@@ -98,10 +98,11 @@ def numba_pack(sig, args):
 F32 = types.Array(types.float32, 1, "A")
 
 
-def plan(patches, binding, index, pack, args):
+def plan(patches, binding, index, pack, args, key=None):
     node = Node(index, args)
-    ok = patches.plan(node, pack, binding.slot, binding.ptrs, binding.value_of,
-                      f"handle{index}", Params())
+    key = (("node", index), None) if key is None else key
+    ok = patches.plan(node, key, pack, binding.slot, binding.ptrs, binding.value_of,
+                      f"handle{index}", Params)
     return node, ok
 
 
@@ -120,6 +121,7 @@ def test_a_rebind_writes_the_new_addresses_and_nothing_else():
     patches.set_definition(images)
     patches.set_executable(images, "exec")
     assert patches.driver.set == [("handle0", images[0].params.kernelParams)]
+    assert nodes_in(images) == 1
     assert patches.driver.exec_set == [("exec", "handle0")]
 
 
@@ -133,8 +135,26 @@ def test_only_the_nodes_of_the_moved_arguments_are_touched_each_once():
     plan(patches, b, 1, numba_pack((F32,), only_y), only_y)
     b.ptrs[0] += 4096
     touched = patches.rewrite([0], b.ptrs)
-    assert [im.node.index for im in touched] == [0]
+    assert [node.index for im in touched for node, _ in im.members] == [0]
     assert image_bytes(touched[0]) == packed_bytes(numba_pack((F32, F32, F32), both)(b.value_of))
+
+
+def test_nodes_that_launch_alike_share_one_image_and_are_each_set():
+    x = root(1 << 32)
+    b = Binding([x])
+    patches = Patches(Driver())
+    args = (view(x, 0, 8),)
+    pack = numba_pack((F32,), args)
+    key = ((1, 2, 3), args)
+    for k in range(3):
+        plan(patches, b, k, pack, args, key)
+    assert patches.planned[0] is patches.planned[1] is patches.planned[2]
+    b.ptrs[0] += 1 << 20
+    images = patches.rewrite([0], b.ptrs)
+    assert len(images) == 1 and nodes_in(images) == 3
+    assert image_bytes(images[0]) == packed_bytes(pack(b.value_of))
+    patches.set_definition(images)
+    assert [h for h, _ in patches.driver.set] == ["handle0", "handle1", "handle2"]
 
 
 def test_packings_that_are_not_plain_in_the_addresses_are_refused():

@@ -27,7 +27,7 @@ from ..scalar import Scalar
 from ..tree import leaves
 from ._driver_nodes import _bytes, arrange
 
-__all__ = ["Patches"]
+__all__ = ["Patches", "nodes_in"]
 
 MASK = (1 << 64) - 1
 # Probe moves: argument r moves by (r + 1) * STEP, then by (r + 1) * CHECK. Both
@@ -38,13 +38,13 @@ STEP, CHECK = (1 << 36) + (1 << 12) + 8, (3 << 37) + (5 << 14) + 24
 
 
 class _Image:
-    """One kernel node's own packed arguments, ``void*`` array and parameter struct."""
+    """Packed arguments, their ``void*`` array and a parameter struct, shared by
+    the kernel nodes (``members``: ``(node, handle)``) that launch alike."""
 
-    __slots__ = ("node", "handle", "params", "block", "words", "keep")
+    __slots__ = ("members", "params", "block", "words", "keep")
 
-    def __init__(self, node, handle, params, parts: list[bytes], offsets: list[int],
-                 size: int):
-        self.node, self.handle = node, handle
+    def __init__(self, params, parts: list[bytes], offsets: list[int], size: int):
+        self.members: list[tuple] = []
         self.block = (ctypes.c_uint64 * max(1, -(-size // 8)))()   # 8-aligned, zeroed
         base = ctypes.addressof(self.block)
         raw = (ctypes.c_char * (len(self.block) * 8)).from_address(base)
@@ -58,14 +58,15 @@ class _Image:
 
 class Patches:
     """The planned kernel nodes of a compiled graph, and which words of which
-    node hold the address of which argument (``Binding`` slots)."""
+    image hold the address of which argument (``Binding`` slots)."""
 
     def __init__(self, driver):
         self.driver = driver
         self.planned: dict[int, _Image] = {}    # node index -> its image
         self.refused: set[int] = set()          # node indices packed again instead
         self.by_root: dict[int, list] = {}      # slot -> [(image, word index, offset)]
-        self._covered: set[int] = set()        # slots whose every user is planned
+        self._images: dict = {}                 # launch key -> (image, what it holds)
+        self._covered: set[int] = set()         # slots whose every user is planned
 
     def has(self, node) -> bool:
         return node.index in self.planned
@@ -81,36 +82,44 @@ class Patches:
         """Whether moving argument ``slot`` needs nothing but ``rewrite``."""
         return slot in self._covered
 
-    def plan(self, node, launch, roots: dict[int, int], ptrs: list[int], value_of, handle,
-             params) -> bool:
+    def plan(self, node, key, launch, roots: dict[int, int], ptrs: list[int], value_of,
+             handle, params) -> bool:
         """Plan ``node``: ``launch(value_of)`` packs its arguments as a list of values;
         ``roots`` maps ``id(root Buffer)`` to its slot, whose address is ``ptrs[slot]``
         in the binding ``value_of`` reads; ``handle``: the node's ``CUgraphNode``;
-        ``params``: a parameter struct of its launch, which the image keeps."""
+        ``params()``: a new parameter struct of its launch. Nodes of one ``key`` (the
+        same kernel, configuration and argument objects, which ``key`` holds) pack
+        alike and share an image."""
         if node.index in self.planned:
             return True
         if node.index in self.refused:
             return False
+        hit = self._images.get(key[0])   # ids of objects the entry holds: the same ones
+        if hit is not None:
+            hit[0].members.append((node, handle))
+            self.planned[node.index] = hit[0]
+            return True
         slots = sorted({roots[id(v.base)] for v in leaves(node.args)
                         if isinstance(v, Buffer) and id(v.base) in roots})
         if not slots or any(isinstance(v, Scalar) for v in leaves(node.args)):
             self.refused.add(node.index)
             return False
         parts = [_bytes(v) for v in launch(value_of)]
-        found = self._find(node, launch, roots, value_of, parts, slots)
+        found = self._find(launch, roots, value_of, parts, slots)
         if found is None:
             self.refused.add(node.index)
             return False
         offsets, size = arrange(parts)
-        image = self.planned[node.index] = _Image(node, handle, params, parts, offsets,
-                                                       size)
+        image = self.planned[node.index] = _Image(params(), parts, offsets, size)
+        image.members.append((node, handle))
+        self._images[key[0]] = (image, key[1])
         for (k, at), slot in found.items():
             word = (offsets[k] + at) // 8
             self.by_root.setdefault(slot, []).append(
                 (image, word, (image.words[word] - ptrs[slot]) & MASK))
         return True
 
-    def _find(self, node, launch, roots, value_of, parts, slots):
+    def _find(self, launch, roots, value_of, parts, slots):
         """``{(argument k, byte offset in it): slot}`` of the words holding addresses,
         or None if the packing changes otherwise when arrays move."""
         def moved(step):
@@ -152,7 +161,7 @@ class Patches:
 
     def rewrite(self, slots, ptrs) -> list[_Image]:
         """Write the addresses of arguments ``slots`` (now at ``ptrs``) into every
-        planned node that uses them; the images changed, each once."""
+        image that holds them; the images changed, each once."""
         touched = {}
         for slot in slots:
             p = ptrs[slot]
@@ -165,20 +174,27 @@ class Patches:
         """Hand the images' nodes of the graph definition to the driver."""
         setp = self.driver.cuGraphKernelNodeSetParams
         for image in images:
-            err, = setp(image.handle, image.params)
-            if err:
-                raise _failed(image, err)
+            params = image.params
+            for node, handle in image.members:
+                err, = setp(handle, params)
+                if err:
+                    raise _failed(node, err)
 
     def set_executable(self, images, executable) -> None:
         """The same for the nodes of ``executable`` (a ``CUgraphExec``)."""
         setp = self.driver.cuGraphExecKernelNodeSetParams
         for image in images:
-            err, = setp(executable, image.handle, image.params)
-            if err:
-                raise _failed(image, err)
+            params = image.params
+            for node, handle in image.members:
+                err, = setp(executable, handle, params)
+                if err:
+                    raise _failed(node, err)
 
 
-def _failed(image, err) -> EmitError:
-    node = image.node
+def nodes_in(images) -> int:
+    return sum(len(image.members) for image in images)
+
+
+def _failed(node, err) -> EmitError:
     return EmitError(f"failed to update kernel node %{node.index} {describe(node)} "
                      f"({getattr(err, 'name', err)})", source=node.source)

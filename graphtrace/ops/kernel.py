@@ -19,6 +19,7 @@ from ..deps import MODE_CODES
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
                       SimulationError, StreamError)
 from ..scalar import Scalar
+from ..tree import leaves
 from . import _launch
 from ._launch import count as _count, dim3
 from .base import Op, arg_position, record_args
@@ -430,10 +431,12 @@ class KernelOp(Op):
     def plan_patches(self, gpu, node, patches, roots, ptrs) -> bool:
         kern, meta = gpu.state[node.index]
         a, target = node.attrs, node.target
-        params = gpu.kernel_nodes.new_params(kern, target.handle_is_function, a["grid"],
-                                             a["block"], a["shared_mem"])
-        return patches.plan(node, lambda value_of: target.pack(meta, node.args, value_of),
-                            roots, ptrs, gpu.value_of, gpu.handle(node), params)
+        launch = (kern, target.handle_is_function, a["grid"], a["block"], a["shared_mem"])
+        held = (kern, meta, target, *launch[1:], *leaves(node.args))   # kept: ids stay
+        return patches.plan(
+            node, (tuple(map(id, held)), held),
+            lambda value_of: target.pack(meta, node.args, value_of), roots, ptrs,
+            gpu.value_of, gpu.handle(node), lambda: gpu.kernel_nodes.new_params(*launch))
 
     def update(self, gpu, node) -> None:
         gpu.kernel_nodes.set(gpu.handle(node), *self._launch(gpu, node),

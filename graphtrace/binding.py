@@ -80,15 +80,18 @@ class Binding:
     def _users(self, n_arrays, n_scalars):
         users_a = [set() for _ in range(n_arrays)]
         users_s = [set() for _ in range(n_scalars)]
-
-        for n in self.ir.walk():
-            for v in [*leaves(n.args), *(b for b, _ in n.accesses)]:
-                if isinstance(v, Buffer):
-                    i = self._slot.get(id(v.base))
-                    if i is not None:
-                        users_a[i].add(n.index)
-                elif isinstance(v, Scalar):
-                    users_s[v.slot].add(n.index)
+        slot_of, nested = self._slot.get, (tuple, list, dict)
+        for n in self.ir.walk():   # once per node of the graph: kept lean
+            index, slots = n.index, {slot_of(id(b.base)) for b, _ in n.accesses}
+            for v in n.args:
+                for v in leaves(v) if type(v) in nested else (v,):
+                    if isinstance(v, Buffer):
+                        slots.add(slot_of(id(v.base)))
+                    elif isinstance(v, Scalar):
+                        users_s[v.slot].add(index)
+            for i in slots:
+                if i is not None:
+                    users_a[i].add(index)
         for i, b in enumerate(self._roots):   # an array passed twice shares a slot
             first = self._slot[id(b)]
             if first != i:

@@ -39,6 +39,8 @@ _hooks_lock = threading.Lock()
 # Arguments that are never arrays: recorded as they are, without a look inside.
 _CONSTANTS = frozenset((int, float, bool, complex, str, type(None)))
 _OPEN = (list, tuple, dict, _Intent, np.generic)   # looked into by record_args
+_NUMPY_NUMBERS = frozenset(t for t in set(np.sctypeDict.values())
+                           if issubclass(t, (np.number, np.bool_)))
 
 
 class Scope:
@@ -307,6 +309,10 @@ class Tracer:
             elif type(a) is Scalar:
                 rec.append(a)
                 numbers = True
+            elif type(a) in _NUMPY_NUMBERS:   # np.int32(n), np.float32(a): constants
+                rec.append(a)
+                if a.dtype.kind in "iu" and a >= LOWEST_ADDRESS:
+                    numbers = True
             elif not isinstance(a, _OPEN) and (hit := self._entry(a)) is not None:
                 rec.append(hit[0])   # a new array or view
                 codes.append(hit[1] | m)

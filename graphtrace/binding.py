@@ -19,7 +19,13 @@ from .scalar import Scalar
 from .temporary import owned_moves
 from .tree import leaves
 
-__all__ = ["Binding"]
+__all__ = ["Binding", "changed_scalars"]
+
+
+def changed_scalars(new: list, old: list) -> list[int]:
+    """The slots whose number differs (a value of another type differs too)."""
+    return [j for j, (v, was) in enumerate(zip(new, old))
+            if v is not was and (type(v) is not type(was) or v != was)]
 
 
 class Binding:
@@ -104,10 +110,9 @@ class Binding:
         self._changed_slots = [i for i, p in enumerate(ptrs) if p != self._ptrs[i]]
         for i in self._changed_slots:
             changed.update(self._users_a[i])
-        for j, v in enumerate(svals):
-            old = self._svals[j]
-            if v is not old and (type(v) is not type(old) or v != old):
-                changed.update(self._users_s[j])
+        self._changed_scalars = changed_scalars(svals, self._svals)
+        for j in self._changed_scalars:
+            changed.update(self._users_s[j])
         self._objs, self._ptrs, self._svals = objs, ptrs, svals
         log.rebound(self.ir.name, len(changed), len(self._by_index))
         return [self._by_index[i] for i in sorted(changed)]

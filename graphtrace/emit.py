@@ -16,13 +16,13 @@ import threading
 from collections import deque
 
 from . import log
-from .binding import Binding
+from .binding import Binding, changed_scalars
 from .buffers import Buffer
 from .errors import EmitError
 from .executable import Executable
 from .ir import Graph, describe
 from .ops._driver_nodes import KernelNodes, node_handle
-from .ops._patch import Patches, nodes_in
+from .ops._patch import Patches, nodes_in, union
 from .ops._devices import for_graph
 from .scalar import Scalar
 from .temporary import device_memory
@@ -311,25 +311,25 @@ class CompiledGraph(Binding):
         return len(nodes)
 
     def _rewrite_only(self, objs, ptrs, svals, route) -> int | None:
-        """The common rebind, done here: new arrays, the same numbers, and every node
-        that uses the new arrays planned (``_patches``); else None (``_apply``)."""
+        """The common rebind, done here: every node that uses the new arrays or
+        numbers planned (``_patches``); else None (``_apply``)."""
         old_ptrs, old_svals = self._ptrs, self._svals
-        for v, old in zip(svals, old_svals):
-            if v is not old and (type(v) is not type(old) or v != old):
-                return None
+        numbers = changed_scalars(svals, old_svals)
         moved = [i for i, (p, q) in enumerate(zip(ptrs, old_ptrs)) if p != q]
         before = self._objs
-        if not moved:   # the same arrays and numbers: nothing to tell the driver
+        if not moved and not numbers:   # nothing to tell the driver
             self._objs, self._svals = objs, svals
             return 0
         patches = self._patches()
-        if not all(patches.covers(i) for i in moved):
+        if not all(patches.covers(i) for i in moved) or \
+                not all(patches.covers_scalar(j) for j in numbers):
             return None
-        self._objs, self._ptrs, self._svals, self._changed_slots = objs, ptrs, svals, moved
-        images = patches.rewrite(moved, ptrs)
-        count = nodes_in(images)
-        whole = (route or self._route(count)) == "whole"
+        self._objs, self._ptrs, self._svals = objs, ptrs, svals
+        self._changed_slots, self._changed_scalars = moved, numbers
         try:
+            images = union(patches.rewrite(moved, ptrs), patches.repack(numbers, self.value_of))
+            count = nodes_in(images)
+            whole = (route or self._route(count)) == "whole"
             patches.set_definition(images)
             if whole:
                 self.graph.update(self.definition)
@@ -339,8 +339,8 @@ class CompiledGraph(Binding):
             # back to the old binding, so that the graph and the binding agree again
             self._objs, self._ptrs, self._svals = before, old_ptrs, old_svals
             try:
-                images = patches.rewrite(moved, old_ptrs)
-                patches.set_definition(images)
+                patches.set_definition(union(patches.rewrite(moved, old_ptrs),
+                                             patches.repack(numbers, self.value_of)))
                 self.graph.update(self.definition)
             except BaseException:
                 self.broken = True   # the function drops it from its cache
@@ -361,7 +361,8 @@ class CompiledGraph(Binding):
         pinned = next((n for n in driven if not n.op.exec_update), None)
         whole = chosen == "whole" or pinned is not None
         devices, patches = self.gpu.devices, self._patches()
-        images = patches.rewrite(self._changed_slots, self._ptrs)
+        images = union(patches.rewrite(self._changed_slots, self._ptrs),
+                       patches.repack(self._changed_scalars, self.value_of))
         for node in driven:
             if patches.has(node):   # its address words are rewritten in place
                 continue
@@ -396,8 +397,9 @@ class CompiledGraph(Binding):
                 if node.op.driver_update and (devices is None or
                                               devices.op(node) is node.op):
                     node.op.plan_patches(self.gpu, node, patches, self._slot, self._ptrs)
-            patches.cover([i for i, users in enumerate(self._users_a)
-                           if all(patches.planned_index(k) for k in users)])
+            patches.cover(*[[i for i, users in enumerate(group)
+                             if all(patches.planned_index(k) for k in users)]
+                            for group in (self._users_a, self._users_s)])
         return patches
 
     def _reinstantiate(self) -> None:

@@ -49,14 +49,17 @@ class Node:
 class Binding:
     """Roots at ``ptrs`` now; views move with their root (as ``binding.Binding``)."""
 
-    def __init__(self, roots):
+    def __init__(self, roots, svals=()):
         self.roots = roots
         self.slot = {id(r): i for i, r in enumerate(roots)}
         self.ptrs = [r.ptr for r in roots]
+        self.svals = list(svals)
 
     def value_of(self, x):
         if isinstance(x, Buffer) and id(x.base) in self.slot:
             return x.moved(self.ptrs[self.slot[id(x.base)]] - x.base.ptr)
+        if isinstance(x, Scalar):
+            return self.svals[x.slot]
         return x
 
 
@@ -170,12 +173,38 @@ def test_packings_that_are_not_plain_in_the_addresses_are_refused():
     _, ok = plan(patches, b, 2, lambda v: [v(halved[0]).ptr, len(str(v(halved[0]).ptr))],
                  halved)
     assert not ok                      # a number that depends on the address
-    s = Scalar.__new__(Scalar)
-    _, ok = plan(patches, b, 3, lambda v: [v(halved[0]).ptr, 1.0], (halved[0], s))
-    assert not ok                      # a dynamic scalar: packed again on rebinding
-    _, ok = plan(patches, b, 4, lambda v: [1, 2.0], (3,))
-    assert not ok                      # no argument array: nothing ever moves
-    assert not patches.planned and patches.refused == {0, 1, 2, 3, 4}
+    _, ok = plan(patches, b, 3, lambda v: [1, 2.0], (3,))
+    assert not ok                      # no argument array nor number: nothing changes
+    assert not patches.planned and patches.refused == {0, 1, 2, 3}
+
+
+def test_new_numbers_are_packed_again_once_per_image():
+    x = root(1 << 32)
+    dt, n = Scalar("dt", 0.5, 0), Scalar("n", 7, 1)
+    b = Binding([x], [0.5, 7])
+    patches = Patches(Driver())
+    args = (view(x, 4, 8), dt, n)
+    sig = (F32, types.float32, types.int32)
+    pack = numba_pack(sig, args)
+    calls = []
+
+    def counted(value_of):
+        calls.append(1)
+        return pack(value_of)
+    for k in range(3):   # three nodes that launch alike: one image
+        plan(patches, b, k, counted, args, ((7,), args))
+    only_numbers = (dt,)
+    plan(patches, b, 3, numba_pack((types.float64,), only_numbers), only_numbers)
+    assert set(patches.planned) == {0, 1, 2, 3}
+    b.svals, b.ptrs = [0.25, 9], [(3 << 32) + 64]
+    calls.clear()
+    images = patches.repack([0, 1], b.value_of) + patches.rewrite([0], b.ptrs)
+    assert len(calls) == 1                       # one packing for the shared image
+    shared = patches.planned[0]
+    assert image_bytes(shared) == packed_bytes(pack(b.value_of))
+    assert image_bytes(patches.planned[3]) == \
+        packed_bytes(numba_pack((types.float64,), only_numbers)(b.value_of))
+    assert nodes_in([im for im in {id(i): i for i in images}.values()]) == 4
 
 
 ARG_TYPES = [("array", F32), ("i32", types.int32), ("f64", types.float64),

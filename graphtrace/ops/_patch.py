@@ -3,18 +3,20 @@
 A call that brings other arrays of the same signature changes, in each kernel
 node that uses them, only the argument words holding their addresses (every
 other byte a kernel is packed with: shapes, strides, numbers, stays). So each
-such node keeps its own packed arguments and its own parameter struct, and
-knows which 8-byte words hold which argument's address, as an offset from it.
-A rebind writes those words and hands the node to the driver: no packing, no
-Buffer objects, one driver call per node (PERF-NOTES.md: the driver's own cost
-is 0.7 us a node, and the packing path cost 3 to 4 more).
+node keeps packed arguments and a parameter struct of its own (shared by the
+nodes that launch alike), and knows which 8-byte words hold which argument's
+address, as an offset from it. A rebind writes those words and hands the
+nodes to the driver: no packing, no Buffer objects, one driver call per node
+(the driver's own cost is about 0.4 to 0.7 us a node on an H200; packing
+every node again cost 3 to 4 us more).
 
 The words are found by packing the node three times: as it is, with every
 argument moved by a distinct amount, and with each moved by another amount
 that checks the first finding (``plan``). A node whose bytes change otherwise
-(a packing that is not a plain function of the addresses), that takes a
-dynamic scalar, or that runs on another GPU is not planned and is updated by
-packing it again (``KernelOp.update``), as before.
+(a packing that is not a plain function of the addresses), or that runs on
+another GPU, is not planned and is updated by packing it again
+(``KernelOp.update``). New numbers (dynamic scalars) are packed again, once
+per shared image (``repack``).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from ..scalar import Scalar
 from ..tree import leaves
 from ._driver_nodes import _bytes, arrange
 
-__all__ = ["Patches", "nodes_in"]
+__all__ = ["Patches", "nodes_in", "union"]
 
 MASK = (1 << 64) - 1
 # Probe moves: argument r moves by (r + 1) * STEP, then by (r + 1) * CHECK. Both
@@ -39,21 +41,28 @@ STEP, CHECK = (1 << 36) + (1 << 12) + 8, (3 << 37) + (5 << 14) + 24
 
 class _Image:
     """Packed arguments, their ``void*`` array and a parameter struct, shared by
-    the kernel nodes (``members``: ``(node, handle)``) that launch alike."""
+    the kernel nodes (``members``: ``(node, handle)``) that launch alike;
+    ``launch(value_of)`` packs them (for new numbers)."""
 
-    __slots__ = ("members", "params", "block", "words", "keep")
+    __slots__ = ("members", "params", "block", "words", "keep", "launch", "offsets",
+                 "sizes")
 
-    def __init__(self, params, parts: list[bytes], offsets: list[int], size: int):
+    def __init__(self, params, launch, parts: list[bytes], offsets: list[int], size: int):
         self.members: list[tuple] = []
+        self.launch, self.offsets, self.sizes = launch, offsets, [len(b) for b in parts]
         self.block = (ctypes.c_uint64 * max(1, -(-size // 8)))()   # 8-aligned, zeroed
-        base = ctypes.addressof(self.block)
-        raw = (ctypes.c_char * (len(self.block) * 8)).from_address(base)
-        for b, at in zip(parts, offsets):
-            raw[at:at + len(b)] = b
         self.words = self.block   # the block as 64-bit words: word k at byte 8 k
+        base = ctypes.addressof(self.block)
+        self.write(parts)
         self.keep = (ctypes.c_uint64 * max(1, len(parts)))(*[base + at for at in offsets])
         params.kernelParams = ctypes.addressof(self.keep)
         self.params = params
+
+    def write(self, parts: list[bytes]) -> None:
+        """Put packed arguments (of the sizes it was made with) in the block."""
+        base = ctypes.addressof(self.block)
+        for b, at in zip(parts, self.offsets):
+            ctypes.memmove(base + at, b, len(b))
 
 
 class Patches:
@@ -65,8 +74,10 @@ class Patches:
         self.planned: dict[int, _Image] = {}    # node index -> its image
         self.refused: set[int] = set()          # node indices packed again instead
         self.by_root: dict[int, list] = {}      # slot -> [(image, word index, offset)]
+        self.by_scalar: dict[int, list] = {}    # scalar slot -> [images packing it]
         self._images: dict = {}                 # launch key -> (image, what it holds)
-        self._covered: set[int] = set()         # slots whose every user is planned
+        self._covered: set = set()              # slots, ("s", scalar slot)s, whose
+                                                # every user is planned
 
     def has(self, node) -> bool:
         return node.index in self.planned
@@ -74,13 +85,18 @@ class Patches:
     def planned_index(self, index: int) -> bool:
         return index in self.planned
 
-    def cover(self, slots) -> None:
-        """Say that every node using these slots is planned (set once, after planning)."""
-        self._covered = set(slots)
+    def cover(self, slots, scalar_slots=()) -> None:
+        """Say that every node using these argument and scalar slots is planned
+        (set once, after planning)."""
+        self._covered = set(slots) | {("s", j) for j in scalar_slots}
 
     def covers(self, slot: int) -> bool:
         """Whether moving argument ``slot`` needs nothing but ``rewrite``."""
         return slot in self._covered
+
+    def covers_scalar(self, slot: int) -> bool:
+        """Whether a new value of scalar ``slot`` needs nothing but ``repack``."""
+        return ("s", slot) in self._covered
 
     def plan(self, node, key, launch, roots: dict[int, int], ptrs: list[int], value_of,
              handle, params) -> bool:
@@ -99,9 +115,11 @@ class Patches:
             hit[0].members.append((node, handle))
             self.planned[node.index] = hit[0]
             return True
-        slots = sorted({roots[id(v.base)] for v in leaves(node.args)
+        values = list(leaves(node.args))
+        slots = sorted({roots[id(v.base)] for v in values
                         if isinstance(v, Buffer) and id(v.base) in roots})
-        if not slots or any(isinstance(v, Scalar) for v in leaves(node.args)):
+        scalars = sorted({v.slot for v in values if isinstance(v, Scalar)})
+        if not slots and not scalars:   # nothing a call can change
             self.refused.add(node.index)
             return False
         parts = [_bytes(v) for v in launch(value_of)]
@@ -110,9 +128,11 @@ class Patches:
             self.refused.add(node.index)
             return False
         offsets, size = arrange(parts)
-        image = self.planned[node.index] = _Image(params(), parts, offsets, size)
+        image = self.planned[node.index] = _Image(params(), launch, parts, offsets, size)
         image.members.append((node, handle))
         self._images[key[0]] = (image, key[1])
+        for j in scalars:
+            self.by_scalar.setdefault(j, []).append(image)
         for (k, at), slot in found.items():
             word = (offsets[k] + at) // 8
             self.by_root.setdefault(slot, []).append(
@@ -170,6 +190,21 @@ class Patches:
                 touched[id(image)] = image
         return list(touched.values())
 
+    def repack(self, scalar_slots, value_of) -> list[_Image]:
+        """Pack again every image that takes one of these scalars (new values, read
+        through ``value_of``): one packing per image, however many nodes share it."""
+        touched = {id(im): im for j in scalar_slots for im in self.by_scalar.get(j, ())}
+        for image in touched.values():
+            parts = [_bytes(v) for v in image.launch(value_of)]
+            if [len(b) for b in parts] != image.sizes:
+                node = image.members[0][0]
+                raise EmitError(f"kernel node %{node.index} {describe(node)} packs its "
+                                "new numbers to other sizes than it was built with; "
+                                "pass numbers of the types of the first call",
+                                source=node.source)
+            image.write(parts)
+        return list(touched.values())
+
     def set_definition(self, images) -> None:
         """Hand the images' nodes of the graph definition to the driver."""
         setp = self.driver.cuGraphKernelNodeSetParams
@@ -193,6 +228,11 @@ class Patches:
 
 def nodes_in(images) -> int:
     return sum(len(image.members) for image in images)
+
+
+def union(*groups) -> list[_Image]:
+    """The images of several ``rewrite``/``repack`` results, each once."""
+    return list({id(im): im for group in groups for im in group}.values())
 
 
 def _failed(node, err) -> EmitError:

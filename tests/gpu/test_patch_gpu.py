@@ -100,17 +100,26 @@ def test_calls_alternating_arrays_through_the_function(negate):
             np.testing.assert_allclose(a.get(), b, rtol=1e-12)
 
 
-def test_a_node_with_a_dynamic_scalar_is_packed_again(negate):
+@pytest.mark.parametrize("route", [None, "node", "whole"])
+def test_new_numbers_and_arrays_together(negate, route):
     @gt.graph
-    def f(s, x, y, a):
-        scale_add[16, 256, s](x, a, y)       # a changes: packed again
+    def f(s, x, y, a, n):
+        for _ in range(3):                   # three nodes alike: one image, packed once
+            scale_add[16, 256, s](x, a, y)
         scale_add[16, 256, s](x, 1.0, y)     # only addresses: rewritten
+        s.launch(negate, 16, 256, y, n)      # a number alone: y[:n] negated
 
     x0, y0 = cp.ones(N), cp.zeros(N)
     x1, y1 = cp.full(N, 2.0), cp.zeros(N)
-    f(x0, y0, 3.0)
-    f(x1, y1, 5.0)
-    f(x0, y0, 7.0)
+    g = f.compile(x0, y0, 3.0, N)
+    g.launch()
+    for x, y, a, n in ((x1, y1, 5.0, N // 2), (x0, y0, 7.0, N)):
+        g.rebind([x, y], [x.data.ptr, y.data.ptr], [a, n], route=route)
+        g.launch()
     cp.cuda.runtime.deviceSynchronize()
-    assert float(y0[0]) == (3.0 + 1.0) + (7.0 + 1.0)
-    assert float(y1[0]) == 2.0 * 5.0 + 2.0
+    first = -(3 * 3.0 + 1.0)
+    assert float(y0[0]) == -(first + 3 * 7.0 + 1.0) and float(y0[-1]) == float(y0[0])
+    assert float(y1[0]) == -(3 * 2.0 * 5.0 + 2.0) and float(y1[-1]) == 3 * 2.0 * 5.0 + 2.0
+    patches = g._patches()
+    assert sorted(patches.planned) == [n.index for n in g.ir.nodes]
+    assert len({id(im) for im in patches.planned.values()}) == 3

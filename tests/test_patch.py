@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from numba.core import types
 
 from graphtrace.buffers import Buffer
+from graphtrace.errors import EmitError
 from graphtrace.ops._driver_nodes import _bytes, arrange
 from graphtrace.ops._numba import flatten
 from graphtrace.ops._patch import Patches, nodes_in
@@ -42,6 +43,14 @@ class Driver:
 
 
 class Node:
+    """What Patches reads of a kernel node (and its listing text, for errors)."""
+    kind = "kernel"
+
+    class op:
+        @staticmethod
+        def describe(node, namer):
+            return f"k({len(node.args)} arguments)"
+
     def __init__(self, index, args):
         self.index, self.args, self.source = index, args, ("x.py", 1)
 
@@ -240,3 +249,23 @@ def test_rewritten_images_equal_fresh_packing_for_any_arguments(spec, moves):
     b.ptrs = [p + 256 * m for p, m in zip(b.ptrs, moves)]
     images = patches.rewrite(range(4), b.ptrs)
     assert image_bytes(images[0]) == packed_bytes(pack(b.value_of))
+
+
+def test_a_number_that_cannot_be_packed_is_an_error_at_its_line():
+    x = root(1 << 32)
+    n = Scalar("n", 7, 0)
+    b = Binding([x], [7])
+    patches = Patches(Driver())
+    args = (view(x, 0, 8), n)
+    pack = numba_pack((F32, types.int32), args)
+    node, ok = plan(patches, b, 0, pack, args)
+    assert ok
+    b.svals = [2 ** 40]
+    try:
+        patches.repack([0], b.value_of)
+    except EmitError as e:
+        assert "failed to update kernel node %0 kernel k(2 arguments)" in str(e)
+        assert "does not fit numba type int32" in str(e)
+        assert e.source == ("x.py", 1)
+    else:
+        raise AssertionError("no error for a number out of range")

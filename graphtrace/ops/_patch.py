@@ -195,9 +195,14 @@ class Patches:
         through ``value_of``): one packing per image, however many nodes share it."""
         touched = {id(im): im for j in scalar_slots for im in self.by_scalar.get(j, ())}
         for image in touched.values():
-            parts = [_bytes(v) for v in image.launch(value_of)]
+            node = image.members[0][0]
+            try:
+                parts = [_bytes(v) for v in image.launch(value_of)]
+            except Exception as e:   # a number the kernel cannot take, named at its line
+                raise EmitError(f"failed to update kernel node %{node.index} "
+                                f"{describe(node)} ({type(e).__name__}: "
+                                f"{getattr(e, 'message', e)})", source=node.source) from e
             if [len(b) for b in parts] != image.sizes:
-                node = image.members[0][0]
                 raise EmitError(f"kernel node %{node.index} {describe(node)} packs its "
                                 "new numbers to other sizes than it was built with; "
                                 "pass numbers of the types of the first call",

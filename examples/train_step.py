@@ -169,16 +169,23 @@ def main():
     assert np.allclose(graph_losses, ref_losses, rtol=1e-3, atol=1e-6), "losses differ"
     assert graph_losses[-1] < graph_losses[0], "the loss did not go down"
 
-    reps = 200 if gpu else 2
-    for name, call in (("eager (launched one by one)", eager_call),
-                       ("graphtrace (one graph)", graph_call)):
-        call()
-        sync()
-        t0 = time.perf_counter()
-        for _ in range(reps):
+    # Rounds of each, alternated, best round reported: a GPU that was idle runs its
+    # first busy round at low clocks (seen: the graph's 155 us steps took 800 us).
+    reps, rounds = (200, 3) if gpu else (2, 1)
+    best = {}
+    for _ in range(rounds):
+        for name, call in (("eager (launched one by one)", eager_call),
+                           ("graphtrace (one graph)", graph_call)):
             call()
-        sync()
-        print(f"{name:<28} {(time.perf_counter() - t0) / reps * 1e6:9.1f} us per step")
+            sync()
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                call()
+            sync()
+            us = (time.perf_counter() - t0) / reps * 1e6
+            best[name] = min(us, best.get(name, us))
+    for name, us in best.items():
+        print(f"{name:<28} {us:9.1f} us per step (best of {rounds} round{'s' * (rounds != 1)} of {reps})")
     print("results match numpy")
 
 

@@ -51,15 +51,17 @@ programs = st.lists(st.lists(st.tuples(views(), st.sampled_from(["r", "w", "rw"]
 WRAP = {"r": gt.In, "w": gt.Out, "rw": gt.InOut}
 
 
-def reaches(g):
-    """reach[i] = set of nodes reachable from node i."""
-    reach = {n.index: set() for n in g.nodes}
+def reaches(g, by="index"):
+    """reach[i] = set of nodes reachable from node i (nodes named by ``by``:
+    their index, or their position in the graph)."""
+    key = lambda n: getattr(n, by)          # noqa: E731
+    reach = {key(n): set() for n in g.nodes}
     for n in g.nodes:                      # recording order is topological
         for d in n.deps:
-            reach[d.index].add(n.index)
+            reach[key(d)].add(key(n))
     for n in reversed(g.nodes):
-        for s in list(reach[n.index]):
-            reach[n.index] |= reach[s]
+        for s in list(reach[key(n)]):
+            reach[key(n)] |= reach[s]
     return reach
 
 
@@ -274,14 +276,7 @@ def check_exact(graph, seen):
 
 
 def reaches_by_pos(g):
-    reach = {n.pos: set() for n in g.nodes}
-    for n in g.nodes:
-        for d in n.deps:
-            reach[d.pos].add(n.pos)
-    for n in reversed(g.nodes):
-        for s in list(reach[n.pos]):
-            reach[n.pos] |= reach[s]
-    return reach
+    return reaches(g, by="pos")
 
 
 @settings(max_examples=400, deadline=None)

@@ -7,7 +7,9 @@ nodes through cuda.core, and the graph is instantiated through the driver
 (``executable.py`` says why). Every driver failure is re-raised naming the
 node and the user's line. ``CompiledGraph`` holds the definition, the
 executable graph and the current binding of arguments; ``rebind`` updates
-only the nodes whose arrays or scalars changed.
+only the nodes whose arrays or scalars changed: kernel nodes by rewriting the
+words of their packed arguments that hold addresses, or by packing them again
+where numbers changed (``ops/_patch.py``), other nodes through their ops.
 """
 from __future__ import annotations
 

@@ -392,8 +392,8 @@ class CompiledGraph(Binding):
         """The kernel nodes whose rebinds rewrite address words (``ops/_patch.py``),
         planned at the first rebind: nodes of the graph's own GPU only."""
         patches = self.__dict__.get("_planned")
-        if patches is None:
-            patches = self._planned = Patches(self.gpu.kernel_nodes.driver)
+        if patches is None:   # kept once whole (a failure leaves none: made again)
+            patches = Patches(self.gpu.kernel_nodes.driver)
             devices = self.gpu.devices
             for node in self.ir.walk():
                 if node.op.driver_update and (devices is None or
@@ -402,6 +402,7 @@ class CompiledGraph(Binding):
             patches.cover(*[[i for i, users in enumerate(group)
                              if all(patches.planned_index(k) for k in users)]
                             for group in (self._users_a, self._users_s)])
+            self._planned = patches
         return patches
 
     def _reinstantiate(self) -> None:

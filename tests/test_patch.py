@@ -269,3 +269,18 @@ def test_a_number_that_cannot_be_packed_is_an_error_at_its_line():
         assert e.source == ("x.py", 1)
     else:
         raise AssertionError("no error for a number out of range")
+
+
+def test_a_packing_that_fails_for_moved_addresses_is_refused():
+    x = root(1 << 32)
+    b = Binding([x])
+    patches = Patches(Driver())
+    args = (view(x, 0, 8),)
+
+    def picky(value_of):
+        ptr = value_of(args[0]).ptr
+        if ptr != x.ptr:
+            raise ValueError("an address it was not traced with")
+        return [ptr]
+    _, ok = plan(patches, b, 0, picky, args)
+    assert not ok and patches.refused == {0}

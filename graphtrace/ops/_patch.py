@@ -123,7 +123,10 @@ class Patches:
             self.refused.add(node.index)
             return False
         parts = [_bytes(v) for v in launch(value_of)]
-        found = self._find(launch, roots, value_of, parts, slots)
+        try:
+            found = self._find(launch, roots, value_of, parts, slots)
+        except Exception:   # a packing that looks at the addresses it is given
+            found = None
         if found is None:
             self.refused.add(node.index)
             return False
@@ -152,8 +155,10 @@ class Patches:
                 return v
             return [_bytes(v) for v in launch(value)]
 
-        found = {}
-        for k, (old, new) in enumerate(zip(parts, moved(STEP))):
+        found, first, second = {}, moved(STEP), moved(CHECK)
+        if len(first) != len(parts) or len(second) != len(parts):
+            return None   # as many values whatever the addresses, or not planned
+        for k, (old, new) in enumerate(zip(parts, first)):
             if len(old) != len(new):
                 return None
             for at in range(0, len(old) - len(old) % 8, 8) if len(old) >= 8 else ():
@@ -169,7 +174,7 @@ class Patches:
                 if old[tail:] != new[tail:]:
                     return None
         # the check: what the found words predict for other moves is what packing gives
-        for k, (old, new) in enumerate(zip(parts, moved(CHECK))):
+        for k, (old, new) in enumerate(zip(parts, second)):
             want = bytearray(old)
             for (j, at), slot in found.items():
                 if j == k:

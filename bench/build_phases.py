@@ -29,10 +29,12 @@ def timed(spent: dict, name: str, owner, attr: str) -> None:
             return f(*a, **kw)
         finally:
             spent[name] = spent.get(name, 0.0) + time.perf_counter() - t
+    wrapper.__wrapped__ = f
     setattr(owner, attr, wrapper)
 
 
-def main():
+def run() -> dict:
+    """``{phase: us per node}`` of the best of 5 builds of the 1000-node chain."""
     import cupy as cp
     mod = cp.RawModule(code=r'''extern "C" __global__ void inc(float* x, int n) {
         int i = threadIdx.x; if (i < n) x[i] += 1; }''')
@@ -60,7 +62,14 @@ def main():
     t = time.perf_counter()
     g.nodes   # noqa: B018  (made when first asked for)
     best["Node objects"] = time.perf_counter() - t
-    print("  ".join(f"{k} {v / N * 1e6:.2f}" for k, v in best.items()), "us/node")
+    for owner, attr in {(o, a) for _, o, a in PHASES}:   # the functions as they were
+        setattr(owner, attr, getattr(owner, attr).__wrapped__)
+    return {k: v / N * 1e6 for k, v in best.items()}
+
+
+def main():
+    phases = run()
+    print("  ".join(f"{k} {v:.2f}" for k, v in phases.items()), "us/node")
     print("(binding includes users and making Node objects; total includes all)")
 
 

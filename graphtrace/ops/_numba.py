@@ -68,6 +68,8 @@ class NumbaAdapter(Adapter):
         if self.grid_sync:
             self.cooperative_reason = "synchronises the whole grid (cuda.cg.this_grid())"
         self.array_params = array_params(py_func)
+        self._array_positions = frozenset(i for i, p in enumerate(params)
+                                          if p in self.array_params)
         # numba's simulator drops debug=True; a GPU kernel keeps it in its options
         self.debug = bool(getattr(k, "targetoptions", {}).get("debug"))
         self._compiled: dict = {}   # numba argument types -> (cuda.core Kernel, _Compiled)
@@ -75,8 +77,11 @@ class NumbaAdapter(Adapter):
     def validate(self, args) -> None:
         if self.debug:
             self._warn_debug()
+        arrays = self._array_positions
         for i, a in enumerate(args):
-            if type(a) is Buffer:   # the usual case
+            if type(a) is Buffer:   # the usual cases: an array, a number for a number
+                continue
+            if type(a) in _NUMBERS and i not in arrays:
                 continue
             bad = _unpassable(a)
             if bad is not None:
@@ -190,6 +195,11 @@ class _DeviceArrayType:
         layout = "A" if broadcast else "C" if b.c_contiguous else "F" if f_order else "A"
         self._numba_type_ = types.Array(numpy_support.from_dtype(b.dtype), len(b.shape),
                                         layout)
+
+
+# numbers numba passes as they are (what _not_an_array calls "a number")
+_NUMBERS = frozenset({int, float, complex, bool, Scalar} |
+                     {t for t in set(np.sctypeDict.values()) if issubclass(t, np.number)})
 
 
 def _unpassable(a):

@@ -12,24 +12,11 @@ from numba import cuda
 import graphtrace as gt
 from graphtrace.columns import Recording
 from helpers import FakeDeviceArray, any_kernel, line_of
+from step_kernels import add, scale
 
 F = __file__
 N = 64
 K = any_kernel()
-
-
-@cuda.jit
-def scale(x, a, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = a * x[i]
-
-
-@cuda.jit
-def add(x, y):
-    i = cuda.grid(1)
-    if i < x.size:
-        y[i] += x[i]
 
 
 @cuda.jit

@@ -12,20 +12,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-
-
-@cuda.jit
-def scale(x, a, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = a * x[i]
-
-
-@cuda.jit
-def add(x, y):
-    i = cuda.grid(1)
-    if i < x.size:
-        y[i] += x[i]
+from step_kernels import add, scale
 
 
 GLOBALS = {"np": np, "cuda": cuda, "gt": gt, "scale": scale, "add": add}

@@ -3,29 +3,15 @@ or are not ordered; checked against brute force on random programs."""
 import itertools
 
 from hypothesis import given, settings, strategies as st
-from numba import cuda
 
 import graphtrace as gt
 from graphtrace.hazards import OPAQUE, RAW, WAR, WAW
 from helpers import FakeDeviceArray as A, any_kernel
 from programs import N_PARAMS, ROUTES, World, cases
 from test_deps_random import WRAP, programs, reaches
+from step_kernels import add, scale
 
 K = any_kernel()
-
-
-@cuda.jit
-def scale(x, a, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = a * x[i]
-
-
-@cuda.jit
-def add(x, y):
-    i = cuda.grid(1)
-    if i < x.size:
-        y[i] += x[i]
 
 
 @gt.graph

@@ -6,13 +6,7 @@ from numba import cuda
 
 import graphtrace as gt
 from helpers import FakeDeviceArray as A, line_of
-
-
-@cuda.jit
-def scale(x, a, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = a * x[i]
+from step_kernels import scale
 
 
 @cuda.jit

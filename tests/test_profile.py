@@ -10,20 +10,7 @@ from numba import cuda
 
 import graphtrace as gt
 from graphtrace.profile import Profile
-
-
-@cuda.jit
-def scale(x, a, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = a * x[i]
-
-
-@cuda.jit
-def add(x, y):
-    i = cuda.grid(1)
-    if i < x.size:
-        y[i] += x[i]
+from step_kernels import add, scale
 
 
 @gt.graph

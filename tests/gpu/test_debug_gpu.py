@@ -6,6 +6,7 @@ import pytest
 import graphtrace as gt
 from graphtrace.debug import CheckedGraph
 from helpers import line_of
+from step_kernels import scale
 
 cuda = pytest.importorskip("numba.cuda")
 
@@ -27,13 +28,6 @@ extern "C" __global__ void maybe_clear(const float* x, float* y, int n, int clea
     if (i < n) { y[i] = x[i] + 1.0f; if (clear) ((float*)x)[i] = 0.0f; }
 }
 '''
-
-
-@cuda.jit
-def scale(x, a, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = a * x[i]
 
 
 @cuda.jit

@@ -6,6 +6,7 @@ import pytest
 
 import graphtrace as gt
 from graphtrace import _driver
+from step_kernels import add, scale
 
 cuda = pytest.importorskip("numba.cuda")
 pytestmark = pytest.mark.skipif(_driver.device_count() < 2, reason="needs two GPUs")
@@ -17,20 +18,6 @@ extern "C" __global__ void saxpy(const float* x, float* y, float a, int n) {
     if (i < n) y[i] = a * x[i] + y[i];
 }
 '''
-
-
-@cuda.jit
-def scale(x, a, out):
-    i = cuda.grid(1)
-    if i < x.size:
-        out[i] = a * x[i]
-
-
-@cuda.jit
-def add(x, y):
-    i = cuda.grid(1)
-    if i < x.size:
-        y[i] += x[i]
 
 
 def on(device, values):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import graphtrace as gt
+from step_kernels import add
 
 cuda = pytest.importorskip("numba.cuda")
 
@@ -24,13 +25,6 @@ def inc(x, v):
     i = cuda.grid(1)
     if i < x.size:
         x[i] += v
-
-
-@cuda.jit
-def add(x, y):
-    i = cuda.grid(1)
-    if i < x.size:
-        y[i] += x[i]
 
 
 @cuda.jit

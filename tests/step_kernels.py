@@ -1,0 +1,16 @@
+"""The two numba kernels of the README's example, shared by the tests that use them."""
+from numba import cuda
+
+
+@cuda.jit
+def scale(x, a, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i]
+
+
+@cuda.jit
+def add(x, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] += x[i]

@@ -400,7 +400,7 @@ class CompiledGraph(Binding):
                                               devices.op(node) is node.op):
                     node.op.plan_patches(self.gpu, node, patches, self._slot, self._ptrs)
             patches.cover(*[[i for i, users in enumerate(group)
-                             if all(patches.planned_index(k) for k in users)]
+                             if all(k in patches.planned for k in users)]
                             for group in (self._users_a, self._users_s)])
             self._planned = patches
         return patches

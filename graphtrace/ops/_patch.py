@@ -82,9 +82,6 @@ class Patches:
     def has(self, node) -> bool:
         return node.index in self.planned
 
-    def planned_index(self, index: int) -> bool:
-        return index in self.planned
-
     def cover(self, slots, scalar_slots=()) -> None:
         """Say that every node using these argument and scalar slots is planned
         (set once, after planning)."""

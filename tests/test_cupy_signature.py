@@ -172,3 +172,38 @@ def test_raw_kernel_with_launch_bounds_in_a_trace():
         s.launch(k, 1, 256, x, y, 4)
     g = f.trace(A(4), A(4))
     assert "in(x)  inout(y)" in str(g)
+
+
+def _pool():
+    from graphtrace.buffers import as_buffer
+    return [as_buffer(A(4)), as_buffer(A(4, "float64")), 1.5, 7, -3, 2**40, 2**70, True,
+            None, "x", np.float32(2.0), np.float64(2.0), np.int32(5), np.uint64(9),
+            np.int8(-1), np.bool_(False), np.float16(0.5), Scalar("s", 1.0, 0),
+            Scalar("t", 2**40, 1)]
+
+
+def test_validating_accepts_and_refuses_what_packing_does():
+    """``validate`` checks the usual cases by type alone: it must agree with
+    ``pack`` (raise the same error, or pass) on every kind of value in every
+    parameter, the others valid."""
+    ad = CupyAdapter(FakeRawKernel(SRC, "saxpy"))
+
+    def outcome(fn, args):
+        try:
+            fn(args)
+        except gt.KernelArgumentError as e:
+            return str(e).split(": ", 1)[1]   # without the line that raised
+        return None
+
+    def pack(args):
+        ad.pack(None, args, lambda v: v.value if isinstance(v, Scalar) else v)
+
+    refused = 0
+    with np.errstate(over="ignore"):   # 2**40 for a __half: inf, both ways
+        for i in range(11):
+            for value in _pool():
+                args = _fill([None] * 11)
+                args[i] = value
+                assert outcome(ad.validate, args) == outcome(pack, args), (i, value)
+                refused += outcome(pack, args) is not None
+    assert 0 < refused < 11 * len(_pool())

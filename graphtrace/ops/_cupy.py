@@ -313,8 +313,17 @@ class CupyAdapter(Adapter):
         self._types = [None if p.dtype is None else p.dtype.type for p in self.signature]
 
     def validate(self, args) -> None:
-        """Check at record time that every argument can be packed."""
-        self.pack(None, args, lambda v: v.value if isinstance(v, Scalar) else v)
+        """Check at record time that every argument can be packed: the usual cases
+        by type alone, the others as ``pack`` takes them (which raises)."""
+        for p, kind, scalar, a in zip(self.signature, self._kinds, self._types, args):
+            t = type(a)
+            if kind == "p":
+                if t is Buffer:
+                    continue
+            elif t is scalar or kind == "f" and (t is float or t is int) or \
+                    kind == "i" and t is int and p.lo <= a <= p.hi:
+                continue
+            self._pack_slow(p, a, a.value if t is Scalar else a)
 
     def compile(self, args):
         """The kernel as cupy loaded it for the current device (the graph's): cupy keeps
@@ -338,6 +347,8 @@ class CupyAdapter(Adapter):
                 out.append(scalar(v))
             elif kind == "i" and type(v) is int and p.lo <= v <= p.hi:
                 out.append(scalar(v))
+            elif type(v) is scalar:   # np.float32 for a float: as it is
+                out.append(v)
             else:
                 out.append(self._pack_slow(p, a, v))
         return out

@@ -37,6 +37,8 @@ _hooks_lock = threading.Lock()
 
 
 # Arguments that are never arrays: recorded as they are, without a look inside.
+_MEMO_SIZE = 4096   # launches' arguments remembered (Tracer.add)
+_MEMO_MISSES = 64   # launches bringing new arrays after which a kernel stops looking
 _CONSTANTS = frozenset((int, float, bool, complex, str, type(None)))
 _OPEN = (list, tuple, dict, _Intent, np.generic)   # looked into by record_args
 _NUMPY_NUMBERS = frozenset(t for t in set(np.sctypeDict.values())
@@ -124,6 +126,9 @@ class Tracer:
         self._count = 0                         # nodes recorded, regions included
         self._n_streams = 1
         self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer, slot << 2, device bit)
+        self._memo: dict[tuple, tuple] = {}     # launches' arguments seen before (add)
+        self._misses: dict[int, int] = {}       # id(modes) -> launches with new arrays
+        self._memo_off: set[int] = set()        # id(modes) of kernels that stopped looking
         self._slot_of: dict[int, int] = {}      # id(Buffer) -> slot
         self._views: dict = {}                  # device array key -> (Buffer, slot << 2, device bit)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
@@ -294,50 +299,36 @@ class Tracer:
         looked into). ``attrs`` may be shared with other nodes (each Node gets a
         copy). The node runs where its arrays are, as a kernel (``placement.py``).
         """
-        bufs = self._bufs
-        rec, codes, places, numbers = [], [], 0, False
-        for a, m in zip(args, modes):
-            hit = bufs.get(id(a))
-            if hit is not None:   # an array seen before, as itself (the entry holds it)
-                rec.append(hit[1])
-                codes.append(hit[2] | m)
-                places |= hit[3]
-            elif type(a) in _CONSTANTS:
-                rec.append(a)
-                if type(a) is int and a >= LOWEST_ADDRESS:
-                    numbers = True
-            elif type(a) is Scalar:
-                rec.append(a)
-                numbers = True
-            elif type(a) in _NUMPY_NUMBERS:   # np.int32(n), np.float32(a): constants
-                rec.append(a)
-                if a.dtype.kind in "iu" and a >= LOWEST_ADDRESS:
-                    numbers = True
-            elif not isinstance(a, _OPEN) and (hit := self._entry(a)) is not None:
-                rec.append(hit[0])   # a new array or view
-                codes.append(hit[1] | m)
-                places |= hit[2]
-            else:   # containers, wrappers, numpy scalars, other objects
-                (value,), accesses = record_args(self, (a,), lambda i: MODE_NAMES[m],
-                                                 lambda i, b: None)
-                rec.append(value)
-                numbers = True
-                for b, mode in accesses:
-                    codes.append(self._slot(b) << 2 | MODE_CODES[mode])
-                    places |= _placement.device_bit(b)
-        rec = tuple(rec)
-        if stream._device is not None:
-            places |= 2 << stream._device
+        # The same launch arguments as an earlier launch of this kernel: the same
+        # objects (held by the entry, so their ids are theirs), arrays seen before
+        # and plain constants, already checked; the rest of the trace repeats them.
+        # Kernels whose launches keep bringing new arrays (views made at every
+        # launch) stop looking (_MEMO_MISSES).
+        memo = key = None
+        if id(modes) not in self._memo_off:
+            key = (id(modes), *map(id, args))
+            memo = self._memo.get(key)
+        if memo is not None:
+            rec, codes, places, numbers, validate = memo[1], memo[2], memo[3], False, None
+        else:
+            rec, codes, places, numbers, seen = self._arguments(args, modes)
+            if key is not None and not seen:
+                self._missed(modes)
+        held = places if stream._device is None else places | 2 << stream._device
         try:   # placement.py's rule for a kernel: the one device of its arrays and stream
-            device, settled = ONE_DEVICE[places], True
+            device, settled = ONE_DEVICE[held], True
         except KeyError:
-            if places & 1:   # host memory
+            if held & 1:   # host memory
                 refuse_host(self, args)
             device, settled = None, False   # two devices: place() decides on its Node
         if validate is not None:
             validate(rec)
         if numbers and not opaque and addresses is not None:
             addresses(self, rec)
+        if memo is None and seen and not numbers and key is not None:
+            if len(self._memo) >= _MEMO_SIZE:   # arguments computed afresh: start again
+                self._memo.clear()
+            self._memo[key] = ((modes, args), rec, codes, places)
         # the same as _append, inlined: this runs once per launch
         scope = stream._scope or self._top
         if scope.closed or scope.open_regions or \
@@ -368,6 +359,49 @@ class Tracer:
             scope.deps.add(len(r.entries) - 1, stream._index)
         if not settled:
             _placement.place(stream, r.node(len(r.entries) - 1))
+
+    def _missed(self, modes) -> None:
+        """A launch of the kernel of ``modes`` brought arrays not seen before."""
+        misses = self._misses[id(modes)] = self._misses.get(id(modes), 0) + 1
+        if misses > _MEMO_MISSES:
+            self._memo_off.add(id(modes))
+
+    def _arguments(self, args, modes) -> tuple:
+        """``(recorded args, access codes, placement bits, whether any may be an
+        address, whether every array was seen before as itself)`` of a launch."""
+        bufs = self._bufs
+        rec, codes, places, numbers, seen = [], [], 0, False, True
+        for a, m in zip(args, modes):
+            hit = bufs.get(id(a))
+            if hit is not None:   # an array seen before, as itself (the entry holds it)
+                rec.append(hit[1])
+                codes.append(hit[2] | m)
+                places |= hit[3]
+            elif type(a) in _CONSTANTS:
+                rec.append(a)
+                if type(a) is int and a >= LOWEST_ADDRESS:
+                    numbers = True
+            elif type(a) is Scalar:
+                rec.append(a)
+                numbers = True
+            elif type(a) in _NUMPY_NUMBERS:   # np.int32(n), np.float32(a): constants
+                rec.append(a)
+                if a.dtype.kind in "iu" and a >= LOWEST_ADDRESS:
+                    numbers = True
+            elif not isinstance(a, _OPEN) and (hit := self._entry(a)) is not None:
+                rec.append(hit[0])   # a new array or view
+                codes.append(hit[1] | m)
+                places |= hit[2]
+                seen = False
+            else:   # containers, wrappers, numpy scalars, other objects
+                (value,), accesses = record_args(self, (a,), lambda i: MODE_NAMES[m],
+                                                 lambda i, b: None)
+                rec.append(value)
+                numbers, seen = True, False
+                for b, mode in accesses:
+                    codes.append(self._slot(b) << 2 | MODE_CODES[mode])
+                    places |= _placement.device_bit(b)
+        return tuple(rec), codes, places, numbers, seen
 
     # --- nodes -------------------------------------------------------------
     def record(self, op, target, args: tuple, accesses: tuple, *, stream: int,

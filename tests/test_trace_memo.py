@@ -1,0 +1,110 @@
+"""A launch whose arguments are the objects of an earlier launch of its kernel
+reuses what that one recorded (``Tracer.add``): the graph must be the one
+traced with every launch looked into afresh."""
+import contextlib
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import graphtrace as gt
+from graphtrace import trace as _trace
+from graphtrace.ops.kernel import Adapter
+from helpers import FakeDeviceArray as A, any_kernel
+
+KERNELS = [Adapter(None, "rw", ["x", "y"], ["r", "w"]),
+           Adapter(None, "wr", ["x", "y"], ["w", "r"]),
+           Adapter(None, "k3", ["x", "a", "y"], ["r", "r", "rw"]),
+           any_kernel("any")]
+
+
+class _Everything:
+    def __contains__(self, item):
+        return True
+
+
+@contextlib.contextmanager
+def _afresh():
+    """Trace with no launch reusing another's record."""
+    init = _trace.Tracer.__init__
+
+    def __init__(self, *a, **kw):
+        init(self, *a, **kw)
+        self._memo_off = _Everything()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_trace.Tracer, "__init__", __init__)
+        yield
+
+
+def _program(steps):
+    """A function replaying ``steps``: (kernel, argument picks) of a pool of
+    arrays, views of them made again at each launch, and numbers (one of
+    them a new float object at each launch)."""
+    def f(s, x, y, z):
+        pool = [lambda: x, lambda: y, lambda: z, lambda: x[0:8], lambda: y[8:16],
+                lambda: 2.0, lambda: 7, lambda: float(len(steps))]
+        for k, picks in steps:
+            kern = KERNELS[k]
+            n = 3 if kern.name == "k3" else 2
+            s.launch(kern, 1, 32, *[pool[p]() for p in (picks * 2)[:n]])
+    return gt.graph(f)
+
+
+STEPS = st.lists(st.tuples(st.integers(0, len(KERNELS) - 1),
+                           st.lists(st.integers(0, 7), min_size=2, max_size=3)), max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(STEPS, st.sampled_from([_trace._MEMO_SIZE, 2]), st.sampled_from([_trace._MEMO_MISSES, 1]))
+def test_reused_launches_record_what_fresh_ones_do(steps, size, misses):
+    arrays = [A(64), A(64), A(64)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_trace, "_MEMO_SIZE", size)
+        mp.setattr(_trace, "_MEMO_MISSES", misses)
+        reused = str(_program(steps).trace(*arrays))
+    with _afresh():
+        assert str(_program(steps).trace(*arrays)) == reused
+
+
+def test_arguments_in_another_order_are_another_launch():
+    x, y = A(64), A(64)
+
+    @gt.graph
+    def f(s, x, y):
+        for _ in range(2):
+            s.launch(KERNELS[0], 1, 32, x, y)
+            s.launch(KERNELS[0], 1, 32, y, x)
+    lines = str(f.trace(x, y)).splitlines()[1:]
+    assert len(lines) == 4
+    for ln, want in zip(lines, ["in(x)  out(y)", "in(y)  out(x)"] * 2):
+        assert want in ln, ln
+
+
+
+class Typed(A):
+    """A fake whose type has the interface, as cupy's and numba's arrays do (their
+    views made again are known by geometry)."""
+
+    __cuda_array_interface__ = property(lambda self: self._cai,
+                                        lambda self, cai: setattr(self, "_cai", cai))
+
+    def view(self, offset_bytes, shape, strides=None, dtype=None):
+        return Typed(shape, dtype or self.dtype, self.ptr + offset_bytes, strides)
+
+
+def test_views_made_at_every_launch_are_not_kept_alive_while_tracing():
+    import gc
+    import weakref
+    x, alive = Typed(1024), []
+
+    @gt.graph
+    def f(s, x):
+        refs = []
+        for i in range(300):
+            v = x[i % 4 * 8:i % 4 * 8 + 8]
+            refs.append(weakref.ref(v))
+            s.launch(KERNELS[0], 1, 32, v, x)
+        del v
+        gc.collect()
+        alive.append(sum(r() is not None for r in refs))
+    f.trace(x)
+    assert alive == [4]   # the first view of each of the 4 places names its Buffer

@@ -2,6 +2,13 @@
 anew, each phase timed by wrapping the function that does it (best of 5, after
 a ``gc.collect()``), in us per node.
 
+Two floors in the same run, of the same chain: stream capture recording it
+(cupy launches between begin and end of capture, no instantiation), and
+``cuGraphAddKernelNode`` adding it with one prebuilt parameter struct (the
+driver's own cost of an explicit node, which no Python emitter goes below).
+A build by tracing is at least trace + driver add + instantiation; capture
+is record + instantiation.
+
     python bench/build_phases.py        (on a GPU machine)
 """
 from __future__ import annotations
@@ -64,13 +71,87 @@ def run() -> dict:
     best["Node objects"] = time.perf_counter() - t
     for owner, attr in {(o, a) for _, o, a in PHASES}:   # the functions as they were
         setattr(owner, attr, getattr(owner, attr).__wrapped__)
-    return {k: v / N * 1e6 for k, v in best.items()}
+    out = {k: v / N * 1e6 for k, v in best.items()}
+    out.update(floors(k, x))
+    return out
+
+
+def _best_of(fn, reps=5) -> float:
+    best = float("inf")
+    for _ in range(reps):
+        gc.collect()
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def floors(k, x) -> dict:
+    """us per node of the two floors (module docstring), best of 5."""
+    import ctypes
+
+    import cupy as cp
+    import numpy as np
+    from cuda.bindings import driver as d
+    fn = k.kernel.raw   # the RawModule's RawKernel, as a user launches it
+    stream = cp.cuda.Stream(non_blocking=True)
+    cs, n32 = d.CUstream(stream.ptr), np.int32(32)
+
+    def capture():
+        with stream:
+            assert not d.cuStreamBeginCapture(
+                cs, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)[0]
+            for _ in range(N):
+                fn((1,), (32,), (x, n32))
+            err, graph = d.cuStreamEndCapture(cs)
+        assert not err
+        d.cuGraphDestroy(graph)
+
+    values = (ctypes.c_uint64(x.data.ptr), ctypes.c_int32(32))
+    argv = (ctypes.c_void_p * 2)(*[ctypes.addressof(v) for v in values])
+    p = d.CUDA_KERNEL_NODE_PARAMS()
+    p.func = d.CUfunction(fn.kernel.ptr)
+    p.gridDimX = p.gridDimY = p.gridDimZ = 1
+    p.blockDimX, p.blockDimY, p.blockDimZ = 32, 1, 1
+    p.sharedMemBytes, p.kernelParams = 0, ctypes.addressof(argv)
+
+    def driver_add():
+        err, graph = d.cuGraphCreate(0)
+        prev = []
+        for _ in range(N):
+            err, node = d.cuGraphAddKernelNode(graph, prev, len(prev), p)
+            prev = [node]
+        assert not err
+        d.cuGraphDestroy(graph)
+
+    capture()
+    driver_add()
+    return {"floor: capture record": _best_of(capture) / N * 1e6,
+            "floor: driver add": _best_of(driver_add) / N * 1e6}
 
 
 def main():
     phases = run()
     print("  ".join(f"{k} {v:.2f}" for k, v in phases.items()), "us/node")
     print("(binding includes users and making Node objects; total includes all)")
+    print(floor_text(phases))
+
+
+def least(ph: dict) -> float:
+    """us per node a build by tracing costs at least, with this trace."""
+    return ph["trace"] + ph["floor: driver add"] + ph["instantiation"]
+
+
+def floor_text(ph: dict) -> str:
+    """What the floors say about the build target (at most capture + instantiate)."""
+    least_us = least(ph)
+    capture = ph["floor: capture record"] + ph["instantiation"]
+    return (f"Least a traced build can cost with this trace: trace {ph['trace']:.2f} + "
+            f"driver add {ph['floor: driver add']:.2f} + instantiation "
+            f"{ph['instantiation']:.2f} = {least_us:.2f} us/node, against capture "
+            f"{ph['floor: capture record']:.2f} + the same instantiation = {capture:.2f}; "
+            f"the trace alone is {ph['trace'] / ph['floor: capture record']:.2f}x "
+            "capture's recording.")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ Programs of N kernel launches, traced with ``f.trace()``:
 - chain: one read-modify-write chain on one array;
 - ring64: a ring of 64 arrays, each op reads one and writes the next
   (stencil / pipeline code);
-- disjoint: every op on two arrays of its own (made before the trace);
+- disjoint new arrays: every op on two arrays of its own (made before the trace,
+  so each launch brings arrays the trace has not seen);
 - views new: ``s.launch(k, 1, 64, x[i:i+64], a, y[i:i+64])``, a fresh view of
   two large arrays made by every launch (windows cycle over 1024 places);
 - overlapping views new: the same with windows that overlap their neighbours
@@ -125,7 +126,7 @@ def fake_programs():
             return body
         return make
 
-    return {"chain": chain, "ring64": ring64, "disjoint": disjoint,
+    return {"chain": chain, "ring64": ring64, "disjoint new arrays": disjoint,
             "views new": views(WINDOW), "overlapping views new": views(WINDOW // 2)}
 
 
@@ -229,7 +230,7 @@ def measure(name, n, reps):
 
 
 # Traced at 1,000,000 ops too; the others (slow on purpose or heavy in memory) up to 100,000.
-LARGEST = {"chain", "ring64", "disjoint", "views new", "numba cached", "cupy chain",
+LARGEST = {"chain", "ring64", "disjoint new arrays", "views new", "numba cached", "cupy chain",
            "cupy views new"}
 
 

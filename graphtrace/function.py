@@ -316,13 +316,14 @@ class GraphFunction:
         """Whether the arrays and helpers reached by name (and a method's ``self``
         attributes) are the very objects of ``reached``, in the same places (an
         array moved to a place that held None is another graph)."""
-        if not self._lead and not self.reach.places:
+        reach = self.reach
+        if not self._lead and not reach.places:
             return not reached[0] and not reached[1]
-        if self.reach.functions() != reached[1]:
+        if reach.functions() != reached[1]:
             return False
-        if not self._lead and not self.reach.has_arrays:
+        if not self._lead and not reach.has_arrays:
             return not reached[0]
-        arrays = self.reach.arrays()
+        arrays = reach.arrays()
         if self._lead:
             arrays += instance_arrays(args[0])
         return len(arrays) == len(reached[0]) and \

@@ -13,7 +13,9 @@ a local of a helper, a function passed as a value) is refused by the tracer.
 """
 from __future__ import annotations
 
+import operator
 import types
+from functools import partial
 
 import numpy as np
 
@@ -43,6 +45,19 @@ def _lookup(fn, name):
         except ValueError:   # an empty cell
             return None
     return fn.__globals__.get(name)
+
+
+_call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Python 3.11
+_cell_contents = operator.attrgetter("cell_contents")
+
+
+def _getter(fn, name):
+    """A call without arguments that does ``_lookup(fn, name)`` in C (an empty
+    cell raises ValueError)."""
+    code = fn.__code__
+    if name in code.co_freevars:
+        return partial(_cell_contents, fn.__closure__[code.co_freevars.index(name)])
+    return partial(fn.__globals__.get, name)
 
 
 def _python_function(obj):
@@ -92,7 +107,8 @@ class Reach:
     function (``arrays`` checks that first).
     """
 
-    __slots__ = ("root", "places", "helpers", "numbers", "has_arrays")
+    __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "_getters",
+                 "_helper_values", "_number_names")
 
     def __init__(self, root):
         self.root = root
@@ -106,6 +122,11 @@ class Reach:
                              for fn, name, _, array in self.places if array is False)
         self.numbers = tuple((fn, name) for fn, name, _, array in self.places if array is None)
         self.has_arrays = any(array for _, _, _, array in self.places)
+        # the helpers' then the numbers' names, looked up in C (functions())
+        self._getters = tuple(_getter(fn, name) for fn, name, _ in self.helpers) + \
+            tuple(_getter(fn, name) for fn, name in self.numbers)
+        self._helper_values = tuple(v for _, _, v in self.helpers)
+        self._number_names = tuple(name for _, name in self.numbers)
 
     def _walk(self, fn, seen, depth, labels) -> None:
         if id(fn) in seen or depth > _MAX_DEPTH:
@@ -148,11 +169,19 @@ class Reach:
 
     def functions(self) -> tuple:
         """The helper functions and kernels reached now, and the numbers global and
-        closure names hold (part of the cache key: a new one traces anew)."""
-        self._current()
-        return tuple(v for _, _, v in self.helpers) + \
-            tuple((name, type(v), v) for fn, name in self.numbers
-                  for v in (_lookup(fn, name),))
+        closure names hold, as ``(name, type, value)`` (part of the cache key: a new
+        one traces anew). Runs at every call: the names are looked up in C."""
+        try:
+            now = tuple(map(_call, self._getters))
+        except ValueError:   # an empty cell: the way that says None for it
+            now = tuple(_lookup(fn, name) for fn, name, _ in self.helpers) + \
+                tuple(_lookup(fn, name) for fn, name in self.numbers)
+        k = len(self._helper_values)
+        if not all(map(operator.is_, now[:k], self._helper_values)):
+            self._find()   # a helper name means another function now: its places
+            return self.functions()
+        numbers = now[k:]
+        return now[:k] + tuple(zip(self._number_names, map(type, numbers), numbers))
 
 
 def _is_number(v) -> bool:

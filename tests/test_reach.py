@@ -443,3 +443,50 @@ def test_a_view_reaching_bytes_its_argument_does_not_hold_is_refused():
     with pytest.raises(gt.ArgumentError) as e:
         f.trace(x)
     assert e.value.source[1] == line_of(__file__, "gaps")
+
+
+def test_a_number_of_another_type_is_another_graph():
+    """1, 1.0 and True are equal but pack differently: each traces its own graph."""
+    global STEP
+    keep = STEP
+    try:
+        out = dev(0, 0)
+        for v in (1, 1.0, True, 1):
+            STEP = v
+            add_step(out)
+        assert result(out) == [4, 4]
+        assert add_step.cache_info().currsize >= 3
+    finally:
+        STEP = keep
+
+
+@pytest.mark.parametrize("held", ["array", "number", "kernel"])
+def test_a_closure_name_deleted_after_the_first_call_is_not_replayed(held):
+    def make():
+        bias, step, kern = dev(1, 1), 1.0, add_scalar
+
+        @gt.graph(backend="sim")
+        def f(s, out):
+            if held == "array":
+                add_into[1, 2, s](bias, out)
+            elif held == "number":
+                add_scalar[1, 2, s](out, step)
+            else:
+                kern[1, 2, s](out, 1.0)
+
+        def forget():
+            nonlocal bias, step, kern
+            if held == "array":
+                del bias
+            elif held == "number":
+                del step
+            else:
+                del kern
+        return f, forget
+    f, forget = make()
+    out = dev(0, 0)
+    f(out)
+    forget()
+    with pytest.raises(NameError):
+        f(out)
+    assert result(out) == [1, 1]

@@ -110,6 +110,10 @@ class GpuContext:
                                    handles preds (edges added through the driver)
           take_preds() / entry(definition, gn)  for an op that wires its node's
                                    predecessors itself
+          kernel_arguments(target, args)  a launch's compiled kernel and packed
+                                   arguments (shared by the launches of one
+                                   recorded argument tuple while the graph is
+                                   first built)
           reshaped                 set by an update_definition whose node changed
                                    shape (a captured region captured anew): the
                                    executable graph is then instantiated again
@@ -133,6 +137,7 @@ class GpuContext:
         self._handles: dict[int, object] = {}  # node index -> its CUgraphNode
         self._preds = None                     # handles the node being emitted comes after
         self.kernel_nodes = KernelNodes()
+        self.packings = None   # while a graph is first built: id(args) -> kernel_arguments
 
     def emit_region(self, region: Graph, definition) -> None:
         for node in region.nodes:
@@ -162,6 +167,23 @@ class GpuContext:
                             f"{describe(node)} ({_why(e)})", source=node.source) from e
         self._nodes[node.index], self._handles[node.index] = gn, handle
         return gn
+
+    def kernel_arguments(self, target, args) -> tuple:
+        """``(kernel, meta, packed values)`` of a launch of the kernel adapter
+        ``target`` with these recorded arguments (``target.compile``, then
+        ``target.pack``). While a graph is first built (one binding and one device
+        throughout: ``packings`` set), launches of one kernel with the same recorded
+        arguments (the tracer hands them one tuple) share them."""
+        cache = self.packings
+        if cache is not None:
+            hit = cache.get(id(args))
+            if hit is not None and hit[0] is args and hit[1] is target:
+                return hit[2]
+        kern, meta = target.compile(args)
+        out = (kern, meta, target.pack(meta, args, self.value_of))
+        if cache is not None:
+            cache[id(args)] = (args, target, out)
+        return out
 
     def take_preds(self) -> list:
         """The handles the node being emitted comes after (once: the op wires them)."""
@@ -223,7 +245,11 @@ class CompiledGraph(Binding):
     def _emit(self):
         gpu = self.gpu = GpuContext(self.value_of)
         gpu.devices = for_graph(self.ir, self._device_id)
-        gpu.emit_region(self.ir, gpu.definition)
+        gpu.packings = {}
+        try:
+            gpu.emit_region(self.ir, gpu.definition)
+        finally:
+            gpu.packings = None   # later packings follow later bindings
         self.definition = gpu.definition
         self.graph = gpu.graph = instantiate(
             gpu.definition, self.ir, self.ir.nodes[0].source if self.ir.nodes else None)

@@ -44,21 +44,37 @@ def read_back(block, address, kinds, n):
     return out
 
 
-@given(st.lists(st.sampled_from(range(len(SCALARS))), min_size=1, max_size=12).flatmap(
+CASES = st.lists(st.sampled_from(range(len(SCALARS))), min_size=1, max_size=12).flatmap(
     lambda picks: st.tuples(*[SCALARS[i][0] for i in picks]).map(
-        lambda vals: (vals, [SCALARS[i][1] for i in picks]))))
+        lambda vals: (vals, [SCALARS[i][1] for i in picks])))
+
+
+def check_fill(block, values, kinds):
+    got = read_back(block, block.fill(values), kinds, len(values))
+    for v, kind, g in zip(values, kinds, got):
+        if kind is None:
+            assert g == bytes(memoryview(np.asarray(v)))[:8]
+        elif kind in (ctypes.c_float,):
+            assert g == np.float32(plain(v)).item()
+        else:
+            assert g == plain(v)
+
+
+@given(CASES)
 def test_each_value_is_where_its_pointer_says_with_its_own_bytes(case):
     values, kinds = case
     block = ArgumentBlock(nbytes=64)   # small: grows when a call needs more
-    for _ in range(2):                 # the second time through the cached layout
-        got = read_back(block, block.fill(values), kinds, len(values))
-        for v, kind, g in zip(values, kinds, got):
-            if kind is None:
-                assert g == bytes(memoryview(np.asarray(v)))[:8]
-            elif kind in (ctypes.c_float,):
-                assert g == np.float32(plain(v)).item()
-            else:
-                assert g == plain(v)
+    for again in (values, list(values)):   # the second time through the cached layout
+        check_fill(block, again, kinds)
+
+
+@given(CASES, CASES)
+def test_values_filled_again_after_others_are_written_again(a, b):
+    """The very list filled twice in a row is not written again (nodes of one
+    packing); after another fill it must be."""
+    block = ArgumentBlock(nbytes=64)
+    for values, kinds in (a, b, a, a, b, b, a):
+        check_fill(block, values, kinds)
 
 
 def test_python_numbers_take_cuda_cores_types():

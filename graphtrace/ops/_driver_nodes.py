@@ -105,6 +105,7 @@ class ArgumentBlock:
         self.bytes = bytearray(nbytes)
         self.base = ctypes.addressof((ctypes.c_char * nbytes).from_buffer(self.bytes))
         self._layouts: dict = {}
+        self._filled = None   # (values, address) of the last fill the bytes still hold
 
     def _layout(self, values, kinds):
         fmt, offsets, at, plain = ["<"], [], 0, True
@@ -129,14 +130,19 @@ class ArgumentBlock:
 
     def fill(self, values) -> int:
         """The address of the ``void*`` array for ``values``."""
+        filled = self._filled
+        if filled is not None and filled[0] is values:   # the very list again (its
+            return filled[1]                              # nodes share one packing)
         kinds = tuple(map(type, values))
         layout = self._layouts.get(kinds) or self._layout(values, kinds)
         if layout is None:
+            self._filled = None
             return self._fill_bytes(values)
         packer, _, address, plain = layout
         packer.pack_into(self.bytes, 0, *(values if plain else
                                           [v if type(v) in _CODES else v.value or 0
                                            for v in values]))
+        self._filled = (values, address)
         return address
 
     def _fill_bytes(self, values) -> int:

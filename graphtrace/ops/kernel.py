@@ -398,7 +398,7 @@ class KernelOp(Op):
         """Added through the driver with all its dependencies (``_driver_nodes.py``),
         then given its cluster and cooperative attributes."""
         a, target = node.attrs, node.target
-        kern, meta = target.compile(node.args)
+        kern, meta, values = gpu.kernel_arguments(target, node.args)
         gpu.state[node.index] = (kern, meta)
         cooperative = a.get("cooperative")
         if not cooperative and target.compiled_cooperative(meta):
@@ -414,8 +414,7 @@ class KernelOp(Op):
             previous = gpu.state.get(("cooperative", id(parent)))
             preds = preds + [previous] if previous is not None else preds
         made = gpu.kernel_nodes.add(parent, preds, kern, target.handle_is_function, a["grid"],
-                                    a["block"], a["shared_mem"],
-                                    target.pack(meta, node.args, gpu.value_of))
+                                    a["block"], a["shared_mem"], values)
         if cooperative or a.get("cluster"):
             _launch.set_node_attributes(made, a)
         if cooperative:

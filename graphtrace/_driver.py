@@ -60,10 +60,33 @@ def device_count() -> int:
     return 0 if drv is None else drv.cuDeviceGetCount()[1]
 
 
+_context_devices: dict = {}   # int(CUcontext) -> the ordinal of its device
+
+
 def device_of(ptr: int) -> int:
-    """Ordinal of the device owning a device pointer (0 when unknown)."""
+    """Ordinal of the device owning a device pointer (0 when unknown).
+
+    Asked through the context the memory belongs to: on a 2-GPU H200 host
+    (driver API through cuda.bindings 13.3), ``CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL``
+    said 0 for cupy memory on device 1, while its context's device was 1.
+    Memory of no context (stream-ordered pools) falls back to the ordinal.
+    """
     if device_count() <= 1:
         return 0  # one device: no need to ask the driver on every call
+    drv = driver()
+    ctx = _pointer_attr(ptr, "CU_POINTER_ATTRIBUTE_CONTEXT")
+    if ctx is not None and int(ctx):
+        hit = _context_devices.get(int(ctx))
+        if hit is None:
+            if drv.cuCtxPushCurrent(ctx)[0] == drv.CUresult.CUDA_SUCCESS:
+                try:
+                    err, dev = drv.cuCtxGetDevice()
+                finally:
+                    drv.cuCtxPopCurrent()
+                if err == drv.CUresult.CUDA_SUCCESS:
+                    hit = _context_devices[int(ctx)] = int(dev)
+        if hit is not None:
+            return hit
     value = _pointer_attr(ptr, "CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL")
     return int(value) if value is not None else 0
 

@@ -488,3 +488,45 @@ def test_driver_parameters_of_nodes_on_another_device(monkeypatch):
         (g.nodes[3].args[0].ptr, 7, 4, N, 1, 101)
     z = zeros.memset
     assert (z.value, z.elementSize, z.width) == (0, 4, 4)
+
+
+def test_device_of_asks_the_context_of_the_memory(monkeypatch):
+    """The owning context's device decides, not the pointer's ordinal
+    attribute (which said 0 for device-1 memory on a 2-GPU host); memory
+    of no context falls back to the ordinal."""
+    import types
+
+    from graphtrace import _driver
+
+    ok = 0
+
+    class Fake:
+        CUresult = types.SimpleNamespace(CUDA_SUCCESS=ok)
+        CUpointer_attribute = types.SimpleNamespace(
+            CU_POINTER_ATTRIBUTE_CONTEXT="ctx", CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL="ord")
+        stack: list = []
+
+        def cuPointerGetAttribute(self, attr, ptr):
+            if attr == "ctx":
+                return ok, {0x1000: 11, 0x2000: 22}.get(ptr, 0)
+            return ok, 0 if ptr != 0x3000 else 5
+
+        def cuCtxPushCurrent(self, ctx):
+            self.stack.append(ctx)
+            return (ok,)
+
+        def cuCtxGetDevice(self):
+            return ok, {11: 1, 22: 0}[self.stack[-1]]
+
+        def cuCtxPopCurrent(self):
+            return ok, self.stack.pop()
+
+    fake = Fake()
+    monkeypatch.setattr(_driver, "driver", lambda: fake)
+    monkeypatch.setattr(_driver, "device_count", lambda: 2)
+    monkeypatch.setattr(_driver, "_context_devices", {})
+    assert _driver.device_of(0x1000) == 1
+    assert _driver.device_of(0x2000) == 0
+    assert _driver.device_of(0x3000) == 5      # no context: the ordinal
+    assert fake.stack == []                    # every push popped
+    assert _driver._context_devices == {11: 1, 22: 0}

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import operator
 import os
 import threading
 import time
@@ -20,7 +21,7 @@ from . import log
 from ._guards import CupyFence, raised_at, translate
 from .arguments import Call, path_str, same_call, snapshot, walk
 from .backend import resolve
-from .context import current_tracer
+from .context import STATE, current_tracer
 from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError
@@ -33,6 +34,9 @@ from .temporary import holder_of, returned
 from .trace import Stream, Tracer
 
 __all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo", "RetraceWarning"]
+
+is_ = operator.is_
+_call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Python 3.11
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 RETRACE_WARNING = 8  # distinct signatures before the retrace warning
@@ -70,6 +74,7 @@ class GraphFunction:
         self._keys_seen: dict = {}   # distinct signatures traced, in order
         self._warned = False
         self._last = None     # (argument snapshot, compiled graph, backend, what names held)
+        self._fast = None     # the same, as __call__ checks it first (_fast_check)
         self._reach = None    # arrays and helpers reached by name (reach.py), found lazily
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
@@ -281,6 +286,28 @@ class GraphFunction:
         has a parameter named ``stream`` or ``backend``, that keyword is its
         own: launch on another stream with ``f.compile(...).launch(stream)``.
         """
+        fast = self._fast   # the last call's very objects, checked in C
+        if fast is not None and (not kwargs or len(kwargs) == 1 and "stream" in kwargs
+                                 and fast[6]) and len(args) == len(fast[0]):
+            try:
+                same = all(map(is_, args, fast[0])) and \
+                    all(map(is_, map(_call, fast[2]), fast[3])) and \
+                    self.backend is fast[4] and _BACKEND == fast[5] and \
+                    getattr(STATE, "tracer", None) is None
+            except ValueError:   # a closure cell emptied since: the full check says
+                same = False
+            for i, kind, items in fast[1]:   # flat lists and tuples: their items
+                a = args[i]
+                if type(a) is not kind or len(a) != len(items) or \
+                        not all(map(is_, a, items)):
+                    same = False
+            stream = kwargs.get("stream")
+            if same and not isinstance(stream, Stream):
+                entry = fast[7]
+                with entry._lock:
+                    if entry._bound is fast[8] and not entry.broken:
+                        entry.launch(stream)
+                        return
         own = self._own_keywords
         stream = kwargs.pop("stream", None) if "stream" not in own else None
         backend = kwargs.pop("backend", None) if "backend" not in own else None
@@ -311,6 +338,30 @@ class GraphFunction:
             entry._bound = snap
             entry.launch(stream)
         self._last = (snap, entry, chosen, call.reached)
+        self._fast = self._fast_check(args, snap, entry, chosen)
+
+    def _fast_check(self, args, snap, entry, chosen):
+        """What ``__call__`` compares a call with to launch at once: the last call's
+        argument objects (and the items of flat list and tuple arguments), the
+        objects the names it reaches held, its backend. None where a call must take
+        the full check: methods, arrays reached by name, dicts or nested containers."""
+        reach = self.reach
+        if self._lead or reach.has_arrays:
+            return None
+        flat = []
+        for i, a in enumerate(args):
+            if isinstance(a, dict):
+                return None
+            if isinstance(a, (list, tuple)):
+                if any(isinstance(v, (list, tuple, dict)) for v in a):
+                    return None
+                flat.append((i, type(a), tuple(a)))
+        try:
+            held = tuple(map(_call, reach.getters))
+        except ValueError:   # an empty closure cell
+            return None
+        return (args, tuple(flat), reach.getters, held, self.backend, _BACKEND,
+                "stream" not in self._own_keywords, entry, snap)
 
     def _reached_same(self, args, reached) -> bool:
         """Whether the arrays and helpers reached by name (and a method's ``self``
@@ -389,7 +440,7 @@ class GraphFunction:
                 entry.wait()
             self._cache.clear()
             self._keys_seen.clear()
-            self._last = None
+            self._last = self._fast = None
 
     def __repr__(self):
         return f"<graphtrace.graph {self.__name__} deps={self.deps}>"

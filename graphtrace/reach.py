@@ -107,7 +107,7 @@ class Reach:
     function (``arrays`` checks that first).
     """
 
-    __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "_getters",
+    __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters",
                  "_helper_values", "_number_names")
 
     def __init__(self, root):
@@ -123,7 +123,7 @@ class Reach:
         self.numbers = tuple((fn, name) for fn, name, _, array in self.places if array is None)
         self.has_arrays = any(array for _, _, _, array in self.places)
         # the helpers' then the numbers' names, looked up in C (functions())
-        self._getters = tuple(_getter(fn, name) for fn, name, _ in self.helpers) + \
+        self.getters = tuple(_getter(fn, name) for fn, name, _ in self.helpers) + \
             tuple(_getter(fn, name) for fn, name in self.numbers)
         self._helper_values = tuple(v for _, _, v in self.helpers)
         self._number_names = tuple(name for _, name in self.numbers)
@@ -172,7 +172,7 @@ class Reach:
         closure names hold, as ``(name, type, value)`` (part of the cache key: a new
         one traces anew). Runs at every call: the names are looked up in C."""
         try:
-            now = tuple(map(_call, self._getters))
+            now = tuple(map(_call, self.getters))
         except ValueError:   # an empty cell: the way that says None for it
             now = tuple(_lookup(fn, name) for fn, name, _ in self.helpers) + \
                 tuple(_lookup(fn, name) for fn, name in self.numbers)

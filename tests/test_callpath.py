@@ -483,3 +483,61 @@ def test_the_shortcut_takes_exactly_the_calls_with_the_last_calls_leaves(
         new_args, new_kwargs = _rebuilt((args, kwargs), how.endswith("flipped"))
     new_args = tuple(new_args)
     assert _same_call(new_args, new_kwargs, snap) == (_canon((new_args, new_kwargs)) == before)
+
+
+@cuda.jit
+def _put(x, v, off):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = v + off
+
+
+@cuda.jit
+def _put_tenfold(x, v, off):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = 10 * (v + off)
+
+
+_OFFSET = 0
+_PUT = _put
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["same", "item", "new list", "tuple", "number", "global",
+                                 "kernel", "stream"]), min_size=1, max_size=7))
+def test_repeated_calls_see_every_change_since_the_last(steps):
+    """A call that repeats the last one launches at once; any change since (an
+    item of a list argument, the list itself, a number, a global number or
+    kernel the function reaches by name) is seen, whatever came before."""
+    global _OFFSET, _PUT
+
+    @gt.graph(backend="sim")
+    def f(s, xs, v):
+        for x in xs:
+            _PUT[1, 4, s](x, v, _OFFSET)
+
+    _OFFSET, _PUT = 0, _put
+    xs, v, kw = [cuda.to_device(np.zeros(4)) for _ in range(2)], 1, {}
+    for step in ["same"] + steps:
+        if step == "item":
+            xs = list(xs) if type(xs) is tuple else xs
+            xs[1] = cuda.to_device(np.zeros(4))
+        elif step == "new list":
+            xs = list(xs)
+        elif step == "tuple":
+            xs = tuple(xs)
+        elif step == "number":
+            v += 1
+        elif step == "global":
+            _OFFSET += 100
+        elif step == "kernel":
+            _PUT = _put_tenfold if _PUT is _put else _put
+        elif step == "stream":
+            kw = {} if kw else {"stream": None}
+        for x in xs:
+            x.copy_to_device(np.zeros(4))
+        f(xs, v, **kw)
+        want = (v + _OFFSET) * (10 if _PUT is _put_tenfold else 1)
+        assert [x.copy_to_host().tolist() for x in xs] == [[want] * 4] * 2, step
+    _OFFSET, _PUT = 0, _put

@@ -256,6 +256,7 @@ class CompiledGraph(Binding):
         self._size = sum(1 for _ in self.ir.walk())   # nodes a whole-graph update takes
         self._uploaded = False
         self._launched = None          # the argument objects of the latest launch
+        self._again = None             # what launch() repeats at once (its short way)
         self._held = deque()           # (event, objects) of earlier bindings still in use
 
     # --- running -----------------------------------------------------------
@@ -271,6 +272,13 @@ class CompiledGraph(Binding):
 
     def launch(self, stream=None) -> None:
         """Replay the graph on ``stream`` (asynchronous)."""
+        again = self._again   # the last launch's stream and binding again: one driver call
+        if again is not None and again[0] is stream and self._objs is self._launched \
+                and again[1] is self.graph and getattr(_tls, "device_id", None) == \
+                self._device_id:
+            err, = again[2](again[3], again[4])
+            if not err:
+                return
         s = as_stream(stream, self._make_current())
         if not self._uploaded:
             self.graph.upload(s)
@@ -284,6 +292,11 @@ class CompiledGraph(Binding):
                 h.unpush()
             raise
         self._hold(s)
+        # a stream given by the caller (not the current one, which None means) and no
+        # launch hooks: the next launch on it with this binding takes the short way
+        self._again = None if stream is None or self.gpu.on_launch else \
+            (stream, self.graph, self.graph._driver.cuGraphLaunch, self.graph.handle,
+             self.graph._stream(s))
 
     def _hold(self, stream) -> None:
         """Keep the arrays of earlier bindings alive until their launches are done.

@@ -273,3 +273,40 @@ def test_arrays_of_a_launch_in_flight_outlive_the_next_binding(cp):
     z = cp.zeros(256, cp.float32)                    # would take a's memory if it were freed
     cp.cuda.Device().synchronize()
     assert float(z.sum()) == 0.0 and float(b.sum()) == 7.0 * 256
+
+
+def test_repeated_calls_on_a_stream_each_run_and_see_changes_between_them(cp, rng):
+    """Calls that repeat the last one (same arrays, same stream) are launched by
+    one driver call; every one of them runs, and a change of array, number or
+    stream between them is seen."""
+    a0, b0 = rng.standard_normal(128), rng.standard_normal(128)
+    a, b = cp.asarray(a0), cp.asarray(b0)
+
+    @gt.graph
+    def f(s, x, v):
+        inc[1, 128, s](x, v)
+    s1, s2 = cp.cuda.Stream(non_blocking=True), cp.cuda.Stream(non_blocking=True)
+    want_a, want_b = a0.copy(), b0.copy()
+    for x, v, st in [(a, 1.0, s1)] * 5 + [(b, 1.0, s1), (a, 1.0, s1), (a, 2.0, s1),
+                                          (a, 2.0, s2), (a, 2.0, s2), (a, 2.0, s1),
+                                          (b, 3.0, s1), (b, 3.0, s1)]:
+        f(x, v, stream=st)
+        st.synchronize()   # the next call may be on the other stream
+        (want_a if x is a else want_b)[:] += v
+    assert np.allclose(a.get(), want_a) and np.allclose(b.get(), want_b)
+    assert f.cache_info().misses == 1
+
+
+def test_repeated_calls_with_a_host_callback_run_it_every_time(cp):
+    seen = []
+    x = cp.zeros(4, cp.float32)
+
+    @gt.graph
+    def f(s, x):
+        inc[1, 4, s](x, 1.0)
+        s.host(lambda: seen.append(1))
+    st = cp.cuda.Stream(non_blocking=True)
+    for _ in range(4):
+        f(x, stream=st)
+    st.synchronize()
+    assert len(seen) == 4 and float(x.sum()) == 16.0

@@ -123,6 +123,14 @@ def run():
     row("floor: definition sets of prebuilt params + whole update", t, t / N,
         note=f"{len(patches.planned)} nodes planned, {len(images)} images, "
              "the array alternating")
+
+
+    def floor_in_flight():   # as a time-stepping loop has it: launches of the graph running
+        floor()
+        compiled.graph.launch(core_st)
+    t = host_us(floor_in_flight, reps=60, sync=sync)
+    row("floor, each update followed by a launch", t, (t - bare) / N,
+        note="updates while earlier launches run; per node less the bare launch")
     patches.set_definition(patches.rewrite([slot], compiled._ptrs))   # the binding again
     compiled.graph.update(compiled.definition)
     # where a per-node update's time goes (one kernel node, packed arguments)

@@ -44,10 +44,10 @@ class Binding:
         self._bound = None                               # snapshot of the last call's args
         self._moved: dict[int, Buffer] = {}              # id(recorded view) -> it, moved
         self.broken = False                              # a failed update left it unusable
-        self._by_index = {n.index: n for n in ir.walk()}   # regions' nodes too
+        self._by_index = None   # node index -> node, regions' nodes too (_nodes_by_index)
         self._owned = owned_moves(ir, self.allocate, getattr(self, "_device_id", None)) \
             if ir.temporaries else {}
-        self._users_a, self._users_s = self._users(len(arrays), len(scalars))
+        self._user_lists = None   # (users of each array slot, of each scalar slot)
 
     @property
     def node_count(self) -> int:
@@ -83,6 +83,13 @@ class Binding:
             return self._svals[x.slot]
         return x
 
+    def users(self) -> tuple[list, list]:
+        """The nodes (indices, sorted) that use each argument slot and each scalar
+        slot; found when first asked for (a rebind), not while a graph is built."""
+        if self._user_lists is None:
+            self._user_lists = self._users(len(self._roots), len(self._svals))
+        return self._user_lists
+
     def _users(self, n_arrays, n_scalars):
         users_a = [set() for _ in range(n_arrays)]
         users_s = [set() for _ in range(n_scalars)]
@@ -106,13 +113,19 @@ class Binding:
 
     def bind(self, objs: list, ptrs: list[int], svals: list) -> list:
         """Take new arguments; return the nodes whose values changed."""
-        changed = set()
+        changed, (users_a, users_s) = set(), self.users()
         self._changed_slots = [i for i, p in enumerate(ptrs) if p != self._ptrs[i]]
         for i in self._changed_slots:
-            changed.update(self._users_a[i])
+            changed.update(users_a[i])
         self._changed_scalars = changed_scalars(svals, self._svals)
         for j in self._changed_scalars:
-            changed.update(self._users_s[j])
+            changed.update(users_s[j])
         self._objs, self._ptrs, self._svals = objs, ptrs, svals
-        log.rebound(self.ir.name, len(changed), len(self._by_index))
-        return [self._by_index[i] for i in sorted(changed)]
+        by_index = self._nodes_by_index()
+        log.rebound(self.ir.name, len(changed), len(by_index))
+        return [by_index[i] for i in sorted(changed)]
+
+    def _nodes_by_index(self) -> dict:
+        if self._by_index is None:   # at the first rebind, not while a graph is built
+            self._by_index = {n.index: n for n in self.ir.walk()}
+        return self._by_index

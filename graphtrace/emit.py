@@ -137,11 +137,13 @@ class GpuContext:
         self._handles: dict[int, object] = {}  # node index -> its CUgraphNode
         self._preds = None                     # handles the node being emitted comes after
         self.kernel_nodes = KernelNodes()
+        self._handle_type = self.kernel_nodes.driver.CUgraphNode
         self.packings = None   # while a graph is first built: id(args) -> kernel_arguments
 
     def emit_region(self, region: Graph, definition) -> None:
+        handles, emit = self._handles, self.emit_node
         for node in region.nodes:
-            self.emit_node(node, [self._handles[d.index] for d in node.deps], definition)
+            emit(node, [handles[d.index] for d in node.deps], definition)
 
     def emit_node(self, node, preds: list, definition=None):
         """Add ``node`` to ``definition`` after the nodes of handles ``preds``; a
@@ -157,7 +159,7 @@ class GpuContext:
         try:
             op = node.op if self.devices is None else self.devices.op(node)
             gn = op.emit(self, node, definition)
-            handle = node_handle(gn)
+            handle = gn if type(gn) is self._handle_type else node_handle(gn)
             if self._preds is not None:
                 self.kernel_nodes.add_edges(definition, self.take_preds(), handle)
         except EmitError:
@@ -253,7 +255,6 @@ class CompiledGraph(Binding):
         self.definition = gpu.definition
         self.graph = gpu.graph = instantiate(
             gpu.definition, self.ir, self.ir.nodes[0].source if self.ir.nodes else None)
-        self._size = sum(1 for _ in self.ir.walk())   # nodes a whole-graph update takes
         self._uploaded = False
         self._launched = None          # the argument objects of the latest launch
         self._again = None             # what launch() repeats at once (its short way)
@@ -386,7 +387,7 @@ class CompiledGraph(Binding):
             except BaseException:
                 self.broken = True   # the function drops it from its cache
             raise
-        log.rebound(self.ir.name, count, len(self._by_index))
+        log.rebound(self.ir.name, count, self.ir.count())
         log.route(self.ir.name, "the whole graph" if whole else "node by node", count,
                   "as asked" if route else "cheaper for this many nodes")
         return count
@@ -440,7 +441,7 @@ class CompiledGraph(Binding):
                     node.op.plan_patches(self.gpu, node, patches, self._slot, self._ptrs)
             patches.cover(*[[i for i, users in enumerate(group)
                              if all(k in patches.planned for k in users)]
-                            for group in (self._users_a, self._users_s)])
+                            for group in self.users()])
             self._planned = patches
         return patches
 
@@ -464,7 +465,7 @@ class CompiledGraph(Binding):
     def _route(self, n_changed: int) -> str:
         """The cheaper update route, by the costs measured in bench/ (us)."""
         per_node = n_changed * (EXEC_NODE_UPDATE_US + DEFINITION_NODE_UPDATE_US)
-        whole = n_changed * DEFINITION_NODE_UPDATE_US + self._size * WHOLE_GRAPH_US_PER_NODE
+        whole = n_changed * DEFINITION_NODE_UPDATE_US + self.ir.count() * WHOLE_GRAPH_US_PER_NODE
         return "node" if per_node <= whole else "whole"
 
     def __repr__(self):

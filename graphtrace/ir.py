@@ -191,6 +191,15 @@ class Graph:
             return [self._recording.node(pos) for pos in sorted(self._recording.regions)]
         return [n for n in self._nodes if n.regions]
 
+    def count(self) -> int:
+        """How many nodes ``walk`` yields (those of regions too)."""
+        n = self.__dict__.get("_count")   # nodes are not added once recorded
+        if n is None:
+            n = self._count = len(self.nodes if self._nodes is not None else
+                                  self._recording) + \
+                sum(r.count() for node in self.structured() for r in node.regions)
+        return n
+
     def walk(self):
         """Every node, depth first: a node, then the nodes of its regions."""
         for node in self.nodes:

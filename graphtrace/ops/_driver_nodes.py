@@ -235,9 +235,11 @@ class KernelNodes:
         """A new kernel node of ``graph`` (a ``GraphDefinition``) after the nodes ``deps``;
         ``function``: ``kernel`` wraps a ``CUfunction``, not a ``CUkernel``."""
         self._fill(kernel, function, grid, block, shared_mem, values)
-        return check(self.driver.cuGraphAddKernelNode(self.graph_of(graph), deps, len(deps),
-                                                      self.params),
-                     "cuGraphAddKernelNode")
+        err, node = self.driver.cuGraphAddKernelNode(self.graph_of(graph), deps, len(deps),
+                                                     self.params)
+        if err:
+            check((err,), "cuGraphAddKernelNode")   # raises, naming the failure
+        return node
 
     def set(self, node, kernel, function, grid, block, shared_mem, values,
             executable=None) -> None:

@@ -171,9 +171,9 @@ class GpuContext:
         return gn
 
     def kernel_arguments(self, target, args) -> tuple:
-        """``(kernel, meta, packed values)`` of a launch of the kernel adapter
-        ``target`` with these recorded arguments (``target.compile``, then
-        ``target.pack``). While a graph is first built (one binding and one device
+        """``(kernel, meta, packed values, whether the kernel needs a cooperative
+        launch)`` of a launch of the kernel adapter ``target`` with these recorded
+        arguments (``target.compile``, then ``target.pack``). While a graph is first built (one binding and one device
         throughout: ``packings`` set), launches of one kernel with the same recorded
         arguments (the tracer hands them one tuple) share them."""
         cache = self.packings
@@ -182,7 +182,8 @@ class GpuContext:
             if hit is not None and hit[0] is args and hit[1] is target:
                 return hit[2]
         kern, meta = target.compile(args)
-        out = (kern, meta, target.pack(meta, args, self.value_of))
+        out = (kern, meta, target.pack(meta, args, self.value_of),
+               target.compiled_cooperative(meta))
         if cache is not None:
             cache[id(args)] = (args, target, out)
         return out

@@ -398,10 +398,10 @@ class KernelOp(Op):
         """Added through the driver with all its dependencies (``_driver_nodes.py``),
         then given its cluster and cooperative attributes."""
         a, target = node.attrs, node.target
-        kern, meta, values = gpu.kernel_arguments(target, node.args)
+        kern, meta, values, needs_cooperative = gpu.kernel_arguments(target, node.args)
         gpu.state[node.index] = (kern, meta)
         cooperative = a.get("cooperative")
-        if not cooperative and target.compiled_cooperative(meta):
+        if needs_cooperative and not cooperative:
             raise KernelArgumentError(_cooperative_needed(target), source=node.source)
         if a["shared_mem"] > _launch.DEFAULT_SHARED:
             _launch.allow_dynamic_shared(kern, a["shared_mem"], target.handle_is_function)

@@ -4,6 +4,7 @@ Writes bench/RESULTS.md (tables with the GPU, versions and date),
 bench/results.json and bench/chain.png.
 
     python bench/run.py [--quick]
+    python bench/run.py --sections chain,callpath,wide   (those again, the rest kept)
     python bench/run.py --render     (RESULTS.md again from results.json)
 """
 from __future__ import annotations
@@ -147,21 +148,33 @@ def plot(rows, path):
     fig.savefig(path, dpi=120)
 
 
-def measure(quick: bool) -> dict:
-    """Every workload, side by side in this run: what results.json holds."""
-    chain_rows = chain.run((10, 100, 1000) if quick else (10, 100, 1000, 10000))
-    call_rows = callpath.run()
-    wide_rows = wide.run()
-    work_rows = workloads.run()
-    temp_rows = temporaries.run(sizes_mb=(1,) if quick else (1, 16))
-    trace_rows = trace_cost.run((10_000,) if quick else (10_000, 100_000, 1_000_000))
-    trace_cost.write_report(trace_rows)
-    phases = build_phases.run()
-    return {"gpu": gpu_name(), "versions": versions(),
-            "date": datetime.date.today().isoformat(), "chain": chain_rows,
-            "callpath": call_rows, "wide": wide_rows, "workloads": work_rows,
-            "temporaries": temp_rows, "trace": trace_rows,
-            "build_phases_us_per_node": phases}
+SECTIONS = ("chain", "callpath", "wide", "workloads", "temporaries", "trace",
+            "build_phases_us_per_node")
+
+
+def measure(quick: bool, sections=SECTIONS, into: dict | None = None, save=None) -> dict:
+    """Every workload, side by side in this run: what results.json holds. With
+    ``sections``, only those, into ``into`` (the other sections as they were);
+    ``save(results)`` after each one, so that a run cut short keeps what it did."""
+    runs = {
+        "chain": lambda: chain.run((10, 100, 1000) if quick else (10, 100, 1000, 10000)),
+        "callpath": callpath.run,
+        "wide": wide.run,
+        "workloads": workloads.run,
+        "temporaries": lambda: temporaries.run(sizes_mb=(1,) if quick else (1, 16)),
+        "trace": lambda: trace_cost.run((10_000,) if quick else (10_000, 100_000, 1_000_000)),
+        "build_phases_us_per_node": build_phases.run,
+    }
+    res = dict(into or {})
+    res.update({"gpu": gpu_name(), "versions": versions(),
+                "date": datetime.date.today().isoformat()})
+    for name in sections:
+        res[name] = runs[name]()
+        if name == "trace":
+            trace_cost.write_report(res[name])
+        if save is not None:
+            save(res)
+    return res
 
 
 def render(res: dict) -> str:
@@ -227,17 +240,31 @@ def render(res: dict) -> str:
 
 def main():
     """``python bench/run.py [--quick]`` measures and writes everything;
-    ``--render`` writes RESULTS.md again from results.json (after a change to
-    how the tables read)."""
+    ``--sections trace,wide`` measures those sections only, keeping the others of
+    results.json (a full run can take longer than one sitting on the GPU machine
+    allows; each table is still one run's); ``--render`` writes RESULTS.md again
+    from results.json (after a change to how the tables read)."""
     path = os.path.join(HERE, "results.json")
+
+    def save(res):
+        with open(path, "w") as f:
+            json.dump(res, f, indent=1)
+
     if "--render" in sys.argv:
         with open(path) as f:
             res = json.load(f)
     else:
-        res = measure("--quick" in sys.argv)
-        with open(path, "w") as f:
-            json.dump(res, f, indent=1)
-        plot(res["chain"], os.path.join(HERE, "chain.png"))
+        sections, old = SECTIONS, None
+        if "--sections" in sys.argv:
+            sections = sys.argv[sys.argv.index("--sections") + 1].split(",")
+            unknown = set(sections) - set(SECTIONS)
+            if unknown:
+                sys.exit(f"unknown sections {sorted(unknown)}; known: {', '.join(SECTIONS)}")
+            with open(path) as f:
+                old = json.load(f)
+        res = measure("--quick" in sys.argv, sections, old, save)
+        if "chain" in sections:
+            plot(res["chain"], os.path.join(HERE, "chain.png"))
     text = render(res)
     with open(os.path.join(HERE, "RESULTS.md"), "w") as f:
         f.write(text)

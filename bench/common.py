@@ -57,6 +57,30 @@ def device_us(run_once, stream, reps=20, warmup=3) -> float:
     return median_us(out)
 
 
+def device_us_interleaved(variants: dict, stream, rounds=7, reps=7, warmup=3) -> dict:
+    """``{name: median us}`` of ``device_us`` for each ``run_once`` of ``variants``,
+    measured in turns (``rounds`` rounds of ``reps`` each), so that a slow spell
+    of the host or the GPU falls on every variant alike."""
+    import cupy as cp
+    samples = {name: [] for name in variants}
+    for name, fn in variants.items():
+        for _ in range(warmup):
+            fn()
+    stream.synchronize()
+    for _ in range(rounds):
+        for name, fn in variants.items():
+            fn()   # the stream's last graph is this one again
+            stream.synchronize()
+            for _ in range(reps):
+                start, end = cp.cuda.Event(), cp.cuda.Event()
+                start.record(stream)
+                fn()
+                end.record(stream)
+                end.synchronize()
+                samples[name].append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+    return {name: median_us(out) for name, out in samples.items()}
+
+
 def versions() -> dict:
     import platform
     out = {"python": platform.python_version(), "numpy": np.__version__}

@@ -2,14 +2,16 @@
 
 graphtrace (deps="data") finds the W chains by itself; stream capture of the
 same sequential code serialises them; hand-forked capture (W streams, events
-from the origin stream) is what an expert writes by hand.
+from the origin stream) is what an expert writes by hand. The variants are
+timed in turns (``device_us_interleaved``): one of them timed apart ran up to
+4% slower or faster from one run to the next on the same machine.
 """
 from __future__ import annotations
 
 import numpy as np
 
 import graphtrace as gt
-from common import device_us
+from common import device_us_interleaved
 
 SRC = r'''
 extern "C" __global__ void work(float* x, int iters) {
@@ -79,14 +81,13 @@ def run(widths=(1, 2, 4, 8, 16)):
                 node = node.launch(cfg, kern, x.data.ptr, np.int32(ITERS))
         by_hand = d.instantiate()
         by_hand.upload(core_st)
-        for name, fn in (("serial capture", lambda: serial.launch(st)),
-                         ("hand-forked capture", lambda: forked.launch(st)),
-                         ("graphtrace (data)", lambda: chains(xs, stream=st)),
-                         ("graphtrace, chain-major code",
-                          lambda: chains_by_chain(xs, stream=st)),
-                         ("graphtrace (bare launch)", lambda: compiled.graph.launch(core_st)),
-                         ("cuda.core hand-built", lambda: by_hand.launch(core_st))):
-            us = device_us(fn, st, reps=15)
+        variants = {"serial capture": lambda: serial.launch(st),
+                    "hand-forked capture": lambda: forked.launch(st),
+                    "graphtrace (data)": lambda: chains(xs, stream=st),
+                    "graphtrace, chain-major code": lambda: chains_by_chain(xs, stream=st),
+                    "graphtrace (bare launch)": lambda: compiled.graph.launch(core_st),
+                    "cuda.core hand-built": lambda: by_hand.launch(core_st)}
+        for name, us in device_us_interleaved(variants, st).items():
             rows.append({"workload": "wide", "w": w, "variant": name, "us": us})
             print(f"wide W={w:<3} {name:<22} {us:10.1f} us", flush=True)
     return rows

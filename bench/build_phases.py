@@ -133,7 +133,8 @@ def floors(k, x) -> dict:
 def main():
     phases = run()
     print("  ".join(f"{k} {v:.2f}" for k, v in phases.items()), "us/node")
-    print("(binding includes users and making Node objects; total includes all)")
+    print("(Node objects: making them afterwards, which a build does not do for "
+          "launches; total includes all)")
     print(floor_text(phases))
 
 

@@ -226,7 +226,9 @@ def render(res: dict) -> str:
                              ("Node objects us per op",
                               lambda r: f"{r['nodes_us_per_op']:.2f}")]), "",
           "## Where a build's time goes (1000-node chain, best of 5, us per node)", "",
-          "`bench/build_phases.py`: binding includes its users and making Node objects. "
+          "`bench/build_phases.py`. Node objects: making the graph's Nodes afterwards (a "
+          "build adds launches from the recorded columns, and makes them at the first "
+          "rebind or listing). "
           "The floors, in the same run: stream capture recording the same chain (no "
           "instantiation), and `cuGraphAddKernelNode` adding it with one prebuilt "
           "parameter struct.", "",

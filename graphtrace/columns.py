@@ -58,6 +58,11 @@ class Recording:
             node = self._early[pos] = self._make(pos, pos in self.opaque)
         return node
 
+    def made(self, pos: int) -> Node | None:
+        """Node ``pos`` if it was made while recording (a node ``Tracer.record``
+        added, or one placed then), else None: a launch ``Tracer.add`` recorded."""
+        return self._early.get(pos)
+
     def nodes(self) -> list[Node]:
         """Every node, with its deps (``deps`` must be set)."""
         if self._nodes is None:

@@ -82,6 +82,12 @@ def as_stream(stream, device=None):
                     "or cuda.core stream, an object with __cuda_stream__, or a handle int")
 
 
+def _failed(node, e: Exception) -> EmitError:
+    """The error naming ``node`` and the user's line when adding it failed with ``e``."""
+    return EmitError(f"failed to add {node.kind} node %{node.index} {describe(node)} "
+                     f"({_why(e)})", source=node.source)
+
+
 def _why(e: BaseException) -> str:
     """An inner failure for an outer message (without the inner one's source line)."""
     return f"{type(e).__name__}: {getattr(e, 'message', e)}"
@@ -141,9 +147,48 @@ class GpuContext:
         self.packings = None   # while a graph is first built: id(args) -> kernel_arguments
 
     def emit_region(self, region: Graph, definition) -> None:
+        rec = region.recording() if self.devices is None else None
+        if rec is not None:
+            self._emit_recorded(rec, definition)
+            return
         handles, emit = self._handles, self.emit_node
         for node in region.nodes:
             emit(node, [handles[d.index] for d in node.deps], definition)
+
+    def _emit_recorded(self, rec, definition) -> None:
+        """``emit_region`` from the columns a trace recorded, without making the
+        Nodes of its launches (``columns.Recording``): each launch goes to its
+        op's ``emit_launch``; a node made while recording goes through
+        ``emit_node``. A failure makes the launch's Node, to name it."""
+        ptr, preds = rec.deps
+        ptr, preds = ptr.tolist(), preds.tolist()
+        handles, nodes, by_pos, kind = self._handles, self._nodes, [], self._handle_type
+        for pos, (op, target, args, attrs, _, _, _, index, _) in enumerate(rec.entries):
+            a, b = ptr[pos], ptr[pos + 1]
+            after = [by_pos[preds[a]]] if b - a == 1 else [by_pos[p] for p in preds[a:b]]
+            node = rec.made(pos)
+            if node is not None:
+                self.emit_node(node, after, definition)
+                by_pos.append(handles[index])
+                continue
+            self._preds = after
+            launch = getattr(op, "emit_launch", None)
+            if launch is None:   # not a launch: through its Node
+                self.emit_node(rec.node(pos), after, definition)
+                by_pos.append(handles[index])
+                continue
+            try:
+                gn = launch(self, target, args, attrs, index, definition)
+                handle = gn if type(gn) is kind else node_handle(gn)
+                if self._preds is not None:
+                    self.kernel_nodes.add_edges(definition, self.take_preds(), handle)
+            except EmitError:
+                raise
+            except Exception as e:
+                raise _failed(rec.node(pos), e) from e
+            nodes[index] = gn
+            handles[index] = handle
+            by_pos.append(handle)
 
     def emit_node(self, node, preds: list, definition=None):
         """Add ``node`` to ``definition`` after the nodes of handles ``preds``; a
@@ -165,17 +210,17 @@ class GpuContext:
         except EmitError:
             raise
         except Exception as e:
-            raise EmitError(f"failed to add {node.kind} node %{node.index} "
-                            f"{describe(node)} ({_why(e)})", source=node.source) from e
+            raise _failed(node, e) from e
         self._nodes[node.index], self._handles[node.index] = gn, handle
         return gn
 
     def kernel_arguments(self, target, args) -> tuple:
         """``(kernel, meta, packed values, whether the kernel needs a cooperative
         launch)`` of a launch of the kernel adapter ``target`` with these recorded
-        arguments (``target.compile``, then ``target.pack``). While a graph is first built (one binding and one device
-        throughout: ``packings`` set), launches of one kernel with the same recorded
-        arguments (the tracer hands them one tuple) share them."""
+        arguments (``target.compile``, then ``target.pack``). While a graph is
+        first built (one binding and one device throughout: ``packings`` set),
+        launches of one kernel with the same recorded arguments (the tracer
+        hands them one tuple) share them."""
         cache = self.packings
         if cache is not None:
             hit = cache.get(id(args))
@@ -210,12 +255,14 @@ class GpuContext:
         self.graph, self.reshaped = graph, False
 
 
-def instantiate(definition, ir: Graph, source) -> Executable:
+def instantiate(definition, ir: Graph, source=None) -> Executable:
     """The executable graph of a definition (``executable.py`` says why through the
-    driver); a failure names the graph."""
+    driver); a failure names the graph, at ``source`` (default: its first node's line)."""
     try:
         return Executable(definition)
     except Exception as e:
+        if source is None and ir.count():
+            source = ir.nodes[0].source
         raise EmitError(f"failed to instantiate graph {ir.name} ({_why(e)})",
                         source=source) from e
 
@@ -254,8 +301,7 @@ class CompiledGraph(Binding):
         finally:
             gpu.packings = None   # later packings follow later bindings
         self.definition = gpu.definition
-        self.graph = gpu.graph = instantiate(
-            gpu.definition, self.ir, self.ir.nodes[0].source if self.ir.nodes else None)
+        self.graph = gpu.graph = instantiate(gpu.definition, self.ir)
         self._uploaded = False
         self._launched = None          # the argument objects of the latest launch
         self._again = None             # what launch() repeats at once (its short way)
@@ -449,7 +495,7 @@ class CompiledGraph(Binding):
     def _reinstantiate(self) -> None:
         """A new executable graph from the definition, for a node whose shape changed
         (launches of the old one in flight finish; the driver frees it after them)."""
-        self.graph = instantiate(self.definition, self.ir, self.ir.nodes[0].source)
+        self.graph = instantiate(self.definition, self.ir)
         self.gpu.set_graph(self.graph)
         self._uploaded = False
 

@@ -179,6 +179,11 @@ class Graph:
             self._nodes = self._recording.nodes()
         return self._nodes
 
+    def recording(self):
+        """What the trace recorded (``columns.Recording``) while its Nodes are not
+        made, else None."""
+        return self._recording if self._nodes is None else None
+
     def edges(self) -> list[tuple[int, int]]:
         """``(%a, %b)`` for each edge of this graph (not of its regions)."""
         if self._nodes is None:

@@ -72,7 +72,7 @@ def compiled(name: str, backend: str, ir, entry, trace_s: float, build_s: float)
     if logger.isEnabledFor(logging.INFO):
         kind = type(entry).__name__
         logger.info("built %s for %s: %d nodes, %d edges, deps=%s (trace %.1f ms, build "
-                    "%.1f ms): %s", name, backend, sum(1 for _ in ir.walk()), len(ir.edges()),
+                    "%.1f ms): %s", name, backend, ir.count(), len(ir.edges()),
                     ir.mode, trace_s * 1e3, build_s * 1e3, _BUILT.get(kind, kind))
 
 

@@ -32,10 +32,28 @@ KINDS = ("kernel", "memcpy", "memset", "zeros")   # what the driver path adds
 def for_graph(ir, home: int):
     """What ``GpuContext`` needs to emit ``ir`` on device ``home``: None when every
     node runs on ``home`` or is left to it (the usual case)."""
-    for n in ir.walk():
-        if isinstance(n.device, int) and n.device != home and (n.kind in KINDS or n.regions):
+    for device, kind, structured in _placed(ir):
+        if isinstance(device, int) and device != home and (kind in KINDS or structured):
             return Devices(home)
     return None
+
+
+def _placed(graph):
+    """``(device, kind, whether it owns regions)`` of every node, regions' too,
+    without making the Nodes of launches a trace recorded (``columns.Recording``)."""
+    rec = graph.recording()
+    if rec is None:
+        for n in graph.walk():
+            yield n.device, n.kind, bool(n.regions)
+        return
+    for pos, entry in enumerate(rec.entries):
+        node = rec.made(pos)
+        if node is None:   # a launch: its device is recorded with it
+            yield entry[8], entry[0].kind, False
+            continue
+        yield node.device, node.kind, bool(node.regions)
+        for region in node.regions:
+            yield from _placed(region)
 
 
 class Devices:

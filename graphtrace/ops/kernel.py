@@ -397,12 +397,16 @@ class KernelOp(Op):
     def emit(self, gpu, node, parent):
         """Added through the driver with all its dependencies (``_driver_nodes.py``),
         then given its cluster and cooperative attributes."""
-        a, target = node.attrs, node.target
-        kern, meta, values, needs_cooperative = gpu.kernel_arguments(target, node.args)
-        gpu.state[node.index] = (kern, meta)
+        return self.emit_launch(gpu, node.target, node.args, node.attrs, node.index, parent)
+
+    def emit_launch(self, gpu, target, args, a, index, parent):
+        """``emit`` of a launch from what the trace recorded (``columns.Recording``),
+        without its Node: ``GpuContext.emit_region`` adds launches so."""
+        kern, meta, values, needs_cooperative = gpu.kernel_arguments(target, args)
+        gpu.state[index] = (kern, meta)
         cooperative = a.get("cooperative")
         if needs_cooperative and not cooperative:
-            raise KernelArgumentError(_cooperative_needed(target), source=node.source)
+            raise KernelArgumentError(_cooperative_needed(target))
         if a["shared_mem"] > _launch.DEFAULT_SHARED:
             _launch.allow_dynamic_shared(kern, a["shared_mem"], target.handle_is_function)
         preds = gpu.take_preds()

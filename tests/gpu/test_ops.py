@@ -310,3 +310,28 @@ def test_repeated_calls_with_a_host_callback_run_it_every_time(cp):
         f(x, stream=st)
     st.synchronize()
     assert len(seen) == 4 and float(x.sum()) == 16.0
+
+
+def test_a_build_makes_no_node_objects_for_launches_until_they_are_asked_for(cp, monkeypatch):
+    """Launches are added to the CUDA graph from the columns the trace recorded;
+    their Node objects come when something asks (a listing, a rebind), with the
+    same dependencies, and the graph runs and rebinds as one built from Nodes."""
+    monkeypatch.setenv("GRAPHTRACE_VERIFY", "0")   # verify() would make every Node
+    a, b, out = (cp.zeros(64, cp.float64) for _ in range(3))
+
+    @gt.graph
+    def f(s, a, b, out):
+        inc[1, 64, s](a, 1.0)
+        inc[1, 64, s](b, 2.0)
+        combine[1, 64, s](a, b, out)
+        s.memset(b, 0)
+    c = f.compile(a, b, out)
+    assert c.ir.recording() is not None            # no Node made by the build
+    assert [(d.index, n.index) for n in c.ir.nodes for d in n.deps] == \
+        [(0, 2), (1, 2), (2, 3)]
+    f(a, b, out)
+    a2, b2, out2 = (cp.ones(64, cp.float64) for _ in range(3))
+    f(a2, b2, out2)                                  # a rebind, through the Nodes
+    cp.cuda.Device().synchronize()
+    assert out.tolist() == [5.0] * 64 and b.tolist() == [0.0] * 64
+    assert out2.tolist() == [2.0 * 3 + 3.0] * 64 and a2.tolist() == [2.0] * 64

@@ -271,3 +271,31 @@ def test_a_driver_too_old_for_the_node_is_a_clear_error(monkeypatch):
         conditional._require_driver(node.kind, node)
     assert "driver >= 12.8" in str(e.value) and "this one is 12.4" in str(e.value)
     assert e.value.source[1] == line_of(__file__, "if-else")
+
+
+def test_counts_and_placements_read_from_the_recording_match_the_nodes(monkeypatch):
+    """A build reads how many nodes a graph has and where each runs from what the
+    trace recorded, without making the Nodes of its launches (``Graph.count``,
+    ``ops._devices._placed``); both agree with the Nodes, regions included."""
+    from graphtrace.ops._devices import _placed
+    monkeypatch.setenv("GRAPHTRACE_VERIFY", "0")   # verify() makes every Node
+
+    @gt.graph(backend="sim")
+    def f(s, x, y, n):
+        add[1, 4, s](y, 1.0)
+        with s.while_loop(gt.cond(x) > 1.0, max_iterations=10) as body:
+            halve[1, 1, body](x)
+            with body.if_then(gt.cond(n) < 3) as then:
+                count[1, 1, then](n)
+        s.memset(y, 0)
+        add[1, 4, s](y, 2.0)
+    args = dev(100.0), dev(np.zeros(4)), dev(0, dtype=np.int32)
+    g = f.trace(*args)
+    assert g.recording() is not None
+    counted, placed = g.count(), list(_placed(g))
+    assert g.recording() is not None                 # still no Node for the launches
+    nodes = list(g.walk())
+    assert counted == len(nodes) == 7
+    assert placed == [(n.device, n.kind, bool(n.regions)) for n in nodes]
+    assert [k for _, k, _ in placed] == ["kernel", "while", "kernel", "if", "kernel",
+                                         "memset", "kernel"]

@@ -40,20 +40,25 @@ def host_us(fn, reps=200, sync=None, every=10, warmup=20) -> float:
     return median_us(out)
 
 
+def _event_seconds(run_once, stream) -> list:
+    """One ``run_once()`` timed with CUDA events on ``stream``: ``[seconds]``."""
+    import cupy as cp
+    start, end = cp.cuda.Event(), cp.cuda.Event()
+    start.record(stream)
+    run_once()
+    end.record(stream)
+    end.synchronize()
+    return [cp.cuda.get_elapsed_time(start, end) * 1e-3]
+
+
 def device_us(run_once, stream, reps=20, warmup=3) -> float:
     """Median wall time of ``run_once()`` measured with CUDA events on ``stream``."""
-    import cupy as cp
     for _ in range(warmup):
         run_once()
     stream.synchronize()
     out = []
     for _ in range(reps):
-        start, end = cp.cuda.Event(), cp.cuda.Event()
-        start.record(stream)
-        run_once()
-        end.record(stream)
-        end.synchronize()
-        out.append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+        out += _event_seconds(run_once, stream)
     return median_us(out)
 
 
@@ -61,7 +66,6 @@ def device_us_interleaved(variants: dict, stream, rounds=7, reps=7, warmup=3) ->
     """``{name: median us}`` of ``device_us`` for each ``run_once`` of ``variants``,
     measured in turns (``rounds`` rounds of ``reps`` each), so that a slow spell
     of the host or the GPU falls on every variant alike."""
-    import cupy as cp
     samples = {name: [] for name in variants}
     for name, fn in variants.items():
         for _ in range(warmup):
@@ -72,12 +76,7 @@ def device_us_interleaved(variants: dict, stream, rounds=7, reps=7, warmup=3) ->
             fn()   # the stream's last graph is this one again
             stream.synchronize()
             for _ in range(reps):
-                start, end = cp.cuda.Event(), cp.cuda.Event()
-                start.record(stream)
-                fn()
-                end.record(stream)
-                end.synchronize()
-                samples[name].append(cp.cuda.get_elapsed_time(start, end) * 1e-3)
+                samples[name] += _event_seconds(fn, stream)
     return {name: median_us(out) for name, out in samples.items()}
 
 

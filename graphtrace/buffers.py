@@ -300,14 +300,16 @@ def _from_interface(iface, obj, device, pinned=False):
 _new_buffer = object.__new__
 
 
-_SCALARS = (int, float, bool, complex, str, type(None))
+# never arrays: numbers, strings, None, and the plain containers arguments nest in
+# (a list, tuple or dict itself; its items are looked at one by one)
+_SCALARS = (int, float, bool, complex, str, type(None), list, tuple, dict)
 _kinds: dict = {}   # type -> how its objects are told apart: decided once per type
 
 
 def _kind(obj) -> str:
     """``own`` (describes itself), ``sim`` (the simulator's device array), ``host``
-    (a numpy array), ``scalar`` (never an array), ``cai`` (a device array type) or
-    ``other`` (asked object by object)."""
+    (a numpy array), ``scalar`` (never an array: ``_SCALARS``), ``cai`` (a device
+    array type) or ``other`` (asked object by object)."""
     t = type(obj)
     kind = _kinds.get(t)
     if kind is None:

@@ -162,33 +162,33 @@ class GpuContext:
         ``emit_node``. A failure makes the launch's Node, to name it."""
         ptr, preds = rec.deps
         ptr, preds = ptr.tolist(), preds.tolist()
-        handles, nodes, by_pos, kind = self._handles, self._nodes, [], self._handle_type
+        handles, by_pos = self._handles, []
         for pos, (op, target, args, attrs, _, _, _, index, _) in enumerate(rec.entries):
             a, b = ptr[pos], ptr[pos + 1]
             after = [by_pos[preds[a]]] if b - a == 1 else [by_pos[p] for p in preds[a:b]]
             node = rec.made(pos)
-            if node is not None:
-                self.emit_node(node, after, definition)
-                by_pos.append(handles[index])
-                continue
-            self._preds = after
-            launch = getattr(op, "emit_launch", None)
-            if launch is None:   # not a launch: through its Node
-                self.emit_node(rec.node(pos), after, definition)
-                by_pos.append(handles[index])
-                continue
-            try:
-                gn = launch(self, target, args, attrs, index, definition)
-                handle = gn if type(gn) is kind else node_handle(gn)
-                if self._preds is not None:
-                    self.kernel_nodes.add_edges(definition, self.take_preds(), handle)
-            except EmitError:
-                raise
-            except Exception as e:
-                raise _failed(rec.node(pos), e) from e
-            nodes[index] = gn
-            handles[index] = handle
-            by_pos.append(handle)
+            launch = getattr(op, "emit_launch", None) if node is None else None
+            if launch is None:   # a node made while recording, or no launch: its Node
+                self.emit_node(node if node is not None else rec.node(pos), after, definition)
+            else:
+                self._preds = after
+                try:
+                    gn = launch(self, target, args, attrs, index, definition)
+                    handles[index] = self._wired(gn, definition)
+                except EmitError:
+                    raise
+                except Exception as e:
+                    raise _failed(rec.node(pos), e) from e
+                self._nodes[index] = gn
+            by_pos.append(handles[index])
+
+    def _wired(self, gn, definition):
+        """The handle of the node ``gn`` an op added, put after the emitted node's
+        predecessors unless the op took them (``take_preds``)."""
+        handle = gn if type(gn) is self._handle_type else node_handle(gn)
+        if self._preds is not None:
+            self.kernel_nodes.add_edges(definition, self.take_preds(), handle)
+        return handle
 
     def emit_node(self, node, preds: list, definition=None):
         """Add ``node`` to ``definition`` after the nodes of handles ``preds``; a
@@ -204,9 +204,7 @@ class GpuContext:
         try:
             op = node.op if self.devices is None else self.devices.op(node)
             gn = op.emit(self, node, definition)
-            handle = gn if type(gn) is self._handle_type else node_handle(gn)
-            if self._preds is not None:
-                self.kernel_nodes.add_edges(definition, self.take_preds(), handle)
+            handle = self._wired(gn, definition)
         except EmitError:
             raise
         except Exception as e:

@@ -172,6 +172,7 @@ class Graph:
         self.name, self.params, self.mode = name, params, mode
         self._nodes, self._recording = (nodes, None) if isinstance(nodes, list) else (None, nodes)
         self.temporaries = list(temporaries)
+        self._count = None   # count(): nodes are not added once recorded
 
     @property
     def nodes(self) -> list[Node]:
@@ -198,7 +199,7 @@ class Graph:
 
     def count(self) -> int:
         """How many nodes ``walk`` yields (those of regions too)."""
-        n = self.__dict__.get("_count")   # nodes are not added once recorded
+        n = self._count
         if n is None:
             n = self._count = len(self.nodes if self._nodes is not None else
                                   self._recording) + \

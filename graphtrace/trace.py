@@ -36,13 +36,18 @@ __all__ = ["Stream", "Tracer", "Scope"]
 _hooks_lock = threading.Lock()
 
 
+_MEMO_SIZE = 4096   # launches remembered (Tracer.add)
+_MEMO_MISSES = 64   # launches bringing new arrays after which a kernel is not remembered
 # Arguments that are never arrays: recorded as they are, without a look inside.
-_MEMO_SIZE = 4096   # launches' arguments remembered (Tracer.add)
-_MEMO_MISSES = 64   # launches bringing new arrays after which a kernel stops looking
 _CONSTANTS = frozenset((int, float, bool, complex, str, type(None)))
 _OPEN = (list, tuple, dict, _Intent, np.generic)   # looked into by record_args
 _NUMPY_NUMBERS = frozenset(t for t in set(np.sctypeDict.values())
                            if issubclass(t, (np.number, np.bool_)))
+_TWO = object()   # a launch's arrays and stream are on two devices
+
+
+class _NOWHERE:   # the source of a launch that no frame outside graphtrace issued
+    f_code, f_lasti = "<unknown>", 0
 
 
 class Scope:
@@ -94,10 +99,13 @@ class Tracer:
                                           add a node; its deps follow from the mode
                                           when its scope ends
           add(stream, op, target, args, modes, attrs, opaque=False, refuse_host=None,
-              validate=None, addresses=None)  the same, for ops recorded in bulk
-                                          (kernel launches): flat arguments, each with
-                                          its mode code (deps.MODE_CODES), placed as a
-                                          kernel; no Node is made
+              validate=None, addresses=None, memo=None)  the same, for ops recorded
+                                          in bulk (kernel launches): flat arguments,
+                                          each with its mode code (deps.MODE_CODES),
+                                          placed as a kernel; no Node is made
+          memo[key] -> launch             a launch add remembered (memo=(key, owner)),
+          again(stream, launch)           recorded again on stream; owners whose ids
+                                          are in memo_off are no longer remembered
           open_region(name, parent=None, conditional=False) -> Scope
                                           start recording a region of scope parent
                                           (its own graph and tracker; a conditional
@@ -126,9 +134,9 @@ class Tracer:
         self._count = 0                         # nodes recorded, regions included
         self._n_streams = 1
         self._bufs: dict[int, tuple] = {}       # id(obj) -> (obj, Buffer, slot << 2, device bit)
-        self._memo: dict[tuple, tuple] = {}     # launches' arguments seen before (add)
-        self._misses: dict[int, int] = {}       # id(modes) -> launches with new arrays
-        self._memo_off: set[int] = set()        # id(modes) of kernels that stopped looking
+        self.memo: dict[tuple, tuple] = {}      # launches remembered (add)
+        self._misses: dict[int, int] = {}       # id(owner) -> launches with new arrays
+        self.memo_off: set[int] = set()         # id(owner) of kernels no longer remembered
         self._slot_of: dict[int, int] = {}      # id(Buffer) -> slot
         self._views: dict = {}                  # device array key -> (Buffer, slot << 2, device bit)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
@@ -286,7 +294,7 @@ class Tracer:
         return next((r for r in candidates if r.contains(buf)), None)
 
     def add(self, stream: "Stream", op, target, args, modes, attrs: dict, opaque: bool = False,
-            refuse_host=None, validate=None, addresses=None) -> None:
+            refuse_host=None, validate=None, addresses=None, memo=None) -> None:
         """Record a node of flat arguments (kernel launches), without making its Node.
 
         Argument ``i`` is accessed as ``modes[i]`` (a mode code) unless
@@ -298,46 +306,56 @@ class Tracer:
         address (an int from ``LOWEST_ADDRESS`` on, a dynamic Scalar, anything
         looked into). ``attrs`` may be shared with other nodes (each Node gets a
         copy). The node runs where its arrays are, as a kernel (``placement.py``).
+
+        ``memo``: ``(key, owner)`` to remember the launch by, where ``key`` holds
+        the ids of ``args`` and ``owner`` (the kernel) with whatever else decides
+        ``op``, ``target``, ``modes`` and ``attrs``. When every array was seen
+        before and nothing may be an address, a later launch with that key is
+        recorded by ``again`` from ``self.memo[key]``; an ``owner`` whose launches
+        keep bringing new arrays (views made at every launch) stops being
+        remembered: its id joins ``self.memo_off``.
         """
-        # The same launch arguments as an earlier launch of this kernel: the same
-        # objects (held by the entry, so their ids are theirs), arrays seen before
-        # and plain constants, already checked; the rest of the trace repeats them.
-        # Kernels whose launches keep bringing new arrays (views made at every
-        # launch) stop looking (_MEMO_MISSES).
-        memo = key = None
-        if id(modes) not in self._memo_off:
-            key = (id(modes), *map(id, args))
-            memo = self._memo.get(key)
-        if memo is not None:
-            rec, codes, places, numbers, validate = memo[1], memo[2], memo[3], False, None
-        else:
-            rec, codes, places, numbers, seen = self._arguments(args, modes)
-            if key is not None and not seen:
-                self._missed(modes)
-        held = places if stream._device is None else places | 2 << stream._device
-        try:   # placement.py's rule for a kernel: the one device of its arrays and stream
-            device, settled = ONE_DEVICE[held], True
-        except KeyError:
-            if held & 1:   # host memory
-                refuse_host(self, args)
-            device, settled = None, False   # two devices: place() decides on its Node
+        rec, codes, places, numbers, seen = self._arguments(args, modes)
+        if places & 1:   # host memory: no device can run it
+            refuse_host(self, args)
         if validate is not None:
             validate(rec)
         if numbers and not opaque and addresses is not None:
             addresses(self, rec)
-        if memo is None and seen and not numbers and key is not None:
-            if len(self._memo) >= _MEMO_SIZE:   # arguments computed afresh: start again
-                self._memo.clear()
-            self._memo[key] = ((modes, args), rec, codes, places)
+        launch = (op, target, rec, attrs, codes, places, opaque, None, None)
+        self.again(stream, launch)
+        if memo is None:
+            return
+        key, owner = memo
+        if seen and not numbers:
+            if len(self.memo) >= _MEMO_SIZE:   # arguments computed afresh: start again
+                self.memo.clear()
+            # the entry holds the objects whose ids the key has
+            self.memo[key] = launch[:7] + (args, owner)
+        elif not seen:
+            misses = self._misses[id(owner)] = self._misses.get(id(owner), 0) + 1
+            if misses > _MEMO_MISSES:
+                self.memo_off.add(id(owner))
+
+    def again(self, stream: "Stream", launch, depth: int = 3) -> None:
+        """Append a launch whose arguments are recorded: ``(op, target, recorded
+        args, attrs, access codes, placement bits, opaque, ...)``, from ``add`` or
+        ``memo``. The user's frame is looked for from ``depth`` frames up: from
+        ``add``, or from the op's recording function, whose caller is ours
+        (``Stream.launch``, ``kernel[g, b, s]``, ``forall``)."""
+        op, target, rec, attrs, codes, places, opaque, _, _ = launch
+        # placement.py's rule for a kernel: the one device of its arrays and stream;
+        # of two devices, place() decides on its Node
+        device = ONE_DEVICE.get(places if stream._device is None
+                                else places | 2 << stream._device, _TWO)
         # the same as _append, inlined: this runs once per launch
         scope = stream._scope or self._top
         if scope.closed or scope.open_regions or \
                 (scope.conditional and op.refused_in_conditional):
             self._check_scope(scope, op)
-        # user_frame_object without the call, from the caller of record_launch's
-        # caller (Stream.launch, kernel[g, b, s](...), forall): those two frames are
-        # ours, and making frame objects for them cost 0.4 us a launch
-        f = _getframe(3)
+        # user_frame_object without the call, from the frames known to be ours:
+        # making frame objects for them cost 0.4 us a launch
+        f = _getframe(depth)
         while f is not None:
             inside = _internal.get(f.f_code.co_filename)
             if inside is None:
@@ -345,26 +363,24 @@ class Tracer:
             if not inside:
                 break
             f = f.f_back
-        # its line is found when a Node is made (f_lineno is slow)
-        where, at = (f.f_code, f.f_lasti) if f is not None else ("<unknown>", 0)
+        else:
+            f = _NOWHERE
         index = self._count
         self._count = index + 1
         r = scope.rec
-        r.entries.append((op, target, rec, attrs, stream._index, where, at, index, device))
+        # the source is the code and its instruction: its line is found when a
+        # Node is made (f_lineno is slow)
+        r.entries.append((op, target, rec, attrs, stream._index, f.f_code, f.f_lasti, index,
+                          device))
         r.codes += codes
         r.ends.append(len(r.codes))
         if opaque:
             r.opaque.append(len(r.entries) - 1)
         if scope.online:
             scope.deps.add(len(r.entries) - 1, stream._index)
-        if not settled:
+        if device is _TWO:
+            r.entries[-1] = r.entries[-1][:8] + (None,)
             _placement.place(stream, r.node(len(r.entries) - 1))
-
-    def _missed(self, modes) -> None:
-        """A launch of the kernel of ``modes`` brought arrays not seen before."""
-        misses = self._misses[id(modes)] = self._misses.get(id(modes), 0) + 1
-        if misses > _MEMO_MISSES:
-            self._memo_off.add(id(modes))
 
     def _arguments(self, args, modes) -> tuple:
         """``(recorded args, access codes, placement bits, whether any may be an
@@ -637,6 +653,16 @@ class Stream(ProxyStream):
         as in cuda.core). ``device=1`` runs it on GPU 1, as ``s.on(1).launch(...)``
         does.
         """
+        tracer = self._tracer
+        if id(kernel) not in tracer.memo_off and type(grid) is int and type(block) is int \
+                and device is None and shared_mem is None and cluster is None \
+                and cooperative is None and not opaque:
+            # what record_launch looks up first: an earlier launch of this kernel with
+            # this configuration and these very arguments, all of them arrays seen
+            # before or constants
+            launch = tracer.memo.get((id(kernel), grid, block, None, *map(id, args)))
+            if launch is not None and getattr(STATE, "tracer", None) is tracer:
+                return tracer.again(self, launch, 2)
         stream = self if device is None else self.on(device)
         return _kernel.record_launch(stream, kernel, grid, block, args, shared_mem, opaque,
                                      cluster, cooperative)

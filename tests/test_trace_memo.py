@@ -1,5 +1,5 @@
 """A launch whose arguments are the objects of an earlier launch of its kernel
-reuses what that one recorded (``Tracer.add``): the graph must be the one
+reuses what that one recorded (``Tracer.add``, ``Tracer.again``): the graph must be the one
 traced with every launch looked into afresh."""
 import contextlib
 
@@ -8,6 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import graphtrace as gt
 from graphtrace import trace as _trace
+from graphtrace.ops._numba import _ProxyLaunch
 from graphtrace.ops.kernel import Adapter
 from helpers import FakeDeviceArray as A, any_kernel
 
@@ -29,28 +30,49 @@ def _afresh():
 
     def __init__(self, *a, **kw):
         init(self, *a, **kw)
-        self._memo_off = _Everything()
+        self.memo_off = _Everything()
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_trace.Tracer, "__init__", __init__)
         yield
 
 
 def _program(steps):
-    """A function replaying ``steps``: (kernel, argument picks) of a pool of
-    arrays, views of them made again at each launch, and numbers (one of
-    them a new float object at each launch)."""
+    """A function replaying ``steps``: (kernel, argument picks, where) of a pool
+    of arrays, views of them made again at each launch, and numbers (one of
+    them a new float object at each launch), launched on the stream, a forked
+    one, one bound to device 0, a loop's body, with a tuple grid, with
+    ``shared_mem`` given, or in ``kernel[grid, block, s]`` form."""
     def f(s, x, y, z):
         pool = [lambda: x, lambda: y, lambda: z, lambda: x[0:8], lambda: y[8:16],
                 lambda: 2.0, lambda: 7, lambda: float(len(steps))]
-        for k, picks in steps:
+        other, on0 = s.fork(), s.on(0)
+        for k, picks, where in steps:
             kern = KERNELS[k]
             n = 3 if kern.name == "k3" else 2
-            s.launch(kern, 1, 32, *[pool[p]() for p in (picks * 2)[:n]])
+            args = [pool[p]() for p in (picks * 2)[:n]]
+            if where == 0:
+                s.launch(kern, 1, 32, *args)
+            elif where == 1:
+                other.launch(kern, 1, 32, *args)
+            elif where == 2:
+                on0.launch(kern, 1, 32, *args)
+            elif where == 3:
+                with s.while_loop(gt.cond(z[0:1]) > 0, max_iterations=3) as body:
+                    body.launch(kern, 1, 32, *args)
+                    body.launch(kern, 1, 32, *args)
+            elif where == 4:
+                s.launch(kern, (1, 1), (32,), *args)
+            elif where == 5:
+                s.launch(kern, 1, 32, *args, shared_mem=0)
+            else:
+                _ProxyLaunch(kern, 1, 32, s)(*args)   # what kernel[1, 32, s](...) does
+        s.join(other)
     return gt.graph(f)
 
 
 STEPS = st.lists(st.tuples(st.integers(0, len(KERNELS) - 1),
-                           st.lists(st.integers(0, 7), min_size=2, max_size=3)), max_size=40)
+                           st.lists(st.integers(0, 7), min_size=2, max_size=3),
+                           st.integers(0, 6)), max_size=40)
 
 
 @settings(max_examples=200, deadline=None)

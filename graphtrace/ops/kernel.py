@@ -240,8 +240,17 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
     tracer = stream._tracer   # stream.tracer(), without the call: this runs per launch
     if getattr(STATE, "tracer", None) is not tracer:
         stream.tracer()   # raises: used outside its trace
+    memo = None
     if (type(grid) is int and type(block) is int or _plain(grid, block)) and cluster is None \
             and cooperative is None and (shared_mem is None or type(shared_mem) is int):
+        if not opaque and id(k) not in tracer.memo_off:
+            # the kernel, configuration and argument objects of an earlier launch
+            # whose arrays were all seen before: recorded as that one was
+            key = (id(k), grid, block, shared_mem, *map(id, args))
+            launch = tracer.memo.get(key)
+            if launch is not None:
+                return tracer.again(stream, launch)
+            memo = key, k
         key = (id(k), len(args), grid, block, shared_mem)
         hit = _launches.get(key)
         if hit is None or hit[0] is not k:
@@ -254,7 +263,7 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
         args, attrs = _options(grid, block, args, shared_mem, cluster, cooperative)
         hit = _launch_kind(k, len(args), attrs)
     tracer.add(stream, KERNEL, hit[1], args, hit[2], hit[5], opaque or hit[1].opaque, hit[4],
-               hit[3], hit[6])
+               hit[3], hit[6], memo)
 
 
 def _plain(grid, block) -> bool:

@@ -323,7 +323,7 @@ class Tracer:
         if numbers and not opaque and addresses is not None:
             addresses(self, rec)
         launch = (op, target, rec, attrs, codes, places, opaque, None, None)
-        self.again(stream, launch)
+        self.again(stream, launch, 4)
         if memo is None:
             return
         key, owner = memo
@@ -340,8 +340,10 @@ class Tracer:
     def again(self, stream: "Stream", launch, depth: int = 3) -> None:
         """Append a launch whose arguments are recorded: ``(op, target, recorded
         args, attrs, access codes, placement bits, opaque, ...)``, from ``add`` or
-        ``memo``. The user's frame is looked for from ``depth`` frames up: from
-        ``add``, or from the op's recording function, whose caller is ours
+        ``memo``. The user's frame is looked for from ``depth`` frames up, the
+        first that may be theirs: each frame object made on the way costs (a
+        new one per launch for our frames), so callers say how many frames are
+        ours. ``add`` and the op's recording function are called from ours
         (``Stream.launch``, ``kernel[g, b, s]``, ``forall``)."""
         op, target, rec, attrs, codes, places, opaque, _, _ = launch
         # placement.py's rule for a kernel: the one device of its arrays and stream;
@@ -353,7 +355,7 @@ class Tracer:
         if scope.closed or scope.open_regions or \
                 (scope.conditional and op.refused_in_conditional):
             self._check_scope(scope, op)
-        # user_frame_object without the call, from the frames known to be ours:
+        # user_frame_object without the call, past the frames known to be ours:
         # making frame objects for them cost 0.4 us a launch
         f = _getframe(depth)
         while f is not None:
@@ -653,16 +655,10 @@ class Stream(ProxyStream):
         as in cuda.core). ``device=1`` runs it on GPU 1, as ``s.on(1).launch(...)``
         does.
         """
-        tracer = self._tracer
-        if id(kernel) not in tracer.memo_off and type(grid) is int and type(block) is int \
-                and device is None and shared_mem is None and cluster is None \
-                and cooperative is None and not opaque:
-            # what record_launch looks up first: an earlier launch of this kernel with
-            # this configuration and these very arguments, all of them arrays seen
-            # before or constants
-            launch = tracer.memo.get((id(kernel), grid, block, None, *map(id, args)))
-            if launch is not None and getattr(STATE, "tracer", None) is tracer:
-                return tracer.again(self, launch, 2)
+        if type(grid) is int and type(block) is int and device is None and shared_mem is None \
+                and cluster is None and cooperative is None and not opaque \
+                and _kernel.again(self, kernel, grid, block, None, args):
+            return None
         stream = self if device is None else self.on(device)
         return _kernel.record_launch(stream, kernel, grid, block, args, shared_mem, opaque,
                                      cluster, cooperative)

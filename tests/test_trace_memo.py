@@ -65,7 +65,7 @@ def _program(steps):
             elif where == 5:
                 s.launch(kern, 1, 32, *args, shared_mem=0)
             else:
-                _ProxyLaunch(kern, 1, 32, s)(*args)   # what kernel[1, 32, s](...) does
+                _ProxyLaunch((kern, 1, 32, s, 0))(*args)   # what kernel[1, 32, s](...) does
         s.join(other)
     return gt.graph(f)
 

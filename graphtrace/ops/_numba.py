@@ -27,7 +27,7 @@ from ..tree import materialize, tree_map
 from ._intents import _dotted, _parse, infer_intents, resolve_dotted, vararg_intent
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
-from .kernel import ADAPTERS, Adapter, adapter_for, record_launch
+from .kernel import ADAPTERS, Adapter, adapter_for, again, record_launch
 
 __all__ = ["NumbaAdapter", "flatten", "is_device_function", "uses_grid_sync", "array_params"]
 
@@ -332,18 +332,19 @@ ADAPTERS.append((_is_numba_kernel, NumbaAdapter))
 ADAPTERS.append((is_device_function, _refuse_device_function))
 
 
-class _ProxyLaunch:
-    """What ``kernel[grid, block, s]`` returns for a proxy stream ``s``."""
+class _ProxyLaunch(tuple):
+    """What ``kernel[grid, block, s]`` returns for a proxy stream ``s``:
+    ``(kernel, grid, block, s, shared_mem)``, made without a call into Python
+    (one per launch)."""
 
-    __slots__ = ("kernel", "grid", "block", "stream", "shared_mem")
-
-    def __init__(self, kernel, grid, block, stream, shared_mem=0):
-        self.kernel, self.grid, self.block = kernel, grid, block
-        self.stream, self.shared_mem = stream, shared_mem
+    __slots__ = ()
 
     def __call__(self, *args):
-        return record_launch(self.stream, self.kernel, self.grid, self.block, args,
-                             self.shared_mem)
+        kernel, grid, block, stream, shared_mem = self
+        if type(grid) is int and type(block) is int and type(shared_mem) is int \
+                and again(stream, kernel, grid, block, shared_mem, args):
+            return None
+        return record_launch(stream, kernel, grid, block, args, shared_mem)
 
 
 class _ProxyForAll:
@@ -393,9 +394,11 @@ def _patch_launch_syntax(cls):
     forall = cls.forall
 
     def __getitem__(self, config):
+        if type(config) is tuple and len(config) == 3 and isinstance(config[2], ProxyStream):
+            return _ProxyLaunch((self, *config, 0))   # the usual kernel[grid, block, s]
         cfg = config if isinstance(config, tuple) else (config,)
         if len(cfg) >= 3 and isinstance(cfg[2], ProxyStream):
-            return _ProxyLaunch(self, cfg[0], cfg[1], cfg[2], *cfg[3:4])
+            return _ProxyLaunch((self, cfg[0], cfg[1], cfg[2], cfg[3] if len(cfg) > 3 else 0))
         if current_tracer() is not None:
             raise StreamError(
                 f"numba kernel {self.py_func.__name__} launched on a real stream inside "

@@ -25,7 +25,7 @@ from ._launch import count as _count, dim3
 from .base import Op, arg_position, record_args
 
 __all__ = ["Adapter", "ADAPTERS", "MODULES", "adapter_for", "kernel", "dim3", "record_launch",
-           "NO_BLOCK", "LOWEST_ADDRESS", "foreign_attribute", "KernelOp", "KERNEL"]
+           "again", "NO_BLOCK", "LOWEST_ADDRESS", "foreign_attribute", "KernelOp", "KERNEL"]
 
 # (predicate(obj) -> bool, factory(obj) -> Adapter), tried in order.
 ADAPTERS: list = []
@@ -230,6 +230,22 @@ NO_BLOCK = object()   # s.launch(kernel, config, *args): a LaunchConfig in place
 # (id(kernel), nargs, grid, block, shared_mem) of launches given plain ints (shared_mem
 # None too) and no other option -> what such launches share
 _launches: dict = {}
+
+
+def again(stream, k, grid: int, block: int, shared_mem, args) -> bool:
+    """Record a launch of plain int ``grid`` and ``block`` (``shared_mem`` None or an
+    int) if the tracer remembers one with this kernel, configuration and these
+    very argument objects (``Tracer.add``'s memo), and say whether it did: the
+    fast way of ``Stream.launch`` and ``kernel[g, b, s](...)``, which call it
+    directly (the user's frame is the third up) and ``record_launch`` otherwise."""
+    tracer = stream._tracer
+    if id(k) in tracer.memo_off:   # a kernel whose launches keep bringing new arrays
+        return False
+    launch = tracer.memo.get((id(k), grid, block, shared_mem, *map(id, args)))
+    if launch is None or getattr(STATE, "tracer", None) is not tracer:
+        return False
+    tracer.again(stream, launch, 3)
+    return True
 
 
 def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, cluster=None,

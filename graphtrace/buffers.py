@@ -361,16 +361,20 @@ def interface_of(obj) -> tuple:
     (cupy, numba, torch; and the simulator's): its ``__cuda_array_interface__``,
     and a key of its type and geometry (two arrays with one key have the same
     Buffer; None for structured dtypes); ``(None, None)`` for any other object."""
-    kind = _kinds.get(type(obj)) or _kind(obj)
-    if kind == "sim":
-        cai = obj._ary.__array_interface__   # what the simulator's array stands for
-    elif kind == "cai":
+    t = type(obj)
+    kind = _kinds.get(t) or _kind(obj)
+    if kind == "cai":
         cai = getattr(obj, "__cuda_array_interface__", None)
+        if cai is None:
+            return None, None
+    elif kind == "sim":
+        cai = obj._ary.__array_interface__   # what the simulator's array stands for
     else:
         return None, None
-    if cai is None or len(cai.get("descr") or ()) > 1:
+    descr = cai.get("descr")
+    if descr is not None and len(descr) > 1:
         return None, cai
-    return (type(obj), cai["data"], cai["shape"], cai.get("strides"), cai["typestr"]), cai
+    return (t, cai["data"], cai["shape"], cai.get("strides"), cai["typestr"]), cai
 
 
 def device_buffer(obj, cai) -> Buffer:

@@ -43,6 +43,11 @@ _CONSTANTS = frozenset((int, float, bool, complex, str, type(None)))
 _OPEN = (list, tuple, dict, _Intent, np.generic)   # looked into by record_args
 _NUMPY_NUMBERS = frozenset(t for t in set(np.sctypeDict.values())
                            if issubclass(t, (np.number, np.bool_)))
+# What a launch argument of these types is: 0 a constant, _INTEGER an int that is
+# an address from LOWEST_ADDRESS on, _DYNAMIC a number given at each call.
+_INTEGER, _DYNAMIC = 1, 2
+_PLAIN = {t: _INTEGER if t is int or t in _NUMPY_NUMBERS and np.dtype(t).kind in "iu" else 0
+          for t in _CONSTANTS | _NUMPY_NUMBERS} | {Scalar: _DYNAMIC}
 _TWO = object()   # a launch's arrays and stream are on two devices
 
 
@@ -395,17 +400,12 @@ class Tracer:
                 rec.append(hit[1])
                 codes.append(hit[2] | m)
                 places |= hit[3]
-            elif type(a) in _CONSTANTS:
+                continue
+            plain = _PLAIN.get(type(a))
+            if plain is not None:   # a number, a string, None, a dynamic Scalar
                 rec.append(a)
-                if type(a) is int and a >= LOWEST_ADDRESS:
-                    numbers = True
-            elif type(a) is Scalar:
-                rec.append(a)
-                numbers = True
-            elif type(a) in _NUMPY_NUMBERS:   # np.int32(n), np.float32(a): constants
-                rec.append(a)
-                if a.dtype.kind in "iu" and a >= LOWEST_ADDRESS:
-                    numbers = True
+                if plain and (plain == _DYNAMIC or a >= LOWEST_ADDRESS):
+                    numbers = True   # it may be an address
             elif not isinstance(a, _OPEN) and (hit := self._entry(a)) is not None:
                 rec.append(hit[0])   # a new array or view
                 codes.append(hit[1] | m)
@@ -655,10 +655,11 @@ class Stream(ProxyStream):
         as in cuda.core). ``device=1`` runs it on GPU 1, as ``s.on(1).launch(...)``
         does.
         """
-        if type(grid) is int and type(block) is int and device is None and shared_mem is None \
+        if id(kernel) not in self._tracer.memo_off and type(grid) is int \
+                and type(block) is int and device is None and shared_mem is None \
                 and cluster is None and cooperative is None and not opaque \
                 and _kernel.again(self, kernel, grid, block, None, args):
-            return None
+            return None   # recorded as an earlier launch with these very arguments
         stream = self if device is None else self.on(device)
         return _kernel.record_launch(stream, kernel, grid, block, args, shared_mem, opaque,
                                      cluster, cooperative)

@@ -341,6 +341,25 @@ def test_a_launch_like_an_earlier_one_is_checked_for_addresses_too():
     check(e, "cachedptr", "is an int that points into x")
 
 
+@pytest.mark.parametrize("as_number, refused", [
+    (int, True), (np.int64, True), (np.uint64, True),
+    (float, False), (np.float64, False), (lambda v: np.timedelta64(v, "ns"), False)])
+def test_an_address_is_refused_as_any_integer_type_and_floats_pass(as_number, refused):
+    """An integer of any type from the lowest mapped address on may point into
+    an argument; a float or a duration is no address."""
+    @gt.graph
+    def f(s, x, out):
+        value = as_number(x.__cuda_array_interface__["data"][0])
+        s.launch(core_scale, 1, 32, value, 2.0, out)            # asnumber
+    x = A(32)
+    if refused:
+        with pytest.raises(gt.KernelArgumentError) as e:
+            f.trace(x, A(32))
+        check(e, "asnumber", "is an int that points into x")
+    else:
+        assert len(f.trace(x, A(32)).nodes) == 1
+
+
 def test_raw_addresses_pass_for_opaque_kernels_and_other_ints_pass():
     opaque = gt.kernel(Kernel.from_handle(0x1234), opaque=True, name="opaque")
 

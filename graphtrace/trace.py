@@ -327,7 +327,8 @@ class Tracer:
             validate(rec)
         if numbers and not opaque and addresses is not None:
             addresses(self, rec)
-        launch = (op, target, rec, attrs, codes, places, opaque, None, None)
+        # the entry holds the objects whose ids a memo key has
+        launch = (op, target, rec, attrs, codes, places, opaque, args, memo)
         self.again(stream, launch, 4)
         if memo is None:
             return
@@ -335,8 +336,7 @@ class Tracer:
         if seen and not numbers:
             if len(self.memo) >= _MEMO_SIZE:   # arguments computed afresh: start again
                 self.memo.clear()
-            # the entry holds the objects whose ids the key has
-            self.memo[key] = launch[:7] + (args, owner)
+            self.memo[key] = launch
         elif not seen:
             misses = self._misses[id(owner)] = self._misses.get(id(owner), 0) + 1
             if misses > _MEMO_MISSES:
@@ -655,14 +655,16 @@ class Stream(ProxyStream):
         as in cuda.core). ``device=1`` runs it on GPU 1, as ``s.on(1).launch(...)``
         does.
         """
+        key = None
         if id(kernel) not in self._tracer.memo_off and type(grid) is int \
                 and type(block) is int and device is None and shared_mem is None \
-                and cluster is None and cooperative is None and not opaque \
-                and _kernel.again(self, kernel, grid, block, None, args):
-            return None   # recorded as an earlier launch with these very arguments
+                and cluster is None and cooperative is None and not opaque:
+            key = _kernel.again(self, kernel, grid, block, None, args)
+            if key is True:
+                return None   # recorded as an earlier launch with these very arguments
         stream = self if device is None else self.on(device)
         return _kernel.record_launch(stream, kernel, grid, block, args, shared_mem, opaque,
-                                     cluster, cooperative)
+                                     cluster, cooperative, key)
 
     def copy(self, dst, src):
         """Record a copy of ``src`` into ``dst`` (same shape and dtype).

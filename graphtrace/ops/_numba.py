@@ -341,10 +341,12 @@ class _ProxyLaunch(tuple):
 
     def __call__(self, *args):
         kernel, grid, block, stream, shared_mem = self
-        if type(grid) is int and type(block) is int and type(shared_mem) is int \
-                and again(stream, kernel, grid, block, shared_mem, args):
-            return None
-        return record_launch(stream, kernel, grid, block, args, shared_mem)
+        key = None
+        if type(grid) is int and type(block) is int and type(shared_mem) is int:
+            key = again(stream, kernel, grid, block, shared_mem, args)
+            if key is True:
+                return None   # recorded as an earlier launch with these very arguments
+        return record_launch(stream, kernel, grid, block, args, shared_mem, key=key)
 
 
 class _ProxyForAll:

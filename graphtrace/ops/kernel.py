@@ -232,40 +232,44 @@ NO_BLOCK = object()   # s.launch(kernel, config, *args): a LaunchConfig in place
 _launches: dict = {}
 
 
-def again(stream, k, grid: int, block: int, shared_mem, args) -> bool:
+def again(stream, k, grid: int, block: int, shared_mem, args):
     """Record a launch of plain int ``grid`` and ``block`` (``shared_mem`` None or an
     int) if the tracer remembers one with this kernel, configuration and these
-    very argument objects (``Tracer.add``'s memo), and say whether it did: the
-    fast way of ``Stream.launch`` and ``kernel[g, b, s](...)``, which call it
-    directly (the user's frame is the third up) and ``record_launch`` otherwise."""
+    very argument objects (``Tracer.add``'s memo), and return True; else the key
+    to remember it by (None for a kernel no longer remembered), for
+    ``record_launch``. The fast way of ``Stream.launch`` and ``kernel[g, b, s](...)``,
+    which call it directly: the user's frame is the third up."""
     tracer = stream._tracer
     if id(k) in tracer.memo_off:   # a kernel whose launches keep bringing new arrays
-        return False
-    launch = tracer.memo.get((id(k), grid, block, shared_mem, *map(id, args)))
+        return None
+    key = (id(k), grid, block, shared_mem, *map(id, args))
+    launch = tracer.memo.get(key)
     if launch is None or getattr(STATE, "tracer", None) is not tracer:
-        return False
+        return key
     tracer.again(stream, launch, 3)
     return True
 
 
 def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, cluster=None,
-                  cooperative=None):
+                  cooperative=None, key=None):
     """Record a kernel launch on a proxy stream (``Stream.launch``, ``kernel[g, b, s]``,
     ``gt.launch``). ``grid`` may be a ``LaunchConfig``, which then carries the options
-    and leaves ``block`` (``NO_BLOCK`` if not given) to the kernel's arguments."""
+    and leaves ``block`` (``NO_BLOCK`` if not given) to the kernel's arguments. ``key``:
+    what ``again`` returned for this launch, if it was asked."""
     tracer = stream._tracer   # stream.tracer(), without the call: this runs per launch
     if getattr(STATE, "tracer", None) is not tracer:
         stream.tracer()   # raises: used outside its trace
     memo = None
     if (type(grid) is int and type(block) is int or _plain(grid, block)) and cluster is None \
             and cooperative is None and (shared_mem is None or type(shared_mem) is int):
-        if not opaque and id(k) not in tracer.memo_off:
+        if key is None and not opaque and id(k) not in tracer.memo_off:
             # the kernel, configuration and argument objects of an earlier launch
             # whose arrays were all seen before: recorded as that one was
             key = (id(k), grid, block, shared_mem, *map(id, args))
             launch = tracer.memo.get(key)
             if launch is not None:
                 return tracer.again(stream, launch)
+        if key is not None:
             memo = key, k
         key = (id(k), len(args), grid, block, shared_mem)
         hit = _launches.get(key)

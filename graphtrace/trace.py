@@ -142,6 +142,7 @@ class Tracer:
         self.memo: dict[tuple, tuple] = {}      # launches remembered (add)
         self._misses: dict[int, int] = {}       # id(owner) -> launches with new arrays
         self.memo_off: set[int] = set()         # id(owner) of kernels no longer remembered
+        self._filled: set[int] = set()          # id(owner) of kernels that filled the memo
         self._slot_of: dict[int, int] = {}      # id(Buffer) -> slot
         self._views: dict = {}                  # device array key -> (Buffer, slot << 2, device bit)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
@@ -316,9 +317,10 @@ class Tracer:
         the ids of ``args`` and ``owner`` (the kernel) with whatever else decides
         ``op``, ``target``, ``modes`` and ``attrs``. When every array was seen
         before and nothing may be an address, a later launch with that key is
-        recorded by ``again`` from ``self.memo[key]``; an ``owner`` whose launches
-        keep bringing new arrays (views made at every launch) stops being
-        remembered: its id joins ``self.memo_off``.
+        recorded by ``again`` from ``self.memo[key]``. An ``owner`` whose launches
+        keep bringing new arrays (views made at every launch), or that fills the
+        memo twice (launches on arrays of their own), stops being remembered:
+        its id joins ``self.memo_off``.
         """
         rec, codes, places, numbers, seen = self._arguments(args, modes)
         if places & 1:   # host memory: no device can run it
@@ -334,8 +336,12 @@ class Tracer:
             return
         key, owner = memo
         if seen and not numbers:
-            if len(self.memo) >= _MEMO_SIZE:   # arguments computed afresh: start again
+            if len(self.memo) >= _MEMO_SIZE:   # full: start again
                 self.memo.clear()
+                if id(owner) in self._filled:   # a kernel that keeps filling it (every
+                    self.memo_off.add(id(owner))   # launch on arrays of its own)
+                    return
+                self._filled.add(id(owner))
             self.memo[key] = launch
         elif not seen:
             misses = self._misses[id(owner)] = self._misses.get(id(owner), 0) + 1

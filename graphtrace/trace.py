@@ -109,8 +109,10 @@ class Tracer:
                                           each with its mode code (deps.MODE_CODES),
                                           placed as a kernel; no Node is made
           memo[key] -> launch             a launch add remembered (memo=(key, owner)),
-          again(stream, launch)           recorded again on stream; owners whose ids
-                                          are in memo_off are no longer remembered
+          again(stream, launch, depth=3)  recorded again on stream (the user's frame
+                                          is depth frames up or further); owners
+                                          whose ids are in memo_off are no longer
+                                          remembered
           open_region(name, parent=None, conditional=False) -> Scope
                                           start recording a region of scope parent
                                           (its own graph and tracker; a conditional
@@ -391,7 +393,7 @@ class Tracer:
             r.opaque.append(len(r.entries) - 1)
         if scope.online:
             scope.deps.add(len(r.entries) - 1, stream._index)
-        if device is _TWO:
+        if device is _TWO:   # rare: its Node is made now, and holds the device
             r.entries[-1] = r.entries[-1][:8] + (None,)
             _placement.place(stream, r.node(len(r.entries) - 1))
 

@@ -27,6 +27,9 @@ make the graph's ``Node`` objects afterwards (emission and listings do).
                                             last for the programs in LARGEST;
                                             writes bench/TRACE_COST.md)
     python bench/trace_cost.py --quick     (10000 only)
+    python bench/trace_cost.py --bytecodes [program ...]   (Python bytecodes per
+                                            op, by function: independent of the
+                                            machine's speed)
 
 Runs on the CPU (fake arrays, numba's simulator) and on a GPU machine (real
 arrays as well). ``bench/run.py`` adds these rows to ``results.json``.
@@ -267,6 +270,28 @@ def profile(name, n=20_000, top=14) -> str:
     return "\n".join(head + lines[start:]).replace(ROOT + os.sep, "")
 
 
+def bytecodes(name, n=5_000) -> tuple:
+    """``(Python bytecodes per op, {(file, function): per op})`` of one trace after a
+    first one: a count that does not depend on the machine's speed or load, for
+    comparing versions where timings are noisy (``trace_ab.py --bytecodes``)."""
+    f = gt.graph(programs()[name](n))
+    f.trace()
+    counts: dict = {}
+
+    def tracer(frame, event, arg):
+        frame.f_trace_opcodes = True
+        if event == "opcode":
+            where = (os.path.basename(frame.f_code.co_filename), frame.f_code.co_name)
+            counts[where] = counts.get(where, 0) + 1
+        return tracer
+    sys.settrace(tracer)
+    try:
+        f.trace()
+    finally:
+        sys.settrace(None)
+    return sum(counts.values()) / n, {k: v / n for k, v in counts.items()}
+
+
 def report(rows, profiles) -> str:
     out = [f"# Trace cost ({datetime.date.today()}, Python {platform.python_version()}, "
            f"{platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__})", "",
@@ -300,6 +325,13 @@ def write_report(rows) -> str:
 
 
 def main(argv):
+    if "--bytecodes" in argv:
+        for name in [a for a in argv if not a.startswith("--")] or programs():
+            total, by = bytecodes(name)
+            print(f"{name}: {total:.1f} bytecodes/op; "
+                  + ", ".join(f"{fn} ({file}) {v:.1f}" for (file, fn), v in
+                              sorted(by.items(), key=lambda kv: -kv[1])[:6] if v >= 1))
+        return
     quick = "--quick" in argv
     sizes = [int(a) for a in argv if a.isdigit()] or \
         ([10_000] if quick else [10_000, 100_000, 1_000_000])

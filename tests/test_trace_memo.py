@@ -130,3 +130,49 @@ def test_views_made_at_every_launch_are_not_kept_alive_while_tracing():
         alive.append(sum(r() is not None for r in refs))
     f.trace(x)
     assert alive == [4]   # the first view of each of the 4 places names its Buffer
+
+
+def _looked_into(monkeypatch) -> list:
+    """The launches whose arguments the tracer looks into (``Tracer._arguments``)."""
+    calls = []
+    look = _trace.Tracer._arguments
+
+    def counting(self, args, modes):
+        calls.append(len(args))
+        return look(self, args, modes)
+    monkeypatch.setattr(_trace.Tracer, "_arguments", counting)
+    return calls
+
+
+def test_a_launch_with_the_objects_of_an_earlier_one_is_not_looked_into_again(monkeypatch):
+    calls = _looked_into(monkeypatch)
+    x, y = A(64), A(64)
+
+    @gt.graph
+    def f(s, x, y):
+        for _ in range(50):
+            s.launch(KERNELS[0], 1, 32, x, y)
+            _ProxyLaunch((KERNELS[2], 1, 32, s, 0))(x, 2.0, y)   # kernel[1, 32, s](...)
+    g = f.trace(x, y)
+    assert len(g.nodes) == 100
+    assert calls == [2, 3]   # the first launch of each form only
+
+
+def test_kernels_whose_launches_are_never_the_same_are_no_longer_remembered(monkeypatch):
+    monkeypatch.setattr(_trace, "_MEMO_SIZE", 8)
+    x, y = A(64), A(64)
+    pairs = [(A(64), A(64)) for _ in range(40)]
+    seen = {}
+
+    @gt.graph
+    def f(s, x, y, pairs):
+        for i in range(40):   # a view made at every launch
+            s.launch(KERNELS[0], 1, 32, x[i:i + 1], y)
+        for a, b in pairs:    # arrays of its own at every launch
+            s.launch(KERNELS[1], 1, 32, a, b)
+        tracer = s.tracer()
+        seen["off"] = {k.name for k in KERNELS[:2] if id(k) in tracer.memo_off}
+    monkeypatch.setattr(_trace, "_MEMO_MISSES", 16)
+    g = f.trace(x, y, pairs)
+    assert len(g.nodes) == 80
+    assert seen["off"] == {"rw", "wr"}

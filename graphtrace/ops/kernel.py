@@ -232,13 +232,14 @@ NO_BLOCK = object()   # s.launch(kernel, config, *args): a LaunchConfig in place
 _launches: dict = {}
 
 
-def again(stream, k, grid: int, block: int, shared_mem, args):
-    """Record a launch of plain int ``grid`` and ``block`` (``shared_mem`` None or an
-    int) if the tracer remembers one with this kernel, configuration and these
-    very argument objects (``Tracer.add``'s memo), and return True; else the key
-    to remember it by (None for a kernel no longer remembered), for
-    ``record_launch``. The fast way of ``Stream.launch`` and ``kernel[g, b, s](...)``,
-    which call it directly: the user's frame is the third up."""
+def again(stream, k, grid, block, shared_mem, args, depth: int = 3):
+    """Record a launch of plain ``grid`` and ``block`` (ints, or tuples of ints;
+    ``shared_mem`` None or an int) if the tracer remembers one with this kernel,
+    configuration and these very argument objects (``Tracer.add``'s memo), and
+    return True; else the key to remember it by (None for a kernel no longer
+    remembered), for ``record_launch``. The fast way of ``Stream.launch`` and
+    ``kernel[g, b, s](...)``, which call it directly; the user's frame is
+    ``depth`` frames up from ``Tracer.again`` (3 for those)."""
     tracer = stream._tracer
     if id(k) in tracer.memo_off:   # a kernel whose launches keep bringing new arrays
         return None
@@ -246,7 +247,7 @@ def again(stream, k, grid: int, block: int, shared_mem, args):
     launch = tracer.memo.get(key)
     if launch is None or getattr(STATE, "tracer", None) is not tracer:
         return key
-    tracer.again(stream, launch, 3)
+    tracer.again(stream, launch, depth)
     return True
 
 
@@ -265,10 +266,9 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
         if key is None and not opaque and id(k) not in tracer.memo_off:
             # the kernel, configuration and argument objects of an earlier launch
             # whose arrays were all seen before: recorded as that one was
-            key = (id(k), grid, block, shared_mem, *map(id, args))
-            launch = tracer.memo.get(key)
-            if launch is not None:
-                return tracer.again(stream, launch)
+            key = again(stream, k, grid, block, shared_mem, args, 4)
+            if key is True:
+                return None
         if key is not None:
             memo = key, k
         key = (id(k), len(args), grid, block, shared_mem)

@@ -58,6 +58,10 @@ class Recording:
             node = self._early[pos] = self._make(pos, pos in self.opaque)
         return node
 
+    def early(self) -> dict:
+        """``{pos: Node}`` of the nodes made while recording (``made``), not to be changed."""
+        return self._early
+
     def made(self, pos: int) -> Node | None:
         """Node ``pos`` if it was made while recording (a node ``Tracer.record``
         added, or one placed then), else None: a launch ``Tracer.add`` recorded."""

@@ -158,29 +158,29 @@ class GpuContext:
     def _emit_recorded(self, rec, definition) -> None:
         """``emit_region`` from the columns a trace recorded, without making the
         Nodes of its launches (``columns.Recording``): each launch goes to its
-        op's ``emit_launch``; a node made while recording goes through
-        ``emit_node``. A failure makes the launch's Node, to name it."""
+        op's ``emit_launch``, which adds it after its predecessors; a node made
+        while recording goes through ``emit_node``. A failure makes the launch's
+        Node, to name it. This loop runs once per node of a build."""
         ptr, preds = rec.deps
         ptr, preds = ptr.tolist(), preds.tolist()
-        handles, by_pos = self._handles, []
+        handles, nodes, by_pos, early = self._handles, self._nodes, [], rec.early()
         for pos, (op, target, args, attrs, _, _, _, index, _) in enumerate(rec.entries):
             a, b = ptr[pos], ptr[pos + 1]
             after = [by_pos[preds[a]]] if b - a == 1 else [by_pos[p] for p in preds[a:b]]
-            node = rec.made(pos)
+            node = early.get(pos) if early else None
             launch = getattr(op, "emit_launch", None) if node is None else None
             if launch is None:   # a node made while recording, or no launch: its Node
                 self.emit_node(node if node is not None else rec.node(pos), after, definition)
-            else:
-                self._preds = after
-                try:
-                    gn = launch(self, target, args, attrs, index, definition)
-                    handles[index] = self._wired(gn, definition)
-                except EmitError:
-                    raise
-                except Exception as e:
-                    raise _failed(rec.node(pos), e) from e
-                self._nodes[index] = gn
-            by_pos.append(handles[index])
+                by_pos.append(handles[index])
+                continue
+            try:
+                handle = launch(self, target, args, attrs, index, definition, after)
+            except EmitError:
+                raise
+            except Exception as e:
+                raise _failed(rec.node(pos), e) from e
+            handles[index] = nodes[index] = handle
+            by_pos.append(handle)
 
     def _wired(self, gn, definition):
         """The handle of the node ``gn`` an op added, put after the emitted node's

@@ -178,6 +178,8 @@ class KernelNodes:
         self.params = self.driver.CUDA_KERNEL_NODE_PARAMS()
         self.arguments = ArgumentBlock()
         self._launch = None   # what the parameter struct holds besides the arguments
+        self._at = None       # the address of the arguments it holds
+        self._graph = (None, None)   # the last (GraphDefinition, its CUgraph)
         self._graphs: dict = {}   # id(definition) -> (it, its CUgraph)
         self._functions: dict = {}   # id(cuda.core Kernel) -> (it, its CUfunction here)
 
@@ -198,11 +200,15 @@ class KernelNodes:
 
     def _fill(self, kernel, function, grid, block, shared_mem, values) -> None:
         p = self.params
-        launch = (id(kernel), function, grid, block, shared_mem)
+        launch = (kernel, function, grid, block, shared_mem)   # the kernel held: ids stay
         if launch != self._launch:   # consecutive nodes often launch alike
             self._set_launch(p, kernel, function, grid, block, shared_mem)
             self._launch = launch
-        p.kernelParams = self.arguments.fill(values)
+        filled = self.arguments._filled
+        address = filled[1] if filled is not None and filled[0] is values else \
+            self.arguments.fill(values)
+        if address != self._at:   # the struct's field, set through cuda.bindings
+            p.kernelParams = self._at = address
 
     def new_params(self, kernel, function, grid, block, shared_mem):
         """A parameter struct of its own for a launch (its arguments left unset)."""
@@ -235,8 +241,10 @@ class KernelNodes:
         """A new kernel node of ``graph`` (a ``GraphDefinition``) after the nodes ``deps``;
         ``function``: ``kernel`` wraps a ``CUfunction``, not a ``CUkernel``."""
         self._fill(kernel, function, grid, block, shared_mem, values)
-        err, node = self.driver.cuGraphAddKernelNode(self.graph_of(graph), deps, len(deps),
-                                                     self.params)
+        last = self._graph
+        if last[0] is not graph:
+            last = self._graph = (graph, self.graph_of(graph))
+        err, node = self.driver.cuGraphAddKernelNode(last[1], deps, len(deps), self.params)
         if err:
             check((err,), "cuGraphAddKernelNode")   # raises, naming the failure
         return node

@@ -28,10 +28,11 @@ class Op:
           describe(node, namer)         listing text after the kind
           verify(node)                  what is wrong with the node, or None
           emit(gpu, node, parent)       add the node to a cuda.core graph definition
-          emit_launch(gpu, target, args, attrs, index, parent)
+          emit_launch(gpu, target, args, attrs, index, parent, preds)
                                         the same from the columns a trace recorded
                                         for a launch (``Tracer.add``), without its
-                                        Node (only the kernel op records so)
+                                        Node (only the kernel op records so): the
+                                        node's handle, added after the handles preds
           params(gpu, node)             keywords of cuda.core's node .update(), or None
           update(gpu, node)             point the executable node at the binding
           exec_update                   whether update() can (else whole-graph updates)

@@ -426,19 +426,30 @@ class KernelOp(Op):
     def emit(self, gpu, node, parent):
         """Added through the driver with all its dependencies (``_driver_nodes.py``),
         then given its cluster and cooperative attributes."""
-        return self.emit_launch(gpu, node.target, node.args, node.attrs, node.index, parent)
+        return self.emit_launch(gpu, node.target, node.args, node.attrs, node.index, parent,
+                                gpu.take_preds())
 
-    def emit_launch(self, gpu, target, args, a, index, parent):
+    def emit_launch(self, gpu, target, args, a, index, parent, preds):
         """``emit`` of a launch from what the trace recorded (``columns.Recording``),
-        without its Node: ``GpuContext.emit_region`` adds launches so."""
+        without its Node: ``GpuContext.emit_region`` adds launches so, once per
+        node of a build. Returns the node's handle, after the handles ``preds``."""
         kern, meta, values, needs_cooperative = gpu.kernel_arguments(target, args)
         gpu.state[index] = (kern, meta)
+        if needs_cooperative or a.get("cooperative") or a.get("cluster") or \
+                a["shared_mem"] > _launch.DEFAULT_SHARED:
+            return self._emit_special(gpu, target, a, kern, needs_cooperative, parent,
+                                      preds, values)
+        return gpu.kernel_nodes.add(parent, preds, kern, target.handle_is_function, a["grid"],
+                                    a["block"], a["shared_mem"], values)
+
+    def _emit_special(self, gpu, target, a, kern, needs_cooperative, parent, preds, values):
+        """``emit_launch`` of a cooperative or cluster launch, or one with more dynamic
+        shared memory than a kernel may take without opting in."""
         cooperative = a.get("cooperative")
         if needs_cooperative and not cooperative:
             raise KernelArgumentError(_cooperative_needed(target))
         if a["shared_mem"] > _launch.DEFAULT_SHARED:
             _launch.allow_dynamic_shared(kern, a["shared_mem"], target.handle_is_function)
-        preds = gpu.take_preds()
         if cooperative:
             _launch.check_co_resident(kern, a)
             # Two cooperative nodes running at once gave wrong results on an H200

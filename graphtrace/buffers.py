@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import sys
 import weakref
 
 import numpy as np
@@ -315,14 +316,20 @@ def _kind(obj) -> str:
     if kind is None:
         kind = _kinds[t] = "own" if hasattr(t, "__graphtrace_buffer__") else \
             "sim" if t.__name__ == "FakeCUDAArray" else "host" if t is np.ndarray else \
-            "scalar" if t in _SCALARS else \
+            "scalar" if t in _SCALARS else "cupy" if _is_cupy_array_type(t) else \
             "cai" if hasattr(t, "__cuda_array_interface__") else "other"
     return kind
 
 
+def _is_cupy_array_type(t) -> bool:
+    """Whether ``t`` is ``cupy.ndarray`` itself (a subclass may describe itself otherwise)."""
+    cupy = sys.modules.get("cupy")
+    return cupy is not None and t is getattr(cupy, "ndarray", None)
+
+
 def is_array(obj) -> bool:
     kind = _kind(obj)
-    if kind != "other":   # "cai": its type has the interface (cupy, numba, torch)
+    if kind != "other":   # "cai", "cupy": its type has the interface (cupy, numba, torch)
         return kind != "scalar"
     if isinstance(obj, type):   # an array class (np.ndarray itself) is no array
         return False
@@ -360,9 +367,15 @@ def interface_of(obj) -> tuple:
     """``(key, interface)`` of a device array whose type has the interface
     (cupy, numba, torch; and the simulator's): its ``__cuda_array_interface__``,
     and a key of its type and geometry (two arrays with one key have the same
-    Buffer; None for structured dtypes); ``(None, None)`` for any other object."""
+    Buffer; None for structured dtypes); ``(None, None)`` for any other object.
+
+    A ``cupy.ndarray``'s key is read from its attributes (address, shape, strides,
+    dtype), which costs half of making its interface, and its interface is left
+    to ``as_buffer`` (None): a view made again needs no interface at all."""
     t = type(obj)
     kind = _kinds.get(t) or _kind(obj)
+    if kind == "cupy":
+        return (t, obj.data.ptr, obj.shape, obj.strides, obj.dtype), None
     if kind == "cai":
         cai = getattr(obj, "__cuda_array_interface__", None)
         if cai is None:

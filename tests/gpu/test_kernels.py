@@ -310,3 +310,35 @@ def test_cupy_kernels_with_launch_bounds_and_qualifiers(cp, rng):
     cp.cuda.get_current_stream().synchronize()
     assert cp.array_equal(y, 1.5 * x)
     assert cp.allclose(yf, 1.5 * xf, rtol=1e-6)
+
+
+def test_cupy_views_made_again_are_known_by_their_attributes(cp, rng):
+    """cupy views made at every launch are found again by address, shape, strides
+    and dtype (``buffers.interface_of``): each gets the Buffer its interface
+    describes, and the graph computes what eager launches do."""
+    from graphtrace.buffers import as_buffer
+    inc = cp.RawKernel(r'''extern "C" __global__ void inc(float* x, int n, float a) {
+        int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += a; }''', "inc")
+    x0 = cp.asarray(rng.standard_normal(4096), dtype=cp.float32)
+    x, mismatched = x0.copy(), []
+
+    def geometry(b):
+        return b.ptr, tuple(b.shape), tuple(b.strides), b.dtype
+
+    @gt.graph
+    def f(s, x):
+        t = s.tracer()
+        for i in range(40):
+            v = x[i % 8 * 256:(i % 8 + 1) * 256]
+            s.launch(inc, 1, 256, v, 256, float(i))
+            others = (v[::2], v.reshape(16, 16), v.reshape(16, 16).T, v.view(cp.int32))
+            for w in (v, *others):
+                if geometry(t.buffer(w)) != geometry(as_buffer(w)):
+                    mismatched.append((i, w.shape, w.strides, w.dtype))
+    f(x)
+    cp.cuda.get_current_stream().synchronize()
+    assert not mismatched
+    want = x0.get()
+    for i in range(40):
+        want[i % 8 * 256:(i % 8 + 1) * 256] += np.float32(i)
+    np.testing.assert_allclose(x.get(), want, rtol=1e-6)

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import deps_small
 from .buffers import Buffer
 
 __all__ = ["DataDeps", "StreamDeps", "make_tracker", "reduce_pairs", "data_pairs",
@@ -115,6 +116,9 @@ class DataDeps:
         self.regions = regions
 
     def finish(self, rec) -> tuple:
+        if len(rec) <= deps_small.SMALL:   # numpy's calls would cost more than the work
+            return deps_small.data_deps(len(rec), rec.codes, rec.ends, rec.opaque,
+                                        self.regions)
         preds, ops = data_pairs(len(rec), rec.codes, rec.ends, rec.opaque, self.regions)
         return reduce_pairs(len(rec), preds, ops)
 

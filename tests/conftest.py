@@ -27,3 +27,14 @@ def fake():
 
 def pytest_report_header(config):
     return f"numba simulator: {os.environ.get('NUMBA_ENABLE_CUDASIM', '0')}"
+
+
+@pytest.fixture(scope="module", params=["plain Python", "numpy"])
+def both_inference_paths(request):
+    """The module's tests once with small scopes inferred in plain Python
+    (``deps_small.py``) and once with every scope on the batch (numpy) path."""
+    from graphtrace import deps_small
+    small = deps_small.SMALL
+    deps_small.SMALL = small if request.param == "plain Python" else -1
+    yield request.param
+    deps_small.SMALL = small

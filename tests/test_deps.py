@@ -1,8 +1,11 @@
 """Dependency inference, one hazard per test (deps="data" and deps="streams")."""
+import pytest
+
 import graphtrace as gt
 from helpers import FakeDeviceArray as A, any_kernel
 
 K = any_kernel()
+pytestmark = pytest.mark.usefixtures("both_inference_paths")   # conftest.py
 
 
 def trace(body, deps="data"):
@@ -200,3 +203,17 @@ def test_an_empty_view_does_not_hide_the_next_access_of_the_node():
     x = A(256)
     g = trace(lambda s: (write(s, x), read(s, x.view(0, (0,)), x)))
     assert edges(g) == [(0, 1)]
+
+
+def test_small_scopes_are_inferred_in_plain_python_and_large_ones_in_batch(
+        monkeypatch, both_inference_paths):
+    from graphtrace import deps_small
+    calls = []
+    small = deps_small.data_deps
+    monkeypatch.setattr(deps_small, "data_deps", lambda *a: calls.append(a[0]) or small(*a))
+    x = A(256)
+    trace(lambda s: (write(s, x), read(s, x), write(s, x)))
+    plain = [3] if both_inference_paths == "plain Python" else []
+    assert calls == plain
+    trace(lambda s: [write(s, x) for _ in range(deps_small.SMALL + 1)])
+    assert calls == plain   # the batch path took the larger scope

@@ -10,6 +10,7 @@ import os
 from unittest import mock
 
 import numpy as np
+import pytest
 from hypothesis import example, given, settings, strategies as st
 
 import graphtrace as gt
@@ -18,6 +19,7 @@ from graphtrace.deps import reduce_pairs
 from helpers import FakeDeviceArray, any_kernel, repeat
 
 K = any_kernel()
+pytestmark = pytest.mark.usefixtures("both_inference_paths")   # conftest.py
 ALLOCS = [FakeDeviceArray(64, "uint8") for _ in range(3)]  # three 64-byte allocations
 
 

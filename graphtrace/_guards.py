@@ -89,10 +89,12 @@ def _guard(original, what, why=""):
 
 
 def _install_function(module: str, path: str, what: str) -> None:
-    try:
-        owner = importlib.import_module(module)
-    except Exception:  # noqa: BLE001  (a module that cannot load has nothing to guard)
-        return
+    owner = sys.modules.get(module)   # at every trace: the import system only once
+    if owner is None:
+        try:
+            owner = importlib.import_module(module)
+        except Exception:  # noqa: BLE001  (a module that cannot load has nothing to guard)
+            return
     *parents, attr = path.split(".")
     for p in parents:
         owner = getattr(owner, p, None)

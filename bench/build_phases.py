@@ -16,6 +16,8 @@ from __future__ import annotations
 import gc
 import time
 
+import numpy as np
+
 import graphtrace as gt
 from graphtrace import binding, emit
 
@@ -91,7 +93,6 @@ def floors(k, x) -> dict:
     import ctypes
 
     import cupy as cp
-    import numpy as np
     from cuda.bindings import driver as d
     fn = k.kernel.raw   # the RawModule's RawKernel, as a user launches it
     stream = cp.cuda.Stream(non_blocking=True)
@@ -130,7 +131,53 @@ def floors(k, x) -> dict:
             "floor: driver add": _best_of(driver_add) / N * 1e6}
 
 
+def small(sizes=(10, 50)) -> list:
+    """Builds of short chains, where a build's fixed costs count: ``{n, graphtrace
+    us, trace us, capture us}`` per size, best of 9 each, side by side (cupy stream
+    capture of the same launches + instantiation)."""
+    import cupy as cp
+    from cuda.bindings import driver as d
+    mod = cp.RawModule(code=r'''extern "C" __global__ void inc(float* x, int n) {
+        int i = threadIdx.x; if (i < n) x[i] += 1; }''')
+    k, x = gt.kernel(mod, name="inc"), cp.zeros(32, cp.float32)
+    fn, n32 = k.kernel.raw, np.int32(32)
+    stream = cp.cuda.Stream(non_blocking=True)
+    cs = d.CUstream(stream.ptr)
+
+    @gt.graph(static=("n",))
+    def chain(s, x, n):
+        for _ in range(n):
+            s.launch(k, 1, 32, x, 32)
+
+    def build(n):
+        chain.clear_cache()
+        chain.compile(x, n)
+
+    def capture(n):
+        with stream:
+            assert not d.cuStreamBeginCapture(
+                cs, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)[0]
+            for _ in range(n):
+                fn((1,), (32,), (x, n32))
+            err, graph = d.cuStreamEndCapture(cs)
+        err2, exe = d.cuGraphInstantiate(graph, 0)
+        assert not err and not err2
+        d.cuGraphExecDestroy(exe)
+        d.cuGraphDestroy(graph)
+
+    rows = []
+    for n in sizes:
+        build(n)
+        capture(n)
+        rows.append({"n": n, "graphtrace us": _best_of(lambda: build(n), 9) * 1e6,
+                     "trace us": _best_of(lambda: chain.trace(x, n), 9) * 1e6,
+                     "capture us": _best_of(lambda: capture(n), 9) * 1e6})
+    return rows
+
+
 def main():
+    for r in small():
+        print("  ".join(f"{k} {v:.1f}" for k, v in r.items()))
     phases = run()
     print("  ".join(f"{k} {v:.2f}" for k, v in phases.items()), "us/node")
     print("(Node objects: making them afterwards, which a build does not do for "

@@ -149,7 +149,7 @@ def plot(rows, path):
 
 
 SECTIONS = ("chain", "callpath", "wide", "workloads", "temporaries", "trace",
-            "build_phases_us_per_node")
+            "build_phases_us_per_node", "build_small")
 
 
 def measure(quick: bool, sections=SECTIONS, into: dict | None = None, save=None) -> dict:
@@ -164,6 +164,7 @@ def measure(quick: bool, sections=SECTIONS, into: dict | None = None, save=None)
         "temporaries": lambda: temporaries.run(sizes_mb=(1,) if quick else (1, 16)),
         "trace": lambda: trace_cost.run((10_000,) if quick else (10_000, 100_000, 1_000_000)),
         "build_phases_us_per_node": build_phases.run,
+        "build_small": build_phases.small,
     }
     res = dict(into or {})
     res.update({"gpu": gpu_name(), "versions": versions(),
@@ -175,6 +176,22 @@ def measure(quick: bool, sections=SECTIONS, into: dict | None = None, save=None)
         if save is not None:
             save(res)
     return res
+
+
+def small_section(rows) -> list:
+    """The builds of short chains (``build_phases.small``), where measured."""
+    if not rows:
+        return []
+    return ["## Builds of short chains (host us, best of 9)", "",
+            "`bench/build_phases.py`: the whole build (trace, emission, instantiation) "
+            "against cupy stream capture of the same launches and instantiation, in the "
+            "same run; trace: `f.trace()` alone.", "",
+            table(rows, [("nodes", lambda r: str(r["n"])),
+                         ("graphtrace build us", lambda r: f"{r['graphtrace us']:.1f}"),
+                         ("trace us", lambda r: f"{r['trace us']:.1f}"),
+                         ("cupy capture + instantiate us", lambda r: f"{r['capture us']:.1f}"),
+                         ("build / capture",
+                          lambda r: f"{r['graphtrace us'] / r['capture us']:.2f}x")]), ""]
 
 
 def render(res: dict) -> str:
@@ -233,7 +250,7 @@ def render(res: dict) -> str:
           "instantiation), and `cuGraphAddKernelNode` adding it with one prebuilt "
           "parameter struct.", "",
           table([phases], [(k, lambda r, k=k: f"{r[k]:.2f}") for k in phases]), "",
-          build_phases.floor_text(phases), "",
+          build_phases.floor_text(phases), "", *small_section(res.get("build_small")),
           "`bench/STUDIES.md` has the studies behind these figures (why explicit graphs "
           "instantiate through the driver, rebinding by rewriting address words, the "
           "temporaries' layout).", ""]

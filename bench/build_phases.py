@@ -78,10 +78,11 @@ def run() -> dict:
     return out
 
 
-def _best_of(fn, reps=5) -> float:
+def _best_of(fn, reps=5, collect=True) -> float:
     best = float("inf")
     for _ in range(reps):
-        gc.collect()
+        if collect:
+            gc.collect()
         t = time.perf_counter()
         fn()
         best = min(best, time.perf_counter() - t)
@@ -134,7 +135,9 @@ def floors(k, x) -> dict:
 def small(sizes=(10, 50)) -> list:
     """Builds of short chains, where a build's fixed costs count: ``{n, graphtrace
     us, trace us, capture us}`` per size, best of 9 each, side by side (cupy stream
-    capture of the same launches + instantiation)."""
+    capture of the same launches + instantiation). No ``gc.collect()`` before each:
+    after one, the next build of a few nodes took twice as long on the H200 (the
+    allocator's freed memory taken again), which a notebook's builds do not see."""
     import cupy as cp
     from cuda.bindings import driver as d
     mod = cp.RawModule(code=r'''extern "C" __global__ void inc(float* x, int n) {
@@ -169,9 +172,9 @@ def small(sizes=(10, 50)) -> list:
     for n in sizes:
         build(n)
         capture(n)
-        rows.append({"n": n, "graphtrace us": _best_of(lambda: build(n), 9) * 1e6,
-                     "trace us": _best_of(lambda: chain.trace(x, n), 9) * 1e6,
-                     "capture us": _best_of(lambda: capture(n), 9) * 1e6})
+        rows.append({"n": n, "graphtrace us": _best_of(lambda: build(n), 9, False) * 1e6,
+                     "trace us": _best_of(lambda: chain.trace(x, n), 9, False) * 1e6,
+                     "capture us": _best_of(lambda: capture(n), 9, False) * 1e6})
     return rows
 
 

@@ -29,7 +29,9 @@ def data_deps(n: int, codes: list, ends: list, opaque: list, regions) -> tuple:
     """``(ptr, deps)`` as ``deps.reduce_pairs(n, *deps.data_pairs(...))`` gives them."""
     regions.update()
     region = regions.of_slot[np.array(codes, np.int64) >> 2].tolist() if codes else []
-    near = _near({r for r in region if r >= 0}, regions)
+    used = set(region)
+    used.discard(-1)   # empty views
+    near = _near(used, regions)
     barriers, covers = set(opaque), _Covers(regions.buf)
     writes: dict = {}   # region -> nodes whose writes of it are live
     reads: dict = {}
@@ -41,30 +43,37 @@ def data_deps(n: int, codes: list, ends: list, opaque: list, regions) -> tuple:
             preds[j] = epoch if epoch or barrier is None else [barrier]
             writes, reads, epoch, barrier, at = {}, {}, [], j, end
             continue
-        access: dict = {}
-        for k in range(at, end):
-            r = region[k]
-            if r >= 0:
-                access[r] = access.get(r, 0) | codes[k] & 3
+        if end - at == 1:   # one access: no merging
+            r = region[at]
+            access = ((r, codes[at] & 3),) if r >= 0 else ()
+        else:
+            merged: dict = {}
+            for k in range(at, end):
+                r = region[k]
+                if r >= 0:
+                    merged[r] = merged.get(r, 0) | codes[k] & 3
+            access = merged.items()
         at = end
         found: set = set()
-        for r, m in access.items():
-            for r2 in near[r]:
-                if r2 in writes:
-                    found.update(writes[r2])
-                if m & 2 and r2 in reads:
-                    found.update(reads[r2])
-        for r, m in access.items():
+        # One pass: what a write of r kills, the node found through r already, so
+        # its other accesses lose nothing; its own entries it finds are dropped.
+        for r, m in access:
             if m & 2:
                 for r2 in near[r]:
+                    if r2 in writes:
+                        found.update(writes[r2])
+                    if r2 in reads:
+                        found.update(reads[r2])
                     if r2 == r or covers(r, r2):
                         writes.pop(r2, None)
                         reads.pop(r2, None)
-        for r, m in access.items():
-            if m & 2:
-                writes.setdefault(r, []).append(j)
-            if m & 1:
+                writes.setdefault(r, []).append(j)   # (a read of r too: as its write)
+            else:
+                for r2 in near[r]:
+                    if r2 in writes:
+                        found.update(writes[r2])
                 reads.setdefault(r, []).append(j)
+        found.discard(j)
         preds[j] = found if found or barrier is None else (barrier,)
         epoch.append(j)
     return reduce(n, preds)

@@ -78,6 +78,20 @@ def run() -> dict:
     return out
 
 
+def _captured(stream, fn, x, n: int):
+    """The CUgraph of ``n`` launches of the cupy kernel ``fn`` on ``x``, by stream capture."""
+    from cuda.bindings import driver as d
+    cs, n32 = d.CUstream(stream.ptr), np.int32(32)
+    with stream:
+        assert not d.cuStreamBeginCapture(
+            cs, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)[0]
+        for _ in range(n):
+            fn((1,), (32,), (x, n32))
+        err, graph = d.cuStreamEndCapture(cs)
+    assert not err
+    return graph
+
+
 def _best_of(fn, reps=5, collect=True) -> float:
     best = float("inf")
     for _ in range(reps):
@@ -97,17 +111,9 @@ def floors(k, x) -> dict:
     from cuda.bindings import driver as d
     fn = k.kernel.raw   # the RawModule's RawKernel, as a user launches it
     stream = cp.cuda.Stream(non_blocking=True)
-    cs, n32 = d.CUstream(stream.ptr), np.int32(32)
 
     def capture():
-        with stream:
-            assert not d.cuStreamBeginCapture(
-                cs, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)[0]
-            for _ in range(N):
-                fn((1,), (32,), (x, n32))
-            err, graph = d.cuStreamEndCapture(cs)
-        assert not err
-        d.cuGraphDestroy(graph)
+        d.cuGraphDestroy(_captured(stream, fn, x, N))
 
     values = (ctypes.c_uint64(x.data.ptr), ctypes.c_int32(32))
     argv = (ctypes.c_void_p * 2)(*[ctypes.addressof(v) for v in values])
@@ -143,9 +149,8 @@ def small(sizes=(10, 50)) -> list:
     mod = cp.RawModule(code=r'''extern "C" __global__ void inc(float* x, int n) {
         int i = threadIdx.x; if (i < n) x[i] += 1; }''')
     k, x = gt.kernel(mod, name="inc"), cp.zeros(32, cp.float32)
-    fn, n32 = k.kernel.raw, np.int32(32)
+    fn = k.kernel.raw
     stream = cp.cuda.Stream(non_blocking=True)
-    cs = d.CUstream(stream.ptr)
 
     @gt.graph(static=("n",))
     def chain(s, x, n):
@@ -157,14 +162,9 @@ def small(sizes=(10, 50)) -> list:
         chain.compile(x, n)
 
     def capture(n):
-        with stream:
-            assert not d.cuStreamBeginCapture(
-                cs, d.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_RELAXED)[0]
-            for _ in range(n):
-                fn((1,), (32,), (x, n32))
-            err, graph = d.cuStreamEndCapture(cs)
-        err2, exe = d.cuGraphInstantiate(graph, 0)
-        assert not err and not err2
+        graph = _captured(stream, fn, x, n)
+        err, exe = d.cuGraphInstantiate(graph, 0)
+        assert not err
         d.cuGraphExecDestroy(exe)
         d.cuGraphDestroy(graph)
 

@@ -147,6 +147,7 @@ def _owned(graph: Graph):
     def value_of(v):
         d = delta.get(id(v.base)) if isinstance(v, Buffer) else None
         return v if d is None else v.moved(d)
+    value_of.blocks = kept   # the temporaries' memory lives as long as value_of
     return value_of
 
 

@@ -177,3 +177,34 @@ def test_temporaries_placed_on_no_device_share_the_block_of_the_graphs_own():
     asked.clear()
     owned_moves(g, lambda n, device: asked.append((n, device)) or 1 << 20, home=0)
     assert sorted(asked, key=str) == sorted([(2 * KB, None), (KB, 1)], key=str)
+
+
+def test_the_simulators_temporaries_live_as_long_as_their_values(monkeypatch):
+    """``gt.simulate`` places a graph's temporaries in host memory that must outlive
+    every kernel of the run: freed early, kernels wrote into freed memory (flaky
+    intent errors, then a crash in the collector)."""
+    import gc
+    import weakref
+
+    from graphtrace import sim
+    made = []
+    host_memory = sim.host_memory
+
+    def recorded(nbytes):
+        block, base = host_memory(nbytes)
+        made.append(weakref.ref(block))
+        return block, base
+    monkeypatch.setattr(sim, "host_memory", recorded)
+    x = A(256)
+
+    @gt.graph
+    def f(s, x):
+        t = s.empty(256, np.float32)
+        s.launch(K, 1, 1, gt.In(x), gt.Out(t))
+        s.launch(K, 1, 1, gt.In(t), gt.Out(x))
+    value_of = sim._owned(f.trace(x))
+    gc.collect()
+    assert made and all(r() is not None for r in made)
+    del value_of
+    gc.collect()
+    assert all(r() is None for r in made)

@@ -234,11 +234,13 @@ def render(res: dict) -> str:
                              lambda r: f"{r['after_trim_launch_us']:.1f}")]), "",
           "## Tracing cost (host, `f.trace()` per recorded op)", "",
           "Record and dependency inference; \"new\": new views (or arrays) every launch; "
-          "user: the "
+          "pure Python: the same trace with the compiled tracing path (`_speedups.c`) off, "
+          "as an install without a C compiler runs; user: the "
           "program's own loop and slicing alone (bench/TRACE_COST.md has more).", "",
           table(trace_rows, [("program", lambda r: r["program"]),
                              ("ops", lambda r: str(r["ops"])),
                              ("us per op", lambda r: f"{r['us_per_op']:.2f}"),
+                             ("pure Python us per op", trace_cost._pure),
                              ("user us per op", lambda r: f"{r['user_us_per_op']:.2f}"),
                              ("Node objects us per op",
                               lambda r: f"{r['nodes_us_per_op']:.2f}")]), "",

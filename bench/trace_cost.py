@@ -52,7 +52,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import graphtrace as gt  # noqa: E402
-from graphtrace.ops.kernel import Adapter  # noqa: E402
+from graphtrace.ops.kernel import Adapter, speedups_module  # noqa: E402
+from graphtrace.trace import use_speedups  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WINDOW, PLACES = 64, 1024
@@ -219,6 +220,13 @@ def measure(name, n, reps):
     make = programs()[name]
     f, null = gt.graph(make(n)), make(n, null=True)
     t_trace, t_gc = _best(f.trace, reps)
+    t_pure = None
+    if speedups_module is not None:   # the same trace in pure Python, as without a compiler
+        use_speedups(False)
+        try:
+            t_pure = _best(f.trace, reps)[0]
+        finally:
+            use_speedups(True)
     t_user = _best(lambda: null(NullStream()), reps)[0]
     g = f.trace()
     gc.collect()
@@ -228,6 +236,7 @@ def measure(name, n, reps):
     del g
     gc.collect()
     return {"program": name, "ops": n, "us_per_op": t_trace / n * 1e6,
+            "pure_us_per_op": None if t_pure is None else t_pure / n * 1e6,
             "gc_us_per_op": t_gc / n * 1e6, "user_us_per_op": t_user / n * 1e6,
             "nodes_us_per_op": t_nodes / n * 1e6, "edges": edges}
 
@@ -247,7 +256,9 @@ def run(sizes=(10_000, 100_000, 1_000_000), names=None) -> list:
                 continue
             row = measure(name, n, 1 if n >= 1_000_000 else 3)
             rows.append(row)
-            print(f"{name:<24} {n:>8}  trace {row['us_per_op']:7.2f}  gc "
+            pure = row["pure_us_per_op"]
+            print(f"{name:<24} {n:>8}  trace {row['us_per_op']:7.2f}  pure Python "
+                  f"{'-' if pure is None else f'{pure:7.2f}'}  gc "
                   f"{row['gc_us_per_op']:6.2f}  user "
                   f"{row['user_us_per_op']:6.2f}  nodes {row['nodes_us_per_op']:6.2f} us/op  "
                   f"{row['edges']} edges", flush=True)
@@ -299,11 +310,14 @@ def report(rows, profiles) -> str:
            "3; one run at 1,000,000 ops); gc: the young-generation collection it leaves "
            "to the next allocations (`gc.collect(1)` right after); user: the same loop on "
            "a stream that records nothing (the program's own slicing and calls); nodes: "
-           "making the graph's `Node` objects afterwards (listing, emission).", "",
-           "| program | ops | trace us/op | gc us/op | user us/op | trace - user | nodes us/op "
-           "| edges |",
-           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
-    out += [f"| {r['program']} | {r['ops']} | {r['us_per_op']:.2f} | {r['gc_us_per_op']:.2f} "
+           "making the graph's `Node` objects afterwards (listing, emission); pure Python: "
+           "the same trace with the compiled tracing path off (`_speedups.c`), as an "
+           f"install without a C compiler runs ({_path()}).", "",
+           "| program | ops | trace us/op | pure Python us/op | gc us/op | user us/op "
+           "| trace - user | nodes us/op | edges |",
+           "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    out += [f"| {r['program']} | {r['ops']} | {r['us_per_op']:.2f} | {_pure(r)} "
+            f"| {r['gc_us_per_op']:.2f} "
             f"| {r['user_us_per_op']:.2f} | {r['us_per_op'] - r['user_us_per_op']:.2f} "
             f"| {r['nodes_us_per_op']:.2f} | {r['edges']} |" for r in rows]
     out += ["", "## Where the time goes (cProfile, 20,000 ops, top entries by own time)", "",
@@ -312,6 +326,16 @@ def report(rows, profiles) -> str:
     for name, text in profiles:
         out += ["", f"### {name}", "", "```", text, "```"]
     return "\n".join(out) + "\n"
+
+
+def _pure(row) -> str:
+    pure = row.get("pure_us_per_op")
+    return "-" if pure is None else f"{pure:.2f}"
+
+
+def _path() -> str:
+    return ("trace: compiled path on" if speedups_module is not None else
+            "the compiled path was not built: trace is pure Python")
 
 
 def write_report(rows) -> str:

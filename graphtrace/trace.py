@@ -81,7 +81,14 @@ class Scope:
             self.rec.deps = self.deps.finish(self.rec)
 
 
-class Tracer:
+class _Hot:
+    """The tracer's attributes every recorded launch reads, as slots: the
+    compiled path (``_speedups.c``) reads them at their offsets."""
+
+    __slots__ = ("_top", "_count", "memo", "memo_off")
+
+
+class Tracer(_Hot):
     """Records nodes for one trace of one function, in one thread.
 
     The recording API, which is all an op module may use (with a proxy
@@ -556,10 +563,14 @@ class Tracer:
                 hook()
         pause_gc(+1)
         set_tracer(self)
+        if _kernel.speedups_module is not None:
+            _kernel.speedups_module.active(self)
         return self
 
     def __exit__(self, *exc):
         set_tracer(None)
+        if _kernel.speedups_module is not None:
+            _kernel.speedups_module.active(None)
         for tmp, _ in self._temps:   # any later use of a temporary raises
             tmp._life.alive = False
         pause_gc(-1)
@@ -835,3 +846,32 @@ class Stream(ProxyStream):
     def __repr__(self):
         on = "" if self._device is None else f" on cuda:{self._device}"
         return f"<graphtrace proxy stream {self._index} of {self._tracer.name}{on}>"
+
+
+def _record_plain(stream, kernel, grid, block, args, key):
+    """``Stream.launch(kernel, grid, block, *args)`` with int grid and block and no
+    option, not in the memo: the compiled ``Stream.launch`` calls this, whose frame
+    stands where the Python method's would (the user's is the next)."""
+    return _kernel.record_launch(stream, kernel, grid, block, args, None, False, None, None,
+                                 key)
+
+
+def use_speedups(on: bool) -> bool:
+    """Record plain launches by the compiled path (``_speedups.c``: ``Stream.launch``
+    and ``kernel.again``) or, ``on=False``, in pure Python; whether it was on
+    before. Both record the same; tests and benchmarks compare them."""
+    fast, was = _kernel.speedups_module, _kernel.again is not _kernel._again
+    if on and fast is None:
+        raise RuntimeError("graphtrace._speedups is not built (no C compiler at install; "
+                           "tools/build_speedups.py builds it in a checkout) or "
+                           "GRAPHTRACE_PURE_PYTHON is set")
+    python_launch = getattr(Stream.launch, "__wrapped__", Stream.launch)
+    _kernel.again = fast.again if on else _kernel._again
+    Stream.launch = fast.Launcher(python_launch) if on else python_launch
+    return was
+
+
+if _kernel.speedups_module is not None:   # the compiled Stream.launch (_speedups.c)
+    _kernel.speedups_module.configure_launch(Stream, Scope, Recording, Tracer,
+                                              _record_plain)
+    use_speedups(True)

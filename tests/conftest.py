@@ -26,7 +26,10 @@ def fake():
 
 
 def pytest_report_header(config):
-    return f"numba simulator: {os.environ.get('NUMBA_ENABLE_CUDASIM', '0')}"
+    from graphtrace.ops.kernel import speedups_module
+    path = "compiled (_speedups.c)" if speedups_module is not None else "pure Python"
+    return [f"numba simulator: {os.environ.get('NUMBA_ENABLE_CUDASIM', '0')}",
+            f"graphtrace tracing path: {path}"]
 
 
 @pytest.fixture(scope="module", params=["plain Python", "numpy"])
@@ -38,3 +41,12 @@ def both_inference_paths(request):
     deps_small.SMALL = small if request.param == "plain Python" else -1
     yield request.param
     deps_small.SMALL = small
+
+
+@pytest.fixture(scope="module", params=["compiled", "pure Python"])
+def both_launch_paths(request):
+    """The module's tests once with launches recorded by the compiled path
+    (``_speedups.c``, skipped where it was not built) and once in pure Python."""
+    from helpers import launch_path
+    with launch_path(request.param):
+        yield request.param

@@ -1,4 +1,5 @@
 """Test helpers: fake device arrays, generic kernels, source-line lookup, a structured op."""
+import contextlib
 import sys
 
 import numpy as np
@@ -96,3 +97,21 @@ def repeat(s, times, body):
                     attrs={"times": times}, regions=(region,),
                     opaque=any(n.opaque for n in region.walk()),
                     source=(caller.f_code.co_filename, caller.f_lineno))
+
+
+@contextlib.contextmanager
+def launch_path(name):
+    """Record launches by the "compiled" path (``_speedups.c``) or by "pure
+    Python", whichever this process uses (skipped where it was not built)."""
+    from graphtrace import trace
+    from graphtrace.ops import kernel
+    if name == "compiled" and kernel.speedups_module is None:
+        import pytest
+        pytest.skip("graphtrace._speedups is not built (no C compiler at install; "
+                    "tools/build_speedups.py builds it in a checkout) or "
+                    "GRAPHTRACE_PURE_PYTHON is set")
+    was = trace.use_speedups(name == "compiled")
+    try:
+        yield name
+    finally:
+        trace.use_speedups(was)

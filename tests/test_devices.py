@@ -14,6 +14,9 @@ from graphtrace.columns import Recording
 from helpers import FakeDeviceArray, any_kernel, line_of
 from step_kernels import add, scale
 
+# launches recorded by the compiled path (_speedups.c) and by pure Python
+pytestmark = pytest.mark.usefixtures("both_launch_paths")
+
 F = __file__
 N = 64
 K = any_kernel()

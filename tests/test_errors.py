@@ -8,6 +8,9 @@ from numba import cuda
 import graphtrace as gt
 from helpers import FakeDeviceArray as A, line_of, any_kernel
 
+# launches recorded by the compiled path (_speedups.c) and by pure Python
+pytestmark = pytest.mark.usefixtures("both_launch_paths")
+
 F = __file__
 
 

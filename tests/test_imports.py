@@ -14,9 +14,10 @@ ROOT = pathlib.Path(graphtrace.__file__).parent
 
 
 def modules() -> dict:
-    """Module name -> its file, for every module of the package."""
+    """Module name -> its file, for every module of the package; a compiled one
+    (its C source) imports none of the others."""
     out = {}
-    for path in ROOT.rglob("*.py"):
+    for path in [*ROOT.rglob("*.py"), *ROOT.rglob("*.c")]:
         parts = ("graphtrace",) + path.relative_to(ROOT).with_suffix("").parts
         if parts[-1] == "__init__":
             parts = parts[:-1]
@@ -43,6 +44,8 @@ def imports(module: str, path, mods) -> set:
     """The package's modules that importing ``module`` runs directly."""
     is_package = path.name == "__init__.py"
     targets = set()
+    if path.suffix == ".c":
+        return targets
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]

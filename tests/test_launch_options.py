@@ -11,6 +11,9 @@ from cuda.core import Kernel, LaunchConfig, launch   # after graphtrace: it reco
 from graphtrace.ops import _launch
 from helpers import FakeDeviceArray as A, line_of
 
+# launches recorded by the compiled path (_speedups.c) and by pure Python
+pytestmark = pytest.mark.usefixtures("both_launch_paths")
+
 F = __file__
 cp = pytest.importorskip("cupy")
 

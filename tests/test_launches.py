@@ -6,6 +6,9 @@ from numba import cuda
 import graphtrace as gt
 from helpers import FakeDeviceArray as A, line_of
 
+# launches recorded by the compiled path (_speedups.c) and by pure Python
+pytestmark = pytest.mark.usefixtures("both_launch_paths")
+
 
 @cuda.jit
 def add_all(out, *xs):

@@ -2,11 +2,15 @@
 import textwrap
 
 import numpy as np
+import pytest
 from numba import cuda
 
 import graphtrace as gt
 from helpers import FakeDeviceArray as A, line_of
 from step_kernels import scale
+
+# launches recorded by the compiled path (_speedups.c) and by pure Python
+pytestmark = pytest.mark.usefixtures("both_launch_paths")
 
 
 @cuda.jit

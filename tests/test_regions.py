@@ -14,6 +14,9 @@ import graphtrace as gt
 from graphtrace.buffers import as_buffer
 from helpers import FakeDeviceArray as A, line_of, repeat
 
+# launches recorded by the compiled path (_speedups.c) and by pure Python
+pytestmark = pytest.mark.usefixtures("both_launch_paths")
+
 
 @cuda.jit
 def inc(x):

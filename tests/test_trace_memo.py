@@ -12,6 +12,9 @@ from graphtrace.ops._numba import _ProxyLaunch
 from graphtrace.ops.kernel import Adapter
 from helpers import FakeDeviceArray as A, any_kernel
 
+# launches recorded by the compiled path (_speedups.c) and by pure Python
+pytestmark = pytest.mark.usefixtures("both_launch_paths")
+
 KERNELS = [Adapter(None, "rw", ["x", "y"], ["r", "w"]),
            Adapter(None, "wr", ["x", "y"], ["w", "r"]),
            Adapter(None, "k3", ["x", "a", "y"], ["r", "r", "rw"]),

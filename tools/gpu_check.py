@@ -1,6 +1,6 @@
-"""The whole GPU check in one run: GPU tests (with the IR checked, and as a user
-builds, without), examples, then (optionally) compute-sanitizer runs and
-benchmarks.
+"""The whole GPU check in one run: the compiled tracing path built in place,
+GPU tests (with the IR checked; and as a user builds, without, in pure
+Python), examples, then (optionally) compute-sanitizer runs and benchmarks.
 
     python tools/gpu_check.py [--sanitizer memcheck,racecheck,synccheck]
                               [--sanitizer-tests PATH ...] [--bench] [--out DIR]
@@ -89,13 +89,17 @@ def main():
     py, results = sys.executable, []
     env = {"GRAPHTRACE_BACKEND": "gpu"}
     pytest = [py, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    # graphtrace runs from this checkout: its compiled tracing path (_speedups.c) is
+    # built here, as pip install builds it; the step fails where it cannot be
+    run("build-speedups", [py, os.path.join("tools", "build_speedups.py")], args.out, results)
     run("gpu-tests", pytest + ["-rP", "--hypothesis-show-statistics", "tests/gpu"],
         args.out, results, env)
     # The tests check every graph's IR (GRAPHTRACE_VERIFY=1, tests/conftest.py), which
     # makes every Node; a user's build adds launches from the recorded columns
-    # without them (GpuContext._emit_recorded): the GPU tests run that way too.
-    run("gpu-tests-unverified", pytest + ["tests/gpu"], args.out, results,
-        {**env, "GRAPHTRACE_VERIFY": "0"})
+    # without them (GpuContext._emit_recorded): the GPU tests run that way too, and
+    # in pure Python (as an install without a C compiler traces).
+    run("gpu-tests-unverified-pure", pytest + ["tests/gpu"], args.out, results,
+        {**env, "GRAPHTRACE_VERIFY": "0", "GRAPHTRACE_PURE_PYTHON": "1"})
     examples = sorted(f for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".py"))
     for ex in examples:
         run(f"example-{ex[:-3]}", [py, os.path.join("examples", ex)], args.out, results, env)

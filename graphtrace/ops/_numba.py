@@ -27,7 +27,8 @@ from ..tree import materialize, tree_map
 from ._intents import _dotted, _parse, infer_intents, resolve_dotted, vararg_intent
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
-from .kernel import ADAPTERS, Adapter, adapter_for, again, record_launch
+from . import kernel as _kernel
+from .kernel import ADAPTERS, Adapter, adapter_for, record_launch
 
 __all__ = ["NumbaAdapter", "flatten", "is_device_function", "uses_grid_sync", "array_params"]
 
@@ -343,7 +344,7 @@ class _ProxyLaunch(tuple):
         kernel, grid, block, stream, shared_mem = self
         key = None
         if type(grid) is int and type(block) is int and type(shared_mem) is int:
-            key = again(stream, kernel, grid, block, shared_mem, args)
+            key = _kernel.again(stream, kernel, grid, block, shared_mem, args)
             if key is True:
                 return None   # recorded as an earlier launch with these very arguments
         return record_launch(stream, kernel, grid, block, args, shared_mem, key=key)

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from .._compiled import speedups
 from ..buffers import HOST, Buffer
 from ..context import STATE
 from ..deps import MODE_CODES
@@ -225,6 +226,7 @@ def _device_only(adapter):
     return check
 
 
+speedups_module = _speedups = speedups()   # None: pure Python (_compiled.py)
 NO_BLOCK = object()   # s.launch(kernel, config, *args): a LaunchConfig in place of both
 
 # (id(kernel), nargs, grid, block, shared_mem) of launches given plain ints (shared_mem
@@ -232,7 +234,7 @@ NO_BLOCK = object()   # s.launch(kernel, config, *args): a LaunchConfig in place
 _launches: dict = {}
 
 
-def again(stream, k, grid, block, shared_mem, args, depth: int = 3):
+def _again(stream, k, grid, block, shared_mem, args, depth: int = 3):
     """Record a launch of plain ``grid`` and ``block`` (ints, or tuples of ints;
     ``shared_mem`` None or an int) if the tracer remembers one with this kernel,
     configuration and these very argument objects (``Tracer.add``'s memo), and
@@ -249,6 +251,9 @@ def again(stream, k, grid, block, shared_mem, args, depth: int = 3):
         return key
     tracer.again(stream, launch, depth)
     return True
+
+
+again = _speedups.again if _speedups is not None else _again   # the same, compiled
 
 
 def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, cluster=None,

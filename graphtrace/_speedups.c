@@ -1,0 +1,649 @@
+/* The tracing hot path, compiled: a kernel launch recorded again from the
+ * tracer's memo (ops/kernel.py's ``again`` with Tracer.again's common case).
+ *
+ * Optional. graphtrace/ops/kernel.py uses it when it was built and
+ * GRAPHTRACE_PURE_PYTHON is unset; its Python functions are the reference
+ * and serve every case this file hands back to them: a scope that is closed,
+ * has open regions, is a conditional body or follows its nodes online; a
+ * launch whose arrays and stream are on two devices; no user frame found.
+ * It records exactly what the Python path records (tests/test_speedups.py
+ * compares the two).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <frameobject.h>
+
+#if PY_VERSION_HEX < 0x030B0000
+#error "the compiled tracing path needs Python 3.11 or newer (the pure-Python one serves 3.10)"
+#endif
+
+#ifndef Py_T_OBJECT_EX
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#endif
+
+/* set by configure(): the thread's active tracer, placement's device table,
+ * the file -> "is graphtrace's own" cache and the function that fills it,
+ * sys._getframe, and trace.py's function that records a launch not in the memo */
+static PyObject *STATE, *ONE_DEVICE, *INTERNAL, *IS_INTERNAL, *GETFRAME, *RECORD;
+
+/* the tracer last made active (Tracer.__enter__ -> active()) and its thread:
+ * STATE.tracer, without reading the thread-local, while nothing else is */
+static PyObject *ACTIVE;
+static PyThreadState *ACTIVE_THREAD;
+
+static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__scope,
+    *s__top, *s_closed, *s_open_regions, *s_conditional, *s_online,
+    *s__count, *s_rec, *s_entries, *s__index, *s_codes, *s_ends, *s_opaque, *s_again;
+
+/* The __slots__ of Stream, Scope and Recording, read at their offsets when an
+ * object is of that very class (else, or when a slot is empty, by getattr). */
+typedef struct {
+    PyTypeObject *type;   /* NULL: by getattr always */
+    Py_ssize_t offset[5];
+    PyObject **name[5];
+    int n;
+} Layout;
+
+enum { ST_TRACER, ST_INDEX, ST_SCOPE, ST_DEVICE };
+enum { SC_REC, SC_CLOSED, SC_OPEN, SC_CONDITIONAL, SC_ONLINE };
+enum { RE_ENTRIES, RE_CODES, RE_ENDS, RE_OPAQUE };
+static Layout STREAM = {NULL, {0}, {&s__tracer, &s__index, &s__scope, &s__device}, 4};
+static Layout SCOPE = {NULL, {0},
+                       {&s_rec, &s_closed, &s_open_regions, &s_conditional, &s_online}, 5};
+static Layout RECORDING = {NULL, {0}, {&s_entries, &s_codes, &s_ends, &s_opaque}, 4};
+enum { TR_TOP, TR_COUNT, TR_MEMO, TR_MEMO_OFF };
+static Layout TRACER = {NULL, {0}, {&s__top, &s__count, &s_memo, &s_memo_off}, 4};
+
+/* obj's slot ``i`` of ``layout`` set to ``v``; 0, or -1 with an error */
+static inline int
+set(PyObject *obj, const Layout *layout, int i, PyObject *v)
+{
+    if (Py_TYPE(obj) == layout->type) {
+        PyObject **at = (PyObject **)((char *)obj + layout->offset[i]);
+        Py_XSETREF(*at, Py_NewRef(v));
+        return 0;
+    }
+    return PyObject_SetAttr(obj, *layout->name[i], v);
+}
+
+/* obj's attribute ``i`` of ``layout``: a new reference, NULL with an error */
+static inline PyObject *
+get(PyObject *obj, const Layout *layout, int i)
+{
+    if (Py_TYPE(obj) == layout->type) {
+        PyObject *v = *(PyObject **)((char *)obj + layout->offset[i]);
+        if (v != NULL)
+            return Py_NewRef(v);
+    }
+    return PyObject_GetAttr(obj, *layout->name[i]);
+}
+
+/* Fill ``layout`` from ``type``'s slots; 0, or -1 with an error. A class
+ * whose attributes are not all plain slots is read by getattr. */
+static int
+learn(Layout *layout, PyObject *type)
+{
+    if (!PyType_Check(type)) {
+        PyErr_SetString(PyExc_TypeError, "configure(): expected a class");
+        return -1;
+    }
+    Py_CLEAR(layout->type);
+    for (int i = 0; i < layout->n; i++) {
+        PyObject *d = PyObject_GetAttr(type, *layout->name[i]);
+        if (d == NULL)
+            return -1;
+        int plain = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+                    ((PyMemberDescrObject *)d)->d_member->type == Py_T_OBJECT_EX;
+        if (plain)
+            layout->offset[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!plain)
+            return 0;
+    }
+    layout->type = (PyTypeObject *)Py_NewRef(type);
+    return 0;
+}
+
+static PyObject *user_frame_from(PyObject *f);
+
+/* The user's frame: ``depth`` frames up from the caller of the compiled
+ * function, then past graphtrace's own. NULL with no error: none was found
+ * (the Python path then records its stand-in). */
+static PyObject *
+user_frame(int depth)
+{
+    PyObject *f;
+    if (depth == 0) {   /* the caller's: no call */
+        f = (PyObject *)PyEval_GetFrame();
+        Py_XINCREF(f);
+        return f == NULL ? NULL : user_frame_from(f);
+    }
+    PyObject *d = PyLong_FromLong(depth);
+    if (d == NULL)
+        return NULL;
+    f = PyObject_CallOneArg(GETFRAME, d);
+    Py_DECREF(d);
+    if (f == NULL) {
+        if (PyErr_ExceptionMatches(PyExc_ValueError)) {   /* the stack is shallower */
+            PyErr_Clear();
+        }
+        return NULL;
+    }
+    return user_frame_from(f);
+}
+
+/* The first of ``f`` (a reference this takes) and the frames it was called
+ * from that is not graphtrace's own; NULL, with an error or none */
+static PyObject *
+user_frame_from(PyObject *f)
+{
+    while (f != NULL) {
+        PyCodeObject *code = PyFrame_GetCode((PyFrameObject *)f);
+        PyObject *file = code->co_filename;
+        Py_INCREF(file);
+        Py_DECREF(code);
+        PyObject *inside = PyDict_GetItemWithError(INTERNAL, file);   /* borrowed */
+        int yes;
+        if (inside != NULL) {
+            yes = PyObject_IsTrue(inside);
+        }
+        else if (PyErr_Occurred()) {
+            yes = -1;
+        }
+        else {
+            PyObject *r = PyObject_CallOneArg(IS_INTERNAL, file);
+            yes = r == NULL ? -1 : PyObject_IsTrue(r);
+            Py_XDECREF(r);
+        }
+        Py_DECREF(file);
+        if (yes < 0) {
+            Py_DECREF(f);
+            return NULL;
+        }
+        if (!yes)
+            return f;
+        PyObject *back = (PyObject *)PyFrame_GetBack((PyFrameObject *)f);
+        Py_DECREF(f);
+        f = back;
+    }
+    return NULL;
+}
+
+/* Record ``launch`` on ``stream`` as Tracer.again does. 1: recorded; 0: a
+ * case for the Python path (nothing was changed); -1: an error. */
+static int
+record(PyObject *tracer, PyObject *stream, PyObject *launch, int depth)
+{
+    if (!PyTuple_CheckExact(launch) || PyTuple_GET_SIZE(launch) != 9)
+        return 0;
+    PyObject *op = PyTuple_GET_ITEM(launch, 0), *target = PyTuple_GET_ITEM(launch, 1),
+             *recargs = PyTuple_GET_ITEM(launch, 2), *attrs = PyTuple_GET_ITEM(launch, 3),
+             *codes = PyTuple_GET_ITEM(launch, 4), *places = PyTuple_GET_ITEM(launch, 5),
+             *opaque = PyTuple_GET_ITEM(launch, 6);
+    if (!PyList_CheckExact(codes) || !PyLong_CheckExact(places))
+        return 0;
+    int result = -1, o;
+    PyObject *dev = NULL, *dkey = NULL, *device = NULL, *scope = NULL, *f = NULL, *code = NULL,
+             *count = NULL, *next = NULL, *rec = NULL, *entries = NULL, *index = NULL,
+             *lasti = NULL, *entry = NULL, *all = NULL, *ends = NULL, *n = NULL,
+             *olist = NULL;
+
+    /* the device: placement's rule for a kernel (two devices: the Python path) */
+    dev = get(stream, &STREAM, ST_DEVICE);
+    if (dev == NULL)
+        goto done;
+    if (dev == Py_None) {
+        dkey = Py_NewRef(places);
+    }
+    else {
+        long d = PyLong_AsLong(dev);
+        if (d == -1 && PyErr_Occurred())
+            goto done;
+        if (d < 0 || d > 60) {
+            result = 0;
+            goto done;
+        }
+        PyObject *bit = PyLong_FromUnsignedLongLong(2ULL << d);
+        if (bit == NULL)
+            goto done;
+        dkey = PyNumber_Or(places, bit);
+        Py_DECREF(bit);
+        if (dkey == NULL)
+            goto done;
+    }
+    device = PyDict_GetItemWithError(ONE_DEVICE, dkey);   /* borrowed until below */
+    if (device == NULL) {
+        result = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    Py_INCREF(device);
+
+    /* the scope, in the common case only: open, no open regions, not a
+     * conditional body, not followed online */
+    scope = get(stream, &STREAM, ST_SCOPE);
+    if (scope == NULL)
+        goto done;
+    if (scope == Py_None) {
+        Py_SETREF(scope, get(tracer, &TRACER, TR_TOP));
+        if (scope == NULL)
+            goto done;
+    }
+    for (int i = SC_CLOSED; i <= SC_ONLINE; i++) {
+        PyObject *v = get(scope, &SCOPE, i);
+        int t = v == NULL ? -1 : PyObject_IsTrue(v);
+        Py_XDECREF(v);
+        if (t != 0) {
+            result = t < 0 ? -1 : 0;
+            goto done;
+        }
+    }
+
+    f = user_frame(depth);
+    if (f == NULL) {
+        result = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    code = (PyObject *)PyFrame_GetCode((PyFrameObject *)f);
+    lasti = PyLong_FromLong(PyFrame_GetLasti((PyFrameObject *)f));
+    index = lasti == NULL ? NULL : get(stream, &STREAM, ST_INDEX);
+    rec = index == NULL ? NULL : get(scope, &SCOPE, SC_REC);
+    entries = rec == NULL ? NULL : get(rec, &RECORDING, RE_ENTRIES);
+    all = entries == NULL ? NULL : get(rec, &RECORDING, RE_CODES);
+    ends = all == NULL ? NULL : get(rec, &RECORDING, RE_ENDS);
+    count = ends == NULL ? NULL : get(tracer, &TRACER, TR_COUNT);
+    if (count == NULL)
+        goto done;
+    o = PyObject_IsTrue(opaque);
+    if (o < 0)
+        goto done;
+    if (o && (olist = get(rec, &RECORDING, RE_OPAQUE)) == NULL)
+        goto done;
+    if (!PyList_CheckExact(entries) || !PyList_CheckExact(all) || !PyList_CheckExact(ends) ||
+            (olist != NULL && !PyList_CheckExact(olist))) {
+        result = 0;
+        goto done;
+    }
+    long long c = PyLong_AsLongLong(count);
+    if (c == -1 && PyErr_Occurred())
+        goto done;
+    next = PyLong_FromLongLong(c + 1);
+    entry = next == NULL ? NULL : PyTuple_Pack(9, op, target, recargs, attrs, index, code,
+                                               lasti, count, device);
+    if (entry == NULL)
+        goto done;
+
+    /* from here on the recording changes */
+    if (set(tracer, &TRACER, TR_COUNT, next) < 0 || PyList_Append(entries, entry) < 0)
+        goto done;
+    Py_ssize_t end = PyList_GET_SIZE(all);
+    if (PyList_SetSlice(all, end, end, codes) < 0)
+        goto done;
+    n = PyLong_FromSsize_t(PyList_GET_SIZE(all));
+    if (n == NULL || PyList_Append(ends, n) < 0)
+        goto done;
+    if (olist != NULL) {
+        Py_SETREF(n, PyLong_FromSsize_t(PyList_GET_SIZE(entries) - 1));
+        if (n == NULL || PyList_Append(olist, n) < 0)
+            goto done;
+    }
+    result = 1;
+done:
+    Py_XDECREF(dev); Py_XDECREF(dkey); Py_XDECREF(scope); Py_XDECREF(f);
+    Py_XDECREF(code); Py_XDECREF(count); Py_XDECREF(next); Py_XDECREF(rec);
+    Py_XDECREF(entries); Py_XDECREF(index); Py_XDECREF(lasti); Py_XDECREF(entry);
+    Py_XDECREF(all); Py_XDECREF(ends); Py_XDECREF(n); Py_XDECREF(olist);
+    Py_XDECREF(device);
+    return result;
+}
+
+/* The memo's answer for a launch: True when it was recorded from the memo,
+ * else the key to remember it by (None for a kernel no longer remembered);
+ * NULL with an error. ``depth`` counts frames as the Python path does from
+ * Tracer.again, where ``again``'s own frame is one. */
+static PyObject *
+again_impl(PyObject *stream, PyObject *k, PyObject *grid, PyObject *block, PyObject *shared_mem,
+           PyObject *args, int depth)
+{
+    PyObject *result = NULL, *tracer = NULL, *off = NULL, *kid = NULL, *key = NULL,
+             *memo = NULL, *launch = NULL, *active = NULL;
+    tracer = get(stream, &STREAM, ST_TRACER);
+    off = tracer == NULL ? NULL : get(tracer, &TRACER, TR_MEMO_OFF);
+    kid = off == NULL ? NULL : PyLong_FromVoidPtr(k);
+    if (kid == NULL)
+        goto done;
+    int no = PySequence_Contains(off, kid);
+    if (no != 0) {
+        if (no > 0)
+            result = Py_NewRef(Py_None);
+        goto done;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    key = PyTuple_New(4 + n);
+    if (key == NULL)
+        goto done;
+    PyTuple_SET_ITEM(key, 0, Py_NewRef(kid));
+    PyTuple_SET_ITEM(key, 1, Py_NewRef(grid));
+    PyTuple_SET_ITEM(key, 2, Py_NewRef(block));
+    PyTuple_SET_ITEM(key, 3, Py_NewRef(shared_mem));
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *id = PyLong_FromVoidPtr(PyTuple_GET_ITEM(args, i));
+        if (id == NULL)
+            goto done;
+        PyTuple_SET_ITEM(key, 4 + i, id);
+    }
+    memo = get(tracer, &TRACER, TR_MEMO);
+    if (memo == NULL)
+        goto done;
+    if (PyDict_CheckExact(memo)) {
+        launch = Py_XNewRef(PyDict_GetItemWithError(memo, key));
+    }
+    else {
+        launch = PyObject_GetItem(memo, key);
+        if (launch == NULL && PyErr_ExceptionMatches(PyExc_KeyError))
+            PyErr_Clear();
+    }
+    if (launch == NULL) {
+        if (!PyErr_Occurred())
+            result = Py_NewRef(key);
+        goto done;
+    }
+    if (tracer == ACTIVE && PyThreadState_Get() == ACTIVE_THREAD)
+        active = Py_NewRef(tracer);
+    else
+        active = PyObject_GetAttr(STATE, s_tracer);   /* STATE.tracer; unset: None */
+    if (active == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+            goto done;
+        PyErr_Clear();
+    }
+    if (active != tracer) {
+        result = Py_NewRef(key);
+        goto done;
+    }
+    int r = record(tracer, stream, launch, depth - 2);
+    if (r < 0)
+        goto done;
+    if (r == 0) {   /* the Python path: its frames count from Tracer.again */
+        PyObject *d = PyLong_FromLong(depth - 1);
+        if (d == NULL)
+            goto done;
+        PyObject *out = PyObject_CallMethodObjArgs(tracer, s_again, stream, launch, d, NULL);
+        Py_DECREF(d);
+        if (out == NULL)
+            goto done;
+        Py_DECREF(out);
+    }
+    result = Py_NewRef(Py_True);
+done:
+    Py_XDECREF(tracer); Py_XDECREF(off); Py_XDECREF(kid); Py_XDECREF(key);
+    Py_XDECREF(memo); Py_XDECREF(launch); Py_XDECREF(active);
+    return result;
+}
+
+static int
+configured(void)
+{
+    if (STATE == NULL)
+        PyErr_SetString(PyExc_RuntimeError, "graphtrace._speedups is not configured");
+    return STATE != NULL;
+}
+
+/* again(stream, kernel, grid, block, shared_mem, args, depth=3): ops/kernel.py's
+ * ``_again``, which it replaces. */
+static PyObject *
+again(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    if (nargs != 6 && nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "again() takes 6 or 7 arguments");
+        return NULL;
+    }
+    if (!configured())
+        return NULL;
+    int depth = 3;
+    if (nargs == 7) {
+        depth = (int)PyLong_AsLong(a[6]);
+        if (depth == -1 && PyErr_Occurred())
+            return NULL;
+    }
+    if (!PyTuple_Check(a[5])) {
+        PyErr_SetString(PyExc_TypeError, "again(): args must be a tuple");
+        return NULL;
+    }
+    return again_impl(a[0], a[1], a[2], a[3], a[4], a[5], depth);
+}
+
+/* Stream.launch, compiled: a Launcher holds the Python method, which takes
+ * every call but the plain ``s.launch(kernel, grid, block, *args)`` with int
+ * grid and block and no keyword; such a launch is looked up in the memo and,
+ * if it is not there, recorded by RECORD(stream, kernel, grid, block, args,
+ * key). Bound like a function; its name, docstring and signature are the
+ * Python method's (``__wrapped__``). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *func;
+    vectorcallfunc vectorcall;
+} Launcher;
+
+static PyObject *
+launcher_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Launcher *l = (Launcher *)self;
+    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)
+        return PyObject_Vectorcall(l->func, args, nargsf, kwnames);
+    if (n < 4 || !PyLong_CheckExact(args[2]) || !PyLong_CheckExact(args[3]) || RECORD == NULL ||
+            STATE == NULL)
+        return PyObject_Vectorcall(l->func, args, nargsf, NULL);
+    PyObject *kargs = PyTuple_New(n - 4);
+    if (kargs == NULL)
+        return NULL;
+    for (Py_ssize_t i = 4; i < n; i++)
+        PyTuple_SET_ITEM(kargs, i - 4, Py_NewRef(args[i]));
+    /* the user's frame is the caller's: 2 from Tracer.again, were it called here */
+    PyObject *key = again_impl(args[0], args[1], args[2], args[3], Py_None, kargs, 2);
+    PyObject *out = NULL;
+    if (key == Py_True) {
+        out = Py_NewRef(Py_None);
+    }
+    else if (key != NULL) {
+        PyObject *call[6] = {args[0], args[1], args[2], args[3], kargs, key};
+        out = PyObject_Vectorcall(RECORD, call, 6, NULL);
+    }
+    Py_XDECREF(key);
+    Py_DECREF(kargs);
+    return out;
+}
+
+static PyObject *
+launcher_get(PyObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None)
+        return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+static PyObject *
+launcher_getattro(PyObject *self, PyObject *name)
+{
+    Launcher *l = (Launcher *)self;
+    if (PyUnicode_Check(name) && PyUnicode_CompareWithASCIIString(name, "__wrapped__") == 0)
+        return Py_NewRef(l->func);
+    PyObject *v = PyObject_GenericGetAttr(self, name);
+    if (v != NULL || !PyErr_ExceptionMatches(PyExc_AttributeError))
+        return v;
+    PyErr_Clear();
+    return PyObject_GetAttr(l->func, name);
+}
+
+static PyObject *
+launcher_doc(PyObject *self, void *closure)
+{
+    return PyObject_GetAttrString(((Launcher *)self)->func, "__doc__");
+}
+
+static PyObject *
+launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *func;
+    if (!PyArg_ParseTuple(args, "O:Launcher", &func))
+        return NULL;
+    if (!PyCallable_Check(func)) {
+        PyErr_SetString(PyExc_TypeError, "Launcher(func): func must be callable");
+        return NULL;
+    }
+    Launcher *l = (Launcher *)type->tp_alloc(type, 0);
+    if (l == NULL)
+        return NULL;
+    l->func = Py_NewRef(func);
+    l->vectorcall = launcher_call;
+    return (PyObject *)l;
+}
+
+static int
+launcher_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(((Launcher *)self)->func);
+    return 0;
+}
+
+static void
+launcher_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    Py_CLEAR(((Launcher *)self)->func);
+    Py_TYPE(self)->tp_free(self);
+}
+
+static PyGetSetDef launcher_getset[] = {
+    {"__doc__", launcher_doc, NULL, NULL, NULL},
+    {NULL},
+};
+
+static PyTypeObject LauncherType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "graphtrace._speedups.Launcher",
+    .tp_basicsize = sizeof(Launcher),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
+                Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_vectorcall_offset = offsetof(Launcher, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_descr_get = launcher_get,
+    .tp_getattro = launcher_getattro,
+    .tp_getset = launcher_getset,
+    .tp_new = launcher_new,
+    .tp_traverse = launcher_traverse,
+    .tp_dealloc = launcher_dealloc,
+};
+
+/* configure(state, one_device, internal, is_internal): what again() reads */
+static PyObject *
+configure(PyObject *module, PyObject *args)
+{
+    PyObject *state, *one, *internal, *is_internal;
+    if (!PyArg_ParseTuple(args, "OO!O!O:configure", &state, &PyDict_Type, &one,
+                          &PyDict_Type, &internal, &is_internal))
+        return NULL;
+    PyObject *getframe = PySys_GetObject("_getframe");   /* borrowed */
+    if (getframe == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "sys._getframe is missing");
+        return NULL;
+    }
+    Py_XSETREF(STATE, Py_NewRef(state));
+    Py_XSETREF(ONE_DEVICE, Py_NewRef(one));
+    Py_XSETREF(INTERNAL, Py_NewRef(internal));
+    Py_XSETREF(IS_INTERNAL, Py_NewRef(is_internal));
+    Py_XSETREF(GETFRAME, Py_NewRef(getframe));
+    Py_RETURN_NONE;
+}
+
+/* active(tracer): the tracer now made active in this thread (set_tracer), or None */
+static PyObject *
+active(PyObject *module, PyObject *tracer)
+{
+    if (tracer == Py_None) {
+        Py_CLEAR(ACTIVE);
+        ACTIVE_THREAD = NULL;
+    }
+    else {
+        Py_XSETREF(ACTIVE, Py_NewRef(tracer));
+        ACTIVE_THREAD = PyThreadState_Get();
+    }
+    Py_RETURN_NONE;
+}
+
+/* configure_launch(Stream, Scope, Recording, Tracer, record): the classes whose slots
+ * are read at their offsets, and what a Launcher calls for a launch not in
+ * the memo */
+static PyObject *
+configure_launch(PyObject *module, PyObject *args)
+{
+    PyObject *stream, *scope, *recording, *tracer, *rec;
+    if (!PyArg_ParseTuple(args, "OOOOO:configure_launch", &stream, &scope, &recording, &tracer,
+                          &rec))
+        return NULL;
+    if (learn(&STREAM, stream) < 0 || learn(&SCOPE, scope) < 0 ||
+            learn(&RECORDING, recording) < 0 || learn(&TRACER, tracer) < 0)
+        return NULL;
+    Py_XSETREF(RECORD, Py_NewRef(rec));
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"again", (PyCFunction)(void (*)(void))again, METH_FASTCALL,
+     "again(stream, kernel, grid, block, shared_mem, args, depth=3): True if the "
+     "launch was recorded from the tracer's memo, else the key to remember it by "
+     "(None: the kernel is no longer remembered)."},
+    {"configure", configure, METH_VARARGS,
+     "configure(state, one_device, internal, is_internal): what again() reads."},
+    {"active", active, METH_O,
+     "active(tracer): the tracer made active in this thread (set_tracer), or None "
+     "when it ends; again() then need not read the thread-local to know."},
+    {"configure_launch", configure_launch, METH_VARARGS,
+     "configure_launch(Stream, Scope, Recording, Tracer, record): the classes read at their "
+     "slots' offsets, and what a Launcher calls for a launch not in the memo."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "graphtrace._speedups",
+    "The tracing hot path, compiled (optional; ops/kernel.py and trace.py hold the "
+    "reference).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
+PyMODINIT_FUNC
+PyInit__speedups(void)
+{
+    INTERN(s_tracer, "tracer");
+    INTERN(s__tracer, "_tracer");
+    INTERN(s_memo_off, "memo_off");
+    INTERN(s_memo, "memo");
+    INTERN(s__device, "_device");
+    INTERN(s__scope, "_scope");
+    INTERN(s__top, "_top");
+    INTERN(s_closed, "closed");
+    INTERN(s_open_regions, "open_regions");
+    INTERN(s_conditional, "conditional");
+    INTERN(s_online, "online");
+    INTERN(s__count, "_count");
+    INTERN(s_rec, "rec");
+    INTERN(s_entries, "entries");
+    INTERN(s__index, "_index");
+    INTERN(s_codes, "codes");
+    INTERN(s_ends, "ends");
+    INTERN(s_opaque, "opaque");
+    INTERN(s_again, "again");
+    if (PyType_Ready(&LauncherType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&module_def);
+    if (m == NULL)
+        return NULL;
+    if (PyModule_AddObjectRef(m, "Launcher", (PyObject *)&LauncherType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

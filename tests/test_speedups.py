@@ -1,0 +1,185 @@
+"""The compiled tracing path (``_speedups.c``) records what the pure-Python one
+does: the same nodes, sources, streams, dependencies and errors, for the
+launches it takes (``Stream.launch`` and ``kernel.again``) and the cases it
+hands back (regions, conditional bodies, two devices, keywords, tuples)."""
+import inspect
+import threading
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import graphtrace as gt
+from graphtrace import trace as _trace
+from graphtrace.errors import GraphtraceError
+from graphtrace.ops import kernel as _kernel
+from graphtrace.trace import Stream
+from helpers import FakeDeviceArray as A, any_kernel, launch_path
+from test_trace_memo import STEPS, _program
+
+pytestmark = pytest.mark.skipif(
+    _kernel.speedups_module is None,
+    reason="graphtrace._speedups is not built (no C compiler at install; "
+           "tools/build_speedups.py builds it in a checkout) or GRAPHTRACE_PURE_PYTHON is set")
+
+K = any_kernel("k")
+
+
+def _nodes(graph):
+    """Every node of ``graph`` and its regions, as what a recording decides."""
+    out = []
+    for n in graph.nodes:
+        out.append((n.index, n.kind, n.source, n.stream, n.opaque, n.device,
+                    [d.index for d in n.deps], [(b.label, b.ptr, b.shape, b.strides, m)
+                                                for b, m in n.accesses]))
+        for region in getattr(n, "regions", ()) or ():
+            out.extend(_nodes(region))
+    return out
+
+
+def _both(make, *args):
+    """``(listing, nodes)`` of ``make()``'s trace by each path, compiled first."""
+    out = []
+    for path in ("compiled", "pure Python"):
+        with launch_path(path):
+            g = make().trace(*args)
+            out.append((str(g), _nodes(g)))
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(STEPS, st.sampled_from([_trace._MEMO_SIZE, 2]), st.sampled_from([_trace._MEMO_MISSES, 1]))
+def test_both_paths_record_the_same_graph(steps, size, misses):
+    arrays = [A(64), A(64), A(64)]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_trace, "_MEMO_SIZE", size)
+        mp.setattr(_trace, "_MEMO_MISSES", misses)
+        compiled, pure = _both(lambda: _program(steps), *arrays)
+    assert compiled == pure
+
+
+def _helper(s, x, y):
+    s.launch(K, 1, 32, x, y)   # the source of a launch issued in a helper
+
+
+def test_sources_are_the_users_lines_in_helpers_comprehensions_and_loops():
+    def make():
+        def f(s, x, y):
+            for _ in range(3):
+                s.launch(K, 1, 32, x, y)
+                _helper(s, x, y)
+            [s.launch(K, 1, 32, y, x) for _ in range(2)]
+            (lambda: s.launch(K, 1, 32, x, y))()
+            with s.while_loop(gt.cond(x[0:1]) > 0, max_iterations=2) as body:
+                body.launch(K, 1, 32, x, y)
+                _helper(body, x, y)
+        return gt.graph(f)
+    compiled, pure = _both(make, A(64), A(64))
+    assert compiled == pure
+    sources = [node[2] for node in compiled[1]]
+    assert len(set(sources)) == 6   # each launching line, the helper's once
+    assert all(src[0] == __file__ for src in sources)
+
+
+def test_a_kernel_off_the_memo_and_launches_with_options_take_the_python_path():
+    def make():
+        def f(s, x, y):
+            for i in range(40):   # new views every launch: the kernel leaves the memo
+                s.launch(K, 1, 32, x[i:i + 8], y[i:i + 8])
+            s.launch(K, (1, 1), 32, x, y)
+            s.launch(K, 1, 32, x, y, shared_mem=64)
+            s.launch(K, 1, 32, x, y, opaque=True)
+            s.fork().launch(K, 1, 32, y, x)
+        return gt.graph(f)
+    compiled, pure = _both(make, A(64), A(64))
+    assert compiled == pure
+    assert len(compiled[1]) == 44
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:   # the class and message must agree between the paths
+        return type(e), str(e)
+    return None
+
+
+@pytest.mark.parametrize("misuse", ["after the trace", "another thread", "no arguments",
+                                    "no block", "bool grid"])
+def test_misuse_raises_the_same_error_on_both_paths(misuse):
+    x = A(64)
+    out = []
+    for path in ("compiled", "pure Python"):
+        with launch_path(path):
+            kept = []
+
+            @gt.graph
+            def f(s, x):
+                s.launch(K, 1, 32, x, x)
+                if misuse == "another thread":
+                    t = threading.Thread(target=lambda: kept.append(
+                        _error(lambda: s.launch(K, 1, 32, x, x))))
+                    t.start()
+                    t.join()
+                elif misuse == "no arguments":
+                    kept.append(_error(lambda: s.launch()))
+                elif misuse == "no block":
+                    kept.append(_error(lambda: s.launch(K, 1)))
+                elif misuse == "bool grid":   # not an int: refused at this line
+                    kept.append(_error(lambda: s.launch(K, True, 32, x, x)))
+                kept.append(s)
+            f.trace(x)
+            if misuse == "after the trace":
+                kept.insert(0, _error(lambda: kept[-1].launch(K, 1, 32, x, x)))
+            out.append(kept[0])
+    assert out[0] is not None and out[0] == out[1]
+    if misuse in ("after the trace", "another thread"):
+        assert issubclass(out[0][0], GraphtraceError)
+        assert "outside its trace" in out[0][1]
+
+
+def test_traces_in_two_threads_at_once_record_each_their_own():
+    x, y = A(64), A(64)
+
+    def make(n, ready=None):
+        def f(s, x, y):
+            if ready is not None:
+                ready.wait()   # both traces active: each thread's launches interleave
+            for i in range(n):
+                s.launch(K, 1, 32, x, y)
+                s.launch(K, 1, 32, y, x)
+        return gt.graph(f)
+
+    alone = {n: _nodes(make(n).trace(x, y)) for n in (5, 7)}
+    ready, got = threading.Barrier(2), {}
+
+    def run(n):
+        got[n] = _nodes(make(n, ready).trace(x, y))
+    threads = [threading.Thread(target=run, args=(n,)) for n in (5, 7)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(got[5]) == 10 and len(got[7]) == 14
+    for n in (5, 7):   # the same but for the source's line (the barrier's branch)
+        assert [node[3:] for node in got[n]] == [node[3:] for node in alone[n]]
+
+
+def test_the_compiled_launch_keeps_the_methods_name_doc_and_signature():
+    python_launch = Stream.launch.__wrapped__
+    assert Stream.launch.__doc__ == python_launch.__doc__
+    assert Stream.launch.__name__ == "launch"
+    assert inspect.signature(Stream.launch) == inspect.signature(python_launch)
+
+    @gt.graph
+    def f(s, x):
+        assert inspect.signature(s.launch) == inspect.signature(python_launch.__get__(s))
+        s.launch(K, 1, 32, x, x)
+    f.trace(A(64))
+
+
+def test_again_refuses_bad_arguments():
+    fast = _kernel.speedups_module
+    with pytest.raises(TypeError):
+        fast.again(None, K, 1, 32, None)
+    with pytest.raises(TypeError):
+        fast.again(None, K, 1, 32, None, [1, 2])

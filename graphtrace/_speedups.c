@@ -12,6 +12,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <frameobject.h>
+#include <stddef.h>
 
 #if PY_VERSION_HEX < 0x030B0000
 #error "the compiled tracing path needs Python 3.11 or newer (the pure-Python one serves 3.10)"

@@ -13,6 +13,7 @@
 #include <Python.h>
 #include <frameobject.h>
 #include <stddef.h>
+#include <string.h>
 
 #if PY_VERSION_HEX < 0x030B0000
 #error "the compiled tracing path needs Python 3.11 or newer (the pure-Python one serves 3.10)"
@@ -27,6 +28,14 @@
  * the file -> "is graphtrace's own" cache and the function that fills it,
  * sys._getframe, and trace.py's function that records a launch not in the memo */
 static PyObject *STATE, *ONE_DEVICE, *INTERNAL, *IS_INTERNAL, *GETFRAME, *RECORD;
+
+/* configure_numba(): proxy streams' base class, and _numba.py's function that
+ * records ``kernel[grid, block, s](*args)`` when the memo has no answer */
+static PyTypeObject *PROXY_STREAM;
+static PyObject *RECORD_NUMBA, *ZERO;
+
+/* enable(): whether the Launchers take their fast path (use_speedups) */
+static int ENABLED = 1;
 
 /* the tracer last made active (Tracer.__enter__ -> active()) and its thread:
  * STATE.tracer, without reading the thread-local, while nothing else is */
@@ -414,15 +423,128 @@ again(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     return again_impl(a[0], a[1], a[2], a[3], a[4], a[5], depth);
 }
 
-/* Stream.launch, compiled: a Launcher holds the Python method, which takes
- * every call but the plain ``s.launch(kernel, grid, block, *args)`` with int
- * grid and block and no keyword; such a launch is looked up in the memo and,
- * if it is not there, recorded by RECORD(stream, kernel, grid, block, args,
- * key). Bound like a function; its name, docstring and signature are the
- * Python method's (``__wrapped__``). */
+/* ``kernel[grid, block, s]`` for a proxy stream ``s``, compiled: called with
+ * the launch's arguments, it records the launch (_numba.py's _ProxyLaunch). */
+typedef struct {
+    PyObject_HEAD
+    PyObject *kernel, *grid, *block, *stream, *shared_mem;
+    vectorcallfunc vectorcall;
+} ProxyLaunch;
+
+static PyTypeObject ProxyLaunchType;
+
+static PyObject *
+proxy_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    ProxyLaunch *p = (ProxyLaunch *)self;
+    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
+        PyErr_Format(PyExc_TypeError, "__call__() got an unexpected keyword argument '%U'",
+                     PyTuple_GET_ITEM(kwnames, 0));
+        return NULL;
+    }
+    PyObject *kargs = PyTuple_New(PyVectorcall_NARGS(nargsf));
+    if (kargs == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kargs); i++)
+        PyTuple_SET_ITEM(kargs, i, Py_NewRef(args[i]));
+    PyObject *key = Py_NewRef(Py_None), *out = NULL;
+    if (PyLong_CheckExact(p->grid) && PyLong_CheckExact(p->block) &&
+            PyLong_CheckExact(p->shared_mem))   /* the user's frame: the caller's */
+        Py_SETREF(key, again_impl(p->stream, p->kernel, p->grid, p->block, p->shared_mem,
+                                  kargs, 2));
+    if (key == Py_True) {
+        out = Py_NewRef(Py_None);
+    }
+    else if (key != NULL) {
+        PyObject *call[7] = {p->stream, p->kernel, p->grid, p->block, kargs, p->shared_mem,
+                             key};
+        out = PyObject_Vectorcall(RECORD_NUMBA, call, 7, NULL);
+    }
+    Py_XDECREF(key);
+    Py_DECREF(kargs);
+    return out;
+}
+
+static PyObject *
+proxy_make(PyObject *kernel, PyObject *grid, PyObject *block, PyObject *stream,
+           PyObject *shared_mem)
+{
+    ProxyLaunch *p = PyObject_GC_New(ProxyLaunch, &ProxyLaunchType);
+    if (p == NULL)
+        return NULL;
+    p->kernel = Py_NewRef(kernel);
+    p->grid = Py_NewRef(grid);
+    p->block = Py_NewRef(block);
+    p->stream = Py_NewRef(stream);
+    p->shared_mem = Py_NewRef(shared_mem);
+    p->vectorcall = proxy_call;
+    PyObject_GC_Track(p);
+    return (PyObject *)p;
+}
+
+static int
+proxy_traverse(PyObject *self, visitproc visit, void *arg)
+{
+    ProxyLaunch *p = (ProxyLaunch *)self;
+    Py_VISIT(p->kernel); Py_VISIT(p->grid); Py_VISIT(p->block); Py_VISIT(p->stream);
+    Py_VISIT(p->shared_mem);
+    return 0;
+}
+
+static int
+proxy_clear(PyObject *self)
+{
+    ProxyLaunch *p = (ProxyLaunch *)self;
+    Py_CLEAR(p->kernel); Py_CLEAR(p->grid); Py_CLEAR(p->block); Py_CLEAR(p->stream);
+    Py_CLEAR(p->shared_mem);
+    return 0;
+}
+
+static void
+proxy_dealloc(PyObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    proxy_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static PyObject *
+proxy_repr(PyObject *self)
+{
+    ProxyLaunch *p = (ProxyLaunch *)self;
+    return PyUnicode_FromFormat("<launch of %R [%R, %R] on %R>", p->kernel, p->grid,
+                                p->block, p->stream);
+}
+
+static PyTypeObject ProxyLaunchType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "graphtrace._speedups.ProxyLaunch",
+    .tp_doc = "kernel[grid, block, s] for a proxy stream s: call it with the kernel's "
+              "arguments to record the launch.",
+    .tp_basicsize = sizeof(ProxyLaunch),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(ProxyLaunch, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_repr = proxy_repr,
+    .tp_traverse = proxy_traverse,
+    .tp_clear = proxy_clear,
+    .tp_dealloc = proxy_dealloc,
+};
+
+/* A Python method with a compiled fast path, bound like a function; its name,
+ * docstring and signature are the method's (``__wrapped__``), which takes
+ * every call the fast path does not:
+ * - kind "launch", Stream.launch: ``s.launch(kernel, grid, block, *args)``
+ *   with int grid and block and no keyword is looked up in the memo and, if
+ *   it is not there, recorded by RECORD(stream, kernel, grid, block, args, key);
+ * - kind "getitem", a numba dispatcher's ``__getitem__``: ``kernel[grid,
+ *   block, s]`` for a proxy stream ``s`` is a ProxyLaunch. */
+enum { LAUNCH, GETITEM };
+
 typedef struct {
     PyObject_HEAD
     PyObject *func;
+    int kind;
     vectorcallfunc vectorcall;
 } Launcher;
 
@@ -431,8 +553,17 @@ launcher_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
 {
     Launcher *l = (Launcher *)self;
     Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0)
+    if (!ENABLED || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0))
         return PyObject_Vectorcall(l->func, args, nargsf, kwnames);
+    if (l->kind == GETITEM) {
+        PyObject *config = n == 2 ? args[1] : NULL;
+        if (config == NULL || PROXY_STREAM == NULL || !PyTuple_CheckExact(config) ||
+                PyTuple_GET_SIZE(config) != 3 ||
+                !PyObject_TypeCheck(PyTuple_GET_ITEM(config, 2), PROXY_STREAM))
+            return PyObject_Vectorcall(l->func, args, nargsf, NULL);
+        return proxy_make(args[0], PyTuple_GET_ITEM(config, 0), PyTuple_GET_ITEM(config, 1),
+                          PyTuple_GET_ITEM(config, 2), ZERO);
+    }
     if (n < 4 || !PyLong_CheckExact(args[2]) || !PyLong_CheckExact(args[3]) || RECORD == NULL ||
             STATE == NULL)
         return PyObject_Vectorcall(l->func, args, nargsf, NULL);
@@ -487,16 +618,24 @@ static PyObject *
 launcher_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
     PyObject *func;
-    if (!PyArg_ParseTuple(args, "O:Launcher", &func))
+    const char *kind = "launch";
+    if (!PyArg_ParseTuple(args, "O|s:Launcher", &func, &kind))
         return NULL;
     if (!PyCallable_Check(func)) {
-        PyErr_SetString(PyExc_TypeError, "Launcher(func): func must be callable");
+        PyErr_SetString(PyExc_TypeError, "Launcher(func, kind): func must be callable");
+        return NULL;
+    }
+    int k = strcmp(kind, "launch") == 0 ? LAUNCH : strcmp(kind, "getitem") == 0 ? GETITEM : -1;
+    if (k < 0) {
+        PyErr_Format(PyExc_ValueError, "Launcher(func, kind): kind is 'launch' or 'getitem', "
+                     "not %R", PyTuple_GET_ITEM(args, 1));
         return NULL;
     }
     Launcher *l = (Launcher *)type->tp_alloc(type, 0);
     if (l == NULL)
         return NULL;
     l->func = Py_NewRef(func);
+    l->kind = k;
     l->vectorcall = launcher_call;
     return (PyObject *)l;
 }
@@ -524,6 +663,8 @@ static PyGetSetDef launcher_getset[] = {
 static PyTypeObject LauncherType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "graphtrace._speedups.Launcher",
+    .tp_doc = "Launcher(method, kind='launch'|'getitem'): the method with a compiled fast "
+              "path (Stream.launch, or a numba dispatcher's __getitem__).",
     .tp_basicsize = sizeof(Launcher),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL |
                 Py_TPFLAGS_METHOD_DESCRIPTOR,
@@ -590,6 +731,30 @@ configure_launch(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* configure_numba(ProxyStream, record): proxy streams' base class, and what a
+ * ProxyLaunch calls for a launch not in the memo */
+static PyObject *
+configure_numba(PyObject *module, PyObject *args)
+{
+    PyObject *proxy, *rec;
+    if (!PyArg_ParseTuple(args, "O!O:configure_numba", &PyType_Type, &proxy, &rec))
+        return NULL;
+    Py_XSETREF(PROXY_STREAM, (PyTypeObject *)Py_NewRef(proxy));
+    Py_XSETREF(RECORD_NUMBA, Py_NewRef(rec));
+    Py_RETURN_NONE;
+}
+
+/* enable(on): whether Launchers take their fast path; whether they did */
+static PyObject *
+enable(PyObject *module, PyObject *on)
+{
+    int was = ENABLED, t = PyObject_IsTrue(on);
+    if (t < 0)
+        return NULL;
+    ENABLED = t;
+    return PyBool_FromLong(was);
+}
+
 static PyMethodDef methods[] = {
     {"again", (PyCFunction)(void (*)(void))again, METH_FASTCALL,
      "again(stream, kernel, grid, block, shared_mem, args, depth=3): True if the "
@@ -597,6 +762,12 @@ static PyMethodDef methods[] = {
      "(None: the kernel is no longer remembered)."},
     {"configure", configure, METH_VARARGS,
      "configure(state, one_device, internal, is_internal): what again() reads."},
+    {"configure_numba", configure_numba, METH_VARARGS,
+     "configure_numba(ProxyStream, record): proxy streams' base class, and what "
+     "kernel[grid, block, s](*args) calls for a launch not in the memo."},
+    {"enable", enable, METH_O,
+     "enable(on): whether Launchers take their compiled fast path; returns whether "
+     "they did."},
     {"active", active, METH_O,
      "active(tracer): the tracer made active in this thread (set_tracer), or None "
      "when it ends; again() then need not read the thread-local to know."},
@@ -637,7 +808,9 @@ PyInit__speedups(void)
     INTERN(s_ends, "ends");
     INTERN(s_opaque, "opaque");
     INTERN(s_again, "again");
-    if (PyType_Ready(&LauncherType) < 0)
+    if (PyType_Ready(&LauncherType) < 0 || PyType_Ready(&ProxyLaunchType) < 0)
+        return NULL;
+    if ((ZERO = PyLong_FromLong(0)) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)

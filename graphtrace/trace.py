@@ -857,21 +857,23 @@ def _record_plain(stream, kernel, grid, block, args, key):
 
 
 def use_speedups(on: bool) -> bool:
-    """Record plain launches by the compiled path (``_speedups.c``: ``Stream.launch``
-    and ``kernel.again``) or, ``on=False``, in pure Python; whether it was on
-    before. Both record the same; tests and benchmarks compare them."""
-    fast, was = _kernel.speedups_module, _kernel.again is not _kernel._again
+    """Record plain launches by the compiled path (``_speedups.c``: ``Stream.launch``,
+    numba's ``kernel[grid, block, s]`` and ``kernel.again``) or, ``on=False``, in
+    pure Python; whether it was on before. Both record the same; tests and
+    benchmarks compare them."""
+    fast = _kernel.speedups_module
     if on and fast is None:
         raise RuntimeError("graphtrace._speedups is not built (no C compiler at install; "
                            "tools/build_speedups.py builds it in a checkout) or "
                            "GRAPHTRACE_PURE_PYTHON is set")
-    python_launch = getattr(Stream.launch, "__wrapped__", Stream.launch)
+    was = _kernel.again is not _kernel._again
     _kernel.again = fast.again if on else _kernel._again
-    Stream.launch = fast.Launcher(python_launch) if on else python_launch
+    if fast is not None:
+        fast.enable(on)
     return was
 
 
 if _kernel.speedups_module is not None:   # the compiled Stream.launch (_speedups.c)
     _kernel.speedups_module.configure_launch(Stream, Scope, Recording, Tracer,
                                               _record_plain)
-    use_speedups(True)
+    Stream.launch = _kernel.speedups_module.Launcher(Stream.launch)

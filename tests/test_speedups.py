@@ -183,3 +183,75 @@ def test_again_refuses_bad_arguments():
         fast.again(None, K, 1, 32, None)
     with pytest.raises(TypeError):
         fast.again(None, K, 1, 32, None, [1, 2])
+
+
+NUMBA_STEPS = st.lists(st.tuples(st.integers(0, 1), st.lists(st.integers(0, 4), min_size=3,
+                                                             max_size=3),
+                                 st.integers(0, 5), st.sampled_from([(1, 32), (2, 32), (1, 64)])),
+                       max_size=25)
+
+
+def _numba_program(steps):
+    """numba's launch syntax on a proxy stream: ``kernel[grid, block, s]`` (the
+    compiled path), with shared memory or tuples (the Python one), on a forked
+    stream and in a loop's body, with views made again at each launch."""
+    from numba import cuda
+    from step_kernels import add, scale
+
+    def f(s, x, y, z):
+        pool = [lambda: x, lambda: y, lambda: z, lambda: x[0:16], lambda: y[16:32]]
+        other = s.fork()
+        for k, picks, where, (g, b) in steps:
+            arrays = [pool[p]() for p in picks]
+            kernel, args = (scale, (arrays[0], 2.0, arrays[1])) if k == 0 else \
+                (add, (arrays[0], arrays[1]))
+            if where == 0:
+                kernel[g, b, s](*args)
+            elif where == 1:
+                kernel[g, b, other](*args)
+            elif where == 2:
+                kernel[1, 32, s, 0](*args)
+            elif where == 3:
+                kernel[(1,), (32,), s](*args)
+            elif where == 4:
+                with s.while_loop(gt.cond(z[0:1]) > 0, max_iterations=2) as body:
+                    kernel[1, 32, body](*args)
+            else:
+                launch = kernel[g, b, s]
+                launch(*args)
+                launch(*args)
+        s.join(other)
+    arrays = [cuda.to_device(__import__("numpy").zeros(64, "float32")) for _ in range(3)]
+    return gt.graph(f), arrays
+
+
+@settings(max_examples=60, deadline=None)
+@given(NUMBA_STEPS)
+def test_numba_launch_syntax_records_the_same_graph_on_both_paths(steps):
+    f, arrays = _numba_program(steps)
+    compiled, pure = _both(lambda: f, *arrays)
+    assert compiled == pure
+
+
+def test_numba_launch_syntax_is_compiled_only_for_a_proxy_stream():
+    import numpy as np
+    from numba import cuda
+    from step_kernels import add
+    x, y = cuda.to_device(np.ones(32)), cuda.to_device(np.ones(32))
+    seen = []
+    with launch_path("compiled"):
+        @gt.graph
+        def f(s, x, y):
+            launch = add[1, 32, s]
+            seen.append((type(launch).__name__, repr(launch)))
+            with pytest.raises(TypeError, match="unexpected keyword argument 'x'"):
+                launch(x=1)
+            launch(x, y)
+        assert len(f.trace(x, y).nodes) == 1
+        assert seen[0][0] == "ProxyLaunch"
+        assert "[1, 32] on <graphtrace proxy stream 0 of f>" in seen[0][1]
+        assert getattr(type(add).__getitem__, "_graphtrace", False)
+        eager = add[1, 32]   # numba's own configuration, outside a trace, as before
+        assert type(eager).__name__ != "ProxyLaunch"
+    eager(x, y)   # runs now
+    assert y.copy_to_host()[0] == 2.0

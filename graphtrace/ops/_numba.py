@@ -333,6 +333,17 @@ ADAPTERS.append((_is_numba_kernel, NumbaAdapter))
 ADAPTERS.append((is_device_function, _refuse_device_function))
 
 
+def _record_numba(stream, kernel, grid, block, args, shared_mem, key):
+    """``kernel[grid, block, s](*args)`` after the compiled memo lookup
+    (``_speedups.c``'s ProxyLaunch): this frame stands where ``_ProxyLaunch``'s
+    would (the user's is the next)."""
+    return record_launch(stream, kernel, grid, block, args, shared_mem, key=key)
+
+
+if _kernel.speedups_module is not None:
+    _kernel.speedups_module.configure_numba(ProxyStream, _record_numba)
+
+
 class _ProxyLaunch(tuple):
     """What ``kernel[grid, block, s]`` returns for a proxy stream ``s``:
     ``(kernel, grid, block, s, shared_mem)``, made without a call into Python
@@ -416,7 +427,9 @@ def _patch_launch_syntax(cls):
 
     __getitem__._graphtrace = True
     forall_.__doc__, forall_.__name__ = forall.__doc__, "forall"
-    cls.__getitem__, cls.forall = __getitem__, forall_
+    fast = _kernel.speedups_module   # kernel[grid, block, s] compiled, if built
+    cls.__getitem__ = __getitem__ if fast is None else fast.Launcher(__getitem__, "getitem")
+    cls.forall = forall_
 
 
 @on_trace_start

@@ -678,6 +678,27 @@ static PyTypeObject LauncherType = {
     .tp_dealloc = launcher_dealloc,
 };
 
+/* record(tracer, stream, launch, depth): Tracer.again's common case for
+ * Tracer.add, with the user's frame ``depth`` frames up from add's; False
+ * when the Python path is to record it (or the fast paths are off) */
+static PyObject *
+record_py(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "record() takes 4 arguments");
+        return NULL;
+    }
+    if (!configured())
+        return NULL;
+    int depth = (int)PyLong_AsLong(a[3]);
+    if (depth == -1 && PyErr_Occurred())
+        return NULL;
+    if (!ENABLED)
+        Py_RETURN_FALSE;
+    int r = record(a[0], a[1], a[2], depth);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
 /* configure(state, one_device, internal, is_internal): what again() reads */
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -760,6 +781,10 @@ static PyMethodDef methods[] = {
      "again(stream, kernel, grid, block, shared_mem, args, depth=3): True if the "
      "launch was recorded from the tracer's memo, else the key to remember it by "
      "(None: the kernel is no longer remembered)."},
+    {"record", (PyCFunction)(void (*)(void))record_py, METH_FASTCALL,
+     "record(tracer, stream, launch, depth): Tracer.again's common case for Tracer.add "
+     "(the user's frame depth frames up from the caller's); False: the Python path "
+     "is to record it."},
     {"configure", configure, METH_VARARGS,
      "configure(state, one_device, internal, is_internal): what again() reads."},
     {"configure_numba", configure_numba, METH_VARARGS,

@@ -49,6 +49,8 @@ _INTEGER, _DYNAMIC = 1, 2
 _PLAIN = {t: _INTEGER if t is int or t in _NUMPY_NUMBERS and np.dtype(t).kind in "iu" else 0
           for t in _CONSTANTS | _NUMPY_NUMBERS} | {Scalar: _DYNAMIC}
 _TWO = object()   # a launch's arrays and stream are on two devices
+# Tracer.again's common case, compiled (_speedups.c; use_speedups turns it off)
+_fast_record = None if _kernel.speedups_module is None else _kernel.speedups_module.record
 
 
 class _NOWHERE:   # the source of a launch that no frame outside graphtrace issued
@@ -340,7 +342,8 @@ class Tracer(_Hot):
             addresses(self, rec)
         # the entry holds the objects whose ids a memo key has
         launch = (op, target, rec, attrs, codes, places, opaque, args, memo)
-        self.again(stream, launch, 4)
+        if _fast_record is None or not _fast_record(self, stream, launch, 3):
+            self.again(stream, launch, 4)   # (the compiled path counts from this frame)
         if memo is None:
             return
         key, owner = memo

@@ -89,6 +89,8 @@ def versions() -> dict:
             out[mod] = getattr(m, "__version__", "?")
         except Exception:  # noqa: BLE001  (a missing library is just not listed)
             pass
+    from graphtrace.ops.kernel import speedups_module
+    out["graphtrace tracing"] = "compiled" if speedups_module is not None else "pure Python"
     return out
 
 

@@ -85,8 +85,10 @@ def trace_targets(trace_rows) -> list:
             continue
         top = max(r["ops"] for r in rows)
         worst = max((r for r in rows if r["ops"] == top), key=lambda r: r["us_per_op"])
+        pure = worst.get("pure_us_per_op")
         items.append((f"trace at most {limit:g} us/op, {what}",
-                      f"{worst['us_per_op']:.2f} ({worst['program']}, {top} ops)",
+                      f"{worst['us_per_op']:.2f} ({worst['program']}, {top} ops)" + (
+                          "" if pure is None else f"; in pure Python {pure:.2f}"),
                       worst["us_per_op"] <= limit))
     return items
 

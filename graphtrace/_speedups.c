@@ -423,6 +423,21 @@ again(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     return again_impl(a[0], a[1], a[2], a[3], a[4], a[5], depth);
 }
 
+/* An int, or a tuple of ints: a grid or block that compares equal only to
+ * one meaning the same (kernel.py's _plain) */
+static int
+plain(PyObject *dims)
+{
+    if (PyLong_CheckExact(dims))
+        return 1;
+    if (!PyTuple_CheckExact(dims))
+        return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dims); i++)
+        if (!PyLong_CheckExact(PyTuple_GET_ITEM(dims, i)))
+            return 0;
+    return 1;
+}
+
 /* ``kernel[grid, block, s]`` for a proxy stream ``s``, compiled: called with
  * the launch's arguments, it records the launch (_numba.py's _ProxyLaunch). */
 typedef struct {
@@ -448,7 +463,7 @@ proxy_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnam
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kargs); i++)
         PyTuple_SET_ITEM(kargs, i, Py_NewRef(args[i]));
     PyObject *key = Py_NewRef(Py_None), *out = NULL;
-    if (PyLong_CheckExact(p->grid) && PyLong_CheckExact(p->block) &&
+    if (plain(p->grid) && plain(p->block) &&
             PyLong_CheckExact(p->shared_mem))   /* the user's frame: the caller's */
         Py_SETREF(key, again_impl(p->stream, p->kernel, p->grid, p->block, p->shared_mem,
                                   kargs, 2));
@@ -535,7 +550,8 @@ static PyTypeObject ProxyLaunchType = {
  * docstring and signature are the method's (``__wrapped__``), which takes
  * every call the fast path does not:
  * - kind "launch", Stream.launch: ``s.launch(kernel, grid, block, *args)``
- *   with int grid and block and no keyword is looked up in the memo and, if
+ *   with grid and block ints or tuples of ints and no keyword is looked up
+ *   in the memo and, if
  *   it is not there, recorded by RECORD(stream, kernel, grid, block, args, key);
  * - kind "getitem", a numba dispatcher's ``__getitem__``: ``kernel[grid,
  *   block, s]`` for a proxy stream ``s`` is a ProxyLaunch. */
@@ -564,8 +580,7 @@ launcher_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
         return proxy_make(args[0], PyTuple_GET_ITEM(config, 0), PyTuple_GET_ITEM(config, 1),
                           PyTuple_GET_ITEM(config, 2), ZERO);
     }
-    if (n < 4 || !PyLong_CheckExact(args[2]) || !PyLong_CheckExact(args[3]) || RECORD == NULL ||
-            STATE == NULL)
+    if (n < 4 || !plain(args[2]) || !plain(args[3]) || RECORD == NULL || STATE == NULL)
         return PyObject_Vectorcall(l->func, args, nargsf, NULL);
     PyObject *kargs = PyTuple_New(n - 4);
     if (kargs == NULL)

@@ -852,8 +852,8 @@ class Stream(ProxyStream):
 
 
 def _record_plain(stream, kernel, grid, block, args, key):
-    """``Stream.launch(kernel, grid, block, *args)`` with int grid and block and no
-    option, not in the memo: the compiled ``Stream.launch`` calls this, whose frame
+    """``Stream.launch(kernel, grid, block, *args)`` with grid and block ints or tuples
+    of ints and no option, not in the memo: the compiled ``Stream.launch`` calls this, whose frame
     stands where the Python method's would (the user's is the next)."""
     return _kernel.record_launch(stream, kernel, grid, block, args, None, False, None, None,
                                  key)

@@ -104,7 +104,7 @@ def _error(fn):
 
 
 @pytest.mark.parametrize("misuse", ["after the trace", "another thread", "no arguments",
-                                    "no block", "bool grid"])
+                                    "no block", "bool grid", "float in a grid"])
 def test_misuse_raises_the_same_error_on_both_paths(misuse):
     x = A(64)
     out = []
@@ -126,6 +126,9 @@ def test_misuse_raises_the_same_error_on_both_paths(misuse):
                     kept.append(_error(lambda: s.launch(K, 1)))
                 elif misuse == "bool grid":   # not an int: refused at this line
                     kept.append(_error(lambda: s.launch(K, True, 32, x, x)))
+                elif misuse == "float in a grid":   # equal to (1,), which is remembered
+                    s.launch(K, (1,), 32, x, x)
+                    kept.append(_error(lambda: s.launch(K, (1.0,), 32, x, x)))
                 kept.append(s)
             f.trace(x)
             if misuse == "after the trace":

@@ -44,14 +44,20 @@ static PyThreadState *ACTIVE_THREAD;
 
 static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__scope,
     *s__top, *s_closed, *s_open_regions, *s_conditional, *s_online,
-    *s__count, *s_rec, *s_entries, *s__index, *s_codes, *s_ends, *s_opaque, *s_again;
+    *s__count, *s_rec, *s_entries, *s__index, *s_codes, *s_ends, *s_opaque, *s_again,
+    *s__bufs, *s__views, *s__entry, *s_cai, *s_cupy, *s_sim, *s_iface, *s_descr, *s_data,
+    *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s__ary, *s_array_iface;
+
+/* configure_arguments(): trace.py's _PLAIN (type -> 0 constant, 1 int, 2 dynamic),
+ * LOWEST_ADDRESS, _OPEN (types looked into), buffers.py's _kinds cache and _kind */
+static PyObject *PLAIN, *LOWEST, *OPEN, *KINDS, *KIND;
 
 /* The __slots__ of Stream, Scope and Recording, read at their offsets when an
  * object is of that very class (else, or when a slot is empty, by getattr). */
 typedef struct {
     PyTypeObject *type;   /* NULL: by getattr always */
-    Py_ssize_t offset[5];
-    PyObject **name[5];
+    Py_ssize_t offset[6];
+    PyObject **name[6];
     int n;
 } Layout;
 
@@ -62,8 +68,9 @@ static Layout STREAM = {NULL, {0}, {&s__tracer, &s__index, &s__scope, &s__device
 static Layout SCOPE = {NULL, {0},
                        {&s_rec, &s_closed, &s_open_regions, &s_conditional, &s_online}, 5};
 static Layout RECORDING = {NULL, {0}, {&s_entries, &s_codes, &s_ends, &s_opaque}, 4};
-enum { TR_TOP, TR_COUNT, TR_MEMO, TR_MEMO_OFF };
-static Layout TRACER = {NULL, {0}, {&s__top, &s__count, &s_memo, &s_memo_off}, 4};
+enum { TR_TOP, TR_COUNT, TR_MEMO, TR_MEMO_OFF, TR_BUFS, TR_VIEWS };
+static Layout TRACER = {NULL, {0}, {&s__top, &s__count, &s_memo, &s_memo_off, &s__bufs,
+                                    &s__views}, 6};
 
 /* obj's slot ``i`` of ``layout`` set to ``v``; 0, or -1 with an error */
 static inline int
@@ -714,6 +721,224 @@ record_py(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
+/* buffers.py's interface_of key of a device array with interface ``cai`` (a
+ * dict): NULL with no error where the Python path is to decide */
+static PyObject *
+cai_key(PyObject *t, PyObject *cai)
+{
+    if (!PyDict_CheckExact(cai))
+        return NULL;
+    PyObject *descr = PyDict_GetItemWithError(cai, s_descr);
+    if (descr == NULL && PyErr_Occurred())
+        return NULL;
+    if (descr != NULL && descr != Py_None) {
+        Py_ssize_t n = PyObject_Length(descr);
+        if (n < 0 || n > 1) {
+            PyErr_Clear();
+            return NULL;
+        }
+    }
+    PyObject *data = PyDict_GetItemWithError(cai, s_data);
+    PyObject *shape = data == NULL ? NULL : PyDict_GetItemWithError(cai, s_shape);
+    PyObject *typestr = shape == NULL ? NULL : PyDict_GetItemWithError(cai, s_typestr);
+    if (typestr == NULL)
+        return NULL;   /* a KeyError in Python: its path raises it */
+    PyObject *strides = PyDict_GetItemWithError(cai, s_strides);
+    if (strides == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        strides = Py_None;
+    }
+    return PyTuple_Pack(5, t, data, shape, strides, typestr);
+}
+
+/* The view key of ``obj`` (interface_of's), for the kinds cai, cupy and sim;
+ * NULL with no error: no key here (the Python path decides) */
+static PyObject *
+view_key(PyObject *obj)
+{
+    PyObject *t = (PyObject *)Py_TYPE(obj), *kind = PyDict_GetItemWithError(KINDS, t);
+    if (kind == NULL) {
+        if (PyErr_Occurred())
+            return NULL;
+        PyObject *k = PyObject_CallOneArg(KIND, obj);   /* fills the cache */
+        if (k == NULL)
+            return NULL;
+        Py_DECREF(k);
+        kind = PyDict_GetItemWithError(KINDS, t);
+        if (kind == NULL)
+            return NULL;
+    }
+    PyObject *key = NULL;
+    if (kind == s_cai || (PyUnicode_Check(kind) && PyUnicode_Compare(kind, s_cai) == 0)) {
+        PyObject *cai = PyObject_GetAttr(obj, s_iface);
+        if (cai == NULL) {
+            PyErr_Clear();
+            return NULL;
+        }
+        key = cai_key(t, cai);
+        Py_DECREF(cai);
+    }
+    else if (kind == s_cupy || (PyUnicode_Check(kind) && PyUnicode_Compare(kind, s_cupy) == 0)) {
+        PyObject *data = PyObject_GetAttr(obj, s_data);
+        PyObject *ptr = data == NULL ? NULL : PyObject_GetAttr(data, s_ptr);
+        PyObject *shape = ptr == NULL ? NULL : PyObject_GetAttr(obj, s_shape);
+        PyObject *strides = shape == NULL ? NULL : PyObject_GetAttr(obj, s_strides);
+        PyObject *dtype = strides == NULL ? NULL : PyObject_GetAttr(obj, s_dtype);
+        if (dtype != NULL)
+            key = PyTuple_Pack(5, t, ptr, shape, strides, dtype);
+        Py_XDECREF(data); Py_XDECREF(ptr); Py_XDECREF(shape); Py_XDECREF(strides);
+        Py_XDECREF(dtype);
+    }
+    else if (kind == s_sim || (PyUnicode_Check(kind) && PyUnicode_Compare(kind, s_sim) == 0)) {
+        PyObject *ary = PyObject_GetAttr(obj, s__ary);
+        PyObject *cai = ary == NULL ? NULL : PyObject_GetAttr(ary, s_array_iface);
+        if (cai != NULL)
+            key = cai_key(t, cai);
+        Py_XDECREF(ary);
+        Py_XDECREF(cai);
+    }
+    if (key == NULL)
+        PyErr_Clear();
+    return key;
+}
+
+/* Tracer._entry(obj), a view made again found by its key without the Python
+ * path: a new reference, Py_None for no array, NULL with an error */
+static PyObject *
+entry(PyObject *tracer, PyObject *views, PyObject *obj)
+{
+    PyObject *key = view_key(obj);
+    if (key != NULL) {
+        PyObject *same = PyDict_CheckExact(views) ? PyDict_GetItemWithError(views, key) : NULL;
+        Py_DECREF(key);
+        if (same != NULL)
+            return Py_NewRef(same);
+        PyErr_Clear();   /* unhashable (lists in the interface): as a miss */
+    }
+    return PyObject_CallMethodOneArg(tracer, s__entry, obj);
+}
+
+/* arguments(tracer, args, modes): Tracer._arguments for launches whose
+ * arguments are arrays seen before, views made again, numbers and strings;
+ * None where the Python path is to take the launch (containers, wrappers,
+ * other objects), before any of its work. */
+static PyObject *
+arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "arguments() takes 3 arguments");
+        return NULL;
+    }
+    if (!ENABLED || PLAIN == NULL || !PyTuple_Check(a[1]))
+        Py_RETURN_NONE;
+    PyObject *tracer = a[0], *args = a[1], *modes = PySequence_Fast(a[2], "modes");
+    if (modes == NULL)
+        return NULL;
+    Py_ssize_t n = Py_MIN(PyTuple_GET_SIZE(args), PySequence_Fast_GET_SIZE(modes));
+    PyObject *result = NULL, *bufs = NULL, *views = NULL, *rec = NULL, *codes = NULL,
+             *places = PyLong_FromLong(0);
+    int numbers = 0, seen = 1;
+    bufs = places == NULL ? NULL : get(tracer, &TRACER, TR_BUFS);
+    views = bufs == NULL ? NULL : get(tracer, &TRACER, TR_VIEWS);
+    rec = views == NULL ? NULL : PyTuple_New(n);
+    codes = rec == NULL ? NULL : PyList_New(0);
+    if (codes == NULL || !PyDict_CheckExact(bufs))
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *arg = PyTuple_GET_ITEM(args, i), *m = PySequence_Fast_GET_ITEM(modes, i);
+        PyObject *id = PyLong_FromVoidPtr(arg);
+        if (id == NULL)
+            goto done;
+        PyObject *hit = PyDict_GetItemWithError(bufs, id);   /* (obj, Buffer, slot, bit) */
+        Py_DECREF(id);
+        PyObject *found = NULL;   /* (Buffer, slot << 2, device bit) of an array */
+        if (hit != NULL) {
+            if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 4) {
+                Py_SETREF(result, Py_NewRef(Py_None));
+                goto done;
+            }
+            found = PyTuple_GetSlice(hit, 1, 4);
+        }
+        else if (PyErr_Occurred()) {
+            goto done;
+        }
+        else {
+            PyObject *plain = PyDict_GetItemWithError(PLAIN, (PyObject *)Py_TYPE(arg));
+            if (plain != NULL) {   /* a number, a string, None, a dynamic Scalar */
+                PyTuple_SET_ITEM(rec, i, Py_NewRef(arg));
+                long p = PyLong_AsLong(plain);
+                if (p == -1 && PyErr_Occurred())
+                    goto done;
+                if (p && !numbers) {   /* it may be an address */
+                    int big = p == 2 ? 1 : PyObject_RichCompareBool(arg, LOWEST, Py_GE);
+                    if (big < 0)
+                        goto done;
+                    numbers = big;
+                }
+                continue;
+            }
+            if (PyErr_Occurred())
+                goto done;
+            int open = PyObject_IsInstance(arg, OPEN);
+            if (open != 0) {
+                if (open > 0)
+                    result = Py_NewRef(Py_None);
+                goto done;
+            }
+            found = entry(tracer, views, arg);
+            if (found == Py_None) {   /* no array: the Python path looks inside */
+                Py_DECREF(found);
+                result = Py_NewRef(Py_None);
+                goto done;
+            }
+            seen = 0;
+        }
+        if (found == NULL)
+            goto done;
+        if (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) != 3) {
+            Py_DECREF(found);
+            result = Py_NewRef(Py_None);
+            goto done;
+        }
+        PyObject *code = PyNumber_Or(PyTuple_GET_ITEM(found, 1), m);
+        PyObject *more = code == NULL ? NULL : PyNumber_Or(places, PyTuple_GET_ITEM(found, 2));
+        if (more == NULL || PyList_Append(codes, code) < 0) {
+            Py_XDECREF(code);
+            Py_XDECREF(more);
+            Py_DECREF(found);
+            goto done;
+        }
+        Py_DECREF(code);
+        Py_SETREF(places, more);
+        PyTuple_SET_ITEM(rec, i, Py_NewRef(PyTuple_GET_ITEM(found, 0)));
+        Py_DECREF(found);
+    }
+    result = PyTuple_Pack(5, rec, codes, places, numbers ? Py_True : Py_False,
+                          seen ? Py_True : Py_False);
+done:
+    Py_DECREF(modes);
+    Py_XDECREF(bufs); Py_XDECREF(views); Py_XDECREF(rec); Py_XDECREF(codes);
+    Py_XDECREF(places);
+    return result;
+}
+
+/* configure_arguments(plain, lowest_address, open, kinds, kind) */
+static PyObject *
+configure_arguments(PyObject *module, PyObject *args)
+{
+    PyObject *plain, *lowest, *open, *kinds, *kind;
+    if (!PyArg_ParseTuple(args, "O!OO!O!O:configure_arguments", &PyDict_Type, &plain, &lowest,
+                          &PyTuple_Type, &open, &PyDict_Type, &kinds, &kind))
+        return NULL;
+    Py_XSETREF(PLAIN, Py_NewRef(plain));
+    Py_XSETREF(LOWEST, Py_NewRef(lowest));
+    Py_XSETREF(OPEN, Py_NewRef(open));
+    Py_XSETREF(KINDS, Py_NewRef(kinds));
+    Py_XSETREF(KIND, Py_NewRef(kind));
+    Py_RETURN_NONE;
+}
+
 /* configure(state, one_device, internal, is_internal): what again() reads */
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -796,6 +1021,12 @@ static PyMethodDef methods[] = {
      "again(stream, kernel, grid, block, shared_mem, args, depth=3): True if the "
      "launch was recorded from the tracer's memo, else the key to remember it by "
      "(None: the kernel is no longer remembered)."},
+    {"arguments", (PyCFunction)(void (*)(void))arguments, METH_FASTCALL,
+     "arguments(tracer, args, modes): Tracer._arguments for arrays seen before, views "
+     "made again, numbers and strings; None: the Python path is to take the launch."},
+    {"configure_arguments", configure_arguments, METH_VARARGS,
+     "configure_arguments(plain, lowest_address, open, kinds, kind): what arguments() "
+     "reads."},
     {"record", (PyCFunction)(void (*)(void))record_py, METH_FASTCALL,
      "record(tracer, stream, launch, depth): Tracer.again's common case for Tracer.add "
      "(the user's frame depth frames up from the caller's); False: the Python path "
@@ -848,6 +1079,22 @@ PyInit__speedups(void)
     INTERN(s_ends, "ends");
     INTERN(s_opaque, "opaque");
     INTERN(s_again, "again");
+    INTERN(s__bufs, "_bufs");
+    INTERN(s__views, "_views");
+    INTERN(s__entry, "_entry");
+    INTERN(s_cai, "cai");
+    INTERN(s_cupy, "cupy");
+    INTERN(s_sim, "sim");
+    INTERN(s_iface, "__cuda_array_interface__");
+    INTERN(s_descr, "descr");
+    INTERN(s_data, "data");
+    INTERN(s_shape, "shape");
+    INTERN(s_strides, "strides");
+    INTERN(s_typestr, "typestr");
+    INTERN(s_ptr, "ptr");
+    INTERN(s_dtype, "dtype");
+    INTERN(s__ary, "_ary");
+    INTERN(s_array_iface, "__array_interface__");
     if (PyType_Ready(&LauncherType) < 0 || PyType_Ready(&ProxyLaunchType) < 0)
         return NULL;
     if ((ZERO = PyLong_FromLong(0)) == NULL)

@@ -29,7 +29,7 @@ from .ops.base import record_args
 from .ops.kernel import LOWEST_ADDRESS
 from .placement import ONE_DEVICE
 from .scalar import Scalar
-from . import placement as _placement, temporary as _temporary
+from . import buffers as _buffers, placement as _placement, temporary as _temporary
 
 __all__ = ["Stream", "Tracer", "Scope"]
 
@@ -49,8 +49,11 @@ _INTEGER, _DYNAMIC = 1, 2
 _PLAIN = {t: _INTEGER if t is int or t in _NUMPY_NUMBERS and np.dtype(t).kind in "iu" else 0
           for t in _CONSTANTS | _NUMPY_NUMBERS} | {Scalar: _DYNAMIC}
 _TWO = object()   # a launch's arrays and stream are on two devices
-# Tracer.again's common case, compiled (_speedups.c; use_speedups turns it off)
+# Tracer.again's common case and Tracer._arguments', compiled (_speedups.c;
+# use_speedups turns them off)
 _fast_record = None if _kernel.speedups_module is None else _kernel.speedups_module.record
+_fast_arguments = None if _kernel.speedups_module is None else \
+    _kernel.speedups_module.arguments
 
 
 class _NOWHERE:   # the source of a launch that no frame outside graphtrace issued
@@ -87,7 +90,7 @@ class _Hot:
     """The tracer's attributes every recorded launch reads, as slots: the
     compiled path (``_speedups.c``) reads them at their offsets."""
 
-    __slots__ = ("_top", "_count", "memo", "memo_off")
+    __slots__ = ("_top", "_count", "memo", "memo_off", "_bufs", "_views")
 
 
 class Tracer(_Hot):
@@ -333,7 +336,8 @@ class Tracer(_Hot):
         memo twice (launches on arrays of their own), stops being remembered:
         its id joins ``self.memo_off``.
         """
-        rec, codes, places, numbers, seen = self._arguments(args, modes)
+        got = None if _fast_arguments is None else _fast_arguments(self, args, modes)
+        rec, codes, places, numbers, seen = self._arguments(args, modes) if got is None else got
         if places & 1:   # host memory: no device can run it
             refuse_host(self, args)
         if validate is not None:
@@ -879,4 +883,6 @@ def use_speedups(on: bool) -> bool:
 if _kernel.speedups_module is not None:   # the compiled Stream.launch (_speedups.c)
     _kernel.speedups_module.configure_launch(Stream, Scope, Recording, Tracer,
                                               _record_plain)
+    _kernel.speedups_module.configure_arguments(_PLAIN, LOWEST_ADDRESS, _OPEN, _buffers._kinds,
+                                                _buffers._kind)
     Stream.launch = _kernel.speedups_module.Launcher(Stream.launch)

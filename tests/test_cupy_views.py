@@ -17,6 +17,9 @@ from graphtrace import buffers
 from graphtrace.ops.kernel import Adapter
 from helpers import FakeDeviceArray
 
+# launches recorded by the compiled path (_speedups.c) and by pure Python
+pytestmark = pytest.mark.usefixtures("both_launch_paths")
+
 RW = Adapter(None, "rw", ["x", "y"], ["r", "w"])
 
 

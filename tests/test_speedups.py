@@ -258,3 +258,42 @@ def test_numba_launch_syntax_is_compiled_only_for_a_proxy_stream():
         assert type(eager).__name__ != "ProxyLaunch"
     eager(x, y)   # runs now
     assert y.copy_to_host()[0] == 2.0
+
+
+class Device:
+    """A device array type with the interface (helpers' fakes hold it per object,
+    which makes them objects asked one by one): 1-D float32 views by slicing."""
+
+    __slots__ = ("__cuda_array_interface__",)
+
+    def __init__(self, n, ptr):
+        self.__cuda_array_interface__ = {"shape": (n,), "typestr": "<f4",
+                                         "data": (ptr, False), "version": 3}
+
+    def __getitem__(self, key):
+        ptr = self.__cuda_array_interface__["data"][0]
+        return Device(key.stop - key.start, ptr + 4 * key.start)
+
+
+def test_a_view_made_again_is_found_without_the_python_path(monkeypatch):
+    calls = []
+    entry = _trace.Tracer._entry
+
+    def counting(self, obj):
+        calls.append(obj)
+        return entry(self, obj)
+    monkeypatch.setattr(_trace.Tracer, "_entry", counting)
+
+    @gt.graph
+    def f(s, x, y):
+        for i in range(20):   # the same two views, made again at every launch
+            s.launch(K, 1, 32, x[0:8], y[i % 2:i % 2 + 8])
+    x, y = Device(64, 1 << 44), Device(64, 1 << 45)
+    with launch_path("compiled"):
+        g = f.trace(x, y)
+    assert len(g.nodes) == 20
+    assert len(calls) == 3   # each geometry once; then by its key, in compiled code
+    with launch_path("pure Python"):
+        calls.clear()
+        assert str(f.trace(x, y)) == str(g)
+    assert len(calls) == 40

@@ -136,14 +136,23 @@ def test_views_made_at_every_launch_are_not_kept_alive_while_tracing():
 
 
 def _looked_into(monkeypatch) -> list:
-    """The launches whose arguments the tracer looks into (``Tracer._arguments``)."""
+    """The launches whose arguments the tracer looks into (``Tracer._arguments``, or
+    its compiled form, which hands it the launches it does not take)."""
     calls = []
-    look = _trace.Tracer._arguments
+    look, fast = _trace.Tracer._arguments, _trace._fast_arguments
 
     def counting(self, args, modes):
         calls.append(len(args))
         return look(self, args, modes)
+
+    def counting_fast(self, args, modes):
+        got = fast(self, args, modes)
+        if got is not None:
+            calls.append(len(args))
+        return got
     monkeypatch.setattr(_trace.Tracer, "_arguments", counting)
+    if fast is not None:
+        monkeypatch.setattr(_trace, "_fast_arguments", counting_fast)
     return calls
 
 

@@ -46,11 +46,15 @@ static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__sco
     *s__top, *s_closed, *s_open_regions, *s_conditional, *s_online,
     *s__count, *s_rec, *s_entries, *s__index, *s_codes, *s_ends, *s_opaque, *s_again,
     *s__bufs, *s__views, *s__entry, *s_cai, *s_cupy, *s_sim, *s_iface, *s_descr, *s_data,
-    *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s__ary, *s_array_iface;
+    *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s__ary, *s_array_iface, *s_add;
 
 /* configure_arguments(): trace.py's _PLAIN (type -> 0 constant, 1 int, 2 dynamic),
  * LOWEST_ADDRESS, _OPEN (types looked into), buffers.py's _kinds cache and _kind */
 static PyObject *PLAIN, *LOWEST, *OPEN, *KINDS, *KIND;
+
+/* configure_launch(): kernel.py's _launches (what launches of a kernel, argument
+ * count and configuration share) and its KERNEL op */
+static PyObject *LAUNCHES, *KERNEL_OP, *ONE;
 
 /* The __slots__ of Stream, Scope and Recording, read at their offsets when an
  * object is of that very class (else, or when a slot is empty, by getattr). */
@@ -445,6 +449,59 @@ plain(PyObject *dims)
     return 1;
 }
 
+/* A launch the memo did not answer (``key``: what again_impl gave), recorded
+ * as kernel.py's record_launch does when its kind is known: Tracer.add with
+ * the user's frame one up from add's. 1: recorded; 0: for the Python path
+ * (nothing done); -1: an error. */
+static int
+record_new(PyObject *stream, PyObject *k, PyObject *grid, PyObject *block, PyObject *shared_mem,
+           PyObject *args, PyObject *key)
+{
+    if (LAUNCHES == NULL || !PyDict_CheckExact(LAUNCHES))
+        return 0;
+    PyObject *tracer = get(stream, &STREAM, ST_TRACER);
+    if (tracer == NULL)
+        return -1;
+    int result = 0;
+    PyObject *kid = NULL, *n = NULL, *lkey = NULL, *hit = NULL, *opaque = NULL, *memo = NULL;
+    if (tracer != ACTIVE || PyThreadState_Get() != ACTIVE_THREAD)
+        goto done;   /* the Python path says why it is refused */
+    kid = PyLong_FromVoidPtr(k);
+    n = kid == NULL ? NULL : PyLong_FromSsize_t(PyTuple_GET_SIZE(args));
+    lkey = n == NULL ? NULL : PyTuple_Pack(5, kid, n, grid, block, shared_mem);
+    if (lkey == NULL) {
+        result = -1;
+        goto done;
+    }
+    hit = Py_XNewRef(PyDict_GetItemWithError(LAUNCHES, lkey));
+    if (hit == NULL) {
+        result = PyErr_Occurred() ? -1 : 0;
+        goto done;
+    }
+    if (!PyTuple_CheckExact(hit) || PyTuple_GET_SIZE(hit) != 7 || PyTuple_GET_ITEM(hit, 0) != k)
+        goto done;
+    opaque = PyObject_GetAttr(PyTuple_GET_ITEM(hit, 1), s_opaque);   /* the adapter's */
+    memo = opaque == NULL ? NULL : key == Py_None ? Py_NewRef(Py_None) : PyTuple_Pack(2, key, k);
+    if (memo == NULL) {
+        result = -1;
+        goto done;
+    }
+    /* add(stream, KERNEL, adapter, args, modes, attrs, opaque, refuse_host, validate,
+     *     addresses, memo, depth) */
+    PyObject *call[13] = {tracer, stream, KERNEL_OP, PyTuple_GET_ITEM(hit, 1), args,
+                          PyTuple_GET_ITEM(hit, 2), PyTuple_GET_ITEM(hit, 5), opaque,
+                          PyTuple_GET_ITEM(hit, 4), PyTuple_GET_ITEM(hit, 3),
+                          PyTuple_GET_ITEM(hit, 6), memo, ONE};
+    PyObject *out = PyObject_VectorcallMethod(s_add, call, 13, NULL);
+    result = out == NULL ? -1 : 1;
+    Py_XDECREF(out);
+done:
+    Py_DECREF(tracer);
+    Py_XDECREF(kid); Py_XDECREF(n); Py_XDECREF(lkey); Py_XDECREF(hit); Py_XDECREF(opaque);
+    Py_XDECREF(memo);
+    return result;
+}
+
 /* ``kernel[grid, block, s]`` for a proxy stream ``s``, compiled: called with
  * the launch's arguments, it records the launch (_numba.py's _ProxyLaunch). */
 typedef struct {
@@ -474,10 +531,13 @@ proxy_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnam
             PyLong_CheckExact(p->shared_mem))   /* the user's frame: the caller's */
         Py_SETREF(key, again_impl(p->stream, p->kernel, p->grid, p->block, p->shared_mem,
                                   kargs, 2));
-    if (key == Py_True) {
+    int r = key == NULL || key == Py_True || !plain(p->grid) || !plain(p->block) ||
+            !PyLong_CheckExact(p->shared_mem) ? 0 :
+            record_new(p->stream, p->kernel, p->grid, p->block, p->shared_mem, kargs, key);
+    if (key == Py_True || r > 0) {
         out = Py_NewRef(Py_None);
     }
-    else if (key != NULL) {
+    else if (key != NULL && r == 0) {
         PyObject *call[7] = {p->stream, p->kernel, p->grid, p->block, kargs, p->shared_mem,
                              key};
         out = PyObject_Vectorcall(RECORD_NUMBA, call, 7, NULL);
@@ -597,10 +657,12 @@ launcher_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
     /* the user's frame is the caller's: 2 from Tracer.again, were it called here */
     PyObject *key = again_impl(args[0], args[1], args[2], args[3], Py_None, kargs, 2);
     PyObject *out = NULL;
-    if (key == Py_True) {
+    int r = key == NULL || key == Py_True ? 0 :
+            record_new(args[0], args[1], args[2], args[3], Py_None, kargs, key);
+    if (key == Py_True || r > 0) {
         out = Py_NewRef(Py_None);
     }
-    else if (key != NULL) {
+    else if (key != NULL && r == 0) {
         PyObject *call[6] = {args[0], args[1], args[2], args[3], kargs, key};
         out = PyObject_Vectorcall(RECORD, call, 6, NULL);
     }
@@ -975,20 +1037,23 @@ active(PyObject *module, PyObject *tracer)
     Py_RETURN_NONE;
 }
 
-/* configure_launch(Stream, Scope, Recording, Tracer, record): the classes whose slots
- * are read at their offsets, and what a Launcher calls for a launch not in
- * the memo */
+/* configure_launch(Stream, Scope, Recording, Tracer, record, launches, KERNEL):
+ * the classes whose slots are read at their offsets, what a Launcher calls for
+ * a launch not in the memo whose kind record_new does not know, and what
+ * record_new reads */
 static PyObject *
 configure_launch(PyObject *module, PyObject *args)
 {
-    PyObject *stream, *scope, *recording, *tracer, *rec;
-    if (!PyArg_ParseTuple(args, "OOOOO:configure_launch", &stream, &scope, &recording, &tracer,
-                          &rec))
+    PyObject *stream, *scope, *recording, *tracer, *rec, *launches, *kernel_op;
+    if (!PyArg_ParseTuple(args, "OOOOOO!O:configure_launch", &stream, &scope, &recording,
+                          &tracer, &rec, &PyDict_Type, &launches, &kernel_op))
         return NULL;
     if (learn(&STREAM, stream) < 0 || learn(&SCOPE, scope) < 0 ||
             learn(&RECORDING, recording) < 0 || learn(&TRACER, tracer) < 0)
         return NULL;
     Py_XSETREF(RECORD, Py_NewRef(rec));
+    Py_XSETREF(LAUNCHES, Py_NewRef(launches));
+    Py_XSETREF(KERNEL_OP, Py_NewRef(kernel_op));
     Py_RETURN_NONE;
 }
 
@@ -1043,8 +1108,9 @@ static PyMethodDef methods[] = {
      "active(tracer): the tracer made active in this thread (set_tracer), or None "
      "when it ends; again() then need not read the thread-local to know."},
     {"configure_launch", configure_launch, METH_VARARGS,
-     "configure_launch(Stream, Scope, Recording, Tracer, record): the classes read at their "
-     "slots' offsets, and what a Launcher calls for a launch not in the memo."},
+     "configure_launch(Stream, Scope, Recording, Tracer, record, launches, KERNEL): the "
+     "classes read at their slots' offsets, what a Launcher calls for a launch not in "
+     "the memo, and kernel.py's launch kinds and op."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1095,9 +1161,10 @@ PyInit__speedups(void)
     INTERN(s_dtype, "dtype");
     INTERN(s__ary, "_ary");
     INTERN(s_array_iface, "__array_interface__");
+    INTERN(s_add, "add");
     if (PyType_Ready(&LauncherType) < 0 || PyType_Ready(&ProxyLaunchType) < 0)
         return NULL;
-    if ((ZERO = PyLong_FromLong(0)) == NULL)
+    if ((ZERO = PyLong_FromLong(0)) == NULL || (ONE = PyLong_FromLong(1)) == NULL)
         return NULL;
     PyObject *m = PyModule_Create(&module_def);
     if (m == NULL)

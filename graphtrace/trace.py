@@ -116,7 +116,7 @@ class Tracer(_Hot):
                                           add a node; its deps follow from the mode
                                           when its scope ends
           add(stream, op, target, args, modes, attrs, opaque=False, refuse_host=None,
-              validate=None, addresses=None, memo=None)  the same, for ops recorded
+              validate=None, addresses=None, memo=None, depth=3)  the same, for ops recorded
                                           in bulk (kernel launches): flat arguments,
                                           each with its mode code (deps.MODE_CODES),
                                           placed as a kernel; no Node is made
@@ -314,7 +314,7 @@ class Tracer(_Hot):
         return next((r for r in candidates if r.contains(buf)), None)
 
     def add(self, stream: "Stream", op, target, args, modes, attrs: dict, opaque: bool = False,
-            refuse_host=None, validate=None, addresses=None, memo=None) -> None:
+            refuse_host=None, validate=None, addresses=None, memo=None, depth=3) -> None:
         """Record a node of flat arguments (kernel launches), without making its Node.
 
         Argument ``i`` is accessed as ``modes[i]`` (a mode code) unless
@@ -334,7 +334,8 @@ class Tracer(_Hot):
         recorded by ``again`` from ``self.memo[key]``. An ``owner`` whose launches
         keep bringing new arrays (views made at every launch), or that fills the
         memo twice (launches on arrays of their own), stops being remembered:
-        its id joins ``self.memo_off``.
+        its id joins ``self.memo_off``. The user's frame is ``depth`` frames up
+        from this one, or further (``record_launch`` and its caller come between).
         """
         got = None if _fast_arguments is None else _fast_arguments(self, args, modes)
         rec, codes, places, numbers, seen = self._arguments(args, modes) if got is None else got
@@ -346,8 +347,8 @@ class Tracer(_Hot):
             addresses(self, rec)
         # the entry holds the objects whose ids a memo key has
         launch = (op, target, rec, attrs, codes, places, opaque, args, memo)
-        if _fast_record is None or not _fast_record(self, stream, launch, 3):
-            self.again(stream, launch, 4)   # (the compiled path counts from this frame)
+        if _fast_record is None or not _fast_record(self, stream, launch, depth):
+            self.again(stream, launch, depth + 1)
         if memo is None:
             return
         key, owner = memo
@@ -881,8 +882,8 @@ def use_speedups(on: bool) -> bool:
 
 
 if _kernel.speedups_module is not None:   # the compiled Stream.launch (_speedups.c)
-    _kernel.speedups_module.configure_launch(Stream, Scope, Recording, Tracer,
-                                              _record_plain)
+    _kernel.speedups_module.configure_launch(Stream, Scope, Recording, Tracer, _record_plain,
+                                              _kernel._launches, _kernel.KERNEL)
     _kernel.speedups_module.configure_arguments(_PLAIN, LOWEST_ADDRESS, _OPEN, _buffers._kinds,
                                                 _buffers._kind)
     Stream.launch = _kernel.speedups_module.Launcher(Stream.launch)

@@ -48,7 +48,7 @@ static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__sco
     *s__bufs, *s__views, *s__entry, *s_cai, *s_cupy, *s_sim, *s_iface, *s_descr, *s_data,
     *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s__ary, *s_array_iface, *s_add;
 
-/* configure_arguments(): trace.py's _PLAIN (type -> 0 constant, 1 int, 2 dynamic),
+/* configure_launch(): trace.py's _PLAIN (type -> 0 constant, 1 int, 2 dynamic),
  * LOWEST_ADDRESS, _OPEN (types looked into), buffers.py's _kinds cache and _kind */
 static PyObject *PLAIN, *LOWEST, *OPEN, *KINDS, *KIND;
 
@@ -985,19 +985,12 @@ done:
     return result;
 }
 
-/* configure_arguments(plain, lowest_address, open, kinds, kind) */
+/* Each of the module's globals ``slots`` now holds the matching value; None */
 static PyObject *
-configure_arguments(PyObject *module, PyObject *args)
+keep(PyObject **const *slots, PyObject *const *values, int n)
 {
-    PyObject *plain, *lowest, *open, *kinds, *kind;
-    if (!PyArg_ParseTuple(args, "O!OO!O!O:configure_arguments", &PyDict_Type, &plain, &lowest,
-                          &PyTuple_Type, &open, &PyDict_Type, &kinds, &kind))
-        return NULL;
-    Py_XSETREF(PLAIN, Py_NewRef(plain));
-    Py_XSETREF(LOWEST, Py_NewRef(lowest));
-    Py_XSETREF(OPEN, Py_NewRef(open));
-    Py_XSETREF(KINDS, Py_NewRef(kinds));
-    Py_XSETREF(KIND, Py_NewRef(kind));
+    for (int i = 0; i < n; i++)
+        Py_XSETREF(*slots[i], Py_NewRef(values[i]));
     Py_RETURN_NONE;
 }
 
@@ -1014,12 +1007,9 @@ configure(PyObject *module, PyObject *args)
         PyErr_SetString(PyExc_RuntimeError, "sys._getframe is missing");
         return NULL;
     }
-    Py_XSETREF(STATE, Py_NewRef(state));
-    Py_XSETREF(ONE_DEVICE, Py_NewRef(one));
-    Py_XSETREF(INTERNAL, Py_NewRef(internal));
-    Py_XSETREF(IS_INTERNAL, Py_NewRef(is_internal));
-    Py_XSETREF(GETFRAME, Py_NewRef(getframe));
-    Py_RETURN_NONE;
+    PyObject **const slots[] = {&STATE, &ONE_DEVICE, &INTERNAL, &IS_INTERNAL, &GETFRAME};
+    PyObject *const values[] = {state, one, internal, is_internal, getframe};
+    return keep(slots, values, 5);
 }
 
 /* active(tracer): the tracer now made active in this thread (set_tracer), or None */
@@ -1037,24 +1027,27 @@ active(PyObject *module, PyObject *tracer)
     Py_RETURN_NONE;
 }
 
-/* configure_launch(Stream, Scope, Recording, Tracer, record, launches, KERNEL):
- * the classes whose slots are read at their offsets, what a Launcher calls for
- * a launch not in the memo whose kind record_new does not know, and what
- * record_new reads */
+/* configure_launch(Stream, Scope, Recording, Tracer, record, launches, KERNEL,
+ * plain, lowest_address, open, kinds, kind): the classes whose slots are read
+ * at their offsets, what a Launcher calls for a launch not in the memo whose
+ * kind record_new does not know, what record_new reads, and what arguments()
+ * reads */
 static PyObject *
 configure_launch(PyObject *module, PyObject *args)
 {
-    PyObject *stream, *scope, *recording, *tracer, *rec, *launches, *kernel_op;
-    if (!PyArg_ParseTuple(args, "OOOOOO!O:configure_launch", &stream, &scope, &recording,
-                          &tracer, &rec, &PyDict_Type, &launches, &kernel_op))
+    PyObject *stream, *scope, *recording, *tracer, *rec, *launches, *kernel_op, *plain, *lowest,
+             *open, *kinds, *kind;
+    if (!PyArg_ParseTuple(args, "OOOOOO!OO!OO!O!O:configure_launch", &stream, &scope, &recording,
+                          &tracer, &rec, &PyDict_Type, &launches, &kernel_op, &PyDict_Type,
+                          &plain, &lowest, &PyTuple_Type, &open, &PyDict_Type, &kinds, &kind))
         return NULL;
     if (learn(&STREAM, stream) < 0 || learn(&SCOPE, scope) < 0 ||
             learn(&RECORDING, recording) < 0 || learn(&TRACER, tracer) < 0)
         return NULL;
-    Py_XSETREF(RECORD, Py_NewRef(rec));
-    Py_XSETREF(LAUNCHES, Py_NewRef(launches));
-    Py_XSETREF(KERNEL_OP, Py_NewRef(kernel_op));
-    Py_RETURN_NONE;
+    PyObject **const slots[] = {&RECORD, &LAUNCHES, &KERNEL_OP, &PLAIN, &LOWEST, &OPEN, &KINDS,
+                                &KIND};
+    PyObject *const values[] = {rec, launches, kernel_op, plain, lowest, open, kinds, kind};
+    return keep(slots, values, 8);
 }
 
 /* configure_numba(ProxyStream, record): proxy streams' base class, and what a
@@ -1089,9 +1082,6 @@ static PyMethodDef methods[] = {
     {"arguments", (PyCFunction)(void (*)(void))arguments, METH_FASTCALL,
      "arguments(tracer, args, modes): Tracer._arguments for arrays seen before, views "
      "made again, numbers and strings; None: the Python path is to take the launch."},
-    {"configure_arguments", configure_arguments, METH_VARARGS,
-     "configure_arguments(plain, lowest_address, open, kinds, kind): what arguments() "
-     "reads."},
     {"record", (PyCFunction)(void (*)(void))record_py, METH_FASTCALL,
      "record(tracer, stream, launch, depth): Tracer.again's common case for Tracer.add "
      "(the user's frame depth frames up from the caller's); False: the Python path "
@@ -1108,9 +1098,10 @@ static PyMethodDef methods[] = {
      "active(tracer): the tracer made active in this thread (set_tracer), or None "
      "when it ends; again() then need not read the thread-local to know."},
     {"configure_launch", configure_launch, METH_VARARGS,
-     "configure_launch(Stream, Scope, Recording, Tracer, record, launches, KERNEL): the "
-     "classes read at their slots' offsets, what a Launcher calls for a launch not in "
-     "the memo, and kernel.py's launch kinds and op."},
+     "configure_launch(Stream, Scope, Recording, Tracer, record, launches, KERNEL, plain, "
+     "lowest_address, open, kinds, kind): the classes read at their slots' offsets, what "
+     "a Launcher calls for a launch not in the memo, kernel.py's launch kinds and op, "
+     "and what arguments() reads."},
     {NULL, NULL, 0, NULL},
 };
 

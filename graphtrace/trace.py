@@ -883,7 +883,7 @@ def use_speedups(on: bool) -> bool:
 
 if _kernel.speedups_module is not None:   # the compiled Stream.launch (_speedups.c)
     _kernel.speedups_module.configure_launch(Stream, Scope, Recording, Tracer, _record_plain,
-                                              _kernel._launches, _kernel.KERNEL)
-    _kernel.speedups_module.configure_arguments(_PLAIN, LOWEST_ADDRESS, _OPEN, _buffers._kinds,
-                                                _buffers._kind)
+                                              _kernel._launches, _kernel.KERNEL, _PLAIN,
+                                              LOWEST_ADDRESS, _OPEN, _buffers._kinds,
+                                              _buffers._kind)
     Stream.launch = _kernel.speedups_module.Launcher(Stream.launch)

@@ -14,7 +14,7 @@ from graphtrace.errors import GraphtraceError
 from graphtrace.ops import kernel as _kernel
 from graphtrace.trace import Stream
 from helpers import FakeDeviceArray as A, any_kernel, launch_path
-from test_trace_memo import STEPS, _program
+from test_trace_memo import MEMO_MISSES, MEMO_SIZES, STEPS, _program, memo_limits
 
 pytestmark = pytest.mark.skipif(
     _kernel.speedups_module is None,
@@ -47,12 +47,10 @@ def _both(make, *args):
 
 
 @settings(max_examples=150, deadline=None)
-@given(STEPS, st.sampled_from([_trace._MEMO_SIZE, 2]), st.sampled_from([_trace._MEMO_MISSES, 1]))
+@given(STEPS, MEMO_SIZES, MEMO_MISSES)
 def test_both_paths_record_the_same_graph(steps, size, misses):
     arrays = [A(64), A(64), A(64)]
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(_trace, "_MEMO_SIZE", size)
-        mp.setattr(_trace, "_MEMO_MISSES", misses)
+    with memo_limits(size, misses):
         compiled, pure = _both(lambda: _program(steps), *arrays)
     assert compiled == pure
 

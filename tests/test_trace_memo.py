@@ -78,13 +78,24 @@ STEPS = st.lists(st.tuples(st.integers(0, len(KERNELS) - 1),
                            st.integers(0, 6)), max_size=40)
 
 
-@settings(max_examples=200, deadline=None)
-@given(STEPS, st.sampled_from([_trace._MEMO_SIZE, 2]), st.sampled_from([_trace._MEMO_MISSES, 1]))
-def test_reused_launches_record_what_fresh_ones_do(steps, size, misses):
-    arrays = [A(64), A(64), A(64)]
+# the memo's size and the misses after which a kernel leaves it: as shipped, and tiny
+MEMO_SIZES = st.sampled_from([_trace._MEMO_SIZE, 2])
+MEMO_MISSES = st.sampled_from([_trace._MEMO_MISSES, 1])
+
+
+@contextlib.contextmanager
+def memo_limits(size, misses):
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(_trace, "_MEMO_SIZE", size)
         mp.setattr(_trace, "_MEMO_MISSES", misses)
+        yield
+
+
+@settings(max_examples=200, deadline=None)
+@given(STEPS, MEMO_SIZES, MEMO_MISSES)
+def test_reused_launches_record_what_fresh_ones_do(steps, size, misses):
+    arrays = [A(64), A(64), A(64)]
+    with memo_limits(size, misses):
         reused = str(_program(steps).trace(*arrays))
     with _afresh():
         assert str(_program(steps).trace(*arrays)) == reused

@@ -26,13 +26,13 @@
 
 /* set by configure(): the thread's active tracer, placement's device table,
  * the file -> "is graphtrace's own" cache and the function that fills it,
- * sys._getframe, and trace.py's function that records a launch not in the memo */
+ * sys._getframe; by configure_launch(): kernel.py's function that records a
+ * launch neither the memo nor record_new took */
 static PyObject *STATE, *ONE_DEVICE, *INTERNAL, *IS_INTERNAL, *GETFRAME, *RECORD;
 
-/* configure_numba(): proxy streams' base class, and _numba.py's function that
- * records ``kernel[grid, block, s](*args)`` when the memo has no answer */
+/* configure_numba(): proxy streams' base class */
 static PyTypeObject *PROXY_STREAM;
-static PyObject *RECORD_NUMBA, *ZERO;
+static PyObject *ZERO;
 
 /* enable(): whether the Launchers take their fast path (use_speedups) */
 static int ENABLED = 1;
@@ -502,6 +502,37 @@ done:
     return result;
 }
 
+/* A launch the user's frame (the caller's) issued on a proxy stream: from the
+ * memo, else by record_new, else by RECORD(stream, kernel, grid, block, args,
+ * shared_mem, key) in Python. ``fast``: grid and block are plain and
+ * shared_mem None or an int (else the memo is not asked: key None). */
+static PyObject *
+launch_plain(PyObject *stream, PyObject *k, PyObject *grid, PyObject *block,
+             PyObject *shared_mem, PyObject *kargs, int fast)
+{
+    if (RECORD == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "graphtrace._speedups is not configured");
+        return NULL;
+    }
+    /* the user's frame is the caller's: 2 from Tracer.again, were it called here */
+    PyObject *key = fast ? again_impl(stream, k, grid, block, shared_mem, kargs, 2)
+                         : Py_NewRef(Py_None);
+    if (key == NULL)
+        return NULL;
+    int r = key == Py_True ? 1 :
+            fast ? record_new(stream, k, grid, block, shared_mem, kargs, key) : 0;
+    PyObject *out = NULL;
+    if (r > 0) {
+        out = Py_NewRef(Py_None);
+    }
+    else if (r == 0) {
+        PyObject *call[7] = {stream, k, grid, block, kargs, shared_mem, key};
+        out = PyObject_Vectorcall(RECORD, call, 7, NULL);
+    }
+    Py_DECREF(key);
+    return out;
+}
+
 /* ``kernel[grid, block, s]`` for a proxy stream ``s``, compiled: called with
  * the launch's arguments, it records the launch (_numba.py's _ProxyLaunch). */
 typedef struct {
@@ -526,23 +557,9 @@ proxy_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnam
         return NULL;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(kargs); i++)
         PyTuple_SET_ITEM(kargs, i, Py_NewRef(args[i]));
-    PyObject *key = Py_NewRef(Py_None), *out = NULL;
-    if (plain(p->grid) && plain(p->block) &&
-            PyLong_CheckExact(p->shared_mem))   /* the user's frame: the caller's */
-        Py_SETREF(key, again_impl(p->stream, p->kernel, p->grid, p->block, p->shared_mem,
-                                  kargs, 2));
-    int r = key == NULL || key == Py_True || !plain(p->grid) || !plain(p->block) ||
-            !PyLong_CheckExact(p->shared_mem) ? 0 :
-            record_new(p->stream, p->kernel, p->grid, p->block, p->shared_mem, kargs, key);
-    if (key == Py_True || r > 0) {
-        out = Py_NewRef(Py_None);
-    }
-    else if (key != NULL && r == 0) {
-        PyObject *call[7] = {p->stream, p->kernel, p->grid, p->block, kargs, p->shared_mem,
-                             key};
-        out = PyObject_Vectorcall(RECORD_NUMBA, call, 7, NULL);
-    }
-    Py_XDECREF(key);
+    int fast = plain(p->grid) && plain(p->block) && PyLong_CheckExact(p->shared_mem);
+    PyObject *out = launch_plain(p->stream, p->kernel, p->grid, p->block, p->shared_mem, kargs,
+                                 fast);
     Py_DECREF(kargs);
     return out;
 }
@@ -618,8 +635,7 @@ static PyTypeObject ProxyLaunchType = {
  * every call the fast path does not:
  * - kind "launch", Stream.launch: ``s.launch(kernel, grid, block, *args)``
  *   with grid and block ints or tuples of ints and no keyword is looked up
- *   in the memo and, if
- *   it is not there, recorded by RECORD(stream, kernel, grid, block, args, key);
+ *   in the memo and, if it is not there, recorded (launch_plain);
  * - kind "getitem", a numba dispatcher's ``__getitem__``: ``kernel[grid,
  *   block, s]`` for a proxy stream ``s`` is a ProxyLaunch. */
 enum { LAUNCH, GETITEM };
@@ -654,19 +670,7 @@ launcher_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kw
         return NULL;
     for (Py_ssize_t i = 4; i < n; i++)
         PyTuple_SET_ITEM(kargs, i - 4, Py_NewRef(args[i]));
-    /* the user's frame is the caller's: 2 from Tracer.again, were it called here */
-    PyObject *key = again_impl(args[0], args[1], args[2], args[3], Py_None, kargs, 2);
-    PyObject *out = NULL;
-    int r = key == NULL || key == Py_True ? 0 :
-            record_new(args[0], args[1], args[2], args[3], Py_None, kargs, key);
-    if (key == Py_True || r > 0) {
-        out = Py_NewRef(Py_None);
-    }
-    else if (key != NULL && r == 0) {
-        PyObject *call[6] = {args[0], args[1], args[2], args[3], kargs, key};
-        out = PyObject_Vectorcall(RECORD, call, 6, NULL);
-    }
-    Py_XDECREF(key);
+    PyObject *out = launch_plain(args[0], args[1], args[2], args[3], Py_None, kargs, 1);
     Py_DECREF(kargs);
     return out;
 }
@@ -1029,9 +1033,9 @@ active(PyObject *module, PyObject *tracer)
 
 /* configure_launch(Stream, Scope, Recording, Tracer, record, launches, KERNEL,
  * plain, lowest_address, open, kinds, kind): the classes whose slots are read
- * at their offsets, what a Launcher calls for a launch not in the memo whose
- * kind record_new does not know, what record_new reads, and what arguments()
- * reads */
+ * at their offsets, what a launch from compiled code calls when neither the
+ * memo nor record_new takes it (launch_plain), what record_new reads, and what
+ * arguments() reads */
 static PyObject *
 configure_launch(PyObject *module, PyObject *args)
 {
@@ -1050,16 +1054,15 @@ configure_launch(PyObject *module, PyObject *args)
     return keep(slots, values, 8);
 }
 
-/* configure_numba(ProxyStream, record): proxy streams' base class, and what a
- * ProxyLaunch calls for a launch not in the memo */
+/* configure_numba(ProxyStream): proxy streams' base class */
 static PyObject *
-configure_numba(PyObject *module, PyObject *args)
+configure_numba(PyObject *module, PyObject *proxy)
 {
-    PyObject *proxy, *rec;
-    if (!PyArg_ParseTuple(args, "O!O:configure_numba", &PyType_Type, &proxy, &rec))
+    if (!PyType_Check(proxy)) {
+        PyErr_SetString(PyExc_TypeError, "configure_numba(): expected a class");
         return NULL;
+    }
     Py_XSETREF(PROXY_STREAM, (PyTypeObject *)Py_NewRef(proxy));
-    Py_XSETREF(RECORD_NUMBA, Py_NewRef(rec));
     Py_RETURN_NONE;
 }
 
@@ -1088,9 +1091,8 @@ static PyMethodDef methods[] = {
      "is to record it."},
     {"configure", configure, METH_VARARGS,
      "configure(state, one_device, internal, is_internal): what again() reads."},
-    {"configure_numba", configure_numba, METH_VARARGS,
-     "configure_numba(ProxyStream, record): proxy streams' base class, and what "
-     "kernel[grid, block, s](*args) calls for a launch not in the memo."},
+    {"configure_numba", configure_numba, METH_O,
+     "configure_numba(ProxyStream): proxy streams' base class, for kernel[grid, block, s]."},
     {"enable", enable, METH_O,
      "enable(on): whether Launchers take their compiled fast path; returns whether "
      "they did."},
@@ -1100,7 +1102,8 @@ static PyMethodDef methods[] = {
     {"configure_launch", configure_launch, METH_VARARGS,
      "configure_launch(Stream, Scope, Recording, Tracer, record, launches, KERNEL, plain, "
      "lowest_address, open, kinds, kind): the classes read at their slots' offsets, what "
-     "a Launcher calls for a launch not in the memo, kernel.py's launch kinds and op, "
+     "a compiled launch calls when it does not record it itself, kernel.py's launch kinds "
+     "and op, "
      "and what arguments() reads."},
     {NULL, NULL, 0, NULL},
 };

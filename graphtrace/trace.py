@@ -856,14 +856,6 @@ class Stream(ProxyStream):
         return f"<graphtrace proxy stream {self._index} of {self._tracer.name}{on}>"
 
 
-def _record_plain(stream, kernel, grid, block, args, key):
-    """``Stream.launch(kernel, grid, block, *args)`` with grid and block ints or tuples
-    of ints and no option, not in the memo: the compiled ``Stream.launch`` calls this, whose frame
-    stands where the Python method's would (the user's is the next)."""
-    return _kernel.record_launch(stream, kernel, grid, block, args, None, False, None, None,
-                                 key)
-
-
 def use_speedups(on: bool) -> bool:
     """Record plain launches by the compiled path (``_speedups.c``: ``Stream.launch``,
     numba's ``kernel[grid, block, s]`` and ``kernel.again``) or, ``on=False``, in
@@ -882,7 +874,8 @@ def use_speedups(on: bool) -> bool:
 
 
 if _kernel.speedups_module is not None:   # the compiled Stream.launch (_speedups.c)
-    _kernel.speedups_module.configure_launch(Stream, Scope, Recording, Tracer, _record_plain,
+    _kernel.speedups_module.configure_launch(Stream, Scope, Recording, Tracer,
+                                              _kernel._record_compiled,
                                               _kernel._launches, _kernel.KERNEL, _PLAIN,
                                               LOWEST_ADDRESS, _OPEN, _buffers._kinds,
                                               _buffers._kind)

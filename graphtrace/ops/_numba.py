@@ -333,15 +333,8 @@ ADAPTERS.append((_is_numba_kernel, NumbaAdapter))
 ADAPTERS.append((is_device_function, _refuse_device_function))
 
 
-def _record_numba(stream, kernel, grid, block, args, shared_mem, key):
-    """``kernel[grid, block, s](*args)`` after the compiled memo lookup
-    (``_speedups.c``'s ProxyLaunch): this frame stands where ``_ProxyLaunch``'s
-    would (the user's is the next)."""
-    return record_launch(stream, kernel, grid, block, args, shared_mem, key=key)
-
-
-if _kernel.speedups_module is not None:
-    _kernel.speedups_module.configure_numba(ProxyStream, _record_numba)
+if _kernel.speedups_module is not None:   # kernel[grid, block, s] compiled: proxies' class
+    _kernel.speedups_module.configure_numba(ProxyStream)
 
 
 class _ProxyLaunch(tuple):

@@ -291,6 +291,13 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
                hit[3], hit[6], memo)
 
 
+def _record_compiled(stream, k, grid, block, args, shared_mem, key):
+    """A launch from ``_speedups.c`` (``Stream.launch``, ``kernel[grid, block, s]``)
+    that neither the memo nor its own recording took: this frame stands where the
+    Python method's would (the user's is the next), ``key`` is what ``again`` gave."""
+    return record_launch(stream, k, grid, block, args, shared_mem, key=key)
+
+
 def _plain(grid, block) -> bool:
     """Whether grid and block are tuples of ints, which compare equal only to
     configurations that mean the same (a float or a bool could compare equal)."""

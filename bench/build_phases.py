@@ -2,10 +2,12 @@
 anew, each phase timed by wrapping the function that does it (best of 5, after
 a ``gc.collect()``), in us per node.
 
-Two floors in the same run, of the same chain: stream capture recording it
+Floors in the same run, of the same chain: stream capture recording it
 (cupy launches between begin and end of capture, no instantiation), and
-``cuGraphAddKernelNode`` adding it with one prebuilt parameter struct (the
-driver's own cost of an explicit node, which no Python emitter goes below).
+``cuGraphAddKernelNode`` adding it with one prebuilt parameter struct, through
+``cuda.bindings`` and, where the compiled emitter is built, called from C (the
+driver's own cost of an explicit node). Where the emitter is built, the same
+build is also timed with it switched off (emission through ``cuda.bindings``).
 A build by tracing is at least trace + driver add + instantiation; capture
 is record + instantiation.
 
@@ -20,6 +22,7 @@ import numpy as np
 
 import graphtrace as gt
 from graphtrace import binding, emit
+from graphtrace.ops import _driver_nodes
 
 N = 1000
 PHASES = [("trace", gt.GraphFunction, "_trace"),
@@ -58,15 +61,15 @@ def run() -> dict:
     for phase in PHASES:
         timed(spent, *phase)
     chain.compile(x, N)
-    best = None
-    for _ in range(5):
-        chain.clear_cache()
-        spent.clear()
-        gc.collect()
-        t = time.perf_counter()
-        chain.compile(x, N)
-        row = {"total": time.perf_counter() - t, **spent}
-        best = row if best is None or row["total"] < best["total"] else best
+    best = _best_build(chain, x, spent)
+    if _driver_nodes.emitter() is not None:   # the same build through cuda.bindings
+        was = _driver_nodes.use_compiled(False)
+        try:
+            slow = _best_build(chain, x, spent)
+        finally:
+            _driver_nodes.use_compiled(was)
+        best["total, cuda.bindings"] = slow["total"]
+        best["emission, cuda.bindings"] = slow["emission"]
     g = chain.trace(x, N)
     t = time.perf_counter()
     g.nodes   # noqa: B018  (made when first asked for)
@@ -76,6 +79,20 @@ def run() -> dict:
     out = {k: v / N * 1e6 for k, v in best.items()}
     out.update(floors(k, x))
     return out
+
+
+def _best_build(chain, x, spent: dict) -> dict:
+    """The phases of the best of 5 builds (the least total)."""
+    best = None
+    for _ in range(5):
+        chain.clear_cache()
+        spent.clear()
+        gc.collect()
+        t = time.perf_counter()
+        chain.compile(x, N)
+        row = {"total": time.perf_counter() - t, **spent}
+        best = row if best is None or row["total"] < best["total"] else best
+    return best
 
 
 def _captured(stream, fn, x, n: int):
@@ -132,10 +149,25 @@ def floors(k, x) -> dict:
         assert not err
         d.cuGraphDestroy(graph)
 
+    compiled = _driver_nodes.emitter()
+
+    def compiled_add():   # the driver's own cost, called from C (_emitter.c)
+        err, graph = d.cuGraphCreate(0)
+        prev, at, g = [], p.getPtr(), int(graph)
+        for _ in range(N):
+            node = compiled.add(g, prev, at)
+            assert type(node) is not int, node
+            prev = [node]
+        d.cuGraphDestroy(graph)
+
     capture()
     driver_add()
-    return {"floor: capture record": _best_of(capture) / N * 1e6,
-            "floor: driver add": _best_of(driver_add) / N * 1e6}
+    out = {"floor: capture record": _best_of(capture) / N * 1e6,
+           "floor: driver add": _best_of(driver_add) / N * 1e6}
+    if compiled is not None:
+        compiled_add()
+        out["floor: driver add from C"] = _best_of(compiled_add) / N * 1e6
+    return out
 
 
 def small(sizes=(10, 50)) -> list:
@@ -188,9 +220,16 @@ def main():
     print(floor_text(phases))
 
 
+def _add(ph: dict) -> tuple:
+    """The driver add floor that applies: from C where the emitter is built."""
+    key = "floor: driver add from C" if "floor: driver add from C" in ph else \
+        "floor: driver add"
+    return key[len("floor: "):], ph[key]
+
+
 def least(ph: dict) -> float:
     """us per node a build by tracing costs at least, with this trace."""
-    return ph["trace"] + ph["floor: driver add"] + ph["instantiation"]
+    return ph["trace"] + _add(ph)[1] + ph["instantiation"]
 
 
 def floor_text(ph: dict) -> str:
@@ -198,7 +237,7 @@ def floor_text(ph: dict) -> str:
     least_us = least(ph)
     capture = ph["floor: capture record"] + ph["instantiation"]
     return (f"Least a traced build can cost with this trace: trace {ph['trace']:.2f} + "
-            f"driver add {ph['floor: driver add']:.2f} + instantiation "
+            f"{_add(ph)[0]} {_add(ph)[1]:.2f} + instantiation "
             f"{ph['instantiation']:.2f} = {least_us:.2f} us/node, against capture "
             f"{ph['floor: capture record']:.2f} + the same instantiation = {capture:.2f}; "
             f"the trace alone is {ph['trace'] / ph['floor: capture record']:.2f}x "

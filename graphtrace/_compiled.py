@@ -1,9 +1,11 @@
-"""The optional compiled tracing path (``_speedups.c``), configured, or None.
+"""The optional compiled parts: the tracing path (``_speedups.c``), configured,
+and the emitter (``_emitter.c``); each None where it is not built.
 
-It is built by ``pip install`` where a C compiler is present (``setup.py``;
-``tools/build_speedups.py`` builds it in a checkout) and used unless the
-environment sets ``GRAPHTRACE_PURE_PYTHON=1``. Without it graphtrace records
-the same graphs in pure Python, only slower (``ops/kernel.py``'s ``_again``).
+They are built by ``pip install`` where a C compiler is present (``setup.py``;
+``tools/build_speedups.py`` builds them in a checkout) and used unless the
+environment sets ``GRAPHTRACE_PURE_PYTHON=1``. Without them graphtrace records
+the same graphs in pure Python (``ops/kernel.py``'s ``_again``) and adds the
+same nodes through ``cuda.bindings`` (``ops/_driver_nodes.py``), only slower.
 """
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from .context import STATE
 from .errors import _internal, _is_internal
 from .placement import ONE_DEVICE
 
-__all__ = ["speedups", "PURE"]
+__all__ = ["emitter", "speedups", "PURE"]
 
 PURE = os.environ.get("GRAPHTRACE_PURE_PYTHON", "") not in ("", "0")
 
@@ -29,3 +31,15 @@ def speedups():
         return None
     _speedups.configure(STATE, ONE_DEVICE, _internal, _is_internal)
     return _speedups
+
+
+def emitter():
+    """The compiled emitter (``_emitter.c``), not yet configured (ops/_driver_nodes.py
+    does that once the driver is loaded); None as for ``speedups``."""
+    if PURE:
+        return None
+    try:
+        from . import _emitter
+    except ImportError:
+        return None
+    return _emitter

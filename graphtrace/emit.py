@@ -160,27 +160,43 @@ class GpuContext:
         Nodes of its launches (``columns.Recording``): each launch goes to its
         op's ``emit_launch``, which adds it after its predecessors; a node made
         while recording goes through ``emit_node``. A failure makes the launch's
-        Node, to name it. This loop runs once per node of a build."""
+        Node, to name it. This loop runs once per node of a build; where the
+        compiled emitter is built, it takes the plain kernel launches
+        (``_emitter.c``'s ``launches``) and hands the rest back here."""
         ptr, preds = rec.deps
         ptr, preds = ptr.tolist(), preds.tolist()
-        handles, nodes, by_pos, early = self._handles, self._nodes, [], rec.early()
-        for pos, (op, target, args, attrs, _, _, _, index, _) in enumerate(rec.entries):
+        entries, early, by_pos = rec.entries, rec.early(), []
+        compiled, kn = self.kernel_nodes.compiled, self.kernel_nodes
+        pos, n = 0, len(entries)
+        while pos < n:
+            if compiled is not None:
+                pos = compiled.launches(entries, ptr, preds, by_pos, pos,
+                                        int(kn.graph_of(definition)), early, self.packings,
+                                        self.kernel_arguments, self.state, self._handles,
+                                        self._nodes, kn.arguments.fill, kn.function_address)
+                if pos == n:
+                    break
             a, b = ptr[pos], ptr[pos + 1]
             after = [by_pos[preds[a]]] if b - a == 1 else [by_pos[p] for p in preds[a:b]]
-            node = early.get(pos) if early else None
-            launch = getattr(op, "emit_launch", None) if node is None else None
-            if launch is None:   # a node made while recording, or no launch: its Node
-                self.emit_node(node if node is not None else rec.node(pos), after, definition)
-                by_pos.append(handles[index])
-                continue
-            try:
-                handle = launch(self, target, args, attrs, index, definition, after)
-            except EmitError:
-                raise
-            except Exception as e:
-                raise _failed(rec.node(pos), e) from e
-            handles[index] = nodes[index] = handle
-            by_pos.append(handle)
+            by_pos.append(self._emit_entry(rec, pos, early, after, definition))
+            pos += 1
+
+    def _emit_entry(self, rec, pos: int, early: dict, after: list, definition):
+        """Entry ``pos`` of ``rec`` added after the handles ``after``; its handle."""
+        op, target, args, attrs, _, _, _, index, _ = rec.entries[pos]
+        node = early.get(pos) if early else None
+        launch = getattr(op, "emit_launch", None) if node is None else None
+        if launch is None:   # a node made while recording, or no launch: its Node
+            self.emit_node(node if node is not None else rec.node(pos), after, definition)
+            return self._handles[index]
+        try:
+            handle = launch(self, target, args, attrs, index, definition, after)
+        except EmitError:
+            raise
+        except Exception as e:
+            raise _failed(rec.node(pos), e) from e
+        self._handles[index] = self._nodes[index] = handle
+        return handle
 
     def _wired(self, gn, definition):
         """The handle of the node ``gn`` an op added, put after the emitted node's

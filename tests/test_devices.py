@@ -435,6 +435,33 @@ def test_only_graphs_with_work_off_the_home_device_take_the_driver_path():
     assert for_graph(two_devices.trace(*arrays(1, 1, 0), *arrays(1, 1, 0)), 1) is None
 
 
+def _traces():
+    """Traces of this file's programs: on one device, on two, placed by name, with
+    temporaries and copies, each with the device the graph is built on."""
+    yield two_devices.trace(*arrays(0, 1, 0), *arrays(1, 1, 0)), 0
+    yield two_devices.trace(*arrays(1, 1, 0), *arrays(1, 1, 0)), 1
+    yield two_devices.trace(*arrays(0, 1, 0), *arrays(0, 1, 0)), 0
+    yield two_devices.trace(*arrays(0, 1, 0), *arrays(0, 1, 0)), 1
+    yield named.trace(on(0, np.zeros(N)), on(1, np.zeros(N)), on(0, np.zeros(N))), 0
+    yield step.trace([on(0, np.zeros(N))] * 2, [on(0, np.zeros(N))] * 2, 2.0), 0
+    for d in range(3):
+        xs = [on(e, np.zeros(N)) for e in range(3)]
+        yield step.trace(xs, [on(e, np.zeros(N)) for e in range(3)], 2.0), d
+
+
+def test_the_device_column_says_what_the_walk_says(monkeypatch):
+    from graphtrace.ops._devices import KINDS, _elsewhere, _placed, for_graph
+    monkeypatch.setenv("GRAPHTRACE_VERIFY", "0")   # verifying makes the Nodes
+    seen = set()
+    for g, home in _traces():
+        assert g.recording() is not None
+        walk = any(_elsewhere(d, home) and (kind in KINDS or structured)
+                   for d, kind, structured in _placed(g))
+        assert (for_graph(g, home) is not None) == walk
+        seen.add(walk)
+    assert seen == {True, False}
+
+
 class _CoreLike(gt.ops.kernel.Adapter):
     """A kernel as cuda.core's adapter sees one: a handle, arguments packed as given."""
     library = "cuda.core"

@@ -26,6 +26,8 @@ class Handle:
 class FakeNodes:
     """The part of ``KernelNodes`` that emission uses: it records every node."""
 
+    compiled = None   # the compiled emitter's loop is tests/test_emitter.py's: this is Python's
+
     def __init__(self):
         self.added = {}   # handle number -> (what, handles it comes after, values)
 

@@ -1,4 +1,4 @@
-"""Build graphtrace's optional compiled tracing path in place, for a checkout
+"""Build graphtrace's optional compiled parts (the tracing path, the emitter) in place, for a checkout
 run from its own directory (PYTHONPATH), as ``pip install`` builds it for an
 install. Without a C compiler graphtrace runs in pure Python.
 
@@ -10,18 +10,20 @@ import sys
 from setuptools import Distribution, Extension
 from setuptools.command.build_ext import build_ext
 
+MODULES = ("_speedups", "_emitter")   # as setup.py lists them
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def main() -> int:
     os.chdir(ROOT)
     dist = Distribution({"name": "graphtrace", "ext_modules": [
-        Extension("graphtrace._speedups", ["graphtrace/_speedups.c"])]})
+        Extension(f"graphtrace.{name}", [f"graphtrace/{name}.c"]) for name in MODULES]})
     cmd = build_ext(dist)
     cmd.inplace = True
     cmd.ensure_finalized()
     cmd.run()
-    print("built", os.path.relpath(cmd.get_ext_fullpath("graphtrace._speedups")))
+    for name in MODULES:
+        print("built", os.path.relpath(cmd.get_ext_fullpath(f"graphtrace.{name}")))
     return 0
 
 

@@ -96,8 +96,11 @@ def main():
         args.out, results, env)
     # The tests check every graph's IR (GRAPHTRACE_VERIFY=1, tests/conftest.py), which
     # makes every Node; a user's build adds launches from the recorded columns
-    # without them (GpuContext._emit_recorded): the GPU tests run that way too, and
-    # in pure Python (as an install without a C compiler traces).
+    # without them (GpuContext._emit_recorded, in C where _emitter.c is built): the
+    # GPU tests run that way too, compiled and in pure Python (as an install
+    # without a C compiler traces and emits).
+    run("gpu-tests-unverified", pytest + ["tests/gpu"], args.out, results,
+        {**env, "GRAPHTRACE_VERIFY": "0"})
     run("gpu-tests-unverified-pure", pytest + ["tests/gpu"], args.out, results,
         {**env, "GRAPHTRACE_VERIFY": "0", "GRAPHTRACE_PURE_PYTHON": "1"})
     examples = sorted(f for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".py"))

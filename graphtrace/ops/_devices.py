@@ -32,10 +32,27 @@ KINDS = ("kernel", "memcpy", "memset", "zeros")   # what the driver path adds
 def for_graph(ir, home: int):
     """What ``GpuContext`` needs to emit ``ir`` on device ``home``: None when every
     node runs on ``home`` or is left to it (the usual case)."""
+    if _all_home(ir, home):
+        return None
     for device, kind, structured in _placed(ir):
-        if isinstance(device, int) and device != home and (kind in KINDS or structured):
+        if _elsewhere(device, home) and (kind in KINDS or structured):
             return Devices(home)
     return None
+
+
+def _elsewhere(device, home: int) -> bool:
+    return isinstance(device, int) and device != home
+
+
+def _all_home(ir, home: int) -> bool:
+    """Whether every node of ``ir`` runs on ``home`` or is left to it, read from
+    the devices its trace recorded (a set of them, not a walk node by node); False
+    where that cannot say (no recording, regions, a device elsewhere)."""
+    rec = ir.recording()
+    if rec is None or any(n.regions or _elsewhere(n.device, home)   # placed since
+                          for n in rec.early().values()):
+        return False
+    return not any(_elsewhere(d, home) for d in {e[8] for e in rec.entries})
 
 
 def _placed(graph):

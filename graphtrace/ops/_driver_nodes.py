@@ -12,6 +12,13 @@ The driver copies the argument values when a node is added or set, so one
 argument block serves every call. A kernel node is known by
 its ``CUgraphNode`` handle; the emitter keeps the graph (a cuda.core
 ``GraphDefinition``), which owns it.
+
+Where the optional compiled emitter (``_emitter.c``) is built, nodes are added
+by calling the driver's ``cuGraphAddKernelNode`` from it, through the function
+pointer ``cuGetProcAddress`` gives, instead of through ``cuda.bindings`` (1.2
+to 1.35 us a node on an H200, most of it converting arguments and making
+results), and emit.py's loop over a trace's launches runs there too
+(``emitter()``). ``use_compiled(False)`` goes through ``cuda.bindings``.
 """
 from __future__ import annotations
 
@@ -20,7 +27,12 @@ import struct
 
 import numpy as np
 
-__all__ = ["ArgumentBlock", "KernelNodes", "arrange", "check", "node_handle"]
+from .._compiled import emitter as _built
+from ._launch import DEFAULT_SHARED
+from .kernel import KERNEL
+
+__all__ = ["ArgumentBlock", "KernelNodes", "arrange", "check", "emitter", "node_handle",
+           "use_compiled"]
 
 
 _module = []
@@ -31,6 +43,42 @@ def _driver():
         from cuda.bindings import driver
         _module.append(driver)
     return _module[0]
+
+
+_compiled: dict = {}   # "module": the configured compiled emitter or None; "on": in use
+
+
+def emitter():
+    """The compiled emitter (``_emitter.c``), configured with the driver's
+    ``cuGraphAddKernelNode``; None where it is not built, is switched off
+    (``use_compiled``), or the driver does not give the function."""
+    if "module" not in _compiled:
+        _compiled["module"] = _configured(_built())
+    return _compiled["module"] if _compiled.get("on", True) else None
+
+
+def _configured(module):
+    if module is None:
+        return None
+    driver = _driver()
+    # version 12000: the function taking CUDA 12's CUDA_KERNEL_NODE_PARAMS (_v2),
+    # the layout _emitter.c declares
+    err, address, found = driver.cuGetProcAddress(
+        b"cuGraphAddKernelNode", 12000,
+        driver.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT)
+    if err or not address or \
+            found != driver.CUdriverProcAddressQueryResult.CU_GET_PROC_ADDRESS_SUCCESS:
+        return None
+    module.configure(int(address), driver.CUgraphNode, KERNEL, DEFAULT_SHARED)
+    return module
+
+
+def use_compiled(on: bool) -> bool:
+    """Add kernel nodes from the compiled emitter (where built) or, ``on=False``,
+    through ``cuda.bindings``; whether it was on before. Both add the same nodes."""
+    was = _compiled.get("on", True)
+    _compiled["on"] = bool(on)
+    return was
 
 
 def check(result, what: str):
@@ -179,9 +227,11 @@ class KernelNodes:
         self.arguments = ArgumentBlock()
         self._launch = None   # what the parameter struct holds besides the arguments
         self._at = None       # the address of the arguments it holds
-        self._graph = (None, None)   # the last (GraphDefinition, its CUgraph)
+        self._graph = (None,)   # the last (GraphDefinition, its CUgraph, as an int,
+                                # the address of params)
         self._graphs: dict = {}   # id(definition) -> (it, its CUgraph)
         self._functions: dict = {}   # id(cuda.core Kernel) -> (it, its CUfunction here)
+        self.compiled = emitter()   # the compiled emitter, or None
 
     def graph_of(self, definition):
         """The ``CUgraph`` of a ``GraphDefinition`` (the emitter's, or a body's)."""
@@ -217,11 +267,20 @@ class KernelNodes:
         return p
 
     def _set_launch(self, p, kernel, function, grid, block, shared_mem) -> None:
-        p.func = self.driver.CUfunction(int(kernel.handle)) if function else \
-            self._function(kernel)
+        p.func = self.function_of(kernel, function)
         p.gridDimX, p.gridDimY, p.gridDimZ = grid
         p.blockDimX, p.blockDimY, p.blockDimZ = block
         p.sharedMemBytes = shared_mem
+
+    def function_of(self, kernel, function: bool):
+        """The ``CUfunction`` a node of ``kernel`` runs (``function``: the kernel's
+        handle is one, else a ``CUkernel``)."""
+        return self.driver.CUfunction(int(kernel.handle)) if function else \
+            self._function(kernel)
+
+    def function_address(self, kernel, function: bool) -> int:
+        """``function_of`` as an int (for the compiled emitter)."""
+        return int(self.function_of(kernel, function))
 
     def _function(self, kernel):
         """The ``CUfunction`` of a ``CUkernel`` (numba, cuda.core) in the current context.
@@ -243,7 +302,13 @@ class KernelNodes:
         self._fill(kernel, function, grid, block, shared_mem, values)
         last = self._graph
         if last[0] is not graph:
-            last = self._graph = (graph, self.graph_of(graph))
+            cu = self.graph_of(graph)
+            last = self._graph = (graph, cu, int(cu), self.params.getPtr())
+        if self.compiled is not None:
+            node = self.compiled.add(last[2], deps, last[3])
+            if type(node) is int:
+                check((self.driver.CUresult(node),), "cuGraphAddKernelNode")   # raises
+            return node
         err, node = self.driver.cuGraphAddKernelNode(last[1], deps, len(deps), self.params)
         if err:
             check((err,), "cuGraphAddKernelNode")   # raises, naming the failure

@@ -3,6 +3,9 @@
  * gave (ops/_driver_nodes.py passes it to configure()), and the loop of
  * emit.py's GpuContext._emit_recorded for its common entry.
  *
+ * It also sets kernel nodes' parameters when a graph is rebound
+ * (ops/_patch.py's set_definition and set_executable: set_nodes).
+ *
  * Optional, like _speedups.c: without it, or with GRAPHTRACE_PURE_PYTHON set,
  * the same nodes are added through cuda.bindings. emit.py's Python loop is the
  * reference and takes every entry this file hands back: a node made while
@@ -32,6 +35,13 @@ typedef struct {
 
 typedef int (*AddKernelNode)(uint64_t *node, uint64_t graph, const uint64_t *deps,
                              size_t n, const KernelParams *params);
+typedef int (*SetKernelNode)(uint64_t node, const KernelParams *params);
+typedef int (*SetExecKernelNode)(uint64_t exec, uint64_t node, const KernelParams *params);
+
+/* configure_set(): the driver's cuGraphKernelNodeSetParams and
+ * cuGraphExecKernelNodeSetParams (CUDA 12 parameters), for rebinding */
+static SetKernelNode SET;
+static SetExecKernelNode SET_EXEC;
 
 /* configure(): the driver's function (NULL: not configured), cuda.bindings'
  * CUgraphNode (what a handle is made as), kernel.py's KERNEL op, the dynamic
@@ -160,6 +170,67 @@ configure(PyObject *self, PyObject *args)
     Py_XSETREF(NODE_TYPE, Py_NewRef(node_type));
     Py_XSETREF(KERNEL_OP, Py_NewRef(kernel_op));
     DEFAULT_SHARED = shared;
+    Py_RETURN_NONE;
+}
+
+static PyObject *
+configure_set(PyObject *self, PyObject *args)
+{
+    unsigned long long set, set_exec;
+    if (!PyArg_ParseTuple(args, "KK", &set, &set_exec))
+        return NULL;
+    SET = (SetKernelNode)(uintptr_t)set;
+    SET_EXEC = (SetExecKernelNode)(uintptr_t)set_exec;
+    Py_RETURN_NONE;
+}
+
+/* set_nodes(members, params, executable): every node of ``members`` (a list of
+ * (node, handle) pairs: ops/_patch.py's images) given the
+ * CUDA_KERNEL_NODE_PARAMS at address ``params``, in the graph definition
+ * (``executable`` 0) or in the executable graph of that handle. None, or
+ * (position, the driver's error code) of the first that failed. */
+static PyObject *
+set_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "set_nodes(members, params, executable) takes "
+                        "3 arguments");
+        return NULL;
+    }
+    if (SET == NULL || SET_EXEC == NULL) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "set_nodes(): the driver's functions are not configured");
+        return NULL;
+    }
+    if (!PyList_CheckExact(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "set_nodes(): members must be a list");
+        return NULL;
+    }
+    const KernelParams *params = PyLong_AsVoidPtr(args[1]);
+    uint64_t exec = handle_value(args[2]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (params == NULL) {
+        PyErr_SetString(PyExc_ValueError, "set_nodes(): params is a null address");
+        return NULL;
+    }
+    PyObject *members = args[0];
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(members); i++) {
+        PyObject *m = PyList_GET_ITEM(members, i);
+        if (!PyTuple_Check(m) || PyTuple_GET_SIZE(m) != 2) {
+            PyErr_SetString(PyExc_TypeError, "set_nodes(): members are (node, handle) pairs");
+            return NULL;
+        }
+        uint64_t node = handle_value(PyTuple_GET_ITEM(m, 1));
+        if (node == 0) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "set_nodes(): a null node handle");
+            return NULL;
+        }
+        int err = exec ? SET_EXEC(exec, node, params) : SET(node, params);
+        if (err)
+            return Py_BuildValue("(ni)", i, err);
+    }
     Py_RETURN_NONE;
 }
 
@@ -437,6 +508,15 @@ static PyMethodDef methods[] = {
      "driver's cuGraphAddKernelNode (CUDA 12 parameters), what a node handle is "
      "made as, the kernel launch op, and the dynamic shared memory a kernel takes "
      "without opting in"},
+    {"configure_set", configure_set, METH_VARARGS,
+     "configure_set(set, set_exec): the addresses of the driver's "
+     "cuGraphKernelNodeSetParams and cuGraphExecKernelNodeSetParams (CUDA 12 "
+     "parameters)"},
+    {"set_nodes", (PyCFunction)(void (*)(void))set_nodes, METH_FASTCALL,
+     "set_nodes(members, params, executable): each (node, handle) of ``members`` "
+     "given the CUDA_KERNEL_NODE_PARAMS at address ``params``, in the definition "
+     "(executable 0) or that executable graph; None, or (position, error code) of "
+     "the first that failed"},
     {"add", (PyCFunction)(void (*)(void))add, METH_FASTCALL,
      "add(graph, deps, params): a kernel node of ``graph`` after the handles "
      "``deps``, with the CUDA_KERNEL_NODE_PARAMS at address ``params``; its "

@@ -494,7 +494,7 @@ class CompiledGraph(Binding):
         planned at the first rebind: nodes of the graph's own GPU only."""
         patches = self.__dict__.get("_planned")
         if patches is None:   # kept once whole (a failure leaves none: made again)
-            patches = Patches(self.gpu.kernel_nodes.driver)
+            patches = Patches(self.gpu.kernel_nodes.driver, self.gpu.kernel_nodes.compiled)
             devices = self.gpu.devices
             for node in self.ir.walk():
                 if node.op.driver_update and (devices is None or

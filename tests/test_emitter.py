@@ -320,3 +320,92 @@ def test_launches_refuses_what_emit_does_not_give(stand_in):
         BUILT.add(1, [object()], 8)
 
 
+
+
+SET = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.POINTER(Params))
+SET_EXEC = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_uint64, ctypes.c_uint64,
+                            ctypes.POINTER(Params))
+REFUSED = 13   # a node handle the stand-in driver refuses to set
+
+
+class Member:
+    """What an image's node is to ``Patches`` (its listing and line, for errors)."""
+    kind, args, source = "kernel", (), ("rebound.py", 7)
+
+    class op:
+        @staticmethod
+        def describe(node, namer):
+            return "k()"
+
+    def __init__(self, index):
+        self.index = index
+
+
+def _sets(p: Params) -> tuple:
+    return (p.func, tuple(p.grid), ctypes.c_int64.from_address(p.kernel_params[0]).value)
+
+
+class SetLog:
+    """cuda.bindings' driver with the two setters going to a list."""
+
+    def __init__(self, real):
+        self.real, self.seen = real, []
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def cuGraphKernelNodeSetParams(self, node, params):
+        return self.cuGraphExecKernelNodeSetParams(0, node, params)
+
+    def cuGraphExecKernelNodeSetParams(self, executable, node, params):
+        if int(node) == REFUSED:
+            return (self.real.CUresult.CUDA_ERROR_INVALID_VALUE,)
+        self.seen.append((int(executable), int(node),
+                          _sets(Params.from_address(params.getPtr()))))
+        return (self.real.CUresult.CUDA_SUCCESS,)
+
+
+def test_rebinding_sets_the_nodes_cuda_bindings_sets(monkeypatch):
+    from graphtrace.ops._patch import Patches, _Image
+    driver = dn._driver()
+    seen = []
+
+    def set_exec(executable, node, p):
+        if node == REFUSED:
+            return 1
+        seen.append((executable, node, _sets(p.contents)))
+        return 0
+    fns = SET(lambda node, p: set_exec(0, node, p)), SET_EXEC(set_exec)
+    BUILT.configure_set(*(ctypes.cast(f, ctypes.c_void_p).value for f in fns))
+    monkeypatch.setitem(dn._compiled, "module", BUILT)   # popped below: set up again
+
+    def images(handles):
+        out = []
+        for k, hs in enumerate(handles):
+            params = driver.CUDA_KERNEL_NODE_PARAMS()
+            params.func, params.gridDimX = driver.CUfunction(100 + k), k + 1
+            image = _Image(params, None, [(1000 + k).to_bytes(8, "little")], [0], 8)
+            image.members = [(Member(h), driver.CUgraphNode(h)) for h in hs]
+            out.append(image)
+        return out
+    try:
+        for handles, count in (([[1, 2, 3], [4]], 8), ([[5], [6, 7]], 6),
+                               ([[8, REFUSED, 9]], 2)):   # each set in both, up to 13
+            bindings = SetLog(driver)
+            results = []
+            for patches, log in ((Patches(bindings, BUILT), seen), (Patches(bindings), bindings.seen)):
+                log.clear()
+                errors = []
+                for call in (lambda im: patches.set_definition(im),
+                             lambda im: patches.set_executable(im, driver.CUgraphExec(99))):
+                    try:
+                        call(images(handles))
+                    except EmitError as e:
+                        errors.append(str(e))
+                results.append((list(log), errors))
+            assert results[0] == results[1]
+            assert len(results[0][0]) == count
+            assert len(results[0][1]) == (2 if count == 2 else 0)
+            assert all("rebound.py:7" in e and "%13" in e for e in results[0][1])
+    finally:
+        dn._compiled.pop("module", None)

@@ -63,14 +63,23 @@ def _configured(module):
     driver = _driver()
     # version 12000: the function taking CUDA 12's CUDA_KERNEL_NODE_PARAMS (_v2),
     # the layout _emitter.c declares
-    err, address, found = driver.cuGetProcAddress(
-        b"cuGraphAddKernelNode", 12000,
-        driver.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT)
-    if err or not address or \
-            found != driver.CUdriverProcAddressQueryResult.CU_GET_PROC_ADDRESS_SUCCESS:
+    add, set_params, set_exec = (_function_pointer(driver, name) for name in (
+        "cuGraphAddKernelNode", "cuGraphKernelNodeSetParams", "cuGraphExecKernelNodeSetParams"))
+    if not (add and set_params and set_exec):
         return None
-    module.configure(int(address), driver.CUgraphNode, KERNEL, DEFAULT_SHARED)
+    module.configure(add, driver.CUgraphNode, KERNEL, DEFAULT_SHARED)
+    module.configure_set(set_params, set_exec)
     return module
+
+
+def _function_pointer(driver, name: str) -> int:
+    """The address of the driver's function ``name`` taking CUDA 12's parameters
+    (version 12000: CUDA_KERNEL_NODE_PARAMS _v2, the layout _emitter.c declares); 0
+    where the driver does not give it."""
+    err, address, found = driver.cuGetProcAddress(
+        name.encode(), 12000, driver.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT)
+    ok = not err and found == driver.CUdriverProcAddressQueryResult.CU_GET_PROC_ADDRESS_SUCCESS
+    return int(address) if ok and address else 0
 
 
 def use_compiled(on: bool) -> bool:

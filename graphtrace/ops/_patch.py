@@ -69,8 +69,9 @@ class Patches:
     """The planned kernel nodes of a compiled graph, and which words of which
     image hold the address of which argument (``Binding`` slots)."""
 
-    def __init__(self, driver):
+    def __init__(self, driver, compiled=None):
         self.driver = driver
+        self.compiled = compiled   # the compiled emitter (_driver_nodes.emitter()), or None
         self.planned: dict[int, _Image] = {}    # node index -> its image
         self.refused: set[int] = set()          # node indices packed again instead
         self.by_root: dict[int, list] = {}      # slot -> [(image, word index, offset)]
@@ -214,6 +215,9 @@ class Patches:
 
     def set_definition(self, images) -> None:
         """Hand the images' nodes of the graph definition to the driver."""
+        if self.compiled is not None:
+            self._set_compiled(images, 0)
+            return
         setp = self.driver.cuGraphKernelNodeSetParams
         for image in images:
             params = image.params
@@ -224,6 +228,9 @@ class Patches:
 
     def set_executable(self, images, executable) -> None:
         """The same for the nodes of ``executable`` (a ``CUgraphExec``)."""
+        if self.compiled is not None:
+            self._set_compiled(images, int(executable))
+            return
         setp = self.driver.cuGraphExecKernelNodeSetParams
         for image in images:
             params = image.params
@@ -231,6 +238,16 @@ class Patches:
                 err, = setp(executable, handle, params)
                 if err:
                     raise _failed(node, err)
+
+
+    def _set_compiled(self, images, executable: int) -> None:
+        """``set_definition`` (``executable`` 0) or ``set_executable``, each image's
+        nodes set from compiled code (``_emitter.c``'s ``set_nodes``)."""
+        for image in images:
+            failed = self.compiled.set_nodes(image.members, image.params.getPtr(), executable)
+            if failed is not None:
+                position, err = failed
+                raise _failed(image.members[position][0], self.driver.CUresult(err))
 
 
 def nodes_in(images) -> int:

@@ -20,6 +20,7 @@ from collections import deque
 from . import log
 from .binding import Binding, changed_scalars
 from .buffers import Buffer
+from .context import gc_paused
 from .errors import EmitError
 from .executable import Executable
 from .ir import Graph, describe
@@ -311,7 +312,8 @@ class CompiledGraph(Binding):
         gpu.devices = for_graph(self.ir, self._device_id)
         gpu.packings = {}
         try:
-            gpu.emit_region(self.ir, gpu.definition)
+            with gc_paused():   # handles and their state live as long as the graph
+                gpu.emit_region(self.ir, gpu.definition)
         finally:
             gpu.packings = None   # later packings follow later bindings
         self.definition = gpu.definition

@@ -21,6 +21,7 @@ import time
 import numpy as np
 
 import graphtrace as gt
+from common import interleaved_us
 from graphtrace import binding, emit
 from graphtrace.ops import _driver_nodes
 
@@ -172,8 +173,9 @@ def floors(k, x) -> dict:
 
 def small(sizes=(10, 50)) -> list:
     """Builds of short chains, where a build's fixed costs count: ``{n, graphtrace
-    us, trace us, capture us}`` per size, best of 9 each, side by side (cupy stream
-    capture of the same launches + instantiation). No ``gc.collect()`` before each:
+    us, trace us, capture us}`` per size, medians of 15 each, timed in turn
+    (``common.interleaved_us``; cupy stream capture of the same launches +
+    instantiation). No ``gc.collect()`` before each:
     after one, the next build of a few nodes took twice as long on the H200 (the
     allocator's freed memory taken again), which a notebook's builds do not see."""
     import cupy as cp
@@ -204,9 +206,10 @@ def small(sizes=(10, 50)) -> list:
     for n in sizes:
         build(n)
         capture(n)
-        rows.append({"n": n, "graphtrace us": _best_of(lambda: build(n), 9, False) * 1e6,
-                     "trace us": _best_of(lambda: chain.trace(x, n), 9, False) * 1e6,
-                     "capture us": _best_of(lambda: capture(n), 9, False) * 1e6})
+        built, traced, captured = interleaved_us(
+            [lambda: build(n), lambda: chain.trace(x, n), lambda: capture(n)], reps=15)
+        rows.append({"n": n, "graphtrace us": built, "trace us": traced,
+                     "capture us": captured})
     return rows
 
 

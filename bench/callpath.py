@@ -6,7 +6,7 @@ import itertools
 import numpy as np
 
 import graphtrace as gt
-from common import KERNEL_SRC, host_us
+from common import KERNEL_SRC, host_us, interleaved_us
 
 N = 1000
 
@@ -64,10 +64,10 @@ def run():
             node = node.launch(cfg, kern, x1.data.ptr, np.int32(32))
         d.instantiate()
 
-    for name, fn in (("build: graphtrace trace+emit+instantiate", build_graphtrace),
-                     ("build: cupy capture+instantiate", build_capture),
-                     ("build: cuda.core hand-built+instantiate", build_core)):
-        t = host_us(fn, reps=7, warmup=2)
+    builds = (("build: graphtrace trace+emit+instantiate", build_graphtrace),
+              ("build: cupy capture+instantiate", build_capture),
+              ("build: cuda.core hand-built+instantiate", build_core))
+    for (name, _), t in zip(builds, interleaved_us([fn for _, fn in builds], reps=15)):
         row(name, t, t / N)
     t = host_us(lambda: chain.trace(x1, N), reps=7, warmup=2)
     row("build: graphtrace trace alone", t, t / N)

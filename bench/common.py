@@ -40,6 +40,23 @@ def host_us(fn, reps=200, sync=None, every=10, warmup=20) -> float:
     return median_us(out)
 
 
+def interleaved_us(fns, reps=9, warmup=2) -> list:
+    """Median host time of one call of each of ``fns``, timed in turn round by
+    round (a, b, c, a, b, c, ...), so that a slower stretch of the host weighs
+    on each alike (blocks of one then the other swung 2x between runs on the
+    H200 hosts)."""
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    out = [[] for _ in fns]
+    for _ in range(reps):
+        for fn, times in zip(fns, out):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    return [median_us(times) for times in out]
+
+
 def _event_seconds(run_once, stream) -> list:
     """One ``run_once()`` timed with CUDA events on ``stream``: ``[seconds]``."""
     import cupy as cp

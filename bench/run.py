@@ -184,7 +184,7 @@ def small_section(rows) -> list:
     """The builds of short chains (``build_phases.small``), where measured."""
     if not rows:
         return []
-    return ["## Builds of short chains (host us, best of 9)", "",
+    return ["## Builds of short chains (host us, medians of 15, timed in turn)", "",
             "`bench/build_phases.py`: the whole build (trace, emission, instantiation) "
             "against cupy stream capture of the same launches and instantiation, in the "
             "same run; trace: `f.trace()` alone.", "",

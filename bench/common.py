@@ -1,6 +1,7 @@
 """Timing helpers shared by the benchmarks (run on the GPU machine)."""
 from __future__ import annotations
 
+import gc
 import statistics
 import time
 
@@ -44,13 +45,16 @@ def interleaved_us(fns, reps=9, warmup=2) -> list:
     """Median host time of one call of each of ``fns``, timed in turn round by
     round (a, b, c, a, b, c, ...), so that a slower stretch of the host weighs
     on each alike (blocks of one then the other swung 2x between runs on the
-    H200 hosts)."""
+    H200 hosts). Each call starts after a ``gc.collect()``, untimed: else the
+    garbage one leaves is collected in the next one's time (capture's
+    allocations ran the collections of the builds' freed graphs, doubling it)."""
     for _ in range(warmup):
         for fn in fns:
             fn()
     out = [[] for _ in fns]
     for _ in range(reps):
         for fn, times in zip(fns, out):
+            gc.collect()
             t0 = time.perf_counter()
             fn()
             times.append(time.perf_counter() - t0)

@@ -207,7 +207,8 @@ def small(sizes=(10, 50)) -> list:
         build(n)
         capture(n)
         built, traced, captured = interleaved_us(
-            [lambda: build(n), lambda: chain.trace(x, n), lambda: capture(n)], reps=15)
+            [lambda: build(n), lambda: chain.trace(x, n), lambda: capture(n)], reps=15,
+            collect=False)
         rows.append({"n": n, "graphtrace us": built, "trace us": traced,
                      "capture us": captured})
     return rows

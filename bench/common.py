@@ -41,20 +41,22 @@ def host_us(fn, reps=200, sync=None, every=10, warmup=20) -> float:
     return median_us(out)
 
 
-def interleaved_us(fns, reps=9, warmup=2) -> list:
+def interleaved_us(fns, reps=9, warmup=2, collect=True) -> list:
     """Median host time of one call of each of ``fns``, timed in turn round by
     round (a, b, c, a, b, c, ...), so that a slower stretch of the host weighs
     on each alike (blocks of one then the other swung 2x between runs on the
-    H200 hosts). Each call starts after a ``gc.collect()``, untimed: else the
-    garbage one leaves is collected in the next one's time (capture's
-    allocations ran the collections of the builds' freed graphs, doubling it)."""
+    H200 hosts). With ``collect``, each call starts after a ``gc.collect()``,
+    untimed: else the garbage one leaves is collected in the next one's time
+    (capture's allocations ran the collections of the builds' freed graphs,
+    doubling it)."""
     for _ in range(warmup):
         for fn in fns:
             fn()
     out = [[] for _ in fns]
     for _ in range(reps):
         for fn, times in zip(fns, out):
-            gc.collect()
+            if collect:
+                gc.collect()
             t0 = time.perf_counter()
             fn()
             times.append(time.perf_counter() - t0)

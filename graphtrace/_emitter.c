@@ -234,6 +234,15 @@ set_nodes(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* pointers(): the driver functions configured, as ints (0: none) */
+static PyObject *
+pointers(PyObject *self, PyObject *unused)
+{
+    return Py_BuildValue("(KKK)", (unsigned long long)(uintptr_t)ADD,
+                         (unsigned long long)(uintptr_t)SET,
+                         (unsigned long long)(uintptr_t)SET_EXEC);
+}
+
 #define ROOM 16
 
 /* add(graph, deps, params): a kernel node of the CUgraph ``graph`` (an int)
@@ -512,6 +521,9 @@ static PyMethodDef methods[] = {
      "configure_set(set, set_exec): the addresses of the driver's "
      "cuGraphKernelNodeSetParams and cuGraphExecKernelNodeSetParams (CUDA 12 "
      "parameters)"},
+    {"pointers", pointers, METH_NOARGS,
+     "pointers(): the addresses of the driver functions configured (add, set, "
+     "set_exec), 0 where none"},
     {"set_nodes", (PyCFunction)(void (*)(void))set_nodes, METH_FASTCALL,
      "set_nodes(members, params, executable): each (node, handle) of ``members`` "
      "given the CUDA_KERNEL_NODE_PARAMS at address ``params``, in the definition "

@@ -4,6 +4,7 @@ dependencies, function, grid, block, shared memory, argument words), in the
 same order, the same hand-backs to ``emit_node`` and the special launches,
 and the same errors. Without a GPU both go to a stand-in for the driver: the
 compiled one through a C function pointer, as it calls the driver's."""
+import contextlib
 import ctypes
 import itertools
 
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.skipif(
                           "GRAPHTRACE_PURE_PYTHON is set")
 
 WORDS = 2   # every kernel here takes two 8-byte words
+BEFORE = BUILT.pointers() if BUILT is not None else None   # the driver's, or none yet
 
 
 class Params(ctypes.Structure):
@@ -160,8 +162,20 @@ def stand_in(monkeypatch):
         finally:
             dn.use_compiled(was)
         return log, gpu
-    yield emit
-    dn._compiled.pop("module", None)   # configured again from the driver when next asked
+    with driver_functions_kept():
+        yield emit
+
+
+@contextlib.contextmanager
+def driver_functions_kept():
+    """The driver functions the emitter was configured with, given back after a
+    test points it at stand-ins (graphs built before may still call it)."""
+    add, set_params, set_exec = BUILT.pointers()
+    try:
+        yield
+    finally:
+        BUILT.configure(add, dn._driver().CUgraphNode, KERNEL, _launch.DEFAULT_SHARED)
+        BUILT.configure_set(set_params, set_exec)
 
 
 KERNELS = [Fake("a", 10), Fake("b", 20, is_function=True), Fake("c", 30),
@@ -376,8 +390,10 @@ def test_rebinding_sets_the_nodes_cuda_bindings_sets(monkeypatch):
         seen.append((executable, node, _sets(p.contents)))
         return 0
     fns = SET(lambda node, p: set_exec(0, node, p)), SET_EXEC(set_exec)
+    stack = contextlib.ExitStack()
+    stack.enter_context(driver_functions_kept())
     BUILT.configure_set(*(ctypes.cast(f, ctypes.c_void_p).value for f in fns))
-    monkeypatch.setitem(dn._compiled, "module", BUILT)   # popped below: set up again
+    monkeypatch.setitem(dn._compiled, "module", BUILT)
 
     def images(handles):
         out = []
@@ -408,4 +424,11 @@ def test_rebinding_sets_the_nodes_cuda_bindings_sets(monkeypatch):
             assert len(results[0][1]) == (2 if count == 2 else 0)
             assert all("rebound.py:7" in e and "%13" in e for e in results[0][1])
     finally:
-        dn._compiled.pop("module", None)
+        stack.close()
+
+
+def test_the_driver_functions_are_given_back_after_the_stand_ins():
+    """(Runs after the tests above, in file order.) A graph built before them
+    may be rebound after: the emitter must call the driver again, not a freed
+    stand-in."""
+    assert BUILT.pointers() == BEFORE

@@ -1,5 +1,6 @@
 """The optional compiled parts: the tracing path (``_speedups.c``), configured,
-and the emitter (``_emitter.c``); each None where it is not built.
+the emitter (``_emitter.c``) and the dependency search (``_reduce.c``); each
+None where it is not built.
 
 They are built by ``pip install`` where a C compiler is present (``setup.py``;
 ``tools/build_speedups.py`` builds them in a checkout) and used unless the
@@ -15,7 +16,7 @@ from .context import STATE
 from .errors import _internal, _is_internal
 from .placement import ONE_DEVICE
 
-__all__ = ["emitter", "speedups", "PURE"]
+__all__ = ["emitter", "reducer", "speedups", "PURE"]
 
 PURE = os.environ.get("GRAPHTRACE_PURE_PYTHON", "") not in ("", "0")
 
@@ -43,3 +44,15 @@ def emitter():
     except ImportError:
         return None
     return _emitter
+
+
+def reducer():
+    """The compiled search of ``deps.reduce_pairs`` (``_reduce.c``); None as for
+    ``speedups``."""
+    if PURE:
+        return None
+    try:
+        from . import _reduce
+    except ImportError:
+        return None
+    return _reduce

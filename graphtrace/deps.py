@@ -33,6 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import deps_small
+from ._compiled import reducer
 from .buffers import Buffer
 
 __all__ = ["DataDeps", "StreamDeps", "make_tracker", "reduce_pairs", "data_pairs",
@@ -419,7 +420,9 @@ def reduce_pairs(n: int, preds, ops) -> tuple:
     count = np.bincount(ops, minlength=n)
     ptr[1:] = np.cumsum(count)
     if count.max() >= 2:
-        keep = _search(n, ptr, preds, count, head)
+        fast = _SEARCH[0]
+        keep = _search(n, ptr, preds, count, head) if fast is None else \
+            np.frombuffer(fast.search(ptr, preds, count, head), bool)
         ops, preds = ops[keep], preds[keep]
         ptr[1:] = np.cumsum(np.bincount(ops, minlength=n))
     return ptr, preds
@@ -441,9 +444,23 @@ def _chains(n, ptr, preds, count) -> np.ndarray:
     return np.array(head, np.int64)
 
 
+_BUILT = reducer()
+_SEARCH = [_BUILT]   # the search in use: compiled (_reduce.c), or None for _search
+
+
+def use_compiled_search(on: bool) -> bool:
+    """Settle ``reduce_pairs``'s open questions by the compiled search (where built)
+    or, ``on=False``, by ``_search``; whether it was on before. Both keep the same
+    pairs (the reduction is unique)."""
+    was = _SEARCH[0] is not None
+    _SEARCH[0] = _BUILT if on else None
+    return was
+
+
 def _search(n, ptr, preds, count, head) -> np.ndarray:
     """Mask of the pairs to keep: for nodes left with predecessors on several
-    chains, drop those another predecessor reaches.
+    chains, drop those another predecessor reaches. (``_reduce.c`` is this and
+    ``_latest_on`` compiled, used where built: ``use_compiled_search``.)
 
     A walk back from the newer predecessors settles most questions at once; it
     stops below the oldest one or once every question is settled. Where that

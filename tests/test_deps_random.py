@@ -15,6 +15,7 @@ from hypothesis import example, given, settings, strategies as st
 
 import graphtrace as gt
 from graphtrace.buffers import as_buffer
+from graphtrace import deps as _deps
 from graphtrace.deps import reduce_pairs
 from helpers import FakeDeviceArray, any_kernel, repeat
 
@@ -123,26 +124,65 @@ def windows(n, places):
             for i in range(n)]
 
 
+def ladder(rungs):
+    """Node 0 reaches the last node through ``rungs`` nodes, each on a chain of its
+    own (each is its predecessor's second successor), and is its predecessor too:
+    the walk back from the other predecessor runs out of budget before it finds 0,
+    and the search that remembers answers per chain settles it."""
+    preds, x = [set()], 0
+    for _ in range(rungs):
+        preds += [{x}, {x}]   # a first successor, then the next rung
+        x = len(preds) - 1
+    preds.append({x, 0})
+    return [{i - p for p in ps} for i, ps in enumerate(preds)]
+
+
+SEARCHES = (True, False) if _deps._BUILT is not None else (False,)
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.one_of(st.lists(st.sets(st.integers(1, 6), max_size=4), min_size=1, max_size=40),
                  st.lists(st.sets(st.integers(1, 60), max_size=4), min_size=1, max_size=160)))
 @example([set(), set(), set(), {2}, {2, 1}, {5, 4, 1}])   # a middle predecessor is reached
 @example([set(), {1}, {1}, {2, 1}])   # node 1 is the first successor: 2 starts a chain
 @example(windows(200, 40))
+@example(ladder(20))
 @example(windows(150, 17) + [{1, 150 - 107}, {1, 151 - 105}, {1, 152 - 87}, {2, 153 - 120}])
 def test_reduction_keeps_exactly_the_predecessors_no_other_one_reaches(back):
     """``reduce_pairs`` against brute force, on any DAG: node i follows i - d for each d
     in back[i]; also DAGs whose predecessors lie far apart, reached or not through
     long paths (the searches run long)."""
     pairs = [(i - d, i) for i, ds in enumerate(back) for d in ds if d <= i]
-    ptr, deps = reduce_pairs(len(back), np.array([p for p, _ in pairs], np.int64),
-                             np.array([o for _, o in pairs], np.int64))
-    reach = []   # reach[i]: the nodes that reach node i
-    for i, ds in enumerate(back):
-        preds = {i - d for d in ds if d <= i}
-        covered = set().union(*(reach[p] for p in preds))
-        assert deps[ptr[i]:ptr[i + 1]].tolist() == sorted(preds - covered)
-        reach.append(covered | preds)
+    for compiled in SEARCHES:   # the search settling open questions: each there is
+        was = _deps.use_compiled_search(compiled)
+        try:
+            ptr, deps = reduce_pairs(len(back), np.array([p for p, _ in pairs], np.int64),
+                                     np.array([o for _, o in pairs], np.int64))
+        finally:
+            _deps.use_compiled_search(was)
+        reach = []   # reach[i]: the nodes that reach node i
+        for i, ds in enumerate(back):
+            preds = {i - d for d in ds if d <= i}
+            covered = set().union(*(reach[p] for p in preds))
+            assert deps[ptr[i]:ptr[i + 1]].tolist() == sorted(preds - covered), compiled
+            reach.append(covered | preds)
+
+
+def test_the_compiled_search_refuses_what_reduce_pairs_does_not_give():
+    if _deps._BUILT is None:
+        pytest.skip("graphtrace._reduce is not built")
+    search, i64 = _deps._BUILT.search, np.int64
+    ptr, preds, count, head = (np.array([0, 0, 2], i64), np.array([0, 0], i64),
+                               np.array([0, 2], i64), np.array([0, 0], i64))
+    assert list(search(ptr, preds, count, head)) == [1, 1]
+    with pytest.raises(TypeError):   # int32
+        search(ptr.astype(np.int32), preds, count, head)
+    with pytest.raises(ValueError):   # ptr longer than n + 1
+        search(np.array([0, 0, 2, 2], i64), preds, count, head)
+    with pytest.raises(ValueError):   # a predecessor that is no node
+        search(ptr, np.array([0, 5], i64), count, head)
+    with pytest.raises(ValueError):   # ptr not covering preds
+        search(np.array([0, 0, 1], i64), preds, count, head)
 
 
 @settings(max_examples=500, deadline=None)

@@ -1,6 +1,7 @@
-"""Build graphtrace's optional compiled parts (the tracing path, the emitter) in place, for a checkout
-run from its own directory (PYTHONPATH), as ``pip install`` builds it for an
-install. Without a C compiler graphtrace runs in pure Python.
+"""Build graphtrace's optional compiled parts (the tracing path, the emitter,
+the dependency search) in place, for a checkout run from its own directory
+(PYTHONPATH), as ``pip install`` builds them for an install. Without a C
+compiler graphtrace runs in pure Python.
 
     python3 tools/build_speedups.py
 """

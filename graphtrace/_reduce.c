@@ -249,32 +249,32 @@ settle(Graph *g, int64_t node, int64_t *seen, int64_t *red, int64_t *want,
     return 0;
 }
 
-/* search(ptr, preds, count, head): deps._search's mask of the pairs to keep, as
- * bytes (one 0 or 1 per pair) */
+/* search(ptr, preds, head): deps._search's mask of the pairs to keep, as bytes
+ * (one 0 or 1 per pair); the nodes settled are those with two predecessors or
+ * more in ptr */
 static PyObject *
 search(PyObject *self, PyObject *args)
 {
-    PyObject *o[4];
-    if (!PyArg_ParseTuple(args, "OOOO", &o[0], &o[1], &o[2], &o[3]))
+    PyObject *o[3];
+    if (!PyArg_ParseTuple(args, "OOO", &o[0], &o[1], &o[2]))
         return NULL;
-    static const char *names[4] = {"ptr", "preds", "count", "head"};
-    Py_buffer v[4];
+    static const char *names[3] = {"ptr", "preds", "head"};
+    Py_buffer v[3];
     int got = 0;
-    for (; got < 4; got++)
+    for (; got < 3; got++)
         if (int64s(o[got], &v[got], names[got]) < 0)
             break;
     PyObject *out = NULL;
     int64_t *seen = NULL, *red = NULL, *want = NULL, *wanted_pred = NULL;
     Graph g = {0};
-    if (got < 4)
+    if (got < 3)
         goto done;
     int64_t n = v[2].len / 8, m = v[1].len / 8;
-    if (v[0].len / 8 != n + 1 || v[3].len / 8 != n) {
-        PyErr_SetString(PyExc_ValueError, "search(): ptr has n + 1 entries, count and head n");
+    if (v[0].len / 8 != n + 1) {
+        PyErr_SetString(PyExc_ValueError, "search(): ptr has n + 1 entries, head n");
         goto done;
     }
-    g.ptr = v[0].buf, g.preds = v[1].buf, g.head = v[3].buf, g.n = n;
-    const int64_t *count = v[2].buf;
+    g.ptr = v[0].buf, g.preds = v[1].buf, g.head = v[2].buf, g.n = n;
     if (g.ptr[n] != m || g.ptr[0] != 0) {
         PyErr_SetString(PyExc_ValueError, "search(): ptr does not cover preds");
         goto done;
@@ -310,7 +310,7 @@ search(PyObject *self, PyObject *args)
         }
     }
     for (int64_t i = 0; i < n; i++) {
-        if (count[i] >= 2 && settle(&g, i, seen, red, want, wanted_pred, keep) < 0) {
+        if (g.ptr[i + 1] - g.ptr[i] >= 2 && settle(&g, i, seen, red, want, wanted_pred, keep) < 0) {
             Py_CLEAR(out);
             goto done;
         }
@@ -326,7 +326,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS,
-     "search(ptr, preds, count, head): deps._search's mask of the pairs to keep "
+     "search(ptr, preds, head): deps._search's mask of the pairs to keep "
      "(bytes of 0 and 1), from int64 arrays"},
     {NULL, NULL, 0, NULL},
 };

@@ -422,7 +422,7 @@ def reduce_pairs(n: int, preds, ops) -> tuple:
     if count.max() >= 2:
         fast = _SEARCH[0]
         keep = _search(n, ptr, preds, count, head) if fast is None else \
-            np.frombuffer(fast.search(ptr, preds, count, head), bool)
+            np.frombuffer(fast.search(ptr, preds, head), bool)
         ops, preds = ops[keep], preds[keep]
         ptr[1:] = np.cumsum(np.bincount(ops, minlength=n))
     return ptr, preds

@@ -172,17 +172,18 @@ def test_the_compiled_search_refuses_what_reduce_pairs_does_not_give():
     if _deps._BUILT is None:
         pytest.skip("graphtrace._reduce is not built")
     search, i64 = _deps._BUILT.search, np.int64
-    ptr, preds, count, head = (np.array([0, 0, 2], i64), np.array([0, 0], i64),
-                               np.array([0, 2], i64), np.array([0, 0], i64))
-    assert list(search(ptr, preds, count, head)) == [1, 1]
+    ptr, preds, head = np.array([0, 0, 2], i64), np.array([0, 0], i64), np.array([0, 0], i64)
+    assert list(search(ptr, preds, head)) == [1, 1]
     with pytest.raises(TypeError):   # int32
-        search(ptr.astype(np.int32), preds, count, head)
+        search(ptr.astype(np.int32), preds, head)
     with pytest.raises(ValueError):   # ptr longer than n + 1
-        search(np.array([0, 0, 2, 2], i64), preds, count, head)
+        search(np.array([0, 0, 2, 2], i64), preds, head)
     with pytest.raises(ValueError):   # a predecessor that is no node
-        search(ptr, np.array([0, 5], i64), count, head)
+        search(ptr, np.array([0, 5], i64), head)
     with pytest.raises(ValueError):   # ptr not covering preds
-        search(np.array([0, 0, 1], i64), preds, count, head)
+        search(np.array([0, 0, 1], i64), preds, head)
+    with pytest.raises(ValueError):   # ptr going back
+        search(np.array([0, 2, 1, 2], i64), np.array([0, 0], i64), np.array([0, 0, 0], i64))
 
 
 @settings(max_examples=500, deadline=None)

@@ -76,8 +76,14 @@ def _function_pointer(driver, name: str) -> int:
     """The address of the driver's function ``name`` taking CUDA 12's parameters
     (version 12000: CUDA_KERNEL_NODE_PARAMS _v2, the layout _emitter.c declares); 0
     where the driver does not give it."""
-    err, address, found = driver.cuGetProcAddress(
-        name.encode(), 12000, driver.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT)
+    try:
+        got = driver.cuGetProcAddress(
+            name.encode(), 12000, driver.CUdriverProcAddress_flags.CU_GET_PROC_ADDRESS_DEFAULT)
+    except Exception:   # noqa: BLE001  (a cuda.bindings that asks otherwise: not used)
+        return 0
+    err, address = got[0], got[1]   # cuda.bindings before 12.5 gives no symbol status
+    found = got[2] if len(got) > 2 else \
+        driver.CUdriverProcAddressQueryResult.CU_GET_PROC_ADDRESS_SUCCESS
     ok = not err and found == driver.CUdriverProcAddressQueryResult.CU_GET_PROC_ADDRESS_SUCCESS
     return int(address) if ok and address else 0
 

@@ -5,4 +5,4 @@ graphtrace then runs in pure Python."""
 from setuptools import Extension, setup
 
 setup(ext_modules=[Extension(f"graphtrace.{name}", [f"graphtrace/{name}.c"], optional=True)
-                   for name in ("_speedups", "_emitter", "_reduce")])
+                   for name in ("_speedups", "_emitter", "_reduce", "_buffers")])

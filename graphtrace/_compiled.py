@@ -1,6 +1,6 @@
 """The optional compiled parts: the tracing path (``_speedups.c``), configured,
-the emitter (``_emitter.c``) and the dependency search (``_reduce.c``); each
-None where it is not built.
+the emitter (``_emitter.c``), the dependency search (``_reduce.c``) and the
+taking in of new arrays (``_buffers.c``); each None where it is not built.
 
 They are built by ``pip install`` where a C compiler is present (``setup.py``;
 ``tools/build_speedups.py`` builds them in a checkout) and used unless the
@@ -12,11 +12,12 @@ from __future__ import annotations
 
 import os
 
+from . import buffers as _buffer_kinds
 from .context import STATE
 from .errors import _internal, _is_internal
 from .placement import ONE_DEVICE
 
-__all__ = ["emitter", "reducer", "speedups", "PURE"]
+__all__ = ["buffers", "emitter", "reducer", "speedups", "PURE"]
 
 PURE = os.environ.get("GRAPHTRACE_PURE_PYTHON", "") not in ("", "0")
 
@@ -56,3 +57,16 @@ def reducer():
     except ImportError:
         return None
     return _reduce
+
+
+def buffers():
+    """New arrays taken in by a trace (``_buffers.c``), configured; None as for
+    ``speedups``, and where ``Buffer`` is not a class of plain slots."""
+    if PURE:
+        return None
+    try:
+        from . import _buffers
+    except ImportError:
+        return None
+    b = _buffer_kinds
+    return _buffers if _buffers.configure(b.Buffer, b._dtypes, b._kinds) else None

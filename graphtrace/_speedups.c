@@ -449,6 +449,66 @@ plain(PyObject *dims)
     return 1;
 }
 
+static PyObject *arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs);
+
+/* Tracer.add for a launch of a kernel no longer remembered (its memo None),
+ * from record_new: ``hit`` is kernel.py's launch kind, the user's frame the
+ * caller's. 1: recorded; 0: for the Python path (which redoes the arguments:
+ * their Buffers are kept by then, so the same ones); -1: an error. */
+static int
+add_unremembered(PyObject *tracer, PyObject *stream, PyObject *hit, PyObject *args,
+                 PyObject *opaque)
+{
+    PyObject *adapter = PyTuple_GET_ITEM(hit, 1), *modes = PyTuple_GET_ITEM(hit, 2),
+             *validate = PyTuple_GET_ITEM(hit, 3), *attrs = PyTuple_GET_ITEM(hit, 5),
+             *addresses = PyTuple_GET_ITEM(hit, 6);
+    PyObject *av[3] = {tracer, args, modes};
+    PyObject *got = arguments(NULL, av, 3);   /* (rec, codes, places, numbers, seen) */
+    if (got == NULL || got == Py_None || !PyTuple_CheckExact(got) || PyTuple_GET_SIZE(got) != 5) {
+        Py_XDECREF(got);
+        return got == NULL ? -1 : 0;
+    }
+    PyObject *rec = PyTuple_GET_ITEM(got, 0), *places = PyTuple_GET_ITEM(got, 2);
+    PyObject *host = PyNumber_And(places, ONE);   /* host memory: Python refuses it */
+    int refused = host == NULL ? -1 : PyObject_IsTrue(host), r = -1;
+    Py_XDECREF(host);
+    PyObject *launch = NULL, *out = NULL;
+    if (refused != 0) {
+        r = refused < 0 ? -1 : 0;
+        goto done;
+    }
+    if (validate != Py_None) {
+        out = PyObject_CallOneArg(validate, rec);
+        if (out == NULL)
+            goto done;
+        Py_CLEAR(out);
+    }
+    int numbers = PyObject_IsTrue(PyTuple_GET_ITEM(got, 3)), o = PyObject_IsTrue(opaque);
+    if (numbers < 0 || o < 0)
+        goto done;
+    if (numbers && !o && addresses != Py_None) {
+        out = PyObject_CallFunctionObjArgs(addresses, tracer, rec, NULL);
+        if (out == NULL)
+            goto done;
+        Py_CLEAR(out);
+    }
+    launch = PyTuple_Pack(9, KERNEL_OP, adapter, rec, attrs, PyTuple_GET_ITEM(got, 1), places,
+                          opaque, args, Py_None);
+    if (launch == NULL)
+        goto done;
+    r = record(tracer, stream, launch, 0);
+    if (r == 0) {   /* Tracer.again from here: its caller's frame is the user's */
+        PyObject *call[4] = {tracer, stream, launch, ONE};
+        out = PyObject_VectorcallMethod(s_again, call, 4, NULL);
+        r = out == NULL ? -1 : 1;
+    }
+done:
+    Py_DECREF(got);
+    Py_XDECREF(launch);
+    Py_XDECREF(out);
+    return r;
+}
+
 /* A launch the memo did not answer (``key``: what again_impl gave), recorded
  * as kernel.py's record_launch does when its kind is known: Tracer.add with
  * the user's frame one up from add's. 1: recorded; 0: for the Python path
@@ -485,6 +545,11 @@ record_new(PyObject *stream, PyObject *k, PyObject *grid, PyObject *block, PyObj
     if (memo == NULL) {
         result = -1;
         goto done;
+    }
+    if (memo == Py_None) {   /* nothing to remember: Tracer.add done here */
+        result = add_unremembered(tracer, stream, hit, args, opaque);
+        if (result != 0)
+            goto done;
     }
     /* add(stream, KERNEL, adapter, args, modes, attrs, opaque, refuse_host, validate,
      *     addresses, memo, depth) */

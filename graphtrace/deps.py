@@ -33,7 +33,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import deps_small
-from ._compiled import reducer
+from ._compiled import buffers, reducer
 from .buffers import Buffer
 
 __all__ = ["DataDeps", "StreamDeps", "make_tracker", "reduce_pairs", "data_pairs",
@@ -77,27 +77,43 @@ class Regions:
         return tuple(c[ids] for c in self._cols[1:])
 
     def update(self) -> None:
-        of_slot, new = [], []
-        for b in self.slots[self._n:]:
-            if b.lo == b.hi:
-                of_slot.append(-1)
-                continue
-            one = b.step == 0 and b.hi - b.lo == b.run
-            key = (b.lo, b.hi) if one else (b.ptr, b.shape, b.strides, b.dtype.itemsize)
-            r = self._keys.get(key)
-            if r is None:
-                r = self._keys[key] = len(self.lo)
-                self.lo.append(b.lo)
-                self.hi.append(b.hi)
-                self.buf.append(b)
-                self.beyond = self.beyond or b.hi >= 1 << 64
-                new.append((b.lo, min(b.hi, (1 << 64) - 1), one))
-            of_slot.append(r)
-        k = len(self.lo) - len(new)
+        """Take in the slots added since the last update (``_buffers.c``'s ``regions``
+        takes views of one run, where built; this loop the rest, in slot order)."""
+        of_slot, lo, hi, one = [], [], [], []
+        k, i, n = len(self.lo), self._n, len(self.slots)
+        fast = TAKE[0]
+        while i < n:
+            if fast is not None:
+                i, beyond = fast.regions(self.slots, i, self._keys, self.lo, self.hi,
+                                         self.buf, of_slot, lo, hi, one)
+                self.beyond = self.beyond or beyond
+                if i == n:
+                    break
+            of_slot.append(self._take(self.slots[i], lo, hi, one))
+            i += 1
         self._cols[0] = _put(self._cols[0], self._n, of_slot)
-        for c in range(3):
-            self._cols[c + 1] = _put(self._cols[c + 1], k, [v[c] for v in new])
-        self._n += len(of_slot)
+        for c, values in enumerate((lo, hi, one)):
+            self._cols[c + 1] = _put(self._cols[c + 1], k, values)
+        self._n = n
+
+    def _take(self, b: Buffer, lo: list, hi: list, one: list) -> int:
+        """The region of a new slot's view (-1: empty); a new region's hull (clipped
+        to uint64) and whether it is one run go to ``lo``, ``hi``, ``one``."""
+        if b.lo == b.hi:
+            return -1
+        run = b.step == 0 and b.hi - b.lo == b.run
+        key = (b.lo, b.hi) if run else (b.ptr, b.shape, b.strides, b.dtype.itemsize)
+        r = self._keys.get(key)
+        if r is None:
+            r = self._keys[key] = len(self.lo)
+            self.lo.append(b.lo)
+            self.hi.append(b.hi)
+            self.buf.append(b)
+            self.beyond = self.beyond or b.hi >= 1 << 64
+            lo.append(b.lo)
+            hi.append(min(b.hi, (1 << 64) - 1))
+            one.append(run)
+        return r
 
 
 def _put(column, at: int, values: list):
@@ -446,6 +462,17 @@ def _chains(n, ptr, preds, count) -> np.ndarray:
 
 _BUILT = reducer()
 _SEARCH = [_BUILT]   # the search in use: compiled (_reduce.c), or None for _search
+_BUFFERS = buffers()
+TAKE = [_BUFFERS]   # new arrays and regions taken in by _buffers.c, or None: in Python
+
+
+def use_compiled_buffers(on: bool) -> bool:
+    """Take in new arrays (``Tracer.add_arguments``) and regions (``Regions.update``)
+    by ``_buffers.c`` where built or, ``on=False``, in Python; whether it was on
+    before. Both make the same slots, Buffers and regions."""
+    was = TAKE[0] is not None
+    TAKE[0] = _BUFFERS if on else None
+    return was
 
 
 def use_compiled_search(on: bool) -> bool:

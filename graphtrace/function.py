@@ -155,8 +155,7 @@ class GraphFunction:
     def _label_closure(self, tracer: Tracer, arguments) -> None:
         """Name the arrays the function reaches by name (its own and its helpers'),
         and those of ``self`` for a method."""
-        for name, v in self.reached(arguments):
-            tracer.add_argument(name, v)
+        tracer.add_arguments(self.reached(arguments))
 
     def reached(self, arguments) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its

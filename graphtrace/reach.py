@@ -19,7 +19,7 @@ from functools import partial
 
 import numpy as np
 
-from .buffers import is_array
+from .buffers import _kinds, is_array
 from .tree import children
 
 __all__ = ["Reach", "instance_arrays", "named_values"]
@@ -73,13 +73,30 @@ def _leaves(v, label: str, depth: int = 0) -> list:
     dicts of them (the containers an argument may be too, ``tree.children``)."""
     if is_array(v):
         return [(label, v)]
+    out: list = []
+    _collect(v, label, depth, out)
+    return out
+
+
+# array kinds of buffers._kind: an object of a type known as one of these is an array
+_ARRAY_KINDS = frozenset({"own", "sim", "host", "cupy", "cai"})
+
+
+def _collect(v, label: str, depth: int, out: list) -> None:
+    """Append to ``out`` the leaves of a value that is no array (``_leaves``).
+    Items whose type is known to be of arrays are taken without a call: a list of
+    a million arrays is walked in one loop."""
     items = children(v) if depth <= _MAX_DEPTH else None
     if items is None:
-        return []
-    out = []
+        return
+    kinds = _kinds
     for k, x in items:
-        out += _leaves(x, f"{label}[{k!r}]", depth + 1)
-    return out
+        if kinds.get(type(x)) in _ARRAY_KINDS:
+            out.append((f"{label}[{k!r}]", x))
+        elif is_array(x):
+            out.append((f"{label}[{k!r}]", x))
+        else:
+            _collect(x, f"{label}[{k!r}]", depth + 1, out)
 
 
 def _may_hold_arrays(v, depth: int = 0) -> bool:

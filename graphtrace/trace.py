@@ -29,7 +29,8 @@ from .ops.base import record_args
 from .ops.kernel import LOWEST_ADDRESS
 from .placement import ONE_DEVICE
 from .scalar import Scalar
-from . import buffers as _buffers, placement as _placement, temporary as _temporary
+from . import _driver, buffers as _buffers, deps as _deps, placement as _placement, \
+    temporary as _temporary
 
 __all__ = ["Stream", "Tracer", "Scope"]
 
@@ -178,6 +179,23 @@ class Tracer(_Hot):
         self._register(obj, buf)
         self._add_root(buf)
         return buf
+
+    def add_arguments(self, items: list) -> None:
+        """``add_argument(label, obj)`` for each ``(label, obj)`` pair, in order.
+        ``_buffers.c``'s ``roots`` takes the plain device arrays on a host of one
+        device (``deps.use_compiled_buffers``); ``add_argument`` the rest."""
+        fast, i, n = _deps.TAKE[0], 0, len(items)
+        device = None if fast is None or _buffers._sim_devices or \
+            _driver.device_count() > 1 else 0
+        while i < n:
+            if device is not None:
+                i = fast.roots(items, i, device, 2 << device, self._slots, self._slot_of,
+                               self._bufs, self._roots)
+                self._root_index = None
+                if i == n:
+                    break
+            self.add_argument(*items[i])
+            i += 1
 
     def temporary(self, shape, dtype, name: str | None = None, device: int | None = None):
         """A graph-owned array named ``name`` (default ``tmp0``, ``tmp1``...): a

@@ -101,6 +101,50 @@ def _error(fn):
     return None
 
 
+class _Checked(_kernel.Adapter):
+    """A kernel that refuses the number 13.0 when a launch is recorded."""
+
+    def validate(self, args):
+        if 13.0 in [a for a in args if type(a) is float]:
+            raise _kernel.KernelArgumentError("checked takes no 13.0")
+
+
+@pytest.mark.parametrize("last", ["opaque", "validated", "refused by validate",
+                                  "host memory", "an address", "an address, opaque",
+                                  "a large number"])
+def test_a_kernel_off_the_memo_records_and_refuses_as_python_does(last):
+    """Launches of a kernel no longer remembered are recorded by the compiled path
+    without Tracer.add: its checks (host memory, validate, addresses) and the
+    adapter's opacity are those of the Python path."""
+    import numpy as np
+    kern = _Checked(None, "checked") if "valid" in last else \
+        _kernel.Adapter(None, "op", opaque=True) if "opaque" in last else K
+    x, y = A(64), A(64)
+    extra = {"refused by validate": 13.0, "host memory": np.zeros(8, np.float32),
+             "an address": x.ptr + 8, "an address, opaque": x.ptr + 8,
+             "a large number": 1 << 62}.get(last, 2.0)
+
+    def make():
+        def f(s, x, y):
+            for i in range(6):   # new views at every launch: the kernel leaves the memo
+                s.launch(kern, 1, 32, x[i:i + 8], 3.0, y[i:i + 8])
+            s.launch(kern, 1, 32, x[8:16], extra, y)
+        return gt.graph(f)
+
+    out = []
+    with memo_limits(_trace._MEMO_SIZE, 1):
+        for path in ("compiled", "pure Python"):
+            with launch_path(path):
+                out.append(_error(lambda: make().trace(x, y)) or
+                           (str(make().trace(x, y)), _nodes(make().trace(x, y))))
+    assert out[0] == out[1]
+    refused = last in ("refused by validate", "host memory", "an address")
+    assert isinstance(out[0][0], type) == refused
+    if last.endswith("opaque"):
+        assert all(node[4] for node in out[0][1])
+
+
+
 @pytest.mark.parametrize("misuse", ["after the trace", "another thread", "no arguments",
                                     "no block", "bool grid", "float in a grid"])
 def test_misuse_raises_the_same_error_on_both_paths(misuse):
@@ -295,3 +339,31 @@ def test_a_view_made_again_is_found_without_the_python_path(monkeypatch):
         calls.clear()
         assert str(f.trace(x, y)) == str(g)
     assert len(calls) == 40
+
+
+def test_a_kernel_off_the_memo_is_recorded_without_tracer_add(monkeypatch):
+    calls = []
+    add = _trace.Tracer.add
+
+    def counting(self, *args, **kwargs):
+        calls.append(args[3])
+        return add(self, *args, **kwargs)
+    monkeypatch.setattr(_trace.Tracer, "add", counting)
+
+    @gt.graph
+    def f(s, x, y):
+        for i in range(20):   # new views at every launch: the kernel leaves the memo
+            s.launch(K, 1, 32, x[i:i + 8], y[i:i + 8])
+    x, y = A(64), A(64)
+    with memo_limits(_trace._MEMO_SIZE, 3), launch_path("compiled"):
+        g = f.trace(x, y)
+    assert len(g.nodes) == 20
+    assert len(calls) == 4   # until its fourth miss; then in compiled code
+    with memo_limits(_trace._MEMO_SIZE, 3), launch_path("pure Python"):
+        calls.clear()
+        f.trace(x, y)
+        assert len(calls) == 20
+    monkeypatch.undo()   # the counting frame stood for the user's in a few sources
+    with memo_limits(_trace._MEMO_SIZE, 3):
+        compiled, pure = _both(lambda: f, x, y)
+    assert compiled == pure

@@ -11,7 +11,7 @@ import sys
 from setuptools import Distribution, Extension
 from setuptools.command.build_ext import build_ext
 
-MODULES = ("_speedups", "_emitter", "_reduce")   # as setup.py lists them
+MODULES = ("_speedups", "_emitter", "_reduce", "_buffers")   # as setup.py lists them
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 

@@ -1,0 +1,368 @@
+/* New arrays taken in by a trace, compiled: the roots it names (the arrays a
+ * function reaches by name, Tracer.add_arguments) and the regions of the
+ * slots it added since (deps.Regions.update).
+ *
+ * Optional, like _speedups.c. Each function takes the common case and stops
+ * at the first item it does not take, returning that item's index; the
+ * Python path (the reference) takes that one and calls again for the rest,
+ * so the slots and regions come out in the same order either way. Taken
+ * here: a device array whose type buffers.py knows as "cai", "cupy" or "sim"
+ * (or "other", an object that has the interface itself), whose interface is
+ * a dict of a C-contiguous layout (strides absent or None), an int address
+ * and a dtype buffers.py has made from its typestr before, on a host of one
+ * device; and views of one run of bytes. Anything odd, an error included, is
+ * left to the Python path, which raises it.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#ifndef Py_T_OBJECT_EX
+#include <structmember.h>
+#define Py_T_OBJECT_EX T_OBJECT_EX
+#endif
+
+/* buffers.Buffer's slots, by name; the class is NULL until configure() found
+ * every one a plain object slot */
+enum { F_PTR, F_SHAPE, F_STRIDES, F_DTYPE, F_DEVICE, F_PINNED, F_READONLY, F_OBJ, F_LO, F_HI,
+       F_RUN, F_STEP, F_LABEL, F_BASE, F_STARTS, N_FIELDS };
+static const char *const FIELD[N_FIELDS] = {
+    "ptr", "shape", "strides", "dtype", "device", "pinned", "readonly", "obj", "lo", "hi",
+    "run", "step", "_label", "base", "_starts"};
+static PyTypeObject *BUFFER;
+static Py_ssize_t OFFSET[N_FIELDS];
+
+/* configure(): buffers.py's _dtypes (typestr -> dtype) and _kinds (type -> kind) */
+static PyObject *DTYPES, *KINDS;
+
+static PyObject *ZERO, *TOP, *LAST;   /* 0, 2**64, 2**64 - 1 */
+static PyObject *s_iface, *s_array_iface, *s__ary, *s_descr, *s_data, *s_shape, *s_strides,
+    *s_typestr, *s_itemsize;
+
+#define FIELD_AT(b, i) (*(PyObject **)((char *)(b) + OFFSET[i]))
+
+/* b's field i set to v (a reference stolen) */
+static inline void
+put(PyObject *b, int i, PyObject *v)
+{
+    Py_XSETREF(FIELD_AT(b, i), v);
+}
+
+/* The interface of obj as buffers.as_buffer reads it for the kinds taken here:
+ * a new reference, or NULL (an error possibly set) where the Python path is to */
+static PyObject *
+interface(PyObject *obj)
+{
+    PyObject *kind = PyDict_GetItemWithError(KINDS, (PyObject *)Py_TYPE(obj));
+    if (kind == NULL || !PyUnicode_Check(kind))
+        return NULL;
+    if (PyUnicode_CompareWithASCIIString(kind, "cai") == 0 ||
+            PyUnicode_CompareWithASCIIString(kind, "cupy") == 0 ||
+            PyUnicode_CompareWithASCIIString(kind, "other") == 0)   /* as_buffer asks it */
+        return PyObject_GetAttr(obj, s_iface);
+    if (PyUnicode_CompareWithASCIIString(kind, "sim") != 0)
+        return NULL;
+    PyObject *ary = PyObject_GetAttr(obj, s__ary);
+    PyObject *cai = ary == NULL ? NULL : PyObject_GetAttr(ary, s_array_iface);
+    Py_XDECREF(ary);
+    return cai;
+}
+
+/* item ``key`` of the interface dict, borrowed; NULL where it is absent (or an error) */
+static inline PyObject *
+field(PyObject *cai, PyObject *key)
+{
+    return PyDict_GetItemWithError(cai, key);
+}
+
+/* A new Buffer of obj, its interface cai, on device, as buffers._from_interface
+ * makes it (strides laid out C-contiguous); NULL where the Python path is to */
+static PyObject *
+plain_buffer(PyObject *obj, PyObject *cai, PyObject *device)
+{
+    if (!PyDict_CheckExact(cai))
+        return NULL;
+    PyObject *descr = field(cai, s_descr), *strides = field(cai, s_strides);
+    if ((descr != NULL && descr != Py_None &&
+            !(PyList_CheckExact(descr) && PyList_GET_SIZE(descr) <= 1)) ||
+            (strides != NULL && strides != Py_None))
+        return NULL;
+    PyObject *data = field(cai, s_data), *shape = field(cai, s_shape);
+    PyObject *typestr = field(cai, s_typestr);
+    if (data == NULL || shape == NULL || typestr == NULL || !PyTuple_CheckExact(data) ||
+            PyTuple_GET_SIZE(data) != 2 || !PyLong_CheckExact(PyTuple_GET_ITEM(data, 0)) ||
+            !PyTuple_CheckExact(shape) || !PyUnicode_CheckExact(typestr))
+        return NULL;
+    PyObject *dtype = PyDict_GetItemWithError(DTYPES, typestr);
+    if (dtype == NULL)
+        return NULL;
+    Py_ssize_t nd = PyTuple_GET_SIZE(shape);
+    for (Py_ssize_t d = 0; d < nd; d++) {
+        PyObject *n = PyTuple_GET_ITEM(shape, d);
+        if (!PyLong_CheckExact(n) || PyObject_RichCompareBool(n, ZERO, Py_GE) != 1)
+            return NULL;
+    }
+    int readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+    PyObject *acc = readonly < 0 ? NULL : PyObject_GetAttr(dtype, s_itemsize);
+    PyObject *steps = acc == NULL ? NULL : PyTuple_New(nd);
+    if (steps == NULL) {
+        Py_XDECREF(acc);
+        return NULL;
+    }
+    for (Py_ssize_t d = nd - 1; d >= 0; d--) {   /* C order: the last dimension's is the item */
+        PyTuple_SET_ITEM(steps, d, Py_NewRef(acc));
+        Py_SETREF(acc, PyNumber_Multiply(acc, PyTuple_GET_ITEM(shape, d)));
+        if (acc == NULL) {
+            Py_DECREF(steps);
+            return NULL;
+        }
+    }
+    PyObject *ptr = PyTuple_GET_ITEM(data, 0), *hi = PyNumber_Add(ptr, acc);
+    PyObject *b = hi == NULL ? NULL : BUFFER->tp_alloc(BUFFER, 0);
+    if (b == NULL) {
+        Py_DECREF(acc);
+        Py_DECREF(steps);
+        Py_XDECREF(hi);
+        return NULL;
+    }
+    put(b, F_PTR, Py_NewRef(ptr));
+    put(b, F_SHAPE, Py_NewRef(shape));
+    put(b, F_STRIDES, steps);
+    put(b, F_DTYPE, Py_NewRef(dtype));
+    put(b, F_DEVICE, Py_NewRef(device));
+    put(b, F_PINNED, Py_NewRef(Py_False));
+    put(b, F_READONLY, PyBool_FromLong(readonly));
+    put(b, F_OBJ, Py_NewRef(obj));
+    put(b, F_LO, Py_NewRef(ptr));
+    put(b, F_HI, hi);
+    put(b, F_RUN, acc);
+    put(b, F_STEP, Py_NewRef(ZERO));
+    put(b, F_LABEL, Py_NewRef(Py_None));
+    put(b, F_BASE, Py_NewRef(b));
+    put(b, F_STARTS, Py_NewRef(Py_None));
+    return b;
+}
+
+/* Give buf (of obj, labelled label) the next slot and name it a root; 0, -1 with an error */
+static int
+take_root(PyObject *obj, PyObject *id, PyObject *buf, PyObject *label, PyObject *bit,
+          PyObject *slots, PyObject *slot_of, PyObject *bufs, PyObject *roots)
+{
+    put(buf, F_LABEL, Py_NewRef(label));
+    Py_ssize_t slot = PyList_GET_SIZE(slots);
+    PyObject *at = PyLong_FromSsize_t(slot), *code = PyLong_FromSsize_t(slot << 2);
+    PyObject *bid = PyLong_FromVoidPtr(buf);
+    PyObject *entry = at && code && bid ? PyTuple_Pack(4, obj, buf, code, bit) : NULL;
+    int r = entry == NULL || PyList_Append(slots, buf) < 0 || PyDict_SetItem(slot_of, bid, at) < 0
+            || PyDict_SetItem(bufs, id, entry) < 0 || PyList_Append(roots, buf) < 0 ? -1 : 0;
+    Py_XDECREF(at);
+    Py_XDECREF(code);
+    Py_XDECREF(bid);
+    Py_XDECREF(entry);
+    return r;
+}
+
+/* roots(items, start, device, bit, slots, slot_of, bufs, roots): Tracer.add_arguments
+ * from items[start] on ((label, array) pairs; an array already there keeps its
+ * first name); the index of the first item not taken (len(items): every one) */
+static PyObject *
+roots(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    if (nargs != 8 || !PyList_CheckExact(a[0]) || !PyList_CheckExact(a[4]) ||
+            !PyDict_CheckExact(a[5]) || !PyDict_CheckExact(a[6]) || !PyList_CheckExact(a[7])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "roots(items: list, start, device, bit, slots: list, slot_of: dict, "
+                        "bufs: dict, roots: list)");
+        return NULL;
+    }
+    PyObject *items = a[0], *device = a[2], *bit = a[3];
+    Py_ssize_t i = PyLong_AsSsize_t(a[1]);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    if (BUFFER == NULL || device == Py_None || i < 0)
+        return PyLong_FromSsize_t(i);
+    for (; i < PyList_GET_SIZE(items); i++) {
+        PyObject *item = PyList_GET_ITEM(items, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2)
+            break;
+        PyObject *label = PyTuple_GET_ITEM(item, 0), *obj = PyTuple_GET_ITEM(item, 1);
+        PyObject *id = PyLong_FromVoidPtr(obj);
+        int seen = id == NULL ? -1 : PyDict_Contains(a[6], id);
+        if (seen != 0) {
+            Py_XDECREF(id);
+            if (seen < 0)
+                return NULL;
+            continue;   /* the same array under a second name: the first one stays */
+        }
+        PyObject *cai = interface(obj);
+        PyObject *buf = cai == NULL ? NULL : plain_buffer(obj, cai, device);
+        Py_XDECREF(cai);
+        if (buf == NULL) {
+            Py_DECREF(id);
+            PyErr_Clear();   /* the Python path makes it, or raises */
+            break;
+        }
+        int r = take_root(obj, id, buf, label, bit, a[4], a[5], a[6], a[7]);
+        Py_DECREF(buf);
+        Py_DECREF(id);
+        if (r < 0)
+            return NULL;
+    }
+    return PyLong_FromSsize_t(i);
+}
+
+/* Take in a Buffer of one run whose region is (lo, hi); 0, -1 with an error */
+static int
+take_run(PyObject *b, PyObject *lo, PyObject *hi, PyObject *const *a, int *beyond)
+{
+    PyObject *keys = a[2], *los = a[3], *his = a[4], *bufs = a[5], *of_slot = a[6];
+    PyObject *key = PyTuple_Pack(2, lo, hi);
+    if (key == NULL)
+        return -1;
+    PyObject *r = PyDict_GetItemWithError(keys, key);   /* borrowed */
+    if (r != NULL) {
+        Py_DECREF(key);
+        return PyList_Append(of_slot, r);
+    }
+    int past = PyErr_Occurred() ? -1 : PyObject_RichCompareBool(hi, TOP, Py_GE);
+    PyObject *region = past < 0 ? NULL : PyLong_FromSsize_t(PyList_GET_SIZE(los));
+    int fail = region == NULL || PyDict_SetItem(keys, key, region) < 0 ||
+               PyList_Append(los, lo) < 0 || PyList_Append(his, hi) < 0 ||
+               PyList_Append(bufs, b) < 0 || PyList_Append(a[7], lo) < 0 ||
+               PyList_Append(a[8], past ? LAST : hi) < 0 || PyList_Append(a[9], Py_True) < 0 ||
+               PyList_Append(of_slot, region) < 0;
+    *beyond |= past > 0;
+    Py_DECREF(key);
+    Py_XDECREF(region);
+    return fail ? -1 : 0;
+}
+
+/* regions(slots, start, keys, lo, hi, bufs, of_slot, new_lo, new_hi, new_one):
+ * Regions.update's loop from slots[start] on, for empty views and views of one
+ * run; (index of the first slot not taken, whether a hull ends at 2**64 or past) */
+static PyObject *
+regions(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    if (nargs != 10 || !PyList_CheckExact(a[0]) || !PyDict_CheckExact(a[2])) {
+        PyErr_SetString(PyExc_TypeError, "regions(slots: list, start, keys: dict, lo, hi, bufs, "
+                        "of_slot, new_lo, new_hi, new_one)");
+        return NULL;
+    }
+    for (int k = 3; k < 10; k++) {
+        if (!PyList_CheckExact(a[k])) {
+            PyErr_SetString(PyExc_TypeError, "regions(): the columns must be lists");
+            return NULL;
+        }
+    }
+    Py_ssize_t i = PyLong_AsSsize_t(a[1]);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    int beyond = 0;
+    for (; BUFFER != NULL && i >= 0 && i < PyList_GET_SIZE(a[0]); i++) {
+        PyObject *b = PyList_GET_ITEM(a[0], i);
+        if (Py_TYPE(b) != BUFFER)
+            break;
+        PyObject *lo = FIELD_AT(b, F_LO), *hi = FIELD_AT(b, F_HI);
+        PyObject *run = FIELD_AT(b, F_RUN), *step = FIELD_AT(b, F_STEP);
+        if (lo == NULL || hi == NULL || run == NULL || step == NULL || !PyLong_CheckExact(lo) ||
+                !PyLong_CheckExact(hi) || !PyLong_CheckExact(run) || !PyLong_CheckExact(step))
+            break;
+        int empty = PyObject_RichCompareBool(lo, hi, Py_EQ);
+        if (empty < 0)
+            return NULL;
+        if (empty) {
+            PyObject *none = PyLong_FromLong(-1);
+            int r = none == NULL ? -1 : PyList_Append(a[6], none);
+            Py_XDECREF(none);
+            if (r < 0)
+                return NULL;
+            continue;
+        }
+        int one = PyObject_RichCompareBool(step, ZERO, Py_EQ);
+        if (one > 0) {
+            PyObject *size = PyNumber_Subtract(hi, lo);
+            one = size == NULL ? -1 : PyObject_RichCompareBool(size, run, Py_EQ);
+            Py_XDECREF(size);
+        }
+        if (one < 0)
+            return NULL;
+        if (!one)
+            break;   /* several runs: the Python path keys it by its layout */
+        if (take_run(b, lo, hi, a, &beyond) < 0)
+            return NULL;
+    }
+    return Py_BuildValue("nO", i, beyond ? Py_True : Py_False);
+}
+
+/* configure(Buffer, dtypes, kinds): what roots() and regions() read */
+static PyObject *
+configure(PyObject *module, PyObject *args)
+{
+    PyObject *type, *dtypes, *kinds;
+    if (!PyArg_ParseTuple(args, "O!O!O!:configure", &PyType_Type, &type, &PyDict_Type, &dtypes,
+                          &PyDict_Type, &kinds))
+        return NULL;
+    Py_CLEAR(BUFFER);
+    for (int i = 0; i < N_FIELDS; i++) {
+        PyObject *d = PyObject_GetAttrString(type, FIELD[i]);
+        if (d == NULL)
+            return NULL;
+        int plain = Py_IS_TYPE(d, &PyMemberDescr_Type) &&
+                    ((PyMemberDescrObject *)d)->d_member->type == Py_T_OBJECT_EX;
+        if (plain)
+            OFFSET[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+        Py_DECREF(d);
+        if (!plain)   /* not a class of plain slots: nothing is taken here */
+            Py_RETURN_FALSE;
+    }
+    BUFFER = (PyTypeObject *)Py_NewRef(type);
+    Py_XSETREF(DTYPES, Py_NewRef(dtypes));
+    Py_XSETREF(KINDS, Py_NewRef(kinds));
+    Py_RETURN_TRUE;
+}
+
+static PyMethodDef methods[] = {
+    {"roots", (PyCFunction)(void (*)(void))roots, METH_FASTCALL,
+     "roots(items, start, device, bit, slots, slot_of, bufs, roots): Tracer.add_arguments "
+     "from items[start] on; the index of the first item left to the Python path."},
+    {"regions", (PyCFunction)(void (*)(void))regions, METH_FASTCALL,
+     "regions(slots, start, keys, lo, hi, bufs, of_slot, new_lo, new_hi, new_one): "
+     "Regions.update from slots[start] on; (index of the first slot left to the Python "
+     "path, whether a hull ends at 2**64 or past)."},
+    {"configure", configure, METH_VARARGS,
+     "configure(Buffer, dtypes, kinds): the class whose slots are written, buffers.py's "
+     "typestr -> dtype and type -> kind caches; whether the class has plain slots."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "graphtrace._buffers",
+    "New arrays of a trace taken in, compiled (optional; trace.py and deps.py hold the "
+    "reference).",
+    -1, methods, NULL, NULL, NULL, NULL,
+};
+
+#define INTERN(var, text) if ((var = PyUnicode_InternFromString(text)) == NULL) return NULL
+
+PyMODINIT_FUNC
+PyInit__buffers(void)
+{
+    INTERN(s_iface, "__cuda_array_interface__");
+    INTERN(s_array_iface, "__array_interface__");
+    INTERN(s__ary, "_ary");
+    INTERN(s_descr, "descr");
+    INTERN(s_data, "data");
+    INTERN(s_shape, "shape");
+    INTERN(s_strides, "strides");
+    INTERN(s_typestr, "typestr");
+    INTERN(s_itemsize, "itemsize");
+    ZERO = PyLong_FromLong(0);
+    PyObject *one = ZERO == NULL ? NULL : PyLong_FromLong(1);
+    PyObject *bits = one == NULL ? NULL : PyLong_FromLong(64);
+    TOP = bits == NULL ? NULL : PyNumber_Lshift(one, bits);
+    LAST = TOP == NULL ? NULL : PyNumber_Subtract(TOP, one);
+    Py_XDECREF(one);
+    Py_XDECREF(bits);
+    if (LAST == NULL)
+        return NULL;
+    return PyModule_Create(&module_def);
+}

@@ -1,0 +1,201 @@
+"""New arrays taken in by ``_buffers.c`` (``Tracer.add_arguments``'s roots and
+``Regions.update``) come out as the Python path makes them: the same Buffers,
+slots, cache entries, roots and regions, in the same order, for arrays it
+takes and arrays it leaves to Python, mixed in any order."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from graphtrace import buffers, deps
+from graphtrace.deps import EVERYTHING, Regions
+from graphtrace.errors import ArgumentError
+from graphtrace.trace import Tracer
+from helpers import FakeDeviceArray
+
+pytestmark = pytest.mark.skipif(
+    deps._BUFFERS is None,
+    reason="graphtrace._buffers is not built (no C compiler at install; "
+           "tools/build_speedups.py builds it in a checkout) or GRAPHTRACE_PURE_PYTHON is set")
+
+FIELDS = ("ptr", "shape", "strides", "dtype", "device", "pinned", "readonly", "lo", "hi",
+          "run", "step", "label", "_starts")
+
+
+class Odd:
+    """An array whose interface the compiled path leaves to Python: a list shape."""
+
+    def __init__(self, n):
+        self.inner = FakeDeviceArray(n)
+        cai = dict(self.inner.__cuda_array_interface__)
+        cai["shape"] = list(cai["shape"])
+        self.__cuda_array_interface__ = cai
+
+
+class WithDescr(FakeDeviceArray):
+    """An interface with a one-field ``descr`` (taken) or two fields (left)."""
+
+    def __init__(self, n, fields):
+        super().__init__(n, "float32")
+        self.__cuda_array_interface__["descr"] = [("", "<f4")] * fields
+
+
+class Broken:
+    """No array: its interface raises (the Python path says what is wrong)."""
+
+    @property
+    def __cuda_array_interface__(self):
+        raise AttributeError("no interface here")
+
+
+def _array(kind, n, dtype):
+    if kind == "1d":
+        return FakeDeviceArray(n, dtype)
+    if kind == "2d":
+        return FakeDeviceArray((n, 3), dtype)
+    if kind == "0d":
+        return FakeDeviceArray((), dtype)
+    if kind == "empty":
+        return FakeDeviceArray((0, n), dtype)
+    if kind == "strided":
+        a = FakeDeviceArray(2 * n, dtype)
+        item = np.dtype(dtype).itemsize
+        return FakeDeviceArray(n, dtype, ptr=a.ptr, strides=(2 * item,))
+    if kind == "readonly":
+        a = FakeDeviceArray(n, dtype)
+        a.__cuda_array_interface__["data"] = (a.ptr, True)
+        return a
+    if kind == "odd":
+        return Odd(n)
+    if kind == "descr1":
+        return WithDescr(n, 1)
+    if kind == "descr2":
+        return WithDescr(n, 2)
+    return np.zeros(n, dtype)   # host memory: left to Python
+
+
+KINDS = ("1d", "2d", "0d", "empty", "strided", "readonly", "odd", "descr1", "descr2", "host")
+ITEMS = st.lists(st.tuples(st.sampled_from(KINDS), st.integers(1, 40),
+                           st.sampled_from(["float32", "float64", "int16", "uint8", "<c8"])),
+                 min_size=1, max_size=30)
+
+
+def _state(tracer):
+    """What add_arguments and Regions.update leave in a tracer, comparable."""
+    slots = tracer._slots
+    pos = {id(b): k for k, b in enumerate(slots)}
+    bufs = [tuple(getattr(b, f) for f in FIELDS) + (b.base is b, id(b.obj)) for b in slots]
+    entries = sorted((k, id(e[0]), pos[id(e[1])], e[2], e[3]) for k, e in tracer._bufs.items())
+    regions = tracer._regions
+    regions.update()
+    cols = [c[:len(regions.lo)].tolist() for c in regions._cols[1:]]
+    return (bufs, entries, [pos[id(b)] for b in tracer._roots],
+            {pos[i]: s for i, s in tracer._slot_of.items()}, regions.of_slot.tolist(), cols,
+            regions.lo, regions.hi, [pos[id(b)] for b in regions.buf], regions.beyond,
+            sorted(regions._keys.items(), key=repr))
+
+
+def _both(items, before=()):
+    """The state each path leaves (compiled first), after ``before`` named one by one."""
+    out = []
+    for on in (True, False):
+        was = deps.use_compiled_buffers(on)
+        try:
+            t = Tracer("f", [], "data")
+            for label, a in before:
+                t.add_argument(label, a)
+            t.add_arguments(list(items))
+            out.append(_state(t))
+        finally:
+            deps.use_compiled_buffers(was)
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(ITEMS, st.data())
+def test_both_paths_take_the_same_arrays(specs, data):
+    arrays = [_array(*s) for s in specs]
+    # names: some arrays twice (the first name stays), some named before the batch
+    repeats = data.draw(st.lists(st.integers(0, len(arrays) - 1), max_size=5))
+    items = [(f"a[{k}]", a) for k, a in enumerate(arrays)] + \
+        [(f"again{k}", arrays[k]) for k in repeats]
+    order = data.draw(st.permutations(range(len(items))))
+    before = data.draw(st.lists(st.integers(0, len(items) - 1), max_size=3))
+    compiled, pure = _both([items[k] for k in order], [items[k] for k in before])
+    assert compiled == pure
+
+
+def test_the_compiled_path_takes_plain_arrays():
+    """It is used at all: a batch of plain arrays is taken without add_argument."""
+    arrays = [FakeDeviceArray(8) for _ in range(50)]
+    buffers.as_buffer(arrays[0])   # the dtype and kind are known from then on
+    t = Tracer("f", [], "data")
+    calls = []
+    t.add_argument = lambda *a: calls.append(a)
+    if deps.TAKE[0] is None:
+        pytest.skip("compiled buffers switched off")
+    t.add_arguments([(f"x{k}", a) for k, a in enumerate(arrays)])
+    assert calls == [] and len(t._roots) == 50 and t._roots[7].label == "x7"
+    assert t._roots[7].obj is arrays[7] and t._roots[7].base is t._roots[7]
+
+
+def test_an_object_that_is_no_array_is_refused_as_before():
+    for on in (True, False):
+        was = deps.use_compiled_buffers(on)
+        try:
+            t = Tracer("f", [], "data")
+            with pytest.raises(ArgumentError, match="cannot use Broken"):
+                t.add_arguments([("x", FakeDeviceArray(4)), ("bad", Broken())])
+            assert [b.label for b in t._roots] == ["x"]
+            with pytest.raises(ArgumentError, match="cannot use"):
+                t.add_arguments([("y", FakeDeviceArray(4)), ("z", object())])
+        finally:
+            deps.use_compiled_buffers(was)
+
+
+def _regions_both(bufs):
+    out = []
+    for on in (True, False):
+        was = deps.use_compiled_buffers(on)
+        try:
+            r = Regions(list(bufs[:len(bufs) // 2]))
+            r.update()   # in two steps: the second starts past the first's slots
+            r.slots.extend(bufs[len(bufs) // 2:])
+            r.update()
+            out.append((r.of_slot.tolist(), [c[:len(r.lo)].tolist() for c in r._cols[1:]],
+                        r.lo, r.hi, [id(b) for b in r.buf], r.beyond,
+                        sorted(r._keys.items(), key=repr)))
+        finally:
+            deps.use_compiled_buffers(was)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(ITEMS, st.data())
+def test_both_paths_make_the_same_regions(specs, data):
+    arrays = [_array(*s) for s in specs]
+    bufs = [buffers.as_buffer(a) for a in arrays]
+    # views of the same bytes again (one region), and the whole address space
+    bufs += data.draw(st.lists(st.sampled_from(bufs), max_size=5))
+    if data.draw(st.booleans()):
+        bufs.insert(data.draw(st.integers(0, len(bufs))), EVERYTHING)
+    bufs = data.draw(st.permutations(bufs))
+    compiled, pure = _regions_both(bufs)
+    assert compiled == pure
+
+
+def test_a_hull_past_uint64_is_clipped_and_flagged():
+    compiled, pure = _regions_both([buffers.as_buffer(FakeDeviceArray(4)), EVERYTHING])
+    assert compiled == pure and compiled[5] is True
+    assert compiled[1][1][-1] == (1 << 64) - 1
+
+
+def test_misuse_is_refused():
+    fast = deps._BUFFERS
+    with pytest.raises(TypeError):
+        fast.roots([], 0, 0, 2, [], {}, {})
+    with pytest.raises(TypeError):
+        fast.roots((), 0, 0, 2, [], {}, {}, [])
+    with pytest.raises(TypeError):
+        fast.regions([], 0, {}, [], [], [], [], [], [], ())
+    assert fast.roots([("x", FakeDeviceArray(4))], 0, None, 2, [], {}, {}, []) == 0
+    assert fast.regions([object()], 0, {}, [], [], [], [], [], [], []) == (0, False)

@@ -75,7 +75,7 @@ def workload_section(rows):
     return "\n".join(lines)
 
 
-def trace_targets(trace_rows) -> list:
+def trace_targets(trace_rows, floor=None) -> list:
     """The tracing targets: the slowest program at the largest size traced, with arrays
     reused (at most 2 us/op) and with new views (or arrays) every launch (at most 4 us/op)."""
     items = []
@@ -86,14 +86,17 @@ def trace_targets(trace_rows) -> list:
         top = max(r["ops"] for r in rows)
         worst = max((r for r in rows if r["ops"] == top), key=lambda r: r["us_per_op"])
         pure = worst.get("pure_us_per_op")
+        least = "" if not (new and floor and worst["program"] == "disjoint new arrays") \
+            else ("; least with a Buffer per array: "
+                  f"{floor['chain_us_per_op'] + 2 * floor['us_per_array']:.2f}")
         items.append((f"trace at most {limit:g} us/op, {what}",
                       f"{worst['us_per_op']:.2f} ({worst['program']}, {top} ops)" + (
-                          "" if pure is None else f"; in pure Python {pure:.2f}"),
+                          "" if pure is None else f"; in pure Python {pure:.2f}") + least,
                       worst["us_per_op"] <= limit))
     return items
 
 
-def targets(chain_rows, call_rows, wide_rows, trace_rows=(), phases=None):
+def targets(chain_rows, call_rows, wide_rows, trace_rows=(), phases=None, floor=None):
     per = {(r["variant"], r["n"]): r["us_per_node"] for r in chain_rows}
     top = max(r["n"] for r in chain_rows)
     replay = per[("graphtrace", top)] / per[("cuda.core hand-built", top)]
@@ -122,7 +125,7 @@ def targets(chain_rows, call_rows, wide_rows, trace_rows=(), phases=None):
             f"; the driver's own floor in this run, a launch in flight as in the call: "
             f"{floor['us_per_node']:.2f}" if floor
             else ""), rebind <= 1),
-        *trace_targets(trace_rows),
+        *trace_targets(trace_rows, floor),
     ]
     lines = ["| target | measured | met |", "| --- | --- | --- |"]
     lines += [f"| {t} | {m} | {'yes' if ok else 'no'} |" for t, m, ok in items]
@@ -150,7 +153,7 @@ def plot(rows, path):
     fig.savefig(path, dpi=120)
 
 
-SECTIONS = ("chain", "callpath", "wide", "workloads", "temporaries", "trace",
+SECTIONS = ("chain", "callpath", "wide", "workloads", "temporaries", "trace", "trace_floor",
             "build_phases_us_per_node", "build_small")
 
 
@@ -165,6 +168,7 @@ def measure(quick: bool, sections=SECTIONS, into: dict | None = None, save=None)
         "workloads": workloads.run,
         "temporaries": lambda: temporaries.run(sizes_mb=(1,) if quick else (1, 16)),
         "trace": lambda: trace_cost.run((10_000,) if quick else (10_000, 100_000, 1_000_000)),
+        "trace_floor": trace_cost.new_array_floor,
         "build_phases_us_per_node": build_phases.run,
         "build_small": build_phases.small,
     }
@@ -173,8 +177,9 @@ def measure(quick: bool, sections=SECTIONS, into: dict | None = None, save=None)
                 "date": datetime.date.today().isoformat()})
     for name in sections:
         res[name] = runs[name]()
-        if name == "trace":
-            trace_cost.write_report(res[name])
+        if (name == "trace_floor" or name == "trace" and "trace_floor" not in sections) \
+                and res.get("trace"):
+            trace_cost.write_report(res["trace"], res.get("trace_floor"))
         if save is not None:
             save(res)
     return res
@@ -205,7 +210,8 @@ def render(res: dict) -> str:
     md = ["# Benchmarks", "", f"{res['gpu']}, {res['date']}; {vers}.", "",
           "Medians; each table's variants were measured side by side in one run "
           "(`python bench/run.py` on the GPU machine).", "",
-          "## Targets", "", targets(chain_rows, call_rows, wide_rows, trace_rows, phases), "",
+          "## Targets", "", targets(chain_rows, call_rows, wide_rows, trace_rows, phases,
+                                    res.get("trace_floor")), "",
           "## Chain of N dependent tiny kernels (1 block of 32 threads each)", "",
           chain_section(chain_rows), "",
           "## Build cost and call path (1000-node chain)", "",
@@ -236,8 +242,9 @@ def render(res: dict) -> str:
                              lambda r: f"{r['after_trim_launch_us']:.1f}")]), "",
           "## Tracing cost (host, `f.trace()` per recorded op)", "",
           "Record and dependency inference; \"new\": new views (or arrays) every launch; "
-          "pure Python: the same trace with the compiled tracing path (`_speedups.c`) off, "
-          "as an install without a C compiler runs; user: the "
+          "pure Python: the same trace with every compiled part of tracing off "
+          "(`_speedups.c`, `_reduce.c`, `_buffers.c`), as an install without a C compiler "
+          "runs; user: the "
           "program's own loop and slicing alone (bench/TRACE_COST.md has more).", "",
           table(trace_rows, [("program", lambda r: r["program"]),
                              ("ops", lambda r: str(r["ops"])),
@@ -246,6 +253,7 @@ def render(res: dict) -> str:
                              ("user us per op", lambda r: f"{r['user_us_per_op']:.2f}"),
                              ("Node objects us per op",
                               lambda r: f"{r['nodes_us_per_op']:.2f}")]), "",
+          *([trace_cost.floor_text(res["trace_floor"]), ""] if res.get("trace_floor") else []),
           "## Where a build's time goes (1000-node chain, best of 5, us per node)", "",
           "`bench/build_phases.py`. Node objects: making the graph's Nodes afterwards (a "
           "build adds launches from the recorded columns, and makes them at the first "

@@ -36,6 +36,7 @@ arrays as well). ``bench/run.py`` adds these rows to ``results.json``.
 """
 from __future__ import annotations
 
+import contextlib
 import cProfile
 import datetime
 import gc
@@ -52,6 +53,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
 import graphtrace as gt  # noqa: E402
+from graphtrace import deps  # noqa: E402
 from graphtrace.ops.kernel import Adapter, speedups_module  # noqa: E402
 from graphtrace.trace import use_speedups  # noqa: E402
 
@@ -216,17 +218,28 @@ def _best(fn, reps) -> tuple:
     return best
 
 
+@contextlib.contextmanager
+def pure_python():
+    """Every compiled part of tracing off (the launch path, the dependency search,
+    the taking in of new arrays), as an install without a C compiler traces."""
+    was = (use_speedups(False), deps.use_compiled_search(False),
+           deps.use_compiled_buffers(False))
+    try:
+        yield
+    finally:
+        use_speedups(was[0])
+        deps.use_compiled_search(was[1])
+        deps.use_compiled_buffers(was[2])
+
+
 def measure(name, n, reps):
     make = programs()[name]
     f, null = gt.graph(make(n)), make(n, null=True)
     t_trace, t_gc = _best(f.trace, reps)
     t_pure = None
     if speedups_module is not None:   # the same trace in pure Python, as without a compiler
-        use_speedups(False)
-        try:
+        with pure_python():
             t_pure = _best(f.trace, reps)[0]
-        finally:
-            use_speedups(True)
     t_user = _best(lambda: null(NullStream()), reps)[0]
     g = f.trace()
     gc.collect()
@@ -239,6 +252,35 @@ def measure(name, n, reps):
             "pure_us_per_op": None if t_pure is None else t_pure / n * 1e6,
             "gc_us_per_op": t_gc / n * 1e6, "user_us_per_op": t_user / n * 1e6,
             "nodes_us_per_op": t_nodes / n * 1e6, "edges": edges}
+
+
+def new_array_floor(n=200_000, reps=3) -> dict:
+    """What a trace does per new array at the least, in this run: a launch
+    recorded (the chain program, arrays reused) and its arrays taken in alone
+    (``Tracer.add_arguments`` naming them, ``Regions.update`` placing their
+    bytes: a Buffer, a slot, a cache entry and a region each, compiled where
+    built). The disjoint program cannot trace faster than the first plus twice
+    the second: ``{us_per_array, pure_us_per_array, chain_us_per_op}``."""
+    from graphtrace.context import gc_paused
+    from graphtrace.trace import Tracer
+    arrays = [(f"a[{i}]", Fake()) for i in range(n)]
+
+    def take():   # the collector paused, as in a trace
+        with gc_paused():
+            t = Tracer("floor", [], "data")
+            t.add_arguments(arrays)
+            t._regions.update()
+        return t
+    take()   # the dtype and the array type become known
+    chain = gt.graph(fake_programs()["chain"](n // 2))
+    out = {"us_per_array": _best(take, reps)[0] / n * 1e6,
+           "chain_us_per_op": _best(chain.trace, reps)[0] / (n // 2) * 1e6}
+    with pure_python():
+        out["pure_us_per_array"] = _best(take, reps)[0] / n * 1e6
+    print(f"floor: a new array taken in {out['us_per_array']:.2f} us (pure Python "
+          f"{out['pure_us_per_array']:.2f}); a launch recorded {out['chain_us_per_op']:.2f} "
+          "us", flush=True)
+    return out
 
 
 # Traced at 1,000,000 ops too; the others (slow on purpose or heavy in memory) up to 100,000.
@@ -303,7 +345,15 @@ def bytecodes(name, n=5_000) -> tuple:
     return sum(counts.values()) / n, {k: v / n for k, v in counts.items()}
 
 
-def report(rows, profiles) -> str:
+def floor_text(floor) -> str:
+    least = floor["chain_us_per_op"] + 2 * floor["us_per_array"]
+    return (f"Least for disjoint new arrays, with a Buffer per array (`new_array_floor`, "
+            f"this run): a launch recorded {floor['chain_us_per_op']:.2f} + 2 arrays taken "
+            f"in x {floor['us_per_array']:.2f} = {least:.2f} us/op (pure Python: "
+            f"{floor['pure_us_per_array']:.2f} per array).")
+
+
+def report(rows, profiles, floor=None) -> str:
     out = [f"# Trace cost ({datetime.date.today()}, Python {platform.python_version()}, "
            f"{platform.machine()}, {os.cpu_count()} cores, numpy {np.__version__})", "",
            "`python bench/trace_cost.py`. trace: wall time of `f.trace()` per op (best of "
@@ -311,7 +361,8 @@ def report(rows, profiles) -> str:
            "to the next allocations (`gc.collect(1)` right after); user: the same loop on "
            "a stream that records nothing (the program's own slicing and calls); nodes: "
            "making the graph's `Node` objects afterwards (listing, emission); pure Python: "
-           "the same trace with the compiled tracing path off (`_speedups.c`), as an "
+           "the same trace with every compiled part of tracing off (`_speedups.c`, "
+           "`_reduce.c`, `_buffers.c`), as an "
            f"install without a C compiler runs ({_path()}).", "",
            "| program | ops | trace us/op | pure Python us/op | gc us/op | user us/op "
            "| trace - user | nodes us/op | edges |",
@@ -320,6 +371,8 @@ def report(rows, profiles) -> str:
             f"| {r['gc_us_per_op']:.2f} "
             f"| {r['user_us_per_op']:.2f} | {r['us_per_op'] - r['user_us_per_op']:.2f} "
             f"| {r['nodes_us_per_op']:.2f} | {r['edges']} |" for r in rows]
+    if floor:
+        out += ["", floor_text(floor)]
     out += ["", "## Where the time goes (cProfile, 20,000 ops, top entries by own time)", "",
             "cProfile adds a fixed cost to every Python call, so the shares of small "
             "functions read high."]
@@ -338,11 +391,11 @@ def _path() -> str:
             "the compiled path was not built: trace is pure Python")
 
 
-def write_report(rows) -> str:
-    """TRACE_COST.md: the rows, and where the time goes in the main programs."""
-    names = [p for p in ("chain", "ring64", "views new", "numba views new", "cupy views new")
-             if p in programs()]
-    text = report(rows, [(name, profile(name)) for name in names])
+def write_report(rows, floor=None) -> str:
+    """TRACE_COST.md: the rows, the floor, and where the time goes in the main programs."""
+    names = [p for p in ("chain", "ring64", "disjoint new arrays", "views new",
+                         "numba views new", "cupy views new") if p in programs()]
+    text = report(rows, [(name, profile(name)) for name in names], floor)
     with open(os.path.join(HERE, "TRACE_COST.md"), "w") as f:
         f.write(text)
     return text
@@ -359,7 +412,7 @@ def main(argv):
     quick = "--quick" in argv
     sizes = [int(a) for a in argv if a.isdigit()] or \
         ([10_000] if quick else [10_000, 100_000, 1_000_000])
-    print(write_report(run(sizes)))
+    print(write_report(run(sizes), new_array_floor()))
 
 
 if __name__ == "__main__":

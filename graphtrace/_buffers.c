@@ -1,6 +1,7 @@
 /* New arrays taken in by a trace, compiled: the roots it names (the arrays a
- * function reaches by name, Tracer.add_arguments) and the regions of the
- * slots it added since (deps.Regions.update).
+ * function reaches by name, Tracer.add_arguments), the walk that finds them
+ * in containers (reach._collect) and the regions of the slots it added since
+ * (deps.Regions.update).
  *
  * Optional, like _speedups.c. Each function takes the common case and stops
  * at the first item it does not take, returning that item's index; the
@@ -35,6 +36,7 @@ static Py_ssize_t OFFSET[N_FIELDS];
 static PyObject *DTYPES, *KINDS;
 
 static PyObject *ZERO, *TOP, *LAST;   /* 0, 2**64, 2**64 - 1 */
+static PyObject *ONE_STRIDE;           /* item size -> (item size,) */
 static PyObject *s_iface, *s_array_iface, *s__ary, *s_descr, *s_data, *s_shape, *s_strides,
     *s_typestr, *s_itemsize;
 
@@ -103,18 +105,27 @@ plain_buffer(PyObject *obj, PyObject *cai, PyObject *device)
     }
     int readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
     PyObject *acc = readonly < 0 ? NULL : PyObject_GetAttr(dtype, s_itemsize);
-    PyObject *steps = acc == NULL ? NULL : PyTuple_New(nd);
-    if (steps == NULL) {
-        Py_XDECREF(acc);
-        return NULL;
+    /* a 1-D view's strides: one tuple per item size, shared (tuples do not change) */
+    PyObject *steps = acc == NULL || nd != 1 ? NULL :
+                      Py_XNewRef(PyDict_GetItemWithError(ONE_STRIDE, acc));
+    if (steps == NULL && acc != NULL && nd == 1 && !PyErr_Occurred()) {
+        steps = PyTuple_Pack(1, acc);
+        if (steps != NULL && PyDict_SetItem(ONE_STRIDE, acc, steps) < 0)
+            Py_CLEAR(steps);
     }
-    for (Py_ssize_t d = nd - 1; d >= 0; d--) {   /* C order: the last dimension's is the item */
-        PyTuple_SET_ITEM(steps, d, Py_NewRef(acc));
-        Py_SETREF(acc, PyNumber_Multiply(acc, PyTuple_GET_ITEM(shape, d)));
-        if (acc == NULL) {
-            Py_DECREF(steps);
-            return NULL;
+    if (steps != NULL) {
+        Py_SETREF(acc, PyNumber_Multiply(acc, PyTuple_GET_ITEM(shape, 0)));
+    }
+    else if (acc != NULL && nd != 1 && (steps = PyTuple_New(nd)) != NULL) {
+        for (Py_ssize_t d = nd - 1; d >= 0 && acc != NULL; d--) {   /* C order */
+            PyTuple_SET_ITEM(steps, d, Py_NewRef(acc));
+            Py_SETREF(acc, PyNumber_Multiply(acc, PyTuple_GET_ITEM(shape, d)));
         }
+    }
+    if (steps == NULL || acc == NULL) {
+        Py_XDECREF(acc);
+        Py_XDECREF(steps);
+        return NULL;
     }
     PyObject *ptr = PyTuple_GET_ITEM(data, 0), *hi = PyNumber_Add(ptr, acc);
     PyObject *b = hi == NULL ? NULL : BUFFER->tp_alloc(BUFFER, 0);
@@ -293,6 +304,98 @@ regions(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     return Py_BuildValue("nO", i, beyond ? Py_True : Py_False);
 }
 
+/* Whether kind (buffers._kind's answer) is that of an array, as is_array says */
+static int
+array_kind(PyObject *kind)
+{
+    static const char *const ARRAYS[] = {"own", "sim", "host", "cupy", "cai"};
+    if (kind == NULL || !PyUnicode_Check(kind))
+        return 0;
+    for (int i = 0; i < 5; i++)
+        if (PyUnicode_CompareWithASCIIString(kind, ARRAYS[i]) == 0)
+            return 1;
+    return 0;
+}
+
+/* reach._collect of an exact list, tuple or dict ``v``; 0, -1 with an error */
+static int
+walk(PyObject *v, PyObject *label, long depth, PyObject *out, PyObject *item, long most)
+{
+    if (depth > most)
+        return 0;
+    int dict = PyDict_CheckExact(v);
+    /* the items as they are now (children() lists them before a look inside) */
+    PyObject *items = dict ? PyDict_Items(v) : PySequence_Tuple(v);
+    if (items == NULL)
+        return -1;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
+    int r = 0;
+    for (Py_ssize_t i = 0; i < n && r == 0; i++) {
+        PyObject *x, *k;
+        if (dict) {
+            PyObject *pair = PyList_GET_ITEM(items, i);
+            k = Py_NewRef(PyTuple_GET_ITEM(pair, 0));
+            x = PyTuple_GET_ITEM(pair, 1);
+        }
+        else {
+            k = PyLong_FromSsize_t(i);
+            x = PyTuple_GET_ITEM(items, i);
+        }
+        PyObject *sub = k == NULL ? NULL : PyUnicode_FromFormat("%U[%R]", label, k);
+        Py_XDECREF(k);
+        if (sub == NULL) {
+            r = -1;
+            break;
+        }
+        PyObject *kind = PyDict_GetItemWithError(KINDS, (PyObject *)Py_TYPE(x));
+        if (array_kind(kind)) {
+            PyObject *leaf = PyTuple_Pack(2, sub, x);
+            r = leaf == NULL || PyList_Append(out, leaf) < 0 ? -1 : 0;
+            Py_XDECREF(leaf);
+        }
+        else if (PyErr_Occurred()) {
+            r = -1;
+        }
+        else if (PyList_CheckExact(x) || PyTuple_CheckExact(x) || PyDict_CheckExact(x)) {
+            r = walk(x, sub, depth + 1, out, item, most);
+        }
+        else {   /* an object of another kind: reach._item looks at it */
+            PyObject *d = PyLong_FromLong(depth + 1);
+            PyObject *got = d == NULL ? NULL :
+                            PyObject_CallFunctionObjArgs(item, x, sub, d, out, NULL);
+            r = got == NULL ? -1 : 0;
+            Py_XDECREF(d);
+            Py_XDECREF(got);
+        }
+        Py_DECREF(sub);
+    }
+    Py_DECREF(items);
+    return r;
+}
+
+/* leaves(v, label, depth, out, item, most): reach._collect of an exact list,
+ * tuple or dict; None */
+static PyObject *
+leaves(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyUnicode_Check(a[1]) || !PyList_CheckExact(a[3]) ||
+            !(PyList_CheckExact(a[0]) || PyTuple_CheckExact(a[0]) || PyDict_CheckExact(a[0]))) {
+        PyErr_SetString(PyExc_TypeError, "leaves(v: list, tuple or dict, label: str, depth, "
+                        "out: list, item, most)");
+        return NULL;
+    }
+    long depth = PyLong_AsLong(a[2]), most = PyLong_AsLong(a[5]);
+    if ((depth == -1 || most == -1) && PyErr_Occurred())
+        return NULL;
+    if (KINDS == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "graphtrace._buffers is not configured");
+        return NULL;
+    }
+    if (walk(a[0], a[1], depth, a[3], a[4], most) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 /* configure(Buffer, dtypes, kinds): what roots() and regions() read */
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -328,6 +431,9 @@ static PyMethodDef methods[] = {
      "regions(slots, start, keys, lo, hi, bufs, of_slot, new_lo, new_hi, new_one): "
      "Regions.update from slots[start] on; (index of the first slot left to the Python "
      "path, whether a hull ends at 2**64 or past)."},
+    {"leaves", (PyCFunction)(void (*)(void))leaves, METH_FASTCALL,
+     "leaves(v, label, depth, out, item, most): reach._collect of an exact list, tuple or "
+     "dict, item(x, label, depth, out) called for objects of no known kind."},
     {"configure", configure, METH_VARARGS,
      "configure(Buffer, dtypes, kinds): the class whose slots are written, buffers.py's "
      "typestr -> dtype and type -> kind caches; whether the class has plain slots."},
@@ -362,7 +468,7 @@ PyInit__buffers(void)
     LAST = TOP == NULL ? NULL : PyNumber_Subtract(TOP, one);
     Py_XDECREF(one);
     Py_XDECREF(bits);
-    if (LAST == NULL)
+    if (LAST == NULL || (ONE_STRIDE = PyDict_New()) == NULL)
         return NULL;
     return PyModule_Create(&module_def);
 }

@@ -19,6 +19,7 @@ from functools import partial
 
 import numpy as np
 
+from . import deps as _deps
 from .buffers import _kinds, is_array
 from .tree import children
 
@@ -85,7 +86,12 @@ _ARRAY_KINDS = frozenset({"own", "sim", "host", "cupy", "cai"})
 def _collect(v, label: str, depth: int, out: list) -> None:
     """Append to ``out`` the leaves of a value that is no array (``_leaves``).
     Items whose type is known to be of arrays are taken without a call: a list of
-    a million arrays is walked in one loop."""
+    a million arrays is walked in one loop (in compiled code where built:
+    ``_buffers.c``'s ``leaves``, switched with ``deps.use_compiled_buffers``)."""
+    fast = _deps.TAKE[0]
+    if fast is not None and type(v) in _PLAIN_CONTAINERS:
+        fast.leaves(v, label, depth, out, _item, _MAX_DEPTH)
+        return
     items = children(v) if depth <= _MAX_DEPTH else None
     if items is None:
         return
@@ -93,10 +99,19 @@ def _collect(v, label: str, depth: int, out: list) -> None:
     for k, x in items:
         if kinds.get(type(x)) in _ARRAY_KINDS:
             out.append((f"{label}[{k!r}]", x))
-        elif is_array(x):
-            out.append((f"{label}[{k!r}]", x))
         else:
-            _collect(x, f"{label}[{k!r}]", depth + 1, out)
+            _item(x, f"{label}[{k!r}]", depth + 1, out)
+
+
+_PLAIN_CONTAINERS = frozenset({list, tuple, dict})
+
+
+def _item(x, label: str, depth: int, out: list) -> None:
+    """An item of a container, at ``depth``: a leaf, or walked into."""
+    if is_array(x):
+        out.append((label, x))
+    else:
+        _collect(x, label, depth, out)
 
 
 def _may_hold_arrays(v, depth: int = 0) -> bool:

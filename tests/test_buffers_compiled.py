@@ -199,3 +199,48 @@ def test_misuse_is_refused():
         fast.regions([], 0, {}, [], [], [], [], [], [], ())
     assert fast.roots([("x", FakeDeviceArray(4))], 0, None, 2, [], {}, {}, []) == 0
     assert fast.regions([object()], 0, {}, [], [], [], [], [], [], []) == (0, False)
+
+
+class Named(tuple):
+    """A tuple subclass: walked by the Python path (children), not by the compiled one."""
+
+
+CONTAINERS = st.recursive(
+    st.sampled_from(KINDS[:3]).map(lambda k: _array(k, 4, "float32")) |
+    st.sampled_from([None, 3, "text", 2.5]),
+    lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple) |
+    st.lists(inner, max_size=3).map(Named) |
+    st.dictionaries(st.sampled_from(["a", "b", 7, (1, 2)]), inner, max_size=3),
+    max_leaves=25)
+
+
+@settings(max_examples=200, deadline=None)
+@given(CONTAINERS, st.integers(0, 9))
+def test_both_paths_find_the_same_arrays_in_containers(value, depth):
+    from graphtrace import reach
+    found = []
+    for on in (True, False):
+        was = deps.use_compiled_buffers(on)
+        try:
+            found.append([(label, id(a)) for label, a in reach._leaves(value, "v", depth)])
+        finally:
+            deps.use_compiled_buffers(was)
+    assert found[0] == found[1]
+
+
+class Asking:
+    """An object whose attribute lookups fail: the walk's error reaches the caller."""
+
+    def __getattr__(self, name):
+        raise RuntimeError(f"asked for {name}")
+
+
+def test_an_error_in_the_walk_is_raised_by_both_paths():
+    from graphtrace import reach
+    for on in (True, False):
+        was = deps.use_compiled_buffers(on)
+        try:
+            with pytest.raises(RuntimeError, match="asked for"):
+                reach._leaves([(FakeDeviceArray(4), Asking())], "v")
+        finally:
+            deps.use_compiled_buffers(was)

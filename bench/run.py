@@ -75,7 +75,7 @@ def workload_section(rows):
     return "\n".join(lines)
 
 
-def trace_targets(trace_rows, floor=None) -> list:
+def trace_targets(trace_rows, least=None) -> list:
     """The tracing targets: the slowest program at the largest size traced, with arrays
     reused (at most 2 us/op) and with new views (or arrays) every launch (at most 4 us/op)."""
     items = []
@@ -86,17 +86,17 @@ def trace_targets(trace_rows, floor=None) -> list:
         top = max(r["ops"] for r in rows)
         worst = max((r for r in rows if r["ops"] == top), key=lambda r: r["us_per_op"])
         pure = worst.get("pure_us_per_op")
-        least = "" if not (new and floor and worst["program"] == "disjoint new arrays") \
+        floor = "" if not (new and least and worst["program"] == "disjoint new arrays") \
             else ("; least with a Buffer per array: "
-                  f"{floor['chain_us_per_op'] + 2 * floor['us_per_array']:.2f}")
+                  f"{least['chain_us_per_op'] + 2 * least['us_per_array']:.2f}")
         items.append((f"trace at most {limit:g} us/op, {what}",
                       f"{worst['us_per_op']:.2f} ({worst['program']}, {top} ops)" + (
-                          "" if pure is None else f"; in pure Python {pure:.2f}") + least,
+                          "" if pure is None else f"; in pure Python {pure:.2f}") + floor,
                       worst["us_per_op"] <= limit))
     return items
 
 
-def targets(chain_rows, call_rows, wide_rows, trace_rows=(), phases=None, floor=None):
+def targets(chain_rows, call_rows, wide_rows, trace_rows=(), phases=None, trace_floor=None):
     per = {(r["variant"], r["n"]): r["us_per_node"] for r in chain_rows}
     top = max(r["n"] for r in chain_rows)
     replay = per[("graphtrace", top)] / per[("cuda.core hand-built", top)]
@@ -125,7 +125,7 @@ def targets(chain_rows, call_rows, wide_rows, trace_rows=(), phases=None, floor=
             f"; the driver's own floor in this run, a launch in flight as in the call: "
             f"{floor['us_per_node']:.2f}" if floor
             else ""), rebind <= 1),
-        *trace_targets(trace_rows, floor),
+        *trace_targets(trace_rows, trace_floor),
     ]
     lines = ["| target | measured | met |", "| --- | --- | --- |"]
     lines += [f"| {t} | {m} | {'yes' if ok else 'no'} |" for t, m, ok in items]

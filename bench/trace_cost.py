@@ -222,14 +222,16 @@ def _best(fn, reps) -> tuple:
 def pure_python():
     """Every compiled part of tracing off (the launch path, the dependency search,
     the taking in of new arrays), as an install without a C compiler traces."""
-    was = (use_speedups(False), deps.use_compiled_search(False),
-           deps.use_compiled_buffers(False))
+    # (an older graphtrace, as trace_ab.py runs, has fewer switches)
+    switches = [use_speedups] + [getattr(deps, name) for name in
+                                 ("use_compiled_search", "use_compiled_buffers")
+                                 if hasattr(deps, name)]
+    was = [switch(False) for switch in switches]
     try:
         yield
     finally:
-        use_speedups(was[0])
-        deps.use_compiled_search(was[1])
-        deps.use_compiled_buffers(was[2])
+        for switch, on in zip(switches, was):
+            switch(on)
 
 
 def measure(name, n, reps):

@@ -452,12 +452,14 @@ def _chains(n, ptr, preds, count) -> np.ndarray:
     first = np.ones(len(order), bool)
     first[1:] = link[order][1:] != link[order][:-1]
     child = has[order[first]]   # the first successor of each linked node
-    parent = link[order[first]]
-    turn = np.argsort(child)
-    head = list(range(n))
-    for c, p in zip(child[turn].tolist(), parent[turn].tolist()):
-        head[c] = head[p]
-    return np.array(head, np.int64)
+    up = np.arange(n, dtype=np.int64)
+    up[child] = link[order[first]]   # each chain's link to the node before it
+    # each node's first: links followed by doubling (log2 of the longest chain rounds)
+    while True:
+        far = up[up]
+        if np.array_equal(far, up):
+            return up
+        up = far
 
 
 _BUILT = reducer()

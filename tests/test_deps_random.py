@@ -168,6 +168,27 @@ def test_reduction_keeps_exactly_the_predecessors_no_other_one_reaches(back):
             reach.append(covered | preds)
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sets(st.integers(1, 8), max_size=3), min_size=1, max_size=200))
+@example([set()] + [{1}] * 300)   # one chain of 301 nodes: many doubling rounds
+def test_chains_start_where_the_definition_says(back):
+    """``_chains``: a node joins the chain of its latest predecessor if it is the
+    first node whose latest predecessor that is, else starts one; each node's
+    value is its chain's first node."""
+    n = len(back)
+    preds_of = [sorted({i - d for d in ds if d <= i}) for i, ds in enumerate(back)]
+    head, claimed = list(range(n)), set()
+    for i, ps in enumerate(preds_of):
+        if ps and ps[-1] not in claimed:
+            claimed.add(ps[-1])
+            head[i] = head[ps[-1]]
+    count = np.array([len(ps) for ps in preds_of], np.int64)
+    ptr = np.zeros(n + 1, np.int64)
+    np.cumsum(count, out=ptr[1:])
+    preds = np.array([p for ps in preds_of for p in ps], np.int64)
+    assert _deps._chains(n, ptr, preds, count).tolist() == head
+
+
 def test_the_compiled_search_refuses_what_reduce_pairs_does_not_give():
     if _deps._BUILT is None:
         pytest.skip("graphtrace._reduce is not built")

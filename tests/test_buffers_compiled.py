@@ -2,6 +2,8 @@
 ``Regions.update``) come out as the Python path makes them: the same Buffers,
 slots, cache entries, roots and regions, in the same order, for arrays it
 takes and arrays it leaves to Python, mixed in any order."""
+import contextlib
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -79,6 +81,16 @@ ITEMS = st.lists(st.tuples(st.sampled_from(KINDS), st.integers(1, 40),
                  min_size=1, max_size=30)
 
 
+@contextlib.contextmanager
+def _taking(on):
+    """New arrays taken in by _buffers.c (on) or by the Python path."""
+    was = deps.use_compiled_buffers(on)
+    try:
+        yield
+    finally:
+        deps.use_compiled_buffers(was)
+
+
 def _state(tracer):
     """What add_arguments and Regions.update leave in a tracer, comparable."""
     slots = tracer._slots
@@ -98,15 +110,12 @@ def _both(items, before=()):
     """The state each path leaves (compiled first), after ``before`` named one by one."""
     out = []
     for on in (True, False):
-        was = deps.use_compiled_buffers(on)
-        try:
+        with _taking(on):
             t = Tracer("f", [], "data")
             for label, a in before:
                 t.add_argument(label, a)
             t.add_arguments(list(items))
             out.append(_state(t))
-        finally:
-            deps.use_compiled_buffers(was)
     return out
 
 
@@ -140,23 +149,19 @@ def test_the_compiled_path_takes_plain_arrays():
 
 def test_an_object_that_is_no_array_is_refused_as_before():
     for on in (True, False):
-        was = deps.use_compiled_buffers(on)
-        try:
+        with _taking(on):
             t = Tracer("f", [], "data")
             with pytest.raises(ArgumentError, match="cannot use Broken"):
                 t.add_arguments([("x", FakeDeviceArray(4)), ("bad", Broken())])
             assert [b.label for b in t._roots] == ["x"]
             with pytest.raises(ArgumentError, match="cannot use"):
                 t.add_arguments([("y", FakeDeviceArray(4)), ("z", object())])
-        finally:
-            deps.use_compiled_buffers(was)
 
 
 def _regions_both(bufs):
     out = []
     for on in (True, False):
-        was = deps.use_compiled_buffers(on)
-        try:
+        with _taking(on):
             r = Regions(list(bufs[:len(bufs) // 2]))
             r.update()   # in two steps: the second starts past the first's slots
             r.slots.extend(bufs[len(bufs) // 2:])
@@ -164,8 +169,6 @@ def _regions_both(bufs):
             out.append((r.of_slot.tolist(), [c[:len(r.lo)].tolist() for c in r._cols[1:]],
                         r.lo, r.hi, [id(b) for b in r.buf], r.beyond,
                         sorted(r._keys.items(), key=repr)))
-        finally:
-            deps.use_compiled_buffers(was)
     return out
 
 
@@ -220,11 +223,8 @@ def test_both_paths_find_the_same_arrays_in_containers(value, depth):
     from graphtrace import reach
     found = []
     for on in (True, False):
-        was = deps.use_compiled_buffers(on)
-        try:
+        with _taking(on):
             found.append([(label, id(a)) for label, a in reach._leaves(value, "v", depth)])
-        finally:
-            deps.use_compiled_buffers(was)
     assert found[0] == found[1]
 
 
@@ -238,9 +238,6 @@ class Asking:
 def test_an_error_in_the_walk_is_raised_by_both_paths():
     from graphtrace import reach
     for on in (True, False):
-        was = deps.use_compiled_buffers(on)
-        try:
+        with _taking(on):
             with pytest.raises(RuntimeError, match="asked for"):
                 reach._leaves([(FakeDeviceArray(4), Asking())], "v")
-        finally:
-            deps.use_compiled_buffers(was)

@@ -103,7 +103,12 @@ plain_buffer(PyObject *obj, PyObject *cai, PyObject *device)
         if (!PyLong_CheckExact(n) || PyObject_RichCompareBool(n, ZERO, Py_GE) != 1)
             return NULL;
     }
-    int readonly = PyObject_IsTrue(PyTuple_GET_ITEM(data, 1));
+    /* a bool or an int (no code of the object's own runs while the borrowed
+     * items are in use); anything else for the Python path */
+    PyObject *flag = PyTuple_GET_ITEM(data, 1);
+    if (!PyBool_Check(flag) && !PyLong_CheckExact(flag))
+        return NULL;
+    int readonly = PyObject_IsTrue(flag);
     PyObject *acc = readonly < 0 ? NULL : PyObject_GetAttr(dtype, s_itemsize);
     /* a 1-D view's strides: one tuple per item size, shared (tuples do not change) */
     PyObject *steps = acc == NULL || nd != 1 ? NULL :
@@ -192,14 +197,18 @@ roots(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     if (BUFFER == NULL || device == Py_None || i < 0)
         return PyLong_FromSsize_t(i);
     for (; i < PyList_GET_SIZE(items); i++) {
-        PyObject *item = PyList_GET_ITEM(items, i);
-        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2)
+        /* held: the interface's getter is code of the array's own */
+        PyObject *item = Py_NewRef(PyList_GET_ITEM(items, i));
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2) {
+            Py_DECREF(item);
             break;
+        }
         PyObject *label = PyTuple_GET_ITEM(item, 0), *obj = PyTuple_GET_ITEM(item, 1);
         PyObject *id = PyLong_FromVoidPtr(obj);
         int seen = id == NULL ? -1 : PyDict_Contains(a[6], id);
         if (seen != 0) {
             Py_XDECREF(id);
+            Py_DECREF(item);
             if (seen < 0)
                 return NULL;
             continue;   /* the same array under a second name: the first one stays */
@@ -207,14 +216,14 @@ roots(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
         PyObject *cai = interface(obj);
         PyObject *buf = cai == NULL ? NULL : plain_buffer(obj, cai, device);
         Py_XDECREF(cai);
-        if (buf == NULL) {
-            Py_DECREF(id);
+        int r = buf == NULL ? 1 : take_root(obj, id, buf, label, bit, a[4], a[5], a[6], a[7]);
+        Py_XDECREF(buf);
+        Py_DECREF(id);
+        Py_DECREF(item);
+        if (r > 0) {
             PyErr_Clear();   /* the Python path makes it, or raises */
             break;
         }
-        int r = take_root(obj, id, buf, label, bit, a[4], a[5], a[6], a[7]);
-        Py_DECREF(buf);
-        Py_DECREF(id);
         if (r < 0)
             return NULL;
     }

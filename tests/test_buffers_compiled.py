@@ -66,6 +66,10 @@ def _array(kind, n, dtype):
         a = FakeDeviceArray(n, dtype)
         a.__cuda_array_interface__["data"] = (a.ptr, True)
         return a
+    if kind == "numpy flag":   # a flag whose truth is code of its own: left to Python
+        a = FakeDeviceArray(n, dtype)
+        a.__cuda_array_interface__["data"] = (a.ptr, np.bool_(True))
+        return a
     if kind == "odd":
         return Odd(n)
     if kind == "descr1":
@@ -75,7 +79,8 @@ def _array(kind, n, dtype):
     return np.zeros(n, dtype)   # host memory: left to Python
 
 
-KINDS = ("1d", "2d", "0d", "empty", "strided", "readonly", "odd", "descr1", "descr2", "host")
+KINDS = ("1d", "2d", "0d", "empty", "strided", "readonly", "numpy flag", "odd", "descr1",
+         "descr2", "host")
 ITEMS = st.lists(st.tuples(st.sampled_from(KINDS), st.integers(1, 40),
                            st.sampled_from(["float32", "float64", "int16", "uint8", "<c8"])),
                  min_size=1, max_size=30)

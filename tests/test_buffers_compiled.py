@@ -246,3 +246,35 @@ def test_an_error_in_the_walk_is_raised_by_both_paths():
         with _taking(on):
             with pytest.raises(RuntimeError, match="asked for"):
                 reach._leaves([(FakeDeviceArray(4), Asking())], "v")
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["1d", "2d", "readonly", "odd", "host", "numpy flag"]),
+                min_size=1, max_size=8),
+       st.lists(st.tuples(st.integers(0, 50), st.integers(0, 50), st.booleans()),
+                min_size=1, max_size=20), st.booleans())
+def test_a_function_reaching_containers_of_arrays_traces_the_same(kinds, picks, in_dict):
+    """Whole traces of a function whose closure holds arrays in a list of pairs (or
+    a dict): the same graph whether new arrays are taken in by _buffers.c or not."""
+    import graphtrace as gt
+    from helpers import any_kernel
+    k = any_kernel("k")
+    arrays = [_array(kind, 16, "float32") for kind in kinds if kind != "host"] or \
+        [FakeDeviceArray(16)]
+    pairs = [(arrays[i % len(arrays)], arrays[(i + 1) % len(arrays)])
+             for i in range(len(arrays))]
+    held = {f"p{i}": list(p) for i, p in enumerate(pairs)} if in_dict else pairs
+
+    def body(s):
+        for i, j, view in picks:
+            a = arrays[i % len(arrays)]
+            b = arrays[j % len(arrays)]
+            if view and len(b.__cuda_array_interface__["shape"]) == 1:
+                b = b[0:8] if isinstance(b, FakeDeviceArray) else b
+            s.launch(k, 1, 32, a, b)
+    listings = []
+    for on in (True, False):
+        with _taking(on):
+            f = gt.graph(lambda s: (held, body(s))[1])
+            listings.append(str(f.trace()))
+    assert listings[0] == listings[1]

@@ -161,7 +161,8 @@ class Tracer(_Hot):
         self._slot_of: dict[int, int] = {}      # id(Buffer) -> slot
         self._views: dict = {}                  # device array key -> (Buffer, slot << 2, device bit)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
-        self._root_index = None                 # the roots sorted by address (_root)
+        self._root_index = None                 # the roots sorted by address (_index)
+        self._root_labels = (0, set())          # roots seen, their labels (_labels)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
 
     # --- buffers -----------------------------------------------------------
@@ -201,7 +202,7 @@ class Tracer(_Hot):
         """A graph-owned array named ``name`` (default ``tmp0``, ``tmp1``...): a
         root like an argument, at a virtual address until a graph places it, on
         GPU ``device`` (None: where the kernels using it run, ``placement.finish``)."""
-        taken = {r.label for r in self._roots}
+        taken = self._labels()
         if name is None:
             name = next(f"tmp{k}" for k in range(len(taken) + 1) if f"tmp{k}" not in taken)
         elif not isinstance(name, str) or not name:
@@ -276,8 +277,26 @@ class Tracer(_Hot):
             self._views[key] = entry
         return entry
 
+    def _labels(self) -> set:
+        """The names of the roots (arguments, names reached, temporaries), kept up
+        to date from the roots added since the last call."""
+        n, labels = self._root_labels
+        if n < len(self._roots):
+            labels.update(r.label for r in self._roots[n:])
+            self._root_labels = (len(self._roots), labels)
+        return labels
+
     def root_holding(self, address: int) -> Buffer | None:
-        return next((r for r in self._roots if r.lo <= address < r.hi), None)
+        """The first named array whose bytes' hull holds ``address``, or None."""
+        los, ks, tops = self._index()
+        first = None
+        j = bisect_right(los, address) - 1
+        while j >= 0 and tops[j] > address:   # no earlier root reaches the address
+            k = ks[j]
+            if self._roots[k].hi > address and (first is None or k < first):
+                first = k
+            j -= 1
+        return None if first is None else self._roots[first]
 
     def _register(self, obj, buf: Buffer) -> tuple | None:
         """Give ``buf`` a slot, and unless ``obj`` is None cache it as obj's Buffer:
@@ -301,6 +320,20 @@ class Tracer(_Hot):
         self._roots.append(buf)
         self._root_index = None
 
+    def _index(self) -> tuple:
+        """``(lo, root, highest end)`` lists of the non-empty roots sorted by address:
+        each root's start, its position in ``_roots``, and the highest end of it and
+        every root before it in this order (made again after a root is added)."""
+        index = self._root_index
+        if index is None:
+            order = sorted((r.lo, k) for k, r in enumerate(self._roots) if r.lo < r.hi)
+            tops, top = [], -1
+            for lo, k in order:
+                top = max(top, self._roots[k].hi)
+                tops.append(top)
+            index = self._root_index = ([lo for lo, _ in order], [k for _, k in order], tops)
+        return index
+
     def _root(self, buf: Buffer) -> Buffer | None:
         """The named array a view lies in: it moves with that one on rebinding.
 
@@ -308,15 +341,7 @@ class Tracer(_Hot):
         (huge strided views) an array is chosen only if it is the one candidate.
         Of several, the first named wins.
         """
-        index = self._root_index
-        if index is None:   # roots by address, and the highest end up to each
-            order = sorted((r.lo, k) for k, r in enumerate(self._roots) if r.lo < r.hi)
-            tops, top = [], -1
-            for lo, k in order:
-                top = max(top, self._roots[k].hi)
-                tops.append(top)
-            index = self._root_index = ([lo for lo, _ in order], [k for _, k in order], tops)
-        los, ks, tops = index
+        los, ks, tops = self._index()
         found = []
         j = bisect_right(los, buf.lo) - 1
         while j >= 0 and tops[j] >= buf.hi:   # no earlier root reaches past the view

@@ -342,11 +342,19 @@ class GraphFunction:
     def _fast_check(self, args, snap, entry, chosen):
         """What ``__call__`` compares a call with to launch at once: the last call's
         argument objects (and the items of flat list and tuple arguments), the
-        objects the names it reaches held, its backend. None where a call must take
-        the full check: methods, arrays reached by name, dicts or nested containers."""
+        objects the names it reaches held (helpers, numbers, and arrays where each
+        such name holds one array or None), its backend. None where a call must take
+        the full check: methods, names holding containers of arrays, dicts or nested
+        containers."""
         reach = self.reach
-        if self._lead or reach.has_arrays:
+        if self._lead:
             return None
+        getters = reach.getters
+        if reach.has_arrays:
+            arrays = reach.array_getters()
+            if arrays is None:
+                return None
+            getters += arrays
         flat = []
         for i, a in enumerate(args):
             if isinstance(a, dict):
@@ -356,10 +364,10 @@ class GraphFunction:
                     return None
                 flat.append((i, type(a), tuple(a)))
         try:
-            held = tuple(map(_call, reach.getters))
+            held = tuple(map(_call, getters))
         except ValueError:   # an empty closure cell
             return None
-        return (args, tuple(flat), reach.getters, held, self.backend, _BACKEND,
+        return (args, tuple(flat), getters, held, self.backend, _BACKEND,
                 "stream" not in self._own_keywords, entry, snap)
 
     def _reached_same(self, args, reached) -> bool:

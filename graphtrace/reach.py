@@ -194,6 +194,20 @@ class Reach:
                 out += _leaves(_lookup(fn, name), label)
         return out
 
+    def array_getters(self) -> tuple | None:
+        """Calls without arguments that look up, in C, each name that holds arrays,
+        where every such name holds one array or None now; None where one holds a
+        container (a list may change inside: the call path then walks it,
+        ``arrays``). The call path's shortcut compares what they give by identity."""
+        out = []
+        for fn, name, _, array in self.places:
+            if array:
+                v = _lookup(fn, name)
+                if v is not None and not is_array(v):
+                    return None
+                out.append(_getter(fn, name))
+        return tuple(out)
+
     def _current(self) -> None:
         """Find the places again if a helper name now means another function."""
         if not all(_lookup(fn, name) is v for fn, name, v in self.helpers):

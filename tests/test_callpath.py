@@ -541,3 +541,49 @@ def test_repeated_calls_see_every_change_since_the_last(steps):
         want = (v + _OFFSET) * (10 if _PUT is _put_tenfold else 1)
         assert [x.copy_to_host().tolist() for x in xs] == [[want] * 4] * 2, step
     _OFFSET, _PUT = 0, _put
+
+
+@cuda.jit
+def _from_base(x, base):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = base[i] + 1
+
+
+_BASE = cuda.to_device(np.zeros(4))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.sampled_from(["same", "rebound", "filled", "list", "item"]), min_size=1,
+                max_size=6))
+def test_repeated_calls_see_a_global_array_rebound(steps):
+    """A function reaching an array by a global name: a call repeating the last one
+    launches at once, and one after the name was given another array (or a list of
+    arrays, walked at every call, or another array in that list) is seen."""
+    global _BASE
+
+    @gt.graph(backend="sim")
+    def f(s, x):
+        for b in (_BASE if isinstance(_BASE, list) else [_BASE]):
+            _from_base[1, 4, s](x, b)
+
+    _BASE = cuda.to_device(np.zeros(4))
+    x, value = cuda.to_device(np.zeros(4)), 0.0
+    for step in ["same"] + steps:
+        if step == "rebound":
+            value += 1
+            _BASE = cuda.to_device(np.full(4, value))
+        elif step == "filled":   # the same array, new contents: read when the graph runs
+            value += 1
+            (_BASE[0] if isinstance(_BASE, list) else _BASE).copy_to_device(np.full(4, value))
+        elif step == "list":
+            value += 1
+            _BASE = [cuda.to_device(np.full(4, value))]
+        elif step == "item" and isinstance(_BASE, list):   # the same list, another array
+            value += 1
+            _BASE[0] = cuda.to_device(np.full(4, value))
+        f(x)
+        assert x.copy_to_host().tolist() == [value + 1] * 4, step
+        fast = f._fast is not None
+        assert fast == (not isinstance(_BASE, list)), step
+    _BASE = cuda.to_device(np.zeros(4))

@@ -405,6 +405,92 @@ leaves(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+/* One object of identities(): appended to out, or (out NULL) compared with
+ * held[*at]; 1 (taken or the same), 0 (another object), -1 with an error */
+static int
+ident(PyObject *x, PyObject *out, PyObject *held, Py_ssize_t *at)
+{
+    if (out != NULL)
+        return PyList_Append(out, x) < 0 ? -1 : 1;
+    if (*at >= PyList_GET_SIZE(held) || PyList_GET_ITEM(held, *at) != x)
+        return 0;
+    (*at)++;
+    return 1;
+}
+
+/* reach._identities of v at depth; marks: (list, tuple, dict, end). No code of
+ * the user's runs here (exact containers, pointers compared), so the borrowed
+ * items stay valid. 1, 0 (a subclass of a container, too deep, or another
+ * object), -1 with an error */
+static int
+ident_walk(PyObject *v, long depth, long most, PyObject *marks, PyObject *out, PyObject *held,
+           Py_ssize_t *at)
+{
+    int kind = PyList_CheckExact(v) ? 0 : PyTuple_CheckExact(v) ? 1 : PyDict_CheckExact(v) ? 2
+                                                                                          : -1;
+    if (kind < 0) {
+        int r = ident(v, out, held, at);
+        return r == 1 && (PyList_Check(v) || PyTuple_Check(v) || PyDict_Check(v)) ? 0 : r;
+    }
+    if (depth > most)
+        return 0;
+    int r = ident(PyTuple_GET_ITEM(marks, kind), out, held, at);
+    if (kind == 2) {
+        Py_ssize_t pos = 0;
+        PyObject *k, *x;
+        while (r == 1 && PyDict_Next(v, &pos, &k, &x)) {
+            r = ident(k, out, held, at);
+            if (r == 1)
+                r = ident_walk(x, depth + 1, most, marks, out, held, at);
+        }
+    }
+    else {
+        for (Py_ssize_t i = 0; r == 1 && i < Py_SIZE(v); i++)
+            r = ident_walk(kind == 0 ? PyList_GET_ITEM(v, i) : PyTuple_GET_ITEM(v, i),
+                           depth + 1, most, marks, out, held, at);
+    }
+    return r == 1 ? ident(PyTuple_GET_ITEM(marks, 3), out, held, at) : r;
+}
+
+static int
+ident_args(PyObject *const *a, Py_ssize_t nargs, const char *usage, long *depth, long *most)
+{
+    if (nargs != 5 || !PyList_CheckExact(a[1]) || !PyTuple_CheckExact(a[4]) ||
+            PyTuple_GET_SIZE(a[4]) != 4) {
+        PyErr_SetString(PyExc_TypeError, usage);
+        return -1;
+    }
+    *depth = PyLong_AsLong(a[2]);
+    *most = PyLong_AsLong(a[3]);
+    return (*depth == -1 || *most == -1) && PyErr_Occurred() ? -1 : 0;
+}
+
+/* identities(v, out, depth, most, marks): reach._identities; whether complete */
+static PyObject *
+identities(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    long depth, most;
+    if (ident_args(a, nargs, "identities(v, out: list, depth, most, marks: 4-tuple)",
+                   &depth, &most) < 0)
+        return NULL;
+    int r = ident_walk(a[0], depth, most, a[4], a[1], NULL, NULL);
+    return r < 0 ? NULL : PyBool_FromLong(r);
+}
+
+/* unchanged(v, held, depth, most, marks): whether identities(v) would be held's
+ * very objects */
+static PyObject *
+unchanged(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    long depth, most;
+    if (ident_args(a, nargs, "unchanged(v, held: list, depth, most, marks: 4-tuple)",
+                   &depth, &most) < 0)
+        return NULL;
+    Py_ssize_t at = 0;
+    int r = ident_walk(a[0], depth, most, a[4], NULL, a[1], &at);
+    return r < 0 ? NULL : PyBool_FromLong(r == 1 && at == PyList_GET_SIZE(a[1]));
+}
+
 /* configure(Buffer, dtypes, kinds): what roots() and regions() read */
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -443,6 +529,11 @@ static PyMethodDef methods[] = {
     {"leaves", (PyCFunction)(void (*)(void))leaves, METH_FASTCALL,
      "leaves(v, label, depth, out, item, most): reach._collect of an exact list, tuple or "
      "dict, item(x, label, depth, out) called for objects of no known kind."},
+    {"identities", (PyCFunction)(void (*)(void))identities, METH_FASTCALL,
+     "identities(v, out, depth, most, marks): reach._identities; whether complete."},
+    {"unchanged", (PyCFunction)(void (*)(void))unchanged, METH_FASTCALL,
+     "unchanged(v, held, depth, most, marks): whether identities(v) would be held's "
+     "very objects."},
     {"configure", configure, METH_VARARGS,
      "configure(Buffer, dtypes, kinds): the class whose slots are written, buffers.py's "
      "typestr -> dtype and type -> kind caches; whether the class has plain slots."},

@@ -28,7 +28,7 @@ from .errors import ArgumentError, TraceError
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import Reach, instance_arrays, named_values
+from .reach import Reach, instance_arrays, named_values, unchanged
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -300,6 +300,10 @@ class GraphFunction:
                 if type(a) is not kind or len(a) != len(items) or \
                         not all(map(is_, a, items)):
                     same = False
+            try:   # names holding containers of arrays: what their leaves depend on
+                same = same and all(unchanged(get(), held) for get, held in fast[9])
+            except ValueError:
+                same = False
             stream = kwargs.get("stream")
             if same and not isinstance(stream, Stream):
                 entry = fast[7]
@@ -342,19 +346,24 @@ class GraphFunction:
     def _fast_check(self, args, snap, entry, chosen):
         """What ``__call__`` compares a call with to launch at once: the last call's
         argument objects (and the items of flat list and tuple arguments), the
-        objects the names it reaches held (helpers, numbers, and arrays where each
-        such name holds one array or None), its backend. None where a call must take
-        the full check: methods, names holding containers of arrays, dicts or nested
-        containers."""
+        objects the names it reaches held (helpers, values, arrays, and for a name
+        holding a container of arrays what its leaves depend on: ``reach.watch``),
+        its backend. None where a call must take the full check: methods, dict or
+        nested container arguments, containers ``reach.identities`` cannot vouch
+        for."""
         reach = self.reach
         if self._lead:
             return None
-        getters = reach.getters
+        getters, deep = reach.getters, ()
         if reach.has_arrays:
-            arrays = reach.array_getters()
-            if arrays is None:
+            try:
+                watched = reach.watch()
+            except ValueError:   # an empty closure cell
                 return None
-            getters += arrays
+            if watched is None:
+                return None
+            getters += watched[0]
+            deep = watched[1]
         flat = []
         for i, a in enumerate(args):
             if isinstance(a, dict):
@@ -368,7 +377,7 @@ class GraphFunction:
         except ValueError:   # an empty closure cell
             return None
         return (args, tuple(flat), getters, held, self.backend, _BACKEND,
-                "stream" not in self._own_keywords, entry, snap)
+                "stream" not in self._own_keywords, entry, snap, deep)
 
     def _reached_same(self, args, reached) -> bool:
         """Whether the arrays and helpers reached by name (and a method's ``self``

@@ -19,6 +19,8 @@ import numpy as np
 
 from .arguments import Identity
 
+_NUMBERS = (int, float, complex, np.number, np.bool_)
+
 __all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route",
            "decision", "backend_chosen"]
 
@@ -174,7 +176,7 @@ def _tree(path: str, a, b, out: list) -> None:
 
 
 def _split(fixed) -> tuple:
-    """Arrays ``(name, type, signature, address)``, numbers ``(name, type, value)``
+    """Arrays ``(name, type, signature, address)``, values ``(name, type, value)``
     and helpers (functions, kernels) reached by name, as the key holds them."""
     arrays = {e[0]: e for e in fixed if type(e) is tuple and len(e) == 4}
     numbers = {e[0]: e for e in fixed if type(e) is tuple and len(e) == 3}
@@ -197,7 +199,9 @@ def _reached(old, new, out: list) -> None:
     for name in dict.fromkeys([*numbers_o, *numbers_n]):
         a, b = numbers_o.get(name), numbers_n.get(name)
         if a != b:
-            out.append(f"{name} (reached by name): {_value(a)} -> {_value(b)} (a number "
+            what = "number" if all(e is None or isinstance(e[2], _NUMBERS)
+                                   for e in (a, b)) else "value"
+            out.append(f"{name} (reached by name): {_value(a)} -> {_value(b)} (a {what} "
                        "reached by name is baked into the graph; pass it as an argument to "
                        "make it dynamic)")
     if len(helpers_o) != len(helpers_n) or any(x is not y for x, y in zip(helpers_o, helpers_n)):

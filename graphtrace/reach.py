@@ -8,14 +8,21 @@ still holds the same object. A name that holds None or an empty container
 is watched too: an array put there later changes the graph. Names are found
 once from the code objects; later calls only look them up again.
 
+Numbers, strings and tuples of them held by a name are read while tracing
+and baked in: they are watched by value (a new value traces anew). Numbers
+inside a list or dict a name holds are not: pass a value that changes as
+an argument, or hold it in a name of its own.
+
 An array a graph uses that is reached some other way (an object's attribute,
 a local of a helper, a function passed as a value) is refused by the tracer.
 """
 from __future__ import annotations
 
+import enum
 import operator
 import types
 from functools import partial
+from itertools import repeat
 
 import numpy as np
 
@@ -23,7 +30,7 @@ from . import deps as _deps
 from .buffers import _kinds, is_array
 from .tree import children
 
-__all__ = ["Reach", "instance_arrays", "named_values"]
+__all__ = ["Reach", "instance_arrays", "named_values", "identities", "unchanged"]
 
 _MAX_DEPTH = 8
 
@@ -114,6 +121,61 @@ def _item(x, label: str, depth: int, out: list) -> None:
         _collect(x, label, depth, out)
 
 
+# identities' marks: a list, a tuple, a dict opens; END closes
+_MARKS = (object(), object(), object(), object())
+_OPENS = {list: _MARKS[0], tuple: _MARKS[1], dict: _MARKS[2]}
+
+
+def identities(v, out: list, depth: int = 0) -> bool:
+    """Append to ``out`` every object ``v``'s leaves (``_leaves``) depend on, in
+    order: each exact list, tuple or dict as a mark of its type, its items (and
+    a dict's keys) and an end mark; any other object itself. Two values whose
+    identities are the same objects have the same leaves under the same labels
+    (a label is made of keys, compared by identity here). False (``out`` then
+    unfinished) where ``v`` holds a subclass of one of those containers or
+    nests deeper than the walk goes: the caller compares labels instead.
+    ``_buffers.c``'s ``identities`` where built."""
+    fast = _deps.TAKE[0]
+    if fast is not None:
+        return fast.identities(v, out, depth, _MAX_DEPTH, _MARKS)
+    return _identities(v, out, depth)
+
+
+def _identities(v, out: list, depth: int) -> bool:
+    mark = _OPENS.get(type(v))
+    if mark is None:
+        out.append(v)
+        return not isinstance(v, _CONTAINERS)
+    if depth > _MAX_DEPTH:
+        return False
+    out.append(mark)
+    for k, x in (v.items() if mark is _MARKS[2] else zip(_NO_KEYS, v)):
+        if k is not _NO_KEY:
+            out.append(k)
+        if isinstance(x, _CONTAINERS):
+            if not _identities(x, out, depth + 1):
+                return False
+        else:
+            out.append(x)
+    out.append(_MARKS[3])
+    return True
+
+
+_CONTAINERS = (list, tuple, dict)
+_NO_KEY = object()
+_NO_KEYS = repeat(_NO_KEY)   # a list or tuple item has no key
+
+
+def unchanged(v, held: list) -> bool:
+    """Whether ``identities(v)`` would give the very objects of ``held`` (compiled:
+    without making the list)."""
+    fast = _deps.TAKE[0]
+    if fast is not None:
+        return fast.unchanged(v, held, 0, _MAX_DEPTH, _MARKS)
+    now: list = []
+    return _identities(v, now, 0) and len(now) == len(held) and all(map(operator.is_, now, held))
+
+
 def _may_hold_arrays(v, depth: int = 0) -> bool:
     """None, or containers of nothing else: a place where an array may be put
     later (``BIAS = None``, ``EXTRAS = []``)."""
@@ -148,7 +210,8 @@ class Reach:
 
     def _find(self) -> None:
         self.places: list[tuple] = []     # (function, name, label, kind): kind True for
-        # arrays, False for helpers and kernels (by identity), None for numbers (by value)
+        # arrays, False for helpers and kernels (by identity), None for numbers, strings
+        # and tuples of them (by value, _is_value)
         self._walk(self.root, set(), 0, {})
         self.helpers = tuple((fn, name, _lookup(fn, name))
                              for fn, name, _, array in self.places if array is False)
@@ -174,7 +237,7 @@ class Reach:
                     f"{fn.__name__}.{name}"
                 self.places.append((fn, name, label, True))
                 continue
-            if _is_number(v):   # baked into the graph where it is used: watched by value
+            if _is_value(v):   # baked into the graph where it is used: watched by value
                 self.places.append((fn, name, None, None))
                 continue
             if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches
@@ -194,19 +257,24 @@ class Reach:
                 out += _leaves(_lookup(fn, name), label)
         return out
 
-    def array_getters(self) -> tuple | None:
-        """Calls without arguments that look up, in C, each name that holds arrays,
-        where every such name holds one array or None now; None where one holds a
-        container (a list may change inside: the call path then walks it,
-        ``arrays``). The call path's shortcut compares what they give by identity."""
-        out = []
+    def watch(self) -> tuple | None:
+        """What the call path's shortcut compares, for the names that hold arrays:
+        ``(getters, deep)``. ``getters`` look up, in C, each name holding one array
+        or None now (compared by identity); ``deep`` is ``(getter, identities)``
+        for each name holding a list, tuple or dict (compared by ``unchanged``).
+        None where one holds a container ``identities`` cannot vouch for."""
+        getters, deep = [], []
         for fn, name, _, array in self.places:
             if array:
-                v = _lookup(fn, name)
-                if v is not None and not is_array(v):
+                v, get = _lookup(fn, name), _getter(fn, name)
+                if v is None or is_array(v):
+                    getters.append(get)
+                    continue
+                held: list = []
+                if not identities(v, held):
                     return None
-                out.append(_getter(fn, name))
-        return tuple(out)
+                deep.append((get, held))
+        return tuple(getters), tuple(deep)
 
     def _current(self) -> None:
         """Find the places again if a helper name now means another function."""
@@ -227,11 +295,53 @@ class Reach:
             self._find()   # a helper name means another function now: its places
             return self.functions()
         numbers = now[k:]
-        return now[:k] + tuple(zip(self._number_names, map(type, numbers), numbers))
+        return now[:k] + tuple((name, type(v), _Held(v) if type(v) in _GROUPS else v)
+                               for name, v in zip(self._number_names, numbers))
 
 
 def _is_number(v) -> bool:
     return isinstance(v, (int, float, complex, np.number, np.bool_))
+
+
+def _is_value(v, depth: int = 0) -> bool:
+    """A value a trace may read and bake in, watched by value: a number, a
+    string, bytes, an enum member, or a tuple or frozenset of values."""
+    if _is_number(v) or isinstance(v, (str, bytes, enum.Enum)):
+        return True
+    return type(v) in _GROUPS and depth <= _MAX_DEPTH and \
+        all(_is_value(x, depth + 1) for x in v)
+
+
+_GROUPS = (tuple, frozenset)
+
+
+def _typed(v):
+    """``v`` with the type of every value in it."""
+    if type(v) is tuple:
+        return (tuple, tuple(map(_typed, v)))
+    if type(v) is frozenset:
+        return (frozenset, frozenset(map(_typed, v)))
+    return (type(v), v)
+
+
+class _Held:
+    """A tuple or frozenset held by a name, as the cache key holds it: equal to
+    another where every value in it has the same type too (1, 1.0 and True are
+    equal but pack differently, so each is a graph of its own)."""
+
+    __slots__ = ("value", "_typed")
+
+    def __init__(self, value):
+        self.value, self._typed = value, _typed(value)
+
+    def __eq__(self, other):
+        return type(other) is _Held and other._typed == self._typed
+
+    def __hash__(self):
+        return hash(self._typed)
+
+    def __repr__(self):
+        return repr(self.value)
 
 
 def named_values(root) -> list[tuple[str, object]]:

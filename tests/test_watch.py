@@ -1,0 +1,320 @@
+"""The call path's watch over names that hold containers of arrays, and values
+(numbers, strings, tuples of them) reached by name.
+
+``reach.identities`` lists what the arrays found in a container
+(``reach._leaves``) depend on; ``reach.unchanged`` compares a container with
+such a list. The repeated-call shortcut relies on one thing: where ``unchanged``
+says so, the leaves are the same arrays under the same labels. The compiled
+walk (``_buffers.c``) and the Python one must agree.
+"""
+import contextlib
+import enum
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from numba import cuda
+
+import graphtrace as gt
+from graphtrace import deps, reach
+from helpers import FakeDeviceArray
+
+
+@contextlib.contextmanager
+def _walking(on):
+    """The compiled walk (on) or the Python one."""
+    was = deps.use_compiled_buffers(on)
+    try:
+        yield
+    finally:
+        deps.use_compiled_buffers(was)
+
+
+WALKS = [False] + ([True] if deps._BUFFERS is not None else [])
+
+
+class Named(tuple):
+    """A tuple subclass: the Python path walks it, the watch does not vouch for it."""
+
+
+ARRAYS = [FakeDeviceArray(4) for _ in range(4)]
+KEYS = ["a", "b", 7, (1, 2)]
+VALUES = st.recursive(
+    st.sampled_from(ARRAYS + [None, 3, "text", 2.5]),
+    lambda inner: st.lists(inner, max_size=4) | st.lists(inner, max_size=3).map(tuple) |
+    st.lists(inner, max_size=2).map(Named) |
+    st.dictionaries(st.sampled_from(KEYS), inner, max_size=3),
+    max_leaves=20)
+
+
+def _rebuilt(v):
+    """The same leaves in new containers (a subclass kept as it is)."""
+    if type(v) is dict:
+        return {k: _rebuilt(x) for k, x in v.items()}
+    if type(v) in (list, tuple):
+        return type(v)(_rebuilt(x) for x in v)
+    return v
+
+
+def _containers(v, out):
+    if type(v) in (list, dict):
+        out.append(v)
+    for x in (v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else ()):
+        _containers(x, out)
+    return out
+
+
+def _mutate(v, how, pick, other):
+    """Change one list or dict inside ``v`` in place; False where there is none."""
+    places = [c for c in _containers(v, []) if c]
+    if not places:
+        return False
+    c = places[pick % len(places)]
+    keys = list(c) if isinstance(c, dict) else list(range(len(c)))
+    k = keys[pick % len(keys)]
+    if how == "item":
+        c[k] = other
+    elif how == "drop":
+        del c[k]
+    elif how == "key" and isinstance(c, dict):
+        c["renamed" if k != "renamed" else "again"] = c.pop(k)
+    elif how == "swap" and len(keys) > 1:
+        j = keys[(pick + 1) % len(keys)]
+        c[k], c[j] = c[j], c[k]
+    elif how == "nest":
+        c[k] = [c[k]]
+    else:
+        c[k] = other
+    return True
+
+
+def _leaves(v):
+    return [(label, id(a)) for label, a in reach._leaves(v, "v")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(VALUES, st.integers(0, 10))
+def test_both_walks_list_the_same_identities(v, depth):
+    got = []
+    for on in WALKS:
+        with _walking(on):
+            out = []
+            got.append((reach.identities(v, out, depth), [id(x) for x in out]))
+    assert all(g == got[0] for g in got)
+
+
+@settings(max_examples=400, deadline=None)
+@given(VALUES, st.sampled_from(["item", "drop", "key", "swap", "nest", "none"]),
+       st.integers(0, 50), st.sampled_from(ARRAYS + [None, 4, "other"]))
+def test_unchanged_means_the_same_leaves(v, how, pick, other):
+    """Held before a change, compared after it: both walks answer alike, and an
+    answer of unchanged means the same arrays under the same labels."""
+    held, before = [], _leaves(v)
+    complete = reach.identities(v, held)
+    if not complete:   # never compared: the call path takes the full check
+        return
+    if how != "none":
+        _mutate(v, how, pick, other)
+    answers = set()
+    for on in WALKS:
+        with _walking(on):
+            answers.add(reach.unchanged(v, held))
+    assert len(answers) == 1
+    if answers.pop():
+        assert _leaves(v) == before
+
+
+@settings(max_examples=200, deadline=None)
+@given(VALUES)
+def test_new_containers_of_the_same_objects_are_unchanged(v):
+    """The watch is not vacuous: a copy holding the same objects passes it, in
+    both walks, wherever it can vouch for the value at all."""
+    held = []
+    if not reach.identities(v, held):
+        assert any(type(c) is Named for c in _all(v)) or _depth(v) > reach._MAX_DEPTH
+        return
+    for on in WALKS:
+        with _walking(on):
+            assert reach.unchanged(_rebuilt(v), held)
+            assert reach.unchanged(v, held)
+
+
+def _all(v):
+    yield v
+    for x in (v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else ()):
+        yield from _all(x)
+
+
+def _depth(v):
+    if isinstance(v, (list, tuple, dict)):
+        return 1 + max((_depth(x) for x in (v.values() if isinstance(v, dict) else v)),
+                       default=0)
+    return 0
+
+
+def test_too_deep_and_misused():
+    v = [ARRAYS[0]]
+    for _ in range(reach._MAX_DEPTH + 1):
+        v = [v]
+    for on in WALKS:
+        with _walking(on):
+            assert not reach.identities(v, [])
+            assert not reach.unchanged(v, [])
+    if deps._BUFFERS is not None:
+        with pytest.raises(TypeError):
+            deps._BUFFERS.identities([], (), 0, 8, reach._MARKS)
+        with pytest.raises(TypeError):
+            deps._BUFFERS.unchanged([], [], 0, 8, reach._MARKS[:3])
+
+
+# --- on the call path (the simulator) ---------------------------------------
+
+@cuda.jit
+def add_into(src, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] += src[i]
+
+
+def dev(v):
+    return cuda.to_device(np.full(2, v, np.float32))
+
+
+PARAMS = {}
+
+
+@gt.graph(backend="sim")
+def add_params(s, out):
+    for group in PARAMS.values():
+        for w in group:
+            add_into[1, 2, s](w, out)
+
+
+def _want():
+    return sum(float(w.copy_to_host()[0]) for g in PARAMS.values() for w in g)
+
+
+@pytest.mark.parametrize("on", WALKS)
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.sampled_from(["same", "item", "key", "group", "tuple", "named", "fill"]),
+                min_size=1, max_size=8))
+def test_a_dict_of_arrays_reached_by_name_is_watched(on, steps):
+    """A global dict of lists of arrays, changed in place between calls in every
+    way: each call's result is right, and every call the watch can vouch for
+    leaves the shortcut set."""
+    with _walking(on):
+        PARAMS.clear()
+        PARAMS.update(a=[dev(1), dev(2)], b=[dev(4)])
+        value = 7
+        for step in ["same"] + steps:
+            if step == "item":   # an array of a list replaced in place
+                group = next((g for g in PARAMS.values() if type(g) is list), None)
+                if group is None:
+                    PARAMS["c"] = group = [dev(0)]
+                group[0] = dev(value)
+            elif step == "key":
+                PARAMS[f"k{value}"] = PARAMS.pop(next(iter(PARAMS)))
+            elif step == "group":
+                PARAMS[f"g{value}"] = [dev(value)]
+            elif step == "tuple":
+                PARAMS["a"] = tuple(PARAMS.get("a", [dev(value)]))
+            elif step == "named":
+                PARAMS["a"] = Named(PARAMS.get("a", [dev(value)]))
+            elif step == "fill":   # the same arrays, new contents: read when it runs
+                next(iter(PARAMS.values()))[0].copy_to_device(np.full(2, value, np.float32))
+            value += 1
+            out = dev(0)
+            add_params(out)
+            assert out.copy_to_host().tolist() == [_want()] * 2, step
+            named = any(type(g) is Named for g in PARAMS.values())
+            assert (add_params._fast is not None) == (not named), step
+            if not named:
+                misses = add_params.cache_info().misses
+                add_params(out)   # the shortcut: nothing traced, the graph ran again
+                assert out.copy_to_host().tolist() == [2 * _want()] * 2, step
+                assert add_params.cache_info().misses == misses
+    PARAMS.clear()
+
+
+@cuda.jit
+def put(out, v):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = v
+
+
+class Mode(enum.Enum):
+    LOW = 1
+    HIGH = 2
+
+
+MODE, SCALES, SIZES, CHOICE = "double", (2.0, 3.0), frozenset({1}), Mode.LOW
+
+
+@gt.graph(backend="sim")
+def from_values(s, out):
+    v = SCALES[0] * (2 if MODE == "double" else 1) + len(SIZES) * 100
+    put[1, 2, s](out, v + (1000 if CHOICE is Mode.HIGH else 0))
+
+
+def _expected():
+    return SCALES[0] * (2 if MODE == "double" else 1) + len(SIZES) * 100 + \
+        (1000 if CHOICE is Mode.HIGH else 0)
+
+
+@pytest.mark.parametrize("change", ["MODE", "SCALES", "SIZES", "CHOICE"])
+def test_a_string_tuple_set_or_enum_held_by_a_name_is_watched(change):
+    """Read while tracing and baked in: a new value held by the name traces anew
+    (or finds the graph of that value), through the shortcut too."""
+    global MODE, SCALES, SIZES, CHOICE
+    keep = MODE, SCALES, SIZES, CHOICE
+    try:
+        out = dev(0)
+        for _ in range(2):
+            from_values(out)
+            assert out.copy_to_host().tolist() == [_expected()] * 2
+            if change == "MODE":
+                MODE = "single"
+            elif change == "SCALES":
+                SCALES = (5.0, 3.0)
+            elif change == "SIZES":
+                SIZES = frozenset({1, 2})
+            else:
+                CHOICE = Mode.HIGH
+            from_values(out)
+            assert out.copy_to_host().tolist() == [_expected()] * 2, change
+            MODE, SCALES, SIZES, CHOICE = keep
+    finally:
+        MODE, SCALES, SIZES, CHOICE = keep
+
+
+def test_equal_tuples_of_other_types_are_other_graphs():
+    """(1,) and (1.0,) are equal but a kernel packs 1 and 1.0 differently."""
+    global SCALES
+    keep = SCALES
+    try:
+        out = dev(0)
+        for v in ((2, 3.0), (2.0, 3.0), (True, 3.0)):
+            SCALES = v
+            from_values(out)
+            assert out.copy_to_host().tolist() == [_expected()] * 2
+        assert from_values.cache_info().currsize >= 3
+    finally:
+        SCALES = keep
+
+
+def test_a_changed_string_is_named_when_it_traces_anew(caplog):
+    import logging
+    global MODE
+    keep = MODE
+    try:
+        from_values.clear_cache()
+        out = dev(0)
+        from_values(out)
+        MODE = "quadruple"
+        with caplog.at_level(logging.INFO, logger="graphtrace"):
+            from_values(out)
+        assert "MODE (reached by name): 'double' -> 'quadruple' (a value reached by name" \
+            in caplog.text
+    finally:
+        MODE = keep

@@ -158,36 +158,33 @@ plain_buffer(PyObject *obj, PyObject *cai, PyObject *device)
     return b;
 }
 
-/* Give buf (of obj, labelled label) the next slot and name it a root; 0, -1 with an error */
+/* Give buf (of obj, labelled label) the next slot and name it a root; 0, -1 with an
+ * error (the slot map, Tracer._slot_of, is made when asked for) */
 static int
 take_root(PyObject *obj, PyObject *id, PyObject *buf, PyObject *label, PyObject *bit,
-          PyObject *slots, PyObject *slot_of, PyObject *bufs, PyObject *roots)
+          PyObject *slots, PyObject *bufs, PyObject *roots)
 {
     put(buf, F_LABEL, Py_NewRef(label));
-    Py_ssize_t slot = PyList_GET_SIZE(slots);
-    PyObject *at = PyLong_FromSsize_t(slot), *code = PyLong_FromSsize_t(slot << 2);
-    PyObject *bid = PyLong_FromVoidPtr(buf);
-    PyObject *entry = at && code && bid ? PyTuple_Pack(4, obj, buf, code, bit) : NULL;
-    int r = entry == NULL || PyList_Append(slots, buf) < 0 || PyDict_SetItem(slot_of, bid, at) < 0
-            || PyDict_SetItem(bufs, id, entry) < 0 || PyList_Append(roots, buf) < 0 ? -1 : 0;
-    Py_XDECREF(at);
+    PyObject *code = PyLong_FromSsize_t(PyList_GET_SIZE(slots) << 2);
+    PyObject *entry = code ? PyTuple_Pack(4, obj, buf, code, bit) : NULL;
+    int r = entry == NULL || PyList_Append(slots, buf) < 0 ||
+            PyDict_SetItem(bufs, id, entry) < 0 || PyList_Append(roots, buf) < 0 ? -1 : 0;
     Py_XDECREF(code);
-    Py_XDECREF(bid);
     Py_XDECREF(entry);
     return r;
 }
 
-/* roots(items, start, device, bit, slots, slot_of, bufs, roots): Tracer.add_arguments
+/* roots(items, start, device, bit, slots, bufs, roots): Tracer.add_arguments
  * from items[start] on ((label, array) pairs; an array already there keeps its
  * first name); the index of the first item not taken (len(items): every one) */
 static PyObject *
 roots(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
 {
-    if (nargs != 8 || !PyList_CheckExact(a[0]) || !PyList_CheckExact(a[4]) ||
-            !PyDict_CheckExact(a[5]) || !PyDict_CheckExact(a[6]) || !PyList_CheckExact(a[7])) {
+    if (nargs != 7 || !PyList_CheckExact(a[0]) || !PyList_CheckExact(a[4]) ||
+            !PyDict_CheckExact(a[5]) || !PyList_CheckExact(a[6])) {
         PyErr_SetString(PyExc_TypeError,
-                        "roots(items: list, start, device, bit, slots: list, slot_of: dict, "
-                        "bufs: dict, roots: list)");
+                        "roots(items: list, start, device, bit, slots: list, bufs: dict, "
+                        "roots: list)");
         return NULL;
     }
     PyObject *items = a[0], *device = a[2], *bit = a[3];
@@ -205,7 +202,7 @@ roots(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
         }
         PyObject *label = PyTuple_GET_ITEM(item, 0), *obj = PyTuple_GET_ITEM(item, 1);
         PyObject *id = PyLong_FromVoidPtr(obj);
-        int seen = id == NULL ? -1 : PyDict_Contains(a[6], id);
+        int seen = id == NULL ? -1 : PyDict_Contains(a[5], id);
         if (seen != 0) {
             Py_XDECREF(id);
             Py_DECREF(item);
@@ -216,7 +213,7 @@ roots(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
         PyObject *cai = interface(obj);
         PyObject *buf = cai == NULL ? NULL : plain_buffer(obj, cai, device);
         Py_XDECREF(cai);
-        int r = buf == NULL ? 1 : take_root(obj, id, buf, label, bit, a[4], a[5], a[6], a[7]);
+        int r = buf == NULL ? 1 : take_root(obj, id, buf, label, bit, a[4], a[5], a[6]);
         Py_XDECREF(buf);
         Py_DECREF(id);
         Py_DECREF(item);
@@ -228,6 +225,18 @@ roots(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
             return NULL;
     }
     return PyLong_FromSsize_t(i);
+}
+
+/* Whether v (an exact int) fits in 64 bits unsigned, then in *out; no error left */
+static int
+as_u64(PyObject *v, unsigned long long *out)
+{
+    *out = PyLong_AsUnsignedLongLong(v);
+    if (*out == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
 }
 
 /* Take in a Buffer of one run whose region is (lo, hi); 0, -1 with an error */
@@ -286,8 +295,22 @@ regions(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
         if (lo == NULL || hi == NULL || run == NULL || step == NULL || !PyLong_CheckExact(lo) ||
                 !PyLong_CheckExact(hi) || !PyLong_CheckExact(run) || !PyLong_CheckExact(step))
             break;
-        int empty = PyObject_RichCompareBool(lo, hi, Py_EQ);
-        if (empty < 0)
+        unsigned long long l, h, n, st;
+        int empty, one;
+        if (as_u64(lo, &l) && as_u64(hi, &h) && as_u64(run, &n) && as_u64(step, &st)) {
+            empty = l == h;   /* the common case, in C integers */
+            one = st == 0 && h >= l && h - l == n;
+        }
+        else {
+            empty = PyObject_RichCompareBool(lo, hi, Py_EQ);
+            one = empty < 0 ? -1 : PyObject_RichCompareBool(step, ZERO, Py_EQ);
+            if (one > 0) {
+                PyObject *size = PyNumber_Subtract(hi, lo);
+                one = size == NULL ? -1 : PyObject_RichCompareBool(size, run, Py_EQ);
+                Py_XDECREF(size);
+            }
+        }
+        if (empty < 0 || one < 0)
             return NULL;
         if (empty) {
             PyObject *none = PyLong_FromLong(-1);
@@ -297,14 +320,6 @@ regions(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
                 return NULL;
             continue;
         }
-        int one = PyObject_RichCompareBool(step, ZERO, Py_EQ);
-        if (one > 0) {
-            PyObject *size = PyNumber_Subtract(hi, lo);
-            one = size == NULL ? -1 : PyObject_RichCompareBool(size, run, Py_EQ);
-            Py_XDECREF(size);
-        }
-        if (one < 0)
-            return NULL;
         if (!one)
             break;   /* several runs: the Python path keys it by its layout */
         if (take_run(b, lo, hi, a, &beyond) < 0)
@@ -324,6 +339,26 @@ array_kind(PyObject *kind)
         if (PyUnicode_CompareWithASCIIString(kind, ARRAYS[i]) == 0)
             return 1;
     return 0;
+}
+
+/* label + "[i]" (as "%U[%R]" makes it), written directly for a one-byte label */
+static PyObject *
+index_label(PyObject *label, Py_ssize_t i)
+{
+    char digits[24];
+    int nd = snprintf(digits, sizeof digits, "%zd", i);
+    if (PyUnicode_KIND(label) != PyUnicode_1BYTE_KIND || nd <= 0 || nd >= (int)sizeof digits)
+        return PyUnicode_FromFormat("%U[%zd]", label, i);
+    Py_ssize_t n = PyUnicode_GET_LENGTH(label);
+    PyObject *out = PyUnicode_New(n + nd + 2, PyUnicode_MAX_CHAR_VALUE(label));
+    if (out == NULL)
+        return NULL;
+    Py_UCS1 *to = PyUnicode_1BYTE_DATA(out);
+    memcpy(to, PyUnicode_1BYTE_DATA(label), (size_t)n);
+    to[n] = '[';
+    memcpy(to + n + 1, digits, (size_t)nd);
+    to[n + nd + 1] = ']';
+    return out;
 }
 
 /* reach._collect of an exact list, tuple or dict ``v``; 0, -1 with an error */
@@ -347,10 +382,10 @@ walk(PyObject *v, PyObject *label, long depth, PyObject *out, PyObject *item, lo
             x = PyTuple_GET_ITEM(pair, 1);
         }
         else {
-            k = PyLong_FromSsize_t(i);
+            k = NULL;
             x = PyTuple_GET_ITEM(items, i);
         }
-        PyObject *sub = k == NULL ? NULL : PyUnicode_FromFormat("%U[%R]", label, k);
+        PyObject *sub = dict ? PyUnicode_FromFormat("%U[%R]", label, k) : index_label(label, i);
         Py_XDECREF(k);
         if (sub == NULL) {
             r = -1;
@@ -520,7 +555,7 @@ configure(PyObject *module, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"roots", (PyCFunction)(void (*)(void))roots, METH_FASTCALL,
-     "roots(items, start, device, bit, slots, slot_of, bufs, roots): Tracer.add_arguments "
+     "roots(items, start, device, bit, slots, bufs, roots): Tracer.add_arguments "
      "from items[start] on; the index of the first item left to the Python path."},
     {"regions", (PyCFunction)(void (*)(void))regions, METH_FASTCALL,
      "regions(slots, start, keys, lo, hi, bufs, of_slot, new_lo, new_hi, new_one): "

@@ -158,7 +158,8 @@ class Tracer(_Hot):
         self._misses: dict[int, int] = {}       # id(owner) -> launches with new arrays
         self.memo_off: set[int] = set()         # id(owner) of kernels no longer remembered
         self._filled: set[int] = set()          # id(owner) of kernels that filled the memo
-        self._slot_of: dict[int, int] = {}      # id(Buffer) -> slot
+        self._slot_of: dict[int, int] = {}      # id(Buffer) -> slot, for the slots
+        self._mapped = 0                        # below _mapped (made when asked: _slot)
         self._views: dict = {}                  # device array key -> (Buffer, slot << 2, device bit)
         self._roots: list[Buffer] = []          # labelled buffers: arguments, globals
         self._root_index = None                 # the roots sorted by address (_index)
@@ -190,8 +191,8 @@ class Tracer(_Hot):
             _driver.device_count() > 1 else 0
         while i < n:
             if device is not None:
-                i = fast.roots(items, i, device, 2 << device, self._slots, self._slot_of,
-                               self._bufs, self._roots)
+                i = fast.roots(items, i, device, 2 << device, self._slots, self._bufs,
+                               self._roots)
                 self._root_index = None
                 if i == n:
                     break
@@ -303,14 +304,17 @@ class Tracer(_Hot):
         the entry ``(obj, buf, slot << 2, placement.device_bit(buf))``."""
         slot = len(self._slots)
         self._slots.append(buf)
-        self._slot_of[id(buf)] = slot
         if obj is None:
             return None
         entry = self._bufs[id(obj)] = (obj, buf, slot << 2, _placement.device_bit(buf))
         return entry
 
     def _slot(self, buf: Buffer) -> int:
-        slot = self._slot_of.get(id(buf))
+        slots, slot_of = self._slots, self._slot_of
+        if self._mapped < len(slots):   # the slots added since the last call
+            slot_of.update((id(b), k) for k, b in enumerate(slots[self._mapped:], self._mapped))
+            self._mapped = len(slots)
+        slot = slot_of.get(id(buf))
         if slot is None or self._slots[slot] is not buf:
             self._register(None, buf)
             slot = len(self._slots) - 1

@@ -37,6 +37,7 @@ static PyObject *DTYPES, *KINDS;
 
 static PyObject *ZERO, *TOP, *LAST;   /* 0, 2**64, 2**64 - 1 */
 static PyObject *ONE_STRIDE;           /* item size -> (item size,) */
+static PyObject *ARRAY_KINDS[5];     /* "cai", "cupy", "sim", "own", "host", interned */
 static PyObject *s_iface, *s_array_iface, *s__ary, *s_descr, *s_data, *s_shape, *s_strides,
     *s_typestr, *s_itemsize;
 
@@ -57,7 +58,8 @@ interface(PyObject *obj)
     PyObject *kind = PyDict_GetItemWithError(KINDS, (PyObject *)Py_TYPE(obj));
     if (kind == NULL || !PyUnicode_Check(kind))
         return NULL;
-    if (PyUnicode_CompareWithASCIIString(kind, "cai") == 0 ||
+    if (kind == ARRAY_KINDS[0] || kind == ARRAY_KINDS[1] ||   /* interned: at once */
+            PyUnicode_CompareWithASCIIString(kind, "cai") == 0 ||
             PyUnicode_CompareWithASCIIString(kind, "cupy") == 0 ||
             PyUnicode_CompareWithASCIIString(kind, "other") == 0)   /* as_buffer asks it */
         return PyObject_GetAttr(obj, s_iface);
@@ -239,102 +241,133 @@ as_u64(PyObject *v, unsigned long long *out)
     return 1;
 }
 
-/* Take in a Buffer of one run whose region is (lo, hi); 0, -1 with an error */
+/* The numpy columns regions() writes: Regions._cols, with room made by the caller */
+typedef struct {
+    Py_buffer of_slot, lo, hi, one;
+} Columns;
+
+/* Take in a Buffer (slot i) of one run whose region is [l, h); 0, -1 with an error */
 static int
-take_run(PyObject *b, PyObject *lo, PyObject *hi, PyObject *const *a, int *beyond)
+take_run(PyObject *b, PyObject *lo, PyObject *hi, unsigned long long l, unsigned long long h,
+         Py_ssize_t i, PyObject *const *a, Columns *c)
 {
-    PyObject *keys = a[2], *los = a[3], *his = a[4], *bufs = a[5], *of_slot = a[6];
+    PyObject *keys = a[2], *los = a[3], *his = a[4], *bufs = a[5];
     PyObject *key = PyTuple_Pack(2, lo, hi);
     if (key == NULL)
         return -1;
     PyObject *r = PyDict_GetItemWithError(keys, key);   /* borrowed */
-    if (r != NULL) {
+    if (r != NULL || PyErr_Occurred()) {
         Py_DECREF(key);
-        return PyList_Append(of_slot, r);
+        Py_ssize_t at = r == NULL ? -1 : PyLong_AsSsize_t(r);
+        if (at < 0)
+            return -1;
+        ((long long *)c->of_slot.buf)[i] = at;
+        return 0;
     }
-    int past = PyErr_Occurred() ? -1 : PyObject_RichCompareBool(hi, TOP, Py_GE);
-    PyObject *region = past < 0 ? NULL : PyLong_FromSsize_t(PyList_GET_SIZE(los));
+    Py_ssize_t at = PyList_GET_SIZE(los);
+    PyObject *region = PyLong_FromSsize_t(at);
     int fail = region == NULL || PyDict_SetItem(keys, key, region) < 0 ||
                PyList_Append(los, lo) < 0 || PyList_Append(his, hi) < 0 ||
-               PyList_Append(bufs, b) < 0 || PyList_Append(a[7], lo) < 0 ||
-               PyList_Append(a[8], past ? LAST : hi) < 0 || PyList_Append(a[9], Py_True) < 0 ||
-               PyList_Append(of_slot, region) < 0;
-    *beyond |= past > 0;
+               PyList_Append(bufs, b) < 0;
     Py_DECREF(key);
     Py_XDECREF(region);
-    return fail ? -1 : 0;
+    if (fail)
+        return -1;
+    ((long long *)c->of_slot.buf)[i] = at;
+    ((unsigned long long *)c->lo.buf)[at] = l;
+    ((unsigned long long *)c->hi.buf)[at] = h;
+    ((unsigned char *)c->one.buf)[at] = 1;
+    return 0;
 }
 
-/* regions(slots, start, keys, lo, hi, bufs, of_slot, new_lo, new_hi, new_one):
+/* Each column, writable, of its item size and with room for ``need`` items; 0, -1 */
+static int
+columns(PyObject *const *a, Py_ssize_t slots, Py_ssize_t regions, Columns *c)
+{
+    Py_buffer *views[4] = {&c->of_slot, &c->lo, &c->hi, &c->one};
+    const Py_ssize_t size[4] = {8, 8, 8, 1}, need[4] = {slots, regions, regions, regions};
+    for (int k = 0; k < 4; k++) {
+        if (PyObject_GetBuffer(a[6 + k], views[k], PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+            while (--k >= 0)
+                PyBuffer_Release(views[k]);
+            return -1;
+        }
+        if (views[k]->itemsize != size[k] || views[k]->len / size[k] < need[k]) {
+            for (; k >= 0; k--)
+                PyBuffer_Release(views[k]);
+            PyErr_SetString(PyExc_ValueError, "regions(): a column is too short or of "
+                            "another item size");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* regions(slots, start, keys, lo, hi, bufs, of_slot, col_lo, col_hi, col_one):
  * Regions.update's loop from slots[start] on, for empty views and views of one
- * run; (index of the first slot not taken, whether a hull ends at 2**64 or past) */
+ * run whose hull ends below 2**64, writing the numpy columns (room made for
+ * every slot and as many new regions); the index of the first slot not taken */
 static PyObject *
 regions(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
 {
-    if (nargs != 10 || !PyList_CheckExact(a[0]) || !PyDict_CheckExact(a[2])) {
-        PyErr_SetString(PyExc_TypeError, "regions(slots: list, start, keys: dict, lo, hi, bufs, "
-                        "of_slot, new_lo, new_hi, new_one)");
+    if (nargs != 10 || !PyList_CheckExact(a[0]) || !PyDict_CheckExact(a[2]) ||
+            !PyList_CheckExact(a[3]) || !PyList_CheckExact(a[4]) || !PyList_CheckExact(a[5])) {
+        PyErr_SetString(PyExc_TypeError, "regions(slots: list, start, keys: dict, lo: list, "
+                        "hi: list, bufs: list, of_slot, col_lo, col_hi, col_one)");
         return NULL;
-    }
-    for (int k = 3; k < 10; k++) {
-        if (!PyList_CheckExact(a[k])) {
-            PyErr_SetString(PyExc_TypeError, "regions(): the columns must be lists");
-            return NULL;
-        }
     }
     Py_ssize_t i = PyLong_AsSsize_t(a[1]);
     if (i == -1 && PyErr_Occurred())
         return NULL;
-    int beyond = 0;
-    for (; BUFFER != NULL && i >= 0 && i < PyList_GET_SIZE(a[0]); i++) {
+    Py_ssize_t n = PyList_GET_SIZE(a[0]);
+    Columns c;
+    if (i < 0 || i > n || columns(a, n, PyList_GET_SIZE(a[3]) + n - i, &c) < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "regions(): start out of range");
+        return NULL;
+    }
+    int fail = 0;
+    for (; BUFFER != NULL && i < PyList_GET_SIZE(a[0]); i++) {
         PyObject *b = PyList_GET_ITEM(a[0], i);
-        if (Py_TYPE(b) != BUFFER)
+        if (Py_TYPE(b) != BUFFER || i >= n)
             break;
         PyObject *lo = FIELD_AT(b, F_LO), *hi = FIELD_AT(b, F_HI);
         PyObject *run = FIELD_AT(b, F_RUN), *step = FIELD_AT(b, F_STEP);
         if (lo == NULL || hi == NULL || run == NULL || step == NULL || !PyLong_CheckExact(lo) ||
                 !PyLong_CheckExact(hi) || !PyLong_CheckExact(run) || !PyLong_CheckExact(step))
             break;
-        unsigned long long l, h, n, st;
-        int empty, one;
-        if (as_u64(lo, &l) && as_u64(hi, &h) && as_u64(run, &n) && as_u64(step, &st)) {
-            empty = l == h;   /* the common case, in C integers */
-            one = st == 0 && h >= l && h - l == n;
-        }
-        else {
-            empty = PyObject_RichCompareBool(lo, hi, Py_EQ);
-            one = empty < 0 ? -1 : PyObject_RichCompareBool(step, ZERO, Py_EQ);
-            if (one > 0) {
-                PyObject *size = PyNumber_Subtract(hi, lo);
-                one = size == NULL ? -1 : PyObject_RichCompareBool(size, run, Py_EQ);
-                Py_XDECREF(size);
-            }
-        }
-        if (empty < 0 || one < 0)
-            return NULL;
-        if (empty) {
-            PyObject *none = PyLong_FromLong(-1);
-            int r = none == NULL ? -1 : PyList_Append(a[6], none);
-            Py_XDECREF(none);
-            if (r < 0)
-                return NULL;
+        unsigned long long l, h, len, st;
+        if (!as_u64(lo, &l) || !as_u64(hi, &h) || !as_u64(run, &len) || !as_u64(step, &st) ||
+                h < l)
+            break;   /* a hull to 2**64 or past: the Python path */
+        if (h == l) {   /* an empty view: no region */
+            ((long long *)c.of_slot.buf)[i] = -1;
             continue;
         }
-        if (!one)
+        if (st != 0 || h - l != len)
             break;   /* several runs: the Python path keys it by its layout */
-        if (take_run(b, lo, hi, a, &beyond) < 0)
-            return NULL;
+        if (take_run(b, lo, hi, l, h, i, a, &c) < 0) {
+            fail = 1;
+            break;
+        }
     }
-    return Py_BuildValue("nO", i, beyond ? Py_True : Py_False);
+    PyBuffer_Release(&c.of_slot);
+    PyBuffer_Release(&c.lo);
+    PyBuffer_Release(&c.hi);
+    PyBuffer_Release(&c.one);
+    return fail ? NULL : PyLong_FromSsize_t(i);
 }
 
 /* Whether kind (buffers._kind's answer) is that of an array, as is_array says */
 static int
 array_kind(PyObject *kind)
 {
-    static const char *const ARRAYS[] = {"own", "sim", "host", "cupy", "cai"};
+    static const char *const ARRAYS[] = {"cai", "cupy", "sim", "own", "host"};
     if (kind == NULL || !PyUnicode_Check(kind))
         return 0;
+    for (int i = 0; i < 5; i++)   /* buffers.py's literals are these very objects */
+        if (kind == ARRAY_KINDS[i])
+            return 1;
     for (int i = 0; i < 5; i++)
         if (PyUnicode_CompareWithASCIIString(kind, ARRAYS[i]) == 0)
             return 1;
@@ -558,9 +591,9 @@ static PyMethodDef methods[] = {
      "roots(items, start, device, bit, slots, bufs, roots): Tracer.add_arguments "
      "from items[start] on; the index of the first item left to the Python path."},
     {"regions", (PyCFunction)(void (*)(void))regions, METH_FASTCALL,
-     "regions(slots, start, keys, lo, hi, bufs, of_slot, new_lo, new_hi, new_one): "
-     "Regions.update from slots[start] on; (index of the first slot left to the Python "
-     "path, whether a hull ends at 2**64 or past)."},
+     "regions(slots, start, keys, lo, hi, bufs, of_slot, col_lo, col_hi, col_one): "
+     "Regions.update from slots[start] on, writing the numpy columns; the index of the "
+     "first slot left to the Python path."},
     {"leaves", (PyCFunction)(void (*)(void))leaves, METH_FASTCALL,
      "leaves(v, label, depth, out, item, most): reach._collect of an exact list, tuple or "
      "dict, item(x, label, depth, out) called for objects of no known kind."},
@@ -596,6 +629,11 @@ PyInit__buffers(void)
     INTERN(s_strides, "strides");
     INTERN(s_typestr, "typestr");
     INTERN(s_itemsize, "itemsize");
+    INTERN(ARRAY_KINDS[0], "cai");
+    INTERN(ARRAY_KINDS[1], "cupy");
+    INTERN(ARRAY_KINDS[2], "sim");
+    INTERN(ARRAY_KINDS[3], "own");
+    INTERN(ARRAY_KINDS[4], "host");
     ZERO = PyLong_FromLong(0);
     PyObject *one = ZERO == NULL ? NULL : PyLong_FromLong(1);
     PyObject *bits = one == NULL ? NULL : PyLong_FromLong(64);

@@ -78,27 +78,34 @@ class Regions:
 
     def update(self) -> None:
         """Take in the slots added since the last update (``_buffers.c``'s ``regions``
-        takes views of one run, where built; this loop the rest, in slot order)."""
-        of_slot, lo, hi, one = [], [], [], []
+        takes views of one run, writing the columns, where built; this loop the
+        rest, in slot order)."""
         k, i, n = len(self.lo), self._n, len(self.slots)
+        if i == n:
+            return
+        cols = self._cols   # room for every slot, and for a new region per new slot
+        cols[0] = _room(cols[0], n)
+        for c in (1, 2, 3):
+            cols[c] = _room(cols[c], k + n - i)
+        at, of_slot, new, lo, hi, one = [], [], [], [], [], []   # this loop's, put at the end
         fast = TAKE[0]
         while i < n:
             if fast is not None:
-                i, beyond = fast.regions(self.slots, i, self._keys, self.lo, self.hi,
-                                         self.buf, of_slot, lo, hi, one)
-                self.beyond = self.beyond or beyond
+                i = fast.regions(self.slots, i, self._keys, self.lo, self.hi, self.buf, *cols)
                 if i == n:
                     break
-            of_slot.append(self._take(self.slots[i], lo, hi, one))
+            at.append(i)
+            of_slot.append(self._take(self.slots[i], new, lo, hi, one))
             i += 1
-        self._cols[0] = _put(self._cols[0], self._n, of_slot)
+        _put(cols[0], at, of_slot)
         for c, values in enumerate((lo, hi, one)):
-            self._cols[c + 1] = _put(self._cols[c + 1], k, values)
+            _put(cols[c + 1], new, values)
         self._n = n
 
-    def _take(self, b: Buffer, lo: list, hi: list, one: list) -> int:
-        """The region of a new slot's view (-1: empty); a new region's hull (clipped
-        to uint64) and whether it is one run go to ``lo``, ``hi``, ``one``."""
+    def _take(self, b: Buffer, new: list, lo: list, hi: list, one: list) -> int:
+        """The region of a new slot's view (-1: empty); a new region's index, hull
+        (clipped to uint64) and whether it is one run go to ``new``, ``lo``, ``hi``,
+        ``one``."""
         if b.lo == b.hi:
             return -1
         run = b.step == 0 and b.hi - b.lo == b.run
@@ -110,20 +117,28 @@ class Regions:
             self.hi.append(b.hi)
             self.buf.append(b)
             self.beyond = self.beyond or b.hi >= 1 << 64
+            new.append(r)
             lo.append(b.lo)
             hi.append(min(b.hi, (1 << 64) - 1))
             one.append(run)
         return r
 
 
-def _put(column, at: int, values: list):
-    """``column`` with ``values`` written from ``at`` on (a larger copy if needed)."""
-    if at + len(values) > len(column):
-        grown = np.zeros(max(2 * len(column), at + len(values)), column.dtype)
-        grown[:at] = column[:at]
-        column = grown
-    column[at:at + len(values)] = values
-    return column
+def _room(column, n: int):
+    """``column``, or a larger copy (doubled) where it holds fewer than ``n`` items."""
+    if n <= len(column):
+        return column
+    grown = np.zeros(max(2 * len(column), n), column.dtype)
+    grown[:len(column)] = column
+    return grown
+
+
+def _put(column, at: list, values: list) -> None:
+    """``column[at] = values``: a slice where ``at`` runs on by one (the usual case)."""
+    if at and at[-1] - at[0] == len(at) - 1:
+        column[at[0]:at[-1] + 1] = values
+    elif at:
+        column[at] = values
 
 
 class DataDeps:

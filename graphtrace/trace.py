@@ -311,9 +311,9 @@ class Tracer(_Hot):
 
     def _slot(self, buf: Buffer) -> int:
         slots, slot_of = self._slots, self._slot_of
-        if self._mapped < len(slots):   # the slots added since the last call
-            slot_of.update((id(b), k) for k, b in enumerate(slots[self._mapped:], self._mapped))
-            self._mapped = len(slots)
+        for k in range(self._mapped, len(slots)):   # the slots added since the last call
+            slot_of[id(slots[k])] = k
+        self._mapped = len(slots)
         slot = slot_of.get(id(buf))
         if slot is None or self._slots[slot] is not buf:
             self._register(None, buf)

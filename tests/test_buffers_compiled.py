@@ -205,10 +205,19 @@ def test_misuse_is_refused():
         fast.roots([], 0, 0, 2, [], {})
     with pytest.raises(TypeError):
         fast.roots((), 0, 0, 2, [], {}, [])
+    cols = Regions([])._cols
     with pytest.raises(TypeError):
-        fast.regions([], 0, {}, [], [], [], [], [], [], ())
+        fast.regions([], 0, {}, [], [], (), *cols)
+    with pytest.raises(TypeError):   # the columns are arrays
+        fast.regions([], 0, {}, [], [], [], [], [], [], [])
+    with pytest.raises(ValueError):   # of their item sizes
+        fast.regions([], 0, {}, [], [], [], cols[3], *cols[1:])
+    with pytest.raises(ValueError):   # with room for every slot
+        fast.regions([object()] * 17, 0, {}, [], [], [], *cols)
+    with pytest.raises(ValueError):
+        fast.regions([], 1, {}, [], [], [], *cols)
     assert fast.roots([("x", FakeDeviceArray(4))], 0, None, 2, [], {}, []) == 0
-    assert fast.regions([object()], 0, {}, [], [], [], [], [], [], []) == (0, False)
+    assert fast.regions([object()], 0, {}, [], [], [], *cols) == 0
 
 
 class Named(tuple):

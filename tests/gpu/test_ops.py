@@ -335,3 +335,46 @@ def test_a_build_makes_no_node_objects_for_launches_until_they_are_asked_for(cp,
     cp.cuda.Device().synchronize()
     assert out.tolist() == [5.0] * 64 and b.tolist() == [0.0] * 64
     assert out2.tolist() == [2.0 * 3 + 3.0] * 64 and a2.tolist() == [2.0] * 64
+
+
+WEIGHTS = {}
+SCALE = (1.0,)
+
+
+def test_a_dict_of_arrays_and_a_tuple_reached_by_name_are_watched_between_calls(cp):
+    """A global dict of arrays (changed in place) and a global tuple (rebound):
+    calls that repeat the last one launch at once, and each change is seen."""
+    x = cp.zeros(64, cp.float32)
+    WEIGHTS.clear()
+    WEIGHTS.update(a=cp.full(64, 1, cp.float32), b=cp.full(64, 2, cp.float32))
+
+    @gt.graph
+    def f(s, out):
+        for w in WEIGHTS.values():
+            combine[1, 64, s](w, out, out)   # out = 3 w + out
+        inc[1, 64, s](out, SCALE[0])
+
+    global SCALE
+    keep = SCALE
+    st = cp.cuda.Stream(non_blocking=True)
+    want = np.zeros(64, np.float32)
+    try:
+        for step in ["same", "same", "item", "same", "key", "scale", "same", "drop"]:
+            if step == "item":
+                WEIGHTS["a"] = cp.full(64, 5, cp.float32)
+            elif step == "key":
+                WEIGHTS["c"] = WEIGHTS.pop("b")
+            elif step == "scale":
+                SCALE = (10.0,)
+            elif step == "drop":
+                del WEIGHTS["a"]
+            f(x, stream=st)
+            st.synchronize()
+            for w in WEIGHTS.values():
+                want = 3 * w.get() + want
+            want = want + SCALE[0]
+            assert np.allclose(x.get(), want), step
+            assert f._fast is not None, step
+    finally:
+        SCALE = keep
+        WEIGHTS.clear()

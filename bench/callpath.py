@@ -67,7 +67,7 @@ def run():
     builds = (("build: graphtrace trace+emit+instantiate", build_graphtrace),
               ("build: cupy capture+instantiate", build_capture),
               ("build: cuda.core hand-built+instantiate", build_core))
-    for (name, _), t in zip(builds, interleaved_us([fn for _, fn in builds], reps=15)):
+    for (name, _), t in zip(builds, interleaved_us([fn for _, fn in builds], reps=31)):
         row(name, t, t / N)
     t = host_us(lambda: chain.trace(x1, N), reps=7, warmup=2)
     row("build: graphtrace trace alone", t, t / N)

@@ -305,8 +305,8 @@ def _is_number(v) -> bool:
 
 def _is_value(v, depth: int = 0) -> bool:
     """A value a trace may read and bake in, watched by value: a number, a
-    string, bytes, an enum member, or a tuple or frozenset of values."""
-    if _is_number(v) or isinstance(v, (str, bytes, enum.Enum)):
+    string, bytes, an enum member, or a tuple or frozenset of values (and None)."""
+    if _is_number(v) or isinstance(v, (str, bytes, enum.Enum)) or v is None and depth:
         return True
     return type(v) in _GROUPS and depth <= _MAX_DEPTH and \
         all(_is_value(x, depth + 1) for x in v)

@@ -248,7 +248,7 @@ class Mode(enum.Enum):
     HIGH = 2
 
 
-MODE, SCALES, SIZES, CHOICE = "double", (2.0, 3.0), frozenset({1}), Mode.LOW
+MODE, SCALES, SIZES, CHOICE = "double", (2.0, 3.0, None), frozenset({1}), Mode.LOW
 
 
 @gt.graph(backend="sim")
@@ -276,7 +276,7 @@ def test_a_string_tuple_set_or_enum_held_by_a_name_is_watched(change):
             if change == "MODE":
                 MODE = "single"
             elif change == "SCALES":
-                SCALES = (5.0, 3.0)
+                SCALES = (5.0, 3.0, None)
             elif change == "SIZES":
                 SIZES = frozenset({1, 2})
             else:

@@ -115,3 +115,15 @@ def launch_path(name):
         yield name
     finally:
         trace.use_speedups(was)
+
+
+@contextlib.contextmanager
+def compiled_buffers(on):
+    """New arrays taken in, and containers walked, by ``_buffers.c`` (on) or by
+    the Python path."""
+    from graphtrace import deps
+    was = deps.use_compiled_buffers(on)
+    try:
+        yield
+    finally:
+        deps.use_compiled_buffers(was)

@@ -2,7 +2,6 @@
 ``Regions.update``) come out as the Python path makes them: the same Buffers,
 slots, cache entries, roots and regions, in the same order, for arrays it
 takes and arrays it leaves to Python, mixed in any order."""
-import contextlib
 
 import numpy as np
 import pytest
@@ -12,7 +11,7 @@ from graphtrace import buffers, deps
 from graphtrace.deps import EVERYTHING, Regions
 from graphtrace.errors import ArgumentError
 from graphtrace.trace import Tracer
-from helpers import FakeDeviceArray
+from helpers import FakeDeviceArray, compiled_buffers
 
 pytestmark = pytest.mark.skipif(
     deps._BUFFERS is None,
@@ -86,16 +85,6 @@ ITEMS = st.lists(st.tuples(st.sampled_from(KINDS), st.integers(1, 40),
                  min_size=1, max_size=30)
 
 
-@contextlib.contextmanager
-def _taking(on):
-    """New arrays taken in by _buffers.c (on) or by the Python path."""
-    was = deps.use_compiled_buffers(on)
-    try:
-        yield
-    finally:
-        deps.use_compiled_buffers(was)
-
-
 def _state(tracer):
     """What add_arguments and Regions.update leave in a tracer, comparable."""
     slots = tracer._slots
@@ -117,7 +106,7 @@ def _both(items, before=()):
     """The state each path leaves (compiled first), after ``before`` named one by one."""
     out = []
     for on in (True, False):
-        with _taking(on):
+        with compiled_buffers(on):
             t = Tracer("f", [], "data")
             for label, a in before:
                 t.add_argument(label, a)
@@ -156,7 +145,7 @@ def test_the_compiled_path_takes_plain_arrays():
 
 def test_an_object_that_is_no_array_is_refused_as_before():
     for on in (True, False):
-        with _taking(on):
+        with compiled_buffers(on):
             t = Tracer("f", [], "data")
             with pytest.raises(ArgumentError, match="cannot use Broken"):
                 t.add_arguments([("x", FakeDeviceArray(4)), ("bad", Broken())])
@@ -168,7 +157,7 @@ def test_an_object_that_is_no_array_is_refused_as_before():
 def _regions_both(bufs):
     out = []
     for on in (True, False):
-        with _taking(on):
+        with compiled_buffers(on):
             r = Regions(list(bufs[:len(bufs) // 2]))
             r.update()   # in two steps: the second starts past the first's slots
             r.slots.extend(bufs[len(bufs) // 2:])
@@ -241,7 +230,7 @@ def test_both_paths_find_the_same_arrays_in_containers(value, depth, name):
     from graphtrace import reach
     found = []
     for on in (True, False):
-        with _taking(on):
+        with compiled_buffers(on):
             found.append([(label, id(a)) for label, a in reach._leaves(value, name, depth)])
     assert found[0] == found[1]
 
@@ -256,7 +245,7 @@ class Asking:
 def test_an_error_in_the_walk_is_raised_by_both_paths():
     from graphtrace import reach
     for on in (True, False):
-        with _taking(on):
+        with compiled_buffers(on):
             with pytest.raises(RuntimeError, match="asked for"):
                 reach._leaves([(FakeDeviceArray(4), Asking())], "v")
 
@@ -287,7 +276,7 @@ def test_a_function_reaching_containers_of_arrays_traces_the_same(kinds, picks, 
             s.launch(k, 1, 32, a, b)
     listings = []
     for on in (True, False):
-        with _taking(on):
+        with compiled_buffers(on):
             f = gt.graph(lambda s: (held, body(s))[1])
             listings.append(str(f.trace()))
     assert listings[0] == listings[1]

@@ -7,7 +7,6 @@ such a list. The repeated-call shortcut relies on one thing: where ``unchanged``
 says so, the leaves are the same arrays under the same labels. The compiled
 walk (``_buffers.c``) and the Python one must agree.
 """
-import contextlib
 import enum
 
 import numpy as np
@@ -17,17 +16,7 @@ from numba import cuda
 
 import graphtrace as gt
 from graphtrace import deps, reach
-from helpers import FakeDeviceArray
-
-
-@contextlib.contextmanager
-def _walking(on):
-    """The compiled walk (on) or the Python one."""
-    was = deps.use_compiled_buffers(on)
-    try:
-        yield
-    finally:
-        deps.use_compiled_buffers(was)
+from helpers import FakeDeviceArray, compiled_buffers
 
 
 WALKS = [False] + ([True] if deps._BUFFERS is not None else [])
@@ -97,7 +86,7 @@ def _leaves(v):
 def test_both_walks_list_the_same_identities(v, depth):
     got = []
     for on in WALKS:
-        with _walking(on):
+        with compiled_buffers(on):
             out = []
             got.append((reach.identities(v, out, depth), [id(x) for x in out]))
     assert all(g == got[0] for g in got)
@@ -117,7 +106,7 @@ def test_unchanged_means_the_same_leaves(v, how, pick, other):
         _mutate(v, how, pick, other)
     answers = set()
     for on in WALKS:
-        with _walking(on):
+        with compiled_buffers(on):
             answers.add(reach.unchanged(v, held))
     assert len(answers) == 1
     if answers.pop():
@@ -134,7 +123,7 @@ def test_new_containers_of_the_same_objects_are_unchanged(v):
         assert any(type(c) is Named for c in _all(v)) or _depth(v) > reach._MAX_DEPTH
         return
     for on in WALKS:
-        with _walking(on):
+        with compiled_buffers(on):
             assert reach.unchanged(_rebuilt(v), held)
             assert reach.unchanged(v, held)
 
@@ -157,7 +146,7 @@ def test_too_deep_and_misused():
     for _ in range(reach._MAX_DEPTH + 1):
         v = [v]
     for on in WALKS:
-        with _walking(on):
+        with compiled_buffers(on):
             assert not reach.identities(v, [])
             assert not reach.unchanged(v, [])
     if deps._BUFFERS is not None:
@@ -202,7 +191,7 @@ def test_a_dict_of_arrays_reached_by_name_is_watched(on, steps):
     """A global dict of lists of arrays, changed in place between calls in every
     way: each call's result is right, and every call the watch can vouch for
     leaves the shortcut set."""
-    with _walking(on):
+    with compiled_buffers(on):
         PARAMS.clear()
         PARAMS.update(a=[dev(1), dev(2)], b=[dev(4)])
         value = 7

@@ -8,8 +8,9 @@ still holds the same object. A name that holds None or an empty container
 is watched too: an array put there later changes the graph. Names are found
 once from the code objects; later calls only look them up again.
 
-Numbers, strings and tuples of them held by a name are read while tracing
-and baked in: they are watched by value (a new value traces anew). Numbers
+Numbers, strings, dtypes, classes and tuples of them held by a name are read
+while tracing and baked in: they are watched by value (a new value traces
+anew). Numbers
 inside a list or dict a name holds are not: pass a value that changes as
 an argument, or hold it in a name of its own.
 
@@ -305,8 +306,11 @@ def _is_number(v) -> bool:
 
 def _is_value(v, depth: int = 0) -> bool:
     """A value a trace may read and bake in, watched by value: a number, a
-    string, bytes, an enum member, or a tuple or frozenset of values (and None)."""
-    if _is_number(v) or isinstance(v, (str, bytes, enum.Enum)) or v is None and depth:
+    string, bytes, an enum member, a dtype, a class (``DTYPE = np.float32``, a
+    config class defined again in a notebook), or a tuple or frozenset of
+    values (and None)."""
+    if _is_number(v) or isinstance(v, (str, bytes, enum.Enum, np.dtype, type)) or \
+            v is None and depth:
         return True
     return type(v) in _GROUPS and depth <= _MAX_DEPTH and \
         all(_is_value(x, depth + 1) for x in v)

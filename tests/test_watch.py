@@ -307,3 +307,38 @@ def test_a_changed_string_is_named_when_it_traces_anew(caplog):
             in caplog.text
     finally:
         MODE = keep
+
+
+class Config:
+    value = 3.0
+
+
+DTYPE = np.float32
+
+
+@gt.graph(backend="sim")
+def from_class(s, out):
+    put[1, 2, s](out, Config.value + np.dtype(DTYPE).itemsize)
+
+
+def test_a_class_or_dtype_held_by_a_name_is_watched():
+    """A config class defined again (as a notebook cell run again does) or a
+    dtype name rebound: the next call sees it."""
+    global Config, DTYPE
+    keep = Config, DTYPE
+    try:
+        out = dev(0)
+        from_class(out)
+        assert out.copy_to_host().tolist() == [7.0, 7.0]
+
+        class Config:   # noqa: F811  (defined again, as in a notebook)
+            value = 10.0
+        from_class(out)
+        assert out.copy_to_host().tolist() == [14.0, 14.0]
+        DTYPE = np.float64
+        from_class(out)
+        assert out.copy_to_host().tolist() == [18.0, 18.0]
+        from_class(out)   # the shortcut, the same values
+        assert out.copy_to_host().tolist() == [18.0, 18.0] and from_class._fast is not None
+    finally:
+        Config, DTYPE = keep

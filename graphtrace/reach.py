@@ -10,9 +10,9 @@ once from the code objects; later calls only look them up again.
 
 Numbers, strings, dtypes, classes and tuples of them held by a name are read
 while tracing and baked in: they are watched by value (a new value traces
-anew). Numbers
-inside a list or dict a name holds are not: pass a value that changes as
-an argument, or hold it in a name of its own.
+anew). Numbers inside a list or dict a name holds are not (a list may change
+at every call, as a host callback appends to it): pass a value that changes
+as an argument, or hold it in a name of its own.
 
 An array a graph uses that is reached some other way (an object's attribute,
 a local of a helper, a function passed as a value) is refused by the tracer.
@@ -211,8 +211,8 @@ class Reach:
 
     def _find(self) -> None:
         self.places: list[tuple] = []     # (function, name, label, kind): kind True for
-        # arrays, False for helpers and kernels (by identity), None for numbers, strings
-        # and tuples of them (by value, _is_value)
+        # arrays, False for helpers and kernels (by identity), None for values: numbers,
+        # strings, dtypes, classes and tuples of them (by value, _is_value)
         self._walk(self.root, set(), 0, {})
         self.helpers = tuple((fn, name, _lookup(fn, name))
                              for fn, name, _, array in self.places if array is False)

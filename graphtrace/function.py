@@ -28,7 +28,7 @@ from .errors import ArgumentError, TraceError
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import Reach, instance_arrays, named_values, unchanged
+from .reach import Reach, identities, instance_arrays, named_values, unchanged
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -295,9 +295,12 @@ class GraphFunction:
                     getattr(STATE, "tracer", None) is None
             except ValueError:   # a closure cell emptied since: the full check says
                 same = False
-            for i, kind, items in fast[1]:   # flat lists and tuples: their items
+            for i, kind, items in fast[1]:   # container arguments: what they hold
                 a = args[i]
-                if type(a) is not kind or len(a) != len(items) or \
+                if kind is None:   # a dict or nested containers (reach.identities)
+                    if not unchanged(a, items):
+                        same = False
+                elif type(a) is not kind or len(a) != len(items) or \
                         not all(map(is_, a, items)):
                     same = False
             try:   # names holding containers of arrays: what their leaves depend on
@@ -345,12 +348,12 @@ class GraphFunction:
 
     def _fast_check(self, args, snap, entry, chosen):
         """What ``__call__`` compares a call with to launch at once: the last call's
-        argument objects (and the items of flat list and tuple arguments), the
-        objects the names it reaches held (helpers, values, arrays, and for a name
+        argument objects, the objects the names it reaches held (helpers, values, arrays, and for a name
         holding a container of arrays what its leaves depend on: ``reach.watch``),
-        its backend. None where a call must take the full check: methods, dict or
-        nested container arguments, containers ``reach.identities`` cannot vouch
-        for."""
+        its backend. Container arguments: the items of a flat list or tuple, what
+        a dict's or nested containers' leaves depend on (``reach.identities``).
+        None where a call must take the full check: methods, containers
+        ``identities`` cannot vouch for."""
         reach = self.reach
         if self._lead:
             return None
@@ -366,12 +369,14 @@ class GraphFunction:
             deep = watched[1]
         flat = []
         for i, a in enumerate(args):
-            if isinstance(a, dict):
-                return None
-            if isinstance(a, (list, tuple)):
-                if any(isinstance(v, (list, tuple, dict)) for v in a):
+            if isinstance(a, (list, tuple)) and \
+                    not any(isinstance(v, (list, tuple, dict)) for v in a):
+                flat.append((i, type(a), tuple(a)))   # flat: its items
+            elif isinstance(a, (list, tuple, dict)):
+                items: list = []
+                if not identities(a, items):
                     return None
-                flat.append((i, type(a), tuple(a)))
+                flat.append((i, None, items))
         try:
             held = tuple(map(_call, getters))
         except ValueError:   # an empty closure cell

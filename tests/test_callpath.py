@@ -587,3 +587,48 @@ def test_repeated_calls_see_a_global_array_rebound(steps):
         assert x.copy_to_host().tolist() == [value + 1] * 4, step
         assert f._fast is not None and len(f._fast[9]) == isinstance(_BASE, list), step
     _BASE = cuda.to_device(np.zeros(4))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(["same", "item", "number", "key", "nested item", "new dict",
+                                 "named"]), min_size=1, max_size=7))
+def test_repeated_calls_with_a_dict_argument_see_every_change_in_it(steps):
+    """A dict argument holding arrays, a number and a list of arrays, changed in
+    place between calls: each result is right, and a call that repeats the last
+    one (the same dict, holding the same objects) takes the shortcut."""
+    from collections import namedtuple
+    Pair = namedtuple("Pair", "a b")
+
+    @gt.graph(backend="sim")
+    def f(s, p):
+        _put[1, 4, s](p["x"], p["v"], 0)
+        for y in p["ys"]:
+            _put[1, 4, s](y, p["v"], 1)
+
+    p = {"x": cuda.to_device(np.zeros(4)), "v": 1.0,
+         "ys": [cuda.to_device(np.zeros(4)), cuda.to_device(np.zeros(4))]}
+    for step in ["same"] + steps:
+        if step == "item":
+            p["x"] = cuda.to_device(np.zeros(4))
+        elif step == "number":
+            p["v"] += 1
+        elif step == "key":   # the same items under other keys: another graph
+            p = dict(reversed(list(p.items())))
+        elif step == "nested item":
+            p["ys"] = list(p["ys"]) if type(p["ys"]) is Pair else p["ys"]
+            p["ys"][0] = cuda.to_device(np.zeros(4))
+        elif step == "new dict":
+            p = dict(p)
+        elif step == "named":   # a namedtuple inside: no shortcut, the full check
+            p["ys"] = Pair(*p["ys"]) if type(p["ys"]) is list else list(p["ys"])
+        f(p)
+        got = [p["x"].copy_to_host().tolist()] + [y.copy_to_host().tolist() for y in p["ys"]]
+        assert got == [[p["v"]] * 4] + [[p["v"] + 1] * 4] * 2, step
+        assert (f._fast is not None) == (type(p["ys"]) is list), step
+        if f._fast is not None:
+            misses = f.cache_info().misses
+            for y in [p["x"]] + list(p["ys"]):
+                y.copy_to_device(np.zeros(4))
+            f(p)   # the shortcut: launched at once, nothing traced
+            assert p["x"].copy_to_host().tolist() == [p["v"]] * 4, step
+            assert f.cache_info().misses == misses

@@ -327,9 +327,9 @@ regions(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
         return NULL;
     }
     int fail = 0;
-    for (; BUFFER != NULL && i < PyList_GET_SIZE(a[0]); i++) {
+    for (; BUFFER != NULL && i < n; i++) {   /* no code of the user's runs here */
         PyObject *b = PyList_GET_ITEM(a[0], i);
-        if (Py_TYPE(b) != BUFFER || i >= n)
+        if (Py_TYPE(b) != BUFFER)
             break;
         PyObject *lo = FIELD_AT(b, F_LO), *hi = FIELD_AT(b, F_HI);
         PyObject *run = FIELD_AT(b, F_RUN), *step = FIELD_AT(b, F_STEP);

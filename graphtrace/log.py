@@ -18,8 +18,7 @@ import logging
 import numpy as np
 
 from .arguments import Identity
-
-_NUMBERS = (int, float, complex, np.number, np.bool_)
+from .reach import _is_number
 
 __all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route",
            "decision", "backend_chosen"]
@@ -199,7 +198,7 @@ def _reached(old, new, out: list) -> None:
     for name in dict.fromkeys([*numbers_o, *numbers_n]):
         a, b = numbers_o.get(name), numbers_n.get(name)
         if a != b:
-            what = "number" if all(e is None or isinstance(e[2], _NUMBERS)
+            what = "number" if all(e is None or _is_number(e[2])
                                    for e in (a, b)) else "value"
             out.append(f"{name} (reached by name): {_value(a)} -> {_value(b)} (a {what} "
                        "reached by name is baked into the graph; pass it as an argument to "

@@ -229,16 +229,46 @@ roots(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     return PyLong_FromSsize_t(i);
 }
 
-/* Whether v (an exact int) fits in 64 bits unsigned, then in *out; no error left */
+/* Whether v (an exact int) fits in 64 bits unsigned, then in *out; no error left.
+ * Addresses and sizes are below 2**63: they convert without a byte array. */
 static int
 as_u64(PyObject *v, unsigned long long *out)
 {
+    int over;
+    long long s = PyLong_AsLongLongAndOverflow(v, &over);
+    if (over == 0 && s >= 0) {
+        *out = (unsigned long long)s;
+        return 1;
+    }
+    if (s == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
     *out = PyLong_AsUnsignedLongLong(v);
     if (*out == (unsigned long long)-1 && PyErr_Occurred()) {
         PyErr_Clear();
         return 0;
     }
     return 1;
+}
+
+/* Slot b's byte hull [*l, *h) where b is a Buffer of one run (or empty) whose
+ * hull ends below 2**64: 1; else 0 (the Python path keys it), no error set */
+static int
+one_run(PyObject *b, unsigned long long *l, unsigned long long *h)
+{
+    if (Py_TYPE(b) != BUFFER)
+        return 0;
+    PyObject *lo = FIELD_AT(b, F_LO), *hi = FIELD_AT(b, F_HI);
+    PyObject *run = FIELD_AT(b, F_RUN), *step = FIELD_AT(b, F_STEP);
+    if (lo == NULL || hi == NULL || run == NULL || step == NULL || !PyLong_CheckExact(lo) ||
+            !PyLong_CheckExact(hi) || !PyLong_CheckExact(run) || !PyLong_CheckExact(step))
+        return 0;
+    unsigned long long len, st;
+    if (!as_u64(lo, l) || !as_u64(hi, h) || !as_u64(run, &len) || !as_u64(step, &st) ||
+            *h < *l)
+        return 0;   /* a hull to 2**64 or past */
+    return *h == *l || (st == 0 && *h - *l == len);   /* empty, or one run */
 }
 
 /* The numpy columns regions() writes: Regions._cols, with room made by the caller */
@@ -329,24 +359,14 @@ regions(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     int fail = 0;
     for (; BUFFER != NULL && i < n; i++) {   /* no code of the user's runs here */
         PyObject *b = PyList_GET_ITEM(a[0], i);
-        if (Py_TYPE(b) != BUFFER)
-            break;
-        PyObject *lo = FIELD_AT(b, F_LO), *hi = FIELD_AT(b, F_HI);
-        PyObject *run = FIELD_AT(b, F_RUN), *step = FIELD_AT(b, F_STEP);
-        if (lo == NULL || hi == NULL || run == NULL || step == NULL || !PyLong_CheckExact(lo) ||
-                !PyLong_CheckExact(hi) || !PyLong_CheckExact(run) || !PyLong_CheckExact(step))
-            break;
-        unsigned long long l, h, len, st;
-        if (!as_u64(lo, &l) || !as_u64(hi, &h) || !as_u64(run, &len) || !as_u64(step, &st) ||
-                h < l)
-            break;   /* a hull to 2**64 or past: the Python path */
+        unsigned long long l, h;
+        if (!one_run(b, &l, &h))
+            break;   /* several runs: the Python path keys it by its layout */
         if (h == l) {   /* an empty view: no region */
             ((long long *)c.of_slot.buf)[i] = -1;
             continue;
         }
-        if (st != 0 || h - l != len)
-            break;   /* several runs: the Python path keys it by its layout */
-        if (take_run(b, lo, hi, l, h, i, a, &c) < 0) {
+        if (take_run(b, FIELD_AT(b, F_LO), FIELD_AT(b, F_HI), l, h, i, a, &c) < 0) {
             fail = 1;
             break;
         }
@@ -356,6 +376,49 @@ regions(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     PyBuffer_Release(&c.hi);
     PyBuffer_Release(&c.one);
     return fail ? NULL : PyLong_FromSsize_t(i);
+}
+
+/* runs(slots, start, lo, hi): the byte hulls of slots[start:] into lo[k], hi[k]
+ * (uint64 arrays, k counted from start) while each slot is a Buffer of one run,
+ * or empty (lo == hi), below 2**64: Regions.update's batch; the index of the
+ * first slot not taken */
+static PyObject *
+runs(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    if (nargs != 4 || !PyList_CheckExact(a[0])) {
+        PyErr_SetString(PyExc_TypeError, "runs(slots: list, start, lo, hi)");
+        return NULL;
+    }
+    Py_ssize_t i = PyLong_AsSsize_t(a[1]), n = PyList_GET_SIZE(a[0]);
+    if (i == -1 && PyErr_Occurred())
+        return NULL;
+    if (i < 0 || i > n) {
+        PyErr_SetString(PyExc_ValueError, "runs(): start out of range");
+        return NULL;
+    }
+    Py_buffer lo, hi;
+    if (PyObject_GetBuffer(a[2], &lo, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (PyObject_GetBuffer(a[3], &hi, PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS) < 0) {
+        PyBuffer_Release(&lo);
+        return NULL;
+    }
+    Py_ssize_t start = i;
+    if (lo.itemsize != 8 || hi.itemsize != 8 || lo.len / 8 < n - i || hi.len / 8 < n - i) {
+        PyErr_SetString(PyExc_ValueError, "runs(): a column is too short or of another "
+                        "item size");
+        i = -1;
+    }
+    for (; i >= 0 && BUFFER != NULL && i < n; i++) {   /* no code of the user's runs here */
+        unsigned long long l, h;
+        if (!one_run(PyList_GET_ITEM(a[0], i), &l, &h))
+            break;
+        ((unsigned long long *)lo.buf)[i - start] = l;
+        ((unsigned long long *)hi.buf)[i - start] = h;
+    }
+    PyBuffer_Release(&lo);
+    PyBuffer_Release(&hi);
+    return i < 0 ? NULL : PyLong_FromSsize_t(i);
 }
 
 /* Whether kind (buffers._kind's answer) is that of an array, as is_array says */
@@ -379,8 +442,10 @@ static PyObject *
 index_label(PyObject *label, Py_ssize_t i)
 {
     char digits[24];
-    int nd = snprintf(digits, sizeof digits, "%zd", i);
-    if (PyUnicode_KIND(label) != PyUnicode_1BYTE_KIND || nd <= 0 || nd >= (int)sizeof digits)
+    int nd = 0;
+    for (size_t v = (size_t)i; nd == 0 || v != 0; v /= 10)   /* i >= 0: an index */
+        digits[nd++] = (char)('0' + v % 10);
+    if (PyUnicode_KIND(label) != PyUnicode_1BYTE_KIND || i < 0)
         return PyUnicode_FromFormat("%U[%zd]", label, i);
     Py_ssize_t n = PyUnicode_GET_LENGTH(label);
     PyObject *out = PyUnicode_New(n + nd + 2, PyUnicode_MAX_CHAR_VALUE(label));
@@ -389,7 +454,8 @@ index_label(PyObject *label, Py_ssize_t i)
     Py_UCS1 *to = PyUnicode_1BYTE_DATA(out);
     memcpy(to, PyUnicode_1BYTE_DATA(label), (size_t)n);
     to[n] = '[';
-    memcpy(to + n + 1, digits, (size_t)nd);
+    for (int d = 0; d < nd; d++)   /* written last digit first */
+        to[n + 1 + d] = (Py_UCS1)digits[nd - 1 - d];
     to[n + nd + 1] = ']';
     return out;
 }
@@ -594,6 +660,10 @@ static PyMethodDef methods[] = {
      "regions(slots, start, keys, lo, hi, bufs, of_slot, col_lo, col_hi, col_one): "
      "Regions.update from slots[start] on, writing the numpy columns; the index of the "
      "first slot left to the Python path."},
+    {"runs", (PyCFunction)(void (*)(void))runs, METH_FASTCALL,
+     "runs(slots, start, lo, hi): the byte hulls of slots[start:] into two uint64 arrays "
+     "while each is a Buffer of one run or empty, below 2**64; the index of the first "
+     "slot not taken."},
     {"leaves", (PyCFunction)(void (*)(void))leaves, METH_FASTCALL,
      "leaves(v, label, depth, out, item, most): reach._collect of an exact list, tuple or "
      "dict, item(x, label, depth, out) called for objects of no known kind."},

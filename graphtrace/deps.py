@@ -48,21 +48,32 @@ MODE_NAMES = (None, "r", "w", "rw")
 _NO_PAIRS = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 
+# New slots from which update() finds their regions in one batch (numpy sorts
+# the hulls) rather than one dict lookup each: a dict of millions of regions
+# costs a cache miss per slot (bench/STUDIES.md, "Regions in one batch").
+BATCH = 2048
+
+
 class Regions:
     """The region of every buffer slot of a trace: views of the same bytes share one.
 
     Kept by the tracer for all its scopes; ``update`` takes in the slots added
     since into the numpy columns the inference reads (grown by doubling, so
-    that many small scopes cost nothing per region they do not touch).
+    that many small scopes cost nothing per region they do not touch). A large
+    update of views of one run each finds their regions in numpy; the key of
+    each region and the lists ``lo``, ``hi``, ``buf`` are then made when first
+    asked for.
     """
 
     def __init__(self, slots: list):
         self.slots = slots
-        self.lo: list[int] = []          # region -> byte hull [lo, hi)
-        self.hi: list[int] = []
-        self.buf: list[Buffer] = []      # region -> one of its views
+        self.count = 0                   # regions
+        self._lo: list[int] = []         # region -> byte hull [lo, hi)
+        self._hi: list[int] = []
+        self._buf: list[Buffer] = []     # region -> one of its views
         self.beyond = False              # a hull ends at 2**64 (past uint64)
         self._keys: dict = {}
+        self._pending: list = []         # (first region, its slots' indices): unlisted
         self._n = 0                      # slots taken in
         # slot -> region (-1: an empty view); region -> lo, hi, one run
         self._cols = [np.zeros(16, np.int64), np.zeros(16, np.uint64), np.zeros(16, np.uint64),
@@ -72,26 +83,53 @@ class Regions:
     def of_slot(self):
         return self._cols[0][:self._n]
 
+    @property
+    def lo(self) -> list:
+        return self._listed()._lo
+
+    @property
+    def hi(self) -> list:
+        return self._listed()._hi
+
+    @property
+    def buf(self) -> list:
+        return self._listed()._buf
+
+    @property
+    def keys(self) -> dict:
+        """region key -> region: ``(lo, hi)`` of a view of one run, else its layout."""
+        return self._listed()._keys
+
     def columns(self, ids) -> tuple:
         """``(lo, hi, one run)`` of some regions, as numpy arrays."""
         return tuple(c[ids] for c in self._cols[1:])
 
     def update(self) -> None:
-        """Take in the slots added since the last update (``_buffers.c``'s ``regions``
-        takes views of one run, writing the columns, where built; this loop the
-        rest, in slot order)."""
-        k, i, n = len(self.lo), self._n, len(self.slots)
+        """Take in the slots added since the last update: in one batch where many
+        views of one run come (``_batch``), else one by one (``_buffers.c``'s
+        ``regions`` takes views of one run, writing the columns, where built; this
+        loop the rest, in slot order)."""
+        i, n = self._n, len(self.slots)
         if i == n:
             return
         cols = self._cols   # room for every slot, and for a new region per new slot
         cols[0] = _room(cols[0], n)
         for c in (1, 2, 3):
-            cols[c] = _room(cols[c], k + n - i)
-        at, of_slot, new, lo, hi, one = [], [], [], [], [], []   # this loop's, put at the end
+            cols[c] = _room(cols[c], self.count + n - i)
         fast = TAKE[0]
+        if fast is not None and n - i >= BATCH and not self.beyond:
+            i = self._batch(fast, i, n)
+        if i < n:
+            self._one_by_one(fast, i, n)
+        self._n = n
+
+    def _one_by_one(self, fast, i: int, n: int) -> None:
+        cols = self._listed()._cols
+        at, of_slot, new, lo, hi, one = [], [], [], [], [], []   # this loop's, put at the end
         while i < n:
             if fast is not None:
-                i = fast.regions(self.slots, i, self._keys, self.lo, self.hi, self.buf, *cols)
+                i = fast.regions(self.slots, i, self._keys, self._lo, self._hi, self._buf,
+                                 *cols)
                 if i == n:
                     break
             at.append(i)
@@ -100,7 +138,62 @@ class Regions:
         _put(cols[0], at, of_slot)
         for c, values in enumerate((lo, hi, one)):
             _put(cols[c + 1], new, values)
-        self._n = n
+        self.count = len(self._lo)
+
+    def _batch(self, fast, i: int, n: int) -> int:
+        """Slots ``i`` on while each is empty or a view of one run (``_buffers.c``'s
+        ``runs``), their regions found by sorting their hulls with those of the
+        regions of one run so far: the same regions, numbered in the same order
+        (by first view), as one lookup per slot makes. The first slot not taken."""
+        lo, hi = np.empty(n - i, np.uint64), np.empty(n - i, np.uint64)
+        j = fast.runs(self.slots, i, lo, hi)
+        if j == i:
+            return i
+        cols, k, m = self._cols, self.count, j - i
+        lo, hi = lo[:m], hi[:m]
+        views = np.flatnonzero(lo != hi)   # the rest are empty: no region
+        cols[0][i:j] = -1
+        if not len(views):
+            return j
+        old = np.flatnonzero(cols[3][:k])   # regions of one run so far (keyed by hull)
+        all_lo = np.concatenate((cols[1][old], lo[views]))
+        all_hi = np.concatenate((cols[2][old], hi[views]))
+        order = np.lexsort((all_hi, all_lo))   # stable: old regions first, then slot order
+        s_lo, s_hi = all_lo[order], all_hi[order]
+        head = np.ones(len(order), bool)
+        head[1:] = (s_lo[1:] != s_lo[:-1]) | (s_hi[1:] != s_hi[:-1])
+        first = order[head]                 # each hull's first occurrence
+        region = np.empty(len(first), np.int64)
+        known = first < len(old)
+        region[known] = old[first[known]]
+        made = first[~known] - len(old)     # index in views of each new region's first view
+        rank = np.argsort(made)
+        numbers = np.empty(len(made), np.int64)
+        numbers[rank] = np.arange(k, k + len(made))
+        region[~known] = numbers
+        of_view = np.empty(len(order), np.int64)
+        of_view[order] = region[np.cumsum(head) - 1]
+        cols[0][i + views] = of_view[len(old):]
+        firsts = views[made[rank]]          # slot offset of each new region's first view
+        cols[1][k:k + len(firsts)] = lo[firsts]
+        cols[2][k:k + len(firsts)] = hi[firsts]
+        cols[3][k:k + len(firsts)] = True
+        if len(firsts):
+            self._pending.append((k, i + firsts))
+            self.count = k + len(firsts)
+        return j
+
+    def _listed(self) -> Regions:
+        """Itself, with the lists and keys of regions a batch made filled in."""
+        for k, slots in self._pending:
+            lo = self._cols[1][k:k + len(slots)].tolist()
+            hi = self._cols[2][k:k + len(slots)].tolist()
+            self._lo += lo
+            self._hi += hi
+            self._buf += [self.slots[s] for s in slots.tolist()]
+            self._keys.update(zip(zip(lo, hi), range(k, k + len(slots))))
+        self._pending = []
+        return self
 
     def _take(self, b: Buffer, new: list, lo: list, hi: list, one: list) -> int:
         """The region of a new slot's view (-1: empty); a new region's index, hull
@@ -112,10 +205,10 @@ class Regions:
         key = (b.lo, b.hi) if run else (b.ptr, b.shape, b.strides, b.dtype.itemsize)
         r = self._keys.get(key)
         if r is None:
-            r = self._keys[key] = len(self.lo)
-            self.lo.append(b.lo)
-            self.hi.append(b.hi)
-            self.buf.append(b)
+            r = self._keys[key] = len(self._lo)
+            self._lo.append(b.lo)
+            self._hi.append(b.hi)
+            self._buf.append(b)
             self.beyond = self.beyond or b.hi >= 1 << 64
             new.append(r)
             lo.append(b.lo)

@@ -99,7 +99,7 @@ def _state(tracer):
     return (bufs, entries, [pos[id(b)] for b in tracer._roots],
             {pos[i]: s for i, s in tracer._slot_of.items()}, regions.of_slot.tolist(), cols,
             regions.lo, regions.hi, [pos[id(b)] for b in regions.buf], regions.beyond,
-            sorted(regions._keys.items(), key=repr))
+            sorted(regions.keys.items(), key=repr))
 
 
 def _both(items, before=()):
@@ -164,7 +164,7 @@ def _regions_both(bufs):
             r.update()
             out.append((r.of_slot.tolist(), [c[:len(r.lo)].tolist() for c in r._cols[1:]],
                         r.lo, r.hi, [id(b) for b in r.buf], r.beyond,
-                        sorted(r._keys.items(), key=repr)))
+                        sorted(r.keys.items(), key=repr)))
     return out
 
 
@@ -180,6 +180,81 @@ def test_both_paths_make_the_same_regions(specs, data):
     bufs = data.draw(st.permutations(bufs))
     compiled, pure = _regions_both(bufs)
     assert compiled == pure
+
+
+# Views for the batch: a few base addresses, so that hulls repeat (one region),
+# share their start with another length, or nest; empty and strided ones too.
+VIEWS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6),
+                           st.sampled_from(["run", "run", "run", "empty", "strided"])),
+                 min_size=1, max_size=60)
+
+
+def _view(base, n, kind):
+    ptr = (1 << 44) + base * 256
+    if kind == "empty":
+        return buffers.as_buffer(FakeDeviceArray((0, n + 1), "float32", ptr=ptr))
+    if kind == "strided":
+        return buffers.as_buffer(FakeDeviceArray(n + 1, "float32", ptr=ptr, strides=(8,)))
+    return buffers.as_buffer(FakeDeviceArray(n + 1, "float32", ptr=ptr))
+
+
+def _regions_stepwise(bufs, cuts, batch, on):
+    """A Regions taking ``bufs`` in at each cut, with the batch from ``batch`` new
+    slots on: what it holds after each update, comparable."""
+    was, deps.BATCH = deps.BATCH, batch
+    try:
+        with compiled_buffers(on):
+            r, out = Regions([]), []
+            for a, b in zip([0] + cuts, cuts + [len(bufs)]):
+                r.slots.extend(bufs[a:b])
+                r.update()
+                out.append((r.of_slot.tolist(), r.count,
+                            [c[:r.count].tolist() for c in r._cols[1:]]))
+            out.append((r.lo, r.hi, [id(b) for b in r.buf], r.beyond,
+                        sorted(r.keys.items(), key=repr)))
+            return out
+    finally:
+        deps.BATCH = was
+
+
+@settings(max_examples=200, deadline=None)
+@given(VIEWS, st.data())
+def test_the_batch_makes_the_regions_one_lookup_each_makes(specs, data):
+    """Regions found by sorting hulls in numpy (any batch size) are those, numbered
+    alike, that one dict lookup per slot finds, compiled or in Python; over several
+    updates, whose later slots meet regions of earlier ones."""
+    bufs = [_view(*s) for s in specs]
+    bufs += data.draw(st.lists(st.sampled_from(bufs), max_size=5))   # the same Buffer again
+    if data.draw(st.booleans()):
+        bufs.insert(data.draw(st.integers(0, len(bufs))), EVERYTHING)
+    bufs = data.draw(st.permutations(bufs))
+    cuts = sorted(set(data.draw(st.lists(st.integers(1, len(bufs)), max_size=3))))
+    batch = data.draw(st.integers(1, 8))
+    each = _regions_stepwise(bufs, cuts, 10 ** 9, True)
+    assert _regions_stepwise(bufs, cuts, batch, True) == each
+    assert _regions_stepwise(bufs, cuts, batch, False) == each
+
+
+def test_the_batch_is_taken_and_lists_come_when_asked():
+    """A large update takes the batch (no key or list made until asked for);
+    a strided view among them is left to the slot-by-slot path."""
+    if deps.TAKE[0] is None:
+        pytest.skip("compiled buffers switched off")
+    bufs = [_view(b, n, "run") for b in range(6) for n in range(7)] * 2
+    bufs.insert(30, _view(1, 3, "strided"))
+    r = Regions(bufs[:29])
+    was, deps.BATCH = deps.BATCH, 10
+    try:
+        r.update()
+        assert r.count == 29 and r._keys == {} and r._lo == []
+        r.slots.extend(bufs[29:])
+        r.update()   # 30 first: one by one from the strided view on
+    finally:
+        deps.BATCH = was
+    assert r.count == 43 and len(r.lo) == 43 and len(r.keys) == 43
+    # slots 29-42: bufs[29], the strided view (region 30), bufs[30:42]; then all again
+    assert r.of_slot.tolist() == list(range(43)) + list(range(30)) + list(range(31, 43))
+    assert r.buf[5] is bufs[5] and r.lo[5] == bufs[5].lo and r.hi[5] == bufs[5].hi
 
 
 def test_a_hull_past_uint64_is_clipped_and_flagged():

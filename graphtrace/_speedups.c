@@ -950,6 +950,48 @@ entry(PyObject *tracer, PyObject *views, PyObject *obj)
     return PyObject_CallMethodOneArg(tracer, s__entry, obj);
 }
 
+/* Where the last array found by next_entry lies in the cache it was found in
+ * (Tracer._bufs, by address only: never dereferenced, compared) */
+static void *CURSOR_DICT;
+static Py_ssize_t CURSOR;
+
+/* The cache entry of obj, borrowed, when it is the entry after the last one
+ * found (arrays used in the order they were named: the common case of arrays
+ * reached in a list, and each lookup by id a cache miss in a large dict);
+ * NULL, with no error, for a lookup by id. Safe whatever the dict did since:
+ * PyDict_Next checks the position and the entry must hold obj itself. */
+static PyObject *
+next_entry(PyObject *bufs, PyObject *obj)
+{
+    Py_ssize_t pos = (void *)bufs == CURSOR_DICT ? CURSOR : 0;
+    PyObject *key, *entry;
+    if (!PyDict_Next(bufs, &pos, &key, &entry) || !PyTuple_CheckExact(entry) ||
+            PyTuple_GET_SIZE(entry) != 4 || PyTuple_GET_ITEM(entry, 0) != obj)
+        return NULL;
+    CURSOR_DICT = bufs;
+    CURSOR = pos;
+    return entry;
+}
+
+/* After a lookup by id found ``entry``: next_entry goes on from it where it lies
+ * at its slot's position (every slot cached so far: the usual case) */
+static void
+follow(PyObject *bufs, PyObject *entry)
+{
+    Py_ssize_t pos = PyTuple_CheckExact(entry) && PyTuple_GET_SIZE(entry) == 4 &&
+                     PyLong_CheckExact(PyTuple_GET_ITEM(entry, 2)) ?
+                     PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 2)) >> 2 : -1;
+    PyObject *key, *value;
+    if (pos < 0) {
+        PyErr_Clear();
+        return;
+    }
+    if (PyDict_Next(bufs, &pos, &key, &value) && value == entry) {
+        CURSOR_DICT = bufs;
+        CURSOR = pos;
+    }
+}
+
 /* arguments(tracer, args, modes): Tracer._arguments for launches whose
  * arguments are arrays seen before, views made again, numbers and strings;
  * None where the Python path is to take the launch (containers, wrappers,
@@ -978,18 +1020,27 @@ arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *arg = PyTuple_GET_ITEM(args, i), *m = PySequence_Fast_GET_ITEM(modes, i);
-        PyObject *id = PyLong_FromVoidPtr(arg);
-        if (id == NULL)
-            goto done;
-        PyObject *hit = PyDict_GetItemWithError(bufs, id);   /* (obj, Buffer, slot, bit) */
-        Py_DECREF(id);
-        PyObject *found = NULL;   /* (Buffer, slot << 2, device bit) of an array */
+        PyObject *hit = next_entry(bufs, arg);   /* (obj, Buffer, slot, bit) */
+        if (hit == NULL) {
+            PyObject *id = PyLong_FromVoidPtr(arg);
+            if (id == NULL)
+                goto done;
+            hit = PyDict_GetItemWithError(bufs, id);
+            Py_DECREF(id);
+            if (hit != NULL)
+                follow(bufs, hit);
+        }
+        /* (Buffer, slot << 2, device bit) of an array from found[at] on: a cache
+         * entry (at 1) or a view made again (at 0) */
+        PyObject *found = NULL;
+        Py_ssize_t at = 0;
         if (hit != NULL) {
             if (!PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 4) {
                 Py_SETREF(result, Py_NewRef(Py_None));
                 goto done;
             }
-            found = PyTuple_GetSlice(hit, 1, 4);
+            found = Py_NewRef(hit);
+            at = 1;
         }
         else if (PyErr_Occurred()) {
             goto done;
@@ -1027,13 +1078,14 @@ arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
         }
         if (found == NULL)
             goto done;
-        if (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) != 3) {
+        if (!PyTuple_Check(found) || PyTuple_GET_SIZE(found) != 3 + at) {
             Py_DECREF(found);
             result = Py_NewRef(Py_None);
             goto done;
         }
-        PyObject *code = PyNumber_Or(PyTuple_GET_ITEM(found, 1), m);
-        PyObject *more = code == NULL ? NULL : PyNumber_Or(places, PyTuple_GET_ITEM(found, 2));
+        PyObject *code = PyNumber_Or(PyTuple_GET_ITEM(found, at + 1), m);
+        PyObject *more = code == NULL ? NULL :
+                         PyNumber_Or(places, PyTuple_GET_ITEM(found, at + 2));
         if (more == NULL || PyList_Append(codes, code) < 0) {
             Py_XDECREF(code);
             Py_XDECREF(more);
@@ -1042,7 +1094,7 @@ arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
         }
         Py_DECREF(code);
         Py_SETREF(places, more);
-        PyTuple_SET_ITEM(rec, i, Py_NewRef(PyTuple_GET_ITEM(found, 0)));
+        PyTuple_SET_ITEM(rec, i, Py_NewRef(PyTuple_GET_ITEM(found, at)));
         Py_DECREF(found);
     }
     result = PyTuple_Pack(5, rec, codes, places, numbers ? Py_True : Py_False,

@@ -55,6 +55,29 @@ def test_both_paths_record_the_same_graph(steps, size, misses):
     assert compiled == pure
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.integers(0, 11), min_size=1, max_size=60), st.booleans(), MEMO_SIZES)
+def test_arrays_reached_in_a_list_record_alike_in_any_order_of_use(order, runs, size):
+    """A launch finds a named array's cache entry after the last one found (arrays
+    used in the order named) or by its id: either way the very entry of that
+    array, whatever the order of use, repeats and views in between."""
+    arrays = [A(64) for _ in range(12)]
+    uses = sorted(order) if runs else order   # in the order named, or any
+
+    def make():
+        @gt.graph
+        def f(s, out):
+            for k in uses:
+                s.launch(K, 1, 32, arrays[k], out)
+                if k % 5 == 0:
+                    s.launch(K, 1, 32, arrays[k][:32], arrays[(k + 1) % 12])
+        return f
+
+    with memo_limits(size, 1):
+        compiled, pure = _both(make, A(64))
+    assert compiled == pure
+
+
 def _helper(s, x, y):
     s.launch(K, 1, 32, x, y)   # the source of a launch issued in a helper
 

@@ -46,7 +46,10 @@ static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__sco
     *s__top, *s_closed, *s_open_regions, *s_conditional, *s_online,
     *s__count, *s_rec, *s_entries, *s__index, *s_codes, *s_ends, *s_opaque, *s_again,
     *s__bufs, *s__views, *s__entry, *s_cai, *s_cupy, *s_sim, *s_iface, *s_descr, *s_data,
-    *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s__ary, *s_array_iface, *s_add;
+    *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s__ary, *s_array_iface, *s_add,
+    *s___class__;
+/* object's __class__ descriptor (is_open) */
+static PyObject *CLASS;
 
 /* configure_launch(): trace.py's _PLAIN (type -> 0 constant, 1 int, 2 dynamic),
  * LOWEST_ADDRESS, _OPEN (types looked into), buffers.py's _kinds cache and _kind */
@@ -950,6 +953,30 @@ entry(PyObject *tracer, PyObject *views, PyObject *obj)
     return PyObject_CallMethodOneArg(tracer, s__entry, obj);
 }
 
+/* isinstance(obj, OPEN) without looking up obj.__class__ once per type in OPEN
+ * (isinstance's way when the type check fails): where obj's class does not
+ * override __class__, the type check of each plain class in OPEN says all */
+static int
+is_open(PyObject *obj)
+{
+    if (!PyTuple_CheckExact(OPEN) || CLASS == NULL ||
+            Py_TYPE(obj)->tp_getattro != PyObject_GenericGetAttr ||
+            _PyType_Lookup(Py_TYPE(obj), s___class__) != CLASS)
+        return PyObject_IsInstance(obj, OPEN);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(OPEN); i++) {
+        PyObject *t = PyTuple_GET_ITEM(OPEN, i);
+        if (!Py_IS_TYPE(t, &PyType_Type)) {   /* a metaclass may check otherwise */
+            int r = PyObject_IsInstance(obj, t);
+            if (r != 0)
+                return r;
+        }
+        else if (PyType_IsSubtype(Py_TYPE(obj), (PyTypeObject *)t)) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* Where the last array found by next_entry lies in the cache it was found in
  * (Tracer._bufs, by address only: never dereferenced, compared) */
 static void *CURSOR_DICT;
@@ -1062,7 +1089,7 @@ arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
             }
             if (PyErr_Occurred())
                 goto done;
-            int open = PyObject_IsInstance(arg, OPEN);
+            int open = is_open(arg);
             if (open != 0) {
                 if (open > 0)
                     result = Py_NewRef(Py_None);
@@ -1258,6 +1285,8 @@ PyInit__speedups(void)
     INTERN(s_again, "again");
     INTERN(s__bufs, "_bufs");
     INTERN(s__views, "_views");
+    INTERN(s___class__, "__class__");
+    CLASS = Py_XNewRef(_PyType_Lookup(&PyBaseObject_Type, s___class__));
     INTERN(s__entry, "_entry");
     INTERN(s_cai, "cai");
     INTERN(s_cupy, "cupy");

@@ -116,6 +116,34 @@ def test_a_kernel_off_the_memo_and_launches_with_options_take_the_python_path():
     assert len(compiled[1]) == 44
 
 
+class _Claims(A):
+    """A device array whose ``__class__`` claims another class: isinstance believes
+    it, so the compiled path must ask isinstance as Python does."""
+
+    def __init__(self, n, claim):
+        super().__init__(n)
+        self._claim = claim
+
+    @property
+    def __class__(self):
+        return self._claim
+
+
+@pytest.mark.parametrize("claim", [list, gt.In, A])
+def test_an_array_claiming_another_class_is_taken_as_python_takes_it(claim):
+    def make():
+        def f(s, x, y):
+            for i in range(70):   # new views every launch: the kernel leaves the memo
+                s.launch(K, 1, 32, x[i:i + 8], y[i:i + 8])
+            s.launch(K, 1, 32, _Claims(8, claim), y)
+        return gt.graph(f)
+
+    def run(path):
+        with launch_path(path):
+            return _error(lambda: make().trace(A(128), A(128))) or "traced"
+    assert run("compiled") == run("pure Python")
+
+
 def _error(fn):
     try:
         fn()

@@ -1,7 +1,8 @@
 /* New arrays taken in by a trace, compiled: the roots it names (the arrays a
  * function reaches by name, Tracer.add_arguments), the walk that finds them
  * in containers (reach._collect) and the regions of the slots it added since
- * (deps.Regions.update).
+ * (deps.Regions.update: one lookup per slot, or the hulls of a large batch
+ * read for numpy to sort).
  *
  * Optional, like _speedups.c. Each function takes the common case and stops
  * at the first item it does not take, returning that item's index; the

@@ -124,6 +124,8 @@ class Regions:
         self._n = n
 
     def _one_by_one(self, fast, i: int, n: int) -> None:
+        """Slots ``i`` to ``n``, each looked up by its key (the lists and keys of a
+        batch made first)."""
         cols = self._listed()._cols
         at, of_slot, new, lo, hi, one = [], [], [], [], [], []   # this loop's, put at the end
         while i < n:

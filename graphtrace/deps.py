@@ -50,7 +50,9 @@ _NO_PAIRS = (np.zeros(0, np.int64), np.zeros(0, np.int64))
 
 # New slots from which update() finds their regions in one batch (numpy sorts
 # the hulls) rather than one dict lookup each: a dict of millions of regions
-# costs a cache miss per slot (bench/STUDIES.md, "Regions in one batch").
+# costs a cache miss per slot (bench/STUDIES.md, "Regions in one batch"). A
+# batch also sorts the regions so far, so it is taken only when it brings at
+# least a quarter as many slots: many large updates cost a sort of each once.
 BATCH = 2048
 
 
@@ -117,7 +119,7 @@ class Regions:
         for c in (1, 2, 3):
             cols[c] = _room(cols[c], self.count + n - i)
         fast = TAKE[0]
-        if fast is not None and n - i >= BATCH and not self.beyond:
+        if fast is not None and n - i >= max(BATCH, self.count // 4) and not self.beyond:
             i = self._batch(fast, i, n)
         if i < n:
             self._one_by_one(fast, i, n)

@@ -255,6 +255,15 @@ def test_the_batch_is_taken_and_lists_come_when_asked():
     # slots 29-42: bufs[29], the strided view (region 30), bufs[30:42]; then all again
     assert r.of_slot.tolist() == list(range(43)) + list(range(30)) + list(range(31, 43))
     assert r.buf[5] is bufs[5] and r.lo[5] == bufs[5].lo and r.hi[5] == bufs[5].hi
+    # a batch sorts the regions so far too: one bringing fewer than a quarter as
+    # many slots is looked up slot by slot (keys and lists made at once)
+    r.slots.extend(_view(9, n, "run") for n in range(4))   # 4 >= BATCH, < 43 // 4
+    was, deps.BATCH = deps.BATCH, 2
+    try:
+        r.update()
+    finally:
+        deps.BATCH = was
+    assert r.count == 47 and len(r._lo) == 47 and len(r._keys) == 47
 
 
 def test_a_hull_past_uint64_is_clipped_and_flagged():

@@ -30,6 +30,8 @@ codes (``columns.Recording``), so that recording an op only appends to lists:
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from . import deps_small
@@ -119,7 +121,7 @@ class Regions:
         for c in (1, 2, 3):
             cols[c] = _room(cols[c], self.count + n - i)
         fast = TAKE[0]
-        if fast is not None and n - i >= max(BATCH, self.count // 4) and not self.beyond:
+        if n - i >= max(BATCH, self.count // 4) and not self.beyond:
             i = self._batch(fast, i, n)
         if i < n:
             self._one_by_one(fast, i, n)
@@ -150,7 +152,7 @@ class Regions:
         regions of one run so far: the same regions, numbered in the same order
         (by first view), as one lookup per slot makes. The first slot not taken."""
         lo, hi = np.empty(n - i, np.uint64), np.empty(n - i, np.uint64)
-        j = fast.runs(self.slots, i, lo, hi)
+        j = (_runs if fast is None else fast.runs)(self.slots, i, lo, hi)
         if j == i:
             return i
         cols, k, m = self._cols, self.count, j - i
@@ -219,6 +221,25 @@ class Regions:
             hi.append(min(b.hi, (1 << 64) - 1))
             one.append(run)
         return r
+
+
+def _runs(slots: list, i: int, lo, hi) -> int:
+    """``_buffers.c``'s ``runs`` in Python: the hulls of ``slots[i:]`` into ``lo``
+    and ``hi`` while each is a Buffer of one run, or empty, below 2**64; the index
+    of the first slot not taken."""
+    los, his, top = [], [], 1 << 64
+    for b in itertools.islice(slots, i, None):
+        if type(b) is not Buffer:
+            break
+        l, h = b.lo, b.hi
+        if type(l) is not int or type(h) is not int or not 0 <= l <= h < top or \
+                (h != l and (b.step != 0 or h - l != b.run)):
+            break
+        los.append(l)
+        his.append(h)
+    lo[:len(los)] = los
+    hi[:len(his)] = his
+    return i + len(los)
 
 
 def _room(column, n: int):

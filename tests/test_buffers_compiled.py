@@ -231,24 +231,25 @@ def test_the_batch_makes_the_regions_one_lookup_each_makes(specs, data):
     cuts = sorted(set(data.draw(st.lists(st.integers(1, len(bufs)), max_size=3))))
     batch = data.draw(st.integers(1, 8))
     each = _regions_stepwise(bufs, cuts, 10 ** 9, True)
+    assert _regions_stepwise(bufs, cuts, 10 ** 9, False) == each
     assert _regions_stepwise(bufs, cuts, batch, True) == each
     assert _regions_stepwise(bufs, cuts, batch, False) == each
 
 
-def test_the_batch_is_taken_and_lists_come_when_asked():
+@pytest.mark.parametrize("on", [True, False], ids=["compiled", "python"])
+def test_the_batch_is_taken_and_lists_come_when_asked(on):
     """A large update takes the batch (no key or list made until asked for);
     a strided view among them is left to the slot-by-slot path."""
-    if deps.TAKE[0] is None:
-        pytest.skip("compiled buffers switched off")
     bufs = [_view(b, n, "run") for b in range(6) for n in range(7)] * 2
     bufs.insert(30, _view(1, 3, "strided"))
     r = Regions(bufs[:29])
     was, deps.BATCH = deps.BATCH, 10
     try:
-        r.update()
-        assert r.count == 29 and r._keys == {} and r._lo == []
-        r.slots.extend(bufs[29:])
-        r.update()   # 30 first: one by one from the strided view on
+        with compiled_buffers(on):
+            r.update()
+            assert r.count == 29 and r._keys == {} and r._lo == []
+            r.slots.extend(bufs[29:])
+            r.update()   # 30 first: one by one from the strided view on
     finally:
         deps.BATCH = was
     assert r.count == 43 and len(r.lo) == 43 and len(r.keys) == 43
@@ -260,7 +261,8 @@ def test_the_batch_is_taken_and_lists_come_when_asked():
     r.slots.extend(_view(9, n, "run") for n in range(4))   # 4 >= BATCH, < 43 // 4
     was, deps.BATCH = deps.BATCH, 2
     try:
-        r.update()
+        with compiled_buffers(on):
+            r.update()
     finally:
         deps.BATCH = was
     assert r.count == 47 and len(r._lo) == 47 and len(r._keys) == 47

@@ -37,6 +37,7 @@ static Py_ssize_t OFFSET[N_FIELDS];
 static PyObject *DTYPES, *KINDS;
 
 static PyObject *ZERO, *TOP, *LAST;   /* 0, 2**64, 2**64 - 1 */
+static PyObject *ONE_BIT;              /* 2: placement.device_bit of device 0 */
 static PyObject *ONE_STRIDE;           /* item size -> (item size,) */
 static PyObject *ARRAY_KINDS[5];     /* "cai", "cupy", "sim", "own", "host", interned */
 static PyObject *s_iface, *s_array_iface, *s__ary, *s_descr, *s_data, *s_shape, *s_strides,
@@ -270,6 +271,117 @@ one_run(PyObject *b, unsigned long long *l, unsigned long long *h)
             *h < *l)
         return 0;   /* a hull to 2**64 or past */
     return *h == *l || (st == 0 && *h - *l == len);   /* empty, or one run */
+}
+
+/* Index of the first int of the sorted list ``los`` above v (bisect_right); -2
+ * where an item is no int below 2**64 (the Python path compares) */
+static Py_ssize_t
+bisect_u64(PyObject *los, unsigned long long v)
+{
+    Py_ssize_t a = 0, b = PyList_GET_SIZE(los);
+    while (a < b) {
+        Py_ssize_t mid = a + (b - a) / 2;
+        unsigned long long x;
+        if (!as_u64(PyList_GET_ITEM(los, mid), &x))
+            return -2;
+        if (v < x)
+            b = mid;
+        else
+            a = mid + 1;
+    }
+    return a;
+}
+
+/* The one root of Tracer._root's search whose hull holds [l, h) when it is a
+ * root of one run (then it holds every byte); NULL, no error, where the Python
+ * path is to decide: no root, several, one of several runs, or odd items */
+static PyObject *
+one_root(unsigned long long l, unsigned long long h, PyObject *los, PyObject *ks,
+         PyObject *tops, PyObject *roots)
+{
+    Py_ssize_t j = bisect_u64(los, l) - 1;
+    if (j < -1 || PyList_GET_SIZE(ks) != PyList_GET_SIZE(los) ||
+            PyList_GET_SIZE(tops) != PyList_GET_SIZE(los))
+        return NULL;
+    PyObject *found = NULL;
+    for (; j >= 0; j--) {   /* no earlier root reaches past the view */
+        unsigned long long top, rh;
+        Py_ssize_t k;
+        if (!as_u64(PyList_GET_ITEM(tops, j), &top))
+            return NULL;
+        if (top < h)
+            break;
+        PyObject *kv = PyList_GET_ITEM(ks, j);
+        k = PyLong_CheckExact(kv) ? PyLong_AsSsize_t(kv) : -1;
+        if (k < 0 || k >= PyList_GET_SIZE(roots)) {
+            PyErr_Clear();
+            return NULL;
+        }
+        PyObject *r = PyList_GET_ITEM(roots, k);
+        if (Py_TYPE(r) != BUFFER || FIELD_AT(r, F_HI) == NULL ||
+                !as_u64(FIELD_AT(r, F_HI), &rh))
+            return NULL;
+        if (rh >= h) {
+            if (found != NULL)
+                return NULL;   /* several: the first named, by the Python path */
+            found = r;
+        }
+    }
+    unsigned long long rl, rh;
+    return found != NULL && one_run(found, &rl, &rh) ? found : NULL;
+}
+
+/* view(obj, cai, key, los, ks, tops, roots, slots, bufs, views, virtual):
+ * Tracer._entry of a new view on a host of one device (device 0), for the common case: a
+ * C-contiguous interface (plain_buffer) inside one root of one run, below the
+ * temporaries' addresses (virtual). Registers it as _register does, keeps it
+ * under key in views (unless key is None) and returns (Buffer, slot << 2, bit);
+ * None, with nothing changed, where the Python path is to take it. */
+static PyObject *
+view(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    if (nargs != 11 || !PyList_CheckExact(a[3]) || !PyList_CheckExact(a[4]) ||
+            !PyList_CheckExact(a[5]) || !PyList_CheckExact(a[6]) ||
+            !PyList_CheckExact(a[7]) || !PyDict_CheckExact(a[8]) ||
+            !PyDict_CheckExact(a[9])) {
+        PyErr_SetString(PyExc_TypeError, "view(obj, cai, key, los: list, ks: list, tops: "
+                        "list, roots: list, slots: list, bufs: dict, views: dict, virtual)");
+        return NULL;
+    }
+    PyObject *obj = a[0], *key = a[2], *bit = ONE_BIT, *slots = a[7];
+    unsigned long long l, h, virt;
+    if (BUFFER == NULL || !as_u64(a[10], &virt))
+        Py_RETURN_NONE;
+    PyObject *buf = plain_buffer(obj, a[1], ZERO);
+    if (buf == NULL) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyObject *root;
+    if (!as_u64(FIELD_AT(buf, F_LO), &l) || !as_u64(FIELD_AT(buf, F_HI), &h) || l >= virt ||
+            (root = one_root(l, h, a[3], a[4], a[5], a[6])) == NULL) {
+        Py_DECREF(buf);
+        if (PyErr_Occurred())
+            return NULL;
+        Py_RETURN_NONE;
+    }
+    put(buf, F_BASE, Py_NewRef(root));   /* it moves with that one, named after it */
+    PyObject *code = PyLong_FromSsize_t(PyList_GET_SIZE(slots) << 2);
+    PyObject *id = code == NULL ? NULL : PyLong_FromVoidPtr(obj);
+    PyObject *held = id == NULL ? NULL : PyTuple_Pack(4, obj, buf, code, bit);
+    PyObject *entry = held == NULL ? NULL : PyTuple_Pack(3, buf, code, bit);
+    int fail = entry == NULL || PyList_Append(slots, buf) < 0 ||
+               PyDict_SetItem(a[8], id, held) < 0 ||
+               (key != Py_None && PyDict_SetItem(a[9], key, entry) < 0);
+    Py_DECREF(buf);
+    Py_XDECREF(code);
+    Py_XDECREF(id);
+    Py_XDECREF(held);
+    if (fail) {
+        Py_XDECREF(entry);
+        return NULL;
+    }
+    return entry;
 }
 
 /* The numpy columns regions() writes: Regions._cols, with room made by the caller */
@@ -665,6 +777,10 @@ static PyMethodDef methods[] = {
      "runs(slots, start, lo, hi): the byte hulls of slots[start:] into two uint64 arrays "
      "while each is a Buffer of one run or empty, below 2**64; the index of the first "
      "slot not taken."},
+    {"view", (PyCFunction)(void (*)(void))view, METH_FASTCALL,
+     "view(obj, cai, key, los, ks, tops, roots, slots, bufs, views, virtual): "
+     "Tracer._entry of a new C-contiguous view on device 0 inside one root of one run, "
+     "registered; None where the Python path is to take it."},
     {"leaves", (PyCFunction)(void (*)(void))leaves, METH_FASTCALL,
      "leaves(v, label, depth, out, item, most): reach._collect of an exact list, tuple or "
      "dict, item(x, label, depth, out) called for objects of no known kind."},
@@ -708,7 +824,8 @@ PyInit__buffers(void)
     ZERO = PyLong_FromLong(0);
     PyObject *one = ZERO == NULL ? NULL : PyLong_FromLong(1);
     PyObject *bits = one == NULL ? NULL : PyLong_FromLong(64);
-    TOP = bits == NULL ? NULL : PyNumber_Lshift(one, bits);
+    ONE_BIT = bits == NULL ? NULL : PyLong_FromLong(2);
+    TOP = ONE_BIT == NULL ? NULL : PyNumber_Lshift(one, bits);
     LAST = TOP == NULL ? NULL : PyNumber_Subtract(TOP, one);
     Py_XDECREF(one);
     Py_XDECREF(bits);

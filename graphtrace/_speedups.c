@@ -47,7 +47,7 @@ static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__sco
     *s__count, *s_rec, *s_entries, *s__index, *s_codes, *s_ends, *s_opaque, *s_again,
     *s__bufs, *s__views, *s__entry, *s_cai, *s_cupy, *s_sim, *s_iface, *s_descr, *s_data,
     *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s__ary, *s_array_iface, *s_add,
-    *s___class__;
+    *s___class__, *s__roots, *s__slots, *s__root_index, *s__fast_view, *s__index_m;
 /* object's __class__ descriptor (is_open) */
 static PyObject *CLASS;
 
@@ -63,8 +63,8 @@ static PyObject *LAUNCHES, *KERNEL_OP, *ONE;
  * object is of that very class (else, or when a slot is empty, by getattr). */
 typedef struct {
     PyTypeObject *type;   /* NULL: by getattr always */
-    Py_ssize_t offset[6];
-    PyObject **name[6];
+    Py_ssize_t offset[10];
+    PyObject **name[10];
     int n;
 } Layout;
 
@@ -75,9 +75,11 @@ static Layout STREAM = {NULL, {0}, {&s__tracer, &s__index, &s__scope, &s__device
 static Layout SCOPE = {NULL, {0},
                        {&s_rec, &s_closed, &s_open_regions, &s_conditional, &s_online}, 5};
 static Layout RECORDING = {NULL, {0}, {&s_entries, &s_codes, &s_ends, &s_opaque}, 4};
-enum { TR_TOP, TR_COUNT, TR_MEMO, TR_MEMO_OFF, TR_BUFS, TR_VIEWS };
+enum { TR_TOP, TR_COUNT, TR_MEMO, TR_MEMO_OFF, TR_BUFS, TR_VIEWS, TR_ROOTS, TR_SLOTS,
+       TR_ROOT_INDEX, TR_FAST_VIEW };
 static Layout TRACER = {NULL, {0}, {&s__top, &s__count, &s_memo, &s_memo_off, &s__bufs,
-                                    &s__views}, 6};
+                                    &s__views, &s__roots, &s__slots, &s__root_index,
+                                    &s__fast_view}, 10};
 
 /* obj's slot ``i`` of ``layout`` set to ``v``; 0, or -1 with an error */
 static inline int
@@ -886,11 +888,14 @@ cai_key(PyObject *t, PyObject *cai)
     return PyTuple_Pack(5, t, data, shape, strides, typestr);
 }
 
-/* The view key of ``obj`` (interface_of's), for the kinds cai, cupy and sim;
- * NULL with no error: no key here (the Python path decides) */
+/* The view key of ``obj`` (interface_of's), for the kinds cai, cupy and sim,
+ * and in *iface (a new reference, or NULL) the interface it was read from (not
+ * for cupy's, read from attributes); NULL with no error: no key here (the
+ * Python path decides) */
 static PyObject *
-view_key(PyObject *obj)
+view_key(PyObject *obj, PyObject **iface)
 {
+    *iface = NULL;
     PyObject *t = (PyObject *)Py_TYPE(obj), *kind = PyDict_GetItemWithError(KINDS, t);
     if (kind == NULL) {
         if (PyErr_Occurred())
@@ -911,7 +916,7 @@ view_key(PyObject *obj)
             return NULL;
         }
         key = cai_key(t, cai);
-        Py_DECREF(cai);
+        *iface = cai;
     }
     else if (kind == s_cupy || (PyUnicode_Check(kind) && PyUnicode_Compare(kind, s_cupy) == 0)) {
         PyObject *data = PyObject_GetAttr(obj, s_data);
@@ -930,11 +935,50 @@ view_key(PyObject *obj)
         if (cai != NULL)
             key = cai_key(t, cai);
         Py_XDECREF(ary);
-        Py_XDECREF(cai);
+        *iface = cai;
     }
-    if (key == NULL)
+    if (key == NULL) {
         PyErr_Clear();
+        Py_CLEAR(*iface);
+    }
     return key;
+}
+
+/* A new view ``obj`` (interface cai, key not in the tracer's views) made by
+ * _buffers.c's view where the tracer has it (Tracer._fast_view) and no array of
+ * the simulator is tagged with a device: its entry, Py_None for the Python path,
+ * NULL with an error */
+static PyObject *
+new_view(PyObject *tracer, PyObject *views, PyObject *obj, PyObject *cai, PyObject *key)
+{
+    PyObject *fast = get(tracer, &TRACER, TR_FAST_VIEW), *index = NULL, *roots = NULL,
+             *slots = NULL, *bufs = NULL, *got = NULL;
+    if (fast == NULL)
+        return NULL;
+    if (!PyTuple_CheckExact(fast) || PyTuple_GET_SIZE(fast) != 3 ||
+            !PyDict_CheckExact(PyTuple_GET_ITEM(fast, 1)) ||
+            PyDict_GET_SIZE(PyTuple_GET_ITEM(fast, 1)) != 0) {
+        Py_DECREF(fast);
+        Py_RETURN_NONE;
+    }
+    index = get(tracer, &TRACER, TR_ROOT_INDEX);
+    if (index == Py_None)   /* made again since a root was added */
+        Py_SETREF(index, PyObject_CallMethodNoArgs(tracer, s__index_m));
+    roots = index == NULL ? NULL : get(tracer, &TRACER, TR_ROOTS);
+    slots = roots == NULL ? NULL : get(tracer, &TRACER, TR_SLOTS);
+    bufs = slots == NULL ? NULL : get(tracer, &TRACER, TR_BUFS);
+    if (bufs != NULL && PyTuple_CheckExact(index) && PyTuple_GET_SIZE(index) == 3) {
+        PyObject *args[11] = {obj, cai, key, PyTuple_GET_ITEM(index, 0),
+                              PyTuple_GET_ITEM(index, 1), PyTuple_GET_ITEM(index, 2), roots,
+                              slots, bufs, views, PyTuple_GET_ITEM(fast, 2)};
+        got = PyObject_Vectorcall(PyTuple_GET_ITEM(fast, 0), args, 11, NULL);
+    }
+    else if (bufs != NULL) {
+        got = Py_NewRef(Py_None);
+    }
+    Py_DECREF(fast);
+    Py_XDECREF(index); Py_XDECREF(roots); Py_XDECREF(slots); Py_XDECREF(bufs);
+    return got;
 }
 
 /* Tracer._entry(obj), a view made again found by its key without the Python
@@ -942,14 +986,29 @@ view_key(PyObject *obj)
 static PyObject *
 entry(PyObject *tracer, PyObject *views, PyObject *obj)
 {
-    PyObject *key = view_key(obj);
+    PyObject *cai, *key = view_key(obj, &cai);
     if (key != NULL) {
         PyObject *same = PyDict_CheckExact(views) ? PyDict_GetItemWithError(views, key) : NULL;
-        Py_DECREF(key);
-        if (same != NULL)
+        if (same != NULL) {
+            Py_DECREF(key);
+            Py_XDECREF(cai);
             return Py_NewRef(same);
-        PyErr_Clear();   /* unhashable (lists in the interface): as a miss */
+        }
+        if (PyErr_Occurred()) {
+            PyErr_Clear();   /* unhashable (lists in the interface): as a miss */
+        }
+        else if (cai != NULL && PyDict_CheckExact(views)) {
+            PyObject *got = new_view(tracer, views, obj, cai, key);
+            Py_DECREF(key);
+            Py_DECREF(cai);
+            if (got != Py_None)
+                return got;
+            Py_DECREF(got);
+            return PyObject_CallMethodOneArg(tracer, s__entry, obj);
+        }
+        Py_DECREF(key);
     }
+    Py_XDECREF(cai);
     return PyObject_CallMethodOneArg(tracer, s__entry, obj);
 }
 
@@ -1286,6 +1345,11 @@ PyInit__speedups(void)
     INTERN(s__bufs, "_bufs");
     INTERN(s__views, "_views");
     INTERN(s___class__, "__class__");
+    INTERN(s__roots, "_roots");
+    INTERN(s__slots, "_slots");
+    INTERN(s__root_index, "_root_index");
+    INTERN(s__fast_view, "_fast_view");
+    INTERN(s__index_m, "_index");
     CLASS = Py_XNewRef(_PyType_Lookup(&PyBaseObject_Type, s___class__));
     INTERN(s__entry, "_entry");
     INTERN(s_cai, "cai");

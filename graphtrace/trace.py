@@ -91,7 +91,8 @@ class _Hot:
     """The tracer's attributes every recorded launch reads, as slots: the
     compiled path (``_speedups.c``) reads them at their offsets."""
 
-    __slots__ = ("_top", "_count", "memo", "memo_off", "_bufs", "_views")
+    __slots__ = ("_top", "_count", "memo", "memo_off", "_bufs", "_views", "_roots", "_slots",
+                 "_root_index", "_fast_view")
 
 
 class Tracer(_Hot):
@@ -165,6 +166,11 @@ class Tracer(_Hot):
         self._root_index = None                 # the roots sorted by address (_index)
         self._root_labels = (0, set())          # roots seen, their labels (_labels)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
+        # new views of one device made by _buffers.c (view), or None: (view, the
+        # simulator's device tags, which must stay empty, the temporaries' base)
+        fast = _deps.TAKE[0]
+        self._fast_view = None if fast is None or _driver.device_count() > 1 else \
+            (fast.view, _buffers._sim_devices, _temporary.VIRTUAL_BASE)
 
     # --- buffers -----------------------------------------------------------
     def add_argument(self, label: str, obj) -> Buffer:
@@ -262,6 +268,12 @@ class Tracer(_Hot):
                 key = same = None
             if same is not None:
                 return same
+        fast = self._fast_view
+        if fast is not None and cai is not None and not fast[1]:
+            entry = fast[0](obj, cai, key, *self._index(), self._roots, self._slots,
+                            self._bufs, self._views, fast[2])
+            if entry is not None:   # the common case, compiled (_buffers.c's view)
+                return entry
         buf = device_buffer(obj, cai) if cai is not None else as_buffer(obj)
         root = self._root(buf)
         if root is None:

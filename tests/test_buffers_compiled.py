@@ -85,11 +85,17 @@ ITEMS = st.lists(st.tuples(st.sampled_from(KINDS), st.integers(1, 40),
                  min_size=1, max_size=30)
 
 
+def _plain(v):
+    """A field as compared: numpy arrays (a strided view's starts) as lists."""
+    return v.tolist() if isinstance(v, np.ndarray) else v
+
+
 def _state(tracer):
     """What add_arguments and Regions.update leave in a tracer, comparable."""
     slots = tracer._slots
     pos = {id(b): k for k, b in enumerate(slots)}
-    bufs = [tuple(getattr(b, f) for f in FIELDS) + (b.base is b, id(b.obj)) for b in slots]
+    bufs = [tuple(_plain(getattr(b, f)) for f in FIELDS) + (b.base is b, id(b.obj))
+            for b in slots]
     entries = sorted((k, id(e[0]), pos[id(e[1])], e[2], e[3]) for k, e in tracer._bufs.items())
     regions = tracer._regions
     regions.update()
@@ -366,3 +372,121 @@ def test_a_function_reaching_containers_of_arrays_traces_the_same(kinds, picks, 
             f = gt.graph(lambda s: (held, body(s))[1])
             listings.append(str(f.trace()))
     assert listings[0] == listings[1]
+
+
+# Roots for new views: (kind, size in floats, offset in floats from a shared base
+# or None for an address of its own); views: (root, offset, length, kind).
+ROOT_SPECS = st.lists(st.tuples(st.sampled_from(["1d", "1d", "2d", "strided", "empty"]),
+                                st.integers(0, 40), st.one_of(st.none(), st.integers(0, 40))),
+                      min_size=1, max_size=5)
+VIEW_SPECS = st.lists(st.tuples(st.integers(0, 4), st.integers(-8, 48), st.integers(0, 24),
+                                st.sampled_from(["run", "run", "run", "2d", "strided", "empty",
+                                                 "again", "same", "readonly", "other"])),
+                      min_size=1, max_size=25)
+
+
+class Typed(FakeDeviceArray):
+    """Its type has the interface, as cupy's, numba's and torch's arrays do (kind
+    "cai": views made of it are looked up by key, and made by _buffers.c's view)."""
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.__dict__["_cai"]
+
+    @__cuda_array_interface__.setter
+    def __cuda_array_interface__(self, cai):
+        self.__dict__["_cai"] = cai
+
+
+def _roots_and_views(root_specs, view_specs, shared):
+    """Root arrays and views of them (some inside one root, some across two or
+    outside any, strided, empty, made again or the very object again): of a type
+    with the interface, but for views of kind "other" (asked object by object)."""
+    roots = []
+    for kind, n, at in root_specs:
+        ptr = None if at is None else shared + 4 * at
+        if kind == "2d":
+            roots.append(Typed((n, 2), "float32", ptr=ptr))
+        elif kind == "strided":
+            roots.append(Typed(n, "float32", ptr=ptr, strides=(8,)))
+        elif kind == "empty":
+            roots.append(Typed((0,), "float32", ptr=ptr))
+        else:
+            roots.append(Typed(n, "float32", ptr=ptr))
+    views = []
+    for r, off, n, kind in view_specs:
+        ptr = roots[r % len(roots)].ptr + 4 * off
+        if kind == "again" and views:   # the geometry of the last view, a new object
+            last = views[-1]
+            views.append(Typed(last.shape, last.dtype, last.ptr,
+                                         last.__cuda_array_interface__["strides"]))
+        elif kind == "same" and views:
+            views.append(views[-1])
+        elif kind == "2d":
+            views.append(Typed((n // 2, 2), "float32", ptr=ptr))
+        elif kind == "strided":
+            views.append(Typed(n // 2, "float32", ptr=ptr, strides=(8,)))
+        elif kind == "empty":
+            views.append(Typed((0, n), "float32", ptr=ptr))
+        elif kind == "other":
+            views.append(FakeDeviceArray(n, "float32", ptr=ptr))
+        else:
+            views.append(Typed(n, "float32", ptr=ptr))
+            if kind == "readonly":
+                views[-1].__cuda_array_interface__["data"] = (ptr, True)
+    return roots, views
+
+
+@settings(max_examples=200, deadline=None)
+@given(ROOT_SPECS, VIEW_SPECS)
+def test_both_paths_make_the_same_new_views(root_specs, view_specs):
+    """A view the trace has not seen (``Tracer._entry``): the same Buffer, base,
+    slot, cache entry and view key whether _buffers.c's view makes it or the
+    Python path does, and the same error for a view no root holds."""
+    shared = FakeDeviceArray(4096).ptr
+    roots, views = _roots_and_views(root_specs, view_specs, shared)
+    out = []
+    for on in (True, False):
+        with compiled_buffers(on):
+            t = Tracer("f", [], "data")
+            t.add_arguments([(f"r{k}", r) for k, r in enumerate(roots)])
+            got = []
+            for v in views:
+                try:
+                    b = t.buffer(v)
+                    got.append((t._slots.index(b), b.base.label, b.label))
+                except ArgumentError as e:
+                    got.append(str(e))
+            pos = {id(b): k for k, b in enumerate(t._slots)}
+            keys = sorted((repr(k), pos[id(e[0])], e[1], e[2]) for k, e in t._views.items())
+            out.append((got, keys, _state(t)))
+    assert out[0] == out[1]
+
+
+@settings(max_examples=100, deadline=None)
+@given(ROOT_SPECS, VIEW_SPECS)
+def test_traces_of_new_views_are_alike_on_every_path(root_specs, view_specs):
+    """Whole traces launching on views made during the trace: the same listing
+    (or error) with new views made in compiled code (launches and _buffers.c) or
+    in Python."""
+    import graphtrace as gt
+    from helpers import any_kernel, launch_path
+    from graphtrace.ops import kernel
+    k = any_kernel("k")
+    shared = FakeDeviceArray(4096).ptr
+    roots, _ = _roots_and_views(root_specs, [], shared)
+
+    def f(s, *roots):
+        _, views = _roots_and_views(root_specs, view_specs, shared)
+        for a, b in zip(views, views[1:] + views[:1]):
+            s.launch(k, 1, 32, a, 2.0, b)
+    paths = [("pure Python", False)] + \
+        ([("compiled", True), ("compiled", False)] if kernel.speedups_module else [])
+    listings = []
+    for path, on in paths:
+        with compiled_buffers(on), launch_path(path):
+            try:
+                listings.append(str(gt.graph(f).trace(*roots)))
+            except ArgumentError as e:
+                listings.append(str(e))
+    assert len(set(listings)) == 1, listings

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import graphtrace as gt
-from graphtrace import trace as _trace
+from graphtrace import buffers, deps, trace as _trace
 from graphtrace.errors import GraphtraceError
 from graphtrace.ops import kernel as _kernel
 from graphtrace.trace import Stream
-from helpers import FakeDeviceArray as A, any_kernel, launch_path
+from helpers import FakeDeviceArray as A, any_kernel, compiled_buffers, launch_path
 from test_trace_memo import MEMO_MISSES, MEMO_SIZES, STEPS, _program, memo_limits
 
 pytestmark = pytest.mark.skipif(
@@ -368,7 +368,8 @@ class Device:
         return Device(key.stop - key.start, ptr + 4 * key.start)
 
 
-def test_a_view_made_again_is_found_without_the_python_path(monkeypatch):
+@pytest.mark.parametrize("compiled", [False, True], ids=["python views", "compiled views"])
+def test_a_view_made_again_is_found_without_the_python_path(monkeypatch, compiled):
     calls = []
     entry = _trace.Tracer._entry
 
@@ -376,16 +377,21 @@ def test_a_view_made_again_is_found_without_the_python_path(monkeypatch):
         calls.append(obj)
         return entry(self, obj)
     monkeypatch.setattr(_trace.Tracer, "_entry", counting)
+    # arrays tagged with simulated devices by other tests keep new views in Python
+    monkeypatch.setattr(buffers, "_sim_devices", {})
 
     @gt.graph
     def f(s, x, y):
         for i in range(20):   # the same two views, made again at every launch
             s.launch(K, 1, 32, x[0:8], y[i % 2:i % 2 + 8])
     x, y = Device(64, 1 << 44), Device(64, 1 << 45)
-    with launch_path("compiled"):
+    with compiled_buffers(compiled), launch_path("compiled"):
         g = f.trace(x, y)
+        made = compiled and deps.TAKE[0] is not None   # new views by _buffers.c's view
     assert len(g.nodes) == 20
-    assert len(calls) == 3   # each geometry once; then by its key, in compiled code
+    # each geometry once by the Python path (or by _buffers.c); then by its key,
+    # in compiled code
+    assert len(calls) == (0 if made else 3)
     with launch_path("pure Python"):
         calls.clear()
         assert str(f.trace(x, y)) == str(g)

@@ -172,6 +172,8 @@ class SimGraph(Binding):
         return len(self.bind(objs, ptrs, svals))
 
     def launch(self, stream=None) -> None:
+        for node in self.ir.walk():   # numbers no node can take: refused before any runs
+            node.op.check_values(self.value_of, node)
         seed, self.launches = self.launches, self.launches + 1
         simulate(self.ir, seed, value_of=self.value_of)
 

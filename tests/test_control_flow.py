@@ -214,8 +214,26 @@ def long_condition(s, flag, x):
         pass
 
 
+def fraction_on_ints(s, flag, x):
+    with s.while_loop(gt.cond(flag) < 2.5):   # fraction
+        pass
+
+
+def past_int32(s, flag, x):
+    with s.if_then(gt.cond(flag) < 2 ** 31):   # past int32
+        pass
+
+
+def float_switch(s, flag, x):
+    with s.switch(gt.cond(x[0:1]), 2):   # float switch
+        pass
+
+
 @pytest.mark.parametrize("body, marker, words", [
     (callback_in_body, "callback in body", "host callbacks cannot run inside"),
+    (fraction_on_ints, "fraction", "cannot compare it with 2.5"),
+    (past_int32, "past int32", "from -2147483648 to 2147483647"),
+    (float_switch, "float switch", "integer array, not of float32"),
     (outer_stream_in_body, "outer stream", "use the body's stream"),
     (body_after_block, "after block", "only inside its with block"),
     (python_if, "python if", "no value during the trace"),
@@ -299,3 +317,52 @@ def test_counts_and_placements_read_from_the_recording_match_the_nodes(monkeypat
     assert placed == [(n.device, n.kind, bool(n.regions)) for n in nodes]
     assert [k for _, k, _ in placed] == ["kernel", "while", "kernel", "if", "kernel",
                                          "memset", "kernel"]
+
+
+@pytest.mark.parametrize("dtype, rhs, trips", [
+    (np.int32, 3, 3), (np.int32, 3.0, 3), (np.int64, -0.0, 0), (np.uint8, 255, 100),
+    (np.bool_, True, 1), (np.float32, 2.5, 3), (np.float64, 0.5, 1), (np.float32, 1e300, 100)])
+def test_a_condition_compares_as_python_compares_the_numbers(dtype, rhs, trips):
+    """``while c < rhs: c += 1`` from 0, at most 100 times: the number is compared as
+    it is (in the array's dtype where that is exact, refused where not)."""
+    @gt.graph(backend="sim")
+    def f(s, c, n, rhs):
+        with s.while_loop(gt.cond(c) < rhs, max_iterations=100) as body:
+            count[1, 1, body](n)
+            count[1, 1, body](c)
+    c, n = dev(0, dtype=dtype), dev(0, dtype=np.int32)
+    if dtype is np.bool_:
+        c = dev(False, dtype=np.bool_)
+        f(c, n, rhs)
+        assert host(n) == [trips]
+        return
+    f(c, n, rhs)
+    expected = 0
+    while expected < 100 and expected < rhs:
+        expected += 1
+    assert host(n) == [trips] == [expected]
+
+
+def test_a_number_that_no_longer_fits_is_refused_at_the_call_and_changes_nothing():
+    @gt.graph(backend="sim")
+    def f(s, c, n, runs, lim, fill, small):
+        count[1, 1, s](runs)   # a node before the loop: it must not run either
+        with s.while_loop(gt.cond(c) < lim, max_iterations=100) as body:   # the loop
+            count[1, 1, body](n)
+            count[1, 1, body](c)
+        s.memset(small, fill)   # the fill
+    c, n, runs = (dev(0, dtype=np.int32) for _ in range(3))
+    small = dev(0, 0, dtype=np.int8)
+    f(c, n, runs, 2, 7, small)
+    assert host(n) == [2] and host(small) == [7, 7]
+    for bad, fill, marker in ((2 ** 31, 1, "the loop"), (-2 ** 31 - 1, 1, "the loop"),
+                              (2, 300, "the fill")):
+        with pytest.raises(gt.ArgumentError, match=f"{bad if fill == 1 else fill}") as e:
+            f(c, n, runs, bad, fill, small)
+        assert e.value.source[1] == line_of(__file__, marker)
+    with pytest.raises(gt.ArgumentError, match="cannot compare it with 2.5"):
+        f(c, n, runs, 2.5, 1, small)   # another signature: refused while tracing
+    assert host(n) == [2] and host(c) == [2] and host(runs) == [1] and host(small) == [7, 7]
+    f(c, n, runs, 4, -1, small)   # the graph still runs with numbers that fit
+    assert host(n) == [4] and host(runs) == [2] and host(small) == [-1, -1]
+

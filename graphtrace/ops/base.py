@@ -105,6 +105,11 @@ class Op:
         its new addresses in place; False: it is updated by ``update*`` instead."""
         return False
 
+    def check_values(self, value_of, node) -> None:
+        """Raise where the numbers of a binding (``value_of`` maps a dynamic Scalar
+        to its value) cannot run the node. The GPU finds out while updating the
+        graph, before it runs; the simulator asks every node before it runs one."""
+
     def simulate(self, sim, node) -> None:
         """Run the node on the CPU, reading and writing through ``sim``."""
         raise SimulationError(f"the simulator cannot run {self.kind} nodes",

@@ -71,7 +71,38 @@ def _record_condition(t, condition) -> tuple[tuple, list]:
             raise ArgumentError(f"a device condition compares {x.dtype} with {rhs.dtype}: "
                                 "give both arrays one dtype")
         accesses.append((rhs, "r"))
+    elif rhs is not None:   # refused now, not when the graph is built or run
+        rhs_value(x.dtype, rhs.value if isinstance(rhs, Scalar) else rhs)
     return (x, rhs), accesses
+
+
+def rhs_value(dtype: np.dtype, rhs, source=None):
+    """The number ``rhs`` as a value of ``dtype``, the type the GPU compares the
+    condition in; ``ArgumentError`` (at ``source``) where that value would differ
+    from ``rhs`` itself, which would change the comparison: a fraction or a value
+    out of range for an integer or bool array. A float array takes any real number,
+    rounded to its precision as numpy compares a float32 array with a Python float."""
+    dtype = np.dtype(dtype)
+    real = not isinstance(rhs, (complex, np.complexfloating))
+    if dtype.kind == "f" and real:
+        with np.errstate(over="ignore"):   # past the largest float32: inf, as numpy has it
+            try:
+                return dtype.type(rhs)
+            except OverflowError:   # an int past any float
+                return dtype.type(np.inf if rhs > 0 else -np.inf)
+    # the integers the dtype holds ((0, -1): none, for a complex number and a float array)
+    low, high = (0, 1) if dtype.kind == "b" else (0, -1) if dtype.kind == "f" else \
+        (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
+    if real and (not isinstance(rhs, (float, np.floating)) or float(rhs).is_integer()) \
+            and low <= int(rhs) <= high:
+        return dtype.type(int(rhs))
+    holds = "real numbers" if dtype.kind == "f" else "0 and 1" if dtype.kind == "b" else \
+        f"the integers from {low} to {high}"
+    raise ArgumentError(
+        f"a device condition on a {dtype} array cannot compare it with {rhs!r}: the GPU "
+        f"compares in {dtype}, which holds {holds}, so the test would change; compare with "
+        "such a value (x < 3 rather than x < 2.5), or keep the condition in a float array",
+        source)
 
 
 def _union(regions, first: list) -> list:
@@ -92,6 +123,10 @@ class _Structured:
             stream, op, names, attrs, source
         self.args, self.accesses = _record_condition(t, condition) \
             if condition is not None else ((), [])
+        if op is SWITCH and self.args[0].dtype.kind not in "iub":
+            raise ArgumentError(f"switch takes gt.cond(k) of an integer array, not of "
+                                f"{self.args[0].dtype}: the case is k's value; convert it to "
+                                "an int32 array first")
         self.index = t.reserve_index()
         self.scopes = [t.open_region(name, stream.scope, op.conditional)
                        for name in names]
@@ -156,7 +191,8 @@ class _ConditionalOp(Op):
     def _setter_args(self, gpu, node, handle, entry) -> tuple:
         x, rhs = (gpu.value_of(a) for a in node.args)
         dtype = x.dtype.type
-        value = dtype(0) if isinstance(rhs, Buffer) or rhs is None else dtype(rhs)
+        value = dtype(0) if isinstance(rhs, Buffer) or rhs is None else \
+            rhs_value(x.dtype, rhs, node.source)
         at = rhs.ptr if isinstance(rhs, Buffer) else 0
         return (handle, x.ptr, value, at)
 
@@ -212,6 +248,11 @@ class _ConditionalOp(Op):
             gpu.kernel_nodes.set(node_handle(setter), kern, False, (1, 1, 1), (1, 1, 1), 0,
                                  args, executable=executable)
 
+    def check_values(self, value_of, node) -> None:
+        x, rhs = node.args[:2]
+        if isinstance(rhs, Scalar):
+            rhs_value(x.dtype, value_of(rhs), node.source)
+
     # --- the simulator ---------------------------------------------------------
     def test(self, sim, node) -> bool:
         x, rhs = node.args
@@ -219,7 +260,7 @@ class _ConditionalOp(Op):
         if isinstance(rhs, Buffer):
             rhs = sim.array(rhs).reshape(-1)[0]
         elif rhs is not None:
-            rhs = np.asarray(sim.value_of(rhs)).astype(value.dtype)[()]   # as the device does
+            rhs = rhs_value(value.dtype, sim.value_of(rhs), node.source)   # as the device does
         return evaluate(node.attrs["test"], value, rhs)
 
 

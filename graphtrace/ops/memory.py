@@ -62,15 +62,17 @@ def record_copy(stream, dst, src):
                                   attrs={"nbytes": d.nbytes}))
 
 
-def memset_pattern(dtype: np.dtype, value) -> tuple[int, int]:
-    """``(element size, unsigned pattern)`` that fills ``dtype`` with ``value``."""
+def memset_pattern(dtype: np.dtype, value, source=None) -> tuple[int, int]:
+    """``(element size, unsigned pattern)`` that fills ``dtype`` with ``value``;
+    ``ArgumentError`` (at ``source``, the memset's line) where it does not fit."""
     dtype = np.dtype(dtype)
     try:
         with np.errstate(over="raise", invalid="raise"):
             v = np.array(value).astype(dtype, casting="unsafe") \
                 if dtype.kind in "fc" else np.array(value, dtype=dtype)
     except (OverflowError, FloatingPointError, ValueError, TypeError):
-        raise ArgumentError(f"memset value {value!r} does not fit {dtype}") from None
+        raise ArgumentError(f"memset value {value!r} does not fit {dtype}: pass a value the "
+                            f"array's dtype holds, or fill it with a kernel", source) from None
     size = min(dtype.itemsize, 4)
     words = v.reshape(1).view(_WORDS[size])
     if (words == words[0]).all():
@@ -152,13 +154,18 @@ class MemsetOp(Op):
 
     def params(self, gpu, node) -> dict:
         dst = gpu.value_of(node.args[0])
-        element, pattern = memset_pattern(dst.dtype, gpu.value_of(node.args[1]))
+        element, pattern = memset_pattern(dst.dtype, gpu.value_of(node.args[1]), node.source)
         return {"dst": dst.ptr, "value": _WORDS[element](pattern),
                 "width": dst.nbytes // element}
 
+    def check_values(self, value_of, node) -> None:
+        value = node.args[1] if len(node.args) > 1 else None   # zeros: no value
+        if isinstance(value, Scalar):
+            memset_pattern(node.args[0].dtype, value_of(value), node.source)
+
     def simulate(self, sim, node) -> None:
         view = sim.array(node.args[0])
-        element, pattern = memset_pattern(view.dtype, sim.value(node.args[1]))
+        element, pattern = memset_pattern(view.dtype, sim.value(node.args[1]), node.source)
         view.reshape(-1).view(_WORDS[element])[...] = pattern  # byte-exact, like the driver
 
 

@@ -288,25 +288,27 @@ class StreamDeps:
         self._preds: list[int] = []
         self._ops: list[int] = []
 
-    # Every stream is 0 or made by fork, and only recorded events are waited on
-    # here (control.wait), so the lookups below cannot miss.
+    # A stream this tracker has not seen has nothing before it: a body of a loop or
+    # branch (a tracker of its own) records on the index of the stream it was
+    # opened on, which may be a forked one. Only events recorded here are waited
+    # on (control.wait; bodies take no events).
     def add(self, pos: int, stream: int) -> None:
-        tail = self._tail[stream]
+        tail = self._tail.get(stream, ())
         self._preds.extend(tail)
         self._ops.extend([pos] * len(tail))
         self._tail[stream] = {pos}
 
     def fork(self, parent: int, child: int):
-        self._tail[child] = set(self._tail[parent])
+        self._tail[child] = set(self._tail.get(parent, ()))
 
     def join(self, stream: int, other: int):
-        self._tail[stream] |= self._tail[other]
+        self._tail[stream] = self._tail.get(stream, set()) | self._tail.get(other, set())
 
     def record(self, stream: int, pos: int) -> None:
         self._events[pos] = {pos}
 
     def wait(self, stream: int, pos: int) -> None:
-        self._tail[stream] |= self._events[pos]
+        self._tail[stream] = self._tail.get(stream, set()) | self._events[pos]
 
     def finish(self, rec) -> tuple:
         return reduce_pairs(len(rec), np.array(self._preds, np.int64),

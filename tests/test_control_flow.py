@@ -366,3 +366,46 @@ def test_a_number_that_no_longer_fits_is_refused_at_the_call_and_changes_nothing
     f(c, n, runs, 4, -1, small)   # the graph still runs with numbers that fit
     assert host(n) == [4] and host(runs) == [2] and host(small) == [-1, -1]
 
+
+@pytest.mark.parametrize("kind", ["while", "if", "child", "fork in body"])
+def test_stream_order_holds_for_bodies_opened_on_a_forked_stream(kind):
+    """``deps="streams"``: a loop, branch or child graph on a forked stream orders
+    its body as its own stream, and the join orders what follows after it."""
+    @gt.graph(backend="sim")
+    def twice(s, x):
+        add[1, 4, s](x, 1.0)
+        add[1, 4, s](x, 1.0)
+
+    @gt.graph(backend="sim", deps="streams")
+    def f(s, x, y, c):
+        add[1, 4, s](y, 1.0)
+        s2 = s.fork()
+        if kind == "while":
+            with s2.while_loop(gt.cond(c) < 3, max_iterations=10) as body:
+                add[1, 4, body](x, 1.0)
+                count[1, 1, body](c)
+        elif kind == "if":
+            with s2.if_then(gt.cond(c) < 3) as body:
+                add[1, 4, body](x, 1.0)
+                add[1, 4, body](x, 1.0)
+        elif kind == "child":
+            s2.child(twice, x)
+        else:
+            with s2.while_loop(gt.cond(c) < 2, max_iterations=10) as body:
+                b2 = body.fork()
+                add[1, 4, b2](x, 1.0)
+                body.join(b2)
+                count[1, 1, body](c)
+        s.join(s2)
+        add[1, 4, s](y, 10.0)
+    x, y, c = dev(0, 0), dev(0, 0), dev(0, dtype=np.int32)
+    f(x, y, c)
+    assert host(x) == ([3, 3] if kind == "while" else [2, 2]) and host(y) == [11, 11]
+    g = f.trace(x, y, c)
+    outer = [n.index for n in g.nodes]
+    # the fork orders the node after the first, the join the last after it
+    assert len(outer) == 3 and [n.index for n in g.nodes[1].deps] == outer[:1]
+    assert [n.index for n in g.nodes[2].deps] == outer[1:2]
+    body = g.nodes[1].regions[0].nodes if kind != "child" else None
+    if kind in ("if", "fork in body"):   # two ops in one body stream: a chain
+        assert [n.index for n in body[-1].deps] == [body[-2].index]

@@ -429,7 +429,12 @@ class GraphFunction:
             if isinstance(v, Scalar):
                 v._refuse()
         bound.arguments[self._stream_param] = s
-        _refuse_result(self.__name__, self.fn(*bound.args, **bound.kwargs))
+        t = s.tracer()
+        t.nested += 1
+        try:
+            _refuse_result(self.__name__, self.fn(*bound.args, **bound.kwargs))
+        finally:
+            t.nested -= 1
 
     def _note_retrace(self, key) -> None:
         """Warn once when a function keeps tracing new signatures."""

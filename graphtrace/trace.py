@@ -166,6 +166,7 @@ class Tracer(_Hot):
         self._root_index = None                 # the roots sorted by address (_index)
         self._root_labels = (0, set())          # roots seen, their labels (_labels)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
+        self.nested = 0                         # graph functions called inside the trace
         # new views of one device made by _buffers.c (view), or None: (view, the
         # simulator's device tags, which must stay empty, the temporaries' base)
         fast = _deps.TAKE[0]
@@ -208,12 +209,18 @@ class Tracer(_Hot):
     def temporary(self, shape, dtype, name: str | None = None, device: int | None = None):
         """A graph-owned array named ``name`` (default ``tmp0``, ``tmp1``...): a
         root like an argument, at a virtual address until a graph places it, on
-        GPU ``device`` (None: where the kernels using it run, ``placement.finish``)."""
+        GPU ``device`` (None: where the kernels using it run, ``placement.finish``).
+        A name taken is refused in the traced function's own code; inside a graph
+        function it calls (``self.nested``: inlined or a child graph, which may
+        run more than once) it becomes ``name_1``, ``name_2``..."""
         taken = self._labels()
         if name is None:
             name = next(f"tmp{k}" for k in range(len(taken) + 1) if f"tmp{k}" not in taken)
         elif not isinstance(name, str) or not name:
             raise ArgumentError(f"a temporary's name must be a non-empty str, not {name!r}")
+        elif name in taken and self.nested:
+            name = next(f"{name}_{k}" for k in range(1, len(taken) + 2)
+                        if f"{name}_{k}" not in taken)
         elif name in taken:
             raise ArgumentError(f"the name {name!r} is taken by another temporary or an "
                                 f"argument of {self.name}: give this temporary another one")

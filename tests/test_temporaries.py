@@ -137,6 +137,30 @@ def test_a_name_taken_by_an_argument_or_a_temporary_is_refused():
     assert e.value.source[1] == line_of(F, "taken")
 
 
+@pytest.mark.parametrize("call", ["inline", "child", "both"])
+def test_a_named_temporary_of_a_graph_function_called_twice_is_named_apart(call):
+    """A helper naming its temporary may run twice in one trace (inlined or as a
+    child graph), and beside an argument of that name: the later ones are
+    ``scratch_1``, ``scratch_2``..., and each call computes with its own."""
+    @gt.graph(backend="sim")
+    def smooth(s, x):
+        t = s.empty(x.shape, np.float32, name="scratch")
+        scale[1, 32, s](x, 0.5, t)
+        add[1, 32, s](t, x)
+
+    @gt.graph(backend="sim")
+    def two(s, u, v, scratch):
+        (smooth if call != "child" else lambda s, x: s.child(smooth, x))(s, u)
+        (smooth if call == "inline" else lambda s, x: s.child(smooth, x))(s, v)
+        add[1, 32, s](u, scratch)
+    u, v, scratch = dev([2, 4]), dev([8, 16]), dev([0, 0])
+    two(u, v, scratch)
+    assert u.copy_to_host().tolist() == [3, 6] and v.copy_to_host().tolist() == [12, 24]
+    assert scratch.copy_to_host().tolist() == [3, 6]
+    listing = str(two.trace(u, v, scratch))
+    assert "scratch_1" in listing and "scratch_2" in listing and "scratch_3" not in listing
+
+
 # --- the simulator, against eager numpy -------------------------------------------
 
 @gt.graph

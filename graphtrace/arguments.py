@@ -18,6 +18,7 @@ import numpy as np
 
 from .buffers import as_buffer, is_array
 from .errors import ArgumentError
+from .scalar import same_value, value_key
 from .tree import children, rebuild
 
 __all__ = ["walk", "path_str", "Call", "Identity", "snapshot", "same_call", "alias_pattern"]
@@ -99,7 +100,7 @@ class Call:
         if kind == "scalar":
             self.svals.append(v)
             return type(v)
-        return ("static", type(v), v)
+        return ("static", type(v), value_key(v))
 
 
 class Identity:
@@ -148,7 +149,8 @@ def _same(x, snap) -> bool:
         if all(map(operator.is_, x, snap.items)):   # the usual case, checked in C
             return True
         return all(_same(a, b) for a, b in zip(x, snap.items))
-    return x is snap or (isinstance(x, _IMMUTABLE) and type(x) is type(snap) and x == snap)
+    return x is snap or (isinstance(x, _IMMUTABLE) and type(x) is type(snap) and
+                         same_value(x, snap))
 
 
 def same_call(args: tuple, kwargs: dict, snap) -> bool:
@@ -162,7 +164,7 @@ def same_call(args: tuple, kwargs: dict, snap) -> bool:
         if type(y) is _Snap:
             if not _same(x, y):
                 return False
-        elif not (isinstance(x, _IMMUTABLE) and type(x) is type(y) and x == y):
+        elif not (isinstance(x, _IMMUTABLE) and type(x) is type(y) and same_value(x, y)):
             return False
     return True
 

@@ -15,7 +15,7 @@ import threading
 from . import log
 from .buffers import Buffer
 from .ir import Graph
-from .scalar import Scalar
+from .scalar import Scalar, same_value
 from .temporary import owned_moves
 from .tree import leaves
 
@@ -23,9 +23,10 @@ __all__ = ["Binding", "changed_scalars"]
 
 
 def changed_scalars(new: list, old: list) -> list[int]:
-    """The slots whose number differs (a value of another type differs too)."""
+    """The slots whose number differs (a value of another type differs too, and
+    -0.0 from 0.0)."""
     return [j for j, (v, was) in enumerate(zip(new, old))
-            if v is not was and (type(v) is not type(was) or v != was)]
+            if v is not was and (type(v) is not type(was) or not same_value(v, was))]
 
 
 class Binding:

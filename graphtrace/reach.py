@@ -29,6 +29,7 @@ import numpy as np
 
 from . import deps as _deps
 from .buffers import _kinds, is_array
+from .scalar import value_key
 from .tree import children
 
 __all__ = ["Reach", "instance_arrays", "named_values", "identities", "unchanged"]
@@ -296,8 +297,9 @@ class Reach:
             self._find()   # a helper name means another function now: its places
             return self.functions()
         numbers = now[k:]
-        return now[:k] + tuple((name, type(v), _Held(v) if type(v) in _GROUPS else v)
-                               for name, v in zip(self._number_names, numbers))
+        return now[:k] + tuple(
+            (name, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
+            for name, v in zip(self._number_names, numbers))
 
 
 def _is_number(v) -> bool:
@@ -325,7 +327,7 @@ def _typed(v):
         return (tuple, tuple(map(_typed, v)))
     if type(v) is frozenset:
         return (frozenset, frozenset(map(_typed, v)))
-    return (type(v), v)
+    return (type(v), value_key(v))
 
 
 class _Held:

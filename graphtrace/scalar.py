@@ -1,9 +1,32 @@
 """``Scalar``: a dynamic number of a traced function, as recorded arguments hold it."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .errors import DynamicScalarError
 
-__all__ = ["Scalar"]
+__all__ = ["Scalar", "value_key", "same_value"]
+
+_FLOATS, _COMPLEX = (float, np.floating), (complex, np.complexfloating)
+
+
+def value_key(v):
+    """A number as cache keys and comparisons hold it: ``v``, but for a zero float
+    (or a complex with a zero part) ``v`` with the signs of its zeros, since a kernel
+    tells -0.0 from 0.0 (``copysign``, ``1 / x``) though Python finds them equal."""
+    if isinstance(v, _FLOATS):
+        return v if v != 0 else (v, math.copysign(1.0, v))
+    if isinstance(v, _COMPLEX) and (v.real == 0 or v.imag == 0):
+        return v, math.copysign(1.0, v.real), math.copysign(1.0, v.imag)
+    return v
+
+
+def same_value(x, y) -> bool:
+    """``x == y`` as a kernel sees numbers: -0.0 is not 0.0."""
+    return x == y and (x != 0 or value_key(x) == value_key(y))
+
 
 
 class Scalar:

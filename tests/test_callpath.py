@@ -1,5 +1,6 @@
 """The call path on the simulator backend: cache keys, rebinding, scalars, lifetimes."""
 import gc
+import math
 import threading
 import weakref
 
@@ -632,3 +633,46 @@ def test_repeated_calls_with_a_dict_argument_see_every_change_in_it(steps):
             f(p)   # the shortcut: launched at once, nothing traced
             assert p["x"].copy_to_host().tolist() == [p["v"]] * 4, step
             assert f.cache_info().misses == misses
+
+
+@cuda.jit
+def _sign_of(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = math.copysign(1.0, a)
+
+
+SIGNED = -0.0
+
+
+def _sign_graphs():
+    """A graph per way a number reaches the kernel (each reaching only its own)."""
+    @gt.graph(backend="sim")
+    def dynamic(s, a, out):
+        _sign_of[1, 4, s](a, out)
+
+    @gt.graph(backend="sim", static=("a",))
+    def static(s, a, out):
+        _sign_of[1, 4, s](a, out)
+
+    @gt.graph(backend="sim")
+    def held(s, a, out):
+        _sign_of[1, 4, s](SIGNED, out)
+
+    @gt.graph(backend="sim")
+    def in_tuple(s, a, out):
+        _sign_of[1, 4, s](a[0], out)
+    return {"dynamic": dynamic, "static": static, "global": held, "in a tuple": in_tuple}
+
+
+@pytest.mark.parametrize("how", ["dynamic", "static", "global", "in a tuple"])
+def test_minus_zero_is_another_number_than_zero(how):
+    """Python finds -0.0 == 0.0, a kernel does not (copysign, 1 / x): a call that
+    brings the other zero rebinds (or traces) anew instead of keeping the last one."""
+    global SIGNED
+    f = _sign_graphs()[how]
+    out = cuda.to_device(np.zeros(4))
+    for z in (0.0, -0.0, -0.0, 0.0, np.float64(-0.0), 0.0):
+        SIGNED = z
+        f((z,) if how == "in a tuple" else z, out)
+        assert out.copy_to_host().tolist() == [math.copysign(1.0, z)] * 4, (how, z)

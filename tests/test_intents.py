@@ -6,7 +6,7 @@ import pytest
 from numba import cuda, literal_unroll
 
 import graphtrace as gt
-from graphtrace.ops._intents import analyze, infer_intents, vararg_intent
+from graphtrace.ops._intents import analyze, infer_intents, vararg_intent, writes_outside
 from helpers import FakeDeviceArray as A
 
 
@@ -104,6 +104,57 @@ def test_slice_passed_to_a_device_function_is_written():
     def k(x, y):
         dev_store(y[2:], 0, x[0])
     assert intents(k) == ["r", "w"]
+
+
+HELD = cuda.to_device(np.zeros(8))   # an array a kernel reaches by a global name
+
+
+@cuda.jit(device=True)
+def dev_store_held(i, v):
+    HELD[i] = v
+
+
+def test_a_store_into_an_array_held_by_a_global_name_makes_the_kernel_opaque():
+    """``HELD[i] = v`` writes memory the kernel is not given: graphtrace cannot see
+    which, so the kernel is ordered after and before everything (opaque)."""
+    @cuda.jit
+    def direct(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            HELD[i] = x[i] * 2
+
+    @cuda.jit
+    def through(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            dev_store_held(i, x[i] * 2)
+
+    @cuda.jit
+    def local_only(x, y):   # shared and local arrays are the kernel's own
+        t = cuda.local.array(2, np.float64)
+        t[0] = x[0]
+        y[0] = t[0]
+
+    @cuda.jit
+    def copy(src, dst):
+        i = cuda.grid(1)
+        if i < dst.size:
+            dst[i] = src[i]
+    assert writes_outside(direct.py_func) == {"HELD"}
+    assert writes_outside(through.py_func) == {"HELD"}
+    assert writes_outside(local_only.py_func) == frozenset()
+    for k in (direct, through):
+        @gt.graph(backend="sim")
+        def f(s, x, out):
+            k[1, 8, s](x)
+            copy[1, 8, s](HELD, out)
+        x, out = cuda.to_device(np.arange(8.0)), cuda.to_device(np.zeros(8))
+        g = f.trace(x, out)
+        assert g.nodes[0].opaque and g.nodes[0] in g.nodes[1].deps
+        for seed in range(8):   # any order the data allow
+            HELD.copy_to_device(np.zeros(8))
+            gt.simulate(g, seed=seed)
+            assert out.copy_to_host().tolist() == [2.0 * i for i in range(8)]
 
 
 def test_inferred_intents_reach_the_graph():

@@ -51,7 +51,7 @@ import weakref
 
 import numpy as np
 
-__all__ = ["Intents", "analyze", "infer_intents", "vararg_intent"]
+__all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]
 
 # Kinds of alias: "a" may be (a view of) the parameter's memory, "t" may be a
 # tuple holding such, "m" may be its metadata (or, in a namedtuple, a field).
@@ -158,11 +158,14 @@ def _cuda_kind(rel: str) -> str:
 class Intents:
     """What a function does to its parameters (``"r"``, ``"w"`` or ``"rw"``)."""
 
-    def __init__(self, params, modes, vararg=None, kwonly=None, returns=_NONE):
+    def __init__(self, params, modes, vararg=None, kwonly=None, returns=_NONE, outside=()):
         self.params, self.modes = list(params), list(modes)   # positional parameters
         self.vararg = vararg            # (name, intent) of ``*args``, or None
         self.kwonly = dict(kwonly or {})
         self.returns = returns          # shape of what the return value may alias
+        # global or closure names it (or a device function it calls) stores into:
+        # memory it is not given, so a kernel doing so is opaque
+        self.outside = frozenset(outside)
 
     def mode(self, name) -> str | None:
         if name in self.params:
@@ -199,7 +202,7 @@ class _Analysis:
         self.scope = collections.ChainMap(closure, getattr(py_func, "__globals__", {}),
                                           vars(builtins))
         self.callees: dict = {}
-        self.read, self.written = set(), set()
+        self.read, self.written, self.outside = set(), set(), set()
 
     def _bound_names(self) -> set:
         """Names the function binds itself: calls through them are not resolved."""
@@ -302,6 +305,8 @@ class _Analysis:
             return "passing", obj
         if obj is not None and hasattr(obj, "py_func"):   # a numba device function
             summary = analyze(obj.py_func)
+            if summary is not None:
+                self.outside |= summary.outside
             return ("device", summary) if summary is not None else ("unknown", None)
         if id(obj) in _BUILTINS:
             return _BUILTINS[id(obj)], obj
@@ -436,6 +441,11 @@ class _Analysis:
         for n in self.nodes:
             if isinstance(n, (ast.Subscript, ast.Attribute)) and not isinstance(n.ctx, ast.Load):
                 self.written |= _names(self.roots(n.value))
+                base = n.value
+                while isinstance(base, (ast.Subscript, ast.Attribute)):
+                    base = base.value
+                if isinstance(base, ast.Name) and base.id not in self.local:
+                    self.outside.add(base.id)   # ``G[i] = v``: an array held by a global
             elif isinstance(n, ast.Subscript) and _is_element(n):   # a view reads nothing yet
                 self.read |= _names(self.roots(n))
             elif isinstance(n, ast.AugAssign):
@@ -472,7 +482,7 @@ class _Analysis:
             return "rw" if w and r else "w" if w else "r"
         return Intents(self.positional, [mode(p) for p in self.positional],
                        (self.vararg, mode(self.vararg)) if self.vararg else None,
-                       {p: mode(p) for p in self.kwonly}, returns)
+                       {p: mode(p) for p in self.kwonly}, returns, self.outside)
 
 
 def resolve_dotted(py_func, dotted: str):
@@ -538,6 +548,13 @@ def infer_intents(py_func) -> list[str] | None:
     """Per positional parameter: ``"r"``, ``"w"`` or ``"rw"``; None without source."""
     result = analyze(py_func)
     return None if result is None else list(result.modes)
+
+
+def writes_outside(py_func) -> frozenset:
+    """The global or closure names ``py_func`` stores into (``G[i] = v``), itself or
+    through the device functions it calls: empty without source."""
+    result = analyze(py_func)
+    return frozenset() if result is None else result.outside
 
 
 def vararg_intent(py_func) -> str | None:

@@ -24,7 +24,8 @@ from ..context import ProxyStream, current_tracer, on_trace_start
 from ..errors import ArgumentError, KernelArgumentError, StreamError, user_frame
 from ..scalar import Scalar
 from ..tree import materialize, tree_map
-from ._intents import _dotted, _parse, infer_intents, resolve_dotted, vararg_intent
+from ._intents import (_dotted, _parse, infer_intents, resolve_dotted, vararg_intent,
+                       writes_outside)
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
 from . import kernel as _kernel
@@ -61,7 +62,10 @@ class NumbaAdapter(Adapter):
         sig = list(inspect.signature(py_func).parameters.values())
         params = [p.name for p in sig if p.kind is not p.VAR_POSITIONAL]
         vararg = next((p.name for p in sig if p.kind is p.VAR_POSITIONAL), None)
-        super().__init__(k, py_func.__name__, params, infer_intents(py_func), vararg=vararg)
+        # a kernel storing into an array held by a global name (G[i] = v) touches
+        # memory it is not given: opaque, ordered after and before everything
+        super().__init__(k, py_func.__name__, params, infer_intents(py_func),
+                         opaque=bool(writes_outside(py_func)), vararg=vararg)
         if vararg is not None:   # one intent for every element of *args
             self.vararg_intent = vararg_intent(py_func) or "rw"
         self.simulated = type(k).__name__ == "FakeCUDAKernel"

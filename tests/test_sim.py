@@ -141,3 +141,41 @@ def test_check_finds_nothing_in_data_mode():
         t.launch(K, 1, 1, gt.In(x), gt.Out(y))
         s.launch(K, 1, 1, opaque=True)
     assert gt.check(f.trace()) == []
+
+
+@cuda.jit
+def _record_sum(r, out):
+    i = cuda.grid(1)
+    if i < r.size:
+        out[i] = r[i].a + r[i].b
+
+
+@cuda.jit
+def _record_bump(r, out):
+    i = cuda.grid(1)
+    if i < r.size:
+        out[i] = r[i].a
+        r[i].b = -0.0
+
+
+def test_record_arrays_are_checked_byte_by_byte():
+    """A kernel reading records runs; one writing a record it was declared to only
+    read is caught, even where the new value equals the old (-0.0 over 0.0)."""
+    rt = np.dtype([("a", np.float64), ("b", np.float64)])
+    host = np.zeros(8, rt)
+    host["a"], host["b"] = np.arange(8), np.nan   # NaNs stay NaNs: not a write
+
+    @gt.graph
+    def f(s, r, out):
+        _record_sum[1, 32, s](r, out)
+    r, out = cuda.to_device(host), cuda.to_device(np.zeros(8))
+    f(r, out)
+    assert np.isnan(out.copy_to_host()).all()
+    host["b"] = 0.0
+
+    @gt.graph
+    def g(s, r, out):
+        _record_bump[1, 32, s](gt.In(r), out)
+    with pytest.raises(gt.IntentError, match="wrote to r"):
+        g(cuda.to_device(host), out)
+

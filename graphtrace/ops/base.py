@@ -128,6 +128,13 @@ class Op:
         return f"<op {self.kind}>"
 
 
+def same_bytes(now, before) -> bool:
+    """Whether two arrays of one shape and dtype hold the same bytes (records,
+    NaNs and -0.0 included): what a read-only check compares."""
+    return np.array_equal(np.ascontiguousarray(now).view(np.uint8),
+                          np.ascontiguousarray(before).view(np.uint8))
+
+
 def arg_position(args, buf):
     """Index of the argument that holds ``buf`` (also inside a tuple, list or dict)."""
     return next((i for i, a in enumerate(args) if any(v is buf for v in leaves(a))), None)

@@ -28,8 +28,6 @@ from __future__ import annotations
 import sys
 import threading
 
-import numpy as np
-
 from .._guards import LIBRARY_DIRS
 from ..buffers import Buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
@@ -38,7 +36,7 @@ from .._driver import current
 from ..placement import place
 from ..tree import leaves, tree_map
 from ._devices import Joined
-from .base import Op, record_args
+from .base import Op, record_args, same_bytes
 
 __all__ = ["record_captured", "capture_stream", "CAPTURED"]
 
@@ -349,7 +347,7 @@ class CapturedOp(Op):
                 "on the GPU backend",
                 source=node.source) from e
         for b, before in kept:
-            if not np.array_equal(sim.array(b), before, equal_nan=True):
+            if not same_bytes(sim.array(b), before):
                 raise self.intent_error(node, b)
 
     def intent_error(self, node, buf, detail: str = "") -> IntentError:

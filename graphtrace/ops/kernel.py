@@ -23,7 +23,7 @@ from ..scalar import Scalar
 from ..tree import leaves
 from . import _launch
 from ._launch import count as _count, dim3
-from .base import Op, arg_position, record_args
+from .base import Op, arg_position, record_args, same_bytes
 
 __all__ = ["Adapter", "ADAPTERS", "MODULES", "adapter_for", "kernel", "dim3", "record_launch",
            "again", "NO_BLOCK", "LOWEST_ADDRESS", "foreign_attribute", "KernelOp", "KERNEL"]
@@ -518,7 +518,7 @@ class KernelOp(Op):
             raise SimulationError(f"kernel {node.target.name} failed on the simulator: "
                                   f"{type(e).__name__}: {e}", source=node.source) from e
         for b, before in kept:
-            if not np.array_equal(sim.array(b), before, equal_nan=True):
+            if not same_bytes(sim.array(b), before):
                 raise self.intent_error(node, b)
 
     def intent_error(self, node, buf, detail: str = "") -> IntentError:

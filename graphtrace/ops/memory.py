@@ -49,7 +49,8 @@ def record_copy(stream, dst, src):
             raise PageableMemoryError(
                 f"copy {role} {b.label or 'array'} is pageable host memory: a graph can "
                 "only copy pinned host memory; allocate it with gt.pinned_empty(shape, "
-                "dtype) (or cupyx.empty_pinned / numba.cuda.pinned_array)")
+                "dtype) (on a GPU, cupyx.empty_pinned and numba.cuda.pinned_array are "
+                "pinned too; numba's simulator makes plain numpy arrays)")
     if d.readonly:
         raise ArgumentError(f"copy destination {d.label or 'array'} is read-only")
     if d.overlaps(s):

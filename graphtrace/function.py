@@ -130,6 +130,7 @@ class GraphFunction:
             for k in self.params:
                 if k is not self.self_param:
                     bound.arguments[k] = walk(bound.arguments[k], (k,), k in self.static, leaf)
+            tracer.mark_arguments()
             self._label_closure(tracer, bound.arguments)
             bound.arguments[self._stream_param] = Stream(tracer)
             try:

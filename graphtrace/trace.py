@@ -167,6 +167,7 @@ class Tracer(_Hot):
         self._root_labels = (0, set())          # roots seen, their labels (_labels)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
         self.nested = 0                         # graph functions called inside the trace
+        self._argument_roots: set[int] = set()  # id of each argument's root (rebound)
         # new views of one device made by _buffers.c (view), or None: (view, the
         # simulator's device tags, which must stay empty, the temporaries' base)
         fast = _deps.TAKE[0]
@@ -188,6 +189,16 @@ class Tracer(_Hot):
         self._register(obj, buf)
         self._add_root(buf)
         return buf
+
+    def mark_arguments(self) -> None:
+        """The roots named so far are the function's arguments: a later call may
+        rebind them without tracing again (``is_argument``)."""
+        self._argument_roots = {id(b) for b in self._roots}
+
+    def is_argument(self, buf: Buffer) -> bool:
+        """Whether ``buf`` lies in an argument of the function (not in an array it
+        reaches by name, which a later call cannot change without a new trace)."""
+        return id(buf.base) in self._argument_roots
 
     def add_arguments(self, items: list) -> None:
         """``add_argument(label, obj)`` for each ``(label, obj)`` pair, in order.

@@ -179,3 +179,60 @@ def test_record_arrays_are_checked_byte_by_byte():
     with pytest.raises(gt.IntentError, match="wrote to r"):
         g(cuda.to_device(host), out)
 
+
+@cuda.jit
+def _square(d):
+    i = cuda.grid(1)
+    if i < d.size:
+        d[i] = d[i] * d[i]
+
+
+PINNED = gt.pinned_empty(4)
+SEEN = []
+
+
+def _report():   # reads PINNED by its global name
+    SEEN.append(PINNED.copy().tolist())
+
+
+def test_a_callback_reading_an_array_by_a_global_name_waits_for_its_writers():
+    @gt.graph
+    def f(s, d):
+        _square[1, 32, s](d)
+        s.copy(PINNED, d)
+        s.host(_report)
+    d = cuda.to_device(np.arange(4.0))
+    g = f.trace(d)
+    assert g.nodes[1] in g.nodes[2].deps   # after the copy into PINNED
+    SEEN.clear()
+    for seed in range(6):   # in any order the data allow
+        d.copy_to_device(np.arange(4.0))
+        gt.simulate(g, seed=seed)
+    assert SEEN == [[0.0, 1.0, 4.0, 9.0]] * 6
+
+
+@pytest.mark.parametrize("how", ["closure", "partial", "opaque closure"])
+def test_a_callback_holding_an_array_of_the_graph_is_refused_at_its_line(how):
+    import functools
+
+    @gt.graph
+    def f(s, d, h):
+        s.copy(h, d)
+        if how == "partial":
+            s.host(functools.partial(print, h))                  # partial holds h
+        else:
+            s.host(lambda: print(h), opaque=how != "closure")   # holds h
+    with pytest.raises(gt.ArgumentError, match="pass it to s.host as an argument") as e:
+        f.trace(cuda.to_device(np.zeros(4)), gt.pinned_empty(4))
+    assert e.value.source[1] == line_of(__file__, "partial holds h" if how == "partial"
+                                        else "holds h")
+
+
+def test_a_callback_of_other_globals_and_constants_is_taken_as_before():
+    @gt.graph
+    def f(s, d, h):
+        s.copy(h, d)
+        s.host(_report, opaque=True)      # opaque: ordered with all, no access named
+        s.host(lambda: print(len(SEEN)))  # no array of the graph
+    g = f.trace(cuda.to_device(np.zeros(4)), gt.pinned_empty(4))
+    assert g.nodes[1].opaque and [a for n in g.nodes[1:] for a in n.accesses] == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
+from functools import partial
 
 from ..buffers import Buffer, is_array, unwrap_intent
 from ..errors import ArgumentError, user_frame
@@ -27,6 +28,7 @@ def record_host(stream, fn, args, opaque=False):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
     _warn_copies(fn, args)
     rec, accesses = record_args(t, args, lambda i: "rw", _host_only(fn))
+    accesses = list(accesses) + _reached(t, fn, opaque)
     for i, a in enumerate(args):   # an object that holds a temporary would keep it
         tmp = holder_of(a, t)
         if tmp is not None:
@@ -34,6 +36,57 @@ def record_host(stream, fn, args, opaque=False):
                                 f"temporary {tmp._life.where()}{_TEMPORARY}")
     return t.record(HOST_CALLBACK, fn, rec, tuple(accesses), stream=stream.index,
                     scope=stream.scope, opaque=opaque)
+
+
+def _reached(t, fn, opaque: bool) -> list:
+    """The accesses of arrays of this trace that ``fn`` reaches by its own names
+    (read and written, unless the callback is opaque: ordered with all); an error
+    for an argument's array held in its closure or bound by ``partial``, which a
+    later call with new arrays rebinds without tracing again (the callback would
+    keep the first one)."""
+    out = []
+    for name, v, held in _names_of(fn):
+        for x in leaves(v):
+            buf = t.cached_buffer(x) if is_array(x) else None
+            if buf is None:
+                continue
+            if held and t.is_argument(buf):
+                raise ArgumentError(
+                    f"host callback {_name(fn)} holds {buf.label or 'an array'} of this "
+                    f"graph by {name}: a later call with new arrays would still hand it "
+                    f"this one; pass it to s.host as an argument, which the callback "
+                    f"receives as a parameter: s.host(fn, {buf.label or 'x'})")
+            if not opaque:
+                out.append((buf, "rw"))
+    return out
+
+
+def _names_of(fn):
+    """``(name, value, held)`` for the closure cells and ``partial`` arguments of
+    ``fn`` (held) and the global names its code reads (not held)."""
+    while isinstance(fn, partial):
+        for i, v in enumerate(fn.args):
+            yield f"partial argument {i}", v, True
+        for k, v in fn.keywords.items():
+            yield f"partial argument {k}", v, True
+        fn = fn.func
+    fn = getattr(fn, "__func__", fn)   # a bound method: its function
+    code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    if code is None or scope is None:
+        return
+    for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            yield f"closure name {name!r}", cell.cell_contents, True
+        except ValueError:   # an empty cell
+            continue
+    codes, seen = [code], set()
+    while codes:
+        c = codes.pop()
+        for name in c.co_names:
+            if name in scope and name not in seen:
+                seen.add(name)
+                yield f"global name {name!r}", scope[name], False
+        codes.extend(k for k in c.co_consts if isinstance(k, type(code)))
 
 
 def _holds_values(v) -> bool:

@@ -85,7 +85,8 @@ class Call:
         # Arrays reached by global or closure name are baked into the graph: the
         # key holds their addresses, so rebinding such a name traces anew.
         reached = [(name, v, as_buffer(v)) for name, v in reached_by_name]
-        functions = fn.reach.functions()   # helpers, kernels and numbers reached by name
+        # helpers, kernels and numbers reached by name (and a method's self values)
+        functions = fn.functions(bound.arguments[fn.self_param] if fn._lead else None)
         fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
             + functions
         self.reached = (tuple(reached_by_name), functions)

@@ -28,7 +28,8 @@ from .errors import ArgumentError, TraceError
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import Reach, identities, instance_arrays, named_values, unchanged
+from .reach import (Reach, identities, instance_arrays, instance_values, named_values,
+                    unchanged)
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -165,6 +166,12 @@ class GraphFunction:
         if self._lead:
             out += instance_arrays(arguments[self.self_param])
         return out
+
+    def functions(self, self_obj=None) -> tuple:
+        """The helpers, kernels and numbers reached by name, and for a method the
+        values its ``self`` holds (``self.lr``): what the cache key holds by value."""
+        out = self.reach.functions()
+        return out + instance_values(self_obj) if self._lead else out
 
     @property
     def reach(self) -> Reach:
@@ -392,7 +399,7 @@ class GraphFunction:
         reach = self.reach
         if not self._lead and not reach.places:
             return not reached[0] and not reached[1]
-        if reach.functions() != reached[1]:
+        if self.functions(args[0] if self._lead else None) != reached[1]:
             return False
         if not self._lead and not reach.has_arrays:
             return not reached[0]

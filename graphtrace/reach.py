@@ -32,7 +32,8 @@ from .buffers import _kinds, is_array
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Reach", "instance_arrays", "named_values", "identities", "unchanged"]
+__all__ = ["Reach", "instance_arrays", "instance_values", "named_values", "identities",
+           "unchanged"]
 
 _MAX_DEPTH = 8
 
@@ -194,6 +195,14 @@ def instance_arrays(obj) -> list:
     for name, v in getattr(obj, "__dict__", {}).items():
         out += _leaves(v, f"self.{name}")
     return out
+
+
+def instance_values(obj) -> tuple:
+    """``(label, type, value)`` for the values an object holds in its attributes
+    (``self.lr`` of a decorated method): read when tracing and watched by value,
+    as numbers reached by name are (``Reach.functions``)."""
+    return tuple((f"self.{name}", type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
+                 for name, v in getattr(obj, "__dict__", {}).items() if _is_value(v))
 
 
 class Reach:

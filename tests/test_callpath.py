@@ -676,3 +676,33 @@ def test_minus_zero_is_another_number_than_zero(how):
         SIGNED = z
         f((z,) if how == "in a tuple" else z, out)
         assert out.copy_to_host().tolist() == [math.copysign(1.0, z)] * 4, (how, z)
+
+
+@cuda.jit
+def _axpy(y, x, a):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] += a * x[i]
+
+
+class _SGD:
+    def __init__(self, n, lr, config=("sgd", 1)):
+        self.w, self.lr, self.config = cuda.to_device(np.zeros(n)), lr, config
+
+    @gt.graph(backend="sim")
+    def step(self, s, g):
+        _axpy[1, 32, s](self.w, g, -self.lr * self.config[1])
+
+
+def test_a_number_held_by_self_is_watched_by_value_as_a_global_is():
+    """``self.lr`` changed between calls (a schedule): the next call traces anew
+    with the new value, as a number held by a global name does."""
+    opt, g = _SGD(32, 1.0), cuda.to_device(np.ones(32))
+    opt.step(g)
+    opt.lr = 0.5
+    opt.step(g)
+    opt.config = ("sgd", 2)   # a tuple of values: watched too
+    opt.step(g)
+    opt.step(g)               # nothing changed: the graph is replayed
+    assert opt.w.copy_to_host().tolist() == [-1.0 - 0.5 - 1.0 - 1.0] * 32
+    assert _SGD.step.cache_info().misses == 3

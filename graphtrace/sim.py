@@ -65,7 +65,7 @@ class SimContext:
     """
 
     def __init__(self, value_of=None, check_intents: bool = True, seed=None):
-        self.value_of = value_of or (lambda v: v)
+        self.value_of = value_of or _traced
         self.check = check_intents
         self.random = random.Random(seed)
 
@@ -134,6 +134,11 @@ def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None)
     return SimContext(value_of, check_intents, seed).run(graph)
 
 
+def _traced(v):
+    """A recorded argument as traced: a dynamic Scalar's value, anything else itself."""
+    return v.value if isinstance(v, Scalar) else v
+
+
 def _owned(graph: Graph):
     """``value_of`` placing the graph's temporaries in new host memory, leaving the rest."""
     kept = []
@@ -146,7 +151,7 @@ def _owned(graph: Graph):
 
     def value_of(v):
         d = delta.get(id(v.base)) if isinstance(v, Buffer) else None
-        return v if d is None else v.moved(d)
+        return _traced(v) if d is None else v.moved(d)
     value_of.blocks = kept   # the temporaries' memory lives as long as value_of
     return value_of
 

@@ -236,3 +236,20 @@ def test_a_callback_of_other_globals_and_constants_is_taken_as_before():
         s.host(lambda: print(len(SEEN)))  # no array of the graph
     g = f.trace(cuda.to_device(np.zeros(4)), gt.pinned_empty(4))
     assert g.nodes[1].opaque and [a for n in g.nodes[1:] for a in n.accesses] == []
+
+
+@cuda.jit
+def _scale_by(x, a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = a * x[i]
+
+
+def test_simulate_runs_a_traced_graph_with_its_traced_numbers():
+    @gt.graph
+    def step(s, x, out, a):
+        _scale_by[1, 4, s](x, a, out)
+    x, out = cuda.to_device(np.ones(4)), cuda.device_array(4)
+    gt.simulate(step.trace(x, out, 2.5), seed=1)
+    assert out.copy_to_host().tolist() == [2.5] * 4
+

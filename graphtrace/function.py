@@ -62,6 +62,8 @@ _BACKEND = None
 class GraphFunction:
     """A function traced into a CUDA graph; made by ``@graph``."""
 
+    _graphtrace_graph = True   # what s.child() checks (a numba kernel has __wrapped__ too)
+
     def __init__(self, fn, deps: str = "data", static=(), backend=None, maxsize=32,
                  check_intents=None):
         make_tracker(deps)  # validates the mode

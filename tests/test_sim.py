@@ -253,3 +253,11 @@ def test_simulate_runs_a_traced_graph_with_its_traced_numbers():
     gt.simulate(step.trace(x, out, 2.5), seed=1)
     assert out.copy_to_host().tolist() == [2.5] * 4
 
+
+def test_a_child_graph_must_be_a_graph_function():
+    @gt.graph
+    def f(s, x, out):
+        s.child(_scale_by, x, 2.0, out)   # a kernel
+    with pytest.raises(gt.ArgumentError, match="takes a @gt.graph function, not"):
+        f.trace(cuda.to_device(np.ones(4)), cuda.device_array(4))
+

@@ -365,7 +365,7 @@ class SwitchOp(_ConditionalOp):
 
 def record_child(stream, function, args, kwargs, source):
     """``s.child(f, *args)``: ``f``'s ops recorded into a child-graph node."""
-    if not hasattr(function, "__wrapped__") or not callable(function):
+    if getattr(function, "_graphtrace_graph", False) is not True or not callable(function):
         raise ArgumentError(f"s.child() takes a @gt.graph function, not "
                             f"{type(function).__name__}")
     t = stream.tracer()

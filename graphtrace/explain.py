@@ -148,12 +148,13 @@ class Explanation:
             else:
                 text = f"{na} runs before {nb}: ordered through {steps}"
                 if found:
-                    text += f"; they also conflict directly ({self._reasons(found, graph)}), " \
+                    direct = self._reasons(found, graph, False)
+                    text += f"; they also conflict directly ({direct}), " \
                             "which that path already orders"
             return Why(True, route, found, False, text)
         race = _conflicting(ra, rb)
         if race:
-            text = (f"{na} and {nb} conflict ({self._reasons(found, graph)}) but nothing "
+            text = (f"{na} and {nb} conflict ({self._reasons(found, graph, False)}) but nothing "
                     "orders them: a race")
         else:
             text = f"{na} and {nb} are independent: " + self._apart(ra, rb)
@@ -177,9 +178,11 @@ class Explanation:
             return ca[k - 1][0], ca[k - 1][0], None, None
         return ca[k][0], cb[k][0], self._where[ca[k][0].index][1], None
 
-    def _reasons(self, found, graph) -> str:
+    def _reasons(self, found, graph, edge: bool = True) -> str:
+        """The hazards ``found``; for an edge of a streams-mode graph, stream order
+        carrying them (an unordered pair has no order to name)."""
         reason = "; ".join(_hazard(h, self.namer) for h in found)
-        if graph.mode == "streams":
+        if graph.mode == "streams" and edge:
             return "stream order" + (f", carrying {reason}" if reason else "")
         return reason
 

@@ -90,8 +90,7 @@ def test_an_unordered_conflict_of_stream_order_is_a_race():
     e = gt.explain(f, A(16))
     why = e.why(0, 1)
     assert why.race and not why.ordered
-    assert str(why) == ("%0 k and %1 k conflict (stream order, carrying RAW x) but nothing "
-                        "orders them: a race")
+    assert str(why) == "%0 k and %1 k conflict (RAW x) but nothing orders them: a race"
 
 
 def test_stream_order_edges_say_so_with_what_they_carry():

@@ -261,3 +261,13 @@ def test_a_child_graph_must_be_a_graph_function():
     with pytest.raises(gt.ArgumentError, match="takes a @gt.graph function, not"):
         f.trace(cuda.to_device(np.ones(4)), cuda.device_array(4))
 
+
+def test_a_race_in_a_streams_graph_is_not_said_to_be_in_stream_order():
+    @gt.graph(deps="streams")
+    def f(s, x):
+        t = s.fork()
+        _scale_by[1, 4, s](x, 2.0, x)
+        _scale_by[1, 4, t](x, 3.0, x)
+    g = f.trace(cuda.to_device(np.ones(4)))
+    why = gt.explain(g).why(g.nodes[0], g.nodes[1])
+    assert why.race and "stream order" not in why.text and "nothing orders them" in why.text

@@ -263,3 +263,27 @@ def test_a_configuration_equal_to_one_seen_is_checked_all_the_same(seen, bad):
 
     with pytest.raises(gt.ArgumentError, match="grid must be a positive int"):
         f.trace()
+
+
+@cuda.jit
+def _copy_k(src, dst):
+    i = cuda.grid(1)
+    if i < dst.size:
+        dst[i] = src[i]
+
+
+def test_a_declared_kernel_takes_numbas_launch_syntax():
+    declared = gt.kernel(_copy_k, "in, out")
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, c):
+        declared[1, 8, s](a, b)                 # declared launch
+        declared[1, 8, s, 0](b, c)
+    a, b, c = cuda.to_device(np.arange(8.0)), cuda.device_array(8), cuda.device_array(8)
+    f(a, b, c)
+    assert c.copy_to_host().tolist() == list(range(8))
+    g = f.trace(a, b, c)
+    assert g.nodes[0].source[1] == line_of(__file__, "declared launch")
+    assert [m for _, m in g.nodes[0].accesses] == ["r", "w"] and g.nodes[0] in g.nodes[1].deps
+    with pytest.raises(gt.ArgumentError, match="proxy stream"):
+        declared[1, 8](a, b)

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._compiled import speedups
 from ..buffers import HOST, Buffer
-from ..context import STATE
+from ..context import STATE, ProxyStream
 from ..deps import MODE_CODES
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
                       SimulationError, StreamError)
@@ -124,6 +124,19 @@ class Declared(Adapter):
         self.inner, self.library = inner, inner.library
         self.cooperative_reason = inner.cooperative_reason
         self.handle_is_function = inner.handle_is_function
+
+    def __getitem__(self, config):
+        """numba's launch syntax: ``k[grid, block, s](*args)`` or ``k[grid, block, s,
+        shared_mem](*args)`` with ``s`` a proxy stream, as ``s.launch`` takes it."""
+        config = config if isinstance(config, tuple) else (config,)
+        if len(config) not in (3, 4) or not isinstance(config[2], ProxyStream):
+            raise ArgumentError(
+                f"kernel {self.name} declared with gt.kernel launches as k[grid, block, s]"
+                "(*args) with s the proxy stream (or k[grid, block, s, shared_mem], or "
+                "s.launch(k, grid, block, *args))")
+        grid, block, s = config[:3]
+        shared_mem = config[3] if len(config) == 4 else None
+        return lambda *args: s.launch(self, grid, block, *args, shared_mem=shared_mem)
 
     def intent(self, i: int) -> str:
         """The declared intent, else the kernel's own (declared ones may cover *args)."""

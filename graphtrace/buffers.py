@@ -415,7 +415,8 @@ _sim_pinned: dict[int, int] = {}
 
 
 def is_pinned(ptr: int) -> bool:
-    for lo, hi in _sim_pinned.items():
+    # a copy: an array freed meanwhile (its finalizer, another thread) drops its entry
+    for lo, hi in list(_sim_pinned.items()):
         if lo <= ptr < hi:
             return True
     return _driver.is_pinned_host(ptr)
@@ -428,7 +429,7 @@ _sim_devices: dict[int, tuple[int, int]] = {}
 
 
 def _simulated_device(ptr: int) -> int:
-    for lo, (hi, device) in _sim_devices.items():
+    for lo, (hi, device) in list(_sim_devices.items()):   # a copy, as in is_pinned
         if lo <= ptr < hi:
             return device
     return 0

@@ -245,3 +245,30 @@ def test_a_capture_failure_names_the_line_inside_the_region():
     assert err.source == (F, line_of(F, "refused call"))
     assert f"recorded at test_captured.py:{line_of(F, 'recorded here')}" in err.message
     assert "captured region synchronising" in err.message
+
+
+def _fill_from(a, b):   # the region: numpy on the simulator
+    b[...] = a * 2
+
+
+def test_reads_and_writes_may_name_a_temporarys_view_made_again():
+    """``reads=[t[0]]`` names the same bytes as the argument ``t[0]``, a view made
+    again of a temporary (which, unlike an argument's view, has no key)."""
+    @gt.graph(backend="sim")
+    def f(s, a, b):
+        t = s.empty((2, 4))
+        s.captured(_fill_from, a[:4], t[0], reads=[a[:4]], writes=[t[0]])
+        s.captured(_fill_from, t[0], t[1], reads=t[0], writes=[t[1]])
+        s.copy(b[:4], t[1])
+    a, b = cuda.to_device(np.arange(8.0)), cuda.to_device(np.zeros(8))
+    f(a, b)
+    assert b.copy_to_host().tolist() == [0, 4, 8, 12, 0, 0, 0, 0]
+    g = f.trace(a, b)
+    assert [m for _, m in g.nodes[1].accesses] == ["r", "w"]
+
+    @gt.graph(backend="sim")
+    def wrong(s, a, b):
+        t = s.empty((2, 4))
+        s.captured(_fill_from, a[:4], t[0], writes=[t[1]])   # another row
+    with pytest.raises(gt.ArgumentError, match="not one of the arrays it is given"):
+        wrong.trace(a, b)

@@ -29,7 +29,7 @@ import sys
 import threading
 
 from .._guards import LIBRARY_DIRS
-from ..buffers import Buffer, is_array
+from ..buffers import Buffer, as_buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, _is_internal, format_source)
 from .._driver import current
@@ -57,6 +57,9 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
     for objs, mode, word in ((reads, "r", "reads"), (writes, "w", "writes")):
         for obj in _as_list(objs):
             buf = t.cached_buffer(obj) if is_array(obj) else None
+            if buf is None and is_array(obj):   # a view made again that has no key (a
+                made = as_buffer(obj)           # temporary's): the argument of its bytes
+                buf = next((b for b, _ in accesses if b.same_view(made)), None)
             if buf is None or not any(b is buf for b, _ in accesses):
                 raise ArgumentError(
                     f"{word}= of captured region {_name(fn)} names "

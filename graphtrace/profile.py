@@ -90,14 +90,17 @@ class Profile:
         """``(node, start, end, lane)`` per node: started when its predecessors end
         (by its GPU time, or one step each on the simulator), in the first lane
         free then."""
-        end, lanes, out = {}, [], []
-        for n in self.graph.nodes:
+        end, starts = {}, []
+        for n in self.graph.nodes:   # recording order: every node after its predecessors
             start = max((end[d.index] for d in n.deps), default=0.0)
             end[n.index] = start + self._weight(n)
+            starts.append((start, len(starts), n))
+        lanes, lane_of = [], {}
+        for start, _, n in sorted(starts, key=lambda s: s[:2]):   # by start: fewest lanes
             lane = next((k for k, free in enumerate(lanes) if free <= start + 1e-9), len(lanes))
             lanes[lane:lane + 1] = [end[n.index]]
-            out.append((n, start, end[n.index], lane))
-        return out
+            lane_of[n.index] = lane
+        return [(n, start, end[n.index], lane_of[n.index]) for start, _, n in starts]
 
     def __str__(self):
         g, namer = self.graph, Namer()

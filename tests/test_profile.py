@@ -142,3 +142,19 @@ def test_a_timeline_draws_a_bar_per_node_and_the_whole_graph(tmp_path):
     assert t._repr_png_()[:4] == b"\x89PNG"
     sim = diamond.profile(*arrays()).timeline()
     assert "no times on the simulator" in sim.figure.axes[0].get_xlabel()
+
+
+def test_the_schedule_needs_no_more_lanes_than_nodes_run_at_once():
+    """Lanes are given by start time: a node recorded last that starts first takes
+    a lane free by then, and "up to N at once" is the most nodes that overlap."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, c, d, e):
+        add[1, 8, s](e, a)          # [0, 1)
+        scale[1, 8, s](a, 2.0, b)   # [1, 2) after the first
+        scale[1, 8, s](a, 3.0, c)   # [1, 2) after the first
+        add[1, 8, s](e, d)          # [0, 1) beside the first
+    g = f.trace(*(cuda.to_device(np.zeros(8)) for _ in range(5)))
+    p = Profile(g, "gpu", times(n0=1.0, n1=1.0, n2=1.0, n3=1.0), 2.0)
+    assert [(n.index, start, lane) for n, start, _, lane in p.schedule()] == [
+        (0, 0.0, 0), (1, 1.0, 0), (2, 1.0, 1), (3, 0.0, 1)]
+    assert "up to 2 at once" in str(p)

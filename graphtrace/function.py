@@ -28,8 +28,8 @@ from .errors import ArgumentError, TraceError
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import (Reach, identities, instance_arrays, instance_values, named_values,
-                    unchanged)
+from .reach import (Reach, attribute_names, identities, instance_arrays, instance_values,
+                    named_values, unchanged)
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -79,6 +79,7 @@ class GraphFunction:
         self._last = None     # (argument snapshot, compiled graph, backend, what names held)
         self._fast = None     # the same, as __call__ checks it first (_fast_check)
         self._reach = None    # arrays and helpers reached by name (reach.py), found lazily
+        self._self_names = None   # names a method's code may read of self (attribute_names)
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
         names = list(self._sig.parameters)
@@ -173,7 +174,11 @@ class GraphFunction:
         """The helpers, kernels and numbers reached by name, and for a method the
         values its ``self`` holds (``self.lr``): what the cache key holds by value."""
         out = self.reach.functions()
-        return out + instance_values(self_obj) if self._lead else out
+        if not self._lead:
+            return out
+        if self._self_names is None:
+            self._self_names = attribute_names(self.fn)
+        return out + instance_values(self_obj, self._self_names)
 
     @property
     def reach(self) -> Reach:

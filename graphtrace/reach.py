@@ -32,8 +32,8 @@ from .buffers import _kinds, is_array
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Reach", "instance_arrays", "instance_values", "named_values", "identities",
-           "unchanged"]
+__all__ = ["Reach", "attribute_names", "instance_arrays", "instance_values", "named_values",
+           "identities", "unchanged"]
 
 _MAX_DEPTH = 8
 
@@ -197,12 +197,26 @@ def instance_arrays(obj) -> list:
     return out
 
 
-def instance_values(obj) -> tuple:
+def instance_values(obj, names) -> tuple:
     """``(label, type, value)`` for the values an object holds in its attributes
-    (``self.lr`` of a decorated method): read when tracing and watched by value,
-    as numbers reached by name are (``Reach.functions``)."""
+    of ``names`` (``self.lr`` read by a decorated method: ``attribute_names``),
+    watched by value as numbers reached by name are (``Reach.functions``); an
+    attribute the method does not name (a call counter) is not."""
     return tuple((f"self.{name}", type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
-                 for name, v in getattr(obj, "__dict__", {}).items() if _is_value(v))
+                 for name, v in getattr(obj, "__dict__", {}).items()
+                 if name in names and _is_value(v))
+
+
+def attribute_names(fn) -> frozenset:
+    """The names ``fn``'s code (and the code nested in it) loads as globals or
+    attributes: those ``self.name`` may be."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    codes, out = [code] if code is not None else [], set()
+    while codes:
+        c = codes.pop()
+        out.update(c.co_names)
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return frozenset(out)
 
 
 class Reach:

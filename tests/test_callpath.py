@@ -706,3 +706,7 @@ def test_a_number_held_by_self_is_watched_by_value_as_a_global_is():
     opt.step(g)               # nothing changed: the graph is replayed
     assert opt.w.copy_to_host().tolist() == [-1.0 - 0.5 - 1.0 - 1.0] * 32
     assert _SGD.step.cache_info().misses == 3
+    for k in range(3):   # an attribute the method does not read: no new trace
+        opt.calls = k
+        opt.step(g)
+    assert _SGD.step.cache_info().misses == 3

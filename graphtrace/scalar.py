@@ -25,7 +25,7 @@ def value_key(v):
 
 def same_value(x, y) -> bool:
     """``x == y`` as a kernel sees numbers: -0.0 is not 0.0."""
-    return x == y and (x != 0 or value_key(x) == value_key(y))
+    return x == y and value_key(x) == value_key(y)
 
 
 

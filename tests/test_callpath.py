@@ -710,3 +710,21 @@ def test_a_number_held_by_self_is_watched_by_value_as_a_global_is():
         opt.calls = k
         opt.step(g)
     assert _SGD.step.cache_info().misses == 3
+
+
+@cuda.jit
+def _imag_sign(a, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = math.copysign(1.0, a.imag)
+
+
+def test_a_complex_number_with_a_zero_part_of_the_other_sign_is_another_number():
+    @gt.graph(backend="sim")
+    def f(s, a, out):
+        _imag_sign[1, 4, s](a, out)
+    out = cuda.to_device(np.zeros(4))
+    for z in (complex(1, 0.0), complex(1, -0.0), complex(1, 0.0)):
+        f(z, out)
+        assert out.copy_to_host().tolist() == [math.copysign(1.0, z.imag)] * 4
+

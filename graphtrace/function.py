@@ -79,7 +79,7 @@ class GraphFunction:
         self._last = None     # (argument snapshot, compiled graph, backend, what names held)
         self._fast = None     # the same, as __call__ checks it first (_fast_check)
         self._reach = None    # arrays and helpers reached by name (reach.py), found lazily
-        self._self_names = None   # names a method's code may read of self (attribute_names)
+        self._self_names: dict = {}   # type(self) -> names a method may read of self
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
         names = list(self._sig.parameters)
@@ -176,9 +176,11 @@ class GraphFunction:
         out = self.reach.functions()
         if not self._lead:
             return out
-        if self._self_names is None:
-            self._self_names = attribute_names(self.fn)
-        return out + instance_values(self_obj, self._self_names)
+        names = self._self_names.get(type(self_obj))
+        if names is None:
+            names = self._self_names[type(self_obj)] = attribute_names(self.fn,
+                                                                       type(self_obj))
+        return out + instance_values(self_obj, names)
 
     @property
     def reach(self) -> Reach:

@@ -20,6 +20,7 @@ a local of a helper, a function passed as a value) is refused by the tracer.
 from __future__ import annotations
 
 import enum
+import inspect
 import operator
 import types
 from functools import partial
@@ -192,7 +193,7 @@ def instance_arrays(obj) -> list:
     """``(label, array)`` for the arrays an object holds in its attributes
     (``self.weights`` of a decorated method), lists and dicts of them too."""
     out = []
-    for name, v in getattr(obj, "__dict__", {}).items():
+    for name, v in _attributes(obj):
         out += _leaves(v, f"self.{name}")
     return out
 
@@ -203,19 +204,48 @@ def instance_values(obj, names) -> tuple:
     watched by value as numbers reached by name are (``Reach.functions``); an
     attribute the method does not name (a call counter) is not."""
     return tuple((f"self.{name}", type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
-                 for name, v in getattr(obj, "__dict__", {}).items()
-                 if name in names and _is_value(v))
+                 for name, v in _attributes(obj) if name in names and _is_value(v))
 
 
-def attribute_names(fn) -> frozenset:
+def _attributes(obj):
+    """``(name, value)`` of an object's attributes: its ``__dict__`` and its slots."""
+    yield from getattr(obj, "__dict__", {}).items()
+    for cls in type(obj).__mro__:
+        slots = cls.__dict__.get("__slots__", ())
+        for name in (slots,) if isinstance(slots, str) else slots:
+            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
+                yield name, getattr(obj, name)
+
+
+def attribute_names(fn, cls=None) -> frozenset:
     """The names ``fn``'s code (and the code nested in it) loads as globals or
-    attributes: those ``self.name`` may be."""
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    codes, out = [code] if code is not None else [], set()
-    while codes:
-        c = codes.pop()
-        out.update(c.co_names)
-        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    attributes: those ``self.name`` may be; with ``cls``, also those of the
+    methods and properties of ``cls`` it names, and theirs in turn (``self.lr``
+    a property reading ``self._lr``, ``self.rate()`` reading ``self.k``)."""
+    out: set = set()
+    todo, seen = [fn], set()
+    while todo:
+        f = todo.pop()
+        f = getattr(f, "__func__", f)
+        code = getattr(f, "__code__", None)
+        if code is None or id(code) in seen:
+            continue
+        seen.add(id(code))
+        codes, names = [code], set()
+        while codes:
+            c = codes.pop()
+            names.update(c.co_names)
+            codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        for name in names - out if cls is not None else ():
+            try:
+                attr = inspect.getattr_static(cls, name)
+            except AttributeError:
+                continue
+            if isinstance(attr, property):
+                todo.extend(x for x in (attr.fget,) if x is not None)
+            elif isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
+                todo.append(attr)
+        out |= names
     return frozenset(out)
 
 

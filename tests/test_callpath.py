@@ -728,3 +728,30 @@ def test_a_complex_number_with_a_zero_part_of_the_other_sign_is_another_number()
         f(z, out)
         assert out.copy_to_host().tolist() == [math.copysign(1.0, z.imag)] * 4
 
+
+class _Schedule:
+    __slots__ = ("w", "_lr", "k")
+
+    def __init__(self):
+        self.w, self._lr, self.k = cuda.to_device(np.zeros(4)), 1.0, 1.0
+
+    @property
+    def lr(self):
+        return self._lr
+
+    def rate(self):
+        return self.k * 2
+
+    @gt.graph(backend="sim")
+    def step(self, s, g):
+        _axpy[1, 32, s](self.w, g, -self.lr * self.rate())
+
+
+def test_self_values_read_through_a_property_or_a_method_or_in_slots_are_watched():
+    o, g = _Schedule(), cuda.to_device(np.ones(4))
+    o.step(g)
+    o._lr = 0.5
+    o.step(g)
+    o.k = 2.0
+    o.step(g)
+    assert o.w.copy_to_host().tolist() == [-2.0 - 1.0 - 2.0] * 4

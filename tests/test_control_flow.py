@@ -409,3 +409,19 @@ def test_stream_order_holds_for_bodies_opened_on_a_forked_stream(kind):
     body = g.nodes[1].regions[0].nodes if kind != "child" else None
     if kind in ("if", "fork in body"):   # two ops in one body stream: a chain
         assert [n.index for n in body[-1].deps] == [body[-2].index]
+
+
+def test_a_numpy_number_is_compared_as_it_is_or_refused():
+    """np.float64(16777217) < a float32 array holding 16777216 is True for numpy:
+    rounding it to float32 would make it False, so it is refused; np.True_ is 1."""
+    @gt.graph(backend="sim")
+    def f(s, c, n, rhs):
+        with s.if_then(gt.cond(c) < rhs) as then:
+            count[1, 1, then](n)
+    n = dev(0, dtype=np.int32)
+    for rhs in (np.float64(16777217.0), np.int64(16777217)):
+        with pytest.raises(gt.ArgumentError, match="is compared as it is"):
+            f(dev(16777216, dtype=np.float32), n, rhs)
+    f(dev(0.25, dtype=np.float32), n, np.float64(0.5))   # fits float32 exactly
+    f(dev(0, dtype=np.int32), n, np.True_)
+    assert host(n) == [2]

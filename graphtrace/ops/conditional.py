@@ -65,7 +65,8 @@ def _record_condition(t, condition) -> tuple[tuple, list]:
             f"gt.cond(x) > tol), not {type(condition).__name__}")
     x = _condition_buffer(t, condition.array, "array")
     rhs, accesses = condition.rhs, [(x, "r")]
-    if rhs is not None and not isinstance(rhs, (Scalar, int, float, bool, np.number)):
+    if rhs is not None and not isinstance(rhs, (Scalar, int, float, bool, np.number,
+                                                 np.bool_)):
         rhs = _condition_buffer(t, rhs, "right side")
         if rhs.dtype != x.dtype:
             raise ArgumentError(f"a device condition compares {x.dtype} with {rhs.dtype}: "
@@ -80,29 +81,38 @@ def rhs_value(dtype: np.dtype, rhs, source=None):
     """The number ``rhs`` as a value of ``dtype``, the type the GPU compares the
     condition in; ``ArgumentError`` (at ``source``) where that value would differ
     from ``rhs`` itself, which would change the comparison: a fraction or a value
-    out of range for an integer or bool array. A float array takes any real number,
+    out of range for an integer or bool array, a numpy number of a wider type that
+    does not fit, a complex number. A float array takes any Python real number,
     rounded to its precision as numpy compares a float32 array with a Python float."""
     dtype = np.dtype(dtype)
     real = not isinstance(rhs, (complex, np.complexfloating))
     if dtype.kind == "f" and real:
         with np.errstate(over="ignore"):   # past the largest float32: inf, as numpy has it
             try:
-                return dtype.type(rhs)
+                value = dtype.type(rhs)
             except OverflowError:   # an int past any float
-                return dtype.type(np.inf if rhs > 0 else -np.inf)
+                value = dtype.type(np.inf if rhs > 0 else -np.inf)
+        # a numpy number is not rounded by numpy: of a wider type it must fit exactly
+        if not isinstance(rhs, (np.number, np.bool_)) or value == rhs or rhs != rhs:
+            return value
     # the integers the dtype holds ((0, -1): none, for a complex number and a float array)
     low, high = (0, 1) if dtype.kind == "b" else (0, -1) if dtype.kind == "f" else \
         (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
     if real and (not isinstance(rhs, (float, np.floating)) or float(rhs).is_integer()) \
             and low <= int(rhs) <= high:
         return dtype.type(int(rhs))
-    holds = "real numbers" if dtype.kind == "f" else "0 and 1" if dtype.kind == "b" else \
-        f"the integers from {low} to {high}"
-    raise ArgumentError(
-        f"a device condition on a {dtype} array cannot compare it with {rhs!r}: the GPU "
-        f"compares in {dtype}, which holds {holds}, so the test would change; compare with "
-        "such a value (x < 3 rather than x < 2.5), or keep the condition in a float array",
-        source)
+    if not real:
+        advice = "a complex number has no order; compare with a real number"
+    elif dtype.kind == "f":
+        advice = (f"a numpy {type(rhs).__name__} is compared as it is, so the test would "
+                  f"change; pass float(x), rounded to {dtype} as numpy rounds a Python "
+                  f"float, or np.{dtype}(x)")
+    else:
+        holds = "0 and 1" if dtype.kind == "b" else f"the integers from {low} to {high}"
+        advice = (f"{dtype} holds {holds}, so the test would change; compare with such a "
+                  "value (x < 3 rather than x < 2.5), or keep the condition in a float array")
+    raise ArgumentError(f"a device condition on a {dtype} array cannot compare it with "
+                        f"{rhs!r}: the GPU compares in {dtype}; {advice}", source)
 
 
 def _union(regions, first: list) -> list:

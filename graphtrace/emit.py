@@ -21,7 +21,7 @@ from . import log
 from .binding import Binding, changed_scalars
 from .buffers import Buffer
 from .context import gc_paused
-from .errors import EmitError
+from .errors import ArgumentError, EmitError, KernelArgumentError
 from .executable import Executable
 from .ir import Graph, describe
 from .ops._driver_nodes import KernelNodes, node_handle
@@ -521,6 +521,9 @@ class CompiledGraph(Binding):
         except EmitError:
             raise
         except Exception as e:
+            if isinstance(e, ArgumentError) and not isinstance(e, KernelArgumentError):
+                raise   # a number the node cannot take (a condition's, a memset's) at its
+                #        line, as the simulator raises it
             raise EmitError(f"failed to update {node.kind} node %{node.index} "
                             f"{describe(node)} ({_why(e)})",
                             source=node.source) from e

@@ -112,3 +112,28 @@ def test_a_child_graph_node():
     x2 = dev(1, 1)
     outer(x2, y)
     assert host(x) == [2, 2] and host(x2) == [3, 3] and host(y) == [10, 10]
+
+
+def test_a_number_that_no_longer_fits_is_refused_at_the_call_and_nothing_runs():
+    """A dynamic right side (or memset value) the dtype cannot hold: an
+    ArgumentError at the node's line, as on the simulator; the graph is left as
+    it was and runs again with numbers that fit."""
+    from helpers import line_of
+
+    @gt.graph
+    def f(s, c, n, runs, lim, small, fill):
+        count[1, 1, s](runs)
+        with s.while_loop(gt.cond(c) < lim, max_iterations=100) as body:   # gpu loop
+            count[1, 1, body](n)
+            count[1, 1, body](c)
+        s.memset(small, fill)   # gpu fill
+    c, n, runs = (dev(0, dtype=np.int32) for _ in range(3))
+    small = dev(0, 0, dtype=np.int8)
+    f(c, n, runs, 2, small, 7)
+    for lim, fill, marker in ((2 ** 31, 1, "gpu loop"), (2, 300, "gpu fill")):
+        with pytest.raises(gt.ArgumentError) as e:
+            f(c, n, runs, lim, small, fill)
+        assert e.value.source[1] == line_of(__file__, marker), str(e.value)
+    assert host(runs) == [1] and host(n) == [2] and host(small) == [7, 7]
+    f(c, n, runs, 4, small, -1)
+    assert host(runs) == [2] and host(n) == [4] and host(small) == [-1, -1]

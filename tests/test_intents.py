@@ -140,10 +140,26 @@ def test_a_store_into_an_array_held_by_a_global_name_makes_the_kernel_opaque():
         i = cuda.grid(1)
         if i < dst.size:
             dst[i] = src[i]
+    @cuda.jit
+    def alias(x):   # through a local name, an atomic, a device function's parameter
+        i = cuda.grid(1)
+        h = HELD
+        if i < x.size:
+            h[i] = 0.0
+            cuda.atomic.add(HELD, i, x[i])
+            dev_store(HELD, i, HELD[i] * 2)
+
+    @cuda.jit
+    def shadow(HELD, x):   # a parameter named as the global: given, not reached
+        i = cuda.grid(1)
+        if i < x.size:
+            HELD[i] = x[i]
     assert writes_outside(direct.py_func) == {"HELD"}
     assert writes_outside(through.py_func) == {"HELD"}
+    assert writes_outside(alias.py_func) == {"HELD"}
     assert writes_outside(local_only.py_func) == frozenset()
-    for k in (direct, through):
+    assert writes_outside(shadow.py_func) == frozenset()
+    for k in (direct, through, alias):
         @gt.graph(backend="sim")
         def f(s, x, out):
             k[1, 8, s](x)

@@ -41,15 +41,19 @@ from __future__ import annotations
 import ast
 import builtins
 import collections
+import dis
 import functools
 import inspect
 import re
 import sys
 import textwrap
 import threading
+import types
 import weakref
 
 import numpy as np
+
+from ..buffers import is_array
 
 __all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]
 
@@ -552,9 +556,41 @@ def infer_intents(py_func) -> list[str] | None:
 
 def writes_outside(py_func) -> frozenset:
     """The global or closure names ``py_func`` stores into (``G[i] = v``), itself or
-    through the device functions it calls: empty without source."""
+    through the device functions it calls, and those that hold device arrays it
+    names at all (``H = G; H[i] = v``, ``cuda.atomic.add(G, i, v)``, ``dev(G)``: a
+    device array a kernel reaches by name is memory it is not given, read or
+    written): empty without source for the first."""
     result = analyze(py_func)
-    return frozenset() if result is None else result.outside
+    return (frozenset() if result is None else result.outside) | _device_globals(py_func)
+
+
+def _device_globals(py_func, depth: int = 0) -> frozenset:
+    """The global and closure names of ``py_func`` (and of the numba device
+    functions it names) that hold device arrays, or tuples and lists of them (a
+    numpy array is a constant numba compiles in)."""
+    code = getattr(py_func, "__code__", None)
+    if code is None or depth > 8:
+        return frozenset()
+    scope = dict(getattr(py_func, "__globals__", {}))
+    for name, cell in zip(code.co_freevars, getattr(py_func, "__closure__", None) or ()):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:
+            pass
+    out, codes = set(), [code]
+    while codes:
+        c = codes.pop()
+        for ins in dis.get_instructions(c):
+            if ins.opname not in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF"):
+                continue
+            v = scope.get(ins.argval)
+            if hasattr(v, "py_func") and getattr(v, "py_func") is not py_func:   # a device function
+                out |= _device_globals(v.py_func, depth + 1)
+            elif any(is_array(x) and not isinstance(x, np.ndarray)
+                     for x in (v if isinstance(v, (tuple, list)) else (v,))):
+                out.add(ins.argval)
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return frozenset(out)
 
 
 def vararg_intent(py_func) -> str | None:

@@ -211,21 +211,46 @@ def test_a_callback_reading_an_array_by_a_global_name_waits_for_its_writers():
     assert SEEN == [[0.0, 1.0, 4.0, 9.0]] * 6
 
 
-@pytest.mark.parametrize("how", ["closure", "partial", "opaque closure"])
+class _Holder:
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self):
+        SEEN.append(self.a[0])
+
+    def report(self):
+        SEEN.append(self.a[0])
+
+
+@pytest.mark.parametrize("how", ["closure", "partial", "opaque closure", "object",
+                                 "bound method", "function in a closure", "view"])
 def test_a_callback_holding_an_array_of_the_graph_is_refused_at_its_line(how):
     import functools
 
     @gt.graph
     def f(s, d, h):
         s.copy(h, d)
+        inner = lambda: h[0]   # noqa: E731
+        view = h[1:]
         if how == "partial":
             s.host(functools.partial(print, h))                  # partial holds h
+        elif how == "object":
+            s.host(_Holder(h))                                   # object holds h
+        elif how == "bound method":
+            s.host(_Holder(h).report)                            # bound method holds h
+        elif how == "function in a closure":
+            s.host(lambda: SEEN.append(inner()))                 # function in a closure holds h
+        elif how == "view":
+            s.host(lambda: SEEN.append(view[0]))                 # view holds h
         else:
-            s.host(lambda: print(h), opaque=how != "closure")   # holds h
+            s.host(lambda: print(h), opaque=how != "closure")   # closure holds h
     with pytest.raises(gt.ArgumentError, match="pass it to s.host as an argument") as e:
         f.trace(cuda.to_device(np.zeros(4)), gt.pinned_empty(4))
-    assert e.value.source[1] == line_of(__file__, "partial holds h" if how == "partial"
-                                        else "holds h")
+    marker = "closure holds h" if how == "opaque closure" else f"{how} holds h"
+    assert e.value.source[1] == line_of(__file__, marker)
+
+
+STATS = type("Stats", (), {"PINNED": 0})()
 
 
 def test_a_callback_of_other_globals_and_constants_is_taken_as_before():
@@ -234,6 +259,8 @@ def test_a_callback_of_other_globals_and_constants_is_taken_as_before():
         s.copy(h, d)
         s.host(_report, opaque=True)      # opaque: ordered with all, no access named
         s.host(lambda: print(len(SEEN)))  # no array of the graph
+        s.host(lambda: print(d.shape))    # a device array it cannot read: its shape
+        s.host(lambda: print(STATS.PINNED))   # an attribute named as a global is
     g = f.trace(cuda.to_device(np.zeros(4)), gt.pinned_empty(4))
     assert g.nodes[1].opaque and [a for n in g.nodes[1:] for a in n.accesses] == []
 

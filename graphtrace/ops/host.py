@@ -7,11 +7,12 @@ wrapped in ``gt.In``/``gt.Out``). The callback must not call CUDA.
 """
 from __future__ import annotations
 
+import dis
 import warnings
 from collections import deque
 from functools import partial
 
-from ..buffers import Buffer, is_array, unwrap_intent
+from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
 from ..errors import ArgumentError, user_frame
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
@@ -39,15 +40,16 @@ def record_host(stream, fn, args, opaque=False):
 
 
 def _reached(t, fn, opaque: bool) -> list:
-    """The accesses of arrays of this trace that ``fn`` reaches by its own names
-    (read and written, unless the callback is opaque: ordered with all); an error
-    for an argument's array held in its closure or bound by ``partial``, which a
-    later call with new arrays rebinds without tracing again (the callback would
-    keep the first one)."""
+    """The accesses of host arrays of this trace that ``fn`` reaches by its own
+    global names (read and written, unless the callback is opaque: ordered with
+    all); an error for an argument's host array (or a view of one) that it holds
+    (closure, ``partial``, a bound method's or callable object's attributes),
+    which a later call with new arrays rebinds without tracing again: the callback
+    would keep the first one. Device arrays it cannot read are left alone."""
     out = []
     for name, v, held in _names_of(fn):
         for x in leaves(v):
-            buf = t.cached_buffer(x) if is_array(x) else None
+            buf = _host_buffer(t, x) if is_array(x) else None
             if buf is None:
                 continue
             if held and t.is_argument(buf):
@@ -61,32 +63,65 @@ def _reached(t, fn, opaque: bool) -> list:
     return out
 
 
-def _names_of(fn):
-    """``(name, value, held)`` for the closure cells and ``partial`` arguments of
-    ``fn`` (held) and the global names its code reads (not held)."""
+def _host_buffer(t, x) -> Buffer | None:
+    """The trace's Buffer of host array ``x`` (a view it has not seen: made now, in
+    the array holding it), or None: device memory, or no array of this trace."""
+    buf = t.cached_buffer(x)
+    if buf is None:
+        try:
+            if not as_buffer(x).is_host or t.root_holding(as_buffer(x).lo) is None:
+                return None
+            buf = t.buffer(x)
+        except ArgumentError:
+            return None
+    return buf if buf.is_host else None
+
+
+def _names_of(fn, depth: int = 0):
+    """``(name, value, held)`` for what ``fn`` holds (held: its closure cells,
+    ``partial`` arguments, a bound method's object's attributes, a callable
+    object's attributes; functions held are looked into too) and the global names
+    its code loads (not held)."""
     while isinstance(fn, partial):
         for i, v in enumerate(fn.args):
             yield f"partial argument {i}", v, True
         for k, v in fn.keywords.items():
             yield f"partial argument {k}", v, True
         fn = fn.func
-    fn = getattr(fn, "__func__", fn)   # a bound method: its function
+    owner = getattr(fn, "__self__", None)   # a bound method: its object's attributes
+    if owner is None and not hasattr(fn, "__code__") and hasattr(fn, "__dict__"):
+        owner, fn = fn, getattr(type(fn), "__call__", None)   # a callable object
+    if owner is not None and not isinstance(owner, type) and depth < 4:
+        for k, v in getattr(owner, "__dict__", {}).items():
+            yield f"attribute {k!r}", v, True
+    fn = getattr(fn, "__func__", fn)
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
     if code is None or scope is None:
         return
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
         try:
-            yield f"closure name {name!r}", cell.cell_contents, True
+            v = cell.cell_contents
         except ValueError:   # an empty cell
             continue
-    codes, seen = [code], set()
+        if callable(v) and depth < 4 and not is_array(v):   # a function it calls
+            yield from ((n, x, True) for n, x, _ in _names_of(v, depth + 1))
+        else:
+            yield f"closure name {name!r}", v, True
+    for name in _global_loads(code):
+        if name in scope:
+            yield f"global name {name!r}", scope[name], False
+
+
+def _global_loads(code) -> list:
+    """The names ``code`` (and code nested in it) loads as globals."""
+    out, codes = {}, [code]
     while codes:
         c = codes.pop()
-        for name in c.co_names:
-            if name in scope and name not in seen:
-                seen.add(name)
-                yield f"global name {name!r}", scope[name], False
+        for ins in dis.get_instructions(c):
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
+                out[ins.argval] = None
         codes.extend(k for k in c.co_consts if isinstance(k, type(code)))
+    return list(out)
 
 
 def _holds_values(v) -> bool:

@@ -167,6 +167,7 @@ class Tracer(_Hot):
         self._root_labels = (0, set())          # roots seen, their labels (_labels)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
         self.nested = 0                         # graph functions called inside the trace
+        self._nested_names: set[str] = set()    # temporaries' names taken inside them
         self._argument_roots: set[int] = set()  # id of each argument's root (rebound)
         # new views of one device made by _buffers.c (view), or None: (view, the
         # simulator's device tags, which must stay empty, the temporaries' base)
@@ -223,18 +224,21 @@ class Tracer(_Hot):
         GPU ``device`` (None: where the kernels using it run, ``placement.finish``).
         A name taken is refused in the traced function's own code; inside a graph
         function it calls (``self.nested``: inlined or a child graph, which may
-        run more than once) it becomes ``name_1``, ``name_2``..."""
+        run more than once), or taken by a temporary made there, it becomes
+        ``name_1``, ``name_2``..."""
         taken = self._labels()
         if name is None:
             name = next(f"tmp{k}" for k in range(len(taken) + 1) if f"tmp{k}" not in taken)
         elif not isinstance(name, str) or not name:
             raise ArgumentError(f"a temporary's name must be a non-empty str, not {name!r}")
-        elif name in taken and self.nested:
+        elif name in taken and (self.nested or name in self._nested_names):
             name = next(f"{name}_{k}" for k in range(1, len(taken) + 2)
                         if f"{name}_{k}" not in taken)
         elif name in taken:
             raise ArgumentError(f"the name {name!r} is taken by another temporary or an "
                                 f"argument of {self.name}: give this temporary another one")
+        if self.nested:
+            self._nested_names.add(name)
         tmp, root = _temporary.make(self, shape, dtype, name, user_frame())
         root.device = device   # before it is registered: launches read it from there
         self._register(tmp, root)

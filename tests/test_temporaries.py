@@ -160,6 +160,16 @@ def test_a_named_temporary_of_a_graph_function_called_twice_is_named_apart(call)
     listing = str(two.trace(u, v, scratch))
     assert "scratch_1" in listing and "scratch_2" in listing and "scratch_3" not in listing
 
+    @gt.graph(backend="sim")
+    def after(s, u, v):   # the function's own name after a helper took it
+        smooth(s, u)
+        t = s.empty(v.shape, np.float32, name="scratch")
+        scale[1, 32, s](v, 2.0, t)
+        add[1, 32, s](t, v)
+    u, v = dev([2, 4]), dev([8, 16])
+    after(u, v)
+    assert u.copy_to_host().tolist() == [3, 6] and v.copy_to_host().tolist() == [24, 48]
+
 
 # --- the simulator, against eager numpy -------------------------------------------
 

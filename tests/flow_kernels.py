@@ -2,6 +2,8 @@
 import numpy as np
 from numba import cuda
 
+import graphtrace as gt
+
 
 @cuda.jit
 def halve(x):
@@ -36,3 +38,14 @@ def dev(*values, dtype=np.float32):
 def host(x):
     cuda.synchronize()
     return x.copy_to_host().tolist()
+
+
+def loop_and_fill(s, c, n, runs, lim, fill, small):
+    """A graph function's body for the tests that refuse a number a node cannot
+    take: a node before a loop whose condition compares with ``lim``, then a
+    memset of ``fill`` (each line marked for ``line_of``)."""
+    count[1, 1, s](runs)   # a node before the loop: it must not run either
+    with s.while_loop(gt.cond(c) < lim, max_iterations=100) as body:   # the loop
+        count[1, 1, body](n)
+        count[1, 1, body](c)
+    s.memset(small, fill)   # the fill

@@ -8,6 +8,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+import flow_kernels
 from flow_kernels import add, copy_into, count, dev, halve, host
 from helpers import FakeDeviceArray as A, any_kernel, line_of
 
@@ -344,13 +345,7 @@ def test_a_condition_compares_as_python_compares_the_numbers(dtype, rhs, trips):
 
 
 def test_a_number_that_no_longer_fits_is_refused_at_the_call_and_changes_nothing():
-    @gt.graph(backend="sim")
-    def f(s, c, n, runs, lim, fill, small):
-        count[1, 1, s](runs)   # a node before the loop: it must not run either
-        with s.while_loop(gt.cond(c) < lim, max_iterations=100) as body:   # the loop
-            count[1, 1, body](n)
-            count[1, 1, body](c)
-        s.memset(small, fill)   # the fill
+    f = gt.graph(backend="sim")(flow_kernels.loop_and_fill)
     c, n, runs = (dev(0, dtype=np.int32) for _ in range(3))
     small = dev(0, 0, dtype=np.int8)
     f(c, n, runs, 2, 7, small)
@@ -359,7 +354,7 @@ def test_a_number_that_no_longer_fits_is_refused_at_the_call_and_changes_nothing
                               (2, 300, "the fill")):
         with pytest.raises(gt.ArgumentError, match=f"{bad if fill == 1 else fill}") as e:
             f(c, n, runs, bad, fill, small)
-        assert e.value.source[1] == line_of(__file__, marker)
+        assert e.value.source[1] == line_of(flow_kernels.__file__, marker)
     with pytest.raises(gt.ArgumentError, match="cannot compare it with 2.5"):
         f(c, n, runs, 2.5, 1, small)   # another signature: refused while tracing
     assert host(n) == [2] and host(c) == [2] and host(runs) == [1] and host(small) == [7, 7]

@@ -118,22 +118,16 @@ def test_a_number_that_no_longer_fits_is_refused_at_the_call_and_nothing_runs():
     """A dynamic right side (or memset value) the dtype cannot hold: an
     ArgumentError at the node's line, as on the simulator; the graph is left as
     it was and runs again with numbers that fit."""
+    import flow_kernels
     from helpers import line_of
-
-    @gt.graph
-    def f(s, c, n, runs, lim, small, fill):
-        count[1, 1, s](runs)
-        with s.while_loop(gt.cond(c) < lim, max_iterations=100) as body:   # gpu loop
-            count[1, 1, body](n)
-            count[1, 1, body](c)
-        s.memset(small, fill)   # gpu fill
+    f = gt.graph(flow_kernels.loop_and_fill)
     c, n, runs = (dev(0, dtype=np.int32) for _ in range(3))
     small = dev(0, 0, dtype=np.int8)
-    f(c, n, runs, 2, small, 7)
-    for lim, fill, marker in ((2 ** 31, 1, "gpu loop"), (2, 300, "gpu fill")):
+    f(c, n, runs, 2, 7, small)
+    for lim, fill, marker in ((2 ** 31, 1, "the loop"), (2, 300, "the fill")):
         with pytest.raises(gt.ArgumentError) as e:
-            f(c, n, runs, lim, small, fill)
-        assert e.value.source[1] == line_of(__file__, marker), str(e.value)
+            f(c, n, runs, lim, fill, small)
+        assert e.value.source[1] == line_of(flow_kernels.__file__, marker), str(e.value)
     assert host(runs) == [1] and host(n) == [2] and host(small) == [7, 7]
-    f(c, n, runs, 4, small, -1)
+    f(c, n, runs, 4, -1, small)
     assert host(runs) == [2] and host(n) == [4] and host(small) == [-1, -1]

@@ -24,7 +24,13 @@ def value_key(v):
 
 
 def same_value(x, y) -> bool:
-    """``x == y`` as a kernel sees numbers: -0.0 is not 0.0."""
+    """``x == y`` as a kernel sees numbers: -0.0 is not 0.0 (on the call path: the
+    common types at once)."""
+    t = type(x)
+    if t is int or t is bool:
+        return x == y
+    if t is float:
+        return x == y and (x != 0 or math.copysign(1.0, x) == math.copysign(1.0, y))
     return x == y and value_key(x) == value_key(y)
 
 

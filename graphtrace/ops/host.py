@@ -69,7 +69,8 @@ def _host_buffer(t, x) -> Buffer | None:
     buf = t.cached_buffer(x)
     if buf is None:
         try:
-            if not as_buffer(x).is_host or t.root_holding(as_buffer(x).lo) is None:
+            made = as_buffer(x)
+            if not made.is_host or t.root_holding(made.lo) is None:
                 return None
             buf = t.buffer(x)
         except ArgumentError:

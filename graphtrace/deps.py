@@ -163,24 +163,14 @@ class Regions:
             return j
         old = np.flatnonzero(cols[3][:k])   # regions of one run so far (keyed by hull)
         all_lo = np.concatenate((cols[1][old], lo[views]))
-        all_hi = np.concatenate((cols[2][old], hi[views]))
-        order = np.lexsort((all_hi, all_lo))   # stable: old regions first, then slot order
-        s_lo, s_hi = all_lo[order], all_hi[order]
-        head = np.ones(len(order), bool)
-        head[1:] = (s_lo[1:] != s_lo[:-1]) | (s_hi[1:] != s_hi[:-1])
-        first = order[head]                 # each hull's first occurrence
-        region = np.empty(len(first), np.int64)
-        known = first < len(old)
-        region[known] = old[first[known]]
-        made = first[~known] - len(old)     # index in views of each new region's first view
-        rank = np.argsort(made)
-        numbers = np.empty(len(made), np.int64)
-        numbers[rank] = np.arange(k, k + len(made))
-        region[~known] = numbers
-        of_view = np.empty(len(order), np.int64)
-        of_view[order] = region[np.cumsum(head) - 1]
-        cols[0][i + views] = of_view[len(old):]
-        firsts = views[made[rank]]          # slot offset of each new region's first view
+        if (all_lo[1:] > all_lo[:-1]).all():   # starts that only rise: no hull twice
+            cols[0][i + views] = np.arange(k, k + len(views))
+            firsts = views
+        else:
+            all_hi = np.concatenate((cols[2][old], hi[views]))
+            of_view, made = _same_hulls(all_lo, all_hi, old, k)
+            cols[0][i + views] = of_view[len(old):]
+            firsts = views[made]            # slot offset of each new region's first view
         cols[1][k:k + len(firsts)] = lo[firsts]
         cols[2][k:k + len(firsts)] = hi[firsts]
         cols[3][k:k + len(firsts)] = True
@@ -221,6 +211,28 @@ class Regions:
             hi.append(min(b.hi, (1 << 64) - 1))
             one.append(run)
         return r
+
+
+def _same_hulls(lo, hi, old, k: int) -> tuple:
+    """``(region of each hull, index of each new region's first hull)`` where the
+    first ``len(old)`` hulls are the regions ``old`` and the rest new views, in
+    slot order: equal hulls share a region, new ones numbered from ``k``."""
+    order = np.lexsort((hi, lo))   # stable: old regions first, then slot order
+    s_lo, s_hi = lo[order], hi[order]
+    head = np.ones(len(order), bool)
+    head[1:] = (s_lo[1:] != s_lo[:-1]) | (s_hi[1:] != s_hi[:-1])
+    first = order[head]                 # each hull's first occurrence
+    region = np.empty(len(first), np.int64)
+    known = first < len(old)
+    region[known] = old[first[known]]
+    made = first[~known] - len(old)     # index in views of each new region's first view
+    rank = np.argsort(made)
+    numbers = np.empty(len(made), np.int64)
+    numbers[rank] = np.arange(k, k + len(made))
+    region[~known] = numbers
+    of_view = np.empty(len(order), np.int64)
+    of_view[order] = region[np.cumsum(head) - 1]
+    return of_view, made[rank]
 
 
 def _runs(slots: list, i: int, lo, hi) -> int:
@@ -360,7 +372,7 @@ def _split(region, regions: Regions) -> tuple:
     if not len(region):
         return None, None
     ids = _distinct(region)   # the regions of this scope
-    k = np.searchsorted(ids, region)
+    k = region - ids[0] if ids[-1] - ids[0] == len(ids) - 1 else np.searchsorted(ids, region)
     if regions.beyond:   # hulls past uint64: the exact path does all
         return None, (np.ones(len(region), bool), _bounds(ids, regions))
     lo, hi, one = regions.columns(ids)
@@ -379,7 +391,8 @@ def _split(region, regions: Regions) -> tuple:
         if mask.all():
             return None, exact
         sel, k = np.flatnonzero(~mask), k[~mask]
-    bounds = _distinct(np.concatenate((lo[~hard], hi[~hard])))
+    # each hull's start and end by start: in order already where hulls do not overlap
+    bounds = _distinct(np.column_stack((lo[order], hi[order]))[~hard[order]].ravel())
     seg_lo = np.searchsorted(bounds, lo)
     n_seg = (np.searchsorted(bounds, hi) - seg_lo)[k]
     if n_seg.max() == 1:
@@ -390,8 +403,10 @@ def _split(region, regions: Regions) -> tuple:
 
 
 def _distinct(a):
-    """Sorted distinct values (np.unique hashes int64 slowly)."""
-    a = np.sort(a)
+    """Sorted distinct values (np.unique hashes int64 slowly); values already in
+    order (arrays taken in by address, as allocators hand them out) are not sorted."""
+    if len(a) > 1 and not (a[1:] >= a[:-1]).all():
+        a = np.sort(a)
     keep = np.ones(len(a), bool)
     keep[1:] = a[1:] != a[:-1]
     return a[keep]

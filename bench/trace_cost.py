@@ -44,6 +44,7 @@ import io
 import os
 import platform
 import pstats
+import resource
 import sys
 import time
 
@@ -205,17 +206,44 @@ def programs():
 
 def _best(fn, reps) -> tuple:
     """Best of ``reps``: (seconds of ``fn()``, seconds of the young-generation
-    collection it leaves behind, which the next allocations would run)."""
-    best = (float("inf"), 0.0)
+    collection it leaves behind, which the next allocations would run, bytes of
+    memory it touched first: the pages the kernel faulted in and cleared)."""
+    best = (float("inf"), 0.0, 0)
     for _ in range(reps):
         gc.collect()
+        faults = _faults()
         t0 = time.perf_counter()
         out = fn()
         t1 = time.perf_counter()
+        fresh = (_faults() - faults) * PAGE
         gc.collect(1)
-        best = min(best, (t1 - t0, time.perf_counter() - t1))
+        best = min(best, (t1 - t0, time.perf_counter() - t1, fresh))
         del out
     return best
+
+
+PAGE = resource.getpagesize()
+
+
+def _faults() -> int:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+
+
+def fresh_memory(mb=256, reps=3) -> float:
+    """Seconds per byte of memory touched the first time: the kernel's page fault
+    and clearing, which a trace pays where it grows the heap. Python's allocator
+    maps its arenas 1 MiB at a time; so does this, touching each page once."""
+    import mmap
+    best = float("inf")
+    for _ in range(reps):
+        maps = [mmap.mmap(-1, 1 << 20) for _ in range(mb)]
+        t0 = time.perf_counter()
+        for m in maps:
+            np.frombuffer(m, np.uint8)[::PAGE] = 1
+        best = min(best, time.perf_counter() - t0)
+        for m in maps:
+            m.close()
+    return best / (mb << 20)
 
 
 @contextlib.contextmanager
@@ -237,7 +265,7 @@ def pure_python():
 def measure(name, n, reps):
     make = programs()[name]
     f, null = gt.graph(make(n)), make(n, null=True)
-    t_trace, t_gc = _best(f.trace, reps)
+    t_trace, t_gc, fresh = _best(f.trace, reps)
     t_pure = None
     if speedups_module is not None:   # the same trace in pure Python, as without a compiler
         with pure_python():
@@ -253,6 +281,7 @@ def measure(name, n, reps):
     return {"program": name, "ops": n, "us_per_op": t_trace / n * 1e6,
             "pure_us_per_op": None if t_pure is None else t_pure / n * 1e6,
             "gc_us_per_op": t_gc / n * 1e6, "user_us_per_op": t_user / n * 1e6,
+            "fresh_bytes_per_op": fresh / n,
             "nodes_us_per_op": t_nodes / n * 1e6, "edges": edges}
 
 
@@ -262,7 +291,8 @@ def new_array_floor(n=200_000, reps=3) -> dict:
     (``Tracer.add_arguments`` naming them, ``Regions.update`` placing their
     bytes: a Buffer, a slot, a cache entry and a region each, compiled where
     built). The disjoint program cannot trace faster than the first plus twice
-    the second: ``{us_per_array, pure_us_per_array, chain_us_per_op}``."""
+    the second; and the cost of memory touched the first time (``fresh_memory``):
+    ``{us_per_array, pure_us_per_array, chain_us_per_op, fresh_ns_per_byte}``."""
     from graphtrace.context import gc_paused
     from graphtrace.trace import Tracer
     arrays = [(f"a[{i}]", Fake()) for i in range(n)]
@@ -279,9 +309,10 @@ def new_array_floor(n=200_000, reps=3) -> dict:
            "chain_us_per_op": _best(chain.trace, reps)[0] / (n // 2) * 1e6}
     with pure_python():
         out["pure_us_per_array"] = _best(take, reps)[0] / n * 1e6
+    out["fresh_ns_per_byte"] = fresh_memory() * 1e9
     print(f"floor: a new array taken in {out['us_per_array']:.2f} us (pure Python "
           f"{out['pure_us_per_array']:.2f}); a launch recorded {out['chain_us_per_op']:.2f} "
-          "us", flush=True)
+          f"us; memory touched first {out['fresh_ns_per_byte']:.2f} ns/B", flush=True)
     return out
 
 
@@ -347,12 +378,30 @@ def bytecodes(name, n=5_000) -> tuple:
     return sum(counts.values()) / n, {k: v / n for k, v in counts.items()}
 
 
-def floor_text(floor) -> str:
+def floor_text(floor, rows=()) -> str:
     least = floor["chain_us_per_op"] + 2 * floor["us_per_array"]
-    return (f"Least for disjoint new arrays, with a Buffer per array (`new_array_floor`, "
+    text = (f"Least for disjoint new arrays, with a Buffer per array (`new_array_floor`, "
             f"this run): a launch recorded {floor['chain_us_per_op']:.2f} + 2 arrays taken "
             f"in x {floor['us_per_array']:.2f} = {least:.2f} us/op (pure Python: "
             f"{floor['pure_us_per_array']:.2f} per array).")
+    fresh = fresh_share(floor, rows)
+    if fresh:
+        text += (f" Memory touched the first time costs {floor['fresh_ns_per_byte']:.2f} ns "
+                 f"per byte here (page faults and clearing, `fresh_memory`); the "
+                 f"{fresh['ops']}-op disjoint trace touched {fresh['bytes']:.0f} new bytes "
+                 f"per op: {fresh['us']:.2f} of its {fresh['of']:.2f} us/op.")
+    return text
+
+
+def fresh_share(floor, rows) -> dict | None:
+    """The share of fresh memory in the largest disjoint trace: ``{ops, bytes, us, of}``."""
+    rows = [r for r in rows if r["program"] == "disjoint new arrays" and
+            r.get("fresh_bytes_per_op") is not None]
+    if not rows or not floor or "fresh_ns_per_byte" not in floor:
+        return None
+    r = max(rows, key=lambda r: r["ops"])
+    return {"ops": r["ops"], "bytes": r["fresh_bytes_per_op"], "of": r["us_per_op"],
+            "us": r["fresh_bytes_per_op"] * floor["fresh_ns_per_byte"] / 1000}
 
 
 def report(rows, profiles, floor=None) -> str:
@@ -374,7 +423,7 @@ def report(rows, profiles, floor=None) -> str:
             f"| {r['user_us_per_op']:.2f} | {r['us_per_op'] - r['user_us_per_op']:.2f} "
             f"| {r['nodes_us_per_op']:.2f} | {r['edges']} |" for r in rows]
     if floor:
-        out += ["", floor_text(floor)]
+        out += ["", floor_text(floor, rows)]
     out += ["", "## Where the time goes (cProfile, 20,000 ops, top entries by own time)", "",
             "cProfile adds a fixed cost to every Python call, so the shares of small "
             "functions read high."]

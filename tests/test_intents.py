@@ -1,5 +1,6 @@
 """Access intents of numba kernels, read off their source."""
 import math
+import types
 
 import numpy as np
 import pytest
@@ -171,6 +172,79 @@ def test_a_store_into_an_array_held_by_a_global_name_makes_the_kernel_opaque():
             HELD.copy_to_device(np.zeros(8))
             gt.simulate(g, seed=seed)
             assert out.copy_to_host().tolist() == [2.0 * i for i in range(8)]
+
+
+NS = types.SimpleNamespace(M=cuda.to_device(np.zeros(8)), host=np.zeros(8))
+
+
+class Holder:
+    arr = cuda.to_device(np.zeros(8))
+
+    @property
+    def never_called(self):   # read statically: the analysis runs no user code
+        raise AssertionError("a property was called")
+
+
+HOLDER = Holder()
+
+
+@cuda.jit(device=True)
+def dev_read_ns(i):
+    return NS.M[i]
+
+
+DEVS = types.SimpleNamespace(read=dev_read_ns)
+
+
+def test_an_array_reached_through_an_attribute_makes_the_kernel_opaque():
+    """``NS.M``, ``module.ARR``, ``Cls.arr``, ``module.device_function``: a device
+    array reached through attributes of a global is memory the kernel is not
+    given, whether it stores into it, adds to it atomically or reads it."""
+    @cuda.jit
+    def atomic(y):
+        i = cuda.grid(1)
+        if i < y.size:
+            cuda.atomic.add(NS.M, i, y[i])
+
+    @cuda.jit
+    def reads(y):
+        i = cuda.grid(1)
+        if i < y.size:
+            y[i] = NS.M[i] + Holder.arr[i]
+
+    @cuda.jit
+    def through_device_function(y):
+        i = cuda.grid(1)
+        if i < y.size:
+            y[i] = DEVS.read(i)
+
+    @cuda.jit
+    def host_constant(y):   # a numpy array is a constant numba compiles in
+        i = cuda.grid(1)
+        if i < y.size:
+            y[i] = NS.host[i] + HOLDER.never_called
+    assert writes_outside(atomic.py_func) == {"NS.M"}
+    assert writes_outside(reads.py_func) == {"NS.M", "Holder.arr"}
+    assert writes_outside(through_device_function.py_func) == {"NS.M"}
+    assert writes_outside(host_constant.py_func) == frozenset()
+
+    @cuda.jit
+    def inc(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] += 1
+
+    @gt.graph(backend="sim")
+    def f(s, y, m):
+        s.memset(m, 0)
+        atomic[1, 8, s](y)
+        inc[1, 8, s](m)
+    y = cuda.to_device(np.ones(8))
+    g = f.trace(y, NS.M)
+    assert g.nodes[1].opaque and g.nodes[0] in g.nodes[1].deps and g.nodes[1] in g.nodes[2].deps
+    for seed in range(8):   # any order the data allow
+        gt.simulate(g, seed=seed)
+        assert NS.M.copy_to_host().tolist() == [2.0] * 8
 
 
 def test_inferred_intents_reach_the_graph():

@@ -567,7 +567,8 @@ def writes_outside(py_func) -> frozenset:
 def _device_globals(py_func, depth: int = 0) -> frozenset:
     """The global and closure names of ``py_func`` (and of the numba device
     functions it names) that hold device arrays, or tuples and lists of them (a
-    numpy array is a constant numba compiles in)."""
+    numpy array is a constant numba compiles in), directly or through attributes
+    (``NS.M``, ``module.ARR``, ``module.device_function``): dotted where so."""
     code = getattr(py_func, "__code__", None)
     if code is None or depth > 8:
         return frozenset()
@@ -580,17 +581,28 @@ def _device_globals(py_func, depth: int = 0) -> frozenset:
     out, codes = set(), [code]
     while codes:
         c = codes.pop()
+        held = None   # (dotted name, value) of the name or attribute chain just loaded
         for ins in dis.get_instructions(c):
-            if ins.opname not in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF"):
+            if ins.opname in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF"):
+                held = (ins.argval, scope.get(ins.argval, _MISSING))
+            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and held is not None:
+                # read without running the object's code (no property is called)
+                held = (f"{held[0]}.{ins.argval}",
+                        inspect.getattr_static(held[1], ins.argval, _MISSING))
+            else:
+                held = None
                 continue
-            v = scope.get(ins.argval)
+            name, v = held
             if hasattr(v, "py_func") and getattr(v, "py_func") is not py_func:   # a device function
                 out |= _device_globals(v.py_func, depth + 1)
             elif any(is_array(x) and not isinstance(x, np.ndarray)
                      for x in (v if isinstance(v, (tuple, list)) else (v,))):
-                out.add(ins.argval)
+                out.add(name)
         codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return frozenset(out)
+
+
+_MISSING = object()
 
 
 def vararg_intent(py_func) -> str | None:

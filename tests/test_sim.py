@@ -195,12 +195,30 @@ def _report():   # reads PINNED by its global name
     SEEN.append(PINNED.copy().tolist())
 
 
-def test_a_callback_reading_an_array_by_a_global_name_waits_for_its_writers():
+def _report_by_helper():   # through a helper it calls by a global name
+    _report()
+
+
+PLACES = type("Places", (), {})()
+PLACES.pinned = PINNED
+
+
+def _report_by_attribute():   # an attribute of a global object
+    SEEN.append(PLACES.pinned.copy().tolist())
+
+
+def _report_by_default(a=PINNED):   # a default argument
+    SEEN.append(a.copy().tolist())
+
+
+@pytest.mark.parametrize("report", [_report, _report_by_helper, _report_by_attribute,
+                                    _report_by_default])
+def test_a_callback_reading_an_array_by_a_global_name_waits_for_its_writers(report):
     @gt.graph
     def f(s, d):
         _square[1, 32, s](d)
         s.copy(PINNED, d)
-        s.host(_report)
+        s.host(report)
     d = cuda.to_device(np.arange(4.0))
     g = f.trace(d)
     assert g.nodes[1] in g.nodes[2].deps   # after the copy into PINNED
@@ -223,7 +241,8 @@ class _Holder:
 
 
 @pytest.mark.parametrize("how", ["closure", "partial", "opaque closure", "object",
-                                 "bound method", "function in a closure", "view"])
+                                 "bound method", "function in a closure", "view",
+                                 "default argument"])
 def test_a_callback_holding_an_array_of_the_graph_is_refused_at_its_line(how):
     import functools
 
@@ -242,6 +261,8 @@ def test_a_callback_holding_an_array_of_the_graph_is_refused_at_its_line(how):
             s.host(lambda: SEEN.append(inner()))                 # function in a closure holds h
         elif how == "view":
             s.host(lambda: SEEN.append(view[0]))                 # view holds h
+        elif how == "default argument":
+            s.host(lambda a=h: SEEN.append(a[0]))                # default argument holds h
         else:
             s.host(lambda: print(h), opaque=how != "closure")   # closure holds h
     with pytest.raises(gt.ArgumentError, match="pass it to s.host as an argument") as e:

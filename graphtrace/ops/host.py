@@ -8,12 +8,14 @@ wrapped in ``gt.In``/``gt.Out``). The callback must not call CUDA.
 from __future__ import annotations
 
 import dis
+import inspect
 import warnings
 from collections import deque
 from functools import partial
 
 from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
 from ..errors import ArgumentError, user_frame
+from ..reach import _followed
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map
@@ -78,11 +80,13 @@ def _host_buffer(t, x) -> Buffer | None:
     return buf if buf.is_host else None
 
 
-def _names_of(fn, depth: int = 0):
+def _names_of(fn, depth: int = 0, seen=None):
     """``(name, value, held)`` for what ``fn`` holds (held: its closure cells,
-    ``partial`` arguments, a bound method's object's attributes, a callable
-    object's attributes; functions held are looked into too) and the global names
-    its code loads (not held)."""
+    default arguments, ``partial`` arguments, a bound method's object's
+    attributes, a callable object's attributes; functions held are looked into
+    too) and the global names and attributes of globals its code loads (not
+    held; the helper functions so reached are looked into as well)."""
+    seen = set() if seen is None else seen
     while isinstance(fn, partial):
         for i, v in enumerate(fn.args):
             yield f"partial argument {i}", v, True
@@ -97,32 +101,52 @@ def _names_of(fn, depth: int = 0):
             yield f"attribute {k!r}", v, True
     fn = getattr(fn, "__func__", fn)
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
-    if code is None or scope is None:
+    if code is None or scope is None or id(fn) in seen:
         return
+    seen.add(id(fn))
+    for i, v in enumerate((fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values())):
+        yield f"default argument {i}", v, True
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
         try:
             v = cell.cell_contents
         except ValueError:   # an empty cell
             continue
         if callable(v) and depth < 4 and not is_array(v):   # a function it calls
-            yield from ((n, x, True) for n, x, _ in _names_of(v, depth + 1))
+            yield from ((n, x, True) for n, x, _ in _names_of(v, depth + 1, seen))
         else:
             yield f"closure name {name!r}", v, True
-    for name in _global_loads(code):
-        if name in scope:
-            yield f"global name {name!r}", scope[name], False
+    for name, v in _global_loads(code, scope):
+        helper = _followed(v) if depth < 4 else None
+        if helper is not None:   # a helper it calls by a global name
+            yield from _names_of(helper, depth + 1, seen)
+        else:
+            yield f"global name {name!r}", v, False
 
 
-def _global_loads(code) -> list:
-    """The names ``code`` (and code nested in it) loads as globals."""
+def _global_loads(code, scope) -> list:
+    """``(name, value)`` of the globals ``code`` (and code nested in it) loads, and
+    of the attributes it reads of them (``STATE.buf``, read without running a
+    property's code)."""
     out, codes = {}, [code]
     while codes:
         c = codes.pop()
+        held = None
         for ins in dis.get_instructions(c):
             if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-                out[ins.argval] = None
+                held = (ins.argval, scope.get(ins.argval, _MISSING))
+            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and held is not None:
+                held = (f"{held[0]}.{ins.argval}",
+                        inspect.getattr_static(held[1], ins.argval, _MISSING))
+            else:
+                held = None
+                continue
+            if held[1] is not _MISSING:
+                out.setdefault(held[0], held[1])
         codes.extend(k for k in c.co_consts if isinstance(k, type(code)))
-    return list(out)
+    return list(out.items())
+
+
+_MISSING = object()
 
 
 def _holds_values(v) -> bool:

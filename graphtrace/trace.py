@@ -169,6 +169,8 @@ class Tracer(_Hot):
         self.nested = 0                         # graph functions called inside the trace
         self._nested_names: set[str] = set()    # temporaries' names taken inside them
         self._argument_roots: set[int] = set()  # id of each argument's root (rebound)
+        # structured ops made but not entered: id -> (scope, "s.while_loop(...)", source)
+        self.unentered: dict[int, tuple] = {}
         # new views of one device made by _buffers.c (view), or None: (view, the
         # simulator's device tags, which must stay empty, the temporaries' base)
         fast = _deps.TAKE[0]
@@ -576,6 +578,7 @@ class Tracer(_Hot):
                               "used after its region ended: issue work on it only inside "
                               "its with block (the loop or branch body)")
         if scope.open_regions:
+            self._refuse_unentered(scope)
             raise StreamError(f"work issued on a stream of {scope.name} while a loop or "
                               "branch body inside it is being recorded: inside the with "
                               "block, use the body's stream (with s.while_loop(...) as "
@@ -585,6 +588,15 @@ class Tracer(_Hot):
                              "branch body (CUDA conditional bodies hold only kernels, "
                              "copies, memsets, child graphs and other conditionals): "
                              "issue it before or after the loop or branch")
+
+    def _refuse_unentered(self, scope: Scope | None = None) -> None:
+        """An error for a loop or branch made (in ``scope``; None: anywhere) but never
+        entered: called without ``with``, its body records nothing."""
+        for parent, what, source in self.unentered.values():
+            if scope is None or parent is scope or (parent is None and scope is self._top):
+                raise TraceError(f"{what} is not used as a with block, so its body records "
+                                 f"nothing: write `with {what[:-5]}(...) as body:` and "
+                                 "issue the body's work on body, or pass body=fn", source)
 
     def reserve_index(self) -> int:
         index, self._count = self._count, self._count + 1
@@ -631,6 +643,7 @@ class Tracer(_Hot):
 
     def graph(self) -> Graph:
         """The function's graph; checked when ``GRAPHTRACE_VERIFY=1``."""
+        self._refuse_unentered()
         with gc_paused():
             self._top.finish()
         graph = Graph(self.name, self.params, self.mode, self._top.rec,

@@ -163,7 +163,7 @@ def test_check_looks_inside_regions():
 
     @gt.graph(deps="streams")
     def f(s):
-        with s.while_loop(gt.cond(flag)) as body:
+        with s.while_loop(gt.cond(flag), max_iterations=4) as body:
             t = body.fork()
             body.launch(K, 1, 1, gt.Out(x))
             t.launch(K, 1, 1, gt.Out(x))
@@ -195,7 +195,7 @@ def outer_stream_in_body(s, flag, x):
 
 
 def body_after_block(s, flag, x):
-    with s.while_loop(gt.cond(flag)) as body:
+    with s.while_loop(gt.cond(flag), max_iterations=1) as body:
         pass
     add[1, 2, body](x, 1.0)       # after block
 
@@ -420,3 +420,91 @@ def test_a_numpy_number_is_compared_as_it_is_or_refused():
     f(dev(0.25, dtype=np.float32), n, np.float64(0.5))   # fits float32 exactly
     f(dev(0, dtype=np.int32), n, np.True_)
     assert host(n) == [2]
+
+
+@pytest.mark.parametrize("rhs", [None, "1.0", [1.0]])
+def test_a_condition_compared_with_what_is_no_number_is_refused_at_its_line(rhs):
+    """``gt.cond(x) > tol`` with ``tol=None`` was taken as no comparison at all (the
+    GPU then compared with 0)."""
+    @gt.graph(backend="sim")
+    def f(s, x, tol):
+        with s.while_loop(gt.cond(x) > tol, max_iterations=4) as body:   # compares here
+            halve[1, 1, body](x)
+    with pytest.raises(gt.ArgumentError, match="compare a device condition with a number") as e:
+        f.trace(dev(8.0), rhs)
+    assert e.value.source[1] == line_of(__file__, "compares here")
+
+
+@cuda.jit
+def _count_opaque(n):
+    if cuda.grid(1) == 0:
+        n[0] += 1
+
+
+def test_an_unbounded_loop_whose_body_never_writes_its_condition_is_refused():
+    """Once its condition holds such a loop never ends: refused at its line. A bound,
+    a body writing the condition's bytes (through a view too) or an opaque node in
+    the body (it may write anything) lets it through."""
+    @gt.graph(backend="sim")
+    def forgot(s, x, n):
+        with s.while_loop(gt.cond(x) > 1.0) as body:   # never ends
+            count[1, 1, body](n)
+    with pytest.raises(gt.ArgumentError, match="never writes x") as e:
+        forgot.trace(dev(4.0), dev(0, dtype=np.int32))
+    assert e.value.source[1] == line_of(__file__, "never ends")
+
+    @gt.graph(backend="sim")
+    def against_an_array(s, x, lim, n):
+        with s.while_loop(gt.cond(x) > lim) as body:
+            count[1, 1, body](n)
+    with pytest.raises(gt.ArgumentError, match="never writes x or lim"):
+        against_an_array.trace(dev(4.0), dev(1.0), dev(0, dtype=np.int32))
+
+    @gt.graph(backend="sim")
+    def fine(s, x, n, how):
+        with s.while_loop(gt.cond(x[0:1]) > 1.0,
+                          max_iterations=3 if how == "bounded" else None) as body:
+            count[1, 1, body](n)
+            if how == "view":
+                halve[1, 1, body](x[0:2])
+            elif how == "opaque":
+                body.launch(_count_opaque, 1, 1, n, opaque=True)
+    for how in ("bounded", "view", "opaque"):
+        x, n = dev(4.0, 4.0), dev(0, dtype=np.int32)
+        fine.trace(x, n, how)
+    x, n = dev(4.0, 4.0), dev(0, dtype=np.int32)
+    fine(x, n, "view")
+    assert host(x)[0] == 1.0 and host(n) == [2]
+
+
+@pytest.mark.parametrize("how", ["while_loop", "if_then", "if_then and more work"])
+def test_a_loop_or_branch_not_used_as_a_with_block_is_refused_at_its_line(how):
+    """Called bare, a loop or branch recorded nothing and said nothing."""
+    @gt.graph(backend="sim")
+    def f(s, x):
+        halve[1, 1, s](x)
+        if how == "while_loop":
+            s.while_loop(gt.cond(x) > 1.0, max_iterations=10)   # bare loop
+        else:
+            s.if_then(gt.cond(x))   # bare branch
+            if how == "if_then and more work":
+                halve[1, 1, s](x)
+    with pytest.raises(gt.TraceError, match=f"with s.{how.split()[0]}") as e:
+        f.trace(dev(8.0))
+    marker = "bare loop" if how == "while_loop" else "bare branch"
+    assert e.value.source[1] == line_of(__file__, marker)
+
+
+@pytest.mark.parametrize("how", ["tuple", "block"])
+def test_a_kernel_launched_on_a_tuple_of_bodies_or_on_the_block_says_so(how):
+    @gt.graph(backend="sim")
+    def f(s, flag, y):
+        if how == "tuple":
+            with s.if_else(gt.cond(flag)) as then:   # forgot (then, otherwise)
+                add[1, 1, then](y, 1.0)
+        else:
+            block = s.while_loop(gt.cond(flag), max_iterations=2)
+            add[1, 1, block](y, 1.0)
+    with pytest.raises(gt.StreamError, match="tuple of streams" if how == "tuple"
+                       else "not on its body"):
+        f.trace(dev(1, dtype=np.int32), dev(0.0))

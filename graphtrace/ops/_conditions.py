@@ -11,13 +11,15 @@ becomes false. ``evaluate`` is the same test on the host, for the simulator.
 """
 from __future__ import annotations
 
+import numbers
 import operator
 import threading
 
 import numpy as np
 
-from ..buffers import unwrap_intent
+from ..buffers import is_array, unwrap_intent
 from ..errors import ArgumentError
+from ..scalar import Scalar
 
 __all__ = ["Condition", "cond", "evaluate", "condition_kernel", "C_TYPES"]
 
@@ -50,6 +52,11 @@ class Condition:
         if isinstance(rhs, Condition):
             raise ArgumentError("compare gt.cond(x) with a number, a dynamic scalar or a "
                                 "one-element array, not with another condition")
+        if not isinstance(rhs, (numbers.Number, np.number, np.bool_, Scalar)) and \
+                not is_array(unwrap_intent(rhs, "r")[0]):
+            raise ArgumentError(f"gt.cond(x) {op} {rhs!r}: compare a device condition with a "
+                                "number, a dynamic scalar or a one-element array; for a "
+                                "default such as tol=None, pass a number")
         return Condition(self.array, op, rhs)
 
     def __gt__(self, rhs): return self._compare(">", rhs)

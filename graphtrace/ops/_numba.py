@@ -396,6 +396,21 @@ def _forall_count(n, what: str) -> int:
     return int(n)
 
 
+def _not_a_proxy(name: str, cfg: tuple) -> str:
+    """Why ``kernel[cfg]`` inside a trace names no proxy stream, and what to write."""
+    where = cfg[2] if len(cfg) >= 3 else None
+    if isinstance(where, (tuple, list)):
+        return (f"numba kernel {name} launched on a {type(where).__name__} of streams: "
+                "s.if_else gives (then, otherwise) and s.switch a tuple of case streams; "
+                "launch on one of them, kernel[grid, block, then](...)")
+    if hasattr(where, "__enter__") and not hasattr(where, "handle"):
+        return (f"numba kernel {name} launched on a loop or branch block, not on its body: "
+                "with s.while_loop(...) as body: kernel[grid, block, body](...)")
+    return (f"numba kernel {name} launched on a real stream inside a trace: it would run "
+            "now and escape the graph; launch it on the proxy stream, "
+            "kernel[grid, block, s](...)")
+
+
 def _patch_launch_syntax(cls):
     """``kernel[grid, block, s]`` and ``kernel.forall(n, stream=s)`` with a proxy ``s``
     record; with a real stream inside a trace they are refused."""
@@ -411,10 +426,7 @@ def _patch_launch_syntax(cls):
         if len(cfg) >= 3 and isinstance(cfg[2], ProxyStream):
             return _ProxyLaunch((self, cfg[0], cfg[1], cfg[2], cfg[3] if len(cfg) > 3 else 0))
         if current_tracer() is not None:
-            raise StreamError(
-                f"numba kernel {self.py_func.__name__} launched on a real stream inside "
-                "a trace: it would run now and escape the graph; launch it on the proxy "
-                "stream, kernel[grid, block, s](...)")
+            raise StreamError(_not_a_proxy(self.py_func.__name__, cfg))
         return getitem(self, config)
 
     def forall_(self, ntasks, tpb=0, stream=0, sharedmem=0):

@@ -142,8 +142,12 @@ class _Structured:
                        for name in names]
         self.bodies = [type(stream)(t, stream.index, scope, stream.target_device)
                        for scope in self.scopes]
+        api = {"while": "while_loop", "switch": "switch"}.get(
+            op.kind, "if_else" if len(names) == 2 else "if_then")
+        t.unentered[id(self)] = (stream.scope, f"s.{api}(...)", source)
 
     def __enter__(self):
+        self.stream.tracer().unentered.pop(id(self), None)
         return self.op.bodies(self.bodies)
 
     def __exit__(self, kind, exc, tb):
@@ -151,11 +155,32 @@ class _Structured:
         regions = tuple(t.close_region(scope) for scope in self.scopes)
         if kind is not None:
             return False
+        if self.op is WHILE and self.attrs["max_iterations"] == _NO_BOUND:
+            _refuse_endless(regions, self.args, self.source)
         t.record(self.op, None, self.args, _union(regions, self.accesses),
                  stream=self.stream.index, scope=self.stream.scope, attrs=self.attrs,
                  opaque=any(n.opaque for r in regions for n in r.walk()),
                  regions=regions, source=self.source, index=self.index)
         return False
+
+
+def _refuse_endless(regions, args, source) -> None:
+    """An unbounded loop whose body writes no byte its condition reads (device
+    memory, which nothing else changes while the graph runs) would never end once
+    the condition holds: refused, unless an opaque node in it may write anything."""
+    watched = [a for a in args if isinstance(a, Buffer)]
+    if any(a.is_host for a in watched):   # mapped host memory: the host may change it
+        return
+    for region in regions:
+        for n in region.walk():
+            if n.opaque or any("w" in mode and b.overlaps(a) for b, mode in n.accesses
+                               for a in watched):
+                return
+    names = " or ".join(a.label or "the condition's array" for a in watched)
+    raise ArgumentError(f"this while loop's body never writes {names}, which its condition "
+                        "reads: once the condition holds it would run forever; update "
+                        f"{names} in the body, or bound the loop with max_iterations=",
+                        source)
 
 
 def structured(stream, op, condition, names, attrs, source, body=None):

@@ -16,6 +16,7 @@ import time
 import warnings
 from collections import OrderedDict, namedtuple
 
+import numpy as np
 
 from . import log
 from ._guards import CupyFence, raised_at, translate
@@ -59,6 +60,14 @@ def _default_backend():
 _BACKEND = None
 
 
+def _immutable(v) -> bool:
+    """Whether ``v`` cannot change in place: a number, a string, None, or a tuple
+    of such."""
+    if isinstance(v, tuple):
+        return all(map(_immutable, v))
+    return v is None or isinstance(v, (bool, int, float, complex, str, bytes, np.generic))
+
+
 class GraphFunction:
     """A function traced into a CUDA graph; made by ``@graph``."""
 
@@ -68,6 +77,10 @@ class GraphFunction:
                  check_intents=None):
         make_tracker(deps)  # validates the mode
         resolve(backend)    # validates the backend
+        if maxsize is not None and (isinstance(maxsize, bool) or not isinstance(maxsize, int)
+                                    or maxsize < 1):
+            raise ValueError(f"maxsize must be a positive int, or None for no bound, not "
+                             f"{maxsize!r}")
         self.fn, self.deps, self.backend, self.maxsize = fn, deps, backend, maxsize
         self.check_intents = check_intents
         checks_intents(check_intents)   # validates the flag
@@ -93,6 +106,11 @@ class GraphFunction:
         self._stream_param = names[self._lead]
         self.params = names[:self._lead] + names[self._lead + 1:]
         self._own_keywords = {"stream", "backend"} & set(self.params)
+        # defaults that may change in place (a list of numbers, an array): every call
+        # takes the full check, which reads them as it reads arguments
+        self._mutable_defaults = any(
+            p.default is not p.empty and not _immutable(p.default)
+            for p in self._sig.parameters.values())
         static = (static,) if isinstance(static, (str, int)) else tuple(static)
         self.static = set()
         for s in static:
@@ -256,7 +274,7 @@ class GraphFunction:
             entry = Compiled(ir, arrays, scalars)
             log.compiled(self.__name__, key[0], ir, entry, t1 - t0, time.perf_counter() - t1)
             self._cache[key] = entry
-            if len(self._cache) > self.maxsize:
+            if self.maxsize is not None and len(self._cache) > self.maxsize:
                 self._cache.popitem(last=False)[1].wait()  # its arrays may be in use
                 log.decision("%s: cache full (maxsize=%d): dropped the least recently used "
                              "graph", self.__name__, self.maxsize)
@@ -360,8 +378,11 @@ class GraphFunction:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap
             entry.launch(stream)
+        if self._mutable_defaults:   # changed in place, a default is another call
+            return
         self._last = (snap, entry, chosen, call.reached)
-        self._fast = self._fast_check(args, snap, entry, chosen)
+        # keywords: the next call's defaults may differ from them (the full check says)
+        self._fast = None if kwargs else self._fast_check(args, snap, entry, chosen)
 
     def _fast_check(self, args, snap, entry, chosen):
         """What ``__call__`` compares a call with to launch at once: the last call's

@@ -755,3 +755,66 @@ def test_self_values_read_through_a_property_or_a_method_or_in_slots_are_watched
     o.k = 2.0
     o.step(g)
     assert o.w.copy_to_host().tolist() == [-2.0 - 1.0 - 2.0] * 4
+
+
+@cuda.jit
+def _fill(y, a):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] = a
+
+
+@cuda.jit
+def _fill_product(y, a, b):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] = a * b
+
+
+DEFAULT_OUT = dev(np.zeros(4))
+COEFS = [1.0]
+
+
+@pytest.mark.parametrize("how", ["keyword then default", "array keyword then default",
+                                 "keyword then stream", "list default changed in place"])
+def test_a_call_leaving_a_keyword_to_its_default_is_not_taken_for_the_last_call(how):
+    """The shortcut compared positional arguments only: ``f(y, a=5.0)`` then ``f(y)``
+    ran with 5.0; a default changed in place kept its first value."""
+    @gt.graph(backend="sim")
+    def f(s, y, a=1.0, out=DEFAULT_OUT, coefs=COEFS):
+        _fill_product[1, 32, s](y, a, coefs[0])
+        _fill[1, 32, s](out, a)
+    y, other = dev(np.zeros(4)), dev(np.zeros(4))
+    DEFAULT_OUT.copy_to_device(np.zeros(4))
+    COEFS[0] = 1.0
+    if how == "keyword then default":
+        f(y, a=5.0)
+        f(y)
+        assert y.copy_to_host().tolist() == [1.0] * 4
+    elif how == "array keyword then default":
+        f(y, out=other, a=3.0)
+        f(y)
+        assert DEFAULT_OUT.copy_to_host().tolist() == [1.0] * 4
+        assert other.copy_to_host().tolist() == [3.0] * 4
+    elif how == "keyword then stream":
+        f(y, a=7.0)
+        f(y, stream=cuda.stream())
+        assert y.copy_to_host().tolist() == [1.0] * 4
+    else:
+        f(y)
+        COEFS[0] = 2.0
+        f(y)
+        assert y.copy_to_host().tolist() == [2.0] * 4
+
+
+def test_maxsize_is_a_positive_int_or_none():
+    @gt.graph(backend="sim", maxsize=None, static="a")   # no bound, as functools has it
+    def f(s, y, a):
+        _fill[1, 32, s](y, a)
+    y = dev(np.zeros(4))
+    for n in range(80):
+        f(y, float(n % 40))
+    assert f.cache_info().currsize == 40 and f.cache_info().misses == 40
+    for bad in (0, "3", 2.5, True):
+        with pytest.raises(ValueError, match="maxsize must be a positive int"):
+            gt.graph(lambda s: None, maxsize=bad)

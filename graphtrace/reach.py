@@ -203,8 +203,21 @@ def instance_values(obj, names) -> tuple:
     of ``names`` (``self.lr`` read by a decorated method: ``attribute_names``),
     watched by value as numbers reached by name are (``Reach.functions``); an
     attribute the method does not name (a call counter) is not."""
+    own, found = set(), []
+    for name, v in _attributes(obj):
+        own.add(name)
+        if name in names and _is_value(v):
+            found.append((name, v))
+    mro = type(obj).__mro__
+    for name in sorted(names - own):   # a class's value read through self (Model.lr)
+        v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
+        if v is not _ABSENT and _is_value(v):
+            found.append((name, v))
     return tuple((f"self.{name}", type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
-                 for name, v in _attributes(obj) if name in names and _is_value(v))
+                 for name, v in found)
+
+
+_ABSENT = object()
 
 
 def _attributes(obj):
@@ -245,6 +258,8 @@ def attribute_names(fn, cls=None) -> frozenset:
                 todo.extend(x for x in (attr.fget,) if x is not None)
             elif isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
                 todo.append(attr)
+            elif _python_function(attr) is not None:   # a decorated method it calls
+                todo.append(_python_function(attr))
         out |= names
     return frozenset(out)
 

@@ -818,3 +818,42 @@ def test_maxsize_is_a_positive_int_or_none():
     for bad in (0, "3", 2.5, True):
         with pytest.raises(ValueError, match="maxsize must be a positive int"):
             gt.graph(lambda s: None, maxsize=bad)
+
+
+class _Nested:
+    lr = 2.0   # a class's value, read through self
+
+    def __init__(self):
+        self.w = dev(np.ones(4))
+
+    @gt.graph(backend="sim")
+    def inner(self, s, y):
+        _fill_product[1, 32, s](y, self.lr, self.k)
+
+    @gt.graph(backend="sim")
+    def outer(self, s, y, how):
+        if how == "child":
+            s.child(self.inner, y)
+        else:
+            self.inner(s, y)
+
+    k = 1.0
+
+
+@pytest.mark.parametrize("how", ["inline", "child"])
+def test_self_values_of_a_decorated_method_another_one_calls_and_of_the_class_are_watched(
+        how):
+    """``outer`` calling ``inner`` (inlined or as a child) ran with the first
+    ``self.lr`` inner read; a value of the class read through self (``Model.lr``, or
+    after ``del m.lr``) was fixed at the first trace."""
+    m, y = _Nested(), dev(np.zeros(4))
+    m.outer(y, how)
+    assert y.copy_to_host().tolist() == [2.0] * 4
+    m.lr = 3.0                # the instance's own
+    m.outer(y, how)
+    assert y.copy_to_host().tolist() == [3.0] * 4
+    del m.lr
+    _Nested.k = 5.0           # the class's, read through self
+    m.outer(y, how)
+    assert y.copy_to_host().tolist() == [10.0] * 4
+    _Nested.k = 1.0

@@ -203,21 +203,32 @@ def instance_values(obj, names) -> tuple:
     of ``names`` (``self.lr`` read by a decorated method: ``attribute_names``),
     watched by value as numbers reached by name are (``Reach.functions``); an
     attribute the method does not name (a call counter) is not."""
-    own, found = set(), []
+    own, found, kernels = set(), [], []
     for name, v in _attributes(obj):
         own.add(name)
         if name in names and _is_value(v):
             found.append((name, v))
+        elif name in names and _is_callable_object(v):   # self.kernel: by identity
+            kernels.append((f"self.{name}", type(v), v))
     mro = type(obj).__mro__
     for name in sorted(names - own):   # a class's value read through self (Model.lr)
         v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
         if v is not _ABSENT and _is_value(v):
             found.append((name, v))
     return tuple((f"self.{name}", type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
-                 for name, v in found)
+                 for name, v in found) + tuple(kernels)
 
 
 _ABSENT = object()
+
+
+def _is_callable_object(v) -> bool:
+    """A kernel or function object a trace may call, watched by identity: anything
+    callable but a class or an array (``gt.kernel(k, ...)``, a cupy ``RawKernel``,
+    ``functools.partial``, a function held by an attribute)."""
+    if isinstance(v, type) or is_array(v):
+        return False
+    return callable(v) or hasattr(v, "kernel") and hasattr(v, "intents")   # gt.kernel's
 
 
 def _attributes(obj):
@@ -313,10 +324,12 @@ class Reach:
             if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches
                 self.places.append((fn, name, None, False))
                 continue
-            inner = _followed(v)
+            inner = _followed(v.func if isinstance(v, partial) else v)
             if inner is not None:
                 self.places.append((fn, name, None, False))
                 self._walk(inner, seen, depth + 1, labels)
+            elif _is_callable_object(v):   # gt.kernel(...), a cupy kernel: by identity
+                self.places.append((fn, name, None, False))
 
     def arrays(self) -> list[tuple[str, object]]:
         """``(label, array)`` for each place that holds an array now."""

@@ -1,4 +1,5 @@
 """The call path on the simulator backend: cache keys, rebinding, scalars, lifetimes."""
+import functools
 import gc
 import math
 import threading
@@ -857,3 +858,61 @@ def test_self_values_of_a_decorated_method_another_one_calls_and_of_the_class_ar
     m.outer(y, how)
     assert y.copy_to_host().tolist() == [10.0] * 4
     _Nested.k = 1.0
+
+
+@cuda.jit
+def _twice(x, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] = 2 * x[i]
+
+
+@cuda.jit
+def _thrice(x, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] = 3 * x[i]
+
+
+DECLARED = gt.kernel(_twice, "in, out")
+
+
+def _launch_with(s, k, x, y):
+    k[1, 32, s](x, y)
+
+
+LAUNCHER = functools.partial(_launch_with, k=_twice)
+
+
+class _WithKernel:
+    def __init__(self):
+        self.k = _twice
+
+    @gt.graph(backend="sim")
+    def step(self, s, x, y):
+        self.k[1, 32, s](x, y)
+
+
+@pytest.mark.parametrize("how", ["gt.kernel", "partial", "self.k"])
+def test_a_kernel_object_replaced_by_name_or_attribute_traces_again(how, monkeypatch):
+    """A global holding ``gt.kernel(...)`` or a ``functools.partial``, and a method's
+    ``self.k``, replaced by another kernel: the cached graph kept the first one."""
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        if how == "gt.kernel":
+            s.launch(DECLARED, 1, 32, x, y)
+        else:
+            LAUNCHER(s, x=x, y=y)
+    x, y = dev(np.ones(4)), dev(np.zeros(4))
+    m = _WithKernel()
+    run = (lambda: m.step(x, y)) if how == "self.k" else (lambda: f(x, y))
+    run()
+    assert y.copy_to_host().tolist() == [2.0] * 4
+    if how == "gt.kernel":
+        monkeypatch.setitem(globals(), "DECLARED", gt.kernel(_thrice, "in, out"))
+    elif how == "partial":
+        monkeypatch.setitem(globals(), "LAUNCHER", functools.partial(_launch_with, k=_thrice))
+    else:
+        m.k = _thrice
+    run()
+    assert y.copy_to_host().tolist() == [3.0] * 4

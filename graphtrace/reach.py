@@ -19,6 +19,8 @@ a local of a helper, a function passed as a value) is refused by the tracer.
 """
 from __future__ import annotations
 
+import builtins
+import dis
 import enum
 import inspect
 import operator
@@ -46,6 +48,18 @@ def _names(code) -> list[str]:
         if isinstance(c, types.CodeType):
             out += [n for n in _names(c) if n not in c.co_freevars]
     return list(dict.fromkeys(out))
+
+
+def _global_loads(code) -> set:
+    """The names a code object (and the code nested in it) loads as globals (not its
+    attributes' names, which ``co_names`` holds too)."""
+    out, codes = set(), [code]
+    while codes:
+        c = codes.pop()
+        out.update(ins.argval for ins in dis.get_instructions(c)
+                   if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
 
 
 def _lookup(fn, name):
@@ -309,10 +323,15 @@ class Reach:
             return
         seen.add(id(fn))
         code = fn.__code__
+        loaded = None
         for name in _names(code):
             v = _lookup(fn, name)
             defined = name in code.co_freevars or name in fn.__globals__
-            if _leaves(v, name) or defined and _may_hold_arrays(v):
+            # a global defined nowhere yet (not a builtin) may hold an array later: a
+            # place holding None, so that its array is another graph, and is named
+            late = not defined and not hasattr(builtins, name) and \
+                name in (loaded := loaded if loaded is not None else _global_loads(code))
+            if _leaves(v, name) or defined and _may_hold_arrays(v) or late:
                 key = id(v) if v is not None else (id(fn), name)   # None is one object
                 label = name if labels.setdefault(name, key) == key else \
                     f"{fn.__name__}.{name}"
@@ -378,6 +397,9 @@ class Reach:
             self._find()   # a helper name means another function now: its places
             return self.functions()
         numbers = now[k:]
+        if not all(map(_is_value, numbers)):   # one holds an array or a function now
+            self._find()
+            return self.functions()
         return now[:k] + tuple(
             (name, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
             for name, v in zip(self._number_names, numbers))

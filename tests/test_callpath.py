@@ -916,3 +916,35 @@ def test_a_kernel_object_replaced_by_name_or_attribute_traces_again(how, monkeyp
         m.k = _thrice
     run()
     assert y.copy_to_host().tolist() == [3.0] * 4
+
+
+@cuda.jit
+def _add_into(x, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] += x[i]
+
+
+@pytest.mark.parametrize("first", ["undefined", "a number"])
+def test_a_global_that_comes_to_hold_an_array_after_the_first_trace_is_used(first, monkeypatch):
+    """A name undefined at the first trace (its branch not taken) and later an array
+    was refused as no array the function reaches; one holding a number first crashed
+    the cache lookup (an array in the key)."""
+    monkeypatch.delitem(globals(), "LATE_BIAS", raising=False)
+    monkeypatch.setitem(globals(), "USE_LATE", False)
+    if first == "a number":
+        monkeypatch.setitem(globals(), "LATE_BIAS", 0)
+
+    @gt.graph(backend="sim")
+    def f(s, y):
+        if USE_LATE:
+            _add_into[1, 32, s](LATE_BIAS, y)   # noqa: F821
+    y = dev(np.zeros(4))
+    f(y)
+    monkeypatch.setitem(globals(), "LATE_BIAS", dev(np.ones(4)))
+    monkeypatch.setitem(globals(), "USE_LATE", True)
+    f(y)
+    assert y.copy_to_host().tolist() == [1.0] * 4
+    monkeypatch.setitem(globals(), "LATE_BIAS", dev(np.full(4, 10.0)))
+    f(y)
+    assert y.copy_to_host().tolist() == [11.0] * 4

@@ -20,6 +20,7 @@ import numpy as np
 
 from . import log
 from ._guards import CupyFence, raised_at, translate
+from ._host_guard import guarded
 from .arguments import Call, path_str, same_call, snapshot, walk
 from .backend import resolve
 from .context import STATE, current_tracer
@@ -139,7 +140,8 @@ class GraphFunction:
         arrays, scalars = [], []
 
         def leaf(kind, path, v):
-            if kind == "array":
+            if kind == "array":   # a numpy array: its values refuse to be read now
+                v = guarded(v)
                 arrays.append(tracer.add_argument(path_str(path), v))
                 return v
             if kind == "scalar":

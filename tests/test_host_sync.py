@@ -125,3 +125,58 @@ def test_a_nested_graph_function_reading_device_data_is_refused_too():
     with pytest.raises(gt.HostSyncError) as e:
         outer(cuda.to_device(np.zeros(4, np.float32)))
     assert e.value.source[1] == line_of(__file__, "nested read")
+
+
+@cuda.jit
+def _fill_with(y, a):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] = a
+
+
+@pytest.mark.parametrize("how", ["element", "float", "arithmetic", "sum", "iterate", "item",
+                                 "tolist", "compare"])
+def test_reading_a_host_array_arguments_values_is_refused_at_the_line(how):
+    """``params[0]`` read while tracing was baked into the graph: a later call with
+    other values (another array, or this one changed) ran with the first ones."""
+    @gt.graph(backend="sim")
+    def f(s, y, params):
+        if how == "element":
+            v = params[0]                     # reads element
+        elif how == "float":
+            v = float(params[0:1])            # reads float
+        elif how == "arithmetic":
+            v = params * 2                    # reads arithmetic
+        elif how == "sum":
+            v = params.sum()                  # reads sum
+        elif how == "iterate":
+            v = [p for p in params]           # reads iterate
+        elif how == "item":
+            v = params[0:1].item()            # reads item
+        elif how == "tolist":
+            v = params.tolist()               # reads tolist
+        else:
+            v = params > 0                    # reads compare
+        _fill_with[1, 4, s](y, v)
+    with pytest.raises(gt.HostSyncError, match="host array argument") as e:
+        f(cuda.to_device(np.zeros(4)), np.array([1.0, 2.0]))
+    assert e.value.source[1] == line_of(__file__, f"reads {how}")
+
+
+def test_a_host_array_argument_is_an_array_in_every_op_and_a_callback_reads_it():
+    """Shapes, views, copies, printing and callbacks still take it; at run time the
+    callback reads the values of each call's array."""
+    seen = []
+
+    @gt.graph(backend="sim")
+    def f(s, y, params):
+        assert params.shape == (2,) and len(params) == 2 and np.shape(params) == (2,)
+        repr(params), str(params)
+        s.copy(params[1:], y[:1])
+        s.host(lambda p: seen.append(p.tolist()), params)
+    y = cuda.to_device(np.full(4, 7.0))
+    a, b = gt.pinned_empty(2), gt.pinned_empty(2)
+    a[:], b[:] = [1.0, 2.0], [3.0, 4.0]
+    f(y, a)
+    f(y, b)
+    assert seen == [[1.0, 7.0], [3.0, 7.0]]

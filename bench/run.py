@@ -191,8 +191,8 @@ def measure(quick: bool, sections=SECTIONS, into: dict | None = None, save=None)
                 "date": datetime.date.today().isoformat()})
     for name in sections:
         res[name] = runs[name]()
-        if (name == "trace_floor" or name == "trace" and "trace_floor" not in sections) \
-                and res.get("trace"):
+        tracing = [n for n in sections if n in ("trace", "trace_floor")]
+        if tracing and name == tracing[-1] and res.get("trace"):   # both, once measured
             trace_cost.write_report(res["trace"], res.get("trace_floor"))
         if save is not None:
             save(res)

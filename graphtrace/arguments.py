@@ -16,7 +16,7 @@ import operator
 
 import numpy as np
 
-from .buffers import as_buffer, is_array
+from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
 from .scalar import same_value, value_key
 from .tree import children, rebuild
@@ -62,6 +62,11 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
         return build(value, [walk(v, path + (k,), static, leaf, build) for k, v in items])
     if _is_number(value) and not static:
         return leaf("scalar", path, value)
+    if isinstance(value, _Intent):
+        raise ArgumentError(
+            f"argument {path_str(path)} is wrapped in gt.{type(value).__name__}: that wraps "
+            "an argument of one op where it is launched (k[grid, block, s](gt.In(x), y)); "
+            "pass the array itself to the graph function")
     if not _hashable(value):
         raise ArgumentError(
             f"argument {path_str(path)} of type {type(value).__name__} cannot be traced: "

@@ -238,7 +238,10 @@ class Tracer(_Hot):
                         if f"{name}_{k}" not in taken)
         elif name in taken:
             raise ArgumentError(f"the name {name!r} is taken by another temporary or an "
-                                f"argument of {self.name}: give this temporary another one")
+                                f"argument of {self.name}: give this temporary another one, "
+                                "or leave name= out; a plain helper that runs twice makes its "
+                                "temporary twice (decorated with @gt.graph, its temporaries "
+                                f"are named {name}_1, {name}_2...)")
         if self.nested:
             self._nested_names.add(name)
         tmp, root = _temporary.make(self, shape, dtype, name, user_frame())
@@ -869,6 +872,10 @@ class Stream(ProxyStream):
         """
         if max_iterations is None:
             bound = _conditional._NO_BOUND
+        elif isinstance(max_iterations, Scalar):
+            raise ArgumentError(f"max_iterations is the dynamic argument {max_iterations.name!r}:"
+                                " it is fixed when the graph is built, so pass its parameter "
+                                f"in static=({max_iterations.param!r},)")
         elif isinstance(max_iterations, bool) or not isinstance(max_iterations, int) \
                 or not 0 <= max_iterations < _conditional._NO_BOUND:
             raise ArgumentError(f"max_iterations must be a non-negative int below 2**32, "

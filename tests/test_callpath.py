@@ -948,3 +948,11 @@ def test_a_global_that_comes_to_hold_an_array_after_the_first_trace_is_used(firs
     monkeypatch.setitem(globals(), "LATE_BIAS", dev(np.full(4, 10.0)))
     f(y)
     assert y.copy_to_host().tolist() == [11.0] * 4
+
+
+def test_an_intent_wrapper_passed_to_the_graph_function_says_where_it_belongs():
+    @gt.graph(backend="sim")
+    def f(s, x):
+        _fill[1, 32, s](x, 1.0)
+    with pytest.raises(gt.ArgumentError, match="wrapped in gt.In: that wraps an argument of one op"):
+        f(gt.In(dev(np.zeros(4))))

@@ -508,3 +508,21 @@ def test_a_kernel_launched_on_a_tuple_of_bodies_or_on_the_block_says_so(how):
     with pytest.raises(gt.StreamError, match="tuple of streams" if how == "tuple"
                        else "not on its body"):
         f.trace(dev(1, dtype=np.int32), dev(0.0))
+
+
+def test_a_number_argument_as_a_condition_or_a_bound_says_what_to_do():
+    @gt.graph(backend="sim")
+    def cond_on_number(s, x, m):
+        with s.while_loop(gt.cond(m), max_iterations=3) as body:   # number condition
+            halve[1, 1, body](x)
+
+    @gt.graph(backend="sim")
+    def dynamic_bound(s, x, m):
+        with s.while_loop(gt.cond(x) > 1.0, max_iterations=m) as body:   # dynamic bound
+            halve[1, 1, body](x)
+    with pytest.raises(gt.ArgumentError, match="not the number argument 'm'") as e:
+        cond_on_number.trace(dev(8.0), 2)
+    assert e.value.source[1] == line_of(__file__, "number condition")
+    with pytest.raises(gt.ArgumentError, match=r"static=\('m',\)") as e:
+        dynamic_bound.trace(dev(8.0), 2)
+    assert e.value.source[1] == line_of(__file__, "dynamic bound")

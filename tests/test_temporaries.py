@@ -136,6 +136,18 @@ def test_a_name_taken_by_an_argument_or_a_temporary_is_refused():
         f.trace(A(4))
     assert e.value.source[1] == line_of(F, "taken")
 
+    def stage(s, x):   # a plain helper: run twice, it names its temporary twice
+        s.empty(4, name="scratch")                      # twice
+
+    @gt.graph
+    def g(s, x):
+        stage(s, x)
+        stage(s, x)
+    with pytest.raises(gt.ArgumentError, match="decorated with @gt.graph, its temporaries are "
+                       "named scratch_1") as e:
+        g.trace(A(4))
+    assert e.value.source[1] == line_of(F, "twice")
+
 
 @pytest.mark.parametrize("call", ["inline", "child", "both"])
 def test_a_named_temporary_of_a_graph_function_called_twice_is_named_apart(call):

@@ -40,6 +40,12 @@ _DRIVER_NEEDED = {"while": 12030, "if": 12030, "if_else": 12080, "switch": 12080
 
 
 def _condition_buffer(t, array, what: str) -> Buffer:
+    if isinstance(array, Scalar):
+        raise ArgumentError(
+            f"the {what} of a device condition must be a one-element device array, not the "
+            f"number argument {array.name!r}: a number's test is decided on the host; "
+            f"compare it in Python (pass {array.param!r} in static=) or keep it in a device "
+            "array")
     buf = as_buffer(array) if is_array(array) else None
     if buf is None or buf.is_host:
         raise ArgumentError(

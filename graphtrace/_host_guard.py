@@ -44,8 +44,9 @@ def _refuse() -> None:
         raise HostSyncError(
             "the values of a host array argument are read while tracing: they would be "
             "baked into the graph, and a later call with another array (or this one "
-            "changed) would not see them; pass the number as an argument of its own, "
-            "decide on the device, or read the array in a host callback (s.host)",
+            "changed) would not see them; pass the numbers as arguments of their own (a "
+            "number or tuple in static= where Python code decides on it), decide on the "
+            "device, or read the array in a host callback (s.host)",
             _source())
 
 

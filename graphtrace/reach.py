@@ -35,7 +35,7 @@ from .buffers import _kinds, is_array
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Reach", "attribute_names", "instance_arrays", "instance_values", "named_values",
+__all__ = ["Reach", "attribute_names", "instance_arrays", "instance_values", "name_chains", "named_values",
            "identities", "unchanged"]
 
 _MAX_DEPTH = 8
@@ -50,14 +50,29 @@ def _names(code) -> list[str]:
     return list(dict.fromkeys(out))
 
 
-def _global_loads(code) -> set:
-    """The names a code object (and the code nested in it) loads as globals (not its
-    attributes' names, which ``co_names`` holds too)."""
-    out, codes = set(), [code]
+MISSING = object()   # what name_chains gives for a name or attribute not there
+
+
+def name_chains(code, scope: dict, loads=("LOAD_GLOBAL", "LOAD_NAME")) -> list:
+    """``(dotted name, value)`` for each name ``code`` (and the code nested in it)
+    loads by one of ``loads`` and each attribute chain read off one (``STATE.buf``,
+    ``module.ARR``): values looked up in ``scope`` and read statically (no
+    property's code runs), ``MISSING`` where absent. Attribute names alone, which
+    ``co_names`` holds too, are not names loaded."""
+    out, codes = [], [code]
     while codes:
         c = codes.pop()
-        out.update(ins.argval for ins in dis.get_instructions(c)
-                   if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
+        held = None   # the name or chain just loaded
+        for ins in dis.get_instructions(c):
+            if ins.opname in loads:
+                held = (ins.argval, scope.get(ins.argval, MISSING))
+            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and held is not None:
+                held = (f"{held[0]}.{ins.argval}",
+                        inspect.getattr_static(held[1], ins.argval, MISSING))
+            else:
+                held = None
+                continue
+            out.append(held)
         codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return out
 
@@ -330,7 +345,8 @@ class Reach:
             # a global defined nowhere yet (not a builtin) may hold an array later: a
             # place holding None, so that its array is another graph, and is named
             late = not defined and not hasattr(builtins, name) and \
-                name in (loaded := loaded if loaded is not None else _global_loads(code))
+                name in (loaded := loaded if loaded is not None else
+                         {n for n, _ in name_chains(code, {})})
             if _leaves(v, name) or defined and _may_hold_arrays(v) or late:
                 key = id(v) if v is not None else (id(fn), name)   # None is one object
                 label = name if labels.setdefault(name, key) == key else \

@@ -41,19 +41,18 @@ from __future__ import annotations
 import ast
 import builtins
 import collections
-import dis
 import functools
 import inspect
 import re
 import sys
 import textwrap
 import threading
-import types
 import weakref
 
 import numpy as np
 
 from ..buffers import is_array
+from ..reach import name_chains
 
 __all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]
 
@@ -578,31 +577,17 @@ def _device_globals(py_func, depth: int = 0) -> frozenset:
             scope[name] = cell.cell_contents
         except ValueError:
             pass
-    out, codes = set(), [code]
-    while codes:
-        c = codes.pop()
-        held = None   # (dotted name, value) of the name or attribute chain just loaded
-        for ins in dis.get_instructions(c):
-            if ins.opname in ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF"):
-                held = (ins.argval, scope.get(ins.argval, _MISSING))
-            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and held is not None:
-                # read without running the object's code (no property is called)
-                held = (f"{held[0]}.{ins.argval}",
-                        inspect.getattr_static(held[1], ins.argval, _MISSING))
-            else:
-                held = None
-                continue
-            name, v = held
-            if hasattr(v, "py_func") and getattr(v, "py_func") is not py_func:   # a device function
-                out |= _device_globals(v.py_func, depth + 1)
-            elif any(is_array(x) and not isinstance(x, np.ndarray)
-                     for x in (v if isinstance(v, (tuple, list)) else (v,))):
-                out.add(name)
-        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    out = set()
+    for name, v in name_chains(code, scope, _LOADS):
+        if hasattr(v, "py_func") and getattr(v, "py_func") is not py_func:   # a device function
+            out |= _device_globals(v.py_func, depth + 1)
+        elif any(is_array(x) and not isinstance(x, np.ndarray)
+                 for x in (v if isinstance(v, (tuple, list)) else (v,))):
+            out.add(name)
     return frozenset(out)
 
 
-_MISSING = object()
+_LOADS = ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF")
 
 
 def vararg_intent(py_func) -> str | None:

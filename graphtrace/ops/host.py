@@ -7,15 +7,13 @@ wrapped in ``gt.In``/``gt.Out``). The callback must not call CUDA.
 """
 from __future__ import annotations
 
-import dis
-import inspect
 import warnings
 from collections import deque
 from functools import partial
 
 from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
 from ..errors import ArgumentError, user_frame
-from ..reach import _followed
+from ..reach import MISSING, _followed, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map
@@ -125,28 +123,12 @@ def _names_of(fn, depth: int = 0, seen=None):
 
 def _global_loads(code, scope) -> list:
     """``(name, value)`` of the globals ``code`` (and code nested in it) loads, and
-    of the attributes it reads of them (``STATE.buf``, read without running a
-    property's code)."""
-    out, codes = {}, [code]
-    while codes:
-        c = codes.pop()
-        held = None
-        for ins in dis.get_instructions(c):
-            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME"):
-                held = (ins.argval, scope.get(ins.argval, _MISSING))
-            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and held is not None:
-                held = (f"{held[0]}.{ins.argval}",
-                        inspect.getattr_static(held[1], ins.argval, _MISSING))
-            else:
-                held = None
-                continue
-            if held[1] is not _MISSING:
-                out.setdefault(held[0], held[1])
-        codes.extend(k for k in c.co_consts if isinstance(k, type(code)))
+    of the attributes it reads of them (``STATE.buf``)."""
+    out: dict = {}
+    for name, v in name_chains(code, scope):
+        if v is not MISSING:
+            out.setdefault(name, v)
     return list(out.items())
-
-
-_MISSING = object()
 
 
 def _holds_values(v) -> bool:

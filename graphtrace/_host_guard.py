@@ -20,11 +20,12 @@ import numpy as np
 from .context import current_tracer
 from .errors import HostSyncError, _is_internal
 
-__all__ = ["TracedHostArray", "guarded"]
+__all__ = ["TracedHostArray", "guarded", "plain"]
 
-# numpy functions that read no values: shapes, types, memory
+# numpy functions that read no values: shapes, types, memory, new arrays like it
 _METADATA = frozenset({np.shape, np.ndim, np.size, np.result_type, np.may_share_memory,
-                       np.shares_memory, np.empty_like, np.iscomplexobj, np.isrealobj})
+                       np.shares_memory, np.empty_like, np.zeros_like, np.ones_like,
+                       np.full_like, np.iscomplexobj, np.isrealobj})
 
 
 _NUMPY_DIR = os.path.dirname(np.__file__)
@@ -60,7 +61,8 @@ class TracedHostArray(np.ndarray):
         return out
 
     def __iter__(self):
-        _refuse()
+        if self.ndim < 2:   # its elements (rows of a larger array are views)
+            _refuse()
         return super().__iter__()
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -70,9 +72,11 @@ class TracedHostArray(np.ndarray):
         return getattr(ufunc, method)(*inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        if func not in _METADATA:
+        out = super().__array_function__(func, types, args, kwargs)
+        if func not in _METADATA and current_tracer() is not None and \
+                not _views_of(out, args, kwargs):   # np.reshape, np.ravel: views pass
             _refuse()
-        return super().__array_function__(func, types, args, kwargs)
+        return out
 
     def __repr__(self):   # printing bakes nothing in
         return repr(self.view(np.ndarray))
@@ -110,6 +114,21 @@ class TracedHostArray(np.ndarray):
 
     def __bool__(self):
         return bool(self._value("__bool__")())
+
+
+def _views_of(out, args, kwargs) -> bool:
+    """Whether ``out`` (an array, or a list or tuple of them) is only views of the
+    guarded arrays among the arguments: no value was read to make it."""
+    bases = [a for a in (*args, *kwargs.values()) if isinstance(a, TracedHostArray)]
+    outs = out if isinstance(out, (list, tuple)) else (out,)
+    return bool(outs) and all(isinstance(o, np.ndarray) and
+                              any(np.may_share_memory(o, b) for b in bases) for o in outs)
+
+
+def plain(x):
+    """A guarded array as the ordinary numpy array it views (what a host callback
+    receives); anything else as it is."""
+    return x.view(np.ndarray) if isinstance(x, TracedHostArray) else x
 
 
 def guarded(v):

@@ -414,9 +414,19 @@ def _from_dlpack(obj) -> Buffer:
 _sim_pinned: dict[int, int] = {}
 
 
+def _items(table: dict) -> list:
+    """A copy of ``table``'s items. An array freed meanwhile drops its entry (its
+    finalizer, run by a collection the copy itself may start, or another thread):
+    then the copy is made again."""
+    while True:
+        try:
+            return list(table.items())
+        except RuntimeError:   # changed size during the copy
+            continue
+
+
 def is_pinned(ptr: int) -> bool:
-    # a copy: an array freed meanwhile (its finalizer, another thread) drops its entry
-    for lo, hi in list(_sim_pinned.items()):
+    for lo, hi in _items(_sim_pinned):
         if lo <= ptr < hi:
             return True
     return _driver.is_pinned_host(ptr)
@@ -429,7 +439,7 @@ _sim_devices: dict[int, tuple[int, int]] = {}
 
 
 def _simulated_device(ptr: int) -> int:
-    for lo, (hi, device) in list(_sim_devices.items()):   # a copy, as in is_pinned
+    for lo, (hi, device) in _items(_sim_devices):
         if lo <= ptr < hi:
             return device
     return 0

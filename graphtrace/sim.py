@@ -18,6 +18,7 @@ import random
 
 import numpy as np
 
+from ._host_guard import plain
 from .binding import Binding
 from .buffers import Buffer
 from .errors import SimulationError
@@ -40,7 +41,7 @@ def host_view(b: Buffer) -> np.ndarray:
     if type(obj).__name__ == "FakeCUDAArray":
         obj = obj._ary
     if isinstance(obj, np.ndarray):
-        return obj
+        return plain(obj)   # an argument as the ordinary array it is
     raise SimulationError(
         f"the simulator cannot read {type(obj).__name__} {b.label or ''}: it runs on "
         "the CPU and needs numpy arrays or numba simulator arrays (cuda.to_device with "

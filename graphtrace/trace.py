@@ -169,8 +169,10 @@ class Tracer(_Hot):
         self.nested = 0                         # graph functions called inside the trace
         self._nested_names: set[str] = set()    # temporaries' names taken inside them
         self._argument_roots: set[int] = set()  # id of each argument's root (rebound)
-        # structured ops made but not entered: id -> (scope, "s.while_loop(...)", source)
+        # structured ops made but not entered: id -> (scope, "s.while_loop(...)", source,
+        # the op); and those an exception left, which a caught exception would drop
         self.unentered: dict[int, tuple] = {}
+        self.abandoned: list[tuple] = []
         # new views of one device made by _buffers.c (view), or None: (view, the
         # simulator's device tags, which must stay empty, the temporaries' base)
         fast = _deps.TAKE[0]
@@ -595,11 +597,15 @@ class Tracer(_Hot):
     def _refuse_unentered(self, scope: Scope | None = None) -> None:
         """An error for a loop or branch made (in ``scope``; None: anywhere) but never
         entered: called without ``with``, its body records nothing."""
-        for parent, what, source in self.unentered.values():
+        for parent, what, source, _ in self.unentered.values():
             if scope is None or parent is scope or (parent is None and scope is self._top):
                 raise TraceError(f"{what} is not used as a with block, so its body records "
                                  f"nothing: write `with {what[:-5]}(...) as body:` and "
                                  "issue the body's work on body, or pass body=fn", source)
+        for what, source in self.abandoned if scope is None else ():
+            raise TraceError(f"an exception left the body of {what} here and was caught: the "
+                             "loop or branch is not in the graph; let the exception end the "
+                             "trace, or raise it before the with block", source)
 
     def reserve_index(self) -> int:
         index, self._count = self._count, self._count + 1

@@ -956,3 +956,16 @@ def test_an_intent_wrapper_passed_to_the_graph_function_says_where_it_belongs():
         _fill[1, 32, s](x, 1.0)
     with pytest.raises(gt.ArgumentError, match="wrapped in gt.In: that wraps an argument of one op"):
         f(gt.In(dev(np.zeros(4))))
+
+
+def test_a_kernel_declared_again_alike_finds_its_graph():
+    """A notebook cell run again makes an equal gt.kernel(...): no new trace."""
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        s.launch(DECLARED, 1, 32, x, y)
+    x, y = dev(np.ones(4)), dev(np.zeros(4))
+    f(x, y)
+    for _ in range(3):
+        globals()["DECLARED"] = gt.kernel(_twice, "in, out")
+        f(x, y)
+    assert f.cache_info().misses == 1 and y.copy_to_host().tolist() == [2.0] * 4

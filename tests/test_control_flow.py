@@ -526,3 +526,44 @@ def test_a_number_argument_as_a_condition_or_a_bound_says_what_to_do():
     with pytest.raises(gt.ArgumentError, match=r"static=\('m',\)") as e:
         dynamic_bound.trace(dev(8.0), 2)
     assert e.value.source[1] == line_of(__file__, "dynamic bound")
+
+
+def test_a_block_an_exception_left_and_a_bare_block_before_another_are_refused():
+    """A caught exception dropped the loop or branch it left; a bare block followed
+    by a with block was reported at the second (its record's id was reused)."""
+    @gt.graph(backend="sim")
+    def caught(s, x, n):
+        try:
+            with s.if_then(gt.cond(x) > 0.0) as then:   # left by an exception
+                count[1, 1, then](n)
+                raise KeyError("stop")
+        except KeyError:
+            pass
+
+    @gt.graph(backend="sim")
+    def bare_then_with(s, x, n):
+        s.while_loop(gt.cond(x) > 1.0, max_iterations=3)   # bare, then a with block
+        with s.if_then(gt.cond(x) > 0.0) as then:
+            count[1, 1, then](n)
+    with pytest.raises(gt.TraceError, match="an exception left the body") as e:
+        caught.trace(dev(1.0), dev(0, dtype=np.int32))
+    assert e.value.source[1] == line_of(__file__, "left by an exception")
+    with pytest.raises(gt.TraceError, match="not used as a with block") as e:
+        bare_then_with.trace(dev(1.0), dev(0, dtype=np.int32))
+    assert e.value.source[1] == line_of(__file__, "bare, then a with block")
+
+
+def test_a_condition_compares_with_an_intent_wrapped_array_and_refuses_other_numbers():
+    from fractions import Fraction
+
+    @gt.graph(backend="sim")
+    def f(s, x, lim, n, how):
+        rhs = gt.In(lim) if how == "wrapped" else Fraction(1, 2)
+        with s.while_loop(gt.cond(x) > rhs, max_iterations=10) as body:
+            halve[1, 1, body](x)
+            count[1, 1, body](n)
+    x, n = dev(8.0), dev(0, dtype=np.int32)
+    f(x, dev(1.0), n, "wrapped")
+    assert host(x) == [1.0] and host(n) == [3]
+    with pytest.raises(gt.ArgumentError, match="compare a device condition with a number"):
+        f.trace(dev(8.0), dev(1.0), n, "fraction")

@@ -180,3 +180,25 @@ def test_a_host_array_argument_is_an_array_in_every_op_and_a_callback_reads_it()
     f(y, a)
     f(y, b)
     assert seen == [[1.0, 7.0], [3.0, 7.0]]
+
+
+def test_numpy_views_and_rows_of_a_host_argument_pass_and_callbacks_get_plain_arrays():
+    """np.ravel / np.reshape / np.transpose make views (no value read), and so does
+    iterating a 2-D array by rows; a callback gets an ordinary ndarray from the
+    first call on."""
+    got = []
+
+    @gt.graph(backend="sim")
+    def f(s, y, rows, p):
+        s.copy(y, np.ravel(p))
+        s.copy(y[2:], np.transpose(np.transpose(np.reshape(p, (2, 2))))[0])
+        for r, row in zip(rows, p):
+            s.copy(r, row)
+        s.host(lambda q: got.append((type(q), q.tolist())), p)
+    p = gt.pinned_empty((2, 2))
+    p[:] = [[1.0, 2.0], [3.0, 4.0]]
+    y, rows = cuda.to_device(np.zeros(4)), [cuda.to_device(np.zeros(2)) for _ in range(2)]
+    f(y, rows, p)
+    assert y.copy_to_host().tolist() == [1.0, 2.0, 1.0, 2.0]
+    assert [r.copy_to_host().tolist() for r in rows] == [[1.0, 2.0], [3.0, 4.0]]
+    assert got == [(np.ndarray, [[1.0, 2.0], [3.0, 4.0]])]

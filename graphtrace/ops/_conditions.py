@@ -11,7 +11,6 @@ becomes false. ``evaluate`` is the same test on the host, for the simulator.
 """
 from __future__ import annotations
 
-import numbers
 import operator
 import threading
 
@@ -52,8 +51,9 @@ class Condition:
         if isinstance(rhs, Condition):
             raise ArgumentError("compare gt.cond(x) with a number, a dynamic scalar or a "
                                 "one-element array, not with another condition")
-        if not isinstance(rhs, (numbers.Number, np.number, np.bool_, Scalar)) and \
-                not is_array(unwrap_intent(rhs, "r")[0]):
+        rhs = unwrap_intent(rhs, "r")[0]   # the condition only reads it
+        if not isinstance(rhs, (int, float, complex, np.number, np.bool_, Scalar)) and \
+                not is_array(rhs):
             raise ArgumentError(f"gt.cond(x) {op} {rhs!r}: compare a device condition with a "
                                 "number, a dynamic scalar or a one-element array; for a "
                                 "default such as tol=None, pass a number")

@@ -150,7 +150,8 @@ class _Structured:
                        for scope in self.scopes]
         api = {"while": "while_loop", "switch": "switch"}.get(
             op.kind, "if_else" if len(names) == 2 else "if_then")
-        t.unentered[id(self)] = (stream.scope, f"s.{api}(...)", source)
+        self.what = f"s.{api}(...)"
+        t.unentered[id(self)] = (stream.scope, self.what, source, self)   # held: id kept
 
     def __enter__(self):
         self.stream.tracer().unentered.pop(id(self), None)
@@ -159,7 +160,8 @@ class _Structured:
     def __exit__(self, kind, exc, tb):
         t = self.stream.tracer()
         regions = tuple(t.close_region(scope) for scope in self.scopes)
-        if kind is not None:
+        if kind is not None:   # caught later, the trace would go on without this node
+            t.abandoned.append((self.what, self.source))
             return False
         if self.op is WHILE and self.attrs["max_iterations"] == _NO_BOUND:
             _refuse_endless(regions, self.args, self.source)

@@ -12,6 +12,7 @@ from collections import deque
 from functools import partial
 
 from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
+from .._host_guard import plain
 from ..errors import ArgumentError, user_frame
 from ..reach import MISSING, _followed, name_chains
 from ..scalar import Scalar
@@ -174,8 +175,9 @@ def _host_only(fn):
 
 
 def host_array(b: Buffer):
-    """The callback's array for host view ``b``: the traced object, or one at its new address."""
-    return b.obj if b.obj is not None else b.host_array()
+    """The callback's array for host view ``b``: the traced object (an argument as
+    the ordinary array it is), or one at its new address."""
+    return plain(b.obj) if b.obj is not None else b.host_array()
 
 
 def host_value(v, value_of):

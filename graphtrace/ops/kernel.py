@@ -125,6 +125,18 @@ class Declared(Adapter):
         self.cooperative_reason = inner.cooperative_reason
         self.handle_is_function = inner.handle_is_function
 
+    def _declared(self) -> tuple:
+        return (id(self.inner.kernel), tuple(self.intents or ()), bool(self.opaque), self.name)
+
+    def __eq__(self, other):
+        """The same declaration of the same kernel: made again (a notebook cell run
+        again), it finds the graphs of the first."""
+        return type(other) is Declared and other.inner.kernel is self.inner.kernel and \
+            other._declared() == self._declared()
+
+    def __hash__(self):
+        return hash(self._declared())
+
     def __getitem__(self, config):
         """numba's launch syntax: ``k[grid, block, s](*args)`` or ``k[grid, block, s,
         shared_mem](*args)`` with ``s`` a proxy stream, as ``s.launch`` takes it."""

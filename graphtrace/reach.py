@@ -78,7 +78,14 @@ def name_chains(code, scope: dict, loads=("LOAD_GLOBAL", "LOAD_NAME")) -> list:
 
 
 def _lookup(fn, name):
-    """What ``name`` means inside ``fn`` now (closure cell first, then globals)."""
+    """What ``name`` means inside ``fn`` now (closure cell first, then globals); a
+    dotted name (``K.step``), its attributes read statically, None where absent."""
+    if "." in name:
+        head, *rest = name.split(".")
+        v = _lookup(fn, head)
+        for a in rest:
+            v = inspect.getattr_static(v, a, None)
+        return v
     code = fn.__code__
     if name in code.co_freevars:
         try:
@@ -96,6 +103,8 @@ def _getter(fn, name):
     """A call without arguments that does ``_lookup(fn, name)`` in C (an empty
     cell raises ValueError)."""
     code = fn.__code__
+    if "." in name:   # an attribute chain: looked up in Python
+        return partial(_lookup, fn, name)
     if name in code.co_freevars:
         return partial(_cell_contents, fn.__closure__[code.co_freevars.index(name)])
     return partial(fn.__globals__.get, name)
@@ -244,11 +253,32 @@ def instance_values(obj, names) -> tuple:
         v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
         if v is not _ABSENT and _is_value(v):
             found.append((name, v))
+        elif v is not _ABSENT and (hasattr(v, "py_func") or _is_callable_object(v)) and \
+                not isinstance(v, (types.FunctionType, staticmethod, classmethod, property)):
+            kernels.append((f"self.{name}", type(v), v))   # a class's kernel (step_kernel)
     return tuple((f"self.{name}", type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
                  for name, v in found) + tuple(kernels)
 
 
 _ABSENT = object()
+
+
+_HOLDERS = (types.ModuleType, type, types.SimpleNamespace)
+_NAME_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
+
+
+def _kernel_like(v) -> bool:
+    """A kernel or helper a module, class or namespace holds (``K.step``, which
+    ``importlib.reload(K)`` replaces): watched by identity. A library's functions
+    are left alone (each watched name costs every call a lookup)."""
+    return hasattr(v, "py_func") or hasattr(v, "kernel") and hasattr(v, "intents") or \
+        _followed(v) is not None
+
+
+def _library(v) -> bool:
+    """A module (or a class or namespace of one) of the libraries reach leaves alone."""
+    name = v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", "")
+    return (name or "").split(".")[0] in _LIBRARY_MODULES
 
 
 def _is_callable_object(v) -> bool:
@@ -338,7 +368,7 @@ class Reach:
             return
         seen.add(id(fn))
         code = fn.__code__
-        loaded = None
+        loaded = chains = None
         for name in _names(code):
             v = _lookup(fn, name)
             defined = name in code.co_freevars or name in fn.__globals__
@@ -353,6 +383,12 @@ class Reach:
                     f"{fn.__name__}.{name}"
                 self.places.append((fn, name, label, True))
                 continue
+            if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
+                chains = chains if chains is not None else [   # class or namespace
+                    n for n, _ in name_chains(code, {}, _NAME_LOADS) if "." in n]
+                self.places += [(fn, dotted, None, False) for dotted in chains
+                                if dotted.startswith(name + ".") and
+                                _kernel_like(_lookup(fn, dotted))]
             if _is_value(v):   # baked into the graph where it is used: watched by value
                 self.places.append((fn, name, None, None))
                 continue
@@ -363,8 +399,8 @@ class Reach:
             if inner is not None:
                 self.places.append((fn, name, None, False))
                 self._walk(inner, seen, depth + 1, labels)
-            elif _is_callable_object(v):   # gt.kernel(...), a cupy kernel: by identity
-                self.places.append((fn, name, None, False))
+            elif _is_callable_object(v) and not isinstance(v, _HOLDERS):   # by identity
+                self.places.append((fn, name, None, False))   # gt.kernel(...), cupy's
 
     def arrays(self) -> list[tuple[str, object]]:
         """``(label, array)`` for each place that holds an array now."""

@@ -3,6 +3,7 @@ import functools
 import gc
 import math
 import threading
+import types
 import weakref
 
 import numpy as np
@@ -969,3 +970,32 @@ def test_a_kernel_declared_again_alike_finds_its_graph():
         globals()["DECLARED"] = gt.kernel(_twice, "in, out")
         f(x, y)
     assert f.cache_info().misses == 1 and y.copy_to_host().tolist() == [2.0] * 4
+
+
+KMOD = types.ModuleType("kmod")   # a module of kernels, as importlib.reload renews them
+KMOD.k = _twice
+
+
+class _ClassKernel:
+    k = _twice   # a class's kernel, read through self
+
+    @gt.graph(backend="sim")
+    def step(self, s, x, y):
+        self.k[1, 32, s](x, y)
+
+
+@pytest.mark.parametrize("how", ["module attribute", "class attribute through self"])
+def test_a_kernel_a_module_or_class_holds_replaced_there_traces_again(how, monkeypatch):
+    """``K.step[...]`` after ``importlib.reload(K)`` (or ``K.step = other``), and a
+    class's kernel read through self replaced on the class, kept the old kernel."""
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        KMOD.k[1, 32, s](x, y)
+    x, y = dev(np.ones(4)), dev(np.zeros(4))
+    m = _ClassKernel()
+    run = (lambda: f(x, y)) if how == "module attribute" else (lambda: m.step(x, y))
+    run()
+    assert y.copy_to_host().tolist() == [2.0] * 4
+    monkeypatch.setattr(KMOD if how == "module attribute" else _ClassKernel, "k", _thrice)
+    run()
+    assert y.copy_to_host().tolist() == [3.0] * 4

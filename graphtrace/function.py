@@ -23,6 +23,7 @@ from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
 from .arguments import Call, path_str, same_call, snapshot, walk
 from .backend import resolve
+from .buffers import is_array
 from .context import STATE, current_tracer
 from .debug import checks_intents
 from .deps import make_tracker
@@ -62,11 +63,13 @@ _BACKEND = None
 
 
 def _immutable(v) -> bool:
-    """Whether ``v`` cannot change in place: a number, a string, None, or a tuple
-    of such."""
+    """Whether a default ``v`` stays what the last call saw: a number, a string,
+    None, an array (the graph reads its memory when it runs; its values are not
+    read while tracing), or a tuple of such. A list or dict may change in place."""
     if isinstance(v, tuple):
         return all(map(_immutable, v))
-    return v is None or isinstance(v, (bool, int, float, complex, str, bytes, np.generic))
+    return v is None or isinstance(v, (bool, int, float, complex, str, bytes, np.generic)) \
+        or is_array(v)
 
 
 class GraphFunction:

@@ -999,3 +999,19 @@ def test_a_kernel_a_module_or_class_holds_replaced_there_traces_again(how, monke
     monkeypatch.setattr(KMOD if how == "module attribute" else _ClassKernel, "k", _thrice)
     run()
     assert y.copy_to_host().tolist() == [3.0] * 4
+
+
+def test_only_defaults_that_may_change_in_place_turn_the_shortcut_off():
+    """A list default may change in place between calls; a number, an array or a
+    tuple of them stays what the last call saw, so the shortcut stays on."""
+    def fn(s, y, a=1.0, out=DEFAULT_OUT, shape=(2, 2)):
+        _fill[1, 32, s](y, a)
+
+    def with_list(s, y, coefs=COEFS):
+        _fill[1, 32, s](y, coefs[0])
+    assert not gt.graph(fn)._mutable_defaults
+    assert gt.graph(with_list)._mutable_defaults
+    f = gt.graph(backend="sim")(fn)
+    y = dev(np.zeros(4))
+    f(y)
+    assert f._fast is not None

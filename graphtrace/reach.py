@@ -35,8 +35,8 @@ from .buffers import _kinds, is_array
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Reach", "attribute_names", "instance_arrays", "instance_values", "name_chains", "named_values",
-           "identities", "unchanged"]
+__all__ = ["Reach", "attribute_names", "instance_arrays", "instance_values", "name_chains",
+           "named_values", "identities", "unchanged"]
 
 _MAX_DEPTH = 8
 
@@ -100,8 +100,8 @@ _cell_contents = operator.attrgetter("cell_contents")
 
 
 def _getter(fn, name):
-    """A call without arguments that does ``_lookup(fn, name)`` in C (an empty
-    cell raises ValueError)."""
+    """A call without arguments that does ``_lookup(fn, name)``, in C for a plain
+    name (an empty cell raises ValueError)."""
     code = fn.__code__
     if "." in name:   # an attribute chain: looked up in Python
         return partial(_lookup, fn, name)

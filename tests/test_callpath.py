@@ -955,7 +955,8 @@ def test_an_intent_wrapper_passed_to_the_graph_function_says_where_it_belongs():
     @gt.graph(backend="sim")
     def f(s, x):
         _fill[1, 32, s](x, 1.0)
-    with pytest.raises(gt.ArgumentError, match="wrapped in gt.In: that wraps an argument of one op"):
+    with pytest.raises(gt.ArgumentError, match="wrapped in gt.In: that wraps an argument of "
+                       "one op"):
         f(gt.In(dev(np.zeros(4))))
 
 

@@ -603,9 +603,9 @@ class Tracer(_Hot):
                                  f"nothing: write `with {what[:-5]}(...) as body:` and "
                                  "issue the body's work on body, or pass body=fn", source)
         for what, source in self.abandoned if scope is None else ():
-            raise TraceError(f"an exception left the body of {what} here and was caught: the "
-                             "loop or branch is not in the graph; let the exception end the "
-                             "trace, or raise it before the with block", source)
+            raise TraceError(f"an exception left {what} here and was caught: its work is not "
+                             "in the graph; let the exception end the trace, or raise it "
+                             "before", source)
 
     def reserve_index(self) -> int:
         index, self._count = self._count, self._count + 1

@@ -548,6 +548,21 @@ def test_a_block_an_exception_left_and_a_bare_block_before_another_are_refused()
     with pytest.raises(gt.TraceError, match="an exception left the body") as e:
         caught.trace(dev(1.0), dev(0, dtype=np.int32))
     assert e.value.source[1] == line_of(__file__, "left by an exception")
+
+    @gt.graph(backend="sim")
+    def failing(s, n):
+        count[1, 1, s](n)
+        raise KeyError("stop")
+
+    @gt.graph(backend="sim")
+    def caught_child(s, x, n):
+        try:
+            s.child(failing, n)   # a child left by an exception
+        except KeyError:
+            pass
+    with pytest.raises(gt.TraceError, match=r"an exception left s.child\(...\)") as e:
+        caught_child.trace(dev(1.0), dev(0, dtype=np.int32))
+    assert e.value.source[1] == line_of(__file__, "a child left by an exception")
     with pytest.raises(gt.TraceError, match="not used as a with block") as e:
         bare_then_with.trace(dev(1.0), dev(0, dtype=np.int32))
     assert e.value.source[1] == line_of(__file__, "bare, then a with block")

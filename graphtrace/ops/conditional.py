@@ -161,7 +161,7 @@ class _Structured:
         t = self.stream.tracer()
         regions = tuple(t.close_region(scope) for scope in self.scopes)
         if kind is not None:   # caught later, the trace would go on without this node
-            t.abandoned.append((self.what, self.source))
+            t.abandoned.append((f"the body of {self.what}", self.source))
             return False
         if self.op is WHILE and self.attrs["max_iterations"] == _NO_BOUND:
             _refuse_endless(regions, self.args, self.source)
@@ -416,6 +416,9 @@ def record_child(stream, function, args, kwargs, source):
     scope = t.open_region(getattr(function, "__name__", "child"), stream.scope)
     try:
         function(type(stream)(t, stream.index, scope, stream.target_device), *args, **kwargs)
+    except BaseException:   # caught later, the trace would go on without this node
+        t.abandoned.append(("s.child(...)", source))
+        raise
     finally:
         region = t.close_region(scope)
     shown = tree_map(lambda v: t.cached_buffer(v) or v if is_array(v) else v, args)

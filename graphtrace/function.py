@@ -110,8 +110,8 @@ class GraphFunction:
         self._stream_param = names[self._lead]
         self.params = names[:self._lead] + names[self._lead + 1:]
         self._own_keywords = {"stream", "backend"} & set(self.params)
-        # defaults that may change in place (a list of numbers, an array): every call
-        # takes the full check, which reads them as it reads arguments
+        # defaults that may change in place (a list or dict of numbers): every call
+        # takes the full check, which reads them as it reads arguments (_immutable)
         self._mutable_defaults = any(
             p.default is not p.empty and not _immutable(p.default)
             for p in self._sig.parameters.values())

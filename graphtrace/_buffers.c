@@ -8,7 +8,7 @@
  * at the first item it does not take, returning that item's index; the
  * Python path (the reference) takes that one and calls again for the rest,
  * so the slots and regions come out in the same order either way. Taken
- * here: a device array whose type buffers.py knows as "cai", "cupy" or "sim"
+ * here: a device array whose type buffers.py knows as "cai", "cupy", "numba" or "sim"
  * (or "other", an object that has the interface itself), whose interface is
  * a dict of a C-contiguous layout (strides absent or None), an int address
  * and a dtype buffers.py has made from its typestr before, on a host of one
@@ -39,7 +39,7 @@ static PyObject *DTYPES, *KINDS;
 static PyObject *ZERO, *TOP, *LAST;   /* 0, 2**64, 2**64 - 1 */
 static PyObject *ONE_BIT;              /* 2: placement.device_bit of device 0 */
 static PyObject *ONE_STRIDE;           /* item size -> (item size,) */
-static PyObject *ARRAY_KINDS[5];     /* "cai", "cupy", "sim", "own", "host", interned */
+static PyObject *ARRAY_KINDS[6];     /* "cai", "cupy", "sim", "own", "host", "numba" */
 static PyObject *s_iface, *s_array_iface, *s__ary, *s_descr, *s_data, *s_shape, *s_strides,
     *s_typestr, *s_itemsize;
 
@@ -61,8 +61,10 @@ interface(PyObject *obj)
     if (kind == NULL || !PyUnicode_Check(kind))
         return NULL;
     if (kind == ARRAY_KINDS[0] || kind == ARRAY_KINDS[1] ||   /* interned: at once */
+            kind == ARRAY_KINDS[5] ||
             PyUnicode_CompareWithASCIIString(kind, "cai") == 0 ||
             PyUnicode_CompareWithASCIIString(kind, "cupy") == 0 ||
+            PyUnicode_CompareWithASCIIString(kind, "numba") == 0 ||
             PyUnicode_CompareWithASCIIString(kind, "other") == 0)   /* as_buffer asks it */
         return PyObject_GetAttr(obj, s_iface);
     if (PyUnicode_CompareWithASCIIString(kind, "sim") != 0)
@@ -538,13 +540,13 @@ runs(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
 static int
 array_kind(PyObject *kind)
 {
-    static const char *const ARRAYS[] = {"cai", "cupy", "sim", "own", "host"};
+    static const char *const ARRAYS[] = {"cai", "cupy", "sim", "own", "host", "numba"};
     if (kind == NULL || !PyUnicode_Check(kind))
         return 0;
-    for (int i = 0; i < 5; i++)   /* buffers.py's literals are these very objects */
+    for (int i = 0; i < 6; i++)   /* buffers.py's literals are these very objects */
         if (kind == ARRAY_KINDS[i])
             return 1;
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
         if (PyUnicode_CompareWithASCIIString(kind, ARRAYS[i]) == 0)
             return 1;
     return 0;
@@ -821,6 +823,7 @@ PyInit__buffers(void)
     INTERN(ARRAY_KINDS[2], "sim");
     INTERN(ARRAY_KINDS[3], "own");
     INTERN(ARRAY_KINDS[4], "host");
+    INTERN(ARRAY_KINDS[5], "numba");
     ZERO = PyLong_FromLong(0);
     PyObject *one = ZERO == NULL ? NULL : PyLong_FromLong(1);
     PyObject *bits = one == NULL ? NULL : PyLong_FromLong(64);

@@ -45,8 +45,9 @@ static PyThreadState *ACTIVE_THREAD;
 static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__scope,
     *s__top, *s_closed, *s_open_regions, *s_conditional, *s_online,
     *s__count, *s_rec, *s_entries, *s__index, *s_codes, *s_ends, *s_opaque, *s_again,
-    *s__bufs, *s__views, *s__entry, *s_cai, *s_cupy, *s_sim, *s_iface, *s_descr, *s_data,
-    *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s__ary, *s_array_iface, *s_add,
+    *s__bufs, *s__views, *s__entry, *s_cai, *s_cupy, *s_numba, *s_sim, *s_iface, *s_descr,
+    *s_data, *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s_device_ctypes_pointer,
+    *s_value, *s_valid_types, *s__ary, *s_array_iface, *s_add,
     *s___class__, *s__roots, *s__slots, *s__root_index, *s__fast_view, *s__index_m;
 /* object's __class__ descriptor (is_open) */
 static PyObject *CLASS;
@@ -456,6 +457,33 @@ plain(PyObject *dims)
 
 static PyObject *arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs);
 
+/* Whether the types of the recorded arguments ``rec`` are a tuple in
+ * adapter.valid_types (Adapter.validate passed them on their types alone): 1,
+ * 0 (validate is to run), -1 with an error */
+static int
+checked_types(PyObject *adapter, PyObject *rec)
+{
+    PyObject *valid = PyObject_GetAttr(adapter, s_valid_types);
+    if (valid == NULL || !PyAnySet_CheckExact(valid) || PySet_GET_SIZE(valid) == 0 ||
+            !PyTuple_CheckExact(rec)) {
+        Py_XDECREF(valid);
+        PyErr_Clear();
+        return 0;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(rec);
+    PyObject *types = PyTuple_New(n);
+    if (types == NULL) {
+        Py_DECREF(valid);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++)
+        PyTuple_SET_ITEM(types, i, Py_NewRef((PyObject *)Py_TYPE(PyTuple_GET_ITEM(rec, i))));
+    int found = PySet_Contains(valid, types);
+    Py_DECREF(types);
+    Py_DECREF(valid);
+    return found;
+}
+
 /* Tracer.add for a launch of a kernel no longer remembered (its memo None),
  * from record_new: ``hit`` is kernel.py's launch kind, the user's frame the
  * caller's. 1: recorded; 0: for the Python path (which redoes the arguments:
@@ -483,8 +511,11 @@ add_unremembered(PyObject *tracer, PyObject *stream, PyObject *hit, PyObject *ar
         goto done;
     }
     if (validate != Py_None) {
-        out = PyObject_CallOneArg(validate, rec);
-        if (out == NULL)
+        int valid = checked_types(adapter, rec);
+        if (valid < 0)
+            goto done;
+        out = valid ? NULL : PyObject_CallOneArg(validate, rec);
+        if (!valid && out == NULL)
             goto done;
         Py_CLEAR(out);
     }
@@ -888,9 +919,9 @@ cai_key(PyObject *t, PyObject *cai)
     return PyTuple_Pack(5, t, data, shape, strides, typestr);
 }
 
-/* The view key of ``obj`` (interface_of's), for the kinds cai, cupy and sim,
- * and in *iface (a new reference, or NULL) the interface it was read from (not
- * for cupy's, read from attributes); NULL with no error: no key here (the
+/* The view key of ``obj`` (interface_of's), for the kinds cai, cupy, numba and
+ * sim, and in *iface (a new reference, or NULL) the interface it was read from
+ * (not for cupy's and numba's, read from attributes); NULL with no error: no key here (the
  * Python path decides) */
 static PyObject *
 view_key(PyObject *obj, PyObject **iface)
@@ -918,9 +949,12 @@ view_key(PyObject *obj, PyObject **iface)
         key = cai_key(t, cai);
         *iface = cai;
     }
-    else if (kind == s_cupy || (PyUnicode_Check(kind) && PyUnicode_Compare(kind, s_cupy) == 0)) {
-        PyObject *data = PyObject_GetAttr(obj, s_data);
-        PyObject *ptr = data == NULL ? NULL : PyObject_GetAttr(data, s_ptr);
+    else if (kind == s_cupy || kind == s_numba || (PyUnicode_Check(kind) &&
+             (PyUnicode_Compare(kind, s_cupy) == 0 || PyUnicode_Compare(kind, s_numba) == 0))) {
+        /* the address: cupy's obj.data.ptr, numba's obj.device_ctypes_pointer.value */
+        int cupy = kind == s_cupy || PyUnicode_Compare(kind, s_cupy) == 0;
+        PyObject *data = PyObject_GetAttr(obj, cupy ? s_data : s_device_ctypes_pointer);
+        PyObject *ptr = data == NULL ? NULL : PyObject_GetAttr(data, cupy ? s_ptr : s_value);
         PyObject *shape = ptr == NULL ? NULL : PyObject_GetAttr(obj, s_shape);
         PyObject *strides = shape == NULL ? NULL : PyObject_GetAttr(obj, s_strides);
         PyObject *dtype = strides == NULL ? NULL : PyObject_GetAttr(obj, s_dtype);
@@ -1354,6 +1388,7 @@ PyInit__speedups(void)
     INTERN(s__entry, "_entry");
     INTERN(s_cai, "cai");
     INTERN(s_cupy, "cupy");
+    INTERN(s_numba, "numba");
     INTERN(s_sim, "sim");
     INTERN(s_iface, "__cuda_array_interface__");
     INTERN(s_descr, "descr");
@@ -1362,6 +1397,9 @@ PyInit__speedups(void)
     INTERN(s_strides, "strides");
     INTERN(s_typestr, "typestr");
     INTERN(s_ptr, "ptr");
+    INTERN(s_device_ctypes_pointer, "device_ctypes_pointer");
+    INTERN(s_value, "value");
+    INTERN(s_valid_types, "valid_types");
     INTERN(s_dtype, "dtype");
     INTERN(s__ary, "_ary");
     INTERN(s_array_iface, "__array_interface__");

@@ -309,14 +309,16 @@ _kinds: dict = {}   # type -> how its objects are told apart: decided once per t
 
 def _kind(obj) -> str:
     """``own`` (describes itself), ``sim`` (the simulator's device array), ``host``
-    (a numpy array), ``scalar`` (never an array: ``_SCALARS``), ``cai`` (a device
-    array type) or ``other`` (asked object by object)."""
+    (a numpy array), ``scalar`` (never an array: ``_SCALARS``), ``cupy`` and
+    ``numba`` (their device arrays, told apart by attributes), ``cai`` (another
+    device array type) or ``other`` (asked object by object)."""
     t = type(obj)
     kind = _kinds.get(t)
     if kind is None:
         kind = _kinds[t] = "own" if hasattr(t, "__graphtrace_buffer__") else \
             "sim" if t.__name__ == "FakeCUDAArray" else "host" if t is np.ndarray else \
             "scalar" if t in _SCALARS else "cupy" if _is_cupy_array_type(t) else \
+            "numba" if _is_numba_array_type(t) else \
             "cai" if hasattr(t, "__cuda_array_interface__") else "other"
     return kind
 
@@ -327,9 +329,20 @@ def _is_cupy_array_type(t) -> bool:
     return cupy is not None and t is getattr(cupy, "ndarray", None)
 
 
+def _is_numba_array_type(t) -> bool:
+    """Whether ``t`` is numba's device array type, or a subclass that describes
+    itself as numba's does: its interface and address properties numba's own."""
+    da = sys.modules.get("numba.cuda.cudadrv.devicearray")
+    base = getattr(da, "DeviceNDArray", None)
+    return base is not None and issubclass(t, base) and all(
+        getattr(t, name, None) is getattr(base, name, None)
+        for name in ("__cuda_array_interface__", "device_ctypes_pointer", "shape",
+                     "strides", "dtype"))
+
+
 def is_array(obj) -> bool:
     kind = _kind(obj)
-    if kind != "other":   # "cai", "cupy": its type has the interface (cupy, numba, torch)
+    if kind != "other":   # "cai", "cupy", "numba": its type has the interface
         return kind != "scalar"
     if isinstance(obj, type):   # an array class (np.ndarray itself) is no array
         return False
@@ -371,11 +384,14 @@ def interface_of(obj) -> tuple:
 
     A ``cupy.ndarray``'s key is read from its attributes (address, shape, strides,
     dtype), which costs half of making its interface, and its interface is left
-    to ``as_buffer`` (None): a view made again needs no interface at all."""
+    to ``as_buffer`` (None): a view made again needs no interface at all. So is
+    a numba device array's (a fifth of the cost: numba's interface is Python)."""
     t = type(obj)
     kind = _kinds.get(t) or _kind(obj)
     if kind == "cupy":
         return (t, obj.data.ptr, obj.shape, obj.strides, obj.dtype), None
+    if kind == "numba":
+        return (t, obj.device_ctypes_pointer.value, obj.shape, obj.strides, obj.dtype), None
     if kind == "cai":
         cai = getattr(obj, "__cuda_array_interface__", None)
         if cai is None:

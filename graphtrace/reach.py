@@ -129,7 +129,7 @@ def _leaves(v, label: str, depth: int = 0) -> list:
 
 
 # array kinds of buffers._kind: an object of a type known as one of these is an array
-_ARRAY_KINDS = frozenset({"own", "sim", "host", "cupy", "cai"})
+_ARRAY_KINDS = frozenset({"own", "sim", "host", "cupy", "numba", "cai"})
 
 
 def _collect(v, label: str, depth: int, out: list) -> None:

@@ -409,7 +409,8 @@ class Tracer(_Hot):
         ``gt.In``/``Out``/``InOut`` wrap it: the fast way through what
         ``ops.base.record_args`` does. Before the node is added,
         ``refuse_host(tracer, args)`` is called (and must raise) if an argument is host
-        memory, ``validate(recorded arguments)`` if given, and, unless ``opaque``,
+        memory, ``validate(recorded arguments)`` if given (unless the tuple of their
+        types is in ``target.valid_types``: ``Adapter.validate``), and, unless ``opaque``,
         ``addresses(tracer, recorded arguments)`` if given and an argument may be an
         address (an int from ``LOWEST_ADDRESS`` on, a dynamic Scalar, anything
         looked into). ``attrs`` may be shared with other nodes (each Node gets a
@@ -429,7 +430,7 @@ class Tracer(_Hot):
         rec, codes, places, numbers, seen = self._arguments(args, modes) if got is None else got
         if places & 1:   # host memory: no device can run it
             refuse_host(self, args)
-        if validate is not None:
+        if validate is not None and tuple(map(type, rec)) not in target.valid_types:
             validate(rec)
         if numbers and not opaque and addresses is not None:
             addresses(self, rec)

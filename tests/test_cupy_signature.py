@@ -207,3 +207,30 @@ def test_validating_accepts_and_refuses_what_packing_does():
                 assert outcome(ad.validate, args) == outcome(pack, args), (i, value)
                 refused += outcome(pack, args) is not None
     assert 0 < refused < 11 * len(_pool())
+
+
+def test_launches_skip_validation_only_for_types_it_passed_on_types_alone():
+    """A launch whose recorded arguments have types ``validate`` passed by type
+    alone skips it (views made at every launch); an int, checked against its
+    parameter's range by value, is validated at every launch."""
+    ad = CupyAdapter(FakeRawKernel(
+        'extern "C" __global__ void k(const float* x, float* y, float a, int n) {}', "k"))
+    seen = []
+    check = ad.validate
+    ad.validate = lambda args: (seen.append(tuple(map(type, args))), check(args))
+
+    @gt.graph
+    def f(s, x, y):
+        for i in range(4):   # new views each launch: no launch is recorded again
+            s.launch(ad, 1, 32, x[i:i + 2], y[i:i + 2], np.float32(2.0), np.int32(5))
+        for i in range(3):
+            s.launch(ad, 1, 32, x[i:i + 2], y[i:i + 2], 2.0, 5)
+    f.trace(A(8), A(8))
+    assert len(seen) == 1 + 3   # np.int32 by its type, once; a Python int each time
+
+    @gt.graph
+    def g(s, x, y):
+        for i in range(2):
+            s.launch(ad, 1, 32, x[i:i + 2], y[i:i + 2], 2.0, 5 if i == 0 else 2**40)
+    with pytest.raises(gt.KernelArgumentError, match="does not fit parameter int n"):
+        g.trace(A(8), A(8))

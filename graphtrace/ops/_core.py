@@ -42,6 +42,7 @@ class CoreAdapter(Adapter):
                     f"argument {self.param_name(i)} of cuda.core kernel {self.name} is a "
                     f"Python {type(a).__name__}, which cuda.core cannot pass: pass a device "
                     "array (cupy.asarray(values)), or the numbers one by one")
+        self.valid_types.add(tuple(map(type, args)))   # decided by the types alone
 
     def compile(self, args):
         return self.kernel, None

@@ -315,15 +315,20 @@ class CupyAdapter(Adapter):
     def validate(self, args) -> None:
         """Check at record time that every argument can be packed: the usual cases
         by type alone, the others as ``pack`` takes them (which raises)."""
+        by_type = True
         for p, kind, scalar, a in zip(self.signature, self._kinds, self._types, args):
             t = type(a)
             if kind == "p":
                 if t is Buffer:
                     continue
-            elif t is scalar or kind == "f" and (t is float or t is int) or \
-                    kind == "i" and t is int and p.lo <= a <= p.hi:
+            elif t is scalar or kind == "f" and (t is float or t is int):
+                continue
+            by_type = False   # an int checked against its range, or any other case
+            if kind == "i" and t is int and p.lo <= a <= p.hi:
                 continue
             self._pack_slow(p, a, a.value if t is Scalar else a)
+        if by_type and len(args) == len(self.signature):
+            self.valid_types.add(tuple(map(type, args)))
 
     def compile(self, args):
         """The kernel as cupy loaded it for the current device (the graph's): cupy keeps

@@ -82,12 +82,13 @@ class NumbaAdapter(Adapter):
     def validate(self, args) -> None:
         if self.debug:
             self._warn_debug()
-        arrays = self._array_positions
+        arrays, by_type = self._array_positions, True
         for i, a in enumerate(args):
             if type(a) is Buffer:   # the usual cases: an array, a number for a number
                 continue
             if type(a) in _NUMBERS and i not in arrays:
                 continue
+            by_type = False
             bad = _unpassable(a)
             if bad is not None:
                 raise KernelArgumentError(
@@ -101,6 +102,8 @@ class NumbaAdapter(Adapter):
                     f"argument {self.param_name(i)} of numba kernel {self.name} is "
                     f"{what}, but the kernel uses it as an array: pass a device array "
                     "(cuda.to_device(np.asarray(values)))")
+        if by_type:
+            self.valid_types.add(tuple(map(type, args)))
 
     def _warn_debug(self) -> None:
         """Once per kernel: its device-side errors would pass unseen in a graph."""

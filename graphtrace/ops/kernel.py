@@ -57,6 +57,9 @@ class Adapter:
                  vararg=None):
         self.kernel, self.name, self.params = kernel, name, params
         self.intents, self.opaque, self.vararg = intents, opaque, vararg
+        # the tuples of argument types ``validate`` passed on their types alone:
+        # a launch whose recorded arguments have one of these skips it (Tracer.add)
+        self.valid_types: set = set()
 
     def param_name(self, i: int) -> str:
         if self.params is not None and i < len(self.params):
@@ -76,7 +79,9 @@ class Adapter:
             f"({names}) but {nargs} were given")
 
     def validate(self, args) -> None:
-        """Raise at record time for arguments the kernel cannot take."""
+        """Raise at record time for arguments the kernel cannot take. Where the
+        types of ``args`` alone showed them right, add their tuple to
+        ``valid_types``: launches of those types then skip this."""
 
     @property
     def validates(self) -> bool:
@@ -122,6 +127,7 @@ class Declared(Adapter):
                          list(intents) if intents is not None else inner.intents,
                          opaque or inner.opaque, inner.vararg)
         self.inner, self.library = inner, inner.library
+        self.valid_types = inner.valid_types   # its validate is the inner one's
         self.cooperative_reason = inner.cooperative_reason
         self.handle_is_function = inner.handle_is_function
 

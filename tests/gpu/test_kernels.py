@@ -342,3 +342,41 @@ def test_cupy_views_made_again_are_known_by_their_attributes(cp, rng):
     for i in range(40):
         want[i % 8 * 256:(i % 8 + 1) * 256] += np.float32(i)
     np.testing.assert_allclose(x.get(), want, rtol=1e-6)
+
+
+def test_numba_views_made_again_are_known_by_their_attributes(rng):
+    """numba device array views made at every launch are found again by address,
+    shape, strides and dtype read as attributes (numba's interface is Python
+    code): each gets the Buffer its interface describes, and the graph computes
+    what eager launches do."""
+    from graphtrace.buffers import _kind, as_buffer
+
+    @cuda.jit
+    def inc(x, a):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] += a
+    x0 = rng.standard_normal(4096).astype(np.float32)
+    x, mismatched = cuda.to_device(x0), []
+    assert _kind(x) == "numba"
+
+    def geometry(b):
+        return b.ptr, tuple(b.shape), tuple(b.strides), b.dtype
+
+    @gt.graph
+    def f(s, x):
+        t = s.tracer()
+        for i in range(40):
+            v = x[i % 8 * 256:(i % 8 + 1) * 256]
+            inc[1, 256, s](v, np.float32(i))
+            others = (v[::2], v.reshape(16, 16), v.reshape(16, 16).T, v.view(np.int32))
+            for w in (v, *others):
+                if geometry(t.buffer(w)) != geometry(as_buffer(w)):
+                    mismatched.append((i, w.shape, w.strides, w.dtype))
+    f(x)
+    cuda.synchronize()
+    assert not mismatched
+    want = x0.copy()
+    for i in range(40):
+        want[i % 8 * 256:(i % 8 + 1) * 256] += np.float32(i)
+    np.testing.assert_allclose(x.copy_to_host(), want, rtol=1e-6)

@@ -379,15 +379,18 @@ class GraphFunction:
                     return
         entry, call = self._compiled(args, kwargs, chosen)
         snap = (tuple(snapshot(a) for a in args), snapshot(kwargs) if kwargs else None)
+        # what the next call is compared with, read before the launch: a host callback
+        # of the graph may change a watched name or a container argument, which the
+        # next call must see. Defaults changed in place make each call another call;
+        # keywords: the next call's defaults may differ from them (the full check says)
+        keep = not self._mutable_defaults
+        fast = self._fast_check(args, snap, entry, chosen) if keep and not kwargs else None
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap
             entry.launch(stream)
-        if self._mutable_defaults:   # changed in place, a default is another call
-            return
-        self._last = (snap, entry, chosen, call.reached)
-        # keywords: the next call's defaults may differ from them (the full check says)
-        self._fast = None if kwargs else self._fast_check(args, snap, entry, chosen)
+        if keep:
+            self._last, self._fast = (snap, entry, chosen, call.reached), fast
 
     def _fast_check(self, args, snap, entry, chosen):
         """What ``__call__`` compares a call with to launch at once: the last call's

@@ -347,6 +347,42 @@ def test_a_global_rebound_between_two_identical_calls_is_seen(monkeypatch):
     assert f.cache_info().misses == 2
 
 
+STEP_NOW = 1.0   # a number a host callback of the graph changes
+
+
+def test_what_a_host_callback_changes_is_seen_by_the_next_call():
+    """A host callback of the graph halves a watched global number, swaps the
+    array a global name holds, and halves a number in a list argument: the next
+    call, with the very same arguments, sees each change (what the call is
+    compared with is read before the launch, not after the callback ran)."""
+    first, second = dev(np.zeros(4)), dev(np.zeros(4))
+    box = {"buf": first}
+
+    def change():
+        global STEP_NOW
+        STEP_NOW /= 2
+        coefs[0] /= 2
+        box["buf"] = second if box["buf"] is first else first
+        globals()["SWAPPED"] = box["buf"]
+
+    globals()["SWAPPED"] = first
+
+    @gt.graph(backend="sim")
+    def f(s, x, y, coefs):
+        axpy[1, 64, s](STEP_NOW, x, y)
+        axpy[1, 64, s](coefs[0], x, SWAPPED)
+        s.host(change)
+    x, y, coefs = dev(np.ones(4)), dev(np.zeros(4)), [1.0]
+    want_y, want = 0.0, {id(first): 0.0, id(second): 0.0}
+    for _ in range(4):
+        want_y += STEP_NOW
+        want[id(globals()["SWAPPED"])] += coefs[0]
+        f(x, y, coefs)
+        assert y.copy_to_host()[0] == want_y
+        assert (first.copy_to_host()[0], second.copy_to_host()[0]) == \
+            (want[id(first)], want[id(second)])
+
+
 def test_a_closure_array_rebound_between_two_identical_calls_is_seen():
     table = dev(np.arange(8))
 

@@ -95,7 +95,8 @@ class Call:
         fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
             + functions
         self.reached = (tuple(reached_by_name), functions)
-        self.key = (parts, fixed, alias_pattern(self.bufs + [b for _, _, b in reached]))
+        self.key = (parts, fixed, alias_pattern(self.bufs + [b for _, _, b in reached],
+                                                self.objs + [v for _, v, _ in reached]))
 
     def _leaf(self, kind, path, v):
         if kind == "array":
@@ -177,11 +178,13 @@ def same_call(args: tuple, kwargs: dict, snap) -> bool:
 
 
 
-def alias_pattern(bufs) -> tuple:
+def alias_pattern(bufs, objs) -> tuple:
     """Which array arguments share memory, and how: part of the cache key.
 
     A graph traced with two distinct arrays has no edges between their users;
-    called with one array twice it would race, so such a call traces anew.
+    called with one array twice it would race, so such a call traces anew. Two
+    arguments sharing memory may be one object (``objs``, parallel to ``bufs``)
+    or two views of it, which the function can tell apart (``out is x``).
     """
     out, active = [], []
     for i in sorted(range(len(bufs)), key=lambda k: bufs[k].lo):  # sweep by address
@@ -190,6 +193,6 @@ def alias_pattern(bufs) -> tuple:
         for j in active:
             if b.overlaps(bufs[j]):
                 lo, hi = min(i, j), max(i, j)
-                out.append((hi, lo, bufs[hi].ptr - bufs[lo].ptr))
+                out.append((hi, lo, bufs[hi].ptr - bufs[lo].ptr, objs[hi] is objs[lo]))
         active.append(i)
     return tuple(sorted(out))

@@ -182,8 +182,10 @@ class Buffer:
             (other.ptr, other.shape, other.strides, other.dtype)
 
     def signature(self) -> tuple:
-        """What the cache key holds of this view (no address)."""
-        return (self.shape, self.strides, self.dtype.str, self.device, self.pinned)
+        """What the cache key holds of this view (no address; whether it is read-only,
+        which copies and memsets into it refuse while tracing)."""
+        return (self.shape, self.strides, self.dtype.str, self.device, self.pinned,
+                self.readonly)
 
     def __repr__(self):
         where = "host" if self.is_host else f"cuda:{self.device}"

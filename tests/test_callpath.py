@@ -80,6 +80,52 @@ def test_aliasing_between_arguments_is_part_of_the_key():
     assert f.signature(1.0, z[:8], z[4:12]) != f.signature(1.0, x, y)     # overlapping
 
 
+def test_one_array_twice_and_two_views_of_it_are_other_calls():
+    """``out is x`` tells one array passed twice from two views of its memory: the
+    two calls share every byte the same way, but each is traced for itself."""
+    @gt.graph(backend="sim")
+    def f(s, x, out):
+        if out is x:   # in place: through a temporary
+            t = s.empty(x.shape, x.dtype)
+            s.memset(t, 0)
+            axpy[1, 64, s](2.0, x, t)
+            s.copy(x, t)
+        else:
+            axpy[1, 64, s](2.0, x, out)
+    b, c = dev(np.ones(8)), dev(np.ones(8))
+    f(b[:], b[:])   # two view objects: out += 2 x, in place
+    f(c, c)         # one object: x = 2 x, through the temporary
+    assert b.copy_to_host().tolist() == [3.0] * 8
+    assert c.copy_to_host().tolist() == [2.0] * 8
+    assert f.cache_info().misses == 2
+
+
+def test_a_read_only_destination_is_refused_also_after_a_writable_one():
+    """Whether an array is read-only is part of the cache key: a call with a
+    read-only destination after a writable one of the same shape is traced,
+    and refused there, instead of writing into it."""
+    @gt.graph(backend="sim")
+    def f(s, d, h):
+        s.copy(h, d)
+
+    def read_only():
+        h = gt.pinned_empty(4)
+        h[:] = -1
+        h = h.view()
+        h.flags.writeable = False
+        return h
+    d = dev(np.arange(4))
+    f(d, gt.pinned_empty(4))
+    h = read_only()
+    with pytest.raises(gt.ArgumentError, match="copy destination h is read-only"):
+        f(d, h)
+    assert h.tolist() == [-1.0] * 4
+    ro = A(4)   # a device array whose interface says read-only
+    ro.__cuda_array_interface__["data"] = (ro.ptr, True)
+    with pytest.raises(gt.ArgumentError, match="memset destination d is read-only"):
+        gt.graph(lambda s, d: s.memset(d, 0)).trace(ro)
+
+
 def test_aliased_call_is_traced_for_its_own_dependencies():
     calls = []
 

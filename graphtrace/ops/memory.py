@@ -34,6 +34,12 @@ def _contiguous(b: Buffer, role: str, op: str):
             "kernel")
 
 
+def _writable(b: Buffer, op: str):
+    if b.readonly:
+        raise ArgumentError(f"{op} destination {b.label or 'array'} is read-only (its "
+                            "array interface says so): pass a writable array")
+
+
 def record_copy(stream, dst, src):
     """Record a copy of ``src`` into ``dst`` on a proxy stream (``Stream.copy``)."""
     t = stream.tracer()
@@ -51,8 +57,7 @@ def record_copy(stream, dst, src):
                 "only copy pinned host memory; allocate it with gt.pinned_empty(shape, "
                 "dtype) (on a GPU, cupyx.empty_pinned and numba.cuda.pinned_array are "
                 "pinned too; numba's simulator makes plain numpy arrays)")
-    if d.readonly:
-        raise ArgumentError(f"copy destination {d.label or 'array'} is read-only")
+    _writable(d, "copy")
     if d.overlaps(s):
         raise ArgumentError(
             f"copy from {s.label or 'src'} into {d.label or 'dst'}: the two views share "
@@ -91,6 +96,7 @@ def record_memset(stream, dst, value):
         raise ArgumentError(f"memset destination {d.label or 'array'} is host memory: "
                             "memset nodes fill device memory; fill host arrays with numpy")
     _contiguous(d, "destination", "memset")
+    _writable(d, "memset")
     current = value.value if isinstance(value, Scalar) else value
     if not isinstance(current, (int, float, bool, np.generic)):
         raise ArgumentError(f"memset value must be a number, not {type(current).__name__}")

@@ -31,8 +31,8 @@ from .errors import ArgumentError, TraceError
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import (Reach, attribute_names, identities, instance_arrays, instance_values,
-                    named_values, unchanged)
+from .reach import (Reach, attribute_names, identities, instance_arrays, instance_held,
+                    instance_values, named_values, unchanged)
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -203,7 +203,7 @@ class GraphFunction:
         if names is None:
             names = self._self_names[type(self_obj)] = attribute_names(self.fn,
                                                                        type(self_obj))
-        return out + instance_values(self_obj, names)
+        return out + instance_values(self_obj, names) + instance_held(self_obj)
 
     @property
     def reach(self) -> Reach:

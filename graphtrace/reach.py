@@ -35,8 +35,8 @@ from .buffers import _kinds, is_array
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Reach", "attribute_names", "instance_arrays", "instance_values", "name_chains",
-           "named_values", "identities", "unchanged"]
+__all__ = ["Reach", "attribute_names", "held_values", "instance_arrays", "instance_held",
+           "instance_values", "name_chains", "named_values", "identities", "unchanged"]
 
 _MAX_DEPTH = 8
 
@@ -132,14 +132,16 @@ def _leaves(v, label: str, depth: int = 0) -> list:
 _ARRAY_KINDS = frozenset({"own", "sim", "host", "cupy", "numba", "cai"})
 
 
-def _collect(v, label: str, depth: int, out: list) -> None:
+def _collect(v, label: str, depth: int, out: list, item=None) -> None:
     """Append to ``out`` the leaves of a value that is no array (``_leaves``).
     Items whose type is known to be of arrays are taken without a call: a list of
     a million arrays is walked in one loop (in compiled code where built:
-    ``_buffers.c``'s ``leaves``, switched with ``deps.use_compiled_buffers``)."""
+    ``_buffers.c``'s ``leaves``, switched with ``deps.use_compiled_buffers``).
+    ``item(x, label, depth, out)`` takes each other item (``_item``)."""
+    item = item or _item
     fast = _deps.TAKE[0]
     if fast is not None and type(v) in _PLAIN_CONTAINERS:
-        fast.leaves(v, label, depth, out, _item, _MAX_DEPTH)
+        fast.leaves(v, label, depth, out, item, _MAX_DEPTH)
         return
     items = children(v) if depth <= _MAX_DEPTH else None
     if items is None:
@@ -149,7 +151,31 @@ def _collect(v, label: str, depth: int, out: list) -> None:
         if kinds.get(type(x)) in _ARRAY_KINDS:
             out.append((f"{label}[{k!r}]", x))
         else:
-            _item(x, f"{label}[{k!r}]", depth + 1, out)
+            item(x, f"{label}[{k!r}]", depth + 1, out)
+
+
+def held_values(v, label: str) -> tuple:
+    """``(label, typed value)`` for the values (``_is_value``: numbers, strings...)
+    among the leaves of a list, tuple or dict that holds arrays and is reached by
+    name or is a ``self`` attribute: a trace may read them besides the arrays
+    (``PARAMS = (W, 2.0)``) and bake them in, so the cache key holds them by
+    value. The arrays themselves are walked past in one loop, as ``_leaves`` does.
+    A container that holds no array now (a list a callback appends results to)
+    gives none."""
+    if type(v) not in _PLAIN_CONTAINERS:
+        return ()
+    found: list = []
+    arrays: list = []
+
+    def item(x, where, depth, out):
+        if _is_value(x):
+            found.append((where, _typed(x)))
+        elif is_array(x):
+            out.append(x)
+        else:
+            _collect(x, where, depth, out, item)
+    _collect(v, label, 0, arrays, item)
+    return tuple(found) if arrays else ()
 
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
@@ -234,6 +260,11 @@ def instance_arrays(obj) -> list:
     for name, v in _attributes(obj):
         out += _leaves(v, f"self.{name}")
     return out
+
+
+def instance_held(obj) -> tuple:
+    """``held_values`` of each attribute of ``obj`` (a decorated method's ``self``)."""
+    return tuple(h for name, v in _attributes(obj) for h in held_values(v, f"self.{name}"))
 
 
 def instance_values(obj, names) -> tuple:
@@ -454,7 +485,9 @@ class Reach:
             return self.functions()
         return now[:k] + tuple(
             (name, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
-            for name, v in zip(self._number_names, numbers))
+            for name, v in zip(self._number_names, numbers)) + tuple(
+            h for fn, name, label, array in self.places if array   # PARAMS = (W, 2.0)
+            for h in held_values(_lookup(fn, name), label))
 
 
 def _is_number(v) -> bool:

@@ -277,6 +277,51 @@ def test_a_string_tuple_set_or_enum_held_by_a_name_is_watched(change):
         MODE, SCALES, SIZES, CHOICE = keep
 
 
+HELD = ()   # an array and numbers held together by one name
+
+
+@gt.graph(backend="sim")
+def from_params(s, out):
+    put[1, 2, s](out, HELD[1] + HELD[2]["k"])
+    put[1, 1, s](HELD[0], 0.0)
+
+
+class _Model:
+    def __init__(self, w, scale):
+        self.params = [w, scale]
+
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        put[1, 2, s](out, self.params[1])
+        put[1, 1, s](self.params[0], 0.0)
+
+
+@pytest.mark.parametrize("on", [True, False], ids=["compiled walk", "Python walk"])
+def test_numbers_held_with_arrays_by_a_name_or_self_are_watched(on):
+    """A tuple, list or dict holding arrays and numbers together: a trace reads the
+    numbers and bakes them in, so a new number traces anew (or finds its graph),
+    whether the name is bound to a new container or the container changed in place."""
+    global HELD
+    keep = HELD
+    try:
+        with compiled_buffers(on):
+            out, w = dev(0), dev(0)
+            for k, scale in ((1.0, 2.0), (1.0, 3.0), (5.0, 3.0), (1.0, 2.0)):
+                HELD = (w, scale, {"k": k})
+                from_params(out)
+                assert out.copy_to_host().tolist() == [scale + k] * 2
+            HELD[2]["k"] = 7.0   # in place
+            from_params(out)
+            assert out.copy_to_host().tolist() == [2.0 + 7.0] * 2
+            m = _Model(w, 2.0)
+            for scale in (2.0, 4.0):
+                m.params[1] = scale
+                m.step(out)
+                assert out.copy_to_host().tolist() == [scale] * 2
+    finally:
+        HELD = keep
+
+
 def test_equal_tuples_of_other_types_are_other_graphs():
     """(1,) and (1.0,) are equal but a kernel packs 1 and 1.0 differently."""
     global SCALES

@@ -332,11 +332,12 @@ def _is_cupy_array_type(t) -> bool:
 
 
 def _is_numba_array_type(t) -> bool:
-    """Whether ``t`` is numba's device array type, or a subclass that describes
-    itself as numba's does: its interface and address properties numba's own."""
-    da = sys.modules.get("numba.cuda.cudadrv.devicearray")
-    base = getattr(da, "DeviceNDArray", None)
-    return base is not None and issubclass(t, base) and all(
+    """Whether ``t`` is numba-cuda's device array type, or a subclass that describes
+    itself as numba's does: its interface and address properties numba's own.
+    Told by the class itself (numba's simulator may stand in sys.modules)."""
+    base = next((c for c in t.__mro__ if c.__name__ == "DeviceNDArray" and
+                 c.__module__ == "numba.cuda.cudadrv.devicearray"), None)
+    return base is not None and all(
         getattr(t, name, None) is getattr(base, name, None)
         for name in ("__cuda_array_interface__", "device_ctypes_pointer", "shape",
                      "strides", "dtype"))

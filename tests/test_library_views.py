@@ -63,6 +63,8 @@ class ndarray(_Array):   # noqa: N801  (cupy's name: the type graphtrace looks f
 
 
 class DeviceNDArray(_Array):   # numba's
+    __module__ = "numba.cuda.cudadrv.devicearray"   # (the simulator's is elsewhere)
+
     @property
     def device_ctypes_pointer(self):
         return ctypes.c_void_p(self.ptr)
@@ -70,31 +72,29 @@ class DeviceNDArray(_Array):   # numba's
 
 @pytest.fixture(params=["cupy", "numba"])
 def array(request, monkeypatch):
-    """The array type of a fake cupy, or of a fake numba."""
+    """The array type of a fake cupy, or numba's (told by its class alone)."""
     if request.param == "cupy":
-        module, name, cls = types.ModuleType("cupy"), "cupy", ndarray
+        module = types.ModuleType("cupy")
         module.ndarray = ndarray
-    else:
-        name, cls = "numba.cuda.cudadrv.devicearray", DeviceNDArray
-        module = types.ModuleType(name)
-        module.DeviceNDArray = DeviceNDArray
-    monkeypatch.setitem(sys.modules, name, module)
+        monkeypatch.setitem(sys.modules, "cupy", module)
     for t in (ndarray, DeviceNDArray):   # classified afresh
         monkeypatch.delitem(buffers._kinds, t, raising=False)
     _Array.interfaces = 0
+    cls = ndarray if request.param == "cupy" else DeviceNDArray
     yield cls
     assert buffers._kinds.get(cls) == request.param
 
 
-def test_a_numba_subclass_describing_itself_otherwise_is_read_by_its_interface(monkeypatch):
+def test_numba_arrays_are_told_by_their_class_whatever_sys_modules_holds(monkeypatch):
+    """A subclass with an interface of its own is read by that interface; numba's
+    class is numba's even where its module's name means the simulator's module."""
     class Own(DeviceNDArray):
         @property
         def __cuda_array_interface__(self):
             return super().__cuda_array_interface__
-    module = types.ModuleType("numba.cuda.cudadrv.devicearray")
-    module.DeviceNDArray = DeviceNDArray
-    monkeypatch.setitem(sys.modules, module.__name__, module)
-    monkeypatch.delitem(buffers._kinds, DeviceNDArray, raising=False)
+    monkeypatch.setitem(sys.modules, DeviceNDArray.__module__, types.ModuleType("sim"))
+    for t in (Own, DeviceNDArray):
+        monkeypatch.delitem(buffers._kinds, t, raising=False)
     assert buffers._kind(Own(4)) == "cai" and buffers._kind(DeviceNDArray(4)) == "numba"
 
 

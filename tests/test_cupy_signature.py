@@ -20,8 +20,8 @@ __global__ void tmpl(const T* in, T* out, T scale) {}
 
 
 class FakeRawKernel:  # what graphtrace reads of a cupy RawKernel
-    def __init__(self, code, name):
-        self.code, self.name = code, name
+    def __init__(self, code, name, options=()):
+        self.code, self.name, self.options = code, name, options
 
 
 def test_parameters_names_pointers_and_constness():
@@ -234,3 +234,169 @@ def test_launches_skip_validation_only_for_types_it_passed_on_types_alone():
             s.launch(ad, 1, 32, x[i:i + 2], y[i:i + 2], 2.0, 5 if i == 0 else 2**40)
     with pytest.raises(gt.KernelArgumentError, match="does not fit parameter int n"):
         g.trace(A(8), A(8))
+
+
+NAMESPACED = r"""
+namespace fwd { __global__ void apply(const float* x, float* y, int n) {} }
+namespace bwd { __global__ void apply(float* x, const float* y, int n) {} }
+namespace a { namespace b { __global__ void apply(const float* x, const float* y, int n) {} } }
+namespace c::d { template<class T> __global__ void apply(T* x, const T* y, T n) {} }
+"""
+
+
+def test_a_namespaced_name_means_the_kernel_of_that_namespace():
+    """Bug: the namespace of ``bwd::apply`` was dropped and the first ``apply``
+    of the source (``fwd::apply``, const the other way round) taken."""
+    for name, intents in [("fwd::apply", ["r", "rw", "r"]), ("bwd::apply", ["rw", "r", "r"]),
+                          ("::bwd::apply", ["rw", "r", "r"]), ("a::b::apply", ["r", "r", "r"]),
+                          ("c::d::apply<float>", ["rw", "r", "r"])]:
+        assert CupyAdapter(FakeRawKernel(NAMESPACED, name)).intents == intents, name
+    assert parse_signature(NAMESPACED, "c::d::apply<float>")[2].dtype == np.float32
+
+
+@pytest.mark.parametrize("name", ["apply", "e::apply"])
+def test_a_name_that_does_not_tell_kernels_apart_makes_them_all_writable(name):
+    """Bug: of several kernels the name may mean, the first was taken; a
+    pointer is read-only only if it is in each of them."""
+    assert CupyAdapter(FakeRawKernel(NAMESPACED, name)).intents == ["rw", "rw", "r"]
+
+
+@pytest.mark.parametrize("code, name", [
+    ('typedef float* fptr;\nextern "C" __global__ void k(const fptr y, const float* x) {}',
+     "k"),
+    ('using fptr = float*;\nextern "C" __global__ void k(const fptr y, const float* x) {}',
+     "k"),
+    ('typedef float* fptr; typedef fptr fptr2;\n'
+     'extern "C" __global__ void k(const fptr2 y, const float* x) {}', "k"),
+    ('template<class T> __global__ void k(const T y, const float* x) {}', "k<float*>"),
+    ('typedef float* fptr;\n'
+     'template<class T> __global__ void k(const T y, const float* x) {}', "k<fptr>"),
+])
+def test_const_on_an_alias_of_a_pointer_makes_the_pointer_const_not_the_data(code, name):
+    """Bug: ``const fptr y`` (``typedef float* fptr``, a ``using``, or ``const T``
+    of ``k<float*>``) was read by replacing the text, ``const float* y``: but it
+    is ``float* const y``, whose floats the kernel may write."""
+    ps = parse_signature(code, name)
+    assert [p.pointer for p in ps] == [True, True]
+    assert ps[0].ctype == "float* const"
+    assert CupyAdapter(FakeRawKernel(code, name)).intents == ["rw", "r"]
+
+
+def test_aliases_of_pointers_inside_other_declarators():
+    """Bug: a pointer to ``const fptr`` (a ``float* const``) points to const
+    data, and an alias of ``const float*`` keeps its data const; the last
+    pointer's target decides (``cfptr* y`` may write the pointers)."""
+    for alias, decl, intent in [
+            ("typedef const float* cfptr;", "cfptr y", "r"),
+            ("typedef const float* cfptr;", "const cfptr y", "r"),
+            ("typedef const float* cfptr;", "cfptr* y", "rw"),
+            ("typedef float* fptr;", "const fptr* y", "r"),
+            ("typedef float* fptr;", "fptr const y", "rw"),
+            ("typedef float real;", "const real* y", "r")]:
+        code = f'{alias}\nextern "C" __global__ void k({decl}) {{}}'
+        assert CupyAdapter(FakeRawKernel(code, "k")).intents == [intent], decl
+
+
+def test_only_the_outermost_pointers_target_makes_a_parameter_read_only():
+    """Bug: a ``const`` anywhere before the last ``*`` made the parameter
+    read-only, though through ``const float** t`` a kernel writes ``t[i]``."""
+    for decl, intent in [
+            ("const float** t", "rw"), ("const float* const* t", "r"), ("float* const* t", "r"),
+            ("const float* t", "r"), ("float const* t", "r"), ("float* const t", "rw"),
+            ("const float* const t", "r"), ("float const* const* __restrict__ t", "r"),
+            ("const float* t[]", "rw"), ("const float* const t[]", "r"),
+            ("const float t[]", "r"), ("Box<const float*>* t", "rw")]:
+        code = f'extern "C" __global__ void k({decl}) {{}}'
+        assert CupyAdapter(FakeRawKernel(code, "k")).intents == [intent], decl
+
+
+INPLACE = r"""
+#ifdef INPLACE
+#define XQ
+#else
+#define XQ const
+#endif
+extern "C" __global__ void k(XQ float* x, float* y, int n) {
+#ifdef INPLACE
+    x[threadIdx.x] *= 2.0f;
+#endif
+}"""
+
+
+def test_ifdef_follows_the_define_options_of_the_kernel():
+    """Bug: ``#ifdef``/``#else`` and the ``-D`` options were ignored: the last
+    ``#define XQ`` of the text (``const``) won, though ``-DINPLACE`` leaves
+    ``XQ`` empty and ``x`` written."""
+    for options, intent in [((), "r"), (("-DINPLACE",), "rw"), (("-D", "INPLACE"), "rw"),
+                            (("--define-macro=INPLACE",), "rw"),
+                            (("-DINPLACE", "-UINPLACE"), "r")]:
+        ad = CupyAdapter(FakeRawKernel(INPLACE, "k", options))
+        assert ad.intents == [intent, "rw", "r"], options
+
+
+def test_a_raw_modules_options_reach_the_signature():
+    """Bug: a RawModule's ``options`` (``-DINPLACE``) did not reach the parser."""
+    from graphtrace.ops._cupy import raw_module_function
+
+    class FakeModule:
+        code, options = INPLACE, ("-DINPLACE",)
+
+        def get_function(self, name):
+            return None
+
+    assert raw_module_function(FakeModule(), "k").intents == ["rw", "rw", "r"]
+
+
+def test_a_kernel_left_out_by_if_0_is_not_read():
+    """Bug: the first definition of the kernel in the text won, even a stale
+    const one inside ``#if 0``."""
+    code = ('#if 0\nextern "C" __global__ void k(const float* x, float* y) {}\n#endif\n'
+            'extern "C" __global__ void k(float* x, const float* y) { x[0] = y[0]; }\n')
+    assert CupyAdapter(FakeRawKernel(code, "k")).intents == ["rw", "r"]
+    kept = code.replace("#if 0", "#if 1").replace("{ x[0] = y[0]; }", ";")
+    assert CupyAdapter(FakeRawKernel(kept, "k")).intents == ["r", "rw"]
+
+
+def test_if_expressions_are_evaluated():
+    """Bug: ``#if``/``#elif`` expressions were ignored, the last ``#define``
+    of the text taken."""
+    code = ('#if defined(MODE) && MODE == 2 && !defined PLAIN\n#define Q const\n'
+            '#elif (MODE + 1) * 2 > 3\n#define Q\n#else\n#define Q const\n#endif\n'
+            '#if MODE != 2\n#undef Q\n#define Q\n#endif\n'
+            'extern "C" __global__ void k(Q float* x) {}')
+    for options, intent in [(("-DMODE=2",), "r"), (("-DMODE=3",), "rw"),
+                            (("-DMODE=0x2u",), "r"), (("-DMODE",), "rw"), ((), "rw"),
+                            (("-DMODE=2", "-DPLAIN"), "rw")]:
+        assert CupyAdapter(FakeRawKernel(code, "k", options)).intents == [intent], options
+
+
+@pytest.mark.parametrize("code", [
+    # a condition on the compiler's value: either definition may be compiled
+    '#if __CUDA_ARCH__ >= 800\nextern "C" __global__ void k(const float* x, float* y) {}\n'
+    '#else\nextern "C" __global__ void k(float* x, float* y) {}\n#endif\n',
+    # a macro that a header may define: either definition of XQ
+    '#include "config.h"\n#ifdef INPLACE\n#define XQ\n#else\n#define XQ const\n#endif\n'
+    'extern "C" __global__ void k(XQ float* x, float* y) {}',
+    # defined twice, the kernel between: which one it sees is not read here
+    '#define XQ\nextern "C" __global__ void k(XQ float* x, float* y) {}\n'
+    '#undef XQ\n#define XQ const\n',
+    # an alias of several definitions
+    '#if __CUDA_ARCH__ >= 800\ntypedef float* P;\n#else\ntypedef const float* P;\n#endif\n'
+    'extern "C" __global__ void k(P x, float* y) {}',
+])
+def test_what_the_preprocessor_leaves_open_makes_a_pointer_writable(code):
+    """Bug: of definitions the preprocessor may choose between, one was taken
+    (the first kernel, the last macro or typedef); a pointer is read-only only
+    if it is with each."""
+    assert CupyAdapter(FakeRawKernel(code, "k")).intents == ["rw", "rw"]
+
+
+def test_conditions_on_the_compilers_own_macros_are_evaluated():
+    """Bug: ``#if``/``#else`` on the macros NVRTC defines were ignored (the
+    last definition taken); the preprocessor's caution is only for branches
+    that cannot be told apart and disagree."""
+    code = ('#if defined(__CUDACC__) && !defined(__HIPCC__)\n#define Q const\n'
+            '#else\n#define Q\n#endif\n'
+            '#if __CUDA_ARCH__ >= 800\n#define R float\n#else\n#define R float\n#endif\n'
+            'extern "C" __global__ void k(Q R* x, float* y) {}')
+    assert CupyAdapter(FakeRawKernel(code, "k")).intents == ["r", "rw"]

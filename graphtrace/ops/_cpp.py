@@ -1,0 +1,238 @@
+"""The C preprocessor as far as reading a kernel's signature needs it: which
+lines ``#if`` and its kin keep, evaluated with the ``-D``/``-U`` options the
+kernel is compiled with, and every definition each macro may have. Where a
+condition cannot be evaluated both branches stay, and what each defines is a
+possibility (``_csignature`` then takes the cautious answer).
+"""
+from __future__ import annotations
+
+import math
+import operator
+import re
+
+__all__ = ["preprocess"]
+
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+
+# Preprocessing: what #if and its kin keep, with the -D/-U options of the kernel.
+
+_DIRECTIVE = re.compile(r"[ \t]*#[ \t]*([A-Za-z_]\w*)?(.*)")
+_MACRO = re.compile(r"[ \t]*([A-Za-z_]\w*)(\([^)]*\))?(.*)")
+_TOKEN = re.compile(r"\w+|&&|\|\||<<|>>|[<>=!]=|\S")
+_PREDEFINED = ("__CUDACC__", "__CUDACC_RTC__", "__CUDA_ARCH__", "__cplusplus")  # by NVRTC
+_NEVER = ("__HIPCC__", "__HIP_DEVICE_COMPILE__")
+_BINARY = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7,
+           "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+_OPS = {"|": operator.or_, "^": operator.xor, "&": operator.and_, "==": operator.eq,
+        "!=": operator.ne, "<": operator.lt, ">": operator.gt, "<=": operator.le,
+        ">=": operator.ge, "<<": operator.lshift, ">>": operator.rshift, "+": operator.add,
+        "-": operator.sub, "*": operator.mul, "/": lambda a, b: int(a / b),
+        "%": lambda a, b: int(math.fmod(a, b))}
+_UNARY = {"!": lambda v: int(not v), "-": operator.neg, "+": operator.pos,
+          "~": operator.invert}
+
+
+def _and(a, b):
+    """``a and b`` of True, False and None (not known)."""
+    return False if a is False or b is False else True if a and b else None
+
+
+def _or(a, b):
+    """``a or b`` of True, False and None (not known)."""
+    return True if a is True or b is True else False if a is False and b is False else None
+
+
+def _not(a):
+    return None if a is None else not a
+
+
+class _Macros:
+    """What the preprocessor knows of the macros as it reads the source.
+
+    ``state`` maps each macro that may be defined to ``(definitions, maybe)``:
+    the definitions it may have (the latest first; none known for the
+    compiler's) and whether it may be undefined. ``seen`` keeps every
+    definition made where code may be compiled, for the kernel's declaration.
+    A name nothing defines may yet be a header's macro (after an ``#include``)
+    or the compiler's (a reserved name): whether it is defined is not known.
+    """
+
+    def __init__(self, options=()):
+        self.state: dict = {name: ([], False) for name in _PREDEFINED}
+        self.seen: dict = {}
+        self.includes = False
+        for define, arg in _option_macros(options):
+            name, eq, value = arg.partition("=")
+            if define:
+                self.define(f"{name} {value if eq else '1'}", True)
+            else:
+                self.undefine(name.strip(), True)
+
+    def define(self, text: str, live) -> None:
+        """``#define text`` where code is compiled (``live`` True) or may be (None)."""
+        m = _MACRO.match(text)
+        if m is None:
+            return
+        name = m.group(1)
+        params = None if m.group(2) is None else [p.strip() for p in m.group(2)[1:-1].split(",")]
+        new = (params, m.group(3).strip())
+        defs, maybe = self.state.get(name, ([], True)) if live is None else ([], False)
+        self.state[name] = ([new] + [d for d in defs if d != new], maybe)
+        self.seen[name] = [new] + [d for d in self.seen.get(name, ()) if d != new]
+
+    def undefine(self, name: str, live) -> None:
+        if live:
+            self.state.pop(name, None)
+        elif name in self.state:
+            self.state[name] = (self.state[name][0], True)
+
+    def defined(self, name: str):
+        """Whether macro ``name`` is defined: True, False or None (not known)."""
+        if name in self.state:
+            return None if self.state[name][1] else True
+        if name in _NEVER:
+            return False
+        return None if self.includes or re.match(r"_[_A-Z]", name) else False
+
+    def holds(self, word: str, rest: str):
+        """Whether ``#if rest`` (``#ifdef``, ``#ifndef``) holds: True, False or None."""
+        if word == "if":
+            return self.condition(rest)
+        name = _IDENT.match(rest)
+        found = None if name is None else self.defined(name.group())
+        return found if word == "ifdef" else _not(found)
+
+    def condition(self, expr: str):
+        """Whether ``#if expr`` holds; None where that cannot be told (an operator
+        not handled here, a macro of an unknown value)."""
+        try:
+            tokens = self._values(_TOKEN.findall(expr), 8)
+            value, end = _evaluate(tokens, 0)
+        except (IndexError, ValueError, TypeError, OverflowError):
+            return None
+        return None if value is None or end != len(tokens) else bool(value)
+
+    def _values(self, words: list, depth: int) -> list:
+        """``words`` of an ``#if`` with each number, ``defined(X)`` and macro made
+        its value (None where not known); operators as they are."""
+        out, i = [], 0
+        while i < len(words):
+            word, i = words[i], i + 1
+            if word == "defined":
+                paren = words[i] == "("
+                if paren and words[i + 2] != ")":
+                    raise ValueError("defined( without its )")
+                found = self.defined(words[i + paren])
+                out.append(None if found is None else int(found))
+                i += 3 if paren else 1
+            elif word[0].isdigit():
+                out.append(_number(word))
+            elif _IDENT.fullmatch(word):
+                out += self._value(word, depth)
+            else:
+                out.append(word)
+        return out
+
+    def _value(self, name: str, depth: int) -> list:
+        """The values a name stands for in an ``#if``: an undefined one is 0."""
+        if name in ("true", "false"):
+            return [int(name == "true")]
+        if name not in self.state:
+            return [0 if self.defined(name) is False else None]
+        defs, maybe = self.state[name]
+        if maybe or len(defs) != 1 or defs[0][0] is not None or depth == 0:
+            return [None]
+        return self._values(_TOKEN.findall(defs[0][1]), depth - 1)
+
+
+def _option_macros(options) -> list:
+    """``(define, "NAME=value")`` of each ``-D`` (define True) and ``-U`` option."""
+    options, out = [str(o) for o in options or ()], []
+    for i, o in enumerate(options):
+        for flag, long, define in (("-D", "--define-macro", True),
+                                   ("-U", "--undefine-macro", False)):
+            if o in (flag, long) and i + 1 < len(options):
+                out.append((define, options[i + 1]))
+            elif o.startswith(long + "="):
+                out.append((define, o[len(long) + 1:]))
+            elif o.startswith(flag) and len(o) > 2:
+                out.append((define, o[2:]))
+    return out
+
+
+def _number(word: str) -> int:
+    """The value of an integer literal of an ``#if``: ``256u``, ``0x1F``, ``010``."""
+    digits = word.rstrip("uUlL")
+    base = 16 if digits[:2] in ("0x", "0X") else 8 if digits[:1] == "0" else 10
+    return int(digits, base)
+
+
+def _evaluate(tokens: list, i: int, level: int = 1):
+    """``(value, index past it)`` of the ``#if`` expression at ``tokens[i]`` made
+    of binary operators that bind at least as tightly as ``level``. A value of
+    None is not known; ``&&`` and ``||`` may know theirs all the same."""
+    value, i = _operand(tokens, i)
+    while i < len(tokens) and _BINARY.get(tokens[i], 0) >= level:
+        op = tokens[i]
+        right, i = _evaluate(tokens, i + 1, _BINARY[op] + 1)
+        if op == "&&":
+            value = 0 if value == 0 or right == 0 else None if None in (value, right) else 1
+        elif op == "||":
+            value = 1 if value or right else None if None in (value, right) else 0
+        elif None in (value, right) or right == 0 and op in "/%" or op == "<<" and right > 64:
+            value = None      # not known, or C leaves it undefined (or it is huge)
+        else:
+            value = int(_OPS[op](value, right))
+    return value, i
+
+
+def _operand(tokens: list, i: int):
+    """``(value, index past it)`` of the operand at ``tokens[i]`` of an ``#if``."""
+    token = tokens[i]
+    if token == "(":
+        value, i = _evaluate(tokens, i + 1)
+        if tokens[i] != ")":
+            raise ValueError("( without its )")
+        return value, i + 1
+    if token in _UNARY:
+        value, i = _operand(tokens, i + 1)
+        return (None if value is None else _UNARY[token](value)), i
+    if token is None or isinstance(token, int):
+        return token, i + 1
+    raise ValueError(f"{token!r} in an #if")
+
+
+def preprocess(code: str, options=()):
+    """``(macros, code)``: the definitions of each macro (the latest first), and
+    ``code`` without its directives and the lines that ``#if`` and its kin leave
+    out, with the ``-D``/``-U`` of ``options``. Where a condition cannot be
+    evaluated both branches stay: what each defines is then a possibility."""
+    macros, lines, stack, live = _Macros(options), [], [], True
+    for line in code.split("\n"):
+        d = _DIRECTIVE.match(line)
+        if d is None:
+            lines.append("" if live is False else line)
+            continue
+        lines.append("")
+        word, rest = d.group(1) or "", d.group(2).strip()
+        if word in ("if", "ifdef", "ifndef"):
+            holds = False if live is False else macros.holds(word, rest)
+            stack.append((live, holds))
+            live = _and(live, holds)
+        elif word in ("elif", "elifdef", "elifndef", "else") and stack:
+            outer, taken = stack[-1]     # taken: whether an earlier branch was
+            holds = (True if word == "else" else
+                     False if outer is False or taken else macros.holds(word[2:], rest))
+            live = _and(outer, _and(_not(taken), holds))
+            stack[-1] = (outer, _or(taken, holds))
+        elif word == "endif" and stack:
+            live = stack.pop()[0]
+        elif live is False:
+            continue
+        elif word == "define":
+            macros.define(rest, live)
+        elif word == "undef" and rest:
+            macros.undefine(rest.split()[0], live)
+        elif word == "include":
+            macros.includes = True
+    return macros.seen, "\n".join(lines)

@@ -1,0 +1,396 @@
+"""Reading a CUDA C++ kernel's signature: its parameters' C types, and which
+pointers point to const data (read-only: any other is read and written).
+Whatever cupy's compiler takes may stand around the name (see
+``parse_signature``); where the source leaves the answer open, a pointer is
+read-only only if it is in every possibility.
+"""
+from __future__ import annotations
+
+import itertools
+import re
+
+import numpy as np
+
+from ._cpp import preprocess
+
+__all__ = ["CParam", "HANDLES", "parse_signature", "c_dtype"]
+
+_INT = {"char": "int8", "signed char": "int8", "unsigned char": "uint8",
+        "short": "int16", "short int": "int16", "unsigned short": "uint16",
+        "unsigned short int": "uint16", "int": "int32", "signed": "int32",
+        "signed int": "int32", "unsigned": "uint32", "unsigned int": "uint32",
+        "long": "int64", "long int": "int64", "unsigned long": "uint64",
+        "unsigned long int": "uint64", "long long": "int64", "long long int": "int64",
+        "unsigned long long": "uint64", "unsigned long long int": "uint64",
+        "size_t": "uint64", "ptrdiff_t": "int64", "ssize_t": "int64"}
+_INT.update({f"{u}int{n}_t": f"{u}int{n}" for u in ("", "u") for n in (8, 16, 32, 64)})
+_OTHER = {"float": "float32", "double": "float64", "half": "float16", "__half": "float16",
+          "bool": "bool", "complex<float>": "complex64", "complex<double>": "complex128",
+          "thrust::complex<float>": "complex64", "thrust::complex<double>": "complex128"}
+HANDLES = {"cudaGraphConditionalHandle", "CUgraphConditionalHandle"}
+_QUALIFIERS = re.compile(r"\b(const|volatile|__restrict__|__restrict|restrict|struct)\b")
+
+
+def c_dtype(ctype: str):
+    """numpy dtype of a C scalar type name, or None if graphtrace does not know it."""
+    name = " ".join(_QUALIFIERS.sub(" ", ctype).split())
+    name = name.replace("std::", "")
+    found = _INT.get(name) or _OTHER.get(name)
+    return np.dtype(found) if found else None
+
+
+_TYPE_WORDS = {w for t in list(_INT) + list(_OTHER) for w in t.split()} | {"void"}
+_ATTRIBUTES = re.compile(r"\b(__attribute__|__align__|alignas|__declspec|__launch_bounds__|"
+                         r"__maxnreg__|__cluster_dims__)\s*\(")
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_CONST = re.compile(r"\bconst\b")
+_GLOBAL = re.compile(r"\b__global__\b")
+
+
+class CParam:
+    """One kernel parameter: its name, C type, and whether it is a pointer.
+
+    ``aliases`` maps type names (typedefs, template parameters) to C types, or
+    to a list of them (the latest first) for a name defined more than once: a
+    pointer is then ``const`` only if it is with each. A parameter without a
+    name is called ``#index``.
+    """
+
+    __slots__ = ("name", "ctype", "pointer", "const", "lo", "hi")
+
+    def __init__(self, text: str, aliases=None, index: int = 0):
+        text = " ".join(_drop_attributes(text).split())
+        m = re.search(r"([A-Za-z_]\w*)\s*(\[[^\]]*\])?\s*$", text)
+        if m is None and not text.endswith(("*", "&")):
+            raise ValueError(f"cannot read kernel parameter {text!r}")
+        ctype = text[: m.start()].strip() if m else text
+        if m and (not _QUALIFIERS.sub("", ctype).strip() or m.group(1) in _TYPE_WORDS
+                  or m.group(1) in (aliases or ())):
+            m, ctype = None, text        # a type alone: an unnamed parameter
+        self.name = m.group(1) if m else f"#{index}"
+        array = " *" if m and m.group(2) else ""   # T x[]: a pointer to the elements
+        types = _resolved(ctype, aliases or {})
+        ctype = types[0]
+        self.pointer = "*" in ctype or bool(array)
+        self.const = self.pointer and all(_points_to_const(t + array) for t in types)
+        self.ctype = ctype
+        self.bounds()
+
+    def bounds(self):
+        """The range of an integer parameter (``lo``/``hi``), for quick packing."""
+        dt = self.dtype
+        info = np.iinfo(dt) if dt is not None and dt.kind in "iu" else None
+        self.lo, self.hi = (int(info.min), int(info.max)) if info else (0, -1)
+
+    @property
+    def dtype(self):
+        return None if self.pointer else c_dtype(self.ctype)
+
+    def __repr__(self):
+        return f"CParam({self.ctype} {self.name})"
+
+
+def _points_to_const(ctype: str) -> bool:
+    """Whether what a pointer type points to is const. Only the outermost
+    pointer's target counts: through ``const float** t`` a kernel may write the
+    pointers ``t[i]``, through ``float* const* t`` it may not."""
+    levels = _outside_templates(ctype).split("*")
+    return len(levels) > 1 and _CONST.search(levels[-2]) is not None
+
+
+def _outside_templates(text: str) -> str:
+    """``text`` with what stands between template brackets blanked (its length
+    kept): the ``*`` and ``const`` of ``Box<const float*>`` are not the type's own."""
+    if "<" not in text:
+        return text
+    out, depth = [], 0
+    for ch in text:
+        if ch == ">" and depth:
+            depth -= 1
+        out.append(ch if depth == 0 else " ")
+        depth += ch == "<"
+    return "".join(out)
+
+
+def _resolved(ctype: str, aliases: dict, seen: frozenset = frozenset()) -> list[str]:
+    """The C types ``ctype`` may stand for, its aliases (typedefs, template
+    parameters) replaced: one for each choice among the definitions of a name
+    defined more than once, the latest definitions first.
+
+    An alias of a pointer type takes the qualifiers written around it onto the
+    pointer itself: with ``typedef float* fptr``, ``const fptr`` is
+    ``float* const`` (writable floats), not the ``const float*`` that replacing
+    the text would give.
+    """
+    plain = _outside_templates(ctype)
+    spec = plain.find("*") if "*" in plain else len(ctype)   # before the declarator
+    found = [m for m in _IDENT.finditer(ctype, 0, spec)
+             if m.group() in aliases and m.group() not in seen]
+    if not found:
+        return [ctype]
+    choices = []
+    for m in found:
+        targets = aliases[m.group()]
+        top = plain[m.start()] != " "     # the type itself, not a template argument
+        choices.append([(t, top and "*" in _outside_templates(t))
+                        for target in ([targets] if isinstance(targets, str) else targets)
+                        for t in _resolved(target, aliases, seen | {m.group()})])
+    out = []
+    for choice in itertools.product(*choices):
+        parts, pos, pointer = [], 0, ""
+        for m, (t, moves) in zip(found, choice):
+            parts.append(ctype[pos: m.start()])
+            if moves:
+                pointer = t
+            else:
+                parts.append(t)
+            pos = m.end()
+        parts.append(ctype[pos:])
+        out.append(" ".join(f"{pointer} {''.join(parts)}".split()))
+    return list(dict.fromkeys(out))
+
+
+def _strip_comments(code: str) -> str:
+    code = re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
+    return re.sub(r"//[^\n]*", " ", code)
+
+
+def _closing(text: str, i: int) -> int:
+    """The index just past the bracket that closes the one opened before ``i``."""
+    depth = 1
+    while depth and i < len(text):
+        depth += {"(": 1, ")": -1}.get(text[i], 0)
+        i += 1
+    return i
+
+
+def _split_commas(text: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    if "".join(cur).strip():
+        parts.append("".join(cur))
+    return parts
+
+
+def _split_top(text: str) -> list[str]:
+    """Parameters (or template parameters) without their default values."""
+    parts = [p.split("=")[0].strip() for p in _split_commas(text)]
+    return [p for p in parts if p and p != "void"]
+
+
+def _drop_attributes(text: str) -> str:
+    """``text`` without ``__attribute__((...))``, ``__align__(n)``, ``[[...]]`` and the like."""
+    text = re.sub(r"\[\[.*?\]\]", " ", text)
+    while (m := _ATTRIBUTES.search(text)) is not None:
+        text = text[: m.start()] + " " + text[_closing(text, m.end()):]
+    return text.replace("__grid_constant__", " ")
+
+
+def _substitute(text: str, names: dict, passes: int = 8) -> str:
+    """Replace whole identifiers of ``text`` by their entries in ``names``.
+
+    Several passes by default: a typedef may name another typedef.
+    """
+    if not names:
+        return text
+    for _ in range(passes):
+        new = _IDENT.sub(lambda m: names.get(m.group(), m.group()), text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def _expand(text: str, macros: dict) -> str:
+    """``text`` with the source's ``#define`` macros expanded (a few levels deep)."""
+    for _ in range(8):
+        out, pos = [], 0
+        for m in _IDENT.finditer(text):
+            if m.start() < pos or m.group() not in macros:
+                continue
+            params, body = macros[m.group()]
+            end = m.end()
+            if params is not None:
+                call = re.match(r"\s*\(", text[end:])
+                if call is None:
+                    continue
+                close = _closing(text, end + call.end())
+                args = [a.strip() for a in _split_commas(text[end + call.end(): close - 1])]
+                body, end = _substitute(body, dict(zip(params, args)), 1), close
+            out += [text[pos: m.start()], " ", body, " "]
+            pos = end
+        if not out:
+            return text
+        text = "".join(out) + text[pos:]
+    return text
+
+
+_MAX_VARIANTS = 64
+
+
+def _variants(text: str, macros: dict):
+    """``(tables, complete)``: a table of one definition per macro for each choice
+    among the definitions of the macros that ``text`` uses (or theirs do) and
+    that have several, the latest definitions first; ``complete`` is False where
+    there were too many choices to try them all."""
+    table = {name: defs[0] for name, defs in macros.items()}
+    several, todo, seen = [], _IDENT.findall(text), set()
+    while todo:
+        name = todo.pop()
+        if name in macros and name not in seen:
+            seen.add(name)
+            several += [name] if len(macros[name]) > 1 else []
+            todo += [w for _, body in macros[name] for w in _IDENT.findall(body)]
+    if not several:
+        return [table], True
+    choices = itertools.product(*(macros[name] for name in several))
+    tables = [{**table, **dict(zip(several, c))}
+              for c in itertools.islice(choices, _MAX_VARIANTS + 1)]
+    return tables[:_MAX_VARIANTS], len(tables) <= _MAX_VARIANTS
+
+
+_TYPEDEF = re.compile(r"\btypedef\s+([^;{}()]+?)\s*\b([A-Za-z_]\w*)\s*;")
+_USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
+
+
+def _declarations(code: str, options=()):
+    """``(macros, typedefs, code)``: the definitions of each macro and type alias
+    (the latest first: a name may have several), and the code that the
+    preprocessor keeps, with the ``-D``/``-U`` of ``options``."""
+    code = _strip_comments(code.replace("\\\n", " "))
+    macros, code = preprocess(code, options)
+    found = [(m.start(), m.group(2), m.group(1)) for m in _TYPEDEF.finditer(code)]
+    found += [(m.start(), m.group(1), m.group(2)) for m in _USING.finditer(code)]
+    typedefs: dict = {}
+    for _, name, target in sorted(found):
+        target = target.strip()
+        typedefs[name] = [target] + [t for t in typedefs.get(name, ()) if t != target]
+    return macros, typedefs, code
+
+
+def parse_signature(code: str, name: str, options=()) -> list[CParam]:
+    """The parameters of ``__global__ void name(...)`` in CUDA C++ source.
+
+    Whatever cupy's compiler takes may stand around the name: ``extern "C"``,
+    ``__launch_bounds__(...)`` and other attributes, namespaces and templates
+    (``ns::k<float>``), macros (``#if`` and its kin evaluated with the
+    ``-D``/``-U`` of the compiler ``options``), typedefs, ``__restrict__``,
+    ``__align__``. A definition wins over a declaration.
+
+    Where the source leaves the kernel open (definitions in ``#if`` branches
+    that cannot be told apart or in namespaces the name does not tell apart, a
+    macro or typedef of its declaration defined more than once), a pointer is
+    read-only only if it is in each possibility: a wrong "read-only" would drop
+    a dependency.
+    """
+    macros, typedefs, code = _declarations(code, options)
+    scope, base = _scope_of(name)
+    signatures, complete = [], True
+    for head, text in _candidates(code, base, scope, macros):
+        tables, all_tried = _variants(head + " " + text, macros)
+        complete = complete and all_tried
+        for table in tables:
+            expanded = _expand(head, table)
+            if _GLOBAL.search(expanded):
+                aliases = {**typedefs, **_template_arguments(expanded, name)}
+                params = _split_top(_expand(text, table))
+                signatures.append([CParam(p, aliases, i) for i, p in enumerate(params)])
+    if not signatures:
+        raise ValueError(f"no __global__ function {base!r} in the kernel source")
+    return _merged(signatures, complete)
+
+
+def _merged(signatures: list, complete: bool = True) -> list[CParam]:
+    """The first signature, each pointer read-only only if it is so in every
+    other (and all possibilities were tried)."""
+    first = signatures[0]
+    for i, p in enumerate(first):
+        if p.const and not (complete and all(i < len(s) and s[i].const for s in signatures)):
+            p.const = False
+    return first
+
+
+def _scope_of(name: str):
+    """``(namespaces, name)`` of a kernel's name: ``(("a", "b"), "k")`` for ``a::b::k<float>``."""
+    parts = [p.strip() for p in name.split("<")[0].split("::")]
+    return tuple(p for p in parts[:-1] if p), parts[-1]
+
+
+def _candidates(code: str, base: str, scope: tuple, macros: dict) -> list:
+    """``(head, parameters)`` of the ``__global__`` functions ``base`` of ``code``
+    that the name may mean: those in namespace ``scope`` if any is, else all of
+    them; their definitions if any, else their declarations."""
+    spaces = _namespaces(code) if "namespace" in code else []
+    found = []
+    for m in re.finditer(r"\b" + re.escape(base) + r"\s*\(", code):
+        head = code[max(code.rfind(c, 0, m.start()) for c in ";{}") + 1: m.start()]
+        if not any(_GLOBAL.search(_expand(head, t)) for t in _variants(head, macros)[0]):
+            continue
+        end = _closing(code, m.end())
+        found.append((head, code[m.end(): end - 1], code[end:].lstrip().startswith("{"),
+                      scope in _scopes(spaces, m.start(), head)))
+    found = [f for f in found if f[3]] or found
+    return [(head, text) for head, text, *_ in [f for f in found if f[2]] or found]
+
+
+_NAMESPACE = re.compile(r"\b(inline\s+)?namespace\b\s*([\w:\s]*?)\s*\{|[{}]")
+
+
+def _namespaces(code: str) -> list:
+    """``(start, end, names, inline)`` of each namespace body of ``code``, outer
+    first; an anonymous one has no names (its members are its outer scope's)."""
+    out, stack = [], []
+    for m in _NAMESPACE.finditer(code):
+        if m.group() == "}":
+            if stack:
+                start, names, inline = stack.pop()
+                if names is not None:
+                    out.append((start, m.start(), names, inline))
+        else:
+            names = None if m.group() == "{" else re.findall(r"\w+", m.group(2))
+            stack.append((m.end(), names, bool(m.group(1))))
+    out += [(start, len(code), names, inline) for start, names, inline in stack
+            if names is not None]
+    return sorted(out)
+
+
+def _scopes(spaces: list, pos: int, head: str) -> tuple:
+    """The namespaces (``("a", "b")`` for ``a::b::k``) that name the function
+    declared at ``pos`` after ``head``: all of them, and without the inline ones."""
+    outer = [(names, inline) for start, end, names, inline in spaces if start <= pos < end]
+    qualifier = re.search(r"(?:\b[A-Za-z_]\w*\s*::\s*)+$", head)   # void ns::k(...) {}
+    own = tuple(_IDENT.findall(qualifier.group())) if qualifier else ()
+    return (tuple(n for names, _ in outer for n in names) + own,
+            tuple(n for names, inline in outer if not inline for n in names) + own)
+
+
+def _template_arguments(head: str, name: str) -> dict:
+    """Template parameter -> the type named in ``k<float, ...>`` (or its default)."""
+    m = re.search(r"\btemplate\s*<", head)
+    if m is None:
+        return {}
+    depth, i = 1, m.end()
+    while depth and i < len(head):
+        depth += {"<": 1, ">": -1}.get(head[i], 0)
+        i += 1
+    formals = [f.strip() for f in _split_commas(head[m.end(): i - 1])]
+    actuals = _split_top(name[name.index("<") + 1: name.rindex(">")]) if "<" in name else []
+    out = {}
+    for k, formal in enumerate(formals):
+        decl, _, default = formal.partition("=")
+        words = decl.split()
+        if not words:
+            continue
+        value = actuals[k] if k < len(actuals) else default.strip()
+        if value:
+            out[words[-1].lstrip(".")] = value
+    return out

@@ -348,6 +348,18 @@ def test_python_list_where_a_numba_kernel_takes_an_array():
           "cannot pass to a kernel", "pass a device array")
 
 
+def test_a_string_where_a_numba_kernel_takes_a_number():
+    """A number read as text: numba's simulator loses the kernel's error, and a
+    GPU fails to compile it, away from the launch."""
+    @gt.graph(static=("a",))
+    def f(s, x, a):
+        fill[1, 8, s](x, a)                                  # text
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(8), "1.0")
+    check(e, "text", "argument v of numba kernel fill is a Python str, which numba "
+          "cannot pass to a kernel", "float(text)")
+
+
 @cuda.jit
 def sum_into(out, parts):
     out[cuda.grid(1)] = parts[1]

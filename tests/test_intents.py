@@ -1,4 +1,5 @@
 """Access intents of numba kernels, read off their source."""
+import functools
 import math
 import types
 
@@ -897,3 +898,30 @@ def test_resolve_dotted_finds_globals_closures_and_attributes():
     assert resolve_dotted(f, "np.linalg.norm") is np.linalg.norm
     assert resolve_dotted(f, "math.no_such") is None and resolve_dotted(f, "nowhere") is None
     assert resolve_dotted(len, "math") is None                   # no Python function
+
+
+def _with_done_flag(f):
+    """A decorator that makes a kernel of its own around ``f``, named after it."""
+    dev = cuda.jit(device=True)(f)
+
+    @functools.wraps(f)
+    def kern(x, out, done, *more):
+        dev(x, out, done)
+        done[0] = 1   # the wrapper's own write
+    return cuda.jit(kern)
+
+
+@_with_done_flag
+def _body(x, out, done):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = 2 * x[i]
+
+
+def test_a_kernel_made_with_functools_wraps_is_read_from_its_own_code():
+    """inspect reads the wrapped function for a functools.wraps wrapper: the
+    kernel's own code and parameters must be read instead."""
+    from graphtrace.ops.kernel import adapter_for
+    ad = adapter_for(_body)
+    assert ad.params == ["x", "out", "done"] and ad.vararg == "more"
+    assert ad.intents[:2] == ["r", "w"] and "w" in ad.intents[2]   # done: written

@@ -503,14 +503,18 @@ def resolve_dotted(py_func, dotted: str):
 
 
 def _parse(py_func):
+    """The ``def`` of ``py_func``'s own code: read through its code object, since
+    ``inspect.getsource`` of a function follows ``__wrapped__`` (a kernel made by
+    a decorator with ``functools.wraps`` would be read as the function it wraps)."""
+    code = getattr(py_func, "__code__", None)
     try:
-        src = textwrap.dedent(inspect.getsource(py_func))
+        src = textwrap.dedent(inspect.getsource(code if code is not None else py_func))
         tree = ast.parse(src)
     except (OSError, TypeError, SyntaxError, IndentationError):
         return None
+    name = code.co_name if code is not None else py_func.__name__
     for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                and node.name == py_func.__name__:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
             return node
     return None
 
@@ -592,7 +596,7 @@ _LOADS = ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF")
 
 def vararg_intent(py_func) -> str | None:
     """The intent of every element of ``*args``; None when there is no ``*args``."""
-    params = inspect.signature(py_func).parameters.values()
+    params = inspect.signature(py_func, follow_wrapped=False).parameters.values()
     if not any(p.kind is p.VAR_POSITIONAL for p in params):
         return None
     result = analyze(py_func)

@@ -59,7 +59,7 @@ class NumbaAdapter(Adapter):
 
     def __init__(self, k):
         py_func = k.py_func
-        sig = list(inspect.signature(py_func).parameters.values())
+        sig = list(inspect.signature(py_func, follow_wrapped=False).parameters.values())
         params = [p.name for p in sig if p.kind is not p.VAR_POSITIONAL]
         vararg = next((p.name for p in sig if p.kind is p.VAR_POSITIONAL), None)
         # a kernel storing into an array held by a global name (G[i] = v) touches
@@ -95,7 +95,8 @@ class NumbaAdapter(Adapter):
                     f"argument {self.param_name(i)} of numba kernel {self.name} "
                     f"{'holds' if isinstance(a, tuple) else 'is'} {bad}, which numba cannot "
                     "pass to a kernel: pass a device array (cuda.to_device(np.asarray("
-                    "values))), or a tuple of numbers or arrays")
+                    "values))), a number (float(text) for a number read as text), or a "
+                    "tuple of numbers or arrays")
             what = _not_an_array(a)
             if what is not None and i < len(self.params) and self.params[i] in self.array_params:
                 raise KernelArgumentError(
@@ -211,9 +212,10 @@ _NUMBERS = frozenset({int, float, complex, bool, Scalar} |
 
 
 def _unpassable(a):
-    """A list or None in argument ``a`` (no numba kernel takes them), else None."""
-    if isinstance(a, list):
-        return "a Python list"
+    """A list, a string or None in argument ``a`` (no numba kernel takes them),
+    else None."""
+    if isinstance(a, (list, str, bytes)):
+        return f"a Python {type(a).__name__}"
     if a is None:
         return "None"
     if isinstance(a, tuple):

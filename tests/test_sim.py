@@ -211,14 +211,35 @@ def _report_by_default(a=PINNED):   # a default argument
     SEEN.append(a.copy().tolist())
 
 
+class _Sink:   # what a callback is handed, or what it calls a method of
+    def __init__(self, buf):
+        self.inner = type("Inner", (), {})()
+        self.inner.buf = buf
+
+    def read(self):
+        SEEN.append(self.inner.buf.copy().tolist())
+
+
+SINK = _Sink(PINNED)
+
+
+def _report_by_method_of_a_global():   # SINK.read() reads SINK.inner.buf
+    SINK.read()
+
+
+def _report_to(sink):   # handed the object itself: s.host(_report_to, SINK)
+    sink.read()
+
+
 @pytest.mark.parametrize("report", [_report, _report_by_helper, _report_by_attribute,
-                                    _report_by_default])
+                                    _report_by_default, _report_by_method_of_a_global,
+                                    _report_to])
 def test_a_callback_reading_an_array_by_a_global_name_waits_for_its_writers(report):
     @gt.graph
     def f(s, d):
         _square[1, 32, s](d)
         s.copy(PINNED, d)
-        s.host(report)
+        s.host(report, *((SINK,) if report is _report_to else ()))
     d = cuda.to_device(np.arange(4.0))
     g = f.trace(d)
     assert g.nodes[1] in g.nodes[2].deps   # after the copy into PINNED
@@ -242,7 +263,7 @@ class _Holder:
 
 @pytest.mark.parametrize("how", ["closure", "partial", "opaque closure", "object",
                                  "bound method", "function in a closure", "view",
-                                 "default argument"])
+                                 "default argument", "object handed to it"])
 def test_a_callback_holding_an_array_of_the_graph_is_refused_at_its_line(how):
     import functools
 
@@ -263,6 +284,8 @@ def test_a_callback_holding_an_array_of_the_graph_is_refused_at_its_line(how):
             s.host(lambda: SEEN.append(view[0]))                 # view holds h
         elif how == "default argument":
             s.host(lambda a=h: SEEN.append(a[0]))                # default argument holds h
+        elif how == "object handed to it":
+            s.host(_report_to, _Sink(h))                         # object handed to it holds h
         else:
             s.host(lambda: print(h), opaque=how != "closure")   # closure holds h
     with pytest.raises(gt.ArgumentError, match="pass it to s.host as an argument") as e:

@@ -10,11 +10,12 @@ from __future__ import annotations
 import warnings
 from collections import deque
 from functools import partial
+from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 
 from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
 from .._host_guard import plain
 from ..errors import ArgumentError, user_frame
-from ..reach import MISSING, _followed, name_chains
+from ..reach import MISSING, _followed, _library, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map
@@ -30,7 +31,9 @@ def record_host(stream, fn, args, opaque=False):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
     _warn_copies(fn, args)
     rec, accesses = record_args(t, args, lambda i: "rw", _host_only(fn))
-    accesses = list(accesses) + _reached(t, fn, opaque)
+    held = [(f"argument {i}'s {what}", v, True) for i, a in enumerate(args)
+            for what, v in _object_attributes(a)]   # an object passed as itself
+    accesses = list(accesses) + _reached(t, fn, opaque, held)
     for i, a in enumerate(args):   # an object that holds a temporary would keep it
         tmp = holder_of(a, t)
         if tmp is not None:
@@ -40,15 +43,16 @@ def record_host(stream, fn, args, opaque=False):
                     scope=stream.scope, opaque=opaque)
 
 
-def _reached(t, fn, opaque: bool) -> list:
+def _reached(t, fn, opaque: bool, more=()) -> list:
     """The accesses of host arrays of this trace that ``fn`` reaches by its own
     global names (read and written, unless the callback is opaque: ordered with
     all); an error for an argument's host array (or a view of one) that it holds
-    (closure, ``partial``, a bound method's or callable object's attributes),
-    which a later call with new arrays rebinds without tracing again: the callback
-    would keep the first one. Device arrays it cannot read are left alone."""
+    (closure, ``partial``, a bound method's or callable object's attributes, an
+    object passed to it: ``more``), which a later call with new arrays rebinds
+    without tracing again: the callback would keep the first one. Device arrays
+    it cannot read are left alone."""
     out = []
-    for name, v, held in _names_of(fn):
+    for name, v, held in (*_names_of(fn), *more):
         for x in leaves(v):
             buf = _host_buffer(t, x) if is_array(x) else None
             if buf is None:
@@ -120,6 +124,28 @@ def _names_of(fn, depth: int = 0, seen=None):
             yield from _names_of(helper, depth + 1, seen)
         else:
             yield f"global name {name!r}", v, False
+            for what, x in _object_attributes(v):   # SINK.read() reads SINK.buf
+                yield f"{what} of global name {name!r}", x, False
+
+
+_NOT_OBJECTS = (type, ModuleType, partial, FunctionType, MethodType, BuiltinFunctionType,
+                list, tuple, dict)
+
+
+def _object_attributes(obj, depth: int = 0):
+    """``(what, value)`` for the attributes of an object of a class of the program's
+    own (and of the objects they hold, two levels deep), which a callback handed
+    the object, or calling its methods, may read: not of arrays, containers,
+    functions, classes or modules."""
+    if depth > 2 or isinstance(obj, _NOT_OBJECTS) or is_array(obj) or _library(type(obj)):
+        return
+    attributes = getattr(obj, "__dict__", None)
+    if not isinstance(attributes, dict):
+        return
+    for k, v in list(attributes.items()):
+        yield f"attribute {k!r}", v
+        yield from ((f"attribute {k!r}.{w[len('attribute '):]}", x)
+                    for w, x in _object_attributes(v, depth + 1))
 
 
 def _global_loads(code, scope) -> list:

@@ -294,6 +294,26 @@ def test_a_callback_holding_an_array_of_the_graph_is_refused_at_its_line(how):
     assert e.value.source[1] == line_of(__file__, marker)
 
 
+def test_a_callback_holding_a_number_of_the_graph_is_refused_and_one_handed_to_it_is_bound():
+    """A number argument is a placeholder while tracing: a callback holding it
+    (its closure) would receive that, not each call's number."""
+    @gt.graph
+    def f(s, d, h, a):
+        s.copy(h, d)
+        s.host(lambda: SEEN.append(a * 2))                   # holds a number
+    with pytest.raises(gt.ArgumentError, match=r"s.host\(fn, a\)") as e:
+        f(cuda.to_device(np.zeros(4)), gt.pinned_empty(4), 1.5)
+    assert e.value.source[1] == line_of(__file__, "holds a number")
+
+    @gt.graph
+    def g(s, h, a):
+        s.host(lambda v: SEEN.append(v * 2), a)
+    SEEN.clear()
+    for a in (1.5, 2.5):
+        g(gt.pinned_empty(4), a)
+    assert SEEN == [3.0, 5.0]
+
+
 STATS = type("Stats", (), {"PINNED": 0})()
 
 

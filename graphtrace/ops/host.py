@@ -53,6 +53,13 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
     it cannot read are left alone."""
     out = []
     for name, v, held in (*_names_of(fn), *more):
+        number = next((x for x in leaves(v) if isinstance(x, Scalar)), None) if held else None
+        if number is not None:   # the graph's placeholder: each call's number is other
+            raise ArgumentError(
+                f"host callback {_name(fn)} holds the number {number.name} of this graph by "
+                f"{name}: it would receive a placeholder, not each call's number; pass it "
+                f"to s.host as an argument, which the callback receives as a parameter: "
+                f"s.host(fn, {number.name})")
         for x in leaves(v):
             buf = _host_buffer(t, x) if is_array(x) else None
             if buf is None:

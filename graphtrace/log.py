@@ -234,18 +234,19 @@ def _names(params, parts, fixed) -> list[str]:
 
 def _aliasing(names_o, alias_o, names_n, alias_n, out: list) -> None:
     """Pairs of arrays that came to share memory, or stopped, or moved apart."""
-    old = {(hi, lo): d for hi, lo, d in alias_o}
-    new = {(hi, lo): d for hi, lo, d in alias_n}
-    for (hi, lo), d in new.items():
+    old = {(hi, lo): (d, same) for hi, lo, d, same in alias_o}
+    new = {(hi, lo): (d, same) for hi, lo, d, same in alias_n}
+    for (hi, lo), (d, same) in new.items():
         pair = f"{names_n[lo]} and {names_n[hi]}"
         if (hi, lo) not in old:
-            out.append(f"{pair} now share memory ({_apart(d)})")
-        elif old[(hi, lo)] != d:
-            out.append(f"{pair} share memory at another offset ({_apart(old[(hi, lo)])} -> "
-                       f"{_apart(d)})")
+            out.append(f"{pair} now share memory ({_apart(d, same)})")
+        elif old[(hi, lo)] != (d, same):
+            out.append(f"{pair} share memory otherwise ({_apart(*old[(hi, lo)])} -> "
+                       f"{_apart(d, same)})")
     out += [f"{names_o[lo]} and {names_o[hi]} no longer share memory"
             for hi, lo in old if (hi, lo) not in new]
 
 
-def _apart(d: int) -> str:
-    return "the same address" if d == 0 else f"{abs(d)} bytes apart"
+def _apart(d: int, same: bool) -> str:
+    return "the same array" if same else \
+        "the same address" if d == 0 else f"{abs(d)} bytes apart"

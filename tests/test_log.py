@@ -135,6 +135,8 @@ def calls(info, first, second):
      "xs[1]: float32 array of shape (4,) -> a number (float)"),
     (lambda x, xs, n, a: (x, [xs[0], x[:4]], n, a), "x and xs[1] now share memory (the same "
                                                     "address)"),
+    (lambda x, xs, n, a: (x, [xs[0], x], n, a), "xs[1]: shape (4,) -> (8,); x and xs[1] now "
+                                                "share memory (the same array)"),
     (lambda x, xs, n, a: (x, tuple(xs), n, a), "xs: a list of 2 -> a tuple of 2"),
 ])
 def test_a_retrace_says_what_differs_in_the_signature(info, change, said):

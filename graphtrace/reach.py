@@ -161,21 +161,50 @@ def held_values(v, label: str) -> tuple:
     (``PARAMS = (W, 2.0)``) and bake them in, so the cache key holds them by
     value. The arrays themselves are walked past in one loop, as ``_leaves`` does.
     A container that holds no array now (a list a callback appends results to)
-    gives none."""
+    gives none. Kernels and functions it holds (``LAYERS = [k1, k2]``) are held
+    by identity: a trace launches or calls them, and bakes them in too."""
     if type(v) not in _PLAIN_CONTAINERS:
         return ()
     found: list = []
     arrays: list = []
+    calls: list = []
 
     def item(x, where, depth, out):
         if _is_value(x):
             found.append((where, _typed(x)))
         elif is_array(x):
             out.append(x)
+        elif _is_callable_object(x):
+            calls.append((where, _Same(x)))
         else:
             _collect(x, where, depth, out, item)
     _collect(v, label, 0, arrays, item)
-    return tuple(found) if arrays else ()
+    return tuple(found) + tuple(calls) if arrays else tuple(calls)
+
+
+class _Same:
+    """A kernel or function in a cache key: equal only to itself (its own
+    ``__eq__``, a cupy kernel's or a ``gt.kernel`` declaration's, is not asked)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _Same and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+def _holds_callables(v, depth: int = 0) -> bool:
+    """A list, tuple or dict holding kernels or functions (``LAYERS = [k1, k2]``),
+    which a trace bakes in: watched by identity as a container of arrays is."""
+    items = children(v) if depth <= _MAX_DEPTH else None
+    return items is not None and any(
+        _is_callable_object(x) and not _library(x) or _holds_callables(x, depth + 1)
+        for _, x in items)
 
 
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
@@ -408,7 +437,8 @@ class Reach:
             late = not defined and not hasattr(builtins, name) and \
                 name in (loaded := loaded if loaded is not None else
                          {n for n, _ in name_chains(code, {})})
-            if _leaves(v, name) or defined and _may_hold_arrays(v) or late:
+            if _leaves(v, name) or defined and (_may_hold_arrays(v) or _holds_callables(v)) \
+                    or late:
                 key = id(v) if v is not None else (id(fn), name)   # None is one object
                 label = name if labels.setdefault(name, key) == key else \
                     f"{fn.__name__}.{name}"

@@ -322,6 +322,72 @@ def test_numbers_held_with_arrays_by_a_name_or_self_are_watched(on):
         HELD = keep
 
 
+@cuda.jit
+def put_twice(out, v):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = 2 * v
+
+
+KERNELS = {"put": put}   # kernels held in containers by names
+KERNEL_LIST = [put]
+KERNEL_TUPLE = (put,)
+
+
+@gt.graph(backend="sim")
+def from_dict(s, out, a):
+    KERNELS["put"][1, 2, s](out, a)
+
+
+@gt.graph(backend="sim")
+def from_list(s, out, a):
+    KERNEL_LIST[0][1, 2, s](out, a)
+
+
+@gt.graph(backend="sim")
+def from_tuple(s, out, a):
+    KERNEL_TUPLE[0][1, 2, s](out, a)
+
+
+class _Layers:
+    def __init__(self):
+        self.layers = [put]
+
+    @gt.graph(backend="sim")
+    def step(self, s, out, a):
+        self.layers[0][1, 2, s](out, a)
+
+
+@pytest.mark.parametrize("where", ["dict", "list", "tuple", "self"])
+def test_a_kernel_held_in_a_container_by_a_name_or_self_is_watched(where):
+    """Replacing a kernel in a dict, list or tuple reached by name (in place, or
+    the name bound to a new container), or in a list a method's self holds, runs
+    the new kernel at the next call."""
+    global KERNEL_TUPLE
+    keep = dict(KERNELS), list(KERNEL_LIST), KERNEL_TUPLE
+    m = _Layers()
+    call = {"dict": from_dict, "list": from_list, "tuple": from_tuple,
+            "self": lambda out, a: m.step(out, a)}[where]
+    try:
+        out = dev(0)
+        for kernel, want in ((put, 3.0), (put_twice, 6.0), (put, 3.0)):
+            if where == "dict":
+                KERNELS["put"] = kernel
+            elif where == "list":
+                KERNEL_LIST[0] = kernel
+            elif where == "tuple":
+                KERNEL_TUPLE = (kernel,)
+            else:
+                m.layers = [kernel]
+            call(out, 3.0)
+            call(out, 3.0)   # the very arguments again: the shortcut
+            assert out.copy_to_host().tolist() == [want] * 2, (where, kernel)
+    finally:
+        KERNELS.update(keep[0])
+        KERNEL_LIST[:] = keep[1]
+        KERNEL_TUPLE = keep[2]
+
+
 def test_equal_tuples_of_other_types_are_other_graphs():
     """(1,) and (1.0,) are equal but a kernel packs 1 and 1.0 differently."""
     global SCALES

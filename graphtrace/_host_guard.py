@@ -9,11 +9,32 @@ same reason (``_guards.py``). The function receives each numpy argument as a
 (``s.copy``, ``s.host``, kernel arguments, slicing, shapes), whose values refuse
 to be read while a trace is running and read as usual afterwards (a host
 callback receives it at run time).
+
+What passes is listed, and everything else of ``np.ndarray`` is refused, so a
+method numpy adds later is refused too rather than read in silence:
+
+- metadata (``shape``, ``dtype``, ``strides``, ``flags``, ``len``, the array
+  interfaces that give the address, which ops and kernels need);
+- views (slices, rows, ``reshape``, ``ravel``, ``T``, ``transpose``,
+  ``swapaxes``, ``squeeze``, ``diagonal``, ``view``, ``real``, ``imag``, and
+  numpy's functions that only make views, ``np.reshape``, ``np.broadcast_to``);
+- copies made by the array's own methods (``copy``, ``flatten``): they are
+  guarded as well, a snapshot of the first call's values that cannot be read;
+- printing (``repr``, ``str``, ``format``), which decides nothing.
+
+Refused while tracing, at the user's line: every method or attribute that
+gives a value or an array of values (``item``, ``tolist``, ``flat``, ``take``,
+``argmax``, ``dot``, ``nonzero``, ``astype``, ``data``, ``base``, which is the
+caller's own array, ``__array__``, pickling), arithmetic and comparisons
+(ufuncs), numpy functions other than those above, and writes (``p[0] = v``,
+``fill``, ``put``, ``sort``, which would change the caller's array once, at
+trace time, and never on a replay).
 """
 from __future__ import annotations
 
 import os
 import sys
+import threading
 
 import numpy as np
 
@@ -28,7 +49,42 @@ _METADATA = frozenset({np.shape, np.ndim, np.size, np.result_type, np.may_share_
                        np.full_like, np.iscomplexobj, np.isrealobj})
 
 
+def _functions(module, *names) -> frozenset:
+    return frozenset(f for f in (getattr(module, n, None) for n in names) if f is not None)
+
+
+# numpy functions that make views (or, for a layout that needs one, a guarded
+# copy) and read no value to decide what: their results pass, as guarded arrays
+_VIEWS = _functions(np, "reshape", "ravel", "transpose", "permute_dims", "matrix_transpose",
+                    "swapaxes", "moveaxis", "rollaxis", "squeeze", "expand_dims",
+                    "atleast_1d", "atleast_2d", "atleast_3d", "broadcast_to",
+                    "broadcast_arrays", "diagonal", "diag", "split", "array_split", "hsplit",
+                    "vsplit", "dsplit", "unstack", "flip", "fliplr", "flipud", "rot90",
+                    "real", "imag") | \
+    _functions(np.linalg, "matrix_transpose", "diagonal") | \
+    _functions(np.lib.stride_tricks, "sliding_window_view")
+
+# What of np.ndarray passes as it is: Python's object machinery, numpy's
+# protocols (the address and geometry, never the values), metadata, views and
+# copies that stay guarded, and what the class defines itself (printing,
+# elements, rows). Every other name of np.ndarray is refused (_refusing), but
+# for numpy's private helpers (_private).
+_ALLOWED = frozenset({
+    "__class__", "__class_getitem__", "__delattr__", "__dir__", "__doc__",
+    "__getattribute__", "__getstate__", "__hash__", "__init__", "__init_subclass__",
+    "__new__", "__setattr__", "__sizeof__", "__subclasshook__",
+    "__array_finalize__", "__array_function__", "__array_interface__",
+    "__array_namespace__", "__array_priority__", "__array_struct__", "__array_ufunc__",
+    "__array_wrap__", "__dlpack_device__", "__buffer__", "__release_buffer__",
+    "shape", "ndim", "dtype", "size", "itemsize", "nbytes", "strides", "flags", "ctypes",
+    "device", "setflags", "__len__",
+    "T", "mT", "view", "reshape", "ravel", "transpose", "swapaxes", "squeeze", "diagonal",
+    "getfield", "to_device", "copy", "flatten", "__copy__", "__deepcopy__",
+    "real", "imag", "__getitem__", "__iter__", "__repr__", "__str__", "__format__"})
+
+
 _NUMPY_DIR = os.path.dirname(np.__file__)
+_QUIET = threading.local()   # .on: this thread runs an allowed numpy function
 
 
 def _source() -> tuple:
@@ -41,7 +97,7 @@ def _source() -> tuple:
 
 
 def _refuse() -> None:
-    if current_tracer() is not None:
+    if current_tracer() is not None and not getattr(_QUIET, "on", False):
         raise HostSyncError(
             "the values of a host array argument are read while tracing: they would be "
             "baked into the graph, and a later call with another array (or this one "
@@ -67,16 +123,28 @@ class TracedHostArray(np.ndarray):
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         _refuse()
-        inputs = tuple(x.view(np.ndarray) if isinstance(x, TracedHostArray) else x
-                       for x in inputs)
+        inputs = tuple(plain(x) for x in inputs)
+        if "out" in kwargs:
+            kwargs["out"] = tuple(plain(x) for x in kwargs["out"])
         return getattr(ufunc, method)(*inputs, **kwargs)
 
     def __array_function__(self, func, types, args, kwargs):
-        out = super().__array_function__(func, types, args, kwargs)
-        if func not in _METADATA and current_tracer() is not None and \
-                not _views_of(out, args, kwargs):   # np.reshape, np.ravel: views pass
-            _refuse()
-        return out
+        if current_tracer() is None or getattr(_QUIET, "on", False):
+            return super().__array_function__(func, types, args, kwargs)
+        if func in _METADATA or func in _VIEWS:
+            # Its own code may call numpy functions on the arrays (np.full_like
+            # fills the new array with np.copyto): those read nothing either.
+            _QUIET.on = True
+            try:
+                out = super().__array_function__(func, types, args, kwargs)
+            finally:
+                _QUIET.on = False
+            if func in _METADATA or out is NotImplemented:   # another type's to answer
+                return out
+            out = _guarded_views(out, args, kwargs)
+            if out is not None:
+                return out
+        _refuse()   # before it runs: np.copyto(p, 0) would write the caller's array
 
     def __repr__(self):   # printing bakes nothing in
         return repr(self.view(np.ndarray))
@@ -87,42 +155,64 @@ class TracedHostArray(np.ndarray):
     def __format__(self, spec):
         return format(self.view(np.ndarray), spec)
 
-    def _value(self, name):
+
+def _private(name: str) -> bool:
+    """Whether ``name`` is numpy's own helper, which its C code calls on the
+    array by name (numpy 2.5's ``view(dtype)`` calls ``_set_dtype``): refusing
+    it would refuse what called it; a program does not call it."""
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _refusing(name: str, slot):
+    """``np.ndarray``'s ``name`` as a method or attribute refused while tracing."""
+    if hasattr(slot, "__set__"):   # an attribute (flat, data, base): reading and setting
+        def get(self):
+            _refuse()
+            return slot.__get__(self, type(self))
+
+        def set_(self, value):
+            _refuse()
+            slot.__set__(self, value)
+        return property(get, set_, doc=slot.__doc__)
+
+    def method(self, *args, **kwargs):
         _refuse()
-        return getattr(self.view(np.ndarray), name)
-
-    def item(self, *args):
-        return self._value("item")(*args)
-
-    def tolist(self):
-        return self._value("tolist")()
-
-    def tobytes(self, order="C"):
-        return self._value("tobytes")(order)
-
-    def __float__(self):
-        return float(self._value("__float__")())
-
-    def __int__(self):
-        return int(self._value("__int__")())
-
-    def __index__(self):
-        return self._value("__index__")()
-
-    def __complex__(self):
-        return complex(self._value("__complex__")())
-
-    def __bool__(self):
-        return bool(self._value("__bool__")())
+        return slot(self, *args, **kwargs)
+    method.__name__, method.__doc__ = name, slot.__doc__
+    method.__qualname__ = f"TracedHostArray.{name}"
+    return method
 
 
-def _views_of(out, args, kwargs) -> bool:
-    """Whether ``out`` (an array, or a list or tuple of them) is only views of the
-    guarded arrays among the arguments: no value was read to make it."""
+def _writes_refused(slot):
+    """A view attribute (real, imag) read as it is; setting it writes values."""
+    def set_(self, value):
+        _refuse()
+        slot.__set__(self, value)
+    return property(lambda self: slot.__get__(self, type(self)), set_, doc=slot.__doc__)
+
+
+for _name, _slot in vars(np.ndarray).items():
+    if _name not in _ALLOWED and (callable(_slot) or hasattr(_slot, "__get__")) and \
+            not _private(_name):
+        setattr(TracedHostArray, _name, _refusing(_name, _slot))
+for _name in ("real", "imag"):
+    setattr(TracedHostArray, _name, _writes_refused(vars(np.ndarray)[_name]))
+del _name, _slot
+
+
+def _guarded_views(out, args, kwargs):
+    """``out`` (an array, or a list or tuple of them) with each plain view of a
+    guarded argument guarded too, if every part is such a view or guarded
+    already; None if a part is a plain array of new values (np.diag of a 1-D
+    array), which would give them away."""
     bases = [a for a in (*args, *kwargs.values()) if isinstance(a, TracedHostArray)]
-    outs = out if isinstance(out, (list, tuple)) else (out,)
-    return bool(outs) and all(isinstance(o, np.ndarray) and
-                              any(np.may_share_memory(o, b) for b in bases) for o in outs)
+    many = isinstance(out, (list, tuple))
+    outs = out if many else (out,)
+    if not outs or not all(isinstance(o, TracedHostArray) or isinstance(o, np.ndarray) and
+                           any(np.may_share_memory(o, b) for b in bases) for o in outs):
+        return None
+    outs = [guarded(o) for o in outs]
+    return type(out)(outs) if many else outs[0]
 
 
 def plain(x):

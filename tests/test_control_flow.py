@@ -528,6 +528,22 @@ def test_a_number_argument_as_a_condition_or_a_bound_says_what_to_do():
     assert e.value.source[1] == line_of(__file__, "dynamic bound")
 
 
+def test_a_block_entered_twice_is_refused_at_its_second_with():
+    """Kept in a name and entered again, a loop's bodies are closed already: that
+    was an obscure error about a region, hiding the one that said why."""
+    @gt.graph(backend="sim")
+    def f(s, n):
+        loop = s.while_loop(gt.cond(n) < 2, max_iterations=5)
+        with loop as body:
+            count[1, 1, body](n)
+        with loop as body:   # entered again
+            count[1, 1, body](n)
+    with pytest.raises(gt.ArgumentError, match=r"entered before.*call s.while_loop\(\.\.\.\) "
+                       "again") as e:
+        f.trace(dev(0, dtype=np.int32))
+    assert e.value.source[1] == line_of(__file__, "entered again")
+
+
 def test_a_block_an_exception_left_and_a_bare_block_before_another_are_refused():
     """A caught exception dropped the loop or branch it left; a bare block followed
     by a with block was reported at the second (its record's id was reused)."""

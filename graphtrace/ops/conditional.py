@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ..buffers import Buffer, as_buffer, is_array
-from ..errors import ArgumentError, EmitError
+from ..errors import ArgumentError, EmitError, user_frame
 from ..scalar import Scalar
 from ._conditions import C_TYPES, Condition, condition_kernel, evaluate
 from ..tree import tree_map
@@ -154,7 +154,12 @@ class _Structured:
         t.unentered[id(self)] = (stream.scope, self.what, source, self)   # held: id kept
 
     def __enter__(self):
-        self.stream.tracer().unentered.pop(id(self), None)
+        t = self.stream.tracer()
+        if t.unentered.pop(id(self), None) is None:   # entered before: its bodies are closed
+            raise ArgumentError(
+                f"this {self.what} block was entered before: a loop or branch records its "
+                f"body once; call {self.what[:-5]}(...) again for each with block",
+                user_frame())
         return self.op.bodies(self.bodies)
 
     def __exit__(self, kind, exc, tb):

@@ -12,8 +12,9 @@ import os
 import sys
 
 from . import _driver
+from .errors import ArgumentError, user_frame
 
-__all__ = ["default_backend", "resolve", "BACKENDS"]
+__all__ = ["default_backend", "resolve", "runnable", "BACKENDS"]
 
 BACKENDS = ("gpu", "sim")
 
@@ -35,6 +36,18 @@ def resolve(*choices) -> str:
                 raise ValueError(f"backend must be 'gpu' or 'sim', not {c!r}")
             return c
     return default_backend()
+
+
+def runnable(backend: str) -> str:
+    """``backend``, where a call can run on it now: ``"gpu"`` asked for where there
+    is no GPU is an error at the user's line that says so (the driver library's
+    own, deep in building the graph, named neither the call nor the way out)."""
+    if backend == "gpu" and not _driver.available():
+        raise ArgumentError(
+            "backend='gpu' was asked for, but this machine has no CUDA driver or no GPU "
+            "device: run on the CPU simulator with backend='sim', or leave the backend "
+            "out to have graphtrace choose by the machine", user_frame())
+    return backend
 
 
 def prepare_numba() -> None:

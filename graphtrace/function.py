@@ -22,7 +22,7 @@ from . import log
 from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
 from .arguments import Call, path_str, same_call, snapshot, walk
-from .backend import resolve
+from .backend import resolve, runnable
 from .buffers import is_array
 from .context import STATE, current_tracer
 from .debug import checks_intents
@@ -288,7 +288,7 @@ class GraphFunction:
     def _backend_now(self, backend) -> str:
         if backend is None and self.backend is None:
             return _default_backend()
-        return resolve(backend, self.backend)
+        return runnable(resolve(backend, self.backend))
 
     def compile(self, *args, backend=None, **kwargs):
         """The compiled graph for these arguments, bound to them (nothing launched).

@@ -66,7 +66,9 @@ def test_flag_and_environment_variable(monkeypatch):
 
 
 def test_gpu_backend_chooses_the_checked_graph(monkeypatch):
-    # Stand-ins that run on the simulator: only which class is chosen matters here.
+    # Stand-ins that run on the simulator: only which class is chosen matters here
+    # (and the check that backend="gpu" has a GPU to run on passes).
+    monkeypatch.setattr("graphtrace.function.runnable", lambda backend: backend)
     monkeypatch.setattr(debug, "CheckedGraph", type("Checked", (sim.SimGraph,), {}))
     monkeypatch.setattr(emit, "CompiledGraph", type("Plain", (sim.SimGraph,), {}))
     monkeypatch.delenv("GRAPHTRACE_CHECK_INTENTS", raising=False)

@@ -360,6 +360,23 @@ def test_a_string_where_a_numba_kernel_takes_a_number():
           "cannot pass to a kernel", "float(text)")
 
 
+def test_the_gpu_backend_asked_for_without_a_gpu_says_so_at_the_call(monkeypatch):
+    from graphtrace import _driver
+    monkeypatch.setattr(_driver, "available", lambda: False)
+
+    @gt.graph
+    def f(s, x):
+        fill[1, 8, s](x, 1.0)
+    x = cuda.to_device(np.zeros(8))
+    with pytest.raises(gt.ArgumentError) as e:
+        f(x, backend="gpu")                                  # nogpu
+    check(e, "nogpu", "backend='gpu' was asked for", "backend='sim'")
+    with pytest.raises(gt.ArgumentError, match="no CUDA driver"):
+        gt.graph(backend="gpu")(lambda s, x: fill[1, 8, s](x, 1.0))(x)
+    f(x, backend="sim")
+    assert x.copy_to_host().tolist() == [1.0] * 8
+
+
 @cuda.jit
 def sum_into(out, parts):
     out[cuda.grid(1)] = parts[1]

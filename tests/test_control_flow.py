@@ -230,7 +230,19 @@ def float_switch(s, flag, x):
         pass
 
 
+def chained_condition(s, flag, x):
+    with s.while_loop(0 < gt.cond(flag) < 3):   # chained
+        pass
+
+
+def combined_condition(s, flag, x):
+    with s.while_loop((gt.cond(flag) > 0) & (gt.cond(flag) < 3)):   # combined
+        pass
+
+
 @pytest.mark.parametrize("body, marker, words", [
+    (chained_condition, "chained", "a condition compares once"),
+    (combined_condition, "combined", "does not combine with &"),
     (callback_in_body, "callback in body", "host callbacks cannot run inside"),
     (fraction_on_ints, "fraction", "cannot compare it with 2.5"),
     (past_int32, "past int32", "from -2147483648 to 2147483647"),

@@ -71,7 +71,20 @@ class Condition:
         raise ArgumentError(
             "a device condition has no value during the trace (nothing has run yet): "
             "pass it to s.while_loop / s.if_then / s.if_else instead of using it in "
-            "Python control flow")
+            "Python control flow; a chained comparison (0 < gt.cond(x) < 3) and "
+            "and/or/not between conditions ask for its value too: a condition compares "
+            "once, so compute a combined test into a flag array with a kernel and pass "
+            "gt.cond(flag)")
+
+    def _combined(self, *_):
+        raise ArgumentError(
+            "a device condition is one comparison of a one-element array (gt.cond(x) > "
+            "tol): it does not combine with &, |, ~ or arithmetic; compute the combined "
+            "test or value into an array with a kernel and pass gt.cond(flag)")
+
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __invert__ = _combined
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __neg__ = _combined
+    __truediv__ = __rtruediv__ = __abs__ = _combined
 
     def __repr__(self):
         return f"cond({self.array!r}) {self.op}" + ("" if self.rhs is None else f" {self.rhs!r}")

@@ -883,13 +883,14 @@ class Stream(ProxyStream):
             raise ArgumentError(f"max_iterations is the dynamic argument {max_iterations.name!r}:"
                                 " it is fixed when the graph is built, so pass its parameter "
                                 f"in static=({max_iterations.param!r},)")
-        elif isinstance(max_iterations, bool) or not isinstance(max_iterations, int) \
+        elif isinstance(max_iterations, (bool, np.bool_)) or \
+                not isinstance(max_iterations, (int, np.integer)) \
                 or not 0 <= max_iterations < _conditional._NO_BOUND:
             raise ArgumentError(f"max_iterations must be a non-negative int below 2**32, "
                                 f"not {max_iterations!r} (it is fixed when the graph is "
                                 "built: pass the number it depends on in static=)")
         else:
-            bound = max_iterations
+            bound = int(max_iterations)   # a numpy integer too (a shape, a computed count)
         return _conditional.structured(
             self, _conditional.WHILE, condition, ("body",),
             {"test": _test(condition), "max_iterations": bound}, user_frame(), body)

@@ -47,6 +47,17 @@ def test_the_trip_bound_ends_a_loop_whose_condition_stays_true():
     assert host(n) == [5]
     assert "max_iterations=5" in str(forever.trace(flag, n))
 
+    @gt.graph(backend="sim")
+    def numpy_bound(s, flag, n):   # a numpy integer (a shape, a computed count) bounds too
+        with s.while_loop(gt.cond(flag), max_iterations=np.int64(n.shape[0] * 3)) as body:
+            count[1, 1, body](n)
+    n = dev(0, dtype=np.int32)
+    numpy_bound(flag, n)
+    assert host(n) == [3]
+    for bad in (np.bool_(True), np.int64(-1), 2.0):
+        with pytest.raises(gt.ArgumentError, match="non-negative int"):
+            gt.graph(lambda s, f: s.while_loop(gt.cond(f), max_iterations=bad)).trace(flag)
+
 
 def test_a_loop_whose_condition_is_false_at_once_runs_no_iteration():
     x, n = dev(0.5), dev(0, dtype=np.int32)

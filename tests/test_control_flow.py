@@ -91,6 +91,15 @@ def test_a_switch_runs_the_case_of_the_value_and_none_out_of_range():
         f(dev(k, dtype=np.int32), y)
     assert host(y) == [211, 211]
 
+    @gt.graph(backend="sim")
+    def past(s, k, y):
+        with s.switch(gt.cond(k), 2) as cases:
+            add[1, 4, cases[-2]](y, 1.0)   # from the end: as a tuple does
+            add[1, 4, cases[2]](y, 1.0)   # past the cases
+    with pytest.raises(gt.ArgumentError, match=r"case 2 of a switch of 2 cases.*, 3\)") as e:
+        past.trace(dev(0, dtype=np.int32), y)
+    assert e.value.source[1] == line_of(__file__, "past the cases")
+
 
 def test_loops_nest_and_branches_sit_inside_loops():
     @gt.graph(backend="sim")

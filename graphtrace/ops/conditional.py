@@ -382,6 +382,23 @@ class IfOp(_ConditionalOp):
             sim.run(node.regions[1])
 
 
+class _Cases(tuple):
+    """The bodies of a switch, one per case: a case past them is an error that
+    says how many there are."""
+
+    __slots__ = ()
+
+    def __getitem__(self, i):
+        try:
+            return super().__getitem__(i)
+        except IndexError:
+            need = i + 1 if isinstance(i, int) and i >= 0 else "n"
+            raise ArgumentError(
+                f"case {i} of a switch of {len(self)} cases (0 to {len(self) - 1}): give "
+                f"s.switch the number of cases, s.switch(gt.cond(k), {need})",
+                user_frame()) from None
+
+
 class SwitchOp(_ConditionalOp):
     kind = "switch"
     handle_kind = "switch"
@@ -390,7 +407,7 @@ class SwitchOp(_ConditionalOp):
         return node.attrs["cases"]
 
     def bodies(self, streams):
-        return tuple(streams)
+        return _Cases(streams)
 
     def describe(self, node, namer) -> str:
         return f"{namer.value(node.args[0])} in {node.attrs['cases']} cases"

@@ -47,7 +47,7 @@ static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__sco
     *s__count, *s_rec, *s_entries, *s__index, *s_codes, *s_ends, *s_opaque, *s_again,
     *s__bufs, *s__views, *s__entry, *s_cai, *s_cupy, *s_numba, *s_sim, *s_iface, *s_descr,
     *s_data, *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s_device_ctypes_pointer,
-    *s_value, *s_valid_types, *s__ary, *s_array_iface, *s_add,
+    *s_value, *s_valid_types, *s_raw_pointers, *s_step, *s__ary, *s_array_iface, *s_add,
     *s___class__, *s__roots, *s__slots, *s__root_index, *s__fast_view, *s__index_m;
 /* object's __class__ descriptor (is_open) */
 static PyObject *CLASS;
@@ -457,6 +457,36 @@ plain(PyObject *dims)
 
 static PyObject *arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs);
 
+/* Whether a launch not ``opaque`` passes a view with gaps between its elements
+ * (a Buffer's step) to a kernel that takes arrays as bare addresses
+ * (adapter.raw_pointers): 1, for the Python path to refuse; 0; -1 with an error */
+static int
+pointer_gaps(PyObject *adapter, PyObject *rec, PyObject *opaque)
+{
+    int o = PyObject_IsTrue(opaque);
+    if (o != 0 || !PyTuple_CheckExact(rec))
+        return o < 0 ? -1 : 0;
+    PyObject *raw = PyObject_GetAttr(adapter, s_raw_pointers);
+    int takes = raw == NULL ? -1 : PyObject_IsTrue(raw);
+    Py_XDECREF(raw);
+    if (takes <= 0) {
+        PyErr_Clear();
+        return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(rec); i++) {
+        PyObject *item = PyTuple_GET_ITEM(rec, i);
+        if (PLAIN != NULL && PyDict_GetItemWithError(PLAIN, (PyObject *)Py_TYPE(item)) != NULL)
+            continue;   /* a number */
+        PyObject *step = PyObject_GetAttr(item, s_step);
+        int gaps = step == NULL ? 0 : PyObject_IsTrue(step);
+        Py_XDECREF(step);
+        PyErr_Clear();
+        if (gaps > 0)
+            return 1;
+    }
+    return 0;
+}
+
 /* Whether the types of the recorded arguments ``rec`` are a tuple in
  * adapter.valid_types (Adapter.validate passed them on their types alone): 1,
  * 0 (validate is to run), -1 with an error */
@@ -508,6 +538,11 @@ add_unremembered(PyObject *tracer, PyObject *stream, PyObject *hit, PyObject *ar
     PyObject *launch = NULL, *out = NULL;
     if (refused != 0) {
         r = refused < 0 ? -1 : 0;
+        goto done;
+    }
+    int gaps = pointer_gaps(adapter, rec, opaque);   /* Python refuses them (Adapter.refuse_gaps) */
+    if (gaps != 0) {
+        r = gaps < 0 ? -1 : 0;
         goto done;
     }
     if (validate != Py_None) {
@@ -1400,6 +1435,8 @@ PyInit__speedups(void)
     INTERN(s_device_ctypes_pointer, "device_ctypes_pointer");
     INTERN(s_value, "value");
     INTERN(s_valid_types, "valid_types");
+    INTERN(s_raw_pointers, "raw_pointers");
+    INTERN(s_step, "step");
     INTERN(s_dtype, "dtype");
     INTERN(s__ary, "_ary");
     INTERN(s_array_iface, "__array_interface__");

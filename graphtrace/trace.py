@@ -432,6 +432,8 @@ class Tracer(_Hot):
             refuse_host(self, args)
         if validate is not None and tuple(map(type, rec)) not in target.valid_types:
             validate(rec)
+        if not opaque and target.raw_pointers:
+            target.refuse_gaps(rec)
         if numbers and not opaque and addresses is not None:
             addresses(self, rec)
         # the entry holds the objects whose ids a memo key has

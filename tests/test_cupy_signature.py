@@ -5,7 +5,7 @@ import pytest
 import graphtrace as gt
 from graphtrace.ir import Scalar
 from graphtrace.ops._cupy import CupyAdapter, parse_signature
-from helpers import FakeDeviceArray as A
+from helpers import FakeDeviceArray as A, line_of
 
 SRC = r'''
 // a comment with __global__ void saxpy(int nope)
@@ -400,3 +400,35 @@ def test_conditions_on_the_compilers_own_macros_are_evaluated():
             '#if __CUDA_ARCH__ >= 800\n#define R float\n#else\n#define R float\n#endif\n'
             'extern "C" __global__ void k(Q R* x, float* y) {}')
     assert CupyAdapter(FakeRawKernel(code, "k")).intents == ["r", "rw"]
+
+
+def test_a_view_with_gaps_passed_as_a_bare_address_is_refused_unless_opaque(monkeypatch):
+    """A cupy kernel gets an array's address alone: through a 2-D block of a larger
+    array it may touch the bytes between the rows, which no access records."""
+    from graphtrace import trace
+    monkeypatch.setattr(trace, "_MEMO_MISSES", 1)   # soon a kernel no longer remembered
+    ad = CupyAdapter(FakeRawKernel(
+        'extern "C" __global__ void k(float* p, int ld, int n) {}', "k"))
+    base = A(64)
+    ptr = base.ptr
+
+    def block(i):   # a 4x4 block of an 8x8 array
+        return A((4, 4), ptr=ptr + 4 * i, strides=(32, 4))
+
+    def rows(i):    # two whole rows: no gaps
+        return A(16, ptr=ptr + 32 * (i % 6))
+
+    @gt.graph(static=("gappy", "opaque"))
+    def f(s, a, gappy, opaque):
+        for i in range(300):   # new views each launch, the kernel no longer remembered
+            s.launch(ad, 1, 32, rows(i), 8, 16)
+        if opaque:
+            s.launch(ad, 1, 32, block(3) if gappy else rows(1), 8, 16, opaque=True)
+        else:
+            s.launch(ad, 1, 32, block(3) if gappy else rows(1), 8, 16)   # gappy
+    f.trace(base, False, False)
+    f.trace(base, True, True)
+    with pytest.raises(gt.KernelArgumentError, match="view with gaps between its elements") as e:
+        f.trace(base, True, False)
+    assert e.value.source[1] == line_of(__file__, "gappy")
+    assert "opaque=True" in str(e.value)

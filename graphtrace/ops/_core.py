@@ -31,6 +31,7 @@ def _is_core_kernel(k) -> bool:
 
 class CoreAdapter(Adapter):
     library = "cuda.core"
+    raw_pointers = True   # arrays are passed as their addresses
 
     def __init__(self, k):
         super().__init__(k, "kernel", None, None)

@@ -70,6 +70,7 @@ def demangled(symbol: str) -> str | None:
 
 class CupyAdapter(Adapter):
     library = "cupy"
+    raw_pointers = True   # arrays are passed as their addresses
     handle_is_function = True   # Kernel.from_handle of cupy's CUfunction
 
     def __init__(self, k):

@@ -52,6 +52,9 @@ class Adapter:
     vararg_intent = "rw"
     cooperative_reason: str | None = None
     handle_is_function = False
+    # arrays reach the kernel as bare addresses (cupy, cuda.core), not as views
+    # with their strides (numba): see refuse_gaps
+    raw_pointers = False
 
     def __init__(self, kernel, name: str, params=None, intents=None, opaque=False,
                  vararg=None):
@@ -77,6 +80,22 @@ class Adapter:
         raise KernelArgumentError(
             f"{self.library} kernel {self.name} takes {least}{len(self.params)} arguments "
             f"({names}) but {nargs} were given")
+
+    def refuse_gaps(self, args) -> None:
+        """Raise for a view with gaps between its elements (a 2-D block, a step)
+        passed as a bare address: the kernel may touch the bytes between them,
+        which graphtrace cannot see, so it could run unordered with their users.
+        An opaque kernel or launch is ordered with everything, and takes it."""
+        for i, b in enumerate(args):
+            if type(b) is Buffer and b.step:
+                raise KernelArgumentError(
+                    f"argument {self.param_name(i)} of {self.library} kernel {self.name} "
+                    f"is a view with gaps between its elements ({b.label or 'an array'}, "
+                    f"shape {b.shape}, strides {b.strides}), and the kernel gets its address "
+                    "alone: it may touch the bytes in between, which graphtrace cannot see; "
+                    "pass the whole array (and the offset and leading dimension as "
+                    "numbers), or launch it with opaque=True (or declare it with "
+                    "gt.kernel(k, opaque=True)) to order it with everything")
 
     def validate(self, args) -> None:
         """Raise at record time for arguments the kernel cannot take. Where the
@@ -128,6 +147,7 @@ class Declared(Adapter):
                          opaque or inner.opaque, inner.vararg)
         self.inner, self.library = inner, inner.library
         self.valid_types = inner.valid_types   # its validate is the inner one's
+        self.raw_pointers = inner.raw_pointers
         self.cooperative_reason = inner.cooperative_reason
         self.handle_is_function = inner.handle_is_function
 

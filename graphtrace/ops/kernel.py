@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import re
 
-import numpy as np
-
 from .._compiled import speedups
 from ..buffers import HOST, Buffer
 from ..context import STATE, ProxyStream

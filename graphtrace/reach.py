@@ -156,30 +156,41 @@ def _collect(v, label: str, depth: int, out: list, item=None) -> None:
 
 def held_values(v, label: str) -> tuple:
     """``(label, typed value)`` for the values (``_is_value``: numbers, strings...)
-    among the leaves of a list, tuple or dict that holds arrays and is reached by
-    name or is a ``self`` attribute: a trace may read them besides the arrays
-    (``PARAMS = (W, 2.0)``) and bake them in, so the cache key holds them by
-    value. The arrays themselves are walked past in one loop, as ``_leaves`` does.
-    A container that holds no array now (a list a callback appends results to)
-    gives none. Kernels and functions it holds (``LAYERS = [k1, k2]``) are held
-    by identity: a trace launches or calls them, and bakes them in too."""
-    if type(v) not in _PLAIN_CONTAINERS:
-        return ()
+    held next to arrays in a list, tuple or dict reached by name or held by
+    ``self``: a trace may read them besides the arrays (``PARAMS = (W, 2.0)``,
+    ``STATE["lr"]``) and bake them in, so the cache key holds them by value. Only
+    a container that holds an array itself gives its values: a list of numbers
+    beside it (a loss history a program appends to) gives none, as a list of
+    numbers alone does not. Kernels and functions held at any depth
+    (``LAYERS = [k1, k2]``) are held by identity: a trace launches or calls
+    them, and bakes them in too."""
     found: list = []
-    arrays: list = []
-    calls: list = []
+    _held(v, label, 0, found)
+    return tuple(found)
 
-    def item(x, where, depth, out):
-        if _is_value(x):
-            found.append((where, _typed(x)))
+
+def _held(v, label: str, depth: int, found: list) -> None:
+    items = children(v) if depth <= _MAX_DEPTH else None
+    if not items:
+        return
+    kinds = _kinds
+    if type(v) is not dict and all(kinds.get(t) in _ARRAY_KINDS for t in set(map(type, v))):
+        return   # arrays alone (a list of a million: types read at C speed)
+    values: list = []
+    arrays = False
+    for k, x in items:
+        if kinds.get(type(x)) in _ARRAY_KINDS:
+            arrays = True
+        elif isinstance(x, (list, tuple, dict)) and not _is_value(x):
+            _held(x, f"{label}[{k!r}]", depth + 1, found)
+        elif _is_value(x):
+            values.append((f"{label}[{k!r}]", _typed(x)))
         elif is_array(x):
-            out.append(x)
+            arrays = True
         elif _is_callable_object(x):
-            calls.append((where, _Same(x)))
-        else:
-            _collect(x, where, depth, out, item)
-    _collect(v, label, 0, arrays, item)
-    return tuple(found) + tuple(calls) if arrays else tuple(calls)
+            found.append((f"{label}[{k!r}]", _Same(x)))
+    if arrays:
+        found += values
 
 
 class _Same:

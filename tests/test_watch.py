@@ -282,8 +282,8 @@ HELD = ()   # an array and numbers held together by one name
 
 @gt.graph(backend="sim")
 def from_params(s, out):
-    put[1, 2, s](out, HELD[1] + HELD[2]["k"])
-    put[1, 1, s](HELD[0], 0.0)
+    put[1, 2, s](out, HELD["scale"] + HELD["more"][0] + len(HELD["losses"]) * 0)
+    put[1, 1, s](HELD["w"], 0.0)
 
 
 class _Model:
@@ -298,21 +298,29 @@ class _Model:
 
 @pytest.mark.parametrize("on", [True, False], ids=["compiled walk", "Python walk"])
 def test_numbers_held_with_arrays_by_a_name_or_self_are_watched(on):
-    """A tuple, list or dict holding arrays and numbers together: a trace reads the
+    """A dict, list or tuple holding arrays and numbers together: a trace reads the
     numbers and bakes them in, so a new number traces anew (or finds its graph),
-    whether the name is bound to a new container or the container changed in place."""
+    whether the name is bound to a new container or the container changed in
+    place. A list of numbers beside them (a history the program appends to) is
+    not watched, as a list of numbers alone is not: it does not trace anew."""
     global HELD
     keep = HELD
     try:
         with compiled_buffers(on):
             out, w = dev(0), dev(0)
+            from_params.clear_cache()
             for k, scale in ((1.0, 2.0), (1.0, 3.0), (5.0, 3.0), (1.0, 2.0)):
-                HELD = (w, scale, {"k": k})
+                HELD = {"w": w, "scale": scale, "more": (k,), "losses": [1.0]}
                 from_params(out)
                 assert out.copy_to_host().tolist() == [scale + k] * 2
-            HELD[2]["k"] = 7.0   # in place
+            HELD["scale"] = 7.0   # in place
             from_params(out)
-            assert out.copy_to_host().tolist() == [2.0 + 7.0] * 2
+            assert out.copy_to_host().tolist() == [7.0 + 1.0] * 2
+            misses = from_params.cache_info().misses
+            for i in range(5):
+                HELD["losses"].append(float(i))   # a history beside the arrays
+                from_params(out)
+            assert from_params.cache_info().misses == misses
             m = _Model(w, 2.0)
             for scale in (2.0, 4.0):
                 m.params[1] = scale

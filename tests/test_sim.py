@@ -211,10 +211,19 @@ def _report_by_default(a=PINNED):   # a default argument
     SEEN.append(a.copy().tolist())
 
 
+class _Settings:   # attributes backed by a dict: a missing one raises KeyError
+    def __init__(self, **values):
+        self.__dict__["_values"] = values
+
+    def __getattr__(self, name):
+        return self._values[name]
+
+
 class _Sink:   # what a callback is handed, or what it calls a method of
     def __init__(self, buf):
         self.inner = type("Inner", (), {})()
         self.inner.buf = buf
+        self.settings = _Settings(verbose=False)   # looked at, and left alone
 
     def read(self):
         SEEN.append(self.inner.buf.copy().tolist())

@@ -144,15 +144,27 @@ def _object_attributes(obj, depth: int = 0):
     own (and of the objects they hold, two levels deep), which a callback handed
     the object, or calling its methods, may read: not of arrays, containers,
     functions, classes or modules."""
-    if depth > 2 or isinstance(obj, _NOT_OBJECTS) or is_array(obj) or _library(type(obj)):
+    if depth > 2 or isinstance(obj, _NOT_OBJECTS) or _library(type(obj)) or \
+            _is_array_quietly(obj) is not False:
         return
     attributes = getattr(obj, "__dict__", None)
     if not isinstance(attributes, dict):
         return
     for k, v in list(attributes.items()):
+        if any(_is_array_quietly(x) is None for x in leaves(v)):
+            continue   # an object that answers no question about itself: not an array
         yield f"attribute {k!r}", v
         yield from ((f"attribute {k!r}.{w[len('attribute '):]}", x)
                     for w, x in _object_attributes(v, depth + 1))
+
+
+def _is_array_quietly(x) -> bool | None:
+    """``is_array(x)``, or None for an object whose attribute lookup raises other
+    than AttributeError (a ``__getattr__`` backed by a dict raises KeyError)."""
+    try:
+        return is_array(x)
+    except Exception:  # noqa: BLE001  (the object's own lookup, whatever it raises)
+        return None
 
 
 def _global_loads(code, scope) -> list:

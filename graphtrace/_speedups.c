@@ -457,9 +457,10 @@ plain(PyObject *dims)
 
 static PyObject *arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs);
 
-/* Whether a launch not ``opaque`` passes a view with gaps between its elements
- * (a Buffer's step) to a kernel that takes arrays as bare addresses
- * (adapter.raw_pointers): 1, for the Python path to refuse; 0; -1 with an error */
+/* Whether a launch not ``opaque`` passes a view of several runs of bytes (a
+ * Buffer's step) to a kernel that takes arrays as bare addresses
+ * (adapter.raw_pointers): 1, for the Python path to look at (Adapter.refuse_gaps
+ * refuses it if there are bytes between the runs); 0; -1 with an error */
 static int
 pointer_gaps(PyObject *adapter, PyObject *rec, PyObject *opaque)
 {

@@ -230,6 +230,16 @@ def _spans(b: Buffer):
     return s[first], e[last]
 
 
+def has_gaps(b: Buffer) -> bool:
+    """Whether bytes between the view's first and last are none of its elements'
+    (a 2-D block of a larger array, a step): windows that overlap or touch
+    (``sliding_window_view``) cover their range. True where too many runs to tell."""
+    if b.step == 0:
+        return False
+    spans = _spans(b)
+    return spans is None or len(spans[0]) > 1
+
+
 def _runs_meet(a: Buffer, b: Buffer) -> bool:
     """Exact byte overlap of two views made of runs (True if too large to tell)."""
     if a.step == 0:

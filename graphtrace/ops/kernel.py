@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from .._compiled import speedups
-from ..buffers import HOST, Buffer
+from ..buffers import HOST, Buffer, has_gaps
 from ..context import STATE, ProxyStream
 from ..deps import MODE_CODES
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
@@ -85,7 +85,7 @@ class Adapter:
         which graphtrace cannot see, so it could run unordered with their users.
         An opaque kernel or launch is ordered with everything, and takes it."""
         for i, b in enumerate(args):
-            if type(b) is Buffer and b.step:
+            if type(b) is Buffer and has_gaps(b):
                 raise KernelArgumentError(
                     f"argument {self.param_name(i)} of {self.library} kernel {self.name} "
                     f"is a view with gaps between its elements ({b.label or 'an array'}, "

@@ -29,7 +29,7 @@ logger.addHandler(logging.NullHandler())   # silent by default, even at WARNING
 _BUILT = {"CompiledGraph": "a CUDA graph, instantiated",
           "SimGraph": "a graph for the CPU simulator",
           "CheckedGraph": "node by node with the intent check (check_intents)"}
-_FIELDS = ("shape", "strides", "dtype", "device", "pinned")
+_FIELDS = ("shape", "strides", "dtype", "device", "pinned", "read-only")   # Buffer.signature
 
 
 def decision(message: str, *args) -> None:

@@ -29,6 +29,13 @@ def dev_ones(*a):
     return cuda.to_device(np.ones(*a))
 
 
+def read_only(a):
+    """A copy of device array ``a`` whose interface says read-only."""
+    b = cuda.to_device(a.copy_to_host())
+    b._ary.flags.writeable = False   # the simulator's array stands for the device's
+    return b
+
+
 def dev_zeros(*a):
     return cuda.to_device(np.zeros(*a))
 
@@ -138,6 +145,8 @@ def calls(info, first, second):
     (lambda x, xs, n, a: (x, [xs[0], x], n, a), "xs[1]: shape (4,) -> (8,); x and xs[1] now "
                                                 "share memory (the same array)"),
     (lambda x, xs, n, a: (x, tuple(xs), n, a), "xs: a list of 2 -> a tuple of 2"),
+    (lambda x, xs, n, a: (x, [read_only(xs[0]), xs[1]], n, a),
+     "xs[0]: read-only False -> True"),
 ])
 def test_a_retrace_says_what_differs_in_the_signature(info, change, said):
     first = (dev_ones(8, np.float32), [dev_ones(4, np.float32), dev_ones(4, np.float32)], 2, 1.5)

@@ -50,6 +50,27 @@ class RetraceWarning(UserWarning):
     """A decorated function keeps being traced for new signatures."""
 
 
+def _reached_changing(fixed: list) -> str:
+    """What keeps changing among what the key holds of the names a function
+    reaches (``Call.key``'s second part: arrays, helpers, values), for the retrace
+    warning: those names, or the aliasing of arrays where none changed."""
+    seen: dict = {}
+    for entries in fixed:
+        for e in entries:
+            seen[repr(e)] = e
+    common = set.intersection(*({repr(e) for e in entries} for entries in fixed)) \
+        if fixed else set()
+    names = sorted({str(e[0]) for r, e in seen.items() if r not in common
+                    and isinstance(e, tuple) and e})
+    if not names:
+        return "the aliasing of arrays keeps changing"
+    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return (f"what names it reaches hold keeps changing ({shown}): arrays reached by "
+            "name are part of the signature, so a list that gains arrays at every call "
+            "(results a host callback appends) traces anew each time; keep results in "
+            "arrays made once, or pass the arrays as arguments")
+
+
 def _default_backend():
     global _BACKEND
     if _BACKEND is None:
@@ -493,10 +514,11 @@ class GraphFunction:
         parts = [k[0] for k in self._keys_seen]
         changing = [p for i, p in enumerate(self.params[self._lead:])
                     if len({repr(k[i]) for k in parts}) > 1]
+        what = f"argument(s) {', '.join(changing)} keep changing" if changing else \
+            _reached_changing([k[1] for k in self._keys_seen if len(k) > 1])
         warnings.warn(
             f"{self.__name__} was traced for {len(self._keys_seen)} different signatures; "
-            f"argument(s) {', '.join(changing) or '(aliasing of arrays)'} keep changing. "
-            "Keep shapes, dtypes and static values fixed between calls, or pass "
+            f"{what}. Keep shapes, dtypes and static values fixed between calls, or pass "
             "changing numbers as dynamic scalars (not in static=)",
             RetraceWarning, stacklevel=4)
 

@@ -193,6 +193,30 @@ def test_retrace_warning_names_the_changing_argument_once():
     assert len(rec) == 1
 
 
+SAVED = []   # results a host callback appends: arrays reached by name
+
+
+def _save(h):
+    SAVED.append(h.copy())
+
+
+def test_retrace_warning_names_what_names_reached_hold_when_no_argument_changes():
+    @gt.graph(backend="sim")
+    def f(s, x, h):
+        s.copy(h, x)
+        s.host(_save, h)
+    x, h = dev(np.zeros(4)), gt.pinned_empty(4)
+    SAVED.clear()
+    try:
+        with pytest.warns(gt.RetraceWarning, match=r"reaches hold keeps changing "
+                          r"\(SAVED\[0\], .* more\): arrays reached by name") as rec:
+            for _ in range(12):
+                f(x, h)
+        assert len(rec) == 1
+    finally:
+        SAVED.clear()
+
+
 def test_cache_is_bounded_and_can_be_cleared():
     @gt.graph(backend="sim", maxsize=3)
     def f(s, x):

@@ -65,7 +65,7 @@ def _reached_changing(fixed: list) -> str:
     if not names:
         return "the aliasing of arrays keeps changing"
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-    return (f"what names it reaches hold keeps changing ({shown}): arrays reached by "
+    return (f"what the names it reaches hold keeps changing ({shown}): arrays reached by "
             "name are part of the signature, so a list that gains arrays at every call "
             "(results a host callback appends) traces anew each time; keep results in "
             "arrays made once, or pass the arrays as arguments")

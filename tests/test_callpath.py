@@ -208,7 +208,7 @@ def test_retrace_warning_names_what_names_reached_hold_when_no_argument_changes(
     x, h = dev(np.zeros(4)), gt.pinned_empty(4)
     SAVED.clear()
     try:
-        with pytest.warns(gt.RetraceWarning, match=r"reaches hold keeps changing "
+        with pytest.warns(gt.RetraceWarning, match=r"the names it reaches hold keeps changing "
                           r"\(SAVED\[0\], .* more\): arrays reached by name") as rec:
             for _ in range(12):
                 f(x, h)

@@ -149,7 +149,11 @@ class GraphFunction:
         try:
             bound = self._sig.bind(*args[:self._lead], None, *args[self._lead:], **kwargs)
         except TypeError as e:
-            raise ArgumentError(f"{self.__name__}{self._sig}: {e}") from None
+            given = len(args) - self._lead
+            hint = f"; graphtrace passes the proxy stream {self._stream_param} itself: " \
+                f"leave it out of the call" if "too many positional" in str(e) and \
+                given == len(self.params) - self._lead + 1 else ""
+            raise ArgumentError(f"{self.__name__}{self._sig}: {e}{hint}") from None
         bound.apply_defaults()
         return bound
 

@@ -377,6 +377,17 @@ def test_the_gpu_backend_asked_for_without_a_gpu_says_so_at_the_call(monkeypatch
     assert x.copy_to_host().tolist() == [1.0] * 8
 
 
+def test_passing_the_stream_yourself_says_graphtrace_passes_it():
+    @gt.graph
+    def f(s, x):
+        fill[1, 8, s](x, 1.0)
+    x = cuda.to_device(np.zeros(8))
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.stream(), x)                                  # own stream
+    check(e, "own stream", "too many positional arguments",
+          "graphtrace passes the proxy stream s itself")
+
+
 @cuda.jit
 def sum_into(out, parts):
     out[cuda.grid(1)] = parts[1]

@@ -962,6 +962,14 @@ class Stream(ProxyStream):
     __int__ = __index__ = _kernel.foreign_attribute("handle as an int",
                                                      "an ExternalStream or the like")
 
+    def __iter__(self):
+        """Unpacked (``with s.if_then(c) as (then, otherwise):``): one stream is not
+        several; say which blocks give how many."""
+        raise StreamError(
+            "a proxy stream is one stream, and does not unpack: s.if_then(...) and "
+            "s.while_loop(...) give one body stream (with ... as body:); s.if_else(...) "
+            "gives two, (then, otherwise), and s.switch(...) one per case")
+
     def __repr__(self):
         on = "" if self._device is None else f" on cuda:{self._device}"
         return f"<graphtrace proxy stream {self._index} of {self._tracer.name}{on}>"

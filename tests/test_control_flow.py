@@ -260,7 +260,13 @@ def combined_condition(s, flag, x):
         pass
 
 
+def two_bodies_of_one(s, flag, x):
+    with s.if_then(gt.cond(flag)) as (then, otherwise):   # unpacked
+        pass
+
+
 @pytest.mark.parametrize("body, marker, words", [
+    (two_bodies_of_one, "unpacked", "s.if_else(...) gives two, (then, otherwise)"),
     (chained_condition, "chained", "a condition compares once"),
     (combined_condition, "combined", "does not combine with &"),
     (callback_in_body, "callback in body", "host callbacks cannot run inside"),

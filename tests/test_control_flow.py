@@ -101,6 +101,29 @@ def test_a_switch_runs_the_case_of_the_value_and_none_out_of_range():
     assert e.value.source[1] == line_of(__file__, "past the cases")
 
 
+def test_a_body_given_as_a_function_is_recorded_as_the_with_block_is():
+    """body=fn records at once: fn receives the body stream (or the streams)."""
+    @gt.graph(backend="sim")
+    def f(s, x, n, k, y):
+        s.while_loop(gt.cond(x) > 1.0, max_iterations=50,
+                     body=lambda b: (halve[1, 1, b](x), count[1, 1, b](n)))
+        s.if_else(gt.cond(n) > 3, body=lambda then, otherwise: (add[1, 2, then](y, 1.0),
+                                                                  add[1, 2, otherwise](y, 2.0)))
+        s.switch(gt.cond(k), 2, body=lambda c0, c1: add[1, 2, c1](y, 10.0))
+    x, n, k, y = dev(100.0), dev(0, dtype=np.int32), dev(1, dtype=np.int32), dev(0, 0)
+    f(x, n, k, y)
+    assert host(x) == [0.78125] and host(n) == [7] and host(y) == [11.0, 11.0]
+
+    @gt.graph(backend="sim")
+    def both(s, x, n):
+        with s.while_loop(gt.cond(x) > 1.0, max_iterations=5,   # both ways
+                          body=lambda b: halve[1, 1, b](x)) as b:
+            count[1, 1, b](n)
+    with pytest.raises(gt.ArgumentError, match="body=fn or a with block, not both") as e:
+        both.trace(dev(8.0), dev(0, dtype=np.int32))
+    assert e.value.source[1] == line_of(__file__, "both ways")
+
+
 def test_loops_nest_and_branches_sit_inside_loops():
     @gt.graph(backend="sim")
     def f(s, outer, inner, n, odd):
@@ -265,6 +288,16 @@ def two_bodies_of_one(s, flag, x):
         pass
 
 
+def test_a_host_argument_as_a_condition_is_called_a_numpy_array():
+    @gt.graph(backend="sim")
+    def f(s, h):
+        with s.while_loop(gt.cond(h), max_iterations=2):   # host argument
+            pass
+    with pytest.raises(gt.ArgumentError, match=r"not a numpy array \(host memory\)") as e:
+        f.trace(np.ones(1, np.int32))
+    assert e.value.source[1] == line_of(__file__, "host argument")
+
+
 @pytest.mark.parametrize("body, marker, words", [
     (two_bodies_of_one, "unpacked", "s.if_else(...) gives two, (then, otherwise)"),
     (chained_condition, "chained", "a condition compares once"),
@@ -276,7 +309,7 @@ def two_bodies_of_one(s, flag, x):
     (outer_stream_in_body, "outer stream", "use the body's stream"),
     (body_after_block, "after block", "only inside its with block"),
     (python_if, "python if", "no value during the trace"),
-    (host_condition, "host condition", "device array"),
+    (host_condition, "host condition", "not a numpy array (host memory)"),
     (long_condition, "two elements", "one element"),
 ])
 def test_misuse_is_an_error_at_the_users_line(body, marker, words):

@@ -48,9 +48,11 @@ def _condition_buffer(t, array, what: str) -> Buffer:
             "array")
     buf = as_buffer(array) if is_array(array) else None
     if buf is None or buf.is_host:
+        kind = "a numpy array (host memory)" if isinstance(array, np.ndarray) else \
+            type(array).__name__   # (a host argument is a guarded numpy subclass)
         raise ArgumentError(
             f"the {what} of a device condition must be a one-element device array "
-            f"(cupy, numba, torch), not {type(array).__name__}: the GPU reads it when the "
+            f"(cupy, numba, torch), not {kind}: the GPU reads it when the "
             "graph runs; copy host values to the device first")
     if math.prod(buf.shape) != 1:
         raise ArgumentError(
@@ -204,7 +206,25 @@ def structured(stream, op, condition, names, attrs, source, body=None):
         return block
     with block as bodies:
         body(*bodies) if isinstance(bodies, tuple) else body(bodies)
-    return None
+    return _Recorded(block.what)
+
+
+class _Recorded:
+    """What a structured op given ``body=fn`` returns: recorded already, it is no
+    with block (used as one, it says so)."""
+
+    __slots__ = ("what",)
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self):
+        raise ArgumentError(
+            f"{self.what[:-5]}(..., body=fn) recorded fn as its body already: use "
+            f"either body=fn or a with block, not both", user_frame())
+
+    def __exit__(self, *exc):
+        return False
 
 
 class _ConditionalOp(Op):

@@ -132,16 +132,14 @@ def _leaves(v, label: str, depth: int = 0) -> list:
 _ARRAY_KINDS = frozenset({"own", "sim", "host", "cupy", "numba", "cai"})
 
 
-def _collect(v, label: str, depth: int, out: list, item=None) -> None:
+def _collect(v, label: str, depth: int, out: list) -> None:
     """Append to ``out`` the leaves of a value that is no array (``_leaves``).
     Items whose type is known to be of arrays are taken without a call: a list of
     a million arrays is walked in one loop (in compiled code where built:
-    ``_buffers.c``'s ``leaves``, switched with ``deps.use_compiled_buffers``).
-    ``item(x, label, depth, out)`` takes each other item (``_item``)."""
-    item = item or _item
+    ``_buffers.c``'s ``leaves``, switched with ``deps.use_compiled_buffers``)."""
     fast = _deps.TAKE[0]
     if fast is not None and type(v) in _PLAIN_CONTAINERS:
-        fast.leaves(v, label, depth, out, item, _MAX_DEPTH)
+        fast.leaves(v, label, depth, out, _item, _MAX_DEPTH)
         return
     items = children(v) if depth <= _MAX_DEPTH else None
     if items is None:
@@ -151,7 +149,7 @@ def _collect(v, label: str, depth: int, out: list, item=None) -> None:
         if kinds.get(type(x)) in _ARRAY_KINDS:
             out.append((f"{label}[{k!r}]", x))
         else:
-            item(x, f"{label}[{k!r}]", depth + 1, out)
+            _item(x, f"{label}[{k!r}]", depth + 1, out)
 
 
 def held_values(v, label: str) -> tuple:

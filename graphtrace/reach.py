@@ -212,7 +212,7 @@ def _holds_callables(v, depth: int = 0) -> bool:
     which a trace bakes in: watched by identity as a container of arrays is."""
     items = children(v) if depth <= _MAX_DEPTH else None
     return items is not None and any(
-        _is_callable_object(x) and not _library(x) or _holds_callables(x, depth + 1)
+        _is_callable_object(x) or _holds_callables(x, depth + 1)
         for _, x in items)
 
 

@@ -366,6 +366,21 @@ class _Layers:
         self.layers[0][1, 2, s](out, a)
 
 
+def test_a_kernel_declaration_held_in_a_dict_is_watched():
+    """A gt.kernel declaration (a cupy RawKernel too) is an object of a library's
+    class: held in a dict, it is watched by identity all the same."""
+    keep = dict(KERNELS)
+    try:
+        out = dev(0)
+        for kernel, want in ((put, 3.0), (put_twice, 6.0)):
+            KERNELS["put"] = gt.kernel(kernel, "out, in")
+            from_dict(out, 3.0)
+            from_dict(out, 3.0)
+            assert out.copy_to_host().tolist() == [want] * 2
+    finally:
+        KERNELS.update(keep)
+
+
 @pytest.mark.parametrize("where", ["dict", "list", "tuple", "self"])
 def test_a_kernel_held_in_a_container_by_a_name_or_self_is_watched(where):
     """Replacing a kernel in a dict, list or tuple reached by name (in place, or

@@ -288,15 +288,17 @@ class Tracer(_Hot):
         without a cache entry of its own: a program that makes views at every
         launch keeps none of them alive."""
         key, cai = interface_of(obj)
-        if cai is None and not is_array(obj):
-            return None
-        if key is not None:
+        if key is not None:   # an array: its type has the interface
             try:
                 same = self._views.get(key)
             except TypeError:   # lists in the interface: not kept
                 key = same = None
             if same is not None:
                 return same
+            if cai is None:   # a cupy or numba view of a new geometry: its interface now
+                cai = obj.__cuda_array_interface__
+        elif cai is None and not is_array(obj):
+            return None
         fast = self._fast_view
         if fast is not None and cai is not None and not fast[1]:
             entry = fast[0](obj, cai, key, *self._index(), self._roots, self._slots,

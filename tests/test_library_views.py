@@ -119,6 +119,26 @@ def test_a_view_made_again_is_found_without_its_interface(array):
     assert _Array.interfaces == 5
 
 
+def test_a_view_of_a_new_geometry_is_made_by_the_compiled_path(array, monkeypatch):
+    """Its interface is read once and handed to ``_buffers.c``'s ``view``, which
+    makes its Buffer; only where that is not built does Python make it."""
+    from graphtrace import deps, trace
+    if deps.TAKE[0] is None:
+        pytest.skip("the compiled buffers are not built")
+    made = []
+
+    def program(s, x, note):   # (the argument x taken in, the Python path is watched)
+        monkeypatch.setattr(trace, "as_buffer", lambda obj: made.append(obj))
+        monkeypatch.setattr(trace, "device_buffer", lambda obj, cai: made.append(obj))
+        for i in range(8):
+            s.launch(RW, 1, 32, x.view(i * 64, (16,)), x)
+            note(x.view(i * 64, (16,)))
+    x = array(1024)
+    g, seen = _trace(program, x)
+    assert len(g.nodes) == 8 and made == []
+    assert [(b.ptr, b.shape) for _, b in seen] == [(x.ptr + i * 64, (16,)) for i in range(8)]
+
+
 def test_views_differing_in_any_of_address_shape_strides_or_dtype_are_apart(array):
     def program(s, x, note):
         views = [x.view(0, (16,)), x.view(0, (16,), dtype="int32"),

@@ -92,6 +92,12 @@ class Node:
     regions: tuple = ()
     device: object = None
 
+    def __repr__(self) -> str:
+        """One line, as the listing shows the node: its predecessors by name, not
+        by their own reprs (which would repeat every path to them)."""
+        after = f"  after({', '.join(f'%{d.index}' for d in self.deps)})" if self.deps else ""
+        return f"<Node %{self.index} = {describe(self)}{after}  # {format_source(self.source)}>"
+
     @property
     def kind(self) -> str:
         return self.op.kind

@@ -101,3 +101,24 @@ def test_to_dot_has_one_box_per_node_and_the_edges():
     for a, b in g.edges():
         assert f"n{a} -> n{b};" in dot
     assert "%1 kernel accumulate[4, 256](tmp, y)\\ntest_listing.py:" in dot
+
+
+def test_a_node_repr_names_its_predecessors_and_stays_one_line():
+    """A node's repr is its listing line: a ladder of diamonds, where the paths to
+    a node double at every rung, gives reprs as short as the listing's lines."""
+    @gt.graph
+    def ladder(s, x, ps, qs, zs):
+        prev = x
+        for p, q, z in zip(ps, qs, zs):
+            s.launch(accumulate, 1, 8, prev, p)
+            s.launch(accumulate, 1, 8, prev, q)
+            s.launch(accumulate, 1, 8, p, z)
+            s.launch(accumulate, 1, 8, q, z)
+            prev = z
+    arrays = [[A(8) for _ in range(16)] for _ in range(3)]
+    g = ladder.trace(A(8), *arrays)
+    last = g.nodes[-1]
+    assert repr(last) == (f"<Node %{last.index} = kernel accumulate[1, 8](qs[15], zs[15])  "
+                          f"after(%{last.index - 2}, %{last.index - 1})  "
+                          f"# test_listing.py:{last.source[1]}>")
+    assert len(repr(g.nodes)) < 120 * len(g.nodes)

@@ -148,6 +148,9 @@ def test_not_an_array():
     ("float64", 0.0, (4, 0)),
     ("int64", -1, (4, 0xFFFFFFFF)),
     ("complex64", 1 + 1j, (4, 0x3F800000)),
+    ([("a", "<i2"), ("b", "<i4")], 0, (2, 0)),   # records of 6 and 5 bytes: the largest
+    ([("a", "<i4"), ("b", "i1")], 0, (1, 0)),    # word that divides their size
+    ([("a", "<i2"), ("b", "<i2"), ("c", "<i2")], -1, (2, 0xFFFF)),
 ])
 def test_memset_patterns(dtype, value, expected):
     assert memset_pattern(np.dtype(dtype), value) == expected

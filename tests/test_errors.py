@@ -186,6 +186,37 @@ def test_memset_value_without_a_repeating_pattern():
     check(e, "pattern", "fill it with a kernel")
 
 
+@pytest.mark.parametrize("dtype, value, phrase", [
+    ("S3", 0, "x.view(np.uint8)"), ("U2", 1, "x.view(np.uint8)"),
+    ("float32", 1 + 2j, "pass a real number"), ("float32", "1.5", "not str")])
+def test_memset_values_a_dtype_cannot_take(dtype, value, phrase):
+    @gt.graph
+    def f(s, x):
+        s.memset(x, value)                                   # odd value
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8, dtype))
+    check(e, "odd value", phrase)
+
+
+def test_copies_and_memsets_of_no_bytes_record_no_node():
+    """A graph's copy and memset nodes need bytes to move; empty views are still
+    checked (shapes, values) and leave nothing in the graph."""
+    @gt.graph
+    def f(s, x, y):
+        s.copy(y[3:3], x[5:5])
+        s.memset(x[:0], 0)
+        s.memset(y, 2.0)
+    g = f.trace(A(8, "float32"), A(8, "float32"))
+    assert [n.kind for n in g.nodes] == ["memset"]
+
+    @gt.graph
+    def bad(s, x, y):
+        s.copy(y[3:3], x[:0])                                # empty
+    with pytest.raises(gt.ShapeMismatchError) as e:
+        bad.trace(A(8, "int32"), A(8, "float32"))
+    check(e, "empty", "shapes and dtypes must match")
+
+
 def test_graph_function_returning_a_value():
     @gt.graph
     def f(s, x):

@@ -63,6 +63,8 @@ def record_copy(stream, dst, src):
             f"copy from {s.label or 'src'} into {d.label or 'dst'}: the two views share "
             "bytes, and a device copy between overlapping ranges is undefined; copy "
             "through a temporary array")
+    if not d.nbytes:   # nothing to copy: no node (a graph's copy node needs bytes)
+        return None
     return place(stream, t.record(MEMCPY, None, (d, s), ((s, "r"), (d, "w")),
                                   stream=stream.index, scope=stream.scope,
                                   attrs={"nbytes": d.nbytes}))
@@ -79,7 +81,7 @@ def memset_pattern(dtype: np.dtype, value, source=None) -> tuple[int, int]:
     except (OverflowError, FloatingPointError, ValueError, TypeError):
         raise ArgumentError(f"memset value {value!r} does not fit {dtype}: pass a value the "
                             f"array's dtype holds, or fill it with a kernel", source) from None
-    size = min(dtype.itemsize, 4)
+    size = next(n for n in (4, 2, 1) if dtype.itemsize % n == 0)   # (records of 6 bytes: 2)
     words = v.reshape(1).view(_WORDS[size])
     if (words == words[0]).all():
         return size, int(words[0])
@@ -98,14 +100,27 @@ def record_memset(stream, dst, value):
     _contiguous(d, "destination", "memset")
     _writable(d, "memset")
     current = value.value if isinstance(value, Scalar) else value
-    if not isinstance(current, (int, float, bool, np.generic)):
-        raise ArgumentError(f"memset value must be a number, not {type(current).__name__}")
+    if isinstance(current, (complex, np.complexfloating)) and current.imag \
+            and d.dtype.kind != "c":
+        raise ArgumentError(f"memset value {current!r} is complex, and "
+                            f"{d.label or 'the destination'} holds {d.dtype}: pass a real "
+                            "number")
+    if d.dtype.kind in "SU":   # a number would be written as its digits' text
+        raise ArgumentError(
+            f"memset of {d.label or 'an array'}, which holds strings ({d.dtype}): a number "
+            "would be written as its text; memset a view of its bytes instead "
+            "(x.view(np.uint8)), or fill it with a kernel")
+    if not isinstance(current, (int, float, complex, bool, np.generic)):
+        raise ArgumentError(f"memset value must be a number (int, float, bool, complex or "
+                            f"a numpy scalar), not {type(current).__name__}")
     if isinstance(value, Scalar) and d.dtype.itemsize > 4:
         raise ArgumentError(
             f"memset of {d.dtype} {d.label or 'array'} with the dynamic scalar "
             f"{value.name}: most {d.dtype} values are no 4-byte pattern, so a later call "
             f"could not be honoured; pass {value.name} in static=, or fill with a kernel")
     element, pattern = memset_pattern(d.dtype, current)
+    if not d.nbytes:   # nothing to fill: no node
+        return None
     return place(stream, t.record(MEMSET, None, (d, value), ((d, "w"),), stream=stream.index,
                                   scope=stream.scope,
                                   attrs={"element": element, "pattern": pattern}))

@@ -378,3 +378,20 @@ def test_a_dict_of_arrays_and_a_tuple_reached_by_name_are_watched_between_calls(
     finally:
         SCALE = keep
         WEIGHTS.clear()
+
+
+def test_copies_and_memsets_of_no_bytes_and_a_body_left_empty_by_them():
+    x = cuda.to_device(np.arange(8.0))
+    flag = cuda.to_device(np.ones(1, np.int32))
+
+    @gt.graph
+    def f(s, x, flag):
+        s.copy(x[2:2], x[5:5])
+        s.memset(x[:0], 0)
+        with s.if_then(gt.cond(flag) > 0) as then:
+            then.memset(x[4:4], 0)
+        inc[1, 8, s](x, 1.0)
+    f(x, flag)
+    f(x, flag)
+    cuda.synchronize()
+    assert np.array_equal(x.copy_to_host(), np.arange(8.0) + 2)

@@ -272,3 +272,29 @@ def test_reads_and_writes_may_name_a_temporarys_view_made_again():
         s.captured(_fill_from, a[:4], t[0], writes=[t[1]])   # another row
     with pytest.raises(gt.ArgumentError, match="not one of the arrays it is given"):
         wrong.trace(a, b)
+
+
+def test_a_region_that_returns_a_new_array_is_refused_one_returning_its_output_is_not():
+    """What a region returns is dropped: a new array (the user's tanh(x)) would be lost
+    without a word; a library's out= returns the array written, which is kept."""
+    def fresh(x):
+        return np.tanh(x)
+
+    def into(x, y):
+        return np.tanh(x, out=y[1:]), None
+
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        s.captured(into, x[1:], y, reads=[x[1:]], writes=[y])
+        s.captured(fresh, x, reads=[x])                      # returns
+    x, y = cuda.to_device(np.arange(4.0)), cuda.to_device(np.zeros(4))
+    with pytest.raises(gt.SimulationError) as e:
+        f(x, y)
+    assert e.value.source == (F, line_of(F, "returns"))
+    assert "returned a new array (ndarray float64[4]), which the graph drops" in e.value.message
+
+    @gt.graph(backend="sim")
+    def g(s, x, y):
+        s.captured(into, x[1:], y, reads=[x[1:]], writes=[y])
+    g(x, y)
+    assert y.copy_to_host().tolist() == [0.0] + np.tanh([1.0, 2.0, 3.0]).tolist()

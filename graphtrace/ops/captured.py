@@ -170,7 +170,7 @@ class _Region:
                 try:
                     if others:
                         others.fork(origin)
-                    node.target(*args)
+                    result = node.target(*args)
                     if others:
                         others.join(origin)
                 except Exception as e:
@@ -187,6 +187,7 @@ class _Region:
                 builder.end_building()
         self.latest = builder.graph_definition
         builder.close()
+        _refuse_result(node, result, args, CaptureError)
         return self.latest
 
 
@@ -290,6 +291,27 @@ def _capture_error(node, e: BaseException) -> CaptureError:
         "device", source=_region_line(e, node))
 
 
+def _refuse_result(node, result, args, error) -> None:
+    """A region returns nothing, or only arrays it was given (what a library's
+    ``out=`` returns): anything else it makes would be dropped by the graph."""
+    given = [as_buffer(a) for a in leaves(args) if is_array(a)]
+    for r in leaves(result):
+        if r is None:
+            continue
+        if is_array(r):
+            b = as_buffer(r)
+            if any(g.device == b.device and g.lo <= b.lo and b.hi <= g.hi for g in given):
+                continue
+            what = f"a new array ({type(r).__name__} {b.dtype}{list(b.shape)})"
+        else:
+            what = f"a {type(r).__name__}"
+        raise error(
+            f"captured region {_name(node.target)} returned {what}, which the graph "
+            "drops: a region's results are what it writes into the arrays it is given; "
+            "write it into one (y[...] = np.tanh(x), or a library's out=: cupy.tanh(x, "
+            "out=y)) and name that array in writes=", source=node.source)
+
+
 def _shape(definition) -> tuple:
     """What a child graph update needs to stay the same: node kinds and edges."""
     nodes = definition.nodes()
@@ -335,8 +357,9 @@ class CapturedOp(Op):
         written = [b for b, m in node.accesses if "w" in m]
         kept = [(b, sim.array(b).copy()) for b, m in node.accesses
                 if m == "r" and not any(b.overlaps(w) for w in written)] if sim.check else []
+        args = sim.value(node.args)
         try:
-            node.target(*sim.value(node.args))
+            result = node.target(*args)
         except GraphtraceError:
             raise
         except Exception as e:
@@ -349,6 +372,7 @@ class CapturedOp(Op):
                 "arrays dispatch to cupy; or xp = cupy.get_array_module(x)), or run it "
                 "on the GPU backend",
                 source=node.source) from e
+        _refuse_result(node, result, args, SimulationError)
         for b, before in kept:
             if not same_bytes(sim.array(b), before):
                 raise self.intent_error(node, b)

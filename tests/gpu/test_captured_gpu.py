@@ -213,3 +213,23 @@ def test_temporaries_handed_to_torch_and_cupy_regions(cp):
         f(x, w, z)
         cp.cuda.Device().synchronize()
         np.testing.assert_allclose(cp.asnumpy(z), want, rtol=1e-12)
+
+
+def test_a_region_returning_its_output_runs_one_returning_a_new_array_is_refused():
+    cp = pytest.importorskip("cupy")
+
+    @gt.graph
+    def f(s, x, y):
+        s.captured(lambda x, y: cp.tanh(x, out=y), x, y, reads=[x], writes=[y])
+    x, y = cp.arange(4, dtype=cp.float32), cp.zeros(4, cp.float32)
+    f(x, y)
+    cp.cuda.Device().synchronize()
+    assert np.allclose(y.get(), np.tanh(np.arange(4, dtype=np.float32)))
+
+    @gt.graph
+    def g(s, x):
+        s.captured(lambda x: cp.tanh(x), x, reads=[x])     # new array
+    with pytest.raises(gt.CaptureError) as e:
+        g(x)
+    assert e.value.source == (F, line_of(F, "new array"))
+    assert "returned a new array (ndarray float32[4]), which the graph drops" in e.value.message

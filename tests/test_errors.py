@@ -519,3 +519,24 @@ def test_kernel_failing_on_the_simulator_names_its_launch():
     with pytest.raises(gt.SimulationError) as e:
         f(cuda.to_device(np.zeros(8)), (1.0,))
     check(e, "simfail", "kernel sum_into failed on the simulator: IndexError")
+
+
+@pytest.mark.parametrize("event, shown", [("ev", "str 'ev'"), (None, "None"), (42, "int 42")])
+def test_record_and_wait_refuse_what_is_no_event(event, shown):
+    for word in ("record", "wait"):
+        @gt.graph
+        def f(s, x, ev):
+            getattr(s, word)(ev)                             # no event
+        with pytest.raises(gt.StreamError) as e:
+            f.trace(A(8), event)
+        check(e, "no event", f"{word}() takes an event, not {shown}", "create_event()")
+
+
+def test_join_says_what_it_was_given():
+    @gt.graph
+    def f(s, x):
+        s.join(x)                                            # join array
+    with pytest.raises(gt.StreamError) as e:
+        f.trace(A(8))
+    check(e, "join array", "join() takes proxy streams (made by s.fork()), not a "
+          "FakeDeviceArray")

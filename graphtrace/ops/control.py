@@ -14,7 +14,9 @@ their stream order leaves aside.
 """
 from __future__ import annotations
 
-from ..errors import StreamError
+from ..buffers import is_array
+from ..errors import EmitError, StreamError
+from ..scalar import Scalar
 from .base import Op
 
 __all__ = ["fork", "join", "record_event", "wait_event", "EVENT_RECORD", "EVENT_WAIT"]
@@ -30,8 +32,12 @@ def join(stream, others) -> None:
     """Make later work on ``stream`` wait for everything issued on ``others``."""
     t = stream.tracer()
     for other in others:
-        if not isinstance(other, type(stream)) or other.tracer() is not t:
-            raise StreamError("join() takes proxy streams of the same trace")
+        if not isinstance(other, type(stream)):
+            raise StreamError(f"join() takes proxy streams (made by s.fork()), not "
+                              f"{_what(other)}: s.join(t) for t = s.fork()")
+        if other.tracer() is not t:
+            raise StreamError("join() takes proxy streams of the same trace: a stream of "
+                              "another graph function's trace cannot be joined here")
         if other.scope is not stream.scope:
             raise StreamError("join() takes proxy streams of the same region: a loop or "
                               "branch body cannot wait for work outside it, nor the "
@@ -39,8 +45,27 @@ def join(stream, others) -> None:
         t.join(stream.index, other.index, stream.scope)
 
 
+def _what(v) -> str:
+    return "None" if v is None else f"{type(v).__name__} {v!r}" if isinstance(
+        v, (int, float, str, bytes)) else f"a {type(v).__name__}"
+
+
+def _refuse_no_event(stream, event, word: str) -> None:
+    """Numbers, text, arrays and streams are no events (a number passed to the graph
+    function arrives as its dynamic Scalar)."""
+    if isinstance(event, Scalar):
+        event = event.value
+    elif not (event is None or isinstance(event, (int, float, complex, str, bytes, type(stream)))
+              or is_array(event)):
+        return
+    raise StreamError(f"{word}() takes an event, not {_what(event)}: make one with "
+                      "cuda.core's Device().create_event() (cupy's and torch's events "
+                      "cannot be put in a graph)")
+
+
 def record_event(stream, event):
     """Record ``event`` on ``stream`` once the work issued there so far is done."""
+    _refuse_no_event(stream, event, "record")
     t = stream.tracer()
     node = t.record(EVENT_RECORD, event, (), (), stream=stream.index, scope=stream.scope,
                     opaque=t.mode == "data")
@@ -50,6 +75,7 @@ def record_event(stream, event):
 
 def wait_event(stream, event):
     """Make later work on ``stream`` wait for ``event``."""
+    _refuse_no_event(stream, event, "wait")
     t = stream.tracer()
     node = t.event_node(event, stream.scope)
     if node is not None:
@@ -62,8 +88,9 @@ def wait_event(stream, event):
 def _event(node):
     from cuda.core import Event
     if not isinstance(node.target, Event):
-        raise TypeError(f"graph event nodes need a cuda.core Event, not "
-                        f"{type(node.target).__name__} (Device().create_event())")
+        raise EmitError(f"an event recorded or waited on in a graph must be a cuda.core "
+                        f"Event, not {type(node.target).__name__}: make it with "
+                        "cuda.core's Device().create_event()", source=node.source)
     return node.target
 
 

@@ -21,10 +21,11 @@ __all__ = [
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 # Frames of these libraries sit between the user's line and graphtrace when a
 # launch goes through their syntax (numba's ``kernel[grid, block, s](...)``), or
-# when they ask a proxy stream for what a real one has (``torch.cuda.stream(s)``).
+# when they ask a proxy stream for what a real one has (``torch.cuda.stream(s)``),
+# or when a numpy function given a temporary reaches what refuses it (``np.sum(t)``).
 _SKIP_PARTS = (os.sep + "numba" + os.sep, os.sep + "numba_cuda" + os.sep,
                os.sep + "cupy" + os.sep, os.sep + "torch" + os.sep,
-               os.sep + "functools.py")
+               os.sep + "numpy" + os.sep, os.sep + "functools.py")
 
 
 _internal: dict[str, bool] = {}  # filename -> skipped? (asked once per file)

@@ -451,6 +451,17 @@ def test_a_temporary_cannot_be_handed_to_a_library_while_tracing():
     check(e, "to-library", "tmp0")
 
 
+@pytest.mark.parametrize("use", [np.sum, np.mean, np.max, np.square, np.linalg.norm])
+def test_a_numpy_function_given_a_temporary_names_the_users_line(use):
+    @gt.graph
+    def f(s):
+        t = s.empty(4)
+        use(t)                                       # numpy-on-temp
+    with pytest.raises(gt.HostSyncError) as e:
+        f.trace()
+    check(e, "numpy-on-temp", "tmp0")
+
+
 def test_reshaping_a_strided_view_of_a_temporary_is_refused():
     @gt.graph
     def f(s):

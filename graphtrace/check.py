@@ -12,7 +12,7 @@ from __future__ import annotations
 from .deps import EVERYTHING
 from .errors import format_source
 from .hazards import reachability, touches
-from .ir import Graph, Node, Namer
+from .ir import Graph, Node, Namer, graph_of
 
 __all__ = ["check", "Race"]
 
@@ -30,6 +30,9 @@ class Race:
 
     def __repr__(self):
         return f"<Race %{self.first.index} / %{self.second.index}>"
+
+    def _repr_pretty_(self, p, cycle):   # IPython shows a list of races as their texts
+        p.text(str(self))
 
 
 def _conflict(a: Node, b: Node):
@@ -60,6 +63,7 @@ def check(graph: Graph, namer: Namer | None = None) -> list[Race]:
     %1 kernel add[1, 32](out, x) (<doctest ...>:5) touch x / x, one writing, but nothing
     orders them: ...
     """
+    graph = graph_of(graph, "check")
     reach = reachability(graph)
     namer, races = namer or Namer(), []
     nodes = graph.nodes

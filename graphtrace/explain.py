@@ -30,7 +30,7 @@ from __future__ import annotations
 
 from .deps import EVERYTHING
 from .hazards import OPAQUE, RAW, WAR, WAW, WORDS, hazards, path, span, touches
-from .ir import Graph, Namer, Node
+from .ir import Graph, Namer, Node, graph_of
 
 __all__ = ["explain", "Explanation", "Edge", "Why"]
 
@@ -113,14 +113,22 @@ class Explanation:
     def __repr__(self):
         return f"<graphtrace.Explanation of {self.graph.name}: {len(self.edges)} edges>"
 
+    def _repr_pretty_(self, p, cycle):   # IPython and notebooks show the text
+        p.text(str(self))
+
     def node(self, which) -> Node:
         """The node named by an index, ``"%3"`` or a ``Node`` of the graph."""
-        index = which.index if isinstance(which, Node) else \
-            int(which.lstrip("%")) if isinstance(which, str) else which
-        hit = self._where.get(index)
+        index = which.index if isinstance(which, Node) else which
+        if isinstance(which, str):
+            try:
+                index = int(which.lstrip("%"))
+            except ValueError:
+                index = None
+        hit = self._where.get(index) if isinstance(index, int) else None
         if hit is None or isinstance(which, Node) and hit[0] is not which:
-            raise KeyError(f"{which!r} is no node of graph {self.graph.name} "
-                           f"(nodes: %0 to %{max(self._where, default=0)})")
+            raise KeyError(f"{which!r} is no node of graph {self.graph.name}: name one by "
+                           f"its index, as the listing shows it (3 or '%3', from %0 to "
+                           f"%{max(self._where, default=0)}), or pass the Node")
         return hit[0]
 
     def why(self, a, b) -> Why:
@@ -234,5 +242,4 @@ def explain(f, *args, **kwargs) -> Explanation:
     ``@gt.graph`` function, traced with ``args``; or a ``Graph``). ``str()`` of
     the result lists the edges with their buffer, bytes and hazard; its
     ``why(a, b)`` says why two nodes are or are not ordered."""
-    graph = f if isinstance(f, Graph) else f.trace(*args, **kwargs)
-    return Explanation(graph)
+    return Explanation(graph_of(f, "explain", *args, **kwargs))

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import picture
 from .buffers import Buffer
-from .errors import IRError, format_source
+from .errors import ArgumentError, IRError, format_source
 from .ops.base import Op
 from .placement import device_name
 from .scalar import Scalar
@@ -309,6 +309,24 @@ class Graph:
     def _repr_mimebundle_(self, include=None, exclude=None):
         """Jupyter: the listing, and the picture where Graphviz is installed."""
         return picture.bundle(self, str(self), self.to_dot)
+
+
+def graph_of(obj, tool: str, *args, **kwargs) -> Graph:
+    """The IR a tool is given: a ``Graph``, a compiled graph's (``f.compile(...)``), or
+    with ``args`` a graph function's trace; ``ArgumentError`` saying what to pass."""
+    if isinstance(obj, Graph):
+        return obj
+    if isinstance(getattr(obj, "ir", None), Graph):
+        return obj.ir
+    name = getattr(obj, "__name__", None) or "f"
+    if hasattr(obj, "trace") and hasattr(obj, "signature"):   # a graph function
+        if args or kwargs or tool == "explain":
+            return obj.trace(*args, **kwargs)
+        raise ArgumentError(f"gt.{tool}() takes a traced graph, not the graph function "
+                            f"{name} itself: gt.{tool}({name}.trace(*arguments))")
+    also = ", or a @gt.graph function and its arguments" if tool == "explain" else ""
+    raise ArgumentError(f"gt.{tool}() takes a traced graph (f.trace(*arguments)) or a "
+                        f"compiled one{also}, not {type(obj).__name__}")
 
 
 def _problem(graph: Graph, node, pos: int, seen: set) -> str | None:

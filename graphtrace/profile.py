@@ -134,6 +134,9 @@ class Profile:
     def __repr__(self):
         return f"<graphtrace.Profile of {self.graph.name} on {self.device or self.backend}>"
 
+    def _repr_pretty_(self, p, cycle):   # IPython and notebooks show the text
+        p.text(str(self))
+
     def timeline(self, path=None) -> "Timeline":
         """A picture of ``schedule()`` (needs matplotlib): a bar per node, the critical
         path outlined, the whole graph's measured time as a dashed line. Saved to

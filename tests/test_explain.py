@@ -160,12 +160,45 @@ def test_a_node_that_touches_no_memory_is_independent_of_the_rest():
 
 def test_asking_for_a_node_the_graph_lacks_is_an_error():
     e = gt.explain(traced())
-    try:
-        e.why(0, 9)
-    except KeyError as err:
-        assert "9 is no node of graph step (nodes: %0 to %4)" in str(err)
-    else:
-        raise AssertionError("no error for a missing node")
+    for which in (9, "a", "%x", 1.5):
+        try:
+            e.why(0, which)
+        except KeyError as err:
+            assert f"{which!r} is no node of graph step: name one by its index, as the " \
+                "listing shows it (3 or '%3', from %0 to %4), or pass the Node" in str(err)
+        else:
+            raise AssertionError(f"no error for {which!r}")
+    assert str(e.why("%0", 1)) == str(e.why(0, "1"))
+
+
+def test_the_tools_take_a_compiled_graph_and_say_what_to_pass_otherwise():
+    args = (A(1024), A(1024), A(1024), 2.0)
+    compiled = step.compile(*args, backend="sim")
+    assert str(gt.explain(compiled)) == str(gt.explain(step, *args))
+    assert gt.check(compiled) == []
+    for call, phrase in ((lambda: gt.check(step), "gt.check() takes a traced graph, not the "
+                          "graph function step itself: gt.check(step.trace(*arguments))"),
+                         (lambda: gt.explain(print, 1), "gt.explain() takes a traced graph "
+                          "(f.trace(*arguments)) or a compiled one, or a @gt.graph function "
+                          "and its arguments, not builtin_function_or_method")):
+        try:
+            call()
+        except gt.ArgumentError as err:
+            assert phrase in err.message and err.source[0] == __file__
+        else:
+            raise AssertionError(phrase)
+
+
+def test_explanations_and_races_show_their_text_in_a_notebook():
+    class Printer:   # IPython's pretty printer, as far as _repr_pretty_ uses it
+        def __init__(self):
+            self.out = ""
+
+        def text(self, t):
+            self.out += t
+    e, p = gt.explain(traced()), Printer()
+    e._repr_pretty_(p, False)
+    assert p.out == str(e) and p.out.startswith("edges of step")
 
 
 # --- against brute force ------------------------------------------------------

@@ -27,7 +27,7 @@ from .buffers import is_array
 from .context import STATE, current_tracer
 from .debug import checks_intents
 from .deps import make_tracker
-from .errors import ArgumentError, TraceError
+from .errors import ArgumentError, TraceError, user_frame
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
@@ -44,6 +44,11 @@ _call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Py
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 RETRACE_WARNING = 8  # distinct signatures before the retrace warning
+
+
+def _type_name(t: type) -> str:
+    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}." \
+        f"{t.__name__}"
 
 
 class RetraceWarning(UserWarning):
@@ -516,15 +521,27 @@ class GraphFunction:
             return
         self._warned = True
         parts = [k[0] for k in self._keys_seen]
-        changing = [p for i, p in enumerate(self.params[self._lead:])
+        changing = [(p, [k[i] for k in parts]) for i, p in enumerate(self.params[self._lead:])
                     if len({repr(k[i]) for k in parts}) > 1]
-        what = f"argument(s) {', '.join(changing)} keep changing" if changing else \
-            _reached_changing([k[1] for k in self._keys_seen if len(k) > 1])
-        warnings.warn(
+        # a dynamic scalar's key is its type: a number of another type is a new signature
+        typed = [(p, seen) for p, seen in changing if all(isinstance(v, type) for v in seen)]
+        other = [p for p, seen in changing if all(not isinstance(v, type) for v in seen)]
+        advice = []
+        if typed:
+            types = ", ".join(dict.fromkeys(_type_name(v) for _, seen in typed for v in seen))
+            names = ", ".join(p for p, _ in typed)
+            advice.append(f"the type of the number(s) {names} keeps changing ({types}): "
+                          f"pass one type every call (float({typed[0][0]}) or "
+                          f"np.float32({typed[0][0]}))")
+        if other or not typed:
+            what = f"argument(s) {', '.join(other)} keep changing" if other else \
+                _reached_changing([k[1] for k in self._keys_seen if len(k) > 1])
+            advice.append(f"{what}: keep shapes, dtypes and static values fixed between "
+                          "calls, or pass changing numbers as dynamic scalars (not in static=)")
+        file, line = user_frame()
+        warnings.warn_explicit(
             f"{self.__name__} was traced for {len(self._keys_seen)} different signatures; "
-            f"{what}. Keep shapes, dtypes and static values fixed between calls, or pass "
-            "changing numbers as dynamic scalars (not in static=)",
-            RetraceWarning, stacklevel=4)
+            + "; ".join(advice), RetraceWarning, file, line)
 
     def cache_info(self) -> CacheInfo:
         """Hits, misses (traces), and the number and bound of cached graphs."""

@@ -193,6 +193,27 @@ def test_retrace_warning_names_the_changing_argument_once():
     assert len(rec) == 1
 
 
+def test_retrace_warning_names_a_number_whose_type_changes_at_the_users_line():
+    """A dynamic scalar's signature is its type; the warning is the user's, whichever of
+    call, trace, compile or profile traced it."""
+    @gt.graph(backend="sim")
+    def f(s, x, a):
+        s.memset(x, a)
+    x = cuda.to_device(np.zeros(4, np.float32))
+    values = [1, 2.0, np.float32(3), np.int64(4), np.float16(5), np.int8(6), np.uint16(7),
+              np.uint8(8)]
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for a in values:
+            f(x, a)
+        f.compile(x, np.int16(9))                            # ninth
+    assert len(rec) == 1 and (rec[0].filename, rec[0].lineno) == (__file__,
+                                                                   line_of(__file__, "ninth"))
+    assert "the type of the number(s) a keeps changing (int, float, numpy.float32, " \
+        "numpy.int64" in str(rec[0].message)
+    assert "pass one type every call (float(a) or np.float32(a))" in str(rec[0].message)
+    assert "argument(s)" not in str(rec[0].message)
+
+
 SAVED = []   # results a host callback appends: arrays reached by name
 
 

@@ -424,8 +424,9 @@ class GraphFunction:
 
     def _fast_check(self, args, snap, entry, chosen):
         """What ``__call__`` compares a call with to launch at once: the last call's
-        argument objects, the objects the names it reaches held (helpers, values, arrays, and for a name
-        holding a container of arrays what its leaves depend on: ``reach.watch``),
+        argument objects, the objects the names it reaches held (helpers, values,
+        arrays, and for a name holding a container of arrays what its leaves depend
+        on: ``reach.watch``),
         its backend. Container arguments: the items of a flat list or tuple, what
         a dict's or nested containers' leaves depend on (``reach.identities``).
         None where a call must take the full check: methods, containers

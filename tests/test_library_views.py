@@ -123,6 +123,9 @@ def test_a_view_made_again_is_found_without_its_interface(array):
 def test_a_view_of_a_new_geometry_is_made_by_the_compiled_path(array, monkeypatch):
     """Its interface is read once and handed to ``_buffers.c``'s ``view``, which
     makes its Buffer; only where that is not built does Python make it."""
+    # (arrays tagged with simulated devices, which other tests may leave alive, turn
+    # the compiled path off: none here)
+    monkeypatch.setattr(buffers, "_sim_devices", {})
     made = []
 
     def program(s, x, note):   # (the argument x taken in, the Python path is watched)

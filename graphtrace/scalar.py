@@ -12,6 +12,11 @@ __all__ = ["Scalar", "value_key", "same_value"]
 _FLOATS, _COMPLEX = (float, np.floating), (complex, np.complexfloating)
 
 
+class DynamicScalarAttributeError(DynamicScalarError, AttributeError):
+    """An attribute of a dynamic scalar (``a.real``): refused as its arithmetic is,
+    and still an ``AttributeError`` to ``hasattr`` and ``getattr(a, name, default)``."""
+
+
 def value_key(v):
     """A number as cache keys and comparisons hold it: ``v``, but for a zero float
     (or a complex with a zero part) ``v`` with the signs of its zeros, since a kernel
@@ -50,8 +55,8 @@ class Scalar:
         self.name, self.value, self.slot = name, value, slot
         self.param = param or name   # the parameter it came in (``dims`` of ``dims[0]``)
 
-    def _refuse(self, *_args, **_kw):
-        raise DynamicScalarError(
+    def _refuse(self, *_args, _error=DynamicScalarError, **_kw):
+        raise _error(
             f"argument {self.name!r} is a dynamic scalar: its value is a graph "
             "parameter that later calls may change, so it cannot steer Python "
             "control flow or arithmetic during a trace; pass its parameter in "
@@ -64,6 +69,13 @@ class Scalar:
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refuse
     __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = _refuse
     __and__ = __or__ = __xor__ = __lshift__ = __rshift__ = __round__ = _refuse
+    # numpy's functions and ufuncs (np.sqrt(a), np.clip(a, 0, 1), np.asarray(a))
+    __array__ = __array_ufunc__ = __array_function__ = _refuse
+
+    def __getattr__(self, name):   # a.real, a.item(), a.astype(...): numpy's scalars' own
+        if name.startswith("_"):
+            raise AttributeError(name)
+        self._refuse(_error=DynamicScalarAttributeError)
 
     def __eq__(self, other):
         self._refuse()

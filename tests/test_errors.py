@@ -133,6 +133,29 @@ def test_dynamic_scalar_in_control_flow():
     check(e, "control", "'n' is a dynamic scalar", "static=('n',)")
 
 
+@pytest.mark.parametrize("use", [np.sqrt, lambda n: np.clip(n, 0, 1), np.asarray,
+                                 lambda n: n.real, lambda n: n.astype(np.float32)])
+def test_dynamic_scalar_given_to_numpy_or_asked_for_a_number_attribute(use):
+    @gt.graph
+    def f(s, x, n):
+        s.launch(fill, 1, 32, x, use(n))                     # numpy
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(A(8), 4.0)
+    assert e.value.source[0] == F
+    assert "'n' is a dynamic scalar" in e.value.message and "static=('n',)" in e.value.message
+
+
+def test_a_dynamic_scalar_still_answers_hasattr_and_getattr_with_a_default():
+    seen = []
+
+    @gt.graph
+    def f(s, x, n):
+        seen.append((hasattr(n, "dtype"), getattr(n, "shape", None), hasattr(n, "_x")))
+        s.launch(fill, 1, 32, x, n)
+    f.trace(A(8), 4.0)
+    assert seen == [(False, None, False)]
+
+
 def test_static_scalar_may_steer_control_flow():
     @gt.graph(static=("n",))
     def f(s, x, n):

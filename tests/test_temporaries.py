@@ -1,5 +1,7 @@
 """Graph-owned temporaries (s.empty, s.zeros): tracing, listing, dependencies,
 views, the simulator against eager numpy, loop bodies, rebinding."""
+import functools
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -359,6 +361,30 @@ def test_an_object_holding_a_temporary_passed_to_a_host_callback_is_refused():
     with pytest.raises(gt.ArgumentError) as e:
         f.trace()
     check(e, "box-to-host", "holds temporary kept")
+
+
+class _Sink:
+    def __init__(self, t):
+        self.t = t
+
+    def show(self):
+        print(self.t)
+
+
+@pytest.mark.parametrize("hand, by", [
+    (lambda t: functools.partial(print, t), "by partial argument 0"),
+    (lambda t: (lambda: print(t)), "by closure name 't'"),
+    (lambda t: _Sink(t).show, "by attribute 't'")])
+def test_a_callback_holding_a_temporary_is_refused(hand, by):
+    """What the callback holds (its closure, a partial's arguments, a bound method's
+    object) is refused as its arguments are."""
+    @gt.graph
+    def f(s):
+        t = s.empty(4, name="kept")
+        s.host(hand(t))                              # held
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace()
+    check(e, "held", "holds temporary kept", by, "pinned")
 
 
 def test_a_temporary_used_after_its_trace_names_where_it_was_made():

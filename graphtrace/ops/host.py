@@ -53,6 +53,10 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
     it cannot read are left alone."""
     out = []
     for name, v, held in (*_names_of(fn), *more):
+        tmp = holder_of(v, t) if held else None
+        if tmp is not None:   # a closure, partial or bound object keeping one
+            raise ArgumentError(f"host callback {_name(fn)} holds temporary "
+                                f"{tmp._life.where()} by {name}{_TEMPORARY}")
         number = next((x for x in leaves(v) if isinstance(x, Scalar)), None) if held else None
         if number is not None:   # the graph's placeholder: each call's number is other
             raise ArgumentError(
@@ -203,7 +207,10 @@ _TEMPORARY = (", the graph's own device memory: a callback takes host memory, an
 
 
 def _name(fn) -> str:
-    return getattr(fn, "__name__", repr(fn))
+    if isinstance(fn, partial):
+        return f"partial({_name(fn.func)}, ...)"
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or \
+        type(fn).__name__
 
 
 def _host_only(fn):

@@ -205,7 +205,13 @@ class GraphFunction:
         _refuse_result(self.__name__, result)
         ir = tracer.graph()
         if ir.temporaries:
-            places = [(f"argument {k}", v) for k, v in self._bind(args, kwargs).arguments.items()]
+            arguments = self._bind(args, kwargs).arguments
+            places = [(f"argument {k}", v) for k, v in arguments.items()]
+            if self._lead:   # a method: what its class holds (Model.last = t)
+                owner = type(arguments[self.self_param])
+                places += [(f"class attribute {owner.__name__}.{k}", v)
+                           for k, v in vars(owner).items() if not k.startswith("__")
+                           and not callable(v) and not hasattr(v, "__get__")]
             _refuse_kept(tracer, places + [(f"global or closure name {name}", v)
                                            for name, v in named_values(self.fn)])
         return ir, arrays, scalars

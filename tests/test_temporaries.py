@@ -455,6 +455,16 @@ def test_a_temporary_stored_on_an_argument_or_self_is_refused():
     check(e, "on-argument", "kept by argument box")
 
 
+def test_a_temporary_stored_on_the_class_of_a_method_is_refused():
+    class Model:
+        @gt.graph
+        def step(self, s, x):
+            Model.last = s.empty(x.shape)            # on-class
+    with pytest.raises(gt.TraceError) as e:
+        Model().step.trace(A(4))
+    check(e, "on-class", "kept by class attribute Model.last")
+
+
 @pytest.mark.parametrize("read", [
     lambda t: t[0], lambda t: float(t[:1]), lambda t: np.asarray(t),
     lambda t: t.copy_to_host(), lambda t: bool(t)])

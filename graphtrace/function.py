@@ -211,7 +211,7 @@ class GraphFunction:
                 owner = type(arguments[self.self_param])
                 places += [(f"class attribute {owner.__name__}.{k}", v)
                            for k, v in vars(owner).items() if not k.startswith("__")
-                           and not callable(v) and not hasattr(v, "__get__")]
+                           and not callable(v) and not hasattr(type(v), "__get__")]
             _refuse_kept(tracer, places + [(f"global or closure name {name}", v)
                                            for name, v in named_values(self.fn)])
         return ir, arrays, scalars

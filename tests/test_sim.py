@@ -85,6 +85,35 @@ def test_kernel_writing_what_it_declared_read_only_is_reported():
     assert "kernel sneaky wrote to x (parameter x)" in str(e.value) and "gt.InOut" in str(e.value)
 
 
+def _clear(h):
+    h[:] = 0
+
+
+def test_host_callback_writing_what_it_declared_read_only_is_reported():
+    """A callback given gt.In(h) that writes h would be left unordered with later
+    readers of h: the simulator proves its read-only arrays stay so, as a kernel's."""
+    @gt.graph(backend="sim")
+    def f(s, x, h, out):
+        s.copy(h, x)
+        s.host(_clear, gt.In(h))                      # declared-in
+        s.copy(out, h)
+    x, out = cuda.to_device(np.arange(4.0)), cuda.to_device(np.zeros(4))
+    h = gt.pinned_empty(4)
+    with pytest.raises(gt.IntentError) as e:
+        f(x, h, out)
+    assert e.value.source[1] == line_of(__file__, "declared-in")
+    assert "host callback _clear wrote to h, which it was declared to only read" \
+        in str(e.value)
+
+    @gt.graph(backend="sim")
+    def g(s, x, h, out):
+        s.copy(h, x)
+        s.host(_clear, h)
+        s.copy(out, h)
+    g(x, h, out)
+    assert out.copy_to_host().tolist() == [0.0] * 4
+
+
 def test_cupy_kernel_needs_a_registered_reference():
     cp = pytest.importorskip("cupy")
     src = 'extern "C" __global__ void twice(const float* x, float* y, int n) {}'

@@ -135,6 +135,21 @@ def same_bytes(now, before) -> bool:
                           np.ascontiguousarray(before).view(np.uint8))
 
 
+def read_only_bytes(sim, node) -> list:
+    """``(Buffer, copy of its bytes)`` of each view ``node`` only reads (no view it
+    writes overlaps), where the simulator checks intents; else nothing."""
+    if not sim.check:
+        return []
+    written = [b for b, m in node.accesses if "w" in m]
+    return [(b, sim.array(b).copy()) for b, m in node.accesses
+            if m == "r" and not any(b.overlaps(w) for w in written)]
+
+
+def changed(sim, kept: list):
+    """The first Buffer of ``read_only_bytes`` whose bytes changed since, or None."""
+    return next((b for b, before in kept if not same_bytes(sim.array(b), before)), None)
+
+
 def arg_position(args, buf):
     """Index of the argument that holds ``buf`` (also inside a tuple, list or dict)."""
     return next((i for i, a in enumerate(args) if any(v is buf for v in leaves(a))), None)

@@ -36,7 +36,7 @@ from .._driver import current
 from ..placement import place
 from ..tree import leaves, tree_map
 from ._devices import Joined
-from .base import Op, record_args, same_bytes
+from .base import Op, changed, read_only_bytes, record_args
 
 __all__ = ["record_captured", "capture_stream", "CAPTURED"]
 
@@ -354,9 +354,7 @@ class CapturedOp(Op):
     def simulate(self, sim, node) -> None:
         """Run ``fn`` with numpy views; with ``sim.check``, prove its read-only
         arrays stay so."""
-        written = [b for b, m in node.accesses if "w" in m]
-        kept = [(b, sim.array(b).copy()) for b, m in node.accesses
-                if m == "r" and not any(b.overlaps(w) for w in written)] if sim.check else []
+        kept = read_only_bytes(sim, node)
         args = sim.value(node.args)
         try:
             result = node.target(*args)
@@ -373,9 +371,9 @@ class CapturedOp(Op):
                 "on the GPU backend",
                 source=node.source) from e
         _refuse_result(node, result, args, SimulationError)
-        for b, before in kept:
-            if not same_bytes(sim.array(b), before):
-                raise self.intent_error(node, b)
+        wrote = changed(sim, kept)
+        if wrote is not None:
+            raise self.intent_error(node, wrote)
 
     def intent_error(self, node, buf, detail: str = "") -> IntentError:
         return IntentError(

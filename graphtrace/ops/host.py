@@ -14,12 +14,12 @@ from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 
 from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
 from .._host_guard import plain
-from ..errors import ArgumentError, user_frame
+from ..errors import ArgumentError, IntentError, user_frame
 from ..reach import MISSING, _followed, _library, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map
-from .base import Op, record_args
+from .base import Op, changed, read_only_bytes, record_args
 
 __all__ = ["record_host", "host_value", "HOST_CALLBACK"]
 
@@ -284,7 +284,16 @@ class HostOp(Op):
         gpu.state[node.index].args = host_value(node.args, gpu.value_of)
 
     def simulate(self, sim, node) -> None:
+        """Run the callback; with ``sim.check``, prove what it was given to only read
+        (``gt.In``) stays so."""
+        kept = read_only_bytes(sim, node)
         node.target(*sim.value(node.args))
+        wrote = changed(sim, kept)
+        if wrote is not None:
+            raise IntentError(
+                f"host callback {_name(node.target)} wrote to {wrote.label or 'an array'}, "
+                "which it was declared to only read (gt.In): pass it bare, or as "
+                "gt.InOut(...) or gt.Out(...)", source=node.source)
 
 
 HOST_CALLBACK = HostOp()

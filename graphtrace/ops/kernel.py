@@ -21,7 +21,7 @@ from ..scalar import Scalar
 from ..tree import leaves
 from . import _launch
 from ._launch import count as _count, dim3
-from .base import Op, arg_position, record_args, same_bytes
+from .base import Op, arg_position, changed, read_only_bytes, record_args
 
 __all__ = ["Adapter", "ADAPTERS", "MODULES", "adapter_for", "kernel", "dim3", "record_launch",
            "again", "NO_BLOCK", "LOWEST_ADDRESS", "foreign_attribute", "KernelOp", "KERNEL"]
@@ -555,9 +555,7 @@ class KernelOp(Op):
         refusal = node.target.simulation_refusal(a["grid"])
         if refusal:
             raise SimulationError(refusal, source=node.source)
-        written = [b for b, m in node.accesses if "w" in m]
-        kept = [(b, sim.array(b).copy()) for b, m in node.accesses  # read-only bytes only
-                if m == "r" and not any(b.overlaps(w) for w in written)] if sim.check else []
+        kept = read_only_bytes(sim, node)
         try:
             node.target.simulate(a["grid"], a["block"], a["shared_mem"],
                                  [sim.value(v) for v in node.args])
@@ -566,9 +564,9 @@ class KernelOp(Op):
         except Exception as e:  # the kernel's own failure, with the launch line named
             raise SimulationError(f"kernel {node.target.name} failed on the simulator: "
                                   f"{type(e).__name__}: {e}", source=node.source) from e
-        for b, before in kept:
-            if not same_bytes(sim.array(b), before):
-                raise self.intent_error(node, b)
+        wrote = changed(sim, kept)
+        if wrote is not None:
+            raise self.intent_error(node, wrote)
 
     def intent_error(self, node, buf, detail: str = "") -> IntentError:
         i = arg_position(node.args, buf)

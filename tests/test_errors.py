@@ -508,8 +508,7 @@ def test_python_list_for_a_cuda_core_kernel():
     check(e, "corelist", "argument #1 of cuda.core kernel kernel is a Python list")
 
 
-@pytest.mark.parametrize("grid", [True, 2.0, 0, -1, (2, 0), (np.int64(2), 1.5), np.bool_(1),
-                                  (1, 1, 1, 1)])
+@pytest.mark.parametrize("grid", [True, 0, -1, (2, 0), np.bool_(1), (1, 1, 1, 1)])
 def test_bad_grid_sizes(grid):
     @gt.graph(static=("g",))
     def f(s, x, g):
@@ -517,6 +516,29 @@ def test_bad_grid_sizes(grid):
     with pytest.raises(gt.ArgumentError) as e:
         f.trace(A(8), grid)
     check(e, "badgrid", "grid must be a positive int or a tuple of up to 3 positive ints")
+
+
+@pytest.mark.parametrize("grid", [2.0, (np.int64(2), 1.5), np.float32(0.25)])
+def test_a_float_grid_size_says_to_divide_with_floor_division(grid):
+    @gt.graph(static=("g",))
+    def f(s, x, g):
+        fill[g, 8, s](x, 1.0)                                # floatgrid
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8), grid)
+    check(e, "floatgrid", "holds a float: launch sizes are whole numbers", "(n + 255) // 256")
+
+
+@pytest.mark.parametrize("grid, block, phrase", [
+    (1, 2048, "block (2048, 1, 1) has 2048 threads"), (1, (32, 64), "has 2048 threads"),
+    (1, (1, 1, 128), "at most (1024, 1024, 64) along x, y, z"),
+    ((1, 70000), 32, "grid (1, 70000, 1) is over CUDA's limits")])
+def test_launch_sizes_past_cudas_limits_are_refused(grid, block, phrase):
+    @gt.graph
+    def f(s, x):
+        fill[grid, block, s](x, 1.0)                         # limits
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8))
+    check(e, "limits", phrase)
 
 
 def test_varargs_kernel_needs_its_fixed_arguments():

@@ -57,6 +57,10 @@ def dim3(value, what: str) -> tuple:
         if isinstance(d, Scalar):
             d._refuse()  # a dynamic scalar cannot size a launch
     ints = tuple(count(d) for d in dims)
+    if any(isinstance(d, (float, np.floating)) for d in dims):
+        raise ArgumentError(
+            f"{what} {value!r} holds a float: launch sizes are whole numbers; divide with "
+            "// and round up, as in (n + 255) // 256")
     if not 1 <= len(ints) <= 3 or not all(d is not None and d > 0 for d in ints):
         raise ArgumentError(
             f"{what} must be a positive int or a tuple of up to 3 positive ints, not "
@@ -100,6 +104,7 @@ def read_config(config) -> tuple:
 def options(grid, block, shared_mem, cluster, cooperative) -> dict:
     """A kernel node's launch attrs, checked: grid counts blocks here."""
     grid, block = dim3(grid, "grid"), dim3(block, "block")
+    _within_limits(grid, block)
     if type(shared_mem) is not int or shared_mem < 0:   # the usual case: an int
         shared_mem = _shared_mem(shared_mem)
     if cluster is not None:
@@ -114,6 +119,24 @@ def options(grid, block, shared_mem, cluster, cooperative) -> dict:
         cooperative = _cooperative(cooperative)
     return {"grid": grid, "block": block, "shared_mem": shared_mem,
             "cluster": cluster, "cooperative": cooperative}
+
+
+# CUDA's limits on every GPU it supports: threads per block, block and grid sizes
+_MOST_THREADS, _MOST_BLOCK, _MOST_GRID = 1024, (1024, 1024, 64), (2**31 - 1, 65535, 65535)
+
+
+def _within_limits(grid: tuple, block: tuple) -> None:
+    """Refuse what no GPU launches (numba's simulator runs it all the same)."""
+    threads = math.prod(block)
+    if threads > _MOST_THREADS or any(b > m for b, m in zip(block, _MOST_BLOCK)):
+        raise ArgumentError(
+            f"block {block} has {threads} threads: a CUDA block holds at most "
+            f"{_MOST_THREADS} threads, and at most {_MOST_BLOCK} along x, y, z; launch "
+            "more blocks of fewer threads")
+    if any(g > m for g, m in zip(grid, _MOST_GRID)):
+        raise ArgumentError(f"grid {grid} is over CUDA's limits of {_MOST_GRID} blocks "
+                            "along x, y, z: loop over the data inside the kernel, or "
+                            "launch along x")
 
 
 def _shared_mem(value) -> int:

@@ -522,6 +522,11 @@ class Reach:
         if not all(map(_is_value, numbers)):   # one holds an array or a function now
             self._find()
             return self.functions()
+        for fn, name, _, array in self.places:
+            v = _lookup(fn, name) if array else None
+            if not (_may_hold_arrays(v) or _holds_callables(v) or _leaves(v, name)):
+                self._find()   # a name that held None (or was not defined yet) holds
+                return self.functions()   # a number, a function or a kernel now
         return now[:k] + tuple(
             (name, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
             for name, v in zip(self._number_names, numbers)) + tuple(

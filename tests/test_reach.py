@@ -490,3 +490,46 @@ def test_a_closure_name_deleted_after_the_first_call_is_not_replayed(held):
     with pytest.raises(NameError):
         f(out)
     assert result(out) == [1, 1]
+
+
+_CELL = '''
+@gt.graph(backend="sim")
+def f(s, out):
+    add_scalar[1, 32, s](out, 1.0 if GAIN is None else GAIN)
+'''
+
+
+@pytest.mark.parametrize("first", ["undefined", None])
+def test_a_name_that_held_nothing_at_the_first_call_is_watched_once_it_holds_a_number(first):
+    """A notebook: the graph's cell runs before the name is defined (a NameError), or
+    while it holds None; the numbers it holds later are watched by value, and a
+    function it holds later by identity."""
+    ns = {"gt": gt, "add_scalar": add_scalar}
+    if first is None:
+        ns["GAIN"] = None
+    exec(_CELL, ns)
+    f, out = ns["f"], dev(0, 0)
+    if first == "undefined":
+        with pytest.raises(NameError):
+            f(out)
+    else:
+        f(out)
+        assert result(out) == [1, 1]
+    for gain in (2.0, 3.0, 10.0, 3.0):
+        ns["GAIN"] = gain
+        before = result(out)[0]
+        f(out)
+        assert result(out) == [before + gain] * 2
+
+
+def test_a_name_that_held_an_array_then_holds_a_number_is_watched():
+    ns = {"gt": gt, "add_scalar": add_scalar, "GAIN": dev(0, 0)}
+    exec(_CELL.replace("1.0 if GAIN is None else GAIN",
+                       "2.0 if not isinstance(GAIN, float) else GAIN"), ns)
+    f, out = ns["f"], dev(0, 0)
+    f(out)
+    for gain in (5.0, 7.0, 7.0):
+        ns["GAIN"] = gain
+        before = result(out)[0]
+        f(out)
+        assert result(out) == [before + gain] * 2

@@ -216,6 +216,16 @@ def _holds_callables(v, depth: int = 0) -> bool:
         for _, x in items)
 
 
+def _callables(v, depth: int = 0):
+    """The kernels and functions a list, tuple or dict holds, nested ones too."""
+    items = children(v) if depth <= _MAX_DEPTH else None
+    for _, x in items or ():
+        if _is_callable_object(x):
+            yield x
+        else:
+            yield from _callables(x, depth + 1)
+
+
 _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
 
 
@@ -452,13 +462,17 @@ class Reach:
                 label = name if labels.setdefault(name, key) == key else \
                     f"{fn.__name__}.{name}"
                 self.places.append((fn, name, label, True))
+                for x in _callables(v):   # OPS = {"a": helper}: what the helpers reach
+                    self._walk_into(x, seen, depth, labels)
                 continue
             if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
                 chains = chains if chains is not None else [   # class or namespace
                     n for n, _ in name_chains(code, {}, _NAME_LOADS) if "." in n]
-                self.places += [(fn, dotted, None, False) for dotted in chains
-                                if dotted.startswith(name + ".") and
-                                _kernel_like(_lookup(fn, dotted))]
+                for dotted in chains:
+                    held = _lookup(fn, dotted) if dotted.startswith(name + ".") else None
+                    if held is not None and _kernel_like(held):
+                        self.places.append((fn, dotted, None, False))
+                        self._walk_into(held, seen, depth, labels)   # and what it reaches
             if _is_value(v):   # baked into the graph where it is used: watched by value
                 self.places.append((fn, name, None, None))
                 continue
@@ -471,6 +485,13 @@ class Reach:
                 self._walk(inner, seen, depth + 1, labels)
             elif _is_callable_object(v) and not isinstance(v, _HOLDERS):   # by identity
                 self.places.append((fn, name, None, False))   # gt.kernel(...), cupy's
+
+    def _walk_into(self, v, seen, depth, labels) -> None:
+        """Walk the Python function of a helper held otherwise than by a name of its
+        own (``mod.helper``, a dict or list of helpers)."""
+        inner = _followed(v.func if isinstance(v, partial) else v)
+        if inner is not None:
+            self._walk(inner, seen, depth + 1, labels)
 
     def arrays(self) -> list[tuple[str, object]]:
         """``(label, array)`` for each place that holds an array now."""

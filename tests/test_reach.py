@@ -5,6 +5,8 @@ reassigned name must change the result of the next call (tracked), and an
 array graphtrace cannot watch is an error at the user's line (refused).
 The function stays usable after every error.
 """
+import types
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -533,3 +535,31 @@ def test_a_name_that_held_an_array_then_holds_a_number_is_watched():
         before = result(out)[0]
         f(out)
         assert result(out) == [before + gain] * 2
+
+
+_HELPERS = '''
+ALPHA = 2.0
+
+def helper(s, out):
+    add_scalar[1, 32, s](out, ALPHA)
+'''
+
+
+@pytest.mark.parametrize("call", ["helpmod.helper(s, out)", "OPS['add'](s, out)",
+                                  "STEPS[0](s, out)", "s.child(OPS['add'], out)"])
+def test_a_helper_held_by_a_module_or_a_container_is_followed_into_its_globals(call):
+    """The globals of a helper reached as mod.helper, OPS["add"] or STEPS[0] are
+    watched as those of a helper reached by its own name: a new ALPHA traces anew."""
+    mod = types.ModuleType("helpmod")
+    mod.add_scalar, mod.gt = add_scalar, gt
+    exec(_HELPERS, vars(mod))
+    if call.startswith("s.child"):
+        mod.helper = gt.graph(mod.helper)
+    ns = {"gt": gt, "helpmod": mod, "OPS": {"add": mod.helper}, "STEPS": [mod.helper]}
+    exec(f"@gt.graph(backend='sim')\ndef f(s, out):\n    {call}\n", ns)
+    f, out = ns["f"], dev(0, 0)
+    for alpha in (2.0, 3.0, 3.0, 5.0):
+        mod.ALPHA = alpha
+        before = result(out)[0]
+        f(out)
+        assert result(out) == [before + alpha] * 2, (call, alpha)

@@ -545,7 +545,8 @@ class Reach:
             return self.functions()
         for fn, name, _, array in self.places:
             v = _lookup(fn, name) if array else None
-            if not (_may_hold_arrays(v) or _holds_callables(v) or _leaves(v, name)):
+            if v is not None and type(v) not in _PLAIN_CONTAINERS and not is_array(v) and \
+                    (_is_value(v) or _is_callable_object(v)):
                 self._find()   # a name that held None (or was not defined yet) holds
                 return self.functions()   # a number, a function or a kernel now
         return now[:k] + tuple(

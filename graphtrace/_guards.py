@@ -56,6 +56,7 @@ _SIM_VIEWS = {"__init__", "bind", "T", "transpose", "ravel", "reshape", "view", 
               "is_c_contiguous", "is_f_contiguous", "__len__", "__repr__", "__str__",
               "__getattr__", "__getitem__", "__cuda_ndarray__", "__dict__", "__module__",
               "__doc__", "__weakref__", "__qualname__"} | _SIM_GEOMETRY
+_COMPARISONS = {"__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
 _SIM_READS = {"__array__", "__array_interface__", "__array_struct__", "__dlpack__",
               "__array_function__", "__array_ufunc__"}
 
@@ -78,8 +79,11 @@ def refuse(what: str, why: str = "") -> None:
     raise HostSyncError(_message(what, why))
 
 
-def _guard(original, what, why=""):
+def _guard(original, what, why="", reflect=False):
     def guarded(*args, **kwargs):
+        if reflect and len(args) == 2 and \
+                getattr(type(args[1]), "_reflects_comparisons", False):
+            return NotImplemented   # lim < gt.cond(x): the condition's own comparison
         if _tracing():
             refuse(what, why)
         return original(*args, **kwargs)
@@ -114,13 +118,15 @@ def _guard_sim_array(cls) -> None:
     for name, value in list(vars(cls).items()):
         if name not in _SIM_VIEWS and callable(value):
             setattr(cls, name, _guard(value, f"{name}() of a device array",
-                                      " (it reads or writes its values on the host)"))
+                                      " (it reads or writes its values on the host)",
+                                      name in _COMPARISONS))
     getitem, getattr_ = cls.__getitem__, cls.__getattr__
 
     def __getitem__(self, idx):
         out = getitem(self, idx)
         if type(out) is not cls and _tracing():
-            refuse("reading an element of a device array")
+            refuse("reading an element of a device array", " (gt.cond and kernels take a "
+                   "one-element view instead: x[2:3] for x[2])")
         return out
 
     def __getattr__(self, name):

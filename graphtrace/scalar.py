@@ -63,8 +63,13 @@ class Scalar:
             f"@graph(static=({self.param!r},)) to trace a graph per value, or "
             "compute on the device")
 
-    __bool__ = __int__ = __float__ = __index__ = __complex__ = _refuse
-    __lt__ = __le__ = __gt__ = __ge__ = __hash__ = _refuse
+    def _compared(self, other):
+        if getattr(type(other), "_reflects_comparisons", False):
+            return NotImplemented   # tol < gt.cond(x): the condition's own comparison
+        self._refuse()
+
+    __bool__ = __int__ = __float__ = __index__ = __complex__ = __hash__ = _refuse
+    __lt__ = __le__ = __gt__ = __ge__ = _compared
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refuse
     __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = _refuse

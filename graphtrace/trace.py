@@ -915,8 +915,10 @@ class Stream(ProxyStream):
         """Case ``k`` of ``cases`` bodies runs where ``value`` (``gt.cond(k)``, a
         one-element integer array) holds k; none runs out of range:
         ``with s.switch(gt.cond(k), 3) as cases: cases[0].launch(...)``."""
-        if isinstance(cases, bool) or not isinstance(cases, int) or cases < 1:
+        if isinstance(cases, (bool, np.bool_)) or not isinstance(cases, (int, np.integer)) \
+                or cases < 1:
             raise ArgumentError(f"switch needs a positive int number of cases, not {cases!r}")
+        cases = int(cases)   # a numpy integer too
         if getattr(value, "op", "!= 0") != "!= 0":
             raise ArgumentError("switch takes gt.cond(k) of an integer array, uncompared")
         return _conditional.structured(self, _conditional.SWITCH, value,
@@ -971,6 +973,14 @@ class Stream(ProxyStream):
             "a proxy stream is one stream, and does not unpack: s.if_then(...) and "
             "s.while_loop(...) give one body stream (with ... as body:); s.if_else(...) "
             "gives two, (then, otherwise), and s.switch(...) one per case")
+
+    def __getitem__(self, i):
+        """Indexed (``cases[0]`` of a switch's ``body=fn``, which gets its cases as
+        parameters): say so."""
+        raise StreamError(
+            f"a proxy stream is one stream, and has no [{i!r}]: a switch's body=fn is "
+            "called with one parameter per case, fn(case0, case1, ...), while its with "
+            "block gives them together (with s.switch(...) as cases: cases[0])")
 
     def __repr__(self):
         on = "" if self._device is None else f" on cuda:{self._device}"

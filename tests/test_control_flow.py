@@ -124,6 +124,54 @@ def test_a_body_given_as_a_function_is_recorded_as_the_with_block_is():
     assert e.value.source[1] == line_of(__file__, "both ways")
 
 
+@pytest.mark.parametrize("make, phrase", [
+    (lambda s, c, x: s.if_else(c > 0, body=lambda t: add[1, 2, t](x, 1.0)),
+     "s.if_else(..., body=<lambda>) calls it with 2 streams, fn(then, else), but it takes (t)"),
+    (lambda s, c, x: s.switch(c, 3, body=lambda cases: add[1, 2, cases](x, 1.0)),
+     "s.switch(..., body=<lambda>) calls it with 3 streams, fn(case0, case1, case2)"),
+    (lambda s, c, x: s.switch(c, 1, body=lambda cases: add[1, 2, cases[0]](x, 1.0)),
+     "a switch's body=fn is called with one parameter per case")])
+def test_a_body_function_that_cannot_take_the_body_streams_is_refused(make, phrase):
+    @gt.graph(backend="sim")
+    def f(s, k, x):
+        make(s, gt.cond(k), x)
+    with pytest.raises(gt.GraphtraceError) as e:
+        f.trace(dev(1, dtype=np.int32), dev(0, 0))
+    assert phrase in e.value.message
+    assert e.value.source[0] == __file__   # the user's line (the lambda's, here)
+
+
+def test_a_number_or_a_one_element_array_on_the_left_of_a_condition_is_reflected():
+    """tol < gt.cond(x) is gt.cond(x) > tol, for a number, a dynamic scalar, and a
+    one-element device array alike."""
+    @gt.graph(backend="sim")
+    def f(s, x, n, tol, lim):
+        with s.while_loop(tol < gt.cond(x), max_iterations=50) as b:
+            halve[1, 1, b](x)
+            count[1, 1, b](n)
+        with s.while_loop(lim < gt.cond(x), max_iterations=50) as b:
+            halve[1, 1, b](x)
+            count[1, 1, b](n)
+        with s.while_loop(0.25 < gt.cond(x), max_iterations=50) as b:
+            halve[1, 1, b](x)
+            count[1, 1, b](n)
+    for tol, lim, want in ((4.0, 1.0, 9), (1.0, 0.5, 9), (50.0, 0.75, 9)):
+        x, n = dev(100.0), dev(0, dtype=np.int32)
+        f(x, n, tol, dev(lim))
+        assert host(x) == [0.1953125] and host(n) == [want]
+    assert f.cache_info().misses == 1
+
+
+def test_a_switch_takes_a_numpy_integer_number_of_cases():
+    @gt.graph(backend="sim")
+    def f(s, k, y):
+        with s.switch(gt.cond(k), np.int64(y.shape[0]) // 2) as cases:
+            add[1, 2, cases[1]](y, 1.0)
+    y = dev(0, 0, 0, 0)
+    f(dev(1, dtype=np.int32), y)
+    assert host(y)[:2] == [1.0, 1.0]
+
+
 def test_loops_nest_and_branches_sit_inside_loops():
     @gt.graph(backend="sim")
     def f(s, outer, inner, n, odd):

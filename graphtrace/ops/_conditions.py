@@ -40,6 +40,7 @@ class Condition:
     """
 
     __slots__ = ("array", "op", "rhs")
+    _reflects_comparisons = True   # tol < gt.cond(x), lim < gt.cond(x): Python asks it
 
     def __init__(self, array, op: str = "!= 0", rhs=None):
         self.array, self.op, self.rhs = array, op, rhs

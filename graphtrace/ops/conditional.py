@@ -20,6 +20,8 @@ construction. The simulator runs the same semantics on the CPU.
 """
 from __future__ import annotations
 
+import inspect
+
 import math
 
 import numpy as np
@@ -204,9 +206,27 @@ def structured(stream, op, condition, names, attrs, source, body=None):
     block = _Structured(stream, op, condition, names, attrs, source)
     if body is None:
         return block
+    _refuse_arity(body, names, block.what, source)
     with block as bodies:
         body(*bodies) if isinstance(bodies, tuple) else body(bodies)
     return _Recorded(block.what)
+
+
+def _refuse_arity(body, names, what: str, source) -> None:
+    """``body=fn`` is called with one stream per body (a switch's cases, an if_else's
+    two branches): a function that cannot take them is refused at the user's line."""
+    try:
+        sig = inspect.signature(body)
+    except (TypeError, ValueError):   # a builtin: left to the call
+        return
+    try:
+        sig.bind(*names)
+    except TypeError:
+        given = ", ".join(n.replace(" ", "") for n in names)
+        raise ArgumentError(
+            f"{what[:-5]}(..., body={getattr(body, '__name__', 'fn')}) calls it with "
+            f"{len(names)} stream{'s' * (len(names) > 1)}, fn({given}), but it takes "
+            f"{sig}: give it one parameter per body", source) from None
 
 
 class _Recorded:

@@ -476,8 +476,9 @@ class Reach:
             if _is_value(v):   # baked into the graph where it is used: watched by value
                 self.places.append((fn, name, None, None))
                 continue
-            if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches
-                self.places.append((fn, name, None, False))
+            if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
+                self.places.append((fn, name, None, False))   # but for the device
+                self._devices(v.py_func, seen, depth + 1)   # functions it calls by name
                 continue
             inner = _followed(v.func if isinstance(v, partial) else v)
             if inner is not None:
@@ -485,6 +486,19 @@ class Reach:
                 self._walk(inner, seen, depth + 1, labels)
             elif _is_callable_object(v) and not isinstance(v, _HOLDERS):   # by identity
                 self.places.append((fn, name, None, False))   # gt.kernel(...), cupy's
+
+    def _devices(self, fn, seen, depth) -> None:
+        """The device functions a kernel's code calls by a global or closure name, and
+        theirs: watched by identity (a kernel compiled anew after one is defined again
+        runs the new one, whose intents may differ)."""
+        if id(fn) in seen or depth > _MAX_DEPTH or getattr(fn, "__code__", None) is None:
+            return
+        seen.add(id(fn))
+        for name in _names(fn.__code__):
+            v = _lookup(fn, name)
+            if hasattr(v, "py_func") and _followed(v.py_func) is not None:
+                self.places.append((fn, name, None, False))
+                self._devices(v.py_func, seen, depth + 1)
 
     def _walk_into(self, v, seen, depth, labels) -> None:
         """Walk the Python function of a helper held otherwise than by a name of its

@@ -925,3 +925,53 @@ def test_a_kernel_made_with_functools_wraps_is_read_from_its_own_code():
     ad = adapter_for(_body)
     assert ad.params == ["x", "out", "done"] and ad.vararg == "more"
     assert ad.intents[:2] == ["r", "w"] and "w" in ad.intents[2]   # done: written
+
+
+_CELLS = ('''
+@cuda.jit(device=True)
+def op(a, b, i):
+    b[i] = a[i] + 1
+''', '''
+@cuda.jit
+def k(a, b):
+    i = cuda.grid(1)
+    if i < a.size:
+        op(a, b, i)
+
+@cuda.jit
+def copyk(src, dst):
+    i = cuda.grid(1)
+    if i < dst.size:
+        dst[i] = src[i]
+
+@gt.graph(backend="sim")
+def f(s, a, b, c):
+    k[1, 32, s](a, b)
+    copyk[1, 32, s](a, c)
+''', '''
+@cuda.jit(device=True)
+def op(a, b, i):
+    a[i] = a[i] + 5
+''')
+
+
+def test_a_device_function_defined_again_is_a_new_graph_with_what_either_version_does():
+    """A notebook runs the device function's cell again, not the kernel's: the next
+    call traces anew, the kernel counts as doing what either version does (numba
+    keeps the old code where it compiled the kernel before), and the new one runs."""
+    import linecache
+    ns = {"cuda": cuda, "gt": gt}
+    for i, cell in enumerate(_CELLS[:2]):   # cells' source, as IPython keeps it
+        name = f"<cell-{i}>"
+        linecache.cache[name] = (len(cell), None, cell.splitlines(True), name)
+        exec(compile(cell, name, "exec"), ns)
+    a, b, c = (cuda.to_device(np.zeros(4)) for _ in range(3))
+    ns["f"](a, b, c)
+    assert b.copy_to_host().tolist() == [1.0] * 4
+    linecache.cache["<cell-2>"] = (len(_CELLS[2]), None, _CELLS[2].splitlines(True), "<cell-2>")
+    exec(compile(_CELLS[2], "<cell-2>", "exec"), ns)
+    ns["f"](a, b, c)                      # no IntentError: traced anew
+    assert a.copy_to_host().tolist() == [5.0] * 4 and c.copy_to_host().tolist() == [5.0] * 4
+    listing = str(ns["f"].trace(a, b, c))
+    assert "kernel k[1, 32](a, b)  inout(a, b)" in listing
+    assert "after(%0)" in listing and ns["f"].cache_info().misses == 2

@@ -205,6 +205,7 @@ class _Analysis:
         self.scope = collections.ChainMap(closure, getattr(py_func, "__globals__", {}),
                                           vars(builtins))
         self.callees: dict = {}
+        self.devices: list = []   # (dotted name, device function) of the calls resolved
         self.read, self.written, self.outside = set(), set(), set()
 
     def _bound_names(self) -> set:
@@ -307,6 +308,7 @@ class _Analysis:
                 and getattr(obj, "__module__", "").startswith("numba"):
             return "passing", obj
         if obj is not None and hasattr(obj, "py_func"):   # a numba device function
+            self.devices.append((dotted, obj))
             summary = analyze(obj.py_func)
             if summary is not None:
                 self.outside |= summary.outside
@@ -488,9 +490,23 @@ class _Analysis:
                        {p: mode(p) for p in self.kwonly}, returns, self.outside)
 
 
-def resolve_dotted(py_func, dotted: str):
-    """The object a dotted name in a kernel's source refers to, or None."""
+def resolve_dotted(py_func, dotted: str, quick: bool = False):
+    """The object a dotted name in a kernel's source refers to, or None. ``quick``:
+    the closure cell of that name, else the global, looked up alone."""
     head, *rest = dotted.split(".")
+    code = getattr(py_func, "__code__", None)
+    if quick and code is not None:
+        names = code.co_freevars
+        if head in names:
+            try:
+                obj = py_func.__closure__[names.index(head)].cell_contents
+            except ValueError:   # an empty cell
+                obj = None
+        else:
+            obj = py_func.__globals__.get(head)
+        for name in rest:
+            obj = getattr(obj, name, None)
+        return obj
     try:
         closure = inspect.getclosurevars(py_func)
         scope = {**closure.globals, **closure.nonlocals}
@@ -519,6 +535,7 @@ def _parse(py_func):
     return None
 
 
+# py_func -> (Intents, the device functions it calls: ((dotted name, object), ...))
 _done: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _busy = threading.local()   # functions under analysis in this thread
 
@@ -528,11 +545,16 @@ def analyze(py_func) -> Intents | None:
 
     Results are kept per function. A function met again while it is being
     analysed (recursion) counts as unknown there: every argument read and written.
+    Where a device function it calls has been defined again since (a notebook
+    cell run again), it is analysed again, and what either version does counts:
+    numba keeps running the old code where it compiled the kernel before.
     """
     try:
-        return _done[py_func]
+        old = _done[py_func][0]
     except (KeyError, TypeError):
-        pass
+        old = None
+    if old is not None and not stale(py_func):
+        return old
     busy = _busy.__dict__.setdefault("ids", set())
     if id(py_func) in busy:
         return None
@@ -541,14 +563,55 @@ def analyze(py_func) -> Intents | None:
         return None
     busy.add(id(py_func))
     try:
-        result = _Analysis(py_func, fdef).run()
+        analysis = _Analysis(py_func, fdef)
+        result = analysis.run()
     finally:
         busy.discard(id(py_func))
+    if old is not None:
+        result = _either(old, result)
     try:
-        _done[py_func] = result
+        _done[py_func] = (result, tuple(analysis.devices))
     except TypeError:
         pass
     return result
+
+
+def stale(py_func, seen=None) -> bool:
+    """Whether a device function ``py_func`` calls (or one those call) is no longer
+    the one its analysis read."""
+    try:
+        _, devices = _done[py_func]
+    except (KeyError, TypeError):
+        return False
+    seen = set() if seen is None else seen
+    if id(py_func) in seen:
+        return False
+    seen.add(id(py_func))
+    return any(resolve_dotted(py_func, dotted, quick=True) is not obj or
+               stale(obj.py_func, seen) for dotted, obj in devices)
+
+
+def calls_device_functions(py_func) -> bool:
+    """Whether the analysis of ``py_func`` resolved calls of device functions."""
+    try:
+        return bool(_done[py_func][1])
+    except (KeyError, TypeError):
+        return False
+
+
+def _either(a: Intents, b: Intents) -> Intents:
+    """What a function does in either of two versions (the same parameters)."""
+    if a.params != b.params or (a.vararg is None) != (b.vararg is None):
+        return b
+    return Intents(b.params, [_union(x, y) for x, y in zip(a.modes, b.modes)],
+                   b.vararg and (b.vararg[0], _union(a.vararg[1], b.vararg[1])),
+                   {k: _union(a.kwonly.get(k, m), m) for k, m in b.kwonly.items()},
+                   _join(a.returns, b.returns), a.outside | b.outside)
+
+
+def _union(x: str, y: str) -> str:
+    both = set(x) | set(y)
+    return "rw" if both >= {"r", "w"} else x
 
 
 def infer_intents(py_func) -> list[str] | None:

@@ -24,8 +24,8 @@ from ..context import ProxyStream, current_tracer, on_trace_start
 from ..errors import ArgumentError, KernelArgumentError, StreamError, user_frame
 from ..scalar import Scalar
 from ..tree import materialize, tree_map
-from ._intents import (_dotted, _parse, infer_intents, resolve_dotted, vararg_intent,
-                       writes_outside)
+from ._intents import (_dotted, _parse, calls_device_functions, infer_intents,
+                       resolve_dotted, stale as _intents_stale, vararg_intent, writes_outside)
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
 from . import kernel as _kernel
@@ -78,6 +78,8 @@ class NumbaAdapter(Adapter):
         # numba's simulator drops debug=True; a GPU kernel keeps it in its options
         self.debug = bool(getattr(k, "targetoptions", {}).get("debug"))
         self._compiled: dict = {}   # numba argument types -> (cuda.core Kernel, _Compiled)
+        if calls_device_functions(py_func):   # watched for new versions of them
+            _with_devices[id(k)] = self
 
     def validate(self, args) -> None:
         if self.debug:
@@ -444,6 +446,20 @@ def _patch_launch_syntax(cls):
     fast = _kernel.speedups_module   # kernel[grid, block, s] compiled, if built
     cls.__getitem__ = __getitem__ if fast is None else fast.Launcher(__getitem__, "getitem")
     cls.forall = forall_
+
+
+_with_devices: dict = {}   # id(kernel) -> its NumbaAdapter, for kernels calling device functions
+
+
+@on_trace_start
+def _drop_stale_adapters():
+    """A kernel whose device function was defined again (a notebook cell run again)
+    gets a new adapter, with what either version does: the launches' cached
+    intents go too."""
+    stale = [kid for kid, a in _with_devices.items() if _intents_stale(a.kernel.py_func)]
+    for kid in stale:
+        del _with_devices[kid]
+        _kernel.forget(kid)
 
 
 @on_trace_start

@@ -203,6 +203,13 @@ class Declared(Adapter):
         return self.inner.simulation_refusal(grid)
 
 
+def forget(kid: int) -> None:
+    """Drop the adapter of the kernel of id ``kid`` and every launch kind cached with
+    it: the next launch makes them again."""
+    _cache.pop(kid, None)
+    _launches.clear()
+
+
 def adapter_for(k) -> Adapter:
     """The adapter of a kernel object, made once per kernel."""
     if isinstance(k, Adapter):

@@ -975,3 +975,20 @@ def test_a_device_function_defined_again_is_a_new_graph_with_what_either_version
     listing = str(ns["f"].trace(a, b, c))
     assert "kernel k[1, 32](a, b)  inout(a, b)" in listing
     assert "after(%0)" in listing and ns["f"].cache_info().misses == 2
+
+
+def test_a_kernel_whose_file_was_edited_since_it_was_loaded_is_read_and_written(tmp_path):
+    """The file no longer holds the code that runs (edited, not reloaded): read as it
+    is, it would give the new code's intents to the old; taken as unknown instead."""
+    import importlib.util
+    src = ("from numba import cuda\n\n@cuda.jit\ndef k(a, b):\n    i = cuda.grid(1)\n"
+           "    if i < a.size:\n        {}\n")
+    path = tmp_path / "edited_kernels.py"
+    path.write_text(src.format("b[i] = 2 * a[i]"))
+    spec = importlib.util.spec_from_file_location("edited_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    path.write_text(src.format("a[i] = 2 * b[i]"))   # edited, the module not reloaded
+    assert intents(module.k) is None
+    path.write_text(src.format("b[i] = 2 * a[i]"))   # as loaded again
+    assert intents(module.k) == ["r", "w"]

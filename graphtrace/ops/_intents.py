@@ -41,8 +41,10 @@ from __future__ import annotations
 import ast
 import builtins
 import collections
+import dis
 import functools
 import inspect
+import linecache
 import re
 import sys
 import textwrap
@@ -531,8 +533,39 @@ def _parse(py_func):
     name = code.co_name if code is not None else py_func.__name__
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return node
+            return node if code is None or _same_code(code) else None
     return None
+
+
+# loads of names (a store's position can be another name's: a match pattern's)
+_NAMED_OPS = frozenset({"LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_ATTR", "LOAD_METHOD",
+                        "LOAD_NAME"})
+
+
+def _same_code(code) -> bool:
+    """Whether the source file still holds ``code``: each name it loads or stores
+    is where its positions say. A file edited since its module was loaded holds
+    other code than the one that runs (read as it is, it would give the new code's
+    intents to the old code)."""
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        return True   # cannot tell
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        todo += [x for x in c.co_consts if hasattr(x, "co_code")]
+        for ins in dis.get_instructions(c):
+            at = getattr(ins, "positions", None)
+            if ins.opname not in _NAMED_OPS or at is None or at.lineno is None or \
+                    at.lineno != at.end_lineno or at.col_offset is None or \
+                    not str(ins.argval).isidentifier():   # a comprehension's .0
+                continue
+            if at.lineno > len(lines):
+                return False
+            text = lines[at.lineno - 1].encode()[at.col_offset:at.end_col_offset]
+            if str(ins.argval).encode() not in text:
+                return False
+    return True
 
 
 # py_func -> (Intents, the device functions it calls: ((dotted name, object), ...))

@@ -307,6 +307,8 @@ class Tracer(_Hot):
                 return entry
         buf = device_buffer(obj, cai) if cai is not None else as_buffer(obj)
         root = self._root(buf)
+        if root is None and buf.lo == buf.hi and not buf.is_host:
+            root = buf   # an empty view (a library may give it any address): no bytes
         if root is None:
             raise ArgumentError(
                 f"an array used here ({_describe(buf)}) is not an argument of {self.name} "

@@ -233,6 +233,13 @@ def test_copies_and_memsets_of_no_bytes_record_no_node():
     assert [n.kind for n in g.nodes] == ["memset"]
 
     @gt.graph
+    def anywhere(s, x):   # an empty view may have any address (numba's: 0)
+        s.copy(A(0, "float32", 0), x[:0])
+        s.memset(A(0, "float32", 0), 0)
+        s.memset(x, 0)
+    assert [n.kind for n in anywhere.trace(A(8, "float32")).nodes] == ["memset"]
+
+    @gt.graph
     def bad(s, x, y):
         s.copy(y[3:3], x[:0])                                # empty
     with pytest.raises(gt.ShapeMismatchError) as e:

@@ -13,6 +13,7 @@ import operator
 import os
 import threading
 import time
+import types
 import warnings
 from collections import OrderedDict, namedtuple
 
@@ -105,6 +106,9 @@ class GraphFunction:
 
     def __init__(self, fn, deps: str = "data", static=(), backend=None, maxsize=32,
                  check_intents=None):
+        if isinstance(fn, staticmethod):   # @gt.graph above @staticmethod: its function
+            fn = fn.__func__
+        _refuse_undecorable(fn)
         make_tracker(deps)  # validates the mode
         resolve(backend)    # validates the backend
         if maxsize is not None and (isinstance(maxsize, bool) or not isinstance(maxsize, int)
@@ -579,6 +583,30 @@ def _refuse_result(name: str, result) -> None:
                          "an array passed in", source=None)
     raise TraceError(f"{name} returned {type(result).__name__}: a graph function returns "
                      "nothing; write results into arrays passed in", source=None)
+
+
+def _refuse_undecorable(fn) -> None:
+    """``@graph`` takes a Python function whose first parameter is the proxy stream
+    (after ``self``): a kernel, a partial, a classmethod or another object is
+    refused where it is decorated, saying what to decorate instead."""
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if hasattr(fn, "py_func"):
+        why = (f"{name} is a numba kernel: decorate the Python function that launches it "
+               f"on the proxy stream, @gt.graph def step(s, x): {name}[grid, block, s](x)")
+    elif isinstance(fn, classmethod):
+        why = ("a classmethod cannot be a graph function: decorate a plain method "
+               "(def step(self, s, ...)) or a function, and pass the class's values as "
+               "arguments")
+    elif isinstance(fn, functools.partial):
+        why = ("a functools.partial cannot be a graph function: decorate the function "
+               "itself and pass the fixed values at each call (name the ones that "
+               "decide the graph in static=)")
+    elif not isinstance(fn, types.FunctionType):
+        why = (f"gt.graph decorates a function (def step(s, ...)), not "
+               f"{type(fn).__name__}")
+    else:
+        return
+    raise ArgumentError(why)
 
 
 def _refuse_kept(tracer, places) -> None:

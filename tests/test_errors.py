@@ -1,4 +1,5 @@
 """Each misuse raises a clear error that names the user's line and says what to do."""
+import functools
 import threading
 
 import numpy as np
@@ -592,3 +593,30 @@ def test_join_says_what_it_was_given():
         f.trace(A(8))
     check(e, "join array", "join() takes proxy streams (made by s.fork()), not a "
           "FakeDeviceArray")
+
+
+def _launches_fill(s, x, v):
+    fill[1, 8, s](x, v)
+
+
+@pytest.mark.parametrize("what, phrase", [
+    (fill, "fill is a numba kernel: decorate the Python function that launches it"),
+    (functools.partial(_launches_fill, v=1.0), "a functools.partial cannot be a graph function"),
+    (classmethod(_launches_fill), "a classmethod cannot be a graph function"),
+    (print, "gt.graph decorates a function (def step(s, ...)), not builtin_function_or_method")])
+def test_what_is_no_graph_function_is_refused_where_it_is_decorated(what, phrase):
+    with pytest.raises(gt.ArgumentError) as e:
+        gt.graph(what)                                       # decorated
+    check(e, "decorated", phrase)
+
+
+def test_a_static_method_under_the_decorator_is_its_function():
+    class Steps:
+        @gt.graph
+        @staticmethod
+        def step(s, x, v):
+            fill[1, 8, s](x, v)
+    x = cuda.to_device(np.zeros(8))
+    Steps.step(x, 2.0)
+    Steps().step(x, 3.0)
+    assert x.copy_to_host().tolist() == [3.0] * 8

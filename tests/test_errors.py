@@ -400,6 +400,17 @@ def test_device_function_launched_with_numba_syntax():
     check(e, "devfn2", "sync_everyone is a numba device function")
 
 
+@pytest.mark.parametrize("value, what", [({1: 2.0}, "dict"), ({1.0}, "set")])
+def test_python_dict_or_set_where_a_numba_kernel_takes_an_array(value, what):
+    @gt.graph
+    def f(s):
+        fill[1, 8, s](value, 1.0)                            # container
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace()
+    check(e, "container", f"argument out of numba kernel fill is a Python {what}, which "
+          "numba cannot pass to a kernel")
+
+
 def test_python_list_where_a_numba_kernel_takes_an_array():
     @gt.graph
     def f(s):

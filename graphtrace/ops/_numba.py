@@ -214,9 +214,9 @@ _NUMBERS = frozenset({int, float, complex, bool, Scalar} |
 
 
 def _unpassable(a):
-    """A list, a string or None in argument ``a`` (no numba kernel takes them),
-    else None."""
-    if isinstance(a, (list, str, bytes)):
+    """A list, a dict, a set, a string or None in argument ``a`` (no numba kernel
+    takes them), else None."""
+    if isinstance(a, (list, dict, set, frozenset, str, bytes)):
         return f"a Python {type(a).__name__}"
     if a is None:
         return "None"

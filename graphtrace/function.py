@@ -601,7 +601,7 @@ def _refuse_undecorable(fn) -> None:
         why = ("a functools.partial cannot be a graph function: decorate the function "
                "itself and pass the fixed values at each call (name the ones that "
                "decide the graph in static=)")
-    elif not isinstance(fn, types.FunctionType):
+    elif not isinstance(fn, (types.FunctionType, types.MethodType)):
         why = (f"gt.graph decorates a function (def step(s, ...)), not "
                f"{type(fn).__name__}")
     else:

@@ -50,6 +50,19 @@ def _names(code) -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _stored(code) -> frozenset:
+    """Global and free names a code object (or code nested in it) assigns or deletes:
+    state the function keeps (``global calls; calls += 1``), not a setting it reads."""
+    out, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        todo += [x for x in c.co_consts if isinstance(x, types.CodeType)]
+        out.update(ins.argval for ins in dis.get_instructions(c) if ins.opname in
+                   ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")
+                   and (ins.opname.endswith("GLOBAL") or ins.argval in c.co_freevars))
+    return frozenset(out)
+
+
 MISSING = object()   # what name_chains gives for a name or attribute not there
 
 
@@ -448,6 +461,7 @@ class Reach:
         seen.add(id(fn))
         code = fn.__code__
         loaded = chains = None
+        stored = _stored(code)
         for name in _names(code):
             v = _lookup(fn, name)
             defined = name in code.co_freevars or name in fn.__globals__
@@ -473,8 +487,9 @@ class Reach:
                     if held is not None and _kernel_like(held):
                         self.places.append((fn, dotted, None, False))
                         self._walk_into(held, seen, depth, labels)   # and what it reaches
-            if _is_value(v):   # baked into the graph where it is used: watched by value
-                self.places.append((fn, name, None, None))
+            if _is_value(v):   # baked into the graph where it is used: watched by value,
+                if name not in stored:   # unless the function keeps state in it (a host
+                    self.places.append((fn, name, None, None))   # callback's counter)
                 continue
             if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
                 self.places.append((fn, name, None, False))   # but for the device

@@ -621,6 +621,20 @@ def test_what_is_no_graph_function_is_refused_where_it_is_decorated(what, phrase
     check(e, "decorated", phrase)
 
 
+def test_a_bound_method_may_be_decorated():
+    class Filler:
+        def __init__(self, v):
+            self.v = v
+
+        def step(self, s, x):
+            fill[1, 8, s](x, self.v)
+    step = gt.graph(Filler(2.0).step)
+    x = cuda.to_device(np.zeros(8))
+    step(x)
+    step(x)
+    assert x.copy_to_host().tolist() == [2.0] * 8 and step.cache_info().misses == 1
+
+
 def test_a_static_method_under_the_decorator_is_its_function():
     class Steps:
         @gt.graph

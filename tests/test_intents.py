@@ -992,3 +992,21 @@ def test_a_kernel_whose_file_was_edited_since_it_was_loaded_is_read_and_written(
     assert intents(module.k) is None
     path.write_text(src.format("b[i] = 2 * a[i]"))   # as loaded again
     assert intents(module.k) == ["r", "w"]
+
+
+def test_names_the_compiler_spells_otherwise_are_not_taken_for_an_edited_file(tmp_path):
+    """NFKC-normalised identifiers (µ is stored as μ) and a class body's __private
+    names (stored as _Class__x) match their source as it is."""
+    import importlib.util
+    path = tmp_path / "spelled_kernels.py"
+    path.write_text(
+        "from numba import cuda\n\n@cuda.jit\ndef k_micro(x, out):\n"
+        "    \u00b5 = cuda.grid(1)\n    if \u00b5 < out.size:\n        out[\u00b5] = x[\u00b5]\n\n"
+        "class Holder:\n    @cuda.jit\n    def k_mangled(x, out):\n"
+        "        __i = cuda.grid(1)\n        if __i < out.size:\n            out[__i] = x[__i]\n",
+        encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("spelled_kernels", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert intents(module.k_micro) == ["r", "w"]
+    assert intents(module.Holder.k_mangled) == ["r", "w"]

@@ -563,3 +563,30 @@ def test_a_helper_held_by_a_module_or_a_container_is_followed_into_its_globals(c
         before = result(out)[0]
         f(out)
         assert result(out) == [before + alpha] * 2, (call, alpha)
+
+
+_PROGRESS = '''
+calls, last = 0, None
+
+def report(h):
+    global calls, last
+    calls += 1
+    last = float(h[0])
+'''
+
+
+@pytest.mark.parametrize("call", ["s.host(progress.report, gt.In(h))",
+                                  "s.host(report, gt.In(h))"])
+def test_state_a_host_callback_keeps_in_globals_is_not_watched(call):
+    """Globals a helper assigns (a callback's counter, its last value, which start
+    as a number or None) are its state, not a setting the graph bakes in: they
+    change at every run, and the graph is not traced again for them."""
+    progress = types.ModuleType("progress")
+    exec(_PROGRESS, vars(progress))
+    ns = {"gt": gt, "progress": progress, "report": progress.report}
+    exec(f"@gt.graph(backend='sim')\ndef f(s, x, h):\n    s.copy(h, x)\n    {call}\n", ns)
+    f, h = ns["f"], gt.pinned_empty(2, np.float32)
+    for i in range(6):
+        f(dev(i, i), h)
+    assert progress.calls == 6 and progress.last == 5.0
+    assert f.cache_info().misses == 1

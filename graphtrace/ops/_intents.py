@@ -49,6 +49,7 @@ import re
 import sys
 import textwrap
 import threading
+import unicodedata
 import weakref
 
 import numpy as np
@@ -563,9 +564,19 @@ def _same_code(code) -> bool:
             if at.lineno > len(lines):
                 return False
             text = lines[at.lineno - 1].encode()[at.col_offset:at.end_col_offset]
-            if str(ins.argval).encode() not in text:
+            if not _names_in(str(ins.argval), text.decode("utf-8", "replace")):
                 return False
     return True
+
+
+def _names_in(name: str, text: str) -> bool:
+    """Whether source ``text`` spells ``name`` as the compiler stores it: identifiers
+    are NFKC-normalised (``µ`` is ``μ``), and ``__x`` in a class body is
+    ``_Class__x``."""
+    if name in text or name in unicodedata.normalize("NFKC", text):
+        return True
+    mangled = re.fullmatch(r"_[A-Za-z0-9_]*?[A-Za-z0-9](__\w+)", name)
+    return mangled is not None and mangled.group(1) in unicodedata.normalize("NFKC", text)
 
 
 # py_func -> (Intents, the device functions it calls: ((dotted name, object), ...))

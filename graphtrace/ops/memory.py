@@ -74,6 +74,9 @@ def memset_pattern(dtype: np.dtype, value, source=None) -> tuple[int, int]:
     """``(element size, unsigned pattern)`` that fills ``dtype`` with ``value``;
     ``ArgumentError`` (at ``source``, the memset's line) where it does not fit."""
     dtype = np.dtype(dtype)
+    if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c" \
+            and not value.imag:   # 1+0j into a real array: its real part, quietly
+        value = value.real
     try:
         with np.errstate(over="raise", invalid="raise"):
             v = np.array(value).astype(dtype, casting="unsafe") \

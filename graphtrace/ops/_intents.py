@@ -55,7 +55,7 @@ import weakref
 import numpy as np
 
 from ..buffers import is_array
-from ..reach import name_chains
+from ..reach import _lookup, name_chains
 
 __all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]
 
@@ -497,16 +497,8 @@ def resolve_dotted(py_func, dotted: str, quick: bool = False):
     """The object a dotted name in a kernel's source refers to, or None. ``quick``:
     the closure cell of that name, else the global, looked up alone."""
     head, *rest = dotted.split(".")
-    code = getattr(py_func, "__code__", None)
-    if quick and code is not None:
-        names = code.co_freevars
-        if head in names:
-            try:
-                obj = py_func.__closure__[names.index(head)].cell_contents
-            except ValueError:   # an empty cell
-                obj = None
-        else:
-            obj = py_func.__globals__.get(head)
+    if quick and getattr(py_func, "__code__", None) is not None:
+        obj = _lookup(py_func, head)   # (attributes read as the analysis reads them)
         for name in rest:
             obj = getattr(obj, name, None)
         return obj
@@ -544,8 +536,8 @@ _NAMED_OPS = frozenset({"LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_ATTR", "
 
 
 def _same_code(code) -> bool:
-    """Whether the source file still holds ``code``: each name it loads or stores
-    is where its positions say. A file edited since its module was loaded holds
+    """Whether the source file still holds ``code``: each name it loads is where
+    its positions say. A file edited since its module was loaded holds
     other code than the one that runs (read as it is, it would give the new code's
     intents to the old code)."""
     lines = linecache.getlines(code.co_filename)

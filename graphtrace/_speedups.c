@@ -685,8 +685,22 @@ proxy_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnam
 {
     ProxyLaunch *p = (ProxyLaunch *)self;
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
-        PyErr_Format(PyExc_TypeError, "__call__() got an unexpected keyword argument '%U'",
-                     PyTuple_GET_ITEM(kwnames, 0));
+        /* refused by _numba._refuse_keywords, which names the user's line */
+        Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+        PyObject *kwargs = PyDict_New(), *refuse = NULL;
+        for (Py_ssize_t i = 0; kwargs != NULL && i < PyTuple_GET_SIZE(kwnames); i++)
+            if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0)
+                Py_CLEAR(kwargs);
+        PyObject *mod = kwargs == NULL ? NULL : PyImport_ImportModule("graphtrace.ops._numba");
+        refuse = mod == NULL ? NULL : PyObject_GetAttrString(mod, "_refuse_keywords");
+        PyObject *r = refuse == NULL ? NULL :
+                      PyObject_CallFunctionObjArgs(refuse, p->kernel, kwargs, NULL);
+        Py_XDECREF(r);
+        Py_XDECREF(refuse);
+        Py_XDECREF(mod);
+        Py_XDECREF(kwargs);
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "a numba launch takes positional arguments only");
         return NULL;
     }
     PyObject *kargs = PyTuple_New(PyVectorcall_NARGS(nargsf));

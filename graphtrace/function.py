@@ -159,12 +159,24 @@ class GraphFunction:
             bound = self._sig.bind(*args[:self._lead], None, *args[self._lead:], **kwargs)
         except TypeError as e:
             given = len(args) - self._lead
-            hint = f"; graphtrace passes the proxy stream {self._stream_param} itself: " \
-                f"leave it out of the call" if "too many positional" in str(e) and \
+            hint = self._stream_hint() if "too many positional" in str(e) and \
                 given == len(self.params) - self._lead + 1 else ""
             raise ArgumentError(f"{self.__name__}{self._sig}: {e}{hint}") from None
         bound.apply_defaults()
         return bound
+
+    def _stream_hint(self) -> str:
+        """Advice for a call with one argument too many: the stream parameter was
+        passed, or the function has none (its first parameter is an array)."""
+        names = list(self._sig.parameters)
+        lead, stream = names[:self._lead], self._stream_param
+        rest = [p for p in names[self._lead:] if p != stream]
+        which = "first parameter" if not lead else f"first parameter after {lead[0]}"
+        fixed = ", ".join(lead + ["s"] + names[self._lead:])
+        return (f"; its {which}, {stream}, receives the proxy stream, which graphtrace "
+                f"passes itself: call it with ({', '.join(rest)}) only; or, if {stream} is "
+                f"meant to be an argument, give {self.__name__} a stream parameter: "
+                f"def {self.__name__}({fixed})")
 
     def signature(self, *args, **kwargs) -> tuple:
         """The cache key of a call with these arguments."""
@@ -581,8 +593,10 @@ def _refuse_result(name: str, result) -> None:
         raise TraceError(f"{name} returned temporary {tmp._life.where()}: a temporary is "
                          "the graph's own memory and exists only inside it; s.copy it into "
                          "an array passed in", source=None)
-    raise TraceError(f"{name} returned {type(result).__name__}: a graph function returns "
-                     "nothing; write results into arrays passed in", source=None)
+    what = f"an array ({type(result).__name__})" if is_array(result) else \
+        type(result).__name__
+    raise TraceError(f"{name} returned {what}: a graph function returns nothing; write "
+                     "results into arrays passed in", source=None)
 
 
 def _refuse_undecorable(fn) -> None:

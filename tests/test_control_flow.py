@@ -717,3 +717,26 @@ def test_a_condition_compares_with_an_intent_wrapped_array_and_refuses_other_num
     assert host(x) == [1.0] and host(n) == [3]
     with pytest.raises(gt.ArgumentError, match="compare a device condition with a number"):
         f.trace(dev(8.0), dev(1.0), n, "fraction")
+
+
+def test_an_unbounded_loop_that_runs_long_on_the_simulator_is_warned_about(monkeypatch):
+    from graphtrace.ops import conditional
+    monkeypatch.setattr(conditional, "_LONG_RUN", 5)
+
+    @gt.graph(backend="sim")
+    def f(s, x, n):
+        with s.while_loop(gt.cond(x) > 1.0) as body:                 # unbounded
+            halve[1, 1, body](x)
+            count[1, 1, body](n)
+    x, n = dev(100.0), dev(0, dtype=np.int32)
+    with pytest.warns(RuntimeWarning, match="has run 5 times on the simulator") as w:
+        f(x, n)
+    assert host(n) == [7]                                  # it still ran to its end
+    assert (w[0].filename, w[0].lineno) == (__file__, line_of(__file__, "unbounded"))
+    with pytest.warns(RuntimeWarning, match="max_iterations="):
+        f(dev(100.0), dev(0, dtype=np.int32))
+    monkeypatch.setattr(conditional, "_LONG_RUN", 8)       # past its 7 trips: quiet
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(dev(100.0), dev(0, dtype=np.int32))

@@ -171,7 +171,7 @@ def test_kernel_arity_mismatch():
         fill[1, 8, s](x)                                     # arity
     with pytest.raises(gt.KernelArgumentError) as e:
         f.trace(A(8))
-    check(e, "arity", "fill takes 2 arguments (out, v) but 1 were given")
+    check(e, "arity", "fill takes 2 arguments (out, v) but 1 was given")
 
 
 def test_host_array_passed_to_a_kernel():
@@ -254,7 +254,14 @@ def test_graph_function_returning_a_value():
         return x
     with pytest.raises(gt.TraceError) as e:
         f.trace(A(8))                                        # returns
-    check(e, "returns", "returns nothing")
+    check(e, "returns", "f returned an array (FakeDeviceArray)", "returns nothing")
+
+    @gt.graph
+    def g(s, x):
+        return 3
+    with pytest.raises(gt.TraceError) as e:
+        g.trace(A(8))                                        # a number
+    check(e, "a number", "g returned int: a graph function returns nothing")
 
 
 def test_grid_from_a_dynamic_scalar():
@@ -458,7 +465,27 @@ def test_passing_the_stream_yourself_says_graphtrace_passes_it():
     with pytest.raises(gt.ArgumentError) as e:
         f(cuda.stream(), x)                                  # own stream
     check(e, "own stream", "too many positional arguments",
-          "graphtrace passes the proxy stream s itself")
+          "its first parameter, s, receives the proxy stream, which graphtrace passes "
+          "itself: call it with (x) only")
+
+
+def test_a_function_without_a_stream_parameter_is_told_to_take_one():
+    @gt.graph
+    def f(x, y):
+        fill[1, 8](x, 1.0)
+    x, y = cuda.to_device(np.zeros(8)), cuda.to_device(np.zeros(8))
+    with pytest.raises(gt.ArgumentError) as e:
+        f(x, y)                                              # no stream
+    check(e, "no stream", "give f a stream parameter: def f(s, x, y)")
+
+    class Model:
+        @gt.graph
+        def step(self, x, y):
+            fill[1, 8](x, 1.0)
+    with pytest.raises(gt.ArgumentError) as e:
+        Model().step(x, y)                                   # method without
+    check(e, "method without", "first parameter after self, x, receives the proxy stream",
+          "def step(self, s, x, y)")
 
 
 @cuda.jit
@@ -645,3 +672,59 @@ def test_a_static_method_under_the_decorator_is_its_function():
     Steps.step(x, 2.0)
     Steps().step(x, 3.0)
     assert x.copy_to_host().tolist() == [3.0] * 8
+
+
+def test_copies_and_memsets_take_any_gapless_layout():
+    """A copy node moves bytes from the lowest address on, a memset fills them: a
+    Fortran-ordered or reversed view is one run of bytes like a C-ordered one."""
+    @gt.graph
+    def g(s, dst, src, y, x, m):
+        s.copy(dst, src)             # Fortran-ordered on both sides
+        s.copy(y[::-1], x[::-1])     # reversed on both sides
+        s.memset(m[:, 1:3], 1.0)     # a block of whole columns of a Fortran array
+    a = np.asfortranarray(np.arange(12.0).reshape(3, 4))
+    src, dst = cuda.to_device(a), cuda.to_device(np.asfortranarray(np.zeros((3, 4))))
+    x, y = cuda.to_device(np.arange(8.0)), cuda.to_device(np.zeros(8))
+    m = cuda.to_device(np.asfortranarray(np.zeros((3, 5), np.float32)))
+    g(dst, src, y, x, m)
+    want = np.zeros((3, 5), np.float32)
+    want[:, 1:3] = 1
+    assert np.array_equal(dst.copy_to_host(), a) and np.array_equal(y.copy_to_host(), np.arange(8.0))
+    assert np.array_equal(m.copy_to_host(), want)
+    b = np.asfortranarray(a + 7)   # rebound: the new arrays' layouts are honoured too
+    g(dst, cuda.to_device(b), y, cuda.to_device(np.arange(8.0) * 2), m)
+    assert np.array_equal(dst.copy_to_host(), b) and np.array_equal(y.copy_to_host(), np.arange(8.0) * 2)
+
+
+def test_copy_between_layouts_and_gapped_views():
+    @gt.graph
+    def c_from_f(s, dst, src):
+        s.copy(dst, src)                                     # layouts
+    src = cuda.to_device(np.asfortranarray(np.zeros((3, 4))))
+    with pytest.raises(gt.ArgumentError) as e:
+        c_from_f.trace(cuda.to_device(np.zeros((3, 4))), src)
+    check(e, "layouts", "lie in another order", "both Fortran-ordered")
+
+    @gt.graph
+    def columns(s, m):
+        s.memset(m[:, 1:3], 1.0)                             # gaps
+    with pytest.raises(gt.ArgumentError) as e:
+        columns.trace(cuda.to_device(np.zeros((3, 4))))
+    check(e, "gaps", "is not contiguous", "fill the data with a kernel")
+
+
+def test_keyword_arguments_to_a_numba_launch():
+    @gt.graph
+    def f(s, x):
+        fill[1, 8, s](x, v=1.0)                              # keywords
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(cuda.to_device(np.zeros(8)))
+    check(e, "keywords", "numba kernel fill given keyword arguments (v=...)",
+          "positional arguments only")
+
+    @gt.graph
+    def g(s, x):
+        fill.forall(8, stream=s)(out=x, v=1.0)               # forall keywords
+    with pytest.raises(gt.KernelArgumentError) as e:
+        g.trace(cuda.to_device(np.zeros(8)))
+    check(e, "forall keywords", "given keyword arguments (out=..., v=...)")

@@ -355,8 +355,10 @@ class _ProxyLaunch(tuple):
 
     __slots__ = ()
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
         kernel, grid, block, stream, shared_mem = self
+        if kwargs:
+            _refuse_keywords(kernel, kwargs)
         key = None
         if type(grid) is int and type(block) is int and type(shared_mem) is int:
             key = _kernel.again(stream, kernel, grid, block, shared_mem, args)
@@ -376,7 +378,9 @@ class _ProxyForAll:
         self.kernel, self.ntasks, self.tpb = kernel, ntasks, tpb
         self.stream, self.shared_mem = stream, shared_mem
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        if kwargs:
+            _refuse_keywords(self.kernel, kwargs)
         ntasks, tpb = _forall_count(self.ntasks, "ntasks"), _forall_count(self.tpb, "tpb")
         if ntasks == 0:   # numba launches nothing
             return None
@@ -393,6 +397,15 @@ class _ProxyForAll:
         adapter.validate(rec)
         kern, _ = adapter.compile(rec)
         return int(kern.occupancy.max_potential_block_size(self.shared_mem, 1024)[1])
+
+
+def _refuse_keywords(kernel, kwargs) -> None:
+    name = getattr(kernel, "__name__", None) or getattr(getattr(kernel, "py_func", None),
+                                                         "__name__", "kernel")
+    given = ", ".join(f"{k}=..." for k in kwargs)
+    raise KernelArgumentError(
+        f"numba kernel {name} given keyword arguments ({given}): numba launches take "
+        "positional arguments only; pass them in the kernel's parameter order")
 
 
 def _forall_count(n, what: str) -> int:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import inspect
 
 import math
+import warnings
 
 import numpy as np
 
@@ -392,6 +393,16 @@ class WhileOp(_ConditionalOp):
         while trips < bound and self.test(sim, node):
             sim.run(node.regions[0])
             trips += 1
+            if trips == _LONG_RUN and bound == _NO_BOUND:
+                file, line = node.source
+                warnings.warn_explicit(
+                    f"while_loop has run {trips} times on the simulator and its condition "
+                    "still holds: if it can never turn false, the loop runs forever (a "
+                    "GPU's as well); bound it with max_iterations=, or interrupt and check "
+                    "what its body writes into the condition", RuntimeWarning, file, line)
+
+
+_LONG_RUN = 100_000   # trips of an unbounded loop on the simulator before a warning
 
 
 class IfOp(_ConditionalOp):

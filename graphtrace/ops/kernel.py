@@ -77,7 +77,7 @@ class Adapter:
         least = "at least " if self.vararg else ""
         raise KernelArgumentError(
             f"{self.library} kernel {self.name} takes {least}{len(self.params)} arguments "
-            f"({names}) but {nargs} were given")
+            f"({names}) but {nargs} {'was' if nargs == 1 else 'were'} given")
 
     def refuse_gaps(self, args) -> None:
         """Raise for a view with gaps between its elements (a 2-D block, a step)

@@ -27,11 +27,33 @@ def _describe_buf(b: Buffer) -> str:
 
 
 def _contiguous(b: Buffer, role: str, op: str):
-    if not b.c_contiguous:
+    """Refuse a view whose bytes are no one gapless run: a copy or memset node
+    moves or fills the bytes from its lowest address on (any order of the axes
+    is fine: C, Fortran, reversed)."""
+    if not b.contiguous:
         raise ArgumentError(
-            f"{op} {role} {b.label or 'array'} is not C-contiguous ({_describe_buf(b)}, "
-            f"strides {b.strides}): {op} a contiguous view, or move the data with a "
-            "kernel")
+            f"{op} {role} {b.label or 'array'} is not contiguous ({_describe_buf(b)}, "
+            f"strides {b.strides}): its elements leave gaps between them, which a "
+            f"{op} node cannot skip; {op} a contiguous view, or "
+            f"{'move' if op == 'copy' else 'fill'} the data with a kernel")
+
+
+def _laid_out(b: Buffer) -> tuple:
+    """Where each element of ``b`` lies relative to its first byte: its strides
+    along the axes of more than one element."""
+    return tuple(s for n, s in zip(b.shape, b.strides) if n != 1)
+
+
+def _same_layout(d: Buffer, s: Buffer):
+    """Refuse a copy between views of one shape whose elements lie in another
+    order (a C-ordered one into a Fortran-ordered one): a byte copy would
+    transpose them."""
+    if d.nbytes and _laid_out(d) != _laid_out(s):
+        raise ArgumentError(
+            f"copy from {s.label or 'src'} (strides {s.strides}) into {d.label or 'dst'} "
+            f"(strides {d.strides}): their elements lie in another order, and a copy "
+            "node moves bytes as they lie; copy views of one layout (both C-ordered "
+            "or both Fortran-ordered), or move the data with a kernel")
 
 
 def _writable(b: Buffer, op: str):
@@ -57,6 +79,7 @@ def record_copy(stream, dst, src):
                 "only copy pinned host memory; allocate it with gt.pinned_empty(shape, "
                 "dtype) (on a GPU, cupyx.empty_pinned and numba.cuda.pinned_array are "
                 "pinned too; numba's simulator makes plain numpy arrays)")
+    _same_layout(d, s)
     _writable(d, "copy")
     if d.overlaps(s):
         raise ArgumentError(
@@ -158,7 +181,8 @@ class MemcpyOp(Op):
 
     def params(self, gpu, node) -> dict:
         dst, src = node.args
-        return {"dst": gpu.value_of(dst).ptr, "src": gpu.value_of(src).ptr,
+        # from the lowest byte of each (a reversed view's pointer is its highest element)
+        return {"dst": gpu.value_of(dst).lo, "src": gpu.value_of(src).lo,
                 "size": node.attrs["nbytes"]}
 
     def simulate(self, sim, node) -> None:
@@ -180,7 +204,7 @@ class MemsetOp(Op):
     def params(self, gpu, node) -> dict:
         dst = gpu.value_of(node.args[0])
         element, pattern = memset_pattern(dst.dtype, gpu.value_of(node.args[1]), node.source)
-        return {"dst": dst.ptr, "value": _WORDS[element](pattern),
+        return {"dst": dst.lo, "value": _WORDS[element](pattern),
                 "width": dst.nbytes // element}
 
     def check_values(self, value_of, node) -> None:
@@ -191,7 +215,7 @@ class MemsetOp(Op):
     def simulate(self, sim, node) -> None:
         view = sim.array(node.args[0])
         element, pattern = memset_pattern(view.dtype, sim.value(node.args[1]), node.source)
-        view.reshape(-1).view(_WORDS[element])[...] = pattern  # byte-exact, like the driver
+        _bytes(view).view(_WORDS[element])[...] = pattern  # byte-exact, like the driver
 
 
 class ZerosOp(MemsetOp):
@@ -211,6 +235,16 @@ class ZerosOp(MemsetOp):
 
     def simulate(self, sim, node) -> None:
         sim.array(node.args[0]).reshape(-1).view(np.uint8)[...] = 0
+
+
+def _bytes(view: np.ndarray) -> np.ndarray:
+    """The bytes of a view that is one gapless run, in address order, as a 1-D
+    uint8 view of the same memory (its axes turned to C order first)."""
+    for axis, stride in enumerate(view.strides):
+        if stride < 0:
+            view = np.flip(view, axis)
+    view = view.transpose(np.argsort(view.strides, kind="stable")[::-1])
+    return view.reshape(-1).view(np.uint8)
 
 
 MEMCPY, MEMSET, ZEROS = MemcpyOp(), MemsetOp(), ZerosOp()

@@ -395,3 +395,32 @@ def test_copies_and_memsets_of_no_bytes_and_a_body_left_empty_by_them():
     f(x, flag)
     cuda.synchronize()
     assert np.array_equal(x.copy_to_host(), np.arange(8.0) + 2)
+
+
+def test_copies_and_memsets_of_fortran_and_reversed_views(rng):
+    """Copy and memset nodes start at a view's lowest byte: a Fortran-ordered or
+    reversed view is one run like a C-ordered one, before and after a rebind."""
+    @gt.graph
+    def f(s, dst, src, y, x, m):
+        s.copy(dst, src)
+        s.copy(y[::-1], x[::-1])
+        s.memset(m[:, 1:3], 1.0)
+        s.memset(x[::-1][2:], 0.5)
+    a = np.asfortranarray(rng.standard_normal((33, 40)))
+    src, dst = cuda.to_device(a), cuda.to_device(np.asfortranarray(np.zeros((33, 40))))
+    hx = rng.standard_normal(100)
+    x, y = cuda.to_device(hx), cuda.device_array(100)
+    m = cuda.to_device(np.asfortranarray(np.zeros((7, 5), np.float32)))
+    f(dst, src, y, x, m)
+    cuda.synchronize()
+    want_m = np.zeros((7, 5), np.float32)
+    want_m[:, 1:3] = 1
+    want_x = hx.copy()
+    want_x[::-1][2:] = 0.5
+    assert np.array_equal(dst.copy_to_host(), a) and np.array_equal(m.copy_to_host(), want_m)
+    assert np.array_equal(x.copy_to_host(), want_x)
+    assert np.array_equal(y.copy_to_host(), hx)   # copied before the memset wrote x
+    b = np.asfortranarray(rng.standard_normal((33, 40)))
+    f(dst, cuda.to_device(b), y, cuda.to_device(hx), m)   # rebound
+    cuda.synchronize()
+    assert np.array_equal(dst.copy_to_host(), b)

@@ -10,9 +10,12 @@ once from the code objects; later calls only look them up again.
 
 Numbers, strings, dtypes, classes and tuples of them held by a name are read
 while tracing and baked in: they are watched by value (a new value traces
-anew). Numbers inside a list or dict a name holds are not (a list may change
-at every call, as a host callback appends to it): pass a value that changes
-as an argument, or hold it in a name of its own.
+anew). So are those the code reads off a name by constant keys and
+attributes (``CFG["lr"]``, ``cfg.opt.lr``, ``Config.lr``: ``value_chains``),
+unless a walked function changes that object in place (a host callback's
+counter or history: state, not a setting). Numbers reached otherwise (a key
+held in a variable, a loop over a dict) are not: pass a value that changes
+as an argument.
 
 An array a graph uses that is reached some other way (an object's attribute,
 a local of a helper, a function passed as a value) is refused by the tracer.
@@ -32,6 +35,8 @@ import numpy as np
 
 from . import deps as _deps
 from .buffers import _kinds, is_array
+from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
+    lookup as _lookup, value_chains
 from .scalar import value_key
 from .tree import children
 
@@ -63,9 +68,6 @@ def _stored(code) -> frozenset:
     return frozenset(out)
 
 
-MISSING = object()   # what name_chains gives for a name or attribute not there
-
-
 def name_chains(code, scope: dict, loads=("LOAD_GLOBAL", "LOAD_NAME")) -> list:
     """``(dotted name, value)`` for each name ``code`` (and the code nested in it)
     loads by one of ``loads`` and each attribute chain read off one (``STATE.buf``,
@@ -90,24 +92,6 @@ def name_chains(code, scope: dict, loads=("LOAD_GLOBAL", "LOAD_NAME")) -> list:
     return out
 
 
-def _lookup(fn, name):
-    """What ``name`` means inside ``fn`` now (closure cell first, then globals); a
-    dotted name (``K.step``), its attributes read statically, None where absent."""
-    if "." in name:
-        head, *rest = name.split(".")
-        v = _lookup(fn, head)
-        for a in rest:
-            v = inspect.getattr_static(v, a, None)
-        return v
-    code = fn.__code__
-    if name in code.co_freevars:
-        try:
-            return fn.__closure__[code.co_freevars.index(name)].cell_contents
-        except ValueError:   # an empty cell
-            return None
-    return fn.__globals__.get(name)
-
-
 _call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Python 3.11
 _cell_contents = operator.attrgetter("cell_contents")
 
@@ -116,6 +100,8 @@ def _getter(fn, name):
     """A call without arguments that does ``_lookup(fn, name)``, in C for a plain
     name (an empty cell raises ValueError)."""
     code = fn.__code__
+    if type(name) is _Chain:   # constant attributes and items read off a name
+        return partial(name.read, fn)
     if "." in name:   # an attribute chain: looked up in Python
         return partial(_lookup, fn, name)
     if name in code.co_freevars:
@@ -356,7 +342,6 @@ _ABSENT = object()
 
 
 _HOLDERS = (types.ModuleType, type, types.SimpleNamespace)
-_NAME_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
 
 
 def _kernel_like(v) -> bool:
@@ -434,7 +419,7 @@ class Reach:
     """
 
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters",
-                 "_helper_values", "_number_names")
+                 "_helper_values", "_number_names", "_chains", "_changed")
 
     def __init__(self, root):
         self.root = root
@@ -444,7 +429,12 @@ class Reach:
         self.places: list[tuple] = []     # (function, name, label, kind): kind True for
         # arrays, False for helpers and kernels (by identity), None for values: numbers,
         # strings, dtypes, classes and tuples of them (by value, _is_value)
+        self._chains: list = []           # (function, _Chain, id of the object read)
+        self._changed: set = set()        # id of objects a walked function changes
         self._walk(self.root, set(), 0, {})
+        self.places += [(fn, chain, None, None) for fn, chain, held in self._chains
+                        if held not in self._changed]
+        del self._chains, self._changed
         self.helpers = tuple((fn, name, _lookup(fn, name))
                              for fn, name, _, array in self.places if array is False)
         self.numbers = tuple((fn, name) for fn, name, _, array in self.places if array is None)
@@ -460,7 +450,7 @@ class Reach:
             return
         seen.add(id(fn))
         code = fn.__code__
-        loaded = chains = None
+        loaded = chains = reads = None
         stored = _stored(code)
         for name in _names(code):
             v = _lookup(fn, name)
@@ -487,6 +477,9 @@ class Reach:
                     if held is not None and _kernel_like(held):
                         self.places.append((fn, dotted, None, False))
                         self._walk_into(held, seen, depth, labels)   # and what it reaches
+            if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
+                reads = reads if reads is not None else value_chains(code)
+                self._settings(fn, name, v, reads)
             if _is_value(v):   # baked into the graph where it is used: watched by value,
                 if name not in stored:   # unless the function keeps state in it (a host
                     self.places.append((fn, name, None, None))   # callback's counter)
@@ -501,6 +494,19 @@ class Reach:
                 self._walk(inner, seen, depth + 1, labels)
             elif _is_callable_object(v) and not isinstance(v, _HOLDERS):   # by identity
                 self.places.append((fn, name, None, False))   # gt.kernel(...), cupy's
+
+    def _settings(self, fn, name, v, reads) -> None:
+        """The values ``fn`` reads off ``v`` (held by ``name``) by constant attributes
+        and items, to be watched by value unless some walked function changes ``v``
+        in place (its state: a counter, a history)."""
+        chains, changed = reads
+        if name in changed:
+            self._changed.add(id(v))
+        for head, steps in chains:
+            if head == name and steps:
+                chain = _chain(name, steps)
+                if _is_value(chain.read(fn)):
+                    self._chains.append((fn, chain, id(v)))
 
     def _devices(self, fn, seen, depth) -> None:
         """The device functions a kernel's code calls by a global or closure name, and
@@ -583,6 +589,19 @@ class Reach:
             for name, v in zip(self._number_names, numbers)) + tuple(
             h for fn, name, label, array in self.places if array   # PARAMS = (W, 2.0)
             for h in held_values(_lookup(fn, name), label))
+
+
+def _holds_settings(v) -> bool:
+    """An object a function may read settings off (``CFG["lr"]``, ``cfg.lr``,
+    ``Config.lr``, ``settings.LR``): a dict or list, a namespace, a plain object,
+    a class or a module of the program's own (not a library's)."""
+    if v is None or is_array(v) or type(v) in _GROUPS:
+        return False
+    if type(v) in (dict, list) or isinstance(v, (types.ModuleType, type)):
+        return type(v) in (dict, list) or not _library(v)
+    if callable(v) or _is_value(v):
+        return False
+    return (hasattr(v, "__dict__") or hasattr(type(v), "__slots__")) and not _library(type(v))
 
 
 def _is_number(v) -> bool:

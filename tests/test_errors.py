@@ -689,11 +689,13 @@ def test_copies_and_memsets_take_any_gapless_layout():
     g(dst, src, y, x, m)
     want = np.zeros((3, 5), np.float32)
     want[:, 1:3] = 1
-    assert np.array_equal(dst.copy_to_host(), a) and np.array_equal(y.copy_to_host(), np.arange(8.0))
+    assert np.array_equal(dst.copy_to_host(), a)
+    assert np.array_equal(y.copy_to_host(), np.arange(8.0))
     assert np.array_equal(m.copy_to_host(), want)
     b = np.asfortranarray(a + 7)   # rebound: the new arrays' layouts are honoured too
     g(dst, cuda.to_device(b), y, cuda.to_device(np.arange(8.0) * 2), m)
-    assert np.array_equal(dst.copy_to_host(), b) and np.array_equal(y.copy_to_host(), np.arange(8.0) * 2)
+    assert np.array_equal(dst.copy_to_host(), b)
+    assert np.array_equal(y.copy_to_host(), np.arange(8.0) * 2)
 
 
 def test_copy_between_layouts_and_gapped_views():

@@ -7,7 +7,9 @@ such a list. The repeated-call shortcut relies on one thing: where ``unchanged``
 says so, the leaves are the same arrays under the same labels. The compiled
 walk (``_buffers.c``) and the Python one must agree.
 """
+import dataclasses
 import enum
+import types
 
 import numpy as np
 import pytest
@@ -476,3 +478,103 @@ def test_a_class_or_dtype_held_by_a_name_is_watched():
         assert out.copy_to_host().tolist() == [18.0, 18.0] and from_class._fast is not None
     finally:
         Config, DTYPE = keep
+
+
+# settings read off an object by constant attributes and items (reach._Chain)
+CFG = {"lr": 2.0, "opt": {"beta": 0.5}}
+TABLE = [1.0, 3.0]
+NS = types.SimpleNamespace(lr=2.0)
+
+
+@dataclasses.dataclass
+class _Settings:
+    lr: float = 2.0
+
+
+@dataclasses.dataclass(slots=True)
+class _Slotted:
+    lr: float = 2.0
+
+
+class _Config:
+    lr = 2.0
+
+
+SETTINGS, SLOTTED = _Settings(), _Slotted()
+
+
+@gt.graph(backend="sim")
+def from_settings(s, out):
+    put[1, 2, s](out, CFG["lr"] + CFG["opt"]["beta"] + CFG.get("extra", 0.0) + TABLE[1]
+                 + NS.lr + SETTINGS.lr + SLOTTED.lr + _Config.lr)
+
+
+def _settings_sum():
+    return (CFG["lr"] + CFG["opt"]["beta"] + CFG.get("extra", 0.0) + TABLE[1] + NS.lr
+            + SETTINGS.lr + SLOTTED.lr + _Config.lr)
+
+
+@pytest.mark.parametrize("change", ["dict item", "nested item", "item added", "list item",
+                                    "namespace", "dataclass", "slots", "class", "rebound"])
+def test_settings_read_off_an_object_are_watched(change):
+    """A value read off a dict, list, namespace, object or class by constant keys is
+    baked into the graph: changing it in place, or holding a new object, traces anew
+    (or finds that value's graph); the same values again trace nothing."""
+    global CFG, NS
+    keep = (dict(CFG, opt=dict(CFG["opt"])), list(TABLE), NS, SETTINGS.lr, SLOTTED.lr,
+            _Config.lr)
+    try:
+        out = dev(0)
+        from_settings(out)
+        assert out.copy_to_host().tolist() == [_settings_sum()] * 2
+        misses = from_settings.cache_info().misses
+        from_settings(out)
+        assert from_settings.cache_info().misses == misses
+        if change == "dict item":
+            CFG["lr"] = 5.0
+        elif change == "nested item":
+            CFG["opt"]["beta"] = 0.25
+        elif change == "item added":
+            CFG["extra"] = 10.0
+        elif change == "list item":
+            TABLE[1] = 7.0
+        elif change == "namespace":
+            NS.lr = 4.0
+        elif change == "dataclass":
+            SETTINGS.lr = 6.0
+        elif change == "slots":
+            SLOTTED.lr = 8.0
+        elif change == "class":
+            _Config.lr = 9.0
+        else:
+            CFG, NS = {"lr": 1.0, "opt": {"beta": 1.0}}, types.SimpleNamespace(lr=1.0)
+        from_settings(out)
+        assert out.copy_to_host().tolist() == [_settings_sum()] * 2, change
+    finally:
+        CFG, TABLE[:], NS = keep[0], keep[1], keep[2]
+        SETTINGS.lr, SLOTTED.lr, _Config.lr = keep[3], keep[4], keep[5]
+
+
+STATS = {"calls": 0, "scale": 3.0}
+
+
+def _count():
+    STATS["calls"] += 1
+
+
+@gt.graph(backend="sim")
+def counted(s, out):
+    put[1, 2, s](out, STATS["scale"])
+    s.host(_count)
+
+
+def test_state_a_walked_function_changes_in_place_is_not_watched():
+    """A dict a host callback counts calls in is the graph's state, not a setting:
+    its changes trace nothing anew (the value read is baked in, as before)."""
+    out = dev(0)
+    counted(out)
+    misses = counted.cache_info().misses
+    for _ in range(3):
+        counted(out)
+    assert counted.cache_info().misses == misses and STATS["calls"] == 4
+    assert out.copy_to_host().tolist() == [3.0, 3.0]

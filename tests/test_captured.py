@@ -298,3 +298,57 @@ def test_a_region_that_returns_a_new_array_is_refused_one_returning_its_output_i
         s.captured(into, x[1:], y, reads=[x[1:]], writes=[y])
     g(x, y)
     assert y.copy_to_host().tolist() == [0.0] + np.tanh([1.0, 2.0, 3.0]).tolist()
+
+
+@pytest.mark.parametrize("held", ["array", "view", "number", "partial", "temporary"])
+def test_a_region_holding_the_graphs_arrays_or_numbers_itself_is_refused(held):
+    """A later call rebinds the graph without tracing again: a region that keeps an
+    argument's array (or a view of one), a number or a temporary by its closure or
+    a partial would be captured with the first call's forever."""
+    import functools
+
+    @gt.graph
+    def f(s, x, y, z, a):
+        t = s.zeros(4)
+        zv = z[1:]
+
+        def add_z(x, y):
+            y[...] = x + z
+
+        def add_view(x, y):
+            y[1:] = zv
+
+        def scale(x, y):
+            y[...] = x * a
+
+        def add_t(x, y):
+            y[...] = x + t
+
+        def add(z, x, y):
+            y[...] = x + z
+        fn = {"array": add_z, "view": add_view, "number": scale, "temporary": add_t,
+              "partial": functools.partial(add, z)}[held]
+        s.captured(fn, x, y, reads=[x], writes=[y])                  # held
+    x, y, z = (cuda.to_device(np.ones(4)) for _ in range(3))
+    with pytest.raises(gt.ArgumentError) as e:
+        f(x, y, z, 2.0)
+    assert e.value.source[1] == line_of(F, "held"), str(e.value)
+    name = {"array": "z", "view": "z", "number": "the number a", "temporary": "temporary tmp0",
+            "partial": "z"}[held]
+    assert f"holds {name}" in str(e.value) and "pass it to s.captured as an argument" in \
+        str(e.value)
+
+
+def test_a_region_reaching_a_global_array_or_given_its_arrays_is_not_refused():
+    W = cuda.to_device(np.full(4, 3.0))
+
+    @gt.graph
+    def f(s, x, y, a):
+        def region(x, y, a):
+            y[...] = x * a + W
+        s.captured(region, x, y, a, reads=[x], writes=[y])
+    x, y = cuda.to_device(np.ones(4)), cuda.device_array(4)
+    f(x, y, 2.0)
+    assert y.copy_to_host().tolist() == [5.0] * 4
+    f(cuda.to_device(np.full(4, 2.0)), y, 0.5)
+    assert y.copy_to_host().tolist() == [4.0] * 4

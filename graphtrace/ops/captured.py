@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from functools import partial
 
 from .._guards import LIBRARY_DIRS
 from ..buffers import Buffer, as_buffer, is_array
@@ -35,8 +36,11 @@ from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, I
 from .._driver import current
 from ..placement import place
 from ..tree import leaves, tree_map
+from ..scalar import Scalar
+from ..temporary import holder_of
 from ._devices import Joined
 from .base import Op, changed, read_only_bytes, record_args
+from .host import _names_of
 
 __all__ = ["record_captured", "capture_stream", "CAPTURED"]
 
@@ -52,6 +56,7 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
     if not callable(fn):
         raise ArgumentError(f"captured() takes the function to capture first, then its "
                             f"arguments, not {type(fn).__name__}")
+    _refuse_held(t, fn)
     rec, accesses = record_args(t, args, lambda i: "rw", _device_only(fn))
     declared: dict[int, str] = {}
     for objs, mode, word in ((reads, "r", "reads"), (writes, "w", "writes")):
@@ -74,6 +79,45 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
                                   scope=stream.scope, opaque=opaque, source=source))
 
 
+def _refuse_held(t, fn) -> None:
+    """A region that holds (closure, default or ``partial`` argument, a bound
+    method's object) an argument's array, a view of one, a temporary or a number
+    of this graph: a later call rebinds the graph without tracing again, and the
+    region would be captured with the first call's array or a placeholder."""
+    for name, v, held in _names_of(fn):
+        if not held:
+            continue   # globals: reach watches them
+        tmp = holder_of(v, t)
+        what = label = None
+        if tmp is not None:
+            what, label = f"temporary {tmp._life.where()}", tmp.name
+        for x in leaves(v) if what is None else ():
+            if isinstance(x, Scalar):
+                what, label = f"the number {x.name}", x.name
+            elif is_array(x) and _of_an_argument(t, x) is not None:
+                what = label = _of_an_argument(t, x).label or "x"
+            if what is not None:
+                break
+        if what is not None:
+            raise ArgumentError(
+                f"captured region {_name(fn)} holds {what} of this graph by {name}: a "
+                "later call with new arrays or numbers would still capture it with this "
+                "one; pass it to s.captured as an argument, which the region receives as a "
+                f"parameter: s.captured({_name(fn).rsplit('.', 1)[-1]}, ..., {label})")
+
+
+def _of_an_argument(t, x) -> Buffer | None:
+    """The Buffer of array ``x`` where it lies in an argument of the trace, or None."""
+    buf = t.cached_buffer(x)
+    if buf is None:
+        try:
+            made = as_buffer(x)
+        except ArgumentError:
+            return None
+        buf = t.root_holding(made.lo) if made.hi > made.lo else None
+    return buf if buf is not None and t.is_argument(buf) else None
+
+
 def _device_only(fn):
     def check(i, buf):
         if buf.is_host:
@@ -85,6 +129,8 @@ def _device_only(fn):
 
 
 def _name(fn) -> str:
+    while isinstance(fn, partial):
+        fn = fn.func
     return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
 

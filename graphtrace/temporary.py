@@ -236,7 +236,11 @@ def make(tracer, shape, dtype, name: str, source) -> tuple[Temporary, Buffer]:
                             f"{shape!r}") from None
     if any(n < 0 for n in dims):
         raise ArgumentError(f"temporary shape {dims} has a negative size")
-    dtype = np.dtype(dtype)
+    try:
+        dtype = np.dtype(dtype)
+    except (TypeError, ValueError) as e:
+        raise ArgumentError(f"a temporary's dtype {dtype!r} is no numpy dtype ({e}): pass "
+                            "one such as np.float32 or 'float32'") from None
     if dtype.hasobject:
         raise ArgumentError(f"a temporary cannot hold Python objects ({dtype})")
     ptr = reserve(math.prod(dims) * dtype.itemsize)

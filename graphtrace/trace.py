@@ -932,7 +932,7 @@ class Stream(ProxyStream):
         (calling ``function(s, *args)`` instead inlines its nodes)."""
         return _conditional.record_child(self, function, args, kwargs, user_frame())
 
-    def captured(self, fn, *args, reads=None, writes=None, opaque: bool = False):
+    def captured(self, fn, *args, reads=None, writes=None, opaque: bool = False, **kwargs):
         """Record ``fn(*args)``, ordinary library code (cupy expressions, torch), as one
         child-graph node: ``s.captured(mm, x, w, y, reads=[x, w], writes=[y])``.
 
@@ -946,6 +946,12 @@ class Stream(ProxyStream):
         everything, for code that touches arrays it is not given. On the
         simulator ``fn`` runs with numpy arrays.
         """
+        if kwargs:
+            raise ArgumentError(
+                f"captured() takes the region's arguments in order, not by keyword "
+                f"({', '.join(f'{k}=...' for k in kwargs)}): pass them positionally, "
+                "s.captured(fn, x, y, 3.0), and let fn take them as parameters; its own "
+                "keywords are reads=, writes= and opaque=")
         return _captured.record_captured(self, fn, args, reads, writes, opaque, user_frame())
 
     def synchronize(self) -> None:

@@ -730,3 +730,37 @@ def test_keyword_arguments_to_a_numba_launch():
     with pytest.raises(gt.KernelArgumentError) as e:
         g.trace(cuda.to_device(np.zeros(8)))
     check(e, "forall keywords", "given keyword arguments (out=..., v=...)")
+
+
+def test_a_temporarys_dtype_that_is_no_dtype():
+    @gt.graph
+    def f(s, x):
+        s.empty(3, "notadtype")                              # no dtype
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8))
+    check(e, "no dtype", "a temporary's dtype 'notadtype' is no numpy dtype")
+
+
+def test_keywords_for_a_captured_region():
+    @gt.graph
+    def f(s, x):
+        s.captured(lambda x, scale: None, x, scale=3.0)     # region keywords
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8))
+    check(e, "region keywords", "not by keyword (scale=...)", "pass them positionally")
+
+
+def _fails(h):
+    raise ValueError("callback failed")                     # callback raises
+
+
+def test_a_host_callback_raising_on_the_simulator_names_its_node():
+    @gt.graph(backend="sim")
+    def f(s, x, h):
+        s.copy(h, x)
+        s.host(_fails, h)                                    # recorded here
+    with pytest.raises(gt.SimulationError) as e:
+        f(cuda.to_device(np.ones(4)), gt.pinned_empty(4))
+    check(e, "callback raises", "host callback _fails (recorded at test_errors.py:"
+          f"{line_of(F, 'recorded here')}) raised ValueError: callback failed")
+    assert isinstance(e.value.__cause__, ValueError)

@@ -29,10 +29,9 @@ import sys
 import threading
 from functools import partial
 
-from .._guards import LIBRARY_DIRS
 from ..buffers import Buffer, as_buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
-                      SimulationError, _is_internal, format_source)
+                      SimulationError, format_source)
 from .._driver import current
 from ..placement import place
 from ..tree import leaves, tree_map
@@ -40,7 +39,7 @@ from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
 from .base import Op, changed, read_only_bytes, record_args
-from .host import _names_of
+from .host import _names_of, raised_in
 
 __all__ = ["record_captured", "capture_stream", "CAPTURED"]
 
@@ -311,14 +310,7 @@ class _Libraries:
 def _region_line(exc: BaseException, node) -> tuple:
     """The innermost line of the user's code in the traceback (the region's own line
     if none): libraries' and graphtrace's frames are skipped."""
-    source, tb = node.source, exc.__traceback__
-    while tb is not None:
-        file = tb.tb_frame.f_code.co_filename
-        if not _is_internal(file) and not file.startswith(LIBRARY_DIRS) \
-                and not file.endswith((".pyx", ".pxd", ".pxi")):
-            source = (file, tb.tb_lineno)
-        tb = tb.tb_next
-    return source
+    return raised_in(exc, node.source)
 
 
 def _capture_error(node, e: BaseException) -> CaptureError:
@@ -410,8 +402,9 @@ class CapturedOp(Op):
             line = _region_line(e, node)
             raise SimulationError(
                 f"captured region {_name(node.target)} failed on the simulator at "
-                f"{format_source(line)} ({type(e).__name__}: {e}): there it runs on the CPU "
-                "with numpy arrays in place of the device arrays; write it with what numpy "
+                f"{format_source(line)} ({type(e).__name__}: {e}); there it runs on the CPU "
+                "with numpy arrays in place of the device arrays: where the error comes "
+                "from a call numpy lacks (cupy's or torch's own), write it with what numpy "
                 "and cupy share (x @ w, x.sum(), y[...] = ..., np.tanh(x), which cupy "
                 "arrays dispatch to cupy; or xp = cupy.get_array_module(x)), or run it "
                 "on the GPU backend",

@@ -13,8 +13,10 @@ from functools import partial
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 
 from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
+from .._guards import LIBRARY_DIRS
 from .._host_guard import plain
-from ..errors import ArgumentError, IntentError, user_frame
+from ..errors import (ArgumentError, GraphtraceError, IntentError, SimulationError,
+                      _is_internal, format_source, user_frame)
 from ..reach import MISSING, _followed, _library, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
@@ -77,6 +79,19 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
             if not opaque:
                 out.append((buf, "rw"))
     return out
+
+
+def raised_in(exc: BaseException, source: tuple) -> tuple:
+    """The innermost line of the user's code in ``exc``'s traceback (``source`` if
+    none): graphtrace's and the libraries' frames are skipped."""
+    tb = exc.__traceback__
+    while tb is not None:
+        file = tb.tb_frame.f_code.co_filename
+        if not _is_internal(file) and not file.startswith(LIBRARY_DIRS) \
+                and not file.endswith((".pyx", ".pxd", ".pxi")):
+            source = (file, tb.tb_lineno)
+        tb = tb.tb_next
+    return source
 
 
 def _host_buffer(t, x) -> Buffer | None:
@@ -287,7 +302,15 @@ class HostOp(Op):
         """Run the callback; with ``sim.check``, prove what it was given to only read
         (``gt.In``) stays so."""
         kept = read_only_bytes(sim, node)
-        node.target(*sim.value(node.args))
+        try:
+            node.target(*sim.value(node.args))
+        except GraphtraceError:
+            raise
+        except Exception as e:   # the callback's own error: named with its node
+            raise SimulationError(
+                f"host callback {_name(node.target)} (recorded at "
+                f"{format_source(node.source)}) raised {type(e).__name__}: {e}; the nodes "
+                "before it in the graph have run", source=raised_in(e, node.source)) from e
         wrote = changed(sim, kept)
         if wrote is not None:
             raise IntentError(

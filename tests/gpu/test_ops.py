@@ -408,8 +408,8 @@ def test_copies_and_memsets_of_fortran_and_reversed_views(rng):
         s.memset(x[::-1][2:], 0.5)
     a = np.asfortranarray(rng.standard_normal((33, 40)))
     src, dst = cuda.to_device(a), cuda.to_device(np.asfortranarray(np.zeros((33, 40))))
-    hx = rng.standard_normal(100)
-    x, y = cuda.to_device(hx), cuda.device_array(100)
+    hx = rng.standard_normal(100).astype(np.float32)   # 0.5 is a 4-byte pattern
+    x, y = cuda.to_device(hx), cuda.device_array(100, np.float32)
     m = cuda.to_device(np.asfortranarray(np.zeros((7, 5), np.float32)))
     f(dst, src, y, x, m)
     cuda.synchronize()

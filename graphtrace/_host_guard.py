@@ -102,7 +102,8 @@ def _refuse() -> None:
             "the values of a host array argument are read while tracing: they would be "
             "baked into the graph, and a later call with another array (or this one "
             "changed) would not see them; pass the numbers as arguments of their own (a "
-            "number or tuple in static= where Python code decides on it), decide on the "
+            "number, or a tuple such as tuple(params), in static= where Python code "
+            "decides on it: an array named in static= is still an array), decide on the "
             "device, or read the array in a host callback (s.host)",
             _source())
 

@@ -381,7 +381,9 @@ def attribute_names(fn, cls=None) -> frozenset:
     """The names ``fn``'s code (and the code nested in it) loads as globals or
     attributes: those ``self.name`` may be; with ``cls``, also those of the
     methods and properties of ``cls`` it names, and theirs in turn (``self.lr``
-    a property reading ``self._lr``, ``self.rate()`` reading ``self.k``)."""
+    a property reading ``self._lr``, ``self.rate()`` reading ``self.k``), and of
+    the helper functions it calls by a global name, which may be handed ``self``
+    (``apply(self, s, x)`` reading ``model.lr``)."""
     out: set = set()
     todo, seen = [fn], set()
     while todo:
@@ -396,6 +398,11 @@ def attribute_names(fn, cls=None) -> frozenset:
             c = codes.pop()
             names.update(c.co_names)
             codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        scope = getattr(f, "__globals__", {})
+        for name in names - out if cls is not None else ():   # a helper it calls by name
+            helper = _followed(scope.get(name))   # may be handed self: apply(self, s, x)
+            if helper is not None:
+                todo.append(helper)
         for name in names - out if cls is not None else ():
             try:
                 attr = inspect.getattr_static(cls, name)

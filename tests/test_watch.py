@@ -578,3 +578,35 @@ def test_state_a_walked_function_changes_in_place_is_not_watched():
         counted(out)
     assert counted.cache_info().misses == misses and STATS["calls"] == 4
     assert out.copy_to_host().tolist() == [3.0, 3.0]
+
+
+def _apply(model, s, out):
+    put[1, 2, s](out, model.lr * model.decay)
+
+
+class _Trainer:
+    decay = 0.5
+
+    def __init__(self):
+        self.lr = 4.0
+
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        _apply(self, s, out)
+
+
+def test_a_helper_handed_self_reads_values_that_are_watched():
+    """``apply(self, s, x)`` reading ``model.lr``: the method's watch covers the
+    attributes its helpers read too (a new value traces anew)."""
+    t, out = _Trainer(), dev(0)
+    t.step(out)
+    assert out.copy_to_host().tolist() == [2.0, 2.0]
+    t.lr = 8.0
+    t.step(out)
+    assert out.copy_to_host().tolist() == [4.0, 4.0]
+    _Trainer.decay = 0.25
+    try:
+        t.step(out)
+        assert out.copy_to_host().tolist() == [2.0, 2.0]
+    finally:
+        _Trainer.decay = 0.5

@@ -9,9 +9,11 @@ from __future__ import annotations
 import dis
 import enum
 import inspect
+import operator
 import types
 
-__all__ = ["Chain", "MISSING", "NAME_LOADS", "chain", "lookup", "value_chains"]
+__all__ = ["Chain", "MISSING", "NAME_LOADS", "chain", "changes", "host_callbacks", "lookup",
+           "value_chains"]
 
 MISSING = object()   # what a lookup gives for a name, attribute or key not there
 NAME_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
@@ -49,6 +51,26 @@ class Chain(str):
     read."""
 
     __slots__ = ("head", "steps")
+
+    def getter(self, fn, root):
+        """A call without arguments giving ``read(fn)``, for the call path: ``root``
+        looks the name up (in C), then each step is one C call (``attrgetter``,
+        ``itemgetter``); anything odd (the key gone, an empty cell, another type
+        of object now) is left to ``read``."""
+        steps = tuple(operator.attrgetter(k) if how == "attr" else operator.itemgetter(k)
+                      if how == "item" else operator.methodcaller("get", k, _NoKey.NONE)
+                      for how, k in self.steps)
+        read = self.read
+
+        def get():
+            try:
+                v = root()
+                for step in steps:
+                    v = step(v)
+                return v
+            except Exception:  # noqa: BLE001  (whatever the object raises: read says)
+                return read(fn)
+        return get
 
     def read(self, fn):
         v = lookup(fn, self.head)
@@ -99,39 +121,51 @@ def _static_attr(v, name):
     return got
 
 
-# methods that change a list, dict or set in place: a name they are called on in a
-# walked function's line is state it keeps, not a setting it reads
+# methods that change a list, dict or set in place: the object they are called on
+# in a walked function is state it keeps, not a setting it reads
 _MUTATORS = frozenset({"append", "extend", "insert", "pop", "popitem", "update",
                        "setdefault", "clear", "remove", "add", "discard", "sort",
                        "reverse", "__setitem__", "__delitem__", "__iadd__"})
-_CHANGES = frozenset({"STORE_ATTR", "STORE_SUBSCR", "DELETE_ATTR", "DELETE_SUBSCR"})
+_STORES = {"STORE_ATTR": "attr", "DELETE_ATTR": "attr", "STORE_SUBSCR": "item",
+           "DELETE_SUBSCR": "item"}
 
 
 def value_chains(code) -> tuple[list, set]:
     """``([(name, steps)], changed)`` for ``code`` and the code nested in it: each
     chain of constant attributes and items read off a name it loads (every
-    prefix), and the names it changes in place: loaded on a line that stores an
-    attribute or item, calls a method of ``_MUTATORS``, ``setattr`` or ``delattr``."""
+    prefix), and ``(name, steps)`` of what it changes in place: the chain a store
+    or ``del`` names (``CFG["lr"] = v``, ``ns.n = 1``), or ``()``, the whole object,
+    where the store's target is no constant chain (``STATS["n"] += 1``, ``D[k] =
+    v``), a method of ``_MUTATORS`` is called on it, or ``setattr``/``delattr``."""
     out, changed, codes = [], set(), [code]
     while codes:
         c = codes.pop()
         codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        lines: dict = {}   # line -> (names loaded on it, whether it changes one)
-        held = const = None
+        held = const = last = None   # last: the name loaded last (a store's container)
+        whole = False                # setattr/delattr loaded: the next name is changed
         for ins in dis.get_instructions(c):
-            op, line = ins.opname, ins.positions.lineno if ins.positions else None
-            names, changes = lines.setdefault(line, (set(), [False]))
-            if op in _CHANGES or op in ("LOAD_ATTR", "LOAD_METHOD") and \
-                    ins.argval in _MUTATORS or op in NAME_LOADS and \
-                    ins.argval in ("setattr", "delattr"):
-                changes[0] = True
+            op = ins.opname
             if op in NAME_LOADS:
-                names.add(ins.argval)
-                held, const = (ins.argval, ()), None
+                if whole:
+                    changed.add((ins.argval, ()))
+                whole = ins.argval in ("setattr", "delattr")
+                held, const, last = (ins.argval, ()), None, ins.argval
                 continue
+            if op in _STORES:
+                key = ins.argval if op.endswith("ATTR") else const[0] if const else None
+                if held is not None and key is not None:
+                    changed.add((held[0], held[1] + ((_STORES[op], key),)))
+                elif last is not None:
+                    changed.add((last, ()))
+                held = const = last = None
+                continue
+            if op.startswith("LOAD_FAST"):
+                last = None   # a local's store (self.n = ...) changes no name
             if held is None:
                 continue
             if op in ("LOAD_ATTR", "LOAD_METHOD") and const is None:
+                if ins.argval in _MUTATORS:
+                    changed.add(held)   # HISTORY.append(v), CFG["log"].append(v)
                 held = (held[0], held[1] + (("attr", ins.argval),))
             elif op == "LOAD_CONST" and const is None and _hashable(ins.argval):
                 const = (ins.argval,)
@@ -148,7 +182,27 @@ def value_chains(code) -> tuple[list, set]:
                 continue
             const = None
             out.append(held)
-        for names, changes in lines.values():
-            if changes[0]:
-                changed |= names
     return out, changed
+
+
+def changes(steps: tuple, changed: tuple) -> bool:
+    """Whether a change of ``changed`` (steps, ``()`` the whole object) may change
+    the value read by ``steps`` (a ``get`` reads what an item store writes)."""
+    norm = tuple(("item" if how == "get" else how, k) for how, k in steps)
+    return norm[:len(changed)] == changed
+
+
+def host_callbacks(code) -> set:
+    """The names ``code`` (and the code nested in it) hands to ``.host(...)`` first:
+    host callbacks, which read what they read when they run, so nothing of it is
+    baked into the graph (their settings are not watched)."""
+    out, codes = set(), [code]
+    while codes:
+        c = codes.pop()
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        after = False
+        for ins in dis.get_instructions(c):
+            if after and ins.opname in NAME_LOADS:
+                out.add(ins.argval)
+            after = ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host"
+    return out

@@ -66,15 +66,24 @@ def _reached_changing(fixed: list) -> str:
             seen[repr(e)] = e
     common = set.intersection(*({repr(e) for e in entries} for entries in fixed)) \
         if fixed else set()
-    names = sorted({str(e[0]) for r, e in seen.items() if r not in common
-                    and isinstance(e, tuple) and e})
+    changing = [e for r, e in seen.items() if r not in common and isinstance(e, tuple) and e]
+    names = sorted({str(e[0]) for e in changing})
     if not names:
         return "the aliasing of arrays keeps changing"
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    if all(len(e) == 3 and isinstance(e[1], type) and issubclass(e[1], _VALUE_TYPES)
+           for e in changing):
+        return (f"the value(s) read by name keep changing ({shown}), and each is baked into "
+                "the graph: pass a number that changes as an argument of the function (a "
+                "dynamic scalar, rebound without tracing again) instead of reading it off a "
+                "global or closure name")
     return (f"what the names it reaches hold keeps changing ({shown}): arrays reached by "
             "name are part of the signature, so a list that gains arrays at every call "
             "(results a host callback appends) traces anew each time; keep results in "
             "arrays made once, or pass the arrays as arguments")
+
+
+_VALUE_TYPES = (int, float, complex, str, bytes, np.number, np.bool_, tuple, frozenset)
 
 
 def _default_backend():
@@ -559,7 +568,8 @@ class GraphFunction:
         if other or not typed:
             what = f"argument(s) {', '.join(other)} keep changing" if other else \
                 _reached_changing([k[1] for k in self._keys_seen if len(k) > 1])
-            advice.append(f"{what}: keep shapes, dtypes and static values fixed between "
+            advice.append(what if other == [] and what.startswith("the value(s)") else
+                          f"{what}: keep shapes, dtypes and static values fixed between "
                           "calls, or pass changing numbers as dynamic scalars (not in static=)")
         file, line = user_frame()
         warnings.warn_explicit(

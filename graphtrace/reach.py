@@ -36,7 +36,7 @@ import numpy as np
 from . import deps as _deps
 from .buffers import _kinds, is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
-    lookup as _lookup, value_chains
+    changes, host_callbacks, lookup as _lookup, value_chains
 from .scalar import value_key
 from .tree import children
 
@@ -101,7 +101,7 @@ def _getter(fn, name):
     name (an empty cell raises ValueError)."""
     code = fn.__code__
     if type(name) is _Chain:   # constant attributes and items read off a name
-        return partial(name.read, fn)
+        return name.getter(fn, _getter(fn, name.head))
     if "." in name:   # an attribute chain: looked up in Python
         return partial(_lookup, fn, name)
     if name in code.co_freevars:
@@ -437,10 +437,11 @@ class Reach:
         # arrays, False for helpers and kernels (by identity), None for values: numbers,
         # strings, dtypes, classes and tuples of them (by value, _is_value)
         self._chains: list = []           # (function, _Chain, id of the object read)
-        self._changed: set = set()        # id of objects a walked function changes
+        self._changed: list = []          # (id of an object, steps) walked code changes
         self._walk(self.root, set(), 0, {})
         self.places += [(fn, chain, None, None) for fn, chain, held in self._chains
-                        if held not in self._changed]
+                        if not any(at == held and changes(chain.steps, steps)
+                                   for at, steps in self._changed)]
         del self._chains, self._changed
         self.helpers = tuple((fn, name, _lookup(fn, name))
                              for fn, name, _, array in self.places if array is False)
@@ -452,13 +453,16 @@ class Reach:
         self._helper_values = tuple(v for _, _, v in self.helpers)
         self._number_names = tuple(name for _, name in self.numbers)
 
-    def _walk(self, fn, seen, depth, labels) -> None:
+    def _walk(self, fn, seen, depth, labels, baked: bool = True) -> None:
+        """The places of ``fn``; ``baked`` False for a host callback (and what it
+        calls), which reads numbers and settings when it runs: not watched."""
         if id(fn) in seen or depth > _MAX_DEPTH:
             return
         seen.add(id(fn))
         code = fn.__code__
         loaded = chains = reads = None
         stored = _stored(code)
+        callbacks = host_callbacks(code)
         for name in _names(code):
             v = _lookup(fn, name)
             defined = name in code.co_freevars or name in fn.__globals__
@@ -486,10 +490,10 @@ class Reach:
                         self._walk_into(held, seen, depth, labels)   # and what it reaches
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
                 reads = reads if reads is not None else value_chains(code)
-                self._settings(fn, name, v, reads)
+                self._settings(fn, name, v, reads, baked)
             if _is_value(v):   # baked into the graph where it is used: watched by value,
-                if name not in stored:   # unless the function keeps state in it (a host
-                    self.places.append((fn, name, None, None))   # callback's counter)
+                if name not in stored and baked:   # unless the function keeps state in
+                    self.places.append((fn, name, None, None))   # it (a counter)
                 continue
             if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
                 self.places.append((fn, name, None, False))   # but for the device
@@ -498,18 +502,17 @@ class Reach:
             inner = _followed(v.func if isinstance(v, partial) else v)
             if inner is not None:
                 self.places.append((fn, name, None, False))
-                self._walk(inner, seen, depth + 1, labels)
+                self._walk(inner, seen, depth + 1, labels, baked and name not in callbacks)
             elif _is_callable_object(v) and not isinstance(v, _HOLDERS):   # by identity
                 self.places.append((fn, name, None, False))   # gt.kernel(...), cupy's
 
-    def _settings(self, fn, name, v, reads) -> None:
+    def _settings(self, fn, name, v, reads, baked: bool) -> None:
         """The values ``fn`` reads off ``v`` (held by ``name``) by constant attributes
-        and items, to be watched by value unless some walked function changes ``v``
-        in place (its state: a counter, a history)."""
+        and items, to be watched by value (where ``baked``) unless a walked function
+        changes them in place (its state: a counter, a history)."""
         chains, changed = reads
-        if name in changed:
-            self._changed.add(id(v))
-        for head, steps in chains:
+        self._changed += [(id(v), steps) for head, steps in changed if head == name]
+        for head, steps in chains if baked else ():
             if head == name and steps:
                 chain = _chain(name, steps)
                 if _is_value(chain.read(fn)):

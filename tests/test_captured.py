@@ -352,3 +352,31 @@ def test_a_region_reaching_a_global_array_or_given_its_arrays_is_not_refused():
     assert y.copy_to_host().tolist() == [5.0] * 4
     f(cuda.to_device(np.full(4, 2.0)), y, 0.5)
     assert y.copy_to_host().tolist() == [4.0] * 4
+
+
+def test_a_region_given_the_arrays_its_object_or_closure_holds_is_not_refused():
+    """An optimizer keeping the parameters it is also passed, or a closure using an
+    array it is also given for its dtype: the region receives them anew."""
+    class SGD:
+        def __init__(self, params, lr):
+            self.params, self.lr = params, lr
+
+        def apply(self, w, g):
+            w[...] -= self.lr * g
+    w, g = cuda.to_device(np.ones(4)), cuda.to_device(np.full(4, 0.5))
+    opt = SGD([w], 0.1)
+
+    @gt.graph
+    def step(s, w, g):
+        s.captured(opt.apply, w, g, reads=[w, g], writes=[w])
+    step(w, g)
+    assert np.allclose(w.copy_to_host(), 0.95)
+
+    @gt.graph
+    def f(s, x, y):
+        def region(a, b):
+            b[...] = np.cumsum(a).astype(y.dtype)
+        s.captured(region, x, y, reads=[x], writes=[y])
+    y = cuda.device_array(4)
+    f(cuda.to_device(np.ones(4)), y)
+    assert y.copy_to_host().tolist() == [1.0, 2.0, 3.0, 4.0]

@@ -610,3 +610,92 @@ def test_a_helper_handed_self_reads_values_that_are_watched():
         assert out.copy_to_host().tolist() == [2.0, 2.0]
     finally:
         _Trainer.decay = 0.5
+
+
+EPOCH = {"now": 0, "lr": 2.0}
+SEEN: list = []
+
+
+class _Progress:
+    def __init__(self):
+        self.n, self.total = 0, 100
+
+    def tick(self):
+        self.n += 1
+
+
+PROGRESS = _Progress()
+
+
+def _report(h):
+    SEEN.append(EPOCH["now"])      # read when the callback runs: nothing baked in
+    PROGRESS.tick()
+    LOG.append(EPOCH["now"])       # changes LOG only, not EPOCH
+
+
+LOG: list = []
+
+
+@gt.graph(backend="sim")
+def reporting(s, out, h):
+    put[1, 2, s](out, EPOCH["lr"])
+    s.host(_report, gt.In(h))
+
+
+def test_a_host_callback_reads_settings_live_and_they_are_not_watched():
+    """A host callback reads what it reads when it runs: a setting only it reads
+    changing every call traces nothing anew (no retrace storm); one the graph's own
+    code reads is still watched, however the callback logs it."""
+    SEEN.clear()
+    out, h = dev(0), np.zeros(2, np.float32)
+    for e in range(5):
+        EPOCH["now"] = e
+        reporting(out, h)
+    assert reporting.cache_info().misses == 1 and SEEN == [0, 1, 2, 3, 4]
+    assert PROGRESS.n == 5
+    EPOCH["lr"] = 5.0
+    reporting(out, h)
+    assert out.copy_to_host().tolist() == [5.0, 5.0]
+
+
+def test_a_changing_setting_is_named_in_the_retrace_warning(recwarn):
+    import warnings
+    state = {"step": 0}
+
+    @gt.graph(backend="sim")
+    def decayed(s, out):
+        put[1, 2, s](out, 0.5 ** state["step"])
+    out = dev(0)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for k in range(12):
+            state["step"] = k
+            decayed(out)
+    assert out.copy_to_host().tolist() == [0.5 ** 11] * 2
+    said = " ".join(str(x.message) for x in w if x.category is gt.RetraceWarning)
+    assert "the value(s) read by name keep changing (state['step'])" in said
+    assert "pass a number that changes as an argument" in said
+
+
+RATES = {"lr": 2.0, "scale": 3.0}
+
+
+@gt.graph(backend="sim")
+def scaled(s, out, x, y):
+    put[1, 2, s](out, RATES["lr"])
+
+    def region(x, y):
+        y[...] = x * RATES["scale"]    # a store into y, not into RATES
+    s.captured(region, x, y, reads=[x], writes=[y])
+
+
+def test_a_store_on_a_line_that_reads_a_setting_leaves_it_watched():
+    out, x, y = dev(0), dev(1.0), dev(0)
+    scaled(out, x, y)
+    RATES["lr"], RATES["scale"] = 5.0, 4.0
+    try:
+        scaled(out, x, y)
+        assert out.copy_to_host().tolist() == [5.0, 5.0]
+        assert y.copy_to_host().tolist() == [4.0, 4.0]
+    finally:
+        RATES["lr"], RATES["scale"] = 2.0, 3.0

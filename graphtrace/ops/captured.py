@@ -55,8 +55,8 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
     if not callable(fn):
         raise ArgumentError(f"captured() takes the function to capture first, then its "
                             f"arguments, not {type(fn).__name__}")
-    _refuse_held(t, fn)
     rec, accesses = record_args(t, args, lambda i: "rw", _device_only(fn))
+    _refuse_held(t, fn, [b for b, _ in accesses])
     declared: dict[int, str] = {}
     for objs, mode, word in ((reads, "r", "reads"), (writes, "w", "writes")):
         for obj in _as_list(objs):
@@ -78,11 +78,13 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
                                   scope=stream.scope, opaque=opaque, source=source))
 
 
-def _refuse_held(t, fn) -> None:
+def _refuse_held(t, fn, given: list) -> None:
     """A region that holds (closure, default or ``partial`` argument, a bound
     method's object) an argument's array, a view of one, a temporary or a number
     of this graph: a later call rebinds the graph without tracing again, and the
-    region would be captured with the first call's array or a placeholder."""
+    region would be captured with the first call's array or a placeholder. Views
+    it is also ``given`` (an optimizer keeping the parameters it is passed, an
+    array held for its dtype) are left alone: the region receives them anew."""
     for name, v, held in _names_of(fn):
         if not held:
             continue   # globals: reach watches them
@@ -93,7 +95,8 @@ def _refuse_held(t, fn) -> None:
         for x in leaves(v) if what is None else ():
             if isinstance(x, Scalar):
                 what, label = f"the number {x.name}", x.name
-            elif is_array(x) and _of_an_argument(t, x) is not None:
+            elif is_array(x) and _of_an_argument(t, x) is not None and \
+                    not any(_of_an_argument(t, x).same_view(b) for b in given):
                 what = label = _of_an_argument(t, x).label or "x"
             if what is not None:
                 break

@@ -15,8 +15,8 @@ from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
 from .._guards import LIBRARY_DIRS
 from .._host_guard import plain
-from ..errors import (ArgumentError, GraphtraceError, IntentError, SimulationError,
-                      _is_internal, format_source, user_frame)
+from ..errors import (ArgumentError, GraphtraceError, IntentError, _is_internal,
+                      format_source, user_frame)
 from ..reach import MISSING, _followed, _library, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
@@ -306,11 +306,13 @@ class HostOp(Op):
             node.target(*sim.value(node.args))
         except GraphtraceError:
             raise
-        except Exception as e:   # the callback's own error: named with its node
-            raise SimulationError(
-                f"host callback {_name(node.target)} (recorded at "
-                f"{format_source(node.source)}) raised {type(e).__name__}: {e}; the nodes "
-                "before it in the graph have run", source=raised_in(e, node.source)) from e
+        except Exception as e:   # the callback's own error, as it is (a program may
+            at = format_source(raised_in(e, node.source))   # catch it), with its node
+            if hasattr(e, "add_note"):   # Python 3.11 on
+                e.add_note(f"graphtrace: raised at {at} by host callback "
+                           f"{_name(node.target)}, recorded at {format_source(node.source)}, "
+                           "on the simulator; the nodes before it in the graph have run")
+            raise
         wrote = changed(sim, kept)
         if wrote is not None:
             raise IntentError(

@@ -359,8 +359,12 @@ def is_array(obj) -> bool:
         return kind != "scalar"
     if isinstance(obj, type):   # an array class (np.ndarray itself) is no array
         return False
-    return (hasattr(obj, "__cuda_array_interface__") or isinstance(obj, np.ndarray)
-            or hasattr(obj, "__dlpack_device__"))
+    if isinstance(obj, np.ndarray):
+        return True
+    try:   # an object's own __getattr__ may raise anything (AttrDict: KeyError)
+        return hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__dlpack_device__")
+    except Exception:  # noqa: BLE001
+        return False
 
 
 def as_buffer(obj) -> Buffer:

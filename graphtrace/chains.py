@@ -12,8 +12,8 @@ import inspect
 import operator
 import types
 
-__all__ = ["Chain", "MISSING", "NAME_LOADS", "chain", "changes", "host_callbacks", "lookup",
-           "value_chains"]
+__all__ = ["Chain", "MISSING", "NAME_LOADS", "callback_codes", "chain", "changes",
+           "host_callbacks", "lookup", "value_chains"]
 
 MISSING = object()   # what a lookup gives for a name, attribute or key not there
 NAME_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
@@ -77,9 +77,11 @@ class Chain(str):
         for how, key in self.steps:
             if how == "attr":
                 v = _static_attr(v, key)
-            elif type(v) is dict:   # CFG.get("lr"): a key not there is watched too
-                v = v.get(key, _NoKey.NONE if how == "get" else MISSING)
-            elif type(v) in (list, tuple) and type(key) is int and -len(v) <= key < len(v):
+            elif isinstance(v, dict) and _plain(v, dict):   # OrderedDict, a subclass
+                v = dict.get(v, key, _NoKey.NONE if how == "get" else MISSING)  # (a missing
+            elif isinstance(v, (list, tuple)) and type(key) is int and \
+                    _plain(v, list if isinstance(v, list) else tuple) and \
+                    -len(v) <= key < len(v):   # key: watched for CFG.get("lr") too)
                 v = v[key]
             else:
                 v = MISSING
@@ -113,12 +115,23 @@ def _static_attr(v, name):
     """``v.name`` read without running a property's code: an instance's own value,
     a slot's, a class's or a module's; MISSING where there is none."""
     got = inspect.getattr_static(v, name, MISSING)
-    if type(got).__name__ == "member_descriptor" and not isinstance(v, type):
-        try:
-            return got.__get__(v, type(v))   # a __slots__ attribute: the C getter
-        except AttributeError:
+    if type(got).__name__ in _C_GETTERS and not isinstance(v, type):
+        try:   # a __slots__ attribute, a namedtuple's field: the C getter
+            return got.__get__(v, type(v))
+        except (AttributeError, IndexError):
             return MISSING
+    if got is MISSING and isinstance(v, dict) and _plain(v, dict) and \
+            getattr(type(v), "__getattr__", None) is not None and dict.__contains__(v, name):
+        return dict.__getitem__(v, name)   # an AttrDict: CFG.lr is CFG["lr"]
     return got
+
+
+_C_GETTERS = frozenset({"member_descriptor", "_tuplegetter"})
+
+
+def _plain(v, base) -> bool:
+    """Whether ``v``'s class reads items as ``base`` does (no ``__getitem__`` of its own)."""
+    return type(v).__getitem__ is base.__getitem__
 
 
 # methods that change a list, dict or set in place: the object they are called on
@@ -130,22 +143,27 @@ _STORES = {"STORE_ATTR": "attr", "DELETE_ATTR": "attr", "STORE_SUBSCR": "item",
            "DELETE_SUBSCR": "item"}
 
 
-def value_chains(code) -> tuple[list, set]:
+def value_chains(code, live=frozenset(), roots=frozenset()) -> tuple[list, set]:
     """``([(name, steps)], changed)`` for ``code`` and the code nested in it: each
     chain of constant attributes and items read off a name it loads (every
-    prefix), and ``(name, steps)`` of what it changes in place: the chain a store
-    or ``del`` names (``CFG["lr"] = v``, ``ns.n = 1``), or ``()``, the whole object,
-    where the store's target is no constant chain (``STATS["n"] += 1``, ``D[k] =
-    v``), a method of ``_MUTATORS`` is called on it, or ``setattr``/``delattr``."""
-    out, changed, codes = [], set(), [code]
+    prefix), and ``(name, steps)`` of what it changes in place: the chain a store,
+    augmented store or ``del`` names (``CFG["lr"] = v``, ``STATS["n"] += 1``,
+    ``ns.n = 1``), or ``()``, the whole object, where the store's target is no
+    constant chain (``D[k] = v``), a method of ``_MUTATORS`` is called on it, or
+    ``setattr``/``delattr``. The code objects in ``live`` (host callbacks: they read
+    when they run) give their changes only. The locals named in ``roots`` count as
+    names too (a method's ``self``: ``self.cfg.lr``)."""
+    out, changed, codes = [], set(), [(code, code in live)]
     while codes:
-        c = codes.pop()
-        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        held = const = last = None   # last: the name loaded last (a store's container)
-        whole = False                # setattr/delattr loaded: the next name is changed
+        c, quiet = codes.pop()
+        inner = callback_codes(c)
+        codes.extend((k, quiet or k in live or k in inner) for k in c.co_consts
+                     if isinstance(k, types.CodeType))
+        held = const = last = aug = None   # last: the name loaded last (a store's
+        whole = False                      # container); aug: an augmented store's target
         for ins in dis.get_instructions(c):
             op = ins.opname
-            if op in NAME_LOADS:
+            if op in NAME_LOADS or roots and op == "LOAD_FAST" and ins.argval in roots:
                 if whole:
                     changed.add((ins.argval, ()))
                 whole = ins.argval in ("setattr", "delattr")
@@ -153,14 +171,19 @@ def value_chains(code) -> tuple[list, set]:
                 continue
             if op in _STORES:
                 key = ins.argval if op.endswith("ATTR") else const[0] if const else None
+                if held is None and aug is not None:   # STATS["n"] += 1, ns.n += 1
+                    held, key = aug[0], ins.argval if op.endswith("ATTR") else \
+                        aug[1][0] if aug[1] else None
                 if held is not None and key is not None:
                     changed.add((held[0], held[1] + ((_STORES[op], key),)))
                 elif last is not None:
                     changed.add((last, ()))
-                held = const = last = None
+                held = const = last = aug = None
                 continue
             if op.startswith("LOAD_FAST"):
                 last = None   # a local's store (self.n = ...) changes no name
+            if held is not None and op in ("COPY", "DUP_TOP", "DUP_TOP_TWO"):
+                aug = (held, const)   # the target an augmented store writes back
             if held is None:
                 continue
             if op in ("LOAD_ATTR", "LOAD_METHOD") and const is None:
@@ -171,7 +194,8 @@ def value_chains(code) -> tuple[list, set]:
                 const = (ins.argval,)
                 if held[1] and held[1][-1] == ("attr", "get"):   # CFG.get("lr"[, default])
                     held = (held[0], held[1][:-1] + (("get", ins.argval),))
-                    out.append(held)
+                    if not quiet:
+                        out.append(held)
                     held = None
                 continue
             elif (op == "BINARY_SUBSCR" or op == "BINARY_OP" and ins.argrepr == "[]") and \
@@ -181,7 +205,8 @@ def value_chains(code) -> tuple[list, set]:
                 held = None
                 continue
             const = None
-            out.append(held)
+            if not quiet:
+                out.append(held)
     return out, changed
 
 
@@ -193,16 +218,55 @@ def changes(steps: tuple, changed: tuple) -> bool:
 
 
 def host_callbacks(code) -> set:
-    """The names ``code`` (and the code nested in it) hands to ``.host(...)`` first:
-    host callbacks, which read what they read when they run, so nothing of it is
-    baked into the graph (their settings are not watched)."""
+    """The names ``code`` (and the code nested in it) hands to ``.host(...)`` as the
+    callback (``s.host(fn, ...)``, ``s.host(partial(fn, ...), ...)``): host
+    callbacks read what they read when they run, so nothing of it is baked into
+    the graph (their settings and numbers are not watched)."""
     out, codes = set(), [code]
     while codes:
         c = codes.pop()
         codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        after = False
+        after = 0   # 1: just after .host; 2: after .host(partial or functools.partial
         for ins in dis.get_instructions(c):
+            if after and _through_partial(ins):
+                after = 2
+                continue
             if after and ins.opname in NAME_LOADS:
                 out.add(ins.argval)
-            after = ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host"
+            after = 1 if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and \
+                ins.argval == "host" else 0
+    return out
+
+
+def _through_partial(ins) -> bool:
+    """``partial``, ``functools`` or ``.partial``: the callback follows."""
+    return ins.opname in NAME_LOADS and ins.argval in ("partial", "functools") or \
+        ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "partial"
+
+
+def callback_codes(code) -> set:
+    """The code objects ``code`` itself hands to ``.host(...)`` as the callback: a
+    lambda, or a function defined in it (``def cb(h): ...; s.host(cb, h)``), also
+    through ``partial``."""
+    made: dict = {}   # local name -> the code of the function stored there
+    out, after, pending = set(), 0, None
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op == "LOAD_CONST" and isinstance(ins.argval, types.CodeType):
+            pending = ins.argval
+            if after:
+                out.add(ins.argval)
+        elif op.startswith("STORE_") and pending is not None and op != "STORE_ATTR":
+            made[ins.argval] = pending
+            pending = None
+        elif after and (op.startswith("LOAD_FAST") or op in NAME_LOADS):
+            name = ins.argval[0] if isinstance(ins.argval, tuple) else ins.argval   # 3.13's
+            if name in made:                                                     # pairs
+                out.add(made[name])
+        if after and _through_partial(ins):
+            after = 2
+            continue
+        if op not in ("MAKE_FUNCTION", "MAKE_CELL", "PUSH_NULL", "PRECALL", "COPY_FREE_VARS",
+                      "BUILD_TUPLE", "LOAD_CLOSURE", "SET_FUNCTION_ATTRIBUTE"):
+            after = 1 if op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host" else 0
     return out

@@ -32,8 +32,8 @@ from .errors import ArgumentError, TraceError, user_frame
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import (Reach, attribute_names, identities, instance_arrays, instance_held,
-                    instance_values, named_values, unchanged)
+from .reach import (Reach, attribute_names, identities, instance_arrays, instance_chains,
+                    instance_held, instance_values, named_values, self_chains, unchanged)
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -260,11 +260,13 @@ class GraphFunction:
         out = self.reach.functions()
         if not self._lead:
             return out
-        names = self._self_names.get(type(self_obj))
-        if names is None:
-            names = self._self_names[type(self_obj)] = attribute_names(self.fn,
-                                                                       type(self_obj))
-        return out + instance_values(self_obj, names) + instance_held(self_obj)
+        known = self._self_names.get(type(self_obj))
+        if known is None:
+            known = self._self_names[type(self_obj)] = (
+                attribute_names(self.fn, type(self_obj)), self_chains(self.fn, self.self_param))
+        names, chains = known
+        return out + instance_values(self_obj, names) + instance_held(self_obj) + \
+            instance_chains(self_obj, chains)
 
     @property
     def reach(self) -> Reach:

@@ -36,22 +36,26 @@ import numpy as np
 from . import deps as _deps
 from .buffers import _kinds, is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
-    changes, host_callbacks, lookup as _lookup, value_chains
+    callback_codes, changes, host_callbacks, lookup as _lookup, value_chains
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Reach", "attribute_names", "held_values", "instance_arrays", "instance_held",
-           "instance_values", "name_chains", "named_values", "identities", "unchanged"]
+__all__ = ["Reach", "attribute_names", "held_values", "instance_arrays", "instance_chains",
+           "instance_held", "instance_values", "name_chains", "named_values", "identities",
+           "self_chains", "unchanged"]
 
 _MAX_DEPTH = 8
 
 
-def _names(code) -> list[str]:
-    """Global and free names of a code object and of the functions nested in it."""
+def _names(code, live: bool = True) -> list[str]:
+    """Global and free names of a code object and of the functions nested in it;
+    ``live`` False: not those of the host callbacks defined in it (``callback_codes``),
+    which read what they read when they run."""
     out = list(code.co_freevars + code.co_names)
+    skip = frozenset() if live else callback_codes(code)
     for c in code.co_consts:
-        if isinstance(c, types.CodeType):
-            out += [n for n in _names(c) if n not in c.co_freevars]
+        if isinstance(c, types.CodeType) and c not in skip:
+            out += [n for n in _names(c, live) if n not in c.co_freevars]
     return list(dict.fromkeys(out))
 
 
@@ -314,6 +318,42 @@ def instance_held(obj) -> tuple:
     return tuple(h for name, v in _attributes(obj) for h in held_values(v, f"self.{name}"))
 
 
+def self_chains(fn, self_param: str) -> tuple:
+    """``(label, steps)`` for the values a method reads off ``self`` by two or more
+    constant attributes and items (``self.cfg.lr``, ``self.cfg["lr"]``; one
+    attribute is ``instance_values``'), but those it changes in place: each step a
+    C call (``attrgetter``, ``itemgetter``)."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None:
+        return ()
+    chains, changed = value_chains(code, roots=frozenset({self_param}))
+    found = {}
+    for head, steps in chains:
+        if head == self_param and len(steps) >= 2 and not any(
+                h == self_param and changes(steps, c) for h, c in changed):
+            label = _chain("self", steps)
+            found[str(label)] = tuple(
+                operator.attrgetter(k) if how == "attr" else operator.itemgetter(k)
+                if how == "item" else operator.methodcaller("get", k, MISSING)
+                for how, k in steps)
+    return tuple(found.items())
+
+
+def instance_chains(obj, chains) -> tuple:
+    """The cache key's entries of ``self_chains`` read off ``obj`` now."""
+    out = []
+    for label, steps in chains:
+        v = obj
+        try:
+            for step in steps:
+                v = step(v)
+        except Exception:  # noqa: BLE001  (the key gone, another object: no value)
+            v = MISSING
+        out.append((label, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
+                   if _is_value(v) else (label, None))
+    return tuple(out)
+
+
 def instance_values(obj, names) -> tuple:
     """``(label, type, value)`` for the values an object holds in its attributes
     of ``names`` (``self.lr`` read by a decorated method: ``attribute_names``),
@@ -463,8 +503,14 @@ class Reach:
         loaded = chains = reads = None
         stored = _stored(code)
         callbacks = host_callbacks(code)
+        read = set(_names(code, live=False)) if baked else set()   # baked where used
         for name in _names(code):
             v = _lookup(fn, name)
+            if _answers_oddly(v):   # an AttrDict: any attribute it lacks raises KeyError
+                if _holds_settings(v) and name not in stored:
+                    reads = reads if reads is not None else value_chains(code)
+                    self._settings(fn, name, v, reads, baked)
+                continue
             defined = name in code.co_freevars or name in fn.__globals__
             # a global defined nowhere yet (not a builtin) may hold an array later: a
             # place holding None, so that its array is another graph, and is named
@@ -492,8 +538,8 @@ class Reach:
                 reads = reads if reads is not None else value_chains(code)
                 self._settings(fn, name, v, reads, baked)
             if _is_value(v):   # baked into the graph where it is used: watched by value,
-                if name not in stored and baked:   # unless the function keeps state in
-                    self.places.append((fn, name, None, None))   # it (a counter)
+                if name not in stored and name in read:   # unless the function keeps
+                    self.places.append((fn, name, None, None))   # state in it (a counter)
                 continue
             if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
                 self.places.append((fn, name, None, False))   # but for the device
@@ -601,14 +647,27 @@ class Reach:
             for h in held_values(_lookup(fn, name), label))
 
 
+def _answers_oddly(v) -> bool:
+    """Whether asking ``v`` for an attribute it lacks raises other than
+    AttributeError (a dict whose ``__getattr__`` is ``dict.__getitem__``): it is
+    then no kernel, helper or array, and only read for settings."""
+    try:
+        getattr(v, "__graphtrace_no_such_attribute__", None)
+    except Exception:  # noqa: BLE001  (whatever the object's own lookup raises)
+        return True
+    return False
+
+
 def _holds_settings(v) -> bool:
     """An object a function may read settings off (``CFG["lr"]``, ``cfg.lr``,
     ``Config.lr``, ``settings.LR``): a dict or list, a namespace, a plain object,
     a class or a module of the program's own (not a library's)."""
     if v is None or is_array(v) or type(v) in _GROUPS:
         return False
-    if type(v) in (dict, list) or isinstance(v, (types.ModuleType, type)):
-        return type(v) in (dict, list) or not _library(v)
+    if isinstance(v, (dict, list)):   # OrderedDict, defaultdict, a subclass too
+        return True
+    if isinstance(v, (types.ModuleType, type)):
+        return not _library(v)
     if callable(v) or _is_value(v):
         return False
     return (hasattr(v, "__dict__") or hasattr(type(v), "__slots__")) and not _library(type(v))

@@ -699,3 +699,92 @@ def test_a_store_on_a_line_that_reads_a_setting_leaves_it_watched():
         assert y.copy_to_host().tolist() == [4.0, 4.0]
     finally:
         RATES["lr"], RATES["scale"] = 2.0, 3.0
+
+
+class _AttrDict(dict):
+    __getattr__ = dict.__getitem__    # a missing attribute raises KeyError
+
+
+_NT = __import__("collections").namedtuple("_NT", "lr")
+ODICT = __import__("collections").OrderedDict(lr=1.0)
+DDICT = __import__("collections").defaultdict(float, lr=1.0)
+ATTR = _AttrDict(lr=1.0)
+NTUP = _NT(1.0)
+COUNTS = {"lr": 1.0, "done": 0}
+NAN = float("nan")
+
+
+def _count_done(h):
+    COUNTS["done"] += 1               # an augmented store: COUNTS["lr"] stays watched
+
+
+@gt.graph(backend="sim")
+def from_kinds(s, out, h):
+    put[1, 2, s](out, ODICT["lr"] + DDICT["lr"] + ATTR.lr + NTUP.lr + NTUP[0] + COUNTS["lr"]
+                 + (0.0 if NAN != NAN else 1.0))
+    s.host(_count_done, gt.In(h))
+    s.host(lambda h: EPOCH["now"], gt.In(h))   # a lambda callback: read when it runs
+
+
+@pytest.mark.parametrize("change", ["OrderedDict", "defaultdict", "AttrDict", "namedtuple",
+                                    "beside a counter"])
+def test_settings_in_dict_subclasses_namedtuples_and_beside_counters_are_watched(change):
+    global NTUP, NAN
+    keep = dict(ODICT), dict(DDICT), dict(ATTR), NTUP, dict(COUNTS)
+    out, h = dev(0), np.zeros(2, np.float32)
+    try:
+        from_kinds(out, h)
+        assert out.copy_to_host().tolist() == [6.0, 6.0]
+        misses = from_kinds.cache_info().misses
+        for k in range(3):   # a counter, a callback's read, a NaN made anew: no new trace
+            NAN, EPOCH["now"] = float("nan"), k
+            from_kinds(out, h)
+        assert from_kinds.cache_info().misses == misses
+        if change == "OrderedDict":
+            ODICT["lr"] = 3.0
+        elif change == "defaultdict":
+            DDICT["lr"] = 3.0
+        elif change == "AttrDict":
+            ATTR["lr"] = 3.0
+        elif change == "namedtuple":
+            NTUP = NTUP._replace(lr=2.0)
+        else:
+            COUNTS["lr"] = 3.0
+        from_kinds(out, h)
+        assert out.copy_to_host().tolist() == [8.0, 8.0], change
+    finally:
+        ODICT.update(keep[0]), DDICT.update(keep[1]), ATTR.update(keep[2])
+        NTUP = keep[3]
+        COUNTS.update(keep[4])
+
+
+@dataclasses.dataclass
+class _Opt:
+    lr: float = 2.0
+
+
+class _Net:
+    def __init__(self):
+        self.cfg, self.table = _Opt(), {"scale": 1.0}
+        self.calls = {"n": 0}
+
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        self.calls["n"] += 1   # changed in place while tracing: state, not watched
+        put[1, 2, s](out, self.cfg.lr * self.table["scale"] + self.calls["n"] * 0)
+
+
+def test_settings_a_method_reads_off_self_by_two_steps_are_watched():
+    net, out = _Net(), dev(0)
+    net.step(out)
+    net.step(out)
+    assert out.copy_to_host().tolist() == [2.0, 2.0] and net.step.cache_info().misses == 1
+    net.cfg.lr = 3.0
+    net.step(out)
+    assert out.copy_to_host().tolist() == [3.0, 3.0]
+    net.table["scale"] = 2.0
+    net.step(out)
+    assert out.copy_to_host().tolist() == [6.0, 6.0]
+    net.cfg = _Opt(0.5)
+    net.step(out)
+    assert out.copy_to_host().tolist() == [1.0, 1.0]

@@ -361,9 +361,9 @@ def is_array(obj) -> bool:
         return False
     if isinstance(obj, np.ndarray):
         return True
-    try:   # an object's own __getattr__ may raise anything (AttrDict: KeyError)
+    try:   # an attribute dict (__getattr__ = dict.__getitem__) raises KeyError: no
         return hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__dlpack_device__")
-    except Exception:  # noqa: BLE001
+    except KeyError:   # array; any other error is the object's own, and is raised
         return False
 
 

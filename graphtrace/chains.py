@@ -13,7 +13,7 @@ import operator
 import types
 
 __all__ = ["Chain", "MISSING", "NAME_LOADS", "callback_codes", "chain", "changes",
-           "host_callbacks", "lookup", "value_chains"]
+           "host_callbacks", "lookup", "plain_attr", "value_chains"]
 
 MISSING = object()   # what a lookup gives for a name, attribute or key not there
 NAME_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
@@ -57,7 +57,7 @@ class Chain(str):
         looks the name up (in C), then each step is one C call (``attrgetter``,
         ``itemgetter``); anything odd (the key gone, an empty cell, another type
         of object now) is left to ``read``."""
-        steps = tuple(operator.attrgetter(k) if how == "attr" else operator.itemgetter(k)
+        steps = tuple(plain_attr(k) if how == "attr" else operator.itemgetter(k)
                       if how == "item" else operator.methodcaller("get", k, _NoKey.NONE)
                       for how, k in self.steps)
         read = self.read
@@ -159,15 +159,21 @@ def value_chains(code, live=frozenset(), roots=frozenset()) -> tuple[list, set]:
         inner = callback_codes(c)
         codes.extend((k, quiet or k in live or k in inner) for k in c.co_consts
                      if isinstance(k, types.CodeType))
-        held = const = last = aug = None   # last: the name loaded last (a store's
-        whole = False                      # container); aug: an augmented store's target
-        for ins in dis.get_instructions(c):
-            op = ins.opname
-            if op in NAME_LOADS or roots and op == "LOAD_FAST" and ins.argval in roots:
+        held = const = aug = None   # aug: an augmented store's target
+        loads: list = []            # each value loaded since the last store: its name
+        whole = False               # (None: a local or constant); setattr/delattr
+        for ins in dis.get_instructions(c):   # loaded: the next name is changed
+            op, name = ins.opname, ins.argval
+            if op == "LOAD_FAST_LOAD_FAST":   # 3.13's pair: the second is what follows
+                op, name = "LOAD_FAST", name[1]
+            named = op in NAME_LOADS or roots and op == "LOAD_FAST" and name in roots
+            if named or op.startswith("LOAD_FAST") or op in ("LOAD_CONST", "LOAD_SMALL_INT"):
+                loads.append(name if named else None)
+            if named:
                 if whole:
-                    changed.add((ins.argval, ()))
-                whole = ins.argval in ("setattr", "delattr")
-                held, const, last = (ins.argval, ()), None, ins.argval
+                    changed.add((name, ()))
+                whole = name in ("setattr", "delattr")
+                held, const = (name, ()), None
                 continue
             if op in _STORES:
                 key = ins.argval if op.endswith("ATTR") else const[0] if const else None
@@ -176,12 +182,14 @@ def value_chains(code, live=frozenset(), roots=frozenset()) -> tuple[list, set]:
                         aug[1][0] if aug[1] else None
                 if held is not None and key is not None:
                     changed.add((held[0], held[1] + ((_STORES[op], key),)))
-                elif last is not None:
-                    changed.add((last, ()))
-                held = const = last = aug = None
+                else:   # D[k] = v: the container is the value loaded before the key
+                    at = loads[-2] if op.endswith("SUBSCR") and len(loads) > 1 else \
+                        loads[-1] if loads else None
+                    if at is not None:
+                        changed.add((at, ()))
+                held = const = aug = None
+                loads = []
                 continue
-            if op.startswith("LOAD_FAST"):
-                last = None   # a local's store (self.n = ...) changes no name
             if held is not None and op in ("COPY", "DUP_TOP", "DUP_TOP_TWO"):
                 aug = (held, const)   # the target an augmented store writes back
             if held is None:
@@ -208,6 +216,28 @@ def value_chains(code, live=frozenset(), roots=frozenset()) -> tuple[list, set]:
             if not quiet:
                 out.append(held)
     return out, changed
+
+
+def plain_attr(name: str):
+    """A step reading attribute ``name`` as ``_static_attr`` does (no property's
+    code runs), at C speed where the instance's ``__dict__`` holds it and its class
+    has no data descriptor of that name."""
+    def get(v):
+        if isinstance(v, type):   # a class's own, or a base's (Config.lr)
+            for c in v.__mro__:
+                if name in c.__dict__:
+                    return c.__dict__[name]
+            raise AttributeError(name)
+        d = getattr(v, "__dict__", None)
+        if type(d) is dict and name in d:
+            cls_attr = getattr(type(v), name, MISSING)
+            if cls_attr is MISSING or not hasattr(type(cls_attr), "__set__"):
+                return d[name]
+        got = _static_attr(v, name)
+        if got is MISSING:
+            raise AttributeError(name)
+        return got
+    return get
 
 
 def changes(steps: tuple, changed: tuple) -> bool:
@@ -267,6 +297,7 @@ def callback_codes(code) -> set:
             after = 2
             continue
         if op not in ("MAKE_FUNCTION", "MAKE_CELL", "PUSH_NULL", "PRECALL", "COPY_FREE_VARS",
-                      "BUILD_TUPLE", "LOAD_CLOSURE", "SET_FUNCTION_ATTRIBUTE"):
+                      "BUILD_TUPLE", "LOAD_CLOSURE", "SET_FUNCTION_ATTRIBUTE", "LOAD_FAST"):
+            # (LOAD_FAST: 3.13 loads a lambda's closure cells so)
             after = 1 if op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host" else 0
     return out

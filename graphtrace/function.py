@@ -263,9 +263,10 @@ class GraphFunction:
         known = self._self_names.get(type(self_obj))
         if known is None:
             known = self._self_names[type(self_obj)] = (
-                attribute_names(self.fn, type(self_obj)), self_chains(self.fn, self.self_param))
-        names, chains = known
-        return out + instance_values(self_obj, names) + instance_held(self_obj) + \
+                attribute_names(self.fn, type(self_obj)),
+                self_chains(self.fn, self.self_param, type(self_obj)))
+        names, (chains, stored) = known
+        return out + instance_values(self_obj, names - stored) + instance_held(self_obj) + \
             instance_chains(self_obj, chains)
 
     @property

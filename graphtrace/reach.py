@@ -36,7 +36,7 @@ import numpy as np
 from . import deps as _deps
 from .buffers import _kinds, is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
-    callback_codes, changes, host_callbacks, lookup as _lookup, value_chains
+    callback_codes, changes, host_callbacks, lookup as _lookup, plain_attr, value_chains
 from .scalar import value_key
 from .tree import children
 
@@ -318,25 +318,55 @@ def instance_held(obj) -> tuple:
     return tuple(h for name, v in _attributes(obj) for h in held_values(v, f"self.{name}"))
 
 
-def self_chains(fn, self_param: str) -> tuple:
-    """``(label, steps)`` for the values a method reads off ``self`` by two or more
+def self_chains(fn, self_param: str, cls=None) -> tuple:
+    """``((label, steps), ...), stored``: the values a method reads off ``self`` by two or more
     constant attributes and items (``self.cfg.lr``, ``self.cfg["lr"]``; one
-    attribute is ``instance_values``'), but those it changes in place: each step a
-    C call (``attrgetter``, ``itemgetter``)."""
+    attribute is ``instance_values``'), but those it, or a method, property or
+    helper of ``cls`` it names, changes in place (``self._tick()`` doing
+    ``self.state.step += 1``): each step one call (``plain_attr``, ``itemgetter``);
+    and the attributes of ``self`` they store (``self.calls += 1``: state, which
+    ``instance_values`` leaves out)."""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is None:
-        return ()
+        return (), frozenset()
     chains, changed = value_chains(code, roots=frozenset({self_param}))
+    changed = [c for h, c in changed if h == self_param]
+    for other in _methods_named(code, cls) if cls is not None else ():
+        first = other.__code__.co_varnames[:1]
+        changed += [c for h, c in value_chains(other.__code__, roots=frozenset(first))[1]
+                    if (h,) == first]
     found = {}
+    stored = frozenset(c[0][1] for c in changed if len(c) == 1 and c[0][0] == "attr")
     for head, steps in chains:
         if head == self_param and len(steps) >= 2 and not any(
-                h == self_param and changes(steps, c) for h, c in changed):
-            label = _chain("self", steps)
-            found[str(label)] = tuple(
-                operator.attrgetter(k) if how == "attr" else operator.itemgetter(k)
+                changes(steps, c) for c in changed):
+            found[str(_chain("self", steps))] = tuple(
+                plain_attr(k) if how == "attr" else operator.itemgetter(k)
                 if how == "item" else operator.methodcaller("get", k, MISSING)
                 for how, k in steps)
-    return tuple(found.items())
+    return tuple(found.items()), stored
+
+
+def _methods_named(code, cls) -> list:
+    """The Python functions of the methods, properties and static or class methods of
+    ``cls`` that ``code`` names, and those they name in turn."""
+    out, todo, seen = [], [code], set()
+    while todo:
+        c = todo.pop()
+        codes, names = [c], set()
+        while codes:
+            k = codes.pop()
+            names.update(k.co_names)
+            codes.extend(x for x in k.co_consts if isinstance(x, types.CodeType))
+        for name in names:
+            attr = inspect.getattr_static(cls, name, None)
+            f = attr.fget if isinstance(attr, property) else getattr(attr, "__func__", attr)
+            f = _python_function(f) if f is not None else None
+            if f is not None and id(f) not in seen:
+                seen.add(id(f))
+                out.append(f)
+                todo.append(f.__code__)
+    return out
 
 
 def instance_chains(obj, chains) -> tuple:

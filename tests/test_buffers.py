@@ -235,3 +235,19 @@ def test_a_simulator_view_made_again_is_the_buffer_made_the_first_time():
     assert a is c and b is d and a is not b
     assert (a.label, b.label, a.device) == ("x[0B:16B]", "x[16B:32B]", 0)
     assert g.edges() == [(0, 1)]
+
+
+def test_an_error_an_object_raises_for_its_interface_is_its_own():
+    """is_array takes KeyError (an attribute dict) for no array; any other error
+    from the object's own lookup (torch's "requires grad") is raised as it is."""
+    from graphtrace.buffers import is_array
+
+    class Grad:
+        def __getattr__(self, name):
+            raise RuntimeError("use detach()")
+
+    class Items(dict):
+        __getattr__ = dict.__getitem__
+    with pytest.raises(RuntimeError, match="detach"):
+        is_array(Grad())
+    assert not is_array(Items(lr=1.0))

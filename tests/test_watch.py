@@ -788,3 +788,39 @@ def test_settings_a_method_reads_off_self_by_two_steps_are_watched():
     net.cfg = _Opt(0.5)
     net.step(out)
     assert out.copy_to_host().tolist() == [1.0, 1.0]
+
+
+class _Stepper:
+    def __init__(self):
+        self.state = types.SimpleNamespace(step=0)
+        self.cfg = types.SimpleNamespace(lr=2.0)
+        self.name = "net"
+        self._opts = types.SimpleNamespace(scale=1.0)
+        self.reads = 0
+
+    def _tick(self):
+        self.state.step += 1            # state a helper method keeps: not watched
+
+    @property
+    def opts(self):
+        self.reads += 1                 # a property: read once while tracing, baked in
+        return self._opts
+
+    @gt.graph(backend="sim")
+    def run(self, s, out):
+        self._tick()
+        SEEN_BY_NAME[self.name] = True  # a store keyed by self.name changes no self chain
+        put[1, 2, s](out, self.state.step * 0 + self.cfg.lr * self.opts.scale)
+
+
+SEEN_BY_NAME: dict = {}
+
+
+def test_self_chains_skip_state_helpers_keep_and_run_no_property_code():
+    m, out = _Stepper(), dev(0)
+    for _ in range(4):
+        m.run(out)
+    assert _Stepper.run.cache_info().misses == 1 and m.reads == 1
+    m.cfg.lr = 3.0
+    m.run(out)
+    assert out.copy_to_host().tolist() == [3.0, 3.0]

@@ -160,12 +160,20 @@ def value_chains(code, live=frozenset(), roots=frozenset()) -> tuple[list, set]:
         codes.extend((k, quiet or k in live or k in inner) for k in c.co_consts
                      if isinstance(k, types.CodeType))
         held = const = aug = None   # aug: an augmented store's target
+        once = _stored_once(c)      # locals assigned once: an alias (opt = CFG["opt"])
+        aliases: dict = {}          # such a local -> the chain it holds
         loads: list = []            # each value loaded since the last store: its name
         whole = False               # (None: a local or constant); setattr/delattr
         for ins in dis.get_instructions(c):   # loaded: the next name is changed
             op, name = ins.opname, ins.argval
             if op == "LOAD_FAST_LOAD_FAST":   # 3.13's pair: the second is what follows
                 op, name = "LOAD_FAST", name[1]
+            if op == "STORE_FAST" and held is not None and const is None and name in once:
+                aliases[name] = held   # opt = CFG["opt"]: opt["lr"] reads CFG["opt"]["lr"]
+            if op.startswith("LOAD_FAST") and name in aliases:
+                held, const = aliases[name], None
+                loads.append(held[0])
+                continue
             named = op in NAME_LOADS or roots and op == "LOAD_FAST" and name in roots
             if named or op.startswith("LOAD_FAST") or op in ("LOAD_CONST", "LOAD_SMALL_INT"):
                 loads.append(name if named else None)
@@ -216,6 +224,18 @@ def value_chains(code, live=frozenset(), roots=frozenset()) -> tuple[list, set]:
             if not quiet:
                 out.append(held)
     return out, changed
+
+
+def _stored_once(code) -> frozenset:
+    """The locals ``code`` assigns exactly once and that are no parameters."""
+    counts: dict = {}
+    for ins in dis.get_instructions(code):
+        if ins.opname.startswith("STORE_FAST") or ins.opname.startswith("DELETE_FAST"):
+            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            for n in names:
+                counts[n] = counts.get(n, 0) + 1
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return frozenset(n for n, k in counts.items() if k == 1 and n not in params)
 
 
 def plain_attr(name: str):

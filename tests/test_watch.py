@@ -824,3 +824,30 @@ def test_self_chains_skip_state_helpers_keep_and_run_no_property_code():
     m.cfg.lr = 3.0
     m.run(out)
     assert out.copy_to_host().tolist() == [3.0, 3.0]
+
+
+SOLVER = {"solver": {"tol": 1.0, "log": []}, "lr": 2.0}
+
+
+def _log_tol(h):
+    SOLVER["solver"]["log"].append(1)   # changes the log only
+
+
+@gt.graph(backend="sim")
+def aliased(s, out, h):
+    p = SOLVER["solver"]                # a local alias of a sub-dict
+    put[1, 2, s](out, p["tol"] + SOLVER["lr"])
+    s.host(_log_tol, gt.In(h))
+
+
+def test_settings_read_through_a_local_alias_are_watched():
+    out, h = dev(0), np.zeros(2, np.float32)
+    try:
+        aliased(out, h)
+        aliased(out, h)
+        assert aliased.cache_info().misses == 1
+        SOLVER["solver"]["tol"] = 5.0
+        aliased(out, h)
+        assert out.copy_to_host().tolist() == [7.0, 7.0]
+    finally:
+        SOLVER["solver"]["tol"] = 1.0

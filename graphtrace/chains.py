@@ -13,7 +13,7 @@ import operator
 import types
 
 __all__ = ["Chain", "MISSING", "NAME_LOADS", "callback_codes", "chain", "changes",
-           "host_callbacks", "lookup", "plain_attr", "value_chains"]
+           "host_callbacks", "lookup", "value_chains"]
 
 MISSING = object()   # what a lookup gives for a name, attribute or key not there
 NAME_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
@@ -57,10 +57,7 @@ class Chain(str):
         looks the name up (in C), then each step is one C call (``attrgetter``,
         ``itemgetter``); anything odd (the key gone, an empty cell, another type
         of object now) is left to ``read``."""
-        steps = tuple(plain_attr(k) if how == "attr" else operator.itemgetter(k)
-                      if how == "item" else operator.methodcaller("get", k, _NoKey.NONE)
-                      for how, k in self.steps)
-        read = self.read
+        steps, read = self.calls(), self.read
 
         def get():
             try:
@@ -71,6 +68,13 @@ class Chain(str):
             except Exception:  # noqa: BLE001  (whatever the object raises: read says)
                 return read(fn)
         return get
+
+    def calls(self) -> tuple:
+        """One call per step, each taking the object before it (``plain_attr``,
+        ``itemgetter``, ``dict.get``): what ``read`` does, at C speed where it can."""
+        return tuple(plain_attr(k) if how == "attr" else operator.itemgetter(k)
+                     if how == "item" else operator.methodcaller("get", k, _NoKey.NONE)
+                     for how, k in self.steps)
 
     def read(self, fn):
         v = lookup(fn, self.head)

@@ -135,7 +135,7 @@ class GraphFunction:
         self._last = None     # (argument snapshot, compiled graph, backend, what names held)
         self._fast = None     # the same, as __call__ checks it first (_fast_check)
         self._reach = None    # arrays and helpers reached by name (reach.py), found lazily
-        self._self_names: dict = {}   # type(self) -> names a method may read of self
+        self._self_names: dict = {}   # type(self) -> (names it may read of self, chains)
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
         names = list(self._sig.parameters)
@@ -261,12 +261,12 @@ class GraphFunction:
         if not self._lead:
             return out
         known = self._self_names.get(type(self_obj))
-        if known is None:
+        if known is None:   # once per class: the names it reads, less those it stores
+            chains, stored = self_chains(self.fn, self.self_param, type(self_obj))
             known = self._self_names[type(self_obj)] = (
-                attribute_names(self.fn, type(self_obj)),
-                self_chains(self.fn, self.self_param, type(self_obj)))
-        names, (chains, stored) = known
-        return out + instance_values(self_obj, names - stored) + instance_held(self_obj) + \
+                attribute_names(self.fn, type(self_obj)) - stored, chains)
+        names, chains = known
+        return out + instance_values(self_obj, names) + instance_held(self_obj) + \
             instance_chains(self_obj, chains)
 
     @property

@@ -36,7 +36,7 @@ import numpy as np
 from . import deps as _deps
 from .buffers import _kinds, is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
-    callback_codes, changes, host_callbacks, lookup as _lookup, plain_attr, value_chains
+    callback_codes, changes, host_callbacks, lookup as _lookup, value_chains
 from .scalar import value_key
 from .tree import children
 
@@ -323,7 +323,7 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     constant attributes and items (``self.cfg.lr``, ``self.cfg["lr"]``; one
     attribute is ``instance_values``'), but those it, or a method, property or
     helper of ``cls`` it names, changes in place (``self._tick()`` doing
-    ``self.state.step += 1``): each step one call (``plain_attr``, ``itemgetter``);
+    ``self.state.step += 1``): each step one call (``Chain.calls``);
     and the attributes of ``self`` they store (``self.calls += 1``: state, which
     ``instance_values`` leaves out)."""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
@@ -340,10 +340,8 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     for head, steps in chains:
         if head == self_param and len(steps) >= 2 and not any(
                 changes(steps, c) for c in changed):
-            found[str(_chain("self", steps))] = tuple(
-                plain_attr(k) if how == "attr" else operator.itemgetter(k)
-                if how == "item" else operator.methodcaller("get", k, MISSING)
-                for how, k in steps)
+            label = _chain("self", steps)
+            found[str(label)] = label.calls()
     return tuple(found.items()), stored
 
 

@@ -95,9 +95,10 @@ def _refuse_held(t, fn, given: list) -> None:
         for x in leaves(v) if what is None else ():
             if isinstance(x, Scalar):
                 what, label = f"the number {x.name}", x.name
-            elif is_array(x) and _of_an_argument(t, x) is not None and \
-                    not any(_of_an_argument(t, x).same_view(b) for b in given):
-                what = label = _of_an_argument(t, x).label or "x"
+            elif is_array(x):
+                buf = _of_an_argument(t, x)
+                if buf is not None and not any(buf.same_view(b) for b in given):
+                    what = label = buf.label or "x"
             if what is not None:
                 break
         if what is not None:
@@ -310,12 +311,6 @@ class _Libraries:
 
 
 
-def _region_line(exc: BaseException, node) -> tuple:
-    """The innermost line of the user's code in the traceback (the region's own line
-    if none): libraries' and graphtrace's frames are skipped."""
-    return raised_in(exc, node.source)
-
-
 def _capture_error(node, e: BaseException) -> CaptureError:
     name = _name(node.target)
     if isinstance(e, GraphtraceError):
@@ -329,7 +324,7 @@ def _capture_error(node, e: BaseException) -> CaptureError:
         ".item(), float(x), print), synchronise, upload host data, or call a library that "
         "refuses capture (cupy's matmul/dot through cuBLAS: use torch.matmul on the same "
         "memory, or a kernel). Move that call after the graph call, or compute it on the "
-        "device", source=_region_line(e, node))
+        "device", source=raised_in(e, node.source))
 
 
 def _refuse_result(node, result, args, error) -> None:
@@ -402,7 +397,7 @@ class CapturedOp(Op):
         except GraphtraceError:
             raise
         except Exception as e:
-            line = _region_line(e, node)
+            line = raised_in(e, node.source)
             raise SimulationError(
                 f"captured region {_name(node.target)} failed on the simulator at "
                 f"{format_source(line)} ({type(e).__name__}: {e}); there it runs on the CPU "

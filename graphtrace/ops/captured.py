@@ -39,7 +39,7 @@ from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
 from .base import Op, changed, read_only_bytes, record_args
-from .host import _names_of, raised_in
+from .host import _is_array_quietly, _names_of, raised_in
 
 __all__ = ["record_captured", "capture_stream", "CAPTURED"]
 
@@ -74,6 +74,8 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
             old = declared.get(id(buf))
             declared[id(buf)] = mode if old in (None, mode) else "rw"
     accesses = [(b, declared.get(id(b), m)) for b, m in accesses]   # the rest: "rw"
+    if not opaque:
+        accesses += _globals_reached(t, fn, accesses)
     return place(stream, t.record(CAPTURED, fn, rec, tuple(accesses), stream=stream.index,
                                   scope=stream.scope, opaque=opaque, source=source))
 
@@ -107,6 +109,37 @@ def _refuse_held(t, fn, given: list) -> None:
                 "later call with new arrays or numbers would still capture it with this "
                 "one; pass it to s.captured as an argument, which the region receives as a "
                 f"parameter: s.captured({_name(fn).rsplit('.', 1)[-1]}, ..., {label})")
+
+
+def _globals_reached(t, fn, given: list) -> list:
+    """``(Buffer, "rw")`` for the device arrays of this trace that ``fn`` (or a
+    helper it calls) reaches by a global name or holds (closure, a bound
+    method's object) and is not given: a library's scratch array it writes, a
+    table it reads, an optimizer's state. The region is ordered with the nodes
+    using them as with an argument; what it does with them is unknown."""
+    out, seen = [], {id(b) for b, _ in given}
+    for _, v, _held in _names_of(fn):
+        for x in leaves(v):
+            buf = _device_buffer(t, x) if _is_array_quietly(x) else None
+            if buf is not None and id(buf) not in seen:
+                seen.add(id(buf))
+                out.append((buf, "rw"))
+    return out
+
+
+def _device_buffer(t, x) -> Buffer | None:
+    """The trace's Buffer of device array ``x`` where it lies in an array of the
+    trace (a view it has not seen: made now), or None."""
+    buf = t.cached_buffer(x)
+    if buf is None:
+        try:
+            made = as_buffer(x)
+            if made.is_host or made.hi <= made.lo or t.root_holding(made.lo) is None:
+                return None
+            buf = t.buffer(x)
+        except ArgumentError:
+            return None
+    return None if buf.is_host else buf
 
 
 def _of_an_argument(t, x) -> Buffer | None:

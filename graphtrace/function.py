@@ -181,11 +181,14 @@ class GraphFunction:
         lead, stream = names[:self._lead], self._stream_param
         rest = [p for p in names[self._lead:] if p != stream]
         which = "first parameter" if not lead else f"first parameter after {lead[0]}"
-        fixed = ", ".join(lead + ["s"] + names[self._lead:])
-        return (f"; its {which}, {stream}, receives the proxy stream, which graphtrace "
-                f"passes itself: call it with ({', '.join(rest)}) only; or, if {stream} is "
-                f"meant to be an argument, give {self.__name__} a stream parameter: "
-                f"def {self.__name__}({fixed})")
+        hint = (f"; its {which}, {stream}, receives the proxy stream, which graphtrace "
+                f"passes itself: call it with ({', '.join(rest)}) only")
+        if stream in ("s", "stream", "st", "strm"):   # named as a stream: it is one
+            return hint
+        fresh = next(n for n in ("s", "stream", "s_", "stream_") if n not in names)
+        fixed = ", ".join(lead + [fresh] + names[self._lead:])
+        return (f"{hint}; or, if {stream} is meant to be an argument, give "
+                f"{self.__name__} a stream parameter: def {self.__name__}({fixed})")
 
     def signature(self, *args, **kwargs) -> tuple:
         """The cache key of a call with these arguments."""

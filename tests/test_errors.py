@@ -343,8 +343,13 @@ def test_memset_of_8_byte_elements_with_a_dynamic_value():
         s.memset(x, v)                                       # dynmemset
     with pytest.raises(gt.ArgumentError) as e:
         f.trace(A(8, "float64"), 0.0)
-    check(e, "dynmemset", "static=")
+    check(e, "dynmemset", "pass v in static= if it is always 0.0 (which fits)")
     assert gt.graph(f.fn, static=("v",)).trace(A(8, "float64"), 0.0).nodes[0].kind == "memset"
+    for value in (2.0, 5):   # no pattern: static= would fail next; a kernel is the way
+        with pytest.raises(gt.ArgumentError) as e:
+            f.trace(A(8, "float64" if isinstance(value, float) else "int64"), value)
+        check(e, "dynmemset", f"this call's {value!r} is none", "fill it with a kernel")
+        assert "static=" not in e.value.message
 
 
 @cuda.jit
@@ -467,6 +472,14 @@ def test_passing_the_stream_yourself_says_graphtrace_passes_it():
     check(e, "own stream", "too many positional arguments",
           "its first parameter, s, receives the proxy stream, which graphtrace passes "
           "itself: call it with (x) only")
+    assert "def f(s, s" not in e.value.message and "stream parameter" not in e.value.message
+
+    @gt.graph
+    def g(x, s, y):   # the array first: x takes the stream, s is meant as an argument
+        fill[1, 8, x](s, 1.0)
+    with pytest.raises(gt.ArgumentError) as e:
+        g(x, x, x)                                           # array first
+    check(e, "array first", "give g a stream parameter: def g(stream, x, s, y)")
 
 
 def test_a_function_without_a_stream_parameter_is_told_to_take_one():

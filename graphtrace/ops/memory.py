@@ -139,12 +139,22 @@ def record_memset(stream, dst, value):
     if not isinstance(current, (int, float, complex, bool, np.generic)):
         raise ArgumentError(f"memset value must be a number (int, float, bool, complex or "
                             f"a numpy scalar), not {type(current).__name__}")
+    try:
+        element, pattern = memset_pattern(d.dtype, current)
+    except ArgumentError:
+        if not isinstance(value, Scalar):
+            raise
+        element = None
     if isinstance(value, Scalar) and d.dtype.itemsize > 4:
+        fits = "" if element is None else \
+            f"pass {value.name} in static= if it is always {current!r} (which fits), or "
         raise ArgumentError(
             f"memset of {d.dtype} {d.label or 'array'} with the dynamic scalar "
-            f"{value.name}: most {d.dtype} values are no 4-byte pattern, so a later call "
-            f"could not be honoured; pass {value.name} in static=, or fill with a kernel")
-    element, pattern = memset_pattern(d.dtype, current)
+            f"{value.name}: most {d.dtype} values are no repeated 1-, 2- or 4-byte pattern "
+            f"(this call's {current!r} {'is one' if element is not None else 'is none'}), so "
+            f"a later call could not be honoured; {fits}fill it with a kernel")
+    if element is None:
+        memset_pattern(d.dtype, current)   # raises: this call's value does not fit
     if not d.nbytes:   # nothing to fill: no node
         return None
     return place(stream, t.record(MEMSET, None, (d, value), ((d, "w"),), stream=stream.index,

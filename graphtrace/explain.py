@@ -35,6 +35,13 @@ from .ir import Graph, Namer, Node, graph_of
 __all__ = ["explain", "Explanation", "Edge", "Why"]
 
 
+def _same_node(a: Node, b: Node) -> bool:
+    """Whether ``b`` is ``a`` of another trace of the same function and arguments:
+    the same index, kind, line and listing."""
+    return a.index == b.index and a.kind == b.kind and a.source == b.source and \
+        repr(a) == repr(b)
+
+
 class Edge:
     """An edge of the graph and the hazards that put it there.
 
@@ -125,7 +132,14 @@ class Explanation:
             except ValueError:
                 index = None
         hit = self._where.get(index) if isinstance(index, int) else None
-        if hit is None or isinstance(which, Node) and hit[0] is not which:
+        if hit is not None and isinstance(which, Node) and hit[0] is not which:
+            if _same_node(hit[0], which):   # the same node of another trace of it
+                return hit[0]
+            raise KeyError(f"{which!r} is a node of another graph than {self.graph.name} "
+                           f"explained here (its %{index} is {hit[0]!r}): pass a Node of "
+                           "this explanation's graph (e.graph.nodes), or the index the "
+                           "listing shows")
+        if hit is None:
             raise KeyError(f"{which!r} is no node of graph {self.graph.name}: name one by "
                            f"its index, as the listing shows it (3 or '%3', from %0 to "
                            f"%{max(self._where, default=0)}), or pass the Node")

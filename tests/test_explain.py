@@ -171,6 +171,24 @@ def test_asking_for_a_node_the_graph_lacks_is_an_error():
     assert str(e.why("%0", 1)) == str(e.why(0, "1"))
 
 
+def test_the_nodes_of_another_trace_of_the_same_call_are_taken():
+    """explain(f, *args) traces again: the Nodes of the graph the user printed
+    are the same nodes; a node of another graph is an error saying so."""
+    args = (A(1024), A(1024), A(1024), 2.0)
+    g, e = step.trace(*args), gt.explain(step, *args)
+    assert str(e.why(g.nodes[0], g.nodes[3])) == str(e.why(0, 3))
+
+    @gt.graph
+    def other(s, x, y, tmp, a):
+        add[4, 256, s](tmp, y)
+    try:
+        e.why(0, other.trace(*args).nodes[0])
+    except KeyError as err:
+        assert "is a node of another graph than step explained here" in str(err), str(err)
+    else:
+        raise AssertionError("no error for another graph's node")
+
+
 def test_the_tools_take_a_compiled_graph_and_say_what_to_pass_otherwise():
     args = (A(1024), A(1024), A(1024), 2.0)
     compiled = step.compile(*args, backend="sim")

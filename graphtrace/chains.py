@@ -147,7 +147,8 @@ _STORES = {"STORE_ATTR": "attr", "DELETE_ATTR": "attr", "STORE_SUBSCR": "item",
            "DELETE_SUBSCR": "item"}
 
 
-def value_chains(code, live=frozenset(), roots=frozenset()) -> tuple[list, set]:
+def value_chains(code, live=frozenset(), roots=frozenset(),
+                 own=frozenset()) -> tuple[list, set]:
     """``([(name, steps)], changed)`` for ``code`` and the code nested in it: each
     chain of constant attributes and items read off a name it loads (every
     prefix), and ``(name, steps)`` of what it changes in place: the chain a store,
@@ -156,7 +157,8 @@ def value_chains(code, live=frozenset(), roots=frozenset()) -> tuple[list, set]:
     constant chain (``D[k] = v``), a method of ``_MUTATORS`` is called on it, or
     ``setattr``/``delattr``. The code objects in ``live`` (host callbacks: they read
     when they run) give their changes only. The locals named in ``roots`` count as
-    names too (a method's ``self``: ``self.cfg.lr``)."""
+    names too (a method's ``self``: ``self.cfg.lr``); calling a method of ``own``
+    on one (its class's own ``self.update(...)``) is no change of it by itself."""
     out, changed, codes = [], set(), [(code, code in live)]
     while codes:
         c, quiet = codes.pop()
@@ -207,7 +209,8 @@ def value_chains(code, live=frozenset(), roots=frozenset()) -> tuple[list, set]:
             if held is None:
                 continue
             if op in ("LOAD_ATTR", "LOAD_METHOD") and const is None:
-                if ins.argval in _MUTATORS:
+                if ins.argval in _MUTATORS and not (held[1] == () and held[0] in roots and
+                                                    ins.argval in own):
                     changed.add(held)   # HISTORY.append(v), CFG["log"].append(v)
                 held = (held[0], held[1] + (("attr", ins.argval),))
             elif op == "LOAD_CONST" and const is None and _hashable(ins.argval):

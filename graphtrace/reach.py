@@ -329,25 +329,31 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is None:
         return (), frozenset()
-    chains, changed = value_chains(code, roots=frozenset({self_param}))
+    methods = _methods_named(code, cls) if cls is not None else []
+    own = frozenset(name for name, _, _ in methods)   # self.update(): no dict's update
+    chains, changed = value_chains(code, roots=frozenset({self_param}), own=own)
+    chains = [steps for h, steps in chains if h == self_param]
     changed = [c for h, c in changed if h == self_param]
-    for other in _methods_named(code, cls) if cls is not None else ():
+    for _, other, takes_self in methods:
         first = other.__code__.co_varnames[:1]
-        changed += [c for h, c in value_chains(other.__code__, roots=frozenset(first))[1]
-                    if (h,) == first]
+        read, change = value_chains(other.__code__, roots=frozenset(first), own=own)
+        changed += [c for h, c in change if (h,) == first]
+        if takes_self:   # self.update(s, x) reading self.cfg["lr"]: read for the method
+            chains += [steps for h, steps in read if (h,) == first]
     found = {}
     stored = frozenset(c[0][1] for c in changed if len(c) == 1 and c[0][0] == "attr")
-    for head, steps in chains:
-        if head == self_param and len(steps) >= 2 and not any(
-                changes(steps, c) for c in changed):
+    for steps in chains:
+        if len(steps) >= 2 and not any(changes(steps, c) for c in changed):
             label = _chain("self", steps)
             found[str(label)] = label.calls()
     return tuple(found.items()), stored
 
 
 def _methods_named(code, cls) -> list:
-    """The Python functions of the methods, properties and static or class methods of
-    ``cls`` that ``code`` names, and those they name in turn."""
+    """``(name, function, takes_self)`` for the Python functions of the methods,
+    properties and static or class methods of ``cls`` that ``code`` names, and
+    those they name in turn; ``takes_self``: its first parameter is the object
+    (a method or a property's getter)."""
     out, todo, seen = [], [code], set()
     while todo:
         c = todo.pop()
@@ -362,7 +368,7 @@ def _methods_named(code, cls) -> list:
             f = _python_function(f) if f is not None else None
             if f is not None and id(f) not in seen:
                 seen.add(id(f))
-                out.append(f)
+                out.append((name, f, not isinstance(attr, (staticmethod, classmethod))))
                 todo.append(f.__code__)
     return out
 
@@ -553,7 +559,10 @@ class Reach:
                 self.places.append((fn, name, label, True))
                 for x in _callables(v):   # OPS = {"a": helper}: what the helpers reach
                     self._walk_into(x, seen, depth, labels)
-                continue
+                if (type(v) is tuple or _holds_settings(v)) and name not in stored:
+                    reads = reads if reads is not None else value_chains(code)
+                    self._settings(fn, name, v, reads, baked)   # MODEL["lr"] beside
+                continue                                        # MODEL["layers"]
             if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
                 chains = chains if chains is not None else [   # class or namespace
                     n for n, _ in name_chains(code, {}, _NAME_LOADS) if "." in n]

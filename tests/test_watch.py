@@ -851,3 +851,72 @@ def test_settings_read_through_a_local_alias_are_watched():
         assert out.copy_to_host().tolist() == [7.0, 7.0]
     finally:
         SOLVER["solver"]["tol"] = 1.0
+
+
+@cuda.jit
+def axpy(a, x, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] += a * x[i]
+
+
+LAYERS = {"layers": [dev(0), dev(0)], "lr": 1.0}   # arrays one level down, a number beside
+NESTED = [[dev(0)], 2.0]
+
+
+@gt.graph(backend="sim")
+def through_layers(s, g):
+    for w in LAYERS["layers"]:
+        axpy[1, 2, s](LAYERS["lr"], g, w)
+    axpy[1, 2, s](NESTED[1], g, NESTED[0][0])
+
+
+def test_a_setting_beside_arrays_held_deeper_by_one_name_is_watched():
+    """MODEL = {"layers": [W1, W2], "lr": 1.0}: the name holds arrays (watched by
+    identity), and MODEL["lr"] read by a constant key is watched by value too."""
+    g = dev(1)
+    through_layers(g)
+    LAYERS["lr"], NESTED[1] = 4.0, 3.0
+    try:
+        through_layers(g)
+        assert [w.copy_to_host().tolist() for w in LAYERS["layers"]] == [[5.0, 5.0]] * 2
+        assert NESTED[0][0].copy_to_host().tolist() == [5.0, 5.0]
+    finally:
+        LAYERS["lr"], NESTED[1] = 1.0, 2.0
+
+
+class _Layer:
+    def __init__(self):
+        self.w, self.cfg = dev(0), {"lr": 1.0}
+
+    def update(self, s, g):   # a method named like dict.update: the class's own
+        axpy[1, 2, s](self.cfg["lr"], g, self.w)
+
+    @property
+    def rate(self):
+        return self.cfg["lr"] * 2
+
+    @gt.graph(backend="sim")
+    def step(self, s, g):
+        self.update(s, g)
+
+    @gt.graph(backend="sim")
+    def step_at_rate(self, s, g):
+        axpy[1, 2, s](self.rate, g, self.w)
+
+
+def test_settings_a_methods_own_methods_and_properties_read_off_self_are_watched():
+    g = dev(1)
+    m = _Layer()
+    m.step(g)
+    m.cfg["lr"] = 4.0
+    m.step(g)
+    assert m.w.copy_to_host().tolist() == [5.0, 5.0]
+    m = _Layer()
+    m.step_at_rate(g)
+    m.cfg["lr"] = 4.0
+    m.step_at_rate(g)
+    assert m.w.copy_to_host().tolist() == [10.0, 10.0]
+    m.cfg = {"lr": 0.5}
+    m.step_at_rate(g)
+    assert m.w.copy_to_host().tolist() == [11.0, 11.0]

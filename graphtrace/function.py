@@ -29,6 +29,7 @@ from .context import STATE, current_tracer
 from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError, user_frame
+from .handle import Compiled
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
@@ -338,12 +339,12 @@ class GraphFunction:
             ir, arrays, scalars = self._trace(args, kwargs)
             t1 = time.perf_counter()
             if key[0] == "sim":
-                from .sim import SimGraph as Compiled
+                from .sim import SimGraph as Made
             elif checks_intents(self.check_intents):
-                from .debug import CheckedGraph as Compiled
+                from .debug import CheckedGraph as Made
             else:
-                from .emit import CompiledGraph as Compiled
-            entry = Compiled(ir, arrays, scalars)
+                from .emit import CompiledGraph as Made
+            entry = Made(ir, arrays, scalars)
             log.compiled(self.__name__, key[0], ir, entry, t1 - t0, time.perf_counter() - t1)
             self._cache[key] = entry
             if self.maxsize is not None and len(self._cache) > self.maxsize:
@@ -360,10 +361,12 @@ class GraphFunction:
     def compile(self, *args, backend=None, **kwargs):
         """The compiled graph for these arguments, bound to them (nothing launched).
 
-        It is the function's cached graph for this signature: a later call of
-        the function with the same signature rebinds it to that call's
-        arguments. On the simulator backend it is a ``SimGraph`` with the same
-        interface.
+        A ``Compiled`` handle over the function's cached graph for this
+        signature (``graph``; every attribute of it is the handle's too): its
+        ``launch`` replays the graph with these arguments, pointing it back at
+        them first where a call of the function or another handle has bound it
+        to others since (``handle.py``). On the simulator backend the graph is
+        a ``SimGraph`` with the same interface.
 
         >>> @gt.graph
         ... def step(s, x, out, a):
@@ -381,7 +384,7 @@ class GraphFunction:
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = None   # a later call must check its arguments again
-        return entry
+            return Compiled(entry)
 
     def __call__(self, *args, **kwargs):
         """Run the graph for these arguments on ``stream=`` (asynchronously).

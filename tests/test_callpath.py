@@ -267,7 +267,7 @@ def test_compiled_graph_keeps_its_buffers_alive_until_the_cache_is_cleared():
 def test_same_arguments_again_skip_signature_and_rebinding():
     f = make()
     x, y = dev(np.arange(8)), dev(np.zeros(8))
-    g = f.compile(1.0, x, y)
+    g = f.compile(1.0, x, y).graph
     f(1.0, x, y)                   # compile() hands out the graph: this call checks again
     bind = g.bind
     g.bind = lambda *a: pytest.fail("rebound on a repeated call")
@@ -326,7 +326,7 @@ def test_repeated_list_argument_takes_the_fast_path_until_it_changes():
         for x in xs:
             s.memset(x, v)
     xs = [cuda.to_device(np.zeros(2, np.int32)) for _ in range(2)]
-    g = f.compile(xs, 1)
+    g = f.compile(xs, 1).graph
     f(xs, 1)
     bind = g.bind
     g.bind = lambda *a: pytest.fail("rebound on a repeated call")
@@ -1143,3 +1143,23 @@ def test_only_defaults_that_may_change_in_place_turn_the_shortcut_off():
     y = dev(np.zeros(4))
     f(y)
     assert f._fast is not None
+
+
+def test_two_handles_of_one_signature_each_launch_their_own_arguments():
+    """Double buffering with two compile() handles: both were one object over the
+    function's one graph, so the first replayed the second's arrays and number."""
+    f = make()
+    x1, y1, x2, y2 = dev(np.arange(8)), dev(np.ones(8)), dev(np.arange(8) * 2), dev(np.ones(8))
+    even, odd = f.compile(2.0, x1, y1), f.compile(3.0, x2, y2)
+    assert even is not odd and even.graph is odd.graph and even.node_count == 2
+    even.launch()
+    assert y1.copy_to_host()[4:].tolist() == [9.0, 11.0, 13.0, 15.0]
+    assert y2.copy_to_host().tolist() == [1.0] * 8
+    odd.launch()
+    f(2.0, x2, y2)                 # a call rebinds the graph to its arguments
+    even.launch()
+    assert y1.copy_to_host()[4:].tolist() == [17.0, 21.0, 25.0, 29.0]
+    assert y2.copy_to_host()[4:].tolist() == [41.0, 51.0, 61.0, 71.0]
+    f(2.0, x2, y2)                 # the very arguments of the last call: checked again
+    assert y2.copy_to_host()[4:].tolist() == [57.0, 71.0, 85.0, 99.0]
+    assert y1.copy_to_host()[4:].tolist() == [17.0, 21.0, 25.0, 29.0]

@@ -76,12 +76,14 @@ def test_gpu_backend_chooses_the_checked_graph(monkeypatch):
     def body(s, x):
         s.memset(x, 0)
     x = cuda.to_device(np.ones(4))
-    assert type(gt.graph(check_intents=True)(body).compile(x, backend="gpu")).__name__ == "Checked"
-    assert type(gt.graph(body).compile(x, backend="gpu")).__name__ == "Plain"
+    assert type(gt.graph(check_intents=True)(body).compile(x, backend="gpu").graph).__name__ \
+        == "Checked"
+    assert type(gt.graph(body).compile(x, backend="gpu").graph).__name__ == "Plain"
     monkeypatch.setenv("GRAPHTRACE_CHECK_INTENTS", "1")
-    assert type(gt.graph(body).compile(x, backend="gpu")).__name__ == "Checked"
-    assert type(gt.graph(check_intents=False)(body).compile(x, backend="gpu")).__name__ == "Plain"
-    assert type(gt.graph(body).compile(x, backend="sim")).__name__ == "SimGraph"
+    assert type(gt.graph(body).compile(x, backend="gpu").graph).__name__ == "Checked"
+    assert type(gt.graph(check_intents=False)(body).compile(x, backend="gpu").graph).__name__ \
+        == "Plain"
+    assert type(gt.graph(body).compile(x, backend="sim").graph).__name__ == "SimGraph"
 
 
 def test_a_write_to_a_read_only_argument_names_kernel_parameter_and_line():

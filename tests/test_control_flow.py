@@ -124,6 +124,23 @@ def test_a_body_given_as_a_function_is_recorded_as_the_with_block_is():
     assert e.value.source[1] == line_of(__file__, "both ways")
 
 
+@pytest.mark.parametrize("returns, thing", [
+    (lambda b, x: 7, "returned int"),
+    (lambda b, x: (halve[1, 1, b](x), b.empty(1)), "returned temporary tmp0"),
+    (lambda b, x: x, "returned an array")])
+def test_a_body_function_returning_a_value_is_refused(returns, thing):
+    """A body's Python runs once, recording: a value it returns would be dropped.
+    What recording returns (a lambda's tuple of launches) is no value."""
+    @gt.graph(backend="sim")
+    def f(s, x):
+        s.while_loop(gt.cond(x) > 1.0, body=lambda b: returns(b, x))   # returns
+    with pytest.raises(gt.TraceError) as e:
+        f.trace(dev(8.0))
+    assert e.value.source[1] == line_of(__file__, "returns")
+    assert f"s.while_loop(..., body=<lambda>) {thing}" in e.value.message and \
+        "returns nothing" in e.value.message
+
+
 @pytest.mark.parametrize("make, phrase", [
     (lambda s, c, x: s.if_else(c > 0, body=lambda t: add[1, 2, t](x, 1.0)),
      "s.if_else(..., body=<lambda>) calls it with 2 streams, fn(then, else), but it takes (t)"),

@@ -28,10 +28,13 @@ import warnings
 import numpy as np
 
 from ..buffers import Buffer, as_buffer, is_array
-from ..errors import ArgumentError, EmitError, user_frame
+from ..context import ProxyStream
+from ..errors import ArgumentError, EmitError, TraceError, user_frame
+from ..ir import Node
 from ..scalar import Scalar
+from ..temporary import returned
 from ._conditions import C_TYPES, Condition, condition_kernel, evaluate
-from ..tree import tree_map
+from ..tree import leaves, tree_map
 from ._driver_nodes import node_handle
 from .base import Op
 
@@ -209,8 +212,28 @@ def structured(stream, op, condition, names, attrs, source, body=None):
         return block
     _refuse_arity(body, names, block.what, source)
     with block as bodies:
-        body(*bodies) if isinstance(bodies, tuple) else body(bodies)
+        result = body(*bodies) if isinstance(bodies, tuple) else body(bodies)
+        _refuse_result(body, result, block.what, source)
     return _Recorded(block.what)
+
+
+def _refuse_result(body, result, what: str, source) -> None:
+    """A body runs on the device, its Python only recorded: a value it returns
+    would be dropped, so it is refused (as a graph function's result is). What
+    recording returns (None, a node, a stream; a lambda's tuple of launches) is
+    no value."""
+    kept = (Node, _Recorded, ProxyStream)
+    value = next((v for v in leaves(result) if v is not None and not isinstance(v, kept)),
+                 None) if result is not None else None
+    if value is None:
+        return
+    tmp = returned(value)
+    thing = f"temporary {tmp.name}" if tmp is not None else \
+        f"an array ({type(value).__name__})" if is_array(value) else type(value).__name__
+    raise TraceError(
+        f"{what[:-5]}(..., body={getattr(body, '__name__', 'fn')}) returned {thing}: a body "
+        "runs on the device and returns nothing (the value would be dropped); write its "
+        "results into arrays, or a temporary made outside the body", source)
 
 
 def _refuse_arity(body, names, what: str, source) -> None:

@@ -312,9 +312,10 @@ class Tracer(_Hot):
         if root is None:
             raise ArgumentError(
                 f"an array used here ({_describe(buf)}) is not an argument of {self.name} "
-                "nor an array it reaches by a global or closure name (it may be a helper "
-                "function's global, an object's attribute such as self.weights, or an "
-                "array made during the trace): graphtrace cannot see when it changes, "
+                "nor an array it reaches by a global or closure name (it may be an "
+                "attribute of a module, class or object such as mod.BUF or self.weights, "
+                "an array nested in more than 9 levels of containers, or an array made "
+                "during the trace): graphtrace cannot see when it changes, "
                 f"so the graph would keep using this one; pass it to {self.name} as an "
                 "argument, or make scratch memory with s.empty(shape, dtype)")
         buf.base = root   # it moves with that one on rebinding, and is named after it
@@ -839,7 +840,7 @@ class Stream(ProxyStream):
     def _temporary(self, shape, dtype, name):
         return self.tracer().temporary(shape, dtype, name, self._device)   # see placement.py
 
-    def host(self, fn, *args, opaque: bool = False):
+    def host(self, fn, *args, opaque: bool = False, **kwargs):
         """Record a host callback ``fn(*args)``, run by the graph on a driver thread.
 
         Arguments may nest in lists, tuples and dicts; the callback receives
@@ -850,6 +851,13 @@ class Stream(ProxyStream):
         orders the callback after all earlier work and before all later work,
         for one that touches memory it is not given.
         """
+        if kwargs:
+            names = ", ".join(kwargs)
+            raise ArgumentError(
+                f"s.host({getattr(fn, '__name__', 'fn')}, ..., {names}=...): the callback's "
+                f"arguments are recorded by position only; pass {names} positionally, in "
+                "the order its parameters take them (s.host(fn, x, scale) for "
+                "def fn(x, scale))")
         return _host.record_host(self, fn, args, opaque)
 
     def record(self, event):

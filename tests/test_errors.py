@@ -201,6 +201,18 @@ def test_device_array_passed_to_a_host_callback():
     check(e, "hostcb", "cannot touch the GPU")
 
 
+def test_keyword_arguments_to_a_host_callback_say_to_pass_them_by_position():
+    def report(h, scale):
+        pass
+
+    @gt.graph
+    def f(s, h, a):
+        s.host(report, h, scale=a)                           # host kwargs
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(np.zeros(4), 2.0)
+    check(e, "host kwargs", "s.host(report, ..., scale=...)", "pass scale positionally")
+
+
 def test_memset_value_without_a_repeating_pattern():
     @gt.graph
     def f(s, x):

@@ -122,6 +122,7 @@ class Binding:
         for j in self._changed_scalars:
             changed.update(users_s[j])
         self._objs, self._ptrs, self._svals = objs, ptrs, svals
+        self._bound = None   # the function's next call checks its arguments again
         by_index = self._nodes_by_index()
         log.rebound(self.ir.name, len(changed), len(by_index))
         return [by_index[i] for i in sorted(changed)]

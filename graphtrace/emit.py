@@ -395,6 +395,7 @@ class CompiledGraph(Binding):
         host callbacks need no driver call.
         """
         self._make_current()
+        self._bound = None   # the function's next call checks its arguments again
         done = self._rewrite_only(objs, ptrs, svals, route)
         if done is not None:
             return done

@@ -362,7 +362,7 @@ class GraphFunction:
         """The compiled graph for these arguments, bound to them (nothing launched).
 
         A ``Compiled`` handle over the function's cached graph for this
-        signature (``graph``; every attribute of it is the handle's too): its
+        signature (``compiled``; every attribute of it is the handle's too): its
         ``launch`` replays the graph with these arguments, pointing it back at
         them first where a call of the function or another handle has bound it
         to others since (``handle.py``). On the simulator backend the graph is

@@ -7,52 +7,58 @@ f.compile(a, b)``, ``odd = f.compile(b, a)``: double buffering) are two
 ``Compiled`` objects over that one graph: each launch of a handle first
 points the graph back at the handle's arguments where another call or handle
 has bound it to others since (a rebind: no trace), so each replays what it
-was compiled for. Every other attribute is the graph's (``node_count``,
-``ir``, ``wait``...).
+was compiled for. Every other attribute is the compiled graph's
+(``node_count``, ``ir``, ``wait``, ``graph``: the executable graph...).
 """
 from __future__ import annotations
+
+from .errors import GraphtraceError
 
 __all__ = ["Compiled"]
 
 
 class Compiled:
-    """``f.compile(...)``: ``graph`` (a ``CompiledGraph``, ``SimGraph`` or
+    """``f.compile(...)``: ``compiled`` (a ``CompiledGraph``, ``SimGraph`` or
     ``CheckedGraph``) at the arguments of that call."""
 
-    __slots__ = ("graph", "_objs", "_ptrs", "_svals")
+    __slots__ = ("compiled", "_objs", "_ptrs", "_svals")
 
-    def __init__(self, graph):
-        self.graph = graph
-        self._objs, self._ptrs, self._svals = graph._objs, graph._ptrs, graph._svals
+    def __init__(self, compiled):
+        self.compiled = compiled
+        self._objs, self._ptrs, self._svals = compiled._objs, compiled._ptrs, compiled._svals
 
     def launch(self, stream=None) -> None:
         """Replay the graph on ``stream`` with this handle's arguments."""
-        g = self.graph
+        g = self.compiled
         with g._lock:
             if g._objs is not self._objs:   # another call or handle bound it since
+                if g.broken:
+                    raise GraphtraceError(
+                        f"the compiled graph of {g.ir.name} failed to take new arguments "
+                        "and was dropped: compile it again (f.compile(...))")
                 g.rebind(self._objs, self._ptrs, self._svals)
                 self._objs = g._objs
-                g._bound = None   # the function's next call checks its arguments again
             g.launch(stream)
 
     def rebind(self, objs: list, ptrs: list, svals: list, route: str | None = None) -> int:
         """Point this handle (and the graph) at other arguments of the signature."""
-        return self._adopt(self.graph.rebind, objs, ptrs, svals, route)
+        return self._adopt(self.compiled.rebind, objs, ptrs, svals, route)
 
     def bind(self, objs: list, ptrs: list, svals: list) -> list:
         """``Binding.bind`` (new values taken, no node updated), kept by this handle."""
-        return self._adopt(self.graph.bind, objs, ptrs, svals)
+        return self._adopt(self.compiled.bind, objs, ptrs, svals)
 
     def _adopt(self, how, *args):
-        g = self.graph
+        g = self.compiled
         with g._lock:
             out = how(*args)
             self._objs, self._ptrs, self._svals = g._objs, g._ptrs, g._svals
-            g._bound = None
         return out
 
     def __getattr__(self, name):
-        return getattr(self.graph, name)
+        if name in Compiled.__slots__:   # not set yet (a copy being made): no attribute
+            raise AttributeError(name)
+        return getattr(self.compiled, name)
 
     def __repr__(self):
-        return f"<graphtrace.Compiled {self.graph!r}>"
+        return f"<graphtrace.Compiled {self.compiled!r}>"

@@ -248,8 +248,8 @@ def _measure(entry, repeat: int) -> Profile:
         if run:
             whole.append(us)
     times = {n.index: median(r) for n, r in zip(entry.ir.nodes, runs)}
-    note = "" if type(entry).__name__ == "CompiledGraph" else \
-        f" ({type(entry).__name__}: the whole graph runs node by node)"
+    kind = type(getattr(entry, "compiled", entry)).__name__   # f.compile's handle holds it
+    note = "" if kind == "CompiledGraph" else f" ({kind}: the whole graph runs node by node)"
     return Profile(entry.ir, "gpu", times, median(whole), dev.name, repeat, note)
 
 

@@ -1,4 +1,5 @@
 """The call path on the simulator backend: cache keys, rebinding, scalars, lifetimes."""
+import copy
 import functools
 import gc
 import math
@@ -12,6 +13,7 @@ from hypothesis import example, given, settings, strategies as st
 from numba import cuda
 
 import graphtrace as gt
+from graphtrace.buffers import as_buffer
 from helpers import FakeDeviceArray as A, any_kernel, line_of
 
 
@@ -267,7 +269,7 @@ def test_compiled_graph_keeps_its_buffers_alive_until_the_cache_is_cleared():
 def test_same_arguments_again_skip_signature_and_rebinding():
     f = make()
     x, y = dev(np.arange(8)), dev(np.zeros(8))
-    g = f.compile(1.0, x, y).graph
+    g = f.compile(1.0, x, y).compiled
     f(1.0, x, y)                   # compile() hands out the graph: this call checks again
     bind = g.bind
     g.bind = lambda *a: pytest.fail("rebound on a repeated call")
@@ -326,7 +328,7 @@ def test_repeated_list_argument_takes_the_fast_path_until_it_changes():
         for x in xs:
             s.memset(x, v)
     xs = [cuda.to_device(np.zeros(2, np.int32)) for _ in range(2)]
-    g = f.compile(xs, 1).graph
+    g = f.compile(xs, 1).compiled
     f(xs, 1)
     bind = g.bind
     g.bind = lambda *a: pytest.fail("rebound on a repeated call")
@@ -1151,7 +1153,7 @@ def test_two_handles_of_one_signature_each_launch_their_own_arguments():
     f = make()
     x1, y1, x2, y2 = dev(np.arange(8)), dev(np.ones(8)), dev(np.arange(8) * 2), dev(np.ones(8))
     even, odd = f.compile(2.0, x1, y1), f.compile(3.0, x2, y2)
-    assert even is not odd and even.graph is odd.graph and even.node_count == 2
+    assert even is not odd and even.compiled is odd.compiled and even.node_count == 2
     even.launch()
     assert y1.copy_to_host()[4:].tolist() == [9.0, 11.0, 13.0, 15.0]
     assert y2.copy_to_host().tolist() == [1.0] * 8
@@ -1163,3 +1165,21 @@ def test_two_handles_of_one_signature_each_launch_their_own_arguments():
     f(2.0, x2, y2)                 # the very arguments of the last call: checked again
     assert y2.copy_to_host()[4:].tolist() == [57.0, 71.0, 85.0, 99.0]
     assert y1.copy_to_host()[4:].tolist() == [17.0, 21.0, 25.0, 29.0]
+
+
+def test_a_graph_rebound_by_hand_is_checked_again_at_the_next_call():
+    """Any rebind (a handle's, or the compiled graph's own) makes the function's
+    next call check its arguments: the very arguments of its last call took the
+    short way and launched the other arrays."""
+    f = make()
+    x1, y1, x2, y2 = dev(np.arange(8)), dev(np.ones(8)), dev(np.arange(8) * 2), dev(np.ones(8))
+    h = f.compile(2.0, x1, y1)
+    f(2.0, x1, y1)
+    f(2.0, x1, y1)                 # the short way
+    h.compiled.rebind([x2, y2], [as_buffer(a).ptr for a in (x2, y2)], h._svals)
+    f(2.0, x1, y1)
+    assert y1.copy_to_host()[4:].tolist() == [25.0, 31.0, 37.0, 43.0]
+    assert y2.copy_to_host().tolist() == [1.0] * 8
+    h.launch()                     # its own arguments again
+    assert y1.copy_to_host()[4:].tolist() == [33.0, 41.0, 49.0, 57.0]
+    assert copy.copy(h).compiled is h.compiled

@@ -118,7 +118,7 @@ def test_a_correct_graph_passes_and_gives_the_eager_result(cp, rng):
     x, tmp, y = cp.asarray(x0), cp.zeros(1000, cp.float32), cp.zeros(1000, cp.float32)
     h = gt.pinned_empty(1000, np.float32)
     f(x, tmp, y, h, 2.0)
-    assert isinstance(f.compile(x, tmp, y, h, 2.0).graph, CheckedGraph)
+    assert isinstance(f.compile(x, tmp, y, h, 2.0).compiled, CheckedGraph)
 
     xe, tmpe, ye = cp.asarray(x0), cp.zeros(1000, cp.float32), cp.zeros(1000, cp.float32)
     scale[4, 256](xe, 2.0, tmpe)

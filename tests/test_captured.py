@@ -439,3 +439,78 @@ def test_an_opaque_region_is_not_given_its_globals():
     g = f.trace(cuda.to_device(np.ones(4)), cuda.device_array(4))
     assert "inout(SCRATCH)" not in str(g) and \
         [[d.index for d in n.deps] for n in g.nodes] == [[], [0]]
+
+
+class _Optimizer:
+    def __init__(self):
+        self.state = cuda.to_device(np.zeros(4))   # its own state, in no array of the graph
+
+    def write(self, x):
+        self.state[...] = x * 2
+
+    def read(self, out):
+        out[...] = self.state + 1
+
+
+OPTIMIZER = _Optimizer()
+REFERENCE = cuda.to_device(np.zeros(4))
+
+
+@cuda.jit
+def read_ref(ref, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] += ref[i]
+
+
+def test_regions_sharing_an_array_their_object_holds_are_ordered():
+    """The state an object keeps is no array of the graph: it becomes one of its
+    own (fixed), so two regions using it are ordered (they raced: no edge)."""
+    @gt.graph
+    def f(s, x, out):
+        s.captured(OPTIMIZER.write, x, reads=[x])
+        s.captured(OPTIMIZER.read, out, writes=[out])
+    g = f.trace(cuda.to_device(np.ones(4)), cuda.device_array(4))
+    assert "inout(state)" in str(g) and [[d.index for d in n.deps] for n in g.nodes] == [[], [0]]
+    for k in range(6):
+        OPTIMIZER.state.copy_to_device(np.zeros(4))
+        out = cuda.device_array(4)
+        f(cuda.to_device(np.full(4, float(k))), out)
+        assert out.copy_to_host().tolist() == [2.0 * k + 1] * 4
+
+
+def test_arrays_a_region_holds_and_is_given_keep_their_declared_intents():
+    """A region holding the bytes of an array it is given (x[:], cp.asarray(x)) does
+    not write them unless declared; one holding a graph's array for its dtype may
+    declare it read."""
+    def make(held):
+        def region(x, out):
+            out[...] = (x + 1).astype(held.dtype)
+        return region
+
+    @gt.graph
+    def f(s, x, out, y):
+        s.captured(make(x[:]), x, out, reads=[x], writes=[out])
+        read_ref[1, 4, s](x, y)                          # reads x too: no edge
+        read_ref[1, 4, s](REFERENCE, y)
+        s.captured(make(REFERENCE), x, out, reads=[x, REFERENCE], writes=[out])
+    g = f.trace(cuda.to_device(np.ones(4)), cuda.device_array(4), cuda.to_device(np.zeros(4)))
+    listing = str(g).splitlines()
+    assert "in(x)  out(out)  #" in listing[1] and "in(x, REFERENCE)  out(out)" in listing[4], \
+        listing
+    assert [[d.index for d in n.deps] for n in g.nodes] == [[], [], [1], [0]]
+
+
+TABLE_ON_1 = gt.sim_device(cuda.to_device(np.zeros(4)), 1)
+
+
+def test_a_region_is_placed_by_what_it_is_given_not_what_it_reaches():
+    def region(x):
+        x[...] = x * 2 + 0 * TABLE_ON_1.dtype.itemsize
+
+    @gt.graph
+    def f(s, x, y):
+        read_ref[1, 4, s](TABLE_ON_1, y)
+        s.captured(region, x)
+    g = f.trace(cuda.to_device(np.ones(4)), gt.sim_device(cuda.to_device(np.zeros(4)), 1))
+    assert [n.device for n in g.nodes] == [1, 0] and "TABLE_ON_1" not in str(g).splitlines()[2]

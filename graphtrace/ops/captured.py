@@ -57,6 +57,7 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
                             f"arguments, not {type(fn).__name__}")
     rec, accesses = record_args(t, args, lambda i: "rw", _device_only(fn))
     _refuse_held(t, fn, [b for b, _ in accesses])
+    accesses = list(accesses) + ([] if opaque else _reached(t, fn, accesses))
     declared: dict[int, str] = {}
     for objs, mode, word in ((reads, "r", "reads"), (writes, "w", "writes")):
         for obj in _as_list(objs):
@@ -74,10 +75,51 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
             old = declared.get(id(buf))
             declared[id(buf)] = mode if old in (None, mode) else "rw"
     accesses = [(b, declared.get(id(b), m)) for b, m in accesses]   # the rest: "rw"
-    if not opaque:
-        accesses += _globals_reached(t, fn, accesses)
     return place(stream, t.record(CAPTURED, fn, rec, tuple(accesses), stream=stream.index,
                                   scope=stream.scope, opaque=opaque, source=source))
+
+
+def _reached(t, fn, given: list) -> list:
+    """``(Buffer, "rw")`` for the device arrays that ``fn`` (or a helper it calls)
+    reaches by a global name or holds (closure, a bound method's object: a
+    library's scratch it writes, a table it reads, an optimizer's state) and that
+    no array it is given covers: the region is ordered with the nodes using them
+    as with an argument (``reads=``/``writes=`` may name them). One that lies in
+    no array of the trace becomes one of its own arrays, fixed (two regions
+    sharing it are ordered). Arrays of other devices than the given ones are
+    left out: the region is placed and captured by what it is given."""
+    devices = {b.device for b, _ in given if not b.is_host}
+    out, seen = [], [b for b, _ in given]
+    for name, v, _ in _names_of(fn):
+        for x in leaves(v):
+            buf = _trace_buffer(t, x, name) if _is_array_quietly(x) else None
+            if buf is None or buf.is_host or devices and buf.device not in devices or \
+                    any(b is buf or b.covers(buf) for b in seen):
+                continue
+            seen.append(buf)
+            out.append((buf, "rw"))
+    return out
+
+
+def _trace_buffer(t, x, name: str | None = None) -> Buffer | None:
+    """The trace's Buffer of array ``x``: cached, or (a view it has not seen) made
+    now where it lies in an array of the trace; else with ``name`` (where it was
+    found) it becomes an array of the trace of its own; else None."""
+    buf = t.cached_buffer(x)
+    if buf is not None:
+        return buf
+    try:
+        made = as_buffer(x)
+        if made.hi <= made.lo:
+            return None
+        if t.root_holding(made.lo) is not None:
+            return t.buffer(x) if name is not None else t.root_holding(made.lo)
+        if name is None or made.is_host:
+            return None
+        label = name.split("'")[1] if name.count("'") >= 2 else name
+        return t.add_argument(label, x)
+    except ArgumentError:
+        return None
 
 
 def _refuse_held(t, fn, given: list) -> None:
@@ -111,46 +153,10 @@ def _refuse_held(t, fn, given: list) -> None:
                 f"parameter: s.captured({_name(fn).rsplit('.', 1)[-1]}, ..., {label})")
 
 
-def _globals_reached(t, fn, given: list) -> list:
-    """``(Buffer, "rw")`` for the device arrays of this trace that ``fn`` (or a
-    helper it calls) reaches by a global name or holds (closure, a bound
-    method's object) and is not given: a library's scratch array it writes, a
-    table it reads, an optimizer's state. The region is ordered with the nodes
-    using them as with an argument; what it does with them is unknown."""
-    out, seen = [], {id(b) for b, _ in given}
-    for _, v, _held in _names_of(fn):
-        for x in leaves(v):
-            buf = _device_buffer(t, x) if _is_array_quietly(x) else None
-            if buf is not None and id(buf) not in seen:
-                seen.add(id(buf))
-                out.append((buf, "rw"))
-    return out
-
-
-def _device_buffer(t, x) -> Buffer | None:
-    """The trace's Buffer of device array ``x`` where it lies in an array of the
-    trace (a view it has not seen: made now), or None."""
-    buf = t.cached_buffer(x)
-    if buf is None:
-        try:
-            made = as_buffer(x)
-            if made.is_host or made.hi <= made.lo or t.root_holding(made.lo) is None:
-                return None
-            buf = t.buffer(x)
-        except ArgumentError:
-            return None
-    return None if buf.is_host else buf
-
-
 def _of_an_argument(t, x) -> Buffer | None:
-    """The Buffer of array ``x`` where it lies in an argument of the trace, or None."""
-    buf = t.cached_buffer(x)
-    if buf is None:
-        try:
-            made = as_buffer(x)
-        except ArgumentError:
-            return None
-        buf = t.root_holding(made.lo) if made.hi > made.lo else None
+    """The Buffer of array ``x`` (or of the array of the trace it lies in) where it
+    lies in an argument of the trace, or None."""
+    buf = _trace_buffer(t, x)
     return buf if buf is not None and t.is_argument(buf) else None
 
 

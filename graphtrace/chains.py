@@ -147,8 +147,7 @@ _STORES = {"STORE_ATTR": "attr", "DELETE_ATTR": "attr", "STORE_SUBSCR": "item",
            "DELETE_SUBSCR": "item"}
 
 
-def value_chains(code, live=frozenset(), roots=frozenset(),
-                 own=frozenset()) -> tuple[list, set]:
+def value_chains(code, live=frozenset(), roots=frozenset(), own=None) -> tuple[list, set]:
     """``([(name, steps)], changed)`` for ``code`` and the code nested in it: each
     chain of constant attributes and items read off a name it loads (every
     prefix), and ``(name, steps)`` of what it changes in place: the chain a store,
@@ -157,8 +156,9 @@ def value_chains(code, live=frozenset(), roots=frozenset(),
     constant chain (``D[k] = v``), a method of ``_MUTATORS`` is called on it, or
     ``setattr``/``delattr``. The code objects in ``live`` (host callbacks: they read
     when they run) give their changes only. The locals named in ``roots`` count as
-    names too (a method's ``self``: ``self.cfg.lr``); calling a method of ``own``
-    on one (its class's own ``self.update(...)``) is no change of it by itself."""
+    names too (a method's ``self``: ``self.cfg.lr``). ``own`` maps a name to the
+    methods its object's class defines itself: calling one on it
+    (``self.update(...)``, ``M.update(...)``) is no change of it by itself."""
     out, changed, codes = [], set(), [(code, code in live)]
     while codes:
         c, quiet = codes.pop()
@@ -209,8 +209,8 @@ def value_chains(code, live=frozenset(), roots=frozenset(),
             if held is None:
                 continue
             if op in ("LOAD_ATTR", "LOAD_METHOD") and const is None:
-                if ins.argval in _MUTATORS and not (held[1] == () and held[0] in roots and
-                                                    ins.argval in own):
+                if ins.argval in _MUTATORS and not (held[1] == () and own and
+                                                    ins.argval in own.get(held[0], ())):
                     changed.add(held)   # HISTORY.append(v), CFG["log"].append(v)
                 held = (held[0], held[1] + (("attr", ins.argval),))
             elif op == "LOAD_CONST" and const is None and _hashable(ins.argval):
@@ -293,6 +293,38 @@ def host_callbacks(code) -> set:
             after = 1 if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and \
                 ins.argval == "host" else 0
     return out
+
+
+def own_methods(cls) -> frozenset:
+    """The names of the methods, properties and static or class methods a class of
+    the program's own defines (a subclass of dict's own ``update``), not those of
+    a built-in base."""
+    return frozenset(name for c in getattr(cls, "__mro__", ())
+                     if c.__module__ != "builtins"
+                     for name, v in vars(c).items()
+                     if isinstance(v, (types.FunctionType, staticmethod, classmethod, property)))
+
+
+def self_callbacks(code, self_param: str) -> frozenset:
+    """The attributes of ``self_param`` that ``code`` (and the code nested in it)
+    hands to ``.host(...)`` as the callback (``s.host(self.report, h)``, also
+    through ``partial``): methods that read what they read when they run."""
+    out, codes = set(), [code]
+    while codes:
+        c = codes.pop()
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        after = 0   # 1: just after .host (or its partial); 2: after self, the object
+        for ins in dis.get_instructions(c):
+            op = ins.opname
+            if after == 1 and _through_partial(ins):
+                continue
+            if after == 1 and op.startswith("LOAD_FAST") and ins.argval == self_param:
+                after = 2
+                continue
+            if after == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
+                out.add(ins.argval)
+            after = 1 if op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host" else 0
+    return frozenset(out)
 
 
 def _through_partial(ins) -> bool:

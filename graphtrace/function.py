@@ -33,8 +33,9 @@ from .handle import Compiled
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import (Reach, attribute_names, identities, instance_arrays, instance_chains,
-                    instance_held, instance_values, named_values, self_chains, unchanged)
+from .reach import (Reach, attribute_names, class_methods, identities, instance_arrays,
+                    instance_chains, instance_held, instance_values, named_values, self_chains,
+                    unchanged)
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -136,6 +137,7 @@ class GraphFunction:
         self._last = None     # (argument snapshot, compiled graph, backend, what names held)
         self._fast = None     # the same, as __call__ checks it first (_fast_check)
         self._reach = None    # arrays and helpers reached by name (reach.py), found lazily
+        self._class_reach: dict = {}   # a method's: class -> its methods' Reach
         self._self_names: dict = {}   # type(self) -> (names it may read of self, chains)
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
@@ -253,10 +255,28 @@ class GraphFunction:
     def reached(self, arguments) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its
         parameters: those reached by name, and a method's ``self`` attributes."""
+        if not self._lead:
+            return self.reach.arrays()
+        return self._arrays_of(arguments[self.self_param])
+
+    def _arrays_of(self, self_obj) -> list:
+        """A method's reached arrays: by its names, its class's methods' names
+        (``_class_reaches``), and ``self``'s attributes."""
         out = self.reach.arrays()
-        if self._lead:
-            out += instance_arrays(arguments[self.self_param])
-        return out
+        for r in self._class_reaches(type(self_obj)):
+            out += r.arrays()
+        return out + instance_arrays(self_obj)
+
+    def _class_reaches(self, cls) -> tuple:
+        """``Reach`` of each method, property and static or class method of ``cls``
+        the method calls (``self.coef()`` reading a global ``LR``), once per class:
+        what they reach by name is the method's too."""
+        hit = self._class_reach.get(cls)
+        if hit is None:
+            hit = self._class_reach[cls] = tuple(
+                Reach(f) for f in class_methods(self.fn, self.self_param, cls)
+                if f is not self.fn)
+        return hit
 
     def functions(self, self_obj=None) -> tuple:
         """The helpers, kernels and numbers reached by name, and for a method the
@@ -264,6 +284,8 @@ class GraphFunction:
         out = self.reach.functions()
         if not self._lead:
             return out
+        for r in self._class_reaches(type(self_obj)):
+            out += r.functions()
         known = self._self_names.get(type(self_obj))
         if known is None:   # once per class: the names it reads, less those it stores
             chains, stored = self_chains(self.fn, self.self_param, type(self_obj))
@@ -512,9 +534,7 @@ class GraphFunction:
             return False
         if not self._lead and not reach.has_arrays:
             return not reached[0]
-        arrays = reach.arrays()
-        if self._lead:
-            arrays += instance_arrays(args[0])
+        arrays = self._arrays_of(args[0]) if self._lead else reach.arrays()
         return len(arrays) == len(reached[0]) and \
             all(a is b and la == lb for (la, a), (lb, b) in zip(arrays, reached[0]))
 

@@ -36,11 +36,12 @@ import numpy as np
 from . import deps as _deps
 from .buffers import _kinds, is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
-    callback_codes, changes, host_callbacks, lookup as _lookup, value_chains
+    callback_codes, changes, host_callbacks, lookup as _lookup, own_methods, self_callbacks, \
+    value_chains
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Reach", "attribute_names", "held_values", "instance_arrays", "instance_chains",
+__all__ = ["Reach", "attribute_names", "class_methods", "held_values", "instance_arrays", "instance_chains",
            "instance_held", "instance_values", "name_chains", "named_values", "identities",
            "self_chains", "unchanged"]
 
@@ -329,14 +330,16 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is None:
         return (), frozenset()
-    methods = _methods_named(code, cls) if cls is not None else []
-    own = frozenset(name for name, _, _ in methods)   # self.update(): no dict's update
+    methods = _methods_named(code, cls, self_callbacks(code, self_param)) \
+        if cls is not None else []
+    own = {self_param: frozenset(name for name, _, _ in methods)}   # self.update()
     chains, changed = value_chains(code, roots=frozenset({self_param}), own=own)
     chains = [steps for h, steps in chains if h == self_param]
     changed = [c for h, c in changed if h == self_param]
     for _, other, takes_self in methods:
         first = other.__code__.co_varnames[:1]
-        read, change = value_chains(other.__code__, roots=frozenset(first), own=own)
+        read, change = value_chains(other.__code__, roots=frozenset(first),
+                                    own={first[0]: own[self_param]} if first else None)
         changed += [c for h, c in change if (h,) == first]
         if takes_self:   # self.update(s, x) reading self.cfg["lr"]: read for the method
             chains += [steps for h, steps in read if (h,) == first]
@@ -349,11 +352,22 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     return tuple(found.items()), stored
 
 
-def _methods_named(code, cls) -> list:
+def class_methods(fn, self_param: str, cls) -> list:
+    """The Python functions of the methods, properties and static or class methods
+    of ``cls`` that method ``fn`` calls (and those they call), but host callbacks
+    (``s.host(self.report, h)``, which read when they run): what they reach by
+    global and closure names is the method's too."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None:
+        return []
+    return [f for _, f, _ in _methods_named(code, cls, self_callbacks(code, self_param))]
+
+
+def _methods_named(code, cls, skip=frozenset()) -> list:
     """``(name, function, takes_self)`` for the Python functions of the methods,
-    properties and static or class methods of ``cls`` that ``code`` names, and
-    those they name in turn; ``takes_self``: its first parameter is the object
-    (a method or a property's getter)."""
+    properties and static or class methods of ``cls`` that ``code`` names (but
+    ``skip``), and those they name in turn; ``takes_self``: its first parameter
+    is the object (a method or a property's getter)."""
     out, todo, seen = [], [code], set()
     while todo:
         c = todo.pop()
@@ -362,7 +376,7 @@ def _methods_named(code, cls) -> list:
             k = codes.pop()
             names.update(k.co_names)
             codes.extend(x for x in k.co_consts if isinstance(x, types.CodeType))
-        for name in names:
+        for name in names - skip if c is code else names:
             attr = inspect.getattr_static(cls, name, None)
             f = attr.fget if isinstance(attr, property) else getattr(attr, "__func__", attr)
             f = _python_function(f) if f is not None else None
@@ -542,7 +556,7 @@ class Reach:
             v = _lookup(fn, name)
             if _answers_oddly(v):   # an AttrDict: any attribute it lacks raises KeyError
                 if _holds_settings(v) and name not in stored:
-                    reads = reads if reads is not None else value_chains(code)
+                    reads = reads if reads is not None else value_chains(code, own=_owners(fn, code))
                     self._settings(fn, name, v, reads, baked)
                 continue
             defined = name in code.co_freevars or name in fn.__globals__
@@ -560,7 +574,7 @@ class Reach:
                 for x in _callables(v):   # OPS = {"a": helper}: what the helpers reach
                     self._walk_into(x, seen, depth, labels)
                 if (type(v) is tuple or _holds_settings(v)) and name not in stored:
-                    reads = reads if reads is not None else value_chains(code)
+                    reads = reads if reads is not None else value_chains(code, own=_owners(fn, code))
                     self._settings(fn, name, v, reads, baked)   # MODEL["lr"] beside
                 continue                                        # MODEL["layers"]
             if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
@@ -572,7 +586,7 @@ class Reach:
                         self.places.append((fn, dotted, None, False))
                         self._walk_into(held, seen, depth, labels)   # and what it reaches
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
-                reads = reads if reads is not None else value_chains(code)
+                reads = reads if reads is not None else value_chains(code, own=_owners(fn, code))
                 self._settings(fn, name, v, reads, baked)
             if _is_value(v):   # baked into the graph where it is used: watched by value,
                 if name not in stored and name in read:   # unless the function keeps
@@ -682,6 +696,19 @@ class Reach:
             for name, v in zip(self._number_names, numbers)) + tuple(
             h for fn, name, label, array in self.places if array   # PARAMS = (W, 2.0)
             for h in held_values(_lookup(fn, name), label))
+
+
+def _owners(fn, code) -> dict:
+    """name -> ``own_methods`` of the class of the object it holds, for the names
+    ``fn``'s code loads that hold an instance of a class of the program's own
+    (``M.update(s, x)`` calling ``Model.update`` changes nothing by itself)."""
+    out = {}
+    for name in _names(code):
+        v = _lookup(fn, name)
+        if v is not None and not isinstance(v, (type, types.ModuleType)) and \
+                not callable(v) and hasattr(v, "__dict__") and not _library(type(v)):
+            out[name] = own_methods(type(v))
+    return out
 
 
 def _answers_oddly(v) -> bool:

@@ -920,3 +920,78 @@ def test_settings_a_methods_own_methods_and_properties_read_off_self_are_watched
     m.cfg = {"lr": 0.5}
     m.step_at_rate(g)
     assert m.w.copy_to_host().tolist() == [11.0, 11.0]
+
+
+RATE = 1.0
+TABLE_CFG = {"lr": 1.0}
+
+
+class _Reads:
+    def __init__(self):
+        self.g, self.w, self.log = dev(1), dev(0), {"epoch": 0}
+
+    @property
+    def rate(self):
+        return RATE
+
+    def coef(self):
+        return TABLE_CFG["lr"]
+
+    @staticmethod
+    def double():
+        return RATE * 2
+
+    def report(self, h):   # a host callback: reads self.log when it runs
+        self.log["seen"] = self.log["epoch"]
+
+    @gt.graph(backend="sim")
+    def step(self, s, h):
+        axpy[1, 2, s](self.rate + self.coef() + self.double(), self.g, self.w)
+        s.host(self.report, h)
+
+
+def test_globals_the_methods_of_a_methods_class_read_are_watched():
+    """A global read in a property, method or static method the graph method calls
+    was baked in; a method handed to s.host reads when it runs: not watched."""
+    global RATE
+    m, h = _Reads(), np.zeros(2)
+    try:
+        m.step(h)
+        RATE, TABLE_CFG["lr"] = 2.0, 3.0
+        m.step(h)
+        assert m.w.copy_to_host().tolist() == [13.0, 13.0]
+        for epoch in range(3):
+            m.log["epoch"] = epoch
+            m.step(h)
+        assert m.log["seen"] == 2 and _Reads.step.cache_info().misses == 2
+    finally:
+        RATE, TABLE_CFG["lr"] = 1.0, 1.0
+
+
+class _Net2:
+    def __init__(self):
+        self.cfg = {"lr": 1.0}
+
+    def update(self, s, g):   # its class's own: calling it changes nothing by itself
+        pass
+
+
+MODEL_OBJ = _Net2()
+WEIGHTS = dev(0)
+
+
+@gt.graph(backend="sim")
+def through_object(s, g):
+    axpy[1, 2, s](MODEL_OBJ.cfg["lr"], g, WEIGHTS)
+    MODEL_OBJ.update(s, g)
+
+
+def test_calling_an_objects_own_method_named_like_a_mutator_leaves_its_settings_watched():
+    g = dev(1)
+    through_object(g)
+    MODEL_OBJ.cfg["lr"] = 4.0
+    try:
+        through_object(g)
+        assert WEIGHTS.copy_to_host().tolist() == [5.0, 5.0]
+    finally:
+        MODEL_OBJ.cfg["lr"] = 1.0

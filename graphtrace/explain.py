@@ -132,13 +132,12 @@ class Explanation:
             except ValueError:
                 index = None
         hit = self._where.get(index) if isinstance(index, int) else None
-        if hit is not None and isinstance(which, Node) and hit[0] is not which:
-            if _same_node(hit[0], which):   # the same node of another trace of it
+        if isinstance(which, Node) and (hit is None or hit[0] is not which):
+            if hit is not None and _same_node(hit[0], which):   # another trace of it
                 return hit[0]
             raise KeyError(f"{which!r} is a node of another graph than {self.graph.name} "
-                           f"explained here (its %{index} is {hit[0]!r}): pass a Node of "
-                           "this explanation's graph (e.graph.nodes), or the index the "
-                           "listing shows")
+                           "explained here: pass a Node of this explanation's graph "
+                           "(e.graph.nodes), or the index the listing shows")
         if hit is None:
             raise KeyError(f"{which!r} is no node of graph {self.graph.name}: name one by "
                            f"its index, as the listing shows it (3 or '%3', from %0 to "

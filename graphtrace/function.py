@@ -188,7 +188,8 @@ class GraphFunction:
                 f"passes itself: call it with ({', '.join(rest)}) only")
         if stream in ("s", "stream", "st", "strm"):   # named as a stream: it is one
             return hint
-        fresh = next(n for n in ("s", "stream", "s_", "stream_") if n not in names)
+        fresh = next((n for n in ("s", "stream", "s_", "stream_") if n not in names),
+                     "proxy_stream")
         fixed = ", ".join(lead + [fresh] + names[self._lead:])
         return (f"{hint}; or, if {stream} is meant to be an argument, give "
                 f"{self.__name__} a stream parameter: def {self.__name__}({fixed})")

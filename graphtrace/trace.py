@@ -313,9 +313,10 @@ class Tracer(_Hot):
             raise ArgumentError(
                 f"an array used here ({_describe(buf)}) is not an argument of {self.name} "
                 "nor an array it reaches by a global or closure name (it may be an "
-                "attribute of a module, class or object such as mod.BUF or self.weights, "
-                "an array nested in more than 9 levels of containers, or an array made "
-                "during the trace): graphtrace cannot see when it changes, "
+                "attribute of a module, class or object such as mod.BUF, self.child.w or "
+                "an argument's, a global of a helper passed as an argument or of another "
+                "object's method, an array nested in more than 9 levels of containers, or "
+                "an array made during the trace): graphtrace cannot see when it changes, "
                 f"so the graph would keep using this one; pass it to {self.name} as an "
                 "argument, or make scratch memory with s.empty(shape, dtype)")
         buf.base = root   # it moves with that one on rebinding, and is named after it
@@ -857,7 +858,8 @@ class Stream(ProxyStream):
                 f"s.host({getattr(fn, '__name__', 'fn')}, ..., {names}=...): the callback's "
                 f"arguments are recorded by position only; pass {names} positionally, in "
                 "the order its parameters take them (s.host(fn, x, scale) for "
-                "def fn(x, scale))")
+                "def fn(x, scale)), or through a lambda taking them by position "
+                "(s.host(lambda x, a: fn(x, scale=a), x, a))")
         return _host.record_host(self, fn, args, opaque)
 
     def record(self, event):

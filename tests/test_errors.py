@@ -355,7 +355,7 @@ def test_memset_of_8_byte_elements_with_a_dynamic_value():
         s.memset(x, v)                                       # dynmemset
     with pytest.raises(gt.ArgumentError) as e:
         f.trace(A(8, "float64"), 0.0)
-    check(e, "dynmemset", "pass v in static= if it is always 0.0 (which fits)")
+    check(e, "dynmemset", "pass 'v' in static= if it is always 0.0 (which fits)")
     assert gt.graph(f.fn, static=("v",)).trace(A(8, "float64"), 0.0).nodes[0].kind == "memset"
     for value in (2.0, 5):   # no pattern: static= would fail next; a kernel is the way
         with pytest.raises(gt.ArgumentError) as e:

@@ -141,20 +141,20 @@ def record_memset(stream, dst, value):
                             f"a numpy scalar), not {type(current).__name__}")
     try:
         element, pattern = memset_pattern(d.dtype, current)
-    except ArgumentError:
-        if not isinstance(value, Scalar):
+    except ArgumentError as e:
+        if not isinstance(value, Scalar) or d.dtype.itemsize <= 4:
             raise
-        element = None
+        element, unfit = None, e
     if isinstance(value, Scalar) and d.dtype.itemsize > 4:
-        fits = "" if element is None else \
-            f"pass {value.name} in static= if it is always {current!r} (which fits), or "
+        shown = current.item() if isinstance(current, np.generic) else current
+        fits = "" if element is None else (f"pass {value.param!r} in static= if it is "
+                                           f"always {shown!r} (which fits), or ")
         raise ArgumentError(
             f"memset of {d.dtype} {d.label or 'array'} with the dynamic scalar "
             f"{value.name}: most {d.dtype} values are no repeated 1-, 2- or 4-byte pattern "
-            f"(this call's {current!r} {'is one' if element is not None else 'is none'}), so "
-            f"a later call could not be honoured; {fits}fill it with a kernel")
-    if element is None:
-        memset_pattern(d.dtype, current)   # raises: this call's value does not fit
+            f"(this call's {shown!r} {'is one' if element is not None else 'is none'}), so "
+            f"a later call could not be honoured; {fits}fill it with a kernel") \
+            from (unfit if element is None else None)
     if not d.nbytes:   # nothing to fill: no node
         return None
     return place(stream, t.record(MEMSET, None, (d, value), ((d, "w"),), stream=stream.index,

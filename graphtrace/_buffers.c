@@ -27,6 +27,16 @@
  * every one a plain object slot */
 enum { F_PTR, F_SHAPE, F_STRIDES, F_DTYPE, F_DEVICE, F_PINNED, F_READONLY, F_OBJ, F_LO, F_HI,
        F_RUN, F_STEP, F_LABEL, F_BASE, F_STARTS, N_FIELDS };
+/* The key of an object in Tracer._bufs: its address over 16 (as Tracer._bufs is keyed in trace.py).
+ * Every object takes 16 bytes at least, so no two living ones share it; arrays
+ * made one after another get keys close together, and their lookups in a large
+ * table touch neighbouring memory instead of one cache line each. */
+static inline PyObject *
+cache_key(PyObject *obj)
+{
+    return PyLong_FromSize_t((size_t)obj >> 4);
+}
+
 static const char *const FIELD[N_FIELDS] = {
     "ptr", "shape", "strides", "dtype", "device", "pinned", "readonly", "obj", "lo", "hi",
     "run", "step", "_label", "base", "_starts"};
@@ -207,7 +217,7 @@ roots(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
             break;
         }
         PyObject *label = PyTuple_GET_ITEM(item, 0), *obj = PyTuple_GET_ITEM(item, 1);
-        PyObject *id = PyLong_FromVoidPtr(obj);
+        PyObject *id = cache_key(obj);
         int seen = id == NULL ? -1 : PyDict_Contains(a[5], id);
         if (seen != 0) {
             Py_XDECREF(id);
@@ -369,7 +379,7 @@ view(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     }
     put(buf, F_BASE, Py_NewRef(root));   /* it moves with that one, named after it */
     PyObject *code = PyLong_FromSsize_t(PyList_GET_SIZE(slots) << 2);
-    PyObject *id = code == NULL ? NULL : PyLong_FromVoidPtr(obj);
+    PyObject *id = code == NULL ? NULL : cache_key(obj);
     PyObject *held = id == NULL ? NULL : PyTuple_Pack(4, obj, buf, code, bit);
     PyObject *entry = held == NULL ? NULL : PyTuple_Pack(3, buf, code, bit);
     int fail = entry == NULL || PyList_Append(slots, buf) < 0 ||

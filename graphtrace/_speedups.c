@@ -24,6 +24,16 @@
 #define Py_T_OBJECT_EX T_OBJECT_EX
 #endif
 
+/* The key of an object in Tracer._bufs: its address over 16 (as Tracer._bufs is keyed in trace.py).
+ * Every object takes 16 bytes at least, so no two living ones share it; arrays
+ * made one after another get keys close together, and their lookups in a large
+ * table touch neighbouring memory instead of one cache line each. */
+static inline PyObject *
+cache_key(PyObject *obj)
+{
+    return PyLong_FromSize_t((size_t)obj >> 4);
+}
+
 /* set by configure(): the thread's active tracer, placement's device table,
  * the file -> "is graphtrace's own" cache and the function that fills it,
  * sys._getframe; by configure_launch(): kernel.py's function that records a
@@ -1192,7 +1202,7 @@ arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
         PyObject *arg = PyTuple_GET_ITEM(args, i), *m = PySequence_Fast_GET_ITEM(modes, i);
         PyObject *hit = next_entry(bufs, arg);   /* (obj, Buffer, slot, bit) */
         if (hit == NULL) {
-            PyObject *id = PyLong_FromVoidPtr(arg);
+            PyObject *id = cache_key(arg);
             if (id == NULL)
                 goto done;
             hit = PyDict_GetItemWithError(bufs, id);

@@ -173,6 +173,10 @@ class GraphFunction:
             given = len(args) - self._lead
             hint = self._stream_hint() if "too many positional" in str(e) and \
                 given == len(self.params) - self._lead + 1 else ""
+            if next(iter(self._sig.parameters), None) == "cls":   # @classmethod over it
+                hint += ("; a classmethod cannot be a graph function: decorate a plain "
+                         "method (def step(self, s, ...)) or a function, and pass the "
+                         "class's values as arguments")
             raise ArgumentError(f"{self.__name__}{self._sig}: {e}{hint}") from None
         bound.apply_defaults()
         return bound

@@ -673,6 +673,17 @@ def test_what_is_no_graph_function_is_refused_where_it_is_decorated(what, phrase
     check(e, "decorated", phrase)
 
 
+def test_a_classmethod_over_the_decorator_says_it_cannot_be_a_graph_function():
+    class M:
+        @classmethod
+        @gt.graph
+        def step(cls, s, x):
+            fill[1, 8, s](x, 1.0)
+    with pytest.raises(gt.ArgumentError) as e:
+        M.step(cuda.to_device(np.zeros(8)))                  # over it
+    check(e, "over it", "a classmethod cannot be a graph function")
+
+
 def test_a_bound_method_may_be_decorated():
     class Filler:
         def __init__(self, v):

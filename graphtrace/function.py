@@ -33,9 +33,9 @@ from .handle import Compiled
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import (Reach, attribute_names, class_methods, identities, instance_arrays,
-                    instance_chains, instance_held, instance_values, named_values, self_chains,
-                    unchanged)
+from .reach import (Reach, attribute_names, class_attribute, class_methods, identities,
+                    instance_arrays, instance_chains, instance_held, instance_values,
+                    named_values, self_chains, unchanged)
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -268,19 +268,25 @@ class GraphFunction:
         """A method's reached arrays: by its names, its class's methods' names
         (``_class_reaches``), and ``self``'s attributes."""
         out = self.reach.arrays()
-        for r in self._class_reaches(type(self_obj)):
+        for r in self._class_reaches(type(self_obj))[0]:
             out += r.arrays()
         return out + instance_arrays(self_obj)
 
     def _class_reaches(self, cls) -> tuple:
-        """``Reach`` of each method, property and static or class method of ``cls``
-        the method calls (``self.coef()`` reading a global ``LR``), once per class:
-        what they reach by name is the method's too."""
+        """``(reaches, methods)``: ``Reach`` of each method, property and static or
+        class method of ``cls`` the method calls (``self.coef()`` reading a global
+        ``LR``), whose names are the method's too; and ``(name, what the class
+        holds by it)`` of each, which a method put on the class anew changes
+        (``Model.coef = ...``: found again, and another graph)."""
         hit = self._class_reach.get(cls)
-        if hit is None:
-            hit = self._class_reach[cls] = tuple(
-                Reach(f) for f in class_methods(self.fn, self.self_param, cls)
-                if f is not self.fn)
+        if hit is not None and all(class_attribute(cls, name) is v for name, v in hit[1]):
+            return hit
+        if hit is not None:   # a method put on the class anew: its self names too
+            self._self_names.pop(cls, None)
+        found = [(name, f) for name, f in class_methods(self.fn, self.self_param, cls)
+                 if f is not self.fn]
+        hit = self._class_reach[cls] = (tuple(Reach(f) for _, f in found), tuple(
+            (name, class_attribute(cls, name)) for name, _ in found))
         return hit
 
     def functions(self, self_obj=None) -> tuple:
@@ -289,8 +295,10 @@ class GraphFunction:
         out = self.reach.functions()
         if not self._lead:
             return out
-        for r in self._class_reaches(type(self_obj)):
+        reaches, methods = self._class_reaches(type(self_obj))
+        for r in reaches:
             out += r.functions()
+        out += tuple(v for _, v in methods)   # by identity
         known = self._self_names.get(type(self_obj))
         if known is None:   # once per class: the names it reads, less those it stores
             chains, stored = self_chains(self.fn, self.self_param, type(self_obj))

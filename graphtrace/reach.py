@@ -41,7 +41,7 @@ from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain a
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Reach", "attribute_names", "class_methods", "held_values", "instance_arrays", "instance_chains",
+__all__ = ["Reach", "attribute_names", "class_attribute", "class_methods", "held_values", "instance_arrays", "instance_chains",
            "instance_held", "instance_values", "name_chains", "named_values", "identities",
            "self_chains", "unchanged"]
 
@@ -353,14 +353,25 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
 
 
 def class_methods(fn, self_param: str, cls) -> list:
-    """The Python functions of the methods, properties and static or class methods
-    of ``cls`` that method ``fn`` calls (and those they call), but host callbacks
-    (``s.host(self.report, h)``, which read when they run): what they reach by
-    global and closure names is the method's too."""
+    """``(name, function)`` for the Python functions of the methods, properties and
+    static or class methods of ``cls`` that method ``fn`` calls (and those they
+    call), but host callbacks (``s.host(self.report, h)``, which read when they
+    run): what they reach by global and closure names is the method's too."""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is None:
         return []
-    return [f for _, f, _ in _methods_named(code, cls, self_callbacks(code, self_param))]
+    return [(name, f) for name, f, _ in
+            _methods_named(code, cls, self_callbacks(code, self_param))]
+
+
+def class_attribute(cls, name: str):
+    """What ``cls`` (or the first class of its MRO that has it) holds by ``name``,
+    without running a descriptor; None where none does."""
+    for c in cls.__mro__:
+        v = c.__dict__.get(name, MISSING)
+        if v is not MISSING:
+            return v
+    return None
 
 
 def _methods_named(code, cls, skip=frozenset()) -> list:

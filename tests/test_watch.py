@@ -995,3 +995,24 @@ def test_calling_an_objects_own_method_named_like_a_mutator_leaves_its_settings_
         assert WEIGHTS.copy_to_host().tolist() == [5.0, 5.0]
     finally:
         MODEL_OBJ.cfg["lr"] = 1.0
+
+
+class _Coef:
+    def __init__(self):
+        self.g, self.w = dev(1), dev(0)
+
+    def coef(self):
+        return 1.0
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        axpy[1, 2, s](self.coef(), self.g, self.w)
+
+
+def test_a_method_put_on_the_class_anew_traces_anew():
+    m = _Coef()
+    m.step()
+    _Coef.coef = lambda self: 10.0
+    m.step()
+    m.step()
+    assert m.w.copy_to_host().tolist() == [21.0, 21.0] and _Coef.step.cache_info().misses == 2

@@ -6,6 +6,8 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+from graphtrace import buffers
+from graphtrace.buffers import as_buffer
 from graphtrace.ops.captured import _capture_error
 from helpers import FakeDeviceArray as A, line_of
 
@@ -501,16 +503,20 @@ def test_arrays_a_region_holds_and_is_given_keep_their_declared_intents():
     assert [[d.index for d in n.deps] for n in g.nodes] == [[], [], [1], [0]]
 
 
-TABLE_ON_1 = gt.sim_device(cuda.to_device(np.zeros(4)), 1)
-
-
 def test_a_region_is_placed_by_what_it_is_given_not_what_it_reaches():
+    table, y = (gt.sim_device(cuda.to_device(np.zeros(4)), 1) for _ in range(2))
+
     def region(x):
-        x[...] = x * 2 + 0 * TABLE_ON_1.dtype.itemsize
+        x[...] = x * 2 + 0 * table.dtype.itemsize
 
     @gt.graph
     def f(s, x, y):
-        read_ref[1, 4, s](TABLE_ON_1, y)
+        read_ref[1, 4, s](table, y)
         s.captured(region, x)
-    g = f.trace(cuda.to_device(np.ones(4)), gt.sim_device(cuda.to_device(np.zeros(4)), 1))
-    assert [n.device for n in g.nodes] == [1, 0] and "TABLE_ON_1" not in str(g).splitlines()[2]
+    try:
+        g = f.trace(cuda.to_device(np.ones(4)), y)
+        assert [n.device for n in g.nodes] == [1, 0] and "table" not in str(g).splitlines()[2]
+    finally:   # the tags last as long as the arrays: later tests see one device
+        for a in (table, y):
+            b = as_buffer(a)
+            buffers._untag(b.lo, max(b.hi, b.lo + 1))

@@ -285,7 +285,8 @@ class GraphFunction:
             self._self_names.pop(cls, None)
         found = [(name, f) for name, f in class_methods(self.fn, self.self_param, cls)
                  if f is not self.fn]
-        hit = self._class_reach[cls] = (tuple(Reach(f) for _, f in found), tuple(
+        reaches = (Reach(f) for _, f in found)
+        hit = self._class_reach[cls] = (tuple(r for r in reaches if r.places), tuple(
             (name, class_attribute(cls, name)) for name, _ in found))
         return hit
 

@@ -31,11 +31,11 @@ class Compiled:
         """Replay the graph on ``stream`` with this handle's arguments."""
         g = self.compiled
         with g._lock:
+            if g.broken:
+                raise GraphtraceError(
+                    f"the compiled graph of {g.ir.name} failed to take new arguments and "
+                    "was dropped: compile it again (f.compile(...))")
             if g._objs is not self._objs:   # another call or handle bound it since
-                if g.broken:
-                    raise GraphtraceError(
-                        f"the compiled graph of {g.ir.name} failed to take new arguments "
-                        "and was dropped: compile it again (f.compile(...))")
                 g.rebind(self._objs, self._ptrs, self._svals)
                 self._objs = g._objs
             g.launch(stream)

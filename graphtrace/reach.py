@@ -386,7 +386,9 @@ def _methods_named(code, cls, skip=frozenset()) -> list:
         while codes:
             k = codes.pop()
             names.update(k.co_names)
-            codes.extend(x for x in k.co_consts if isinstance(x, types.CodeType))
+            live = callback_codes(k)   # a lambda handed to s.host reads when it runs
+            codes.extend(x for x in k.co_consts if isinstance(x, types.CodeType) and
+                         x not in live)
         for name in names - skip if c is code else names:
             attr = inspect.getattr_static(cls, name, None)
             f = attr.fget if isinstance(attr, property) else getattr(attr, "__func__", attr)
@@ -717,7 +719,7 @@ def _owners(fn, code) -> dict:
     for name in _names(code):
         v = _lookup(fn, name)
         if v is not None and not isinstance(v, (type, types.ModuleType)) and \
-                not callable(v) and hasattr(v, "__dict__") and not _library(type(v)):
+                not _library(type(v)) and not _answers_oddly(v) and not callable(v):
             out[name] = own_methods(type(v))
     return out
 

@@ -110,6 +110,7 @@ class Tracer(_Hot):
           root_holding(address)           the argument (or global) array whose bytes
                                           hold a raw address, or None
           temporary(shape, dtype, name, device=None) -> Temporary
+          library_state() -> Buffer       what every captured region reads and writes
                                           a graph-owned array (temporary.py), allocated
                                           by the compiled graph whatever scope asks, on
                                           GPU device (None: placement.finish decides)
@@ -170,6 +171,7 @@ class Tracer(_Hot):
         self._root_index = None                 # the roots sorted by address (_index)
         self._root_labels = (0, set())          # roots seen, their labels (_labels)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
+        self._library = None                    # captured regions' state (library_state)
         self.nested = 0                         # graph functions called inside the trace
         self._nested_names: set[str] = set()    # temporaries' names taken inside them
         self._argument_roots: set[int] = set()  # id of each argument's root (rebound)
@@ -256,6 +258,20 @@ class Tracer(_Hot):
         self._add_root(root)
         self._temps.append((tmp, root))
         return tmp
+
+    def library_state(self) -> Buffer:
+        """The state libraries keep of their own (a handle's workspace, a module's
+        weights a region holds deeper than graphtrace looks): one byte at an
+        address no memory has, read and written by every captured region, so
+        that regions run in the order they were recorded. Made at the first."""
+        buf = self._library
+        if buf is None:
+            buf = self._library = Buffer(_temporary.VIRTUAL_BASE - 1, (1,), None, np.uint8,
+                                         None, None)
+            buf.label = "library state"
+            self._register(None, buf)
+            self._add_root(buf)
+        return buf
 
     def cached_buffer(self, obj) -> Buffer | None:
         hit = self._bufs.get(id(obj) >> 4)   # the entry holds obj: no other object has its key

@@ -1183,3 +1183,13 @@ def test_a_graph_rebound_by_hand_is_checked_again_at_the_next_call():
     h.launch()                     # its own arguments again
     assert y1.copy_to_host()[4:].tolist() == [33.0, 41.0, 49.0, 57.0]
     assert copy.copy(h).compiled is h.compiled
+
+
+def test_a_handle_of_a_graph_dropped_after_a_failed_rebind_refuses_to_launch():
+    f = make()
+    x, y = dev(np.arange(8)), dev(np.ones(8))
+    first, second = f.compile(2.0, x, y), f.compile(3.0, x, y)
+    second.compiled.broken = True   # as a failed rebind that could not restore leaves it
+    for h in (second, first):       # bound to it now, and bound to other arguments
+        with pytest.raises(gt.GraphtraceError, match="compile it again"):
+            h.launch()

@@ -51,7 +51,7 @@ def test_the_region_is_listed_with_its_function_and_declared_accesses():
     assert str(g) == textwrap.dedent(f"""\
         graph model(x, w, y, z, q)  deps=data  4 nodes, 2 edges
           %0 = kernel twice[1, (8, 8, 1)](x)  inout(x)  # test_captured.py:{ln['twice x']}
-          %1 = captured mm(x, w, y)  in(x, w)  out(y)  after(%0)  # test_captured.py:{ln['region']}
+          %1 = captured mm(x, w, y)  in(x, w)  out(y)  inout(library state)  after(%0)  # test_captured.py:{ln['region']}
           %2 = kernel plus_one[1, (8, 8, 1)](y, z)  in(y)  inout(z)  after(%1)  # test_captured.py:{ln['after']}
           %3 = kernel twice[1, (8, 8, 1)](q)  inout(q)  # test_captured.py:{ln['independent']}""")
 
@@ -74,8 +74,9 @@ def test_every_array_given_is_read_and_written_by_default():
         twice[(1, 1), (8, 8), s](x)
 
     g = f.trace(A((2, 2)), A((2, 2)), A((2, 2)))
+    state = ("library state", "rw")   # what every region reads and writes: in turn
     assert [sorted((b.label, m) for b, m in n.accesses) for n in g.nodes] == [
-        [("x", "rw"), ("y", "rw")], [("y", "r"), ("z", "rw")], [("x", "rw")]]
+        [state, ("x", "rw"), ("y", "rw")], [state, ("y", "r"), ("z", "rw")], [("x", "rw")]]
     assert [[d.index for d in n.deps] for n in g.nodes] == [[], [0], [0]]
 
 
@@ -85,7 +86,8 @@ def test_intent_wrappers_and_an_array_both_read_and_written():
         s.captured(touch, gt.In(x), y, reads=y, writes=[y])
 
     g = f.trace(A(4), A(4))
-    assert sorted((b.label, m) for b, m in g.nodes[0].accesses) == [("x", "r"), ("y", "rw")]
+    assert sorted((b.label, m) for b, m in g.nodes[0].accesses) == [
+        ("library state", "rw"), ("x", "r"), ("y", "rw")]
 
 
 def test_declaring_an_array_not_given_is_an_error_at_the_line():
@@ -266,7 +268,7 @@ def test_reads_and_writes_may_name_a_temporarys_view_made_again():
     f(a, b)
     assert b.copy_to_host().tolist() == [0, 4, 8, 12, 0, 0, 0, 0]
     g = f.trace(a, b)
-    assert [m for _, m in g.nodes[1].accesses] == ["r", "w"]
+    assert [m for _, m in g.nodes[1].accesses] == ["r", "w", "rw"]   # and library state
 
     @gt.graph(backend="sim")
     def wrong(s, a, b):
@@ -418,7 +420,8 @@ def test_a_regions_global_device_arrays_order_it_with_the_nodes_using_them():
     x = cuda.to_device(np.full(4, 4.0))
     g = through_scratch.trace(x, cuda.device_array(4))
     listing = str(g).splitlines()
-    assert "captured fill_scratch(x)  in(x)  inout(SCRATCH)" in listing[1], listing
+    assert "captured fill_scratch(x)  in(x)  inout(SCRATCH, library state)" in listing[1], \
+        listing
     assert [[d.index for d in n.deps] for n in g.nodes] == [[], [0]]
     g = through_table.trace(x, cuda.device_array(4))
     assert [[d.index for d in n.deps] for n in g.nodes] == [[], [0]]
@@ -465,15 +468,17 @@ def read_ref(ref, y):
         y[i] += ref[i]
 
 
-def test_regions_sharing_an_array_their_object_holds_are_ordered():
-    """The state an object keeps is no array of the graph: it becomes one of its
-    own (fixed), so two regions using it are ordered (they raced: no edge)."""
+def test_regions_sharing_state_their_object_holds_are_ordered():
+    """The state an object keeps is no array of the graph (nor is a library
+    handle's workspace): regions run in the order they were recorded (two using
+    an optimizer's state raced: no edge)."""
     @gt.graph
     def f(s, x, out):
         s.captured(OPTIMIZER.write, x, reads=[x])
         s.captured(OPTIMIZER.read, out, writes=[out])
     g = f.trace(cuda.to_device(np.ones(4)), cuda.device_array(4))
-    assert "inout(state)" in str(g) and [[d.index for d in n.deps] for n in g.nodes] == [[], [0]]
+    assert "inout(library state)" in str(g) and \
+        [[d.index for d in n.deps] for n in g.nodes] == [[], [0]]
     for k in range(6):
         OPTIMIZER.state.copy_to_device(np.zeros(4))
         out = cuda.device_array(4)
@@ -498,12 +503,12 @@ def test_arrays_a_region_holds_and_is_given_keep_their_declared_intents():
         s.captured(make(REFERENCE), x, out, reads=[x, REFERENCE], writes=[out])
     g = f.trace(cuda.to_device(np.ones(4)), cuda.device_array(4), cuda.to_device(np.zeros(4)))
     listing = str(g).splitlines()
-    assert "in(x)  out(out)  #" in listing[1] and "in(x, REFERENCE)  out(out)" in listing[4], \
-        listing
+    assert "in(x)  out(out)  inout(library state)  #" in listing[1] and \
+        "in(x, REFERENCE)  out(out)  inout(library state)" in listing[4], listing
     assert [[d.index for d in n.deps] for n in g.nodes] == [[], [], [1], [0]]
 
 
-def test_a_region_is_placed_by_what_it_is_given_not_what_it_reaches():
+def test_a_region_is_placed_by_what_it_is_given_and_ordered_by_what_it_reaches():
     table, y = (gt.sim_device(cuda.to_device(np.zeros(4)), 1) for _ in range(2))
 
     def region(x):
@@ -515,7 +520,8 @@ def test_a_region_is_placed_by_what_it_is_given_not_what_it_reaches():
         s.captured(region, x)
     try:
         g = f.trace(cuda.to_device(np.ones(4)), y)
-        assert [n.device for n in g.nodes] == [1, 0] and "table" not in str(g).splitlines()[2]
+        assert [n.device for n in g.nodes] == [1, 0] and \
+            [[d.index for d in n.deps] for n in g.nodes] == [[], [0]]
     finally:   # the tags last as long as the arrays: later tests see one device
         for a in (table, y):
             b = as_buffer(a)

@@ -705,6 +705,30 @@ class _AttrDict(dict):
     __getattr__ = dict.__getitem__    # a missing attribute raises KeyError
 
 
+class _SlottedAttrDict(dict):
+    __slots__ = ()
+    __getattr__ = dict.__getitem__    # no __dict__ either: hasattr raised KeyError
+
+
+SLOTTED_ATTR = _SlottedAttrDict(lr=0.5)
+
+
+@gt.graph(backend="sim")
+def from_slotted(s, out):
+    put[1, 2, s](out, SLOTTED_ATTR["lr"])
+
+
+def test_a_slotted_attribute_dict_is_read_for_settings():
+    out = dev(0)
+    from_slotted(out)
+    SLOTTED_ATTR["lr"] = 2.0
+    try:
+        from_slotted(out)
+        assert out.copy_to_host().tolist() == [2.0, 2.0]
+    finally:
+        SLOTTED_ATTR["lr"] = 0.5
+
+
 _NT = __import__("collections").namedtuple("_NT", "lr")
 ODICT = __import__("collections").OrderedDict(lr=1.0)
 DDICT = __import__("collections").defaultdict(float, lr=1.0)
@@ -948,6 +972,7 @@ class _Reads:
     def step(self, s, h):
         axpy[1, 2, s](self.rate + self.coef() + self.double(), self.g, self.w)
         s.host(self.report, h)
+        s.host(lambda h: self.report(h), h)   # through a lambda: read when it runs too
 
 
 def test_globals_the_methods_of_a_methods_class_read_are_watched():

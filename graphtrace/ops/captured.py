@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from dataclasses import replace
 from functools import partial
 
 from ..buffers import Buffer, as_buffer, is_array
@@ -57,7 +58,9 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
                             f"arguments, not {type(fn).__name__}")
     rec, accesses = record_args(t, args, lambda i: "rw", _device_only(fn))
     _refuse_held(t, fn, [b for b, _ in accesses])
-    accesses = list(accesses) + ([] if opaque else _reached(t, fn, accesses))
+    given = list(accesses)
+    reached = [] if opaque else _reached(t, fn, accesses)
+    accesses = given + reached
     declared: dict[int, str] = {}
     for objs, mode, word in ((reads, "r", "reads"), (writes, "w", "writes")):
         for obj in _as_list(objs):
@@ -75,50 +78,45 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
             old = declared.get(id(buf))
             declared[id(buf)] = mode if old in (None, mode) else "rw"
     accesses = [(b, declared.get(id(b), m)) for b, m in accesses]   # the rest: "rw"
-    return place(stream, t.record(CAPTURED, fn, rec, tuple(accesses), stream=stream.index,
-                                  scope=stream.scope, opaque=opaque, source=source))
+    if not opaque:   # libraries keep state of their own (a handle's workspace, a
+        accesses.append((t.library_state(), "rw"))   # module's weights): in turn
+    node = t.record(CAPTURED, fn, rec, tuple(accesses), stream=stream.index,
+                    scope=stream.scope, opaque=opaque, source=source)
+    if not reached:
+        return place(stream, node)
+    given_only = place(stream, replace(node, accesses=tuple(given)))
+    node.device = given_only.device   # placed and captured by what it is given
+    return node
 
 
 def _reached(t, fn, given: list) -> list:
-    """``(Buffer, "rw")`` for the device arrays that ``fn`` (or a helper it calls)
-    reaches by a global name or holds (closure, a bound method's object: a
-    library's scratch it writes, a table it reads, an optimizer's state) and that
-    no array it is given covers: the region is ordered with the nodes using them
-    as with an argument (``reads=``/``writes=`` may name them). One that lies in
-    no array of the trace becomes one of its own arrays, fixed (two regions
-    sharing it are ordered). Arrays of other devices than the given ones are
-    left out: the region is placed and captured by what it is given."""
-    devices = {b.device for b, _ in given if not b.is_host}
+    """``(Buffer, "rw")`` for the device arrays of the graph that ``fn`` (or a
+    helper it calls) reaches by a global name or holds (closure, a bound
+    method's object: a library's scratch it writes, a table it reads) and that
+    no array it is given covers: the region is ordered with the nodes using
+    them as with an argument (``reads=``/``writes=`` may name them)."""
     out, seen = [], [b for b, _ in given]
-    for name, v, _ in _names_of(fn):
+    for _, v, _ in _names_of(fn):
         for x in leaves(v):
-            buf = _trace_buffer(t, x, name) if _is_array_quietly(x) else None
-            if buf is None or buf.is_host or devices and buf.device not in devices or \
-                    any(b is buf or b.covers(buf) for b in seen):
+            buf = _trace_buffer(t, x, make=True) if _is_array_quietly(x) else None
+            if buf is None or buf.is_host or any(b is buf or b.covers(buf) for b in seen):
                 continue
             seen.append(buf)
             out.append((buf, "rw"))
     return out
 
 
-def _trace_buffer(t, x, name: str | None = None) -> Buffer | None:
-    """The trace's Buffer of array ``x``: cached, or (a view it has not seen) made
-    now where it lies in an array of the trace; else with ``name`` (where it was
-    found) it becomes an array of the trace of its own; else None."""
-    buf = t.cached_buffer(x)
-    if buf is not None:
-        return buf
+def _trace_buffer(t, x, make: bool = False) -> Buffer | None:
+    """The trace's Buffer of array ``x``: cached, or where it lies in an array of
+    the trace, that array (``make``: a Buffer of the view, made now); else None."""
     try:
+        buf = t.cached_buffer(x)
+        if buf is not None:
+            return buf
         made = as_buffer(x)
-        if made.hi <= made.lo:
-            return None
-        if t.root_holding(made.lo) is not None:
-            return t.buffer(x) if name is not None else t.root_holding(made.lo)
-        if name is None or made.is_host:
-            return None
-        label = name.split("'")[1] if name.count("'") >= 2 else name
-        return t.add_argument(label, x)
-    except ArgumentError:
+        root = t.root_holding(made.lo) if made.hi > made.lo else None
+        return None if root is None else t.buffer(x) if make else root
+    except Exception:  # noqa: BLE001  (an object's own error: a tensor requiring grad)
         return None
 
 

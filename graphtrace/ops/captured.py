@@ -8,6 +8,12 @@ stream switched to it), and embeds the captured graph as a child node. When
 a later call rebinds the region's arrays or numbers, ``fn`` is captured
 again with the new ones and only that child node is updated.
 
+Regions run in the order they were recorded: each reads and writes the
+trace's ``library_state``, for the state libraries keep that no argument
+shows (a handle's workspace, a module's weights, an optimizer's moments).
+The device arrays of the graph a region reaches by a global name or holds
+are its accesses too.
+
 Memory the libraries allocate during a capture (temporaries of
 ``cp.tanh(x) * 2``, a reduction's scratch) comes from a pool private to the
 region (a cupy ``MemoryPool``; for torch a ``torch.cuda.MemPool``), which the

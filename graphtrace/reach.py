@@ -41,9 +41,9 @@ from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain a
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Reach", "attribute_names", "class_attribute", "class_methods", "held_values", "instance_arrays", "instance_chains",
-           "instance_held", "instance_values", "name_chains", "named_values", "identities",
-           "self_chains", "unchanged"]
+__all__ = ["Reach", "attribute_names", "class_attribute", "class_methods", "held_values",
+           "instance_arrays", "instance_chains", "instance_held", "instance_values",
+           "name_chains", "named_values", "identities", "self_chains", "unchanged"]
 
 _MAX_DEPTH = 8
 
@@ -569,7 +569,7 @@ class Reach:
             v = _lookup(fn, name)
             if _answers_oddly(v):   # an AttrDict: any attribute it lacks raises KeyError
                 if _holds_settings(v) and name not in stored:
-                    reads = reads if reads is not None else value_chains(code, own=_owners(fn, code))
+                    reads = reads if reads is not None else _reads(fn, code)
                     self._settings(fn, name, v, reads, baked)
                 continue
             defined = name in code.co_freevars or name in fn.__globals__
@@ -587,7 +587,7 @@ class Reach:
                 for x in _callables(v):   # OPS = {"a": helper}: what the helpers reach
                     self._walk_into(x, seen, depth, labels)
                 if (type(v) is tuple or _holds_settings(v)) and name not in stored:
-                    reads = reads if reads is not None else value_chains(code, own=_owners(fn, code))
+                    reads = reads if reads is not None else _reads(fn, code)
                     self._settings(fn, name, v, reads, baked)   # MODEL["lr"] beside
                 continue                                        # MODEL["layers"]
             if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
@@ -599,7 +599,7 @@ class Reach:
                         self.places.append((fn, dotted, None, False))
                         self._walk_into(held, seen, depth, labels)   # and what it reaches
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
-                reads = reads if reads is not None else value_chains(code, own=_owners(fn, code))
+                reads = reads if reads is not None else _reads(fn, code)
                 self._settings(fn, name, v, reads, baked)
             if _is_value(v):   # baked into the graph where it is used: watched by value,
                 if name not in stored and name in read:   # unless the function keeps
@@ -709,6 +709,11 @@ class Reach:
             for name, v in zip(self._number_names, numbers)) + tuple(
             h for fn, name, label, array in self.places if array   # PARAMS = (W, 2.0)
             for h in held_values(_lookup(fn, name), label))
+
+
+def _reads(fn, code) -> tuple:
+    """``value_chains`` of a walked function's code, its objects' own methods known."""
+    return value_chains(code, own=_owners(fn, code))
 
 
 def _owners(fn, code) -> dict:

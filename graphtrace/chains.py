@@ -308,7 +308,9 @@ def own_methods(cls) -> frozenset:
 def self_callbacks(code, self_param: str) -> frozenset:
     """The attributes of ``self_param`` that ``code`` (and the code nested in it)
     hands to ``.host(...)`` as the callback (``s.host(self.report, h)``, also
-    through ``partial``): methods that read what they read when they run."""
+    through ``partial``), and the attributes on the way to one of an object it
+    holds (``s.host(self.log.record, h)``: log and record): methods that read
+    what they read when they run."""
     out, codes = set(), [code]
     while codes:
         c = codes.pop()
@@ -323,7 +325,8 @@ def self_callbacks(code, self_param: str) -> frozenset:
                 after = 2
                 continue
             if after == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
-                out.add(ins.argval)
+                out.add(ins.argval)   # and of an object it holds: self.log.record
+                continue
             after = 1 if op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host" else 0
     return frozenset(out)
 

@@ -30,6 +30,7 @@ from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError, user_frame
 from .handle import Compiled
+from .held import held_arrays, held_key, held_methods, held_objects
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
@@ -139,6 +140,7 @@ class GraphFunction:
         self._reach = None    # arrays and helpers reached by name (reach.py), found lazily
         self._class_reach: dict = {}   # a method's: class -> its methods' Reach
         self._self_names: dict = {}   # type(self) -> (names it may read of self, chains)
+        self._held: dict = {}   # (type(self), classes of the objects it holds) -> _holds
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
         names = list(self._sig.parameters)
@@ -268,9 +270,30 @@ class GraphFunction:
         """A method's reached arrays: by its names, its class's methods' names
         (``_class_reaches``), and ``self``'s attributes."""
         out = self.reach.arrays()
-        for r in self._class_reaches(type(self_obj))[0]:
+        objects, (_, reaches, _, _) = self._holds(self_obj)
+        for r in self._class_reaches(type(self_obj))[0] + reaches:
             out += r.arrays()
-        return out + instance_arrays(self_obj)
+        return out + instance_arrays(self_obj) + held_arrays(objects)
+
+    def _holds(self, self_obj) -> tuple:
+        """``(objects, (names, reaches, methods, kept))``: the program's own objects
+        ``self_obj`` holds (``held.held_objects``: ``self.opt``); the names the
+        method and the methods of theirs it calls read, the ``Reach`` of those
+        methods (their globals are the method's too), the methods, and the state
+        they keep in them (``held.held_methods``), found once per class of each."""
+        objects = held_objects(self_obj)
+        if not objects:
+            return objects, (frozenset(), (), (), (frozenset(), {}))
+        classes = tuple(dict.fromkeys(type(o) for _, o in objects))
+        key = (type(self_obj), classes)
+        hit = self._held.get(key)
+        if hit is None or not all(class_attribute(c, name) is v for c, name, v, _ in hit[2]):
+            functions = [self.fn] + [f for _, f in class_methods(
+                self.fn, self.self_param, type(self_obj)) if f is not self.fn]
+            names, methods, kept = held_methods(functions, self.self_param, classes)
+            hit = self._held[key] = (names, tuple(r for r in (Reach(f) for *_, f in methods)
+                                                  if r.places), methods, kept)
+        return objects, hit
 
     def _class_reaches(self, cls) -> tuple:
         """``(reaches, methods)``: ``Reach`` of each method, property and static or
@@ -306,8 +329,12 @@ class GraphFunction:
             known = self._self_names[type(self_obj)] = (
                 attribute_names(self.fn, type(self_obj)) - stored, chains)
         names, chains = known
+        objects, (held_names, reaches, methods, kept) = self._holds(self_obj)
+        for r in reaches:
+            out += r.functions()
         return out + instance_values(self_obj, names) + instance_held(self_obj) + \
-            instance_chains(self_obj, chains)
+            instance_chains(self_obj, chains) + held_key(objects, held_names, kept) + \
+            tuple(v for _, _, v, _ in methods)   # by identity
 
     @property
     def reach(self) -> Reach:

@@ -332,11 +332,12 @@ class Tracer(_Hot):
         if root is None:
             raise ArgumentError(
                 f"an array used here ({_describe(buf)}) is not an argument of {self.name} "
-                "nor an array it reaches by a global or closure name (it may be an "
-                "attribute of a module, class or object such as mod.BUF, self.child.w or "
-                "an argument's, a global of a helper passed as an argument or of another "
+                "nor an array it reaches by a global or closure name, or, for a method, "
+                "through self and the program's own objects self holds (self.opt.v). It may "
+                "be an attribute of a module, of a library's object or of an argument "
+                "(mod.BUF, cfg.buf), a global of a helper passed as an argument or of another "
                 "object's method, an array nested in more than 9 levels of containers, or "
-                "an array made during the trace): graphtrace cannot see when it changes, "
+                "an array made during the trace: graphtrace cannot see when it changes, "
                 f"so the graph would keep using this one; pass it to {self.name} as an "
                 "argument, or make scratch memory with s.empty(shape, dtype)")
         buf.base = root   # it moves with that one on rebinding, and is named after it

@@ -188,6 +188,10 @@ class Model:
     def uses_hidden(self, s, out):
         add_into[1, 2, s](self.hidden.buf, out)   # hidden
 
+    @gt.graph(backend="sim")
+    def uses_partial(self, s, out):
+        add_into[1, 2, s](self.hidden.args[0], out)   # in a partial
+
 
 class Holder:
     def __init__(self, buf):
@@ -247,16 +251,34 @@ def test_two_instances_have_their_own_graphs():
     assert result(out_a) == [2, 3] and result(out_b) == [101, 101]
 
 
-def test_an_array_behind_an_attribute_of_an_attribute_is_refused_and_the_method_still_works():
+def test_an_array_behind_an_attribute_of_an_attribute_is_the_graphs_and_rebinds():
+    # an object of the program's own held by self (self.hidden.buf) is walked:
+    # its arrays are the graph's, named after the path, and a new one is seen
     m = Model()
     m.hidden = Holder(dev(1, 1))
     out = dev(0, 0)
-    with pytest.raises(gt.ArgumentError) as e:
-        m.uses_hidden(out)
-    assert e.value.source[1] == line_of(__file__, "hidden")
-    assert "pass it to uses_hidden as an argument" in str(e.value)
+    m.uses_hidden(out)
+    assert result(out) == [1, 1]
+    assert "self.hidden.buf" in str(m.uses_hidden.trace(out))
+    m.hidden.buf = dev(2, 3)   # another array in the held object: seen
+    m.uses_hidden(out)
+    assert result(out) == [3, 4]
+    m.hidden = Holder(dev(10, 10))   # another held object: seen
+    m.uses_hidden(out)
+    assert result(out) == [13, 14]
     m.step(out, 1.0)
-    assert result(out) == [2, 3]
+    assert result(out) == [15, 17]
+
+
+def test_an_array_behind_a_library_object_is_still_refused():
+    # a library's object (here a functools.partial holding an array) is not walked
+    import functools
+    m = Model()
+    m.hidden = functools.partial(print, dev(1, 1))
+    with pytest.raises(gt.ArgumentError) as e:
+        m.uses_partial(dev(0, 0))
+    assert e.value.source[1] == line_of(__file__, "in a partial")
+    assert "pass it to uses_partial as an argument" in str(e.value)
 
 
 def local_array_helper(s, out):

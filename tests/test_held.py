@@ -1,0 +1,228 @@
+"""Objects of the program's own that a graph method's ``self`` holds.
+
+``self.opt.update(s, g, w)`` reading ``self.lr`` off the optimizer, layers in a
+list each holding its weights: their arrays are the graph's, and what the
+traced code reads off them is watched, so a later change traces anew instead of
+replaying the old value. On the simulator, where results can be read back.
+"""
+import functools
+import types
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from graphtrace.held import held_objects, own_class
+
+
+@cuda.jit
+def axpy(a, x, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] += a * x[i]
+
+
+@cuda.jit
+def put(out, v):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = v
+
+
+def dev(*values):
+    return cuda.to_device(np.array(values, dtype=np.float64))
+
+
+def result(a):
+    return a.copy_to_host().tolist()
+
+
+class SGD:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def update(self, s, g, w):
+        axpy[1, 2, s](-self.lr, g, w)
+
+
+class GraphSGD:
+    def __init__(self, lr):
+        self.lr = lr
+
+    @gt.graph(backend="sim")
+    def update(self, s, g, w):   # a graph method of the held object: inlined
+        axpy[1, 2, s](-self.lr, g, w)
+
+
+class Momentum:
+    def __init__(self, lr, n=2):
+        self.lr = lr
+        self.v = cuda.to_device(np.zeros(n))
+        self.t = 0
+
+    def update(self, s, g, w):
+        self.t += 1   # state the optimizer keeps: read when traced, not watched
+        axpy[1, 2, s](1.0, g, self.v)
+        axpy[1, 2, s](-self.lr, self.v, w)
+
+
+class Model:
+    def __init__(self, opt):
+        self.opt = opt
+        self.w = dev(1, 1)
+        self.g = dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.opt.update(s, self.g, self.w)
+
+
+@pytest.mark.parametrize("opt", [SGD, GraphSGD])
+def test_a_setting_of_a_held_object_is_watched(opt):
+    m = Model(opt(0.5))
+    before = m.step.cache_info().misses
+    m.step()
+    assert result(m.w) == [0.5, 0.5]
+    m.step()
+    assert result(m.w) == [0.0, 0.0]
+    m.opt.lr = 0.25   # changed in place
+    m.step()
+    assert result(m.w) == [-0.25, -0.25]
+    m.opt = opt(1.0)  # another object
+    m.step()
+    assert result(m.w) == [-1.25, -1.25]
+    assert m.step.cache_info().misses == before + 3
+
+
+def test_a_held_objects_arrays_are_the_graphs_and_its_state_is_not_watched():
+    m = Model(Momentum(0.5))
+    before = m.step.cache_info().misses
+    for _ in range(3):
+        m.step()
+    # v: 1, 2, 3; w: 1 - 0.5 * (1 + 2 + 3)
+    assert result(m.opt.v) == [3.0, 3.0] and result(m.w) == [-2.0, -2.0]
+    assert m.step.cache_info().misses == before + 1 and m.opt.t == 1   # traced once
+    listing = str(m.step.trace())
+    assert "self.opt.v" in listing
+    m.opt.v = dev(10, 10)   # another array in the held object: bound anew
+    m.step()
+    assert result(m.opt.v) == [11.0, 11.0] and result(m.w) == [-7.5, -7.5]
+
+
+class Layer:
+    def __init__(self, scale, owner=None):
+        self.scale = scale
+        self.out = dev(0, 0)
+        self.owner = owner   # a way back: walked once
+
+    def __call__(self, s, x):
+        put[1, 2, s](self.out, 0.0)
+        axpy[1, 2, s](self.scale, x, self.out)
+        return self.out
+
+
+class Stats:
+    def __init__(self):
+        self.calls = 0
+
+    def record(self, h):
+        self.calls += 1   # a host callback's counter: read when it runs
+
+
+class Net:
+    def __init__(self):
+        self.layers = [Layer(2.0, self), Layer(3.0, self)]
+        self.stats = Stats()
+        self.h = gt.pinned_empty(2, np.float64)
+
+    @gt.graph(backend="sim")
+    def run(self, s, x):
+        for layer in self.layers:
+            x = layer(s, x)
+        s.copy(self.h, x)
+        s.host(self.stats.record, self.h)
+
+
+def test_layers_in_a_list_each_holding_arrays():
+    net, x = Net(), dev(1, 2)
+    for _ in range(3):
+        net.run(x)
+    assert result(net.layers[1].out) == [6.0, 12.0] and net.h.tolist() == [6.0, 12.0]
+    assert net.stats.calls == 3 and net.run.cache_info().misses == 1
+    net.layers[0].scale = 5.0
+    net.run(x)
+    assert result(net.layers[1].out) == [15.0, 30.0]
+    net.layers[1] = Layer(1.0)
+    net.run(x)
+    assert result(net.layers[1].out) == [5.0, 10.0]
+    assert net.run.cache_info().misses == 3
+
+
+MOMENTUM = 0.5
+
+
+class Scaled:
+    def __init__(self):
+        self.v = dev(1, 1)
+
+    def update(self, s, w):
+        axpy[1, 2, s](MOMENTUM, self.v, w)   # a global a held object's method reads
+
+
+class Holder:
+    def __init__(self):
+        self.opt = Scaled()
+        self.w = dev(0, 0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.opt.update(s, self.w)
+
+
+def test_a_global_a_held_objects_method_reads_is_watched():
+    global MOMENTUM
+    h = Holder()
+    h.step()
+    assert result(h.w) == [0.5, 0.5]
+    MOMENTUM = 2.0
+    try:
+        h.step()
+        assert result(h.w) == [2.5, 2.5]
+    finally:
+        MOMENTUM = 0.5
+
+
+def test_a_held_objects_method_put_on_its_class_anew_traces_anew():
+    class Opt:
+        def update(self, s, w):
+            put[1, 2, s](w, 1.0)
+
+    class M:
+        def __init__(self):
+            self.opt, self.w = Opt(), dev(0, 0)
+
+        @gt.graph(backend="sim")
+        def step(self, s):
+            self.opt.update(s, self.w)
+
+    m = M()
+    m.step()
+    assert result(m.w) == [1.0, 1.0]
+    Opt.update = lambda self, s, w: put[1, 2, s](w, 7.0)
+    m.step()
+    assert result(m.w) == [7.0, 7.0]
+
+
+def test_own_classes():
+    assert own_class(SGD) and own_class(types.SimpleNamespace)
+    for t in (int, list, dict, np.ndarray, functools.partial, type(dev(1)), type,
+              type(np.random.default_rng())):
+        assert not own_class(t), t
+
+
+def test_held_objects_walks_lists_dicts_and_objects_once_each():
+    net = Net()
+    net.extra = {"a": net.layers[0], "b": [net.stats]}
+    labels = [label for label, _ in held_objects(net)]
+    assert labels == ["self.layers[0]", "self.layers[1]", "self.stats"]

@@ -320,8 +320,9 @@ def self_callbacks(code, self_param: str) -> frozenset:
             op = ins.opname
             if after == 1 and _through_partial(ins):
                 continue
-            if after == 1 and (op.startswith("LOAD_FAST") or op == "LOAD_DEREF") and \
-                    ins.argval == self_param:   # (a cell where a lambda holds self)
+            if after == 1 and (op.startswith("LOAD_FAST") or op == "LOAD_DEREF" or
+                               op in NAME_LOADS) and \
+                    ins.argval == self_param:   # (a cell where a lambda holds self; OPT)
                 after = 2
                 continue
             if after == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):

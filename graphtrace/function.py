@@ -24,6 +24,7 @@ from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
 from .arguments import Call, path_str, same_call, snapshot, walk
 from .backend import resolve, runnable
+from .chains import lookup
 from .buffers import is_array
 from .context import STATE, current_tracer
 from .debug import checks_intents
@@ -34,9 +35,9 @@ from .held import held_arrays, held_key, held_methods, held_objects
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import (Reach, attribute_names, class_attribute, class_methods, identities,
-                    instance_arrays, instance_chains, instance_held, instance_values,
-                    named_values, self_chains, unchanged)
+from .reach import (Reach, _python_function, attribute_names, class_attribute, class_methods,
+                    identities, instance_arrays, instance_chains, instance_held,
+                    instance_values, named_values, self_chains, unchanged)
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -259,40 +260,75 @@ class GraphFunction:
         and those of ``self`` for a method."""
         tracer.add_arguments(self.reached(arguments))
 
-    def reached(self, arguments) -> list:
+    def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its
-        parameters: those reached by name, and a method's ``self`` attributes."""
+        parameters: those reached by name, and a method's ``self`` attributes
+        (``held``: ``holds(arguments)``, found already)."""
         if not self._lead:
-            return self.reach.arrays()
-        return self._arrays_of(arguments[self.self_param])
+            return self._named_arrays(held)
+        return self._arrays_of(arguments[self.self_param], held)
 
-    def _arrays_of(self, self_obj) -> list:
+    def holds(self, arguments):
+        """``_holds`` of a call's ``self`` (or a function's names), or None where a
+        function's names hold no object: found once for ``reached`` and
+        ``functions``."""
+        if self._lead:
+            return self._holds(arguments[self.self_param])
+        return self._holds(None) if self.reach.objects else None
+
+    def _named_arrays(self, held=None) -> list:
+        """A function's reached arrays: by its names, and in the program's own
+        objects its names hold (``OPT.v``)."""
+        out = self.reach.arrays()
+        if self.reach.objects:
+            objects, (_, reaches, _, _) = held if held is not None else self._holds(None)
+            for r in reaches:
+                out += r.arrays()
+            out += held_arrays(objects)
+        return out
+
+    def _arrays_of(self, self_obj, held=None) -> list:
         """A method's reached arrays: by its names, its class's methods' names
         (``_class_reaches``), and ``self``'s attributes."""
         out = self.reach.arrays()
-        objects, (_, reaches, _, _) = self._holds(self_obj)
+        objects, (_, reaches, _, _) = held if held is not None else self._holds(self_obj)
         for r in self._class_reaches(type(self_obj))[0] + reaches:
             out += r.arrays()
         return out + instance_arrays(self_obj) + held_arrays(objects)
 
     def _holds(self, self_obj) -> tuple:
         """``(objects, (names, reaches, methods, kept))``: the program's own objects
-        ``self_obj`` holds (``held.held_objects``: ``self.opt``); the names the
-        method and the methods of theirs it calls read, the ``Reach`` of those
-        methods (their globals are the method's too), the methods, and the state
-        they keep in them (``held.held_methods``), found once per class of each."""
-        objects = held_objects(self_obj)
+        ``self_obj`` holds (``held.held_objects``: ``self.opt``), or for a function
+        (``self_obj`` None) those its names hold (``Reach.objects``: ``OPT``); the
+        names the code and the methods of theirs it calls read, the ``Reach`` of
+        those methods (their globals are the graph's too), the methods, and the
+        state they keep in them (``held.held_methods``), found once per class of
+        each."""
+        if self_obj is None:
+            seen: set = set()
+            objects = [o for fn, name, label in self.reach.objects
+                       for o in held_objects(lookup(fn, name), label, seen)]
+        else:
+            objects = held_objects(self_obj)
         if not objects:
-            return objects, (frozenset(), (), (), (frozenset(), {}))
+            return objects, _NOTHING_HELD
         classes = tuple(dict.fromkeys(type(o) for _, o in objects))
         key = (type(self_obj), classes)
         hit = self._held.get(key)
         if hit is None or not all(class_attribute(c, name) is v for c, name, v, _ in hit[2]):
-            functions = [self.fn] + [f for _, f in class_methods(
-                self.fn, self.self_param, type(self_obj)) if f is not self.fn]
-            names, methods, kept = held_methods(functions, self.self_param, classes)
+            if self_obj is None:   # the function, its helpers; the names holding objects
+                functions = [self.fn] + [f for f in (_python_function(v) for _, _, v in
+                                                     self.reach.helpers) if f is not None]
+                heads = frozenset(name for _, name, _ in self.reach.objects)
+            else:
+                functions = [self.fn] + [f for _, f in class_methods(
+                    self.fn, self.self_param, type(self_obj)) if f is not self.fn]
+                heads = frozenset({self.self_param})
+            names, methods, kept = held_methods(functions, heads, classes)
             hit = self._held[key] = (names, tuple(r for r in (Reach(f) for *_, f in methods)
                                                   if r.places), methods, kept)
+        if self_obj is None and not hit[2] and not held_arrays(objects):
+            return [], _NOTHING_HELD   # settings alone (CFG.lr): Reach's chains watch them
         return objects, hit
 
     def _class_reaches(self, cls) -> tuple:
@@ -313,12 +349,18 @@ class GraphFunction:
             (name, class_attribute(cls, name)) for name, _ in found))
         return hit
 
-    def functions(self, self_obj=None) -> tuple:
+    def functions(self, self_obj=None, held=None) -> tuple:
         """The helpers, kernels and numbers reached by name, and for a method the
         values its ``self`` holds (``self.lr``): what the cache key holds by value."""
         out = self.reach.functions()
         if not self._lead:
-            return out
+            if not self.reach.objects:
+                return out
+            objects, (names, reaches, methods, kept) = \
+                held if held is not None else self._holds(None)
+            for r in reaches:
+                out += r.functions()
+            return out + held_key(objects, names, kept) + tuple(v for _, _, v, _ in methods)
         reaches, methods = self._class_reaches(type(self_obj))
         for r in reaches:
             out += r.functions()
@@ -329,7 +371,8 @@ class GraphFunction:
             known = self._self_names[type(self_obj)] = (
                 attribute_names(self.fn, type(self_obj)) - stored, chains)
         names, chains = known
-        objects, (held_names, reaches, methods, kept) = self._holds(self_obj)
+        objects, (held_names, reaches, methods, kept) = \
+            held if held is not None else self._holds(self_obj)
         for r in reaches:
             out += r.functions()
         return out + instance_values(self_obj, names) + instance_held(self_obj) + \
@@ -535,8 +578,8 @@ class GraphFunction:
         None where a call must take the full check: methods, containers
         ``identities`` cannot vouch for."""
         reach = self.reach
-        if self._lead:
-            return None
+        if self._lead or reach.objects and self._holds(None)[0]:   # objects of the
+            return None                  # program's own whose methods run or arrays are used
         getters, deep = reach.getters, ()
         if reach.has_arrays:
             try:
@@ -569,13 +612,15 @@ class GraphFunction:
         attributes) are the very objects of ``reached``, in the same places (an
         array moved to a place that held None is another graph)."""
         reach = self.reach
-        if not self._lead and not reach.places:
+        if not self._lead and not reach.places and not reach.objects:
             return not reached[0] and not reached[1]
-        if self.functions(args[0] if self._lead else None) != reached[1]:
+        held = self._holds(args[0]) if self._lead else \
+            self._holds(None) if reach.objects else None   # walked once for both
+        if self.functions(args[0] if self._lead else None, held) != reached[1]:
             return False
-        if not self._lead and not reach.has_arrays:
+        if not self._lead and not reach.has_arrays and not reach.objects:
             return not reached[0]
-        arrays = self._arrays_of(args[0]) if self._lead else reach.arrays()
+        arrays = self._arrays_of(args[0], held) if self._lead else self._named_arrays(held)
         return len(arrays) == len(reached[0]) and \
             all(a is b and la == lb for (la, a), (lb, b) in zip(arrays, reached[0]))
 
@@ -662,6 +707,9 @@ class GraphFunction:
 
     def __repr__(self):
         return f"<graphtrace.graph {self.__name__} deps={self.deps}>"
+
+
+_NOTHING_HELD = (frozenset(), (), (), (frozenset(), {}))
 
 
 def _refuse_result(name: str, result) -> None:

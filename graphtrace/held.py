@@ -1,5 +1,6 @@
-"""The program's own objects a graph method's ``self`` holds: ``self.opt``,
-``self.layers[0]``, and those they hold in turn.
+"""The program's own objects a graph method's ``self`` holds (``self.opt``,
+``self.layers[0]``, and those they hold in turn), and those a graph function
+reaches by a global or closure name (``OPT``, ``STATE``: ``Reach.objects``).
 
 Such an object is part of what the method computes with. Its arrays are the
 graph's, named ``self.opt.v`` and rebound as ``self``'s own are; what its
@@ -16,77 +17,38 @@ reads what it reads when it runs: its counter is state, not a setting).
 
 Objects of a library's class (numpy's, cupy's, torch's, the standard
 library's) are not walked; nor are containers beyond ``_MAX_DEPTH`` levels.
+An object held by a name whose methods the graph does not call and that holds
+no array (settings alone: ``CFG.lr``) is left to ``Reach``'s chains, and the
+function's call keeps its shortcut; one that does makes every call take the
+full check.
 """
 from __future__ import annotations
 
-import os
-import sys
-import sysconfig
 import types
-from functools import partial
 
 from .buffers import _kinds
 from .chains import chain, self_callbacks, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _Same, _attributes, \
-    _is_callable_object, _is_value, _leaves, _library, _methods_named, _python_function, \
-    class_attribute, held_values
+    _is_callable_object, _is_value, _leaves, _methods_named, _python_function, class_attribute, \
+    held_values, own_class
 from .scalar import value_key
 from .tree import children
 
 __all__ = ["held_objects", "held_arrays", "held_key", "held_methods", "own_class"]
 
-_OWN: dict = {}   # type -> whether it is a class of the program's own
-
-_NOT_OWN = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-            types.MethodType, partial, list, tuple, dict, set, frozenset, str, bytes,
-            int, float, complex, bool)
-
-
-def _installed() -> tuple:
-    """The folders of the standard library and of installed packages."""
-    paths = sysconfig.get_paths()
-    found = {os.path.realpath(paths[k]) + os.sep
-             for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-    found |= {os.path.realpath(p) + os.sep for p in sys.path
-              if p and ("site-packages" in p or "dist-packages" in p)}
-    return tuple(found)
-
-
-_LIBRARY_PATHS = _installed()
-
-
-def own_class(t: type) -> bool:
-    """Whether instances of ``t`` are objects of the program's own, walked for
-    what they hold: a class defined in the program (a script, a notebook, a
-    package of its own), or ``types.SimpleNamespace``; not an array's, a
-    container's, a function's, nor any class of the standard library or of an
-    installed package."""
-    hit = _OWN.get(t)
-    if hit is None:
-        hit = _OWN[t] = _own(t)
-    return hit
-
-
-def _own(t: type) -> bool:
-    if t is types.SimpleNamespace:
-        return True
-    if issubclass(t, _NOT_OWN) or _kinds.get(t) in _ARRAY_KINDS or _library(t) or \
-            hasattr(t, "__cuda_array_interface__") or hasattr(t, "__dlpack_device__"):
-        return False
-    module = sys.modules.get(t.__module__)
-    path = getattr(module, "__file__", None)
-    if path is None:   # a notebook's or a script's __main__, code run by exec
-        return module is None or t.__module__ == "__main__"
-    return not os.path.realpath(path).startswith(_LIBRARY_PATHS)
-
-
-def held_objects(obj) -> list:
+def held_objects(obj, label: str | None = None, seen: set | None = None) -> list:
     """``(label, object)`` for each object of the program's own (``own_class``)
     that ``obj`` (a method's ``self``) holds in its attributes, directly or in
     lists, tuples and dicts, and those these hold in turn; each object once,
-    under the first label found (``self`` itself never)."""
+    under the first label found (``self`` itself never). With ``label``, ``obj``
+    is such an object held by a global or closure name (``OPT``): itself and
+    what it holds, not those in ``seen`` (ids, updated)."""
     out: list = []
-    seen = {id(obj)}
+    seen = set() if seen is None else seen
+    if label is not None:
+        _walk(obj, label, 0, seen, out)
+        return out
+    seen.add(id(obj))
     for name, v in _attributes(obj):
         _walk(v, f"self.{name}", 0, seen, out)
     return out
@@ -107,7 +69,9 @@ def _walk(v, label: str, depth: int, seen: set, out: list) -> None:
         seen.add(id(v))
         out.append((label, v))
         for name, x in _attributes(v):
-            _walk(x, f"{label}.{name}", depth + 1, seen, out)
+            k = type(x)
+            if k not in _SKIPPED and _kinds.get(k) not in _ARRAY_KINDS:   # (at once)
+                _walk(x, f"{label}.{name}", depth + 1, seen, out)
         return
     items = children(v)
     if not items:
@@ -123,6 +87,7 @@ def held_arrays(objects) -> list:
     """``(label, array)`` for the arrays the objects of ``held_objects`` hold in
     their attributes (lists, tuples and dicts of them too)."""
     return [leaf for label, o in objects for name, v in _attributes(o)
+            if type(v) not in _SKIPPED   # numbers: at once
             for leaf in _leaves(v, f"{label}.{name}")]
 
 
@@ -140,8 +105,10 @@ def held_key(objects, names: frozenset, kept=(frozenset(), {})) -> tuple:
         if _ALL in state:
             continue
         for name, v in _attributes(o):
+            if name not in names or name in state:
+                continue
             at = f"{label}.{name}"
-            if name not in names or name in state or at in labels:
+            if at in labels:
                 continue
             if v is None or _is_value(v):
                 out.append((at, type(v), _Held(v) if type(v) in _GROUPS else value_key(v)))
@@ -157,18 +124,18 @@ def held_key(objects, names: frozenset, kept=(frozenset(), {})) -> tuple:
 _ALL = object()   # a method changes the whole object (setattr(self, k, v))
 
 
-def held_methods(functions, self_param: str, classes) -> tuple:
+def held_methods(functions, heads: frozenset, classes) -> tuple:
     """``(names, methods, kept)`` for the held objects of ``classes``: the
     attribute names the code of ``functions`` (a method and the methods of its
-    class it calls) and of the methods of ``classes`` it names loads (those of
-    the methods named in turn too); those methods, as ``(class, name, what the
-    class holds by that name, function)``; and the state that code keeps in
-    held objects, which the key leaves out as ``self``'s own counters: ``(labels
-    of what the method changes, self.state.step += 1; class -> the attributes
-    its walked methods change, self.t += 1)``. An object's ``__call__`` is
-    followed (``layer(s, x)``); methods ``functions[0]`` hands to ``s.host``
-    (``s.host(self.log.record, h)``) are not."""
-    skip = self_callbacks(functions[0].__code__, self_param)
+    class it calls; a function and its helpers) and of the methods of
+    ``classes`` it names loads (those of the methods named in turn too); those
+    methods, as ``(class, name, what the class holds by that name, function)``;
+    and the state that code keeps in held objects, which the key leaves out as
+    ``self``'s own counters: ``(labels of what ``functions`` change off the
+    names of ``heads``, self.state.step += 1 or OPT.t += 1; class -> the
+    attributes its walked methods change, self.t += 1)``. An object's
+    ``__call__`` is followed (``layer(s, x)``); methods ``functions`` hand to
+    ``s.host`` off a head (``s.host(self.log.record, h)``) are not."""
     todo = [(f, None) for f in functions]
     found, seen, names = [], set(), set()
     for cls in classes:   # an object called (layer(s, x)) runs its __call__
@@ -183,14 +150,15 @@ def held_methods(functions, self_param: str, classes) -> tuple:
         f, owner = todo.pop()
         code = f.__code__
         names |= _loaded(code)
-        first = code.co_varnames[:1]
-        for head, steps in value_chains(code, roots=frozenset(first))[1] if first else ():
-            if head != first[0]:
-                continue
-            if owner is None and len(steps) >= 2:   # self.state.step += 1
-                labels.add(str(chain("self", steps)))
-            elif owner is not None:                 # an optimizer's self.t += 1
+        first = frozenset(code.co_varnames[:1])
+        roots = heads | first if owner is None else first
+        for head, steps in value_chains(code, roots=roots)[1]:
+            if owner is None and head in heads and steps:   # self.state.step += 1
+                labels.add(str(chain(head, steps)))
+            elif owner is not None and head in first:   # an optimizer's self.t += 1
                 by_class.setdefault(owner, set()).add(steps[0][1] if steps else _ALL)
+        skip = frozenset().union(*(self_callbacks(code, h) for h in heads)) \
+            if owner is None else frozenset()
         for cls in classes:
             for name, method, _ in _methods_named(code, cls, skip):
                 if (cls, name) not in seen:

@@ -17,8 +17,11 @@ counter or history: state, not a setting). Numbers reached otherwise (a key
 held in a variable, a loop over a dict) are not: pass a value that changes
 as an argument.
 
-An array a graph uses that is reached some other way (an object's attribute,
-a local of a helper, a function passed as a value) is refused by the tracer.
+Objects of the program's own classes held by such names are walked too
+(``Reach.objects``, ``held.py``): their arrays and what their methods read.
+An array a graph uses that is reached some other way (a library object's
+attribute, a local of a helper, a function passed as a value) is refused by
+the tracer.
 """
 from __future__ import annotations
 
@@ -27,6 +30,9 @@ import dis
 import enum
 import inspect
 import operator
+import os
+import sys
+import sysconfig
 import types
 from functools import partial
 from itertools import repeat
@@ -43,7 +49,7 @@ from .tree import children
 
 __all__ = ["Reach", "attribute_names", "class_attribute", "class_methods", "held_values",
            "instance_arrays", "instance_chains", "instance_held", "instance_values",
-           "name_chains", "named_values", "identities", "self_chains", "unchanged"]
+           "name_chains", "named_values", "identities", "own_class", "self_chains", "unchanged"]
 
 _MAX_DEPTH = 8
 
@@ -453,6 +459,51 @@ def _kernel_like(v) -> bool:
         _followed(v) is not None
 
 
+_OWN: dict = {}   # type -> whether it is a class of the program's own
+
+_NOT_OWN = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
+            types.MethodType, partial, list, tuple, dict, set, frozenset, str, bytes,
+            int, float, complex, bool)
+
+
+def _installed() -> tuple:
+    """The folders of the standard library and of installed packages."""
+    paths = sysconfig.get_paths()
+    found = {os.path.realpath(paths[k]) + os.sep
+             for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    found |= {os.path.realpath(p) + os.sep for p in sys.path
+              if p and ("site-packages" in p or "dist-packages" in p)}
+    return tuple(found)
+
+
+_LIBRARY_PATHS = _installed()
+
+
+def own_class(t: type) -> bool:
+    """Whether instances of ``t`` are objects of the program's own, walked for
+    what they hold: a class defined in the program (a script, a notebook, a
+    package of its own), or ``types.SimpleNamespace``; not an array's, a
+    container's, a function's, nor any class of the standard library or of an
+    installed package."""
+    hit = _OWN.get(t)
+    if hit is None:
+        hit = _OWN[t] = _own(t)
+    return hit
+
+
+def _own(t: type) -> bool:
+    if t is types.SimpleNamespace:
+        return True
+    if issubclass(t, _NOT_OWN) or _kinds.get(t) in _ARRAY_KINDS or _library(t) or \
+            hasattr(t, "__cuda_array_interface__") or hasattr(t, "__dlpack_device__"):
+        return False
+    module = sys.modules.get(t.__module__)
+    path = getattr(module, "__file__", None)
+    if path is None:   # a notebook's or a script's __main__, code run by exec
+        return module is None or t.__module__ == "__main__"
+    return not os.path.realpath(path).startswith(_LIBRARY_PATHS)
+
+
 def _library(v) -> bool:
     """A module (or a class or namespace of one) of the libraries reach leaves alone."""
     name = v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", "")
@@ -468,14 +519,27 @@ def _is_callable_object(v) -> bool:
     return callable(v) or hasattr(v, "kernel") and hasattr(v, "intents")   # gt.kernel's
 
 
-def _attributes(obj):
+def _attributes(obj) -> list:
     """``(name, value)`` of an object's attributes: its ``__dict__`` and its slots."""
-    yield from getattr(obj, "__dict__", {}).items()
-    for cls in type(obj).__mro__:
-        slots = cls.__dict__.get("__slots__", ())
-        for name in (slots,) if isinstance(slots, str) else slots:
-            if name not in ("__dict__", "__weakref__") and hasattr(obj, name):
-                yield name, getattr(obj, name)
+    out = list(getattr(obj, "__dict__", _NO_DICT).items())
+    slots = _SLOTS.get(type(obj))
+    if slots is None:
+        slots = _SLOTS[type(obj)] = tuple(
+            name for cls in type(obj).__mro__
+            for name in _slot_names(cls.__dict__.get("__slots__", ()))
+            if name not in ("__dict__", "__weakref__"))
+    for name in slots:
+        if hasattr(obj, name):
+            out.append((name, getattr(obj, name)))
+    return out
+
+
+_NO_DICT: dict = {}
+_SLOTS: dict = {}   # type -> the names of its slots, its bases' too
+
+
+def _slot_names(slots) -> tuple:
+    return (slots,) if isinstance(slots, str) else tuple(slots)
 
 
 def attribute_names(fn, cls=None) -> frozenset:
@@ -526,7 +590,7 @@ class Reach:
     function (``arrays`` checks that first).
     """
 
-    __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters",
+    __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
                  "_helper_values", "_number_names", "_chains", "_changed")
 
     def __init__(self, root):
@@ -539,6 +603,8 @@ class Reach:
         # strings, dtypes, classes and tuples of them (by value, _is_value)
         self._chains: list = []           # (function, _Chain, id of the object read)
         self._changed: list = []          # (id of an object, steps) walked code changes
+        self.objects: list[tuple] = []    # (function, name, label): objects of the
+        # program's own held by a name (OPT of OPT.update(s, g, w)): walked (held.py)
         self._walk(self.root, set(), 0, {})
         self.places += [(fn, chain, None, None) for fn, chain, held in self._chains
                         if not any(at == held and changes(chain.steps, steps)
@@ -598,6 +664,9 @@ class Reach:
                     if held is not None and _kernel_like(held):
                         self.places.append((fn, dotted, None, False))
                         self._walk_into(held, seen, depth, labels)   # and what it reaches
+            if own_class(type(v)) and all(f is not fn or n != name for f, n, _ in self.objects):
+                self.objects.append((fn, name, name if fn is self.root else
+                                     f"{fn.__name__}.{name}"))
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
                 reads = reads if reads is not None else _reads(fn, code)
                 self._settings(fn, name, v, reads, baked)

@@ -468,19 +468,44 @@ def read_ref(ref, y):
         y[i] += ref[i]
 
 
-def test_regions_sharing_state_their_object_holds_are_ordered():
-    """The state an object keeps is no array of the graph (nor is a library
-    handle's workspace): regions run in the order they were recorded (two using
-    an optimizer's state raced: no edge)."""
+class _Regions:
+    def __init__(self, write, read):
+        self.write, self.read = write, read
+
+
+def _closure_optimizer():
+    state = cuda.to_device(np.zeros(4))   # in a closure: no array of the graph
+
+    def write(x):
+        state[...] = x * 2
+
+    def read(out):
+        out[...] = state + 1
+    return _Regions(write, read), state
+
+
+CLOSURE_OPTIMIZER, CLOSURE_STATE = _closure_optimizer()
+
+
+@pytest.mark.parametrize("holder, listed", [
+    ("OPTIMIZER", "inout(opt.state, library state)"),   # an object of the program's own:
+    ("CLOSURE_OPTIMIZER", "inout(library state)")])     # its array is the graph's
+def test_regions_sharing_state_their_object_holds_are_ordered(holder, listed):
+    """The state an object keeps, in no array of the graph (nor is a library
+    handle's workspace), or in an array a global object of the program's own
+    holds: regions run in the order they were recorded (two using an
+    optimizer's state raced: no edge)."""
+    opt = globals()[holder]
+    state = OPTIMIZER.state if opt is OPTIMIZER else CLOSURE_STATE
+
     @gt.graph
     def f(s, x, out):
-        s.captured(OPTIMIZER.write, x, reads=[x])
-        s.captured(OPTIMIZER.read, out, writes=[out])
+        s.captured(opt.write, x, reads=[x])
+        s.captured(opt.read, out, writes=[out])
     g = f.trace(cuda.to_device(np.ones(4)), cuda.device_array(4))
-    assert "inout(library state)" in str(g) and \
-        [[d.index for d in n.deps] for n in g.nodes] == [[], [0]]
+    assert listed in str(g) and [[d.index for d in n.deps] for n in g.nodes] == [[], [0]]
     for k in range(6):
-        OPTIMIZER.state.copy_to_device(np.zeros(4))
+        state.copy_to_device(np.zeros(4))
         out = cuda.device_array(4)
         f(cuda.to_device(np.full(4, float(k))), out)
         assert out.copy_to_host().tolist() == [2.0 * k + 1] * 4

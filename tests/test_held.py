@@ -226,3 +226,90 @@ def test_held_objects_walks_lists_dicts_and_objects_once_each():
     net.extra = {"a": net.layers[0], "b": [net.stats]}
     labels = [label for label, _ in held_objects(net)]
     assert labels == ["self.layers[0]", "self.layers[1]", "self.stats"]
+
+
+OPT = SGD(0.5)
+
+
+class State:
+    def __init__(self):
+        self.u = dev(1, 2)
+
+
+STATE = State()
+SETTINGS = types.SimpleNamespace(lr=2.0)
+
+
+class Log:
+    def __init__(self):
+        self.calls = 0
+
+    def record(self, h):
+        self.calls += 1
+
+
+LOG = Log()
+
+
+@gt.graph(backend="sim")
+def global_step(s, g, w):
+    OPT.update(s, g, w)   # a global optimizer's method reads its lr
+
+
+@gt.graph(backend="sim")
+def global_state(s, w, h):
+    axpy[1, 2, s](SETTINGS.lr, STATE.u, w)   # an array a global object holds
+    s.copy(h, w)
+    s.host(LOG.record, h)
+
+
+def test_a_global_objects_method_reads_are_watched():
+    global OPT
+    keep = OPT
+    try:
+        g, w = dev(1, 1), dev(1, 1)
+        global_step(g, w)
+        assert result(w) == [0.5, 0.5]
+        OPT.lr = 0.25
+        global_step(g, w)
+        assert result(w) == [0.25, 0.25]
+        OPT = SGD(1.0)
+        global_step(g, w)
+        assert result(w) == [-0.75, -0.75]
+    finally:
+        OPT = keep
+
+
+def test_a_global_objects_arrays_are_the_graphs_and_a_callbacks_counter_is_not_watched():
+    w, h = dev(0, 0), gt.pinned_empty(2, np.float64)
+    before = global_state.cache_info().misses
+    for _ in range(3):
+        global_state(w, h)
+    assert result(w) == [6.0, 12.0] and LOG.calls >= 3
+    assert global_state.cache_info().misses == before + 1
+    assert "STATE.u" in str(global_state.trace(w, h))
+    keep = STATE.u
+    try:
+        STATE.u = dev(10, 10)   # another array in the global object: seen
+        global_state(w, h)
+        assert result(w) == [26.0, 32.0]
+    finally:
+        STATE.u = keep
+
+
+@gt.graph(backend="sim")
+def reads_settings(s, w):
+    put[1, 2, s](w, SETTINGS.lr)
+
+
+def test_a_global_object_of_settings_alone_keeps_the_short_call_path():
+    w = dev(0, 0)
+    reads_settings(w)
+    reads_settings(w)
+    assert reads_settings._fast is not None   # no walk of the object at every call
+    SETTINGS.lr = 3.0
+    try:
+        reads_settings(w)
+        assert result(w) == [3.0, 3.0]
+    finally:
+        SETTINGS.lr = 2.0

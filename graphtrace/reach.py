@@ -463,7 +463,7 @@ _OWN: dict = {}   # type -> whether it is a class of the program's own
 
 _NOT_OWN = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
             types.MethodType, partial, list, tuple, dict, set, frozenset, str, bytes,
-            int, float, complex, bool)
+            int, float, complex, bool, enum.Enum, BaseException)
 
 
 def _installed() -> tuple:
@@ -483,8 +483,8 @@ def own_class(t: type) -> bool:
     """Whether instances of ``t`` are objects of the program's own, walked for
     what they hold: a class defined in the program (a script, a notebook, a
     package of its own), or ``types.SimpleNamespace``; not an array's, a
-    container's, a function's, nor any class of the standard library or of an
-    installed package."""
+    container's, a function's, an enum's or an exception's, nor any class of the
+    standard library or of an installed package, nor a subclass of one."""
     hit = _OWN.get(t)
     if hit is None:
         hit = _OWN[t] = _own(t)
@@ -497,6 +497,12 @@ def _own(t: type) -> bool:
     if issubclass(t, _NOT_OWN) or _kinds.get(t) in _ARRAY_KINDS or _library(t) or \
             hasattr(t, "__cuda_array_interface__") or hasattr(t, "__dlpack_device__"):
         return False
+    # a subclass of a library's class (a torch Module's) holds that library's parts
+    return _own_module(t) and all(b is object or _own_module(b) for b in t.__mro__[1:])
+
+
+def _own_module(t: type) -> bool:
+    """Whether class ``t`` is defined in the program's own code."""
     module = sys.modules.get(t.__module__)
     path = getattr(module, "__file__", None)
     if path is None:   # a notebook's or a script's __main__, code run by exec

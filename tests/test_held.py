@@ -215,9 +215,21 @@ def test_a_held_objects_method_put_on_its_class_anew_traces_anew():
 
 
 def test_own_classes():
-    assert own_class(SGD) and own_class(types.SimpleNamespace)
+    import enum
+    import threading
+
+    class Sub(SGD):
+        pass
+
+    class Color(enum.Enum):
+        RED = 1
+
+    class Worker(threading.Thread):   # a library's class underneath: not walked
+        pass
+
+    assert own_class(SGD) and own_class(Sub) and own_class(types.SimpleNamespace)
     for t in (int, list, dict, np.ndarray, functools.partial, type(dev(1)), type,
-              type(np.random.default_rng())):
+              type(np.random.default_rng()), Color, Worker, ValueError):
         assert not own_class(t), t
 
 

@@ -38,14 +38,17 @@ def tree_map(fn, value):
     return fn(value)
 
 
-def leaves(value):
-    """Every leaf of ``value``, depth first, in order."""
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            yield from leaves(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from leaves(v)
+def leaves(value, _within=None):
+    """Every leaf of ``value``, depth first, in order; a container inside itself
+    (a list appended to itself) is not walked again."""
+    if isinstance(value, (list, tuple, dict)):
+        within = set() if _within is None else _within
+        if id(value) in within:
+            return
+        within.add(id(value))
+        for v in value.values() if isinstance(value, dict) else value:
+            yield from leaves(v, within)
+        within.discard(id(value))
     else:
         yield value
 

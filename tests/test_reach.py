@@ -612,3 +612,32 @@ def test_state_a_host_callback_keeps_in_globals_is_not_watched(call):
         f(dev(i, i), h)
     assert progress.calls == 6 and progress.last == 5.0
     assert f.cache_info().misses == 1
+
+
+class _SelfHolding:
+    """A callback object whose history list holds itself."""
+
+    def __init__(self):
+        self.history = [0.0]
+        self.history.append(self.history)
+        self.calls = 0
+
+    def __call__(self, h):
+        self.calls += 1
+
+
+SELF_HOLDING = _SelfHolding()
+
+
+@gt.graph(backend="sim")
+def calls_self_holding(s, h, x):
+    s.host(SELF_HOLDING, h)
+    s.captured(SELF_HOLDING, x, opaque=True)
+
+
+def test_a_callback_holding_a_list_inside_itself_is_recorded():
+    # what the callback holds is walked for arrays: a list inside itself once
+    h, x = gt.pinned_empty(2, np.float64), dev(1, 2)
+    calls_self_holding(h, x)
+    calls_self_holding(h, x)
+    assert SELF_HOLDING.calls == 4   # the callback and the region, twice

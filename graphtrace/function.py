@@ -31,7 +31,7 @@ from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError, user_frame
 from .handle import Compiled
-from .held import held_arrays, held_key, held_methods, held_objects
+from .held import Watched, held_arrays, held_key, held_methods, held_objects
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
@@ -281,7 +281,7 @@ class GraphFunction:
         objects its names hold (``OPT.v``)."""
         out = self.reach.arrays()
         if self.reach.objects:
-            objects, (_, reaches, _, _) = held if held is not None else self._holds(None)
+            objects, (_, reaches, _) = held if held is not None else self._holds(None)
             for r in reaches:
                 out += r.arrays()
             out += held_arrays(objects)
@@ -291,13 +291,13 @@ class GraphFunction:
         """A method's reached arrays: by its names, its class's methods' names
         (``_class_reaches``), and ``self``'s attributes."""
         out = self.reach.arrays()
-        objects, (_, reaches, _, _) = held if held is not None else self._holds(self_obj)
+        objects, (_, reaches, _) = held if held is not None else self._holds(self_obj)
         for r in self._class_reaches(type(self_obj))[0] + reaches:
             out += r.arrays()
         return out + instance_arrays(self_obj) + held_arrays(objects)
 
     def _holds(self, self_obj) -> tuple:
-        """``(objects, (names, reaches, methods, kept))``: the program's own objects
+        """``(objects, (watched, reaches, methods))``: the program's own objects
         ``self_obj`` holds (``held.held_objects``: ``self.opt``), or for a function
         (``self_obj`` None) those its names hold (``Reach.objects``: ``OPT``); the
         names the code and the methods of theirs it calls read, the ``Reach`` of
@@ -324,9 +324,9 @@ class GraphFunction:
                 functions = [self.fn] + [f for _, f in class_methods(
                     self.fn, self.self_param, type(self_obj)) if f is not self.fn]
                 heads = frozenset({self.self_param})
-            names, methods, kept = held_methods(functions, heads, classes)
-            hit = self._held[key] = (names, tuple(r for r in (Reach(f) for *_, f in methods)
-                                                  if r.places), methods, kept)
+            methods, watched = held_methods(functions, heads, classes)
+            hit = self._held[key] = (watched, tuple(r for r in (Reach(f) for *_, f in methods)
+                                                    if r.places), methods)
         if self_obj is None and not hit[2] and not held_arrays(objects):
             return [], _NOTHING_HELD   # settings alone (CFG.lr): Reach's chains watch them
         return objects, hit
@@ -356,11 +356,11 @@ class GraphFunction:
         if not self._lead:
             if not self.reach.objects:
                 return out
-            objects, (names, reaches, methods, kept) = \
+            objects, (watched, reaches, methods) = \
                 held if held is not None else self._holds(None)
             for r in reaches:
                 out += r.functions()
-            return out + held_key(objects, names, kept) + tuple(v for _, _, v, _ in methods)
+            return out + held_key(objects, watched) + tuple(v for _, _, v, _ in methods)
         reaches, methods = self._class_reaches(type(self_obj))
         for r in reaches:
             out += r.functions()
@@ -369,14 +369,16 @@ class GraphFunction:
         if known is None:   # once per class: the names it reads, less those it stores
             chains, stored = self_chains(self.fn, self.self_param, type(self_obj))
             known = self._self_names[type(self_obj)] = (
-                attribute_names(self.fn, type(self_obj)) - stored, chains)
-        names, chains = known
-        objects, (held_names, reaches, methods, kept) = \
+                attribute_names(self.fn, type(self_obj)) - stored, chains, stored)
+        names, chains, stored = known
+        objects, (watched, reaches, methods) = \
             held if held is not None else self._holds(self_obj)
         for r in reaches:
             out += r.functions()
+        # self's values its held objects' methods read (self.owner.c of a layer's)
+        names = names | (watched.names - stored) if objects else names
         return out + instance_values(self_obj, names) + instance_held(self_obj) + \
-            instance_chains(self_obj, chains) + held_key(objects, held_names, kept) + \
+            instance_chains(self_obj, chains) + held_key(objects, watched) + \
             tuple(v for _, _, v, _ in methods)   # by identity
 
     @property
@@ -709,7 +711,7 @@ class GraphFunction:
         return f"<graphtrace.graph {self.__name__} deps={self.deps}>"
 
 
-_NOTHING_HELD = (frozenset(), (), (), (frozenset(), {}))
+_NOTHING_HELD = (Watched(), (), ())
 
 
 def _refuse_result(name: str, result) -> None:

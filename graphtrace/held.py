@@ -27,14 +27,14 @@ from __future__ import annotations
 import types
 
 from .buffers import _kinds
-from .chains import chain, self_callbacks, value_chains
+from .chains import chain, changes, self_callbacks, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _Same, _attributes, \
     _is_callable_object, _is_value, _leaves, _methods_named, _python_function, class_attribute, \
-    held_values, own_class
+    held_values, instance_chains, own_class
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["held_objects", "held_arrays", "held_key", "held_methods", "own_class"]
+__all__ = ["Watched", "held_objects", "held_arrays", "held_key", "held_methods", "own_class"]
 
 def held_objects(obj, label: str | None = None, seen: set | None = None) -> list:
     """``(label, object)`` for each object of the program's own (``own_class``)
@@ -91,20 +91,42 @@ def held_arrays(objects) -> list:
             for leaf in _leaves(v, f"{label}.{name}")]
 
 
-def held_key(objects, names: frozenset, kept=(frozenset(), {})) -> tuple:
+class Watched:
+    """What the cache key reads off held objects (``held_methods``): ``names``, the
+    attribute names the traced code loads; ``labels``, what the graph's own code
+    changes off its heads (``self.state.step += 1``: state, left out); ``state``,
+    class -> the attributes its walked methods change (``self.t += 1``; ``_ALL``
+    for the whole object); ``chains``, class -> ``(label suffix, steps' calls)``
+    its methods read by constant keys and attributes (``self.cfg["m"]``,
+    ``self.lrs[0]``)."""
+
+    __slots__ = ("names", "labels", "state", "chains")
+
+    def __init__(self, names=frozenset(), labels=frozenset(), state=None, chains=None):
+        self.names, self.labels = names, labels
+        self.state, self.chains = state or {}, chains or {}
+
+
+def held_key(objects, watched: Watched) -> tuple:
     """What the cache key holds of the objects of ``held_objects``: each one's
-    class, and its attributes of ``names`` (``held_methods``' names): values by
-    value, kernels and functions by identity, and the values held beside arrays
-    in its lists, tuples and dicts (``held_values``); but the state the traced
-    code keeps in them (``kept``, ``held_methods``' too)."""
-    labels, by_class = kept
+    class, and its attributes of ``watched.names``: values by value, kernels and
+    functions by identity, the values held beside arrays in its lists, tuples
+    and dicts (``held_values``); the values of those names its class holds
+    (``lr = 1.0`` in the class body); the values its methods read off it by
+    constant keys (``self.cfg["m"]``); but the state the traced code keeps in
+    it (``Watched``)."""
+    names, labels = watched.names, watched.labels
     out: list = []
+    classes: dict = {}   # class -> its values of names (once a call)
     for label, o in objects:
-        out.append((label, type(o)))
-        state = by_class.get(type(o), ())
+        t = type(o)
+        out.append((label, t))
+        state = watched.state.get(t, ())
         if _ALL in state:
             continue
+        own = set()
         for name, v in _attributes(o):
+            own.add(name)
             if name not in names or name in state:
                 continue
             at = f"{label}.{name}"
@@ -118,24 +140,42 @@ def held_key(objects, names: frozenset, kept=(frozenset(), {})) -> tuple:
                 out.append((at, _Same(v)))
             elif isinstance(v, (list, tuple, dict)):
                 out += held_values(v, at)
+        values = classes.get(t)
+        if values is None:
+            values = classes[t] = _class_values(t, names)
+        out += [(f"{label}.{name}", k, v) for name, k, v in values
+                if name not in own and name not in state]
+        for suffix, calls in watched.chains.get(t, ()):
+            out += instance_chains(o, ((label + suffix, calls),))
     return tuple(out)
+
+
+def _class_values(t: type, names: frozenset) -> list:
+    """``(name, type, value)`` of the values ``t`` (or a base) holds by ``names``."""
+    out = []
+    for name in sorted(names):
+        v = class_attribute(t, name)
+        if v is not None and _is_value(v) and not isinstance(v, type):
+            out.append((name, type(v), _Held(v) if type(v) in _GROUPS else value_key(v)))
+    return out
 
 
 _ALL = object()   # a method changes the whole object (setattr(self, k, v))
 
 
 def held_methods(functions, heads: frozenset, classes) -> tuple:
-    """``(names, methods, kept)`` for the held objects of ``classes``: the
-    attribute names the code of ``functions`` (a method and the methods of its
-    class it calls; a function and its helpers) and of the methods of
-    ``classes`` it names loads (those of the methods named in turn too); those
-    methods, as ``(class, name, what the class holds by that name, function)``;
-    and the state that code keeps in held objects, which the key leaves out as
-    ``self``'s own counters: ``(labels of what ``functions`` change off the
-    names of ``heads``, self.state.step += 1 or OPT.t += 1; class -> the
-    attributes its walked methods change, self.t += 1)``. An object's
-    ``__call__`` is followed (``layer(s, x)``); methods ``functions`` hand to
-    ``s.host`` off a head (``s.host(self.log.record, h)``) are not."""
+    """``(methods, watched)`` for the held objects of ``classes``: the methods of
+    ``classes`` the code of ``functions`` (a method and the methods of its class
+    it calls; a function and its helpers) names, and those they name in turn,
+    as ``(class, name, what the class holds by that name, function)``; and what
+    the key reads off the objects (``Watched``): the attribute names all that
+    code loads, the values those methods read off their object by constant keys
+    and attributes, and the state the code keeps in held objects, which the key
+    leaves out as ``self``'s own counters: what ``functions`` change off the
+    names of ``heads`` (``self.state.step += 1``, ``OPT.t += 1``) and what the
+    methods change on their object (``self.t += 1``). An object's ``__call__`` is
+    followed (``layer(s, x)``); methods ``functions`` hand to ``s.host`` off a
+    head (``s.host(self.log.record, h)``) are not."""
     todo = [(f, None) for f in functions]
     found, seen, names = [], set(), set()
     for cls in classes:   # an object called (layer(s, x)) runs its __call__
@@ -145,18 +185,24 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
             found.append((cls, "__call__", class_attribute(cls, "__call__"), call))
             todo.append((call, cls))
     labels: set = set()
-    by_class: dict = {}
+    state: dict = {}
+    reads: dict = {}
     while todo:
         f, owner = todo.pop()
         code = f.__code__
         names |= _loaded(code)
         first = frozenset(code.co_varnames[:1])
         roots = heads | first if owner is None else first
-        for head, steps in value_chains(code, roots=roots)[1]:
+        read, changed = value_chains(code, roots=roots)
+        for head, steps in changed:
             if owner is None and head in heads and steps:   # self.state.step += 1
                 labels.add(str(chain(head, steps)))
             elif owner is not None and head in first:   # an optimizer's self.t += 1
-                by_class.setdefault(owner, set()).add(steps[0][1] if steps else _ALL)
+                state.setdefault(owner, set()).add(steps[0][1] if steps else _ALL)
+                reads.setdefault(owner, set()).add(("changed", steps))
+        for head, steps in read if owner is not None else ():
+            if head in first and len(steps) >= 2:   # self.cfg["m"], self.lrs[0]
+                reads.setdefault(owner, set()).add(("read", steps))
         skip = frozenset().union(*(self_callbacks(code, h) for h in heads)) \
             if owner is None else frozenset()
         for cls in classes:
@@ -165,7 +211,13 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
                     seen.add((cls, name))
                     found.append((cls, name, class_attribute(cls, name), method))
                     todo.append((method, cls))
-    return frozenset(names), tuple(found), (frozenset(labels), by_class)
+    chains = {}
+    for cls, found_reads in reads.items():
+        changes_ = [steps for how, steps in found_reads if how == "changed"]
+        chains[cls] = tuple(sorted(
+            (str(chain("", steps)), chain("", steps).calls()) for how, steps in found_reads
+            if how == "read" and not any(changes(steps, c) for c in changes_)))
+    return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains)
 
 
 def _loaded(code) -> set:

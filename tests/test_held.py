@@ -325,3 +325,73 @@ def test_a_global_object_of_settings_alone_keeps_the_short_call_path():
         assert result(w) == [3.0, 3.0]
     finally:
         SETTINGS.lr = 2.0
+
+
+class _Coef:
+    def __init__(self, owner):
+        self.owner = owner   # the model holding it
+        self.w = dev(1, 1)
+
+    def coef(self):
+        return self.owner.c   # a number of the model, read through the way back
+
+
+class _Back:
+    def __init__(self):
+        self.c = 1.0
+        self.layer = _Coef(self)
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        axpy[1, 2, s](self.layer.coef(), self.layer.w, x)
+
+
+def test_a_number_of_self_a_held_objects_method_reads_is_watched():
+    m = _Back()
+    x = dev(0, 0)
+    m.step(x)
+    m.c = 5.0
+    m.step(x)
+    assert result(x) == [6.0, 6.0]
+
+
+class _Reads:
+    lr = 1.0   # a class attribute read through the object
+
+    def __init__(self):
+        self.w = dev(1, 1)
+        self.cfg = {"m": 10.0}
+        self.lrs = [100.0]
+
+    def apply(self, s, x):
+        axpy[1, 2, s](self.lr, self.w, x)
+        axpy[1, 2, s](self.cfg["m"], self.w, x)   # by constant keys
+        axpy[1, 2, s](self.lrs[0], self.w, x)
+
+
+class _ReadsHolder:
+    def __init__(self):
+        self.opt = _Reads()
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        self.opt.apply(s, x)
+
+
+def test_class_values_and_constant_keys_a_held_objects_method_reads_are_watched():
+    m = _ReadsHolder()
+
+    def run():
+        x = dev(0, 0)
+        m.step(x)
+        return result(x)[0]
+    assert run() == 111.0
+    _Reads.lr = 2.0
+    try:
+        assert run() == 112.0
+    finally:
+        _Reads.lr = 1.0
+    m.opt.cfg["m"] = 20.0
+    assert run() == 121.0
+    m.opt.lrs[0] = 200.0
+    assert run() == 221.0

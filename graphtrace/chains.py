@@ -308,9 +308,7 @@ def own_methods(cls) -> frozenset:
 def self_callbacks(code, self_param: str) -> frozenset:
     """The attributes of ``self_param`` that ``code`` (and the code nested in it)
     hands to ``.host(...)`` as the callback (``s.host(self.report, h)``, also
-    through ``partial``), and the attributes on the way to one of an object it
-    holds (``s.host(self.log.record, h)``: log and record): methods that read
-    what they read when they run."""
+    through ``partial``): methods that read what they read when they run."""
     out, codes = set(), [code]
     while codes:
         c = codes.pop()
@@ -320,14 +318,12 @@ def self_callbacks(code, self_param: str) -> frozenset:
             op = ins.opname
             if after == 1 and _through_partial(ins):
                 continue
-            if after == 1 and (op.startswith("LOAD_FAST") or op == "LOAD_DEREF" or
-                               op in NAME_LOADS) and \
-                    ins.argval == self_param:   # (a cell where a lambda holds self; OPT)
+            if after == 1 and (op.startswith("LOAD_FAST") or op == "LOAD_DEREF") and \
+                    ins.argval == self_param:   # (a cell where a lambda holds self)
                 after = 2
                 continue
             if after == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
-                out.add(ins.argval)   # and of an object it holds: self.log.record
-                continue
+                out.add(ins.argval)
             after = 1 if op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host" else 0
     return frozenset(out)
 

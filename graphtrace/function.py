@@ -31,7 +31,8 @@ from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError, user_frame
 from .handle import Compiled
-from .held import Watched, held_arrays, held_key, held_methods, held_objects
+from .held import (Watched, held_arrays, held_key, held_methods, held_objects, loaded_names,
+                   settings_alone)
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
@@ -142,6 +143,8 @@ class GraphFunction:
         self._class_reach: dict = {}   # a method's: class -> its methods' Reach
         self._self_names: dict = {}   # type(self) -> (names it may read of self, chains)
         self._held: dict = {}   # (type(self), classes of the objects it holds) -> _holds
+        self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the
+        # places of objects the held objects' methods reach by name)
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
         names = list(self._sig.parameters)
@@ -281,55 +284,89 @@ class GraphFunction:
         objects its names hold (``OPT.v``)."""
         out = self.reach.arrays()
         if self.reach.objects:
-            objects, (_, reaches, _) = held if held is not None else self._holds(None)
+            objects, (watched, reaches, _, _) = held if held is not None else self._holds(None)
             for r in reaches:
                 out += r.arrays()
-            out += held_arrays(objects)
+            out += held_arrays(objects, watched.names)
         return out
 
     def _arrays_of(self, self_obj, held=None) -> list:
         """A method's reached arrays: by its names, its class's methods' names
         (``_class_reaches``), and ``self``'s attributes."""
         out = self.reach.arrays()
-        objects, (_, reaches, _) = held if held is not None else self._holds(self_obj)
+        objects, (watched, reaches, _, _) = held if held is not None else self._holds(self_obj)
         for r in self._class_reaches(type(self_obj))[0] + reaches:
             out += r.arrays()
-        return out + instance_arrays(self_obj) + held_arrays(objects)
+        return out + instance_arrays(self_obj) + held_arrays(objects, watched.names)
 
     def _holds(self, self_obj) -> tuple:
-        """``(objects, (watched, reaches, methods))``: the program's own objects
-        ``self_obj`` holds (``held.held_objects``: ``self.opt``), or for a function
-        (``self_obj`` None) those its names hold (``Reach.objects``: ``OPT``); the
-        names the code and the methods of theirs it calls read, the ``Reach`` of
-        those methods (their globals are the graph's too), the methods, and the
-        state they keep in them (``held.held_methods``), found once per class of
-        each."""
-        if self_obj is None:
+        """``(objects, (watched, reaches, methods, heads))``: the program's own
+        objects ``self_obj`` holds (``held.held_objects``: ``self.opt``) and those
+        the names of the function hold (``Reach.objects``: ``OPT``), by the
+        attribute names the code loads; the names the code and the methods of
+        theirs it calls read, the state it keeps in them (``held.Watched``), the
+        ``Reach`` of those methods (their globals are the graph's too), the
+        methods (``held.held_methods``, found once per class of each), and
+        name -> object for self and those names."""
+        places = list(self.reach.objects)
+        if self_obj is not None:   # and those the methods of its class reach by name
+            places += [p for r in self._class_reaches(type(self_obj))[0] for p in r.objects]
+        if not places and self_obj is None:
+            return [], _NOTHING_HELD
+        known = self._held_names.get(type(self_obj))
+        if known is None:   # at first the names the graph's own code loads
+            known = self._held_names[type(self_obj)] = (frozenset().union(
+                *(loaded_names(f) for f in self._held_functions(self_obj))), ())
+        names, extra = known
+        places += [p for p in extra if p not in places]
+        roots, heads = self._held_roots(places, self_obj)
+        for _ in range(_MAX_PASSES):   # until the held classes' methods name no new ones
             seen: set = set()
-            objects = [o for fn, name, label in self.reach.objects
-                       for o in held_objects(lookup(fn, name), label, seen)]
-        else:
-            objects = held_objects(self_obj)
-        if not objects:
-            return objects, _NOTHING_HELD
-        classes = tuple(dict.fromkeys(type(o) for _, o in objects))
-        key = (type(self_obj), classes)
-        hit = self._held.get(key)
-        if hit is None or not all(class_attribute(c, name) is v for c, name, v, _ in hit[2]):
-            if self_obj is None:   # the function, its helpers; the names holding objects
-                functions = [self.fn] + [f for f in (_python_function(v) for _, _, v in
-                                                     self.reach.helpers) if f is not None]
-                heads = frozenset(name for _, name, _ in self.reach.objects)
-            else:
-                functions = [self.fn] + [f for _, f in class_methods(
-                    self.fn, self.self_param, type(self_obj)) if f is not self.fn]
-                heads = frozenset({self.self_param})
-            methods, watched = held_methods(functions, heads, classes)
-            hit = self._held[key] = (watched, tuple(r for r in (Reach(f) for *_, f in methods)
-                                                    if r.places), methods)
-        if self_obj is None and not hit[2] and not held_arrays(objects):
+            objects = [] if self_obj is None else held_objects(self_obj, None, seen, names)
+            objects += [o for label, v in roots for o in held_objects(v, label, seen, names)]
+            if not objects:
+                return [], _NOTHING_HELD
+            classes = tuple(dict.fromkeys(type(o) for _, o, _ in objects))
+            key = (type(self_obj), classes)
+            hit = self._held.get(key)
+            if hit is None or not all(class_attribute(c, n) is v for c, n, v, _ in hit[2]):
+                methods, watched = held_methods(self._held_functions(self_obj),
+                                                frozenset(heads), classes)
+                hit = self._held[key] = (watched, tuple(
+                    r for r in (Reach(f) for *_, f in methods) if r.places or r.objects),
+                    methods)
+            more = [p for r in hit[1] for p in r.objects if p not in places]
+            if hit[0].names <= names and not more:
+                break
+            names = names | hit[0].names
+            if more:   # a held object's method reaches another by a global name
+                places += more
+                extra = tuple(extra) + tuple(more)
+                roots, heads = self._held_roots(places, self_obj)
+            self._held_names[type(self_obj)] = (names, extra)   # where the next call starts
+        if self_obj is None and not hit[2] and not held_arrays(objects, names) and \
+                settings_alone(roots, objects, names):
             return [], _NOTHING_HELD   # settings alone (CFG.lr): Reach's chains watch them
-        return objects, hit
+        return objects, hit + (heads,)
+
+    def _held_roots(self, places, self_obj) -> tuple:
+        """``([(label, object)], {name: object})`` of the ``(function, name, label)``
+        places holding objects of the program's own, and self."""
+        roots = [(label, lookup(fn, name)) for fn, name, label in places]
+        heads = {name: lookup(fn, name) for fn, name, _ in places}
+        if self_obj is not None:
+            heads[self.self_param] = self_obj
+        return roots, heads
+
+    def _held_functions(self, self_obj) -> list:
+        """The code whose loads say what held objects the graph reads: the function
+        and its helpers, and for a method the methods of its class it calls."""
+        functions = [self.fn] + [f for f in (_python_function(v) for _, _, v in
+                                             self.reach.helpers) if f is not None]
+        if self_obj is not None:
+            functions += [f for _, f in class_methods(self.fn, self.self_param,
+                                                      type(self_obj)) if f is not self.fn]
+        return functions
 
     def _class_reaches(self, cls) -> tuple:
         """``(reaches, methods)``: ``Reach`` of each method, property and static or
@@ -345,7 +382,7 @@ class GraphFunction:
         found = [(name, f) for name, f in class_methods(self.fn, self.self_param, cls)
                  if f is not self.fn]
         reaches = (Reach(f) for _, f in found)
-        hit = self._class_reach[cls] = (tuple(r for r in reaches if r.places), tuple(
+        hit = self._class_reach[cls] = (tuple(r for r in reaches if r.places or r.objects), tuple(
             (name, class_attribute(cls, name)) for name, _ in found))
         return hit
 
@@ -356,11 +393,12 @@ class GraphFunction:
         if not self._lead:
             if not self.reach.objects:
                 return out
-            objects, (watched, reaches, methods) = \
+            objects, (watched, reaches, methods, heads) = \
                 held if held is not None else self._holds(None)
             for r in reaches:
                 out += r.functions()
-            return out + held_key(objects, watched) + tuple(v for _, _, v, _ in methods)
+            return out + held_key(objects, watched, heads) + \
+                tuple(v for _, _, v, _ in methods)
         reaches, methods = self._class_reaches(type(self_obj))
         for r in reaches:
             out += r.functions()
@@ -371,14 +409,14 @@ class GraphFunction:
             known = self._self_names[type(self_obj)] = (
                 attribute_names(self.fn, type(self_obj)) - stored, chains, stored)
         names, chains, stored = known
-        objects, (watched, reaches, methods) = \
+        objects, (watched, reaches, methods, heads) = \
             held if held is not None else self._holds(self_obj)
         for r in reaches:
             out += r.functions()
         # self's values its held objects' methods read (self.owner.c of a layer's)
         names = names | (watched.names - stored) if objects else names
         return out + instance_values(self_obj, names) + instance_held(self_obj) + \
-            instance_chains(self_obj, chains) + held_key(objects, watched) + \
+            instance_chains(self_obj, chains) + held_key(objects, watched, heads) + \
             tuple(v for _, _, v, _ in methods)   # by identity
 
     @property
@@ -711,7 +749,8 @@ class GraphFunction:
         return f"<graphtrace.graph {self.__name__} deps={self.deps}>"
 
 
-_NOTHING_HELD = (Watched(), (), ())
+_NOTHING_HELD = (Watched(), (), (), {})
+_MAX_PASSES = 4   # walks of held objects a call may take to find their methods' names
 
 
 def _refuse_result(name: str, result) -> None:

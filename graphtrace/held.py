@@ -27,37 +27,41 @@ from __future__ import annotations
 import types
 
 from .buffers import _kinds
-from .chains import chain, changes, self_callbacks, value_chains
+from .chains import chain, changes, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _Same, _attributes, \
     _is_callable_object, _is_value, _leaves, _methods_named, _python_function, class_attribute, \
     held_values, instance_chains, own_class
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Watched", "held_objects", "held_arrays", "held_key", "held_methods", "own_class"]
+__all__ = ["Watched", "held_objects", "held_arrays", "held_key", "held_methods", "loaded_names",
+           "own_class", "settings_alone"]
 
-def held_objects(obj, label: str | None = None, seen: set | None = None) -> list:
-    """``(label, object)`` for each object of the program's own (``own_class``)
-    that ``obj`` (a method's ``self``) holds in its attributes, directly or in
-    lists, tuples and dicts, and those these hold in turn; each object once,
-    under the first label found (``self`` itself never). With ``label``, ``obj``
-    is such an object held by a global or closure name (``OPT``): itself and
-    what it holds, not those in ``seen`` (ids, updated)."""
+def held_objects(obj, label: str | None = None, seen: set | None = None,
+                 names: frozenset | None = None) -> list:
+    """``(label, object, its attributes)`` for each object of the program's own (``own_class``)
+    that ``obj`` (a method's ``self``) holds in its attributes of ``names`` (the
+    attribute names the traced code loads: all where None), directly or in lists,
+    tuples and dicts, and those these hold so in turn; each object once, under
+    the first label found (``self`` itself never). With ``label``, ``obj`` is
+    such an object held by a global or closure name (``OPT``): itself and what
+    it holds, not those in ``seen`` (ids, updated)."""
     out: list = []
     seen = set() if seen is None else seen
     if label is not None:
-        _walk(obj, label, 0, seen, out)
+        _walk(obj, label, 0, seen, out, names)
         return out
     seen.add(id(obj))
     for name, v in _attributes(obj):
-        _walk(v, f"self.{name}", 0, seen, out)
+        if names is None or name in names:
+            _walk(v, f"self.{name}", 0, seen, out, names)
     return out
 
 
 _SKIPPED = frozenset({int, float, complex, bool, str, bytes, type(None)})
 
 
-def _walk(v, label: str, depth: int, seen: set, out: list) -> None:
+def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
     if depth > _MAX_DEPTH:
         return
     t = type(v)
@@ -67,11 +71,13 @@ def _walk(v, label: str, depth: int, seen: set, out: list) -> None:
         if id(v) in seen:
             return
         seen.add(id(v))
-        out.append((label, v))
-        for name, x in _attributes(v):
+        attributes = _attributes(v)
+        out.append((label, v, attributes))
+        for name, x in attributes:
             k = type(x)
-            if k not in _SKIPPED and _kinds.get(k) not in _ARRAY_KINDS:   # (at once)
-                _walk(x, f"{label}.{name}", depth + 1, seen, out)
+            if k not in _SKIPPED and _kinds.get(k) not in _ARRAY_KINDS and \
+                    (names is None or name in names):   # (at once)
+                _walk(x, f"{label}.{name}", depth + 1, seen, out, names)
         return
     items = children(v)
     if not items:
@@ -80,21 +86,49 @@ def _walk(v, label: str, depth: int, seen: set, out: list) -> None:
             own_class(k) or issubclass(k, (list, tuple, dict)) for k in set(map(type, v))):
         return
     for k, x in items:
-        _walk(x, f"{label}[{k!r}]", depth + 1, seen, out)
+        if type(x) not in _SKIPPED:
+            _walk(x, f"{label}[{_key(k)}]", depth + 1, seen, out, names)
 
 
-def held_arrays(objects) -> list:
+def _key(k) -> str:
+    try:
+        return repr(k)
+    except Exception:  # noqa: BLE001  (a key's own __repr__ raising)
+        return f"<{type(k).__name__}>"
+
+
+def held_arrays(objects, names: frozenset | None = None) -> list:
     """``(label, array)`` for the arrays the objects of ``held_objects`` hold in
-    their attributes (lists, tuples and dicts of them too)."""
-    return [leaf for label, o in objects for name, v in _attributes(o)
-            if type(v) not in _SKIPPED   # numbers: at once
-            for leaf in _leaves(v, f"{label}.{name}")]
+    their attributes of ``names`` (all where None; lists, tuples and dicts of
+    them too)."""
+    out = []
+    for label, _, attributes in objects:
+        for name, v in attributes:
+            t = type(v)
+            if t in _SKIPPED or names is not None and name not in names or own_class(t):
+                continue
+            if _kinds.get(t) in _ARRAY_KINDS:
+                out.append((f"{label}.{name}", v))
+            else:
+                out += _leaves(v, f"{label}.{name}")
+    return out
+
+
+def settings_alone(roots, objects, names: frozenset) -> bool:
+    """Whether the objects held by names (``roots``: ``(label, object)``) hold
+    nothing but values by the names the code loads (``CFG.lr``): no other object
+    of the program's own, no None or container where an array may come."""
+    if len(objects) != len(roots):
+        return False
+    return all(v is not None and _is_value(v) or callable(v) and not own_class(type(v))
+               for _, o in roots for name, v in _attributes(o) if name in names)
 
 
 class Watched:
     """What the cache key reads off held objects (``held_methods``): ``names``, the
-    attribute names the traced code loads; ``labels``, what the graph's own code
-    changes off its heads (``self.state.step += 1``: state, left out); ``state``,
+    attribute names the traced code loads; ``labels``, ``(head, steps)`` of what
+    the graph's own code changes off its heads (``self.state.step += 1``: state,
+    left out, found by the object it lies in); ``state``,
     class -> the attributes its walked methods change (``self.t += 1``; ``_ALL``
     for the whole object); ``chains``, class -> ``(label suffix, steps' calls)``
     its methods read by constant keys and attributes (``self.cfg["m"]``,
@@ -107,32 +141,36 @@ class Watched:
         self.state, self.chains = state or {}, chains or {}
 
 
-def held_key(objects, watched: Watched) -> tuple:
+def held_key(objects, watched: Watched, heads: dict) -> tuple:
     """What the cache key holds of the objects of ``held_objects``: each one's
     class, and its attributes of ``watched.names``: values by value, kernels and
     functions by identity, the values held beside arrays in its lists, tuples
     and dicts (``held_values``); the values of those names its class holds
     (``lr = 1.0`` in the class body); the values its methods read off it by
     constant keys (``self.cfg["m"]``); but the state the traced code keeps in
-    it (``Watched``)."""
-    names, labels = watched.names, watched.labels
+    it (``Watched``; ``heads``: name -> the object it holds, self or OPT)."""
+    names = watched.names
+    kept = _kept(watched.labels, heads)
     out: list = []
     classes: dict = {}   # class -> its values of names (once a call)
-    for label, o in objects:
+    for label, o, attributes in objects:
         t = type(o)
         out.append((label, t))
         state = watched.state.get(t, ())
         if _ALL in state:
             continue
         own = set()
-        for name, v in _attributes(o):
+        for name, v in attributes:
             own.add(name)
             if name not in names or name in state:
                 continue
-            at = f"{label}.{name}"
-            if at in labels:
+            if (id(o), name) in kept:
                 continue
-            if v is None or _is_value(v):
+            at = f"{label}.{name}"
+            k = type(v)
+            if k in _SKIPPED:   # a number, a string, None: at once
+                out.append((at, k, value_key(v)))
+            elif v is None or _is_value(v):
                 out.append((at, type(v), _Held(v) if type(v) in _GROUPS else value_key(v)))
             elif own_class(type(v)):
                 continue   # walked itself
@@ -148,6 +186,23 @@ def held_key(objects, watched: Watched) -> tuple:
         for suffix, calls in watched.chains.get(t, ()):
             out += instance_chains(o, ((label + suffix, calls),))
     return tuple(out)
+
+
+def _kept(changed, heads: dict) -> set:
+    """``(id(object), attribute)`` of each ``(head, steps)`` changed whose object is
+    found now by its attributes and items (``self.state``, ``OPT``)."""
+    out = set()
+    for head, steps in changed:
+        if steps[-1][0] != "attr" or head not in heads:
+            continue
+        v = heads[head]
+        try:
+            for how, k in steps[:-1]:
+                v = getattr(v, k) if how == "attr" else v[k]
+        except Exception:  # noqa: BLE001  (gone, or another object now: nothing kept)
+            continue
+        out.add((id(v), steps[-1][1]))
+    return out
 
 
 def _class_values(t: type, names: frozenset) -> list:
@@ -174,8 +229,8 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     leaves out as ``self``'s own counters: what ``functions`` change off the
     names of ``heads`` (``self.state.step += 1``, ``OPT.t += 1``) and what the
     methods change on their object (``self.t += 1``). An object's ``__call__`` is
-    followed (``layer(s, x)``); methods ``functions`` hand to ``s.host`` off a
-    head (``s.host(self.log.record, h)``) are not."""
+    followed (``layer(s, x)``), and so are methods handed to ``s.host``
+    (``s.host(self.log.record, h)``): the counters they keep are their state."""
     todo = [(f, None) for f in functions]
     found, seen, names = [], set(), set()
     for cls in classes:   # an object called (layer(s, x)) runs its __call__
@@ -196,17 +251,15 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
         read, changed = value_chains(code, roots=roots)
         for head, steps in changed:
             if owner is None and head in heads and steps:   # self.state.step += 1
-                labels.add(str(chain(head, steps)))
+                labels.add((head, tuple(steps)))
             elif owner is not None and head in first:   # an optimizer's self.t += 1
                 state.setdefault(owner, set()).add(steps[0][1] if steps else _ALL)
                 reads.setdefault(owner, set()).add(("changed", steps))
         for head, steps in read if owner is not None else ():
             if head in first and len(steps) >= 2:   # self.cfg["m"], self.lrs[0]
                 reads.setdefault(owner, set()).add(("read", steps))
-        skip = frozenset().union(*(self_callbacks(code, h) for h in heads)) \
-            if owner is None else frozenset()
-        for cls in classes:
-            for name, method, _ in _methods_named(code, cls, skip):
+        for cls in classes:   # (a method handed to s.host too: what it changes is state)
+            for name, method, _ in _methods_named(code, cls):
                 if (cls, name) not in seen:
                     seen.add((cls, name))
                     found.append((cls, name, class_attribute(cls, name), method))
@@ -218,6 +271,11 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
             (str(chain("", steps)), chain("", steps).calls()) for how, steps in found_reads
             if how == "read" and not any(changes(steps, c) for c in changes_)))
     return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains)
+
+
+def loaded_names(fn) -> frozenset:
+    """The names the code of function ``fn`` (and the code nested in it) loads."""
+    return frozenset(_loaded(fn.__code__))
 
 
 def _loaded(code) -> set:

@@ -25,6 +25,7 @@ the tracer.
 """
 from __future__ import annotations
 
+import abc
 import builtins
 import dis
 import enum
@@ -34,6 +35,7 @@ import os
 import sys
 import sysconfig
 import types
+import typing
 from functools import partial
 from itertools import repeat
 
@@ -189,6 +191,8 @@ def _held(v, label: str, depth: int, found: list) -> None:
     for k, x in items:
         if kinds.get(type(x)) in _ARRAY_KINDS:
             arrays = True
+        elif _OWN.get(type(x)):
+            continue   # an object of the program's own: held.py's
         elif isinstance(x, (list, tuple, dict)) and not _is_value(x):
             _held(x, f"{label}[{k!r}]", depth + 1, found)
         elif _is_value(x):
@@ -240,7 +244,10 @@ _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
 
 
 def _item(x, label: str, depth: int, out: list) -> None:
-    """An item of a container, at ``depth``: a leaf, or walked into."""
+    """An item of a container, at ``depth``: a leaf, or walked into (an object of
+    the program's own is held.py's to walk)."""
+    if _OWN.get(type(x)):
+        return
     if is_array(x):
         out.append((label, x))
     else:
@@ -498,7 +505,11 @@ def _own(t: type) -> bool:
             hasattr(t, "__cuda_array_interface__") or hasattr(t, "__dlpack_device__"):
         return False
     # a subclass of a library's class (a torch Module's) holds that library's parts
-    return _own_module(t) and all(b is object or _own_module(b) for b in t.__mro__[1:])
+    return _own_module(t) and all(b in _PLAIN_BASES or _own_module(b) for b in t.__mro__[1:])
+
+
+# bases that say nothing of what an object holds: an abstract base, a generic
+_PLAIN_BASES = frozenset({object, abc.ABC, typing.Generic, getattr(typing, "Protocol", object)})
 
 
 def _own_module(t: type) -> bool:

@@ -236,7 +236,7 @@ def test_own_classes():
 def test_held_objects_walks_lists_dicts_and_objects_once_each():
     net = Net()
     net.extra = {"a": net.layers[0], "b": [net.stats]}
-    labels = [label for label, _ in held_objects(net)]
+    labels = [label for label, *_ in held_objects(net)]
     assert labels == ["self.layers[0]", "self.layers[1]", "self.stats"]
 
 
@@ -290,6 +290,7 @@ def test_a_global_objects_method_reads_are_watched():
         assert result(w) == [-0.75, -0.75]
     finally:
         OPT = keep
+        OPT.lr = 0.5
 
 
 def test_a_global_objects_arrays_are_the_graphs_and_a_callbacks_counter_is_not_watched():
@@ -395,3 +396,146 @@ def test_class_values_and_constant_keys_a_held_objects_method_reads_are_watched(
     assert run() == 121.0
     m.opt.lrs[0] = 200.0
     assert run() == 221.0
+
+
+class _Meter:
+    def __init__(self):
+        self.n = 0
+
+    def update(self, h):   # a host callback named like the optimizer's method
+        self.n += 1
+
+
+class _WithMeter:
+    def __init__(self):
+        self.opt, self.meter = SGD(0.5), _Meter()
+        self.w, self.g = dev(0, 0), dev(1, 1)
+        self.h = gt.pinned_empty(2, np.float64)
+        self.history = []   # a log the program keeps: the graph does not read it
+        self.sched = types.SimpleNamespace(lr=1.0)   # nor this
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.opt.update(s, self.g, self.w)
+        s.copy(self.h, self.w)
+        s.host(self.meter.update, self.h)
+
+
+def test_a_callback_named_like_a_method_hides_nothing_and_unread_objects_change_nothing():
+    m = _WithMeter()
+    before = m.step.cache_info().misses
+    for i in range(3):
+        m.step()
+        m.history.append(types.SimpleNamespace(step=i, loss=float(i)))
+        m.sched.lr *= 0.5
+    assert m.step.cache_info().misses == before + 1 and m.meter.n == 3
+    assert result(m.w) == [-1.5, -1.5]
+    m.opt.lr = 2.0
+    m.step()
+    assert result(m.w) == [-3.5, -3.5]
+
+
+class _Uses:
+    def __init__(self):
+        self.w, self.g = dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def a(self, s):
+        axpy[1, 2, s](1.0, STATE.u, self.w)   # a global object's array in a method
+
+    @gt.graph(backend="sim")
+    def b(self, s):
+        OPT.update(s, self.g, self.w)         # a global object's method in a method
+
+
+def test_a_method_walks_the_objects_its_globals_hold():
+    m = _Uses()
+    m.a()
+    assert result(m.w) == [1.0, 2.0]
+    keep = OPT.lr
+    try:
+        OPT.lr = 0.5
+        m.b()
+        OPT.lr = 2.0
+        m.b()
+        assert result(m.w) == [-1.5, -0.5]
+    finally:
+        OPT.lr = keep
+
+
+def _counting_helper(s, g, w):
+    OPT.t = getattr(OPT, "t", 0)
+    OPT.t += 1             # state kept on the global optimizer by a helper
+    OPT.update(s, g, w)
+
+
+@gt.graph(backend="sim")
+def counts_in_a_helper(s, g, w):
+    _counting_helper(s, g, w)
+
+
+def test_state_a_helper_keeps_in_a_global_object_is_not_watched():
+    g, w = dev(1, 1), dev(0, 0)
+    keep, OPT.lr = OPT.lr, 0.5
+    try:
+        before = counts_in_a_helper.cache_info().misses
+        for _ in range(3):
+            counts_in_a_helper(g, w)
+        assert counts_in_a_helper.cache_info().misses == before + 1
+        assert result(w) == [-1.5, -1.5]
+    finally:
+        OPT.lr = keep
+
+
+class _Late:
+    def __init__(self):
+        self.u = None
+
+
+LATE = _Late()
+
+
+@gt.graph(backend="sim")
+def uses_late(s, y):
+    if LATE.u is not None:
+        axpy[1, 2, s](1.0, LATE.u, y)
+
+
+def test_an_array_put_later_where_a_global_object_held_none_is_seen():
+    y = dev(0, 0)
+    uses_late(y)
+    uses_late(y)
+    LATE.u = dev(1, 2)
+    try:
+        uses_late(y)
+        assert result(y) == [1.0, 2.0]
+    finally:
+        LATE.u = None
+
+
+def test_an_abstract_base_keeps_a_class_the_programs_own():
+    import abc
+    import typing
+
+    class Base(abc.ABC):
+        @abc.abstractmethod
+        def update(self, s, g, w): ...
+
+    class Opt(Base):
+        def __init__(self, lr):
+            self.lr = lr
+
+        def update(self, s, g, w):
+            axpy[1, 2, s](-self.lr, g, w)
+
+    T = typing.TypeVar("T")
+
+    class Box(typing.Generic[T]):
+        pass
+
+    assert own_class(Opt) and own_class(Box)
+    m = Model(Opt(0.5))
+    m.step()
+    m.opt.lr = 2.0
+    m.step()
+    assert result(m.w) == [-1.5, -1.5]

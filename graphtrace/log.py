@@ -237,14 +237,20 @@ def _aliasing(names_o, alias_o, names_n, alias_n, out: list) -> None:
     old = {(hi, lo): (d, same) for hi, lo, d, same in alias_o}
     new = {(hi, lo): (d, same) for hi, lo, d, same in alias_n}
     for (hi, lo), (d, same) in new.items():
-        pair = f"{names_n[lo]} and {names_n[hi]}"
+        pair = f"{_name(names_n, lo)} and {_name(names_n, hi)}"
         if (hi, lo) not in old:
             out.append(f"{pair} now share memory ({_apart(d, same)})")
         elif old[(hi, lo)] != (d, same):
             out.append(f"{pair} share memory otherwise ({_apart(*old[(hi, lo)])} -> "
                        f"{_apart(d, same)})")
-    out += [f"{names_o[lo]} and {names_o[hi]} no longer share memory"
+    out += [f"{_name(names_o, lo)} and {_name(names_o, hi)} no longer share memory"
             for hi, lo in old if (hi, lo) not in new]
+
+
+def _name(names: list, i: int) -> str:
+    """The name of array ``i`` of a key (one reached through a host callback or a
+    held object has none here: it is numbered)."""
+    return names[i] if 0 <= i < len(names) else f"array {i} (reached by name)"
 
 
 def _apart(d: int, same: bool) -> str:

@@ -802,3 +802,19 @@ def test_a_host_callback_raising_on_the_simulator_names_its_node():
     note = " ".join(getattr(e.value, "__notes__", []))
     assert f"raised at test_errors.py:{line_of(F, 'callback raises')} by host callback " \
         f"_fails, recorded at test_errors.py:{line_of(F, 'recorded here')}" in note
+
+
+FILL_CONFIGURED = fill[1, 8]   # configured before any trace: a common idiom
+
+
+def test_a_launch_configured_before_the_trace_is_refused_inside_it():
+    @gt.graph
+    def f(s, x):
+        FILL_CONFIGURED(x, 1.0)                                    # configured
+    x = cuda.to_device(np.zeros(8))
+    with pytest.raises(gt.StreamError) as e:
+        f(x)
+    check(e, "configured", "configured before the trace", "fill[grid, block, s]")
+    assert x.copy_to_host().tolist() == [0.0] * 8   # it did not run
+    FILL_CONFIGURED(x, 2.0)   # outside a trace it runs as before
+    assert x.copy_to_host().tolist() == [2.0] * 8

@@ -301,3 +301,31 @@ def test_describing_a_key_difference_names_device_and_pinned_memory():
     moved = ((arr[0], (arr[1][0], arr[1][1], arr[1][2], 1, True)),) + parts[1:]
     assert log.differences(g.params, key, (moved, fixed, alias)) == \
         ["x: device 0 -> 1", "x: pinned False -> True"]
+
+
+LOGGED_H = gt.pinned_empty(4)
+LOGGED_L: list = []
+
+
+def _report_logged():   # a host callback reaching a host array and a list by name
+    LOGGED_L.append(len(LOGGED_L))
+    LOGGED_L.pop()
+
+
+@gt.graph
+def copies_and_reports(s, x):
+    s.copy(LOGGED_H, x)
+    s.host(_report_logged)
+
+
+def test_the_retrace_reason_names_arrays_a_callback_reaches_without_failing(info):
+    x = cuda.to_device(np.arange(4.0))
+    copies_and_reports(x)
+    LOGGED_L.append(LOGGED_H)   # a list the callback reaches now holds an array
+    try:
+        copies_and_reports(x)   # the reason logged: it raised IndexError
+        reason = retrace_reason(info, "copies_and_reports")
+        assert "now share memory" in reason
+        assert LOGGED_H.tolist() == [0.0, 1.0, 2.0, 3.0]
+    finally:
+        LOGGED_L.clear()

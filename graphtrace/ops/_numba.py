@@ -485,6 +485,34 @@ def _install_launch_syntax():
         _patch_launch_syntax(CUDADispatcher)
     except ImportError:
         pass
+    try:   # kernel[grid, block] configured before the trace, called in it
+        from numba.cuda.dispatcher import _LaunchConfiguration
+        _refuse_configured_calls(_LaunchConfiguration, lambda c: c.dispatcher.py_func.__name__)
+    except ImportError:
+        pass
     if "numba.cuda.simulator.kernel" in sys.modules:
         from numba.cuda.simulator.kernel import FakeCUDAKernel
-        _patch_launch_syntax(FakeCUDAKernel)
+        _patch_launch_syntax(FakeCUDAKernel)   # (kernel[grid, block] is the kernel there)
+        _refuse_configured_calls(FakeCUDAKernel, lambda k: k.fn.__name__)
+
+
+def _refuse_configured_calls(cls, name_of) -> None:
+    """A launch configured before the trace (``cfg = kernel[grid, block]``, or
+    ``kernel.configure(...)``) and called inside it would run at once on a real
+    stream, outside the graph, and every replay would skip it: refused."""
+    call = getattr(cls, "__call__", None)
+    if call is None or getattr(call, "_graphtrace", False):
+        return
+
+    def __call__(self, *args, **kwargs):
+        if current_tracer() is not None:
+            name = name_of(self)
+            raise StreamError(
+                f"numba kernel {name} configured before the trace ({name}[grid, block]) is "
+                "called inside it: it would run now, on a real stream, and escape the graph; "
+                f"launch it on the proxy stream, {name}[grid, block, s](...)")
+        return call(self, *args, **kwargs)
+
+    __call__._graphtrace = True
+    __call__.__doc__ = call.__doc__
+    cls.__call__ = __call__

@@ -473,3 +473,26 @@ def test_torch_on_a_proxy_stream_names_the_spellings_to_use():
         assert "s.captured(fn, *args)" in str(e.value)
     torch.cuda.synchronize()
     assert x.tolist() == [1.0] * 8
+
+
+def test_a_launch_configured_before_the_trace_is_refused_inside_it():
+    configured, by_call = fill[1, 32], fill.configure(1, 32)
+
+    @gt.graph
+    def f(s, x):
+        configured(x, 1.0)                                                 # preconfigured
+
+    @gt.graph
+    def g(s, x):
+        by_call(x, 1.0)                                                    # byconfigure
+    x = cuda.to_device(np.zeros(8, np.float32))
+    for fn, marker in ((f, "preconfigured"), (g, "byconfigure")):
+        with pytest.raises(gt.StreamError) as e:
+            fn(x)
+        assert e.value.source[1] == line_of(__file__, marker)
+        assert "configured before the trace" in str(e.value)
+    sync()
+    assert x.copy_to_host().tolist() == [0.0] * 8
+    configured(x, 2.0)   # outside a trace: runs as before
+    sync()
+    assert x.copy_to_host().tolist() == [2.0 + i for i in range(8)]

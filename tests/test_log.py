@@ -308,8 +308,7 @@ LOGGED_L: list = []
 
 
 def _report_logged():   # a host callback reaching a host array and a list by name
-    LOGGED_L.append(len(LOGGED_L))
-    LOGGED_L.pop()
+    return str((LOGGED_H, LOGGED_L))
 
 
 @gt.graph

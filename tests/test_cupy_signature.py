@@ -439,3 +439,26 @@ def test_a_view_with_gaps_passed_as_a_bare_address_is_refused_unless_opaque(monk
         f.trace(base, True, False)
     assert e.value.source[1] == line_of(__file__, "gappy")
     assert "opaque=True" in str(e.value)
+
+
+def test_a_view_laid_out_backward_or_repeating_passed_as_a_bare_address_is_refused():
+    """A cupy kernel gets the address alone and reads forward from it: through
+    x[::-1] (whose address is its last element's) or a broadcast (a zero stride)
+    it touches bytes the view does not have, which no access records."""
+    ad = CupyAdapter(FakeRawKernel(
+        'extern "C" __global__ void k(const float* x, float* y, int n) {}', "k"))
+    base = A(64)
+    ptr = base.ptr
+    forward, backward = A(8, ptr=ptr), A(8, ptr=ptr + 28, strides=(-4,))
+    repeating, one = A(8, ptr=ptr, strides=(0,)), A(1, ptr=ptr, strides=(-4,))
+
+    @gt.graph(static=("which", "opaque"))
+    def f(s, a, which, opaque):
+        y = {"backward": backward, "repeating": repeating, "one": one}[which]
+        s.launch(ad, 1, 32, forward, y, 8, opaque=opaque)                  # odd view
+    for which in ("backward", "repeating"):
+        with pytest.raises(gt.KernelArgumentError, match="laid out backward or repeating") as e:
+            f.trace(base, which, False)
+        assert e.value.source[1] == line_of(__file__, "odd view")
+        assert len(f.trace(base, which, True).nodes) == 1   # opaque: ordered with everything
+    assert len(f.trace(base, "one", False).nodes) == 1   # one element: any stride

@@ -33,6 +33,15 @@ MODULES: list = []
 _cache: dict[int, tuple] = {}
 
 
+def _not_forward(b: Buffer) -> bool:
+    """A view with a negative or zero stride along an axis of two or more
+    elements (``x[::-1]``, a broadcast): its address is not its first byte, or its
+    elements repeat."""
+    strides = b.strides
+    return strides is not None and any(
+        st <= 0 and n > 1 for n, st in zip(b.shape, strides))
+
+
 class Adapter:
     """What graphtrace knows of one kernel. Subclasses fill in the blanks.
 
@@ -85,6 +94,15 @@ class Adapter:
         which graphtrace cannot see, so it could run unordered with their users.
         An opaque kernel or launch is ordered with everything, and takes it."""
         for i, b in enumerate(args):
+            if type(b) is Buffer and _not_forward(b):
+                raise KernelArgumentError(
+                    f"argument {self.param_name(i)} of {self.library} kernel {self.name} "
+                    f"is a view laid out backward or repeating its elements "
+                    f"({b.label or 'an array'}, shape {b.shape}, strides {b.strides}), and "
+                    "the kernel gets its address alone: it would read and write the bytes "
+                    "forward from that address, which are not the view's; pass a forward "
+                    "view (and reverse or repeat in the kernel's index), a copy, or launch it "
+                    "with opaque=True to order it with everything")
             if type(b) is Buffer and has_gaps(b):
                 raise KernelArgumentError(
                     f"argument {self.param_name(i)} of {self.library} kernel {self.name} "

@@ -948,6 +948,10 @@ class Stream(ProxyStream):
         """Case ``k`` of ``cases`` bodies runs where ``value`` (``gt.cond(k)``, a
         one-element integer array) holds k; none runs out of range:
         ``with s.switch(gt.cond(k), 3) as cases: cases[0].launch(...)``."""
+        if isinstance(cases, Scalar):
+            raise ArgumentError(f"the number of cases is the dynamic argument {cases.name!r}: "
+                                "it is fixed when the graph is built, so pass its parameter "
+                                f"in static=({cases.param!r},)")
         if isinstance(cases, (bool, np.bool_)) or not isinstance(cases, (int, np.integer)) \
                 or cases < 1:
             raise ArgumentError(f"switch needs a positive int number of cases, not {cases!r}")

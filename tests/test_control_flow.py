@@ -59,6 +59,19 @@ def test_the_trip_bound_ends_a_loop_whose_condition_stays_true():
             gt.graph(lambda s, f: s.while_loop(gt.cond(f), max_iterations=bad)).trace(flag)
 
 
+def test_a_dynamic_bound_or_number_of_cases_says_to_make_it_static():
+    flag = dev(0, dtype=np.int32)
+
+    def loop(s, f, m):
+        s.while_loop(gt.cond(f), max_iterations=m, body=lambda b: None)
+
+    def switch(s, f, m):
+        s.switch(gt.cond(f), m, body=lambda *cases: None)
+    for fn in (loop, switch):
+        with pytest.raises(gt.ArgumentError, match=r"dynamic argument 'm'.*static=\('m',\)"):
+            gt.graph(fn).trace(flag, 2)
+
+
 def test_a_loop_whose_condition_is_false_at_once_runs_no_iteration():
     x, n = dev(0.5), dev(0, dtype=np.int32)
     halve_until(x, n, 1.0)

@@ -818,3 +818,12 @@ def test_a_launch_configured_before_the_trace_is_refused_inside_it():
     assert x.copy_to_host().tolist() == [0.0] * 8   # it did not run
     FILL_CONFIGURED(x, 2.0)   # outside a trace it runs as before
     assert x.copy_to_host().tolist() == [2.0] * 8
+
+
+def test_a_launch_missing_its_block_names_where_the_proxy_stream_goes():
+    @gt.graph
+    def f(s, x):
+        fill[1, s](x, 1.0)                                         # noblock
+    with pytest.raises(gt.StreamError) as e:
+        f(cuda.to_device(np.zeros(8)))
+    check(e, "noblock", "fill[1, s]", "the proxy stream goes third", "fill[grid, block, s]")

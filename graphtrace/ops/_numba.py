@@ -416,9 +416,17 @@ def _forall_count(n, what: str) -> int:
     return int(n)
 
 
+def _spelled(c) -> str:
+    return "s" if isinstance(c, ProxyStream) else repr(c)
+
+
 def _not_a_proxy(name: str, cfg: tuple) -> str:
     """Why ``kernel[cfg]`` inside a trace names no proxy stream, and what to write."""
     where = cfg[2] if len(cfg) >= 3 else None
+    if any(isinstance(c, ProxyStream) for c in cfg):   # kernel[grid, s]: a block short
+        return (f"numba kernel {name} launched as {name}[{', '.join(_spelled(c) for c in cfg)}]: "
+                f"the proxy stream goes third, after the grid and the block (threads per "
+                f"block), {name}[grid, block, s](...)")
     if isinstance(where, (tuple, list)):
         return (f"numba kernel {name} launched on a {type(where).__name__} of streams: "
                 "s.if_else gives (then, otherwise) and s.switch a tuple of case streams; "

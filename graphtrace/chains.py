@@ -170,10 +170,19 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None) -> tuple[l
         aliases: dict = {}          # such a local -> the chain it holds
         loads: list = []            # each value loaded since the last store: its name
         whole = False               # (None: a local or constant); setattr/delattr
+        by_name = 0                 # getattr(X, "k"): 1 getattr loaded, 2 X, 3 "k"
         for ins in dis.get_instructions(c):   # loaded: the next name is changed
             op, name = ins.opname, ins.argval
             if op == "LOAD_FAST_LOAD_FAST":   # 3.13's pair: the second is what follows
                 op, name = "LOAD_FAST", name[1]
+            by_name, step = _by_name(by_name, op, ins, const)
+            if by_name == 3 and op == "PRECALL":
+                continue
+            if step is not None and held is not None:   # getattr(X, "k"): X.k
+                held, const = (held[0], held[1] + (("attr", step),)), None
+                if not quiet:
+                    out.append(held)
+                continue
             if op == "STORE_FAST" and held is not None and const is None and name in once:
                 aliases[name] = held   # opt = CFG["opt"]: opt["lr"] reads CFG["opt"]["lr"]
             if op.startswith("LOAD_FAST") and name in aliases:
@@ -231,6 +240,25 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None) -> tuple[l
             if not quiet:
                 out.append(held)
     return out, changed
+
+
+def _by_name(state: int, op: str, ins, const) -> tuple:
+    """``(state, step)`` of ``getattr(X, "k")`` read with a constant name, one
+    instruction on: 1 after ``getattr`` is loaded, 2 after X (and its attributes),
+    3 after the name; the name where the call of two arguments ends it."""
+    if op in NAME_LOADS and ins.argval == "getattr":
+        return 1, None
+    if state == 1 and (op in NAME_LOADS or op.startswith("LOAD_FAST")):
+        return 2, None
+    if state == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
+        return 2, None
+    if state == 2 and op == "LOAD_CONST" and isinstance(ins.argval, str):
+        return 3, None
+    if state == 3 and op == "PRECALL" and ins.arg == 2:   # (3.11)
+        return 3, None
+    if state == 3 and op == "CALL" and ins.arg == 2 and const is not None:
+        return 0, const[0]
+    return (0 if op not in ("PUSH_NULL", "CACHE") else state), None
 
 
 def _stored_once(code) -> frozenset:

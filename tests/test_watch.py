@@ -1041,3 +1041,37 @@ def test_a_method_put_on_the_class_anew_traces_anew():
     m.step()
     m.step()
     assert m.w.copy_to_host().tolist() == [21.0, 21.0] and _Coef.step.cache_info().misses == 2
+
+
+BY_NAME = types.SimpleNamespace(k=1.0, opt=types.SimpleNamespace(lr=2.0))
+
+
+@gt.graph(backend="sim")
+def reads_by_getattr(s, out):
+    put[1, 2, s](out, getattr(BY_NAME, "k") + getattr(BY_NAME.opt, "lr"))
+
+
+class _ByName:
+    def __init__(self):
+        self.cfg = types.SimpleNamespace(scale=3.0)
+
+    @gt.graph(backend="sim")
+    def run(self, s, out):
+        put[1, 2, s](out, getattr(self.cfg, "scale"))
+
+
+def test_a_setting_read_by_getattr_with_a_constant_name_is_watched():
+    out = dev(0)
+    reads_by_getattr(out)
+    assert out.copy_to_host().tolist() == [3.0, 3.0]
+    BY_NAME.k, BY_NAME.opt.lr = 10.0, 20.0
+    try:
+        reads_by_getattr(out)
+        assert out.copy_to_host().tolist() == [30.0, 30.0]
+    finally:
+        BY_NAME.k, BY_NAME.opt.lr = 1.0, 2.0
+    m = _ByName()
+    m.run(out)
+    m.cfg.scale = 4.0
+    m.run(out)
+    assert out.copy_to_host().tolist() == [4.0, 4.0]

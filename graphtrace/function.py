@@ -32,7 +32,7 @@ from .deps import make_tracker
 from .errors import ArgumentError, TraceError, user_frame
 from .handle import Compiled
 from .held import (Watched, held_arrays, held_key, held_methods, held_objects, loaded_names,
-                   settings_alone)
+                   settings_alone, state_changed)
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
@@ -143,6 +143,7 @@ class GraphFunction:
         self._class_reach: dict = {}   # a method's: class -> its methods' Reach
         self._self_names: dict = {}   # type(self) -> (names it may read of self, chains)
         self._held: dict = {}   # (type(self), classes of the objects it holds) -> _holds
+        self._traced_state: dict = {}   # type(self) (None) -> labels a trace changed
         self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the
         # places of objects the held objects' methods reach by name)
         functools.update_wrapper(self, fn)
@@ -397,7 +398,7 @@ class GraphFunction:
                 held if held is not None else self._holds(None)
             for r in reaches:
                 out += r.functions()
-            return out + held_key(objects, watched, heads) + \
+            return out + held_key(objects, watched, heads, self._traced_state.get(None, ())) + \
                 tuple(v for _, _, v, _ in methods)
         reaches, methods = self._class_reaches(type(self_obj))
         for r in reaches:
@@ -416,7 +417,8 @@ class GraphFunction:
         # self's values its held objects' methods read (self.owner.c of a layer's)
         names = names | (watched.names - stored) if objects else names
         return out + instance_values(self_obj, names) + instance_held(self_obj) + \
-            instance_chains(self_obj, chains) + held_key(objects, watched, heads) + \
+            instance_chains(self_obj, chains) + \
+            held_key(objects, watched, heads, self._traced_state.get(type(self_obj), ())) + \
             tuple(v for _, _, v, _ in methods)   # by identity
 
     @property
@@ -482,8 +484,15 @@ class GraphFunction:
             self._misses += 1
             self._note_retrace(call.key)
             t0 = time.perf_counter()
+            held = self._held_entries(args, kwargs)
             ir, arrays, scalars = self._trace(args, kwargs)
             t1 = time.perf_counter()
+            if held:   # held objects' attributes the trace changed: their state
+                changed = state_changed(held[1], self._held_entries(args, kwargs)[1])
+                if changed:
+                    self._traced_state[held[0]] = self._traced_state.get(held[0], set()) | changed
+                    call = Call(self, self._bind(args, kwargs))   # keyed without them
+                    key = (key[0], call.key)
             if key[0] == "sim":
                 from .sim import SimGraph as Made
             elif checks_intents(self.check_intents):
@@ -498,6 +507,18 @@ class GraphFunction:
                 log.decision("%s: cache full (maxsize=%d): dropped the least recently used "
                              "graph", self.__name__, self.maxsize)
             return entry, call
+
+    def _held_entries(self, args, kwargs):
+        """``(type of self or None, held_key entries)`` of a call, or None where no
+        object of the program's own is held."""
+        obj = self._bind(args, kwargs).arguments[self.self_param] if self._lead else None
+        if not self._lead and not self.reach.objects:
+            return None
+        objects, (watched, _, _, heads) = self._holds(obj)
+        if not objects:
+            return None
+        at = type(obj) if self._lead else None
+        return at, held_key(objects, watched, heads, self._traced_state.get(at, ()))
 
     def _backend_now(self, backend) -> str:
         if backend is None and self.backend is None:

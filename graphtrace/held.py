@@ -35,7 +35,7 @@ from .scalar import value_key
 from .tree import children
 
 __all__ = ["Watched", "held_objects", "held_arrays", "held_key", "held_methods", "loaded_names",
-           "own_class", "settings_alone"]
+           "own_class", "settings_alone", "state_changed"]
 
 def held_objects(obj, label: str | None = None, seen: set | None = None,
                  names: frozenset | None = None) -> list:
@@ -141,14 +141,15 @@ class Watched:
         self.state, self.chains = state or {}, chains or {}
 
 
-def held_key(objects, watched: Watched, heads: dict) -> tuple:
+def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tuple:
     """What the cache key holds of the objects of ``held_objects``: each one's
     class, and its attributes of ``watched.names``: values by value, kernels and
     functions by identity, the values held beside arrays in its lists, tuples
     and dicts (``held_values``); the values of those names its class holds
     (``lr = 1.0`` in the class body); the values its methods read off it by
     constant keys (``self.cfg["m"]``); but the state the traced code keeps in
-    it (``Watched``; ``heads``: name -> the object it holds, self or OPT)."""
+    it (``Watched``; ``heads``: name -> the object it holds, self or OPT), and
+    the labels ``traced`` of what a trace was seen to change (``state_changed``)."""
     names = watched.names
     kept = _kept(watched.labels, heads)
     out: list = []
@@ -167,6 +168,8 @@ def held_key(objects, watched: Watched, heads: dict) -> tuple:
             if (id(o), name) in kept:
                 continue
             at = f"{label}.{name}"
+            if at in traced:
+                continue
             k = type(v)
             if k in _SKIPPED:   # a number, a string, None: at once
                 out.append((at, k, value_key(v)))
@@ -186,6 +189,14 @@ def held_key(objects, watched: Watched, heads: dict) -> tuple:
         for suffix, calls in watched.chains.get(t, ()):
             out += instance_chains(o, ((label + suffix, calls),))
     return tuple(out)
+
+
+def state_changed(before: tuple, after: tuple) -> set:
+    """The labels of the attributes of held objects whose entries in the key
+    (``held_key``) a trace changed: state the traced code keeps (a loop over
+    layers doing ``layer.calls += 1``), which the key then leaves out; else every
+    call would trace anew."""
+    return {e[0] for e in set(before) ^ set(after) if len(e) == 3}
 
 
 def _kept(changed, heads: dict) -> set:

@@ -539,3 +539,32 @@ def test_an_abstract_base_keeps_a_class_the_programs_own():
     m.opt.lr = 2.0
     m.step()
     assert result(m.w) == [-1.5, -1.5]
+
+
+class _Counted:
+    def __init__(self, scale):
+        self.scale, self.calls = scale, 0
+        self.out = dev(0, 0)
+
+
+class _Loops:
+    def __init__(self):
+        self.layers = [_Counted(2.0), _Counted(3.0)]
+
+    @gt.graph(backend="sim")
+    def run(self, s, x):
+        for layer in self.layers:
+            layer.calls += 1   # state the trace keeps through a loop variable
+            put[1, 2, s](layer.out, 0.0)
+            axpy[1, 2, s](layer.scale, x, layer.out)
+
+
+def test_state_the_trace_changes_through_a_loop_variable_is_not_watched():
+    m, x = _Loops(), dev(1, 2)
+    before = m.run.cache_info().misses
+    for _ in range(4):
+        m.run(x)
+    assert m.run.cache_info().misses == before + 1 and m.layers[0].calls == 1
+    m.layers[1].scale = 5.0   # a setting beside it: still watched
+    m.run(x)
+    assert result(m.layers[1].out) == [5.0, 10.0]

@@ -416,6 +416,9 @@ class GraphFunction:
             out += r.functions()
         # self's values its held objects' methods read (self.owner.c of a layer's)
         names = names | (watched.names - stored) if objects else names
+        traced = self._traced_state.get(type(self_obj))
+        if traced:   # self's values a trace changed (a layer's self.owner.calls += 1)
+            names = names - {t[5:] for t in traced if t.startswith("self.")}
         return out + instance_values(self_obj, names) + instance_held(self_obj) + \
             instance_chains(self_obj, chains) + \
             held_key(objects, watched, heads, self._traced_state.get(type(self_obj), ())) + \
@@ -518,7 +521,9 @@ class GraphFunction:
         if not objects:
             return None
         at = type(obj) if self._lead else None
-        return at, held_key(objects, watched, heads, self._traced_state.get(at, ()))
+        traced = self._traced_state.get(at, ())
+        mine = instance_values(obj, watched.names) if self._lead else ()   # self.owner.calls
+        return at, held_key(objects, watched, heads, traced) + mine
 
     def _backend_now(self, backend) -> str:
         if backend is None and self.backend is None:
@@ -771,7 +776,7 @@ class GraphFunction:
 
 
 _NOTHING_HELD = (Watched(), (), (), {})
-_MAX_PASSES = 4   # walks of held objects a call may take to find their methods' names
+_MAX_PASSES = 16   # walks of held objects a call may take to find their methods' names
 
 
 def _refuse_result(name: str, result) -> None:

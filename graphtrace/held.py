@@ -27,10 +27,10 @@ from __future__ import annotations
 import types
 
 from .buffers import _kinds
-from .chains import chain, changes, value_chains
+from .chains import chain, changes, host_chain_names, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _Same, _attributes, \
     _is_callable_object, _is_value, _leaves, _methods_named, _python_function, class_attribute, \
-    held_values, instance_chains, own_class
+    held_values, instance_chains, own_class, own_object
 from .scalar import value_key
 from .tree import children
 
@@ -67,7 +67,7 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
     t = type(v)
     if t in _SKIPPED or _kinds.get(t) in _ARRAY_KINDS:
         return
-    if own_class(t):
+    if own_class(t) and own_object(v):
         if id(v) in seen:
             return
         seen.add(id(v))
@@ -79,11 +79,11 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
                     (names is None or name in names):   # (at once)
                 _walk(x, f"{label}.{name}", depth + 1, seen, out, names)
         return
+    if isinstance(v, (list, tuple)) and not any(   # numbers or arrays alone: at C speed
+            own_class(k) or issubclass(k, (list, tuple, dict)) for k in set(map(type, v))):
+        return
     items = children(v)
     if not items:
-        return
-    if not isinstance(v, dict) and not any(   # a list of numbers or of arrays: at C speed
-            own_class(k) or issubclass(k, (list, tuple, dict)) for k in set(map(type, v))):
         return
     for k, x in items:
         if type(x) not in _SKIPPED:
@@ -105,10 +105,12 @@ def held_arrays(objects, names: frozenset | None = None) -> list:
     for label, _, attributes in objects:
         for name, v in attributes:
             t = type(v)
-            if t in _SKIPPED or names is not None and name not in names or own_class(t):
+            if t in _SKIPPED or names is not None and name not in names or own_object(v):
                 continue
             if _kinds.get(t) in _ARRAY_KINDS:
                 out.append((f"{label}.{name}", v))
+            elif t is list and not set(map(type, v)) - _SKIPPED:
+                continue   # a history of numbers (at C speed)
             else:
                 out += _leaves(v, f"{label}.{name}")
     return out
@@ -120,7 +122,7 @@ def settings_alone(roots, objects, names: frozenset) -> bool:
     of the program's own, no None or container where an array may come."""
     if len(objects) != len(roots):
         return False
-    return all(v is not None and _is_value(v) or callable(v) and not own_class(type(v))
+    return all(v is not None and _is_value(v)   # (a kernel held: its identity, watched)
                for _, o in roots for name, v in _attributes(o) if name in names)
 
 
@@ -175,19 +177,20 @@ def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tupl
                 out.append((at, k, value_key(v)))
             elif v is None or _is_value(v):
                 out.append((at, type(v), _Held(v) if type(v) in _GROUPS else value_key(v)))
-            elif own_class(type(v)):
+            elif own_object(v):
                 continue   # walked itself
             elif _is_callable_object(v):
                 out.append((at, _Same(v)))
             elif isinstance(v, (list, tuple, dict)):
-                out += held_values(v, at)
+                out += [h for h in held_values(v, at) if h[0] not in traced]
         values = classes.get(t)
         if values is None:
             values = classes[t] = _class_values(t, names)
         out += [(f"{label}.{name}", k, v) for name, k, v in values
                 if name not in own and name not in state]
         for suffix, calls in watched.chains.get(t, ()):
-            out += instance_chains(o, ((label + suffix, calls),))
+            if label + suffix not in traced:
+                out += instance_chains(o, ((label + suffix, calls),))
     return tuple(out)
 
 
@@ -196,7 +199,8 @@ def state_changed(before: tuple, after: tuple) -> set:
     (``held_key``) a trace changed: state the traced code keeps (a loop over
     layers doing ``layer.calls += 1``), which the key then leaves out; else every
     call would trace anew."""
-    return {e[0] for e in set(before) ^ set(after) if len(e) == 3}
+    return {e[0] for e in set(before) ^ set(after)
+            if not (len(e) == 2 and isinstance(e[1], type))}   # not an object's class
 
 
 def _kept(changed, heads: dict) -> set:
@@ -232,29 +236,32 @@ _ALL = object()   # a method changes the whole object (setattr(self, k, v))
 def held_methods(functions, heads: frozenset, classes) -> tuple:
     """``(methods, watched)`` for the held objects of ``classes``: the methods of
     ``classes`` the code of ``functions`` (a method and the methods of its class
-    it calls; a function and its helpers) names, and those they name in turn,
-    as ``(class, name, what the class holds by that name, function)``; and what
-    the key reads off the objects (``Watched``): the attribute names all that
-    code loads, the values those methods read off their object by constant keys
-    and attributes, and the state the code keeps in held objects, which the key
-    leaves out as ``self``'s own counters: what ``functions`` change off the
-    names of ``heads`` (``self.state.step += 1``, ``OPT.t += 1``) and what the
-    methods change on their object (``self.t += 1``). An object's ``__call__`` is
-    followed (``layer(s, x)``), and so are methods handed to ``s.host``
-    (``s.host(self.log.record, h)``): the counters they keep are their state."""
-    todo = [(f, None) for f in functions]
+    it calls; a function and its helpers) names, and those they name in turn
+    (and the same-named ones of the bases where they call ``super()``), as
+    ``(class, name, what the class holds by that name, function)``; and what the
+    key reads off the objects (``Watched``): the attribute names all that code
+    loads, the values those methods read off their object by constant keys and
+    attributes, and the state kept in held objects, which the key leaves out as
+    ``self``'s own counters: what ``functions`` change off the names of
+    ``heads`` (``self.state.step += 1``, ``OPT.t += 1``) and what methods handed
+    to ``s.host`` (``s.host(self.log.record, h)``), and those they call, change
+    on their object: they run between calls. (What a trace changes is found by
+    the trace, ``state_changed``.) An object's ``__call__`` is followed
+    (``layer(s, x)``)."""
+    callbacks = frozenset().union(*(host_chain_names(f.__code__) for f in functions))
+    todo = [(f, None, False) for f in functions]
     found, seen, names = [], set(), set()
     for cls in classes:   # an object called (layer(s, x)) runs its __call__
         call = _python_function(class_attribute(cls, "__call__"))
         if call is not None:
             seen.add((cls, "__call__"))
             found.append((cls, "__call__", class_attribute(cls, "__call__"), call))
-            todo.append((call, cls))
+            todo.append((call, cls, False))
     labels: set = set()
     state: dict = {}
     reads: dict = {}
     while todo:
-        f, owner = todo.pop()
+        f, owner, callback = todo.pop()
         code = f.__code__
         names |= _loaded(code)
         first = frozenset(code.co_varnames[:1])
@@ -263,18 +270,20 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
         for head, steps in changed:
             if owner is None and head in heads and steps:   # self.state.step += 1
                 labels.add((head, tuple(steps)))
-            elif owner is not None and head in first:   # an optimizer's self.t += 1
-                state.setdefault(owner, set()).add(steps[0][1] if steps else _ALL)
+            elif owner is not None and head in first:   # a callback's self.n += 1
                 reads.setdefault(owner, set()).add(("changed", steps))
+                if callback:
+                    state.setdefault(owner, set()).add(steps[0][1] if steps else _ALL)
         for head, steps in read if owner is not None else ():
             if head in first and len(steps) >= 2:   # self.cfg["m"], self.lrs[0]
                 reads.setdefault(owner, set()).add(("read", steps))
-        for cls in classes:   # (a method handed to s.host too: what it changes is state)
+        for cls in classes:
             for name, method, _ in _methods_named(code, cls):
-                if (cls, name) not in seen:
-                    seen.add((cls, name))
-                    found.append((cls, name, class_attribute(cls, name), method))
-                    todo.append((method, cls))
+                for at, fn in [(cls, method)] + _supers(cls, name, method):
+                    if (at, name, fn) not in seen:
+                        seen.add((at, name, fn))
+                        found.append((cls, name, class_attribute(at, name), fn))
+                        todo.append((fn, cls, callback or name in callbacks))
     chains = {}
     for cls, found_reads in reads.items():
         changes_ = [steps for how, steps in found_reads if how == "changed"]
@@ -284,16 +293,32 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains)
 
 
+def _supers(cls, name: str, method) -> list:
+    """``(base, function)`` of the same-named methods along ``cls``'s MRO that
+    ``method`` reaches through ``super()`` (and they in turn)."""
+    out = []
+    for base in cls.__mro__[1:]:
+        if "super" not in method.__code__.co_names:
+            break
+        f = _python_function(base.__dict__.get(name))
+        if f is not None and f is not method:
+            out.append((base, f))
+            method = f
+    return out
+
+
 def loaded_names(fn) -> frozenset:
     """The names the code of function ``fn`` (and the code nested in it) loads."""
     return frozenset(_loaded(fn.__code__))
 
 
 def _loaded(code) -> set:
-    """The names ``code`` and the code nested in it load (``co_names``)."""
+    """The names ``code`` and the code nested in it load (``co_names``), and the
+    strings it holds that could be one (``getattr(self, "lr")``)."""
     out, todo = set(), [code]
     while todo:
         c = todo.pop()
         out.update(c.co_names)
+        out.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
         todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return out

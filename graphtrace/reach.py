@@ -51,7 +51,8 @@ from .tree import children
 
 __all__ = ["Reach", "attribute_names", "class_attribute", "class_methods", "held_values",
            "instance_arrays", "instance_chains", "instance_held", "instance_values",
-           "name_chains", "named_values", "identities", "own_class", "self_chains", "unchanged"]
+           "name_chains", "named_values", "identities", "own_class", "own_object", "self_chains",
+           "unchanged"]
 
 _MAX_DEPTH = 8
 
@@ -191,7 +192,7 @@ def _held(v, label: str, depth: int, found: list) -> None:
     for k, x in items:
         if kinds.get(type(x)) in _ARRAY_KINDS:
             arrays = True
-        elif _OWN.get(type(x)):
+        elif _OWN.get(type(x)) and own_object(x):
             continue   # an object of the program's own: held.py's
         elif isinstance(x, (list, tuple, dict)) and not _is_value(x):
             _held(x, f"{label}[{k!r}]", depth + 1, found)
@@ -246,7 +247,7 @@ _PLAIN_CONTAINERS = frozenset({list, tuple, dict})
 def _item(x, label: str, depth: int, out: list) -> None:
     """An item of a container, at ``depth``: a leaf, or walked into (an object of
     the program's own is held.py's to walk)."""
-    if _OWN.get(type(x)):
+    if _OWN.get(type(x)) and own_object(x):
         return
     if is_array(x):
         out.append((label, x))
@@ -521,6 +522,29 @@ def _own_module(t: type) -> bool:
     return not os.path.realpath(path).startswith(_LIBRARY_PATHS)
 
 
+def own_object(x) -> bool:
+    """An object of a class of the program's own (``own_class``) that is no array
+    itself (an interface set on the object, not its class): held.py walks it."""
+    if not own_class(type(x)):
+        return False
+    try:
+        d = object.__getattribute__(x, "__dict__")
+    except Exception:  # noqa: BLE001  (no __dict__: slots, which the class shows)
+        return True
+    return "__cuda_array_interface__" not in d and "__dlpack_device__" not in d
+
+
+def _holds_own(v) -> bool:
+    """An object of the program's own, or a list, tuple or dict holding one."""
+    if own_object(v):
+        return True
+    if type(v) in _PLAIN_CONTAINERS:
+        items = v.values() if type(v) is dict else v
+        return any(own_object(x) for x in items) if any(
+            own_class(t) for t in set(map(type, items))) else False
+    return False
+
+
 def _library(v) -> bool:
     """A module (or a class or namespace of one) of the libraries reach leaves alone."""
     name = v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", "")
@@ -537,7 +561,15 @@ def _is_callable_object(v) -> bool:
 
 
 def _attributes(obj) -> list:
-    """``(name, value)`` of an object's attributes: its ``__dict__`` and its slots."""
+    """``(name, value)`` of an object's attributes: its ``__dict__`` and its slots
+    (none where asking for them raises)."""
+    try:
+        return _attributes_of(obj)
+    except Exception:  # noqa: BLE001  (the object's own lookup, whatever it raises)
+        return []
+
+
+def _attributes_of(obj) -> list:
     out = list(getattr(obj, "__dict__", _NO_DICT).items())
     slots = _SLOTS.get(type(obj))
     if slots is None:
@@ -579,6 +611,7 @@ def attribute_names(fn, cls=None) -> frozenset:
         while codes:
             c = codes.pop()
             names.update(c.co_names)
+            names.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
             codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
         scope = getattr(f, "__globals__", {})
         for name in names - out if cls is not None else ():   # a helper it calls by name
@@ -655,6 +688,10 @@ class Reach:
                     reads = reads if reads is not None else _reads(fn, code)
                     self._settings(fn, name, v, reads, baked)
                 continue
+            if baked and _holds_own(v) and \
+                    all(f is not fn or n != name for f, n, _ in self.objects):
+                self.objects.append((fn, name, name if fn is self.root else
+                                     f"{fn.__name__}.{name}"))
             defined = name in code.co_freevars or name in fn.__globals__
             # a global defined nowhere yet (not a builtin) may hold an array later: a
             # place holding None, so that its array is another graph, and is named
@@ -678,12 +715,12 @@ class Reach:
                     n for n, _ in name_chains(code, {}, _NAME_LOADS) if "." in n]
                 for dotted in chains:
                     held = _lookup(fn, dotted) if dotted.startswith(name + ".") else None
+                    if held is not None and baked and _holds_own(held) and \
+                            all(f is not fn or n != dotted for f, n, _ in self.objects):
+                        self.objects.append((fn, dotted, dotted))   # mystate.OPT
                     if held is not None and _kernel_like(held):
                         self.places.append((fn, dotted, None, False))
                         self._walk_into(held, seen, depth, labels)   # and what it reaches
-            if own_class(type(v)) and all(f is not fn or n != name for f, n, _ in self.objects):
-                self.objects.append((fn, name, name if fn is self.root else
-                                     f"{fn.__name__}.{name}"))
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
                 reads = reads if reads is not None else _reads(fn, code)
                 self._settings(fn, name, v, reads, baked)
@@ -787,7 +824,7 @@ class Reach:
         for fn, name, _, array in self.places:
             v = _lookup(fn, name) if array else None
             if v is not None and type(v) not in _PLAIN_CONTAINERS and not is_array(v) and \
-                    (_is_value(v) or _is_callable_object(v)):
+                    (_is_value(v) or _is_callable_object(v) or own_class(type(v))):
                 self._find()   # a name that held None (or was not defined yet) holds
                 return self.functions()   # a number, a function or a kernel now
         return now[:k] + tuple(

@@ -568,3 +568,174 @@ def test_state_the_trace_changes_through_a_loop_variable_is_not_watched():
     m.layers[1].scale = 5.0   # a setting beside it: still watched
     m.run(x)
     assert result(m.layers[1].out) == [5.0, 10.0]
+
+
+class _StepLR:
+    def __init__(self):
+        self.base, self.gamma, self.last_epoch = 1.0, 0.5, 0
+
+    def step(self):   # called by the program between graph calls
+        self.last_epoch += 1
+
+    def get_lr(self):
+        return self.base * self.gamma ** self.last_epoch
+
+
+class _StepOpt:
+    def step(self, s, w, g, lr):   # named like the scheduler's own step
+        axpy[1, 2, s](-lr, g, w)
+
+
+class _Trainer:
+    def __init__(self):
+        self.opt, self.sched, self.w, self.g = _StepOpt(), _StepLR(), dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def train(self, s):
+        self.opt.step(s, self.w, self.g, self.sched.get_lr())
+
+
+def test_a_schedulers_epoch_is_watched_beside_a_method_of_the_same_name():
+    t = _Trainer()
+    t.train()
+    t.sched.step()
+    t.train()
+    assert result(t.w) == [-1.5, -1.5]
+
+
+class _Base:
+    def __init__(self):
+        self.scale, self.out = 2.0, dev(0, 0)
+
+    def forward(self, s, x):
+        axpy[1, 2, s](self.scale, x, self.out)
+
+
+class _Sub(_Base):
+    def forward(self, s, x):
+        super().forward(s, x)
+        axpy[1, 2, s](1.0, x, self.out)
+
+
+class _UsesSub:
+    def __init__(self):
+        self.layer, self.lr = _Sub(), 0.5
+
+    @gt.graph(backend="sim")
+    def run(self, s, x):
+        put[1, 2, s](self.layer.out, 0.0)
+        self.layer.forward(s, x)
+        axpy[1, 2, s](getattr(self, "lr"), x, self.layer.out)   # by a constant name
+
+
+def test_a_bases_method_called_through_super_and_getattr_of_self_are_watched():
+    m, x = _UsesSub(), dev(1, 2)
+    m.run(x)
+    assert result(m.layer.out) == [3.5, 7.0]
+    m.layer.scale = 5.0
+    m.run(x)
+    assert result(m.layer.out) == [6.5, 13.0]
+    m.lr = 1.5
+    m.run(x)
+    assert result(m.layer.out) == [7.5, 15.0]
+
+
+class _Scale:
+    def __init__(self, a):
+        self.a = a
+
+    def __call__(self, s, x):
+        axpy[1, 2, s](self.a, x, x)
+
+
+SCALES = [_Scale(1.0), _Scale(2.0)]   # objects of the program's own in a global list
+HOLDER_MODULE = types.ModuleType("holder_module")   # and one behind a module's attribute
+HOLDER_MODULE.OPT = SGD(0.5)
+
+
+@gt.graph(backend="sim")
+def scales_in_a_list(s, x, g, w):
+    for layer in SCALES:
+        layer(s, x)
+    HOLDER_MODULE.OPT.update(s, g, w)
+
+
+def test_objects_in_a_global_list_and_behind_a_module_attribute_are_watched():
+    x, g, w = dev(1, 1), dev(1, 1), dev(0, 0)
+    scales_in_a_list(x, g, w)
+    assert result(x) == [6.0, 6.0] and result(w) == [-0.5, -0.5]
+    SCALES[0].a, HOLDER_MODULE.OPT.lr = 3.0, 2.0
+    try:
+        x = dev(1, 1)
+        scales_in_a_list(x, g, w)
+        assert result(x) == [12.0, 12.0] and result(w) == [-2.5, -2.5]
+    finally:
+        SCALES[0].a, HOLDER_MODULE.OPT.lr = 1.0, 0.5
+
+
+@cuda.jit
+def double(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] *= 2.0
+
+
+@cuda.jit
+def triple(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] *= 3.0
+
+
+class _Act:
+    def __init__(self):
+        self.act = double
+
+
+ACT = _Act()
+
+
+@gt.graph(backend="sim")
+def applies_held_kernel(s, x):
+    ACT.act[1, 2, s](x)
+
+
+def test_a_kernel_a_global_object_holds_is_watched():
+    x = dev(1, 1)
+    applies_held_kernel(x)
+    ACT.act = triple
+    try:
+        applies_held_kernel(x)
+        assert result(x) == [6.0, 6.0]
+    finally:
+        ACT.act = double
+
+
+class _Child:
+    def __init__(self, owner):
+        self.owner, self.out = owner, dev(0, 0)
+
+    def forward(self, s, x):
+        self.owner.calls += 1   # state kept on the model through the way back
+        axpy[1, 2, s](self.owner.gain, x, self.out)
+
+
+class _Owner:
+    def __init__(self):
+        self.calls, self.gain = 0, 1.0
+        self.child = _Child(self)
+
+    @gt.graph(backend="sim")
+    def run(self, s, x):
+        self.child.forward(s, x)
+
+
+def test_state_kept_on_self_through_a_held_object_is_not_watched_and_settings_are():
+    m, x = _Owner(), dev(1, 1)
+    before = m.run.cache_info().misses
+    for _ in range(3):
+        m.run(x)
+    assert m.run.cache_info().misses == before + 1 and result(m.child.out) == [3.0, 3.0]
+    m.gain = 2.0
+    m.run(x)
+    assert result(m.child.out) == [5.0, 5.0]

@@ -67,7 +67,7 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
     t = type(v)
     if t in _SKIPPED or _kinds.get(t) in _ARRAY_KINDS:
         return
-    if own_class(t) and own_object(v):
+    if own_object(v):
         if id(v) in seen:
             return
         seen.add(id(v))

@@ -525,10 +525,14 @@ def _own_module(t: type) -> bool:
 def own_object(x) -> bool:
     """An object of a class of the program's own (``own_class``) that is no array
     itself (an interface set on the object, not its class): held.py walks it."""
-    if not own_class(type(x)):
+    t = type(x)
+    own = _OWN.get(t)
+    if own is None:
+        own = own_class(t)
+    if not own:
         return False
     try:
-        d = object.__getattribute__(x, "__dict__")
+        d = x.__dict__
     except Exception:  # noqa: BLE001  (no __dict__: slots, which the class shows)
         return True
     return "__cuda_array_interface__" not in d and "__dlpack_device__" not in d

@@ -12,8 +12,10 @@ the traced code reads: ``m.opt.lr = 0.1``, or another optimizer put in
 
 Those names are the attributes the method's code (and that of the methods of
 its class it calls) loads, and those the methods of the held objects' classes
-it names load in turn; methods handed to ``s.host`` are left out (a callback
-reads what it reads when it runs: its counter is state, not a setting).
+it names load in turn. State is left out of the key: what methods handed to
+``s.host`` change on their object (they run between calls), what the graph's
+code changes off self or a name (``self.state.step += 1``), and what the trace
+itself is seen to change (``state_changed``).
 
 Objects of a library's class (numpy's, cupy's, torch's, the standard
 library's) are not walked; nor are containers beyond ``_MAX_DEPTH`` levels.
@@ -36,6 +38,7 @@ from .tree import children
 
 __all__ = ["Watched", "held_objects", "held_arrays", "held_key", "held_methods", "loaded_names",
            "own_class", "settings_alone", "state_changed"]
+
 
 def held_objects(obj, label: str | None = None, seen: set | None = None,
                  names: frozenset | None = None) -> list:

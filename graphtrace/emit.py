@@ -148,13 +148,19 @@ class GpuContext:
         self.packings = None   # while a graph is first built: id(args) -> kernel_arguments
 
     def emit_region(self, region: Graph, definition) -> None:
-        rec = region.recording() if self.devices is None else None
-        if rec is not None:
-            self._emit_recorded(rec, definition)
-            return
-        handles, emit = self._handles, self.emit_node
-        for node in region.nodes:
-            emit(node, [handles[d.index] for d in node.deps], definition)
+        # a region emitted inside an op's emit (a child graph's nodes) leaves the
+        # predecessors of that op's own node as they were: they are wired after it
+        outer, self._preds = self._preds, None
+        try:
+            rec = region.recording() if self.devices is None else None
+            if rec is not None:
+                self._emit_recorded(rec, definition)
+                return
+            handles, emit = self._handles, self.emit_node
+            for node in region.nodes:
+                emit(node, [handles[d.index] for d in node.deps], definition)
+        finally:
+            self._preds = outer
 
     def _emit_recorded(self, rec, definition) -> None:
         """``emit_region`` from the columns a trace recorded, without making the

@@ -131,3 +131,36 @@ def test_a_number_that_no_longer_fits_is_refused_at_the_call_and_nothing_runs():
     assert host(runs) == [1] and host(n) == [2] and host(small) == [7, 7]
     f(c, n, runs, 4, -1, small)
     assert host(runs) == [2] and host(n) == [4] and host(small) == [-1, -1]
+
+
+def test_a_child_graph_node_comes_after_what_it_reads_and_before_what_reads_it():
+    """The child node's own edges: emitting its region (its nodes added by the
+    nested emission) left the node with no predecessor, so it raced with the
+    kernel writing what it reads (wrong results in random programs)."""
+    from cuda.bindings import driver
+
+    @gt.graph
+    def inner(s, x, v):
+        add[1, 4, s](x, v)
+
+    @gt.graph
+    def outer(s, x, y):
+        add[1, 4, s](x, 1.0)       # the child reads and writes x after this
+        s.child(inner, x, 2.0)
+        copy_into[1, 4, s](x, y)   # and this reads x after the child
+    x, y = dev(0, 0), dev(0, 0)
+    h = outer.compile(x, y)
+    gpu, ir = h.compiled.gpu, h.compiled.ir
+    child = next(n for n in ir.nodes if n.op.kind == "child")
+
+    def deps(handle):
+        err, _, n = driver.cuGraphNodeGetDependencies(handle, 0)
+        assert err == driver.CUresult.CUDA_SUCCESS
+        return n
+    assert deps(gpu._handles[child.index]) == 1   # the first kernel
+    after = next(n for n in ir.nodes if n.index > child.index and n.op.kind == "kernel")
+    assert deps(gpu._handles[after.index]) >= 1
+    for _ in range(20):
+        x, y = dev(0, 0), dev(0, 0)
+        outer(x, y)
+        assert host(x) == [3, 3] and host(y) == [3, 3]

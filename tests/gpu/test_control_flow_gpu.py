@@ -153,10 +153,10 @@ def test_a_child_graph_node_comes_after_what_it_reads_and_before_what_reads_it()
     gpu, ir = h.compiled.gpu, h.compiled.ir
     child = next(n for n in ir.nodes if n.op.kind == "child")
 
-    def deps(handle):
-        err, _, n = driver.cuGraphNodeGetDependencies(handle, 0)
-        assert err == driver.CUresult.CUDA_SUCCESS
-        return n
+    def deps(handle):   # (error, nodes, [edge data,] count): CUDA 13 adds edge data
+        out = driver.cuGraphNodeGetDependencies(handle, 0)
+        assert out[0] == driver.CUresult.CUDA_SUCCESS
+        return out[-1]
     assert deps(gpu._handles[child.index]) == 1   # the first kernel
     after = next(n for n in ir.nodes if n.index > child.index and n.op.kind == "kernel")
     assert deps(gpu._handles[after.index]) >= 1

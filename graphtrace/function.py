@@ -24,8 +24,8 @@ from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
 from .arguments import Call, path_str, same_call, snapshot, walk
 from .backend import resolve, runnable
-from .chains import lookup
 from .buffers import is_array
+from .chains import lookup
 from .context import STATE, current_tracer
 from .debug import checks_intents
 from .deps import make_tracker

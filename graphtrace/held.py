@@ -201,9 +201,17 @@ def state_changed(before: tuple, after: tuple) -> set:
     """The labels of the attributes of held objects whose entries in the key
     (``held_key``) a trace changed: state the traced code keeps (a loop over
     layers doing ``layer.calls += 1``), which the key then leaves out; else every
-    call would trace anew."""
-    return {e[0] for e in set(before) ^ set(after)
-            if not (len(e) == 2 and isinstance(e[1], type))}   # not an object's class
+    call would trace anew. Only what was there before and after counts: an
+    object the trace made (``if self.opt is None: self.opt = SGD(0.1)``) holds
+    settings, watched from then on."""
+    def by_label(entries) -> dict:
+        out: dict = {}
+        for e in entries:
+            if not (len(e) == 2 and isinstance(e[1], type)):   # not an object's class
+                out.setdefault(e[0], set()).add(e)
+        return out
+    old, new = by_label(before), by_label(after)
+    return {label for label, e in new.items() if label in old and old[label] != e}
 
 
 def _kept(changed, heads: dict) -> set:

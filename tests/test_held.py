@@ -739,3 +739,25 @@ def test_state_kept_on_self_through_a_held_object_is_not_watched_and_settings_ar
     m.gain = 2.0
     m.run(x)
     assert result(m.child.out) == [5.0, 5.0]
+
+
+class _Lazy:
+    def __init__(self):
+        self.opt, self.cfg = None, types.SimpleNamespace(k=0.0)   # cfg: held already
+        self.w, self.g = dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        if self.opt is None:
+            self.opt = SGD(0.5)   # made by the first trace: its lr is a setting
+        self.opt.update(s, self.g, self.w)
+        axpy[1, 2, s](self.cfg.k, self.g, self.w)
+
+
+def test_settings_of_an_object_the_first_trace_made_are_watched():
+    m = _Lazy()
+    m.step()
+    m.step()
+    m.opt.lr = 2.0
+    m.step()
+    assert result(m.w) == [-3.0, -3.0]

@@ -58,7 +58,8 @@ static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__sco
     *s__bufs, *s__views, *s__entry, *s_cai, *s_cupy, *s_numba, *s_sim, *s_iface, *s_descr,
     *s_data, *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s_device_ctypes_pointer,
     *s_value, *s_valid_types, *s_raw_pointers, *s_step, *s__ary, *s_array_iface, *s_add,
-    *s___class__, *s__roots, *s__slots, *s__root_index, *s__fast_view, *s__index_m;
+    *s___class__, *s__roots, *s__slots, *s__root_index, *s__fast_view, *s__index_m,
+    *s__memo_size, *s__remember;
 /* object's __class__ descriptor (is_open) */
 static PyObject *CLASS;
 
@@ -74,8 +75,8 @@ static PyObject *LAUNCHES, *KERNEL_OP, *ONE;
  * object is of that very class (else, or when a slot is empty, by getattr). */
 typedef struct {
     PyTypeObject *type;   /* NULL: by getattr always */
-    Py_ssize_t offset[10];
-    PyObject **name[10];
+    Py_ssize_t offset[12];
+    PyObject **name[12];
     int n;
 } Layout;
 
@@ -87,10 +88,10 @@ static Layout SCOPE = {NULL, {0},
                        {&s_rec, &s_closed, &s_open_regions, &s_conditional, &s_online}, 5};
 static Layout RECORDING = {NULL, {0}, {&s_entries, &s_codes, &s_ends, &s_opaque}, 4};
 enum { TR_TOP, TR_COUNT, TR_MEMO, TR_MEMO_OFF, TR_BUFS, TR_VIEWS, TR_ROOTS, TR_SLOTS,
-       TR_ROOT_INDEX, TR_FAST_VIEW };
+       TR_ROOT_INDEX, TR_FAST_VIEW, TR_MEMO_SIZE };
 static Layout TRACER = {NULL, {0}, {&s__top, &s__count, &s_memo, &s_memo_off, &s__bufs,
                                     &s__views, &s__roots, &s__slots, &s__root_index,
-                                    &s__fast_view}, 10};
+                                    &s__fast_view, &s__memo_size}, 11};
 
 /* obj's slot ``i`` of ``layout`` set to ``v``; 0, or -1 with an error */
 static inline int
@@ -525,13 +526,47 @@ checked_types(PyObject *adapter, PyObject *rec)
     return found;
 }
 
-/* Tracer.add for a launch of a kernel no longer remembered (its memo None),
- * from record_new: ``hit`` is kernel.py's launch kind, the user's frame the
- * caller's. 1: recorded; 0: for the Python path (which redoes the arguments:
- * their Buffers are kept by then, so the same ones); -1: an error. */
+/* Remember ``launch`` (recorded) by ``memo``, ``(key, kernel)``, as Tracer._remember
+ * does: in the memo here when every array was seen before, nothing may be an
+ * address and the memo is not full; Tracer._remember does the rest. 0, -1. */
 static int
-add_unremembered(PyObject *tracer, PyObject *stream, PyObject *hit, PyObject *args,
-                 PyObject *opaque)
+remember(PyObject *tracer, PyObject *memo, PyObject *launch, PyObject *got)
+{
+    PyObject *numbers = PyTuple_GET_ITEM(got, 3), *seen = PyTuple_GET_ITEM(got, 4);
+    PyObject *table = get(tracer, &TRACER, TR_MEMO);
+    PyObject *size = table == NULL ? NULL : get(tracer, &TRACER, TR_MEMO_SIZE);
+    if (size == NULL) {
+        Py_XDECREF(table);
+        return -1;
+    }
+    Py_ssize_t most = PyLong_Check(size) ? PyLong_AsSsize_t(size) : -1;
+    int r;
+    if (most < 0 && PyErr_Occurred()) {
+        r = -1;
+    }
+    else if (seen == Py_True && numbers == Py_False && PyDict_CheckExact(table) &&
+             PyDict_GET_SIZE(table) < most) {
+        r = PyDict_SetItem(table, PyTuple_GET_ITEM(memo, 0), launch);
+    }
+    else {
+        PyObject *call[5] = {tracer, memo, launch, seen, numbers};
+        PyObject *out = PyObject_VectorcallMethod(s__remember, call, 5, NULL);
+        r = out == NULL ? -1 : 0;
+        Py_XDECREF(out);
+    }
+    Py_DECREF(table);
+    Py_DECREF(size);
+    return r;
+}
+
+/* Tracer.add for a launch from record_new, remembered by ``memo`` (``(key, kernel)``,
+ * or None for a kernel no longer remembered): ``hit`` is kernel.py's launch
+ * kind, the user's frame the caller's. 1: recorded; 0: for the Python path
+ * (which redoes the arguments: their Buffers are kept by then, so the same
+ * ones); -1: an error. */
+static int
+add_launch(PyObject *tracer, PyObject *stream, PyObject *hit, PyObject *args,
+           PyObject *opaque, PyObject *memo)
 {
     PyObject *adapter = PyTuple_GET_ITEM(hit, 1), *modes = PyTuple_GET_ITEM(hit, 2),
              *validate = PyTuple_GET_ITEM(hit, 3), *attrs = PyTuple_GET_ITEM(hit, 5),
@@ -575,7 +610,7 @@ add_unremembered(PyObject *tracer, PyObject *stream, PyObject *hit, PyObject *ar
         Py_CLEAR(out);
     }
     launch = PyTuple_Pack(9, KERNEL_OP, adapter, rec, attrs, PyTuple_GET_ITEM(got, 1), places,
-                          opaque, args, Py_None);
+                          opaque, args, memo);
     if (launch == NULL)
         goto done;
     r = record(tracer, stream, launch, 0);
@@ -584,6 +619,8 @@ add_unremembered(PyObject *tracer, PyObject *stream, PyObject *hit, PyObject *ar
         out = PyObject_VectorcallMethod(s_again, call, 4, NULL);
         r = out == NULL ? -1 : 1;
     }
+    if (r == 1 && memo != Py_None && remember(tracer, memo, launch, got) < 0)
+        r = -1;
 done:
     Py_DECREF(got);
     Py_XDECREF(launch);
@@ -628,11 +665,9 @@ record_new(PyObject *stream, PyObject *k, PyObject *grid, PyObject *block, PyObj
         result = -1;
         goto done;
     }
-    if (memo == Py_None) {   /* nothing to remember: Tracer.add done here */
-        result = add_unremembered(tracer, stream, hit, args, opaque);
-        if (result != 0)
-            goto done;
-    }
+    result = add_launch(tracer, stream, hit, args, opaque, memo);   /* Tracer.add */
+    if (result != 0)
+        goto done;
     /* add(stream, KERNEL, adapter, args, modes, attrs, opaque, refuse_host, validate,
      *     addresses, memo, depth) */
     PyObject *call[13] = {tracer, stream, KERNEL_OP, PyTuple_GET_ITEM(hit, 1), args,
@@ -1443,6 +1478,8 @@ PyInit__speedups(void)
     INTERN(s__slots, "_slots");
     INTERN(s__root_index, "_root_index");
     INTERN(s__fast_view, "_fast_view");
+    INTERN(s__memo_size, "_memo_size");
+    INTERN(s__remember, "_remember");
     INTERN(s__index_m, "_index");
     CLASS = Py_XNewRef(_PyType_Lookup(&PyBaseObject_Type, s___class__));
     INTERN(s__entry, "_entry");

@@ -92,7 +92,7 @@ class _Hot:
     compiled path (``_speedups.c``) reads them at their offsets."""
 
     __slots__ = ("_top", "_count", "memo", "memo_off", "_bufs", "_views", "_roots", "_slots",
-                 "_root_index", "_fast_view")
+                 "_root_index", "_fast_view", "_memo_size")
 
 
 class Tracer(_Hot):
@@ -161,6 +161,7 @@ class Tracer(_Hot):
         # neighbouring memory (a third of the cost of new arrays by id)
         self._bufs: dict[int, tuple] = {}
         self.memo: dict[tuple, tuple] = {}      # launches remembered (add)
+        self._memo_size = _MEMO_SIZE            # at most (an int: _speedups.c reads it)
         self._misses: dict[int, int] = {}       # id(owner) -> launches with new arrays
         self.memo_off: set[int] = set()         # id(owner) of kernels no longer remembered
         self._filled: set[int] = set()          # id(owner) of kernels that filled the memo
@@ -467,11 +468,16 @@ class Tracer(_Hot):
         launch = (op, target, rec, attrs, codes, places, opaque, args, memo)
         if _fast_record is None or not _fast_record(self, stream, launch, depth):
             self.again(stream, launch, depth + 1)
-        if memo is None:
-            return
+        if memo is not None:
+            self._remember(memo, launch, seen, numbers)
+
+    def _remember(self, memo, launch, seen: bool, numbers: bool) -> None:
+        """Remember a launch ``add`` recorded, by ``memo`` (``(key, owner)``), or
+        count it against its owner (see ``add``). ``_speedups.c`` inserts in a memo
+        not full itself and calls this for the rest."""
         key, owner = memo
         if seen and not numbers:
-            if len(self.memo) >= _MEMO_SIZE:   # full: start again
+            if len(self.memo) >= self._memo_size:   # full: start again
                 self.memo.clear()
                 if id(owner) in self._filled:   # a kernel that keeps filling it (every
                     self.memo_off.add(id(owner))   # launch on arrays of its own)

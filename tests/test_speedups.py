@@ -407,15 +407,20 @@ def test_a_kernel_off_the_memo_is_recorded_without_tracer_add(monkeypatch):
         return add(self, *args, **kwargs)
     monkeypatch.setattr(_trace.Tracer, "add", counting)
 
+    off = []
+
     @gt.graph
     def f(s, x, y):
         for i in range(20):   # new views at every launch: the kernel leaves the memo
             s.launch(K, 1, 32, x[i:i + 8], y[i:i + 8])
+            off.append(id(K) in s.tracer().memo_off)
     x, y = A(64), A(64)
     with memo_limits(_trace._MEMO_SIZE, 3), launch_path("compiled"):
         g = f.trace(x, y)
     assert len(g.nodes) == 20
-    assert len(calls) == 4   # until its fourth miss; then in compiled code
+    assert calls == []   # remembered or not, in compiled code
+    assert off == [False] * 3 + [True] * 17   # off the memo at its fourth miss
+    off.clear()
     with memo_limits(_trace._MEMO_SIZE, 3), launch_path("pure Python"):
         calls.clear()
         f.trace(x, y)

@@ -25,20 +25,16 @@ from ._host_guard import guarded
 from .arguments import Call, path_str, same_call, snapshot, walk
 from .backend import resolve, runnable
 from .buffers import is_array
-from .chains import lookup
 from .context import STATE, current_tracer
 from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError, user_frame
 from .handle import Compiled
-from .held import (Watched, held_arrays, held_key, held_methods, held_objects, loaded_names,
-                   settings_alone, state_changed)
+from .holding import Holdings
 from .ir import Graph
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import (Reach, _python_function, attribute_names, class_attribute, class_methods,
-                    identities, instance_arrays, instance_chains, instance_held,
-                    instance_values, named_values, self_chains, unchanged)
+from .reach import Reach, identities, named_values, unchanged
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -139,13 +135,6 @@ class GraphFunction:
         self._warned = False
         self._last = None     # (argument snapshot, compiled graph, backend, what names held)
         self._fast = None     # the same, as __call__ checks it first (_fast_check)
-        self._reach = None    # arrays and helpers reached by name (reach.py), found lazily
-        self._class_reach: dict = {}   # a method's: class -> its methods' Reach
-        self._self_names: dict = {}   # type(self) -> (names it may read of self, chains)
-        self._held: dict = {}   # (type(self), classes of the objects it holds) -> _holds
-        self._traced_state: dict = {}   # type(self) (None) -> labels a trace changed
-        self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the
-        # places of objects the held objects' methods reach by name)
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
         names = list(self._sig.parameters)
@@ -158,6 +147,8 @@ class GraphFunction:
         self.self_param = names[0] if self._lead else None
         self._stream_param = names[self._lead]
         self.params = names[:self._lead] + names[self._lead + 1:]
+        # what it reaches beyond its parameters: names, self, held objects (holding.py)
+        self._holdings = Holdings(fn, self.self_param)
         self._own_keywords = {"stream", "backend"} & set(self.params)
         # defaults that may change in place (a list or dict of numbers): every call
         # takes the full check, which reads them as it reads arguments (_immutable)
@@ -262,173 +253,27 @@ class GraphFunction:
     def _label_closure(self, tracer: Tracer, arguments) -> None:
         """Name the arrays the function reaches by name (its own and its helpers'),
         and those of ``self`` for a method."""
-        tracer.add_arguments(self.reached(arguments))
+        tracer.add_arguments(self._holdings.reached(arguments))
 
     def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its
-        parameters: those reached by name, and a method's ``self`` attributes
-        (``held``: ``holds(arguments)``, found already)."""
-        if not self._lead:
-            return self._named_arrays(held)
-        return self._arrays_of(arguments[self.self_param], held)
+        parameters (``Holdings.reached``)."""
+        return self._holdings.reached(arguments, held)
 
     def holds(self, arguments):
-        """``_holds`` of a call's ``self`` (or a function's names), or None where a
-        function's names hold no object: found once for ``reached`` and
-        ``functions``."""
-        if self._lead:
-            return self._holds(arguments[self.self_param])
-        return self._holds(None) if self.reach.objects else None
-
-    def _named_arrays(self, held=None) -> list:
-        """A function's reached arrays: by its names, and in the program's own
-        objects its names hold (``OPT.v``)."""
-        out = self.reach.arrays()
-        if self.reach.objects:
-            objects, (watched, reaches, _, _) = held if held is not None else self._holds(None)
-            for r in reaches:
-                out += r.arrays()
-            out += held_arrays(objects, watched.names)
-        return out
-
-    def _arrays_of(self, self_obj, held=None) -> list:
-        """A method's reached arrays: by its names, its class's methods' names
-        (``_class_reaches``), and ``self``'s attributes."""
-        out = self.reach.arrays()
-        objects, (watched, reaches, _, _) = held if held is not None else self._holds(self_obj)
-        for r in self._class_reaches(type(self_obj))[0] + reaches:
-            out += r.arrays()
-        return out + instance_arrays(self_obj) + held_arrays(objects, watched.names)
-
-    def _holds(self, self_obj) -> tuple:
-        """``(objects, (watched, reaches, methods, heads))``: the program's own
-        objects ``self_obj`` holds (``held.held_objects``: ``self.opt``) and those
-        the names of the function hold (``Reach.objects``: ``OPT``), by the
-        attribute names the code loads; the names the code and the methods of
-        theirs it calls read, the state it keeps in them (``held.Watched``), the
-        ``Reach`` of those methods (their globals are the graph's too), the
-        methods (``held.held_methods``, found once per class of each), and
-        name -> object for self and those names."""
-        places = list(self.reach.objects)
-        if self_obj is not None:   # and those the methods of its class reach by name
-            places += [p for r in self._class_reaches(type(self_obj))[0] for p in r.objects]
-        if not places and self_obj is None:
-            return [], _NOTHING_HELD
-        known = self._held_names.get(type(self_obj))
-        if known is None:   # at first the names the graph's own code loads
-            known = self._held_names[type(self_obj)] = (frozenset().union(
-                *(loaded_names(f) for f in self._held_functions(self_obj))), ())
-        names, extra = known
-        places += [p for p in extra if p not in places]
-        roots, heads = self._held_roots(places, self_obj)
-        for _ in range(_MAX_PASSES):   # until the held classes' methods name no new ones
-            seen: set = set()
-            objects = [] if self_obj is None else held_objects(self_obj, None, seen, names)
-            objects += [o for label, v in roots for o in held_objects(v, label, seen, names)]
-            if not objects:
-                return [], _NOTHING_HELD
-            classes = tuple(dict.fromkeys(type(o) for _, o, _ in objects))
-            key = (type(self_obj), classes)
-            hit = self._held.get(key)
-            if hit is None or not all(class_attribute(c, n) is v for c, n, v, _ in hit[2]):
-                methods, watched = held_methods(self._held_functions(self_obj),
-                                                frozenset(heads), classes)
-                hit = self._held[key] = (watched, tuple(
-                    r for r in (Reach(f) for *_, f in methods) if r.places or r.objects),
-                    methods)
-            more = [p for r in hit[1] for p in r.objects if p not in places]
-            if hit[0].names <= names and not more:
-                break
-            names = names | hit[0].names
-            if more:   # a held object's method reaches another by a global name
-                places += more
-                extra = tuple(extra) + tuple(more)
-                roots, heads = self._held_roots(places, self_obj)
-            self._held_names[type(self_obj)] = (names, extra)   # where the next call starts
-        if self_obj is None and not hit[2] and not held_arrays(objects, names) and \
-                settings_alone(roots, objects, names):
-            return [], _NOTHING_HELD   # settings alone (CFG.lr): Reach's chains watch them
-        return objects, hit + (heads,)
-
-    def _held_roots(self, places, self_obj) -> tuple:
-        """``([(label, object)], {name: object})`` of the ``(function, name, label)``
-        places holding objects of the program's own, and self."""
-        roots = [(label, lookup(fn, name)) for fn, name, label in places]
-        heads = {name: lookup(fn, name) for fn, name, _ in places}
-        if self_obj is not None:
-            heads[self.self_param] = self_obj
-        return roots, heads
-
-    def _held_functions(self, self_obj) -> list:
-        """The code whose loads say what held objects the graph reads: the function
-        and its helpers, and for a method the methods of its class it calls."""
-        functions = [self.fn] + [f for f in (_python_function(v) for _, _, v in
-                                             self.reach.helpers) if f is not None]
-        if self_obj is not None:
-            functions += [f for _, f in class_methods(self.fn, self.self_param,
-                                                      type(self_obj)) if f is not self.fn]
-        return functions
-
-    def _class_reaches(self, cls) -> tuple:
-        """``(reaches, methods)``: ``Reach`` of each method, property and static or
-        class method of ``cls`` the method calls (``self.coef()`` reading a global
-        ``LR``), whose names are the method's too; and ``(name, what the class
-        holds by it)`` of each, which a method put on the class anew changes
-        (``Model.coef = ...``: found again, and another graph)."""
-        hit = self._class_reach.get(cls)
-        if hit is not None and all(class_attribute(cls, name) is v for name, v in hit[1]):
-            return hit
-        if hit is not None:   # a method put on the class anew: its self names too
-            self._self_names.pop(cls, None)
-        found = [(name, f) for name, f in class_methods(self.fn, self.self_param, cls)
-                 if f is not self.fn]
-        reaches = (Reach(f) for _, f in found)
-        hit = self._class_reach[cls] = (tuple(r for r in reaches if r.places or r.objects), tuple(
-            (name, class_attribute(cls, name)) for name, _ in found))
-        return hit
+        """The program's own objects a call's ``self`` (or the function's names)
+        holds, found once for ``reached`` and ``functions`` (``Holdings.holds``)."""
+        return self._holdings.holds(arguments)
 
     def functions(self, self_obj=None, held=None) -> tuple:
-        """The helpers, kernels and numbers reached by name, and for a method the
-        values its ``self`` holds (``self.lr``): what the cache key holds by value."""
-        out = self.reach.functions()
-        if not self._lead:
-            if not self.reach.objects:
-                return out
-            objects, (watched, reaches, methods, heads) = \
-                held if held is not None else self._holds(None)
-            for r in reaches:
-                out += r.functions()
-            return out + held_key(objects, watched, heads, self._traced_state.get(None, ())) + \
-                tuple(v for _, _, v, _ in methods)
-        reaches, methods = self._class_reaches(type(self_obj))
-        for r in reaches:
-            out += r.functions()
-        out += tuple(v for _, v in methods)   # by identity
-        known = self._self_names.get(type(self_obj))
-        if known is None:   # once per class: the names it reads, less those it stores
-            chains, stored = self_chains(self.fn, self.self_param, type(self_obj))
-            known = self._self_names[type(self_obj)] = (
-                attribute_names(self.fn, type(self_obj)) - stored, chains, stored)
-        names, chains, stored = known
-        objects, (watched, reaches, methods, heads) = \
-            held if held is not None else self._holds(self_obj)
-        for r in reaches:
-            out += r.functions()
-        # self's values its held objects' methods read (self.owner.c of a layer's)
-        names = names | (watched.names - stored) if objects else names
-        traced = self._traced_state.get(type(self_obj))
-        if traced:   # self's values a trace changed (a layer's self.owner.calls += 1)
-            names = names - {t[5:] for t in traced if t.startswith("self.")}
-        return out + instance_values(self_obj, names) + instance_held(self_obj) + \
-            instance_chains(self_obj, chains) + \
-            held_key(objects, watched, heads, self._traced_state.get(type(self_obj), ())) + \
-            tuple(v for _, _, v, _ in methods)   # by identity
+        """What the cache key holds by value of what the function reaches beyond
+        its parameters (``Holdings.functions``)."""
+        return self._holdings.functions(self_obj, held)
 
     @property
     def reach(self) -> Reach:
-        if self._reach is None:
-            self._reach = Reach(self.fn)
-        return self._reach
+        """Arrays and helpers reached by name (``reach.py``), found at first use."""
+        return self._holdings.reach
 
     def trace(self, *args, **kwargs) -> Graph:
         """Trace with these arguments and return the IR; runs nothing on a GPU.
@@ -487,15 +332,15 @@ class GraphFunction:
             self._misses += 1
             self._note_retrace(call.key)
             t0 = time.perf_counter()
-            held = self._held_entries(args, kwargs)
+            holdings = self._holdings
+            obj = self._bind(args, kwargs).arguments[self.self_param] if self._lead else None
+            held = holdings.entries(obj)
             ir, arrays, scalars = self._trace(args, kwargs)
             t1 = time.perf_counter()
-            if held:   # held objects' attributes the trace changed: their state
-                changed = state_changed(held[1], self._held_entries(args, kwargs)[1])
-                if changed:
-                    self._traced_state[held[0]] = self._traced_state.get(held[0], set()) | changed
-                    call = Call(self, self._bind(args, kwargs))   # keyed without them
-                    key = (key[0], call.key)
+            # held objects' attributes the trace changed: their state
+            if held and holdings.note_traced(held, obj):
+                call = Call(self, self._bind(args, kwargs))   # keyed without them
+                key = (key[0], call.key)
             if key[0] == "sim":
                 from .sim import SimGraph as Made
             elif checks_intents(self.check_intents):
@@ -510,20 +355,6 @@ class GraphFunction:
                 log.decision("%s: cache full (maxsize=%d): dropped the least recently used "
                              "graph", self.__name__, self.maxsize)
             return entry, call
-
-    def _held_entries(self, args, kwargs):
-        """``(type of self or None, held_key entries)`` of a call, or None where no
-        object of the program's own is held."""
-        obj = self._bind(args, kwargs).arguments[self.self_param] if self._lead else None
-        if not self._lead and not self.reach.objects:
-            return None
-        objects, (watched, _, _, heads) = self._holds(obj)
-        if not objects:
-            return None
-        at = type(obj) if self._lead else None
-        traced = self._traced_state.get(at, ())
-        mine = instance_values(obj, watched.names) if self._lead else ()   # self.owner.calls
-        return at, held_key(objects, watched, heads, traced) + mine
 
     def _backend_now(self, backend) -> str:
         if backend is None and self.backend is None:
@@ -643,8 +474,8 @@ class GraphFunction:
         a dict's or nested containers' leaves depend on (``reach.identities``).
         None where a call must take the full check: methods, containers
         ``identities`` cannot vouch for."""
-        reach = self.reach
-        if self._lead or reach.objects and self._holds(None)[0]:   # objects of the
+        reach = self._holdings.reach
+        if self._lead or reach.objects and self._holdings.walk(None)[0]:   # objects of the
             return None                  # program's own whose methods run or arrays are used
         getters, deep = reach.getters, ()
         if reach.has_arrays:
@@ -677,16 +508,18 @@ class GraphFunction:
         """Whether the arrays and helpers reached by name (and a method's ``self``
         attributes) are the very objects of ``reached``, in the same places (an
         array moved to a place that held None is another graph)."""
-        reach = self.reach
+        holdings = self._holdings
+        reach = holdings.reach
         if not self._lead and not reach.places and not reach.objects:
             return not reached[0] and not reached[1]
-        held = self._holds(args[0]) if self._lead else \
-            self._holds(None) if reach.objects else None   # walked once for both
-        if self.functions(args[0] if self._lead else None, held) != reached[1]:
+        held = holdings.walk(args[0]) if self._lead else \
+            holdings.walk(None) if reach.objects else None   # walked once for both
+        if holdings.functions(args[0] if self._lead else None, held) != reached[1]:
             return False
         if not self._lead and not reach.has_arrays and not reach.objects:
             return not reached[0]
-        arrays = self._arrays_of(args[0], held) if self._lead else self._named_arrays(held)
+        arrays = holdings.arrays_of(args[0], held) if self._lead else \
+            holdings.named_arrays(held)
         return len(arrays) == len(reached[0]) and \
             all(a is b and la == lb for (la, a), (lb, b) in zip(arrays, reached[0]))
 
@@ -773,10 +606,6 @@ class GraphFunction:
 
     def __repr__(self):
         return f"<graphtrace.graph {self.__name__} deps={self.deps}>"
-
-
-_NOTHING_HELD = (Watched(), (), (), {})
-_MAX_PASSES = 16   # walks of held objects a call may take to find their methods' names
 
 
 def _refuse_result(name: str, result) -> None:

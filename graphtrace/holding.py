@@ -1,0 +1,229 @@
+"""What a graph function reaches beyond its parameters, per function: the
+arrays and values its names reach (``Reach``), a method's ``self`` and the
+methods of its class it calls, and the program's own objects ``self`` or its
+names hold (``held.py``: ``self.opt``, ``OPT``).
+
+``GraphFunction`` owns one ``Holdings``; the cache key (``arguments.Call``)
+and the call path ask it which arrays a call reaches (``reached``) and what
+the key holds of them by value (``functions``). It remembers, per class of
+``self``, what it found: the methods of held objects' classes, the attribute
+names their code loads, and the state a trace was seen to change.
+"""
+from __future__ import annotations
+
+import functools
+
+from .chains import lookup
+from .held import (Watched, held_arrays, held_key, held_methods, held_objects, loaded_names,
+                   settings_alone, state_changed)
+from .reach import (Reach, _python_function, attribute_names, class_attribute, class_methods,
+                    instance_arrays, instance_chains, instance_held, instance_values,
+                    self_chains)
+
+__all__ = ["Holdings"]
+
+_NOTHING_HELD = (Watched(), (), (), {})
+_MAX_PASSES = 16   # walks of held objects a call may take to find their methods' names
+
+
+class Holdings:
+    """The names, ``self`` and held objects of one graph function ``function``
+    (``self_param``: the name of its ``self``, None for a function)."""
+
+    def __init__(self, function, self_param: str | None):
+        self.function, self.self_param = function, self_param
+        self._class_reach: dict = {}   # a method's: class -> its methods' Reach
+        self._self_names: dict = {}   # type(self) -> (names it may read of self, chains)
+        self._held: dict = {}   # (type(self), classes of the objects it holds) -> walk's
+        self.traced_state: dict = {}   # type(self) (None) -> labels a trace changed
+        self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the
+        # places of objects the held objects' methods reach by name)
+
+    @functools.cached_property
+    def reach(self) -> Reach:
+        """Arrays and helpers reached by name (``reach.py``), found at first use."""
+        return Reach(self.function)
+
+    def reached(self, arguments, held=None) -> list:
+        """``(label, array)`` for the arrays the graph may use that are not in its
+        parameters: those reached by name, and a method's ``self`` attributes
+        (``held``: ``holds(arguments)``, found already)."""
+        if self.self_param is None:
+            return self.named_arrays(held)
+        return self.arrays_of(arguments[self.self_param], held)
+
+    def holds(self, arguments):
+        """``walk`` of a call's ``self`` (or a function's names), or None where a
+        function's names hold no object: found once for ``reached`` and
+        ``functions``."""
+        if self.self_param is not None:
+            return self.walk(arguments[self.self_param])
+        return self.walk(None) if self.reach.objects else None
+
+    def named_arrays(self, held=None) -> list:
+        """A function's reached arrays: by its names, and in the program's own
+        objects its names hold (``OPT.v``)."""
+        out = self.reach.arrays()
+        if self.reach.objects:
+            objects, (watched, reaches, _, _) = held if held is not None else self.walk(None)
+            for r in reaches:
+                out += r.arrays()
+            out += held_arrays(objects, watched.names)
+        return out
+
+    def arrays_of(self, self_obj, held=None) -> list:
+        """A method's reached arrays: by its names, its class's methods' names
+        (``_class_reaches``), and ``self``'s attributes."""
+        out = self.reach.arrays()
+        objects, (watched, reaches, _, _) = held if held is not None else self.walk(self_obj)
+        for r in self._class_reaches(type(self_obj))[0] + reaches:
+            out += r.arrays()
+        return out + instance_arrays(self_obj) + held_arrays(objects, watched.names)
+
+    def walk(self, self_obj) -> tuple:
+        """``(objects, (watched, reaches, methods, heads))``: the program's own
+        objects ``self_obj`` holds (``held.held_objects``: ``self.opt``) and those
+        the names of the function hold (``Reach.objects``: ``OPT``), by the
+        attribute names the code loads; the names the code and the methods of
+        theirs it calls read, the state it keeps in them (``held.Watched``), the
+        ``Reach`` of those methods (their globals are the graph's too), the
+        methods (``held.held_methods``, found once per class of each), and
+        name -> object for self and those names."""
+        places = list(self.reach.objects)
+        if self_obj is not None:   # and those the methods of its class reach by name
+            places += [p for r in self._class_reaches(type(self_obj))[0] for p in r.objects]
+        if not places and self_obj is None:
+            return [], _NOTHING_HELD
+        known = self._held_names.get(type(self_obj))
+        if known is None:   # at first the names the graph's own code loads
+            known = self._held_names[type(self_obj)] = (frozenset().union(
+                *(loaded_names(f) for f in self._code(self_obj))), ())
+        names, extra = known
+        places += [p for p in extra if p not in places]
+        roots, heads = self._roots(places, self_obj)
+        for _ in range(_MAX_PASSES):   # until the held classes' methods name no new ones
+            seen: set = set()
+            objects = [] if self_obj is None else held_objects(self_obj, None, seen, names)
+            objects += [o for label, v in roots for o in held_objects(v, label, seen, names)]
+            if not objects:
+                return [], _NOTHING_HELD
+            classes = tuple(dict.fromkeys(type(o) for _, o, _ in objects))
+            key = (type(self_obj), classes)
+            hit = self._held.get(key)
+            if hit is None or not all(class_attribute(c, n) is v for c, n, v, _ in hit[2]):
+                methods, watched = held_methods(self._code(self_obj),
+                                                frozenset(heads), classes)
+                hit = self._held[key] = (watched, tuple(
+                    r for r in (Reach(f) for *_, f in methods) if r.places or r.objects),
+                    methods)
+            more = [p for r in hit[1] for p in r.objects if p not in places]
+            if hit[0].names <= names and not more:
+                break
+            names = names | hit[0].names
+            if more:   # a held object's method reaches another by a global name
+                places += more
+                extra = tuple(extra) + tuple(more)
+                roots, heads = self._roots(places, self_obj)
+            self._held_names[type(self_obj)] = (names, extra)   # where the next call starts
+        if self_obj is None and not hit[2] and not held_arrays(objects, names) and \
+                settings_alone(roots, objects, names):
+            return [], _NOTHING_HELD   # settings alone (CFG.lr): Reach's chains watch them
+        return objects, hit + (heads,)
+
+    def _roots(self, places, self_obj) -> tuple:
+        """``([(label, object)], {name: object})`` of the ``(function, name, label)``
+        places holding objects of the program's own, and self."""
+        roots = [(label, lookup(fn, name)) for fn, name, label in places]
+        heads = {name: lookup(fn, name) for fn, name, _ in places}
+        if self_obj is not None:
+            heads[self.self_param] = self_obj
+        return roots, heads
+
+    def _code(self, self_obj) -> list:
+        """The code whose loads say what held objects the graph reads: the function
+        and its helpers, and for a method the methods of its class it calls."""
+        functions = [self.function] + [f for f in (_python_function(v) for _, _, v in
+                                                   self.reach.helpers) if f is not None]
+        if self_obj is not None:
+            functions += [f for _, f in class_methods(self.function, self.self_param,
+                                                      type(self_obj)) if f is not self.function]
+        return functions
+
+    def _class_reaches(self, cls) -> tuple:
+        """``(reaches, methods)``: ``Reach`` of each method, property and static or
+        class method of ``cls`` the method calls (``self.coef()`` reading a global
+        ``LR``), whose names are the method's too; and ``(name, what the class
+        holds by it)`` of each, which a method put on the class anew changes
+        (``Model.coef = ...``: found again, and another graph)."""
+        hit = self._class_reach.get(cls)
+        if hit is not None and all(class_attribute(cls, name) is v for name, v in hit[1]):
+            return hit
+        if hit is not None:   # a method put on the class anew: its self names too
+            self._self_names.pop(cls, None)
+        found = [(name, f) for name, f in class_methods(self.function, self.self_param, cls)
+                 if f is not self.function]
+        reaches = (Reach(f) for _, f in found)
+        hit = self._class_reach[cls] = (tuple(r for r in reaches if r.places or r.objects), tuple(
+            (name, class_attribute(cls, name)) for name, _ in found))
+        return hit
+
+    def functions(self, self_obj=None, held=None) -> tuple:
+        """The helpers, kernels and numbers reached by name, and for a method the
+        values its ``self`` holds (``self.lr``): what the cache key holds by value."""
+        out = self.reach.functions()
+        if self.self_param is None:
+            if not self.reach.objects:
+                return out
+            objects, (watched, reaches, methods, heads) = \
+                held if held is not None else self.walk(None)
+            for r in reaches:
+                out += r.functions()
+            return out + held_key(objects, watched, heads, self.traced_state.get(None, ())) + \
+                tuple(v for _, _, v, _ in methods)
+        reaches, methods = self._class_reaches(type(self_obj))
+        for r in reaches:
+            out += r.functions()
+        out += tuple(v for _, v in methods)   # by identity
+        known = self._self_names.get(type(self_obj))
+        if known is None:   # once per class: the names it reads, less those it stores
+            chains, stored = self_chains(self.function, self.self_param, type(self_obj))
+            known = self._self_names[type(self_obj)] = (
+                attribute_names(self.function, type(self_obj)) - stored, chains, stored)
+        names, chains, stored = known
+        objects, (watched, reaches, methods, heads) = \
+            held if held is not None else self.walk(self_obj)
+        for r in reaches:
+            out += r.functions()
+        # self's values its held objects' methods read (self.owner.c of a layer's)
+        names = names | (watched.names - stored) if objects else names
+        traced = self.traced_state.get(type(self_obj))
+        if traced:   # self's values a trace changed (a layer's self.owner.calls += 1)
+            names = names - {t[5:] for t in traced if t.startswith("self.")}
+        return out + instance_values(self_obj, names) + instance_held(self_obj) + \
+            instance_chains(self_obj, chains) + \
+            held_key(objects, watched, heads, self.traced_state.get(type(self_obj), ())) + \
+            tuple(v for _, _, v, _ in methods)   # by identity
+
+    def entries(self, self_obj):
+        """``(type of self or None, held_key entries)`` of a call whose ``self`` is
+        ``self_obj`` (None for a function), or None where no object of the
+        program's own is held."""
+        lead = self.self_param is not None
+        if not lead and not self.reach.objects:
+            return None
+        objects, (watched, _, _, heads) = self.walk(self_obj)
+        if not objects:
+            return None
+        at = type(self_obj) if lead else None
+        traced = self.traced_state.get(at, ())
+        mine = instance_values(self_obj, watched.names) if lead else ()   # self.owner.calls
+        return at, held_key(objects, watched, heads, traced) + mine
+
+    def note_traced(self, before, self_obj) -> bool:
+        """Keep as state what a trace changed of the held objects' attributes in the
+        key (``before``: ``entries`` before the trace): the key leaves them out from
+        now on. Whether there were any (the call's key must be found again)."""
+        changed = state_changed(before[1], self.entries(self_obj)[1])
+        if changed:
+            self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed
+        return bool(changed)

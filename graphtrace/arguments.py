@@ -83,8 +83,9 @@ class Call:
     def __init__(self, fn, bound):
         """``fn``: the GraphFunction; ``bound``: the call's ``inspect.BoundArguments``."""
         self.objs, self.bufs, self.svals = [], [], []
-        held = fn.holds(bound.arguments)   # the objects self (or a name) holds: walked once
-        reached_by_name = fn.reached(bound.arguments, held)
+        holdings = fn._holdings   # what it reaches beyond its parameters (holding.py)
+        held = holdings.holds(bound.arguments)   # the objects self (or a name) holds: walked once
+        reached_by_name = holdings.reached(bound.arguments, held)
         parts = tuple(Identity(bound.arguments[k]) if k is fn.self_param else
                       walk(bound.arguments[k], (k,), k in fn.static, self._leaf, _tagged)
                       for k in fn.params)
@@ -92,7 +93,8 @@ class Call:
         # key holds their addresses, so rebinding such a name traces anew.
         reached = [(name, v, as_buffer(v)) for name, v in reached_by_name]
         # helpers, kernels and numbers reached by name (and a method's self values)
-        functions = fn.functions(bound.arguments[fn.self_param] if fn._lead else None, held)
+        functions = holdings.functions(bound.arguments[fn.self_param] if fn._lead else None,
+                                       held)
         fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
             + functions
         self.reached = (tuple(reached_by_name), functions)

@@ -344,7 +344,7 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is None:
         return (), frozenset()
-    methods = _methods_named(code, cls, self_callbacks(code, self_param)) \
+    methods = _methods_named(code, cls, self_callbacks(code, self_param), supers=True) \
         if cls is not None else []
     own = {self_param: frozenset(name for name, _, _ in methods)}   # self.update()
     chains, changed = value_chains(code, roots=frozenset({self_param}), own=own)
@@ -375,7 +375,7 @@ def class_methods(fn, self_param: str, cls) -> list:
     if code is None:
         return []
     return [(name, f) for name, f, _ in
-            _methods_named(code, cls, self_callbacks(code, self_param))]
+            _methods_named(code, cls, self_callbacks(code, self_param), supers=True)]
 
 
 def class_attribute(cls, name: str):
@@ -388,11 +388,13 @@ def class_attribute(cls, name: str):
     return None
 
 
-def _methods_named(code, cls, skip=frozenset()) -> list:
+def _methods_named(code, cls, skip=frozenset(), supers: bool = False) -> list:
     """``(name, function, takes_self)`` for the Python functions of the methods,
     properties and static or class methods of ``cls`` that ``code`` names (but
     ``skip``), and those they name in turn; ``takes_self``: its first parameter
-    is the object (a method or a property's getter)."""
+    is the object (a method or a property's getter). With ``supers``, also the
+    same-named methods of the bases they reach through ``super()``
+    (``_super_methods``; held.py finds those itself, with the class of each)."""
     out, todo, seen = [], [code], set()
     while todo:
         c = todo.pop()
@@ -407,10 +409,29 @@ def _methods_named(code, cls, skip=frozenset()) -> list:
             attr = inspect.getattr_static(cls, name, None)
             f = attr.fget if isinstance(attr, property) else getattr(attr, "__func__", attr)
             f = _python_function(f) if f is not None else None
-            if f is not None and id(f) not in seen:
-                seen.add(id(f))
-                out.append((name, f, not isinstance(attr, (staticmethod, classmethod))))
-                todo.append(f.__code__)
+            if f is None:
+                continue
+            for g in [f] + (_super_methods(cls, name, f) if supers else []):
+                if id(g) not in seen:
+                    seen.add(id(g))
+                    out.append((name, g, not isinstance(attr, (staticmethod, classmethod))))
+                    todo.append(g.__code__)
+    return out
+
+
+def _super_methods(cls, name: str, method) -> list:
+    """The functions of the same-named methods along ``cls``'s MRO that ``method``
+    (what ``cls`` holds by ``name``) reaches through ``super()``, and they in
+    turn: what ``super().forward(s)`` reads off self is read by the call too."""
+    out = []
+    for base in cls.__mro__[1:]:
+        if "super" not in method.__code__.co_names:
+            break
+        f = base.__dict__.get(name)
+        f = _python_function(getattr(f, "__func__", f)) if f is not None else None
+        if f is not None and f is not method:
+            out.append(f)
+            method = f
     return out
 
 
@@ -599,7 +620,8 @@ def attribute_names(fn, cls=None) -> frozenset:
     """The names ``fn``'s code (and the code nested in it) loads as globals or
     attributes: those ``self.name`` may be; with ``cls``, also those of the
     methods and properties of ``cls`` it names, and theirs in turn (``self.lr``
-    a property reading ``self._lr``, ``self.rate()`` reading ``self.k``), and of
+    a property reading ``self._lr``, ``self.rate()`` reading ``self.k``; the
+    bases' same-named methods they call through ``super()``), and of
     the helper functions it calls by a global name, which may be handed ``self``
     (``apply(self, s, x)`` reading ``model.lr``)."""
     out: set = set()
@@ -629,10 +651,10 @@ def attribute_names(fn, cls=None) -> frozenset:
                 continue
             if isinstance(attr, property):
                 todo.extend(x for x in (attr.fget,) if x is not None)
-            elif isinstance(attr, (staticmethod, classmethod, types.FunctionType)):
-                todo.append(attr)
-            elif _python_function(attr) is not None:   # a decorated method it calls
-                todo.append(_python_function(attr))
+                continue
+            f = _python_function(getattr(attr, "__func__", attr))   # a decorated one too
+            if f is not None:   # and the bases' it calls through super()
+                todo += [f] + _super_methods(cls, name, f)
         out |= names
     return frozenset(out)
 

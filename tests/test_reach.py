@@ -641,3 +641,37 @@ def test_a_callback_holding_a_list_inside_itself_is_recorded():
     calls_self_holding(h, x)
     calls_self_holding(h, x)
     assert SELF_HOLDING.calls == 4   # the callback and the region, twice
+
+
+class _Base:
+    def __init__(self):
+        self.k, self.out = 1.0, dev(0, 0)
+
+    def forward(self, s):
+        add_scalar[1, 2, s](self.out, self.k)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.forward(s)
+
+
+class _Sub(_Base):
+    def forward(self, s):
+        super().forward(s)   # reads self.k, which the override does not name
+        add_scalar[1, 2, s](self.out, 1.0)
+
+
+class _SubGraph(_Base):
+    @gt.graph(backend="sim")
+    def step(self, s):
+        super().step(s)   # the base's graph method, inlined
+        add_scalar[1, 2, s](self.out, 1.0)
+
+
+@pytest.mark.parametrize("cls", [_Sub, _SubGraph])
+def test_a_setting_of_self_a_bases_method_reads_through_super_is_watched(cls):
+    m = cls()
+    m.step()
+    m.k = 5.0
+    m.step()
+    assert result(m.out) == [8, 8]

@@ -412,10 +412,39 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False) -> list:
             if f is None:
                 continue
             for g in [f] + (_super_methods(cls, name, f) if supers else []):
-                if id(g) not in seen:
-                    seen.add(id(g))
-                    out.append((name, g, not isinstance(attr, (staticmethod, classmethod))))
-                    todo.append(g.__code__)
+                for h in _with_wrapped(g):   # a decorated method: the method too
+                    if id(h) not in seen:
+                        seen.add(id(h))
+                        out.append((name, h, not isinstance(attr, (staticmethod, classmethod))))
+                        todo.append(h.__code__)
+    return out
+
+
+def _with_wrapped(f) -> list:
+    """``f`` and the functions it wraps, in turn: the wrapper of a decorated
+    method runs the method, whose code reads what the call reads. Those behind
+    ``__wrapped__`` (``functools.wraps``), else the functions its closure holds
+    (a wrapper made without it); each once (a chain that comes back on itself
+    ends), ``_MAX_DEPTH`` deep at most."""
+    out, todo, seen = [], [(f, 0)], set()
+    while todo:
+        g, depth = todo.pop()
+        if id(g) in seen or depth > _MAX_DEPTH:
+            continue
+        seen.add(id(g))
+        out.append(g)
+        inner = getattr(g, "__wrapped__", None)
+        if inner is not None:
+            inner = _python_function(inner)
+            todo += [(inner, depth + 1)] if inner is not None else []
+            continue
+        for cell in g.__closure__ or ():
+            try:
+                v = cell.cell_contents
+            except ValueError:   # an empty cell
+                continue
+            if isinstance(v, types.FunctionType):
+                todo.append((v, depth + 1))
     return out
 
 
@@ -425,7 +454,7 @@ def _super_methods(cls, name: str, method) -> list:
     turn: what ``super().forward(s)`` reads off self is read by the call too."""
     out = []
     for base in cls.__mro__[1:]:
-        if "super" not in method.__code__.co_names:
+        if not any("super" in g.__code__.co_names for g in _with_wrapped(method)):
             break
         f = base.__dict__.get(name)
         f = _python_function(getattr(f, "__func__", f)) if f is not None else None
@@ -621,7 +650,8 @@ def attribute_names(fn, cls=None) -> frozenset:
     attributes: those ``self.name`` may be; with ``cls``, also those of the
     methods and properties of ``cls`` it names, and theirs in turn (``self.lr``
     a property reading ``self._lr``, ``self.rate()`` reading ``self.k``; the
-    bases' same-named methods they call through ``super()``), and of
+    bases' same-named methods they call through ``super()``; the methods behind
+    a decorator's wrapper, ``_with_wrapped``), and of
     the helper functions it calls by a global name, which may be handed ``self``
     (``apply(self, s, x)`` reading ``model.lr``)."""
     out: set = set()
@@ -633,6 +663,8 @@ def attribute_names(fn, cls=None) -> frozenset:
         if code is None or id(code) in seen:
             continue
         seen.add(id(code))
+        if isinstance(f, types.FunctionType):   # a decorated method: the method too
+            todo += _with_wrapped(f)[1:]
         codes, names = [code], set()
         while codes:
             c = codes.pop()

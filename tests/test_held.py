@@ -761,3 +761,51 @@ def test_settings_of_an_object_the_first_trace_made_are_watched():
     m.opt.lr = 2.0
     m.step()
     assert result(m.w) == [-3.0, -3.0]
+
+
+def _wrapped(f):
+    @functools.wraps(f)   # the method behind __wrapped__
+    def inner(*args, **kwargs):
+        return f(*args, **kwargs)
+    return inner
+
+
+def _closed(f):
+    def inner(*args, **kwargs):   # no functools.wraps: the method in its closure alone
+        return f(*args, **kwargs)
+    return inner
+
+
+def _decorated(decorator):
+    class Opt:
+        def __init__(self, lr):
+            self.lr = lr
+
+        @decorator
+        def update(self, s, g, w):
+            axpy[1, 2, s](-self.lr, g, w)
+
+    class Net:
+        def __init__(self):
+            self.opt, self.k = Opt(1.0), 1.0
+            self.w, self.g = dev(0, 0), dev(1, 1)
+
+        @decorator
+        def rate(self):
+            return self.k
+
+        @gt.graph(backend="sim")
+        def step(self, s):
+            self.opt.update(s, self.g, self.w)
+            axpy[1, 2, s](self.rate(), self.g, self.w)
+
+    return Net
+
+
+@pytest.mark.parametrize("decorator", [_wrapped, _closed, lambda f: _closed(_wrapped(f))])
+def test_what_decorated_methods_of_self_and_of_a_held_object_read_is_watched(decorator):
+    m = _decorated(decorator)()
+    m.step()
+    m.opt.lr, m.k = 3.0, 10.0
+    m.step()
+    assert result(m.w) == [7.0, 7.0]

@@ -127,7 +127,7 @@ def _python_function(obj):
     """The plain Python function behind a helper or a nested graph function."""
     if isinstance(obj, types.FunctionType):
         return obj
-    inner = getattr(obj, "__wrapped__", None)   # a GraphFunction, a decorated helper
+    inner = _attr(obj, "__wrapped__")   # a GraphFunction, a decorated helper
     return inner if isinstance(inner, types.FunctionType) else None
 
 
@@ -407,7 +407,7 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False) -> list:
                          x not in live)
         for name in names - skip if c is code else names:
             attr = inspect.getattr_static(cls, name, None)
-            f = attr.fget if isinstance(attr, property) else getattr(attr, "__func__", attr)
+            f = attr.fget if isinstance(attr, property) else _attr(attr, "__func__", attr)
             f = _python_function(f) if f is not None else None
             if f is None:
                 continue
@@ -457,7 +457,7 @@ def _super_methods(cls, name: str, method) -> list:
         if not any("super" in g.__code__.co_names for g in _with_wrapped(method)):
             break
         f = base.__dict__.get(name)
-        f = _python_function(getattr(f, "__func__", f)) if f is not None else None
+        f = _python_function(_attr(f, "__func__", f)) if f is not None else None
         if f is not None and f is not method:
             out.append(f)
             method = f
@@ -496,7 +496,7 @@ def instance_values(obj, names) -> tuple:
         v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
         if v is not _ABSENT and _is_value(v):
             found.append((name, v))
-        elif v is not _ABSENT and (hasattr(v, "py_func") or _is_callable_object(v)) and \
+        elif v is not _ABSENT and (_has(v, "py_func") or _is_callable_object(v)) and \
                 not isinstance(v, (types.FunctionType, staticmethod, classmethod, property)):
             kernels.append((f"self.{name}", type(v), v))   # a class's kernel (step_kernel)
     return tuple((f"self.{name}", type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
@@ -513,7 +513,7 @@ def _kernel_like(v) -> bool:
     """A kernel or helper a module, class or namespace holds (``K.step``, which
     ``importlib.reload(K)`` replaces): watched by identity. A library's functions
     are left alone (each watched name costs every call a lookup)."""
-    return hasattr(v, "py_func") or hasattr(v, "kernel") and hasattr(v, "intents") or \
+    return _has(v, "py_func") or _has(v, "kernel") and _has(v, "intents") or \
         _followed(v) is not None
 
 
@@ -611,12 +611,29 @@ def _is_callable_object(v) -> bool:
     ``functools.partial``, a function held by an attribute)."""
     if isinstance(v, type) or is_array(v):
         return False
-    return callable(v) or hasattr(v, "kernel") and hasattr(v, "intents")   # gt.kernel's
+    return callable(v) or _has(v, "kernel") and _has(v, "intents")   # gt.kernel's
+
+
+def _attr(v, name: str, default=None):
+    """``getattr(v, name, default)``, but ``default`` too where the object's own
+    lookup raises other than AttributeError (an attribute dict, whose
+    ``__getattr__`` is ``dict.__getitem__``, raises KeyError): an attribute
+    graphtrace cannot ask for is one the object lacks, not an error of the call."""
+    try:
+        return getattr(v, name, default)
+    except Exception:  # noqa: BLE001  (whatever the object's own lookup raises)
+        return default
+
+
+def _has(v, name: str) -> bool:
+    """``hasattr`` that takes any error of the object's own lookup for no (``_attr``)."""
+    return _attr(v, name, MISSING) is not MISSING
 
 
 def _attributes(obj) -> list:
     """``(name, value)`` of an object's attributes: its ``__dict__`` and its slots
-    (none where asking for them raises)."""
+    (a slot the object's own lookup raises for is left out, ``_attr``; none
+    where asking for them all raises)."""
     try:
         return _attributes_of(obj)
     except Exception:  # noqa: BLE001  (the object's own lookup, whatever it raises)
@@ -624,7 +641,7 @@ def _attributes(obj) -> list:
 
 
 def _attributes_of(obj) -> list:
-    out = list(getattr(obj, "__dict__", _NO_DICT).items())
+    out = list(_attr(obj, "__dict__", _NO_DICT).items())
     slots = _SLOTS.get(type(obj))
     if slots is None:
         slots = _SLOTS[type(obj)] = tuple(
@@ -632,8 +649,9 @@ def _attributes_of(obj) -> list:
             for name in _slot_names(cls.__dict__.get("__slots__", ()))
             if name not in ("__dict__", "__weakref__"))
     for name in slots:
-        if hasattr(obj, name):
-            out.append((name, getattr(obj, name)))
+        v = _attr(obj, name, MISSING)   # an empty slot of an attribute dict: KeyError
+        if v is not MISSING:
+            out.append((name, v))
     return out
 
 
@@ -684,7 +702,7 @@ def attribute_names(fn, cls=None) -> frozenset:
             if isinstance(attr, property):
                 todo.extend(x for x in (attr.fget,) if x is not None)
                 continue
-            f = _python_function(getattr(attr, "__func__", attr))   # a decorated one too
+            f = _python_function(_attr(attr, "__func__", attr))   # a decorated one too
             if f is not None:   # and the bases' it calls through super()
                 todo += [f] + _super_methods(cls, name, f)
         out |= names
@@ -818,7 +836,7 @@ class Reach:
         seen.add(id(fn))
         for name in _names(fn.__code__):
             v = _lookup(fn, name)
-            if hasattr(v, "py_func") and _followed(v.py_func) is not None:
+            if _has(v, "py_func") and _followed(v.py_func) is not None:
                 self.places.append((fn, name, None, False))
                 self._devices(v.py_func, seen, depth + 1)
 
@@ -933,7 +951,7 @@ def _holds_settings(v) -> bool:
         return not _library(v)
     if callable(v) or _is_value(v):
         return False
-    return (hasattr(v, "__dict__") or hasattr(type(v), "__slots__")) and not _library(type(v))
+    return (_has(v, "__dict__") or hasattr(type(v), "__slots__")) and not _library(type(v))
 
 
 def _is_number(v) -> bool:

@@ -55,6 +55,19 @@ class GraphSGD:
         axpy[1, 2, s](-self.lr, g, w)
 
 
+class SlottedSGD:
+    __slots__ = ("lr", "spare")
+
+    def __init__(self, lr):
+        self.lr = lr   # spare left empty
+
+    def __getattr__(self, name):   # an attribute it lacks (spare too): KeyError
+        raise KeyError(name)
+
+    def update(self, s, g, w):
+        axpy[1, 2, s](-self.lr, g, w)
+
+
 class Momentum:
     def __init__(self, lr, n=2):
         self.lr = lr
@@ -78,7 +91,7 @@ class Model:
         self.opt.update(s, self.g, self.w)
 
 
-@pytest.mark.parametrize("opt", [SGD, GraphSGD])
+@pytest.mark.parametrize("opt", [SGD, GraphSGD, SlottedSGD])
 def test_a_setting_of_a_held_object_is_watched(opt):
     m = Model(opt(0.5))
     before = m.step.cache_info().misses

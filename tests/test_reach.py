@@ -675,3 +675,49 @@ def test_a_setting_of_self_a_bases_method_reads_through_super_is_watched(cls):
     m.k = 5.0
     m.step()
     assert result(m.out) == [8, 8]
+
+
+class _AttrDict(dict):
+    __getattr__ = dict.__getitem__   # a missing attribute raises KeyError
+    __setattr__ = dict.__setitem__
+
+
+class _HoldsAttrDict:
+    def __init__(self):
+        self.cfg, self.out = _AttrDict(lr=1.0), dev(0, 0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        add_scalar[1, 2, s](self.out, self.cfg.lr)
+
+
+class _ClassAttrDict(_HoldsAttrDict):
+    cfg = _AttrDict(lr=1.0)   # read through self
+
+    def __init__(self):
+        self.out = dev(0, 0)
+
+
+ATTR_CFG = _AttrDict(lr=1.0)
+
+
+class _GlobalAttrDict(_HoldsAttrDict):
+    @gt.graph(backend="sim")
+    def step(self, s):
+        add_scalar[1, 2, s](self.out, ATTR_CFG.lr)
+
+
+@pytest.mark.parametrize("cls", [_HoldsAttrDict, _ClassAttrDict, _GlobalAttrDict])
+def test_a_setting_of_an_attribute_dict_a_method_reads_is_watched(cls):
+    """Its lookup of an attribute it lacks raises KeyError (``self.cfg.kernel``,
+    ``__wrapped__``, ``__func__`` asked while looking for kernels and methods):
+    taken for an attribute it lacks, not an error of the call."""
+    m = cls()
+    cfg = ATTR_CFG if cls is _GlobalAttrDict else m.cfg
+    try:
+        m.step()
+        cfg.lr = 3.0
+        m.step()
+        assert result(m.out) == [4, 4]
+    finally:
+        cfg.lr = 1.0

@@ -147,7 +147,8 @@ _STORES = {"STORE_ATTR": "attr", "DELETE_ATTR": "attr", "STORE_SUBSCR": "item",
            "DELETE_SUBSCR": "item"}
 
 
-def value_chains(code, live=frozenset(), roots=frozenset(), own=None) -> tuple[list, set]:
+def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
+                 callbacks=True) -> tuple[list, set]:
     """``([(name, steps)], changed)`` for ``code`` and the code nested in it: each
     chain of constant attributes and items read off a name it loads (every
     prefix), and ``(name, steps)`` of what it changes in place: the chain a store,
@@ -158,13 +159,15 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None) -> tuple[l
     when they run) give their changes only. The locals named in ``roots`` count as
     names too (a method's ``self``: ``self.cfg.lr``). ``own`` maps a name to the
     methods its object's class defines itself: calling one on it
-    (``self.update(...)``, ``M.update(...)``) is no change of it by itself."""
+    (``self.update(...)``, ``M.update(...)``) is no change of it by itself.
+    ``callbacks=False`` leaves the host callbacks' code out altogether."""
     out, changed, codes = [], set(), [(code, code in live)]
     while codes:
         c, quiet = codes.pop()
         inner = callback_codes(c)
         codes.extend((k, quiet or k in live or k in inner) for k in c.co_consts
-                     if isinstance(k, types.CodeType))
+                     if isinstance(k, types.CodeType) and
+                     (callbacks or k not in live and k not in inner))
         held = const = aug = None   # aug: an augmented store's target
         once = _stored_once(c)      # locals assigned once: an alias (opt = CFG["opt"])
         aliases: dict = {}          # such a local -> the chain it holds

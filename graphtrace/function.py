@@ -602,6 +602,7 @@ class GraphFunction:
                 entry.wait()
             self._cache.clear()
             self._keys_seen.clear()
+            self._holdings.forget()
             self._last = self._fast = None
 
     def __repr__(self):

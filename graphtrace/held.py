@@ -37,7 +37,7 @@ from .scalar import value_key
 from .tree import children
 
 __all__ = ["Watched", "held_objects", "held_arrays", "held_key", "held_methods", "loaded_names",
-           "own_class", "settings_alone", "state_changed"]
+           "own_class", "set_from_none", "settings_alone", "state_changed"]
 
 
 def held_objects(obj, label: str | None = None, seen: set | None = None,
@@ -203,15 +203,32 @@ def state_changed(before: tuple, after: tuple) -> set:
     layers doing ``layer.calls += 1``), which the key then leaves out; else every
     call would trace anew. Only what was there before and after counts: an
     object the trace made (``if self.opt is None: self.opt = SGD(0.1)``) holds
-    settings, watched from then on."""
-    def by_label(entries) -> dict:
-        out: dict = {}
-        for e in entries:
-            if not (len(e) == 2 and isinstance(e[1], type)):   # not an object's class
-                out.setdefault(e[0], set()).add(e)
-        return out
-    old, new = by_label(before), by_label(after)
-    return {label for label, e in new.items() if label in old and old[label] != e}
+    settings, watched from then on; so does an attribute it set from None
+    (``set_from_none``)."""
+    old, new = _by_label(before), _by_label(after)
+    return {label for label, e in new.items()
+            if label in old and old[label] != e and not _none(old[label])}
+
+
+def set_from_none(before: tuple, after: tuple) -> set:
+    """The labels of the entries a trace set from None to something else (``if
+    self.clip is None: self.clip = 10.0``): settings made once, watched from then on
+    (the key holds their values after the trace), not state."""
+    old, new = _by_label(before), _by_label(after)
+    return {label for label, e in new.items()
+            if label in old and old[label] != e and _none(old[label])}
+
+
+def _by_label(entries) -> dict:
+    out: dict = {}
+    for e in entries:
+        if not (len(e) == 2 and isinstance(e[1], type)):   # not an object's class
+            out.setdefault(e[0], set()).add(e)
+    return out
+
+
+def _none(entries: set) -> bool:
+    return all(len(e) == 3 and e[1] is type(None) for e in entries)
 
 
 def _kept(changed, heads: dict) -> set:

@@ -15,7 +15,7 @@ import functools
 
 from .chains import lookup
 from .held import (Watched, held_arrays, held_key, held_methods, held_objects, loaded_names,
-                   settings_alone, state_changed)
+                   set_from_none, settings_alone, state_changed)
 from .reach import (Reach, _python_function, attribute_names, class_attribute, class_methods,
                     instance_arrays, instance_chains, instance_held, instance_values,
                     self_chains)
@@ -185,45 +185,59 @@ class Holdings:
             out += r.functions()
         out += tuple(v for _, v in methods)   # by identity
         known = self._self_names.get(type(self_obj))
-        if known is None:   # once per class: the names it reads, less those it stores
-            chains, stored = self_chains(self.function, self.self_param, type(self_obj))
+        if known is None:   # once per class: the names it reads, less what callbacks store
+            chains, stored, hosted = self_chains(self.function, self.self_param,
+                                                 type(self_obj))
             known = self._self_names[type(self_obj)] = (
-                attribute_names(self.function, type(self_obj)) - stored, chains, stored)
-        names, chains, stored = known
+                attribute_names(self.function, type(self_obj), self.self_param) - hosted, chains, stored,
+                hosted)
+        names, chains, _, hosted = known
         objects, (watched, reaches, methods, heads) = \
             held if held is not None else self.walk(self_obj)
         for r in reaches:
             out += r.functions()
         # self's values its held objects' methods read (self.owner.c of a layer's)
-        names = names | (watched.names - stored) if objects else names
+        names = names | (watched.names - hosted) if objects else names
         traced = self.traced_state.get(type(self_obj))
-        if traced:   # self's values a trace changed (a layer's self.owner.calls += 1)
-            names = names - {t[5:] for t in traced if t.startswith("self.")}
+        if traced:   # self's values a trace changed (self.calls += 1, a layer's
+            names = names - {t[5:] for t in traced if t.startswith("self.")}   # owner's)
         return out + instance_values(self_obj, names) + instance_held(self_obj) + \
             instance_chains(self_obj, chains) + \
             held_key(objects, watched, heads, self.traced_state.get(type(self_obj), ())) + \
             tuple(v for _, _, v, _ in methods)   # by identity
 
     def entries(self, self_obj):
-        """``(type of self or None, held_key entries)`` of a call whose ``self`` is
-        ``self_obj`` (None for a function), or None where no object of the
-        program's own is held."""
+        """``(type of self or None, entries)`` of a call whose ``self`` is ``self_obj``
+        (None for a function): the ``held_key`` entries of the objects of the
+        program's own it holds, and a method's values of the attributes of self
+        its code stores; None where there are none."""
         lead = self.self_param is not None
         if not lead and not self.reach.objects:
             return None
         objects, (watched, _, _, heads) = self.walk(self_obj)
-        if not objects:
+        known = self._self_names.get(type(self_obj)) if lead else None
+        stored = known[2] if known is not None else frozenset()
+        if not objects and not stored:
             return None
         at = type(self_obj) if lead else None
         traced = self.traced_state.get(at, ())
-        mine = instance_values(self_obj, watched.names) if lead else ()   # self.owner.calls
-        return at, held_key(objects, watched, heads, traced) + mine
+        # self.owner.calls of a layer's; what self's code stores (self.scale = 1.0)
+        mine = instance_values(self_obj, watched.names | stored) if lead else ()
+        return at, (held_key(objects, watched, heads, traced) if objects else ()) + mine
 
     def note_traced(self, before, self_obj) -> bool:
         """Keep as state what a trace changed of the held objects' attributes in the
         key (``before``: ``entries`` before the trace): the key leaves them out from
-        now on. Whether there were any (the call's key must be found again)."""
-        changed = state_changed(before[1], self.entries(self_obj)[1])
+        now on (self's own too: ``self.calls += 1``); but what it set from None
+        (``if self.scale is None: self.scale = 1.0``) is a setting, watched. Whether
+        there were any (the call's key must be found again)."""
+        now = self.entries(self_obj)   # None: the trace let go of every object held
+        after = now[1] if now is not None else ()
+        changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
         if changed:
             self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed
-        return bool(changed)
+        return bool(changed or initialized)
+
+    def forget(self) -> None:
+        """Forget what traces were seen to change (``GraphFunction.clear_cache``)."""
+        self.traced_state.clear()

@@ -334,36 +334,43 @@ def instance_held(obj) -> tuple:
 
 
 def self_chains(fn, self_param: str, cls=None) -> tuple:
-    """``((label, steps), ...), stored``: the values a method reads off ``self`` by two or more
-    constant attributes and items (``self.cfg.lr``, ``self.cfg["lr"]``; one
-    attribute is ``instance_values``'), but those it, or a method, property or
-    helper of ``cls`` it names, changes in place (``self._tick()`` doing
-    ``self.state.step += 1``): each step one call (``Chain.calls``);
-    and the attributes of ``self`` they store (``self.calls += 1``: state, which
-    ``instance_values`` leaves out)."""
+    """``((label, steps), ...), stored, hosted``: the values a method reads off ``self``
+    by two or more constant attributes and items (``self.cfg.lr``,
+    ``self.cfg["lr"]``; one attribute is ``instance_values``'), but those it, or a
+    method, property or helper of ``cls`` it names, changes in place
+    (``self._tick()`` doing ``self.state.step += 1``): each step one call
+    (``Chain.calls``); the attributes of ``self`` they store (``self.calls += 1``,
+    ``self.scale = 1.0``: run by the trace, which tells state from settings,
+    ``Holdings.note_traced``); and those only the host callbacks it hands out
+    store (``def tick(): self.n += 1; s.host(tick)``: state, run between calls,
+    which ``instance_values`` leaves out)."""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is None:
-        return (), frozenset()
+        return (), frozenset(), frozenset()
     methods = _methods_named(code, cls, self_callbacks(code, self_param), supers=True) \
         if cls is not None else []
     own = {self_param: frozenset(name for name, _, _ in methods)}   # self.update()
     chains, changed = value_chains(code, roots=frozenset({self_param}), own=own)
     chains = [steps for h, steps in chains if h == self_param]
     changed = [c for h, c in changed if h == self_param]
+    _, traced = value_chains(code, roots=frozenset({self_param}), own=own, callbacks=False)
+    traced = [c for h, c in traced if h == self_param]
     for _, other, takes_self in methods:
         first = other.__code__.co_varnames[:1]
         read, change = value_chains(other.__code__, roots=frozenset(first),
                                     own={first[0]: own[self_param]} if first else None)
         changed += [c for h, c in change if (h,) == first]
+        traced += [c for h, c in change if (h,) == first]
         if takes_self:   # self.update(s, x) reading self.cfg["lr"]: read for the method
             chains += [steps for h, steps in read if (h,) == first]
     found = {}
     stored = frozenset(c[0][1] for c in changed if len(c) == 1 and c[0][0] == "attr")
+    hosted = stored - {c[0][1] for c in traced if len(c) == 1 and c[0][0] == "attr"}
     for steps in chains:
         if len(steps) >= 2 and not any(changes(steps, c) for c in changed):
             label = _chain("self", steps)
             found[str(label)] = label.calls()
-    return tuple(found.items()), stored
+    return tuple(found.items()), stored - hosted, hosted
 
 
 def class_methods(fn, self_param: str, cls) -> list:
@@ -489,6 +496,9 @@ def instance_values(obj, names) -> tuple:
         own.add(name)
         if name in names and _is_value(v):
             found.append((name, v))
+        elif name in names and type(v) in (list, dict) and \
+                (form := value_form(v)) is not None:   # for a in self.scales: baked
+            kernels.append((f"self.{name}", type(v), _Held(form)))
         elif name in names and _is_callable_object(v):   # self.kernel: by identity
             kernels.append((f"self.{name}", type(v), v))
     mro = type(obj).__mro__
@@ -663,7 +673,7 @@ def _slot_names(slots) -> tuple:
     return (slots,) if isinstance(slots, str) else tuple(slots)
 
 
-def attribute_names(fn, cls=None) -> frozenset:
+def attribute_names(fn, cls=None, self_param: str | None = None) -> frozenset:
     """The names ``fn``'s code (and the code nested in it) loads as globals or
     attributes: those ``self.name`` may be; with ``cls``, also those of the
     methods and properties of ``cls`` it names, and theirs in turn (``self.lr``
@@ -671,9 +681,14 @@ def attribute_names(fn, cls=None) -> frozenset:
     bases' same-named methods they call through ``super()``; the methods behind
     a decorator's wrapper, ``_with_wrapped``), and of
     the helper functions it calls by a global name, which may be handed ``self``
-    (``apply(self, s, x)`` reading ``model.lr``)."""
+    (``apply(self, s, x)`` reading ``model.lr``). With ``self_param``, not those of
+    the host callbacks: the methods of self handed to ``s.host`` and the code
+    handed to it (``s.host(self.report, h)``, ``s.host(lambda h: ...)``) read
+    when they run."""
     out: set = set()
     todo, seen = [fn], set()
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    hosted = self_callbacks(code, self_param) if self_param and code else frozenset()
     while todo:
         f = todo.pop()
         f = getattr(f, "__func__", f)
@@ -688,13 +703,15 @@ def attribute_names(fn, cls=None) -> frozenset:
             c = codes.pop()
             names.update(c.co_names)
             names.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
-            codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+            live = callback_codes(c) if self_param else ()
+            codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType) and
+                         k not in live)
         scope = getattr(f, "__globals__", {})
         for name in names - out if cls is not None else ():   # a helper it calls by name
             helper = _followed(scope.get(name))   # may be handed self: apply(self, s, x)
             if helper is not None:
                 todo.append(helper)
-        for name in names - out if cls is not None else ():
+        for name in names - out - hosted if cls is not None else ():
             try:
                 attr = inspect.getattr_static(cls, name)
             except AttributeError:
@@ -980,6 +997,39 @@ def _typed(v):
     if type(v) is frozenset:
         return (frozenset, frozenset(map(_typed, v)))
     return (type(v), value_key(v))
+
+
+def value_form(v):
+    """A list or dict (or tuple) of values alone, nested ones too (``self.scales =
+    [1.0, 2.0]``, ``self.coef = {"a": 1.0}``), as a tuple in the order a loop over
+    it reads it, for ``_Held`` to compare by value and type; None where it holds
+    anything else (an array, an object) or more than ``_MAX_DEPTH`` levels."""
+    try:
+        return _form(v, 0)
+    except _NotValues:
+        return None
+
+
+class _NotValues(Exception):
+    pass
+
+
+def _form(v, depth: int):
+    t = type(v)
+    if t in _PLAIN_VALUES:
+        return v
+    if depth > _MAX_DEPTH:
+        raise _NotValues
+    if t is list or t is tuple:
+        return tuple([_form(x, depth + 1) for x in v])
+    if t is dict:
+        return tuple([(k, _form(x, depth + 1)) for k, x in v.items()])
+    if _is_value(v):
+        return v
+    raise _NotValues
+
+
+_PLAIN_VALUES = frozenset({int, float, bool, str, bytes, complex, type(None)})
 
 
 class _Held:

@@ -822,3 +822,98 @@ def test_what_decorated_methods_of_self_and_of_a_held_object_read_is_watched(dec
     m.opt.lr, m.k = 3.0, 10.0
     m.step()
     assert result(m.w) == [7.0, 7.0]
+
+
+class _LazyDefaults:
+    def __init__(self):
+        self.scale, self.lr, self.reset = None, 1.0, False
+        self.calls, self.g, self.w = 0, dev(1.0, 1.0), dev(0.0, 0.0)
+        self.opt = _Clipped()
+
+    def maybe_reset(self):
+        if self.reset:          # not run while traced here
+            self.lr = 1.0
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        if self.scale is None:  # a default set by the first trace
+            self.scale = 1.0
+        self.maybe_reset()
+        self.calls += 1         # state: traced once, left out of the key
+        self.opt.update(s, self.g, self.w, self.scale * self.lr)
+
+
+class _Clipped:
+    def __init__(self):
+        self.clip = None
+
+    def update(self, s, g, w, a):
+        if self.clip is None:
+            self.clip = 10.0
+        axpy[1, 2, s](min(a, self.clip), g, w)
+
+
+def test_settings_the_traced_code_stores_but_does_not_change_are_watched():
+    """What the traced code stores on self or a held object was taken for state,
+    left out of the key, so a later change replayed the old value: a default the
+    first trace set from None (``if self.scale is None: self.scale = 1.0``), and
+    a store the trace did not run (a branch not taken). Only what the trace
+    changes from a value is state (``self.calls += 1``)."""
+    m = _LazyDefaults()
+    m.step()                                   # w = 1
+    m.scale = 2.0
+    m.step()                                   # + 2
+    m.lr = 2.5
+    m.step()                                   # + 5
+    m.opt.clip = 0.5
+    m.step()                                   # + 0.5
+    assert result(m.w) == [8.5, 8.5]
+    m.step()                                   # + 0.5: the same graph
+    assert result(m.w) == [9.0, 9.0]
+    assert m.calls == 4 and _LazyDefaults.step.cache_info().misses == 4
+
+
+class _Scales:
+    def __init__(self):
+        self.scales, self.coef, self.history = [1.0, 2.0], {"a": 1.0}, []
+        self.g, self.w = dev(1.0, 1.0), dev(0.0, 0.0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        for a in self.scales:
+            axpy[1, 2, s](a, self.g, self.w)
+        for _, c in self.coef.items():
+            axpy[1, 2, s](c, self.g, self.w)
+        self.history.append(len(self.scales))   # state the trace keeps: not watched
+
+
+def test_lists_and_dicts_of_numbers_self_holds_are_watched():
+    """A loop over a list or dict of numbers self holds bakes them in: a change
+    to one traces anew (a list the trace appends to is state)."""
+    m = _Scales()
+    m.step()                                   # w = 4
+    m.scales[1] = 5.0
+    m.coef["a"] = 10.0
+    m.step()                                   # + 16
+    m.step()                                   # + 16: the same graph
+    assert result(m.w) == [36.0, 36.0]
+    m.scales.append(1)                         # an int: another graph
+    m.step()                                   # + 17
+    assert result(m.w) == [53.0, 53.0]
+    assert _Scales.step.cache_info().misses == 3
+
+
+class _Drops:
+    def __init__(self):
+        self.opt, self.g, self.w = SGD(1.0), dev(1.0, 1.0), dev(0.0, 0.0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.opt.update(s, self.g, self.w)
+        self.opt = None   # the trace lets go of the only object held
+
+
+def test_a_trace_that_lets_go_of_every_held_object_is_built():
+    m = _Drops()
+    m.step()
+    assert result(m.w) == [-1.0, -1.0] and m.opt is None

@@ -8,7 +8,7 @@ from .errors import (ArgumentError, CaptureError, DynamicScalarError, EmitError,
                      GraphtraceError, HostSyncError, IntentError, IRError, KernelArgumentError,
                      MissingDependencyError, PageableMemoryError, ShapeMismatchError,
                      SimulationError, StreamError, TraceError)
-from .function import CacheInfo, GraphFunction, RetraceWarning, graph
+from .function import CacheInfo, GraphFunction, RetraceWarning, StateWarning, graph
 from .ir import Graph, Node
 from .scalar import Scalar
 from .ops.kernel import kernel
@@ -26,7 +26,7 @@ from . import _guards  # noqa: F401  (host-sync guards, installed at the first t
 __version__ = "0.1.0"
 
 __all__ = [
-    "graph", "GraphFunction", "CacheInfo", "RetraceWarning", "Graph", "Node", "Scalar", "Stream",
+    "graph", "GraphFunction", "CacheInfo", "RetraceWarning", "StateWarning", "Graph", "Node", "Scalar", "Stream",
     "In", "Out", "InOut", "kernel", "launch", "pinned_empty", "reference", "simulate", "backend",
     "check", "Race", "explain", "Explanation", "cond", "Condition", "nccl", "sim_device",
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",

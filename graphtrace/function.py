@@ -39,7 +39,8 @@ from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
 
-__all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo", "RetraceWarning"]
+__all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo", "RetraceWarning",
+           "StateWarning"]
 
 is_ = operator.is_
 _call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Python 3.11
@@ -55,6 +56,11 @@ def _type_name(t: type) -> str:
 
 class RetraceWarning(UserWarning):
     """A decorated function keeps being traced for new signatures."""
+
+
+class StateWarning(UserWarning):
+    """A trace changed state kept on the objects a decorated function holds
+    (``self.t += 1``): the code doing so ran once, when traced."""
 
 
 def _reached_changing(fixed: list) -> str:
@@ -338,7 +344,10 @@ class GraphFunction:
             ir, arrays, scalars = self._trace(args, kwargs)
             t1 = time.perf_counter()
             # held objects' attributes the trace changed: their state
-            if held and holdings.note_traced(held, obj):
+            again, state = holdings.note_traced(held, obj) if held else (False, ())
+            if state:
+                self._warn_state(state)
+            if again:
                 call = Call(self, self._bind(args, kwargs))   # keyed without them
                 key = (key[0], call.key)
             if key[0] == "sim":
@@ -589,6 +598,19 @@ class GraphFunction:
         warnings.warn_explicit(
             f"{self.__name__} was traced for {len(self._keys_seen)} different signatures; "
             + "; ".join(advice), RetraceWarning, file, line)
+
+    def _warn_state(self, labels) -> None:
+        """Say once per attribute that a trace changed state kept on an object."""
+        what = ", ".join(sorted(labels))
+        file, line = user_frame()
+        warnings.warn_explicit(
+            f"tracing {self.__name__} changed {what}: state kept on an object, which the "
+            "traced Python code changes once, when traced, not at every call; what the "
+            "graph computed from it then is replayed as it was (and a change to it traces "
+            "nothing anew). Keep a value the kernels need at every call in a device array "
+            "a kernel updates, or change it outside the function and pass it as an "
+            "argument; run bookkeeping that must happen at every call in s.host",
+            StateWarning, file, line)
 
     def cache_info(self) -> CacheInfo:
         """Hits, misses (traces), and the number and bound of cached graphs."""

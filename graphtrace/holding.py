@@ -225,18 +225,20 @@ class Holdings:
         mine = instance_values(self_obj, watched.names | stored) if lead else ()
         return at, (held_key(objects, watched, heads, traced) if objects else ()) + mine
 
-    def note_traced(self, before, self_obj) -> bool:
+    def note_traced(self, before, self_obj) -> tuple:
         """Keep as state what a trace changed of the held objects' attributes in the
         key (``before``: ``entries`` before the trace): the key leaves them out from
         now on (self's own too: ``self.calls += 1``); but what it set from None
         (``if self.scale is None: self.scale = 1.0``) is a setting, watched. Whether
-        there were any (the call's key must be found again)."""
+        there were any (the call's key must be found again), and the labels of
+        the state found now."""
         now = self.entries(self_obj)   # None: the trace let go of every object held
         after = now[1] if now is not None else ()
         changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
+        new = changed - self.traced_state.get(before[0], set())
         if changed:
             self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed
-        return bool(changed or initialized)
+        return bool(changed or initialized), new
 
     def forget(self) -> None:
         """Forget what traces were seen to change (``GraphFunction.clear_cache``)."""

@@ -6,6 +6,7 @@ traced code reads off them is watched, so a later change traces anew instead of
 replaying the old value. On the simulator, where results can be read back.
 """
 import functools
+import warnings
 import types
 
 import numpy as np
@@ -917,3 +918,38 @@ def test_a_trace_that_lets_go_of_every_held_object_is_built():
     m = _Drops()
     m.step()
     assert result(m.w) == [-1.0, -1.0] and m.opt is None
+
+
+class _Adam:
+    def __init__(self):
+        self.t, self.lr = 0, 1.0
+
+    def update(self, s, g, w):
+        self.t += 1   # state a Python step counter keeps: runs when traced only
+        axpy[1, 2, s](-self.lr * self.t, g, w)
+
+
+class _WithAdam:
+    def __init__(self):
+        self.opt, self.g, self.w, self.scale = _Adam(), dev(1.0, 1.0), dev(0.0, 0.0), None
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        if self.scale is None:
+            self.scale = 1.0   # a default: no state
+        self.opt.update(s, self.g, self.w)
+
+
+def test_state_a_trace_changes_is_named_in_a_warning_once():
+    """A counter the traced code keeps on an object changes once, when traced: the
+    graph replays what it computed then. Said once, naming it; not for defaults."""
+    m = _WithAdam()
+    with pytest.warns(gt.StateWarning, match=r"tracing step changed self\.opt\.t:") as got:
+        m.step()
+    assert len(got) == 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.StateWarning)
+        m.step()
+        m.scale = 2.0
+        m.step()   # traced anew: the counter changes again, said already
+    assert m.opt.t == 2 and result(m.w) == [-4.0, -4.0]

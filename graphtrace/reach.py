@@ -550,9 +550,10 @@ _LIBRARY_PATHS = _installed()
 def own_class(t: type) -> bool:
     """Whether instances of ``t`` are objects of the program's own, walked for
     what they hold: a class defined in the program (a script, a notebook, a
-    package of its own), or ``types.SimpleNamespace``; not an array's, a
-    container's, a function's, an enum's or an exception's, nor any class of the
-    standard library or of an installed package, nor a subclass of one."""
+    package of its own), or a bag of attributes (``types.SimpleNamespace``,
+    ``argparse.Namespace``, and the program's classes on them); not an array's, a
+    container's, a function's, an enum's or an exception's, nor any other class
+    of the standard library or of an installed package, nor a subclass of one."""
     hit = _OWN.get(t)
     if hit is None:
         hit = _OWN[t] = _own(t)
@@ -560,13 +561,21 @@ def own_class(t: type) -> bool:
 
 
 def _own(t: type) -> bool:
-    if t is types.SimpleNamespace:
+    if _bag(t):
         return True
     if issubclass(t, _NOT_OWN) or _kinds.get(t) in _ARRAY_KINDS or _library(t) or \
             hasattr(t, "__cuda_array_interface__") or hasattr(t, "__dlpack_device__"):
         return False
     # a subclass of a library's class (a torch Module's) holds that library's parts
-    return _own_module(t) and all(b in _PLAIN_BASES or _own_module(b) for b in t.__mro__[1:])
+    return _own_module(t) and all(b in _PLAIN_BASES or _bag(b) or _own_module(b)
+                                  for b in t.__mro__[1:])
+
+
+def _bag(t: type) -> bool:
+    """A library's class whose objects hold attributes alone, as the program sets
+    them (``SimpleNamespace(lr=0.1)``, ``parser.parse_args()``)."""
+    return t is types.SimpleNamespace or \
+        t.__module__ == "argparse" and t.__qualname__ in ("Namespace", "_AttributeHolder")
 
 
 # bases that say nothing of what an object holds: an abstract base, a generic

@@ -953,3 +953,34 @@ def test_state_a_trace_changes_is_named_in_a_warning_once():
         m.scale = 2.0
         m.step()   # traced anew: the counter changes again, said already
     assert m.opt.t == 2 and result(m.w) == [-4.0, -4.0]
+
+
+class _BagSGD(types.SimpleNamespace):   # the program's class on a bag of attributes
+    def update(self, s, g, w):
+        axpy[1, 2, s](-self.lr * self.args.scale, g, w)
+
+
+class _WithBag:
+    def __init__(self):
+        import argparse
+        args = argparse.ArgumentParser().parse_args([])
+        args.scale = 1.0
+        self.opt, self.g, self.w = _BagSGD(lr=1.0, args=args), dev(1.0, 1.0), dev(0.0, 0.0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.opt.update(s, self.g, self.w)
+
+
+def test_objects_on_a_bag_of_attributes_are_held():
+    """A class of the program's own on ``SimpleNamespace``, and argparse's
+    ``Namespace``, hold what the program set: walked, their settings watched."""
+    import argparse
+    assert own_class(_BagSGD) and own_class(argparse.Namespace)
+    m = _WithBag()
+    m.step()
+    m.opt.lr = 3.0
+    m.step()
+    m.opt.args.scale = 2.0
+    m.step()
+    assert result(m.w) == [-10.0, -10.0]

@@ -31,8 +31,8 @@ import types
 from .buffers import _kinds
 from .chains import chain, changes, host_chain_names, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _Same, _attributes, \
-    _is_callable_object, _is_value, _leaves, _methods_named, _python_function, class_attribute, \
-    held_values, instance_chains, own_class, own_object
+    _is_callable_object, _is_value, _leaves, _methods_named, _python_function, _super_bases, \
+    _with_wrapped, class_attribute, held_values, instance_chains, own_class, own_object
 from .scalar import value_key
 from .tree import children
 
@@ -265,12 +265,15 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     """``(methods, watched)`` for the held objects of ``classes``: the methods of
     ``classes`` the code of ``functions`` (a method and the methods of its class
     it calls; a function and its helpers) names, and those they name in turn
-    (and the same-named ones of the bases where they call ``super()``), as
-    ``(class, name, what the class holds by that name, function)``; and what the
-    key reads off the objects (``Watched``): the attribute names all that code
-    loads, the values those methods read off their object by constant keys and
-    attributes, and the state kept in held objects, which the key leaves out as
-    ``self``'s own counters: what ``functions`` change off the names of
+    (and the same-named ones of the bases where they call ``super()``; behind a
+    decorator's wrapper, the method it wraps too: ``_with_wrapped``), as
+    ``(class, name, what the class holds by that name, function)``, the class
+    that defines it (a base's, for one reached by ``super()``: put on it anew,
+    found again); and what the key reads off the objects (``Watched``): the
+    attribute names all that code loads, the values those methods read off
+    their object by constant keys and attributes, and the state kept in held
+    objects, which the key leaves out as ``self``'s own counters: what
+    ``functions`` change off the names of
     ``heads`` (``self.state.step += 1``, ``OPT.t += 1``) and what methods handed
     to ``s.host`` (``s.host(self.log.record, h)``), and those they call, change
     on their object: they run between calls. (What a trace changes is found by
@@ -279,12 +282,20 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     callbacks = frozenset().union(*(host_chain_names(f.__code__) for f in functions))
     todo = [(f, None, False) for f in functions]
     found, seen, names = [], set(), set()
+
+    def follow(cls, name: str, method, callback: bool) -> None:
+        # the method, those behind its decorator, the bases' it reaches by super()
+        for at, f in [(cls, method)] + _super_bases(cls, name, method):
+            for fn in _with_wrapped(f):
+                if (at, name, fn) not in seen:
+                    seen.add((at, name, fn))
+                    found.append((at, name, class_attribute(at, name), fn))
+                    todo.append((fn, cls, callback))
+
     for cls in classes:   # an object called (layer(s, x)) runs its __call__
         call = _python_function(class_attribute(cls, "__call__"))
         if call is not None:
-            seen.add((cls, "__call__"))
-            found.append((cls, "__call__", class_attribute(cls, "__call__"), call))
-            todo.append((call, cls, False))
+            follow(cls, "__call__", call, False)
     labels: set = set()
     state: dict = {}
     reads: dict = {}
@@ -307,11 +318,7 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
                 reads.setdefault(owner, set()).add(("read", steps))
         for cls in classes:
             for name, method, _ in _methods_named(code, cls):
-                for at, fn in [(cls, method)] + _supers(cls, name, method):
-                    if (at, name, fn) not in seen:
-                        seen.add((at, name, fn))
-                        found.append((cls, name, class_attribute(at, name), fn))
-                        todo.append((fn, cls, callback or name in callbacks))
+                follow(cls, name, method, callback or name in callbacks)
     chains = {}
     for cls, found_reads in reads.items():
         changes_ = [steps for how, steps in found_reads if how == "changed"]
@@ -319,20 +326,6 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
             (str(chain("", steps)), chain("", steps).calls()) for how, steps in found_reads
             if how == "read" and not any(changes(steps, c) for c in changes_)))
     return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains)
-
-
-def _supers(cls, name: str, method) -> list:
-    """``(base, function)`` of the same-named methods along ``cls``'s MRO that
-    ``method`` reaches through ``super()`` (and they in turn)."""
-    out = []
-    for base in cls.__mro__[1:]:
-        if "super" not in method.__code__.co_names:
-            break
-        f = _python_function(base.__dict__.get(name))
-        if f is not None and f is not method:
-            out.append((base, f))
-            method = f
-    return out
 
 
 def loaded_names(fn) -> frozenset:

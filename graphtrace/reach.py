@@ -459,6 +459,12 @@ def _super_methods(cls, name: str, method) -> list:
     """The functions of the same-named methods along ``cls``'s MRO that ``method``
     (what ``cls`` holds by ``name``) reaches through ``super()``, and they in
     turn: what ``super().forward(s)`` reads off self is read by the call too."""
+    return [f for _, f in _super_bases(cls, name, method)]
+
+
+def _super_bases(cls, name: str, method) -> list:
+    """``(base, function)`` of ``_super_methods``: the class that defines each
+    (held.py watches what it holds by ``name``)."""
     out = []
     for base in cls.__mro__[1:]:
         if not any("super" in g.__code__.co_names for g in _with_wrapped(method)):
@@ -466,7 +472,7 @@ def _super_methods(cls, name: str, method) -> list:
         f = base.__dict__.get(name)
         f = _python_function(_attr(f, "__func__", f)) if f is not None else None
         if f is not None and f is not method:
-            out.append(f)
+            out.append((base, f))
             method = f
     return out
 

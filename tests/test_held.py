@@ -984,3 +984,50 @@ def test_objects_on_a_bag_of_attributes_are_held():
     m.opt.args.scale = 2.0
     m.step()
     assert result(m.w) == [-10.0, -10.0]
+
+
+def _decorated_layers(decorator):
+    class Base:
+        def __init__(self):
+            self.k = 1.0
+
+        @decorator
+        def forward(self, s, g, w):
+            axpy[1, 2, s](self.k, g, w)
+
+    class Sub(Base):
+        @decorator
+        def forward(self, s, g, w):   # the base's method, reached through super()
+            super().forward(s, g, w)
+
+    class Scale:
+        def __init__(self):
+            self.a = 1.0
+
+        @decorator
+        def __call__(self, s, g, w):   # run by layer(s, g, w)
+            axpy[1, 2, s](self.a, g, w)
+
+    class Net:
+        def __init__(self):
+            self.layer, self.sub = Scale(), Sub()
+            self.w, self.g = dev(0, 0), dev(1, 1)
+
+        @gt.graph(backend="sim")
+        def step(self, s):
+            self.layer(s, self.g, self.w)
+            self.sub.forward(s, self.g, self.w)
+
+    return Net
+
+
+@pytest.mark.parametrize("decorator", [_wrapped, _closed])
+def test_a_held_objects_decorated_call_and_decorated_super_call_are_followed(decorator):
+    m = _decorated_layers(decorator)()
+    before = m.step.cache_info().misses
+    m.step()
+    m.step()
+    assert result(m.w) == [4.0, 4.0] and m.step.cache_info().misses == before + 1
+    m.layer.a, m.sub.k = 3.0, 10.0
+    m.step()
+    assert result(m.w) == [17.0, 17.0]

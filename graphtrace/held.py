@@ -30,9 +30,10 @@ import types
 
 from .buffers import _kinds
 from .chains import chain, changes, host_chain_names, value_chains
-from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _Same, _attributes, \
-    _is_callable_object, _is_value, _leaves, _methods_named, _python_function, _super_bases, \
-    _with_wrapped, class_attribute, held_values, instance_chains, own_class, own_object
+from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _Same, _attr, \
+    _attributes, _is_callable_object, _is_value, _leaves, _methods_named, _python_function, \
+    _super_bases, _with_wrapped, class_attribute, held_values, instance_chains, own_class, \
+    own_object
 from .scalar import value_key
 from .tree import children
 
@@ -277,8 +278,9 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     ``heads`` (``self.state.step += 1``, ``OPT.t += 1``) and what methods handed
     to ``s.host`` (``s.host(self.log.record, h)``), and those they call, change
     on their object: they run between calls. (What a trace changes is found by
-    the trace, ``state_changed``.) An object's ``__call__`` is followed
-    (``layer(s, x)``)."""
+    the trace, ``state_changed``.) The dunder methods of an object's class that
+    syntax runs are followed (``_dunders``: ``layer(s, x)``, ``for layer in
+    self.seq``)."""
     callbacks = frozenset().union(*(host_chain_names(f.__code__) for f in functions))
     todo = [(f, None, False) for f in functions]
     found, seen, names = [], set(), set()
@@ -292,10 +294,9 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
                     found.append((at, name, class_attribute(at, name), fn))
                     todo.append((fn, cls, callback))
 
-    for cls in classes:   # an object called (layer(s, x)) runs its __call__
-        call = _python_function(class_attribute(cls, "__call__"))
-        if call is not None:
-            follow(cls, "__call__", call, False)
+    for cls in classes:   # layer(s, x), for layer in self.seq, cfg.lr of a __getattr__
+        for name, method in _dunders(cls):
+            follow(cls, name, method, False)
     labels: set = set()
     state: dict = {}
     reads: dict = {}
@@ -326,6 +327,39 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
             (str(chain("", steps)), chain("", steps).calls()) for how, steps in found_reads
             if how == "read" and not any(changes(steps, c) for c in changes_)))
     return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains)
+
+
+# dunder methods a traced call's use of an object does not run: making, copying,
+# printing, pickling, hashing and comparing it, setting attributes, class set-up
+# (a dataclass's __eq__ reads every field: its counters would join the key)
+_NOT_RUN = frozenset({
+    "__init__", "__new__", "__del__", "__post_init__", "__init_subclass__", "__set_name__",
+    "__class_getitem__", "__subclasshook__", "__instancecheck__", "__subclasscheck__",
+    "__repr__", "__str__", "__format__", "__dir__", "__sizeof__", "__hash__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__setattr__", "__delattr__", "__getstate__", "__setstate__", "__reduce__",
+    "__reduce_ex__", "__getnewargs__", "__getnewargs_ex__", "__copy__", "__deepcopy__",
+    "__replace__"})
+
+
+def _dunders(cls) -> list:
+    """``(name, function)`` of the dunder methods ``cls`` and its bases of the
+    program's own define (not ``object``'s, an abstract base's) that syntax runs
+    in a traced call (``layer(s, x)``: ``__call__``; ``for layer in self.seq``:
+    ``__iter__``; ``cfg.lr``: ``__getattr__``; ``with``, ``len``, ``if``, ``in``,
+    indexing, arithmetic): no code names them, yet what they read off the
+    object is read by the call."""
+    out, names = [], set()
+    for c in cls.__mro__:
+        if c in _PLAIN_BASES:
+            continue
+        for name, v in c.__dict__.items():
+            if name[:2] == "__" == name[-2:] and name not in _NOT_RUN and name not in names:
+                names.add(name)
+                f = _python_function(_attr(v, "__func__", v))
+                if f is not None:
+                    out.append((name, f))
+    return out
 
 
 def loaded_names(fn) -> frozenset:

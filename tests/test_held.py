@@ -1031,3 +1031,77 @@ def test_a_held_objects_decorated_call_and_decorated_super_call_are_followed(dec
     m.layer.a, m.sub.k = 3.0, 10.0
     m.step()
     assert result(m.w) == [17.0, 17.0]
+
+
+class _Layers:   # a container of the program's own (as nn.Sequential)
+    def __init__(self, *layers):
+        self._layers = list(layers)
+
+    def __iter__(self):
+        return iter(self._layers)
+
+    def __len__(self):
+        return len(self._layers)
+
+
+class _Settings:   # settings served by __getattr__ off another object
+    def __init__(self, **values):
+        self._values = types.SimpleNamespace(**values)
+
+    def __getattr__(self, name):
+        return getattr(self._values, name)
+
+
+class _Switch:
+    def __init__(self):
+        self.on, self.scale, self.keys = True, 1.0, ("g",)
+
+    def __enter__(self):
+        return self.scale
+
+    def __exit__(self, *exc):
+        return False
+
+    def __bool__(self):
+        return self.on
+
+    def __contains__(self, key):
+        return key in self.keys
+
+
+class _Syntax:
+    def __init__(self):
+        self.seq, self.cfg, self.switch = _Layers(Layer(2.0)), _Settings(lr=1.0), _Switch()
+        self.w, self.g = dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):   # each held object's dunder methods run by syntax
+        put[1, 2, s](self.w, 0.0)
+        for layer in self.seq:
+            axpy[1, 2, s](1.0, layer(s, self.g), self.w)
+        with self.switch as k:
+            axpy[1, 2, s](k * self.cfg.lr, self.g, self.w)
+        if self.switch:
+            axpy[1, 2, s](10.0, self.g, self.w)
+        if "g" in self.switch:
+            axpy[1, 2, s](100.0 * len(self.seq), self.g, self.w)
+
+
+def test_what_a_held_objects_dunder_methods_read_is_watched():
+    m = _Syntax()
+    before = m.step.cache_info().misses
+    m.step()
+    m.step()
+    assert result(m.w) == [113.0, 113.0] and m.step.cache_info().misses == before + 1
+    assert "self.seq._layers[0].out" in str(m.step.trace())   # an array in the container
+    expected = [
+        (lambda: setattr(m.seq._layers[0], "scale", 3.0), 114.0),
+        (lambda: m.seq._layers.append(Layer(4.0)), 218.0),
+        (lambda: setattr(m.cfg._values, "lr", 2.0), 219.0),
+        (lambda: setattr(m.switch, "scale", 3.0), 223.0),
+        (lambda: setattr(m.switch, "on", False), 213.0),
+        (lambda: setattr(m.switch, "keys", ("h",)), 13.0)]
+    for change, w in expected:
+        change()
+        m.step()
+        assert result(m.w) == [w, w]

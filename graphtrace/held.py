@@ -31,9 +31,9 @@ import types
 from .buffers import _kinds
 from .chains import chain, changes, host_chain_names, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _Same, _attr, \
-    _attributes, _is_callable_object, _is_value, _leaves, _methods_named, _python_function, \
-    _super_bases, _with_wrapped, class_attribute, held_values, instance_chains, own_class, \
-    own_object
+    _attributes, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
+    _python_function, _super_bases, _with_wrapped, class_attribute, held_values, \
+    instance_chains, own_class, own_object
 from .scalar import value_key
 from .tree import children
 
@@ -274,13 +274,14 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     attribute names all that code loads, the values those methods read off
     their object by constant keys and attributes, and the state kept in held
     objects, which the key leaves out as ``self``'s own counters: what
-    ``functions`` change off the names of
-    ``heads`` (``self.state.step += 1``, ``OPT.t += 1``) and what methods handed
-    to ``s.host`` (``s.host(self.log.record, h)``), and those they call, change
-    on their object: they run between calls. (What a trace changes is found by
-    the trace, ``state_changed``.) The dunder methods of an object's class that
-    syntax runs are followed (``_dunders``: ``layer(s, x)``, ``for layer in
-    self.seq``)."""
+    ``functions`` change off the names of ``heads`` (``self.state.step += 1``,
+    ``OPT.t += 1``) and what methods handed to ``s.host`` (``s.host(self.log.record,
+    h)``), and those they call, change on their object: they run between calls.
+    (What a trace changes is found by the trace, ``state_changed``.) The dunder
+    methods of an object's class that syntax runs are followed (``_dunders``:
+    ``layer(s, x)``, ``for layer in self.seq``); and the helper functions those
+    methods call by a global name, read as methods of the class (``sgd(self, s,
+    g, w)`` reading ``opt.lr``), as ``attribute_names`` reads self's methods'."""
     callbacks = frozenset().union(*(host_chain_names(f.__code__) for f in functions))
     todo = [(f, None, False) for f in functions]
     found, seen, names = [], set(), set()
@@ -303,7 +304,14 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     while todo:
         f, owner, callback = todo.pop()
         code = f.__code__
-        names |= _loaded(code)
+        loaded = _loaded(code)
+        names |= loaded
+        for name in loaded if owner is not None else ():   # a helper it may hand its
+            helper = _followed(f.__globals__.get(name))   # object: sgd(self, s, g, w)
+            for fn in _with_wrapped(helper) if helper is not None else ():
+                if (owner, None, fn) not in seen:   # read as a method of the class
+                    seen.add((owner, None, fn))
+                    todo.append((fn, owner, callback))
         first = frozenset(code.co_varnames[:1])
         roots = heads | first if owner is None else first
         read, changed = value_chains(code, roots=roots)

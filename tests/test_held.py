@@ -1105,3 +1105,30 @@ def test_what_a_held_objects_dunder_methods_read_is_watched():
         change()
         m.step()
         assert result(m.w) == [w, w]
+
+
+def _sgd(opt, s, g, w):   # a module's helper handed the optimizer
+    axpy[1, 2, s](-_scaled(opt), g, w)
+
+
+def _scaled(opt):   # and its helper
+    return opt.lr * opt.gain
+
+
+class _HelperSGD:
+    def __init__(self):
+        self.lr, self.gain = 1.0, 1.0
+
+    def update(self, s, g, w):
+        _sgd(self, s, g, w)
+
+
+def test_what_a_helper_a_held_objects_method_hands_it_to_reads_is_watched():
+    m = Model(_HelperSGD())
+    m.step()
+    m.opt.lr = 3.0
+    m.step()
+    assert result(m.w) == [-3.0, -3.0]
+    m.opt.gain = 2.0
+    m.step()
+    assert result(m.w) == [-9.0, -9.0]

@@ -27,6 +27,7 @@ full check.
 from __future__ import annotations
 
 import types
+from functools import partial
 
 from .buffers import _kinds
 from .chains import chain, changes, host_chain_names, value_chains
@@ -46,10 +47,12 @@ def held_objects(obj, label: str | None = None, seen: set | None = None,
     """``(label, object, its attributes)`` for each object of the program's own (``own_class``)
     that ``obj`` (a method's ``self``) holds in its attributes of ``names`` (the
     attribute names the traced code loads: all where None), directly or in lists,
-    tuples and dicts, and those these hold so in turn; each object once, under
-    the first label found (``self`` itself never). With ``label``, ``obj`` is
-    such an object held by a global or closure name (``OPT``): itself and what
-    it holds, not those in ``seen`` (ids, updated)."""
+    tuples and dicts, bound to a method or handed to a ``functools.partial`` it
+    holds (``self.fn.__self__`` of ``self.fn = act.apply``: ``_bound``), and those
+    these hold so in turn; each object once, under the first label found
+    (``self`` itself never). With ``label``, ``obj`` is such an object held by a
+    global or closure name (``OPT``): itself and what it holds, not those in
+    ``seen`` (ids, updated)."""
     out: list = []
     seen = set() if seen is None else seen
     if label is not None:
@@ -83,8 +86,13 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
                     (names is None or name in names):   # (at once)
                 _walk(x, f"{label}.{name}", depth + 1, seen, out, names)
         return
+    if t is types.MethodType or t is partial:   # self.fn = act.apply, partial(apply, act)
+        for at, x in _bound(v):
+            if type(x) not in _SKIPPED:
+                _walk(x, f"{label}{at}", depth + 1, seen, out, names)
+        return
     if isinstance(v, (list, tuple)) and not any(   # numbers or arrays alone: at C speed
-            own_class(k) or issubclass(k, (list, tuple, dict)) for k in set(map(type, v))):
+            own_class(k) or issubclass(k, _WALKED) for k in set(map(type, v))):
         return
     items = children(v)
     if not items:
@@ -92,6 +100,31 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
     for k, x in items:
         if type(x) not in _SKIPPED:
             _walk(x, f"{label}[{_key(k)}]", depth + 1, seen, out, names)
+
+
+_WALKED = (list, tuple, dict, types.MethodType, partial)   # what a list's items are walked for
+_BOUND: dict = {}   # class -> the functions bound to its objects held as methods or partials
+
+
+def _bound(v) -> list:
+    """``(label suffix, value)`` of what a bound method or a ``functools.partial``
+    holds: the object it is bound to, the function, the arguments. A call of it
+    runs its function on them, so that function is recorded (``_BOUND``) for
+    the class of each object of the program's own among them: ``held_methods``
+    reads it as a method of that class (``self.fn = act.apply`` reading
+    ``self.a``; ``partial(apply, act)`` reading ``layer.a``)."""
+    if type(v) is types.MethodType:
+        parts = [(".__self__", v.__self__)]
+        fn = v.__func__
+    else:
+        parts = [(".func", v.func)] + [(f".args[{i}]", x) for i, x in enumerate(v.args)] + \
+            [(f".keywords[{_key(k)}]", x) for k, x in v.keywords.items()]
+        fn = v.func
+    fn = _python_function(fn)
+    for _, x in parts if fn is not None else ():
+        if own_object(x):
+            _BOUND.setdefault(type(x), {})[fn] = None
+    return parts
 
 
 def _key(k) -> str:
@@ -281,7 +314,9 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     methods of an object's class that syntax runs are followed (``_dunders``:
     ``layer(s, x)``, ``for layer in self.seq``); and the helper functions those
     methods call by a global name, read as methods of the class (``sgd(self, s,
-    g, w)`` reading ``opt.lr``), as ``attribute_names`` reads self's methods'."""
+    g, w)`` reading ``opt.lr``), as ``attribute_names`` reads self's methods';
+    and the functions of the bound methods and partials held that hand it an
+    object of the class (``_bound``: ``self.fn = act.apply``)."""
     callbacks = frozenset().union(*(host_chain_names(f.__code__) for f in functions))
     todo = [(f, None, False) for f in functions]
     found, seen, names = [], set(), set()
@@ -298,6 +333,8 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     for cls in classes:   # layer(s, x), for layer in self.seq, cfg.lr of a __getattr__
         for name, method in _dunders(cls):
             follow(cls, name, method, False)
+        for method in list(_BOUND.get(cls, ())):   # self.fn(s, x) of self.fn = act.apply
+            follow(cls, method.__name__, method, False)
     labels: set = set()
     state: dict = {}
     reads: dict = {}

@@ -1132,3 +1132,54 @@ def test_what_a_helper_a_held_objects_method_hands_it_to_reads_is_watched():
     m.opt.gain = 2.0
     m.step()
     assert result(m.w) == [-9.0, -9.0]
+
+
+class _Gain:
+    def __init__(self, a):
+        self.a = a
+
+    def apply(self, s, g, w):
+        axpy[1, 2, s](self.a, g, w)
+
+
+def _gain(layer, s, g, w):
+    axpy[1, 2, s](layer.a, g, w)
+
+
+def _gain_by(s, g, w, by):
+    axpy[1, 2, s](by.a, g, w)
+
+
+class _Via:   # a held object calling the function it holds
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, s, g, w):
+        self.fn(s, g, w)
+
+
+class _CallsHeld:
+    def __init__(self, fn):
+        self.fn, self.w, self.g = fn, dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.fn(s, self.g, self.w)
+
+
+@pytest.mark.parametrize("bind, label", [
+    (lambda gain: gain.apply, "self.fn.__self__"),
+    (lambda gain: functools.partial(_gain, gain), "self.fn.args[0]"),
+    (lambda gain: functools.partial(_gain_by, by=gain), "self.fn.keywords['by']"),
+    (lambda gain: _Via(gain.apply), "self.fn.fn.__self__"),
+    (lambda gain: [functools.partial(gain.apply)], "self.fn[0].func.__self__")])
+def test_the_object_a_held_bound_method_or_partial_holds_is_watched(bind, label):
+    gain = _Gain(1.0)
+    fn = bind(gain)
+    m = _CallsHeld(fn if type(fn) is not list else fn[0])
+    m.step()
+    gain.a = 3.0
+    m.step()
+    assert result(m.w) == [4.0, 4.0]
+    m.fn = fn
+    assert label in [label for label, *_ in held_objects(m)]

@@ -34,7 +34,7 @@ from .chains import chain, changes, host_chain_names, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _Same, _attr, \
     _attributes, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
     _python_function, _super_bases, _with_wrapped, class_attribute, held_values, \
-    instance_chains, own_class, own_object
+    instance_chains, own_class, own_object, pure_values
 from .scalar import value_key
 from .tree import children
 
@@ -183,8 +183,9 @@ class Watched:
 def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tuple:
     """What the cache key holds of the objects of ``held_objects``: each one's
     class, and its attributes of ``watched.names``: values by value, kernels and
-    functions by identity, the values held beside arrays in its lists, tuples
-    and dicts (``held_values``); the values of those names its class holds
+    functions by identity, lists, tuples and dicts of values alone by value and
+    type (``pure_values``: ``for lr in self.lrs``), the values held beside arrays
+    in its lists, tuples and dicts (``held_values``); the values of those names its class holds
     (``lr = 1.0`` in the class body); the values its methods read off it by
     constant keys (``self.cfg["m"]``); but the state the traced code keeps in
     it (``Watched``; ``heads``: name -> the object it holds, self or OPT), and
@@ -219,7 +220,11 @@ def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tupl
             elif _is_callable_object(v):
                 out.append((at, _Same(v)))
             elif isinstance(v, (list, tuple, dict)):
-                out += [h for h in held_values(v, at) if h[0] not in traced]
+                pure = pure_values(v)
+                if pure is not None:   # for lr in self.lrs: its values baked in
+                    out.append((at, k, _Held(pure)))
+                else:
+                    out += [h for h in held_values(v, at) if h[0] not in traced]
         values = classes.get(t)
         if values is None:
             values = classes[t] = _class_values(t, names)

@@ -1097,3 +1097,33 @@ def _followed(v):
 # Library functions hold no user arrays; walking them would only cost time.
 _LIBRARY_MODULES = frozenset({"graphtrace", "numba", "numba_cuda", "cupy", "cupyx",
                               "numpy", "torch", "cuda", "functools", "builtins"})
+
+
+def pure_values(v):
+    """A list, tuple or dict (a subclass too) holding values alone (``_is_value``:
+    numbers, strings, None; and lists, tuples and dicts of them, nested), as a
+    tuple that ``_Held`` keys by value and by the type of every value in it
+    (1 and 1.0 apart, NaN equal to itself): ``(type, items)``, a dict's items as
+    ``(key, value)`` pairs, in their order. A trace that reads one (``for lr in
+    self.lrs``, ``self.coef.items()``) bakes its values in. None where it holds
+    anything else (an array, an object) or nests deeper than ``_MAX_DEPTH``."""
+    if not isinstance(v, _CONTAINERS):
+        return None
+    out = _pure(v, 0)
+    return None if out is MISSING else out
+
+
+def _pure(x, depth: int):
+    if isinstance(x, _CONTAINERS):
+        if depth > _MAX_DEPTH:
+            return MISSING
+        if isinstance(x, dict):
+            items = tuple((_pure(k, depth + 1), _pure(y, depth + 1)) for k, y in x.items())
+            if any(k is MISSING or y is MISSING for k, y in items):
+                return MISSING
+        else:
+            items = tuple(_pure(y, depth + 1) for y in x)
+            if any(y is MISSING for y in items):
+                return MISSING
+        return type(x), items
+    return x if x is None or _is_value(x) else MISSING

@@ -1183,3 +1183,50 @@ def test_the_object_a_held_bound_method_or_partial_holds_is_watched(bind, label)
     assert result(m.w) == [4.0, 4.0]
     m.fn = fn
     assert label in [label for label, *_ in held_objects(m)]
+
+
+class _Schedule:
+    def __init__(self):
+        self.lrs = [1.0, 2.0]   # numbers alone, read by the method: baked in
+        self.coef = {"a": 1.0, "b": [10.0]}
+        self.history = []   # state the trace keeps: not watched
+
+    def apply(self, s, g, w):
+        for lr in self.lrs:
+            axpy[1, 2, s](lr, g, w)
+        for _, c in self.coef.items():
+            axpy[1, 2, s](c if type(c) is not list else sum(c), g, w)
+        self.history.append(len(self.history))
+
+
+class _Scheduled:
+    def __init__(self):
+        self.sched, self.w, self.g = _Schedule(), dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        put[1, 2, s](self.w, 0.0)
+        self.sched.apply(s, self.g, self.w)
+
+
+def test_lists_and_dicts_of_values_a_held_objects_method_reads_are_watched_by_value():
+    m = _Scheduled()
+    before = m.step.cache_info().misses
+    for _ in range(3):
+        m.step()
+    assert result(m.w) == [14.0, 14.0] and m.step.cache_info().misses == before + 1
+    assert m.sched.history == [0]   # the trace's own append: traced once
+    expected = [
+        (lambda: m.sched.lrs.__setitem__(1, 5.0), 17.0),
+        (lambda: m.sched.lrs.append(2.0), 19.0),
+        (lambda: m.sched.coef.__setitem__("a", 3.0), 21.0),
+        (lambda: m.sched.coef["b"].append(100.0), 121.0),
+        (lambda: m.sched.lrs.__setitem__(0, 1), 121.0),   # an int now: another graph
+        (lambda: m.sched.lrs.__setitem__(0, float("nan")), None)]
+    for change, w in expected:
+        misses = m.step.cache_info().misses
+        change()
+        m.step()
+        m.step()   # NaN is the same NaN: no trace anew
+        assert m.step.cache_info().misses == misses + 1
+        assert w is None or result(m.w) == [w, w]

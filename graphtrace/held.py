@@ -314,7 +314,8 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     objects, which the key leaves out as ``self``'s own counters: what
     ``functions`` change off the names of ``heads`` (``self.state.step += 1``,
     ``OPT.t += 1``) and what methods handed to ``s.host`` (``s.host(self.log.record,
-    h)``), and those they call, change on their object: they run between calls.
+    h)``, or a held object's ``s.host(self.record, h)``), and those they call,
+    change on their object: they run between calls.
     (What a trace changes is found by the trace, ``state_changed``.) The dunder
     methods of an object's class that syntax runs are followed (``_dunders``:
     ``layer(s, x)``, ``for layer in self.seq``); and the helper functions those
@@ -324,16 +325,22 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     object of the class (``_bound``: ``self.fn = act.apply``)."""
     callbacks = frozenset().union(*(host_chain_names(f.__code__) for f in functions))
     todo = [(f, None, False) for f in functions]
-    found, seen, names = [], set(), set()
+    found, seen, names = [], {}, set()   # seen: (class, name, function) -> callback
+
+    def queue(key, fn, owner, callback: bool) -> bool:
+        # each function once; again where a callback reaches it (its changes: state)
+        was = seen.get(key)
+        if was is None or callback and not was:
+            seen[key] = callback
+            todo.append((fn, owner, callback))
+        return was is None
 
     def follow(cls, name: str, method, callback: bool) -> None:
         # the method, those behind its decorator, the bases' it reaches by super()
         for at, f in [(cls, method)] + _super_bases(cls, name, method):
             for fn in _with_wrapped(f):
-                if (at, name, fn) not in seen:
-                    seen.add((at, name, fn))
+                if queue((at, name, fn), fn, cls, callback):
                     found.append((at, name, class_attribute(at, name), fn))
-                    todo.append((fn, cls, callback))
 
     for cls in classes:   # layer(s, x), for layer in self.seq, cfg.lr of a __getattr__
         for name, method in _dunders(cls):
@@ -351,9 +358,7 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
         for name in loaded if owner is not None else ():   # a helper it may hand its
             helper = _followed(f.__globals__.get(name))   # object: sgd(self, s, g, w)
             for fn in _with_wrapped(helper) if helper is not None else ():
-                if (owner, None, fn) not in seen:   # read as a method of the class
-                    seen.add((owner, None, fn))
-                    todo.append((fn, owner, callback))
+                queue((owner, None, fn), fn, owner, callback)   # as a method of the class
         first = frozenset(code.co_varnames[:1])
         roots = heads | first if owner is None else first
         read, changed = value_chains(code, roots=roots)
@@ -367,9 +372,10 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
         for head, steps in read if owner is not None else ():
             if head in first and len(steps) >= 2:   # self.cfg["m"], self.lrs[0]
                 reads.setdefault(owner, set()).add(("read", steps))
-        for cls in classes:
+        host = callbacks if owner is None else callbacks | host_chain_names(code)
+        for cls in classes:   # and those a held object's method hands to s.host itself
             for name, method, _ in _methods_named(code, cls):
-                follow(cls, name, method, callback or name in callbacks)
+                follow(cls, name, method, callback or name in host)
     chains = {}
     for cls, found_reads in reads.items():
         changes_ = [steps for how, steps in found_reads if how == "changed"]

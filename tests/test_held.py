@@ -1230,3 +1230,36 @@ def test_lists_and_dicts_of_values_a_held_objects_method_reads_are_watched_by_va
         m.step()   # NaN is the same NaN: no trace anew
         assert m.step.cache_info().misses == misses + 1
         assert w is None or result(m.w) == [w, w]
+
+
+class _Recorder:
+    def __init__(self):
+        self.losses, self.n = [], 0
+        self.h = gt.pinned_empty(2, np.float64)
+
+    def record(self, h):   # a host callback: runs between calls
+        self.losses.append(float(h[0]))
+        self.n += 1
+
+    def update(self, s, w):   # hands it to s.host itself
+        s.copy(self.h, w)
+        s.host(self.record, self.h)
+
+
+class _Records:
+    def __init__(self):
+        self.log, self.w, self.g = _Recorder(), dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        axpy[1, 2, s](1.0, self.g, self.w)
+        self.log.update(s, self.w)
+
+
+def test_state_a_callback_a_held_objects_method_hands_to_host_keeps_is_not_watched():
+    m = _Records()
+    before = m.step.cache_info().misses
+    for _ in range(4):
+        m.step()
+    assert m.log.losses == [1.0, 2.0, 3.0, 4.0] and m.log.n == 4
+    assert m.step.cache_info().misses == before + 1

@@ -503,7 +503,7 @@ def instance_values(obj, names) -> tuple:
         if name in names and _is_value(v):
             found.append((name, v))
         elif name in names and type(v) in (list, dict) and \
-                (form := value_form(v)) is not None:   # for a in self.scales: baked
+                (form := pure_values(v)) is not None:   # for a in self.scales: baked
             kernels.append((f"self.{name}", type(v), _Held(form)))
         elif name in names and _is_callable_object(v):   # self.kernel: by identity
             kernels.append((f"self.{name}", type(v), v))
@@ -1012,39 +1012,6 @@ def _typed(v):
     if type(v) is frozenset:
         return (frozenset, frozenset(map(_typed, v)))
     return (type(v), value_key(v))
-
-
-def value_form(v):
-    """A list or dict (or tuple) of values alone, nested ones too (``self.scales =
-    [1.0, 2.0]``, ``self.coef = {"a": 1.0}``), as a tuple in the order a loop over
-    it reads it, for ``_Held`` to compare by value and type; None where it holds
-    anything else (an array, an object) or more than ``_MAX_DEPTH`` levels."""
-    try:
-        return _form(v, 0)
-    except _NotValues:
-        return None
-
-
-class _NotValues(Exception):
-    pass
-
-
-def _form(v, depth: int):
-    t = type(v)
-    if t in _PLAIN_VALUES:
-        return v
-    if depth > _MAX_DEPTH:
-        raise _NotValues
-    if t is list or t is tuple:
-        return tuple([_form(x, depth + 1) for x in v])
-    if t is dict:
-        return tuple([(k, _form(x, depth + 1)) for k, x in v.items()])
-    if _is_value(v):
-        return v
-    raise _NotValues
-
-
-_PLAIN_VALUES = frozenset({int, float, bool, str, bytes, complex, type(None)})
 
 
 class _Held:

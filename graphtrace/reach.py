@@ -36,6 +36,7 @@ import sys
 import sysconfig
 import types
 import typing
+import weakref
 from functools import partial
 from itertools import repeat
 
@@ -61,12 +62,28 @@ def _names(code, live: bool = True) -> list[str]:
     """Global and free names of a code object and of the functions nested in it;
     ``live`` False: not those of the host callbacks defined in it (``callback_codes``),
     which read what they read when they run."""
-    out = list(code.co_freevars + code.co_names)
+    out = list(code.co_freevars) + _global_names(code)
     skip = frozenset() if live else callback_codes(code)
     for c in code.co_consts:
         if isinstance(c, types.CodeType) and c not in skip:
             out += [n for n in _names(c, live) if n not in c.co_freevars]
     return list(dict.fromkeys(out))
+
+
+_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL",
+                         "STORE_NAME", "DELETE_NAME", "LOAD_FROM_DICT_OR_GLOBALS"})
+_GLOBALS_OF: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _global_names(code) -> list[str]:
+    """The names ``code`` itself loads, stores or deletes as globals: not all of
+    ``co_names``, which holds the attribute names too (``self.epoch`` would watch
+    a global ``epoch``, a loop variable, and trace at every call)."""
+    hit = _GLOBALS_OF.get(code)
+    if hit is None:
+        hit = _GLOBALS_OF[code] = list(dict.fromkeys(
+            ins.argval for ins in dis.get_instructions(code) if ins.opname in _GLOBAL_OPS))
+    return hit
 
 
 def _stored(code) -> frozenset:

@@ -721,3 +721,54 @@ def test_a_setting_of_an_attribute_dict_a_method_reads_is_watched(cls):
         assert result(m.out) == [4, 4]
     finally:
         cfg.lr = 1.0
+
+
+lr = epoch = 0   # module globals named like attributes the graphs below read
+
+
+class _Sched:
+    def __init__(self):
+        self.epoch, self.lr = 0, 1.0
+
+    def rate(self):
+        return self.lr * 0.5 ** (self.epoch // 100)
+
+
+class _Stepped:
+    def __init__(self):
+        self.sched, self.lr, self.w, self.g = _Sched(), 1.0, dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        add_scalar[1, 2, s](self.w, self.sched.rate() * self.lr)
+
+
+class _Cfg:
+    lr = 1.0
+
+
+CFG_OBJ = _Cfg()
+
+
+@gt.graph(backend="sim")
+def _reads_cfg(s, g, w):
+    add_scalar[1, 2, s](w, CFG_OBJ.lr)
+
+
+def test_a_global_named_like_an_attribute_the_code_reads_is_not_watched():
+    """``co_names`` holds attribute names and global names alike: a global loop
+    variable named like an attribute read (``for epoch in ...`` beside
+    ``self.epoch``, ``for lr in ...`` beside ``CFG.lr``) made every call trace anew."""
+    global lr, epoch
+    m, g, w = _Stepped(), dev(1, 1), dev(0, 0)
+    try:
+        for epoch in range(4):
+            for lr in range(2):
+                m.step()
+                _reads_cfg(g, w)
+    finally:
+        lr = epoch = 0
+    assert _Stepped.step.cache_info().misses == 1 and _reads_cfg.cache_info().misses == 1
+    m.sched.lr = 2.0   # the attribute itself is still watched
+    m.step()
+    assert _Stepped.step.cache_info().misses == 2

@@ -10,6 +10,7 @@ virtual addressing), so host and device buffers never alias by accident.
 from __future__ import annotations
 
 import ctypes
+import inspect
 import math
 import sys
 import weakref
@@ -361,10 +362,19 @@ def is_array(obj) -> bool:
         return False
     if isinstance(obj, np.ndarray):
         return True
-    try:   # an attribute dict (__getattr__ = dict.__getitem__) raises KeyError: no
-        return hasattr(obj, "__cuda_array_interface__") or hasattr(obj, "__dlpack_device__")
-    except KeyError:   # array; any other error is the object's own, and is raised
-        return False
+    return _own_interface(obj) is not None or hasattr(type(obj), "__dlpack_device__")
+
+
+def _own_interface(obj):
+    """The ``__cuda_array_interface__`` dict an object holds itself (set on it, not
+    its class), or None: an object answering every attribute (a logger stub's
+    ``__getattr__``, an attribute dict's, which raises KeyError) is no array."""
+    try:
+        inspect.getattr_static(obj, "__cuda_array_interface__")
+    except AttributeError:
+        return None
+    cai = getattr(obj, "__cuda_array_interface__", None)   # (an error of its own: raised)
+    return cai if isinstance(cai, dict) else None
 
 
 def as_buffer(obj) -> Buffer:
@@ -379,13 +389,14 @@ def as_buffer(obj) -> Buffer:
     if kind == "sim":   # numba's CUDA simulator wraps numpy arrays that stand for device arrays
         return device_buffer(obj, obj._ary.__array_interface__)
     if kind != "scalar":
-        cai = getattr(obj, "__cuda_array_interface__", None)
+        cai = getattr(obj, "__cuda_array_interface__", None) if kind != "other" else \
+            _own_interface(obj)
         if cai is not None:
             return device_buffer(obj, cai)
         if isinstance(obj, np.ndarray):
             iface = obj.__array_interface__
             return _from_interface(iface, obj, HOST, is_pinned(iface["data"][0]))
-        if hasattr(obj, "__dlpack_device__"):
+        if hasattr(type(obj), "__dlpack_device__"):
             return _from_dlpack(obj)
     raise ArgumentError(
         f"cannot use {type(obj).__name__} as an array: pass a device array "

@@ -238,16 +238,31 @@ def test_a_simulator_view_made_again_is_the_buffer_made_the_first_time():
 
 
 def test_an_error_an_object_raises_for_its_interface_is_its_own():
-    """is_array takes KeyError (an attribute dict) for no array; any other error
-    from the object's own lookup (torch's "requires grad") is raised as it is."""
-    from graphtrace.buffers import is_array
+    """An error an array's own interface raises (torch's "requires grad", from the
+    property its class defines) is raised as it is; an object that answers (or
+    refuses) every attribute through ``__getattr__`` (an attribute dict, a
+    logger stub answering every name with a function) is no array."""
+    from graphtrace.buffers import as_buffer, is_array
 
     class Grad:
-        def __getattr__(self, name):
+        @property
+        def __cuda_array_interface__(self):
             raise RuntimeError("use detach()")
+
+    class Refuses:
+        def __getattr__(self, name):
+            raise RuntimeError("not here")
 
     class Items(dict):
         __getattr__ = dict.__getitem__
+
+    class Stub:   # logging off: every method a no-op
+        def __getattr__(self, name):
+            return lambda *a, **k: None
+    assert is_array(Grad())
     with pytest.raises(RuntimeError, match="detach"):
-        is_array(Grad())
-    assert not is_array(Items(lr=1.0))
+        as_buffer(Grad())
+    for obj in (Refuses(), Items(lr=1.0), Stub()):
+        assert not is_array(obj)
+        with pytest.raises(gt.ArgumentError, match="cannot use"):
+            as_buffer(obj)

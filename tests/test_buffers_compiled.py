@@ -330,10 +330,11 @@ def test_both_paths_find_the_same_arrays_in_containers(value, depth, name):
 
 
 class Asking:
-    """An object whose attribute lookups fail: the walk's error reaches the caller."""
+    """A dict key whose repr fails: the walk's error (labelling the array under
+    it) reaches the caller."""
 
-    def __getattr__(self, name):
-        raise RuntimeError(f"asked for {name}")
+    def __repr__(self):
+        raise RuntimeError("asked for its repr")
 
 
 def test_an_error_in_the_walk_is_raised_by_both_paths():
@@ -341,7 +342,7 @@ def test_an_error_in_the_walk_is_raised_by_both_paths():
     for on in (True, False):
         with compiled_buffers(on):
             with pytest.raises(RuntimeError, match="asked for"):
-                reach._leaves([(FakeDeviceArray(4), Asking())], "v")
+                reach._leaves([(FakeDeviceArray(4), {Asking(): FakeDeviceArray(4)})], "v")
 
 
 @settings(max_examples=60, deadline=None)

@@ -1263,3 +1263,29 @@ def test_state_a_callback_a_held_objects_method_hands_to_host_keeps_is_not_watch
         m.step()
     assert m.log.losses == [1.0, 2.0, 3.0, 4.0] and m.log.n == 4
     assert m.step.cache_info().misses == before + 1
+
+
+class _NullWriter:   # a logger when logging is off: every method a no-op
+    def __getattr__(self, name):
+        return lambda *a, **k: None
+
+
+class _Logged:
+    def __init__(self):
+        self.writer, self.g, self.w = _NullWriter(), dev(1.0, 1.0), dev(0.0, 0.0)
+        self.h = gt.pinned_empty(2)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        axpy[1, 2, s](1.0, self.g, self.w)
+        s.copy(self.h, self.w)
+        s.host(self.writer.add_scalar, "w", self.h)
+
+
+def test_an_object_answering_every_attribute_is_no_array():
+    """A stub answering every name with a function was asked for the array
+    interface and taken for an array: the call crashed."""
+    m = _Logged()
+    for _ in range(3):
+        m.step()
+    assert result(m.w) == [3.0, 3.0]

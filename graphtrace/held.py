@@ -246,16 +246,35 @@ def state_changed(before: tuple, after: tuple) -> set:
     (``set_from_none``)."""
     old, new = _by_label(before), _by_label(after)
     return {label for label, e in new.items()
-            if label in old and old[label] != e and not _none(old[label])}
+            if label in old and old[label] != e and not _settled(old[label], e)}
 
 
 def set_from_none(before: tuple, after: tuple) -> set:
     """The labels of the entries a trace set from None to something else (``if
-    self.clip is None: self.clip = 10.0``): settings made once, watched from then on
-    (the key holds their values after the trace), not state."""
+    self.clip is None: self.clip = 10.0``), or to an equal value of another type
+    (``self.lr = float(self.lr)``, ``self.betas = tuple(self.betas)``): settings
+    made once, watched from then on (the key holds their values after the
+    trace), not state."""
     old, new = _by_label(before), _by_label(after)
     return {label for label, e in new.items()
-            if label in old and old[label] != e and _none(old[label])}
+            if label in old and old[label] != e and _settled(old[label], e)}
+
+
+def _settled(old: set, new: set) -> bool:
+    """Whether entries ``old`` became ``new`` by a setting made once: from None,
+    or to a value equal to the old one."""
+    if _none(old):
+        return True
+    if len(old) != 1 or len(new) != 1:
+        return False
+    (a,), (b,) = old, new
+    if len(a) != 3 or len(b) != 3:
+        return False
+    x, y = (v.value if isinstance(v, _Held) else v for v in (a[2], b[2]))
+    try:
+        return bool(x == y)
+    except Exception:  # noqa: BLE001  (a value's own __eq__ raising: changed)
+        return False
 
 
 def _by_label(entries) -> dict:

@@ -187,9 +187,10 @@ def held_values(v, label: str) -> tuple:
     held next to arrays in a list, tuple or dict reached by name or held by
     ``self``: a trace may read them besides the arrays (``PARAMS = (W, 2.0)``,
     ``STATE["lr"]``) and bake them in, so the cache key holds them by value. Only
-    a container that holds an array itself gives its values: a list of numbers
-    beside it (a loss history a program appends to) gives none, as a list of
-    numbers alone does not. Kernels and functions held at any depth
+    a container that holds an array, itself or deeper (a torch-style
+    ``[{"params": [w], "lr": 0.1}]``), gives its values: a list of numbers beside
+    it (a loss history a program appends to) gives none, as a list of numbers
+    alone does not. Kernels and functions held at any depth
     (``LAYERS = [k1, k2]``) are held by identity: a trace launches or calls
     them, and bakes them in too."""
     found: list = []
@@ -197,13 +198,15 @@ def held_values(v, label: str) -> tuple:
     return tuple(found)
 
 
-def _held(v, label: str, depth: int, found: list) -> None:
+def _held(v, label: str, depth: int, found: list) -> bool:
+    """``held_values``' walk of ``v``: whether it holds an array, at any depth (a
+    torch-style ``[{"params": [w], "lr": 0.1}]`` gives its "lr")."""
     items = children(v) if depth <= _MAX_DEPTH else None
     if not items:
-        return
+        return False
     kinds = _kinds
     if type(v) is not dict and all(kinds.get(t) in _ARRAY_KINDS for t in set(map(type, v))):
-        return   # arrays alone (a list of a million: types read at C speed)
+        return True   # arrays alone (a list of a million: types read at C speed)
     values: list = []
     arrays = False
     for k, x in items:
@@ -212,7 +215,7 @@ def _held(v, label: str, depth: int, found: list) -> None:
         elif _OWN.get(type(x)) and own_object(x):
             continue   # an object of the program's own: held.py's
         elif isinstance(x, (list, tuple, dict)) and not _is_value(x):
-            _held(x, f"{label}[{k!r}]", depth + 1, found)
+            arrays = _held(x, f"{label}[{k!r}]", depth + 1, found) or arrays
         elif _is_value(x):
             values.append((f"{label}[{k!r}]", _typed(x)))
         elif is_array(x):
@@ -221,6 +224,7 @@ def _held(v, label: str, depth: int, found: list) -> None:
             found.append((f"{label}[{k!r}]", _Same(x)))
     if arrays:
         found += values
+    return arrays
 
 
 class _Same:

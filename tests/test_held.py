@@ -1289,3 +1289,50 @@ def test_an_object_answering_every_attribute_is_no_array():
     for _ in range(3):
         m.step()
     assert result(m.w) == [3.0, 3.0]
+
+
+class _GroupsSGD:   # torch's optimizers keep settings beside the arrays they update
+    def __init__(self, params, lr):
+        self.param_groups = [{"params": list(params), "lr": lr}]
+
+    def step(self, s, grads):
+        for group in self.param_groups:
+            for p, g in zip(group["params"], grads):
+                axpy[1, 2, s](-group["lr"], g, p)
+
+
+class _Normalizing:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def update(self, s, g, w):
+        self.lr = float(self.lr)   # a setting made tidy, not state
+        axpy[1, 2, s](-self.lr, g, w)
+
+
+class _Grouped:
+    def __init__(self):
+        self.w, self.g = dev(0.0, 0.0), dev(1.0, 1.0)
+        self.opt, self.tidy = _GroupsSGD([self.w], lr=1.0), _Normalizing(1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.opt.step(s, [self.g])
+        self.tidy.update(s, self.g, self.w)
+
+
+def test_a_learning_rate_beside_the_arrays_in_param_groups_and_a_tidied_one_are_watched():
+    """``param_groups = [{"params": [w], "lr": lr}]``: the values of a dict whose
+    list holds the arrays were not keyed (only a container holding an array
+    itself gave its values); ``self.lr = float(self.lr)`` was taken for state.
+    A scheduler's ``group["lr"] = 3.0`` and ``m.tidy.lr = 2.0`` replayed the old values."""
+    m = _Grouped()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.StateWarning)
+        m.step()                                      # -2
+        for group in m.opt.param_groups:
+            group["lr"] = 3.0
+        m.step()                                      # -4
+        m.tidy.lr = 2.0
+        m.step()                                      # -5
+    assert result(m.w) == [-11.0, -11.0]

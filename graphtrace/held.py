@@ -34,7 +34,7 @@ from .chains import chain, changes, host_chain_names, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _Same, _attr, \
     _attributes, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
     _python_function, _super_bases, _with_wrapped, class_attribute, held_values, \
-    instance_chains, own_class, own_object, pure_values
+    chain_heads, instance_chains, own_class, own_object, pure_values
 from .scalar import value_key
 from .tree import children
 
@@ -194,10 +194,14 @@ def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tupl
     kept = _kept(watched.labels, heads)
     out: list = []
     classes: dict = {}   # class -> its values of names (once a call)
+    keyed: dict = {}   # class -> the attributes its methods read by constant keys
     for label, o, attributes in objects:
         t = type(o)
         out.append((label, t))
         state = watched.state.get(t, ())
+        by_keys = keyed.get(t)
+        if by_keys is None:
+            by_keys = keyed[t] = chain_heads(suffix for suffix, _ in watched.chains.get(t, ()))
         if _ALL in state:
             continue
         own = set()
@@ -220,8 +224,10 @@ def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tupl
             elif _is_callable_object(v):
                 out.append((at, _Same(v)))
             elif isinstance(v, (list, tuple, dict)):
-                pure = pure_values(v)
-                if pure is not None:   # for lr in self.lrs: its values baked in
+                # for lr in self.lrs: its values baked in; one read by constant keys
+                # (self.state["lr"]) is keyed by those (watched.chains), not whole
+                pure = pure_values(v) if name not in by_keys else None
+                if pure is not None:
                     out.append((at, k, _Held(pure)))
                 else:
                     out += [h for h in held_values(v, at) if h[0] not in traced]

@@ -16,7 +16,8 @@ import functools
 from .chains import lookup
 from .held import (Watched, held_arrays, held_key, held_methods, held_objects, loaded_names,
                    set_from_none, settings_alone, state_changed)
-from .reach import (Reach, _python_function, attribute_names, class_attribute, class_methods,
+from .reach import (Reach, _python_function, attribute_names, chain_heads, class_attribute,
+                    class_methods,
                     instance_arrays, instance_chains, instance_held, instance_values,
                     self_chains)
 
@@ -201,7 +202,8 @@ class Holdings:
         traced = self.traced_state.get(type(self_obj))
         if traced:   # self's values a trace changed (self.calls += 1, a layer's
             names = names - {t[5:] for t in traced if t.startswith("self.")}   # owner's)
-        return out + instance_values(self_obj, names) + instance_held(self_obj) + \
+        return out + instance_values(self_obj, names, chain_heads(c for c, _ in chains)) + \
+            instance_held(self_obj) + \
             instance_chains(self_obj, chains) + \
             held_key(objects, watched, heads, self.traced_state.get(type(self_obj), ())) + \
             tuple(v for _, _, v, _ in methods)   # by identity

@@ -32,6 +32,7 @@ import enum
 import inspect
 import operator
 import os
+import re
 import sys
 import sysconfig
 import types
@@ -513,7 +514,18 @@ def instance_chains(obj, chains) -> tuple:
     return tuple(out)
 
 
-def instance_values(obj, names) -> tuple:
+def chain_heads(labels) -> frozenset:
+    """The attributes that chain labels index by a constant key first
+    (``self.hp["lr"]``, ``.lrs[0]``): containers the code reads by constant keys,
+    keyed by those reads alone (a loop writing ``hp["loss"]`` traces nothing
+    anew); one it iterates (``self.coef.items()``) is keyed whole."""
+    return frozenset(m.group(1) for m in map(_HEAD.match, labels) if m)
+
+
+_HEAD = re.compile(r"(?:self)?\.(\w+)\[")
+
+
+def instance_values(obj, names, by_keys=frozenset()) -> tuple:
     """``(label, type, value)`` for the values an object holds in its attributes
     of ``names`` (``self.lr`` read by a decorated method: ``attribute_names``),
     watched by value as numbers reached by name are (``Reach.functions``); an
@@ -523,7 +535,7 @@ def instance_values(obj, names) -> tuple:
         own.add(name)
         if name in names and _is_value(v):
             found.append((name, v))
-        elif name in names and type(v) in (list, dict) and \
+        elif name in names and type(v) in (list, dict) and name not in by_keys and \
                 (form := pure_values(v)) is not None:   # for a in self.scales: baked
             kernels.append((f"self.{name}", type(v), _Held(form)))
         elif name in names and _is_callable_object(v):   # self.kernel: by identity

@@ -1336,3 +1336,37 @@ def test_a_learning_rate_beside_the_arrays_in_param_groups_and_a_tidied_one_are_
         m.tidy.lr = 2.0
         m.step()                                      # -5
     assert result(m.w) == [-11.0, -11.0]
+
+
+class _KeyedOpt:
+    def __init__(self):
+        self.state = {"lr": 1.0, "steps": 0}
+
+    def update(self, s, g, w):
+        axpy[1, 2, s](-self.state["lr"], g, w)
+
+
+class _Keyed:
+    def __init__(self):
+        self.hp, self.opt = {"lr": 1.0, "loss": 0.0}, _KeyedOpt()
+        self.w, self.g = dev(0.0, 0.0), dev(1.0, 1.0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        axpy[1, 2, s](self.hp["lr"], self.g, self.w)
+        self.opt.update(s, self.g, self.w)
+
+
+def test_a_dict_read_by_constant_keys_is_keyed_by_those_alone():
+    """A dict the code reads by constant keys (``self.hp["lr"]``) was keyed whole
+    as well: a loop writing another key (``hp["loss"]``, ``opt.state["steps"]``)
+    traced anew at every call."""
+    m = _Keyed()
+    for e in range(4):
+        m.step()
+        m.hp["loss"] = 0.1 * e
+        m.opt.state["steps"] += 1
+    assert _Keyed.step.cache_info().misses == 1
+    m.hp["lr"], m.opt.state["lr"] = 3.0, 0.5
+    m.step()
+    assert _Keyed.step.cache_info().misses == 2 and result(m.w) == [2.5, 2.5]

@@ -349,6 +349,31 @@ def host_chain_names(code) -> frozenset:
     return frozenset(out)
 
 
+def host_chains(code) -> frozenset:
+    """``(head, attributes)`` of each callback ``code`` (and the code nested in it)
+    hands to ``.host(...)`` as a name's attribute chain (``s.host(self.log.record,
+    h)``: ``("self", ("log", "record"))``; also through ``partial``)."""
+    out, codes = set(), [code]
+    while codes:
+        c = codes.pop()
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        after, head, steps = 0, None, []   # after: 1 just after .host, 2 after the head
+        for ins in dis.get_instructions(c):
+            op = ins.opname
+            if after == 1 and _through_partial(ins):
+                continue
+            if after == 1 and (op.startswith("LOAD_FAST") or op in NAME_LOADS):
+                after, head, steps = 2, ins.argval, []
+                continue
+            if after == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
+                steps.append(ins.argval)
+                continue
+            if after == 2 and steps:
+                out.add((head, tuple(steps)))
+            after = 1 if op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host" else 0
+    return frozenset(out)
+
+
 def own_methods(cls) -> frozenset:
     """The names of the methods, properties and static or class methods a class of
     the program's own defines (a subclass of dict's own ``update``), not those of

@@ -30,7 +30,7 @@ import types
 from functools import partial
 
 from .buffers import _kinds
-from .chains import chain, changes, host_chain_names, value_chains
+from .chains import chain, changes, host_chain_names, host_chains, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _Same, _attr, \
     _attributes, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
     _python_function, _super_bases, _with_wrapped, class_attribute, held_values, \
@@ -325,7 +325,7 @@ def _class_values(t: type, names: frozenset) -> list:
 _ALL = object()   # a method changes the whole object (setattr(self, k, v))
 
 
-def held_methods(functions, heads: frozenset, classes) -> tuple:
+def held_methods(functions, heads: dict, classes) -> tuple:
     """``(methods, watched)`` for the held objects of ``classes``: the methods of
     ``classes`` the code of ``functions`` (a method and the methods of its class
     it calls; a function and its helpers) names, and those they name in turn
@@ -334,7 +334,10 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     ``(class, name, what the class holds by that name, function)``, the class
     that defines it (a base's, for one reached by ``super()``: put on it anew,
     found again); and what the key reads off the objects (``Watched``): the
-    attribute names all that code loads, the values those methods read off
+    attribute names all that code loads but the host callbacks' (they read when
+    they run; a callback is told from another class's method of its name by the
+    object its chain off ``heads``, name -> object, finds now: ``_callback_targets``),
+    the values those methods read off
     their object by constant keys and attributes, and the state kept in held
     objects, which the key leaves out as ``self``'s own counters: what
     ``functions`` change off the names of ``heads`` (``self.state.step += 1``,
@@ -349,6 +352,9 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
     and the functions of the bound methods and partials held that hand it an
     object of the class (``_bound``: ``self.fn = act.apply``)."""
     callbacks = frozenset().union(*(host_chain_names(f.__code__) for f in functions))
+    # the (class, method) pairs of the callbacks whose objects the chains find now
+    # (s.host(self.meter.update, h) beside self.opt.update(...): the meter's alone)
+    resolved, targets = _callback_targets(functions, heads)
     todo = [(f, None, False) for f in functions]
     found, seen, names = [], {}, set()   # seen: (class, name, function) -> callback
 
@@ -379,13 +385,14 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
         f, owner, callback = todo.pop()
         code = f.__code__
         loaded = _loaded(code)
-        names |= loaded
+        if not callback:   # a host callback reads what it reads when it runs
+            names |= loaded
         for name in loaded if owner is not None else ():   # a helper it may hand its
             helper = _followed(f.__globals__.get(name))   # object: sgd(self, s, g, w)
             for fn in _with_wrapped(helper) if helper is not None else ():
                 queue((owner, None, fn), fn, owner, callback)   # as a method of the class
         first = frozenset(code.co_varnames[:1])
-        roots = heads | first if owner is None else first
+        roots = frozenset(heads) | first if owner is None else first
         read, changed = value_chains(code, roots=roots)
         for head, steps in changed:
             if owner is None and head in heads and steps:   # self.state.step += 1
@@ -394,13 +401,20 @@ def held_methods(functions, heads: frozenset, classes) -> tuple:
                 reads.setdefault(owner, set()).add(("changed", steps))
                 if callback:
                     state.setdefault(owner, set()).add(steps[0][1] if steps else _ALL)
-        for head, steps in read if owner is not None else ():
+        for head, steps in read if owner is not None and not callback else ():
             if head in first and len(steps) >= 2:   # self.cfg["m"], self.lrs[0]
                 reads.setdefault(owner, set()).add(("read", steps))
         host = callbacks if owner is None else callbacks | host_chain_names(code)
+        mine = targets if owner is None else {   # s.host(self.record, h) in its method
+            (owner, steps[0]) for head, steps in host_chains(code)
+            if (head,) == tuple(first) and len(steps) == 1}
         for cls in classes:   # and those a held object's method hands to s.host itself
             for name, method, _ in _methods_named(code, cls):
-                follow(cls, name, method, callback or name in host)
+                if owner is None and name in resolved:   # found by its object
+                    hosted = (cls, name) in mine
+                else:
+                    hosted = (cls, name) in mine or name in host
+                follow(cls, name, method, callback or hosted)
     chains = {}
     for cls, found_reads in reads.items():
         changes_ = [steps for how, steps in found_reads if how == "changed"]
@@ -441,6 +455,30 @@ def _dunders(cls) -> list:
                 if f is not None:
                     out.append((name, f))
     return out
+
+
+def _callback_targets(functions, heads: dict) -> tuple:
+    """``(names, {(class, name)})``: the method names of the callbacks ``functions``
+    hand to ``s.host`` through attribute chains of ``heads`` whose objects are
+    found now (``s.host(self.meter.update, h)``: the meter's class), and those
+    pairs. A name handed on by every chain so found is a callback of those
+    classes alone, not of another class's method of that name the code calls
+    (``self.opt.update(s, g, w)``)."""
+    names, pairs, unresolved = set(), set(), set()
+    for f in functions:
+        for head, steps in host_chains(f.__code__):
+            obj = heads.get(head, _NO_OBJECT)
+            for step in steps[:-1]:
+                obj = _attr(obj, step, _NO_OBJECT) if obj is not _NO_OBJECT else obj
+            if obj is _NO_OBJECT:
+                unresolved.add(steps[-1])
+            else:
+                names.add(steps[-1])
+                pairs.add((type(obj), steps[-1]))
+    return frozenset(names - unresolved), frozenset(pairs)
+
+
+_NO_OBJECT = object()
 
 
 def loaded_names(fn) -> frozenset:

@@ -113,7 +113,7 @@ class Holdings:
             hit = self._held.get(key)
             if hit is None or not all(class_attribute(c, n) is v for c, n, v, _ in hit[2]):
                 methods, watched = held_methods(self._code(self_obj),
-                                                frozenset(heads), classes)
+                                                heads, classes)
                 hit = self._held[key] = (watched, tuple(
                     r for r in (Reach(f) for *_, f in methods) if r.places or r.objects),
                     methods)

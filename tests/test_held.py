@@ -1370,3 +1370,38 @@ def test_a_dict_read_by_constant_keys_is_keyed_by_those_alone():
     m.hp["lr"], m.opt.state["lr"] = 3.0, 0.5
     m.step()
     assert _Keyed.step.cache_info().misses == 2 and result(m.w) == [2.5, 2.5]
+
+
+class _Logger:
+    def __init__(self):
+        self.epoch, self.lines = 0, []
+
+    def record(self, h):   # a host callback: reads self.epoch when it runs
+        self.lines.append((self.epoch, float(h[0])))
+
+
+class _Reported:
+    def __init__(self):
+        self.log, self.opt = _Logger(), SGD(1.0)
+        self.g, self.w, self.h = dev(1.0, 1.0), dev(0.0, 0.0), gt.pinned_empty(2)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.opt.update(s, self.g, self.w)
+        s.copy(self.h, self.w)
+        s.host(self.log.record, self.h)
+
+
+def test_what_a_held_objects_host_callback_reads_is_not_watched():
+    """A held logger's method handed to s.host reads ``self.epoch`` when it runs:
+    keyed, the loop setting ``m.log.epoch`` traced anew at every call. The
+    optimizer's settings stay watched."""
+    m = _Reported()
+    for epoch in range(4):
+        m.log.epoch = epoch
+        m.step()
+    assert _Reported.step.cache_info().misses == 1
+    assert m.log.lines == [(0, -1.0), (1, -2.0), (2, -3.0), (3, -4.0)]
+    m.opt.lr = 2.0
+    m.step()
+    assert _Reported.step.cache_info().misses == 2 and result(m.w) == [-6.0, -6.0]

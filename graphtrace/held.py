@@ -59,10 +59,33 @@ def held_objects(obj, label: str | None = None, seen: set | None = None,
         _walk(obj, label, 0, seen, out, names)
         return out
     seen.add(id(obj))
-    for name, v in _attributes(obj):
+    attributes = _attributes(obj)
+    for name, v in attributes + _class_objects(type(obj), names, attributes):
         if names is None or name in names:
             _walk(v, f"self.{name}", 0, seen, out, names)
     return out
+
+
+def _class_objects(t: type, names, attributes) -> list:
+    """``(name, object)`` of the objects of the program's own class ``t`` (or a
+    base) holds by the names the code loads that its instance does not hold
+    itself (``class Model: opt = SGD(0.1)`` read as ``self.opt``): walked as the
+    instance's (their settings watched; one put on the class anew, found anew)."""
+    if not names:
+        return []
+    held = _CLASS_HELD.get((t, names))
+    if held is None:   # once per class and names: which of them the class holds so
+        held = _CLASS_HELD[(t, names)] = tuple(
+            name for name in sorted(names) if not name.startswith("__") and
+            own_object(class_attribute(t, name)))
+    if not held:
+        return []
+    own = {name for name, _ in attributes}
+    return [(name, v) for name in held if name not in own and
+            own_object(v := class_attribute(t, name))]
+
+
+_CLASS_HELD: dict = {}   # (class, names) -> the names its class holds objects by
 
 
 _SKIPPED = frozenset({int, float, complex, bool, str, bytes, type(None)})
@@ -80,7 +103,7 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
         seen.add(id(v))
         attributes = _attributes(v)
         out.append((label, v, attributes))
-        for name, x in attributes:
+        for name, x in attributes + _class_objects(t, names, attributes):
             k = type(x)
             if k not in _SKIPPED and _kinds.get(k) not in _ARRAY_KINDS and \
                     (names is None or name in names):   # (at once)

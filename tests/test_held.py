@@ -1405,3 +1405,39 @@ def test_what_a_held_objects_host_callback_reads_is_not_watched():
     m.opt.lr = 2.0
     m.step()
     assert _Reported.step.cache_info().misses == 2 and result(m.w) == [-6.0, -6.0]
+
+
+class _Act:
+    def __init__(self):
+        self.a = 1.0
+
+    def __call__(self, s, x, y):
+        axpy[1, 2, s](self.a, x, y)
+
+
+class _SharedAct:
+    act = _Act()   # one activation every layer shares, held by the class
+
+
+class _ClassHeld:
+    opt = SGD(1.0)   # a default optimizer held by the class
+
+    def __init__(self):
+        self.layer, self.g, self.w = _SharedAct(), dev(1.0, 1.0), dev(0.0, 0.0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.layer.act(s, self.g, self.w)
+        self.opt.update(s, self.g, self.w)
+
+
+def test_objects_a_class_holds_are_walked():
+    """``class Model: opt = SGD(0.1)`` read as ``self.opt`` (or a layer's shared
+    ``act``) was not walked: its settings were baked in."""
+    m = _ClassHeld()
+    m.step()                                   # 1 - 1 = 0
+    _SharedAct.act.a = 3.0
+    m.step()                                   # + 3 - 1
+    _ClassHeld.opt.lr = 0.5
+    m.step()                                   # + 3 - 0.5
+    assert result(m.w) == [4.5, 4.5]

@@ -18,6 +18,7 @@ import numpy as np
 
 from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
+from .reach import _MAX_DEPTH, _Held, _attributes, _is_value, own_object, pure_values
 from .scalar import same_value, value_key
 from .tree import children, rebuild
 
@@ -110,7 +111,33 @@ class Call:
         if kind == "scalar":
             self.svals.append(v)
             return type(v)
+        if own_object(v):   # a config object of the program's own: by what it holds
+            return ("static", type(v), _settings(v, 0, set()))
         return ("static", type(v), value_key(v))
+
+
+def _settings(obj, depth: int, seen: set) -> tuple:
+    """What the cache key holds of an object of the program's own passed as an
+    argument (``step(w, cfg)`` reading ``cfg.lr``): the values of its attributes
+    (numbers, strings, lists and dicts of them: ``pure_values``) and of the objects
+    of the program's own it holds, in turn; a trace bakes them in, so a change made
+    in place (``cfg.lr = 0.1``) traces anew rather than replaying the old value.
+    Anything else it holds by identity."""
+    if depth > _MAX_DEPTH or id(obj) in seen:
+        return (id(obj),)
+    seen.add(id(obj))
+    out = []
+    for name, v in _attributes(obj):
+        if _is_value(v) or v is None:
+            out.append((name, type(v), _Held(v) if type(v) in (tuple, frozenset)
+                        else value_key(v)))
+        elif own_object(v):
+            out.append((name, type(v), _settings(v, depth + 1, seen)))
+        elif type(v) in (list, dict) and (form := pure_values(v)) is not None:
+            out.append((name, type(v), _Held(form)))
+        else:
+            out.append((name, id(v)))
+    return tuple(out)
 
 
 class Identity:
@@ -144,7 +171,23 @@ class _Snap:
 
 
 def snapshot(value):
-    return _Snap(value) if isinstance(value, (list, tuple, dict)) else value
+    """What the call shortcut compares an argument with next time; an object of the
+    program's own (a config, ``_settings``) never compares the same: the full
+    check reads its values again."""
+    if isinstance(value, (list, tuple, dict)):
+        return _Snap(value)
+    return _CHANGED if own_object(value) else value
+
+
+_CHANGED = object()
+
+
+def changeable(snap) -> bool:
+    """Whether a snapshot holds an object of the program's own (``_CHANGED``), at
+    any depth: its call cannot take the shortcut."""
+    if snap is _CHANGED:
+        return True
+    return type(snap) is _Snap and any(map(changeable, snap.items))
 
 
 def _same(x, snap) -> bool:

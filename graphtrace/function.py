@@ -22,7 +22,7 @@ import numpy as np
 from . import log
 from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
-from .arguments import Call, path_str, same_call, snapshot, walk
+from .arguments import Call, changeable, path_str, same_call, snapshot, walk
 from .backend import resolve, runnable
 from .buffers import is_array
 from .context import STATE, current_tracer
@@ -498,6 +498,8 @@ class GraphFunction:
             deep = watched[1]
         flat = []
         for i, a in enumerate(args):
+            if changeable(snap[0][i]):   # a config object: its values read at every call
+                return None
             if isinstance(a, (list, tuple)) and \
                     not any(isinstance(v, (list, tuple, dict)) for v in a):
                 flat.append((i, type(a), tuple(a)))   # flat: its items

@@ -1441,3 +1441,29 @@ def test_objects_a_class_holds_are_walked():
     _ClassHeld.opt.lr = 0.5
     m.step()                                   # + 3 - 0.5
     assert result(m.w) == [4.5, 4.5]
+
+
+class _Config:
+    def __init__(self):
+        self.lr, self.sub = 1.0, types.SimpleNamespace(k=1.0)
+
+
+@gt.graph(backend="sim")
+def _configured(s, w, g, cfg, cfgs):
+    axpy[1, 2, s](cfg.lr * cfg.sub.k + cfgs[0].lr, g, w)
+
+
+def test_a_config_object_passed_as_an_argument_is_keyed_by_what_it_holds():
+    """An object of the program's own passed as an argument was static by
+    identity: ``cfg.lr = 3.0`` made in place replayed the old value (and the call
+    shortcut launched at once)."""
+    w, g, cfg, other = dev(0.0, 0.0), dev(1.0, 1.0), _Config(), _Config()
+    _configured(w, g, cfg, [other])            # 2
+    _configured(w, g, cfg, [other])            # 2: the same graph
+    cfg.lr = 3.0
+    _configured(w, g, cfg, [other])            # 4
+    cfg.sub.k = 2.0
+    _configured(w, g, cfg, [other])            # 7
+    other.lr = 0.0
+    _configured(w, g, cfg, [other])            # 6
+    assert result(w) == [21.0, 21.0] and _configured.cache_info().misses == 4

@@ -79,12 +79,12 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
 class Call:
     """One call's arguments, split into what the cache key and the binding need."""
 
-    __slots__ = ("objs", "bufs", "svals", "key", "reached")
+    __slots__ = ("objs", "bufs", "svals", "key", "reached", "_holdings")
 
     def __init__(self, fn, bound):
         """``fn``: the GraphFunction; ``bound``: the call's ``inspect.BoundArguments``."""
         self.objs, self.bufs, self.svals = [], [], []
-        holdings = fn._holdings   # what it reaches beyond its parameters (holding.py)
+        holdings = self._holdings = fn._holdings   # what it reaches beyond its parameters
         held = holdings.holds(bound.arguments)   # the objects self (or a name) holds: walked once
         reached_by_name = holdings.reached(bound.arguments, held)
         parts = tuple(Identity(bound.arguments[k]) if k is fn.self_param else
@@ -111,28 +111,34 @@ class Call:
         if kind == "scalar":
             self.svals.append(v)
             return type(v)
-        if own_object(v):   # a config object of the program's own: by what it holds
-            return ("static", type(v), _settings(v, 0, set()))
+        if own_object(v):   # an object of the program's own: itself, and what it holds
+            return ("static", type(v), Identity(v), _settings(v, self._holdings.loaded, 0,
+                                                             set()))
         return ("static", type(v), value_key(v))
 
 
-def _settings(obj, depth: int, seen: set) -> tuple:
+def _settings(obj, names: frozenset, depth: int, seen: set) -> tuple:
     """What the cache key holds of an object of the program's own passed as an
-    argument (``step(w, cfg)`` reading ``cfg.lr``): the values of its attributes
-    (numbers, strings, lists and dicts of them: ``pure_values``) and of the objects
-    of the program's own it holds, in turn; a trace bakes them in, so a change made
-    in place (``cfg.lr = 0.1``) traces anew rather than replaying the old value.
-    Anything else it holds by identity."""
+    argument besides the object itself (``step(w, cfg)`` reading ``cfg.lr``): the
+    values of its attributes
+    of ``names`` (those the function's code loads: not a history or counter the
+    program keeps on it), numbers, strings, lists and dicts of them
+    (``pure_values``), and of the objects of the program's own it holds so, in
+    turn; a trace bakes them in, so a change made in place (``cfg.lr = 0.1``)
+    traces anew rather than replaying the old value. Anything else it holds by
+    identity."""
     if depth > _MAX_DEPTH or id(obj) in seen:
         return (id(obj),)
     seen.add(id(obj))
     out = []
     for name, v in _attributes(obj):
+        if name not in names:
+            continue
         if _is_value(v) or v is None:
             out.append((name, type(v), _Held(v) if type(v) in (tuple, frozenset)
                         else value_key(v)))
         elif own_object(v):
-            out.append((name, type(v), _settings(v, depth + 1, seen)))
+            out.append((name, type(v), _settings(v, names, depth + 1, seen)))
         elif type(v) in (list, dict) and (form := pure_values(v)) is not None:
             out.append((name, type(v), _Held(form)))
         else:

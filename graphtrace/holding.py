@@ -45,6 +45,12 @@ class Holdings:
         """Arrays and helpers reached by name (``reach.py``), found at first use."""
         return Reach(self.function)
 
+    @functools.cached_property
+    def loaded(self) -> frozenset:
+        """The names the function's code and its helpers' load: the attributes it
+        may read off an object passed as an argument (``arguments._settings``)."""
+        return frozenset().union(*(loaded_names(f) for f in self._code(None)))
+
     def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its
         parameters: those reached by name, and a method's ``self`` attributes

@@ -1407,7 +1407,7 @@ def test_what_a_held_objects_host_callback_reads_is_not_watched():
     assert _Reported.step.cache_info().misses == 2 and result(m.w) == [-6.0, -6.0]
 
 
-class _Act:
+class _SharedActivation:
     def __init__(self):
         self.a = 1.0
 
@@ -1416,7 +1416,7 @@ class _Act:
 
 
 class _SharedAct:
-    act = _Act()   # one activation every layer shares, held by the class
+    act = _SharedActivation()   # one activation every layer shares, held by the class
 
 
 class _ClassHeld:
@@ -1467,3 +1467,27 @@ def test_a_config_object_passed_as_an_argument_is_keyed_by_what_it_holds():
     other.lr = 0.0
     _configured(w, g, cfg, [other])            # 6
     assert result(w) == [21.0, 21.0] and _configured.cache_info().misses == 4
+
+
+class _KeepsHistory:
+    def __init__(self):
+        self.lr, self.losses, self.calls = 1.0, [], 0
+
+
+@gt.graph(backend="sim")
+def _trained(s, w, g, trainer):
+    axpy[1, 2, s](trainer.lr, g, w)
+
+
+def test_what_the_code_does_not_read_off_an_argument_object_is_not_keyed():
+    """A loss history or counter the program keeps on an object it passes, and
+    the graph does not read, traces nothing anew."""
+    w, g, t = dev(0.0, 0.0), dev(1.0, 1.0), _KeepsHistory()
+    for i in range(3):
+        _trained(w, g, t)
+        t.losses.append(float(i))
+        t.calls += 1
+    assert _trained.cache_info().misses == 1
+    t.lr = 2.0
+    _trained(w, g, t)
+    assert _trained.cache_info().misses == 2 and result(w) == [5.0, 5.0]

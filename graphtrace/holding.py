@@ -34,7 +34,8 @@ class Holdings:
     def __init__(self, function, self_param: str | None):
         self.function, self.self_param = function, self_param
         self._class_reach: dict = {}   # a method's: class -> its methods' Reach
-        self._self_names: dict = {}   # type(self) -> (names it may read of self, chains)
+        self._self_names: dict = {}   # type(self) -> (names it may read of self, chains,
+        # what its code stores, what its host callbacks store)
         self._held: dict = {}   # (type(self), classes of the objects it holds) -> walk's
         self.traced_state: dict = {}   # type(self) (None) -> labels a trace changed
         self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the

@@ -329,24 +329,8 @@ def host_callbacks(code) -> set:
 def host_chain_names(code) -> frozenset:
     """The attribute names on the way to each callback ``code`` (and the code
     nested in it) hands to ``.host(...)`` (``s.host(self.log.record, h)``: log and
-    record; also through ``partial``)."""
-    out, codes = set(), [code]
-    while codes:
-        c = codes.pop()
-        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        after = 0   # 1: just after .host (or its partial); 2: after the object
-        for ins in dis.get_instructions(c):
-            op = ins.opname
-            if after == 1 and _through_partial(ins):
-                continue
-            if after == 1 and (op.startswith("LOAD_FAST") or op in NAME_LOADS):
-                after = 2
-                continue
-            if after == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
-                out.add(ins.argval)
-                continue
-            after = 1 if op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host" else 0
-    return frozenset(out)
+    record; also through ``partial``): those of ``host_chains``."""
+    return frozenset(step for _, steps in host_chains(code) for step in steps)
 
 
 def host_chains(code) -> frozenset:

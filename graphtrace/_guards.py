@@ -139,7 +139,7 @@ def _guard_sim_array(cls) -> None:
     cls._graphtrace_guard = True
 
 
-@on_trace_start
+@on_trace_start(on_import=True)
 def install() -> None:
     for module, path, what in _FUNCTIONS:
         if module.split(".")[0] in sys.modules:

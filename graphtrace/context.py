@@ -7,16 +7,19 @@ and the host-access guards ask these without importing the tracer.
 from __future__ import annotations
 
 import gc
+import sys
 import threading
 import time
 from contextlib import contextmanager
 from typing import Callable
 
-__all__ = ["STATE", "current_tracer", "set_tracer", "on_trace_start", "TRACE_HOOKS", "ProxyStream",
+__all__ = ["STATE", "current_tracer", "set_tracer", "on_trace_start", "run_trace_hooks", "TRACE_HOOKS", "ProxyStream",
            "pause_gc", "gc_paused"]
 
 STATE = threading.local()   # .tracer: the tracer active in this thread (set_tracer)
 TRACE_HOOKS: list[Callable] = []   # run as each trace starts; idempotent and cheap
+_IMPORT_HOOKS: list[Callable] = []  # run as a trace starts after a module was imported
+_MODULES_SEEN = [-1]                # len(sys.modules) when those last ran
 
 
 def current_tracer():
@@ -28,10 +31,25 @@ def set_tracer(tracer) -> None:
     STATE.tracer = tracer
 
 
-def on_trace_start(fn: Callable) -> Callable:
-    """Run ``fn()`` as each trace starts (it installs something once)."""
-    TRACE_HOOKS.append(fn)
-    return fn
+def on_trace_start(fn: Callable | None = None, *, on_import: bool = False):
+    """Run ``fn()`` as each trace starts (it installs something once). With
+    ``on_import=True``, only as the first trace after a module was imported:
+    for what patches the libraries' modules, which changes only then."""
+    def register(fn: Callable) -> Callable:
+        (_IMPORT_HOOKS if on_import else TRACE_HOOKS).append(fn)
+        _MODULES_SEEN[0] = -1
+        return fn
+    return register if fn is None else register(fn)
+
+
+def run_trace_hooks() -> None:
+    """The hooks of ``on_trace_start`` due as a trace starts (under the caller's lock)."""
+    for hook in TRACE_HOOKS:
+        hook()
+    if len(sys.modules) != _MODULES_SEEN[0]:
+        for hook in _IMPORT_HOOKS:
+            hook()
+        _MODULES_SEEN[0] = len(sys.modules)
 
 
 class ProxyStream:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .buffers import Buffer, _Intent, as_buffer, device_buffer, interface_of, is_array
 from .columns import Recording
-from .context import (STATE, TRACE_HOOKS, ProxyStream, current_tracer, gc_paused,
+from .context import (STATE, run_trace_hooks, ProxyStream, current_tracer, gc_paused,
                       pause_gc, set_tracer)
 from .deps import MODE_CODES, MODE_NAMES, Regions, make_tracker
 from .errors import (ArgumentError, HostSyncError, StreamError, TraceError, _internal,
@@ -706,8 +706,7 @@ class Tracer(_Hot):
                 "nest a graph, call the decorated function with the proxy stream "
                 "as its first argument")
         with _hooks_lock:
-            for hook in TRACE_HOOKS:   # each is cheap once done
-                hook()
+            run_trace_hooks()   # each is cheap once done
         pause_gc(+1)
         set_tracer(self)
         if _kernel.speedups_module is not None:

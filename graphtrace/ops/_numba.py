@@ -483,7 +483,7 @@ def _drop_stale_adapters():
         _kernel.forget(kid)
 
 
-@on_trace_start
+@on_trace_start(on_import=True)
 def _install_launch_syntax():
     """Route numba's launch spellings with a proxy stream to the tracer (idempotent)."""
     if "numba" not in sys.modules:   # kernels come from an imported numba

@@ -1,5 +1,6 @@
 /* The search of deps.py's transitive reduction, compiled: deps._search and
- * deps._latest_on, for the nodes left with predecessors on several chains.
+ * deps._latest_on, for the nodes left with predecessors on several chains;
+ * and deps.data_pairs where the regions a scope touches do not overlap (pairs).
  *
  * Optional, like _speedups.c: without it (or with GRAPHTRACE_PURE_PYTHON set)
  * deps.py runs its Python functions, which are the reference. The reduction
@@ -324,10 +325,274 @@ done:
     return out;
 }
 
+
+/* --- deps.data_pairs where the regions touched do not overlap ------------------- */
+
+typedef struct {
+    int64_t *at;
+    Py_ssize_t len, cap;
+} Pairs;   /* preds and ops interleaved */
+
+static int
+pair(Pairs *p, int64_t pred, int64_t op)
+{
+    if (p->len + 2 > p->cap) {
+        Py_ssize_t cap = p->cap ? 2 * p->cap : 1024;
+        int64_t *at = PyMem_Realloc(p->at, cap * sizeof(int64_t));
+        if (at == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        p->at = at, p->cap = cap;
+    }
+    p->at[p->len++] = pred, p->at[p->len++] = op;
+    return 0;
+}
+
+typedef struct {
+    uint64_t lo, hi;
+} Hull;
+
+static int
+by_lo(const void *a, const void *b)
+{
+    uint64_t x = ((const Hull *)a)->lo, y = ((const Hull *)b)->lo;
+    return (x > y) - (x < y);
+}
+
+/* one array argument of 8-byte items, signed ('q', 'l') or not ('Q', 'L') */
+static int
+words(PyObject *obj, Py_buffer *view, const char *name, int is_signed)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) < 0)
+        return -1;
+    const char *f = view->format;
+    char a = is_signed ? 'q' : 'Q', b = is_signed ? 'l' : 'L';
+    if (view->itemsize != 8 || f == NULL || strlen(f) != 1 || (f[0] != a && f[0] != b)) {
+        PyBuffer_Release(view);
+        PyErr_Format(PyExc_TypeError, "pairs(): %s must be an %s array", name,
+                     is_signed ? "int64" : "uint64");
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether the hulls of the regions that live accesses touch overlap (1), or not
+ * (0); -1 with an error. Marks them in ``used``. */
+static int
+hulls_overlap(int64_t n, const int64_t *ends, const int64_t *reg, const char *barrier,
+              const uint64_t *lo, const uint64_t *hi, char *used, int64_t count)
+{
+    Hull *h = PyMem_Malloc((count ? count : 1) * sizeof(Hull));
+    if (h == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int64_t k = 0, at = 0;
+    int sorted = 1;
+    for (int64_t j = 0; j < n; at = ends[j++]) {
+        if (barrier != NULL && barrier[j])
+            continue;
+        for (int64_t t = at; t < ends[j]; t++) {
+            int64_t r = reg[t];
+            if (r < 0 || used[r])
+                continue;
+            used[r] = 1;
+            h[k].lo = lo[r], h[k].hi = hi[r];
+            sorted &= k == 0 || h[k - 1].lo <= h[k].lo;
+            k++;
+        }
+    }
+    if (!sorted)
+        qsort(h, k, sizeof(Hull), by_lo);
+    int overlap = 0;
+    uint64_t top = 0;
+    for (int64_t i = 0; i < k && !overlap; i++) {
+        overlap = i > 0 && h[i].lo < top;
+        top = h[i].hi > top ? h[i].hi : top;
+    }
+    PyMem_Free(h);
+    return overlap;
+}
+
+/* The walk of deps._simple_pairs, one region one segment: per region, in the
+ * nodes' order and within an epoch (the nodes between barriers), a read follows
+ * the last write, a write the reads since it, else the last write. A node's
+ * accesses of one region count once, their modes joined. */
+static int
+walk(int64_t n, const int64_t *ends, const int64_t *reg, const char *mode,
+     const char *barrier, int64_t count, Pairs *out)
+{
+    int64_t m = n ? ends[n - 1] : 0;
+    int64_t *last = PyMem_Malloc((count + 1) * sizeof(int64_t));
+    int64_t *head = PyMem_Malloc((count + 1) * sizeof(int64_t));
+    int64_t *epoch_of = PyMem_Malloc((count + 1) * sizeof(int64_t));
+    int64_t *seen = PyMem_Calloc(count + 1, sizeof(int64_t));
+    int64_t *slot = PyMem_Malloc((count + 1) * sizeof(int64_t));
+    int64_t *rnode = PyMem_Malloc((m + 1) * sizeof(int64_t));
+    int64_t *rnext = PyMem_Malloc((m + 1) * sizeof(int64_t));
+    int64_t *nreg = PyMem_Malloc((m + 1) * sizeof(int64_t));
+    char *nmode = PyMem_Malloc(m + 1);
+    int rc = -1;
+    if (!last || !head || !epoch_of || !seen || !slot || !rnode || !rnext || !nreg || !nmode) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (int64_t r = 0; r < count; r++)
+        epoch_of[r] = -1;
+    int64_t epoch = 0, reads = 0, at = 0;
+    for (int64_t j = 0; j < n; at = ends[j++]) {
+        if (barrier != NULL && barrier[j]) {
+            epoch++;
+            continue;
+        }
+        int64_t k = 0;
+        for (int64_t t = at; t < ends[j]; t++) {   /* this node's regions, modes joined */
+            int64_t r = reg[t];
+            if (r < 0)
+                continue;
+            if (seen[r] == j + 1) {
+                nmode[slot[r]] |= mode[t];
+                continue;
+            }
+            seen[r] = j + 1, slot[r] = k, nreg[k] = r, nmode[k++] = mode[t];
+        }
+        for (int64_t i = 0; i < k; i++) {
+            int64_t r = nreg[i];
+            if (epoch_of[r] != epoch)
+                epoch_of[r] = epoch, last[r] = -1, head[r] = -1;
+            if (nmode[i] & 2) {
+                if (head[r] >= 0) {
+                    for (int64_t q = head[r]; q >= 0; q = rnext[q])
+                        if (pair(out, rnode[q], j) < 0)
+                            goto done;
+                    head[r] = -1;
+                }
+                else if (last[r] >= 0 && pair(out, last[r], j) < 0)
+                    goto done;
+                last[r] = j;
+            }
+            else {
+                if (last[r] >= 0 && pair(out, last[r], j) < 0)
+                    goto done;
+                rnode[reads] = j, rnext[reads] = head[r], head[r] = reads++;
+            }
+        }
+    }
+    rc = 0;
+done:
+    PyMem_Free(last), PyMem_Free(head), PyMem_Free(epoch_of), PyMem_Free(seen);
+    PyMem_Free(slot), PyMem_Free(rnode), PyMem_Free(rnext), PyMem_Free(nreg);
+    PyMem_Free(nmode);
+    return rc;
+}
+
+/* pairs(codes, ends, of_slot, lo, hi, barrier): deps.data_pairs's pairs before
+ * the barriers' own, as bytes of int64 (preds, ops), where the hulls of the
+ * regions that live accesses touch do not overlap; None where they do (the
+ * batch path then infers them). ``barrier``: None, or one byte per node. */
+static PyObject *
+pairs(PyObject *self, PyObject *args)
+{
+    PyObject *codes_o, *ends_o, *slot_o, *lo_o, *hi_o, *bar_o;
+    if (!PyArg_ParseTuple(args, "OOOOOO", &codes_o, &ends_o, &slot_o, &lo_o, &hi_o, &bar_o))
+        return NULL;
+    PyObject *codes = NULL, *ends_s = NULL, *out = NULL;
+    Py_buffer v[4];
+    int got = 0;
+    int64_t *ends = NULL, *reg = NULL;
+    char *mode = NULL, *used = NULL;
+    Pairs p = {0};
+    codes = PySequence_Fast(codes_o, "pairs(): codes must be a sequence");
+    ends_s = codes ? PySequence_Fast(ends_o, "pairs(): ends must be a sequence") : NULL;
+    if (ends_s == NULL)
+        goto done;
+    if (words(slot_o, &v[got], "of_slot", 1) < 0 || (++got, words(lo_o, &v[got], "lo", 0)) < 0
+            || (++got, words(hi_o, &v[got], "hi", 0)) < 0)
+        goto done;
+    got++;
+    int64_t n = PySequence_Fast_GET_SIZE(ends_s), m = PySequence_Fast_GET_SIZE(codes);
+    int64_t slots = v[0].len / 8, count = v[1].len / 8;
+    const char *barrier = NULL;
+    if (bar_o != Py_None) {
+        if (PyObject_GetBuffer(bar_o, &v[got], PyBUF_SIMPLE) < 0)
+            goto done;
+        if (v[got++].len < n) {
+            PyErr_SetString(PyExc_ValueError, "pairs(): barrier has fewer entries than nodes");
+            goto done;
+        }
+        barrier = v[got - 1].buf;
+    }
+    if (v[2].len / 8 != count) {
+        PyErr_SetString(PyExc_ValueError, "pairs(): lo and hi differ in length");
+        goto done;
+    }
+    ends = PyMem_Malloc((n + 1) * sizeof(int64_t));
+    reg = PyMem_Malloc((m + 1) * sizeof(int64_t));
+    mode = PyMem_Malloc(m + 1);
+    used = PyMem_Calloc(count + 1, 1);
+    if (!ends || !reg || !mode || !used) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    PyObject **e = PySequence_Fast_ITEMS(ends_s), **c = PySequence_Fast_ITEMS(codes);
+    for (int64_t j = 0; j < n; j++) {
+        ends[j] = PyLong_AsLongLong(e[j]);
+        if (ends[j] == -1 && PyErr_Occurred())
+            goto done;
+        if (ends[j] < (j ? ends[j - 1] : 0) || ends[j] > m) {
+            PyErr_SetString(PyExc_ValueError, "pairs(): ends out of order");
+            goto done;
+        }
+    }
+    const int64_t *of_slot = v[0].buf;
+    for (int64_t t = 0; t < m; t++) {
+        long long code = PyLong_AsLongLong(c[t]);
+        if (code == -1 && PyErr_Occurred())
+            goto done;
+        int64_t s = code >> 2, r = s >= 0 && s < slots ? of_slot[s] : count;
+        if (r >= count) {
+            PyErr_SetString(PyExc_ValueError, "pairs(): an access of no region");
+            goto done;
+        }
+        reg[t] = r, mode[t] = (char)(code & 3);
+    }
+    int overlap = hulls_overlap(n, ends, reg, barrier, v[1].buf, v[2].buf, used, count);
+    if (overlap < 0)
+        goto done;
+    if (overlap) {
+        out = Py_NewRef(Py_None);
+        goto done;
+    }
+    if (walk(n, ends, reg, mode, barrier, count, &p) < 0)
+        goto done;
+    Py_ssize_t k = p.len / 2;
+    PyObject *preds = PyBytes_FromStringAndSize(NULL, k * 8);
+    PyObject *ops = PyBytes_FromStringAndSize(NULL, k * 8);
+    if (preds != NULL && ops != NULL) {
+        int64_t *a = (int64_t *)PyBytes_AS_STRING(preds), *b = (int64_t *)PyBytes_AS_STRING(ops);
+        for (Py_ssize_t i = 0; i < k; i++)
+            a[i] = p.at[2 * i], b[i] = p.at[2 * i + 1];
+        out = PyTuple_Pack(2, preds, ops);
+    }
+    Py_XDECREF(preds);
+    Py_XDECREF(ops);
+done:
+    for (int i = 0; i < got; i++)
+        PyBuffer_Release(&v[i]);
+    Py_XDECREF(codes);
+    Py_XDECREF(ends_s);
+    PyMem_Free(ends), PyMem_Free(reg), PyMem_Free(mode), PyMem_Free(used), PyMem_Free(p.at);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS,
      "search(ptr, preds, head): deps._search's mask of the pairs to keep "
      "(bytes of 0 and 1), from int64 arrays"},
+    {"pairs", pairs, METH_VARARGS,
+     "pairs(codes, ends, of_slot, lo, hi, barrier): deps.data_pairs's pairs where the "
+     "regions touched do not overlap, as bytes of int64 (preds, ops); else None"},
     {NULL, NULL, 0, NULL},
 };
 

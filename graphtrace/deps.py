@@ -104,6 +104,10 @@ class Regions:
         """region key -> region: ``(lo, hi)`` of a view of one run, else its layout."""
         return self._listed()._keys
 
+    def hulls(self) -> tuple:
+        """``(lo, hi)`` of every region, as numpy arrays (uint64)."""
+        return self._cols[1][:self.count], self._cols[2][:self.count]
+
     def columns(self, ids) -> tuple:
         """``(lo, hi, one run)`` of some regions, as numpy arrays."""
         return tuple(c[ids] for c in self._cols[1:])
@@ -342,7 +346,14 @@ def data_pairs(n: int, codes: list, ends: list, opaque: list, regions: Regions) 
     regions.update()
     is_barrier = np.zeros(n, bool)
     is_barrier[opaque] = True
+    found = _disjoint_pairs(codes, ends, is_barrier if opaque else None, regions)
     epoch = np.cumsum(is_barrier) - is_barrier   # barriers before each node
+    if found is not None:
+        preds, ops = found
+        if opaque:
+            bp, bo = _barrier_pairs(n, preds, ops, is_barrier, epoch, opaque)
+            preds, ops = np.concatenate((preds, bp)), np.concatenate((ops, bo))
+        return preds, ops
     code = np.array(codes, np.int64)
     op = np.repeat(np.arange(n, dtype=np.int64), np.diff(np.array(ends, np.int64), prepend=0))
     region = regions.of_slot[code >> 2] if len(code) else code
@@ -362,6 +373,20 @@ def data_pairs(n: int, codes: list, ends: list, opaque: list, regions: Regions) 
         bp, bo = _barrier_pairs(n, preds, ops, is_barrier, epoch, opaque)
         preds, ops = np.concatenate((preds, bp)), np.concatenate((ops, bo))
     return preds, ops
+
+
+def _disjoint_pairs(codes: list, ends: list, barrier, regions: Regions):
+    """``data_pairs``'s pairs before the barriers', by ``_reduce.c``'s ``pairs`` where
+    it is built and the hulls of the regions touched do not overlap (each one then
+    its own segment: ``_simple_pairs``'s walk, with no numpy call per scope); else
+    None, and the batch path below infers them."""
+    fast = _PAIRS[0]
+    if fast is None or regions.beyond or not len(ends):
+        return None
+    lo, hi = regions.hulls()
+    found = fast.pairs(codes, ends, regions.of_slot, lo, hi, barrier)
+    return None if found is None else (np.frombuffer(found[0], np.int64),
+                                       np.frombuffer(found[1], np.int64))
 
 
 def _split(region, regions: Regions) -> tuple:
@@ -614,6 +639,7 @@ def _chains(n, ptr, preds, count) -> np.ndarray:
 
 _BUILT = reducer()
 _SEARCH = [_BUILT]   # the search in use: compiled (_reduce.c), or None for _search
+_PAIRS = [_BUILT if hasattr(_BUILT, "pairs") else None]   # _disjoint_pairs's, or None
 _BUFFERS = buffers()
 TAKE = [_BUFFERS]   # new arrays and regions taken in by _buffers.c, or None: in Python
 
@@ -624,6 +650,15 @@ def use_compiled_buffers(on: bool) -> bool:
     before. Both make the same slots, Buffers and regions."""
     was = TAKE[0] is not None
     TAKE[0] = _BUFFERS if on else None
+    return was
+
+
+def use_compiled_pairs(on: bool) -> bool:
+    """Infer the pairs of scopes whose regions do not overlap by ``_reduce.c``
+    (where built) or, ``on=False``, on the batch path; whether it was on before.
+    Both give the same pairs (up to order and duplicates)."""
+    was = _PAIRS[0] is not None
+    _PAIRS[0] = _BUILT if on and hasattr(_BUILT, "pairs") else None
     return was
 
 

@@ -32,15 +32,23 @@ def pytest_report_header(config):
             f"graphtrace tracing path: {path}"]
 
 
-@pytest.fixture(scope="module", params=["plain Python", "numpy"])
+@pytest.fixture(scope="module", params=["plain Python", "numpy", "compiled pairs"])
 def both_inference_paths(request):
     """The module's tests once with small scopes inferred in plain Python
-    (``deps_small.py``) and once with every scope on the batch (numpy) path."""
-    from graphtrace import deps_small
+    (``deps_small.py``), once with every scope on the batch (numpy) path, and
+    once on the batch path with the pairs of scopes whose regions do not overlap
+    found by ``_reduce.c`` (skipped where it was not built)."""
+    from graphtrace import deps, deps_small
+    compiled = request.param == "compiled pairs"
+    was = deps.use_compiled_pairs(compiled)
+    if compiled and not deps.use_compiled_pairs(True):
+        deps.use_compiled_pairs(was)
+        pytest.skip("graphtrace._reduce is not built")
     small = deps_small.SMALL
     deps_small.SMALL = small if request.param == "plain Python" else -1
     yield request.param
     deps_small.SMALL = small
+    deps.use_compiled_pairs(was)
 
 
 @pytest.fixture(scope="module", params=["compiled", "pure Python"])

@@ -207,6 +207,57 @@ def test_the_compiled_search_refuses_what_reduce_pairs_does_not_give():
         search(np.array([0, 2, 1, 2], i64), np.array([0, 0], i64), np.array([0, 0, 0], i64))
 
 
+def test_the_compiled_pairs_refuse_what_data_pairs_does_not_give():
+    if _deps._BUILT is None:
+        pytest.skip("graphtrace._reduce is not built")
+    pairs = _deps._BUILT.pairs
+    of_slot, lo, hi = np.array([0, 1], np.int64), np.array([0, 8], np.uint64), \
+        np.array([8, 16], np.uint64)
+    preds, ops = pairs([0 << 2 | 2, 0 << 2 | 1, 1 << 2 | 1], [1, 3], of_slot, lo, hi, None)
+    assert np.frombuffer(preds, np.int64).tolist() == [0]
+    assert np.frombuffer(ops, np.int64).tolist() == [1]
+    assert pairs([0, 4], [1, 2], of_slot, lo, np.array([9, 16], np.uint64), None) is None
+    with pytest.raises(TypeError):   # int32 slots
+        pairs([0], [1], of_slot.astype(np.int32), lo, hi, None)
+    with pytest.raises(ValueError):   # ends going back
+        pairs([0, 4], [2, 1], of_slot, lo, hi, None)
+    with pytest.raises(ValueError):   # a slot of no region
+        pairs([5 << 2], [1], of_slot, lo, hi, None)
+    with pytest.raises(ValueError):   # fewer barrier flags than nodes
+        pairs([0, 4], [1, 2], of_slot, lo, hi, np.zeros(1, bool))
+
+
+DISJOINT = [FakeDeviceArray(64, "uint8") for _ in range(4)]
+PIECES = [a[i:i + 16] for a in DISJOINT for i in (0, 16, 48)]   # no two overlap
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.lists(st.tuples(st.sampled_from(PIECES),
+                                             st.sampled_from(["r", "w", "rw"])), max_size=4),
+                          st.booleans()), min_size=1, max_size=150),
+       st.integers(0, 9))
+def test_the_compiled_pairs_give_the_batch_paths_order(prog, every):
+    """Long programs over views whose hulls do not overlap, with opaque nodes: the
+    compiled pairs (``_reduce.c``) and numpy's give the same reduced order."""
+    if _deps._BUILT is None:
+        pytest.skip("graphtrace._reduce is not built")
+
+    @gt.graph
+    def f(s):
+        for i, (ops, opaque) in enumerate(prog):
+            s.launch(K, 1, 1, *[WRAP[m](v) for v, m in ops], opaque=opaque and i % 10 < every)
+
+    got = []
+    assert _deps.use_compiled_pairs(True) is not None
+    for on in (True, False):
+        was = _deps.use_compiled_pairs(on)
+        try:
+            got.append([[d.index for d in n.deps] for n in f.trace().nodes])
+        finally:
+            _deps.use_compiled_pairs(was)
+    assert got[0] == got[1]
+
+
 @settings(max_examples=500, deadline=None)
 @given(views(), views())
 @example(ALLOCS[0].view(0, (4, 4), (1, 1)),    # runs that overlap

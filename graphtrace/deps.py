@@ -282,11 +282,16 @@ class DataDeps:
         self.regions = regions
 
     def finish(self, rec) -> tuple:
-        if len(rec) <= deps_small.SMALL:   # numpy's calls would cost more than the work
-            return deps_small.data_deps(len(rec), rec.codes, rec.ends, rec.opaque,
-                                        self.regions)
-        preds, ops = data_pairs(len(rec), rec.codes, rec.ends, rec.opaque, self.regions)
-        return reduce_pairs(len(rec), preds, ops)
+        n = len(rec)
+        if n <= deps_small.SMALL:   # numpy's calls would cost more than the work
+            if _PAIRS[0] is not None and not rec.opaque:
+                self.regions.update()
+                found = _disjoint_pairs(rec.codes, rec.ends, None, self.regions)
+                if found is not None:
+                    return deps_small.reduce(n, deps_small.preds_of(n, *found))
+            return deps_small.data_deps(n, rec.codes, rec.ends, rec.opaque, self.regions)
+        preds, ops = data_pairs(n, rec.codes, rec.ends, rec.opaque, self.regions)
+        return reduce_pairs(n, preds, ops)
 
     # Stream structure does not order anything in data mode.
     def fork(self, parent: int, child: int): pass

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["SMALL", "data_deps", "reduce"]
+__all__ = ["SMALL", "data_deps", "preds_of", "reduce"]
 
 SMALL = 64   # nodes; above this the batch path costs less (bench/STUDIES.md)
 
@@ -107,6 +107,17 @@ class _Covers:
         if hit is None:
             hit = self.known[(a, b)] = self.bufs[a].covers(self.bufs[b])
         return hit
+
+
+def preds_of(n: int, preds, ops) -> list:
+    """Each node's earlier nodes, from pairs ``(preds[k], ops[k])`` (numpy arrays)."""
+    out: list = [()] * n
+    for p, o in zip(preds.tolist(), ops.tolist()):
+        if out[o]:
+            out[o].append(p)
+        else:
+            out[o] = [p]
+    return out
 
 
 def reduce(n: int, preds: list) -> tuple:

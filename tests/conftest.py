@@ -36,8 +36,9 @@ def pytest_report_header(config):
 def both_inference_paths(request):
     """The module's tests once with small scopes inferred in plain Python
     (``deps_small.py``), once with every scope on the batch (numpy) path, and
-    once on the batch path with the pairs of scopes whose regions do not overlap
-    found by ``_reduce.c`` (skipped where it was not built)."""
+    once with the pairs of scopes whose regions do not overlap found by
+    ``_reduce.c`` (reduced by ``deps_small.reduce`` in a small scope; skipped
+    where it was not built)."""
     from graphtrace import deps, deps_small
     compiled = request.param == "compiled pairs"
     was = deps.use_compiled_pairs(compiled)
@@ -45,7 +46,7 @@ def both_inference_paths(request):
         deps.use_compiled_pairs(was)
         pytest.skip("graphtrace._reduce is not built")
     small = deps_small.SMALL
-    deps_small.SMALL = small if request.param == "plain Python" else -1
+    deps_small.SMALL = -1 if request.param == "numpy" else small
     yield request.param
     deps_small.SMALL = small
     deps.use_compiled_pairs(was)

@@ -25,6 +25,7 @@ import importlib
 import os
 import sys
 import sysconfig
+import threading
 
 from .context import current_tracer, on_trace_start
 from .errors import HostSyncError
@@ -170,7 +171,7 @@ class CupyFence:
         from . import _driver
         if cp is None or not _driver.available():
             return self
-        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.stream = _fence_stream(cp)
         self.previous = cp.cuda.get_current_stream()
         self.stream.use()
         cp.cuda.runtime.streamBeginCapture(self.stream.ptr,
@@ -186,6 +187,7 @@ class CupyFence:
         try:
             graph = cp.cuda.runtime.streamEndCapture(self.stream.ptr)
         except Exception:  # noqa: BLE001  (invalidated by the error being raised)
+            _FENCES.__dict__.clear()   # the next fence takes a new stream
             return False
         count = _node_count(graph)
         cp.cuda.runtime.graphDestroy(graph)
@@ -197,6 +199,20 @@ class CupyFence:
                 "stream (s.launch, s.copy, s.memset), or compute outside the decorated "
                 "function")
         return False
+
+
+_FENCES = threading.local()   # device -> the stream this thread's fences capture on
+
+
+def _fence_stream(cp):
+    """This thread's capturing stream on the current device, made at its first fence
+    (making one costs more than the capture)."""
+    device = cp.cuda.runtime.getDevice()
+    stream = getattr(_FENCES, "streams", {}).get(device)
+    if stream is None:
+        stream = cp.cuda.Stream(non_blocking=True)
+        _FENCES.__dict__.setdefault("streams", {})[device] = stream
+    return stream
 
 
 def _node_count(graph: int) -> int:

@@ -18,7 +18,8 @@ import numpy as np
 
 from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
-from .reach import _MAX_DEPTH, _Held, _attributes, _is_value, own_object, pure_values
+from .reach import _MAX_DEPTH, _Held, _attributes, _is_value, container, contents, own_class, \
+    own_object, pure_values
 from .scalar import same_value, value_key
 from .tree import children, rebuild
 
@@ -141,9 +142,30 @@ def _settings(obj, names: frozenset, depth: int, seen: set) -> tuple:
             out.append((name, type(v), _settings(v, names, depth + 1, seen)))
         elif type(v) in (list, dict) and (form := pure_values(v)) is not None:
             out.append((name, type(v), _Held(form)))
-        else:
-            out.append((name, id(v)))
+        else:   # and the objects in it (cfg.hooks = [Hook()]; a deque, a set of them)
+            out.append((name, id(v)) + _within(v, names, depth + 1, seen))
     return tuple(out)
+
+
+def _within(v, names: frozenset, depth: int, seen: set) -> tuple:
+    """``_settings`` of the objects of the program's own a container holds, at any
+    depth (a list, tuple or dict, or another container of ``reach.contents``)."""
+    items = children(v)
+    if items is None:
+        items = contents(v, "") if container(type(v)) else ()
+    if depth > _MAX_DEPTH or not items or type(v) in (list, tuple) and not any(
+            own_class(k) or k in _NESTED or container(k) for k in set(map(type, v))):
+        return ()   # numbers or arrays alone: at C speed
+    out: tuple = ()
+    for _, x in items:
+        if own_object(x):
+            out += ((type(x), _settings(x, names, depth + 1, seen)),)
+        elif type(x) not in _IMMUTABLE:
+            out += _within(x, names, depth + 1, seen)
+    return out
+
+
+_NESTED = frozenset({list, tuple, dict})
 
 
 class Identity:

@@ -33,8 +33,8 @@ from .buffers import _kinds
 from .chains import chain, changes, host_chain_names, host_chains, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _Same, _attr, \
     _attributes, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
-    _python_function, _super_bases, _with_wrapped, class_attribute, held_values, \
-    chain_heads, instance_chains, own_class, own_object, pure_values
+    _python_function, _super_bases, _with_wrapped, chain_heads, class_attribute, container, \
+    contents, held_values, instance_chains, own_class, own_object, pure_values
 from .scalar import value_key
 from .tree import children
 
@@ -47,7 +47,8 @@ def held_objects(obj, label: str | None = None, seen: set | None = None,
     """``(label, object, its attributes)`` for each object of the program's own (``own_class``)
     that ``obj`` (a method's ``self``) holds in its attributes of ``names`` (the
     attribute names the traced code loads: all where None), directly or in lists,
-    tuples and dicts, bound to a method or handed to a ``functools.partial`` it
+    tuples and dicts, deques, sets and the standard library's other containers
+    (``reach.contents``), bound to a method or handed to a ``functools.partial`` it
     holds (``self.fn.__self__`` of ``self.fn = act.apply``: ``_bound``), and those
     these hold so in turn; each object once, under the first label found
     (``self`` itself never). With ``label``, ``obj`` is such an object held by a
@@ -114,15 +115,17 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
             if type(x) not in _SKIPPED:
                 _walk(x, f"{label}{at}", depth + 1, seen, out, names)
         return
-    if isinstance(v, (list, tuple)) and not any(   # numbers or arrays alone: at C speed
-            own_class(k) or issubclass(k, _WALKED) for k in set(map(type, v))):
+    if (isinstance(v, (list, tuple)) or container(t) in ("seq", "set")) and not any(
+            own_class(k) or issubclass(k, _WALKED) or container(k)   # numbers or arrays
+            for k in set(map(type, v))):   # alone: at C speed
         return
     items = children(v)
-    if not items:
-        return
+    if items is None:   # a deque, a set, a mapping, a weak reference (reach.contents)
+        items = contents(v, label) if container(t) else ()
+        label = None
     for k, x in items:
         if type(x) not in _SKIPPED:
-            _walk(x, f"{label}[{_key(k)}]", depth + 1, seen, out, names)
+            _walk(x, k if label is None else f"{label}[{_key(k)}]", depth + 1, seen, out, names)
 
 
 _WALKED = (list, tuple, dict, types.MethodType, partial)   # what a list's items are walked for

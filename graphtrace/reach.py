@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import abc
 import builtins
+import collections
+import collections.abc
 import dis
 import enum
 import inspect
@@ -54,7 +56,7 @@ from .tree import children
 __all__ = ["Reach", "attribute_names", "class_attribute", "class_methods", "held_values",
            "instance_arrays", "instance_chains", "instance_held", "instance_values",
            "name_chains", "named_values", "identities", "own_class", "own_object", "self_chains",
-           "unchanged"]
+           "unchanged", "container", "contents"]
 
 _MAX_DEPTH = 8
 
@@ -647,14 +649,64 @@ def own_object(x) -> bool:
 
 
 def _holds_own(v) -> bool:
-    """An object of the program's own, or a list, tuple or dict holding one."""
+    """An object of the program's own, or a list, tuple or dict (or another
+    container of ``contents``) holding one."""
     if own_object(v):
         return True
     if type(v) in _PLAIN_CONTAINERS:
         items = v.values() if type(v) is dict else v
-        return any(own_object(x) for x in items) if any(
-            own_class(t) for t in set(map(type, items))) else False
-    return False
+    elif container(type(v)):
+        items = [x for _, x in contents(v, "")]
+    else:
+        return False
+    return any(own_object(x) for x in items) if any(
+        own_class(t) for t in set(map(type, items))) else False
+
+
+def container(t: type):
+    """How ``contents`` reads a container of the standard library other than a
+    list, tuple or dict (their subclasses are ``tree.children``'): ``"seq"``
+    (a deque, a UserList), ``"map"`` (a mapping: ChainMap, UserDict, a weak
+    dictionary, a mapping proxy), ``"set"`` (a set, a frozenset, a WeakSet, a
+    dict's keys, values or items), ``"ref"`` (a weak reference); None for anything else."""
+    hit = _CONTAINER.get(t, MISSING)
+    if hit is MISSING:
+        hit = _CONTAINER[t] = None if issubclass(t, (list, tuple, dict, str, bytes)) or \
+            own_class(t) else "ref" if issubclass(t, weakref.ref) else \
+            "seq" if issubclass(t, (collections.deque, collections.UserList)) else \
+            "map" if issubclass(t, collections.abc.Mapping) else \
+            "set" if issubclass(t, (collections.abc.Set, collections.abc.ValuesView)) \
+            else None
+    return hit
+
+
+_CONTAINER: dict = {}   # type -> container(type)
+
+
+def contents(v, label: str) -> list:
+    """``(label, item)`` of what a container ``container`` knows holds, in its
+    order: ``label[0]`` of a deque, ``label['k']`` of a mapping, ``list(label)[0]``
+    of a set, ``label()`` of a weak reference (none where it is dead, or the
+    container changes while read)."""
+    kind = container(type(v))
+    try:
+        if kind == "ref":
+            return [(f"{label}()", v())]
+        if kind == "map":
+            return [(f"{label}[{_repr(k)}]", x) for k, x in list(v.items())]
+        items = list(v)
+    except Exception:  # noqa: BLE001  (a dict changed size while read, its own lookup)
+        return []
+    if kind == "seq":
+        return [(f"{label}[{i}]", x) for i, x in enumerate(items)]
+    return [(f"list({label})[{i}]", x) for i, x in enumerate(items)] if kind else []
+
+
+def _repr(k) -> str:
+    try:
+        return repr(k)
+    except Exception:  # noqa: BLE001  (a key's own __repr__ raising)
+        return f"<{type(k).__name__}>"
 
 
 def _library(v) -> bool:

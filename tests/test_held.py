@@ -5,9 +5,11 @@ list each holding its weights: their arrays are the graph's, and what the
 traced code reads off them is watched, so a later change traces anew instead of
 replaying the old value. On the simulator, where results can be read back.
 """
+import collections
 import functools
 import warnings
 import types
+import weakref
 
 import numpy as np
 import pytest
@@ -1491,3 +1493,77 @@ def test_what_the_code_does_not_read_off_an_argument_object_is_not_keyed():
     t.lr = 2.0
     _trained(w, g, t)
     assert _trained.cache_info().misses == 2 and result(w) == [5.0, 5.0]
+
+
+class _Hook:
+    def __init__(self, a=1.0):
+        self.a = a
+
+    def __call__(self, s, g, w):
+        axpy[1, 2, s](self.a, g, w)
+
+
+class _Hooked:
+    def __init__(self, hooks):
+        self.hooks, self.w, self.g = hooks, dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        for hook in self.hooks:
+            (hook() if type(hook) is weakref.ref else hook)(s, self.g, self.w)
+
+
+_CONTAINERS = {
+    "deque": (lambda h: collections.deque([h]), lambda c: c[0]),
+    "set": (lambda h: {h}, lambda c: next(iter(c))),
+    "frozenset": (lambda h: frozenset([h]), lambda c: next(iter(c))),
+    "dict values": (lambda h: {"a": h}.values(), lambda c: next(iter(c))),
+    "chain map values": (lambda h: collections.ChainMap({"a": h}).values(),
+                         lambda c: next(iter(c))),
+    "weak references": (lambda h: [weakref.ref(h)], lambda c: c[0]())}
+
+
+@pytest.mark.parametrize("kind", sorted(_CONTAINERS))
+def test_objects_in_a_deque_a_set_or_other_containers_are_walked(kind):
+    """An object held in a deque, a set, a frozenset or another container of the
+    standard library was not walked: its settings changed replayed the old values."""
+    make, first = _CONTAINERS[kind]
+    hook = _Hook()
+    m = _Hooked(make(hook))
+    before = m.step.cache_info().misses
+    m.step()
+    m.step()
+    first(m.hooks).a = 3.0
+    m.step()
+    assert result(m.w) == [5.0, 5.0]
+    assert m.step.cache_info().misses == before + 2
+
+
+_GLOBAL_HOOKS = collections.deque([_Hook()])
+
+
+class _Hooks:
+    def __init__(self, hooks):
+        self.hooks = hooks
+
+
+@gt.graph(backend="sim")
+def _global_hooks(s, g, w, cfg):
+    for hook in _GLOBAL_HOOKS:
+        hook(s, g, w)
+    for hook in cfg.hooks:
+        axpy[1, 2, s](hook.a, g, w)
+
+
+def test_objects_in_a_deque_a_global_or_an_argument_holds_are_walked():
+    w, g, cfg = dev(0, 0), dev(1, 1), _Hooks({_Hook()})
+    _global_hooks(g, w, cfg)                   # 2
+    _GLOBAL_HOOKS[0].a = 3.0
+    _global_hooks(g, w, cfg)                   # 4
+    next(iter(cfg.hooks)).a = 2.0
+    _global_hooks(g, w, cfg)                   # 5
+    cfg.hooks = collections.deque([_Hook(0.5)])
+    _global_hooks(g, w, cfg)                   # 3.5
+    cfg.hooks[0].a = 1.5
+    _global_hooks(g, w, cfg)                   # 4.5
+    assert result(w) == [19.0, 19.0] and _global_hooks.cache_info().misses == 5

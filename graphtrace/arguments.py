@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import numbers
 import operator
+from functools import partial
 
 import numpy as np
 
 from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
-from .reach import _MAX_DEPTH, _Held, _attributes, _is_value, container, contents, own_class, \
-    own_object, pure_values
+from .reach import _MAX_DEPTH, _Held, _attributes, _is_value, callable_key, container, \
+    contents, own_class, own_object, pure_values
 from .scalar import same_value, value_key
 from .tree import children, rebuild
 
@@ -115,6 +116,9 @@ class Call:
         if own_object(v):   # an object of the program's own: itself, and what it holds
             return ("static", type(v), Identity(v), _settings(v, self._holdings.loaded, 0,
                                                              set()))
+        if type(v) is partial:   # the values it holds, and its objects' (partial(f, cfg))
+            return ("static", partial, callable_key(v), _within(
+                v.args + tuple(v.keywords.values()), self._holdings.loaded, 0, set()))
         return ("static", type(v), value_key(v))
 
 
@@ -200,11 +204,13 @@ class _Snap:
 
 def snapshot(value):
     """What the call shortcut compares an argument with next time; an object of the
-    program's own (a config, ``_settings``) never compares the same: the full
-    check reads its values again."""
+    program's own (a config, ``_settings``) or a partial holding arguments (a list
+    changed in place) never compares the same: the full check reads its values
+    again."""
     if isinstance(value, (list, tuple, dict)):
         return _Snap(value)
-    return _CHANGED if own_object(value) else value
+    return _CHANGED if own_object(value) or type(value) is partial and \
+        (value.args or value.keywords) else value
 
 
 _CHANGED = object()

@@ -484,8 +484,9 @@ class GraphFunction:
         None where a call must take the full check: methods, containers
         ``identities`` cannot vouch for."""
         reach = self._holdings.reach
-        if self._lead or reach.objects and self._holdings.walk(None)[0]:   # objects of the
-            return None                  # program's own whose methods run or arrays are used
+        if self._lead or reach.objects and self._holdings.walk(None)[0] or \
+                reach.partials:   # objects of the program's own whose methods run or arrays
+            return None   # are used; partials holding values (FN = partial(mix, coefs))
         getters, deep = reach.getters, ()
         if reach.has_arrays:
             try:

@@ -31,10 +31,10 @@ from functools import partial
 
 from .buffers import _kinds
 from .chains import chain, changes, host_chain_names, host_chains, value_chains
-from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _Same, _attr, \
+from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _attr, \
     _attributes, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
-    _python_function, _super_bases, _with_wrapped, chain_heads, class_attribute, container, \
-    contents, held_values, instance_chains, own_class, own_object, pure_values
+    _python_function, _super_bases, _with_wrapped, callable_key, chain_heads, class_attribute, \
+    container, contents, held_values, instance_chains, own_class, own_object, pure_values
 from .scalar import value_key
 from .tree import children
 
@@ -247,8 +247,8 @@ def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tupl
                 out.append((at, type(v), _Held(v) if type(v) in _GROUPS else value_key(v)))
             elif own_object(v):
                 continue   # walked itself
-            elif _is_callable_object(v):
-                out.append((at, _Same(v)))
+            elif _is_callable_object(v):   # a partial: the values it holds too
+                out.append((at, callable_key(v)))
             elif isinstance(v, (list, tuple, dict)):
                 # for lr in self.lrs: its values baked in; one read by constant keys
                 # (self.state["lr"]) is keyed by those (watched.chains), not whole

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 
-from .chains import lookup
+from .chains import lookup, self_callbacks
 from .held import (Watched, held_arrays, held_key, held_methods, held_objects, loaded_names,
                    set_from_none, settings_alone, state_changed)
 from .reach import (Reach, _python_function, attribute_names, chain_heads, class_attribute,
@@ -35,7 +35,7 @@ class Holdings:
         self.function, self.self_param = function, self_param
         self._class_reach: dict = {}   # a method's: class -> its methods' Reach
         self._self_names: dict = {}   # type(self) -> (names it may read of self, chains,
-        # what its code stores, what its host callbacks store)
+        # what its code stores, what its host callbacks store, those it hands to s.host)
         self._held: dict = {}   # (type(self), classes of the objects it holds) -> walk's
         self.traced_state: dict = {}   # type(self) (None) -> labels a trace changed
         self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the
@@ -198,8 +198,8 @@ class Holdings:
                                                  type(self_obj))
             known = self._self_names[type(self_obj)] = (
                 attribute_names(self.function, type(self_obj), self.self_param) - hosted, chains, stored,
-                hosted)
-        names, chains, _, hosted = known
+                hosted, self_callbacks(self.function.__code__, self.self_param))
+        names, chains, _, hosted, callbacks = known
         objects, (watched, reaches, methods, heads) = \
             held if held is not None else self.walk(self_obj)
         for r in reaches:
@@ -209,7 +209,8 @@ class Holdings:
         traced = self.traced_state.get(type(self_obj))
         if traced:   # self's values a trace changed (self.calls += 1, a layer's
             names = names - {t[5:] for t in traced if t.startswith("self.")}   # owner's)
-        return out + instance_values(self_obj, names, chain_heads(c for c, _ in chains)) + \
+        return out + instance_values(self_obj, names, chain_heads(c for c, _ in chains),
+                                     callbacks) + \
             instance_held(self_obj) + \
             instance_chains(self_obj, chains) + \
             held_key(objects, watched, heads, self.traced_state.get(type(self_obj), ())) + \

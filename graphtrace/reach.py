@@ -56,7 +56,7 @@ from .tree import children
 __all__ = ["Reach", "attribute_names", "class_attribute", "class_methods", "held_values",
            "instance_arrays", "instance_chains", "instance_held", "instance_values",
            "name_chains", "named_values", "identities", "own_class", "own_object", "self_chains",
-           "unchanged", "container", "contents"]
+           "unchanged", "bakes_values", "callable_key", "container", "contents"]
 
 _MAX_DEPTH = 8
 
@@ -224,7 +224,7 @@ def _held(v, label: str, depth: int, found: list) -> bool:
         elif is_array(x):
             arrays = True
         elif _is_callable_object(x):
-            found.append((f"{label}[{k!r}]", _Same(x)))
+            found.append((f"{label}[{k!r}]", callable_key(x)))
     if arrays:
         found += values
     return arrays
@@ -244,6 +244,28 @@ class _Same:
 
     def __hash__(self):
         return id(self.obj)
+
+
+def callable_key(v):
+    """A kernel or function in a cache key: itself (``_Same``); a
+    ``functools.partial`` holding arguments, itself and the values in them too
+    (``partial(mix, coefs)``, ``partial(f, alpha=1.0)``): a trace bakes them in, and
+    its list or keywords dict may be changed in place (``coefs[1] = 5.0``,
+    ``p.keywords["alpha"] = 3.0``). Objects of the program's own in them are
+    held.py's to walk; anything else by identity."""
+    if type(v) is not partial or not (v.args or v.keywords):
+        return _Same(v)
+    return (_Same(v),) + tuple((k, _Held(x) if _is_value(x) or x is None else
+                                _Held(form) if (form := pure_values(x)) is not None else
+                                own_object(x) or _Same(x))
+                               for k, x in list(enumerate(v.args)) + list(v.keywords.items()))
+
+
+def bakes_values(v) -> bool:
+    """Whether ``callable_key`` reads values that may change in place: a partial
+    holding keywords or a container among its arguments."""
+    return type(v) is partial and (bool(v.keywords) or any(
+        isinstance(x, (list, dict)) for x in v.args))
 
 
 def _holds_callables(v, depth: int = 0) -> bool:
@@ -527,11 +549,13 @@ def chain_heads(labels) -> frozenset:
 _HEAD = re.compile(r"(?:self)?\.(\w+)\[")
 
 
-def instance_values(obj, names, by_keys=frozenset()) -> tuple:
+def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset()) -> tuple:
     """``(label, type, value)`` for the values an object holds in its attributes
     of ``names`` (``self.lr`` read by a decorated method: ``attribute_names``),
     watched by value as numbers reached by name are (``Reach.functions``); an
-    attribute the method does not name (a call counter) is not."""
+    attribute the method does not name (a call counter) is not; a partial by
+    the values it holds (``callable_key``) but where the method hands it to
+    ``s.host`` (``callbacks``: it reads them when it runs)."""
     own, found, kernels = set(), [], []
     for name, v in _attributes(obj):
         own.add(name)
@@ -540,8 +564,10 @@ def instance_values(obj, names, by_keys=frozenset()) -> tuple:
         elif name in names and type(v) in (list, dict) and name not in by_keys and \
                 (form := pure_values(v)) is not None:   # for a in self.scales: baked
             kernels.append((f"self.{name}", type(v), _Held(form)))
-        elif name in names and _is_callable_object(v):   # self.kernel: by identity
-            kernels.append((f"self.{name}", type(v), v))
+        elif name in names and _is_callable_object(v):   # self.kernel: by identity (a
+            kernels.append((f"self.{name}", type(v),   # partial: its values too)
+                            callable_key(v) if type(v) is partial and name not in callbacks
+                            else v))
     mro = type(obj).__mro__
     for name in sorted(names - own):   # a class's value read through self (Model.lr)
         v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
@@ -650,11 +676,15 @@ def own_object(x) -> bool:
 
 def _holds_own(v) -> bool:
     """An object of the program's own, or a list, tuple or dict (or another
-    container of ``contents``) holding one."""
+    container of ``contents``), a bound method or a partial holding one."""
     if own_object(v):
         return True
     if type(v) in _PLAIN_CONTAINERS:
         items = v.values() if type(v) is dict else v
+    elif type(v) is partial:   # FN = partial(apply, gain), FN = gain.apply
+        items = v.args + tuple(v.keywords.values())
+    elif type(v) is types.MethodType:
+        items = (v.__self__,)
     elif container(type(v)):
         items = [x for _, x in contents(v, "")]
     else:
@@ -834,6 +864,7 @@ class Reach:
     """
 
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
+                 "partials", "_hosted",
                  "_helper_values", "_number_names", "_chains", "_changed")
 
     def __init__(self, root):
@@ -848,11 +879,13 @@ class Reach:
         self._changed: list = []          # (id of an object, steps) walked code changes
         self.objects: list[tuple] = []    # (function, name, label): objects of the
         # program's own held by a name (OPT of OPT.update(s, g, w)): walked (held.py)
+        self._hosted: list = []           # (function, name) of partials handed to s.host
         self._walk(self.root, set(), 0, {})
+        hosted = self._hosted
         self.places += [(fn, chain, None, None) for fn, chain, held in self._chains
                         if not any(at == held and changes(chain.steps, steps)
                                    for at, steps in self._changed)]
-        del self._chains, self._changed
+        del self._chains, self._changed, self._hosted
         self.helpers = tuple((fn, name, _lookup(fn, name))
                              for fn, name, _, array in self.places if array is False)
         self.numbers = tuple((fn, name) for fn, name, _, array in self.places if array is None)
@@ -861,6 +894,9 @@ class Reach:
         self.getters = tuple(_getter(fn, name) for fn, name, _ in self.helpers) + \
             tuple(_getter(fn, name) for fn, name in self.numbers)
         self._helper_values = tuple(v for _, _, v in self.helpers)
+        # the partials among them holding values (FN = partial(mix, coefs)): keyed by those
+        self.partials = tuple(i for i, (fn, name, v) in enumerate(self.helpers) if type(v) is
+                              partial and (v.args or v.keywords) and (fn, name) not in hosted)
         self._number_names = tuple(name for _, name in self.numbers)
 
     def _walk(self, fn, seen, depth, labels, baked: bool = True) -> None:
@@ -881,7 +917,7 @@ class Reach:
                     reads = reads if reads is not None else _reads(fn, code)
                     self._settings(fn, name, v, reads, baked)
                 continue
-            if baked and _holds_own(v) and \
+            if baked and _holds_own(v) and (name not in callbacks or own_object(v)) and \
                     all(f is not fn or n != name for f, n, _ in self.objects):
                 self.objects.append((fn, name, name if fn is self.root else
                                      f"{fn.__name__}.{name}"))
@@ -927,6 +963,8 @@ class Reach:
                 continue
             inner = _followed(v.func if isinstance(v, partial) else v)
             if inner is not None:
+                if type(v) is partial and (not baked or name in callbacks):
+                    self._hosted.append((fn, name))   # its values read when it runs
                 self.places.append((fn, name, None, False))
                 self._walk(inner, seen, depth + 1, labels, baked and name not in callbacks)
             elif _is_callable_object(v) and not isinstance(v, _HOLDERS):   # by identity
@@ -1020,7 +1058,7 @@ class Reach:
                     (_is_value(v) or _is_callable_object(v) or own_class(type(v))):
                 self._find()   # a name that held None (or was not defined yet) holds
                 return self.functions()   # a number, a function or a kernel now
-        return now[:k] + tuple(
+        return now[:k] + tuple(callable_key(now[i]) for i in self.partials) + tuple(
             (name, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
             for name, v in zip(self._number_names, numbers)) + tuple(
             h for fn, name, label, array in self.places if array   # PARAMS = (W, 2.0)

@@ -1567,3 +1567,74 @@ def test_objects_in_a_deque_a_global_or_an_argument_holds_are_walked():
     cfg.hooks[0].a = 1.5
     _global_hooks(g, w, cfg)                   # 4.5
     assert result(w) == [19.0, 19.0] and _global_hooks.cache_info().misses == 5
+
+
+def _mix(coefs, s, g, w, alpha=1.0):
+    for c in coefs:
+        axpy[1, 2, s](c * alpha, g, w)
+
+
+class _Mixes:
+    def __init__(self, fn):
+        self.fn, self.w, self.g = fn, dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.fn(s, self.g, self.w)
+
+
+_MIX = functools.partial(_mix, [1.0], alpha=1.0)
+
+
+@gt.graph(backend="sim")
+def _mixed(s, g, w, fn):
+    _MIX(s, g, w)
+    fn(s, g, w)
+
+
+def test_the_values_a_partial_holds_are_keyed_where_it_is_held_or_passed():
+    """A partial's list or keywords dict changed in place was keyed by the
+    partial's identity alone: the graph replayed the values first baked in."""
+    coefs = [1.0, 1.0]
+    m = _Mixes(functools.partial(_mix, coefs))
+    m.step()                                   # 2
+    coefs[1] = 5.0
+    m.step()                                   # 6
+    m.fn.keywords["alpha"] = 2.0
+    m.step()                                   # 12
+    assert result(m.w) == [20.0, 20.0]
+    w, g, fn = dev(0, 0), dev(1, 1), functools.partial(_mix, [1.0])
+    _mixed(g, w, fn)                           # 1 + 1
+    _mixed(g, w, fn)                           # the same graph
+    fn.args[0][0] = 3.0
+    _mixed(g, w, fn)                           # 1 + 3
+    _MIX.keywords["alpha"] = 2.0
+    try:
+        _mixed(g, w, fn)                       # 2 + 3
+    finally:
+        _MIX.keywords["alpha"] = 1.0
+    assert result(w) == [13.0, 13.0] and _mixed.cache_info().misses == 3
+
+
+def _record(history, h):
+    history.append(float(h[0]))
+
+
+class _RecordsByPartial:
+    def __init__(self):
+        self.w, self.g, self.h, self.history = dev(0, 0), dev(1, 1), \
+            gt.pinned_empty(2, np.float64), []
+        self.cb = functools.partial(_record, self.history)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        axpy[1, 2, s](1.0, self.g, self.w)
+        s.copy(self.h, self.w)
+        s.host(self.cb, self.h)
+
+
+def test_a_partial_handed_to_host_is_not_keyed_by_the_history_it_keeps():
+    m = _RecordsByPartial()
+    for _ in range(3):
+        m.step()
+    assert m.history == [1.0, 2.0, 3.0] and m.step.cache_info().misses == 1

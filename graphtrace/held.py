@@ -38,8 +38,8 @@ from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _attr
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Watched", "held_objects", "held_arrays", "held_key", "held_methods", "loaded_names",
-           "own_class", "set_from_none", "settings_alone", "state_changed"]
+__all__ = ["Watched", "held_objects", "held_arrays", "held_functions", "held_key", "held_methods",
+           "loaded_names", "own_class", "set_from_none", "settings_alone", "state_changed"]
 
 
 def held_objects(obj, label: str | None = None, seen: set | None = None,
@@ -158,6 +158,42 @@ def _key(k) -> str:
         return repr(k)
     except Exception:  # noqa: BLE001  (a key's own __repr__ raising)
         return f"<{type(k).__name__}>"
+
+
+def held_functions(obj, objects, names: frozenset) -> tuple:
+    """The Python functions (not a library's) ``obj`` (a method's ``self``; None
+    for none) and the objects of ``held_objects`` hold in their attributes of
+    ``names``: directly, as a partial's function, or in containers
+    (``self.fn = lambda s, x: ...``, ``self.acts = [relu]``): the graph calls
+    them as helpers, so what they reach by name is the graph's too (their
+    ``Reach``, ``Holdings.walk``), and the names they load are read off the
+    objects. Each once, in the order found."""
+    found: dict = {}
+    for attributes in ([_attributes(obj)] if obj is not None else []) + \
+            [attributes for _, _, attributes in objects]:
+        for name, v in attributes:
+            if type(v) not in _SKIPPED and name in names and \
+                    _kinds.get(type(v)) not in _ARRAY_KINDS:
+                _functions(v, found, 0)
+    return tuple(found)
+
+
+def _functions(v, found: dict, depth: int) -> None:
+    t = type(v)
+    if t is types.FunctionType or t is partial:
+        f = _followed(v.func if t is partial else v)
+        if f is not None:
+            found[f] = None
+        return
+    if depth > _MAX_DEPTH or t in _SKIPPED or own_class(t):
+        return
+    if (isinstance(v, (list, tuple)) or container(t) in ("seq", "set")) and not any(
+            k is types.FunctionType or k is partial or issubclass(k, (list, tuple, dict)) or
+            container(k) for k in set(map(type, v))):   # numbers or arrays alone: at C speed
+        return
+    items = children(v)
+    for _, x in items if items is not None else contents(v, "") if container(t) else ():
+        _functions(x, found, depth + 1)
 
 
 def held_arrays(objects, names: frozenset | None = None) -> list:

@@ -12,10 +12,11 @@ names their code loads, and the state a trace was seen to change.
 from __future__ import annotations
 
 import functools
+import weakref
 
 from .chains import lookup, self_callbacks
-from .held import (Watched, held_arrays, held_key, held_methods, held_objects, loaded_names,
-                   set_from_none, settings_alone, state_changed)
+from .held import (Watched, held_arrays, held_functions, held_key, held_methods, held_objects,
+                   loaded_names, set_from_none, settings_alone, state_changed)
 from .reach import (Reach, _python_function, attribute_names, chain_heads, class_attribute,
                     class_methods,
                     instance_arrays, instance_chains, instance_held, instance_values,
@@ -38,6 +39,7 @@ class Holdings:
         # what its code stores, what its host callbacks store, those it hands to s.host)
         self._held: dict = {}   # (type(self), classes of the objects it holds) -> walk's
         self.traced_state: dict = {}   # type(self) (None) -> labels a trace changed
+        self._function_reach = weakref.WeakKeyDictionary()   # held function -> its Reach
         self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the
         # places of objects the held objects' methods reach by name)
 
@@ -109,34 +111,50 @@ class Holdings:
         names, extra = known
         places += [p for p in extra if p not in places]
         roots, heads = self._roots(places, self_obj)
+        mine: list = []   # the places the functions held reach (this object's alone)
         for _ in range(_MAX_PASSES):   # until the held classes' methods name no new ones
             seen: set = set()
             objects = [] if self_obj is None else held_objects(self_obj, None, seen, names)
             objects += [o for label, v in roots for o in held_objects(v, label, seen, names)]
-            if not objects:
+            helpers = held_functions(self_obj, objects, names)   # self.fn = lambda s, x: ..
+            if not objects and not helpers:
                 return [], _NOTHING_HELD
             classes = tuple(dict.fromkeys(type(o) for _, o, _ in objects))
-            key = (type(self_obj), classes)
+            key = (type(self_obj), classes, tuple(f.__code__ for f in helpers))
             hit = self._held.get(key)
             if hit is None or not all(class_attribute(c, n) is v for c, n, v, _ in hit[2]):
-                methods, watched = held_methods(self._code(self_obj),
+                methods, watched = held_methods(self._code(self_obj) + list(helpers),
                                                 heads, classes)
                 hit = self._held[key] = (watched, tuple(
                     r for r in (Reach(f) for *_, f in methods) if r.places or r.objects),
                     methods)
+            reaches = hit[1] + tuple(r for r in map(self._reach_of, helpers)
+                                     if r.places or r.objects)
             more = [p for r in hit[1] for p in r.objects if p not in places]
-            if hit[0].names <= names and not more:
+            theirs = [p for r in reaches[len(hit[1]):] for p in r.objects
+                      if p not in places and p not in mine]
+            if hit[0].names <= names and not more and not theirs:
                 break
             names = names | hit[0].names
             if more:   # a held object's method reaches another by a global name
-                places += more
                 extra = tuple(extra) + tuple(more)
+            if more or theirs:
+                places += more + theirs
+                mine += theirs
                 roots, heads = self._roots(places, self_obj)
             self._held_names[type(self_obj)] = (names, extra)   # where the next call starts
-        if self_obj is None and not hit[2] and not held_arrays(objects, names) and \
-                settings_alone(roots, objects, names):
+        if self_obj is None and not hit[2] and not helpers and \
+                not held_arrays(objects, names) and settings_alone(roots, objects, names):
             return [], _NOTHING_HELD   # settings alone (CFG.lr): Reach's chains watch them
-        return objects, hit + (heads,)
+        return objects, (hit[0], reaches, hit[2], heads)
+
+    def _reach_of(self, fn) -> Reach:
+        """``Reach`` of a function held by self or a held object (``held_functions``),
+        found once while it lives."""
+        hit = self._function_reach.get(fn)
+        if hit is None:
+            hit = self._function_reach[fn] = Reach(fn)
+        return hit
 
     def _roots(self, places, self_obj) -> tuple:
         """``([(label, object)], {name: object})`` of the ``(function, name, label)``

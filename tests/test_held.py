@@ -1638,3 +1638,57 @@ def test_a_partial_handed_to_host_is_not_keyed_by_the_history_it_keeps():
     for _ in range(3):
         m.step()
     assert m.history == [1.0, 2.0, 3.0] and m.step.cache_info().misses == 1
+
+
+class _Rate:
+    def __init__(self, a):
+        self.a = a
+
+
+_GAIN = 1.0
+_RATE = _Rate(1.0)
+
+
+def _by_gain(s, g, w):
+    axpy[1, 2, s](_GAIN, g, w)
+
+
+def _by_rate(s, g, w):
+    axpy[1, 2, s](_RATE.a, g, w)
+
+
+class _CallsFunctions:
+    def __init__(self, cfg):
+        self.w, self.g = dev(0, 0), dev(1, 1)
+        self.fn = lambda s, g, w: axpy[1, 2, s](cfg.a, g, w)   # closes over a config
+        self.fns = [_by_gain]
+        self.layer = types.SimpleNamespace(acts={"rate": functools.partial(_by_rate)})
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.fn(s, self.g, self.w)
+        for f in self.fns:
+            f(s, self.g, self.w)
+        self.layer.acts["rate"](s, self.g, self.w)
+
+
+def test_what_functions_self_or_a_held_object_holds_reach_by_name_is_watched():
+    """A function held by an attribute (a lambda closing over a config object, a
+    list of functions reading a global) was keyed by identity alone: what it
+    reached by name was baked in and replayed when changed."""
+    global _GAIN
+    cfg = _Rate(1.0)
+    m = _CallsFunctions(cfg)
+    m.step()                                   # 1 + 1 + 1
+    cfg.a = 2.0
+    m.step()                                   # 2 + 1 + 1
+    _GAIN = 3.0
+    try:
+        m.step()                               # 2 + 3 + 1
+        _RATE.a = 4.0
+        m.step()                               # 2 + 3 + 4
+    finally:
+        _GAIN, _RATE.a = 1.0, 1.0
+    assert result(m.w) == [22.0, 22.0]
+    m.step()                                   # 2 + 1 + 1: the graph of the first values
+    assert result(m.w) == [26.0, 26.0] and m.step.cache_info().misses == 4

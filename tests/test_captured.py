@@ -474,7 +474,7 @@ class _Regions:
 
 
 def _closure_optimizer():
-    state = cuda.to_device(np.zeros(4))   # in a closure: no array of the graph
+    state = cuda.to_device(np.zeros(4))   # in the closure of the functions the object holds
 
     def write(x):
         state[...] = x * 2
@@ -489,7 +489,8 @@ CLOSURE_OPTIMIZER, CLOSURE_STATE = _closure_optimizer()
 
 @pytest.mark.parametrize("holder, listed", [
     ("OPTIMIZER", "inout(opt.state, library state)"),   # an object of the program's own:
-    ("CLOSURE_OPTIMIZER", "inout(library state)")])     # its array is the graph's
+    ("CLOSURE_OPTIMIZER", "inout(state, library state)")])   # its array is the graph's
+    # (and that of the closure of a function it holds: the graph calls it as a helper)
 def test_regions_sharing_state_their_object_holds_are_ordered(holder, listed):
     """The state an object keeps, in no array of the graph (nor is a library
     handle's workspace), or in an array a global object of the program's own

@@ -4,7 +4,7 @@ from .backend import prepare_numba as _prepare_numba
 _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 
 from .buffers import In, InOut, Out, pinned_empty, sim_device
-from .errors import (ArgumentError, CaptureError, DynamicScalarError, EmitError,
+from .errors import (ArgumentError, CaptureError, DepthWarning, DynamicScalarError, EmitError,
                      GraphtraceError, HostSyncError, IntentError, IRError, KernelArgumentError,
                      MissingDependencyError, PageableMemoryError, ShapeMismatchError,
                      SimulationError, StreamError, TraceError)
@@ -32,5 +32,5 @@ __all__ = [
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError", "IntentError", "EmitError",
-    "CaptureError", "IRError", "MissingDependencyError",
+    "CaptureError", "IRError", "MissingDependencyError", "DepthWarning",
 ]

@@ -114,12 +114,17 @@ class Call:
             self.svals.append(v)
             return type(v)
         if own_object(v):   # an object of the program's own: itself, and what it holds
-            return ("static", type(v), Identity(v), _settings(v, self._holdings.loaded, 0,
-                                                             set()))
-        if type(v) is partial:   # the values it holds, and its objects' (partial(f, cfg))
-            return ("static", partial, callable_key(v), _within(
-                v.args + tuple(v.keywords.values()), self._holdings.loaded, 0, set()))
-        return ("static", type(v), value_key(v))
+            seen: set = set()
+            key = ("static", type(v), Identity(v), _settings(v, self._holdings.loaded, 0, seen))
+        elif type(v) is partial:   # the values it holds, and its objects' (partial(f, cfg))
+            seen = set()
+            key = ("static", partial, callable_key(v), _within(
+                v.args + tuple(v.keywords.values()), self._holdings.loaded, 0, seen))
+        else:
+            return ("static", type(v), value_key(v))
+        if _TOO_DEEP in seen:
+            self._holdings.warn_deep([f"an object argument {path_str(path)} holds"])
+        return key
 
 
 def _settings(obj, names: frozenset, depth: int, seen: set) -> tuple:
@@ -131,8 +136,10 @@ def _settings(obj, names: frozenset, depth: int, seen: set) -> tuple:
     (``pure_values``), and of the objects of the program's own it holds so, in
     turn; a trace bakes them in, so a change made in place (``cfg.lr = 0.1``)
     traces anew rather than replaying the old value. Anything else it holds by
-    identity."""
+    identity; one deeper than ``_MAX_DEPTH`` too (``_TOO_DEEP`` put in ``seen``)."""
     if depth > _MAX_DEPTH or id(obj) in seen:
+        if depth > _MAX_DEPTH:
+            seen.add(_TOO_DEEP)
         return (id(obj),)
     seen.add(id(obj))
     out = []
@@ -157,9 +164,12 @@ def _within(v, names: frozenset, depth: int, seen: set) -> tuple:
     items = children(v)
     if items is None:
         items = contents(v, "") if container(type(v)) else ()
-    if depth > _MAX_DEPTH or not items or type(v) in (list, tuple) and not any(
+    if not items or type(v) in (list, tuple) and not any(
             own_class(k) or k in _NESTED or container(k) for k in set(map(type, v))):
         return ()   # numbers or arrays alone: at C speed
+    if depth > _MAX_DEPTH:
+        seen.add(_TOO_DEEP)
+        return ()
     out: tuple = ()
     for _, x in items:
         if own_object(x):
@@ -170,6 +180,7 @@ def _within(v, names: frozenset, depth: int, seen: set) -> tuple:
 
 
 _NESTED = frozenset({list, tuple, dict})
+_TOO_DEEP = object()   # in _settings' seen: an object lay too deep to key by its values
 
 
 class Identity:

@@ -15,7 +15,7 @@ __all__ = [
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError",
     "IntentError", "EmitError", "CaptureError", "IRError", "MissingDependencyError",
-    "user_frame", "user_frame_object",
+    "DepthWarning", "user_frame", "user_frame_object",
 ]
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -138,3 +138,8 @@ class IRError(GraphtraceError):
 class MissingDependencyError(GraphtraceError):
     """An optional package or program a feature needs is not installed (Graphviz for
     pictures, matplotlib for timelines); the message says how to install it."""
+
+
+class DepthWarning(UserWarning):
+    """An object of the program's own lies deeper in what a decorated function
+    holds than graphtrace walks: what the graph reads off it is not watched."""

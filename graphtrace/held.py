@@ -32,7 +32,7 @@ from functools import partial
 from .buffers import _kinds
 from .chains import chain, changes, host_chain_names, host_chains, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _attr, \
-    _attributes, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
+    _attributes, _holds_own, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
     _python_function, _super_bases, _with_wrapped, callable_key, chain_heads, class_attribute, \
     container, contents, held_values, instance_chains, own_class, own_object, pure_values
 from .scalar import value_key
@@ -43,7 +43,7 @@ __all__ = ["Watched", "held_objects", "held_arrays", "held_functions", "held_key
 
 
 def held_objects(obj, label: str | None = None, seen: set | None = None,
-                 names: frozenset | None = None) -> list:
+                 names: frozenset | None = None, deep: list | None = None) -> list:
     """``(label, object, its attributes)`` for each object of the program's own (``own_class``)
     that ``obj`` (a method's ``self``) holds in its attributes of ``names`` (the
     attribute names the traced code loads: all where None), directly or in lists,
@@ -53,17 +53,18 @@ def held_objects(obj, label: str | None = None, seen: set | None = None,
     these hold so in turn; each object once, under the first label found
     (``self`` itself never). With ``label``, ``obj`` is such an object held by a
     global or closure name (``OPT``): itself and what it holds, not those in
-    ``seen`` (ids, updated)."""
+    ``seen`` (ids, updated). The walk goes ``_MAX_DEPTH`` objects and containers
+    deep: the labels of those it finds deeper are appended to ``deep``."""
     out: list = []
     seen = set() if seen is None else seen
     if label is not None:
-        _walk(obj, label, 0, seen, out, names)
+        _walk(obj, label, 0, seen, out, names, deep)
         return out
     seen.add(id(obj))
     attributes = _attributes(obj)
     for name, v in attributes + _class_objects(type(obj), names, attributes):
         if names is None or name in names:
-            _walk(v, f"self.{name}", 0, seen, out, names)
+            _walk(v, f"self.{name}", 0, seen, out, names, deep)
     return out
 
 
@@ -92,8 +93,10 @@ _CLASS_HELD: dict = {}   # (class, names) -> the names its class holds objects b
 _SKIPPED = frozenset({int, float, complex, bool, str, bytes, type(None)})
 
 
-def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
+def _walk(v, label: str, depth: int, seen: set, out: list, names, deep=None) -> None:
     if depth > _MAX_DEPTH:
+        if deep is not None and id(v) not in seen and _holds_own(v):
+            deep.append(label)   # not walked: Holdings.walk warns (DepthWarning)
         return
     t = type(v)
     if t in _SKIPPED or _kinds.get(t) in _ARRAY_KINDS:
@@ -108,12 +111,12 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
             k = type(x)
             if k not in _SKIPPED and _kinds.get(k) not in _ARRAY_KINDS and \
                     (names is None or name in names):   # (at once)
-                _walk(x, f"{label}.{name}", depth + 1, seen, out, names)
+                _walk(x, f"{label}.{name}", depth + 1, seen, out, names, deep)
         return
     if t is types.MethodType or t is partial:   # self.fn = act.apply, partial(apply, act)
         for at, x in _bound(v):
             if type(x) not in _SKIPPED:
-                _walk(x, f"{label}{at}", depth + 1, seen, out, names)
+                _walk(x, f"{label}{at}", depth + 1, seen, out, names, deep)
         return
     if (isinstance(v, (list, tuple)) or container(t) in ("seq", "set")) and not any(
             own_class(k) or issubclass(k, _WALKED) or container(k)   # numbers or arrays
@@ -125,7 +128,8 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names) -> None:
         label = None
     for k, x in items:
         if type(x) not in _SKIPPED:
-            _walk(x, k if label is None else f"{label}[{_key(k)}]", depth + 1, seen, out, names)
+            _walk(x, k if label is None else f"{label}[{_key(k)}]", depth + 1, seen, out, names,
+                  deep)
 
 
 _WALKED = (list, tuple, dict, types.MethodType, partial)   # what a list's items are walked for

@@ -12,12 +12,14 @@ names their code loads, and the state a trace was seen to change.
 from __future__ import annotations
 
 import functools
+import warnings
 import weakref
 
 from .chains import lookup, self_callbacks
+from .errors import DepthWarning, user_frame
 from .held import (Watched, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
-from .reach import (Reach, _python_function, attribute_names, chain_heads, class_attribute,
+from .reach import (_MAX_DEPTH, Reach, _python_function, attribute_names, chain_heads, class_attribute,
                     class_methods,
                     instance_arrays, instance_chains, instance_held, instance_values,
                     self_chains)
@@ -40,6 +42,7 @@ class Holdings:
         self._held: dict = {}   # (type(self), classes of the objects it holds) -> walk's
         self.traced_state: dict = {}   # type(self) (None) -> labels a trace changed
         self._function_reach = weakref.WeakKeyDictionary()   # held function -> its Reach
+        self._deep: set = set()   # the labels of objects too deep to walk, warned of
         self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the
         # places of objects the held objects' methods reach by name)
 
@@ -114,8 +117,9 @@ class Holdings:
         mine: list = []   # the places the functions held reach (this object's alone)
         for _ in range(_MAX_PASSES):   # until the held classes' methods name no new ones
             seen: set = set()
-            objects = [] if self_obj is None else held_objects(self_obj, None, seen, names)
-            objects += [o for label, v in roots for o in held_objects(v, label, seen, names)]
+            deep: list = []   # the labels of objects too deep to walk
+            objects = [] if self_obj is None else held_objects(self_obj, None, seen, names, deep)
+            objects += [o for label, v in roots for o in held_objects(v, label, seen, names, deep)]
             helpers = held_functions(self_obj, objects, names)   # self.fn = lambda s, x: ..
             if not objects and not helpers:
                 return [], _NOTHING_HELD
@@ -143,10 +147,28 @@ class Holdings:
                 mine += theirs
                 roots, heads = self._roots(places, self_obj)
             self._held_names[type(self_obj)] = (names, extra)   # where the next call starts
+        if deep:
+            self.warn_deep(deep)
         if self_obj is None and not hit[2] and not helpers and \
                 not held_arrays(objects, names) and settings_alone(roots, objects, names):
             return [], _NOTHING_HELD   # settings alone (CFG.lr): Reach's chains watch them
         return objects, (hit[0], reaches, hit[2], heads)
+
+    def warn_deep(self, labels) -> None:
+        """Say once per label that an object lies deeper than the walk goes
+        (``DepthWarning``): what the graph reads off it is not watched."""
+        new = [label for label in dict.fromkeys(labels) if label not in self._deep]
+        if not new:
+            return
+        self._deep.update(new)
+        file, line = user_frame()
+        warnings.warn_explicit(
+            f"{self.function.__name__}: {', '.join(new)} lies more than {_MAX_DEPTH} objects "
+            "and containers deep in what it holds, deeper than graphtrace walks: what the "
+            "graph reads off it is baked in when traced, and a change to it later is not "
+            "seen (the old values replay). Keep such an object (or the values the graph "
+            "reads off it) nearer: on self or an object self holds, or pass them as arguments",
+            DepthWarning, file, line)
 
     def _reach_of(self, fn) -> Reach:
         """``Reach`` of a function held by self or a held object (``held_functions``),

@@ -1692,3 +1692,52 @@ def test_what_functions_self_or_a_held_object_holds_reach_by_name_is_watched():
     assert result(m.w) == [22.0, 22.0]
     m.step()                                   # 2 + 1 + 1: the graph of the first values
     assert result(m.w) == [26.0, 26.0] and m.step.cache_info().misses == 4
+
+
+class _Link:
+    def __init__(self, child=None):
+        self.child, self.a = child, 1.0
+
+    def apply(self, s, g, w):
+        if self.child is not None:
+            self.child.apply(s, g, w)
+        else:
+            axpy[1, 2, s](self.a, g, w)
+
+
+class _Chained:
+    def __init__(self, n):
+        self.root, self.w, self.g = _Link(), dev(0, 0), dev(1, 1)
+        for _ in range(n):
+            self.root = _Link(self.root)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.root.apply(s, self.g, self.w)
+
+
+@gt.graph(backend="sim")
+def _follows(s, g, w, link):
+    while link.child is not None:
+        link = link.child
+    axpy[1, 2, s](link.a, g, w)
+
+
+def test_an_object_deeper_than_the_walk_goes_is_named_in_a_warning():
+    """An object more than _MAX_DEPTH levels deep was left unwatched silently:
+    a change to its settings replayed the old values without a word."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.DepthWarning)
+        _Chained(5).step()                     # walked whole: no warning
+    m = _Chained(12)
+    with pytest.warns(gt.DepthWarning, match=r"self\.root(\.child){9} lies more than 8") as rec:
+        m.step()
+    assert rec[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.DepthWarning)
+        m.step()                               # said once
+    link = _Link()
+    for _ in range(12):
+        link = _Link(link)
+    with pytest.warns(gt.DepthWarning, match="an object argument link holds"):
+        _follows(dev(1, 1), dev(0, 0), link)

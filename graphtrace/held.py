@@ -326,7 +326,8 @@ def set_from_none(before: tuple, after: tuple) -> set:
     self.clip is None: self.clip = 10.0``), or to an equal value of another type
     (``self.lr = float(self.lr)``, ``self.betas = tuple(self.betas)``): settings
     made once, watched from then on (the key holds their values after the
-    trace), not state."""
+    trace), not state; so is a flag the trace sets (``if not self.built: self.built
+    = True``)."""
     old, new = _by_label(before), _by_label(after)
     return {label for label, e in new.items()
             if label in old and old[label] != e and _settled(old[label], e)}
@@ -334,7 +335,7 @@ def set_from_none(before: tuple, after: tuple) -> set:
 
 def _settled(old: set, new: set) -> bool:
     """Whether entries ``old`` became ``new`` by a setting made once: from None,
-    or to a value equal to the old one."""
+    to a value equal to the old one, or a flag set (``self.built = True``)."""
     if _none(old):
         return True
     if len(old) != 1 or len(new) != 1:
@@ -342,6 +343,8 @@ def _settled(old: set, new: set) -> bool:
     (a,), (b,) = old, new
     if len(a) != 3 or len(b) != 3:
         return False
+    if a[1] is bool and b[1] is bool:   # a flag the first trace raises: if not self.built:
+        return True                     # self.built = True (lowered again: traced anew)
     x, y = (v.value if isinstance(v, _Held) else v for v in (a[2], b[2]))
     try:
         return bool(x == y)

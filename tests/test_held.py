@@ -1741,3 +1741,28 @@ def test_an_object_deeper_than_the_walk_goes_is_named_in_a_warning():
         link = _Link(link)
     with pytest.warns(gt.DepthWarning, match="an object argument link holds"):
         _follows(dev(1, 1), dev(0, 0), link)
+
+
+class _Built:
+    def __init__(self):
+        self.built, self.a, self.w, self.g = False, 1.0, dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        if not self.built:   # a lazy build, done once
+            self.built = True
+        axpy[1, 2, s](self.a, self.g, self.w)
+
+
+def test_a_flag_the_first_trace_sets_is_a_setting_not_state():
+    """``self.built = True`` flipped by the first trace warned StateWarning though
+    the graph replays correctly."""
+    m = _Built()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.StateWarning)
+        for _ in range(3):
+            m.step()
+    assert result(m.w) == [3.0, 3.0] and m.step.cache_info().misses == 1
+    m.a = 2.0
+    m.step()
+    assert result(m.w) == [5.0, 5.0] and m.step.cache_info().misses == 2

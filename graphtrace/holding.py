@@ -15,7 +15,7 @@ import functools
 import warnings
 import weakref
 
-from .chains import lookup, self_callbacks
+from .chains import host_callbacks, lookup, self_callbacks
 from .errors import DepthWarning, user_frame
 from .held import (Watched, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
@@ -190,8 +190,9 @@ class Holdings:
     def _code(self, self_obj) -> list:
         """The code whose loads say what held objects the graph reads: the function
         and its helpers, and for a method the methods of its class it calls."""
-        functions = [self.function] + [f for f in (_python_function(v) for _, _, v in
-                                                   self.reach.helpers) if f is not None]
+        functions = [self.function] + [   # not a callback handed to s.host (s.host(tick))
+            f for f in (_python_function(v) for fn, name, v in self.reach.helpers
+                        if name not in host_callbacks(fn.__code__)) if f is not None]
         if self_obj is not None:
             functions += [f for _, f in class_methods(self.function, self.self_param,
                                                       type(self_obj)) if f is not self.function]

@@ -828,17 +828,18 @@ def attribute_names(fn, cls=None, self_param: str | None = None) -> frozenset:
         seen.add(id(code))
         if isinstance(f, types.FunctionType):   # a decorated method: the method too
             todo += _with_wrapped(f)[1:]
-        codes, names = [code], set()
+        codes, names, handed = [code], set(), set()
         while codes:
             c = codes.pop()
             names.update(c.co_names)
             names.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
             live = callback_codes(c) if self_param else ()
+            handed |= host_callbacks(c) if self_param else set()   # s.host(tick): not read
             codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType) and
                          k not in live)
         scope = getattr(f, "__globals__", {})
-        for name in names - out if cls is not None else ():   # a helper it calls by name
-            helper = _followed(scope.get(name))   # may be handed self: apply(self, s, x)
+        for name in names - out - handed if cls is not None else ():   # a helper it calls by
+            helper = _followed(scope.get(name))   # name, may be handed self: apply(self, s, x)
             if helper is not None:
                 todo.append(helper)
         for name in names - out - hosted if cls is not None else ():

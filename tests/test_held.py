@@ -1766,3 +1766,33 @@ def test_a_flag_the_first_trace_sets_is_a_setting_not_state():
     m.a = 2.0
     m.step()
     assert result(m.w) == [5.0, 5.0] and m.step.cache_info().misses == 2
+
+
+_TICKED = None
+
+
+def _tick():
+    _TICKED.ticks += 1   # host-side bookkeeping: runs at every launch
+
+
+class _Ticked:
+    def __init__(self):
+        self.ticks, self.opt, self.w, self.g = 0, SGD(-1.0), dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.opt.update(s, self.g, self.w)
+        s.host(_tick)
+
+
+def test_what_a_global_function_handed_to_host_changes_on_self_is_not_watched():
+    """A global function handed to s.host bumping a counter on the model was read
+    as a helper of the method: the counter was keyed, and every call traced anew."""
+    global _TICKED
+    _TICKED = m = _Ticked()
+    try:
+        for _ in range(4):
+            m.step()
+    finally:
+        _TICKED = None
+    assert m.ticks == 4 and result(m.w) == [4.0, 4.0] and m.step.cache_info().misses == 1

@@ -48,8 +48,8 @@ import numpy as np
 from . import deps as _deps
 from .buffers import _kinds, is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
-    callback_codes, changes, host_callbacks, lookup as _lookup, own_methods, self_callbacks, \
-    value_chains
+    callback_codes, changes, host_callbacks, host_chains, lookup as _lookup, own_methods, \
+    self_callbacks, value_chains
 from .scalar import value_key
 from .tree import children
 
@@ -428,7 +428,17 @@ def class_methods(fn, self_param: str, cls) -> list:
     if code is None:
         return []
     return [(name, f) for name, f, _ in
-            _methods_named(code, cls, self_callbacks(code, self_param), supers=True)]
+            _methods_named(code, cls, _hosted(code, self_param), supers=True)]
+
+
+def _hosted(code, self_param: str) -> frozenset:
+    """The names ``code`` hands to ``s.host`` that are not self's methods it calls:
+    self's callbacks (``s.host(self.report, h)``) and the methods of the objects it
+    holds or a name does (``s.host(self.log.record, h)``, ``s.host(LOG.record, h)``
+    beside a ``Model.record`` it never calls)."""
+    return self_callbacks(code, self_param) | (frozenset(
+        steps[-1] for head, steps in host_chains(code) if head != self_param or len(steps) > 1) -
+        _self_loads(code, self_param))
 
 
 def class_attribute(cls, name: str):
@@ -818,7 +828,7 @@ def attribute_names(fn, cls=None, self_param: str | None = None) -> frozenset:
     out: set = set()
     todo, seen = [fn], set()
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    hosted = self_callbacks(code, self_param) if self_param and code else frozenset()
+    hosted = _hosted(code, self_param) if self_param and code else frozenset()
     while todo:
         f = todo.pop()
         f = getattr(f, "__func__", f)
@@ -854,6 +864,22 @@ def attribute_names(fn, cls=None, self_param: str | None = None) -> frozenset:
             if f is not None:   # and the bases' it calls through super()
                 todo += [f] + _super_methods(cls, name, f)
         out |= names
+    return frozenset(out)
+
+
+def _self_loads(code, self_param: str) -> frozenset:
+    """The attribute names ``code`` (and the code nested in it) reads directly off
+    ``self_param`` (``self.record``)."""
+    out, codes = set(), [code]
+    while codes:
+        c = codes.pop()
+        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        last = None
+        for ins in dis.get_instructions(c):
+            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and last == self_param:
+                out.add(ins.argval)
+            last = ins.argval if ins.opname.startswith("LOAD_FAST") or \
+                ins.opname == "LOAD_DEREF" else None
     return frozenset(out)
 
 

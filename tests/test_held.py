@@ -1796,3 +1796,37 @@ def test_what_a_global_function_handed_to_host_changes_on_self_is_not_watched():
     finally:
         _TICKED = None
     assert m.ticks == 4 and result(m.w) == [4.0, 4.0] and m.step.cache_info().misses == 1
+
+
+class _EpochLog:
+    def __init__(self):
+        self.epoch, self.lines = 0, []
+
+    def record(self, h):
+        self.lines.append((self.epoch, float(h[0])))   # read when it runs
+
+
+class _LogsEpochs:
+    def __init__(self):
+        self.log, self.w, self.g = _EpochLog(), dev(0, 0), dev(1, 1)
+        self.h = gt.pinned_empty(2, np.float64)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        axpy[1, 2, s](1.0, self.g, self.w)
+        s.copy(self.h, self.w)
+        s.host(self.log.record, self.h)
+
+    def record(self, h):   # a method of the model's own by the callback's name, never run
+        return self.epoch
+
+
+def test_a_callback_of_a_held_object_named_like_a_method_of_self_reads_nothing_of_self():
+    """s.host(self.log.record, h) beside a Model.record: the model's record was
+    followed as a method the graph calls, its names read off the logger, and the
+    epoch the loop sets between calls made every call trace anew."""
+    m = _LogsEpochs()
+    for epoch in range(3):
+        m.log.epoch = epoch
+        m.step()
+    assert m.log.lines == [(0, 1.0), (1, 2.0), (2, 3.0)] and m.step.cache_info().misses == 1

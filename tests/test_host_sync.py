@@ -376,3 +376,26 @@ def test_metadata_views_copies_and_printing_of_a_host_argument_pass_and_stay_gua
     assert broadcast[1, 2] == 3.0 and full.tolist() == [4.0, 4.0, 4.0]
     same += 1   # an in-place ufunc on a kept guarded array, after the trace
     assert p.tolist() == [3.0, 2.0, 4.0]
+
+
+def test_library_patching_hooks_run_again_only_after_a_module_is_imported(monkeypatch):
+    """The guards and numba's launch syntax are installed as a trace starts after a
+    module was imported (a library imported late is guarded), not at every trace."""
+    import sys
+    import types
+    from graphtrace import context
+    ran = []
+    monkeypatch.setattr(context, "_IMPORT_HOOKS", context._IMPORT_HOOKS + [lambda: ran.append(1)])
+    monkeypatch.setattr(context, "_MODULES_SEEN", [-1])
+    x = cuda.to_device(np.zeros(4, np.float32))
+
+    @gt.graph
+    def f(s, x):
+        s.memset(x, 0)
+
+    f.trace(x)
+    f.trace(x)
+    assert ran == [1]
+    monkeypatch.setitem(sys.modules, "late_library_for_the_hook_test", types.ModuleType("late"))
+    f.trace(x)
+    assert ran == [1, 1]

@@ -19,8 +19,8 @@ import numpy as np
 
 from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
-from .reach import _MAX_DEPTH, _Held, _attributes, _is_value, callable_key, container, \
-    contents, own_class, own_object, pure_values
+from .reach import _GROUPS, _MAX_DEPTH, _Held, _attributes, _is_value, callable_key, \
+    container, contents, own_object, pure_values
 from .scalar import same_value, value_key
 from .tree import children, rebuild
 
@@ -118,7 +118,7 @@ class Call:
             key = ("static", type(v), Identity(v), _settings(v, self._holdings.loaded, 0, seen))
         elif type(v) is partial:   # the values it holds, and its objects' (partial(f, cfg))
             seen = set()
-            key = ("static", partial, callable_key(v), _within(
+            key = ("static", partial, callable_key(v), _entry(
                 v.args + tuple(v.keywords.values()), self._holdings.loaded, 0, seen))
         else:
             return ("static", type(v), value_key(v))
@@ -129,57 +129,49 @@ class Call:
 
 def _settings(obj, names: frozenset, depth: int, seen: set) -> tuple:
     """What the cache key holds of an object of the program's own passed as an
-    argument besides the object itself (``step(w, cfg)`` reading ``cfg.lr``): the
-    values of its attributes
-    of ``names`` (those the function's code loads: not a history or counter the
-    program keeps on it), numbers, strings, lists and dicts of them
-    (``pure_values``), and of the objects of the program's own it holds so, in
-    turn; a trace bakes them in, so a change made in place (``cfg.lr = 0.1``)
-    traces anew rather than replaying the old value. Anything else it holds by
-    identity; one deeper than ``_MAX_DEPTH`` too (``_TOO_DEEP`` put in ``seen``)."""
+    argument besides the object itself (``step(w, cfg)`` reading ``cfg.lr``):
+    ``(name, entry)`` of its attributes of ``names`` (those the function's code
+    loads, not a history or counter the program keeps on it), ``_entry`` of each:
+    a trace bakes them in, so a change made in place (``cfg.lr = 0.1``,
+    ``cfg.hp["lr"] = 0.1``) traces anew rather than replaying the old value. One
+    deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP`` put in ``seen``)."""
     if depth > _MAX_DEPTH or id(obj) in seen:
         if depth > _MAX_DEPTH:
             seen.add(_TOO_DEEP)
         return (id(obj),)
-    seen.add(id(obj))
-    out = []
-    for name, v in _attributes(obj):
-        if name not in names:
-            continue
-        if _is_value(v) or v is None:
-            out.append((name, type(v), _Held(v) if type(v) in (tuple, frozenset)
-                        else value_key(v)))
-        elif own_object(v):
-            out.append((name, type(v), _settings(v, names, depth + 1, seen)))
-        elif type(v) in (list, dict) and (form := pure_values(v)) is not None:
-            out.append((name, type(v), _Held(form)))
-        else:   # and the objects in it (cfg.hooks = [Hook()]; a deque, a set of them)
-            out.append((name, id(v)) + _within(v, names, depth + 1, seen))
-    return tuple(out)
-
-
-def _within(v, names: frozenset, depth: int, seen: set) -> tuple:
-    """``_settings`` of the objects of the program's own a container holds, at any
-    depth (a list, tuple or dict, or another container of ``reach.contents``)."""
-    items = children(v)
-    if items is None:
-        items = contents(v, "") if container(type(v)) else ()
-    if not items or type(v) in (list, tuple) and not any(
-            own_class(k) or k in _NESTED or container(k) for k in set(map(type, v))):
-        return ()   # numbers or arrays alone: at C speed
-    if depth > _MAX_DEPTH:
-        seen.add(_TOO_DEEP)
-        return ()
-    out: tuple = ()
-    for _, x in items:
-        if own_object(x):
-            out += ((type(x), _settings(x, names, depth + 1, seen)),)
-        elif type(x) not in _IMMUTABLE:
-            out += _within(x, names, depth + 1, seen)
+    seen.add(id(obj))   # the objects above it: a cycle
+    out = tuple((name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
+                if name in names)
+    seen.discard(id(obj))
     return out
 
 
-_NESTED = frozenset({list, tuple, dict})
+def _entry(v, names: frozenset, depth: int, seen: set):
+    """The key's entry for a value an argument object holds: numbers, strings and
+    containers of them (``pure_values``: sets, deques, ``OrderedDict`` too) by
+    value; the objects of the program's own it holds by their ``_settings`` in
+    turn, and the containers holding them (a list, tuple or dict, or another of
+    ``reach.contents``: a deque, a set of them) item by item; anything else by
+    identity. A container deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP``)."""
+    if v is None or _is_value(v):
+        return type(v), _Held(v) if type(v) in _GROUPS else value_key(v)
+    form = pure_values(v)
+    if form is not None:
+        return type(v), _Held(form)
+    if own_object(v):
+        return type(v), _settings(v, names, depth + 1, seen)
+    items = children(v)
+    if items is None and container(type(v)):
+        items = contents(v, "")
+    if items is None:
+        return id(v)
+    if depth >= _MAX_DEPTH:
+        seen.add(_TOO_DEEP)
+        return id(v)
+    return type(v), tuple((type(k), value_key(k), _entry(x, names, depth + 1, seen))
+                          for k, x in items)
+
+
 _TOO_DEEP = object()   # in _settings' seen: an object lay too deep to key by its values
 
 

@@ -40,6 +40,7 @@ import sysconfig
 import types
 import typing
 import weakref
+from collections import deque
 from functools import partial
 from itertools import repeat
 
@@ -1217,23 +1218,30 @@ _LIBRARY_MODULES = frozenset({"graphtrace", "numba", "numba_cuda", "cupy", "cupy
 
 
 def pure_values(v):
-    """A list, tuple or dict (a subclass too) holding values alone (``_is_value``:
-    numbers, strings, None; and lists, tuples and dicts of them, nested), as a
-    tuple that ``_Held`` keys by value and by the type of every value in it
-    (1 and 1.0 apart, NaN equal to itself): ``(type, items)``, a dict's items as
-    ``(key, value)`` pairs, in their order. A trace that reads one (``for lr in
-    self.lrs``, ``self.coef.items()``) bakes its values in. None where it holds
-    anything else (an array, an object) or nests deeper than ``_MAX_DEPTH``."""
-    if not isinstance(v, _CONTAINERS):
+    """A list, tuple, dict, set or deque (a subclass too: ``OrderedDict``,
+    ``defaultdict``) holding values alone (``_is_value``: numbers, strings, None;
+    and such containers of them, nested), as a tuple that ``_Held`` keys by value
+    and by the type of every value in it (1 and 1.0 apart, NaN equal to itself):
+    ``(type, items)``, a dict's items as ``(key, value)`` pairs, in their order, a
+    set's as a frozenset. A trace that reads one (``for lr in self.lrs``,
+    ``self.coef.items()``) bakes its values in. None where it holds anything else
+    (an array, an object) or nests deeper than ``_MAX_DEPTH``."""
+    if not isinstance(v, _PURE):
         return None
     out = _pure(v, 0)
     return None if out is MISSING else out
 
 
+_PURE = (list, tuple, dict, set, frozenset, deque)
+
+
 def _pure(x, depth: int):
-    if isinstance(x, _CONTAINERS):
+    if isinstance(x, _PURE):
         if depth > _MAX_DEPTH:
             return MISSING
+        if isinstance(x, (set, frozenset)):
+            items = [_pure(y, depth + 1) for y in x]
+            return MISSING if any(y is MISSING for y in items) else (type(x), frozenset(items))
         if isinstance(x, dict):
             items = tuple((_pure(k, depth + 1), _pure(y, depth + 1)) for k, y in x.items())
             if any(k is MISSING or y is MISSING for k, y in items):

@@ -1,0 +1,91 @@
+"""Objects of the program's own passed as arguments (configs), as the cache key
+holds them: what the code reads off them by value, the rest by identity, held.
+
+On the simulator, where results can be read back: a stale graph replays the
+value it baked in.
+"""
+import collections
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+
+
+@cuda.jit
+def put(out, v):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = v
+
+
+def dev(*values):
+    return cuda.to_device(np.array(values, dtype=np.float64))
+
+
+def result(a):
+    return a.copy_to_host().tolist()
+
+
+class _Cfg:
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class _Sub:
+    def __init__(self, lr):
+        self.lr = lr
+
+
+class _Dict(dict):
+    pass
+
+
+class _List(list):
+    pass
+
+
+def _set_lr(hp):
+    hp["lr"] = 2.0
+
+
+# (what cfg.hp holds, how it changes in place, what the graph reads of it)
+CONTAINERS = {
+    "OrderedDict": (lambda: collections.OrderedDict(lr=1.0), _set_lr, lambda hp: hp["lr"]),
+    "defaultdict": (lambda: collections.defaultdict(float, lr=1.0), _set_lr,
+                    lambda hp: hp["lr"]),
+    "dict subclass": (lambda: _Dict(lr=1.0), _set_lr, lambda hp: hp["lr"]),
+    "nested dict": (lambda: {"opt": {"lr": [1.0]}}, lambda hp: hp["opt"]["lr"].__setitem__(
+        0, 2.0), lambda hp: hp["opt"]["lr"][0]),
+    "list subclass": (lambda: _List([1.0]), lambda hp: hp.__setitem__(0, 2.0),
+                      lambda hp: hp[0]),
+    "deque": (lambda: collections.deque([0.0, 1.0]), lambda hp: hp.append(2.0),
+              lambda hp: hp[-1]),
+    "set": (lambda: {"one"}, lambda hp: (hp.discard("one"), hp.add("two")),
+            lambda hp: 1.0 if "one" in hp else 2.0),
+    "tuple of lists": (lambda: ([1.0], "x"), lambda hp: hp[0].__setitem__(0, 2.0),
+                       lambda hp: hp[0][0]),
+    "list of configs": (lambda: [_Sub(1.0)], lambda hp: setattr(hp[0], "lr", 2.0),
+                        lambda hp: hp[0].lr),
+}
+
+
+@pytest.mark.parametrize("case", list(CONTAINERS))
+def test_a_container_an_argument_object_holds_is_keyed_by_value(case):
+    """An ``OrderedDict``, a set, a deque... on a config, changed in place, replayed
+    the old value: only exact lists and dicts were keyed by value, the rest by id."""
+    make, change, read = CONTAINERS[case]
+
+    @gt.graph(backend="sim")
+    def step(s, out, cfg):
+        put[1, 2, s](out, read(cfg.hp))
+
+    out, cfg = dev(0.0, 0.0), _Cfg(hp=make())
+    step(out, cfg)
+    assert result(out) == [1.0, 1.0]
+    step(out, cfg)
+    assert step.cache_info().misses == 1   # the same values: the same graph
+    change(cfg.hp)
+    step(out, cfg)
+    assert result(out) == [2.0, 2.0]

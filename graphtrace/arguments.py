@@ -138,7 +138,7 @@ def _settings(obj, names: frozenset, depth: int, seen: set) -> tuple:
     if depth > _MAX_DEPTH or id(obj) in seen:
         if depth > _MAX_DEPTH:
             seen.add(_TOO_DEEP)
-        return (id(obj),)
+        return (Identity(obj),)
     seen.add(id(obj))   # the objects above it: a cycle
     out = tuple((name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
                 if name in names)
@@ -152,7 +152,8 @@ def _entry(v, names: frozenset, depth: int, seen: set):
     value; the objects of the program's own it holds by their ``_settings`` in
     turn, and the containers holding them (a list, tuple or dict, or another of
     ``reach.contents``: a deque, a set of them) item by item; anything else by
-    identity. A container deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP``)."""
+    identity (held, so that a freed object's id, given to a new one, finds no
+    stale graph). A container deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP``)."""
     if v is None or _is_value(v):
         return type(v), _Held(v) if type(v) in _GROUPS else value_key(v)
     form = pure_values(v)
@@ -164,10 +165,10 @@ def _entry(v, names: frozenset, depth: int, seen: set):
     if items is None and container(type(v)):
         items = contents(v, "")
     if items is None:
-        return id(v)
+        return Identity(v)
     if depth >= _MAX_DEPTH:
         seen.add(_TOO_DEEP)
-        return id(v)
+        return Identity(v)
     return type(v), tuple((type(k), value_key(k), _entry(x, names, depth + 1, seen))
                           for k, x in items)
 
@@ -176,7 +177,10 @@ _TOO_DEEP = object()   # in _settings' seen: an object lay too deep to key by it
 
 
 class Identity:
-    """A method's ``self`` in the cache key: the very object, whatever its ``__eq__``."""
+    """An object the cache key holds by identity (a method's ``self``, what an
+    argument object holds that is no value): the very object, whatever its
+    ``__eq__``, kept alive by the key, so that no other object is given its id
+    while a graph keyed by it is cached."""
 
     __slots__ = ("obj",)
 

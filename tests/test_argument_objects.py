@@ -5,6 +5,7 @@ On the simulator, where results can be read back: a stale graph replays the
 value it baked in.
 """
 import collections
+import gc
 
 import numpy as np
 import pytest
@@ -89,3 +90,19 @@ def test_a_container_an_argument_object_holds_is_keyed_by_value(case):
     change(cfg.hp)
     step(out, cfg)
     assert result(out) == [2.0, 2.0]
+
+
+@gt.graph(backend="sim")
+def _coefficient(s, out, cfg):
+    put[1, 2, s](out, float(cfg.coef[0]))
+
+
+def test_an_object_keyed_by_identity_is_held_so_its_id_finds_no_stale_graph():
+    """An attribute keyed by ``id()`` alone (a host array) let a new object given
+    the id of a freed one replay the graph baked with the freed one's values."""
+    out, cfg = dev(0.0, 0.0), _Cfg(coef=np.array([1.0]))
+    for k in range(1, 9):
+        cfg.coef = np.array([float(k)])   # the old one freed: its id free for reuse
+        gc.collect()
+        _coefficient(out, cfg)
+        assert result(out) == [float(k)] * 2

@@ -4,7 +4,8 @@ pattern, and the snapshots the repeated-call shortcut compares by identity.
 Arguments are flattened like a pytree: arrays, numbers, and lists, tuples
 and dicts of them. Arrays are traced as they are; numbers become dynamic
 ``Scalar`` parameters unless named in ``static=``; bools and any other
-hashable value are static. The cache key is the abstract signature: per
+hashable value are static; an object of the program's own (a config) is keyed
+by what the code reads off it (``_object_key``). The cache key is the abstract signature: per
 array its type, shape, strides, dtype and device; per number its type; per
 static value the value itself; which arrays share memory, and how; and the
 address of every array the function reaches by name (``reach.py``).
@@ -70,6 +71,8 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
             f"argument {path_str(path)} is wrapped in gt.{type(value).__name__}: that wraps "
             "an argument of one op where it is launched (k[grid, block, s](gt.In(x), y)); "
             "pass the array itself to the graph function")
+    if own_object(value):   # a config, hashable or not (a dataclass): keyed by Call
+        return leaf("static", path, value)
     if not _hashable(value):
         raise ArgumentError(
             f"argument {path_str(path)} of type {type(value).__name__} cannot be traced: "
@@ -115,7 +118,7 @@ class Call:
             return type(v)
         if own_object(v):   # an object of the program's own: itself, and what it holds
             seen: set = set()
-            key = ("static", type(v), Identity(v), _settings(v, self._holdings.loaded, 0, seen))
+            key = ("object", type(v)) + _object_key(v, self._holdings.loaded, seen)
         elif type(v) is partial:   # the values it holds, and its objects' (partial(f, cfg))
             seen = set()
             key = ("static", partial, callable_key(v), _entry(
@@ -127,30 +130,46 @@ class Call:
         return key
 
 
-def _settings(obj, names: frozenset, depth: int, seen: set) -> tuple:
-    """What the cache key holds of an object of the program's own passed as an
-    argument besides the object itself (``step(w, cfg)`` reading ``cfg.lr``):
-    ``(name, entry)`` of its attributes of ``names`` (those the function's code
-    loads, not a history or counter the program keeps on it), ``_entry`` of each:
-    a trace bakes them in, so a change made in place (``cfg.lr = 0.1``,
-    ``cfg.hp["lr"] = 0.1``) traces anew rather than replaying the old value. One
-    deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP`` put in ``seen``)."""
+def _object_key(obj, names: frozenset, seen: set) -> tuple:
+    """``(identity, values)``: what the cache key holds of an object of the program's
+    own passed as an argument (``step(w, cfg)`` reading ``cfg.lr``). Where its class
+    says equal objects are interchangeable (``_valued``: a frozen dataclass) and
+    every attribute holds values alone, the values of all its attributes: an equal
+    config made anew at every call finds its graph (all of them: its methods may
+    read what the function's code does not name). Otherwise the object itself and
+    ``_settings`` of ``names`` (``_TOO_DEEP`` put in ``seen`` where one lies
+    deeper than ``_MAX_DEPTH``: values alone lie no deeper)."""
+    if _valued(type(obj)):
+        values = _settings(obj, None, 0, set())
+        if _values_alone(values):
+            return None, values
+    return Identity(obj), _settings(obj, names, 0, seen)
+
+
+def _settings(obj, names, depth: int, seen: set) -> tuple:
+    """``(name, entry)`` of an object's attributes of ``names`` (those the
+    function's code loads, not a history or counter the program keeps on it;
+    all where None), ``_entry`` of each: a trace bakes them in, so a change made
+    in place (``cfg.lr = 0.1``, ``cfg.hp["lr"] = 0.1``) traces anew rather than
+    replaying the old value. One deeper than ``_MAX_DEPTH`` by identity
+    (``_TOO_DEEP`` put in ``seen``)."""
     if depth > _MAX_DEPTH or id(obj) in seen:
         if depth > _MAX_DEPTH:
             seen.add(_TOO_DEEP)
         return (Identity(obj),)
     seen.add(id(obj))   # the objects above it: a cycle
     out = tuple((name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
-                if name in names)
+                if names is None or name in names)
     seen.discard(id(obj))
     return out
 
 
-def _entry(v, names: frozenset, depth: int, seen: set):
+def _entry(v, names, depth: int, seen: set):
     """The key's entry for a value an argument object holds: numbers, strings and
     containers of them (``pure_values``: sets, deques, ``OrderedDict`` too) by
     value; the objects of the program's own it holds by their ``_settings`` in
-    turn, and the containers holding them (a list, tuple or dict, or another of
+    turn (with ``names`` None: only those of ``_valued`` classes), and the
+    containers holding them (a list, tuple or dict, or another of
     ``reach.contents``: a deque, a set of them) item by item; anything else by
     identity (held, so that a freed object's id, given to a new one, finds no
     stale graph). A container deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP``)."""
@@ -160,6 +179,8 @@ def _entry(v, names: frozenset, depth: int, seen: set):
     if form is not None:
         return type(v), _Held(form)
     if own_object(v):
+        if names is None and not _valued(type(v)):
+            return Identity(v)
         return type(v), _settings(v, names, depth + 1, seen)
     items = children(v)
     if items is None and container(type(v)):
@@ -174,6 +195,26 @@ def _entry(v, names: frozenset, depth: int, seen: set):
 
 
 _TOO_DEEP = object()   # in _settings' seen: an object lay too deep to key by its values
+
+
+_VALUED: dict = {}   # class -> whether its objects are values (_valued)
+
+
+def _valued(t: type) -> bool:
+    """Whether the program's own class ``t`` compares its objects by value and
+    hashes them (a frozen dataclass, one defining ``__eq__`` and ``__hash__``):
+    equal ones are interchangeable, and stay so (a hashable object is not
+    changed)."""
+    hit = _VALUED.get(t)
+    if hit is None:
+        hit = _VALUED[t] = t.__eq__ is not object.__eq__ and t.__hash__ is not None
+    return hit
+
+
+def _values_alone(entries) -> bool:
+    """Whether ``_settings`` entries hold no object by identity."""
+    return all(type(e) is not Identity and (type(e) is not tuple or _values_alone(e))
+               for e in entries)
 
 
 class Identity:

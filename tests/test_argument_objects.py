@@ -5,7 +5,9 @@ On the simulator, where results can be read back: a stale graph replays the
 value it baked in.
 """
 import collections
+import dataclasses
 import gc
+import types
 
 import numpy as np
 import pytest
@@ -106,3 +108,108 @@ def test_an_object_keyed_by_identity_is_held_so_its_id_finds_no_stale_graph():
         gc.collect()
         _coefficient(out, cfg)
         assert result(out) == [float(k)] * 2
+
+
+@dataclasses.dataclass
+class _Mutable:
+    lr: float = 1.0
+
+
+class _Equal:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def __eq__(self, other):   # and no __hash__: unhashable
+        return isinstance(other, _Equal) and other.lr == self.lr
+
+
+@dataclasses.dataclass(frozen=True)
+class _Frozen:
+    lr: float = 1.0
+    scale: float = 1.0
+
+    def rate(self):   # reads what the graph function does not name
+        return self.lr * self.scale
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class _FrozenCoef:
+    coef: np.ndarray
+
+    def __eq__(self, other):
+        return isinstance(other, _FrozenCoef) and np.array_equal(other.coef, self.coef)
+
+    def __hash__(self):
+        return hash(self.coef.tobytes())
+
+
+class _Loose:
+    """Equal where the names are: ``lr`` is left out of ``__eq__``."""
+
+    def __init__(self, name, lr):
+        self.name, self.lr = name, lr
+
+    def __eq__(self, other):
+        return isinstance(other, _Loose) and other.name == self.name
+
+    def __hash__(self):
+        return hash(self.name)
+
+
+@gt.graph(backend="sim")
+def _rate(s, out, cfg):
+    put[1, 2, s](out, cfg.lr)
+
+
+@gt.graph(backend="sim")
+def _method_rate(s, out, cfg):
+    put[1, 2, s](out, cfg.rate())
+
+
+@pytest.mark.parametrize("make", [_Mutable, _Equal, lambda lr: types.SimpleNamespace(lr=lr)],
+                         ids=["dataclass", "__eq__ without __hash__", "SimpleNamespace"])
+def test_an_unhashable_argument_object_is_keyed_like_any_other(make):
+    """A plain ``@dataclass`` config (``__hash__ = None``) was refused as unhashable."""
+    _rate.clear_cache()
+    out, cfg = dev(0.0, 0.0), make(1.0)
+    _rate(out, cfg)
+    assert result(out) == [1.0, 1.0]
+    cfg.lr = 2.0
+    _rate(out, cfg)
+    assert result(out) == [2.0, 2.0]
+    _rate(out, make(3.0))
+    assert result(out) == [3.0, 3.0]
+
+
+def test_an_equal_frozen_config_made_at_every_call_finds_its_graph():
+    """A frozen dataclass built anew at every call (``step(x, Cfg(0.5))``) traced
+    at every call: it was keyed by identity."""
+    out = dev(0.0, 0.0)
+    for _ in range(4):
+        _method_rate(out, _Frozen(0.5))
+    assert _method_rate.cache_info().misses == 1 and result(out) == [0.5, 0.5]
+    _method_rate(out, _Frozen(0.5, scale=2.0))   # read by its method alone
+    assert result(out) == [1.0, 1.0]
+    _method_rate(out, _Frozen(0.5))
+    assert _method_rate.cache_info().misses == 2 and result(out) == [0.5, 0.5]
+
+
+def test_a_config_equal_by_its_own_eq_is_keyed_by_its_values():
+    """A class whose ``__eq__`` leaves a field out finds no graph baked with another
+    value of that field."""
+    _rate.clear_cache()
+    out = dev(0.0, 0.0)
+    _rate(out, _Loose("a", 1.0))
+    _rate(out, _Loose("a", 2.0))
+    assert result(out) == [2.0, 2.0]
+
+
+def test_a_frozen_config_holding_an_object_is_keyed_by_identity():
+    """A hashable config holding what is no value (a host array) is the object
+    itself in the key, as any other: another one traces anew."""
+    out, before = dev(0.0, 0.0), _coefficient.cache_info().misses
+    a, b = _FrozenCoef(np.array([1.0])), _FrozenCoef(np.array([1.0]))
+    _coefficient(out, a)
+    _coefficient(out, a)
+    _coefficient(out, b)
+    assert _coefficient.cache_info().misses - before == 2

@@ -20,8 +20,8 @@ import numpy as np
 
 from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
-from .reach import _GROUPS, _MAX_DEPTH, _Held, _attributes, _is_value, callable_key, \
-    container, contents, own_object, pure_values
+from .reach import _GROUPS, _MAX_DEPTH, _Held, _attributes, _is_value, container, \
+    contents, own_object, pure_values
 from .scalar import same_value, value_key
 from .tree import children, rebuild
 
@@ -119,10 +119,11 @@ class Call:
         if own_object(v):   # an object of the program's own: itself, and what it holds
             seen: set = set()
             key = ("object", type(v)) + _object_key(v, self._holdings.loaded, seen)
-        elif type(v) is partial:   # the values it holds, and its objects' (partial(f, cfg))
-            seen = set()
-            key = ("static", partial, callable_key(v), _entry(
-                v.args + tuple(v.keywords.values()), self._holdings.loaded, 0, seen))
+        elif type(v) is partial:   # itself, and what it holds by index and keyword, like
+            seen = set()           # an object's attributes (partial(f, coefs, cfg=cfg))
+            key = ("object", partial, Identity(v), tuple(
+                (k, _entry(x, self._holdings.loaded, 0, seen))
+                for k, x in [*enumerate(v.args), *v.keywords.items()]))
         else:
             return ("static", type(v), value_key(v))
         if _TOO_DEEP in seen:

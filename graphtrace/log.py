@@ -113,6 +113,8 @@ def _kind(t) -> str:
         return "number"
     if isinstance(t, tuple) and len(t) == 3 and t[0] == "static":
         return "static"
+    if isinstance(t, tuple) and len(t) == 4 and t[0] == "object":
+        return "object"
     if isinstance(t, tuple) and len(t) == 2 and t[0] == "dict":
         return "dict"
     if isinstance(t, tuple) and isinstance(t[0], type) and issubclass(t[0], (list, tuple)):
@@ -139,7 +141,16 @@ def _what(t) -> str:
         return f"static {t[2]!r}"
     if kind == "dict":
         return "a dict"
+    if kind == "object":
+        return f"an object of {t[1].__name__}"
     return "self" if kind == "self" else f"a {t[0].__name__} of {len(t[1])}"
+
+
+def _setting(e) -> str:
+    """An argument object's attribute as the key holds it (``arguments._entry``)."""
+    if type(e) is tuple and len(e) == 2 and type(e[1]) is not tuple:
+        return repr(e[1])   # a value, or values (_Held)
+    return "absent" if e is None else "another value"
 
 
 def _tree(path: str, a, b, out: list) -> None:
@@ -160,6 +171,15 @@ def _tree(path: str, a, b, out: list) -> None:
                    f"({b[1].__name__})")
     elif kind == "self":
         out.append(f"{path}: another instance")
+    elif kind == "object":   # ("object", class, itself or None, ((name, entry), ...))
+        if a[1] is not b[1]:
+            out.append(f"{path}: {_what(a)} -> {_what(b)}")
+        elif a[2] != b[2]:
+            out.append(f"{path}: another object")
+        else:
+            old, new = (dict(e for e in t[3] if len(e) == 2) for t in (a, b))
+            out += [f"{path}.{k}: {_setting(old.get(k))} -> {_setting(new.get(k))}"
+                    for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
     elif kind == "dict":
         keys_a, keys_b = [k for k, _ in a[1]], [k for k, _ in b[1]]
         if keys_a != keys_b:

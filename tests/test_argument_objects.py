@@ -6,7 +6,9 @@ value it baked in.
 """
 import collections
 import dataclasses
+import functools
 import gc
+import logging
 import types
 
 import numpy as np
@@ -213,3 +215,40 @@ def test_a_frozen_config_holding_an_object_is_keyed_by_identity():
     _coefficient(out, a)
     _coefficient(out, b)
     assert _coefficient.cache_info().misses - before == 2
+
+
+def test_the_log_says_which_value_of_an_argument_object_changed(caplog):
+    """The log's diff of two keys failed on an argument object's entry."""
+    caplog.set_level(logging.INFO, logger="graphtrace")
+    _rate.clear_cache()
+    out, cfg = dev(0.0, 0.0), _Cfg(lr=1.0)
+    _rate(out, cfg)
+    cfg.lr = 2.0
+    _rate(out, cfg)
+    _rate(out, _Cfg(lr=2.0))
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("trace _rate")]
+    assert said[1].endswith("cfg.lr: 1.0 -> 2.0") and said[2].endswith("cfg: another object")
+
+
+def _weighted(coefs, scale=1.0):
+    return sum(coefs) * scale
+
+
+@gt.graph(backend="sim")
+def _by_partial(s, out, fn):
+    put[1, 2, s](out, fn())
+
+
+def test_the_log_says_which_value_a_partial_argument_holds_changed(caplog):
+    """A partial passed as an argument, keyed by the values it holds, is diffed
+    like an argument object: its key's entry was taken for an array's."""
+    caplog.set_level(logging.INFO, logger="graphtrace")
+    out, fn = dev(0.0, 0.0), functools.partial(_weighted, [1.0], scale=1.0)
+    _by_partial(out, fn)
+    fn.keywords["scale"] = 2.0
+    _by_partial(out, fn)
+    _by_partial(out, functools.partial(_weighted, [1.0], scale=2.0))
+    assert result(out) == [2.0, 2.0]
+    said = [r.getMessage() for r in caplog.records
+            if r.getMessage().startswith("trace _by_partial")]
+    assert said[1].endswith("fn.scale: 1.0 -> 2.0") and said[2].endswith("fn: another object")

@@ -38,6 +38,7 @@ from .reach import Reach, identities, named_values, unchanged
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
+from .tree import leaves
 
 __all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo", "RetraceWarning",
            "StateWarning"]
@@ -218,7 +219,7 @@ class GraphFunction:
                 arrays.append(tracer.add_argument(path_str(path), v))
                 return v
             if kind == "scalar":
-                s = Scalar(path_str(path), v, len(scalars), path[0])
+                s = Scalar(path_str(path), v, len(scalars), path[0], self.__name__)
                 scalars.append(s)
                 return s
             return v
@@ -558,10 +559,10 @@ class GraphFunction:
             raise TraceError(f"{self.__name__}(s, ...) inside a trace runs in the enclosing "
                              "graph: it takes no stream= or backend=")
         bound = self._bind(args, kwargs)
-        for k in self.static:
-            v = bound.arguments[k]
-            if isinstance(v, Scalar):
-                v._refuse()
+        for k in self.static:   # the caller's dynamic scalar, in a list too
+            v = next((x for x in leaves(bound.arguments[k]) if isinstance(x, Scalar)), None)
+            if v is not None:
+                v.refuse_static(self.__name__, k)
         bound.arguments[self._stream_param] = s
         t = s.tracer()
         t.nested += 1

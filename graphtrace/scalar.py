@@ -52,19 +52,38 @@ class Scalar:
     so it raises and suggests ``static=``.
     """
 
-    __slots__ = ("name", "value", "slot", "param")
+    __slots__ = ("name", "value", "slot", "param", "function")
 
-    def __init__(self, name: str, value, slot: int, param: str | None = None):
+    def __init__(self, name: str, value, slot: int, param: str | None = None,
+                 function: str | None = None):
         self.name, self.value, self.slot = name, value, slot
         self.param = param or name   # the parameter it came in (``dims`` of ``dims[0]``)
+        self.function = function   # the name of the graph function it is a parameter of
 
     def _refuse(self, *_args, _error=DynamicScalarError, **_kw):
         raise _error(
-            f"argument {self.name!r} is a dynamic scalar: its value is a graph "
+            f"argument {self.name!r} is a dynamic scalar{self._of()}: its value is a graph "
             "parameter that later calls may change, so it cannot steer Python "
             "control flow or arithmetic during a trace; pass its parameter in "
-            f"@graph(static=({self.param!r},)) to trace a graph per value, or "
+            f"{self._on()}@graph(static=({self.param!r},)) to trace a graph per value, or "
             "compute on the device")
+
+    def refuse_static(self, callee: str, param: str):
+        """Raise for a nested graph function ``callee`` given this scalar for its
+        static parameter ``param``: the function it is a parameter of must make it
+        static too."""
+        raise DynamicScalarError(
+            f"argument {self.name!r} is a dynamic scalar{self._of()}, but {callee} takes "
+            f"{param!r} as static (static=({param!r},)): a dynamic scalar's value is a graph "
+            "parameter that later calls may change, which a graph of "
+            f"{callee} traced for one value would not follow; pass {self.param!r} in "
+            f"{self._on()}@graph(static=({self.param!r},)) too, to trace a graph per value")
+
+    def _of(self) -> str:
+        return f" of {self.function}" if self.function else ""
+
+    def _on(self) -> str:
+        return f"{self.function}'s " if self.function else ""
 
     def _compared(self, other):
         if getattr(type(other), "_reflects_comparisons", False):

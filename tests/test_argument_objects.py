@@ -252,3 +252,61 @@ def test_the_log_says_which_value_a_partial_argument_holds_changed(caplog):
     said = [r.getMessage() for r in caplog.records
             if r.getMessage().startswith("trace _by_partial")]
     assert said[1].endswith("fn.scale: 1.0 -> 2.0") and said[2].endswith("fn: another object")
+
+
+@cuda.jit
+def add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1.0
+
+
+@gt.graph(backend="sim", static=("reps",))
+def _repeated(s, x, reps):
+    for _ in range(reps[0] if isinstance(reps, list) else reps):
+        add_one[1, 2, s](x)
+
+
+@gt.graph(backend="sim")
+def _dynamic_outer(s, x, reps):
+    _repeated(s, x, reps)                                    # inner call
+
+
+@gt.graph(backend="sim")
+def _dynamic_outer_list(s, x, reps):
+    _repeated(s, x, [reps])                                  # inner list call
+
+
+@gt.graph(backend="sim", static=("reps",))
+def _static_outer(s, x, reps):
+    _repeated(s, x, reps)
+
+
+@pytest.mark.parametrize("outer, marker", [(_dynamic_outer, "inner call"),
+                                           (_dynamic_outer_list, "inner list call")])
+def test_a_nested_static_parameter_given_a_dynamic_scalar_names_the_outer_function(
+        outer, marker):
+    """The error said to add static=('reps',) to the nested function, which had it:
+    the scalar is the outer function's parameter, which must be static."""
+    with pytest.raises(gt.DynamicScalarError) as e:
+        outer(dev(0.0, 0.0), 2)
+    line = next(i for i, text in enumerate(open(__file__), 1) if f"# {marker}" in text)
+    assert e.value.source[1] == line
+    assert "_repeated takes 'reps' as static" in str(e.value)
+    assert f"a dynamic scalar of {outer.__name__}" in str(e.value)
+    assert f"in {outer.__name__}'s @graph(static=('reps',))" in str(e.value)
+    x = dev(0.0, 0.0)
+    _static_outer(x, 2)
+    _static_outer(x, 3)
+    assert result(x) == [5.0, 5.0]
+
+
+def test_a_dynamic_scalar_used_in_a_helper_names_its_function():
+    @gt.graph(backend="sim")
+    def stepped(s, x, n):
+        _repeated(s, x, 2)
+        add_one[1, int(n), s](x)
+
+    with pytest.raises(gt.DynamicScalarError, match="dynamic scalar of stepped: .* in "
+                       r"stepped's @graph\(static=\('n',\)\)"):
+        stepped(dev(0.0, 0.0), 2)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 import operator
 import os
 import threading
@@ -53,6 +54,17 @@ RETRACE_WARNING = 8  # distinct signatures before the retrace warning
 def _type_name(t: type) -> str:
     return t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}." \
         f"{t.__name__}"
+
+
+def _number_type(entry) -> type | None:
+    """The type of the number a parameter's cache key entry stands for: a dynamic
+    scalar's (its entry), a static bool's or number's; None for anything else."""
+    if isinstance(entry, type):
+        return entry
+    if type(entry) is tuple and len(entry) == 3 and entry[0] == "static" and \
+            issubclass(entry[1], (numbers.Number, np.bool_)):
+        return entry[1]
+    return None
 
 
 class RetraceWarning(UserWarning):
@@ -582,15 +594,20 @@ class GraphFunction:
         parts = [k[0] for k in self._keys_seen]
         changing = [(p, [k[i] for k in parts]) for i, p in enumerate(self.params[self._lead:])
                     if len({repr(k[i]) for k in parts}) > 1]
-        # a dynamic scalar's key is its type: a number of another type is a new signature
-        typed = [(p, seen) for p, seen in changing if all(isinstance(v, type) for v in seen)]
+        # a dynamic scalar's key is its type: a number of another type is a new
+        # signature; so is a bool (static) given where numbers are
+        typed = [(p, [_number_type(v) for v in seen]) for p, seen in changing
+                 if any(isinstance(v, type) for v in seen) and
+                 all(_number_type(v) is not None for v in seen)]
         other = [p for p, seen in changing if all(not isinstance(v, type) for v in seen)]
         advice = []
         if typed:
             types = ", ".join(dict.fromkeys(_type_name(v) for _, seen in typed for v in seen))
             names = ", ".join(p for p, _ in typed)
-            advice.append(f"the type of the number(s) {names} keeps changing ({types}): "
-                          f"pass one type every call (float({typed[0][0]}) or "
+            bools = "; a bool is static, a graph per value" if any(
+                issubclass(v, (bool, np.bool_)) for _, seen in typed for v in seen) else ""
+            advice.append(f"the type of the number(s) {names} keeps changing ({types}"
+                          f"{bools}): pass one type every call (float({typed[0][0]}) or "
                           f"np.float32({typed[0][0]}))")
         if other or not typed:
             what = f"argument(s) {', '.join(other)} keep changing" if other else \

@@ -310,3 +310,21 @@ def test_a_dynamic_scalar_used_in_a_helper_names_its_function():
     with pytest.raises(gt.DynamicScalarError, match="dynamic scalar of stepped: .* in "
                        r"stepped's @graph\(static=\('n',\)\)"):
         stepped(dev(0.0, 0.0), 2)
+
+
+def test_the_retrace_warning_names_a_number_that_is_sometimes_a_bool():
+    """A parameter given numbers of several types and bools (static) was blamed on
+    the aliasing of arrays."""
+    @gt.graph(backend="sim")
+    def scaled(s, x, a):
+        put[1, 2, s](x, a)
+
+    x = dev(0.0, 0.0)
+    values = [1.0, np.float64(2.0), True, False, np.float32(3.0), 4, np.int64(5),
+              np.int32(6), np.float16(7.0)]
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for a in values:
+            scaled(x, a)
+    message = str(rec[0].message)
+    assert "the type of the number(s) a keeps changing (float, numpy.float64, bool" in message
+    assert "a bool is static" in message and "aliasing" not in message

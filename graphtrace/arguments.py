@@ -20,8 +20,8 @@ import numpy as np
 
 from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
-from .reach import _GROUPS, _MAX_DEPTH, _Held, _attributes, _is_value, container, \
-    contents, own_object, pure_values
+from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _attributes, _is_value, \
+    container, contents, own_object, pure_values
 from .scalar import same_value, value_key
 from .tree import children, rebuild
 
@@ -159,10 +159,10 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
             seen.add(_TOO_DEEP)
         return (Identity(obj),)
     seen.add(id(obj))   # the objects above it: a cycle
-    out = tuple((name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
-                if names is None or name in names)
+    out = [(name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
+           if names is None or name in names]
     seen.discard(id(obj))
-    return out
+    return tuple(out)
 
 
 def _entry(v, names, depth: int, seen: set):
@@ -174,25 +174,28 @@ def _entry(v, names, depth: int, seen: set):
     ``reach.contents``: a deque, a set of them) item by item; anything else by
     identity (held, so that a freed object's id, given to a new one, finds no
     stale graph). A container deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP``)."""
-    if v is None or _is_value(v):
-        return type(v), _Held(v) if type(v) in _GROUPS else value_key(v)
+    t = type(v)
+    if t in _PLAIN_VALUES:   # at once
+        return t, value_key(v)
+    if _is_value(v):
+        return t, _Held(v) if t in _GROUPS else value_key(v)
+    if own_object(v):
+        if names is None and not _valued(t):
+            return Identity(v)
+        return t, _settings(v, names, depth + 1, seen)
     form = pure_values(v)
     if form is not None:
-        return type(v), _Held(form)
-    if own_object(v):
-        if names is None and not _valued(type(v)):
-            return Identity(v)
-        return type(v), _settings(v, names, depth + 1, seen)
+        return t, _Held(form)
     items = children(v)
-    if items is None and container(type(v)):
+    if items is None and container(t):
         items = contents(v, "")
     if items is None:
         return Identity(v)
     if depth >= _MAX_DEPTH:
         seen.add(_TOO_DEEP)
         return Identity(v)
-    return type(v), tuple((type(k), value_key(k), _entry(x, names, depth + 1, seen))
-                          for k, x in items)
+    return t, tuple((type(k), value_key(k), _entry(x, names, depth + 1, seen))
+                    for k, x in items)
 
 
 _TOO_DEEP = object()   # in _settings' seen: an object lay too deep to key by its values

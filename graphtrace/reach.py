@@ -1235,17 +1235,22 @@ def pure_values(v):
 _PURE = (list, tuple, dict, set, frozenset, deque)
 
 
+_PLAIN_VALUES = frozenset({int, float, complex, bool, str, bytes, type(None)})
+
+
 def _pure(x, depth: int):
+    if type(x) in _PLAIN_VALUES:   # at once
+        return x
     if isinstance(x, _PURE):
         if depth > _MAX_DEPTH:
             return MISSING
-        if isinstance(x, (set, frozenset)):
-            items = [_pure(y, depth + 1) for y in x]
-            return MISSING if any(y is MISSING for y in items) else (type(x), frozenset(items))
         if isinstance(x, dict):
             items = tuple((_pure(k, depth + 1), _pure(y, depth + 1)) for k, y in x.items())
             if any(k is MISSING or y is MISSING for k, y in items):
                 return MISSING
+        elif isinstance(x, (set, frozenset)):
+            items = [_pure(y, depth + 1) for y in x]
+            return MISSING if any(y is MISSING for y in items) else (type(x), frozenset(items))
         else:
             items = tuple(_pure(y, depth + 1) for y in x)
             if any(y is MISSING for y in items):

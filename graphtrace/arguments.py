@@ -12,16 +12,19 @@ address of every array the function reaches by name (``reach.py``).
 """
 from __future__ import annotations
 
+import dis
 import numbers
 import operator
+import types
 from functools import partial
 
 import numpy as np
 
 from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
+from .held import loaded_names
 from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _attributes, _is_value, \
-    container, contents, own_object, pure_values
+    class_attribute, container, contents, own_object, pure_values
 from .scalar import same_value, value_key
 from .tree import children, rebuild
 
@@ -135,15 +138,20 @@ def _object_key(obj, names: frozenset, seen: set) -> tuple:
     """``(identity, values)``: what the cache key holds of an object of the program's
     own passed as an argument (``step(w, cfg)`` reading ``cfg.lr``). Where its class
     says equal objects are interchangeable (``_valued``: a frozen dataclass) and
-    every attribute holds values alone, the values of all its attributes: an equal
-    config made anew at every call finds its graph (all of them: its methods may
-    read what the function's code does not name). Otherwise the object itself and
+    every attribute holds values alone, the values of all its attributes (and of
+    those its class holds by the names read, ``_reads``): an equal config made
+    anew at every call finds its graph (all of them: its methods may read what
+    the function's code does not name). Otherwise the object itself and
     ``_settings`` of ``names`` (``_TOO_DEEP`` put in ``seen`` where one lies
     deeper than ``_MAX_DEPTH``: values alone lie no deeper)."""
     if _valued(type(obj)):
         values = _settings(obj, None, 0, set())
-        if _values_alone(values):
-            return None, values
+        if _values_alone(values):   # and the values its class holds (Cfg.scale)
+            names, held = _reads(type(obj), names)
+            mine = {name for name, _ in values}
+            return None, values + tuple((name, _entry(class_attribute(type(obj), name), names,
+                                                      0, set())) for name in held
+                                        if name not in mine)
     return Identity(obj), _settings(obj, names, 0, seen)
 
 
@@ -159,10 +167,55 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
             seen.add(_TOO_DEEP)
         return (Identity(obj),)
     seen.add(id(obj))   # the objects above it: a cycle
-    out = [(name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
-           if names is None or name in names]
+    if names is not None:
+        names, held = _READS.get((type(obj), names)) or _reads(type(obj), names)
+        out = [(name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
+               if name in names]
+    else:
+        held, out = (), [(name, _entry(v, None, depth, seen)) for name, v in _attributes(obj)]
+    if held:   # the values its class holds by those names (Cfg.scale = 2.0)
+        mine = {name for name, _ in out}
+        out += [(name, _entry(class_attribute(type(obj), name), names, depth, seen))
+                for name in held if name not in mine]
     seen.discard(id(obj))
     return tuple(out)
+
+
+_READS: dict = {}   # (class, names) -> _reads
+
+
+def _reads(t: type, names: frozenset) -> tuple:
+    """``(names, held)``: ``names`` (those the function's code loads) and those the
+    methods and properties of ``t`` it names load in turn (``cfg.rate()`` reading
+    ``self.base``), but what they store (a counter a method keeps); and those of
+    them by which ``t`` (or a base) holds values (``Cfg.scale``, read through an
+    object that does not hold it). Found once per class and names."""
+    hit = _READS.get((t, names))
+    if hit is None:   # (the call path looks it up itself)
+        out, todo = set(names), list(names)
+        while todo:
+            f = class_attribute(t, todo.pop())
+            f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
+            if isinstance(f, types.FunctionType):
+                new = loaded_names(f) - _stored(f.__code__) - out
+                out |= new
+                todo += new
+        held = tuple(sorted(n for n in out if not n.startswith("__") and (
+            _is_value(v := class_attribute(t, n)) or pure_values(v) is not None)))
+        hit = _READS[(t, names)] = (frozenset(out), held)
+    return hit
+
+
+def _stored(code) -> set:
+    """The attribute names a code object (and the code nested in it) stores or
+    deletes."""
+    out, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        todo += [x for x in c.co_consts if isinstance(x, types.CodeType)]
+        out.update(i.argval for i in dis.get_instructions(c)
+                   if i.opname in ("STORE_ATTR", "DELETE_ATTR"))
+    return out
 
 
 def _entry(v, names, depth: int, seen: set):

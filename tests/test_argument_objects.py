@@ -328,3 +328,63 @@ def test_the_retrace_warning_names_a_number_that_is_sometimes_a_bool():
     message = str(rec[0].message)
     assert "the type of the number(s) a keeps changing (float, numpy.float64, bool" in message
     assert "a bool is static" in message and "aliasing" not in message
+
+
+class _Scaled:
+    scale = 1.0   # read through the object, held by the class
+
+    def __init__(self):
+        self.base, self.calls = 1.0, 0
+
+    def rate(self):   # what the graph function does not name: base, scale
+        self.calls += 1   # a counter the method keeps: not keyed
+        return self.base * self.scale
+
+
+@dataclasses.dataclass(frozen=True)
+class _FrozenScaled:
+    lr: float = 1.0
+    scale = 1.0
+
+
+@gt.graph(backend="sim")
+def _scaled(s, out, cfg):
+    put[1, 2, s](out, cfg.scale)
+
+
+@gt.graph(backend="sim")
+def _rated(s, out, cfg):
+    put[1, 2, s](out, cfg.rate())
+
+
+@pytest.mark.parametrize("make", [_Scaled, _FrozenScaled])
+def test_a_value_the_class_of_an_argument_object_holds_is_keyed(make):
+    """``Cfg.scale = 2.0``, read as ``cfg.scale``, replayed the old value: the key
+    held the object's own attributes alone."""
+    out, cfg = dev(0.0, 0.0), make()
+    _scaled(out, cfg)
+    type(cfg).scale = 2.0
+    try:
+        _scaled(out, cfg)
+    finally:
+        type(cfg).scale = 1.0
+    assert result(out) == [2.0, 2.0]
+
+
+def test_what_the_methods_of_an_argument_object_read_is_keyed():
+    """``cfg.rate()`` reading ``self.base`` and ``Cfg.scale``: a change to either
+    replayed the old rate; the counter the method keeps traces nothing anew."""
+    out, cfg, before = dev(0.0, 0.0), _Scaled(), _rated.cache_info().misses
+    _rated(out, cfg)
+    cfg.calls += 5
+    _rated(out, cfg)
+    assert _rated.cache_info().misses - before == 1
+    cfg.base = 3.0
+    _rated(out, cfg)
+    assert result(out) == [3.0, 3.0]
+    _Scaled.scale = 2.0
+    try:
+        _rated(out, cfg)
+    finally:
+        _Scaled.scale = 1.0
+    assert result(out) == [6.0, 6.0]

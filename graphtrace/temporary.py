@@ -28,8 +28,8 @@ operating system or CUDA hands out (user space and CUDA's unified addresses
 lie below 2**57); ranges are never reused in a process and a gap separates
 neighbours, so a temporary never meets an argument nor another temporary.
 The object the function gets (``Temporary``) has a geometry and makes views,
-and nothing can read it: it refuses element reads and array interfaces, and
-every use after its trace ended.
+and nothing can read it: it refuses element reads, writes, host arithmetic and
+array interfaces, and every use after its trace ended.
 """
 from __future__ import annotations
 
@@ -106,8 +106,9 @@ class Temporary:
     any device array. It has ``shape``, ``dtype``, ``strides``, ``size``,
     ``ndim``, ``itemsize``, ``nbytes``, ``name``; basic slicing, ``reshape`` and
     ``ravel`` (of contiguous views), ``view(dtype)``, ``T``/``transpose`` make
-    views that move with it. It holds no values while tracing: reading it on
-    the host is an error, and so is any use once its trace has ended.
+    views that move with it. It holds no values while tracing: reading, writing
+    or computing with it on the host is an error, and so is any use once its
+    trace has ended.
     """
 
     __slots__ = ("_shadow_", "_life")
@@ -205,7 +206,17 @@ class Temporary:
             "to kernels, s.copy and s.memset on the proxy stream")
 
     __array__ = __float__ = __int__ = __index__ = __bool__ = __complex__ = _refuse
+    __array_ufunc__ = __contains__ = __round__ = __trunc__ = __floor__ = __ceil__ = _refuse
     __array_interface__ = __cuda_array_interface__ = property(_refuse)
+
+    def __setitem__(self, key, _value):
+        self._a   # noqa: B018  (after the trace, any use is refused as such)
+        raise HostSyncError(
+            f"writing into temporary {self._life.name} on the host inside a trace: it is "
+            "device memory the graph owns, written when the graph runs; write it on the "
+            "proxy stream: in a kernel, with s.memset, or s.copy from an array passed in")
+
+    __hash__ = object.__hash__   # (== is refused with numbers and arrays: below)
 
     def __getattr__(self, name):
         self._a   # noqa: B018  (after the trace, any use is refused as such)
@@ -220,6 +231,40 @@ class Temporary:
             return f"<graphtrace temporary {life.name} (its trace has ended)>"
         a = self._shadow_
         return f"<graphtrace temporary {life.name}: {a.dtype}{list(a.shape)}>"
+
+
+def _operate(t: Temporary, spelled: str, other=None):
+    """Refuse host arithmetic, a comparison or an in-place update of a temporary
+    (``spelled``: ``"{} + ..."``, ``"-{}"``, ``"{} += ..."``); ``==`` and ``!=`` with
+    what is no number nor array (another temporary too) compare identities, as for
+    any object, so that lists and dicts of temporaries work."""
+    t._a   # noqa: B018  (after the trace, any use is refused as such)
+    if spelled[3:5] in ("==", "!=") and (is_temporary(other) or not (isinstance(
+            other, (int, float, complex, np.generic, np.ndarray))
+            or hasattr(type(other), "__cuda_array_interface__"))):
+        return NotImplemented
+    update = spelled.endswith("= ...") and spelled[3:5] not in ("==", "!=", "<=", ">=")
+    raise HostSyncError(
+        f"{spelled.format(t._life.name)} on the host inside a trace: a temporary holds "
+        "no values until the graph runs; do it on the device, in a kernel launched on the "
+        "proxy stream" + ("" if update else " (its result in another temporary, s.empty)"))
+
+
+def _operator(spelled: str):
+    return lambda self, other=None, *_: _operate(self, spelled, other)
+
+
+for _name, _op in {"add": "+", "sub": "-", "mul": "*", "truediv": "/", "floordiv": "//",
+                   "mod": "%", "pow": "**", "matmul": "@", "and": "&", "or": "|",
+                   "xor": "^", "lshift": "<<", "rshift": ">>"}.items():
+    setattr(Temporary, f"__{_name}__", _operator(f"{{}} {_op} ..."))
+    setattr(Temporary, f"__r{_name}__", _operator(f"... {_op} {{}}"))
+    setattr(Temporary, f"__i{_name}__", _operator(f"{{}} {_op}= ..."))
+for _name, _spelled in {"lt": "{} < ...", "le": "{} <= ...", "gt": "{} > ...",
+                        "ge": "{} >= ...", "eq": "{} == ...", "ne": "{} != ...",
+                        "neg": "-{}", "pos": "+{}", "abs": "abs({})", "invert": "~{}",
+                        "divmod": "divmod({}, ...)", "rdivmod": "divmod(..., {})"}.items():
+    setattr(Temporary, f"__{_name}__", _operator(_spelled))
 
 
 def is_temporary(v) -> bool:

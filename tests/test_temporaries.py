@@ -477,6 +477,48 @@ def test_reading_a_temporary_on_the_host_while_tracing_is_refused(read):
         f.trace()
 
 
+def _write_item(t):
+    t[0] = 1.0
+
+
+def _write_slice(t):
+    t[1:] = np.ones(3, np.float32)
+
+
+def _augment(t):
+    t += 1
+
+
+def _augment_view(t):
+    t[:2] *= 2
+
+
+@pytest.mark.parametrize("use", [
+    _write_item, _write_slice, _augment, _augment_view, lambda t: t + 1,
+    lambda t: 2 * t, lambda t: t @ t, lambda t: -t, lambda t: abs(t), lambda t: t < 0,
+    lambda t: t == 0, lambda t: t != 1.5, lambda t: t == np.zeros(4),
+    lambda t: np.ones(4) + t, lambda t: np.sin(t), lambda t: divmod(t, 2),
+    lambda t: round(t), lambda t: 1.0 in t, lambda t: int(t[:1])])
+def test_writing_or_computing_with_a_temporary_on_the_host_is_refused(use):
+    @gt.graph
+    def f(s):
+        t = s.empty(4, np.float32)
+        use(t)
+    with pytest.raises(gt.HostSyncError, match="tmp0.*inside a trace") as e:
+        f.trace()
+    assert e.value.source[0] == F and "proxy stream" in str(e.value)
+
+
+def test_a_temporary_compares_by_identity_with_what_is_no_number_nor_array():
+    @gt.graph
+    def f(s):
+        t, u = s.empty(4), s.empty(4)
+        assert t in [None, u, t] and t != "t" and t != u and {t: 1}[t] == 1
+        assert not (t == None)                       # noqa: E711
+        [None, t, u].remove(u)
+    f.trace()
+
+
 def test_a_temporary_cannot_be_handed_to_a_library_while_tracing():
     @gt.graph
     def f(s):

@@ -409,6 +409,10 @@ def test_a_temporary_used_after_its_trace_names_where_it_was_made():
         with pytest.raises(gt.TraceError, match="used after the trace"):
             late(made[0])
     assert "its trace has ended" in repr(made[0])
+    with pytest.raises(gt.TraceError) as e:
+        add[1, 4](made[0], dev(np.zeros(4)))         # late-launch
+    check(e, "late-launch", "used after the trace")  # (not a simulator thread's line)
+    assert str(e.value).startswith(f"test_temporaries.py:{line_of(F, 'late-launch')}: ")
 
 
 KEPT, HELD = None, []

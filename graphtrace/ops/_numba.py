@@ -23,7 +23,8 @@ from ..buffers import Buffer
 from ..context import ProxyStream, current_tracer, on_trace_start
 from ..errors import ArgumentError, KernelArgumentError, StreamError, user_frame
 from ..scalar import Scalar
-from ..tree import materialize, tree_map
+from ..temporary import is_temporary
+from ..tree import leaves, materialize, tree_map
 from ._intents import (_dotted, _parse, calls_device_functions, infer_intents,
                        resolve_dotted, stale as _intents_stale, vararg_intent, writes_outside)
 from ._numba_sim import is_device_function, run_numba_kernel
@@ -501,10 +502,10 @@ def _install_launch_syntax():
     if "numba.cuda.simulator.kernel" in sys.modules:
         from numba.cuda.simulator.kernel import FakeCUDAKernel
         _patch_launch_syntax(FakeCUDAKernel)   # (kernel[grid, block] is the kernel there)
-        _refuse_configured_calls(FakeCUDAKernel, lambda k: k.fn.__name__)
+        _refuse_configured_calls(FakeCUDAKernel, lambda k: k.fn.__name__, simulated=True)
 
 
-def _refuse_configured_calls(cls, name_of) -> None:
+def _refuse_configured_calls(cls, name_of, simulated=False) -> None:
     """A launch configured before the trace (``cfg = kernel[grid, block]``, or
     ``kernel.configure(...)``) and called inside it would run at once on a real
     stream, outside the graph, and every replay would skip it: refused."""
@@ -519,6 +520,10 @@ def _refuse_configured_calls(cls, name_of) -> None:
                 f"numba kernel {name} configured before the trace ({name}[grid, block]) is "
                 "called inside it: it would run now, on a real stream, and escape the graph; "
                 f"launch it on the proxy stream, {name}[grid, block, s](...)")
+        if simulated:   # a temporary kept past its trace is refused here, at the user's
+            for v in leaves(args):   # line, not in a thread of the simulator's
+                if is_temporary(v):
+                    v.shape   # noqa: B018  (refused: its trace has ended)
         return call(self, *args, **kwargs)
 
     __call__._graphtrace = True

@@ -98,9 +98,9 @@ def _reached_changing(fixed: list) -> str:
                 "dynamic scalar, rebound without tracing again) instead of reading it off a "
                 "global or closure name")
     return (f"what the names it reaches hold keeps changing ({shown}): arrays reached by "
-            "name are part of the signature, so a list that gains arrays at every call "
-            "(results a host callback appends) traces anew each time; keep results in "
-            "arrays made once, or pass the arrays as arguments")
+            "name are part of the signature, so a list the graph uses that gains arrays "
+            "at every call traces anew each time; keep results in arrays made once, or "
+            "pass the arrays as arguments")
 
 
 _VALUE_TYPES = (int, float, complex, str, bytes, np.number, np.bool_, tuple, frozenset)

@@ -955,8 +955,8 @@ class Reach:
             late = not defined and not hasattr(builtins, name) and \
                 name in (loaded := loaded if loaded is not None else
                          {n for n, _ in name_chains(code, {})})
-            if _leaves(v, name) or defined and (_may_hold_arrays(v) or _holds_callables(v)) \
-                    or late:
+            if name in read and (_leaves(v, name) or late or defined and (  # not what only
+                    _may_hold_arrays(v) or _holds_callables(v))):   # host callbacks reach
                 key = id(v) if v is not None else (id(fn), name)   # None is one object
                 label = name if labels.setdefault(name, key) == key else \
                     f"{fn.__name__}.{name}"

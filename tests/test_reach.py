@@ -5,7 +5,9 @@ reassigned name must change the result of the next call (tracked), and an
 array graphtrace cannot watch is an error at the user's line (refused).
 The function stays usable after every error.
 """
+import functools
 import types
+import warnings
 
 import numpy as np
 import pytest
@@ -612,6 +614,56 @@ def test_state_a_host_callback_keeps_in_globals_is_not_watched(call):
         f(dev(i, i), h)
     assert progress.calls == 6 and progress.last == 5.0
     assert f.cache_info().misses == 1
+
+
+KEPT_BY_CALLBACK = []   # host copies a host callback keeps: its state
+SOURCE = dev(3, 3)       # an array the graph itself reads by name, beside them
+
+
+def _keep(h):
+    KEPT_BY_CALLBACK.append(h.copy())
+
+
+def _keep_through_a_helper(h):
+    _keep(h)
+
+
+def _callback(how):
+    kept = KEPT_BY_CALLBACK   # (a closure variable of the callback below)
+
+    def cb(h):
+        kept.append(h.copy())
+    return {"global function": "s.host(_keep, h)",
+            "helper it calls": "s.host(_keep_through_a_helper, h)",
+            "lambda": "s.host(lambda a: KEPT_BY_CALLBACK.append(a.copy()), h)",
+            "partial": "s.host(functools.partial(_keep), h)",
+            "closure": "s.host(cb, h)"}[how], cb
+
+
+@pytest.mark.parametrize("how", ["global function", "helper it calls", "lambda", "partial",
+                                 "closure"])
+def test_arrays_a_host_callback_keeps_by_name_are_not_the_graphs(how):
+    """A global list of host arrays a callback appends to is what it does when it
+    runs: not part of the signature (each call would trace anew); the arrays the
+    graph reads by name beside it still are."""
+    call, cb = _callback(how)
+    ns = {**globals(), "cb": cb, "functools": functools}
+    exec(f"@gt.graph(backend='sim')\ndef f(s, x, h):\n    add_into[1, 2, s](SOURCE, x)\n"
+         f"    s.copy(h, x)\n    {call}\n", ns)
+    f, x, h = ns["f"], dev(0, 0), gt.pinned_empty(2, np.float32)
+    KEPT_BY_CALLBACK.clear()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", gt.RetraceWarning)
+            for _ in range(10):
+                f(x, h)
+        assert f.cache_info().misses == 1 and len(KEPT_BY_CALLBACK) == 10
+        assert KEPT_BY_CALLBACK[-1].tolist() == [30.0, 30.0]
+        ns["SOURCE"] = dev(1, 1)
+        f(x, h)                               # the graph's own global: rebound
+        assert KEPT_BY_CALLBACK[-1].tolist() == [31.0, 31.0]
+    finally:
+        KEPT_BY_CALLBACK.clear()
 
 
 class _SelfHolding:

@@ -314,13 +314,15 @@ def _report_logged():   # a host callback reaching a host array and a list by na
 @gt.graph
 def copies_and_reports(s, x):
     s.copy(LOGGED_H, x)
+    for h in LOGGED_L:     # the graph's own list (what only the callback reaches is not)
+        s.copy(h, x)
     s.host(_report_logged)
 
 
 def test_the_retrace_reason_names_arrays_a_callback_reaches_without_failing(info):
     x = cuda.to_device(np.arange(4.0))
     copies_and_reports(x)
-    LOGGED_L.append(LOGGED_H)   # a list the callback reaches now holds an array
+    LOGGED_L.append(LOGGED_H)   # a list the graph reaches now holds an array
     try:
         copies_and_reports(x)   # the reason logged: it raised IndexError
         reason = retrace_reason(info, "copies_and_reports")

@@ -1010,3 +1010,146 @@ def test_names_the_compiler_spells_otherwise_are_not_taken_for_an_edited_file(tm
     spec.loader.exec_module(module)
     assert intents(module.k_micro) == ["r", "w"]
     assert intents(module.Holder.k_mangled) == ["r", "w"]
+
+
+# --- q = p[i]; q += v: a number where p[i] takes every dimension ------------------------
+
+F8 = np.dtype(np.float64)
+
+
+def at(k, *dims, dtype=F8):
+    """Intents of ``k`` launched on arrays of these numbers of dimensions (None: no array)."""
+    return infer_intents(k.py_func, [None if d is None else (d, dtype) for d in dims])
+
+
+def test_an_element_augmented_in_a_local_name_writes_only_where_it_is_a_view():
+    @cuda.jit
+    def elem(x, y, out):
+        i = cuda.grid(1)
+        v = x[i]
+        v += y[i]
+        out[i] = v
+
+    @cuda.jit
+    def loop(x, out):
+        s = 0.0
+        for v in x:
+            v *= 2.0
+            s += v
+        out[0] = s
+
+    @cuda.jit
+    def two(a, out):
+        i, j = cuda.grid(2)
+        n = cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+        s = a[i, 0]
+        s += a[n, j]
+        t = a[a.shape[0] - 1, len(a) - 1]
+        t -= 1
+        out[i] = s + t
+    assert intents(elem) == ["rw", "r", "w"]           # without the arrays: may be a view
+    assert at(elem, 1, 1, 1) == ["r", "r", "w"]
+    assert at(elem, 2, 1, 1) == ["rw", "r", "w"]       # x[i] is a row of a 2-D x
+    assert at(loop, 1, 1) == ["r", "w"] and at(loop, 2, 1) == ["rw", "w"]
+    assert at(two, 2, 1) == ["r", "w"] and at(two, 3, 1) == ["rw", "w"]
+
+
+@pytest.mark.parametrize("dims", [1, 2])
+def test_views_and_elements_of_unknown_kind_augmented_still_write(dims):
+    @cuda.jit
+    def sliced(x, out):
+        i = cuda.grid(1)
+        v = x[i:i + 2]
+        v += 1
+
+    @cuda.jit
+    def by_parameter(x, j):
+        v = x[j]            # j may be a tuple or a slice
+        v += 1
+
+    @cuda.jit
+    def by_slice_name(x, out):
+        sl = slice(0, 2)
+        v = x[sl]
+        v += 1
+
+    @cuda.jit
+    def new_axis(x, out):
+        i = cuda.grid(1)
+        v = x[None, i]
+        v += 1
+        w = x[..., i]
+        w += 1
+
+    @cuda.jit
+    def either(x, c):
+        i = cuda.grid(1)
+        v = x[i] if c else x
+        v += 1
+
+    @cuda.jit
+    def reshaped(x, out):
+        v = x.reshape(2, -1)[0]
+        v += 1
+
+    @cuda.jit
+    def tuple_index(x, out):
+        idx = (0,)
+        v = x[idx]
+        v += 1
+
+    @cuda.jit
+    def bool_index(x, out):
+        v = x[True]
+        v += 1
+
+    @cuda.jit
+    def passed_on(x, out):
+        for i, v in enumerate(iter(x)):
+            v += 1
+    for k in (sliced, by_parameter, by_slice_name, new_axis, either, reshaped, tuple_index,
+              bool_index, passed_on):
+        assert at(k, dims, None)[0] == "rw", k.__name__
+
+
+def test_an_element_augmented_stays_written_for_records_0d_arrays_and_tuples():
+    @cuda.jit
+    def elem(x, out):
+        v = x[0]
+        v += 1
+
+    @cuda.jit
+    def items(arrs, out):
+        for v in arrs:      # a tuple of arrays: each item is an array
+            v += 1
+
+    @cuda.jit
+    def rows(arrs, out):
+        a = arrs[0]
+        a += 1
+    record = np.dtype([("a", np.float64), ("b", np.int32)])
+    assert at(elem, 1, 1, dtype=record)[0] == "rw"
+    assert at(elem, 1, 1, dtype=np.dtype((np.float64, (3,))))[0] == "rw"
+    assert at(elem, 0, 1)[0] == "rw"
+    assert at(items, None, 1)[0] == "rw" and at(rows, None, 1)[0] == "rw"
+    assert at(items, 1, 1)[0] == "r"   # given an array, its items are numbers
+
+
+def test_an_element_augmented_in_a_name_reaches_the_graph_by_the_arrays_dimensions():
+    @cuda.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        v = x[i]
+        v += 1
+        out[i] = v
+
+    @gt.graph
+    def f(s, x, a, b):
+        k[1, 4, s](x, a)
+        k[1, 4, s](x, b)
+    g = f.trace(A(4), A(4), A(4))
+    assert [m for b, m in g.nodes[0].accesses if b.label == "x"] == ["r"]
+    assert not g.nodes[1].deps                        # two readers of x: independent
+    g = f.trace(A((4, 4)), A((4, 4)), A((4, 4)))      # rows of x: written through
+    assert [m for b, m in g.nodes[0].accesses if b.label == "x"] == ["rw"]
+    assert g.nodes[1].deps

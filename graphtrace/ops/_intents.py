@@ -22,7 +22,9 @@ no other mutable container.
 
 What writes: a store or ``del`` through an alias (``q[i] = v``, ``q.x = v``,
 ``q[i] += v``, ``for q[i] in ...``); ``q += v`` on a name that may be an array
-view; atomics and cache-hinted stores (``cuda.stcg``) on their first argument;
+view (one bound to ``p[i, j]`` or a loop item of ``p``, sure integer indices
+taking every dimension of an array ``p`` of numbers, is a number: ``Intents.numbers``
+says which, and a launch's arrays decide, ``modes_for``); atomics and cache-hinted stores (``cuda.stcg``) on their first argument;
 a device function whose own analysis writes the parameter it is given; any
 other call given an alias; and whatever escapes the analysis: a parameter
 mentioned inside a nested function or lambda, bound to a ``global`` or
@@ -60,8 +62,12 @@ from ..reach import _lookup, name_chains
 __all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]
 
 # Kinds of alias: "a" may be (a view of) the parameter's memory, "t" may be a
-# tuple holding such, "m" may be its metadata (or, in a namedtuple, a field).
-_A, _T, _M = "a", "t", "m"
+# tuple holding such, "m" may be its metadata (or, in a namedtuple, a field); an
+# int ``n``: the parameter (0), or what ``n`` integer indices of it give (``p[i]``,
+# ``p[i, 1:]``, a loop item), a number where ``p`` has ``n`` dimensions, else a view;
+# "p" the parameter where it is a tuple, "e" an array in it (neither where it is an array).
+_A, _T, _M, _P, _E = "a", "t", "m", "p", "e"
+_TUPLES = (_T, _P)
 _NONE: frozenset = frozenset()
 
 # Builtins by what their result may be: new, what they are given (or its items), or a
@@ -83,6 +89,8 @@ _CUDA_SCALAR_MODULES = ("libdevice.", "fp16.", "bf16.")
 _CUDA_VECTOR = re.compile(r"(u?(char|short|int|long|longlong)|float|double|u?int(8|16|32|64)"
                           r"|float(16|32|64))(x)?[1-4]$")
 _CUDA_STORES = {"stcg", "stcs", "stwb", "stwt"}   # first argument written, like atomics
+_CUDA_INTS = {f"{v}.{d}" for v in ("threadIdx", "blockIdx", "blockDim", "gridDim")
+              for d in "xyz"} | {"laneid", "warpsize"}
 
 
 def _names(r) -> set:
@@ -91,7 +99,20 @@ def _names(r) -> set:
 
 def _elem(r) -> frozenset:
     """Roots of an element, view or field of something with roots ``r``."""
-    return frozenset((p, _A if k == _T else k) for p, k in r) | {x for x in r if x[1] == _T}
+    return _index(r, None)
+
+
+def _index(r, n: int | None) -> frozenset:
+    """Roots of ``x[...]`` for ``x`` with roots ``r``, the index taking ``n``
+    dimensions (None: unknown, or a field or view of ``x`` other than by index)."""
+    return frozenset((p, _E if k == _P else (k + n if n is not None and type(k) is int else _A)
+                      if k == _T or type(k) is int else k) for p, k in r) \
+        | {x for x in r if x[1] in _TUPLES}
+
+
+def _loose(r) -> frozenset:
+    """``r`` with its dimensions forgotten (a reshape, what a call passes on)."""
+    return frozenset((p, _A if type(k) is int else k) for p, k in r)
 
 
 def _pack(r) -> frozenset:
@@ -164,7 +185,8 @@ def _cuda_kind(rel: str) -> str:
 class Intents:
     """What a function does to its parameters (``"r"``, ``"w"`` or ``"rw"``)."""
 
-    def __init__(self, params, modes, vararg=None, kwonly=None, returns=_NONE, outside=()):
+    def __init__(self, params, modes, vararg=None, kwonly=None, returns=_NONE, outside=(),
+                 numbers=None):
         self.params, self.modes = list(params), list(modes)   # positional parameters
         self.vararg = vararg            # (name, intent) of ``*args``, or None
         self.kwonly = dict(kwonly or {})
@@ -172,6 +194,21 @@ class Intents:
         # global or closure names it (or a device function it calls) stores into:
         # memory it is not given, so a kernel doing so is opaque
         self.outside = frozenset(outside)
+        # parameter -> (n, its mode where it is an array of at most n dimensions of
+        # numbers): it is written (in ``modes``) only by ``q += v`` of a name bound to
+        # ``p[i..]`` (n indices), which then is a number, not a view
+        self.numbers = dict(numbers or {})
+
+    def modes_for(self, arrays) -> list[str]:
+        """``modes`` for a launch whose argument ``i`` is ``arrays[i]``: ``(ndim,
+        dtype)`` of an array, or None where not known."""
+        out = list(self.modes)
+        for i, p in enumerate(self.params[:len(arrays)]):
+            hit, a = self.numbers.get(p), arrays[i]
+            if hit is not None and a is not None and 1 <= a[0] <= hit[0] and \
+                    a[1].kind in "biufc" and a[1].fields is None and a[1].subdtype is None:
+                out[i] = hit[1]
+        return out
 
     def mode(self, name) -> str | None:
         if name in self.params:
@@ -196,7 +233,7 @@ class _Analysis:
         self.vararg = a.vararg.arg if a.vararg else None
         self.kwonly = [x.arg for x in a.kwonlyargs]
         params = self.positional + self.kwonly + ([self.vararg] if self.vararg else [])
-        self.alias: dict[str, set] = {p: {(p, _A), (p, _T)} for p in params}
+        self.alias: dict[str, set] = {p: {(p, 0), (p, _P)} for p in params}
         if self.vararg:   # always a tuple
             self.alias[self.vararg] = {(self.vararg, _T)}
         self.nodes = [n for stmt in fdef.body for n in ast.walk(stmt)]
@@ -210,6 +247,8 @@ class _Analysis:
         self.callees: dict = {}
         self.devices: list = []   # (dotted name, device function) of the calls resolved
         self.read, self.written, self.outside = set(), set(), set()
+        self.numbers: dict[str, int] = {}   # p -> n: ``q += v`` of a q that is p[i..] (n)
+        self.ints = self._int_names()
 
     def _bound_names(self) -> set:
         """Names the function binds itself: calls through them are not resolved."""
@@ -250,7 +289,7 @@ class _Analysis:
             r = self.roots(e.value)
             return frozenset((p, _M) for p, _ in r) if e.attr in _METADATA else _elem(r)
         if isinstance(e, ast.Subscript):
-            return _elem(self.roots(e.value))
+            return _index(self.roots(e.value), self.taken(e.slice))
         if isinstance(e, ast.Starred):
             return self.roots(e.value)
         if isinstance(e, (ast.Tuple, ast.List, ast.Set)):
@@ -260,7 +299,7 @@ class _Analysis:
         if isinstance(e, ast.DictComp):
             return _pack(self.union([e.key, e.value]))
         if isinstance(e, ast.BinOp):   # arithmetic makes new arrays; + and * of tuples keep items
-            return frozenset((p, _T) for p, k in self.union([e.left, e.right]) if k == _T)
+            return frozenset((p, _T) for p, k in self.union([e.left, e.right]) if k in _TUPLES)
         if isinstance(e, (ast.Constant, ast.Compare, ast.UnaryOp, ast.JoinedStr, ast.Slice)):
             return _NONE
         if isinstance(e, ast.Lambda):
@@ -287,7 +326,93 @@ class _Analysis:
         shape = self.shape(it)
         if isinstance(shape, tuple):   # a tuple literal: any of its items
             return functools.reduce(_join, shape, _NONE)
-        return _elem(shape)
+        return _index(shape, 1)
+
+    # --- integer indices ---------------------------------------------------------
+    def taken(self, idx) -> int | None:
+        """How many dimensions index ``idx`` surely takes (slices none), or None."""
+        elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
+        if any(not isinstance(x, ast.Slice) and not self.is_int(x, self.ints) for x in elts):
+            return None
+        return sum(not isinstance(x, ast.Slice) for x in elts)
+
+    def is_int(self, e, ints) -> bool:
+        """Whether ``e`` is surely an int (not a tuple, slice, None or bool), the
+        local names in ``ints`` taken to be."""
+        if isinstance(e, ast.Constant):
+            return type(e.value) is int
+        if isinstance(e, ast.Name):
+            v = self.scope.get(e.id) if e.id not in self.local else None
+            return e.id in ints or type(v) is int
+        if isinstance(e, ast.BinOp):   # (int * tuple repeats the tuple)
+            left, right = self.is_int(e.left, ints), self.is_int(e.right, ints)
+            return left and right or (left or right) and not isinstance(e.op, ast.Mult)
+        if isinstance(e, ast.UnaryOp):
+            return not isinstance(e.op, ast.Not) and self.is_int(e.operand, ints)
+        if isinstance(e, ast.IfExp):
+            return self.is_int(e.body, ints) and self.is_int(e.orelse, ints)
+        if isinstance(e, ast.Subscript):   # p.shape[0]
+            return isinstance(e.value, ast.Attribute) and e.value.attr in ("shape", "strides")
+        if isinstance(e, ast.Attribute):   # p.size, cuda.threadIdx.x
+            if e.attr in ("size", "ndim", "itemsize", "nbytes"):
+                return True
+            head, *rest = _dotted(e).split(".")
+            rel = _cuda_name(self.scope.get(head), rest) if head not in self.local else None
+            return rel in _CUDA_INTS
+        if isinstance(e, ast.Call):
+            return self.int_call(e)
+        return False
+
+    def int_call(self, e) -> bool:
+        """Whether call ``e`` returns ints (``cuda.grid(2)``: a tuple of them)."""
+        kind, obj = self.callee(e.func)
+        if kind != "fresh":
+            return False
+        if any(obj is f for f in (len, int, round, abs, divmod, hash, ord)) or \
+                isinstance(obj, type) and issubclass(obj, np.integer):
+            return True
+        head, *rest = _dotted(e.func).split(".")
+        return head not in self.local and _cuda_name(self.scope.get(head), rest) in (
+            "grid", "gridsize", "popc", "brev", "clz", "ffs")
+
+    def _int_names(self) -> set:
+        """The local names every binding of which is an int (``i = cuda.grid(1)``,
+        ``i, j = cuda.grid(2)``, ``for j in range(n)``, ``i += 1``): the greatest
+        such set, so that ``i = i + 1`` keeps ``i`` an int."""
+        binds, handled = collections.defaultdict(list), set()
+
+        def bind(t, value) -> None:   # value: an expression, or True (an int)
+            if isinstance(t, ast.Name):
+                binds[t.id].append(value)
+                handled.add(id(t))
+            elif isinstance(t, (ast.Tuple, ast.List)) and value is not True:
+                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(t.elts):
+                    for x, v in zip(t.elts, value.elts):
+                        bind(x, v)
+                elif isinstance(value, ast.Call) and self.int_call(value):
+                    for x in t.elts:
+                        bind(x, True)
+        for n in self.nodes:
+            if isinstance(n, ast.Assign):
+                for t in n.targets:
+                    bind(t, n.value)
+            elif isinstance(n, (ast.AnnAssign, ast.NamedExpr)) and n.value is not None:
+                bind(n.target, n.value)
+            elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
+                bind(n.target, ast.BinOp(ast.Name(n.target.id, ast.Load()), n.op, n.value))
+            elif isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.iter, ast.Call) \
+                    and self.callee(n.iter.func)[1] is range:
+                bind(n.target, True)
+        bad = {n.id for n in self.nodes if isinstance(n, ast.Name)
+               and not isinstance(n.ctx, ast.Load) and id(n) not in handled}
+        ints = {name for name in binds if name not in bad and name not in self.alias}
+        changed = True
+        while changed:
+            before = len(ints)
+            ints = {name for name in ints
+                    if all(v is True or self.is_int(v, ints) for v in binds[name])}
+            changed = len(ints) != before
+        return ints
 
     # --- calls -----------------------------------------------------------------
     def callee(self, func):
@@ -340,11 +465,11 @@ class _Analysis:
         if kind == "fresh":
             return _NONE, [(every, "r")]
         if kind == "passing":
-            return every, [(every, "r")]
+            return _loose(every), [(every, "r")]
         if kind == "tuple":
-            return frozenset((p, k) for p, k in every if k == _T), [(every, "r")]
+            return frozenset((p, _T) for p, k in every if k in _TUPLES), [(every, "r")]
         if kind == "view":   # a view of the receiver
-            return self.roots(e.func.value), [(every, "r")]
+            return _loose(self.roots(e.func.value)), [(every, "r")]
         if kind == "store":   # the first argument is updated, the rest read
             first = e.args[0] if e.args and not starred and not e.keywords else None
             rest = [a for a in args if a is not first]
@@ -378,7 +503,7 @@ class _Analysis:
                 return tuple(map(substitute, shape))
             out = set()
             for q, k in shape:
-                out |= _pack(by_param[q]) if k == _T else _full(by_param[q])
+                out |= _pack(by_param[q]) if k in _TUPLES else _full(by_param[q])
             return frozenset(out)
         return substitute(s.returns), effects
 
@@ -408,7 +533,7 @@ class _Analysis:
                 parts = shape[:i] + (shape[i:i + k],) + shape[i + k:]
             pairs = zip(elts, parts)
         else:
-            item = _elem(_flat(shape))
+            item = _index(_flat(shape), 1)
             pairs = ((t, _pack(item) if isinstance(t, ast.Starred) else item) for t in elts)
         return any([self.bind(t, p) for t, p in pairs])
 
@@ -425,7 +550,7 @@ class _Analysis:
                     changed |= self.bind(n.target, self.shape(n.value))
                 elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
                     r = self.union([n.target, n.value])   # ``t += (p,)`` concatenates
-                    changed |= self.grow(n.target.id, frozenset((p, _T) for p, k in r if k == _T))
+                    changed |= self.grow(n.target.id, frozenset((p, _T) for p, k in r if k in _TUPLES))
                 elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
                     changed |= self.bind(n.target, self.item(n.iter))
                 elif isinstance(n, ast.withitem) and n.optional_vars is not None:
@@ -459,10 +584,14 @@ class _Analysis:
             elif isinstance(n, ast.AugAssign):
                 r = self.roots(n.target)
                 self.read |= _names(r)
-                if isinstance(n.target, ast.Name):   # in place, if it is an array view
-                    self.written |= {p for p, k in r if k == _A}
+                for p, k in r if isinstance(n.target, ast.Name) else ():   # in place, if
+                    if k == _A or k == 0:                                  # an array view
+                        self.written.add(p)
+                    elif type(k) is int or k == _E:   # p[i]: a number where p has as many
+                        k = 64 if k == _E else k          # dimensions; an array in p: none
+                        self.numbers[p] = min(k, self.numbers.get(p, k))
             elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):   # array items
-                self.read |= {p for p, k in self.roots(n.iter) if k == _A}
+                self.read |= {p for p, k in self.roots(n.iter) if k in (_A, _E) or type(k) is int}
             elif isinstance(n, ast.Call):
                 for r, mode in self.call(n)[1]:
                     if "r" in mode:
@@ -485,12 +614,14 @@ class _Analysis:
             if isinstance(n, ast.Return) and n.value is not None:
                 returns = _join(returns, self.shape(n.value))
 
-        def mode(p):
-            w, r = p in self.written, p in self.read
+        def mode(p, numbers=True):
+            w, r = p in self.written or numbers and p in self.numbers, p in self.read
             return "rw" if w and r else "w" if w else "r"
         return Intents(self.positional, [mode(p) for p in self.positional],
                        (self.vararg, mode(self.vararg)) if self.vararg else None,
-                       {p: mode(p) for p in self.kwonly}, returns, self.outside)
+                       {p: mode(p) for p in self.kwonly}, returns, self.outside,
+                       {p: (n, mode(p, False)) for p, n in self.numbers.items()
+                        if p in self.positional and p not in self.written})
 
 
 def resolve_dotted(py_func, dotted: str, quick: bool = False):
@@ -650,10 +781,13 @@ def _union(x: str, y: str) -> str:
     return "rw" if both >= {"r", "w"} else x
 
 
-def infer_intents(py_func) -> list[str] | None:
-    """Per positional parameter: ``"r"``, ``"w"`` or ``"rw"``; None without source."""
+def infer_intents(py_func, arrays=None) -> list[str] | None:
+    """Per positional parameter: ``"r"``, ``"w"`` or ``"rw"``; None without source.
+    ``arrays``: per argument, ``(ndim, dtype)`` of an array or None (``modes_for``)."""
     result = analyze(py_func)
-    return None if result is None else list(result.modes)
+    if result is None:
+        return None
+    return list(result.modes) if arrays is None else result.modes_for(arrays)
 
 
 def writes_outside(py_func) -> frozenset:

@@ -25,7 +25,7 @@ from ..errors import ArgumentError, KernelArgumentError, StreamError, user_frame
 from ..scalar import Scalar
 from ..temporary import is_temporary
 from ..tree import leaves, materialize, tree_map
-from ._intents import (_dotted, _parse, calls_device_functions, infer_intents,
+from ._intents import (_dotted, _parse, analyze, calls_device_functions, infer_intents,
                        resolve_dotted, stale as _intents_stale, vararg_intent, writes_outside)
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
@@ -67,6 +67,9 @@ class NumbaAdapter(Adapter):
         # memory it is not given: opaque, ordered after and before everything
         super().__init__(k, py_func.__name__, params, infer_intents(py_func),
                          opaque=bool(writes_outside(py_func)), vararg=vararg)
+        result = analyze(py_func)
+        if result is not None and result.numbers:   # q = x[i]; q += v: x read where a
+            self.by_arrays = result                # number is what x[i] gives
         if vararg is not None:   # one intent for every element of *args
             self.vararg_intent = vararg_intent(py_func) or "rw"
         self.simulated = type(k).__name__ == "FakeCUDAKernel"

@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
+
 from .._compiled import speedups
-from ..buffers import HOST, Buffer, has_gaps
+from ..buffers import HOST, Buffer, has_gaps, is_array
 from ..context import STATE, ProxyStream
 from ..deps import MODE_CODES
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
                       SimulationError, StreamError)
 from ..scalar import Scalar
+from ..temporary import is_temporary
 from ..tree import leaves
 from . import _launch
 from ._launch import count as _count, dim3
@@ -57,6 +60,9 @@ class Adapter:
 
     library = "?"
     vararg_intent = "rw"
+    # the kernel's Intents where a launch's modes depend on its arrays' dimensions
+    # (``Intents.modes_for``), else None
+    by_arrays = None
     cooperative_reason: str | None = None
     handle_is_function = False
     # arrays reach the kernel as bare addresses (cupy, cuda.core), not as views
@@ -357,10 +363,14 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
                 grid, block, shared_mem or 0, None, False))
             if len(_launches) > 100_000:   # configurations computed from the data: start afresh
                 _launches.clear()
-            _launches[key] = hit
+            if hit[1].by_arrays is None:   # (else not for _speedups.c's record_new)
+                _launches[key] = hit
     else:
         args, attrs = _options(grid, block, args, shared_mem, cluster, cooperative)
         hit = _launch_kind(k, len(args), attrs)
+    if hit[1].by_arrays is not None:
+        modes = hit[1].by_arrays.modes_for([_geometry(a) for a in args])
+        hit = (*hit[:2], [MODE_CODES[m] for m in modes] + hit[2][len(modes):], *hit[3:])
     tracer.add(stream, KERNEL, hit[1], args, hit[2], hit[5], opaque or hit[1].opaque, hit[4],
                hit[3], hit[6], memo)
 
@@ -370,6 +380,16 @@ def _record_compiled(stream, k, grid, block, args, shared_mem, key):
     that neither the memo nor its own recording took: this frame stands where the
     Python method's would (the user's is the next), ``key`` is what ``again`` gave."""
     return record_launch(stream, k, grid, block, args, shared_mem, key=key)
+
+
+def _geometry(a) -> tuple | None:
+    """``(ndim, dtype)`` of an array argument, or None."""
+    if not (is_temporary(a) or is_array(a)):
+        return None
+    try:
+        return len(a.shape), np.dtype(a.dtype)
+    except (AttributeError, TypeError):
+        return None
 
 
 def _plain(grid, block) -> bool:

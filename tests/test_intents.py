@@ -1153,3 +1153,23 @@ def test_an_element_augmented_in_a_name_reaches_the_graph_by_the_arrays_dimensio
     g = f.trace(A((4, 4)), A((4, 4)), A((4, 4)))      # rows of x: written through
     assert [m for b, m in g.nodes[0].accesses if b.label == "x"] == ["rw"]
     assert g.nodes[1].deps
+
+
+def test_an_index_bound_otherwise_than_by_assignment_is_not_taken_for_an_int():
+    @cuda.jit
+    def k(x, out):
+        i = 0
+        for i in out:       # (an item of out: any value of its dtype)
+            pass
+        v = x[i]
+        v += 1
+
+    @cuda.jit
+    def nested(x, out):
+        i = 0
+
+        def g(i):
+            return i
+        v = x[i]
+        v += 1
+    assert at(k, 1, 1)[0] == "rw" and at(nested, 1, 1)[0] == "rw"

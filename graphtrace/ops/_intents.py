@@ -405,6 +405,17 @@ class _Analysis:
                 bind(n.target, True)
         bad = {n.id for n in self.nodes if isinstance(n, ast.Name)
                and not isinstance(n.ctx, ast.Load) and id(n) not in handled}
+        bad |= self.local - {n.id for n in self.nodes if isinstance(n, ast.Name)}  # except
+        for n in self.nodes:   # ... as e, imports, defs, a nested function's parameters
+            if isinstance(n, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar, ast.FunctionDef,
+                              ast.AsyncFunctionDef, ast.ClassDef)) and n.name:
+                bad.add(n.name)
+            elif isinstance(n, ast.arg):
+                bad.add(n.arg)
+            elif isinstance(n, ast.alias):
+                bad.add((n.asname or n.name).split(".")[0])
+            elif isinstance(n, (ast.Global, ast.Nonlocal)):
+                bad.update(n.names)
         ints = {name for name in binds if name not in bad and name not in self.alias}
         changed = True
         while changed:

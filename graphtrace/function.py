@@ -16,6 +16,7 @@ import threading
 import time
 import types
 import warnings
+import weakref
 from collections import OrderedDict, namedtuple
 
 import numpy as np
@@ -31,6 +32,7 @@ from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError, user_frame
 from .handle import Compiled
+from .guard import Guard
 from .holding import Holdings
 from .ir import Graph
 from .ops.kernel import stream_refusal
@@ -49,6 +51,7 @@ _call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Py
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 RETRACE_WARNING = 8  # distinct signatures before the retrace warning
+_GUARD_REST = 16     # full checks without a method's Guard after one failed
 
 
 def _type_name(t: type) -> str:
@@ -152,7 +155,9 @@ class GraphFunction:
         self._hits = self._misses = 0
         self._keys_seen: dict = {}   # distinct signatures traced, in order
         self._warned = False
-        self._last = None     # (argument snapshot, compiled graph, backend, what names held)
+        self._last = None     # (argument snapshot, compiled graph, backend, what names held,
+        # a method's Guard or None)
+        self._guard_skip = 0  # slow calls left before a method's Guard is made again
         self._fast = None     # the same, as __call__ checks it first (_fast_check)
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
@@ -465,8 +470,9 @@ class GraphFunction:
                 f"{self.__name__}(s, ...) to record its ops into the graph")
         chosen = self._backend_now(backend)
         last = self._last
-        if last is not None and last[2] == chosen and same_call(args, kwargs, last[0]) \
-                and self._reached_same(args, last[3]):
+        if last is not None and last[2] == chosen and (
+                same_call(args, kwargs, last[0]) and self._reached_same(args, last[3]) or
+                last[4] is not None and self._guarded(args, kwargs, last)):
             entry = last[1]   # the very arguments of the last call: nothing to rebind
             with entry._lock:
                 if entry._bound is last[0] and not entry.broken:
@@ -480,12 +486,41 @@ class GraphFunction:
         # keywords: the next call's defaults may differ from them (the full check says)
         keep = not self._mutable_defaults
         fast = self._fast_check(args, snap, entry, chosen) if keep and not kwargs else None
+        guard = self._guard(args) if keep and self._lead and len(args) else None
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap
             entry.launch(stream)
         if keep:
-            self._last, self._fast = (snap, entry, chosen, call.reached), fast
+            self._last, self._fast = (snap, entry, chosen, call.reached, guard), fast
+
+    def _guard(self, args):
+        """``(Guard, weak reference to self)`` of a method's call (``guard.py``),
+        taken before the launch (a host callback may change what it snapshots);
+        None after one failed (``self`` changed between calls: ``model.epoch = e``,
+        or the arguments did: buffers alternating), for the next ``_GUARD_REST``
+        full checks, which it would only slow."""
+        if self._guard_skip:
+            self._guard_skip -= 1
+            return None
+        try:
+            ref = weakref.ref(args[0])
+        except TypeError:   # slots without __weakref__
+            return None
+        guard = Guard.of(args[0], self.fn)
+        return None if guard is None else (guard, ref)
+
+    def _guarded(self, args, kwargs, last) -> bool:
+        """Whether a method's call is on the last call's ``self`` and arguments, and
+        nothing its ``Guard`` snapshotted changed: the full check would find the
+        same graph, its arrays bound already."""
+        guard, ref = last[4]
+        (sargs, skw) = last[0]
+        if args and ref() is args[0] and same_call(args[1:], kwargs, (sargs[1:], skw)) \
+                and guard.unchanged():
+            return True
+        self._guard_skip = _GUARD_REST   # other arguments (buffers alternating), or a change
+        return False
 
     def _fast_check(self, args, snap, entry, chosen):
         """What ``__call__`` compares a call with to launch at once: the last call's
@@ -647,6 +682,7 @@ class GraphFunction:
             self._keys_seen.clear()
             self._holdings.forget()
             self._last = self._fast = None
+            self._guard_skip = 0
 
     def __repr__(self):
         return f"<graphtrace.graph {self.__name__} deps={self.deps}>"

@@ -1,0 +1,151 @@
+"""A method's repeated call launches at once while nothing its key reads changed
+(``guard.py``): random changes to a model between calls, each call's result
+held to the same arithmetic done in Python. A change the guard missed would
+replay the graph of before it (an old value) and fail here."""
+import collections
+import types
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from numba import cuda
+
+import graphtrace as gt
+from graphtrace.guard import Guard
+
+FACTOR = 1.0
+SETTINGS = types.ModuleType("guard_test_settings")   # a module of the program's own
+SETTINGS.LR = 1.0
+
+
+@cuda.jit
+def axpy(a, x, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] += a * x[i]
+
+
+def dev(v):
+    return cuda.to_device(np.full(2, v, np.float64))
+
+
+def bump(layer):
+    return layer.scale * FACTOR
+
+
+class Opt:
+    def __init__(self, lr):
+        self.lr = lr
+
+
+class Layer:
+    bias = 0.0   # a class-level setting
+
+    def __init__(self, scale):
+        self.scale, self.x = scale, dev(1.0)
+
+    def __call__(self, s, w, opt):
+        axpy[1, 2, s](bump(self) * opt.lr + self.bias, self.x, w)
+
+
+class Model:
+    def __init__(self):
+        self.opt = Opt(1.0)
+        self.layers = [Layer(1.0), Layer(2.0)]
+        self.coef = {"k": 1.0}
+        self.extra = collections.deque([Layer(0.5)])
+        self.w = dev(0.0)
+        self.epoch = 0   # read by nothing the graph does
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        for layer in self.layers:
+            layer(s, self.w, self.opt)
+        for layer in self.extra:
+            axpy[1, 2, s](layer.scale * self.coef["k"] * SETTINGS.LR, layer.x, self.w)
+
+
+def expected(m) -> float:
+    return sum(l.scale * FACTOR * m.opt.lr + l.bias for l in m.layers) + \
+        sum(l.scale * m.coef["k"] * SETTINGS.LR for l in m.extra)
+
+
+def _set_global(m, v):
+    global FACTOR
+    FACTOR = v
+
+
+CHANGES = {
+    "lr": lambda m, v: setattr(m.opt, "lr", v),
+    "new opt": lambda m, v: setattr(m, "opt", Opt(v)),
+    "scale": lambda m, v: setattr(m.layers[0], "scale", v),
+    "new layer": lambda m, v: m.layers.__setitem__(1, Layer(v)),
+    "append": lambda m, v: m.layers.append(Layer(v)),
+    "coef": lambda m, v: m.coef.__setitem__("k", v),
+    "deque item": lambda m, v: setattr(m.extra[0], "scale", v),
+    "class bias": lambda m, v: setattr(Layer, "bias", v),
+    "global": _set_global,
+    "module attribute": lambda m, v: setattr(SETTINGS, "LR", v),
+    "epoch": lambda m, v: setattr(m, "epoch", m.epoch + 1),
+    "nothing": lambda m, v: None,
+}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(CHANGES)), st.sampled_from([0.5, 2.0, 3.0])),
+                min_size=1, max_size=8))
+def test_random_changes_between_calls_are_never_missed(changes):
+    global FACTOR
+    m, total = Model(), 0.0
+    try:
+        m.step()
+        total += expected(m)
+        for name, v in changes:
+            CHANGES[name](m, v)
+            m.step()
+            m.step()   # the second call takes the guard where nothing changed
+            total += 2 * expected(m)
+            assert m.w.copy_to_host().tolist() == pytest.approx([total] * 2), name
+    finally:
+        FACTOR, Layer.bias, SETTINGS.LR = 1.0, 0.0, 1.0
+        Model.step.clear_cache()
+
+
+def test_an_unchanged_call_launches_without_the_full_check(monkeypatch):
+    m = Model()
+    m.step()
+    m.step()
+    calls = []
+    full = type(Model.step)._compiled
+    monkeypatch.setattr(type(Model.step), "_compiled",
+                        lambda *a, **k: calls.append(1) or full(*a, **k))
+    m.step()
+    m.step()
+    assert calls == []
+    m.opt.lr = 2.0
+    m.step()
+    assert calls == [1]
+    Model.step.clear_cache()
+
+
+def test_what_computes_a_value_when_read_gets_no_guard():
+    class WithProperty:
+        @property
+        def lr(self):
+            return FACTOR
+
+    class WithGetattr:
+        def __getattr__(self, name):
+            return 1.0
+
+    class Slotted:
+        __slots__ = ("lr",)
+
+    def fn(self, s):
+        pass
+
+    assert Guard.of(Model(), Model.step.fn) is not None
+    for cls in (WithProperty, WithGetattr, Slotted):
+        assert Guard.of(cls(), fn) is None, cls
+    lib = types.SimpleNamespace(lr=1.0)
+    assert Guard.of(lib, fn) is not None   # an attribute bag of the standard library

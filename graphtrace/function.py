@@ -363,8 +363,6 @@ class GraphFunction:
             t1 = time.perf_counter()
             # held objects' attributes the trace changed: their state
             again, state = holdings.note_traced(held, obj) if held else (False, ())
-            if state:
-                self._warn_state(state)
             if again:
                 call = Call(self, self._bind(args, kwargs))   # keyed without them
                 key = (key[0], call.key)
@@ -381,7 +379,9 @@ class GraphFunction:
                 self._cache.popitem(last=False)[1].wait()  # its arrays may be in use
                 log.decision("%s: cache full (maxsize=%d): dropped the least recently used "
                              "graph", self.__name__, self.maxsize)
-            return entry, call
+        if state:   # once cached: a warning made an error does not throw the trace away
+            self._warn_state(state)
+        return entry, call
 
     def _backend_now(self, backend) -> str:
         if backend is None and self.backend is None:
@@ -620,10 +620,12 @@ class GraphFunction:
 
     def _note_retrace(self, key) -> None:
         """Warn once when a function keeps tracing new signatures."""
+        if self._warned:   # said: the keys (which hold objects) are kept no longer
+            return
         if self._lead:   # a graph per instance of a method (and its arrays) is expected
             key = (key[0][1:],)
         self._keys_seen.setdefault(key, None)
-        if len(self._keys_seen) <= RETRACE_WARNING or self._warned:
+        if len(self._keys_seen) <= RETRACE_WARNING:
             return
         self._warned = True
         parts = [k[0] for k in self._keys_seen]
@@ -651,9 +653,10 @@ class GraphFunction:
                           f"{what}: keep shapes, dtypes and static values fixed between "
                           "calls, or pass changing numbers as dynamic scalars (not in static=)")
         file, line = user_frame()
-        warnings.warn_explicit(
-            f"{self.__name__} was traced for {len(self._keys_seen)} different signatures; "
-            + "; ".join(advice), RetraceWarning, file, line)
+        count = len(self._keys_seen)
+        self._keys_seen.clear()
+        warnings.warn_explicit(f"{self.__name__} was traced for {count} different signatures; "
+                               + "; ".join(advice), RetraceWarning, file, line)
 
     def _warn_state(self, labels) -> None:
         """Say once per attribute that a trace changed state kept on an object."""

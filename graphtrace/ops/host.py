@@ -31,6 +31,12 @@ def record_host(stream, fn, args, opaque=False):
     t = stream.tracer()
     if not callable(fn):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
+    if getattr(fn, "_graphtrace_graph", False) is True:
+        raise ArgumentError(
+            f"s.host({_name(fn)}, ...): {_name(fn)} is a graph function, which a host "
+            "callback cannot launch (the driver runs callbacks where no GPU work may be "
+            f"issued); call {_name(fn)}(s, ...) to record its ops into this graph, or "
+            f"s.child({_name(fn)}, ...) for a child graph")
     _warn_copies(fn, args)
     rec, accesses = record_args(t, args, lambda i: "rw", _host_only(fn))
     held = [(f"argument {i}'s {what}", v, True) for i, a in enumerate(args)

@@ -361,8 +361,6 @@ def same_call(args: tuple, kwargs: dict, snap) -> bool:
     return True
 
 
-
-
 def alias_pattern(bufs, objs) -> tuple:
     """Which array arguments share memory, and how: part of the cache key.
 

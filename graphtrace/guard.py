@@ -177,17 +177,20 @@ class _Walk:
         for x in keys + values:
             self.value(x, depth + 1)
 
+    def _sequence(self, v, depth: int) -> None:
+        items = tuple(v)
+        self._room(len(items), depth)
+        self.g.sequences.append((v, items))
+        for x in items:
+            self.value(x, depth + 1)
+
     def value(self, v, depth: int) -> None:
         t = type(v)
         if t in _ATOMS or isinstance(v, (np.generic, np.ndarray)) or id(v) in self.seen:
             return
         self.seen.add(id(v))
         if t in _SEQUENCES:
-            items = tuple(v)
-            self._room(len(items), depth)
-            self.g.sequences.append((v, items))
-            for x in items:
-                self.value(x, depth + 1)
+            self._sequence(v, depth)
         elif t in _MAPPINGS:
             self._mapping(v, depth)
         elif t is types.FunctionType:
@@ -228,11 +231,7 @@ class _Walk:
         elif container(t) == "map":   # a ChainMap, a UserDict, a mapping proxy
             self._mapping(v, depth)
         elif container(t) is not None:   # a dict's view, a weak set, a UserList
-            items = tuple(v)
-            self._room(len(items), depth)
-            self.g.sequences.append((v, items))
-            for x in items:
-                self.value(x, depth + 1)
+            self._sequence(v, depth)
         elif _own_dict(v) is not None:
             raise _GiveUp   # a library's object with attributes: what reads them is not seen
         # else a library's object of no attributes (a cupy kernel, an RNG): by identity

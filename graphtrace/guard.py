@@ -79,6 +79,8 @@ class Guard:
             walk.function(function, 0)
         except (_GiveUp, RecursionError):
             return None
+        except Exception:  # noqa: BLE001  (a container changed while read, its own code)
+            return None
         return g
 
     def unchanged(self) -> bool:

@@ -516,9 +516,12 @@ class GraphFunction:
         same graph, its arrays bound already."""
         guard, ref = last[4]
         (sargs, skw) = last[0]
-        if args and ref() is args[0] and same_call(args[1:], kwargs, (sargs[1:], skw)) \
-                and guard.unchanged():
-            return True
+        try:
+            if args and ref() is args[0] and \
+                    same_call(args[1:], kwargs, (sargs[1:], skw)) and guard.unchanged():
+                return True
+        except Exception:  # noqa: BLE001  (a container's own code raising: the full check)
+            pass
         self._guard_skip = _GUARD_REST   # other arguments (buffers alternating), or a change
         return False
 

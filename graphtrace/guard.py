@@ -23,7 +23,9 @@ Objects of no class of the program's own are snapshotted by identity, with their
 """
 from __future__ import annotations
 
+import array
 import collections
+import ctypes
 import functools
 import operator
 import os
@@ -34,7 +36,7 @@ import weakref
 import numpy as np
 
 from .buffers import _kind
-from .reach import (_ARRAY_KINDS, _LIBRARY_PATHS, _PLAIN_BASES, _global_names, container,
+from .reach import (_LIBRARY_PATHS, _PLAIN_BASES, _global_names, container,
                     own_class)
 
 __all__ = ["Guard"]
@@ -43,9 +45,13 @@ _LIMIT = 4096          # snapshotted entries; a larger model takes the full chec
 _DEPTH = 24            # objects, containers and functions deep
 _MISSING = object()    # a global the function names that does not exist (a builtin)
 _ATOMS = frozenset({int, float, complex, bool, str, bytes, type(None), range, slice,
-                    types.BuiltinFunctionType, types.ModuleType, np.dtype})
+                    types.BuiltinFunctionType, np.dtype})
+# changed in place without attributes to snapshot: the full check at every call
+_MUTABLE = (bytearray, array.array, memoryview, np.ndarray, ctypes._SimpleCData,
+            ctypes.Structure, ctypes.Union, ctypes.Array)
 _SEQUENCES = frozenset({list, tuple, collections.deque, set, frozenset})
 _MAPPINGS = frozenset({dict, collections.OrderedDict, collections.defaultdict})
+_DEVICE_KINDS = frozenset({"own", "sim", "cupy", "numba", "cai"})   # buffers._kind
 _PLAIN_SLOTS = frozenset({"__dict__", "__weakref__"})   # a class's own getset descriptors
 _BAG_MODULES = frozenset({"types", "argparse"})   # SimpleNamespace, argparse.Namespace
 _is = operator.is_
@@ -65,7 +71,7 @@ class Guard:
         self.sequences: list = []   # (container, its items)
         self.names: list = []       # (globals or a module's dict, names, values or _MISSING)
         self.cells: list = []       # (cells, their contents or _MISSING)
-        self.calls: list = []       # (weak reference, what it gave)
+        self.calls: list = []       # (weak reference or getter, what it gave)
         self.types: list = []       # (object of the program's own, its class)
 
     @classmethod
@@ -188,10 +194,17 @@ class _Walk:
 
     def value(self, v, depth: int) -> None:
         t = type(v)
-        if t in _ATOMS or isinstance(v, (np.generic, np.ndarray)) or id(v) in self.seen:
+        if t in _ATOMS or isinstance(v, np.generic) or id(v) in self.seen:
             return
         self.seen.add(id(v))
-        if t in _SEQUENCES:
+        if t is types.ModuleType:
+            if _program(v):   # reached other than as a function's global (self.cfg = mod)
+                raise _GiveUp
+        elif _kind(v) in _DEVICE_KINDS:
+            return   # a device array: its address and layout do not change
+        elif isinstance(v, _MUTABLE):
+            raise _GiveUp   # a host array, a bytearray: values read off it change in place
+        elif t in _SEQUENCES:
             self._sequence(v, depth)
         elif t in _MAPPINGS:
             self._mapping(v, depth)
@@ -206,8 +219,6 @@ class _Walk:
         elif isinstance(v, type):
             if own_class(v):   # a library's class: by identity
                 self.klass(v, depth)
-        elif _kind(v) in _ARRAY_KINDS:
-            return   # an array: its address and layout do not change
         elif own_class(t):
             self.klass(t, depth)
             d = _own_dict(v)
@@ -262,8 +273,8 @@ class _Walk:
         if type(f) is not types.FunctionType:
             self.value(f, depth + 1)
             return
-        if f in self.functions or not _program(f.__module__):   # a library's: as it is
-            return
+        if f in self.functions or not _program(f.__globals__.get("__name__")):
+            return   # a library's function (told by its globals: wraps copies __module__)
         self.functions.add(f)
         names = tuple(dict.fromkeys(_code_names(f.__code__, [])))
         g = f.__globals__
@@ -280,8 +291,10 @@ class _Walk:
         for x in values:   # a module's attributes the code may read (settings.LR)
             if type(x) is types.ModuleType and _program(x):
                 self._module(x, attrs, depth + 1)
+        for name in ("__defaults__", "__kwdefaults__", "__code__"):   # rebound on it
+            self.g.calls.append((functools.partial(getattr, f, name), getattr(f, name)))
         for x in values + (f.__defaults__ or ()) + tuple((f.__kwdefaults__ or {}).values()):
-            if x is not _MISSING:
+            if x is not _MISSING and type(x) is not types.ModuleType:   # (modules: _module)
                 self.value(x, depth + 1)
 
     def _module(self, mod, attrs: tuple, depth: int) -> None:

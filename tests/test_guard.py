@@ -149,3 +149,55 @@ def test_what_computes_a_value_when_read_gets_no_guard():
         assert Guard.of(cls(), fn) is None, cls
     lib = types.SimpleNamespace(lr=1.0)
     assert Guard.of(lib, fn) is not None   # an attribute bag of the standard library
+
+
+RATE = 1.0
+
+
+@__import__("functools").wraps(__import__("json").dumps)   # __module__ says "json"
+def _wrapped_rate():
+    return RATE
+
+
+class Holding:
+    """Values reached other ways than plain attributes, changed in place between calls."""
+
+    def __init__(self, kind):
+        self.mod = SETTINGS if kind == "module held" else types.SimpleNamespace(LR=1.0)
+        self.host = np.array([1.0]) if kind == "host array" else [1.0]
+        self.raw = bytearray([1]) if kind == "bytearray" else [1]
+        self.w, self.x = dev(0.0), dev(1.0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        a = self.mod.LR * float(self.host[0]) * self.raw[0] * _wrapped_rate()
+        axpy[1, 2, s](a, self.x, self.w)
+
+
+def _set_rate(v):
+    global RATE
+    RATE = v
+
+
+CHANGED_IN_PLACE = {
+    "module held": lambda h: setattr(SETTINGS, "LR", 3.0),   # a module of the program's own
+    "host array": lambda h: h.host.__setitem__(0, 3.0),
+    "bytearray": lambda h: h.raw.__setitem__(0, 3),
+    "wrapped helper": lambda h: _set_rate(3.0),   # a global of a helper whose __module__ lies
+}
+
+
+@pytest.mark.parametrize("kind", sorted(CHANGED_IN_PLACE))
+def test_values_reached_through_modules_host_memory_and_wrapped_helpers_are_seen(kind):
+    change = CHANGED_IN_PLACE[kind]
+    h = Holding(kind)
+    try:
+        h.step()
+        h.step()
+        change(h)
+        h.step()
+        assert h.w.copy_to_host().tolist() == [5.0, 5.0]
+    finally:
+        SETTINGS.LR = 1.0
+        _set_rate(1.0)
+        Holding.step.clear_cache()

@@ -64,14 +64,15 @@ class _GiveUp(Exception):
 class Guard:
     """Identity snapshots; ``unchanged()`` says whether all still hold."""
 
-    __slots__ = ("mappings", "sequences", "names", "cells", "calls", "types")
+    __slots__ = ("mappings", "sequences", "names", "cells", "calls", "types", "functions")
 
     def __init__(self):
         self.mappings: list = []    # (dict or mappingproxy, its keys, its values)
         self.sequences: list = []   # (container, its items)
         self.names: list = []       # (globals or a module's dict, names, values or _MISSING)
         self.cells: list = []       # (cells, their contents or _MISSING)
-        self.calls: list = []       # (weak reference or getter, what it gave)
+        self.calls: list = []       # (weak reference, what it gave)
+        self.functions: list = []   # (function, its defaults, keyword defaults, code)
         self.types: list = []       # (object of the program's own, its class)
 
     @classmethod
@@ -102,6 +103,10 @@ class Guard:
                 return False
         for cells, contents in self.cells:
             if not all(map(_is, map(_contents, cells), contents)):
+                return False
+        for f, defaults, kwdefaults, code in self.functions:   # rebound on the function
+            if f.__defaults__ is not defaults or f.__kwdefaults__ is not kwdefaults or \
+                    f.__code__ is not code:
                 return False
         return all(ref() is target for ref, target in self.calls) and \
             all(type(o) is t for o, t in self.types)
@@ -291,8 +296,7 @@ class _Walk:
         for x in values:   # a module's attributes the code may read (settings.LR)
             if type(x) is types.ModuleType and _program(x):
                 self._module(x, attrs, depth + 1)
-        for name in ("__defaults__", "__kwdefaults__", "__code__"):   # rebound on it
-            self.g.calls.append((functools.partial(getattr, f, name), getattr(f, name)))
+        self.g.functions.append((f, f.__defaults__, f.__kwdefaults__, f.__code__))
         for x in values + (f.__defaults__ or ()) + tuple((f.__kwdefaults__ or {}).values()):
             if x is not _MISSING and type(x) is not types.ModuleType:   # (modules: _module)
                 self.value(x, depth + 1)

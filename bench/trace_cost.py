@@ -334,7 +334,10 @@ def run(sizes=(10_000, 100_000, 1_000_000), names=None) -> list:
         for n in sizes:
             if n > 100_000 and name not in LARGEST:
                 continue
-            row = measure(name, n, 1 if n >= 1_000_000 else 3)
+            # best of 2 at a million ops (the first trace of a program pays its
+            # one-time costs), of 5 at 10,000 (where the program's own loop is
+            # most of the time, the share is a small difference of two bests)
+            row = measure(name, n, 2 if n >= 1_000_000 else 5 if n <= 10_000 else 3)
             rows.append(row)
             pure = row["pure_us_per_op"]
             print(f"{name:<24} {n:>8}  trace {row['us_per_op']:7.2f}  pure Python "

@@ -539,7 +539,7 @@ class GraphFunction:
                 reach.partials:   # objects of the program's own whose methods run or arrays
             return None   # are used; partials holding values (FN = partial(mix, coefs))
         getters, deep = reach.getters, ()
-        if reach.has_arrays:
+        if reach.has_arrays or reach.wholes:
             try:
                 watched = reach.watch()
             except ValueError:   # an empty closure cell

@@ -892,7 +892,7 @@ class Reach:
     """
 
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
-                 "partials", "_hosted",
+                 "partials", "_hosted", "wholes",
                  "_helper_values", "_number_names", "_chains", "_changed")
 
     def __init__(self, root):
@@ -908,11 +908,16 @@ class Reach:
         self.objects: list[tuple] = []    # (function, name, label): objects of the
         # program's own held by a name (OPT of OPT.update(s, g, w)): walked (held.py)
         self._hosted: list = []           # (function, name) of partials handed to s.host
+        # (function, name, id of the list or dict): containers of values alone read
+        # whole (for c in COEFS, sum(COEFS)): keyed by value unless walked code changes them
+        self.wholes: list = []
         self._walk(self.root, set(), 0, {})
         hosted = self._hosted
         self.places += [(fn, chain, None, None) for fn, chain, held in self._chains
                         if not any(at == held and changes(chain.steps, steps)
                                    for at, steps in self._changed)]
+        changed = {at for at, _ in self._changed}
+        self.wholes = tuple((fn, name) for fn, name, at in self.wholes if at not in changed)
         del self._chains, self._changed, self._hosted
         self.helpers = tuple((fn, name, _lookup(fn, name))
                              for fn, name, _, array in self.places if array is False)
@@ -920,7 +925,8 @@ class Reach:
         self.has_arrays = any(array for _, _, _, array in self.places)
         # the helpers' then the numbers' names, looked up in C (functions())
         self.getters = tuple(_getter(fn, name) for fn, name, _ in self.helpers) + \
-            tuple(_getter(fn, name) for fn, name in self.numbers)
+            tuple(_getter(fn, name) for fn, name in self.numbers) + \
+            tuple(_getter(fn, name) for fn, name in self.wholes)
         self._helper_values = tuple(v for _, _, v in self.helpers)
         # the partials among them holding values (FN = partial(mix, coefs)): keyed by those
         self.partials = tuple(i for i, (fn, name, v) in enumerate(self.helpers) if type(v) is
@@ -981,6 +987,10 @@ class Reach:
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
                 reads = reads if reads is not None else _reads(fn, code)
                 self._settings(fn, name, v, reads, baked)
+                if name in read and type(v) in (list, dict) and pure_values(v) is not None \
+                        and not any(head == name and not _method_of(v, steps)
+                                    for head, steps in reads[0]):   # not CFG["lr"] alone
+                    self.wholes.append((fn, name, id(v)))   # COEFS = [1.0, 2.0], read whole
             if _is_value(v):   # baked into the graph where it is used: watched by value,
                 if name not in stored and name in read:   # unless the function keeps
                     self.places.append((fn, name, None, None))   # state in it (a counter)
@@ -1046,8 +1056,8 @@ class Reach:
         for each name holding a list, tuple or dict (compared by ``unchanged``).
         None where one holds a container ``identities`` cannot vouch for."""
         getters, deep = [], []
-        for fn, name, _, array in self.places:
-            if array:
+        for fn, name, _, array in self.places + [(fn, name, None, True) for fn, name in self.wholes]:
+            if array:   # (a list of values read whole too: changed in place, its items differ)
                 v, get = _lookup(fn, name), _getter(fn, name)
                 if v is None or is_array(v):
                     getters.append(get)
@@ -1071,14 +1081,15 @@ class Reach:
             now = tuple(map(_call, self.getters))
         except ValueError:   # an empty cell: the way that says None for it
             now = tuple(_lookup(fn, name) for fn, name, _ in self.helpers) + \
-                tuple(_lookup(fn, name) for fn, name in self.numbers)
-        k = len(self._helper_values)
+                tuple(_lookup(fn, name) for fn, name in self.numbers) + \
+                tuple(_lookup(fn, name) for fn, name in self.wholes)
+        k, m = len(self._helper_values), len(self._number_names)
         if not all(map(operator.is_, now[:k], self._helper_values)):
             self._find()   # a helper name means another function now: its places
             return self.functions()
-        numbers = now[k:]
-        if not all(map(_is_value, numbers)):   # one holds an array or a function now
-            self._find()
+        numbers, wholes = now[k:k + m], tuple(map(pure_values, now[k + m:]))
+        if not all(map(_is_value, numbers)) or None in wholes:   # one holds an array,
+            self._find()   # a function or an object now
             return self.functions()
         for fn, name, _, array in self.places:
             v = _lookup(fn, name) if array else None
@@ -1089,6 +1100,7 @@ class Reach:
         return now[:k] + tuple(callable_key(now[i]) for i in self.partials) + tuple(
             (name, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
             for name, v in zip(self._number_names, numbers)) + tuple(
+            (name, _Held(v)) for (_, name), v in zip(self.wholes, wholes)) + tuple(
             h for fn, name, label, array in self.places if array   # PARAMS = (W, 2.0)
             for h in held_values(_lookup(fn, name), label))
 
@@ -1109,6 +1121,12 @@ def _owners(fn, code) -> dict:
                 not _library(type(v)) and not _answers_oddly(v) and not callable(v):
             out[name] = own_methods(type(v))
     return out
+
+
+def _method_of(v, steps) -> bool:
+    """Whether a chain read off ``v`` starts with a method of its type
+    (``TABLE.values()``, ``COEFS.index(x)``): a read of the whole."""
+    return steps[0][0] == "attr" and callable(getattr(type(v), steps[0][1], None))
 
 
 def _answers_oddly(v) -> bool:

@@ -1075,3 +1075,94 @@ def test_a_setting_read_by_getattr_with_a_constant_name_is_watched():
     m.cfg.scale = 4.0
     m.run(out)
     assert out.copy_to_host().tolist() == [4.0, 4.0]
+
+
+WHOLE_COEFS = [1.0, 2.0]   # a global list of numbers the function reads whole
+WHOLE_TABLE = {"a": 1.0, "b": 2.0}
+WHOLE_LOSSES: list = []    # a history a host callback appends to: state, not a setting
+
+
+@gt.graph(backend="sim")
+def summed(s, out):
+    total = 0.0
+    for c in WHOLE_COEFS:
+        total += c
+    put[1, 2, s](out, total + sum(WHOLE_TABLE.values()))
+
+
+def _record(out):
+    WHOLE_LOSSES.append(float(out[0]))
+
+
+@gt.graph(backend="sim")
+def logged(s, out, host):
+    put[1, 2, s](out, 1.0)
+    s.copy(host, out)
+    s.host(_record, host)
+
+
+def _closure_sum():
+    coefs = [3.0]
+
+    @gt.graph(backend="sim")
+    def f(s, out):
+        put[1, 2, s](out, sum(coefs))
+    return f, coefs
+
+
+class _Mixer:
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        put[1, 2, s](out, sum(WHOLE_COEFS))
+
+
+@pytest.mark.parametrize("how", ["new list", "in place", "appended", "dict in place"])
+def test_a_list_or_dict_of_numbers_read_whole_by_a_global_name_is_watched(how):
+    """``for c in WHOLE_COEFS`` bakes the list's values in: a new list bound to the name, or
+    the list or a dict changed in place, traces anew (the shortcut too)."""
+    global WHOLE_COEFS
+    keep = WHOLE_COEFS, dict(WHOLE_TABLE)
+    mixer, out = _Mixer(), dev(0)
+    try:
+        for _ in range(2):
+            summed(out)
+            mixer.step(out)
+            summed(out)
+            if how == "new list":
+                WHOLE_COEFS = [5.0, 2.0]
+            elif how == "in place":
+                WHOLE_COEFS[1] = 0.5
+            elif how == "appended":
+                WHOLE_COEFS.append(4.0)
+            else:
+                WHOLE_TABLE["b"] = 7.0
+            summed(out)
+            assert out.copy_to_host().tolist() == [sum(WHOLE_COEFS) + sum(WHOLE_TABLE.values())] * 2, how
+            mixer.step(out)
+            assert out.copy_to_host().tolist() == [sum(WHOLE_COEFS)] * 2, how
+            WHOLE_COEFS = list(keep[0])
+            WHOLE_TABLE.clear()
+            WHOLE_TABLE.update(keep[1])
+    finally:
+        WHOLE_COEFS = keep[0]
+        WHOLE_TABLE.clear()
+        WHOLE_TABLE.update(keep[1])
+
+
+def test_a_list_of_numbers_read_whole_by_a_closure_is_watched():
+    f, coefs = _closure_sum()
+    out = dev(0)
+    f(out)
+    coefs.append(2.0)
+    f(out)
+    f(out)
+    assert out.copy_to_host().tolist() == [5.0, 5.0]
+
+
+def test_a_history_a_host_callback_appends_to_is_not_watched():
+    """A list only host callbacks touch traces nothing anew as it grows."""
+    out, host = dev(0), gt.pinned_empty(2, np.float32)
+    del WHOLE_LOSSES[:]
+    for _ in range(4):
+        logged(out, host)
+    assert logged.cache_info().misses == 1 and WHOLE_LOSSES == [1.0] * 4

@@ -35,6 +35,7 @@ from .handle import Compiled
 from .guard import Guard
 from .holding import Holdings
 from .ir import Graph
+from .ops.conditional import record_child
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
 from .reach import Reach, identities, named_values, unchanged
@@ -615,6 +616,11 @@ class GraphFunction:
                 v.refuse_static(self.__name__, k)
         bound.arguments[self._stream_param] = s
         t = s.tracer()
+        if self.deps == "data" and t.mode_of(s.scope) == "streams":
+            # its data order would be lost among the caller's streams: one child-graph
+            # node, in stream order there, whose nodes are ordered by their data
+            record_child(s, self, args[lead:], kwargs, user_frame(), lead=args[:lead])
+            return
         t.nested += 1
         try:
             _refuse_result(self.__name__, self.fn(*bound.args, **bound.kwargs))

@@ -68,11 +68,11 @@ class Scope:
     never cross a region."""
 
     __slots__ = ("name", "rec", "deps", "online", "events", "closed", "parent",
-                 "open_regions", "conditional")
+                 "open_regions", "conditional", "mode")
 
     def __init__(self, name: str, mode: str, slots: list, regions: Regions,
                  parent: "Scope | None" = None, conditional: bool = False):
-        self.name, self.rec = name, Recording(slots)
+        self.name, self.rec, self.mode = name, Recording(slots), mode
         self.deps = make_tracker(mode, regions)
         self.online = mode == "streams"   # its tracker follows every node as it comes
         self.events: dict[int, Node] = {}   # id(event) -> its record node
@@ -648,13 +648,19 @@ class Tracer(_Hot):
         return index
 
     def open_region(self, name: str, parent: Scope | None = None,
-                    conditional: bool = False) -> Scope:
-        """Start recording a region named ``name`` (shown in listings) inside ``parent``."""
+                    conditional: bool = False, mode: str | None = None) -> Scope:
+        """Start recording a region named ``name`` (shown in listings) inside ``parent``,
+        its dependencies inferred in ``mode`` (default: the parent's; a child graph
+        function's own ``deps``)."""
         parent = parent or self._top
         if parent.closed:
             self._check_scope(parent, None)
         parent.open_regions += 1   # sibling regions (if-else, switch) are open together
-        return Scope(name, self.mode, self._slots, self._regions, parent, conditional)
+        return Scope(name, mode or parent.mode, self._slots, self._regions, parent, conditional)
+
+    def mode_of(self, scope: Scope | None) -> str:
+        """How dependencies are inferred where ``scope`` (None: the top) records."""
+        return (scope or self._top).mode
 
     def close_region(self, scope: Scope) -> Graph:
         """End a region: its Graph, for ``record(..., regions=...)``."""
@@ -663,7 +669,7 @@ class Tracer(_Hot):
         scope.closed = True
         scope.parent.open_regions -= 1
         scope.finish()
-        return Graph(scope.name, [], self.mode, scope.rec)
+        return Graph(scope.name, [], scope.mode, scope.rec)
 
     # --- stream structure (ordering only in deps="streams") ----------------
     def fork(self, stream: int, scope: Scope | None = None) -> int:

@@ -502,16 +502,21 @@ class SwitchOp(_ConditionalOp):
             sim.run(node.regions[k])
 
 
-def record_child(stream, function, args, kwargs, source):
-    """``s.child(f, *args)``: ``f``'s ops recorded into a child-graph node."""
+def record_child(stream, function, args, kwargs, source, lead=()):
+    """``s.child(f, *args)``: ``f``'s ops recorded into a child-graph node, their
+    dependencies inferred in ``f``'s own mode (``deps``); ``lead``: what comes
+    before the stream in the call (a method's object)."""
     if getattr(function, "_graphtrace_graph", False) is not True or not callable(function):
         raise ArgumentError(f"s.child() takes a @gt.graph function, not "
                             f"{type(function).__name__}")
     t = stream.tracer()
     index = t.reserve_index()
-    scope = t.open_region(getattr(function, "__name__", "child"), stream.scope)
+    mode = getattr(function, "deps", None)
+    scope = t.open_region(getattr(function, "__name__", "child"), stream.scope,
+                          mode=mode if mode in ("data", "streams") else None)
     try:
-        function(type(stream)(t, stream.index, scope, stream.target_device), *args, **kwargs)
+        function(*lead, type(stream)(t, stream.index, scope, stream.target_device), *args,
+                 **kwargs)
     except BaseException:   # caught later, the trace would go on without this node
         t.abandoned.append(("s.child(...)", source))
         raise

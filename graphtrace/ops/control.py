@@ -68,7 +68,7 @@ def record_event(stream, event):
     _refuse_no_event(stream, event, "record")
     t = stream.tracer()
     node = t.record(EVENT_RECORD, event, (), (), stream=stream.index, scope=stream.scope,
-                    opaque=t.mode == "data")
+                    opaque=t.mode_of(stream.scope) == "data")
     t.record_event(event, node, stream.index, stream.scope)
     return node
 
@@ -82,7 +82,7 @@ def wait_event(stream, event):
         t.wait_event(node, stream.index, stream.scope)
         return node
     return t.record(EVENT_WAIT, event, (), (), stream=stream.index, scope=stream.scope,
-                    opaque=t.mode == "data")
+                    opaque=t.mode_of(stream.scope) == "data")
 
 
 def _event(node):

@@ -360,10 +360,12 @@ class GraphFunction:
             holdings = self._holdings
             obj = self._bind(args, kwargs).arguments[self.self_param] if self._lead else None
             held = holdings.entries(obj)
+            bare = holdings.bare_arrays(obj)
             ir, arrays, scalars = self._trace(args, kwargs)
             t1 = time.perf_counter()
             # held objects' attributes the trace changed: their state
             again, state = holdings.note_traced(held, obj) if held else (False, ())
+            swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
             if again:
                 call = Call(self, self._bind(args, kwargs))   # keyed without them
                 key = (key[0], call.key)
@@ -382,6 +384,8 @@ class GraphFunction:
                              "graph", self.__name__, self.maxsize)
         if state:   # once cached: a warning made an error does not throw the trace away
             self._warn_state(state)
+        if swapped:
+            self._warn_rebound(swapped)
         return entry, call
 
     def _backend_now(self, backend) -> str:
@@ -678,6 +682,18 @@ class GraphFunction:
             "nothing anew). Keep a value the kernels need at every call in a device array "
             "a kernel updates, or change it outside the function and pass it as an "
             "argument; run bookkeeping that must happen at every call in s.host",
+            StateWarning, file, line)
+
+    def _warn_rebound(self, labels) -> None:
+        """Say that a trace put other arrays in names or attributes the graph reads."""
+        what = ", ".join(sorted(labels))
+        file, line = user_frame()
+        warnings.warn_explicit(
+            f"tracing {self.__name__} rebound {what} to other arrays: the traced Python "
+            "code does that once, when traced, not at every call; later calls run the "
+            "graph on the arrays they hold then and rebind nothing (ping-pong buffers "
+            "stay where they are). Swap them outside the function (after each call), "
+            "or pass both as arguments and swap them at the call: f(b, a)",
             StateWarning, file, line)
 
     def cache_info(self) -> CacheInfo:

@@ -19,8 +19,9 @@ from .chains import host_callbacks, lookup, self_callbacks
 from .errors import DepthWarning, user_frame
 from .held import (Watched, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
-from .reach import (_MAX_DEPTH, Reach, _python_function, attribute_names, chain_heads, class_attribute,
-                    class_methods,
+from .buffers import is_array
+from .reach import (_MAX_DEPTH, Reach, _attributes, _python_function, attribute_names, chain_heads,
+                    class_attribute, class_methods,
                     instance_arrays, instance_chains, instance_held, instance_values,
                     self_chains)
 
@@ -290,6 +291,28 @@ class Holdings:
         if changed:
             self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed
         return bool(changed or initialized), new
+
+    def bare_arrays(self, self_obj) -> dict:
+        """label -> the array each global or closure name of the function's, and
+        (a method) each attribute of ``self``, holds by itself now: a trace that
+        rebinds one (``self.u, self.v = self.v, self.u``, ``global U; U = V``) does
+        it once, when traced (``rebound``)."""
+        out = {}
+        for fn, name, label, array in self.reach.places:
+            v = lookup(fn, name) if array else None
+            if v is not None and is_array(v):
+                out[label] = v
+        if self_obj is not None:
+            out.update((f"{self.self_param}.{name}", v) for name, v in _attributes(self_obj)
+                       if is_array(v))
+        return out
+
+    @staticmethod
+    def rebound(before: dict, after: dict) -> set:
+        """The labels of ``bare_arrays`` that held an array before the trace and
+        another one after it (not those it set from None)."""
+        return {label for label, v in before.items()
+                if label in after and after[label] is not v}
 
     def forget(self) -> None:
         """Forget what traces were seen to change (``GraphFunction.clear_cache``)."""

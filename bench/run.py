@@ -175,18 +175,24 @@ def measure(quick: bool, sections=SECTIONS, into: dict | None = None, save=None)
     """Every workload, side by side in this run: what results.json holds. With
     ``sections``, only those, into ``into`` (the other sections as they were);
     ``save(results)`` after each one, so that a run cut short keeps what it did."""
+    res = dict(into or {})
+
+    def keep_rows(rows):   # a trace section cut short keeps the rows it measured
+        res["trace"] = rows
+        if save is not None:
+            save(res)
     runs = {
         "chain": lambda: chain.run((10, 100, 1000) if quick else (10, 100, 1000, 10000)),
         "callpath": callpath.run,
         "wide": wide.run,
         "workloads": workloads.run,
         "temporaries": lambda: temporaries.run(sizes_mb=(1,) if quick else (1, 16)),
-        "trace": lambda: trace_cost.run((10_000,) if quick else (10_000, 100_000, 1_000_000)),
+        "trace": lambda: trace_cost.run((10_000,) if quick else (10_000, 100_000, 1_000_000),
+                                        on_row=keep_rows),
         "trace_floor": trace_cost.new_array_floor,
         "build_phases_us_per_node": build_phases.run,
         "build_small": build_phases.small,
     }
-    res = dict(into or {})
     res.update({"gpu": gpu_name(), "versions": versions(),
                 "date": datetime.date.today().isoformat()})
     for name in sections:

@@ -326,9 +326,10 @@ LARGEST = {"chain", "ring64", "disjoint new arrays", "views new", "numba cached"
            "cupy views new"}
 
 
-def run(sizes=(10_000, 100_000, 1_000_000), names=None) -> list:
+def run(sizes=(10_000, 100_000, 1_000_000), names=None, on_row=None) -> list:
     """Rows ``{program, ops, us_per_op, gc_us_per_op, user_us_per_op,
-    nodes_us_per_op, edges}``; "new" in a program's name: new views every launch."""
+    nodes_us_per_op, edges}``; "new" in a program's name: new views every launch.
+    ``on_row(rows)`` after each row (a run cut short keeps what it measured)."""
     rows = []
     for name in names or programs():
         for n in sizes:
@@ -339,6 +340,8 @@ def run(sizes=(10_000, 100_000, 1_000_000), names=None) -> list:
             # most of the time, the share is a small difference of two bests)
             row = measure(name, n, 2 if n >= 1_000_000 else 5 if n <= 10_000 else 3)
             rows.append(row)
+            if on_row is not None:
+                on_row(list(rows))
             pure = row["pure_us_per_op"]
             print(f"{name:<24} {n:>8}  trace {row['us_per_op']:7.2f}  pure Python "
                   f"{'-' if pure is None else f'{pure:7.2f}'}  gc "

@@ -42,3 +42,40 @@ def test_a_region_runs_as_a_child_graph_between_its_neighbours(rng):
     g.launch()
     cuda.synchronize()
     assert np.allclose(out.copy_to_host(), (a0 + 3) * 3 + (b0 + 5))
+
+
+@cuda.jit
+def scale(a, f, b):
+    i = cuda.grid(1)
+    if i < b.size:
+        b[i] = a[i] * f
+
+
+@cuda.jit
+def add(x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = x[i] + y[i]
+
+
+@gt.graph
+def _data_helper(s, a, b, c):
+    s2 = s.fork()
+    scale[4, 256, s2](a, 2.0, b)   # on a forked stream; the add below reads b
+    add[4, 256, s](b, a, c)
+
+
+@gt.graph(deps="streams")
+def _streams_caller(s, a, b, c):
+    _data_helper(s, a, b, c)
+
+
+def test_a_data_helper_in_a_streams_graph_runs_in_its_data_order(rng):
+    a0 = rng.standard_normal(1024)
+    a, b, c = cuda.to_device(a0), cuda.device_array(1024), cuda.device_array(1024)
+    for _ in range(5):
+        c[:] = 0
+        _streams_caller(a, b, c)
+        cuda.synchronize()
+        assert np.allclose(c.copy_to_host(), 3 * a0)
+    assert _streams_caller.trace(a, b, c).nodes[0].kind == "child"

@@ -572,7 +572,7 @@ def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset()) -> t
         own.add(name)
         if name in names and _is_value(v):
             found.append((name, v))
-        elif name in names and type(v) in (list, dict) and name not in by_keys and \
+        elif name in names and isinstance(v, _WHOLES) and name not in by_keys and \
                 (form := pure_values(v)) is not None:   # for a in self.scales: baked
             kernels.append((f"self.{name}", type(v), _Held(form)))
         elif name in names and _is_callable_object(v):   # self.kernel: by identity (a
@@ -987,10 +987,14 @@ class Reach:
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
                 reads = reads if reads is not None else _reads(fn, code)
                 self._settings(fn, name, v, reads, baked)
-                if name in read and type(v) in (list, dict) and pure_values(v) is not None \
-                        and not any(head == name and not _method_of(v, steps)
-                                    for head, steps in reads[0]):   # not CFG["lr"] alone
-                    self.wholes.append((fn, name, id(v)))   # COEFS = [1.0, 2.0], read whole
+            if name in read and name not in stored and isinstance(v, _WHOLES) and \
+                    pure_values(v) is not None:   # COEFS = [1.0, 2.0], FLAGS = {"x"}
+                reads = reads if reads is not None else _reads(fn, code)
+                self._changed += [(id(v), steps) for head, steps in reads[1] if head == name]
+                if not _holds_settings(v) or not any(   # a list or dict read by constant
+                        head == name and not _method_of(v, steps)   # keys alone (CFG["lr"]):
+                        for head, steps in reads[0]):               # those are watched
+                    self.wholes.append((fn, name, id(v)))
             if _is_value(v):   # baked into the graph where it is used: watched by value,
                 if name not in stored and name in read:   # unless the function keeps
                     self.places.append((fn, name, None, None))   # state in it (a counter)
@@ -1014,11 +1018,12 @@ class Reach:
         changes them in place (its state: a counter, a history)."""
         chains, changed = reads
         self._changed += [(id(v), steps) for head, steps in changed if head == name]
-        for head, steps in chains if baked else ():
-            if head == name and steps:
-                chain = _chain(name, steps)
-                if _is_value(chain.read(fn)):
-                    self._chains.append((fn, chain, id(v)))
+        for steps in (steps for head, steps in chains if baked and head == name and steps):
+            chain = _chain(name, steps)
+            value = chain.read(fn)
+            if _is_value(value) or isinstance(value, set) and pure_values(value) is not \
+                    None:   # CFG.flags = {"x"}, read whole (a list there may be a history)
+                self._chains.append((fn, chain, id(v)))
 
     def _devices(self, fn, seen, depth) -> None:
         """The device functions a kernel's code calls by a global or closure name, and
@@ -1088,18 +1093,21 @@ class Reach:
             self._find()   # a helper name means another function now: its places
             return self.functions()
         numbers, wholes = now[k:k + m], tuple(map(pure_values, now[k + m:]))
-        if not all(map(_is_value, numbers)) or None in wholes:   # one holds an array,
-            self._find()   # a function or an object now
+        settled = tuple(map(_settled, numbers))
+        if MISSING in settled or None in wholes:   # one holds an array, a function or
+            self._find()                           # an object now
             return self.functions()
         for fn, name, _, array in self.places:
             v = _lookup(fn, name) if array else None
             if v is not None and type(v) not in _PLAIN_CONTAINERS and not is_array(v) and \
-                    (_is_value(v) or _is_callable_object(v) or own_class(type(v))):
+                    (_is_value(v) or _is_callable_object(v) or own_class(type(v))) or \
+                    isinstance(v, _WHOLES) and v and pure_values(v) is not None:
                 self._find()   # a name that held None (or was not defined yet) holds
-                return self.functions()   # a number, a function or a kernel now
+                return self.functions()   # a number, a function or a kernel now; an
+                # empty list, where arrays may go, holds numbers now (read whole)
         return now[:k] + tuple(callable_key(now[i]) for i in self.partials) + tuple(
-            (name, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
-            for name, v in zip(self._number_names, numbers)) + tuple(
+            (name, type(v), form)
+            for name, v, form in zip(self._number_names, numbers, settled)) + tuple(
             (name, _Held(v)) for (_, name), v in zip(self.wholes, wholes)) + tuple(
             h for fn, name, label, array in self.places if array   # PARAMS = (W, 2.0)
             for h in held_values(_lookup(fn, name), label))
@@ -1121,6 +1129,21 @@ def _owners(fn, code) -> dict:
                 not _library(type(v)) and not _answers_oddly(v) and not callable(v):
             out[name] = own_methods(type(v))
     return out
+
+
+# containers of values a name or an attribute may hold, read whole (for c in COEFS,
+# "x" in FLAGS) and keyed by value (pure_values); tuples and frozensets are values
+_WHOLES = (list, dict, set, deque)
+
+
+def _settled(v):
+    """A value a name or chain holds, as the cache key holds it (``Reach.functions``):
+    a number or other value by value and type, a container of values whole
+    (``CFG.flags = {"x"}``); MISSING for anything else."""
+    if _is_value(v):
+        return _Held(v) if type(v) in _GROUPS else value_key(v)
+    form = pure_values(v) if isinstance(v, _WHOLES) else None
+    return MISSING if form is None else _Held(form)
 
 
 def _method_of(v, steps) -> bool:

@@ -7,6 +7,7 @@ such a list. The repeated-call shortcut relies on one thing: where ``unchanged``
 says so, the leaves are the same arrays under the same labels. The compiled
 walk (``_buffers.c``) and the Python one must agree.
 """
+import collections
 import dataclasses
 import enum
 import types
@@ -1166,3 +1167,78 @@ def test_a_history_a_host_callback_appends_to_is_not_watched():
     for _ in range(4):
         logged(out, host)
     assert logged.cache_info().misses == 1 and WHOLE_LOSSES == [1.0] * 4
+
+
+WHOLE_FLAGS = {"double"}
+WHOLE_QUEUE = collections.deque([2.0])
+WHOLE_CFG = types.SimpleNamespace(flags={"double"})
+
+
+@gt.graph(backend="sim")
+def flagged(s, out):
+    scale = 2.0 if "double" in WHOLE_FLAGS else 1.0
+    scale *= 2.0 if "double" in WHOLE_CFG.flags else 1.0
+    put[1, 2, s](out, scale * WHOLE_QUEUE[0])
+
+
+class _Flags:
+    def __init__(self, flags, weights):
+        self.flags, self.weights = flags, weights
+
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        put[1, 2, s](out, (2.0 if "double" in self.flags else 1.0) * sum(self.weights.values()))
+
+
+def _flagged_expected():
+    return ((2.0 if "double" in WHOLE_FLAGS else 1.0) *
+            (2.0 if "double" in WHOLE_CFG.flags else 1.0) * WHOLE_QUEUE[0])
+
+
+@pytest.mark.parametrize("how", ["set rebound", "set in place", "deque rebound",
+                                 "deque in place", "attribute set"])
+def test_a_set_or_deque_held_by_a_global_name_or_attribute_is_watched(how):
+    """Sets and deques of values read while tracing are baked in like lists: a new
+    one, or one changed in place, traces anew."""
+    global WHOLE_FLAGS, WHOLE_QUEUE
+    keep = set(WHOLE_FLAGS), collections.deque(WHOLE_QUEUE), set(WHOLE_CFG.flags)
+    out = dev(0)
+    try:
+        flagged(out)
+        if how == "set rebound":
+            WHOLE_FLAGS = set()
+        elif how == "set in place":
+            WHOLE_FLAGS.discard("double")
+        elif how == "deque rebound":
+            WHOLE_QUEUE = collections.deque([4.0])
+        elif how == "deque in place":
+            WHOLE_QUEUE[0] = 5.0
+        else:
+            WHOLE_CFG.flags = {"n"}
+        flagged(out)
+        flagged(out)
+        assert out.copy_to_host().tolist() == [_flagged_expected()] * 2, how
+    finally:
+        WHOLE_FLAGS, WHOLE_QUEUE, WHOLE_CFG.flags = keep
+
+
+@pytest.mark.parametrize("how", ["set replaced", "set in place", "ordered dict in place",
+                                 "ordered dict replaced", "default dict replaced"])
+def test_sets_and_dict_subclasses_self_holds_are_watched(how):
+    m = _Flags({"double"}, collections.OrderedDict(a=1.0, b=2.0))
+    out = dev(0)
+    m.step(out)
+    if how == "set replaced":
+        m.flags = set()
+    elif how == "set in place":
+        m.flags.clear()
+    elif how == "ordered dict in place":
+        m.weights["b"] = 5.0
+    elif how == "ordered dict replaced":
+        m.weights = collections.OrderedDict(a=10.0)
+    else:
+        m.weights = collections.defaultdict(float, a=7.0)
+    m.step(out)
+    m.step(out)
+    expected = (2.0 if "double" in m.flags else 1.0) * sum(m.weights.values())
+    assert out.copy_to_host().tolist() == [expected] * 2, how

@@ -1242,3 +1242,25 @@ def test_sets_and_dict_subclasses_self_holds_are_watched(how):
     m.step(out)
     expected = (2.0 if "double" in m.flags else 1.0) * sum(m.weights.values())
     assert out.copy_to_host().tolist() == [expected] * 2, how
+
+
+WHOLE_LATER: list = []   # empty at the first call: a place where arrays may go
+
+
+@gt.graph(backend="sim")
+def later(s, out):
+    put[1, 2, s](out, 1.0 + sum(WHOLE_LATER))
+
+
+def test_an_empty_list_that_holds_numbers_later_is_watched_by_value():
+    out = dev(0)
+    try:
+        later(out)
+        WHOLE_LATER.append(2.0)
+        later(out)
+        assert out.copy_to_host().tolist() == [3.0, 3.0]
+        WHOLE_LATER[0] = 4.0
+        later(out)
+        assert out.copy_to_host().tolist() == [5.0, 5.0]
+    finally:
+        del WHOLE_LATER[:]

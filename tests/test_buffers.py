@@ -160,8 +160,15 @@ def test_memset_patterns(dtype, value, expected):
         assert memset_pattern(np.dtype(dtype), value) == expected
 
 
-@pytest.mark.parametrize("dtype, value", [("float64", 1.0), ("int64", 1), ("uint8", 300)])
+@pytest.mark.parametrize("dtype, value", [
+    ("float64", 1.0), ("int64", 1), ("uint8", 300),
+    ("float32", 2 + 3j), ("float32", np.complex64(1 - 1j)),   # the imaginary part would go
+    ("uint8", np.int64(300)), ("uint8", np.int32(-1)),         # numpy integers would wrap
+    ("int32", np.uint32(2**31)),
+])
 def test_memset_values_without_a_pattern(dtype, value):
+    """Refused as the first call's memset refuses them (a later call's value is
+    checked here alone)."""
     with pytest.raises(gt.ArgumentError):
         memset_pattern(np.dtype(dtype), value)
 

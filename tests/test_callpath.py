@@ -1190,3 +1190,23 @@ def test_a_handle_of_a_graph_dropped_after_a_failed_rebind_refuses_to_launch():
     for h in (second, first):       # bound to it now, and bound to other arguments
         with pytest.raises(gt.GraphtraceError, match="compile it again"):
             h.launch()
+
+
+def test_a_later_calls_memset_value_the_array_cannot_hold_is_refused_at_the_call():
+    """The first call's value is checked while tracing; a later one rebinds it:
+    one with an imaginary part, or a numpy integer that would wrap, is refused
+    there too, with the array left as it was."""
+    @gt.graph(backend="sim")
+    def fill(s, x, v):
+        s.memset(x, v)
+
+    x = cuda.to_device(np.zeros(4, np.float32))
+    fill(x, 1 + 0j)
+    with pytest.raises(gt.ArgumentError, match=r"memset value \(2\+3j\) is complex"):
+        fill(x, 2 + 3j)
+    assert x.copy_to_host().tolist() == [1.0] * 4
+    b = cuda.to_device(np.zeros(4, np.uint8))
+    fill(b, np.int64(7))
+    with pytest.raises(gt.ArgumentError, match="does not fit uint8"):
+        fill(b, np.int64(300))
+    assert b.copy_to_host().tolist() == [7] * 4

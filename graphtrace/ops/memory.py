@@ -97,9 +97,13 @@ def memset_pattern(dtype: np.dtype, value, source=None) -> tuple[int, int]:
     """``(element size, unsigned pattern)`` that fills ``dtype`` with ``value``;
     ``ArgumentError`` (at ``source``, the memset's line) where it does not fit."""
     dtype = np.dtype(dtype)
-    if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c" \
-            and not value.imag:   # 1+0j into a real array: its real part, quietly
-        value = value.real
+    if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c":
+        if value.imag:   # (a later call's value too: the first call's was checked)
+            raise ArgumentError(f"memset value {value!r} is complex, and the destination "
+                                f"holds {dtype}: pass a real number", source)
+        value = value.real   # 1+0j into a real array: its real part, quietly
+    if isinstance(value, np.integer) and dtype.kind in "iub":
+        value = int(value)   # np.int64(300) into uint8 would wrap: as 300 does, refused
     try:
         with np.errstate(over="raise", invalid="raise"):
             v = np.array(value).astype(dtype, casting="unsafe") \

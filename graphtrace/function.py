@@ -393,7 +393,7 @@ class GraphFunction:
             return _default_backend()
         return runnable(resolve(backend, self.backend))
 
-    def compile(self, *args, backend=None, **kwargs):
+    def compile(self, *args, **kwargs):
         """The compiled graph for these arguments, bound to them (nothing launched).
 
         A ``Compiled`` handle over the function's cached graph for this
@@ -414,7 +414,11 @@ class GraphFunction:
         >>> g.launch()                       # on the GPU: g.launch(stream), asynchronous
         >>> float(x.copy_to_host()[0])
         3.0
+
+        ``backend=`` picks the backend, unless the function has a parameter of
+        that name (then it is the function's, as in a call).
         """
+        backend = kwargs.pop("backend", None) if "backend" not in self._own_keywords else None
         entry, call = self._compiled(args, kwargs, self._backend_now(backend))
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)

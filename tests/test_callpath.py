@@ -1210,3 +1210,23 @@ def test_a_later_calls_memset_value_the_array_cannot_hold_is_refused_at_the_call
     with pytest.raises(gt.ArgumentError, match="does not fit uint8"):
         fill(b, np.int64(300))
     assert b.copy_to_host().tolist() == [7] * 4
+
+
+def test_compile_passes_a_parameter_named_backend_to_the_function():
+    """As a call does: ``backend=`` is the function's own where it has that
+    parameter, and compile's choice of backend otherwise."""
+    @gt.graph(backend="sim")
+    def g(s, x, out, backend="fast"):
+        fill[1, 4, s](out, 2.0 if backend == "sim" else 3.0)
+
+    x, out = cuda.to_device(np.zeros(4)), cuda.to_device(np.zeros(4))
+    g.compile(x, out, backend="sim").launch()
+    assert out.copy_to_host().tolist() == [2.0] * 4
+    g.compile(x, out, backend="other").launch()
+    assert out.copy_to_host().tolist() == [3.0] * 4
+
+    @gt.graph
+    def h(s, out):
+        fill[1, 4, s](out, 5.0)
+    h.compile(out, backend="sim").launch()
+    assert out.copy_to_host().tolist() == [5.0] * 4

@@ -385,7 +385,7 @@ class GraphFunction:
         if state:   # once cached: a warning made an error does not throw the trace away
             self._warn_state(state)
         if swapped:
-            self._warn_rebound(swapped)
+            self._warn_state(swapped, rebound=True)
         return entry, call
 
     def _backend_now(self, backend) -> str:
@@ -675,30 +675,27 @@ class GraphFunction:
         warnings.warn_explicit(f"{self.__name__} was traced for {count} different signatures; "
                                + "; ".join(advice), RetraceWarning, file, line)
 
-    def _warn_state(self, labels) -> None:
-        """Say once per attribute that a trace changed state kept on an object."""
+    def _warn_state(self, labels, rebound: bool = False) -> None:
+        """Say once per attribute that a trace changed state kept on an object
+        (``rebound``: put other arrays in names or attributes the graph reads)."""
         what = ", ".join(sorted(labels))
+        if rebound:
+            text = (f"tracing {self.__name__} rebound {what} to other arrays: the traced "
+                    "Python code does that once, when traced, not at every call; later "
+                    "calls run the graph on the arrays they hold then and rebind nothing "
+                    "(ping-pong buffers stay where they are). Swap them outside the "
+                    "function (after each call), or pass both as arguments and swap them "
+                    "at the call: f(b, a)")
+        else:
+            text = (f"tracing {self.__name__} changed {what}: state kept on an object, which "
+                    "the traced Python code changes once, when traced, not at every call; "
+                    "what the graph computed from it then is replayed as it was (and a "
+                    "change to it traces nothing anew). Keep a value the kernels need at "
+                    "every call in a device array a kernel updates, or change it outside the "
+                    "function and pass it as an argument; run bookkeeping that must happen "
+                    "at every call in s.host")
         file, line = user_frame()
-        warnings.warn_explicit(
-            f"tracing {self.__name__} changed {what}: state kept on an object, which the "
-            "traced Python code changes once, when traced, not at every call; what the "
-            "graph computed from it then is replayed as it was (and a change to it traces "
-            "nothing anew). Keep a value the kernels need at every call in a device array "
-            "a kernel updates, or change it outside the function and pass it as an "
-            "argument; run bookkeeping that must happen at every call in s.host",
-            StateWarning, file, line)
-
-    def _warn_rebound(self, labels) -> None:
-        """Say that a trace put other arrays in names or attributes the graph reads."""
-        what = ", ".join(sorted(labels))
-        file, line = user_frame()
-        warnings.warn_explicit(
-            f"tracing {self.__name__} rebound {what} to other arrays: the traced Python "
-            "code does that once, when traced, not at every call; later calls run the "
-            "graph on the arrays they hold then and rebind nothing (ping-pong buffers "
-            "stay where they are). Swap them outside the function (after each call), "
-            "or pass both as arguments and swap them at the call: f(b, a)",
-            StateWarning, file, line)
+        warnings.warn_explicit(text, StateWarning, file, line)
 
     def cache_info(self) -> CacheInfo:
         """Hits, misses (traces), and the number and bound of cached graphs."""

@@ -1101,7 +1101,8 @@ class Reach:
             v = _lookup(fn, name) if array else None
             if v is not None and type(v) not in _PLAIN_CONTAINERS and not is_array(v) and \
                     (_is_value(v) or _is_callable_object(v) or own_class(type(v))) or \
-                    isinstance(v, _WHOLES) and v and pure_values(v) is not None:
+                    isinstance(v, _WHOLES) and v and not _may_hold_arrays(v) and \
+                    pure_values(v) is not None:
                 self._find()   # a name that held None (or was not defined yet) holds
                 return self.functions()   # a number, a function or a kernel now; an
                 # empty list, where arrays may go, holds numbers now (read whole)

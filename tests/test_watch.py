@@ -1264,3 +1264,20 @@ def test_an_empty_list_that_holds_numbers_later_is_watched_by_value():
         assert out.copy_to_host().tolist() == [5.0, 5.0]
     finally:
         del WHOLE_LATER[:]
+
+
+WHOLE_SLOTS = [None, None]   # places for arrays, none put yet
+
+
+@gt.graph(backend="sim")
+def slotted(s, out):
+    put[1, 2, s](out, 1.0 if WHOLE_SLOTS[0] is None else 2.0)
+
+
+def test_a_list_of_nones_is_a_place_for_arrays_and_traces_once():
+    """Not a list of values read whole: the call finds its graph (it looked for
+    the name's places again at every call, without end)."""
+    out = dev(0)
+    slotted(out)
+    slotted(out)
+    assert slotted.cache_info().misses == 1 and out.copy_to_host().tolist() == [1.0, 1.0]

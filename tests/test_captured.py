@@ -552,3 +552,33 @@ def test_a_region_is_placed_by_what_it_is_given_and_ordered_by_what_it_reaches()
         for a in (table, y):
             b = as_buffer(a)
             buffers._untag(b.lo, max(b.hi, b.lo + 1))
+
+
+class _Pair:
+    def __init__(self, src, dst, scale=1.0):
+        self.src, self.dst, self.scale = src, dst, scale
+
+
+def _pair_region(p):
+    p.dst[...] = p.src * p.scale
+
+
+@pytest.mark.parametrize("holds", ["array", "array in a list", "number"])
+def test_an_object_holding_the_graphs_arrays_or_numbers_is_refused_at_the_line(holds):
+    """The region would read them unseen: ordered with nothing, and kept as the
+    first call's when a later one brings new arrays or numbers."""
+    @gt.graph(backend="sim")
+    def g(s, x, y, a):
+        if holds == "array":
+            s.captured(_pair_region, _Pair(x, y))
+        elif holds == "array in a list":
+            s.captured(_pair_region, [_Pair(x, y)][0])
+        else:
+            s.captured(lambda p, y: None, _Pair(None, None, a), y)
+
+    x, y = cuda.to_device(np.ones(4)), cuda.to_device(np.zeros(4))
+    with pytest.raises(gt.ArgumentError, match=r"argument 0 of captured region .* holds "
+                       r"(an array by its attribute 'src'|the number by its attribute "
+                       r"'scale')[^\n]*pass the arrays and numbers themselves") as got:
+        g(x, y, 2.0)
+    assert "test_captured.py" in str(got.value)

@@ -46,7 +46,7 @@ from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
 from .base import Op, changed, read_only_bytes, record_args
-from .host import _is_array_quietly, _names_of, raised_in
+from .host import _is_array_quietly, _names_of, _object_attributes, raised_in
 
 __all__ = ["record_captured", "capture_stream", "CAPTURED"]
 
@@ -62,6 +62,7 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
     if not callable(fn):
         raise ArgumentError(f"captured() takes the function to capture first, then its "
                             f"arguments, not {type(fn).__name__}")
+    _refuse_objects(fn, args)
     rec, accesses = record_args(t, args, lambda i: "rw", _device_only(fn))
     _refuse_held(t, fn, [b for b, _ in accesses])
     given = list(accesses)
@@ -93,6 +94,28 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
     given_only = place(stream, replace(node, accesses=tuple(given)))
     node.device = given_only.device   # placed and captured by what it is given
     return node
+
+
+def _refuse_objects(fn, args) -> None:
+    """An error for an argument that is an object of the program's own holding an
+    array or a number of the graph in its attributes (``Pair(x, y)``, a config
+    holding ``lr``): the region reads them unseen, so it would be ordered with
+    nothing that writes them and keep the first call's when a later call brings
+    new ones. Lists, tuples and dicts are looked into as arguments are."""
+    for i, a in enumerate(args):
+        for obj in leaves(a):
+            for what, v in _object_attributes(obj):
+                x = next((x for x in leaves(v) if isinstance(x, Scalar) or
+                          _is_array_quietly(x)), None)
+                if x is None:
+                    continue
+                kind = "the number" if isinstance(x, Scalar) else "an array"
+                raise ArgumentError(
+                    f"argument {i} of captured region {_name(fn)} holds {kind} by its {what}: "
+                    "the region would read it unseen (ordered with nothing that writes it, "
+                    "and kept as it is when a later call brings new arrays or numbers); pass "
+                    "the arrays and numbers themselves to s.captured(...) as arguments (in a "
+                    "list, tuple or dict if you like) and build the object inside the region")
 
 
 def _reached(t, fn, given: list) -> list:

@@ -60,6 +60,21 @@ def test_multidimensional_and_tuple_targets():
     assert intents(k) == ["w", "w", "r"]
 
 
+def test_unpacking_a_view_reads_it():
+    @cuda.jit
+    def k(t, x):
+        i = cuda.grid(1)
+        a, b = t[0:2]       # the view's items: a read of t
+        t[i] = x[i] + a + b
+    assert intents(k) == ["rw", "r"]
+
+    @cuda.jit
+    def aliases(t, x, y):
+        a, b = x, y         # names bound to the arrays: no read of either
+        a[0] = 1.0
+    assert intents(aliases) == ["r", "w", "r"]
+
+
 def test_views_bound_to_names_count_as_the_parameter():
     @cuda.jit
     def k(a, b):

@@ -603,6 +603,10 @@ class _Analysis:
                         self.numbers[p] = min(k, self.numbers.get(p, k))
             elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):   # array items
                 self.read |= {p for p, k in self.roots(n.iter) if k in (_A, _E) or type(k) is int}
+            elif isinstance(n, ast.Assign) and any(isinstance(t, (ast.Tuple, ast.List))
+                                                   for t in n.targets):   # a, b = t[0:2]:
+                self.read |= {p for p, k in self.roots(n.value)           # its items read
+                              if k in (_A, _E) or type(k) is int}
             elif isinstance(n, ast.Call):
                 for r, mode in self.call(n)[1]:
                     if "r" in mode:

@@ -75,6 +75,13 @@ class RetraceWarning(UserWarning):
     """A decorated function keeps being traced for new signatures."""
 
 
+def _in_class_body(fn) -> bool:
+    """Whether ``fn`` was defined in a class's body (``Model.step``, not a nested
+    function's ``f.<locals>.g``)."""
+    qualname = getattr(fn, "__qualname__", "")
+    return "." in qualname and not qualname.rsplit(".", 1)[0].endswith("<locals>")
+
+
 class StateWarning(UserWarning):
     """A trace changed state kept on the objects a decorated function holds
     (``self.t += 1``): the code doing so ran once, when traced."""
@@ -196,10 +203,16 @@ class GraphFunction:
             given = len(args) - self._lead
             hint = self._stream_hint() if "too many positional" in str(e) and \
                 given == len(self.params) - self._lead + 1 else ""
-            if next(iter(self._sig.parameters), None) == "cls":   # @classmethod over it
+            first = next(iter(self._sig.parameters), None)
+            if first == "cls":   # @classmethod over it
                 hint += ("; a classmethod cannot be a graph function: decorate a plain "
                          "method (def step(self, s, ...)) or a function, and pass the "
                          "class's values as arguments")
+            elif not self._lead and "missing" in str(e) and _in_class_body(self.fn) and \
+                    first not in ("s", "stream"):   # def step(this, s, x) in a class
+                hint += (f"; {self.__name__} is defined in a class, but only a first "
+                         f"parameter named self makes a graph function a method: here "
+                         f"{first} is taken as the proxy stream; name it self")
             raise ArgumentError(f"{self.__name__}{self._sig}: {e}{hint}") from None
         bound.apply_defaults()
         return bound

@@ -684,6 +684,27 @@ def test_a_classmethod_over_the_decorator_says_it_cannot_be_a_graph_function():
     check(e, "over it", "a classmethod cannot be a graph function")
 
 
+def test_a_method_whose_first_parameter_is_not_self_says_to_name_it_self():
+    class M:
+        def __init__(self):
+            self.v = 2.0
+
+        @gt.graph
+        def step(this, s, x):
+            fill[1, 8, s](x, this.v)
+    with pytest.raises(gt.ArgumentError) as e:
+        M().step(cuda.to_device(np.zeros(8)))                # not self
+    check(e, "not self", "only a first parameter named self makes a graph function a "
+          "method: here this is taken as the proxy stream; name it self")
+
+    @gt.graph
+    def plain(this, x):   # not in a class: no word of methods
+        fill[1, 8, this](x, 1.0)
+    with pytest.raises(gt.ArgumentError) as e:
+        plain()
+    assert "named self" not in str(e.value)
+
+
 def test_a_bound_method_may_be_decorated():
     class Filler:
         def __init__(self, v):

@@ -1032,11 +1032,20 @@ class Reach:
         if id(fn) in seen or depth > _MAX_DEPTH or getattr(fn, "__code__", None) is None:
             return
         seen.add(id(fn))
+        chains = None
         for name in _names(fn.__code__):
             v = _lookup(fn, name)
             if _has(v, "py_func") and _followed(v.py_func) is not None:
                 self.places.append((fn, name, None, False))
                 self._devices(v.py_func, seen, depth + 1)
+            elif isinstance(v, _HOLDERS) and not _library(v):   # devops.op of a module
+                chains = chains if chains is not None else [   # or namespace of the
+                    n for n, _ in name_chains(fn.__code__, {}, _NAME_LOADS) if "." in n]
+                for dotted in chains:                           # program's own
+                    held = _lookup(fn, dotted) if dotted.startswith(name + ".") else None
+                    if _has(held, "py_func") and _followed(held.py_func) is not None:
+                        self.places.append((fn, dotted, None, False))
+                        self._devices(held.py_func, seen, depth + 1)
 
     def _walk_into(self, v, seen, depth, labels) -> None:
         """Walk the Python function of a helper held otherwise than by a name of its

@@ -940,7 +940,8 @@ class Reach:
             return
         seen.add(id(fn))
         code = fn.__code__
-        loaded = chains = reads = None
+        loaded = reads = None
+        chains: list = []   # the code's dotted names, found when first needed
         stored = _stored(code)
         callbacks = host_callbacks(code)
         read = set(_names(code, live=False)) if baked else set()   # baked where used
@@ -974,10 +975,7 @@ class Reach:
                     self._settings(fn, name, v, reads, baked)   # MODEL["lr"] beside
                 continue                                        # MODEL["layers"]
             if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
-                chains = chains if chains is not None else [   # class or namespace
-                    n for n, _ in name_chains(code, {}, _NAME_LOADS) if "." in n]
-                for dotted in chains:
-                    held = _lookup(fn, dotted) if dotted.startswith(name + ".") else None
+                for dotted, held in _held_dotted(fn, code, name, chains):   # class,
                     if held is not None and baked and _holds_own(held) and \
                             all(f is not fn or n != dotted for f, n, _ in self.objects):
                         self.objects.append((fn, dotted, dotted))   # mystate.OPT
@@ -1032,17 +1030,14 @@ class Reach:
         if id(fn) in seen or depth > _MAX_DEPTH or getattr(fn, "__code__", None) is None:
             return
         seen.add(id(fn))
-        chains = None
+        chains: list = []
         for name in _names(fn.__code__):
             v = _lookup(fn, name)
             if _has(v, "py_func") and _followed(v.py_func) is not None:
                 self.places.append((fn, name, None, False))
                 self._devices(v.py_func, seen, depth + 1)
             elif isinstance(v, _HOLDERS) and not _library(v):   # devops.op of a module
-                chains = chains if chains is not None else [   # or namespace of the
-                    n for n, _ in name_chains(fn.__code__, {}, _NAME_LOADS) if "." in n]
-                for dotted in chains:                           # program's own
-                    held = _lookup(fn, dotted) if dotted.startswith(name + ".") else None
+                for dotted, held in _held_dotted(fn, fn.__code__, name, chains):
                     if _has(held, "py_func") and _followed(held.py_func) is not None:
                         self.places.append((fn, dotted, None, False))
                         self._devices(held.py_func, seen, depth + 1)
@@ -1139,6 +1134,15 @@ def _owners(fn, code) -> dict:
                 not _library(type(v)) and not _answers_oddly(v) and not callable(v):
             out[name] = own_methods(type(v))
     return out
+
+
+def _held_dotted(fn, code, name: str, memo: list) -> list:
+    """``(dotted name, what it holds now)`` for each dotted name ``code`` loads off
+    ``name`` (``K.step``, ``devops.op``: a module, class or namespace of the
+    program's own); ``memo`` keeps the code's dotted names (empty: not found yet)."""
+    if not memo:
+        memo.append([n for n, _ in name_chains(code, {}, _NAME_LOADS) if "." in n])
+    return [(d, _lookup(fn, d)) for d in memo[0] if d.startswith(name + ".")]
 
 
 # containers of values a name or an attribute may hold, read whole (for c in COEFS,

@@ -57,6 +57,7 @@ static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__sco
     *s__count, *s_rec, *s_entries, *s__index, *s_codes, *s_ends, *s_opaque, *s_again,
     *s__bufs, *s__views, *s__entry, *s_cai, *s_cupy, *s_numba, *s_sim, *s_iface, *s_descr,
     *s_data, *s_shape, *s_strides, *s_typestr, *s_ptr, *s_dtype, *s_device_ctypes_pointer,
+    *s_gpu_data,
     *s_value, *s_valid_types, *s_raw_pointers, *s_step, *s__ary, *s_array_iface, *s_add,
     *s___class__, *s__roots, *s__slots, *s__root_index, *s__fast_view, *s__index_m,
     *s__memo_size, *s__remember;
@@ -1014,6 +1015,27 @@ cai_key(PyObject *t, PyObject *cai)
     return PyTuple_Pack(5, t, data, shape, strides, typestr);
 }
 
+/* A numba device array's ``device_ctypes_pointer`` (its type's is numba's own:
+ * buffers.py's _is_numba_array_type), read past numba's property, which is
+ * ``self.gpu_data.device_ctypes_pointer`` or, where that raises AttributeError,
+ * ``c_void_p(0)``: numba's memory objects hold it as an attribute. The property
+ * itself where that fails (the NULL pointer of an empty array). */
+static PyObject *
+numba_pointer(PyObject *obj)
+{
+    PyObject *gpu = PyObject_GetAttr(obj, s_gpu_data);
+    if (gpu != NULL) {
+        PyObject *p = PyObject_GetAttr(gpu, s_device_ctypes_pointer);
+        Py_DECREF(gpu);
+        if (p != NULL)
+            return p;
+    }
+    if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+        return NULL;
+    PyErr_Clear();
+    return PyObject_GetAttr(obj, s_device_ctypes_pointer);
+}
+
 /* The view key of ``obj`` (interface_of's), for the kinds cai, cupy, numba and
  * sim, and in *iface (a new reference, or NULL) the interface it was read from
  * (not for cupy's and numba's, read from attributes); NULL with no error: no key here (the
@@ -1048,7 +1070,7 @@ view_key(PyObject *obj, PyObject **iface)
              (PyUnicode_Compare(kind, s_cupy) == 0 || PyUnicode_Compare(kind, s_numba) == 0))) {
         /* the address: cupy's obj.data.ptr, numba's obj.device_ctypes_pointer.value */
         int cupy = kind == s_cupy || PyUnicode_Compare(kind, s_cupy) == 0;
-        PyObject *data = PyObject_GetAttr(obj, cupy ? s_data : s_device_ctypes_pointer);
+        PyObject *data = cupy ? PyObject_GetAttr(obj, s_data) : numba_pointer(obj);
         PyObject *ptr = data == NULL ? NULL : PyObject_GetAttr(data, cupy ? s_ptr : s_value);
         PyObject *shape = ptr == NULL ? NULL : PyObject_GetAttr(obj, s_shape);
         PyObject *strides = shape == NULL ? NULL : PyObject_GetAttr(obj, s_strides);
@@ -1496,6 +1518,7 @@ PyInit__speedups(void)
     INTERN(s_ptr, "ptr");
     INTERN(s_device_ctypes_pointer, "device_ctypes_pointer");
     INTERN(s_value, "value");
+    INTERN(s_gpu_data, "gpu_data");
     INTERN(s_valid_types, "valid_types");
     INTERN(s_raw_pointers, "raw_pointers");
     INTERN(s_step, "step");

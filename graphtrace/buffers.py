@@ -419,7 +419,7 @@ def interface_of(obj) -> tuple:
     if kind == "cupy":
         return (t, obj.data.ptr, obj.shape, obj.strides, obj.dtype), None
     if kind == "numba":
-        return (t, obj.device_ctypes_pointer.value, obj.shape, obj.strides, obj.dtype), None
+        return (t, _numba_address(obj), obj.shape, obj.strides, obj.dtype), None
     if kind == "cai":
         cai = getattr(obj, "__cuda_array_interface__", None)
         if cai is None:
@@ -432,6 +432,39 @@ def interface_of(obj) -> tuple:
     if descr is not None and len(descr) > 1:
         return None, cai
     return (t, cai["data"], cai["shape"], cai.get("strides"), cai["typestr"]), cai
+
+
+def _numba_address(obj):
+    """``obj.device_ctypes_pointer.value`` of a numba device array, read past
+    numba's property (``self.gpu_data.device_ctypes_pointer``, or ``c_void_p(0)``
+    where that raises AttributeError): numba's memory objects hold it as an
+    attribute. As ``_speedups.c``'s ``numba_pointer`` reads it."""
+    try:
+        return obj.gpu_data.device_ctypes_pointer.value
+    except AttributeError:
+        return obj.device_ctypes_pointer.value
+
+
+def key_interface(obj, key) -> dict:
+    """The ``__cuda_array_interface__`` of a cupy or numba device array whose key
+    ``interface_of`` made. A numba array's is made from its key as numba makes
+    it (its type's interface is numba's own: ``_is_numba_array_type``): numba
+    makes it in Python, reading the address again and walking the strides, at
+    several times the cost. (The "stream" entry, which graphtrace never reads,
+    is left out.)"""
+    if _kinds.get(key[0]) != "numba":
+        return obj.__cuda_array_interface__
+    _, ptr, shape, strides, dtype = key
+    size = dtype.itemsize   # numba's is_contiguous: C order, broadcast axes ignored
+    contiguous = True
+    for n, step in zip(reversed(shape), reversed(strides)):
+        if n > 1 and step != 0:
+            if step != size:
+                contiguous = False
+                break
+            size *= n
+    return {"shape": shape, "strides": None if contiguous else tuple(strides),
+            "data": (0 if ptr is None else ptr, False), "typestr": dtype.str, "version": 3}
 
 
 def device_buffer(obj, cai) -> Buffer:

@@ -15,7 +15,8 @@ from sys import _getframe
 
 import numpy as np
 
-from .buffers import Buffer, _Intent, as_buffer, device_buffer, interface_of, is_array
+from .buffers import (Buffer, _Intent, as_buffer, device_buffer, interface_of, is_array,
+                      key_interface)
 from .columns import Recording
 from .context import (STATE, run_trace_hooks, ProxyStream, current_tracer, gc_paused,
                       pause_gc, set_tracer)
@@ -317,7 +318,7 @@ class Tracer(_Hot):
             if same is not None:
                 return same
             if cai is None:   # a cupy or numba view of a new geometry: its interface now
-                cai = obj.__cuda_array_interface__
+                cai = key_interface(obj, key)
         elif cai is None and not is_array(obj):
             return None
         fast = self._fast_view

@@ -1,0 +1,121 @@
+"""Run by test_numba_arrays.py in a process of its own, without numba's simulator:
+numba-cuda's own ``DeviceNDArray`` objects over memory that is never touched
+(numba asks the driver for a context only where it allocates, which these arrays
+do not), so that tracing reads them as it reads them on a GPU. Prints one line
+of JSON: the checks' results."""
+import contextlib
+import json
+import os
+import sys
+
+os.environ.pop("NUMBA_ENABLE_CUDASIM", None)
+
+import numpy as np  # noqa: E402
+from numba.cuda.cudadrv import devicearray, devices, driver  # noqa: E402
+
+try:   # cuda.bindings' address object where numba uses it, else numba's ctypes one
+    from cuda.bindings.driver import CUdeviceptr
+except ImportError:   # pragma: no cover
+    CUdeviceptr = driver.drvapi.cu_device_ptr
+
+
+class _Context:   # numba's memory objects only carry it along
+    pass
+
+
+devices._runtime.ensure_context = contextlib.nullcontext   # slicing asks for one
+devices.get_context = lambda *args: _Context()            # so does an empty view
+
+
+def array(shape, strides=None, dtype=np.float32, address=1 << 40):
+    """A numba device array of ``shape`` at ``address`` (C order unless ``strides``),
+    its memory held as numba holds an allocation of its own (views of it take an
+    OwnedPointer, as they do on a GPU)."""
+    itemsize = np.dtype(dtype).itemsize
+    if strides is None:
+        strides = tuple(int(itemsize * np.prod(shape[i + 1:])) for i in range(len(shape)))
+    size = max(itemsize, sum((n - 1) * s for n, s in zip(shape, strides)) + itemsize)
+    owner = driver.MemoryPointer(_Context(), CUdeviceptr(address), size)
+    memory = driver.MemoryPointer(_Context(), CUdeviceptr(address), size, owner=owner)
+    return devicearray.DeviceNDArray(shape, strides, dtype, gpu_data=memory)
+
+
+def main():
+    import graphtrace as gt
+    from graphtrace import buffers
+    from graphtrace.ops.kernel import Adapter
+    from graphtrace.trace import use_speedups
+
+    x = array((4096,))
+    m = array((64, 64), address=1 << 41)
+    arrays = {"base": x, "view": x[64:128], "strided": x[::2], "reversed": x[::-1],
+              "empty": x[10:10], "2d": m, "row": m[5], "column": m[:, 3],
+              "block": m[2:5, 1:9], "one row": m[3:4], "fortran": array((64, 32), (4, 256)),
+              "broadcast": array((8, 64), (0, 4)), "float64": array((100,), dtype=np.float64)[3:50],
+              "int8": array((100,), dtype=np.int8)[1:7]}
+    out = {"kinds": sorted({buffers._kind(a) for a in arrays.values()}), "interfaces": {}}
+    for name, a in arrays.items():   # the interface made from the key is numba's own
+        key, _ = buffers.interface_of(a)
+        theirs = dict(a.__cuda_array_interface__)
+        theirs.pop("stream", None)
+        out["interfaces"][name] = buffers.key_interface(a, key) == theirs
+
+    rw = Adapter(None, "rw", ["x", "y"], ["r", "w"])
+
+    def program(s, x, m):   # views made at every launch, some made again
+        for i in range(12):
+            s.launch(rw, 1, 32, x[i % 4 * 64:i % 4 * 64 + 64], x[1024 + i % 3 * 8:][::2])
+            s.launch(rw, 1, 32, m[i % 5], m[:, i % 2])
+            s.launch(rw, 1, 32, m[i % 2:i % 2 + 2, 3:9], x[2048:2048])
+
+    listings = {}
+    for compiled in (True, False):
+        was = use_speedups(compiled)
+        try:
+            f = gt.graph(program)
+            g = f.trace(x, m)
+            listings[compiled] = str(g)
+            out.setdefault("nodes", len(g.nodes))
+        finally:
+            use_speedups(was)
+    out["same listing"] = listings[True] == listings[False]
+
+    class Plain:   # the same arrays known by numba's interface alone
+        def __init__(self, a):
+            self.a, self.__cuda_array_interface__ = a, a.__cuda_array_interface__
+
+        def __getitem__(self, key):
+            return Plain(self.a[key])
+
+    # what tracing views made at every launch asks of numba's Python properties:
+    # nothing for a view made again, nothing but the address for a new geometry
+    reads = {"device_ctypes_pointer": 0, "__cuda_array_interface__": 0}
+    base = devicearray.DeviceNDArrayBase
+    for name in reads:
+        prop = base.__dict__[name]
+
+        def counted(self, prop=prop, name=name):
+            reads[name] += 1
+            return prop.fget(self)
+        setattr(base, name, property(counted))
+    try:
+        for compiled in (True, False):
+            was = use_speedups(compiled)
+            try:
+                gt.graph(program).trace(x, m)
+            finally:
+                use_speedups(was)
+            out["reads compiled" if compiled else "reads pure"] = dict(reads)
+            reads.update(dict.fromkeys(reads, 0))
+    finally:
+        for name in reads:
+            setattr(base, name, base.__dict__[name].fget.__defaults__[0])
+
+    out["as by the interface"] = str(gt.graph(program).trace(Plain(x), Plain(m))) == \
+        listings[True]
+    out["listing"] = listings[True]
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -357,6 +357,10 @@ class Tracer(_Hot):
             self._root_labels = (len(self._roots), labels)
         return labels
 
+    def roots_overlapping(self, lo: int, hi: int) -> list:
+        """The named arrays with bytes in ``[lo, hi)`` (their hulls'), in order."""
+        return [r for r in self._roots if r.lo < hi and lo < r.hi]
+
     def root_holding(self, address: int) -> Buffer | None:
         """The first named array whose bytes' hull holds ``address``, or None."""
         los, ks, tops = self._index()

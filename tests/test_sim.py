@@ -288,6 +288,41 @@ def test_a_callback_reading_an_array_by_a_global_name_waits_for_its_writers(repo
     assert SEEN == [[0.0, 1.0, 4.0, 9.0]] * 6
 
 
+STAGING = gt.pinned_empty(8)   # the graph is given (or reaches) a part of it
+STAGED = STAGING[2:6]
+
+
+def _report_staging():   # reads the whole staging array by its global name
+    SEEN.append(STAGING[2:6].copy().tolist())
+
+
+@pytest.mark.parametrize("part", ["argument", "global view", "argument at its end"])
+def test_a_callback_reading_a_global_array_holding_the_graphs_waits_for_its_writers(part):
+    """The global the callback reads reaches past the graph's array (a staging
+    array of which the graph copies into a part): the callback was not ordered
+    after the copy, and saw the call before's values."""
+    @gt.graph
+    def f(s, d, h):
+        _square[1, 32, s](d)
+        s.copy(STAGED if part == "global view" else h, d)
+        s.host(_report_staging)
+    h = STAGING[2:6] if part != "argument at its end" else STAGING[2:]
+    d = cuda.to_device(np.arange(4.0))
+    g = f.trace(d, h if part != "argument at its end" else h[:4])
+    assert g.nodes[1] in g.nodes[2].deps   # after the copy into the staging array
+    SEEN.clear()
+    for seed in range(6):   # in any order the data allow
+        d.copy_to_device(np.arange(4.0))
+        STAGING[:] = -1
+        gt.simulate(g, seed=seed)
+    assert SEEN == [[0.0, 1.0, 4.0, 9.0]] * 6
+    SEEN.clear()
+    for call in range(3):   # called: each call's values
+        STAGING[:] = -1
+        f(cuda.to_device(np.arange(4.0) + call), STAGING[2:6])
+    assert SEEN == [[float(v * v) for v in np.arange(4.0) + call] for call in range(3)]
+
+
 class _Holder:
     def __init__(self, a):
         self.a = a

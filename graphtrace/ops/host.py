@@ -72,10 +72,7 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
                 f"{name}: it would receive a placeholder, not each call's number; pass it "
                 f"to s.host as an argument, which the callback receives as a parameter: "
                 f"s.host(fn, {number.name})")
-        for x in leaves(v):
-            buf = _host_buffer(t, x) if is_array(x) else None
-            if buf is None:
-                continue
+        for buf in (b for x in leaves(v) if is_array(x) for b in _host_buffers(t, x)):
             if held and t.is_argument(buf):
                 raise ArgumentError(
                     f"host callback {_name(fn)} holds {buf.label or 'an array'} of this "
@@ -100,19 +97,28 @@ def raised_in(exc: BaseException, source: tuple) -> tuple:
     return source
 
 
-def _host_buffer(t, x) -> Buffer | None:
-    """The trace's Buffer of host array ``x`` (a view it has not seen: made now, in
-    the array holding it), or None: device memory, or no array of this trace."""
+def _host_buffers(t, x) -> list:
+    """The trace's Buffers of host array ``x``: its own (a view it has not seen:
+    made now, in the array holding it); where ``x`` reaches past the arrays of the
+    trace (a global staging array of which the graph is given a view), each array
+    of the trace lying in it, whole; none for device memory, or for host memory
+    no array of this trace shares."""
     buf = t.cached_buffer(x)
-    if buf is None:
+    if buf is not None:
+        return [buf] if buf.is_host else []
+    try:
+        made = as_buffer(x)
+    except ArgumentError:
+        return []
+    if not made.is_host:
+        return []
+    if t.root_holding(made.lo) is not None:
         try:
-            made = as_buffer(x)
-            if not made.is_host or t.root_holding(made.lo) is None:
-                return None
             buf = t.buffer(x)
-        except ArgumentError:
-            return None
-    return buf if buf.is_host else None
+            return [buf] if buf.is_host else []
+        except ArgumentError:   # it reaches past the array holding its start
+            pass
+    return [r for r in t.roots_overlapping(made.lo, made.hi) if r.is_host]
 
 
 def _names_of(fn, depth: int = 0, seen=None):

@@ -771,6 +771,15 @@ def test_copy_between_layouts_and_gapped_views():
         columns.trace(cuda.to_device(np.zeros((3, 4))))
     check(e, "gaps", "is not contiguous", "fill the data with a kernel")
 
+    @gt.graph
+    def broadcast(s, h, d):
+        s.copy(d, h)                                         # sharing
+    h = np.lib.stride_tricks.as_strided(gt.pinned_empty(4), shape=(3, 4), strides=(0, 8))
+    with pytest.raises(gt.ArgumentError) as e:
+        broadcast.trace(h, cuda.to_device(np.zeros((3, 4))))
+    check(e, "sharing", "share bytes", "is not contiguous", "a contiguous view")
+    assert "gaps" not in str(e.value)
+
 
 def test_keyword_arguments_to_a_numba_launch():
     @gt.graph

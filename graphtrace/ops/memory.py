@@ -31,10 +31,15 @@ def _contiguous(b: Buffer, role: str, op: str):
     moves or fills the bytes from its lowest address on (any order of the axes
     is fine: C, Fortran, reversed)."""
     if not b.contiguous:
+        size = b.dtype.itemsize
+        span = size + sum((n - 1) * abs(st) for n, st in zip(b.shape, b.strides) if n > 0)
+        what = "share bytes (a broadcast or overlapping view)" \
+            if span < size * int(np.prod(b.shape)) else "leave gaps between them"
         raise ArgumentError(
             f"{op} {role} {b.label or 'array'} is not contiguous ({_describe_buf(b)}, "
-            f"strides {b.strides}): its elements leave gaps between them, which a "
-            f"{op} node cannot skip; {op} a contiguous view, or "
+            f"strides {b.strides}): its elements {what}, which a "
+            f"{op} node cannot {'skip' if what.startswith('leave') else 'do'}; "
+            f"{op} a contiguous view, or "
             f"{'move' if op == 'copy' else 'fill'} the data with a kernel")
 
 

@@ -770,3 +770,66 @@ def test_an_unbounded_loop_that_runs_long_on_the_simulator_is_warned_about(monke
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         f(dev(100.0), dev(0, dtype=np.int32))
+
+
+def _swap_in_loop(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 4) as body:   # swap loop
+        shift[1, 4, body](a, b)
+        count[1, 1, body](n)
+        a, b = b, a
+
+
+def _swap_in_branch(s, a, b, n):
+    with s.if_then(gt.cond(n) > 0) as then:   # swap branch
+        shift[1, 4, then](a, b)
+        a, b = b, a
+    shift[1, 4, s](a, b)
+
+
+def _swap_in_body_function(s, a, b, n):
+    def body(s):
+        nonlocal a, b
+        shift[1, 4, s](a, b)
+        count[1, 1, s](n)
+        a, b = b, a
+    s.while_loop(gt.cond(n) < 4, body=body)   # swap body function
+
+
+def _rotate_three(s, a, b, n):
+    c = b[2:]
+    with s.while_loop(gt.cond(n) < 4) as body:   # swap rotation
+        shift[1, 2, body](a, c)
+        count[1, 1, body](n)
+        a, b, c = b, c, a
+
+
+@pytest.mark.parametrize("program, marker, words", [
+    (_swap_in_loop, "swap loop", "a and b were swapped"),
+    (_swap_in_branch, "swap branch", "whether or not the device runs the branch"),
+    (_swap_in_body_function, "swap body function", "a and b were swapped"),
+    (_rotate_three, "swap rotation", "a, b and c were swapped"),
+])
+def test_arrays_swapped_inside_a_body_are_refused_at_its_line(program, marker, words):
+    """Python runs a body once: ``a, b = b, a`` in it swapped nothing on the device
+    (every iteration ran shift(a, b)), silently unlike the same loop run eagerly."""
+    f = gt.graph(program, backend="sim")
+    with pytest.raises(gt.ArgumentError) as info:
+        f(dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
+    e = info.value
+    assert e.source[1] == line_of(__file__, marker), str(e)
+    assert words in str(e) and "Python runs the body once" in str(e)
+
+
+def test_arrays_rebound_in_a_body_but_not_swapped_are_left_alone():
+    """A name bound to a view or another array in the body (not one the body's
+    names held before) is no swap."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        with s.while_loop(gt.cond(n) < 3) as body:
+            shift[1, 4, body](a, b)
+            count[1, 1, body](n)
+            a = b[0:4]          # another view: no array swapped
+            b = None
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(b) == [1, 2, 3, 4] and host(n) == [3]

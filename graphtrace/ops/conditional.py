@@ -29,7 +29,7 @@ import numpy as np
 
 from ..buffers import Buffer, as_buffer, is_array
 from ..context import ProxyStream
-from ..errors import ArgumentError, EmitError, TraceError, user_frame
+from ..errors import ArgumentError, EmitError, TraceError, user_frame, user_frame_object
 from ..ir import Node
 from ..scalar import Scalar
 from ..temporary import returned
@@ -168,6 +168,8 @@ class _Structured:
                 f"this {self.what} block was entered before: a loop or branch records its "
                 f"body once; call {self.what[:-5]}(...) again for each with block",
                 user_frame())
+        self.frame = user_frame_object()
+        self.held = _arrays_held(self.frame)
         return self.op.bodies(self.bodies)
 
     def __exit__(self, kind, exc, tb):
@@ -176,6 +178,8 @@ class _Structured:
         if kind is not None:   # caught later, the trace would go on without this node
             t.abandoned.append((f"the body of {self.what}", self.source))
             return False
+        _refuse_swaps(t, self.frame, self.held, self.what, self.source)
+        self.frame = self.held = None
         if self.op is WHILE and self.attrs["max_iterations"] == _NO_BOUND:
             _refuse_endless(regions, self.args, self.source)
         t.record(self.op, None, self.args, _union(regions, self.accesses),
@@ -183,6 +187,43 @@ class _Structured:
                  opaque=any(n.opaque for r in regions for n in r.walk()),
                  regions=regions, source=self.source, index=self.index)
         return False
+
+
+def _arrays_held(frame) -> dict:
+    """The names of the user's frame (its variables, the cells it shares with
+    functions it defines, or a module's globals) holding arrays: name -> array."""
+    if frame is None:
+        return {}
+    return {name: v for name, v in frame.f_locals.items()
+            if not isinstance(v, (int, float, str, type, type(None))) and is_array(v)}
+
+
+def _refuse_swaps(t, frame, held: dict, what: str, source) -> None:
+    """Arrays the body used that its Python swapped between names (``u, v = v, u``)
+    are refused: the body is recorded once, so the device would run every
+    iteration (or run the branch) on the arrays as they were when recorded, while
+    the Python after the block went on with them swapped."""
+    if not held:
+        return
+    now = _arrays_held(frame)
+    by_id = {id(v): name for name, v in held.items()}
+    swapped = sorted(name for name, v in now.items()
+                     if name in held and v is not held[name] and id(v) in by_id
+                     and by_id[id(v)] != name and t.cached_buffer(v) is not None)
+    if not swapped:
+        return
+    names = " and ".join([", ".join(swapped[:-1]), swapped[-1]] if len(swapped) > 1 else swapped)
+    head = (f"{names} {'were' if len(swapped) > 1 else 'was'} swapped with another array "
+            f"inside the body of {what}: Python runs the body once, when it is recorded, ")
+    if what.startswith("s.while_loop"):
+        raise ArgumentError(
+            head + "so the device would run every iteration on the arrays as they were "
+            "then, with no swap between iterations; write one iteration's work for each "
+            "order in the body (step(u, v) then step(v, u)) and loop half as many times",
+            source)
+    raise ArgumentError(
+        head + "so the code after the block would use them swapped whether or not the "
+        "device runs the branch; choose the arrays outside the block", source)
 
 
 def _refuse_endless(regions, args, source) -> None:

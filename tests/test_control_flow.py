@@ -825,9 +825,13 @@ def test_arrays_rebound_in_a_body_but_not_swapped_are_left_alone():
     names held before) is no swap."""
     @gt.graph(backend="sim")
     def f(s, a, b, n):
+        for x in (b, a):
+            pass
         with s.while_loop(gt.cond(n) < 3) as body:
             shift[1, 4, body](a, b)
             count[1, 1, body](n)
+            for x in (a, b):    # x left on b, which b still holds: no swap
+                pass
             a = b[0:4]          # another view: no array swapped
             b = None
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)

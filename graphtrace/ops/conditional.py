@@ -207,9 +207,15 @@ def _refuse_swaps(t, frame, held: dict, what: str, source) -> None:
         return
     now = _arrays_held(frame)
     by_id = {id(v): name for name, v in held.items()}
+    def moved(name) -> bool:   # holds an array another name held before
+        v = now.get(name)
+        return v is not held[name] and id(v) in by_id and by_id[id(v)] != name
+
+    # names given the array another name held, which was itself given another's
+    # (a loop variable left on an array that another name still holds is no swap)
     swapped = sorted(name for name, v in now.items()
-                     if name in held and v is not held[name] and id(v) in by_id
-                     and by_id[id(v)] != name and t.cached_buffer(v) is not None)
+                     if name in held and moved(name) and moved(by_id[id(v)])
+                     and t.cached_buffer(v) is not None)
     if not swapped:
         return
     names = " and ".join([", ".join(swapped[:-1]), swapped[-1]] if len(swapped) > 1 else swapped)

@@ -51,8 +51,9 @@ def path_str(path: tuple) -> str:
 
 def _tagged(value, items):
     """A hashable stand-in for a container (lists, tuples and dicts kept apart)."""
-    if isinstance(value, dict):
-        return ("dict", tuple(zip(value.keys(), items)))
+    if isinstance(value, dict):   # keys as numbers are keyed (-0.0 is not 0.0, 1 not 1.0)
+        return ("dict", tuple(((type(k), value_key(k)), item)
+                              for k, item in zip(value.keys(), items)))
     return (type(value), tuple(items))
 
 
@@ -144,7 +145,7 @@ def _object_key(obj, names: frozenset, seen: set) -> tuple:
     the function's code does not name). Otherwise the object itself and
     ``_settings`` of ``names`` (``_TOO_DEEP`` put in ``seen`` where one lies
     deeper than ``_MAX_DEPTH``: values alone lie no deeper)."""
-    if _valued(type(obj)):
+    if _valued(obj):
         values = _settings(obj, None, 0, set())
         if _values_alone(values):   # and the values its class holds (Cfg.scale)
             names, held = _reads(type(obj), names)
@@ -233,7 +234,7 @@ def _entry(v, names, depth: int, seen: set):
     if _is_value(v):
         return t, _Held(v) if t in _GROUPS else value_key(v)
     if own_object(v):
-        if names is None and not _valued(t):
+        if names is None and not _valued(v):
             return Identity(v)
         return t, _settings(v, names, depth + 1, seen)
     form = pure_values(v)
@@ -257,15 +258,23 @@ _TOO_DEEP = object()   # in _settings' seen: an object lay too deep to key by it
 _VALUED: dict = {}   # class -> whether its objects are values (_valued)
 
 
-def _valued(t: type) -> bool:
-    """Whether the program's own class ``t`` compares its objects by value and
-    hashes them (a frozen dataclass, one defining ``__eq__`` and ``__hash__``):
-    equal ones are interchangeable, and stay so (a hashable object is not
-    changed)."""
+def _valued(obj) -> bool:
+    """Whether ``obj``, of a class of the program's own, compares by value and
+    hashes (a frozen dataclass, one defining ``__eq__`` and ``__hash__``): equal
+    ones are interchangeable, and stay so (a hashable object is not changed). Its
+    class says so, and the object itself must hash: a frozen dataclass holding a
+    list (a results sink) raises TypeError, and is an object kept by identity."""
+    t = type(obj)
     hit = _VALUED.get(t)
     if hit is None:
         hit = _VALUED[t] = t.__eq__ is not object.__eq__ and t.__hash__ is not None
-    return hit
+    if not hit:
+        return False
+    try:
+        hash(obj)
+    except TypeError:
+        return False
+    return True
 
 
 def _values_alone(entries) -> bool:
@@ -378,4 +387,10 @@ def alias_pattern(bufs, objs) -> tuple:
                 lo, hi = min(i, j), max(i, j)
                 out.append((hi, lo, bufs[hi].ptr - bufs[lo].ptr, objs[hi] is objs[lo]))
         active.append(i)
+    first: dict = {}   # an empty array shares no byte, but may be one object twice
+    for i, (b, obj) in enumerate(zip(bufs, objs)):
+        if b.lo == b.hi:
+            j = first.setdefault(id(obj), i)
+            if j != i:
+                out.append((i, j, 0, True))
     return tuple(sorted(out))

@@ -185,8 +185,9 @@ class Buffer:
     def signature(self) -> tuple:
         """What the cache key holds of this view (no address; whether it is read-only,
         which copies and memsets into it refuse while tracing)."""
-        return (self.shape, self.strides, self.dtype.str, self.device, self.pinned,
-                self.readonly)
+        dtype = self.dtype   # a record's fields and their order are not in its str ("|V16")
+        return (self.shape, self.strides, dtype.str if dtype.kind != "V" else dtype,
+                self.device, self.pinned, self.readonly)
 
     def __repr__(self):
         where = "host" if self.is_host else f"cuda:{self.device}"

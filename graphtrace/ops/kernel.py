@@ -453,7 +453,16 @@ def _refuse_addresses(tracer, adapter, args) -> None:
     for i, a in enumerate(args):
         if type(a) is Buffer:   # the usual case
             continue
-        address = _count(a.value if isinstance(a, Scalar) else a)
+        value = a.value if isinstance(a, Scalar) else a
+        if isinstance(value, (np.datetime64, np.timedelta64)):   # (numpy integers)
+            raise KernelArgumentError(
+                f"argument {adapter.param_name(i)} of {adapter.library} kernel "
+                f"{adapter.name} is a numpy {type(value).__name__} ({value!r}): a graph "
+                "keeps a number's type, not its unit, so a later call's value in another "
+                "unit would reach the kernel as a count in this one; pass the count as "
+                f"an int in the unit the kernel works in (value // np.timedelta64(1, "
+                "'ms')), or a one-element array")
+        address = _count(value)
         root = tracer.root_holding(address) if address and address >= LOWEST_ADDRESS \
             else None
         if root is not None:

@@ -175,11 +175,11 @@ class _Structured:
     def __exit__(self, kind, exc, tb):
         t = self.stream.tracer()
         regions = tuple(t.close_region(scope) for scope in self.scopes)
+        frame, held, self.frame, self.held = self.frame, self.held, None, None
         if kind is not None:   # caught later, the trace would go on without this node
             t.abandoned.append((f"the body of {self.what}", self.source))
             return False
-        _refuse_swaps(t, self.frame, self.held, self.what, self.source)
-        self.frame = self.held = None
+        _refuse_swaps(t, frame, held, self.what, self.source)
         if self.op is WHILE and self.attrs["max_iterations"] == _NO_BOUND:
             _refuse_endless(regions, self.args, self.source)
         t.record(self.op, None, self.args, _union(regions, self.accesses),
@@ -194,8 +194,16 @@ def _arrays_held(frame) -> dict:
     functions it defines, or a module's globals) holding arrays: name -> array."""
     if frame is None:
         return {}
-    return {name: v for name, v in frame.f_locals.items()
-            if not isinstance(v, (int, float, str, type, type(None))) and is_array(v)}
+    out = {}
+    for name, v in list(frame.f_locals.items()):
+        if isinstance(v, (int, float, str, type, type(None))):
+            continue
+        try:
+            if is_array(v):
+                out[name] = v
+        except Exception:   # an object of a module's globals that answers oddly: none
+            continue
+    return out
 
 
 def _refuse_swaps(t, frame, held: dict, what: str, source) -> None:

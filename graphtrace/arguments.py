@@ -378,19 +378,20 @@ def alias_pattern(bufs, objs) -> tuple:
     arguments sharing memory may be one object (``objs``, parallel to ``bufs``)
     or two views of it, which the function can tell apart (``out is x``).
     """
-    out, active = [], []
+    out, active, empty = [], [], []
     for i in sorted(range(len(bufs)), key=lambda k: bufs[k].lo):  # sweep by address
         b = bufs[i]
+        if b.lo == b.hi:   # shares no byte, but may be one object twice
+            empty.append(i)
         active = [j for j in active if bufs[j].hi > b.lo]
         for j in active:
             if b.overlaps(bufs[j]):
                 lo, hi = min(i, j), max(i, j)
                 out.append((hi, lo, bufs[hi].ptr - bufs[lo].ptr, objs[hi] is objs[lo]))
         active.append(i)
-    first: dict = {}   # an empty array shares no byte, but may be one object twice
-    for i, (b, obj) in enumerate(zip(bufs, objs)):
-        if b.lo == b.hi:
-            j = first.setdefault(id(obj), i)
-            if j != i:
-                out.append((i, j, 0, True))
+    first: dict = {}
+    for i in sorted(empty):
+        j = first.setdefault(id(objs[i]), i)
+        if j != i:
+            out.append((i, j, 0, True))
     return tuple(sorted(out))

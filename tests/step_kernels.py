@@ -1,4 +1,4 @@
-"""The two numba kernels of the README's example, shared by the tests that use them."""
+"""The two numba kernels of the README's example, and a fill, shared by the tests that use them."""
 from numba import cuda
 
 
@@ -14,3 +14,10 @@ def add(x, y):
     i = cuda.grid(1)
     if i < x.size:
         y[i] += x[i]
+
+
+@cuda.jit
+def fill(out, v):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = v

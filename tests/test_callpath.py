@@ -15,6 +15,7 @@ from numba import cuda
 import graphtrace as gt
 from graphtrace.buffers import as_buffer
 from helpers import FakeDeviceArray as A, any_kernel, line_of
+from step_kernels import fill
 
 
 @cuda.jit
@@ -369,13 +370,6 @@ def test_static_parameter_of_an_inlined_function_needs_a_static_value():
     with pytest.raises(gt.DynamicScalarError, match="'n' is a dynamic scalar"):
         outer.trace(A(4), 2)
     assert len(gt.graph(outer.fn, static=("n",)).trace(A(4), 3).nodes) == 3
-
-
-@cuda.jit
-def fill(x, v):
-    i = cuda.grid(1)
-    if i < x.size:
-        x[i] = v
 
 
 def test_disjoint_arguments_inside_each_others_range_move_apart():

@@ -12,6 +12,7 @@ from numba import cuda
 
 import graphtrace as gt
 from helpers import line_of
+from step_kernels import fill
 
 
 @cuda.jit
@@ -19,13 +20,6 @@ def _field_a(x, out):
     i = cuda.grid(1)
     if i < out.size:
         out[i] = x[i].a
-
-
-@cuda.jit
-def _fill(out, v):
-    i = cuda.grid(1)
-    if i < out.size:
-        out[i] = v
 
 
 def test_record_dtypes_of_one_size_with_other_fields_trace_apart():
@@ -93,7 +87,7 @@ def test_one_empty_array_passed_twice_is_told_from_two():
     was passed twice, though the function can tell (``x is y``)."""
     @gt.graph(backend="sim")
     def f(s, x, y, flag):
-        _fill[1, 1, s](flag, 1.0 if x is y else 2.0)
+        fill[1, 1, s](flag, 1.0 if x is y else 2.0)
     flag, e = cuda.device_array(1), cuda.device_array(0)
     for x, y, want in [(e, e, 1.0), (cuda.device_array(0), cuda.device_array(0), 2.0),
                        (e, e, 1.0)]:
@@ -109,7 +103,7 @@ def test_dict_keys_python_finds_equal_but_a_kernel_does_not_trace_apart(keys):
     @gt.graph(backend="sim")
     def g(s, d):
         for k, v in d.items():
-            _fill[1, 32, s](v, math.copysign(1.0, k) * _SCALE[type(k)])
+            fill[1, 32, s](v, math.copysign(1.0, k) * _SCALE[type(k)])
     for k in keys:
         v = cuda.device_array(4)
         g({k: v})

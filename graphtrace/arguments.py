@@ -23,7 +23,8 @@ import numpy as np
 from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
 from .held import loaded_names
-from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _attributes, _is_value, \
+from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _attributes, _dunders, \
+    _is_value, _python_function, _with_wrapped, \
     class_attribute, container, contents, own_object, pure_values
 from .scalar import same_value, value_key
 from .tree import children, rebuild
@@ -193,12 +194,13 @@ def _reads(t: type, names: frozenset) -> tuple:
     object that does not hold it). Found once per class and names."""
     hit = _READS.get((t, names))
     if hit is None:   # (the call path looks it up itself)
-        out, todo = set(names), list(names)
-        while todo:
+        out, todo = set(names), list(names) + [name for name, _ in _dunders(t)]
+        while todo:   # and the dunders syntax runs (op(s, x): __call__; cfg[0], float(cfg))
             f = class_attribute(t, todo.pop())
             f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
-            if isinstance(f, types.FunctionType):
-                new = loaded_names(f) - _stored(f.__code__) - out
+            f = _python_function(f) if f is not None else None   # a graph method too
+            for g in _with_wrapped(f) if f is not None else ():   # behind a decorator
+                new = loaded_names(g) - _stored(g.__code__) - out
                 out |= new
                 todo += new
         held = tuple(sorted(n for n in out if not n.startswith("__") and (

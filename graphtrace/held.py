@@ -31,8 +31,8 @@ from functools import partial
 
 from .buffers import _kinds
 from .chains import chain, changes, host_chain_names, host_chains, value_chains
-from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _PLAIN_BASES, _Held, _attr, \
-    _attributes, _holds_own, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
+from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _attr, \
+    _attributes, _dunders, _holds_own, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
     _python_function, _super_bases, _with_wrapped, callable_key, chain_heads, class_attribute, \
     container, contents, held_values, instance_chains, own_class, own_object, pure_values
 from .scalar import value_key
@@ -496,36 +496,6 @@ def held_methods(functions, heads: dict, classes) -> tuple:
 # dunder methods a traced call's use of an object does not run: making, copying,
 # printing, pickling, hashing and comparing it, setting attributes, class set-up
 # (a dataclass's __eq__ reads every field: its counters would join the key)
-_NOT_RUN = frozenset({
-    "__init__", "__new__", "__del__", "__post_init__", "__init_subclass__", "__set_name__",
-    "__class_getitem__", "__subclasshook__", "__instancecheck__", "__subclasscheck__",
-    "__repr__", "__str__", "__format__", "__dir__", "__sizeof__", "__hash__",
-    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-    "__setattr__", "__delattr__", "__getstate__", "__setstate__", "__reduce__",
-    "__reduce_ex__", "__getnewargs__", "__getnewargs_ex__", "__copy__", "__deepcopy__",
-    "__replace__"})
-
-
-def _dunders(cls) -> list:
-    """``(name, function)`` of the dunder methods ``cls`` and its bases of the
-    program's own define (not ``object``'s, an abstract base's) that syntax runs
-    in a traced call (``layer(s, x)``: ``__call__``; ``for layer in self.seq``:
-    ``__iter__``; ``cfg.lr``: ``__getattr__``; ``with``, ``len``, ``if``, ``in``,
-    indexing, arithmetic): no code names them, yet what they read off the
-    object is read by the call."""
-    out, names = [], set()
-    for c in cls.__mro__:
-        if c in _PLAIN_BASES:
-            continue
-        for name, v in c.__dict__.items():
-            if name[:2] == "__" == name[-2:] and name not in _NOT_RUN and name not in names:
-                names.add(name)
-                f = _python_function(_attr(v, "__func__", v))
-                if f is not None:
-                    out.append((name, f))
-    return out
-
-
 def _callback_targets(functions, heads: dict) -> tuple:
     """``(names, {(class, name)})``: the method names of the callbacks ``functions``
     hand to ``s.host`` through attribute chains of ``heads`` whose objects are

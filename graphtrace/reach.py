@@ -660,6 +660,36 @@ def _bag(t: type) -> bool:
 _PLAIN_BASES = frozenset({object, abc.ABC, typing.Generic, getattr(typing, "Protocol", object)})
 
 
+_NOT_RUN = frozenset({
+    "__init__", "__new__", "__del__", "__post_init__", "__init_subclass__", "__set_name__",
+    "__class_getitem__", "__subclasshook__", "__instancecheck__", "__subclasscheck__",
+    "__repr__", "__str__", "__format__", "__dir__", "__sizeof__", "__hash__",
+    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
+    "__setattr__", "__delattr__", "__getstate__", "__setstate__", "__reduce__",
+    "__reduce_ex__", "__getnewargs__", "__getnewargs_ex__", "__copy__", "__deepcopy__",
+    "__replace__"})
+
+
+def _dunders(cls) -> list:
+    """``(name, function)`` of the dunder methods ``cls`` and its bases of the
+    program's own define (not ``object``'s, an abstract base's) that syntax runs
+    in a traced call (``layer(s, x)``: ``__call__``; ``for layer in self.seq``:
+    ``__iter__``; ``cfg.lr``: ``__getattr__``; ``with``, ``len``, ``if``, ``in``,
+    indexing, arithmetic): no code names them, yet what they read off the
+    object is read by the call."""
+    out, names = [], set()
+    for c in cls.__mro__:
+        if c in _PLAIN_BASES:
+            continue
+        for name, v in c.__dict__.items():
+            if name[:2] == "__" == name[-2:] and name not in _NOT_RUN and name not in names:
+                names.add(name)
+                f = _python_function(_attr(v, "__func__", v))
+                if f is not None:
+                    out.append((name, f))
+    return out
+
+
 def _own_module(t: type) -> bool:
     """Whether class ``t`` is defined in the program's own code."""
     module = sys.modules.get(t.__module__)
@@ -830,6 +860,8 @@ def attribute_names(fn, cls=None, self_param: str | None = None) -> frozenset:
     todo, seen = [fn], set()
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     hosted = _hosted(code, self_param) if self_param and code else frozenset()
+    if cls is not None:   # what syntax runs on self (self(s, x), self[0], float(self))
+        todo += [f for _, f in _dunders(cls)]
     while todo:
         f = todo.pop()
         f = getattr(f, "__func__", f)

@@ -388,3 +388,85 @@ def test_what_the_methods_of_an_argument_object_read_is_keyed():
     finally:
         _Scaled.scale = 1.0
     assert result(out) == [6.0, 6.0]
+
+
+class _Op:   # what syntax runs on it reads self.c: __call__, indexing, float(), __getattr__
+    def __init__(self, c):
+        self.c = c
+
+    def __call__(self, s, out):
+        put[1, 2, s](out, self.c)
+
+    def __getitem__(self, k):
+        return self.c * (k + 1)
+
+    def __float__(self):
+        return self.c * 10.0
+
+    def __getattr__(self, name):
+        if name == "decay":
+            return self.c * 100.0
+        raise AttributeError(name)
+
+    @gt.graph(backend="sim")
+    def step(self, s, out):   # a graph method, called inline from another graph
+        put[1, 2, s](out, self.c * 1000.0)
+
+
+@gt.graph(backend="sim")
+def _run_op(s, op, out, how):
+    if how == "call":
+        op(s, out)
+    elif how == "index":
+        put[1, 2, s](out, op[1])
+    elif how == "float":
+        put[1, 2, s](out, float(op))
+    elif how == "getattr":
+        put[1, 2, s](out, op.decay)
+    elif how == "graph method":
+        op.step(s, out)
+    else:
+        s.child(op.step, out)
+
+
+@pytest.mark.parametrize("how, scale", [("call", 1.0), ("index", 2.0), ("float", 10.0),
+                                        ("getattr", 100.0), ("graph method", 1000.0),
+                                        ("child graph method", 1000.0)])
+def test_what_syntax_and_graph_methods_of_an_argument_object_read_is_keyed(how, scale):
+    """``op(s, x)`` (its ``__call__``), ``op[1]``, ``float(op)``, ``op.decay`` served
+    by ``__getattr__``, and a graph method of it called inline or as a child graph
+    read ``op.c``: changing it replayed the first value."""
+    op, out = _Op(1.0), dev(0.0, 0.0)
+    for c in (1.0, 2.0, 3.0):
+        op.c = c
+        _run_op(op, out, how)
+        assert result(out) == [c * scale] * 2, (how, c)
+
+
+class _Model:
+    def __init__(self, c):
+        self.c = c
+        self.out = dev(0.0, 0.0)
+
+    def __call__(self, s):
+        put[1, 2, s](self.out, self.c)
+
+    def __getitem__(self, k):
+        return self.c * 2.0
+
+    @gt.graph(backend="sim")
+    def forward(self, s):   # self(s): __call__; self[0]: __getitem__
+        self(s)
+
+    @gt.graph(backend="sim")
+    def indexed(self, s):
+        put[1, 2, s](self.out, self[0])
+
+
+@pytest.mark.parametrize("method, scale", [("forward", 1.0), ("indexed", 2.0)])
+def test_what_syntax_run_on_self_reads_is_keyed(method, scale):
+    m = _Model(1.0)
+    for c in (1.0, 2.0, 3.0):
+        m.c = c
+        getattr(m, method)()
+        assert result(m.out) == [c * scale] * 2, (method, c)

@@ -178,6 +178,15 @@ class GraphFunction:
         self._lead = 1 if names[0] == "self" else 0
         self.self_param = names[0] if self._lead else None
         self._stream_param = names[self._lead]
+        kind = self._sig.parameters[self._stream_param].kind
+        if kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            star = "*" if kind is inspect.Parameter.VAR_POSITIONAL else "**"
+            raise TypeError(
+                f"@graph function {fn.__name__} takes {star}{self._stream_param} where the "
+                "proxy stream goes (its first parameter, after self for a method): a "
+                "decorator's wrapper made without functools.wraps hides the parameters "
+                "of the function it wraps; give the wrapper @functools.wraps(fn), or "
+                "put @gt.graph below that decorator, on the function itself")
         self.params = names[:self._lead] + names[self._lead + 1:]
         # what it reaches beyond its parameters: names, self, held objects (holding.py)
         self._holdings = Holdings(fn, self.self_param)
@@ -728,6 +737,12 @@ class GraphFunction:
 
     def __repr__(self):
         return f"<graphtrace.graph {self.__name__} deps={self.deps}>"
+
+    def __reduce__(self):
+        """Pickled by its name, as a function is (found again where it was defined);
+        copied as itself: an object holding it copies and pickles (its graphs, its
+        lock and cache are the function's, not the object's)."""
+        return self.__qualname__
 
 
 def _refuse_result(name: str, result) -> None:

@@ -80,3 +80,46 @@ def test_a_graph_function_handed_to_s_host_is_refused_at_the_line():
     with pytest.raises(gt.ArgumentError, match="is a graph function") as e:
         f.trace(h)
     assert e.value.source[1] == line_of(__file__, "the line named")
+
+
+def _logged(fn):   # a decorator's wrapper made without functools.wraps
+    def wrapper(*a, **k):
+        return fn(*a, **k)
+    return wrapper
+
+
+def test_a_wrapper_hiding_the_stream_parameter_is_refused_where_decorated():
+    """Its ``*a`` was taken for the stream parameter: the call failed deep in
+    inspect with a message about unpacking if_else and switch."""
+    with pytest.raises(TypeError, match="without functools.wraps") as e:
+        @gt.graph(backend="sim")
+        @_logged
+        def f(s, x):
+            inc[1, 2, s](x)
+    assert "*a" in str(e.value) and "@functools.wraps(fn)" in str(e.value)
+
+
+@gt.graph(backend="sim")
+def _act(s, x):
+    inc[1, 2, s](x)
+
+
+class _Layer:
+    def __init__(self, fn):
+        self.fn, self.x = fn, cuda.to_device(np.zeros(2, np.float32))
+
+
+def test_an_object_holding_a_graph_function_copies_and_pickles_with_it_as_itself():
+    """A graph function is copied and pickled as a function is, by itself and by
+    its name: deepcopy failed on its lock, pickle on its name's object."""
+    import copy
+    import pickle
+    layer = _Layer(_act)
+    assert copy.copy(_act) is _act and copy.deepcopy(_act) is _act
+    assert pickle.loads(pickle.dumps(_act)) is _act
+    twin = copy.deepcopy(_Layer(_act).__dict__ | {"x": None})
+    assert twin["fn"] is _act
+    twin = copy.copy(layer)
+    assert twin.fn is _act
+    twin.fn(twin.x)
+    assert twin.x.copy_to_host().tolist() == [1.0, 1.0]

@@ -842,6 +842,29 @@ def _device_globals(py_func, depth: int = 0) -> frozenset:
 _LOADS = ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF")
 
 
+def closure_values(py_func, depth: int = 0) -> tuple:
+    """``(name, value)`` for what the closure cells of ``py_func`` hold, and those of
+    the numba device functions it names in turn: a kernel made inside a graph
+    function, or by a factory it calls, may hold the graph's arrays or numbers
+    there (functions, classes and modules left out)."""
+    code = getattr(py_func, "__code__", None)
+    if code is None or depth > 8:
+        return ()
+    out, scope = [], dict(getattr(py_func, "__globals__", {}))
+    for name, cell in zip(code.co_freevars, getattr(py_func, "__closure__", None) or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:   # not yet bound
+            continue
+        scope[name] = v
+        if not callable(v) and not inspect.ismodule(v):
+            out.append((name, v))
+    for name, v in name_chains(code, scope, _LOADS):
+        if hasattr(v, "py_func") and getattr(v, "py_func") is not py_func:   # a device function
+            out += closure_values(v.py_func, depth + 1)
+    return tuple(out)
+
+
 def vararg_intent(py_func) -> str | None:
     """The intent of every element of ``*args``; None when there is no ``*args``."""
     params = inspect.signature(py_func, follow_wrapped=False).parameters.values()

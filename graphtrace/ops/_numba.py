@@ -19,14 +19,15 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..buffers import Buffer
+from ..buffers import Buffer, as_buffer, is_array
 from ..context import ProxyStream, current_tracer, on_trace_start
 from ..errors import ArgumentError, KernelArgumentError, StreamError, user_frame
 from ..scalar import Scalar
 from ..temporary import is_temporary
 from ..tree import leaves, materialize, tree_map
-from ._intents import (_dotted, _parse, analyze, calls_device_functions, infer_intents,
-                       resolve_dotted, stale as _intents_stale, vararg_intent, writes_outside)
+from ._intents import (_dotted, _parse, analyze, calls_device_functions, closure_values,
+                       infer_intents, resolve_dotted, stale as _intents_stale, vararg_intent,
+                       writes_outside)
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
 from . import kernel as _kernel
@@ -82,13 +83,17 @@ class NumbaAdapter(Adapter):
         # numba's simulator drops debug=True; a GPU kernel keeps it in its options
         self.debug = bool(getattr(k, "targetoptions", {}).get("debug"))
         self._compiled: dict = {}   # numba argument types -> (cuda.core Kernel, _Compiled)
+        # what its closure holds (a kernel made in the graph function, or by a factory)
+        self.closure_held = closure_values(py_func)
         if calls_device_functions(py_func):   # watched for new versions of them
             _with_devices[id(k)] = self
 
     def validate(self, args) -> None:
         if self.debug:
             self._warn_debug()
-        arrays, by_type = self._array_positions, True
+        arrays, by_type = self._array_positions, not self.closure_held
+        if self.closure_held:   # checked at every launch: not by the arguments' types
+            self._refuse_closure_held()
         for i, a in enumerate(args):
             if type(a) is Buffer:   # the usual cases: an array, a number for a number
                 continue
@@ -104,13 +109,42 @@ class NumbaAdapter(Adapter):
                     "values))), a number (float(text) for a number read as text), or a "
                     "tuple of numbers or arrays")
             what = _not_an_array(a)
-            if what is not None and i < len(self.params) and self.params[i] in self.array_params:
+            if what is not None and i < len(self.params) and self.params[i] in self.array_params \
+                    and not hasattr(type(a), "_fields"):   # a namedtuple's g.size: its field
                 raise KernelArgumentError(
                     f"argument {self.param_name(i)} of numba kernel {self.name} is "
                     f"{what}, but the kernel uses it as an array: pass a device array "
                     "(cuda.to_device(np.asarray(values)))")
         if by_type:
             self.valid_types.add(tuple(map(type, args)))
+
+    def _refuse_closure_held(self) -> None:
+        """An array lying in an argument of the trace, or a number of the graph,
+        that the kernel (or a device function it calls) holds by a closure name is
+        refused: the kernel keeps it, so a later call with new arrays and numbers
+        would still run on this call's. The node was opaque and silently stale."""
+        t = current_tracer()
+        if t is None:
+            return
+        for name, v in self.closure_held:
+            number = next((x for x in leaves(v) if isinstance(x, Scalar)), None)
+            if number is not None:
+                raise KernelArgumentError(
+                    f"numba kernel {self.name} holds the number {number.name} of this graph "
+                    f"by its closure name {name} (a kernel made inside the graph function, "
+                    "or by a factory it calls): numba compiles it in; pass it to the "
+                    "kernel as a launch argument")
+            for x in leaves(v):
+                if not is_array(x):
+                    continue
+                root = t.root_holding(as_buffer(x).lo)
+                if root is not None and t.is_argument(root):
+                    raise KernelArgumentError(
+                        f"numba kernel {self.name} holds {root.label} of this graph by its "
+                        f"closure name {name} (a kernel made inside the graph function, or "
+                        "by a factory it calls): it would keep this call's array, and a "
+                        "later call with new arrays would still use it; pass "
+                        f"{root.label} to the kernel as a launch argument")
 
     def _warn_debug(self) -> None:
         """Once per kernel: its device-side errors would pass unseen in a graph."""

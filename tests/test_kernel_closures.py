@@ -1,0 +1,119 @@
+"""Numba kernels holding what they use by closure names (made inside the graph
+function, or by a factory it calls): the graph's arrays and numbers so held are
+refused at the launch's line, since the kernel keeps this call's (the node was
+opaque, and a later call with new arrays replayed the first ones); what the
+program holds of its own (a table made once) stays the kernel's."""
+from collections import namedtuple
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from helpers import line_of
+
+
+def _doubler(src):   # a kernel factory, closing over an array
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = src[i] * 2
+    return k
+
+
+def _via_device_function(src):
+    @cuda.jit(device=True)
+    def read(i):
+        return src[i]
+
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = read(i) * 2
+    return k
+
+
+def _scaler(a):
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = a
+    return k
+
+
+@gt.graph(backend="sim")
+def _factory(s, x, y):
+    _doubler(x)[1, 8, s](y)   # factory
+
+
+@gt.graph(backend="sim")
+def _inline(s, x, y):
+    @cuda.jit
+    def k(out):
+        i = cuda.grid(1)
+        if i < out.size:
+            out[i] = x[i] * 2
+    k[1, 8, s](y)   # inline
+
+
+@gt.graph(backend="sim")
+def _device(s, x, y):
+    _via_device_function(x[2:])[1, 6, s](y)   # device function
+
+
+@gt.graph(backend="sim")
+def _number(s, y, a):
+    _scaler(a)[1, 8, s](y)   # number
+
+
+@pytest.mark.parametrize("f, marker, held", [(_factory, "factory", "holds x"),
+                                             (_inline, "inline", "holds x"),
+                                             (_device, "device function", "holds x"),
+                                             (_number, "number", "the number a")])
+def test_a_kernel_holding_the_graphs_array_or_number_by_closure_is_refused(f, marker, held):
+    x, y = cuda.to_device(np.arange(8.0)), cuda.to_device(np.zeros(8))
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f(y, 2.0) if f is _number else f(x, y)
+    assert e.value.source[1] == line_of(__file__, marker), str(e.value)
+    assert held in str(e.value) and "launch argument" in str(e.value)
+
+
+TABLE = cuda.to_device(np.arange(8.0) * 10)   # the program's own, made once
+_from_table = _doubler(TABLE)
+_half = _scaler(0.5)
+
+
+def test_a_kernel_holding_the_programs_own_array_or_a_constant_runs():
+    @gt.graph(backend="sim")
+    def f(s, y, z):
+        _from_table[1, 8, s](y)
+        _half[1, 8, s](z)
+    for _ in range(2):
+        y, z = cuda.to_device(np.zeros(8)), cuda.to_device(np.zeros(8))
+        f(y, z)
+        assert y.copy_to_host().tolist() == (np.arange(8.0) * 20).tolist()
+        assert z.copy_to_host().tolist() == [0.5] * 8
+
+
+_Grid = namedtuple("_Grid", "size h")
+
+
+@cuda.jit
+def _by_grid(g, out):
+    i = cuda.grid(1)
+    if i < g.size:   # a namedtuple's field, not an array's size
+        out[i] = i * g.h
+
+
+def test_a_namedtuple_with_a_field_named_like_an_array_attribute_is_passed():
+    """``g.size`` made it an array parameter: refused as a tuple used as an array."""
+    @gt.graph(backend="sim")
+    def f(s, g, out):
+        _by_grid[1, 8, s](g, out)
+    for h in (0.5, 2.0):
+        out = cuda.to_device(np.zeros(8))
+        f(_Grid(8, h), out)
+        assert out.copy_to_host().tolist() == (np.arange(8) * h).tolist()

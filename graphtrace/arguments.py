@@ -130,6 +130,9 @@ class Call:
                 (k, _entry(x, self._holdings.loaded, 0, seen))
                 for k, x in [*enumerate(v.args), *v.keywords.items()]))
         else:
+            values = _function_values(v)
+            if values:   # a function reading values a trace bakes in: them too
+                return ("function", type(v), value_key(v), values)
             return ("static", type(v), value_key(v))
         if _TOO_DEEP in seen:
             self._holdings.warn_deep([f"an object argument {path_str(path)} holds"])
@@ -318,6 +321,32 @@ class _Snap:
         self.items = tuple(snapshot(v) for v in items)
 
 
+def _function_values(f) -> tuple:
+    """What a function passed as an argument reads that its trace bakes in: the
+    values (numbers, strings, containers of them) its code reads by global and
+    closure names, and those it reads off the object of a bound method of the
+    program's own (``apply(model.op, x)`` reading ``self.c``); empty for anything
+    else (a builtin, a kernel, a class)."""
+    func = getattr(f, "__func__", f)
+    if not isinstance(func, types.FunctionType) or isinstance(f, type):
+        return ()
+    names, out = loaded_names(func), []
+    owner = getattr(f, "__self__", None)
+    if owner is not None and own_object(owner):
+        out.append(("self",) + _object_key(owner, names, set()))
+    code, scope = func.__code__, func.__globals__
+    cells = []
+    for name, cell in zip(code.co_freevars, func.__closure__ or ()):
+        try:
+            cells.append((name, cell.cell_contents))
+        except ValueError:   # not yet bound
+            continue
+    for name, v in cells + [(n, scope[n]) for n in sorted(names) if n in scope]:
+        if _is_value(v) or pure_values(v) is not None:
+            out.append((name, _entry(v, frozenset(), 0, set())))
+    return tuple(out)
+
+
 def snapshot(value):
     """What the call shortcut compares an argument with next time; an object of the
     program's own (a config, ``_settings``) or a partial holding arguments (a list
@@ -326,7 +355,8 @@ def snapshot(value):
     if isinstance(value, (list, tuple, dict)):
         return _Snap(value)
     return _CHANGED if own_object(value) or type(value) is partial and \
-        (value.args or value.keywords) else value
+        (value.args or value.keywords) or callable(value) and _function_values(value) \
+        else value
 
 
 _CHANGED = object()

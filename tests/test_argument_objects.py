@@ -470,3 +470,48 @@ def test_what_syntax_run_on_self_reads_is_keyed(method, scale):
         m.c = c
         getattr(m, method)()
         assert result(m.out) == [c * scale] * 2, (method, c)
+
+
+_C = 1.0
+
+
+def _add_global(s, out):   # reads a global number
+    put[1, 2, s](out, _C)
+
+
+def _closure_adder():
+    c = 1.0
+
+    def add(s, out):
+        put[1, 2, s](out, c)
+
+    def set_c(v):
+        nonlocal c
+        c = v
+    return add, set_c
+
+
+@gt.graph(backend="sim")
+def _apply(s, op, out):
+    op(s, out)
+
+
+@pytest.mark.parametrize("how", ["global", "closure", "bound method", "lambda"])
+def test_what_a_function_passed_as_an_argument_reads_is_keyed(how):
+    """A function handed to the graph function reading a number by a global or
+    closure name, or off its bound object, replayed the first number."""
+    global _C
+    add, set_c = _closure_adder()
+    model = _Op(1.0)
+    op = {"global": _add_global, "closure": add, "bound method": model.__call__,
+          "lambda": lambda s, out: put[1, 2, s](out, _C * 2.0)}[how]
+    out, scale = dev(0.0, 0.0), 2.0 if how == "lambda" else 1.0
+    try:
+        for c in (1.0, 2.0, 3.0, 3.0):
+            _C = c
+            set_c(c)
+            model.c = c
+            _apply(op, out)   # the same function object every call
+            assert result(out) == [c * scale] * 2, (how, c)
+    finally:
+        _C = 1.0

@@ -779,11 +779,13 @@ def _swap_in_loop(s, a, b, n):
         a, b = b, a
 
 
-def _swap_in_branch(s, a, b, n):
-    with s.if_then(gt.cond(n) > 0) as then:   # swap branch
-        shift[1, 4, then](a, b)
+def _swap_with_aliases(s, a, b, n):
+    a0, b0 = a, b   # other names for the same arrays
+    with s.while_loop(gt.cond(n) < 4) as body:   # swap aliases
+        shift[1, 4, body](a, b)
+        count[1, 1, body](n)
         a, b = b, a
-    shift[1, 4, s](a, b)
+    shift[1, 4, s](a0, b0)
 
 
 def _swap_in_body_function(s, a, b, n):
@@ -805,7 +807,7 @@ def _rotate_three(s, a, b, n):
 
 @pytest.mark.parametrize("program, marker, words", [
     (_swap_in_loop, "swap loop", "a and b were swapped"),
-    (_swap_in_branch, "swap branch", "whether or not the device runs the branch"),
+    (_swap_with_aliases, "swap aliases", "a and b were swapped"),
     (_swap_in_body_function, "swap body function", "a and b were swapped"),
     (_rotate_three, "swap rotation", "a, b and c were swapped"),
 ])
@@ -818,6 +820,46 @@ def test_arrays_swapped_inside_a_body_are_refused_at_its_line(program, marker, w
     e = info.value
     assert e.source[1] == line_of(__file__, marker), str(e)
     assert words in str(e) and "Python runs the body once" in str(e)
+
+
+def test_names_given_the_same_arrays_every_iteration_or_a_branchs_are_no_swap():
+    """Names picking the same pair at every iteration (``a, b = v, u``), a for loop
+    over both orders left on the second, and branches filled in a loop, run as
+    eagerly: none carries a swap from one iteration to the next."""
+    @gt.graph(backend="sim")
+    def pick(s, u, v, n):
+        a, b = u, v
+        shift[1, 4, s](a, b)             # v = u + 1
+        with s.while_loop(gt.cond(n) < 3) as body:
+            a, b = v, u                  # the same pair every iteration
+            shift[1, 4, body](a, b)      # u = v + 1
+            count[1, 1, body](n)
+
+    @gt.graph(backend="sim")
+    def sweeps(s, u, v, n):
+        for src, dst in ((u, v),):
+            shift[1, 4, s](src, dst)
+        with s.while_loop(gt.cond(n) < 2) as body:
+            for src, dst in ((u, v), (v, u)):   # both sweeps, left on (v, u)
+                shift[1, 4, body](src, dst)
+            count[1, 1, body](n)
+
+    @gt.graph(backend="sim")
+    def cases(s, u, v, k):
+        src, dst = u, v
+        with s.switch(gt.cond(k), 2) as branches:
+            for i, (src, dst) in enumerate(((u, v), (v, u))):
+                shift[1, 4, branches[i]](src, dst)
+
+    u, v, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    pick(u, v, n)
+    assert host(u) == [2, 3, 4, 5] and host(v) == [1, 2, 3, 4]
+    u, v, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    sweeps(u, v, n)   # v = u + 1, then twice: v = u + 1, u = v + 1
+    assert host(u) == [4, 5, 6, 7] and host(v) == [3, 4, 5, 6]
+    u, v = dev(0, 1, 2, 3), dev(0, 0, 0, 0)
+    cases(u, v, dev(1, dtype=np.int32))
+    assert host(u) == [1, 1, 1, 1] and host(v) == [0, 0, 0, 0]
 
 
 def test_arrays_rebound_in_a_body_but_not_swapped_are_left_alone():

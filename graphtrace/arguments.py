@@ -53,8 +53,7 @@ def path_str(path: tuple) -> str:
 def _tagged(value, items):
     """A hashable stand-in for a container (lists, tuples and dicts kept apart)."""
     if isinstance(value, dict):   # keys as numbers are keyed (-0.0 is not 0.0, 1 not 1.0)
-        return ("dict", tuple(((type(k), value_key(k)), item)
-                              for k, item in zip(value.keys(), items)))
+        return ("dict", tuple(zip(_dict_keys(value), items)))
     return (type(value), tuple(items))
 
 
@@ -316,9 +315,15 @@ class _Snap:
 
     def __init__(self, value):
         self.type = type(value)
-        self.keys = tuple(value.keys()) if isinstance(value, dict) else None
+        self.keys = _dict_keys(value) if isinstance(value, dict) else None
         items = value.values() if isinstance(value, dict) else value
         self.items = tuple(snapshot(v) for v in items)
+
+
+def _dict_keys(d: dict) -> tuple:
+    """A dict's keys as the cache key holds them (``_tagged``): 0.0 is not -0.0, nor
+    1 1.0 or True."""
+    return tuple((type(k), value_key(k)) for k in d)
 
 
 def _function_values(f) -> tuple:
@@ -376,7 +381,7 @@ def _same(x, snap) -> bool:
         if type(x) is not snap.type or len(x) != len(snap.items):
             return False
         if snap.keys is not None:
-            if tuple(x.keys()) != snap.keys:
+            if _dict_keys(x) != snap.keys:
                 return False
             x = tuple(x.values())
         if all(map(operator.is_, x, snap.items)):   # the usual case, checked in C

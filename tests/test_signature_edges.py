@@ -109,3 +109,7 @@ def test_dict_keys_python_finds_equal_but_a_kernel_does_not_trace_apart(keys):
         g({k: v})
         want = math.copysign(1.0, k) * _SCALE[type(k)]
         assert v.copy_to_host()[0] == want, k
+    same = cuda.device_array(4)   # the same array: the call shortcut compares the keys
+    for k in keys + keys:
+        g({k: same})
+        assert same.copy_to_host()[0] == math.copysign(1.0, k) * _SCALE[type(k)], k

@@ -33,6 +33,8 @@ def host_view(b: Buffer) -> np.ndarray:
     """The numpy array behind a view, for the simulator (host memory only)."""
     obj = b.obj
     if obj is None:  # a view moved with its rebound argument: build it from the address
+        if b.lo == b.hi:   # no bytes (an empty view of an empty temporary): no memory needed
+            return np.empty(b.shape, b.dtype)
         if is_virtual(b):
             raise SimulationError(f"temporary {b.base.label} has no memory here: run the "
                                   "whole graph (gt.simulate(graph)), not one of its regions",

@@ -552,3 +552,31 @@ def test_reshaping_a_strided_view_of_a_temporary_is_refused():
     with pytest.raises(gt.ArgumentError) as e:
         f.trace()
     check(e, "strided-reshape", "would copy")
+
+
+@cuda.jit
+def _inc1(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = x[i] + 1
+
+
+@gt.graph(backend="sim")
+def _with_empty_views(s, a, out):
+    t = s.empty(4, np.float32)
+    s.copy(t, a)
+    e = s.empty(0, np.uint8)
+    _inc1[1, 1, s](e[:])              # views of an empty temporary: nothing to do
+    _inc1[1, 1, s](e.view(np.int8))
+    _inc1[1, 4, s](t)
+    s.copy(out, t)
+
+
+def test_views_of_an_empty_temporary_run():
+    """They failed in the simulator, saying 'temporary None has no memory here'."""
+    a = cuda.to_device(np.arange(4, dtype=np.float32))
+    for _ in range(2):
+        out = cuda.to_device(np.zeros(4, np.float32))
+        _with_empty_views(a, out)
+        assert out.copy_to_host().tolist() == [1.0, 2.0, 3.0, 4.0]
+        gt.simulate(_with_empty_views.trace(a, out), seed=1)

@@ -176,3 +176,26 @@ def test_temporaries_sharing_bytes_match_eager_over_many_launches(rng):
         pipeline(x, y, 1.5)
     expected = 20 * (np.float32(1.5) ** 6 * xh + np.float32(0.5) ** 6 * xh)
     np.testing.assert_allclose(host(y), expected, rtol=1e-5)
+
+
+@cuda.jit
+def _inc1(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = x[i] + 1
+
+
+def test_views_of_an_empty_temporary_run_on_the_gpu():
+    @gt.graph
+    def f(s, a, out):
+        t = s.empty(4, np.float32)
+        s.copy(t, a)
+        e = s.empty(0, np.uint8)
+        _inc1[1, 1, s](e[:])
+        _inc1[1, 4, s](t)
+        s.copy(out, t)
+    a = cuda.to_device(np.arange(4, dtype=np.float32))
+    for _ in range(2):
+        out = cuda.to_device(np.zeros(4, np.float32))
+        f(a, out)
+        assert host(out).tolist() == [1.0, 2.0, 3.0, 4.0]

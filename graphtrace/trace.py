@@ -330,7 +330,9 @@ class Tracer(_Hot):
         buf = device_buffer(obj, cai) if cai is not None else as_buffer(obj)
         root = self._root(buf)
         if root is None and buf.lo == buf.hi and not buf.is_host:
-            root = buf   # an empty view (a library may give it any address): no bytes
+            # an empty view (a library may give it any address): no bytes; one of an
+            # empty temporary lies in it (the roots' index leaves empty ones out)
+            root = next((r for _, r in self._temps if r.lo == buf.lo), buf)
         if root is None:
             raise ArgumentError(
                 f"an array used here ({_describe(buf)}) is not an argument of {self.name} "

@@ -12,7 +12,8 @@ was compiled for. Every other attribute is the compiled graph's
 """
 from __future__ import annotations
 
-from .errors import GraphtraceError
+from .context import current_tracer
+from .errors import GraphtraceError, TraceError, user_frame
 
 __all__ = ["Compiled"]
 
@@ -29,6 +30,13 @@ class Compiled:
 
     def launch(self, stream=None) -> None:
         """Replay the graph on ``stream`` with this handle's arguments."""
+        if current_tracer() is not None:   # it would run now, once, and not be recorded
+            raise TraceError(
+                f"a compiled handle of {self.compiled.ir.name} was launched while a graph "
+                "function is traced: it would run now, once, and the graph would replay "
+                "without it; call the graph function itself with the proxy stream "
+                f"({self.compiled.ir.name}(s, ...), or s.child({self.compiled.ir.name}, "
+                "...)) to make it part of the graph", user_frame())
         g = self.compiled
         with g._lock:
             if g.broken:

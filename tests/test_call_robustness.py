@@ -123,3 +123,24 @@ def test_an_object_holding_a_graph_function_copies_and_pickles_with_it_as_itself
     assert twin.fn is _act
     twin.fn(twin.x)
     assert twin.x.copy_to_host().tolist() == [1.0, 1.0]
+
+
+@gt.graph(backend="sim")
+def _bump(s, x):
+    inc[1, 2, s](x)
+
+
+def test_a_compiled_handle_launched_while_tracing_is_refused_at_its_line():
+    """It ran at once, during the trace, and the graph replayed without it."""
+    x = cuda.to_device(np.zeros(2, np.float32))
+    h = _bump.compile(x)
+
+    @gt.graph(backend="sim")
+    def outer(s, y):
+        h.launch()   # handle in trace
+        inc[1, 2, s](y)
+    with pytest.raises(gt.TraceError) as e:
+        outer(cuda.to_device(np.zeros(2, np.float32)))
+    assert e.value.source[1] == line_of(__file__, "handle in trace")
+    assert "the proxy stream" in str(e.value)
+    assert x.copy_to_host().tolist() == [0.0, 0.0]   # nothing ran

@@ -13,6 +13,8 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
+from .errors import GraphtraceError, user_frame
+
 __all__ = ["STATE", "current_tracer", "set_tracer", "on_trace_start", "run_trace_hooks", "TRACE_HOOKS", "ProxyStream",
            "pause_gc", "gc_paused"]
 
@@ -25,6 +27,28 @@ _MODULES_SEEN = [-1]                # len(sys.modules) when those last ran
 def current_tracer():
     """The tracer active in this thread, if any."""
     return getattr(STATE, "tracer", None)
+
+
+@contextmanager
+def in_callback():
+    """While a host callback of a graph runs in this thread (``refuse_in_callback``)."""
+    was = getattr(STATE, "callback", False)
+    STATE.callback = True
+    try:
+        yield
+    finally:
+        STATE.callback = was
+
+
+def refuse_in_callback(what: str) -> None:
+    """A graph launched from a host callback is refused: CUDA allows no CUDA call in
+    one (a launch there fails or waits forever, as the simulator's did)."""
+    if getattr(STATE, "callback", False):
+        raise GraphtraceError(
+            f"{what} was called from a host callback of a graph: CUDA allows no CUDA "
+            "call inside a host callback (the launch would fail, or wait for the graph "
+            "that runs the callback forever); call it after the graph's launch returns, "
+            "from your own code", user_frame())
 
 
 def set_tracer(tracer) -> None:

@@ -27,7 +27,7 @@ from ._host_guard import guarded
 from .arguments import Call, changeable, path_str, same_call, snapshot, walk
 from .backend import resolve, runnable
 from .buffers import is_array
-from .context import STATE, current_tracer
+from .context import STATE, current_tracer, refuse_in_callback
 from .debug import checks_intents
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError, user_frame
@@ -456,6 +456,8 @@ class GraphFunction:
         has a parameter named ``stream`` or ``backend``, that keyword is its
         own: launch on another stream with ``f.compile(...).launch(stream)``.
         """
+        if getattr(STATE, "callback", False):   # inside a host callback of a graph
+            refuse_in_callback(f"graph function {self.__name__}")
         fast = self._fast   # the last call's very objects, checked in C
         if fast is not None and (not kwargs or len(kwargs) == 1 and "stream" in kwargs
                                  and fast[6]) and len(args) == len(fast[0]):

@@ -12,7 +12,7 @@ was compiled for. Every other attribute is the compiled graph's
 """
 from __future__ import annotations
 
-from .context import current_tracer
+from .context import current_tracer, refuse_in_callback
 from .errors import GraphtraceError, TraceError, user_frame
 
 __all__ = ["Compiled"]
@@ -30,6 +30,7 @@ class Compiled:
 
     def launch(self, stream=None) -> None:
         """Replay the graph on ``stream`` with this handle's arguments."""
+        refuse_in_callback(f"a compiled handle of {self.compiled.ir.name}")
         if current_tracer() is not None:   # it would run now, once, and not be recorded
             raise TraceError(
                 f"a compiled handle of {self.compiled.ir.name} was launched while a graph "

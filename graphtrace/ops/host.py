@@ -15,6 +15,7 @@ from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
 from .._guards import LIBRARY_DIRS
 from .._host_guard import plain
+from ..context import in_callback
 from ..errors import (ArgumentError, GraphtraceError, IntentError, _is_internal,
                       format_source, user_frame)
 from ..reach import MISSING, _followed, _library, name_chains
@@ -284,7 +285,8 @@ class _Calls:
         self.queue.pop()
 
     def __call__(self):
-        self.fn(*self.queue.popleft())
+        with in_callback():
+            self.fn(*self.queue.popleft())
 
 
 class HostOp(Op):
@@ -315,7 +317,8 @@ class HostOp(Op):
         (``gt.In``) stays so."""
         kept = read_only_bytes(sim, node)
         try:
-            node.target(*sim.value(node.args))
+            with in_callback():
+                node.target(*sim.value(node.args))
         except GraphtraceError:
             raise
         except Exception as e:   # the callback's own error, as it is (a program may

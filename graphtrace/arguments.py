@@ -347,9 +347,14 @@ def _function_values(f) -> tuple:
         except ValueError:   # not yet bound
             continue
     for name, v in cells + [(n, scope[n]) for n in sorted(names) if n in scope]:
-        if _is_value(v) or pure_values(v) is not None:
+        if isinstance(v, (list, tuple, dict, set, frozenset)) and len(v) > _MOST_VALUES:
+            continue   # a table of values: read whole at every call, it would cost more
+        if _is_value(v) or pure_values(v) is not None:   # than the trace it saves
             out.append((name, _entry(v, frozenset(), 0, set())))
     return tuple(out)
+
+
+_MOST_VALUES = 4096   # items of a container _function_values keys by value
 
 
 def snapshot(value):

@@ -149,33 +149,24 @@ def test_a_compiled_handle_launched_while_tracing_is_refused_at_its_line():
 _OTHER = cuda.to_device(np.zeros(2, np.float32))
 
 
-def _calls_a_graph():
-    _bump(_OTHER)   # graph from callback
+def _graph_calling(other=None):
+    """A graph function whose host callback calls ``other``, or itself."""
+    def callback():
+        (other or f)(_OTHER)   # graph from callback
 
-
-@gt.graph(backend="sim")
-def _with_callback(s, x):
-    inc[1, 2, s](x)
-    s.host(_calls_a_graph)
+    @gt.graph(backend="sim")
+    def f(s, x):
+        inc[1, 2, s](x)
+        s.host(callback)
+    return f
 
 
 def test_a_graph_function_called_from_a_host_callback_is_refused_at_its_line():
     """The same function from its own callback waited forever for its own lock on
     the simulator; on a GPU, CUDA allows no CUDA call in a host callback."""
     x = cuda.to_device(np.zeros(2, np.float32))
-    for f, marker in ((_with_callback, "graph from callback"),
-                      (_bump_in_callback, "itself from callback")):
+    for f in (_graph_calling(_bump), _graph_calling()):
         with pytest.raises(gt.GraphtraceError) as e:
             f(x)
-        assert e.value.source[1] == line_of(__file__, marker)
+        assert e.value.source[1] == line_of(__file__, "graph from callback")
         assert "host callback" in str(e.value)
-
-
-def _calls_itself():
-    _bump_in_callback(_OTHER)   # itself from callback
-
-
-@gt.graph(backend="sim")
-def _bump_in_callback(s, x):
-    inc[1, 2, s](x)
-    s.host(_calls_itself)

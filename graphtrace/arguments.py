@@ -322,8 +322,12 @@ class _Snap:
 
 def _dict_keys(d: dict) -> tuple:
     """A dict's keys as the cache key holds them (``_tagged``): 0.0 is not -0.0, nor
-    1 1.0 or True."""
-    return tuple((type(k), value_key(k)) for k in d)
+    1 1.0 or True, in a tuple key too."""
+    return tuple(map(_typed, d))
+
+
+def _typed(k):
+    return (tuple, tuple(map(_typed, k))) if type(k) is tuple else (type(k), value_key(k))
 
 
 def _function_values(f) -> tuple:

@@ -16,6 +16,7 @@ import dis
 import numbers
 import operator
 import types
+import weakref
 from functools import partial
 
 import numpy as np
@@ -23,6 +24,7 @@ import numpy as np
 from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
 from .held import loaded_names
+from .holding import Holdings
 from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _attributes, _dunders, \
     _is_value, _python_function, _with_wrapped, \
     class_attribute, container, contents, own_object, pure_values
@@ -350,6 +352,11 @@ def _function_values(f) -> tuple:
             cells.append((name, cell.cell_contents))
         except ValueError:   # not yet bound
             continue
+    if owner is None:   # and what the helpers it calls and the objects its names
+        holdings = _HOLDINGS.get(func)   # hold read, as a graph function's are read
+        if holdings is None:
+            holdings = _HOLDINGS[func] = Holdings(func, None)
+        out.append(("reached", holdings.functions()))
     for name, v in cells + [(n, scope[n]) for n in sorted(names) if n in scope]:
         if isinstance(v, (list, tuple, dict, set, frozenset)) and len(v) > _MOST_VALUES:
             continue   # a table of values: read whole at every call, it would cost more
@@ -359,6 +366,7 @@ def _function_values(f) -> tuple:
 
 
 _MOST_VALUES = 4096   # items of a container _function_values keys by value
+_HOLDINGS = weakref.WeakKeyDictionary()   # a function passed as an argument -> its Holdings
 
 
 def snapshot(value):

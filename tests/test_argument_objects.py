@@ -496,7 +496,23 @@ def _apply(s, op, out):
     op(s, out)
 
 
-@pytest.mark.parametrize("how", ["global", "closure", "bound method", "lambda"])
+def _coef():   # a helper reading a global number
+    return _C
+
+
+_SETTINGS = types.SimpleNamespace(c=1.0)
+
+
+def _add_by_helper(s, out):
+    put[1, 2, s](out, _coef())
+
+
+def _add_by_settings(s, out):   # a global object's attribute
+    put[1, 2, s](out, _SETTINGS.c)
+
+
+@pytest.mark.parametrize("how", ["global", "closure", "bound method", "lambda", "helper",
+                                 "settings"])
 def test_what_a_function_passed_as_an_argument_reads_is_keyed(how):
     """A function handed to the graph function reading a number by a global or
     closure name, or off its bound object, replayed the first number."""
@@ -504,14 +520,15 @@ def test_what_a_function_passed_as_an_argument_reads_is_keyed(how):
     add, set_c = _closure_adder()
     model = _Op(1.0)
     op = {"global": _add_global, "closure": add, "bound method": model.__call__,
-          "lambda": lambda s, out: put[1, 2, s](out, _C * 2.0)}[how]
+          "lambda": lambda s, out: put[1, 2, s](out, _C * 2.0), "helper": _add_by_helper,
+          "settings": _add_by_settings}[how]
     out, scale = dev(0.0, 0.0), 2.0 if how == "lambda" else 1.0
     try:
         for c in (1.0, 2.0, 3.0, 3.0):
-            _C = c
+            _C = _SETTINGS.c = c
             set_c(c)
             model.c = c
             _apply(op, out)   # the same function object every call
             assert result(out) == [c * scale] * 2, (how, c)
     finally:
-        _C = 1.0
+        _C = _SETTINGS.c = 1.0

@@ -356,7 +356,9 @@ def _function_values(f) -> tuple:
         holdings = _HOLDINGS.get(func)   # hold read, as a graph function's are read
         if holdings is None:
             holdings = _HOLDINGS[func] = Holdings(func, None)
-        out.append(("reached", holdings.functions()))
+        reached = holdings.functions()
+        if reached:
+            out.append(("reached", reached))
     for name, v in cells + [(n, scope[n]) for n in sorted(names) if n in scope]:
         if isinstance(v, (list, tuple, dict, set, frozenset)) and len(v) > _MOST_VALUES:
             continue   # a table of values: read whole at every call, it would cost more

@@ -21,3 +21,17 @@ def fill(out, v):
     i = cuda.grid(1)
     if i < out.size:
         out[i] = v
+
+
+@cuda.jit
+def scaled(a, f, b):
+    i = cuda.grid(1)
+    if i < b.size:
+        b[i] = a[i] * f
+
+
+@cuda.jit
+def summed(x, y, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = x[i] + y[i]

@@ -11,20 +11,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-
-
-@cuda.jit
-def scale(a, f, b):
-    i = cuda.grid(1)
-    if i < b.size:
-        b[i] = a[i] * f
-
-
-@cuda.jit
-def add(x, y, out):
-    i = cuda.grid(1)
-    if i < out.size:
-        out[i] = x[i] + y[i]
+from step_kernels import scaled as scale, summed as add
 
 
 @gt.graph(backend="sim")

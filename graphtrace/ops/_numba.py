@@ -83,8 +83,11 @@ class NumbaAdapter(Adapter):
         # numba's simulator drops debug=True; a GPU kernel keeps it in its options
         self.debug = bool(getattr(k, "targetoptions", {}).get("debug"))
         self._compiled: dict = {}   # numba argument types -> (cuda.core Kernel, _Compiled)
-        # what its closure holds (a kernel made in the graph function, or by a factory)
-        self.closure_held = closure_values(py_func)
+        # the arrays and numbers of a graph its closure may hold (a kernel made in the
+        # graph function, or by a factory): checked at each launch (constants are not)
+        self.closure_held = tuple((name, v) for name, v in closure_values(py_func)
+                                  if any(isinstance(x, Scalar) or is_array(x)
+                                         for x in leaves(v)))
         if calls_device_functions(py_func):   # watched for new versions of them
             _with_devices[id(k)] = self
 

@@ -10,6 +10,7 @@ import graphtrace as gt
 from helpers import repeat
 
 cuda = pytest.importorskip("numba.cuda")
+from step_kernels import scaled as scale, summed as add  # noqa: E402
 
 
 @cuda.jit
@@ -42,20 +43,6 @@ def test_a_region_runs_as_a_child_graph_between_its_neighbours(rng):
     g.launch()
     cuda.synchronize()
     assert np.allclose(out.copy_to_host(), (a0 + 3) * 3 + (b0 + 5))
-
-
-@cuda.jit
-def scale(a, f, b):
-    i = cuda.grid(1)
-    if i < b.size:
-        b[i] = a[i] * f
-
-
-@cuda.jit
-def add(x, y, out):
-    i = cuda.grid(1)
-    if i < out.size:
-        out[i] = x[i] + y[i]
 
 
 @gt.graph

@@ -313,11 +313,12 @@ _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)
 class _Snap:
     """What a container argument held at the last call, by identity."""
 
-    __slots__ = ("type", "keys", "items")
+    __slots__ = ("type", "keys", "typed", "items")
 
     def __init__(self, value):
         self.type = type(value)
-        self.keys = _dict_keys(value) if isinstance(value, dict) else None
+        self.keys = tuple(value.keys()) if isinstance(value, dict) else None
+        self.typed = _dict_keys(value) if isinstance(value, dict) else None   # by sign too
         items = value.values() if isinstance(value, dict) else value
         self.items = tuple(snapshot(v) for v in items)
 
@@ -400,7 +401,9 @@ def _same(x, snap) -> bool:
         if type(x) is not snap.type or len(x) != len(snap.items):
             return False
         if snap.keys is not None:
-            if _dict_keys(x) != snap.keys:
+            keys = tuple(x.keys())
+            if keys != snap.keys or not all(map(operator.is_, keys, snap.keys)) and \
+                    tuple(map(_typed, keys)) != snap.typed:   # equal keys, not the same
                 return False
             x = tuple(x.values())
         if all(map(operator.is_, x, snap.items)):   # the usual case, checked in C

@@ -31,6 +31,13 @@ def copy_into(src, dst):
         dst[i] = src[i]
 
 
+@cuda.jit
+def shift(src, dst):
+    i = cuda.grid(1)
+    if i < dst.size:
+        dst[i] = src[i] + 1
+
+
 def dev(*values, dtype=np.float32):
     return cuda.to_device(np.array(values, dtype=dtype))
 

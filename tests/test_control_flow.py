@@ -9,7 +9,7 @@ from numba import cuda
 
 import graphtrace as gt
 import flow_kernels
-from flow_kernels import add, copy_into, count, dev, halve, host
+from flow_kernels import add, copy_into, count, dev, halve, host, shift
 from helpers import FakeDeviceArray as A, any_kernel, line_of
 
 
@@ -394,13 +394,6 @@ def test_misuse_is_an_error_at_the_users_line(body, marker, words):
     e = trace_error(body, gt.GraphtraceError)
     assert e.source[1] == line_of(__file__, marker), str(e)
     assert words in str(e)
-
-
-@cuda.jit
-def shift(src, dst):
-    i = cuda.grid(1)
-    if i < dst.size:
-        dst[i] = src[i] + 1
 
 
 def test_what_a_loop_carries_from_one_iteration_to_the_next_is_ordered():
@@ -806,10 +799,10 @@ def _rotate_three(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, words", [
-    (_swap_in_loop, "swap loop", "a and b were swapped"),
-    (_swap_with_aliases, "swap aliases", "a and b were swapped"),
-    (_swap_in_body_function, "swap body function", "a and b were swapped"),
-    (_rotate_three, "swap rotation", "a, b and c were swapped"),
+    (_swap_in_loop, "swap loop", "changes a and b, which it reads again"),
+    (_swap_with_aliases, "swap aliases", "changes a and b, which it reads again"),
+    (_swap_in_body_function, "swap body function", "changes a and b, which it reads again"),
+    (_rotate_three, "swap rotation", "changes a, b and c, which it reads again"),
 ])
 def test_arrays_swapped_inside_a_body_are_refused_at_its_line(program, marker, words):
     """Python runs a body once: ``a, b = b, a`` in it swapped nothing on the device
@@ -862,20 +855,36 @@ def test_names_given_the_same_arrays_every_iteration_or_a_branchs_are_no_swap():
     assert host(u) == [1, 1, 1, 1] and host(v) == [0, 0, 0, 0]
 
 
-def test_arrays_rebound_in_a_body_but_not_swapped_are_left_alone():
-    """A name bound to a view or another array in the body (not one the body's
-    names held before) is no swap."""
+def test_names_a_body_stores_before_reading_them_are_left_alone():
+    """A name the body binds before it reads it (a for loop's variable left on
+    another array, a view made in the body) carries nothing from one iteration
+    to the next: the same loop run eagerly binds it anew in each."""
     @gt.graph(backend="sim")
     def f(s, a, b, n):
         for x in (b, a):
             pass
+        view = a
         with s.while_loop(gt.cond(n) < 3) as body:
-            shift[1, 4, body](a, b)
+            view = b[0:4]       # bound before it is read
+            shift[1, 4, body](a, view)
             count[1, 1, body](n)
-            for x in (a, b):    # x left on b, which b still holds: no swap
+            for x in (a, b):    # x left on b
                 pass
-            a = b[0:4]          # another view: no array swapped
-            b = None
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(b) == [1, 2, 3, 4] and host(n) == [3]
+
+
+def test_an_array_a_body_reads_and_then_rebinds_is_refused():
+    """``a`` read by the body's first launch, then bound to another array: the
+    same loop run eagerly reads the other array in the next iteration, where the
+    device would read the first every time."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        with s.while_loop(gt.cond(n) < 3) as body:   # rebinds a
+            shift[1, 4, body](a, b)
+            count[1, 1, body](n)
+            a = b[0:4]
+    with pytest.raises(gt.ArgumentError, match="changes a, which it reads again") as e:
+        f(dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
+    assert e.value.source[1] == line_of(__file__, "rebinds a")

@@ -20,7 +20,6 @@ construction. The simulator runs the same semantics on the CPU.
 """
 from __future__ import annotations
 
-import dis
 import inspect
 
 import math
@@ -37,6 +36,7 @@ from ..temporary import returned
 from ._conditions import C_TYPES, Condition, condition_kernel, evaluate
 from ..tree import leaves, tree_map
 from ._driver_nodes import node_handle
+from ._loop_state import refuse_carried, roots_of, snapshot
 from .base import Op
 
 __all__ = ["structured", "WHILE", "IF", "SWITCH", "CHILD", "record_child"]
@@ -142,7 +142,7 @@ def _union(regions, first: list) -> list:
 class _Structured:
     """The ``with`` block of a structured op: opens its bodies, records the node."""
 
-    frame = held = body_fn = None
+    frame = held = body_fn = body = None
 
     def __init__(self, stream, op, condition, names, attrs, source):
         t = stream.tracer()
@@ -171,9 +171,9 @@ class _Structured:
                 f"this {self.what} block was entered before: a loop or branch records its "
                 f"body once; call {self.what[:-5]}(...) again for each with block",
                 user_frame())
-        if self.op is WHILE:   # what the body's Python swaps: _refuse_swaps
+        if self.op is WHILE:   # what the body's Python changes: _loop_state
             self.frame = user_frame_object()
-            self.held = _arrays_held(self.frame)
+            self.held = snapshot(roots_of(self.frame, self.body))
             self.entered_at = self.frame.f_lasti if self.frame is not None else -1
         return self.op.bodies(self.bodies)
 
@@ -184,10 +184,10 @@ class _Structured:
         if kind is not None:   # caught later, the trace would go on without this node
             t.abandoned.append((f"the body of {self.what}", self.source))
             return False
-        if held:   # the body's code: a body function's, or the block's in the frame
+        if held and (self.body_fn is not None or frame is not None):
             code = (self.body_fn.__code__, -1, 1 << 62) if self.body_fn is not None else \
                 (frame.f_code, self.entered_at, frame.f_lasti)
-            _refuse_swaps(t, frame, held, code, self.source)
+            refuse_carried(t, held, roots_of(frame, self.body), code, self.what, self.source)
         if self.op is WHILE and self.attrs["max_iterations"] == _NO_BOUND:
             _refuse_endless(regions, self.args, self.source)
         t.record(self.op, None, self.args, _union(regions, self.accesses),
@@ -195,81 +195,6 @@ class _Structured:
                  opaque=any(n.opaque for r in regions for n in r.walk()),
                  regions=regions, source=self.source, index=self.index)
         return False
-
-
-def _arrays_held(frame) -> dict:
-    """The names of the user's frame (its variables, the cells it shares with
-    functions it defines, or a module's globals) holding arrays: name -> array."""
-    if frame is None:
-        return {}
-    out = {}
-    for name, v in list(frame.f_locals.items()):
-        if isinstance(v, (int, float, str, type, type(None))):
-            continue
-        try:
-            if is_array(v):
-                out[name] = v
-        except Exception:   # an object of a module's globals that answers oddly: none
-            continue
-    return out
-
-
-def _refuse_swaps(t, frame, held: dict, code: tuple, source) -> None:
-    """Arrays a loop body's Python swaps between names (``u, v = v, u``, a rotation)
-    are refused: the body is recorded once, so the device would run every
-    iteration on the arrays as they were when recorded, where the same loop run
-    eagerly swaps them between iterations. A swap is names given the arrays other
-    names held, which were themselves given others' (a loop variable left on an
-    array another name still holds is none), where a line of the body's code
-    (``code``: the code object and the offsets the block lies between) stores one
-    of them from a load of one of them (``a, b = v, u`` picks the same pair every
-    iteration: no swap)."""
-    now = _arrays_held(frame)
-    holders: dict = {}
-    for name, v in held.items():
-        holders.setdefault(id(v), set()).add(name)
-
-    def moved(name) -> bool:   # holds an array another name held before
-        v = now.get(name)
-        return v is not held[name] and bool(holders.get(id(v), set()) - {name})
-
-    swapped = sorted(name for name, v in now.items()
-                     if name in held and moved(name) and t.cached_buffer(v) is not None
-                     and any(moved(o) for o in holders[id(v)] - {name}))
-    if not swapped or not _stored_from(code, set(swapped)):
-        return
-    names = " and ".join([", ".join(swapped[:-1]), swapped[-1]] if len(swapped) > 1 else swapped)
-    raise ArgumentError(
-        f"{names} {'were' if len(swapped) > 1 else 'was'} swapped with another array "
-        "inside the body of s.while_loop(...): Python runs the body once, when it is "
-        "recorded, so the device would run every iteration on the arrays as they were "
-        "then, with no swap between iterations; write one iteration's work for each "
-        "order in the body (step(u, v) then step(v, u)) and loop half as many times",
-        source)
-
-
-_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_AND_CLEAR", "LOAD_NAME",
-                    "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_CLASSDEREF", "LOAD_FAST_LOAD_FAST"})
-_STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF",
-                     "STORE_FAST_STORE_FAST", "STORE_FAST_LOAD_FAST"})
-
-
-def _stored_from(code: tuple, names: set) -> bool:
-    """Whether a line of ``code`` (a code object, and the offsets its part lies
-    strictly between) stores one of ``names`` and loads one of them."""
-    obj, lo, hi = code
-    lines: dict = {}
-    for ins in dis.get_instructions(obj):
-        line = ins.positions.lineno if ins.positions is not None else None
-        if not lo < ins.offset < hi or line is None:
-            continue
-        got = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
-        loads, stores = lines.setdefault(line, (set(), set()))
-        if ins.opname in _LOADS:
-            loads.update(got)
-        elif ins.opname in _STORES:
-            stores.update(got)
-    return any(loads & names and stores & names for loads, stores in lines.values())
 
 
 def _refuse_endless(regions, args, source) -> None:
@@ -299,6 +224,7 @@ def structured(stream, op, condition, names, attrs, source, body=None):
         return block
     block.body_fn = getattr(body, "__func__", body) if hasattr(
         getattr(body, "__func__", body), "__code__") else None
+    block.body = body if block.body_fn is not None else None
     _refuse_arity(body, names, block.what, source)
     with block as bodies:
         result = body(*bodies) if isinstance(bodies, tuple) else body(bodies)

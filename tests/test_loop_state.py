@@ -1,0 +1,213 @@
+"""Python state a while loop's body changes and reads again in its next iteration.
+
+Python runs a body once, when it is recorded, and the device repeats that
+recording; the same loop run eagerly would read the changed state in its next
+iteration. Each program here ran silently on the arrays and numbers of its
+first iteration; now it is refused at the block's line. The programs beside
+them, whose bodies change nothing they read again, still run as eagerly.
+"""
+import types
+
+import numpy as np
+import pytest
+
+import graphtrace as gt
+from flow_kernels import add, count, dev, host, shift
+from helpers import line_of
+
+U = V = None
+
+
+def _list_swap(s, a, b, n):
+    bufs = [a, b]
+    with s.while_loop(gt.cond(n) < 3) as body:   # list swap
+        shift[1, 4, body](bufs[0], bufs[1])
+        count[1, 1, body](n)
+        bufs[0], bufs[1] = bufs[1], bufs[0]
+
+
+def _list_reversed(s, a, b, n):
+    bufs = (a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # tuple reversed
+        shift[1, 4, body](*bufs)
+        count[1, 1, body](n)
+        bufs = bufs[::-1]
+
+
+def _attribute_swap(s, a, b, n):
+    st = types.SimpleNamespace(u=a, v=b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # attribute swap
+        shift[1, 4, body](st.u, st.v)
+        count[1, 1, body](n)
+        st.u, st.v = st.v, st.u
+
+
+def _helper_swap(s, a, b, n):
+    st = types.SimpleNamespace(u=a, v=b)
+
+    def flip(state):
+        state.u, state.v = state.v, state.u
+    with s.while_loop(gt.cond(n) < 3) as body:   # helper swap
+        shift[1, 4, body](st.u, st.v)
+        count[1, 1, body](n)
+        flip(st)
+
+
+def _counter_pick(s, a, b, n):
+    bufs, k = (a, b), 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # counter pick
+        shift[1, 4, body](bufs[k % 2], bufs[(k + 1) % 2])
+        count[1, 1, body](n)
+        k += 1
+
+
+def _number_to_kernel(s, a, b, n):
+    step = 1.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # number to kernel
+        add[1, 4, body](a, step)
+        count[1, 1, body](n)
+        step *= 2
+
+
+def _dict_in_body_function(s, a, b, n):
+    d = {"u": a, "v": b}
+
+    def sweep(body):
+        shift[1, 4, body](d["u"], d["v"])
+        count[1, 1, body](n)
+        d["u"], d["v"] = d["v"], d["u"]
+    s.while_loop(gt.cond(n) < 3, body=sweep)   # dict in body function
+
+
+def _global_swap(s, a, b, n):
+    global U, V
+    U, V = a, b
+    with s.while_loop(gt.cond(n) < 3) as body:   # global swap
+        shift[1, 4, body](U, V)
+        count[1, 1, body](n)
+        U, V = V, U
+
+
+class _Stepper:
+    def __init__(self, a, b):
+        self.u, self.v, self.t = a, b, 1.0
+
+    def sweep(self, body, n):
+        shift[1, 4, body](self.u, self.v)
+        count[1, 1, body](n)
+        self.u, self.v = self.v, self.u
+
+
+def _method_body(s, a, b, n):
+    stepper = _Stepper(a, b)
+    s.while_loop(gt.cond(n) < 3, body=lambda body: stepper.sweep(body, n))   # method body
+
+
+def _bound_method_body(s, a, b, n):
+    stepper = _Stepper(a, b)
+    s.while_loop(gt.cond(n) < 3, body=stepper.sweep_n(n))   # bound method body
+
+
+def _sweep_n(self, n):
+    def sweep(body):
+        shift[1, 4, body](self.u, self.v)
+        count[1, 1, body](n)
+        self.u, self.v = self.v, self.u
+    return sweep
+
+
+_Stepper.sweep_n = _sweep_n
+
+
+def _time_attribute(s, a, b, n):
+    clock = _Stepper(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # time attribute
+        add[1, 4, body](a, clock.t)
+        count[1, 1, body](n)
+        clock.t += 0.5
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_list_swap, "list swap", "bufs[0] and bufs[1]"),
+    (_list_reversed, "tuple reversed", "bufs[0] and bufs[1]"),
+    (_attribute_swap, "attribute swap", "st.u and st.v"),
+    (_helper_swap, "helper swap", "st.u and st.v"),
+    (_counter_pick, "counter pick", "changes k,"),
+    (_number_to_kernel, "number to kernel", "changes step,"),
+    (_dict_in_body_function, "dict in body function", "d['u'] and d['v']"),
+    (_global_swap, "global swap", "U and V"),
+    (_method_body, "method body", "stepper.u and stepper.v"),
+    (_bound_method_body, "bound method body", "self.u and self.v"),
+    (_time_attribute, "time attribute", "clock.t"),
+])
+def test_state_a_body_changes_and_reads_again_is_refused_at_its_line(program, marker, named):
+    f = gt.graph(program, backend="sim")
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, n)
+    e = info.value
+    assert e.source[1] == line_of(__file__, marker), str(e)
+    assert named in str(e) and "Python runs the body once" in str(e), str(e)
+
+
+def test_a_method_whose_loop_body_swaps_its_attributes_is_refused():
+    class Solver:
+        def __init__(self, a, b):
+            self.u, self.v = a, b
+
+        @gt.graph(backend="sim")
+        def solve(self, s, n):
+            with s.while_loop(gt.cond(n) < 3) as body:   # swaps self's arrays
+                shift[1, 4, body](self.u, self.v)
+                count[1, 1, body](n)
+                self.u, self.v = self.v, self.u
+
+    solver = Solver(dev(0, 1, 2, 3), dev(0, 0, 0, 0))
+    with pytest.raises(gt.ArgumentError, match=r"changes self\.u and self\.v") as e:
+        solver.solve(dev(0, dtype=np.int32))
+    assert e.value.source[1] == line_of(__file__, "swaps self's arrays")
+
+
+def test_bodies_that_change_nothing_they_read_again_run_as_eagerly():
+    """A counter nothing else reads, a for loop's variable handed to a kernel,
+    a temporary made in the body, a list the body appends to, settings it only
+    reads: each iteration of the eager loop does the same, so the graph's
+    results are the eager loop's."""
+    cfg = types.SimpleNamespace(inc=1.0, calls=0)
+    log = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        trips, i = 0, 9
+        t = s.empty(4, np.float32)
+        with s.while_loop(gt.cond(n) < 3) as body:
+            for i in range(2):                 # i was bound before: stored first
+                add[1, 4, body](a, float(i) + cfg.inc)
+            t = body.empty(4, np.float32)      # bound before it is read
+            shift[1, 4, body](a, t)
+            shift[1, 4, body](t, b)
+            count[1, 1, body](n)
+            log.append("trip")
+            trips += 1                         # read by nothing else
+            cfg.calls += 1
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [9, 10, 11, 12]          # three trips of + 1.0 + 2.0
+    assert host(b) == [11, 12, 13, 14] and host(n) == [3]
+
+
+def test_what_a_body_swaps_on_its_way_back_leaves_the_state_as_it_was():
+    """Two swaps in one body leave every name on its array: nothing is carried."""
+    @gt.graph(backend="sim")
+    def f(s, u, v, n):
+        with s.while_loop(gt.cond(n) < 2) as body:
+            shift[1, 4, body](u, v)
+            u, v = v, u
+            shift[1, 4, body](u, v)
+            u, v = v, u
+            count[1, 1, body](n)
+
+    u, v, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(u, v, n)
+    assert host(u) == [4, 5, 6, 7] and host(v) == [3, 4, 5, 6]

@@ -84,6 +84,12 @@ class Binding:
             return self._svals[x.slot]
         return x
 
+    def owner_of(self, x):
+        """The object bound now to the argument that recorded view ``x`` lies in
+        (None for a temporary's or a global's)."""
+        i = self._slot.get(id(x.base)) if isinstance(x, Buffer) else None
+        return None if i is None else self._objs[i]
+
     def users(self) -> tuple[list, list]:
         """The nodes (indices, sorted) that use each argument slot and each scalar
         slot; found when first asked for (a rebind), not while a graph is built."""

@@ -172,9 +172,12 @@ class Buffer:
         i = np.searchsorted(starts, theirs, side="right") - 1
         return bool(((i >= 0) & (theirs + other.run <= ends[np.maximum(i, 0)])).all())
 
-    def host_array(self) -> np.ndarray:
-        """A numpy array over this view's bytes (host memory only: nothing checks)."""
+    def host_array(self, owner=None) -> np.ndarray:
+        """A numpy array over this view's bytes (host memory only: nothing checks),
+        keeping ``owner`` (the array the bytes belong to) alive as long as it lives."""
         raw = (ctypes.c_uint8 * (self.hi - self.lo)).from_address(self.lo)
+        if owner is not None:
+            raw.owner = owner   # a callback may keep the array: its memory must stay
         return np.ndarray(self.shape, self.dtype, buffer=raw, offset=self.ptr - self.lo,
                           strides=self.strides)
 

@@ -104,6 +104,7 @@ class GpuContext:
         GpuContext
           definition               the cuda.core GraphDefinition of the whole graph
           value_of(x)              a recorded Buffer or Scalar -> its value now
+          owner_of(x)              the array bound now to the argument x lies in
           state[node.index]        what an op's emit kept for its updates
           on_launch                objects whose push()/unpush() frame each launch
           kernel_nodes             adds and sets kernel nodes through the driver
@@ -135,6 +136,7 @@ class GpuContext:
         from cuda.core.graph import GraphDefinition
         self.definition = GraphDefinition()
         self.value_of = value_of
+        self.owner_of = None                 # a Binding's owner_of, where one builds it
         self.state: dict[int, object] = {}
         self.on_launch: list = []
         self.graph = None                    # the executable graph, once instantiated
@@ -315,6 +317,7 @@ class CompiledGraph(Binding):
     # --- building ----------------------------------------------------------
     def _emit(self):
         gpu = self.gpu = GpuContext(self.value_of)
+        gpu.owner_of = self.owner_of
         gpu.devices = for_graph(self.ir, self._device_id)
         gpu.packings = {}
         try:

@@ -29,8 +29,9 @@ from .tree import tree_map
 
 __all__ = ["simulate", "topological_order", "host_view", "SimContext", "SimGraph"]
 
-def host_view(b: Buffer) -> np.ndarray:
-    """The numpy array behind a view, for the simulator (host memory only)."""
+def host_view(b: Buffer, owner=None) -> np.ndarray:
+    """The numpy array behind a view, for the simulator (host memory only); one
+    made from the address keeps ``owner`` (the array bound there) alive."""
     obj = b.obj
     if obj is None:  # a view moved with its rebound argument: build it from the address
         if b.lo == b.hi:   # no bytes (an empty view of an empty temporary): no memory needed
@@ -39,7 +40,7 @@ def host_view(b: Buffer) -> np.ndarray:
             raise SimulationError(f"temporary {b.base.label} has no memory here: run the "
                                   "whole graph (gt.simulate(graph)), not one of its regions",
                                   source=None)
-        return b.host_array()
+        return b.host_array(owner)
     if type(obj).__name__ == "FakeCUDAArray":
         obj = obj._ary
     if isinstance(obj, np.ndarray):
@@ -57,6 +58,7 @@ class SimContext:
 
         SimContext
           value_of(x)    a recorded Buffer or Scalar -> its value in the binding
+          owner_of(x)    the array bound now to the argument x lies in (or None)
           array(b)       the numpy array of a recorded view, now
           value(v)       a recorded argument (any tree) as a kernel or callback
                          receives it: arrays as numpy, scalars as numbers
@@ -67,13 +69,20 @@ class SimContext:
                          whole graph too. Returns that order.
     """
 
-    def __init__(self, value_of=None, check_intents: bool = True, seed=None):
+    def __init__(self, value_of=None, check_intents: bool = True, seed=None, owner_of=None):
         self.value_of = value_of or _traced
+        self.owner_of = owner_of
         self.check = check_intents
         self.random = random.Random(seed)
 
     def array(self, b: Buffer) -> np.ndarray:
-        return host_view(self.value_of(b))
+        v = self.value_of(b)
+        if v.obj is None and self.owner_of is not None:   # a callback may keep it
+            owner = self.owner_of(b)
+            if b.base is b and isinstance(owner, np.ndarray):
+                return plain(owner)   # a rebound argument as itself
+            return host_view(v, owner)
+        return host_view(v)
 
     def value(self, v):
         """What a recorded argument stands for: arrays as numpy, scalars as numbers."""
@@ -114,11 +123,13 @@ def topological_order(graph: Graph, seed=None) -> list:
     return order
 
 
-def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None) -> list:
+def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None,
+             owner_of=None) -> list:
     """Run ``graph`` on the CPU in a random topological order; returns that order.
 
     ``value_of`` maps recorded arrays and scalars to the ones to use (a
-    binding's); by default the traced ones, and new memory for the graph's
+    binding's; ``owner_of`` its arrays bound now, which arrays made from an
+    address keep alive); by default the traced ones, and new memory for the graph's
     temporaries. ``check_intents`` verifies that kernels leave the arrays they
     only read unchanged.
 
@@ -134,7 +145,7 @@ def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None)
     """
     if value_of is None and graph.temporaries:
         value_of = _owned(graph)
-    return SimContext(value_of, check_intents, seed).run(graph)
+    return SimContext(value_of, check_intents, seed, owner_of).run(graph)
 
 
 def _traced(v):
@@ -183,7 +194,7 @@ class SimGraph(Binding):
         for node in self.ir.walk():   # numbers no node can take: refused before any runs
             node.op.check_values(self.value_of, node)
         seed, self.launches = self.launches, self.launches + 1
-        simulate(self.ir, seed, value_of=self.value_of)
+        simulate(self.ir, seed, value_of=self.value_of, owner_of=self.owner_of)
 
     def wait(self) -> None:
         """Simulated launches finish before ``launch`` returns."""

@@ -254,17 +254,24 @@ def _host_only(fn):
     return check
 
 
-def host_array(b: Buffer):
+def host_array(b: Buffer, owner=None):
     """The callback's array for host view ``b``: the traced object (an argument as
-    the ordinary array it is), or one at its new address."""
-    return plain(b.obj) if b.obj is not None else b.host_array()
+    the ordinary array it is), or one at its new address holding ``owner`` (the
+    array now bound there), which a callback may keep past the call."""
+    return plain(b.obj) if b.obj is not None else b.host_array(owner)
 
 
-def host_value(v, value_of):
-    """Recorded callback arguments as the callback receives them now."""
+def host_value(v, value_of, owner_of=None):
+    """Recorded callback arguments as the callback receives them now: an argument
+    rebound as the array now bound (``owner_of``: the binding's), a view of one as a
+    view keeping that array alive."""
     def now(x):
-        x = value_of(x)
-        return host_array(x) if isinstance(x, Buffer) else x
+        if not isinstance(x, Buffer):
+            return value_of(x)
+        owner = owner_of(x) if owner_of is not None else None
+        if owner is not None and x.base is x and is_array(owner):
+            return plain(owner)   # the argument itself, as the first call passed it
+        return host_array(value_of(x), owner)
     return tree_map(now, v)
 
 
@@ -304,13 +311,13 @@ class HostOp(Op):
         return f"{name}({', '.join(namer.value(a) for a in node.args)})"
 
     def emit(self, gpu, node, parent):
-        calls = _Calls(node.target, host_value(node.args, gpu.value_of))
+        calls = _Calls(node.target, host_value(node.args, gpu.value_of, gpu.owner_of))
         gpu.state[node.index] = calls
         gpu.on_launch.append(calls)
         return parent.callback(calls)
 
     def update(self, gpu, node) -> None:
-        gpu.state[node.index].args = host_value(node.args, gpu.value_of)
+        gpu.state[node.index].args = host_value(node.args, gpu.value_of, gpu.owner_of)
 
     def simulate(self, sim, node) -> None:
         """Run the callback; with ``sim.check``, prove what it was given to only read

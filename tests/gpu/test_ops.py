@@ -23,6 +23,11 @@ def combine(a, b, out):
         out[i] = a[i] * 3 + b[i]
 
 
+def test_arrays_a_host_callback_keeps_after_a_rebind_stay_alive():
+    from test_host_keep import kept_after_rebind
+    kept_after_rebind("gpu")
+
+
 def test_copies_between_device_and_pinned_host(rng):
     src = rng.standard_normal(256)
     h_in = gt.pinned_empty(256)

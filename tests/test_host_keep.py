@@ -1,0 +1,60 @@
+"""Arrays a host callback keeps past its call, after the graph was rebound.
+
+After a rebind the callback's arrays were numpy views made from the new
+addresses that held nothing of the caller's arrays: once the caller dropped
+an array, a view the callback kept pointed at freed memory. An argument is
+now handed as itself, and a view of one keeps the argument alive.
+"""
+import gc
+import weakref
+
+import numpy as np
+from numba import cuda
+
+import graphtrace as gt
+
+
+@cuda.jit
+def _bump(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+def test_arrays_a_callback_keeps_after_a_rebind_keep_the_callers_arrays_alive():
+    kept_after_rebind("sim")
+
+
+def kept_after_rebind(backend):
+    """The check itself, on ``backend`` (``tests/gpu/test_ops.py`` runs it on the GPU)."""
+    kept = []
+
+    def keep(whole, part):
+        kept.append((whole, part))
+
+    @gt.graph(backend=backend)
+    def f(s, d, h):
+        _bump[1, 4, s](d)
+        s.copy(h, d)
+        s.host(keep, h, h[1:3])
+
+    d = cuda.to_device(np.zeros(4))
+    first = gt.pinned_empty(4, np.float64)
+    f(d, first)
+    second = gt.pinned_empty(4, np.float64)
+    f(d, second)
+    cuda.synchronize()                                 # the callback has run
+    assert f.cache_info().misses == 1                  # rebound, not traced again
+    whole, part = kept[-1]
+    assert whole is second                             # the argument as itself
+    alive = weakref.ref(second)
+    del second, whole
+    gc.collect()
+    assert alive() is not None                         # the view keeps it alive
+    assert part.tolist() == [2.0, 2.0]
+    del part
+    f(d, gt.pinned_empty(4, np.float64))               # the graph bound to another
+    cuda.synchronize()
+    kept.clear()
+    gc.collect()
+    assert alive() is None                             # and nothing else holds it

@@ -222,8 +222,10 @@ def held_arrays(objects, names: frozenset | None = None) -> list:
 def settings_alone(roots, objects, names: frozenset) -> bool:
     """Whether the objects held by names (``roots``: ``(label, object)``) hold
     nothing but values by the names the code loads (``CFG.lr``): no other object
-    of the program's own, no None or container where an array may come."""
-    if len(objects) != len(roots):
+    of the program's own, no None or container where an array may come. An object
+    a root holds in a dict or list (``CFG["schedule"]``) is another object: the
+    code may hand it whole to a helper reading it, which no chain of names sees."""
+    if len(objects) != len(roots) or {id(o) for _, o, _ in objects} != {id(v) for _, v in roots}:
         return False
     return all(v is not None and _is_value(v)   # (a kernel held: its identity, watched)
                for _, o in roots for name, v in _attributes(o) if name in names)

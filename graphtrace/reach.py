@@ -1051,8 +1051,10 @@ class Reach:
         for steps in (steps for head, steps in chains if baked and head == name and steps):
             chain = _chain(name, steps)
             value = chain.read(fn)
-            if _is_value(value) or isinstance(value, set) and pure_values(value) is not \
-                    None:   # CFG.flags = {"x"}, read whole (a list there may be a history)
+            # None (a schedule not set yet: one put there later traces anew), a value,
+            # or a set read whole (CFG.flags = {"x"}; a list there may be a history)
+            if value is None or _is_value(value) or isinstance(value, set) and \
+                    pure_values(value) is not None:
                 self._chains.append((fn, chain, id(v)))
 
     def _devices(self, fn, seen, depth) -> None:
@@ -1185,7 +1187,10 @@ _WHOLES = (list, dict, set, deque)
 def _settled(v):
     """A value a name or chain holds, as the cache key holds it (``Reach.functions``):
     a number or other value by value and type, a container of values whole
-    (``CFG.flags = {"x"}``); MISSING for anything else."""
+    (``CFG.flags = {"x"}``), None as itself (``CFG["schedule"]`` before one is set);
+    MISSING for anything else."""
+    if v is None:
+        return None
     if _is_value(v):
         return _Held(v) if type(v) in _GROUPS else value_key(v)
     form = pure_values(v) if isinstance(v, _WHOLES) else None

@@ -2,10 +2,11 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
-from .errors import DynamicScalarError
+from .errors import DynamicScalarError, _is_internal
 
 __all__ = ["Scalar", "value_key", "same_value"]
 
@@ -64,7 +65,7 @@ class Scalar:
         raise _error(
             f"argument {self.name!r} is a dynamic scalar{self._of()}: its value is a graph "
             "parameter that later calls may change, so it cannot steer Python "
-            "control flow or arithmetic during a trace; pass its parameter in "
+            "control flow, arithmetic or text (str, f-strings) during a trace; pass its parameter in "
             f"{self._on()}@graph(static=({self.param!r},)) to trace a graph per value, or "
             "compute on the device")
 
@@ -109,3 +110,14 @@ class Scalar:
 
     def __repr__(self):
         return self.name
+
+    def __str__(self):   # str(a), f"{a}", "%s" % a in the user's code: its name would
+        return self._text()   # go where its value should (COEF[str(order)]): refused
+
+    def __format__(self, spec):
+        return self._text()
+
+    def _text(self):
+        if _is_internal(sys._getframe(2).f_code.co_filename):   # graphtrace's listings
+            return self.name
+        self._refuse()

@@ -146,6 +146,24 @@ def test_dynamic_scalar_given_to_numpy_or_asked_for_a_number_attribute(use):
     assert "'n' is a dynamic scalar" in e.value.message and "static=('n',)" in e.value.message
 
 
+@pytest.mark.parametrize("how", ["str", "f-string", "percent", "format", "key"])
+def test_a_dynamic_scalar_made_text_is_refused(how):
+    """``str(n)`` gave the parameter's name, so ``COEF[str(order)]`` or
+    ``len(f"{n}")`` baked the name in where the number's value should go."""
+    @gt.graph(static=("how",))
+    def f(s, x, n, how):
+        text = (str(n) if how == "str" else f"{n}" if how == "f-string" else  # made text
+                "%s" % n if how == "percent" else "{:>4}".format(n) if how == "format"
+                else "3" if {"3": 1.0}[str(n)] else "")
+        s.launch(fill, 1, 32, x, float(len(text)))
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(A(8), 3, how)
+    assert e.value.source[0] == F and \
+        e.value.source[1] in (line_of(F, "made text"), line_of(F, "made text") + 1,
+                              line_of(F, "made text") + 2)
+    assert "'n' is a dynamic scalar" in e.value.message and "static=('n',)" in e.value.message
+
+
 def test_a_dynamic_scalar_still_answers_hasattr_and_getattr_with_a_default():
     seen = []
 
@@ -224,7 +242,10 @@ def test_memset_value_without_a_repeating_pattern():
 
 @pytest.mark.parametrize("dtype, value, phrase", [
     ("S3", 0, "x.view(np.uint8)"), ("U2", 1, "x.view(np.uint8)"),
-    ("float32", 1 + 2j, "pass a real number"), ("float32", "1.5", "not str")])
+    ("float32", 1 + 2j, "pass a real number"), ("float32", "1.5", "not str"),
+    ("int32", 1.5, "would be cut to fit int32"), ("uint8", 0.7, "would be cut to fit uint8"),
+    ("int8", -0.5, "would be cut"), ("int16", float("nan"), "would be cut"),
+    ("bool", 2, "holds 0 and 1 alone"), ("bool", 0.5, "holds 0 and 1 alone")])
 def test_memset_values_a_dtype_cannot_take(dtype, value, phrase):
     @gt.graph
     def f(s, x):

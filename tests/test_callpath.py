@@ -1204,6 +1204,10 @@ def test_a_later_calls_memset_value_the_array_cannot_hold_is_refused_at_the_call
     with pytest.raises(gt.ArgumentError, match="does not fit uint8"):
         fill(b, np.int64(300))
     assert b.copy_to_host().tolist() == [7] * 4
+    fill(b, 5.0)                                   # a whole number: it fits
+    with pytest.raises(gt.ArgumentError, match="would be cut to fit uint8"):
+        fill(b, 2.5)                               # was filled with 2
+    assert b.copy_to_host().tolist() == [5] * 4
 
 
 def test_compile_passes_a_parameter_named_backend_to_the_function():

@@ -180,6 +180,7 @@ class Tracer(_Hot):
         # structured ops made but not entered: id -> (scope, "s.while_loop(...)", source,
         # the op); and those an exception left, which a caught exception would drop
         self.unentered: dict[int, tuple] = {}
+        self.unexited: dict[int, tuple] = {}   # id -> (what, source): blocks entered, open
         self.abandoned: list[tuple] = []
         # new views of one device made by _buffers.c (view), or None: (view, the
         # simulator's device tags, which must stay empty, the temporaries' base)
@@ -645,6 +646,11 @@ class Tracer(_Hot):
                 raise TraceError(f"{what} is not used as a with block, so its body records "
                                  f"nothing: write `with {what[:-5]}(...) as body:` and "
                                  "issue the body's work on body, or pass body=fn", source)
+        for what, source in self.unexited.values() if scope is None else ():
+            raise TraceError(f"this {what} block was entered but never left, so its body "
+                             "is not in the graph (an ExitStack left open, __enter__ "
+                             "called by hand): write it as a with statement, or pass "
+                             "body=fn", source)
         for what, source in self.abandoned if scope is None else ():
             raise TraceError(f"an exception left {what} here and was caught: its work is not "
                              "in the graph; let the exception end the trace, or raise it "

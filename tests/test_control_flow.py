@@ -637,6 +637,34 @@ def test_a_loop_or_branch_not_used_as_a_with_block_is_refused_at_its_line(how):
     assert e.value.source[1] == line_of(__file__, marker)
 
 
+@pytest.mark.parametrize("how", ["exit stack", "by hand", "nested"])
+def test_a_loop_or_branch_entered_and_never_left_is_refused_at_its_line(how):
+    """Entered and never left (an ExitStack left open, ``__enter__`` called by
+    hand), a body's work was silently left out of the graph."""
+    import contextlib
+
+    @gt.graph(backend="sim")
+    def f(s, x, n):
+        if how == "exit stack":
+            stack = contextlib.ExitStack()
+            body = stack.enter_context(s.if_then(gt.cond(x) > 1.0))   # left open: stack
+        elif how == "by hand":
+            body = s.while_loop(gt.cond(x) > 1.0, max_iterations=4).__enter__()  # by hand
+        else:
+            with s.while_loop(gt.cond(x) > 1.0, max_iterations=4) as outer:
+                inner = outer.if_then(gt.cond(x) > 2.0)   # left open: nested
+                body = inner.__enter__()
+                count[1, 1, body](n)
+                return
+        halve[1, 1, body](x)
+        count[1, 1, body](n)
+    with pytest.raises(gt.TraceError, match="entered but never left") as e:
+        f.trace(dev(8.0), dev(0, dtype=np.int32))
+    marker = {"exit stack": "left open: stack", "by hand": "by hand",
+              "nested": "left open: nested"}[how]
+    assert e.value.source[1] == line_of(__file__, marker), str(e.value)
+
+
 @pytest.mark.parametrize("how", ["tuple", "block"])
 def test_a_kernel_launched_on_a_tuple_of_bodies_or_on_the_block_says_so(how):
     @gt.graph(backend="sim")

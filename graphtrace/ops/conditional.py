@@ -171,6 +171,7 @@ class _Structured:
                 f"this {self.what} block was entered before: a loop or branch records its "
                 f"body once; call {self.what[:-5]}(...) again for each with block",
                 user_frame())
+        t.unexited[id(self)] = (self.what, self.source)
         if self.op is WHILE:   # what the body's Python changes: _loop_state
             self.frame = user_frame_object()
             self.held = snapshot(roots_of(self.frame, self.body))
@@ -181,6 +182,7 @@ class _Structured:
         t = self.stream.tracer()
         regions = tuple(t.close_region(scope) for scope in self.scopes)
         frame, held, self.frame, self.held = self.frame, self.held, None, None
+        t.unexited.pop(id(self), None)
         if kind is not None:   # caught later, the trace would go on without this node
             t.abandoned.append((f"the body of {self.what}", self.source))
             return False

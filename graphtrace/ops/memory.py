@@ -71,11 +71,16 @@ def record_copy(stream, dst, src):
     """Record a copy of ``src`` into ``dst`` on a proxy stream (``Stream.copy``)."""
     t = stream.tracer()
     d, s = t.buffer(dst), t.buffer(src)
-    if d.shape != s.shape or d.dtype != s.dtype:
+    if d.dtype != s.dtype:   # .view(dtype) would reinterpret the bytes: no advice
         raise ShapeMismatchError(
             f"copy from {s.label or 'src'} ({_describe_buf(s)}) into {d.label or 'dst'} "
-            f"({_describe_buf(d)}): shapes and dtypes must match; copy matching views "
-            "(slice one side, or view it with .view(dtype))")
+            f"({_describe_buf(d)}): a copy moves bytes and converts no values, so both "
+            f"sides must hold one dtype; convert {s.dtype} into {d.dtype} with a kernel")
+    if d.shape != s.shape:
+        raise ShapeMismatchError(
+            f"copy from {s.label or 'src'} ({_describe_buf(s)}) into {d.label or 'dst'} "
+            f"({_describe_buf(d)}): shapes must match; copy matching views (slice one "
+            "side, or reshape it)")
     for b, role in ((d, "destination"), (s, "source")):
         _contiguous(b, role, "copy")
         if b.is_host and not b.pinned:

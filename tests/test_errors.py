@@ -1,6 +1,8 @@
 """Each misuse raises a clear error that names the user's line and says what to do."""
 import functools
 import threading
+from decimal import Decimal
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -102,7 +104,8 @@ def test_mismatched_dtypes_in_a_copy():
         s.copy(y, x)                                         # dtypes
     with pytest.raises(gt.ShapeMismatchError) as e:
         f.trace(A(8, "float32"), A(8, "int32"))
-    check(e, "dtypes", "float32[8]", "int32[8]")
+    check(e, "dtypes", "float32[8]", "int32[8]", "convert float32 into int32 with a kernel")
+    assert "view(" not in e.value.message   # a view of other elements reinterprets bytes
 
 
 def test_proxy_stream_synchronize():
@@ -278,7 +281,7 @@ def test_copies_and_memsets_of_no_bytes_record_no_node():
         s.copy(y[3:3], x[:0])                                # empty
     with pytest.raises(gt.ShapeMismatchError) as e:
         bad.trace(A(8, "int32"), A(8, "float32"))
-    check(e, "empty", "shapes and dtypes must match")
+    check(e, "empty", "converts no values")
 
 
 def test_graph_function_returning_a_value():
@@ -476,6 +479,25 @@ def test_a_string_where_a_numba_kernel_takes_a_number():
         f.trace(A(8), "1.0")
     check(e, "text", "argument v of numba kernel fill is a Python str, which numba "
           "cannot pass to a kernel", "float(text)")
+
+
+@pytest.mark.parametrize("static", [True, False])
+@pytest.mark.parametrize("value, words", [
+    (Fraction(1, 3), "a Fraction (float(x)"), (Decimal("1.5"), "a Decimal (float(x)"),
+    (2 ** 70, "wider than 64 bits"), (np.longdouble(1.5), "(longdouble)")])
+def test_a_number_numba_has_no_type_for_is_refused_at_the_launch(value, words, static):
+    """numba types none of these, so no GPU launch can pass them; the simulator
+    ran the kernel with Python's arithmetic on them, silently."""
+    if isinstance(value, np.longdouble) and np.dtype(np.longdouble).itemsize <= 8:
+        pytest.skip("long double is a double here")
+
+    @gt.graph(static=("a",) if static else ())
+    def f(s, x, a):
+        fill[1, 8, s](x, a)                                  # untyped number
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(8), value)
+    check(e, "untyped number", "argument v of numba kernel fill is", words,
+          "which numba has no type for" if not words.endswith("(float(x)") else "float(x)")
 
 
 def test_the_gpu_backend_asked_for_without_a_gpu_says_so_at_the_call(monkeypatch):

@@ -13,6 +13,7 @@ import ast
 import ctypes
 import inspect
 import math
+import numbers
 import sys
 import warnings
 from typing import NamedTuple
@@ -101,7 +102,15 @@ class NumbaAdapter(Adapter):
             if type(a) is Buffer:   # the usual cases: an array, a number for a number
                 continue
             if type(a) in _NUMBERS and i not in arrays:
-                continue
+                odd = _untyped_number(a)
+                if type(a) is Scalar:   # a dynamic number: its type is its value's, checked
+                    by_type = False     # at each launch (a Fraction after a float)
+                if odd is None:
+                    continue
+                raise KernelArgumentError(
+                    f"argument {self.param_name(i)} of numba kernel {self.name} is {odd}, "
+                    "which numba has no type for (a GPU launch cannot pass it): pass a "
+                    "number numba types (an int of 64 bits, a float, np.float64)")
             by_type = False
             bad = _unpassable(a)
             if bad is not None:
@@ -272,13 +281,32 @@ _NUMBERS = frozenset({int, float, complex, bool, Scalar} |
                      {t for t in set(np.sctypeDict.values()) if issubclass(t, np.number)})
 
 
+def _untyped_number(a):
+    """What a number numba has no type for is (an int wider than 64 bits, a long
+    double: the simulator would compute with it), else None."""
+    v = a.value if type(a) is Scalar else a
+    if type(v) is int:
+        return None if -(1 << 63) <= v < (1 << 64) else f"the integer {v}, wider than 64 bits"
+    if isinstance(v, np.generic):
+        if v.dtype.kind in "fc" and v.dtype.itemsize > (16 if v.dtype.kind == "c" else 8):
+            return f"a {v.dtype} ({type(v).__name__})"
+        return None
+    if type(v) not in _NUMBERS and isinstance(v, numbers.Number):   # a Fraction, a Decimal
+        return f"a {type(v).__name__} (float(x) passes it as a float)"
+    return None
+
+
 def _unpassable(a):
-    """A list, a dict, a set, a string or None in argument ``a`` (no numba kernel
-    takes them), else None."""
+    """A list, a dict, a set, a string, None or a number of a class numba does not
+    know (a Fraction, a Decimal) in argument ``a`` (no numba kernel takes them),
+    else None."""
     if isinstance(a, (list, dict, set, frozenset, str, bytes)):
         return f"a Python {type(a).__name__}"
     if a is None:
         return "None"
+    if isinstance(a, numbers.Number) and not isinstance(a, (np.generic, Scalar)) and \
+            type(a) not in _NUMBERS:
+        return f"a {type(a).__name__} (float(x) passes it as a float)"
     if isinstance(a, tuple):
         return next((bad for bad in map(_unpassable, a) if bad is not None), None)
     return None

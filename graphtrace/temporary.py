@@ -41,13 +41,14 @@ import numpy as np
 
 from ._driver import current
 from .buffers import Buffer
-from .errors import ArgumentError, HostSyncError, TraceError, format_source
+from .errors import ArgumentError, HostSyncError, TraceError, format_source, user_frame
 from .tree import children, leaves
 
 __all__ = ["Temporary", "VIRTUAL_BASE", "is_virtual", "reserve", "holder_of",
            "device_memory", "host_memory", "layout"]
 
 VIRTUAL_BASE = 1 << 60
+_LARGEST = 1 << 50                # bytes in one temporary at most (a PiB)
 _ALIGN = 256                      # cudaMalloc's alignment: any dtype, any vector load
 _next, _lock = [VIRTUAL_BASE], threading.Lock()
 
@@ -288,7 +289,11 @@ def make(tracer, shape, dtype, name: str, source) -> tuple[Temporary, Buffer]:
                             "one such as np.float32 or 'float32'") from None
     if dtype.hasobject:
         raise ArgumentError(f"a temporary cannot hold Python objects ({dtype})")
-    ptr = reserve(math.prod(dims) * dtype.itemsize)
+    nbytes = math.prod(dims) * dtype.itemsize
+    if nbytes > _LARGEST:   # (and no virtual range runs past the top of the address space)
+        raise ArgumentError(f"temporary shape {dims} of {dtype} would take {nbytes:.3g} bytes, "
+                            "more than any GPU holds: check the shape")
+    ptr = reserve(nbytes)
     root = Buffer(ptr, dims, None, dtype, None, None)   # its device: placement.py
     root.label = name
     return Temporary(_shadow(ptr, dims, dtype), _Life(name, source, tracer)), root
@@ -411,7 +416,17 @@ def owned_moves(graph, allocate, home=None) -> dict[int, int]:
     moves = {}
     for device, members in groups.items():
         total, offsets = layout(graph, members)
-        base = allocate(total, None if device == home else device)
+        try:
+            base = allocate(total, None if device == home else device)
+        except Exception as e:  # noqa: BLE001  (numpy's MemoryError, the driver's error)
+            if not isinstance(e, MemoryError) and "OUT_OF_MEMORY" not in str(e):
+                raise
+            largest = max((graph.temporaries[i] for i in members), key=lambda t: t.nbytes)
+            raise ArgumentError(
+                f"the graph's temporaries need {total:,} bytes, which could not be "
+                f"allocated ({type(e).__name__}); the largest is {largest.label} "
+                f"({largest.nbytes:,} bytes): make them smaller, or split the work",
+                user_frame()) from None
         for i, o in zip(members, offsets):
             t = graph.temporaries[i]
             moves[id(t)] = base + o - t.ptr

@@ -580,3 +580,42 @@ def test_views_of_an_empty_temporary_run():
         _with_empty_views(a, out)
         assert out.copy_to_host().tolist() == [1.0, 2.0, 3.0, 4.0]
         gt.simulate(_with_empty_views.trace(a, out), seed=1)
+
+
+def test_a_temporary_larger_than_any_gpu_is_refused_and_later_ones_still_work():
+    """A shape mistaken by orders of magnitude failed inside numpy, and pushed the
+    process's virtual addresses past 2**64: every later temporary failed too."""
+    @gt.graph(backend="sim")
+    def bad(s, x):
+        t = s.empty((2 ** 31, 2 ** 31, 4))                   # huge
+        scale[1, 8, s](x, 2.0, t)
+
+    @gt.graph(backend="sim")
+    def good(s, x, y):
+        t = s.empty(8)
+        scale[1, 8, s](x, 2.0, t)
+        s.copy(y, t)
+    for _ in range(2):
+        with pytest.raises(gt.ArgumentError, match="more than any GPU holds") as e:
+            bad(cuda.to_device(np.ones(8)))
+        assert e.value.source[1] == line_of(__file__, "huge")
+    x, y = cuda.to_device(np.arange(8.0)), cuda.to_device(np.zeros(8))
+    good(x, y)
+    assert y.copy_to_host().tolist() == [2.0 * i for i in range(8)]
+
+
+def test_temporaries_that_cannot_be_allocated_are_an_error_at_the_call(monkeypatch):
+    from graphtrace import sim
+
+    def refuse(nbytes):
+        raise MemoryError(f"Unable to allocate {nbytes} bytes")
+    monkeypatch.setattr(sim, "host_memory", refuse)
+
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        t = s.empty(8, name="big")
+        scale[1, 8, s](x, 2.0, t)
+        s.copy(y, t)
+    with pytest.raises(gt.ArgumentError, match=r"the largest is big \(64 bytes\)") as e:
+        f(cuda.to_device(np.ones(8)), cuda.to_device(np.zeros(8)))   # too much
+    assert e.value.source[1] == line_of(__file__, "too much")

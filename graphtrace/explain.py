@@ -159,26 +159,30 @@ class Explanation:
             a, b, ra, rb = b, a, rb, ra
         na, nb = (f"{_short(n)}{f' (in {_short(r)})' if n is not r else ''}"
                   for n, r in ((a, ra), (b, rb)))
-        found = hazards(ra, rb)
+        # the path joins the nodes of ``graph`` that stand for a and b; the
+        # hazards are a's and b's own, not those of a loop or branch holding one
+        found = hazards(a, b)
         route = path(graph, ra, rb) or []
         if route:
             steps = " -> ".join(f"%{n.index}" for n in route)
+            direct = self._reasons(found, graph, False)
             if len(route) == 2:
                 text = f"{na} runs before {nb}: ordered by the edge {steps} " \
-                       f"({self._reasons(found, graph)})"
+                       f"({self._reasons(hazards(ra, rb), graph)})"
+                if found and (a, b) != (ra, rb):
+                    text += f"; they also conflict directly ({direct})"
             else:
                 text = f"{na} runs before {nb}: ordered through {steps}"
                 if found:
-                    direct = self._reasons(found, graph, False)
                     text += f"; they also conflict directly ({direct}), " \
                             "which that path already orders"
             return Why(True, route, found, False, text)
-        race = _conflicting(ra, rb)
+        race = _conflicting(a, b)
         if race:
             text = (f"{na} and {nb} conflict ({self._reasons(found, graph, False)}) but nothing "
                     "orders them: a race")
         else:
-            text = f"{na} and {nb} are independent: " + self._apart(ra, rb)
+            text = f"{na} and {nb} are independent: " + self._apart(a, b)
         return Why(False, [], found if race else [], race, text)
 
     def _common(self, a: Node, b: Node):

@@ -132,6 +132,39 @@ def test_nodes_in_a_loop_body_are_explained_inside_it():
                                 "edge %0 -> %1 (RAW flag)")
 
 
+def test_a_node_in_a_body_is_answered_with_its_own_accesses():
+    @gt.graph
+    def f(s, x, y, z, w, flag):
+        add[1, 16, s](x, y)                  # %0 reads x, updates y
+        add[1, 16, s](y, w)                  # %1
+        with s.while_loop(gt.cond(flag), max_iterations=2) as body:   # %2 updates x
+            add[1, 16, body](x, z)           # %3 only reads x
+            add[1, 16, body](w, x)           # %4 writes x
+    e = gt.explain(f, A(16), A(16), A(16), A(16), A(1, "int32"))
+    why = e.why(0, 3)
+    assert why.ordered and why.hazards == []
+    assert str(why) == "%0 add runs before %3 add (in %2 while): ordered through %0 -> %1 -> %2"
+    assert [h.kinds for h in e.why(0, 4).hazards] == [("WAR",)]
+    assert str(e.why(0, 4)).endswith("they also conflict directly (WAR x), which that path "
+                                     "already orders")
+
+
+def test_a_node_in_a_body_races_only_on_its_own_bytes():
+    @gt.graph(deps="streams")
+    def f(s, x, y, z, w, flag):
+        t = s.fork()
+        with s.while_loop(gt.cond(flag), max_iterations=2) as body:   # %0
+            add[1, 16, body](x, y)           # %1 updates y
+            add[1, 16, body](x, w)           # %2 updates w
+        add[1, 16, t](y, z)                  # %3 reads y: races with %1 alone
+    e = gt.explain(f, A(16), A(16), A(16), A(16), A(1, "int32"))
+    why = e.why(2, 3)
+    assert not why.ordered and not why.race and why.hazards == []
+    assert str(why) == ("%2 add (in %0 while) and %3 add are independent: their bytes do not "
+                        "overlap (%2 add touches x, w; %3 add touches y, z)")
+    assert e.why(1, 3).race
+
+
 def test_two_branches_of_one_node_never_both_run():
     @gt.graph
     def f(s, x, flag):

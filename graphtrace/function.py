@@ -486,6 +486,7 @@ class GraphFunction:
                 with entry._lock:
                     if entry._bound is fast[8] and not entry.broken:
                         entry.launch(stream)
+                        self._hits += 1
                         return
         own = self._own_keywords
         stream = kwargs.pop("stream", None) if "stream" not in own else None
@@ -510,6 +511,7 @@ class GraphFunction:
             with entry._lock:
                 if entry._bound is last[0] and not entry.broken:
                     entry.launch(stream)
+                    self._hits += 1
                     return
         entry, call = self._compiled(args, kwargs, chosen)
         snap = (tuple(snapshot(a) for a in args), snapshot(kwargs) if kwargs else None)
@@ -722,7 +724,9 @@ class GraphFunction:
         warnings.warn_explicit(text, StateWarning, file, line)
 
     def cache_info(self) -> CacheInfo:
-        """Hits, misses (traces), and the number and bound of cached graphs."""
+        """Hits (calls and ``compile`` that found a cached graph, the very arguments
+        of the last call too), misses (traces), and the number and bound of cached
+        graphs."""
         return CacheInfo(self._hits, self._misses, self.maxsize, len(self._cache))
 
     def clear_cache(self) -> None:

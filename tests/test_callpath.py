@@ -51,6 +51,19 @@ def test_second_call_hits_the_cache_and_uses_the_new_arrays_and_scalar():
     assert np.array_equal(y2.copy_to_host(), e2)       # the view y[:4] moved with y
 
 
+def test_a_call_with_the_arguments_of_the_last_one_is_a_hit():
+    f = make()
+    x, y = dev(np.arange(8)), dev(np.ones(8))
+    for _ in range(3):
+        f(2.0, x, y)                 # the call shortcut, checked in C
+    assert f.cache_info().misses == 1 and f.cache_info().hits == 2
+    for _ in range(2):
+        f(2.0, x, y=y)               # a keyword: the shortcut of the full check
+    assert f.cache_info().hits == 4
+    f(3.0, x, y)                     # a new number: rebound, also a hit
+    assert f.cache_info().misses == 1 and f.cache_info().hits == 5
+
+
 def test_signature_changes_retrace():
     f = make()
     key = f.signature(1.0, A(8, "float64"), A(8, "float64"))

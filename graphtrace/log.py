@@ -2,9 +2,11 @@
 
 INFO records each trace and why it happens (the first call, what differs
 from the closest cached signature, another backend, a graph no longer
-cached), each build (nodes, edges, time taken), and the decisions graphtrace takes for the user: the
-backend when none is named, a graph dropped from a full cache, a broken one
-traced again, an executable graph instantiated anew. DEBUG records each
+cached), each build (the graph's nodes and edges, as its listing counts
+them, and with those of its loop and branch bodies and child graphs; time
+taken), and the decisions graphtrace takes for the user: the backend when
+none is named, a graph dropped from a full cache, a broken one traced
+again, an executable graph instantiated anew. DEBUG records each
 rebinding: how many nodes it updated and, on the GPU, by which route::
 
     import logging
@@ -72,9 +74,20 @@ def compiled(name: str, backend: str, ir, entry, trace_s: float, build_s: float)
     """A trace and a build are done."""
     if logger.isEnabledFor(logging.INFO):
         kind = type(entry).__name__
-        logger.info("built %s for %s: %d nodes, %d edges, deps=%s (trace %.1f ms, build "
-                    "%.1f ms): %s", name, backend, ir.count(), len(ir.edges()),
-                    ir.mode, trace_s * 1e3, build_s * 1e3, _BUILT.get(kind, kind))
+        # the graph's own nodes and edges, as its listing counts them (no Nodes made)
+        inner = sum(r.count() for n in ir.structured() for r in n.regions)
+        counts = f"{ir.count() - inner} nodes, {len(ir.edges())} edges"
+        if inner:
+            counts += f" ({ir.count()} nodes, {_edges(ir)} edges with those of its bodies " \
+                      "and child graphs)"
+        logger.info("built %s for %s: %s, deps=%s (trace %.1f ms, build %.1f ms): %s", name,
+                    backend, counts, ir.mode, trace_s * 1e3, build_s * 1e3,
+                    _BUILT.get(kind, kind))
+
+
+def _edges(ir) -> int:
+    """The edges of ``ir`` and of its regions, theirs too."""
+    return len(ir.edges()) + sum(_edges(r) for n in ir.structured() for r in n.regions)
 
 
 def rebound(name: str, changed: int, total: int) -> None:

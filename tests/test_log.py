@@ -116,6 +116,27 @@ def test_the_first_call_logs_its_trace_and_build(info):
                and r.getMessage().startswith(("trace", "built")))
 
 
+def test_a_build_counts_the_graphs_own_nodes_and_edges_then_all_of_them(info):
+    @gt.graph
+    def sub(s, a, b):
+        scale[1, 8, s](a, 2.0, b)
+        scale[1, 8, s](b, 2.0, a)
+
+    @gt.graph
+    def f(s, x, y, flag):
+        scale[1, 8, s](x, 2.0, y)
+        with s.while_loop(gt.cond(flag), max_iterations=2) as body:
+            scale[1, 8, body](x, 2.0, y)
+            scale[1, 8, body](y, 2.0, x)
+        s.child(sub, x, y)
+    x, y, flag = dev_ones(8), dev_ones(8), cuda.to_device(np.zeros(1, np.int32))
+    f(x, y, flag)
+    (built,) = messages(info, "built f")
+    assert str(f.trace(x, y, flag)).splitlines()[0].endswith("3 nodes, 2 edges")
+    assert built.startswith("built f for sim: 3 nodes, 2 edges (7 nodes, 4 edges with those "
+                            "of its bodies and child graphs), deps=data (trace "), built
+
+
 @gt.graph(static="n")
 def g(s, x, xs, n, a):
     for _ in range(n):

@@ -29,7 +29,7 @@ edges of step (deps=data): RAW read after write, WAR write after read, WAW write
 from __future__ import annotations
 
 from .deps import EVERYTHING
-from .hazards import OPAQUE, RAW, WAR, WAW, WORDS, hazards, path, span, touches
+from .hazards import OPAQUE, RAW, WAR, WAW, WORDS, hazards, merged, path, span, touches
 from .ir import Graph, Namer, Node, graph_of
 
 __all__ = ["explain", "Explanation", "Edge", "Why"]
@@ -54,7 +54,7 @@ class Edge:
 
     def __init__(self, first: Node, second: Node, found: list, streams: bool, namer: Namer):
         self.first, self.second, self.hazards, self.streams = first, second, found, streams
-        reason = "; ".join(_hazard(h, namer) for h in found)
+        reason = _hazards(found, namer)
         if streams:
             reason = "stream order" + (f" (carrying {reason})" if reason else "")
         self.text = f"{_short(first)} -> {_short(second)}: " + \
@@ -206,7 +206,7 @@ class Explanation:
     def _reasons(self, found, graph, edge: bool = True) -> str:
         """The hazards ``found``; for an edge of a streams-mode graph, stream order
         carrying them (an unordered pair has no order to name)."""
-        reason = "; ".join(_hazard(h, self.namer) for h in found)
+        reason = _hazards(found, self.namer)
         if graph.mode == "streams" and edge:
             return "stream order" + (f", carrying {reason}" if reason else "")
         return reason
@@ -235,15 +235,19 @@ def _conflicting(a: Node, b: Node) -> bool:
                for x, ma in touches(a) for y, mb in touches(b))
 
 
-def _hazard(h, namer: Namer) -> str:
-    if h.kinds == (OPAQUE,):
+def _hazards(found, namer: Namer) -> str:
+    """The hazards ``found``, one entry per buffer or view (``RAW/WAR/WAW x``)."""
+    if found and found[0].kinds == (OPAQUE,):
+        h = found[0]
         which = "both are" if h.first_view is h.second_view else \
             "the first is" if h.first_view is EVERYTHING else "the second is"
         return f"opaque ({which} ordered after and before everything)"
-    first = span(h.first_view, h.lo, h.hi, namer.buffer(h.first_view.base))
-    second = span(h.second_view, h.lo, h.hi, namer.buffer(h.second_view.base))
-    also = f" (= {second})" if second != first else ""
-    return f"{'/'.join(h.kinds)} {first}{also}"
+    pairs = []
+    for h in found:
+        first = span(h.first_view, h.lo, h.hi, namer.buffer(h.first_view.base))
+        second = span(h.second_view, h.lo, h.hi, namer.buffer(h.second_view.base))
+        pairs.append((h.kinds, first + (f" (= {second})" if second != first else "")))
+    return "; ".join(merged(pairs))
 
 
 def _short(node: Node) -> str:

@@ -18,7 +18,7 @@ from .buffers import Buffer
 from .deps import EVERYTHING
 
 __all__ = ["Hazard", "hazards", "touches", "reachability", "path", "RAW", "WAR", "WAW",
-           "OPAQUE", "WORDS", "span"]
+           "OPAQUE", "WORDS", "span", "merged"]
 
 RAW, WAR, WAW, OPAQUE = "RAW", "WAR", "WAW", "opaque"
 WORDS = {RAW: "read after write", WAR: "write after read", WAW: "write after write",
@@ -73,6 +73,17 @@ def span(view: Buffer, lo: int, hi: int, name: str) -> str:
     if (lo, hi) == (base.lo, base.hi):
         return name
     return f"{name}[{lo - base.lo}B:{hi - base.lo}B]"
+
+
+def merged(pairs) -> list[str]:
+    """``"RAW/WAR x"``: one entry per text of the ``(kinds, text)`` pairs, with
+    the kinds of every pair naming it, in the order the texts first come (an
+    array passed for two parameters makes several pairs of views of it)."""
+    by: dict[str, set] = {}
+    for kinds, text in pairs:
+        by.setdefault(text, set()).update(kinds)
+    return [f"{'/'.join(k for k in (RAW, WAR, WAW) if k in kinds)} {text}"
+            for text, kinds in by.items()]
 
 
 def _users(graph) -> list[list[int]]:

@@ -253,8 +253,13 @@ class Graph:
         parts = [f"%{node.index} = {self.describe(node, namer)}"]
         if devices and node.device is not None:
             parts.append(device_name(node.device))
+        modes: dict[str, str] = {}   # one entry per name: an array passed twice is one
+        for b, m in node.accesses:
+            name = namer.buffer(b)
+            old = modes.get(name, m)
+            modes[name] = m if old == m else "rw"
         for mode, word in MODES.items():
-            names = [namer.buffer(b) for b, m in node.accesses if m == mode]
+            names = [name for name, m in modes.items() if m == mode]
             if names:
                 parts.append(f"{word}({', '.join(names)})")
         if node.opaque:

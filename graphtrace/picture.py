@@ -17,7 +17,7 @@ import os
 import textwrap
 
 from .errors import MissingDependencyError, format_source
-from .hazards import OPAQUE, hazards, span
+from .hazards import OPAQUE, hazards, merged, span
 from .placement import device_name
 
 __all__ = ["dot", "Picture", "STYLES", "render", "bundle"]
@@ -145,14 +145,12 @@ class _Writer:
 
     def edge_label(self, first, second, graph) -> str:
         found = hazards(first, second)
-        parts = []
-        for h in found:
-            if h.kinds == (OPAQUE,):
-                parts.append("opaque")
-            else:
-                name = self.namer.buffer(h.first_view.base)
-                parts.append(f"{'/'.join(h.kinds)} {span(h.first_view, h.lo, h.hi, name)}")
-        text = "\n".join(dict.fromkeys(parts))
+        if found and found[0].kinds == (OPAQUE,):
+            text = "opaque"
+        else:
+            text = "\n".join(merged(
+                (h.kinds, span(h.first_view, h.lo, h.hi, self.namer.buffer(h.first_view.base)))
+                for h in found))
         if graph.mode == "streams":
             text = "stream" + (f"\n{text}" if text else "")
         return text

@@ -93,6 +93,20 @@ def test_an_unordered_conflict_of_stream_order_is_a_race():
     assert str(why) == "%0 k and %1 k conflict (RAW x) but nothing orders them: a race"
 
 
+def test_an_array_passed_for_two_parameters_is_named_once_per_edge():
+    @gt.graph
+    def f(s, a, b):
+        add[1, 16, s](a, b)
+        add[1, 16, s](b, a)
+    g = f.trace(*[A(16)] * 2)
+    e = gt.explain(g)
+    assert str(e).splitlines()[1] == "  %0 add -> %1 add: RAW/WAR/WAW a"
+    assert str(e.why(0, 1)) == "%0 add runs before %1 add: ordered by the edge %0 -> %1 " \
+                               "(RAW/WAR/WAW a)"
+    assert len(e.edges[0].hazards) == 3      # one per pair of accesses, as found
+    assert '  n0 -> n1 [label="RAW/WAR/WAW a", fontsize=9];' in g.to_dot(buffers=True)
+
+
 def test_stream_order_edges_say_so_with_what_they_carry():
     @gt.graph(deps="streams")
     def f(s, x, y):

@@ -46,6 +46,17 @@ def test_listing_names_nodes_buffers_accesses_deps_and_lines():
     assert str(g) == expected
 
 
+def test_an_array_passed_for_two_parameters_is_listed_once_with_both_modes():
+    @gt.graph
+    def f(s, a, b):
+        s.launch(accumulate, 1, 16, a, b)
+        scale[1, 16, s](b, 2.0, a[:8])
+    z = A(16)
+    lines = str(f.trace(z, z)).splitlines()
+    assert "](a, a)  inout(a)  #" in lines[1]
+    assert "](a, 2.0, a[0B:32B])  in(a)  out(a[0B:32B])  after(%0)  #" in lines[2]
+
+
 def test_listing_is_the_same_for_other_addresses():
     a = str(step.trace(A(1024), A(1024), A(1024), 2.0))
     b = str(step.trace(A(1024), A(1024), A(1024), 3.0))
@@ -90,7 +101,7 @@ def test_streams_and_opaque_are_shown():
         t.launch(gt.kernel(scale, "in, in, out", opaque=True), 1, 1, x, 1.0, x)
     line = str(f.trace(A(8))).splitlines()[1]
     assert line.split("  #")[0] == \
-        "  %0 = kernel scale[1, 1](x, 1.0, x)  in(x)  out(x)  opaque  stream 1"
+        "  %0 = kernel scale[1, 1](x, 1.0, x)  inout(x)  opaque  stream 1"
 
 
 def test_to_dot_has_one_box_per_node_and_the_edges():

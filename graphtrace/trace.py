@@ -176,6 +176,7 @@ class Tracer(_Hot):
         self._library = None                    # captured regions' state (library_state)
         self.nested = 0                         # graph functions called inside the trace
         self._nested_names: set[str] = set()    # temporaries' names taken inside them
+        self._auto: dict[str, Buffer] = {}      # automatic name -> its temporary's root
         self._argument_roots: set[int] = set()  # id of each argument's root (rebound)
         # structured ops made but not entered: id -> (scope, "s.while_loop(...)", source,
         # the op); and those an exception left, which a caught exception would drop
@@ -238,12 +239,16 @@ class Tracer(_Hot):
         A name taken is refused in the traced function's own code; inside a graph
         function it calls (``self.nested``: inlined or a child graph, which may
         run more than once), or taken by a temporary made there, it becomes
-        ``name_1``, ``name_2``..."""
+        ``name_1``, ``name_2``... A name given wins over an automatic one: the
+        temporary named so before (in a helper) takes the next free ``tmpK``."""
         taken = self._labels()
         if name is None:
             name = next(f"tmp{k}" for k in range(len(taken) + 1) if f"tmp{k}" not in taken)
+            self._auto[name] = None   # its root, once made
         elif not isinstance(name, str) or not name:
             raise ArgumentError(f"a temporary's name must be a non-empty str, not {name!r}")
+        elif name in self._auto:
+            self._rename_automatic(name)
         elif name in taken and (self.nested or name in self._nested_names):
             name = next(f"{name}_{k}" for k in range(1, len(taken) + 2)
                         if f"{name}_{k}" not in taken)
@@ -256,11 +261,31 @@ class Tracer(_Hot):
         if self.nested:
             self._nested_names.add(name)
         tmp, root = _temporary.make(self, shape, dtype, name, user_frame())
+        if self._auto.get(name, root) is None:
+            self._auto[name] = root
         root.device = device   # before it is registered: launches read it from there
         self._register(tmp, root)
         self._add_root(root)
         self._temps.append((tmp, root))
         return tmp
+
+    def _rename_automatic(self, name: str) -> None:
+        """Give the temporary named ``name`` automatically the next free ``tmpK``
+        (and its views their names in it), leaving ``name`` to one named so."""
+        root = self._auto.pop(name)
+        taken = self._labels()
+        new = next(f"tmp{k}" for k in range(len(taken) + 2)
+                   if f"tmp{k}" not in taken and f"tmp{k}" != name)
+        root.label = next(t for t, r in self._temps if r is root)._life.name = new
+        taken.discard(name)
+        taken.add(new)
+        if name in self._nested_names:
+            self._nested_names.discard(name)
+            self._nested_names.add(new)
+        self._auto[new] = root
+        for b in self._slots:   # views name themselves after their root, when first asked
+            if b.base is root and b is not root:
+                b.label = None
 
     def library_state(self) -> Buffer:
         """The state libraries keep of their own (a handle's workspace, a module's

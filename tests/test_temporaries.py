@@ -151,6 +151,36 @@ def test_a_name_taken_by_an_argument_or_a_temporary_is_refused():
     assert e.value.source[1] == line_of(F, "twice")
 
 
+def test_a_name_given_wins_over_an_automatic_one():
+    @gt.graph
+    def helper(s, a, b):
+        t = s.zeros(a.shape, np.float32)                # named tmp1 first, then tmp2
+        add[1, 32, s](a, t[:2])
+        add[1, 32, s](t, b)
+
+    @gt.graph
+    def f(s, x, y):
+        t = s.zeros(x.shape, np.float32)                # tmp0
+        add[1, 32, s](x, t)
+        helper(s, t, y)
+        u = s.zeros(x.shape, np.float32, name="tmp1")   # the user's tmp1
+        add[1, 32, s](u, y)
+    g = f.trace(A(4), A(4))
+    assert str(g).splitlines()[1] == "  temporaries: tmp0 float32[4], tmp2 float32[4], " \
+                                     "tmp1 float32[4]"
+    assert [g.describe(n) for n in g.nodes[3:6:2]] == ["kernel add[1, 32](tmp0, tmp2[0B:8B])",
+                                                      "zeros tmp1"]
+    assert g.nodes[5].source[1] == line_of(F, "the user's tmp1")
+
+    @gt.graph
+    def own(s, x):
+        t = s.empty(x.shape, np.float32)                # tmp0, then tmp1
+        u = s.empty(x.shape, np.float32, name="tmp0")
+        add[1, 32, s](t, u)
+    assert str(own.trace(A(4))).splitlines()[1] == "  temporaries: tmp1 float32[4], " \
+                                                   "tmp0 float32[4]"
+
+
 @pytest.mark.parametrize("call", ["inline", "child", "both"])
 def test_a_named_temporary_of_a_graph_function_called_twice_is_named_apart(call):
     """A helper naming its temporary may run twice in one trace (inlined or as a

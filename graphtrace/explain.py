@@ -54,7 +54,7 @@ class Edge:
 
     def __init__(self, first: Node, second: Node, found: list, streams: bool, namer: Namer):
         self.first, self.second, self.hazards, self.streams = first, second, found, streams
-        reason = _hazards(found, namer)
+        reason = _hazards(found, namer, streams)
         if streams:
             reason = "stream order" + (f" (carrying {reason})" if reason else "")
         self.text = f"{_short(first)} -> {_short(second)}: " + \
@@ -206,7 +206,7 @@ class Explanation:
     def _reasons(self, found, graph, edge: bool = True) -> str:
         """The hazards ``found``; for an edge of a streams-mode graph, stream order
         carrying them (an unordered pair has no order to name)."""
-        reason = _hazards(found, self.namer)
+        reason = _hazards(found, self.namer, graph.mode == "streams")
         if graph.mode == "streams" and edge:
             return "stream order" + (f", carrying {reason}" if reason else "")
         return reason
@@ -235,13 +235,18 @@ def _conflicting(a: Node, b: Node) -> bool:
                for x, ma in touches(a) for y, mb in touches(b))
 
 
-def _hazards(found, namer: Namer) -> str:
-    """The hazards ``found``, one entry per buffer or view (``RAW/WAR/WAW x``)."""
+def _hazards(found, namer: Namer, streams: bool = False) -> str:
+    """The hazards ``found``, one entry per buffer or view (``RAW/WAR/WAW x``);
+    ``streams``: of a streams-mode graph, where an opaque node is ordered by its
+    stream like any other."""
     if found and found[0].kinds == (OPAQUE,):
         h = found[0]
-        which = "both are" if h.first_view is h.second_view else \
-            "the first is" if h.first_view is EVERYTHING else "the second is"
-        return f"opaque ({which} ordered after and before everything)"
+        which = "both" if h.first_view is h.second_view else \
+            "the first" if h.first_view is EVERYTHING else "the second"
+        if streams:
+            return f"opaque ({which} may touch any memory)"
+        return f"opaque ({which} {'are' if which == 'both' else 'is'} ordered after and " \
+               "before everything)"
     pairs = []
     for h in found:
         first = span(h.first_view, h.lo, h.hi, namer.buffer(h.first_view.base))

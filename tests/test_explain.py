@@ -129,6 +129,20 @@ def test_an_opaque_node_is_ordered_after_and_before_everything():
     assert e.edges[0].hazards[0].kinds == (OPAQUE,)
 
 
+def test_an_opaque_node_of_stream_order_is_said_to_touch_any_memory():
+    @gt.graph(deps="streams")
+    def f(s, x, y):
+        t = s.fork()
+        s.launch(K, 1, 1, gt.Out(x))
+        t.launch(K, 1, 1, gt.Out(y), opaque=True)
+        s.launch(K, 1, 1, gt.Out(x), opaque=True)
+    e = gt.explain(f, A(16), A(16))
+    assert str(e.why(0, 1)) == ("%0 k and %1 k conflict (opaque (the second may touch any "
+                                "memory)) but nothing orders them: a race")
+    assert str(e).splitlines()[1] == \
+        "  %0 k -> %2 k: stream order (carrying opaque (the second may touch any memory))"
+
+
 def test_nodes_in_a_loop_body_are_explained_inside_it():
     @gt.graph
     def f(s, x, y, flag):

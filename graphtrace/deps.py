@@ -4,7 +4,9 @@ In ``deps="data"`` two nodes are ordered when their bytes overlap
 (``Buffer.overlaps``) and one of them writes (read-after-write,
 write-after-read, write-after-write), and an opaque node is ordered with
 every other node. In ``deps="streams"`` the order is that of stream capture:
-within each proxy stream, plus fork/join and event edges. Either way a
+within each proxy stream, plus fork/join and event edges. In both, the
+cooperative launches of a scope run one at a time, in recording order (they
+all write one byte, ``Tracer.cooperative``; ``StreamDeps.serial``). Either way a
 node's ``deps`` are the transitive reduction of that order: the predecessors
 no other predecessor reaches. The reduction of a DAG is unique, so the edges
 do not depend on how they are found.
@@ -308,6 +310,7 @@ class StreamDeps:
         self._events: dict[int, set] = {}          # event node pos -> {pos}
         self._preds: list[int] = []
         self._ops: list[int] = []
+        self._serial = None                         # the last node of serial()
 
     # A stream this tracker has not seen has nothing before it: a body of a loop or
     # branch (a tracker of its own) records on the index of the stream it was
@@ -318,6 +321,15 @@ class StreamDeps:
         self._preds.extend(tail)
         self._ops.extend([pos] * len(tail))
         self._tail[stream] = {pos}
+
+    def serial(self, pos: int) -> None:
+        """Node ``pos`` (added) also follows the previous node given here, on any
+        stream: cooperative launches run one at a time (in data mode the byte
+        they all write orders them)."""
+        if self._serial is not None:
+            self._preds.append(self._serial)
+            self._ops.append(pos)
+        self._serial = pos
 
     def fork(self, parent: int, child: int):
         self._tail[child] = set(self._tail.get(parent, ()))

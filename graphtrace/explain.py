@@ -29,7 +29,8 @@ edges of step (deps=data): RAW read after write, WAR write after read, WAW write
 from __future__ import annotations
 
 from .deps import EVERYTHING
-from .hazards import OPAQUE, RAW, WAR, WAW, WORDS, hazards, merged, path, span, touches
+from .hazards import (OPAQUE, RAW, SERIAL, WAR, WAW, WORDS, hazards, merged, path, serial,
+                      span, touches)
 from .ir import Graph, Namer, Node, graph_of
 
 __all__ = ["explain", "Explanation", "Edge", "Why"]
@@ -54,9 +55,9 @@ class Edge:
 
     def __init__(self, first: Node, second: Node, found: list, streams: bool, namer: Namer):
         self.first, self.second, self.hazards, self.streams = first, second, found, streams
-        reason = _hazards(found, namer, streams)
-        if streams:
-            reason = "stream order" + (f" (carrying {reason})" if reason else "")
+        head, reason = _edge_reason(first, second, found, streams, namer)
+        if head:
+            reason = head + (f" (carrying {reason})" if reason else "")
         self.text = f"{_short(first)} -> {_short(second)}: " + \
             (reason or "no hazard found: a bug in graphtrace, please report it")
 
@@ -165,10 +166,13 @@ class Explanation:
         route = path(graph, ra, rb) or []
         if route:
             steps = " -> ".join(f"%{n.index}" for n in route)
-            direct = self._reasons(found, graph, False)
+            direct = self._reasons(found, graph)
             if len(route) == 2:
-                text = f"{na} runs before {nb}: ordered by the edge {steps} " \
-                       f"({self._reasons(hazards(ra, rb), graph)})"
+                head, reason = _edge_reason(ra, rb, hazards(ra, rb),
+                                            graph.mode == "streams", self.namer)
+                if head:
+                    reason = head + (f", carrying {reason}" if reason else "")
+                text = f"{na} runs before {nb}: ordered by the edge {steps} ({reason})"
                 if found and (a, b) != (ra, rb):
                     text += f"; they also conflict directly ({direct})"
             else:
@@ -179,7 +183,7 @@ class Explanation:
             return Why(True, route, found, False, text)
         race = _conflicting(a, b)
         if race:
-            text = (f"{na} and {nb} conflict ({self._reasons(found, graph, False)}) but nothing "
+            text = (f"{na} and {nb} conflict ({self._reasons(found, graph)}) but nothing "
                     "orders them: a race")
         else:
             text = f"{na} and {nb} are independent: " + self._apart(a, b)
@@ -203,13 +207,9 @@ class Explanation:
             return ca[k - 1][0], ca[k - 1][0], None, None
         return ca[k][0], cb[k][0], self._where[ca[k][0].index][1], None
 
-    def _reasons(self, found, graph, edge: bool = True) -> str:
-        """The hazards ``found``; for an edge of a streams-mode graph, stream order
-        carrying them (an unordered pair has no order to name)."""
-        reason = _hazards(found, self.namer, graph.mode == "streams")
-        if graph.mode == "streams" and edge:
-            return "stream order" + (f", carrying {reason}" if reason else "")
-        return reason
+    def _reasons(self, found, graph) -> str:
+        """The hazards ``found`` of two nodes of ``graph``."""
+        return _hazards(found, self.namer, graph.mode == "streams")
 
     def _apart(self, a: Node, b: Node) -> str:
         """Why two unordered nodes do not conflict."""
@@ -235,6 +235,21 @@ def _conflicting(a: Node, b: Node) -> bool:
                for x, ma in touches(a) for y, mb in touches(b))
 
 
+def _edge_reason(first: Node, second: Node, found, streams: bool, namer: Namer) -> tuple:
+    """``(what orders, hazards carried)`` of an edge: in a streams-mode graph stream
+    order, or between two cooperative launches (whatever their streams) their
+    running one at a time, carrying the hazards; else no head and the hazards."""
+    if not streams:
+        return "", _hazards(found, namer)
+    if _cooperative(first) and _cooperative(second):
+        return SERIAL, _hazards([h for h in found if not serial(h)], namer, True)
+    return "stream order", _hazards(found, namer, True)
+
+
+def _cooperative(node: Node) -> bool:
+    return node.kind == "kernel" and bool(node.attrs.get("cooperative"))
+
+
 def _hazards(found, namer: Namer, streams: bool = False) -> str:
     """The hazards ``found``, one entry per buffer or view (``RAW/WAR/WAW x``);
     ``streams``: of a streams-mode graph, where an opaque node is ordered by its
@@ -247,12 +262,15 @@ def _hazards(found, namer: Namer, streams: bool = False) -> str:
             return f"opaque ({which} may touch any memory)"
         return f"opaque ({which} {'are' if which == 'both' else 'is'} ordered after and " \
                "before everything)"
-    pairs = []
+    pairs, one = [], False
     for h in found:
+        if serial(h):
+            one = True
+            continue
         first = span(h.first_view, h.lo, h.hi, namer.buffer(h.first_view.base))
         second = span(h.second_view, h.lo, h.hi, namer.buffer(h.second_view.base))
         pairs.append((h.kinds, first + (f" (= {second})" if second != first else "")))
-    return "; ".join(merged(pairs))
+    return "; ".join(merged(pairs) + [SERIAL] * one)
 
 
 def _short(node: Node) -> str:

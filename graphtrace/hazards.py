@@ -16,9 +16,10 @@ from dataclasses import dataclass
 
 from .buffers import Buffer
 from .deps import EVERYTHING
+from .temporary import COOPERATIVE
 
 __all__ = ["Hazard", "hazards", "touches", "reachability", "path", "RAW", "WAR", "WAW",
-           "OPAQUE", "WORDS", "span", "merged"]
+           "OPAQUE", "WORDS", "span", "merged", "serial", "SERIAL"]
 
 RAW, WAR, WAW, OPAQUE = "RAW", "WAR", "WAW", "opaque"
 WORDS = {RAW: "read after write", WAR: "write after read", WAW: "write after write",
@@ -64,6 +65,15 @@ def hazards(first, second) -> list[Hazard]:
             if kinds and bf.overlaps(bs):
                 out.append(Hazard(kinds, bf, bs, max(bf.lo, bs.lo), min(bf.hi, bs.hi)))
     return out
+
+
+SERIAL = "cooperative launches run one at a time"
+
+
+def serial(h: Hazard) -> bool:
+    """Whether ``h`` is on the byte every cooperative launch writes (``Tracer.cooperative``):
+    not data, the rule that they run one at a time."""
+    return h.kinds != (OPAQUE,) and h.first_view.lo == COOPERATIVE
 
 
 def span(view: Buffer, lo: int, hi: int, name: str) -> str:

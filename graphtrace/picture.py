@@ -17,7 +17,7 @@ import os
 import textwrap
 
 from .errors import MissingDependencyError, format_source
-from .hazards import OPAQUE, hazards, merged, span
+from .hazards import OPAQUE, hazards, merged, serial, span
 from .placement import device_name
 
 __all__ = ["dot", "Picture", "STYLES", "render", "bundle"]
@@ -150,7 +150,7 @@ class _Writer:
         else:
             text = "\n".join(merged(
                 (h.kinds, span(h.first_view, h.lo, h.hi, self.namer.buffer(h.first_view.base)))
-                for h in found))
+                for h in found if not serial(h)) + ["cooperative"] * any(map(serial, found)))
         if graph.mode == "streams":
             text = "stream" + (f"\n{text}" if text else "")
         return text

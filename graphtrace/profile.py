@@ -42,6 +42,7 @@ from . import _driver
 from .debug import alone, launch_alone, read
 from .errors import MissingDependencyError
 from .ir import Namer
+from .temporary import is_state
 
 __all__ = ["profile", "Profile", "NodeTime", "Timeline"]
 
@@ -280,7 +281,7 @@ class _Kept:
         for node in entry.ir.walk():
             for b, _ in node.accesses:
                 v = entry.value_of(b.base)
-                if v.hi > v.lo:
+                if v.hi > v.lo and not is_state(v):   # (bytes that only order nodes)
                     views[v.lo, v.hi] = v
         self.saved = [(v, read(v)) for v in views.values()]
 

@@ -44,11 +44,15 @@ from .buffers import Buffer
 from .errors import ArgumentError, HostSyncError, TraceError, format_source, user_frame
 from .tree import children, leaves
 
-__all__ = ["Temporary", "VIRTUAL_BASE", "is_virtual", "reserve", "holder_of",
-           "device_memory", "host_memory", "layout"]
+__all__ = ["Temporary", "VIRTUAL_BASE", "LIBRARY_STATE", "COOPERATIVE", "is_virtual",
+           "is_state", "reserve", "holder_of", "device_memory", "host_memory", "layout"]
 
 VIRTUAL_BASE = 1 << 60
 _LARGEST = 1 << 50                # bytes in one temporary at most (a PiB)
+# Bytes just below the temporaries' that no memory has, read and written by nodes
+# to order them: the state libraries keep (captured regions) and the cooperative
+# launches of a graph, which run one at a time (Tracer.library_state, .cooperative)
+LIBRARY_STATE, COOPERATIVE = VIRTUAL_BASE - 1, VIRTUAL_BASE - 2
 _ALIGN = 256                      # cudaMalloc's alignment: any dtype, any vector load
 _next, _lock = [VIRTUAL_BASE], threading.Lock()
 
@@ -68,6 +72,11 @@ def reserve(nbytes: int) -> int:
 def is_virtual(b: Buffer) -> bool:
     """Whether a view lies in a temporary (it has no memory until a graph places it)."""
     return b.lo >= VIRTUAL_BASE
+
+
+def is_state(b: Buffer) -> bool:
+    """Whether a view is one of the state bytes that only order nodes (no memory)."""
+    return COOPERATIVE <= b.lo < VIRTUAL_BASE
 
 
 class _Life:

@@ -112,6 +112,7 @@ class Tracer(_Hot):
                                           hold a raw address, or None
           temporary(shape, dtype, name, device=None) -> Temporary
           library_state() -> Buffer       what every captured region reads and writes
+          cooperative() -> Buffer         what every cooperative launch reads and writes
                                           a graph-owned array (temporary.py), allocated
                                           by the compiled graph whatever scope asks, on
                                           GPU device (None: placement.finish decides)
@@ -174,6 +175,7 @@ class Tracer(_Hot):
         self._root_labels = (0, set())          # roots seen, their labels (_labels)
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
         self._library = None                    # captured regions' state (library_state)
+        self._cooperative = None                # cooperative launches' (cooperative)
         self.nested = 0                         # graph functions called inside the trace
         self._nested_names: set[str] = set()    # temporaries' names taken inside them
         self._auto: dict[str, Buffer] = {}      # automatic name -> its temporary's root
@@ -294,11 +296,24 @@ class Tracer(_Hot):
         that regions run in the order they were recorded. Made at the first."""
         buf = self._library
         if buf is None:
-            buf = self._library = Buffer(_temporary.VIRTUAL_BASE - 1, (1,), None, np.uint8,
-                                         None, None)
-            buf.label = "library state"
-            self._register(None, buf)
-            self._add_root(buf)
+            buf = self._library = self._state(_temporary.LIBRARY_STATE, "library state")
+        return buf
+
+    def cooperative(self) -> Buffer:
+        """What every cooperative launch reads and writes, so that they run one at
+        a time (two at once broke each other's grid syncs on an H200): one byte at
+        an address no memory has. Made at the first."""
+        buf = self._cooperative
+        if buf is None:
+            buf = self._cooperative = self._state(_temporary.COOPERATIVE,
+                                                  "cooperative launches")
+        return buf
+
+    def _state(self, address: int, label: str) -> Buffer:
+        buf = Buffer(address, (1,), None, np.uint8, None, None)
+        buf.label = label
+        self._register(None, buf)
+        self._add_root(buf)
         return buf
 
     def cached_buffer(self, obj) -> Buffer | None:
@@ -497,10 +512,17 @@ class Tracer(_Hot):
             target.refuse_gaps(rec)
         if numbers and not opaque and addresses is not None:
             addresses(self, rec)
+        serial = attrs.get("cooperative")
+        if serial:   # one at a time: by the byte they all write, and in stream order
+            codes = [*codes, self._slot(self.cooperative()) << 2 | 3]
         # the entry holds the objects whose ids a memo key has
         launch = (op, target, rec, attrs, codes, places, opaque, args, memo)
         if _fast_record is None or not _fast_record(self, stream, launch, depth):
             self.again(stream, launch, depth + 1)
+        if serial:
+            scope = stream._scope or self._top
+            if scope.online:
+                scope.deps.serial(len(scope.rec.entries) - 1)
         if memo is not None:
             self._remember(memo, launch, seen, numbers)
 

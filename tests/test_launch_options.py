@@ -258,6 +258,40 @@ def test_a_grid_syncing_kernel_becomes_a_node_when_launched_cooperatively():
     assert all(n.attrs["cooperative"] for n in f.trace(x, total, out).nodes)
 
 
+def test_cooperative_launches_are_ordered_one_at_a_time_in_the_recorded_graph():
+    """Two at once broke each other's grid syncs on an H200: the graph orders them,
+    whatever their data, and its listing, explain, check and profile say so."""
+    @gt.graph
+    def f(s, x, y, out, flag):
+        s.launch(scale, 1, 16, x, 2.0, out[:16], cooperative=True)
+        s.launch(scale, 1, 16, y, 2.0, out[16:], cooperative=True)     # other bytes
+        with s.while_loop(gt.cond(flag), max_iterations=2) as body:
+            body.launch(scale, 1, 16, y, 3.0, out[16:], cooperative=True)
+    g = f.trace(A(16), A(16), A(32), A(1, "int32"))
+    assert [[d.index for d in n.deps] for n in g.nodes] == [[], [0], [1]]
+    assert g.nodes[0].accesses[-1][0].label == "cooperative launches"
+    e = gt.explain(g)
+    assert str(e).splitlines()[1] == "  %0 scale -> %1 scale: cooperative launches run one " \
+                                      "at a time"
+    assert str(e.why(0, 1)) == ("%0 scale runs before %1 scale: ordered by the edge %0 -> %1 "
+                                "(cooperative launches run one at a time)")
+    assert e.why(0, 3).ordered                                # the loop's too, in data mode
+    assert '  n0 -> n1 [label="cooperative", fontsize=9];' in g.to_dot(buffers=True)
+
+    @gt.graph(deps="streams")
+    def h(s, x, y, out):
+        t = s.fork()
+        s.launch(scale, 1, 16, x, 2.0, out[:16], cooperative=True)
+        t.launch(scale, 1, 16, y, 2.0, out[16:], cooperative=True)    # another stream
+    g = h.trace(A(16), A(16), A(32))
+    assert [d.index for d in g.nodes[1].deps] == [0] and gt.check(g) == []
+    assert str(gt.explain(g)).splitlines()[1] == \
+        "  %0 scale -> %1 scale: cooperative launches run one at a time"
+    x, y, out = (cuda.to_device(np.arange(n, dtype=np.float32)) for n in (16, 16, 32))
+    p = h.profile(x, y, out, backend="sim")
+    assert "critical path by node count: 2 of 2 nodes (%0 -> %1)" in str(p)
+
+
 def test_the_simulator_refuses_a_grid_sync_across_blocks_at_the_launch_line():
     @gt.graph(backend="sim")
     def f(s, x, total, out):

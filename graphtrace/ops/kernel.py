@@ -565,19 +565,12 @@ class KernelOp(Op):
             raise KernelArgumentError(_cooperative_needed(target))
         if a["shared_mem"] > _launch.DEFAULT_SHARED:
             _launch.allow_dynamic_shared(kern, a["shared_mem"], target.handle_is_function)
-        if cooperative:
+        if cooperative:   # (the recorded graph runs them one at a time: Tracer.cooperative)
             _launch.check_co_resident(kern, a)
-            # Two cooperative nodes running at once gave wrong results on an H200
-            # (their grid syncs did not hold): each one comes after the previous
-            # one of its graph, whatever the data allow.
-            previous = gpu.state.get(("cooperative", id(parent)))
-            preds = preds + [previous] if previous is not None else preds
         made = gpu.kernel_nodes.add(parent, preds, kern, target.handle_is_function, a["grid"],
                                     a["block"], a["shared_mem"], values)
         if cooperative or a.get("cluster"):
             _launch.set_node_attributes(made, a)
-        if cooperative:
-            gpu.state[("cooperative", id(parent))] = made
         return made
 
     def _launch(self, gpu, node) -> tuple:

@@ -270,6 +270,7 @@ def test_cooperative_numba_reduction_matches_eager_and_survives_rebinding(rng):
     x, rest = arrays()
     g = f.compile(x, *rest)
     assert all(line.split("  ")[1].endswith("cooperative") for line in str(g.ir).splitlines()[1:])
+    assert [d.index for d in g.ir.nodes[1].deps] == [0]   # one at a time: no data orders them
     for route in (None, "node", "whole"):
         if route is not None:
             x, rest = arrays()

@@ -53,8 +53,11 @@ def kept_after_rebind(backend):
     assert alive() is not None                         # the view keeps it alive
     assert part.tolist() == [2.0, 2.0]
     del part
-    f(d, gt.pinned_empty(4, np.float64))               # the graph bound to another
+    third = gt.pinned_empty(4, np.float64)
+    f(d, third)                                        # the graph bound to another
     cuda.synchronize()
+    f(d, third)   # a GPU graph keeps an earlier binding's arrays until a later launch
+    cuda.synchronize()   # finds its launches done
     kept.clear()
     gc.collect()
     assert alive() is None                             # and nothing else holds it

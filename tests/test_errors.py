@@ -496,8 +496,9 @@ def test_a_number_numba_has_no_type_for_is_refused_at_the_launch(value, words, s
         fill[1, 8, s](x, a)                                  # untyped number
     with pytest.raises(gt.KernelArgumentError) as e:
         f.trace(A(8), value)
-    check(e, "untyped number", "argument v of numba kernel fill is", words,
-          "which numba has no type for" if not words.endswith("(float(x)") else "float(x)")
+    check(e, "untyped number", "argument v of numba kernel fill is", words)
+    assert "which a kernel cannot take" in e.value.message or \
+        "which numba cannot pass to a kernel" in e.value.message
 
 
 def test_the_gpu_backend_asked_for_without_a_gpu_says_so_at_the_call(monkeypatch):

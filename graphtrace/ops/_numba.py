@@ -32,7 +32,7 @@ from ._intents import (_dotted, _parse, analyze, calls_device_functions, closure
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
 from . import kernel as _kernel
-from .kernel import ADAPTERS, Adapter, adapter_for, record_launch
+from .kernel import ADAPTERS, Adapter, adapter_for, record_launch, untyped_number
 
 __all__ = ["NumbaAdapter", "flatten", "is_device_function", "uses_grid_sync", "array_params"]
 
@@ -101,16 +101,14 @@ class NumbaAdapter(Adapter):
         for i, a in enumerate(args):
             if type(a) is Buffer:   # the usual cases: an array, a number for a number
                 continue
-            if type(a) in _NUMBERS and i not in arrays:
-                odd = _untyped_number(a)
-                if type(a) is Scalar:   # a dynamic number: its type is its value's, checked
-                    by_type = False     # at each launch (a Fraction after a float)
+            if type(a) in _NUMBERS and i not in arrays:   # (a dynamic one's value: at
+                odd = untyped_number(a)                     # each launch, kernel.py)
                 if odd is None:
                     continue
                 raise KernelArgumentError(
                     f"argument {self.param_name(i)} of numba kernel {self.name} is {odd}, "
-                    "which numba has no type for (a GPU launch cannot pass it): pass a "
-                    "number numba types (an int of 64 bits, a float, np.float64)")
+                    "which a kernel cannot take: pass a number of 64 bits at most (an "
+                    "int, a float, np.float64)")
             by_type = False
             bad = _unpassable(a)
             if bad is not None:
@@ -279,21 +277,6 @@ class _DeviceArrayType:
 # numbers numba passes as they are (what _not_an_array calls "a number")
 _NUMBERS = frozenset({int, float, complex, bool, Scalar} |
                      {t for t in set(np.sctypeDict.values()) if issubclass(t, np.number)})
-
-
-def _untyped_number(a):
-    """What a number numba has no type for is (an int wider than 64 bits, a long
-    double: the simulator would compute with it), else None."""
-    v = a.value if type(a) is Scalar else a
-    if type(v) is int:
-        return None if -(1 << 63) <= v < (1 << 64) else f"the integer {v}, wider than 64 bits"
-    if isinstance(v, np.generic):
-        if v.dtype.kind in "fc" and v.dtype.itemsize > (16 if v.dtype.kind == "c" else 8):
-            return f"a {v.dtype} ({type(v).__name__})"
-        return None
-    if type(v) not in _NUMBERS and isinstance(v, numbers.Number):   # a Fraction, a Decimal
-        return f"a {type(v).__name__} (float(x) passes it as a float)"
-    return None
 
 
 def _unpassable(a):

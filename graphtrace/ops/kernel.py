@@ -9,6 +9,7 @@ them.
 """
 from __future__ import annotations
 
+import numbers
 import re
 
 import numpy as np
@@ -462,6 +463,12 @@ def _refuse_addresses(tracer, adapter, args) -> None:
                 "unit would reach the kernel as a count in this one; pass the count as "
                 f"an int in the unit the kernel works in (value // np.timedelta64(1, "
                 "'ms')), or a one-element array")
+        odd = untyped_number(value) if type(a) is Scalar else None
+        if odd is not None:   # a later call's number of another type: traced anew
+            raise KernelArgumentError(
+                f"argument {adapter.param_name(i)} of {adapter.library} kernel "
+                f"{adapter.name} is {odd}, which a kernel cannot take: pass a number of "
+                "64 bits at most (an int, a float, np.float64)")
         address = _count(value)
         root = tracer.root_holding(address) if address and address >= LOWEST_ADDRESS \
             else None
@@ -473,6 +480,21 @@ def _refuse_addresses(tracer, adapter, args) -> None:
                 "graphtrace sees what the kernel touches and moves it with a later "
                 "call's arrays (a kernel taking raw addresses must be declared "
                 "gt.kernel(k, opaque=True))")
+
+
+def untyped_number(a):
+    """What a number no kernel takes is (an int wider than 64 bits, a long double, a
+    ``Fraction`` or ``Decimal``: the simulator would compute with it), else None."""
+    v = a.value if type(a) is Scalar else a
+    if type(v) is int:
+        return None if -(1 << 63) <= v < (1 << 64) else f"the integer {v}, wider than 64 bits"
+    if isinstance(v, np.generic):
+        if v.dtype.kind in "fc" and v.dtype.itemsize > (16 if v.dtype.kind == "c" else 8):
+            return f"a {v.dtype} ({type(v).__name__})"
+        return None
+    if type(v) not in (float, complex, bool) and isinstance(v, numbers.Number):
+        return f"a {type(v).__name__} (float(x) passes it as a float)"
+    return None
 
 
 def foreign_attribute(name: str, asked_by: str, hint: str = ""):

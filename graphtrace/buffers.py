@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import inspect
 import math
+import operator
 import sys
 import weakref
 
@@ -573,7 +574,14 @@ def pinned_empty(shape, dtype=np.float64) -> np.ndarray:
     >>> import graphtrace as gt
     >>> h = gt.pinned_empty((1024,), "float32")
     """
-    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    try:
+        shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else \
+            tuple(operator.index(n) for n in shape)
+    except TypeError:
+        raise TypeError(f"pinned_empty's shape must be an int or a tuple of ints, not "
+                        f"{shape!r}") from None
+    if any(n < 0 for n in shape):
+        raise ValueError(f"pinned_empty's shape {shape} has a negative size")
     dtype = np.dtype(dtype)
     nbytes = max(1, math.prod(shape) * dtype.itemsize)
     block = _driver.pinned_block(nbytes)

@@ -22,7 +22,7 @@ from ._host_guard import plain
 from .binding import Binding
 from .buffers import Buffer
 from .errors import SimulationError
-from .ir import Graph
+from .ir import Graph, graph_of
 from .scalar import Scalar
 from .temporary import host_memory, is_virtual, owned_moves
 from .tree import tree_map
@@ -143,6 +143,7 @@ def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None,
     >>> out.copy_to_host()
     array([2., 2., 2., 2.])
     """
+    graph = graph_of(graph, "simulate")
     if value_of is None and graph.temporaries:
         value_of = _owned(graph)
     return SimContext(value_of, check_intents, seed, owner_of).run(graph)

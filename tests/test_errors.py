@@ -901,3 +901,16 @@ def test_a_launch_missing_its_block_names_where_the_proxy_stream_goes():
     with pytest.raises(gt.StreamError) as e:
         f(cuda.to_device(np.zeros(8)))
     check(e, "noblock", "fill[1, s]", "the proxy stream goes third", "fill[grid, block, s]")
+
+
+def test_simulate_given_the_graph_function_and_pinned_empty_given_a_bad_shape_say_so():
+    @gt.graph
+    def f(s, x):
+        s.memset(x, 0)
+    with pytest.raises(gt.ArgumentError, match=r"gt.simulate\(f.trace\(\*arguments\)\)"):
+        gt.simulate(f)   # was an AttributeError from inside the simulator
+    with pytest.raises(TypeError, match="shape must be an int or a tuple of ints, not 2.5"):
+        gt.pinned_empty(2.5)
+    with pytest.raises(ValueError, match=r"shape \(4, -1\) has a negative size"):
+        gt.pinned_empty((4, -1))
+    assert gt.pinned_empty(np.int64(3), np.float32).shape == (3,)

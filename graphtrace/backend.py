@@ -54,3 +54,28 @@ def prepare_numba() -> None:
     """On the simulator, have numba build simulator kernels (before it is imported)."""
     if "numba.cuda" not in sys.modules and default_backend() == "sim":
         os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
+
+_STREAM_LIBRARIES = frozenset({"numba", "numba_cuda", "cupy", "cupy_backends", "torch", "cuda"})
+
+
+def is_stream(v) -> bool:
+    """Whether ``v`` is a stream object of a library (numba's, its simulator's,
+    cupy's, torch's, cuda.core's) or anything with ``__cuda_stream__``."""
+    t = type(v)
+    return hasattr(t, "__cuda_stream__") or t.__name__.lower().endswith("stream") and \
+        t.__module__.split(".")[0] in _STREAM_LIBRARIES
+
+
+def check_stream(stream) -> None:
+    """Refuse what no launch can take as its ``stream=`` (a GPU launch asks the
+    driver; the simulator, which needs none, checks the same)."""
+    if stream is None or is_stream(stream) or hasattr(stream, "handle") or \
+            isinstance(stream, int) and not isinstance(stream, bool):
+        return
+    raise stream_error(stream)
+
+
+def stream_error(stream) -> TypeError:
+    return TypeError(f"cannot launch on {type(stream).__name__}: pass a cupy, torch, numba "
+                     "or cuda.core stream, an object with __cuda_stream__, or a handle int")

@@ -18,6 +18,7 @@ import threading
 from collections import deque
 
 from . import log
+from .backend import stream_error
 from .binding import Binding, changed_scalars
 from .buffers import Buffer
 from .context import gc_paused
@@ -79,8 +80,7 @@ def as_stream(stream, device=None):
     handle = getattr(stream, "handle", None)  # numba streams: a ctypes c_void_p
     if handle is not None:
         return Stream.from_handle(int(getattr(handle, "value", handle) or 0))
-    raise TypeError(f"cannot launch on {type(stream).__name__}: pass a cupy, torch, numba "
-                    "or cuda.core stream, an object with __cuda_stream__, or a handle int")
+    raise stream_error(stream)
 
 
 def _failed(node, e: Exception) -> EmitError:

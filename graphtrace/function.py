@@ -25,7 +25,7 @@ from . import log
 from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
 from .arguments import Call, changeable, path_str, same_call, snapshot, walk
-from .backend import resolve, runnable
+from .backend import is_stream, resolve, runnable
 from .buffers import is_array
 from .context import STATE, current_tracer, refuse_in_callback
 from .debug import checks_intents
@@ -262,6 +262,12 @@ class GraphFunction:
                 s = Scalar(path_str(path), v, len(scalars), path[0], self.__name__)
                 scalars.append(s)
                 return s
+            if is_stream(v):   # f(stream, x, y), as eager launches take one first
+                raise ArgumentError(
+                    f"argument {path_str(path)} of {self.__name__} is a stream "
+                    f"({type(v).__name__}): graphtrace passes the proxy stream "
+                    f"{self._stream_param} itself; to launch the graph on a stream of "
+                    f"yours, pass it as {self.__name__}(..., stream=...)", user_frame())
             return v
 
         with tracer, CupyFence():

@@ -19,6 +19,7 @@ import random
 import numpy as np
 
 from ._host_guard import plain
+from .backend import check_stream
 from .binding import Binding
 from .buffers import Buffer
 from .errors import SimulationError
@@ -192,6 +193,8 @@ class SimGraph(Binding):
         return len(self.bind(objs, ptrs, svals))
 
     def launch(self, stream=None) -> None:
+        if stream is not None:
+            check_stream(stream)
         for node in self.ir.walk():   # numbers no node can take: refused before any runs
             node.op.check_values(self.value_of, node)
         seed, self.launches = self.launches, self.launches + 1

@@ -914,3 +914,22 @@ def test_simulate_given_the_graph_function_and_pinned_empty_given_a_bad_shape_sa
     with pytest.raises(ValueError, match=r"shape \(4, -1\) has a negative size"):
         gt.pinned_empty((4, -1))
     assert gt.pinned_empty(np.int64(3), np.float32).shape == (3,)
+
+
+def test_a_stream_passed_as_an_argument_or_no_stream_as_stream_is_refused():
+    """Eager code hands a stream first (``f(stream, x, y)``): the stream went to the
+    kernel as ``x``; and ``stream="abc"`` ran on the simulator."""
+    @gt.graph(backend="sim")
+    def f(s, x):
+        s.memset(x, 0)
+    x = cuda.to_device(np.ones(4))
+    with pytest.raises(gt.ArgumentError, match=r"argument x of f is a stream") as e:
+        f(cuda.stream())                                     # stream first
+    check(e, "stream first", "f(..., stream=...)")
+    for bogus in ("abc", x, 1.5):
+        with pytest.raises(TypeError, match="cannot launch on"):
+            f(x, stream=bogus)
+        with pytest.raises(TypeError, match="cannot launch on"):
+            f.compile(x).launch(bogus)
+    f(x, stream=cuda.stream())
+    assert x.copy_to_host().tolist() == [0.0] * 4

@@ -6,6 +6,9 @@ iteration. Each program here ran silently on the arrays and numbers of its
 first iteration; now it is refused at the block's line. The programs beside
 them, whose bodies change nothing they read again, still run as eagerly.
 """
+import collections
+import contextlib
+import functools
 import types
 
 import numpy as np
@@ -211,3 +214,203 @@ def test_what_a_body_swaps_on_its_way_back_leaves_the_state_as_it_was():
     u, v, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(u, v, n)
     assert host(u) == [4, 5, 6, 7] and host(v) == [3, 4, 5, 6]
+
+
+# --- state reached otherwise: deques, index arrays, deeper objects, helpers, wrappers
+
+def _deque_rotated(s, a, b, n):
+    d = collections.deque([a, b])
+    with s.while_loop(gt.cond(n) < 3) as body:   # deque rotated
+        shift[1, 4, body](d[0], d[1])
+        count[1, 1, body](n)
+        d.rotate()
+
+
+def _indices_flipped(s, a, b, n):
+    bufs, idx = [a, b], np.array([0, 1])
+    with s.while_loop(gt.cond(n) < 3) as body:   # indices flipped
+        shift[1, 4, body](bufs[idx[0]], bufs[idx[1]])
+        count[1, 1, body](n)
+        idx[:] = idx[::-1]
+
+
+def _deep_reversed(s, a, b, n):
+    model = types.SimpleNamespace(grid=types.SimpleNamespace(bufs=[a, b]))
+    with s.while_loop(gt.cond(n) < 3) as body:   # deep reversed
+        shift[1, 4, body](model.grid.bufs[0], model.grid.bufs[1])
+        count[1, 1, body](n)
+        model.grid.bufs.reverse()
+
+
+BIG = {f"layer{i}": [float(j) for j in range(30)] for i in range(200)}   # 6000 numbers
+
+
+def _swap_beside_a_big_global(s, a, b, n):
+    scale = BIG["layer0"][1]
+    with s.while_loop(gt.cond(n) < 3) as body:   # beside a big global
+        add[1, 4, body](a, scale)
+        shift[1, 4, body](a, b)
+        count[1, 1, body](n)
+        a, b = b, a
+
+
+def _advance(body, x, t):
+    add[1, 4, body](x, t)
+    return t + 1.0
+
+
+def _number_on_its_line(s, a, b, n):
+    t = 1.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # number on its line
+        t = _advance(body, a, t)
+        count[1, 1, body](n)
+
+
+def _pick_on_its_line(s, a, b, n):
+    bufs, k = [a, b], 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # pick on its line
+        src, dst, k = bufs[k], bufs[1 - k], 1 - k
+        shift[1, 4, body](src, dst)
+        count[1, 1, body](n)
+
+
+def _helper_nonlocal(s, a, b, n):
+    t = 1.0
+
+    def advance(body):
+        nonlocal t
+        add[1, 4, body](a, t)
+        t += 1.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # helper nonlocal
+        advance(body)
+        count[1, 1, body](n)
+
+
+def _helper_closure_reversed(s, a, b, n):
+    bufs = [a, b]
+
+    def sweep(body):
+        shift[1, 4, body](bufs[0], bufs[1])
+        bufs.reverse()
+    with s.while_loop(gt.cond(n) < 3) as body:   # helper closure reversed
+        sweep(body)
+        count[1, 1, body](n)
+
+
+def _sweep_list(bufs, n, body):
+    shift[1, 4, body](bufs[0], bufs[1])
+    count[1, 1, body](n)
+    bufs.reverse()
+
+
+def _partial_body(s, a, b, n):
+    s.while_loop(gt.cond(n) < 3, body=functools.partial(_sweep_list, [a, b], n))   # partial body
+
+
+class _Sweep:
+    def __init__(self, a, b, n):
+        self.u, self.v, self.n = a, b, n
+
+    def __call__(self, body):
+        shift[1, 4, body](self.u, self.v)
+        count[1, 1, body](self.n)
+        self.u, self.v = self.v, self.u
+
+
+def _object_body(s, a, b, n):
+    s.while_loop(gt.cond(n) < 3, body=_Sweep(a, b, n))   # object body
+
+
+def _default_body(s, a, b, n):
+    def sweep(body, bufs=[a, b]):
+        _sweep_list(bufs, n, body)
+    s.while_loop(gt.cond(n) < 3, body=sweep)   # default body
+
+
+def _exit_stack(s, a, b, n):
+    with contextlib.ExitStack() as stack:
+        body = stack.enter_context(s.while_loop(gt.cond(n) < 3))   # exit stack
+        shift[1, 4, body](a, b)
+        count[1, 1, body](n)
+        a, b = b, a
+
+
+@contextlib.contextmanager
+def _repeat(s, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # context manager
+        yield body
+        count[1, 1, body](n)
+
+
+def _context_manager(s, a, b, n):
+    with _repeat(s, n) as body:
+        shift[1, 4, body](a, b)
+        a, b = b, a
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_deque_rotated, "deque rotated", "d[0] and d[1]"),
+    (_indices_flipped, "indices flipped", "idx"),
+    (_deep_reversed, "deep reversed", "model.grid.bufs[0] and model.grid.bufs[1]"),
+    (_swap_beside_a_big_global, "beside a big global", "a and b"),
+    (_number_on_its_line, "number on its line", "changes t,"),
+    (_pick_on_its_line, "pick on its line", "k"),
+    (_helper_nonlocal, "helper nonlocal", "t"),
+    (_helper_closure_reversed, "helper closure reversed", "bufs[0] and bufs[1]"),
+    (_partial_body, "partial body", "bufs[0] and bufs[1]"),
+    (_object_body, "object body", "self.u and self.v"),
+    (_default_body, "default body", "bufs[0] and bufs[1]"),
+    (_exit_stack, "exit stack", "a and b"),
+    (_context_manager, "context manager", "a and b"),
+])
+def test_state_reached_otherwise_and_changed_by_a_body_is_refused(program, marker, named):
+    f = gt.graph(program, backend="sim")
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, n)
+    e = info.value
+    assert e.source[1] == line_of(__file__, marker), str(e)
+    assert named in str(e) and "Python runs the body once" in str(e), str(e)
+
+
+class _Field:
+    def __init__(self, u):
+        self.u = u
+        self.refresh()
+
+    def refresh(self):
+        self.inner = self.u[1:3]
+
+
+def test_bodies_that_report_or_make_again_what_they_read_run_as_eagerly():
+    """A counter read only to report it, the same view made again, a number set
+    to what it already becomes, a temporary put in a dict before it is read, and a
+    counter in a dict beside its arrays: each iteration of the eager loop does
+    the same work."""
+    import logging
+    log = logging.getLogger("graphtrace.tests.loop")
+    state = {"u": dev(0, 0, 0, 0), "launches": 0}
+    field = _Field(dev(0, 0, 0, 0))
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        launches, blocks = 0, 4
+        ws = {"t": s.empty(4, np.float32)}
+        with s.while_loop(gt.cond(n) < 3) as body:
+            launches += 1
+            log.debug("recorded launch %d", launches)
+            field.refresh()
+            add[1, 4, body](field.inner, 1.0)
+            a = a.reshape(4)
+            blocks = min(blocks, 1)
+            ws["t"] = body.empty(4, np.float32)
+            shift[blocks, 4, body](a, ws["t"])
+            shift[blocks, 4, body](ws["t"], a)
+            add[1, 4, body](state["u"], 1.0)
+            state["launches"] += 1
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [6, 7, 8, 9] and host(field.u) == [0, 3, 3, 0]
+    assert host(state["u"]) == [3, 3, 3, 3] and host(n) == [3]

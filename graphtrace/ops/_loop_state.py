@@ -7,101 +7,237 @@ time (``u, v = v, u``; ``bufs[0], bufs[1] = bufs[1], bufs[0]``;
 handed to a kernel) would, run eagerly, work on other arrays or numbers in
 each iteration, where the graph repeats the first. Such a body is refused.
 
-``snapshot`` takes the slots the body may read when it is entered: the names of
-the user's frame (a ``body=fn``'s closure and globals), and the items and
-attributes of the lists, tuples, dicts and objects of the program's own they
-hold, ``_DEPTH`` levels deep, where they hold arrays or numbers.
-``refuse_carried`` compares them when the body is closed. A slot that changed
-is carried into the next iteration where the body's code reads it before
-storing it (``_Region``): a name loaded first, an attribute whose name the
-body does not store before loading it, any item of a container the body
-loads. Arrays count where the old or the new one is the trace's; a number
-counts where the body also reads it on a line that does not store it (a
-counter ``n += 1`` that nothing else reads changes nothing on the device).
+``LoopState`` takes, when the body is entered, the slots it may read: the names
+of the user's frame (for ``body=fn``, its closure, defaults and bound object),
+the globals the code names, the closures and globals of the functions it calls
+by name, and the items and attributes of the lists, tuples, deques, dicts and
+objects of the program's own these hold, ``_DEPTH`` levels deep, where they
+hold arrays or numbers (a small host array of integers, such as indices, by
+its values). ``refuse`` compares them when the body is closed:
+
+- an array slot changed (another array, not the same view made again) where
+  the old or the new one is the trace's, which the body reads before it
+  stores it: a name its code loads first (``_Region``); for an attribute or an
+  item, or a slot the code never names (a helper changed it), where the new
+  array was held elsewhere when the body began (a swap, a rotation);
+- a number changed that reached the recorded work: the old value is among the
+  body's recorded numbers (``t += dt`` handed to a kernel), or the code
+  indexes with it (``bufs[k % 2]``). A counter only reported (``n += 1``,
+  ``log.debug(n)``) changes nothing on the device.
 """
 from __future__ import annotations
 
+import contextlib
 import dis
+import inspect
+import types
+from collections import deque
+from functools import partial
 
 import numpy as np
 
-from ..buffers import is_array
-from ..errors import ArgumentError
+from ..buffers import as_buffer, is_array
+from ..context import ProxyStream
+from ..errors import ArgumentError, user_frame_object
 from ..reach import _attributes, own_object
+from ..tree import leaves
 
-_DEPTH = 3          # names, then two levels of containers and objects
+_DEPTH = 4          # names, then three levels of containers and objects
 _MAX_ITEMS = 256    # a longer container is not looked into
-_MAX_SLOTS = 4096   # nor more slots than this in all
+_PER_ROOT = 1024    # nor more slots than this under one name
+_CONTEXTLIB = contextlib.__file__
 
-# (an inlined comprehension's LOAD_FAST_AND_CLEAR saves a name and puts it back: no read)
 _LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF",
                     "LOAD_CLASSDEREF", "LOAD_FAST_LOAD_FAST", "LOAD_CLOSURE",
                     "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FAST_BORROW",
                     "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
+# (an inlined comprehension's LOAD_FAST_AND_CLEAR saves a name and puts it back: no read)
 _STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF",
                      "STORE_FAST_STORE_FAST", "DELETE_FAST", "DELETE_NAME", "DELETE_GLOBAL",
                      "DELETE_DEREF"})
 _ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
 _ATTR_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
-_ITEM_STORES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR", "STORE_SLICE"})
 
 
 def _number(v) -> bool:
     return type(v) in (int, float, complex) or isinstance(v, np.number)
 
 
-def roots_of(frame, fn=None) -> dict:
-    """The names a body reads from, and what they hold: a ``body=fn``'s closure
-    cells, bound object (as ``self``) and the globals its code names; else the
-    frame's variables and the globals its code names."""
-    if fn is not None:
-        code, out = fn.__code__, {}
-        for name in _global_names(code):
-            if name in fn.__globals__:
-                out[name] = fn.__globals__[name]
-        for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
-            try:
-                out[name] = cell.cell_contents
-            except ValueError:   # a cell not yet filled
-                continue
-        bound = getattr(fn, "__self__", None)
-        if bound is not None and code.co_argcount:   # body=self.step: self is read
-            out[code.co_varnames[0]] = bound
+def _indices(v) -> bool:
+    """A small host array of integers (indices the body may pick arrays by)."""
+    return type(v) is np.ndarray and v.ndim <= 1 and v.size <= 64 and v.dtype.kind in "iub"
+
+
+def _function(body):
+    """``(function, bound object or None, extra roots)`` of a ``body=`` callable."""
+    if isinstance(body, partial):
+        fn, bound, extra = _function(body.func)
+        names = fn.__code__.co_varnames[:fn.__code__.co_argcount] if fn is not None else ()
+        extra = {**extra, **dict(zip(names[1 if bound is not None else 0:], body.args)),
+                 **body.keywords}
+        return fn, bound, extra
+    if isinstance(body, types.MethodType):
+        return body.__func__, body.__self__, {}
+    if isinstance(body, types.FunctionType):
+        return body, None, {}
+    call = getattr(type(body), "__call__", None)
+    if isinstance(call, types.FunctionType):   # an object of the program's own
+        return call, body, {}
+    return None, None, {}
+
+
+def _user_frame():
+    """The user's frame the block is written in: past contextlib's frames and the
+    generator of a ``@contextmanager`` wrapping the block."""
+    f = user_frame_object()
+    while f is not None and (f.f_code.co_filename == _CONTEXTLIB or (
+            f.f_code.co_flags & inspect.CO_GENERATOR and f.f_back is not None and
+            f.f_back.f_code.co_filename == _CONTEXTLIB)):
+        f = f.f_back
+    return f
+
+
+def _names(code, ops) -> list:
+    out = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ops:
+            out += ins.argval if isinstance(ins.argval, tuple) else [ins.argval]
+    return out
+
+
+def _helper_roots(fn, name: str, out: dict) -> None:
+    """The closure cells and the globals of a function the body calls by ``name``."""
+    fn = getattr(fn, "__func__", fn)
+    if not isinstance(fn, types.FunctionType):
+        return
+    code = fn.__code__
+    for cell_name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:   # a cell not yet filled
+            continue
+        if not any(v is x for x in out.values()):   # one the body's names hold: once
+            out.setdefault(f"{name}.<{cell_name}>", v)
+    for g in _names(code, ("LOAD_GLOBAL", "STORE_GLOBAL")):
+        if g in fn.__globals__:
+            out.setdefault(g, fn.__globals__[g])
+
+
+class LoopState:
+    """The slots a loop body may read, taken when it is entered (``body``: the
+    ``body=`` callable, or None for a ``with`` block)."""
+
+    def __init__(self, body=None):
+        self.frame, self.fn, self.bound, self.extra = None, None, None, {}
+        if body is not None:
+            self.fn, self.bound, self.extra = _function(body)
+        if self.fn is None:
+            self.frame = _user_frame()
+            self.entered_at = self.frame.f_lasti if self.frame is not None else -1
+        self.before = self._snapshot()
+
+    def _code(self) -> tuple:
+        if self.fn is not None:
+            return self.fn.__code__, -1, 1 << 62
+        return self.frame.f_code, self.entered_at, self.frame.f_lasti
+
+    def _streams(self) -> frozenset:
+        """The names the body's code holds its proxy streams by."""
+        if self.fn is not None:
+            code = self.fn.__code__
+            return frozenset(code.co_varnames[:code.co_argcount])
+        return frozenset(n for n, v in self.frame.f_locals.items()
+                         if isinstance(v, ProxyStream))
+
+    def _roots(self) -> dict:
+        out: dict = {}
+        if self.fn is not None:
+            code, fn = self.fn.__code__, self.fn
+            for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
+                try:
+                    out[name] = cell.cell_contents
+                except ValueError:
+                    continue
+            params = code.co_varnames[:code.co_argcount]
+            if self.bound is not None and params:
+                out[params[0]] = self.bound
+            for name, v in zip(params[len(params) - len(fn.__defaults__ or ()):],
+                               fn.__defaults__ or ()):
+                out[name] = v
+            out.update(self.extra)
+            scope = fn.__globals__
+        elif self.frame is not None:
+            code, scope = self.frame.f_code, self.frame.f_globals
+            out.update(self.frame.f_locals)
+        else:
+            return out
+        for name in _names(code, ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL")):
+            if name in scope:
+                out.setdefault(name, scope[name])
+        for name in _names(code, _LOADS):   # helpers the body calls: what they hold
+            v = out.get(name)
+            if isinstance(v, (types.FunctionType, types.MethodType)):
+                _helper_roots(v, name, out)
         return out
-    if frame is None:
-        return {}
-    out = {name: frame.f_globals[name] for name in _global_names(frame.f_code)
-           if name in frame.f_globals}
-    out.update(frame.f_locals)
-    return out
 
+    def _snapshot(self) -> dict:
+        out: dict = {}
+        for name, v in self._roots().items():
+            slots: dict = {}
+            _walk(v, (name,), slots)
+            out.update(slots)
+        return out
 
-def _global_names(code) -> set:
-    return {ins.argval for ins in dis.get_instructions(code)
-            if ins.opname in ("LOAD_GLOBAL", "LOAD_NAME") and isinstance(ins.argval, str)}
-
-
-def snapshot(roots: dict) -> dict:
-    """``path -> value`` of each slot under ``roots`` that holds an array or a
-    number: a path is the root's name, then ``(".", attribute)`` or ``("[]", key)``."""
-    out: dict = {}
-    for name, v in roots.items():
-        _walk(v, (name,), out)
-    return out
+    def refuse(self, t, regions, what: str, source) -> None:
+        """Refuse the body (its recorded ``regions``) if its Python changed a slot
+        the next iteration reads (the module's rules)."""
+        if self.fn is None and self.frame is None:
+            return
+        after = self._snapshot()
+        changed = [p for p, old in self.before.items() if p in after and
+                   _changed(old, after[p])]
+        if not changed:
+            return
+        region = _Region(self._code(), self._streams())
+        held = {}
+        for p, (v, _) in self.before.items():
+            held.setdefault(id(v), []).append(p)
+        recorded = _recorded_numbers(regions)
+        hits = []
+        for p in changed:
+            (old, old_bytes), (new, new_bytes) = self.before[p], after[p]
+            read = region.carried(p)
+            if read is False:
+                continue
+            if old_bytes is not None and new_bytes is not None and old_bytes != new_bytes:
+                if read is True and region.indexes_with(p):   # indices changed: idx[0]
+                    hits.append((p, "number"))
+            elif is_array(old) or is_array(new):
+                swapped = any(q != p for q in held.get(id(new), ()))   # held elsewhere
+                if (read is True or swapped) and any(   # before: a swap, a rotation
+                        is_array(x) and t.cached_buffer(x) is not None for x in (old, new)):
+                    hits.append((p, "array"))
+            elif (type(old), old) in recorded or read is True and region.indexes_with(p):
+                hits.append((p, "number"))
+        if hits:
+            raise ArgumentError(_message(hits, what), source)
 
 
 def _walk(v, path: tuple, out: dict) -> None:
-    if len(out) >= _MAX_SLOTS:
+    if len(out) >= _PER_ROOT:
         return
     t = type(v)
     if t in (str, bytes, bool, type(None)):
         return
-    if _number(v) or is_array(v):
-        out[path] = v
+    if _number(v):
+        out[path] = (v, None)
+        return
+    if is_array(v):
+        out[path] = (v, v.tobytes() if _indices(v) else None)
         return
     if len(path) >= _DEPTH:
         return
-    if t is list or t is tuple:
+    if t is list or t is tuple or t is deque:
         items = [(("[]", i), x) for i, x in enumerate(v)] if len(v) <= _MAX_ITEMS else ()
     elif t is dict:
         items = [(("[]", k), x) for k, x in v.items()] if len(v) <= _MAX_ITEMS else ()
@@ -113,9 +249,15 @@ def _walk(v, path: tuple, out: dict) -> None:
         _walk(x, path + (step,), out)
 
 
-def _changed(old, new) -> bool:
+def _changed(before: tuple, after: tuple) -> bool:
+    (old, old_bytes), (new, new_bytes) = before, after
     if old is new:
-        return False
+        return old_bytes != new_bytes
+    if is_array(old) and is_array(new):
+        try:   # the same view made again (a = a.reshape(n), self.inner = self.u[1:-1])
+            return not as_buffer(old).same_view(as_buffer(new)) or old_bytes != new_bytes
+        except Exception:  # noqa: BLE001  (an array answering oddly: another one)
+            return True
     if is_array(old) or is_array(new) or type(old) is not type(new):
         return True
     try:
@@ -124,14 +266,28 @@ def _changed(old, new) -> bool:
         return True
 
 
+def _recorded_numbers(regions) -> set:
+    """``(type, value)`` of the numbers the body's nodes were recorded with (their
+    arguments: a grid or block size is left out, a number too common to tell)."""
+    out = set()
+    for r in regions:
+        for n in r.walk():
+            for v in leaves(n.args):
+                if _number(v):
+                    out.add((type(v), v))
+    return out
+
+
 class _Region:
     """What a body's code (a code object, and the offsets it lies strictly
-    between) loads and stores, line by line, and which names and attribute
-    names it reads before it stores them."""
+    between) reads before it stores it (names and attribute names), and what it
+    reads to index by (``streams``: the names of proxy streams, whose
+    ``k[grid, block, body]`` is a launch, no index)."""
 
-    def __init__(self, code: tuple):
+    def __init__(self, code: tuple, streams=frozenset()):
         obj, lo, hi = code
-        self.lines: dict = {}
+        recent: deque = deque(maxlen=4)   # the names the last instructions loaded
+        self.indexed: set = set()         # names (".attr": attributes) read to index by
         self.first: dict = {}        # name -> "load" or "store", whichever comes first
         self.attr_first: dict = {}   # attribute name -> the same
         for ins in dis.get_instructions(obj):
@@ -139,93 +295,61 @@ class _Region:
             if not lo < ins.offset < hi or line is None:
                 continue
             names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
-            entry = self.lines.setdefault(line, (set(), set(), set(), set(), [False]))
-            loads, stores, attr_loads, attr_stores, item_store = entry
-            if ins.opname == "STORE_FAST_LOAD_FAST":   # one name stored, then one loaded
-                stores.add(names[0])
-                loads.add(names[-1])
+            op = ins.opname
+            if op == "STORE_FAST_LOAD_FAST":   # one name stored, then one loaded
                 self.first.setdefault(names[0], "store")
                 self.first.setdefault(names[-1], "load")
-            elif ins.opname in _LOADS:
-                loads.update(names)
+            elif op in _LOADS:
                 for n in names:
                     self.first.setdefault(n, "load")
-            elif ins.opname in _STORES:
-                stores.update(names)
+            elif op in _STORES:
                 for n in names:
                     self.first.setdefault(n, "store")
-            elif ins.opname in _ATTR_LOADS:
-                attr_loads.add(ins.argval)
+            elif op in _ATTR_LOADS:
                 self.attr_first.setdefault(ins.argval, "load")
-            elif ins.opname in _ATTR_STORES:
-                attr_stores.add(ins.argval)
+            elif op in _ATTR_STORES:
                 self.attr_first.setdefault(ins.argval, "store")
-            elif ins.opname in _ITEM_STORES:
-                item_store[0] = True
+            elif op in ("BINARY_SUBSCR", "BINARY_SLICE") or \
+                    op == "BINARY_OP" and ins.argrepr == "[]":
+                if not streams & set(recent):   # k[grid, block, body]: a launch's
+                    self.indexed.update(recent)  # configuration, no index
+            if op != "BUILD_TUPLE":
+                recent.append(ins.argval if op in _LOADS and isinstance(ins.argval, str) else
+                              "." + ins.argval if op in _ATTR_LOADS else None)
 
-    def carried(self, path: tuple) -> bool:
-        """Whether the body may read the slot at ``path`` before storing it."""
-        root = path[0]
-        if len(path) == 1:
-            return self.first.get(root) == "load"
-        if self.first.get(root) != "load":   # the root not read, or set anew first
+    def carried(self, path: tuple):
+        """Whether the body reads the slot at ``path`` before storing it: True,
+        False, or None where its code does not name it (a helper may)."""
+        first = self.first.get(path[0])
+        if first is None:
+            return None
+        if first == "store":   # the root set anew before it is read
             return False
         attrs = [key for kind, key in path[1:] if kind == "."]
-        return not attrs or self.attr_first.get(attrs[-1]) != "store"
+        if attrs and self.attr_first.get(attrs[-1]) == "store":
+            return False
+        return True if len(path) == 1 or attrs else None
 
-    def read_apart(self, path: tuple) -> bool:
-        """Whether a line of the body reads the slot at ``path`` without storing it
-        (a counter's ``n += 1`` reads and stores it on one line)."""
-        root = path[0]
+    def indexes_with(self, path: tuple) -> bool:
+        """Whether the body indexes by the slot at ``path`` (``bufs[k % 2]``,
+        ``bufs[self.k]``, ``bufs[idx[0]]``)."""
         attrs = [key for kind, key in path[1:] if kind == "."]
-        for loads, stores, attr_loads, attr_stores, item_store in self.lines.values():
-            if root not in loads:
-                continue
-            if len(path) == 1:
-                if root not in stores:
-                    return True
-            elif attrs and path[-1][0] == ".":
-                if attrs[-1] in attr_loads and attrs[-1] not in attr_stores:
-                    return True
-            elif not item_store[0]:
-                return True
-        return False
+        return path[0] in self.indexed and (not attrs or "." + attrs[-1] in self.indexed)
 
 
-def refuse_carried(t, before: dict, roots: dict, code: tuple, what: str, source) -> None:
-    """Refuse a loop body whose Python changed a slot its next iteration reads:
-    ``before`` is ``snapshot`` when the body was entered, ``roots`` its roots now."""
-    after = snapshot(roots)
-    changed = [p for p, old in before.items() if p in after and _changed(old, after[p])]
-    if not changed:
-        return
-    region = _Region(code)
-    hits = []
-    for p in changed:
-        old, new = before[p], after[p]
-        if not region.carried(p):
-            continue
-        if is_array(old) or is_array(new):
-            if any(is_array(x) and t.cached_buffer(x) is not None for x in (old, new)):
-                hits.append((p, "array"))
-        elif region.read_apart(p):
-            hits.append((p, "number"))
-    if not hits:
-        return
+def _message(hits: list, what: str) -> str:
     names = sorted({_label(p) for p, _ in hits})
     listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    kinds = {k for _, k in hits}
-    if kinds == {"number"}:
+    if {k for _, k in hits} == {"number"}:
         advice = ("keep what changes from one iteration to the next in a device array "
                   "that the body's kernels update, and pass that array")
     else:
         advice = ("write one iteration's work for each order in the body (step(u, v) then "
                   "step(v, u)) and loop half as many times, or pick arrays by a device "
                   "array's value inside the kernel")
-    raise ArgumentError(
-        f"the body of {what} changes {listed}, which it reads again in the next "
-        "iteration: Python runs the body once, when it is recorded, so the device would "
-        "run every iteration on the arrays and numbers as they were then; " + advice, source)
+    return (f"the body of {what} changes {listed}, which it reads again in the next "
+            "iteration: Python runs the body once, when it is recorded, so the device would "
+            "run every iteration on the arrays and numbers as they were then; " + advice)
 
 
 def _label(path: tuple) -> str:

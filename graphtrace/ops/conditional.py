@@ -29,14 +29,14 @@ import numpy as np
 
 from ..buffers import Buffer, as_buffer, is_array
 from ..context import ProxyStream
-from ..errors import ArgumentError, EmitError, TraceError, user_frame, user_frame_object
+from ..errors import ArgumentError, EmitError, TraceError, user_frame
 from ..ir import Node
 from ..scalar import Scalar
 from ..temporary import returned
 from ._conditions import C_TYPES, Condition, condition_kernel, evaluate
 from ..tree import leaves, tree_map
 from ._driver_nodes import node_handle
-from ._loop_state import refuse_carried, roots_of, snapshot
+from ._loop_state import LoopState
 from .base import Op
 
 __all__ = ["structured", "WHILE", "IF", "SWITCH", "CHILD", "record_child"]
@@ -142,7 +142,7 @@ def _union(regions, first: list) -> list:
 class _Structured:
     """The ``with`` block of a structured op: opens its bodies, records the node."""
 
-    frame = held = body_fn = body = None
+    state = body_fn = body = None
 
     def __init__(self, stream, op, condition, names, attrs, source):
         t = stream.tracer()
@@ -173,23 +173,19 @@ class _Structured:
                 user_frame())
         t.unexited[id(self)] = (self.what, self.source)
         if self.op is WHILE:   # what the body's Python changes: _loop_state
-            self.frame = user_frame_object()
-            self.held = snapshot(roots_of(self.frame, self.body))
-            self.entered_at = self.frame.f_lasti if self.frame is not None else -1
+            self.state = LoopState(self.body)
         return self.op.bodies(self.bodies)
 
     def __exit__(self, kind, exc, tb):
         t = self.stream.tracer()
         regions = tuple(t.close_region(scope) for scope in self.scopes)
-        frame, held, self.frame, self.held = self.frame, self.held, None, None
+        state, self.state = self.state, None
         t.unexited.pop(id(self), None)
         if kind is not None:   # caught later, the trace would go on without this node
             t.abandoned.append((f"the body of {self.what}", self.source))
             return False
-        if held and (self.body_fn is not None or frame is not None):
-            code = (self.body_fn.__code__, -1, 1 << 62) if self.body_fn is not None else \
-                (frame.f_code, self.entered_at, frame.f_lasti)
-            refuse_carried(t, held, roots_of(frame, self.body), code, self.what, self.source)
+        if state is not None:
+            state.refuse(t, regions, self.what, self.source)
         if self.op is WHILE and self.attrs["max_iterations"] == _NO_BOUND:
             _refuse_endless(regions, self.args, self.source)
         t.record(self.op, None, self.args, _union(regions, self.accesses),
@@ -226,7 +222,7 @@ def structured(stream, op, condition, names, attrs, source, body=None):
         return block
     block.body_fn = getattr(body, "__func__", body) if hasattr(
         getattr(body, "__func__", body), "__code__") else None
-    block.body = body if block.body_fn is not None else None
+    block.body = body
     _refuse_arity(body, names, block.what, source)
     with block as bodies:
         result = body(*bodies) if isinstance(bodies, tuple) else body(bodies)

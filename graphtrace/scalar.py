@@ -1,6 +1,7 @@
 """``Scalar``: a dynamic number of a traced function, as recorded arguments hold it."""
 from __future__ import annotations
 
+import logging
 import math
 import sys
 
@@ -65,7 +66,8 @@ class Scalar:
         raise _error(
             f"argument {self.name!r} is a dynamic scalar{self._of()}: its value is a graph "
             "parameter that later calls may change, so it cannot steer Python "
-            "control flow, arithmetic or text (str, f-strings) during a trace; pass its parameter in "
+            "control flow, arithmetic or text (str, f-strings, print: its value is not "
+            "known while tracing; print it outside the function) during a trace; pass its parameter in "
             f"{self._on()}@graph(static=({self.param!r},)) to trace a graph per value, or "
             "compute on the device")
 
@@ -118,6 +120,7 @@ class Scalar:
         return self._text()
 
     def _text(self):
-        if _is_internal(sys._getframe(2).f_code.co_filename):   # graphtrace's listings
-            return self.name
+        caller = sys._getframe(2).f_code.co_filename
+        if _is_internal(caller) or caller == logging.__file__:   # listings, log records:
+            return self.name                                       # shown, not computed on
         self._refuse()

@@ -248,7 +248,8 @@ def test_memset_value_without_a_repeating_pattern():
     ("float32", 1 + 2j, "pass a real number"), ("float32", "1.5", "not str"),
     ("int32", 1.5, "would be cut to fit int32"), ("uint8", 0.7, "would be cut to fit uint8"),
     ("int8", -0.5, "would be cut"), ("int16", float("nan"), "would be cut"),
-    ("bool", 2, "holds 0 and 1 alone"), ("bool", 0.5, "holds 0 and 1 alone")])
+    ("bool", 2, "pass False or True"), ("bool", 0.5, "holds 0 and 1 alone"),
+    ("int32", float("inf"), "has no integer value")])
 def test_memset_values_a_dtype_cannot_take(dtype, value, phrase):
     @gt.graph
     def f(s, x):
@@ -933,3 +934,39 @@ def test_a_stream_passed_as_an_argument_or_no_stream_as_stream_is_refused():
             f.compile(x).launch(bogus)
     f(x, stream=cuda.stream())
     assert x.copy_to_host().tolist() == [0.0] * 4
+
+
+def test_a_later_calls_number_no_kernel_takes_is_refused_before_the_graph_runs():
+    """The traced 5 fitted; a later call's 2**70 rebound silently, and the
+    simulator computed with the Python int."""
+    @gt.graph(backend="sim")
+    def f(s, x, a):
+        fill[1, 8, s](x, a)
+    x = cuda.to_device(np.zeros(8))
+    f(x, 5)
+    with pytest.raises(gt.KernelArgumentError, match="wider than 64 bits in this call"):
+        f(x, 2 ** 70)
+    assert x.copy_to_host().tolist() == [5.0] * 8
+    f(x, 7)
+    assert x.copy_to_host().tolist() == [7.0] * 8
+
+
+def test_a_dynamic_scalar_in_a_log_record_shows_its_name_and_print_says_why_not(caplog):
+    import logging
+    log = logging.getLogger("graphtrace.tests.text")
+
+    @gt.graph
+    def logged(s, x, a):
+        log.warning("scaling by %s", a)
+        fill[1, 8, s](x, a)
+
+    @gt.graph
+    def printed(s, x, a):
+        print("a is", a)                                    # printed
+        fill[1, 8, s](x, a)
+    with caplog.at_level(logging.WARNING, logger="graphtrace.tests.text"):
+        logged.trace(A(8), 2.0)
+    assert "scaling by a" in caplog.text
+    with pytest.raises(gt.DynamicScalarError) as e:
+        printed.trace(A(8), 2.0)
+    check(e, "printed", "print it outside the function")

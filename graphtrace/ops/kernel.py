@@ -558,6 +558,18 @@ class KernelOp(Op):
             return f"grid {a['grid']} is not a whole number of clusters {cluster}"
         return None
 
+    def check_values(self, value_of, node) -> None:
+        """A later call's number no kernel takes (an int wider than 64 bits where
+        the traced one fitted) is refused before the graph runs."""
+        for i, a in enumerate(node.args):
+            if type(a) is Scalar:
+                odd = untyped_number(value_of(a))
+                if odd is not None:
+                    raise KernelArgumentError(
+                        f"argument {node.target.param_name(i)} of {node.target.library} "
+                        f"kernel {node.target.name} is {odd} in this call, which a kernel "
+                        "cannot take: pass a number of 64 bits at most", node.source)
+
     driver_update = exec_update = True
 
     def emit(self, gpu, node, parent):

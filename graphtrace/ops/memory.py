@@ -8,6 +8,8 @@ converted to ``dst``'s dtype and repeated as a 1-, 2- or 4-byte pattern.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..buffers import Buffer
@@ -114,12 +116,17 @@ def memset_pattern(dtype: np.dtype, value, source=None) -> tuple[int, int]:
         value = value.real   # 1+0j into a real array: its real part, quietly
     if isinstance(value, np.integer) and dtype.kind in "iub":
         value = int(value)   # np.int64(300) into uint8 would wrap: as 300 does, refused
-    if dtype.kind in "iu" and isinstance(value, (float, np.floating)) and \
-            not float(value).is_integer() or dtype.kind == "b" and value not in (0, 1):
-        held = "0 and 1" if dtype.kind == "b" else "whole numbers"
+    if dtype.kind == "b" and value not in (0, 1):
         raise ArgumentError(f"memset value {value!r} would be cut to fit {dtype}, which "
-                            f"holds {held} alone: pass such a value (round it yourself, "
-                            "int(v)), or keep the array in a float dtype", source)
+                            "holds 0 and 1 alone: pass False or True (bool(v) where any "
+                            "nonzero value means True)", source)
+    if dtype.kind in "iu" and isinstance(value, (float, np.floating)) and \
+            not float(value).is_integer():
+        advice = "round it yourself (int(v))" if math.isfinite(value) else \
+            "a NaN or an infinity has no integer value: pick the integer meant"
+        raise ArgumentError(f"memset value {value!r} would be cut to fit {dtype}, which "
+                            f"holds whole numbers alone: {advice}, or keep the array in a "
+                            "float dtype", source)
     try:
         with np.errstate(over="raise", invalid="raise"):
             v = np.array(value).astype(dtype, casting="unsafe") \

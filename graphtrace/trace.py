@@ -699,6 +699,11 @@ class Tracer(_Hot):
                              "called by hand): write it as a with statement, or pass "
                              "body=fn", source)
         for what, source in self.abandoned if scope is None else ():
+            if what.endswith(" (generator)"):   # GeneratorExit: no exception the user caught
+                raise TraceError(
+                    f"the generator holding {what[:-12]} was closed inside it (a break "
+                    "out of a for loop over the generator), so its work is not in the "
+                    "graph: leave the generator's loop after the block ends", source)
             raise TraceError(f"an exception left {what} here and was caught: its work is not "
                              "in the graph; let the exception end the trace, or raise it "
                              "before", source)

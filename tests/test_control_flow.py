@@ -916,3 +916,22 @@ def test_an_array_a_body_reads_and_then_rebinds_is_refused():
     with pytest.raises(gt.ArgumentError, match="changes a, which it reads again") as e:
         f(dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
     assert e.value.source[1] == line_of(__file__, "rebinds a")
+
+
+def test_a_body_left_by_closing_its_generator_says_so():
+    """A for loop over a generator yielding bodies, left by break, closes the
+    generator inside the with block: no exception the user caught, as the
+    message said before."""
+    def steps(s, n):
+        for _ in range(3):
+            with s.while_loop(gt.cond(n) < 3, max_iterations=5) as body:   # generator
+                yield body
+
+    @gt.graph(backend="sim")
+    def f(s, n):
+        for body in steps(s, n):
+            count[1, 1, body](n)
+            break
+    with pytest.raises(gt.TraceError, match="the generator holding the body of") as e:
+        f.trace(dev(0, dtype=np.int32))
+    assert e.value.source[1] == line_of(__file__, "generator")

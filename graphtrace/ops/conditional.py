@@ -182,7 +182,8 @@ class _Structured:
         state, self.state = self.state, None
         t.unexited.pop(id(self), None)
         if kind is not None:   # caught later, the trace would go on without this node
-            t.abandoned.append((f"the body of {self.what}", self.source))
+            t.abandoned.append((f"the body of {self.what}" + (
+                " (generator)" if kind is GeneratorExit else ""), self.source))
             return False
         if state is not None:
             state.refuse(t, regions, self.what, self.source)

@@ -74,6 +74,7 @@ class Chain(str):
         ``itemgetter``, ``dict.get``): what ``read`` does, at C speed where it can."""
         return tuple(plain_attr(k) if how == "attr" else operator.itemgetter(k)
                      if how == "item" else operator.methodcaller("get", k, _NoKey.NONE)
+                     if how == "get" else _attr_or(k)
                      for how, k in self.steps)
 
     def read(self, fn):
@@ -81,6 +82,9 @@ class Chain(str):
         for how, key in self.steps:
             if how == "attr":
                 v = _static_attr(v, key)
+            elif how in _DEFAULTED:   # getattr(X, "k", default), hasattr(X, "k")
+                v = _static_attr(v, key)
+                v = _NoKey.ATTR if v is MISSING else v
             elif isinstance(v, dict) and _plain(v, dict):   # OrderedDict, a subclass
                 v = dict.get(v, key, _NoKey.NONE if how == "get" else MISSING)  # (a missing
             elif isinstance(v, (list, tuple)) and type(key) is int and \
@@ -95,13 +99,25 @@ class Chain(str):
 
 
 class _NoKey(enum.Enum):
-    """What ``CFG.get(key)`` reads where the key is not there (a value, watched)."""
+    """What ``CFG.get(key)`` reads where the key is not there, and ``getattr(CFG,
+    "k", default)`` where the attribute is not (a value, watched: one put there
+    later traces anew)."""
     NONE = "no such key"
+    ATTR = "no such attribute"
+
+
+# steps reading an attribute that may be absent, getattr with a default ("default")
+# and hasattr ("has"): the value, or _NoKey.ATTR (one put there later, or changed
+# after, traces anew: the read of X.k that hasattr guards is found once it is there)
+_DEFAULTED = ("default", "has")
 
 
 def chain(head: str, steps: tuple) -> Chain:
-    label = head + "".join(f".{k}" if how == "attr" else f".get({k!r})" if how == "get" else
-                           f"[{k!r}]" for how, k in steps)
+    label = head
+    for how, k in steps:
+        label = f"getattr({label}, {k!r}, ...)" if how == "default" else \
+            f"hasattr({label}, {k!r})" if how == "has" else label + (
+                f".{k}" if how == "attr" else f".get({k!r})" if how == "get" else f"[{k!r}]")
     out = Chain(label)
     out.head, out.steps = head, steps
     return out
@@ -173,18 +189,20 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
         aliases: dict = {}          # such a local -> the chain it holds
         loads: list = []            # each value loaded since the last store: its name
         whole = False               # (None: a local or constant); setattr/delattr
-        by_name = 0                 # getattr(X, "k"): 1 getattr loaded, 2 X, 3 "k"
+        by_name = (0, None)         # getattr(X, "k"[, default]), hasattr(X, "k")
         for ins in dis.get_instructions(c):   # loaded: the next name is changed
             op, name = ins.opname, ins.argval
             if op == "LOAD_FAST_LOAD_FAST":   # 3.13's pair: the second is what follows
                 op, name = "LOAD_FAST", name[1]
             by_name, step = _by_name(by_name, op, ins, const)
-            if by_name == 3 and op == "PRECALL":
-                continue
+            if by_name[0] == 4 or by_name[0] == 3 and op == "PRECALL":
+                continue   # (the default, kept off the chain held)
             if step is not None and held is not None:   # getattr(X, "k"): X.k
-                held, const = (held[0], held[1] + (("attr", step),)), None
+                held, const = (held[0], held[1] + (step,)), None
                 if not quiet:
                     out.append(held)
+                if step[0] == "has":   # a bool: nothing read off it
+                    held = None
                 continue
             if op == "STORE_FAST" and held is not None and const is None and name in once:
                 aliases[name] = held   # opt = CFG["opt"]: opt["lr"] reads CFG["opt"]["lr"]
@@ -245,23 +263,32 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
     return out, changed
 
 
-def _by_name(state: int, op: str, ins, const) -> tuple:
-    """``(state, step)`` of ``getattr(X, "k")`` read with a constant name, one
-    instruction on: 1 after ``getattr`` is loaded, 2 after X (and its attributes),
-    3 after the name; the name where the call of two arguments ends it."""
-    if op in NAME_LOADS and ins.argval == "getattr":
-        return 1, None
-    if state == 1 and (op in NAME_LOADS or op.startswith("LOAD_FAST")):
-        return 2, None
-    if state == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
-        return 2, None
-    if state == 2 and op == "LOAD_CONST" and isinstance(ins.argval, str):
-        return 3, None
-    if state == 3 and op == "PRECALL" and ins.arg == 2:   # (3.11)
-        return 3, None
-    if state == 3 and op == "CALL" and ins.arg == 2 and const is not None:
-        return 0, const[0]
-    return (0 if op not in ("PUSH_NULL", "CACHE") else state), None
+def _by_name(state: tuple, op: str, ins, const) -> tuple:
+    """``(state, step)`` of ``getattr(X, "k")``, ``getattr(X, "k", default)`` and
+    ``hasattr(X, "k")`` read with a constant name, one instruction on; ``state`` is
+    ``(stage, function)``, the stage 1 after the function is loaded, 2 after X (and
+    its attributes), 3 after the name, 4 after a default loaded by one instruction;
+    the step where the call ends it: ``("attr", k)``, ``("default", k)`` with a
+    default, ``("has", k)`` of hasattr."""
+    stage, fn = state
+    if op in NAME_LOADS and ins.argval in ("getattr", "hasattr"):
+        return (1, ins.argval), None
+    loads = op in NAME_LOADS or op.startswith("LOAD_FAST")
+    if stage == 1 and loads:
+        return (2, fn), None
+    if stage == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
+        return state, None
+    if stage == 2 and op == "LOAD_CONST" and isinstance(ins.argval, str):
+        return (3, fn), None
+    if stage == 3 and fn == "getattr" and (loads or op in ("LOAD_CONST", "LOAD_SMALL_INT")):
+        return (4, fn), None
+    args = 3 if stage == 4 else 2
+    if stage >= 3 and op == "PRECALL" and ins.arg == args:   # (3.11)
+        return state, None
+    if stage >= 3 and op == "CALL" and ins.arg == args and const is not None:
+        return (0, None), ("has" if fn == "hasattr" else "default" if stage == 4 else "attr",
+                           const[0])
+    return ((0, None) if op not in ("PUSH_NULL", "CACHE") else state), None
 
 
 def _stored_once(code) -> frozenset:
@@ -298,10 +325,24 @@ def plain_attr(name: str):
     return get
 
 
+def _attr_or(name: str):
+    """A step of ``getattr(v, name, default)`` or ``hasattr(v, name)``: the value
+    read as ``plain_attr`` does, or ``_NoKey.ATTR`` where there is none."""
+    get = plain_attr(name)
+
+    def read(v):
+        try:
+            return get(v)
+        except AttributeError:
+            return _NoKey.ATTR
+    return read
+
+
 def changes(steps: tuple, changed: tuple) -> bool:
     """Whether a change of ``changed`` (steps, ``()`` the whole object) may change
     the value read by ``steps`` (a ``get`` reads what an item store writes)."""
-    norm = tuple(("item" if how == "get" else how, k) for how, k in steps)
+    norm = tuple(("item" if how == "get" else "attr" if how in _DEFAULTED else how, k)
+                 for how, k in steps)
     return norm[:len(changed)] == changed
 
 

@@ -1,0 +1,121 @@
+"""Settings read off a global, closure or module name by forms other than a
+plain chain of constant keys and attributes: ``getattr`` with a default,
+``hasattr``. Each is baked into the graph when traced, so a changed value
+(an attribute set later, one changed in place) traces anew.
+"""
+import types
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from graphtrace import deps
+from helpers import compiled_buffers
+
+WALKS = [False] + ([True] if deps._BUFFERS is not None else [])
+IDS = {True: "compiled walk", False: "Python walk"}
+
+
+@cuda.jit
+def put(out, v):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = v
+
+
+def dev():
+    return cuda.to_device(np.zeros(2, np.float32))
+
+
+def calls(f, out, settings) -> list:
+    """What ``f(out)`` writes after each change of ``settings`` (callables)."""
+    got = []
+    for change in settings:
+        change()
+        f(out)
+        got.append(out.copy_to_host()[0])
+    return got
+
+
+class Cfg:
+    pass
+
+
+BY_DEFAULT = Cfg()                  # no lr yet: the default is read
+SETTINGS = types.ModuleType("graphtrace_test_settings")
+
+
+@gt.graph(backend="sim")
+def lr_by_default(s, out):
+    put[1, 2, s](out, getattr(BY_DEFAULT, "lr", 1.0))
+
+
+@gt.graph(backend="sim")
+def module_lr_by_default(s, out):
+    put[1, 2, s](out, getattr(SETTINGS, "LR", 1.0))
+
+
+@gt.graph(backend="sim")
+def boost_if_there(s, out):
+    put[1, 2, s](out, BY_DEFAULT.boost if hasattr(BY_DEFAULT, "boost") else 1.0)
+
+
+def closure_lr_by_default():
+    cfg = Cfg()
+
+    @gt.graph(backend="sim")
+    def f(s, out):
+        put[1, 2, s](out, getattr(cfg, "lr", 1.0))
+    return cfg, f
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+def test_a_setting_read_by_getattr_with_a_default_is_watched(on):
+    """``getattr(CFG, "lr", 1.0)``: the attribute absent when traced and set later,
+    or changed, traces anew, off a global object, a module and a closure cell."""
+    cfg, by_closure = closure_lr_by_default()
+    with compiled_buffers(on):
+        for f, obj, name in ((lr_by_default, BY_DEFAULT, "lr"),
+                             (module_lr_by_default, SETTINGS, "LR"), (by_closure, cfg, "lr")):
+            f.clear_cache()
+            misses = f.cache_info().misses
+            try:
+                got = calls(f, dev(), (lambda: None, lambda: setattr(obj, name, 3.0),
+                                       lambda: setattr(obj, name, 4.0),
+                                       lambda: delattr(obj, name)))
+            finally:
+                obj.__dict__.pop(name, None)
+            assert got == [1.0, 3.0, 4.0, 1.0]
+            assert f.cache_info().misses - misses == 3   # the default's graph found again
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+def test_an_attribute_absent_behind_hasattr_and_set_later_traces_anew(on):
+    """``CFG.boost if hasattr(CFG, "boost") else 1.0``: traced without it, the graph
+    kept the default after ``CFG.boost = 3.0``."""
+    with compiled_buffers(on):
+        boost_if_there.clear_cache()
+        misses = boost_if_there.cache_info().misses
+        try:
+            got = calls(boost_if_there, dev(),
+                        (lambda: None, lambda: None, lambda: setattr(BY_DEFAULT, "boost", 3.0),
+                         lambda: setattr(BY_DEFAULT, "boost", 5.0)))
+        finally:
+            BY_DEFAULT.__dict__.pop("boost", None)
+        assert got == [1.0, 1.0, 3.0, 5.0]
+        assert boost_if_there.cache_info().misses - misses == 3
+
+
+class _Model:
+    def __init__(self):
+        self.cfg = Cfg()
+
+    @gt.graph(backend="sim")
+    def run(self, s, out):
+        put[1, 2, s](out, getattr(self.cfg, "lr", 1.0))
+
+
+def test_a_setting_read_off_self_by_getattr_with_a_default_is_watched():
+    m, out = _Model(), dev()
+    assert calls(m.run, out, (lambda: None, lambda: setattr(m.cfg, "lr", 3.0))) == [1.0, 3.0]

@@ -190,6 +190,7 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
         loads: list = []            # each value loaded since the last store: its name
         whole = False               # (None: a local or constant); setattr/delattr
         by_name = (0, None)         # getattr(X, "k"[, default]), hasattr(X, "k")
+        got = 0                     # CFG.get("k"[, default]): the arguments loaded
         for ins in dis.get_instructions(c):   # loaded: the next name is changed
             op, name = ins.opname, ins.argval
             if op == "LOAD_FAST_LOAD_FAST":   # 3.13's pair: the second is what follows
@@ -197,6 +198,12 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
             by_name, step = _by_name(by_name, op, ins, const)
             if by_name[0] == 4 or by_name[0] == 3 and op == "PRECALL":
                 continue   # (the default, kept off the chain held)
+            if got:   # the rest of CFG.get("opt"[, default]): its value is read on
+                got, done = _get_call(got, op, ins)   # (CFG.get("opt", {}).get("lr"))
+                if got or done:
+                    const = None if done else const
+                    continue
+                held = None
             if step is not None and held is not None:   # getattr(X, "k"): X.k
                 held, const = (held[0], held[1] + (step,)), None
                 if not quiet:
@@ -246,10 +253,9 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
             elif op == "LOAD_CONST" and const is None and _hashable(ins.argval):
                 const = (ins.argval,)
                 if held[1] and held[1][-1] == ("attr", "get"):   # CFG.get("lr"[, default])
-                    held = (held[0], held[1][:-1] + (("get", ins.argval),))
+                    held, got = (held[0], held[1][:-1] + (("get", ins.argval),)), 1
                     if not quiet:
                         out.append(held)
-                    held = None
                 continue
             elif (op == "BINARY_SUBSCR" or op == "BINARY_OP" and ins.argrepr == "[]") and \
                     const is not None:
@@ -289,6 +295,22 @@ def _by_name(state: tuple, op: str, ins, const) -> tuple:
         return (0, None), ("has" if fn == "hasattr" else "default" if stage == 4 else "attr",
                            const[0])
     return ((0, None) if op not in ("PUSH_NULL", "CACHE") else state), None
+
+
+def _get_call(got: int, op: str, ins) -> tuple:
+    """``(got, done)`` one instruction on in ``X.get("k"[, default])`` after its key
+    (``got`` the arguments loaded): a default loaded by one instruction (a constant,
+    a name, ``{}``), the call's; ``done`` where the call of ``got`` arguments ends
+    it, ``(0, False)`` where anything else comes."""
+    if got == 1 and (op in NAME_LOADS or op.startswith("LOAD_FAST") or
+                     op in ("LOAD_CONST", "LOAD_SMALL_INT") or
+                     op in ("BUILD_MAP", "BUILD_LIST", "BUILD_TUPLE") and ins.arg == 0):
+        return 2, False
+    if op == "PRECALL" and ins.arg == got:   # (3.11)
+        return got, False
+    if op in ("PUSH_NULL", "CACHE"):
+        return got, False
+    return 0, op == "CALL" and ins.arg == got
 
 
 def _stored_once(code) -> frozenset:

@@ -119,3 +119,81 @@ class _Model:
 def test_a_setting_read_off_self_by_getattr_with_a_default_is_watched():
     m, out = _Model(), dev()
     assert calls(m.run, out, (lambda: None, lambda: setattr(m.cfg, "lr", 3.0))) == [1.0, 3.0]
+
+
+CHAINED = {"opt": {"lr": 1.0}, "ns": types.SimpleNamespace(lr=1.0)}
+MODEL = {"layers": [cuda.to_device(np.zeros(2, np.float32))], "opt": {"lr": 1.0}}
+
+
+@gt.graph(backend="sim")
+def get_then_get(s, out):
+    put[1, 2, s](out, CHAINED.get("opt", {}).get("lr", 0.5))
+
+
+@gt.graph(backend="sim")
+def get_then_item(s, out):
+    put[1, 2, s](out, CHAINED.get("opt")["lr"])
+
+
+@gt.graph(backend="sim")
+def get_then_attr(s, out):
+    put[1, 2, s](out, CHAINED.get("ns").lr)
+
+
+@gt.graph(backend="sim")
+def get_beside_arrays(s, out):
+    put[1, 2, s](out, MODEL.get("opt").get("lr"))
+    put[1, 2, s](MODEL["layers"][0], 0.0)
+
+
+def _set(d, key, v):
+    return lambda: d.__setitem__(key, v)
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+def test_reads_chained_after_dict_get_are_watched(on):
+    """``CFG.get("opt", {}).get("lr", 0.5)``, ``CFG.get("opt")["lr"]``,
+    ``CFG.get("opt").lr``, ``MODEL.get("opt").get("lr")`` beside arrays: changed in
+    place or held by a new object, they trace anew, as ``CFG["opt"]["lr"]`` does."""
+    keep = CHAINED["opt"], CHAINED["ns"], MODEL["opt"]
+    nothing = lambda: None  # noqa: E731
+    try:
+        with compiled_buffers(on):
+            for f, d, key, first, second, third in (
+                    (get_then_get, CHAINED, "opt", {"lr": 1.0}, {"lr": 5.0}, {}),
+                    (get_then_item, CHAINED, "opt", {"lr": 1.0}, {"lr": 5.0}, {"lr": 6.0}),
+                    (get_then_attr, CHAINED, "ns", types.SimpleNamespace(lr=1.0),
+                     types.SimpleNamespace(lr=5.0), types.SimpleNamespace(lr=6.0)),
+                    (get_beside_arrays, MODEL, "opt", {"lr": 1.0}, {"lr": 5.0}, {"lr": 6.0})):
+                f.clear_cache()
+                d[key] = first
+                obj = first
+
+                def in_place():
+                    if isinstance(obj, dict):
+                        obj["lr"] = 3.0
+                    else:
+                        obj.lr = 3.0
+                got = calls(f, dev(), (nothing, in_place, _set(d, key, second),
+                                       _set(d, key, third)))
+                want = [1.0, 3.0, 5.0, 0.5 if f is get_then_get else 6.0]
+                assert got == want, f.__name__
+    finally:
+        CHAINED["opt"], CHAINED["ns"], MODEL["opt"] = keep
+
+
+@gt.graph(backend="sim")
+def get_absent_then_get(s, out):
+    put[1, 2, s](out, CHAINED.get("sched", {}).get("lr", 0.5))
+
+
+def test_a_dict_put_later_under_a_key_read_by_get_then_get_traces_anew():
+    """``CFG.get("sched", {}).get("lr", 0.5)`` traced without ``"sched"``: one put
+    there later traces anew, and its value is watched from then on."""
+    try:
+        got = calls(get_absent_then_get, dev(),
+                    (lambda: None, _set(CHAINED, "sched", {"lr": 2.0}),
+                     lambda: CHAINED["sched"].__setitem__("lr", 4.0)))
+    finally:
+        CHAINED.pop("sched", None)
+    assert got == [0.5, 2.0, 4.0]

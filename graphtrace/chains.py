@@ -191,6 +191,8 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
         whole = False               # (None: a local or constant); setattr/delattr
         by_name = (0, None)         # getattr(X, "k"[, default]), hasattr(X, "k")
         got = 0                     # CFG.get("k"[, default]): the arguments loaded
+        seq: list = []              # the chains loaded one after another before held
+        stack: list = []            # what stores in a row take (a, b = CFG.a, CFG.b)
         for ins in dis.get_instructions(c):   # loaded: the next name is changed
             op, name = ins.opname, ins.argval
             if op == "LOAD_FAST_LOAD_FAST":   # 3.13's pair: the second is what follows
@@ -206,18 +208,27 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                 held = None
             if step is not None and held is not None:   # getattr(X, "k"): X.k
                 held, const = (held[0], held[1] + (step,)), None
+                seq = seq[:-1] if seq and seq[-1][0] in ("getattr", "hasattr") else seq
                 if not quiet:
                     out.append(held)
                 if step[0] == "has":   # a bool: nothing read off it
                     held = None
                 continue
-            if op == "STORE_FAST" and held is not None and const is None and name in once:
-                aliases[name] = held   # opt = CFG["opt"]: opt["lr"] reads CFG["opt"]["lr"]
-            if op.startswith("LOAD_FAST") and name in aliases:
+            if op in _UNPACKS:   # opt = CFG["opt"]: opt["lr"] reads CFG["opt"]["lr"]
+                stored, stack = _unpacked(op, ins.arg, stack if held is None else
+                                          seq + [held] if const is None else seq + [held, None])
+                for local, v in zip(name if type(name) is tuple else (name,), stored):
+                    if v is not None and local in once:
+                        aliases[local] = v
+            elif op not in ("CACHE", "NOP", "EXTENDED_ARG"):
+                stack = []
+            named = op in NAME_LOADS or roots and op == "LOAD_FAST" and name in roots
+            if named or op.startswith("LOAD_FAST") and name in aliases:   # a chain begins:
+                seq = seq + [held] if held is not None and const is None else []   # the one
+            if op.startswith("LOAD_FAST") and name in aliases:   # before it stays loaded
                 held, const = aliases[name], None
                 loads.append(held[0])
                 continue
-            named = op in NAME_LOADS or roots and op == "LOAD_FAST" and name in roots
             if named or op.startswith("LOAD_FAST") or op in ("LOAD_CONST", "LOAD_SMALL_INT"):
                 loads.append(name if named else None)
             if named:
@@ -311,6 +322,30 @@ def _get_call(got: int, op: str, ins) -> tuple:
     if op in ("PUSH_NULL", "CACHE"):
         return got, False
     return 0, op == "CALL" and ins.arg == got
+
+
+_UNPACKS = ("STORE_FAST", "STORE_FAST_STORE_FAST", "SWAP", "BUILD_TUPLE", "UNPACK_SEQUENCE")
+
+
+def _unpacked(op: str, n, stack: list) -> tuple:
+    """``(stored, stack)`` one instruction of ``_UNPACKS`` on: ``stack`` the values
+    on top of the stack as far as known (a chain, None for another value, a list
+    for a tuple built of them), ``stored`` the values a store takes, in the order
+    of its names (``opt, sched = CFG["opt"], CFG["sched"]`` stores the second first)."""
+    if op == "STORE_FAST":
+        return stack[-1:] or [None], stack[:-1]
+    if op == "STORE_FAST_STORE_FAST":   # (3.13)
+        padded = [None, None] + stack
+        return padded[:-3:-1], stack[:-2]
+    padded = [None] * max(0, n - len(stack)) + stack
+    if op == "SWAP":
+        padded[-1], padded[-n] = padded[-n], padded[-1]
+        return [], padded
+    if op == "BUILD_TUPLE":
+        return [], padded[:len(padded) - n] + [padded[len(padded) - n:]]
+    top = stack[-1] if stack else None   # UNPACK_SEQUENCE: the first item stored first
+    items = top if type(top) is list and len(top) == n else [None] * n
+    return [], stack[:-1] + items[::-1]
 
 
 def _stored_once(code) -> frozenset:

@@ -197,3 +197,34 @@ def test_a_dict_put_later_under_a_key_read_by_get_then_get_traces_anew():
     finally:
         CHAINED.pop("sched", None)
     assert got == [0.5, 2.0, 4.0]
+
+
+UNPACKED = {"opt": {"lr": 1.0}, "sched": {"warmup": 0.0}, "a": {"x": 0.0}, "b": {"x": 0.0}}
+
+
+@gt.graph(backend="sim")
+def unpacks_two(s, out):
+    opt, sched = UNPACKED["opt"], UNPACKED["sched"]   # each local assigned once
+    put[1, 2, s](out, opt["lr"] + sched["warmup"])
+
+
+@gt.graph(backend="sim")
+def unpacks_four(s, out):
+    a, opt, b, sched = UNPACKED["a"], UNPACKED["opt"], UNPACKED["b"], UNPACKED["sched"]
+    put[1, 2, s](out, opt["lr"] + sched["warmup"] + a["x"] + b["x"])
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+def test_a_local_assigned_once_by_tuple_unpacking_from_chains_is_read_through(on):
+    """``opt, sched = CFG["opt"], CFG["sched"]`` then ``opt["lr"]`` reads
+    ``CFG["opt"]["lr"]``, as ``opt = CFG["opt"]`` does: a change in place traces
+    anew (two names are stored in reverse, four through a tuple)."""
+    with compiled_buffers(on):
+        for f in (unpacks_two, unpacks_four):
+            f.clear_cache()
+            try:
+                got = calls(f, dev(), (lambda: None, _set(UNPACKED["opt"], "lr", 3.0),
+                                       _set(UNPACKED["sched"], "warmup", 1.0)))
+            finally:
+                UNPACKED["opt"]["lr"], UNPACKED["sched"]["warmup"] = 1.0, 0.0
+            assert got == [1.0, 3.0, 4.0], f.__name__

@@ -12,7 +12,7 @@ import inspect
 import operator
 import types
 
-__all__ = ["Chain", "MISSING", "NAME_LOADS", "callback_codes", "chain", "changes",
+__all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "callback_codes", "chain", "changes",
            "host_callbacks", "lookup", "value_chains"]
 
 MISSING = object()   # what a lookup gives for a name, attribute or key not there
@@ -73,7 +73,7 @@ class Chain(str):
         """One call per step, each taking the object before it (``plain_attr``,
         ``itemgetter``, ``dict.get``): what ``read`` does, at C speed where it can."""
         return tuple(plain_attr(k) if how == "attr" else operator.itemgetter(k)
-                     if how == "item" else operator.methodcaller("get", k, _NoKey.NONE)
+                     if how == "item" else operator.methodcaller("get", k, NoKey.NONE)
                      if how == "get" else _attr_or(k)
                      for how, k in self.steps)
 
@@ -84,9 +84,9 @@ class Chain(str):
                 v = _static_attr(v, key)
             elif how in _DEFAULTED:   # getattr(X, "k", default), hasattr(X, "k")
                 v = _static_attr(v, key)
-                v = _NoKey.ATTR if v is MISSING else v
+                v = NoKey.ATTR if v is MISSING else v
             elif isinstance(v, dict) and _plain(v, dict):   # OrderedDict, a subclass
-                v = dict.get(v, key, _NoKey.NONE if how == "get" else MISSING)  # (a missing
+                v = dict.get(v, key, NoKey.NONE if how == "get" else MISSING)  # (a missing
             elif isinstance(v, (list, tuple)) and type(key) is int and \
                     _plain(v, list if isinstance(v, list) else tuple) and \
                     -len(v) <= key < len(v):   # key: watched for CFG.get("lr") too)
@@ -98,7 +98,7 @@ class Chain(str):
         return v
 
 
-class _NoKey(enum.Enum):
+class NoKey(enum.Enum):
     """What ``CFG.get(key)`` reads where the key is not there, and ``getattr(CFG,
     "k", default)`` where the attribute is not (a value, watched: one put there
     later traces anew)."""
@@ -107,7 +107,7 @@ class _NoKey(enum.Enum):
 
 
 # steps reading an attribute that may be absent, getattr with a default ("default")
-# and hasattr ("has"): the value, or _NoKey.ATTR (one put there later, or changed
+# and hasattr ("has"): the value, or NoKey.ATTR (one put there later, or changed
 # after, traces anew: the read of X.k that hasattr guards is found once it is there)
 _DEFAULTED = ("default", "has")
 
@@ -164,7 +164,7 @@ _STORES = {"STORE_ATTR": "attr", "DELETE_ATTR": "attr", "STORE_SUBSCR": "item",
 
 
 def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
-                 callbacks=True) -> tuple[list, set]:
+                 callbacks=True, hosted: set | None = None) -> tuple[list, set]:
     """``([(name, steps)], changed)`` for ``code`` and the code nested in it: each
     chain of constant attributes and items read off a name it loads (every
     prefix), and ``(name, steps)`` of what it changes in place: the chain a store,
@@ -176,7 +176,8 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
     names too (a method's ``self``: ``self.cfg.lr``). ``own`` maps a name to the
     methods its object's class defines itself: calling one on it
     (``self.update(...)``, ``M.update(...)``) is no change of it by itself.
-    ``callbacks=False`` leaves the host callbacks' code out altogether."""
+    ``callbacks=False`` leaves the host callbacks' code out altogether; ``hosted``,
+    a set, gets the changes their code makes too (they run between calls)."""
     out, changed, codes = [], set(), [(code, code in live)]
     while codes:
         c, quiet = codes.pop()
@@ -185,6 +186,7 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                      if isinstance(k, types.CodeType) and
                      (callbacks or k not in live and k not in inner))
         held = const = aug = None   # aug: an augmented store's target
+        changed_here: set = set()
         once = _stored_once(c)      # locals assigned once: an alias (opt = CFG["opt"])
         aliases: dict = {}          # such a local -> the chain it holds
         loads: list = []            # each value loaded since the last store: its name
@@ -233,7 +235,7 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                 loads.append(name if named else None)
             if named:
                 if whole:
-                    changed.add((name, ()))
+                    changed_here.add((name, ()))
                 whole = name in ("setattr", "delattr")
                 held, const = (name, ()), None
                 continue
@@ -243,12 +245,12 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                     held, key = aug[0], ins.argval if op.endswith("ATTR") else \
                         aug[1][0] if aug[1] else None
                 if held is not None and key is not None:
-                    changed.add((held[0], held[1] + ((_STORES[op], key),)))
+                    changed_here.add((held[0], held[1] + ((_STORES[op], key),)))
                 else:   # D[k] = v: the container is the value loaded before the key
                     at = loads[-2] if op.endswith("SUBSCR") and len(loads) > 1 else \
                         loads[-1] if loads else None
                     if at is not None:
-                        changed.add((at, ()))
+                        changed_here.add((at, ()))
                 held = const = aug = None
                 loads = []
                 continue
@@ -259,7 +261,7 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
             if op in ("LOAD_ATTR", "LOAD_METHOD") and const is None:
                 if ins.argval in _MUTATORS and not (held[1] == () and own and
                                                     ins.argval in own.get(held[0], ())):
-                    changed.add(held)   # HISTORY.append(v), CFG["log"].append(v)
+                    changed_here.add(held)   # HISTORY.append(v), CFG["log"].append(v)
                 held = (held[0], held[1] + (("attr", ins.argval),))
             elif op == "LOAD_CONST" and const is None and _hashable(ins.argval):
                 const = (ins.argval,)
@@ -277,6 +279,9 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
             const = None
             if not quiet:
                 out.append(held)
+        changed |= changed_here
+        if quiet and hosted is not None:
+            hosted |= changed_here
     return out, changed
 
 
@@ -384,14 +389,14 @@ def plain_attr(name: str):
 
 def _attr_or(name: str):
     """A step of ``getattr(v, name, default)`` or ``hasattr(v, name)``: the value
-    read as ``plain_attr`` does, or ``_NoKey.ATTR`` where there is none."""
+    read as ``plain_attr`` does, or ``NoKey.ATTR`` where there is none."""
     get = plain_attr(name)
 
     def read(v):
         try:
             return get(v)
         except AttributeError:
-            return _NoKey.ATTR
+            return NoKey.ATTR
     return read
 
 

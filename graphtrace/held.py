@@ -30,7 +30,7 @@ import types
 from functools import partial
 
 from .buffers import _kinds
-from .chains import chain, changes, host_chain_names, host_chains, value_chains
+from .chains import NoKey, chain, changes, host_chain_names, host_chains, value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _attr, \
     _attributes, _dunders, _holds_own, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
     _python_function, _super_bases, _with_wrapped, callable_key, chain_heads, class_attribute, \
@@ -324,8 +324,8 @@ def state_changed(before: tuple, after: tuple) -> set:
 
 
 def set_from_none(before: tuple, after: tuple) -> set:
-    """The labels of the entries a trace set from None to something else (``if
-    self.clip is None: self.clip = 10.0``), or to an equal value of another type
+    """The labels of the entries a trace set from None (or absent) to something else
+    (``if self.clip is None: self.clip = 10.0``), or to an equal value of another type
     (``self.lr = float(self.lr)``, ``self.betas = tuple(self.betas)``): settings
     made once, watched from then on (the key holds their values after the
     trace), not state; so is a flag the trace sets (``if not self.built: self.built
@@ -363,7 +363,8 @@ def _by_label(entries) -> dict:
 
 
 def _none(entries: set) -> bool:
-    return all(len(e) == 3 and e[1] is type(None) for e in entries)
+    """None, or no such key or attribute (``CFG.get("lr")``, ``getattr(CFG, "lr", 1.0)``)."""
+    return all(len(e) == 3 and (e[1] is type(None) or e[1] is NoKey) for e in entries)
 
 
 def _kept(changed, heads: dict) -> set:

@@ -264,18 +264,26 @@ class Holdings:
         program's own it holds, and a method's values of the attributes of self
         its code stores; None where there are none."""
         lead = self.self_param is not None
-        if not lead and not self.reach.objects:
-            return None
+        at = type(self_obj) if lead else None
+        named = tuple(e for r in self._reaches(self_obj) for e in r.stored_entries())
+        if not lead and not self.reach.objects:   # CFG["lr"] the code may store
+            return (at, named) if named else None
         objects, (watched, _, _, heads) = self.walk(self_obj)
         known = self._self_names.get(type(self_obj)) if lead else None
         stored = known[2] if known is not None else frozenset()
-        if not objects and not stored:
+        if not objects and not stored and not named:
             return None
-        at = type(self_obj) if lead else None
         traced = self.traced_state.get(at, ())
         # self.owner.calls of a layer's; what self's code stores (self.scale = 1.0)
         mine = instance_values(self_obj, watched.names | stored) if lead else ()
-        return at, (held_key(objects, watched, heads, traced) if objects else ()) + mine
+        return at, (held_key(objects, watched, heads, traced) if objects else ()) + mine + named
+
+    def _reaches(self, self_obj) -> list:
+        """The function's ``Reach`` and, for a method, those of the methods of its
+        class it calls: the chains the code may store in."""
+        if self_obj is None:
+            return [self.reach]
+        return [self.reach] + list(self._class_reaches(type(self_obj))[0])
 
     def note_traced(self, before, self_obj) -> tuple:
         """Keep as state what a trace changed of the held objects' attributes in the
@@ -290,6 +298,8 @@ class Holdings:
         new = changed - self.traced_state.get(before[0], set())
         if changed:
             self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed
+            for r in self._reaches(self_obj):   # CFG["calls"] += 1: Reach's chains too
+                r.note_state(changed)
         return bool(changed or initialized), new
 
     def bare_arrays(self, self_obj) -> dict:
@@ -317,3 +327,7 @@ class Holdings:
     def forget(self) -> None:
         """Forget what traces were seen to change (``GraphFunction.clear_cache``)."""
         self.traced_state.clear()
+        reaches = ([self.__dict__["reach"]] if "reach" in self.__dict__ else []) + \
+            [r for hit in self._class_reach.values() for r in hit[0]]
+        for r in reaches:
+            r.forget_state()

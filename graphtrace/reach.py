@@ -12,8 +12,10 @@ Numbers, strings, dtypes, classes and tuples of them held by a name are read
 while tracing and baked in: they are watched by value (a new value traces
 anew). So are those the code reads off a name by constant keys and
 attributes (``CFG["lr"]``, ``cfg.opt.lr``, ``Config.lr``: ``value_chains``),
-unless a walked function changes that object in place (a host callback's
-counter or history: state, not a setting). Numbers reached otherwise (a key
+unless a host callback changes them in place (a counter or history: state,
+not a setting); where the traced code may store there, the trace tells
+(``stored``: set from None or left as it was, a setting; changed, state,
+``note_state``). Numbers reached otherwise (a key
 held in a variable, a loop over a dict) are not: pass a value that changes
 as an argument.
 
@@ -48,7 +50,7 @@ import numpy as np
 
 from . import deps as _deps
 from .buffers import _kinds, is_array
-from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
+from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, NoKey, chain as _chain, \
     callback_codes, changes, host_callbacks, host_chains, lookup as _lookup, own_methods, \
     self_callbacks, value_chains
 from .scalar import value_key
@@ -924,11 +926,12 @@ class Reach:
     """
 
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
-                 "partials", "_hosted", "wholes",
-                 "_helper_values", "_number_names", "_chains", "_changed")
+                 "partials", "_hosted", "wholes", "stored", "state",
+                 "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores")
 
     def __init__(self, root):
         self.root = root
+        self.state: set = set()   # the labels of chains a trace was seen to change
         self._find()
 
     def _find(self) -> None:
@@ -937,6 +940,8 @@ class Reach:
         # strings, dtypes, classes and tuples of them (by value, _is_value)
         self._chains: list = []           # (function, _Chain, id of the object read)
         self._changed: list = []          # (id of an object, steps) walked code changes
+        self._live: list = []             # those code run between calls changes (s.host's)
+        self._stores: list = []           # (function, _Chain) the traced code stores in
         self.objects: list[tuple] = []    # (function, name, label): objects of the
         # program's own held by a name (OPT of OPT.update(s, g, w)): walked (held.py)
         self._hosted: list = []           # (function, name) of partials handed to s.host
@@ -945,12 +950,21 @@ class Reach:
         self.wholes: list = []
         self._walk(self.root, set(), 0, {})
         hosted = self._hosted
-        self.places += [(fn, chain, None, None) for fn, chain, held in self._chains
-                        if not any(at == held and changes(chain.steps, steps)
-                                   for at, steps in self._changed)]
+        # a chain the traced code may change (if CFG.scale is None: CFG.scale = 2.0) is
+        # watched until a trace is seen to change it (state: note_state); one a host
+        # callback changes is state (STATS["calls"] += 1 run at every launch)
+        watched = [(fn, chain, held) for fn, chain, held in self._chains
+                   if str(chain) not in self.state and not any(
+                       at == held and changes(chain.steps, steps) for at, steps in self._live)]
+        self.places += [(fn, chain, None, None) for fn, chain, _ in watched]
+        self.stored = tuple((fn, chain) for fn, chain, held in watched if any(
+            at == held and changes(chain.steps, steps) for at, steps in self._changed))
+        known = {str(chain) for _, chain in self.stored}   # and where it stores: a trace
+        self.stored += tuple((fn, chain) for fn, chain in self._stores   # changing it
+                             if str(chain) not in known)   # warns (STATS["calls"] += 1)
         changed = {at for at, _ in self._changed}
         self.wholes = tuple((fn, name) for fn, name, at in self.wholes if at not in changed)
-        del self._chains, self._changed, self._hosted
+        del self._chains, self._changed, self._hosted, self._live, self._stores
         self.helpers = tuple((fn, name, _lookup(fn, name))
                              for fn, name, _, array in self.places if array is False)
         self.numbers = tuple((fn, name) for fn, name, _, array in self.places if array is None)
@@ -1046,8 +1060,12 @@ class Reach:
         """The values ``fn`` reads off ``v`` (held by ``name``) by constant attributes
         and items, to be watched by value (where ``baked``) unless a walked function
         changes them in place (its state: a counter, a history)."""
-        chains, changed = reads
+        chains, changed, hosted = reads
         self._changed += [(id(v), steps) for head, steps in changed if head == name]
+        self._live += [(id(v), steps) for head, steps in (hosted if baked else changed)
+                       if head == name]
+        self._stores += [(fn, _chain(name, steps)) for head, steps in changed if baked and
+                         head == name and steps and (head, steps) not in hosted]
         for steps in (steps for head, steps in chains if baked and head == name and steps):
             chain = _chain(name, steps)
             value = chain.read(fn)
@@ -1075,6 +1093,30 @@ class Reach:
                     if _has(held, "py_func") and _followed(held.py_func) is not None:
                         self.places.append((fn, dotted, None, False))
                         self._devices(held.py_func, seen, depth + 1)
+
+    def stored_entries(self) -> tuple:
+        """``(label, type, value)`` of each chain the traced code may change
+        (``stored``), read now: compared before and after a trace, which tells a
+        setting (set from None, or not changed) from state (``note_state``)."""
+        out = []
+        for fn, chain in self.stored:
+            v = chain.read(fn)
+            v = NoKey.NONE if v is MISSING else v   # not there: set later, as from None
+            out.append((str(chain), type(v), _settled(v)))
+        return tuple(out)
+
+    def note_state(self, labels) -> None:
+        """Leave out of the key, from now on, the chains of ``labels`` a trace changed."""
+        new = {str(c) for _, c in self.stored} & set(labels) - self.state
+        if new:
+            self.state |= new
+            self._find()
+
+    def forget_state(self) -> None:
+        """Watch again the chains ``note_state`` left out."""
+        if self.state:
+            self.state.clear()
+            self._find()
 
     def _walk_into(self, v, seen, depth, labels) -> None:
         """Walk the Python function of a helper held otherwise than by a name of its
@@ -1153,8 +1195,10 @@ class Reach:
 
 
 def _reads(fn, code) -> tuple:
-    """``value_chains`` of a walked function's code, its objects' own methods known."""
-    return value_chains(code, own=_owners(fn, code))
+    """``value_chains`` of a walked function's code, its objects' own methods known,
+    and the changes its host callbacks' code makes."""
+    hosted: set = set()
+    return value_chains(code, own=_owners(fn, code), hosted=hosted) + (hosted,)
 
 
 def _owners(fn, code) -> dict:

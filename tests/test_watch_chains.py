@@ -10,18 +10,9 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from graphtrace import deps
 from helpers import compiled_buffers
 
-WALKS = [False] + ([True] if deps._BUFFERS is not None else [])
-IDS = {True: "compiled walk", False: "Python walk"}
-
-
-@cuda.jit
-def put(out, v):
-    i = cuda.grid(1)
-    if i < out.size:
-        out[i] = v
+from watch_common import IDS, WALKS, put
 
 
 def dev():

@@ -1028,6 +1028,8 @@ class Reach:
                     if held is not None and _kernel_like(held):
                         self.places.append((fn, dotted, None, False))
                         self._walk_into(held, seen, depth, labels)   # and what it reaches
+                        if isinstance(held, classmethod) and baked:
+                            self._class_reads(fn, dotted.rsplit(".", 1)[0], held, v)
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
                 reads = reads if reads is not None else _reads(fn, code)
                 self._settings(fn, name, v, reads, baked)
@@ -1073,6 +1075,23 @@ class Reach:
             # or a set read whole (CFG.flags = {"x"}; a list there may be a history)
             if value is None or _is_value(value) or isinstance(value, set) and \
                     pure_values(value) is not None:
+                self._chains.append((fn, chain, id(v)))
+
+    def _class_reads(self, fn, owner: str, method: classmethod, v) -> None:
+        """The settings a class method reads off its ``cls`` (``cls.LR`` of
+        ``Model.lr()``), watched as chains off the name holding the class
+        (``Model.LR``) unless its code changes them."""
+        code = getattr(method.__func__, "__code__", None)
+        if code is None or not code.co_argcount:
+            return
+        chains, changed = value_chains(code, roots=frozenset({code.co_varnames[0]}))
+        cls = code.co_varnames[0]
+        for steps in (steps for head, steps in chains if head == cls and steps):
+            if any(head == cls and changes(steps, c) for head, c in changed):
+                continue
+            chain = _chain(owner, steps)
+            value = chain.read(fn)
+            if value is None or _is_value(value):
                 self._chains.append((fn, chain, id(v)))
 
     def _devices(self, fn, seen, depth) -> None:

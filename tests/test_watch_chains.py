@@ -219,3 +219,29 @@ def test_a_local_assigned_once_by_tuple_unpacking_from_chains_is_read_through(on
             finally:
                 UNPACKED["opt"]["lr"], UNPACKED["sched"]["warmup"] = 1.0, 0.0
             assert got == [1.0, 3.0, 4.0], f.__name__
+
+
+class _Schedule:
+    LR = 1.0
+
+    @classmethod
+    def lr(cls):
+        return cls.LR
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+def test_a_setting_a_class_method_reads_off_its_class_is_watched(on):
+    """``Model.lr()`` reading ``cls.LR``: the class method's reads off ``cls`` were
+    not watched (``cls`` is its parameter), so a new ``LR`` replayed the first."""
+    @gt.graph(backend="sim")
+    def f(s, x):
+        put[1, 2, s](x, _Schedule.lr())
+    with compiled_buffers(on):
+        x = dev()
+        try:
+            for lr in (1.0, 5.0, 2.5):
+                _Schedule.LR = lr
+                f(x)
+                assert x.copy_to_host().tolist() == [lr, lr]
+        finally:
+            _Schedule.LR = 1.0

@@ -363,11 +363,14 @@ def is_array(obj) -> bool:
     kind = _kind(obj)
     if kind != "other":   # "cai", "cupy", "numba": its type has the interface
         return kind != "scalar"
-    if isinstance(obj, type):   # an array class (np.ndarray itself) is no array
+    try:
+        if isinstance(obj, type):   # an array class (np.ndarray itself) is no array
+            return False
+        if isinstance(obj, np.ndarray):
+            return True
+        return _own_interface(obj) is not None or hasattr(type(obj), "__dlpack_device__")
+    except ReferenceError:   # a weak proxy whose object is gone: none
         return False
-    if isinstance(obj, np.ndarray):
-        return True
-    return _own_interface(obj) is not None or hasattr(type(obj), "__dlpack_device__")
 
 
 def _own_interface(obj):

@@ -993,6 +993,8 @@ class Reach:
         read = set(_names(code, live=False)) if baked else set()   # baked where used
         for name in _names(code):
             v = _lookup(fn, name)
+            if type(v) in _PROXIES and _dead(v):   # a weak proxy whose object is gone
+                continue
             if _answers_oddly(v):   # an AttrDict: any attribute it lacks raises KeyError
                 if _holds_settings(v) and name not in stored:
                     reads = reads if reads is not None else _reads(fn, code)
@@ -1273,6 +1275,17 @@ def _answers_oddly(v) -> bool:
     try:
         getattr(v, "__graphtrace_no_such_attribute__", None)
     except Exception:  # noqa: BLE001  (whatever the object's own lookup raises)
+        return True
+    return False
+
+
+_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
+
+
+def _dead(proxy) -> bool:
+    try:
+        proxy.__class__
+    except ReferenceError:
         return True
     return False
 

@@ -412,3 +412,79 @@ def test_bodies_that_report_or_make_again_what_they_read_run_as_eagerly():
     f(a, n)
     assert host(a) == [6, 7, 8, 9] and host(field.u) == [0, 3, 3, 0]
     assert host(state["u"]) == [3, 3, 3, 3] and host(n) == [3]
+
+
+# --- round two: names reaching one slot, launches sized by a number, host arrays
+
+def _grid_grows(s, a, b, n):
+    level = 1
+    with s.while_loop(gt.cond(n) < 3) as body:   # grid grows
+        shift[level, 4, body](a, b)
+        count[1, 1, body](n)
+        level += 1
+
+
+def _host_time(s, a, b, n):
+    t = np.zeros(1)
+    with s.while_loop(gt.cond(n) < 3) as body:   # host time
+        add[1, 4, body](a, t[0])
+        count[1, 1, body](n)
+        t[0] += 0.5
+
+
+class _Tables:
+    def __init__(self, a, b):
+        self.tables = [[float(j) for j in range(200)] for _ in range(6)]
+        self.bufs, self.k = [a, b], 0
+
+
+def _counter_past_big_tables(s, a, b, n):
+    m = _Tables(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # past big tables
+        shift[1, 4, body](m.bufs[m.k % 2], m.bufs[(m.k + 1) % 2])
+        count[1, 1, body](n)
+        m.k += 1
+
+
+@gt.graph(backend="sim")
+def _swapping_graph(s, n):
+    global U, V
+    shift[1, 4, s](U, V)
+    count[1, 1, s](n)
+    U, V = V, U
+
+
+def _graph_function_body(s, a, b, n):
+    global U, V
+    U, V = a, b
+    s.while_loop(gt.cond(n) < 3, body=lambda body: _swapping_graph(body, n))   # graph body
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_grid_grows, "grid grows", "level"),
+    (_host_time, "host time", "changes t,"),
+    (_counter_past_big_tables, "past big tables", "m.k"),
+    (_graph_function_body, "graph body", "U and V"),
+])
+def test_numbers_sizing_launches_host_arrays_and_far_slots_are_watched(program, marker, named):
+    _refused_at(program, marker, named)
+
+
+def test_a_slot_a_body_stores_through_one_name_is_not_read_through_another():
+    """``st = self.state; st.result = st.u``: stored before it is read, through
+    ``st``; ``self.state.result``, the same slot, is no swap."""
+    class Solver:
+        def __init__(self, a, b):
+            self.state = types.SimpleNamespace(u=a, v=b, result=b)
+
+        @gt.graph(backend="sim")
+        def run(self, s, n):
+            st = self.state
+            with s.while_loop(gt.cond(n) < 3) as body:
+                st.result = st.u
+                add[1, 4, body](st.result, 1.0)
+                count[1, 1, body](n)
+
+    solver = Solver(dev(0, 1, 2, 3), dev(0, 0, 0, 0))
+    solver.run(dev(0, dtype=np.int32))
+    assert host(solver.state.u) == [3, 4, 5, 6]

@@ -37,7 +37,6 @@ from functools import partial
 import numpy as np
 
 from ..buffers import as_buffer, is_array
-from ..context import ProxyStream
 from ..errors import ArgumentError, user_frame_object
 from ..reach import _attributes, own_object
 from ..tree import leaves
@@ -64,8 +63,9 @@ def _number(v) -> bool:
 
 
 def _indices(v) -> bool:
-    """A small host array of integers (indices the body may pick arrays by)."""
-    return type(v) is np.ndarray and v.ndim <= 1 and v.size <= 64 and v.dtype.kind in "iub"
+    """A small host array of numbers (indices the body picks arrays by, a time
+    ``t[0]`` it hands a kernel): compared by its values."""
+    return type(v) is np.ndarray and v.ndim <= 1 and v.size <= 64 and v.dtype.kind in "iubfc"
 
 
 def _function(body):
@@ -78,8 +78,12 @@ def _function(body):
         return fn, bound, extra
     if isinstance(body, types.MethodType):
         return body.__func__, body.__self__, {}
+    inner = getattr(body, "fn", None)   # a @gt.graph function as the body: its code
+    if type(body).__module__.startswith("graphtrace") and isinstance(inner, types.FunctionType):
+        return inner, None, {}
     if isinstance(body, types.FunctionType):
-        return body, None, {}
+        inner = inspect.unwrap(body)   # a decorator's wrapper (functools.wraps): the body's
+        return (inner if isinstance(inner, types.FunctionType) else body), None, {}
     call = getattr(type(body), "__call__", None)
     if isinstance(call, types.FunctionType):   # an object of the program's own
         return call, body, {}
@@ -141,14 +145,6 @@ class LoopState:
             return self.fn.__code__, -1, 1 << 62
         return self.frame.f_code, self.entered_at, self.frame.f_lasti
 
-    def _streams(self) -> frozenset:
-        """The names the body's code holds its proxy streams by."""
-        if self.fn is not None:
-            code = self.fn.__code__
-            return frozenset(code.co_varnames[:code.co_argcount])
-        return frozenset(n for n, v in self.frame.f_locals.items()
-                         if isinstance(v, ProxyStream))
-
     def _roots(self) -> dict:
         out: dict = {}
         if self.fn is not None:
@@ -178,14 +174,15 @@ class LoopState:
             v = out.get(name)
             if isinstance(v, (types.FunctionType, types.MethodType)):
                 _helper_roots(v, name, out)
+            elif type(v).__module__.startswith("graphtrace") and \
+                    isinstance(getattr(v, "fn", None), types.FunctionType):
+                _helper_roots(v.fn, name, out)   # a @gt.graph function called inline
         return out
 
     def _snapshot(self) -> dict:
         out: dict = {}
         for name, v in self._roots().items():
-            slots: dict = {}
-            _walk(v, (name,), slots)
-            out.update(slots)
+            out.update(_slots(v, name))
         return out
 
     def refuse(self, t, regions, what: str, source) -> None:
@@ -198,17 +195,21 @@ class LoopState:
                    _changed(old, after[p])]
         if not changed:
             return
-        region = _Region(self._code(), self._streams())
-        held = {}
-        for p, (v, _) in self.before.items():
+        region = _Region(self._code())
+        held, reads = {}, {}
+        for p, (v, _, where) in self.before.items():
             held.setdefault(id(v), []).append(p)
+            if where is not None:   # one slot reached by several names: read as any
+                reads.setdefault(where, set()).add(region.carried(p))   # of them is
         recorded = _recorded_numbers(regions)
         hits = []
         for p in changed:
-            (old, old_bytes), (new, new_bytes) = self.before[p], after[p]
+            (old, old_bytes, where), (new, new_bytes, _) = self.before[p], after[p]
             read = region.carried(p)
-            if read is False:
+            both = reads.get(where, ())   # (st = self.state; st.result = ...: stored)
+            if read is False or False in both:
                 continue
+            read = True if True in both else read
             if old_bytes is not None and new_bytes is not None and old_bytes != new_bytes:
                 if read is True and region.indexes_with(p):   # indices changed: idx[0]
                     hits.append((p, "number"))
@@ -223,34 +224,39 @@ class LoopState:
             raise ArgumentError(_message(hits, what), source)
 
 
-def _walk(v, path: tuple, out: dict) -> None:
-    if len(out) >= _PER_ROOT:
-        return
-    t = type(v)
-    if t in (str, bytes, bool, type(None)):
-        return
-    if _number(v):
-        out[path] = (v, None)
-        return
-    if is_array(v):
-        out[path] = (v, v.tobytes() if _indices(v) else None)
-        return
-    if len(path) >= _DEPTH:
-        return
-    if t is list or t is tuple or t is deque:
-        items = [(("[]", i), x) for i, x in enumerate(v)] if len(v) <= _MAX_ITEMS else ()
-    elif t is dict:
-        items = [(("[]", k), x) for k, x in v.items()] if len(v) <= _MAX_ITEMS else ()
-    elif own_object(v):
-        items = [((".", k), x) for k, x in _attributes(v)]
-    else:
-        return
-    for step, x in items:
-        _walk(x, path + (step,), out)
+def _slots(root, name: str) -> dict:
+    """The slots under ``root`` (held by ``name``), nearest first, ``_PER_ROOT`` at
+    most: ``path -> (value, its bytes where compared by value, (id of the
+    container, step) or None)``."""
+    out: dict = {}
+    level = [(root, (name,), None)]
+    while level and len(out) < _PER_ROOT:
+        below = []
+        for v, path, where in level:
+            t = type(v)
+            if t in (str, bytes, bool, type(None)):
+                continue
+            if _number(v) or is_array(v):
+                out[path] = (v, v.tobytes() if _indices(v) else None, where)
+                if len(out) >= _PER_ROOT:
+                    break
+                continue
+            if len(path) >= _DEPTH:
+                continue
+            if t is list or t is tuple or t is deque:
+                items = enumerate(v) if len(v) <= _MAX_ITEMS else ()
+                below += [(x, path + (("[]", i),), (id(v), ("[]", i))) for i, x in items]
+            elif t is dict:
+                items = v.items() if len(v) <= _MAX_ITEMS else ()
+                below += [(x, path + (("[]", k),), (id(v), ("[]", k))) for k, x in items]
+            elif own_object(v):
+                below += [(x, path + ((".", k),), (id(v), (".", k))) for k, x in _attributes(v)]
+        level = below
+    return out
 
 
 def _changed(before: tuple, after: tuple) -> bool:
-    (old, old_bytes), (new, new_bytes) = before, after
+    (old, old_bytes, _), (new, new_bytes, _) = before, after
     if old is new:
         return old_bytes != new_bytes
     if is_array(old) and is_array(new):
@@ -281,12 +287,13 @@ def _recorded_numbers(regions) -> set:
 class _Region:
     """What a body's code (a code object, and the offsets it lies strictly
     between) reads before it stores it (names and attribute names), and what it
-    reads to index by (``streams``: the names of proxy streams, whose
-    ``k[grid, block, body]`` is a launch, no index)."""
+    reads to index by before it sets it (``bufs[k % 2]``; a launch's
+    ``k[grid, block, body]`` too)."""
 
-    def __init__(self, code: tuple, streams=frozenset()):
+    def __init__(self, code: tuple):
         obj, lo, hi = code
         recent: deque = deque(maxlen=4)   # the names the last instructions loaded
+        stored: set = set()               # the names stored so far
         self.indexed: set = set()         # names (".attr": attributes) read to index by
         self.first: dict = {}        # name -> "load" or "store", whichever comes first
         self.attr_first: dict = {}   # attribute name -> the same
@@ -297,12 +304,14 @@ class _Region:
             names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
             op = ins.opname
             if op == "STORE_FAST_LOAD_FAST":   # one name stored, then one loaded
+                stored.add(names[0])
                 self.first.setdefault(names[0], "store")
                 self.first.setdefault(names[-1], "load")
             elif op in _LOADS:
                 for n in names:
                     self.first.setdefault(n, "load")
             elif op in _STORES:
+                stored.update(names)
                 for n in names:
                     self.first.setdefault(n, "store")
             elif op in _ATTR_LOADS:
@@ -311,8 +320,8 @@ class _Region:
                 self.attr_first.setdefault(ins.argval, "store")
             elif op in ("BINARY_SUBSCR", "BINARY_SLICE") or \
                     op == "BINARY_OP" and ins.argrepr == "[]":
-                if not streams & set(recent):   # k[grid, block, body]: a launch's
-                    self.indexed.update(recent)  # configuration, no index
+                # names read to index by (or to size a launch by, k[grid, block, body])
+                self.indexed.update(set(recent) - stored)   # before the body sets them
             if op != "BUILD_TUPLE":
                 recent.append(ins.argval if op in _LOADS and isinstance(ins.argval, str) else
                               "." + ins.argval if op in _ATTR_LOADS else None)
@@ -332,7 +341,8 @@ class _Region:
 
     def indexes_with(self, path: tuple) -> bool:
         """Whether the body indexes by the slot at ``path`` (``bufs[k % 2]``,
-        ``bufs[self.k]``, ``bufs[idx[0]]``)."""
+        ``bufs[self.k]``, ``bufs[idx[0]]``), or sizes a launch by it
+        (``k[level, 256, body]``)."""
         attrs = [key for kind, key in path[1:] if kind == "."]
         return path[0] in self.indexed and (not attrs or "." + attrs[-1] in self.indexed)
 

@@ -17,6 +17,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <string.h>
 
 #ifndef Py_T_OBJECT_EX
 #include <structmember.h>
@@ -687,9 +688,12 @@ ident_walk(PyObject *v, long depth, long most, PyObject *marks, PyObject *out, P
 {
     int kind = PyList_CheckExact(v) ? 0 : PyTuple_CheckExact(v) ? 1 : PyDict_CheckExact(v) ? 2
                                                                                           : -1;
-    if (kind < 0) {
+    if (kind < 0) {   /* a subclass of a container, or one changed in place unseen by
+                       * its identity (a set, a deque, a bytearray): not vouched for */
         int r = ident(v, out, held, at);
-        return r == 1 && (PyList_Check(v) || PyTuple_Check(v) || PyDict_Check(v)) ? 0 : r;
+        return r == 1 && (PyList_Check(v) || PyTuple_Check(v) || PyDict_Check(v) ||
+                          PySet_Check(v) || PyByteArray_Check(v) ||
+                          strcmp(Py_TYPE(v)->tp_name, "collections.deque") == 0) ? 0 : r;
     }
     if (depth > most)
         return 0;

@@ -7,6 +7,7 @@ call skips all of that and only launches.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import numbers
@@ -49,6 +50,7 @@ __all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo", "Retrace
 
 is_ = operator.is_
 _call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Python 3.11
+_CHANGING = (set, collections.deque, bytearray)   # changed in place under one identity
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 RETRACE_WARNING = 8  # distinct signatures before the retrace warning
@@ -605,6 +607,8 @@ class GraphFunction:
             held = tuple(map(_call, getters))
         except ValueError:   # an empty closure cell
             return None
+        if any(isinstance(v, _CHANGING) for v in held):   # a set read off CFG["coefs"]:
+            return None   # changed in place, the same object (the full check reads it)
         return (args, tuple(flat), getters, held, self.backend, _BACKEND,
                 "stream" not in self._own_keywords, entry, snap, deep)
 

@@ -326,9 +326,9 @@ def identities(v, out: list, depth: int = 0) -> bool:
 
 def _identities(v, out: list, depth: int) -> bool:
     mark = _OPENS.get(type(v))
-    if mark is None:
+    if mark is None:   # a set, a deque, a bytearray change in place unseen: no vouching
         out.append(v)
-        return not isinstance(v, _CONTAINERS)
+        return not isinstance(v, _CONTAINERS) and not isinstance(v, _CHANGING)
     if depth > _MAX_DEPTH:
         return False
     out.append(mark)
@@ -345,6 +345,7 @@ def _identities(v, out: list, depth: int) -> bool:
 
 
 _CONTAINERS = (list, tuple, dict)
+_CHANGING = (set, deque, bytearray)
 _NO_KEY = object()
 _NO_KEYS = repeat(_NO_KEY)   # a list or tuple item has no key
 

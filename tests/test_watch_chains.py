@@ -3,6 +3,7 @@ plain chain of constant keys and attributes: ``getattr`` with a default,
 ``hasattr``. Each is baked into the graph when traced, so a changed value
 (an attribute set later, one changed in place) traces anew.
 """
+import collections
 import types
 
 import numpy as np
@@ -245,3 +246,31 @@ def test_a_setting_a_class_method_reads_off_its_class_is_watched(on):
                 assert x.copy_to_host().tolist() == [lr, lr]
         finally:
             _Schedule.LR = 1.0
+
+
+COEF_SET, COEF_DEQUE, COEF_CFG = {1.0}, collections.deque([1.0]), {"coefs": {1.0}}
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+@pytest.mark.parametrize("which", ["set", "deque", "set off a dict"])
+def test_a_set_or_deque_read_whole_and_changed_in_place_is_seen_by_a_repeated_call(on, which):
+    """The call with the very arguments of the last one compared what names
+    hold by identity: a set or deque changed in place is the same object, and
+    the first graph replayed."""
+    held = {"set": COEF_SET, "deque": COEF_DEQUE, "set off a dict": COEF_CFG["coefs"]}[which]
+
+    @gt.graph(backend="sim")
+    def f(s, out):
+        put[1, 2, s](out, sum(COEF_SET) if which == "set" else sum(COEF_DEQUE)
+                     if which == "deque" else sum(COEF_CFG["coefs"]))
+    with compiled_buffers(on):
+        out = dev()
+        try:
+            for more in (10.0, 100.0):
+                f(out)
+                held.add(more) if isinstance(held, set) else held.append(more)
+                f(out)   # the same argument object
+                assert out.copy_to_host().tolist() == [sum(held)] * 2
+        finally:
+            held.clear()
+            held.add(1.0) if isinstance(held, set) else held.append(1.0)

@@ -27,6 +27,7 @@ full check.
 from __future__ import annotations
 
 import types
+from collections import deque
 from functools import partial
 
 from .buffers import _kinds
@@ -299,6 +300,10 @@ def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tupl
                     out.append((at, k, _Held(pure)))
                 else:
                     out += [h for h in held_values(v, at) if h[0] not in traced]
+            elif isinstance(v, (set, frozenset, deque)):   # sum(self.opt.tags): whole
+                pure = pure_values(v)
+                if pure is not None:
+                    out.append((at, k, _Held(pure)))
         values = classes.get(t)
         if values is None:
             values = classes[t] = _class_values(t, names)

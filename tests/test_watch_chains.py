@@ -274,3 +274,35 @@ def test_a_set_or_deque_read_whole_and_changed_in_place_is_seen_by_a_repeated_ca
         finally:
             held.clear()
             held.add(1.0) if isinstance(held, set) else held.append(1.0)
+
+
+class _Tags:
+    def __init__(self):
+        self.tags = {1.0}
+        self.queue = collections.deque([1.0])
+
+
+class _Tagged:
+    def __init__(self):
+        self.opt = _Tags()
+
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        put[1, 2, s](out, sum(self.opt.tags) + sum(self.opt.queue))
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+def test_a_set_or_deque_an_object_holds_read_whole_by_a_method_is_keyed(on):
+    """``sum(self.opt.tags)``: a set or deque held one object down was left out of
+    the cache key (lists and dicts were in), so a change in place replayed the
+    first graph, new arguments or not."""
+    with compiled_buffers(on):
+        m = _Tagged()
+        for more in (10.0, 100.0):
+            f_out = dev()
+            m.step(f_out)
+            m.opt.tags.add(more)
+            m.opt.queue.append(more)
+            m.step(dev())
+            m.step(f_out)
+            assert f_out.copy_to_host().tolist() == [sum(m.opt.tags) + sum(m.opt.queue)] * 2

@@ -26,8 +26,8 @@ from .errors import ArgumentError
 from .held import loaded_names
 from .holding import Holdings
 from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _attributes, _dunders, \
-    _is_value, _python_function, _with_wrapped, \
-    class_attribute, container, contents, own_object, pure_values
+    _is_value, _library, _python_function, _with_wrapped, \
+    class_attribute, container, contents, own_class, own_object, pure_values
 from .scalar import same_value, value_key
 from .tree import children, rebuild
 
@@ -134,6 +134,9 @@ class Call:
             values = _function_values(v)
             if values:   # a function reading values a trace bakes in: them too
                 return ("function", type(v), value_key(v), values)
+            values = _namespace_values(v, self._holdings.loaded)
+            if values:   # step(out, Cfg) reading cfg.lr: Cfg.lr too
+                return ("namespace", type(v), value_key(v), values)
             return ("static", type(v), value_key(v))
         if _TOO_DEEP in seen:
             self._holdings.warn_deep([f"an object argument {path_str(path)} holds"])
@@ -369,19 +372,42 @@ def _function_values(f) -> tuple:
 
 
 _MOST_VALUES = 4096   # items of a container _function_values keys by value
+
+
+def _namespace_values(v, names: frozenset) -> tuple:
+    """What a class or module of the program's own passed as an argument holds by
+    the names the code, and the code of the class's own methods, loads (values
+    and containers of them): ``step(out, Cfg)`` reading ``cfg.lr``, or
+    ``cfg.rate()`` reading ``cls.LR``; empty for anything else."""
+    if isinstance(v, type):
+        if not own_class(v):
+            return ()
+        names = names | frozenset().union(*(
+            loaded_names(f) for f in (_python_function(getattr(x, "__func__", x))
+                                      for c in v.__mro__ for x in vars(c).values())
+            if f is not None))
+        read = [(n, class_attribute(v, n)) for n in sorted(names)]
+    elif isinstance(v, types.ModuleType) and not _library(v):
+        scope = vars(v)
+        read = [(n, scope[n]) for n in sorted(names) if n in scope]
+    else:
+        return ()
+    return tuple((n, _entry(x, frozenset(), 0, set())) for n, x in read
+                 if x is not None and (_is_value(x) or pure_values(x) is not None))
 _HOLDINGS = weakref.WeakKeyDictionary()   # a function passed as an argument -> its Holdings
 
 
 def snapshot(value):
     """What the call shortcut compares an argument with next time; an object of the
-    program's own (a config, ``_settings``) or a partial holding arguments (a list
-    changed in place) never compares the same: the full check reads its values
-    again."""
+    program's own (a config, ``_settings``), a class or module of its own (``Cfg.lr``
+    set anew) or a partial holding arguments (a list changed in place) never
+    compares the same: the full check reads its values again."""
     if isinstance(value, (list, tuple, dict)):
         return _Snap(value)
     return _CHANGED if own_object(value) or type(value) is partial and \
         (value.args or value.keywords) or callable(value) and _function_values(value) \
-        else value
+        or isinstance(value, type) and own_class(value) or \
+        isinstance(value, types.ModuleType) and not _library(value) else value
 
 
 _CHANGED = object()

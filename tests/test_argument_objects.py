@@ -532,3 +532,36 @@ def test_what_a_function_passed_as_an_argument_reads_is_keyed(how):
             assert result(out) == [c * scale] * 2, (how, c)
     finally:
         _C = _SETTINGS.c = 1.0
+
+
+class _RateCfg:
+    LR = 1.0
+
+    @classmethod
+    def rate(cls):
+        return cls.LR * 2
+
+
+_SETTINGS = types.ModuleType("settings_of_the_program")
+_SETTINGS.LR = 1.0
+
+
+def test_a_class_or_module_passed_as_an_argument_is_keyed_by_the_values_read_off_it():
+    """``step(out, Cfg)`` reading ``cfg.LR`` (or ``cfg.rate()`` reading ``cls.LR``):
+    a class or module argument was keyed by identity alone, so a new ``LR``
+    replayed the first graph, the very same call or not."""
+    @gt.graph(backend="sim")
+    def step(s, out, cfg, how):
+        put[1, 2, s](out, cfg.rate() if how == "method" else cfg.LR)
+
+    out = dev(0.0, 0.0)
+    try:
+        for lr in (1.0, 3.0, 5.0):
+            _RateCfg.LR = _SETTINGS.LR = lr
+            for cfg, how, want in ((_RateCfg, "attribute", lr), (_RateCfg, "method", 2 * lr),
+                                   (_SETTINGS, "attribute", lr)):
+                step(out, cfg, how)
+                step(out, cfg, how)   # the very arguments of the last call
+                assert out.copy_to_host().tolist() == [want, want], (cfg, how)
+    finally:
+        _RateCfg.LR = _SETTINGS.LR = 1.0

@@ -13,6 +13,7 @@ address of every array the function reaches by name (``reach.py``).
 from __future__ import annotations
 
 import dis
+import enum
 import numbers
 import operator
 import types
@@ -35,7 +36,10 @@ __all__ = ["walk", "path_str", "Call", "Identity", "snapshot", "same_call", "ali
 
 
 def _is_number(v) -> bool:
-    return isinstance(v, (numbers.Number, np.number)) and not isinstance(v, (bool, np.bool_))
+    """A dynamic number: not a bool, nor an enum member (an IntEnum's, tested with
+    ``is``: static, as a plain Enum's)."""
+    return isinstance(v, (numbers.Number, np.number)) and \
+        not isinstance(v, (bool, np.bool_, enum.Enum))
 
 
 def _hashable(v) -> bool:

@@ -6,6 +6,7 @@ value it baked in.
 """
 import collections
 import dataclasses
+import enum
 import functools
 import gc
 import logging
@@ -565,3 +566,22 @@ def test_a_class_or_module_passed_as_an_argument_is_keyed_by_the_values_read_off
                 assert out.copy_to_host().tolist() == [want, want], (cfg, how)
     finally:
         _RateCfg.LR = _SETTINGS.LR = 1.0
+
+
+class _Mode(enum.IntEnum):
+    SLOW = 0
+    FAST = 1
+
+
+def test_an_int_enum_member_argument_is_static_as_an_enum_members_is():
+    """An IntEnum member is an int, so it became a dynamic scalar, and the enum
+    test ``mode is Mode.FAST`` was silently False while tracing."""
+    @gt.graph(backend="sim")
+    def step(s, out, mode):
+        put[1, 2, s](out, 2.0 if mode is _Mode.FAST else 1.0)
+
+    out = dev(0.0, 0.0)
+    for mode, want in ((_Mode.FAST, 2.0), (_Mode.SLOW, 1.0), (_Mode.FAST, 2.0)):
+        step(out, mode)
+        assert out.copy_to_host().tolist() == [want, want]
+    assert step.cache_info().misses == 2

@@ -25,6 +25,8 @@ def lookup(fn, name):
     ``Chain``'s value (MISSING where absent)."""
     if type(name) is Chain:
         return name.read(fn)
+    if name[:1] == "=":   # "=cfg": the default of fn's parameter cfg
+        return default_of(fn, name[1:])
     if "." in name:
         head, *rest = name.split(".")
         v = lookup(fn, head)
@@ -38,6 +40,17 @@ def lookup(fn, name):
         except ValueError:   # an empty cell
             return None
     return fn.__globals__.get(name)
+
+
+def default_of(fn, param: str):
+    """The default value of ``fn``'s parameter ``param`` (None where it has none)."""
+    kw = fn.__kwdefaults__
+    if kw and param in kw:
+        return kw[param]
+    code, defaults = fn.__code__, fn.__defaults__ or ()
+    params = code.co_varnames[:code.co_argcount]
+    i = params.index(param) - (len(params) - len(defaults)) if param in params else -1
+    return defaults[i] if i >= 0 else None
 
 
 class Chain(str):

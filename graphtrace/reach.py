@@ -51,8 +51,8 @@ import numpy as np
 from . import deps as _deps
 from .buffers import _kinds, is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, NoKey, chain as _chain, \
-    callback_codes, changes, host_callbacks, host_chains, lookup as _lookup, own_methods, \
-    self_callbacks, value_chains
+    callback_codes, changes, default_of, host_callbacks, host_chains, lookup as _lookup, \
+    own_methods, self_callbacks, value_chains
 from .scalar import value_key
 from .tree import children
 
@@ -139,6 +139,8 @@ def _getter(fn, name):
     code = fn.__code__
     if type(name) is _Chain:   # constant attributes and items read off a name
         return name.getter(fn, _getter(fn, name.head))
+    if name[:1] == "=":   # a parameter's default (cfg=CFG)
+        return partial(default_of, fn, name[1:])
     if "." in name:   # an attribute chain: looked up in Python
         return partial(_lookup, fn, name)
     if name in code.co_freevars:
@@ -992,6 +994,8 @@ class Reach:
         stored = _stored(code)
         callbacks = host_callbacks(code)
         read = set(_names(code, live=False)) if baked else set()   # baked where used
+        if baked and (fn.__defaults__ or fn.__kwdefaults__):
+            self._defaults(fn, code)
         for name in _names(code):
             v = _lookup(fn, name)
             if type(v) in _PROXIES and _dead(v):   # a weak proxy whose object is gone
@@ -1079,6 +1083,25 @@ class Reach:
             if value is None or _is_value(value) or isinstance(value, set) and \
                     pure_values(value) is not None:
                 self._chains.append((fn, chain, id(v)))
+
+    def _defaults(self, fn, code) -> None:
+        """The settings ``fn`` reads off a parameter's mutable default (``def
+        helper(s, out, cfg=CFG)`` reading ``cfg["a"]``): watched as chains off the
+        default (``"=cfg"``) unless its code changes them."""
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        held = [p for p in params if _holds_settings(default_of(fn, p))]
+        if not held:
+            return
+        chains, changed = value_chains(code, roots=frozenset(held))
+        for head, steps in chains:
+            if head not in held or not steps or \
+                    any(h == head and changes(steps, c) for h, c in changed):
+                continue
+            chain = _chain("=" + head, steps)
+            value = chain.read(fn)
+            if value is None or _is_value(value) or isinstance(value, set) and \
+                    pure_values(value) is not None:
+                self._chains.append((fn, chain, id(default_of(fn, head))))
 
     def _class_reads(self, fn, owner: str, method: classmethod, v) -> None:
         """The settings a class method reads off its ``cls`` (``cls.LR`` of

@@ -306,3 +306,45 @@ def test_a_set_or_deque_an_object_holds_read_whole_by_a_method_is_keyed(on):
             m.step(dev())
             m.step(f_out)
             assert f_out.copy_to_host().tolist() == [sum(m.opt.tags) + sum(m.opt.queue)] * 2
+
+
+DEFAULTS = {"a": 1.0}
+
+
+def _helper_with_default(s, out, cfg=DEFAULTS):
+    put[1, 2, s](out, cfg["a"])
+
+
+@gt.graph(backend="sim")
+def _inner_with_default(s, out, cfg=DEFAULTS):
+    put[1, 2, s](out, cfg["a"])
+
+
+def _read_default(cfg=DEFAULTS):
+    return cfg["a"]
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+@pytest.mark.parametrize("how", ["helper", "nested graph", "function argument"])
+def test_a_setting_read_off_a_callees_mutable_default_is_watched(on, how):
+    """``def helper(s, out, cfg=CFG)`` reading ``cfg["a"]``: the default is the
+    global's object, changed in place; only the graph function's own defaults
+    were watched, so the first value replayed."""
+    @gt.graph(backend="sim")
+    def f(s, out, get):
+        if how == "helper":
+            _helper_with_default(s, out)
+        elif how == "nested graph":
+            _inner_with_default(s, out)
+        else:
+            put[1, 2, s](out, get())
+    with compiled_buffers(on):
+        out = dev()
+        try:
+            for a in (1.0, 2.0, 3.0):
+                DEFAULTS["a"] = a
+                f(out, _read_default)
+                f(out, _read_default)
+                assert out.copy_to_host().tolist() == [a, a]
+        finally:
+            DEFAULTS["a"] = 1.0

@@ -17,7 +17,6 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <string.h>
 
 #ifndef Py_T_OBJECT_EX
 #include <structmember.h>
@@ -665,6 +664,8 @@ leaves(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     Py_RETURN_NONE;
 }
 
+static PyTypeObject *deque_type;   /* collections.deque: changed in place unseen */
+
 /* One object of identities(): appended to out, or (out NULL) compared with
  * held[*at]; 1 (taken or the same), 0 (another object), -1 with an error */
 static int
@@ -691,9 +692,10 @@ ident_walk(PyObject *v, long depth, long most, PyObject *marks, PyObject *out, P
     if (kind < 0) {   /* a subclass of a container, or one changed in place unseen by
                        * its identity (a set, a deque, a bytearray): not vouched for */
         int r = ident(v, out, held, at);
+        PyTypeObject *t = Py_TYPE(v);   /* (exact types: a pointer each, no MRO walk) */
         return r == 1 && (PyList_Check(v) || PyTuple_Check(v) || PyDict_Check(v) ||
-                          PySet_Check(v) || PyByteArray_Check(v) ||
-                          strcmp(Py_TYPE(v)->tp_name, "collections.deque") == 0) ? 0 : r;
+                          t == &PySet_Type || t == &PyByteArray_Type || t == deque_type)
+            ? 0 : r;
     }
     if (depth > most)
         return 0;
@@ -823,6 +825,13 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__buffers(void)
 {
+    PyObject *collections = PyImport_ImportModule("collections");
+    if (collections == NULL)
+        return NULL;
+    deque_type = (PyTypeObject *)PyObject_GetAttrString(collections, "deque");
+    Py_DECREF(collections);
+    if (deque_type == NULL)
+        return NULL;
     INTERN(s_iface, "__cuda_array_interface__");
     INTERN(s_array_iface, "__array_interface__");
     INTERN(s__ary, "_ary");

@@ -330,7 +330,7 @@ def _identities(v, out: list, depth: int) -> bool:
     mark = _OPENS.get(type(v))
     if mark is None:   # a set, a deque, a bytearray change in place unseen: no vouching
         out.append(v)
-        return not isinstance(v, _CONTAINERS) and not isinstance(v, _CHANGING)
+        return not isinstance(v, _CONTAINERS) and type(v) not in _CHANGING
     if depth > _MAX_DEPTH:
         return False
     out.append(mark)
@@ -347,7 +347,7 @@ def _identities(v, out: list, depth: int) -> bool:
 
 
 _CONTAINERS = (list, tuple, dict)
-_CHANGING = (set, deque, bytearray)
+_CHANGING = frozenset({set, deque, bytearray})   # (exact types, as _buffers.c checks)
 _NO_KEY = object()
 _NO_KEYS = repeat(_NO_KEY)   # a list or tuple item has no key
 

@@ -236,7 +236,11 @@ def _slots(root, name: str) -> dict:
             t = type(v)
             if t in (str, bytes, bool, type(None)):
                 continue
-            if _number(v) or is_array(v):
+            try:
+                kept = _number(v) or is_array(v)
+            except Exception:  # noqa: BLE001  (an object's own interface raising: none)
+                continue
+            if kept:
                 out[path] = (v, v.tobytes() if _indices(v) else None, where)
                 if len(out) >= _PER_ROOT:
                     break

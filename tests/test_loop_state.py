@@ -488,3 +488,40 @@ def test_a_slot_a_body_stores_through_one_name_is_not_read_through_another():
     solver = Solver(dev(0, 1, 2, 3), dev(0, 0, 0, 0))
     solver.run(dev(0, dtype=np.int32))
     assert host(solver.state.u) == [3, 4, 5, 6]
+
+
+class _Target:
+    pass
+
+
+class _RaisingInterface:
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("no interface here")
+
+
+def test_a_dead_weak_proxy_or_an_object_raising_for_its_interface_leaves_the_trace_alone():
+    """A closure holding a weak proxy whose object is gone crashed the trace with a
+    ReferenceError (is_array, the walk of what the function reaches); a local
+    whose array interface raises failed the loop check."""
+    import weakref
+    gone = weakref.proxy(_Target())   # its object freed at once
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        if how == "proxy":
+            _ = gone
+        with s.while_loop(gt.cond(n) < 3) as body:
+            add[1, 4, body](a, 1.0)
+            count[1, 1, body](n)
+
+    for how in ("proxy", "odd"):
+        def g(s, a, n):
+            held = _RaisingInterface()   # a local the loop check looks at
+            with s.while_loop(gt.cond(n) < 3) as body:
+                add[1, 4, body](a, 1.0)
+                count[1, 1, body](n)
+            del held
+        a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+        (f if how == "proxy" else gt.graph(g, backend="sim"))(a, n)
+        assert host(a) == [3, 4, 5, 6], how

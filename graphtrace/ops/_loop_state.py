@@ -172,8 +172,8 @@ class LoopState:
                 out.setdefault(name, scope[name])
         for name in _names(code, _LOADS):   # helpers the body calls: what they hold
             v = out.get(name)
-            if isinstance(v, (types.FunctionType, types.MethodType)):
-                _helper_roots(v, name, out)
+            if type(v) in (types.FunctionType, types.MethodType):   # (type: a weak
+                _helper_roots(v, name, out)                         # proxy's may be dead)
             elif type(v).__module__.startswith("graphtrace") and \
                     isinstance(getattr(v, "fn", None), types.FunctionType):
                 _helper_roots(v.fn, name, out)   # a @gt.graph function called inline

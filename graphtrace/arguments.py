@@ -141,6 +141,8 @@ class Call:
             values = _namespace_values(v, self._holdings.loaded)
             if values:   # step(out, Cfg) reading cfg.lr: Cfg.lr too
                 return ("namespace", type(v), value_key(v), values)
+            if type(v) is frozenset:   # {-0.0} apart from {0.0}, {1} from {1.0}: each
+                return ("static", frozenset, _Held(v))   # item by value and type
             return ("static", type(v), value_key(v))
         if _TOO_DEEP in seen:
             self._holdings.warn_deep([f"an object argument {path_str(path)} holds"])

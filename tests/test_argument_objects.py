@@ -585,3 +585,19 @@ def test_an_int_enum_member_argument_is_static_as_an_enum_members_is():
         step(out, mode)
         assert out.copy_to_host().tolist() == [want, want]
     assert step.cache_info().misses == 2
+
+
+def test_a_static_frozenset_keeps_signed_zeros_and_number_types_apart():
+    """frozenset({-0.0}) equals frozenset({0.0}) in Python, and {1} equals {1.0}:
+    keyed by equality they shared one graph, though the trace read them apart."""
+    import math
+
+    @gt.graph(backend="sim")
+    def f(s, out, signs):
+        put[1, 2, s](out, sum(math.copysign(7.0, x) + (type(x) is int) for x in signs))
+
+    out = dev(0.0, 0.0)
+    for signs, want in ((frozenset({0.0}), 7.0), (frozenset({-0.0}), -7.0),
+                        (frozenset({1}), 8.0), (frozenset({1.0}), 7.0)):
+        f(out, signs)
+        assert out.copy_to_host().tolist() == [want, want], signs

@@ -7,7 +7,6 @@ call skips all of that and only launches.
 """
 from __future__ import annotations
 
-import collections
 import functools
 import inspect
 import numbers
@@ -39,7 +38,7 @@ from .ir import Graph
 from .ops.conditional import record_child
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import Reach, identities, named_values, unchanged
+from .reach import _CHANGING, Reach, identities, named_values, unchanged
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -50,7 +49,6 @@ __all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo", "Retrace
 
 is_ = operator.is_
 _call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Python 3.11
-_CHANGING = (set, collections.deque, bytearray)   # changed in place under one identity
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 RETRACE_WARNING = 8  # distinct signatures before the retrace warning
@@ -607,7 +605,7 @@ class GraphFunction:
             held = tuple(map(_call, getters))
         except ValueError:   # an empty closure cell
             return None
-        if any(isinstance(v, _CHANGING) for v in held):   # a set read off CFG["coefs"]:
+        if any(type(v) in _CHANGING for v in held):   # a set read off CFG["coefs"]:
             return None   # changed in place, the same object (the full check reads it)
         return (args, tuple(flat), getters, held, self.backend, _BACKEND,
                 "stream" not in self._own_keywords, entry, snap, deep)

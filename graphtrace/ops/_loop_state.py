@@ -38,7 +38,7 @@ import numpy as np
 
 from ..buffers import as_buffer, is_array
 from ..errors import ArgumentError, user_frame_object
-from ..reach import _attributes, own_object
+from ..reach import _attributes, _global_names, _is_number, own_object
 from ..tree import leaves
 
 _DEPTH = 4          # names, then three levels of containers and objects
@@ -56,10 +56,6 @@ _STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF",
                      "DELETE_DEREF"})
 _ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
 _ATTR_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
-
-
-def _number(v) -> bool:
-    return type(v) in (int, float, complex) or isinstance(v, np.number)
 
 
 def _indices(v) -> bool:
@@ -122,7 +118,7 @@ def _helper_roots(fn, name: str, out: dict) -> None:
             continue
         if not any(v is x for x in out.values()):   # one the body's names hold: once
             out.setdefault(f"{name}.<{cell_name}>", v)
-    for g in _names(code, ("LOAD_GLOBAL", "STORE_GLOBAL")):
+    for g in _global_names(code):
         if g in fn.__globals__:
             out.setdefault(g, fn.__globals__[g])
 
@@ -167,7 +163,7 @@ class LoopState:
             out.update(self.frame.f_locals)
         else:
             return out
-        for name in _names(code, ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL")):
+        for name in _global_names(code):
             if name in scope:
                 out.setdefault(name, scope[name])
         for name in _names(code, _LOADS):   # helpers the body calls: what they hold
@@ -237,7 +233,7 @@ def _slots(root, name: str) -> dict:
             if t in (str, bytes, bool, type(None)):
                 continue
             try:
-                kept = _number(v) or is_array(v)
+                kept = _is_number(v) or is_array(v)
             except Exception:  # noqa: BLE001  (an object's own interface raising: none)
                 continue
             if kept:
@@ -283,7 +279,7 @@ def _recorded_numbers(regions) -> set:
     for r in regions:
         for n in r.walk():
             for v in leaves(n.args):
-                if _number(v):
+                if _is_number(v):
                     out.add((type(v), v))
     return out
 

@@ -13,7 +13,6 @@ import ast
 import ctypes
 import inspect
 import math
-import numbers
 import sys
 import warnings
 from typing import NamedTuple
@@ -32,7 +31,8 @@ from ._intents import (_dotted, _parse, analyze, calls_device_functions, closure
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
 from . import kernel as _kernel
-from .kernel import ADAPTERS, Adapter, adapter_for, record_launch, untyped_number
+from .kernel import ADAPTERS, Adapter, adapter_for, record_launch, untyped_error, \
+    untyped_number
 
 __all__ = ["NumbaAdapter", "flatten", "is_device_function", "uses_grid_sync", "array_params"]
 
@@ -105,10 +105,7 @@ class NumbaAdapter(Adapter):
                 odd = untyped_number(a)                     # each launch, kernel.py)
                 if odd is None:
                     continue
-                raise KernelArgumentError(
-                    f"argument {self.param_name(i)} of numba kernel {self.name} is {odd}, "
-                    "which a kernel cannot take: pass a number of 64 bits at most (an "
-                    "int, a float, np.float64)")
+                raise untyped_error(self, i, odd)
             by_type = False
             bad = _unpassable(a)
             if bad is not None:
@@ -287,9 +284,8 @@ def _unpassable(a):
         return f"a Python {type(a).__name__}"
     if a is None:
         return "None"
-    if isinstance(a, numbers.Number) and not isinstance(a, (np.generic, Scalar)) and \
-            type(a) not in _NUMBERS:
-        return f"a {type(a).__name__} (float(x) passes it as a float)"
+    if type(a) not in _NUMBERS and untyped_number(a) is not None:
+        return untyped_number(a)
     if isinstance(a, tuple):
         return next((bad for bad in map(_unpassable, a) if bad is not None), None)
     return None

@@ -465,10 +465,7 @@ def _refuse_addresses(tracer, adapter, args) -> None:
                 "'ms')), or a one-element array")
         odd = untyped_number(value) if type(a) is Scalar else None
         if odd is not None:   # a later call's number of another type: traced anew
-            raise KernelArgumentError(
-                f"argument {adapter.param_name(i)} of {adapter.library} kernel "
-                f"{adapter.name} is {odd}, which a kernel cannot take: pass a number of "
-                "64 bits at most (an int, a float, np.float64)")
+            raise untyped_error(adapter, i, odd)
         address = _count(value)
         root = tracer.root_holding(address) if address and address >= LOWEST_ADDRESS \
             else None
@@ -480,6 +477,14 @@ def _refuse_addresses(tracer, adapter, args) -> None:
                 "graphtrace sees what the kernel touches and moves it with a later "
                 "call's arrays (a kernel taking raw addresses must be declared "
                 "gt.kernel(k, opaque=True))")
+
+
+def untyped_error(adapter, i: int, odd: str, source=None) -> KernelArgumentError:
+    """The error for argument ``i`` of ``adapter``'s kernel being ``odd`` (``untyped_number``)."""
+    return KernelArgumentError(
+        f"argument {adapter.param_name(i)} of {adapter.library} kernel {adapter.name} is "
+        f"{odd}, which a kernel cannot take: pass a number of 64 bits at most (an int, a "
+        "float, np.float64)", source)
 
 
 def untyped_number(a):
@@ -565,10 +570,7 @@ class KernelOp(Op):
             if type(a) is Scalar:
                 odd = untyped_number(value_of(a))
                 if odd is not None:
-                    raise KernelArgumentError(
-                        f"argument {node.target.param_name(i)} of {node.target.library} "
-                        f"kernel {node.target.name} is {odd} in this call, which a kernel "
-                        "cannot take: pass a number of 64 bits at most", node.source)
+                    raise untyped_error(node.target, i, odd + " in this call", node.source)
 
     driver_update = exec_update = True
 

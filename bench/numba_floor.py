@@ -1,0 +1,153 @@
+"""The floor of tracing numba views: graphtrace's share beside numba's own slicing.
+
+``numba views new`` (trace_cost.py) makes two numba views per launch. On a GPU
+numba makes each in Python in about 25 us, so its own loop is 50-60 us/op and
+graphtrace's share (the trace less that loop) is a small difference of two
+large, noisy times. Here each program times its own part inside the loop as
+well (``perf_counter`` around it, in the trace and alone), and the programs
+run side by side:
+
+- views new: trace_cost's, fake arrays (no own part);
+- beside numba slicing: the same launches on fake views, with numba's slicing
+  of two views made and dropped before each (graphtrace never sees them): the
+  work graphtrace does is that of views new, and the program's own part that of
+  numba views new;
+- numba views new: the launches on those numba views.
+
+Columns: trace and user (the loop alone, on a stream that records nothing),
+best of the turns, us/op; share = trace - user; own part: the timed part in the
+trace and alone; rest share = (trace - own part in it) - (user - own part in
+it): graphtrace's code, with whatever numba's slicing running between launches
+does to it. The floor of numba views new is the share of beside numba slicing:
+graphtrace's work on views it takes at the least cost, with numba's Python
+running between launches.
+
+    python bench/numba_floor.py          (writes bench/NUMBA_FLOOR.md)
+"""
+from __future__ import annotations
+
+import datetime
+import gc
+import os
+import sys
+import time
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+
+import graphtrace as gt  # noqa: E402
+import trace_cost as tc  # noqa: E402
+
+W, P = tc.WINDOW, tc.PLACES
+PROGRAMS = ("views new", "beside numba slicing", "numba views new")
+
+
+def _programs():
+    """name -> make(n, null) -> body(s) that leaves the seconds of its own part in
+    ``own[0]``."""
+    from numba import cuda
+
+    @cuda.jit
+    def axpy(x, a, y):
+        i = cuda.grid(1)
+        if i < x.size:
+            y[i] += a * x[i]
+
+    nx = cuda.device_array(W * P + W, np.float32)
+    ny = cuda.device_array(W * P + W, np.float32)
+    bx, by = tc.Fake(W * P + W), tc.Fake(W * P + W)
+    clock, own = time.perf_counter, [0.0]
+
+    def fake(numba_slicing):
+        def make(n, null=False):
+            def body(s):
+                total = 0.0
+                for k in range(n):
+                    i = k % P * W
+                    t0 = clock()
+                    if numba_slicing:
+                        nx[i:i + W], ny[i:i + W]   # made and dropped
+                    total += clock() - t0
+                    s.launch(tc.K3, 1, 64, bx[i:i + W], 2.0, by[i:i + W])
+                own[0] = total
+            return body
+        return make
+
+    def numba_views(n, null=False):
+        kern = tc.NullKernel() if null else axpy
+
+        def body(s):
+            total = 0.0
+            for k in range(n):
+                i = k % P * W
+                t0 = clock()
+                a, b = nx[i:i + W], ny[i:i + W]
+                total += clock() - t0
+                kern[1, 64, s](a, 2.0, b)
+            own[0] = total
+        return body
+
+    return dict(zip(PROGRAMS, (fake(False), fake(True), numba_views))), own
+
+
+def _once(fn, own) -> tuple:
+    gc.collect()
+    t0 = time.perf_counter()
+    out = fn()
+    seconds = time.perf_counter() - t0
+    del out
+    return seconds, own[0]
+
+
+def run(sizes=(10_000, 100_000), turns=4) -> list:
+    """Rows ``{program, ops, trace, user, share, own_in_trace, own_alone, rest_share}``
+    in us/op; the trace and the loop alone in turns, the best of each."""
+    programs, own = _programs()
+    rows = []
+    for n in sizes:
+        for name in PROGRAMS:
+            f, null = gt.graph(programs[name](n)), programs[name](n, null=True)
+            traced = min(_once(f.trace, own) for _ in range(turns))
+            alone = min(_once(lambda: null(tc.NullStream()), own) for _ in range(turns))
+            us = 1e6 / n
+            row = {"program": name, "ops": n, "trace": traced[0] * us, "user": alone[0] * us,
+                   "own_in_trace": traced[1] * us, "own_alone": alone[1] * us}
+            row["share"] = row["trace"] - row["user"]
+            row["rest_share"] = (row["trace"] - row["own_in_trace"]) - \
+                (row["user"] - row["own_alone"])
+            rows.append(row)
+            print("  ".join(f"{k} {v:.2f}" if isinstance(v, float) else f"{k} {v}"
+                            for k, v in row.items()), flush=True)
+            del f
+    return rows
+
+
+def report(rows, gpu: str, versions: str) -> str:
+    cols = ("trace", "user", "share", "own_in_trace", "own_alone", "rest_share")
+    out = [f"# The floor of tracing numba views ({gpu}, {datetime.date.today()}; {versions})",
+           "", "`python bench/numba_floor.py`; us/op, best of 4 turns each (the module's "
+           "docstring says what each column is).", "",
+           "| program | ops | " + " | ".join(c.replace("_", " ") for c in cols) + " |",
+           "| --- | ---: |" + " ---: |" * len(cols)]
+    out += [f"| {r['program']} | {r['ops']} | " + " | ".join(f"{r[c]:.2f}" for c in cols) +
+            " |" for r in rows]
+    return "\n".join(out) + "\n"
+
+
+def main() -> list:
+    """Measure, write NUMBA_FLOOR.md, return the rows (``bench/run.py``'s section)."""
+    from common import gpu_name, versions
+    rows = run()
+    vers = ", ".join(f"{k} {v}" for k, v in versions().items())
+    text = report(rows, gpu_name(), vers)
+    with open(os.path.join(HERE, "NUMBA_FLOOR.md"), "w") as f:
+        f.write(text)
+    print(text)
+    return rows
+
+
+if __name__ == "__main__":
+    main()

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import math
+import os
 import sys
 
 import numpy as np
@@ -12,11 +13,22 @@ from .errors import DynamicScalarError, _is_internal
 __all__ = ["Scalar", "value_key", "same_value"]
 
 _FLOATS, _COMPLEX = (float, np.floating), (complex, np.complexfloating)
+# What a numpy number's type alone fixes: the same for every value of the type.
+_BY_TYPE = frozenset({"dtype", "itemsize", "nbytes", "ndim", "shape", "size"})
 
 
 class DynamicScalarAttributeError(DynamicScalarError, AttributeError):
-    """An attribute of a dynamic scalar (``a.real``): refused as its arithmetic is,
-    and still an ``AttributeError`` to ``hasattr`` and ``getattr(a, name, default)``."""
+    """An attribute a dynamic scalar's value does not have (``hasattr`` answers False,
+    as of the value), or that graphtrace's own code asked for (its ``getattr(a, name,
+    default)`` probes): refused, and an ``AttributeError``."""
+
+
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def _from_graphtrace(depth: int) -> bool:
+    """Whether the code ``depth`` frames up is graphtrace's own."""
+    return sys._getframe(depth + 1).f_code.co_filename.startswith(_PKG_DIR)
 
 
 def value_key(v):
@@ -102,10 +114,24 @@ class Scalar:
     # numpy's functions and ufuncs (np.sqrt(a), np.clip(a, 0, 1), np.asarray(a))
     __array__ = __array_ufunc__ = __array_function__ = _refuse
 
+    # Its type is part of the graph's signature (a later call with a number of another
+    # type traces anew), so the user's code may ask about it and gets the value's
+    # answer: isinstance(a, float), numbers.Real, np.isscalar(a), singledispatch; and,
+    # of a numpy number, the attributes its type fixes (a.dtype). graphtrace's own
+    # code sees the stand-in. (type(a) is the stand-in's type: use isinstance.)
+    @property
+    def __class__(self):
+        return Scalar if _from_graphtrace(1) else type(self.value)
+
     def __getattr__(self, name):   # a.real, a.item(), a.astype(...): numpy's scalars' own
         if name.startswith("_"):
             raise AttributeError(name)
-        self._refuse(_error=DynamicScalarAttributeError)
+        if _from_graphtrace(1) or not hasattr(self.value, name):
+            # an AttributeError, as the value's would be (its type is in the key)
+            self._refuse(_error=DynamicScalarAttributeError)
+        if name in _BY_TYPE and isinstance(self.value, np.generic):
+            return getattr(self.value, name)
+        self._refuse()   # not an AttributeError: hasattr(a, "real") is not False
 
     def __eq__(self, other):
         self._refuse()

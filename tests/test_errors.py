@@ -1,5 +1,6 @@
 """Each misuse raises a clear error that names the user's line and says what to do."""
 import functools
+import numbers
 import threading
 from decimal import Decimal
 from fractions import Fraction
@@ -167,15 +168,38 @@ def test_a_dynamic_scalar_made_text_is_refused(how):
     assert "'n' is a dynamic scalar" in e.value.message and "static=('n',)" in e.value.message
 
 
-def test_a_dynamic_scalar_still_answers_hasattr_and_getattr_with_a_default():
+@pytest.mark.parametrize("value", [4.0, np.float32(4.0), 4, np.int8(4), 4 + 1j])
+def test_a_dynamic_scalar_answers_questions_about_its_type_as_its_value(value):
+    """Its type is part of the graph's signature: ``isinstance(a, float)``,
+    ``np.isscalar(a)``, ``hasattr(a, "dtype")`` and ``getattr(a, "dtype", d)`` of a
+    numpy number answered for the stand-in, so code picking a kernel by them took
+    the other branch."""
+    def questions(n):
+        return (isinstance(n, float), isinstance(n, numbers.Real), isinstance(n, np.generic),
+                isinstance(n, numbers.Integral), isinstance(n, complex), np.isscalar(n),
+                hasattr(n, "dtype"), getattr(n, "shape", None), getattr(n, "dtype", None),
+                hasattr(n, "_x"), hasattr(n, "not_an_attribute"))
     seen = []
 
     @gt.graph
     def f(s, x, n):
-        seen.append((hasattr(n, "dtype"), getattr(n, "shape", None), hasattr(n, "_x")))
+        seen.append(questions(n))
         s.launch(fill, 1, 32, x, n)
-    f.trace(A(8), 4.0)
-    assert seen == [(False, None, False)]
+    f.trace(A(8), value)
+    assert seen == [questions(value)]
+
+
+@pytest.mark.parametrize("value", [4.0, np.float32(4.0)])
+def test_hasattr_of_a_value_attribute_of_a_dynamic_scalar_is_refused(value):
+    """``hasattr(a, "real")`` is True of the value; it read False (the refusal was an
+    AttributeError, which hasattr and getattr with a default swallow)."""
+    @gt.graph
+    def f(s, x, n):
+        s.launch(fill, 1, 32, x, getattr(n, "real", 0.0))   # real attribute
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(A(8), value)
+    assert e.value.source == (F, line_of(F, "real attribute"))
+    assert "'n' is a dynamic scalar" in e.value.message
 
 
 def test_static_scalar_may_steer_control_flow():

@@ -166,7 +166,7 @@ class Buffer:
             return True   # one run: the hull is the view
         spans, theirs = _spans(self), _run_starts(other)
         if spans is None or theirs is None:
-            return None
+            return _lattice_holds(self, other)
         starts, ends = spans
         theirs = theirs + (other.ptr - self.ptr)
         # each run of other must lie in one span: the last one starting at or before it
@@ -203,16 +203,35 @@ class Buffer:
 EXACT_RUNS = 1 << 16
 
 
+def _outer(b: Buffer) -> list:
+    """``(stride, count)`` of the view's dimensions past its contiguous run, in
+    increasing stride (the ones ``run`` does not fold in)."""
+    dims = sorted((abs(s), n) for n, s in zip(b.shape, b.strides) if n > 1 and s != 0)
+    run, i = b.dtype.itemsize, 0
+    while i < len(dims) and dims[i][0] == run:
+        run *= dims[i][1]
+        i += 1
+    return dims[i:]
+
+
+def _lattice_holds(root: Buffer, view: Buffer):
+    """``root.contains(view)`` where the runs are too many to list (``EXACT_RUNS``):
+    a root of one outer dimension holds the bytes ``lo + k*step + [0, run)`` for
+    every k up to its last (rows of a larger matrix); a view within its hull whose
+    runs repeat at multiples of that step lies at one place in each period, so it
+    lies in the root if its runs fit in the root's run there. None where this does
+    not tell (more outer dimensions, windows that overlap, other steps)."""
+    outer = _outer(root)
+    if len(outer) != 1 or outer[0][0] != root.step or root.step <= root.run or \
+            view.step % root.step:
+        return None
+    return (view.lo - root.lo) % root.step + view.run <= root.run
+
+
 def _run_starts(b: Buffer):
     """Sorted start addresses of the view's contiguous runs (None if too many)."""
     if b._starts is None:
-        dims = [(abs(s), n) for n, s in zip(b.shape, b.strides) if n > 1 and s != 0]
-        dims.sort()
-        run, i = b.dtype.itemsize, 0
-        while i < len(dims) and dims[i][0] == run:
-            run *= dims[i][1]
-            i += 1
-        outer = dims[i:]
+        outer = _outer(b)
         if math.prod(n for _, n in outer) > EXACT_RUNS:
             b._starts = False
         else:

@@ -120,12 +120,35 @@ def test_pinned_range_ends_with_the_array_and_with_its_life():
 
 
 def test_contains_is_unknown_past_the_exact_run_limit():
-    x = A(2 * EXACT_RUNS + 8, "float32")
-    every_other = as_buffer(x.view(0, (EXACT_RUNS + 1,), (8,)))   # too many runs
-    one = as_buffer(x.view(8, (1,)))
+    x = A(4 * EXACT_RUNS + 64, "float32")
+    # too many runs in two outer dimensions: 4-byte runs at steps 16 and 24
+    crossed = as_buffer(x.view(0, (EXACT_RUNS // 4, 8), (24 * 8, 16)))
+    one = as_buffer(x.view(16, (1,)))
     few = as_buffer(x.view(0, (4,), (8,)))
-    assert every_other.contains(one) is None and few.contains(every_other) is False
+    assert crossed.contains(one) is None and few.contains(crossed) is False
     assert one.contains(as_buffer(x.view(0, (0,)))) is True           # an empty view
+
+
+def test_contains_past_the_exact_run_limit_in_rows_of_a_matrix():
+    """A root of one outer dimension (a block of columns of a tall matrix) holds
+    ``lo + k*step + [0, run)``: a view whose runs repeat at multiples of the step
+    lies in it or not wherever it has too many runs to list. (``Tracer._root``
+    asked it of two overlapping blocks of columns, found neither, and refused a
+    view of both as no argument's.)"""
+    rows = EXACT_RUNS + 8
+    m = A(rows * 8, "float32")
+
+    def block(first, last, rows=rows, every=1):   # m[::every, first:last] of (rows, 8)
+        return as_buffer(m.view(4 * first, (rows // every, last - first), (32 * every, 4)))
+    left, every_other = block(0, 4), as_buffer(m.view(0, (4 * rows,), (8,)))
+    assert left.contains(block(2, 4)) is True and left.contains(block(1, 3, every=2)) is True
+    assert left.contains(as_buffer(m.view(36, (3,)))) is True         # one run in a row
+    assert left.contains(block(3, 6)) is False and left.contains(block(4, 6)) is False
+    assert left.contains(as_buffer(m.view(12, (2,)))) is False        # across a row's end
+    assert every_other.contains(as_buffer(m.view(8, (1,)))) is True
+    assert every_other.contains(as_buffer(m.view(4, (1,)))) is False
+    # two runs a period (columns 0 and 2 of every other row): not told, though it holds
+    assert left.contains(as_buffer(m.view(0, (rows // 2, 2), (64, 8)))) is None
 
 
 def test_numba_simulator_device_arrays_are_device_memory():

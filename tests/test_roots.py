@@ -54,3 +54,26 @@ def test_a_temporary_takes_a_name_no_root_has():
         s.launch(k, 1, 32, x, s.empty(4, np.float32))
     listing = str(f.trace(FakeDeviceArray(4)))
     assert "tmp2" in listing and "tmp3" in listing, listing
+
+
+def test_a_view_of_two_overlapping_blocks_of_a_tall_matrix_lies_in_the_first():
+    """``f(m[:, 0:4], m[:, 2:6])`` with a kernel on ``a[:, 2:4]`` of a matrix of more
+    rows than ``EXACT_RUNS``: both arguments hold the view, but neither could tell
+    (too many runs to list), so no root was chosen and the view was refused as an
+    array the function does not reach."""
+    import graphtrace as gt
+    from graphtrace.buffers import EXACT_RUNS
+    from helpers import any_kernel
+    k = any_kernel()
+    rows = EXACT_RUNS + 8
+    m = FakeDeviceArray(rows * 8, "float32", ptr=BASE)
+
+    def block(first, last):   # m[:, first:last] of a (rows, 8) float32 matrix
+        return m.view(4 * first, (rows, last - first), (32, 4))
+
+    @gt.graph
+    def f(s, a, b):
+        s.launch(k, 1, 32, a.view(8, (rows, 2), (32, 4)))   # a[:, 2:4]
+        s.launch(k, 1, 32, b)
+    g = f.trace(block(0, 4), block(2, 6))
+    assert [n.args[0].base.label for n in g.nodes] == ["a", "b"]

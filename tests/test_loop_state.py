@@ -525,3 +525,60 @@ def test_a_dead_weak_proxy_or_an_object_raising_for_its_interface_leaves_the_tra
         a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
         (f if how == "proxy" else gt.graph(g, backend="sim"))(a, n)
         assert host(a) == [3, 4, 5, 6], how
+
+
+# --- subscripts computed by arithmetic: every name the subscript loads indexes
+
+def _window_by_arithmetic(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 2) as body:   # window by arithmetic
+        add[1, 4, body](a[k * 2:(k + 1) * 2], 1.0)
+        count[1, 1, body](n)
+        k += 1
+
+
+def _window_by_attribute(s, a, b, n):
+    st = types.SimpleNamespace(k=0)
+    with s.while_loop(gt.cond(n) < 2) as body:   # window by attribute
+        add[1, 4, body](a[st.k:st.k + 2], 1.0)
+        count[1, 1, body](n)
+        st.k += 2
+
+
+def _window_through_a_name(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 2) as body:   # window through a name
+        lo = k * 2
+        add[1, 4, body](a[lo:lo + 2], 1.0)
+        count[1, 1, body](n)
+        k += 1
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_window_by_arithmetic, "window by arithmetic", "changes k,"),
+    (_window_by_attribute, "window by attribute", "changes st.k,"),
+    (_window_through_a_name, "window through a name", "changes k,"),
+])
+def test_a_number_a_body_changes_and_slices_by_through_arithmetic_is_refused(
+        program, marker, named):
+    """``a[k * 2:(k + 1) * 2]`` then ``k += 1``: the eager loop works on the next
+    window in each iteration, the device on the first one every time."""
+    _refused_at(program, marker, named)
+
+
+def test_windows_computed_from_numbers_fixed_for_the_loop_run_as_eagerly():
+    """Slice bounds computed from numbers the body never changes, also through a
+    name it sets first, beside a counter it changes but slices nothing by."""
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        k, width, trips = 1, 2, 0
+        with s.while_loop(gt.cond(n) < 3) as body:
+            lo = k * width
+            add[1, 4, body](a[lo:lo + width], 1.0)
+            add[1, 4, body](a[(k - 1) * width:k * width - 1], 1.0)
+            count[1, 1, body](n)
+            trips += 1
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 1, 5, 6] and host(n) == [3]

@@ -22,8 +22,10 @@ its values). ``refuse`` compares them when the body is closed:
   array was held elsewhere when the body began (a swap, a rotation);
 - a number changed that reached the recorded work: the old value is among the
   body's recorded numbers (``t += dt`` handed to a kernel), or the code
-  indexes with it (``bufs[k % 2]``). A counter only reported (``n += 1``,
-  ``log.debug(n)``) changes nothing on the device.
+  indexes with it: a subscript loads it (``bufs[k % 2]``,
+  ``a[k * 4:(k + 1) * 4]``), or a name the body set from it first
+  (``lo = k * 4``). A counter only reported (``n += 1``, ``log.debug(n)``)
+  changes nothing on the device.
 """
 from __future__ import annotations
 
@@ -56,6 +58,7 @@ _STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF",
                      "DELETE_DEREF"})
 _ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
 _ATTR_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
+_SUBSCRIPTS = {"BINARY_SUBSCR": 2, "BINARY_SLICE": 3}   # -> the values each takes
 
 
 def _indices(v) -> bool:
@@ -284,47 +287,74 @@ def _recorded_numbers(regions) -> set:
     return out
 
 
+def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> set:
+    """The names and attributes (".attr") loaded to compute the ``values`` values
+    the instruction ``code_ins[i]`` takes off the stack, not counting names the
+    body stored before (for those, what they were computed from)."""
+    out: set = set()
+    j, depth = i, 0
+    while j > 0 and depth < values:   # back to where those values began
+        j -= 1
+        try:
+            depth += dis.stack_effect(code_ins[j].opcode, code_ins[j].arg, jump=False)
+        except ValueError:   # an instruction dis cannot tell: read no further
+            break
+        ins = code_ins[j]
+        names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+        if ins.opname in _LOADS:   # (of LOAD_FAST_LOAD_FAST x, k before x[k]: k)
+            out.update(names[-1:] if depth > values else names)
+        elif ins.opname in _ATTR_LOADS:
+            out.add("." + ins.argval)
+    for name in out & stored:
+        out |= made.get(name, set())
+    return out - stored
+
+
 class _Region:
     """What a body's code (a code object, and the offsets it lies strictly
     between) reads before it stores it (names and attribute names), and what it
-    reads to index by before it sets it (``bufs[k % 2]``; a launch's
-    ``k[grid, block, body]`` too)."""
+    reads to index by before it sets it: every name and attribute the whole
+    subscript expression loads (``bufs[k % 2]``, ``a[k * 4:(k + 1) * 4]``; a
+    launch's ``k[grid, block, body]`` too), and what a name the body set before
+    was computed from (``lo = k * 4`` then ``a[lo:lo + 4]``)."""
 
     def __init__(self, code: tuple):
         obj, lo, hi = code
-        recent: deque = deque(maxlen=4)   # the names the last instructions loaded
-        stored: set = set()               # the names stored so far
-        self.indexed: set = set()         # names (".attr": attributes) read to index by
+        code_ins = list(dis.get_instructions(obj))
+        self.indexed: set = set()    # names (".attr": attributes) read to index by
         self.first: dict = {}        # name -> "load" or "store", whichever comes first
         self.attr_first: dict = {}   # attribute name -> the same
-        for ins in dis.get_instructions(obj):
+        stored: set = set()          # the names stored so far
+        made: dict = {}              # a name stored -> what its value was computed from
+        for i, ins in enumerate(code_ins):
             line = ins.positions.lineno if ins.positions is not None else None
-            if not lo < ins.offset < hi or line is None:
-                continue
-            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
-            op = ins.opname
-            if op == "STORE_FAST_LOAD_FAST":   # one name stored, then one loaded
-                stored.add(names[0])
-                self.first.setdefault(names[0], "store")
-                self.first.setdefault(names[-1], "load")
-            elif op in _LOADS:
-                for n in names:
-                    self.first.setdefault(n, "load")
-            elif op in _STORES:
-                stored.update(names)
-                for n in names:
-                    self.first.setdefault(n, "store")
-            elif op in _ATTR_LOADS:
-                self.attr_first.setdefault(ins.argval, "load")
-            elif op in _ATTR_STORES:
-                self.attr_first.setdefault(ins.argval, "store")
-            elif op in ("BINARY_SUBSCR", "BINARY_SLICE") or \
-                    op == "BINARY_OP" and ins.argrepr == "[]":
-                # names read to index by (or to size a launch by, k[grid, block, body])
-                self.indexed.update(set(recent) - stored)   # before the body sets them
-            if op != "BUILD_TUPLE":
-                recent.append(ins.argval if op in _LOADS and isinstance(ins.argval, str) else
-                              "." + ins.argval if op in _ATTR_LOADS else None)
+            if lo < ins.offset < hi and line is not None:
+                self._note(code_ins, i, stored, made)
+
+    def _note(self, code_ins: list, i: int, stored: set, made: dict) -> None:
+        ins = code_ins[i]
+        names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+        op = ins.opname
+        if op == "STORE_FAST_LOAD_FAST":   # one name stored, then one loaded
+            stored.add(names[0])
+            self.first.setdefault(names[0], "store")
+            self.first.setdefault(names[-1], "load")
+        elif op in _LOADS:
+            for n in names:
+                self.first.setdefault(n, "load")
+        elif op in _STORES:
+            if len(names) == 1 and op.startswith("STORE"):   # x = <what it reads>
+                made[names[0]] = _read_by(code_ins, i, 1, stored, made)
+            stored.update(names)
+            for n in names:
+                self.first.setdefault(n, "store")
+        elif op in _ATTR_LOADS:
+            self.attr_first.setdefault(ins.argval, "load")
+        elif op in _ATTR_STORES:
+            self.attr_first.setdefault(ins.argval, "store")
+        elif op in _SUBSCRIPTS or op == "BINARY_OP" and ins.argrepr == "[]":
+            # read to index by (or to size a launch by, k[grid, block, body])
+            self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2), stored, made)
 
     def carried(self, path: tuple):
         """Whether the body reads the slot at ``path`` before storing it: True,

@@ -582,3 +582,72 @@ def test_windows_computed_from_numbers_fixed_for_the_loop_run_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 1, 5, 6] and host(n) == [3]
+
+
+# --- list and dict items picking, slicing by or sizing the work
+
+def _pick_by_list_item(s, a, b, n):
+    bufs, idx = [a, b], [0]
+    with s.while_loop(gt.cond(n) < 3) as body:   # pick by list item
+        shift[1, 4, body](bufs[idx[0]], bufs[1 - idx[0]])
+        count[1, 1, body](n)
+        idx[0] = 1 - idx[0]
+
+
+def _pick_by_dict_item(s, a, b, n):
+    pick, d = [a, b], {"k": 0}
+    with s.while_loop(gt.cond(n) < 3) as body:   # pick by dict item
+        src = pick[d["k"]]
+        shift[1, 4, body](src, pick[1 - d["k"]])
+        count[1, 1, body](n)
+        d["k"] = 1 - d["k"]
+
+
+def _window_by_dict_item(s, a, b, n):
+    st = {"k": 0}
+    with s.while_loop(gt.cond(n) < 2) as body:   # window by dict item
+        add[1, 4, body](a[st["k"]:st["k"] + 2], 1.0)
+        count[1, 1, body](n)
+        st["k"] += 2
+
+
+def _grid_by_list_item(s, a, b, n):
+    cfg = [1]
+    with s.while_loop(gt.cond(n) < 3) as body:   # grid by list item
+        add[cfg[0], 2, body](a, 1.0)
+        count[1, 1, body](n)
+        cfg[0] += 1
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_pick_by_list_item, "pick by list item", "changes idx[0],"),
+    (_pick_by_dict_item, "pick by dict item", "changes d['k'],"),
+    (_window_by_dict_item, "window by dict item", "changes st['k'],"),
+    (_grid_by_list_item, "grid by list item", "changes cfg[0],"),
+])
+def test_an_item_a_body_changes_and_picks_slices_or_sizes_by_is_refused(
+        program, marker, named):
+    """``bufs[idx[0]]`` then ``idx[0] = 1 - idx[0]``: refused as ``bufs[k]`` with
+    ``k = 1 - k`` is; the device ran every iteration on the first pick."""
+    _refused_at(program, marker, named)
+
+
+def test_items_changed_beside_those_picked_by_or_set_first_run_as_eagerly():
+    """An item beside the one a body picks by (``d["trips"]`` next to ``d["k"]``),
+    a list item beside the launch's size (``cfg[1]`` next to ``cfg[0]``), and an
+    item the body sets before it slices by it: each iteration of the eager loop
+    does the same work."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        bufs, d, cfg, pos = [a, b], {"k": 0, "trips": 0}, [1, 0], {"lo": 3}
+        with s.while_loop(gt.cond(n) < 3) as body:
+            pos["lo"] = 2
+            add[1, 4, body](bufs[d["k"]][pos["lo"]:pos["lo"] + 2], 1.0)
+            add[cfg[0], 4, body](bufs[1 - d["k"]], 1.0)
+            count[1, 1, body](n)
+            d["trips"] += 1
+            cfg[1] = cfg[1] + 1
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [0, 1, 5, 6] and host(b) == [3, 3, 3, 3] and host(n) == [3]

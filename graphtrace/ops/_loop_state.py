@@ -17,14 +17,15 @@ its values). ``refuse`` compares them when the body is closed:
 
 - an array slot changed (another array, not the same view made again) where
   the old or the new one is the trace's, which the body reads before it
-  stores it: a name its code loads first (``_Region``); for an attribute or an
+  stores it: a name, an attribute or an item by a key the code names
+  (``idx[0]``, ``d["k"]``) that its code loads first (``_Region``); for another
   item, or a slot the code never names (a helper changed it), where the new
   array was held elsewhere when the body began (a swap, a rotation);
 - a number changed that reached the recorded work: the old value is among the
   body's recorded numbers (``t += dt`` handed to a kernel), or the code
-  indexes with it: a subscript loads it (``bufs[k % 2]``,
-  ``a[k * 4:(k + 1) * 4]``), or a name the body set from it first
-  (``lo = k * 4``). A counter only reported (``n += 1``, ``log.debug(n)``)
+  indexes with it, read first: a subscript loads it (``bufs[k % 2]``,
+  ``a[k * 4:(k + 1) * 4]``; ``bufs[idx[0]]``: the item ``idx[0]``, not
+  ``idx[1]``), or a name the body set from it first (``lo = k * 4``). A counter only reported (``n += 1``, ``log.debug(n)``)
   changes nothing on the device.
 """
 from __future__ import annotations
@@ -59,6 +60,8 @@ _STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF",
 _ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
 _ATTR_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 _SUBSCRIPTS = {"BINARY_SUBSCR": 2, "BINARY_SLICE": 3}   # -> the values each takes
+_ITEM_STORES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR"})
+_CONSTS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
 
 
 def _indices(v) -> bool:
@@ -305,9 +308,36 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
             out.update(names[-1:] if depth > values else names)
         elif ins.opname in _ATTR_LOADS:
             out.add("." + ins.argval)
+        elif _reads_item(ins) and _item(code_ins, j) is not None:
+            out.add(_item(code_ins, j))   # ("[]", "idx", 0) of idx[0]
     for name in out & stored:
         out |= made.get(name, set())
     return out - stored
+
+
+def _item(code_ins: list, i: int):
+    """``("[]", name or ".attr" holding it, key)`` of the item the instruction
+    ``code_ins[i]`` reads or sets, where the code names both (``idx[0]``,
+    ``st.d["k"]``), else None."""
+    if i < 2 or code_ins[i - 1].opname not in _CONSTS:
+        return None
+    key, holder = code_ins[i - 1].argval, _holder(code_ins[i - 2])
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return ("[]", holder, key) if holder is not None else None
+
+
+def _reads_item(ins) -> bool:
+    return ins.opname == "BINARY_SUBSCR" or ins.opname == "BINARY_OP" and ins.argrepr == "[]"
+
+
+def _holder(ins) -> str | None:
+    """The name, or ".attr", that the instruction ``ins`` loads, if it loads one."""
+    if ins.opname in _LOADS:
+        return ins.argval[-1] if isinstance(ins.argval, tuple) else ins.argval
+    return "." + ins.argval if ins.opname in _ATTR_LOADS else None
 
 
 class _Region:
@@ -324,6 +354,7 @@ class _Region:
         self.indexed: set = set()    # names (".attr": attributes) read to index by
         self.first: dict = {}        # name -> "load" or "store", whichever comes first
         self.attr_first: dict = {}   # attribute name -> the same
+        self.item_first: dict = {}   # ("[]", name or ".attr" holding it, key) -> the same
         stored: set = set()          # the names stored so far
         made: dict = {}              # a name stored -> what its value was computed from
         for i, ins in enumerate(code_ins):
@@ -352,7 +383,10 @@ class _Region:
             self.attr_first.setdefault(ins.argval, "load")
         elif op in _ATTR_STORES:
             self.attr_first.setdefault(ins.argval, "store")
-        elif op in _SUBSCRIPTS or op == "BINARY_OP" and ins.argrepr == "[]":
+        if (op in _ITEM_STORES or _reads_item(ins)) and _item(code_ins, i) is not None:
+            self.item_first.setdefault(_item(code_ins, i), "load" if _reads_item(ins) else
+                                       "store")   # idx[0], d["k"]
+        if op in _SUBSCRIPTS or _reads_item(ins):
             # read to index by (or to size a launch by, k[grid, block, body])
             self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2), stored, made)
 
@@ -367,6 +401,9 @@ class _Region:
         attrs = [key for kind, key in path[1:] if kind == "."]
         if attrs and self.attr_first.get(attrs[-1]) == "store":
             return False
+        item = self.item_first.get(_item_of(path))
+        if item is not None:   # an item the code reads or sets by its key: idx[0]
+            return item == "load"
         return True if len(path) == 1 or attrs else None
 
     def indexes_with(self, path: tuple) -> bool:
@@ -374,7 +411,17 @@ class _Region:
         ``bufs[self.k]``, ``bufs[idx[0]]``), or sizes a launch by it
         (``k[level, 256, body]``)."""
         attrs = [key for kind, key in path[1:] if kind == "."]
-        return path[0] in self.indexed and (not attrs or "." + attrs[-1] in self.indexed)
+        if path[0] not in self.indexed or attrs and "." + attrs[-1] not in self.indexed:
+            return False
+        return path[-1][0] != "[]" or _item_of(path) in self.indexed
+
+
+def _item_of(path: tuple):
+    """``_item``'s key for the slot at ``path`` if it is an item, else None."""
+    if len(path) < 2 or path[-1][0] != "[]":
+        return None
+    holder = path[0] if len(path) == 2 else "." + path[-2][1] if path[-2][0] == "." else None
+    return ("[]", holder, path[-1][1])
 
 
 def _message(hits: list, what: str) -> str:

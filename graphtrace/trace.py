@@ -316,6 +316,11 @@ class Tracer(_Hot):
         self._add_root(buf)
         return buf
 
+    @property
+    def temporaries(self) -> list:
+        """The temporaries made so far, oldest first."""
+        return [tmp for tmp, _ in self._temps]
+
     def cached_buffer(self, obj) -> Buffer | None:
         hit = self._bufs.get(id(obj) >> 4)   # the entry holds obj: no other object has its key
         if hit is not None:

@@ -651,3 +651,62 @@ def test_items_changed_beside_those_picked_by_or_set_first_run_as_eagerly():
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(a) == [0, 1, 5, 6] and host(b) == [3, 3, 3, 3] and host(n) == [3]
+
+
+# --- temporaries sized by a number the body changes
+
+def _temporary_grows(s, a, b, n):
+    m = 2
+    with s.while_loop(gt.cond(n) < 3) as body:   # temporary grows
+        t = body.zeros(m, np.float32)
+        add[1, 4, body](t, 1.0)
+        shift[1, 2, body](t, a)
+        count[1, 1, body](n)
+        m += 1
+
+
+def _temporary_by_attribute(s, a, b, n):
+    st = types.SimpleNamespace(rows=1)
+    with s.while_loop(gt.cond(n) < 3) as body:   # temporary by attribute
+        t = body.empty((st.rows, 2), dtype=np.float32)
+        shift[1, 2, body](a, t[0])
+        count[1, 1, body](n)
+        st.rows += 1
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_temporary_grows, "temporary grows", "changes m,"),
+    (_temporary_by_attribute, "temporary by attribute", "changes st.rows,"),
+])
+def test_a_number_a_body_changes_and_sizes_a_temporary_by_is_refused(program, marker, named):
+    """``t = body.zeros(m)`` then ``m += 1``: every device iteration used the first
+    iteration's size; the message says to size it by a number fixed for the loop."""
+    _refused_at(program, marker, named)
+    with pytest.raises(gt.ArgumentError, match="numbers fixed for the loop") as e:
+        gt.graph(program, backend="sim")(dev(0, 1, 2, 3), dev(0, 0, 0, 0),
+                                         dev(0, dtype=np.int32))
+    assert "or run the loop on the host" in str(e.value)
+
+
+def test_temporaries_sized_by_numbers_fixed_for_the_loop_run_as_eagerly():
+    """A temporary sized by a number the body does not change, beside a counter of
+    the same value it does change, and one sized by a name the body sets first."""
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        m, trips, rows = 4, 4, 7
+        with s.while_loop(gt.cond(n) < 3) as body:
+            t = body.zeros(m, np.float32)
+            rows = 2
+            u = body.zeros((rows, 4), np.float32)
+            add[1, 4, body](t, 1.0)
+            add[1, 4, body](u[1], 1.0)
+            shift[1, 4, body](t, u[0])
+            shift[1, 4, body](u[1], t)
+            shift[1, 4, body](t, a)
+            count[1, 1, body](n)
+            trips += 1
+            rows += 1
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 3, 3, 3] and host(n) == [3]

@@ -25,7 +25,9 @@ its values). ``refuse`` compares them when the body is closed:
   body's recorded numbers (``t += dt`` handed to a kernel), or the code
   indexes with it, read first: a subscript loads it (``bufs[k % 2]``,
   ``a[k * 4:(k + 1) * 4]``; ``bufs[idx[0]]``: the item ``idx[0]``, not
-  ``idx[1]``), or a name the body set from it first (``lo = k * 4``). A counter only reported (``n += 1``, ``log.debug(n)``)
+  ``idx[1]``), or a name the body set from it first (``lo = k * 4``); or it
+  sizes a temporary the body makes (``body.zeros(m)``), one of whose sizes is
+  its old value. A counter only reported (``n += 1``, ``log.debug(n)``)
   changes nothing on the device.
 """
 from __future__ import annotations
@@ -62,6 +64,8 @@ _ATTR_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 _SUBSCRIPTS = {"BINARY_SUBSCR": 2, "BINARY_SLICE": 3}   # -> the values each takes
 _ITEM_STORES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR"})
 _CONSTS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
+_CALLS = {"PRECALL": 0, "CALL": 0, "CALL_KW": 1}   # -> values beyond the arguments
+_MAKERS = frozenset({"empty", "zeros"})   # s.empty(n), body.zeros((m, 4), np.float32)
 
 
 def _indices(v) -> bool:
@@ -131,10 +135,12 @@ def _helper_roots(fn, name: str, out: dict) -> None:
 
 class LoopState:
     """The slots a loop body may read, taken when it is entered (``body``: the
-    ``body=`` callable, or None for a ``with`` block)."""
+    ``body=`` callable, or None for a ``with`` block; ``made``: how many
+    temporaries the trace had made then)."""
 
-    def __init__(self, body=None):
+    def __init__(self, body=None, made: int = 0):
         self.frame, self.fn, self.bound, self.extra = None, None, None, {}
+        self.made = made
         if body is not None:
             self.fn, self.bound, self.extra = _function(body)
         if self.fn is None:
@@ -204,6 +210,7 @@ class LoopState:
             if where is not None:   # one slot reached by several names: read as any
                 reads.setdefault(where, set()).add(region.carried(p))   # of them is
         recorded = _recorded_numbers(regions)
+        sizes = {d for tmp in t.temporaries[self.made:] for d in tmp.shape}   # the body's
         hits = []
         for p in changed:
             (old, old_bytes, where), (new, new_bytes, _) = self.before[p], after[p]
@@ -220,6 +227,8 @@ class LoopState:
                 if (read is True or swapped) and any(   # before: a swap, a rotation
                         is_array(x) and t.cached_buffer(x) is not None for x in (old, new)):
                     hits.append((p, "array"))
+            elif read is True and old in sizes and region.sizes_with(p):   # body.zeros(m)
+                hits.append((p, "size"))
             elif (type(old), old) in recorded or read is True and region.indexes_with(p):
                 hits.append((p, "number"))
         if hits:
@@ -290,22 +299,31 @@ def _recorded_numbers(regions) -> set:
     return out
 
 
+def _begin(code_ins: list, i: int, values: int) -> tuple:
+    """``(where, beyond)``: the instruction where the code computing the
+    ``values`` values that ``code_ins[i]`` takes off the stack begins, and how
+    many values that one pushes before theirs (x of LOAD_FAST_LOAD_FAST x, k)."""
+    j, depth = i, 0
+    while j > 0 and depth < values:
+        j -= 1
+        try:
+            depth += dis.stack_effect(code_ins[j].opcode, code_ins[j].arg, jump=False)
+        except ValueError:   # an instruction dis cannot tell: read no further
+            return j + 1, 0
+    return j, max(depth - values, 0)
+
+
 def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> set:
     """The names and attributes (".attr") loaded to compute the ``values`` values
     the instruction ``code_ins[i]`` takes off the stack, not counting names the
     body stored before (for those, what they were computed from)."""
     out: set = set()
-    j, depth = i, 0
-    while j > 0 and depth < values:   # back to where those values began
-        j -= 1
-        try:
-            depth += dis.stack_effect(code_ins[j].opcode, code_ins[j].arg, jump=False)
-        except ValueError:   # an instruction dis cannot tell: read no further
-            break
+    start, beyond = _begin(code_ins, i, values)
+    for j in range(start, i):
         ins = code_ins[j]
         names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
-        if ins.opname in _LOADS:   # (of LOAD_FAST_LOAD_FAST x, k before x[k]: k)
-            out.update(names[-1:] if depth > values else names)
+        if ins.opname in _LOADS:
+            out.update(names[beyond:] if j == start else names)
         elif ins.opname in _ATTR_LOADS:
             out.add("." + ins.argval)
         elif _reads_item(ins) and _item(code_ins, j) is not None:
@@ -352,6 +370,7 @@ class _Region:
         obj, lo, hi = code
         code_ins = list(dis.get_instructions(obj))
         self.indexed: set = set()    # names (".attr": attributes) read to index by
+        self.sized: set = set()      # those read to size a temporary by
         self.first: dict = {}        # name -> "load" or "store", whichever comes first
         self.attr_first: dict = {}   # attribute name -> the same
         self.item_first: dict = {}   # ("[]", name or ".attr" holding it, key) -> the same
@@ -389,6 +408,12 @@ class _Region:
         if op in _SUBSCRIPTS or _reads_item(ins):
             # read to index by (or to size a launch by, k[grid, block, body])
             self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2), stored, made)
+        elif op in _CALLS and code_ins[i - 1].opname != "PRECALL":   # (3.11: PRECALL, CALL)
+            n = ins.arg + _CALLS[op]
+            j = _begin(code_ins, i, n)[0]
+            if j > 0 and code_ins[j - 1].opname in _ATTR_LOADS and \
+                    code_ins[j - 1].argval in _MAKERS:
+                self.sized |= _read_by(code_ins, i, n, stored, made)
 
     def carried(self, path: tuple):
         """Whether the body reads the slot at ``path`` before storing it: True,
@@ -410,10 +435,20 @@ class _Region:
         """Whether the body indexes by the slot at ``path`` (``bufs[k % 2]``,
         ``bufs[self.k]``, ``bufs[idx[0]]``), or sizes a launch by it
         (``k[level, 256, body]``)."""
-        attrs = [key for kind, key in path[1:] if kind == "."]
-        if path[0] not in self.indexed or attrs and "." + attrs[-1] not in self.indexed:
-            return False
-        return path[-1][0] != "[]" or _item_of(path) in self.indexed
+        return _reads(self.indexed, path)
+
+    def sizes_with(self, path: tuple) -> bool:
+        """Whether the body sizes a temporary by the slot at ``path``
+        (``body.zeros(m)``, ``s.empty((n, self.k))``)."""
+        return _reads(self.sized, path)
+
+
+def _reads(read: set, path: tuple) -> bool:
+    """Whether ``read`` (``_Region.indexed`` or ``.sized``) holds the slot at ``path``."""
+    attrs = [key for kind, key in path[1:] if kind == "."]
+    if path[0] not in read or attrs and "." + attrs[-1] not in read:
+        return False
+    return path[-1][0] != "[]" or _item_of(path) in read
 
 
 def _item_of(path: tuple):
@@ -424,16 +459,24 @@ def _item_of(path: tuple):
     return ("[]", holder, path[-1][1])
 
 
+_ADVICE = {
+    "array": "write one iteration's work for each order in the body (step(u, v) then "
+             "step(v, u)) and loop half as many times, or pick arrays by a device "
+             "array's value inside the kernel",
+    "number": "keep what changes from one iteration to the next in a device array "
+              "that the body's kernels update, and pass that array",
+    "size": "size the temporaries the body makes by numbers fixed for the loop (make one "
+            "of the largest size before the loop, and hand its kernels the size in use in "
+            "a device array), or run the loop on the host",
+}
+
+
 def _message(hits: list, what: str) -> str:
     names = sorted({_label(p) for p, _ in hits})
     listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    if {k for _, k in hits} == {"number"}:
-        advice = ("keep what changes from one iteration to the next in a device array "
-                  "that the body's kernels update, and pass that array")
-    else:
-        advice = ("write one iteration's work for each order in the body (step(u, v) then "
-                  "step(v, u)) and loop half as many times, or pick arrays by a device "
-                  "array's value inside the kernel")
+    kinds = {k for _, k in hits}
+    advice = "; ".join(_ADVICE[k] for k in _ADVICE if k in kinds and not (
+        k == "number" and "array" in kinds))   # (arrays picked by a number: pick on the device)
     return (f"the body of {what} changes {listed}, which it reads again in the next "
             "iteration: Python runs the body once, when it is recorded, so the device would "
             "run every iteration on the arrays and numbers as they were then; " + advice)

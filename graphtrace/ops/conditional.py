@@ -173,7 +173,7 @@ class _Structured:
                 user_frame())
         t.unexited[id(self)] = (self.what, self.source)
         if self.op is WHILE:   # what the body's Python changes: _loop_state
-            self.state = LoopState(self.body)
+            self.state = LoopState(self.body, len(t.temporaries))
         return self.op.bodies(self.bodies)
 
     def __exit__(self, kind, exc, tb):

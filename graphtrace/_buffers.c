@@ -92,6 +92,25 @@ field(PyObject *cai, PyObject *key)
     return PyDict_GetItemWithError(cai, key);
 }
 
+/* Whether an interface's descr is that of a plain dtype: absent, or at most one
+ * entry, which names no field ([('', '<f8')]), as buffers._is_record tells it;
+ * a record ([('a', '<f8')], two entries or more) or anything odd is not */
+static int
+plain_descr(PyObject *descr)
+{
+    if (descr == NULL || descr == Py_None)
+        return 1;
+    if (!PyList_CheckExact(descr) || PyList_GET_SIZE(descr) > 1)
+        return 0;
+    if (PyList_GET_SIZE(descr) == 0)
+        return 1;
+    PyObject *entry = PyList_GET_ITEM(descr, 0), *name;
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) < 1)
+        return 0;
+    name = PyTuple_GET_ITEM(entry, 0);
+    return PyUnicode_CheckExact(name) && PyUnicode_GET_LENGTH(name) == 0;
+}
+
 /* A new Buffer of obj, its interface cai, on device, as buffers._from_interface
  * makes it (strides laid out C-contiguous); NULL where the Python path is to */
 static PyObject *
@@ -100,9 +119,7 @@ plain_buffer(PyObject *obj, PyObject *cai, PyObject *device)
     if (!PyDict_CheckExact(cai))
         return NULL;
     PyObject *descr = field(cai, s_descr), *strides = field(cai, s_strides);
-    if ((descr != NULL && descr != Py_None &&
-            !(PyList_CheckExact(descr) && PyList_GET_SIZE(descr) <= 1)) ||
-            (strides != NULL && strides != Py_None))
+    if (!plain_descr(descr) || (strides != NULL && strides != Py_None))
         return NULL;
     PyObject *data = field(cai, s_data), *shape = field(cai, s_shape);
     PyObject *typestr = field(cai, s_typestr);

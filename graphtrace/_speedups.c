@@ -984,6 +984,25 @@ record_py(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     return r < 0 ? NULL : PyBool_FromLong(r);
 }
 
+/* Whether an interface's descr is that of a plain dtype: absent, or at most one
+ * entry, which names no field ([('', '<f8')]), as buffers._is_record tells it;
+ * a record ([('a', '<f8')], two entries or more) or anything odd is not */
+static int
+plain_descr(PyObject *descr)
+{
+    if (descr == NULL || descr == Py_None)
+        return 1;
+    if (!PyList_CheckExact(descr) || PyList_GET_SIZE(descr) > 1)
+        return 0;
+    if (PyList_GET_SIZE(descr) == 0)
+        return 1;
+    PyObject *entry = PyList_GET_ITEM(descr, 0), *name;
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) < 1)
+        return 0;
+    name = PyTuple_GET_ITEM(entry, 0);
+    return PyUnicode_CheckExact(name) && PyUnicode_GET_LENGTH(name) == 0;
+}
+
 /* buffers.py's interface_of key of a device array with interface ``cai`` (a
  * dict): NULL with no error where the Python path is to decide */
 static PyObject *
@@ -994,13 +1013,8 @@ cai_key(PyObject *t, PyObject *cai)
     PyObject *descr = PyDict_GetItemWithError(cai, s_descr);
     if (descr == NULL && PyErr_Occurred())
         return NULL;
-    if (descr != NULL && descr != Py_None) {
-        Py_ssize_t n = PyObject_Length(descr);
-        if (n < 0 || n > 1) {
-            PyErr_Clear();
-            return NULL;
-        }
-    }
+    if (!plain_descr(descr))
+        return NULL;
     PyObject *data = PyDict_GetItemWithError(cai, s_data);
     PyObject *shape = data == NULL ? NULL : PyDict_GetItemWithError(cai, s_shape);
     PyObject *typestr = shape == NULL ? NULL : PyDict_GetItemWithError(cai, s_typestr);

@@ -292,8 +292,15 @@ def _clamp(v: int) -> int:
 _dtypes: dict = {}   # typestr -> np.dtype: made once, not per view
 
 
+def _is_record(descr) -> bool:
+    """Whether an interface's ``descr`` describes a record dtype, whose fields its
+    typestr ("|V8") leaves out: two entries or more, or one naming its field
+    ([('a', '<f8')]); one unnamed entry ([('', '<f8')]) is a plain dtype."""
+    return descr is not None and (len(descr) > 1 or (len(descr) == 1 and descr[0][0] != ""))
+
+
 def _typestr_dtype(typestr, descr=None):
-    if descr and len(descr) > 1:
+    if _is_record(descr):
         return np.dtype(descr)
     dtype = _dtypes.get(typestr)
     if dtype is None:
@@ -318,7 +325,7 @@ def _view_label(buf: Buffer, root: Buffer) -> str:
 
 def _from_interface(iface, obj, device, pinned=False):
     descr = iface.get("descr")
-    dtype = _dtypes.get(iface["typestr"]) if descr is None or len(descr) <= 1 else None
+    dtype = None if _is_record(descr) else _dtypes.get(iface["typestr"])
     if dtype is None:
         dtype = _typestr_dtype(iface["typestr"], descr)
     strides = iface.get("strides")  # None: C-contiguous
@@ -455,8 +462,7 @@ def interface_of(obj) -> tuple:
         cai = obj._ary.__array_interface__   # what the simulator's array stands for
     else:
         return None, None
-    descr = cai.get("descr")
-    if descr is not None and len(descr) > 1:
+    if _is_record(cai.get("descr")):
         return None, cai
     return (t, cai["data"], cai["shape"], cai.get("strides"), cai["typestr"]), cai
 

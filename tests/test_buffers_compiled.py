@@ -33,11 +33,12 @@ class Odd:
 
 
 class WithDescr(FakeDeviceArray):
-    """An interface with a one-field ``descr`` (taken) or two fields (left)."""
+    """An interface with a one-entry ``descr`` naming no field (a plain dtype:
+    taken), or two fields or one named field (a record: left)."""
 
-    def __init__(self, n, fields):
+    def __init__(self, n, fields, name=""):
         super().__init__(n, "float32")
-        self.__cuda_array_interface__["descr"] = [("", "<f4")] * fields
+        self.__cuda_array_interface__["descr"] = [(name, "<f4")] * fields
 
 
 class Broken:
@@ -75,11 +76,13 @@ def _array(kind, n, dtype):
         return WithDescr(n, 1)
     if kind == "descr2":
         return WithDescr(n, 2)
+    if kind == "record1":
+        return WithDescr(n, 1, "a")
     return np.zeros(n, dtype)   # host memory: left to Python
 
 
 KINDS = ("1d", "2d", "0d", "empty", "strided", "readonly", "numpy flag", "odd", "descr1",
-         "descr2", "host")
+         "descr2", "record1", "host")
 ITEMS = st.lists(st.tuples(st.sampled_from(KINDS), st.integers(1, 40),
                            st.sampled_from(["float32", "float64", "int16", "uint8", "<c8"])),
                  min_size=1, max_size=30)
@@ -493,3 +496,20 @@ def test_traces_of_new_views_are_alike_on_every_path(root_specs, view_specs):
             except ArgumentError as e:
                 listings.append(str(e))
     assert len(set(listings)) == 1, listings
+
+
+def test_a_record_of_one_field_keeps_its_field_on_both_paths():
+    """A one-field record ([('a', '<f4')]) is a record, not the plain dtype of its
+    typestr: compiled code took it (as a root and as a new view) by its typestr,
+    where a one-entry ``descr`` names no field only for a plain dtype."""
+    record = np.dtype([("a", "<f4")])
+    root = Typed(8, "float32")
+    for on in (True, False):
+        with compiled_buffers(on):
+            t = Tracer("f", [], "data")
+            t.add_arguments([("r", WithDescr(4, 1, "a")), ("p", WithDescr(4, 1)),
+                             ("root", root)])
+            assert [b.dtype for b in t._roots[:2]] == [record, np.dtype("<f4")], on
+            view = Typed(4, "float32", ptr=root.ptr)
+            view.__cuda_array_interface__["descr"] = [("a", "<f4")]
+            assert t.buffer(view).dtype == record, on

@@ -11,6 +11,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+from graphtrace import buffers
 from helpers import line_of
 from step_kernels import fill
 
@@ -35,6 +36,24 @@ def test_record_dtypes_of_one_size_with_other_fields_trace_apart():
         f(cuda.to_device(h), out)
         assert out.copy_to_host().tolist() == [1, 2, 3, 4], fields
     assert f.cache_info().misses == 3
+
+
+def test_record_dtypes_of_one_field_trace_apart_and_rebind():
+    """A record of one field ([('a', f8)]) was keyed and rebuilt by its typestr
+    ('|V8') alone: [('a', i8)] found the graph traced for [('a', f8)], and a new
+    array of the traced dtype was rebound as a view with no fields."""
+    @gt.graph(backend="sim")
+    def f(s, x, out):
+        _field_a[1, 32, s](x, out)
+    buffers.as_buffer(np.zeros(2, "V8"))   # a plain '|V8' is known (the compiled path's dtypes)
+    for t in (np.float64, np.float64, np.int64):
+        h = np.zeros(4, np.dtype([("a", t)]))
+        h["a"] = [1, 2, 3, 4]
+        x, out = cuda.to_device(h), cuda.device_array(4)
+        f(x, out)
+        assert out.copy_to_host().tolist() == [1, 2, 3, 4], t
+        assert buffers.as_buffer(x).dtype == h.dtype
+    assert f.cache_info().misses == 2
 
 
 @dataclass(frozen=True)

@@ -127,6 +127,9 @@ plain_buffer(PyObject *obj, PyObject *cai, PyObject *device)
             PyTuple_GET_SIZE(data) != 2 || !PyLong_CheckExact(PyTuple_GET_ITEM(data, 0)) ||
             !PyTuple_CheckExact(shape) || !PyUnicode_CheckExact(typestr))
         return NULL;
+    /* a void ("|V16"): a record whose fields a numba array's interface leaves out */
+    if (PyUnicode_GET_LENGTH(typestr) > 1 && PyUnicode_READ_CHAR(typestr, 1) == 'V')
+        return NULL;
     PyObject *dtype = PyDict_GetItemWithError(DTYPES, typestr);
     if (dtype == NULL)
         return NULL;

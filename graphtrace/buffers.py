@@ -308,6 +308,15 @@ def _typestr_dtype(typestr, descr=None):
     return dtype
 
 
+def _interface_dtype(typestr, descr, obj):
+    """The dtype of a view whose typestr is new or a void ("|V16"): a record's from
+    its descr, or a numba array's own, whose interface leaves a record's fields out."""
+    dtype = _typestr_dtype(typestr, descr)
+    if dtype.kind == "V" and dtype.names is None and _kinds.get(type(obj)) == "numba":
+        return obj.dtype
+    return dtype
+
+
 def _c_strides(shape, itemsize):
     strides, acc = [], itemsize
     for n in reversed(shape):
@@ -326,8 +335,8 @@ def _view_label(buf: Buffer, root: Buffer) -> str:
 def _from_interface(iface, obj, device, pinned=False):
     descr = iface.get("descr")
     dtype = None if _is_record(descr) else _dtypes.get(iface["typestr"])
-    if dtype is None:
-        dtype = _typestr_dtype(iface["typestr"], descr)
+    if dtype is None or dtype.kind == "V":
+        dtype = _interface_dtype(iface["typestr"], descr, obj)
     strides = iface.get("strides")  # None: C-contiguous
     ptr, readonly = iface["data"]
     shape = iface["shape"]

@@ -113,8 +113,31 @@ def main():
 
     out["as by the interface"] = str(gt.graph(program).trace(Plain(x), Plain(m))) == \
         listings[True]
+    out["records"] = _records()
     out["listing"] = listings[True]
     print(json.dumps(out))
+
+
+def _records():
+    """Per path (compiled, then Python): the dtype str of each record array as a root,
+    a new view of it and its cache key: numba's interface leaves the fields out."""
+    from graphtrace import buffers, deps
+    from graphtrace.trace import Tracer
+    records = [[("a", "f8"), ("b", "f8")], [("b", "f8"), ("a", "f8")], [("a", "f8")]]
+    out = []
+    for compiled in (True, False):
+        was = deps.use_compiled_buffers(compiled)
+        try:
+            buffers.as_buffer(np.zeros(1, "V16")), buffers.as_buffer(np.zeros(1, "V8"))
+            for k, fields in enumerate(records):   # (the plain voids are known)
+                a = array((8,), dtype=np.dtype(fields), address=(1 << 42) + k * 4096)
+                t = Tracer("f", [], "data")
+                t.add_arguments([("a", a)])
+                out.append([str(t._roots[0].dtype), str(t.buffer(a[2:]).dtype),
+                            str(buffers.as_buffer(a).signature()[2])])
+        finally:
+            deps.use_compiled_buffers(was)
+    return out
 
 
 if __name__ == "__main__":

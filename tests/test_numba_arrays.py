@@ -55,3 +55,11 @@ def test_only_the_arguments_ask_numba_for_their_address_and_interface():
     out = child()
     for path in ("reads compiled", "reads pure"):
         assert out[path] == {"device_ctypes_pointer": 2, "__cuda_array_interface__": 2}, path
+
+
+def test_record_arrays_keep_their_fields():
+    """numba's interface has no descr: a record array was taken as a void ("|V16")
+    without fields, so records of one size with other fields or field order shared
+    a cache key (on a GPU, a graph traced for another layout was replayed)."""
+    records = ["[('a', '<f8'), ('b', '<f8')]", "[('b', '<f8'), ('a', '<f8')]", "[('a', '<f8')]"]
+    assert child()["records"] == [[r] * 3 for r in records] * 2

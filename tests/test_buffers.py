@@ -176,6 +176,8 @@ def test_not_an_array():
     ([("a", "<i2"), ("b", "<i4")], 0, (2, 0)),   # records of 6 and 5 bytes: the largest
     ([("a", "<i4"), ("b", "i1")], 0, (1, 0)),    # word that divides their size
     ([("a", "<i2"), ("b", "<i2"), ("c", "<i2")], -1, (2, 0xFFFF)),
+    ("int8", np.float32(-3.0), (1, 0xFD)),      # numpy floats of whole numbers that fit
+    ("bool", np.float64(1.0), (1, 1)),
 ])
 def test_memset_patterns(dtype, value, expected):
     with warnings.catch_warnings():
@@ -188,6 +190,9 @@ def test_memset_patterns(dtype, value, expected):
     ("float32", 2 + 3j), ("float32", np.complex64(1 - 1j)),   # the imaginary part would go
     ("uint8", np.int64(300)), ("uint8", np.int32(-1)),         # numpy integers would wrap
     ("int32", np.uint32(2**31)),
+    ("uint16", np.float64(-3.0)), ("int8", np.float32(200.0)),   # numpy floats would wrap
+    ("uint8", np.float16(256.0)), ("int32", np.float32(1.5)), ("bool", np.float64(0.5)),
+    ("bool", np.float32(2.0)),
 ])
 def test_memset_values_without_a_pattern(dtype, value):
     """Refused as the first call's memset refuses them (a later call's value is

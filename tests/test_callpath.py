@@ -1221,6 +1221,22 @@ def test_a_later_calls_memset_value_the_array_cannot_hold_is_refused_at_the_call
     with pytest.raises(gt.ArgumentError, match="would be cut to fit uint8"):
         fill(b, 2.5)                               # was filled with 2
     assert b.copy_to_host().tolist() == [5] * 4
+    for v in (np.float64(-3.0), np.float16(256.0)):   # wrapped: 253 and 0
+        with pytest.raises(gt.ArgumentError, match=f"memset value {float(v)} does not fit"):
+            fill(b, v)
+    assert b.copy_to_host().tolist() == [5] * 4
+
+
+def test_a_numpy_float_memset_value_the_array_cannot_hold_is_refused_at_its_line():
+    """np.float64(-3.0) into uint16 filled 65533 (the Python float -3.0 is refused)."""
+    @gt.graph(backend="sim")
+    def fill(s, x, v):
+        s.memset(x, v)   # numpy-float-memset
+
+    x = cuda.to_device(np.zeros(4, np.uint16))
+    with pytest.raises(gt.ArgumentError, match="does not fit uint16") as e:
+        fill(x, np.float64(-3.0))
+    assert f"test_callpath.py:{line_of(__file__, 'numpy-float-memset')}:" in str(e.value)
 
 
 def test_compile_passes_a_parameter_named_backend_to_the_function():

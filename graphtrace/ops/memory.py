@@ -127,6 +127,8 @@ def memset_pattern(dtype: np.dtype, value, source=None) -> tuple[int, int]:
         raise ArgumentError(f"memset value {value!r} would be cut to fit {dtype}, which "
                             f"holds whole numbers alone: {advice}, or keep the array in a "
                             "float dtype", source)
+    if isinstance(value, np.floating) and dtype.kind in "iub":
+        value = float(value)   # np.float64(-3.0) into uint16 would wrap: as -3.0, refused
     try:
         with np.errstate(over="raise", invalid="raise"):
             v = np.array(value).astype(dtype, casting="unsafe") \

@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import DynamicScalarError, _is_internal
 
-__all__ = ["Scalar", "value_key", "same_value"]
+__all__ = ["Scalar", "value_key", "same_value", "has_fraction"]
 
 _FLOATS, _COMPLEX = (float, np.floating), (complex, np.complexfloating)
 # What a numpy number's type alone fixes: the same for every value of the type.
@@ -55,6 +55,11 @@ def same_value(x, y) -> bool:
         return x == y and (x != 0 or math.copysign(1.0, x) == math.copysign(1.0, y))
     return x == y and value_key(x) == value_key(y)
 
+
+def has_fraction(v) -> bool:
+    """Whether the real number ``v`` is a float (Python or numpy) that is no whole
+    number, a NaN or an infinity included: an integer type would cut it."""
+    return isinstance(v, _FLOATS) and not float(v).is_integer()
 
 
 class Scalar:

@@ -462,3 +462,67 @@ def test_a_view_laid_out_backward_or_repeating_passed_as_a_bare_address_is_refus
         assert e.value.source[1] == line_of(__file__, "odd view")
         assert len(f.trace(base, which, True).nodes) == 1   # opaque: ordered with everything
     assert len(f.trace(base, "one", False).nodes) == 1   # one element: any stride
+
+
+CUT = r'''extern "C" __global__ void cut(const float* x, float* y, int n, bool flag, float a) {}'''
+
+
+@pytest.mark.parametrize("i, value, message", [
+    (2, 2.5, "does not fit parameter int n of cupy kernel cut, which takes whole numbers"),
+    (2, np.float32(2.5), "pass an int"),
+    (2, -0.5, "does not fit parameter int n"),
+    (2, np.float64("nan"), "does not fit parameter int n"),
+    (4, np.complex64(1 + 2j), "is complex, and parameter float a of cupy kernel cut is real"),
+    (4, np.complex128(1 + 0j), "pass a real number"),
+])
+def test_a_number_the_c_conversion_would_change_is_refused(i, value, message):
+    """int n <- 2.5 was packed as 2, and float a <- np.complex64(1+2j) as 1.0."""
+    ad = CupyAdapter(FakeRawKernel(CUT, "cut"))
+    args = _cut_args()
+    args[i] = value
+    with pytest.raises(gt.KernelArgumentError, match=message):
+        ad.validate(args)
+    with pytest.raises(gt.KernelArgumentError, match=message):
+        ad.pack(None, args, lambda v: v)
+
+
+def _cut_args():
+    from graphtrace.buffers import as_buffer
+    return [as_buffer(A(4)), as_buffer(A(4)), 1, True, 1.0]
+
+
+@pytest.mark.parametrize("value", [0.5, -0.5, 1e-50, np.float32(0.25), 2])
+def test_a_bool_parameter_takes_any_nonzero_number_as_true(value):
+    """As C converts it: 0.5 was packed as False (bool(int(0.5)))."""
+    ad = CupyAdapter(FakeRawKernel(CUT, "cut"))
+    args = _cut_args()
+    args[3] = value
+    ad.validate(args)
+    assert ad.pack(None, args, lambda v: v)[3] == np.True_
+    args[3] = 0.0
+    assert ad.pack(None, args, lambda v: v)[3] == np.False_
+
+
+def test_a_later_calls_number_the_c_conversion_would_change_is_refused_before_it_runs():
+    """At the launch's line, at the trace and when a later call rebinds it (the
+    simulator's stand-in got 2.5 unconverted, the GPU 2)."""
+    from numba import cuda
+    ad = CupyAdapter(FakeRawKernel(CUT, "cut"))
+    runs = []
+
+    @gt.reference(ad)
+    def _cut(grid, block, x, y, n, flag, a):
+        runs.append(n)
+
+    @gt.graph(backend="sim")
+    def f(s, x, y, n):
+        s.launch(ad, 1, 32, x, y, n, True, 1.0)   # cut-launch
+    x, y = cuda.to_device(np.zeros(4, np.float32)), cuda.to_device(np.zeros(4, np.float32))
+    where = f"test_cupy_signature.py:{line_of(__file__, 'cut-launch')}:"
+    with pytest.raises(gt.KernelArgumentError, match="which takes whole numbers") as e:
+        f(x, y, 2.5)
+    assert str(e.value).startswith(where)
+    f(x, y, 3.0)
+    with pytest.raises(gt.KernelArgumentError, match="which takes whole numbers") as e:
+        f(x, y, 2.5)
+    assert str(e.value).startswith(where) and runs == [3.0]

@@ -11,10 +11,12 @@ from __future__ import annotations
 import ctypes
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from numba.core import types
 
+import graphtrace as gt
 from graphtrace.buffers import Buffer
 from graphtrace.errors import EmitError
 from graphtrace.ops._driver_nodes import _bytes, arrange
@@ -269,6 +271,16 @@ def test_a_number_that_cannot_be_packed_is_an_error_at_its_line():
         assert e.source == ("x.py", 1)
     else:
         raise AssertionError("no error for a number out of range")
+
+
+@pytest.mark.parametrize("value", [2.5, np.float32(-0.5), float("nan"), np.complex64(1 + 1j)])
+def test_a_number_an_integer_parameter_would_cut_is_refused(value):
+    """int32 <- 2.5 was packed as 2 (eager numba refuses it)."""
+    with pytest.raises(gt.KernelArgumentError, match="which takes whole numbers: pass an int"):
+        flatten(types.int32, value, lambda v: v, [])
+    out = []
+    flatten(types.int32, np.float64(3.0), lambda v: v, out)   # a whole number: taken
+    assert out[0].value == 3
 
 
 def test_a_packing_that_fails_for_moved_addresses_is_refused():

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..buffers import Buffer
 from ..errors import ArgumentError, KernelArgumentError
-from ..scalar import Scalar
+from ..scalar import Scalar, has_fraction
 from ._csignature import HANDLES, CParam, c_dtype, parse_signature
 from ._reference import reference_for
 from .kernel import ADAPTERS, MODULES, Adapter
@@ -152,28 +152,47 @@ class CupyAdapter(Adapter):
                 "gt.kernel(k, opaque=True), since graphtrace cannot see what it touches)")
         if p.ctype.split()[-1] in HANDLES:
             return value
+        return self._number(p, value)
+
+    def _number(self, p: CParam, value, source=None):
+        """``value`` as parameter ``p``'s C type; ``KernelArgumentError`` (at
+        ``source``) where that is no number of it, or a number the conversion changes."""
         dtype = p.dtype
         if isinstance(value, np.generic) and (dtype is None or value.dtype == dtype):
             return value
+        where = f"parameter {p.ctype} {p.name} of cupy kernel {self.name}"
         if dtype is None:
             raise KernelArgumentError(
-                f"parameter {p.ctype} {p.name} of cupy kernel {self.name} has a C type "
-                "graphtrace cannot pack from a Python value; pass a numpy scalar of the "
-                "exact type (np.void for a struct)")
+                f"{where} has a C type graphtrace cannot pack from a Python value; pass a "
+                "numpy scalar of the exact type (np.void for a struct)", source)
         if isinstance(value, Buffer) or not isinstance(value, (int, float, complex, np.generic)):
+            raise KernelArgumentError(f"{where} needs a number, not {type(value).__name__}",
+                                      source)
+        if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c":
             raise KernelArgumentError(
-                f"parameter {p.ctype} {p.name} of cupy kernel {self.name} needs a number, "
-                f"not {type(value).__name__}")
+                f"value {value!r} is complex, and {where} is real: the imaginary part would "
+                "be dropped; pass a real number (v.real where that is meant)", source)
+        if dtype.kind in "iu" and has_fraction(value):
+            raise KernelArgumentError(
+                f"value {value!r} does not fit {where}, which takes whole numbers: the C "
+                "conversion would cut it; pass an int (int(v) or round(v), where the cut "
+                "is meant)", source)
         try:
-            if dtype.kind in "iub":
-                if dtype.kind != "b" and not p.lo <= int(value) <= p.hi:
+            if dtype.kind in "iu":
+                if not p.lo <= int(value) <= p.hi:
                     raise OverflowError
                 return dtype.type(int(value))
-            return dtype.type(value)
+            return dtype.type(value)   # a bool: true for any nonzero number, as in C
         except (OverflowError, TypeError, ValueError):
-            raise KernelArgumentError(
-                f"value {value!r} does not fit parameter {p.ctype} {p.name} of cupy "
-                f"kernel {self.name}") from None
+            fits = f"an int from {p.lo} to {p.hi}" if dtype.kind in "iu" else \
+                f"a value {dtype} holds"
+            raise KernelArgumentError(f"value {value!r} does not fit {where}: pass {fits}",
+                                      source) from None
+
+    def check_number(self, i: int, value, source) -> None:
+        if i < len(self.signature) and not self.signature[i].pointer and \
+                self.signature[i].ctype.split()[-1] not in HANDLES:
+            self._number(self.signature[i], value, source)
 
     def simulate(self, grid, block, shared_mem, values):
         reference_for(self)(grid, block, *values)

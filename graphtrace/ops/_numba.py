@@ -22,7 +22,7 @@ import numpy as np
 from ..buffers import Buffer, as_buffer, is_array
 from ..context import ProxyStream, current_tracer, on_trace_start
 from ..errors import ArgumentError, KernelArgumentError, StreamError, user_frame
-from ..scalar import Scalar
+from ..scalar import Scalar, has_fraction
 from ..temporary import is_temporary
 from ..tree import leaves, materialize, tree_map
 from ._intents import (_dotted, _parse, analyze, calls_device_functions, closure_values,
@@ -368,14 +368,7 @@ def flatten(ty, arg, value_of, out: list, adapter=None, index=0) -> None:
     elif isinstance(ty, types.CPointer):
         out.append(int(value))
     elif isinstance(ty, types.Integer):
-        v = int(value)
-        bits = ty.bitwidth
-        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty.signed else (0, (1 << bits) - 1)
-        if not lo <= v <= hi:   # ctypes would wrap it silently
-            raise KernelArgumentError(
-                f"value {v} of argument {_pname(adapter, index)} does not fit numba type "
-                f"{ty} of {_kname(adapter)} (fixed when the graph was traced)")
-        out.append(getattr(ctypes, f"c_{ty}")(v))
+        out.append(getattr(ctypes, f"c_{ty}")(_integer(ty, value, adapter, index)))
     elif ty == types.float16:
         out.append(ctypes.c_uint16(int(np.float16(value).view(np.uint16))))
     elif ty == types.float64:
@@ -396,6 +389,23 @@ def flatten(ty, arg, value_of, out: list, adapter=None, index=0) -> None:
             f"argument {_pname(adapter, index)} of {_kname(adapter)} has numba type "
             f"{ty}, which a graph cannot pass (a record needs a device copy per "
             "launch); pass an array instead")
+
+
+def _integer(ty, value, adapter, index) -> int:
+    """``value`` as an int of numba's integer type ``ty``; ``KernelArgumentError``
+    where that would change it (as eager numba refuses it): a fraction, a complex
+    number, or a value out of range, which ctypes would wrap silently."""
+    where = f"argument {_pname(adapter, index)} does not fit numba type {ty} of " \
+        f"{_kname(adapter)} (fixed when the graph was traced)"
+    if isinstance(value, (complex, np.complexfloating)) or has_fraction(value):
+        raise KernelArgumentError(
+            f"value {value!r} of {where}, which takes whole numbers: pass an int (int(v) "
+            "or round(v), where the cut is meant)")
+    v, bits = int(value), ty.bitwidth
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty.signed else (0, (1 << bits) - 1)
+    if not lo <= v <= hi:
+        raise KernelArgumentError(f"value {v} of {where}: pass an int from {lo} to {hi}")
+    return v
 
 
 def _pname(adapter, i):

@@ -31,7 +31,7 @@ from ..buffers import Buffer, as_buffer, is_array
 from ..context import ProxyStream
 from ..errors import ArgumentError, EmitError, TraceError, user_frame
 from ..ir import Node
-from ..scalar import Scalar
+from ..scalar import Scalar, has_fraction
 from ..temporary import returned
 from ._conditions import C_TYPES, Condition, condition_kernel, evaluate
 from ..tree import leaves, tree_map
@@ -113,8 +113,7 @@ def rhs_value(dtype: np.dtype, rhs, source=None):
     # the integers the dtype holds ((0, -1): none, for a complex number and a float array)
     low, high = (0, 1) if dtype.kind == "b" else (0, -1) if dtype.kind == "f" else \
         (int(np.iinfo(dtype).min), int(np.iinfo(dtype).max))
-    if real and (not isinstance(rhs, (float, np.floating)) or float(rhs).is_integer()) \
-            and low <= int(rhs) <= high:
+    if real and not has_fraction(rhs) and low <= int(rhs) <= high:
         return dtype.type(int(rhs))
     if not real:
         advice = "a complex number has no order; compare with a real number"

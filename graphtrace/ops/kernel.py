@@ -120,6 +120,11 @@ class Adapter:
                     "numbers), or launch it with opaque=True (or declare it with "
                     "gt.kernel(k, opaque=True)) to order it with everything")
 
+    def check_number(self, i: int, value, source) -> None:
+        """Raise (at ``source``, the launch's line) where a later call's ``value`` of
+        argument ``i``, a dynamic number, cannot be passed; the GPU's packing finds
+        out too, the simulator asks this before the graph runs (``check_values``)."""
+
     def validate(self, args) -> None:
         """Raise at record time for arguments the kernel cannot take. Where the
         types of ``args`` alone showed them right, add their tuple to
@@ -207,6 +212,9 @@ class Declared(Adapter):
 
     def validate(self, args):
         return self.inner.validate(args)
+
+    def check_number(self, i: int, value, source) -> None:
+        self.inner.check_number(i, value, source)
 
     @property
     def validates(self) -> bool:
@@ -565,12 +573,15 @@ class KernelOp(Op):
 
     def check_values(self, value_of, node) -> None:
         """A later call's number no kernel takes (an int wider than 64 bits where
-        the traced one fitted) is refused before the graph runs."""
+        the traced one fitted), or one its parameter would change (2.5 for a cupy
+        kernel's ``int n``: ``Adapter.check_number``), is refused before the graph runs."""
         for i, a in enumerate(node.args):
             if type(a) is Scalar:
-                odd = untyped_number(value_of(a))
+                value = value_of(a)
+                odd = untyped_number(value)
                 if odd is not None:
                     raise untyped_error(node.target, i, odd + " in this call", node.source)
+                node.target.check_number(i, value, node.source)
 
     driver_update = exec_update = True
 

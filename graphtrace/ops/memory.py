@@ -15,7 +15,7 @@ import numpy as np
 from ..buffers import Buffer
 from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError
 from ..placement import place
-from ..scalar import Scalar
+from ..scalar import Scalar, has_fraction
 from .base import Op
 
 __all__ = ["record_copy", "record_memset", "record_zeros", "memset_pattern", "MEMCPY",
@@ -120,8 +120,7 @@ def memset_pattern(dtype: np.dtype, value, source=None) -> tuple[int, int]:
         raise ArgumentError(f"memset value {value!r} would be cut to fit {dtype}, which "
                             "holds 0 and 1 alone: pass False or True (bool(v) where any "
                             "nonzero value means True)", source)
-    if dtype.kind in "iu" and isinstance(value, (float, np.floating)) and \
-            not float(value).is_integer():
+    if dtype.kind in "iu" and has_fraction(value):
         advice = "round it yourself (int(v))" if math.isfinite(value) else \
             "a NaN or an infinity has no integer value: pick the integer meant"
         raise ArgumentError(f"memset value {value!r} would be cut to fit {dtype}, which "

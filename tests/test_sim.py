@@ -210,6 +210,33 @@ def test_record_arrays_are_checked_byte_by_byte():
 
 
 @cuda.jit
+def _aligned_sum(r, out):
+    i = cuda.grid(1)
+    if i < out.shape[0]:
+        out[i] = r[i].a * 10 + r[i].b
+
+
+@pytest.mark.parametrize("step", [1, 2])
+def test_a_kernel_only_reading_records_with_padding_is_not_said_to_write_them(step):
+    """An aligned record ([('a', i1), ('b', f8)]: 7 bytes of padding each) was copied
+    field by field for the read-only check, the copy's padding left as new memory
+    holds it, and every byte compared: IntentError 'wrote to r'. Also for a strided
+    view of them."""
+    rt = np.dtype([("a", np.int8), ("b", np.float64)], align=True)
+    n = 1 << 15   # (a copy of 512 KiB: in new pages, whose padding holds zeros)
+    host = np.full(n * rt.itemsize, 0xAB, np.uint8).view(rt)
+    host["a"], host["b"] = np.arange(n) % 7, 0.5
+    r = cuda.to_device(host.view(np.uint8)).view(rt)   # the padding copied as it is
+
+    @gt.graph
+    def f(s, r, out):
+        _aligned_sum[1, 8, s](r[::step], out)
+    out = cuda.to_device(np.zeros(8))
+    f(r, out)
+    assert out.copy_to_host().tolist() == [x * 10 + 0.5 for x in (np.arange(16) % 7)[::step][:8]]
+
+
+@cuda.jit
 def _square(d):
     i = cuda.grid(1)
     if i < d.size:

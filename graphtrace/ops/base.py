@@ -128,11 +128,18 @@ class Op:
         return f"<op {self.kind}>"
 
 
+def element_bytes(a) -> np.ndarray:
+    """A copy of the bytes of array ``a``'s elements, in C order, as uint8: a
+    record's padding too, which a copy of the record array itself (field by
+    field) leaves as it finds it in new memory."""
+    whole = a.view(np.dtype((np.void, a.dtype.itemsize)))   # no fields: copied whole
+    return whole.copy().reshape(-1).view(np.uint8)
+
+
 def same_bytes(now, before) -> bool:
-    """Whether two arrays of one shape and dtype hold the same bytes (records,
-    NaNs and -0.0 included): what a read-only check compares."""
-    return np.array_equal(np.ascontiguousarray(now).view(np.uint8),
-                          np.ascontiguousarray(before).view(np.uint8))
+    """Whether array ``now`` holds the bytes ``before`` (``element_bytes``) holds
+    (records, NaNs and -0.0 included): what a read-only check compares."""
+    return np.array_equal(element_bytes(now), before)
 
 
 def read_only_bytes(sim, node) -> list:
@@ -141,7 +148,7 @@ def read_only_bytes(sim, node) -> list:
     if not sim.check:
         return []
     written = [b for b, m in node.accesses if "w" in m]
-    return [(b, sim.array(b).copy()) for b, m in node.accesses
+    return [(b, element_bytes(sim.array(b))) for b, m in node.accesses
             if m == "r" and not any(b.overlaps(w) for w in written)]
 
 

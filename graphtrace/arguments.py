@@ -84,6 +84,12 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
     if own_object(value):   # a config, hashable or not (a dataclass): keyed by Call
         return leaf("static", path, value)
     if not _hashable(value):
+        if isinstance(value, np.void):
+            raise ArgumentError(
+                f"argument {path_str(path)} is a numpy record (np.void): a kernel takes one, "
+                "but a graph cannot pass it (a record needs a device copy per launch) nor "
+                "bind a later call's; pass a one-element record array instead "
+                "(cuda.to_device(np.array([r])), read as r[0] in the kernel)")
         raise ArgumentError(
             f"argument {path_str(path)} of type {type(value).__name__} cannot be traced: "
             "pass arrays, numbers, or lists/tuples/dicts of them; any other value must be "

@@ -73,6 +73,18 @@ def test_untraceable_argument_type():
     check(e, "badarg", "argument x of type set", "hashable")
 
 
+def test_a_numpy_record_argument_says_to_pass_a_one_element_record_array():
+    """It was 'type void cannot be traced ... must be hashable, and is then static'."""
+    @gt.graph
+    def f(s, x):
+        pass
+    r = np.zeros(1, [("a", np.float64), ("b", np.int32)])[0]
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace([r])                                         # record-arg
+    check(e, "record-arg", "argument x[0] is a numpy record (np.void)",
+          "pass a one-element record array")
+
+
 def test_pageable_host_memory_in_a_copy():
     @gt.graph
     def f(s, x, h):

@@ -263,6 +263,96 @@ def test_an_array_reached_through_an_attribute_makes_the_kernel_opaque():
         assert NS.M.copy_to_host().tolist() == [2.0] * 8
 
 
+NESTED = cuda.to_device(np.zeros(8))
+NEST = ((NESTED,),)
+LISTS = [[NESTED]]
+BY_KEY = {"a": {"b": NESTED}}
+
+
+@cuda.jit(device=True)
+def dev_read_nested(i):
+    return NESTED[i]
+
+
+FUNCS = (dev_read_nested,)
+
+
+def _deeper_than_walked():
+    v = NESTED
+    for _ in range(12):
+        v = (v,)
+    return v
+
+
+DEEP = _deeper_than_walked()
+NUMBERS = (1.0, (2.0, (3.0,)))
+
+
+def _closing_over(held):
+    @cuda.jit
+    def k(y):
+        i = cuda.grid(1)
+        if i < y.size:
+            y[i] = held[0][0][i]
+    return k
+
+
+def test_an_array_in_nested_containers_makes_the_kernel_opaque():
+    """A device array in a tuple, list or dict inside another (a global's or a
+    closure's), or a device function held in one that reads a global array, is
+    memory the kernel is not given, read or written (through a local name, an
+    atomic): the kernel is opaque, ordered with the other users of that array.
+    Nested deeper than graphtrace walks: taken to hold one."""
+    @cuda.jit
+    def reads(y):
+        i = cuda.grid(1)
+        if i < y.size:
+            y[i] = NEST[0][0][i] + LISTS[0][0][i] + BY_KEY["a"]["b"][i]
+
+    @cuda.jit
+    def writes(y):
+        i = cuda.grid(1)
+        h = NEST[0][0]
+        if i < y.size:
+            h[i] = y[i]
+            cuda.atomic.add(LISTS[0][0], i, y[i])
+
+    @cuda.jit
+    def calls(y):
+        i = cuda.grid(1)
+        if i < y.size:
+            y[i] = FUNCS[0](i)
+
+    @cuda.jit
+    def deep(y):
+        y[0] = DEEP[0][0][0][0][0][0][0][0][0][0][0][0][0]
+
+    @cuda.jit
+    def numbers(y):
+        y[0] = NUMBERS[1][1][0]
+    assert writes_outside(reads.py_func) == {"NEST", "LISTS", "BY_KEY"}
+    assert writes_outside(writes.py_func) == {"NEST", "LISTS"}
+    assert writes_outside(calls.py_func) == {"FUNCS"}
+    assert writes_outside(_closing_over(NEST).py_func) == {"held"}
+    assert writes_outside(deep.py_func) == {"DEEP"}
+    assert writes_outside(numbers.py_func) == frozenset()
+
+    @cuda.jit
+    def fill(x, v):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] = v
+
+    for k in (reads, calls, _closing_over(NEST)):
+        @gt.graph(backend="sim")
+        def f(s, x, y):
+            fill[1, 8, s](x, 1.0)
+            k[1, 8, s](y)
+        y = cuda.to_device(np.zeros(8))
+        g = f.trace(NESTED, y)
+        assert g.nodes[1].opaque and g.nodes[0] in g.nodes[1].deps
+
+
 def test_inferred_intents_reach_the_graph():
     @cuda.jit
     def k(x, y):

@@ -57,7 +57,8 @@ import weakref
 import numpy as np
 
 from ..buffers import is_array
-from ..reach import _lookup, name_chains
+from ..reach import _MAX_DEPTH, _lookup, name_chains
+from ..tree import children
 
 __all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]
 
@@ -815,14 +816,18 @@ def writes_outside(py_func) -> frozenset:
     return (frozenset() if result is None else result.outside) | _device_globals(py_func)
 
 
-def _device_globals(py_func, depth: int = 0) -> frozenset:
+def _device_globals(py_func, depth: int = 0, seen=None) -> frozenset:
     """The global and closure names of ``py_func`` (and of the numba device
-    functions it names) that hold device arrays, or tuples and lists of them (a
-    numpy array is a constant numba compiles in), directly or through attributes
-    (``NS.M``, ``module.ARR``, ``module.device_function``): dotted where so."""
+    functions it names) that hold device arrays (a numpy array is a constant numba
+    compiles in), directly, through attributes (``NS.M``, ``module.ARR``,
+    ``module.device_function``) or in lists, tuples and dicts, nested ones too
+    (``NEST[0][0]``, ``FUNCS[0](i)`` calling a device function that reads one):
+    dotted where so. A value deeper than graphtrace walks counts as one."""
     code = getattr(py_func, "__code__", None)
-    if code is None or depth > 8:
+    if code is None:
         return frozenset()
+    seen = set() if seen is None else seen
+    seen.add(id(py_func))
     scope = dict(getattr(py_func, "__globals__", {}))
     for name, cell in zip(code.co_freevars, getattr(py_func, "__closure__", None) or ()):
         try:
@@ -831,12 +836,26 @@ def _device_globals(py_func, depth: int = 0) -> frozenset:
             pass
     out = set()
     for name, v in name_chains(code, scope, _LOADS):
-        if hasattr(v, "py_func") and getattr(v, "py_func") is not py_func:   # a device function
-            out |= _device_globals(v.py_func, depth + 1)
-        elif any(is_array(x) and not isinstance(x, np.ndarray)
-                 for x in (v if isinstance(v, (tuple, list)) else (v,))):
+        if hasattr(v, "py_func") and id(v.py_func) not in seen and depth < _MAX_DEPTH:
+            out |= _device_globals(v.py_func, depth + 1, seen)   # a device function
+        elif _holds_device_arrays(v, depth, seen):
             out.add(name)
     return frozenset(out)
+
+
+def _holds_device_arrays(v, depth: int, seen: set) -> bool:
+    """Whether ``v`` is a device array, a device function reaching one (not one
+    of ``seen``), or a list, tuple or dict holding one of those, nested ones too,
+    as deep as graphtrace walks containers (``reach._MAX_DEPTH``): deeper, one
+    that may hold anything is taken to hold one."""
+    if is_array(v):
+        return not isinstance(v, np.ndarray)
+    if hasattr(v, "py_func"):
+        return id(v.py_func) not in seen and (
+            depth >= _MAX_DEPTH or bool(_device_globals(v.py_func, depth + 1, seen)))
+    items = children(v)
+    return bool(items) and (depth >= _MAX_DEPTH or any(
+        _holds_device_arrays(x, depth + 1, seen) for _, x in items))
 
 
 _LOADS = ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF")

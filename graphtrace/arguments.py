@@ -26,13 +26,13 @@ from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
 from .held import loaded_names
 from .holding import Holdings
-from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _attributes, _dunders, \
+from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _attributes, _dunders, \
     _is_value, _library, _python_function, _with_wrapped, \
     class_attribute, container, contents, own_class, own_object, pure_values
 from .scalar import same_value, value_key
 from .tree import children, rebuild
 
-__all__ = ["walk", "path_str", "Call", "Identity", "snapshot", "same_call", "alias_pattern"]
+__all__ = ["walk", "path_str", "Call", "Identity", "key_objects", "snapshot", "same_call", "alias_pattern"]
 
 
 def _is_number(v) -> bool:
@@ -302,6 +302,20 @@ def _values_alone(entries) -> bool:
     """Whether ``_settings`` entries hold no object by identity."""
     return all(type(e) is not Identity and (type(e) is not tuple or _values_alone(e))
                for e in entries)
+
+
+def key_objects(key) -> frozenset:
+    """The ids of the objects a cache key holds, by identity (``Identity``,
+    ``reach._Same``) or as themselves (a kernel reached by name): a later call
+    holding another object there has another key."""
+    out, todo = set(), [key]
+    while todo:
+        x = todo.pop()
+        if type(x) in (tuple, list, frozenset):
+            todo.extend(x)
+        else:
+            out.add(id(x.obj if type(x) in (Identity, _Same) else x))
+    return frozenset(out)
 
 
 class Identity:

@@ -247,10 +247,13 @@ class GraphFunction:
         """The cache key of a call with these arguments."""
         return Call(self, self._bind(args, kwargs)).key
 
-    def _trace(self, args, kwargs):
-        """``(Graph, arrays, scalars)``: the IR and the argument leaves it uses."""
-        bound = self._bind(args, kwargs)
+    def _trace(self, args, kwargs, key=None):
+        """``(Graph, arrays, scalars)``: the IR and the argument leaves it uses;
+        ``key``: the call's cache key (``Call.key``), found when asked where not given."""
         tracer = Tracer(self.__name__, self.params, self.deps)
+        tracer.key = (lambda: key) if key is not None else \
+            (lambda: Call(self, self._bind(args, kwargs)).key)
+        bound = self._bind(args, kwargs)
         arrays, scalars = [], []
 
         def leaf(kind, path, v):
@@ -389,7 +392,7 @@ class GraphFunction:
             obj = self._bind(args, kwargs).arguments[self.self_param] if self._lead else None
             held = holdings.entries(obj)
             bare = holdings.bare_arrays(obj)
-            ir, arrays, scalars = self._trace(args, kwargs)
+            ir, arrays, scalars = self._trace(args, kwargs, call.key)
             t1 = time.perf_counter()
             # held objects' attributes the trace changed: their state
             again, state = holdings.note_traced(held, obj) if held else (False, ())

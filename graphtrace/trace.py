@@ -15,6 +15,7 @@ from sys import _getframe
 
 import numpy as np
 
+from .arguments import key_objects
 from .buffers import (Buffer, _Intent, as_buffer, device_buffer, interface_of, is_array,
                       key_interface)
 from .columns import Recording
@@ -180,6 +181,8 @@ class Tracer(_Hot):
         self._nested_names: set[str] = set()    # temporaries' names taken inside them
         self._auto: dict[str, Buffer] = {}      # automatic name -> its temporary's root
         self._argument_roots: set[int] = set()  # id of each argument's root (rebound)
+        self.key = tuple                        # -> the call's cache key (function.py)
+        self._key_objects = None                # the ids of the objects it holds (keyed)
         # structured ops made but not entered: id -> (scope, "s.while_loop(...)", source,
         # the op); and those an exception left, which a caught exception would drop
         self.unentered: dict[int, tuple] = {}
@@ -216,6 +219,14 @@ class Tracer(_Hot):
         """Whether ``buf`` lies in an argument of the function (not in an array it
         reaches by name, which a later call cannot change without a new trace)."""
         return id(buf.base) in self._argument_roots
+
+    def keyed(self, obj) -> bool:
+        """Whether the call's cache key holds ``obj`` (``key_objects``): a kernel the
+        function reaches by name, ``self`` holds or the call passes, which a later
+        call holding another one there traces anew for."""
+        if self._key_objects is None:
+            self._key_objects = key_objects(self.key())
+        return id(obj) in self._key_objects
 
     def add_arguments(self, items: list) -> None:
         """``add_argument(label, obj)`` for each ``(label, obj)`` pair, in order.

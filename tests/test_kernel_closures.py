@@ -2,7 +2,8 @@
 function, or by a factory it calls): the graph's arrays and numbers so held are
 refused at the launch's line, since the kernel keeps this call's (the node was
 opaque, and a later call with new arrays replayed the first ones); what the
-program holds of its own (a table made once) stays the kernel's."""
+program holds of its own (a table made once, a kernel made before the call)
+stays the kernel's."""
 from collections import namedtuple
 
 import numpy as np
@@ -106,6 +107,57 @@ def test_a_kernel_holding_the_programs_own_array_or_a_constant_runs():
         f(y, z, TABLE)
         assert y.copy_to_host().tolist() == (np.arange(8.0) * 20).tolist()
         assert z.copy_to_host().tolist() == [0.5 + 20.0 * i for i in range(8)]
+
+
+@cuda.jit
+def _fill(a, v):
+    i = cuda.grid(1)
+    if i < a.size:
+        a[i] = v
+
+
+class _Model:
+    def __init__(self, table):
+        self.k = _doubler(table)   # made once, with the object
+
+    @gt.graph(backend="sim")
+    def step(self, s, t, out, v):
+        _fill[1, 8, s](t, v)
+        self.k[1, 8, s](out)
+
+
+def test_a_kernel_made_before_the_call_reads_the_array_it_holds_at_every_call():
+    """A kernel made once (before the graph function, held by a closure name, by
+    self, or passed) over a table the graph is given too reads that very table at
+    every call, as eagerly run code does, whatever table a later call passes:
+    opaque, after the launches before it."""
+    table = cuda.to_device(np.zeros(8))
+    k = _doubler(table)   # made once, up front
+
+    def step(s, t, out, v):
+        _fill[1, 8, s](t, v)
+        k[1, 8, s](out)
+
+    def passed(s, kernel, t, out, v):
+        _fill[1, 8, s](t, v)
+        kernel[1, 8, s](out)
+    model = _Model(table)
+    runs = {"closure": (gt.graph(step, backend="sim"), step, ()),
+            "passed": (gt.graph(passed, backend="sim"), passed, (k,)),
+            "self": (model.step, _Model.step.__wrapped__.__get__(model), ())}
+    other = cuda.to_device(np.zeros(8))
+    for graphed, eager, lead in runs.values():
+        got, expected = [], []
+        for run, into in ((graphed, got), (lambda *a: eager(0, *a), expected)):
+            table.copy_to_device(np.zeros(8))
+            other.copy_to_device(np.zeros(8))
+            for v, t in enumerate([table, other, table, other], 1):
+                out = cuda.to_device(np.zeros(8))
+                run(*lead, t, out, float(v))
+                into.append(out.copy_to_host().tolist())
+        assert got == expected == [[2.0] * 8, [2.0] * 8, [6.0] * 8, [6.0] * 8]
+        g = graphed.trace(*lead, table, out, 1.0)
+        assert g.nodes[1].opaque and g.nodes[0] in g.nodes[1].deps
 
 
 _Grid = namedtuple("_Grid", "size h")

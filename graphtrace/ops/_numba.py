@@ -129,7 +129,10 @@ class NumbaAdapter(Adapter):
         """An array lying in an argument of the trace, or a number of the graph,
         that the kernel (or a device function it calls) holds by a closure name is
         refused: the kernel keeps it, so a later call with new arrays and numbers
-        would still run on this call's. The node was opaque and silently stale."""
+        would still run on this call's. The node was opaque and silently stale.
+        A kernel the call's cache key holds (made before the call, reached by name,
+        held by ``self`` or passed) reads the array it holds at every call, as
+        eagerly run code does: it is opaque, and another kernel traces anew."""
         t = current_tracer()
         if t is None:
             return
@@ -141,6 +144,8 @@ class NumbaAdapter(Adapter):
                     f"by its closure name {name} (a kernel made inside the graph function, "
                     "or by a factory it calls): numba compiles it in; pass it to the "
                     "kernel as a launch argument")
+            if t.keyed(self.kernel):
+                continue
             for x in leaves(v):
                 if not is_array(x) or self._the_programs(x):
                     continue
@@ -148,9 +153,10 @@ class NumbaAdapter(Adapter):
                 if root is not None and t.is_argument(root):
                     raise KernelArgumentError(
                         f"numba kernel {self.name} holds {root.label} of this graph by its "
-                        f"closure name {name} (a kernel made inside the graph function, or "
-                        "by a factory it calls): it would keep this call's array, and a "
-                        "later call with new arrays would still use it; pass "
+                        f"closure name {name}, and is made during this call (inside the "
+                        "graph function, or by a factory it calls) or held where graphtrace "
+                        "does not watch it: it would keep this call's array, and a later "
+                        "call with new arrays would still use it; pass "
                         f"{root.label} to the kernel as a launch argument")
 
     def _the_programs(self, x) -> bool:

@@ -82,6 +82,31 @@ def test_a_kernel_holding_the_graphs_array_or_number_by_closure_is_refused(f, ma
     assert held in str(e.value) and "launch argument" in str(e.value)
 
 
+_KEPT = cuda.to_device(np.arange(8.0))   # top-level code keeps its arrays in globals
+
+
+@pytest.mark.parametrize("f, marker", [(_factory, "factory"), (_device, "device function")])
+def test_a_kernel_made_in_the_call_is_refused_where_a_global_holds_the_array_too(f, marker):
+    """A global name of the kernel's module holding the argument too (top-level
+    script code) changes nothing: a later call's array would not reach the kernel
+    made during this one, and every later call replayed the first one's."""
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f(_KEPT, cuda.to_device(np.zeros(8)))
+    assert e.value.source[1] == line_of(__file__, marker), str(e.value)
+    assert "holds x" in str(e.value) and "launch argument" in str(e.value)
+
+
+def test_a_kernel_made_in_the_call_over_a_global_not_passed_runs():
+    """Not an argument: a global array the kernel reads, watched by its name."""
+    @gt.graph(backend="sim")
+    def f(s, y):
+        _doubler(_KEPT)[1, 8, s](y)
+    for _ in range(2):
+        y = cuda.to_device(np.zeros(8))
+        f(y)
+        assert y.copy_to_host().tolist() == (np.arange(8.0) * 2).tolist()
+
+
 TABLE = cuda.to_device(np.arange(8.0) * 10)   # the program's own, made once
 _from_table = _doubler(TABLE)
 _half = _scaler(0.5)

@@ -147,7 +147,7 @@ class NumbaAdapter(Adapter):
             if t.keyed(self.kernel):
                 continue
             for x in leaves(v):
-                if not is_array(x) or self._the_programs(x):
+                if not is_array(x):
                     continue
                 root = t.root_holding(as_buffer(x).lo)
                 if root is not None and t.is_argument(root):
@@ -158,24 +158,6 @@ class NumbaAdapter(Adapter):
                         "does not watch it: it would keep this call's array, and a later "
                         "call with new arrays would still use it; pass "
                         f"{root.label} to the kernel as a launch argument")
-
-    def _the_programs(self, x) -> bool:
-        """Whether array ``x`` is one a global name of the kernel's module holds, or
-        lies in one (a table the program made once, a kernel made over it at
-        import, which later calls use as eagerly run code does, whatever the
-        graph is given)."""
-        b = as_buffer(x)
-        for v in list(self.kernel.py_func.__globals__.values()):
-            if v is x:
-                return True
-            try:
-                g = as_buffer(v) if not isinstance(v, (int, float, str, type(None))) and \
-                    is_array(v) else None
-            except Exception:   # a global that answers the array test oddly: none
-                continue
-            if g is not None and g.is_host == b.is_host and g.lo <= b.lo and b.hi <= g.hi:
-                return True
-        return False
 
     def _warn_debug(self) -> None:
         """Once per kernel: its device-side errors would pass unseen in a graph."""

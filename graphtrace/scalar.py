@@ -71,13 +71,13 @@ class Scalar:
     so it raises and suggests ``static=``.
     """
 
-    __slots__ = ("name", "value", "slot", "param", "function")
+    __slots__ = ("_name", "_value", "slot", "_param", "_function")
 
     def __init__(self, name: str, value, slot: int, param: str | None = None,
                  function: str | None = None):
-        self.name, self.value, self.slot = name, value, slot
-        self.param = param or name   # the parameter it came in (``dims`` of ``dims[0]``)
-        self.function = function   # the name of the graph function it is a parameter of
+        self._name, self._value, self.slot = name, value, slot
+        self._param = param or name   # the parameter it came in (``dims`` of ``dims[0]``)
+        self._function = function   # the name of the graph function it is a parameter of
 
     def _refuse(self, *_args, _error=DynamicScalarError, **_kw):
         raise _error(
@@ -128,6 +128,7 @@ class Scalar:
     def __class__(self):
         return Scalar if _from_graphtrace(1) else type(self.value)
 
+
     def __getattr__(self, name):   # a.real, a.item(), a.astype(...): numpy's scalars' own
         if name.startswith("_"):
             raise AttributeError(name)
@@ -155,3 +156,20 @@ class Scalar:
         if _is_internal(caller) or caller == logging.__file__:   # listings, log records:
             return self.name                                       # shown, not computed on
         self._refuse()
+
+
+def _own(attr: str) -> property:
+    """A Scalar's own ``name``, ``value``, ``param`` or ``function`` to graphtrace's
+    code; to the user's, what the value has by that name, as ``__getattr__`` answers
+    (``getattr(x, "value", x)`` unwrapping a number got the first call's value,
+    which the graph then baked in)."""
+    field = Scalar.__dict__["_" + attr].__get__
+
+    def get(self):
+        return field(self) if _from_graphtrace(1) else self.__getattr__(attr)
+    return property(get, doc=f"graphtrace's own {attr} of the scalar")
+
+
+for _attr in ("name", "value", "param", "function"):
+    setattr(Scalar, _attr, _own(_attr))
+del _attr

@@ -196,7 +196,7 @@ def test_validating_accepts_and_refuses_what_packing_does():
         return None
 
     def pack(args):
-        ad.pack(None, args, lambda v: v.value if isinstance(v, Scalar) else v)
+        ad.pack(None, args, lambda v: v._value if isinstance(v, Scalar) else v)
 
     refused = 0
     with np.errstate(over="ignore"):   # 2**40 for a __half: inf, both ways

@@ -201,6 +201,21 @@ def test_a_dynamic_scalar_answers_questions_about_its_type_as_its_value(value):
     assert seen == [questions(value)]
 
 
+@pytest.mark.parametrize("attr", ["value", "name", "param", "function"])
+def test_a_dynamic_scalar_has_no_attribute_its_value_lacks(attr):
+    """``getattr(x, "value", x)`` (unwrapping an Enum member or a number) found the
+    stand-in's own ``value``, the first call's number, which the graph baked in."""
+    seen = []
+
+    @gt.graph
+    def f(s, x, n):
+        seen.append(hasattr(n, attr))
+        s.launch(fill, 1, 32, x, getattr(n, attr, n))
+    g = f.trace(A(8), 4.0)
+    assert seen == [False] and g.nodes[0].args[1] is not None
+    assert type(g.nodes[0].args[1]).__name__ == "Scalar"
+
+
 @pytest.mark.parametrize("value", [4.0, np.float32(4.0)])
 def test_hasattr_of_a_value_attribute_of_a_dynamic_scalar_is_refused(value):
     """``hasattr(a, "real")`` is True of the value; it read False (the refusal was an

@@ -32,7 +32,6 @@ import os
 import sys
 import time
 
-import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -48,16 +47,7 @@ PROGRAMS = ("views new", "beside numba slicing", "numba views new")
 def _programs():
     """name -> make(n, null) -> body(s) that leaves the seconds of its own part in
     ``own[0]``."""
-    from numba import cuda
-
-    @cuda.jit
-    def axpy(x, a, y):
-        i = cuda.grid(1)
-        if i < x.size:
-            y[i] += a * x[i]
-
-    nx = cuda.device_array(W * P + W, np.float32)
-    ny = cuda.device_array(W * P + W, np.float32)
+    axpy, nx, ny = tc.numba_arrays()
     bx, by = tc.Fake(W * P + W), tc.Fake(W * P + W)
     clock, own = time.perf_counter, [0.0]
 

@@ -137,7 +137,9 @@ def fake_programs():
             "views new": views(WINDOW), "overlapping views new": views(WINDOW // 2)}
 
 
-def numba_programs():
+def numba_arrays():
+    """``(axpy, x, y)``: the numba kernel and the two device arrays the numba
+    programs make their views of (``bench/numba_floor.py`` too)."""
     from numba import cuda
 
     @cuda.jit
@@ -146,8 +148,12 @@ def numba_programs():
         if i < x.size:
             y[i] += a * x[i]
 
-    nx = cuda.device_array(WINDOW * PLACES + WINDOW, np.float32)
-    ny = cuda.device_array(WINDOW * PLACES + WINDOW, np.float32)
+    return (axpy, cuda.device_array(WINDOW * PLACES + WINDOW, np.float32),
+            cuda.device_array(WINDOW * PLACES + WINDOW, np.float32))
+
+
+def numba_programs():
+    axpy, nx, ny = numba_arrays()
 
     def views(n, null=False):
         kern = NullKernel() if null else axpy

@@ -32,7 +32,8 @@ from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _attributes
 from .scalar import same_value, value_key
 from .tree import children, rebuild
 
-__all__ = ["walk", "path_str", "Call", "Identity", "key_objects", "snapshot", "same_call", "alias_pattern"]
+__all__ = ["walk", "path_str", "Call", "Identity", "key_objects", "snapshot", "same_call",
+           "alias_pattern", "copies", "changed_copies"]
 
 
 def _is_number(v) -> bool:
@@ -95,6 +96,34 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
             "pass arrays, numbers, or lists/tuples/dicts of them; any other value must be "
             "hashable, and is then static (a new value traces a new graph)")
     return leaf("static", path, value)
+
+
+def copies(value, path: tuple, out: list) -> list:
+    """Append to ``out`` ``(path, container, its items)`` for each list and dict in
+    ``value``, an argument as ``walk`` rebuilt it: the traced function is handed
+    these copies, so what it changes in them reaches no caller (``changed_copies``)."""
+    if isinstance(value, (list, dict)):
+        out.append((path, value, _items(value)))
+    for k, v in children(value) or ():
+        if isinstance(v, (list, tuple, dict)):
+            copies(v, path + (k,), out)
+    return out
+
+
+def _items(c) -> list:
+    """A list's items; a dict's keys and values, one after the other."""
+    return [x for kv in c.items() for x in kv] if isinstance(c, dict) else list(c)
+
+
+def changed_copies(found: list) -> list:
+    """The paths of the ``copies`` whose items a trace rebound, added, removed or
+    reordered (compared by identity)."""
+    out = []
+    for path, c, items in found:
+        now = _items(c)
+        if len(now) != len(items) or any(map(operator.is_not, now, items)):
+            out.append(path)
+    return out
 
 
 class Call:

@@ -421,6 +421,32 @@ def changes(steps: tuple, changed: tuple) -> bool:
     return norm[:len(changed)] == changed
 
 
+def item_change_line(code, local: str) -> int | None:
+    """The line of the first change ``code`` itself makes in place to what its local
+    ``local`` holds: an item stored or deleted (``bufs[0] = v``, ``del d[k]``, the
+    key one load) or a method of ``_MUTATORS`` called on it (``bufs.reverse()``);
+    None where none is found."""
+    two = one = None   # the two instructions before this one
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op in ("CACHE", "EXTENDED_ARG"):
+            continue
+        if op in ("STORE_SUBSCR", "DELETE_SUBSCR") and one is not None and (
+                _fast_name(two) == local and one.opname.startswith("LOAD_") or
+                one.opname == "LOAD_FAST_LOAD_FAST" and one.argval[0] == local) or \
+                op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _MUTATORS and \
+                _fast_name(one) == local:
+            return ins.positions.lineno if ins.positions else None
+        two, one = one, ins
+    return None
+
+
+def _fast_name(ins):
+    """The local a ``LOAD_FAST`` loads (None for any other instruction, or None)."""
+    return ins.argval if ins is not None and ins.opname in (
+        "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW") else None
+
+
 def host_callbacks(code) -> set:
     """The names ``code`` (and the code nested in it) hands to ``.host(...)`` as the
     callback (``s.host(fn, ...)``, ``s.host(partial(fn, ...), ...)``): host

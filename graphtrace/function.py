@@ -24,9 +24,11 @@ import numpy as np
 from . import log
 from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
-from .arguments import Call, changeable, path_str, same_call, snapshot, walk
+from .arguments import (Call, changeable, changed_copies, copies, path_str, same_call,
+                        snapshot, walk)
 from .backend import is_stream, resolve, runnable
 from .buffers import is_array
+from .chains import item_change_line
 from .context import STATE, current_tracer, refuse_in_callback
 from .debug import checks_intents
 from .deps import make_tracker
@@ -248,8 +250,10 @@ class GraphFunction:
         return Call(self, self._bind(args, kwargs)).key
 
     def _trace(self, args, kwargs, key=None):
-        """``(Graph, arrays, scalars)``: the IR and the argument leaves it uses;
-        ``key``: the call's cache key (``Call.key``), found when asked where not given."""
+        """``(Graph, arrays, scalars, changed)``: the IR, the argument leaves it uses,
+        and the paths of the list and dict arguments the trace changed (the copies
+        it was handed: ``arguments.changed_copies``); ``key``: the call's cache key
+        (``Call.key``), found when asked where not given."""
         tracer = Tracer(self.__name__, self.params, self.deps)
         tracer.key = (lambda: key) if key is not None else \
             (lambda: Call(self, self._bind(args, kwargs)).key)
@@ -273,10 +277,12 @@ class GraphFunction:
                     f"yours, pass it as {self.__name__}(..., stream=...)", user_frame())
             return v
 
+        handed: list = []   # the lists and dicts the function is handed: copies
         with tracer, CupyFence():
             for k in self.params:
                 if k is not self.self_param:
                     bound.arguments[k] = walk(bound.arguments[k], (k,), k in self.static, leaf)
+                    copies(bound.arguments[k], (k,), handed)
             tracer.mark_arguments()
             self._label_closure(tracer, bound.arguments)
             bound.arguments[self._stream_param] = Stream(tracer)
@@ -304,7 +310,7 @@ class GraphFunction:
                            and not callable(v) and not hasattr(type(v), "__get__")]
             _refuse_kept(tracer, places + [(f"global or closure name {name}", v)
                                            for name, v in named_values(self.fn)])
-        return ir, arrays, scalars
+        return ir, arrays, scalars, changed_copies(handed)
 
     def _label_closure(self, tracer: Tracer, arguments) -> None:
         """Name the arrays the function reaches by name (its own and its helpers'),
@@ -392,7 +398,7 @@ class GraphFunction:
             obj = self._bind(args, kwargs).arguments[self.self_param] if self._lead else None
             held = holdings.entries(obj)
             bare = holdings.bare_arrays(obj)
-            ir, arrays, scalars = self._trace(args, kwargs, call.key)
+            ir, arrays, scalars, changed = self._trace(args, kwargs, call.key)
             t1 = time.perf_counter()
             # held objects' attributes the trace changed: their state
             again, state = holdings.note_traced(held, obj) if held else (False, ())
@@ -417,6 +423,8 @@ class GraphFunction:
             self._warn_state(state)
         if swapped:
             self._warn_state(swapped, rebound=True)
+        if changed:
+            self._warn_copies(changed)
         return entry, call
 
     def _backend_now(self, backend) -> str:
@@ -733,6 +741,22 @@ class GraphFunction:
                     "at every call in s.host")
         file, line = user_frame()
         warnings.warn_explicit(text, StateWarning, file, line)
+
+    def _warn_copies(self, paths) -> None:
+        """Say that a trace changed list or dict arguments (``paths``), which it was
+        handed as copies: at the line doing it (the function's where none is found)."""
+        what = ", ".join(path_str(p) for p in paths)
+        code = self.fn.__code__
+        line = item_change_line(code, paths[0][0]) if len(paths[0]) == 1 else None
+        warnings.warn_explicit(
+            f"tracing {self.__name__} changed its list or dict argument {what} (items "
+            "rebound, added, removed or reordered): the traced function is handed a copy "
+            "of each list and dict argument, so that change happens once, at the trace, on "
+            "the copy; the caller's container is not changed, and later calls replay the "
+            "graph without it (ping-pong buffers stay where they are). Swap or change it "
+            "outside the function (after each call), or pass both arrays as arguments and "
+            "swap them at the call: f(b, a)", StateWarning, code.co_filename,
+            line or code.co_firstlineno)
 
     def cache_info(self) -> CacheInfo:
         """Hits (calls and ``compile`` that found a cached graph, the very arguments

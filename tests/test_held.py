@@ -7,6 +7,8 @@ replaying the old value. On the simulator, where results can be read back.
 """
 import collections
 import functools
+import inspect
+import operator
 import warnings
 import types
 import weakref
@@ -1871,3 +1873,45 @@ def test_arrays_a_trace_swaps_on_self_or_in_globals_are_named_in_a_warning():
     assert not any("self.lazy" in str(w.message) for w in got)
     with pytest.warns(gt.StateWarning, match=r"rebound U_BUF, V_BUF to other arrays"):
         _global_ping_pong()
+
+
+def _swap_in_list(s, bufs):
+    _double[1, 2, s](bufs[0], bufs[1])
+    bufs[0], bufs[1] = bufs[1], bufs[0]
+
+
+def _swap_in_dict(s, st):
+    _double[1, 2, s](st["u"], st["v"])
+    st["u"], st["v"] = st["v"], st["u"]
+
+
+def _rotate_nested(s, cfg):
+    _double[1, 2, s](cfg["bufs"][0], cfg["bufs"][1])
+    cfg["bufs"].reverse()
+
+
+@pytest.mark.parametrize("fn, make, arrays, where", [
+    (_swap_in_list, lambda u, v: [u, v], list, "bufs[0], bufs[1] = "),
+    (_swap_in_dict, lambda u, v: {"u": u, "v": v}, lambda h: list(h.values()),
+     'st["u"], st["v"] = '),
+    (_rotate_nested, lambda u, v: {"bufs": [u, v]}, lambda h: list(h["bufs"]),
+     "def _rotate_nested")])
+def test_a_list_or_dict_argument_a_trace_changes_is_named_at_its_line(fn, make, arrays, where):
+    """The traced function is handed a copy of each list and dict argument: a swap
+    in it happens once, on the copy, and the caller's container never swaps.
+    Said (StateWarning), at the line of the swap (the function's where the change
+    is deeper than the argument itself); a replay says nothing again."""
+    step = gt.graph(backend="sim")(fn)
+    held = make(dev(1.0, 1.0), dev(0.0, 0.0))
+    before = arrays(held)
+    with pytest.warns(gt.StateWarning, match=r"changed its list or dict argument "
+                      r"(bufs|st|cfg\['bufs'\]) .* the caller's container is not "
+                      r"changed") as got:
+        step(held)
+    lines = inspect.getsource(fn).splitlines()
+    at = inspect.getsourcelines(fn)[1] + next(i for i, t in enumerate(lines) if where in t)
+    assert [(w.filename, w.lineno) for w in got] == [(__file__, at)]
+    assert all(map(operator.is_, arrays(held), before))   # the caller's: not swapped
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        step(held)   # a replay: said once, when traced

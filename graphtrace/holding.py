@@ -19,8 +19,7 @@ from .chains import host_callbacks, lookup, self_callbacks
 from .errors import DepthWarning, user_frame
 from .held import (Watched, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
-from .buffers import is_array
-from .reach import (_MAX_DEPTH, Reach, _attributes, _python_function, attribute_names, chain_heads,
+from .reach import (_MAX_DEPTH, Reach, _attributes, _leaves, _python_function, attribute_names, chain_heads,
                     class_attribute, class_methods,
                     instance_arrays, instance_chains, instance_held, instance_values,
                     self_chains)
@@ -304,17 +303,19 @@ class Holdings:
 
     def bare_arrays(self, self_obj) -> dict:
         """label -> the array each global or closure name of the function's, and
-        (a method) each attribute of ``self``, holds by itself now: a trace that
-        rebinds one (``self.u, self.v = self.v, self.u``, ``global U; U = V``) does
-        it once, when traced (``rebound``)."""
+        (a method) each attribute of ``self``, holds now, by itself or in a list,
+        tuple or dict (``_leaves``: ``_MAX_DEPTH`` deep at most): a trace that
+        rebinds one (``self.u, self.v = self.v, self.u``, ``global U; U = V``,
+        ``self.bufs[0], self.bufs[1] = ...``, ``BUFS.reverse()``) does it once,
+        when traced (``rebound``)."""
         out = {}
         for fn, name, label, array in self.reach.places:
             v = lookup(fn, name) if array else None
-            if v is not None and is_array(v):
-                out[label] = v
+            if v is not None:
+                out.update(_leaves(v, label))
         if self_obj is not None:
-            out.update((f"{self.self_param}.{name}", v) for name, v in _attributes(self_obj)
-                       if is_array(v))
+            for name, v in _attributes(self_obj):
+                out.update(_leaves(v, f"{self.self_param}.{name}"))
         return out
 
     @staticmethod

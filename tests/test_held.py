@@ -1875,6 +1875,45 @@ def test_arrays_a_trace_swaps_on_self_or_in_globals_are_named_in_a_warning():
         _global_ping_pong()
 
 
+class _PingPongList:
+    def __init__(self):
+        self.bufs = [dev(1.0, 1.0), dev(0.0, 0.0)]
+        self.named = {"u": self.bufs[0], "v": self.bufs[1]}
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        _double[1, 2, s](self.bufs[0], self.bufs[1])
+        self.bufs[0], self.bufs[1] = self.bufs[1], self.bufs[0]
+
+    @gt.graph(backend="sim")
+    def step_named(self, s):
+        _double[1, 2, s](self.named["u"], self.named["v"])
+        self.named["u"], self.named["v"] = self.named["v"], self.named["u"]
+
+
+BUFS = [dev(1.0, 1.0), dev(0.0, 0.0)]
+
+
+@gt.graph(backend="sim")
+def _global_list_ping_pong(s):
+    _double[1, 2, s](BUFS[0], BUFS[1])
+    BUFS.reverse()
+
+
+def test_arrays_a_trace_swaps_in_a_list_or_dict_held_by_self_or_a_global_are_named():
+    """Ping-pong buffers in a list or dict held by self or a global name, swapped
+    inside the traced code: the real container swaps once, when traced, and the
+    replays do not. Said as for self.u, self.v, naming the items."""
+    m = _PingPongList()
+    with pytest.warns(gt.StateWarning, match=r"tracing step rebound self\.bufs\[0\], "
+                      r"self\.bufs\[1\] to other arrays"):
+        m.step()
+    with pytest.warns(gt.StateWarning, match=r"rebound self\.named\['u'\], "
+                      r"self\.named\['v'\] to other arrays"):
+        m.step_named()
+    with pytest.warns(gt.StateWarning, match=r"rebound BUFS\[0\], BUFS\[1\] to other arrays"):
+        _global_list_ping_pong()
+
 def _swap_in_list(s, bufs):
     _double[1, 2, s](bufs[0], bufs[1])
     bufs[0], bufs[1] = bufs[1], bufs[0]

@@ -283,6 +283,7 @@ class GraphFunction:
                 if k is not self.self_param:
                     bound.arguments[k] = walk(bound.arguments[k], (k,), k in self.static, leaf)
                     copies(bound.arguments[k], (k,), handed)
+            tracer.copies.update((id(c), path_str(path)) for path, c, _ in handed)
             tracer.mark_arguments()
             self._label_closure(tracer, bound.arguments)
             bound.arguments[self._stream_param] = Stream(tracer)

@@ -371,6 +371,49 @@ def test_a_list_of_constants_handed_to_a_host_callback_warns_at_the_users_line()
     assert len(w) == 1 and w[0].lineno == line_of(__file__, "log")
 
 
+def _record(log, h):
+    log.append(float(h[0]))
+
+
+def _by_lambda(s, h, log):
+    s.host(lambda hh: log.append(float(hh[0])), h)   # held by a lambda
+
+
+def _by_def(s, h, log):
+    def cb(hh):
+        log["last"] = float(hh[0])
+    s.host(cb, h)   # held by a def
+
+
+def _by_partial(s, h, log):
+    s.host(functools.partial(_record, log), h)   # held by a partial
+
+
+@pytest.mark.parametrize("body, log, marker", [(_by_lambda, [], "held by a lambda"),
+                                               (_by_def, {}, "held by a def"),
+                                               (_by_partial, [], "held by a partial")])
+def test_a_list_or_dict_argument_a_host_callback_holds_warns_at_the_users_line(body, log,
+                                                                              marker):
+    """A callback holding (closure, partial) a list or dict passed to the graph
+    function holds the copy the function was handed: what it appends or assigns
+    never reaches the caller's. Said at the s.host line; one holding nothing of
+    the arguments says nothing."""
+    f = gt.graph(backend="sim")(body)
+    h = gt.pinned_empty(2, np.float64)
+    with pytest.warns(UserWarning, match=r"holds argument log of .* was handed a copy of "
+                      r"that list or dict.* lost to the caller") as w:
+        f(h, log)
+    assert [x.lineno for x in w] == [line_of(__file__, marker)]
+    mine = []
+
+    @gt.graph(backend="sim")
+    def g(s, h, log):
+        s.host(lambda hh: mine.append(1), h)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        g(h, [])
+    assert mine == [1]
+
 def test_many_instances_of_a_method_do_not_warn_of_retracing_nor_stay_alive():
     import gc
     import warnings

@@ -58,10 +58,13 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
     all); an error for an argument's host array (or a view of one) that it holds
     (closure, ``partial``, a bound method's or callable object's attributes, an
     object passed to it: ``more``), which a later call with new arrays rebinds
-    without tracing again: the callback would keep the first one. Device arrays
-    it cannot read are left alone."""
+    without tracing again: the callback would keep the first one; a warning for
+    a list or dict argument it holds (the copy the graph function was handed).
+    Device arrays it cannot read are left alone."""
     out = []
     for name, v, held in (*_names_of(fn), *more):
+        if held and id(v) in t.copies and not _holds_values(v):
+            _warn_held_copy(fn, name, t.copies[id(v)], t.name)
         tmp = holder_of(v, t) if held else None
         if tmp is not None:   # a closure, partial or bound object keeping one
             raise ArgumentError(f"host callback {_name(fn)} holds temporary "
@@ -227,6 +230,18 @@ def _warn_copies(fn, args) -> None:
             "appends or assigns to it is lost to the caller; keep results in a pinned "
             "numpy array, or in an object of your own class (passed as itself)",
             UserWarning, file, line)
+
+
+def _warn_held_copy(fn, name: str, label: str, graph: str) -> None:
+    """A callback holding (closure, ``partial``) a list or dict argument of the graph
+    function holds the copy it was handed: its appends never reach the caller."""
+    file, line = user_frame()
+    warnings.warn_explicit(
+        f"host callback {_name(fn)} holds argument {label} of {graph} by {name}: {graph} "
+        "was handed a copy of that list or dict, made when traced, so what the callback "
+        "appends or assigns to it is lost to the caller (every launch changes that same "
+        "copy); keep results in a pinned numpy array, or in an object of your own class "
+        "(passed as itself)", UserWarning, file, line)
 
 
 _TEMPORARY = (", the graph's own device memory: a callback takes host memory, and "

@@ -25,7 +25,7 @@ import numpy as np
 from .buffers import _Intent, as_buffer, is_array
 from .errors import ArgumentError
 from .held import loaded_names
-from .holding import Holdings
+from .holding import Holdings, Loaded
 from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _attributes, _dunders, \
     _is_value, _library, _python_function, _with_wrapped, \
     class_attribute, container, contents, own_class, own_object, pure_values
@@ -218,7 +218,8 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
         return (Identity(obj),)
     seen.add(id(obj))   # the objects above it: a cycle
     if names is not None:
-        names, held = _READS.get((type(obj), names)) or _reads(type(obj), names)
+        names, held = _READS.get((type(obj), names, getattr(names, "hosted", _NONE))) or \
+            _reads(type(obj), names)
         out = [(name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
                if name in names]
     else:
@@ -231,29 +232,36 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
     return tuple(out)
 
 
-_READS: dict = {}   # (class, names) -> _reads
+_READS: dict = {}   # (class, names, names.hosted) -> _reads
+_NONE = frozenset()
 
 
 def _reads(t: type, names: frozenset) -> tuple:
     """``(names, held)``: ``names`` (those the function's code loads) and those the
     methods and properties of ``t`` it names load in turn (``cfg.rate()`` reading
-    ``self.base``), but what they store (a counter a method keeps); and those of
+    ``self.base``), but what they store (a counter a method keeps), and not those
+    of a method only handed to ``s.host`` (``names.hosted``: ``s.host(rec.add, h)``,
+    which reads what it reads when it runs) unless another calls it; and those of
     them by which ``t`` (or a base) holds values (``Cfg.scale``, read through an
     object that does not hold it). Found once per class and names."""
-    hit = _READS.get((t, names))
+    hosted = getattr(names, "hosted", _NONE)
+    hit = _READS.get((t, names, hosted))
     if hit is None:   # (the call path looks it up itself)
-        out, todo = set(names), list(names) + [name for name, _ in _dunders(t)]
+        out, skipped = set(names), set(hosted)
+        todo = [n for n in names if n not in skipped] + [name for name, _ in _dunders(t)]
         while todo:   # and the dunders syntax runs (op(s, x): __call__; cfg[0], float(cfg))
             f = class_attribute(t, todo.pop())
             f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
             f = _python_function(f) if f is not None else None   # a graph method too
             for g in _with_wrapped(f) if f is not None else ():   # behind a decorator
-                new = loaded_names(g) - _stored(g.__code__) - out
+                loads = loaded_names(g)
+                new, again = loads - _stored(g.__code__) - out, loads & skipped
+                skipped -= again   # a method calling one handed to s.host: followed
                 out |= new
-                todo += new
+                todo += new | again
         held = tuple(sorted(n for n in out if not n.startswith("__") and (
             _is_value(v := class_attribute(t, n)) or pure_values(v) is not None)))
-        hit = _READS[(t, names)] = (frozenset(out), held)
+        hit = _READS[(t, names, hosted)] = (Loaded(out, skipped), held)
     return hit
 
 

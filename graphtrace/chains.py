@@ -479,25 +479,51 @@ def host_chains(code) -> frozenset:
     """``(head, attributes)`` of each callback ``code`` (and the code nested in it)
     hands to ``.host(...)`` as a name's attribute chain (``s.host(self.log.record,
     h)``: ``("self", ("log", "record"))``; also through ``partial``)."""
-    out, codes = set(), [code]
-    while codes:
-        c = codes.pop()
-        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        after, head, steps = 0, None, []   # after: 1 just after .host, 2 after the head
+    return frozenset((head, tuple(i.argval for i in steps))
+                     for c in _nested(code) for head, steps in _host_chain_loads(c))
+
+
+def host_methods(code) -> frozenset:
+    """The attribute names ``code`` (and the code nested in it) names only as the
+    last step of a chain it hands to ``.host(...)`` (``s.host(rec.add, h)``: add),
+    nowhere else (no call, read or string of that name): methods that read what
+    they read when they run."""
+    hosted, other = set(), set()
+    for c in _nested(code):
+        last = {steps[-1].offset for _, steps in _host_chain_loads(c)}
         for ins in dis.get_instructions(c):
-            op = ins.opname
-            if after == 1 and _through_partial(ins):
-                continue
-            if after == 1 and (op.startswith("LOAD_FAST") or op in NAME_LOADS):
-                after, head, steps = 2, ins.argval, []
-                continue
-            if after == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
-                steps.append(ins.argval)
-                continue
-            if after == 2 and steps:
-                out.add((head, tuple(steps)))
-            after = 1 if op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host" else 0
-    return frozenset(out)
+            if type(ins.argval) is str:
+                (hosted if ins.offset in last else other).add(ins.argval)
+    return frozenset(hosted - other)
+
+
+def _nested(code) -> list:
+    """``code`` and the code objects nested in it."""
+    out, todo = [], [code]
+    while todo:
+        c = todo.pop()
+        out.append(c)
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
+
+
+def _host_chain_loads(c):
+    """``(head, [attribute loads])`` of each callback code object ``c`` hands to
+    ``.host(...)`` as a name's attribute chain (``host_chains``)."""
+    after, head, steps = 0, None, []   # after: 1 just after .host, 2 after the head
+    for ins in dis.get_instructions(c):
+        op = ins.opname
+        if after == 1 and _through_partial(ins):
+            continue
+        if after == 1 and (op.startswith("LOAD_FAST") or op in NAME_LOADS):
+            after, head, steps = 2, ins.argval, []
+            continue
+        if after == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
+            steps.append(ins)
+            continue
+        if after == 2 and steps:
+            yield head, steps
+        after = 1 if op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host" else 0
 
 
 def own_methods(cls) -> frozenset:

@@ -15,7 +15,7 @@ import functools
 import warnings
 import weakref
 
-from .chains import host_callbacks, lookup, self_callbacks
+from .chains import host_callbacks, host_methods, lookup, self_callbacks
 from .errors import DepthWarning, user_frame
 from .held import (Watched, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
@@ -24,10 +24,21 @@ from .reach import (_MAX_DEPTH, Reach, _attributes, _leaves, _python_function, a
                     instance_arrays, instance_chains, instance_held, instance_values,
                     self_chains)
 
-__all__ = ["Holdings"]
+__all__ = ["Holdings", "Loaded"]
 
 _NOTHING_HELD = (Watched(), (), (), {})
 _MAX_PASSES = 16   # walks of held objects a call may take to find their methods' names
+
+
+class Loaded(frozenset):
+    """Names a graph function's code loads (``Holdings.loaded``), with ``hosted``:
+    those of them it names only as a method it hands to ``s.host``, whose code an
+    argument's cache key does not follow (``arguments._reads``)."""
+
+    def __new__(cls, names, hosted=frozenset()):
+        self = super().__new__(cls, names)
+        self.hosted = frozenset(hosted)
+        return self
 
 
 class Holdings:
@@ -52,10 +63,18 @@ class Holdings:
         return Reach(self.function)
 
     @functools.cached_property
-    def loaded(self) -> frozenset:
+    def loaded(self) -> Loaded:
         """The names the function's code and its helpers' load: the attributes it
-        may read off an object passed as an argument (``arguments._settings``)."""
-        return frozenset().union(*(loaded_names(f) for f in self._code(None)))
+        may read off an object passed as an argument (``arguments._settings``);
+        with those it names only as a method handed to ``s.host`` (``s.host(rec.add,
+        h)``), whose code reads what it reads when it runs (not watched)."""
+        names, hosted, other = set(), set(), set()
+        for f in self._code(None):
+            mine, theirs = loaded_names(f), host_methods(f.__code__)
+            names |= mine
+            hosted |= theirs
+            other |= mine - theirs
+        return Loaded(names, hosted - other)
 
     def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its

@@ -601,3 +601,51 @@ def test_a_static_frozenset_keeps_signed_zeros_and_number_types_apart():
                         (frozenset({1}), 8.0), (frozenset({1.0}), 7.0)):
         f(out, signs)
         assert out.copy_to_host().tolist() == [want, want], signs
+
+
+class _Recorder:
+    def __init__(self, scale=1.0):
+        self.vals, self.scale = [], scale
+
+    def add(self, h):
+        self.vals.append(float(h[0]) * self.scale)
+
+    def gain(self):
+        return self.scale
+
+
+@cuda.jit
+def _fill(x, a):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = a
+
+
+def test_a_method_of_an_argument_handed_to_s_host_is_not_watched():
+    """``s.host(rec.add, h)`` with ``add`` appending to ``rec.vals``: the callback
+    reads what it reads when it runs, so the key holds nothing of it (as for a
+    method of self): the growing list traced every call anew. A method the code
+    calls itself is still followed: ``rec.gain()`` reading ``rec.scale``."""
+    @gt.graph(backend="sim")
+    def step(s, x, h, a, rec):
+        _fill[1, 32, s](x, a)
+        s.copy(h, x)
+        s.host(rec.add, h)
+
+    x, h, rec = cuda.device_array(4), gt.pinned_empty(4), _Recorder()
+    for a in range(10):
+        step(x, h, float(a), rec)
+    assert rec.vals == [float(a) for a in range(10)]
+    assert step.cache_info().misses == 1
+
+    @gt.graph(backend="sim")
+    def scaled(s, x, h, rec):
+        _fill[1, 32, s](x, rec.gain())
+        s.copy(h, x)
+        s.host(rec.add, h)
+
+    rec = _Recorder(2.0)
+    scaled(x, h, rec)
+    rec.scale = 3.0   # read by gain, which the code calls: traced anew
+    scaled(x, h, rec)
+    assert rec.vals == [4.0, 9.0] and scaled.cache_info().misses == 2

@@ -4,6 +4,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+from graphtrace.scalar import Scalar
 from helpers import FakeDeviceArray as A, line_of
 
 # launches recorded by the compiled path (_speedups.c) and by pure Python
@@ -245,7 +246,8 @@ def test_templated_kernels_of_a_module_by_their_name_expressions(expression, cty
     g = f.trace(A(32, ctype), A(32, ctype), 2.0)
     assert str(g).splitlines()[1].split("  #")[0] == \
         f"  %0 = kernel {expression}[1, 32](x, a, y, 32)  in(x)  inout(y)"
-    packed = ad.pack(None, g.nodes[0].args, lambda v: getattr(v, "value", v))
+    packed = ad.pack(None, g.nodes[0].args,   # the number, as graphtrace's code reads it
+                     lambda v: v._value if isinstance(v, Scalar) else v)
     assert type(packed[1]) is ctype and type(packed[3]) is np.int32
 
 

@@ -710,3 +710,58 @@ def test_temporaries_sized_by_numbers_fixed_for_the_loop_run_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 3, 3, 3] and host(n) == [3]
+
+
+# --- slots told apart by their whole path, not by an attribute's name or a key
+
+def _other_object_stored_first(s, a, b, n):
+    bufs, st, rec = [a, b], types.SimpleNamespace(k=0), types.SimpleNamespace()
+    with s.while_loop(gt.cond(n) < 3) as body:   # other object stored first
+        rec.k = 5
+        shift[1, 4, body](bufs[st.k % 2], bufs[(st.k + 1) % 2])
+        count[1, 1, body](n)
+        st.k += 1
+
+
+def _other_dict_stored_first(s, a, b, n):
+    bufs = [a, b]
+    st, log = types.SimpleNamespace(d={"k": 0}), types.SimpleNamespace(d={})
+    with s.while_loop(gt.cond(n) < 3) as body:   # other dict stored first
+        log.d["k"] = 5
+        shift[1, 4, body](bufs[st.d["k"]], bufs[1 - st.d["k"]])
+        count[1, 1, body](n)
+        st.d["k"] = 1 - st.d["k"]
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_other_object_stored_first, "other object stored first", "changes st.k,"),
+    (_other_dict_stored_first, "other dict stored first", "changes st.d['k'],"),
+])
+def test_a_slot_is_not_taken_for_stored_first_by_another_objects_of_its_name(
+        program, marker, named):
+    """``rec.k = 5`` stores another object's ``k`` (``log.d["k"] = 5`` another
+    dict's item): ``st.k``, which picks the arrays and which the body changes,
+    is still read first."""
+    _refused_at(program, marker, named)
+
+
+def test_a_slot_set_from_another_of_its_name_each_iteration_runs_as_eagerly():
+    """``cur.pos = cfg.pos`` and ``o2.d["k"] = o1.d["k"]`` set the cursor anew at
+    the start of each iteration: every iteration moves the same windows."""
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        cfg, cur = types.SimpleNamespace(pos=0), types.SimpleNamespace(pos=0)
+        o1, o2 = types.SimpleNamespace(d={"k": 1}), types.SimpleNamespace(d={"k": 0})
+        with s.while_loop(gt.cond(n) < 3) as body:
+            cur.pos = cfg.pos
+            o2.d["k"] = o1.d["k"]
+            for _ in range(2):
+                add[1, 4, body](a[cur.pos:cur.pos + 2], 1.0)
+                cur.pos += 2
+            add[1, 4, body](a[o2.d["k"]:o2.d["k"] + 1], 1.0)
+            o2.d["k"] += 1
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 7, 5, 6] and host(n) == [3]

@@ -314,67 +314,100 @@ def _begin(code_ins: list, i: int, values: int) -> tuple:
 
 
 def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> set:
-    """The names and attributes (".attr") loaded to compute the ``values`` values
-    the instruction ``code_ins[i]`` takes off the stack, not counting names the
-    body stored before (for those, what they were computed from)."""
+    """The slots (paths: ``("k",)``, ``("st", (".", "k"))``, ``("idx", ("[]", 0))``)
+    loaded to compute the ``values`` values the instruction ``code_ins[i]`` takes
+    off the stack, not counting names the body stored before (for those, what
+    they were computed from). A slot reached through something the code does not
+    name from a name (``objs[i].k``, or a name the body set) is ``("*", step)``."""
     out: set = set()
     start, beyond = _begin(code_ins, i, values)
     for j in range(start, i):
         ins = code_ins[j]
-        names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
         if ins.opname in _LOADS:
-            out.update(names[beyond:] if j == start else names)
-        elif ins.opname in _ATTR_LOADS:
-            out.add("." + ins.argval)
-        elif _reads_item(ins) and _item(code_ins, j) is not None:
-            out.add(_item(code_ins, j))   # ("[]", "idx", 0) of idx[0]
-    for name in out & stored:
+            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            out.update((n,) for n in (names[beyond:] if j == start else names))
+        elif ins.opname in _ATTR_LOADS or _reads_item(ins):
+            path = _chain(code_ins, j)
+            step = (".", ins.argval) if ins.opname in _ATTR_LOADS else \
+                path[-1] if path is not None else None
+            if path is not None and path[:1] not in stored:
+                out.add(path)
+            elif step is not None:
+                out.add(("*", step))
+    for name in [p for p in out if p in stored]:
         out |= made.get(name, set())
-    return out - stored
+    return {p for p in out if p[:1] not in stored}
 
 
-def _item(code_ins: list, i: int):
-    """``("[]", name or ".attr" holding it, key)`` of the item the instruction
-    ``code_ins[i]`` reads or sets, where the code names both (``idx[0]``,
-    ``st.d["k"]``), else None."""
-    if i < 2 or code_ins[i - 1].opname not in _CONSTS:
+def _chain(code_ins: list, j: int):
+    """The path of the slot whose value the instruction ``code_ins[j]`` loads
+    (``("st", (".", "k"))`` of ``st.k``, ``("d", ("[]", "k"))`` of ``d["k"]``),
+    where the code names it all the way from a name, else None."""
+    ins = code_ins[j]
+    if ins.opname in _LOADS:
+        return (ins.argval[-1] if isinstance(ins.argval, tuple) else ins.argval,)
+    if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        below = j - 2 if j > 1 and _copy(code_ins[j - 1], 1) else j - 1   # st.k += 1
+        holder = _chain(code_ins, below) if below >= 0 else None
+        return holder + ((".", ins.argval),) if holder is not None else None
+    if _reads_item(ins):
+        key = j - 3 if j > 2 and _copy(code_ins[j - 1], 2) and _copy(code_ins[j - 2], 2) \
+            else j - 1   # d["k"] += 1
+        return _keyed(code_ins, key, "[]")
+    return None
+
+
+def _keyed(code_ins: list, key: int, kind: str):
+    """``holder path + ((kind, key),)`` where ``code_ins[key]`` loads a constant
+    key and the instruction before it the holder, else None."""
+    if key < 1 or code_ins[key].opname not in _CONSTS:
         return None
-    key, holder = code_ins[i - 1].argval, _holder(code_ins[i - 2])
+    k = code_ins[key].argval
     try:
-        hash(key)
+        hash(k)
     except TypeError:
         return None
-    return ("[]", holder, key) if holder is not None else None
+    holder = _chain(code_ins, key - 1)
+    return holder + ((kind, k),) if holder is not None else None
+
+
+def _copy(ins, n: int) -> bool:
+    return ins.opname == "COPY" and ins.arg == n
+
+
+def _set(code_ins: list, i: int):
+    """The path of the slot the instruction ``code_ins[i]`` stores or deletes
+    (a name, ``st.k = ...``, ``d["k"] = ...``) where the code names it from a
+    name, else None."""
+    ins = code_ins[i]
+    if ins.opname in _ATTR_STORES:
+        holder = _chain(code_ins, i - 1) if i > 0 else None
+        return holder + ((".", ins.argval),) if holder is not None else None
+    if ins.opname in _ITEM_STORES:
+        return _keyed(code_ins, i - 1, "[]")
+    return None
 
 
 def _reads_item(ins) -> bool:
     return ins.opname == "BINARY_SUBSCR" or ins.opname == "BINARY_OP" and ins.argrepr == "[]"
 
 
-def _holder(ins) -> str | None:
-    """The name, or ".attr", that the instruction ``ins`` loads, if it loads one."""
-    if ins.opname in _LOADS:
-        return ins.argval[-1] if isinstance(ins.argval, tuple) else ins.argval
-    return "." + ins.argval if ins.opname in _ATTR_LOADS else None
-
-
 class _Region:
     """What a body's code (a code object, and the offsets it lies strictly
-    between) reads before it stores it (names and attribute names), and what it
-    reads to index by before it sets it: every name and attribute the whole
-    subscript expression loads (``bufs[k % 2]``, ``a[k * 4:(k + 1) * 4]``; a
-    launch's ``k[grid, block, body]`` too), and what a name the body set before
-    was computed from (``lo = k * 4`` then ``a[lo:lo + 4]``)."""
+    between) reads before it stores it (slots by their path: a name, ``st.k``,
+    ``d["k"]``, as ``_slots`` keys them), and what it reads to index by before
+    it sets it: every slot the whole subscript expression loads (``bufs[k % 2]``,
+    ``a[k * 4:(k + 1) * 4]``; a launch's ``k[grid, block, body]`` too), and what a
+    name the body set before was computed from (``lo = k * 4`` then
+    ``a[lo:lo + 4]``)."""
 
     def __init__(self, code: tuple):
         obj, lo, hi = code
         code_ins = list(dis.get_instructions(obj))
-        self.indexed: set = set()    # names (".attr": attributes) read to index by
+        self.indexed: set = set()    # paths read to index by
         self.sized: set = set()      # those read to size a temporary by
-        self.first: dict = {}        # name -> "load" or "store", whichever comes first
-        self.attr_first: dict = {}   # attribute name -> the same
-        self.item_first: dict = {}   # ("[]", name or ".attr" holding it, key) -> the same
-        stored: set = set()          # the names stored so far
+        self.first: dict = {}        # path -> "load" or "store", whichever comes first
+        stored: set = set()          # the paths stored so far
         made: dict = {}              # a name stored -> what its value was computed from
         for i, ins in enumerate(code_ins):
             line = ins.positions.lineno if ins.positions is not None else None
@@ -386,25 +419,27 @@ class _Region:
         names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
         op = ins.opname
         if op == "STORE_FAST_LOAD_FAST":   # one name stored, then one loaded
-            stored.add(names[0])
-            self.first.setdefault(names[0], "store")
-            self.first.setdefault(names[-1], "load")
-        elif op in _LOADS:
-            for n in names:
-                self.first.setdefault(n, "load")
+            stored.add(names[:1])
+            self.first.setdefault(names[:1], "store")
+            self.first.setdefault(names[-1:], "load")
         elif op in _STORES:
             if len(names) == 1 and op.startswith("STORE"):   # x = <what it reads>
-                made[names[0]] = _read_by(code_ins, i, 1, stored, made)
-            stored.update(names)
+                made[names] = _read_by(code_ins, i, 1, stored, made)
             for n in names:
-                self.first.setdefault(n, "store")
-        elif op in _ATTR_LOADS:
-            self.attr_first.setdefault(ins.argval, "load")
-        elif op in _ATTR_STORES:
-            self.attr_first.setdefault(ins.argval, "store")
-        if (op in _ITEM_STORES or _reads_item(ins)) and _item(code_ins, i) is not None:
-            self.item_first.setdefault(_item(code_ins, i), "load" if _reads_item(ins) else
-                                       "store")   # idx[0], d["k"]
+                stored.add((n,))
+                self.first.setdefault((n,), "store")
+        elif op in _LOADS:
+            for n in names:
+                self.first.setdefault((n,), "load")
+        elif op in _ATTR_STORES or op in _ITEM_STORES:
+            path = _set(code_ins, i)
+            if path is not None and path[:1] not in stored:
+                stored.add(path)
+                self.first.setdefault(path, "store")
+        else:
+            path = _chain(code_ins, i)
+            if path is not None and path[:1] not in stored:
+                self.first.setdefault(path, "load")
         if op in _SUBSCRIPTS or _reads_item(ins):
             # read to index by (or to size a launch by, k[grid, block, body])
             self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2), stored, made)
@@ -418,18 +453,13 @@ class _Region:
     def carried(self, path: tuple):
         """Whether the body reads the slot at ``path`` before storing it: True,
         False, or None where its code does not name it (a helper may)."""
-        first = self.first.get(path[0])
-        if first is None:
+        if self.first.get(path[:1]) is None:
             return None
-        if first == "store":   # the root set anew before it is read
-            return False
-        attrs = [key for kind, key in path[1:] if kind == "."]
-        if attrs and self.attr_first.get(attrs[-1]) == "store":
-            return False
-        item = self.item_first.get(_item_of(path))
-        if item is not None:   # an item the code reads or sets by its key: idx[0]
-            return item == "load"
-        return True if len(path) == 1 or attrs else None
+        if any(self.first.get(path[:n]) == "store" for n in range(1, len(path) + 1)):
+            return False   # it, or an object or container on its way, set anew first
+        if path in self.first or len(path) == 1:
+            return True
+        return True if any(kind == "." for kind, _ in path[1:]) else None
 
     def indexes_with(self, path: tuple) -> bool:
         """Whether the body indexes by the slot at ``path`` (``bufs[k % 2]``,
@@ -444,19 +474,10 @@ class _Region:
 
 
 def _reads(read: set, path: tuple) -> bool:
-    """Whether ``read`` (``_Region.indexed`` or ``.sized``) holds the slot at ``path``."""
-    attrs = [key for kind, key in path[1:] if kind == "."]
-    if path[0] not in read or attrs and "." + attrs[-1] not in read:
-        return False
-    return path[-1][0] != "[]" or _item_of(path) in read
-
-
-def _item_of(path: tuple):
-    """``_item``'s key for the slot at ``path`` if it is an item, else None."""
-    if len(path) < 2 or path[-1][0] != "[]":
-        return None
-    holder = path[0] if len(path) == 2 else "." + path[-2][1] if path[-2][0] == "." else None
-    return ("[]", holder, path[-1][1])
+    """Whether ``read`` (``_Region.indexed`` or ``.sized``) holds the slot at
+    ``path``: by its path, or by its last step reached from its name through
+    something the code does not name from a name (``bufs[objs[i].k]``)."""
+    return path in read or len(path) > 1 and path[:1] in read and ("*", path[-1]) in read
 
 
 _ADVICE = {

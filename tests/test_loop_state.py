@@ -765,3 +765,65 @@ def test_a_slot_set_from_another_of_its_name_each_iteration_runs_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 7, 5, 6] and host(n) == [3]
+
+
+# --- dynamic numbers of the call (stand-ins) swapped or rebound in a body
+
+def _stand_ins_swapped(s, a, b, n, p, q):
+    with s.while_loop(gt.cond(n) < 3) as body:   # stand-ins swapped
+        add[1, 4, body](a, p)
+        count[1, 1, body](n)
+        p, q = q, p
+
+
+def _stand_in_rebound(s, a, b, n, p, q):
+    cur = p
+    with s.while_loop(gt.cond(n) < 3) as body:   # stand-in rebound
+        add[1, 4, body](a, cur)
+        count[1, 1, body](n)
+        cur = q
+
+
+def _stand_ins_reversed(s, a, b, n, p, q):
+    ps = [p, q]
+    with s.while_loop(gt.cond(n) < 3) as body:   # stand-ins reversed
+        add[1, 4, body](a, ps[0])
+        count[1, 1, body](n)
+        ps.reverse()
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_stand_ins_swapped, "stand-ins swapped", "changes p and q,"),
+    (_stand_in_rebound, "stand-in rebound", "changes cur,"),
+    (_stand_ins_reversed, "stand-ins reversed", "changes ps[0] and ps[1],"),
+])
+def test_a_dynamic_number_a_body_hands_a_kernel_then_swaps_is_refused(program, marker, named):
+    """``add(a, p)`` then ``p, q = q, p``: the eager loop adds p, q, p; the graph
+    added p in every iteration (the number is the call's, rebound by later calls)."""
+    f = gt.graph(program, backend="sim")
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, n, 1.0, 10.0)
+    assert info.value.source[1] == line_of(__file__, marker), str(info.value)
+    assert named in str(info.value) and "Python runs the body once" in str(info.value)
+
+
+def test_dynamic_numbers_a_body_only_hands_kernels_run_as_eagerly():
+    """A dynamic number handed to a kernel in each iteration, beside a name set to
+    another before it is read: every iteration adds the same number, also for a
+    later call's numbers."""
+    @gt.graph(backend="sim")
+    def f(s, a, n, p, q):
+        last = p
+        with s.while_loop(gt.cond(n) < 3) as body:
+            last = q
+            add[1, 4, body](a, p)
+            add[1, 4, body](a, last)
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n, 1.0, 10.0)
+    assert host(a) == [33, 34, 35, 36] and host(n) == [3]
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n, 2.0, 20.0)
+    assert host(a) == [66, 67, 68, 69]

@@ -22,7 +22,8 @@ its values). ``refuse`` compares them when the body is closed:
   item, or a slot the code never names (a helper changed it), where the new
   array was held elsewhere when the body began (a swap, a rotation);
 - a number changed that reached the recorded work: the old value is among the
-  body's recorded numbers (``t += dt`` handed to a kernel), or the code
+  body's recorded numbers (``t += dt`` handed to a kernel; a dynamic number
+  of the call, ``add(a, p)`` then ``p, q = q, p``, by its identity), or the code
   indexes with it, read first: a subscript loads it (``bufs[k % 2]``,
   ``a[k * 4:(k + 1) * 4]``; ``bufs[idx[0]]``: the item ``idx[0]``, not
   ``idx[1]``), or a name the body set from it first (``lo = k * 4``); or it
@@ -44,6 +45,7 @@ import numpy as np
 from ..buffers import as_buffer, is_array
 from ..errors import ArgumentError, user_frame_object
 from ..reach import _attributes, _global_names, _is_number, own_object
+from ..scalar import Scalar
 from ..tree import leaves
 
 _DEPTH = 4          # names, then three levels of containers and objects
@@ -222,6 +224,11 @@ class LoopState:
             if old_bytes is not None and new_bytes is not None and old_bytes != new_bytes:
                 if read is True and region.indexes_with(p):   # indices changed: idx[0]
                     hits.append((p, "number"))
+            elif type(old) is Scalar or type(new) is Scalar:   # p, q = q, p: p handed
+                swapped = any(q != p for q in held.get(id(new), ()))   # to a kernel
+                if (read is True or swapped) and any(
+                        (Scalar, id(x)) in recorded for x in (old, new)):
+                    hits.append((p, "number"))
             elif is_array(old) or is_array(new):
                 swapped = any(q != p for q in held.get(id(new), ()))   # held elsewhere
                 if (read is True or swapped) and any(   # before: a swap, a rotation
@@ -246,6 +253,9 @@ def _slots(root, name: str) -> dict:
         for v, path, where in level:
             t = type(v)
             if t in (str, bytes, bool, type(None)):
+                continue
+            if t is Scalar:   # a dynamic number of the call: told by its identity
+                out[path] = (v, None, where)
                 continue
             try:
                 kept = _is_number(v) or is_array(v)
@@ -279,7 +289,7 @@ def _changed(before: tuple, after: tuple) -> bool:
             return not as_buffer(old).same_view(as_buffer(new)) or old_bytes != new_bytes
         except Exception:  # noqa: BLE001  (an array answering oddly: another one)
             return True
-    if is_array(old) or is_array(new) or type(old) is not type(new):
+    if is_array(old) or is_array(new) or type(old) is not type(new) or type(old) is Scalar:
         return True
     try:
         return bool(old != new) or str(old) != str(new)   # -0.0 and 0.0: not the same
@@ -289,12 +299,15 @@ def _changed(before: tuple, after: tuple) -> bool:
 
 def _recorded_numbers(regions) -> set:
     """``(type, value)`` of the numbers the body's nodes were recorded with (their
-    arguments: a grid or block size is left out, a number too common to tell)."""
+    arguments: a grid or block size is left out, a number too common to tell), and
+    ``(Scalar, id)`` of the dynamic numbers of the call they were recorded with."""
     out = set()
     for r in regions:
         for n in r.walk():
             for v in leaves(n.args):
-                if _is_number(v):
+                if type(v) is Scalar:
+                    out.add((Scalar, id(v)))
+                elif _is_number(v):
                     out.add((type(v), v))
     return out
 

@@ -827,3 +827,48 @@ def test_dynamic_numbers_a_body_only_hands_kernels_run_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n, 2.0, 20.0)
     assert host(a) == [66, 67, 68, 69]
+
+
+# --- bools picking arrays
+
+def _flag_picks(s, a, b, n):
+    bufs, flip = [a, b], False
+    with s.while_loop(gt.cond(n) < 3) as body:   # flag picks
+        shift[1, 4, body](bufs[flip], bufs[not flip])
+        count[1, 1, body](n)
+        flip = not flip
+
+
+def _flag_item_picks(s, a, b, n):
+    bufs, st = [a, b], {"flip": True}
+    with s.while_loop(gt.cond(n) < 3) as body:   # flag item picks
+        shift[1, 4, body](bufs[st["flip"]], bufs[not st["flip"]])
+        count[1, 1, body](n)
+        st["flip"] = not st["flip"]
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_flag_picks, "flag picks", "changes flip,"),
+    (_flag_item_picks, "flag item picks", "changes st['flip'],"),
+])
+def test_a_bool_a_body_toggles_and_picks_arrays_by_is_refused(program, marker, named):
+    """``bufs[flip]`` then ``flip = not flip``: a bool picks as an int does."""
+    _refused_at(program, marker, named)
+
+
+def test_a_flag_a_body_toggles_and_only_reports_runs_as_eagerly():
+    """A bool the body toggles and only reports or tests on the host."""
+    seen = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        bufs, odd = [a, b], False
+        with s.while_loop(gt.cond(n) < 3) as body:
+            shift[1, 4, body](bufs[0], bufs[1])
+            count[1, 1, body](n)
+            seen.append(odd)
+            odd = not odd
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(b) == [1, 2, 3, 4] and host(n) == [3] and seen == [False]

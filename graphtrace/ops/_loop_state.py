@@ -252,7 +252,7 @@ def _slots(root, name: str) -> dict:
         below = []
         for v, path, where in level:
             t = type(v)
-            if t in (str, bytes, bool, type(None)):
+            if t in (str, bytes, type(None)):
                 continue
             if t is Scalar:   # a dynamic number of the call: told by its identity
                 out[path] = (v, None, where)

@@ -872,3 +872,32 @@ def test_a_flag_a_body_toggles_and_only_reports_runs_as_eagerly():
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(b) == [1, 2, 3, 4] and host(n) == [3] and seen == [False]
+
+
+# --- launches sized through numba's forall
+
+def _forall_grows(s, a, b, n):
+    m = 1
+    with s.while_loop(gt.cond(n) < 3) as body:   # forall grows
+        add.forall(m, stream=body)(a, 1.0)
+        count[1, 1, body](n)
+        m += 1
+
+
+def test_a_number_a_body_changes_and_sizes_a_forall_launch_by_is_refused():
+    """``add.forall(m, stream=body)`` then ``m += 1``: sized as ``add[m, 4, body]``."""
+    _refused_at(_forall_grows, "forall grows", "changes m,")
+
+
+def test_a_forall_launch_sized_by_a_number_fixed_for_the_loop_runs_as_eagerly():
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        m, trips = 4, 0
+        with s.while_loop(gt.cond(n) < 3) as body:
+            add.forall(m, stream=body)(a, 1.0)
+            count[1, 1, body](n)
+            trips += 1
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 4, 5, 6] and host(n) == [3]

@@ -410,9 +410,9 @@ class _Region:
     between) reads before it stores it (slots by their path: a name, ``st.k``,
     ``d["k"]``, as ``_slots`` keys them), and what it reads to index by before
     it sets it: every slot the whole subscript expression loads (``bufs[k % 2]``,
-    ``a[k * 4:(k + 1) * 4]``; a launch's ``k[grid, block, body]`` too), and what a
-    name the body set before was computed from (``lo = k * 4`` then
-    ``a[lo:lo + 4]``)."""
+    ``a[k * 4:(k + 1) * 4]``; a launch's ``k[grid, block, body]`` too, and the
+    size of ``k.forall(n, stream=body)``), and what a name the body set before
+    was computed from (``lo = k * 4`` then ``a[lo:lo + 4]``)."""
 
     def __init__(self, code: tuple):
         obj, lo, hi = code
@@ -459,9 +459,12 @@ class _Region:
         elif op in _CALLS and code_ins[i - 1].opname != "PRECALL":   # (3.11: PRECALL, CALL)
             n = ins.arg + _CALLS[op]
             j = _begin(code_ins, i, n)[0]
-            if j > 0 and code_ins[j - 1].opname in _ATTR_LOADS and \
-                    code_ins[j - 1].argval in _MAKERS:
-                self.sized |= _read_by(code_ins, i, n, stored, made)
+            callee = code_ins[j - 1] if j > 0 else None
+            if callee is not None and callee.opname in _ATTR_LOADS:
+                if callee.argval in _MAKERS:
+                    self.sized |= _read_by(code_ins, i, n, stored, made)
+                elif callee.argval == "forall":   # k.forall(m, stream=body): a launch size
+                    self.indexed |= _read_by(code_ins, i, n, stored, made)
 
     def carried(self, path: tuple):
         """Whether the body reads the slot at ``path`` before storing it: True,

@@ -901,3 +901,48 @@ def test_a_forall_launch_sized_by_a_number_fixed_for_the_loop_runs_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 4, 5, 6] and host(n) == [3]
+
+
+# --- windows held by slice objects
+
+def _slice_moved(s, a, b, n):
+    sl = slice(0, 2)
+    with s.while_loop(gt.cond(n) < 2) as body:   # slice moved
+        add[1, 4, body](a[sl], 1.0)
+        count[1, 1, body](n)
+        sl = slice(sl.start + 2, sl.stop + 2)
+
+
+def _slice_attribute_moved(s, a, b, n):
+    st = types.SimpleNamespace(win=slice(0, 2))
+    with s.while_loop(gt.cond(n) < 2) as body:   # slice attribute moved
+        add[1, 4, body](a[st.win], 1.0)
+        count[1, 1, body](n)
+        st.win = slice(st.win.stop, st.win.stop + 2)
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_slice_moved, "slice moved", "changes sl,"),
+    (_slice_attribute_moved, "slice attribute moved", "changes st.win,"),
+])
+def test_a_slice_object_a_body_moves_and_slices_by_is_refused(program, marker, named):
+    """``a[sl]`` then ``sl = slice(sl.start + 2, sl.stop + 2)``: the device worked on
+    the first window every iteration."""
+    _refused_at(program, marker, named)
+
+
+def test_slice_objects_made_again_or_set_first_run_as_eagerly():
+    """A slice made again with the same bounds, and one set before it is read."""
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        win, head = slice(1, 3), slice(3, 4)
+        with s.while_loop(gt.cond(n) < 3) as body:
+            head = slice(0, 1)
+            add[1, 4, body](a[win], 1.0)
+            add[1, 4, body](a[head], 1.0)
+            win = slice(win.start, win.stop)
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 4, 5, 3] and host(n) == [3]

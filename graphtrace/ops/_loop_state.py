@@ -12,8 +12,8 @@ of the user's frame (for ``body=fn``, its closure, defaults and bound object),
 the globals the code names, the closures and globals of the functions it calls
 by name, and the items and attributes of the lists, tuples, deques, dicts and
 objects of the program's own these hold, ``_DEPTH`` levels deep, where they
-hold arrays or numbers (a small host array of integers, such as indices, by
-its values). ``refuse`` compares them when the body is closed:
+hold arrays or numbers (a small host array of integers, such as indices, and
+a slice, by its values). ``refuse`` compares them when the body is closed:
 
 - an array slot changed (another array, not the same view made again) where
   the old or the new one is the trace's, which the body reads before it
@@ -244,8 +244,8 @@ class LoopState:
 
 def _slots(root, name: str) -> dict:
     """The slots under ``root`` (held by ``name``), nearest first, ``_PER_ROOT`` at
-    most: ``path -> (value, its bytes where compared by value, (id of the
-    container, step) or None)``."""
+    most: ``path -> (value, its bytes (a slice's bounds) where compared by
+    value, (id of the container, step) or None)``."""
     out: dict = {}
     level = [(root, (name,), None)]
     while level and len(out) < _PER_ROOT:
@@ -256,6 +256,10 @@ def _slots(root, name: str) -> dict:
                 continue
             if t is Scalar:   # a dynamic number of the call: told by its identity
                 out[path] = (v, None, where)
+                continue
+            if t is slice:   # a[sl]: by its bounds
+                if all(type(x) is int or x is None for x in (v.start, v.stop, v.step)):
+                    out[path] = (v, (v.start, v.stop, v.step), where)
                 continue
             try:
                 kept = _is_number(v) or is_array(v)

@@ -946,3 +946,45 @@ def test_slice_objects_made_again_or_set_first_run_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 4, 5, 3] and host(n) == [3]
+
+
+# --- picks and windows through conditional expressions
+
+def _pick_by_condition(s, a, b, n):
+    bufs, k = [a, b], 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # pick by condition
+        shift[1, 4, body](bufs[1 if k else 0], bufs[0 if k else 1])
+        count[1, 1, body](n)
+        k = 1 - k
+
+
+def _window_by_condition(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 2) as body:   # window by condition
+        add[1, 4, body](a[(2 if k else 0):(4 if k else 2)], 1.0)
+        count[1, 1, body](n)
+        k = 1 - k
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_pick_by_condition, "pick by condition", "changes k,"),
+    (_window_by_condition, "window by condition", "changes k,"),
+])
+def test_a_number_a_body_changes_and_picks_by_through_a_condition_is_refused(
+        program, marker, named):
+    """``bufs[1 if k else 0]`` then ``k = 1 - k``: the subscript reads ``k``."""
+    _refused_at(program, marker, named)
+
+
+def test_picks_through_conditions_on_numbers_fixed_for_the_loop_run_as_eagerly():
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        bufs, first, trips = [a, b], True, 0
+        with s.while_loop(gt.cond(n) < 3) as body:
+            shift[1, 4, body](bufs[0 if first else 1], bufs[1 if first else 0])
+            count[1, 1, body](n)
+            trips = trips + 1 if trips < 10 else 0
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(b) == [1, 2, 3, 4] and host(n) == [3]

@@ -323,11 +323,32 @@ def _begin(code_ins: list, i: int, values: int) -> tuple:
     j, depth = i, 0
     while j > 0 and depth < values:
         j -= 1
+        j = _other_branch(code_ins, j, code_ins[i].offset)
         try:
             depth += dis.stack_effect(code_ins[j].opcode, code_ins[j].arg, jump=False)
         except ValueError:   # an instruction dis cannot tell: read no further
             return j + 1, 0
     return j, max(depth - values, 0)
+
+
+_FORWARD = frozenset({"JUMP_FORWARD", "JUMP", "JUMP_NO_INTERRUPT"})
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _other_branch(code_ins: list, j: int, end: int) -> int:
+    """Walking back from ``end``: where ``code_ins[j]`` ends the first branch of a
+    conditional expression (``1 if k else 0``: its jump past the second one,
+    which the walk has counted), the jump on the condition, whose value the walk
+    takes next; else ``j``."""
+    ins = code_ins[j]
+    if ins.opname not in _FORWARD or not ins.offset < ins.argval <= end or \
+            j + 1 >= len(code_ins):
+        return j
+    target = code_ins[j + 1].offset
+    for c in range(j - 1, -1, -1):
+        if code_ins[c].opcode in _JUMPS and code_ins[c].argval == target:
+            return c
+    return j
 
 
 def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> set:

@@ -988,3 +988,62 @@ def test_picks_through_conditions_on_numbers_fixed_for_the_loop_run_as_eagerly()
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(b) == [1, 2, 3, 4] and host(n) == [3]
+
+
+# --- counters picking only labels
+
+PHASES = ["pre", "smooth", "post"]
+
+
+def _label_and_pick(s, a, b, n):
+    bufs, k = [a, b], 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # label and pick
+        log_lines.append(PHASES[k % 3])
+        shift[1, 4, body](bufs[k % 2], bufs[(k + 1) % 2])
+        count[1, 1, body](n)
+        k += 1
+
+
+def _labels_set_to_arrays(s, a, b, n):
+    names, k = ["u", "v"], 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # labels set to arrays
+        names = [a, b]
+        shift[1, 4, body](names[k % 2], names[(k + 1) % 2])
+        count[1, 1, body](n)
+        k += 1
+
+
+log_lines: list = []
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_label_and_pick, "label and pick", "changes k,"),
+    (_labels_set_to_arrays, "labels set to arrays", "changes k,"),
+])
+def test_a_counter_picking_labels_and_arrays_is_refused(program, marker, named):
+    """A counter that picks a label and an array; a list of labels the body
+    sets to arrays before it picks from it."""
+    _refused_at(program, marker, named)
+
+
+def test_a_counter_picking_only_labels_runs_as_eagerly():
+    """``log.debug("phase %s", PHASES[k % 3])``, ``cfg.short[k % 2]``,
+    ``"abc"[k]``: a counter that only picks text to report changes no work."""
+    import logging
+    log = logging.getLogger("graphtrace.tests.loop")
+    cfg = types.SimpleNamespace(short=("e", "o"))
+    seen = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        k, tag = 0, "abc"
+        with s.while_loop(gt.cond(n) < 3) as body:
+            log.debug("phase %s", PHASES[k % 3])
+            seen.append((cfg.short[k % 2], tag[k]))
+            add[1, 4, body](a, 1.0)
+            count[1, 1, body](n)
+            k += 1
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 4, 5, 6] and host(n) == [3] and seen == [("e", "a")]

@@ -28,8 +28,9 @@ a slice, by its values). ``refuse`` compares them when the body is closed:
   ``a[k * 4:(k + 1) * 4]``; ``bufs[idx[0]]``: the item ``idx[0]``, not
   ``idx[1]``), or a name the body set from it first (``lo = k * 4``); or it
   sizes a temporary the body makes (``body.zeros(m)``), one of whose sizes is
-  its old value. A counter only reported (``n += 1``, ``log.debug(n)``)
-  changes nothing on the device.
+  its old value. A counter only reported (``n += 1``, ``log.debug(n)``; a
+  subscript of text, ``PHASES[k % 3]``, picks no work) changes nothing on the
+  device.
 """
 from __future__ import annotations
 
@@ -44,7 +45,8 @@ import numpy as np
 
 from ..buffers import as_buffer, is_array
 from ..errors import ArgumentError, user_frame_object
-from ..reach import _attributes, _global_names, _is_number, own_object
+from ..chains import MISSING
+from ..reach import _attr, _attributes, _global_names, _is_number, own_object
 from ..scalar import Scalar
 from ..tree import leaves
 
@@ -148,7 +150,8 @@ class LoopState:
         if self.fn is None:
             self.frame = _user_frame()
             self.entered_at = self.frame.f_lasti if self.frame is not None else -1
-        self.before = self._snapshot()
+        self.scope = self._roots()   # what the names held when the body began
+        self.before = self._snapshot(self.scope)
 
     def _code(self) -> tuple:
         if self.fn is not None:
@@ -189,9 +192,9 @@ class LoopState:
                 _helper_roots(v.fn, name, out)   # a @gt.graph function called inline
         return out
 
-    def _snapshot(self) -> dict:
+    def _snapshot(self, roots: dict) -> dict:
         out: dict = {}
-        for name, v in self._roots().items():
+        for name, v in roots.items():
             out.update(_slots(v, name))
         return out
 
@@ -200,12 +203,12 @@ class LoopState:
         the next iteration reads (the module's rules)."""
         if self.fn is None and self.frame is None:
             return
-        after = self._snapshot()
+        after = self._snapshot(self._roots())
         changed = [p for p, old in self.before.items() if p in after and
                    _changed(old, after[p])]
         if not changed:
             return
-        region = _Region(self._code())
+        region = _Region(self._code(), self.scope)
         held, reads = {}, {}
         for p, (v, _, where) in self.before.items():
             held.setdefault(id(v), []).append(p)
@@ -439,8 +442,9 @@ class _Region:
     size of ``k.forall(n, stream=body)``), and what a name the body set before
     was computed from (``lo = k * 4`` then ``a[lo:lo + 4]``)."""
 
-    def __init__(self, code: tuple):
+    def __init__(self, code: tuple, scope: dict):
         obj, lo, hi = code
+        self.scope = scope           # what the names held when the body began
         code_ins = list(dis.get_instructions(obj))
         self.indexed: set = set()    # paths read to index by
         self.sized: set = set()      # those read to size a temporary by
@@ -478,7 +482,8 @@ class _Region:
             path = _chain(code_ins, i)
             if path is not None and path[:1] not in stored:
                 self.first.setdefault(path, "load")
-        if op in _SUBSCRIPTS or _reads_item(ins):
+        if (op in _SUBSCRIPTS or _reads_item(ins)) and \
+                not self._picks_text(code_ins, i, _SUBSCRIPTS.get(op, 2), stored):
             # read to index by (or to size a launch by, k[grid, block, body])
             self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2), stored, made)
         elif op in _CALLS and code_ins[i - 1].opname != "PRECALL":   # (3.11: PRECALL, CALL)
@@ -490,6 +495,16 @@ class _Region:
                     self.sized |= _read_by(code_ins, i, n, stored, made)
                 elif callee.argval == "forall":   # k.forall(m, stream=body): a launch size
                     self.indexed |= _read_by(code_ins, i, n, stored, made)
+
+    def _picks_text(self, code_ins: list, i: int, values: int, stored: set) -> bool:
+        """Whether the subscript ``code_ins[i]`` picks from a string, or a list,
+        tuple or dict of strings, that the code names and the body has not set
+        (``PHASES[k % 3]`` handed to a log): no work is picked by it."""
+        start, beyond = _begin(code_ins, i, values - 1)   # the key's code
+        path = _chain(code_ins, start - 1) if start > 0 and not beyond else None
+        if path is None or any(path[:n] in stored for n in range(1, len(path) + 1)):
+            return False
+        return _text(_resolve(self.scope, path))
 
     def carried(self, path: tuple):
         """Whether the body reads the slot at ``path`` before storing it: True,
@@ -512,6 +527,31 @@ class _Region:
         """Whether the body sizes a temporary by the slot at ``path``
         (``body.zeros(m)``, ``s.empty((n, self.k))``)."""
         return _reads(self.sized, path)
+
+
+def _resolve(scope: dict, path: tuple):
+    """The value at ``path`` in ``scope`` (names, then attributes of the program's
+    own objects and modules, and items of lists, tuples and dicts), or MISSING."""
+    v = scope.get(path[0], MISSING)
+    for kind, key in path[1:]:
+        if kind == "." and (own_object(v) or isinstance(v, types.ModuleType)):
+            v = _attr(v, key, MISSING)
+        elif kind == "[]" and type(v) in (list, tuple, dict):
+            try:
+                v = v[key]
+            except (LookupError, TypeError):
+                return MISSING
+        else:
+            return MISSING
+    return v
+
+
+def _text(v) -> bool:
+    """A string, or a list, tuple or dict (its values) of strings: labels."""
+    if type(v) is dict:
+        v = list(v.values())
+    return type(v) is str or type(v) in (list, tuple) and 0 < len(v) <= _MAX_ITEMS and \
+        all(type(x) is str for x in v)
 
 
 def _reads(read: set, path: tuple) -> bool:

@@ -1047,3 +1047,46 @@ def test_a_counter_picking_only_labels_runs_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 4, 5, 6] and host(n) == [3] and seen == [("e", "a")]
+
+
+# --- small host arrays kept as logs
+
+def _host_time_set(s, a, b, n):
+    t = np.zeros(2)
+    with s.while_loop(gt.cond(n) < 3) as body:   # host time set
+        add[1, 4, body](a, t[1])
+        count[1, 1, body](n)
+        t[1] = t[1] + 0.5
+
+
+def _host_index_set(s, a, b, n):
+    bufs, idx = [a, b], np.array([0, 5])
+    with s.while_loop(gt.cond(n) < 3) as body:   # host index set
+        shift[1, 4, body](bufs[idx[0]], bufs[1 - idx[0]])
+        count[1, 1, body](n)
+        idx[0] = 1 - idx[0]
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_host_time_set, "host time set", "changes t,"),
+    (_host_index_set, "host index set", "changes idx,"),
+])
+def test_a_host_array_value_a_kernel_takes_or_picks_by_is_refused(program, marker, named):
+    _refused_at(program, marker, named)
+
+
+def test_a_small_host_array_kept_as_a_log_runs_as_eagerly():
+    """``losses[1] = losses[1] + 0.5``: a host array the body only writes its log
+    in (and reads to do so) reaches no kernel."""
+    losses = np.zeros(4)
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        with s.while_loop(gt.cond(n) < 3) as body:
+            add[1, 4, body](a, 1.0)
+            count[1, 1, body](n)
+            losses[1] = losses[1] + 0.5
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 4, 5, 6] and host(n) == [3] and losses[1] == 0.5

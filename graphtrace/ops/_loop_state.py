@@ -22,9 +22,10 @@ a slice, by its values). ``refuse`` compares them when the body is closed:
   item, or a slot the code never names (a helper changed it), where the new
   array was held elsewhere when the body began (a swap, a rotation);
 - a number changed that reached the recorded work: the old value is among the
-  body's recorded numbers (``t += dt`` handed to a kernel; a dynamic number
+  body's recorded numbers (``t += dt`` handed to a kernel, ``t[0]`` of a small
+  host array; a dynamic number
   of the call, ``add(a, p)`` then ``p, q = q, p``, by its identity), or the code
-  indexes with it, read first: a subscript loads it (``bufs[k % 2]``,
+  indexes with it, read first: a subscript's key loads it (``bufs[k % 2]``,
   ``a[k * 4:(k + 1) * 4]``; ``bufs[idx[0]]``: the item ``idx[0]``, not
   ``idx[1]``), or a name the body set from it first (``lo = k * 4``); or it
   sizes a temporary the body makes (``body.zeros(m)``), one of whose sizes is
@@ -225,7 +226,8 @@ class LoopState:
                 continue
             read = True if True in both else read
             if old_bytes is not None and new_bytes is not None and old_bytes != new_bytes:
-                if read is True and region.indexes_with(p):   # indices changed: idx[0]
+                if read is True and (region.indexes_with(p) or   # indices changed: idx[0]
+                                     _values_recorded(old, old_bytes, new_bytes, recorded)):
                     hits.append((p, "number"))
             elif type(old) is Scalar or type(new) is Scalar:   # p, q = q, p: p handed
                 swapped = any(q != p for q in held.get(id(new), ()))   # to a kernel
@@ -319,14 +321,23 @@ def _recorded_numbers(regions) -> set:
     return out
 
 
+def _values_recorded(old, old_bytes, new_bytes, recorded: set) -> bool:
+    """Whether a value a small host array held, and the body changed, is among
+    the body's recorded numbers (``t[0]`` handed to a kernel, then ``t[0] += dt``)."""
+    if type(old_bytes) is not bytes or type(new_bytes) is not bytes or \
+            len(old_bytes) != len(new_bytes):
+        return False
+    was, now = np.frombuffer(old_bytes, old.dtype), np.frombuffer(new_bytes, old.dtype)
+    return any((type(x), x) in recorded for x, y in zip(was, now) if x.tobytes() != y.tobytes())
+
+
 def _begin(code_ins: list, i: int, values: int) -> tuple:
     """``(where, beyond)``: the instruction where the code computing the
     ``values`` values that ``code_ins[i]`` takes off the stack begins, and how
     many values that one pushes before theirs (x of LOAD_FAST_LOAD_FAST x, k)."""
-    j, depth = i, 0
-    while j > 0 and depth < values:
-        j -= 1
-        j = _other_branch(code_ins, j, code_ins[i].offset)
+    j, depth, end = i, 0, code_ins[i].offset
+    while j > 0 and (depth < values or _other_branch(code_ins, j - 1, end) != j - 1):
+        j = _other_branch(code_ins, j - 1, end)   # (the walk stops in no branch)
         try:
             depth += dis.stack_effect(code_ins[j].opcode, code_ins[j].arg, jump=False)
         except ValueError:   # an instruction dis cannot tell: read no further
@@ -437,7 +448,7 @@ class _Region:
     """What a body's code (a code object, and the offsets it lies strictly
     between) reads before it stores it (slots by their path: a name, ``st.k``,
     ``d["k"]``, as ``_slots`` keys them), and what it reads to index by before
-    it sets it: every slot the whole subscript expression loads (``bufs[k % 2]``,
+    it sets it: every slot a subscript's key loads (``bufs[k % 2]``,
     ``a[k * 4:(k + 1) * 4]``; a launch's ``k[grid, block, body]`` too, and the
     size of ``k.forall(n, stream=body)``), and what a name the body set before
     was computed from (``lo = k * 4`` then ``a[lo:lo + 4]``)."""
@@ -484,8 +495,8 @@ class _Region:
                 self.first.setdefault(path, "load")
         if (op in _SUBSCRIPTS or _reads_item(ins)) and \
                 not self._picks_text(code_ins, i, _SUBSCRIPTS.get(op, 2), stored):
-            # read to index by (or to size a launch by, k[grid, block, body])
-            self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2), stored, made)
+            # its key read to index by (or to size a launch by, k[grid, block, body])
+            self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2) - 1, stored, made)
         elif op in _CALLS and code_ins[i - 1].opname != "PRECALL":   # (3.11: PRECALL, CALL)
             n = ins.arg + _CALLS[op]
             j = _begin(code_ins, i, n)[0]

@@ -1090,3 +1090,22 @@ def test_a_small_host_array_kept_as_a_log_runs_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 4, 5, 6] and host(n) == [3] and losses[1] == 0.5
+
+
+def test_a_host_array_sized_by_a_counter_runs_as_eagerly():
+    """``np.zeros(k)`` in the body is the host's, no temporary of the graph: a
+    counter sizing it (equal to a temporary's size) changes no work."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        k = 4
+        with s.while_loop(gt.cond(n) < 3) as body:
+            t = body.zeros(4, np.float32)
+            shift[1, 4, body](a, t)
+            shift[1, 4, body](t, b)
+            hist = np.zeros(k)
+            count[1, 1, body](n)
+            k += 1 + int(hist.sum())
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(b) == [2, 3, 4, 5] and host(n) == [3]

@@ -502,7 +502,7 @@ class _Region:
             j = _begin(code_ins, i, n)[0]
             callee = code_ins[j - 1] if j > 0 else None
             if callee is not None and callee.opname in _ATTR_LOADS:
-                if callee.argval in _MAKERS:
+                if callee.argval in _MAKERS and self._on_stream(code_ins, j - 1, stored):
                     self.sized |= _read_by(code_ins, i, n, stored, made)
                 elif callee.argval == "forall":   # k.forall(m, stream=body): a launch size
                     self.indexed |= _read_by(code_ins, i, n, stored, made)
@@ -516,6 +516,16 @@ class _Region:
         if path is None or any(path[:n] in stored for n in range(1, len(path) + 1)):
             return False
         return _text(_resolve(self.scope, path))
+
+    def _on_stream(self, code_ins: list, j: int, stored: set) -> bool:
+        """Whether the ``.zeros``/``.empty`` that ``code_ins[j]`` loads may be a
+        graphtrace stream's (the body's, ``s``'s): not where it is a module's or
+        another object's the body began with (``np.zeros(k)`` on the host)."""
+        path = _chain(code_ins, j)
+        if path is None or any(path[:n] in stored for n in range(1, len(path))):
+            return True
+        holder = _resolve(self.scope, path[:-1])
+        return holder is MISSING or type(holder).__module__.startswith("graphtrace")
 
     def carried(self, path: tuple):
         """Whether the body reads the slot at ``path`` before storing it: True,

@@ -41,7 +41,7 @@ class Binding:
             self._slot.setdefault(id(b), i)
         self._ptrs = [b.ptr for b in arrays]
         self._objs = [b.obj for b in arrays]
-        self._svals = [s.value for s in scalars]
+        self._svals = [s._value for s in scalars]
         self._bound = None                               # snapshot of the last call's args
         self._moved: dict[int, Buffer] = {}              # id(recorded view) -> it, moved
         self.broken = False                              # a failed update left it unusable

@@ -1,6 +1,7 @@
 """``Scalar``: a dynamic number of a traced function, as recorded arguments hold it."""
 from __future__ import annotations
 
+import abc
 import logging
 import math
 import os
@@ -23,12 +24,30 @@ class DynamicScalarAttributeError(DynamicScalarError, AttributeError):
     default)`` probes): refused, and an ``AttributeError``."""
 
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+# abc.ABCMeta's checks, Python code that asks on behalf of the code calling isinstance
+_ABC_CODES = frozenset({abc.ABCMeta.__instancecheck__.__code__,
+                        abc.ABCMeta.__subclasscheck__.__code__})
+_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
+_OWN: dict[str, bool] = {}   # file name -> whether it is graphtrace's own
 
 
 def _from_graphtrace(depth: int) -> bool:
-    """Whether the code ``depth`` frames up is graphtrace's own."""
-    return sys._getframe(depth + 1).f_code.co_filename.startswith(_PKG_DIR)
+    """Whether the code ``depth`` frames above the caller is graphtrace's own; an
+    ``isinstance`` against an abstract class (``numbers.Number``) is asked for by
+    ``abc.py``'s code on behalf of the code above it. (Unlike ``errors._is_internal``,
+    numpy's and numba's code is the user's here: ``np.isscalar(a)`` asks for them.)"""
+    f = sys._getframe(1)
+    for _ in range(depth):
+        f = f.f_back if f is not None else None
+    while f is not None and f.f_code in _ABC_CODES:
+        f = f.f_back
+    if f is None:
+        return False
+    name = f.f_code.co_filename
+    own = _OWN.get(name)
+    if own is None:
+        own = _OWN[name] = name.startswith(_PKG_DIR)
+    return own
 
 
 def value_key(v):
@@ -81,11 +100,11 @@ class Scalar:
 
     def _refuse(self, *_args, _error=DynamicScalarError, **_kw):
         raise _error(
-            f"argument {self.name!r} is a dynamic scalar{self._of()}: its value is a graph "
+            f"argument {self._name!r} is a dynamic scalar{self._of()}: its value is a graph "
             "parameter that later calls may change, so it cannot steer Python "
             "control flow, arithmetic or text (str, f-strings, print: its value is not "
             "known while tracing; print it outside the function) during a trace; pass its parameter in "
-            f"{self._on()}@graph(static=({self.param!r},)) to trace a graph per value, or "
+            f"{self._on()}@graph(static=({self._param!r},)) to trace a graph per value, or "
             "compute on the device")
 
     def refuse_static(self, callee: str, param: str):
@@ -93,17 +112,17 @@ class Scalar:
         static parameter ``param``: the function it is a parameter of must make it
         static too."""
         raise DynamicScalarError(
-            f"argument {self.name!r} is a dynamic scalar{self._of()}, but {callee} takes "
+            f"argument {self._name!r} is a dynamic scalar{self._of()}, but {callee} takes "
             f"{param!r} as static (static=({param!r},)): a dynamic scalar's value is a graph "
             "parameter that later calls may change, which a graph of "
-            f"{callee} traced for one value would not follow; pass {self.param!r} in "
-            f"{self._on()}@graph(static=({self.param!r},)) too, to trace a graph per value")
+            f"{callee} traced for one value would not follow; pass {self._param!r} in "
+            f"{self._on()}@graph(static=({self._param!r},)) too, to trace a graph per value")
 
     def _of(self) -> str:
-        return f" of {self.function}" if self.function else ""
+        return f" of {self._function}" if self._function else ""
 
     def _on(self) -> str:
-        return f"{self.function}'s " if self.function else ""
+        return f"{self._function}'s " if self._function else ""
 
     def _compared(self, other):
         if getattr(type(other), "_reflects_comparisons", False):
@@ -126,24 +145,24 @@ class Scalar:
     # code sees the stand-in. (type(a) is the stand-in's type: use isinstance.)
     @property
     def __class__(self):
-        return Scalar if _from_graphtrace(1) else type(self.value)
+        return Scalar if _from_graphtrace(1) else type(self._value)
 
 
     def __getattr__(self, name):   # a.real, a.item(), a.astype(...): numpy's scalars' own
         if name.startswith("_"):
             raise AttributeError(name)
-        if _from_graphtrace(1) or not hasattr(self.value, name):
+        if _from_graphtrace(1) or not hasattr(self._value, name):
             # an AttributeError, as the value's would be (its type is in the key)
             self._refuse(_error=DynamicScalarAttributeError)
-        if name in _BY_TYPE and isinstance(self.value, np.generic):
-            return getattr(self.value, name)
+        if name in _BY_TYPE and isinstance(self._value, np.generic):
+            return getattr(self._value, name)
         self._refuse()   # not an AttributeError: hasattr(a, "real") is not False
 
     def __eq__(self, other):
         self._refuse()
 
     def __repr__(self):
-        return self.name
+        return self._name
 
     def __str__(self):   # str(a), f"{a}", "%s" % a in the user's code: its name would
         return self._text()   # go where its value should (COEF[str(order)]): refused
@@ -154,19 +173,21 @@ class Scalar:
     def _text(self):
         caller = sys._getframe(2).f_code.co_filename
         if _is_internal(caller) or caller == logging.__file__:   # listings, log records:
-            return self.name                                       # shown, not computed on
+            return self._name                                       # shown, not computed on
         self._refuse()
 
 
 def _own(attr: str) -> property:
     """A Scalar's own ``name``, ``value``, ``param`` or ``function`` to graphtrace's
-    code; to the user's, what the value has by that name, as ``__getattr__`` answers
-    (``getattr(x, "value", x)`` unwrapping a number got the first call's value,
-    which the graph then baked in)."""
+    code; to the user's, what the value has by that name: the AttributeError raised
+    here makes Python ask ``__getattr__`` (``getattr(x, "value", x)`` unwrapping a
+    number got the first call's value, which the graph then baked in)."""
     field = Scalar.__dict__["_" + attr].__get__
 
     def get(self):
-        return field(self) if _from_graphtrace(1) else self.__getattr__(attr)
+        if _from_graphtrace(1):
+            return field(self)
+        raise AttributeError(attr)
     return property(get, doc=f"graphtrace's own {attr} of the scalar")
 
 

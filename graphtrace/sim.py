@@ -152,7 +152,7 @@ def simulate(graph: Graph, seed=None, check_intents: bool = True, value_of=None,
 
 def _traced(v):
     """A recorded argument as traced: a dynamic Scalar's value, anything else itself."""
-    return v.value if isinstance(v, Scalar) else v
+    return v._value if isinstance(v, Scalar) else v
 
 
 def _owned(graph: Graph):

@@ -56,7 +56,7 @@ def leaves(value, _within=None):
 def _traced(v):
     if isinstance(v, Buffer):
         return v.obj
-    return v.value if isinstance(v, Scalar) else v
+    return v._value if isinstance(v, Scalar) else v
 
 
 def materialize(value):

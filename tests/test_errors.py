@@ -1021,3 +1021,13 @@ def test_a_dynamic_scalar_in_a_log_record_shows_its_name_and_print_says_why_not(
     with pytest.raises(gt.DynamicScalarError) as e:
         printed.trace(A(8), 2.0)
     check(e, "printed", "print it outside the function")
+
+
+def test_graphtrace_own_abstract_class_checks_see_the_stand_in():
+    """``isinstance(v, numbers.Number)`` runs ``abc.py``'s Python code, which asked
+    for the stand-in's class on behalf of graphtrace's own code: it was told the
+    value's class, and took the stand-in for a plain number."""
+    from graphtrace import arguments
+    from graphtrace.scalar import Scalar
+    s = Scalar("a", 2.5, 0, "a", "f")
+    assert not arguments._is_number(s) and isinstance(s, numbers.Real)

@@ -103,7 +103,7 @@ class CupyAdapter(Adapter):
             by_type = False   # an int checked against its range, or any other case
             if kind == "i" and t is int and p.lo <= a <= p.hi:
                 continue
-            self._pack_slow(p, a, a.value if t is Scalar else a)
+            self._pack_slow(p, a, a._value if t is Scalar else a)
         if by_type and len(args) == len(self.signature):
             self.valid_types.add(tuple(map(type, args)))
 

@@ -285,7 +285,7 @@ def _not_an_array(a):
         return "a Python tuple"
     if isinstance(a, (Scalar, int, float, complex)) or \
             (isinstance(a, np.generic) and not isinstance(a, np.void)):
-        return f"a number ({type(a.value if isinstance(a, Scalar) else a).__name__})"
+        return f"a number ({type(a._value if isinstance(a, Scalar) else a).__name__})"
     return None
 
 

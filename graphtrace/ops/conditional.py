@@ -88,7 +88,7 @@ def _record_condition(t, condition) -> tuple[tuple, list]:
                                 "give both arrays one dtype")
         accesses.append((rhs, "r"))
     elif rhs is not None:   # refused now, not when the graph is built or run
-        rhs_value(x.dtype, rhs.value if isinstance(rhs, Scalar) else rhs)
+        rhs_value(x.dtype, rhs._value if isinstance(rhs, Scalar) else rhs)
     return (x, rhs), accesses
 
 

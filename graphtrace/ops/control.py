@@ -54,7 +54,7 @@ def _refuse_no_event(stream, event, word: str) -> None:
     """Numbers, text, arrays and streams are no events (a number passed to the graph
     function arrives as its dynamic Scalar)."""
     if isinstance(event, Scalar):
-        event = event.value
+        event = event._value
     elif not (event is None or isinstance(event, (int, float, complex, str, bytes, type(stream)))
               or is_array(event)):
         return

@@ -462,7 +462,7 @@ def _refuse_addresses(tracer, adapter, args) -> None:
     for i, a in enumerate(args):
         if type(a) is Buffer:   # the usual case
             continue
-        value = a.value if isinstance(a, Scalar) else a
+        value = a._value if isinstance(a, Scalar) else a
         if isinstance(value, (np.datetime64, np.timedelta64)):   # (numpy integers)
             raise KernelArgumentError(
                 f"argument {adapter.param_name(i)} of {adapter.library} kernel "
@@ -498,7 +498,7 @@ def untyped_error(adapter, i: int, odd: str, source=None) -> KernelArgumentError
 def untyped_number(a):
     """What a number no kernel takes is (an int wider than 64 bits, a long double, a
     ``Fraction`` or ``Decimal``: the simulator would compute with it), else None."""
-    v = a.value if type(a) is Scalar else a
+    v = a._value if type(a) is Scalar else a
     if type(v) is int:
         return None if -(1 << 63) <= v < (1 << 64) else f"the integer {v}, wider than 64 bits"
     if isinstance(v, np.generic):

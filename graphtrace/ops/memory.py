@@ -153,7 +153,7 @@ def record_memset(stream, dst, value):
                             "memset nodes fill device memory; fill host arrays with numpy")
     _contiguous(d, "destination", "memset")
     _writable(d, "memset")
-    current = value.value if isinstance(value, Scalar) else value
+    current = value._value if isinstance(value, Scalar) else value
     if isinstance(current, (complex, np.complexfloating)) and current.imag \
             and d.dtype.kind != "c":
         raise ArgumentError(f"memset value {current!r} is complex, and "

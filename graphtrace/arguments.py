@@ -99,31 +99,52 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
 
 
 def copies(value, path: tuple, out: list) -> list:
-    """Append to ``out`` ``(path, container, its items)`` for each list and dict in
+    """Append to ``out`` ``(path, container, its work)`` for each list and dict in
     ``value``, an argument as ``walk`` rebuilt it: the traced function is handed
     these copies, so what it changes in them reaches no caller (``changed_copies``)."""
     if isinstance(value, (list, dict)):
-        out.append((path, value, _items(value)))
+        out.append((path, value, _work(value)))
     for k, v in children(value) or ():
         if isinstance(v, (list, tuple, dict)):
             copies(v, path + (k,), out)
     return out
 
 
-def _items(c) -> list:
-    """A list's items; a dict's keys and values, one after the other."""
-    return [x for kv in c.items() for x in kv] if isinstance(c, dict) else list(c)
+_PLAIN = (str, bytes, int, float, complex, bool, type(None), np.generic, enum.Enum)
+
+
+def _work(c):
+    """A snapshot of a container copy: a dict's items, a list's."""
+    return dict(c) if isinstance(c, dict) else list(c)
+
+
+def _same_item(a, b) -> bool:
+    """Arrays, dynamic numbers and containers by identity; plain values (static
+    numbers, text, None) by type and value (``opts["mode"].lower()`` of "fast")."""
+    if isinstance(a, _PLAIN) and isinstance(b, _PLAIN):
+        return type(a) is type(b) and same_value(a, b)
+    return a is b
+
+
+def _changed(before, now) -> bool:
+    """Whether a trace changed a copy's work: a list's items rebound, added, removed
+    or reordered; a dict's values rebound, or keys holding more than a plain value
+    added or removed (``opts.setdefault("block", 32)``, ``opts.pop("verbose",
+    False)`` change no work: the graph computes the same from the caller's dict)."""
+    if isinstance(before, list):
+        return len(before) != len(now) or not all(map(_same_item, before, now))
+    for k in before.keys() | now.keys():
+        if k in before and k in now:
+            if not _same_item(before[k], now[k]):
+                return True
+        elif not isinstance(before[k] if k in before else now[k], _PLAIN):
+            return True
+    return False
 
 
 def changed_copies(found: list) -> list:
-    """The paths of the ``copies`` whose items a trace rebound, added, removed or
-    reordered (compared by identity)."""
-    out = []
-    for path, c, items in found:
-        now = _items(c)
-        if len(now) != len(items) or any(map(operator.is_not, now, items)):
-            out.append(path)
-    return out
+    """The paths of the ``copies`` whose work a trace changed (``_changed``)."""
+    return [path for path, c, before in found if _changed(before, _work(c))]
 
 
 class Call:

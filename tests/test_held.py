@@ -1954,3 +1954,31 @@ def test_a_list_or_dict_argument_a_trace_changes_is_named_at_its_line(fn, make, 
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         step(held)   # a replay: said once, when traced
+
+
+def _options_filled_and_consumed(s, x, opts):
+    opts.setdefault("block", 2)
+    verbose = opts.pop("verbose", False)   # a host-only option, taken out
+    _double[1, opts["block"], s](x, x) if not verbose else _double[1, 2, s](x, x)
+
+
+def _static_scale_rebound(s, x, opts):
+    opts["scale"] = opts["scale"] * 2       # the caller's next call would see 4
+    _double[1, 2, s](x, x)
+
+
+@pytest.mark.parametrize("fn, opts, warns", [
+    (_options_filled_and_consumed, {"verbose": False}, False),
+    (_options_filled_and_consumed, {"block": 2}, False),
+    (_static_scale_rebound, {"scale": 2}, True)])
+def test_a_dict_argument_given_a_default_or_losing_a_plain_value_is_not_said(fn, opts, warns):
+    """A default filled in or a plain option taken out of a dict argument changes
+    no work the graph does for the caller's dict (a later call with the same dict
+    computes as eagerly); a plain value rebound to another is said, since an eager
+    later call would see the new one."""
+    step = gt.graph(backend="sim", static=("opts",))(fn)
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        step(dev(1.0, 1.0), opts)
+    said = [w for w in got if issubclass(w.category, gt.StateWarning)]
+    assert bool(said) is warns, [str(w.message) for w in said]

@@ -414,6 +414,29 @@ def test_a_list_or_dict_argument_a_host_callback_holds_warns_at_the_users_line(b
         g(h, [])
     assert mine == [1]
 
+def _read_setting(cfg, seen, hh):
+    seen.append((cfg["run"], cfg.get("tag"), "run" in cfg))
+
+
+def test_a_host_callback_only_reading_a_dict_argument_it_holds_says_nothing():
+    """A callback holding a dict of settings passed to the graph function and only
+    reading it (a lambda's closure, a partial's argument) loses nothing to the
+    copy: it warned as one appending to it would. Each call's settings reach it,
+    since they are part of the signature."""
+    seen = []
+
+    @gt.graph(backend="sim")
+    def f(s, h, cfg):
+        s.host(lambda hh: seen.append((cfg["run"], cfg.get("tag"), "run" in cfg)), h)
+        s.host(functools.partial(_read_setting, cfg, seen), h)
+    h = gt.pinned_empty(2, np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f(h, {"run": "a"})
+        f(h, {"run": "b"})
+    assert seen == [("a", None, True)] * 2 + [("b", None, True)] * 2
+
+
 def test_many_instances_of_a_method_do_not_warn_of_retracing_nor_stay_alive():
     import gc
     import warnings

@@ -22,6 +22,7 @@ from ..reach import MISSING, _followed, _library, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map
+from ._held_changes import may_change
 from .base import Op, changed, read_only_bytes, record_args
 
 __all__ = ["record_host", "host_value", "HOST_CALLBACK"]
@@ -63,7 +64,7 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
     Device arrays it cannot read are left alone."""
     out = []
     for name, v, held in (*_names_of(fn), *more):
-        if held and id(v) in t.copies and not _holds_values(v):
+        if held and id(v) in t.copies and not _holds_values(v) and may_change(fn, name):
             _warn_held_copy(fn, name, t.copies[id(v)], t.name)
         tmp = holder_of(v, t) if held else None
         if tmp is not None:   # a closure, partial or bound object keeping one

@@ -147,7 +147,6 @@ class Scalar:
     def __class__(self):
         return Scalar if _from_graphtrace(1) else type(self._value)
 
-
     def __getattr__(self, name):   # a.real, a.item(), a.astype(...): numpy's scalars' own
         if name.startswith("_"):
             raise AttributeError(name)

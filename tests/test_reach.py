@@ -437,6 +437,36 @@ def test_a_host_callback_only_reading_a_dict_argument_it_holds_says_nothing():
     assert seen == [("a", None, True)] * 2 + [("b", None, True)] * 2
 
 
+def _log_run(h, cfg):
+    print(cfg["run"], len(cfg), h[0])
+
+
+def test_a_host_callback_reading_settings_says_nothing_and_one_changing_an_item_warns():
+    """Reads of a dict or list argument a callback is handed or holds (a test of
+    it, ``len``, an f-string, an item by a computed key) lose nothing; a change one
+    level down (``stats["losses"].append``) changes a copy too, and said nothing."""
+    seen = []
+
+    @gt.graph(backend="sim")
+    def reads(s, h, cfg, names):
+        s.host(lambda hh: seen.append((len(cfg), f"{cfg}", names[len(seen) % 2 + 0]))
+               if cfg else None, h)
+        s.host(_log_run, h, cfg)
+    h = gt.pinned_empty(2, np.float64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        reads(h, {"run": "a"}, ["x", "y"])
+    assert seen == [(1, "{'run': 'a'}", "x")]
+
+    @gt.graph(backend="sim")
+    def nested(s, h, stats):
+        s.host(lambda hh: stats["losses"].append(float(hh[0])), h)   # nested item
+    with pytest.warns(UserWarning, match=r"holds argument stats of nested .* lost to the "
+                      r"caller") as w:
+        nested(h, {"losses": []})
+    assert [x.lineno for x in w] == [line_of(__file__, "nested item")]
+
+
 def test_many_instances_of_a_method_do_not_warn_of_retracing_nor_stay_alive():
     import gc
     import warnings

@@ -22,7 +22,7 @@ from ..reach import MISSING, _followed, _library, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map
-from ._held_changes import may_change
+from ._held_changes import may_change, may_change_argument
 from .base import Op, changed, read_only_bytes, record_args
 
 __all__ = ["record_host", "host_value", "HOST_CALLBACK"]
@@ -64,7 +64,7 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
     Device arrays it cannot read are left alone."""
     out = []
     for name, v, held in (*_names_of(fn), *more):
-        if held and id(v) in t.copies and not _holds_values(v) and may_change(fn, name):
+        if held and id(v) in t.copies and may_change(fn, name, v):
             _warn_held_copy(fn, name, t.copies[id(v)], t.name)
         tmp = holder_of(v, t) if held else None
         if tmp is not None:   # a closure, partial or bound object keeping one
@@ -221,8 +221,8 @@ def _holds_values(v) -> bool:
 
 def _warn_copies(fn, args) -> None:
     """A list or dict of constants handed to a callback looks like a place for results."""
-    mutable = [i for i, a in enumerate(args)
-               if isinstance(a, (list, dict)) and not _holds_values(a)]
+    mutable = [i for i, a in enumerate(args) if isinstance(a, (list, dict)) and
+               not _holds_values(a) and may_change_argument(fn, i, a)]
     if mutable:
         file, line = user_frame(3)
         warnings.warn_explicit(

@@ -12,12 +12,13 @@ from __future__ import annotations
 import dis
 from functools import partial
 
+from ..chains import _MUTATORS
+
 __all__ = ["may_change", "may_change_argument"]
 
-# Methods that change a list, dict, set or deque in place.
-_CHANGING = frozenset({"append", "extend", "insert", "update", "setdefault", "pop", "popitem",
-                       "clear", "remove", "add", "discard", "sort", "reverse", "appendleft",
-                       "extendleft", "rotate", "__setitem__", "__delitem__", "__iadd__"})
+# Methods that change a list, dict, set or deque in place: those the watch of
+# global state counts as stores, and a deque's own.
+_CHANGING = _MUTATORS | {"appendleft", "extendleft", "rotate"}
 _READING = frozenset({"get", "keys", "items", "values", "copy", "index", "count",
                       "__getitem__", "__contains__", "__len__"})
 _READING_BUILTINS = frozenset({"len", "print", "repr", "str", "sorted", "list", "dict", "tuple",

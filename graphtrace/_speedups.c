@@ -60,7 +60,7 @@ static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__sco
     *s_gpu_data,
     *s_value, *s_valid_types, *s_raw_pointers, *s_step, *s__ary, *s_array_iface, *s_add,
     *s___class__, *s__roots, *s__slots, *s__root_index, *s__fast_view, *s__index_m,
-    *s__memo_size, *s__remember;
+    *s__memo_size, *s__remember, *s_itemsize, *s_str, *s_version;
 /* object's __class__ descriptor (is_open) */
 static PyObject *CLASS;
 
@@ -1146,6 +1146,53 @@ new_view(PyObject *tracer, PyObject *views, PyObject *obj, PyObject *cai, PyObje
     return got;
 }
 
+/* buffers.key_interface(obj, key) for a numba array: its interface made from the
+ * key, as numba makes it (strides None where C-contiguous, broadcast axes
+ * ignored), reading nothing of numba's; a new reference, NULL with no error
+ * where the Python path is to decide (a cupy array's: its own, read there once) */
+static PyObject *
+key_iface(PyObject *key)
+{
+    PyObject *kind = PyDict_GetItemWithError(KINDS, PyTuple_GET_ITEM(key, 0));
+    if (kind == NULL || !PyUnicode_Check(kind) || PyUnicode_Compare(kind, s_numba) != 0 ||
+            PyTuple_GET_SIZE(key) != 5)
+        return NULL;
+    PyObject *ptr = PyTuple_GET_ITEM(key, 1), *shape = PyTuple_GET_ITEM(key, 2),
+             *strides = PyTuple_GET_ITEM(key, 3), *dtype = PyTuple_GET_ITEM(key, 4);
+    if (!PyTuple_CheckExact(shape) || !PyTuple_CheckExact(strides) ||
+            PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides))
+        return NULL;
+    PyObject *item = PyObject_GetAttr(dtype, s_itemsize);
+    long long size = item == NULL ? -1 : PyLong_AsLongLong(item);
+    Py_XDECREF(item);
+    if (size < 0)
+        return NULL;
+    int contiguous = 1;
+    for (Py_ssize_t i = PyTuple_GET_SIZE(shape) - 1; i >= 0 && contiguous; i--) {
+        long long n = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+        long long step = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
+        if (PyErr_Occurred())
+            return NULL;
+        if (n > 1 && step != 0) {
+            if (step != size)
+                contiguous = 0;
+            size *= n;
+        }
+    }
+    PyObject *typestr = PyObject_GetAttr(dtype, s_str);
+    PyObject *data = typestr == NULL ? NULL : ptr == Py_None ?
+        Py_BuildValue("(iO)", 0, Py_False) : PyTuple_Pack(2, ptr, Py_False);
+    PyObject *version = data == NULL ? NULL : PyLong_FromLong(3);
+    PyObject *cai = version == NULL ? NULL : PyDict_New();
+    if (cai != NULL && (PyDict_SetItem(cai, s_shape, shape) < 0 ||
+            PyDict_SetItem(cai, s_strides, contiguous ? Py_None : strides) < 0 ||
+            PyDict_SetItem(cai, s_data, data) < 0 || PyDict_SetItem(cai, s_typestr, typestr) < 0 ||
+            PyDict_SetItem(cai, s_version, version) < 0))
+        Py_CLEAR(cai);
+    Py_XDECREF(typestr); Py_XDECREF(data); Py_XDECREF(version);
+    return cai;
+}
+
 /* Tracer._entry(obj), a view made again found by its key without the Python
  * path: a new reference, Py_None for no array, NULL with an error */
 static PyObject *
@@ -1162,10 +1209,14 @@ entry(PyObject *tracer, PyObject *views, PyObject *obj)
         if (PyErr_Occurred()) {
             PyErr_Clear();   /* unhashable (lists in the interface): as a miss */
         }
-        else if (cai != NULL && PyDict_CheckExact(views)) {
-            PyObject *got = new_view(tracer, views, obj, cai, key);
+        else if (PyDict_CheckExact(views)) {
+            if (cai == NULL) {   /* a numba view of a new geometry */
+                cai = key_iface(key);
+                PyErr_Clear();   /* failing: the Python path decides (and raises) */
+            }
+            PyObject *got = cai == NULL ? Py_NewRef(Py_None) : new_view(tracer, views, obj, cai, key);
             Py_DECREF(key);
-            Py_DECREF(cai);
+            Py_XDECREF(cai);
             if (got != Py_None)
                 return got;
             Py_DECREF(got);
@@ -1540,6 +1591,9 @@ PyInit__speedups(void)
     INTERN(s__ary, "_ary");
     INTERN(s_array_iface, "__array_interface__");
     INTERN(s_add, "add");
+    INTERN(s_itemsize, "itemsize");
+    INTERN(s_str, "str");
+    INTERN(s_version, "version");
     if (PyType_Ready(&LauncherType) < 0 || PyType_Ready(&ProxyLaunchType) < 0)
         return NULL;
     if ((ZERO = PyLong_FromLong(0)) == NULL || (ONE = PyLong_FromLong(1)) == NULL)

@@ -79,6 +79,7 @@ def main():
         finally:
             use_speedups(was)
     out["same listing"] = listings[True] == listings[False]
+    out["new views"] = _new_views(x, m, arrays)
 
     class Plain:   # the same arrays known by numba's interface alone
         def __init__(self, a):
@@ -116,6 +117,34 @@ def main():
     out["records"] = _records()
     out["listing"] = listings[True]
     print(json.dumps(out))
+
+
+def _new_views(x, m, arrays):
+    """Whether the Buffers of views of every kind, made in the trace (each a new
+    geometry, then made again), are those of the Python path: the compiled path
+    makes a new numba view's interface from its key (_speedups.c's key_iface)."""
+    import graphtrace as gt
+    from graphtrace.ops.kernel import Adapter
+    from graphtrace.trace import use_speedups
+    r = Adapter(None, "r", ["x"], ["r"])
+    others = [arrays[k] for k in ("fortran", "broadcast", "float64", "int8")]
+
+    def program(s, x, m, f, b, d, i8):
+        for _ in range(2):
+            for v in (x[64:128], x[1024:][::2], x[::-1], x[10:10], m[5], m[:, 3], m[2:5, 1:9],
+                      m[3:4], m[::2, ::3], f[1:9], f[:, 2], b[2:5], b[:, 1:], d[4:9], i8[2:]):
+                s.launch(r, 1, 32, v)
+
+    got = {}
+    for compiled in (True, False):
+        was = use_speedups(compiled)
+        try:
+            g = gt.graph(program).trace(x, m, *others)
+            got[compiled] = [(b.lo, b.hi, b.shape, b.strides, str(b.dtype), b.run, b.step)
+                             for node in g.nodes for b in node.args]
+        finally:
+            use_speedups(was)
+    return len(got[True]) == 30 and got[True] == got[False]
 
 
 def _records():

@@ -45,6 +45,13 @@ def test_views_made_at_every_launch_give_one_graph_compiled_or_not():
     assert out["nodes"] == 36 and out["same listing"] is True
 
 
+def test_new_views_of_every_kind_are_taken_in_as_by_the_python_path():
+    """A numba view of a new geometry is taken in by the compiled path with an
+    interface made from its key (strided, reversed, empty, 2-D rows, columns and
+    blocks, Fortran order, broadcast, other dtypes): the same Buffers."""
+    assert child()["new views"] is True
+
+
 def test_views_give_the_graph_of_the_same_arrays_known_by_numbas_interface_alone():
     assert child()["as by the interface"] is True
 

@@ -767,8 +767,10 @@ class GraphFunction:
 
     def clear_cache(self) -> None:
         """Drop every compiled graph (and the buffers they keep alive), once their
-        launches are done."""
+        launches are done, and start ``cache_info``'s counts again (as
+        ``functools.lru_cache``'s ``cache_clear`` does)."""
         with self._lock:
+            self._hits = self._misses = 0
             for entry in self._cache.values():
                 entry.wait()
             self._cache.clear()

@@ -1257,3 +1257,17 @@ def test_compile_passes_a_parameter_named_backend_to_the_function():
         fill[1, 4, s](out, 5.0)
     h.compile(out, backend="sim").launch()
     assert out.copy_to_host().tolist() == [5.0] * 4
+
+
+def test_clear_cache_starts_the_counts_again():
+    """As functools.lru_cache's cache_clear: after clear_cache, cache_info counts
+    from zero (a notebook clearing a graph's cache reads this call's hits)."""
+    f = make()
+    x, y = dev(np.arange(8)), dev(np.ones(8))
+    f(2.0, x, y)
+    f(3.0, x, y)
+    assert f.cache_info()[:2] == (1, 1)
+    f.clear_cache()
+    assert f.cache_info() == (0, 0, f.maxsize, 0)
+    f(2.0, x, y)
+    assert f.cache_info()[:2] == (0, 1)

@@ -163,6 +163,7 @@ class GraphFunction:
         self._cache: OrderedDict = OrderedDict()
         self._lock = threading.RLock()
         self._hits = self._misses = 0
+        self._traced = False   # traced at least once (clear_cache leaves it: log.why_traced)
         self._keys_seen: dict = {}   # distinct signatures traced, in order
         self._warned = False
         self._last = None     # (argument snapshot, compiled graph, backend, what names held,
@@ -393,6 +394,7 @@ class GraphFunction:
                 return entry, call
             log.tracing(self.__name__, log.why_traced(self, key[0], call.key, self._cache))
             self._misses += 1
+            self._traced = True
             self._note_retrace(call.key)
             t0 = time.perf_counter()
             holdings = self._holdings

@@ -59,7 +59,7 @@ def why_traced(fn, backend: str, key, cached) -> str | None:
         found = min((differences(fn.params, k, key) for k in keys), key=len)
         return "the signature differs from the closest cached one: " + \
             ("; ".join(found) or "in what the key holds")
-    if fn.cache_info().misses:
+    if getattr(fn, "_traced", fn.cache_info().misses):
         return "its graph is no longer cached (dropped from a full cache, or cleared)"
     return "first call"
 

@@ -268,8 +268,9 @@ class Tracer(_Hot):
             name = next(f"{name}_{k}" for k in range(1, len(taken) + 2)
                         if f"{name}_{k}" not in taken)
         elif name in taken:
-            raise ArgumentError(f"the name {name!r} is taken by another temporary or an "
-                                f"argument of {self.name}: give this temporary another one, "
+            raise ArgumentError(f"the name {name!r} is taken by another temporary, an "
+                                f"argument of {self.name} or an array it reaches by that "
+                                "global or closure name: give this temporary another one, "
                                 "or leave name= out; a plain helper that runs twice makes its "
                                 "temporary twice (decorated with @gt.graph, its temporaries "
                                 f"are named {name}_1, {name}_2...)")

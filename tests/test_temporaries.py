@@ -151,6 +151,20 @@ def test_a_name_taken_by_an_argument_or_a_temporary_is_refused():
     assert e.value.source[1] == line_of(F, "twice")
 
 
+_NAMED = A(4)
+
+
+def test_a_name_taken_by_an_array_reached_by_a_global_name_says_so():
+    @gt.graph
+    def f(s, x):
+        s.memset(_NAMED, 0)
+        s.empty(4, name="_NAMED")                       # a global's
+    with pytest.raises(gt.ArgumentError, match="an array it reaches by that global or "
+                       "closure name") as e:
+        f.trace(A(4))
+    assert e.value.source[1] == line_of(F, "a global's")
+
+
 def test_a_name_given_wins_over_an_automatic_one():
     @gt.graph
     def helper(s, a, b):

@@ -1109,3 +1109,181 @@ def test_a_host_array_sized_by_a_counter_runs_as_eagerly():
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(b) == [2, 3, 4, 5] and host(n) == [3]
+
+
+# --- state changed before the work of the same iteration takes it
+
+def _time_first(s, a, b, n):
+    t = 0.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # time first
+        t += 1.0
+        add[1, 4, body](a, t)
+        count[1, 1, body](n)
+
+
+def _time_doubled_first(s, a, b, n):
+    t = 1.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # time doubled first
+        t = t * 2.0
+        add[1, 4, body](
+            a,
+            t)
+        count[1, 1, body](n)
+
+
+def _int_down_first(s, a, b, n):
+    t = 2
+    with s.while_loop(gt.cond(n) < 3) as body:   # int down first
+        t -= 1
+        add[1, 4, body](a, t)
+        count[1, 1, body](n)
+
+
+def _time_in_inner_for(s, a, b, n):
+    t = 0.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # time in inner for
+        for _ in range(2):
+            t += 1.0
+            add[1, 4, body](a, t)
+        count[1, 1, body](n)
+
+
+def _item_first(s, a, b, n):
+    ts = [0.0]
+    with s.while_loop(gt.cond(n) < 3) as body:   # item first
+        ts[0] += 1.0
+        add[1, 4, body](a, ts[0])
+        count[1, 1, body](n)
+
+
+def _attribute_first(s, a, b, n):
+    st = types.SimpleNamespace(t=0.0)
+    with s.while_loop(gt.cond(n) < 3) as body:   # attribute first
+        st.t += 1.0
+        add[1, 4, body](a, st.t)
+        count[1, 1, body](n)
+
+
+def _walrus(s, a, b, n):
+    t = 0.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # walrus
+        add[1, 4, body](a, (t := t + 1.0))
+        count[1, 1, body](n)
+
+
+T = 0.0
+
+
+def _bump():
+    global T
+    T += 1.0
+    return T
+
+
+def _global_bumped_by_helper(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # global bumped by helper
+        add[1, 4, body](a, _bump())
+        count[1, 1, body](n)
+
+
+def _host_item_first(s, a, b, n):
+    h = np.zeros(1)
+    with s.while_loop(gt.cond(n) < 3) as body:   # host item first
+        h[0] += 0.5
+        add[1, 4, body](a, h[0])
+        count[1, 1, body](n)
+
+
+def _counter_first(s, a, b, n):
+    bufs, k = [a, b], 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # counter first
+        k += 1
+        add[1, 4, body](bufs[k % 2], 1.0)
+        count[1, 1, body](n)
+
+
+def _flip_first(s, a, b, n):
+    bufs, flip = [a, b], False
+    with s.while_loop(gt.cond(n) < 3) as body:   # flip first
+        flip = not flip
+        add[1, 4, body](bufs[flip], 1.0)
+        count[1, 1, body](n)
+
+
+def _window_first(s, a, b, n):
+    k = -1
+    with s.while_loop(gt.cond(n) < 2) as body:   # window first
+        k += 1
+        add[1, 4, body](a[k * 2:(k + 1) * 2], 1.0)
+        count[1, 1, body](n)
+
+
+def _slice_first(s, a, b, n):
+    sl = slice(0, 0)
+    with s.while_loop(gt.cond(n) < 2) as body:   # slice first
+        sl = slice(sl.stop, sl.stop + 2)
+        add[1, 4, body](a[sl], 1.0)
+        count[1, 1, body](n)
+
+
+def _temporary_grows_first(s, a, b, n):
+    m = 1
+    with s.while_loop(gt.cond(n) < 3) as body:   # temporary grows first
+        m += 1
+        t = body.zeros(m, np.float32)
+        shift[1, 2, body](t, a)
+        count[1, 1, body](n)
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_time_first, "time first", "changes t,"),
+    (_time_doubled_first, "time doubled first", "changes t,"),
+    (_int_down_first, "int down first", "changes t,"),
+    (_time_in_inner_for, "time in inner for", "changes t,"),
+    (_item_first, "item first", "changes ts[0],"),
+    (_attribute_first, "attribute first", "changes st.t,"),
+    (_walrus, "walrus", "changes t,"),
+    (_global_bumped_by_helper, "global bumped by helper", "changes T,"),
+    (_host_item_first, "host item first", "changes h,"),
+    (_counter_first, "counter first", "changes k,"),
+    (_flip_first, "flip first", "changes flip,"),
+    (_window_first, "window first", "changes k,"),
+    (_slice_first, "slice first", "changes sl,"),
+    (_temporary_grows_first, "temporary grows first", "changes m,"),
+])
+def test_state_a_body_changes_before_its_work_takes_it_is_refused(program, marker, named):
+    """``t += dt`` then ``add(x, t)``, ``k += 1`` then ``bufs[k % 2]``: the work of
+    the first iteration took the changed value, and the device repeats it, where
+    the eager loop takes the next one in each iteration."""
+    _refused_at(program, marker, named)
+
+
+def test_numbers_changed_first_that_reach_no_work_or_settle_run_as_eagerly():
+    """A counter changed and then reported, while a kernel takes a number equal to
+    it; a number clamped (``max(scale, 2.0)``) or a grid (``min(blocks, 1)``),
+    which stays what it became; and a helper that sets an attribute anew each
+    iteration before a kernel takes it."""
+    log = []
+    st = types.SimpleNamespace(scale=0.0)
+
+    def step(body, a):
+        st.scale = 0.5 * 2.0
+        add[1, 4, body](a, st.scale)
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        trips, elapsed, scale, blocks = 0, 0.0, 0.0, 4
+        with s.while_loop(gt.cond(n) < 3) as body:
+            trips += 1
+            elapsed += 1.0
+            log.append((trips, elapsed))
+            scale = max(scale, 2.0)
+            blocks = min(blocks, 1)
+            add[blocks, 4, body](a, scale)
+            add[1, 4, body](a, 1.0)
+            step(body, a)
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [12, 13, 14, 15] and host(n) == [3]

@@ -31,7 +31,13 @@ a slice, by its values). ``refuse`` compares them when the body is closed:
   sizes a temporary the body makes (``body.zeros(m)``), one of whose sizes is
   its old value. A counter only reported (``n += 1``, ``log.debug(n)``; a
   subscript of text, ``PHASES[k % 3]``, picks no work) changes nothing on the
-  device.
+  device;
+- the same where the body changes the number before its work takes it
+  (``t += dt`` then ``add(x, t)``; ``k += 1`` then ``bufs[k % 2]``): its new
+  value is among the numbers of a node that a call of the body taking it
+  issued (or, not an int, the very object: one a helper the body calls sets
+  from itself, ``global T; T += dt``), or it indexes or sizes by its new value;
+  a number clamped (``blocks = min(blocks, 1)``) stays what it became.
 """
 from __future__ import annotations
 
@@ -120,8 +126,9 @@ def _names(code, ops) -> list:
     return out
 
 
-def _helper_roots(fn, name: str, out: dict) -> None:
-    """The closure cells and the globals of a function the body calls by ``name``."""
+def _helper_roots(fn, name: str, out: dict, owners: dict) -> None:
+    """The closure cells and the globals of a function the body calls by ``name``
+    (``owners``: root -> (the function, its name there))."""
     fn = getattr(fn, "__func__", fn)
     if not isinstance(fn, types.FunctionType):
         return
@@ -133,9 +140,11 @@ def _helper_roots(fn, name: str, out: dict) -> None:
             continue
         if not any(v is x for x in out.values()):   # one the body's names hold: once
             out.setdefault(f"{name}.<{cell_name}>", v)
+            owners.setdefault(f"{name}.<{cell_name}>", (fn, cell_name))
     for g in _global_names(code):
         if g in fn.__globals__:
             out.setdefault(g, fn.__globals__[g])
+            owners.setdefault(g, (fn, g))
 
 
 class LoopState:
@@ -146,6 +155,7 @@ class LoopState:
     def __init__(self, body=None, made: int = 0):
         self.frame, self.fn, self.bound, self.extra = None, None, None, {}
         self.made = made
+        self.owners: dict = {}   # a helper's root -> (the helper, its name there)
         if body is not None:
             self.fn, self.bound, self.extra = _function(body)
         if self.fn is None:
@@ -187,10 +197,10 @@ class LoopState:
         for name in _names(code, _LOADS):   # helpers the body calls: what they hold
             v = out.get(name)
             if type(v) in (types.FunctionType, types.MethodType):   # (type: a weak
-                _helper_roots(v, name, out)                         # proxy's may be dead)
+                _helper_roots(v, name, out, self.owners)            # proxy's may be dead)
             elif type(v).__module__.startswith("graphtrace") and \
                     isinstance(getattr(v, "fn", None), types.FunctionType):
-                _helper_roots(v.fn, name, out)   # a @gt.graph function called inline
+                _helper_roots(v.fn, name, out, self.owners)   # a @gt.graph function inline
         return out
 
     def _snapshot(self, roots: dict) -> dict:
@@ -226,8 +236,10 @@ class LoopState:
                 continue
             read = True if True in both else read
             if old_bytes is not None and new_bytes is not None and old_bytes != new_bytes:
+                pairs = _changed_values(old, old_bytes, new_bytes)
                 if read is True and (region.indexes_with(p) or   # indices changed: idx[0]
-                                     _values_recorded(old, old_bytes, new_bytes, recorded)):
+                                     any((type(x), x) in recorded for x, _ in pairs) or
+                                     self._took(region, p, [y for _, y in pairs], read, recorded)):
                     hits.append((p, "number"))
             elif type(old) is Scalar or type(new) is Scalar:   # p, q = q, p: p handed
                 swapped = any(q != p for q in held.get(id(new), ()))   # to a kernel
@@ -239,12 +251,36 @@ class LoopState:
                 if (read is True or swapped) and any(   # before: a swap, a rotation
                         is_array(x) and t.cached_buffer(x) is not None for x in (old, new)):
                     hits.append((p, "array"))
-            elif read is True and old in sizes and region.sizes_with(p):   # body.zeros(m)
-                hits.append((p, "size"))
-            elif (type(old), old) in recorded or read is True and region.indexes_with(p):
+            elif read is True and (old in sizes or new in sizes) and region.sizes_with(p):
+                hits.append((p, "size"))   # body.zeros(m)
+            elif (type(old), old) in recorded or read is True and region.indexes_with(p) or \
+                    self._took(region, p, [new], read, recorded):
                 hits.append((p, "number"))
         if hits:
             raise ArgumentError(_message(hits, what), source)
+
+    def _took(self, region, path: tuple, values: list, read, recorded: dict) -> bool:
+        """Whether the body's work took ``values``, what the body stored in the
+        slot at ``path`` before using it (``t += dt`` then ``add(x, t)``): a node
+        was recorded with one on a line whose call takes the slot; or, for a
+        number not an int (an int may be a cached object), with that very object,
+        where a call of the body takes the slot (``step(body, x, t)``) or where a
+        helper the body calls sets it from itself (``global T; T += dt``)."""
+        file = self._code()[0].co_filename
+        if read is True and any(region.calls_with(line, path) for v in values
+                                for f, line in recorded.get((type(v), v), ()) if f == file):
+            return True
+        if not any((_SAME, id(v)) in recorded for v in values if type(v) not in (int, bool)):
+            return False
+        return region.calls_with(None, path) if read is True else \
+            read is None and self._helper_carries(path)
+
+    def _helper_carries(self, path: tuple) -> bool:
+        """Whether the helper the slot at ``path`` was reached through reads it
+        before storing it (``T += dt`` in ``def bump(): global T``)."""
+        fn, name = self.owners.get(path[0], (None, None))
+        return fn is not None and \
+            _Region((fn.__code__, -1, 1 << 62), {}).carried((name,) + path[1:]) is True
 
 
 def _slots(root, name: str) -> dict:
@@ -306,29 +342,34 @@ def _changed(before: tuple, after: tuple) -> bool:
         return True
 
 
-def _recorded_numbers(regions) -> set:
-    """``(type, value)`` of the numbers the body's nodes were recorded with (their
-    arguments: a grid or block size is left out, a number too common to tell), and
-    ``(Scalar, id)`` of the dynamic numbers of the call they were recorded with."""
-    out = set()
+_SAME = "is"   # _recorded_numbers' key of a number by its identity
+
+
+def _recorded_numbers(regions) -> dict:
+    """The numbers the body's nodes were recorded with (their arguments: a grid or
+    block size is left out, a number too common to tell) -> the sources of those
+    nodes: by ``(type, value)`` and by ``(_SAME, id)``, and the dynamic numbers of
+    the call they were recorded with by ``(Scalar, id)``."""
+    out: dict = {}
     for r in regions:
         for n in r.walk():
             for v in leaves(n.args):
                 if type(v) is Scalar:
-                    out.add((Scalar, id(v)))
+                    out.setdefault((Scalar, id(v)), set()).add(n.source)
                 elif _is_number(v):
-                    out.add((type(v), v))
+                    out.setdefault((type(v), v), set()).add(n.source)
+                    out.setdefault((_SAME, id(v)), set()).add(n.source)
     return out
 
 
-def _values_recorded(old, old_bytes, new_bytes, recorded: set) -> bool:
-    """Whether a value a small host array held, and the body changed, is among
-    the body's recorded numbers (``t[0]`` handed to a kernel, then ``t[0] += dt``)."""
+def _changed_values(old, old_bytes, new_bytes) -> list:
+    """``(was, now)`` of the values a small host array held that the body changed
+    (``t[0] += dt``)."""
     if type(old_bytes) is not bytes or type(new_bytes) is not bytes or \
             len(old_bytes) != len(new_bytes):
-        return False
+        return []
     was, now = np.frombuffer(old_bytes, old.dtype), np.frombuffer(new_bytes, old.dtype)
-    return any((type(x), x) in recorded for x, y in zip(was, now) if x.tobytes() != y.tobytes())
+    return [(x, y) for x, y in zip(was, now) if x.tobytes() != y.tobytes()]
 
 
 def _begin(code_ins: list, i: int, values: int) -> tuple:
@@ -386,9 +427,25 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
                 out.add(path)
             elif step is not None:
                 out.add(("*", step))
-    for name in [p for p in out if p in stored]:
-        out |= made.get(name, set())
-    return {p for p in out if p[:1] not in stored}
+    kept = {p for p in out if p[:1] not in stored}
+    for name in [p for p in out if p in stored]:   # (k += 1 then bufs[k % 2]: k itself)
+        kept |= made.get(name, set())
+    return kept
+
+
+_SETTLING = frozenset({"min", "max", "abs", "round", "int", "float", "bool"})
+
+
+def _settles(code_ins: list, i: int) -> bool:
+    """Whether the value ``code_ins[i]`` stores is one of ``_SETTLING``'s builtins
+    called on names and constants (``blocks = min(blocks, 1)``): set so again
+    from what it became, it stays."""
+    start = _begin(code_ins, i, 1)[0]
+    return code_ins[start].opname == "LOAD_GLOBAL" and code_ins[start].argval in _SETTLING \
+        and code_ins[i - 1].opname in _CALLS and all(
+            c.opname in _LOADS or c.opname in _CONSTS or c.opname in _ATTR_LOADS or
+            c.opname in _CALLS or c.opname in ("KW_NAMES", "PUSH_NULL")
+            for c in code_ins[start + 1:i])
 
 
 def _chain(code_ins: list, j: int):
@@ -434,10 +491,25 @@ def _set(code_ins: list, i: int):
     ins = code_ins[i]
     if ins.opname in _ATTR_STORES:
         holder = _chain(code_ins, i - 1) if i > 0 else None
-        return holder + ((".", ins.argval),) if holder is not None else None
+        return holder + ((".", ins.argval),) if holder is not None else \
+            _augmented(code_ins, i, 1)
     if ins.opname in _ITEM_STORES:
-        return _keyed(code_ins, i - 1, "[]")
+        return _keyed(code_ins, i - 1, "[]") or _augmented(code_ins, i, 2)
     return None
+
+
+def _augmented(code_ins: list, i: int, swaps: int):
+    """The path of the slot an augmented assignment stores (``st.k += 1``, after
+    one SWAP; ``d["k"] += 1``, after two): the one its value was loaded from."""
+    j = i - swaps
+    if j < 1 or any(code_ins[x].opname != "SWAP" for x in range(j, i)):
+        return None
+    load = _begin(code_ins, j, 1)[0] + swaps   # past the COPYs of the holder (and key)
+    ins = code_ins[load] if load < j else None
+    if ins is None or not (_reads_item(ins) if swaps == 2 else
+                           ins.opname == "LOAD_ATTR" and ins.argval == code_ins[i].argval):
+        return None
+    return _chain(code_ins, load)
 
 
 def _reads_item(ins) -> bool:
@@ -460,6 +532,7 @@ class _Region:
         self.indexed: set = set()    # paths read to index by
         self.sized: set = set()      # those read to size a temporary by
         self.first: dict = {}        # path -> "load" or "store", whichever comes first
+        self.calls: dict = {}        # line -> the stored paths its calls' arguments read
         stored: set = set()          # the paths stored so far
         made: dict = {}              # a name stored -> what its value was computed from
         for i, ins in enumerate(code_ins):
@@ -477,7 +550,10 @@ class _Region:
             self.first.setdefault(names[-1:], "load")
         elif op in _STORES:
             if len(names) == 1 and op.startswith("STORE"):   # x = <what it reads>
-                made[names] = _read_by(code_ins, i, 1, stored, made)
+                at = i - 1 if _copy(code_ins[i - 1], 1) else i   # (t := t + dt): its value
+                made[names] = _read_by(code_ins, at, 1, stored, made)
+                if _settles(code_ins, at):
+                    made[names].discard(names)
             for n in names:
                 stored.add((n,))
                 self.first.setdefault((n,), "store")
@@ -499,6 +575,9 @@ class _Region:
             self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2) - 1, stored, made)
         elif op in _CALLS and code_ins[i - 1].opname != "PRECALL":   # (3.11: PRECALL, CALL)
             n = ins.arg + _CALLS[op]
+            self.calls.setdefault(ins.positions.lineno, set()).update(   # what the body
+                q for q in _read_by(code_ins, i, n, stored, made)             # stored first
+                if any(q[:m] in stored for m in range(1, len(q) + 1)))
             j = _begin(code_ins, i, n)[0]
             callee = code_ins[j - 1] if j > 0 else None
             if callee is not None and callee.opname in _ATTR_LOADS:
@@ -543,6 +622,13 @@ class _Region:
         ``bufs[self.k]``, ``bufs[idx[0]]``), or sizes a launch by it
         (``k[level, 256, body]``)."""
         return _reads(self.indexed, path)
+
+    def calls_with(self, line, path: tuple) -> bool:
+        """Whether a call of the body on ``line`` (None: on any line) takes the
+        slot at ``path`` after the body stored it, or a name set from it then
+        (``t += dt`` then ``add(x, t)``; ``h[0]`` of a host array ``h``)."""
+        lines = self.calls.values() if line is None else (self.calls.get(line, ()),)
+        return any(q[:len(path)] == path for read in lines for q in read)
 
     def sizes_with(self, path: tuple) -> bool:
         """Whether the body sizes a temporary by the slot at ``path``

@@ -130,7 +130,7 @@ class Scalar:
         self._refuse()
 
     __bool__ = __int__ = __float__ = __index__ = __complex__ = __hash__ = _refuse
-    __lt__ = __le__ = __gt__ = __ge__ = _compared
+    __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _compared
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refuse
     __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = _refuse
@@ -156,9 +156,6 @@ class Scalar:
         if name in _BY_TYPE and isinstance(self._value, np.generic):
             return getattr(self._value, name)
         self._refuse()   # not an AttributeError: hasattr(a, "real") is not False
-
-    def __eq__(self, other):
-        self._refuse()
 
     def __repr__(self):
         return self._name

@@ -192,6 +192,30 @@ def test_a_number_or_a_one_element_array_on_the_left_of_a_condition_is_reflected
     assert f.cache_info().misses == 1
 
 
+def test_a_dynamic_scalar_equal_or_not_to_a_condition_is_reflected():
+    """``k != gt.cond(c)`` and ``k == gt.cond(c)`` with a dynamic scalar ``k`` are
+    ``gt.cond(c) != k`` and ``gt.cond(c) == k``, as ``<`` and ``>`` are; ``k == 3``
+    is still refused."""
+    @gt.graph(backend="sim")
+    def f(s, c, n, k):
+        with s.while_loop(k != gt.cond(c), max_iterations=10) as b:
+            count[1, 1, b](c)
+            count[1, 1, b](n)
+        with s.if_then(k == gt.cond(c)) as then:
+            count[1, 1, then](n)
+    for k in (3, 2):
+        c, n = dev(0, dtype=np.int32), dev(0, dtype=np.int32)
+        f(c, n, k)
+        assert host(c) == [k] and host(n) == [k + 1]
+    assert f.cache_info().misses == 1
+
+    @gt.graph(backend="sim")
+    def g(s, k):
+        return k == 3
+    with pytest.raises(gt.DynamicScalarError):
+        g(3)
+
+
 def test_a_switch_takes_a_numpy_integer_number_of_cases():
     @gt.graph(backend="sim")
     def f(s, k, y):

@@ -672,7 +672,27 @@ def test_python_list_for_a_cuda_core_kernel():
         s.launch(Kernel(), 1, 8, x, [1, 2])                  # corelist
     with pytest.raises(gt.KernelArgumentError) as e:
         f.trace(A(8))
-    check(e, "corelist", "argument #1 of cuda.core kernel kernel is a Python list")
+    check(e, "corelist", "argument #1 of cuda.core kernel (unnamed) is a Python list")
+
+
+@pytest.mark.parametrize("symbol, name", [(b"saxpy", "saxpy"),
+                                          (b"_Z5scaleIfEvPT_S0_", "scale<float>")])
+def test_a_cuda_core_kernel_is_named_as_the_driver_names_it(monkeypatch, symbol, name):
+    """cuda.core's Kernel keeps no name: the driver's (cuKernelGetName) is asked."""
+    from types import SimpleNamespace
+    from graphtrace.ops import _core
+    ok = object()
+    drv = SimpleNamespace(CUresult=SimpleNamespace(CUDA_SUCCESS=ok), CUkernel=int,
+                          cuKernelGetName=lambda h: (ok, symbol) if h == 7 else (None, b""))
+    monkeypatch.setattr(_core, "driver", lambda: drv)
+    Kernel = type("Kernel", (), {"__module__": "cuda.core._module", "handle": 7})
+
+    @gt.graph
+    def f(s, x):
+        s.launch(Kernel(), 1, 8, x, [1, 2])                  # corename
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(8))
+    check(e, "corename", f"argument #1 of cuda.core kernel {name} is a Python list")
 
 
 @pytest.mark.parametrize("grid", [True, 0, -1, (2, 0), np.bool_(1), (1, 1, 1, 1)])

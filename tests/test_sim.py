@@ -134,6 +134,32 @@ def test_cupy_kernel_needs_a_registered_reference():
     assert y.copy_to_host().tolist() == [2.0 * i for i in range(8)]
 
 
+def test_cuda_core_kernel_runs_its_registered_reference():
+    """As a cupy kernel does: without a stand-in the launch's line says to register
+    one; with it, the stand-in runs, undeclared or declared with gt.kernel."""
+    Kernel = type("Kernel", (), {"__module__": "cuda.core._module"})   # a stand-in
+    k = Kernel()
+    kd = gt.kernel(k, "in, out, in")
+
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        s.launch(kd, 1, 32, x, y, 8)                        # core-launch
+        s.launch(k, 1, 32, y, x, 8)
+    x, y = cuda.to_device(np.arange(8.0)), cuda.to_device(np.zeros(8))
+    with pytest.raises(gt.SimulationError) as e:
+        f(x, y)
+    assert str(e.value).startswith(f"test_sim.py:{line_of(__file__, 'core-launch')}: ")
+    assert "no CPU reference for cuda.core kernel (unnamed)" in str(e.value)
+    assert "register a Python stand-in with @gt.reference(kernel)" in str(e.value)
+
+    @gt.reference(k)
+    def twice(grid, block, x, y, n):
+        y[:n] = 2 * x[:n]
+    f(x, y)
+    assert y.copy_to_host().tolist() == [2.0 * i for i in range(8)]
+    assert x.copy_to_host().tolist() == [4.0 * i for i in range(8)]
+
+
 def test_check_reports_races_in_stream_mode_with_both_lines():
     K = any_kernel()
     x = A(64)

@@ -17,24 +17,44 @@ before keeps cuda.core's own, and a proxy stream handed to it says so.
 """
 from __future__ import annotations
 
+from .._driver import driver
 from ..buffers import Buffer
 from ..context import ProxyStream, current_tracer
 from ..errors import KernelArgumentError, StreamError
-from .kernel import ADAPTERS, Adapter
+from ._cupy import demangled
+from ._reference import ReferenceAdapter
+from .kernel import ADAPTERS
 
-__all__ = ["CoreAdapter", "launch"]
+__all__ = ["CoreAdapter", "launch", "kernel_name"]
+
+UNNAMED = "(unnamed)"
 
 
 def _is_core_kernel(k) -> bool:
     return type(k).__name__ == "Kernel" and type(k).__module__.startswith("cuda.core")
 
 
-class CoreAdapter(Adapter):
+def kernel_name(k) -> str:
+    """The name of a cuda.core ``Kernel``, which keeps none: the driver's
+    (``cuKernelGetName``, a C++ symbol demangled as cupy's are), else ``(unnamed)``
+    (no GPU, a driver older than 12.3, a stand-in without a handle)."""
+    drv = driver()
+    try:
+        err, symbol = drv.cuKernelGetName(drv.CUkernel(int(k.handle)))
+    except (AttributeError, TypeError, RuntimeError):   # no driver, no such call, no handle
+        return UNNAMED
+    if err != drv.CUresult.CUDA_SUCCESS or not symbol:
+        return UNNAMED
+    symbol = symbol.decode()
+    return demangled(symbol) or symbol
+
+
+class CoreAdapter(ReferenceAdapter):
     library = "cuda.core"
     raw_pointers = True   # arrays are passed as their addresses
 
     def __init__(self, k):
-        super().__init__(k, "kernel", None, None)
+        super().__init__(k, kernel_name(k), None, None)
 
     def validate(self, args) -> None:
         for i, a in enumerate(args):

@@ -16,8 +16,8 @@ from ..buffers import Buffer
 from ..errors import ArgumentError, KernelArgumentError
 from ..scalar import Scalar, has_fraction
 from ._csignature import HANDLES, CParam, c_dtype, parse_signature
-from ._reference import reference_for
-from .kernel import ADAPTERS, MODULES, Adapter
+from ._reference import ReferenceAdapter
+from .kernel import ADAPTERS, MODULES
 
 __all__ = ["CupyAdapter", "CParam", "parse_signature", "c_dtype", "source_name"]
 
@@ -68,7 +68,7 @@ def demangled(symbol: str) -> str | None:
     return f"{name}<{', '.join(args)}>"
 
 
-class CupyAdapter(Adapter):
+class CupyAdapter(ReferenceAdapter):
     library = "cupy"
     raw_pointers = True   # arrays are passed as their addresses
     handle_is_function = True   # Kernel.from_handle of cupy's CUfunction
@@ -193,9 +193,6 @@ class CupyAdapter(Adapter):
         if i < len(self.signature) and not self.signature[i].pointer and \
                 self.signature[i].ctype.split()[-1] not in HANDLES:
             self._number(self.signature[i], value, source)
-
-    def simulate(self, grid, block, shared_mem, values):
-        reference_for(self)(grid, block, *values)
 
 
 def _is_cupy_raw_kernel(k) -> bool:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..errors import SimulationError
 from .kernel import Adapter
 
-__all__ = ["reference", "reference_for"]
+__all__ = ["reference", "reference_for", "missing_reference", "ReferenceAdapter"]
 
 _references: dict[int, tuple] = {}   # id(kernel) -> (kernel, its Python stand-in)
 
@@ -31,12 +31,37 @@ def reference(kernel):
     return register_fn
 
 
+def _registered(adapter):
+    hit = _references.get(id(adapter.kernel)) or _references.get(id(adapter))
+    return None if hit is None else hit[1]
+
+
+def missing_reference(adapter) -> str | None:
+    """Why the simulator cannot run an adapter's kernel: no stand-in registered
+    for it (None where there is one)."""
+    if _registered(adapter) is not None:
+        return None
+    called = adapter.name if adapter.name.isidentifier() else "kernel"
+    return (f"no CPU reference for {adapter.library} kernel {adapter.name}: the simulator "
+            "runs only numba kernels by itself; register a Python stand-in with "
+            f"@gt.reference({called}) def f(grid, block, *args): ...")
+
+
 def reference_for(adapter):
     """The stand-in registered for an adapter's kernel; raises if there is none."""
-    hit = _references.get(id(adapter.kernel)) or _references.get(id(adapter))
-    if hit is None:
-        raise SimulationError(
-            f"no CPU reference for {adapter.library} kernel {adapter.name}: the simulator "
-            "runs only numba kernels by itself; register a Python stand-in with "
-            f"@gt.reference({adapter.name}) def f(grid, block, *args): ...", source=None)
-    return hit[1]
+    fn = _registered(adapter)
+    if fn is None:
+        raise SimulationError(missing_reference(adapter), source=None)
+    return fn
+
+
+class ReferenceAdapter(Adapter):
+    """An adapter of a kernel the simulator cannot run by itself (cupy's, cuda.core's):
+    there it runs the stand-in registered for it, and a launch without one is refused
+    at its line."""
+
+    def simulate(self, grid, block, shared_mem, values):
+        reference_for(self)(grid, block, *values)
+
+    def simulation_refusal(self, grid) -> str | None:
+        return missing_reference(self)

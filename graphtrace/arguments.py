@@ -165,13 +165,17 @@ class Call:
         # key holds their addresses, so rebinding such a name traces anew.
         reached = [(name, v, as_buffer(v)) for name, v in reached_by_name]
         # helpers, kernels and numbers reached by name (and a method's self values)
-        functions = holdings.functions(bound.arguments[fn.self_param] if fn._lead else None,
-                                       held)
+        self_obj = bound.arguments[fn.self_param] if fn._lead else None
+        functions = holdings.functions(self_obj, held)
         fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
             + functions
-        self.reached = (tuple(reached_by_name), functions)
-        self.key = (parts, fixed, alias_pattern(self.bufs + [b for _, _, b in reached],
-                                                self.objs + [v for _, v, _ in reached]))
+        # Arrays host callbacks read themselves: how they share memory with the
+        # call's arrays (a callback reading what a copy of the graph writes runs after it)
+        hosted = holdings.callback_arrays(self_obj, held)
+        self.reached = (tuple(reached_by_name), functions, tuple(hosted))
+        objs = self.objs + [v for _, v, _ in reached] + [v for _, v in hosted]
+        self.key = (parts, fixed, alias_pattern(
+            self.bufs + [b for _, _, b in reached] + [as_buffer(v) for _, v in hosted], objs))
 
     def _leaf(self, kind, path, v):
         if kind == "array":

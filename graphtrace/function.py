@@ -119,6 +119,12 @@ def _reached_changing(fixed: list) -> str:
 _VALUE_TYPES = (int, float, complex, str, bytes, np.number, np.bool_, tuple, frozenset)
 
 
+def _same_arrays(now, before) -> bool:
+    """Whether two lists of ``(label, array)`` hold the very arrays, by the same labels."""
+    return len(now) == len(before) and \
+        all(a is b and la == lb for (la, a), (lb, b) in zip(now, before))
+
+
 def _default_backend():
     global _BACKEND
     if _BACKEND is None:
@@ -318,6 +324,8 @@ class GraphFunction:
         """Name the arrays the function reaches by name (its own and its helpers'),
         and those of ``self`` for a method."""
         tracer.add_arguments(self._holdings.reached(arguments))
+        tracer.callback_arrays = frozenset(id(a) for _, a in self._holdings.callback_arrays(
+            arguments[self.self_param] if self._lead else None))
 
     def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its
@@ -594,7 +602,7 @@ class GraphFunction:
                 reach.partials:   # objects of the program's own whose methods run or arrays
             return None   # are used; partials holding values (FN = partial(mix, coefs))
         getters, deep = reach.getters, ()
-        if reach.has_arrays or reach.wholes:
+        if reach.has_arrays or reach.wholes or reach.callbacks:
             try:
                 watched = reach.watch()
             except ValueError:   # an empty closure cell
@@ -626,22 +634,23 @@ class GraphFunction:
 
     def _reached_same(self, args, reached) -> bool:
         """Whether the arrays and helpers reached by name (and a method's ``self``
-        attributes) are the very objects of ``reached``, in the same places (an
-        array moved to a place that held None is another graph)."""
+        attributes), and the arrays host callbacks read, are the very objects of
+        ``reached``, in the same places (an array moved to a place that held None
+        is another graph)."""
         holdings = self._holdings
         reach = holdings.reach
-        if not self._lead and not reach.places and not reach.objects:
-            return not reached[0] and not reached[1]
-        held = holdings.walk(args[0]) if self._lead else \
-            holdings.walk(None) if reach.objects else None   # walked once for both
-        if holdings.functions(args[0] if self._lead else None, held) != reached[1]:
+        if not self._lead and not reach.places and not reach.objects and not reach.callbacks:
+            return not reached[0] and not reached[1] and not reached[2]
+        self_obj = args[0] if self._lead else None
+        held = holdings.walk(self_obj) if self._lead or reach.objects else None   # walked once
+        if holdings.functions(self_obj, held) != reached[1] or \
+                not _same_arrays(holdings.callback_arrays(self_obj, held), reached[2]):
             return False
         if not self._lead and not reach.has_arrays and not reach.objects:
             return not reached[0]
-        arrays = holdings.arrays_of(args[0], held) if self._lead else \
+        arrays = holdings.arrays_of(self_obj, held) if self._lead else \
             holdings.named_arrays(held)
-        return len(arrays) == len(reached[0]) and \
-            all(a is b and la == lb for (la, a), (lb, b) in zip(arrays, reached[0]))
+        return _same_arrays(arrays, reached[0])
 
     def __get__(self, obj, objtype=None):
         """A decorated method, bound to its instance."""

@@ -39,7 +39,7 @@ from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _attr, \
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Watched", "held_objects", "held_arrays", "held_functions", "held_key", "held_methods",
+__all__ = ["Watched", "callback_arrays", "held_objects", "held_arrays", "held_functions", "held_key", "held_methods",
            "loaded_names", "own_class", "set_from_none", "settings_alone", "state_changed"]
 
 
@@ -220,6 +220,22 @@ def held_arrays(objects, names: frozenset | None = None) -> list:
     return out
 
 
+def callback_arrays(objects, watched: Watched) -> list:
+    """``(label, array)`` for the arrays the objects of ``held_objects`` hold by the
+    attributes the key leaves out (not of ``watched.names``) where host callbacks
+    are among their methods, which read them when they run (``s.host(SINK.report)``
+    reading ``self.buf``): but those the callbacks change in place (a history)."""
+    if not watched.callbacks:
+        return []
+    out = []
+    for label, obj, attributes in objects:
+        state = set().union(*(watched.state.get(c, ()) for c in type(obj).__mro__))
+        if _ALL not in state:
+            out += held_arrays([(label, obj, [(k, v) for k, v in attributes
+                                              if k not in watched.names and k not in state])])
+    return out
+
+
 def settings_alone(roots, objects, names: frozenset) -> bool:
     """Whether the objects held by names (``roots``: ``(label, object)``) hold
     nothing but values by the names the code loads (``CFG.lr``): no other object
@@ -240,13 +256,15 @@ class Watched:
     class -> the attributes its walked methods change (``self.t += 1``; ``_ALL``
     for the whole object); ``chains``, class -> ``(label suffix, steps' calls)``
     its methods read by constant keys and attributes (``self.cfg["m"]``,
-    ``self.lrs[0]``)."""
+    ``self.lrs[0]``); ``callbacks``, the functions of the methods reached only as
+    host callbacks (``s.host(SINK.report)``: they read when they run)."""
 
-    __slots__ = ("names", "labels", "state", "chains")
+    __slots__ = ("names", "labels", "state", "chains", "callbacks")
 
-    def __init__(self, names=frozenset(), labels=frozenset(), state=None, chains=None):
+    def __init__(self, names=frozenset(), labels=frozenset(), state=None, chains=None,
+                 callbacks=frozenset()):
         self.names, self.labels = names, labels
-        self.state, self.chains = state or {}, chains or {}
+        self.state, self.chains, self.callbacks = state or {}, chains or {}, callbacks
 
 
 def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tuple:
@@ -434,10 +452,13 @@ def held_methods(functions, heads: dict, classes) -> tuple:
     resolved, targets = _callback_targets(functions, heads)
     todo = [(f, None, False) for f in functions]
     found, seen, names = [], {}, set()   # seen: (class, name, function) -> callback
+    direct = set()   # the keys of seen queued other than as a callback
 
     def queue(key, fn, owner, callback: bool) -> bool:
         # each function once; again where a callback reaches it (its changes: state)
         was = seen.get(key)
+        if not callback:
+            direct.add(key)
         if was is None or callback and not was:
             seen[key] = callback
             todo.append((fn, owner, callback))
@@ -498,7 +519,8 @@ def held_methods(functions, heads: dict, classes) -> tuple:
         chains[cls] = tuple(sorted(
             (str(chain("", steps)), chain("", steps).calls()) for how, steps in found_reads
             if how == "read" and not any(changes(steps, c) for c in changes_)))
-    return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains)
+    hosted = frozenset(key[2] for key in seen if key not in direct)
+    return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains, hosted)
 
 
 # dunder methods a traced call's use of an object does not run: making, copying,

@@ -17,7 +17,7 @@ import weakref
 
 from .chains import host_callbacks, host_methods, lookup, self_callbacks
 from .errors import DepthWarning, user_frame
-from .held import (Watched, held_arrays, held_functions, held_key, held_methods, held_objects,
+from .held import (Watched, callback_arrays, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
 from .reach import (_MAX_DEPTH, Reach, _attributes, _leaves, _python_function, attribute_names, chain_heads,
                     class_attribute, class_methods,
@@ -84,6 +84,21 @@ class Holdings:
             return self.named_arrays(held)
         return self.arrays_of(arguments[self.self_param], held)
 
+    def callback_arrays(self, self_obj=None, held=None) -> list:
+        """``(label, array)`` for the arrays the host callbacks of the graph read
+        at places of their own (``Reach.callback_arrays``, and the attributes of
+        held objects whose methods they are: ``held.callback_arrays``), which the
+        key holds how they share memory with the call's (``held``: ``holds``)."""
+        out = self.reach.callback_arrays()
+        if self_obj is None and not self.reach.objects:
+            return out
+        objects, (watched, reaches, _, _) = held if held is not None else self.walk(self_obj)
+        if self_obj is not None:
+            reaches = self._class_reaches(type(self_obj))[0] + reaches
+        for r in reaches:
+            out += r.callback_arrays()
+        return out + callback_arrays(objects, watched)
+
     def holds(self, arguments):
         """``walk`` of a call's ``self`` (or a function's names), or None where a
         function's names hold no object: found once for ``reached`` and
@@ -148,11 +163,11 @@ class Holdings:
             if hit is None or not all(class_attribute(c, n) is v for c, n, v, _ in hit[2]):
                 methods, watched = held_methods(self._code(self_obj) + list(helpers),
                                                 heads, classes)
-                hit = self._held[key] = (watched, tuple(
-                    r for r in (Reach(f) for *_, f in methods) if r.places or r.objects),
-                    methods)
+                hit = self._held[key] = (watched, tuple(   # a callback's: not baked
+                    r for r in (Reach(f, f not in watched.callbacks) for *_, f in methods)
+                    if r.places or r.objects or r.callbacks), methods)
             reaches = hit[1] + tuple(r for r in map(self._reach_of, helpers)
-                                     if r.places or r.objects)
+                                     if r.places or r.objects or r.callbacks)
             more = [p for r in hit[1] for p in r.objects if p not in places]
             theirs = [p for r in reaches[len(hit[1]):] for p in r.objects
                       if p not in places and p not in mine]
@@ -231,7 +246,8 @@ class Holdings:
         found = [(name, f) for name, f in class_methods(self.function, self.self_param, cls)
                  if f is not self.function]
         reaches = (Reach(f) for _, f in found)
-        hit = self._class_reach[cls] = (tuple(r for r in reaches if r.places or r.objects), tuple(
+        hit = self._class_reach[cls] = (tuple(r for r in reaches if r.places or r.objects or
+                                              r.callbacks), tuple(
             (name, class_attribute(cls, name)) for name, _ in found))
         return hit
 

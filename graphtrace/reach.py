@@ -929,11 +929,11 @@ class Reach:
     """
 
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
-                 "partials", "_hosted", "wholes", "stored", "state",
+                 "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores")
 
-    def __init__(self, root):
-        self.root = root
+    def __init__(self, root, baked: bool = True):
+        self.root, self.baked = root, baked   # baked False: a method handed to s.host
         self.state: set = set()   # the labels of chains a trace was seen to change
         self._find()
 
@@ -951,7 +951,8 @@ class Reach:
         # (function, name, id of the list or dict): containers of values alone read
         # whole (for c in COEFS, sum(COEFS)): keyed by value unless walked code changes them
         self.wholes: list = []
-        self._walk(self.root, set(), 0, {})
+        self.callbacks: list = []         # (function, Chain) host callbacks alone read
+        self._walk(self.root, set(), 0, {}, self.baked)
         hosted = self._hosted
         # a chain the traced code may change (if CFG.scale is None: CFG.scale = 2.0) is
         # watched until a trace is seen to change it (state: note_state); one a host
@@ -1005,6 +1006,9 @@ class Reach:
                     reads = reads if reads is not None else _reads(fn, code)
                     self._settings(fn, name, v, reads, baked)
                 continue
+            if name not in read and name not in stored:   # read by host callbacks alone
+                reads = reads if reads is not None else _reads(fn, code)
+                self._callback_reads(fn, name, reads)
             if baked and _holds_own(v) and (name not in callbacks or own_object(v)) and \
                     all(f is not fn or n != name for f, n, _ in self.objects):
                 self.objects.append((fn, name, name if fn is self.root else
@@ -1083,6 +1087,19 @@ class Reach:
             if value is None or _is_value(value) or isinstance(value, set) and \
                     pure_values(value) is not None:
                 self._chains.append((fn, chain, id(v)))
+
+    def _callback_reads(self, fn, name, reads) -> None:
+        """The places host callbacks read arrays at: ``name`` and the chains they read
+        off it (``STATE.buf``), unless they change it in place (a history they
+        append to): ``callback_arrays``."""
+        chains, changed, hosted = reads
+        if any(head == name for head, _ in (*changed, *hosted)):
+            return
+        for steps in {()} | {steps for head, steps in chains if head == name}:
+            place = _chain(name, steps)
+            v = place.read(fn)
+            if v is not MISSING and (_leaves(v, place) or _may_hold_arrays(v)):
+                self.callbacks.append((fn, place))
 
     def _defaults(self, fn, code) -> None:
         """The settings ``fn`` reads off a parameter's mutable default (``def
@@ -1179,23 +1196,39 @@ class Reach:
                 out += _leaves(_lookup(fn, name), label)
         return out
 
+    def callback_arrays(self) -> list[tuple[str, object]]:
+        """``(label, array)`` for each array the host callbacks read at a place of
+        their own (``callbacks``) now: the cache key holds how they share memory
+        with the call's arrays (a callback reading the array a copy of the graph
+        writes runs after it), not which they are (it reads them when it runs)."""
+        self._current()
+        out = []
+        for fn, place in self.callbacks:
+            v = place.read(fn)
+            out += _leaves(v, place) if v is not MISSING else []
+        return out
+
     def watch(self) -> tuple | None:
         """What the call path's shortcut compares, for the names that hold arrays:
         ``(getters, deep)``. ``getters`` look up, in C, each name holding one array
         or None now (compared by identity); ``deep`` is ``(getter, identities)``
         for each name holding a list, tuple or dict (compared by ``unchanged``).
         None where one holds a container ``identities`` cannot vouch for."""
+        places = [(_lookup(fn, name), _getter(fn, name)) for fn, name, _, array in
+                  self.places + [(fn, name, None, True) for fn, name in self.wholes] if array]
+        # (a list of values read whole too: changed in place, its items differ); and
+        # what host callbacks read (rebound, how it shares memory may differ)
+        places += [(place.read(fn), place.getter(fn, _getter(fn, place.head)))
+                   for fn, place in self.callbacks]
         getters, deep = [], []
-        for fn, name, _, array in self.places + [(fn, name, None, True) for fn, name in self.wholes]:
-            if array:   # (a list of values read whole too: changed in place, its items differ)
-                v, get = _lookup(fn, name), _getter(fn, name)
-                if v is None or is_array(v):
-                    getters.append(get)
-                    continue
-                held: list = []
-                if not identities(v, held):
-                    return None
-                deep.append((get, held))
+        for v, get in places:
+            if v is None or is_array(v):
+                getters.append(get)
+                continue
+            held: list = []
+            if not identities(v, held):
+                return None
+            deep.append((get, held))
         return tuple(getters), tuple(deep)
 
     def _current(self) -> None:

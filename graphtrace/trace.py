@@ -183,6 +183,8 @@ class Tracer(_Hot):
         self._argument_roots: set[int] = set()  # id of each argument's root (rebound)
         self.key = tuple                        # -> the call's cache key (function.py)
         self._key_objects = None                # the ids of the objects it holds (keyed)
+        self.callback_arrays = frozenset()      # ids of the arrays host callbacks read
+        # themselves, whose aliasing the key holds (Holdings.callback_arrays)
         self.copies: dict[int, str] = {}        # id of each list or dict argument the
         # function was handed (a copy, GraphFunction._trace) -> its label
         # structured ops made but not entered: id -> (scope, "s.while_loop(...)", source,

@@ -77,8 +77,8 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
                 f"{name}: it would receive a placeholder, not each call's number; pass it "
                 f"to s.host as an argument, which the callback receives as a parameter: "
                 f"s.host(fn, {number.name})")
-        for buf in (b for x in leaves(v) if is_array(x) for b in _host_buffers(t, x)):
-            if held and t.is_argument(buf):
+        for x, buf in ((x, b) for x in leaves(v) if is_array(x) for b in _host_buffers(t, x)):
+            if held and t.is_argument(buf) and id(x) not in t.callback_arrays:
                 raise ArgumentError(
                     f"host callback {_name(fn)} holds {buf.label or 'an array'} of this "
                     f"graph by {name}: a later call with new arrays would still hand it "

@@ -1,0 +1,91 @@
+"""A host callback reading a host array it reaches itself (a global name, a
+closure cell, an attribute of the object of a bound method) that a call hands
+the graph too.
+
+Traced with another array, the graph has no edge from the copy writing the
+argument to the callback; a later call handing it that very array found the
+cached graph, and the callback could run first and see stale data. The cache
+key holds how such arrays share memory with the call's: the call traces anew,
+with the edge (and no refusal of the callback for holding an argument).
+"""
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+
+LOG = gt.pinned_empty(8)
+SEEN = []
+
+
+def _report():
+    SEEN.append(LOG.copy())
+
+
+def _closure():
+    buf = gt.pinned_empty(8)
+    return (lambda: SEEN.append(buf.copy())), buf
+
+
+CB, CBUF = _closure()
+
+
+class _Sink:
+    def __init__(self):
+        self.buf = gt.pinned_empty(8)
+
+    def report(self):
+        SEEN.append(self.buf.copy())
+
+
+SINK = _Sink()
+
+
+@gt.graph(backend="sim")
+def _by_global(s, d, hv):
+    s.copy(hv, d)
+    s.host(_report)
+
+
+@gt.graph(backend="sim")
+def _by_closure(s, d, hv):
+    s.copy(hv, d)
+    s.host(CB)
+
+
+@gt.graph(backend="sim")
+def _by_attribute(s, d, hv):
+    s.copy(hv, d)
+    s.host(SINK.report)
+
+
+@pytest.mark.parametrize("f, target", [(_by_global, LOG), (_by_closure, CBUF),
+                                       (_by_attribute, SINK.buf)])
+@pytest.mark.parametrize("history", [False, True])
+def test_a_callback_reading_the_array_a_call_hands_the_graph_runs_after_its_writer(
+        f, target, history):
+    f.clear_cache()
+    before = f.cache_info().misses
+    SEEN.clear()
+    if history:   # what the global list the callback appends to held before: no matter
+        SEEN.append(np.zeros(8))
+    f(cuda.to_device(np.ones(8)), gt.pinned_empty(8))   # traced: hv is another array
+    for i in range(10):
+        target[:] = 0
+        SEEN.clear()
+        d = np.arange(8.0) + i + 1
+        f(cuda.to_device(d), target)   # hv is the array the callback reads
+        assert np.array_equal(SEEN[0], d)
+    assert f.cache_info().misses == before + 2   # traced anew once, for the new aliasing
+    f(cuda.to_device(np.ones(8)), gt.pinned_empty(8))   # and apart again: the first graph
+    assert f.cache_info().misses == before + 2
+
+
+def test_a_history_the_callback_appends_to_is_not_in_the_key():
+    """The arrays a callback appends to its history are copies: no call traces for them."""
+    _by_attribute.clear_cache()
+    before = _by_attribute.cache_info().misses
+    SEEN.clear()
+    for i in range(4):
+        _by_attribute(cuda.to_device(np.full(8, float(i))), gt.pinned_empty(8))
+    assert len(SEEN) == 4 and _by_attribute.cache_info().misses == before + 1

@@ -86,7 +86,8 @@ def _in_class_body(fn) -> bool:
 
 class StateWarning(UserWarning):
     """A trace changed state kept on the objects a decorated function holds
-    (``self.t += 1``): the code doing so ran once, when traced."""
+    (``self.t += 1``): the code doing so ran once, when traced; or the graph reads
+    a value its host callbacks change (each call after a change traces again)."""
 
 
 def _reached_changing(fixed: list) -> str:
@@ -172,6 +173,7 @@ class GraphFunction:
         self._traced = False   # traced at least once (clear_cache leaves it: log.why_traced)
         self._keys_seen: dict = {}   # distinct signatures traced, in order
         self._warned = False
+        self._live_warned: set = set()   # the values callbacks change, named (_warn_live)
         self._last = None     # (argument snapshot, compiled graph, backend, what names held,
         # a method's Guard or None)
         self._guard_skip = 0  # slow calls left before a method's Guard is made again
@@ -414,6 +416,7 @@ class GraphFunction:
             # held objects' attributes the trace changed: their state
             again, state = holdings.note_traced(held, obj) if held else (False, ())
             swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
+            live = holdings.live(obj) - self._live_warned
             if again:
                 call = Call(self, self._bind(args, kwargs))   # keyed without them
                 key = (key[0], call.key)
@@ -436,6 +439,8 @@ class GraphFunction:
             self._warn_state(swapped, rebound=True)
         if changed:
             self._warn_copies(changed)
+        if live:
+            self._warn_live(live)
         return entry, call
 
     def _backend_now(self, backend) -> str:
@@ -753,6 +758,20 @@ class GraphFunction:
                     "at every call in s.host")
         file, line = user_frame()
         warnings.warn_explicit(text, StateWarning, file, line)
+
+    def _warn_live(self, labels) -> None:
+        """Say once per value that the graph reads one its host callbacks change:
+        watched, so every call after such a change traces again."""
+        self._live_warned |= labels
+        what = ", ".join(sorted(labels))
+        file, line = user_frame()
+        warnings.warn_explicit(
+            f"{self.__name__} reads {what}, which a host callback of its graph changes: "
+            "the graph bakes in the value it read when traced, so every call after the "
+            "callback changed it traces again (as eager code would use the new value). "
+            "Pass the value as an argument instead (a dynamic scalar, which each call "
+            "rebinds without tracing), or keep it in a device array that a kernel "
+            "reads and updates", StateWarning, file, line)
 
     def _warn_copies(self, paths) -> None:
         """Say that a trace changed list or dict arguments (``paths``), which it was

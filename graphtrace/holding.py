@@ -319,6 +319,11 @@ class Holdings:
             return [self.reach]
         return [self.reach] + list(self._class_reaches(type(self_obj))[0])
 
+    def live(self, self_obj) -> set:
+        """The labels of the values the graph reads by constant keys and attributes
+        that its host callbacks change (``Reach.live``: watched, each change traces)."""
+        return set().union(*(r.live for r in self._reaches(self_obj)))
+
     def note_traced(self, before, self_obj) -> tuple:
         """Keep as state what a trace changed of the held objects' attributes in the
         key (``before``: ``entries`` before the trace): the key leaves them out from

@@ -12,10 +12,11 @@ Numbers, strings, dtypes, classes and tuples of them held by a name are read
 while tracing and baked in: they are watched by value (a new value traces
 anew). So are those the code reads off a name by constant keys and
 attributes (``CFG["lr"]``, ``cfg.opt.lr``, ``Config.lr``: ``value_chains``),
-unless a host callback changes them in place (a counter or history: state,
-not a setting); where the traced code may store there, the trace tells
-(``stored``: set from None or left as it was, a setting; changed, state,
-``note_state``). Numbers reached otherwise (a key
+also where a host callback changes them (each change traces anew: ``live``,
+named once); what only a callback changes (a counter or history) is state;
+where the traced code may store there, the trace tells (``stored``: set from
+None or left as it was, a setting; changed, state, ``note_state``). Numbers
+reached otherwise (a key
 held in a variable, a loop over a dict) are not: pass a value that changes
 as an argument.
 
@@ -929,7 +930,7 @@ class Reach:
     """
 
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
-                 "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks",
+                 "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores")
 
     def __init__(self, root, baked: bool = True):
@@ -956,10 +957,12 @@ class Reach:
         hosted = self._hosted
         # a chain the traced code may change (if CFG.scale is None: CFG.scale = 2.0) is
         # watched until a trace is seen to change it (state: note_state); one a host
-        # callback changes is state (STATS["calls"] += 1 run at every launch)
+        # callback changes too (CFG["scale"] += 1 run at every launch) stays watched:
+        # the graph bakes in what it read, so each change traces anew (named: live)
         watched = [(fn, chain, held) for fn, chain, held in self._chains
-                   if str(chain) not in self.state and not any(
-                       at == held and changes(chain.steps, steps) for at, steps in self._live)]
+                   if str(chain) not in self.state]
+        self.live = tuple(dict.fromkeys(str(chain) for _, chain, held in watched if any(
+            at == held and changes(chain.steps, steps) for at, steps in self._live)))
         self.places += [(fn, chain, None, None) for fn, chain, _ in watched]
         self.stored = tuple((fn, chain) for fn, chain, held in watched if any(
             at == held and changes(chain.steps, steps) for at, steps in self._changed))

@@ -19,7 +19,7 @@ from numba import cuda
 
 import graphtrace as gt
 from graphtrace import deps, reach
-from helpers import FakeDeviceArray, compiled_buffers
+from helpers import FakeDeviceArray, compiled_buffers, line_of
 
 
 WALKS = [False] + ([True] if deps._BUFFERS is not None else [])
@@ -657,6 +657,41 @@ def test_a_host_callback_reads_settings_live_and_they_are_not_watched():
     EPOCH["lr"] = 5.0
     reporting(out, h)
     assert out.copy_to_host().tolist() == [5.0, 5.0]
+
+
+LIVE = {"scale": 1.0, "calls": 0}
+
+
+def _bump():
+    LIVE["scale"] = LIVE["scale"] + 1.0   # read by the graph too: watched
+    LIVE["calls"] += 1                    # only the callback's: state, not watched
+
+
+@gt.graph(backend="sim")
+def bumped(s, out):
+    put[1, 2, s](out, LIVE["scale"])
+    s.host(_bump)
+
+
+def test_a_setting_the_graph_reads_and_its_callback_changes_stays_watched_and_is_named():
+    """Eagerly each call uses the value the previous call's callback left: the
+    graph, which bakes in what it read, traces anew for it (not the first value
+    forever), and says once, at the user's line, that each call traces so."""
+    import warnings
+    LIVE.update(scale=1.0, calls=0)
+    out = dev(0)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for k in range(4):
+            bumped(out)   # the call
+            assert out.copy_to_host().tolist() == [k + 1.0] * 2
+    assert bumped.cache_info().misses == 4 and LIVE["calls"] == 4
+    said = [x for x in w if x.category is gt.StateWarning]
+    assert len(said) == 1 and (said[0].filename, said[0].lineno) == \
+        (__file__, line_of(__file__, "the call"))
+    text = str(said[0].message)
+    assert "LIVE['scale']" in text and "calls" not in text.split(":")[0]
+    assert "traces again" in text and "as an argument" in text
 
 
 def test_a_changing_setting_is_named_in_the_retrace_warning(recwarn):

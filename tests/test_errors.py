@@ -914,6 +914,16 @@ def test_keyword_arguments_to_a_numba_launch():
     check(e, "forall keywords", "given keyword arguments (out=..., v=...)")
 
 
+def test_a_numba_launch_configuration_of_five_items_is_refused_as_numba_refuses_it():
+    @gt.graph
+    def f(s, x):
+        fill[1, 8, s, 0, 256](x, 1.0)                        # five items
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(cuda.to_device(np.zeros(8)))
+    check(e, "five items", "numba kernel fill launched with 5 items",
+          "kernel[grid, block, stream, shared_mem_bytes]")
+
+
 def test_a_temporarys_dtype_that_is_no_dtype():
     @gt.graph
     def f(s, x):

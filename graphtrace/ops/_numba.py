@@ -516,6 +516,11 @@ def _patch_launch_syntax(cls):
             return _ProxyLaunch((self, *config, 0))   # the usual kernel[grid, block, s]
         cfg = config if isinstance(config, tuple) else (config,)
         if len(cfg) >= 3 and isinstance(cfg[2], ProxyStream):
+            if len(cfg) > 4:   # numba refuses it too (a ValueError)
+                raise KernelArgumentError(
+                    f"numba kernel {self.py_func.__name__} launched with {len(cfg)} items in "
+                    "its launch configuration: numba takes kernel[grid, block, stream] or "
+                    "kernel[grid, block, stream, shared_mem_bytes]")
             return _ProxyLaunch((self, cfg[0], cfg[1], cfg[2], cfg[3] if len(cfg) > 3 else 0))
         if current_tracer() is not None:
             raise StreamError(_not_a_proxy(self.py_func.__name__, cfg))

@@ -924,6 +924,30 @@ def test_a_numba_launch_configuration_of_five_items_is_refused_as_numba_refuses_
           "kernel[grid, block, stream, shared_mem_bytes]")
 
 
+@cuda.jit
+def _scale_by_default(x, out, c=2.0):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = c * x[i]
+
+
+def test_a_kernel_argument_left_to_its_default_is_to_be_passed():
+    @gt.graph
+    def f(s, x, y):
+        _scale_by_default[1, 8, s](x, y)                     # default left out
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(cuda.to_device(np.zeros(8)), cuda.to_device(np.zeros(8)))
+    check(e, "default left out", "takes 3 arguments (x, out, c) but 2 were given",
+          "its defaults too; pass c explicitly")
+
+    @gt.graph
+    def g(s, x, y):
+        _scale_by_default[1, 8, s](x, y, 3.0)
+    x, y = cuda.to_device(np.ones(8)), cuda.to_device(np.zeros(8))
+    g(x, y)
+    assert np.array_equal(y.copy_to_host(), np.full(8, 3.0))
+
+
 def test_a_temporarys_dtype_that_is_no_dtype():
     @gt.graph
     def f(s, x):

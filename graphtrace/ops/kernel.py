@@ -91,9 +91,15 @@ class Adapter:
             return
         names = ", ".join(self.params + ([f"*{self.vararg}"] if self.vararg else []))
         least = "at least " if self.vararg else ""
+        defaults = getattr(getattr(self.kernel, "py_func", None), "__defaults__", None) or ()
+        left = self.params[nargs:] if nargs < len(self.params) else []
+        given = f"{nargs} {'was' if nargs == 1 else 'were'} given"
+        if left and len(left) <= len(defaults):
+            given += (f": a graph passes every argument of a kernel, its defaults too; pass "
+                      f"{', '.join(left)} explicitly")
         raise KernelArgumentError(
             f"{self.library} kernel {self.name} takes {least}{len(self.params)} arguments "
-            f"({names}) but {nargs} {'was' if nargs == 1 else 'were'} given")
+            f"({names}) but {given}")
 
     def refuse_gaps(self, args) -> None:
         """Raise for a view with gaps between its elements (a 2-D block, a step)

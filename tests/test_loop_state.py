@@ -712,6 +712,125 @@ def test_temporaries_sized_by_numbers_fixed_for_the_loop_run_as_eagerly():
     assert host(a) == [3, 3, 3, 3] and host(n) == [3]
 
 
+# --- sizes, grids and windows held in a list or tuple the body reads whole
+
+def _shape_list_grows(s, a, b, n):
+    shape = [2]
+    with s.while_loop(gt.cond(n) < 3) as body:   # shape list grows
+        t = body.zeros(shape, np.float32)
+        add[1, 4, body](t, 1.0)
+        shift[1, 2, body](t, a)
+        count[1, 1, body](n)
+        shape[0] += 1
+
+
+def _shape_tuple_rebound(s, a, b, n):
+    shape = (2, 1)
+    with s.while_loop(gt.cond(n) < 3) as body:   # shape tuple rebound
+        t = body.zeros(shape, np.float32)
+        shift[1, 2, body](a, t[:, 0])
+        count[1, 1, body](n)
+        shape = (shape[0] + 1, 1)
+
+
+def _shape_rebuilt(s, a, b, n):
+    shape = [2]
+    with s.while_loop(gt.cond(n) < 3) as body:   # shape rebuilt
+        t = body.zeros(shape, np.float32)
+        shift[1, 2, body](a, t)
+        count[1, 1, body](n)
+        shape = [m + 1 for m in shape]
+
+
+def _grid_tuple(s, a, b, n):
+    grid = (1,)
+    with s.while_loop(gt.cond(n) < 3) as body:   # grid tuple
+        add[grid, 2, body](a, 1.0)
+        count[1, 1, body](n)
+        grid = (grid[0] + 1,)
+
+
+def _starred_launch(s, a, b, n):
+    cfg = [1, 2]
+    with s.while_loop(gt.cond(n) < 3) as body:   # starred launch
+        body.launch(add, *cfg, a, 1.0)
+        count[1, 1, body](n)
+        cfg[1] += 2
+
+
+def _launch_by_dict_values(s, a, b, n):
+    cfg = {"grid": 1, "block": 2}
+    with s.while_loop(gt.cond(n) < 3) as body:   # launch by dict values
+        body.launch(add, *cfg.values(), a, 1.0)
+        count[1, 1, body](n)
+        cfg["block"] += 1
+
+
+def _window_by_starred_slice(s, a, b, n):
+    lims = [0, 2]
+    with s.while_loop(gt.cond(n) < 2) as body:   # window by starred slice
+        add[1, 4, body](a[slice(*lims)], 1.0)
+        count[1, 1, body](n)
+        lims[1] += 2
+
+
+def _starred_time_changed_first(s, a, b, n):
+    ts = [0.5]
+    with s.while_loop(gt.cond(n) < 3) as body:   # starred time changed first
+        ts[0] += 0.25
+        add[1, 4, body](a, *ts)
+        count[1, 1, body](n)
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_shape_list_grows, "shape list grows", "changes shape[0],"),
+    (_shape_tuple_rebound, "shape tuple rebound", "changes shape[0],"),
+    (_shape_rebuilt, "shape rebuilt", "changes shape[0],"),
+    (_grid_tuple, "grid tuple", "changes grid[0],"),
+    (_starred_launch, "starred launch", "changes cfg[1],"),
+    (_launch_by_dict_values, "launch by dict values", "changes cfg['block'],"),
+    (_window_by_starred_slice, "window by starred slice", "changes lims[1],"),
+    (_starred_time_changed_first, "starred time changed first", "changes ts[0],"),
+])
+def test_an_item_of_a_container_a_body_reads_whole_and_changes_is_refused(
+        program, marker, named):
+    """``body.zeros(shape)`` then ``shape[0] += 1``, ``k[grid, 2, body]`` then
+    ``grid = (grid[0] + 1,)``, ``body.launch(k, *cfg, x)`` then ``cfg[1] += 2``:
+    the container, read whole, carries the item into the size, the launch or
+    the window, as ``m`` does in ``body.zeros(m)``; each ran silently with the
+    first iteration's values."""
+    _refused_at(program, marker, named)
+
+
+def test_containers_read_whole_beside_items_that_reach_no_work_run_as_eagerly():
+    """A counter in a list beside the launch's ``*cfg``, an attribute beside the
+    one picked by (``st.count`` next to ``bufs[st.k]``), a host object's own
+    ``launch(*cfg)``, and a shape list set before the temporary it sizes."""
+    class Rocket:
+        def launch(self, *cfg):
+            pass
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        cfg, stats, bufs = [1, 4], [0], [a, b]
+        st, rocket, shape = types.SimpleNamespace(k=0, count=0), Rocket(), [4]
+        with s.while_loop(gt.cond(n) < 3) as body:
+            body.launch(add, *cfg, bufs[st.k], 1.0)
+            rocket.launch(*stats)
+            shape = [2]
+            t = body.zeros(shape, np.float32)
+            add[1, 2, body](t, 1.0)
+            shift[1, 2, body](t, b)
+            count[1, 1, body](n)
+            stats[0] += 1
+            st.count += 1
+            shape[0] += 1
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [3, 4, 5, 6] and host(b) == [2, 2, 0, 0] and host(n) == [3]
+
+
 # --- slots told apart by their whole path, not by an attribute's name or a key
 
 def _other_object_stored_first(s, a, b, n):

@@ -29,9 +29,11 @@ a slice, by its values). ``refuse`` compares them when the body is closed:
   ``a[k * 4:(k + 1) * 4]``; ``bufs[idx[0]]``: the item ``idx[0]``, not
   ``idx[1]``), or a name the body set from it first (``lo = k * 4``); or it
   sizes a temporary the body makes (``body.zeros(m)``), one of whose sizes is
-  its old value. A counter only reported (``n += 1``, ``log.debug(n)``; a
-  subscript of text, ``PHASES[k % 3]``, picks no work) changes nothing on the
-  device;
+  its old value; an item within a container the code reads whole counts as
+  read there (``body.zeros(shape)`` then ``shape[0] += 1``; ``k[grid, 4, body]``;
+  ``body.launch(k, *cfg, x)``; ``a[slice(*lims)]``). A counter only reported
+  (``n += 1``, ``log.debug(n)``; a subscript of text, ``PHASES[k % 3]``, picks
+  no work) changes nothing on the device;
 - the same where the body changes the number before its work takes it
   (``t += dt`` then ``add(x, t)``; ``k += 1`` then ``bufs[k % 2]``): its new
   value is among the numbers of a node that a call of the body taking it
@@ -44,6 +46,7 @@ from __future__ import annotations
 import contextlib
 import dis
 import inspect
+import sys
 import types
 from collections import deque
 from functools import partial
@@ -411,20 +414,25 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
     loaded to compute the ``values`` values the instruction ``code_ins[i]`` takes
     off the stack, not counting names the body stored before (for those, what
     they were computed from). A slot reached through something the code does not
-    name from a name (``objs[i].k``, or a name the body set) is ``("*", step)``."""
+    name from a name (``objs[i].k``, or a name the body set) is ``("*", step)``;
+    one taken whole, not only for an item or attribute of it (``b.zeros(shape)``,
+    ``slice(*lims)``), is also its path with ``_WHOLE`` after it."""
     out: set = set()
     start, beyond = _begin(code_ins, i, values)
+    held = {_holder(code_ins, j) for j in range(start, i)}
     for j in range(start, i):
         ins = code_ins[j]
         if ins.opname in _LOADS:
             names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
-            out.update((n,) for n in (names[beyond:] if j == start else names))
+            names = names[beyond:] if j == start else names
+            out.update((n,) for n in names)
+            out.update((n, _WHOLE) for n in (names[:-1] if j in held else names))
         elif ins.opname in _ATTR_LOADS or _reads_item(ins):
             path = _chain(code_ins, j)
             step = (".", ins.argval) if ins.opname in _ATTR_LOADS else \
                 path[-1] if path is not None else None
             if path is not None and path[:1] not in stored:
-                out.add(path)
+                out.update((path,) if j in held else (path, path + (_WHOLE,)))
             elif step is not None:
                 out.add(("*", step))
     kept = {p for p in out if p[:1] not in stored}
@@ -434,6 +442,14 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
 
 
 _SETTLING = frozenset({"min", "max", "abs", "round", "int", "float", "bool"})
+
+
+def _taken(ins) -> int:
+    """How many values below the callable the call ``ins`` takes: its arguments
+    (and keyword names); for ``f(*args, **kw)``, the tuple and the dict."""
+    if ins.opname == "CALL_FUNCTION_EX":   # (3.14: the dict or a NULL, always)
+        return 2 if sys.version_info >= (3, 14) or ins.arg & 1 else 1
+    return ins.arg + _CALLS[ins.opname]
 
 
 def _settles(code_ins: list, i: int) -> bool:
@@ -446,6 +462,27 @@ def _settles(code_ins: list, i: int) -> bool:
             c.opname in _LOADS or c.opname in _CONSTS or c.opname in _ATTR_LOADS or
             c.opname in _CALLS or c.opname in ("KW_NAMES", "PUSH_NULL")
             for c in code_ins[start + 1:i])
+
+
+_WHOLE = ("*", "all")   # after a path: the slot taken whole, with all it holds
+
+
+def _holder(code_ins: list, j: int) -> int:
+    """The index of the instruction that loads what the instruction
+    ``code_ins[j]`` takes an attribute or an item of (``st`` of ``st.k``, ``d``
+    of ``d[key]``, also to store it: ``st.k = v``, ``d[key] = v``), else -1."""
+    op = code_ins[j].opname
+    if op in ("LOAD_ATTR", "LOAD_METHOD") or op in _ATTR_STORES:
+        below = j - 2 if j > 1 and _copy(code_ins[j - 1], 1) else j - 1
+        return below if below >= 0 and code_ins[below].opname != "SWAP" else -1
+    if op in _SUBSCRIPTS or op in _ITEM_STORES or _reads_item(code_ins[j]):
+        at = j - 2 if j > 2 and _copy(code_ins[j - 1], 2) and _copy(code_ins[j - 2], 2) \
+            else j   # (d[key] += 1: the holder and the key, copied)
+        if code_ins[at - 1].opname == "SWAP":
+            return -1
+        start, beyond = _begin(code_ins, at, _SUBSCRIPTS.get(op, 2) - 1)   # the key's code
+        return start - 1 if not beyond else -1
+    return -1
 
 
 def _chain(code_ins: list, j: int):
@@ -533,6 +570,9 @@ class _Region:
         self.sized: set = set()      # those read to size a temporary by
         self.first: dict = {}        # path -> "load" or "store", whichever comes first
         self.calls: dict = {}        # line -> the stored paths its calls' arguments read
+        self.whole: set = set()      # paths read whole before stored (b.zeros(shape))
+        self.held = {_holder(code_ins, i) for i, ins in enumerate(code_ins)   # loads of
+                     if lo < ins.offset < hi}                  # what a step takes (st of st.k)
         stored: set = set()          # the paths stored so far
         made: dict = {}              # a name stored -> what its value was computed from
         for i, ins in enumerate(code_ins):
@@ -553,13 +593,15 @@ class _Region:
                 at = i - 1 if _copy(code_ins[i - 1], 1) else i   # (t := t + dt): its value
                 made[names] = _read_by(code_ins, at, 1, stored, made)
                 if _settles(code_ins, at):
-                    made[names].discard(names)
+                    made[names] -= {names, names + (_WHOLE,)}
             for n in names:
                 stored.add((n,))
                 self.first.setdefault((n,), "store")
         elif op in _LOADS:
             for n in names:
                 self.first.setdefault((n,), "load")
+            self.whole.update((n,) for n in (names[:-1] if i in self.held else names)
+                              if (n,) not in stored)
         elif op in _ATTR_STORES or op in _ITEM_STORES:
             path = _set(code_ins, i)
             if path is not None and path[:1] not in stored:
@@ -569,22 +611,33 @@ class _Region:
             path = _chain(code_ins, i)
             if path is not None and path[:1] not in stored:
                 self.first.setdefault(path, "load")
+                if i not in self.held:
+                    self.whole.add(path)
         if (op in _SUBSCRIPTS or _reads_item(ins)) and \
                 not self._picks_text(code_ins, i, _SUBSCRIPTS.get(op, 2), stored):
             # its key read to index by (or to size a launch by, k[grid, block, body])
             self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2) - 1, stored, made)
-        elif op in _CALLS and code_ins[i - 1].opname != "PRECALL":   # (3.11: PRECALL, CALL)
-            n = ins.arg + _CALLS[op]
-            self.calls.setdefault(ins.positions.lineno, set()).update(   # what the body
-                q for q in _read_by(code_ins, i, n, stored, made)             # stored first
-                if any(q[:m] in stored for m in range(1, len(q) + 1)))
-            j = _begin(code_ins, i, n)[0]
-            callee = code_ins[j - 1] if j > 0 else None
-            if callee is not None and callee.opname in _ATTR_LOADS:
-                if callee.argval in _MAKERS and self._on_stream(code_ins, j - 1, stored):
-                    self.sized |= _read_by(code_ins, i, n, stored, made)
-                elif callee.argval == "forall":   # k.forall(m, stream=body): a launch size
-                    self.indexed |= _read_by(code_ins, i, n, stored, made)
+        elif op in _CALLS and code_ins[i - 1].opname != "PRECALL" or \
+                op == "CALL_FUNCTION_EX":   # (3.11: PRECALL, CALL)
+            self._call(code_ins, i, stored, made)
+
+    def _call(self, code_ins: list, i: int, stored: set, made: dict) -> None:
+        """Note the call ``code_ins[i]``: what its arguments read that the body
+        stored first, and what a temporary's or a launch's size reads."""
+        n = _taken(code_ins[i])
+        self.calls.setdefault(code_ins[i].positions.lineno, set()).update(   # what the
+            q for q in _read_by(code_ins, i, n, stored, made)            # body stored first
+            if any(q[:m] in stored for m in range(1, len(q) + 1)) or
+            q[-1] == _WHOLE and any(_within(q[:-1], p) for p in stored))
+        j = _begin(code_ins, i, n)[0]
+        callee = code_ins[j - 1] if j > 0 else None
+        if callee is not None and callee.opname in _ATTR_LOADS:
+            if callee.argval in _MAKERS and self._on_stream(code_ins, j - 1, stored):
+                self.sized |= _read_by(code_ins, i, n, stored, made)
+            elif callee.argval == "forall" or callee.argval == "launch" and \
+                    self._on_stream(code_ins, j - 1, stored):
+                # k.forall(m, stream=body), body.launch(k, *cfg, x): a launch's size
+                self.indexed |= _read_by(code_ins, i, n, stored, made)
 
     def _picks_text(self, code_ins: list, i: int, values: int, stored: set) -> bool:
         """Whether the subscript ``code_ins[i]`` picks from a string, or a list,
@@ -597,9 +650,10 @@ class _Region:
         return _text(_resolve(self.scope, path))
 
     def _on_stream(self, code_ins: list, j: int, stored: set) -> bool:
-        """Whether the ``.zeros``/``.empty`` that ``code_ins[j]`` loads may be a
-        graphtrace stream's (the body's, ``s``'s): not where it is a module's or
-        another object's the body began with (``np.zeros(k)`` on the host)."""
+        """Whether the ``.zeros``/``.empty``/``.launch`` that ``code_ins[j]`` loads
+        may be a graphtrace stream's (the body's, ``s``'s): not where it is a
+        module's or another object's the body began with (``np.zeros(k)`` on the
+        host)."""
         path = _chain(code_ins, j)
         if path is None or any(path[:n] in stored for n in range(1, len(path))):
             return True
@@ -613,8 +667,8 @@ class _Region:
             return None
         if any(self.first.get(path[:n]) == "store" for n in range(1, len(path) + 1)):
             return False   # it, or an object or container on its way, set anew first
-        if path in self.first or len(path) == 1:
-            return True
+        if path in self.first or len(path) == 1 or any(_within(q, path) for q in self.whole):
+            return True   # (a container read whole: b.zeros(shape), [x + 1 for x in shape])
         return True if any(kind == "." for kind, _ in path[1:]) else None
 
     def indexes_with(self, path: tuple) -> bool:
@@ -628,7 +682,8 @@ class _Region:
         slot at ``path`` after the body stored it, or a name set from it then
         (``t += dt`` then ``add(x, t)``; ``h[0]`` of a host array ``h``)."""
         lines = self.calls.values() if line is None else (self.calls.get(line, ()),)
-        return any(q[:len(path)] == path for read in lines for q in read)
+        return any(q[:len(path)] == path or q[-1] == _WHOLE and _within(q[:-1], path)
+                   for read in lines for q in read)   # (ts[0] += dt then add(x, *ts))
 
     def sizes_with(self, path: tuple) -> bool:
         """Whether the body sizes a temporary by the slot at ``path``
@@ -664,8 +719,20 @@ def _text(v) -> bool:
 def _reads(read: set, path: tuple) -> bool:
     """Whether ``read`` (``_Region.indexed`` or ``.sized``) holds the slot at
     ``path``: by its path, or by its last step reached from its name through
-    something the code does not name from a name (``bufs[objs[i].k]``)."""
-    return path in read or len(path) > 1 and path[:1] in read and ("*", path[-1]) in read
+    something the code does not name from a name (``bufs[objs[i].k]``), or
+    within a slot read whole (``b.zeros(shape)``, ``k[grid, 4, body]``,
+    ``a[slice(*lims)]``, ``body.launch(k, *cfg.values(), x)``)."""
+    return path in read or len(path) > 1 and path[:1] in read and ("*", path[-1]) in read \
+        or any(q[-1] == _WHOLE and _within(q[:-1], path) for q in read)
+
+
+def _within(whole: tuple, path: tuple) -> bool:
+    """Whether the slot at ``path`` lies in the one at ``whole``, read whole: a
+    container or an object on its way, or a container whose method ``whole``
+    is (``cfg.values``; an item of ``cfg`` at ``path``)."""
+    n = len(whole)
+    return n < len(path) and path[:n] == whole or n > 1 and whole[-1][0] == "." and \
+        n - 1 < len(path) and path[:n - 1] == whole[:-1] and path[n - 1][0] == "[]"
 
 
 _ADVICE = {

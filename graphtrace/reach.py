@@ -1055,9 +1055,12 @@ class Reach:
                         head == name and not _method_of(v, steps)   # keys alone (CFG["lr"]):
                         for head, steps in reads[0]):               # those are watched
                     self.wholes.append((fn, name, id(v)))
-            if _is_value(v):   # baked into the graph where it is used: watched by value,
-                if name not in stored and name in read:   # unless the function keeps
-                    self.places.append((fn, name, None, None))   # state in it (a counter)
+            # baked into the graph where it is used (a condition, STOP = gt.cond(c) < lim,
+            # by its comparison and bound): watched by value, unless the function keeps
+            # state in it (a counter)
+            if _is_value(v) or _held_by_key(v):
+                if name not in stored and name in read:
+                    self.places.append((fn, name, None, None))
                 continue
             if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
                 self.places.append((fn, name, None, False))   # but for the device
@@ -1086,9 +1089,10 @@ class Reach:
             chain = _chain(name, steps)
             value = chain.read(fn)
             # None (a schedule not set yet: one put there later traces anew), a value,
-            # or a set read whole (CFG.flags = {"x"}; a list there may be a history)
+            # a condition (CFG.stop = gt.cond(c) < lim), or a set read whole
+            # (CFG.flags = {"x"}; a list there may be a history)
             if value is None or _is_value(value) or isinstance(value, set) and \
-                    pure_values(value) is not None:
+                    pure_values(value) is not None or _held_by_key(value):
                 self._chains.append((fn, chain, id(v)))
 
     def _callback_reads(self, fn, name, reads) -> None:
@@ -1261,12 +1265,14 @@ class Reach:
         for fn, name, _, array in self.places:
             v = _lookup(fn, name) if array else None
             if v is not None and type(v) not in _PLAIN_CONTAINERS and not is_array(v) and \
-                    (_is_value(v) or _is_callable_object(v) or own_class(type(v))) or \
+                    (_is_value(v) or _is_callable_object(v) or own_class(type(v)) or
+                     _held_by_key(v)) or \
                     isinstance(v, _WHOLES) and v and not _may_hold_arrays(v) and \
                     pure_values(v) is not None:
                 self._find()   # a name that held None (or was not defined yet) holds
-                return self.functions()   # a number, a function or a kernel now; an
-                # empty list, where arrays may go, holds numbers now (read whole)
+                return self.functions()   # a number, a function, a kernel or a
+                # condition now; an empty list, where arrays may go, holds numbers now
+                # (read whole)
         return now[:k] + tuple(callable_key(now[i]) for i in self.partials) + tuple(
             (name, type(v), form)
             for name, v, form in zip(self._number_names, numbers, settled)) + tuple(
@@ -1319,7 +1325,24 @@ def _settled(v):
     if _is_value(v):
         return _Held(v) if type(v) in _GROUPS else value_key(v)
     form = pure_values(v) if isinstance(v, _WHOLES) else None
+    if form is None and type(v) in _KEYED:   # STOP = gt.cond(c) < lim: its comparison
+        return _KEYED[type(v)](v)                # and bound
     return MISSING if form is None else _Held(form)
+
+
+_KEYED: dict = {}   # a class of graphtrace's -> the key its objects are watched by
+
+
+def watch_by_value(cls, key) -> None:
+    """Watch an object of ``cls`` a name holds by ``key(obj)`` (hashable), as a
+    number is: a device condition (``STOP = gt.cond(c) < lim``), whose arrays
+    are arguments, bound as those, and whose comparison and bound are baked in."""
+    _KEYED[cls] = key
+
+
+def _held_by_key(v) -> bool:
+    """An object ``watch_by_value`` watches (a device condition)."""
+    return type(v) in _KEYED
 
 
 def _method_of(v, steps) -> bool:

@@ -1316,3 +1316,67 @@ def test_a_list_of_nones_is_a_place_for_arrays_and_traces_once():
     slotted(out)
     slotted(out)
     assert slotted.cache_info().misses == 1 and out.copy_to_host().tolist() == [1.0, 1.0]
+
+
+# a device condition held by a name: its comparison and bound, by value
+STOP = None
+LOOP = types.SimpleNamespace(stop=None)
+
+
+@cuda.jit
+def _tick(n):
+    if cuda.grid(1) == 0:
+        n[0] += 1
+
+
+@gt.graph(backend="sim")
+def until_global(s, n):
+    with s.while_loop(STOP, max_iterations=10) as body:
+        _tick[1, 1, body](n)
+
+
+@gt.graph(backend="sim")
+def until_setting(s, n):
+    with s.while_loop(LOOP.stop, max_iterations=10) as body:
+        _tick[1, 1, body](n)
+
+
+def _until_closure():
+    stop = None
+
+    @gt.graph(backend="sim")
+    def until_closure(s, n):
+        with s.while_loop(stop, max_iterations=10) as body:
+            _tick[1, 1, body](n)
+
+    def put(c):
+        nonlocal stop
+        stop = c
+    return until_closure, put
+
+
+def _put_global(c):
+    global STOP
+    STOP = c
+
+
+@pytest.mark.parametrize("where", ["global", "setting", "closure"])
+def test_a_condition_held_by_a_name_is_watched_by_its_comparison_and_bound(where):
+    """``STOP = gt.cond(n) < lim`` read by ``s.while_loop(STOP)``: another bound or
+    comparison traces anew (the first one's bound stayed baked in); a new
+    condition alike, on another argument, finds its graph."""
+    f, put = _until_closure() if where == "closure" else (until_global, _put_global) \
+        if where == "global" else (until_setting, lambda c: setattr(LOOP, "stop", c))
+    try:
+        for stop, ran, misses in ((lambda c: gt.cond(c) < 3, 3, 1),
+                                  (lambda c: gt.cond(c) < 3, 3, 1),
+                                  (lambda c: gt.cond(c) < 5, 5, 2),
+                                  (lambda c: gt.cond(c) <= 5, 6, 3),
+                                  (lambda c: gt.cond(c) < 5.0, 5, 4)):
+            n = cuda.to_device(np.zeros(1, np.int32))
+            put(stop(n))
+            f(n)
+            assert n.copy_to_host()[0] == ran and f.cache_info().misses == misses
+    finally:
+        _put_global(None)
+        LOOP.stop = None

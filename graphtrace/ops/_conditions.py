@@ -18,7 +18,8 @@ import numpy as np
 
 from ..buffers import is_array, unwrap_intent
 from ..errors import ArgumentError
-from ..scalar import Scalar
+from ..reach import watch_by_value
+from ..scalar import Scalar, value_key
 
 __all__ = ["Condition", "cond", "evaluate", "condition_kernel", "C_TYPES"]
 
@@ -89,6 +90,16 @@ class Condition:
 
     def __repr__(self):
         return f"cond({self.array!r}) {self.op}" + ("" if self.rhs is None else f" {self.rhs!r}")
+
+
+def _key(c: Condition) -> tuple:
+    """A condition a global or closure name holds, as the cache key holds it: its
+    comparison and its number bound (baked in) by value."""
+    number = isinstance(c.rhs, (int, float, complex, np.number, np.bool_))
+    return c.op, type(c.rhs), value_key(c.rhs) if number else None
+
+
+watch_by_value(Condition, _key)
 
 
 def cond(array) -> Condition:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dis
 import enum
+import math
 import numbers
 import operator
 import types
@@ -422,6 +423,17 @@ def _dict_keys(d: dict) -> tuple:
 
 def _typed(k):
     return (tuple, tuple(map(_typed, k))) if type(k) is tuple else (type(k), value_key(k))
+
+
+def untyped(k):
+    """A dict key as the user wrote it, from ``_typed``'s tagged form (for messages):
+    ``(str, 'w')`` -> ``'w'``, a tuple key's items too."""
+    t, v = k
+    if t is tuple:
+        return tuple(map(untyped, v))
+    if type(v) is tuple:   # value_key's zero with the signs of its parts, or a NaN
+        return t(math.copysign(math.nan, v[1])) if isinstance(v[0], str) else v[0]
+    return v
 
 
 def _function_values(f) -> tuple:

@@ -19,7 +19,7 @@ import logging
 
 import numpy as np
 
-from .arguments import Identity
+from .arguments import Identity, untyped
 from .reach import _is_number
 
 __all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route",
@@ -196,10 +196,11 @@ def _tree(path: str, a, b, out: list) -> None:
     elif kind == "dict":
         keys_a, keys_b = [k for k, _ in a[1]], [k for k, _ in b[1]]
         if keys_a != keys_b:
-            out.append(f"{path}: keys {keys_a} -> {keys_b}")
+            out.append(f"{path}: keys {list(map(untyped, keys_a))} -> "
+                       f"{list(map(untyped, keys_b))}")
         else:
             for (k, x), (_, y) in zip(a[1], b[1]):
-                _tree(f"{path}[{k!r}]", x, y, out)
+                _tree(f"{path}[{untyped(k)!r}]", x, y, out)
     elif a[0] is not b[0] or len(a[1]) != len(b[1]):
         out.append(f"{path}: {_what(a)} -> {_what(b)}")
     else:
@@ -256,7 +257,7 @@ def _names(params, parts, fixed) -> list[str]:
             out.append(path)
         elif kind == "dict":
             for k, x in t[1]:
-                walk(f"{path}[{k!r}]", x)
+                walk(f"{path}[{untyped(k)!r}]", x)
         elif kind == "sequence":
             for i, x in enumerate(t[1]):
                 walk(f"{path}[{i}]", x)

@@ -182,6 +182,16 @@ def test_arrays_that_stop_sharing_memory_are_named(info):
     assert calls(info, before, after).endswith("x and xs[1] no longer share memory")
 
 
+def test_a_dict_item_is_named_by_its_key_as_written(info):
+    x, w, t = (dev_ones(n, np.float32) for n in (8, 4, 4))
+    first = (x, {"w": w, ("t", -0.0): t}, 2, 1.0)
+    assert calls(info, first, (x, {"w": dev_ones(8, np.float32), ("t", -0.0): t}, 2, 1.0)) \
+        == "the signature differs from the closest cached one: xs['w']: shape (4,) -> (8,)"
+    assert calls(info, first, (x, {"w": w, ("t", -0.0): t, "v": x}, 2, 1.0)) == \
+        "the signature differs from the closest cached one: xs: keys ['w', ('t', -0.0)] -> " \
+        "['w', ('t', -0.0), 'v']; x and xs['v'] now share memory (the same array)"
+
+
 def test_the_closest_cached_signature_is_the_one_compared(info):
     g.clear_cache()
     xs = [dev_ones(4, np.float32)] * 2

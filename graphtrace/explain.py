@@ -32,6 +32,7 @@ from .deps import EVERYTHING
 from .hazards import (OPAQUE, RAW, SERIAL, WAR, WAW, WORDS, hazards, merged, path, serial,
                       span, touches)
 from .ir import Graph, Namer, Node, graph_of
+from .ops.base import callable_name
 
 __all__ = ["explain", "Explanation", "Edge", "Why"]
 
@@ -277,7 +278,10 @@ def _short(node: Node) -> str:
     """``%3 scale``: the node and the name of what it runs."""
     target = node.target
     name = getattr(target, "name", None) if node.kind == "kernel" else None
-    name = name or getattr(target, "__name__", None) or node.kind
+    name = name or getattr(target, "__name__", None)
+    if name is None and node.kind in ("host", "captured"):
+        name = callable_name(target)
+    name = name or node.kind
     return f"%{node.index} {name}"
 
 

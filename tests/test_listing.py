@@ -1,4 +1,5 @@
 """``str(graph)`` and ``graph.to_dot()`` as text."""
+import functools
 import textwrap
 
 import numpy as np
@@ -112,6 +113,30 @@ def test_to_dot_has_one_box_per_node_and_the_edges():
     for a, b in g.edges():
         assert f"n{a} -> n{b};" in dot
     assert "%1 kernel accumulate[4, 256](tmp, y)\\ntest_listing.py:" in dot
+
+
+def report(h, tag="x"):
+    pass
+
+
+class Recorder:
+    def __call__(self, h):
+        pass
+
+
+def test_a_partial_or_callable_object_callback_is_named_without_an_address():
+    """Listings are compared as text: a host callback is named by its function (a
+    partial's) or its class, never by a repr holding an address."""
+    @gt.graph
+    def f(s, h):
+        s.host(functools.partial(report, tag="p"), h)
+        s.host(Recorder(), h)
+    g = f.trace(gt.pinned_empty(8))
+    lines = [ln.split("  ")[1] for ln in str(g).splitlines()[1:]]
+    assert lines == ["%0 = host report(h)", "%1 = host Recorder.__call__(h)"]
+    assert "%1 host Recorder.__call__(h)\\n" in g.to_dot()
+    assert str(gt.explain(g)).splitlines()[1] == \
+        "  %0 report -> %1 Recorder.__call__: RAW/WAR/WAW h"
 
 
 def test_a_node_repr_names_its_predecessors_and_stays_one_line():

@@ -8,6 +8,8 @@ so a new kind of node is its own module.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ..buffers import is_array, unwrap_intent
@@ -126,6 +128,16 @@ class Op:
 
     def __repr__(self):
         return f"<op {self.kind}>"
+
+
+def callable_name(fn) -> str:
+    """What a host callback or captured region runs, by name: a partial's function,
+    a callable object's ``Type.__call__`` (a repr holds an address, and listings are
+    compared as text)."""
+    while isinstance(fn, partial):
+        fn = fn.func
+    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or \
+        f"{type(fn).__qualname__}.__call__"
 
 
 def element_bytes(a) -> np.ndarray:

@@ -34,7 +34,6 @@ from __future__ import annotations
 import sys
 import threading
 from dataclasses import replace
-from functools import partial
 
 from ..buffers import Buffer, as_buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
@@ -45,7 +44,7 @@ from ..tree import leaves, tree_map
 from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
-from .base import Op, changed, read_only_bytes, record_args
+from .base import Op, callable_name, changed, read_only_bytes, record_args
 from .host import _is_array_quietly, _names_of, _object_attributes, raised_in
 
 __all__ = ["record_captured", "capture_stream", "CAPTURED"]
@@ -77,7 +76,7 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
                 buf = next((b for b, _ in accesses if b.same_view(made)), None)
             if buf is None or not any(b is buf for b, _ in accesses):
                 raise ArgumentError(
-                    f"{word}= of captured region {_name(fn)} names "
+                    f"{word}= of captured region {callable_name(fn)} names "
                     f"{type(obj).__name__ if buf is None else buf.label or 'an array'}, which "
                     "is not one of the arrays it is given: pass the array to s.captured(...) "
                     "as an argument too (the region is captured again with new arrays only "
@@ -111,8 +110,8 @@ def _refuse_objects(fn, args) -> None:
                     continue
                 kind = "the number" if isinstance(x, Scalar) else "an array"
                 raise ArgumentError(
-                    f"argument {i} of captured region {_name(fn)} holds {kind} by its {what}: "
-                    "the region would read it unseen (ordered with nothing that writes it, "
+                    f"argument {i} of captured region {callable_name(fn)} holds {kind} by its "
+                    f"{what}: the region would read it unseen (ordered with nothing that writes it, "
                     "and kept as it is when a later call brings new arrays or numbers); pass "
                     "the arrays and numbers themselves to s.captured(...) as arguments (in a "
                     "list, tuple or dict if you like) and build the object inside the region")
@@ -174,10 +173,10 @@ def _refuse_held(t, fn, given: list) -> None:
                 break
         if what is not None:
             raise ArgumentError(
-                f"captured region {_name(fn)} holds {what} of this graph by {name}: a "
+                f"captured region {callable_name(fn)} holds {what} of this graph by {name}: a "
                 "later call with new arrays or numbers would still capture it with this "
                 "one; pass it to s.captured as an argument, which the region receives as a "
-                f"parameter: s.captured({_name(fn).rsplit('.', 1)[-1]}, ..., {label})")
+                f"parameter: s.captured({callable_name(fn).rsplit('.', 1)[-1]}, ..., {label})")
 
 
 def _of_an_argument(t, x) -> Buffer | None:
@@ -191,16 +190,10 @@ def _device_only(fn):
     def check(i, buf):
         if buf.is_host:
             raise ArgumentError(
-                f"argument {i} of captured region {_name(fn)} is host memory "
+                f"argument {i} of captured region {callable_name(fn)} is host memory "
                 f"({buf.label or 'array'}): a captured region works on device arrays; "
                 "copy host data with s.copy before the region, or pass it as a device array")
     return check
-
-
-def _name(fn) -> str:
-    while isinstance(fn, partial):
-        fn = fn.func
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or repr(fn)
 
 
 # --- the GPU -------------------------------------------------------------------
@@ -378,7 +371,7 @@ class _Libraries:
 
 
 def _capture_error(node, e: BaseException) -> CaptureError:
-    name = _name(node.target)
+    name = callable_name(node.target)
     if isinstance(e, GraphtraceError):
         why = e.message
     else:
@@ -408,7 +401,7 @@ def _refuse_result(node, result, args, error) -> None:
         else:
             what = f"a {type(r).__name__}"
         raise error(
-            f"captured region {_name(node.target)} returned {what}, which the graph "
+            f"captured region {callable_name(node.target)} returned {what}, which the graph "
             "drops: a region's results are what it writes into the arrays it is given; "
             "write it into one (y[...] = np.tanh(x), or a library's out=: cupy.tanh(x, "
             "out=y)) and name that array in writes=", source=node.source)
@@ -430,7 +423,7 @@ class CapturedOp(Op):
     driver_update = exec_update = True
 
     def describe(self, node, namer) -> str:
-        return f"{_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"
+        return f"{callable_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"
 
     def emit(self, gpu, node, parent):
         region = gpu.state.get(node.index)
@@ -465,7 +458,7 @@ class CapturedOp(Op):
         except Exception as e:
             line = raised_in(e, node.source)
             raise SimulationError(
-                f"captured region {_name(node.target)} failed on the simulator at "
+                f"captured region {callable_name(node.target)} failed on the simulator at "
                 f"{format_source(line)} ({type(e).__name__}: {e}); there it runs on the CPU "
                 "with numpy arrays in place of the device arrays: where the error comes "
                 "from a call numpy lacks (cupy's or torch's own), write it with what numpy "
@@ -480,7 +473,7 @@ class CapturedOp(Op):
 
     def intent_error(self, node, buf, detail: str = "") -> IntentError:
         return IntentError(
-            f"captured region {_name(node.target)} wrote to {buf.label or 'an array'}"
+            f"captured region {callable_name(node.target)} wrote to {buf.label or 'an array'}"
             f"{detail}, which it was declared to only read: name it in writes= too",
             source=node.source)
 

@@ -23,7 +23,7 @@ from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map
 from ._held_changes import may_change, may_change_argument
-from .base import Op, changed, read_only_bytes, record_args
+from .base import Op, callable_name, changed, read_only_bytes, record_args
 
 __all__ = ["record_host", "host_value", "HOST_CALLBACK"]
 
@@ -253,8 +253,7 @@ _TEMPORARY = (", the graph's own device memory: a callback takes host memory, an
 def _name(fn) -> str:
     if isinstance(fn, partial):
         return f"partial({_name(fn.func)}, ...)"
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or \
-        type(fn).__name__
+    return callable_name(fn)
 
 
 def _host_only(fn):
@@ -323,8 +322,7 @@ class HostOp(Op):
     driver_update = False
 
     def describe(self, node, namer) -> str:
-        name = getattr(node.target, "__qualname__", None) or namer.value(node.target)
-        return f"{name}({', '.join(namer.value(a) for a in node.args)})"
+        return f"{callable_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"
 
     def emit(self, gpu, node, parent):
         calls = _Calls(node.target, host_value(node.args, gpu.value_of, gpu.owner_of))

@@ -28,6 +28,8 @@ edges of step (deps=data): RAW read after write, WAR write after read, WAW write
 """
 from __future__ import annotations
 
+import operator
+
 from .deps import EVERYTHING
 from .hazards import (OPAQUE, RAW, SERIAL, WAR, WAW, WORDS, hazards, merged, path, serial,
                       span, touches)
@@ -127,23 +129,20 @@ class Explanation:
 
     def node(self, which) -> Node:
         """The node named by an index, ``"%3"`` or a ``Node`` of the graph."""
-        index = which.index if isinstance(which, Node) else which
-        if isinstance(which, str):
-            try:
-                index = int(which.lstrip("%"))
-            except ValueError:
-                index = None
-        hit = self._where.get(index) if isinstance(index, int) else None
+        hit = self._where.get(which.index if isinstance(which, Node) else _index(which))
         if isinstance(which, Node) and (hit is None or hit[0] is not which):
             if hit is not None and _same_node(hit[0], which):   # another trace of it
                 return hit[0]
             raise KeyError(f"{which!r} is a node of another graph than {self.graph.name} "
                            "explained here: pass a Node of this explanation's graph "
                            "(e.graph.nodes), or the index the listing shows")
+        if hit is None and not self._where:
+            raise KeyError(f"{which!r} is no node of graph {self.graph.name}: it has no "
+                           "nodes (its function recorded no work)")
         if hit is None:
             raise KeyError(f"{which!r} is no node of graph {self.graph.name}: name one by "
                            f"its index, as the listing shows it (3 or '%3', from %0 to "
-                           f"%{max(self._where, default=0)}), or pass the Node")
+                           f"%{max(self._where)}), or pass the Node")
         return hit[0]
 
     def why(self, a, b) -> Why:
@@ -272,6 +271,21 @@ def _hazards(found, namer: Namer, streams: bool = False) -> str:
         second = span(h.second_view, h.lo, h.hi, namer.buffer(h.second_view.base))
         pairs.append((h.kinds, first + (f" (= {second})" if second != first else "")))
     return "; ".join(merged(pairs) + [SERIAL] * one)
+
+
+def _index(which) -> int | None:
+    """A node index given as an integer (a numpy one too, not a bool) or ``"%3"``."""
+    if isinstance(which, str):
+        try:
+            return int(which.lstrip("%"))
+        except ValueError:
+            return None
+    if isinstance(which, bool):
+        return None
+    try:
+        return operator.index(which)
+    except TypeError:
+        return None
 
 
 def _short(node: Node) -> str:

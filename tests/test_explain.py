@@ -2,6 +2,8 @@
 or are not ordered; checked against brute force on random programs."""
 import itertools
 
+import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 
 import graphtrace as gt
@@ -230,6 +232,24 @@ def test_asking_for_a_node_the_graph_lacks_is_an_error():
         else:
             raise AssertionError(f"no error for {which!r}")
     assert str(e.why("%0", 1)) == str(e.why(0, "1"))
+
+
+def test_a_node_is_named_by_a_numpy_integer_but_not_by_a_bool():
+    e = gt.explain(traced())
+    assert str(e.why(np.int64(0), np.intp(3))) == str(e.why(0, 3))
+    for which in (True, np.bool_(True)):
+        with pytest.raises(KeyError, match="is no node of graph step: name one by its index"):
+            e.why(0, which)
+
+
+def test_asking_for_a_node_of_an_empty_graph_says_it_has_none():
+    @gt.graph
+    def empty(s, x):
+        pass
+    with pytest.raises(KeyError) as err:
+        gt.explain(empty, A(8)).why(0, 0)
+    assert str(err.value) == \
+        "'0 is no node of graph empty: it has no nodes (its function recorded no work)'"
 
 
 def test_the_nodes_of_another_trace_of_the_same_call_are_taken():

@@ -52,7 +52,7 @@ def test_the_region_is_listed_with_its_function_and_declared_accesses():
         graph model(x, w, y, z, q)  deps=data  4 nodes, 2 edges
           %0 = kernel twice[1, (8, 8, 1)](x)  inout(x)  # test_captured.py:{ln['twice x']}
           %1 = captured mm(x, w, y)  in(x, w)  out(y)  inout(library state)  after(%0)  # test_captured.py:{ln['region']}
-          %2 = kernel plus_one[1, (8, 8, 1)](y, z)  in(y)  inout(z)  after(%1)  # test_captured.py:{ln['after']}
+          %2 = kernel plus_one[1, (8, 8, 1)](y, z)  in(y)  out(z)  after(%1)  # test_captured.py:{ln['after']}
           %3 = kernel twice[1, (8, 8, 1)](q)  inout(q)  # test_captured.py:{ln['independent']}""")
 
 

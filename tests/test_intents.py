@@ -116,6 +116,52 @@ def test_safe_calls_and_metadata_are_reads():
     assert intents(k) == ["r", "w", "r"]
 
 
+def test_an_arrays_shape_bounding_its_stores_reads_no_element():
+    """``y.shape[0]`` reads y's metadata, as ``y.size`` does: y only stored is "w"."""
+    @cuda.jit
+    def bound(x, y):
+        i = cuda.grid(1)
+        if i < y.shape[0]:
+            y[i] = x[i]
+
+    @cuda.jit
+    def nested(x, y):
+        i, j = cuda.grid(2)
+        n = y.shape
+        if i < n[0] and j < y.shape[1] and j < y.strides[1]:
+            y[i, j] = x[i]
+    assert intents(bound) == ["r", "w"] and intents(nested) == ["r", "w"]
+
+
+def test_an_element_read_beside_the_shape_still_reads():
+    @cuda.jit
+    def plus(y):
+        i = cuda.grid(1)
+        y[i] = y[i] + y.shape[0]
+
+    @cuda.jit
+    def last(y):
+        y[0] = y[y.shape[0] - 1]
+
+    @cuda.jit
+    def rebound(y, z):
+        i = cuda.grid(1)
+        y = z
+        y[i] = y.shape[0]
+    assert intents(plus) == ["rw"] and intents(last) == ["rw"]
+    assert intents(rebound) == ["rw", "rw"]
+
+
+def test_a_shape_field_of_a_tuple_parameter_may_be_an_array_read():
+    """A namedtuple's ``g.shape[0]`` reads its field ``shape``, which may be an array:
+    a parameter never stored into as an array keeps it read."""
+    @cuda.jit
+    def k(g, out):
+        out[0] = g.shape[0]
+        dev_store(g, 0, 1.0)
+    assert intents(k) == ["rw", "w"]
+
+
 def test_slice_passed_to_a_device_function_is_written():
     @cuda.jit
     def k(x, y):

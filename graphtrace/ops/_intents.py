@@ -16,7 +16,9 @@ known to return something new: scalar intrinsics, ``math``/``cmath``, ``len``,
 ``range``, casts, ``cuda.local.array`` and atomics. A numba device function is
 read for what it returns: only the parameters its ``return`` statements may
 alias come back (tuples position by position). Array metadata (``p.shape``,
-``p.size``...) is no alias for an in-place ``+=``. Storing into an element
+``p.size``...) is no alias for an in-place ``+=``, and ``p.shape[0]`` reads no
+element of a ``p`` stored into as ``p[i] = v`` (of another it may be a namedtuple's
+field). Storing into an element
 never makes an alias: numba arrays hold numbers and records, and a kernel has
 no other mutable container.
 
@@ -248,6 +250,8 @@ class _Analysis:
         self.callees: dict = {}
         self.devices: list = []   # (dotted name, device function) of the calls resolved
         self.read, self.written, self.outside = set(), set(), set()
+        # p read only as p.shape[0] (metadata: no element), and p stored as p[i] = v
+        self.metadata, self.stored = set(), set()
         self.numbers: dict[str, int] = {}   # p -> n: ``q += v`` of a q that is p[i..] (n)
         self.ints = self._int_names()
 
@@ -581,6 +585,12 @@ class _Analysis:
         self.read |= _names(r)
         self.written |= _names(r)
 
+    def an_array(self, p) -> bool:
+        """Whether parameter ``p`` is sure to be an array: stored into as ``p[i] = v``
+        (no tuple is) and never rebound. Else ``p.shape[0]`` may be a namedtuple's
+        field ``shape``, an array whose element it reads."""
+        return p in self.stored and self.alias.get(p) == {(p, 0), (p, _P)}
+
     def run(self) -> Intents:
         self.find_aliases()
         for n in self.nodes:
@@ -591,8 +601,12 @@ class _Analysis:
                     base = base.value
                 if isinstance(base, ast.Name) and base.id not in self.local:
                     self.outside.add(base.id)   # ``G[i] = v``: an array held by a global
+                if isinstance(n, ast.Subscript) and isinstance(n.value, ast.Name):
+                    self.stored.add(n.value.id)
             elif isinstance(n, ast.Subscript) and _is_element(n):   # a view reads nothing yet
-                self.read |= _names(self.roots(n))
+                r = self.roots(n)
+                self.read |= {p for p, k in r if k != _M}
+                self.metadata |= {p for p, k in r if k == _M}
             elif isinstance(n, ast.AugAssign):
                 r = self.roots(n.target)
                 self.read |= _names(r)
@@ -625,6 +639,7 @@ class _Analysis:
                                         if isinstance(c, ast.expr)]))
             elif isinstance(n, ast.Match):
                 self.read |= _names(self.roots(n.subject))
+        self.read |= {p for p in self.metadata if not self.an_array(p)}
         returns = _NONE
         for n in self.nodes:
             if isinstance(n, ast.Return) and n.value is not None:

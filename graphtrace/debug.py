@@ -26,6 +26,7 @@ import numpy as np
 from . import _driver
 from .binding import Binding
 from .buffers import Buffer
+from .errors import counted
 from .emit import GpuContext, as_stream, instantiate
 from .ops._devices import for_graph
 from .temporary import device_memory
@@ -170,5 +171,5 @@ class CheckedGraph(Binding):
         """Launches finish before ``launch`` returns."""
 
     def __repr__(self):
-        return f"<graphtrace.CheckedGraph {self.ir.name}: {len(self.ir.nodes)} nodes " \
+        return f"<graphtrace.CheckedGraph {self.ir.name}: {counted(len(self.ir.nodes), 'node')} " \
                f"on {self.device}>"

@@ -22,7 +22,7 @@ from .backend import stream_error
 from .binding import Binding, changed_scalars
 from .buffers import Buffer
 from .context import gc_paused
-from .errors import ArgumentError, EmitError, KernelArgumentError
+from .errors import ArgumentError, EmitError, KernelArgumentError, counted
 from .executable import Executable
 from .ir import Graph, describe
 from .ops._driver_nodes import KernelNodes, node_handle
@@ -546,6 +546,6 @@ class CompiledGraph(Binding):
 
     def __repr__(self):
         n = len(self.ir.nodes)
-        return f"<graphtrace.CompiledGraph {self.ir.name}: {n} nodes, " \
-               f"{len(self.ir.edges())} edges on {self.device}>"
+        return f"<graphtrace.CompiledGraph {self.ir.name}: {counted(n, 'node')}, " \
+               f"{counted(len(self.ir.edges()), 'edge')} on {self.device}>"
 

@@ -66,6 +66,11 @@ def format_source(source: tuple[str, int] | None) -> str:
     return f"{os.path.basename(source[0])}:{source[1]}"
 
 
+def counted(n: int, noun: str) -> str:
+    """``1 node``, ``2 nodes``: a count as a listing or message says it."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 class GraphtraceError(Exception):
     """Base class. ``source`` is the user's ``(file, line)`` the error is about."""
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 import operator
 
 from .deps import EVERYTHING
+from .errors import counted
 from .hazards import (OPAQUE, RAW, SERIAL, WAR, WAW, WORDS, hazards, merged, path, serial,
                       span, touches)
 from .ir import Graph, Namer, Node, graph_of
@@ -114,15 +115,16 @@ class Explanation:
         for n in graph.nodes:
             for k, region in enumerate(n.regions):
                 edges = sum(len(m.deps) for m in region.nodes)
+                alone = f" no edges ({counted(len(region.nodes), 'node')})"
                 self._lines.append(f"{indent}in {_short(n)} {region.name}:" +
-                                   ("" if edges else f" no edges ({len(region.nodes)} nodes)"))
+                                   ("" if edges else alone))
                 self._walk(region, chain + ((n, k),), indent + "  ")
 
     def __str__(self):
         return "\n".join(self._lines)
 
     def __repr__(self):
-        return f"<graphtrace.Explanation of {self.graph.name}: {len(self.edges)} edges>"
+        return f"<graphtrace.Explanation of {self.graph.name}: {counted(len(self.edges), 'edge')}>"
 
     def _repr_pretty_(self, p, cycle):   # IPython and notebooks show the text
         p.text(str(self))

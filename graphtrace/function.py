@@ -358,7 +358,7 @@ class GraphFunction:
         ...     add[1, 32, s](out, x)
         >>> print(step.trace(cuda.device_array(32), cuda.device_array(32), 2.0))
         ... # doctest: +ELLIPSIS
-        graph step(x, out, a)  deps=data  2 nodes, 1 edges
+        graph step(x, out, a)  deps=data  2 nodes, 1 edge
           %0 = kernel scale[1, 32](x, a, out)  in(x)  out(out)  # <doctest ...>:3
           %1 = kernel add[1, 32](out, x)  in(out)  inout(x)  after(%0)  # <doctest ...>:4
         """

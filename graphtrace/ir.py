@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from . import picture
 from .buffers import Buffer
-from .errors import ArgumentError, IRError, format_source
+from .errors import ArgumentError, IRError, counted, format_source
 from .ops.base import Op
 from .placement import device_name
 from .scalar import Scalar
@@ -294,13 +294,13 @@ class Graph:
     def __str__(self) -> str:
         namer = Namer()
         head = (f"graph {self.name}({', '.join(self.params)})  deps={self.mode}  "
-                f"{len(self.nodes)} nodes, {len(self.edges())} edges")
+                f"{counted(len(self.nodes), 'node')}, {counted(len(self.edges()), 'edge')}")
         temps = [f"{b.label} {b.dtype}{list(b.shape)}" for b in self.temporaries]
         owned = [f"  temporaries: {', '.join(temps)}"] if temps else []
         return "\n".join([head] + owned + self._lines(namer, devices=len(self.devices) > 1))
 
     def __repr__(self) -> str:
-        return f"<graphtrace.Graph {self.name}: {len(self.nodes)} nodes>"
+        return f"<graphtrace.Graph {self.name}: {counted(len(self.nodes), 'node')}>"
 
     def to_dot(self, buffers: bool = False) -> str:
         """The DAG in Graphviz DOT (``picture.py``); ``buffers=True`` labels each edge

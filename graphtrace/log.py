@@ -20,6 +20,7 @@ import logging
 import numpy as np
 
 from .arguments import Identity, untyped
+from .errors import counted
 from .reach import _is_number
 
 __all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route",
@@ -76,10 +77,10 @@ def compiled(name: str, backend: str, ir, entry, trace_s: float, build_s: float)
         kind = type(entry).__name__
         # the graph's own nodes and edges, as its listing counts them (no Nodes made)
         inner = sum(r.count() for n in ir.structured() for r in n.regions)
-        counts = f"{ir.count() - inner} nodes, {len(ir.edges())} edges"
+        counts = f"{counted(ir.count() - inner, 'node')}, {counted(len(ir.edges()), 'edge')}"
         if inner:
-            counts += f" ({ir.count()} nodes, {_edges(ir)} edges with those of its bodies " \
-                      "and child graphs)"
+            counts += f" ({counted(ir.count(), 'node')}, {counted(_edges(ir), 'edge')} with " \
+                      "those of its bodies and child graphs)"
         logger.info("built %s for %s: %s, deps=%s (trace %.1f ms, build %.1f ms): %s", name,
                     backend, counts, ir.mode, trace_s * 1e3, build_s * 1e3,
                     _BUILT.get(kind, kind))

@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import textwrap
 
-from .errors import MissingDependencyError, format_source
+from .errors import MissingDependencyError, counted, format_source
 from .hazards import OPAQUE, hazards, merged, serial, span
 from .placement import device_name
 
@@ -161,7 +161,7 @@ def dot(graph, namer, buffers: bool = False) -> str:
     w = _Writer(graph, namer, buffers)
     edges = len(graph.edges())
     title = (f"{graph.name}({', '.join(graph.params)})  deps={graph.mode}  "
-             f"{len(graph.nodes)} nodes, {edges} edges")
+             f"{counted(len(graph.nodes), 'node')}, {counted(edges, 'edge')}")
     w.out += [f"digraph {_quote(graph.name)} {{",
               f"  label={_quote(title)}; labelloc=t; fontname=Helvetica;",
               '  node [fontname=Helvetica, fontsize=10];',

@@ -40,7 +40,7 @@ from typing import NamedTuple
 
 from . import _driver
 from .debug import alone, launch_alone, read
-from .errors import MissingDependencyError
+from .errors import MissingDependencyError, counted
 from .ir import Namer
 from .temporary import is_state
 
@@ -109,7 +109,8 @@ class Profile:
         width = max((lane for *_, lane in self.schedule()), default=-1) + 1
         chain = " -> ".join(f"%{n.index}" for n in self.critical_path)
         if self._times is None:
-            out = [f"profile of {g.name} on the simulator: {len(g.nodes)} nodes, {edges} edges;"
+            out = [f"profile of {g.name} on the simulator: {counted(len(g.nodes), 'node')}, "
+                   f"{counted(edges, 'edge')};"
                    " no times (profile on a GPU for them)",
                    f"  {'node':<{_WIDTH}}critical"]
             out += [f"  {_cut(_label(t.node, g, namer)):<{_WIDTH}}{'*' if t.critical else ''}"
@@ -117,7 +118,8 @@ class Profile:
             out.append(f"critical path by node count: {len(self.critical_path)} of "
                        f"{len(g.nodes)} nodes ({chain}); up to {width} nodes at once")
             return "\n".join(out)
-        out = [f"profile of {g.name} on {self.device}: {len(g.nodes)} nodes, {edges} edges; "
+        out = [f"profile of {g.name} on {self.device}: {counted(len(g.nodes), 'node')}, "
+               f"{counted(edges, 'edge')}; "
                f"median of {self.repeat} runs{self._note}",
                f"  {'node':<{_WIDTH}}{'us':>10}{'share':>8}  critical"]
         total = self.sum_us or 1.0

@@ -22,7 +22,7 @@ from ._host_guard import plain
 from .backend import check_stream
 from .binding import Binding
 from .buffers import Buffer
-from .errors import SimulationError
+from .errors import SimulationError, counted
 from .ir import Graph, graph_of
 from .scalar import Scalar
 from .temporary import host_memory, is_virtual, owned_moves
@@ -204,4 +204,4 @@ class SimGraph(Binding):
         """Simulated launches finish before ``launch`` returns."""
 
     def __repr__(self):
-        return f"<graphtrace.SimGraph {self.ir.name}: {len(self.ir.nodes)} nodes>"
+        return f"<graphtrace.SimGraph {self.ir.name}: {counted(len(self.ir.nodes), 'node')}>"

@@ -139,6 +139,24 @@ def test_a_partial_or_callable_object_callback_is_named_without_an_address():
         "  %0 report -> %1 Recorder.__call__: RAW/WAR/WAW h"
 
 
+def test_counts_of_one_are_singular():
+    @gt.graph
+    def sub(s, x):
+        s.memset(x, 0)
+
+    @gt.graph
+    def f(s, x):
+        s.child(sub, x)
+        s.memset(x, 1)
+    g = f.trace(A(8))
+    assert str(g).splitlines()[0].endswith("  2 nodes, 1 edge")
+    assert repr(sub.trace(A(8))) == "<graphtrace.Graph sub: 1 node>"
+    assert "deps=data  2 nodes, 1 edge" in g.to_dot()
+    e = gt.explain(g)
+    assert str(e).endswith("in %0 sub sub: no edges (1 node)")
+    assert repr(e) == "<graphtrace.Explanation of f: 1 edge>"
+
+
 def test_a_node_repr_names_its_predecessors_and_stays_one_line():
     """A node's repr is its listing line: a ladder of diamonds, where the paths to
     a node double at every rung, gives reprs as short as the listing's lines."""

@@ -98,7 +98,7 @@ def test_a_script_logs_only_once_logging_is_configured(configured):
     assert lines[0] == f"graphtrace INFO: backend: {backend} ({why}; " \
                        "GRAPHTRACE_BACKEND=gpu|sim or backend= chooses)"
     assert lines[1] == "graphtrace INFO: trace f: first call"
-    assert lines[2].startswith(f"graphtrace INFO: built f for {backend}: 1 nodes, 0 edges, "
+    assert lines[2].startswith(f"graphtrace INFO: built f for {backend}: 1 node, 0 edges, "
                                "deps=data (trace ")
 
 
@@ -110,7 +110,7 @@ def test_the_first_call_logs_its_trace_and_build(info):
     f(dev_ones(8), dev_ones(8))
     assert messages(info, "trace f") == ["trace f: first call"]
     (built,) = messages(info, "built f")
-    assert re.fullmatch(r"built f for sim: 2 nodes, 1 edges, deps=data \(trace [0-9.]+ ms, "
+    assert re.fullmatch(r"built f for sim: 2 nodes, 1 edge, deps=data \(trace [0-9.]+ ms, "
                         r"build [0-9.]+ ms\): a graph for the CPU simulator", built), built
     assert all(r.levelno == logging.INFO for r in info.records if r.name == "graphtrace"
                and r.getMessage().startswith(("trace", "built")))

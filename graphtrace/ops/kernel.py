@@ -287,7 +287,7 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
     ... def f(s, x, y):
     ...     s.launch(scale_declared, 1, 32, x, 2.0, y)
     >>> print(f.trace(cuda.device_array(32), cuda.device_array(32)))   # doctest: +ELLIPSIS
-    graph f(x, y)  deps=data  1 nodes, 0 edges
+    graph f(x, y)  deps=data  1 node, 0 edges
       %0 = kernel scale[1, 32](x, 2.0, y)  in(x)  out(y)  # <doctest ...>:3
     >>> axpy = gt.kernel(core_kernel, "in, inout")          # doctest: +SKIP
     """

@@ -69,5 +69,5 @@ def test_a_gpu_build_is_logged_as_an_instantiated_graph(caplog):
     f(cuda.to_device(np.zeros(64)))
     cuda.synchronize()
     built = [r.getMessage() for r in caplog.records if r.getMessage().startswith("built f")]
-    assert len(built) == 1 and built[0].startswith("built f for gpu: 1 nodes, 0 edges")
+    assert len(built) == 1 and built[0].startswith("built f for gpu: 1 node, 0 edges")
     assert built[0].endswith("): a CUDA graph, instantiated")

@@ -20,7 +20,7 @@ from .errors import DepthWarning, user_frame
 from .held import (Watched, callback_arrays, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
 from .reach import (_MAX_DEPTH, Reach, _attributes, _leaves, _python_function, attribute_names, chain_heads,
-                    class_attribute, class_methods,
+                    callback_methods, class_attribute, class_methods,
                     instance_arrays, instance_chains, instance_held, instance_values,
                     self_chains)
 
@@ -48,6 +48,7 @@ class Holdings:
     def __init__(self, function, self_param: str | None):
         self.function, self.self_param = function, self_param
         self._class_reach: dict = {}   # a method's: class -> its methods' Reach
+        self._callback_reach: dict = {}   # class -> its methods' handed to s.host
         self._self_names: dict = {}   # type(self) -> (names it may read of self, chains,
         # what its code stores, what its host callbacks store, those it hands to s.host)
         self._held: dict = {}   # (type(self), classes of the objects it holds) -> walk's
@@ -93,8 +94,9 @@ class Holdings:
         if self_obj is None and not self.reach.objects:
             return out
         objects, (watched, reaches, _, _) = held if held is not None else self.walk(self_obj)
-        if self_obj is not None:
-            reaches = self._class_reaches(type(self_obj))[0] + reaches
+        if self_obj is not None:   # and self's methods handed to s.host (self.report)
+            reaches = self._class_reaches(type(self_obj))[0] + \
+                self._callback_reaches(type(self_obj)) + reaches
         for r in reaches:
             out += r.callback_arrays()
         return out + callback_arrays(objects, watched)
@@ -250,6 +252,18 @@ class Holdings:
                                               r.callbacks), tuple(
             (name, class_attribute(cls, name)) for name, _ in found))
         return hit
+
+    def _callback_reaches(self, cls) -> tuple:
+        """``Reach`` (not baked: they read when they run) of each method of ``cls``
+        the method hands to ``s.host`` (``s.host(self.report)`` reading a global
+        ``LOG``) and those they call, found again where the class holds another."""
+        hit = self._callback_reach.get(cls)
+        if hit is None or not all(class_attribute(cls, name) is v for name, v in hit[1]):
+            found = callback_methods(self.function, self.self_param, cls)
+            hit = self._callback_reach[cls] = (tuple(
+                r for r in (Reach(f, False) for _, f in found) if r.callbacks),
+                tuple((name, class_attribute(cls, name)) for name, _ in found))
+        return hit[0]
 
     def functions(self, self_obj=None, held=None) -> tuple:
         """The helpers, kernels and numbers reached by name, and for a method the

@@ -438,6 +438,30 @@ def class_methods(fn, self_param: str, cls) -> list:
             _methods_named(code, cls, _hosted(code, self_param), supers=True)]
 
 
+def callback_methods(fn, self_param: str, cls) -> list:
+    """``(name, function)`` for the Python functions of the methods of ``cls`` that
+    method ``fn`` hands to ``s.host`` (``s.host(self.report)``, also through
+    ``partial`` or a lambda calling it), and those they call: what they read by
+    global and closure names they read when they run (``Reach`` not baked)."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None:
+        return []
+    hosted = self_callbacks(code, self_param).union(
+        *(_self_loads(c, self_param) for c in _nested_callback_codes(code)))
+    return [(name, f) for name, f, _ in
+            _methods_named(code, cls, only=hosted, supers=True)] if hosted else []
+
+
+def _nested_callback_codes(code) -> set:
+    """The code objects ``code`` (and the code nested in it) hands to ``.host(...)``."""
+    out, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        out |= callback_codes(c)
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
+
+
 def _hosted(code, self_param: str) -> frozenset:
     """The names ``code`` hands to ``s.host`` that are not self's methods it calls:
     self's callbacks (``s.host(self.report, h)``) and the methods of the objects it
@@ -458,13 +482,14 @@ def class_attribute(cls, name: str):
     return None
 
 
-def _methods_named(code, cls, skip=frozenset(), supers: bool = False) -> list:
+def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None) -> list:
     """``(name, function, takes_self)`` for the Python functions of the methods,
     properties and static or class methods of ``cls`` that ``code`` names (but
-    ``skip``), and those they name in turn; ``takes_self``: its first parameter
-    is the object (a method or a property's getter). With ``supers``, also the
-    same-named methods of the bases they reach through ``super()``
-    (``_super_methods``; held.py finds those itself, with the class of each)."""
+    ``skip``; ``only``, where given: those names instead), and those they name in
+    turn; ``takes_self``: its first parameter is the object (a method or a
+    property's getter). With ``supers``, also the same-named methods of the bases
+    they reach through ``super()`` (``_super_methods``; held.py finds those itself,
+    with the class of each)."""
     out, todo, seen = [], [code], set()
     while todo:
         c = todo.pop()
@@ -475,7 +500,9 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False) -> list:
             live = callback_codes(k)   # a lambda handed to s.host reads when it runs
             codes.extend(x for x in k.co_consts if isinstance(x, types.CodeType) and
                          x not in live)
-        for name in names - skip if c is code else names:
+        if c is code:
+            names = set(only) if only is not None else names - skip
+        for name in names:
             attr = inspect.getattr_static(cls, name, None)
             f = attr.fget if isinstance(attr, property) else _attr(attr, "__func__", attr)
             f = _python_function(f) if f is not None else None

@@ -89,3 +89,45 @@ def test_a_history_the_callback_appends_to_is_not_in_the_key():
     for i in range(4):
         _by_attribute(cuda.to_device(np.full(8, float(i))), gt.pinned_empty(8))
     assert len(SEEN) == 4 and _by_attribute.cache_info().misses == before + 1
+
+
+class _Model:
+    """A method handing s.host a method of self that reads a global array (directly,
+    through another method of self, or in a lambda)."""
+
+    def report(self):
+        SEEN.append(LOG.copy())
+
+    def relay(self):
+        self.report()
+
+    @gt.graph(backend="sim")
+    def direct(self, s, d, hv):
+        s.copy(hv, d)
+        s.host(self.report)
+
+    @gt.graph(backend="sim")
+    def through(self, s, d, hv):
+        s.copy(hv, d)
+        s.host(self.relay)
+
+    @gt.graph(backend="sim")
+    def in_lambda(self, s, d, hv):
+        s.copy(hv, d)
+        s.host(lambda: self.report())
+
+
+@pytest.mark.parametrize("name", ["direct", "through", "in_lambda"])
+def test_a_method_of_self_handed_to_host_reading_a_global_runs_after_its_writer(name):
+    m = _Model()
+    f = getattr(m, name)
+    f.clear_cache()
+    before = f.cache_info().misses
+    f(cuda.to_device(np.ones(8)), gt.pinned_empty(8))   # traced: hv is another array
+    for i in range(10):
+        LOG[:] = 0
+        SEEN.clear()
+        d = np.arange(8.0) + i + 1
+        f(cuda.to_device(d), LOG)   # hv is the array the callback reads
+        assert np.array_equal(SEEN[0], d)
+    assert f.cache_info().misses == before + 2

@@ -18,7 +18,7 @@ from .._host_guard import plain
 from ..context import in_callback
 from ..errors import (ArgumentError, GraphtraceError, IntentError, _is_internal,
                       format_source, user_frame)
-from ..reach import MISSING, _followed, _library, name_chains
+from ..reach import MISSING, _followed, _library, _methods_named, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map
@@ -150,6 +150,9 @@ def _names_of(fn, depth: int = 0, seen=None):
     if code is None or scope is None or id(fn) in seen:
         return
     seen.add(id(fn))
+    if owner is not None and not isinstance(owner, type) and depth < 4:   # self.inner()
+        for _, method, _ in _methods_named(code, type(owner)):
+            yield from _names_of(method, depth + 1, seen)
     for i, v in enumerate((fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values())):
         yield f"default argument {i}", v, True
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
@@ -161,14 +164,26 @@ def _names_of(fn, depth: int = 0, seen=None):
             yield from ((n, x, True) for n, x, _ in _names_of(v, depth + 1, seen))
         else:
             yield f"closure name {name!r}", v, True
+            yield from _object_reads(code, v, f"closure name {name!r}", depth, seen)
     for name, v in _global_loads(code, scope):
         helper = _followed(v) if depth < 4 else None
         if helper is not None:   # a helper it calls by a global name
             yield from _names_of(helper, depth + 1, seen)
         else:
             yield f"global name {name!r}", v, False
-            for what, x in _object_attributes(v):   # SINK.read() reads SINK.buf
-                yield f"{what} of global name {name!r}", x, False
+            yield from _object_reads(code, v, f"global name {name!r}", depth, seen)
+
+
+def _object_reads(code, obj, label: str, depth: int, seen):
+    """``(name, value, False)`` for what ``code`` reads through an object of the
+    program's own it reaches by a name (``label``) when it runs: its attributes
+    (``SINK.read()`` reads ``SINK.buf``), and what the methods of its class that
+    the code names reach (``lambda: self.report()``, reading a global)."""
+    for what, x in _object_attributes(obj):
+        yield f"{what} of {label}", x, False
+    if depth < 4 and not isinstance(obj, _NOT_OBJECTS) and not _library(type(obj)):
+        for _, method, _ in _methods_named(code, type(obj)):
+            yield from _names_of(method, depth + 1, seen)
 
 
 _NOT_OBJECTS = (type, ModuleType, partial, FunctionType, MethodType, BuiltinFunctionType,

@@ -173,7 +173,10 @@ class Call:
         # Arrays host callbacks read themselves: how they share memory with the
         # call's arrays (a callback reading what a copy of the graph writes runs after it)
         hosted = holdings.callback_arrays(self_obj, held)
-        self.reached = (tuple(reached_by_name), functions, tuple(hosted))
+        # and the callbacks the call passes reach (s.host(cb) of a parameter cb)
+        argued = holdings.argument_callbacks(bound.arguments)
+        self.reached = (tuple(reached_by_name), functions, tuple(hosted), tuple(argued))
+        hosted += argued
         objs = self.objs + [v for _, v, _ in reached] + [v for _, v in hosted]
         self.key = (parts, fixed, alias_pattern(
             self.bufs + [b for _, _, b in reached] + [as_buffer(v) for _, v in hosted], objs))

@@ -559,6 +559,25 @@ def self_callbacks(code, self_param: str) -> frozenset:
     return frozenset(out)
 
 
+def host_parameters(code, params) -> frozenset:
+    """The parameters of ``params`` that ``code`` (and the code nested in it) hands
+    to ``.host(...)`` as the callback (``s.host(cb)``, also through ``partial``;
+    ``s.host(cbs["log"])``), or that a function it hands there loads
+    (``s.host(lambda: cb(h))``): callbacks a call passes."""
+    out = set()
+    for c in _nested(code):
+        after = False   # just after .host (or its partial)
+        for ins in dis.get_instructions(c):
+            if after and _through_partial(ins):
+                continue
+            if after and (ins.opname.startswith("LOAD_FAST") or ins.opname == "LOAD_DEREF"):
+                out.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+            after = ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host"
+        for k in callback_codes(c):
+            out.update(k.co_freevars)
+    return frozenset(out) & frozenset(params)
+
+
 def _through_partial(ins) -> bool:
     """``partial``, ``functools`` or ``.partial``: the callback follows."""
     return ins.opname in NAME_LOADS and ins.argval in ("partial", "functools") or \

@@ -326,8 +326,11 @@ class GraphFunction:
         """Name the arrays the function reaches by name (its own and its helpers'),
         and those of ``self`` for a method."""
         tracer.add_arguments(self._holdings.reached(arguments))
-        tracer.callback_arrays = frozenset(id(a) for _, a in self._holdings.callback_arrays(
-            arguments[self.self_param] if self._lead else None))
+        holdings = self._holdings
+        tracer.callback_arrays = frozenset(id(a) for _, a in holdings.callback_arrays(
+            arguments[self.self_param] if self._lead else None) +
+            holdings.argument_callbacks(arguments))
+        tracer.passed_callbacks = holdings.passed_callables(arguments)
 
     def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its
@@ -553,8 +556,10 @@ class GraphFunction:
         # next call must see. Defaults changed in place make each call another call;
         # keywords: the next call's defaults may differ from them (the full check says)
         keep = not self._mutable_defaults
-        fast = self._fast_check(args, snap, entry, chosen) if keep and not kwargs else None
-        guard = self._guard(args) if keep and self._lead and len(args) else None
+        # callbacks passed reaching host arrays: the full check reads what they hold now
+        free = keep and not call.reached[3]
+        fast = self._fast_check(args, snap, entry, chosen) if free and not kwargs else None
+        guard = self._guard(args) if free and self._lead and len(args) else None
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap
@@ -644,6 +649,8 @@ class GraphFunction:
         is another graph)."""
         holdings = self._holdings
         reach = holdings.reach
+        if reached[3]:   # callbacks passed reaching host arrays: what they hold now
+            return False
         if not self._lead and not reach.places and not reach.objects and not reach.callbacks:
             return not reached[0] and not reached[1] and not reached[2]
         self_obj = args[0] if self._lead else None

@@ -15,7 +15,7 @@ import functools
 import warnings
 import weakref
 
-from .chains import host_callbacks, host_methods, lookup, self_callbacks
+from .chains import host_callbacks, host_methods, host_parameters, lookup, self_callbacks
 from .errors import DepthWarning, user_frame
 from .held import (Watched, callback_arrays, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
@@ -23,6 +23,7 @@ from .reach import (_MAX_DEPTH, Reach, _attributes, _leaves, _python_function, a
                     callback_methods, class_attribute, class_methods,
                     instance_arrays, instance_chains, instance_held, instance_values,
                     self_chains)
+from .tree import leaves
 
 __all__ = ["Holdings", "Loaded"]
 
@@ -100,6 +101,33 @@ class Holdings:
         for r in reaches:
             out += r.callback_arrays()
         return out + callback_arrays(objects, watched)
+
+    @functools.cached_property
+    def hosted_params(self) -> tuple:
+        """The parameters the function hands to ``s.host`` itself (``s.host(cb)``,
+        ``s.host(partial(cb, h))``, ``s.host(cbs["log"])``): callbacks a call
+        passes, which read the arrays they reach when they run."""
+        code = self.function.__code__
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        return tuple(host_parameters(code, set(params) - {self.self_param}))
+
+    def argument_callbacks(self, arguments) -> list:
+        """``(label, array)`` for the host arrays the callbacks a call passes
+        (``hosted_params``) reach themselves (a global ``LOG``, ``self.buf`` of a
+        bound method's object or a callable object, a ``partial``'s arguments):
+        the key holds how they share memory with the call's arrays."""
+        if not self.hosted_params:
+            return []
+        from .ops.host import reached_arrays   # (the ops import the tracer)
+        return [found for p in self.hosted_params for cb in leaves(arguments[p])
+                if callable(cb) for found in reached_arrays(cb, p)]
+
+    def passed_callables(self, arguments) -> dict:
+        """id -> parameter name of each callable the call passes by a parameter the
+        function does not hand to ``s.host`` itself (a helper may: ``helper(s, cb)``
+        doing ``s.host(cb)``), whose arrays the key does not hold."""
+        return {id(v): p for p in arguments if p not in self.hosted_params and
+                p != self.self_param for v in leaves(arguments[p]) if callable(v)}
 
     def holds(self, arguments):
         """``walk`` of a call's ``self`` (or a function's names), or None where a

@@ -1097,6 +1097,9 @@ class Reach:
             if inner is not None:
                 if type(v) is partial and (not baked or name in callbacks):
                     self._hosted.append((fn, name))   # its values read when it runs
+                    self.callbacks += [(fn, place) for place in (   # its arrays too
+                        _chain(name, (("attr", at),)) for at in ("args", "keywords"))
+                        if _leaves(place.read(fn), place)]
                 self.places.append((fn, name, None, False))
                 self._walk(inner, seen, depth + 1, labels, baked and name not in callbacks)
             elif _is_callable_object(v) and not isinstance(v, _HOLDERS):   # by identity

@@ -185,6 +185,8 @@ class Tracer(_Hot):
         self._key_objects = None                # the ids of the objects it holds (keyed)
         self.callback_arrays = frozenset()      # ids of the arrays host callbacks read
         # themselves, whose aliasing the key holds (Holdings.callback_arrays)
+        self.passed_callbacks: dict[int, str] = {}   # id of each callable an argument
+        # holds that the function does not hand to s.host itself -> the argument's name
         self.copies: dict[int, str] = {}        # id of each list or dict argument the
         # function was handed (a copy, GraphFunction._trace) -> its label
         # structured ops made but not entered: id -> (scope, "s.while_loop(...)", source,

@@ -8,6 +8,8 @@ cached graph, and the callback could run first and see stale data. The cache
 key holds how such arrays share memory with the call's: the call traces anew,
 with the edge (and no refusal of the callback for holding an argument).
 """
+import functools
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -131,3 +133,96 @@ def test_a_method_of_self_handed_to_host_reading_a_global_runs_after_its_writer(
         f(cuda.to_device(d), LOG)   # hv is the array the callback reads
         assert np.array_equal(SEEN[0], d)
     assert f.cache_info().misses == before + 2
+
+
+def _report_buffer(buf):
+    SEEN.append(buf.copy())
+
+
+class _CallsBuffer:
+    def __init__(self):
+        self.buf = gt.pinned_empty(8)
+
+    def __call__(self):
+        SEEN.append(self.buf.copy())
+
+
+class _CallsGlobal:
+    def __call__(self):
+        SEEN.append(LOG.copy())
+
+
+CALLS = _CallsBuffer()
+PART = functools.partial(_report_buffer, gt.pinned_empty(8))
+
+
+@gt.graph(backend="sim")
+def _passed(s, d, hv, cb):
+    s.copy(hv, d)
+    s.host(cb)
+
+
+@gt.graph(backend="sim")
+def _by_default(s, d, hv, cb=_report):
+    s.copy(hv, d)
+    s.host(cb)
+
+
+@gt.graph(backend="sim")
+def _by_partial(s, d, hv):
+    s.copy(hv, d)
+    s.host(PART)
+
+
+def _run(f, target, *extra):
+    f.clear_cache()
+    before = f.cache_info().misses
+    SEEN.clear()   # (a function argument's key holds the global list it appends to)
+    f(cuda.to_device(np.ones(8)), gt.pinned_empty(8), *extra)   # traced: hv another array
+    for i in range(10):
+        target[:] = 0
+        SEEN.clear()
+        d = np.arange(8.0) + i + 1
+        f(cuda.to_device(d), target, *extra)   # hv is the array the callback reads
+        assert np.array_equal(SEEN[0], d)
+    assert f.cache_info().misses == before + 2
+
+
+@pytest.mark.parametrize("cb, target", [
+    (_report, LOG), (SINK.report, SINK.buf), (CALLS, CALLS.buf), (_CallsGlobal(), LOG),
+    (PART, PART.args[0]), (functools.partial(lambda tag: _report(), "x"), LOG)],
+    ids=["function", "bound method", "callable object", "callable object's global",
+         "partial's argument", "partial's function"])
+def test_a_callback_passed_as_an_argument_runs_after_the_writer_of_what_it_reads(cb, target):
+    _run(_passed, target, cb)
+
+
+def test_a_callback_of_a_default_argument_runs_after_the_writer_of_what_it_reads():
+    _run(_by_default, LOG)
+
+
+def test_a_partials_argument_runs_after_its_writer():
+    _run(_by_partial, PART.args[0])
+
+
+def _hand_over(s, cb):
+    s.host(cb)
+
+
+@gt.graph(backend="sim")
+def _through_helper(s, d, hv, cb):
+    s.copy(hv, d)
+    _hand_over(s, cb)
+
+
+def test_a_passed_callback_a_helper_hands_to_host_reading_arrays_is_refused():
+    """The key holds the arrays of the callbacks the graph function hands to s.host
+    itself; one a helper hands there, reading a host array, is refused at its line."""
+    _through_helper.clear_cache()
+    with pytest.raises(gt.ArgumentError, match=r"test_host_reached.py:\d+: host callback "
+                       r"_report is argument cb of _through_helper, handed to s.host by "
+                       r"other code.*s.host\(cb\)"):
+        _through_helper(cuda.to_device(np.ones(8)), gt.pinned_empty(8), _report)
+    SEEN.clear()   # one reading no array of its own runs
+    _through_helper(cuda.to_device(np.ones(8)), gt.pinned_empty(8), lambda: SEEN.append(1))
+    assert SEEN == [1]

@@ -25,7 +25,7 @@ from ..tree import leaves, tree_map
 from ._held_changes import may_change, may_change_argument
 from .base import Op, callable_name, changed, read_only_bytes, record_args
 
-__all__ = ["record_host", "host_value", "HOST_CALLBACK"]
+__all__ = ["record_host", "host_value", "reached_arrays", "HOST_CALLBACK"]
 
 
 def record_host(stream, fn, args, opaque=False):
@@ -40,6 +40,7 @@ def record_host(stream, fn, args, opaque=False):
             f"issued); call {_name(fn)}(s, ...) to record its ops into this graph, or "
             f"s.child({_name(fn)}, ...) for a child graph")
     _warn_copies(fn, args)
+    _refuse_passed(t, fn)
     rec, accesses = record_args(t, args, lambda i: "rw", _host_only(fn))
     held = [(f"argument {i}'s {what}", v, True) for i, a in enumerate(args)
             for what, v in _object_attributes(a)]   # an object passed as itself
@@ -87,6 +88,51 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
             if not opaque:
                 out.append((buf, "rw"))
     return out
+
+
+def _refuse_passed(t, fn) -> None:
+    """Refuse a callback the graph function was passed by an argument that it does
+    not hand to ``s.host`` itself (a helper does) and that reads host arrays of
+    its own: the cache key holds how those share memory with a call's arrays only
+    for the callbacks it hands there, so a later call handing the graph one of
+    them could reuse a graph where the callback runs before the node writing it."""
+    inner = fn
+    while isinstance(inner, partial):
+        inner = inner.func
+    name = t.passed_callbacks.get(id(fn), t.passed_callbacks.get(id(inner)))
+    if name is None:
+        return
+    found = reached_arrays(fn, f"argument {name}")
+    if found:
+        raise ArgumentError(
+            f"host callback {_name(fn)} is argument {name} of {t.name}, handed to s.host "
+            f"by other code than {t.name}'s own, and it reads host arrays itself "
+            f"({found[0][0]}): the graph would not know to order it after a node writing "
+            f"one of them that a later call passes; hand it to s.host in {t.name} itself "
+            f"(s.host({name})), or pass those arrays to s.host as arguments, which the "
+            f"callback receives as parameters: s.host(fn, buf)")
+
+
+def reached_arrays(fn, label: str) -> list:
+    """``(label, array)`` for the host arrays callback ``fn`` reaches itself
+    (``_names_of``: what it holds, its globals, the attributes of the objects
+    they name), each once: where a call hands the graph function ``fn``
+    (``label``: the parameter), the cache key holds how they share memory with
+    the call's arrays (``Holdings.argument_callbacks``)."""
+    out, seen = [], set()
+    for name, v, _ in _names_of(fn):
+        for x in leaves(v):
+            if id(x) not in seen and _is_array_quietly(x) and _is_host(x):
+                seen.add(id(x))
+                out.append((f"{name} of {label}", x))
+    return out
+
+
+def _is_host(x) -> bool:
+    try:
+        return as_buffer(x).is_host
+    except ArgumentError:
+        return False
 
 
 def raised_in(exc: BaseException, source: tuple) -> tuple:

@@ -480,7 +480,7 @@ def host_chains(code) -> frozenset:
     hands to ``.host(...)`` as a name's attribute chain (``s.host(self.log.record,
     h)``: ``("self", ("log", "record"))``; also through ``partial``)."""
     return frozenset((head, tuple(i.argval for i in steps))
-                     for c in _nested(code) for head, steps in _host_chain_loads(c))
+                     for c in nested_codes(code) for head, steps in _host_chain_loads(c))
 
 
 def host_methods(code) -> frozenset:
@@ -489,7 +489,7 @@ def host_methods(code) -> frozenset:
     nowhere else (no call, read or string of that name): methods that read what
     they read when they run."""
     hosted, other = set(), set()
-    for c in _nested(code):
+    for c in nested_codes(code):
         last = {steps[-1].offset for _, steps in _host_chain_loads(c)}
         for ins in dis.get_instructions(c):
             if type(ins.argval) is str:
@@ -497,7 +497,7 @@ def host_methods(code) -> frozenset:
     return frozenset(hosted - other)
 
 
-def _nested(code) -> list:
+def nested_codes(code) -> list:
     """``code`` and the code objects nested in it."""
     out, todo = [], [code]
     while todo:
@@ -563,9 +563,10 @@ def host_parameters(code, params) -> frozenset:
     """The parameters of ``params`` that ``code`` (and the code nested in it) hands
     to ``.host(...)`` as the callback (``s.host(cb)``, also through ``partial``;
     ``s.host(cbs["log"])``), or that a function it hands there loads
-    (``s.host(lambda: cb(h))``): callbacks a call passes."""
-    out = set()
-    for c in _nested(code):
+    (``s.host(lambda: cb(h))``): callbacks a call passes. A local taking its
+    value off a parameter counts as that parameter (``_taken_from``)."""
+    out, codes = set(), nested_codes(code)
+    for c in codes:
         after = False   # just after .host (or its partial)
         for ins in dis.get_instructions(c):
             if after and _through_partial(ins):
@@ -575,7 +576,36 @@ def host_parameters(code, params) -> frozenset:
             after = ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval == "host"
         for k in callback_codes(c):
             out.update(k.co_freevars)
-    return frozenset(out) & frozenset(params)
+    taken = _taken_from(codes, frozenset(params))
+    return frozenset(taken.get(n, n) for n in out) & frozenset(params)
+
+
+# What may come between a parameter's load and the store of a local taking its
+# value (or an item of it) off it: for cb in cbs (.values(), .items(),
+# enumerate(cbs)), a, b = cbs, cb = cbs[0]
+_TAKING = frozenset({"GET_ITER", "FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX", "PRECALL",
+                     "CALL", "KW_NAMES", "LOAD_CONST", "BINARY_SUBSCR", "CACHE", "NOP",
+                     "EXTENDED_ARG", "PUSH_NULL"})
+
+
+def _taken_from(codes, params) -> dict:
+    """local -> parameter of ``params`` for each local of ``codes`` that takes its
+    value off a parameter (or off such a local): a loop target over it or its
+    ``.values()``/``.items()``, a name it is unpacked to, an item of it."""
+    out: dict = {}
+    for c in codes:
+        source = None
+        for ins in dis.get_instructions(c):
+            op, names = ins.opname, ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            if op.startswith("LOAD_FAST") or op == "LOAD_DEREF":
+                source = source or next((n if n in params else out[n] for n in names
+                                         if n in params or n in out), None)
+            elif source is not None and (op.startswith("STORE_FAST") or op == "STORE_DEREF"):
+                out.update((n, source) for n in names if n not in params)
+            elif not (op in _TAKING or op in ("LOAD_ATTR", "LOAD_METHOD") and
+                      ins.argval in ("values", "items")):
+                source = None
+    return out
 
 
 def _through_partial(ins) -> bool:

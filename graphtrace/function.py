@@ -331,6 +331,7 @@ class GraphFunction:
             arguments[self.self_param] if self._lead else None) +
             holdings.argument_callbacks(arguments))
         tracer.passed_callbacks = holdings.passed_callables(arguments)
+        tracer.own_codes = holdings.own_codes
 
     def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its

@@ -15,7 +15,8 @@ import functools
 import warnings
 import weakref
 
-from .chains import host_callbacks, host_methods, host_parameters, lookup, self_callbacks
+from .chains import (host_callbacks, host_methods, host_parameters, lookup, nested_codes,
+                     self_callbacks)
 from .errors import DepthWarning, user_frame
 from .held import (Watched, callback_arrays, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
@@ -110,6 +111,12 @@ class Holdings:
         code = self.function.__code__
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
         return tuple(host_parameters(code, set(params) - {self.self_param}))
+
+    @functools.cached_property
+    def own_codes(self) -> frozenset:
+        """The function's code and the code nested in it: an ``s.host`` line there
+        is the function's own."""
+        return frozenset(nested_codes(self.function.__code__))
 
     def argument_callbacks(self, arguments) -> list:
         """``(label, array)`` for the host arrays the callbacks a call passes

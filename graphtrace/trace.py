@@ -187,6 +187,7 @@ class Tracer(_Hot):
         # themselves, whose aliasing the key holds (Holdings.callback_arrays)
         self.passed_callbacks: dict[int, str] = {}   # id of each callable an argument
         # holds that the function does not hand to s.host itself -> the argument's name
+        self.own_codes = frozenset()             # the function's code and that nested in it
         self.copies: dict[int, str] = {}        # id of each list or dict argument the
         # function was handed (a copy, GraphFunction._trace) -> its label
         # structured ops made but not entered: id -> (scope, "s.while_loop(...)", source,

@@ -226,3 +226,50 @@ def test_a_passed_callback_a_helper_hands_to_host_reading_arrays_is_refused():
     SEEN.clear()   # one reading no array of its own runs
     _through_helper(cuda.to_device(np.ones(8)), gt.pinned_empty(8), lambda: SEEN.append(1))
     assert SEEN == [1]
+
+
+@gt.graph(backend="sim")
+def _by_loop(s, d, hv, cbs):
+    s.copy(hv, d)
+    for cb in cbs:
+        s.host(cb)
+
+
+@gt.graph(backend="sim")
+def _by_items(s, d, hv, cbs):
+    s.copy(hv, d)
+    for _, cb in cbs.items():
+        s.host(cb)
+
+
+@gt.graph(backend="sim")
+def _by_unpacking(s, d, hv, cbs):
+    s.copy(hv, d)
+    first, second = cbs
+    s.host(first)
+    s.host(second)
+
+
+@pytest.mark.parametrize("f, cbs", [
+    (_by_loop, [_report, lambda: None]), (_by_items, {"log": _report}),
+    (_by_unpacking, (_report, lambda: None))], ids=["for loop", "items", "unpacking"])
+def test_a_callback_a_loop_or_unpacking_of_an_argument_hands_to_host_runs_after_its_writer(
+        f, cbs):
+    """A local taking a callback off a list or dict argument (a loop target, a name
+    it is unpacked to) counts as that argument: not refused as handed to s.host by
+    other code, and ordered after the copy writing the array it reads."""
+    _run(f, LOG, cbs)
+
+
+@gt.graph(backend="sim")
+def _by_comprehension(s, d, hv, cbs):
+    s.copy(hv, d)
+    [s.host(cb) for cb in cbs]
+
+
+def test_a_callback_the_function_hands_to_host_by_a_name_it_does_not_follow_is_not_refused():
+    """An s.host line of the graph function's own code is never refused as another's."""
+    _by_comprehension.clear_cache()
+    SEEN.clear()
+    _by_comprehension(cuda.to_device(np.ones(8)), gt.pinned_empty(8), [_report])
+    assert len(SEEN) == 1

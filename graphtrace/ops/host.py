@@ -17,7 +17,7 @@ from .._guards import LIBRARY_DIRS
 from .._host_guard import plain
 from ..context import in_callback
 from ..errors import (ArgumentError, GraphtraceError, IntentError, _is_internal,
-                      format_source, user_frame)
+                      format_source, user_frame, user_frame_object)
 from ..reach import MISSING, _followed, _library, _methods_named, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
@@ -100,8 +100,9 @@ def _refuse_passed(t, fn) -> None:
     while isinstance(inner, partial):
         inner = inner.func
     name = t.passed_callbacks.get(id(fn), t.passed_callbacks.get(id(inner)))
-    if name is None:
-        return
+    frame = user_frame_object()
+    if name is None or frame is not None and frame.f_code in t.own_codes:
+        return   # (a line of its own the key does not follow: as any callback's)
     found = reached_arrays(fn, f"argument {name}")
     if found:
         raise ArgumentError(

@@ -129,6 +129,8 @@ def _kind(t) -> str:
         return "static"
     if isinstance(t, tuple) and len(t) == 4 and t[0] == "object":
         return "object"
+    if isinstance(t, tuple) and len(t) == 4 and t[0] in ("function", "namespace"):
+        return t[0]   # (kind, type, identity, values read)
     if isinstance(t, tuple) and len(t) == 2 and t[0] == "dict":
         return "dict"
     if isinstance(t, tuple) and isinstance(t[0], type) and issubclass(t[0], (list, tuple)):
@@ -157,6 +159,8 @@ def _what(t) -> str:
         return "a dict"
     if kind == "object":
         return f"an object of {t[1].__name__}"
+    if kind in ("function", "namespace"):
+        return f"a {kind} argument"
     return "self" if kind == "self" else f"a {t[0].__name__} of {len(t[1])}"
 
 
@@ -194,6 +198,9 @@ def _tree(path: str, a, b, out: list) -> None:
             old, new = (dict(e for e in t[3] if len(e) == 2) for t in (a, b))
             out += [f"{path}.{k}: {_setting(old.get(k))} -> {_setting(new.get(k))}"
                     for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
+    elif kind in ("function", "namespace"):
+        out.append(f"{path}: {'another ' + kind if a[1:3] != b[1:3] else _what(a)}"
+                   f"{'' if a[1:3] != b[1:3] else '; what it reads changed'}")
     elif kind == "dict":
         keys_a, keys_b = [k for k, _ in a[1]], [k for k, _ in b[1]]
         if keys_a != keys_b:

@@ -361,3 +361,28 @@ def test_the_retrace_reason_names_arrays_a_callback_reaches_without_failing(info
         assert LOGGED_H.tolist() == [0.0, 1.0, 2.0, 3.0]
     finally:
         LOGGED_L.clear()
+
+
+GAIN = 2.0
+
+
+def _factor():   # a function argument reading a value by a global name
+    return GAIN
+
+
+@gt.graph
+def scales_by(s, x, out, fn):
+    scale[1, 4, s](x, fn(), out)
+
+
+def test_a_retrace_because_a_function_argument_reads_another_value_is_described(info):
+    global GAIN
+    x, out = cuda.to_device(np.arange(4.0)), cuda.to_device(np.zeros(4))
+    scales_by(x, out, _factor)
+    GAIN = 3.0
+    try:
+        scales_by(x, out, _factor)   # the reason logged: it raised TypeError
+        assert retrace_reason(info, "scales_by").endswith(
+            "fn: a function argument; what it reads changed")
+    finally:
+        GAIN = 2.0

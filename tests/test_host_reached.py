@@ -273,3 +273,37 @@ def test_a_callback_the_function_hands_to_host_by_a_name_it_does_not_follow_is_n
     SEEN.clear()
     _by_comprehension(cuda.to_device(np.ones(8)), gt.pinned_empty(8), [_report])
     assert len(SEEN) == 1
+
+
+KEPT = []
+
+
+def _keep(h):   # keeps the view it is handed (a history)
+    KEPT.append(h)
+
+
+def _snapshot():   # reads LOG, keeps copies of it
+    KEPT.append(LOG.copy())
+
+
+@gt.graph(backend="sim")
+def _hands_on(s, d, hv, cb):
+    s.copy(hv, d)
+    s.host(cb, hv)
+
+
+@pytest.mark.parametrize("f, cb, target", [
+    (_hands_on, _keep, gt.pinned_empty(8)), (_passed, _snapshot, LOG)],
+    ids=["keeps the view", "keeps snapshots"])
+def test_a_passed_callback_keeping_a_history_does_not_trace_each_call(f, cb, target):
+    """What a passed callback appends to (a history) is no array it reads: the key
+    leaves it out, as for a callback of a global name, and calls stop tracing."""
+    f.clear_cache()
+    KEPT.clear()
+    for i in range(6):
+        d = np.arange(8.0) + i
+        f(cuda.to_device(d), target, cb)
+        if i == 2:
+            misses = f.cache_info().misses
+    assert f.cache_info().misses == misses
+    assert np.array_equal(KEPT[-1], d)

@@ -18,6 +18,7 @@ from .._host_guard import plain
 from ..context import in_callback
 from ..errors import (ArgumentError, GraphtraceError, IntentError, _is_internal,
                       format_source, user_frame, user_frame_object)
+from ..chains import value_chains
 from ..reach import MISSING, _followed, _library, _methods_named, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
@@ -120,12 +121,41 @@ def reached_arrays(fn, label: str) -> list:
     they name), each once: where a call hands the graph function ``fn``
     (``label``: the parameter), the cache key holds how they share memory with
     the call's arrays (``Holdings.argument_callbacks``)."""
-    out, seen = [], set()
+    out, seen, kept = [], set(), _kept(fn)
     for name, v, _ in _names_of(fn):
+        if name in kept and not is_array(v):
+            continue   # a history it appends to (as Reach.callbacks leaves out)
         for x in leaves(v):
             if id(x) not in seen and _is_array_quietly(x) and _is_host(x):
                 seen.add(id(x))
                 out.append((f"{name} of {label}", x))
+    return out
+
+
+def _kept(fn) -> set:
+    """The labels (as ``_names_of`` gives them) of what callback ``fn``'s own code
+    changes in place as a whole (``HISTORY.append(h)``, ``self.hist.append(h)``, a
+    closure's or a ``partial`` argument's list): what it keeps, not what it reads."""
+    given: dict = {}
+    while isinstance(fn, partial):
+        given.update({len(given) + i: f"partial argument {i}" for i in range(len(fn.args))})
+        given.update({k: f"partial argument {k}" for k in fn.keywords})
+        fn = fn.func
+    bound = hasattr(fn, "__self__") or not hasattr(fn, "__code__")
+    fn = getattr(fn, "__func__", fn) if hasattr(fn, "__code__") or hasattr(fn, "__func__") \
+        else getattr(type(fn), "__call__", None)
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None:
+        return set()
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    positions = {p: i - bound for i, p in enumerate(params)}
+    out = set()
+    for head, steps in value_chains(code, roots=frozenset(params))[1]:
+        if bound and head == params[0] and len(steps) == 1 and steps[0][0] == "attr":
+            out.add(f"attribute {steps[0][1]!r}")
+        elif not steps:
+            out |= {f"global name {head!r}", f"closure name {head!r}",
+                    given.get(head, given.get(positions.get(head)))}
     return out
 
 

@@ -1406,3 +1406,47 @@ def test_numbers_changed_first_that_reach_no_work_or_settle_run_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [12, 13, 14, 15] and host(n) == [3]
+
+
+def _window_in_comprehension(s, a, b, n):
+    offs = [0]
+    with s.while_loop(gt.cond(n) < 2) as body:   # window in comprehension
+        views = [a[o:o + 2] for o in offs]
+        add[1, 2, body](views[0], 1.0)
+        count[1, 1, body](n)
+        offs[0] += 2
+
+
+def _window_in_loop(s, a, b, n):
+    offs = [0]
+    with s.while_loop(gt.cond(n) < 2) as body:   # window in loop
+        for o in offs:
+            add[1, 2, body](a[o:o + 2], 1.0)
+        count[1, 1, body](n)
+        offs[0] += 2
+
+
+@pytest.mark.parametrize("program, marker", [
+    (_window_in_comprehension, "window in comprehension"),
+    (_window_in_loop, "window in loop"),
+])
+def test_offsets_a_body_iterates_over_to_index_by_are_refused(program, marker):
+    """``[a[o:o + 2] for o in offs]`` (on 3.11 a code object of its own) and
+    ``for o in offs``: the loop's target indexes by the items of ``offs``, which
+    the body changes, so the eager loop takes the next window each iteration."""
+    _refused_at(program, marker, "changes offs[0],")
+
+
+def test_a_comprehension_over_offsets_fixed_for_the_loop_runs_as_eagerly():
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        offs, seen = [0, 2], 0
+        with s.while_loop(gt.cond(n) < 2) as body:
+            views = [a[o:o + 2] for o in offs]
+            add[1, 2, body](views[1], 1.0)
+            count[1, 1, body](n)
+            seen += len([o for o in offs])
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [0, 1, 4, 5] and host(n) == [2]

@@ -27,7 +27,8 @@ a slice, by its values). ``refuse`` compares them when the body is closed:
   of the call, ``add(a, p)`` then ``p, q = q, p``, by its identity), or the code
   indexes with it, read first: a subscript's key loads it (``bufs[k % 2]``,
   ``a[k * 4:(k + 1) * 4]``; ``bufs[idx[0]]``: the item ``idx[0]``, not
-  ``idx[1]``), or a name the body set from it first (``lo = k * 4``); or it
+  ``idx[1]``), or a name the body set from it first (``lo = k * 4``; a loop's
+  or a comprehension's target, ``[a[o:o + 2] for o in offs]``); or it
   sizes a temporary the body makes (``body.zeros(m)``), one of whose sizes is
   its old value; an item within a container the code reads whole counts as
   read there (``body.zeros(shape)`` then ``shape[0] += 1``; ``k[grid, 4, body]``;
@@ -441,6 +442,15 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
     return kept
 
 
+def _iterated(code_ins: list, f: int, stored: set, made: dict) -> set:
+    """What the iterable of the loop whose ``FOR_ITER`` is ``code_ins[f]`` reads
+    (``for o in offs``: offs): the items its target takes."""
+    if f > 0 and code_ins[f - 1].opname in _LOADS:   # a comprehension's .0
+        return _read_by(code_ins, f, 1, stored, made)
+    g = next((j for j in range(f - 1, -1, -1) if code_ins[j].opname == "GET_ITER"), None)
+    return _read_by(code_ins, g, 1, stored, made) if g is not None else set()
+
+
 _SETTLING = frozenset({"min", "max", "abs", "round", "int", "float", "bool"})
 
 
@@ -591,7 +601,9 @@ class _Region:
         elif op in _STORES:
             if len(names) == 1 and op.startswith("STORE"):   # x = <what it reads>
                 at = i - 1 if _copy(code_ins[i - 1], 1) else i   # (t := t + dt): its value
-                made[names] = _read_by(code_ins, at, 1, stored, made)
+                made[names] = _iterated(code_ins, at - 1, stored, made) \
+                    if code_ins[at - 1].opname == "FOR_ITER" else \
+                    _read_by(code_ins, at, 1, stored, made)
                 if _settles(code_ins, at):
                     made[names] -= {names, names + (_WHOLE,)}
             for n in names:
@@ -613,6 +625,8 @@ class _Region:
                 self.first.setdefault(path, "load")
                 if i not in self.held:
                     self.whole.add(path)
+        if op == "GET_ITER":   # [x[o:o + 2] for o in offs]: (3.11) its own code
+            self._comprehension(code_ins, i, stored, made)
         if (op in _SUBSCRIPTS or _reads_item(ins)) and \
                 not self._picks_text(code_ins, i, _SUBSCRIPTS.get(op, 2), stored):
             # its key read to index by (or to size a launch by, k[grid, block, body])
@@ -620,6 +634,23 @@ class _Region:
         elif op in _CALLS and code_ins[i - 1].opname != "PRECALL" or \
                 op == "CALL_FUNCTION_EX":   # (3.11: PRECALL, CALL)
             self._call(code_ins, i, stored, made)
+
+    def _comprehension(self, code_ins: list, i: int, stored: set, made: dict) -> None:
+        """Note the code of a comprehension (3.11: a function of its own, called
+        on the iterator that ``code_ins[i]`` makes) as the body's, its ``.0``
+        made from what the iterable reads (on 3.12 it is inlined)."""
+        start = _begin(code_ins, i, 1)[0]
+        if start < 2 or code_ins[start - 1].opname != "MAKE_FUNCTION" or \
+                not isinstance(code_ins[start - 2].argval, types.CodeType):
+            return
+        inner = list(dis.get_instructions(code_ins[start - 2].argval))
+        stored.add((".0",))
+        made[(".0",)] = _read_by(code_ins, i, 1, stored, made)
+        held, self.held = self.held, {_holder(inner, j) for j in range(len(inner))}
+        for j, ins in enumerate(inner):
+            if ins.positions is not None and ins.positions.lineno is not None:
+                self._note(inner, j, stored, made)
+        self.held = held
 
     def _call(self, code_ins: list, i: int, stored: set, made: dict) -> None:
         """Note the call ``code_ins[i]``: what its arguments read that the body

@@ -1354,7 +1354,33 @@ def _temporary_grows_first(s, a, b, n):
         count[1, 1, body](n)
 
 
+def _step(body, x, k):
+    add[1, 4, body](x, k)
+
+
+def _pick(body, bufs, k):
+    add[1, 4, body](bufs[k % 2], 1.0)
+
+
+def _counter_to_helper_first(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # counter to helper first
+        k += 1
+        _step(body, a, k)
+        count[1, 1, body](n)
+
+
+def _counter_picks_in_helper_first(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # counter picks in helper first
+        k += 1
+        _pick(body, [a, b], k=k)
+        count[1, 1, body](n)
+
+
 @pytest.mark.parametrize("program, marker, named", [
+    (_counter_to_helper_first, "counter to helper first", "changes k,"),
+    (_counter_picks_in_helper_first, "counter picks in helper first", "changes k,"),
     (_time_first, "time first", "changes t,"),
     (_time_doubled_first, "time doubled first", "changes t,"),
     (_int_down_first, "int down first", "changes t,"),
@@ -1385,6 +1411,13 @@ def test_numbers_changed_first_that_reach_no_work_or_settle_run_as_eagerly():
     log = []
     st = types.SimpleNamespace(scale=0.0)
 
+    def note(k):
+        log.append(k)
+
+    def tagged(body, a, tag):
+        log.append(tag)
+        add[1, 4, body](a, 1.0)
+
     def step(body, a):
         st.scale = 0.5 * 2.0
         add[1, 4, body](a, st.scale)
@@ -1401,11 +1434,13 @@ def test_numbers_changed_first_that_reach_no_work_or_settle_run_as_eagerly():
             add[blocks, 4, body](a, scale)
             add[1, 4, body](a, 1.0)
             step(body, a)
+            note(f"it {trips}")
+            tagged(body, a, f"it {trips}")
             count[1, 1, body](n)
 
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
-    assert host(a) == [12, 13, 14, 15] and host(n) == [3]
+    assert host(a) == [15, 16, 17, 18] and host(n) == [3]
 
 
 def _window_in_comprehension(s, a, b, n):

@@ -40,7 +40,11 @@ a slice, by its values). ``refuse`` compares them when the body is closed:
   value is among the numbers of a node that a call of the body taking it
   issued (or, not an int, the very object: one a helper the body calls sets
   from itself, ``global T; T += dt``), or it indexes or sizes by its new value;
-  a number clamped (``blocks = min(blocks, 1)``) stays what it became.
+  a number clamped (``blocks = min(blocks, 1)``) stays what it became. A call
+  handing it to a function of the program's that records some of the body's
+  work (``k += 1`` then ``step(body, x, k)``) takes it where that work holds its
+  new value or the function indexes or sizes by the parameter it fills
+  (``bufs[k % 2]`` there); a helper recording nothing (``log(f"it {k}")``) not.
 """
 from __future__ import annotations
 
@@ -243,7 +247,8 @@ class LoopState:
                 pairs = _changed_values(old, old_bytes, new_bytes)
                 if read is True and (region.indexes_with(p) or   # indices changed: idx[0]
                                      any((type(x), x) in recorded for x, _ in pairs) or
-                                     self._took(region, p, [y for _, y in pairs], read, recorded)):
+                                     self._took(region, p, [y for _, y in pairs], read, recorded,
+                                                    regions)):
                     hits.append((p, "number"))
             elif type(old) is Scalar or type(new) is Scalar:   # p, q = q, p: p handed
                 swapped = any(q != p for q in held.get(id(new), ()))   # to a kernel
@@ -258,12 +263,13 @@ class LoopState:
             elif read is True and (old in sizes or new in sizes) and region.sizes_with(p):
                 hits.append((p, "size"))   # body.zeros(m)
             elif (type(old), old) in recorded or read is True and region.indexes_with(p) or \
-                    self._took(region, p, [new], read, recorded):
+                    self._took(region, p, [new], read, recorded, regions):
                 hits.append((p, "number"))
         if hits:
             raise ArgumentError(_message(hits, what), source)
 
-    def _took(self, region, path: tuple, values: list, read, recorded: dict) -> bool:
+    def _took(self, region, path: tuple, values: list, read, recorded: dict,
+              regions=()) -> bool:
         """Whether the body's work took ``values``, what the body stored in the
         slot at ``path`` before using it (``t += dt`` then ``add(x, t)``): a node
         was recorded with one on a line whose call takes the slot; or, for a
@@ -274,10 +280,42 @@ class LoopState:
         if read is True and any(region.calls_with(line, path) for v in values
                                 for f, line in recorded.get((type(v), v), ()) if f == file):
             return True
+        if read is True and self._handed(region, path, values, regions, recorded):
+            return True
         if not any((_SAME, id(v)) in recorded for v in values if type(v) not in (int, bool)):
             return False
         return region.calls_with(None, path) if read is True else \
             read is None and self._helper_carries(path)
+
+    def _handed(self, region, path: tuple, values: list, regions, recorded: dict) -> bool:
+        """Whether a call of the body hands the slot at ``path``, after the body
+        stored it, to a function of the program's that recorded some of the
+        body's work and took it there: with one of ``values`` (``k += 1`` then
+        ``step(body, x, k)``), or by indexing or sizing with the parameter it
+        fills (``bufs[k % 2]`` in the helper)."""
+        sources = {n.source for r in regions for n in r.walk()}
+        for _, callee, args in region.passes:
+            params = [key for key, reads in args.items() if any(
+                q[:len(path)] == path or q[-1] == _WHOLE and _within(q[:-1], path)
+                for q in reads)]
+            fn = _resolve(self.scope, callee)
+            bound = isinstance(fn, types.MethodType)
+            fn = getattr(fn, "__func__", fn)
+            if not params or not isinstance(fn, types.FunctionType) or \
+                    not sources & _lines(fn):
+                continue
+            inside = sources & _lines(fn)
+            if any(src in inside for v in values for src in recorded.get((type(v), v), ())):
+                return True
+            code = fn.__code__
+            names = code.co_varnames[bound:code.co_argcount + code.co_kwonlyargcount]
+            own = _Region((code, -1, 1 << 62), dict(fn.__globals__))
+            if any(own.indexes_with((p,)) or own.sizes_with((p,)) for p in (
+                    names if None in params else
+                    [p if type(p) is str else names[p] for p in params if
+                     type(p) is str or p < len(names)])):
+                return True
+        return False
 
     def _helper_carries(self, path: tuple) -> bool:
         """Whether the helper the slot at ``path`` was reached through reads it
@@ -285,6 +323,30 @@ class LoopState:
         fn, name = self.owners.get(path[0], (None, None))
         return fn is not None and \
             _Region((fn.__code__, -1, 1 << 62), {}).carried((name,) + path[1:]) is True
+
+
+def _lines(fn, depth: int = 2) -> set:
+    """The ``(file, line)`` of the code of ``fn``, of the functions and lambdas it
+    makes, and of the functions it names (its helpers), ``depth`` levels deep."""
+    out, codes = set(), [fn.__code__]
+    while codes:
+        c = codes.pop()
+        out |= {(c.co_filename, line) for _, _, line in c.co_lines() if line is not None}
+        codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    if depth > 1:
+        cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+        for v in cells + [fn.__globals__.get(g) for g in _global_names(fn.__code__)]:
+            if type(v) is types.FunctionType and v is not fn:
+                out |= _lines(v, depth - 1)
+    return out
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _slots(root, name: str) -> dict:
@@ -442,6 +504,21 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
     return kept
 
 
+def _arguments(code_ins: list, i: int, n: int, stored: set, made: dict) -> dict:
+    """What each argument of the call ``code_ins[i]`` reads, by the parameter it
+    fills: its position, or its keyword (None where the keywords are unknown)."""
+    kw = next((c.argval for c in code_ins[max(i - 2, 0):i] if c.opname == "KW_NAMES"), ())
+    if code_ins[i].opname == "CALL_KW":
+        kw, n = code_ins[i - 1].argval, n - 1
+    named = len(kw) if isinstance(kw, tuple) else n
+    out: dict = {}
+    for m in range(n):
+        end = _begin(code_ins, i, n - m - 1)[0]
+        key = m if m < n - named else kw[m - n + named] if isinstance(kw, tuple) else None
+        out.setdefault(key, set()).update(_read_by(code_ins, end, 1, stored, made))
+    return out
+
+
 def _iterated(code_ins: list, f: int, stored: set, made: dict) -> set:
     """What the iterable of the loop whose ``FOR_ITER`` is ``code_ins[f]`` reads
     (``for o in offs``: offs): the items its target takes."""
@@ -581,6 +658,7 @@ class _Region:
         self.first: dict = {}        # path -> "load" or "store", whichever comes first
         self.calls: dict = {}        # line -> the stored paths its calls' arguments read
         self.whole: set = set()      # paths read whole before stored (b.zeros(shape))
+        self.passes: list = []       # (line, callee's path, {parameter: what it reads})
         self.held = {_holder(code_ins, i) for i, ins in enumerate(code_ins)   # loads of
                      if lo < ins.offset < hi}                  # what a step takes (st of st.k)
         stored: set = set()          # the paths stored so far
@@ -662,6 +740,10 @@ class _Region:
             q[-1] == _WHOLE and any(_within(q[:-1], p) for p in stored))
         j = _begin(code_ins, i, n)[0]
         callee = code_ins[j - 1] if j > 0 else None
+        path = _chain(code_ins, j - 1) if j > 0 else None
+        if path is not None and code_ins[i].opname != "CALL_FUNCTION_EX":
+            self.passes.append((code_ins[i].positions.lineno, path,
+                                _arguments(code_ins, i, n, stored, made)))
         if callee is not None and callee.opname in _ATTR_LOADS:
             if callee.argval in _MAKERS and self._on_stream(code_ins, j - 1, stored):
                 self.sized |= _read_by(code_ins, i, n, stored, made)

@@ -91,10 +91,13 @@ class Holdings:
         """``(label, array)`` for the arrays the host callbacks of the graph read
         at places of their own (``Reach.callback_arrays``, and the attributes of
         held objects whose methods they are: ``held.callback_arrays``), which the
-        key holds how they share memory with the call's (``held``: ``holds``)."""
-        out = self.reach.callback_arrays()
+        key holds how they share memory with the call's (``held``: ``holds``).
+        Called after ``functions``, which finds the places again where a helper
+        name means another function: a function whose names reach no callback
+        and no object of its own costs the call path nothing here."""
         if self_obj is None and not self.reach.objects:
-            return out
+            return self.reach.callback_arrays() if self.reach.callbacks else []
+        out = self.reach.callback_arrays()
         objects, (watched, reaches, _, _) = held if held is not None else self.walk(self_obj)
         if self_obj is not None:   # and self's methods handed to s.host (self.report)
             reaches = self._class_reaches(type(self_obj))[0] + \

@@ -1146,6 +1146,35 @@ new_view(PyObject *tracer, PyObject *views, PyObject *obj, PyObject *cai, PyObje
     return got;
 }
 
+/* The last dtype key_iface met (held, so that the same object is that dtype), its
+ * item size and its ``str``: the views of one array share their dtype object, and
+ * numpy makes ``str`` anew (and its hash with it) at every read */
+static PyObject *LAST_DTYPE, *LAST_TYPESTR;
+static long long LAST_ITEMSIZE;
+
+/* dtype's item size (-1 with an error) and, in *typestr, its ``str`` (borrowed) */
+static long long
+dtype_facts(PyObject *dtype, PyObject **typestr)
+{
+    if (dtype != LAST_DTYPE) {
+        PyObject *item = PyObject_GetAttr(dtype, s_itemsize);
+        long long size = item == NULL ? -1 : PyLong_AsLongLong(item);
+        Py_XDECREF(item);
+        PyObject *str = size < 0 ? NULL : PyObject_GetAttr(dtype, s_str);
+        if (str == NULL || !PyUnicode_CheckExact(str) || PyObject_Hash(str) == -1) {
+            Py_XDECREF(str);
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_TypeError, "a dtype's str is no str");
+            return -1;
+        }
+        Py_XSETREF(LAST_TYPESTR, str);
+        Py_XSETREF(LAST_DTYPE, Py_NewRef(dtype));
+        LAST_ITEMSIZE = size;
+    }
+    *typestr = LAST_TYPESTR;
+    return LAST_ITEMSIZE;
+}
+
 /* buffers.key_interface(obj, key) for a numba array: its interface made from the
  * key, as numba makes it (strides None where C-contiguous, broadcast axes
  * ignored), reading nothing of numba's; a new reference, NULL with no error
@@ -1162,9 +1191,8 @@ key_iface(PyObject *key)
     if (!PyTuple_CheckExact(shape) || !PyTuple_CheckExact(strides) ||
             PyTuple_GET_SIZE(shape) != PyTuple_GET_SIZE(strides))
         return NULL;
-    PyObject *item = PyObject_GetAttr(dtype, s_itemsize);
-    long long size = item == NULL ? -1 : PyLong_AsLongLong(item);
-    Py_XDECREF(item);
+    PyObject *typestr;
+    long long size = dtype_facts(dtype, &typestr);
     if (size < 0)
         return NULL;
     int contiguous = 1;
@@ -1179,8 +1207,7 @@ key_iface(PyObject *key)
             size *= n;
         }
     }
-    PyObject *typestr = PyObject_GetAttr(dtype, s_str);
-    PyObject *data = typestr == NULL ? NULL : ptr == Py_None ?
+    PyObject *data = ptr == Py_None ?
         Py_BuildValue("(iO)", 0, Py_False) : PyTuple_Pack(2, ptr, Py_False);
     PyObject *version = data == NULL ? NULL : PyLong_FromLong(3);
     PyObject *cai = version == NULL ? NULL : PyDict_New();
@@ -1189,7 +1216,7 @@ key_iface(PyObject *key)
             PyDict_SetItem(cai, s_data, data) < 0 || PyDict_SetItem(cai, s_typestr, typestr) < 0 ||
             PyDict_SetItem(cai, s_version, version) < 0))
         Py_CLEAR(cai);
-    Py_XDECREF(typestr); Py_XDECREF(data); Py_XDECREF(version);
+    Py_XDECREF(data); Py_XDECREF(version);
     return cai;
 }
 

@@ -307,3 +307,32 @@ def test_a_passed_callback_keeping_a_history_does_not_trace_each_call(f, cb, tar
             misses = f.cache_info().misses
     assert f.cache_info().misses == misses
     assert np.array_equal(KEPT[-1], d)
+
+
+class _Reader:
+    def __init__(self):
+        self.buf = gt.pinned_empty(8)
+
+    def read(self):
+        SEEN.append(self.buf.copy())
+
+
+class _Notifier:
+    """Reaches a host array through a method of an object it holds (self.sink.read())."""
+
+    def __init__(self):
+        self.sink = _Reader()
+
+    def __call__(self):
+        self.sink.read()
+
+    def notify(self):
+        self.sink.read()
+
+
+def test_a_passed_callable_object_reading_through_an_object_it_holds_runs_after_its_writer():
+    """A callable object whose __call__ calls a method of an object it holds
+    (self.sink.read(), reading self.sink.buf): ordered after the copy writing that
+    array, and the key holds how it shares memory with the call's arrays."""
+    cb = _Notifier()
+    _run(_passed, cb.sink.buf, cb)

@@ -219,17 +219,22 @@ def _names_of(fn, depth: int = 0, seen=None):
     owner = getattr(fn, "__self__", None)   # a bound method: its object's attributes
     if owner is None and not hasattr(fn, "__code__") and hasattr(fn, "__dict__"):
         owner, fn = fn, getattr(type(fn), "__call__", None)   # a callable object
-    if owner is not None and not isinstance(owner, type) and depth < 4:
-        for k, v in getattr(owner, "__dict__", {}).items():
-            yield f"attribute {k!r}", v, True
+    bound = owner is not None and not isinstance(owner, type) and depth < 4
+    held = list(getattr(owner, "__dict__", {}).items()) if bound else []
+    for k, v in held:
+        yield f"attribute {k!r}", v, True
     fn = getattr(fn, "__func__", fn)
     code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
     if code is None or scope is None or id(fn) in seen:
         return
     seen.add(id(fn))
-    if owner is not None and not isinstance(owner, type) and depth < 4:   # self.inner()
-        for _, method, _ in _methods_named(code, type(owner)):
+    if bound:   # self.inner(), and self.sink.read() of an object self holds (there too)
+        methods = [method for _, method, _ in _methods_named(code, type(owner))]
+        for method in methods:
             yield from _names_of(method, depth + 1, seen)
+        for k, v in held:
+            for c in [code] + [m.__code__ for m in methods]:
+                yield from _object_reads(c, v, f"attribute {k!r}", depth, seen)
     for i, v in enumerate((fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values())):
         yield f"default argument {i}", v, True
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):

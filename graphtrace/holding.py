@@ -15,12 +15,12 @@ import functools
 import warnings
 import weakref
 
-from .chains import (host_callbacks, host_methods, host_parameters, lookup, nested_codes,
-                     self_callbacks)
+from .chains import (host_callbacks, host_chains, host_methods, host_parameters, lookup,
+                     nested_codes, self_callbacks)
 from .errors import DepthWarning, user_frame
 from .held import (Watched, callback_arrays, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
-from .reach import (_MAX_DEPTH, Reach, _attributes, _leaves, _python_function, attribute_names, chain_heads,
+from .reach import (_MAX_DEPTH, Reach, _attr, _attributes, _leaves, _python_function, attribute_names, chain_heads,
                     callback_methods, class_attribute, class_methods,
                     instance_arrays, instance_chains, instance_held, instance_values,
                     self_chains)
@@ -129,8 +129,30 @@ class Holdings:
         if not self.hosted_params:
             return []
         from .ops.host import reached_arrays   # (the ops import the tracer)
-        return [found for p in self.hosted_params for cb in leaves(arguments[p])
-                if callable(cb) for found in reached_arrays(cb, p)]
+        return [found for p in self.hosted_params for cb, label in self._passed(p, arguments[p])
+                for found in reached_arrays(cb, label)]
+
+    def _passed(self, param: str, value) -> list:
+        """``(callback, label)`` of what the function hands to ``s.host`` off parameter
+        ``param`` of a call (``value``): a callable it holds, and the method it takes
+        off an object it holds (``s.host(logger.record)``: ``hosted_chains``)."""
+        out = []
+        for v in leaves(value):
+            if callable(v):
+                out.append((v, param))
+            for steps in (steps for head, steps in self.hosted_chains if head == param):
+                cb = functools.reduce(_attr, steps, v)
+                if callable(cb):
+                    out.append((cb, f"{param}.{'.'.join(steps)}"))
+        return out
+
+    @functools.cached_property
+    def hosted_chains(self) -> tuple:
+        """``(parameter, attributes)`` of each attribute chain off a parameter of
+        ``hosted_params`` that the function hands to ``s.host`` (``s.host(logger.record)``,
+        ``s.host(cfg.on_step)``): a method of an object a call passes."""
+        return tuple((head, steps) for head, steps in host_chains(self.function.__code__)
+                     if head in self.hosted_params)
 
     def passed_callables(self, arguments) -> dict:
         """id -> parameter name of each callable the call passes by a parameter the

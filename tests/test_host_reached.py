@@ -9,6 +9,7 @@ key holds how such arrays share memory with the call's: the call traces anew,
 with the edge (and no refusal of the callback for holding an argument).
 """
 import functools
+import types
 
 import numpy as np
 import pytest
@@ -336,3 +337,24 @@ def test_a_passed_callable_object_reading_through_an_object_it_holds_runs_after_
     array, and the key holds how it shares memory with the call's arrays."""
     cb = _Notifier()
     _run(_passed, cb.sink.buf, cb)
+
+
+@gt.graph(backend="sim")
+def _by_method_of_argument(s, d, hv, logger):
+    s.copy(hv, d)
+    s.host(logger.read)
+
+
+@gt.graph(backend="sim")
+def _by_attribute_of_argument(s, d, hv, cfg):
+    s.copy(hv, d)
+    s.host(cfg.on_step)
+
+
+def test_a_method_taken_off_an_object_argument_runs_after_the_writer_of_what_it_reads():
+    """s.host(logger.read) of an object a call passes, reading logger.buf, and
+    s.host(cfg.on_step) of a namespace holding a function reading a global array: the
+    key holds how those arrays share memory with the call's, as for s.host(cb)."""
+    reader = _Reader()
+    _run(_by_method_of_argument, reader.buf, reader)
+    _run(_by_attribute_of_argument, LOG, types.SimpleNamespace(on_step=_report))

@@ -257,14 +257,18 @@ class Watched:
     for the whole object); ``chains``, class -> ``(label suffix, steps' calls)``
     its methods read by constant keys and attributes (``self.cfg["m"]``,
     ``self.lrs[0]``); ``callbacks``, the functions of the methods reached only as
-    host callbacks (``s.host(SINK.report)``: they read when they run)."""
+    host callbacks (``s.host(SINK.report)``: they read when they run); ``reached``,
+    the names the code of those callbacks loads (``self.sink`` of ``s.host(self.notify)``
+    calling ``self.sink.read()``): the objects they hold are walked, for the arrays
+    the callbacks read (``callback_arrays``), not keyed by value."""
 
-    __slots__ = ("names", "labels", "state", "chains", "callbacks")
+    __slots__ = ("names", "labels", "state", "chains", "callbacks", "reached")
 
     def __init__(self, names=frozenset(), labels=frozenset(), state=None, chains=None,
-                 callbacks=frozenset()):
+                 callbacks=frozenset(), reached=frozenset()):
         self.names, self.labels = names, labels
         self.state, self.chains, self.callbacks = state or {}, chains or {}, callbacks
+        self.reached = reached
 
 
 def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tuple:
@@ -420,7 +424,7 @@ def _class_values(t: type, names: frozenset) -> list:
 _ALL = object()   # a method changes the whole object (setattr(self, k, v))
 
 
-def held_methods(functions, heads: dict, classes) -> tuple:
+def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
     """``(methods, watched)`` for the held objects of ``classes``: the methods of
     ``classes`` the code of ``functions`` (a method and the methods of its class
     it calls; a function and its helpers) names, and those they name in turn
@@ -445,13 +449,16 @@ def held_methods(functions, heads: dict, classes) -> tuple:
     methods call by a global name, read as methods of the class (``sgd(self, s,
     g, w)`` reading ``opt.lr``), as ``attribute_names`` reads self's methods';
     and the functions of the bound methods and partials held that hand it an
-    object of the class (``_bound``: ``self.fn = act.apply``)."""
+    object of the class (``_bound``: ``self.fn = act.apply``). ``hosted``: the
+    functions of self's methods the code hands to ``s.host`` (``s.host(self.notify)``),
+    followed as callbacks (``self.sink.read()`` in them)."""
     callbacks = frozenset().union(*(host_chain_names(f.__code__) for f in functions))
     # the (class, method) pairs of the callbacks whose objects the chains find now
     # (s.host(self.meter.update, h) beside self.opt.update(...): the meter's alone)
     resolved, targets = _callback_targets(functions, heads)
-    todo = [(f, None, False) for f in functions]
-    found, seen, names = [], {}, set()   # seen: (class, name, function) -> callback
+    todo = [(f, None, False) for f in functions] + [(f, None, True) for f in hosted]
+    found, seen, names, reached = [], {}, set(), set()
+    # seen: (class, name, function) -> callback
     direct = set()   # the keys of seen queued other than as a callback
 
     def queue(key, fn, owner, callback: bool) -> bool:
@@ -485,6 +492,8 @@ def held_methods(functions, heads: dict, classes) -> tuple:
         loaded = _loaded(code)
         if not callback:   # a host callback reads what it reads when it runs
             names |= loaded
+        else:   # (the objects it reaches are walked, their values not keyed)
+            reached |= loaded
         for name in loaded if owner is not None else ():   # a helper it may hand its
             helper = _followed(f.__globals__.get(name))   # object: sgd(self, s, g, w)
             for fn in _with_wrapped(helper) if helper is not None else ():
@@ -520,7 +529,8 @@ def held_methods(functions, heads: dict, classes) -> tuple:
             (str(chain("", steps)), chain("", steps).calls()) for how, steps in found_reads
             if how == "read" and not any(changes(steps, c) for c in changes_)))
     hosted = frozenset(key[2] for key in seen if key not in direct)
-    return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains, hosted)
+    return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains, hosted,
+                                 frozenset(reached))
 
 
 # dunder methods a traced call's use of an object does not run: making, copying,

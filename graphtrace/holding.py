@@ -203,10 +203,11 @@ class Holdings:
             places += [p for r in self._class_reaches(type(self_obj))[0] for p in r.objects]
         if not places and self_obj is None:
             return [], _NOTHING_HELD
+        hosted = self._callback_functions(type(self_obj)) if self_obj is not None else ()
         known = self._held_names.get(type(self_obj))
-        if known is None:   # at first the names the graph's own code loads
+        if known is None:   # at first the names the graph's own code (and its callbacks') loads
             known = self._held_names[type(self_obj)] = (frozenset().union(
-                *(loaded_names(f) for f in self._code(self_obj))), ())
+                *(loaded_names(f) for f in self._code(self_obj) + list(hosted))), ())
         names, extra = known
         places += [p for p in extra if p not in places]
         roots, heads = self._roots(places, self_obj)
@@ -224,7 +225,7 @@ class Holdings:
             hit = self._held.get(key)
             if hit is None or not all(class_attribute(c, n) is v for c, n, v, _ in hit[2]):
                 methods, watched = held_methods(self._code(self_obj) + list(helpers),
-                                                heads, classes)
+                                                heads, classes, hosted)
                 hit = self._held[key] = (watched, tuple(   # a callback's: not baked
                     r for r in (Reach(f, f not in watched.callbacks) for *_, f in methods)
                     if r.places or r.objects or r.callbacks), methods)
@@ -233,9 +234,9 @@ class Holdings:
             more = [p for r in hit[1] for p in r.objects if p not in places]
             theirs = [p for r in reaches[len(hit[1]):] for p in r.objects
                       if p not in places and p not in mine]
-            if hit[0].names <= names and not more and not theirs:
+            if hit[0].names | hit[0].reached <= names and not more and not theirs:
                 break
-            names = names | hit[0].names
+            names = names | hit[0].names | hit[0].reached
             if more:   # a held object's method reaches another by a global name
                 extra = tuple(extra) + tuple(more)
             if more or theirs:
@@ -322,8 +323,15 @@ class Holdings:
             found = callback_methods(self.function, self.self_param, cls)
             hit = self._callback_reach[cls] = (tuple(
                 r for r in (Reach(f, False) for _, f in found) if r.callbacks),
-                tuple((name, class_attribute(cls, name)) for name, _ in found))
+                tuple((name, class_attribute(cls, name)) for name, _ in found),
+                tuple(f for _, f in found))
         return hit[0]
+
+    def _callback_functions(self, cls) -> tuple:
+        """The functions of ``_callback_reaches``: what they read off the objects self
+        holds (``self.sink.read()``) is walked as a callback's (``held_methods``)."""
+        self._callback_reaches(cls)
+        return self._callback_reach[cls][2]
 
     def functions(self, self_obj=None, held=None) -> tuple:
         """The helpers, kernels and numbers reached by name, and for a method the

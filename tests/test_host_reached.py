@@ -358,3 +358,36 @@ def test_a_method_taken_off_an_object_argument_runs_after_the_writer_of_what_it_
     reader = _Reader()
     _run(_by_method_of_argument, reader.buf, reader)
     _run(_by_attribute_of_argument, LOG, types.SimpleNamespace(on_step=_report))
+
+
+class _Relaying:   # (no __call__, whose code the key would read as the graph's)
+    def __init__(self):
+        self.sink = _Reader()
+
+    def notify(self):
+        self.sink.read()
+
+    @gt.graph(backend="sim")
+    def step(self, s, d, hv):
+        s.copy(hv, d)
+        s.host(self.notify)
+
+
+RELAY = _Relaying()
+
+
+@gt.graph(backend="sim")
+def _by_global_relay(s, d, hv):
+    s.copy(hv, d)
+    s.host(RELAY.notify)
+
+
+def test_a_method_calling_a_method_of_an_object_it_holds_runs_after_its_writer():
+    """s.host(self.notify) of a method, and s.host(RELAY.notify) of a global object,
+    where notify calls self.sink.read() reading self.sink.buf: the key holds how that
+    array shares memory with the call's (the objects the callback's code names are
+    walked as a callback's, not keyed by value), so a call handing the graph that
+    very buffer traces anew, with the edge."""
+    m = _Relaying()
+    _run(m.step, m.sink.buf)
+    _run(_by_global_relay, RELAY.sink.buf)

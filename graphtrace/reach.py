@@ -1088,6 +1088,7 @@ class Reach:
             if _is_value(v) or _held_by_key(v):
                 if name not in stored and name in read:
                     self.places.append((fn, name, None, None))
+                    self._keyed_arrays(fn, name, v)
                 continue
             if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
                 self.places.append((fn, name, None, False))   # but for the device
@@ -1124,6 +1125,18 @@ class Reach:
             if value is None or _is_value(value) or isinstance(value, set) and \
                     pure_values(value) is not None or _held_by_key(value):
                 self._chains.append((fn, chain, id(v)))
+                self._keyed_arrays(fn, name, value, steps)
+
+    def _keyed_arrays(self, fn, name, v, steps=()) -> None:
+        """The arrays an object ``watch_by_value`` watches holds (``STOP.array`` of
+        ``STOP = gt.cond(r) > tol``; ``steps``: read off ``name``, ``CFG.stop``), bound
+        as the call's arguments they are: the key holds how they share memory with
+        those, as for a callback's (``callbacks``), so a call passing another array in
+        their place traces anew (and is refused, as a condition on no argument is)."""
+        for at in _KEYED_ARRAYS.get(type(v), ()):
+            place = _chain(name, tuple(steps) + (("attr", at),))
+            if _leaves(place.read(fn), place):
+                self.callbacks.append((fn, place))
 
     def _callback_reads(self, fn, name, reads) -> None:
         """The places host callbacks read arrays at: ``name`` and the chains they read
@@ -1361,13 +1374,17 @@ def _settled(v):
 
 
 _KEYED: dict = {}   # a class of graphtrace's -> the key its objects are watched by
+_KEYED_ARRAYS: dict = {}   # such a class -> the attributes its arrays may be held by
 
 
-def watch_by_value(cls, key) -> None:
+def watch_by_value(cls, key, arrays=()) -> None:
     """Watch an object of ``cls`` a name holds by ``key(obj)`` (hashable), as a
     number is: a device condition (``STOP = gt.cond(c) < lim``), whose arrays
-    are arguments, bound as those, and whose comparison and bound are baked in."""
+    (held by the attributes ``arrays``) are arguments, bound as those (the key
+    holds which arguments they are: ``Reach._keyed_arrays``), and whose
+    comparison and bound are baked in."""
     _KEYED[cls] = key
+    _KEYED_ARRAYS[cls] = tuple(arrays)
 
 
 def _held_by_key(v) -> bool:

@@ -1380,3 +1380,31 @@ def test_a_condition_held_by_a_name_is_watched_by_its_comparison_and_bound(where
     finally:
         _put_global(None)
         LOOP.stop = None
+
+
+@pytest.mark.parametrize("where", ["global", "setting", "closure"])
+def test_a_condition_held_by_a_name_on_an_array_a_call_no_longer_passes_is_refused(where):
+    """``STOP = gt.cond(n) < 3`` on the array the first call passes: a later call
+    passing another array, while STOP still tests the first, no longer finds the
+    graph bound with the condition on that argument (which tested the new array,
+    where eager code tests the first): it traces anew and is refused at the loop's
+    line, as a condition on no argument is; passing the first array again finds
+    its graph."""
+    f, put = _until_closure() if where == "closure" else (until_global, _put_global) \
+        if where == "global" else (until_setting, lambda c: setattr(LOOP, "stop", c))
+    f.clear_cache()
+    try:
+        n = cuda.to_device(np.zeros(1, np.int32))
+        put(gt.cond(n) < 3)
+        f(n)
+        other = cuda.to_device(np.zeros(1, np.int32))
+        with pytest.raises(gt.ArgumentError, match=r"test_watch.py:\d+: an array used here "
+                           r".* is not an argument of until_\w+"):
+            f(other)
+        assert other.copy_to_host()[0] == 0
+        n[0] = 0
+        f(n)
+        assert n.copy_to_host()[0] == 3 and f.cache_info().misses == 2
+    finally:
+        _put_global(None)
+        LOOP.stop = None

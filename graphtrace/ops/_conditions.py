@@ -99,7 +99,7 @@ def _key(c: Condition) -> tuple:
     return c.op, type(c.rhs), value_key(c.rhs) if number else None
 
 
-watch_by_value(Condition, _key)
+watch_by_value(Condition, _key, ("array", "rhs"))
 
 
 def cond(array) -> Condition:

@@ -67,17 +67,19 @@ class Scope:
     """Where nodes are being recorded: the function's own graph, or a region of
     a structured node. Each has its recording (``columns.Recording``), its own
     dependency tracker (of the trace's mode) and its own events: dependencies
-    never cross a region."""
+    never cross a region (an event recorded in or waited on in a child region
+    orders its node in the parent: Tracer.wait_event)."""
 
     __slots__ = ("name", "rec", "deps", "online", "events", "closed", "parent",
-                 "open_regions", "conditional", "mode")
+                 "open_regions", "conditional", "mode", "waits")
 
     def __init__(self, name: str, mode: str, slots: list, regions: Regions,
                  parent: "Scope | None" = None, conditional: bool = False):
         self.name, self.rec, self.mode = name, Recording(slots), mode
         self.deps = make_tracker(mode, regions)
         self.online = mode == "streams"   # its tracker follows every node as it comes
-        self.events: dict[int, Node] = {}   # id(event) -> its record node
+        self.events: dict[int, tuple] = {}   # id(event) -> (event, its record node)
+        self.waits: list[Node] = []   # nodes of the parent that its node must follow
         self.closed = False
         self.parent, self.open_regions = parent, 0
         # a conditional body, or a region inside one: CUDA limits what it may hold
@@ -144,8 +146,14 @@ class Tracer(_Hot):
           join(stream, other, scope)      later work on stream waits for other's
           record_event(event, node, stream, scope)  node records event: waits on it
                                           in this scope order after it
-          event_node(event, scope) -> Node|None  the node that recorded event there
-          wait_event(node, stream, scope) later work on stream waits for that node
+          wait_event(event, stream, scope) -> Node|None  later work on stream waits
+                                          for the node that recorded event in scope;
+                                          recorded around it, the child node holding
+                                          scope waits for it instead; None if no
+                                          node recorded event
+          before_child(scope, stream)     the node of child region scope, recorded
+                                          next on stream, follows what it waited on
+          after_child(scope, node, stream)  that node records the events scope did
 
     Node indices are unique in the trace, regions included. With
     ``GRAPHTRACE_VERIFY=1`` every traced graph is checked (``Graph.verify``).
@@ -771,15 +779,30 @@ class Tracer(_Hot):
 
     def record_event(self, event, node: Node, stream: int, scope: Scope | None = None) -> None:
         scope = scope or self._top
-        scope.events[id(event)] = node
+        scope.events[id(event)] = (event, node)
         scope.deps.record(stream, node.pos)
 
-    def event_node(self, event, scope: Scope | None = None) -> Node | None:
-        node = (scope or self._top).events.get(id(event))
-        return node if node is not None and node.target is event else None
+    def wait_event(self, event, stream: int, scope: Scope | None = None) -> Node | None:
+        scope = inner = scope or self._top
+        hit = scope.events.get(id(event))
+        while hit is None and inner.parent is not None and not scope.conditional:
+            inner = inner.parent   # recorded around a child graph: its node waits
+            hit = inner.events.get(id(event))
+        if hit is None or hit[0] is not event:
+            return None
+        if inner is scope:
+            scope.deps.wait(stream, hit[1].pos)
+        else:
+            _child_of(scope, inner).waits.append(hit[1])
+        return hit[1]
 
-    def wait_event(self, node: Node, stream: int, scope: Scope | None = None) -> None:
-        (scope or self._top).deps.wait(stream, node.pos)
+    def before_child(self, scope: Scope, stream: int) -> None:
+        for node in scope.waits:
+            scope.parent.deps.wait(stream, node.pos)
+
+    def after_child(self, scope: Scope, node: Node, stream: int) -> None:
+        for event, _ in scope.events.values():
+            self.record_event(event, node, stream, scope.parent)
 
     def graph(self) -> Graph:
         """The function's graph; checked when ``GRAPHTRACE_VERIFY=1``."""
@@ -816,6 +839,13 @@ class Tracer(_Hot):
             tmp._life.alive = False
         pause_gc(-1)
         return False
+
+
+def _child_of(scope: Scope, ancestor: Scope) -> Scope:
+    """The region holding ``scope`` (or ``scope`` itself) whose node is in ``ancestor``."""
+    while scope.parent is not ancestor:
+        scope = scope.parent
+    return scope
 
 
 def _test(condition) -> str:

@@ -174,6 +174,52 @@ def test_streams_mode_events_order_across_streams():
     assert [n.kind for n in g.nodes] == ["kernel", "event_record", "kernel", "kernel"]
 
 
+def _producer(deps):
+    @gt.graph(deps=deps)
+    def producer(s, x, ev):
+        write(s, x)
+        s.record(ev)
+    return producer
+
+
+@pytest.mark.parametrize("spelling", ["s.child", "inline data helper"])
+def test_streams_mode_waits_on_an_event_recorded_in_a_child_graph_for_its_node(spelling):
+    x = A(256)
+    ev = object()
+
+    def body(s):
+        t = s.fork()
+        if spelling == "s.child":
+            s.child(_producer("streams"), x, ev)   # 0, its nodes 1 and 2
+        else:
+            _producer("data")(s, x, ev)            # a child node too
+        t.wait(ev)
+        read(t, x)                 # 3: after the child node
+        s.join(t)
+    assert edges(trace(body, deps="streams")) == [(0, 3)]
+
+
+@pytest.mark.parametrize("deps", ["streams", "data"])
+def test_streams_mode_a_child_waiting_on_an_event_recorded_before_it_follows_the_record(deps):
+    x = A(256)
+    ev = object()
+
+    @gt.graph(deps=deps)
+    def consumer(s, x, ev):
+        s.wait(ev)
+        read(s, x)
+
+    def body(s):
+        t = s.fork()
+        write(t, x)                # 0
+        t.record(ev)               # 1
+        s.child(consumer, x, ev)   # 2: after the record
+        s.join(t)
+    g = trace(body, deps="streams")
+    assert edges(g) == [(0, 1), (1, 2)]
+    assert [n.kind for n in g.nodes[2].regions[0].nodes] == ["kernel"]
+
+
 def test_streams_mode_ignores_data():
     x = A(256)
     def body(s):

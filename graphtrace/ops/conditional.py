@@ -536,9 +536,12 @@ def record_child(stream, function, args, kwargs, source, lead=()):
     finally:
         region = t.close_region(scope)
     shown = tree_map(lambda v: t.cached_buffer(v) or v if is_array(v) else v, args)
-    return t.record(CHILD, function, shown, _union((region,), []), stream=stream.index,
+    t.before_child(scope, stream.index)
+    node = t.record(CHILD, function, shown, _union((region,), []), stream=stream.index,
                     scope=stream.scope, regions=(region,), source=source, index=index,
                     opaque=any(n.opaque for n in region.walk()))
+    t.after_child(scope, node, stream.index)
+    return node
 
 
 class ChildOp(Op):

@@ -4,9 +4,12 @@
 
 An event recorded in the trace and waited on in the same trace is only an
 ordering (``deps="streams"``: the waiting stream's next work comes after the
-record; ``deps="data"``: data already orders the work). An event recorded
-for the outside world becomes an event-record node, and waiting on an event
-from outside becomes an event-wait node. In data mode both are opaque
+record; ``deps="data"``: data already orders the work). Across a child graph
+the child node stands for its inside: waiting outside on an event recorded in
+it waits for the child node, and a child waiting on one recorded before it
+outside follows that record as a whole. An event recorded for the outside
+world becomes an event-record node, and waiting on an event from outside
+becomes an event-wait node. In data mode both are opaque
 barriers, since the memory the other side touches is unknown; in streams
 mode their stream places them, and they touch no memory themselves, so they
 are not opaque: ``gt.check`` would otherwise see them race with everything
@@ -77,9 +80,8 @@ def wait_event(stream, event):
     """Make later work on ``stream`` wait for ``event``."""
     _refuse_no_event(stream, event, "wait")
     t = stream.tracer()
-    node = t.event_node(event, stream.scope)
+    node = t.wait_event(event, stream.index, stream.scope)
     if node is not None:
-        t.wait_event(node, stream.index, stream.scope)
         return node
     return t.record(EVENT_WAIT, event, (), (), stream=stream.index, scope=stream.scope,
                     opaque=t.mode_of(stream.scope) == "data")

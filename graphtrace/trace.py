@@ -71,7 +71,7 @@ class Scope:
     orders its node in the parent: Tracer.wait_event)."""
 
     __slots__ = ("name", "rec", "deps", "online", "events", "closed", "parent",
-                 "open_regions", "conditional", "mode", "waits")
+                 "open_regions", "conditional", "mode", "waits", "body", "opened")
 
     def __init__(self, name: str, mode: str, slots: list, regions: Regions,
                  parent: "Scope | None" = None, conditional: bool = False):
@@ -82,6 +82,7 @@ class Scope:
         self.waits: list[Node] = []   # nodes of the parent that its node must follow
         self.closed = False
         self.parent, self.open_regions = parent, 0
+        self.body, self.opened = conditional, None   # a loop or branch body; its last region
         # a conditional body, or a region inside one: CUDA limits what it may hold
         self.conditional = conditional or (parent is not None and parent.conditional)
 
@@ -151,9 +152,12 @@ class Tracer(_Hot):
                                           recorded around it, the child node holding
                                           scope waits for it instead; None if no
                                           node recorded event
-          before_child(scope, stream)     the node of child region scope, recorded
-                                          next on stream, follows what it waited on
-          after_child(scope, node, stream)  that node records the events scope did
+          before_child(scope, stream, others=())  the node of child region scope,
+                                          recorded next on stream, follows what it
+                                          waited on and the work on streams others
+                                          (of the parent, handed to the child)
+          after_child(scope, node, stream, others=())  that node records the events
+                                          scope did; later work on others follows it
 
     Node indices are unique in the trace, regions included. With
     ``GRAPHTRACE_VERIFY=1`` every traced graph is checked (``Graph.verify``).
@@ -707,6 +711,13 @@ class Tracer(_Hot):
                               "its with block (the loop or branch body)")
         if scope.open_regions:
             self._refuse_unentered(scope)
+            if not scope.opened.body:
+                raise StreamError(
+                    f"work issued on a stream of {scope.name} while the child graph "
+                    f"{scope.opened.name} it calls is being recorded: inside "
+                    f"{scope.opened.name}, issue work only on the proxy streams handed to "
+                    f"it as arguments of the call ({scope.opened.name}(s, s2, ...)), not on "
+                    "ones it reaches otherwise (in a list, an object or a global)")
             raise StreamError(f"work issued on a stream of {scope.name} while a loop or "
                               "branch body inside it is being recorded: inside the with "
                               "block, use the body's stream (with s.while_loop(...) as "
@@ -753,7 +764,9 @@ class Tracer(_Hot):
         if parent.closed:
             self._check_scope(parent, None)
         parent.open_regions += 1   # sibling regions (if-else, switch) are open together
-        return Scope(name, mode or parent.mode, self._slots, self._regions, parent, conditional)
+        parent.opened = Scope(name, mode or parent.mode, self._slots, self._regions, parent,
+                              conditional)
+        return parent.opened
 
     def mode_of(self, scope: Scope | None) -> str:
         """How dependencies are inferred where ``scope`` (None: the top) records."""
@@ -796,11 +809,16 @@ class Tracer(_Hot):
             _child_of(scope, inner).waits.append(hit[1])
         return hit[1]
 
-    def before_child(self, scope: Scope, stream: int) -> None:
+    def before_child(self, scope: Scope, stream: int, others=()) -> None:
+        deps = scope.parent.deps
+        for other in others:
+            deps.join(stream, other)
         for node in scope.waits:
-            scope.parent.deps.wait(stream, node.pos)
+            deps.wait(stream, node.pos)
 
-    def after_child(self, scope: Scope, node: Node, stream: int) -> None:
+    def after_child(self, scope: Scope, node: Node, stream: int, others=()) -> None:
+        for other in others:   # their later work follows the child's
+            scope.parent.deps.fork(stream, other)
         for event, _ in scope.events.values():
             self.record_event(event, node, stream, scope.parent)
 

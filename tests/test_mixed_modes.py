@@ -11,6 +11,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+from helpers import line_of
 from step_kernels import scaled as scale, summed as add
 
 
@@ -79,3 +80,49 @@ def test_a_streams_helper_keeps_stream_order_as_a_child_of_a_data_graph():
     assert g.nodes[0].regions[0].mode == "streams"
     outer(da, db, dc)
     np.testing.assert_allclose(dc.copy_to_host(), 3 * a)
+
+
+@gt.graph(backend="sim")
+def two_streams(s, side, a, b):
+    scale[1, 4, s](a, 2.0, a)        # a = 2a
+    scale[1, 4, side](b, 3.0, b)     # b = 3b, on the caller's second stream
+
+
+@pytest.mark.parametrize("spelling", ["inline", "s.child"])
+def test_a_data_helper_handed_a_second_stream_of_the_caller_runs_in_its_child_node(spelling):
+    @gt.graph(deps="streams", backend="sim")
+    def outer(s, a, b, c):
+        s2 = s.fork()
+        scale[1, 4, s2](c, 1.0, b)   # b = c, before the helper's b = 3b
+        if spelling == "inline":
+            two_streams(s, s2, a, b)
+        else:
+            s.child(two_streams, s2, a, b)
+        add[1, 4, s2](b, b, c)       # c = 2b, after it
+        s.join(s2)
+
+    a, da, db, dc = _arrays()
+    g = outer.trace(da, db, dc)
+    child = next(n for n in g.nodes if n.kind == "child")
+    assert sorted(g.edges()) == [(0, child.index), (child.index, child.index + 3)]
+    assert gt.check(g) == []
+    for _ in range(6):
+        da, dc = cuda.to_device(a), cuda.to_device(a)
+        outer(da, db, dc)
+        np.testing.assert_allclose(da.copy_to_host(), 2 * a)
+        np.testing.assert_allclose(dc.copy_to_host(), 6 * a)
+
+
+def test_a_stream_of_the_caller_a_child_graph_reaches_otherwise_is_refused_naming_it():
+    @gt.graph(backend="sim")
+    def in_a_list(s, sides, a, b):
+        sides[0].launch(scale, 1, 4, a, 2.0, b)   # reached
+
+    @gt.graph(deps="streams", backend="sim")
+    def outer(s, a, b, c):
+        in_a_list(s, [s.fork()], a, b)
+
+    _, da, db, dc = _arrays()
+    with pytest.raises(gt.StreamError, match="the child graph in_a_list it calls") as e:
+        outer.trace(da, db, dc)
+    assert e.value.source[1] == line_of(__file__, "reached")

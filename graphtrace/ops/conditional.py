@@ -527,21 +527,36 @@ def record_child(stream, function, args, kwargs, source, lead=()):
     mode = getattr(function, "deps", None)
     scope = t.open_region(getattr(function, "__name__", "child"), stream.scope,
                           mode=mode if mode in ("data", "streams") else None)
+    others = [v.index for v in (*args, *kwargs.values()) if _caller_stream(v, stream)]
     try:
-        function(*lead, type(stream)(t, stream.index, scope, stream.target_device), *args,
-                 **kwargs)
+        function(*lead, *_inside(scope, stream, (stream, *args)),
+                 **dict(zip(kwargs, _inside(scope, stream, kwargs.values()))))
     except BaseException:   # caught later, the trace would go on without this node
         t.abandoned.append(("s.child(...)", source))
         raise
     finally:
         region = t.close_region(scope)
     shown = tree_map(lambda v: t.cached_buffer(v) or v if is_array(v) else v, args)
-    t.before_child(scope, stream.index)
+    t.before_child(scope, stream.index, others)
     node = t.record(CHILD, function, shown, _union((region,), []), stream=stream.index,
                     scope=stream.scope, regions=(region,), source=source, index=index,
                     opaque=any(n.opaque for n in region.walk()))
-    t.after_child(scope, node, stream.index)
+    t.after_child(scope, node, stream.index, others)
     return node
+
+
+def _caller_stream(v, stream) -> bool:
+    """Whether ``v``, an argument of a child graph recorded on ``stream``, is a proxy
+    stream of the caller's region: the child records its work on it."""
+    return isinstance(v, type(stream)) and v.scope is stream.scope and \
+        v.tracer() is stream.tracer()
+
+
+def _inside(scope, stream, values) -> list:
+    """``values`` with each proxy stream of the caller's region made the same stream
+    recording into the child's region ``scope``."""
+    return [type(stream)(v.tracer(), v.index, scope, v.target_device)
+            if _caller_stream(v, stream) else v for v in values]
 
 
 class ChildOp(Op):

@@ -1485,3 +1485,106 @@ def test_a_comprehension_over_offsets_fixed_for_the_loop_runs_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [0, 1, 4, 5] and host(n) == [2]
+
+
+# --- numbers a helper changes, or handed on computed from
+
+K = 0
+F = 0.0
+
+
+def _bump_k():
+    global K, F
+    K += 1
+    F += 1.0
+
+
+def _go(body, x):
+    add[1, 4, body](x, K)
+
+
+def _int_bumped_by_helper(s, a, b, n):
+    global K
+    K = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # int bumped by helper
+        _bump_k()
+        add[1, 4, body](a, K)
+        count[1, 1, body](n)
+
+
+def _float_bumped_by_helper(s, a, b, n):
+    global F
+    F = 0.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # float bumped by helper
+        _bump_k()
+        add[1, 4, body](a, F)
+        count[1, 1, body](n)
+
+
+def _int_bumped_launched_in_helper(s, a, b, n):
+    global K
+    K = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # int launched in helper
+        _bump_k()
+        _go(body, a)
+        count[1, 1, body](n)
+
+
+def _counter_converted_first(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # counter converted first
+        k += 1
+        add[1, 4, body](a, float(k))
+        count[1, 1, body](n)
+
+
+def _counter_doubled_after(s, a, b, n):
+    k = 1
+    with s.while_loop(gt.cond(n) < 3) as body:   # counter doubled after
+        add[1, 4, body](a, k * 2)
+        count[1, 1, body](n)
+        k += 1
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_int_bumped_by_helper, "int bumped by helper", "changes K,"),
+    (_float_bumped_by_helper, "float bumped by helper", "changes F,"),
+    (_int_bumped_launched_in_helper, "int launched in helper", "changes K,"),
+    (_counter_converted_first, "counter converted first", "changes k,"),
+    (_counter_doubled_after, "counter doubled after", "changes k,"),
+])
+def test_a_number_a_helper_changes_or_a_kernel_takes_computed_is_refused(
+        program, marker, named):
+    """``bump()`` (``global K; K += 1``) then ``add(x, K)``, here or in a helper
+    launching with ``K``; ``add(x, float(k))``, ``add(x, k * 2)``: the work took
+    the first iteration's value (an int is a shared object, a computed one no
+    number the body holds), where the eager loop takes the next one each time."""
+    _refused_at(program, marker, named)
+
+
+def test_a_number_a_helper_changes_that_reaches_no_work_or_is_clamped_runs_as_eagerly():
+    """``K`` bumped by a helper and only reported (here and by a helper that
+    launches with a constant), and a counter clamped where a kernel takes it
+    (``min(k, 1.0)``: past the bound it changes nothing)."""
+    global K
+    seen = []
+
+    def tagged(body, a, tag):
+        seen.append(tag)
+        add[1, 4, body](a, 1.0)
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        k = 1
+        with s.while_loop(gt.cond(n) < 3) as body:
+            _bump_k()
+            seen.append(f"it {K}")
+            tagged(body, a, f"it {K}")
+            k += 1
+            add[1, 4, body](a, min(k, 1.0))
+            count[1, 1, body](n)
+
+    K = 0
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [6, 7, 8, 9] and host(n) == [3] and seen == ["it 1", "it 1"]

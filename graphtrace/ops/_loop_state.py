@@ -45,6 +45,11 @@ a slice, by its values). ``refuse`` compares them when the body is closed:
   work (``k += 1`` then ``step(body, x, k)``) takes it where that work holds its
   new value or the function indexes or sizes by the parameter it fills
   (``bufs[k % 2]`` there); a helper recording nothing (``log(f"it {k}")``) not.
+  A number computed from it (``add(x, float(k))``, ``add(x, k * 2)``; not a
+  clamp, ``min(k, 3)``) is taken where a call on a line of the body's work
+  hands it on, in the body's code (also a global a helper changes,
+  ``bump()`` then ``add(x, K)``), or in a helper the body calls that reads it
+  by its own global or closure name (``go(body, x)`` launching with ``K``).
 """
 from __future__ import annotations
 
@@ -164,6 +169,7 @@ class LoopState:
         self.frame, self.fn, self.bound, self.extra = None, None, None, {}
         self.made = made
         self.owners: dict = {}   # a helper's root -> (the helper, its name there)
+        self.now: dict = {}      # the roots when the body is closed
         if body is not None:
             self.fn, self.bound, self.extra = _function(body)
         if self.fn is None:
@@ -222,7 +228,8 @@ class LoopState:
         the next iteration reads (the module's rules)."""
         if self.fn is None and self.frame is None:
             return
-        after = self._snapshot(self._roots())
+        self.now = self._roots()   # what the names hold now
+        after = self._snapshot(self.now)
         changed = [p for p, old in self.before.items() if p in after and
                    _changed(old, after[p])]
         if not changed:
@@ -263,7 +270,8 @@ class LoopState:
             elif read is True and (old in sizes or new in sizes) and region.sizes_with(p):
                 hits.append((p, "size"))   # body.zeros(m)
             elif (type(old), old) in recorded or read is True and region.indexes_with(p) or \
-                    self._took(region, p, [new], read, recorded, regions):
+                    self._took(region, p, [new], read, recorded, regions) or \
+                    self._hands_on(region, p, read, regions):
                 hits.append((p, "number"))
         if hits:
             raise ArgumentError(_message(hits, what), source)
@@ -286,6 +294,38 @@ class LoopState:
             return False
         return region.calls_with(None, path) if read is True else \
             read is None and self._helper_carries(path)
+
+    def _hands_on(self, region, path: tuple, read, regions) -> bool:
+        """Whether the body's work takes what is computed from the slot at ``path``
+        however (``add(x, k * 2)``, ``add(x, float(k))``; not a clamp,
+        ``min(k, 3)``): a call on a line where some of the body's work was
+        recorded takes it, in the body's code, read first there (also ``add(x, K)``
+        after ``bump()`` set the global ``K``), or in a function of the program's
+        the body calls, which reads it first by its own name for it (a global, a
+        closure's cell: ``go(body, x)`` launching with ``K``)."""
+        sources = {n.source for r in regions for n in r.walk()}
+        file = self._code()[0].co_filename
+        if read is True and region.takes_on({line for f, line in sources if f == file}, path):
+            return True
+        for fn, own, held in self._callees(region, path, sources):
+            lines = {line for f, line in sources if f == fn.__code__.co_filename}
+            if any(own.carried(q) is True and own.takes_on(lines, q) for q in held):
+                return True
+        return False
+
+    def _callees(self, region, path: tuple, sources: set):
+        """``(function, its _Region, the paths it reads the slot at path by)`` for
+        the functions of the program's that calls of the body make and that
+        recorded some of its work: the global or closure name it holds it by."""
+        for _, callee, _ in region.passes:
+            fn = _resolve(self.scope, callee)
+            fn = getattr(fn, "__func__", fn)
+            if not isinstance(fn, types.FunctionType) or not sources & _lines(fn):
+                continue
+            held = [(n,) + path[1:] for n, v in _named(fn).items() if v is self.now.get(
+                path[0], MISSING) and (n == path[0] or path[0] == f"{callee[0]}.<{n}>")]
+            if held:
+                yield fn, _Region((fn.__code__, -1, 1 << 62), dict(fn.__globals__)), held
 
     def _handed(self, region, path: tuple, values: list, regions, recorded: dict) -> bool:
         """Whether a call of the body hands the slot at ``path``, after the body
@@ -338,6 +378,16 @@ def _lines(fn, depth: int = 2) -> set:
         for v in cells + [fn.__globals__.get(g) for g in _global_names(fn.__code__)]:
             if type(v) is types.FunctionType and v is not fn:
                 out |= _lines(v, depth - 1)
+    return out
+
+
+def _named(fn) -> dict:
+    """The globals and the filled closure cells the code of ``fn`` names: name ->
+    what it holds."""
+    code = fn.__code__
+    out = {g: fn.__globals__[g] for g in _global_names(code) if g in fn.__globals__}
+    out.update((name, cell.cell_contents) for name, cell in
+               zip(code.co_freevars, fn.__closure__ or ()) if _filled(cell))
     return out
 
 
@@ -519,6 +569,19 @@ def _arguments(code_ins: list, i: int, n: int, stored: set, made: dict) -> dict:
     return out
 
 
+def _handed_on(code_ins: list, i: int, n: int, stored: set, made: dict) -> set:
+    """What the arguments of the call ``code_ins[i]`` read, but those a clamp
+    computes (``min(k, 3)``: past its bound, the number changes it no more)."""
+    if code_ins[i].opname == "CALL_FUNCTION_EX":
+        return _read_by(code_ins, i, n, stored, made)
+    out: set = set()
+    for m in range(n):
+        end = _begin(code_ins, i, n - m - 1)[0]
+        if not _settles(code_ins, end, _CLAMPS):
+            out |= _read_by(code_ins, end, 1, stored, made)
+    return out
+
+
 def _iterated(code_ins: list, f: int, stored: set, made: dict) -> set:
     """What the iterable of the loop whose ``FOR_ITER`` is ``code_ins[f]`` reads
     (``for o in offs``: offs): the items its target takes."""
@@ -529,6 +592,7 @@ def _iterated(code_ins: list, f: int, stored: set, made: dict) -> set:
 
 
 _SETTLING = frozenset({"min", "max", "abs", "round", "int", "float", "bool"})
+_CLAMPS = frozenset({"min", "max"})
 
 
 def _taken(ins) -> int:
@@ -539,12 +603,12 @@ def _taken(ins) -> int:
     return ins.arg + _CALLS[ins.opname]
 
 
-def _settles(code_ins: list, i: int) -> bool:
-    """Whether the value ``code_ins[i]`` stores is one of ``_SETTLING``'s builtins
+def _settles(code_ins: list, i: int, builtins=_SETTLING) -> bool:
+    """Whether the value ``code_ins[i]`` stores (or takes) is one of ``builtins``
     called on names and constants (``blocks = min(blocks, 1)``): set so again
     from what it became, it stays."""
     start = _begin(code_ins, i, 1)[0]
-    return code_ins[start].opname == "LOAD_GLOBAL" and code_ins[start].argval in _SETTLING \
+    return code_ins[start].opname == "LOAD_GLOBAL" and code_ins[start].argval in builtins \
         and code_ins[i - 1].opname in _CALLS and all(
             c.opname in _LOADS or c.opname in _CONSTS or c.opname in _ATTR_LOADS or
             c.opname in _CALLS or c.opname in ("KW_NAMES", "PUSH_NULL")
@@ -659,6 +723,7 @@ class _Region:
         self.calls: dict = {}        # line -> the stored paths its calls' arguments read
         self.whole: set = set()      # paths read whole before stored (b.zeros(shape))
         self.passes: list = []       # (line, callee's path, {parameter: what it reads})
+        self.takes: dict = {}        # line -> what its calls' arguments read (but a clamp's)
         self.held = {_holder(code_ins, i) for i, ins in enumerate(code_ins)   # loads of
                      if lo < ins.offset < hi}                  # what a step takes (st of st.k)
         stored: set = set()          # the paths stored so far
@@ -740,6 +805,9 @@ class _Region:
             q[-1] == _WHOLE and any(_within(q[:-1], p) for p in stored))
         j = _begin(code_ins, i, n)[0]
         callee = code_ins[j - 1] if j > 0 else None
+        if callee is None or callee.opname != "LOAD_GLOBAL" or callee.argval not in _CLAMPS:
+            self.takes.setdefault(code_ins[i].positions.lineno, set()).update(
+                _handed_on(code_ins, i, n, stored, made))
         path = _chain(code_ins, j - 1) if j > 0 else None
         if path is not None and code_ins[i].opname != "CALL_FUNCTION_EX":
             self.passes.append((code_ins[i].positions.lineno, path,
@@ -797,6 +865,12 @@ class _Region:
         lines = self.calls.values() if line is None else (self.calls.get(line, ()),)
         return any(q[:len(path)] == path or q[-1] == _WHOLE and _within(q[:-1], path)
                    for read in lines for q in read)   # (ts[0] += dt then add(x, *ts))
+
+    def takes_on(self, lines: set, path: tuple) -> bool:
+        """Whether a call of the code on one of ``lines`` takes what an argument
+        computes from the slot at ``path`` (``add(x, K)``, ``add(x, k * 2)``,
+        ``step(body, x, float(k))``; not a clamp, ``min(k, 3)``)."""
+        return any(_reads(self.takes.get(line, ()), path) for line in lines)
 
     def sizes_with(self, path: tuple) -> bool:
         """Whether the body sizes a temporary by the slot at ``path``

@@ -1588,3 +1588,54 @@ def test_a_number_a_helper_changes_that_reaches_no_work_or_is_clamped_runs_as_ea
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [6, 7, 8, 9] and host(n) == [3] and seen == ["it 1", "it 1"]
+
+
+def _counter_converted_to_helper(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # counter converted to helper
+        k += 1
+        _step(body, a, float(k))
+        count[1, 1, body](n)
+
+
+def _counter_doubled_to_helper(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # counter doubled to helper
+        k += 1
+        _step(body, a, k * 2)
+        count[1, 1, body](n)
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_counter_converted_to_helper, "counter converted to helper", "changes k,"),
+    (_counter_doubled_to_helper, "counter doubled to helper", "changes k,"),
+])
+def test_a_number_a_helper_launches_with_computed_from_a_counter_is_refused(
+        program, marker, named):
+    """``k += 1`` then ``step(body, x, float(k))`` or ``step(body, x, k * 2)``,
+    where ``step`` launches with its parameter: a number the helper's work holds
+    is not ``k``'s, but it is computed from it in each eager iteration."""
+    _refused_at(program, marker, named)
+
+
+def test_a_helper_handed_a_clamped_counter_or_a_tag_made_from_it_runs_as_eagerly():
+    """``step(body, a, min(k, 1.0))`` (past its bound it changes nothing) and
+    ``tagged(body, a, f"it {k * 2}")``, a helper taking the counter only as text."""
+    seen = []
+
+    def tagged(body, a, tag):
+        seen.append(tag)
+        add[1, 4, body](a, 1.0)
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        k = 1
+        with s.while_loop(gt.cond(n) < 3) as body:
+            k += 1
+            _step(body, a, min(k, 1.0))
+            tagged(body, a, f"it {k * 2}")
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [6, 7, 8, 9] and host(n) == [3] and seen == ["it 4"]

@@ -49,7 +49,8 @@ a slice, by its values). ``refuse`` compares them when the body is closed:
   clamp, ``min(k, 3)``) is taken where a call on a line of the body's work
   hands it on, in the body's code (also a global a helper changes,
   ``bump()`` then ``add(x, K)``), or in a helper the body calls that reads it
-  by its own global or closure name (``go(body, x)`` launching with ``K``).
+  by the parameter a call of the body fills with it (``step(body, x, k * 2)``)
+  or by its own global or closure name (``go(body, x)`` launching with ``K``).
 """
 from __future__ import annotations
 
@@ -301,31 +302,44 @@ class LoopState:
         ``min(k, 3)``): a call on a line where some of the body's work was
         recorded takes it, in the body's code, read first there (also ``add(x, K)``
         after ``bump()`` set the global ``K``), or in a function of the program's
-        the body calls, which reads it first by its own name for it (a global, a
-        closure's cell: ``go(body, x)`` launching with ``K``)."""
+        the body calls, which reads it first by the parameter a call of the body
+        fills with it (``step(body, x, float(k))``) or by its own name for it (a
+        global, a closure's cell: ``go(body, x)`` launching with ``K``)."""
         sources = {n.source for r in regions for n in r.walk()}
         file = self._code()[0].co_filename
         if read is True and region.takes_on({line for f, line in sources if f == file}, path):
             return True
-        for fn, own, held in self._callees(region, path, sources):
+        for fn, own, held in self._callees(region, path, sources, clamps=False):
             lines = {line for f, line in sources if f == fn.__code__.co_filename}
             if any(own.carried(q) is True and own.takes_on(lines, q) for q in held):
                 return True
         return False
 
-    def _callees(self, region, path: tuple, sources: set):
+    def _callees(self, region, path: tuple, sources: set, clamps: bool = True):
         """``(function, its _Region, the paths it reads the slot at path by)`` for
         the functions of the program's that calls of the body make and that
-        recorded some of its work: the global or closure name it holds it by."""
-        for _, callee, _ in region.passes:
+        recorded some of its work: the parameters the call fills with what it
+        reads from the slot (``clamps`` False: not through ``min(k, 3)``), and
+        the global or closure name it holds it by."""
+        for _, callee, args, unclamped in region.passes:
+            args = args if clamps else unclamped
             fn = _resolve(self.scope, callee)
+            bound = isinstance(fn, types.MethodType)
             fn = getattr(fn, "__func__", fn)
             if not isinstance(fn, types.FunctionType) or not sources & _lines(fn):
                 continue
-            held = [(n,) + path[1:] for n, v in _named(fn).items() if v is self.now.get(
+            code = fn.__code__
+            names = code.co_varnames[bound:code.co_argcount + code.co_kwonlyargcount]
+            params = [key for key, reads in args.items() if any(
+                q[:len(path)] == path or q[-1] == _WHOLE and _within(q[:-1], path)
+                for q in reads)]
+            held = [(p,) for p in (names if None in params else [
+                p if type(p) is str else names[p] for p in params
+                if type(p) is str or p < len(names)])]
+            held += [(n,) + path[1:] for n, v in _named(fn).items() if v is self.now.get(
                 path[0], MISSING) and (n == path[0] or path[0] == f"{callee[0]}.<{n}>")]
             if held:
-                yield fn, _Region((fn.__code__, -1, 1 << 62), dict(fn.__globals__)), held
+                yield fn, _Region((code, -1, 1 << 62), dict(fn.__globals__)), held
 
     def _handed(self, region, path: tuple, values: list, regions, recorded: dict) -> bool:
         """Whether a call of the body hands the slot at ``path``, after the body
@@ -334,26 +348,11 @@ class LoopState:
         ``step(body, x, k)``), or by indexing or sizing with the parameter it
         fills (``bufs[k % 2]`` in the helper)."""
         sources = {n.source for r in regions for n in r.walk()}
-        for _, callee, args in region.passes:
-            params = [key for key, reads in args.items() if any(
-                q[:len(path)] == path or q[-1] == _WHOLE and _within(q[:-1], path)
-                for q in reads)]
-            fn = _resolve(self.scope, callee)
-            bound = isinstance(fn, types.MethodType)
-            fn = getattr(fn, "__func__", fn)
-            if not params or not isinstance(fn, types.FunctionType) or \
-                    not sources & _lines(fn):
-                continue
+        for fn, own, held in self._callees(region, path, sources):
             inside = sources & _lines(fn)
             if any(src in inside for v in values for src in recorded.get((type(v), v), ())):
                 return True
-            code = fn.__code__
-            names = code.co_varnames[bound:code.co_argcount + code.co_kwonlyargcount]
-            own = _Region((code, -1, 1 << 62), dict(fn.__globals__))
-            if any(own.indexes_with((p,)) or own.sizes_with((p,)) for p in (
-                    names if None in params else
-                    [p if type(p) is str else names[p] for p in params if
-                     type(p) is str or p < len(names)])):
+            if any(own.indexes_with(q) or own.sizes_with(q) for q in held):
                 return True
         return False
 
@@ -554,9 +553,12 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
     return kept
 
 
-def _arguments(code_ins: list, i: int, n: int, stored: set, made: dict) -> dict:
+def _arguments(code_ins: list, i: int, n: int, stored: set, made: dict,
+               clamps: bool = True) -> dict:
     """What each argument of the call ``code_ins[i]`` reads, by the parameter it
-    fills: its position, or its keyword (None where the keywords are unknown)."""
+    fills: its position, or its keyword (None where the keywords are unknown);
+    with ``clamps`` False, but those a clamp computes (``min(k, 3)``: past its
+    bound, the number changes it no more)."""
     kw = next((c.argval for c in code_ins[max(i - 2, 0):i] if c.opname == "KW_NAMES"), ())
     if code_ins[i].opname == "CALL_KW":
         kw, n = code_ins[i - 1].argval, n - 1
@@ -565,21 +567,17 @@ def _arguments(code_ins: list, i: int, n: int, stored: set, made: dict) -> dict:
     for m in range(n):
         end = _begin(code_ins, i, n - m - 1)[0]
         key = m if m < n - named else kw[m - n + named] if isinstance(kw, tuple) else None
-        out.setdefault(key, set()).update(_read_by(code_ins, end, 1, stored, made))
+        if clamps or not _settles(code_ins, end, _CLAMPS):
+            out.setdefault(key, set()).update(_read_by(code_ins, end, 1, stored, made))
     return out
 
 
 def _handed_on(code_ins: list, i: int, n: int, stored: set, made: dict) -> set:
     """What the arguments of the call ``code_ins[i]`` read, but those a clamp
-    computes (``min(k, 3)``: past its bound, the number changes it no more)."""
+    computes."""
     if code_ins[i].opname == "CALL_FUNCTION_EX":
         return _read_by(code_ins, i, n, stored, made)
-    out: set = set()
-    for m in range(n):
-        end = _begin(code_ins, i, n - m - 1)[0]
-        if not _settles(code_ins, end, _CLAMPS):
-            out |= _read_by(code_ins, end, 1, stored, made)
-    return out
+    return set().union(*_arguments(code_ins, i, n, stored, made, False).values())
 
 
 def _iterated(code_ins: list, f: int, stored: set, made: dict) -> set:
@@ -722,7 +720,8 @@ class _Region:
         self.first: dict = {}        # path -> "load" or "store", whichever comes first
         self.calls: dict = {}        # line -> the stored paths its calls' arguments read
         self.whole: set = set()      # paths read whole before stored (b.zeros(shape))
-        self.passes: list = []       # (line, callee's path, {parameter: what it reads})
+        self.passes: list = []       # (line, callee's path, {parameter: what it reads},
+        #                              the same but for the arguments clamps compute)
         self.takes: dict = {}        # line -> what its calls' arguments read (but a clamp's)
         self.held = {_holder(code_ins, i) for i, ins in enumerate(code_ins)   # loads of
                      if lo < ins.offset < hi}                  # what a step takes (st of st.k)
@@ -811,7 +810,8 @@ class _Region:
         path = _chain(code_ins, j - 1) if j > 0 else None
         if path is not None and code_ins[i].opname != "CALL_FUNCTION_EX":
             self.passes.append((code_ins[i].positions.lineno, path,
-                                _arguments(code_ins, i, n, stored, made)))
+                                _arguments(code_ins, i, n, stored, made),
+                                _arguments(code_ins, i, n, stored, made, False)))
         if callee is not None and callee.opname in _ATTR_LOADS:
             if callee.argval in _MAKERS and self._on_stream(code_ins, j - 1, stored):
                 self.sized |= _read_by(code_ins, i, n, stored, made)

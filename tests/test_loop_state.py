@@ -1639,3 +1639,69 @@ def test_a_helper_handed_a_clamped_counter_or_a_tag_made_from_it_runs_as_eagerly
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [6, 7, 8, 9] and host(n) == [3] and seen == ["it 4"]
+
+
+# --- lengths of containers a body changes
+
+def _temporary_sized_by_a_length(s, a, b, n):
+    seen = []
+    with s.while_loop(gt.cond(n) < 3) as body:   # temporary sized by a length
+        seen.append(0)
+        t = body.zeros(len(seen), np.float32)
+        shift[1, 4, body](a, t)
+        count[1, 1, body](n)
+
+
+def _grid_sized_by_a_length(s, a, b, n):
+    seen = [0]
+    with s.while_loop(gt.cond(n) < 3) as body:   # grid sized by a length
+        add[len(seen), 1, body](a, 1.0)
+        count[1, 1, body](n)
+        seen.append(0)
+
+
+def _window_by_a_length(s, a, b, n):
+    seen = []
+    with s.while_loop(gt.cond(n) < 3) as body:   # window by a length
+        seen.append(0)
+        add[1, 4, body](a[:len(seen)], 1.0)
+        count[1, 1, body](n)
+
+
+def _length_to_helper(s, a, b, n):
+    seen = {}
+    with s.while_loop(gt.cond(n) < 3) as body:   # length to helper
+        seen[len(seen)] = 0
+        _step(body, a, float(len(seen)))
+        count[1, 1, body](n)
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_temporary_sized_by_a_length, "temporary sized by a length", "changes len(seen),"),
+    (_grid_sized_by_a_length, "grid sized by a length", "changes len(seen),"),
+    (_window_by_a_length, "window by a length", "changes len(seen),"),
+    (_length_to_helper, "length to helper", "changes len(seen),"),
+])
+def test_a_length_a_body_changes_and_its_work_takes_is_refused(program, marker, named):
+    """``seen.append(0)`` then ``body.zeros(len(seen))``, ``k[len(seen), 1, body]``,
+    ``a[:len(seen)]`` or a helper launching with ``float(len(seen))``: the eager
+    loop's work grows with the list each iteration, the graph's stays the first."""
+    _refused_at(program, marker, named)
+
+
+def test_a_list_appended_to_whose_length_reaches_no_work_runs_as_eagerly():
+    """A list the body appends to, reports the length of and reads the first item
+    of: nothing the device does depends on its length."""
+    items, report = [1.0], []
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        with s.while_loop(gt.cond(n) < 3) as body:
+            items.append(float(len(items)))
+            report.append(f"{len(items)} items")
+            add[1, 4, body](a, items[0])
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 4, 5, 6] and host(n) == [3] and report == ["2 items"]

@@ -13,7 +13,8 @@ the globals the code names, the closures and globals of the functions it calls
 by name, and the items and attributes of the lists, tuples, deques, dicts and
 objects of the program's own these hold, ``_DEPTH`` levels deep, where they
 hold arrays or numbers (a small host array of integers, such as indices, and
-a slice, by its values). ``refuse`` compares them when the body is closed:
+a slice, by its values), and the lengths of those containers. ``refuse``
+compares them when the body is closed:
 
 - an array slot changed (another array, not the same view made again) where
   the old or the new one is the trace's, which the body reads before it
@@ -50,7 +51,10 @@ a slice, by its values). ``refuse`` compares them when the body is closed:
   hands it on, in the body's code (also a global a helper changes,
   ``bump()`` then ``add(x, K)``), or in a helper the body calls that reads it
   by the parameter a call of the body fills with it (``step(body, x, k * 2)``)
-  or by its own global or closure name (``go(body, x)`` launching with ``K``).
+  or by its own global or closure name (``go(body, x)`` launching with ``K``);
+- a container's length changed (``lst.append(0)``) where the body sizes or
+  indexes by it or its work takes it so (``body.zeros(len(lst))``,
+  ``a[:len(lst)]``, ``k[len(lst), 32, body]``, ``add(x, len(lst))``).
 """
 from __future__ import annotations
 
@@ -268,6 +272,10 @@ class LoopState:
                 if (read is True or swapped) and any(   # before: a swap, a rotation
                         is_array(x) and t.cached_buffer(x) is not None for x in (old, new)):
                     hits.append((p, "array"))
+            elif p[-1] == _LEN:   # lst.append(0) then body.zeros(len(lst)), a[:len(lst)]
+                if read is True and (region.sizes_with(p) or region.indexes_with(p)) or \
+                        self._hands_on(region, p, read, regions):
+                    hits.append((p, "size" if region.sizes_with(p) else "number"))
             elif read is True and (old in sizes or new in sizes) and region.sizes_with(p):
                 hits.append((p, "size"))   # body.zeros(m)
             elif (type(old), old) in recorded or read is True and region.indexes_with(p) or \
@@ -428,6 +436,8 @@ def _slots(root, name: str) -> dict:
                 continue
             if len(path) >= _DEPTH:
                 continue
+            if t in (list, tuple, deque, dict):   # lst.append(0) with x[:len(lst)]
+                out[path + (_LEN,)] = (len(v), None, (id(v), _LEN))
             if t is list or t is tuple or t is deque:
                 items = enumerate(v) if len(v) <= _MAX_ITEMS else ()
                 below += [(x, path + (("[]", i),), (id(v), ("[]", i))) for i, x in items]
@@ -614,6 +624,7 @@ def _settles(code_ins: list, i: int, builtins=_SETTLING) -> bool:
 
 
 _WHOLE = ("*", "all")   # after a path: the slot taken whole, with all it holds
+_LEN = ("len", None)    # after a container's path: its length
 
 
 def _holder(code_ins: list, j: int) -> int:
@@ -948,5 +959,6 @@ def _message(hits: list, what: str) -> str:
 def _label(path: tuple) -> str:
     out = str(path[0])
     for kind, key in path[1:]:
-        out += f".{key}" if kind == "." else f"[{key!r}]"
+        out = f"len({out})" if kind == "len" else out + (
+            f".{key}" if kind == "." else f"[{key!r}]")
     return out

@@ -23,7 +23,7 @@ from functools import partial
 
 import numpy as np
 
-from .buffers import _Intent, as_buffer, is_array
+from .buffers import _Intent, as_buffer, geometry_reader, is_array
 from .errors import ArgumentError
 from .held import loaded_names
 from .holding import Holdings, Loaded
@@ -34,7 +34,7 @@ from .scalar import same_value, value_key
 from .tree import children, rebuild
 
 __all__ = ["walk", "path_str", "Call", "Identity", "key_objects", "snapshot", "same_call",
-           "alias_pattern", "copies", "changed_copies"]
+           "geometry_check", "alias_pattern", "copies", "changed_copies"]
 
 
 def _is_number(v) -> bool:
@@ -501,12 +501,16 @@ _HOLDINGS = weakref.WeakKeyDictionary()   # a function passed as an argument -> 
 
 
 def snapshot(value):
-    """What the call shortcut compares an argument with next time; an object of the
+    """What the call shortcut compares an argument with next time; an array whose
+    geometry can change in place by its ``_Geometry``; an object of the
     program's own (a config, ``_settings``), a class or module of its own (``Cfg.lr``
     set anew) or a partial holding arguments (a list changed in place) never
     compares the same: the full check reads its values again."""
     if isinstance(value, (list, tuple, dict)):
         return _Snap(value)
+    read = geometry_reader(value)
+    if read is not None:
+        return _Geometry(value, read)
     return _CHANGED if own_object(value) or type(value) is partial and \
         (value.args or value.keywords) or callable(value) and _function_values(value) \
         or isinstance(value, type) and own_class(value) or \
@@ -514,6 +518,38 @@ def snapshot(value):
 
 
 _CHANGED = object()
+
+
+class _Geometry:
+    """An array the call shortcut compares by identity and by the geometry the key
+    read (``geometry_reader``): one reshaped in place (``h.shape = (2, 8)``, the
+    same object) is another call."""
+
+    __slots__ = ("obj", "read", "was")
+
+    def __init__(self, obj, read):
+        self.obj, self.read, self.was = obj, read, read(obj)
+
+    def holds(self, x) -> bool:
+        return x is self.obj and self.read(x) == self.was
+
+
+def geometry_check(snaps):
+    """``(reads, was)``: for the call shortcut to compare at once, a read of each
+    array the snapshots hold whose geometry can change in place (``_Geometry``, at
+    any depth), and what each gave; None where they hold none."""
+    found = _geometries(snaps, [])
+    return (tuple(partial(g.read, g.obj) for g in found), tuple(g.was for g in found)) \
+        if found else None
+
+
+def _geometries(snaps, out: list) -> list:
+    for snap in snaps:
+        if type(snap) is _Geometry:
+            out.append(snap)
+        elif type(snap) is _Snap:
+            _geometries(snap.items, out)
+    return out
 
 
 def changeable(snap) -> bool:
@@ -538,6 +574,8 @@ def _same(x, snap) -> bool:
         if all(map(operator.is_, x, snap.items)):   # the usual case, checked in C
             return True
         return all(_same(a, b) for a, b in zip(x, snap.items))
+    if type(snap) is _Geometry:
+        return snap.holds(x)
     return x is snap or (isinstance(x, _IMMUTABLE) and type(x) is type(snap) and
                          same_value(x, snap))
 
@@ -550,7 +588,7 @@ def same_call(args: tuple, kwargs: dict, snap) -> bool:
     for x, y in zip(args, sargs):
         if x is y:
             continue   # never true for a container: its snapshot is a new object
-        if type(y) is _Snap:
+        if type(y) is _Snap or type(y) is _Geometry:
             if not _same(x, y):
                 return False
         elif not (isinstance(x, _IMMUTABLE) and type(x) is type(y) and same_value(x, y)):

@@ -22,7 +22,7 @@ from . import _driver
 from .errors import ArgumentError
 
 __all__ = ["Buffer", "as_buffer", "interface_of", "device_buffer", "is_array", "pinned_empty",
-           "sim_device", "In", "Out", "InOut", "unwrap_intent"]
+           "sim_device", "In", "Out", "InOut", "unwrap_intent", "geometry_reader"]
 
 HOST = -1  # ``Buffer.device`` of host memory
 
@@ -392,6 +392,45 @@ def _is_numba_array_type(t) -> bool:
         getattr(t, name, None) is getattr(base, name, None)
         for name in ("__cuda_array_interface__", "device_ctypes_pointer", "shape",
                      "strides", "dtype"))
+
+
+# What of an array's geometry changes in place, read at once (C, no frame): a numpy
+# array's shape, strides and dtype (set), a cupy array's shape (set, its strides with it)
+_numpy_view = operator.attrgetter("shape", "strides", "dtype")
+_cupy_geometry = operator.attrgetter("shape", "strides")
+
+
+def _numpy_owner(a) -> tuple:
+    """A numpy array's geometry, and the address of one owning its memory, which
+    ``resize(refcheck=False)`` moves."""
+    return a.shape, a.strides, a.dtype, a.__array_interface__["data"][0]
+
+
+def _torch_geometry(t) -> tuple:
+    """A torch tensor's address, shape, strides and dtype (``set_``, ``resize_``)."""
+    return t.data_ptr(), t.shape, t.stride(), t.dtype
+
+
+def _geometry_reader_of(t: type):
+    torch = sys.modules.get("torch")
+    return _numpy_view if issubclass(t, np.ndarray) else \
+        _cupy_geometry if _is_cupy_array_type(t) else \
+        _torch_geometry if torch is not None and issubclass(t, torch.Tensor) else None
+
+
+_geometry_readers: dict = {}   # type -> geometry_reader's function for it, decided once
+
+
+def geometry_reader(obj):
+    """The cheapest function reading what of array ``obj``'s geometry can change with
+    the object kept (``h.shape = (2, 8)``, ``t.resize_(8)``): one of the above, the
+    address only where numpy can move it; None where nothing can (numba's device
+    arrays, the simulator's, any other object)."""
+    t = type(obj)
+    read = _geometry_readers.get(t, False)
+    if read is False:
+        read = _geometry_readers[t] = _geometry_reader_of(t)
+    return _numpy_owner if read is _numpy_view and obj.flags.owndata else read
 
 
 def is_array(obj) -> bool:

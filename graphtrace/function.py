@@ -24,8 +24,8 @@ import numpy as np
 from . import log
 from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
-from .arguments import (Call, changeable, changed_copies, copies, path_str, same_call,
-                        snapshot, walk)
+from .arguments import (Call, changeable, changed_copies, copies, geometry_check, path_str,
+                        same_call, snapshot, walk)
 from .backend import is_stream, resolve, runnable
 from .buffers import is_array
 from .chains import item_change_line
@@ -502,7 +502,8 @@ class GraphFunction:
                 same = all(map(is_, args, fast[0])) and \
                     all(map(is_, map(_call, fast[2]), fast[3])) and \
                     self.backend is fast[4] and _BACKEND == fast[5] and \
-                    getattr(STATE, "tracer", None) is None
+                    getattr(STATE, "tracer", None) is None and \
+                    (fast[10] is None or tuple(map(_call, fast[10][0])) == fast[10][1])
             except ValueError:   # a closure cell emptied since: the full check says
                 same = False
             for i, kind, items in fast[1]:   # container arguments: what they hold
@@ -601,7 +602,8 @@ class GraphFunction:
 
     def _fast_check(self, args, snap, entry, chosen):
         """What ``__call__`` compares a call with to launch at once: the last call's
-        argument objects, the objects the names it reaches held (helpers, values,
+        argument objects (and the geometry of those an array's own code can reshape
+        in place: ``arguments._Geometry``), the objects the names it reaches held (helpers, values,
         arrays, and for a name holding a container of arrays what its leaves depend
         on: ``reach.watch``),
         its backend. Container arguments: the items of a flat list or tuple, what
@@ -641,7 +643,8 @@ class GraphFunction:
         if any(type(v) in _CHANGING for v in held):   # a set read off CFG["coefs"]:
             return None   # changed in place, the same object (the full check reads it)
         return (args, tuple(flat), getters, held, self.backend, _BACKEND,
-                "stream" not in self._own_keywords, entry, snap, deep)
+                "stream" not in self._own_keywords, entry, snap, deep,
+                geometry_check(snap[0]))
 
     def _reached_same(self, args, reached) -> bool:
         """Whether the arrays and helpers reached by name (and a method's ``self``

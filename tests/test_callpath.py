@@ -3,8 +3,10 @@ import copy
 import functools
 import gc
 import math
+import sys
 import threading
 import types
+import warnings
 import weakref
 
 import numpy as np
@@ -1271,3 +1273,70 @@ def test_clear_cache_starts_the_counts_again():
     assert f.cache_info() == (0, 0, f.maxsize, 0)
     f(2.0, x, y)
     assert f.cache_info()[:2] == (0, 1)
+
+
+def _reshaping_function(seen):
+    @gt.graph(backend="sim")
+    def f(s, h):
+        h = h[0] if isinstance(h, list) else h
+        s.host(lambda a: seen.append((a.shape, a.dtype, a.__array_interface__["data"][0])), h)
+    return f
+
+
+def _set_strides(h):
+    with warnings.catch_warnings():   # deprecated by numpy 2.4, still allowed
+        warnings.simplefilter("ignore", DeprecationWarning)
+        h.strides = (8, 32)
+
+
+def _resize_away(h):
+    h.resize(1 << 20, refcheck=False)   # grown past malloc's mmap threshold, then shrunk:
+    h.resize(16, refcheck=False)        # the same shape at another address
+
+
+@pytest.mark.parametrize("change", [
+    lambda h: setattr(h, "shape", (2, 8)), lambda h: setattr(h, "dtype", np.int64),
+    _set_strides, lambda h: h.resize(32, refcheck=False), _resize_away])
+@pytest.mark.parametrize("call", [lambda f, h: f(h), lambda f, h: f(h=h),
+                                  lambda f, h: f([h])])
+def test_an_array_reshaped_in_place_is_another_call(change, call):
+    seen = []
+    f = _reshaping_function(seen)
+    h = np.zeros(16).reshape(4, 4) if change is _set_strides else np.zeros(16)
+    call(f, h)
+    call(f, h)   # the shortcut made: the very same array
+    change(h)
+    call(f, h)
+    assert seen[-1] == (h.shape, h.dtype, h.__array_interface__["data"][0])
+    assert f.cache_info().misses == (1 if change is _resize_away else 2)   # moved: rebound
+
+
+class _Reshapable:
+    """A cupy array or torch tensor as far as the call shortcut reads it."""
+
+    def __init__(self):
+        self.shape, self.strides, self.dtype, self.ptr = (16,), (8,), np.dtype("f8"), 1 << 40
+
+    def data_ptr(self):   # torch's
+        return self.ptr
+
+    def stride(self):
+        return tuple(s // 8 for s in self.strides)
+
+
+@pytest.mark.parametrize("library,name", [("cupy", "ndarray"), ("torch", "Tensor")])
+@pytest.mark.parametrize("change", [dict(shape=(2, 8), strides=(64, 8)), dict(ptr=1 << 41)])
+def test_a_device_array_reshaped_in_place_is_not_the_same_call(library, name, change,
+                                                               monkeypatch):
+    """cupy's shape is set in place; torch's set_ and resize_ change all of it."""
+    from graphtrace.arguments import geometry_check, same_call, snapshot
+    module = types.ModuleType(library)
+    setattr(module, name, type(name, (_Reshapable,), {}))
+    monkeypatch.setitem(sys.modules, library, module)
+    x = getattr(module, name)()
+    snap = ((snapshot(x),), None)
+    reads, was = geometry_check(snap[0])
+    assert same_call((x,), {}, snap) and tuple(r() for r in reads) == was
+    vars(x).update(change)
+    moved = library == "cupy" and "ptr" in change   # a cupy array's address is fixed
+    assert same_call((x,), {}, snap) is moved and (tuple(r() for r in reads) == was) is moved

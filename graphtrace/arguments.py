@@ -3,8 +3,8 @@ pattern, and the snapshots the repeated-call shortcut compares by identity.
 
 Arguments are flattened like a pytree: arrays, numbers, and lists, tuples
 and dicts of them. Arrays are traced as they are; numbers become dynamic
-``Scalar`` parameters unless named in ``static=``; bools and any other
-hashable value are static; an object of the program's own (a config) is keyed
+``Scalar`` parameters unless named in ``static=``; bools, slices (by value)
+and any other hashable value are static; an object of the program's own (a config) is keyed
 by what the code reads off it (``_object_key``). The cache key is the abstract signature: per
 array its type, shape, strides, dtype and device; per number its type; per
 static value the value itself; which arrays share memory, and how; and the
@@ -85,6 +85,9 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
             "pass the array itself to the graph function")
     if own_object(value):   # a config, hashable or not (a dataclass): keyed by Call
         return leaf("static", path, value)
+    by_value = _BY_VALUE.get(type(value))
+    if by_value is not None and _hashable(by_value(value)):   # a slice: by value
+        return leaf("static", path, value)
     if not _hashable(value):
         if isinstance(value, np.void):
             raise ArgumentError(
@@ -97,6 +100,11 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
             "pass arrays, numbers, or lists/tuples/dicts of them; any other value must be "
             "hashable, and is then static (a new value traces a new graph)")
     return leaf("static", path, value)
+
+
+# static values keyed by value where Python does not hash them (a slice, before 3.12):
+# the values they hold, each by value and type (``_Held``)
+_BY_VALUE = {slice: lambda v: (v.start, v.stop, v.step)}
 
 
 def copies(value, path: tuple, out: list) -> list:
@@ -199,6 +207,9 @@ class Call:
                 (k, _entry(x, self._holdings.loaded, 0, seen))
                 for k, x in [*enumerate(v.args), *v.keywords.items()]))
         else:
+            by_value = _BY_VALUE.get(type(v))
+            if by_value is not None:   # x[sl] of slice(0, 8)
+                return ("static", type(v), _Held(by_value(v)))
             values = _function_values(v)
             if values:   # a function reading values a trace bakes in: them too
                 return ("function", type(v), value_key(v), values)

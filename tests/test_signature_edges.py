@@ -135,3 +135,28 @@ def test_dict_keys_python_finds_equal_but_a_kernel_does_not_trace_apart(keys):
     for k in keys + keys:
         g({k: same})
         assert same.copy_to_host()[0] == _signed(k), k
+
+
+@cuda.jit
+def _inc(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1
+
+
+@pytest.mark.parametrize("static", [(), ("sl",)])
+def test_a_slice_argument_is_keyed_by_its_start_stop_and_step(static):
+    """A slice does not hash before Python 3.12: it was refused, static or not."""
+    @gt.graph(static=static)
+    def f(s, x, sl):
+        _inc[1, 32, s](x[sl[0]] if isinstance(sl, tuple) else x[sl])
+
+    slices = [slice(0, 8), slice(8, 16), slice(0, 16, 2), slice(0, 8), (slice(8, 16),),
+              slice(0, np.int64(8))]   # a numpy stop packs apart from an int's
+    for sl in slices:
+        x = cuda.to_device(np.zeros(32))
+        want = np.zeros(32)
+        want[sl] += 1
+        f(x, sl)
+        assert np.array_equal(x.copy_to_host(), want)
+    assert f.cache_info().misses == 5

@@ -3,8 +3,8 @@ pattern, and the snapshots the repeated-call shortcut compares by identity.
 
 Arguments are flattened like a pytree: arrays, numbers, and lists, tuples
 and dicts of them. Arrays are traced as they are; numbers become dynamic
-``Scalar`` parameters unless named in ``static=``; bools, slices (by value)
-and any other hashable value are static; an object of the program's own (a config) is keyed
+``Scalar`` parameters unless named in ``static=``; bools, slices and sets (by
+value) and any other hashable value are static; an object of the program's own (a config) is keyed
 by what the code reads off it (``_object_key``). The cache key is the abstract signature: per
 array its type, shape, strides, dtype and device; per number its type; per
 static value the value itself; which arrays share memory, and how; and the
@@ -86,7 +86,7 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
     if own_object(value):   # a config, hashable or not (a dataclass): keyed by Call
         return leaf("static", path, value)
     by_value = _BY_VALUE.get(type(value))
-    if by_value is not None and _hashable(by_value(value)):   # a slice: by value
+    if by_value is not None and _hashable(by_value(value)):   # a slice, a set: by value
         return leaf("static", path, value)
     if not _hashable(value):
         if isinstance(value, np.void):
@@ -102,9 +102,10 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
     return leaf("static", path, value)
 
 
-# static values keyed by value where Python does not hash them (a slice, before 3.12):
+# static values keyed by value where Python does not hash them (a slice, before 3.12;
+# a set, read anew at every call: the call shortcut never takes one, ``snapshot``):
 # the values they hold, each by value and type (``_Held``)
-_BY_VALUE = {slice: lambda v: (v.start, v.stop, v.step)}
+_BY_VALUE = {slice: lambda v: (v.start, v.stop, v.step), set: frozenset}
 
 
 def copies(value, path: tuple, out: list) -> list:
@@ -208,7 +209,7 @@ class Call:
                 for k, x in [*enumerate(v.args), *v.keywords.items()]))
         else:
             by_value = _BY_VALUE.get(type(v))
-            if by_value is not None:   # x[sl] of slice(0, 8)
+            if by_value is not None:   # x[sl] of slice(0, 8), "fast" in {"fast"}
                 return ("static", type(v), _Held(by_value(v)))
             values = _function_values(v)
             if values:   # a function reading values a trace bakes in: them too
@@ -515,14 +516,14 @@ def snapshot(value):
     """What the call shortcut compares an argument with next time; an array whose
     geometry can change in place by its ``_Geometry``; an object of the
     program's own (a config, ``_settings``), a class or module of its own (``Cfg.lr``
-    set anew) or a partial holding arguments (a list changed in place) never
+    set anew), a set or a partial holding arguments (a list changed in place) never
     compares the same: the full check reads its values again."""
     if isinstance(value, (list, tuple, dict)):
         return _Snap(value)
     read = geometry_reader(value)
     if read is not None:
         return _Geometry(value, read)
-    return _CHANGED if own_object(value) or type(value) is partial and \
+    return _CHANGED if own_object(value) or type(value) is set or type(value) is partial and \
         (value.args or value.keywords) or callable(value) and _function_values(value) \
         or isinstance(value, type) and own_class(value) or \
         isinstance(value, types.ModuleType) and not _library(value) else value

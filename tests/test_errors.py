@@ -69,8 +69,8 @@ def test_untraceable_argument_type():
     def f(s, x):
         pass
     with pytest.raises(gt.ArgumentError) as e:
-        f.trace({1, 2})                                      # badarg
-    check(e, "badarg", "argument x of type set", "hashable")
+        f.trace(bytearray(b"ab"))                             # badarg
+    check(e, "badarg", "argument x of type bytearray", "hashable")
 
 
 def test_a_numpy_record_argument_says_to_pass_a_one_element_record_array():

@@ -160,3 +160,27 @@ def test_a_slice_argument_is_keyed_by_its_start_stop_and_step(static):
         f(x, sl)
         assert np.array_equal(x.copy_to_host(), want)
     assert f.cache_info().misses == 5
+
+
+@pytest.mark.parametrize("nest", [lambda o: o, lambda o: [o], lambda o: {"opts": o}])
+def test_a_set_argument_is_keyed_by_its_items_and_read_again_at_every_call(nest):
+    """A set was refused as unhashable; it is keyed as a frozenset is, and one
+    changed in place between calls (the same object) traces anew."""
+    @gt.graph
+    def f(s, x, opts):
+        opts = opts if isinstance(opts, set) else (opts[0] if isinstance(opts, list)
+                                                   else opts["opts"])
+        if "double" in opts:
+            _inc[1, 32, s](x)
+        _inc[1, 32, s](x)
+
+    x = cuda.to_device(np.zeros(4))
+    opts = {"double"}
+    for change, total in [(None, 2), (None, 4), (opts.clear, 5), (None, 6),
+                          (lambda: opts.add("double"), 8)]:
+        if change is not None:
+            change()
+        f(x, nest(opts))
+        assert np.array_equal(x.copy_to_host(), np.full(4, total))
+    f(x, nest({"double"}))   # an equal set: its graph
+    assert f.cache_info().misses == 2 and np.array_equal(x.copy_to_host(), np.full(4, 10))

@@ -776,6 +776,22 @@ unchanged(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     return r < 0 ? NULL : PyBool_FromLong(r == 1 && at == PyList_GET_SIZE(a[1]));
 }
 
+/* address(a): the address of a numpy array's first byte, read through the buffer
+ * protocol (no format asked, so any dtype) where ``a.__array_interface__`` builds a
+ * dict; None where the object exports no buffer (the Python path reads it then) */
+static PyObject *
+address(PyObject *module, PyObject *obj)
+{
+    Py_buffer v;
+    if (PyObject_GetBuffer(obj, &v, PyBUF_STRIDES) < 0) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    PyObject *out = PyLong_FromVoidPtr(v.buf);
+    PyBuffer_Release(&v);
+    return out;
+}
+
 /* configure(Buffer, dtypes, kinds): what roots() and regions() read */
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -827,6 +843,9 @@ static PyMethodDef methods[] = {
     {"unchanged", (PyCFunction)(void (*)(void))unchanged, METH_FASTCALL,
      "unchanged(v, held, depth, most, marks): whether identities(v) would be held's "
      "very objects."},
+    {"address", address, METH_O,
+     "address(a): the address of numpy array a's first byte (its buffer's); None where "
+     "it exports no buffer."},
     {"configure", configure, METH_VARARGS,
      "configure(Buffer, dtypes, kinds): the class whose slots are written, buffers.py's "
      "typestr -> dtype and type -> kind caches; whether the class has plain slots."},

@@ -69,4 +69,5 @@ def buffers():
     except ImportError:
         return None
     b = _buffer_kinds
+    b.use_address_reader(_buffers.address)
     return _buffers if _buffers.configure(b.Buffer, b._dtypes, b._kinds) else None

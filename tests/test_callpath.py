@@ -1311,6 +1311,27 @@ def test_an_array_reshaped_in_place_is_another_call(change, call):
     assert f.cache_info().misses == (1 if change is _resize_away else 2)   # moved: rebound
 
 
+_ODD_ARRAYS = [np.zeros(16), np.zeros(3, dtype="M8[s]"), np.zeros((3, 4), order="F"),
+               np.zeros(4, dtype=[("a", "<i4"), ("b", ">f8")]), np.zeros(0), np.zeros(5, ">f4")]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_the_address_of_a_numpy_array_owning_its_memory_is_that_of_its_interface(
+        compiled, monkeypatch):
+    """The call shortcut reads it through the buffer protocol where tracing is compiled
+    (no format asked: datetimes and records too), else from the array interface; a
+    read-only array too. The reshape test above, with the interface's reader."""
+    from graphtrace import buffers
+    if not compiled:
+        monkeypatch.setattr(buffers, "_ADDRESS", [lambda a: None])
+    elif buffers._ADDRESS[0](np.zeros(1)) is None:
+        pytest.skip("tracing not compiled")
+    for a in _ODD_ARRAYS + [np.ones(3)]:
+        a.flags.writeable = a.size != 3
+        assert buffers.geometry_reader(a)(a)[3] == a.__array_interface__["data"][0]
+    test_an_array_reshaped_in_place_is_another_call(_resize_away, lambda f, h: f(h))
+
+
 class _Reshapable:
     """A cupy array or torch tensor as far as the call shortcut reads it."""
 

@@ -7,6 +7,7 @@ those of the kernel libraries it intercepts), like torch.fx does.
 """
 from __future__ import annotations
 
+import functools
 import os
 import sys
 
@@ -23,9 +24,26 @@ _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
 # launch goes through their syntax (numba's ``kernel[grid, block, s](...)``), or
 # when they ask a proxy stream for what a real one has (``torch.cuda.stream(s)``),
 # or when a numpy function given a temporary reaches what refuses it (``np.sum(t)``).
-_SKIP_PARTS = (os.sep + "numba" + os.sep, os.sep + "numba_cuda" + os.sep,
-               os.sep + "cupy" + os.sep, os.sep + "torch" + os.sep,
-               os.sep + "numpy" + os.sep, os.sep + "functools.py")
+# They are told by where they are installed, not by a folder's name: the user's
+# own backends/numba/solver.py is the user's.
+_LIBRARIES = ("numba", "numba.cuda", "numba_cuda", "cupy", "torch", "numpy")
+_library_dirs: dict[str, str] = {}   # library -> its folder, once it is imported
+_FUNCTOOLS = functools.__file__
+
+
+def _libraries() -> tuple:
+    """The folders (with a trailing separator) of the libraries imported so far."""
+    for name in _LIBRARIES:
+        if name not in _library_dirs:
+            path = getattr(sys.modules.get(name), "__file__", None)
+            if path:
+                _library_dirs[name] = os.path.join(os.path.dirname(path), "")
+    return tuple(_library_dirs.values())
+
+
+def _is_ours(filename: str) -> bool:
+    """Whether ``filename`` is graphtrace's own code or an intercepted library's."""
+    return filename.startswith(_PKG_DIR) or filename.startswith(_libraries())
 
 
 _internal: dict[str, bool] = {}  # filename -> skipped? (asked once per file)
@@ -34,8 +52,7 @@ _internal: dict[str, bool] = {}  # filename -> skipped? (asked once per file)
 def _is_internal(filename: str) -> bool:
     hit = _internal.get(filename)
     if hit is None:
-        hit = _internal[filename] = filename.startswith(_PKG_DIR) or \
-            any(p in filename for p in _SKIP_PARTS)
+        hit = _internal[filename] = _is_ours(filename) or filename == _FUNCTOOLS
     return hit
 
 

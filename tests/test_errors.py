@@ -1085,3 +1085,51 @@ def test_graphtrace_own_abstract_class_checks_see_the_stand_in():
     from graphtrace.scalar import Scalar
     s = Scalar("a", 2.5, 0, "a", "f")
     assert not arguments._is_number(s) and isinstance(s, numbers.Real)
+
+
+_USER_MODULE = '''
+import graphtrace as gt
+from flow_kernels import count, shift
+
+
+@gt.graph(backend="sim")
+def by_text(s, x, a):
+    s.memset(x, len(f"{a}"))                                # text
+    shift[1, 4, s](x, x)
+
+
+@gt.graph(backend="sim")
+def pingpong(s, u, v, n):
+    with s.while_loop(gt.cond(n) < 3) as body:              # swap
+        shift[1, 4, body](u, v)
+        count[1, 1, body](n)
+        u, v = v, u
+'''
+
+
+def _user_module(folder, name, text):
+    """Import ``text`` as the user's module ``name`` written in ``folder``."""
+    import importlib.util
+    folder.mkdir(parents=True)
+    path = folder / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module, str(path)
+
+
+@pytest.mark.parametrize("library", ["numba", "numpy", "cupy", "torch"])
+def test_user_code_in_a_folder_named_as_a_library_is_the_users(tmp_path, library):
+    """backends/numba/solver.py was taken for numba's code (a path holding /numba/):
+    f"{a}" of a dynamic scalar gave its name, a loop body swapping its arrays ran
+    on the first iteration's, and errors named the line calling into it."""
+    from flow_kernels import dev
+    user, path = _user_module(tmp_path / "backends" / library, f"solver_{library}",
+                              _USER_MODULE)
+    with pytest.raises(gt.DynamicScalarError) as e:
+        user.by_text(dev(0, 0, 0, 0), 2.0)
+    assert e.value.source == (path, line_of(path, "text"))
+    with pytest.raises(gt.ArgumentError, match="Python runs the body once") as e:
+        user.pingpong(dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
+    assert e.value.source == (path, line_of(path, "swap"))

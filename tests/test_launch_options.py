@@ -431,10 +431,14 @@ def test_what_libraries_ask_of_a_stream_is_refused_with_the_spellings_to_use(use
 
 
 def test_a_library_frame_between_the_user_and_the_stream_is_skipped(tmp_path, monkeypatch):
+    import os
+    from graphtrace import errors
     (tmp_path / "torch").mkdir()
     (tmp_path / "torch" / "fake_streams.py").write_text(
         "def enter(stream):\n    return stream.device\n")
     monkeypatch.syspath_prepend(str(tmp_path / "torch"))
+    # torch's frames are those in the folder it is installed in: this one
+    monkeypatch.setitem(errors._library_dirs, "torch", str(tmp_path / "torch") + os.sep)
     import fake_streams
 
     @gt.graph

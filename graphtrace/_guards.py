@@ -22,15 +22,12 @@ lookup outside a trace. graphtrace's own calls pass.
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 import sysconfig
 import threading
 
 from .context import current_tracer, on_trace_start
-from .errors import HostSyncError
-
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+from .errors import _PKG_DIR, HostSyncError
 
 # (module, attribute path, what it does) of the functions guarded.
 _FUNCTIONS = [

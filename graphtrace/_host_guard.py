@@ -32,7 +32,6 @@ trace time, and never on a replay).
 """
 from __future__ import annotations
 
-import os
 import sys
 import threading
 
@@ -83,15 +82,14 @@ _ALLOWED = frozenset({
     "real", "imag", "__getitem__", "__iter__", "__repr__", "__str__", "__format__"})
 
 
-_NUMPY_DIR = os.path.dirname(np.__file__)
 _QUIET = threading.local()   # .on: this thread runs an allowed numpy function
 
 
 def _source() -> tuple:
-    """The user's line: the innermost frame outside graphtrace and numpy."""
+    """The user's line: the innermost frame outside graphtrace and numpy (and the
+    other libraries ``errors._is_internal`` skips)."""
     f = sys._getframe(2)
-    while f is not None and (_is_internal(f.f_code.co_filename) or
-                             f.f_code.co_filename.startswith(_NUMPY_DIR)):
+    while f is not None and _is_internal(f.f_code.co_filename):
         f = f.f_back
     return ("<unknown>", 0) if f is None else (f.f_code.co_filename, f.f_lineno)
 

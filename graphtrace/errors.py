@@ -19,7 +19,7 @@ __all__ = [
     "DepthWarning", "user_frame", "user_frame_object",
 ]
 
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__))
+_PKG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")   # graphtrace/
 # Frames of these libraries sit between the user's line and graphtrace when a
 # launch goes through their syntax (numba's ``kernel[grid, block, s](...)``), or
 # when they ask a proxy stream for what a real one has (``torch.cuda.stream(s)``),

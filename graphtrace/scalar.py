@@ -4,12 +4,11 @@ from __future__ import annotations
 import abc
 import logging
 import math
-import os
 import sys
 
 import numpy as np
 
-from .errors import DynamicScalarError, _is_internal
+from .errors import _PKG_DIR, DynamicScalarError, _is_internal
 
 __all__ = ["Scalar", "value_key", "same_value", "has_fraction"]
 
@@ -27,7 +26,6 @@ class DynamicScalarAttributeError(DynamicScalarError, AttributeError):
 # abc.ABCMeta's checks, Python code that asks on behalf of the code calling isinstance
 _ABC_CODES = frozenset({abc.ABCMeta.__instancecheck__.__code__,
                         abc.ABCMeta.__subclasscheck__.__code__})
-_PKG_DIR = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _OWN: dict[str, bool] = {}   # file name -> whether it is graphtrace's own
 
 

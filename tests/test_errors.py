@@ -1133,3 +1133,37 @@ def test_user_code_in_a_folder_named_as_a_library_is_the_users(tmp_path, library
     with pytest.raises(gt.ArgumentError, match="Python runs the body once") as e:
         user.pingpong(dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
     assert e.value.source == (path, line_of(path, "swap"))
+
+
+_BESIDE_PACKAGE = '''
+import graphtrace as gt
+
+
+@gt.graph(backend="sim")
+def readback(s, x):
+    if x[0] > 0:
+        s.memset(x, 0)
+
+
+@gt.graph(backend="sim")
+def by_text(s, x, a):
+    s.memset(x, len(f"{a}"))
+'''
+
+
+@pytest.mark.parametrize("beside", ["_demo.py", "-experiments/solver.py"])
+def test_user_code_beside_the_package_is_not_graphtraces(beside):
+    """graphtrace_demo.py or graphtrace-experiments/ beside the package were taken
+    for graphtrace's own code (its folder's path was a prefix of theirs): x[0] of a
+    device array in a trace was not refused, f"{a}" of a dynamic scalar gave its name."""
+    import os
+    from flow_kernels import dev
+    path = os.path.dirname(gt.__file__) + beside
+    user = {}
+    exec(compile(_BESIDE_PACKAGE, path, "exec"), user)
+    with pytest.raises(gt.HostSyncError) as e:
+        user["readback"](dev(0, 0, 0, 0))
+    assert e.value.source == (path, 7)
+    with pytest.raises(gt.DynamicScalarError) as e:
+        user["by_text"](dev(0, 0, 0, 0), 2.0)
+    assert e.value.source == (path, 13)

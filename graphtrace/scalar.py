@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 
+from .context import current_tracer
 from .errors import _PKG_DIR, DynamicScalarError, _is_internal
 
 __all__ = ["Scalar", "value_key", "same_value", "has_fraction"]
@@ -100,7 +101,7 @@ class Scalar:
         raise _error(
             f"argument {self._name!r} is a dynamic scalar{self._of()}: its value is a graph "
             "parameter that later calls may change, so it cannot steer Python "
-            "control flow, arithmetic or text (str, f-strings, print: its value is not "
+            "control flow, arithmetic or text (str, repr, f-strings, print: its value is not "
             "known while tracing; print it outside the function) during a trace; pass its parameter in "
             f"{self._on()}@graph(static=({self._param!r},)) to trace a graph per value, or "
             "compute on the device")
@@ -155,11 +156,11 @@ class Scalar:
             return getattr(self._value, name)
         self._refuse()   # not an AttributeError: hasattr(a, "real") is not False
 
-    def __repr__(self):
-        return self._name
-
     def __str__(self):   # str(a), f"{a}", "%s" % a in the user's code: its name would
         return self._text()   # go where its value should (COEF[str(order)]): refused
+
+    def __repr__(self):   # repr(a), f"{a!r}", "%r" % a in a trace: as str(a); after
+        return self._name if current_tracer() is None else self._text()   # it, the name
 
     def __format__(self, spec):
         return self._text()

@@ -180,6 +180,30 @@ def test_a_dynamic_scalar_made_text_is_refused(how):
     assert "'n' is a dynamic scalar" in e.value.message and "static=('n',)" in e.value.message
 
 
+@pytest.mark.parametrize("how", ["repr", "f-string", "percent", "in a list"])
+def test_a_dynamic_scalar_made_text_by_repr_is_refused(how):
+    """``repr(n)`` gave the parameter's name, so ``COEF.get(repr(order))`` baked in
+    the entry for the name where the number's should go, as ``str(n)`` did."""
+    @gt.graph(static=("how",))
+    def f(s, x, n, how):
+        text = {"repr": repr, "f-string": lambda: f"{n!r}", "percent": lambda: "%r" % n,
+                "in a list": lambda: repr([n])}[how]
+        s.launch(fill, 1, 32, x, float(len(text(n) if how == "repr" else text())))  # repr
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(A(8), 3, how)
+    assert e.value.source[0] == F and \
+        e.value.source[1] in (line_of(F, "repr") - 2, line_of(F, "repr") - 1, line_of(F, "repr"))
+    assert "'n' is a dynamic scalar" in e.value.message and "static=('n',)" in e.value.message
+
+
+def test_a_traced_graph_shows_a_dynamic_scalar_by_its_name():
+    @gt.graph
+    def f(s, x, n):
+        s.launch(fill, 1, 32, x, n)
+    g = f.trace(A(8), 3.0)
+    assert repr(g.nodes[0].args[1]) == "n" and "n" in str(g)
+
+
 @pytest.mark.parametrize("value", [4.0, np.float32(4.0), 4, np.int8(4), 4 + 1j])
 def test_a_dynamic_scalar_answers_questions_about_its_type_as_its_value(value):
     """Its type is part of the graph's signature: ``isinstance(a, float)``,

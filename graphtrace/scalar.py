@@ -134,6 +134,9 @@ class Scalar:
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refuse
     __mod__ = __rmod__ = __pow__ = __rpow__ = __neg__ = __pos__ = __abs__ = _refuse
     __and__ = __or__ = __xor__ = __lshift__ = __rshift__ = __round__ = _refuse
+    __rand__ = __ror__ = __rxor__ = __rlshift__ = __rrshift__ = __invert__ = _refuse
+    __divmod__ = __rdivmod__ = __matmul__ = __rmatmul__ = _refuse
+    __trunc__ = __floor__ = __ceil__ = _refuse   # math.trunc(a), math.floor(a)
     # numpy's functions and ufuncs (np.sqrt(a), np.clip(a, 0, 1), np.asarray(a))
     __array__ = __array_ufunc__ = __array_function__ = _refuse
 

@@ -150,6 +150,25 @@ def test_dynamic_scalar_in_control_flow():
     check(e, "control", "'n' is a dynamic scalar", "static=('n',)")
 
 
+@pytest.mark.parametrize("op", ["divmod(n, 32)", "divmod(32, n)", "1 << n", "1 >> n",
+                                "0xff & n", "1 | n", "1 ^ n", "~n", "math.trunc(n)",
+                                "math.floor(n)", "math.ceil(n)", "n @ 2", "2 @ n", "2 % n",
+                                "2 ** n", "+n", "abs(n)", "round(n)"])
+def test_every_operator_on_a_dynamic_scalar_is_refused_at_the_users_line(op):
+    """divmod, the reflected bit operators, ~, math.trunc and @ raised a bare
+    TypeError naming graphtrace's Scalar, with no line and no advice."""
+    import math
+    use = eval(f"lambda n: {op}", {"math": math})
+
+    @gt.graph
+    def f(s, x, n):
+        s.launch(fill, 1, 32, x, use(n))                     # operator
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(A(8), 5)
+    assert e.value.source == ("<string>", 1)   # the lambda's line: the user's code
+    assert "'n' is a dynamic scalar" in e.value.message and "static=('n',)" in e.value.message
+
+
 @pytest.mark.parametrize("use", [np.sqrt, lambda n: np.clip(n, 0, 1), np.asarray,
                                  lambda n: n.real, lambda n: n.astype(np.float32)])
 def test_dynamic_scalar_given_to_numpy_or_asked_for_a_number_attribute(use):

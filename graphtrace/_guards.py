@@ -23,11 +23,10 @@ from __future__ import annotations
 
 import importlib
 import sys
-import sysconfig
 import threading
 
 from .context import current_tracer, on_trace_start
-from .errors import _PKG_DIR, HostSyncError
+from .errors import _PKG_DIR, LIBRARY_DIRS, HostSyncError
 
 # (module, attribute path, what it does) of the functions guarded.
 _FUNCTIONS = [
@@ -226,9 +225,6 @@ def translate(exc: BaseException) -> HostSyncError | None:
         return None
     return HostSyncError(_message("a transfer between host and device memory",
                                   f" ({text})"), source=raised_at(exc))
-
-
-LIBRARY_DIRS = tuple({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
 
 
 def raised_at(exc: BaseException):

@@ -3,13 +3,14 @@
 Every error that stems from the user's code carries the user's source
 location (``file:line``) of the offending call and says what to do instead.
 The location is found by walking the stack past graphtrace's own frames (and
-those of the kernel libraries it intercepts), like torch.fx does.
+those of the kernel libraries it intercepts and of the standard library), like
+torch.fx does.
 """
 from __future__ import annotations
 
-import functools
 import os
 import sys
+import sysconfig
 
 __all__ = [
     "GraphtraceError", "TraceError", "StreamError", "ArgumentError",
@@ -28,7 +29,18 @@ _PKG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")   # grap
 # own backends/numba/solver.py is the user's.
 _LIBRARIES = ("numba", "numba.cuda", "numba_cuda", "cupy", "torch", "numpy")
 _library_dirs: dict[str, str] = {}   # library -> its folder, once it is imported
-_FUNCTOOLS = functools.__file__
+
+
+def _folders(*paths) -> tuple:
+    """Each folder as given and resolved, with a trailing separator."""
+    return tuple({os.path.join(q, "") for p in paths if p for q in (p, os.path.realpath(p))})
+
+
+_PATHS = sysconfig.get_paths()
+# the installed packages' folders, and the standard library's (which may hold them)
+LIBRARY_DIRS = _folders(_PATHS["purelib"], _PATHS["platlib"], *(
+    p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages")))
+_STDLIB_DIRS = _folders(_PATHS["stdlib"], _PATHS["platstdlib"])
 
 
 def _libraries() -> tuple:
@@ -46,13 +58,19 @@ def _is_ours(filename: str) -> bool:
     return filename.startswith(_PKG_DIR) or filename.startswith(_libraries())
 
 
+def _in_stdlib(filename: str) -> bool:
+    """Whether ``filename`` is the standard library's (statistics.py calling a dynamic
+    scalar's operator for the user's statistics.mean([a, b]), contextlib's, functools')."""
+    return filename.startswith(_STDLIB_DIRS) and not filename.startswith(LIBRARY_DIRS)
+
+
 _internal: dict[str, bool] = {}  # filename -> skipped? (asked once per file)
 
 
 def _is_internal(filename: str) -> bool:
     hit = _internal.get(filename)
     if hit is None:
-        hit = _internal[filename] = _is_ours(filename) or filename == _FUNCTOOLS
+        hit = _internal[filename] = _is_ours(filename) or _in_stdlib(filename)
     return hit
 
 

@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from .context import current_tracer
-from .errors import _PKG_DIR, DynamicScalarError, _is_internal
+from .errors import _PKG_DIR, DynamicScalarError, _is_ours
 
 __all__ = ["Scalar", "value_key", "same_value", "has_fraction"]
 
@@ -33,7 +33,7 @@ _OWN: dict[str, bool] = {}   # file name -> whether it is graphtrace's own
 def _from_graphtrace(depth: int) -> bool:
     """Whether the code ``depth`` frames above the caller is graphtrace's own; an
     ``isinstance`` against an abstract class (``numbers.Number``) is asked for by
-    ``abc.py``'s code on behalf of the code above it. (Unlike ``errors._is_internal``,
+    ``abc.py``'s code on behalf of the code above it. (Unlike ``errors._is_ours``,
     numpy's and numba's code is the user's here: ``np.isscalar(a)`` asks for them.)"""
     f = sys._getframe(1)
     for _ in range(depth):
@@ -170,8 +170,8 @@ class Scalar:
 
     def _text(self):
         caller = sys._getframe(2).f_code.co_filename
-        if _is_internal(caller) or caller == logging.__file__:   # listings, log records:
-            return self._name                                       # shown, not computed on
+        if _is_ours(caller) or caller == logging.__file__:   # listings, log records:
+            return self._name                                   # shown, not computed on
         self._refuse()
 
 

@@ -169,6 +169,25 @@ def test_every_operator_on_a_dynamic_scalar_is_refused_at_the_users_line(op):
     assert "'n' is a dynamic scalar" in e.value.message and "static=('n',)" in e.value.message
 
 
+@pytest.mark.parametrize("how", ["mean", "fraction", "template"])
+def test_a_dynamic_scalar_refused_in_the_standard_library_names_the_users_line(how):
+    """statistics.mean([n, n]) was refused at statistics.py's line, not the user's;
+    string.Template's str(n) is still refused (not shown as the name, as a
+    listing's is)."""
+    import statistics
+    import string
+    uses = {"mean": lambda n: statistics.mean([n, n]),                    # mean
+            "fraction": lambda n: float(Fraction(n)),                       # fraction
+            "template": lambda n: len(string.Template("$n").substitute(n=n))}  # template
+
+    @gt.graph(static=("how",))
+    def f(s, x, n, how):
+        s.launch(fill, 1, 32, x, uses[how](n))
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(A(8), 2, how)
+    check(e, how, "'n' is a dynamic scalar", "static=('n',)")
+
+
 @pytest.mark.parametrize("use", [np.sqrt, lambda n: np.clip(n, 0, 1), np.asarray,
                                  lambda n: n.real, lambda n: n.astype(np.float32)])
 def test_dynamic_scalar_given_to_numpy_or_asked_for_a_number_attribute(use):

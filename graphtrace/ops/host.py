@@ -13,10 +13,10 @@ from functools import partial
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 
 from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
-from .._guards import LIBRARY_DIRS
+from .._guards import raised_at
 from .._host_guard import plain
 from ..context import in_callback
-from ..errors import (ArgumentError, GraphtraceError, IntentError, _is_internal,
+from ..errors import (ArgumentError, GraphtraceError, IntentError,
                       format_source, user_frame, user_frame_object)
 from ..chains import value_chains
 from ..reach import MISSING, _followed, _library, _methods_named, name_chains
@@ -169,14 +169,7 @@ def _is_host(x) -> bool:
 def raised_in(exc: BaseException, source: tuple) -> tuple:
     """The innermost line of the user's code in ``exc``'s traceback (``source`` if
     none): graphtrace's and the libraries' frames are skipped."""
-    tb = exc.__traceback__
-    while tb is not None:
-        file = tb.tb_frame.f_code.co_filename
-        if not _is_internal(file) and not file.startswith(LIBRARY_DIRS) \
-                and not file.endswith((".pyx", ".pxd", ".pxi")):
-            source = (file, tb.tb_lineno)
-        tb = tb.tb_next
-    return source
+    return raised_at(exc) or source
 
 
 def _host_buffers(t, x) -> list:

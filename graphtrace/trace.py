@@ -59,6 +59,22 @@ _fast_arguments = None if _kernel.speedups_module is None else \
     _kernel.speedups_module.arguments
 
 
+class _Required:
+    """The default of a parameter a call must give: Python's TypeError for its absence
+    would name neither the user's line nor the call to write (``_missing``)."""
+
+    def __repr__(self):
+        return "<required>"
+
+
+_REQUIRED = _Required()
+
+
+def _missing(call: str, what: str):
+    raise ArgumentError(f"{call.split('(')[0]} is missing an argument: {call} {what}; "
+                        f"pass both")
+
+
 class _NOWHERE:   # the source of a launch that no frame outside graphtrace issued
     f_code, f_lasti = "<unknown>", 0
 
@@ -974,17 +990,21 @@ class Stream(ProxyStream):
         return _kernel.record_launch(stream, kernel, grid, block, args, shared_mem, opaque,
                                      cluster, cooperative, key)
 
-    def copy(self, dst, src):
+    def copy(self, dst=_REQUIRED, src=_REQUIRED):
         """Record a copy of ``src`` into ``dst`` (same shape and dtype).
 
         Host arrays must be pinned (``gt.pinned_empty``, ``cupyx.empty_pinned``,
         ``numba.cuda.pinned_array``): a graph cannot copy pageable memory.
         """
+        if dst is _REQUIRED or src is _REQUIRED:
+            _missing("s.copy(dst, src)", "copies the array src into dst")
         return _memory.record_copy(self, dst, src)
 
-    def memset(self, dst, value):
+    def memset(self, dst=_REQUIRED, value=_REQUIRED):
         """Record a fill of the device view ``dst`` with ``value`` (converted to its
         dtype, repeated as a 1-, 2- or 4-byte pattern)."""
+        if dst is _REQUIRED or value is _REQUIRED:
+            _missing("s.memset(dst, value)", "fills the device array dst with value")
         return _memory.record_memset(self, dst, value)
 
     def empty(self, shape, dtype=np.float64, name: str | None = None):

@@ -121,6 +121,18 @@ def test_mismatched_dtypes_in_a_copy():
     assert "view(" not in e.value.message   # a view of other elements reinterprets bytes
 
 
+@pytest.mark.parametrize("call, spelling", [("copy", "s.copy(dst, src)"),
+                                            ("memset", "s.memset(dst, value)")])
+def test_a_copy_or_memset_missing_an_argument(call, spelling):
+    """s.copy(x) raised Python's bare TypeError, with no line of the user's."""
+    @gt.graph(static=("call",))
+    def f(s, x, call):
+        getattr(s, call)(x)                                  # one argument
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8), call)
+    check(e, "one argument", spelling, "is missing an argument")
+
+
 def test_proxy_stream_synchronize():
     @gt.graph
     def f(s):

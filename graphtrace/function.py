@@ -941,5 +941,24 @@ def graph(fn=None, *, deps: str = "data", static=(), backend=None, maxsize: int 
     CacheInfo(hits=1, misses=1, maxsize=32, currsize=1)
     """
     if fn is None:
-        return lambda f: GraphFunction(f, deps, static, backend, maxsize, check_intents)
-    return GraphFunction(fn, deps, static, backend, maxsize, check_intents)
+        return lambda f: _graph_of(f, deps, static, backend, maxsize, check_intents)
+    return _graph_of(fn, deps, static, backend, maxsize, check_intents)
+
+
+def _graph_of(fn, *options):
+    """A ``GraphFunction``, or for a method bound to its object (``gt.graph(model.step)``)
+    the graph of its function bound to that object, as the decorator on the method
+    makes it: the object is then the method's ``self``, whose values and arrays the
+    graph watches. Hidden by the bound method's signature, they were baked in."""
+    if not (isinstance(fn, types.MethodType) and inspect.isfunction(fn.__func__)):
+        return GraphFunction(fn, *options)
+    first = next(iter(inspect.signature(fn.__func__).parameters), None)
+    if first != "self":
+        what = "a class" if isinstance(fn.__self__, type) else "an object"
+        raise ArgumentError(
+            f"{fn.__func__.__qualname__} is bound to {what} it takes as {first!r}: graphtrace "
+            "watches the values and arrays of the object a method is bound to through a "
+            "first parameter named self, and could not see them change here; make it a "
+            "method taking self (def step(self, s, ...)) and decorate that, or pass the "
+            "values the graph uses as arguments")
+    return BoundGraphFunction(GraphFunction(fn.__func__, *options), fn.__self__)

@@ -11,6 +11,7 @@ from numba import cuda
 
 import graphtrace as gt
 from helpers import FakeDeviceArray as A, line_of, any_kernel
+from step_kernels import add
 
 # launches recorded by the compiled path (_speedups.c) and by pure Python
 pytestmark = pytest.mark.usefixtures("both_launch_paths")
@@ -907,6 +908,43 @@ def test_a_bound_method_may_be_decorated():
     step(x)
     step(x)
     assert x.copy_to_host().tolist() == [2.0] * 8 and step.cache_info().misses == 1
+
+
+def test_a_bound_method_made_a_graph_watches_its_object():
+    """gt.graph(obj.step) is the method's graph bound to obj, as the decorator on the
+    method makes it: a value or array of obj changed between calls is seen."""
+    class Filler:
+        def __init__(self, v, w):
+            self.v, self.w = v, w
+
+        def step(self, s, x):
+            fill[1, 8, s](x, self.v)
+            add[1, 8, s](self.w, x)   # x += self.w
+    w1, w2 = cuda.to_device(np.ones(8)), cuda.to_device(np.full(8, 10.0))
+    obj = Filler(2.0, w1)
+    step, x = gt.graph(obj.step), cuda.to_device(np.zeros(8))
+    for v, w in ((2.0, w1), (3.0, w1), (3.0, w2), (5.0, w2)):
+        obj.v, obj.w = v, w
+        step(x)
+        assert x.copy_to_host().tolist() == [v + w.copy_to_host()[0]] * 8
+    assert gt.graph(deps="streams")(obj.step).trace(x).nodes
+
+
+def test_a_method_bound_through_another_first_parameter_is_refused():
+    class Filler:
+        v = 2.0
+
+        def step(this, s, x):
+            fill[1, 8, s](x, this.v)
+
+        @classmethod
+        def class_step(cls, s, x):
+            fill[1, 8, s](x, cls.v)
+    for bound, what in ((Filler().step, "'this'"), (Filler.class_step, "'cls'")):
+        with pytest.raises(gt.ArgumentError, match=f"bound to an? .*takes as {what}.*self") \
+                as e:
+            gt.graph(bound)   # refused here
+        check(e, "refused here")
 
 
 def test_a_static_method_under_the_decorator_is_its_function():

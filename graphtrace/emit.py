@@ -106,7 +106,9 @@ class GpuContext:
           value_of(x)              a recorded Buffer or Scalar -> its value now
           owner_of(x)              the array bound now to the argument x lies in
           state[node.index]        what an op's emit kept for its updates
-          on_launch                objects whose push()/unpush() frame each launch
+          clock                    [the executable graph's launches so far], which
+                                   its launch counts: host callbacks take the
+                                   binding of their launch by it (ops/host.py)
           kernel_nodes             adds and sets kernel nodes through the driver
           definition_node(node)    the cuda.core node (or handle) emitted for node
           handle(node)             its CUgraphNode
@@ -138,7 +140,7 @@ class GpuContext:
         self.value_of = value_of
         self.owner_of = None                 # a Binding's owner_of, where one builds it
         self.state: dict[int, object] = {}
-        self.on_launch: list = []
+        self.clock = [0]
         self.graph = None                    # the executable graph, once instantiated
         self.reshaped = False
         self.devices = None
@@ -351,25 +353,20 @@ class CompiledGraph(Binding):
                 self._device_id:
             err, = again[2](again[3], again[4])
             if not err:
+                again[5][0] += 1
                 return
         s = as_stream(stream, self._make_current())
         if not self._uploaded:
             self.graph.upload(s)
             self._uploaded = True
-        for h in self.gpu.on_launch:
-            h.push()
-        try:
-            self.graph.launch(s)
-        except BaseException:
-            for h in self.gpu.on_launch:
-                h.unpush()
-            raise
+        self.graph.launch(s)
+        self.gpu.clock[0] += 1
         self._hold(s)
-        # a stream given by the caller (not the current one, which None means) and no
-        # launch hooks: the next launch on it with this binding takes the short way
-        self._again = None if stream is None or self.gpu.on_launch else \
+        # a stream given by the caller (not the current one, which None means): the
+        # next launch on it with this binding takes the short way
+        self._again = None if stream is None else \
             (stream, self.graph, self.graph._driver.cuGraphLaunch, self.graph.handle,
-             self.graph._stream(s))
+             self.graph._stream(s), self.gpu.clock)
 
     def _hold(self, stream) -> None:
         """Keep the arrays of earlier bindings alive until their launches are done.

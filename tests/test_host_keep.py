@@ -61,3 +61,31 @@ def kept_after_rebind(backend):
     kept.clear()
     gc.collect()
     assert alive() is None                             # and nothing else holds it
+
+
+def test_a_callback_takes_the_binding_of_its_own_launch():
+    """A host node's callbacks run once per launch, in launch order, possibly long
+    after the host launched and rebound again: each takes the arguments bound when
+    its launch was made (the launch counts the clock; a rebinding applies from the
+    next launch on, and replaces one no launch was made with)."""
+    from graphtrace.ops.host import _Calls
+    seen, clock = [], [0]
+    calls = _Calls(lambda *a: seen.append(a), ("a",), clock)
+    want = []
+
+    def launch():
+        want.append(calls.args)
+        clock[0] += 1
+    launch(), launch()
+    calls.rebind(("b",))
+    calls.rebind(("c",))      # no launch with b
+    launch()
+    calls()                   # the first launch runs only now
+    launch()
+    calls.rebind(("d",))
+    calls(), calls()
+    launch(), launch()
+    calls.rebind(("e",))
+    calls(), calls(), calls()
+    assert seen == want == [("a",), ("a",), ("c",), ("c",), ("d",), ("d",)]
+    assert calls.args == ("e",) and len(calls.runs) == 2   # d's launches ran: only d, e kept

@@ -381,24 +381,38 @@ def host_value(v, value_of, owner_of=None):
 
 
 class _Calls:
-    """A host node's arguments, per launch: each launch pushes the binding it
-    ran with, and the callback takes the oldest (launches of one executable
-    graph run in order), so a rebinding never reaches a launch in flight."""
+    """A host node's arguments by launch. A rebinding takes effect from the next
+    launch on (``clock[0]``: the executable graph's launches so far, counted by
+    its launch); the callback runs once per launch, in launch order (launches of
+    one executable graph run one after another), and takes its launch's binding,
+    so a rebinding never reaches a launch in flight. A launch costs no work here
+    but the clock's count."""
 
-    __slots__ = ("fn", "args", "queue")
+    __slots__ = ("fn", "clock", "runs", "ran")
 
-    def __init__(self, fn, args):
-        self.fn, self.args, self.queue = fn, args, deque()
+    def __init__(self, fn, args, clock):
+        self.fn, self.clock, self.ran = fn, clock, 0
+        self.runs = deque([(clock[0], args)])   # (first launch, arguments), oldest first
 
-    def push(self):
-        self.queue.append(self.args)
+    @property
+    def args(self):
+        """The arguments the next launch gives the callback."""
+        return self.runs[-1][1]
 
-    def unpush(self):
-        self.queue.pop()
+    def rebind(self, args) -> None:
+        start, runs = self.clock[0], self.runs
+        if runs[-1][0] == start:   # no launch since the last binding: none runs with it
+            runs[-1] = (start, args)
+        else:
+            runs.append((start, args))
 
     def __call__(self):
+        launch, runs = self.ran, self.runs
+        self.ran = launch + 1
+        while len(runs) > 1 and runs[1][0] <= launch:   # bindings of launches done
+            runs.popleft()
         with in_callback():
-            self.fn(*self.queue.popleft())
+            self.fn(*runs[0][1])
 
 
 class HostOp(Op):
@@ -415,13 +429,13 @@ class HostOp(Op):
         return f"{callable_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"
 
     def emit(self, gpu, node, parent):
-        calls = _Calls(node.target, host_value(node.args, gpu.value_of, gpu.owner_of))
+        calls = _Calls(node.target, host_value(node.args, gpu.value_of, gpu.owner_of),
+                       gpu.clock)
         gpu.state[node.index] = calls
-        gpu.on_launch.append(calls)
         return parent.callback(calls)
 
     def update(self, gpu, node) -> None:
-        gpu.state[node.index].args = host_value(node.args, gpu.value_of, gpu.owner_of)
+        gpu.state[node.index].rebind(host_value(node.args, gpu.value_of, gpu.owner_of))
 
     def simulate(self, sim, node) -> None:
         """Run the callback; with ``sim.check``, prove what it was given to only read

@@ -260,6 +260,28 @@ def test_host_callbacks_see_the_arguments_of_their_own_launch(cp):
     assert seen == [0, 1, 2, 3]
 
 
+def test_host_callbacks_of_repeated_calls_on_a_stream_see_their_own_launch(cp):
+    """Calls repeating the last one on a given stream take the short way (one driver
+    call, no work for the callbacks); rebinding between them, while the earlier
+    launches are still queued, reaches only the launches after it."""
+    spin = cp.RawKernel(r'''extern "C" __global__ void spin2(float* x, long long n) {
+        long long t = clock64(); while (clock64() - t < n); x[0] += 1; }''', "spin2")
+    seen = []
+
+    @gt.graph
+    def f(s, d, tag, h):
+        s.launch(spin, 1, 1, d, 5_000_000)           # milliseconds: launches queue up
+        s.host(lambda t, a: seen.append((t, a[0])), tag, h, opaque=True)
+    d, st = cp.zeros(1, cp.float32), cp.cuda.Stream(non_blocking=True)
+    hs = [np.full(1, float(k)) for k in range(3)]
+    calls = [(0, 0), (0, 0), (0, 0), (1, 0), (1, 1), (1, 1), (2, 2), (2, 2), (0, 2)]
+    for tag, k in calls:
+        f(d, tag, hs[k], stream=st)
+    st.synchronize()
+    assert seen == [(tag, float(k)) for tag, k in calls]
+    assert f.cache_info().misses == 1
+
+
 def test_arrays_of_a_launch_in_flight_outlive_the_next_binding(cp):
     spin = cp.RawKernel(r'''extern "C" __global__ void spin_fill(float* x, long long n) {
         long long t = clock64(); while (clock64() - t < n);

@@ -792,6 +792,226 @@ address(PyObject *module, PyObject *obj)
     return out;
 }
 
+/* --- guard.py's Guard.unchanged ------------------------------------------ */
+
+static int
+first_referent(PyObject *o, void *arg)
+{
+    PyObject **out = (PyObject **)arg;
+    if (*out == NULL)
+        *out = o;
+    return 0;
+}
+
+/* the dict a class's mappingproxy shows (the one object it visits), or NULL */
+static PyObject *
+proxied(PyObject *m)
+{
+    PyObject *inner = NULL;
+    if (Py_TYPE(m)->tp_traverse == NULL ||
+            Py_TYPE(m)->tp_traverse(m, first_referent, &inner) != 0)
+        return NULL;
+    return inner != NULL && PyDict_CheckExact(inner) ? inner : NULL;
+}
+
+#define ENTRY(list, i, n) (PyTuple_CheckExact(PyList_GET_ITEM(list, i)) && \
+    PyTuple_GET_SIZE(PyList_GET_ITEM(list, i)) == (n) ? PyList_GET_ITEM(list, i) : NULL)
+#define ITEM(t, k) PyTuple_GET_ITEM(t, k)
+
+/* 1: each (dict or a class's mappingproxy, keys, values) holds those very
+ * objects, in that order; 0: not; -1: not told here */
+static int
+same_mappings(PyObject *list)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *e = ENTRY(list, i, 3), *m;
+        if (e == NULL || !PyTuple_CheckExact(ITEM(e, 1)) || !PyTuple_CheckExact(ITEM(e, 2)))
+            return -1;
+        m = ITEM(e, 0);
+        if (!PyDict_CheckExact(m) && (!Py_IS_TYPE(m, &PyDictProxy_Type) ||
+                                      (m = proxied(m)) == NULL))
+            return -1;
+        PyObject *keys = ITEM(e, 1), *values = ITEM(e, 2), *k, *v;
+        Py_ssize_t n = PyTuple_GET_SIZE(keys), pos = 0, at = 0;
+        if (PyDict_GET_SIZE(m) != n || PyTuple_GET_SIZE(values) != n)
+            return 0;
+        while (PyDict_Next(m, &pos, &k, &v)) {
+            if (at >= n || k != ITEM(keys, at) || v != ITEM(values, at))
+                return 0;
+            at++;
+        }
+    }
+    return 1;
+}
+
+/* the same for (list, tuple, deque, set or frozenset, its items) */
+static int
+same_sequences(PyObject *list)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *e = ENTRY(list, i, 2);
+        if (e == NULL || !PyTuple_CheckExact(ITEM(e, 1)))
+            return -1;
+        PyObject *c = ITEM(e, 0), *items = ITEM(e, 1);
+        Py_ssize_t n = PyTuple_GET_SIZE(items);
+        if (PyList_CheckExact(c) || PyTuple_CheckExact(c)) {
+            if (PySequence_Fast_GET_SIZE(c) != n)
+                return 0;
+            PyObject **got = PySequence_Fast_ITEMS(c);
+            for (Py_ssize_t k = 0; k < n; k++)
+                if (got[k] != ITEM(items, k))
+                    return 0;
+            continue;
+        }
+        Py_ssize_t size = PyObject_Size(c);
+        if (size < 0) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (size != n)
+            return 0;
+        PyObject *it = PyObject_GetIter(c), *x;
+        if (it == NULL) {
+            PyErr_Clear();
+            return -1;
+        }
+        Py_ssize_t at = 0;
+        int same = 1;
+        while (same && (x = PyIter_Next(it)) != NULL) {
+            same = at < n && x == ITEM(items, at);
+            at++;
+            Py_DECREF(x);
+        }
+        Py_DECREF(it);
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            return -1;
+        }
+        if (!same || at != n)
+            return 0;
+    }
+    return 1;
+}
+
+/* the same for (globals or a module's dict, names, what each held or missing) */
+static int
+same_names(PyObject *list, PyObject *missing)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *e = ENTRY(list, i, 3);
+        if (e == NULL || !PyDict_CheckExact(ITEM(e, 0)) || !PyTuple_CheckExact(ITEM(e, 1)) ||
+                !PyTuple_CheckExact(ITEM(e, 2)) ||
+                PyTuple_GET_SIZE(ITEM(e, 1)) != PyTuple_GET_SIZE(ITEM(e, 2)))
+            return -1;
+        PyObject *g = ITEM(e, 0), *names = ITEM(e, 1), *values = ITEM(e, 2);
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(names); k++) {
+            PyObject *v = PyDict_GetItemWithError(g, ITEM(names, k));
+            if (v == NULL) {
+                if (PyErr_Occurred()) {
+                    PyErr_Clear();
+                    return -1;
+                }
+                v = missing;
+            }
+            if (v != ITEM(values, k))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* the same for (cells, their contents or missing) */
+static int
+same_cells(PyObject *list, PyObject *missing)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *e = ENTRY(list, i, 2);
+        if (e == NULL || !PyTuple_CheckExact(ITEM(e, 0)) || !PyTuple_CheckExact(ITEM(e, 1)) ||
+                PyTuple_GET_SIZE(ITEM(e, 0)) != PyTuple_GET_SIZE(ITEM(e, 1)))
+            return -1;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(ITEM(e, 0)); k++) {
+            PyObject *cell = ITEM(ITEM(e, 0), k);
+            if (!PyCell_Check(cell))
+                return -1;
+            PyObject *v = PyCell_GET(cell);
+            if ((v == NULL ? missing : v) != ITEM(ITEM(e, 1), k))
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* the same for (function, its defaults, keyword defaults, code), (weak reference,
+ * what it gave) and (object, its class) */
+static int
+same_functions_calls_types(PyObject *functions, PyObject *calls, PyObject *types)
+{
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(functions); i++) {
+        PyObject *e = ENTRY(functions, i, 4);
+        if (e == NULL || !PyFunction_Check(ITEM(e, 0)))
+            return -1;
+        PyObject *f = ITEM(e, 0), *d = PyFunction_GET_DEFAULTS(f),
+                 *kw = PyFunction_GET_KW_DEFAULTS(f);
+        if ((d == NULL ? Py_None : d) != ITEM(e, 1) || (kw == NULL ? Py_None : kw) != ITEM(e, 2)
+                || PyFunction_GET_CODE(f) != ITEM(e, 3))
+            return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(calls); i++) {
+        PyObject *e = ENTRY(calls, i, 2);
+        if (e == NULL || !PyWeakref_CheckRefExact(ITEM(e, 0)))
+            return -1;
+        PyObject *got = NULL;
+#if PY_VERSION_HEX >= 0x030D0000
+        if (PyWeakref_GetRef(ITEM(e, 0), &got) < 0)
+            return -1;
+        Py_XDECREF(got);   /* compared by address only; the entry holds the target */
+        if (got == NULL)
+            got = Py_None;
+#else
+        got = PyWeakref_GET_OBJECT(ITEM(e, 0));
+#endif
+        if (got != ITEM(e, 1))
+            return 0;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(types); i++) {
+        PyObject *e = ENTRY(types, i, 2);
+        if (e == NULL)
+            return -1;
+        if ((PyObject *)Py_TYPE(ITEM(e, 0)) != ITEM(e, 1))
+            return 0;
+    }
+    return 1;
+}
+
+/* guard_unchanged(mappings, sequences, names, cells, functions, calls, types,
+ * missing): Guard.unchanged over its lists; None where it is not told here */
+static PyObject *
+guard_unchanged(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
+{
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "guard_unchanged takes 8 arguments");
+        return NULL;
+    }
+    for (int i = 0; i < 7; i++)
+        if (!PyList_CheckExact(a[i]))
+            Py_RETURN_NONE;
+    int r = same_functions_calls_types(a[4], a[5], a[6]);
+    if (r == 1)
+        r = same_names(a[2], a[7]);
+    if (r == 1)
+        r = same_cells(a[3], a[7]);
+    if (r == 1)
+        r = same_mappings(a[0]);
+    if (r == 1)
+        r = same_sequences(a[1]);
+    if (r < 0)
+        Py_RETURN_NONE;
+    return PyBool_FromLong(r);
+}
+
+#undef ENTRY
+#undef ITEM
+
 /* configure(Buffer, dtypes, kinds): what roots() and regions() read */
 static PyObject *
 configure(PyObject *module, PyObject *args)
@@ -846,6 +1066,10 @@ static PyMethodDef methods[] = {
     {"address", address, METH_O,
      "address(a): the address of numpy array a's first byte (its buffer's); None where "
      "it exports no buffer."},
+    {"guard_unchanged", (PyCFunction)(void (*)(void))guard_unchanged, METH_FASTCALL,
+     "guard_unchanged(mappings, sequences, names, cells, functions, calls, types, "
+     "missing): guard.py's Guard.unchanged over its snapshot lists; None where it is "
+     "not told here (the Python path tells)."},
     {"configure", configure, METH_VARARGS,
      "configure(Buffer, dtypes, kinds): the class whose slots are written, buffers.py's "
      "typestr -> dtype and type -> kind caches; whether the class has plain slots."},

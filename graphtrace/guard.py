@@ -35,6 +35,7 @@ import weakref
 
 import numpy as np
 
+from ._compiled import buffers as _compiled_buffers
 from .buffers import _kind
 from .reach import (_LIBRARY_PATHS, _PLAIN_BASES, _global_names, container,
                     own_class)
@@ -55,6 +56,10 @@ _DEVICE_KINDS = frozenset({"own", "sim", "cupy", "numba", "cai"})   # buffers._k
 _PLAIN_SLOTS = frozenset({"__dict__", "__weakref__"})   # a class's own getset descriptors
 _BAG_MODULES = frozenset({"types", "argparse"})   # SimpleNamespace, argparse.Namespace
 _is = operator.is_
+
+
+# Guard.unchanged compiled (_buffers.c's guard_unchanged), or None
+_COMPILED = getattr(_compiled_buffers(), "guard_unchanged", None)
 
 
 class _GiveUp(Exception):
@@ -91,6 +96,15 @@ class Guard:
         return g
 
     def unchanged(self) -> bool:
+        if _COMPILED is not None:   # _buffers.c's, where it can tell
+            same = _COMPILED(self.mappings, self.sequences, self.names, self.cells,
+                             self.functions, self.calls, self.types, _MISSING)
+            if same is not None:
+                return same
+        return self.unchanged_here()
+
+    def unchanged_here(self) -> bool:
+        """``unchanged`` in Python."""
         for m, keys, values in self.mappings:
             if len(m) != len(keys) or not all(map(_is, m, keys)) or \
                     not all(map(_is, m.values(), values)):

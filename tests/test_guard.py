@@ -201,3 +201,41 @@ def test_values_reached_through_modules_host_memory_and_wrapped_helpers_are_seen
         SETTINGS.LR = 1.0
         _set_rate(1.0)
         Holding.step.clear_cache()
+
+
+def _swap_class(m, v):
+    class Other(Opt):
+        pass
+    m.opt.__class__ = Other
+
+
+def _new_code(m, v):
+    Layer.__call__.__code__ = Layer.__call__.__code__.replace()
+
+
+MORE_CHANGES = {**CHANGES, "class of a held object": _swap_class, "method's code": _new_code,
+                "key added": lambda m, v: m.coef.__setitem__("j", v),
+                "deque grown": lambda m, v: m.extra.append(Layer(v)),
+                "item deleted": lambda m, v: m.layers.pop()}
+
+
+@pytest.mark.parametrize("name", sorted(MORE_CHANGES))
+def test_the_compiled_check_tells_what_the_python_one_does(name):
+    """guard.py's unchanged runs _buffers.c's guard_unchanged where tracing is
+    compiled: it must tell every change (and no change) as the Python check does,
+    and tell it itself for a model of plain objects (no fallback)."""
+    from graphtrace import guard
+    global FACTOR
+    m, code = Model(), Layer.__call__.__code__
+    try:
+        g = Guard.of(m, Model.step.fn)
+        assert g.unchanged() and g.unchanged_here()
+        if guard._COMPILED is not None:
+            assert guard._COMPILED(g.mappings, g.sequences, g.names, g.cells, g.functions,
+                                   g.calls, g.types, guard._MISSING) is True
+        MORE_CHANGES[name](m, 4.0)
+        changed = name not in ("nothing",)
+        assert g.unchanged_here() is not changed and g.unchanged() is not changed
+    finally:
+        FACTOR, Layer.bias, SETTINGS.LR = 1.0, 0.0, 1.0
+        Layer.__call__.__code__ = code

@@ -40,7 +40,7 @@ from .ir import Graph
 from .ops.conditional import record_child
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import _CHANGING, Reach, identities, named_values, unchanged
+from .reach import _CHANGING, Reach, code_parts, identities, named_values, unchanged
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
@@ -138,6 +138,12 @@ def _default_backend():
 _BACKEND = None
 
 
+def _mutable_defaults(sig) -> bool:
+    """Whether a default may change in place (a list or dict of numbers)."""
+    return any(p.default is not p.empty and not _immutable(p.default)
+               for p in sig.parameters.values())
+
+
 def _immutable(v) -> bool:
     """Whether a default ``v`` stays what the last call saw: a number, a string,
     None, an array (the graph reads its memory when it runs; its values are not
@@ -180,6 +186,7 @@ class GraphFunction:
         self._fast = None     # the same, as __call__ checks it first (_fast_check)
         functools.update_wrapper(self, fn)
         self._sig = inspect.signature(fn)
+        self._signed = code_parts(fn)   # what _sig was read off (_resign)
         names = list(self._sig.parameters)
         if not names or names[0] == "self" and len(names) < 2:
             raise TypeError(f"@graph function {fn.__name__} must take the proxy stream "
@@ -204,9 +211,7 @@ class GraphFunction:
         self._own_keywords = {"stream", "backend"} & set(self.params)
         # defaults that may change in place (a list or dict of numbers): every call
         # takes the full check, which reads them as it reads arguments (_immutable)
-        self._mutable_defaults = any(
-            p.default is not p.empty and not _immutable(p.default)
-            for p in self._sig.parameters.values())
+        self._mutable_defaults = _mutable_defaults(self._sig)
         static = (static,) if isinstance(static, (str, int)) else tuple(static)
         self.static = set()
         for s in static:
@@ -217,6 +222,8 @@ class GraphFunction:
             self.static.add(name)
 
     def _bind(self, args, kwargs) -> inspect.BoundArguments:
+        if not all(map(operator.is_, code_parts(self.fn), self._signed)):
+            self._resign()
         try:
             bound = self._sig.bind(*args[:self._lead], None, *args[self._lead:], **kwargs)
         except TypeError as e:
@@ -236,6 +243,21 @@ class GraphFunction:
             raise ArgumentError(f"{self.__name__}{self._sig}: {e}{hint}") from None
         bound.apply_defaults()
         return bound
+
+    def _resign(self) -> None:
+        """Read the signature again after the function's code or defaults were replaced
+        in place (IPython's ``%autoreload 2`` does): its new defaults bind the call;
+        other parameters are refused (what was made of them at decoration is stale)."""
+        sig = inspect.signature(self.fn)
+        if [(p.name, p.kind) for p in sig.parameters.values()] != \
+                [(p.name, p.kind) for p in self._sig.parameters.values()]:
+            raise ArgumentError(
+                f"{self.__name__}'s code was replaced in place (a module reload such as "
+                f"%autoreload) and its parameters changed from {self._sig} to {sig}: "
+                f"decorate the new function with @gt.graph again (run its definition "
+                f"again)")
+        self._sig, self._signed = sig, code_parts(self.fn)
+        self._mutable_defaults = _mutable_defaults(sig)
 
     def _stream_hint(self) -> str:
         """Advice for a call with one argument too many: the stream parameter was

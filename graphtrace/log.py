@@ -245,10 +245,17 @@ def _reached(old, new, out: list) -> None:
             out.append(f"{name} (reached by name): {_value(a)} -> {_value(b)} (a {what} "
                        "reached by name is baked into the graph; pass it as an argument to "
                        "make it dynamic)")
-    if len(helpers_o) != len(helpers_n) or any(x is not y for x, y in zip(helpers_o, helpers_n)):
+    if len(helpers_o) != len(helpers_n) or any(map(_differ, helpers_o, helpers_n)):
         changed = [getattr(y, "__name__", repr(y)) for x, y in zip(helpers_o, helpers_n)
-                   if x is not y] or ["(their number)"]
+                   if _differ(x, y)] or ["(their number)"]
         out.append(f"functions or kernels reached by name changed: {', '.join(changed)}")
+
+
+def _differ(x, y) -> bool:
+    """Whether a helper in the key differs: by identity, or a function's code and
+    defaults (``reach._Code``) by theirs."""
+    return x is not y and not (type(x) is type(y) and hasattr(x, "differs") and
+                               not x.differs(y))
 
 
 def _value(entry) -> str:

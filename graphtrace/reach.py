@@ -60,7 +60,7 @@ from .tree import children
 __all__ = ["Reach", "attribute_names", "class_attribute", "class_methods", "held_values",
            "instance_arrays", "instance_chains", "instance_held", "instance_values",
            "name_chains", "named_values", "identities", "own_class", "own_object", "self_chains",
-           "unchanged", "bakes_values", "callable_key", "container", "contents"]
+           "unchanged", "bakes_values", "callable_key", "code_parts", "container", "contents"]
 
 _MAX_DEPTH = 8
 
@@ -949,6 +949,37 @@ def _self_loads(code, self_param: str) -> frozenset:
     return frozenset(out)
 
 
+# a function's code and defaults: replaced in place, it runs other code (a trace
+# bakes in what the old ran: its launches, its default values)
+_CODE_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
+
+
+def code_parts(fn) -> tuple:
+    return tuple(getattr(fn, at) for at in _CODE_PARTS)
+
+
+class _Code:
+    """A walked function's ``code_parts`` in a cache key: equal where each is the
+    same object (a name-by-name log says the function changed)."""
+
+    __slots__ = ("name", "parts")
+
+    def __init__(self, fn, parts):
+        self.name, self.parts = fn.__name__, parts
+
+    def __eq__(self, other):
+        return type(other) is _Code and all(map(operator.is_, self.parts, other.parts))
+
+    def __hash__(self):
+        return hash(tuple(map(id, self.parts)))
+
+    def __repr__(self):
+        return f"{self.name} (its code or defaults)"
+
+    def differs(self, other) -> bool:
+        return self != other
+
+
 class Reach:
     """The (function, name) places that hold arrays or helpers, from one root.
 
@@ -958,7 +989,8 @@ class Reach:
 
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
                  "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
-                 "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores")
+                 "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
+                 "_walked", "_code_values")
 
     def __init__(self, root, baked: bool = True):
         self.root, self.baked = root, baked   # baked False: a method handed to s.host
@@ -980,6 +1012,7 @@ class Reach:
         # whole (for c in COEFS, sum(COEFS)): keyed by value unless walked code changes them
         self.wholes: list = []
         self.callbacks: list = []         # (function, Chain) host callbacks alone read
+        self._walked: list = []           # the Python functions walked, the root's first
         self._walk(self.root, set(), 0, {}, self.baked)
         hosted = self._hosted
         # a chain the traced code may change (if CFG.scale is None: CFG.scale = 2.0) is
@@ -1006,7 +1039,10 @@ class Reach:
         # the helpers' then the numbers' names, looked up in C (functions())
         self.getters = tuple(_getter(fn, name) for fn, name, _ in self.helpers) + \
             tuple(_getter(fn, name) for fn, name in self.numbers) + \
-            tuple(_getter(fn, name) for fn, name in self.wholes)
+            tuple(_getter(fn, name) for fn, name in self.wholes) + \
+            tuple(partial(getattr, fn, at) for fn in self._walked for at in _CODE_PARTS)
+        # what each walked function runs (%autoreload 2 sets these on the function)
+        self._code_values = tuple(x for fn in self._walked for x in code_parts(fn))
         self._helper_values = tuple(v for _, _, v in self.helpers)
         # the partials among them holding values (FN = partial(mix, coefs)): keyed by those
         self.partials = tuple(i for i, (fn, name, v) in enumerate(self.helpers) if type(v) is
@@ -1019,6 +1055,7 @@ class Reach:
         if id(fn) in seen or depth > _MAX_DEPTH:
             return
         seen.add(id(fn))
+        self._walked.append(fn)
         code = fn.__code__
         loaded = reads = None
         chains: list = []   # the code's dotted names, found when first needed
@@ -1295,12 +1332,14 @@ class Reach:
         except ValueError:   # an empty cell: the way that says None for it
             now = tuple(_lookup(fn, name) for fn, name, _ in self.helpers) + \
                 tuple(_lookup(fn, name) for fn, name in self.numbers) + \
-                tuple(_lookup(fn, name) for fn, name in self.wholes)
-        k, m = len(self._helper_values), len(self._number_names)
-        if not all(map(operator.is_, now[:k], self._helper_values)):
-            self._find()   # a helper name means another function now: its places
-            return self.functions()
-        numbers, wholes = now[k:k + m], tuple(map(pure_values, now[k + m:]))
+                tuple(_lookup(fn, name) for fn, name in self.wholes) + \
+                tuple(x for fn in self._walked for x in code_parts(fn))
+        k, m, w = len(self._helper_values), len(self._number_names), len(self.wholes)
+        if not all(map(operator.is_, now[:k], self._helper_values)) or \
+                not all(map(operator.is_, now[k + m + w:], self._code_values)):
+            self._find()   # a helper name means another function now, or a function
+            return self.functions()   # runs other code: their places
+        numbers, wholes = now[k:k + m], tuple(map(pure_values, now[k + m:k + m + w]))
         settled = tuple(map(_settled, numbers))
         if MISSING in settled or None in wholes:   # one holds an array, a function or
             self._find()                           # an object now
@@ -1316,7 +1355,9 @@ class Reach:
                 return self.functions()   # a number, a function, a kernel or a
                 # condition now; an empty list, where arrays may go, holds numbers now
                 # (read whole)
-        return now[:k] + tuple(callable_key(now[i]) for i in self.partials) + tuple(
+        return now[:k] + tuple(_Code(fn, now[k + m + w + 3 * i:k + m + w + 3 * i + 3])
+                               for i, fn in enumerate(self._walked)) + \
+            tuple(callable_key(now[i]) for i in self.partials) + tuple(
             (name, type(v), form)
             for name, v, form in zip(self._number_names, numbers, settled)) + tuple(
             (name, _Held(v)) for (_, name), v in zip(self.wholes, wholes)) + tuple(

@@ -105,6 +105,73 @@ def test_a_reassigned_helper_function_is_seen():
         helper = keep
 
 
+def scaled_helper(s, out, times=1):
+    for _ in range(times):
+        add_into[1, 2, s](OFFSET, out)
+
+
+@gt.graph(backend="sim")
+def uses_scaled_helper(s, out):
+    scaled_helper(s, out)
+
+
+class UsesScaledHelper:
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        scaled_helper(s, out)
+
+
+def test_a_helper_updated_in_place_is_seen():
+    """%autoreload 2 keeps a function object and sets its code and defaults."""
+    keep = scaled_helper.__code__, scaled_helper.__defaults__
+
+    def twice(s, out, times=1):
+        for _ in range(2 * times):
+            add_into[1, 2, s](OFFSET, out)
+    model = UsesScaledHelper()
+    try:
+        for call in (uses_scaled_helper, model.step):
+            scaled_helper.__code__, scaled_helper.__defaults__ = keep
+            out = dev(0, 0)
+            call(out)
+            call(out)   # the shortcut's graph, then the helper changes:
+            scaled_helper.__code__ = twice.__code__
+            call(out)
+            assert result(out) == [4, 4]
+            scaled_helper.__defaults__ = (2,)
+            call(out)
+            assert result(out) == [8, 8]
+    finally:
+        scaled_helper.__code__, scaled_helper.__defaults__ = keep
+
+
+def test_a_graph_function_updated_in_place_traces_again():
+    @gt.graph(backend="sim", static="times")
+    def step(s, out, times=1):
+        for _ in range(times):
+            add_into[1, 2, s](OFFSET, out)
+
+    def twice(s, out, times=1):
+        for _ in range(2 * times):
+            add_into[1, 2, s](OFFSET, out)
+
+    def other(s, out, n=1):
+        add_into[1, 2, s](OFFSET, out)
+    out = dev(0, 0)
+    step(out)
+    step(out)
+    step.__wrapped__.__code__ = twice.__code__
+    step(out)
+    assert result(out) == [4, 4]
+    step.__wrapped__.__defaults__ = (2,)   # the new default binds the call
+    step(out)
+    assert result(out) == [8, 8]
+    step.__wrapped__.__code__ = other.__code__
+    with pytest.raises(gt.ArgumentError, match=r"parameters changed.*decorate the new") as e:
+        step(out)  # the call
+    assert e.value.source[1] == line_of(__file__, "the call")
+
+
 BIAS = None
 EXTRAS = []
 

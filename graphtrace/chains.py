@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import dis
 import enum
+import importlib.util
 import inspect
 import operator
+import sys
 import types
+import weakref
 
 __all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "callback_codes", "chain", "changes",
-           "host_callbacks", "lookup", "value_chains"]
+           "host_callbacks", "imported", "lookup", "value_chains"]
 
 MISSING = object()   # what a lookup gives for a name, attribute or key not there
 NAME_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
@@ -27,6 +30,12 @@ def lookup(fn, name):
         return name.read(fn)
     if name[:1] == "=":   # "=cfg": the default of fn's parameter cfg
         return default_of(fn, name[1:])
+    if name[:1] == "<":   # "<kmod>.kk": a module the function imports itself (imported)
+        module, _, rest = name[1:].partition(">")
+        v = _module(fn, module)
+        for a in rest.split(".")[1:]:
+            v = inspect.getattr_static(v, a, None)
+        return v
     if "." in name:
         head, *rest = name.split(".")
         v = lookup(fn, head)
@@ -40,6 +49,49 @@ def lookup(fn, name):
         except ValueError:   # an empty cell
             return None
     return fn.__globals__.get(name)
+
+
+def _module(fn, name: str):
+    """The module ``import name`` inside ``fn`` gives now (a relative name resolved
+    against ``fn``'s package), None where it is not imported (yet)."""
+    try:
+        return sys.modules.get(importlib.util.resolve_name(
+            name, fn.__globals__.get("__package__")))
+    except (ImportError, ValueError):   # a relative name with no package
+        return None
+
+
+_IMPORTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def imported(code) -> dict:
+    """local -> ``(head, steps)`` for each local ``code`` itself binds once by an
+    import: read like a global name holding the module (``"<kmod>"``, looked up in
+    ``sys.modules``: ``lookup``) and the attributes read off it: ``import kmod as
+    km``: ``("<kmod>", ())``; ``import pkg.sub``: ``("<pkg>", ())``; ``from kmod
+    import kk``: ``("<kmod>", (("attr", "kk"),))`` (a reload or a new value there
+    is watched as ``kmod.kk`` is)."""
+    hit = _IMPORTED.get(code)
+    if hit is not None:
+        return hit
+    out, consts, held, chained = {}, [0, None], None, False
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op == "IMPORT_NAME":
+            level, fromlist = consts[-2:]
+            chained = fromlist is None   # import a.b.c (as x): a, then .b, .c
+            name = ins.argval.split(".")[0] if chained else ins.argval
+            held = ("<" + "." * (level or 0) + name + ">", ())
+        elif op == "IMPORT_FROM" and held is not None:
+            held = (held[0], (held[1] if chained else ()) + (("attr", ins.argval),))
+        elif op == "STORE_FAST" and held is not None:
+            out[ins.argval] = held
+        elif op not in ("SWAP", "POP_TOP", "CACHE", "LOAD_CONST"):
+            held = None
+        consts = consts[-1:] + [ins.argval] if op == "LOAD_CONST" else consts
+    once = _stored_once(code)
+    hit = _IMPORTED[code] = {k: v for k, v in out.items() if k in once}
+    return hit
 
 
 def default_of(fn, param: str):
@@ -201,7 +253,8 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
         held = const = aug = None   # aug: an augmented store's target
         changed_here: set = set()
         once = _stored_once(c)      # locals assigned once: an alias (opt = CFG["opt"])
-        aliases: dict = {}          # such a local -> the chain it holds
+        aliases: dict = dict(imported(c))   # such a local -> the chain it holds
+        out += [] if quiet else [v for v in aliases.values() if v[1]]   # from m import x
         loads: list = []            # each value loaded since the last store: its name
         whole = False               # (None: a local or constant); setattr/delattr
         by_name = (0, None)         # getattr(X, "k"[, default]), hasattr(X, "k")

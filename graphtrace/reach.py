@@ -52,7 +52,8 @@ import numpy as np
 from . import deps as _deps
 from .buffers import _kinds, is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, NoKey, chain as _chain, \
-    callback_codes, changes, default_of, host_callbacks, host_chains, lookup as _lookup, \
+    callback_codes, changes, default_of, host_callbacks, host_chains, imported, \
+    lookup as _lookup, \
     own_methods, self_callbacks, value_chains
 from .scalar import value_key
 from .tree import children
@@ -69,7 +70,8 @@ def _names(code, live: bool = True) -> list[str]:
     """Global and free names of a code object and of the functions nested in it;
     ``live`` False: not those of the host callbacks defined in it (``callback_codes``),
     which read what they read when they run."""
-    out = list(code.co_freevars) + _global_names(code)
+    out = list(code.co_freevars) + _global_names(code) + \
+        [head for head, _ in imported(code).values()]   # import kmod inside: "<kmod>"
     skip = frozenset() if live else callback_codes(code)
     for c in code.co_consts:
         if isinstance(c, types.CodeType) and c not in skip:
@@ -116,9 +118,13 @@ def name_chains(code, scope: dict, loads=("LOAD_GLOBAL", "LOAD_NAME")) -> list:
     while codes:
         c = codes.pop()
         held = None   # the name or chain just loaded
+        local = imported(c)   # from kmod import kk: kk[...] reads "<kmod>.kk"
         for ins in dis.get_instructions(c):
             if ins.opname in loads:
                 held = (ins.argval, scope.get(ins.argval, MISSING))
+            elif ins.opname.startswith("LOAD_FAST") and ins.argval in local:
+                head, steps = local[ins.argval]
+                held = (head + "".join(f".{k}" for _, k in steps), MISSING)
             elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and held is not None:
                 held = (f"{held[0]}.{ins.argval}",
                         inspect.getattr_static(held[1], ins.argval, MISSING))
@@ -142,8 +148,8 @@ def _getter(fn, name):
         return name.getter(fn, _getter(fn, name.head))
     if name[:1] == "=":   # a parameter's default (cfg=CFG)
         return partial(default_of, fn, name[1:])
-    if "." in name:   # an attribute chain: looked up in Python
-        return partial(_lookup, fn, name)
+    if "." in name or name[:1] == "<":   # an attribute chain, a module imported
+        return partial(_lookup, fn, name)       # inside: looked up in Python
     if name in code.co_freevars:
         return partial(_cell_contents, fn.__closure__[code.co_freevars.index(name)])
     return partial(fn.__globals__.get, name)
@@ -1067,6 +1073,9 @@ class Reach:
         for name in _names(code):
             v = _lookup(fn, name)
             if type(v) in _PROXIES and _dead(v):   # a weak proxy whose object is gone
+                continue
+            if v is None and name[:1] == "<":   # a module imported inside, not yet:
+                self.places.append((fn, name, None, None))   # watched till it is there
                 continue
             if _answers_oddly(v):   # an AttrDict: any attribute it lacks raises KeyError
                 if _holds_settings(v) and name not in stored:

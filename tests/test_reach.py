@@ -172,6 +172,65 @@ def test_a_graph_function_updated_in_place_traces_again():
     assert e.value.source[1] == line_of(__file__, "the call")
 
 
+LOCAL_SOURCE = """
+from numba import cuda
+FACTOR = {f}
+
+@cuda.jit
+def kern(src, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] += src[i] * {f}
+"""
+
+
+class ImportsInside:
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        from local_kmod import kern
+        kern[1, 2, s](OFFSET, out)
+
+
+@pytest.mark.parametrize("form", ["from", "as", "method", "late"])
+def test_a_module_imported_inside_the_graph_function_is_watched(tmp_path, monkeypatch, form):
+    import importlib
+    import sys
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    monkeypatch.delitem(sys.modules, "local_kmod", raising=False)
+    (tmp_path / "local_kmod.py").write_text(LOCAL_SOURCE.format(f=2.0))
+
+    @gt.graph(backend="sim")
+    def imports_from(s, out):
+        from local_kmod import kern
+        kern[1, 2, s](OFFSET, out)
+
+    @gt.graph(backend="sim")
+    def imports_as(s, out):
+        import local_kmod as km
+        for _ in range(int(km.FACTOR)):
+            add_into[1, 2, s](OFFSET, out)
+    call = {"from": imports_from, "as": imports_as, "late": imports_from,
+            "method": ImportsInside().step}[form]
+    if form != "late":   # late: imported by the first call only
+        importlib.import_module("local_kmod")
+    out = dev(0, 0)
+    call(out)
+    call(out)
+    assert result(out) == [4, 4]
+    (tmp_path / "local_kmod.py").write_text(LOCAL_SOURCE.format(f=3.0))
+    importlib.invalidate_caches()
+    mod = importlib.reload(sys.modules["local_kmod"])
+    out = dev(0, 0)
+    call(out)
+    assert result(out) == [3, 3]
+    if form == "as":   # a value set on the module
+        mod.FACTOR = 1.0
+        out = dev(0, 0)
+        call(out)
+        assert result(out) == [1, 1]
+
+
 BIAS = None
 EXTRAS = []
 

@@ -50,6 +50,7 @@ from itertools import repeat
 import numpy as np
 
 from . import deps as _deps
+from ._compiled import buffers as _compiled_buffers
 from .buffers import _kinds, is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, NoKey, chain as _chain, \
     callback_codes, changes, default_of, host_callbacks, host_chains, imported, \
@@ -964,6 +965,25 @@ def code_parts(fn) -> tuple:
     return tuple(getattr(fn, at) for at in _CODE_PARTS)
 
 
+def _runs_as_walked(entries: list) -> bool:
+    """Whether each ``(function, defaults, keyword defaults, code)`` still holds them."""
+    return all(f.__defaults__ is d and f.__kwdefaults__ is kw and f.__code__ is c
+               for f, d, kw, c in entries)
+
+
+def _code_check(walked: list):
+    """A getter saying ``True`` (that very object) while every walked function runs the
+    code and defaults it ran when walked: one call, in C where tracing is compiled
+    (_buffers.c's guard_unchanged, given only functions), however many were walked."""
+    entries = [(f, f.__defaults__, f.__kwdefaults__, f.__code__) for f in walked]
+    if _COMPILED_CHECK is None or not all(type(f) is types.FunctionType for f in walked):
+        return partial(_runs_as_walked, entries)
+    return partial(_COMPILED_CHECK, [], [], [], [], entries, [], [], None)
+
+
+_COMPILED_CHECK = getattr(_compiled_buffers(), "guard_unchanged", None)
+
+
 class _Code:
     """A walked function's ``code_parts`` in a cache key: equal where each is the
     same object (a name-by-name log says the function changed)."""
@@ -996,7 +1016,7 @@ class Reach:
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
                  "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
-                 "_walked", "_code_values")
+                 "_walked")
 
     def __init__(self, root, baked: bool = True):
         self.root, self.baked = root, baked   # baked False: a method handed to s.host
@@ -1046,9 +1066,8 @@ class Reach:
         self.getters = tuple(_getter(fn, name) for fn, name, _ in self.helpers) + \
             tuple(_getter(fn, name) for fn, name in self.numbers) + \
             tuple(_getter(fn, name) for fn, name in self.wholes) + \
-            tuple(partial(getattr, fn, at) for fn in self._walked for at in _CODE_PARTS)
-        # what each walked function runs (%autoreload 2 sets these on the function)
-        self._code_values = tuple(x for fn in self._walked for x in code_parts(fn))
+            (_code_check(self._walked),)   # what each walked function runs (%autoreload 2
+        # sets its code and defaults on the function)
         self._helper_values = tuple(v for _, _, v in self.helpers)
         # the partials among them holding values (FN = partial(mix, coefs)): keyed by those
         self.partials = tuple(i for i, (fn, name, v) in enumerate(self.helpers) if type(v) is
@@ -1342,10 +1361,10 @@ class Reach:
             now = tuple(_lookup(fn, name) for fn, name, _ in self.helpers) + \
                 tuple(_lookup(fn, name) for fn, name in self.numbers) + \
                 tuple(_lookup(fn, name) for fn, name in self.wholes) + \
-                tuple(x for fn in self._walked for x in code_parts(fn))
+                (self.getters[-1](),)
         k, m, w = len(self._helper_values), len(self._number_names), len(self.wholes)
         if not all(map(operator.is_, now[:k], self._helper_values)) or \
-                not all(map(operator.is_, now[k + m + w:], self._code_values)):
+                now[k + m + w] is not True:
             self._find()   # a helper name means another function now, or a function
             return self.functions()   # runs other code: their places
         numbers, wholes = now[k:k + m], tuple(map(pure_values, now[k + m:k + m + w]))
@@ -1364,8 +1383,7 @@ class Reach:
                 return self.functions()   # a number, a function, a kernel or a
                 # condition now; an empty list, where arrays may go, holds numbers now
                 # (read whole)
-        return now[:k] + tuple(_Code(fn, now[k + m + w + 3 * i:k + m + w + 3 * i + 3])
-                               for i, fn in enumerate(self._walked)) + \
+        return now[:k] + tuple(_Code(fn, code_parts(fn)) for fn in self._walked) + \
             tuple(callable_key(now[i]) for i in self.partials) + tuple(
             (name, type(v), form)
             for name, v, form in zip(self._number_names, numbers, settled)) + tuple(

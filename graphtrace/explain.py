@@ -116,8 +116,9 @@ class Explanation:
             for k, region in enumerate(n.regions):
                 edges = sum(len(m.deps) for m in region.nodes)
                 alone = f" no edges ({counted(len(region.nodes), 'node')})"
-                self._lines.append(f"{indent}in {_short(n)} {region.name}:" +
-                                   ("" if edges else alone))
+                head = _short(n)   # a child graph's region is named as the node is
+                where = head if head.endswith(f" {region.name}") else f"{head} {region.name}"
+                self._lines.append(f"{indent}in {where}:" + ("" if edges else alone))
                 self._walk(region, chain + ((n, k),), indent + "  ")
 
     def __str__(self):

@@ -162,6 +162,22 @@ def test_nodes_in_a_loop_body_are_explained_inside_it():
                                 "edge %0 -> %1 (RAW flag)")
 
 
+def test_a_child_graph_is_named_once_where_its_nodes_are_explained():
+    @gt.graph
+    def inner(s, x, y):
+        add[1, 16, s](x, y)
+        scale[1, 16, s](y, 2.0, x)
+
+    @gt.graph
+    def f(s, x, y):
+        s.child(inner, x, y)
+        add[1, 16, s](y, x)
+    assert str(gt.explain(f, A(16), A(16))).splitlines()[1:] == [
+        "  %0 inner -> %3 add: RAW/WAR/WAW x; RAW y",
+        "  in %0 inner:",
+        "    %1 add -> %2 scale: WAR x; RAW y"]
+
+
 def test_a_node_in_a_body_is_answered_with_its_own_accesses():
     @gt.graph
     def f(s, x, y, z, w, flag):

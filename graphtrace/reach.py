@@ -459,6 +459,31 @@ def callback_methods(fn, self_param: str, cls) -> list:
             _methods_named(code, cls, only=hosted, supers=True)] if hosted else []
 
 
+def _object_steps(code, obj, depth: int = 0, own=()) -> list:
+    """The attributes the methods of ``obj`` (an object of the program's own) that
+    ``code`` names read off their self (``sink.notify()`` reading ``self.buf``), each
+    as a chain's steps, and those of the objects they hold whose methods those call
+    (``self.sink.read()``): but those they change in place (a history). ``own``:
+    ``(function, parameter)`` of a function handed ``obj`` by that parameter, read
+    as a method (``partial(Sink.notify, sink)``: notify's self)."""
+    if depth > 2 or not own_object(obj):
+        return []
+    methods = list(own) + [(f, f.__code__.co_varnames[0]) for _, f, takes_self in
+                           _methods_named(code, type(obj)) if takes_self and f.__code__.co_argcount]
+    reads, changed = [], []
+    for f, param in methods:
+        read, change = value_chains(f.__code__, roots=frozenset({param}))
+        reads += [steps[:1] for h, steps in read if h == param and steps]
+        changed += [c for h, c in change if h == param]
+    out = []
+    for steps in dict.fromkeys(s for s in reads if s[0][0] == "attr"):
+        if not any(changes(steps, c) for c in changed):
+            held = getattr(obj, "__dict__", {}).get(steps[0][1])
+            out += [steps] + [steps + more for f, _ in methods
+                              for more in _object_steps(f.__code__, held, depth + 1)]
+    return list(dict.fromkeys(out))
+
+
 def _nested_callback_codes(code) -> set:
     """The code objects ``code`` (and the code nested in it) hands to ``.host(...)``."""
     out, todo = set(), [code]
@@ -1166,6 +1191,7 @@ class Reach:
                     self.callbacks += [(fn, place) for place in (   # its arrays too
                         _chain(name, (("attr", at),)) for at in ("args", "keywords"))
                         if _leaves(place.read(fn), place)]
+                    self._partial_objects(fn, name, v, inner)
                 self.places.append((fn, name, None, False))
                 self._walk(inner, seen, depth + 1, labels, baked and name not in callbacks)
             elif _is_callable_object(v) and not isinstance(v, _HOLDERS):   # by identity
@@ -1204,17 +1230,42 @@ class Reach:
                 self.callbacks.append((fn, place))
 
     def _callback_reads(self, fn, name, reads) -> None:
-        """The places host callbacks read arrays at: ``name`` and the chains they read
-        off it (``STATE.buf``), unless they change it in place (a history they
-        append to): ``callback_arrays``."""
+        """The places host callbacks read arrays at: ``name``, the chains they read
+        off it (``STATE.buf``) and what the methods they call on an object of the
+        program's own there read off it, as a bound method's self (``sink.notify()``,
+        ``holder.sink.read()`` reading ``.buf``), but what they change in place (a
+        history they append to): ``callback_arrays``."""
         chains, changed, hosted = reads
-        if any(head == name for head, _ in (*changed, *hosted)):
-            return
-        for steps in {()} | {steps for head, steps in chains if head == name}:
-            place = _chain(name, steps)
-            v = place.read(fn)
-            if v is not MISSING and (_leaves(v, place) or _may_hold_arrays(v)):
-                self.callbacks.append((fn, place))
+        kept = [c for head, c in (*changed, *hosted) if head == name]
+        read = {()} | {steps for head, steps in chains if head == name}
+        for steps in list(read):
+            read |= {steps + more for more in
+                     _object_steps(fn.__code__, _chain(name, steps).read(fn))}
+        for steps in read:
+            if not any(changes(steps, c) for c in kept):
+                self._callback_place(fn, _chain(name, steps))
+
+    def _callback_place(self, fn, place) -> None:
+        """Keep ``place`` among the places host callbacks read (``callbacks``) where it
+        holds arrays, or None or containers where one may come."""
+        v = place.read(fn)
+        if v is not MISSING and (_leaves(v, place) or _may_hold_arrays(v)):
+            self.callbacks.append((fn, place))
+
+    def _partial_objects(self, fn, name, v, inner) -> None:
+        """The places a host callback ``partial`` (held by ``name``) reads through the
+        objects of its arguments whose methods its function calls, as a bound
+        method's self (``partial(Sink.notify, sink)`` reading ``sink.buf``)."""
+        code = inner.__code__
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        given = [((("attr", "args"), ("item", i)), params[i] if i < len(params) else None)
+                 for i in range(len(v.args))]
+        given += [((("attr", "keywords"), ("item", k)), k if k in params else None)
+                  for k in v.keywords]
+        for steps, param in given:   # (the parameter it binds: read as self)
+            own = [(inner, param)] if param is not None else []
+            for more in _object_steps(code, _chain(name, steps).read(fn), own=own):
+                self._callback_place(fn, _chain(name, steps + more))
 
     def _defaults(self, fn, code) -> None:
         """The settings ``fn`` reads off a parameter's mutable default (``def

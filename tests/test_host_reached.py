@@ -391,3 +391,47 @@ def test_a_method_calling_a_method_of_an_object_it_holds_runs_after_its_writer()
     m = _Relaying()
     _run(m.step, m.sink.buf)
     _run(_by_global_relay, RELAY.sink.buf)
+
+
+def _closing_over(relay):
+    def cb():
+        relay.notify()
+    return cb
+
+
+CLOSED, BOUND_BY_PARTIAL, MADE_PARTIAL = _Relaying(), _Relaying(), _Reader()
+CLOSURE_RELAY = _closing_over(CLOSED)
+PARTIAL_RELAY = functools.partial(_Relaying.notify, BOUND_BY_PARTIAL)
+
+
+@gt.graph(backend="sim")
+def _by_closure_object(s, d, hv):
+    s.copy(hv, d)
+    s.host(CLOSURE_RELAY)
+
+
+@gt.graph(backend="sim")
+def _by_partial_object(s, d, hv):
+    s.copy(hv, d)
+    s.host(PARTIAL_RELAY)
+
+
+@gt.graph(backend="sim")
+def _by_partial_made(s, d, hv):
+    s.copy(hv, d)
+    s.host(functools.partial(_Reader.read, MADE_PARTIAL))
+
+
+@pytest.mark.parametrize("f, target, extra", [
+    (_by_closure_object, CLOSED.sink.buf, ()),
+    (_by_partial_object, BOUND_BY_PARTIAL.sink.buf, ()),
+    (_by_partial_made, MADE_PARTIAL.buf, ()),
+    (_passed, BOUND_BY_PARTIAL.sink.buf, (PARTIAL_RELAY,))],
+    ids=["closure's object", "partial's object", "partial made in the graph", "passed partial"])
+def test_a_callback_calling_a_method_of_an_object_its_closure_or_partial_holds_runs_after_its_writer(
+        f, target, extra):
+    """A closure calling relay.notify() and partial(_Relaying.notify, relay), where
+    notify calls self.sink.read() reading self.sink.buf: the callback is ordered after
+    the copy writing that buffer, and the key holds how it shares memory with the
+    call's arrays, as for a bound method's object."""
+    _run(f, target, *extra)

@@ -203,12 +203,12 @@ def _names_of(fn, depth: int = 0, seen=None):
     too) and the global names and attributes of globals its code loads (not
     held; the helper functions so reached are looked into as well)."""
     seen = set() if seen is None else seen
+    given = []   # a partial's arguments: objects whose methods it may call, as self's
     while isinstance(fn, partial):
-        for i, v in enumerate(fn.args):
-            yield f"partial argument {i}", v, True
-        for k, v in fn.keywords.items():
-            yield f"partial argument {k}", v, True
+        given += [(f"partial argument {i}", v) for i, v in enumerate(fn.args)]
+        given += [(f"partial argument {k}", v) for k, v in fn.keywords.items()]
         fn = fn.func
+    yield from ((label, v, True) for label, v in given)
     owner = getattr(fn, "__self__", None)   # a bound method: its object's attributes
     if owner is None and not hasattr(fn, "__code__") and hasattr(fn, "__dict__"):
         owner, fn = fn, getattr(type(fn), "__call__", None)   # a callable object
@@ -221,6 +221,8 @@ def _names_of(fn, depth: int = 0, seen=None):
     if code is None or scope is None or id(fn) in seen:
         return
     seen.add(id(fn))
+    for label, v in given:   # partial(Sink.notify, sink) reading sink.buf
+        yield from _object_reads(code, v, label, depth, seen)
     if bound:   # self.inner(), and self.sink.read() of an object self holds (there too)
         methods = [method for _, method, _ in _methods_named(code, type(owner))]
         for method in methods:

@@ -153,7 +153,7 @@ def test_counts_of_one_are_singular():
     assert repr(sub.trace(A(8))) == "<graphtrace.Graph sub: 1 node>"
     assert "deps=data  2 nodes, 1 edge" in g.to_dot()
     e = gt.explain(g)
-    assert str(e).endswith("in %0 sub sub: no edges (1 node)")
+    assert str(e).endswith("in %0 sub: no edges (1 node)")
     assert repr(e) == "<graphtrace.Explanation of f: 1 edge>"
 
 

@@ -1705,3 +1705,64 @@ def test_a_list_appended_to_whose_length_reaches_no_work_runs_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 4, 5, 6] and host(n) == [3] and report == ["2 items"]
+
+
+
+class _Rows(list):
+    """A list of the program's own with no reading of its own."""
+
+
+def _grown(factory, grow):
+    def program(s, a, b, n):
+        seen = factory()
+        with s.while_loop(gt.cond(n) < 3) as body:   # grown container
+            seen = grow(seen)
+            add[len(seen), 1, body](a, 1.0)
+            count[1, 1, body](n)
+    return program
+
+
+def _add_one(c):
+    c.add(len(c))
+    return c
+
+
+def _set_one(c):
+    c[len(c)] = 1
+    return c
+
+
+def _append_one(c):
+    c.append(0)
+    return c
+
+
+@pytest.mark.parametrize("factory, grow", [
+    (set, _add_one), (frozenset, lambda c: c | {len(c)}), (collections.Counter, _set_one),
+    (lambda: collections.defaultdict(int), _set_one), (collections.OrderedDict, _set_one),
+    (_Rows, _append_one),
+])
+def test_the_length_of_a_set_or_a_list_or_dict_subclass_sizing_work_is_refused(factory, grow):
+    """A set, a frozenset made anew, a Counter, a defaultdict, an OrderedDict or
+    a list subclass the body grows, sizing a launch by its length: the eager
+    loop's launch grows with it."""
+    _refused_at(_grown(factory, grow), "grown container", "len(seen)")
+
+
+def test_a_set_or_counter_only_reported_runs_as_eagerly():
+    """A set and a Counter the body adds to and reports: no work takes them."""
+    tags, hits, report = set(), collections.Counter(), []
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        with s.while_loop(gt.cond(n) < 3) as body:
+            tags.add("trip")
+            hits["trip"] += 1
+            report.append(f"{len(tags)} {len(hits)}")
+            add[1, 4, body](a, 1.0)
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 4, 5, 6] and host(n) == [3] and report == ["1 1"]
+

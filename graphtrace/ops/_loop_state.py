@@ -10,8 +10,9 @@ each iteration, where the graph repeats the first. Such a body is refused.
 ``LoopState`` takes, when the body is entered, the slots it may read: the names
 of the user's frame (for ``body=fn``, its closure, defaults and bound object),
 the globals the code names, the closures and globals of the functions it calls
-by name, and the items and attributes of the lists, tuples, deques, dicts and
-objects of the program's own these hold, ``_DEPTH`` levels deep, where they
+by name, and the items and attributes of the lists, tuples, deques, dicts (and their
+subclasses that read as they do: ``Counter``, ``defaultdict``), sets (their
+items as a whole) and objects of the program's own these hold, ``_DEPTH`` levels deep, where they
 hold arrays or numbers (a small host array of integers, such as indices, and
 a slice, by its values), and the lengths of those containers. ``refuse``
 compares them when the body is closed:
@@ -436,18 +437,45 @@ def _slots(root, name: str) -> dict:
                 continue
             if len(path) >= _DEPTH:
                 continue
-            if t in (list, tuple, deque, dict):   # lst.append(0) with x[:len(lst)]
+            kind = _container(v)
+            if kind is not None:   # lst.append(0) with x[:len(lst)]
                 out[path + (_LEN,)] = (len(v), None, (id(v), _LEN))
-            if t is list or t is tuple or t is deque:
-                items = enumerate(v) if len(v) <= _MAX_ITEMS else ()
-                below += [(x, path + (("[]", i),), (id(v), ("[]", i))) for i, x in items]
-            elif t is dict:
-                items = v.items() if len(v) <= _MAX_ITEMS else ()
+            if kind is list or kind is dict:
+                items = (v.items() if kind is dict else enumerate(v)) \
+                    if len(v) <= _MAX_ITEMS else ()
                 below += [(x, path + (("[]", k),), (id(v), ("[]", k))) for k, x in items]
+            elif kind is set:   # unordered: its items compared as a whole
+                if len(v) <= _MAX_ITEMS and all(type(x) in (str, bytes) or _is_number(x)
+                                                for x in v):
+                    out[path + (_ITEMS,)] = (frozenset(v), None, (id(v), _ITEMS))
             elif own_object(v):
                 below += [(x, path + ((".", k),), (id(v), (".", k))) for k, x in _attributes(v)]
         level = below
     return out
+
+
+_PLAIN_METHODS = ("__iter__", "__len__", "__getitem__", "items", "keys", "values")
+
+
+def _container(v):
+    """``list`` (also a tuple, a deque), ``dict`` or ``set`` (also a
+    frozenset) where ``v`` is one whose length and items are watched: of the
+    type itself, or of a subclass whose reading runs no Python code of its own
+    (``Counter``, ``defaultdict``, ``OrderedDict``; not a class defining
+    ``__iter__`` or ``__getitem__``), else None."""
+    t = type(v)
+    if t is tuple:   # (a namedtuple's items are its attributes: not looked into)
+        return list
+    for base, kind in _KINDS:
+        if isinstance(v, base):
+            return kind if t is base or not any(
+                isinstance(inspect.getattr_static(t, m, None), types.FunctionType)
+                for m in _PLAIN_METHODS) else None
+    return None
+
+
+_KINDS = ((list, list), (deque, list), (dict, dict), (set, set),
+          (frozenset, set))
 
 
 def _changed(before: tuple, after: tuple) -> bool:
@@ -461,6 +489,8 @@ def _changed(before: tuple, after: tuple) -> bool:
             return True
     if is_array(old) or is_array(new) or type(old) is not type(new) or type(old) is Scalar:
         return True
+    if type(old) is frozenset:   # a set's items (their order is no change)
+        return old != new
     try:
         return bool(old != new) or str(old) != str(new)   # -0.0 and 0.0: not the same
     except Exception:  # noqa: BLE001  (a number of a library's class answering oddly)
@@ -625,6 +655,7 @@ def _settles(code_ins: list, i: int, builtins=_SETTLING) -> bool:
 
 _WHOLE = ("*", "all")   # after a path: the slot taken whole, with all it holds
 _LEN = ("len", None)    # after a container's path: its length
+_ITEMS = ("items", None)   # after a set's path: its items, as a whole
 
 
 def _holder(code_ins: list, j: int) -> int:
@@ -959,6 +990,6 @@ def _message(hits: list, what: str) -> str:
 def _label(path: tuple) -> str:
     out = str(path[0])
     for kind, key in path[1:]:
-        out = f"len({out})" if kind == "len" else out + (
+        out = f"len({out})" if kind == "len" else out if kind == "items" else out + (
             f".{key}" if kind == "." else f"[{key!r}]")
     return out

@@ -1766,3 +1766,34 @@ def test_a_set_or_counter_only_reported_runs_as_eagerly():
     f(a, n)
     assert host(a) == [3, 4, 5, 6] and host(n) == [3] and report == ["1 1"]
 
+
+def _tag_longer(c):
+    return c + "x"
+
+
+@pytest.mark.parametrize("factory, grow", [
+    (lambda: "x", _tag_longer), (lambda: b"x", lambda c: c + b"x"),
+    (lambda: bytearray(b"x"), _append_one),
+])
+def test_the_length_of_text_or_bytes_a_body_changes_sizing_work_is_refused(factory, grow):
+    """``tag = tag + "x"`` (also bytes) or ``b.append(1)`` on a bytearray, then
+    ``k[len(tag), 1, body]``: the eager loop's launch grows with it."""
+    _refused_at(_grown(factory, grow), "grown container", "len(seen)")
+
+
+def test_text_a_body_changes_that_sizes_no_work_runs_as_eagerly():
+    """A message the body makes longer and reports: no work takes its length."""
+    report = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        msg = ""
+        with s.while_loop(gt.cond(n) < 3) as body:
+            msg = msg + "."
+            report.append(f"{len(msg)} {msg}")
+            add[1, 4, body](a, 1.0)
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 4, 5, 6] and host(n) == [3] and report == ["1 ."]

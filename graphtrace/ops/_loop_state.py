@@ -14,7 +14,8 @@ by name, and the items and attributes of the lists, tuples, deques, dicts (and t
 subclasses that read as they do: ``Counter``, ``defaultdict``), sets (their
 items as a whole) and objects of the program's own these hold, ``_DEPTH`` levels deep, where they
 hold arrays or numbers (a small host array of integers, such as indices, and
-a slice, by its values), and the lengths of those containers. ``refuse``
+a slice, by its values), and the lengths of those containers and of the
+strings and bytes they hold. ``refuse``
 compares them when the body is closed:
 
 - an array slot changed (another array, not the same view made again) where
@@ -417,7 +418,10 @@ def _slots(root, name: str) -> dict:
         below = []
         for v, path, where in level:
             t = type(v)
-            if t in (str, bytes, type(None)):
+            if t in (str, bytes):   # tag = tag + "x": a value, by its length
+                out[path + (_LEN,)] = (len(v), None, None)
+                continue
+            if t is type(None):
                 continue
             if t is Scalar:   # a dynamic number of the call: told by its identity
                 out[path] = (v, None, where)
@@ -458,7 +462,7 @@ _PLAIN_METHODS = ("__iter__", "__len__", "__getitem__", "items", "keys", "values
 
 
 def _container(v):
-    """``list`` (also a tuple, a deque), ``dict`` or ``set`` (also a
+    """``list`` (also a tuple, a deque, a bytearray), ``dict`` or ``set`` (also a
     frozenset) where ``v`` is one whose length and items are watched: of the
     type itself, or of a subclass whose reading runs no Python code of its own
     (``Counter``, ``defaultdict``, ``OrderedDict``; not a class defining
@@ -474,7 +478,7 @@ def _container(v):
     return None
 
 
-_KINDS = ((list, list), (deque, list), (dict, dict), (set, set),
+_KINDS = ((list, list), (deque, list), (bytearray, list), (dict, dict), (set, set),
           (frozenset, set))
 
 

@@ -1797,3 +1797,103 @@ def test_text_a_body_changes_that_sizes_no_work_runs_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 4, 5, 6] and host(n) == [3] and report == ["1 ."]
+
+
+# --- control flow the body's Python decides by what it changes
+
+def _for_over_a_growing_list(s, a, b, n):
+    seen = [1]
+    with s.while_loop(gt.cond(n) < 3) as body:   # for over a growing list
+        for _ in seen:
+            add[1, 4, body](a, 1.0)
+        count[1, 1, body](n)
+        seen.append(1)
+
+
+def _if_on_a_counter(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # if on a counter
+        if k == 0:
+            add[1, 4, body](a, 1.0)
+        else:
+            shift[1, 4, body](a, b)
+        count[1, 1, body](n)
+        k += 1
+
+
+def _range_of_a_counter(s, a, b, n):
+    k = 1
+    with s.while_loop(gt.cond(n) < 3) as body:   # range of a counter
+        k += 1
+        for _ in range(k):
+            add[1, 4, body](a, 1.0)
+        count[1, 1, body](n)
+
+
+def _dict_items_growing(s, a, b, n):
+    seen = {0: 1.0}
+    with s.while_loop(gt.cond(n) < 3) as body:   # dict items growing
+        for _, v in seen.items():
+            add[1, 4, body](a, 1.0)
+        count[1, 1, body](n)
+        seen[len(seen)] = 1.0
+
+
+def _deque_growing(s, a, b, n):
+    seen = collections.deque([1])
+    with s.while_loop(gt.cond(n) < 3) as body:   # deque growing
+        _ = [add[1, 4, body](a, 1.0) for _ in seen]
+        count[1, 1, body](n)
+        seen.append(1)
+
+
+def _inner_while(s, a, b, n):
+    k = 1
+    with s.while_loop(gt.cond(n) < 3) as body:   # inner while
+        j = 0
+        while j < k:
+            add[1, 4, body](a, 1.0)
+            j += 1
+        count[1, 1, body](n)
+        k += 1
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_for_over_a_growing_list, "for over a growing list", "changes len(seen),"),
+    (_if_on_a_counter, "if on a counter", "changes k,"),
+    (_range_of_a_counter, "range of a counter", "changes k,"),
+    (_dict_items_growing, "dict items growing", "changes len(seen),"),
+    (_deque_growing, "deque growing", "changes len(seen),"),
+    (_inner_while, "inner while", "changes k,"),
+])
+def test_control_flow_decided_by_state_a_body_changes_is_refused(program, marker, named):
+    """A for loop over a list, dict or deque the body grows (also in a
+    comprehension), ``for _ in range(k)``, ``if k == 0`` or ``while j < k``
+    with ``k += 1``: the eager loop records other work in each iteration, the
+    graph repeats the first's."""
+    _refused_at(program, marker, named)
+    with pytest.raises(gt.ArgumentError, match="keep that decision on the device"):
+        gt.graph(program, backend="sim")(dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
+
+
+def test_control_flow_on_state_fixed_for_the_loop_or_only_reporting_runs_as_eagerly():
+    """A for loop over a list and a range() the body does not change, and a
+    counter the body changes that decides only what it reports."""
+    offs, report = [0.5, 1.5], []
+
+    @gt.graph(backend="sim", static=("m",))
+    def f(s, a, n, m):
+        k = 0
+        with s.while_loop(gt.cond(n) < 3) as body:
+            for v in offs:
+                add[1, 4, body](a, v)
+            for _ in range(m):
+                add[1, 4, body](a, 1.0)
+            if k % 10 == 0:
+                report.append(f"trip {k}")
+            count[1, 1, body](n)
+            k += 1
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n, 2)
+    assert host(a) == [12, 13, 14, 15] and host(n) == [3] and report == ["trip 0"]

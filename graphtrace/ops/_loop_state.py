@@ -56,7 +56,12 @@ compares them when the body is closed:
   or by its own global or closure name (``go(body, x)`` launching with ``K``);
 - a container's length changed (``lst.append(0)``) where the body sizes or
   indexes by it or its work takes it so (``body.zeros(len(lst))``,
-  ``a[:len(lst)]``, ``k[len(lst), 32, body]``, ``add(x, len(lst))``).
+  ``a[:len(lst)]``, ``k[len(lst), 32, body]``, ``add(x, len(lst))``);
+- a slot changed that decides the body's control flow where that leads to
+  lines recording work (launches, calls that recorded some): a for loop's or
+  a comprehension's iterable by its length (``for _ in lst`` then
+  ``lst.append(1)``), or a number it reads (``range(k)``), and what an if or
+  a while test reads (``if k == 0``, ``while j < k``; ``k += 1``).
 """
 from __future__ import annotations
 
@@ -249,7 +254,7 @@ class LoopState:
                 reads.setdefault(where, set()).add(region.carried(p))   # of them is
         recorded = _recorded_numbers(regions)
         sizes = {d for tmp in t.temporaries[self.made:] for d in tmp.shape}   # the body's
-        hits = []
+        hits, work = [], self._work(region, regions)
         for p in changed:
             (old, old_bytes, where), (new, new_bytes, _) = self.before[p], after[p]
             read = region.carried(p)
@@ -257,6 +262,9 @@ class LoopState:
             if read is False or False in both:
                 continue
             read = True if True in both else read
+            if region.decides_with(p, work):   # for _ in lst, if k == 0, range(k)
+                hits.append((p, "flow"))
+                continue
             if old_bytes is not None and new_bytes is not None and old_bytes != new_bytes:
                 pairs = _changed_values(old, old_bytes, new_bytes)
                 if read is True and (region.indexes_with(p) or   # indices changed: idx[0]
@@ -286,6 +294,20 @@ class LoopState:
                 hits.append((p, "number"))
         if hits:
             raise ArgumentError(_message(hits, what), source)
+
+    def _work(self, region, regions) -> set:
+        """The lines of the body's code that record work: launches and calls
+        where some was recorded, and calls of functions of the program's that
+        recorded some."""
+        sources = {n.source for r in regions for n in r.walk()}
+        file = self._code()[0].co_filename
+        out = {line for f, line in sources if f == file} | region.launches
+        for line, callee, _, _ in region.passes:
+            fn = _resolve(self.scope, callee)
+            fn = getattr(fn, "__func__", fn)
+            if isinstance(fn, types.FunctionType) and sources & _lines(fn):
+                out.add(line)
+        return out
 
     def _took(self, region, path: tuple, values: list, read, recorded: dict,
               regions=()) -> bool:
@@ -769,6 +791,9 @@ class _Region:
         self.passes: list = []       # (line, callee's path, {parameter: what it reads},
         #                              the same but for the arguments clamps compute)
         self.takes: dict = {}        # line -> what its calls' arguments read (but a clamp's)
+        self.decisions: list = []    # (what a for loop's or a test's outcome reads,
+        #                              the lines it decides to run)
+        self.launches: set = set()   # lines of kernel launches, k[grid, block, body](...)
         self.held = {_holder(code_ins, i) for i, ins in enumerate(code_ins)   # loads of
                      if lo < ins.offset < hi}                  # what a step takes (st of st.k)
         stored: set = set()          # the paths stored so far
@@ -815,6 +840,12 @@ class _Region:
                     self.whole.add(path)
         if op == "GET_ITER":   # [x[o:o + 2] for o in offs]: (3.11) its own code
             self._comprehension(code_ins, i, stored, made)
+        elif op == "FOR_ITER":   # for _ in lst, range(k): how many times it runs
+            self.decisions.append((_trips(_iterated(code_ins, i, stored, made)),
+                                   _controlled(code_ins, i)))
+        elif "_IF_" in op and ins.opcode in _JUMPS:   # if k == 0, while j < k: which
+            self.decisions.append((_read_by(code_ins, i, 1, stored, made),
+                                   _controlled(code_ins, i)))
         if (op in _SUBSCRIPTS or _reads_item(ins)) and \
                 not self._picks_text(code_ins, i, _SUBSCRIPTS.get(op, 2), stored):
             # its key read to index by (or to size a launch by, k[grid, block, body])
@@ -850,6 +881,8 @@ class _Region:
             q[-1] == _WHOLE and any(_within(q[:-1], p) for p in stored))
         j = _begin(code_ins, i, n)[0]
         callee = code_ins[j - 1] if j > 0 else None
+        if callee is not None and _reads_item(callee):   # k[grid, block, body](x)
+            self.launches.add(code_ins[i].positions.lineno)
         if callee is None or callee.opname != "LOAD_GLOBAL" or callee.argval not in _CLAMPS:
             self.takes.setdefault(code_ins[i].positions.lineno, set()).update(
                 _handed_on(code_ins, i, n, stored, made))
@@ -918,10 +951,42 @@ class _Region:
         ``step(body, x, float(k))``; not a clamp, ``min(k, 3)``)."""
         return any(_reads(self.takes.get(line, ()), path) for line in lines)
 
+    def decides_with(self, path: tuple, work: set) -> bool:
+        """Whether the slot at ``path`` decides the body's control flow where it
+        leads to ``work`` (lines recording some): a for loop's iterable or
+        ``range()`` bound, an if or a while test, a comprehension's iterable."""
+        return any(lines & work and _reads(read, path) for read, lines in self.decisions)
+
     def sizes_with(self, path: tuple) -> bool:
         """Whether the body sizes a temporary by the slot at ``path``
         (``body.zeros(m)``, ``s.empty((n, self.k))``)."""
         return _reads(self.sized, path)
+
+
+def _trips(read: set) -> set:
+    """What decides how many times a for loop over what reads ``read`` runs:
+    the numbers it reads (``range(k)``), and the length (a set's items) of a
+    container it iterates whole (``lst``, ``d.items()``), not its items."""
+    out = {q for q in read if q[-1] != _WHOLE}
+    for q in read - out:
+        for c in (q[:-1], q[:-2]) if len(q) > 2 and q[-2][0] == "." else (q[:-1],):
+            out |= {c + (_LEN,), c + (_ITEMS,)}
+    return out
+
+
+def _controlled(code_ins: list, i: int) -> set:
+    """The lines the jump ``code_ins[i]`` (a for loop's, a test's) decides to run:
+    those it jumps past or back over, and an ``else`` the part it enters jumps
+    past."""
+    ins = code_ins[i]
+    lo, hi = sorted((ins.offset + 1, ins.argval))
+    k = next((j for j, c in enumerate(code_ins) if c.offset == ins.argval), None)
+    before = code_ins[k - 1] if k else None
+    if ins.argval > ins.offset and before is not None and before.opname in _FORWARD and \
+            before.argval > ins.argval:   # if ...: else: (its jump past the else)
+        hi = before.argval
+    return {c.positions.lineno for c in code_ins if lo <= c.offset < hi and
+            c.positions is not None and c.positions.lineno is not None}
 
 
 def _resolve(scope: dict, path: tuple):
@@ -974,6 +1039,10 @@ _ADVICE = {
              "array's value inside the kernel",
     "number": "keep what changes from one iteration to the next in a device array "
               "that the body's kernels update, and pass that array",
+    "flow": "its Python decides by it which work, or how much, the body records (a for "
+            "loop's iterable or range(), an if or a while test): keep that decision on the "
+            "device (a kernel that reads a counter in a device array) or unroll those "
+            "iterations on the host, outside the loop",
     "size": "size the temporaries the body makes by numbers fixed for the loop (make one "
             "of the largest size before the loop, and hand its kernels the size in use in "
             "a device array), or run the loop on the host",

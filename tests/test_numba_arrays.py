@@ -20,6 +20,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 @functools.cache
 def child() -> dict:
+    from graphtrace._compiled import speedups
+    if speedups() is None:   # the child holds compiled tracing to pure Python's
+        pytest.skip("compares compiled tracing with pure Python: tracing is not compiled "
+                    "here, or GRAPHTRACE_PURE_PYTHON is set")
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
     env["PYTHONPATH"] = ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")
     env.setdefault("GRAPHTRACE_BACKEND", "sim")

@@ -494,6 +494,18 @@ def _nested_callback_codes(code) -> set:
     return out
 
 
+_CHAINS_OF: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _code_chains(code) -> list:
+    """The chains ``value_chains`` finds ``code`` reads (a host callback's own code:
+    ``lambda: HOLDER["sink"].read()``), found once per code object."""
+    hit = _CHAINS_OF.get(code)
+    if hit is None:
+        hit = _CHAINS_OF[code] = value_chains(code)[0]
+    return hit
+
+
 def _hosted(code, self_param: str) -> frozenset:
     """The names ``code`` hands to ``s.host`` that are not self's methods it calls:
     self's callbacks (``s.host(self.report, h)``) and the methods of the objects it
@@ -1237,10 +1249,12 @@ class Reach:
         history they append to): ``callback_arrays``."""
         chains, changed, hosted = reads
         kept = [c for head, c in (*changed, *hosted) if head == name]
-        read = {()} | {steps for head, steps in chains if head == name}
+        codes = [fn.__code__, *_nested_callback_codes(fn.__code__)]   # (lambda: ...)
+        read = {()} | {steps for head, steps in chains if head == name} | {
+            steps for c in codes[1:] for head, steps in _code_chains(c) if head == name}
         for steps in list(read):
-            read |= {steps + more for more in
-                     _object_steps(fn.__code__, _chain(name, steps).read(fn))}
+            read |= {steps + more for c in codes for more in
+                     _object_steps(c, _chain(name, steps).read(fn))}
         for steps in read:
             if not any(changes(steps, c) for c in kept):
                 self._callback_place(fn, _chain(name, steps))

@@ -435,3 +435,52 @@ def test_a_callback_calling_a_method_of_an_object_its_closure_or_partial_holds_r
     the copy writing that buffer, and the key holds how it shares memory with the
     call's arrays, as for a bound method's object."""
     _run(f, target, *extra)
+
+
+HELD_IN_DICT, HELD_IN_LIST = {"relay": _Relaying()}, [_Relaying()]
+
+
+def _closing_over_item(box):
+    def cb():
+        box["relay"].notify()
+    return cb
+
+
+CLOSED_BOX = {"relay": _Relaying()}
+ITEM_CLOSURE = _closing_over_item(CLOSED_BOX)
+
+
+def _notify_dict_item():
+    HELD_IN_DICT["relay"].notify()
+
+
+@gt.graph(backend="sim")
+def _by_global_dict_item(s, d, hv):
+    s.copy(hv, d)
+    s.host(_notify_dict_item)
+
+
+@gt.graph(backend="sim")
+def _by_global_list_item(s, d, hv):
+    s.copy(hv, d)
+    s.host(lambda: HELD_IN_LIST[0].notify())
+
+
+@gt.graph(backend="sim")
+def _by_closure_item(s, d, hv):
+    s.copy(hv, d)
+    s.host(ITEM_CLOSURE)
+
+
+@pytest.mark.parametrize("f, target", [
+    (_by_global_dict_item, HELD_IN_DICT["relay"].sink.buf),
+    (_by_global_list_item, HELD_IN_LIST[0].sink.buf),
+    (_by_closure_item, CLOSED_BOX["relay"].sink.buf)],
+    ids=["global dict's item", "global list's item", "closure dict's item"])
+def test_a_callback_calling_a_method_of_an_object_held_by_a_constant_item_runs_after_its_writer(
+        f, target):
+    """HOLDER["relay"].notify() and LST[0].notify() (a global's or a closure's
+    container), where notify reads self.sink.buf: the callback is ordered after the
+    copy writing that buffer, and the key holds how it shares memory with the call's
+    arrays, as for ns.relay.notify()."""
+    _run(f, target)

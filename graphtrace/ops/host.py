@@ -18,7 +18,7 @@ from .._host_guard import plain
 from ..context import in_callback
 from ..errors import (ArgumentError, GraphtraceError, IntentError,
                       format_source, user_frame, user_frame_object)
-from ..chains import value_chains
+from ..chains import chain, value_chains
 from ..reach import MISSING, _followed, _library, _methods_named, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
@@ -249,6 +249,7 @@ def _names_of(fn, depth: int = 0, seen=None):
         else:
             yield f"global name {name!r}", v, False
             yield from _object_reads(code, v, f"global name {name!r}", depth, seen)
+    yield from _item_reads(fn, code, depth, seen)
 
 
 def _object_reads(code, obj, label: str, depth: int, seen):
@@ -261,6 +262,19 @@ def _object_reads(code, obj, label: str, depth: int, seen):
     if depth < 4 and not isinstance(obj, _NOT_OBJECTS) and not _library(type(obj)):
         for _, method, _ in _methods_named(code, type(obj)):
             yield from _names_of(method, depth + 1, seen)
+
+
+def _item_reads(fn, code, depth: int, seen):
+    """What ``code`` reads through an object of the program's own it reaches by
+    constant items of a global's or closure's container (``HOLDER["sink"].read()``,
+    ``LST[0].read()``), as ``_object_reads`` for an attribute's (``NS.sink.read()``)."""
+    for head, steps in value_chains(code)[0]:
+        if any(how == "item" for how, _ in steps):
+            label = chain(head, steps)
+            v = label.read(fn)
+            if v is not MISSING:
+                kind = "closure name" if head in code.co_freevars else "global name"
+                yield from _object_reads(code, v, f"{kind} {label!r}", depth, seen)
 
 
 _NOT_OBJECTS = (type, ModuleType, partial, FunctionType, MethodType, BuiltinFunctionType,

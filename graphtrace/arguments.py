@@ -31,7 +31,7 @@ from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _attributes
     _is_value, _library, _python_function, _with_wrapped, \
     class_attribute, container, contents, own_class, own_object, pure_values
 from .scalar import same_value, value_key
-from .tree import children, rebuild
+from .tree import children, leaves, rebuild
 
 __all__ = ["walk", "path_str", "Call", "Identity", "key_objects", "snapshot", "same_call",
            "geometry_check", "alias_pattern", "copies", "changed_copies"]
@@ -202,11 +202,11 @@ class Call:
         if own_object(v):   # an object of the program's own: itself, and what it holds
             seen: set = set()
             key = ("object", type(v)) + _object_key(v, self._holdings.loaded, seen)
-        elif type(v) is partial:   # itself, and what it holds by index and keyword, like
-            seen = set()           # an object's attributes (partial(f, coefs, cfg=cfg))
-            key = ("object", partial, Identity(v), tuple(
-                (k, _entry(x, self._holdings.loaded, 0, seen))
-                for k, x in [*enumerate(v.args), *v.keywords.items()]))
+        elif type(v) is partial:
+            key, seen = self._partial_key(kind, path, v)
+        elif type(v) is types.MethodType and path[0] in self._holdings.hosted_params:
+            # s.host(sk.notify): it reads sk when it runs; sk.notify is made anew each call
+            return ("function", type(v), (v.__func__, Identity(v.__self__)), ())
         else:
             by_value = _BY_VALUE.get(type(v))
             if by_value is not None:   # x[sl] of slice(0, 8), "fast" in {"fast"}
@@ -223,6 +223,19 @@ class Call:
         if _TOO_DEEP in seen:
             self._holdings.warn_deep([f"an object argument {path_str(path)} holds"])
         return key
+
+
+    def _partial_key(self, kind, path, v) -> tuple:
+        """``(key, seen)`` of a partial: its function (as an argument's), the objects
+        of the program's own it holds by identity, and what it holds by index and
+        keyword like an object's attributes (``partial(f, coefs, cfg=cfg)``): one
+        made anew at every call finds its graph."""
+        seen: set = set()
+        held = [*enumerate(v.args), *v.keywords.items()]
+        mine = tuple(Identity(y) for _, x in held for y in leaves(x)
+                     if own_object(y) and not _valued(y))
+        return ("object", partial, (self._leaf(kind, path, v.func), mine), tuple(
+            (k, _entry(x, self._holdings.loaded, 0, seen)) for k, x in held)), seen
 
 
 def _object_key(obj, names: frozenset, seen: set) -> tuple:

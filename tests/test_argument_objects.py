@@ -235,6 +235,10 @@ def _weighted(coefs, scale=1.0):
     return sum(coefs) * scale
 
 
+def _weighted_twice(coefs, scale=1.0):
+    return 2 * sum(coefs) * scale
+
+
 @gt.graph(backend="sim")
 def _by_partial(s, out, fn):
     put[1, 2, s](out, fn())
@@ -248,10 +252,12 @@ def test_the_log_says_which_value_a_partial_argument_holds_changed(caplog):
     _by_partial(out, fn)
     fn.keywords["scale"] = 2.0
     _by_partial(out, fn)
-    _by_partial(out, functools.partial(_weighted, [1.0], scale=2.0))
-    assert result(out) == [2.0, 2.0]
+    _by_partial(out, functools.partial(_weighted, [1.0], scale=2.0))   # equal: its graph
+    _by_partial(out, functools.partial(_weighted_twice, [1.0], scale=2.0))
+    assert result(out) == [4.0, 4.0]
     said = [r.getMessage() for r in caplog.records
             if r.getMessage().startswith("trace _by_partial")]
+    assert len(said) == 3
     assert said[1].endswith("fn.scale: 1.0 -> 2.0") and said[2].endswith("fn: another object")
 
 

@@ -484,3 +484,46 @@ def test_a_callback_calling_a_method_of_an_object_held_by_a_constant_item_runs_a
     copy writing that buffer, and the key holds how it shares memory with the call's
     arrays, as for ns.relay.notify()."""
     _run(f, target)
+
+
+class _Keeping:   # keeps what it reads in a history of its own
+    def __init__(self):
+        self.buf = gt.pinned_empty(8)
+        self.seen = []
+
+    def notify(self):
+        self.seen.append(self.buf.copy())
+
+
+@pytest.mark.parametrize("make", [lambda k: k.notify, lambda k: functools.partial(_Keeping.notify, k)],
+                         ids=["bound method", "partial"])
+def test_a_callback_made_anew_at_each_call_finds_its_graph(make):
+    """s.host(cb) of sk.notify or partial(Keeping.notify, sk), made anew at every call
+    (the method appending to sk.seen): the same object and function find the graph
+    traced first; another object traces anew and is the one called; the array it
+    reads, handed to the graph, still traces anew, with the edge."""
+    _passed.clear_cache()
+    first, other = _Keeping(), _Keeping()
+    for i in range(4):
+        _passed(cuda.to_device(np.full(8, float(i))), gt.pinned_empty(8), make(first))
+    assert len(first.seen) == 4 and _passed.cache_info().misses == 1
+    _passed(cuda.to_device(np.ones(8)), gt.pinned_empty(8), make(other))
+    assert len(first.seen) == 4 and len(other.seen) == 1
+    assert _passed.cache_info().misses == 2
+    for i in range(4):
+        d = np.arange(8.0) + i
+        _passed(cuda.to_device(d), first.buf, make(first))   # hv is the array it reads
+        assert np.array_equal(first.seen[-1], d)
+    assert _passed.cache_info().misses == 3
+
+
+def test_a_partial_made_anew_with_another_function_or_value_traces_anew():
+    """partial(f, v) made anew at every call: the key holds its function and its
+    arguments, so another function or another value traces anew."""
+    _passed.clear_cache()
+    got = []
+    for v in (1, 1, 2, 2):
+        _passed(cuda.to_device(np.ones(8)), gt.pinned_empty(8), functools.partial(got.append, v))
+    _passed(cuda.to_device(np.ones(8)), gt.pinned_empty(8),
+            functools.partial(lambda v: got.append(-v), 2))
+    assert got == [1, 1, 2, 2, -2] and _passed.cache_info().misses == 3

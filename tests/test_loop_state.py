@@ -1858,8 +1858,29 @@ def _inner_while(s, a, b, n):
         k += 1
 
 
+def _if_on_a_mode(s, a, b, n):
+    mode = "a"
+    with s.while_loop(gt.cond(n) < 3) as body:   # if on a mode
+        if mode == "a":
+            add[1, 4, body](a, 1.0)
+        else:
+            shift[1, 4, body](a, b)
+        mode = "b"
+        count[1, 1, body](n)
+
+
+def _dict_mode(s, a, b, n):
+    cfg = {"mode": "a"}
+    with s.while_loop(gt.cond(n) < 3) as body:   # dict mode
+        add[1, 4, body](a, 1.0 if cfg["mode"] == "a" else 5.0)
+        cfg["mode"] = "b"
+        count[1, 1, body](n)
+
+
 @pytest.mark.parametrize("program, marker, named", [
     (_for_over_a_growing_list, "for over a growing list", "changes len(seen),"),
+    (_if_on_a_mode, "if on a mode", "changes mode,"),
+    (_dict_mode, "dict mode", "changes cfg['mode'],"),
     (_if_on_a_counter, "if on a counter", "changes k,"),
     (_range_of_a_counter, "range of a counter", "changes k,"),
     (_dict_items_growing, "dict items growing", "changes len(seen),"),

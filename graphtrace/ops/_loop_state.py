@@ -14,8 +14,8 @@ by name, and the items and attributes of the lists, tuples, deques, dicts (and t
 subclasses that read as they do: ``Counter``, ``defaultdict``), sets (their
 items as a whole) and objects of the program's own these hold, ``_DEPTH`` levels deep, where they
 hold arrays or numbers (a small host array of integers, such as indices, and
-a slice, by its values), and the lengths of those containers and of the
-strings and bytes they hold. ``refuse``
+a slice, by its values), and the lengths of those containers, and the
+strings and bytes they hold (by their values, and their lengths). ``refuse``
 compares them when the body is closed:
 
 - an array slot changed (another array, not the same view made again) where
@@ -61,7 +61,8 @@ compares them when the body is closed:
   lines recording work (launches, calls that recorded some): a for loop's or
   a comprehension's iterable by its length (``for _ in lst`` then
   ``lst.append(1)``), or a number it reads (``range(k)``), and what an if or
-  a while test reads (``if k == 0``, ``while j < k``; ``k += 1``).
+  a while test reads (``if k == 0``, ``while j < k``; ``k += 1``;
+  ``if mode == "a"`` with ``mode = "b"``).
 """
 from __future__ import annotations
 
@@ -440,10 +441,9 @@ def _slots(root, name: str) -> dict:
         below = []
         for v, path, where in level:
             t = type(v)
-            if t in (str, bytes):   # tag = tag + "x": a value, by its length
+            if t in (str, bytes):   # mode = "b": by its value; tag = tag + "x": its length
+                out[path] = (v, None, where)
                 out[path + (_LEN,)] = (len(v), None, None)
-                continue
-            if t is type(None):
                 continue
             if t is Scalar:   # a dynamic number of the call: told by its identity
                 out[path] = (v, None, where)

@@ -8,6 +8,7 @@ them, whose bodies change nothing they read again, still run as eagerly.
 """
 import collections
 import contextlib
+import enum
 import functools
 import types
 
@@ -1877,8 +1878,25 @@ def _dict_mode(s, a, b, n):
         count[1, 1, body](n)
 
 
+class _Phase(enum.Enum):
+    WARMUP = 0
+    RUN = 1
+
+
+def _if_on_a_phase(s, a, b, n):
+    ph = _Phase.WARMUP
+    with s.while_loop(gt.cond(n) < 3) as body:   # if on a phase
+        if ph is _Phase.WARMUP:
+            add[1, 4, body](a, 10.0)
+            ph = _Phase.RUN
+        else:
+            add[1, 4, body](a, 1.0)
+        count[1, 1, body](n)
+
+
 @pytest.mark.parametrize("program, marker, named", [
     (_for_over_a_growing_list, "for over a growing list", "changes len(seen),"),
+    (_if_on_a_phase, "if on a phase", "changes ph,"),
     (_if_on_a_mode, "if on a mode", "changes mode,"),
     (_dict_mode, "dict mode", "changes cfg['mode'],"),
     (_if_on_a_counter, "if on a counter", "changes k,"),
@@ -1918,3 +1936,22 @@ def test_control_flow_on_state_fixed_for_the_loop_or_only_reporting_runs_as_eage
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n, 2)
     assert host(a) == [12, 13, 14, 15] and host(n) == [3] and report == ["trip 0"]
+
+
+def test_a_phase_a_body_changes_and_only_reports_runs_as_eagerly():
+    """An Enum member the body changes that decides only what it reports."""
+    report = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        ph = _Phase.WARMUP
+        with s.while_loop(gt.cond(n) < 3) as body:
+            if ph is _Phase.WARMUP:
+                report.append(ph.name)
+            ph = _Phase.RUN
+            add[1, 4, body](a, 1.0)
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 4, 5, 6] and host(n) == [3] and report == ["WARMUP"]

@@ -15,7 +15,8 @@ subclasses that read as they do: ``Counter``, ``defaultdict``), sets (their
 items as a whole) and objects of the program's own these hold, ``_DEPTH`` levels deep, where they
 hold arrays or numbers (a small host array of integers, such as indices, and
 a slice, by its values), and the lengths of those containers, and the
-strings and bytes they hold (by their values, and their lengths). ``refuse``
+strings and bytes they hold (by their values, and their lengths), and the
+Enum members (by their identity). ``refuse``
 compares them when the body is closed:
 
 - an array slot changed (another array, not the same view made again) where
@@ -68,6 +69,7 @@ from __future__ import annotations
 
 import contextlib
 import dis
+import enum
 import inspect
 import sys
 import types
@@ -460,6 +462,9 @@ def _slots(root, name: str) -> dict:
                 out[path] = (v, v.tobytes() if _indices(v) else None, where)
                 if len(out) >= _PER_ROOT:
                     break
+                continue
+            if isinstance(v, enum.Enum):   # ph = Phase.RUN: by its identity
+                out[path] = (v, None, where)
                 continue
             if len(path) >= _DEPTH:
                 continue

@@ -1894,8 +1894,20 @@ def _if_on_a_phase(s, a, b, n):
         count[1, 1, body](n)
 
 
+def _if_on_a_sentinel(s, a, b, n):
+    prev = None
+    with s.while_loop(gt.cond(n) < 3) as body:   # if on a sentinel
+        if prev is None:
+            add[1, 4, body](a, 10.0)
+        else:
+            shift[1, 4, body](b, prev)
+        prev = a
+        count[1, 1, body](n)
+
+
 @pytest.mark.parametrize("program, marker, named", [
     (_for_over_a_growing_list, "for over a growing list", "changes len(seen),"),
+    (_if_on_a_sentinel, "if on a sentinel", "changes prev,"),
     (_if_on_a_phase, "if on a phase", "changes ph,"),
     (_if_on_a_mode, "if on a mode", "changes mode,"),
     (_dict_mode, "dict mode", "changes cfg['mode'],"),
@@ -1955,3 +1967,22 @@ def test_a_phase_a_body_changes_and_only_reports_runs_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 4, 5, 6] and host(n) == [3] and report == ["WARMUP"]
+
+
+def test_a_sentinel_a_body_sets_and_only_reports_by_runs_as_eagerly():
+    """``last = None`` set to an array by the body, deciding only what it reports."""
+    report = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        last = None
+        with s.while_loop(gt.cond(n) < 3) as body:
+            if last is None:
+                report.append("first")
+            add[1, 4, body](a, 1.0)
+            last = a
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 4, 5, 6] and host(n) == [3] and report == ["first"]

@@ -16,7 +16,8 @@ items as a whole) and objects of the program's own these hold, ``_DEPTH`` levels
 hold arrays or numbers (a small host array of integers, such as indices, and
 a slice, by its values), and the lengths of those containers, and the
 strings and bytes they hold (by their values, and their lengths), and the
-Enum members (by their identity). ``refuse``
+Enum members and None (by their identity: None set to an array counts only
+where it decides the body's control flow). ``refuse``
 compares them when the body is closed:
 
 - an array slot changed (another array, not the same view made again) where
@@ -252,7 +253,8 @@ class LoopState:
         region = _Region(self._code(), self.scope)
         held, reads = {}, {}
         for p, (v, _, where) in self.before.items():
-            held.setdefault(id(v), []).append(p)
+            if v is not None:   # (an array's or a number's other slots: a swap)
+                held.setdefault(id(v), []).append(p)
             if where is not None:   # one slot reached by several names: read as any
                 reads.setdefault(where, set()).add(region.carried(p))   # of them is
         recorded = _recorded_numbers(regions)
@@ -280,6 +282,8 @@ class LoopState:
                 if (read is True or swapped) and any(
                         (Scalar, id(x)) in recorded for x in (old, new)):
                     hits.append((p, "number"))
+            elif old is None or new is None:   # prev = a: only where it decides the flow
+                continue
             elif is_array(old) or is_array(new):
                 swapped = any(q != p for q in held.get(id(new), ()))   # held elsewhere
                 if (read is True or swapped) and any(   # before: a swap, a rotation
@@ -463,8 +467,8 @@ def _slots(root, name: str) -> dict:
                 if len(out) >= _PER_ROOT:
                     break
                 continue
-            if isinstance(v, enum.Enum):   # ph = Phase.RUN: by its identity
-                out[path] = (v, None, where)
+            if v is None or isinstance(v, enum.Enum):   # prev = a, ph = Phase.RUN: by
+                out[path] = (v, None, where)   # its identity
                 continue
             if len(path) >= _DEPTH:
                 continue

@@ -1187,9 +1187,45 @@ def _host_index_set(s, a, b, n):
         idx[0] = 1 - idx[0]
 
 
+def _host_time_whole(s, a, b, n):
+    t = np.zeros(1)
+    with s.while_loop(gt.cond(n) < 3) as body:   # host time whole
+        t += 0.5
+        add[1, 4, body](a, float(t[0]))
+        count[1, 1, body](n)
+
+
+def _host_time_zero_d(s, a, b, n):
+    t = np.zeros(())
+    with s.while_loop(gt.cond(n) < 3) as body:   # host time zero-d
+        t[()] += 1.0
+        add[1, 4, body](a, float(t))
+        count[1, 1, body](n)
+
+
+def _host_schedule_item(s, a, b, n):
+    sched = np.zeros(100)
+    with s.while_loop(gt.cond(n) < 3) as body:   # host schedule item
+        sched[0] += 1.0
+        add[1, 4, body](a, float(sched[0]))
+        count[1, 1, body](n)
+
+
+def _large_host_schedule_item(s, a, b, n):
+    sched = np.zeros(1000)
+    with s.while_loop(gt.cond(n) < 3) as body:   # large host schedule item
+        sched[0] += 1.0
+        add[1, 4, body](a, float(sched[0]))
+        count[1, 1, body](n)
+
+
 @pytest.mark.parametrize("program, marker, named", [
     (_host_time_set, "host time set", "changes t,"),
     (_host_index_set, "host index set", "changes idx,"),
+    (_host_time_whole, "host time whole", "changes t,"),
+    (_host_time_zero_d, "host time zero-d", "changes t,"),
+    (_host_schedule_item, "host schedule item", "changes sched,"),
+    (_large_host_schedule_item, "large host schedule item", "changes sched,"),
 ])
 def test_a_host_array_value_a_kernel_takes_or_picks_by_is_refused(program, marker, named):
     _refused_at(program, marker, named)
@@ -1210,6 +1246,23 @@ def test_a_small_host_array_kept_as_a_log_runs_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [3, 4, 5, 6] and host(n) == [3] and losses[1] == 0.5
+
+
+def test_a_large_host_array_kept_as_a_log_runs_as_eagerly():
+    """``hist[0] += 1`` on a host array too large to keep its values: no work
+    takes it."""
+    hist = np.zeros(1000)
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        with s.while_loop(gt.cond(n) < 3) as body:
+            hist[0] += 1.0
+            add[1, 4, body](a, 1.0)
+            count[1, 1, body](n)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 4, 5, 6] and host(n) == [3] and hist[0] == 1.0
 
 
 def test_a_host_array_sized_by_a_counter_runs_as_eagerly():

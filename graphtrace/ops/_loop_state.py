@@ -13,8 +13,9 @@ the globals the code names, the closures and globals of the functions it calls
 by name, and the items and attributes of the lists, tuples, deques, dicts (and their
 subclasses that read as they do: ``Counter``, ``defaultdict``), sets (their
 items as a whole) and objects of the program's own these hold, ``_DEPTH`` levels deep, where they
-hold arrays or numbers (a small host array of integers, such as indices, and
-a slice, by its values), and the lengths of those containers, and the
+hold arrays or numbers (a host array of numbers, such as indices or a time
+``t[0]``, by its values up to ``_BY_VALUE`` bytes, by a digest of them up to
+``_BY_DIGEST``, and a slice, by its values), and the lengths of those containers, and the
 strings and bytes they hold (by their values, and their lengths), and the
 Enum members and None (by their identity: None set to an array counts only
 where it decides the body's control flow). ``refuse``
@@ -74,6 +75,7 @@ import enum
 import inspect
 import sys
 import types
+import zlib
 from collections import deque
 from functools import partial
 
@@ -89,6 +91,8 @@ from ..tree import leaves
 _DEPTH = 4          # names, then three levels of containers and objects
 _MAX_ITEMS = 256    # a longer container is not looked into
 _PER_ROOT = 1024    # nor more slots than this under one name
+_BY_VALUE = 4096    # a host array of this many bytes at most: compared by its values,
+_BY_DIGEST = 1 << 26   # one of this many by a digest of them
 _CONTEXTLIB = contextlib.__file__
 
 _LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF",
@@ -110,8 +114,20 @@ _MAKERS = frozenset({"empty", "zeros"})   # s.empty(n), body.zeros((m, 4), np.fl
 
 def _indices(v) -> bool:
     """A small host array of numbers (indices the body picks arrays by, a time
-    ``t[0]`` it hands a kernel): compared by its values."""
-    return type(v) is np.ndarray and v.ndim <= 1 and v.size <= 64 and v.dtype.kind in "iubfc"
+    ``t[0]`` or ``t[()]`` it hands a kernel, ``_BY_VALUE`` bytes at most):
+    compared by its values."""
+    return type(v) is np.ndarray and v.nbytes <= _BY_VALUE and v.dtype.kind in "iubfc"
+
+
+def _contents(v):
+    """What a host array of numbers holds: its bytes where it is small
+    (``_indices``), a digest of them up to ``_BY_DIGEST`` bytes (told changed,
+    not which values), else None (not watched)."""
+    if _indices(v):
+        return v.tobytes()
+    if type(v) is np.ndarray and v.nbytes <= _BY_DIGEST and v.dtype.kind in "iubfc":
+        return ("crc32", zlib.crc32(np.ascontiguousarray(v).view(np.uint8)))
+    return None
 
 
 def _function(body):
@@ -275,7 +291,10 @@ class LoopState:
                 if read is True and (region.indexes_with(p) or   # indices changed: idx[0]
                                      any((type(x), x) in recorded for x, _ in pairs) or
                                      self._took(region, p, [y for _, y in pairs], read, recorded,
-                                                    regions)):
+                                                    regions) or
+                                     not pairs and (region.calls_with(None, p) or   # (a large
+                                                    self._hands_on(region, p, read, regions))):
+                    # one, its values not kept: a call of the body's work took it)
                     hits.append((p, "number"))
             elif type(old) is Scalar or type(new) is Scalar:   # p, q = q, p: p handed
                 swapped = any(q != p for q in held.get(id(new), ()))   # to a kernel
@@ -463,7 +482,7 @@ def _slots(root, name: str) -> dict:
             except Exception:  # noqa: BLE001  (an object's own interface raising: none)
                 continue
             if kept:
-                out[path] = (v, v.tobytes() if _indices(v) else None, where)
+                out[path] = (v, _contents(v), where)
                 if len(out) >= _PER_ROOT:
                     break
                 continue
@@ -554,12 +573,13 @@ def _recorded_numbers(regions) -> dict:
 
 def _changed_values(old, old_bytes, new_bytes) -> list:
     """``(was, now)`` of the values a small host array held that the body changed
-    (``t[0] += dt``)."""
+    (``t[0] += dt``), as numpy's numbers and as Python's."""
     if type(old_bytes) is not bytes or type(new_bytes) is not bytes or \
             len(old_bytes) != len(new_bytes):
         return []
     was, now = np.frombuffer(old_bytes, old.dtype), np.frombuffer(new_bytes, old.dtype)
-    return [(x, y) for x, y in zip(was, now) if x.tobytes() != y.tobytes()]
+    return [(v, w) for x, y in zip(was, now) if x.tobytes() != y.tobytes()
+            for v, w in ((x, y), (x.item(), y.item()))]   # (float(t[0]) taken: either)
 
 
 def _begin(code_ins: list, i: int, values: int) -> tuple:

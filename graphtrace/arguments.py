@@ -24,6 +24,7 @@ from functools import partial
 import numpy as np
 
 from .buffers import _Intent, as_buffer, geometry_reader, is_array
+from .chains import value_chains
 from .errors import ArgumentError
 from .held import loaded_names
 from .holding import Holdings, Loaded
@@ -211,7 +212,7 @@ class Call:
             by_value = _BY_VALUE.get(type(v))
             if by_value is not None:   # x[sl] of slice(0, 8), "fast" in {"fast"}
                 return ("static", type(v), _Held(by_value(v)))
-            values = _function_values(v)
+            values = _function_values(v, path[0] in self._holdings.hosted_params)
             if values:   # a function reading values a trace bakes in: them too
                 return ("function", type(v), value_key(v), values)
             values = _namespace_values(v, self._holdings.loaded)
@@ -464,16 +465,19 @@ def untyped(k):
     return v
 
 
-def _function_values(f) -> tuple:
+def _function_values(f, hosted: bool = False) -> tuple:
     """What a function passed as an argument reads that its trace bakes in: the
     values (numbers, strings, containers of them) its code reads by global and
     closure names, and those it reads off the object of a bound method of the
     program's own (``apply(model.op, x)`` reading ``self.c``); empty for anything
-    else (a builtin, a kernel, a class)."""
+    else (a builtin, a kernel, a class). ``hosted``: one the graph function hands
+    to ``s.host``, whose code changes what it keeps when it runs (``SEEN.append(x)``):
+    those names are left out (else a history it appends to traces anew each call)."""
     func = getattr(f, "__func__", f)
     if not isinstance(func, types.FunctionType) or isinstance(f, type):
         return ()
     names, out = loaded_names(func), []
+    kept = {head for head, _ in value_chains(func.__code__)[1]} if hosted else set()
     owner = getattr(f, "__self__", None)
     if owner is not None and own_object(owner):
         out.append(("self",) + _object_key(owner, names, set()))
@@ -492,6 +496,8 @@ def _function_values(f) -> tuple:
         if reached:
             out.append(("reached", reached))
     for name, v in cells + [(n, scope[n]) for n in sorted(names) if n in scope]:
+        if name in kept:
+            continue
         if isinstance(v, (list, tuple, dict, set, frozenset)) and len(v) > _MOST_VALUES:
             continue   # a table of values: read whole at every call, it would cost more
         if _is_value(v) or pure_values(v) is not None:   # than the trace it saves

@@ -527,3 +527,28 @@ def test_a_partial_made_anew_with_another_function_or_value_traces_anew():
     _passed(cuda.to_device(np.ones(8)), gt.pinned_empty(8),
             functools.partial(lambda v: got.append(-v), 2))
     assert got == [1, 1, 2, 2, -2] and _passed.cache_info().misses == 3
+
+
+_FLOATS = []
+
+
+def _progress():
+    _FLOATS.append(float(LOG[0]))
+
+
+@pytest.mark.parametrize("cb, history", [(_report, SEEN), (_progress, _FLOATS)],
+                         ids=["snapshots", "numbers"])
+def test_a_passed_callback_appending_to_a_global_history_finds_its_graph(cb, history):
+    """s.host(cb) of a function passed that appends to a global list when it runs
+    (LOG.copy() snapshots, or numbers read off LOG): the list it changes is its
+    state, not keyed by value, so each call finds the graph traced first, and the
+    callback sees each call's data; LOG handed to the graph still traces anew."""
+    _passed.clear_cache()
+    history.clear()
+    for i in range(4):
+        _passed(cuda.to_device(np.full(8, float(i))), gt.pinned_empty(8), cb)
+    assert len(history) == 4 and _passed.cache_info().misses == 1
+    for i in range(3):
+        _passed(cuda.to_device(np.full(8, i + 5.0)), LOG, cb)   # hv is the array it reads
+        assert np.array_equal(np.asarray(history[-1]).ravel()[:1], [i + 5.0])
+    assert _passed.cache_info().misses == 2

@@ -23,7 +23,7 @@ from .held import (Watched, callback_arrays, held_arrays, held_functions, held_k
 from .reach import (_MAX_DEPTH, Reach, _attr, _attributes, _leaves, _python_function, attribute_names, chain_heads,
                     callback_methods, class_attribute, class_methods,
                     instance_arrays, instance_chains, instance_held, instance_values,
-                    self_chains)
+                    self_chains, self_changes)
 from .tree import leaves
 
 __all__ = ["Holdings", "Loaded"]
@@ -187,7 +187,8 @@ class Holdings:
         objects, (watched, reaches, _, _) = held if held is not None else self.walk(self_obj)
         for r in self._class_reaches(type(self_obj))[0] + reaches:
             out += r.arrays()
-        return out + instance_arrays(self_obj) + held_arrays(objects, watched.names)
+        kept = self._callback_kept(type(self_obj))   # a history its callbacks keep on self
+        return out + instance_arrays(self_obj, kept) + held_arrays(objects, watched.names)
 
     def walk(self, self_obj) -> tuple:
         """``(objects, (watched, reaches, methods, heads))``: the program's own
@@ -324,8 +325,18 @@ class Holdings:
             hit = self._callback_reach[cls] = (tuple(
                 r for r in (Reach(f, False) for _, f in found) if r.callbacks),
                 tuple((name, class_attribute(cls, name)) for name, _ in found),
-                tuple(f for _, f in found))
+                tuple(f for _, f in found),
+                self_changes(f for _, f in found) - attribute_names(   # but those the
+                    self.function, cls, self.self_param) if found else frozenset())   # graph reads
         return hit[0]
+
+    def _callback_kept(self, cls) -> frozenset:
+        """The attributes of self that the methods the method hands to ``s.host``
+        change when they run and its own code does not read (``self.snaps.append(
+        h.copy())`` in ``s.host(self.report, h)``): a history they keep, whose
+        arrays are not the graph's (left out of ``arrays_of``)."""
+        self._callback_reaches(cls)
+        return self._callback_reach[cls][3]
 
     def _callback_functions(self, cls) -> tuple:
         """The functions of ``_callback_reaches``: what they read off the objects self

@@ -60,7 +60,7 @@ from .scalar import value_key
 from .tree import children
 
 __all__ = ["Reach", "attribute_names", "class_attribute", "class_methods", "held_values",
-           "instance_arrays", "instance_chains", "instance_held", "instance_values",
+           "instance_arrays", "instance_chains", "self_changes", "instance_held", "instance_values",
            "name_chains", "named_values", "identities", "own_class", "own_object", "self_chains",
            "unchanged", "bakes_values", "callable_key", "code_parts", "container", "contents"]
 
@@ -379,13 +379,26 @@ def _may_hold_arrays(v, depth: int = 0) -> bool:
     return items is not None and all(_may_hold_arrays(x, depth + 1) for _, x in items)
 
 
-def instance_arrays(obj) -> list:
+def instance_arrays(obj, skip=frozenset()) -> list:
     """``(label, array)`` for the arrays an object holds in its attributes
-    (``self.weights`` of a decorated method), lists and dicts of them too."""
+    (``self.weights`` of a decorated method), lists and dicts of them too; but
+    those of ``skip`` (a history its host callbacks keep: ``self_changes``)."""
     out = []
     for name, v in _attributes(obj):
-        out += _leaves(v, f"self.{name}")
+        if name not in skip:
+            out += _leaves(v, f"self.{name}")
     return out
+
+
+def self_changes(functions) -> frozenset:
+    """The attributes of their object that methods ``functions`` change, in place
+    or by a store (``self.snaps.append(h.copy())``, ``self.n += 1``)."""
+    out = set()
+    for f in functions:
+        first = f.__code__.co_varnames[:1]
+        out.update(steps[0][1] for h, steps in value_chains(f.__code__, roots=frozenset(first))[1]
+                   if (h,) == first and steps and steps[0][0] == "attr")
+    return frozenset(out)
 
 
 def instance_held(obj) -> tuple:

@@ -552,3 +552,27 @@ def test_a_passed_callback_appending_to_a_global_history_finds_its_graph(cb, his
         _passed(cuda.to_device(np.full(8, i + 5.0)), LOG, cb)   # hv is the array it reads
         assert np.array_equal(np.asarray(history[-1]).ravel()[:1], [i + 5.0])
     assert _passed.cache_info().misses == 2
+
+
+class _Snapshots:   # a graph method handing s.host its own method keeping snapshots on self
+    def __init__(self):
+        self.snaps = []
+
+    def report(self, h):
+        self.snaps.append(h.copy())
+
+    @gt.graph(backend="sim")
+    def step(self, s, d, h):
+        s.copy(h, d)
+        s.host(self.report, h)
+
+
+def test_a_method_callback_keeping_snapshots_on_self_finds_its_graph():
+    """s.host(self.report, h) appending h.copy() to self.snaps: the arrays of that
+    history are the callback's, not the graph's, so each call finds the graph
+    traced first, and each snapshot holds its call's data."""
+    m, h = _Snapshots(), gt.pinned_empty(8)
+    for i in range(4):
+        m.step(cuda.to_device(np.full(8, float(i))), h)
+        assert np.array_equal(m.snaps[-1], np.full(8, float(i)))
+    assert len(m.snaps) == 4 and _Snapshots.step.cache_info().misses == 1

@@ -31,7 +31,8 @@ from collections import deque
 from functools import partial
 
 from .buffers import _kinds
-from .chains import NoKey, chain, changes, host_chain_names, host_chains, value_chains
+from .chains import NoKey, chain, changes, host_callbacks, host_chain_names, host_chains, \
+    value_chains
 from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _attr, \
     _attributes, _dunders, _holds_own, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
     _python_function, _super_bases, _with_wrapped, callable_key, chain_heads, class_attribute, \
@@ -478,9 +479,10 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
                 if queue((at, name, fn), fn, cls, callback):
                     found.append((at, name, class_attribute(at, name), fn))
 
+    whole = _hosted_classes(functions, heads)   # s.host(CS): its __call__ a callback
     for cls in classes:   # layer(s, x), for layer in self.seq, cfg.lr of a __getattr__
         for name, method in _dunders(cls):
-            follow(cls, name, method, False)
+            follow(cls, name, method, name == "__call__" and cls in whole)
         for method in list(_BOUND.get(cls, ())):   # self.fn(s, x) of self.fn = act.apply
             follow(cls, method.__name__, method, False)
     labels: set = set()
@@ -558,6 +560,14 @@ def _callback_targets(functions, heads: dict) -> tuple:
 
 
 _NO_OBJECT = object()
+
+
+def _hosted_classes(functions, heads: dict) -> frozenset:
+    """The classes of the objects of ``heads`` that ``functions`` hand whole to
+    ``s.host`` (``s.host(CS)`` of a callable object): their ``__call__`` runs as a
+    host callback, reading (and changing) what it reads when it runs."""
+    return frozenset(type(heads[name]) for f in functions for name in host_callbacks(f.__code__)
+                     if name in heads)
 
 
 def loaded_names(fn) -> frozenset:

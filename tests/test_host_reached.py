@@ -576,3 +576,37 @@ def test_a_method_callback_keeping_snapshots_on_self_finds_its_graph():
         m.step(cuda.to_device(np.full(8, float(i))), h)
         assert np.array_equal(m.snaps[-1], np.full(8, float(i)))
     assert len(m.snaps) == 4 and _Snapshots.step.cache_info().misses == 1
+
+
+class _CallableKeeping:   # a callable object keeping what it reads in a history of its own
+    def __init__(self):
+        self.buf = gt.pinned_empty(8)
+        self.seen = []
+
+    def __call__(self):
+        self.seen.append(self.buf.copy())
+
+
+CALLABLE = _CallableKeeping()
+
+
+@gt.graph(backend="sim")
+def _to_callable(s, d, hv):
+    s.copy(hv, d)
+    s.host(CALLABLE)
+
+
+def test_a_global_callable_object_keeping_a_history_finds_its_graph():
+    """s.host(CALLABLE) of an object whose __call__ appends self.buf.copy() to
+    self.seen: __call__ runs as a host callback, so the history it keeps is not
+    keyed by value and each call finds the graph traced first; its buf handed to
+    the graph still traces anew, with the edge."""
+    _to_callable.clear_cache()
+    for i in range(4):
+        _to_callable(cuda.to_device(np.full(8, float(i))), gt.pinned_empty(8))
+    assert len(CALLABLE.seen) == 4 and _to_callable.cache_info().misses == 1
+    for i in range(3):
+        d = np.arange(8.0) + i
+        _to_callable(cuda.to_device(d), CALLABLE.buf)   # hv is the array it reads
+        assert np.array_equal(CALLABLE.seen[-1], d)
+    assert _to_callable.cache_info().misses == 2

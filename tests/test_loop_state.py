@@ -57,6 +57,22 @@ def _helper_swap(s, a, b, n):
         flip(st)
 
 
+def _peek_result(st):
+    return st.result
+
+
+def _record_result(st):
+    st.result = st.v
+
+
+def _helper_reads_recorded_result(s, a, b, n):
+    st = types.SimpleNamespace(u=a, v=b, result=a)
+    with s.while_loop(gt.cond(n) < 3) as body:   # helper reads recorded result
+        shift[1, 4, body](_peek_result(st), st.v)
+        count[1, 1, body](n)
+        _record_result(st)
+
+
 def _counter_pick(s, a, b, n):
     bufs, k = (a, b), 0
     with s.while_loop(gt.cond(n) < 3) as body:   # counter pick
@@ -136,6 +152,7 @@ def _time_attribute(s, a, b, n):
     (_list_reversed, "tuple reversed", "bufs[0] and bufs[1]"),
     (_attribute_swap, "attribute swap", "st.u and st.v"),
     (_helper_swap, "helper swap", "st.u and st.v"),
+    (_helper_reads_recorded_result, "helper reads recorded result", "st.result"),
     (_counter_pick, "counter pick", "changes k,"),
     (_number_to_kernel, "number to kernel", "changes step,"),
     (_dict_in_body_function, "dict in body function", "d['u'] and d['v']"),
@@ -203,6 +220,23 @@ def test_bodies_that_change_nothing_they_read_again_run_as_eagerly():
     f(a, b, n)
     assert host(a) == [9, 10, 11, 12]          # three trips of + 1.0 + 2.0
     assert host(b) == [11, 12, 13, 14] and host(n) == [3]
+
+
+def test_a_helper_recording_the_result_array_that_nothing_reads_runs_as_eagerly():
+    """``_record_result(st)`` at the end of the body sets ``st.result = st.v``,
+    another array than before, but neither the body nor a helper it hands ``st``
+    reads ``st.result`` before that: each eager iteration does the same."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        st = types.SimpleNamespace(u=a, v=b, result=a)
+        with s.while_loop(gt.cond(n) < 3) as body:
+            shift[1, 4, body](st.u, st.v)
+            count[1, 1, body](n)
+            _record_result(st)
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(b) == [1, 2, 3, 4] and host(n) == [3]
 
 
 def test_what_a_body_swaps_on_its_way_back_leaves_the_state_as_it_was():

@@ -26,7 +26,10 @@ compares them when the body is closed:
   stores it: a name, an attribute or an item by a key the code names
   (``idx[0]``, ``d["k"]``) that its code loads first (``_Region``); for another
   item, or a slot the code never names (a helper changed it), where the new
-  array was held elsewhere when the body began (a swap, a rotation);
+  array was held elsewhere when the body began (a swap, a rotation); not one
+  the code reads only within what it hands whole to functions of the
+  program's that each set it before reading it or do not name it
+  (``finish(st)`` with ``st.result = st.v``);
 - a number changed that reached the recorded work: the old value is among the
   body's recorded numbers (``t += dt`` handed to a kernel, ``t[0]`` of a small
   host array; a dynamic number
@@ -202,6 +205,7 @@ class LoopState:
         self.made = made
         self.owners: dict = {}   # a helper's root -> (the helper, its name there)
         self.now: dict = {}      # the roots when the body is closed
+        self.helpers: dict = {}  # a helper's code -> its _Region
         if body is not None:
             self.fn, self.bound, self.extra = _function(body)
         if self.fn is None:
@@ -272,13 +276,13 @@ class LoopState:
             if v is not None:   # (an array's or a number's other slots: a swap)
                 held.setdefault(id(v), []).append(p)
             if where is not None:   # one slot reached by several names: read as any
-                reads.setdefault(where, set()).add(region.carried(p))   # of them is
+                reads.setdefault(where, set()).add(self._carried(region, p))   # of them is
         recorded = _recorded_numbers(regions)
         sizes = {d for tmp in t.temporaries[self.made:] for d in tmp.shape}   # the body's
         hits, work = [], self._work(region, regions)
         for p in changed:
             (old, old_bytes, where), (new, new_bytes, _) = self.before[p], after[p]
-            read = region.carried(p)
+            read = self._carried(region, p)
             both = reads.get(where, ())   # (st = self.state; st.result = ...: stored)
             if read is False or False in both:
                 continue
@@ -320,6 +324,39 @@ class LoopState:
                 hits.append((p, "number"))
         if hits:
             raise ArgumentError(_message(hits, what), source)
+
+    def _carried(self, region, path: tuple):
+        """``region.carried(path)``, but False where the body's code reads the slot
+        only within what it hands whole to functions of the program's that each
+        store it before reading it, or do not name it (``finish(st)`` with
+        ``st.result = st.v``): no iteration reads what the one before stored."""
+        read = region.carried(path)
+        if read is not True or path in region.first:
+            return read
+        handed = [(q, region.handed.get((id(ins), q))) for ins, q in region.read_whole
+                  if _within(q, path)]
+        if handed and all(to is not None and path[:len(q)] == q and
+                          self._stores_first(*to, path[len(q):]) for q, to in handed):
+            return False
+        return read
+
+    def _stores_first(self, callee: tuple, key, rest: tuple) -> bool:
+        """Whether the function of the program's at ``callee`` stores the slot at
+        ``rest`` within what its parameter ``key`` (a position or a keyword) holds
+        before it reads it, or does not name it."""
+        fn = _resolve(self.scope, callee)
+        bound = isinstance(fn, types.MethodType)
+        fn = getattr(fn, "__func__", fn)
+        if not isinstance(fn, types.FunctionType) or key is None:
+            return False
+        code = fn.__code__
+        names = code.co_varnames[bound:code.co_argcount + code.co_kwonlyargcount]
+        name = names[key] if type(key) is int and key < len(names) else key
+        if name not in names:
+            return False
+        if code not in self.helpers:
+            self.helpers[code] = _Region((code, -1, 1 << 62), dict(fn.__globals__))
+        return not self.helpers[code].carried((name,) + rest)
 
     def _work(self, region, regions) -> set:
         """The lines of the body's code that record work: launches and calls
@@ -654,17 +691,23 @@ def _arguments(code_ins: list, i: int, n: int, stored: set, made: dict,
     fills: its position, or its keyword (None where the keywords are unknown);
     with ``clamps`` False, but those a clamp computes (``min(k, 3)``: past its
     bound, the number changes it no more)."""
+    out: dict = {}
+    for key, end in _parameters(code_ins, i, n):
+        if clamps or not _settles(code_ins, end, _CLAMPS):
+            out.setdefault(key, set()).update(_read_by(code_ins, end, 1, stored, made))
+    return out
+
+
+def _parameters(code_ins: list, i: int, n: int) -> list:
+    """``(parameter, where its code ends)`` of each argument of the call
+    ``code_ins[i]``: its position, or its keyword (None where the keywords are
+    unknown)."""
     kw = next((c.argval for c in code_ins[max(i - 2, 0):i] if c.opname == "KW_NAMES"), ())
     if code_ins[i].opname == "CALL_KW":
         kw, n = code_ins[i - 1].argval, n - 1
     named = len(kw) if isinstance(kw, tuple) else n
-    out: dict = {}
-    for m in range(n):
-        end = _begin(code_ins, i, n - m - 1)[0]
-        key = m if m < n - named else kw[m - n + named] if isinstance(kw, tuple) else None
-        if clamps or not _settles(code_ins, end, _CLAMPS):
-            out.setdefault(key, set()).update(_read_by(code_ins, end, 1, stored, made))
-    return out
+    return [(m if m < n - named else kw[m - n + named] if isinstance(kw, tuple) else None,
+             _begin(code_ins, i, n - m - 1)[0]) for m in range(n)]
 
 
 def _handed_on(code_ins: list, i: int, n: int, stored: set, made: dict) -> set:
@@ -817,6 +860,9 @@ class _Region:
         self.first: dict = {}        # path -> "load" or "store", whichever comes first
         self.calls: dict = {}        # line -> the stored paths its calls' arguments read
         self.whole: set = set()      # paths read whole before stored (b.zeros(shape))
+        self.read_whole: list = []   # (instruction, path) of each of those reads
+        self.handed: dict = {}       # (id of its instruction, path) -> (the callee's path,
+        #                              the parameter): those read as a call's argument
         self.passes: list = []       # (line, callee's path, {parameter: what it reads},
         #                              the same but for the arguments clamps compute)
         self.takes: dict = {}        # line -> what its calls' arguments read (but a clamp's)
@@ -854,8 +900,10 @@ class _Region:
         elif op in _LOADS:
             for n in names:
                 self.first.setdefault((n,), "load")
-            self.whole.update((n,) for n in (names[:-1] if i in self.held else names)
-                              if (n,) not in stored)
+            whole = [(n,) for n in (names[:-1] if i in self.held else names)
+                     if (n,) not in stored]
+            self.whole.update(whole)
+            self.read_whole += [(ins, q) for q in whole]
         elif op in _ATTR_STORES or op in _ITEM_STORES:
             path = _set(code_ins, i)
             if path is not None and path[:1] not in stored:
@@ -867,6 +915,7 @@ class _Region:
                 self.first.setdefault(path, "load")
                 if i not in self.held:
                     self.whole.add(path)
+                    self.read_whole.append((ins, path))
         if op == "GET_ITER":   # [x[o:o + 2] for o in offs]: (3.11) its own code
             self._comprehension(code_ins, i, stored, made)
         elif op == "FOR_ITER":   # for _ in lst, range(k): how many times it runs
@@ -917,6 +966,8 @@ class _Region:
                 _handed_on(code_ins, i, n, stored, made))
         path = _chain(code_ins, j - 1) if j > 0 else None
         if path is not None and code_ins[i].opname != "CALL_FUNCTION_EX":
+            for key, end in _parameters(code_ins, i, n):   # a slot taken whole: finish(st)
+                self.handed[id(code_ins[end - 1]), _chain(code_ins, end - 1)] = (path, key)
             self.passes.append((code_ins[i].positions.lineno, path,
                                 _arguments(code_ins, i, n, stored, made),
                                 _arguments(code_ins, i, n, stored, made, False)))

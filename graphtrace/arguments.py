@@ -225,7 +225,6 @@ class Call:
             self._holdings.warn_deep([f"an object argument {path_str(path)} holds"])
         return key
 
-
     def _partial_key(self, kind, path, v) -> tuple:
         """``(key, seen)`` of a partial: its function (as an argument's), the objects
         of the program's own it holds by identity, and what it holds by index and

@@ -89,3 +89,16 @@ def test_a_callback_takes_the_binding_of_its_own_launch():
     calls(), calls(), calls()
     assert seen == want == [("a",), ("a",), ("c",), ("c",), ("d",), ("d",)]
     assert calls.args == ("e",) and len(calls.runs) == 2   # d's launches ran: only d, e kept
+
+
+def test_a_callback_made_after_launches_counts_from_them():
+    """A host node emitted into a graph launched before (its clock past 0) takes the
+    binding of each launch from the first one it runs for."""
+    from graphtrace.ops.host import _Calls
+    seen, clock = [], [3]
+    calls = _Calls(lambda *a: seen.append(a), ("x",), clock)
+    clock[0] += 1             # launch 3, with x
+    calls.rebind(("y",))
+    clock[0] += 1             # launch 4, with y
+    calls(), calls()
+    assert seen == [("x",), ("y",)]

@@ -407,7 +407,7 @@ class _Calls:
     __slots__ = ("fn", "clock", "runs", "ran")
 
     def __init__(self, fn, args, clock):
-        self.fn, self.clock, self.ran = fn, clock, 0
+        self.fn, self.clock, self.ran = fn, clock, clock[0]   # the launch it runs for next
         self.runs = deque([(clock[0], args)])   # (first launch, arguments), oldest first
 
     @property

@@ -28,9 +28,9 @@ from .chains import value_chains
 from .errors import ArgumentError
 from .held import loaded_names
 from .holding import Holdings, Loaded
-from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _attributes, _dunders, \
-    _is_value, _library, _python_function, _with_wrapped, \
-    class_attribute, container, contents, own_class, own_object, pure_values
+from .owners import _attributes, _dunders, _library, _python_function, class_attribute, container, \
+    contents, own_class, own_object
+from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, _with_wrapped, pure_values
 from .scalar import same_value, value_key
 from .tree import children, leaves, rebuild
 
@@ -337,7 +337,7 @@ def _entry(v, names, depth: int, seen: set):
     value; the objects of the program's own it holds by their ``_settings`` in
     turn (with ``names`` None: only those of ``_valued`` classes), and the
     containers holding them (a list, tuple or dict, or another of
-    ``reach.contents``: a deque, a set of them) item by item; anything else by
+    ``owners.contents``: a deque, a set of them) item by item; anything else by
     identity (held, so that a freed object's id, given to a new one, finds no
     stale graph). A container deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP``)."""
     t = type(v)

@@ -37,8 +37,8 @@ import numpy as np
 
 from ._compiled import buffers as _compiled_buffers
 from .buffers import _kind
-from .reach import (_LIBRARY_PATHS, _PLAIN_BASES, _global_names, container,
-                    own_class)
+from .owners import _LIBRARY_PATHS, _PLAIN_BASES, container, own_class
+from .reach import _global_names
 
 __all__ = ["Guard"]
 
@@ -271,7 +271,7 @@ class _Walk:
     def klass(self, t: type, depth: int) -> None:
         """The dictionaries of ``t`` and its bases of the program's own (the others
         are plain bases and the standard library's attribute bags:
-        ``reach.own_class``), with no attribute computed when read."""
+        ``owners.own_class``), with no attribute computed when read."""
         for c in t.__mro__[:-1]:
             if c in self.classes or c in _PLAIN_BASES or c.__module__ in _BAG_MODULES:
                 continue

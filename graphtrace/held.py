@@ -33,10 +33,11 @@ from functools import partial
 from .buffers import _kinds
 from .chains import NoKey, chain, changes, host_callbacks, host_chain_names, host_chains, \
     value_chains
-from .reach import _ARRAY_KINDS, _GROUPS, _MAX_DEPTH, _Held, _attr, \
-    _attributes, _dunders, _holds_own, _followed, _is_callable_object, _is_value, _leaves, _methods_named, \
-    _python_function, _super_bases, _with_wrapped, callable_key, chain_heads, class_attribute, \
-    container, contents, held_values, instance_chains, own_class, own_object, pure_values
+from .owners import _ARRAY_KINDS, _attr, _attributes, _dunders, _holds_own, _followed, \
+    _python_function, class_attribute, container, contents, own_class, own_object
+from .reach import _GROUPS, _MAX_DEPTH, _Held, _is_callable_object, _is_value, _leaves, \
+    _methods_named, _super_bases, _with_wrapped, callable_key, chain_heads, held_values, \
+    instance_chains, pure_values
 from .scalar import value_key
 from .tree import children
 
@@ -50,7 +51,7 @@ def held_objects(obj, label: str | None = None, seen: set | None = None,
     that ``obj`` (a method's ``self``) holds in its attributes of ``names`` (the
     attribute names the traced code loads: all where None), directly or in lists,
     tuples and dicts, deques, sets and the standard library's other containers
-    (``reach.contents``), bound to a method or handed to a ``functools.partial`` it
+    (``owners.contents``), bound to a method or handed to a ``functools.partial`` it
     holds (``self.fn.__self__`` of ``self.fn = act.apply``: ``_bound``), and those
     these hold so in turn; each object once, under the first label found
     (``self`` itself never). With ``label``, ``obj`` is such an object held by a
@@ -125,7 +126,7 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names, deep=None) -> 
             for k in set(map(type, v))):   # alone: at C speed
         return
     items = children(v)
-    if items is None:   # a deque, a set, a mapping, a weak reference (reach.contents)
+    if items is None:   # a deque, a set, a mapping, a weak reference (owners.contents)
         items = contents(v, label) if container(t) else ()
         label = None
     for k, x in items:

@@ -20,10 +20,10 @@ from .chains import (host_callbacks, host_chains, host_methods, host_parameters,
 from .errors import DepthWarning, user_frame
 from .held import (Watched, callback_arrays, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
-from .reach import (_MAX_DEPTH, Reach, _attr, _attributes, _leaves, _python_function, attribute_names, chain_heads,
-                    callback_methods, class_attribute, class_methods,
-                    instance_arrays, instance_chains, instance_held, instance_values,
-                    self_chains, self_changes)
+from .owners import _attr, _attributes, _python_function, class_attribute
+from .reach import (_MAX_DEPTH, Reach, _leaves, attribute_names, chain_heads, callback_methods,
+                    class_methods, instance_arrays, instance_chains, instance_held, instance_values, self_chains,
+                    self_changes)
 from .tree import leaves
 
 __all__ = ["Holdings", "Loaded"]

@@ -28,20 +28,13 @@ the tracer.
 """
 from __future__ import annotations
 
-import abc
 import builtins
-import collections
-import collections.abc
 import dis
 import enum
 import inspect
 import operator
-import os
 import re
-import sys
-import sysconfig
 import types
-import typing
 import weakref
 from collections import deque
 from functools import partial
@@ -56,13 +49,15 @@ from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, NoKey, 
     callback_codes, changes, default_of, host_callbacks, host_chains, imported, \
     lookup as _lookup, \
     own_methods, self_callbacks, value_chains
+from .owners import _ARRAY_KINDS, _OWN, _PLAIN_CONTAINERS, _answers_oddly, _attr, _attributes, \
+    _dunders, _followed, _has, _holds_own, _library, _python_function, own_class, own_object
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["Reach", "attribute_names", "class_attribute", "class_methods", "held_values",
+__all__ = ["Reach", "attribute_names", "class_methods", "held_values",
            "instance_arrays", "instance_chains", "self_changes", "instance_held", "instance_values",
-           "name_chains", "named_values", "identities", "own_class", "own_object", "self_chains",
-           "unchanged", "bakes_values", "callable_key", "code_parts", "container", "contents"]
+           "name_chains", "named_values", "identities", "self_chains",
+           "unchanged", "bakes_values", "callable_key", "code_parts"]
 
 _MAX_DEPTH = 8
 
@@ -156,14 +151,6 @@ def _getter(fn, name):
     return partial(fn.__globals__.get, name)
 
 
-def _python_function(obj):
-    """The plain Python function behind a helper or a nested graph function."""
-    if isinstance(obj, types.FunctionType):
-        return obj
-    inner = _attr(obj, "__wrapped__")   # a GraphFunction, a decorated helper
-    return inner if isinstance(inner, types.FunctionType) else None
-
-
 def _leaves(v, label: str, depth: int = 0) -> list:
     """``(label, array)`` for the arrays in ``v``: an array, or lists, tuples and
     dicts of them (the containers an argument may be too, ``tree.children``)."""
@@ -172,10 +159,6 @@ def _leaves(v, label: str, depth: int = 0) -> list:
     out: list = []
     _collect(v, label, depth, out)
     return out
-
-
-# array kinds of buffers._kind: an object of a type known as one of these is an array
-_ARRAY_KINDS = frozenset({"own", "sim", "host", "cupy", "numba", "cai"})
 
 
 def _collect(v, label: str, depth: int, out: list) -> None:
@@ -298,9 +281,6 @@ def _callables(v, depth: int = 0):
             yield x
         else:
             yield from _callables(x, depth + 1)
-
-
-_PLAIN_CONTAINERS = frozenset({list, tuple, dict})
 
 
 def _item(x, label: str, depth: int, out: list) -> None:
@@ -529,16 +509,6 @@ def _hosted(code, self_param: str) -> frozenset:
         _self_loads(code, self_param))
 
 
-def class_attribute(cls, name: str):
-    """What ``cls`` (or the first class of its MRO that has it) holds by ``name``,
-    without running a descriptor; None where none does."""
-    for c in cls.__mro__:
-        v = c.__dict__.get(name, MISSING)
-        if v is not MISSING:
-            return v
-    return None
-
-
 def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None) -> list:
     """``(name, function, takes_self)`` for the Python functions of the methods,
     properties and static or class methods of ``cls`` that ``code`` names (but
@@ -695,187 +665,6 @@ def _kernel_like(v) -> bool:
         _followed(v) is not None
 
 
-_OWN: dict = {}   # type -> whether it is a class of the program's own
-
-_NOT_OWN = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
-            types.MethodType, partial, list, tuple, dict, set, frozenset, str, bytes,
-            int, float, complex, bool, enum.Enum, BaseException)
-
-
-def _installed() -> tuple:
-    """The folders of the standard library and of installed packages."""
-    paths = sysconfig.get_paths()
-    found = {os.path.realpath(paths[k]) + os.sep
-             for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-    found |= {os.path.realpath(p) + os.sep for p in sys.path
-              if p and ("site-packages" in p or "dist-packages" in p)}
-    return tuple(found)
-
-
-_LIBRARY_PATHS = _installed()
-
-
-def own_class(t: type) -> bool:
-    """Whether instances of ``t`` are objects of the program's own, walked for
-    what they hold: a class defined in the program (a script, a notebook, a
-    package of its own), or a bag of attributes (``types.SimpleNamespace``,
-    ``argparse.Namespace``, and the program's classes on them); not an array's, a
-    container's, a function's, an enum's or an exception's, nor any other class
-    of the standard library or of an installed package, nor a subclass of one."""
-    hit = _OWN.get(t)
-    if hit is None:
-        hit = _OWN[t] = _own(t)
-    return hit
-
-
-def _own(t: type) -> bool:
-    if _bag(t):
-        return True
-    if issubclass(t, _NOT_OWN) or _kinds.get(t) in _ARRAY_KINDS or _library(t) or \
-            hasattr(t, "__cuda_array_interface__") or hasattr(t, "__dlpack_device__"):
-        return False
-    # a subclass of a library's class (a torch Module's) holds that library's parts
-    return _own_module(t) and all(b in _PLAIN_BASES or _bag(b) or _own_module(b)
-                                  for b in t.__mro__[1:])
-
-
-def _bag(t: type) -> bool:
-    """A library's class whose objects hold attributes alone, as the program sets
-    them (``SimpleNamespace(lr=0.1)``, ``parser.parse_args()``)."""
-    return t is types.SimpleNamespace or \
-        t.__module__ == "argparse" and t.__qualname__ in ("Namespace", "_AttributeHolder")
-
-
-# bases that say nothing of what an object holds: an abstract base, a generic
-_PLAIN_BASES = frozenset({object, abc.ABC, typing.Generic, getattr(typing, "Protocol", object)})
-
-
-_NOT_RUN = frozenset({
-    "__init__", "__new__", "__del__", "__post_init__", "__init_subclass__", "__set_name__",
-    "__class_getitem__", "__subclasshook__", "__instancecheck__", "__subclasscheck__",
-    "__repr__", "__str__", "__format__", "__dir__", "__sizeof__", "__hash__",
-    "__eq__", "__ne__", "__lt__", "__le__", "__gt__", "__ge__",
-    "__setattr__", "__delattr__", "__getstate__", "__setstate__", "__reduce__",
-    "__reduce_ex__", "__getnewargs__", "__getnewargs_ex__", "__copy__", "__deepcopy__",
-    "__replace__"})
-
-
-def _dunders(cls) -> list:
-    """``(name, function)`` of the dunder methods ``cls`` and its bases of the
-    program's own define (not ``object``'s, an abstract base's) that syntax runs
-    in a traced call (``layer(s, x)``: ``__call__``; ``for layer in self.seq``:
-    ``__iter__``; ``cfg.lr``: ``__getattr__``; ``with``, ``len``, ``if``, ``in``,
-    indexing, arithmetic): no code names them, yet what they read off the
-    object is read by the call."""
-    out, names = [], set()
-    for c in cls.__mro__:
-        if c in _PLAIN_BASES:
-            continue
-        for name, v in c.__dict__.items():
-            if name[:2] == "__" == name[-2:] and name not in _NOT_RUN and name not in names:
-                names.add(name)
-                f = _python_function(_attr(v, "__func__", v))
-                if f is not None:
-                    out.append((name, f))
-    return out
-
-
-def _own_module(t: type) -> bool:
-    """Whether class ``t`` is defined in the program's own code."""
-    module = sys.modules.get(t.__module__)
-    path = getattr(module, "__file__", None)
-    if path is None:   # a notebook's or a script's __main__, code run by exec
-        return module is None or t.__module__ == "__main__"
-    return not os.path.realpath(path).startswith(_LIBRARY_PATHS)
-
-
-def own_object(x) -> bool:
-    """An object of a class of the program's own (``own_class``) that is no array
-    itself (an interface set on the object, not its class): held.py walks it."""
-    t = type(x)
-    own = _OWN.get(t)
-    if own is None:
-        own = own_class(t)
-    if not own:
-        return False
-    try:
-        d = x.__dict__
-    except Exception:  # noqa: BLE001  (no __dict__: slots, which the class shows)
-        return True
-    return "__cuda_array_interface__" not in d and "__dlpack_device__" not in d
-
-
-def _holds_own(v) -> bool:
-    """An object of the program's own, or a list, tuple or dict (or another
-    container of ``contents``), a bound method or a partial holding one."""
-    if own_object(v):
-        return True
-    if type(v) in _PLAIN_CONTAINERS:
-        items = v.values() if type(v) is dict else v
-    elif type(v) is partial:   # FN = partial(apply, gain), FN = gain.apply
-        items = v.args + tuple(v.keywords.values())
-    elif type(v) is types.MethodType:
-        items = (v.__self__,)
-    elif container(type(v)):
-        items = [x for _, x in contents(v, "")]
-    else:
-        return False
-    return any(own_object(x) for x in items) if any(
-        own_class(t) for t in set(map(type, items))) else False
-
-
-def container(t: type):
-    """How ``contents`` reads a container of the standard library other than a
-    list, tuple or dict (their subclasses are ``tree.children``'): ``"seq"``
-    (a deque, a UserList), ``"map"`` (a mapping: ChainMap, UserDict, a weak
-    dictionary, a mapping proxy), ``"set"`` (a set, a frozenset, a WeakSet, a
-    dict's keys, values or items), ``"ref"`` (a weak reference); None for anything else."""
-    hit = _CONTAINER.get(t, MISSING)
-    if hit is MISSING:
-        hit = _CONTAINER[t] = None if issubclass(t, (list, tuple, dict, str, bytes)) or \
-            own_class(t) else "ref" if issubclass(t, weakref.ref) else \
-            "seq" if issubclass(t, (collections.deque, collections.UserList)) else \
-            "map" if issubclass(t, collections.abc.Mapping) else \
-            "set" if issubclass(t, (collections.abc.Set, collections.abc.ValuesView)) \
-            else None
-    return hit
-
-
-_CONTAINER: dict = {}   # type -> container(type)
-
-
-def contents(v, label: str) -> list:
-    """``(label, item)`` of what a container ``container`` knows holds, in its
-    order: ``label[0]`` of a deque, ``label['k']`` of a mapping, ``list(label)[0]``
-    of a set, ``label()`` of a weak reference (none where it is dead, or the
-    container changes while read)."""
-    kind = container(type(v))
-    try:
-        if kind == "ref":
-            return [(f"{label}()", v())]
-        if kind == "map":
-            return [(f"{label}[{_repr(k)}]", x) for k, x in list(v.items())]
-        items = list(v)
-    except Exception:  # noqa: BLE001  (a dict changed size while read, its own lookup)
-        return []
-    if kind == "seq":
-        return [(f"{label}[{i}]", x) for i, x in enumerate(items)]
-    return [(f"list({label})[{i}]", x) for i, x in enumerate(items)] if kind else []
-
-
-def _repr(k) -> str:
-    try:
-        return repr(k)
-    except Exception:  # noqa: BLE001  (a key's own __repr__ raising)
-        return f"<{type(k).__name__}>"
-
-
-def _library(v) -> bool:
-    """A module (or a class or namespace of one) of the libraries reach leaves alone."""
-    name = v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", "")
-    return (name or "").split(".")[0] in _LIBRARY_MODULES
-
-
 def _is_callable_object(v) -> bool:
     """A kernel or function object a trace may call, watched by identity: anything
     callable but a class or an array (``gt.kernel(k, ...)``, a cupy ``RawKernel``,
@@ -883,55 +672,6 @@ def _is_callable_object(v) -> bool:
     if isinstance(v, type) or is_array(v):
         return False
     return callable(v) or _has(v, "kernel") and _has(v, "intents")   # gt.kernel's
-
-
-def _attr(v, name: str, default=None):
-    """``getattr(v, name, default)``, but ``default`` too where the object's own
-    lookup raises other than AttributeError (an attribute dict, whose
-    ``__getattr__`` is ``dict.__getitem__``, raises KeyError): an attribute
-    graphtrace cannot ask for is one the object lacks, not an error of the call."""
-    try:
-        return getattr(v, name, default)
-    except Exception:  # noqa: BLE001  (whatever the object's own lookup raises)
-        return default
-
-
-def _has(v, name: str) -> bool:
-    """``hasattr`` that takes any error of the object's own lookup for no (``_attr``)."""
-    return _attr(v, name, MISSING) is not MISSING
-
-
-def _attributes(obj) -> list:
-    """``(name, value)`` of an object's attributes: its ``__dict__`` and its slots
-    (a slot the object's own lookup raises for is left out, ``_attr``; none
-    where asking for them all raises)."""
-    try:
-        return _attributes_of(obj)
-    except Exception:  # noqa: BLE001  (the object's own lookup, whatever it raises)
-        return []
-
-
-def _attributes_of(obj) -> list:
-    out = list(_attr(obj, "__dict__", _NO_DICT).items())
-    slots = _SLOTS.get(type(obj))
-    if slots is None:
-        slots = _SLOTS[type(obj)] = tuple(
-            name for cls in type(obj).__mro__
-            for name in _slot_names(cls.__dict__.get("__slots__", ()))
-            if name not in ("__dict__", "__weakref__"))
-    for name in slots:
-        v = _attr(obj, name, MISSING)   # an empty slot of an attribute dict: KeyError
-        if v is not MISSING:
-            out.append((name, v))
-    return out
-
-
-_NO_DICT: dict = {}
-_SLOTS: dict = {}   # type -> the names of its slots, its bases' too
-
-
-def _slot_names(slots) -> tuple:
-    return (slots,) if isinstance(slots, str) else tuple(slots)
 
 
 def attribute_names(fn, cls=None, self_param: str | None = None) -> frozenset:
@@ -1544,17 +1284,6 @@ def _method_of(v, steps) -> bool:
     return steps[0][0] == "attr" and callable(getattr(type(v), steps[0][1], None))
 
 
-def _answers_oddly(v) -> bool:
-    """Whether asking ``v`` for an attribute it lacks raises other than
-    AttributeError (a dict whose ``__getattr__`` is ``dict.__getitem__``): it is
-    then no kernel, helper or array, and only read for settings."""
-    try:
-        getattr(v, "__graphtrace_no_such_attribute__", None)
-    except Exception:  # noqa: BLE001  (whatever the object's own lookup raises)
-        return True
-    return False
-
-
 _PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
 
 
@@ -1646,19 +1375,6 @@ def named_values(root) -> list[tuple[str, object]]:
             if inner is not None:
                 todo.append((inner, depth + 1))
     return out
-
-
-def _followed(v):
-    """The Python function of a helper the walk goes into (not a library's), or None."""
-    inner = _python_function(v)
-    if inner is None or (inner.__module__ or "").split(".")[0] in _LIBRARY_MODULES:
-        return None
-    return inner
-
-
-# Library functions hold no user arrays; walking them would only cost time.
-_LIBRARY_MODULES = frozenset({"graphtrace", "numba", "numba_cuda", "cupy", "cupyx",
-                              "numpy", "torch", "cuda", "functools", "builtins"})
 
 
 def pure_values(v):

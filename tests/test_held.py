@@ -18,7 +18,8 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from graphtrace.held import held_objects, own_class
+from graphtrace.held import held_objects
+from graphtrace.owners import own_class
 
 
 @cuda.jit

@@ -59,7 +59,8 @@ import weakref
 import numpy as np
 
 from ..buffers import is_array
-from ..reach import _MAX_DEPTH, _lookup, name_chains
+from ..chains import lookup as _lookup
+from ..reach import _MAX_DEPTH, name_chains
 from ..tree import children
 
 __all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]

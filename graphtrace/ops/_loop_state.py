@@ -87,7 +87,8 @@ import numpy as np
 from ..buffers import as_buffer, is_array
 from ..errors import ArgumentError, user_frame_object
 from ..chains import MISSING
-from ..reach import _attr, _attributes, _global_names, _is_number, own_object
+from ..owners import _attr, _attributes, own_object
+from ..reach import _global_names, _is_number
 from ..scalar import Scalar
 from ..tree import leaves
 

@@ -1,6 +1,6 @@
 /* New arrays taken in by a trace, compiled: the roots it names (the arrays a
  * function reaches by name, Tracer.add_arguments), the walk that finds them
- * in containers (reach._collect) and the regions of the slots it added since
+ * in containers (values._collect) and the regions of the slots it added since
  * (deps.Regions.update: one lookup per slot, or the hulls of a large batch
  * read for numpy to sort).
  *
@@ -605,7 +605,7 @@ index_label(PyObject *label, Py_ssize_t i)
     return out;
 }
 
-/* reach._collect of an exact list, tuple or dict ``v``; 0, -1 with an error */
+/* values._collect of an exact list, tuple or dict ``v``; 0, -1 with an error */
 static int
 walk(PyObject *v, PyObject *label, long depth, PyObject *out, PyObject *item, long most)
 {
@@ -647,7 +647,7 @@ walk(PyObject *v, PyObject *label, long depth, PyObject *out, PyObject *item, lo
         else if (PyList_CheckExact(x) || PyTuple_CheckExact(x) || PyDict_CheckExact(x)) {
             r = walk(x, sub, depth + 1, out, item, most);
         }
-        else {   /* an object of another kind: reach._item looks at it */
+        else {   /* an object of another kind: values._item looks at it */
             PyObject *d = PyLong_FromLong(depth + 1);
             PyObject *got = d == NULL ? NULL :
                             PyObject_CallFunctionObjArgs(item, x, sub, d, out, NULL);
@@ -661,7 +661,7 @@ walk(PyObject *v, PyObject *label, long depth, PyObject *out, PyObject *item, lo
     return r;
 }
 
-/* leaves(v, label, depth, out, item, most): reach._collect of an exact list,
+/* leaves(v, label, depth, out, item, most): values._collect of an exact list,
  * tuple or dict; None */
 static PyObject *
 leaves(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
@@ -699,7 +699,7 @@ ident(PyObject *x, PyObject *out, PyObject *held, Py_ssize_t *at)
     return 1;
 }
 
-/* reach._identities of v at depth; marks: (list, tuple, dict, end). No code of
+/* values._identities of v at depth; marks: (list, tuple, dict, end). No code of
  * the user's runs here (exact containers, pointers compared), so the borrowed
  * items stay valid. 1, 0 (a subclass of a container, too deep, or another
  * object), -1 with an error */
@@ -750,7 +750,7 @@ ident_args(PyObject *const *a, Py_ssize_t nargs, const char *usage, long *depth,
     return (*depth == -1 || *most == -1) && PyErr_Occurred() ? -1 : 0;
 }
 
-/* identities(v, out, depth, most, marks): reach._identities; whether complete */
+/* identities(v, out, depth, most, marks): values._identities; whether complete */
 static PyObject *
 identities(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
 {
@@ -1056,10 +1056,10 @@ static PyMethodDef methods[] = {
      "Tracer._entry of a new C-contiguous view on device 0 inside one root of one run, "
      "registered; None where the Python path is to take it."},
     {"leaves", (PyCFunction)(void (*)(void))leaves, METH_FASTCALL,
-     "leaves(v, label, depth, out, item, most): reach._collect of an exact list, tuple or "
+     "leaves(v, label, depth, out, item, most): values._collect of an exact list, tuple or "
      "dict, item(x, label, depth, out) called for objects of no known kind."},
     {"identities", (PyCFunction)(void (*)(void))identities, METH_FASTCALL,
-     "identities(v, out, depth, most, marks): reach._identities; whether complete."},
+     "identities(v, out, depth, most, marks): values._identities; whether complete."},
     {"unchanged", (PyCFunction)(void (*)(void))unchanged, METH_FASTCALL,
      "unchanged(v, held, depth, most, marks): whether identities(v) would be held's "
      "very objects."},

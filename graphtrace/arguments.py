@@ -30,9 +30,10 @@ from .held import loaded_names
 from .holding import Holdings, Loaded
 from .owners import _attributes, _dunders, _library, _python_function, class_attribute, container, \
     contents, own_class, own_object
-from .reach import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, _with_wrapped, pure_values
+from .reach import _with_wrapped
 from .scalar import same_value, value_key
 from .tree import children, leaves, rebuild
+from .values import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, pure_values
 
 __all__ = ["walk", "path_str", "Call", "Identity", "key_objects", "snapshot", "same_call",
            "geometry_check", "alias_pattern", "copies", "changed_copies"]
@@ -397,7 +398,7 @@ def _values_alone(entries) -> bool:
 
 def key_objects(key) -> frozenset:
     """The ids of the objects a cache key holds, by identity (``Identity``,
-    ``reach._Same``) or as themselves (a kernel reached by name): a later call
+    ``values._Same``) or as themselves (a kernel reached by name): a later call
     holding another object there has another key."""
     out, todo = set(), [key]
     while todo:

@@ -40,11 +40,12 @@ from .ir import Graph
 from .ops.conditional import record_child
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import _CHANGING, Reach, code_parts, identities, named_values, unchanged
+from .reach import Reach, code_parts, named_values
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer
 from .tree import leaves
+from .values import _CHANGING, identities, unchanged
 
 __all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo", "RetraceWarning",
            "StateWarning"]
@@ -530,7 +531,7 @@ class GraphFunction:
                 same = False
             for i, kind, items in fast[1]:   # container arguments: what they hold
                 a = args[i]
-                if kind is None:   # a dict or nested containers (reach.identities)
+                if kind is None:   # a dict or nested containers (values.identities)
                     if not unchanged(a, items):
                         same = False
                 elif type(a) is not kind or len(a) != len(items) or \
@@ -629,7 +630,7 @@ class GraphFunction:
         arrays, and for a name holding a container of arrays what its leaves depend
         on: ``reach.watch``),
         its backend. Container arguments: the items of a flat list or tuple, what
-        a dict's or nested containers' leaves depend on (``reach.identities``).
+        a dict's or nested containers' leaves depend on (``values.identities``).
         None where a call must take the full check: methods, containers
         ``identities`` cannot vouch for."""
         reach = self._holdings.reach

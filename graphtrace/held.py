@@ -35,11 +35,11 @@ from .chains import NoKey, chain, changes, host_callbacks, host_chain_names, hos
     value_chains
 from .owners import _ARRAY_KINDS, _attr, _attributes, _dunders, _holds_own, _followed, \
     _python_function, class_attribute, container, contents, own_class, own_object
-from .reach import _GROUPS, _MAX_DEPTH, _Held, _is_callable_object, _is_value, _leaves, \
-    _methods_named, _super_bases, _with_wrapped, callable_key, chain_heads, held_values, \
-    instance_chains, pure_values
+from .reach import _methods_named, _super_bases, _with_wrapped, chain_heads
 from .scalar import value_key
 from .tree import children
+from .values import _GROUPS, _MAX_DEPTH, _Held, _is_callable_object, _is_value, _leaves, \
+    callable_key, held_values, instance_chains, pure_values
 
 __all__ = ["Watched", "callback_arrays", "held_objects", "held_arrays", "held_functions", "held_key", "held_methods",
            "loaded_names", "own_class", "set_from_none", "settings_alone", "state_changed"]

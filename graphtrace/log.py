@@ -21,7 +21,7 @@ import numpy as np
 
 from .arguments import Identity, untyped
 from .errors import counted
-from .reach import _is_number
+from .values import _is_number
 
 __all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route",
            "decision", "backend_chosen"]

@@ -324,11 +324,11 @@ CONTAINERS = st.recursive(
 def test_both_paths_find_the_same_arrays_in_containers(value, depth, name):
     """The same arrays under the same labels (names of one, two and four bytes a
     character: the compiled walk writes index labels of one-byte names itself)."""
-    from graphtrace import reach
+    from graphtrace import values
     found = []
     for on in (True, False):
         with compiled_buffers(on):
-            found.append([(label, id(a)) for label, a in reach._leaves(value, name, depth)])
+            found.append([(label, id(a)) for label, a in values._leaves(value, name, depth)])
     assert found[0] == found[1]
 
 
@@ -341,11 +341,11 @@ class Asking:
 
 
 def test_an_error_in_the_walk_is_raised_by_both_paths():
-    from graphtrace import reach
+    from graphtrace import values
     for on in (True, False):
         with compiled_buffers(on):
             with pytest.raises(RuntimeError, match="asked for"):
-                reach._leaves([(FakeDeviceArray(4), {Asking(): FakeDeviceArray(4)})], "v")
+                values._leaves([(FakeDeviceArray(4), {Asking(): FakeDeviceArray(4)})], "v")
 
 
 @settings(max_examples=60, deadline=None)

@@ -628,14 +628,14 @@ def _empty_place(v) -> bool:
 def test_a_name_is_watched_when_it_holds_only_none_and_empty_containers(v):
     """``BIAS = None`` or ``EXTRAS = [[], None]`` may get an array later: watched;
     a name holding anything else (a number, a string) is not a place for arrays."""
-    from graphtrace.reach import _may_hold_arrays
+    from graphtrace.values import _may_hold_arrays
     assert _may_hold_arrays(v) == _empty_place(v)
 
 
 @settings(max_examples=300, deadline=None)
 @given(_places)
 def test_every_array_in_a_named_container_is_found(v):
-    from graphtrace.reach import _leaves
+    from graphtrace.values import _leaves
     assert [id(a) for _, a in _leaves(v, "v")] == \
         [id(x) for x in _flat(v) if isinstance(x, np.ndarray)]
 

@@ -1,8 +1,8 @@
 """The call path's watch over names that hold containers of arrays, and values
 (numbers, strings, tuples of them) reached by name.
 
-``reach.identities`` lists what the arrays found in a container
-(``reach._leaves``) depend on; ``reach.unchanged`` compares a container with
+``values.identities`` lists what the arrays found in a container
+(``values._leaves``) depend on; ``values.unchanged`` compares a container with
 such a list. The repeated-call shortcut relies on one thing: where ``unchanged``
 says so, the leaves are the same arrays under the same labels. The compiled
 walk (``_buffers.c``) and the Python one must agree.
@@ -18,7 +18,7 @@ from hypothesis import given, settings, strategies as st
 from numba import cuda
 
 import graphtrace as gt
-from graphtrace import deps, reach
+from graphtrace import deps, values
 from helpers import FakeDeviceArray, compiled_buffers, line_of
 
 
@@ -81,7 +81,7 @@ def _mutate(v, how, pick, other):
 
 
 def _leaves(v):
-    return [(label, id(a)) for label, a in reach._leaves(v, "v")]
+    return [(label, id(a)) for label, a in values._leaves(v, "v")]
 
 
 @settings(max_examples=300, deadline=None)
@@ -91,7 +91,7 @@ def test_both_walks_list_the_same_identities(v, depth):
     for on in WALKS:
         with compiled_buffers(on):
             out = []
-            got.append((reach.identities(v, out, depth), [id(x) for x in out]))
+            got.append((values.identities(v, out, depth), [id(x) for x in out]))
     assert all(g == got[0] for g in got)
 
 
@@ -102,7 +102,7 @@ def test_unchanged_means_the_same_leaves(v, how, pick, other):
     """Held before a change, compared after it: both walks answer alike, and an
     answer of unchanged means the same arrays under the same labels."""
     held, before = [], _leaves(v)
-    complete = reach.identities(v, held)
+    complete = values.identities(v, held)
     if not complete:   # never compared: the call path takes the full check
         return
     if how != "none":
@@ -110,7 +110,7 @@ def test_unchanged_means_the_same_leaves(v, how, pick, other):
     answers = set()
     for on in WALKS:
         with compiled_buffers(on):
-            answers.add(reach.unchanged(v, held))
+            answers.add(values.unchanged(v, held))
     assert len(answers) == 1
     if answers.pop():
         assert _leaves(v) == before
@@ -122,13 +122,13 @@ def test_new_containers_of_the_same_objects_are_unchanged(v):
     """The watch is not vacuous: a copy holding the same objects passes it, in
     both walks, wherever it can vouch for the value at all."""
     held = []
-    if not reach.identities(v, held):
-        assert any(type(c) is Named for c in _all(v)) or _depth(v) > reach._MAX_DEPTH
+    if not values.identities(v, held):
+        assert any(type(c) is Named for c in _all(v)) or _depth(v) > values._MAX_DEPTH
         return
     for on in WALKS:
         with compiled_buffers(on):
-            assert reach.unchanged(_rebuilt(v), held)
-            assert reach.unchanged(v, held)
+            assert values.unchanged(_rebuilt(v), held)
+            assert values.unchanged(v, held)
 
 
 def _all(v):
@@ -146,17 +146,17 @@ def _depth(v):
 
 def test_too_deep_and_misused():
     v = [ARRAYS[0]]
-    for _ in range(reach._MAX_DEPTH + 1):
+    for _ in range(values._MAX_DEPTH + 1):
         v = [v]
     for on in WALKS:
         with compiled_buffers(on):
-            assert not reach.identities(v, [])
-            assert not reach.unchanged(v, [])
+            assert not values.identities(v, [])
+            assert not values.unchanged(v, [])
     if deps._BUFFERS is not None:
         with pytest.raises(TypeError):
-            deps._BUFFERS.identities([], (), 0, 8, reach._MARKS)
+            deps._BUFFERS.identities([], (), 0, 8, values._MARKS)
         with pytest.raises(TypeError):
-            deps._BUFFERS.unchanged([], [], 0, 8, reach._MARKS[:3])
+            deps._BUFFERS.unchanged([], [], 0, 8, values._MARKS[:3])
 
 
 # --- on the call path (the simulator) ---------------------------------------

@@ -60,8 +60,9 @@ import numpy as np
 
 from ..buffers import is_array
 from ..chains import lookup as _lookup
-from ..reach import _MAX_DEPTH, name_chains
+from ..reach import name_chains
 from ..tree import children
+from ..values import _MAX_DEPTH
 
 __all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]
 
@@ -862,7 +863,7 @@ def _device_globals(py_func, depth: int = 0, seen=None) -> frozenset:
 def _holds_device_arrays(v, depth: int, seen: set) -> bool:
     """Whether ``v`` is a device array, a device function reaching one (not one
     of ``seen``), or a list, tuple or dict holding one of those, nested ones too,
-    as deep as graphtrace walks containers (``reach._MAX_DEPTH``): deeper, one
+    as deep as graphtrace walks containers (``values._MAX_DEPTH``): deeper, one
     that may hold anything is taken to hold one."""
     if is_array(v):
         return not isinstance(v, np.ndarray)

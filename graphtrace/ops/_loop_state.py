@@ -88,9 +88,10 @@ from ..buffers import as_buffer, is_array
 from ..errors import ArgumentError, user_frame_object
 from ..chains import MISSING
 from ..owners import _attr, _attributes, own_object
-from ..reach import _global_names, _is_number
+from ..reach import _global_names
 from ..scalar import Scalar
 from ..tree import leaves
+from ..values import _is_number
 
 _DEPTH = 4          # names, then three levels of containers and objects
 _MAX_ITEMS = 256    # a longer container is not looked into

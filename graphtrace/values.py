@@ -1,0 +1,411 @@
+"""What names and objects hold, as a cache key holds it: the arrays in lists,
+tuples and dicts (``_leaves``) and the objects they depend on
+(``identities``, ``unchanged``: compared by identity), the values held beside
+them and by an object's attributes (``held_values``, ``instance_values``:
+compared by value, ``_Held``), and kernels and functions (``callable_key``,
+``_Same``: by identity).
+
+``reach.py`` and ``holding.py`` build their keys from these; which objects
+are the program's own, walked by ``held.py`` instead, is ``owners.py``'s to
+tell. ``_MAX_DEPTH`` is how deep every walk of graphtrace goes.
+"""
+from __future__ import annotations
+
+import enum
+import operator
+import types
+from collections import deque
+from functools import partial
+from itertools import repeat
+
+import numpy as np
+
+from . import deps as _deps
+from .buffers import _kinds, is_array
+from .chains import MISSING
+from .owners import _ARRAY_KINDS, _OWN, _PLAIN_CONTAINERS, _attributes, _has, own_object
+from .scalar import value_key
+from .tree import children
+
+__all__ = ["bakes_values", "callable_key", "held_values", "identities", "instance_arrays",
+           "instance_chains", "instance_held", "instance_values", "unchanged"]
+
+
+_MAX_DEPTH = 8
+
+
+def _leaves(v, label: str, depth: int = 0) -> list:
+    """``(label, array)`` for the arrays in ``v``: an array, or lists, tuples and
+    dicts of them (the containers an argument may be too, ``tree.children``)."""
+    if is_array(v):
+        return [(label, v)]
+    out: list = []
+    _collect(v, label, depth, out)
+    return out
+
+
+def _collect(v, label: str, depth: int, out: list) -> None:
+    """Append to ``out`` the leaves of a value that is no array (``_leaves``).
+    Items whose type is known to be of arrays are taken without a call: a list of
+    a million arrays is walked in one loop (in compiled code where built:
+    ``_buffers.c``'s ``leaves``, switched with ``deps.use_compiled_buffers``)."""
+    fast = _deps.TAKE[0]
+    if fast is not None and type(v) in _PLAIN_CONTAINERS:
+        fast.leaves(v, label, depth, out, _item, _MAX_DEPTH)
+        return
+    items = children(v) if depth <= _MAX_DEPTH else None
+    if items is None:
+        return
+    kinds = _kinds
+    for k, x in items:
+        if kinds.get(type(x)) in _ARRAY_KINDS:
+            out.append((f"{label}[{k!r}]", x))
+        else:
+            _item(x, f"{label}[{k!r}]", depth + 1, out)
+
+
+def held_values(v, label: str) -> tuple:
+    """``(label, typed value)`` for the values (``_is_value``: numbers, strings...)
+    held next to arrays in a list, tuple or dict reached by name or held by
+    ``self``: a trace may read them besides the arrays (``PARAMS = (W, 2.0)``,
+    ``STATE["lr"]``) and bake them in, so the cache key holds them by value. Only
+    a container that holds an array, itself or deeper (a torch-style
+    ``[{"params": [w], "lr": 0.1}]``), gives its values: a list of numbers beside
+    it (a loss history a program appends to) gives none, as a list of numbers
+    alone does not. Kernels and functions held at any depth
+    (``LAYERS = [k1, k2]``) are held by identity: a trace launches or calls
+    them, and bakes them in too."""
+    found: list = []
+    _held(v, label, 0, found)
+    return tuple(found)
+
+
+def _held(v, label: str, depth: int, found: list) -> bool:
+    """``held_values``' walk of ``v``: whether it holds an array, at any depth (a
+    torch-style ``[{"params": [w], "lr": 0.1}]`` gives its "lr")."""
+    items = children(v) if depth <= _MAX_DEPTH else None
+    if not items:
+        return False
+    kinds = _kinds
+    if type(v) is not dict and all(kinds.get(t) in _ARRAY_KINDS for t in set(map(type, v))):
+        return True   # arrays alone (a list of a million: types read at C speed)
+    values: list = []
+    arrays = False
+    for k, x in items:
+        if kinds.get(type(x)) in _ARRAY_KINDS:
+            arrays = True
+        elif _OWN.get(type(x)) and own_object(x):
+            continue   # an object of the program's own: held.py's
+        elif isinstance(x, (list, tuple, dict)) and not _is_value(x):
+            arrays = _held(x, f"{label}[{k!r}]", depth + 1, found) or arrays
+        elif _is_value(x):
+            values.append((f"{label}[{k!r}]", _typed(x)))
+        elif is_array(x):
+            arrays = True
+        elif _is_callable_object(x):
+            found.append((f"{label}[{k!r}]", callable_key(x)))
+    if arrays:
+        found += values
+    return arrays
+
+
+class _Same:
+    """A kernel or function in a cache key: equal only to itself (its own
+    ``__eq__``, a cupy kernel's or a ``gt.kernel`` declaration's, is not asked)."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _Same and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
+def callable_key(v):
+    """A kernel or function in a cache key: itself (``_Same``); a
+    ``functools.partial`` holding arguments, itself and the values in them too
+    (``partial(mix, coefs)``, ``partial(f, alpha=1.0)``): a trace bakes them in, and
+    its list or keywords dict may be changed in place (``coefs[1] = 5.0``,
+    ``p.keywords["alpha"] = 3.0``). Objects of the program's own in them are
+    held.py's to walk; anything else by identity."""
+    if type(v) is not partial or not (v.args or v.keywords):
+        return _Same(v)
+    return (_Same(v),) + tuple((k, _Held(x) if _is_value(x) or x is None else
+                                _Held(form) if (form := pure_values(x)) is not None else
+                                own_object(x) or _Same(x))
+                               for k, x in list(enumerate(v.args)) + list(v.keywords.items()))
+
+
+def bakes_values(v) -> bool:
+    """Whether ``callable_key`` reads values that may change in place: a partial
+    holding keywords or a container among its arguments."""
+    return type(v) is partial and (bool(v.keywords) or any(
+        isinstance(x, (list, dict)) for x in v.args))
+
+
+def _holds_callables(v, depth: int = 0) -> bool:
+    """A list, tuple or dict holding kernels or functions (``LAYERS = [k1, k2]``),
+    which a trace bakes in: watched by identity as a container of arrays is."""
+    items = children(v) if depth <= _MAX_DEPTH else None
+    return items is not None and any(
+        _is_callable_object(x) or _holds_callables(x, depth + 1)
+        for _, x in items)
+
+
+def _callables(v, depth: int = 0):
+    """The kernels and functions a list, tuple or dict holds, nested ones too."""
+    items = children(v) if depth <= _MAX_DEPTH else None
+    for _, x in items or ():
+        if _is_callable_object(x):
+            yield x
+        else:
+            yield from _callables(x, depth + 1)
+
+
+def _item(x, label: str, depth: int, out: list) -> None:
+    """An item of a container, at ``depth``: a leaf, or walked into (an object of
+    the program's own is held.py's to walk)."""
+    if _OWN.get(type(x)) and own_object(x):
+        return
+    if is_array(x):
+        out.append((label, x))
+    else:
+        _collect(x, label, depth, out)
+
+
+# identities' marks: a list, a tuple, a dict opens; END closes
+_MARKS = (object(), object(), object(), object())
+_OPENS = {list: _MARKS[0], tuple: _MARKS[1], dict: _MARKS[2]}
+
+
+def identities(v, out: list, depth: int = 0) -> bool:
+    """Append to ``out`` every object ``v``'s leaves (``_leaves``) depend on, in
+    order: each exact list, tuple or dict as a mark of its type, its items (and
+    a dict's keys) and an end mark; any other object itself. Two values whose
+    identities are the same objects have the same leaves under the same labels
+    (a label is made of keys, compared by identity here). False (``out`` then
+    unfinished) where ``v`` holds a subclass of one of those containers or
+    nests deeper than the walk goes: the caller compares labels instead.
+    ``_buffers.c``'s ``identities`` where built."""
+    fast = _deps.TAKE[0]
+    if fast is not None:
+        return fast.identities(v, out, depth, _MAX_DEPTH, _MARKS)
+    return _identities(v, out, depth)
+
+
+def _identities(v, out: list, depth: int) -> bool:
+    mark = _OPENS.get(type(v))
+    if mark is None:   # a set, a deque, a bytearray change in place unseen: no vouching
+        out.append(v)
+        return not isinstance(v, _CONTAINERS) and type(v) not in _CHANGING
+    if depth > _MAX_DEPTH:
+        return False
+    out.append(mark)
+    for k, x in (v.items() if mark is _MARKS[2] else zip(_NO_KEYS, v)):
+        if k is not _NO_KEY:
+            out.append(k)
+        if isinstance(x, _CONTAINERS):
+            if not _identities(x, out, depth + 1):
+                return False
+        else:
+            out.append(x)
+    out.append(_MARKS[3])
+    return True
+
+
+_CONTAINERS = (list, tuple, dict)
+_CHANGING = frozenset({set, deque, bytearray})   # (exact types, as _buffers.c checks)
+_NO_KEY = object()
+_NO_KEYS = repeat(_NO_KEY)   # a list or tuple item has no key
+
+
+def unchanged(v, held: list) -> bool:
+    """Whether ``identities(v)`` would give the very objects of ``held`` (compiled:
+    without making the list)."""
+    fast = _deps.TAKE[0]
+    if fast is not None:
+        return fast.unchanged(v, held, 0, _MAX_DEPTH, _MARKS)
+    now: list = []
+    return _identities(v, now, 0) and len(now) == len(held) and all(map(operator.is_, now, held))
+
+
+def _may_hold_arrays(v, depth: int = 0) -> bool:
+    """None, or containers of nothing else: a place where an array may be put
+    later (``BIAS = None``, ``EXTRAS = []``)."""
+    if v is None:
+        return True
+    items = children(v) if depth <= _MAX_DEPTH else None
+    return items is not None and all(_may_hold_arrays(x, depth + 1) for _, x in items)
+
+
+def instance_arrays(obj, skip=frozenset()) -> list:
+    """``(label, array)`` for the arrays an object holds in its attributes
+    (``self.weights`` of a decorated method), lists and dicts of them too; but
+    those of ``skip`` (a history its host callbacks keep: ``self_changes``)."""
+    out = []
+    for name, v in _attributes(obj):
+        if name not in skip:
+            out += _leaves(v, f"self.{name}")
+    return out
+
+
+def instance_held(obj) -> tuple:
+    """``held_values`` of each attribute of ``obj`` (a decorated method's ``self``)."""
+    return tuple(h for name, v in _attributes(obj) for h in held_values(v, f"self.{name}"))
+
+
+def instance_chains(obj, chains) -> tuple:
+    """The cache key's entries of ``self_chains`` read off ``obj`` now."""
+    out = []
+    for label, steps in chains:
+        v = obj
+        try:
+            for step in steps:
+                v = step(v)
+        except Exception:  # noqa: BLE001  (the key gone, another object: no value)
+            v = MISSING
+        out.append((label, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
+                   if _is_value(v) else (label, None))
+    return tuple(out)
+
+
+def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset()) -> tuple:
+    """``(label, type, value)`` for the values an object holds in its attributes
+    of ``names`` (``self.lr`` read by a decorated method: ``attribute_names``),
+    watched by value as numbers reached by name are (``Reach.functions``); an
+    attribute the method does not name (a call counter) is not; a partial by
+    the values it holds (``callable_key``) but where the method hands it to
+    ``s.host`` (``callbacks``: it reads them when it runs)."""
+    own, found, kernels = set(), [], []
+    for name, v in _attributes(obj):
+        own.add(name)
+        if name in names and _is_value(v):
+            found.append((name, v))
+        elif name in names and isinstance(v, _WHOLES) and name not in by_keys and \
+                (form := pure_values(v)) is not None:   # for a in self.scales: baked
+            kernels.append((f"self.{name}", type(v), _Held(form)))
+        elif name in names and _is_callable_object(v):   # self.kernel: by identity (a
+            kernels.append((f"self.{name}", type(v),   # partial: its values too)
+                            callable_key(v) if type(v) is partial and name not in callbacks
+                            else v))
+    mro = type(obj).__mro__
+    for name in sorted(names - own):   # a class's value read through self (Model.lr)
+        v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
+        if v is not _ABSENT and _is_value(v):
+            found.append((name, v))
+        elif v is not _ABSENT and (_has(v, "py_func") or _is_callable_object(v)) and \
+                not isinstance(v, (types.FunctionType, staticmethod, classmethod, property)):
+            kernels.append((f"self.{name}", type(v), v))   # a class's kernel (step_kernel)
+    return tuple((f"self.{name}", type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
+                 for name, v in found) + tuple(kernels)
+
+
+_ABSENT = object()
+
+
+def _is_callable_object(v) -> bool:
+    """A kernel or function object a trace may call, watched by identity: anything
+    callable but a class or an array (``gt.kernel(k, ...)``, a cupy ``RawKernel``,
+    ``functools.partial``, a function held by an attribute)."""
+    if isinstance(v, type) or is_array(v):
+        return False
+    return callable(v) or _has(v, "kernel") and _has(v, "intents")   # gt.kernel's
+
+
+# containers of values a name or an attribute may hold, read whole (for c in COEFS,
+# "x" in FLAGS) and keyed by value (pure_values); tuples and frozensets are values
+_WHOLES = (list, dict, set, deque)
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (int, float, complex, np.number, np.bool_))
+
+
+def _is_value(v, depth: int = 0) -> bool:
+    """A value a trace may read and bake in, watched by value: a number, a
+    string, bytes, an enum member, a dtype, a class (``DTYPE = np.float32``, a
+    config class defined again in a notebook), or a tuple or frozenset of
+    values (and None)."""
+    if _is_number(v) or isinstance(v, (str, bytes, enum.Enum, np.dtype, type)) or \
+            v is None and depth:
+        return True
+    return type(v) in _GROUPS and depth <= _MAX_DEPTH and \
+        all(_is_value(x, depth + 1) for x in v)
+
+
+_GROUPS = (tuple, frozenset)
+
+
+def _typed(v):
+    """``v`` with the type of every value in it."""
+    if type(v) is tuple:
+        return (tuple, tuple(map(_typed, v)))
+    if type(v) is frozenset:
+        return (frozenset, frozenset(map(_typed, v)))
+    return (type(v), value_key(v))
+
+
+class _Held:
+    """A tuple or frozenset held by a name, as the cache key holds it: equal to
+    another where every value in it has the same type too (1, 1.0 and True are
+    equal but pack differently, so each is a graph of its own)."""
+
+    __slots__ = ("value", "_typed")
+
+    def __init__(self, value):
+        self.value, self._typed = value, _typed(value)
+
+    def __eq__(self, other):
+        return type(other) is _Held and other._typed == self._typed
+
+    def __hash__(self):
+        return hash(self._typed)
+
+    def __repr__(self):
+        return repr(self.value)
+
+
+def pure_values(v):
+    """A list, tuple, dict, set or deque (a subclass too: ``OrderedDict``,
+    ``defaultdict``) holding values alone (``_is_value``: numbers, strings, None;
+    and such containers of them, nested), as a tuple that ``_Held`` keys by value
+    and by the type of every value in it (1 and 1.0 apart, NaN equal to itself):
+    ``(type, items)``, a dict's items as ``(key, value)`` pairs, in their order, a
+    set's as a frozenset. A trace that reads one (``for lr in self.lrs``,
+    ``self.coef.items()``) bakes its values in. None where it holds anything else
+    (an array, an object) or nests deeper than ``_MAX_DEPTH``."""
+    if not isinstance(v, _PURE):
+        return None
+    out = _pure(v, 0)
+    return None if out is MISSING else out
+
+
+_PURE = (list, tuple, dict, set, frozenset, deque)
+
+
+_PLAIN_VALUES = frozenset({int, float, complex, bool, str, bytes, type(None)})
+
+
+def _pure(x, depth: int):
+    if type(x) in _PLAIN_VALUES:   # at once
+        return x
+    if isinstance(x, _PURE):
+        if depth > _MAX_DEPTH:
+            return MISSING
+        if isinstance(x, dict):
+            items = tuple((_pure(k, depth + 1), _pure(y, depth + 1)) for k, y in x.items())
+            if any(k is MISSING or y is MISSING for k, y in items):
+                return MISSING
+        elif isinstance(x, (set, frozenset)):
+            items = [_pure(y, depth + 1) for y in x]
+            return MISSING if any(y is MISSING for y in items) else (type(x), frozenset(items))
+        else:
+            items = tuple(_pure(y, depth + 1) for y in x)
+            if any(y is MISSING for y in items):
+                return MISSING
+        return type(x), items
+    return x if x is None or _is_value(x) else MISSING

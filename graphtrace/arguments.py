@@ -28,9 +28,9 @@ from .chains import value_chains
 from .errors import ArgumentError
 from .held import loaded_names
 from .holding import Holdings, Loaded
+from .names import _with_wrapped
 from .owners import _attributes, _dunders, _library, _python_function, class_attribute, container, \
     contents, own_class, own_object
-from .reach import _with_wrapped
 from .scalar import same_value, value_key
 from .tree import children, leaves, rebuild
 from .values import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, pure_values

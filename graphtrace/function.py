@@ -37,10 +37,11 @@ from .handle import Compiled
 from .guard import Guard
 from .holding import Holdings
 from .ir import Graph
+from .names import named_values
 from .ops.conditional import record_child
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
-from .reach import Reach, code_parts, named_values
+from .reach import Reach, code_parts
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .trace import Stream, Tracer

@@ -37,8 +37,8 @@ import numpy as np
 
 from ._compiled import buffers as _compiled_buffers
 from .buffers import _kind
+from .names import _global_names
 from .owners import _LIBRARY_PATHS, _PLAIN_BASES, container, own_class
-from .reach import _global_names
 
 __all__ = ["Guard"]
 

@@ -33,9 +33,9 @@ from functools import partial
 from .buffers import _kinds
 from .chains import NoKey, chain, changes, host_callbacks, host_chain_names, host_chains, \
     value_chains
+from .names import _methods_named, _super_bases, _with_wrapped, chain_heads
 from .owners import _ARRAY_KINDS, _attr, _attributes, _dunders, _holds_own, _followed, \
     _python_function, class_attribute, container, contents, own_class, own_object
-from .reach import _methods_named, _super_bases, _with_wrapped, chain_heads
 from .scalar import value_key
 from .tree import children
 from .values import _GROUPS, _MAX_DEPTH, _Held, _is_callable_object, _is_value, _leaves, \

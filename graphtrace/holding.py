@@ -20,11 +20,13 @@ from .chains import (host_callbacks, host_chains, host_methods, host_parameters,
 from .errors import DepthWarning, user_frame
 from .held import (Watched, callback_arrays, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
-from .owners import _attr, _attributes, _python_function, class_attribute
-from .reach import (Reach, attribute_names, chain_heads, callback_methods, class_methods, self_chains,
+from .names import (attribute_names, chain_heads, callback_methods, class_methods, self_chains,
                     self_changes)
+from .owners import _attr, _attributes, _python_function, class_attribute
+from .reach import Reach
 from .tree import leaves
-from .values import _MAX_DEPTH, _leaves, instance_arrays, instance_chains, instance_held, instance_values
+from .values import (_MAX_DEPTH, _leaves, instance_arrays, instance_chains, instance_held,
+                     instance_values)
 
 __all__ = ["Holdings", "Loaded"]
 

@@ -6,7 +6,8 @@ lookup does (``_attr``, ``_attributes``, ``class_attribute``).
 ``reach.py`` walks the helpers and objects of the program's own and leaves
 libraries alone (``_library``, ``_followed``); ``held.py`` and
 ``arguments.py`` walk what such objects hold (``contents`` for the containers
-of the standard library).
+of the standard library). The lowest of the modules ``reach.py`` builds on:
+``values.py`` and ``names.py`` import it; it imports neither.
 """
 from __future__ import annotations
 

@@ -25,352 +25,37 @@ Objects of the program's own classes held by such names are walked too
 An array a graph uses that is reached some other way (a library object's
 attribute, a local of a helper, a function passed as a value) is refused by
 the tracer.
+
+``Reach`` walks the names from one root; ``names.py`` finds them in the
+bytecode, ``values.py`` keys what they hold (by value or by identity), and
+``owners.py`` tells the program's own helpers and objects, walked, from
+libraries', left alone.
 """
 from __future__ import annotations
 
 import builtins
-import dis
-import inspect
 import operator
-import re
 import types
 import weakref
 from functools import partial
 
 from ._compiled import buffers as _compiled_buffers
 from .buffers import is_array
-from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, NoKey, chain as _chain, \
-    callback_codes, changes, default_of, host_callbacks, host_chains, imported, \
-    lookup as _lookup, \
-    own_methods, self_callbacks, value_chains
-from .owners import _PLAIN_CONTAINERS, _answers_oddly, _attr, _dunders, _followed, _has, \
-    _holds_own, _library, _python_function, own_class, own_object
+from .chains import MISSING, NoKey, chain as _chain, changes, default_of, host_callbacks, \
+    lookup as _lookup, value_chains
+from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
+    _object_steps, _reads, _stored, name_chains
+from .owners import _PLAIN_CONTAINERS, _answers_oddly, _followed, _has, _holds_own, _library, \
+    own_class, own_object
 from .scalar import value_key
 from .values import _GROUPS, _MAX_DEPTH, _WHOLES, _Held, _callables, _holds_callables, \
     _is_callable_object, _is_value, _leaves, _may_hold_arrays, callable_key, held_values, \
     identities, pure_values
 
-__all__ = ["Reach", "attribute_names", "class_methods", "self_changes", "name_chains",
-           "named_values", "self_chains", "code_parts"]
-
-
-def _names(code, live: bool = True) -> list[str]:
-    """Global and free names of a code object and of the functions nested in it;
-    ``live`` False: not those of the host callbacks defined in it (``callback_codes``),
-    which read what they read when they run."""
-    out = list(code.co_freevars) + _global_names(code) + \
-        [head for head, _ in imported(code).values()]   # import kmod inside: "<kmod>"
-    skip = frozenset() if live else callback_codes(code)
-    for c in code.co_consts:
-        if isinstance(c, types.CodeType) and c not in skip:
-            out += [n for n in _names(c, live) if n not in c.co_freevars]
-    return list(dict.fromkeys(out))
-
-
-_GLOBAL_OPS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL", "DELETE_GLOBAL",
-                         "STORE_NAME", "DELETE_NAME", "LOAD_FROM_DICT_OR_GLOBALS"})
-_GLOBALS_OF: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _global_names(code) -> list[str]:
-    """The names ``code`` itself loads, stores or deletes as globals: not all of
-    ``co_names``, which holds the attribute names too (``self.epoch`` would watch
-    a global ``epoch``, a loop variable, and trace at every call)."""
-    hit = _GLOBALS_OF.get(code)
-    if hit is None:
-        hit = _GLOBALS_OF[code] = list(dict.fromkeys(
-            ins.argval for ins in dis.get_instructions(code) if ins.opname in _GLOBAL_OPS))
-    return hit
-
-
-def _stored(code) -> frozenset:
-    """Global and free names a code object (or code nested in it) assigns or deletes:
-    state the function keeps (``global calls; calls += 1``), not a setting it reads."""
-    out, todo = set(), [code]
-    while todo:
-        c = todo.pop()
-        todo += [x for x in c.co_consts if isinstance(x, types.CodeType)]
-        out.update(ins.argval for ins in dis.get_instructions(c) if ins.opname in
-                   ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")
-                   and (ins.opname.endswith("GLOBAL") or ins.argval in c.co_freevars))
-    return frozenset(out)
-
-
-def name_chains(code, scope: dict, loads=("LOAD_GLOBAL", "LOAD_NAME")) -> list:
-    """``(dotted name, value)`` for each name ``code`` (and the code nested in it)
-    loads by one of ``loads`` and each attribute chain read off one (``STATE.buf``,
-    ``module.ARR``): values looked up in ``scope`` and read statically (no
-    property's code runs), ``MISSING`` where absent. Attribute names alone, which
-    ``co_names`` holds too, are not names loaded."""
-    out, codes = [], [code]
-    while codes:
-        c = codes.pop()
-        held = None   # the name or chain just loaded
-        local = imported(c)   # from kmod import kk: kk[...] reads "<kmod>.kk"
-        for ins in dis.get_instructions(c):
-            if ins.opname in loads:
-                held = (ins.argval, scope.get(ins.argval, MISSING))
-            elif ins.opname.startswith("LOAD_FAST") and ins.argval in local:
-                head, steps = local[ins.argval]
-                held = (head + "".join(f".{k}" for _, k in steps), MISSING)
-            elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and held is not None:
-                held = (f"{held[0]}.{ins.argval}",
-                        inspect.getattr_static(held[1], ins.argval, MISSING))
-            else:
-                held = None
-                continue
-            out.append(held)
-        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return out
+__all__ = ["Reach", "code_parts"]
 
 
 _call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Python 3.11
-_cell_contents = operator.attrgetter("cell_contents")
-
-
-def _getter(fn, name):
-    """A call without arguments that does ``_lookup(fn, name)``, in C for a plain
-    name (an empty cell raises ValueError)."""
-    code = fn.__code__
-    if type(name) is _Chain:   # constant attributes and items read off a name
-        return name.getter(fn, _getter(fn, name.head))
-    if name[:1] == "=":   # a parameter's default (cfg=CFG)
-        return partial(default_of, fn, name[1:])
-    if "." in name or name[:1] == "<":   # an attribute chain, a module imported
-        return partial(_lookup, fn, name)       # inside: looked up in Python
-    if name in code.co_freevars:
-        return partial(_cell_contents, fn.__closure__[code.co_freevars.index(name)])
-    return partial(fn.__globals__.get, name)
-
-
-def self_changes(functions) -> frozenset:
-    """The attributes of their object that methods ``functions`` change, in place
-    or by a store (``self.snaps.append(h.copy())``, ``self.n += 1``)."""
-    out = set()
-    for f in functions:
-        first = f.__code__.co_varnames[:1]
-        out.update(steps[0][1] for h, steps in value_chains(f.__code__, roots=frozenset(first))[1]
-                   if (h,) == first and steps and steps[0][0] == "attr")
-    return frozenset(out)
-
-
-def self_chains(fn, self_param: str, cls=None) -> tuple:
-    """``((label, steps), ...), stored, hosted``: the values a method reads off ``self``
-    by two or more constant attributes and items (``self.cfg.lr``,
-    ``self.cfg["lr"]``; one attribute is ``instance_values``'), but those it, or a
-    method, property or helper of ``cls`` it names, changes in place
-    (``self._tick()`` doing ``self.state.step += 1``): each step one call
-    (``Chain.calls``); the attributes of ``self`` they store (``self.calls += 1``,
-    ``self.scale = 1.0``: run by the trace, which tells state from settings,
-    ``Holdings.note_traced``); and those only the host callbacks it hands out
-    store (``def tick(): self.n += 1; s.host(tick)``: state, run between calls,
-    which ``instance_values`` leaves out)."""
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    if code is None:
-        return (), frozenset(), frozenset()
-    methods = _methods_named(code, cls, self_callbacks(code, self_param), supers=True) \
-        if cls is not None else []
-    own = {self_param: frozenset(name for name, _, _ in methods)}   # self.update()
-    chains, changed = value_chains(code, roots=frozenset({self_param}), own=own)
-    chains = [steps for h, steps in chains if h == self_param]
-    changed = [c for h, c in changed if h == self_param]
-    _, traced = value_chains(code, roots=frozenset({self_param}), own=own, callbacks=False)
-    traced = [c for h, c in traced if h == self_param]
-    for _, other, takes_self in methods:
-        first = other.__code__.co_varnames[:1]
-        read, change = value_chains(other.__code__, roots=frozenset(first),
-                                    own={first[0]: own[self_param]} if first else None)
-        changed += [c for h, c in change if (h,) == first]
-        traced += [c for h, c in change if (h,) == first]
-        if takes_self:   # self.update(s, x) reading self.cfg["lr"]: read for the method
-            chains += [steps for h, steps in read if (h,) == first]
-    found = {}
-    stored = frozenset(c[0][1] for c in changed if len(c) == 1 and c[0][0] == "attr")
-    hosted = stored - {c[0][1] for c in traced if len(c) == 1 and c[0][0] == "attr"}
-    for steps in chains:
-        if len(steps) >= 2 and not any(changes(steps, c) for c in changed):
-            label = _chain("self", steps)
-            found[str(label)] = label.calls()
-    return tuple(found.items()), stored - hosted, hosted
-
-
-def class_methods(fn, self_param: str, cls) -> list:
-    """``(name, function)`` for the Python functions of the methods, properties and
-    static or class methods of ``cls`` that method ``fn`` calls (and those they
-    call), but host callbacks (``s.host(self.report, h)``, which read when they
-    run): what they reach by global and closure names is the method's too."""
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    if code is None:
-        return []
-    return [(name, f) for name, f, _ in
-            _methods_named(code, cls, _hosted(code, self_param), supers=True)]
-
-
-def callback_methods(fn, self_param: str, cls) -> list:
-    """``(name, function)`` for the Python functions of the methods of ``cls`` that
-    method ``fn`` hands to ``s.host`` (``s.host(self.report)``, also through
-    ``partial`` or a lambda calling it), and those they call: what they read by
-    global and closure names they read when they run (``Reach`` not baked)."""
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    if code is None:
-        return []
-    hosted = self_callbacks(code, self_param).union(
-        *(_self_loads(c, self_param) for c in _nested_callback_codes(code)))
-    return [(name, f) for name, f, _ in
-            _methods_named(code, cls, only=hosted, supers=True)] if hosted else []
-
-
-def _object_steps(code, obj, depth: int = 0, own=()) -> list:
-    """The attributes the methods of ``obj`` (an object of the program's own) that
-    ``code`` names read off their self (``sink.notify()`` reading ``self.buf``), each
-    as a chain's steps, and those of the objects they hold whose methods those call
-    (``self.sink.read()``): but those they change in place (a history). ``own``:
-    ``(function, parameter)`` of a function handed ``obj`` by that parameter, read
-    as a method (``partial(Sink.notify, sink)``: notify's self)."""
-    if depth > 2 or not own_object(obj):
-        return []
-    methods = list(own) + [(f, f.__code__.co_varnames[0]) for _, f, takes_self in
-                           _methods_named(code, type(obj)) if takes_self and f.__code__.co_argcount]
-    reads, changed = [], []
-    for f, param in methods:
-        read, change = value_chains(f.__code__, roots=frozenset({param}))
-        reads += [steps[:1] for h, steps in read if h == param and steps]
-        changed += [c for h, c in change if h == param]
-    out = []
-    for steps in dict.fromkeys(s for s in reads if s[0][0] == "attr"):
-        if not any(changes(steps, c) for c in changed):
-            held = getattr(obj, "__dict__", {}).get(steps[0][1])
-            out += [steps] + [steps + more for f, _ in methods
-                              for more in _object_steps(f.__code__, held, depth + 1)]
-    return list(dict.fromkeys(out))
-
-
-def _nested_callback_codes(code) -> set:
-    """The code objects ``code`` (and the code nested in it) hands to ``.host(...)``."""
-    out, todo = set(), [code]
-    while todo:
-        c = todo.pop()
-        out |= callback_codes(c)
-        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return out
-
-
-_CHAINS_OF: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _code_chains(code) -> list:
-    """The chains ``value_chains`` finds ``code`` reads (a host callback's own code:
-    ``lambda: HOLDER["sink"].read()``), found once per code object."""
-    hit = _CHAINS_OF.get(code)
-    if hit is None:
-        hit = _CHAINS_OF[code] = value_chains(code)[0]
-    return hit
-
-
-def _hosted(code, self_param: str) -> frozenset:
-    """The names ``code`` hands to ``s.host`` that are not self's methods it calls:
-    self's callbacks (``s.host(self.report, h)``) and the methods of the objects it
-    holds or a name does (``s.host(self.log.record, h)``, ``s.host(LOG.record, h)``
-    beside a ``Model.record`` it never calls)."""
-    return self_callbacks(code, self_param) | (frozenset(
-        steps[-1] for head, steps in host_chains(code) if head != self_param or len(steps) > 1) -
-        _self_loads(code, self_param))
-
-
-def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None) -> list:
-    """``(name, function, takes_self)`` for the Python functions of the methods,
-    properties and static or class methods of ``cls`` that ``code`` names (but
-    ``skip``; ``only``, where given: those names instead), and those they name in
-    turn; ``takes_self``: its first parameter is the object (a method or a
-    property's getter). With ``supers``, also the same-named methods of the bases
-    they reach through ``super()`` (``_super_methods``; held.py finds those itself,
-    with the class of each)."""
-    out, todo, seen = [], [code], set()
-    while todo:
-        c = todo.pop()
-        codes, names = [c], set()
-        while codes:
-            k = codes.pop()
-            names.update(k.co_names)
-            live = callback_codes(k)   # a lambda handed to s.host reads when it runs
-            codes.extend(x for x in k.co_consts if isinstance(x, types.CodeType) and
-                         x not in live)
-        if c is code:
-            names = set(only) if only is not None else names - skip
-        for name in names:
-            attr = inspect.getattr_static(cls, name, None)
-            f = attr.fget if isinstance(attr, property) else _attr(attr, "__func__", attr)
-            f = _python_function(f) if f is not None else None
-            if f is None:
-                continue
-            for g in [f] + (_super_methods(cls, name, f) if supers else []):
-                for h in _with_wrapped(g):   # a decorated method: the method too
-                    if id(h) not in seen:
-                        seen.add(id(h))
-                        out.append((name, h, not isinstance(attr, (staticmethod, classmethod))))
-                        todo.append(h.__code__)
-    return out
-
-
-def _with_wrapped(f) -> list:
-    """``f`` and the functions it wraps, in turn: the wrapper of a decorated
-    method runs the method, whose code reads what the call reads. Those behind
-    ``__wrapped__`` (``functools.wraps``), else the functions its closure holds
-    (a wrapper made without it); each once (a chain that comes back on itself
-    ends), ``_MAX_DEPTH`` deep at most."""
-    out, todo, seen = [], [(f, 0)], set()
-    while todo:
-        g, depth = todo.pop()
-        if id(g) in seen or depth > _MAX_DEPTH:
-            continue
-        seen.add(id(g))
-        out.append(g)
-        inner = getattr(g, "__wrapped__", None)
-        if inner is not None:
-            inner = _python_function(inner)
-            todo += [(inner, depth + 1)] if inner is not None else []
-            continue
-        for cell in g.__closure__ or ():
-            try:
-                v = cell.cell_contents
-            except ValueError:   # an empty cell
-                continue
-            if isinstance(v, types.FunctionType):
-                todo.append((v, depth + 1))
-    return out
-
-
-def _super_methods(cls, name: str, method) -> list:
-    """The functions of the same-named methods along ``cls``'s MRO that ``method``
-    (what ``cls`` holds by ``name``) reaches through ``super()``, and they in
-    turn: what ``super().forward(s)`` reads off self is read by the call too."""
-    return [f for _, f in _super_bases(cls, name, method)]
-
-
-def _super_bases(cls, name: str, method) -> list:
-    """``(base, function)`` of ``_super_methods``: the class that defines each
-    (held.py watches what it holds by ``name``)."""
-    out = []
-    for base in cls.__mro__[1:]:
-        if not any("super" in g.__code__.co_names for g in _with_wrapped(method)):
-            break
-        f = base.__dict__.get(name)
-        f = _python_function(_attr(f, "__func__", f)) if f is not None else None
-        if f is not None and f is not method:
-            out.append((base, f))
-            method = f
-    return out
-
-
-def chain_heads(labels) -> frozenset:
-    """The attributes that chain labels index by a constant key first
-    (``self.hp["lr"]``, ``.lrs[0]``): containers the code reads by constant keys,
-    keyed by those reads alone (a loop writing ``hp["loss"]`` traces nothing
-    anew); one it iterates (``self.coef.items()``) is keyed whole."""
-    return frozenset(m.group(1) for m in map(_HEAD.match, labels) if m)
-
-
-_HEAD = re.compile(r"(?:self)?\.(\w+)\[")
 
 
 _HOLDERS = (types.ModuleType, type, types.SimpleNamespace)
@@ -382,78 +67,6 @@ def _kernel_like(v) -> bool:
     are left alone (each watched name costs every call a lookup)."""
     return _has(v, "py_func") or _has(v, "kernel") and _has(v, "intents") or \
         _followed(v) is not None
-
-
-def attribute_names(fn, cls=None, self_param: str | None = None) -> frozenset:
-    """The names ``fn``'s code (and the code nested in it) loads as globals or
-    attributes: those ``self.name`` may be; with ``cls``, also those of the
-    methods and properties of ``cls`` it names, and theirs in turn (``self.lr``
-    a property reading ``self._lr``, ``self.rate()`` reading ``self.k``; the
-    bases' same-named methods they call through ``super()``; the methods behind
-    a decorator's wrapper, ``_with_wrapped``), and of
-    the helper functions it calls by a global name, which may be handed ``self``
-    (``apply(self, s, x)`` reading ``model.lr``). With ``self_param``, not those of
-    the host callbacks: the methods of self handed to ``s.host`` and the code
-    handed to it (``s.host(self.report, h)``, ``s.host(lambda h: ...)``) read
-    when they run."""
-    out: set = set()
-    todo, seen = [fn], set()
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    hosted = _hosted(code, self_param) if self_param and code else frozenset()
-    if cls is not None:   # what syntax runs on self (self(s, x), self[0], float(self))
-        todo += [f for _, f in _dunders(cls)]
-    while todo:
-        f = todo.pop()
-        f = getattr(f, "__func__", f)
-        code = getattr(f, "__code__", None)
-        if code is None or id(code) in seen:
-            continue
-        seen.add(id(code))
-        if isinstance(f, types.FunctionType):   # a decorated method: the method too
-            todo += _with_wrapped(f)[1:]
-        codes, names, handed = [code], set(), set()
-        while codes:
-            c = codes.pop()
-            names.update(c.co_names)
-            names.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
-            live = callback_codes(c) if self_param else ()
-            handed |= host_callbacks(c) if self_param else set()   # s.host(tick): not read
-            codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType) and
-                         k not in live)
-        scope = getattr(f, "__globals__", {})
-        for name in names - out - handed if cls is not None else ():   # a helper it calls by
-            helper = _followed(scope.get(name))   # name, may be handed self: apply(self, s, x)
-            if helper is not None:
-                todo.append(helper)
-        for name in names - out - hosted if cls is not None else ():
-            try:
-                attr = inspect.getattr_static(cls, name)
-            except AttributeError:
-                continue
-            if isinstance(attr, property):
-                todo.extend(x for x in (attr.fget,) if x is not None)
-                continue
-            f = _python_function(_attr(attr, "__func__", attr))   # a decorated one too
-            if f is not None:   # and the bases' it calls through super()
-                todo += [f] + _super_methods(cls, name, f)
-        out |= names
-    return frozenset(out)
-
-
-def _self_loads(code, self_param: str) -> frozenset:
-    """The attribute names ``code`` (and the code nested in it) reads directly off
-    ``self_param`` (``self.record``)."""
-    out, codes = set(), [code]
-    while codes:
-        c = codes.pop()
-        codes.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        last = None
-        for ins in dis.get_instructions(c):
-            if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and last == self_param:
-                out.add(ins.argval)
-            last = ins.argval if ins.opname.startswith("LOAD_FAST") or \
-                ins.opname == "LOAD_DEREF" else None
-    return frozenset(out)
 
 
 # a function's code and defaults: replaced in place, it runs other code (a trace
@@ -920,35 +533,6 @@ class Reach:
             for h in held_values(_lookup(fn, name), label))
 
 
-def _reads(fn, code) -> tuple:
-    """``value_chains`` of a walked function's code, its objects' own methods known,
-    and the changes its host callbacks' code makes."""
-    hosted: set = set()
-    return value_chains(code, own=_owners(fn, code), hosted=hosted) + (hosted,)
-
-
-def _owners(fn, code) -> dict:
-    """name -> ``own_methods`` of the class of the object it holds, for the names
-    ``fn``'s code loads that hold an instance of a class of the program's own
-    (``M.update(s, x)`` calling ``Model.update`` changes nothing by itself)."""
-    out = {}
-    for name in _names(code):
-        v = _lookup(fn, name)
-        if v is not None and not isinstance(v, (type, types.ModuleType)) and \
-                not _library(type(v)) and not _answers_oddly(v) and not callable(v):
-            out[name] = own_methods(type(v))
-    return out
-
-
-def _held_dotted(fn, code, name: str, memo: list) -> list:
-    """``(dotted name, what it holds now)`` for each dotted name ``code`` loads off
-    ``name`` (``K.step``, ``devops.op``: a module, class or namespace of the
-    program's own); ``memo`` keeps the code's dotted names (empty: not found yet)."""
-    if not memo:
-        memo.append([n for n, _ in name_chains(code, {}, _NAME_LOADS) if "." in n])
-    return [(d, _lookup(fn, d)) for d in memo[0] if d.startswith(name + ".")]
-
-
 def _settled(v):
     """A value a name or chain holds, as the cache key holds it (``Reach.functions``):
     a number or other value by value and type, a container of values whole
@@ -1013,24 +597,5 @@ def _holds_settings(v) -> bool:
     if callable(v) or _is_value(v):
         return False
     return (_has(v, "__dict__") or hasattr(type(v), "__slots__")) and not _library(type(v))
-
-
-def named_values(root) -> list[tuple[str, object]]:
-    """``(label, value)`` of every global and closure name of ``root`` and of the
-    helpers it calls by name, looked up now, defined or not: where a trace may
-    have stored something (``global KEEP; KEEP = x``)."""
-    out, seen, todo = [], set(), [(root, 0)]
-    while todo:
-        fn, depth = todo.pop()
-        if id(fn) in seen or depth > _MAX_DEPTH:
-            continue
-        seen.add(id(fn))
-        for name in _names(fn.__code__):
-            v = _lookup(fn, name)
-            out.append((name if fn is root else f"{fn.__name__}.{name}", v))
-            inner = None if is_array(v) else _followed(v)
-            if inner is not None:
-                todo.append((inner, depth + 1))
-    return out
 
 

@@ -60,7 +60,7 @@ import numpy as np
 
 from ..buffers import is_array
 from ..chains import lookup as _lookup
-from ..reach import name_chains
+from ..names import name_chains
 from ..tree import children
 from ..values import _MAX_DEPTH
 

@@ -87,8 +87,8 @@ import numpy as np
 from ..buffers import as_buffer, is_array
 from ..errors import ArgumentError, user_frame_object
 from ..chains import MISSING
+from ..names import _global_names
 from ..owners import _attr, _attributes, own_object
-from ..reach import _global_names
 from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number

@@ -19,8 +19,8 @@ from ..context import in_callback
 from ..errors import (ArgumentError, GraphtraceError, IntentError,
                       format_source, user_frame, user_frame_object)
 from ..chains import MISSING, chain, value_chains
+from ..names import _methods_named, name_chains
 from ..owners import _followed, _library
-from ..reach import _methods_named, name_chains
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map

@@ -481,7 +481,7 @@ def test_a_class_or_dtype_held_by_a_name_is_watched():
         Config, DTYPE = keep
 
 
-# settings read off an object by constant attributes and items (reach._Chain)
+# settings read off an object by constant attributes and items (chains.Chain)
 CFG = {"lr": 2.0, "opt": {"beta": 0.5}}
 TABLE = [1.0, 3.0]
 NS = types.SimpleNamespace(lr=2.0)

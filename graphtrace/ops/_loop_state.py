@@ -88,13 +88,14 @@ from ..buffers import as_buffer, is_array
 from ..errors import ArgumentError, user_frame_object
 from ..chains import MISSING
 from ..names import _global_names
-from ..owners import _attr, _attributes, own_object
+from ..owners import _attributes, own_object
 from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
+from ._loop_paths import (_ITEMS, _LEN, _MAX_ITEMS, _WHOLE, _message, _reads, _resolve, _text,
+                          _within)
 
 _DEPTH = 4          # names, then three levels of containers and objects
-_MAX_ITEMS = 256    # a longer container is not looked into
 _PER_ROOT = 1024    # nor more slots than this under one name
 _BY_VALUE = 4096    # a host array of this many bytes at most: compared by its values,
 _BY_DIGEST = 1 << 26   # one of this many by a digest of them
@@ -753,11 +754,6 @@ def _settles(code_ins: list, i: int, builtins=_SETTLING) -> bool:
             for c in code_ins[start + 1:i])
 
 
-_WHOLE = ("*", "all")   # after a path: the slot taken whole, with all it holds
-_LEN = ("len", None)    # after a container's path: its length
-_ITEMS = ("items", None)   # after a set's path: its items, as a whole
-
-
 def _holder(code_ins: list, j: int) -> int:
     """The index of the instruction that loads what the instruction
     ``code_ins[j]`` takes an attribute or an item of (``st`` of ``st.k``, ``d``
@@ -1069,82 +1065,3 @@ def _controlled(code_ins: list, i: int) -> set:
         hi = before.argval
     return {c.positions.lineno for c in code_ins if lo <= c.offset < hi and
             c.positions is not None and c.positions.lineno is not None}
-
-
-def _resolve(scope: dict, path: tuple):
-    """The value at ``path`` in ``scope`` (names, then attributes of the program's
-    own objects and modules, and items of lists, tuples and dicts), or MISSING."""
-    v = scope.get(path[0], MISSING)
-    for kind, key in path[1:]:
-        if kind == "." and (own_object(v) or isinstance(v, types.ModuleType)):
-            v = _attr(v, key, MISSING)
-        elif kind == "[]" and type(v) in (list, tuple, dict):
-            try:
-                v = v[key]
-            except (LookupError, TypeError):
-                return MISSING
-        else:
-            return MISSING
-    return v
-
-
-def _text(v) -> bool:
-    """A string, or a list, tuple or dict (its values) of strings: labels."""
-    if type(v) is dict:
-        v = list(v.values())
-    return type(v) is str or type(v) in (list, tuple) and 0 < len(v) <= _MAX_ITEMS and \
-        all(type(x) is str for x in v)
-
-
-def _reads(read: set, path: tuple) -> bool:
-    """Whether ``read`` (``_Region.indexed`` or ``.sized``) holds the slot at
-    ``path``: by its path, or by its last step reached from its name through
-    something the code does not name from a name (``bufs[objs[i].k]``), or
-    within a slot read whole (``b.zeros(shape)``, ``k[grid, 4, body]``,
-    ``a[slice(*lims)]``, ``body.launch(k, *cfg.values(), x)``)."""
-    return path in read or len(path) > 1 and path[:1] in read and ("*", path[-1]) in read \
-        or any(q[-1] == _WHOLE and _within(q[:-1], path) for q in read)
-
-
-def _within(whole: tuple, path: tuple) -> bool:
-    """Whether the slot at ``path`` lies in the one at ``whole``, read whole: a
-    container or an object on its way, or a container whose method ``whole``
-    is (``cfg.values``; an item of ``cfg`` at ``path``)."""
-    n = len(whole)
-    return n < len(path) and path[:n] == whole or n > 1 and whole[-1][0] == "." and \
-        n - 1 < len(path) and path[:n - 1] == whole[:-1] and path[n - 1][0] == "[]"
-
-
-_ADVICE = {
-    "array": "write one iteration's work for each order in the body (step(u, v) then "
-             "step(v, u)) and loop half as many times, or pick arrays by a device "
-             "array's value inside the kernel",
-    "number": "keep what changes from one iteration to the next in a device array "
-              "that the body's kernels update, and pass that array",
-    "flow": "its Python decides by it which work, or how much, the body records (a for "
-            "loop's iterable or range(), an if or a while test): keep that decision on the "
-            "device (a kernel that reads a counter in a device array) or unroll those "
-            "iterations on the host, outside the loop",
-    "size": "size the temporaries the body makes by numbers fixed for the loop (make one "
-            "of the largest size before the loop, and hand its kernels the size in use in "
-            "a device array), or run the loop on the host",
-}
-
-
-def _message(hits: list, what: str) -> str:
-    names = sorted({_label(p) for p, _ in hits})
-    listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    kinds = {k for _, k in hits}
-    advice = "; ".join(_ADVICE[k] for k in _ADVICE if k in kinds and not (
-        k == "number" and "array" in kinds))   # (arrays picked by a number: pick on the device)
-    return (f"the body of {what} changes {listed}, which it reads again in the next "
-            "iteration: Python runs the body once, when it is recorded, so the device would "
-            "run every iteration on the arrays and numbers as they were then; " + advice)
-
-
-def _label(path: tuple) -> str:
-    out = str(path[0])
-    for kind, key in path[1:]:
-        out = f"len({out})" if kind == "len" else out if kind == "items" else out + (
-            f".{key}" if kind == "." else f"[{key!r}]")
-    return out

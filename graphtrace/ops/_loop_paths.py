@@ -1,0 +1,101 @@
+"""Slots by their path, and the refusal that names them, for ``_loop_state.py``.
+
+A slot a while loop's body may read is named by its path from a name:
+``("k",)``, ``("st", (".", "k"))``, ``("d", ("[]", "k"))``, with ``_WHOLE``,
+``_LEN`` or ``_ITEMS`` after it for a slot taken whole, a container's length or
+a set's items. ``_slots`` keys its snapshots so and ``_Region`` what the body's
+code reads (both in ``_loop_state.py``); here are what a path holds in the
+names the body began with, whether a slot lies within one read whole, and the
+text of a refusal (``LoopState.refuse``) naming the slots changed.
+"""
+from __future__ import annotations
+
+import types
+
+from ..chains import MISSING
+from ..owners import _attr, own_object
+
+_MAX_ITEMS = 256    # a longer container is not looked into
+
+_WHOLE = ("*", "all")   # after a path: the slot taken whole, with all it holds
+_LEN = ("len", None)    # after a container's path: its length
+_ITEMS = ("items", None)   # after a set's path: its items, as a whole
+
+
+def _resolve(scope: dict, path: tuple):
+    """The value at ``path`` in ``scope`` (names, then attributes of the program's
+    own objects and modules, and items of lists, tuples and dicts), or MISSING."""
+    v = scope.get(path[0], MISSING)
+    for kind, key in path[1:]:
+        if kind == "." and (own_object(v) or isinstance(v, types.ModuleType)):
+            v = _attr(v, key, MISSING)
+        elif kind == "[]" and type(v) in (list, tuple, dict):
+            try:
+                v = v[key]
+            except (LookupError, TypeError):
+                return MISSING
+        else:
+            return MISSING
+    return v
+
+
+def _text(v) -> bool:
+    """A string, or a list, tuple or dict (its values) of strings: labels."""
+    if type(v) is dict:
+        v = list(v.values())
+    return type(v) is str or type(v) in (list, tuple) and 0 < len(v) <= _MAX_ITEMS and \
+        all(type(x) is str for x in v)
+
+
+def _reads(read: set, path: tuple) -> bool:
+    """Whether ``read`` (``_Region.indexed`` or ``.sized``) holds the slot at
+    ``path``: by its path, or by its last step reached from its name through
+    something the code does not name from a name (``bufs[objs[i].k]``), or
+    within a slot read whole (``b.zeros(shape)``, ``k[grid, 4, body]``,
+    ``a[slice(*lims)]``, ``body.launch(k, *cfg.values(), x)``)."""
+    return path in read or len(path) > 1 and path[:1] in read and ("*", path[-1]) in read \
+        or any(q[-1] == _WHOLE and _within(q[:-1], path) for q in read)
+
+
+def _within(whole: tuple, path: tuple) -> bool:
+    """Whether the slot at ``path`` lies in the one at ``whole``, read whole: a
+    container or an object on its way, or a container whose method ``whole``
+    is (``cfg.values``; an item of ``cfg`` at ``path``)."""
+    n = len(whole)
+    return n < len(path) and path[:n] == whole or n > 1 and whole[-1][0] == "." and \
+        n - 1 < len(path) and path[:n - 1] == whole[:-1] and path[n - 1][0] == "[]"
+
+
+_ADVICE = {
+    "array": "write one iteration's work for each order in the body (step(u, v) then "
+             "step(v, u)) and loop half as many times, or pick arrays by a device "
+             "array's value inside the kernel",
+    "number": "keep what changes from one iteration to the next in a device array "
+              "that the body's kernels update, and pass that array",
+    "flow": "its Python decides by it which work, or how much, the body records (a for "
+            "loop's iterable or range(), an if or a while test): keep that decision on the "
+            "device (a kernel that reads a counter in a device array) or unroll those "
+            "iterations on the host, outside the loop",
+    "size": "size the temporaries the body makes by numbers fixed for the loop (make one "
+            "of the largest size before the loop, and hand its kernels the size in use in "
+            "a device array), or run the loop on the host",
+}
+
+
+def _message(hits: list, what: str) -> str:
+    names = sorted({_label(p) for p, _ in hits})
+    listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
+    kinds = {k for _, k in hits}
+    advice = "; ".join(_ADVICE[k] for k in _ADVICE if k in kinds and not (
+        k == "number" and "array" in kinds))   # (arrays picked by a number: pick on the device)
+    return (f"the body of {what} changes {listed}, which it reads again in the next "
+            "iteration: Python runs the body once, when it is recorded, so the device would "
+            "run every iteration on the arrays and numbers as they were then; " + advice)
+
+
+def _label(path: tuple) -> str:
+    out = str(path[0])
+    for kind, key in path[1:]:
+        out = f"len({out})" if kind == "len" else out if kind == "items" else out + (
+            f".{key}" if kind == "." else f"[{key!r}]")
+    return out

@@ -3,10 +3,11 @@
 A slot a while loop's body may read is named by its path from a name:
 ``("k",)``, ``("st", (".", "k"))``, ``("d", ("[]", "k"))``, with ``_WHOLE``,
 ``_LEN`` or ``_ITEMS`` after it for a slot taken whole, a container's length or
-a set's items. ``_slots`` keys its snapshots so and ``_Region`` what the body's
-code reads (both in ``_loop_state.py``); here are what a path holds in the
-names the body began with, whether a slot lies within one read whole, and the
-text of a refusal (``LoopState.refuse``) naming the slots changed.
+a set's items. ``_slots`` (``_loop_state.py``) keys its snapshots so and
+``_Region`` (``_loop_code.py``) what the body's code reads; here are what a
+path holds in the names the body began with, whether a slot lies within one
+read whole, and the text of a refusal (``LoopState.refuse``) naming the slots
+changed.
 """
 from __future__ import annotations
 

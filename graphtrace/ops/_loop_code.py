@@ -1,0 +1,525 @@
+"""What the code of a while loop's body reads, for ``_loop_state.py``.
+
+``_Region`` reads the bytecode of a body (a ``body=`` function, or the lines of
+a ``with`` block in the user's frame, between two offsets): the slots, by their
+path (``_loop_paths.py``), that it loads before it stores them, and those it
+indexes by, sizes temporaries or launches by, hands to calls, or decides its
+control flow by (a for loop's iterable, an if or a while test), with the lines
+that decision runs. The functions before it walk back from an instruction over
+the code computing what it takes off the stack. ``_names`` lists the names a
+code loads (the helpers a body calls), ``_lines`` and ``_named`` where the code
+of such a function lies and what it holds by name. ``LoopState`` asks these of
+each slot its snapshots found changed.
+"""
+from __future__ import annotations
+
+import dis
+import sys
+import types
+
+from ..chains import MISSING
+from ..names import _global_names
+from ._loop_paths import _ITEMS, _LEN, _WHOLE, _reads, _resolve, _text, _within
+
+_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF",
+                    "LOAD_CLASSDEREF", "LOAD_FAST_LOAD_FAST", "LOAD_CLOSURE",
+                    "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FAST_BORROW",
+                    "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
+# (an inlined comprehension's LOAD_FAST_AND_CLEAR saves a name and puts it back: no read)
+_STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF",
+                     "STORE_FAST_STORE_FAST", "DELETE_FAST", "DELETE_NAME", "DELETE_GLOBAL",
+                     "DELETE_DEREF"})
+_ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
+_ATTR_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
+_SUBSCRIPTS = {"BINARY_SUBSCR": 2, "BINARY_SLICE": 3}   # -> the values each takes
+_ITEM_STORES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR"})
+_CONSTS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
+_CALLS = {"PRECALL": 0, "CALL": 0, "CALL_KW": 1}   # -> values beyond the arguments
+_MAKERS = frozenset({"empty", "zeros"})   # s.empty(n), body.zeros((m, 4), np.float32)
+
+
+def _names(code, ops) -> list:
+    out = []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ops:
+            out += ins.argval if isinstance(ins.argval, tuple) else [ins.argval]
+    return out
+
+
+def _lines(fn, depth: int = 2) -> set:
+    """The ``(file, line)`` of the code of ``fn``, of the functions and lambdas it
+    makes, and of the functions it names (its helpers), ``depth`` levels deep."""
+    out, codes = set(), [fn.__code__]
+    while codes:
+        c = codes.pop()
+        out |= {(c.co_filename, line) for _, _, line in c.co_lines() if line is not None}
+        codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    if depth > 1:
+        cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+        for v in cells + [fn.__globals__.get(g) for g in _global_names(fn.__code__)]:
+            if type(v) is types.FunctionType and v is not fn:
+                out |= _lines(v, depth - 1)
+    return out
+
+
+def _named(fn) -> dict:
+    """The globals and the filled closure cells the code of ``fn`` names: name ->
+    what it holds."""
+    code = fn.__code__
+    out = {g: fn.__globals__[g] for g in _global_names(code) if g in fn.__globals__}
+    out.update((name, cell.cell_contents) for name, cell in
+               zip(code.co_freevars, fn.__closure__ or ()) if _filled(cell))
+    return out
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
+def _begin(code_ins: list, i: int, values: int) -> tuple:
+    """``(where, beyond)``: the instruction where the code computing the
+    ``values`` values that ``code_ins[i]`` takes off the stack begins, and how
+    many values that one pushes before theirs (x of LOAD_FAST_LOAD_FAST x, k)."""
+    j, depth, end = i, 0, code_ins[i].offset
+    while j > 0 and (depth < values or _other_branch(code_ins, j - 1, end) != j - 1):
+        j = _other_branch(code_ins, j - 1, end)   # (the walk stops in no branch)
+        try:
+            depth += dis.stack_effect(code_ins[j].opcode, code_ins[j].arg, jump=False)
+        except ValueError:   # an instruction dis cannot tell: read no further
+            return j + 1, 0
+    return j, max(depth - values, 0)
+
+
+_FORWARD = frozenset({"JUMP_FORWARD", "JUMP", "JUMP_NO_INTERRUPT"})
+_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
+
+
+def _other_branch(code_ins: list, j: int, end: int) -> int:
+    """Walking back from ``end``: where ``code_ins[j]`` ends the first branch of a
+    conditional expression (``1 if k else 0``: its jump past the second one,
+    which the walk has counted), the jump on the condition, whose value the walk
+    takes next; else ``j``."""
+    ins = code_ins[j]
+    if ins.opname not in _FORWARD or not ins.offset < ins.argval <= end or \
+            j + 1 >= len(code_ins):
+        return j
+    target = code_ins[j + 1].offset
+    for c in range(j - 1, -1, -1):
+        if code_ins[c].opcode in _JUMPS and code_ins[c].argval == target:
+            return c
+    return j
+
+
+def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> set:
+    """The slots (paths: ``("k",)``, ``("st", (".", "k"))``, ``("idx", ("[]", 0))``)
+    loaded to compute the ``values`` values the instruction ``code_ins[i]`` takes
+    off the stack, not counting names the body stored before (for those, what
+    they were computed from). A slot reached through something the code does not
+    name from a name (``objs[i].k``, or a name the body set) is ``("*", step)``;
+    one taken whole, not only for an item or attribute of it (``b.zeros(shape)``,
+    ``slice(*lims)``), is also its path with ``_WHOLE`` after it."""
+    out: set = set()
+    start, beyond = _begin(code_ins, i, values)
+    held = {_holder(code_ins, j) for j in range(start, i)}
+    for j in range(start, i):
+        ins = code_ins[j]
+        if ins.opname in _LOADS:
+            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            names = names[beyond:] if j == start else names
+            out.update((n,) for n in names)
+            out.update((n, _WHOLE) for n in (names[:-1] if j in held else names))
+        elif ins.opname in _ATTR_LOADS or _reads_item(ins):
+            path = _chain(code_ins, j)
+            step = (".", ins.argval) if ins.opname in _ATTR_LOADS else \
+                path[-1] if path is not None else None
+            if path is not None and path[:1] not in stored:
+                out.update((path,) if j in held else (path, path + (_WHOLE,)))
+            elif step is not None:
+                out.add(("*", step))
+    kept = {p for p in out if p[:1] not in stored}
+    for name in [p for p in out if p in stored]:   # (k += 1 then bufs[k % 2]: k itself)
+        kept |= made.get(name, set())
+    return kept
+
+
+def _arguments(code_ins: list, i: int, n: int, stored: set, made: dict,
+               clamps: bool = True) -> dict:
+    """What each argument of the call ``code_ins[i]`` reads, by the parameter it
+    fills: its position, or its keyword (None where the keywords are unknown);
+    with ``clamps`` False, but those a clamp computes (``min(k, 3)``: past its
+    bound, the number changes it no more)."""
+    out: dict = {}
+    for key, end in _parameters(code_ins, i, n):
+        if clamps or not _settles(code_ins, end, _CLAMPS):
+            out.setdefault(key, set()).update(_read_by(code_ins, end, 1, stored, made))
+    return out
+
+
+def _parameters(code_ins: list, i: int, n: int) -> list:
+    """``(parameter, where its code ends)`` of each argument of the call
+    ``code_ins[i]``: its position, or its keyword (None where the keywords are
+    unknown)."""
+    kw = next((c.argval for c in code_ins[max(i - 2, 0):i] if c.opname == "KW_NAMES"), ())
+    if code_ins[i].opname == "CALL_KW":
+        kw, n = code_ins[i - 1].argval, n - 1
+    named = len(kw) if isinstance(kw, tuple) else n
+    return [(m if m < n - named else kw[m - n + named] if isinstance(kw, tuple) else None,
+             _begin(code_ins, i, n - m - 1)[0]) for m in range(n)]
+
+
+def _handed_on(code_ins: list, i: int, n: int, stored: set, made: dict) -> set:
+    """What the arguments of the call ``code_ins[i]`` read, but those a clamp
+    computes."""
+    if code_ins[i].opname == "CALL_FUNCTION_EX":
+        return _read_by(code_ins, i, n, stored, made)
+    return set().union(*_arguments(code_ins, i, n, stored, made, False).values())
+
+
+def _iterated(code_ins: list, f: int, stored: set, made: dict) -> set:
+    """What the iterable of the loop whose ``FOR_ITER`` is ``code_ins[f]`` reads
+    (``for o in offs``: offs): the items its target takes."""
+    if f > 0 and code_ins[f - 1].opname in _LOADS:   # a comprehension's .0
+        return _read_by(code_ins, f, 1, stored, made)
+    g = next((j for j in range(f - 1, -1, -1) if code_ins[j].opname == "GET_ITER"), None)
+    return _read_by(code_ins, g, 1, stored, made) if g is not None else set()
+
+
+_SETTLING = frozenset({"min", "max", "abs", "round", "int", "float", "bool"})
+_CLAMPS = frozenset({"min", "max"})
+
+
+def _taken(ins) -> int:
+    """How many values below the callable the call ``ins`` takes: its arguments
+    (and keyword names); for ``f(*args, **kw)``, the tuple and the dict."""
+    if ins.opname == "CALL_FUNCTION_EX":   # (3.14: the dict or a NULL, always)
+        return 2 if sys.version_info >= (3, 14) or ins.arg & 1 else 1
+    return ins.arg + _CALLS[ins.opname]
+
+
+def _settles(code_ins: list, i: int, builtins=_SETTLING) -> bool:
+    """Whether the value ``code_ins[i]`` stores (or takes) is one of ``builtins``
+    called on names and constants (``blocks = min(blocks, 1)``): set so again
+    from what it became, it stays."""
+    start = _begin(code_ins, i, 1)[0]
+    return code_ins[start].opname == "LOAD_GLOBAL" and code_ins[start].argval in builtins \
+        and code_ins[i - 1].opname in _CALLS and all(
+            c.opname in _LOADS or c.opname in _CONSTS or c.opname in _ATTR_LOADS or
+            c.opname in _CALLS or c.opname in ("KW_NAMES", "PUSH_NULL")
+            for c in code_ins[start + 1:i])
+
+
+def _holder(code_ins: list, j: int) -> int:
+    """The index of the instruction that loads what the instruction
+    ``code_ins[j]`` takes an attribute or an item of (``st`` of ``st.k``, ``d``
+    of ``d[key]``, also to store it: ``st.k = v``, ``d[key] = v``), else -1."""
+    op = code_ins[j].opname
+    if op in ("LOAD_ATTR", "LOAD_METHOD") or op in _ATTR_STORES:
+        below = j - 2 if j > 1 and _copy(code_ins[j - 1], 1) else j - 1
+        return below if below >= 0 and code_ins[below].opname != "SWAP" else -1
+    if op in _SUBSCRIPTS or op in _ITEM_STORES or _reads_item(code_ins[j]):
+        at = j - 2 if j > 2 and _copy(code_ins[j - 1], 2) and _copy(code_ins[j - 2], 2) \
+            else j   # (d[key] += 1: the holder and the key, copied)
+        if code_ins[at - 1].opname == "SWAP":
+            return -1
+        start, beyond = _begin(code_ins, at, _SUBSCRIPTS.get(op, 2) - 1)   # the key's code
+        return start - 1 if not beyond else -1
+    return -1
+
+
+def _chain(code_ins: list, j: int):
+    """The path of the slot whose value the instruction ``code_ins[j]`` loads
+    (``("st", (".", "k"))`` of ``st.k``, ``("d", ("[]", "k"))`` of ``d["k"]``),
+    where the code names it all the way from a name, else None."""
+    ins = code_ins[j]
+    if ins.opname in _LOADS:
+        return (ins.argval[-1] if isinstance(ins.argval, tuple) else ins.argval,)
+    if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        below = j - 2 if j > 1 and _copy(code_ins[j - 1], 1) else j - 1   # st.k += 1
+        holder = _chain(code_ins, below) if below >= 0 else None
+        return holder + ((".", ins.argval),) if holder is not None else None
+    if _reads_item(ins):
+        key = j - 3 if j > 2 and _copy(code_ins[j - 1], 2) and _copy(code_ins[j - 2], 2) \
+            else j - 1   # d["k"] += 1
+        return _keyed(code_ins, key, "[]")
+    return None
+
+
+def _keyed(code_ins: list, key: int, kind: str):
+    """``holder path + ((kind, key),)`` where ``code_ins[key]`` loads a constant
+    key and the instruction before it the holder, else None."""
+    if key < 1 or code_ins[key].opname not in _CONSTS:
+        return None
+    k = code_ins[key].argval
+    try:
+        hash(k)
+    except TypeError:
+        return None
+    holder = _chain(code_ins, key - 1)
+    return holder + ((kind, k),) if holder is not None else None
+
+
+def _copy(ins, n: int) -> bool:
+    return ins.opname == "COPY" and ins.arg == n
+
+
+def _set(code_ins: list, i: int):
+    """The path of the slot the instruction ``code_ins[i]`` stores or deletes
+    (a name, ``st.k = ...``, ``d["k"] = ...``) where the code names it from a
+    name, else None."""
+    ins = code_ins[i]
+    if ins.opname in _ATTR_STORES:
+        holder = _chain(code_ins, i - 1) if i > 0 else None
+        return holder + ((".", ins.argval),) if holder is not None else \
+            _augmented(code_ins, i, 1)
+    if ins.opname in _ITEM_STORES:
+        return _keyed(code_ins, i - 1, "[]") or _augmented(code_ins, i, 2)
+    return None
+
+
+def _augmented(code_ins: list, i: int, swaps: int):
+    """The path of the slot an augmented assignment stores (``st.k += 1``, after
+    one SWAP; ``d["k"] += 1``, after two): the one its value was loaded from."""
+    j = i - swaps
+    if j < 1 or any(code_ins[x].opname != "SWAP" for x in range(j, i)):
+        return None
+    load = _begin(code_ins, j, 1)[0] + swaps   # past the COPYs of the holder (and key)
+    ins = code_ins[load] if load < j else None
+    if ins is None or not (_reads_item(ins) if swaps == 2 else
+                           ins.opname == "LOAD_ATTR" and ins.argval == code_ins[i].argval):
+        return None
+    return _chain(code_ins, load)
+
+
+def _reads_item(ins) -> bool:
+    return ins.opname == "BINARY_SUBSCR" or ins.opname == "BINARY_OP" and ins.argrepr == "[]"
+
+
+class _Region:
+    """What a body's code (a code object, and the offsets it lies strictly
+    between) reads before it stores it (slots by their path: a name, ``st.k``,
+    ``d["k"]``, as ``_slots`` keys them), and what it reads to index by before
+    it sets it: every slot a subscript's key loads (``bufs[k % 2]``,
+    ``a[k * 4:(k + 1) * 4]``; a launch's ``k[grid, block, body]`` too, and the
+    size of ``k.forall(n, stream=body)``), and what a name the body set before
+    was computed from (``lo = k * 4`` then ``a[lo:lo + 4]``)."""
+
+    def __init__(self, code: tuple, scope: dict):
+        obj, lo, hi = code
+        self.scope = scope           # what the names held when the body began
+        code_ins = list(dis.get_instructions(obj))
+        self.indexed: set = set()    # paths read to index by
+        self.sized: set = set()      # those read to size a temporary by
+        self.first: dict = {}        # path -> "load" or "store", whichever comes first
+        self.calls: dict = {}        # line -> the stored paths its calls' arguments read
+        self.whole: set = set()      # paths read whole before stored (b.zeros(shape))
+        self.read_whole: list = []   # (instruction, path) of each of those reads
+        self.handed: dict = {}       # (id of its instruction, path) -> (the callee's path,
+        #                              the parameter): those read as a call's argument
+        self.passes: list = []       # (line, callee's path, {parameter: what it reads},
+        #                              the same but for the arguments clamps compute)
+        self.takes: dict = {}        # line -> what its calls' arguments read (but a clamp's)
+        self.decisions: list = []    # (what a for loop's or a test's outcome reads,
+        #                              the lines it decides to run)
+        self.launches: set = set()   # lines of kernel launches, k[grid, block, body](...)
+        self.held = {_holder(code_ins, i) for i, ins in enumerate(code_ins)   # loads of
+                     if lo < ins.offset < hi}                  # what a step takes (st of st.k)
+        stored: set = set()          # the paths stored so far
+        made: dict = {}              # a name stored -> what its value was computed from
+        for i, ins in enumerate(code_ins):
+            line = ins.positions.lineno if ins.positions is not None else None
+            if lo < ins.offset < hi and line is not None:
+                self._note(code_ins, i, stored, made)
+
+    def _note(self, code_ins: list, i: int, stored: set, made: dict) -> None:
+        ins = code_ins[i]
+        names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+        op = ins.opname
+        if op == "STORE_FAST_LOAD_FAST":   # one name stored, then one loaded
+            stored.add(names[:1])
+            self.first.setdefault(names[:1], "store")
+            self.first.setdefault(names[-1:], "load")
+        elif op in _STORES:
+            if len(names) == 1 and op.startswith("STORE"):   # x = <what it reads>
+                at = i - 1 if _copy(code_ins[i - 1], 1) else i   # (t := t + dt): its value
+                made[names] = _iterated(code_ins, at - 1, stored, made) \
+                    if code_ins[at - 1].opname == "FOR_ITER" else \
+                    _read_by(code_ins, at, 1, stored, made)
+                if _settles(code_ins, at):
+                    made[names] -= {names, names + (_WHOLE,)}
+            for n in names:
+                stored.add((n,))
+                self.first.setdefault((n,), "store")
+        elif op in _LOADS:
+            for n in names:
+                self.first.setdefault((n,), "load")
+            whole = [(n,) for n in (names[:-1] if i in self.held else names)
+                     if (n,) not in stored]
+            self.whole.update(whole)
+            self.read_whole += [(ins, q) for q in whole]
+        elif op in _ATTR_STORES or op in _ITEM_STORES:
+            path = _set(code_ins, i)
+            if path is not None and path[:1] not in stored:
+                stored.add(path)
+                self.first.setdefault(path, "store")
+        else:
+            path = _chain(code_ins, i)
+            if path is not None and path[:1] not in stored:
+                self.first.setdefault(path, "load")
+                if i not in self.held:
+                    self.whole.add(path)
+                    self.read_whole.append((ins, path))
+        if op == "GET_ITER":   # [x[o:o + 2] for o in offs]: (3.11) its own code
+            self._comprehension(code_ins, i, stored, made)
+        elif op == "FOR_ITER":   # for _ in lst, range(k): how many times it runs
+            self.decisions.append((_trips(_iterated(code_ins, i, stored, made)),
+                                   _controlled(code_ins, i)))
+        elif "_IF_" in op and ins.opcode in _JUMPS:   # if k == 0, while j < k: which
+            self.decisions.append((_read_by(code_ins, i, 1, stored, made),
+                                   _controlled(code_ins, i)))
+        if (op in _SUBSCRIPTS or _reads_item(ins)) and \
+                not self._picks_text(code_ins, i, _SUBSCRIPTS.get(op, 2), stored):
+            # its key read to index by (or to size a launch by, k[grid, block, body])
+            self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2) - 1, stored, made)
+        elif op in _CALLS and code_ins[i - 1].opname != "PRECALL" or \
+                op == "CALL_FUNCTION_EX":   # (3.11: PRECALL, CALL)
+            self._call(code_ins, i, stored, made)
+
+    def _comprehension(self, code_ins: list, i: int, stored: set, made: dict) -> None:
+        """Note the code of a comprehension (3.11: a function of its own, called
+        on the iterator that ``code_ins[i]`` makes) as the body's, its ``.0``
+        made from what the iterable reads (on 3.12 it is inlined)."""
+        start = _begin(code_ins, i, 1)[0]
+        if start < 2 or code_ins[start - 1].opname != "MAKE_FUNCTION" or \
+                not isinstance(code_ins[start - 2].argval, types.CodeType):
+            return
+        inner = list(dis.get_instructions(code_ins[start - 2].argval))
+        stored.add((".0",))
+        made[(".0",)] = _read_by(code_ins, i, 1, stored, made)
+        held, self.held = self.held, {_holder(inner, j) for j in range(len(inner))}
+        for j, ins in enumerate(inner):
+            if ins.positions is not None and ins.positions.lineno is not None:
+                self._note(inner, j, stored, made)
+        self.held = held
+
+    def _call(self, code_ins: list, i: int, stored: set, made: dict) -> None:
+        """Note the call ``code_ins[i]``: what its arguments read that the body
+        stored first, and what a temporary's or a launch's size reads."""
+        n = _taken(code_ins[i])
+        self.calls.setdefault(code_ins[i].positions.lineno, set()).update(   # what the
+            q for q in _read_by(code_ins, i, n, stored, made)            # body stored first
+            if any(q[:m] in stored for m in range(1, len(q) + 1)) or
+            q[-1] == _WHOLE and any(_within(q[:-1], p) for p in stored))
+        j = _begin(code_ins, i, n)[0]
+        callee = code_ins[j - 1] if j > 0 else None
+        if callee is not None and _reads_item(callee):   # k[grid, block, body](x)
+            self.launches.add(code_ins[i].positions.lineno)
+        if callee is None or callee.opname != "LOAD_GLOBAL" or callee.argval not in _CLAMPS:
+            self.takes.setdefault(code_ins[i].positions.lineno, set()).update(
+                _handed_on(code_ins, i, n, stored, made))
+        path = _chain(code_ins, j - 1) if j > 0 else None
+        if path is not None and code_ins[i].opname != "CALL_FUNCTION_EX":
+            for key, end in _parameters(code_ins, i, n):   # a slot taken whole: finish(st)
+                self.handed[id(code_ins[end - 1]), _chain(code_ins, end - 1)] = (path, key)
+            self.passes.append((code_ins[i].positions.lineno, path,
+                                _arguments(code_ins, i, n, stored, made),
+                                _arguments(code_ins, i, n, stored, made, False)))
+        if callee is not None and callee.opname in _ATTR_LOADS:
+            if callee.argval in _MAKERS and self._on_stream(code_ins, j - 1, stored):
+                self.sized |= _read_by(code_ins, i, n, stored, made)
+            elif callee.argval == "forall" or callee.argval == "launch" and \
+                    self._on_stream(code_ins, j - 1, stored):
+                # k.forall(m, stream=body), body.launch(k, *cfg, x): a launch's size
+                self.indexed |= _read_by(code_ins, i, n, stored, made)
+
+    def _picks_text(self, code_ins: list, i: int, values: int, stored: set) -> bool:
+        """Whether the subscript ``code_ins[i]`` picks from a string, or a list,
+        tuple or dict of strings, that the code names and the body has not set
+        (``PHASES[k % 3]`` handed to a log): no work is picked by it."""
+        start, beyond = _begin(code_ins, i, values - 1)   # the key's code
+        path = _chain(code_ins, start - 1) if start > 0 and not beyond else None
+        if path is None or any(path[:n] in stored for n in range(1, len(path) + 1)):
+            return False
+        return _text(_resolve(self.scope, path))
+
+    def _on_stream(self, code_ins: list, j: int, stored: set) -> bool:
+        """Whether the ``.zeros``/``.empty``/``.launch`` that ``code_ins[j]`` loads
+        may be a graphtrace stream's (the body's, ``s``'s): not where it is a
+        module's or another object's the body began with (``np.zeros(k)`` on the
+        host)."""
+        path = _chain(code_ins, j)
+        if path is None or any(path[:n] in stored for n in range(1, len(path))):
+            return True
+        holder = _resolve(self.scope, path[:-1])
+        return holder is MISSING or type(holder).__module__.startswith("graphtrace")
+
+    def carried(self, path: tuple):
+        """Whether the body reads the slot at ``path`` before storing it: True,
+        False, or None where its code does not name it (a helper may)."""
+        if self.first.get(path[:1]) is None:
+            return None
+        if any(self.first.get(path[:n]) == "store" for n in range(1, len(path) + 1)):
+            return False   # it, or an object or container on its way, set anew first
+        if path in self.first or len(path) == 1 or any(_within(q, path) for q in self.whole):
+            return True   # (a container read whole: b.zeros(shape), [x + 1 for x in shape])
+        return True if any(kind == "." for kind, _ in path[1:]) else None
+
+    def indexes_with(self, path: tuple) -> bool:
+        """Whether the body indexes by the slot at ``path`` (``bufs[k % 2]``,
+        ``bufs[self.k]``, ``bufs[idx[0]]``), or sizes a launch by it
+        (``k[level, 256, body]``)."""
+        return _reads(self.indexed, path)
+
+    def calls_with(self, line, path: tuple) -> bool:
+        """Whether a call of the body on ``line`` (None: on any line) takes the
+        slot at ``path`` after the body stored it, or a name set from it then
+        (``t += dt`` then ``add(x, t)``; ``h[0]`` of a host array ``h``)."""
+        lines = self.calls.values() if line is None else (self.calls.get(line, ()),)
+        return any(q[:len(path)] == path or q[-1] == _WHOLE and _within(q[:-1], path)
+                   for read in lines for q in read)   # (ts[0] += dt then add(x, *ts))
+
+    def takes_on(self, lines: set, path: tuple) -> bool:
+        """Whether a call of the code on one of ``lines`` takes what an argument
+        computes from the slot at ``path`` (``add(x, K)``, ``add(x, k * 2)``,
+        ``step(body, x, float(k))``; not a clamp, ``min(k, 3)``)."""
+        return any(_reads(self.takes.get(line, ()), path) for line in lines)
+
+    def decides_with(self, path: tuple, work: set) -> bool:
+        """Whether the slot at ``path`` decides the body's control flow where it
+        leads to ``work`` (lines recording some): a for loop's iterable or
+        ``range()`` bound, an if or a while test, a comprehension's iterable."""
+        return any(lines & work and _reads(read, path) for read, lines in self.decisions)
+
+    def sizes_with(self, path: tuple) -> bool:
+        """Whether the body sizes a temporary by the slot at ``path``
+        (``body.zeros(m)``, ``s.empty((n, self.k))``)."""
+        return _reads(self.sized, path)
+
+
+def _trips(read: set) -> set:
+    """What decides how many times a for loop over what reads ``read`` runs:
+    the numbers it reads (``range(k)``), and the length (a set's items) of a
+    container it iterates whole (``lst``, ``d.items()``), not its items."""
+    out = {q for q in read if q[-1] != _WHOLE}
+    for q in read - out:
+        for c in (q[:-1], q[:-2]) if len(q) > 2 and q[-2][0] == "." else (q[:-1],):
+            out |= {c + (_LEN,), c + (_ITEMS,)}
+    return out
+
+
+def _controlled(code_ins: list, i: int) -> set:
+    """The lines the jump ``code_ins[i]`` (a for loop's, a test's) decides to run:
+    those it jumps past or back over, and an ``else`` the part it enters jumps
+    past."""
+    ins = code_ins[i]
+    lo, hi = sorted((ins.offset + 1, ins.argval))
+    k = next((j for j, c in enumerate(code_ins) if c.offset == ins.argval), None)
+    before = code_ins[k - 1] if k else None
+    if ins.argval > ins.offset and before is not None and before.opname in _FORWARD and \
+            before.argval > ins.argval:   # if ...: else: (its jump past the else)
+        hi = before.argval
+    return {c.positions.lineno for c in code_ins if lo <= c.offset < hi and
+            c.positions is not None and c.positions.lineno is not None}

@@ -14,11 +14,13 @@ each slot its snapshots found changed.
 from __future__ import annotations
 
 import dis
+import inspect
 import sys
 import types
 
 from ..chains import MISSING
-from ..names import _global_names
+from ..names import _global_names, _self_loads
+from ..owners import own_object
 from ._loop_paths import _ITEMS, _LEN, _WHOLE, _reads, _resolve, _text, _within
 
 _LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF",
@@ -141,8 +143,8 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
             elif step is not None:
                 out.add(("*", step))
     kept = {p for p in out if p[:1] not in stored}
-    for name in [p for p in out if p in stored]:   # (k += 1 then bufs[k % 2]: k itself)
-        kept |= made.get(name, set())
+    for name in [p for p in out if p in made]:   # (k += 1 then bufs[k % 2]: k itself;
+        kept |= made[name]                       # st.src, a property: what it reads)
     return kept
 
 
@@ -298,6 +300,42 @@ def _reads_item(ins) -> bool:
     return ins.opname == "BINARY_SUBSCR" or ins.opname == "BINARY_OP" and ins.argrepr == "[]"
 
 
+def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
+    """The attributes the code loads off objects of the program's own that are
+    properties or methods (``st.src``, ``st.src()``: ``return self.bufs[self.i]``),
+    by their path -> the attributes of the same object their code reads, two levels
+    deep (a property or a method reading another), each also taken whole."""
+    out: dict = {}
+    for j, ins in enumerate(code_ins):
+        if lo < ins.offset < hi and ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            path = _chain(code_ins, j)
+            if path is not None and len(path) > 1 and path not in out:
+                reads = _getter_reads(_resolve(scope, path[:-1]), path[-1][1])
+                if reads:
+                    out[path] = {q for r in reads for q in (path[:-1] + r,
+                                                            path[:-1] + r + (_WHOLE,))}
+    return out
+
+
+def _getter_reads(obj, name: str, depth: int = 0) -> list:
+    """The steps (``((".", "bufs"),)``) of the attributes of ``obj``, an object of
+    the program's own, that the getter of its property ``name``, or its method
+    ``name``, reads off its self, and, where one is a property or a method too,
+    those its code reads."""
+    if obj is MISSING or not own_object(obj):
+        return []
+    prop = inspect.getattr_static(type(obj), name, None)
+    fget = getattr(prop, "fget", None) if isinstance(prop, property) else prop
+    if not isinstance(fget, types.FunctionType) or not fget.__code__.co_argcount:
+        return []
+    out = []
+    for attr in _self_loads(fget.__code__, fget.__code__.co_varnames[0]):
+        out.append(((".", attr),))
+        if depth < 1:
+            out += _getter_reads(obj, attr, depth + 1)
+    return out
+
+
 class _Region:
     """What a body's code (a code object, and the offsets it lies strictly
     between) reads before it stores it (slots by their path: a name, ``st.k``,
@@ -328,7 +366,8 @@ class _Region:
         self.held = {_holder(code_ins, i) for i, ins in enumerate(code_ins)   # loads of
                      if lo < ins.offset < hi}                  # what a step takes (st of st.k)
         stored: set = set()          # the paths stored so far
-        made: dict = {}              # a name stored -> what its value was computed from
+        made = _computed(code_ins, lo, hi, scope)   # a slot stored -> what its value was
+        #                              computed from; a property read -> what it reads
         for i, ins in enumerate(code_ins):
             line = ins.positions.lineno if ins.positions is not None else None
             if lo < ins.offset < hi and line is not None:
@@ -363,6 +402,10 @@ class _Region:
         elif op in _ATTR_STORES or op in _ITEM_STORES:
             path = _set(code_ins, i)
             if path is not None and path[:1] not in stored:
+                if op.startswith("STORE") and code_ins[i - 1].opname != "SWAP":
+                    # st.w = <what it reads>: below what it is stored in (and by)
+                    held = _begin(code_ins, i, 1 if op in _ATTR_STORES else 2)[0]
+                    made[path] = _read_by(code_ins, held, 1, stored, made) if held else set()
                 stored.add(path)
                 self.first.setdefault(path, "store")
         else:

@@ -2,8 +2,8 @@
 
 A slot a while loop's body may read is named by its path from a name:
 ``("k",)``, ``("st", (".", "k"))``, ``("d", ("[]", "k"))``, with ``_WHOLE``,
-``_LEN`` or ``_ITEMS`` after it for a slot taken whole, a container's length or
-a set's items. ``_slots`` (``_loop_state.py``) keys its snapshots so and
+``_LEN``, ``_NEXT`` or ``_ITEMS`` after it for a slot taken whole, a
+container's length, what an iterator has left or a set's items. ``_slots`` (``_loop_state.py``) keys its snapshots so and
 ``_Region`` (``_loop_code.py``) what the body's code reads; here are what a
 path holds in the names the body began with, whether a slot lies within one
 read whole, and the text of a refusal (``LoopState.refuse``) naming the slots
@@ -21,6 +21,7 @@ _MAX_ITEMS = 256    # a longer container is not looked into
 _WHOLE = ("*", "all")   # after a path: the slot taken whole, with all it holds
 _LEN = ("len", None)    # after a container's path: its length
 _ITEMS = ("items", None)   # after a set's path: its items, as a whole
+_NEXT = ("len", "next")   # after an iterator's path: what it has left (next(it))
 
 
 def _resolve(scope: dict, path: tuple):
@@ -61,10 +62,10 @@ def _reads(read: set, path: tuple) -> bool:
 def _within(whole: tuple, path: tuple) -> bool:
     """Whether the slot at ``path`` lies in the one at ``whole``, read whole: a
     container or an object on its way, or a container whose method ``whole``
-    is (``cfg.values``; an item of ``cfg`` at ``path``)."""
+    is (``cfg.values``, ``stack.pop``: an item of it at ``path``, or its length)."""
     n = len(whole)
     return n < len(path) and path[:n] == whole or n > 1 and whole[-1][0] == "." and \
-        n - 1 < len(path) and path[:n - 1] == whole[:-1] and path[n - 1][0] == "[]"
+        n - 1 < len(path) and path[:n - 1] == whole[:-1] and path[n - 1][0] in ("[]", "len")
 
 
 _ADVICE = {
@@ -97,6 +98,6 @@ def _message(hits: list, what: str) -> str:
 def _label(path: tuple) -> str:
     out = str(path[0])
     for kind, key in path[1:]:
-        out = f"len({out})" if kind == "len" else out if kind == "items" else out + (
+        out = (f"the position of iterator {out}" if key else f"len({out})") if kind == "len" else out if kind == "items" else out + (
             f".{key}" if kind == "." else f"[{key!r}]")
     return out

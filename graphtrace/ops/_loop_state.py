@@ -15,7 +15,9 @@ subclasses that read as they do: ``Counter``, ``defaultdict``), sets (their
 items as a whole) and objects of the program's own these hold, ``_DEPTH`` levels deep, where they
 hold arrays or numbers (a host array of numbers, such as indices or a time
 ``t[0]``, by its values up to ``_BY_VALUE`` bytes, by a digest of them up to
-``_BY_DIGEST``, and a slice, by its values), and the lengths of those containers, and the
+``_BY_DIGEST``, and a slice, by its values), and the lengths of those containers,
+what an iterator of Python's own over one has left and where a generator
+stands (``_left``), and the
 strings and bytes they hold (by their values, and their lengths), and the
 Enum members and None (by their identity: None set to an array counts only
 where it decides the body's control flow). ``refuse``
@@ -62,13 +64,21 @@ compares them when the body is closed:
   or by its own global or closure name (``go(body, x)`` launching with ``K``);
 - a container's length changed (``lst.append(0)``) where the body sizes or
   indexes by it or its work takes it so (``body.zeros(len(lst))``,
-  ``a[:len(lst)]``, ``k[len(lst), 32, body]``, ``add(x, len(lst))``);
+  ``a[:len(lst)]``, ``k[len(lst), 32, body]``, ``add(x, len(lst))``; also
+  ``x = stack.pop()`` then ``add(x, 1.0)``: a method of it read whole), and the
+  same of an iterator advanced (``next(it)``);
 - a slot changed that decides the body's control flow where that leads to
   lines recording work (launches, calls that recorded some): a for loop's or
   a comprehension's iterable by its length (``for _ in lst`` then
   ``lst.append(1)``), or a number it reads (``range(k)``), and what an if or
   a while test reads (``if k == 0``, ``while j < k``; ``k += 1``;
-  ``if mode == "a"`` with ``mode = "b"``).
+  ``if mode == "a"`` with ``mode = "b"``), also in a helper handed it
+  (``step(body, k)`` testing ``k``).
+
+Where the body reads an attribute or an item it set first (``st.w = 1.0 /
+(it + 1)`` then ``add(x, st.w)``), it reads what that was computed from; where
+it reads a property or calls a method of an object of the program's own
+(``st.src``, ``st.pick()``), what their code reads off the object.
 
 What the body's code reads is told by ``_Region`` (``_loop_code.py``); the
 slots' paths and the refusal's text are in ``_loop_paths.py``.
@@ -78,6 +88,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import inspect
+import operator
 import types
 import zlib
 from collections import deque
@@ -94,7 +105,8 @@ from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
 from ._loop_code import _LOADS, _Region, _lines, _named, _names
-from ._loop_paths import _ITEMS, _LEN, _MAX_ITEMS, _WHOLE, _message, _resolve, _within
+from ._loop_paths import (_ITEMS, _LEN, _MAX_ITEMS, _NEXT, _WHOLE, _message, _resolve,
+                          _within)
 
 _DEPTH = 4          # names, then three levels of containers and objects
 _PER_ROOT = 1024    # nor more slots than this under one name
@@ -292,7 +304,8 @@ class LoopState:
                 if (read is True or swapped) and any(   # before: a swap, a rotation
                         is_array(x) and t.cached_buffer(x) is not None for x in (old, new)):
                     hits.append((p, "array"))
-            elif p[-1] == _LEN:   # lst.append(0) then body.zeros(len(lst)), a[:len(lst)]
+            elif p[-1] in (_LEN, _NEXT):   # lst.append(0) then body.zeros(len(lst)),
+                # a[:len(lst)]; x = stack.pop(), next(it) then add(x, 1.0)
                 if read is True and (region.sizes_with(p) or region.indexes_with(p)) or \
                         self._hands_on(region, p, read, regions):
                     hits.append((p, "size" if region.sizes_with(p) else "number"))
@@ -421,13 +434,16 @@ class LoopState:
         stored it, to a function of the program's that recorded some of the
         body's work and took it there: with one of ``values`` (``k += 1`` then
         ``step(body, x, k)``), or by indexing or sizing with the parameter it
-        fills (``bufs[k % 2]`` in the helper)."""
+        fills (``bufs[k % 2]`` in the helper), or deciding by it which of its work
+        runs, or how much (``if k % 2:``, ``for _ in range(k):`` there)."""
         sources = {n.source for r in regions for n in r.walk()}
         for fn, own, held in self._callees(region, path, sources):
             inside = sources & _lines(fn)
             if any(src in inside for v in values for src in recorded.get((type(v), v), ())):
                 return True
-            if any(own.indexes_with(q) or own.sizes_with(q) for q in held):
+            work = {line for _, line in inside} | own.launches   # (step(body, k): if k % 2
+            if any(own.indexes_with(q) or own.sizes_with(q) or   # there, or range(k))
+                   own.decides_with(q, work) for q in held):
                 return True
         return False
 
@@ -469,6 +485,10 @@ def _slots(root, name: str) -> dict:
                 if len(out) >= _PER_ROOT:
                     break
                 continue
+            left = _left(v)
+            if left is not None:   # next(it): by what it has left
+                out[path + (_NEXT,)] = (left, None, (id(v), _NEXT))
+                continue
             if v is None or isinstance(v, enum.Enum):   # prev = a, ph = Phase.RUN: by
                 out[path] = (v, None, where)   # its identity
                 continue
@@ -489,6 +509,29 @@ def _slots(root, name: str) -> dict:
                 below += [(x, path + ((".", k),), (id(v), (".", k))) for k, x in _attributes(v)]
         level = below
     return out
+
+
+_ITERATORS = frozenset({"builtins", "_collections"})
+
+
+def _left(v):
+    """How many items an iterator of Python's own over a container (a list's, a
+    tuple's, a range's, a dict's, a deque's) has left, or where a generator
+    stands (the instruction it waits at, and what its names hold: numbers by
+    value, else by identity), else None: told without running code of the
+    program's."""
+    t = type(v)
+    if t is types.GeneratorType:
+        f = v.gi_frame
+        return None if f is None else (f.f_lasti, tuple(
+            (k, x if _is_number(x) else id(x)) for k, x in f.f_locals.items()))
+    if t.__module__ not in _ITERATORS or not hasattr(t, "__next__") or \
+            not hasattr(t, "__length_hint__"):
+        return None
+    try:
+        return operator.length_hint(v, -1)
+    except Exception:  # noqa: BLE001  (one that cannot tell: not watched)
+        return None
 
 
 _PLAIN_METHODS = ("__iter__", "__len__", "__getitem__", "items", "keys", "values")

@@ -1,0 +1,208 @@
+"""State a while loop's body changes and reaches its work by ways the code does
+not spell as a read of it: an attribute or item set from it first, a property
+computing from it, a list popped or an iterator advanced, a helper deciding
+by it. Python runs a body once and the device repeats that recording, so each
+of these ran every iteration on the first one's arrays and numbers; now each
+is refused at the block's line. The programs beside them, whose bodies reach
+through the same ways only what stays fixed for the loop, run as eagerly.
+"""
+import collections
+import types
+
+import numpy as np
+import pytest
+
+import graphtrace as gt
+from flow_kernels import add, count, dev, host, shift
+from helpers import line_of
+
+
+class _Pair:
+    """Two arrays and which of them is read: properties computing from it."""
+
+    def __init__(self, a, b):
+        self.bufs, self.i, self.trips = [a, b], 0, 0
+
+    @property
+    def src(self):
+        return self.bufs[self.i]
+
+    @property
+    def dst(self):
+        return self.bufs[1 - self.i]
+
+    @property
+    def first(self):
+        return self.bufs[0]
+
+    @property
+    def label(self):
+        return f"trip {self.trips}"
+
+    def pick(self):
+        return self.bufs[self.i], self.bufs[1 - self.i]
+
+    def flip(self):
+        self.i = 1 - self.i
+
+    def head(self):
+        return self.bufs[0]
+
+
+def _attribute_from_counter(s, a, b, n):
+    st, it = types.SimpleNamespace(w=0.0), 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # attribute from counter
+        st.w = 1.0 / (it + 1)
+        add[1, 4, body](a, st.w)
+        count[1, 1, body](n)
+        it += 1
+
+
+def _item_from_counter(s, a, b, n):
+    cfg, it = {"w": 0.0}, 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # item from counter
+        cfg["w"] = it * 0.5 + 1.0
+        add[1, 4, body](a, cfg["w"])
+        count[1, 1, body](n)
+        it += 1
+
+
+def _property_pick(s, a, b, n):
+    st = _Pair(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # property pick
+        shift[1, 4, body](st.src, st.dst)
+        count[1, 1, body](n)
+        st.i = 1 - st.i
+
+
+def _method_pick(s, a, b, n):
+    st = _Pair(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # method pick
+        src, dst = st.pick()
+        shift[1, 4, body](src, dst)
+        count[1, 1, body](n)
+        st.flip()
+
+
+def _list_pop(s, a, b, n):
+    stack = [a, b, a, b]
+    with s.while_loop(gt.cond(n) < 3) as body:   # list pop
+        x = stack.pop()
+        add[1, 4, body](x, 1.0)
+        count[1, 1, body](n)
+
+
+def _deque_popleft(s, a, b, n):
+    queue = collections.deque([a, b, a, b])
+    with s.while_loop(gt.cond(n) < 3) as body:   # deque popleft
+        add[1, 4, body](queue.popleft(), 1.0)
+        count[1, 1, body](n)
+
+
+def _iterator_next(s, a, b, n):
+    arrays = iter([a, b, a, b])
+    with s.while_loop(gt.cond(n) < 3) as body:   # iterator next
+        add[1, 4, body](next(arrays), 1.0)
+        count[1, 1, body](n)
+
+
+def _alternate(a, b):
+    while True:
+        yield a
+        yield b
+
+
+def _generator_next(s, a, b, n):
+    arrays = _alternate(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # generator next
+        add[1, 4, body](next(arrays), 1.0)
+        count[1, 1, body](n)
+
+
+def _ordered(body, a, b, k):
+    if k % 2:
+        shift[1, 4, body](b, a)
+    else:
+        shift[1, 4, body](a, b)
+
+
+def _helper_decides(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # helper decides
+        _ordered(body, a, b, k)
+        count[1, 1, body](n)
+        k += 1
+
+
+def _repeated(body, a, times):
+    for _ in range(times):
+        add[1, 4, body](a, 1.0)
+
+
+def _helper_loops(s, a, b, n):
+    k = 1
+    with s.while_loop(gt.cond(n) < 3) as body:   # helper loops
+        _repeated(body, a, k)
+        count[1, 1, body](n)
+        k += 1
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_attribute_from_counter, "attribute from counter", "changes it,"),
+    (_item_from_counter, "item from counter", "changes it,"),
+    (_property_pick, "property pick", "st.i"),
+    (_method_pick, "method pick", "st.i"),
+    (_list_pop, "list pop", "len(stack)"),
+    (_deque_popleft, "deque popleft", "len(queue)"),
+    (_iterator_next, "iterator next", "the position of iterator arrays"),
+    (_generator_next, "generator next", "the position of iterator arrays"),
+    (_helper_decides, "helper decides", "changes k,"),
+    (_helper_loops, "helper loops", "changes k,"),
+])
+def test_state_a_body_reaches_its_work_by_otherwise_and_changes_is_refused(
+        program, marker, named):
+    f = gt.graph(program, backend="sim")
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, n)
+    e = info.value
+    assert e.source[1] == line_of(__file__, marker), str(e)
+    assert named in str(e) and "Python runs the body once" in str(e), str(e)
+
+
+def _mode(body, a, b, mode):
+    if mode == "forward":
+        shift[1, 4, body](a, b)
+    else:
+        shift[1, 4, body](b, a)
+
+
+def test_the_same_ways_reaching_only_what_stays_fixed_run_as_eagerly():
+    """An attribute and an item set each iteration from numbers fixed for the
+    loop, a property and a method reading attributes the body leaves alone (and
+    a property reading a counter, only reported), a list popped and an iterator
+    advanced only for labels, a helper deciding by a setting fixed for the loop: each eager
+    iteration records the same work."""
+    labels, log = ["c", "b", "a", "z"], []
+    scale = 2.0
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        st, cfg, pair, it = types.SimpleNamespace(w=0.0), {"w": 0.0}, _Pair(a, b), 0
+        names = iter(["x", "y", "z", "w"])
+        with s.while_loop(gt.cond(n) < 3) as body:
+            st.w = scale * 0.5                    # 1.0 each iteration
+            cfg["w"] = scale                      # 2.0 each iteration
+            add[1, 4, body](pair.head(), st.w)
+            add[1, 4, body](pair.first, cfg["w"])
+            _mode(body, a, b, "forward")
+            count[1, 1, body](n)
+            log.append((labels.pop(), next(names), pair.label))
+            pair.trips += 1
+            it += 1
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [9, 10, 11, 12]             # three trips of + 1.0 + 2.0
+    assert host(b) == [10, 11, 12, 13] and host(n) == [3]
+    assert log == [("z", "x", "trip 0")]          # the Python ran once

@@ -555,8 +555,8 @@ def _callback_targets(functions, heads: dict) -> tuple:
             if obj is _NO_OBJECT:
                 unresolved.add(steps[-1])
             else:
-                names.add(steps[-1])
-                pairs.add((type(obj), steps[-1]))
+                names.add(steps[-1])   # (partial(Sink.notify, S): a class's function)
+                pairs.add((obj if isinstance(obj, type) else type(obj), steps[-1]))
     return frozenset(names - unresolved), frozenset(pairs)
 
 

@@ -45,6 +45,16 @@ class Loaded(frozenset):
         return self
 
 
+def _hosted(code, name: str) -> bool:
+    """Whether ``code`` hands what it reaches by ``name`` (``tick``, ``Sink.notify``)
+    to ``s.host`` alone, as the callback (also through ``partial``)."""
+    if name in host_callbacks(code):
+        return True
+    head, _, rest = name.partition(".")
+    return bool(rest) and rest.rpartition(".")[2] in host_methods(code) and \
+        (head, tuple(rest.split("."))) in host_chains(code)
+
+
 class Holdings:
     """The names, ``self`` and held objects of one graph function ``function``
     (``self_param``: the name of its ``self``, None for a function)."""
@@ -290,9 +300,9 @@ class Holdings:
     def _code(self, self_obj) -> list:
         """The code whose loads say what held objects the graph reads: the function
         and its helpers, and for a method the methods of its class it calls."""
-        functions = [self.function] + [   # not a callback handed to s.host (s.host(tick))
-            f for f in (_python_function(v) for fn, name, v in self.reach.helpers
-                        if name not in host_callbacks(fn.__code__)) if f is not None]
+        functions = [self.function] + [   # not a callback handed to s.host (s.host(tick),
+            f for f in (_python_function(v) for fn, name, v in self.reach.helpers   # or
+                        if not _hosted(fn.__code__, name)) if f is not None]   # Sink.notify)
         if self_obj is not None:
             functions += [f for _, f in class_methods(self.function, self.self_param,
                                                       type(self_obj)) if f is not self.function]

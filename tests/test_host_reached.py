@@ -610,3 +610,34 @@ def test_a_global_callable_object_keeping_a_history_finds_its_graph():
         _to_callable(cuda.to_device(d), CALLABLE.buf)   # hv is the array it reads
         assert np.array_equal(CALLABLE.seen[-1], d)
     assert _to_callable.cache_info().misses == 2
+
+
+class _Keeping:   # an object whose method keeps what it reads in a history of its own
+    def __init__(self):
+        self.buf = gt.pinned_empty(8)
+        self.seen = []
+
+    def notify(self):
+        self.seen.append(self.buf.copy())
+
+
+KEEPING = _Keeping()
+
+
+@gt.graph(backend="sim")
+def _to_partial_of_class_function(s, d):
+    s.copy(KEEPING.buf, d)
+    s.host(functools.partial(_Keeping.notify, KEEPING))
+
+
+def test_a_partial_of_a_class_function_keeping_a_history_finds_its_graph():
+    """s.host(partial(_Keeping.notify, KEEPING)) made in the graph: notify runs as
+    a host callback with KEEPING as its self, so the history it appends to
+    KEEPING.seen is not keyed by value (it was, as the code of a helper the graph
+    calls, and each call traced anew); each call sees its own copy."""
+    _to_partial_of_class_function.clear_cache()
+    for i in range(4):
+        _to_partial_of_class_function(cuda.to_device(np.full(8, float(i))))
+        assert np.array_equal(KEEPING.seen[-1], np.full(8, float(i)))
+    assert len(KEEPING.seen) == 4
+    assert _to_partial_of_class_function.cache_info().misses == 1

@@ -36,7 +36,7 @@ from .tree import children, leaves, rebuild
 from .values import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, pure_values
 
 __all__ = ["walk", "path_str", "Call", "Identity", "key_objects", "snapshot", "same_call",
-           "geometry_check", "alias_pattern", "copies", "changed_copies"]
+           "geometry_check", "named_geometries", "alias_pattern", "copies", "changed_copies"]
 
 
 def _is_number(v) -> bool:
@@ -186,7 +186,8 @@ class Call:
         hosted = holdings.callback_arrays(self_obj, held)
         # and the callbacks the call passes reach (s.host(cb) of a parameter cb)
         argued = holdings.argument_callbacks(bound.arguments)
-        self.reached = (tuple(reached_by_name), functions, tuple(hosted), tuple(argued))
+        self.reached = (tuple(reached_by_name), functions, tuple(hosted), tuple(argued),
+                        named_geometries(v for _, v, _ in reached))   # (H.shape = ...: another)
         hosted += argued
         objs = self.objs + [v for _, v, _ in reached] + [v for _, v in hosted]
         self.key = (parts, fixed, alias_pattern(
@@ -565,13 +566,21 @@ class _Geometry:
         return x is self.obj and self.read(x) == self.was
 
 
-def geometry_check(snaps):
+def geometry_check(snaps, named=()):
     """``(reads, was)``: for the call shortcut to compare at once, a read of each
     array the snapshots hold whose geometry can change in place (``_Geometry``, at
-    any depth), and what each gave; None where they hold none."""
-    found = _geometries(snaps, [])
+    any depth), and of each such array of ``named`` (what names the function
+    reaches hold: ``H.shape = (2, 4)`` of a global), and what each gave; None where
+    there is none."""
+    found = _geometries(snaps, []) + named_geometries(named)
     return (tuple(partial(g.read, g.obj) for g in found), tuple(g.was for g in found)) \
         if found else None
+
+
+def named_geometries(values) -> list:
+    """A ``_Geometry`` of each array of ``values`` whose geometry can change in
+    place."""
+    return [_Geometry(v, read) for v in values if (read := geometry_reader(v)) is not None]
 
 
 def _geometries(snaps, out: list) -> list:

@@ -668,7 +668,7 @@ class GraphFunction:
             return None   # changed in place, the same object (the full check reads it)
         return (args, tuple(flat), getters, held, self.backend, _BACKEND,
                 "stream" not in self._own_keywords, entry, snap, deep,
-                geometry_check(snap[0]))
+                geometry_check(snap[0], held))
 
     def _reached_same(self, args, reached) -> bool:
         """Whether the arrays and helpers reached by name (and a method's ``self``
@@ -690,7 +690,7 @@ class GraphFunction:
             return not reached[0]
         arrays = holdings.arrays_of(self_obj, held) if self._lead else \
             holdings.named_arrays(held)
-        return _same_arrays(arrays, reached[0])
+        return _same_arrays(arrays, reached[0]) and all(g.holds(g.obj) for g in reached[4])
 
     def __get__(self, obj, objtype=None):
         """A decorated method, bound to its instance."""

@@ -1361,3 +1361,29 @@ def test_a_device_array_reshaped_in_place_is_not_the_same_call(library, name, ch
     vars(x).update(change)
     moved = library == "cupy" and "ptr" in change   # a cupy array's address is fixed
     assert same_call((x,), {}, snap) is moved and (tuple(r() for r in reads) == was) is moved
+
+
+@pytest.mark.parametrize("change", [
+    lambda h: setattr(h, "shape", (2, 8)), lambda h: setattr(h, "dtype", np.int64),
+    _set_strides, lambda h: h.resize(32, refcheck=False), _resize_away])
+@pytest.mark.parametrize("call", [lambda f, d: f(d), lambda f, d: f(d=d)])
+def test_an_array_a_name_holds_reshaped_in_place_is_another_call(change, call):
+    """A host array the function reaches by a closure's (or a global's) name and
+    hands a host callback, reshaped or moved in place between calls: the graph
+    holds its old geometry and address, so the call shortcuts (the C one, and
+    the one for keywords) compare them too, and the call traces anew."""
+    seen = []
+    h = np.zeros(16).reshape(4, 4) if change is _set_strides else np.zeros(16)
+
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(lambda a: seen.append((a.shape, a.dtype, a.__array_interface__["data"][0])), h)
+
+    d = cuda.to_device(np.ones(4))
+    call(f, d)
+    call(f, d)   # the shortcut made: the very same arrays
+    change(h)
+    call(f, d)
+    assert seen[-1] == (h.shape, h.dtype, h.__array_interface__["data"][0])
+    assert f.cache_info()[:2] == (1, 2)

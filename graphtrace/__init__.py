@@ -15,7 +15,7 @@ from .ops.kernel import kernel
 from .ops._core import launch
 from .ops._conditions import Condition, cond
 from .ops._reference import reference
-from .trace import Stream
+from .stream import Stream
 from .sim import simulate
 from .check import check, Race
 from .explain import explain, Explanation

@@ -87,7 +87,7 @@ def run_trace_hooks() -> None:
 
 
 class ProxyStream:
-    """Base of ``trace.Stream``: lets code below the tracer recognise a proxy."""
+    """Base of ``stream.Stream``: lets code below the tracer recognise a proxy."""
 
     __slots__ = ()
 

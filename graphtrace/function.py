@@ -44,7 +44,8 @@ from .profile import Profile, profile
 from .reach import Reach, code_parts
 from .scalar import Scalar
 from .temporary import holder_of, returned
-from .trace import Stream, Tracer
+from .stream import Stream
+from .trace import Tracer
 from .tree import leaves
 from .values import _CHANGING, identities, unchanged
 

@@ -6,7 +6,7 @@ import numpy as np
 import graphtrace as gt  # noqa: F401  (imported first: numba then builds simulator kernels)
 from graphtrace.ops.base import Op
 from graphtrace.ops.kernel import Adapter
-from graphtrace.trace import Stream
+from graphtrace.stream import Stream
 
 
 class FakeDeviceArray:
@@ -103,18 +103,18 @@ def repeat(s, times, body):
 def launch_path(name):
     """Record launches by the "compiled" path (``_speedups.c``) or by "pure
     Python", whichever this process uses (skipped where it was not built)."""
-    from graphtrace import trace
+    from graphtrace import stream
     from graphtrace.ops import kernel
     if name == "compiled" and kernel.speedups_module is None:
         import pytest
         pytest.skip("graphtrace._speedups is not built (no C compiler at install; "
                     "tools/build_speedups.py builds it in a checkout) or "
                     "GRAPHTRACE_PURE_PYTHON is set")
-    was = trace.use_speedups(name == "compiled")
+    was = stream.use_speedups(name == "compiled")
     try:
         yield name
     finally:
-        trace.use_speedups(was)
+        stream.use_speedups(was)
 
 
 @contextlib.contextmanager

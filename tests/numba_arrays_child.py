@@ -44,7 +44,7 @@ def main():
     import graphtrace as gt
     from graphtrace import buffers
     from graphtrace.ops.kernel import Adapter
-    from graphtrace.trace import use_speedups
+    from graphtrace.stream import use_speedups
 
     x = array((4096,))
     m = array((64, 64), address=1 << 41)
@@ -125,7 +125,7 @@ def _new_views(x, m, arrays):
     makes a new numba view's interface from its key (_speedups.c's key_iface)."""
     import graphtrace as gt
     from graphtrace.ops.kernel import Adapter
-    from graphtrace.trace import use_speedups
+    from graphtrace.stream import use_speedups
     r = Adapter(None, "r", ["x"], ["r"])
     others = [arrays[k] for k in ("fortran", "broadcast", "float64", "int8")]
 

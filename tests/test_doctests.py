@@ -16,7 +16,7 @@ from step_kernels import add, scale
 
 
 GLOBALS = {"np": np, "cuda": cuda, "gt": gt, "scale": scale, "add": add}
-MODULES = ["graphtrace.function", "graphtrace.trace", "graphtrace.ir", "graphtrace.explain",
+MODULES = ["graphtrace.function", "graphtrace.stream", "graphtrace.ir", "graphtrace.explain",
            "graphtrace.picture", "graphtrace.profile", "graphtrace.check", "graphtrace.sim",
            "graphtrace.buffers", "graphtrace.ops.kernel", "graphtrace.ops._conditions"]
 

@@ -12,7 +12,7 @@ import graphtrace as gt
 from graphtrace import buffers, deps, trace as _trace
 from graphtrace.errors import GraphtraceError
 from graphtrace.ops import kernel as _kernel
-from graphtrace.trace import Stream
+from graphtrace.stream import Stream
 from helpers import FakeDeviceArray as A, any_kernel, compiled_buffers, launch_path
 from test_trace_memo import MEMO_MISSES, MEMO_SIZES, STEPS, _program, memo_limits
 

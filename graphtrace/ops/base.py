@@ -48,7 +48,7 @@ class Op:
                                         cannot hold it ("" if it can)
 
     Recording is not a hook: each family's functions record through the
-    tracer's recording API (``trace.Tracer``), called from ``trace.Stream``.
+    tracer's recording API (``trace.Tracer``), called from ``stream.Stream``.
     """
 
     kind = "?"

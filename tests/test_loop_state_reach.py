@@ -147,6 +147,42 @@ def _helper_loops(s, a, b, n):
         k += 1
 
 
+PAIR, TURN = [], 0
+
+
+def _next_pair():
+    global TURN
+    TURN += 1
+    return PAIR[(TURN - 1) % 2], PAIR[TURN % 2]
+
+
+def _global_picker(s, a, b, n):
+    global TURN
+    PAIR[:], TURN = [a, b], 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # global picker
+        src, dst = _next_pair()
+        shift[1, 4, body](src, dst)
+        count[1, 1, body](n)
+
+
+def _picker(bufs):
+    k = 0
+
+    def pick():
+        nonlocal k
+        k += 1
+        return bufs[(k - 1) % 2], bufs[k % 2]
+    return pick
+
+
+def _closure_picker(s, a, b, n):
+    pick = _picker([a, b])
+    with s.while_loop(gt.cond(n) < 3) as body:   # closure picker
+        src, dst = pick()
+        shift[1, 4, body](src, dst)
+        count[1, 1, body](n)
+
+
 @pytest.mark.parametrize("program, marker, named", [
     (_attribute_from_counter, "attribute from counter", "changes it,"),
     (_item_from_counter, "item from counter", "changes it,"),
@@ -158,6 +194,8 @@ def _helper_loops(s, a, b, n):
     (_generator_next, "generator next", "the position of iterator arrays"),
     (_helper_decides, "helper decides", "changes k,"),
     (_helper_loops, "helper loops", "changes k,"),
+    (_global_picker, "global picker", "changes TURN,"),
+    (_closure_picker, "closure picker", "changes pick.<k>,"),
 ])
 def test_state_a_body_reaches_its_work_by_otherwise_and_changes_is_refused(
         program, marker, named):
@@ -177,11 +215,22 @@ def _mode(body, a, b, mode):
         shift[1, 4, body](b, a)
 
 
+def _labeler():
+    k = 0
+
+    def label():
+        nonlocal k
+        k += 1
+        return ["x", "y"][k % 2]
+    return label
+
+
 def test_the_same_ways_reaching_only_what_stays_fixed_run_as_eagerly():
     """An attribute and an item set each iteration from numbers fixed for the
     loop, a property and a method reading attributes the body leaves alone (and
     a property reading a counter, only reported), a list popped and an iterator
-    advanced only for labels, a helper deciding by a setting fixed for the loop: each eager
+    advanced only for labels, a closure's counter a helper changes only for a
+    label, a helper deciding by a setting fixed for the loop: each eager
     iteration records the same work."""
     labels, log = ["c", "b", "a", "z"], []
     scale = 2.0
@@ -189,7 +238,7 @@ def test_the_same_ways_reaching_only_what_stays_fixed_run_as_eagerly():
     @gt.graph(backend="sim")
     def f(s, a, b, n):
         st, cfg, pair, it = types.SimpleNamespace(w=0.0), {"w": 0.0}, _Pair(a, b), 0
-        names = iter(["x", "y", "z", "w"])
+        names, label = iter(["x", "y", "z", "w"]), _labeler()
         with s.while_loop(gt.cond(n) < 3) as body:
             st.w = scale * 0.5                    # 1.0 each iteration
             cfg["w"] = scale                      # 2.0 each iteration
@@ -197,7 +246,7 @@ def test_the_same_ways_reaching_only_what_stays_fixed_run_as_eagerly():
             add[1, 4, body](pair.first, cfg["w"])
             _mode(body, a, b, "forward")
             count[1, 1, body](n)
-            log.append((labels.pop(), next(names), pair.label))
+            log.append((labels.pop(), next(names), pair.label, label()))
             pair.trips += 1
             it += 1
 
@@ -205,4 +254,4 @@ def test_the_same_ways_reaching_only_what_stays_fixed_run_as_eagerly():
     f(a, b, n)
     assert host(a) == [9, 10, 11, 12]             # three trips of + 1.0 + 2.0
     assert host(b) == [10, 11, 12, 13] and host(n) == [3]
-    assert log == [("z", "x", "trip 0")]          # the Python ran once
+    assert log == [("z", "x", "trip 0", "y")]     # the Python ran once

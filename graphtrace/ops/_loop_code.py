@@ -296,6 +296,17 @@ def _augmented(code_ins: list, i: int, swaps: int):
     return _chain(code_ins, load)
 
 
+def _unpacked(code_ins: list, at: int) -> int:
+    """Where the value stored by the instruction at ``at`` is unpacked from a
+    sequence (``src, dst = pick(k)``: the ``UNPACK_SEQUENCE``, each name taking what
+    the sequence's code reads), past the stores of the names before it; else
+    ``at``."""
+    j = at - 1
+    while j > 0 and code_ins[j].opname in _STORES:
+        j -= 1
+    return j if j >= 0 and code_ins[j].opname in ("UNPACK_SEQUENCE", "UNPACK_EX") else at
+
+
 def _reads_item(ins) -> bool:
     return ins.opname == "BINARY_SUBSCR" or ins.opname == "BINARY_OP" and ins.argrepr == "[]"
 
@@ -384,6 +395,7 @@ class _Region:
         elif op in _STORES:
             if len(names) == 1 and op.startswith("STORE"):   # x = <what it reads>
                 at = i - 1 if _copy(code_ins[i - 1], 1) else i   # (t := t + dt): its value
+                at = _unpacked(code_ins, at)   # (src, dst = pick(k): what pick(k) reads)
                 made[names] = _iterated(code_ins, at - 1, stored, made) \
                     if code_ins[at - 1].opname == "FOR_ITER" else \
                     _read_by(code_ins, at, 1, stored, made)

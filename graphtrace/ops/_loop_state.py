@@ -313,7 +313,8 @@ class LoopState:
                 hits.append((p, "size"))   # body.zeros(m)
             elif (type(old), old) in recorded or read is True and region.indexes_with(p) or \
                     self._took(region, p, [new], read, recorded, regions) or \
-                    self._hands_on(region, p, read, regions):
+                    self._hands_on(region, p, read, regions) or \
+                    read is None and self._helper_picks(region, p, regions):
                 hits.append((p, "number"))
         if hits:
             raise ArgumentError(_message(hits, what), source)
@@ -446,6 +447,24 @@ class LoopState:
                    own.decides_with(q, work) for q in held):
                 return True
         return False
+
+    def _helper_picks(self, region, path: tuple, regions) -> bool:
+        """Whether a function of the program's that the body calls, and whose result
+        the body's work takes (``src, dst = next_pair()`` then ``shift(src, dst)``),
+        reads the slot at ``path``, its own global or closure's, before storing it,
+        and indexes or sizes by it (``global K; K += 1; return BUFS[K % 2], ...``)."""
+        fn, name = self.owners.get(path[0], (None, None))
+        if fn is None:
+            return False
+        file = self._code()[0].co_filename
+        lines = {line for r in regions for n in r.walk() for f, line in (n.source,)
+                 if f == file} | region.launches
+        if not any(region.takes_on(lines, (n,)) for n, v in self.scope.items()
+                   if getattr(v, "__func__", v) is fn):
+            return False
+        own = _Region((fn.__code__, -1, 1 << 62), dict(fn.__globals__))
+        held = (name,) + path[1:]
+        return own.carried(held) is True and (own.indexes_with(held) or own.sizes_with(held))
 
     def _helper_carries(self, path: tuple) -> bool:
         """Whether the helper the slot at ``path`` was reached through reads it

@@ -456,9 +456,7 @@ class LoopState:
         fn, name = self.owners.get(path[0], (None, None))
         if fn is None:
             return False
-        file = self._code()[0].co_filename
-        lines = {line for r in regions for n in r.walk() for f, line in (n.source,)
-                 if f == file} | region.launches
+        lines = self._work(region, regions)
         if not any(region.takes_on(lines, (n,)) for n, v in self.scope.items()
                    if getattr(v, "__func__", v) is fn):
             return False

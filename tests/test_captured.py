@@ -1,5 +1,7 @@
 """Captured regions (``s.captured``): recording, listing, dependencies, the simulator."""
+import functools
 import textwrap
+import types
 
 import numpy as np
 import pytest
@@ -582,3 +584,57 @@ def test_an_object_holding_the_graphs_arrays_or_numbers_is_refused_at_the_line(h
                        r"'scale')[^\n]*pass the arrays and numbers themselves") as got:
         g(x, y, 2.0)
     assert "test_captured.py" in str(got.value)
+
+
+# A region's function that names torch (or cupy) though it is handed the other's
+# arrays: torch's work runs on torch's current stream, so unless that stream is
+# switched to the capture too, it runs once, when the graph is built, and the
+# graph's region is empty (later calls silently keep the first call's result).
+_torch = types.ModuleType("torch")
+_cupyx = types.ModuleType("cupyx.scipy")
+
+
+def _cumsum_by_torch(z, u):
+    tu = _torch.as_tensor(u)
+    tu.copy_(z)
+
+
+def _by_cupyx(z, u):
+    _cupyx.ndimage(z, u)
+
+
+def _helper_by_torch(z, u):
+    _cumsum_by_torch(z, u)
+
+
+class _CallsTorch:
+    def __call__(self, z, u):
+        return _cumsum_by_torch(z, u)
+
+    def step(self, z, u):
+        return _helper_by_torch(z, u)
+
+
+_imported = type("cumsum", (), {"__module__": "torch.functional"})()
+
+
+def _imported_from_torch(z, u):
+    _imported(z, u)
+
+
+def _plain(z, u):
+    u[...] = z
+
+
+@pytest.mark.parametrize("fn, libraries", [
+    (_cumsum_by_torch, {"torch"}), (_by_cupyx, {"cupy"}), (_helper_by_torch, {"torch"}),
+    (functools.partial(_cumsum_by_torch, 1), {"torch"}), (_CallsTorch(), {"torch"}),
+    (_CallsTorch().step, {"torch"}), (_imported_from_torch, {"torch"}), (_plain, set()),
+    (lambda z, u: _torch.cumsum(z, out=u), {"torch"})])
+def test_the_libraries_a_regions_code_names_are_switched_to_the_capture(fn, libraries):
+    from graphtrace.ops.captured import _libraries, _named_libraries
+    assert _named_libraries(fn) == libraries
+    cupy_array = type("ndarray", (), {"__module__": "cupy"})()
+    node = types.SimpleNamespace(target=fn, args=(buffers.Buffer.__new__(buffers.Buffer),))
+    node.args[0].obj = cupy_array
+    assert _libraries(node) == {"cupy"} | libraries   # the arrays' and the code's

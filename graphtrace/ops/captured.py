@@ -33,12 +33,15 @@ from __future__ import annotations
 
 import sys
 import threading
+import types
 from dataclasses import replace
 
 from ..buffers import Buffer, as_buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, format_source)
 from .._driver import current
+from ..chains import nested_codes
+from ..names import _global_names
 from ..placement import place
 from ..tree import leaves, tree_map
 from ..scalar import Scalar
@@ -300,20 +303,65 @@ class _Region:
 
 
 def _libraries(node) -> set:
-    """The libraries whose arrays a region is handed (every one imported if none):
-    only their streams and allocators are switched. A library switched for
-    nothing would only be exposed to the capture (torch aborts the process when
-    a capture it takes part in is broken by another library's host read)."""
-    found = {type(b.obj).__module__.split(".")[0] for b in leaves(node.args)
-             if isinstance(b, Buffer) and b.obj is not None}
-    return found & {"cupy", "torch"} or {"cupy", "torch"}
+    """The libraries whose arrays a region is handed, and those its function's code
+    names (``torch.as_tensor(z)`` of a cupy array ``z``: torch's work, run on
+    torch's own stream, would not be captured), every one imported if none: only
+    their streams and allocators are switched. A library switched for nothing
+    would only be exposed to the capture (torch aborts the process when a capture
+    it takes part in is broken by another library's host read)."""
+    return (_handed(node) | _named_libraries(node.target)) & _SWITCHED or _SWITCHED
+
+
+_SWITCHED = frozenset({"cupy", "torch"})
+
+
+def _handed(node) -> set:
+    """The libraries of the arrays a region is handed."""
+    return {type(b.obj).__module__.split(".")[0] for b in leaves(node.args)
+            if isinstance(b, Buffer) and b.obj is not None}
+
+
+def _named_libraries(fn, depth: int = 0) -> set:
+    """cupy and torch where the code of ``fn`` (a function, a ``partial``'s, a bound
+    method's, a callable object's ``__call__``), the code nested in it, or of the
+    functions of the program's it names by global or closure name (two levels),
+    names them or something of theirs (``torch``, ``cp.exp``, ``from torch import
+    cumsum``; cupyx counts as cupy)."""
+    fn = getattr(fn, "func", fn)   # (a partial)
+    fn = getattr(fn, "__func__", fn)   # (a bound method)
+    if not isinstance(fn, types.FunctionType):
+        fn = getattr(type(fn), "__call__", None)
+        if not isinstance(fn, types.FunctionType):
+            return set()
+    named = [fn.__globals__.get(name) for code in nested_codes(fn.__code__)
+             for name in _global_names(code)]
+    named += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+    out: set = set()
+    for v in named:
+        module = v.__name__ if isinstance(v, types.ModuleType) else \
+            getattr(v, "__module__", None) or type(v).__module__
+        top = module.split(".")[0] if isinstance(module, str) else ""
+        if top in ("cupy", "cupyx", "torch"):
+            out.add("cupy" if top == "cupyx" else top)
+        elif depth < 2 and isinstance(v, types.FunctionType) and v is not fn:
+            out |= _named_libraries(v, depth + 1)
+    return out
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:   # a closure cell not yet filled
+        return False
+    return True
 
 
 def _temporaries_library(node) -> str:
     """The library whose arrays a region's temporaries are handed as: that of its
     other arrays (cupy first), else the first of cupy and torch imported."""
-    return next((lib for lib in ("cupy", "torch")
-                 if lib in _libraries(node) and lib in sys.modules), "numba")
+    handed = _handed(node) & _SWITCHED or _SWITCHED
+    return next((lib for lib in ("cupy", "torch") if lib in handed and lib in sys.modules),
+                "numba")
 
 
 class _Libraries:

@@ -233,3 +233,32 @@ def test_a_region_returning_its_output_runs_one_returning_a_new_array_is_refused
         g(x)
     assert e.value.source == (F, line_of(F, "new array"))
     assert "returned a new array (ndarray float32[4]), which the graph drops" in e.value.message
+
+
+def test_a_region_running_torch_on_cupy_arrays_is_captured(cp):
+    """A region handed cupy arrays whose code runs torch on them (torch.as_tensor):
+    torch's stream is switched to the capture too. It was not, so torch's work ran
+    once, when the graph was built, and the region did nothing at later calls: y
+    kept what the cupy region before it wrote."""
+    torch = pytest.importorskip("torch")
+
+    def first(x, y):
+        y[...] = cp.exp(-x * x)
+
+    def cumulative(z, y):
+        tz, ty = torch.as_tensor(z, device="cuda"), torch.as_tensor(y, device="cuda")
+        ty.copy_(torch.cumsum(tz, dim=0) / tz.shape[0])
+
+    @gt.graph
+    def f(s, x, z, y):
+        s.captured(first, x, y, reads=[x], writes=[y])
+        s.captured(cumulative, z, y, reads=[z], writes=[y])
+
+    rng = np.random.default_rng(5)
+    x, z, y = (cp.asarray(rng.standard_normal(1000)) for _ in range(3))
+    for k in range(3):   # the same arrays, new values: the graph built once
+        f(x, z, y)
+        cp.cuda.runtime.deviceSynchronize()
+        assert cp.allclose(y, cp.cumsum(z) / 1000), k
+        z *= 2.0
+    assert f.cache_info().misses == 1

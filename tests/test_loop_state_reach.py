@@ -147,6 +147,25 @@ def _helper_loops(s, a, b, n):
         k += 1
 
 
+class _Stepper:
+    def __init__(self, a, b):
+        self.a, self.b, self.k = a, b, 0
+
+    def step(self, body):
+        if self.k % 2:
+            shift[1, 4, body](self.b, self.a)
+        else:
+            shift[1, 4, body](self.a, self.b)
+
+
+def _method_decides(s, a, b, n):
+    st = _Stepper(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # method decides
+        st.step(body)
+        count[1, 1, body](n)
+        st.k += 1
+
+
 PAIR, TURN = [], 0
 
 
@@ -194,6 +213,7 @@ def _closure_picker(s, a, b, n):
     (_generator_next, "generator next", "the position of iterator arrays"),
     (_helper_decides, "helper decides", "changes k,"),
     (_helper_loops, "helper loops", "changes k,"),
+    (_method_decides, "method decides", "st.k"),
     (_global_picker, "global picker", "changes TURN,"),
     (_closure_picker, "closure picker", "changes pick.<k>,"),
 ])
@@ -255,3 +275,65 @@ def test_the_same_ways_reaching_only_what_stays_fixed_run_as_eagerly():
     assert host(a) == [9, 10, 11, 12]             # three trips of + 1.0 + 2.0
     assert host(b) == [10, 11, 12, 13] and host(n) == [3]
     assert log == [("z", "x", "trip 0", "y")]     # the Python ran once
+
+
+class _Fields:
+    """Arrays fixed for the loop, given by a property and a method that also read a
+    counter the body bumps, for a log line and an assert: not for what they give."""
+
+    def __init__(self, a, b):
+        self._u, self._v, self.it, self.max_it, self.lines = a, b, 100, 10 ** 6, []
+
+    @property
+    def u(self):
+        self.lines.append(f"read u at {self.it}")
+        return self._u
+
+    @property
+    def v(self):
+        assert self.it < self.max_it
+        return self._v
+
+    def field(self, name):
+        self.lines.append(f"it={self.it} field {name}")
+        return {"u": self._u, "v": self._v}[name]
+
+
+def _substeps(body, x, cfg):
+    for _ in range(cfg.n_sub):
+        add[1, 4, body](x, cfg.dt)
+
+
+def _flagged(body, x, cfg):
+    if cfg.flag:
+        add[1, 4, body](x, cfg.dt)
+
+
+def test_a_counter_only_logged_by_what_reaches_the_work_runs_as_eagerly():
+    """A property and a method reading a counter the body bumps for a log line or
+    an assert, and helpers handed an object holding it that read only its
+    settings (range(cfg.n_sub), if cfg.flag, cfg.dt): each iteration gives the
+    work the same arrays and numbers."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        fl = _Fields(a, b)
+        cfg = types.SimpleNamespace(n_sub=1, flag=True, dt=0.25, it=100)
+        with s.while_loop(gt.cond(n) < 3) as body:
+            add[1, 4, body](fl.u, 0.5)
+            add[1, 4, body](fl.v, 0.5)
+            shift[1, 4, body](fl.field("u"), fl.field("v"))
+            _substeps(body, a, cfg)
+            _flagged(body, a, cfg)
+            count[1, 1, body](n)
+            fl.it += 1
+            cfg.it += 1
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    x, y = np.array([0.0, 1, 2, 3]), np.zeros(4)
+    for _ in range(3):
+        x += 0.5
+        y += 0.5
+        y[:] = x + 1
+        x += 0.5
+    assert host(a) == x.tolist() and host(b) == y.tolist() and host(n) == [3]

@@ -19,7 +19,7 @@ import sys
 import types
 
 from ..chains import MISSING
-from ..names import _global_names, _self_loads
+from ..names import _global_names
 from ..owners import own_object
 from ._loop_paths import _ITEMS, _LEN, _WHOLE, _reads, _resolve, _text, _within
 
@@ -331,16 +331,21 @@ def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
 def _getter_reads(obj, name: str, depth: int = 0) -> list:
     """The steps (``((".", "bufs"),)``) of the attributes of ``obj``, an object of
     the program's own, that the getter of its property ``name``, or its method
-    ``name``, reads off its self, and, where one is a property or a method too,
-    those its code reads."""
+    ``name``, reads off its self for what it returns (its return statements, and
+    the tests deciding which of them runs; not a log line's or an assert's), and,
+    where one is a property or a method too, those its code reads so."""
     if obj is MISSING or not own_object(obj):
         return []
     prop = inspect.getattr_static(type(obj), name, None)
     fget = getattr(prop, "fget", None) if isinstance(prop, property) else prop
     if not isinstance(fget, types.FunctionType) or not fget.__code__.co_argcount:
         return []
+    code = fget.__code__
+    own = _Region((code, -1, 1 << 62), {})
+    me = code.co_varnames[0]
     out = []
-    for attr in _self_loads(fget.__code__, fget.__code__.co_varnames[0]):
+    for attr in dict.fromkeys(q[1][1] for q in own.returned() if q[0] == me and
+                              len(q) > 1 and q[1][0] == "."):
         out.append(((".", attr),))
         if depth < 1:
             out += _getter_reads(obj, attr, depth + 1)
@@ -374,6 +379,8 @@ class _Region:
         self.decisions: list = []    # (what a for loop's or a test's outcome reads,
         #                              the lines it decides to run)
         self.launches: set = set()   # lines of kernel launches, k[grid, block, body](...)
+        self.returns: set = set()    # what its return statements read
+        self.return_lines: set = set()
         self.held = {_holder(code_ins, i) for i, ins in enumerate(code_ins)   # loads of
                      if lo < ins.offset < hi}                  # what a step takes (st of st.k)
         stored: set = set()          # the paths stored so far
@@ -427,6 +434,10 @@ class _Region:
                 if i not in self.held:
                     self.whole.add(path)
                     self.read_whole.append((ins, path))
+        if op == "RETURN_VALUE" or op == "RETURN_CONST":   # (a getter's: what it gives)
+            self.return_lines.add(ins.positions.lineno)
+            if op == "RETURN_VALUE":
+                self.returns |= _read_by(code_ins, i, 1, stored, made)
         if op == "GET_ITER":   # [x[o:o + 2] for o in offs]: (3.11) its own code
             self._comprehension(code_ins, i, stored, made)
         elif op == "FOR_ITER":   # for _ in lst, range(k): how many times it runs
@@ -547,6 +558,12 @@ class _Region:
         leads to ``work`` (lines recording some): a for loop's iterable or
         ``range()`` bound, an if or a while test, a comprehension's iterable."""
         return any(lines & work and _reads(read, path) for read, lines in self.decisions)
+
+    def returned(self) -> set:
+        """What the code reads for what it returns: its return statements, and the
+        tests deciding which of them runs."""
+        return self.returns.union(*(read for read, lines in self.decisions
+                                    if lines & self.return_lines))
 
     def sizes_with(self, path: tuple) -> bool:
         """Whether the body sizes a temporary by the slot at ``path``

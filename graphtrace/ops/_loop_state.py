@@ -419,14 +419,17 @@ class LoopState:
                 continue
             code = fn.__code__
             names = code.co_varnames[bound:code.co_argcount + code.co_kwonlyargcount]
-            params = [key for key, reads in args.items() if any(
-                q[:len(path)] == path or q[-1] == _WHOLE and _within(q[:-1], path)
-                for q in reads)]
-            held = [(p,) for p in (names if None in params else [
-                p if type(p) is str else names[p] for p in params
-                if type(p) is str or p < len(names)])]
+            below = {key: _below(reads, path) for key, reads in args.items()}
+            if None in below and below[None] is not None:   # keywords unknown: any
+                held = [(p,) for p in names]
+            else:
+                held = [((key if type(key) is str else names[key]),) + rest
+                        for key, rest in below.items() if rest is not None and
+                        (type(key) is str or key < len(names))]
             held += [(n,) + path[1:] for n, v in _named(fn).items() if v is self.now.get(
                 path[0], MISSING) and (n == path[0] or path[0] == f"{callee[0]}.<{n}>")]
+            if bound and path[:len(callee) - 1] == callee[:-1]:   # st.step(body): its self
+                held.append((code.co_varnames[0],) + path[len(callee) - 1:])
             if held:
                 yield fn, _Region((code, -1, 1 << 62), dict(fn.__globals__)), held
 
@@ -549,6 +552,21 @@ def _left(v):
         return operator.length_hint(v, -1)
     except Exception:  # noqa: BLE001  (one that cannot tell: not watched)
         return None
+
+
+def _below(reads: set, path: tuple):
+    """Where an argument reading ``reads`` holds the slot at ``path``: ``()`` where
+    it is the slot, or what a number computed from it (``k * 2``); the rest of the
+    path where it holds it within (``cfg`` handed whole: ``((".", "it"),)`` of
+    ``cfg.it``); None where it does not read it."""
+    out = None
+    for q in reads:
+        if q[:len(path)] == path:
+            return ()
+        if q[-1] == _WHOLE and _within(q[:-1], path):
+            n = len(q) - 1
+            out = path[n:] if path[:n] == q[:-1] else ()   # (cfg.values: cfg whole)
+    return out
 
 
 _PLAIN_METHODS = ("__iter__", "__len__", "__getitem__", "items", "keys", "values")

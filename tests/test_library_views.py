@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import graphtrace as gt
-from graphtrace import buffers, deps, trace
+from graphtrace import buffers, deps, roots
 from graphtrace.ops.kernel import Adapter
 from helpers import FakeDeviceArray
 
@@ -130,8 +130,8 @@ def test_a_view_of_a_new_geometry_is_made_by_the_compiled_path(array, monkeypatc
     made = []
 
     def program(s, x, note):   # (the argument x taken in, the Python path is watched)
-        monkeypatch.setattr(trace, "as_buffer", lambda obj: made.append(obj))
-        monkeypatch.setattr(trace, "device_buffer", lambda obj, cai: made.append(obj))
+        monkeypatch.setattr(roots, "as_buffer", lambda obj: made.append(obj))
+        monkeypatch.setattr(roots, "device_buffer", lambda obj, cai: made.append(obj))
         for i in range(8):
             s.launch(RW, 1, 32, x.view(i * 64, (16,)), x)
             note(x.view(i * 64, (16,)))

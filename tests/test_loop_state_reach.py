@@ -134,6 +134,15 @@ def _helper_decides(s, a, b, n):
         k += 1
 
 
+def _helper_star_args(s, a, b, n):
+    k = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # helper star args
+        args = (a, b, k)
+        _ordered(body, *args)
+        count[1, 1, body](n)
+        k += 1
+
+
 def _repeated(body, a, times):
     for _ in range(times):
         add[1, 4, body](a, 1.0)
@@ -213,6 +222,7 @@ def _closure_picker(s, a, b, n):
     (_generator_next, "generator next", "the position of iterator arrays"),
     (_helper_decides, "helper decides", "changes k,"),
     (_helper_loops, "helper loops", "changes k,"),
+    (_helper_star_args, "helper star args", "changes k,"),
     (_method_decides, "method decides", "st.k"),
     (_global_picker, "global picker", "changes TURN,"),
     (_closure_picker, "closure picker", "changes pick.<k>,"),

@@ -493,6 +493,9 @@ class _Region:
             self.passes.append((code_ins[i].positions.lineno, path,
                                 _arguments(code_ins, i, n, stored, made),
                                 _arguments(code_ins, i, n, stored, made, False)))
+        elif path is not None:   # step(body, *args): which parameter takes what, unknown
+            every = {None: _read_by(code_ins, i, n, stored, made)}
+            self.passes.append((code_ins[i].positions.lineno, path, every, every))
         if callee is not None and callee.opname in _ATTR_LOADS:
             if callee.argval in _MAKERS and self._on_stream(code_ins, j - 1, stored):
                 self.sized |= _read_by(code_ins, i, n, stored, made)

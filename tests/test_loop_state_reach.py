@@ -58,6 +58,15 @@ def _attribute_from_counter(s, a, b, n):
         it += 1
 
 
+def _setattr_from_counter(s, a, b, n):
+    st, it = types.SimpleNamespace(w=1.0), 0   # (its first value: what it held)
+    with s.while_loop(gt.cond(n) < 3) as body:   # setattr from counter
+        setattr(st, "w", 1.0 / (it + 1))
+        add[1, 4, body](a, st.w)
+        count[1, 1, body](n)
+        it += 1
+
+
 def _item_from_counter(s, a, b, n):
     cfg, it = {"w": 0.0}, 0
     with s.while_loop(gt.cond(n) < 3) as body:   # item from counter
@@ -214,6 +223,7 @@ def _closure_picker(s, a, b, n):
 @pytest.mark.parametrize("program, marker, named", [
     (_attribute_from_counter, "attribute from counter", "changes it,"),
     (_item_from_counter, "item from counter", "changes it,"),
+    (_setattr_from_counter, "setattr from counter", "changes it,"),
     (_property_pick, "property pick", "st.i"),
     (_method_pick, "method pick", "st.i"),
     (_list_pop, "list pop", "len(stack)"),

@@ -483,6 +483,9 @@ class _Region:
         callee = code_ins[j - 1] if j > 0 else None
         if callee is not None and _reads_item(callee):   # k[grid, block, body](x)
             self.launches.add(code_ins[i].positions.lineno)
+        if callee is not None and callee.opname == "LOAD_GLOBAL" and \
+                callee.argval == "setattr" and code_ins[i].opname in _CALLS:
+            self._setattr(code_ins, i, n, stored, made)
         if callee is None or callee.opname != "LOAD_GLOBAL" or callee.argval not in _CLAMPS:
             self.takes.setdefault(code_ins[i].positions.lineno, set()).update(
                 _handed_on(code_ins, i, n, stored, made))
@@ -503,6 +506,20 @@ class _Region:
                     self._on_stream(code_ins, j - 1, stored):
                 # k.forall(m, stream=body), body.launch(k, *cfg, x): a launch's size
                 self.indexed |= _read_by(code_ins, i, n, stored, made)
+
+    def _setattr(self, code_ins: list, i: int, n: int, stored: set, made: dict) -> None:
+        """``setattr(st, "w", 1.0 / (it + 1))``, a name the code spells: a store of
+        ``st.w`` made from what its value reads, as ``st.w = ...`` is."""
+        ends = [end for key, end in _parameters(code_ins, i, n) if type(key) is int]
+        if len(ends) != 3 or code_ins[ends[1] - 1].opname not in _CONSTS or \
+                type(code_ins[ends[1] - 1].argval) is not str:
+            return
+        holder = _chain(code_ins, ends[0] - 1)
+        if holder is not None and holder[:1] not in stored:
+            path = holder + ((".", code_ins[ends[1] - 1].argval),)
+            made[path] = _read_by(code_ins, ends[2], 1, stored, made)
+            stored.add(path)
+            self.first.setdefault(path, "store")
 
     def _picks_text(self, code_ins: list, i: int, values: int, stored: set) -> bool:
         """Whether the subscript ``code_ins[i]`` picks from a string, or a list,

@@ -2,6 +2,7 @@
 import functools
 import textwrap
 import types
+import weakref
 
 import numpy as np
 import pytest
@@ -638,3 +639,21 @@ def test_the_libraries_a_regions_code_names_are_switched_to_the_capture(fn, libr
     node = types.SimpleNamespace(target=fn, args=(buffers.Buffer.__new__(buffers.Buffer),))
     node.args[0].obj = cupy_array
     assert _libraries(node) == {"cupy"} | libraries   # the arrays' and the code's
+
+
+class _Gone:
+    pass
+
+
+_DEAD = weakref.proxy(_Gone())   # its object collected at once
+
+
+def _names_a_dead_proxy(z, u):
+    _DEAD.x(z, u)
+
+
+def test_a_region_naming_a_dead_weak_proxy_switches_what_its_arrays_say():
+    """A global the region's code names that answers no question (a weak proxy
+    whose object is gone raises ReferenceError) names no library."""
+    from graphtrace.ops.captured import _named_libraries
+    assert _named_libraries(_names_a_dead_proxy) == set()

@@ -338,8 +338,11 @@ def _named_libraries(fn, depth: int = 0) -> set:
     named += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
     out: set = set()
     for v in named:
-        module = v.__name__ if isinstance(v, types.ModuleType) else \
-            getattr(v, "__module__", None) or type(v).__module__
+        try:
+            module = v.__name__ if isinstance(v, types.ModuleType) else \
+                getattr(v, "__module__", None) or type(v).__module__
+        except Exception:  # noqa: BLE001  (a dead weak proxy, an object answering oddly)
+            continue
         top = module.split(".")[0] if isinstance(module, str) else ""
         if top in ("cupy", "cupyx", "torch"):
             out.add("cupy" if top == "cupyx" else top)

@@ -56,7 +56,10 @@ sys.path.insert(0, ROOT)
 import graphtrace as gt  # noqa: E402
 from graphtrace import deps  # noqa: E402
 from graphtrace.ops.kernel import Adapter, speedups_module  # noqa: E402
-from graphtrace.stream import use_speedups  # noqa: E402
+try:   # (trace_ab.py runs this file against older versions too: trace.py held it)
+    from graphtrace.stream import use_speedups  # noqa: E402
+except ImportError:
+    from graphtrace.trace import use_speedups  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WINDOW, PLACES = 64, 1024

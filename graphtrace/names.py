@@ -62,6 +62,15 @@ def _global_names(code) -> list[str]:
     return hit
 
 
+def _filled(cell) -> bool:
+    """Whether a closure cell holds a value (not one its function has yet to set)."""
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
+
+
 def _stored(code) -> frozenset:
     """Global and free names a code object (or code nested in it) assigns or deletes:
     state the function keeps (``global calls; calls += 1``), not a setting it reads."""

@@ -19,7 +19,7 @@ import sys
 import types
 
 from ..chains import MISSING
-from ..names import _global_names
+from ..names import _filled, _global_names
 from ..owners import own_object
 from ._loop_paths import _ITEMS, _LEN, _WHOLE, _reads, _resolve, _text, _within
 
@@ -72,14 +72,6 @@ def _named(fn) -> dict:
     out.update((name, cell.cell_contents) for name, cell in
                zip(code.co_freevars, fn.__closure__ or ()) if _filled(cell))
     return out
-
-
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:
-        return False
-    return True
 
 
 def _begin(code_ins: list, i: int, values: int) -> tuple:

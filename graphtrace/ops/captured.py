@@ -41,7 +41,7 @@ from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, I
                       SimulationError, format_source)
 from .._driver import current
 from ..chains import nested_codes
-from ..names import _global_names
+from ..names import _filled, _global_names
 from ..placement import place
 from ..tree import leaves, tree_map
 from ..scalar import Scalar
@@ -349,14 +349,6 @@ def _named_libraries(fn, depth: int = 0) -> set:
         elif depth < 2 and isinstance(v, types.FunctionType) and v is not fn:
             out |= _named_libraries(v, depth + 1)
     return out
-
-
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:   # a closure cell not yet filled
-        return False
-    return True
 
 
 def _temporaries_library(node) -> str:

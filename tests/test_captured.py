@@ -627,11 +627,61 @@ def _plain(z, u):
     u[...] = z
 
 
+# torch reached only through an object the region holds: a module of the user's
+# (a subclass of torch's) held as an attribute, or a method whose code names torch
+_TorchModule = type("Module", (), {"__module__": "torch.nn.modules.module"})
+
+
+class _Net(_TorchModule):
+    def __call__(self, z, u):
+        u[...] = z
+
+
+class _Model:
+    def __init__(self):
+        self.net, self.scale = _Net(), 2.0
+
+    def region(self, z, u):
+        self.net(z, u)
+
+    def by_method(self, z, u):
+        self.forward(z, u)
+
+    def forward(self, z, u):
+        _cumsum_by_torch(z, u)
+
+
+class _Settings:
+    def __init__(self):
+        self.n, self.name = 3, "plain"
+
+    def region(self, z, u):
+        u[...] = z * self.n
+
+
+_MODEL = _Model()
+
+
+def _by_a_global_model(z, u):
+    _MODEL.net(z, u)
+
+
+def _held_by_a_closure():
+    model = _Model()
+
+    def region(z, u):
+        model.net(z, u)
+    return region
+
+
 @pytest.mark.parametrize("fn, libraries", [
     (_cumsum_by_torch, {"torch"}), (_by_cupyx, {"cupy"}), (_helper_by_torch, {"torch"}),
     (functools.partial(_cumsum_by_torch, 1), {"torch"}), (_CallsTorch(), {"torch"}),
     (_CallsTorch().step, {"torch"}), (_imported_from_torch, {"torch"}), (_plain, set()),
-    (lambda z, u: _torch.cumsum(z, out=u), {"torch"})])
+    (lambda z, u: _torch.cumsum(z, out=u), {"torch"}),
+    (_Model().region, {"torch"}), (_Model().by_method, {"torch"}), (_Net(), {"torch"}),
+    (_by_a_global_model, {"torch"}), (_held_by_a_closure(), {"torch"}),
+    (functools.partial(_plain, _Net()), {"torch"}), (_Settings().region, set())])
 def test_the_libraries_a_regions_code_names_are_switched_to_the_capture(fn, libraries):
     from graphtrace.ops.captured import _libraries, _named_libraries
     assert _named_libraries(fn) == libraries

@@ -326,28 +326,78 @@ def _named_libraries(fn, depth: int = 0) -> set:
     method's, a callable object's ``__call__``), the code nested in it, or of the
     functions of the program's it names by global or closure name (two levels),
     names them or something of theirs (``torch``, ``cp.exp``, ``from torch import
-    cumsum``; cupyx counts as cupy)."""
+    cumsum``; cupyx counts as cupy); and where an object of the program's that it
+    names or holds (a bound method's ``self``, a partial's arguments, the callable
+    object itself) holds one of theirs (``self.net``, a ``torch.nn.Module``) or has
+    methods whose code names them (``self.forward(z)``)."""
+    held = [*getattr(fn, "args", ()), *getattr(fn, "keywords", {}).values()] \
+        if hasattr(fn, "func") else []
     fn = getattr(fn, "func", fn)   # (a partial)
+    held.append(getattr(fn, "__self__", None))
     fn = getattr(fn, "__func__", fn)   # (a bound method)
     if not isinstance(fn, types.FunctionType):
+        held.append(fn)
         fn = getattr(type(fn), "__call__", None)
         if not isinstance(fn, types.FunctionType):
-            return set()
-    named = [fn.__globals__.get(name) for code in nested_codes(fn.__code__)
-             for name in _global_names(code)]
-    named += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+            fn = None
+    named = held
+    if fn is not None:
+        named += [fn.__globals__.get(name) for code in nested_codes(fn.__code__)
+                  for name in _global_names(code)]
+        named += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
     out: set = set()
     for v in named:
         try:
-            module = v.__name__ if isinstance(v, types.ModuleType) else \
-                getattr(v, "__module__", None) or type(v).__module__
+            lib = _library_of(v)
+            if lib:
+                out.add(lib)
+            elif depth < 2 and isinstance(v, types.FunctionType) and v is not fn:
+                out |= _named_libraries(v, depth + 1)
+            elif depth < 2 and v is not None and not isinstance(v, _NOT_HOLDERS):
+                out |= _held_libraries(v, depth)
         except Exception:  # noqa: BLE001  (a dead weak proxy, an object answering oddly)
             continue
+    return out
+
+
+# what holds no library object of interest: code, classes, modules, plain values
+_NOT_HOLDERS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+                types.ModuleType, str, bytes, int, float, complex, bool)
+
+
+def _library_of(v) -> str | None:
+    """"cupy" or "torch" where ``v`` is one of theirs: a module, a function of
+    theirs, a class that is or derives from one of theirs, or an object of such a
+    class (a user's ``torch.nn.Module``); None otherwise."""
+    try:
+        if isinstance(v, types.ModuleType):
+            modules = [v.__name__]
+        elif isinstance(v, type):   # a class of theirs, or a user's subclass of one
+            modules = [c.__module__ for c in v.__mro__]
+        else:
+            modules = [getattr(v, "__module__", None) or type(v).__module__,
+                       *(c.__module__ for c in type(v).__mro__)]
+    except Exception:  # noqa: BLE001  (a dead weak proxy, an object answering oddly)
+        return None
+    for module in modules:
         top = module.split(".")[0] if isinstance(module, str) else ""
         if top in ("cupy", "cupyx", "torch"):
-            out.add("cupy" if top == "cupyx" else top)
-        elif depth < 2 and isinstance(v, types.FunctionType) and v is not fn:
-            out |= _named_libraries(v, depth + 1)
+            return "cupy" if top == "cupyx" else top
+    return None
+
+
+def _held_libraries(obj, depth: int) -> set:
+    """The libraries an object of the program's holds (its attributes, two levels
+    deep) or whose methods' code names them (``self.forward`` naming torch)."""
+    out = {lib for _, v in _object_attributes(obj) for x in [v, *leaves(v)]
+           if (lib := _library_of(x))}
+    try:
+        methods = [f for c in type(obj).__mro__ if c is not object
+                   for f in vars(c).values() if isinstance(f, types.FunctionType)]
+    except Exception:  # noqa: BLE001  (an object answering oddly)
+        return out
+    for f in methods:
+        out |= _named_libraries(f, depth + 1)
     return out
 
 

@@ -262,3 +262,43 @@ def test_a_region_running_torch_on_cupy_arrays_is_captured(cp):
         assert cp.allclose(y, cp.cumsum(z) / 1000), k
         z *= 2.0
     assert f.cache_info().misses == 1
+
+
+def test_a_region_reaching_torch_through_an_object_it_holds_is_captured(cp):
+    """A bound method handed cupy arrays whose work is a torch module it holds
+    (``self.net(x)``): torch's stream is switched to the capture too. Only the
+    libraries the code named and the arrays' were, so the network ran once, when
+    the graph was built, and later calls kept the first call's y."""
+    torch = pytest.importorskip("torch")
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(64, 64, dtype=torch.float64, device="cuda")
+            self.lin.requires_grad_(False)
+
+        def forward(self, x):
+            return torch.tanh(self.lin(torch.as_tensor(x, device="cuda")))
+
+    class Stepper:   # a solver step as a user writes it: its code names only cupy
+        def __init__(self, net):
+            self.net = net
+
+        def step(self, x, y):
+            y[...] = cp.asarray(self.net(x))
+
+    stepper = Stepper(Net())
+
+    @gt.graph
+    def f(s, x, y):
+        s.captured(stepper.step, x, y, reads=[x], writes=[y])
+
+    rng = np.random.default_rng(6)
+    x, y = cp.asarray(rng.standard_normal((8, 64))), cp.zeros((8, 64))
+    for k in range(3):   # the same arrays, new values: the graph built once
+        f(x, y)
+        cp.cuda.runtime.deviceSynchronize()
+        want = cp.asarray(stepper.net(x))
+        assert cp.allclose(y, want), k
+        x *= 2.0
+    assert f.cache_info().misses == 1

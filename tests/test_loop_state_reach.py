@@ -220,7 +220,29 @@ def _closure_picker(s, a, b, n):
         count[1, 1, body](n)
 
 
+_Sel = collections.namedtuple("_Sel", "i")
+_Buffers = collections.namedtuple("_Buffers", "src dst")
+
+
+def _namedtuple_replaced(s, a, b, n):
+    bufs, sel = [a, b], _Sel(0)
+    with s.while_loop(gt.cond(n) < 3) as body:   # namedtuple replaced
+        add[1, 4, body](bufs[sel.i], 1.0)
+        count[1, 1, body](n)
+        sel = sel._replace(i=1 - sel.i)
+
+
+def _namedtuple_swapped(s, a, b, n):
+    st = _Buffers(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # namedtuple swapped
+        shift[1, 4, body](st.src, st.dst)
+        count[1, 1, body](n)
+        st = _Buffers(st.dst, st.src)
+
+
 @pytest.mark.parametrize("program, marker, named", [
+    (_namedtuple_replaced, "namedtuple replaced", "sel.i"),
+    (_namedtuple_swapped, "namedtuple swapped", "st.src"),
     (_attribute_from_counter, "attribute from counter", "changes it,"),
     (_item_from_counter, "item from counter", "changes it,"),
     (_setattr_from_counter, "setattr from counter", "changes it,"),
@@ -246,6 +268,26 @@ def test_state_a_body_reaches_its_work_by_otherwise_and_changes_is_refused(
     e = info.value
     assert e.source[1] == line_of(__file__, marker), str(e)
     assert named in str(e) and "Python runs the body once" in str(e), str(e)
+
+
+_Settings = collections.namedtuple("_Settings", "dt trips")
+
+
+def test_a_namedtuple_of_settings_replaced_only_for_a_count_runs_as_eagerly():
+    """A namedtuple of settings whose number the work takes stays fixed, and a
+    count in it the body replaces reaches no work: each iteration records the
+    same work."""
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        cfg = _Settings(dt=0.5, trips=0)
+        with s.while_loop(gt.cond(n) < 4) as body:
+            add[1, 4, body](a, cfg.dt)
+            count[1, 1, body](n)
+            cfg = cfg._replace(trips=cfg.trips + 1)
+
+    a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [2, 3, 4, 5] and host(n) == [4]
 
 
 def _mode(body, a, b, mode):

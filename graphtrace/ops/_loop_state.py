@@ -12,7 +12,8 @@ of the user's frame (for ``body=fn``, its closure, defaults and bound object),
 the globals the code names, the closures and globals of the functions it calls
 by name, and the items and attributes of the lists, tuples, deques, dicts (and their
 subclasses that read as they do: ``Counter``, ``defaultdict``), sets (their
-items as a whole) and objects of the program's own these hold, ``_DEPTH`` levels deep, where they
+items as a whole), namedtuples (their fields, by name: ``sel.i``) and objects
+of the program's own these hold, ``_DEPTH`` levels deep, where they
 hold arrays or numbers (a host array of numbers, such as indices or a time
 ``t[0]``, by its values up to ``_BY_VALUE`` bytes, by a digest of them up to
 ``_BY_DIGEST``, and a slice, by its values), and the lengths of those containers,
@@ -525,6 +526,9 @@ def _slots(root, name: str) -> dict:
                 if len(v) <= _MAX_ITEMS and all(type(x) in (str, bytes) or _is_number(x)
                                                 for x in v):
                     out[path + (_ITEMS,)] = (frozenset(v), None, (id(v), _ITEMS))
+            elif isinstance(v, tuple) and isinstance(getattr(t, "_fields", None), tuple):
+                below += [(x, path + ((".", k),), (id(v), (".", k)))   # a namedtuple's
+                          for k, x in zip(t._fields, v)]                # items, by name
             elif own_object(v):
                 below += [(x, path + ((".", k),), (id(v), (".", k))) for k, x in _attributes(v)]
         level = below

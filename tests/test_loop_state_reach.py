@@ -220,6 +220,75 @@ def _closure_picker(s, a, b, n):
         count[1, 1, body](n)
 
 
+class _Picks:
+    """Which array is read, given three calls deep (a property reading a method
+    that reads another), by an item (``st[0]``, its ``__getitem__``) and by an
+    attribute its ``__getattr__`` answers (``st.cur``)."""
+
+    def __init__(self, a, b):
+        self.bufs, self.i, self.trips = [a, b], 0, 0
+
+    def index(self):
+        return self.i
+
+    def current(self):
+        return self.index()
+
+    @property
+    def src(self):
+        return self.bufs[self.current()]
+
+    def __getitem__(self, k):
+        return self.bufs[(self.i + k) % 2]
+
+    def __getattr__(self, name):
+        if name == "cur":
+            return self.bufs[self.i]
+        raise AttributeError(name)
+
+
+def _deep_property(s, a, b, n):
+    st = _Picks(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # deep property
+        add[1, 4, body](st.src, 1.0)
+        count[1, 1, body](n)
+        st.i = 1 - st.i
+
+
+def _own_item(s, a, b, n):
+    st = _Picks(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # own item
+        add[1, 4, body](st[0], 1.0)
+        count[1, 1, body](n)
+        st.i = 1 - st.i
+
+
+def _own_getattr(s, a, b, n):
+    st = _Picks(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # own getattr
+        add[1, 4, body](st.cur, 1.0)
+        count[1, 1, body](n)
+        st.i = 1 - st.i
+
+
+def test_the_same_deep_reads_of_what_stays_fixed_run_as_eagerly():
+    """The same property, item and ``__getattr__`` reads where the body changes
+    only a count they do not read: each iteration records the same work."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        st = _Picks(a, b)
+        with s.while_loop(gt.cond(n) < 3) as body:
+            add[1, 4, body](st.src, 1.0)
+            add[1, 4, body](st[1], 2.0)
+            add[1, 4, body](st.cur, 4.0)
+            count[1, 1, body](n)
+            st.trips += 1
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [15, 16, 17, 18] and host(b) == [6, 6, 6, 6]
+
+
 _Sel = collections.namedtuple("_Sel", "i")
 _Buffers = collections.namedtuple("_Buffers", "src dst")
 
@@ -241,6 +310,9 @@ def _namedtuple_swapped(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
+    (_deep_property, "deep property", "st.i"),
+    (_own_item, "own item", "st.i"),
+    (_own_getattr, "own getattr", "st.i"),
     (_namedtuple_replaced, "namedtuple replaced", "sel.i"),
     (_namedtuple_swapped, "namedtuple swapped", "st.src"),
     (_attribute_from_counter, "attribute from counter", "changes it,"),

@@ -306,14 +306,18 @@ def _reads_item(ins) -> bool:
 def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
     """The attributes the code loads off objects of the program's own that are
     properties or methods (``st.src``, ``st.src()``: ``return self.bufs[self.i]``),
-    by their path -> the attributes of the same object their code reads, two levels
-    deep (a property or a method reading another), each also taken whole."""
+    and the items it loads by a constant key off those whose class defines
+    ``__getitem__`` (``st[0]``), by their path -> the attributes of the same object
+    their code reads, four levels deep (a property or a method reading another),
+    each also taken whole."""
     out: dict = {}
     for j, ins in enumerate(code_ins):
-        if lo < ins.offset < hi and ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        attr = ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
+        if lo < ins.offset < hi and (attr or _reads_item(ins)):
             path = _chain(code_ins, j)
             if path is not None and len(path) > 1 and path not in out:
-                reads = _getter_reads(_resolve(scope, path[:-1]), path[-1][1])
+                reads = _getter_reads(_resolve(scope, path[:-1]),   # st[0]: its __getitem__
+                                      path[-1][1] if attr else "__getitem__")
                 if reads:
                     out[path] = {q for r in reads for q in (path[:-1] + r,
                                                             path[:-1] + r + (_WHOLE,))}
@@ -325,10 +329,14 @@ def _getter_reads(obj, name: str, depth: int = 0) -> list:
     the program's own, that the getter of its property ``name``, or its method
     ``name``, reads off its self for what it returns (its return statements, and
     the tests deciding which of them runs; not a log line's or an assert's), and,
-    where one is a property or a method too, those its code reads so."""
+    where one is a property or a method too, those its code reads so; for an
+    attribute neither the object nor its class holds, those its class's
+    ``__getattr__`` reads."""
     if obj is MISSING or not own_object(obj):
         return []
     prop = inspect.getattr_static(type(obj), name, None)
+    if prop is None and name not in _own_dict(obj):   # its class's __getattr__
+        prop = inspect.getattr_static(type(obj), "__getattr__", None)
     fget = getattr(prop, "fget", None) if isinstance(prop, property) else prop
     if not isinstance(fget, types.FunctionType) or not fget.__code__.co_argcount:
         return []
@@ -339,9 +347,19 @@ def _getter_reads(obj, name: str, depth: int = 0) -> list:
     for attr in dict.fromkeys(q[1][1] for q in own.returned() if q[0] == me and
                               len(q) > 1 and q[1][0] == "."):
         out.append(((".", attr),))
-        if depth < 1:
+        if depth < 3:
             out += _getter_reads(obj, attr, depth + 1)
     return out
+
+
+def _own_dict(obj) -> dict:
+    """An object's ``__dict__``, read without running its own code (a
+    ``__getattr__`` answering for a slotted object): empty where it has none."""
+    try:
+        d = object.__getattribute__(obj, "__dict__")
+    except AttributeError:
+        return {}
+    return d if isinstance(d, dict) else {}
 
 
 class _Region:

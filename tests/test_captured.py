@@ -1,5 +1,6 @@
 """Captured regions (``s.captured``): recording, listing, dependencies, the simulator."""
 import functools
+import sys
 import textwrap
 import types
 import weakref
@@ -674,7 +675,18 @@ def _held_by_a_closure():
     return region
 
 
+def _imports_torch(z, u):
+    import torch as T   # imported when it runs: torch need not be installed here
+    T.cumsum(z, out=u)
+
+
+def _imports_from_cupyx(z, u):
+    from cupyx.scipy import ndimage
+    ndimage.uniform_filter(z, output=u)
+
+
 @pytest.mark.parametrize("fn, libraries", [
+    (_imports_torch, {"torch"}), (_imports_from_cupyx, {"cupy"}),
     (_cumsum_by_torch, {"torch"}), (_by_cupyx, {"cupy"}), (_helper_by_torch, {"torch"}),
     (functools.partial(_cumsum_by_torch, 1), {"torch"}), (_CallsTorch(), {"torch"}),
     (_CallsTorch().step, {"torch"}), (_imported_from_torch, {"torch"}), (_plain, set()),
@@ -689,6 +701,21 @@ def test_the_libraries_a_regions_code_names_are_switched_to_the_capture(fn, libr
     node = types.SimpleNamespace(target=fn, args=(buffers.Buffer.__new__(buffers.Buffer),))
     node.args[0].obj = cupy_array
     assert _libraries(node) == {"cupy"} | libraries   # the arrays' and the code's
+
+
+def test_temporaries_are_handed_to_a_region_as_the_library_its_code_names(monkeypatch):
+    """A region handed only temporaries whose code is torch's receives torch
+    tensors: it received cupy arrays (cupy first where both are imported), on
+    which its torch calls failed."""
+    from graphtrace.ops.captured import _temporaries_library
+    monkeypatch.setitem(sys.modules, "torch", _torch)
+    monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))
+    temporary = buffers.Buffer.__new__(buffers.Buffer)
+    temporary.obj = None
+    for fn, library in ((_cumsum_by_torch, "torch"), (_imports_torch, "torch"),
+                        (_plain, "cupy"), (_by_cupyx, "cupy")):
+        node = types.SimpleNamespace(target=fn, args=(temporary,))
+        assert _temporaries_library(node) == library, fn
 
 
 class _Gone:

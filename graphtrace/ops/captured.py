@@ -40,7 +40,7 @@ from ..buffers import Buffer, as_buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, format_source)
 from .._driver import current
-from ..chains import nested_codes
+from ..chains import imported, nested_codes
 from ..names import _filled, _global_names
 from ..placement import place
 from ..tree import leaves, tree_map
@@ -326,7 +326,7 @@ def _named_libraries(fn, depth: int = 0) -> set:
     method's, a callable object's ``__call__``), the code nested in it, or of the
     functions of the program's it names by global or closure name (two levels),
     names them or something of theirs (``torch``, ``cp.exp``, ``from torch import
-    cumsum``; cupyx counts as cupy); and where an object of the program's that it
+    cumsum``, ``import torch as T`` inside it; cupyx counts as cupy); and where an object of the program's that it
     names or holds (a bound method's ``self``, a partial's arguments, the callable
     object itself) holds one of theirs (``self.net``, a ``torch.nn.Module``) or has
     methods whose code names them (``self.forward(z)``)."""
@@ -340,12 +340,13 @@ def _named_libraries(fn, depth: int = 0) -> set:
         fn = getattr(type(fn), "__call__", None)
         if not isinstance(fn, types.FunctionType):
             fn = None
-    named = held
+    named, out = held, set()
     if fn is not None:
-        named += [fn.__globals__.get(name) for code in nested_codes(fn.__code__)
-                  for name in _global_names(code)]
+        codes = nested_codes(fn.__code__)
+        named += [fn.__globals__.get(name) for code in codes for name in _global_names(code)]
         named += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
-    out: set = set()
+        out |= {_LIBRARIES[top] for code in codes for head, _ in imported(code).values()
+                if (top := head.strip("<>").split(".")[0]) in _LIBRARIES}   # import torch as T
     for v in named:
         try:
             lib = _library_of(v)
@@ -381,9 +382,13 @@ def _library_of(v) -> str | None:
         return None
     for module in modules:
         top = module.split(".")[0] if isinstance(module, str) else ""
-        if top in ("cupy", "cupyx", "torch"):
-            return "cupy" if top == "cupyx" else top
+        if top in _LIBRARIES:
+            return _LIBRARIES[top]
     return None
+
+
+_LIBRARIES = {"cupy": "cupy", "cupyx": "cupy", "torch": "torch"}   # a module's top name ->
+#                                                                    the library switched
 
 
 def _held_libraries(obj, depth: int) -> set:
@@ -403,8 +408,9 @@ def _held_libraries(obj, depth: int) -> set:
 
 def _temporaries_library(node) -> str:
     """The library whose arrays a region's temporaries are handed as: that of its
-    other arrays (cupy first), else the first of cupy and torch imported."""
-    handed = _handed(node) & _SWITCHED or _SWITCHED
+    other arrays or its code (cupy first), else the first of cupy and torch
+    imported."""
+    handed = _libraries(node)
     return next((lib for lib in ("cupy", "torch") if lib in handed and lib in sys.modules),
                 "numba")
 

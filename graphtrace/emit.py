@@ -333,6 +333,8 @@ class CompiledGraph(Binding):
         self._launched = None          # the argument objects of the latest launch
         self._again = None             # what launch() repeats at once (its short way)
         self._held = deque()           # (event, objects) of earlier bindings still in use
+        # nodes reading memory no argument brings, which may move between launches
+        self._watched = tuple(n for n in self.ir.walk() if n.op.watches) or None
 
     # --- running -----------------------------------------------------------
     def _make_current(self):
@@ -347,6 +349,8 @@ class CompiledGraph(Binding):
 
     def launch(self, stream=None) -> None:
         """Replay the graph on ``stream`` (asynchronous)."""
+        if self._watched is not None:
+            self._update_moved()
         again = self._again   # the last launch's stream and binding again: one driver call
         if again is not None and again[0] is stream and self._objs is self._launched \
                 and again[1] is self.graph and getattr(_tls, "device_id", None) == \
@@ -367,6 +371,24 @@ class CompiledGraph(Binding):
         self._again = None if stream is None else \
             (stream, self.graph, self.graph._driver.cuGraphLaunch, self.graph.handle,
              self.graph._stream(s), self.gpu.clock)
+
+    def _update_moved(self) -> None:
+        """Update first the nodes whose library memory moved (``ops.base.Op.moved``:
+        a captured region's torch module given a new parameter is captured again)."""
+        moved = [n for n in self._watched if n.op.moved(self.gpu, n)]
+        if not moved:
+            return
+        self._make_current()
+        devices = self.gpu.devices
+        for node in moved:
+            op = node.op if devices is None else devices.op(node)
+            self._update(node, op.update_definition)
+            if not self.gpu.reshaped:
+                self._update(node, op.update)
+        how = "instantiated anew" if self.gpu.reshaped else "node by node"
+        if self.gpu.reshaped:
+            self._reinstantiate()
+        log.route(self.ir.name, how, len(moved), "memory a captured region reads moved")
 
     def _hold(self, stream) -> None:
         """Keep the arrays of earlier bindings alive until their launches are done.

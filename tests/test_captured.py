@@ -718,6 +718,60 @@ def test_temporaries_are_handed_to_a_region_as_the_library_its_code_names(monkey
         assert _temporaries_library(node) == library, fn
 
 
+class _FakeTensor:
+    is_cuda = True
+
+    def __init__(self, ptr):
+        self.ptr = ptr
+
+    def data_ptr(self):
+        return self.ptr
+
+
+class _FakeModule:
+    def __init__(self, *tensors):
+        self.tensors = list(tensors)
+
+    def parameters(self):
+        return iter(self.tensors[:-1])
+
+    def buffers(self):
+        return iter(self.tensors[-1:])
+
+
+def test_the_tensors_a_region_reaches_are_watched_for_new_memory(monkeypatch):
+    """The parameters and buffers of the torch modules a region names, closes over
+    or holds (a bound method's object), and torch tensors it holds: each is
+    compared with the address the latest capture read at every launch
+    (``CapturedOp.moved``), so a module given a new weight is captured again."""
+    from graphtrace.ops.captured import CAPTURED, library_tensors
+    fake = types.ModuleType("torch")
+    fake.nn, fake.Tensor = types.SimpleNamespace(Module=_FakeModule), _FakeTensor
+    monkeypatch.setitem(sys.modules, "torch", fake)
+    w, b, running = _FakeTensor(16), _FakeTensor(32), _FakeTensor(48)
+    net, held = _FakeModule(w, b, running), _FakeTensor(64)
+
+    def by_closure(x, y):
+        y[...] = net(x)
+
+    class Holder:
+        def __init__(self):
+            self.net, self.extra, self.scale = _FakeModule(held, w), held, 2.0
+
+        def step(self, x, y):
+            y[...] = self.net(x) * self.scale
+
+    assert library_tensors(by_closure) == [w, b, running]
+    assert library_tensors(Holder().step) == [held, w]
+    assert library_tensors(functools.partial(_plain, net)) == [w, b, running]
+    assert library_tensors(_plain) == []
+    region = types.SimpleNamespace(watched=[(x, x.data_ptr()) for x in (w, b)])
+    gpu, node = types.SimpleNamespace(state={3: region}), types.SimpleNamespace(index=3)
+    assert not CAPTURED.moved(gpu, node)
+    b.ptr = 80   # new memory under the same tensor (b.data = ...)
+    assert CAPTURED.moved(gpu, node)
+
+
 class _Gone:
     pass
 

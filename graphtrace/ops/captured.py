@@ -259,6 +259,7 @@ class _Region:
         self.others = Joined(first, devices[1:]) if len(devices) > 1 else None
         self.cupy_pool = self.torch_pool = None
         self.latest = None   # the definition of the latest capture
+        self.watched: list = []   # (tensor, its address) the latest capture read
 
     def capture(self, gpu, node):
         """``node``'s function captured with the binding's values: a GraphDefinition.
@@ -298,6 +299,7 @@ class _Region:
                 builder.end_building()
         self.latest = builder.graph_definition
         builder.close()
+        self.watched = [(x, x.data_ptr()) for x in library_tensors(node.target)]
         _refuse_result(node, result, args, CaptureError)
         return self.latest
 
@@ -321,15 +323,29 @@ def _handed(node) -> set:
             if isinstance(b, Buffer) and b.obj is not None}
 
 
-def _named_libraries(fn, depth: int = 0) -> set:
+def _named_libraries(fn) -> set:
     """cupy and torch where the code of ``fn`` (a function, a ``partial``'s, a bound
     method's, a callable object's ``__call__``), the code nested in it, or of the
     functions of the program's it names by global or closure name (two levels),
     names them or something of theirs (``torch``, ``cp.exp``, ``from torch import
-    cumsum``, ``import torch as T`` inside it; cupyx counts as cupy); and where an object of the program's that it
-    names or holds (a bound method's ``self``, a partial's arguments, the callable
-    object itself) holds one of theirs (``self.net``, a ``torch.nn.Module``) or has
-    methods whose code names them (``self.forward(z)``)."""
+    cumsum``, ``import torch as T`` inside it; cupyx counts as cupy); and where an
+    object of the program's that it names or holds (a bound method's ``self``, a
+    partial's arguments, the callable object itself) holds one of theirs
+    (``self.net``, a ``torch.nn.Module``) or has methods whose code names them
+    (``self.forward(z)``)."""
+    return {lib for v in _reached_values(fn) if (lib := _library_of(v))}
+
+
+class _Import(str):
+    """The name of a module a function imports inside itself (``import torch as T``)."""
+
+
+def _reached_values(fn, depth: int = 0, seen=None):
+    """The values ``fn`` reaches, as ``_named_libraries`` reads them: those it
+    holds and names, the modules it imports (``_Import``), and, through those not
+    of a library, what the functions it names (two levels) and the objects of the
+    program's it names or holds reach: their attributes, and their methods'."""
+    seen = set() if seen is None else seen
     held = [*getattr(fn, "args", ()), *getattr(fn, "keywords", {}).values()] \
         if hasattr(fn, "func") else []
     fn = getattr(fn, "func", fn)   # (a partial)
@@ -340,25 +356,28 @@ def _named_libraries(fn, depth: int = 0) -> set:
         fn = getattr(type(fn), "__call__", None)
         if not isinstance(fn, types.FunctionType):
             fn = None
-    named, out = held, set()
-    if fn is not None:
+    named = held
+    if fn is not None and id(fn) not in seen:
+        seen.add(id(fn))
         codes = nested_codes(fn.__code__)
         named += [fn.__globals__.get(name) for code in codes for name in _global_names(code)]
         named += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
-        out |= {_LIBRARIES[top] for code in codes for head, _ in imported(code).values()
-                if (top := head.strip("<>").split(".")[0]) in _LIBRARIES}   # import torch as T
+        yield from (_Import(head.strip("<>")) for code in codes
+                    for head, _ in imported(code).values())
     for v in named:
         try:
-            lib = _library_of(v)
-            if lib:
-                out.add(lib)
-            elif depth < 2 and isinstance(v, types.FunctionType) and v is not fn:
-                out |= _named_libraries(v, depth + 1)
-            elif depth < 2 and v is not None and not isinstance(v, _NOT_HOLDERS):
-                out |= _held_libraries(v, depth)
+            if v is None:
+                continue
+            yield v
+            if _library_of(v) or depth >= 2:
+                continue
+            if isinstance(v, types.FunctionType):
+                if v is not fn:
+                    yield from _reached_values(v, depth + 1, seen)
+            elif not isinstance(v, _NOT_HOLDERS):
+                yield from _held_values(v, depth, seen)
         except Exception:  # noqa: BLE001  (a dead weak proxy, an object answering oddly)
             continue
-    return out
 
 
 # what holds no library object of interest: code, classes, modules, plain values
@@ -371,7 +390,9 @@ def _library_of(v) -> str | None:
     theirs, a class that is or derives from one of theirs, or an object of such a
     class (a user's ``torch.nn.Module``); None otherwise."""
     try:
-        if isinstance(v, types.ModuleType):
+        if isinstance(v, _Import):
+            modules = [v]
+        elif isinstance(v, types.ModuleType):
             modules = [v.__name__]
         elif isinstance(v, type):   # a class of theirs, or a user's subclass of one
             modules = [c.__module__ for c in v.__mro__]
@@ -391,19 +412,35 @@ _LIBRARIES = {"cupy": "cupy", "cupyx": "cupy", "torch": "torch"}   # a module's 
 #                                                                    the library switched
 
 
-def _held_libraries(obj, depth: int) -> set:
-    """The libraries an object of the program's holds (its attributes, two levels
-    deep) or whose methods' code names them (``self.forward`` naming torch)."""
-    out = {lib for _, v in _object_attributes(obj) for x in [v, *leaves(v)]
-           if (lib := _library_of(x))}
+def _held_values(obj, depth: int, seen: set):
+    """What an object of the program's holds (its attributes, two levels deep) and
+    what its methods' code reaches (``self.forward`` naming torch)."""
+    for _, v in _object_attributes(obj):
+        yield v
+        yield from leaves(v)
     try:
         methods = [f for c in type(obj).__mro__ if c is not object
                    for f in vars(c).values() if isinstance(f, types.FunctionType)]
     except Exception:  # noqa: BLE001  (an object answering oddly)
-        return out
+        return
     for f in methods:
-        out |= _named_libraries(f, depth + 1)
-    return out
+        yield from _reached_values(f, depth + 1, seen)
+
+
+def library_tensors(fn) -> list:
+    """The torch tensors a region's function reaches that no argument brings: the
+    parameters and buffers of the torch modules it names or holds (``LIN`` of
+    ``y.copy_(LIN(x))``, ``self.net``), and the tensors it holds so."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return []
+    out: dict = {}
+    for v in _reached_values(fn):
+        if isinstance(v, torch.nn.Module):
+            out.update((id(x), x) for x in (*v.parameters(), *v.buffers()))
+        elif isinstance(v, torch.Tensor) and v.is_cuda:
+            out[id(v)] = v
+    return list(out.values())
 
 
 def _temporaries_library(node) -> str:
@@ -519,7 +556,14 @@ class CapturedOp(Op):
     recorded. ``gpu.state`` keeps its ``_Region`` (capture stream, pools)."""
 
     kind = "captured"
-    driver_update = exec_update = True
+    driver_update = exec_update = watches = True
+
+    def moved(self, gpu, node) -> bool:
+        """Whether a tensor of the library state the latest capture read has other
+        memory now (``model.weight = nn.Parameter(...)``, ``model.half()``,
+        ``w.data = ...``): that capture reads freed memory; it is captured again."""
+        region = gpu.state.get(node.index)
+        return region is not None and any(x.data_ptr() != at for x, at in region.watched)
 
     def describe(self, node, namer) -> str:
         return f"{callable_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"

@@ -302,3 +302,55 @@ def test_a_region_reaching_torch_through_an_object_it_holds_is_captured(cp):
         assert cp.allclose(y, want), k
         x *= 2.0
     assert f.cache_info().misses == 1
+
+
+def test_a_region_whose_torch_module_gets_new_parameters_is_captured_again(cp):
+    """A region running a torch module it reaches by name or holds: given a new
+    weight (a new Parameter, or new memory under the same one: .data =, as
+    model.half() or .to() do), the next launch captures the region again. The
+    graph kept reading the old weight's memory, freed and given to other tensors."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(32, 32, dtype=torch.float64, device="cuda").requires_grad_(False)
+
+    class Holder:
+        def __init__(self, net):
+            self.net = net
+
+        def step(self, x, y):
+            y.copy_(self.net(x))
+
+    holder = Holder(torch.nn.Linear(32, 32, dtype=torch.float64, device="cuda"))
+    holder.net.requires_grad_(False)
+
+    def by_closure(x, y):
+        y.copy_(torch.relu(lin(x)))
+
+    @gt.graph
+    def f(s, x, y, z):
+        s.captured(by_closure, x, y, reads=[x], writes=[y])
+        s.captured(holder.step, y, z, reads=[y], writes=[z])
+
+    x = torch.randn(8, 32, dtype=torch.float64, device="cuda")
+    y, z = torch.zeros_like(x), torch.zeros_like(x)
+
+    def check(what):
+        f(x, y, z)
+        torch.cuda.synchronize()
+        want_y = torch.relu(lin(x))
+        assert torch.allclose(y, want_y), what
+        assert torch.allclose(z, holder.net(want_y)), what
+
+    check("first")
+    with torch.no_grad():   # in place: the same memory
+        lin.weight.mul_(-0.5)
+    check("weights changed in place")
+    lin.weight = torch.nn.Parameter(torch.randn(32, 32, dtype=torch.float64, device="cuda"),
+                                    requires_grad=False)
+    holder.net.bias.data = torch.randn(32, dtype=torch.float64, device="cuda")
+    torch.cuda.empty_cache()
+    junk = [torch.full((32, 32), 1e3, dtype=torch.float64, device="cuda") for _ in range(8)]
+    check("new weight and bias")
+    check("again")
+    assert f.cache_info().misses == 1   # captured again, not traced again
+    del junk

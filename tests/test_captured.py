@@ -719,6 +719,7 @@ def test_temporaries_are_handed_to_a_region_as_the_library_its_code_names(monkey
 
 
 class _FakeTensor:
+    __module__ = "torch"   # a library's: not walked as an object of the program's
     is_cuda = True
 
     def __init__(self, ptr):
@@ -729,47 +730,64 @@ class _FakeTensor:
 
 
 class _FakeModule:
-    def __init__(self, *tensors):
-        self.tensors = list(tensors)
+    """As torch.nn.Module keeps them: parameters, buffers and submodules by name."""
+    __module__ = "torch.nn.modules.module"
 
-    def parameters(self):
-        return iter(self.tensors[:-1])
+    def __init__(self, weight, running=None, **children):
+        self._parameters, self._buffers = {"weight": weight, "bias": None}, {}
+        self._modules = dict(children)
+        if running is not None:
+            self._buffers["running"] = running
 
-    def buffers(self):
-        return iter(self.tensors[-1:])
+    def modules(self):
+        yield self
+        for m in self._modules.values():
+            yield from m.modules()
 
 
-def test_the_tensors_a_region_reaches_are_watched_for_new_memory(monkeypatch):
+def test_the_memory_a_region_reaches_is_watched_for_new_memory(monkeypatch):
     """The parameters and buffers of the torch modules a region names, closes over
-    or holds (a bound method's object), and torch tensors it holds: each is
-    compared with the address the latest capture read at every launch
-    (``CapturedOp.moved``), so a module given a new weight is captured again."""
-    from graphtrace.ops.captured import CAPTURED, library_tensors
+    or holds (a bound method's object), their submodules, and torch tensors it
+    holds: at every launch ``CapturedOp.moved`` compares each with what the latest
+    capture read, so a module given a new weight (a new Parameter, a submodule
+    replaced, or new memory under the same tensor) is captured again."""
+    from graphtrace.ops.captured import CAPTURED, library_memory
     fake = types.ModuleType("torch")
     fake.nn, fake.Tensor = types.SimpleNamespace(Module=_FakeModule), _FakeTensor
     monkeypatch.setitem(sys.modules, "torch", fake)
-    w, b, running = _FakeTensor(16), _FakeTensor(32), _FakeTensor(48)
-    net, held = _FakeModule(w, b, running), _FakeTensor(64)
+    w, b, running, held = _FakeTensor(16), _FakeTensor(32), _FakeTensor(48), _FakeTensor(64)
+    net = _FakeModule(w, running, norm=_FakeModule(b))
 
     def by_closure(x, y):
         y[...] = net(x)
 
     class Holder:
         def __init__(self):
-            self.net, self.extra, self.scale = _FakeModule(held, w), held, 2.0
+            self.net, self.extra, self.scale = _FakeModule(w), held, 2.0
 
         def step(self, x, y):
             y[...] = self.net(x) * self.scale
 
-    assert library_tensors(by_closure) == [w, b, running]
-    assert library_tensors(Holder().step) == [held, w]
-    assert library_tensors(functools.partial(_plain, net)) == [w, b, running]
-    assert library_tensors(_plain) == []
-    region = types.SimpleNamespace(watched=[(x, x.data_ptr()) for x in (w, b)])
-    gpu, node = types.SimpleNamespace(state={3: region}), types.SimpleNamespace(index=3)
-    assert not CAPTURED.moved(gpu, node)
-    b.ptr = 80   # new memory under the same tensor (b.data = ...)
-    assert CAPTURED.moved(gpu, node)
+    def objects(fn):
+        return [x for _, _, x, _ in library_memory(fn)]
+
+    assert objects(by_closure) == [w, running, net._modules["norm"], b]
+    assert objects(Holder().step) == [w, held]
+    assert objects(functools.partial(_plain, net)) == objects(by_closure)
+    assert objects(_plain) == []
+    for change in ("new parameter", "new submodule", "new memory"):
+        norm = _FakeModule(b)
+        net._modules["norm"] = norm
+        region = types.SimpleNamespace(watched=library_memory(by_closure))
+        gpu, node = types.SimpleNamespace(state={3: region}), types.SimpleNamespace(index=3)
+        assert not CAPTURED.moved(gpu, node)
+        if change == "new parameter":
+            norm._parameters["weight"] = _FakeTensor(32)
+        elif change == "new submodule":
+            net._modules["norm"] = _FakeModule(b)
+        else:
+            b.ptr += 8   # b.data = ...: the same tensor, other memory
+        assert CAPTURED.moved(gpu, node), change
 
 
 class _Gone:

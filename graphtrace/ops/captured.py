@@ -259,7 +259,7 @@ class _Region:
         self.others = Joined(first, devices[1:]) if len(devices) > 1 else None
         self.cupy_pool = self.torch_pool = None
         self.latest = None   # the definition of the latest capture
-        self.watched: list = []   # (tensor, its address) the latest capture read
+        self.watched: list = []   # the library memory the latest capture read
 
     def capture(self, gpu, node):
         """``node``'s function captured with the binding's values: a GraphDefinition.
@@ -299,7 +299,7 @@ class _Region:
                 builder.end_building()
         self.latest = builder.graph_definition
         builder.close()
-        self.watched = [(x, x.data_ptr()) for x in library_tensors(node.target)]
+        self.watched = library_memory(node.target)
         _refuse_result(node, result, args, CaptureError)
         return self.latest
 
@@ -427,20 +427,29 @@ def _held_values(obj, depth: int, seen: set):
         yield from _reached_values(f, depth + 1, seen)
 
 
-def library_tensors(fn) -> list:
-    """The torch tensors a region's function reaches that no argument brings: the
-    parameters and buffers of the torch modules it names or holds (``LIN`` of
-    ``y.copy_(LIN(x))``, ``self.net``), and the tensors it holds so."""
+def library_memory(fn) -> list:
+    """What a region's function reads of the memory no argument brings, as
+    ``(where, key, object, address)``: each parameter and buffer of the torch
+    modules it names or holds (``LIN`` of ``y.copy_(LIN(x))``, ``self.net``) with
+    the dict of its module holding it (``_parameters``, ``_buffers``) and its
+    address, each submodule with the dict holding it (``_modules``, no address),
+    and torch tensors it holds so (no dict). ``CapturedOp.moved`` compares them."""
     torch = sys.modules.get("torch")
     if torch is None:
         return []
-    out: dict = {}
+    out, tensors = {}, {}
     for v in _reached_values(fn):
         if isinstance(v, torch.nn.Module):
-            out.update((id(x), x) for x in (*v.parameters(), *v.buffers()))
+            for m in v.modules():
+                out.update(((id(d), k), (d, k, x, x.data_ptr() if tensor else None))
+                           for d, tensor in ((m._parameters, True), (m._buffers, True),
+                                             (m._modules, False))
+                           for k, x in d.items() if x is not None)
         elif isinstance(v, torch.Tensor) and v.is_cuda:
-            out[id(v)] = v
-    return list(out.values())
+            tensors[id(v)] = v
+    seen = {id(x) for _, _, x, _ in out.values()}
+    return [*out.values(), *((None, None, x, x.data_ptr()) for i, x in tensors.items()
+                             if i not in seen)]
 
 
 def _temporaries_library(node) -> str:
@@ -563,7 +572,9 @@ class CapturedOp(Op):
         memory now (``model.weight = nn.Parameter(...)``, ``model.half()``,
         ``w.data = ...``): that capture reads freed memory; it is captured again."""
         region = gpu.state.get(node.index)
-        return region is not None and any(x.data_ptr() != at for x, at in region.watched)
+        return region is not None and any(
+            where is not None and where.get(k) is not x or at is not None and x.data_ptr() != at
+            for where, k, x, at in region.watched)
 
     def describe(self, node, namer) -> str:
         return f"{callable_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"

@@ -645,8 +645,20 @@ def sim_device(array, device: int):
     for lo in [lo for lo, (end, _) in _sim_devices.items() if lo < hi and buf.lo < end]:
         del _sim_devices[lo]   # memory reused since, or tagged again
     _sim_devices[buf.lo] = (hi, int(device))
-    weakref.finalize(array, _untag, buf.lo, hi)
+    weakref.finalize(_memory(array), _untag, buf.lo, hi)
     return array
+
+
+def _memory(array):
+    """What holds ``array``'s memory: the numpy array owning what the simulator's
+    device array wraps (its views hold it too, after ``array`` is dropped), else
+    ``array``."""
+    a = getattr(array, "_ary", None)
+    if not isinstance(a, np.ndarray):
+        return array
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
 
 
 def _untag(lo: int, hi: int) -> None:

@@ -100,6 +100,18 @@ def test_views_of_a_tagged_array_are_on_its_device():
     assert halves.trace(x, y).nodes[0].device == 1
 
 
+def test_a_view_keeps_the_device_after_the_tagged_array_is_dropped():
+    import gc
+    from graphtrace import buffers
+    x = gt.sim_device(cuda.to_device(np.ones(N + 2)), 1)[1:-1]   # only the view is kept
+    gc.collect()
+    assert two_devices.trace(x, on(1, np.zeros(N)), *arrays(1, 1, 0)).nodes[0].device == 1
+    lo = gt.buffers.as_buffer(x).lo - 8
+    del x
+    gc.collect()
+    assert lo not in buffers._sim_devices   # the memory is gone: so is its tag
+
+
 @gt.graph
 def named(s, x0, x1, t0):
     fill[1, N, s.on(1)](x1, 1.0)                     # named-on

@@ -29,6 +29,7 @@ import numpy as np
 
 from .buffers import HOST, Buffer
 from .errors import ArgumentError, TraceError
+from .scalar import Scalar
 from .temporary import VIRTUAL_BASE, is_virtual
 
 __all__ = ["place", "device_bit", "ONE_DEVICE", "finish", "check_device", "device_name"]
@@ -47,6 +48,11 @@ def check_device(device) -> int | None:
     cuda.core ``Device``)."""
     if device is None:
         return None
+    if isinstance(device, Scalar):
+        raise ArgumentError(
+            f"the device {device.name!r} is a number of the call, dynamic: later calls may "
+            "change it, but a node's device is fixed when the graph is built; pass its "
+            f"parameter in @graph(static=({device.param!r},)) to trace a graph per device")
     device = getattr(device, "device_id", device)
     if isinstance(device, bool) or not isinstance(device, (int, np.integer)) or device < 0:
         raise ArgumentError(f"a device is a GPU's ordinal, a non-negative int, not {device!r}")

@@ -429,6 +429,40 @@ def test_a_device_is_a_non_negative_int(bad):
     check(e, "bad-device", "non-negative int")
 
 
+@gt.graph
+def dynamic_on(s, x, d):
+    fill[1, N, s.on(d)](x, 1.0)                                # dynamic-on
+
+
+@gt.graph
+def dynamic_fork(s, x, devs):
+    fill[1, N, s.fork(device=devs[1])](x, 1.0)                 # dynamic-fork
+
+
+@gt.graph
+def dynamic_launch(s, x, d):
+    s.launch(fill, 1, N, x, 1.0, device=d)                     # dynamic-launch
+
+
+@gt.graph
+def dynamic_temporary(s, x, d):
+    s.on(d).zeros(N)                                           # dynamic-temporary
+
+
+@pytest.mark.parametrize("fn, device, marker, param", [
+    (dynamic_on, 1, "dynamic-on", "d"), (dynamic_fork, (0, 1), "dynamic-fork", "devs"),
+    (dynamic_launch, 1, "dynamic-launch", "d"),
+    (dynamic_temporary, 1, "dynamic-temporary", "d")])
+def test_a_device_passed_as_a_dynamic_number_is_refused_with_static_named(
+        fn, device, marker, param):
+    with pytest.raises(gt.ArgumentError) as e:
+        fn.trace(on(1, np.zeros(N)), device)
+    check(e, marker, "number of the call", "fixed when the graph is built",
+          f"static=({param!r},)")
+    g = gt.graph(static=(param,))(fn.__wrapped__).trace(on(1, np.zeros(N)), device)
+    assert g.nodes[0].device == 1
+
+
 def test_sim_device_refuses_host_memory_and_bad_devices():
     with pytest.raises(gt.ArgumentError, match="host memory"):
         gt.sim_device(np.zeros(4), 1)

@@ -33,6 +33,7 @@ import numpy as np
 from .buffers import is_array
 from .errors import ArgumentError, SimulationError
 from .ops.captured import capture_stream
+from .placement import device_of
 
 __all__ = ["all_reduce", "broadcast", "all_gather"]
 
@@ -91,15 +92,11 @@ def _record(s, kind, comms, sendbufs, recvbufs, op=None, root=0):
         raise ArgumentError(f"{kind} with one communicator (a process per GPU) takes this "
                             "rank's arrays, one send and one receive array")
     world = len(sends) if grouped else _world(comms)
-    _check(kind, send_b, recv_b, world, grouped)
-    for comm, b in zip(comms if grouped and comms else [], send_b):
-        if hasattr(comm, "device_id") and comm.device_id() != b.device:
-            raise ArgumentError(f"{kind}: the communicator for {b.label} is on device "
-                                f"{comm.device_id()} but the array on device {b.device}: "
-                                "order the arrays as the communicators")
+    _check(kind, send_b, recv_b, world)
+    _check_devices(kind, comms, send_b, recv_b, grouped)
     if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < world:
         raise ArgumentError(f"broadcast root must be a rank below {world}, not {root!r}")
-    fn = _Collective(kind, comms, op, root, world, send_b)
+    fn = _Collective(kind, comms, op, root, world, send_b, grouped)
     in_place = all(a is b for a, b in zip(sends, recvs))
     return s.captured(fn, *sends, *([] if in_place else recvs), reads=sends, writes=recvs)
 
@@ -110,9 +107,9 @@ def _world(comms) -> int:
     return comms.size()
 
 
-def _check(kind, sends, recvs, world, grouped) -> None:
+def _check(kind, sends, recvs, world) -> None:
     """The arrays NCCL can take: device memory, one dtype NCCL knows, contiguous, sizes
-    that fit the collective, one device per rank of a group."""
+    that fit the collective."""
     dtype = sends[0].dtype
     if dtype.name not in _NCCL_TYPES:
         raise ArgumentError(f"NCCL cannot reduce or move {dtype} arrays: use one of "
@@ -132,23 +129,38 @@ def _check(kind, sends, recvs, world, grouped) -> None:
                 f"{kind} of {s_.label or 'an array'} into {r.label or 'an array'}: every send "
                 f"array must be {n} bytes and every receive array {want} bytes"
                 + (f" (the {world} ranks' send arrays together)" if kind == "all_gather" else ""))
-        if s_.device != r.device:
-            raise ArgumentError(f"{kind}: {s_.label} is on device {s_.device} but its receive "
-                                f"array {r.label} on device {r.device}: give each rank's "
-                                "arrays on its device")
-    devices = [b.device for b in sends]
-    if grouped and len(set(devices)) != len(devices):
+
+
+def _check_devices(kind, comms, sends, recvs, grouped, source=None) -> None:
+    """Each rank's arrays on one device, its communicator's; one device per rank of a
+    group. A temporary not placed yet (device None) is checked once placed, by
+    ``_Collective.after_placement``."""
+    devices = [device_of(b) for b in sends]
+    for s_, r, d in zip(sends, recvs, devices):
+        if None not in (d, device_of(r)) and d != device_of(r):
+            raise ArgumentError(f"{kind}: {s_.label} is on device {d} but its receive "
+                                f"array {r.label} on device {device_of(r)}: give each rank's "
+                                "arrays on its device", source=source)
+    known = [d for d in devices if d is not None]
+    if grouped and len(set(known)) != len(known):
         raise ArgumentError(f"{kind} over one process's GPUs takes one array per device, but "
-                            f"devices {devices} repeat: NCCL runs one rank per device")
+                            f"devices {devices} repeat: NCCL runs one rank per device",
+                            source=source)
+    for comm, b, d in zip(comms if grouped and comms else [], sends, devices):
+        if d is not None and hasattr(comm, "device_id") and comm.device_id() != d:
+            raise ArgumentError(f"{kind}: the communicator for {b.label} is on device "
+                                f"{comm.device_id()} but the array on device {d}: "
+                                "order the arrays as the communicators", source=source)
 
 
 class _Collective:
     """The function of a collective's region: NCCL's calls on the GPU, numpy on the
     simulator (where it receives numpy arrays)."""
 
-    def __init__(self, kind, comms, op, root, world, sends):
+    def __init__(self, kind, comms, op, root, world, sends, grouped):
         self.kind, self.comms, self.op, self.root, self.world = kind, comms, op, root, world
-        self.n, self.devices = len(sends), tuple(b.device for b in sends)
+        self.n, self.grouped = len(sends), grouped
+        self.devices = tuple(device_of(b) for b in sends)   # None: see after_placement
         self.count, self.dtype = sends[0].nbytes // sends[0].dtype.itemsize, sends[0].dtype
         self.__qualname__ = self.__name__ = f"nccl.{kind}" + (f"[{op}]" if op else "")
 
@@ -159,6 +171,20 @@ class _Collective:
         if self.comms is not None and _torch_group(self.comms):
             return self._torch(sends[0], recvs[0])
         return self._cupy(sends, recvs)
+
+    def after_placement(self, node) -> None:
+        """The devices of temporaries placed once the trace is over (by the kernels
+        using them, ``placement.finish``), checked as the others were when recorded."""
+        sends = node.args[:self.n]
+        recvs = node.args[self.n:] or sends
+        unplaced = next((b for b in sends + recvs if device_of(b) is None), None)
+        if self.grouped and self.n > 1 and unplaced is not None:
+            raise ArgumentError(
+                f"{self.kind} over one process's GPUs is given {unplaced.label}, a temporary "
+                "that no kernel places on a device: make it on its rank's device, with "
+                "s.on(d).empty(...)", source=node.source)
+        _check_devices(self.kind, self.comms, sends, recvs, self.grouped, node.source)
+        self.devices = tuple(device_of(b) for b in sends)
 
     def before_capture(self) -> None:
         """Communicators are made outside the capture (NCCL's setup cannot be captured)."""

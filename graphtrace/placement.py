@@ -31,8 +31,10 @@ from .buffers import HOST, Buffer
 from .errors import ArgumentError, TraceError
 from .scalar import Scalar
 from .temporary import VIRTUAL_BASE, is_virtual
+from .tree import leaves
 
-__all__ = ["place", "device_bit", "ONE_DEVICE", "finish", "check_device", "device_name"]
+__all__ = ["place", "device_bit", "ONE_DEVICE", "finish", "check_device", "device_name",
+           "device_of"]
 
 _ONE = ("kernel", "memset", "zeros")   # run where all their arrays are
 
@@ -59,7 +61,7 @@ def check_device(device) -> int | None:
     return int(device)
 
 
-def _device(b):
+def device_of(b):
     """The device of a view: None for host memory and for a temporary not yet placed."""
     if is_virtual(b):
         return b.base.device
@@ -84,7 +86,7 @@ def _what(node) -> str:
 
 def _where(node, device) -> str:
     """Which arrays of ``node`` are on ``device``."""
-    names = [b.label or "an array" for b, _ in node.accesses if _device(b) == device]
+    names = [b.label or "an array" for b, _ in node.accesses if device_of(b) == device]
     return f"{', '.join(dict.fromkeys(names))} on device {device}"
 
 
@@ -108,7 +110,7 @@ def _decide(node, explicit, source=None):
             return explicit
         if any(is_virtual(b) and b.base.device is None for b in node.args):
             return None   # decided with its temporary's device, by finish
-        dst, src = (_device(b) for b in node.args)
+        dst, src = (device_of(b) for b in node.args)
         return dst if dst is not None else src
     if node.kind == "captured":
         if explicit is not None:
@@ -167,9 +169,26 @@ def finish(graph, temporaries) -> None:
                 source=n1.source)
         root.device = next(iter(where), None)
     for n in graph.walk():
-        if n.device is None and any(id(b.base) in unplaced for b, _ in n.accesses):
-            n.device = _decide(n, None, n.source)
+        if any(id(b.base) in unplaced for b, _ in n.accesses):
+            _settle(n)
     _structured(graph)
+
+
+def _settle(node) -> None:
+    """Place ``node``, which touched temporaries placed only now. A captured region
+    runs on the devices it had and those of the temporaries it is given; its function
+    checks them with an ``after_placement(node)`` of its own (a collective's)."""
+    if node.kind != "captured":
+        if node.device is None:
+            node.device = _decide(node, None, node.source)
+        return
+    had = _ids(node.device)
+    given = [device_of(b) for b in leaves(node.args) if isinstance(b, Buffer)]
+    found = had + tuple(dict.fromkeys(d for d in given if d is not None and d not in had))
+    node.device = None if not found else found[0] if len(found) == 1 else found
+    check = getattr(node.target, "after_placement", None)
+    if check is not None:
+        check(node)
 
 
 def _ids(device) -> tuple:
@@ -184,8 +203,8 @@ def _structured(graph) -> None:
         if not getattr(n.op, "conditional", False):
             continue
         work = [(m, d) for r in n.regions for m in r.walk() for d in _ids(m.device)]
-        if n.args and isinstance(n.args[0], Buffer) and _device(n.args[0]) is not None:
-            work.insert(0, (n, _device(n.args[0])))   # the condition's array
+        if n.args and isinstance(n.args[0], Buffer) and device_of(n.args[0]) is not None:
+            work.insert(0, (n, device_of(n.args[0])))   # the condition's array
         found = list(dict.fromkeys(d for _, d in work))
         if len(found) > 1:
             node = next(m for m, d in work if d == found[1])

@@ -215,3 +215,71 @@ def test_a_broadcast_root_is_a_rank():
     with pytest.raises(gt.ArgumentError) as e:
         _trace(body, per_device(2, lambda d: np.zeros(N)))
     check(e, "root", "a rank below 2")
+
+
+# --- temporaries, placed on the devices of the kernels using them once traced ---
+
+@gt.graph
+def reduce_temporaries(s, xs, ys):
+    ts = [s.empty(N) for _ in xs]
+    for x, t in zip(xs, ts):
+        grad[1, N, s](x, t, 2.0)
+    gt.nccl.all_reduce(s, None, ts)                                  # in-place-temps
+    for t, y in zip(ts, ys):
+        s.copy(y, t)
+
+
+@gt.graph
+def reduce_into(s, xs, ys):
+    ts = [s.zeros(N) for _ in xs]
+    for x, t in zip(xs, ts):
+        grad[1, N, s](x, t, 2.0)
+    gt.nccl.all_reduce(s, None, ts, ys)                              # temps-into
+
+
+def _collective(graph):
+    return next(n for n in graph.nodes if n.kind == "captured")
+
+
+@pytest.mark.parametrize("f", [reduce_temporaries, reduce_into])
+def test_all_reduce_over_temporaries_placed_by_their_kernels(f):
+    xh = [np.arange(N, dtype=np.float64) + d for d in range(2)]
+    xs, ys = [on(d, xh[d]) for d in range(2)], per_device(2, lambda d: np.zeros(N))
+    node = _collective(f.trace(xs, ys))
+    assert node.device == (0, 1) and node.target.devices == (0, 1)
+    f(xs, ys)
+    for y in host(ys):
+        np.testing.assert_allclose(y, 2.0 * sum(xh))
+
+
+def test_temporaries_placed_on_one_device_are_refused_at_the_users_line():
+    with pytest.raises(gt.ArgumentError) as e:
+        reduce_temporaries.trace([on(0, np.zeros(N))] * 2, per_device(2, lambda d: np.zeros(N)))
+    check(e, "in-place-temps", "devices [0, 0] repeat")
+
+
+def test_a_temporary_placed_on_another_device_than_its_receive_array():
+    with pytest.raises(gt.ArgumentError) as e:
+        reduce_into.trace(per_device(2, lambda d: np.zeros(N))[::-1],
+                          per_device(2, lambda d: np.zeros(N)))
+    check(e, "temps-into", "tmp0 is on device 1 but its receive array ys[0] on device 0")
+
+
+def test_a_temporary_no_kernel_places_is_refused_at_the_users_line():
+    def body(s, xs):
+        ts = [s.empty(2 * N) for _ in xs]
+        gt.nccl.all_gather(s, None, xs, ts)                      # unplaced
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, per_device(2, lambda d: np.zeros(N)))
+    check(e, "unplaced", "tmp0, a temporary that no kernel places", "s.on(d).empty")
+
+
+def test_communicators_in_the_order_of_temporaries_placed_by_their_kernels():
+    def body(s, xs):
+        ts = [s.empty(N) for _ in xs]
+        for x, t in zip(xs, ts):
+            grad[1, N, s](x, t, 2.0)
+        gt.nccl.all_reduce(s, [_Comm(2, 1), _Comm(2, 0)], ts)    # temps-order
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, per_device(2, lambda d: np.zeros(N)))
+    check(e, "temps-order", "communicator for tmp0 is on device 1 but the array on device 0")

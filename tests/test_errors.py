@@ -1279,3 +1279,14 @@ def test_user_code_beside_the_package_is_not_graphtraces(beside):
     with pytest.raises(gt.DynamicScalarError) as e:
         user["by_text"](dev(0, 0, 0, 0), 2.0)
     assert e.value.source == (path, 13)
+
+
+def test_a_kernel_numba_launches_itself_inside_a_trace_is_named_with_the_operation():
+    """numba's own kernels (a device array's .T, a transposed copy) launched while
+    tracing are refused naming the array operation, not as "numba kernel kernel
+    launched on a real stream", which named a kernel the user never wrote."""
+    from graphtrace.ops._numba import _not_a_proxy
+    msg = _not_a_proxy("kernel", ((1,), (32,), object()), "numba.cuda.kernels.transpose")
+    assert "numba.cuda.kernels.transpose.kernel" in msg and "a.T" in msg
+    assert "kernel[grid, block, s]" in msg
+    assert "a.T" not in _not_a_proxy("scale", ((1,), (32,), object()), "mymodule")

@@ -484,9 +484,15 @@ def _spelled(c) -> str:
     return "s" if isinstance(c, ProxyStream) else repr(c)
 
 
-def _not_a_proxy(name: str, cfg: tuple) -> str:
+def _not_a_proxy(name: str, cfg: tuple, module: str = "") -> str:
     """Why ``kernel[cfg]`` inside a trace names no proxy stream, and what to write."""
     where = cfg[2] if len(cfg) >= 3 else None
+    if str(module).startswith("numba."):   # numba's own: a.T, a transposed copy
+        return (f"numba launched a kernel of its own ({module}.{name}) inside a trace, for "
+                "a numba array operation that runs on the GPU (a.T or a.transpose() of a "
+                "device array, copying between arrays of other layouts): it would run now "
+                "and escape the graph; write that step as a kernel of yours launched on the "
+                "proxy stream, kernel[grid, block, s](...), or do it before the call")
     if any(isinstance(c, ProxyStream) for c in cfg):   # kernel[grid, s]: a block short
         return (f"numba kernel {name} launched as {name}[{', '.join(_spelled(c) for c in cfg)}]: "
                 f"the proxy stream goes third, after the grid and the block (threads per "
@@ -523,7 +529,8 @@ def _patch_launch_syntax(cls):
                     "kernel[grid, block, stream, shared_mem_bytes]")
             return _ProxyLaunch((self, cfg[0], cfg[1], cfg[2], cfg[3] if len(cfg) > 3 else 0))
         if current_tracer() is not None:
-            raise StreamError(_not_a_proxy(self.py_func.__name__, cfg))
+            raise StreamError(_not_a_proxy(self.py_func.__name__, cfg,
+                                           getattr(self.py_func, "__module__", "")))
         return getitem(self, config)
 
     def forall_(self, ntasks, tpb=0, stream=0, sharedmem=0):

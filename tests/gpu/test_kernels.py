@@ -381,3 +381,23 @@ def test_numba_views_made_again_are_known_by_their_attributes(rng):
     for i in range(40):
         want[i % 8 * 256:(i % 8 + 1) * 256] += np.float32(i)
     np.testing.assert_allclose(x.copy_to_host(), want, rtol=1e-6)
+
+
+def test_a_transpose_numba_runs_on_the_gpu_inside_a_trace_is_refused_naming_it():
+    """A device array's .T launches numba's own transpose kernel: refused, naming
+    the operation and what to write instead."""
+    @cuda.jit
+    def first_row(t, b):
+        i = cuda.grid(1)
+        if i < t.shape[1]:
+            b[i] = t[0, i]
+
+    @gt.graph
+    def f(s, a, b):
+        t = a.T   # numba launches its transpose kernel here, now
+        first_row[1, 16, s](t, b)
+
+    a, b = cuda.to_device(np.ones((4, 4))), cuda.device_array(16)
+    with pytest.raises(gt.StreamError) as e:
+        f(a, b)
+    assert "a.T" in str(e.value) and "numba.cuda.kernels" in str(e.value)

@@ -8,7 +8,8 @@ from .errors import (ArgumentError, CaptureError, DepthWarning, DynamicScalarErr
                      GraphtraceError, HostSyncError, IntentError, IRError, KernelArgumentError,
                      MissingDependencyError, PageableMemoryError, ShapeMismatchError,
                      SimulationError, StreamError, TraceError)
-from .function import CacheInfo, GraphFunction, RetraceWarning, StateWarning, graph
+from .function import CacheInfo, GraphFunction, graph
+from .retrace import RetraceWarning, StateWarning
 from .ir import Graph, Node
 from .scalar import Scalar
 from .ops.kernel import kernel

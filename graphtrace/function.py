@@ -3,19 +3,19 @@
 A call's arguments give the cache key (``arguments.py``); a miss traces the
 function and builds a graph for the backend; a hit rebinds the cached graph
 to the call's arrays and numbers. A call with the very objects of the last
-call skips all of that and only launches.
+call skips all of that and only launches. What a call warns of (retracing,
+state a trace changed) is said by the methods ``GraphFunction`` takes from
+``retrace.py``.
 """
 from __future__ import annotations
 
 import functools
 import inspect
-import numbers
 import operator
 import os
 import threading
 import time
 import types
-import warnings
 import weakref
 from collections import OrderedDict, namedtuple
 
@@ -28,7 +28,6 @@ from .arguments import (Call, changeable, changed_copies, copies, geometry_check
                         same_call, snapshot, walk)
 from .backend import is_stream, resolve, runnable
 from .buffers import is_array
-from .chains import item_change_line
 from .context import STATE, current_tracer, refuse_in_callback
 from .debug import checks_intents
 from .deps import make_tracker
@@ -42,6 +41,7 @@ from .ops.conditional import record_child
 from .ops.kernel import stream_refusal
 from .profile import Profile, profile
 from .reach import Reach, code_parts
+from .retrace import CallWarnings
 from .scalar import Scalar
 from .temporary import holder_of, returned
 from .stream import Stream
@@ -49,35 +49,13 @@ from .trace import Tracer
 from .tree import leaves
 from .values import _CHANGING, identities, unchanged
 
-__all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo", "RetraceWarning",
-           "StateWarning"]
+__all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo"]
 
 is_ = operator.is_
 _call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Python 3.11
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
-RETRACE_WARNING = 8  # distinct signatures before the retrace warning
 _GUARD_REST = 16     # full checks without a method's Guard after one failed
-
-
-def _type_name(t: type) -> str:
-    return t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}." \
-        f"{t.__name__}"
-
-
-def _number_type(entry) -> type | None:
-    """The type of the number a parameter's cache key entry stands for: a dynamic
-    scalar's (its entry), a static bool's or number's; None for anything else."""
-    if isinstance(entry, type):
-        return entry
-    if type(entry) is tuple and len(entry) == 3 and entry[0] == "static" and \
-            issubclass(entry[1], (numbers.Number, np.bool_)):
-        return entry[1]
-    return None
-
-
-class RetraceWarning(UserWarning):
-    """A decorated function keeps being traced for new signatures."""
 
 
 def _in_class_body(fn) -> bool:
@@ -85,42 +63,6 @@ def _in_class_body(fn) -> bool:
     function's ``f.<locals>.g``)."""
     qualname = getattr(fn, "__qualname__", "")
     return "." in qualname and not qualname.rsplit(".", 1)[0].endswith("<locals>")
-
-
-class StateWarning(UserWarning):
-    """A trace changed state kept on the objects a decorated function holds
-    (``self.t += 1``): the code doing so ran once, when traced; or the graph reads
-    a value its host callbacks change (each call after a change traces again)."""
-
-
-def _reached_changing(fixed: list) -> str:
-    """What keeps changing among what the key holds of the names a function
-    reaches (``Call.key``'s second part: arrays, helpers, values), for the retrace
-    warning: those names, or the aliasing of arrays where none changed."""
-    seen: dict = {}
-    for entries in fixed:
-        for e in entries:
-            seen[repr(e)] = e
-    common = set.intersection(*({repr(e) for e in entries} for entries in fixed)) \
-        if fixed else set()
-    changing = [e for r, e in seen.items() if r not in common and isinstance(e, tuple) and e]
-    names = sorted({str(e[0]) for e in changing})
-    if not names:
-        return "the aliasing of arrays keeps changing"
-    shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-    if all(len(e) == 3 and isinstance(e[1], type) and issubclass(e[1], _VALUE_TYPES)
-           for e in changing):
-        return (f"the value(s) read by name keep changing ({shown}), and each is baked into "
-                "the graph: pass a number that changes as an argument of the function (a "
-                "dynamic scalar, rebound without tracing again) instead of reading it off a "
-                "global or closure name")
-    return (f"what the names it reaches hold keeps changing ({shown}): arrays reached by "
-            "name are part of the signature, so a list the graph uses that gains arrays "
-            "at every call traces anew each time; keep results in arrays made once, or "
-            "pass the arrays as arguments")
-
-
-_VALUE_TYPES = (int, float, complex, str, bytes, np.number, np.bool_, tuple, frozenset)
 
 
 def _same_arrays(now, before) -> bool:
@@ -157,7 +99,7 @@ def _immutable(v) -> bool:
         or is_array(v)
 
 
-class GraphFunction:
+class GraphFunction(CallWarnings):
     """A function traced into a CUDA graph; made by ``@graph``."""
 
     _graphtrace_graph = True   # what s.child() checks (a numba kernel has __wrapped__ too)
@@ -732,98 +674,6 @@ class GraphFunction:
             _refuse_result(self.__name__, self.fn(*bound.args, **bound.kwargs))
         finally:
             t.nested -= 1
-
-    def _note_retrace(self, key) -> None:
-        """Warn once when a function keeps tracing new signatures."""
-        if self._warned:   # said: the keys (which hold objects) are kept no longer
-            return
-        if self._lead:   # a graph per instance of a method (and its arrays) is expected
-            key = (key[0][1:],)
-        self._keys_seen.setdefault(key, None)
-        if len(self._keys_seen) <= RETRACE_WARNING:
-            return
-        self._warned = True
-        parts = [k[0] for k in self._keys_seen]
-        changing = [(p, [k[i] for k in parts]) for i, p in enumerate(self.params[self._lead:])
-                    if len({repr(k[i]) for k in parts}) > 1]
-        # a dynamic scalar's key is its type: a number of another type is a new
-        # signature; so is a bool (static) given where numbers are
-        typed = [(p, [_number_type(v) for v in seen]) for p, seen in changing
-                 if any(isinstance(v, type) for v in seen) and
-                 all(_number_type(v) is not None for v in seen)]
-        other = [p for p, seen in changing if all(not isinstance(v, type) for v in seen)]
-        advice = []
-        if typed:
-            types = ", ".join(dict.fromkeys(_type_name(v) for _, seen in typed for v in seen))
-            names = ", ".join(p for p, _ in typed)
-            bools = "; a bool is static, a graph per value" if any(
-                issubclass(v, (bool, np.bool_)) for _, seen in typed for v in seen) else ""
-            advice.append(f"the type of the number(s) {names} keeps changing ({types}"
-                          f"{bools}): pass one type every call (float({typed[0][0]}) or "
-                          f"np.float32({typed[0][0]}))")
-        if other or not typed:
-            what = f"argument(s) {', '.join(other)} keep changing" if other else \
-                _reached_changing([k[1] for k in self._keys_seen if len(k) > 1])
-            advice.append(what if other == [] and what.startswith("the value(s)") else
-                          f"{what}: keep shapes, dtypes and static values fixed between "
-                          "calls, or pass changing numbers as dynamic scalars (not in static=)")
-        file, line = user_frame()
-        count = len(self._keys_seen)
-        self._keys_seen.clear()
-        warnings.warn_explicit(f"{self.__name__} was traced for {count} different signatures; "
-                               + "; ".join(advice), RetraceWarning, file, line)
-
-    def _warn_state(self, labels, rebound: bool = False) -> None:
-        """Say once per attribute that a trace changed state kept on an object
-        (``rebound``: put other arrays in names or attributes the graph reads)."""
-        what = ", ".join(sorted(labels))
-        if rebound:
-            text = (f"tracing {self.__name__} rebound {what} to other arrays: the traced "
-                    "Python code does that once, when traced, not at every call; later "
-                    "calls run the graph on the arrays they hold then and rebind nothing "
-                    "(ping-pong buffers stay where they are). Swap them outside the "
-                    "function (after each call), or pass both as arguments and swap them "
-                    "at the call: f(b, a)")
-        else:
-            text = (f"tracing {self.__name__} changed {what}: state kept on an object, which "
-                    "the traced Python code changes once, when traced, not at every call; "
-                    "what the graph computed from it then is replayed as it was (and a "
-                    "change to it traces nothing anew). Keep a value the kernels need at "
-                    "every call in a device array a kernel updates, or change it outside the "
-                    "function and pass it as an argument; run bookkeeping that must happen "
-                    "at every call in s.host")
-        file, line = user_frame()
-        warnings.warn_explicit(text, StateWarning, file, line)
-
-    def _warn_live(self, labels) -> None:
-        """Say once per value that the graph reads one its host callbacks change:
-        watched, so every call after such a change traces again."""
-        self._live_warned |= labels
-        what = ", ".join(sorted(labels))
-        file, line = user_frame()
-        warnings.warn_explicit(
-            f"{self.__name__} reads {what}, which a host callback of its graph changes: "
-            "the graph bakes in the value it read when traced, so every call after the "
-            "callback changed it traces again (as eager code would use the new value). "
-            "Pass the value as an argument instead (a dynamic scalar, which each call "
-            "rebinds without tracing), or keep it in a device array that a kernel "
-            "reads and updates", StateWarning, file, line)
-
-    def _warn_copies(self, paths) -> None:
-        """Say that a trace changed list or dict arguments (``paths``), which it was
-        handed as copies: at the line doing it (the function's where none is found)."""
-        what = ", ".join(path_str(p) for p in paths)
-        code = self.fn.__code__
-        line = item_change_line(code, paths[0][0]) if len(paths[0]) == 1 else None
-        warnings.warn_explicit(
-            f"tracing {self.__name__} changed its list or dict argument {what} (items "
-            "rebound, added, removed or reordered): the traced function is handed a copy "
-            "of each list and dict argument, so that change happens once, at the trace, on "
-            "the copy; the caller's container is not changed, and later calls replay the "
-            "graph without it (ping-pong buffers stay where they are). Swap or change it "
-            "outside the function (after each call), or pass both arrays as arguments and "
-            "swap them at the call: f(b, a)", StateWarning, code.co_filename,
-            line or code.co_firstlineno)
 
     def cache_info(self) -> CacheInfo:
         """Hits (calls and ``compile`` that found a cached graph, the very arguments

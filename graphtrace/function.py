@@ -3,9 +3,10 @@
 A call's arguments give the cache key (``arguments.py``); a miss traces the
 function and builds a graph for the backend; a hit rebinds the cached graph
 to the call's arrays and numbers. A call with the very objects of the last
-call skips all of that and only launches. What a call warns of (retracing,
-state a trace changed) is said by the methods ``GraphFunction`` takes from
-``retrace.py``.
+call skips all of that and only launches. ``GraphFunction`` takes the binding
+of a call to the decorated function's signature from ``decorate.py`` (which
+also refuses what cannot be decorated), and what a call warns of (retracing,
+state a trace changed) from ``retrace.py``.
 """
 from __future__ import annotations
 
@@ -19,8 +20,6 @@ import types
 import weakref
 from collections import OrderedDict, namedtuple
 
-import numpy as np
-
 from . import log
 from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
@@ -30,6 +29,7 @@ from .backend import is_stream, resolve, runnable
 from .buffers import is_array
 from .context import STATE, current_tracer, refuse_in_callback
 from .debug import checks_intents
+from .decorate import CallSignature, _mutable_defaults, _refuse_undecorable
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError, user_frame
 from .handle import Compiled
@@ -58,13 +58,6 @@ CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 _GUARD_REST = 16     # full checks without a method's Guard after one failed
 
 
-def _in_class_body(fn) -> bool:
-    """Whether ``fn`` was defined in a class's body (``Model.step``, not a nested
-    function's ``f.<locals>.g``)."""
-    qualname = getattr(fn, "__qualname__", "")
-    return "." in qualname and not qualname.rsplit(".", 1)[0].endswith("<locals>")
-
-
 def _same_arrays(now, before) -> bool:
     """Whether two lists of ``(label, array)`` hold the very arrays, by the same labels."""
     return len(now) == len(before) and \
@@ -83,23 +76,7 @@ def _default_backend():
 _BACKEND = None
 
 
-def _mutable_defaults(sig) -> bool:
-    """Whether a default may change in place (a list or dict of numbers)."""
-    return any(p.default is not p.empty and not _immutable(p.default)
-               for p in sig.parameters.values())
-
-
-def _immutable(v) -> bool:
-    """Whether a default ``v`` stays what the last call saw: a number, a string,
-    None, an array (the graph reads its memory when it runs; its values are not
-    read while tracing), or a tuple of such. A list or dict may change in place."""
-    if isinstance(v, tuple):
-        return all(map(_immutable, v))
-    return v is None or isinstance(v, (bool, int, float, complex, str, bytes, np.generic)) \
-        or is_array(v)
-
-
-class GraphFunction(CallWarnings):
+class GraphFunction(CallSignature, CallWarnings):
     """A function traced into a CUDA graph; made by ``@graph``."""
 
     _graphtrace_graph = True   # what s.child() checks (a numba kernel has __wrapped__ too)
@@ -165,65 +142,6 @@ class GraphFunction(CallWarnings):
                 raise ValueError(f"static={s!r} names no parameter of {fn.__name__} "
                                  f"(parameters: {', '.join(self.params)})")
             self.static.add(name)
-
-    def _bind(self, args, kwargs) -> inspect.BoundArguments:
-        if not all(map(operator.is_, code_parts(self.fn), self._signed)):
-            self._resign()
-        try:
-            bound = self._sig.bind(*args[:self._lead], None, *args[self._lead:], **kwargs)
-        except TypeError as e:
-            given = len(args) - self._lead
-            hint = self._stream_hint() if "too many positional" in str(e) and \
-                given == len(self.params) - self._lead + 1 else ""
-            first = next(iter(self._sig.parameters), None)
-            if first == "cls":   # @classmethod over it
-                hint += ("; a classmethod cannot be a graph function: decorate a plain "
-                         "method (def step(self, s, ...)) or a function, and pass the "
-                         "class's values as arguments")
-            elif not self._lead and "missing" in str(e) and _in_class_body(self.fn) and \
-                    first not in ("s", "stream"):   # def step(this, s, x) in a class
-                hint += (f"; {self.__name__} is defined in a class, but only a first "
-                         f"parameter named self makes a graph function a method: here "
-                         f"{first} is taken as the proxy stream; name it self")
-            raise ArgumentError(f"{self.__name__}{self._sig}: {e}{hint}") from None
-        bound.apply_defaults()
-        return bound
-
-    def _resign(self) -> None:
-        """Read the signature again after the function's code or defaults were replaced
-        in place (IPython's ``%autoreload 2`` does): its new defaults bind the call;
-        other parameters are refused (what was made of them at decoration is stale)."""
-        sig = inspect.signature(self.fn)
-        if [(p.name, p.kind) for p in sig.parameters.values()] != \
-                [(p.name, p.kind) for p in self._sig.parameters.values()]:
-            raise ArgumentError(
-                f"{self.__name__}'s code was replaced in place (a module reload such as "
-                f"%autoreload) and its parameters changed from {self._sig} to {sig}: "
-                f"decorate the new function with @gt.graph again (run its definition "
-                f"again)")
-        self._sig, self._signed = sig, code_parts(self.fn)
-        self._mutable_defaults = _mutable_defaults(sig)
-
-    def _stream_hint(self) -> str:
-        """Advice for a call with one argument too many: the stream parameter was
-        passed, or the function has none (its first parameter is an array)."""
-        names = list(self._sig.parameters)
-        lead, stream = names[:self._lead], self._stream_param
-        rest = [p for p in names[self._lead:] if p != stream]
-        which = "first parameter" if not lead else f"first parameter after {lead[0]}"
-        hint = (f"; its {which}, {stream}, receives the proxy stream, which graphtrace "
-                f"passes itself: call it with ({', '.join(rest)}) only")
-        if stream in ("s", "stream", "st", "strm"):   # named as a stream: it is one
-            return hint
-        fresh = next((n for n in ("s", "stream", "s_", "stream_") if n not in names),
-                     "proxy_stream")
-        fixed = ", ".join(lead + [fresh] + names[self._lead:])
-        return (f"{hint}; or, if {stream} is meant to be an argument, give "
-                f"{self.__name__} a stream parameter: def {self.__name__}({fixed})")
-
-    def signature(self, *args, **kwargs) -> tuple:
-        """The cache key of a call with these arguments."""
-        return Call(self, self._bind(args, kwargs)).key
 
     def _trace(self, args, kwargs, key=None):
         """``(Graph, arrays, scalars, changed)``: the IR, the argument leaves it uses,
@@ -718,30 +636,6 @@ def _refuse_result(name: str, result) -> None:
         type(result).__name__
     raise TraceError(f"{name} returned {what}: a graph function returns nothing; write "
                      "results into arrays passed in", source=None)
-
-
-def _refuse_undecorable(fn) -> None:
-    """``@graph`` takes a Python function whose first parameter is the proxy stream
-    (after ``self``): a kernel, a partial, a classmethod or another object is
-    refused where it is decorated, saying what to decorate instead."""
-    name = getattr(fn, "__name__", type(fn).__name__)
-    if hasattr(fn, "py_func"):
-        why = (f"{name} is a numba kernel: decorate the Python function that launches it "
-               f"on the proxy stream, @gt.graph def step(s, x): {name}[grid, block, s](x)")
-    elif isinstance(fn, classmethod):
-        why = ("a classmethod cannot be a graph function: decorate a plain method "
-               "(def step(self, s, ...)) or a function, and pass the class's values as "
-               "arguments")
-    elif isinstance(fn, functools.partial):
-        why = ("a functools.partial cannot be a graph function: decorate the function "
-               "itself and pass the fixed values at each call (name the ones that "
-               "decide the graph in static=)")
-    elif not isinstance(fn, (types.FunctionType, types.MethodType)):
-        why = (f"gt.graph decorates a function (def step(s, ...)), not "
-               f"{type(fn).__name__}")
-    else:
-        return
-    raise ArgumentError(why)
 
 
 def _refuse_kept(tracer, places) -> None:

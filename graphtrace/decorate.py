@@ -1,0 +1,133 @@
+"""What ``@graph`` takes, and the signature a call binds to: the functions it
+refuses where it decorates (a kernel, a partial, a classmethod), the defaults
+that may change in place, and ``CallSignature``, from which ``GraphFunction``
+(``function.py``) takes ``_bind`` (a call's arguments bound to the decorated
+function's signature, with advice where they do not fit), ``_resign`` (the
+signature read again after the code was replaced in place) and ``signature``.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import operator
+import types
+
+import numpy as np
+
+from .arguments import Call
+from .buffers import is_array
+from .errors import ArgumentError
+from .reach import code_parts
+
+__all__ = ["CallSignature"]
+
+
+def _refuse_undecorable(fn) -> None:
+    """``@graph`` takes a Python function whose first parameter is the proxy stream
+    (after ``self``): a kernel, a partial, a classmethod or another object is
+    refused where it is decorated, saying what to decorate instead."""
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if hasattr(fn, "py_func"):
+        why = (f"{name} is a numba kernel: decorate the Python function that launches it "
+               f"on the proxy stream, @gt.graph def step(s, x): {name}[grid, block, s](x)")
+    elif isinstance(fn, classmethod):
+        why = ("a classmethod cannot be a graph function: decorate a plain method "
+               "(def step(self, s, ...)) or a function, and pass the class's values as "
+               "arguments")
+    elif isinstance(fn, functools.partial):
+        why = ("a functools.partial cannot be a graph function: decorate the function "
+               "itself and pass the fixed values at each call (name the ones that "
+               "decide the graph in static=)")
+    elif not isinstance(fn, (types.FunctionType, types.MethodType)):
+        why = (f"gt.graph decorates a function (def step(s, ...)), not "
+               f"{type(fn).__name__}")
+    else:
+        return
+    raise ArgumentError(why)
+
+
+def _in_class_body(fn) -> bool:
+    """Whether ``fn`` was defined in a class's body (``Model.step``, not a nested
+    function's ``f.<locals>.g``)."""
+    qualname = getattr(fn, "__qualname__", "")
+    return "." in qualname and not qualname.rsplit(".", 1)[0].endswith("<locals>")
+
+
+def _mutable_defaults(sig) -> bool:
+    """Whether a default may change in place (a list or dict of numbers)."""
+    return any(p.default is not p.empty and not _immutable(p.default)
+               for p in sig.parameters.values())
+
+
+def _immutable(v) -> bool:
+    """Whether a default ``v`` stays what the last call saw: a number, a string,
+    None, an array (the graph reads its memory when it runs; its values are not
+    read while tracing), or a tuple of such. A list or dict may change in place."""
+    if isinstance(v, tuple):
+        return all(map(_immutable, v))
+    return v is None or isinstance(v, (bool, int, float, complex, str, bytes, np.generic)) \
+        or is_array(v)
+
+
+class CallSignature:
+    """The decorated function's signature as calls bind to it (mixed into
+    ``GraphFunction``: ``self`` is the decorated function)."""
+
+    def _bind(self, args, kwargs) -> inspect.BoundArguments:
+        if not all(map(operator.is_, code_parts(self.fn), self._signed)):
+            self._resign()
+        try:
+            bound = self._sig.bind(*args[:self._lead], None, *args[self._lead:], **kwargs)
+        except TypeError as e:
+            given = len(args) - self._lead
+            hint = self._stream_hint() if "too many positional" in str(e) and \
+                given == len(self.params) - self._lead + 1 else ""
+            first = next(iter(self._sig.parameters), None)
+            if first == "cls":   # @classmethod over it
+                hint += ("; a classmethod cannot be a graph function: decorate a plain "
+                         "method (def step(self, s, ...)) or a function, and pass the "
+                         "class's values as arguments")
+            elif not self._lead and "missing" in str(e) and _in_class_body(self.fn) and \
+                    first not in ("s", "stream"):   # def step(this, s, x) in a class
+                hint += (f"; {self.__name__} is defined in a class, but only a first "
+                         f"parameter named self makes a graph function a method: here "
+                         f"{first} is taken as the proxy stream; name it self")
+            raise ArgumentError(f"{self.__name__}{self._sig}: {e}{hint}") from None
+        bound.apply_defaults()
+        return bound
+
+    def _resign(self) -> None:
+        """Read the signature again after the function's code or defaults were replaced
+        in place (IPython's ``%autoreload 2`` does): its new defaults bind the call;
+        other parameters are refused (what was made of them at decoration is stale)."""
+        sig = inspect.signature(self.fn)
+        if [(p.name, p.kind) for p in sig.parameters.values()] != \
+                [(p.name, p.kind) for p in self._sig.parameters.values()]:
+            raise ArgumentError(
+                f"{self.__name__}'s code was replaced in place (a module reload such as "
+                f"%autoreload) and its parameters changed from {self._sig} to {sig}: "
+                f"decorate the new function with @gt.graph again (run its definition "
+                f"again)")
+        self._sig, self._signed = sig, code_parts(self.fn)
+        self._mutable_defaults = _mutable_defaults(sig)
+
+    def _stream_hint(self) -> str:
+        """Advice for a call with one argument too many: the stream parameter was
+        passed, or the function has none (its first parameter is an array)."""
+        names = list(self._sig.parameters)
+        lead, stream = names[:self._lead], self._stream_param
+        rest = [p for p in names[self._lead:] if p != stream]
+        which = "first parameter" if not lead else f"first parameter after {lead[0]}"
+        hint = (f"; its {which}, {stream}, receives the proxy stream, which graphtrace "
+                f"passes itself: call it with ({', '.join(rest)}) only")
+        if stream in ("s", "stream", "st", "strm"):   # named as a stream: it is one
+            return hint
+        fresh = next((n for n in ("s", "stream", "s_", "stream_") if n not in names),
+                     "proxy_stream")
+        fixed = ", ".join(lead + [fresh] + names[self._lead:])
+        return (f"{hint}; or, if {stream} is meant to be an argument, give "
+                f"{self.__name__} a stream parameter: def {self.__name__}({fixed})")
+
+    def signature(self, *args, **kwargs) -> tuple:
+        """The cache key of a call with these arguments."""
+        return Call(self, self._bind(args, kwargs)).key

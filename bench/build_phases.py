@@ -22,11 +22,11 @@ import numpy as np
 
 import graphtrace as gt
 from common import interleaved_us
-from graphtrace import binding, emit
+from graphtrace import binding, emit, tracing
 from graphtrace.ops import _driver_nodes
 
 N = 1000
-PHASES = [("trace", gt.GraphFunction, "_trace"),
+PHASES = [("trace", tracing.Tracing, "_trace"),
           ("binding", binding.Binding, "__init__"),
           ("users", binding.Binding, "_users"),
           ("emission", emit.GpuContext, "emit_region"),

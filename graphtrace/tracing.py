@@ -1,0 +1,168 @@
+"""The trace of one call of a graph function: ``Tracing``, from which
+``GraphFunction`` (``function.py``) takes ``_trace`` (the call's arguments made
+leaves, its lists and dicts handed as copies, the function run on a proxy
+stream under a ``Tracer``), ``_label_closure`` (the arrays it reaches by name,
+named for the tracer) and ``_inline`` (its ops recorded into another graph's
+trace, where it is called with that trace's proxy stream); and what is refused
+once a trace is over: a result returned, a temporary kept.
+"""
+from __future__ import annotations
+
+from ._guards import CupyFence, raised_at, translate
+from ._host_guard import guarded
+from .arguments import Call, changed_copies, copies, path_str, walk
+from .backend import is_stream
+from .buffers import is_array
+from .errors import ArgumentError, TraceError, user_frame
+from .names import named_values
+from .ops.conditional import record_child
+from .ops.kernel import stream_refusal
+from .scalar import Scalar
+from .stream import Stream
+from .temporary import holder_of, returned
+from .trace import Tracer
+from .tree import leaves
+
+__all__ = ["Tracing"]
+
+
+class Tracing:
+    """The trace of a call (mixed into ``GraphFunction``: ``self`` is the
+    decorated function)."""
+
+    def _trace(self, args, kwargs, key=None):
+        """``(Graph, arrays, scalars, changed)``: the IR, the argument leaves it uses,
+        and the paths of the list and dict arguments the trace changed (the copies
+        it was handed: ``arguments.changed_copies``); ``key``: the call's cache key
+        (``Call.key``), found when asked where not given."""
+        tracer = Tracer(self.__name__, self.params, self.deps)
+        tracer.key = (lambda: key) if key is not None else \
+            (lambda: Call(self, self._bind(args, kwargs)).key)
+        bound = self._bind(args, kwargs)
+        arrays, scalars = [], []
+
+        def leaf(kind, path, v):
+            if kind == "array":   # a numpy array: its values refuse to be read now
+                v = guarded(v)
+                arrays.append(tracer.add_argument(path_str(path), v))
+                return v
+            if kind == "scalar":
+                s = Scalar(path_str(path), v, len(scalars), path[0], self.__name__)
+                scalars.append(s)
+                return s
+            if is_stream(v):   # f(stream, x, y), as eager launches take one first
+                raise ArgumentError(
+                    f"argument {path_str(path)} of {self.__name__} is a stream "
+                    f"({type(v).__name__}): graphtrace passes the proxy stream "
+                    f"{self._stream_param} itself; to launch the graph on a stream of "
+                    f"yours, pass it as {self.__name__}(..., stream=...)", user_frame())
+            return v
+
+        handed: list = []   # the lists and dicts the function is handed: copies
+        with tracer, CupyFence():
+            for k in self.params:
+                if k is not self.self_param:
+                    bound.arguments[k] = walk(bound.arguments[k], (k,), k in self.static, leaf)
+                    copies(bound.arguments[k], (k,), handed)
+            tracer.copies.update((id(c), path_str(path)) for path, c, _ in handed)
+            tracer.mark_arguments()
+            self._label_closure(tracer, bound.arguments)
+            bound.arguments[self._stream_param] = Stream(tracer)
+            try:
+                result = self.fn(*bound.args, **bound.kwargs)
+            except RuntimeError as e:   # a library refused a transfer while fenced
+                refusal = translate(e)
+                if refusal is None:
+                    raise
+                raise refusal from None
+            except TypeError as e:      # a library took the proxy stream for a handle
+                refusal = stream_refusal(e, raised_at(e))
+                if refusal is None:
+                    raise
+                raise refusal from None
+        _refuse_result(self.__name__, result)
+        ir = tracer.graph()
+        if ir.temporaries:
+            arguments = self._bind(args, kwargs).arguments
+            places = [(f"argument {k}", v) for k, v in arguments.items()]
+            if self._lead:   # a method: what its class holds (Model.last = t)
+                owner = type(arguments[self.self_param])
+                places += [(f"class attribute {owner.__name__}.{k}", v)
+                           for k, v in vars(owner).items() if not k.startswith("__")
+                           and not callable(v) and not hasattr(type(v), "__get__")]
+            _refuse_kept(tracer, places + [(f"global or closure name {name}", v)
+                                           for name, v in named_values(self.fn)])
+        return ir, arrays, scalars, changed_copies(handed)
+
+    def _label_closure(self, tracer: Tracer, arguments) -> None:
+        """Name the arrays the function reaches by name (its own and its helpers'),
+        and those of ``self`` for a method."""
+        tracer.add_arguments(self._holdings.reached(arguments))
+        holdings = self._holdings
+        tracer.callback_arrays = frozenset(id(a) for _, a in holdings.callback_arrays(
+            arguments[self.self_param] if self._lead else None) +
+            holdings.argument_callbacks(arguments))
+        tracer.passed_callbacks = holdings.passed_callables(arguments)
+        tracer.own_codes = holdings.own_codes
+
+    def _inline(self, args, kwargs, stream, backend):
+        """``g(s, ...)`` inside another trace: record g's ops into that graph.
+
+        Its ops take part in the enclosing graph's dependency inference like
+        any other, so they run concurrently with the caller's work where the
+        data allow; static parameters must receive static values there.
+        """
+        lead = self._lead
+        if len(args) > lead and isinstance(args[lead], Stream):
+            s, args = args[lead], args[:lead] + args[lead + 1:]
+        else:
+            s = kwargs.pop(self._stream_param)
+        s.tracer()   # raises outside its trace
+        if stream is not None or backend is not None:
+            raise TraceError(f"{self.__name__}(s, ...) inside a trace runs in the enclosing "
+                             "graph: it takes no stream= or backend=")
+        bound = self._bind(args, kwargs)
+        for k in self.static:   # the caller's dynamic scalar, in a list too
+            v = next((x for x in leaves(bound.arguments[k]) if isinstance(x, Scalar)), None)
+            if v is not None:
+                v.refuse_static(self.__name__, k)
+        bound.arguments[self._stream_param] = s
+        t = s.tracer()
+        if self.deps == "data" and t.mode_of(s.scope) == "streams":
+            # its data order would be lost among the caller's streams: one child-graph
+            # node, in stream order there, whose nodes are ordered by their data
+            record_child(s, self, args[lead:], kwargs, user_frame(), lead=args[:lead])
+            return
+        t.nested += 1
+        try:
+            _refuse_result(self.__name__, self.fn(*bound.args, **bound.kwargs))
+        finally:
+            t.nested -= 1
+
+
+def _refuse_result(name: str, result) -> None:
+    """A graph function returns nothing (a temporary least of all)."""
+    if result is None:
+        return
+    tmp = returned(result)
+    if tmp is not None:
+        raise TraceError(f"{name} returned temporary {tmp._life.where()}: a temporary is "
+                         "the graph's own memory and exists only inside it; s.copy it into "
+                         "an array passed in", source=None)
+    what = f"an array ({type(result).__name__})" if is_array(result) else \
+        type(result).__name__
+    raise TraceError(f"{name} returned {what}: a graph function returns nothing; write "
+                     "results into arrays passed in", source=None)
+
+
+def _refuse_kept(tracer, places) -> None:
+    """A temporary still held, once the trace is over, by one of ``places``
+    (``(label, value)``) would outlive its graph's memory: refused at its line."""
+    for label, value in places:
+        tmp = holder_of(value, tracer)
+        if tmp is not None:
+            raise TraceError(
+                f"temporary {tmp._life.where()} is kept by {label} after the trace of "
+                f"{tracer.name}: a temporary is the graph's own memory and exists only "
+                "inside the traced function; s.copy it into an array passed in, and keep "
+                "that", source=tmp._life.source)

@@ -1019,7 +1019,7 @@ def test_analysis_in_a_new_thread_and_extra_launch_arguments():
 def test_cuda_names_however_numba_cuda_was_imported():
     import numba
     import numba.cuda.random
-    from graphtrace.ops._intents import _cuda_kind, _cuda_name
+    from graphtrace.ops._aliases import _cuda_kind, _cuda_name
     assert _cuda_name(numba, ["cuda", "atomic", "add"]) == "atomic.add"
     assert _cuda_name(numba, ["np", "atomic", "add"]) is None
     assert _cuda_name(numba.cuda, ["atomic", "add"]) == "atomic.add"

@@ -39,6 +39,9 @@ every element of ``*args`` (None when there is no ``*args``); ``analyze``
 returns an ``Intents`` whose ``for_args(n)`` gives the intents of a launch
 with ``n`` positional arguments. Keyword-only parameters are analysed too
 (``Intents.kwonly``), though a numba launch passes arguments by position.
+
+The kinds of alias, the shapes made of them and what builtins and numba.cuda's
+functions do to their arguments are ``_aliases.py``'s.
 """
 from __future__ import annotations
 
@@ -50,7 +53,6 @@ import functools
 import inspect
 import linecache
 import re
-import sys
 import textwrap
 import threading
 import unicodedata
@@ -63,128 +65,11 @@ from ..chains import lookup as _lookup
 from ..names import name_chains
 from ..tree import children
 from ..values import _MAX_DEPTH
+from ._aliases import (_A, _BUILTINS, _CUDA_INTS, _E, _M, _METADATA, _NONE, _P, _T, _TUPLES,
+                       _VIEW_METHODS, _cuda_kind, _cuda_name, _dotted, _elem, _flat, _full,
+                       _index, _is_element, _join, _loose, _names, _pack)
 
 __all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]
-
-# Kinds of alias: "a" may be (a view of) the parameter's memory, "t" may be a
-# tuple holding such, "m" may be its metadata (or, in a namedtuple, a field); an
-# int ``n``: the parameter (0), or what ``n`` integer indices of it give (``p[i]``,
-# ``p[i, 1:]``, a loop item), a number where ``p`` has ``n`` dimensions, else a view;
-# "p" the parameter where it is a tuple, "e" an array in it (neither where it is an array).
-_A, _T, _M, _P, _E = "a", "t", "m", "p", "e"
-_TUPLES = (_T, _P)
-_NONE: frozenset = frozenset()
-
-# Builtins by what their result may be: new, what they are given (or its items), or a
-# tuple of what they are given (``max((p,), (q,))``; numbers otherwise).
-_BUILTINS = {**{id(f): "fresh" for f in (len, range, int, float, bool, complex, round, abs,
-                                         divmod, pow, print, isinstance, hash, ord, chr, slice)},
-             **{id(f): "passing" for f in (enumerate, zip, reversed, iter, next, tuple, list,
-                                           sorted, getattr)},
-             **{id(f): "tuple" for f in (min, max, sum)}}
-_VIEW_METHODS = {"reshape", "view", "transpose", "ravel", "squeeze", "swapaxes"}
-_METADATA = {"shape", "strides", "size", "ndim", "dtype", "itemsize", "nbytes"}
-# numba.cuda names, relative to the module, that return new values and write nothing.
-_CUDA_FRESH = set("""grid gridsize syncthreads syncthreads_count syncthreads_and syncthreads_or
-    syncwarp threadfence threadfence_block threadfence_system activemask lanemask_lt
-    match_any_sync match_all_sync all_sync any_sync eq_sync ballot_sync shfl_sync shfl_up_sync
-    shfl_down_sync shfl_xor_sync popc brev clz ffs fma cbrt nanosleep local.array shared.array
-    const.array_like ldca ldcg ldcs ldcv ldlu cg.this_grid""".split())
-_CUDA_SCALAR_MODULES = ("libdevice.", "fp16.", "bf16.")
-_CUDA_VECTOR = re.compile(r"(u?(char|short|int|long|longlong)|float|double|u?int(8|16|32|64)"
-                          r"|float(16|32|64))(x)?[1-4]$")
-_CUDA_STORES = {"stcg", "stcs", "stwb", "stwt"}   # first argument written, like atomics
-_CUDA_INTS = {f"{v}.{d}" for v in ("threadIdx", "blockIdx", "blockDim", "gridDim")
-              for d in "xyz"} | {"laneid", "warpsize"}
-
-
-def _names(r) -> set:
-    return {p for p, _ in r}
-
-
-def _elem(r) -> frozenset:
-    """Roots of an element, view or field of something with roots ``r``."""
-    return _index(r, None)
-
-
-def _index(r, n: int | None) -> frozenset:
-    """Roots of ``x[...]`` for ``x`` with roots ``r``, the index taking ``n``
-    dimensions (None: unknown, or a field or view of ``x`` other than by index)."""
-    return frozenset((p, _E if k == _P else (k + n if n is not None and type(k) is int else _A)
-                      if k == _T or type(k) is int else k) for p, k in r) \
-        | {x for x in r if x[1] in _TUPLES}
-
-
-def _loose(r) -> frozenset:
-    """``r`` with its dimensions forgotten (a reshape, what a call passes on)."""
-    return frozenset((p, _A if type(k) is int else k) for p, k in r)
-
-
-def _pack(r) -> frozenset:
-    return frozenset((p, _T) for p, _ in r)
-
-
-def _full(r) -> frozenset:
-    return frozenset((p, k) for p, _ in r for k in (_A, _T))
-
-
-def _flat(shape) -> frozenset:
-    """Roots of a value from its shape: a tuple of shapes (known positions) or roots."""
-    if isinstance(shape, tuple):
-        return _pack(frozenset().union(*map(_flat, shape)))
-    return shape
-
-
-def _join(a, b):
-    """A shape that may be ``a`` or ``b``."""
-    if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return tuple(map(_join, a, b))
-    if a == _NONE or b == _NONE:   # ``return 0`` beside ``return p, q`` keeps the positions
-        return b if a == _NONE else a
-    return _flat(a) | _flat(b)
-
-
-def _dotted(expr) -> str:
-    parts = []
-    while isinstance(expr, ast.Attribute):
-        parts.append(expr.attr)
-        expr = expr.value
-    if isinstance(expr, ast.Name):
-        parts.append(expr.id)
-        return ".".join(reversed(parts))
-    return ""
-
-
-def _is_element(expr) -> bool:
-    """``p[i]`` / ``p[i, j]`` (no slice) as opposed to ``p[1:]``."""
-    idx = expr.slice
-    elts = idx.elts if isinstance(idx, ast.Tuple) else [idx]
-    return not any(isinstance(e, ast.Slice) for e in elts)
-
-
-def _cuda_name(head, rest) -> str | None:
-    """``"atomic.add"`` for ``cuda.atomic.add``, however numba.cuda was imported."""
-    if inspect.ismodule(head):
-        mod = head.__name__
-        if mod == "numba" and rest[:1] == ["cuda"]:
-            return ".".join(rest[1:])
-        if mod == "numba.cuda" or mod.startswith("numba.cuda."):
-            return ".".join(mod.split(".")[2:] + rest)
-        return None
-    cuda = sys.modules.get("numba.cuda")
-    if head is not None and cuda is not None:
-        for name, v in vars(cuda).items():
-            if v is head:
-                return ".".join([name, *rest])
-    return None
-
-
-def _cuda_kind(rel: str) -> str:
-    if rel.startswith("atomic.") or rel in _CUDA_STORES:
-        return "store"
-    if rel in _CUDA_FRESH or rel.startswith(_CUDA_SCALAR_MODULES) or _CUDA_VECTOR.match(rel):
-        return "fresh"
-    return "passing" if rel in ("selp", "literal_unroll") else "unknown"
 
 
 class Intents:

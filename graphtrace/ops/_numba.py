@@ -25,9 +25,9 @@ from ..errors import ArgumentError, KernelArgumentError, StreamError, user_frame
 from ..scalar import Scalar, has_fraction
 from ..temporary import is_temporary
 from ..tree import leaves, materialize, tree_map
-from ._intents import (_dotted, _parse, analyze, calls_device_functions, closure_values,
-                       infer_intents, resolve_dotted, stale as _intents_stale, vararg_intent,
-                       writes_outside)
+from ._aliases import _dotted
+from ._intents import (_parse, analyze, calls_device_functions, closure_values, infer_intents,
+                       resolve_dotted, stale as _intents_stale, vararg_intent, writes_outside)
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
 from . import kernel as _kernel

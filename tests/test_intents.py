@@ -1036,7 +1036,7 @@ def test_cuda_names_however_numba_cuda_was_imported():
 
 
 def test_resolve_dotted_finds_globals_closures_and_attributes():
-    from graphtrace.ops._intents import resolve_dotted
+    from graphtrace.ops._kernel_source import resolve_dotted
     helper = row_of
 
     @cuda.jit

@@ -21,7 +21,7 @@ only other files kill is then reported as survived. The subsets used:
     buffers.py           tests/test_buffers.py test_deps_random.py test_deps.py
                          test_callpath.py test_check.py test_verify.py
     arguments.py function.py reach.py   tests/test_callpath.py tests/test_reach.py
-    ops/_intents.py ops/_aliases.py
+    ops/_intents.py ops/_aliases.py ops/_kernel_source.py
                          tests/test_intents.py tests/test_intents_chains.py
 
 Each run starts from an empty mutants/, so no verdict comes from older tests

@@ -41,33 +41,25 @@ with ``n`` positional arguments. Keyword-only parameters are analysed too
 (``Intents.kwonly``), though a numba launch passes arguments by position.
 
 The kinds of alias, the shapes made of them and what builtins and numba.cuda's
-functions do to their arguments are ``_aliases.py``'s.
+functions do to their arguments are ``_aliases.py``'s; reading a kernel's source
+and what its names hold, ``_kernel_source.py``'s.
 """
 from __future__ import annotations
 
 import ast
 import builtins
 import collections
-import dis
 import functools
 import inspect
-import linecache
-import re
-import textwrap
 import threading
-import unicodedata
 import weakref
 
 import numpy as np
 
-from ..buffers import is_array
-from ..chains import lookup as _lookup
-from ..names import name_chains
-from ..tree import children
-from ..values import _MAX_DEPTH
 from ._aliases import (_A, _BUILTINS, _CUDA_INTS, _E, _M, _METADATA, _NONE, _P, _T, _TUPLES,
                        _VIEW_METHODS, _cuda_kind, _cuda_name, _dotted, _elem, _flat, _full,
                        _index, _is_element, _join, _loose, _names, _pack)
+from ._kernel_source import _device_globals, _parse, resolve_dotted
 
 __all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]
 
@@ -542,84 +534,6 @@ class _Analysis:
                         if p in self.positional and p not in self.written})
 
 
-def resolve_dotted(py_func, dotted: str, quick: bool = False):
-    """The object a dotted name in a kernel's source refers to, or None. ``quick``:
-    the closure cell of that name, else the global, looked up alone."""
-    head, *rest = dotted.split(".")
-    if quick and getattr(py_func, "__code__", None) is not None:
-        obj = _lookup(py_func, head)   # (attributes read as the analysis reads them)
-        for name in rest:
-            obj = getattr(obj, name, None)
-        return obj
-    try:
-        closure = inspect.getclosurevars(py_func)
-        scope = {**closure.globals, **closure.nonlocals}
-    except (TypeError, ValueError):
-        scope = getattr(py_func, "__globals__", {})
-    obj = scope.get(head, getattr(py_func, "__globals__", {}).get(head))
-    for name in rest:
-        obj = getattr(obj, name, None)
-    return obj
-
-
-def _parse(py_func):
-    """The ``def`` of ``py_func``'s own code: read through its code object, since
-    ``inspect.getsource`` of a function follows ``__wrapped__`` (a kernel made by
-    a decorator with ``functools.wraps`` would be read as the function it wraps)."""
-    code = getattr(py_func, "__code__", None)
-    try:
-        src = textwrap.dedent(inspect.getsource(code if code is not None else py_func))
-        tree = ast.parse(src)
-    except (OSError, TypeError, SyntaxError, IndentationError):
-        return None
-    name = code.co_name if code is not None else py_func.__name__
-    for node in ast.walk(tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            return node if code is None or _same_code(code) else None
-    return None
-
-
-# loads of names (a store's position can be another name's: a match pattern's)
-_NAMED_OPS = frozenset({"LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_ATTR", "LOAD_METHOD",
-                        "LOAD_NAME"})
-
-
-def _same_code(code) -> bool:
-    """Whether the source file still holds ``code``: each name it loads is where
-    its positions say. A file edited since its module was loaded holds
-    other code than the one that runs (read as it is, it would give the new code's
-    intents to the old code)."""
-    lines = linecache.getlines(code.co_filename)
-    if not lines:
-        return True   # cannot tell
-    todo = [code]
-    while todo:
-        c = todo.pop()
-        todo += [x for x in c.co_consts if hasattr(x, "co_code")]
-        for ins in dis.get_instructions(c):
-            at = getattr(ins, "positions", None)
-            if ins.opname not in _NAMED_OPS or at is None or at.lineno is None or \
-                    at.lineno != at.end_lineno or at.col_offset is None or \
-                    not str(ins.argval).isidentifier():   # a comprehension's .0
-                continue
-            if at.lineno > len(lines):
-                return False
-            text = lines[at.lineno - 1].encode()[at.col_offset:at.end_col_offset]
-            if not _names_in(str(ins.argval), text.decode("utf-8", "replace")):
-                return False
-    return True
-
-
-def _names_in(name: str, text: str) -> bool:
-    """Whether source ``text`` spells ``name`` as the compiler stores it: identifiers
-    are NFKC-normalised (``µ`` is ``μ``), and ``__x`` in a class body is
-    ``_Class__x``."""
-    if name in text or name in unicodedata.normalize("NFKC", text):
-        return True
-    mangled = re.fullmatch(r"_[A-Za-z0-9_]*?[A-Za-z0-9](__\w+)", name)
-    return mangled is not None and mangled.group(1) in unicodedata.normalize("NFKC", text)
-
-
 # py_func -> (Intents, the device functions it calls: ((dotted name, object), ...))
 _done: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 _busy = threading.local()   # functions under analysis in this thread
@@ -716,74 +630,6 @@ def writes_outside(py_func) -> frozenset:
     written): empty without source for the first."""
     result = analyze(py_func)
     return (frozenset() if result is None else result.outside) | _device_globals(py_func)
-
-
-def _device_globals(py_func, depth: int = 0, seen=None) -> frozenset:
-    """The global and closure names of ``py_func`` (and of the numba device
-    functions it names) that hold device arrays (a numpy array is a constant numba
-    compiles in), directly, through attributes (``NS.M``, ``module.ARR``,
-    ``module.device_function``) or in lists, tuples and dicts, nested ones too
-    (``NEST[0][0]``, ``FUNCS[0](i)`` calling a device function that reads one):
-    dotted where so. A value deeper than graphtrace walks counts as one."""
-    code = getattr(py_func, "__code__", None)
-    if code is None:
-        return frozenset()
-    seen = set() if seen is None else seen
-    seen.add(id(py_func))
-    scope = dict(getattr(py_func, "__globals__", {}))
-    for name, cell in zip(code.co_freevars, getattr(py_func, "__closure__", None) or ()):
-        try:
-            scope[name] = cell.cell_contents
-        except ValueError:
-            pass
-    out = set()
-    for name, v in name_chains(code, scope, _LOADS):
-        if hasattr(v, "py_func") and id(v.py_func) not in seen and depth < _MAX_DEPTH:
-            out |= _device_globals(v.py_func, depth + 1, seen)   # a device function
-        elif _holds_device_arrays(v, depth, seen):
-            out.add(name)
-    return frozenset(out)
-
-
-def _holds_device_arrays(v, depth: int, seen: set) -> bool:
-    """Whether ``v`` is a device array, a device function reaching one (not one
-    of ``seen``), or a list, tuple or dict holding one of those, nested ones too,
-    as deep as graphtrace walks containers (``values._MAX_DEPTH``): deeper, one
-    that may hold anything is taken to hold one."""
-    if is_array(v):
-        return not isinstance(v, np.ndarray)
-    if hasattr(v, "py_func"):
-        return id(v.py_func) not in seen and (
-            depth >= _MAX_DEPTH or bool(_device_globals(v.py_func, depth + 1, seen)))
-    items = children(v)
-    return bool(items) and (depth >= _MAX_DEPTH or any(
-        _holds_device_arrays(x, depth + 1, seen) for _, x in items))
-
-
-_LOADS = ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF")
-
-
-def closure_values(py_func, depth: int = 0) -> tuple:
-    """``(name, value)`` for what the closure cells of ``py_func`` hold, and those of
-    the numba device functions it names in turn: a kernel made inside a graph
-    function, or by a factory it calls, may hold the graph's arrays or numbers
-    there (functions, classes and modules left out)."""
-    code = getattr(py_func, "__code__", None)
-    if code is None or depth > 8:
-        return ()
-    out, scope = [], dict(getattr(py_func, "__globals__", {}))
-    for name, cell in zip(code.co_freevars, getattr(py_func, "__closure__", None) or ()):
-        try:
-            v = cell.cell_contents
-        except ValueError:   # not yet bound
-            continue
-        scope[name] = v
-        if not callable(v) and not inspect.ismodule(v):
-            out.append((name, v))
-    for name, v in name_chains(code, scope, _LOADS):
-        if hasattr(v, "py_func") and getattr(v, "py_func") is not py_func:   # a device function
-            out += closure_values(v.py_func, depth + 1)
-    return tuple(out)
 
 
 def vararg_intent(py_func) -> str | None:

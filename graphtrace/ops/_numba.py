@@ -26,8 +26,9 @@ from ..scalar import Scalar, has_fraction
 from ..temporary import is_temporary
 from ..tree import leaves, materialize, tree_map
 from ._aliases import _dotted
-from ._intents import (_parse, analyze, calls_device_functions, closure_values, infer_intents,
-                       resolve_dotted, stale as _intents_stale, vararg_intent, writes_outside)
+from ._intents import (analyze, calls_device_functions, infer_intents, stale as _intents_stale,
+                       vararg_intent, writes_outside)
+from ._kernel_source import _parse, closure_values, resolve_dotted
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
 from . import kernel as _kernel

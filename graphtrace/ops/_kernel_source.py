@@ -1,0 +1,172 @@
+"""A numba kernel's own code, and what the names in it hold, for the intent
+analysis of ``_intents.py`` and the numba adapter (``_numba.py``): the ``def``
+of the code that runs, read off its source where the file still holds that code
+(``_parse``), the object a dotted name refers to (``resolve_dotted``), the
+global and closure names that hold device arrays (``_device_globals``) and what
+the closure cells of a kernel and its device functions hold (``closure_values``).
+"""
+from __future__ import annotations
+
+import ast
+import dis
+import inspect
+import linecache
+import re
+import textwrap
+import unicodedata
+
+import numpy as np
+
+from ..buffers import is_array
+from ..chains import lookup as _lookup
+from ..names import name_chains
+from ..tree import children
+from ..values import _MAX_DEPTH
+
+__all__ = ["closure_values", "resolve_dotted"]
+
+
+def resolve_dotted(py_func, dotted: str, quick: bool = False):
+    """The object a dotted name in a kernel's source refers to, or None. ``quick``:
+    the closure cell of that name, else the global, looked up alone."""
+    head, *rest = dotted.split(".")
+    if quick and getattr(py_func, "__code__", None) is not None:
+        obj = _lookup(py_func, head)   # (attributes read as the analysis reads them)
+        for name in rest:
+            obj = getattr(obj, name, None)
+        return obj
+    try:
+        closure = inspect.getclosurevars(py_func)
+        scope = {**closure.globals, **closure.nonlocals}
+    except (TypeError, ValueError):
+        scope = getattr(py_func, "__globals__", {})
+    obj = scope.get(head, getattr(py_func, "__globals__", {}).get(head))
+    for name in rest:
+        obj = getattr(obj, name, None)
+    return obj
+
+
+def _parse(py_func):
+    """The ``def`` of ``py_func``'s own code: read through its code object, since
+    ``inspect.getsource`` of a function follows ``__wrapped__`` (a kernel made by
+    a decorator with ``functools.wraps`` would be read as the function it wraps)."""
+    code = getattr(py_func, "__code__", None)
+    try:
+        src = textwrap.dedent(inspect.getsource(code if code is not None else py_func))
+        tree = ast.parse(src)
+    except (OSError, TypeError, SyntaxError, IndentationError):
+        return None
+    name = code.co_name if code is not None else py_func.__name__
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            return node if code is None or _same_code(code) else None
+    return None
+
+
+# loads of names (a store's position can be another name's: a match pattern's)
+_NAMED_OPS = frozenset({"LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF", "LOAD_ATTR", "LOAD_METHOD",
+                        "LOAD_NAME"})
+
+
+def _same_code(code) -> bool:
+    """Whether the source file still holds ``code``: each name it loads is where
+    its positions say. A file edited since its module was loaded holds
+    other code than the one that runs (read as it is, it would give the new code's
+    intents to the old code)."""
+    lines = linecache.getlines(code.co_filename)
+    if not lines:
+        return True   # cannot tell
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        todo += [x for x in c.co_consts if hasattr(x, "co_code")]
+        for ins in dis.get_instructions(c):
+            at = getattr(ins, "positions", None)
+            if ins.opname not in _NAMED_OPS or at is None or at.lineno is None or \
+                    at.lineno != at.end_lineno or at.col_offset is None or \
+                    not str(ins.argval).isidentifier():   # a comprehension's .0
+                continue
+            if at.lineno > len(lines):
+                return False
+            text = lines[at.lineno - 1].encode()[at.col_offset:at.end_col_offset]
+            if not _names_in(str(ins.argval), text.decode("utf-8", "replace")):
+                return False
+    return True
+
+
+def _names_in(name: str, text: str) -> bool:
+    """Whether source ``text`` spells ``name`` as the compiler stores it: identifiers
+    are NFKC-normalised (``µ`` is ``μ``), and ``__x`` in a class body is
+    ``_Class__x``."""
+    if name in text or name in unicodedata.normalize("NFKC", text):
+        return True
+    mangled = re.fullmatch(r"_[A-Za-z0-9_]*?[A-Za-z0-9](__\w+)", name)
+    return mangled is not None and mangled.group(1) in unicodedata.normalize("NFKC", text)
+
+
+def _device_globals(py_func, depth: int = 0, seen=None) -> frozenset:
+    """The global and closure names of ``py_func`` (and of the numba device
+    functions it names) that hold device arrays (a numpy array is a constant numba
+    compiles in), directly, through attributes (``NS.M``, ``module.ARR``,
+    ``module.device_function``) or in lists, tuples and dicts, nested ones too
+    (``NEST[0][0]``, ``FUNCS[0](i)`` calling a device function that reads one):
+    dotted where so. A value deeper than graphtrace walks counts as one."""
+    code = getattr(py_func, "__code__", None)
+    if code is None:
+        return frozenset()
+    seen = set() if seen is None else seen
+    seen.add(id(py_func))
+    scope = dict(getattr(py_func, "__globals__", {}))
+    for name, cell in zip(code.co_freevars, getattr(py_func, "__closure__", None) or ()):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:
+            pass
+    out = set()
+    for name, v in name_chains(code, scope, _LOADS):
+        if hasattr(v, "py_func") and id(v.py_func) not in seen and depth < _MAX_DEPTH:
+            out |= _device_globals(v.py_func, depth + 1, seen)   # a device function
+        elif _holds_device_arrays(v, depth, seen):
+            out.add(name)
+    return frozenset(out)
+
+
+def _holds_device_arrays(v, depth: int, seen: set) -> bool:
+    """Whether ``v`` is a device array, a device function reaching one (not one
+    of ``seen``), or a list, tuple or dict holding one of those, nested ones too,
+    as deep as graphtrace walks containers (``values._MAX_DEPTH``): deeper, one
+    that may hold anything is taken to hold one."""
+    if is_array(v):
+        return not isinstance(v, np.ndarray)
+    if hasattr(v, "py_func"):
+        return id(v.py_func) not in seen and (
+            depth >= _MAX_DEPTH or bool(_device_globals(v.py_func, depth + 1, seen)))
+    items = children(v)
+    return bool(items) and (depth >= _MAX_DEPTH or any(
+        _holds_device_arrays(x, depth + 1, seen) for _, x in items))
+
+
+_LOADS = ("LOAD_GLOBAL", "LOAD_DEREF", "LOAD_NAME", "LOAD_CLASSDEREF")
+
+
+def closure_values(py_func, depth: int = 0) -> tuple:
+    """``(name, value)`` for what the closure cells of ``py_func`` hold, and those of
+    the numba device functions it names in turn: a kernel made inside a graph
+    function, or by a factory it calls, may hold the graph's arrays or numbers
+    there (functions, classes and modules left out)."""
+    code = getattr(py_func, "__code__", None)
+    if code is None or depth > 8:
+        return ()
+    out, scope = [], dict(getattr(py_func, "__globals__", {}))
+    for name, cell in zip(code.co_freevars, getattr(py_func, "__closure__", None) or ()):
+        try:
+            v = cell.cell_contents
+        except ValueError:   # not yet bound
+            continue
+        scope[name] = v
+        if not callable(v) and not inspect.ismodule(v):
+            out.append((name, v))
+    for name, v in name_chains(code, scope, _LOADS):
+        if hasattr(v, "py_func") and getattr(v, "py_func") is not py_func:   # a device function
+            out += closure_values(v.py_func, depth + 1)
+    return tuple(out)

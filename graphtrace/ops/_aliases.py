@@ -3,7 +3,8 @@ source analysis: the kinds of alias (the memory of a parameter, a tuple holding
 it, its metadata...), the shapes built of them (``_index``: what indexing gives,
 ``_join``: either of two), what builtins and numba.cuda's functions do to the
 arguments they are given (``_cuda_kind``), and the dotted names calls are
-resolved by.
+resolved by; and ``Intents``, what the analysis finds a function does to its
+parameters.
 """
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ import ast
 import inspect
 import re
 import sys
+
+__all__ = ["Intents"]
 
 # Kinds of alias: "a" may be (a view of) the parameter's memory, "t" may be a
 # tuple holding such, "m" may be its metadata (or, in a namedtuple, a field); an
@@ -131,3 +134,47 @@ def _cuda_kind(rel: str) -> str:
     if rel in _CUDA_FRESH or rel.startswith(_CUDA_SCALAR_MODULES) or _CUDA_VECTOR.match(rel):
         return "fresh"
     return "passing" if rel in ("selp", "literal_unroll") else "unknown"
+
+
+class Intents:
+    """What a function does to its parameters (``"r"``, ``"w"`` or ``"rw"``)."""
+
+    def __init__(self, params, modes, vararg=None, kwonly=None, returns=_NONE, outside=(),
+                 numbers=None):
+        self.params, self.modes = list(params), list(modes)   # positional parameters
+        self.vararg = vararg            # (name, intent) of ``*args``, or None
+        self.kwonly = dict(kwonly or {})
+        self.returns = returns          # shape of what the return value may alias
+        # global or closure names it (or a device function it calls) stores into:
+        # memory it is not given, so a kernel doing so is opaque
+        self.outside = frozenset(outside)
+        # parameter -> (n, its mode where it is an array of at most n dimensions of
+        # numbers): it is written (in ``modes``) only by ``q += v`` of a name bound to
+        # ``p[i..]`` (n indices), which then is a number, not a view
+        self.numbers = dict(numbers or {})
+
+    def modes_for(self, arrays) -> list[str]:
+        """``modes`` for a launch whose argument ``i`` is ``arrays[i]``: ``(ndim,
+        dtype)`` of an array, or None where not known."""
+        out = list(self.modes)
+        for i, p in enumerate(self.params[:len(arrays)]):
+            hit, a = self.numbers.get(p), arrays[i]
+            if hit is not None and a is not None and 1 <= a[0] <= hit[0] and \
+                    a[1].kind in "biufc" and a[1].fields is None and a[1].subdtype is None:
+                out[i] = hit[1]
+        return out
+
+    def mode(self, name) -> str | None:
+        if name in self.params:
+            return self.modes[self.params.index(name)]
+        if self.vararg and name == self.vararg[0]:
+            return self.vararg[1]
+        return self.kwonly.get(name)
+
+    def for_args(self, n: int) -> list[str]:
+        """Intents of ``n`` positional arguments; those past the fixed ones go to ``*args``."""
+        extra = [self.vararg[1] if self.vararg else "rw"] * max(0, n - len(self.modes))
+        return self.modes[:n] + extra
+
+    def __repr__(self):
+        return f"<Intents {dict(zip(self.params, self.modes))} *{self.vararg} {self.kwonly}>"

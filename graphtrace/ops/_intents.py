@@ -40,9 +40,9 @@ returns an ``Intents`` whose ``for_args(n)`` gives the intents of a launch
 with ``n`` positional arguments. Keyword-only parameters are analysed too
 (``Intents.kwonly``), though a numba launch passes arguments by position.
 
-The kinds of alias, the shapes made of them and what builtins and numba.cuda's
-functions do to their arguments are ``_aliases.py``'s; reading a kernel's source
-and what its names hold, ``_kernel_source.py``'s.
+The kinds of alias, the shapes made of them, what builtins and numba.cuda's
+functions do to their arguments and ``Intents`` are ``_aliases.py``'s; reading a
+kernel's source and what its names hold, ``_kernel_source.py``'s.
 """
 from __future__ import annotations
 
@@ -57,55 +57,11 @@ import weakref
 import numpy as np
 
 from ._aliases import (_A, _BUILTINS, _CUDA_INTS, _E, _M, _METADATA, _NONE, _P, _T, _TUPLES,
-                       _VIEW_METHODS, _cuda_kind, _cuda_name, _dotted, _elem, _flat, _full,
-                       _index, _is_element, _join, _loose, _names, _pack)
+                       _VIEW_METHODS, Intents, _cuda_kind, _cuda_name, _dotted, _elem, _flat,
+                       _full, _index, _is_element, _join, _loose, _names, _pack)
 from ._kernel_source import _device_globals, _parse, resolve_dotted
 
-__all__ = ["Intents", "analyze", "infer_intents", "vararg_intent", "writes_outside"]
-
-
-class Intents:
-    """What a function does to its parameters (``"r"``, ``"w"`` or ``"rw"``)."""
-
-    def __init__(self, params, modes, vararg=None, kwonly=None, returns=_NONE, outside=(),
-                 numbers=None):
-        self.params, self.modes = list(params), list(modes)   # positional parameters
-        self.vararg = vararg            # (name, intent) of ``*args``, or None
-        self.kwonly = dict(kwonly or {})
-        self.returns = returns          # shape of what the return value may alias
-        # global or closure names it (or a device function it calls) stores into:
-        # memory it is not given, so a kernel doing so is opaque
-        self.outside = frozenset(outside)
-        # parameter -> (n, its mode where it is an array of at most n dimensions of
-        # numbers): it is written (in ``modes``) only by ``q += v`` of a name bound to
-        # ``p[i..]`` (n indices), which then is a number, not a view
-        self.numbers = dict(numbers or {})
-
-    def modes_for(self, arrays) -> list[str]:
-        """``modes`` for a launch whose argument ``i`` is ``arrays[i]``: ``(ndim,
-        dtype)`` of an array, or None where not known."""
-        out = list(self.modes)
-        for i, p in enumerate(self.params[:len(arrays)]):
-            hit, a = self.numbers.get(p), arrays[i]
-            if hit is not None and a is not None and 1 <= a[0] <= hit[0] and \
-                    a[1].kind in "biufc" and a[1].fields is None and a[1].subdtype is None:
-                out[i] = hit[1]
-        return out
-
-    def mode(self, name) -> str | None:
-        if name in self.params:
-            return self.modes[self.params.index(name)]
-        if self.vararg and name == self.vararg[0]:
-            return self.vararg[1]
-        return self.kwonly.get(name)
-
-    def for_args(self, n: int) -> list[str]:
-        """Intents of ``n`` positional arguments; those past the fixed ones go to ``*args``."""
-        extra = [self.vararg[1] if self.vararg else "rw"] * max(0, n - len(self.modes))
-        return self.modes[:n] + extra
-
-    def __repr__(self):
-        return f"<Intents {dict(zip(self.params, self.modes))} *{self.vararg} {self.kwonly}>"
+__all__ = ["analyze", "infer_intents", "vararg_intent", "writes_outside"]
 
 
 class _Analysis:

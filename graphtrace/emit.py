@@ -321,7 +321,7 @@ class CompiledGraph(Binding):
         gpu = self.gpu = GpuContext(self.value_of)
         gpu.owner_of = self.owner_of
         gpu.devices = for_graph(self.ir, self._device_id)
-        gpu.packings = {}
+        gpu.packings, gpu.watched = {}, []
         try:
             with gc_paused():   # handles and their state live as long as the graph
                 gpu.emit_region(self.ir, gpu.definition)
@@ -334,7 +334,8 @@ class CompiledGraph(Binding):
         self._again = None             # what launch() repeats at once (its short way)
         self._held = deque()           # (event, objects) of earlier bindings still in use
         # nodes reading memory no argument brings, which may move between launches
-        self._watched = tuple(n for n in self.ir.walk() if n.op.watches) or None
+        # (their emit() names them: walking the graph would make every launch's Node)
+        self._watched = tuple(gpu.watched) or None
 
     # --- running -----------------------------------------------------------
     def _make_current(self):
@@ -373,7 +374,7 @@ class CompiledGraph(Binding):
              self.graph._stream(s), self.gpu.clock)
 
     def _update_moved(self) -> None:
-        """Update first the nodes whose library memory moved (``ops.base.Op.moved``:
+        """Update first the nodes whose library memory moved (``Op.moved``:
         a captured region's torch module given a new parameter is captured again)."""
         moved = [n for n in self._watched if n.op.moved(self.gpu, n)]
         if not moved:

@@ -87,11 +87,11 @@ class Op:
         return type(self).params is not Op.params
 
     exec_update = False   # update() sets the executable node (else: a whole-graph update)
-    watches = False       # moved() tells, at each launch, that the node must update first
 
     def moved(self, gpu, node) -> bool:
-        """Where ``watches``: whether memory the node's work reads that no argument
-        brings has moved since it was emitted or updated (a library's tensors)."""
+        """For a node whose ``emit`` lists it in ``gpu.watched``, asked at each launch:
+        whether memory its work reads that no argument brings has moved since it was
+        emitted or updated (a library's tensors); it is then updated first."""
         return False
 
     def update(self, gpu, node) -> None:

@@ -565,7 +565,7 @@ class CapturedOp(Op):
     recorded. ``gpu.state`` keeps its ``_Region`` (capture stream, pools)."""
 
     kind = "captured"
-    driver_update = exec_update = watches = True
+    driver_update = exec_update = True
 
     def moved(self, gpu, node) -> bool:
         """Whether a tensor of the library state the latest capture read has other
@@ -585,6 +585,9 @@ class CapturedOp(Op):
             device = node.device
             region = gpu.state[node.index] = _Region(
                 () if device is None else device if isinstance(device, tuple) else (device,))
+        watched = getattr(gpu, "watched", None)
+        if watched is not None:   # checked at each launch: Op.moved
+            watched.append(node)
         return parent.embed(region.capture(gpu, node))
 
     def update_definition(self, gpu, node) -> None:

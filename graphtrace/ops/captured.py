@@ -34,6 +34,7 @@ from __future__ import annotations
 import sys
 import threading
 import types
+from itertools import islice
 from dataclasses import replace
 
 from ..buffers import Buffer, as_buffer, is_array
@@ -265,7 +266,8 @@ class _Region:
         """``node``'s function captured with the binding's values: a GraphDefinition.
         The streams of its other devices join the capture before the function runs
         and leave it after (one graph over all its devices)."""
-        default = _temporaries_library(node)
+        libraries = _libraries(node)
+        default = _temporaries_library(node, libraries)
         args = tree_map(lambda v: _library_array(gpu.value_of(v), v, default)
                         if isinstance(v, Buffer) else gpu.value_of(v), node.args)
         prepare = getattr(node.target, "before_capture", None)
@@ -276,7 +278,7 @@ class _Region:
             builder = self.stream.create_graph_builder()
             origin = int(builder.stream.handle)
             streams = {self.device.device_id: origin, **(others.streams if others else {})}
-            with _Libraries(self, streams, _libraries(node)):
+            with _Libraries(self, streams, libraries):
                 builder.begin_building()
                 _capturing.streams = streams
                 try:
@@ -412,12 +414,15 @@ _LIBRARIES = {"cupy": "cupy", "cupyx": "cupy", "torch": "torch"}   # a module's 
 #                                                                    the library switched
 
 
+_LEAVES = 64   # the items of a container an attribute holds that are looked at
+
+
 def _held_values(obj, depth: int, seen: set):
     """What an object of the program's holds (its attributes, two levels deep) and
     what its methods' code reaches (``self.forward`` naming torch)."""
     for _, v in _object_attributes(obj):
         yield v
-        yield from leaves(v)
+        yield from islice(leaves(v), _LEAVES)
     try:
         methods = [f for c in type(obj).__mro__ if c is not object
                    for f in vars(c).values() if isinstance(f, types.FunctionType)]
@@ -452,11 +457,11 @@ def library_memory(fn) -> list:
                              if i not in seen)]
 
 
-def _temporaries_library(node) -> str:
+def _temporaries_library(node, libraries=None) -> str:
     """The library whose arrays a region's temporaries are handed as: that of its
-    other arrays or its code (cupy first), else the first of cupy and torch
-    imported."""
-    handed = _libraries(node)
+    other arrays or its code (``libraries``, ``_libraries``; cupy first), else the
+    first of cupy and torch imported."""
+    handed = _libraries(node) if libraries is None else libraries
     return next((lib for lib in ("cupy", "torch") if lib in handed and lib in sys.modules),
                 "numba")
 

@@ -806,3 +806,17 @@ def test_a_region_naming_a_dead_weak_proxy_switches_what_its_arrays_say():
     whose object is gone raises ReferenceError) names no library."""
     from graphtrace.ops.captured import _named_libraries
     assert _named_libraries(_names_a_dead_proxy) == set()
+
+
+def test_cupy_is_handed_the_capture_stream_by_the_stream_protocol():
+    """cupy 14 deprecates ExternalStream: the capture's stream goes to cupy through
+    Stream.from_external and the CUDA stream protocol where cupy has it, through
+    ExternalStream where it does not."""
+    from graphtrace.ops.captured import _cupy_stream
+    got = []
+    new = types.SimpleNamespace(cuda=types.SimpleNamespace(Stream=types.SimpleNamespace(
+        from_external=lambda obj: got.append(obj.__cuda_stream__()) or "new")))
+    assert _cupy_stream(new, 0x1234, 1) == "new" and got == [(0, 0x1234)]
+    old = types.SimpleNamespace(cuda=types.SimpleNamespace(
+        Stream=type("Stream", (), {}), ExternalStream=lambda handle, dev: (handle, dev)))
+    assert _cupy_stream(old, 0x1234, 1) == (0x1234, 1)

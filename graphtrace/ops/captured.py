@@ -466,6 +466,25 @@ def _temporaries_library(node, libraries=None) -> str:
                 "numba")
 
 
+class _Handle:
+    """A stream's handle, as the CUDA stream protocol hands it over."""
+    __slots__ = ("handle",)
+
+    def __init__(self, handle: int):
+        self.handle = handle
+
+    def __cuda_stream__(self) -> tuple:
+        return 0, self.handle
+
+
+def _cupy_stream(cp, handle: int, dev: int):
+    """cupy's Stream of stream ``handle`` of device ``dev`` (the current device):
+    ``Stream.from_external`` where cupy has it (cupy 14 deprecates ExternalStream)."""
+    from_external = getattr(cp.cuda.Stream, "from_external", None)
+    return cp.cuda.ExternalStream(handle, dev) if from_external is None else \
+        from_external(_Handle(handle))
+
+
 class _Libraries:
     """cupy's and torch's current stream of each of the region's devices and their
     allocator, switched to the region's for the capture and back after it."""
@@ -490,7 +509,7 @@ class _Libraries:
                 r.cupy_pool = cp.cuda.MemoryPool()
             for dev, handle in self.streams.items():
                 with cp.cuda.Device(dev):   # cupy sets the stream of the current device
-                    self._enter(cp.cuda.ExternalStream(handle, dev))
+                    self._enter(_cupy_stream(cp, handle, dev))
             self._enter(cp.cuda.using_allocator(r.cupy_pool.malloc))
         torch = sys.modules.get("torch") if "torch" in self.libraries else None
         if torch is not None and torch.cuda.is_available():

@@ -247,6 +247,29 @@ class _Picks:
         raise AttributeError(name)
 
 
+class _PicksBase:
+    @property
+    def src(self):
+        return self.bufs[self.i]
+
+
+class _PicksBySuper(_PicksBase):
+    def __init__(self, a, b):
+        self.bufs, self.i = [a, b], 0
+
+    @property
+    def src(self):
+        return super().src
+
+
+def _super_property(s, a, b, n):
+    st = _PicksBySuper(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # super property
+        add[1, 4, body](st.src, 1.0)
+        count[1, 1, body](n)
+        st.i = 1 - st.i
+
+
 def _deep_property(s, a, b, n):
     st = _Picks(a, b)
     with s.while_loop(gt.cond(n) < 3) as body:   # deep property
@@ -312,6 +335,7 @@ def _namedtuple_swapped(s, a, b, n):
 @pytest.mark.parametrize("program, marker, named", [
     (_deep_property, "deep property", "st.i"),
     (_own_item, "own item", "st.i"),
+    (_super_property, "super property", "st.i"),
     (_own_getattr, "own getattr", "st.i"),
     (_namedtuple_replaced, "namedtuple replaced", "sel.i"),
     (_namedtuple_swapped, "namedtuple swapped", "st.src"),

@@ -324,18 +324,21 @@ def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
     return out
 
 
-def _getter_reads(obj, name: str, depth: int = 0) -> list:
+def _getter_reads(obj, name: str, depth: int = 0, start: int = 0) -> list:
     """The steps (``((".", "bufs"),)``) of the attributes of ``obj``, an object of
     the program's own, that the getter of its property ``name``, or its method
     ``name``, reads off its self for what it returns (its return statements, and
     the tests deciding which of them runs; not a log line's or an assert's), and,
     where one is a property or a method too, those its code reads so; for an
     attribute neither the object nor its class holds, those its class's
-    ``__getattr__`` reads."""
+    ``__getattr__`` reads; for a getter calling ``super()``, also those of the
+    same name's getter further along the class's MRO (from ``start``)."""
     if obj is MISSING or not own_object(obj):
         return []
-    prop = inspect.getattr_static(type(obj), name, None)
-    if prop is None and name not in _own_dict(obj):   # its class's __getattr__
+    mro = type(obj).__mro__
+    at, prop = next(((i, vars(c)[name]) for i, c in enumerate(mro)
+                     if i >= start and name in vars(c)), (len(mro), None))
+    if prop is None and not start and name not in _own_dict(obj):   # its __getattr__
         prop = inspect.getattr_static(type(obj), "__getattr__", None)
     fget = getattr(prop, "fget", None) if isinstance(prop, property) else prop
     if not isinstance(fget, types.FunctionType) or not fget.__code__.co_argcount:
@@ -349,6 +352,8 @@ def _getter_reads(obj, name: str, depth: int = 0) -> list:
         out.append(((".", attr),))
         if depth < 3:
             out += _getter_reads(obj, attr, depth + 1)
+    if "super" in code.co_names and depth < 3:   # return super().src
+        out += _getter_reads(obj, name, depth + 1, at + 1)
     return out
 
 

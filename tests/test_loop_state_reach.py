@@ -312,6 +312,54 @@ def test_the_same_deep_reads_of_what_stays_fixed_run_as_eagerly():
     assert host(a) == [15, 16, 17, 18] and host(b) == [6, 6, 6, 6]
 
 
+class _DictSettings:
+    """Settings kept in a dict and read as attributes (``cfg.dt``)."""
+
+    def __init__(self, **kw):
+        object.__setattr__(self, "_d", dict(kw))
+
+    def __getattr__(self, k):
+        try:
+            return self._d[k]
+        except KeyError:
+            raise AttributeError(k) from None
+
+    def __setattr__(self, k, v):
+        self._d[k] = v
+
+
+class _Proxy:
+    """An object forwarding what it lacks to another."""
+
+    def __init__(self, inner):
+        self._inner = inner
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+
+def test_what_a_getattr_answers_through_is_read_for_that_attribute_alone():
+    """Settings read through a ``__getattr__`` (a dict of them, a proxy forwarding
+    to an object) beside a count the body keeps in the same dict or object: the
+    work takes the same array and number each iteration. They were refused, the
+    dict or the inner object taken as read whole."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        cfg = _DictSettings(x=a, dt=0.5, trips=0)
+        inner = types.SimpleNamespace(src=b, trips=0)
+        proxy = _Proxy(inner)
+        with s.while_loop(gt.cond(n) < 3) as body:
+            add[1, 4, body](cfg.x, cfg.dt)
+            add[1, 4, body](proxy.src, 2.0)
+            count[1, 1, body](n)
+            cfg.trips += 1
+            inner.trips += 1
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [1.5, 2.5, 3.5, 4.5] and host(b) == [6, 6, 6, 6]
+
+
 _Sel = collections.namedtuple("_Sel", "i")
 _Buffers = collections.namedtuple("_Buffers", "src dst")
 

@@ -316,11 +316,16 @@ def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
         if lo < ins.offset < hi and (attr or _reads_item(ins)):
             path = _chain(code_ins, j)
             if path is not None and len(path) > 1 and path not in out:
-                reads = _getter_reads(_resolve(scope, path[:-1]),   # st[0]: its __getitem__
+                holder = _resolve(scope, path[:-1])
+                reads = _getter_reads(holder,   # st[0]: its __getitem__
                                       path[-1][1] if attr else "__getitem__")
+                # what a __getattr__ answers through (a proxy's inner object, a dict of
+                # settings) is read for the one attribute asked, not whole
+                whole = not (attr and _by_getattr(holder, path[-1][1]))
                 if reads:
-                    out[path] = {q for r in reads for q in (path[:-1] + r,
-                                                            path[:-1] + r + (_WHOLE,))}
+                    out[path] = {q for r in reads for q in (
+                        (path[:-1] + r, path[:-1] + r + (_WHOLE,)) if whole else
+                        (path[:-1] + r,))}
     return out
 
 
@@ -355,6 +360,13 @@ def _getter_reads(obj, name: str, depth: int = 0, start: int = 0) -> list:
     if "super" in code.co_names and depth < 3:   # return super().src
         out += _getter_reads(obj, name, depth + 1, at + 1)
     return out
+
+
+def _by_getattr(obj, name: str) -> bool:
+    """Whether ``obj.name`` is answered by its class's ``__getattr__``: neither the
+    object nor its class holds it."""
+    return own_object(obj) and inspect.getattr_static(type(obj), name, None) is None and \
+        name not in _own_dict(obj)
 
 
 def _own_dict(obj) -> dict:

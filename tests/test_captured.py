@@ -695,7 +695,8 @@ def _imports_from_cupyx(z, u):
     (_by_a_global_model, {"torch"}), (_held_by_a_closure(), {"torch"}),
     (functools.partial(_plain, _Net()), {"torch"}), (_Settings().region, set())])
 def test_the_libraries_a_regions_code_names_are_switched_to_the_capture(fn, libraries):
-    from graphtrace.ops.captured import _libraries, _named_libraries
+    from graphtrace.ops._library_state import libraries as _named_libraries
+    from graphtrace.ops.captured import _libraries
     assert _named_libraries(fn) == libraries
     cupy_array = type("ndarray", (), {"__module__": "cupy"})()
     node = types.SimpleNamespace(target=fn, args=(buffers.Buffer.__new__(buffers.Buffer),))
@@ -720,12 +721,14 @@ def test_temporaries_are_handed_to_a_region_as_the_library_its_code_names(monkey
 
 class _FakeTensor:
     __module__ = "torch"   # a library's: not walked as an object of the program's
-    is_cuda = True
+    is_cuda, grad = True, None
 
     def __init__(self, ptr):
         self.ptr = ptr
 
     def data_ptr(self):
+        if self.ptr is None:   # as a sparse tensor or an uninitialised parameter
+            raise RuntimeError("tensor has no storage")
         return self.ptr
 
 
@@ -733,33 +736,59 @@ class _FakeModule:
     """As torch.nn.Module keeps them: parameters, buffers and submodules by name."""
     __module__ = "torch.nn.modules.module"
 
-    def __init__(self, weight, running=None, **children):
-        self._parameters, self._buffers = {"weight": weight, "bias": None}, {}
-        self._modules = dict(children)
+    def __init__(self, weight, running=None, bias=None, **children):
+        self._parameters, self._buffers = {"weight": weight, "bias": bias}, {}
+        self._modules, self.training = dict(children), True
         if running is not None:
             self._buffers["running"] = running
 
-    def modules(self):
-        yield self
-        for m in self._modules.values():
-            yield from m.modules()
+    def named_modules(self, prefix=""):
+        yield prefix, self
+        for k, m in self._modules.items():
+            yield from m.named_modules(f"{prefix}.{k}" if prefix else k)
 
 
-def test_the_memory_a_region_reaches_is_watched_for_new_memory(monkeypatch):
-    """The parameters and buffers of the torch modules a region names, closes over
-    or holds (a bound method's object), their submodules, and torch tensors it
-    holds: at every launch ``CapturedOp.moved`` compares each with what the latest
-    capture read, so a module given a new weight (a new Parameter, a submodule
-    replaced, or new memory under the same tensor) is captured again."""
-    from graphtrace.ops.captured import CAPTURED, library_memory
+class _FakeSGD:
+    """As torch.optim.Optimizer keeps them: groups of settings, state per parameter."""
+    __module__ = "torch.optim.sgd"
+
+    def __init__(self, params, lr):
+        self.param_groups, self.state = [{"params": params, "lr": lr, "momentum": 0.9}], {}
+
+
+class _FakeStepLR:
+    __module__ = "torch.optim.lr_scheduler"
+
+    def __init__(self):
+        self.last_epoch, self.base_lrs = 0, [0.1]
+
+
+def _fake_torch(monkeypatch):
     fake = types.ModuleType("torch")
     fake.nn, fake.Tensor = types.SimpleNamespace(Module=_FakeModule), _FakeTensor
     monkeypatch.setitem(sys.modules, "torch", fake)
+
+
+def test_the_torch_state_a_region_reaches_is_watched(monkeypatch):
+    """The torch objects a region names, closes over, holds (a bound method's
+    object, a partial's argument) or reaches in a list or dict by name: the
+    parameters, buffers and submodules of each module, its ``training``, an
+    optimizer's groups and state, a scheduler's settings. At every launch
+    ``CapturedOp.moved`` compares them with what the latest capture depended on,
+    so a module given a new weight (a new Parameter, one where there was None, a
+    submodule replaced, new memory under the same tensor), switched to eval(),
+    or an optimizer's learning rate set, is captured again."""
+    from graphtrace.ops._library_state import snapshot, torch_roots
+    from graphtrace.ops.captured import CAPTURED
+    _fake_torch(monkeypatch)
     w, b, running, held = _FakeTensor(16), _FakeTensor(32), _FakeTensor(48), _FakeTensor(64)
     net = _FakeModule(w, running, norm=_FakeModule(b))
+    opt, sched, nets = _FakeSGD([w], 0.1), _FakeStepLR(), {"enc": _FakeModule(held)}
 
     def by_closure(x, y):
         y[...] = net(x)
+        opt.step()
+        sched.step()
 
     class Holder:
         def __init__(self):
@@ -768,26 +797,77 @@ def test_the_memory_a_region_reaches_is_watched_for_new_memory(monkeypatch):
         def step(self, x, y):
             y[...] = self.net(x) * self.scale
 
-    def objects(fn):
-        return [x for _, _, x, _ in library_memory(fn)]
+    def by_name(x, y):
+        y[...] = nets["enc"](x)
 
-    assert objects(by_closure) == [w, running, net._modules["norm"], b]
-    assert objects(Holder().step) == [w, held]
-    assert objects(functools.partial(_plain, net)) == objects(by_closure)
-    assert objects(_plain) == []
-    for change in ("new parameter", "new submodule", "new memory"):
-        norm = _FakeModule(b)
-        net._modules["norm"] = norm
-        region = types.SimpleNamespace(watched=library_memory(by_closure))
+    def objects(fn):   # the tensors and the Nones, watched by address or identity
+        return [x for how, _, _, x, _, _ in snapshot(torch_roots(fn)) if how in ("at", "same")]
+
+    assert torch_roots(by_closure) == [net, opt, sched]
+    assert objects(Holder().step)[:2] == [(w, 16), None]   # weight, bias None
+    assert torch_roots(by_name) == [nets["enc"]]
+    assert torch_roots(functools.partial(_plain, net)) == [net]
+    assert torch_roots(_plain) == []
+    changes = {
+        "new parameter": lambda: net._modules["norm"]._parameters.__setitem__(
+            "weight", _FakeTensor(32)),
+        "a bias where there was None": lambda: net._parameters.__setitem__(
+            "bias", _FakeTensor(80)),
+        "new submodule": lambda: net._modules.__setitem__("norm", _FakeModule(b)),
+        "new memory": lambda: setattr(b, "ptr", b.ptr + 8),   # b.data = ...
+        "eval()": lambda: setattr(net._modules["norm"], "training", False),
+        "a gradient set to None": lambda: setattr(w, "grad", None),
+        "a submodule appended": lambda: net._modules.__setitem__("act", _FakeModule(held)),
+        "a setting changed": lambda: setattr(net, "negative_slope", 0.5),
+        "a learning rate set": lambda: opt.param_groups[0].__setitem__("lr", 0.05),
+        "a scheduler stepped": lambda: setattr(sched, "last_epoch", 1)}
+    for change, make in changes.items():
+        net._modules.pop("act", None)
+        net._modules["norm"], net._parameters["bias"] = _FakeModule(b), None
+        opt.param_groups[0]["lr"], sched.last_epoch = 0.1, 0
+        w.grad, net.negative_slope = _FakeTensor(112), 0.01
+        region = types.SimpleNamespace(watched=snapshot(torch_roots(by_closure)))
         gpu, node = types.SimpleNamespace(state={3: region}), types.SimpleNamespace(index=3)
-        assert not CAPTURED.moved(gpu, node)
-        if change == "new parameter":
-            norm._parameters["weight"] = _FakeTensor(32)
-        elif change == "new submodule":
-            net._modules["norm"] = _FakeModule(b)
-        else:
-            b.ptr += 8   # b.data = ...: the same tensor, other memory
+        assert not CAPTURED.moved(gpu, node), change
+        make()
         assert CAPTURED.moved(gpu, node), change
+
+
+def test_a_tensor_without_storage_is_watched_by_identity(monkeypatch):
+    """A sparse buffer or an uninitialised parameter has no address to read: it is
+    watched by identity, and reading the state does not fail."""
+    from graphtrace.ops._library_state import first_change, snapshot
+    _fake_torch(monkeypatch)
+    sparse = _FakeTensor(None)
+    net = _FakeModule(_FakeTensor(16), sparse)
+    entries = snapshot([net])
+    assert first_change(entries) is None
+    net._buffers["running"] = _FakeTensor(None)
+    assert first_change(entries) is not None
+
+
+def test_state_a_region_changes_while_captured_is_named(monkeypatch):
+    """What a region's own Python changes in torch's objects while it is captured
+    (a scheduler's step, an optimizer's learning rate, state an optimizer makes at
+    its first step) is told apart from what its tensors do: a replay would not
+    change it again, so the capture is refused naming it."""
+    from graphtrace.ops._library_state import describe, first_change, snapshot
+    _fake_torch(monkeypatch)
+    w = _FakeTensor(16)
+    opt, sched = _FakeSGD([w], 0.1), _FakeStepLR()
+    before = snapshot([opt, sched])
+    w.ptr = 24   # a tensor's new memory is not the region's Python state
+    assert first_change(before, ours_only=True) is None
+    opt.state[w] = {"momentum_buffer": _FakeTensor(96)}   # made at the first step
+    changed = first_change(before, ours_only=True)
+    assert "_FakeSGD.state" in describe(changed) and "first use" in describe(changed)
+    opt.state.clear()
+    opt.param_groups[0]["lr"] = 0.05   # set from the region's argument: captured again
+    assert first_change(before, ours_only=True, given=[0.05]) is None
+    assert "lr" in describe(first_change(before, ours_only=True, given=[0.5]))
+    opt.param_groups[0]["lr"] = 0.1
+    sched.last_epoch = 1
+    assert describe(first_change(before, ours_only=True)) == "_FakeStepLR.last_epoch (0 -> 1)"
 
 
 class _Gone:
@@ -804,8 +884,8 @@ def _names_a_dead_proxy(z, u):
 def test_a_region_naming_a_dead_weak_proxy_switches_what_its_arrays_say():
     """A global the region's code names that answers no question (a weak proxy
     whose object is gone raises ReferenceError) names no library."""
-    from graphtrace.ops.captured import _named_libraries
-    assert _named_libraries(_names_a_dead_proxy) == set()
+    from graphtrace.ops._library_state import libraries
+    assert libraries(_names_a_dead_proxy) == set()
 
 
 def test_cupy_is_handed_the_capture_stream_by_the_stream_protocol():

@@ -12,7 +12,11 @@ Regions run in the order they were recorded: each reads and writes the
 trace's ``library_state``, for the state libraries keep that no argument
 shows (a handle's workspace, a module's weights, an optimizer's moments).
 The device arrays of the graph a region reaches by a global name or holds
-are its accesses too.
+are its accesses too. The libraries it reaches and the torch state it depends
+on (a module's parameters and mode, an optimizer's settings and state) are
+``_library_state.py``'s: a change between calls captures it again at the next
+launch (``CapturedOp.moved``); one its own Python makes while captured is
+refused.
 
 Memory the libraries allocate during a capture (temporaries of
 ``cp.tanh(x) * 2``, a reduction's scratch) comes from a pool private to the
@@ -33,21 +37,19 @@ from __future__ import annotations
 
 import sys
 import threading
-import types
-from itertools import islice
 from dataclasses import replace
 
 from ..buffers import Buffer, as_buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, format_source)
 from .._driver import current
-from ..chains import imported, nested_codes
-from ..names import _filled, _global_names
 from ..placement import place
 from ..tree import leaves, tree_map
 from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
+from ._library_state import (describe, first_change, libraries, library_of, snapshot,
+                             torch_roots)
 from .base import Op, callable_name, changed, read_only_bytes, record_args
 from .host import _is_array_quietly, _names_of, _object_attributes, raised_in
 
@@ -260,14 +262,22 @@ class _Region:
         self.others = Joined(first, devices[1:]) if len(devices) > 1 else None
         self.cupy_pool = self.torch_pool = None
         self.latest = None   # the definition of the latest capture
-        self.watched: list = []   # the library memory the latest capture read
+        self.libraries = self.roots = None   # the libraries switched, the torch objects
+        #                                      reached (_library_state): read at the first capture
+        self.watched: list = []   # the state of those the latest capture depended on
 
     def capture(self, gpu, node):
         """``node``'s function captured with the binding's values: a GraphDefinition.
         The streams of its other devices join the capture before the function runs
         and leave it after (one graph over all its devices)."""
-        libraries = _libraries(node)
+        if self.libraries is None:
+            self.libraries = libraries = _libraries(node)
+            self.roots = torch_roots(node.target, [a for a in leaves(node.args) if not
+                                                   isinstance(a, (Buffer, Scalar))]) \
+                if "torch" in libraries else []
+        libraries = self.libraries
         default = _temporaries_library(node, libraries)
+        before = snapshot(self.roots)
         args = tree_map(lambda v: _library_array(gpu.value_of(v), v, default)
                         if isinstance(v, Buffer) else gpu.value_of(v), node.args)
         prepare = getattr(node.target, "before_capture", None)
@@ -298,10 +308,25 @@ class _Region:
                     raise _capture_error(node, e) from e
                 finally:
                     _capturing.streams = None
-                builder.end_building()
+                try:
+                    builder.end_building()
+                except Exception as e:
+                    builder.close()
+                    raise _invalidated(node, e) from e
         self.latest = builder.graph_definition
         builder.close()
-        self.watched = library_memory(node.target)
+        changed = first_change(before, ours_only=True, given=[
+            v for v in leaves(args) if isinstance(v, (int, float)) and not isinstance(v, bool)])
+        if changed is not None:
+            raise CaptureError(
+                f"captured region {callable_name(node.target)} changes {describe(changed)} "
+                "from Python while it is captured: a replay runs only the GPU work captured, "
+                "so later calls would not change it again as running the region does; keep "
+                "that step outside the region, between calls (a scheduler's step(), a "
+                "learning rate set), and make the state a library makes at its first use "
+                "before the first call (one optimizer step run eagerly: a warm-up)",
+                source=node.source)
+        self.watched = snapshot(self.roots)
         _refuse_result(node, result, args, CaptureError)
         return self.latest
 
@@ -313,148 +338,23 @@ def _libraries(node) -> set:
     their streams and allocators are switched. A library switched for nothing
     would only be exposed to the capture (torch aborts the process when a capture
     it takes part in is broken by another library's host read)."""
-    return (_handed(node) | _named_libraries(node.target)) & _SWITCHED or _SWITCHED
+    return (_handed(node) | libraries(node.target)) & _SWITCHED or _SWITCHED
 
 
 _SWITCHED = frozenset({"cupy", "torch"})
 
 
 def _handed(node) -> set:
-    """The libraries of the arrays a region is handed."""
-    return {type(b.obj).__module__.split(".")[0] for b in leaves(node.args)
-            if isinstance(b, Buffer) and b.obj is not None}
-
-
-def _named_libraries(fn) -> set:
-    """cupy and torch where the code of ``fn`` (a function, a ``partial``'s, a bound
-    method's, a callable object's ``__call__``), the code nested in it, or of the
-    functions of the program's it names by global or closure name (two levels),
-    names them or something of theirs (``torch``, ``cp.exp``, ``from torch import
-    cumsum``, ``import torch as T`` inside it; cupyx counts as cupy); and where an
-    object of the program's that it names or holds (a bound method's ``self``, a
-    partial's arguments, the callable object itself) holds one of theirs
-    (``self.net``, a ``torch.nn.Module``) or has methods whose code names them
-    (``self.forward(z)``)."""
-    return {lib for v in _reached_values(fn) if (lib := _library_of(v))}
-
-
-class _Import(str):
-    """The name of a module a function imports inside itself (``import torch as T``)."""
-
-
-def _reached_values(fn, depth: int = 0, seen=None):
-    """The values ``fn`` reaches, as ``_named_libraries`` reads them: those it
-    holds and names, the modules it imports (``_Import``), and, through those not
-    of a library, what the functions it names (two levels) and the objects of the
-    program's it names or holds reach: their attributes, and their methods'."""
-    seen = set() if seen is None else seen
-    held = [*getattr(fn, "args", ()), *getattr(fn, "keywords", {}).values()] \
-        if hasattr(fn, "func") else []
-    fn = getattr(fn, "func", fn)   # (a partial)
-    held.append(getattr(fn, "__self__", None))
-    fn = getattr(fn, "__func__", fn)   # (a bound method)
-    if not isinstance(fn, types.FunctionType):
-        held.append(fn)
-        fn = getattr(type(fn), "__call__", None)
-        if not isinstance(fn, types.FunctionType):
-            fn = None
-    named = held
-    if fn is not None and id(fn) not in seen:
-        seen.add(id(fn))
-        codes = nested_codes(fn.__code__)
-        named += [fn.__globals__.get(name) for code in codes for name in _global_names(code)]
-        named += [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
-        yield from (_Import(head.strip("<>")) for code in codes
-                    for head, _ in imported(code).values())
-    for v in named:
-        try:
-            if v is None:
-                continue
-            yield v
-            if _library_of(v) or depth >= 2:
-                continue
-            if isinstance(v, types.FunctionType):
-                if v is not fn:
-                    yield from _reached_values(v, depth + 1, seen)
-            elif not isinstance(v, _NOT_HOLDERS):
-                yield from _held_values(v, depth, seen)
-        except Exception:  # noqa: BLE001  (a dead weak proxy, an object answering oddly)
-            continue
-
-
-# what holds no library object of interest: code, classes, modules, plain values
-_NOT_HOLDERS = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
-                types.ModuleType, str, bytes, int, float, complex, bool)
-
-
-def _library_of(v) -> str | None:
-    """"cupy" or "torch" where ``v`` is one of theirs: a module, a function of
-    theirs, a class that is or derives from one of theirs, or an object of such a
-    class (a user's ``torch.nn.Module``); None otherwise."""
-    try:
-        if isinstance(v, _Import):
-            modules = [v]
-        elif isinstance(v, types.ModuleType):
-            modules = [v.__name__]
-        elif isinstance(v, type):   # a class of theirs, or a user's subclass of one
-            modules = [c.__module__ for c in v.__mro__]
-        else:
-            modules = [getattr(v, "__module__", None) or type(v).__module__,
-                       *(c.__module__ for c in type(v).__mro__)]
-    except Exception:  # noqa: BLE001  (a dead weak proxy, an object answering oddly)
-        return None
-    for module in modules:
-        top = module.split(".")[0] if isinstance(module, str) else ""
-        if top in _LIBRARIES:
-            return _LIBRARIES[top]
-    return None
-
-
-_LIBRARIES = {"cupy": "cupy", "cupyx": "cupy", "torch": "torch"}   # a module's top name ->
-#                                                                    the library switched
-
-
-_LEAVES = 64   # the items of a container an attribute holds that are looked at
-
-
-def _held_values(obj, depth: int, seen: set):
-    """What an object of the program's holds (its attributes, two levels deep) and
-    what its methods' code reaches (``self.forward`` naming torch)."""
-    for _, v in _object_attributes(obj):
-        yield v
-        yield from islice(leaves(v), _LEAVES)
-    try:
-        methods = [f for c in type(obj).__mro__ if c is not object
-                   for f in vars(c).values() if isinstance(f, types.FunctionType)]
-    except Exception:  # noqa: BLE001  (an object answering oddly)
-        return
-    for f in methods:
-        yield from _reached_values(f, depth + 1, seen)
-
-
-def library_memory(fn) -> list:
-    """What a region's function reads of the memory no argument brings, as
-    ``(where, key, object, address)``: each parameter and buffer of the torch
-    modules it names or holds (``LIN`` of ``y.copy_(LIN(x))``, ``self.net``) with
-    the dict of its module holding it (``_parameters``, ``_buffers``) and its
-    address, each submodule with the dict holding it (``_modules``, no address),
-    and torch tensors it holds so (no dict). ``CapturedOp.moved`` compares them."""
-    torch = sys.modules.get("torch")
-    if torch is None:
-        return []
-    out, tensors = {}, {}
-    for v in _reached_values(fn):
-        if isinstance(v, torch.nn.Module):
-            for m in v.modules():
-                out.update(((id(d), k), (d, k, x, x.data_ptr() if tensor else None))
-                           for d, tensor in ((m._parameters, True), (m._buffers, True),
-                                             (m._modules, False))
-                           for k, x in d.items() if x is not None)
-        elif isinstance(v, torch.Tensor) and v.is_cuda:
-            tensors[id(v)] = v
-    seen = {id(x) for _, _, x, _ in out.values()}
-    return [*out.values(), *((None, None, x, x.data_ptr()) for i, x in tensors.items()
-                             if i not in seen)]
+    """The libraries of the arrays and other objects a region is handed (a torch
+    model, an optimizer)."""
+    out = set()
+    for b in leaves(node.args):
+        if isinstance(b, Buffer):
+            if b.obj is not None:
+                out.add(type(b.obj).__module__.split(".")[0])
+        elif not isinstance(b, Scalar) and (lib := library_of(b)):
+            out.add(lib)
+    return out
 
 
 def _temporaries_library(node, libraries=None) -> str:
@@ -539,6 +439,19 @@ class _Libraries:
 
 
 
+def _invalidated(node, e: BaseException) -> CaptureError:
+    """The error for a capture the driver ended as invalidated though the region's
+    function returned: a library swallowed the failure of a call capture forbids."""
+    return CaptureError(
+        f"captured region {callable_name(node.target)} ran, but its capture was broken "
+        f"({e}): something in it read device values on the host (.item(), float(x), a "
+        "check a library makes, such as a GradScaler's or torch.linalg's), synchronised, "
+        "or ran work on a stream outside the capture, or another thread used the GPU "
+        "while the graph was built. Move host reads after the graph call or compute them "
+        "on the device, and build the graph while no other thread launches work",
+        source=node.source)
+
+
 def _capture_error(node, e: BaseException) -> CaptureError:
     name = callable_name(node.target)
     if isinstance(e, GraphtraceError):
@@ -592,13 +505,11 @@ class CapturedOp(Op):
     driver_update = exec_update = True
 
     def moved(self, gpu, node) -> bool:
-        """Whether a tensor of the library state the latest capture read has other
-        memory now (``model.weight = nn.Parameter(...)``, ``model.half()``,
-        ``w.data = ...``): that capture reads freed memory; it is captured again."""
+        """Whether the torch state the latest capture depended on changed since
+        (``model.weight = nn.Parameter(...)``, ``model.half()``, ``model.eval()``, a
+        learning rate set: ``_library_state``): it is captured again."""
         region = gpu.state.get(node.index)
-        return region is not None and any(
-            where is not None and where.get(k) is not x or at is not None and x.data_ptr() != at
-            for where, k, x, at in region.watched)
+        return region is not None and first_change(region.watched) is not None
 
     def describe(self, node, namer) -> str:
         return f"{callable_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"
@@ -609,10 +520,11 @@ class CapturedOp(Op):
             device = node.device
             region = gpu.state[node.index] = _Region(
                 () if device is None else device if isinstance(device, tuple) else (device,))
+        definition = region.capture(gpu, node)
         watched = getattr(gpu, "watched", None)
-        if watched is not None:   # checked at each launch: Op.moved
+        if watched is not None and region.watched:   # checked at each launch: Op.moved
             watched.append(node)
-        return parent.embed(region.capture(gpu, node))
+        return parent.embed(definition)
 
     def update_definition(self, gpu, node) -> None:
         """Capture again with the binding's values; a capture of another shape (the

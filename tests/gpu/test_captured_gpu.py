@@ -354,3 +354,66 @@ def test_a_region_whose_torch_module_gets_new_parameters_is_captured_again(cp):
     check("again")
     assert f.cache_info().misses == 1   # captured again, not traced again
     del junk
+
+
+def test_a_training_step_region_follows_the_mode_and_settings_changed_between_calls(cp):
+    """A region running a torch model and its optimizer: model.eval()/train() and
+    a learning rate set between calls capture the region again, so each call
+    computes as running the region would. The graph kept the first capture's
+    mode and rate. A scheduler stepped, or momentum made, inside the region is
+    refused: a replay would not do it again."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(1)
+
+    def build():
+        model = torch.nn.Sequential(torch.nn.Linear(16, 16, dtype=torch.float64, device="cuda"),
+                                    torch.nn.BatchNorm1d(16, dtype=torch.float64,
+                                                         device="cuda"))
+        return model, torch.optim.SGD(model.parameters(), lr=0.1)
+
+    model, opt = build()
+    twin, twin_opt = build()
+    twin.load_state_dict(model.state_dict())
+
+    def step(net, optimizer, x, y):
+        optimizer.zero_grad(set_to_none=True)
+        loss = ((net(x) - 1.0) ** 2).mean()
+        loss.backward()
+        optimizer.step()
+        y.copy_(net(x).detach())
+
+    @gt.graph
+    def f(s, x, y):
+        s.captured(step, model, opt, x, y, reads=[x], writes=[y])
+
+    x = torch.randn(8, 16, dtype=torch.float64, device="cuda")
+    y, want = torch.zeros_like(x), torch.zeros_like(x)
+    for k, change in enumerate(("first", "again", "eval", "lr", "train")):
+        if change in ("eval", "train"):
+            getattr(model, change)(), getattr(twin, change)()
+        if change == "lr":
+            for o in (opt, twin_opt):
+                o.param_groups[0]["lr"] = 0.01
+        f(x, y)
+        step(twin, twin_opt, x, want)
+        torch.cuda.synchronize()
+        assert torch.allclose(y, want), change
+        for p, q in zip(model.parameters(), twin.parameters()):
+            assert torch.allclose(p, q), change
+    assert f.cache_info().misses == 1
+
+    sched = torch.optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5)
+
+    def scheduled(x, y):
+        step(model, opt, x, y)
+        sched.step()
+
+    @gt.graph
+    def g(s, x, y):
+        s.captured(scheduled, x, y, reads=[x], writes=[y])
+
+    with pytest.raises(gt.CaptureError) as e:
+        g(x, y)
+    said = str(e.value)   # what the scheduler changed: its count, the rate it set
+    assert ("StepLR.last_epoch" in said or "param_groups[0]['lr']" in said) and \
+        "between calls" in said, said

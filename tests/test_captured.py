@@ -870,6 +870,24 @@ def test_state_a_region_changes_while_captured_is_named(monkeypatch):
     assert describe(first_change(before, ours_only=True)) == "_FakeStepLR.last_epoch (0 -> 1)"
 
 
+def test_gradients_made_while_captured_capture_the_region_once_more(monkeypatch):
+    """A region whose backward makes the first gradients (none before its first
+    call): that capture assigned them, which an eager call does only the first
+    time; the next launch captures again with them there, so a call accumulating
+    into them does as eager. Gradients there before the capture ask nothing."""
+    from graphtrace.ops._library_state import first_change, grown, snapshot
+    _fake_torch(monkeypatch)
+    w, b = _FakeTensor(16), _FakeTensor(32)
+    net = _FakeModule(w, bias=b)
+    before = snapshot([net])
+    w.grad = _FakeTensor(48)   # made by the region's backward while captured
+    watched = snapshot([net]) + grown(before)
+    assert first_change(watched) is not None
+    before = snapshot([net])   # the capture again: the gradient was there
+    w.grad = _FakeTensor(64)   # zero_grad(set_to_none=True), backward: a new one
+    assert grown(before) == []
+
+
 class _Gone:
     pass
 

@@ -29,7 +29,7 @@ from ..names import _filled, _global_names
 from ..owners import _attributes, own_object
 from ..tree import leaves
 
-__all__ = ["libraries", "torch_roots", "snapshot", "first_change", "describe"]
+__all__ = ["libraries", "torch_roots", "snapshot", "first_change", "grown", "describe"]
 
 _LIBRARIES = {"cupy": "cupy", "cupyx": "cupy", "torch": "torch"}   # a module's top name ->
 #                                                                    the library switched
@@ -293,6 +293,16 @@ def first_change(entries, ours_only: bool = False, given=()):
         except Exception:  # noqa: BLE001  (gone from its dict, or answering oddly)
             return entry
     return None
+
+
+def grown(before) -> list:
+    """The entries of ``before`` (taken before a capture) of gradients that were
+    None and are set now: the capture took torch's path for a first gradient
+    (assign, not accumulate), which eager calls take only once. Kept in the
+    watched entries, they no longer hold, so the next launch captures again with
+    the gradients there: a call accumulating into them then does as eager."""
+    return [e for e in before if e[0] is _GRAD and e[3][1] is None and
+            getattr(e[3][0], "grad", None) is not None]
 
 
 def _among(v, given) -> bool:

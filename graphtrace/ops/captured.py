@@ -48,8 +48,8 @@ from ..tree import leaves, tree_map
 from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
-from ._library_state import (describe, first_change, libraries, library_of, snapshot,
-                             torch_roots)
+from ._library_state import (describe, first_change, grown, libraries, library_of,
+                             snapshot, torch_roots)
 from .base import Op, callable_name, changed, read_only_bytes, record_args
 from .host import _is_array_quietly, _names_of, _object_attributes, raised_in
 
@@ -326,7 +326,7 @@ class _Region:
                 "learning rate set), and make the state a library makes at its first use "
                 "before the first call (one optimizer step run eagerly: a warm-up)",
                 source=node.source)
-        self.watched = snapshot(self.roots)
+        self.watched = snapshot(self.roots) + grown(before)   # (captured again once)
         _refuse_result(node, result, args, CaptureError)
         return self.latest
 

@@ -529,7 +529,13 @@ class BoundGraphFunction:
         return self.function.profile(self.instance, *args, **kwargs)
 
     def __getattr__(self, name):
+        if name in BoundGraphFunction.__slots__:   # not set yet (an object being copied)
+            raise AttributeError(name)
         return getattr(self.function, name)
+
+    def __reduce__(self):
+        """As a bound method pickles and copies: the instance's attribute again."""
+        return getattr, (self.instance, self.function.__name__)
 
     def __repr__(self):
         return f"<bound graphtrace.graph {self.function.__name__} of {self.instance!r}>"

@@ -125,6 +125,31 @@ def test_an_object_holding_a_graph_function_copies_and_pickles_with_it_as_itself
     assert twin.x.copy_to_host().tolist() == [1.0, 1.0]
 
 
+class _Model:
+    def __init__(self):
+        self.scale = 2
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        inc[1, 2, s](x)
+
+
+def test_a_decorated_method_bound_to_its_object_copies_and_pickles_as_a_bound_method():
+    """``model.step`` pickles and copies as a bound method does: the object's
+    attribute again. Both failed with RecursionError: the object being made
+    asked its unset ``function`` through ``__getattr__``."""
+    import copy
+    import pickle
+    model = _Model()
+    for twin in (copy.copy(model.step), copy.deepcopy(model.step),
+                 pickle.loads(pickle.dumps(model.step))):
+        assert twin.function is _Model.step and type(twin.instance) is _Model
+        x = cuda.to_device(np.zeros(2, np.float32))
+        twin(x)
+        assert x.copy_to_host().tolist() == [1.0, 1.0]
+    assert copy.copy(model.step).instance is model
+
+
 @gt.graph(backend="sim")
 def _bump(s, x):
     inc[1, 2, s](x)

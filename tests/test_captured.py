@@ -865,6 +865,9 @@ def test_state_a_region_changes_while_captured_is_named(monkeypatch):
     opt.param_groups[0]["lr"] = 0.05   # set from the region's argument: captured again
     assert first_change(before, ours_only=True, given=[0.05]) is None
     assert "lr" in describe(first_change(before, ours_only=True, given=[0.5]))
+    assert first_change(before, ours_only=True, given=[np.float32(0.25)]) is not None
+    opt.param_groups[0]["lr"] = 0.5   # float(lr) of an np.float32 argument
+    assert first_change(before, ours_only=True, given=[np.float32(0.5)]) is None
     opt.param_groups[0]["lr"] = 0.1
     sched.last_epoch = 1
     assert describe(first_change(before, ours_only=True)) == "_FakeStepLR.last_epoch (0 -> 1)"

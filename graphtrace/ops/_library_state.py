@@ -306,7 +306,9 @@ def grown(before) -> list:
 
 
 def _among(v, given) -> bool:
-    return any(type(g) is type(v) and g == v for g in given)
+    """Whether ``v`` is a number one of ``given`` equals (``float(lr)`` of an
+    ``np.float32`` argument too)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and any(g == v for g in given)
 
 
 def describe(entry) -> str:

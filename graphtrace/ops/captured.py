@@ -39,6 +39,8 @@ import sys
 import threading
 from dataclasses import replace
 
+import numpy as np
+
 from ..buffers import Buffer, as_buffer, is_array
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, format_source)
@@ -316,7 +318,8 @@ class _Region:
         self.latest = builder.graph_definition
         builder.close()
         changed = first_change(before, ours_only=True, given=[
-            v for v in leaves(args) if isinstance(v, (int, float)) and not isinstance(v, bool)])
+            v for v in leaves(args) if isinstance(v, (int, float, np.number)) and
+            not isinstance(v, (bool, np.bool_))])
         if changed is not None:
             raise CaptureError(
                 f"captured region {callable_name(node.target)} changes {describe(changed)} "

@@ -34,6 +34,7 @@ from .buffers import is_array
 from .errors import ArgumentError, SimulationError
 from .ops.captured import capture_stream
 from .placement import device_of
+from .temporary import is_virtual
 
 __all__ = ["all_reduce", "broadcast", "all_gather"]
 
@@ -172,6 +173,17 @@ class _Collective:
             return self._torch(sends[0], recvs[0])
         return self._cupy(sends, recvs)
 
+    def place_temporaries(self, node) -> bool:
+        """A temporary no kernel placed goes on the device of its rank's other array
+        (a rank's send and receive arrays share its device); whether one was placed."""
+        sends = node.args[:self.n]
+        placed = False
+        for pair in zip(sends, node.args[self.n:] or sends):
+            for a, b in (pair, pair[::-1]):
+                if is_virtual(a) and a.base.device is None and device_of(b) is not None:
+                    a.base.device, placed = device_of(b), True
+        return placed
+
     def after_placement(self, node) -> None:
         """The devices of temporaries placed once the trace is over (by the kernels
         using them, ``placement.finish``), checked as the others were when recorded."""
@@ -181,8 +193,8 @@ class _Collective:
         if self.grouped and self.n > 1 and unplaced is not None:
             raise ArgumentError(
                 f"{self.kind} over one process's GPUs is given {unplaced.label}, a temporary "
-                "that no kernel places on a device: make it on its rank's device, with "
-                "s.on(d).empty(...)", source=node.source)
+                "that no kernel places on a device, nor its rank's other array: make it on "
+                "its rank's device, with s.on(d).empty(...)", source=node.source)
         _check_devices(self.kind, self.comms, sends, recvs, self.grouped, node.source)
         self.devices = tuple(device_of(b) for b in sends)
 

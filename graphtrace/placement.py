@@ -15,9 +15,10 @@ graph-owned temporaries it makes. The rules, per kind of node:
 - a loop or branch runs on the one device of its condition and bodies.
 
 A temporary made on a stream that names a device lives there; one made on
-any other stream lives where the kernels and memsets that use it run, which
-``finish`` settles once the trace is over (with the nodes that only touched
-such temporaries). Devices are compared by number: addresses are unique
+any other stream lives where the kernels and memsets that use it run (else
+where a collective given it puts it: its rank's device), which ``finish``
+settles once the trace is over (with the nodes that only touched such
+temporaries). Devices are compared by number: addresses are unique
 across the GPUs of a process (unified addressing), so dependencies are
 inferred across devices exactly as on one. ``Node.device`` None means the
 device the graph is built on; the listing shows devices only when a graph
@@ -168,10 +169,22 @@ def finish(graph, temporaries) -> None:
                 "lives on one device; make one per device with s.on(d).empty(...)",
                 source=n1.source)
         root.device = next(iter(where), None)
+    _by_regions(graph, unplaced)
     for n in graph.walk():
         if any(id(b.base) in unplaced for b, _ in n.accesses):
             _settle(n)
     _structured(graph)
+
+
+def _by_regions(graph, unplaced) -> None:
+    """Temporaries no kernel placed that a captured region places itself, with a
+    ``place_temporaries(node)`` of its own (a collective: each on the device of its
+    rank's other array), until none places more."""
+    regions = [n for n in graph.walk() if n.kind == "captured"
+               and hasattr(type(n.target), "place_temporaries")
+               and any(id(b.base) in unplaced for b, _ in n.accesses)]
+    while any([n.target.place_temporaries(n) for n in regions]):
+        pass
 
 
 def _settle(node) -> None:

@@ -267,11 +267,55 @@ def test_a_temporary_placed_on_another_device_than_its_receive_array():
 
 def test_a_temporary_no_kernel_places_is_refused_at_the_users_line():
     def body(s, xs):
-        ts = [s.empty(2 * N) for _ in xs]
-        gt.nccl.all_gather(s, None, xs, ts)                      # unplaced
+        ss, ts = [s.empty(N) for _ in xs], [s.empty(2 * N) for _ in xs]
+        gt.nccl.all_gather(s, None, ss, ts)                      # unplaced
     with pytest.raises(gt.ArgumentError) as e:
         _trace(body, per_device(2, lambda d: np.zeros(N)))
     check(e, "unplaced", "tmp0, a temporary that no kernel places", "s.on(d).empty")
+
+
+@gt.graph
+def gather_out(s, xs, outs):
+    ys = [s.empty(N * len(xs)) for _ in xs]
+    gt.nccl.all_gather(s, None, xs, ys)
+    for y, out in zip(ys, outs):
+        s.copy(out, y)
+
+
+@gt.graph
+def broadcast_in(s, xs, ys):
+    ts = [s.empty(N) for _ in xs]
+    for x, t in zip(xs, ts):
+        s.copy(t, x)
+    gt.nccl.broadcast(s, None, ts, ys, root=1)
+
+
+@gt.graph
+def reduce_out(s, xs, outs):
+    ys = [s.empty(N) for _ in xs]
+    gt.nccl.all_reduce(s, None, xs, ys)
+    for y, out in zip(ys, outs):
+        s.copy(out, y)
+
+
+@pytest.mark.parametrize("f, size, want", [(gather_out, 2 * N, [1.0] * N + [2.0] * N),
+                                           (reduce_out, N, [3.0] * N)])
+def test_receive_temporaries_go_on_their_send_arrays_devices(f, size, want):
+    xs, outs = per_device(2, lambda d: np.full(N, d + 1.0)), per_device(2, lambda d: np.zeros(size))
+    graph = f.trace(xs, outs)
+    assert _collective(graph).device == (0, 1)
+    assert [n.device for n in graph.nodes if n.kind == "memcpy"] == [0, 1]
+    f(xs, outs)
+    for out in host(outs):
+        np.testing.assert_array_equal(out, want)
+
+
+def test_send_temporaries_go_on_their_receive_arrays_devices():
+    xs, ys = per_device(2, lambda d: np.full(N, d + 1.0)), per_device(2, lambda d: np.zeros(N))
+    assert _collective(broadcast_in.trace(xs, ys)).target.devices == (0, 1)
+    broadcast_in(xs, ys)
+    for y in host(ys):
+        np.testing.assert_array_equal(y, 2.0)
 
 
 def test_communicators_in_the_order_of_temporaries_placed_by_their_kernels():

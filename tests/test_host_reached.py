@@ -641,3 +641,42 @@ def test_a_partial_of_a_class_function_keeping_a_history_finds_its_graph():
         assert np.array_equal(KEEPING.seen[-1], np.full(8, float(i)))
     assert len(KEEPING.seen) == 4
     assert _to_partial_of_class_function.cache_info().misses == 1
+
+
+class _Configured:
+    """Settings served from a dict by ``__getattr__``: a name it lacks raises KeyError."""
+
+    def __init__(self, scale):
+        self.__dict__["_cfg"] = {"scale": scale}
+        self.__dict__["seen"] = []
+
+    def __getattr__(self, name):
+        return self._cfg[name]
+
+    def __call__(self, *arrays):
+        if arrays:   # as a captured region's function
+            arrays[1][...] = arrays[0] * self.scale
+        else:        # as a host callback
+            self.seen.append(self.scale)
+
+
+@gt.graph
+def _calling_configured(s, step, x, y, how):
+    if how == "host":
+        s.host(step)
+    else:
+        s.captured(step, x, y, reads=[x], writes=[y])
+
+
+@pytest.mark.parametrize("how, listed", [("host", "host _Configured.__call__()"),
+                                         ("captured", "captured _Configured.__call__(x, y)")])
+def test_a_callable_object_whose_getattr_raises_keyerror_is_a_callback_or_a_region(how, listed):
+    """What graphtrace asks such an object (its __self__, __code__, __name__) and
+    it lacks is missing, not an error: tracing raised the KeyError of its lookup."""
+    step = _Configured(2.0)
+    x, y = cuda.to_device(np.arange(4.0)), cuda.to_device(np.zeros(4))
+    assert listed in str(_calling_configured.trace(step, x, y, how))
+    _calling_configured(step, x, y, how)
+    assert step.seen == ([2.0] if how == "host" else [])
+    if how == "captured":
+        np.testing.assert_array_equal(y.copy_to_host(), [0.0, 2.0, 4.0, 6.0])

@@ -14,6 +14,7 @@ import numpy as np
 
 from ..buffers import is_array, unwrap_intent
 from ..errors import IntentError, SimulationError
+from ..owners import _attr
 from ..tree import leaves, tree_map
 
 __all__ = ["Op", "record_args", "arg_position"]
@@ -142,7 +143,7 @@ def callable_name(fn) -> str:
     compared as text)."""
     while isinstance(fn, partial):
         fn = fn.func
-    return getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or \
+    return _attr(fn, "__qualname__") or _attr(fn, "__name__") or \
         f"{type(fn).__qualname__}.__call__"
 
 

@@ -20,7 +20,7 @@ from ..errors import (ArgumentError, GraphtraceError, IntentError,
                       format_source, user_frame, user_frame_object)
 from ..chains import MISSING, chain, value_chains
 from ..names import _methods_named, name_chains
-from ..owners import _followed, _library
+from ..owners import _attr, _followed, _has, _library
 from ..scalar import Scalar
 from ..temporary import holder_of, is_virtual
 from ..tree import leaves, tree_map
@@ -35,7 +35,7 @@ def record_host(stream, fn, args, opaque=False):
     t = stream.tracer()
     if not callable(fn):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
-    if getattr(fn, "_graphtrace_graph", False) is True:
+    if _attr(fn, "_graphtrace_graph", False) is True:
         raise ArgumentError(
             f"s.host({_name(fn)}, ...): {_name(fn)} is a graph function, which a host "
             "callback cannot launch (the driver runs callbacks where no GPU work may be "
@@ -142,10 +142,10 @@ def _kept(fn) -> set:
         given.update({len(given) + i: f"partial argument {i}" for i in range(len(fn.args))})
         given.update({k: f"partial argument {k}" for k in fn.keywords})
         fn = fn.func
-    bound = hasattr(fn, "__self__") or not hasattr(fn, "__code__")
-    fn = getattr(fn, "__func__", fn) if hasattr(fn, "__code__") or hasattr(fn, "__func__") \
+    bound = _has(fn, "__self__") or not _has(fn, "__code__")
+    fn = _attr(fn, "__func__", fn) if _has(fn, "__code__") or _has(fn, "__func__") \
         else getattr(type(fn), "__call__", None)
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    code = _attr(_attr(fn, "__func__", fn), "__code__")
     if code is None:
         return set()
     params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
@@ -210,15 +210,15 @@ def _names_of(fn, depth: int = 0, seen=None):
         given += [(f"partial argument {k}", v) for k, v in fn.keywords.items()]
         fn = fn.func
     yield from ((label, v, True) for label, v in given)
-    owner = getattr(fn, "__self__", None)   # a bound method: its object's attributes
-    if owner is None and not hasattr(fn, "__code__") and hasattr(fn, "__dict__"):
+    owner = _attr(fn, "__self__")   # a bound method: its object's attributes
+    if owner is None and not _has(fn, "__code__") and _has(fn, "__dict__"):
         owner, fn = fn, getattr(type(fn), "__call__", None)   # a callable object
     bound = owner is not None and not isinstance(owner, type) and depth < 4
-    held = list(getattr(owner, "__dict__", {}).items()) if bound else []
+    held = list(_attr(owner, "__dict__", {}).items()) if bound else []
     for k, v in held:
         yield f"attribute {k!r}", v, True
-    fn = getattr(fn, "__func__", fn)
-    code, scope = getattr(fn, "__code__", None), getattr(fn, "__globals__", None)
+    fn = _attr(fn, "__func__", fn)
+    code, scope = _attr(fn, "__code__"), _attr(fn, "__globals__")
     if code is None or scope is None or id(fn) in seen:
         return
     seen.add(id(fn))
@@ -290,7 +290,7 @@ def _object_attributes(obj, depth: int = 0):
     if depth > 2 or isinstance(obj, _NOT_OBJECTS) or _library(type(obj)) or \
             _is_array_quietly(obj) is not False:
         return
-    attributes = getattr(obj, "__dict__", None)
+    attributes = _attr(obj, "__dict__")
     if not isinstance(attributes, dict):
         return
     for k, v in list(attributes.items()):
@@ -333,7 +333,7 @@ def _warn_copies(fn, args) -> None:
     if mutable:
         file, line = user_frame(3)
         warnings.warn_explicit(
-            f"host callback {getattr(fn, '__name__', fn)} receives argument {mutable[0]} as a "
+            f"host callback {_attr(fn, '__name__', fn)} receives argument {mutable[0]} as a "
             "list or dict that the graph rebuilds for every launch: what the callback "
             "appends or assigns to it is lost to the caller; keep results in a pinned "
             "numpy array, or in an object of your own class (passed as itself)",
@@ -370,7 +370,7 @@ def _host_only(fn):
                                 f"{buf.label}{_TEMPORARY}")
         if not buf.is_host:
             raise ArgumentError(
-                f"argument {i} of host callback {getattr(fn, '__name__', fn)} is device "
+                f"argument {i} of host callback {_attr(fn, '__name__', fn)} is device "
                 f"memory ({buf.label or 'array'}): a callback cannot touch the GPU; copy it "
                 "to pinned host memory with s.copy first and pass that")
     return check

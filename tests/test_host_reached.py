@@ -612,15 +612,6 @@ def test_a_global_callable_object_keeping_a_history_finds_its_graph():
     assert _to_callable.cache_info().misses == 2
 
 
-class _Keeping:   # an object whose method keeps what it reads in a history of its own
-    def __init__(self):
-        self.buf = gt.pinned_empty(8)
-        self.seen = []
-
-    def notify(self):
-        self.seen.append(self.buf.copy())
-
-
 KEEPING = _Keeping()
 
 

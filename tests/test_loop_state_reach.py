@@ -372,6 +372,14 @@ def _namedtuple_replaced(s, a, b, n):
         sel = sel._replace(i=1 - sel.i)
 
 
+def _namedtuple_indexed(s, a, b, n):
+    bufs, sel = [a, b], _Sel(0)
+    with s.while_loop(gt.cond(n) < 3) as body:   # namedtuple indexed
+        add[1, 4, body](bufs[sel[0]], 1.0)
+        count[1, 1, body](n)
+        sel = sel._replace(i=1 - sel.i)
+
+
 def _namedtuple_swapped(s, a, b, n):
     st = _Buffers(a, b)
     with s.while_loop(gt.cond(n) < 3) as body:   # namedtuple swapped
@@ -387,6 +395,7 @@ def _namedtuple_swapped(s, a, b, n):
     (_own_getattr, "own getattr", "st.i"),
     (_namedtuple_replaced, "namedtuple replaced", "sel.i"),
     (_namedtuple_swapped, "namedtuple swapped", "st.src"),
+    (_namedtuple_indexed, "namedtuple indexed", "sel.i"),
     (_attribute_from_counter, "attribute from counter", "changes it,"),
     (_item_from_counter, "item from counter", "changes it,"),
     (_setattr_from_counter, "setattr from counter", "changes it,"),
@@ -432,6 +441,22 @@ def test_a_namedtuple_of_settings_replaced_only_for_a_count_runs_as_eagerly():
     a, n = dev(0, 1, 2, 3), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [2, 3, 4, 5] and host(n) == [4]
+
+
+def test_a_namedtuple_read_by_position_replaced_for_a_count_runs_as_eagerly():
+    """A namedtuple's field read by position (bufs[sel[0]]), where the body
+    replaces only a count it does not read: each iteration records the same work."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        bufs, sel = [a, b], _Settings(dt=1, trips=0)
+        with s.while_loop(gt.cond(n) < 3) as body:
+            add[1, 4, body](bufs[sel[0]], 1.0)
+            count[1, 1, body](n)
+            sel = sel._replace(trips=sel.trips + 1)
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [0, 1, 2, 3] and host(b) == [3, 3, 3, 3]
 
 
 def _mode(body, a, b, mode):

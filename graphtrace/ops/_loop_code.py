@@ -307,7 +307,8 @@ def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
     """The attributes the code loads off objects of the program's own that are
     properties or methods (``st.src``, ``st.src()``: ``return self.bufs[self.i]``),
     and the items it loads by a constant key off those whose class defines
-    ``__getitem__`` (``st[0]``), by their path -> the attributes of the same object
+    ``__getitem__`` (``st[0]``) or of a namedtuple (``sel[0]``, its field ``sel.i``),
+    by their path -> the attributes of the same object
     their code reads, four levels deep (a property or a method reading another),
     each also taken whole."""
     out: dict = {}
@@ -317,8 +318,8 @@ def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
             path = _chain(code_ins, j)
             if path is not None and len(path) > 1 and path not in out:
                 holder = _resolve(scope, path[:-1])
-                reads = _getter_reads(holder,   # st[0]: its __getitem__
-                                      path[-1][1] if attr else "__getitem__")
+                reads = _field_read(holder, path[-1]) or _getter_reads(
+                    holder, path[-1][1] if attr else "__getitem__")   # st[0]: __getitem__
                 # what a __getattr__ answers through (a proxy's inner object, a dict of
                 # settings) is read for the one attribute asked, not whole
                 whole = not (attr and _by_getattr(holder, path[-1][1]))
@@ -327,6 +328,17 @@ def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
                         (path[:-1] + r, path[:-1] + r + (_WHOLE,)) if whole else
                         (path[:-1] + r,))}
     return out
+
+
+def _field_read(obj, step: tuple) -> list:
+    """``[((".", field),)]`` where ``step`` takes an item of a namedtuple by its
+    position (``sel[0]``: its field ``sel.i``, as which it is watched), else []."""
+    fields = getattr(type(obj), "_fields", None)
+    kind, key = step
+    if kind != "[]" or not isinstance(obj, tuple) or not isinstance(fields, tuple) or \
+            type(key) is not int or not -len(fields) <= key < len(fields):
+        return []
+    return [((".", fields[key]),)]
 
 
 def _getter_reads(obj, name: str, depth: int = 0, start: int = 0) -> list:

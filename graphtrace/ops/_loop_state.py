@@ -12,7 +12,7 @@ of the user's frame (for ``body=fn``, its closure, defaults and bound object),
 the globals the code names, the closures and globals of the functions it calls
 by name, and the items and attributes of the lists, tuples, deques, dicts (and their
 subclasses that read as they do: ``Counter``, ``defaultdict``), sets (their
-items as a whole), namedtuples (their fields, by name: ``sel.i``) and objects
+items as a whole), namedtuples (their fields, by name: ``sel.i``, also as ``sel[0]`` reads it) and objects
 of the program's own these hold, ``_DEPTH`` levels deep, where they
 hold arrays or numbers (a host array of numbers, such as indices or a time
 ``t[0]``, by its values up to ``_BY_VALUE`` bytes, by a digest of them up to

@@ -380,6 +380,22 @@ def _namedtuple_indexed(s, a, b, n):
         sel = sel._replace(i=1 - sel.i)
 
 
+class _Chosen(collections.namedtuple("_ChosenFields", "bufs i trips")):
+    """A namedtuple whose property picks an array by a field."""
+
+    @property
+    def buf(self):
+        return self.bufs[self.i]
+
+
+def _namedtuple_property(s, a, b, n):
+    sel = _Chosen([a, b], 0, 0)
+    with s.while_loop(gt.cond(n) < 3) as body:   # namedtuple property
+        add[1, 4, body](sel.buf, 1.0)
+        count[1, 1, body](n)
+        sel = sel._replace(i=1 - sel.i)
+
+
 def _namedtuple_swapped(s, a, b, n):
     st = _Buffers(a, b)
     with s.while_loop(gt.cond(n) < 3) as body:   # namedtuple swapped
@@ -396,6 +412,7 @@ def _namedtuple_swapped(s, a, b, n):
     (_namedtuple_replaced, "namedtuple replaced", "sel.i"),
     (_namedtuple_swapped, "namedtuple swapped", "st.src"),
     (_namedtuple_indexed, "namedtuple indexed", "sel.i"),
+    (_namedtuple_property, "namedtuple property", "sel.i"),
     (_attribute_from_counter, "attribute from counter", "changes it,"),
     (_item_from_counter, "item from counter", "changes it,"),
     (_setattr_from_counter, "setattr from counter", "changes it,"),
@@ -457,6 +474,22 @@ def test_a_namedtuple_read_by_position_replaced_for_a_count_runs_as_eagerly():
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(a) == [0, 1, 2, 3] and host(b) == [3, 3, 3, 3]
+
+
+def test_a_namedtuple_property_replaced_for_a_count_runs_as_eagerly():
+    """A namedtuple's property reading a field (ch.buf), where the body replaces
+    only a count it does not read: each iteration records the same work."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        ch = _Chosen([a, b], 1, 0)
+        with s.while_loop(gt.cond(n) < 3) as body:
+            add[1, 4, body](ch.buf, 2.0)
+            count[1, 1, body](n)
+            ch = ch._replace(trips=ch.trips + 1)
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [0, 1, 2, 3] and host(b) == [6, 6, 6, 6]
 
 
 def _mode(body, a, b, mode):

@@ -20,7 +20,7 @@ import types
 
 from ..chains import MISSING
 from ..names import _filled, _global_names
-from ..owners import own_object
+from ..owners import _own_module, own_object
 from ._loop_paths import _ITEMS, _LEN, _WHOLE, _reads, _resolve, _text, _within
 
 _LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF",
@@ -343,14 +343,14 @@ def _field_read(obj, step: tuple) -> list:
 
 def _getter_reads(obj, name: str, depth: int = 0, start: int = 0) -> list:
     """The steps (``((".", "bufs"),)``) of the attributes of ``obj``, an object of
-    the program's own, that the getter of its property ``name``, or its method
-    ``name``, reads off its self for what it returns (its return statements, and
+    the program's own (or a namedtuple of a class it defines), that the getter of
+    its property ``name``, or its method ``name``, reads off its self for what it returns (its return statements, and
     the tests deciding which of them runs; not a log line's or an assert's), and,
     where one is a property or a method too, those its code reads so; for an
     attribute neither the object nor its class holds, those its class's
     ``__getattr__`` reads; for a getter calling ``super()``, also those of the
     same name's getter further along the class's MRO (from ``start``)."""
-    if obj is MISSING or not own_object(obj):
+    if obj is MISSING or not _own_getters(obj):
         return []
     mro = type(obj).__mro__
     at, prop = next(((i, vars(c)[name]) for i, c in enumerate(mro)
@@ -372,6 +372,14 @@ def _getter_reads(obj, name: str, depth: int = 0, start: int = 0) -> list:
     if "super" in code.co_names and depth < 3:   # return super().src
         out += _getter_reads(obj, name, depth + 1, at + 1)
     return out
+
+
+def _own_getters(obj) -> bool:
+    """Whether the getters of ``obj``'s class are the program's own: an object of its
+    own, or a namedtuple of a class it defines (``sel.buf`` reading ``self.i``)."""
+    t = type(obj)
+    return own_object(obj) or isinstance(obj, tuple) and \
+        isinstance(getattr(t, "_fields", None), tuple) and _own_module(t)
 
 
 def _by_getattr(obj, name: str) -> bool:

@@ -286,6 +286,14 @@ def _own_item(s, a, b, n):
         st.i = 1 - st.i
 
 
+def _own_item_by_name(s, a, b, n):
+    st, k = _Picks(a, b), 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # own item by name
+        add[1, 4, body](st[k], 1.0)
+        count[1, 1, body](n)
+        st.i = 1 - st.i
+
+
 def _own_getattr(s, a, b, n):
     st = _Picks(a, b)
     with s.while_loop(gt.cond(n) < 3) as body:   # own getattr
@@ -407,6 +415,7 @@ def _namedtuple_swapped(s, a, b, n):
 @pytest.mark.parametrize("program, marker, named", [
     (_deep_property, "deep property", "st.i"),
     (_own_item, "own item", "st.i"),
+    (_own_item_by_name, "own item by name", "st.i"),
     (_super_property, "super property", "st.i"),
     (_own_getattr, "own getattr", "st.i"),
     (_namedtuple_replaced, "namedtuple replaced", "sel.i"),
@@ -490,6 +499,22 @@ def test_a_namedtuple_property_replaced_for_a_count_runs_as_eagerly():
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(a) == [0, 1, 2, 3] and host(b) == [6, 6, 6, 6]
+
+
+def test_an_item_by_a_name_fixed_for_the_loop_runs_as_eagerly():
+    """st[k], k fixed for the loop, through a __getitem__ picking by st.i, where the
+    body changes only a count it does not read: the same array each iteration."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        st, k = _Picks(a, b), 1
+        with s.while_loop(gt.cond(n) < 3) as body:
+            add[1, 4, body](st[k], 1.0)
+            count[1, 1, body](n)
+            st.trips += 1
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [0, 1, 2, 3] and host(b) == [3, 3, 3, 3]
 
 
 def _mode(body, a, b, mode):

@@ -117,6 +117,7 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
     one taken whole, not only for an item or attribute of it (``b.zeros(shape)``,
     ``slice(*lims)``), is also its path with ``_WHOLE`` after it."""
     out: set = set()
+    keyed: set = set()   # st[k]: what its class's __getitem__ reads (in made)
     start, beyond = _begin(code_ins, i, values)
     held = {_holder(code_ins, j) for j in range(start, i)}
     for j in range(start, i):
@@ -134,9 +135,12 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
                 out.update((path,) if j in held else (path, path + (_WHOLE,)))
             elif step is not None:
                 out.add(("*", step))
+            else:
+                keyed.add(_item_read(code_ins, j))
     kept = {p for p in out if p[:1] not in stored}
-    for name in [p for p in out if p in made]:   # (k += 1 then bufs[k % 2]: k itself;
-        kept |= made[name]                       # st.src, a property: what it reads)
+    keyed = {p for p in keyed if p is not None and p[:1] not in stored}
+    for name in [p for p in out | keyed if p in made]:   # (k += 1 then bufs[k % 2]: k
+        kept |= made[name]   # itself; st.src, a property, st[k]: what it reads)
     return kept
 
 
@@ -242,6 +246,21 @@ def _chain(code_ins: list, j: int):
     return None
 
 
+def _item_read(code_ins: list, j: int):
+    """The path of the item the instruction ``code_ins[j]`` reads: by its constant
+    key (``st[0]``), else ``_ANY_KEY`` after its holder's (``st[k]``), where the code
+    names the holder from a name; else None."""
+    path = _chain(code_ins, j)
+    if path is None:
+        h = _holder(code_ins, j)
+        holder = _chain(code_ins, h) if h >= 0 else None
+        path = holder + (_ANY_KEY,) if holder is not None else None
+    return path
+
+
+_ANY_KEY = ("key", None)   # after a holder's path: an item by a key computed (st[k])
+
+
 def _keyed(code_ins: list, key: int, kind: str):
     """``holder path + ((kind, key),)`` where ``code_ins[key]`` loads a constant
     key and the instruction before it the holder, else None."""
@@ -306,8 +325,8 @@ def _reads_item(ins) -> bool:
 def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
     """The attributes the code loads off objects of the program's own that are
     properties or methods (``st.src``, ``st.src()``: ``return self.bufs[self.i]``),
-    and the items it loads by a constant key off those whose class defines
-    ``__getitem__`` (``st[0]``) or of a namedtuple (``sel[0]``, its field ``sel.i``),
+    and the items it loads off those whose class defines ``__getitem__`` (``st[0]``;
+    ``st[k]``, by ``_ANY_KEY``) or of a namedtuple (``sel[0]``, its field ``sel.i``),
     by their path -> the attributes of the same object
     their code reads, four levels deep (a property or a method reading another),
     each also taken whole."""
@@ -315,7 +334,7 @@ def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
     for j, ins in enumerate(code_ins):
         attr = ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
         if lo < ins.offset < hi and (attr or _reads_item(ins)):
-            path = _chain(code_ins, j)
+            path = _chain(code_ins, j) if attr else _item_read(code_ins, j)
             if path is not None and len(path) > 1 and path not in out:
                 holder = _resolve(scope, path[:-1])
                 reads = _field_read(holder, path[-1]) or _getter_reads(

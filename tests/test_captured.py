@@ -826,7 +826,7 @@ def test_the_torch_state_a_region_reaches_is_watched(monkeypatch):
         net._modules["norm"], net._parameters["bias"] = _FakeModule(b), None
         opt.param_groups[0]["lr"], sched.last_epoch = 0.1, 0
         w.grad, net.negative_slope = _FakeTensor(112), 0.01
-        region = types.SimpleNamespace(watched=snapshot(torch_roots(by_closure)))
+        region = types.SimpleNamespace(watched=snapshot(torch_roots(by_closure)), again_in=0)
         gpu, node = types.SimpleNamespace(state={3: region}), types.SimpleNamespace(index=3)
         assert not CAPTURED.moved(gpu, node), change
         make()
@@ -876,16 +876,22 @@ def test_state_a_region_changes_while_captured_is_named(monkeypatch):
 def test_gradients_made_while_captured_capture_the_region_once_more(monkeypatch):
     """A region whose backward makes the first gradients (none before its first
     call): that capture assigned them, which an eager call does only the first
-    time; the next launch captures again with them there, so a call accumulating
-    into them does as eager. Gradients there before the capture ask nothing."""
-    from graphtrace.ops._library_state import first_change, grown, snapshot
+    time. Its first launch replays it (the first call assigns, as eager); the
+    launch after captures again with them there, so a call accumulating into
+    them does as eager. Gradients there before the capture ask nothing."""
+    from graphtrace.ops._library_state import grown, snapshot
+    from graphtrace.ops.captured import CAPTURED
     _fake_torch(monkeypatch)
     w, b = _FakeTensor(16), _FakeTensor(32)
     net = _FakeModule(w, bias=b)
     before = snapshot([net])
     w.grad = _FakeTensor(48)   # made by the region's backward while captured
-    watched = snapshot([net]) + grown(before)
-    assert first_change(watched) is not None
+    region = types.SimpleNamespace(watched=snapshot([net]), again_in=2 if grown(before) else 0)
+    gpu, node = types.SimpleNamespace(state={3: region}), types.SimpleNamespace(index=3)
+    assert not CAPTURED.moved(gpu, node)   # the first launch: the capture as it is
+    assert CAPTURED.moved(gpu, node)       # the second: captured again first
+    region.again_in = 0                    # (what that capture leaves)
+    assert not CAPTURED.moved(gpu, node)
     before = snapshot([net])   # the capture again: the gradient was there
     w.grad = _FakeTensor(64)   # zero_grad(set_to_none=True), backward: a new one
     assert grown(before) == []

@@ -298,9 +298,8 @@ def first_change(entries, ours_only: bool = False, given=()):
 def grown(before) -> list:
     """The entries of ``before`` (taken before a capture) of gradients that were
     None and are set now: the capture took torch's path for a first gradient
-    (assign, not accumulate), which eager calls take only once. Kept in the
-    watched entries, they no longer hold, so the next launch captures again with
-    the gradients there: a call accumulating into them then does as eager."""
+    (assign, not accumulate), which eager calls take only once; the region is
+    captured again, with them there, after its first launch."""
     return [e for e in before if e[0] is _GRAD and e[3][1] is None and
             getattr(e[3][0], "grad", None) is not None]
 

@@ -267,6 +267,7 @@ class _Region:
         self.libraries = self.roots = None   # the libraries switched, the torch objects
         #                                      reached (_library_state): read at the first capture
         self.watched: list = []   # the state of those the latest capture depended on
+        self.again_in = 0   # launches until it is captured again (its first gradients)
 
     def capture(self, gpu, node):
         """``node``'s function captured with the binding's values: a GraphDefinition.
@@ -329,7 +330,10 @@ class _Region:
                 "learning rate set), and make the state a library makes at its first use "
                 "before the first call (one optimizer step run eagerly: a warm-up)",
                 source=node.source)
-        self.watched = snapshot(self.roots) + grown(before)   # (captured again once)
+        self.watched = snapshot(self.roots)
+        # gradients it made (none before): the capture assigned them, which only a
+        # first eager call does; captured again before the launch after the next one
+        self.again_in = 2 if grown(before) else 0
         _refuse_result(node, result, args, CaptureError)
         return self.latest
 
@@ -512,7 +516,13 @@ class CapturedOp(Op):
         (``model.weight = nn.Parameter(...)``, ``model.half()``, ``model.eval()``, a
         learning rate set: ``_library_state``): it is captured again."""
         region = gpu.state.get(node.index)
-        return region is not None and first_change(region.watched) is not None
+        if region is None:
+            return False
+        if region.again_in:   # the first launch replays the capture that made them
+            region.again_in -= 1
+            if not region.again_in:
+                return True
+        return first_change(region.watched) is not None
 
     def describe(self, node, namer) -> str:
         return f"{callable_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"
@@ -525,7 +535,8 @@ class CapturedOp(Op):
                 () if device is None else device if isinstance(device, tuple) else (device,))
         definition = region.capture(gpu, node)
         watched = getattr(gpu, "watched", None)
-        if watched is not None and region.watched:   # checked at each launch: Op.moved
+        if watched is not None and (region.watched or region.again_in):   # Op.moved, at
+            #                                                                 each launch
             watched.append(node)
         return parent.embed(definition)
 

@@ -199,9 +199,9 @@ def _settle(node) -> None:
     given = [device_of(b) for b in leaves(node.args) if isinstance(b, Buffer)]
     found = had + tuple(dict.fromkeys(d for d in given if d is not None and d not in had))
     node.device = None if not found else found[0] if len(found) == 1 else found
-    check = getattr(node.target, "after_placement", None)
-    if check is not None:
-        check(node)
+    check = getattr(type(node.target), "after_placement", None)   # (not the object's own
+    if check is not None:                                         # lookup, which may raise)
+        check(node.target, node)
 
 
 def _ids(device) -> tuple:

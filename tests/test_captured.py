@@ -826,8 +826,10 @@ def test_the_torch_state_a_region_reaches_is_watched(monkeypatch):
         net._modules["norm"], net._parameters["bias"] = _FakeModule(b), None
         opt.param_groups[0]["lr"], sched.last_epoch = 0.1, 0
         w.grad, net.negative_slope = _FakeTensor(112), 0.01
-        region = types.SimpleNamespace(watched=snapshot(torch_roots(by_closure)), again_in=0)
-        gpu, node = types.SimpleNamespace(state={3: region}), types.SimpleNamespace(index=3)
+        region = types.SimpleNamespace(watched=snapshot(torch_roots(by_closure)),
+                                       again_after=None)
+        gpu = types.SimpleNamespace(state={3: region}, clock=[5])
+        node = types.SimpleNamespace(index=3)
         assert not CAPTURED.moved(gpu, node), change
         make()
         assert CAPTURED.moved(gpu, node), change
@@ -876,24 +878,47 @@ def test_state_a_region_changes_while_captured_is_named(monkeypatch):
 def test_gradients_made_while_captured_capture_the_region_once_more(monkeypatch):
     """A region whose backward makes the first gradients (none before its first
     call): that capture assigned them, which an eager call does only the first
-    time. Its first launch replays it (the first call assigns, as eager); the
+    time. The launch it was made for replays it (that call assigns, as eager); the
     launch after captures again with them there, so a call accumulating into
-    them does as eager. Gradients there before the capture ask nothing."""
+    them does as eager. That holds for a capture made at the build (before the
+    first launch asks) and for one made inside a launch, because the gradients
+    were set to None between calls (the launch has asked already: the next one
+    must capture again, not the one after). Gradients there before the capture
+    ask nothing."""
     from graphtrace.ops._library_state import grown, snapshot
     from graphtrace.ops.captured import CAPTURED
     _fake_torch(monkeypatch)
     w, b = _FakeTensor(16), _FakeTensor(32)
     net = _FakeModule(w, bias=b)
-    before = snapshot([net])
-    w.grad = _FakeTensor(48)   # made by the region's backward while captured
-    region = types.SimpleNamespace(watched=snapshot([net]), again_in=2 if grown(before) else 0)
-    gpu, node = types.SimpleNamespace(state={3: region}), types.SimpleNamespace(index=3)
-    assert not CAPTURED.moved(gpu, node)   # the first launch: the capture as it is
-    assert CAPTURED.moved(gpu, node)       # the second: captured again first
-    region.again_in = 0                    # (what that capture leaves)
-    assert not CAPTURED.moved(gpu, node)
-    before = snapshot([net])   # the capture again: the gradient was there
-    w.grad = _FakeTensor(64)   # zero_grad(set_to_none=True), backward: a new one
+    gpu = types.SimpleNamespace(state={}, clock=[0])
+    node = types.SimpleNamespace(index=3)
+
+    def capture():   # what _Region.capture leaves, at the graph's launch count
+        before = snapshot([net])
+        if w.grad is None:
+            w.grad = _FakeTensor(48 + 16 * gpu.clock[0])   # made by its backward
+        gpu.state[3] = types.SimpleNamespace(
+            watched=snapshot([net]), again_after=gpu.clock[0] if grown(before) else None)
+
+    def launch():    # CompiledGraph.launch: asks, captures again if moved, counts
+        asked = CAPTURED.moved(gpu, node)
+        if asked:
+            capture()
+        gpu.clock[0] += 1
+        return asked
+
+    capture()                  # the build
+    assert not launch()        # call 1: the capture that assigns, as eager
+    assert launch()            # call 2: captured again with the gradients there
+    assert gpu.state[3].again_after is None
+    assert not launch()        # call 3: that capture (accumulating) replayed
+    w.grad = None              # zero_grad(set_to_none=True) between calls
+    assert launch()            # call 4: moved; the new capture assigns, as eager
+    assert gpu.state[3].again_after is not None
+    assert launch()            # call 5: captured again, accumulating
+    assert not launch()
+    before = snapshot([net])   # a capture with the gradient there
+    w.grad = _FakeTensor(640)  # zero_grad(set_to_none=True), backward: a new one
     assert grown(before) == []
 
 

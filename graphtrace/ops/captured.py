@@ -267,7 +267,8 @@ class _Region:
         self.libraries = self.roots = None   # the libraries switched, the torch objects
         #                                      reached (_library_state): read at the first capture
         self.watched: list = []   # the state of those the latest capture depended on
-        self.again_in = 0   # launches until it is captured again (its first gradients)
+        self.again_after = None   # captured again at a launch after this count of
+        #                           launches (the capture made its first gradients)
 
     def capture(self, gpu, node):
         """``node``'s function captured with the binding's values: a GraphDefinition.
@@ -332,8 +333,10 @@ class _Region:
                 source=node.source)
         self.watched = snapshot(self.roots)
         # gradients it made (none before): the capture assigned them, which only a
-        # first eager call does; captured again before the launch after the next one
-        self.again_in = 2 if grown(before) else 0
+        # first eager call does; the launch it was made for replays it, any later one
+        # captures again (counted by the graph's launches: a capture made inside a
+        # launch, for moved state, is replayed by that launch too)
+        self.again_after = gpu.clock[0] if grown(before) else None
         _refuse_result(node, result, args, CaptureError)
         return self.latest
 
@@ -518,10 +521,9 @@ class CapturedOp(Op):
         region = gpu.state.get(node.index)
         if region is None:
             return False
-        if region.again_in:   # the first launch replays the capture that made them
-            region.again_in -= 1
-            if not region.again_in:
-                return True
+        again = region.again_after
+        if again is not None and gpu.clock[0] > again:   # a launch replayed the capture
+            return True                                   # that made them
         return first_change(region.watched) is not None
 
     def describe(self, node, namer) -> str:
@@ -535,7 +537,7 @@ class CapturedOp(Op):
                 () if device is None else device if isinstance(device, tuple) else (device,))
         definition = region.capture(gpu, node)
         watched = getattr(gpu, "watched", None)
-        if watched is not None and (region.watched or region.again_in):   # Op.moved, at
+        if watched is not None and (region.watched or region.again_after is not None):   # Op.moved, at
             #                                                                 each launch
             watched.append(node)
         return parent.embed(definition)

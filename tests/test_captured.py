@@ -952,3 +952,27 @@ def test_cupy_is_handed_the_capture_stream_by_the_stream_protocol():
     old = types.SimpleNamespace(cuda=types.SimpleNamespace(
         Stream=type("Stream", (), {}), ExternalStream=lambda handle, dev: (handle, dev)))
     assert _cupy_stream(old, 0x1234, 1) == (0x1234, 1)
+
+
+def test_a_grad_scaler_refusal_says_where_its_steps_go(tmp_path):
+    """A failure raised inside a GradScaler's code (its step reads on the host
+    whether the gradients are finite) says to call step() and update() after
+    the graph call; another failure does not."""
+    scaler_file = tmp_path / "grad_scaler.py"
+    scaler_file.write_text("def step(x):\n    x.synchronize_on_the_host()\n")
+    namespace = {}
+    exec(compile(scaler_file.read_text(), str(scaler_file), "exec"), namespace)
+
+    @gt.graph
+    def f(s, x):
+        s.captured(namespace["step"], x)
+
+    node = f.trace(A(4)).nodes[0]
+    errors = []
+    for target in (namespace["step"], synchronising):
+        try:
+            target(np.zeros(4))
+        except AttributeError as exc:
+            errors.append(_capture_error(node, exc).message)
+    assert "scaler.step(opt) and scaler.update() after the graph call" in errors[0]
+    assert "GradScaler" not in errors[1]

@@ -302,20 +302,14 @@ class _Region:
                     if others:
                         others.join(origin)
                 except Exception as e:
-                    try:
-                        if others:
-                            others.join(origin)
-                        builder.end_building()
-                    except Exception:  # noqa: BLE001  (the failed call invalidated the capture)
-                        pass
-                    builder.close()
+                    _abandon(builder, (lambda: others.join(origin)) if others else None)
                     raise _capture_error(node, e) from e
                 finally:
                     _capturing.streams = None
                 try:
                     builder.end_building()
                 except Exception as e:
-                    builder.close()
+                    _abandon(builder, None)
                     raise _invalidated(node, e) from e
         self.latest = builder.graph_definition
         builder.close()
@@ -449,6 +443,18 @@ class _Libraries:
 
 
 
+def _abandon(builder, join) -> None:
+    """End a capture that failed and free its builder. A call the capture forbids
+    (a synchronise, ``.item()``) has invalidated it, so ending it and closing the
+    builder report that again: the error already being raised says why."""
+    for step in (join, builder.end_building, builder.close):
+        if step is not None:
+            try:
+                step()
+            except Exception:  # noqa: BLE001  (CUDA_ERROR_STREAM_CAPTURE_INVALIDATED)
+                pass
+
+
 def _invalidated(node, e: BaseException) -> CaptureError:
     """The error for a capture the driver ended as invalidated though the region's
     function returned: a library swallowed the failure of a call capture forbids."""
@@ -470,12 +476,24 @@ def _capture_error(node, e: BaseException) -> CaptureError:
         why = f"{type(e).__name__}: {e}"
     return CaptureError(
         f"captured region {name} (recorded at {format_source(node.source)}) could not be "
-        f"captured into the graph ({why}). Everything in a region is recorded on a "
+        f"captured into the graph ({why}){_library_hint(e)}. Everything in a region is recorded on a "
         "capturing stream, not run: it cannot read device values on the host (.get(), "
         ".item(), float(x), print), synchronise, upload host data, or call a library that "
         "refuses capture (cupy's matmul/dot through cuBLAS: use torch.matmul on the same "
         "memory, or a kernel). Move that call after the graph call, or compute it on the "
         "device", source=raised_in(e, node.source))
+
+
+def _library_hint(e: BaseException) -> str:
+    """What to do for a library call known to read the device on the host."""
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_filename.endswith("grad_scaler.py"):
+            return ("; a GradScaler's step() and update() read on the host whether the "
+                    "gradients are finite: keep the scaled backward in the region and call "
+                    "scaler.step(opt) and scaler.update() after the graph call")
+        tb = tb.tb_next
+    return ""
 
 
 def _refuse_result(node, result, args, error) -> None:

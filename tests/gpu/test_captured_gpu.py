@@ -172,6 +172,51 @@ def test_a_host_read_in_a_region_names_the_line(cp):
     assert "captured region host_read" in str(e.value)
 
 
+def torch_item(x, y):
+    if x.sum().item() > 0:   # torch host read
+        y.copy_(x)
+
+
+def torch_synchronise(x, y):
+    import torch
+    torch.cuda.synchronize()   # torch synchronise
+    y.copy_(x)
+
+
+def torch_nonzero(x, y):
+    import torch
+    y.zero_()[: 1].copy_(torch.nonzero(x > 0).sum())   # torch data-dependent shape
+
+
+def test_torch_calls_capture_forbids_name_the_line_and_leave_the_gpu_usable():
+    """``.item()``, a synchronise, an op whose output shape depends on the data:
+    torch raises inside the capture, which the driver has invalidated, so ending it
+    fails too. The error is the region's, at its line, and the next graph builds."""
+    torch = pytest.importorskip("torch")
+    x, y = torch.ones(8, device="cuda"), torch.zeros(8, device="cuda")
+    for fn, word in ((torch_item, "torch host read"), (torch_synchronise, "torch synchronise"),
+                     (torch_nonzero, "torch data-dependent shape")):
+        @gt.graph
+        def f(s, x, y):
+            s.captured(fn, x, y, reads=[x], writes=[y])
+
+        with pytest.raises(gt.CaptureError) as e:
+            f(x, y)
+        assert e.value.source == (F, line_of(F, word)), fn.__name__
+        assert f"captured region {fn.__name__}" in str(e.value)
+
+    def copy(x, y):
+        y.copy_(x * 3)
+
+    @gt.graph
+    def g(s, x, y):
+        s.captured(copy, x, y, reads=[x], writes=[y])
+
+    g(x, y)
+    torch.cuda.synchronize()
+    assert torch.equal(y, x * 3)
+
+
 def cupy_matmul(x, w, y):
     y[...] = x @ w   # cupy matmul
 

@@ -976,3 +976,46 @@ def test_a_grad_scaler_refusal_says_where_its_steps_go(tmp_path):
             errors.append(_capture_error(node, exc).message)
     assert "scaler.step(opt) and scaler.update() after the graph call" in errors[0]
     assert "GradScaler" not in errors[1]
+
+
+def test_cupy_ffts_in_a_capture_take_plans_from_the_regions_own_cache(monkeypatch):
+    """A captured FFT replays its cuFFT plan: while a region is captured cupy's
+    FFTs take plans from a cache of the region's, with no limit, one per device,
+    kept with the region; cupy's shared cache (16 plans, evicted by eager FFTs of
+    other sizes) is back after the capture, also after an error."""
+    pytest.importorskip("cupy")
+    fft = pytest.importorskip("cupy.fft._fft")
+    import cupy
+    from graphtrace.ops.captured import _PlanCaches
+    device = [0]
+    monkeypatch.setattr(cupy.cuda.runtime, "getDevice", lambda: device[0])
+    shared = fft.get_plan_cache
+    region = types.SimpleNamespace(fft_plans={})
+    with _PlanCaches(region):
+        first = fft.get_plan_cache()
+        assert fft.get_plan_cache() is first and first.get_size() == -1
+        device[0] = 1
+        second = fft.get_plan_cache()
+    assert fft.get_plan_cache is shared
+    assert region.fft_plans == {0: first, 1: second} and first is not second
+    with pytest.raises(ZeroDivisionError):
+        with _PlanCaches(region):
+            assert fft.get_plan_cache() is second
+            1 / 0
+    assert fft.get_plan_cache is shared
+
+
+def test_a_capture_a_child_graph_cannot_hold_is_named():
+    """A library that allocates stream-ordered (or records events) while captured
+    leaves nodes a child graph may not hold: embedding fails, and the error names
+    the region, the kinds of node and what to do; a failure with none of them is
+    left to the emitter's error."""
+    from graphtrace.ops.captured import _unnestable
+    AllocNode = type("AllocNode", (), {})
+    KernelNode = type("KernelNode", (), {})
+    FreeNode = type("FreeNode", (), {})
+    with_memory = types.SimpleNamespace(nodes=lambda: [KernelNode(), FreeNode(), AllocNode()])
+    plain = types.SimpleNamespace(nodes=lambda: [KernelNode()])
+    assert _unnestable(with_memory) == ["AllocNode", "FreeNode"]
+    assert _unnestable(plain) == []
+    assert _unnestable(types.SimpleNamespace()) == []   # no way to list: the plain error

@@ -263,6 +263,7 @@ class _Region:
             self.stream = self.device.create_stream()
         self.others = Joined(first, devices[1:]) if len(devices) > 1 else None
         self.cupy_pool = self.torch_pool = None
+        self.fft_plans: dict = {}   # device -> cupy's cuFFT plans its captures use
         self.latest = None   # the definition of the latest capture
         self.libraries = self.roots = None   # the libraries switched, the torch objects
         #                                      reached (_library_state): read at the first capture
@@ -415,6 +416,7 @@ class _Libraries:
                 with cp.cuda.Device(dev):   # cupy sets the stream of the current device
                     self._enter(_cupy_stream(cp, handle, dev))
             self._enter(cp.cuda.using_allocator(r.cupy_pool.malloc))
+            self._enter(_PlanCaches(r))
         torch = sys.modules.get("torch") if "torch" in self.libraries else None
         if torch is not None and torch.cuda.is_available():
             for dev, handle in self.streams.items():
@@ -441,6 +443,53 @@ class _Libraries:
         return False
 
 
+class _PlanCaches:
+    """cupy's FFTs take their cuFFT plans from a cache of the region's own while it
+    is captured. A captured FFT runs its plan's kernels and work area at every
+    replay, so the plan must live as long as the graph: one in cupy's shared cache
+    would be destroyed when FFTs of other sizes evict it (16 plans by default),
+    and the graph could no longer be updated. The region's caches have no limit."""
+
+    def __init__(self, region: _Region):
+        self.region, self.module, self.saved = region, None, None
+
+    def __enter__(self):
+        try:
+            import cupy.fft._fft as module
+            from cupy.fft._cache import PlanCache
+        except ImportError:   # a cupy without them: its shared cache is used
+            return self
+        if not callable(getattr(module, "get_plan_cache", None)):
+            return self
+        caches, getdevice = self.region.fft_plans, sys.modules["cupy"].cuda.runtime.getDevice
+
+        def region_cache():
+            dev = getdevice()
+            cache = caches.get(dev)
+            if cache is None:
+                cache = caches[dev] = PlanCache(size=-1, memsize=-1, dev=dev)
+            return cache
+
+        self.module, self.saved = module, module.get_plan_cache
+        module.get_plan_cache = region_cache
+        return self
+
+    def __exit__(self, *exc):
+        if self.module is not None:
+            self.module.get_plan_cache = self.saved
+            self.module = None
+        return False
+
+
+def _unnestable(definition) -> list:
+    """The kinds of node in a captured graph that a child graph may not hold."""
+    try:
+        nodes = definition.nodes()
+    except Exception:  # noqa: BLE001  (only the error's wording depends on it)
+        return []
+    return sorted({type(n).__name__ for n in nodes} & {
+        "AllocNode", "FreeNode", "EventRecordNode", "EventWaitNode", "ConditionalNode",
+        "IfNode", "IfElseNode", "SwitchNode", "WhileNode"})
 
 
 def _abandon(builder, join) -> None:
@@ -476,8 +525,8 @@ def _capture_error(node, e: BaseException) -> CaptureError:
         why = f"{type(e).__name__}: {e}"
     return CaptureError(
         f"captured region {name} (recorded at {format_source(node.source)}) could not be "
-        f"captured into the graph ({why}){_library_hint(e)}. Everything in a region is recorded on a "
-        "capturing stream, not run: it cannot read device values on the host (.get(), "
+        f"captured into the graph ({why}){_library_hint(e)}. Everything in a region is "
+        "recorded on a capturing stream, not run: it cannot read device values on the host (.get(), "
         ".item(), float(x), print), synchronise, upload host data, or call a library that "
         "refuses capture (cupy's matmul/dot through cuBLAS: use torch.matmul on the same "
         "memory, or a kernel). Move that call after the graph call, or compute it on the "
@@ -555,10 +604,21 @@ class CapturedOp(Op):
                 () if device is None else device if isinstance(device, tuple) else (device,))
         definition = region.capture(gpu, node)
         watched = getattr(gpu, "watched", None)
-        if watched is not None and (region.watched or region.again_after is not None):   # Op.moved, at
-            #                                                                 each launch
-            watched.append(node)
-        return parent.embed(definition)
+        if watched is not None and (region.watched or region.again_after is not None):
+            watched.append(node)   # Op.moved, asked at each launch
+        try:
+            return parent.embed(definition)
+        except Exception as e:
+            kinds = _unnestable(definition)
+            if not kinds:
+                raise
+            raise CaptureError(
+                f"captured region {callable_name(node.target)} was captured, but its graph "
+                f"holds {' and '.join(kinds)} nodes, which CUDA does not allow in a child "
+                f"graph ({type(e).__name__}: {e}): a library in it allocated or freed memory "
+                "stream-ordered (cudaMallocAsync), or recorded or waited on events, while "
+                "captured. Run that call outside the graph, between its calls",
+                source=node.source) from e
 
     def update_definition(self, gpu, node) -> None:
         """Capture again with the binding's values; a capture of another shape (the

@@ -24,6 +24,13 @@ def plus_one(src, dst):
 
 
 @cuda.jit
+def scale(a, k):
+    i, j = cuda.grid(2)
+    if i < a.shape[0] and j < a.shape[1]:
+        a[i, j] *= k
+
+
+@cuda.jit
 def plus_one_1d(src, dst):
     i = cuda.grid(1)
     if i < dst.size:
@@ -215,6 +222,38 @@ def test_torch_calls_capture_forbids_name_the_line_and_leave_the_gpu_usable():
     g(x, y)
     torch.cuda.synchronize()
     assert torch.equal(y, x * 3)
+
+
+def fft_halve(x, y):
+    import cupy as cp
+    y[...] = cp.fft.ifft2(cp.fft.fft2(x) * 0.5)
+
+
+def test_a_captured_fft_outlives_its_plan_leaving_cupys_cache(cp):
+    """Eager FFTs of other sizes evict every plan from cupy's cache (of 2 here):
+    the graph's FFT keeps its own, so a rebinding update and replays stay right."""
+    cache = cp.fft.config.get_plan_cache()
+    size = cache.get_size()
+    cache.set_size(2)
+    try:
+        @gt.graph
+        def f(s, x, y, k):
+            scale[(1, 1), (16, 16), s](x, k)
+            s.captured(fft_halve, x, y, reads=[x], writes=[y])
+
+        rng = cp.random.default_rng(0)
+        x = rng.standard_normal((16, 16)) + 1j * rng.standard_normal((16, 16))
+        y = cp.zeros_like(x)
+        f(x, y, 1.0)
+        for n in (20, 24, 28, 32):   # evict the 16x16 plan
+            cp.fft.fft2(cp.ones((n, n), cp.complex128))
+        for k in (2.0, 3.0):   # a new number: the graph is updated, then replayed
+            x0 = x.copy()
+            f(x, y, k)
+            cp.cuda.Device().synchronize()
+            assert cp.allclose(y, x0 * k * 0.5)
+    finally:
+        cache.set_size(size)
 
 
 def cupy_matmul(x, w, y):

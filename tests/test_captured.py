@@ -696,7 +696,7 @@ def _imports_from_cupyx(z, u):
     (functools.partial(_plain, _Net()), {"torch"}), (_Settings().region, set())])
 def test_the_libraries_a_regions_code_names_are_switched_to_the_capture(fn, libraries):
     from graphtrace.ops._library_state import libraries as _named_libraries
-    from graphtrace.ops.captured import _libraries
+    from graphtrace.ops._switching import _libraries
     assert _named_libraries(fn) == libraries
     cupy_array = type("ndarray", (), {"__module__": "cupy"})()
     node = types.SimpleNamespace(target=fn, args=(buffers.Buffer.__new__(buffers.Buffer),))
@@ -708,7 +708,7 @@ def test_temporaries_are_handed_to_a_region_as_the_library_its_code_names(monkey
     """A region handed only temporaries whose code is torch's receives torch
     tensors: it received cupy arrays (cupy first where both are imported), on
     which its torch calls failed."""
-    from graphtrace.ops.captured import _temporaries_library
+    from graphtrace.ops._switching import _temporaries_library
     monkeypatch.setitem(sys.modules, "torch", _torch)
     monkeypatch.setitem(sys.modules, "cupy", types.ModuleType("cupy"))
     temporary = buffers.Buffer.__new__(buffers.Buffer)
@@ -944,7 +944,7 @@ def test_cupy_is_handed_the_capture_stream_by_the_stream_protocol():
     """cupy 14 deprecates ExternalStream: the capture's stream goes to cupy through
     Stream.from_external and the CUDA stream protocol where cupy has it, through
     ExternalStream where it does not."""
-    from graphtrace.ops.captured import _cupy_stream
+    from graphtrace.ops._switching import _cupy_stream
     got = []
     new = types.SimpleNamespace(cuda=types.SimpleNamespace(Stream=types.SimpleNamespace(
         from_external=lambda obj: got.append(obj.__cuda_stream__()) or "new")))
@@ -986,7 +986,7 @@ def test_cupy_ffts_in_a_capture_take_plans_from_the_regions_own_cache(monkeypatc
     pytest.importorskip("cupy")
     fft = pytest.importorskip("cupy.fft._fft")
     import cupy
-    from graphtrace.ops.captured import _PlanCaches
+    from graphtrace.ops._switching import _PlanCaches
     device = [0]
     monkeypatch.setattr(cupy.cuda.runtime, "getDevice", lambda: device[0])
     shared = fft.get_plan_cache

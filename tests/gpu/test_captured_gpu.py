@@ -501,3 +501,44 @@ def test_a_training_step_region_follows_the_mode_and_settings_changed_between_ca
     said = str(e.value)   # what the scheduler changed: its count, the rate it set
     assert ("StepLR.last_epoch" in said or "param_groups[0]['lr']" in said) and \
         "between calls" in said, said
+
+
+def test_gradients_accumulated_over_calls_follow_eager_zero_grads_between_them():
+    """A region running only forward and backward accumulates into the
+    gradients across calls. With none at the first call, and again after an
+    eager zero_grad(set_to_none=True) between calls, the call that makes them
+    assigns them and the next accumulates, as eagerly; zero_grad() to zeros
+    between calls leaves the same gradients, which the next call accumulates into."""
+    torch = pytest.importorskip("torch")
+    torch.manual_seed(2)
+
+    def build():
+        return torch.nn.Sequential(torch.nn.Linear(8, 16, dtype=torch.float64, device="cuda"),
+                                   torch.nn.Tanh(),
+                                   torch.nn.Linear(16, 2, dtype=torch.float64, device="cuda"))
+
+    model, twin = build(), build()
+    twin.load_state_dict(model.state_dict())
+
+    def backward(net, x, y):
+        loss = ((net(x) - 1.0) ** 2).mean()
+        loss.backward()
+        y.copy_(loss.detach().reshape(1))
+
+    @gt.graph
+    def f(s, x, y):
+        s.captured(backward, model, x, y, reads=[x], writes=[y])
+
+    x = torch.randn(4, 8, dtype=torch.float64, device="cuda")
+    y, want = torch.zeros(1, dtype=torch.float64, device="cuda"), \
+        torch.zeros(1, dtype=torch.float64, device="cuda")
+    for k, between in enumerate((None, None, None, "none", None, None, "zeros", None, "none")):
+        if between is not None:
+            for net in (model, twin):
+                net.zero_grad(set_to_none=between == "none")
+        f(x, y)
+        backward(twin, x, want)
+        torch.cuda.synchronize()
+        for p, q in zip(model.parameters(), twin.parameters()):
+            assert q.grad is not None and torch.allclose(p.grad, q.grad), (k, between)
+        assert torch.allclose(y, want), k

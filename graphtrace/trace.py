@@ -204,6 +204,8 @@ class Tracer(_Hot, _Roots):
         self.unentered: dict[int, tuple] = {}
         self.unexited: dict[int, tuple] = {}   # id -> (what, source): blocks entered, open
         self.abandoned: list[tuple] = []
+        self.escapes: list = []   # checks of what code after a loop or branch reads of
+        # what its body changed, run on the whole graph (ops/_loop_after.py)
         # new views of one device made by _buffers.c (view), or None: (view, the
         # simulator's device tags, which must stay empty, the temporaries' base)
         fast = _deps.TAKE[0]
@@ -528,6 +530,8 @@ class Tracer(_Hot, _Roots):
         graph = Graph(self.name, self.params, self.mode, self._top.rec,
                       [root for _, root in self._temps])
         _placement.finish(graph, self._temps)
+        for check in self.escapes:
+            check(graph)
         if os.environ.get("GRAPHTRACE_VERIFY", "").strip().lower() in ("1", "true", "yes", "on"):
             graph.verify()
         return graph

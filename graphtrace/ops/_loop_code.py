@@ -14,6 +14,7 @@ each slot its snapshots found changed.
 from __future__ import annotations
 
 import dis
+import functools
 import inspect
 import sys
 import types
@@ -40,12 +41,10 @@ _CALLS = {"PRECALL": 0, "CALL": 0, "CALL_KW": 1}   # -> values beyond the argume
 _MAKERS = frozenset({"empty", "zeros"})   # s.empty(n), body.zeros((m, 4), np.float32)
 
 
-def _names(code, ops) -> list:
-    out = []
-    for ins in dis.get_instructions(code):
-        if ins.opname in ops:
-            out += ins.argval if isinstance(ins.argval, tuple) else [ins.argval]
-    return out
+@functools.lru_cache(maxsize=512)   # (each block asks it of its frame's code)
+def _names(code, ops) -> tuple:
+    return tuple(n for ins in dis.get_instructions(code) if ins.opname in ops
+                 for n in (ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)))
 
 
 def _lines(fn, depth: int = 2) -> set:

@@ -198,6 +198,7 @@ class LoopState:
         self.made = made
         self.owners: dict = {}   # a helper's root -> (the helper, its name there)
         self.now: dict = {}      # the roots when the body is closed
+        self.after = None        # their slots then (closed)
         self.helpers: dict = {}  # a helper's code -> its _Region
         if body is not None:
             self.fn, self.bound, self.extra = _function(body)
@@ -257,10 +258,7 @@ class LoopState:
         the next iteration reads (the module's rules)."""
         if self.fn is None and self.frame is None:
             return
-        self.now = self._roots()   # what the names hold now
-        after = self._snapshot(self.now)
-        changed = [p for p, old in self.before.items() if p in after and
-                   _changed(old, after[p])]
+        after, changed = self.closed()
         if not changed:
             return
         region = _Region(self._code(), self.scope)
@@ -319,6 +317,15 @@ class LoopState:
                 hits.append((p, "number"))
         if hits:
             raise ArgumentError(_message(hits, what), source)
+
+    def closed(self) -> tuple:
+        """``(the slots now, the paths of those the body changed)``, taken once, when
+        the body is closed (``self.now``: what the names hold then)."""
+        if self.after is None:
+            self.now = self._roots()
+            self.after = self._snapshot(self.now)
+        return self.after, [p for p, old in self.before.items() if p in self.after and
+                            _changed(old, self.after[p])]
 
     def _carried(self, region, path: tuple):
         """``region.carried(path)``, but False where the body's code reads the slot

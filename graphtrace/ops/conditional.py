@@ -36,6 +36,7 @@ from ..temporary import returned
 from ._conditions import C_TYPES, Condition, condition_kernel, evaluate
 from ..tree import leaves, tree_map
 from ._driver_nodes import node_handle
+from ._loop_after import refuse_escapes
 from ._loop_state import LoopState
 from .base import Op
 
@@ -141,7 +142,7 @@ def _union(regions, first: list) -> list:
 class _Structured:
     """The ``with`` block of a structured op: opens its bodies, records the node."""
 
-    state = body_fn = body = None
+    state = escape = body_fn = body = None
 
     def __init__(self, stream, op, condition, names, attrs, source):
         t = stream.tracer()
@@ -173,12 +174,15 @@ class _Structured:
         t.unexited[id(self)] = (self.what, self.source)
         if self.op is WHILE:   # what the body's Python changes: _loop_state
             self.state = LoopState(self.body, len(t.temporaries))
+        self.escape = self.state if self.state is not None and self.state.fn is None \
+            else LoopState(None, len(t.temporaries))   # what code after it reads of that
         return self.op.bodies(self.bodies)
 
     def __exit__(self, kind, exc, tb):
         t = self.stream.tracer()
         regions = tuple(t.close_region(scope) for scope in self.scopes)
-        state, self.state = self.state, None
+        state, escape = self.state, self.escape
+        self.state = self.escape = None
         t.unexited.pop(id(self), None)
         if kind is not None:   # caught later, the trace would go on without this node
             t.abandoned.append((f"the body of {self.what}" + (
@@ -186,6 +190,7 @@ class _Structured:
             return False
         if state is not None:
             state.refuse(t, regions, self.what, self.source)
+        refuse_escapes(t, escape, self.what, self.source)
         if self.op is WHILE and self.attrs["max_iterations"] == _NO_BOUND:
             _refuse_endless(regions, self.args, self.source)
         t.record(self.op, None, self.args, _union(regions, self.accesses),

@@ -1,0 +1,196 @@
+"""Python state a loop's or a branch's body changes, read by the code after it.
+
+Python runs the body of a while loop, an if_then, an if_else or a switch once,
+when it is recorded; the device runs it zero, one or many times. Code after
+the block that reads what the body changed saw the values of that one
+recorded pass whatever the device did (a branch not taken still swapped the
+arrays, a loop run zero times still left its last array and a count of one);
+now such a body is refused at the block's line, naming the line that reads it
+after. The programs beside them, whose later code reads nothing the body
+changed, or only reports it, run as eagerly.
+"""
+import numpy as np
+import pytest
+
+import graphtrace as gt
+from flow_kernels import add, copy_into, count, dev, host, shift
+from helpers import line_of
+
+
+def _branch_swap(s, a, b, c, n):
+    u, v = a, b
+    with s.if_then(gt.cond(n) > 0) as then:   # branch swap
+        shift[1, 4, then](u, v)
+        u, v = v, u
+    copy_into[1, 4, s](u, c)   # branch swap read
+
+
+def _loop_result(s, a, b, c, n):
+    res = a
+    with s.while_loop(gt.cond(n) < 3) as body:   # loop result
+        shift[1, 4, body](a, b)
+        count[1, 1, body](n)
+        res = b
+    copy_into[1, 4, s](res, c)   # loop result read
+
+
+def _loop_counter(s, a, b, c, n):
+    sweeps = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # loop counter
+        count[1, 1, body](n)
+        sweeps += 1
+    add[1, 4, s](a, float(sweeps))   # loop counter read
+
+
+def _else_scale(s, a, b, c, n):
+    scale = 1.0
+    with s.if_else(gt.cond(n) > 0) as (then, otherwise):   # else scale
+        add[1, 4, then](b, 1.0)
+        add[1, 4, otherwise](b, 2.0)
+        scale = 2.0
+    add[1, 4, s](a, scale)   # else scale read
+
+
+def _switch_pick(s, a, b, c, n):
+    pick = a
+    with s.switch(gt.cond(n), 2) as cases:   # switch pick
+        shift[1, 4, cases[1]](a, b)
+        pick = b
+    copy_into[1, 4, s](pick, c)   # switch pick read
+
+
+def _counter_decides(s, a, b, c, n):
+    hit = 0
+    with s.if_then(gt.cond(n) > 0) as then:   # counter decides
+        add[1, 4, then](b, 1.0)
+        hit = 1
+    if hit:   # counter decides read
+        add[1, 4, s](a, 1.0)
+
+
+def _counter_sizes(s, a, b, c, n):
+    m = 2
+    with s.while_loop(gt.cond(n) < 3) as body:   # counter sizes
+        count[1, 1, body](n)
+        m = 4
+    t = s.zeros(m, np.float32)   # counter sizes read
+    shift[1, 4, s](t, c)
+
+
+def _python_loop_around(s, a, b, c, n):
+    k = 0
+    for _ in range(2):
+        with s.if_then(gt.cond(n) > 0) as then:   # python loop around
+            add[1, 4, then](a, float(k))   # python loop around read
+            k += 1
+
+
+def _body_function_counter(s, a, b, c, n):
+    trips = 0
+
+    def sweep(body):
+        nonlocal trips
+        count[1, 1, body](n)
+        trips += 1
+    s.while_loop(gt.cond(n) < 3, body=sweep)   # body function counter
+    add[1, 4, s](a, float(trips))   # body function counter read
+
+
+class _Holder:
+    pass
+
+
+def _body_function_attribute(s, a, b, c, n):
+    st = _Holder()
+    st.res = a
+
+    def branch(then):
+        shift[1, 4, then](a, b)
+        st.res = b
+    s.if_then(gt.cond(n) > 0, body=branch)   # body function attribute
+    copy_into[1, 4, s](st.res, c)   # body function attribute read
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_branch_swap, "branch swap", "changes u,"),
+    (_loop_result, "loop result", "changes res,"),
+    (_loop_counter, "loop counter", "changes sweeps,"),
+    (_else_scale, "else scale", "changes scale,"),
+    (_switch_pick, "switch pick", "changes pick,"),
+    (_counter_decides, "counter decides", "changes hit,"),
+    (_counter_sizes, "counter sizes", "changes m,"),
+    (_python_loop_around, "python loop around", "changes k,"),
+    (_body_function_counter, "body function counter", "changes trips,"),
+    (_body_function_attribute, "body function attribute", "changes st.res,"),
+])
+def test_state_a_body_changes_and_code_after_it_reads_is_refused_at_its_line(
+        program, marker, named):
+    f = gt.graph(program, backend="sim")
+    a, b, c = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, 0, 0, 0)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, c, dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, marker), e
+    assert named in e and "after the block" in e, e
+    assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
+
+
+def test_state_code_after_a_block_does_not_read_so_runs_as_eagerly():
+    """Names made and used only in the body, a temporary made there, counters
+    only reported after, the ``as`` names of two blocks, a name the body sets to
+    what it held, and one set again after the block before it is read."""
+    reported = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, c, n):
+        trips, res, same = 0, a, a
+        with s.while_loop(gt.cond(n) < 3) as body:
+            t = body.zeros(4, np.float32)
+            local = 1.0
+            add[1, 4, body](t, local)
+            shift[1, 4, body](t, b)
+            count[1, 1, body](n)
+            trips += 1
+            res = b
+            same = a
+        reported.append(f"{trips} sweeps")
+        res = c
+        shift[1, 4, s](same, res)
+        with s.if_then(gt.cond(n) > 0) as body:
+            add[1, 4, body](a, 1.0)
+            trips = 7
+        with s.if_else(gt.cond(n) > 5) as (body, other):
+            add[1, 4, other](a, 1.0)
+        reported.append(trips)
+
+    a, b, c, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, c, n)
+    assert host(b) == [2, 2, 2, 2] and host(n) == [3]
+    assert host(c) == [1, 2, 3, 4] and host(a) == [2, 3, 4, 5]
+
+
+def test_state_a_python_loop_stores_again_before_its_block_reads_runs_as_eagerly():
+    """Around the block, a Python for loop whose next pass sets the names the
+    body changed before the block reads them, and a body=fn counter only
+    reported: nothing after the block reads what one recorded pass left."""
+    reported = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        trips = 0
+
+        def sweep(body):
+            nonlocal trips
+            count[1, 1, body](n)
+            trips += 1
+        for level in range(2):
+            src, k = a, float(level)
+            with s.if_then(gt.cond(n) < 1) as then:
+                add[1, 4, then](src, k)
+                src, k = b, 0.0
+        s.while_loop(gt.cond(n) < 3, body=sweep)
+        reported.append(trips)
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [1, 2, 3, 4] and host(n) == [3]

@@ -1382,6 +1382,26 @@ def test_a_condition_held_by_a_name_is_watched_by_its_comparison_and_bound(where
         LOOP.stop = None
 
 
+def test_a_condition_held_by_a_name_comparing_with_an_array_no_argument_holds_is_refused():
+    """``STOP = gt.cond(n) < lim`` with ``lim`` a device array the function is not
+    handed: a condition held by a name is read for its comparison, not for its
+    arrays, so the refusal says a condition's arrays must be arguments (it said
+    the array was reached by no global name, though STOP held it)."""
+    until_global.clear_cache()
+    try:
+        n, lim = (cuda.to_device(np.array([v], np.int32)) for v in (0, 4))
+        _put_global(gt.cond(n) < lim)
+        with pytest.raises(gt.ArgumentError, match=r"test_watch.py:\d+: the right side of "
+                           r"this device condition \(int32\[1\]\) is not an argument of "
+                           r"until_global: a condition's arrays must be arguments.*STOP = "
+                           r"gt.cond\(c\) < LIM.*pass the array to until_global as an "
+                           r"argument"):
+            until_global(n)
+        assert n.copy_to_host()[0] == 0
+    finally:
+        _put_global(None)
+
+
 @pytest.mark.parametrize("where", ["global", "setting", "closure"])
 def test_a_condition_held_by_a_name_on_an_array_a_call_no_longer_passes_is_refused(where):
     """``STOP = gt.cond(n) < 3`` on the array the first call passes: a later call
@@ -1398,8 +1418,8 @@ def test_a_condition_held_by_a_name_on_an_array_a_call_no_longer_passes_is_refus
         put(gt.cond(n) < 3)
         f(n)
         other = cuda.to_device(np.zeros(1, np.int32))
-        with pytest.raises(gt.ArgumentError, match=r"test_watch.py:\d+: an array used here "
-                           r".* is not an argument of until_\w+"):
+        with pytest.raises(gt.ArgumentError, match=r"test_watch.py:\d+: the array of this "
+                           r"device condition .* is not an argument of until_\w+"):
             f(other)
         assert other.copy_to_host()[0] == 0
         n[0] = 0

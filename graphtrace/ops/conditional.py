@@ -70,7 +70,18 @@ def _condition_buffer(t, array, what: str) -> Buffer:
     if buf.dtype not in C_TYPES:
         raise ArgumentError(f"a device condition cannot compare {buf.dtype} values: use a "
                             f"bool, integer or float32/float64 array")
-    return t.buffer(array)   # the trace's view (refused if the graph cannot watch it)
+    try:
+        return t.buffer(array)   # the trace's view (refused if the graph cannot watch it)
+    except ArgumentError:
+        if t.root_holding(buf.lo) is not None:   # refused for another reason
+            raise
+        raise ArgumentError(
+            f"the {what} of this device condition ({buf.dtype}{list(buf.shape)}) is not "
+            f"an argument of {t.name}: a condition's arrays must be arguments (or arrays "
+            f"{t.name} itself reaches by a global or closure name); a condition held by a "
+            "name (STOP = gt.cond(c) < LIM) is read for its comparison, not for the arrays "
+            f"in it, so the graph could not see them change; pass the array to {t.name} "
+            "as an argument") from None
 
 
 def _record_condition(t, condition) -> tuple[tuple, list]:

@@ -509,6 +509,7 @@ class BoundGraphFunction:
     """A decorated method bound to its instance: ``model.step(x)``."""
 
     __slots__ = ("function", "instance")
+    _graphtrace_bound = True   # what owners._bound_to tells it by
 
     def __init__(self, function: GraphFunction, instance):
         self.function, self.instance = function, instance

@@ -34,8 +34,9 @@ from .buffers import _kinds
 from .chains import NoKey, chain, changes, host_callbacks, host_chain_names, host_chains, \
     value_chains
 from .names import _methods_named, _super_bases, _with_wrapped, chain_heads
-from .owners import _ARRAY_KINDS, _attr, _attributes, _dunders, _holds_own, _followed, \
-    _python_function, class_attribute, container, contents, own_class, own_object
+from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
+    _followed, _holds_own, _python_function, class_attribute, container, \
+    contents, own_class, own_object
 from .scalar import value_key
 from .tree import children
 from .values import _GROUPS, _MAX_DEPTH, _Held, _is_callable_object, _is_value, _leaves, \
@@ -116,14 +117,14 @@ def _walk(v, label: str, depth: int, seen: set, out: list, names, deep=None) -> 
                     (names is None or name in names):   # (at once)
                 _walk(x, f"{label}.{name}", depth + 1, seen, out, names, deep)
         return
-    if t is types.MethodType or t is partial:   # self.fn = act.apply, partial(apply, act)
+    if t is partial or _bound_class(t):   # self.fn = act.apply, partial(apply, act)
         for at, x in _bound(v):
             if type(x) not in _SKIPPED:
                 _walk(x, f"{label}{at}", depth + 1, seen, out, names, deep)
         return
     if (isinstance(v, (list, tuple)) or container(t) in ("seq", "set")) and not any(
-            own_class(k) or issubclass(k, _WALKED) or container(k)   # numbers or arrays
-            for k in set(map(type, v))):   # alone: at C speed
+            own_class(k) or issubclass(k, _WALKED) or container(k) or _bound_class(k)
+            for k in set(map(type, v))):   # numbers or arrays alone: at C speed
         return
     items = children(v)
     if items is None:   # a deque, a set, a mapping, a weak reference (owners.contents)
@@ -140,15 +141,17 @@ _BOUND: dict = {}   # class -> the functions bound to its objects held as method
 
 
 def _bound(v) -> list:
-    """``(label suffix, value)`` of what a bound method or a ``functools.partial``
-    holds: the object it is bound to, the function, the arguments. A call of it
+    """``(label suffix, value)`` of what a bound method (a graph method's too,
+    ``gt.graph(act.apply)``) or a ``functools.partial`` holds: the object it is
+    bound to, the function, the arguments. A call of it
     runs its function on them, so that function is recorded (``_BOUND``) for
     the class of each object of the program's own among them: ``held_methods``
     reads it as a method of that class (``self.fn = act.apply`` reading
     ``self.a``; ``partial(apply, act)`` reading ``layer.a``)."""
-    if type(v) is types.MethodType:
-        parts = [(".__self__", v.__self__)]
-        fn = v.__func__
+    bound = _bound_to(v)
+    if bound is not None:
+        parts = [(".__self__" if type(v) is types.MethodType else ".instance", bound[0])]
+        fn = bound[1]
     else:
         parts = [(".func", v.func)] + [(f".args[{i}]", x) for i, x in enumerate(v.args)] + \
             [(f".keywords[{_key(k)}]", x) for k, x in v.keywords.items()]

@@ -37,6 +37,24 @@ def _python_function(obj):
     return inner if isinstance(inner, types.FunctionType) else None
 
 
+def _bound_to(v):
+    """``(object, function)`` of a method bound to its object: a bound method
+    (``act.apply``) or a graph method bound to its instance (``model.step``,
+    ``gt.graph(model.run)``: a ``BoundGraphFunction``, told by its class); None
+    for anything else."""
+    t = type(v)
+    if t is types.MethodType:
+        return v.__self__, v.__func__
+    if getattr(t, "_graphtrace_bound", False) is True:
+        return v.instance, v.function.fn
+    return None
+
+
+def _bound_class(t: type) -> bool:
+    """Whether ``t`` is one of ``_bound_to``'s."""
+    return t is types.MethodType or getattr(t, "_graphtrace_bound", False) is True
+
+
 # array kinds of buffers._kind: an object of a type known as one of these is an array
 _ARRAY_KINDS = frozenset({"own", "sim", "host", "cupy", "numba", "cai"})
 
@@ -166,15 +184,16 @@ def own_object(x) -> bool:
 
 def _holds_own(v) -> bool:
     """An object of the program's own, or a list, tuple or dict (or another
-    container of ``contents``), a bound method or a partial holding one."""
+    container of ``contents``), a bound method (a graph method's too) or a
+    partial holding one."""
     if own_object(v):
         return True
     if type(v) in _PLAIN_CONTAINERS:
         items = v.values() if type(v) is dict else v
     elif type(v) is partial:   # FN = partial(apply, gain), FN = gain.apply
         items = v.args + tuple(v.keywords.values())
-    elif type(v) is types.MethodType:
-        items = (v.__self__,)
+    elif (bound := _bound_to(v)) is not None:   # FN = gain.apply, gt.graph(gain.apply)
+        items = (bound[0],)
     elif container(type(v)):
         items = [x for _, x in contents(v, "")]
     else:

@@ -1177,7 +1177,8 @@ class _CallsHeld:
     (lambda gain: functools.partial(_gain, gain), "self.fn.args[0]"),
     (lambda gain: functools.partial(_gain_by, by=gain), "self.fn.keywords['by']"),
     (lambda gain: _Via(gain.apply), "self.fn.fn.__self__"),
-    (lambda gain: [functools.partial(gain.apply)], "self.fn[0].func.__self__")])
+    (lambda gain: [functools.partial(gain.apply)], "self.fn[0].func.__self__"),
+    (lambda gain: gt.graph(gain.apply, backend="sim"), "self.fn.instance")])
 def test_the_object_a_held_bound_method_or_partial_holds_is_watched(bind, label):
     gain = _Gain(1.0)
     fn = bind(gain)
@@ -1188,6 +1189,42 @@ def test_the_object_a_held_bound_method_or_partial_holds_is_watched(bind, label)
     assert result(m.w) == [4.0, 4.0]
     m.fn = fn
     assert label in [label for label, *_ in held_objects(m)]
+
+
+class _GainOn:   # adds self.a, and its array self.b
+    def __init__(self):
+        self.a, self.b = 1.0, dev(0, 0)
+
+    def apply(self, s, g, w):
+        axpy[1, 2, s](self.a, g, w)
+        axpy[1, 2, s](1.0, self.b, w)
+
+
+_GAIN_ON = _GainOn()
+_APPLY = gt.graph(_GAIN_ON.apply, backend="sim")   # a method not decorated, bound
+
+
+@gt.graph(backend="sim")
+def _by_graph_of_method(s, g, w, how):
+    if how == "inline":
+        _APPLY(s, g, w)
+    else:
+        s.child(_APPLY, g, w)
+
+
+@pytest.mark.parametrize("how", ["inline", "child"])
+def test_what_a_graph_of_a_bound_method_called_by_name_reads_off_its_object_is_watched(how):
+    """``APPLY = gt.graph(obj.apply)`` called by its global name in another graph:
+    ``obj.a`` changed replayed the first value, and ``obj.b``, an array, was
+    refused as reached by no name."""
+    w, g = dev(0, 0), dev(1, 1)
+    _GAIN_ON.a, _GAIN_ON.b = 1.0, dev(0, 0)
+    _by_graph_of_method(g, w, how)   # 1
+    _GAIN_ON.a = 2.0
+    _by_graph_of_method(g, w, how)   # + 2
+    _GAIN_ON.b = dev(10, 10)
+    _by_graph_of_method(g, w, how)   # + 2 + 10
+    assert result(w) == [15.0, 15.0]
 
 
 class _Schedule:

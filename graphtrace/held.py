@@ -35,7 +35,7 @@ from .chains import NoKey, chain, changes, host_callbacks, host_chain_names, hos
     value_chains
 from .names import _methods_named, _super_bases, _with_wrapped, chain_heads
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
-    _followed, _holds_own, _python_function, class_attribute, container, \
+    _followed, _graph_class, _holds_own, _python_function, class_attribute, container, \
     contents, own_class, own_object
 from .scalar import value_key
 from .tree import children
@@ -173,11 +173,11 @@ def _key(k) -> str:
 def held_functions(obj, objects, names: frozenset) -> tuple:
     """The Python functions (not a library's) ``obj`` (a method's ``self``; None
     for none) and the objects of ``held_objects`` hold in their attributes of
-    ``names``: directly, as a partial's function, or in containers
-    (``self.fn = lambda s, x: ...``, ``self.acts = [relu]``): the graph calls
-    them as helpers, so what they reach by name is the graph's too (their
-    ``Reach``, ``Holdings.walk``), and the names they load are read off the
-    objects. Each once, in the order found."""
+    ``names``: directly, as a partial's function, a graph function's (``self.sub
+    = inner`` of ``@gt.graph``), or in containers (``self.fn = lambda s, x: ...``,
+    ``self.acts = [relu]``): the graph calls them as helpers, so what they
+    reach by name is the graph's too (their ``Reach``, ``Holdings.walk``), and
+    the names they load are read off the objects. Each once, in the order found."""
     found: dict = {}
     for attributes in ([_attributes(obj)] if obj is not None else []) + \
             [attributes for _, _, attributes in objects]:
@@ -190,7 +190,7 @@ def held_functions(obj, objects, names: frozenset) -> tuple:
 
 def _functions(v, found: dict, depth: int) -> None:
     t = type(v)
-    if t is types.FunctionType or t is partial:
+    if t is types.FunctionType or t is partial or _graph_class(t):   # self.sub = inner
         f = _followed(v.func if t is partial else v)
         if f is not None:
             found[f] = None
@@ -199,7 +199,8 @@ def _functions(v, found: dict, depth: int) -> None:
         return
     if (isinstance(v, (list, tuple)) or container(t) in ("seq", "set")) and not any(
             k is types.FunctionType or k is partial or issubclass(k, (list, tuple, dict)) or
-            container(k) for k in set(map(type, v))):   # numbers or arrays alone: at C speed
+            container(k) or _graph_class(k)
+            for k in set(map(type, v))):   # numbers or arrays alone: at C speed
         return
     items = children(v)
     for _, x in items if items is not None else contents(v, "") if container(t) else ():

@@ -55,6 +55,11 @@ def _bound_class(t: type) -> bool:
     return t is types.MethodType or getattr(t, "_graphtrace_bound", False) is True
 
 
+def _graph_class(t: type) -> bool:
+    """Whether ``t`` is ``GraphFunction``'s (a function ``@gt.graph`` made)."""
+    return getattr(t, "_graphtrace_graph", False) is True
+
+
 # array kinds of buffers._kind: an object of a type known as one of these is an array
 _ARRAY_KINDS = frozenset({"own", "sim", "host", "cupy", "numba", "cai"})
 

@@ -1734,6 +1734,43 @@ def test_what_functions_self_or_a_held_object_holds_reach_by_name_is_watched():
     assert result(m.w) == [26.0, 26.0] and m.step.cache_info().misses == 4
 
 
+@gt.graph(backend="sim")
+def _graph_by_gain(s, g, w):   # reads _GAIN, and the array _BIAS
+    axpy[1, 2, s](_GAIN, g, w)
+    axpy[1, 2, s](1.0, _BIAS, w)
+
+
+_BIAS = dev(0, 0)
+
+
+class _CallsGraphFunctions:
+    def __init__(self):
+        self.w, self.g = dev(0, 0), dev(1, 1)
+        self.sub, self.subs = _graph_by_gain, [_graph_by_gain]
+
+    @gt.graph(backend="sim")
+    def step(self, s, how):
+        (self.sub if how == "attribute" else self.subs[0])(s, self.g, self.w)
+
+
+@pytest.mark.parametrize("how", ["attribute", "list"])
+def test_what_a_graph_function_self_holds_reaches_by_name_is_watched(how):
+    """A graph function held by self (``self.sub = inner``, or in a list) reading a
+    global number replayed the first value; an array it reaches by a global name
+    was refused as reached by no name of the method."""
+    global _GAIN, _BIAS
+    m = _CallsGraphFunctions()
+    m.step(how)                                # 1
+    _GAIN = 3.0
+    try:
+        m.step(how)                            # + 3
+        _BIAS = dev(10, 10)
+        m.step(how)                            # + 3 + 10
+    finally:
+        _GAIN, _BIAS = 1.0, dev(0, 0)
+    assert result(m.w) == [17.0, 17.0]
+
+
 class _Link:
     def __init__(self, child=None):
         self.child, self.a = child, 1.0

@@ -29,8 +29,8 @@ from .errors import ArgumentError
 from .held import loaded_names
 from .holding import Holdings, Loaded
 from .names import _with_wrapped
-from .owners import _attributes, _dunders, _library, _python_function, class_attribute, container, \
-    contents, own_class, own_object
+from .owners import _attributes, _bound_to, _dunders, _graph_class, _library, _python_function, \
+    class_attribute, container, contents, own_class, own_object
 from .scalar import same_value, value_key
 from .tree import children, leaves, rebuild
 from .values import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, pure_values
@@ -467,19 +467,19 @@ def untyped(k):
 
 
 def _function_values(f, hosted: bool = False) -> tuple:
-    """What a function passed as an argument reads that its trace bakes in: the
+    """What a function passed as an argument (a graph function too, and a method
+    bound to its object: ``_function_of``) reads that its trace bakes in: the
     values (numbers, strings, containers of them) its code reads by global and
     closure names, and those it reads off the object of a bound method of the
     program's own (``apply(model.op, x)`` reading ``self.c``); empty for anything
     else (a builtin, a kernel, a class). ``hosted``: one the graph function hands
     to ``s.host``, whose code changes what it keeps when it runs (``SEEN.append(x)``):
     those names are left out (else a history it appends to traces anew each call)."""
-    func = getattr(f, "__func__", f)
+    owner, func = _function_of(f)
     if not isinstance(func, types.FunctionType) or isinstance(f, type):
         return ()
     names, out = loaded_names(func), []
     kept = {head for head, _ in value_chains(func.__code__)[1]} if hosted else set()
-    owner = getattr(f, "__self__", None)
     if owner is not None and own_object(owner):
         out.append(("self",) + _object_key(owner, names, set()))
     code, scope = func.__code__, func.__globals__
@@ -509,6 +509,17 @@ def _function_values(f, hosted: bool = False) -> tuple:
 _MOST_VALUES = 4096   # items of a container _function_values keys by value
 
 
+def _function_of(f) -> tuple:
+    """``(the object it is bound to or None, function)`` of a callable passed as an
+    argument: a bound method's (a graph method's bound to its instance too), a
+    graph function's (``@gt.graph``: the function it traces), else ``f`` itself
+    (its ``__func__`` where it has one)."""
+    bound = _bound_to(f)
+    if bound is not None:
+        return bound
+    return None, _python_function(f) if _graph_class(type(f)) else getattr(f, "__func__", f)
+
+
 def _namespace_values(v, names: frozenset) -> tuple:
     """What a class or module of the program's own passed as an argument holds by
     the names the code, and the code of the class's own methods, loads (values
@@ -536,15 +547,17 @@ def snapshot(value):
     """What the call shortcut compares an argument with next time; an array whose
     geometry can change in place by its ``_Geometry``; an object of the
     program's own (a config, ``_settings``), a class or module of its own (``Cfg.lr``
-    set anew), a set or a partial holding arguments (a list changed in place) never
-    compares the same: the full check reads its values again."""
+    set anew), a set or a partial holding arguments (a list changed in place), a
+    function reading values (a global number: ``_function_values``, of a partial's
+    function too) never compares the same: the full check reads its values again."""
     if isinstance(value, (list, tuple, dict)):
         return _Snap(value)
     read = geometry_reader(value)
     if read is not None:
         return _Geometry(value, read)
     return _CHANGED if own_object(value) or type(value) is set or type(value) is partial and \
-        (value.args or value.keywords) or callable(value) and _function_values(value) \
+        (value.args or value.keywords or _function_values(value.func)) or \
+        callable(value) and _function_values(value) \
         or isinstance(value, type) and own_class(value) or \
         isinstance(value, types.ModuleType) and not _library(value) else value
 

@@ -519,16 +519,17 @@ def _add_by_settings(s, out):   # a global object's attribute
 
 
 @pytest.mark.parametrize("how", ["global", "closure", "bound method", "lambda", "helper",
-                                 "settings"])
+                                 "settings", "partial"])
 def test_what_a_function_passed_as_an_argument_reads_is_keyed(how):
     """A function handed to the graph function reading a number by a global or
-    closure name, or off its bound object, replayed the first number."""
+    closure name, or off its bound object, replayed the first number (in a
+    partial holding no arguments, the very same call did)."""
     global _C
     add, set_c = _closure_adder()
     model = _Op(1.0)
     op = {"global": _add_global, "closure": add, "bound method": model.__call__,
           "lambda": lambda s, out: put[1, 2, s](out, _C * 2.0), "helper": _add_by_helper,
-          "settings": _add_by_settings}[how]
+          "settings": _add_by_settings, "partial": functools.partial(_add_global)}[how]
     out, scale = dev(0.0, 0.0), 2.0 if how == "lambda" else 1.0
     try:
         for c in (1.0, 2.0, 3.0, 3.0):
@@ -539,6 +540,44 @@ def test_what_a_function_passed_as_an_argument_reads_is_keyed(how):
             assert result(out) == [c * scale] * 2, (how, c)
     finally:
         _C = _SETTINGS.c = 1.0
+
+
+@gt.graph(backend="sim")
+def _graph_add_global(s, out):   # reads a global number
+    put[1, 2, s](out, _C)
+
+
+@gt.graph(backend="sim")
+def _apply_as(s, op, out, how):
+    if how == "child":
+        s.child(op, out)
+    elif how == "list":
+        op[0](s, out)
+    else:
+        op(s, out)
+
+
+@pytest.mark.parametrize("how", ["call", "child", "list", "partial", "closure", "bound"])
+def test_what_a_graph_function_passed_as_an_argument_reads_is_keyed(how):
+    """A graph function passed as an argument (called, as a child graph, in a list,
+    in a partial; one reading a closure number; ``gt.graph(obj.method)`` reading
+    ``self.c``) was keyed by identity alone: a changed global replayed the first
+    value."""
+    global _C
+    add, set_c = _closure_adder()
+    model = _Op(1.0)
+    op = {"call": _graph_add_global, "child": _graph_add_global, "list": [_graph_add_global],
+          "partial": functools.partial(_graph_add_global), "closure": gt.graph(add),
+          "bound": gt.graph(model.__call__)}[how]
+    out = dev(0.0, 0.0)
+    try:
+        for c in (1.0, 2.0, 3.0, 3.0):
+            _C = model.c = c
+            set_c(c)
+            _apply_as(op, out, how)   # the same function object every call
+            assert result(out) == [c] * 2, (how, c)
+    finally:
+        _C = 1.0
 
 
 class _RateCfg:

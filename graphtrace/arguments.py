@@ -29,8 +29,8 @@ from .errors import ArgumentError
 from .held import loaded_names
 from .holding import Holdings, Loaded
 from .names import _with_wrapped
-from .owners import _attributes, _bound_to, _dunders, _graph_class, _library, _python_function, \
-    class_attribute, container, contents, own_class, own_object
+from .owners import _attributes, _bound_to, _dunders, _followed, _graph_class, _has, _library, \
+    _python_function, class_attribute, container, contents, own_class, own_object
 from .scalar import same_value, value_key
 from .tree import children, leaves, rebuild
 from .values import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, pure_values
@@ -253,11 +253,11 @@ def _object_key(obj, names: frozenset, seen: set) -> tuple:
     if _valued(obj):
         values = _settings(obj, None, 0, set())
         if _values_alone(values):   # and the values its class holds (Cfg.scale)
-            names, held = _reads(type(obj), names)
+            names, held, methods = _reads(type(obj), names)
             mine = {name for name, _ in values}
             return None, values + tuple((name, _entry(class_attribute(type(obj), name), names,
                                                       0, set())) for name in held
-                                        if name not in mine)
+                                        if name not in mine) + _methods_read(methods)
     return Identity(obj), _settings(obj, names, 0, seen)
 
 
@@ -274,10 +274,10 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
         return (Identity(obj),)
     seen.add(id(obj))   # the objects above it: a cycle
     if names is not None:
-        names, held = _READS.get((type(obj), names, getattr(names, "hosted", _NONE))) or \
-            _reads(type(obj), names)
+        names, held, methods = _READS.get((type(obj), names, getattr(names, "hosted", _NONE))) \
+            or _reads(type(obj), names)
         out = [(name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
-               if name in names]
+               if name in names] + list(_methods_read(methods))
     else:
         held, out = (), [(name, _entry(v, None, depth, seen)) for name, v in _attributes(obj)]
     if held:   # the values its class holds by those names (Cfg.scale = 2.0)
@@ -293,23 +293,25 @@ _NONE = frozenset()
 
 
 def _reads(t: type, names: frozenset) -> tuple:
-    """``(names, held)``: ``names`` (those the function's code loads) and those the
-    methods and properties of ``t`` it names load in turn (``cfg.rate()`` reading
+    """``(names, held, methods)``: ``names`` (those the function's code loads) and
+    those the methods and properties of ``t`` it names load in turn (``cfg.rate()`` reading
     ``self.base``), but what they store (a counter a method keeps), and not those
     of a method only handed to ``s.host`` (``names.hosted``: ``s.host(rec.add, h)``,
     which reads what it reads when it runs) unless another calls it; and those of
     them by which ``t`` (or a base) holds values (``Cfg.scale``, read through an
-    object that does not hold it). Found once per class and names."""
+    object that does not hold it); and the functions of the methods followed
+    (``_methods_read``). Found once per class and names."""
     hosted = getattr(names, "hosted", _NONE)
     hit = _READS.get((t, names, hosted))
     if hit is None:   # (the call path looks it up itself)
-        out, skipped = set(names), set(hosted)
+        out, skipped, methods = set(names), set(hosted), {}
         todo = [n for n in names if n not in skipped] + [name for name, _ in _dunders(t)]
         while todo:   # and the dunders syntax runs (op(s, x): __call__; cfg[0], float(cfg))
             f = class_attribute(t, todo.pop())
             f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
             f = _python_function(f) if f is not None else None   # a graph method too
             for g in _with_wrapped(f) if f is not None else ():   # behind a decorator
+                methods[g] = None
                 loads = loaded_names(g)
                 new, again = loads - _stored(g.__code__) - out, loads & skipped
                 skipped -= again   # a method calling one handed to s.host: followed
@@ -317,8 +319,18 @@ def _reads(t: type, names: frozenset) -> tuple:
                 todo += new | again
         held = tuple(sorted(n for n in out if not n.startswith("__") and (
             _is_value(v := class_attribute(t, n)) or pure_values(v) is not None)))
-        hit = _READS[(t, names, hosted)] = (Loaded(out, skipped), held)
+        hit = _READS[(t, names, hosted)] = (Loaded(out, skipped), held, tuple(methods))
     return hit
+
+
+def _methods_read(methods) -> tuple:
+    """``(label, values)`` for each method of ``_reads``: what it reads by global
+    and closure names, and what the helpers it calls and the objects its names
+    hold read (``_reached``, as for a function passed as an argument):
+    ``cfg.rate()`` or ``op(s, x)`` reading a global ``BASE``; none for a method
+    reaching nothing by name (``self.k * 2``: a call reads nothing more)."""
+    return tuple((f"{f.__name__}()", ("reads", values)) for f in methods
+                 if (values := _reached(f, named=True)))
 
 
 def _stored(code) -> set:
@@ -490,10 +502,7 @@ def _function_values(f, hosted: bool = False) -> tuple:
         except ValueError:   # not yet bound
             continue
     if owner is None:   # and what the helpers it calls and the objects its names
-        holdings = _HOLDINGS.get(func)   # hold read, as a graph function's are read
-        if holdings is None:
-            holdings = _HOLDINGS[func] = Holdings(func, None)
-        reached = holdings.functions()
+        reached = _reached(func)   # hold read, as a graph function's are read
         if reached:
             out.append(("reached", reached))
     for name, v in cells + [(n, scope[n]) for n in sorted(names) if n in scope]:
@@ -507,6 +516,18 @@ def _function_values(f, hosted: bool = False) -> tuple:
 
 
 _MOST_VALUES = 4096   # items of a container _function_values keys by value
+
+
+def _reached(func, named: bool = False) -> tuple:
+    """``Holdings.functions`` of a function of the program's own (found once while
+    it lives): the values its names, its helpers' and the objects they hold read;
+    ``named``: empty where its names reach nothing (its code alone)."""
+    holdings = _HOLDINGS.get(func)
+    if holdings is None:
+        holdings = _HOLDINGS[func] = Holdings(func, None)
+    if named and not holdings.reach.places and not holdings.reach.objects:
+        return ()
+    return holdings.functions()
 
 
 def _function_of(f) -> tuple:
@@ -524,10 +545,14 @@ def _namespace_values(v, names: frozenset) -> tuple:
     """What a class or module of the program's own passed as an argument holds by
     the names the code, and the code of the class's own methods, loads (values
     and containers of them): ``step(out, Cfg)`` reading ``cfg.lr``, or
-    ``cfg.rate()`` reading ``cls.LR``; empty for anything else."""
+    ``cfg.rate()`` reading ``cls.LR``; and what the class's methods (the module's
+    functions) the code names read by global and closure names
+    (``_methods_read``); empty for anything else."""
+    methods = ()
     if isinstance(v, type):
         if not own_class(v):
             return ()
+        methods = _reads(v, names)[2]
         names = names | frozenset().union(*(
             loaded_names(f) for f in (_python_function(getattr(x, "__func__", x))
                                       for c in v.__mro__ for x in vars(c).values())
@@ -536,10 +561,15 @@ def _namespace_values(v, names: frozenset) -> tuple:
     elif isinstance(v, types.ModuleType) and not _library(v):
         scope = vars(v)
         read = [(n, scope[n]) for n in sorted(names) if n in scope]
+        methods = tuple(f for _, x in read if not _has(x, "py_func") and   # not a kernel
+                        (f := _followed(x)) is not None)   # mod.helper(s, x)
     else:
         return ()
     return tuple((n, _entry(x, frozenset(), 0, set())) for n, x in read
-                 if x is not None and (_is_value(x) or pure_values(x) is not None))
+                 if x is not None and (_is_value(x) or pure_values(x) is not None)) + \
+        _methods_read(methods)
+
+
 _HOLDINGS = weakref.WeakKeyDictionary()   # a function passed as an argument -> its Holdings
 
 

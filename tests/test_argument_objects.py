@@ -580,6 +580,90 @@ def test_what_a_graph_function_passed_as_an_argument_reads_is_keyed(how):
         _C = 1.0
 
 
+_BASE = 1.0
+
+
+class _ReadsBase:   # what syntax, its methods and its property run reads the global _BASE
+    def __init__(self):
+        self.k = 2.0
+
+    def __call__(self, s, out):
+        put[1, 2, s](out, _BASE * self.k)
+
+    def rate(self):
+        return _BASE * self.k
+
+    @property
+    def prop(self):
+        return _BASE + self.k
+
+    @classmethod
+    def crate(cls):
+        return _BASE * 3.0
+
+    @staticmethod
+    def srate():
+        return _BASE * 4.0
+
+    def launch(self, s, out):
+        put[1, 2, s](out, _BASE)
+
+
+@dataclasses.dataclass(frozen=True)
+class _FrozenBase:   # keyed by its values: an equal one finds its graph
+    k: float = 2.0
+
+    def rate(self):
+        return _BASE * self.k
+
+
+_BASE_MODULE = types.ModuleType("module_of_the_program")
+exec("BASE = 1.0\ndef rate():\n    return BASE * 5.0\n", vars(_BASE_MODULE))
+
+
+@gt.graph(backend="sim")
+def _by_base(s, out, obj, how):
+    if how == "call":
+        obj(s, out)
+    elif how == "property":
+        put[1, 2, s](out, obj.prop)
+    elif how == "classmethod":
+        put[1, 2, s](out, obj.crate())
+    elif how == "staticmethod":
+        put[1, 2, s](out, obj.srate())
+    elif how == "launching method":
+        obj.launch(s, out)
+    elif how == "class":
+        put[1, 2, s](out, obj.rate(obj()))
+    else:   # a method, a module's function
+        put[1, 2, s](out, obj.rate())
+
+
+@pytest.mark.parametrize("how, want", [
+    ("call", lambda b: b * 2.0), ("method", lambda b: b * 2.0), ("property", lambda b: b + 2.0),
+    ("classmethod", lambda b: b * 3.0), ("staticmethod", lambda b: b * 4.0),
+    ("launching method", lambda b: b), ("class", lambda b: b * 2.0),
+    ("module", lambda b: b * 5.0), ("frozen", lambda b: b * 2.0)])
+def test_what_the_methods_of_an_argument_object_read_by_global_names_is_keyed(how, want):
+    """An object passed as an argument whose ``__call__``, method, property, class
+    or static method the graph runs reads a global number (so does a class
+    passed, a module's function, a frozen dataclass's method): the names it read
+    were keyed off the object,
+    not the globals its methods read, and a changed global replayed the first
+    value."""
+    global _BASE
+    obj = {"class": _ReadsBase, "module": _BASE_MODULE, "frozen": _FrozenBase()}.get(how) or \
+        _ReadsBase()
+    out = dev(0.0, 0.0)
+    try:
+        for b in (1.0, 2.0, 3.0, 3.0):
+            _BASE = _BASE_MODULE.BASE = b
+            _by_base(out, obj, how)   # the same object every call
+            assert result(out) == [want(b)] * 2, (how, b)
+    finally:
+        _BASE = _BASE_MODULE.BASE = 1.0
+
+
 class _RateCfg:
     LR = 1.0
 

@@ -42,6 +42,7 @@ import numpy as np
 from ._driver import current
 from .buffers import Buffer
 from .errors import ArgumentError, HostSyncError, TraceError, format_source, user_frame
+from .owners import _attributes, container, contents, own_class, own_object
 from .tree import children, leaves
 
 __all__ = ["Temporary", "VIRTUAL_BASE", "LIBRARY_STATE", "COOPERATIVE", "is_virtual",
@@ -308,22 +309,47 @@ def make(tracer, shape, dtype, name: str, source) -> tuple[Temporary, Buffer]:
     return Temporary(_shadow(ptr, dims, dtype), _Life(name, source, tracer)), root
 
 
-def holder_of(value, tracer, depth: int = 0):
+def holder_of(value, tracer, depth: int = 0, seen: set | None = None):
     """A temporary of ``tracer``'s trace that ``value`` holds (itself, in lists,
-    tuples and dicts, or in an object's attributes), or None."""
+    tuples, dicts and the standard library's other containers, in the attributes
+    of an object or a class of the program's own, those of any object ``value``
+    is), ``_HOLDER_DEPTH`` levels deep at most, or None."""
     if is_temporary(value):
         return value if value._life.tracer is tracer else None
-    items = children(value)
-    if items is None and depth == 0 and hasattr(value, "__dict__") \
-            and not isinstance(value, type) and type(value).__module__ != "builtins":
-        items = list(vars(value).items())
-    if items is None or depth > 8:
+    seen = set() if seen is None else seen
+    if depth > _HOLDER_DEPTH or id(value) in seen:
         return None
-    for _, v in items:
-        found = holder_of(v, tracer, depth + 1)
+    seen.add(id(value))
+    for v in _held(value, depth):
+        found = holder_of(v, tracer, depth + 1, seen)
         if found is not None:
             return found
     return None
+
+
+_HOLDER_DEPTH = 8
+
+
+def _held(value, depth: int) -> list:
+    """What ``holder_of`` walks in ``value``: a container's items (none where they
+    are numbers or arrays alone), an object's attributes (any object's at the top,
+    those of the program's own below), a class's of the program's own."""
+    items = children(value)
+    if items is None and container(type(value)):
+        items = contents(value, "")
+    if items is not None:
+        kinds = {type(v) for _, v in items}
+        return [v for _, v in items] if any(
+            issubclass(k, _WALKED) or own_class(k) or container(k) for k in kinds) else []
+    if isinstance(value, type):
+        return [v for k, v in vars(value).items() if k[:2] != "__"] \
+            if own_class(value) else []
+    if own_object(value) or depth == 0 and type(value).__module__ != "builtins":
+        return [v for _, v in _attributes(value)]
+    return []
+
+
+_WALKED = (Temporary, list, tuple, dict, type)   # items a container is walked for
 
 
 def returned(result) -> Temporary | None:

@@ -1,6 +1,8 @@
 """Graph-owned temporaries (s.empty, s.zeros): tracing, listing, dependencies,
 views, the simulator against eager numpy, loop bodies, rebinding."""
+import collections
 import functools
+import types
 
 import numpy as np
 import pytest
@@ -511,6 +513,40 @@ def test_a_temporary_stored_on_the_class_of_a_method_is_refused():
     with pytest.raises(gt.TraceError) as e:
         Model().step.trace(A(4))
     check(e, "on-class", "kept by class attribute Model.last")
+
+
+class _Keep:
+    pass
+
+
+_DEQUE, _NESTED = collections.deque(), types.SimpleNamespace(inner=types.SimpleNamespace(lst=[]))
+
+
+def _keep_on_self_sub(self, t):
+    self.sub = types.SimpleNamespace(t=t)
+
+
+@pytest.mark.parametrize("keep, by", [
+    (lambda self, t: setattr(_Keep, "t", t), "._Keep"),
+    (lambda self, t: _DEQUE.append(t), "._DEQUE"),
+    (_keep_on_self_sub, "argument self"),
+    (lambda self, t: _NESTED.inner.lst.append(t), "._NESTED")])
+def test_a_temporary_stored_one_level_deeper_is_refused(keep, by):
+    """A global class's attribute, a global deque, an object self holds, a list in
+    a global's namespace: refused at the trace as a global or self holding it."""
+    class Model:
+        @gt.graph
+        def step(self, s):
+            keep(self, s.empty(4, name="deep"))      # kept-deeper
+    try:
+        with pytest.raises(gt.TraceError) as e:
+            Model().step.trace()
+        check(e, "kept-deeper", "temporary deep", "is kept by", f"{by} after the trace")
+    finally:
+        _DEQUE.clear()
+        _NESTED.inner.lst.clear()
+        if "t" in vars(_Keep):
+            del _Keep.t
 
 
 @pytest.mark.parametrize("read", [

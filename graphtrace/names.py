@@ -360,7 +360,7 @@ def chain_heads(labels) -> frozenset:
 _HEAD = re.compile(r"(?:self)?\.(\w+)\[")
 
 
-def attribute_names(fn, cls=None, self_param: str | None = None) -> frozenset:
+def attribute_names(fn, cls=None, self_param: str | None = None, into=None) -> frozenset:
     """The names ``fn``'s code (and the code nested in it) loads as globals or
     attributes: those ``self.name`` may be; with ``cls``, also those of the
     methods and properties of ``cls`` it names, and theirs in turn (``self.lr``
@@ -371,7 +371,7 @@ def attribute_names(fn, cls=None, self_param: str | None = None) -> frozenset:
     (``apply(self, s, x)`` reading ``model.lr``). With ``self_param``, not those of
     the host callbacks: the methods of self handed to ``s.host`` and the code
     handed to it (``s.host(self.report, h)``, ``s.host(lambda h: ...)``) read
-    when they run."""
+    when they run. ``into``, a list, gets the code objects so read."""
     out: set = set()
     todo, seen = [fn], set()
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
@@ -390,6 +390,8 @@ def attribute_names(fn, cls=None, self_param: str | None = None) -> frozenset:
         codes, names, handed = [code], set(), set()
         while codes:
             c = codes.pop()
+            if into is not None:
+                into.append(c)
             names.update(c.co_names)
             names.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
             live = callback_codes(c) if self_param else ()

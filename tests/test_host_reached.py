@@ -16,6 +16,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+from helpers import line_of
 
 LOG = gt.pinned_empty(8)
 SEEN = []
@@ -671,3 +672,72 @@ def test_a_callable_object_whose_getattr_raises_keyerror_is_a_callback_or_a_regi
     assert step.seen == ([2.0] if how == "host" else [])
     if how == "captured":
         np.testing.assert_array_equal(y.copy_to_host(), [0.0, 2.0, 4.0, 6.0])
+
+
+DEV = cuda.to_device(np.zeros(8))
+
+
+class _DeviceSink:
+    def __init__(self, d):
+        self.d, self.buf = d, gt.pinned_empty(8)
+
+    def show(self):
+        SEEN.append(self.d.copy_to_host())
+
+    def report(self):   # never names self.d
+        SEEN.append(self.buf.copy())
+
+
+def _show(d):
+    SEEN.append(d.copy_to_host())
+
+
+@pytest.mark.parametrize("hand, says", [
+    (lambda d: functools.partial(_show, d), "holds device memory (d) by partial argument 0"),
+    (lambda d: (lambda: _show(d)), "holds device memory (d) by closure name 'd'"),
+    (lambda d: (lambda: _show(DEV)), "reads device memory (DEV) by global name 'DEV'"),
+    (lambda d: _DeviceSink(d).show, "holds device memory (d) by attribute 'd'"),
+    (lambda d: functools.partial(_DeviceSink.show, _DeviceSink(d)), "attribute 'd'")])
+def test_a_callback_holding_or_reading_a_device_array_is_refused_at_its_line(hand, says):
+    """As s.host(fn, d) is: the graph cannot order the callback after the kernels
+    writing d, a later call would hand it the first call's d, and a callback may
+    make no CUDA call."""
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.host(hand(d))                                      # holds-device
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.ones(8)))
+    assert e.value.source[1] == line_of(__file__, "holds-device"), str(e.value)
+    assert says in str(e.value) and "cannot touch the GPU" in str(e.value), str(e.value)
+
+
+def test_a_bound_callback_whose_object_holds_a_device_array_it_never_names_runs():
+    SEEN.clear()
+    sink = _DeviceSink(cuda.to_device(np.ones(8)))
+
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.copy(sink.buf, d)
+        s.host(sink.report)
+    f(cuda.to_device(np.full(8, 3.0)))
+    assert SEEN and (SEEN[-1] == 3.0).all()
+
+
+class _Buffers:
+    def __init__(self):
+        self.a, self.b = cuda.to_device(np.zeros(8)), cuda.to_device(np.zeros(8))
+
+    def swap(self):   # moves the references: touches no device memory
+        self.a, self.b = self.b, self.a
+
+
+def test_a_bound_callback_swapping_device_arrays_on_its_object_runs():
+    bufs = _Buffers()
+    first = bufs.a
+
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(bufs.swap)
+    f(cuda.to_device(np.ones(8)))
+    assert bufs.b is first

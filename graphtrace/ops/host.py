@@ -7,6 +7,8 @@ wrapped in ``gt.In``/``gt.Out``). The callback must not call CUDA.
 """
 from __future__ import annotations
 
+import dis
+import re
 import warnings
 from collections import deque
 from functools import partial
@@ -19,10 +21,10 @@ from ..context import in_callback
 from ..errors import (ArgumentError, GraphtraceError, IntentError,
                       format_source, user_frame, user_frame_object)
 from ..chains import MISSING, chain, value_chains
-from ..names import _methods_named, name_chains
-from ..owners import _attr, _followed, _has, _library
+from ..names import _methods_named, attribute_names, name_chains
+from ..owners import _attr, _followed, _has, _library, own_object
 from ..scalar import Scalar
-from ..temporary import holder_of, is_virtual
+from ..temporary import holder_of, is_temporary, is_virtual
 from ..tree import leaves, tree_map
 from ._held_changes import may_change, may_change_argument
 from .base import Op, callable_name, changed, read_only_bytes, record_args
@@ -64,8 +66,8 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
     object passed to it: ``more``), which a later call with new arrays rebinds
     without tracing again: the callback would keep the first one; a warning for
     a list or dict argument it holds (the copy the graph function was handed).
-    Device arrays it cannot read are left alone."""
-    out = []
+    An error too for device memory it holds or reads (``_refuse_device``)."""
+    out, loaded = [], []
     for name, v, held in (*_names_of(fn), *more):
         if held and id(v) in t.copies and may_change(fn, name, v):
             _warn_held_copy(fn, name, t.copies[id(v)], t.name)
@@ -80,6 +82,7 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
                 f"{name}: it would receive a placeholder, not each call's number; pass it "
                 f"to s.host as an argument, which the callback receives as a parameter: "
                 f"s.host(fn, {number.name})")
+        _refuse_device(t, fn, name, v, held, loaded)
         for x, buf in ((x, b) for x in leaves(v) if is_array(x) for b in _host_buffers(t, x)):
             if held and t.is_argument(buf) and id(x) not in t.callback_arrays:
                 raise ArgumentError(
@@ -90,6 +93,86 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
             if not opaque:
                 out.append((buf, "rw"))
     return out
+
+
+def _refuse_device(t, fn, name: str, v, held: bool, used: list) -> None:
+    """Refuse a device array callback ``fn`` holds by ``name`` (a closure, default or
+    ``partial`` argument, as ``s.host(fn, d)`` is), reads by a global name (``D``,
+    ``STATE.d``), or holds or reaches as an object's attribute (``self.d``), where
+    its code uses it (``_used``): the graph cannot order it after the kernels
+    writing it, nor rebind it, and a callback may make no CUDA call. ``used``:
+    those names, found at the first device array."""
+    if not _is_device(v):
+        return
+    if not used:
+        used.append(_used(fn))
+    last = re.findall(r"\w+", name.split(" of ")[0].replace("argument ", "", 1))[-1]
+    if not name.startswith(("partial argument", "default argument")) and last not in used[0]:
+        return   # one its code never names, or only moves (a swap of buffers)
+    buf = t.cached_buffer(v)
+    raise ArgumentError(
+        f"host callback {_name(fn)} {'holds' if held else 'reads'} device memory "
+        f"({buf.label if buf is not None and buf.label else 'a device array'}) by "
+        f"{name}: {_DEVICE}, and pass that to s.host as an argument, which the callback "
+        f"receives as a parameter: s.host(fn, h)")
+
+
+def _is_device(x) -> bool:
+    """Whether ``x`` is a device array (a temporary is refused as such elsewhere)."""
+    if is_temporary(x) or not _is_array_quietly(x):
+        return False
+    try:
+        return not as_buffer(x).is_host
+    except ArgumentError:
+        return False
+
+
+def _used(fn) -> frozenset:
+    """The names callback ``fn``'s code, and that of the methods it names of its
+    bound object's class and of the program's own objects it reaches, loads and
+    uses: reads off, indexes or hands to a call; not those it only compares,
+    stores or moves (``self.a, self.b = self.b, self.a``)."""
+    classes = {type(v) for _, v, _ in _names_of(fn) if own_object(v)}
+    while isinstance(fn, partial):
+        fn = fn.func
+    owner = _attr(fn, "__self__")
+    if owner is None and not _has(fn, "__code__"):   # a callable object
+        owner, fn = fn, getattr(type(fn), "__call__", None)
+    codes: list = []
+    for c in classes | {type(owner) if owner is not None else object}:   # (helpers too)
+        attribute_names(fn, c, into=codes)
+    return frozenset(n for c in set(codes) for n in _used_in(c))
+
+
+def _used_in(code) -> set:
+    """The names ``code`` loads whose value it reads off (not its geometry: ``d.shape``),
+    indexes or hands to a call."""
+    ins = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "NOP")]
+    out = set()
+    for k, i in enumerate(ins):
+        if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]):
+            out.update(i.argval if isinstance(i.argval, tuple) else (i.argval,))
+    return out
+
+
+def _use(after) -> bool:
+    if after and after[0].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        return after[0].argval not in _GEOMETRY   # d.shape reads no device memory
+    if after and after[0].opname in ("BINARY_SUBSCR", "BINARY_SLICE"):
+        return True
+    for op in after:
+        if op.opname in ("PRECALL", "CALL", "CALL_FUNCTION_EX"):
+            return True
+        if op.opname.startswith(_MOVES):
+            return False
+    return False
+
+
+_GEOMETRY = frozenset({"shape", "dtype", "size", "ndim", "strides", "itemsize", "nbytes"})
+_NAME_LOADS = ("LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR",
+               "LOAD_METHOD", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CLASSDEREF")
+_MOVES = ("STORE", "DELETE", "IS_OP", "COMPARE_OP", "CONTAINS_OP", "POP_JUMP", "JUMP",
+          "RETURN", "POP_TOP", "SWAP", "ROT", "YIELD")
 
 
 def _refuse_passed(t, fn) -> None:
@@ -352,6 +435,7 @@ def _warn_held_copy(fn, name: str, label: str, graph: str) -> None:
         "(passed as itself)", UserWarning, file, line)
 
 
+_DEVICE = "a callback cannot touch the GPU; copy it to pinned host memory with s.copy first"
 _TEMPORARY = (", the graph's own device memory: a callback takes host memory, and "
               "would keep what exists only inside the graph; s.copy it into pinned host "
               "memory (gt.pinned_empty) and pass that")
@@ -371,8 +455,7 @@ def _host_only(fn):
         if not buf.is_host:
             raise ArgumentError(
                 f"argument {i} of host callback {_attr(fn, '__name__', fn)} is device "
-                f"memory ({buf.label or 'array'}): a callback cannot touch the GPU; copy it "
-                "to pinned host memory with s.copy first and pass that")
+                f"memory ({buf.label or 'array'}): {_DEVICE} and pass that")
     return check
 
 

@@ -980,42 +980,124 @@ def test_a_grad_scaler_refusal_says_where_its_steps_go(tmp_path):
 
 def test_cupy_ffts_in_a_capture_take_plans_from_the_regions_own_cache(monkeypatch):
     """A captured FFT replays its cuFFT plan: while a region is captured cupy's
-    FFTs take plans from a cache of the region's, with no limit, one per device,
-    kept with the region; cupy's shared cache (16 plans, evicted by eager FFTs of
-    other sizes) is back after the capture, also after an error."""
+    FFTs in that thread take plans from a cache of the region's, with no limit,
+    one per device, kept with the region; cupy's shared cache (16 plans, evicted
+    by eager FFTs of other sizes) answers otherwise: after the capture (also
+    after an error), and in another thread, also one capturing another region
+    meanwhile (the captures' ends interleaved)."""
+    import threading
     pytest.importorskip("cupy")
     fft = pytest.importorskip("cupy.fft._fft")
     import cupy
-    from graphtrace.ops._switching import _PlanCaches
+    from graphtrace.ops._switching import _fft_plans, _PlanCaches
     device = [0]
     monkeypatch.setattr(cupy.cuda.runtime, "getDevice", lambda: device[0])
-    shared = fft.get_plan_cache
-    region = types.SimpleNamespace(fft_plans={})
+    region, other = types.SimpleNamespace(fft_plans={}), types.SimpleNamespace(fft_plans={})
+    seen = {}
+
+    def capture_other(step):
+        with _PlanCaches(other):
+            seen["other"] = fft.get_plan_cache()
+            ready.set()
+            step.wait(10)   # the first capture ends meanwhile
+        seen["after"] = getattr(_fft_plans, "caches", None)
+
+    step, ready = threading.Event(), threading.Event()
+    first = _PlanCaches(region)
+    first.__enter__()
+    mine = fft.get_plan_cache()
+    assert fft.get_plan_cache() is mine and mine.get_size() == -1
+    thread = threading.Thread(target=capture_other, args=(step,))
+    thread.start()
+    assert ready.wait(10)
+    assert fft.get_plan_cache() is mine   # this thread still takes its region's
+    first.__exit__(None, None, None)
+    assert getattr(_fft_plans, "caches", None) is None   # cupy's shared cache here
+    step.set()
+    thread.join()
+    assert seen["other"] is other.fft_plans[0] and seen["other"] is not mine
+    assert seen["after"] is None
+    device[0] = 1
     with _PlanCaches(region):
-        first = fft.get_plan_cache()
-        assert fft.get_plan_cache() is first and first.get_size() == -1
-        device[0] = 1
         second = fft.get_plan_cache()
-    assert fft.get_plan_cache is shared
-    assert region.fft_plans == {0: first, 1: second} and first is not second
+    assert region.fft_plans == {0: mine, 1: second} and mine is not second
     with pytest.raises(ZeroDivisionError):
         with _PlanCaches(region):
             assert fft.get_plan_cache() is second
             1 / 0
-    assert fft.get_plan_cache is shared
+    assert getattr(_fft_plans, "caches", None) is None
+    assert callable(fft.get_plan_cache.shared)   # cupy's own, answering outside captures
 
 
 def test_a_capture_a_child_graph_cannot_hold_is_named():
-    """A library that allocates stream-ordered (or records events) while captured
-    leaves nodes a child graph may not hold: embedding fails, and the error names
-    the region, the kinds of node and what to do; a failure with none of them is
-    left to the emitter's error."""
-    from graphtrace.ops.captured import _unnestable
+    """A library that allocates stream-ordered while captured leaves nodes a
+    child graph may not hold: embedding fails, and the error names the region,
+    its line, the kinds of node and what to do; a failure with none of them (or
+    a graph that cannot be listed) is the driver's own, for the emitter's error."""
+    from graphtrace.ops.captured import CAPTURED, _unnestable
     AllocNode = type("AllocNode", (), {})
     KernelNode = type("KernelNode", (), {})
     FreeNode = type("FreeNode", (), {})
+    EventRecordNode = type("EventRecordNode", (), {})
     with_memory = types.SimpleNamespace(nodes=lambda: [KernelNode(), FreeNode(), AllocNode()])
-    plain = types.SimpleNamespace(nodes=lambda: [KernelNode()])
+    plain = types.SimpleNamespace(nodes=lambda: [KernelNode(), EventRecordNode()])
     assert _unnestable(with_memory) == ["AllocNode", "FreeNode"]
     assert _unnestable(plain) == []
     assert _unnestable(types.SimpleNamespace()) == []   # no way to list: the plain error
+
+    @gt.graph
+    def f(s, x):
+        s.captured(synchronising, x)   # region of unnestable nodes
+
+    node = f.trace(A(4)).nodes[0]
+
+    def refused(*args):
+        raise RuntimeError("CUDA_ERROR_NOT_SUPPORTED")
+
+    for definition, raised in ((with_memory, gt.CaptureError), (plain, RuntimeError)):
+        region = types.SimpleNamespace(capture=lambda gpu, node, d=definition: d,
+                                       watched=[], again_after=None)
+        gpu = types.SimpleNamespace(state={node.index: region})
+        with pytest.raises(raised) as e:
+            CAPTURED.emit(gpu, node, types.SimpleNamespace(embed=refused))
+        if raised is gt.CaptureError:
+            said = str(e.value)
+            assert "captured region synchronising" in said and "AllocNode and FreeNode" in said
+            assert "outside the graph" in said and "CUDA_ERROR_NOT_SUPPORTED" in said
+            assert e.value.source == (F, line_of(F, "region of unnestable nodes"))
+
+
+def test_a_capture_making_gradients_keeps_the_launch_count_it_was_made_at(monkeypatch):
+    """``_Region.capture`` itself (with a stand-in builder): a capture whose
+    function makes the first gradients keeps the graph's launch count then, so
+    ``moved`` captures again at the next launch; one with them there keeps none."""
+    import contextlib
+    from graphtrace.ops import captured
+    _fake_torch(monkeypatch)
+    monkeypatch.setattr(captured, "current", lambda device: contextlib.nullcontext())
+    w = _FakeTensor(16)
+    net = _FakeModule(w)
+
+    def backward():   # the region: its backward makes w.grad if there is none
+        if w.grad is None:
+            w.grad = _FakeTensor(48)
+
+    builder = types.SimpleNamespace(
+        stream=types.SimpleNamespace(handle=7), graph_definition="captured",
+        begin_building=lambda: None, end_building=lambda: None, close=lambda: None)
+    region = object.__new__(captured._Region)
+    region.device = types.SimpleNamespace(device_id=0)
+    region.stream = types.SimpleNamespace(create_graph_builder=lambda: builder)
+    region.others, region.libraries, region.roots = None, set(), [net]
+    region.fft_plans, region.watched, region.again_after = {}, [], None
+    node = types.SimpleNamespace(args=(), target=backward, source=None, index=0)
+    gpu = types.SimpleNamespace(clock=[3], state={0: region}, value_of=lambda v: v)
+    assert region.capture(gpu, node) == "captured"
+    assert region.again_after == 3
+    assert not captured.CAPTURED.moved(gpu, node)   # the launch it was made for
+    gpu.clock[0] = 4
+    assert captured.CAPTURED.moved(gpu, node)       # the next: captured again
+    region.capture(gpu, node)
+    assert region.again_after is None   # the gradient was there
+    gpu.clock[0] = 9
+    assert not captured.CAPTURED.moved(gpu, node)

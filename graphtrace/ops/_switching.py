@@ -5,6 +5,7 @@ streams and allocators (``_Libraries``) and cupy's cache of cuFFT plans
 from __future__ import annotations
 
 import sys
+import threading
 
 from ..buffers import Buffer
 from ..scalar import Scalar
@@ -123,34 +124,64 @@ class _PlanCaches:
     is captured. A captured FFT runs its plan's kernels and work area at every
     replay, so the plan must live as long as the graph: one in cupy's shared cache
     would be destroyed when FFTs of other sizes evict it (16 plans by default),
-    and the graph could no longer be updated. The region's caches have no limit."""
+    and the graph could no longer be updated. The region's caches have no limit.
+
+    cupy's ``get_plan_cache`` is replaced once, for good, by one that answers the
+    caches of the region the calling thread captures (``_fft_plans.caches``) and
+    cupy's own otherwise: FFTs of other threads, and graphs built in two threads
+    at once, each keep theirs."""
 
     def __init__(self, region):
-        self.region, self.module, self.saved = region, None, None
+        self.region, self.saved, self.entered = region, None, False
 
     def __enter__(self):
-        try:
-            import cupy.fft._fft as module
-            from cupy.fft._cache import PlanCache
-        except ImportError:   # a cupy without them: its shared cache is used
-            return self
-        if not callable(getattr(module, "get_plan_cache", None)):
-            return self
-        caches, getdevice = self.region.fft_plans, sys.modules["cupy"].cuda.runtime.getDevice
-
-        def region_cache():
-            dev = getdevice()
-            cache = caches.get(dev)
-            if cache is None:
-                cache = caches[dev] = PlanCache(size=-1, memsize=-1, dev=dev)
-            return cache
-
-        self.module, self.saved = module, module.get_plan_cache
-        module.get_plan_cache = region_cache
+        if _plan_cache_dispatch() is not None:
+            self.saved = getattr(_fft_plans, "caches", None)
+            _fft_plans.caches, self.entered = self.region.fft_plans, True
         return self
 
     def __exit__(self, *exc):
-        if self.module is not None:
-            self.module.get_plan_cache = self.saved
-            self.module = None
+        if self.entered:
+            _fft_plans.caches, self.entered = self.saved, False
         return False
+
+
+_fft_plans = threading.local()   # .caches: device -> PlanCache, while a region captures
+_dispatch: list = []   # the installed replacement of cupy's get_plan_cache, once
+
+
+def _plan_cache_dispatch():
+    """Install, once, cupy's ``get_plan_cache`` answering a capturing region's
+    caches; None where this cupy has no such function (its shared cache is used)."""
+    if _dispatch:
+        return _dispatch[0]
+    with _installing:
+        return _dispatch[0] if _dispatch else _install()
+
+
+_installing = threading.Lock()
+
+
+def _install():
+    try:
+        import cupy.fft._fft as module
+        from cupy.fft._cache import PlanCache
+    except ImportError:
+        return None
+    shared = getattr(module, "get_plan_cache", None)
+    if not callable(shared):
+        return None
+    def get_plan_cache():
+        caches = getattr(_fft_plans, "caches", None)
+        if caches is None:
+            return shared()
+        dev = sys.modules["cupy"].cuda.runtime.getDevice()
+        cache = caches.get(dev)
+        if cache is None:
+            cache = caches[dev] = PlanCache(size=-1, memsize=-1, dev=dev)
+        return cache
+
+    get_plan_cache.shared = shared
+    module.get_plan_cache = get_plan_cache
+    _dispatch.append(get_plan_cache)
+    return get_plan_cache

@@ -345,8 +345,8 @@ def _unnestable(definition) -> list:
     except Exception:  # noqa: BLE001  (only the error's wording depends on it)
         return []
     return sorted({type(n).__name__ for n in nodes} & {
-        "AllocNode", "FreeNode", "EventRecordNode", "EventWaitNode", "ConditionalNode",
-        "IfNode", "IfElseNode", "SwitchNode", "WhileNode"})
+        "AllocNode", "FreeNode", "ConditionalNode", "IfNode", "IfElseNode", "SwitchNode",
+        "WhileNode"})
 
 
 def _abandon(builder, join) -> None:
@@ -473,7 +473,7 @@ class CapturedOp(Op):
                 f"captured region {callable_name(node.target)} was captured, but its graph "
                 f"holds {' and '.join(kinds)} nodes, which CUDA does not allow in a child "
                 f"graph ({type(e).__name__}: {e}): a library in it allocated or freed memory "
-                "stream-ordered (cudaMallocAsync), or recorded or waited on events, while "
+                "stream-ordered (cudaMallocAsync) or added device-side control flow while "
                 "captured. Run that call outside the graph, between its calls",
                 source=node.source) from e
 

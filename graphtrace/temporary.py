@@ -316,7 +316,10 @@ def holder_of(value, tracer, depth: int = 0, seen: set | None = None):
     is), ``_HOLDER_DEPTH`` levels deep at most, or None."""
     if is_temporary(value):
         return value if value._life.tracer is tracer else None
-    seen = set() if seen is None else seen
+    if seen is None:
+        if not getattr(tracer, "_temps", True):   # none made yet: none held anywhere
+            return None
+        seen = set()
     if depth > _HOLDER_DEPTH or id(value) in seen:
         return None
     seen.add(id(value))

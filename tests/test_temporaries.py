@@ -699,3 +699,22 @@ def test_temporaries_that_cannot_be_allocated_are_an_error_at_the_call(monkeypat
     with pytest.raises(gt.ArgumentError, match=r"the largest is big \(64 bytes\)") as e:
         f(cuda.to_device(np.ones(8)), cuda.to_device(np.zeros(8)))   # too much
     assert e.value.source[1] == line_of(__file__, "too much")
+
+
+def test_no_walk_for_held_temporaries_before_the_trace_made_one():
+    """What a callback, a region or a global holds is walked for the trace's
+    temporaries only once it has made one: a large object graph costs nothing
+    in a trace making none."""
+    from graphtrace.temporary import holder_of
+
+    class Walked(list):
+        def __iter__(self):
+            raise AssertionError("walked")
+
+        def __len__(self):
+            raise AssertionError("walked")
+
+    held = {"model": Walked([1, 2])}
+    assert holder_of(held, types.SimpleNamespace(_temps=[])) is None
+    with pytest.raises(AssertionError, match="walked"):
+        holder_of(held, types.SimpleNamespace(_temps=[("t", "root")]))

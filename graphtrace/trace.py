@@ -206,6 +206,8 @@ class Tracer(_Hot, _Roots):
         self.abandoned: list[tuple] = []
         self.escapes: list = []   # checks of what code after a loop or branch reads of
         # what its body changed, run on the whole graph (ops/_loop_after.py)
+        self.entered_in = None   # the code of the frame entering the trace: the graph
+        # function's frame is the one it calls (the last its blocks' callers scanned)
         # new views of one device made by _buffers.c (view), or None: (view, the
         # simulator's device tags, which must stay empty, the temporaries' base)
         fast = _deps.TAKE[0]
@@ -546,6 +548,7 @@ class Tracer(_Hot, _Roots):
         with _hooks_lock:
             run_trace_hooks()   # each is cheap once done
         pause_gc(+1)
+        self.entered_in = _getframe(1).f_code
         set_tracer(self)
         if _kernel.speedups_module is not None:
             _kernel.speedups_module.active(self)

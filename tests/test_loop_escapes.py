@@ -194,3 +194,115 @@ def test_state_a_python_loop_stores_again_before_its_block_reads_runs_as_eagerly
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(a) == [1, 2, 3, 4] and host(n) == [3]
+
+
+class _Results:
+    pass
+
+
+RESULTS = _Results()
+
+
+def _sets_global_attribute(s, a, b, n):
+    RESULTS.res = a
+    with s.if_then(gt.cond(n) > 0) as then:   # helper global attribute
+        shift[1, 4, then](a, b)
+        RESULTS.res = b
+
+
+def _caller_reads_global_attribute(s, a, b, c, n):
+    _sets_global_attribute(s, a, b, n)
+    copy_into[1, 4, s](RESULTS.res, c)   # helper global attribute read
+
+
+def _returns_pick(s, a, b, n):
+    res = a
+    with s.while_loop(gt.cond(n) < 0) as body:   # helper returned
+        shift[1, 4, body](a, b)
+        count[1, 1, body](n)
+        res = b
+    return res
+
+
+def _caller_reads_returned(s, a, b, c, n):
+    out = _returns_pick(s, a, b, n)
+    copy_into[1, 4, s](out, c)   # helper returned read
+
+
+def _caller_reads_nonlocal(s, a, b, c, n):
+    res = a
+
+    def pick():
+        nonlocal res
+        with s.if_then(gt.cond(n) > 0) as then:   # helper nonlocal
+            shift[1, 4, then](a, b)
+            res = b
+    pick()
+    copy_into[1, 4, s](res, c)   # helper nonlocal read
+
+
+def _sets_argument(s, st, a, b, n):
+    with s.if_then(gt.cond(n) > 0) as then:   # helper argument
+        shift[1, 4, then](a, b)
+        st.res = b
+
+
+def _relays(s, st, a, b, n):
+    _sets_argument(s, st, a, b, n)
+
+
+def _caller_reads_argument(s, a, b, c, n):
+    st = _Holder()
+    st.res = a
+    _relays(s, st, a, b, n)
+    copy_into[1, 4, s](st.res, c)   # helper argument read
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_caller_reads_global_attribute, "helper global attribute", "changes RESULTS.res,"),
+    (_caller_reads_returned, "helper returned", "changes out and res,"),
+    (_caller_reads_nonlocal, "helper nonlocal", "changes res,"),
+    (_caller_reads_argument, "helper argument", "changes st.res,"),
+])
+def test_state_a_helper_body_changes_and_its_caller_reads_after_is_refused(
+        program, marker, named):
+    """A helper holding the block returns, and its caller (or the caller's
+    caller) reads what the body changed: a global's attribute, the helper's
+    result, a nonlocal name, an attribute of an object it was handed. The
+    branch not taken (the loop run no time) left the first array there."""
+    f = gt.graph(program, backend="sim")
+    a, b, c = dev(0, 1, 2, 3), dev(9, 9, 9, 9), dev(0, 0, 0, 0)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, c, dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, marker), e
+    assert named in e and "after the block" in e, e
+    assert f"{line_of(__file__, marker + ' read')} reads" in e, e
+
+
+def test_state_a_helper_body_changes_what_its_caller_does_not_read_runs_as_eagerly():
+    """A helper's body changes a counter its caller only reports, an attribute the
+    caller sets again before reading it, and a nonlocal name the caller sets
+    again before using it."""
+    reported = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, c, n):
+        st, res = _Holder(), a
+        st.trips, st.res = 0, a
+
+        def sweep():
+            nonlocal res
+            with s.while_loop(gt.cond(n) < 3) as body:
+                count[1, 1, body](n)
+                st.trips += 1
+                st.res = res = b
+        sweep()
+        reported.append(f"{st.trips} sweeps")
+        st.res, res = c, a
+        shift[1, 4, s](res, st.res)
+
+    a, b, c, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, c, n)
+    assert host(c) == [1, 2, 3, 4] and host(n) == [3] and reported == ["1 sweeps"]
+

@@ -17,7 +17,13 @@ the block's line:
 
 "After the block" is every path from the block's end in the user's code,
 following its jumps: a Python for loop around the block comes back to the
-block's own code. A slot stored again before it is read is not read.
+block's own code. A slot stored again before it is read is not read. Where
+the block is in a helper, the code after the call in each frame calling it, up
+to the graph function's own, reads too (``helper(s, x)`` setting ``ST.res = y``
+in a branch, then ``s.copy(out, ST.res)``): the slots there are those under a
+container or an object the body changed a slot of, a global or a closure's
+cell the body changed, and the name the caller stores the helper's result in
+where the helper returns what the body changed (``r = helper(s, x)``).
 ``LoopState`` (``_loop_state.py``) takes the snapshots of the user's frame the
 slots changed are told by; ``_Region`` (``_loop_code.py``) what the code after
 reads, kept to the instructions run before the slot's name is stored again.
@@ -25,12 +31,16 @@ reads, kept to the instructions run before the slot's name is stored again.
 from __future__ import annotations
 
 import dis
+import os
 from collections import deque
 
 from ..buffers import is_array
-from ..errors import ArgumentError
+from ..chains import MISSING
+from ..errors import ArgumentError, _is_internal
+from ..names import _global_names
 from ._loop_code import _LOADS, _STORES, _Region, _chain
-from ._loop_paths import _label
+from ._loop_paths import _WHOLE, _label
+from ._loop_state import LoopState
 
 _GOTO = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP",
                    "JUMP_NO_INTERRUPT", "JUMP_BACKWARD_NO_INTERRUPT"})
@@ -41,44 +51,131 @@ _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 def refuse_escapes(t, state, what: str, source) -> None:
     """Refuse (arrays, at once) or hold for the trace's end (the rest) what the
     code after the block reads of the slots its body changed (``state``: a
-    ``LoopState`` of the user's frame, taken when the block was entered)."""
+    ``LoopState`` of the user's frame, taken when the block was entered), there
+    and in each frame calling that one, up to the graph function's own."""
     if state is None or state.frame is None:
         return
     _, changed = state.closed()
     if not changed:
         return
-    code = state.frame.f_code
-    code_ins = list(dis.get_instructions(code))
-    lasti = state.frame.f_lasti   # (3.11: in the cache after the call, in a call of it)
-    start = max(k for k, ins in enumerate(code_ins) if ins.offset <= lasti)
-    arrays, later = [], []
-    for root in dict.fromkeys(p[0] for p in changed):
-        keep, lines = _after(code_ins, start, root)
-        region = _Kept((code, -1, 1 << 62), state.now, keep)
-        for p in (p for p in changed if p[0] == root and region.carried(p) is True):
-            line = lines.get(p, lines.get(p[:1]))
-            if _array(t, state.before[p][0], state.after[p][0]):
-                arrays.append((p, line))
-            else:
-                later.append((p, line, region))
+    slots = {p: _kind(t, state, p) for p in changed}
+    ids = {state.after[p][2]: kind for p, kind in slots.items()
+           if state.after[p][2] is not None}   # (a slot a caller reaches: by its holder)
+    arrays, later, view = [], [], state
+    returned = _scan(state, slots, arrays, later)
+    for frame in _callers(t, state.frame):   # helper(s, ...) then ST.res read after
+        caller = _Caller(frame)
+        slots, view = _passed(view, caller, slots, returned, ids), caller
+        returned = _scan(view, slots, arrays, later)
     if arrays:
-        raise ArgumentError(_message(arrays, what, "array"), source)
+        raise ArgumentError(_message(arrays, what, "array", source), source)
     if later:
-        t.escapes.append(lambda graph: _refuse_numbers(state, later, graph, what, source))
+        t.escapes.append(lambda graph: _refuse_numbers(later, graph, what, source))
 
 
-def _refuse_numbers(state, later: list, graph, what: str, source) -> None:
+def _kind(t, state, p: tuple) -> str:
+    """``"array"`` (the slot's old or new value an array of the trace) or
+    ``"number"``."""
+    return "array" if _array(t, state.before[p][0], state.after[p][0]) else "number"
+
+
+def _scan(view, slots: dict, arrays: list, later: list) -> dict:
+    """Note in ``arrays`` and ``later`` the slots (``path -> kind``) the code of
+    ``view``'s frame reads after the instruction it stands at, by
+    ``(path, (file, line)[, region, view])``; return what it returns of them
+    (the rest of each path below what is returned -> its kind)."""
+    code, returned = view.frame.f_code, {}
+    code_ins = list(dis.get_instructions(code))
+    lasti = view.frame.f_lasti   # (3.11: in the cache after the call, in a call of it)
+    start = max(k for k, ins in enumerate(code_ins) if ins.offset <= lasti)
+    if isinstance(view, _Caller) and _result(code_ins, start) is not None:
+        start += 1   # r = helper(s, ...): r holds what the helper returned
+    for root in dict.fromkeys(p[0] for p in slots):
+        keep, lines = _after(code_ins, start, root)
+        region = _Kept((code, -1, 1 << 62), view.now, keep)
+        for p in (p for p in slots if p[0] == root):
+            line = (code.co_filename, lines.get(p, lines.get(p[:1])))
+            if slots[p] == "array" and region.carried(p) is True:
+                arrays.append((p, line))
+            elif region.carried(p) is True:
+                later.append((p, line, region, view))
+            returned.update((p[len(q) - 1:], slots[p]) for q in region.returns
+                            if q[-1] == _WHOLE and p[:len(q) - 1] == q[:-1])
+    return returned
+
+
+def _refuse_numbers(later: list, graph, what: str, source) -> None:
     """At the trace's end: refuse the slots in ``later`` that the code after the
     block hands to work (``graph``: all of it), indexes or sizes by, or decides
     by which work runs."""
     hits = []
-    for p, line, region in later:
-        work = state._work(region, (graph,))
+    for p, line, region, view in later:
+        work = view._work(region, (graph,))
         if region.indexes_with(p) or region.sizes_with(p) or \
-                region.decides_with(p, work) or state._hands_on(region, p, True, (graph,)):
+                region.decides_with(p, work) or view._hands_on(region, p, True, (graph,)):
             hits.append((p, line))
     if hits:
-        raise ArgumentError(_message(hits, what, "number"), source)
+        raise ArgumentError(_message(hits, what, "number", source), source)
+
+
+def _callers(t, frame) -> list:
+    """The user's frames calling ``frame``, innermost first, up to the graph
+    function's own (the one ``t`` was entered from calls); none where that is
+    not on the way."""
+    out, f = [], frame.f_back
+    while f is not None and f.f_code is not t.entered_in:
+        if not _is_internal(f.f_code.co_filename):
+            out.append(f)
+        f = f.f_back
+    return out if f is not None else []
+
+
+class _Caller(LoopState):
+    """A ``LoopState`` of a frame calling the block's: its names now (``now``),
+    what ``_scan`` and ``_refuse_numbers`` ask of its code."""
+
+    def __init__(self, frame):   # (not LoopState's: no snapshot of its own)
+        self.frame, self.fn, self.bound, self.extra, self.made = frame, None, None, {}, 0
+        self.owners, self.helpers, self.after, self.before = {}, {}, None, {}
+        self.entered_at = frame.f_lasti
+        self.scope = self.now = self._roots()
+
+
+def _passed(inner, caller, slots: dict, returned: dict, ids: dict) -> dict:
+    """The slots (``path -> kind``) of ``caller``'s names that the changed
+    ``slots`` of ``inner``'s frame, the one it calls, are: those under a
+    container or an object holding one of them (``ids``: its id and step ->
+    kind), a global or a closure's cell both name, and what the name the
+    caller stores the call's result in holds of what it returns (``returned``)."""
+    out = {q: ids[where] for q, (_, _, where) in caller._snapshot(caller.now).items()
+           if where in ids}
+    code, mine = inner.frame.f_code, caller.frame.f_code
+    for p, kind in slots.items():
+        name = p[0]
+        shared = name in _global_names(code) and name in _global_names(mine) and \
+            inner.frame.f_globals is caller.frame.f_globals or \
+            name in code.co_freevars + code.co_cellvars and \
+            name in mine.co_freevars + mine.co_cellvars and \
+            caller.now.get(name, MISSING) is inner.now.get(name)
+        if len(p) == 1 and shared:
+            out[p] = kind
+    code_ins = list(dis.get_instructions(mine))
+    name = _result(code_ins, max(k for k, ins in enumerate(code_ins)
+                                 if ins.offset <= caller.frame.f_lasti))
+    if name is not None:   # r = helper(s, ...): what r held before, no more
+        out = {q: kind for q, kind in out.items() if q[0] != name}
+        out.update(((name,) + rest, kind) for rest, kind in returned.items())
+    return out
+
+
+def _result(code_ins: list, at: int):
+    """The name the instruction after the call ``code_ins[at]`` stores its result
+    in, else None."""
+    store = code_ins[at + 1] if at + 1 < len(code_ins) else None
+    return store.argval if store is not None and store.opname in _RESULT else None
+
+
+_RESULT = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"})
 
 
 def _array(t, old, new) -> bool:
@@ -144,14 +241,20 @@ _ADVICE = {
 }
 
 
-def _message(hits: list, what: str, kind: str) -> str:
+def _message(hits: list, what: str, kind: str, source) -> str:
     names = sorted({_label(p) for p, _ in hits})
-    lines = sorted({line for _, line in hits if line is not None})
-    listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
-    where = f"line {', '.join(map(str, lines))}" if lines else "the code after it"
+    at = sorted({(file != source[0], file, line) for _, (file, line) in hits
+                 if line is not None})
+    where = ", ".join(f"{os.path.basename(file)}:{line}" if other else str(line)
+                      for other, file, line in at)
+    where = f"line {where}" if where else "the code after it"
     runs = "zero, one or many times" if what.startswith("s.while_loop") else \
         "once or not at all, as its condition decides"
-    return (f"the body of {what} changes {listed}, which {where} reads after the block: "
-            f"Python runs the body once, when it is recorded, while the device runs it {runs}, "
-            "so the code after the block would always see what that one recorded pass left; "
-            + _ADVICE[kind].format(name=names[0]))
+    return (f"the body of {what} changes {_listed(names)}, which {where} reads after the "
+            f"block: Python runs the body once, when it is recorded, while the device runs it "
+            f"{runs}, so the code after the block would always see what that one recorded "
+            "pass left; " + _ADVICE[kind].format(name=names[0]))
+
+
+def _listed(names: list) -> str:
+    return " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)

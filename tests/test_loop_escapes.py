@@ -306,3 +306,86 @@ def test_state_a_helper_body_changes_what_its_caller_does_not_read_runs_as_eager
     f(a, b, c, n)
     assert host(c) == [1, 2, 3, 4] and host(n) == [3] and reported == ["1 sweeps"]
 
+
+def _appended_array(s, a, b, c, n):
+    picks = [a]
+    with s.if_then(gt.cond(n) > 0) as then:   # appended array
+        shift[1, 4, then](a, b)
+        picks.append(b)
+    copy_into[1, 4, s](picks[-1], c)   # appended array read
+
+
+def _new_key_array(s, a, b, c, n):
+    d = {"x": a}
+    with s.if_then(gt.cond(n) > 0) as then:   # new key array
+        shift[1, 4, then](a, b)
+        d["y"] = b
+    copy_into[1, 4, s](d.get("y", a), c)   # new key array read
+
+
+def _popped_array(s, a, b, c, n):
+    stack = [a, b]
+    with s.while_loop(gt.cond(n) < 0) as body:   # popped array
+        count[1, 1, body](n)
+        stack.pop()
+    for x in stack:   # popped array read
+        copy_into[1, 4, s](x, c)
+
+
+def _appends(s, picks, a, b, n):
+    with s.if_then(gt.cond(n) > 0) as then:   # helper appended array
+        shift[1, 4, then](a, b)
+        picks.append(b)
+
+
+def _caller_reads_appended(s, a, b, c, n):
+    picks = [a]
+    _appends(s, picks, a, b, n)
+    copy_into[1, 4, s](picks[len(picks) - 1], c)   # helper appended array read
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_appended_array, "appended array", "adds an item to or removes one from picks,"),
+    (_new_key_array, "new key array", "adds an item to or removes one from d,"),
+    (_popped_array, "popped array", "adds an item to or removes one from stack,"),
+    (_caller_reads_appended, "helper appended array",
+     "adds an item to or removes one from picks,"),
+])
+def test_state_a_body_adding_an_array_to_a_container_read_after_is_refused(
+        program, marker, named):
+    """A body appends an array to a list, sets a new key of a dict to one, or pops
+    one off a list, and the code after the block (or the caller's) reads the
+    container's items: the branch not taken (the loop run no time) left the
+    container as the one recorded pass made it."""
+    f = gt.graph(program, backend="sim")
+    a, b, c = dev(0, 1, 2, 3), dev(9, 9, 9, 9), dev(0, 0, 0, 0)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, c, dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, marker), e
+    assert named in e and "len(" not in e, e
+    assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
+
+
+def test_state_a_container_the_code_after_does_not_read_items_of_runs_as_eagerly():
+    """A list of arrays the body appends to, only measured (len) and appended to
+    after the block, and a list of messages logged after it."""
+    reported = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, c, n):
+        picks, log = [a], []
+        with s.if_then(gt.cond(n) > 0) as then:
+            shift[1, 4, then](a, b)
+            picks.append(b)
+            log.append("branch")
+        reported.append(len(picks))
+        picks.append(c)
+        for msg in log:
+            reported.append(msg)
+        add[1, 4, s](c, 1.0)
+
+    a, b, c, n = dev(0, 1, 2, 3), dev(9, 9, 9, 9), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, c, n)
+    assert host(c) == [1, 1, 1, 1] and host(b) == [9, 9, 9, 9]
+    assert reported == [2, "branch"]

@@ -10,6 +10,11 @@ the block's line:
 
 - an array slot (its old or its new value an array of the trace) that the
   code after the block loads before storing it: at once, when the block closes;
+- a container holding arrays of the trace that the body adds an item to or
+  removes one from (``picks.append(y)``, ``d["k"] = y``, ``stack.pop()``; the
+  new item has no slot before), where the code after the block reads its
+  items (``picks[-1]``, ``d.get("k", x)``, ``for x in stack``, ``f(picks)``;
+  not ``len(picks)`` nor ``picks.append(z)``): at once too;
 - any other slot (a number, a string, a container's length) that the code
   after the block hands to work, indexes or sizes by, or decides by which work
   runs (``LoopState``'s own notions): when the trace ends, once the lines that
@@ -38,8 +43,9 @@ from ..buffers import is_array
 from ..chains import MISSING
 from ..errors import ArgumentError, _is_internal
 from ..names import _global_names
-from ._loop_code import _LOADS, _STORES, _Region, _chain
-from ._loop_paths import _WHOLE, _label
+from ._loop_code import (_ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _Region, _chain,
+                         _holder)
+from ._loop_paths import _LEN, _WHOLE, _label
 from ._loop_state import LoopState
 
 _GOTO = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP",
@@ -74,9 +80,16 @@ def refuse_escapes(t, state, what: str, source) -> None:
 
 
 def _kind(t, state, p: tuple) -> str:
-    """``"array"`` (the slot's old or new value an array of the trace) or
-    ``"number"``."""
-    return "array" if _array(t, state.before[p][0], state.after[p][0]) else "number"
+    """``"array"`` (the slot's old or new value an array of the trace), ``"items"``
+    (the length of a container holding such arrays) or ``"number"``."""
+    if _array(t, state.before[p][0], state.after[p][0]):
+        return "array"
+    n = len(p) - 1
+    if p[-1] == _LEN and any(q[:n] == p[:n] and len(q) > n and q[n][0] != "len" and
+                             _array(t, v, None) for snap in (state.before, state.after)
+                             for q, (v, _, _) in snap.items()):
+        return "items"
+    return "number"
 
 
 def _scan(view, slots: dict, arrays: list, later: list) -> dict:
@@ -94,8 +107,9 @@ def _scan(view, slots: dict, arrays: list, later: list) -> dict:
         keep, lines = _after(code_ins, start, root)
         region = _Kept((code, -1, 1 << 62), view.now, keep)
         for p in (p for p in slots if p[0] == root):
-            line = (code.co_filename, lines.get(p, lines.get(p[:1])))
-            if slots[p] == "array" and region.carried(p) is True:
+            item = _reads_items(code_ins, keep, p[:-1]) if slots[p] == "items" else None
+            line = (code.co_filename, item or lines.get(p, lines.get(p[:1])))
+            if item is not None or slots[p] == "array" and region.carried(p) is True:
                 arrays.append((p, line))
             elif region.carried(p) is True:
                 later.append((p, line, region, view))
@@ -176,6 +190,36 @@ def _result(code_ins: list, at: int):
 
 
 _RESULT = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"})
+_ADDING = frozenset({"append", "extend", "insert", "add", "update", "appendleft",
+                     "extendleft", "clear", "remove", "discard", "setdefault"})
+
+
+def _reads_items(code_ins: list, keep: set, path: tuple):
+    """The line where the instructions at the offsets ``keep`` first read the
+    items of the container at ``path``: an item or a method of it (``picks[-1]``,
+    ``d.get("y")``; not one only adding or removing, ``picks.append(x)``), or it
+    whole (``for x in picks``, ``f(picks)``; not ``len(picks)``); else None."""
+    held = {_holder(code_ins, j): j for j, ins in enumerate(code_ins) if ins.offset in keep}
+    for j, ins in enumerate(code_ins):
+        if ins.offset not in keep or _chain(code_ins, j) != path:
+            continue
+        k = held.get(j)
+        step = code_ins[k] if k is not None else None
+        if step is None and not _measured(code_ins, j) or step is not None and not (
+                step.opname in _ATTR_STORES or step.opname in _ITEM_STORES or
+                step.opname in ("LOAD_ATTR", "LOAD_METHOD") and step.argval in _ADDING):
+            return ins.positions.lineno
+    return None
+
+
+def _measured(code_ins: list, j: int) -> bool:
+    """Whether what ``code_ins[j]`` loads is only measured: ``len(x)``."""
+    return 0 < j < len(code_ins) - 1 and code_ins[j - 1].opname == "LOAD_GLOBAL" and \
+        code_ins[j - 1].argval == "len" and code_ins[j + 1].opname in _CALL_ONE and \
+        code_ins[j + 1].arg == 1
+
+
+_CALL_ONE = frozenset({"PRECALL", "CALL"})
 
 
 def _array(t, old, new) -> bool:
@@ -232,6 +276,9 @@ class _Kept(_Region):
 
 
 _ADVICE = {
+    "items": "fill {name} before the block and leave it unchanged in the body, or have "
+             "the body's kernels write their result into an array the code after the "
+             "block reads",
     "array": "choose the array outside the block (set {name} before it and leave it "
              "unchanged in the body), or have the body's kernels write their result into "
              "an array the code after the block reads",
@@ -242,7 +289,8 @@ _ADVICE = {
 
 
 def _message(hits: list, what: str, kind: str, source) -> str:
-    names = sorted({_label(p) for p, _ in hits})
+    names = sorted({_label(p) for p, _ in hits if p[-1] != _LEN})
+    sized = sorted({_label(p[:-1]) for p, _ in hits if p[-1] == _LEN})
     at = sorted({(file != source[0], file, line) for _, (file, line) in hits
                  if line is not None})
     where = ", ".join(f"{os.path.basename(file)}:{line}" if other else str(line)
@@ -250,10 +298,14 @@ def _message(hits: list, what: str, kind: str, source) -> str:
     where = f"line {where}" if where else "the code after it"
     runs = "zero, one or many times" if what.startswith("s.while_loop") else \
         "once or not at all, as its condition decides"
-    return (f"the body of {what} changes {_listed(names)}, which {where} reads after the "
-            f"block: Python runs the body once, when it is recorded, while the device runs it "
-            f"{runs}, so the code after the block would always see what that one recorded "
-            "pass left; " + _ADVICE[kind].format(name=names[0]))
+    change = " and ".join(([f"changes {_listed(names)}"] if names else []) + (
+        [f"adds an item to or removes one from {_listed(sized)}"] if sized else []))
+    advice = [_ADVICE[kind].format(name=(names or sized)[0])] if names or kind != "array" else []
+    advice += [_ADVICE["items"].format(name=sized[0])] if sized and kind == "array" else []
+    return (f"the body of {what} {change}, which {where} reads after the block: "
+            f"Python runs the body once, when it is recorded, while the device runs it {runs}, "
+            "so the code after the block would always see what that one recorded pass left; "
+            + "; ".join(advice))
 
 
 def _listed(names: list) -> str:

@@ -741,3 +741,62 @@ def test_a_bound_callback_swapping_device_arrays_on_its_object_runs():
         s.host(bufs.swap)
     f(cuda.to_device(np.ones(8)))
     assert bufs.b is first
+
+
+out = gt.pinned_empty(8)   # a global of the same name as the objects' device arrays
+
+
+class _NamedLikeIt:
+    """Holds a device array ``out`` its callbacks never read; they name another ``out``."""
+
+    def __init__(self):
+        self.out, self.buf = cuda.to_device(np.zeros(8)), gt.pinned_empty(8)
+
+    def local(self):
+        out = self.buf.copy()   # a local
+        SEEN.append(out)
+
+    def parameter(self, out):
+        SEEN.append(out.copy())
+
+    def glob(self):
+        SEEN.append(out.copy())
+
+
+_HOLDER = _NamedLikeIt()
+
+
+@pytest.mark.parametrize("how", ["local", "parameter", "global", "global object"])
+def test_a_callback_naming_another_out_than_its_objects_device_array_runs(how):
+    """Only ``self.out`` (``G.out``) reads the device array held as ``out``: a local,
+    parameter or global of that name is another value."""
+    SEEN.clear()
+    obj = _NamedLikeIt()
+
+    def of_global():
+        out = _HOLDER.buf.copy()
+        SEEN.append(out)
+
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.copy(obj.buf, d)
+        s.copy(_HOLDER.buf, d)
+        s.copy(out, d)
+        if how == "parameter":
+            s.host(obj.parameter, out)
+        else:
+            s.host({"local": obj.local, "global": obj.glob,
+                    "global object": of_global}[how])
+    f(cuda.to_device(np.full(8, 3.0)))
+    assert SEEN and (SEEN[-1] == 3.0).all()
+
+
+def test_a_callback_reading_a_global_objects_device_array_is_refused_at_its_line():
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(lambda: SEEN.append(_HOLDER.out.copy_to_host()))   # holder-out
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.ones(8)))
+    assert e.value.source[1] == line_of(__file__, "holder-out"), str(e.value)
+    assert "attribute 'out' of global name '_HOLDER'" in str(e.value), str(e.value)

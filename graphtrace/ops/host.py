@@ -106,8 +106,8 @@ def _refuse_device(t, fn, name: str, v, held: bool, used: list) -> None:
         return
     if not used:
         used.append(_used(fn))
-    last = re.findall(r"\w+", name.split(" of ")[0].replace("argument ", "", 1))[-1]
-    if not name.startswith(("partial argument", "default argument")) and last not in used[0]:
+    if not name.startswith(("partial argument", "default argument")) and \
+            not _uses(name, used[0]):
         return   # one its code never names, or only moves (a swap of buffers)
     buf = t.cached_buffer(v)
     raise ArgumentError(
@@ -128,10 +128,10 @@ def _is_device(x) -> bool:
 
 
 def _used(fn) -> frozenset:
-    """The names callback ``fn``'s code, and that of the methods it names of its
-    bound object's class and of the program's own objects it reaches, loads and
-    uses: reads off, indexes or hands to a call; not those it only compares,
-    stores or moves (``self.a, self.b = self.b, self.a``)."""
+    """The load paths (``_used_in``) callback ``fn``'s code, and that of the methods
+    it names of its bound object's class and of the program's own objects it
+    reaches, loads and uses: reads off, indexes or hands to a call; not those it
+    only compares, stores or moves (``self.a, self.b = self.b, self.a``)."""
     classes = {type(v) for _, v, _ in _names_of(fn) if own_object(v)}
     while isinstance(fn, partial):
         fn = fn.func
@@ -144,15 +144,47 @@ def _used(fn) -> frozenset:
     return frozenset(n for c in set(codes) for n in _used_in(c))
 
 
+def _uses(label: str, used: frozenset) -> bool:
+    """Whether a load path in ``used`` (``_used_in``) reaches what ``label`` (as
+    ``_names_of`` gives it) names: the very global or closure name and attributes
+    (``G.out``), or, through another value than a global (``self``, a parameter),
+    the attributes it ends in (``self.out`` for ``attribute 'out'``)."""
+    root = label.split(" of ")[-1]
+    kind = "global" if root.startswith("global name") else \
+        "closure" if root.startswith("closure name") else None
+    names = tuple(w for part in reversed(label.split(" of "))
+                  for q in re.findall(r"'([^' ]*)'", part) for w in re.findall(r"\w+", q))
+    tail = names[1:] if kind else names
+    return any(kind and (k, head, *attrs) == (kind, *names) or
+               k != "global" and 0 < len(attrs) <= len(tail) and
+               tuple(attrs) == tail[len(tail) - len(attrs):] for k, head, *attrs in used)
+
+
 def _used_in(code) -> set:
-    """The names ``code`` loads whose value it reads off (not its geometry: ``d.shape``),
-    indexes or hands to a call."""
+    """The load paths ``code`` reads off (not the geometry: ``d.shape``), indexes or
+    hands to a call: ``(kind, name, *attributes)``, kind ``"global"``, ``"closure"``
+    (a free name), ``"local"`` or None (``f().d``)."""
     ins = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "NOP")]
     out = set()
     for k, i in enumerate(ins):
         if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]):
-            out.update(i.argval if isinstance(i.argval, tuple) else (i.argval,))
+            out.update(_paths(code, ins, k))
     return out
+
+
+def _paths(code, ins, k) -> list:
+    """The load paths of the value instruction ``k`` leaves (``self.sink.d``)."""
+    attrs: tuple = ()
+    while k >= 0 and ins[k].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        attrs, k = (ins[k].argval, *attrs), k - 1
+    head = ins[k] if k >= 0 else None
+    if head is None or head.opname not in _NAME_LOADS:
+        return [(None, None, *attrs)]
+    kind = "global" if head.opname in ("LOAD_GLOBAL", "LOAD_NAME") else "closure" if \
+        head.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF") and head.argval in code.co_freevars \
+        else "local"
+    names = head.argval if isinstance(head.argval, tuple) else (head.argval,)
+    return [(kind, n, *attrs) for n in (names[-1:] if attrs else names)]
 
 
 def _use(after) -> bool:

@@ -800,3 +800,78 @@ def test_a_callback_reading_a_global_objects_device_array_is_refused_at_its_line
         f(cuda.to_device(np.ones(8)))
     assert e.value.source[1] == line_of(__file__, "holder-out"), str(e.value)
     assert "attribute 'out' of global name '_HOLDER'" in str(e.value), str(e.value)
+
+
+def _show_in(held=None):
+    SEEN.append(held[0].copy_to_host() if isinstance(held, list) else held["d"].copy_to_host())
+
+
+def _default_holding(d):
+    def show(held=[d]):   # noqa: B006  (a default argument holding the graph's device array)
+        SEEN.append(held[0].copy_to_host())
+    return show
+
+
+@pytest.mark.parametrize("hand, says", [
+    (lambda d: functools.partial(_show_in, [d]), "by partial argument 0"),
+    (lambda d: functools.partial(_show_in, held={"d": d}), "by partial argument held"),
+    (_default_holding, "by default argument 0"),
+    (lambda d: (lambda box={"d": d}: _show_in(box)), "by default argument 0"),
+    (lambda d: (lambda held=None, box=[[d]]: _show_in(box[0])), "by default argument 1")])
+def test_a_callback_holding_a_device_array_in_a_container_is_refused_at_its_line(hand, says):
+    """As one held by itself: the callback would read the first call's device array."""
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(hand(d))                                      # holds-in-container
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.ones(8)))
+    assert e.value.source[1] == line_of(__file__, "holds-in-container"), str(e.value)
+    assert says in str(e.value) and "cannot touch the GPU" in str(e.value), str(e.value)
+
+
+def test_a_callback_using_a_closure_list_holding_a_device_array_is_refused():
+    @gt.graph(backend="sim")
+    def f(s, d):
+        held = [d]
+        s.memset(d, 0)
+        s.host(lambda: SEEN.append(held[0].copy_to_host()))   # closure-list
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.ones(8)))
+    assert e.value.source[1] == line_of(__file__, "closure-list"), str(e.value)
+    assert "holds device memory (d) by closure name 'held'" in str(e.value), str(e.value)
+
+
+class _Held:
+    def __init__(self, d, other=None):
+        self.bufs, self.box = [d], {"a": d, "b": other}
+
+    def show(self):
+        SEEN.append(self.bufs[0].copy_to_host())
+
+    def swap(self):   # moves the references the dict holds: touches no device memory
+        self.box["a"], self.box["b"] = self.box["b"], self.box["a"]
+        SEEN.append(len(self.box))
+
+
+def test_a_bound_callback_reading_an_item_of_a_device_array_list_it_holds_is_refused():
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(_Held(d, d).show)                             # item-of-attribute
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.ones(8)))
+    assert e.value.source[1] == line_of(__file__, "item-of-attribute"), str(e.value)
+    assert "holds device memory (d) by attribute 'bufs'" in str(e.value), str(e.value)
+
+
+def test_a_bound_callback_moving_device_arrays_in_a_dict_it_holds_runs():
+    held = _Held(cuda.to_device(np.ones(8)), cuda.to_device(np.zeros(8)))
+    first = held.box["a"]
+
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(held.swap)
+    f(cuda.to_device(np.ones(8)))
+    assert held.box["b"] is first and SEEN[-1] == 2

@@ -100,16 +100,19 @@ def _refuse_device(t, fn, name: str, v, held: bool, used: list) -> None:
     ``partial`` argument, as ``s.host(fn, d)`` is), reads by a global name (``D``,
     ``STATE.d``), or holds or reaches as an object's attribute (``self.d``), where
     its code uses it (``_used``): the graph cannot order it after the kernels
-    writing it, nor rebind it, and a callback may make no CUDA call. ``used``:
+    writing it, nor rebind it, and a callback may make no CUDA call; one in a
+    list, tuple or dict held so too (``partial(cb, [d])``), or whose items its code
+    reads off, indexes or hands to a call (``held[0].copy_to_host()``). ``used``:
     those names, found at the first device array."""
-    if not _is_device(v):
+    d = next((x for x in leaves(v) if _is_device(x)), None)
+    if d is None:
         return
     if not used:
         used.append(_used(fn))
     if not name.startswith(("partial argument", "default argument")) and \
-            not _uses(name, used[0]):
+            not _uses(name, used[0], item=d is not v):
         return   # one its code never names, or only moves (a swap of buffers)
-    buf = t.cached_buffer(v)
+    buf = t.cached_buffer(d)
     raise ArgumentError(
         f"host callback {_name(fn)} {'holds' if held else 'reads'} device memory "
         f"({buf.label if buf is not None and buf.label else 'a device array'}) by "
@@ -144,32 +147,47 @@ def _used(fn) -> frozenset:
     return frozenset(n for c in set(codes) for n in _used_in(c))
 
 
-def _uses(label: str, used: frozenset) -> bool:
+def _uses(label: str, used: frozenset, item: bool = False) -> bool:
     """Whether a load path in ``used`` (``_used_in``) reaches what ``label`` (as
     ``_names_of`` gives it) names: the very global or closure name and attributes
     (``G.out``), or, through another value than a global (``self``, a parameter),
-    the attributes it ends in (``self.out`` for ``attribute 'out'``)."""
+    the attributes it ends in (``self.out`` for ``attribute 'out'``); ``item``:
+    an item of it (``G.out[0]``)."""
     root = label.split(" of ")[-1]
     kind = "global" if root.startswith("global name") else \
         "closure" if root.startswith("closure name") else None
     names = tuple(w for part in reversed(label.split(" of "))
                   for q in re.findall(r"'([^' ]*)'", part) for w in re.findall(r"\w+", q))
+    names += ("[]",) if item else ()
     tail = names[1:] if kind else names
     return any(kind and (k, head, *attrs) == (kind, *names) or
-               k != "global" and 0 < len(attrs) <= len(tail) and
+               k != "global" and 0 < len(attrs) <= len(tail) and attrs[0] != "[]" and
                tuple(attrs) == tail[len(tail) - len(attrs):] for k, head, *attrs in used)
 
 
 def _used_in(code) -> set:
     """The load paths ``code`` reads off (not the geometry: ``d.shape``), indexes or
     hands to a call: ``(kind, name, *attributes)``, kind ``"global"``, ``"closure"``
-    (a free name), ``"local"`` or None (``f().d``)."""
+    (a free name), ``"local"`` or None (``f().d``); ending in ``"[]"`` where it so
+    uses an item of it at once (``held[0].copy_to_host()``, ``cb(box["d"])``)."""
     ins = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "NOP")]
     out = set()
     for k, i in enumerate(ins):
         if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]):
             out.update(_paths(code, ins, k))
+        if i.opname in _NAME_LOADS and _item_use(ins[k + 1:k + 4]):
+            out.update((*p, "[]") for p in _paths(code, ins, k))
     return out
+
+
+def _item_use(after) -> bool:
+    """Whether the value loaded before ``after`` is indexed by a constant or a name
+    and the item read off, indexed or handed to a call straight away."""
+    return len(after) == 3 and after[0].opname.startswith("LOAD_") and \
+        after[1].opname == "BINARY_SUBSCR" and (
+            after[2].opname in ("LOAD_ATTR", "LOAD_METHOD") and
+            after[2].argval not in _GEOMETRY or
+            after[2].opname in ("BINARY_SUBSCR", "PRECALL", "CALL", "CALL_FUNCTION_EX"))
 
 
 def _paths(code, ins, k) -> list:

@@ -28,7 +28,7 @@ from .chains import value_chains
 from .errors import ArgumentError
 from .held import loaded_names
 from .holding import Holdings, Loaded
-from .names import _with_wrapped
+from .names import _names, _with_wrapped
 from .owners import _attributes, _bound_to, _dunders, _followed, _graph_class, _has, _library, \
     _python_function, class_attribute, container, contents, own_class, own_object
 from .scalar import same_value, value_key
@@ -330,7 +330,23 @@ def _methods_read(methods) -> tuple:
     ``cfg.rate()`` or ``op(s, x)`` reading a global ``BASE``; none for a method
     reaching nothing by name (``self.k * 2``: a call reads nothing more)."""
     return tuple((f"{f.__name__}()", ("reads", values)) for f in methods
-                 if (values := _reached(f, named=True)))
+                 if _names_any(f) and (values := _reached(f, named=True)))
+
+
+def _names_any(f) -> bool:
+    """Whether function ``f`` may read anything by a global or closure name (its
+    code's or nested code's, ``_names``) or a default: found once per code object,
+    so that a method reaching nothing costs a call no ``Holdings``."""
+    code = getattr(f, "__code__", None)
+    if code is None:
+        return True
+    hit = _NAMES_ANY.get(id(code))
+    if hit is None or hit[0] is not code:
+        hit = _NAMES_ANY[id(code)] = (code, bool(_names(code)))
+    return hit[1] or f.__defaults__ is not None or f.__kwdefaults__ is not None
+
+
+_NAMES_ANY: dict = {}   # id(code) -> (code, whether it names any global or free name)
 
 
 def _stored(code) -> set:

@@ -129,7 +129,7 @@ class Reach:
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
                  "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
-                 "_walked")
+                 "_walked", "_codes", "_last")
 
     def __init__(self, root, baked: bool = True):
         self.root, self.baked = root, baked   # baked False: a method handed to s.host
@@ -180,7 +180,9 @@ class Reach:
             tuple(_getter(fn, name) for fn, name in self.numbers) + \
             tuple(_getter(fn, name) for fn, name in self.wholes) + \
             (_code_check(self._walked),)   # what each walked function runs (%autoreload 2
-        # sets its code and defaults on the function)
+        # sets its code and defaults on the function): while it does, these parts
+        self._codes = tuple(_Code(fn, code_parts(fn)) for fn in self._walked)
+        self._last = None   # (what the getters said, the key) of the last call (functions)
         self._helper_values = tuple(v for _, _, v in self.helpers)
         # the partials among them holding values (FN = partial(mix, coefs)): keyed by those
         self.partials = tuple(i for i, (fn, name, v) in enumerate(self.helpers) if type(v) is
@@ -503,6 +505,9 @@ class Reach:
                 tuple(_lookup(fn, name) for fn, name in self.numbers) + \
                 tuple(_lookup(fn, name) for fn, name in self.wholes) + \
                 (self.getters[-1](),)
+        last = self._last
+        if last is not None and len(now) == len(last[0]) and all(map(operator.is_, now, last[0])):
+            return last[1]   # the very helpers and numbers of the last call: its key
         k, m, w = len(self._helper_values), len(self._number_names), len(self.wholes)
         if not all(map(operator.is_, now[:k], self._helper_values)) or \
                 now[k + m + w] is not True:
@@ -513,7 +518,7 @@ class Reach:
         if MISSING in settled or None in wholes:   # one holds an array, a function or
             self._find()                           # an object now
             return self.functions()
-        for fn, name, _, array in self.places:
+        for fn, name, _, array in self.places if self.has_arrays else ():
             v = _lookup(fn, name) if array else None
             if v is not None and type(v) not in _PLAIN_CONTAINERS and not is_array(v) and \
                     (_is_value(v) or _is_callable_object(v) or own_class(type(v)) or
@@ -524,13 +529,20 @@ class Reach:
                 return self.functions()   # a number, a function, a kernel or a
                 # condition now; an empty list, where arrays may go, holds numbers now
                 # (read whole)
-        return now[:k] + tuple(_Code(fn, code_parts(fn)) for fn in self._walked) + \
+        out = now[:k] + self._codes + \
             tuple(callable_key(now[i]) for i in self.partials) + tuple(
             (name, type(v), form)
             for name, v, form in zip(self._number_names, numbers, settled)) + tuple(
             (name, _Held(v)) for (_, name), v in zip(self.wholes, wholes)) + tuple(
             h for fn, name, label, array in self.places if array   # PARAMS = (W, 2.0)
             for h in held_values(_lookup(fn, name), label))
+        # kept where it reads nothing a call may change in place (a container, an array)
+        self._last = (now, out) if not (self.wholes or self.partials or self.has_arrays) \
+            and all(type(v) in _IMMUTABLE for v in numbers) else None
+        return out
+
+
+_IMMUTABLE = frozenset({int, float, bool, complex, str, bytes, type(None)})
 
 
 def _settled(v):

@@ -778,3 +778,59 @@ def test_a_method_of_an_argument_handed_to_s_host_is_not_watched():
     rec.scale = 3.0   # read by gain, which the code calls: traced anew
     scaled(x, h, rec)
     assert rec.vals == [4.0, 9.0] and scaled.cache_info().misses == 2
+
+
+class _ReadsNothingByName:
+    def __init__(self):
+        self.k = 2.0
+
+    def rate(self):   # self alone: a call reads nothing more
+        return 2.0 * self.k
+
+
+def test_a_method_reaching_nothing_by_name_is_keyed_without_looking_into_it_at_each_call():
+    """Its code names no global or closure name: its object's values key it, and
+    no ``Holdings`` of the method is built or consulted at each call."""
+    from graphtrace import arguments
+
+    @gt.graph(backend="sim")
+    def f(s, out, obj):
+        put[1, 2, s](out, obj.rate())
+    obj, out = _ReadsNothingByName(), dev(0.0, 0.0)
+    for k in (2.0, 2.0, 3.0):
+        obj.k = k
+        f(out, obj)
+        assert result(out) == [2.0 * k] * 2
+    assert f.cache_info().misses == 2
+    assert _ReadsNothingByName.rate not in arguments._HOLDINGS
+
+
+_COUNT = 1.0
+_FLAGS = [1.0]
+
+
+def _reads_count():
+    return _COUNT * _FLAGS[0]
+
+
+def test_the_key_of_names_holding_the_very_same_numbers_is_reused_and_a_change_is_seen():
+    """``Reach.functions`` keeps the key of the last call while the names hold the
+    very same helpers and numbers (none a container a call may change in place):
+    a rebound number, or a list changed in place, still gives another key."""
+    global _COUNT
+    from graphtrace.reach import Reach
+    reach = Reach(_reads_count)
+    first = reach.functions()
+    _FLAGS[0] = 2.0
+    assert reach.functions() != first   # a list read whole: read again
+    _FLAGS[0] = 1.0
+    try:
+        numbers = Reach(lambda: _COUNT + 1.0)
+        assert numbers.functions() is numbers.functions()
+        key = numbers.functions()
+        _COUNT = 2.0
+        assert numbers.functions() != key
+        _COUNT = 1
+        assert numbers.functions() != key   # another type, an equal value
+    finally:
+        _COUNT = 1.0

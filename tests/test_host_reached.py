@@ -875,3 +875,32 @@ def test_a_bound_callback_moving_device_arrays_in_a_dict_it_holds_runs():
         s.host(held.swap)
     f(cuda.to_device(np.ones(8)))
     assert held.box["b"] is first and SEEN[-1] == 2
+
+
+class _Keeper:
+    def __init__(self, d):
+        self.d, self.buf, self.refs = d, gt.pinned_empty(8), []
+
+    def keep(self):   # a reference kept, a size read: no device memory read
+        self.refs.append(self.d)
+        SEEN.append(len(self.d) + self.buf[0])
+
+    def hand(self):   # handed to a function: it may read it
+        _show(self.d)
+
+
+def test_a_callback_keeping_a_reference_to_or_sizing_a_device_array_runs():
+    """``self.refs.append(self.d)`` and ``len(self.d)`` touch no device memory:
+    the callback runs; handing the array to another function is refused."""
+    SEEN.clear()
+    keeper = _Keeper(cuda.to_device(np.ones(8)))
+
+    @gt.graph(backend="sim")
+    def f(s, d, how):
+        s.copy(keeper.buf, d)
+        s.host(keeper.keep if how == "keep" else keeper.hand)   # keeps-or-hands
+    f(cuda.to_device(np.full(8, 3.0)), "keep")
+    assert SEEN[-1] == 11.0 and keeper.refs == [keeper.d]
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.full(8, 3.0)), "hand")
+    assert e.value.source[1] == line_of(__file__, "keeps-or-hands")

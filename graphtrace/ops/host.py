@@ -173,11 +173,31 @@ def _used_in(code) -> set:
     ins = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "NOP")]
     out = set()
     for k, i in enumerate(ins):
-        if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]):
+        if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]) and not _host_side(ins, k):
             out.update(_paths(code, ins, k))
         if i.opname in _NAME_LOADS and _item_use(ins[k + 1:k + 4]):
             out.update((*p, "[]") for p in _paths(code, ins, k))
     return out
+
+
+def _host_side(ins, k) -> bool:
+    """Whether the value instruction ``k`` leaves is the one argument of a call
+    that reads no device memory: a builtin answering from the host side
+    (``len(self.d)``) or a method keeping a reference (``self.refs.append(self.d)``)."""
+    start = k
+    while start > 0 and ins[start].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        start -= 1
+    call = ins[k + 1:k + 3]
+    one = [c for c in call if c.opname in ("PRECALL", "CALL")]
+    if start == 0 or not one or one[0] is not call[0] or one[-1].arg != 1:
+        return False
+    callee = ins[start - 1]
+    return callee.opname in ("LOAD_GLOBAL", "LOAD_NAME") and callee.argval in _HOST_SIDE or \
+        callee.opname in ("LOAD_ATTR", "LOAD_METHOD") and callee.argval in _KEEPS
+
+
+_HOST_SIDE = frozenset({"len", "id", "type"})
+_KEEPS = frozenset({"append", "appendleft", "add"})
 
 
 def _item_use(after) -> bool:

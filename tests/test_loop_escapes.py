@@ -389,3 +389,55 @@ def test_state_a_container_the_code_after_does_not_read_items_of_runs_as_eagerly
     f(a, b, c, n)
     assert host(c) == [1, 1, 1, 1] and host(b) == [9, 9, 9, 9]
     assert reported == [2, "branch"]
+
+
+TOLS = [1e-3, 1e-4, 1e-5]
+UNITS = {"coarse": 1.0, "fine": 0.5}
+
+
+def test_state_a_counter_or_label_only_picking_what_is_reported_runs_as_eagerly():
+    """A counter and a label the body changes, used after the block only to pick
+    what is printed, logged or formatted into a message
+    (``print(TOLS[attempt], UNITS[grid])``, ``log.debug("%s", timing[phase])``):
+    such a subscript picks no work (asserts too; pytest rewrites those here)."""
+    import logging
+    log, reported = logging.getLogger("graphtrace.tests"), []
+
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        attempt, grid, phase = 0, "coarse", "setup"
+        timing = {"setup": 0.5, "solve": 1.5}
+        with s.while_loop(gt.cond(n) < 2) as body:
+            count[1, 1, body](n)
+            add[1, 4, body](a, 1.0)
+            attempt += 1
+            grid, phase = "fine", "solve"
+        print("next tolerance", TOLS[attempt], "unit", UNITS[grid])
+        log.debug("%s took %.1f s", phase, timing[phase])
+        reported.append(f"{UNITS[grid]:.2f} {-TOLS[attempt] * 2}")
+        add[1, 4, s](a, 1.0)
+
+    a, n = dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3, 3, 3, 3] and host(n) == [2]
+
+
+def _label_picks_work(s, a, b, c, n):
+    grid = "coarse"
+    with s.if_then(gt.cond(n) > 0) as then:   # label picks work
+        add[1, 4, then](b, 1.0)
+        grid = "fine"
+    unit = UNITS[grid]
+    add[1, 4, s](a, unit)   # label picks work read
+
+
+def test_state_a_label_picking_work_after_the_block_is_refused_as_changed():
+    """A label whose pick reaches a kernel is still refused, and named as the
+    string it is, not as a container the body added an item to."""
+    f = gt.graph(_label_picks_work, backend="sim")
+    a, b, c = dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, 0, 0, 0)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, c, dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, "label picks work"), e
+    assert "changes grid," in e and "adds an item" not in e, e

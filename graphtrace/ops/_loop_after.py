@@ -64,7 +64,8 @@ def refuse_escapes(t, state, what: str, source) -> None:
     _, changed = state.closed()
     if not changed:
         return
-    slots = {p: _kind(t, state, p) for p in changed}
+    slots = {p: _kind(t, state, p) for p in changed   # (a string's length: the string's)
+             if p[-1] != _LEN or p[:-1] not in changed}
     ids = {state.after[p][2]: kind for p, kind in slots.items()
            if state.after[p][2] is not None}   # (a slot a caller reaches: by its holder)
     arrays, later, view = [], [], state

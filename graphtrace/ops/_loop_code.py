@@ -23,6 +23,7 @@ from ..chains import MISSING
 from ..names import _filled, _global_names
 from ..owners import _own_module, own_object
 from ._loop_paths import _ITEMS, _LEN, _WHOLE, _reads, _resolve, _text, _within
+from ._loop_stack import _FORWARD, _JUMPS, _begin, _reported
 
 _LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF",
                     "LOAD_CLASSDEREF", "LOAD_FAST_LOAD_FAST", "LOAD_CLOSURE",
@@ -71,40 +72,6 @@ def _named(fn) -> dict:
     out.update((name, cell.cell_contents) for name, cell in
                zip(code.co_freevars, fn.__closure__ or ()) if _filled(cell))
     return out
-
-
-def _begin(code_ins: list, i: int, values: int) -> tuple:
-    """``(where, beyond)``: the instruction where the code computing the
-    ``values`` values that ``code_ins[i]`` takes off the stack begins, and how
-    many values that one pushes before theirs (x of LOAD_FAST_LOAD_FAST x, k)."""
-    j, depth, end = i, 0, code_ins[i].offset
-    while j > 0 and (depth < values or _other_branch(code_ins, j - 1, end) != j - 1):
-        j = _other_branch(code_ins, j - 1, end)   # (the walk stops in no branch)
-        try:
-            depth += dis.stack_effect(code_ins[j].opcode, code_ins[j].arg, jump=False)
-        except ValueError:   # an instruction dis cannot tell: read no further
-            return j + 1, 0
-    return j, max(depth - values, 0)
-
-
-_FORWARD = frozenset({"JUMP_FORWARD", "JUMP", "JUMP_NO_INTERRUPT"})
-_JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
-
-
-def _other_branch(code_ins: list, j: int, end: int) -> int:
-    """Walking back from ``end``: where ``code_ins[j]`` ends the first branch of a
-    conditional expression (``1 if k else 0``: its jump past the second one,
-    which the walk has counted), the jump on the condition, whose value the walk
-    takes next; else ``j``."""
-    ins = code_ins[j]
-    if ins.opname not in _FORWARD or not ins.offset < ins.argval <= end or \
-            j + 1 >= len(code_ins):
-        return j
-    target = code_ins[j + 1].offset
-    for c in range(j - 1, -1, -1):
-        if code_ins[c].opcode in _JUMPS and code_ins[c].argval == target:
-            return c
-    return j
 
 
 def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> set:
@@ -448,6 +415,7 @@ class _Region:
         self.return_lines: set = set()
         self.held = {_holder(code_ins, i) for i, ins in enumerate(code_ins)   # loads of
                      if lo < ins.offset < hi}                  # what a step takes (st of st.k)
+        self.reports = _reported(code_ins)   # values only printed, logged, asserted
         stored: set = set()          # the paths stored so far
         made = _computed(code_ins, lo, hi, scope)   # a slot stored -> what its value was
         #                              computed from; a property read -> what it reads
@@ -511,7 +479,7 @@ class _Region:
         elif "_IF_" in op and ins.opcode in _JUMPS:   # if k == 0, while j < k: which
             self.decisions.append((_read_by(code_ins, i, 1, stored, made),
                                    _controlled(code_ins, i)))
-        if (op in _SUBSCRIPTS or _reads_item(ins)) and \
+        if (op in _SUBSCRIPTS or _reads_item(ins)) and i not in self.reports and \
                 not self._picks_text(code_ins, i, _SUBSCRIPTS.get(op, 2), stored):
             # its key read to index by (or to size a launch by, k[grid, block, body])
             self.indexed |= _read_by(code_ins, i, _SUBSCRIPTS.get(op, 2) - 1, stored, made)
@@ -531,10 +499,11 @@ class _Region:
         stored.add((".0",))
         made[(".0",)] = _read_by(code_ins, i, 1, stored, made)
         held, self.held = self.held, {_holder(inner, j) for j in range(len(inner))}
+        reports, self.reports = self.reports, _reported(inner)
         for j, ins in enumerate(inner):
             if ins.positions is not None and ins.positions.lineno is not None:
                 self._note(inner, j, stored, made)
-        self.held = held
+        self.held, self.reports = held, reports
 
     def _call(self, code_ins: list, i: int, stored: set, made: dict) -> None:
         """Note the call ``code_ins[i]``: what its arguments read that the body

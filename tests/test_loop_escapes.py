@@ -441,3 +441,96 @@ def test_state_a_label_picking_work_after_the_block_is_refused_as_changed():
     e = str(info.value)
     assert info.value.source[1] == line_of(__file__, "label picks work"), e
     assert "changes grid," in e and "adds an item" not in e, e
+
+
+MODE = 0
+
+
+def _post_by_mode(s, a):
+    if MODE == 0:
+        add[1, 4, s](a, 100.0)
+    else:
+        add[1, 4, s](a, 1.0)
+
+
+def _global_read_by_helper(s, a, b, c, n):
+    global MODE
+    MODE = 0
+    with s.if_then(gt.cond(n) > 0) as then:   # global read by helper
+        add[1, 4, then](b, 1.0)
+        MODE = 1
+    _post_by_mode(s, a)   # global read by helper read
+
+
+def _closure_read_by_helper(s, a, b, c, n):
+    scale = 1.0
+
+    def finish():
+        add[1, 4, s](a, scale)
+    with s.if_then(gt.cond(n) > 0) as then:   # closure read by helper
+        add[1, 4, then](b, 1.0)
+        scale = 50.0
+    finish()   # closure read by helper read
+
+
+def _post_if(s, a, k):
+    if k > 0:
+        add[1, 4, s](a, 1.0)
+
+
+def _counter_handed_to_helper(s, a, b, c, n):
+    hit = 0
+    with s.if_then(gt.cond(n) > 0) as then:   # counter handed to helper
+        add[1, 4, then](b, 1.0)
+        hit = 1
+    _post_if(s, a, hit)   # counter handed to helper read
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_global_read_by_helper, "global read by helper", "changes MODE,"),
+    (_closure_read_by_helper, "closure read by helper", "changes scale,"),
+    (_counter_handed_to_helper, "counter handed to helper", "changes hit,"),
+])
+def test_state_a_helper_called_after_the_block_reading_what_the_body_changed_is_refused(
+        program, marker, named):
+    """The body sets a global or a closure's name that a function called after the
+    block reads by its own name, deciding by it which kernel runs or handing it
+    to one, or a counter handed to a function deciding by it: the branch not
+    taken left it as the recorded pass set it."""
+    f = gt.graph(program, backend="sim")
+    a, b, c = dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, 0, 0, 0)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, c, dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, marker), e
+    assert named in e and "after the block" in e, e
+    assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
+
+
+def test_state_a_helper_called_after_the_block_reading_no_changed_name_runs_as_eagerly():
+    """A helper called after the block that reads a global the body changed only to
+    report it, or that sets it before testing it."""
+    reported = []
+
+    def show():
+        reported.append(f"mode {MODE}")
+
+    def reset(s, a):
+        global MODE
+        MODE = 0
+        if MODE == 0:
+            add[1, 4, s](a, 1.0)
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        global MODE
+        MODE = 0
+        with s.if_then(gt.cond(n) > 0) as then:
+            add[1, 4, then](b, 1.0)
+            MODE = 1
+        show()
+        reset(s, a)
+
+    a, b, n = dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [1, 1, 1, 1] and host(b) == [0, 0, 0, 0]

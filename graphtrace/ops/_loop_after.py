@@ -22,7 +22,9 @@ the block's line:
 
 "After the block" is every path from the block's end in the user's code,
 following its jumps: a Python for loop around the block comes back to the
-block's own code. A slot stored again before it is read is not read. Where
+block's own code, and a function of the program's it calls reads by its own
+global or closure names (``post(s, a)`` testing ``MODE``). A slot stored again
+before it is read is not read. Where
 the block is in a helper, the code after the call in each frame calling it, up
 to the graph function's own, reads too (``helper(s, x)`` setting ``ST.res = y``
 in a branch, then ``s.copy(out, ST.res)``): the slots there are those under a
@@ -109,14 +111,29 @@ def _scan(view, slots: dict, arrays: list, later: list) -> dict:
         region = _Kept((code, -1, 1 << 62), view.now, keep)
         for p in (p for p in slots if p[0] == root):
             item = _reads_items(code_ins, keep, p[:-1]) if slots[p] == "items" else None
-            line = (code.co_filename, item or lines.get(p, lines.get(p[:1])))
-            if item is not None or slots[p] == "array" and region.carried(p) is True:
+            read, at = region.carried(p), lines.get(p, lines.get(p[:1]))
+            if read is None:   # post(s, a) testing the global MODE the body set
+                read, at = _helper_reads(view, region, p)
+            line = (code.co_filename, item or at)
+            if item is not None or slots[p] == "array" and read is True:
                 arrays.append((p, line))
-            elif region.carried(p) is True:
+            elif read is True:
                 later.append((p, line, region, view))
             returned.update((p[len(q) - 1:], slots[p]) for q in region.returns
                             if q[-1] == _WHOLE and p[:len(q) - 1] == q[:-1])
     return returned
+
+
+def _helper_reads(view, region, p: tuple) -> tuple:
+    """``(True, the line of the call)`` where the code after the block calls a
+    function of the program's that reads the slot at ``p`` before storing it,
+    by its own global or closure name (``post(s, a)`` testing the global
+    ``MODE``; a nested ``finish()`` launching with ``scale``), else ``(None,
+    None)``."""
+    for line, _, own, held in view._callees(region, p, None):
+        if any(own.carried(q) is True for q in held):
+            return True, line
+    return None, None
 
 
 def _refuse_numbers(later: list, graph, what: str, source) -> None:
@@ -127,7 +144,8 @@ def _refuse_numbers(later: list, graph, what: str, source) -> None:
     for p, line, region, view in later:
         work = view._work(region, (graph,))
         if region.indexes_with(p) or region.sizes_with(p) or \
-                region.decides_with(p, work) or view._hands_on(region, p, True, (graph,)):
+                region.decides_with(p, work) or view._hands_on(region, p, True, (graph,)) or \
+                view._handed(region, p, (), (graph,), {}):   # (post(s, a): if MODE there)
             hits.append((p, line))
     if hits:
         raise ArgumentError(_message(hits, what, "number", source), source)

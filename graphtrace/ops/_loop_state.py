@@ -406,24 +406,26 @@ class LoopState:
         file = self._code()[0].co_filename
         if read is True and region.takes_on({line for f, line in sources if f == file}, path):
             return True
-        for fn, own, held in self._callees(region, path, sources, clamps=False):
+        for _, fn, own, held in self._callees(region, path, sources, clamps=False):
             lines = {line for f, line in sources if f == fn.__code__.co_filename}
             if any(own.carried(q) is True and own.takes_on(lines, q) for q in held):
                 return True
         return False
 
-    def _callees(self, region, path: tuple, sources: set, clamps: bool = True):
-        """``(function, its _Region, the paths it reads the slot at path by)`` for
-        the functions of the program's that calls of the body make and that
-        recorded some of its work: the parameters the call fills with what it
+    def _callees(self, region, path: tuple, sources, clamps: bool = True):
+        """``(line, function, its _Region, the paths it reads the slot at path by)``
+        for the functions of the program's that calls of the body make (on
+        ``line``) and that recorded some of its work (at ``sources``; all of
+        them where that is None): the parameters the call fills with what it
         reads from the slot (``clamps`` False: not through ``min(k, 3)``), and
         the global or closure name it holds it by."""
-        for _, callee, args, unclamped in region.passes:
+        for line, callee, args, unclamped in region.passes:
             args = args if clamps else unclamped
             fn = _resolve(self.scope, callee)
             bound = isinstance(fn, types.MethodType)
             fn = getattr(fn, "__func__", fn)
-            if not isinstance(fn, types.FunctionType) or not sources & _lines(fn):
+            if not isinstance(fn, types.FunctionType) or \
+                    sources is not None and not sources & _lines(fn):
                 continue
             code = fn.__code__
             names = code.co_varnames[bound:code.co_argcount + code.co_kwonlyargcount]
@@ -439,7 +441,7 @@ class LoopState:
             if bound and path[:len(callee) - 1] == callee[:-1]:   # st.step(body): its self
                 held.append((code.co_varnames[0],) + path[len(callee) - 1:])
             if held:
-                yield fn, _Region((code, -1, 1 << 62), dict(fn.__globals__)), held
+                yield line, fn, _Region((code, -1, 1 << 62), dict(fn.__globals__)), held
 
     def _handed(self, region, path: tuple, values: list, regions, recorded: dict) -> bool:
         """Whether a call of the body hands the slot at ``path``, after the body
@@ -449,7 +451,7 @@ class LoopState:
         fills (``bufs[k % 2]`` in the helper), or deciding by it which of its work
         runs, or how much (``if k % 2:``, ``for _ in range(k):`` there)."""
         sources = {n.source for r in regions for n in r.walk()}
-        for fn, own, held in self._callees(region, path, sources):
+        for _, fn, own, held in self._callees(region, path, sources):
             inside = sources & _lines(fn)
             if any(src in inside for v in values for src in recorded.get((type(v), v), ())):
                 return True

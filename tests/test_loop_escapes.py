@@ -534,3 +534,64 @@ def test_state_a_helper_called_after_the_block_reading_no_changed_name_runs_as_e
     a, b, n = dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(a) == [1, 1, 1, 1] and host(b) == [0, 0, 0, 0]
+
+
+class _Counted:
+    k = 0   # a class's default, the object's own k made by the body's k += 1
+
+
+def _class_default_counted(s, a, b, c, n):
+    st = _Counted()
+    with s.while_loop(gt.cond(n) < 3) as body:   # class default counted
+        count[1, 1, body](n)
+        st.k += 1
+    add[1, 4, s](b, float(st.k))   # class default counted read
+
+
+def _counts_on_argument(s, st, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # helper class default
+        count[1, 1, body](n)
+        st.k += 1
+
+
+def _caller_reads_class_default(s, a, b, c, n):
+    st = _Counted()
+    _counts_on_argument(s, st, n)
+    add[1, 4, s](b, float(st.k))   # helper class default read
+
+
+@pytest.mark.parametrize("program, marker", [
+    (_class_default_counted, "class default counted"),
+    (_caller_reads_class_default, "helper class default"),
+])
+def test_state_a_body_giving_an_object_its_own_copy_of_a_class_attribute_is_refused(
+        program, marker):
+    """``st.k += 1`` on an object whose class holds ``k = 0`` gives it its own
+    ``k``: a slot it did not have when the block began, compared with the
+    class's value; the code after the block (or the caller's) reads it."""
+    f = gt.graph(program, backend="sim")
+    a, b, c = dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, 0, 0, 0)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, c, dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, marker), e
+    assert "changes st.k," in e and "after the block" in e, e
+    assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
+
+
+def test_state_a_loop_counting_on_a_class_attribute_its_next_iteration_reads_is_refused():
+    """The same ``st.k += 1`` over a class's ``k = 0``, read by the loop's own
+    next iteration (``add(b, float(st.k))`` before it): refused as any counter."""
+    @gt.graph(backend="sim")
+    def f(s, b, n):
+        st = _Counted()
+        with s.while_loop(gt.cond(n) < 3) as body:   # class default next iteration
+            count[1, 1, body](n)
+            add[1, 4, body](b, float(st.k))
+            st.k += 1
+
+    with pytest.raises(gt.ArgumentError) as info:
+        f(dev(0, 0, 0, 0), dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, "class default next iteration"), e
+    assert "changes st.k," in e and "next iteration" in e, e

@@ -21,7 +21,9 @@ what an iterator of Python's own over one has left and where a generator
 stands (``_left``), and the
 strings and bytes they hold (by their values, and their lengths), and the
 Enum members and None (by their identity: None set to an array counts only
-where it decides the body's control flow). ``refuse``
+where it decides the body's control flow); an attribute the body gives an
+object that its class holds a value for (``st.k += 1`` over ``k = 0``) is
+compared with the class's value (``_shadowed``). ``refuse``
 compares them when the body is closed:
 
 - an array slot changed (another array, not the same view made again) where
@@ -92,7 +94,7 @@ import inspect
 import operator
 import types
 import zlib
-from collections import deque
+from collections import Counter, deque
 from functools import partial
 
 import numpy as np
@@ -324,6 +326,7 @@ class LoopState:
         if self.after is None:
             self.now = self._roots()
             self.after = self._snapshot(self.now)
+            self.before.update(_shadowed(self.before, self.after, self.now))
         return self.after, [p for p, old in self.before.items() if p in self.after and
                             _changed(old, self.after[p])]
 
@@ -541,6 +544,24 @@ def _slots(root, name: str) -> dict:
             elif own_object(v):
                 below += [(x, path + ((".", k),), (id(v), (".", k))) for k, x in _attributes(v)]
         level = below
+    return out
+
+
+def _shadowed(before: dict, after: dict, now: dict) -> dict:
+    """The attributes the body gave an object of the program's own, through
+    attributes from a name, that its class holds a value for (``st.k += 1`` with
+    ``class State: k = 0``): path -> the class's value, as the slot held it before."""
+    out, full = {}, Counter(p[0] for p in before)   # (a root cut at _PER_ROOT: not told)
+    for p, (_, _, where) in after.items():
+        if p in before or len(p) < 2 or any(k != "." for k, _ in p[1:]) or \
+                full[p[0]] >= _PER_ROOT:
+            continue
+        holder = _resolve(now, p[:-1])
+        old = MISSING if holder is MISSING else \
+            inspect.getattr_static(type(holder), p[-1][1], MISSING)
+        leaf = _slots(old, p[0]).get((p[0],)) if old is not MISSING else None
+        if leaf is not None:
+            out[p] = leaf[:2] + (where,)
     return out
 
 

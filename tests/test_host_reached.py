@@ -880,27 +880,42 @@ def test_a_bound_callback_moving_device_arrays_in_a_dict_it_holds_runs():
 class _Keeper:
     def __init__(self, d):
         self.d, self.buf, self.refs = d, gt.pinned_empty(8), []
+        self.state = {"buf": d, "step": 3}
 
-    def keep(self):   # a reference kept, a size read: no device memory read
-        self.refs.append(self.d)
-        SEEN.append(len(self.d) + self.buf[0])
+    def keep(self):   # a size read, a number read off a dict holding it too
+        SEEN.append(len(self.d) + self.buf[0] + float(self.state["step"]))
 
     def hand(self):   # handed to a function: it may read it
         _show(self.d)
 
+    def stash(self):   # an append may be the program's own method reading it
+        self.refs.append(self.d)
 
-def test_a_callback_keeping_a_reference_to_or_sizing_a_device_array_runs():
-    """``self.refs.append(self.d)`` and ``len(self.d)`` touch no device memory:
-    the callback runs; handing the array to another function is refused."""
+    def item(self):   # the item holding it
+        _show(self.state["buf"])
+
+    def alias(self):   # a local standing for it
+        d = self.d
+        d.copy_to_host()
+
+
+@pytest.mark.parametrize("how", ["keep", "hand", "stash", "item", "alias"])
+def test_a_callback_sizing_a_device_array_runs_and_one_reading_it_is_refused(how):
+    """``len(self.d)`` and ``self.state["step"]`` (a dict holding it too) touch no
+    device memory: the callback runs; handing the array to a function (an
+    append too: a method of the program's own may read it), its item, or a local
+    set from it is refused."""
     SEEN.clear()
     keeper = _Keeper(cuda.to_device(np.ones(8)))
 
     @gt.graph(backend="sim")
-    def f(s, d, how):
+    def f(s, d):
         s.copy(keeper.buf, d)
-        s.host(keeper.keep if how == "keep" else keeper.hand)   # keeps-or-hands
-    f(cuda.to_device(np.full(8, 3.0)), "keep")
-    assert SEEN[-1] == 11.0 and keeper.refs == [keeper.d]
+        s.host(getattr(keeper, how))   # keeps-or-hands
+    if how == "keep":
+        f(cuda.to_device(np.full(8, 3.0)))
+        assert SEEN[-1] == 14.0
+        return
     with pytest.raises(gt.ArgumentError) as e:
-        f(cuda.to_device(np.full(8, 3.0)), "hand")
+        f(cuda.to_device(np.full(8, 3.0)))
     assert e.value.source[1] == line_of(__file__, "keeps-or-hands")

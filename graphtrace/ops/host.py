@@ -110,7 +110,7 @@ def _refuse_device(t, fn, name: str, v, held: bool, used: list) -> None:
     if not used:
         used.append(_used(fn))
     if not name.startswith(("partial argument", "default argument")) and \
-            not _uses(name, used[0], item=d is not v):
+            not _uses(name, used[0], item=d is not v, keys=_device_keys(v)):
         return   # one its code never names, or only moves (a swap of buffers)
     buf = t.cached_buffer(d)
     raise ArgumentError(
@@ -118,6 +118,18 @@ def _refuse_device(t, fn, name: str, v, held: bool, used: list) -> None:
         f"({buf.label if buf is not None and buf.label else 'a device array'}) by "
         f"{name}: {_DEVICE}, and pass that to s.host as an argument, which the callback "
         f"receives as a parameter: s.host(fn, h)")
+
+
+def _device_keys(v):
+    """The keys (indexes) of a dict (list, tuple) ``v`` whose items hold device
+    arrays; None for another value (any item read counts)."""
+    if isinstance(v, dict):
+        items = v.items()
+    elif isinstance(v, (list, tuple)):
+        items = enumerate(v)
+    else:
+        return None
+    return {k for k, x in items if any(_is_device(y) for y in leaves(x))}
 
 
 def _is_device(x) -> bool:
@@ -147,12 +159,14 @@ def _used(fn) -> frozenset:
     return frozenset(n for c in set(codes) for n in _used_in(c))
 
 
-def _uses(label: str, used: frozenset, item: bool = False) -> bool:
+def _uses(label: str, used: frozenset, item: bool = False, keys=None) -> bool:
     """Whether a load path in ``used`` (``_used_in``) reaches what ``label`` (as
     ``_names_of`` gives it) names: the very global or closure name and attributes
     (``G.out``), or, through another value than a global (``self``, a parameter),
     the attributes it ends in (``self.out`` for ``attribute 'out'``); ``item``:
-    an item of it (``G.out[0]``)."""
+    an item of it (``G.out[0]``) by a key among ``keys`` (None: any) or one the code
+    computes."""
+    used = {_item_path(p, keys) if item else p for p in used}
     root = label.split(" of ")[-1]
     kind = "global" if root.startswith("global name") else \
         "closure" if root.startswith("closure name") else None
@@ -165,25 +179,46 @@ def _uses(label: str, used: frozenset, item: bool = False) -> bool:
                tuple(attrs) == tail[len(tail) - len(attrs):] for k, head, *attrs in used)
 
 
+def _item_path(path: tuple, keys) -> tuple:
+    """A load path of an item (``(..., "[]", key)``) as ``_uses`` compares it:
+    without its key, or unmatched (``"[]?"``) where its constant key holds no
+    device array."""
+    if len(path) < 2 or path[-2] != "[]":
+        return path
+    key = path[-1]
+    return (*path[:-1],) if keys is None or key is _ANY_KEY or key in keys else \
+        (*path[:-2], "[]?")
+
+
+_ANY_KEY = object()   # an item read by a key the code computes (held[i])
+
+
 def _used_in(code) -> set:
     """The load paths ``code`` reads off (not the geometry: ``d.shape``), indexes or
     hands to a call: ``(kind, name, *attributes)``, kind ``"global"``, ``"closure"``
-    (a free name), ``"local"`` or None (``f().d``); ending in ``"[]"`` where it so
-    uses an item of it at once (``held[0].copy_to_host()``, ``cb(box["d"])``)."""
+    (a free name), ``"local"`` or None (``f().d``); ending in ``"[]"`` and the key
+    where it so uses an item of it at once (``held[0].copy_to_host()``,
+    ``cb(box["d"])``). A local set from a load path stands for it
+    (``out = self.out`` then ``out.copy_to_host()``: ``self.out``)."""
     ins = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "NOP")]
-    out = set()
+    out, aliases = set(), {}
     for k, i in enumerate(ins):
+        if i.opname in _NAME_LOADS and k + 1 < len(ins) and ins[k + 1].opname == "STORE_FAST":
+            aliases.setdefault(ins[k + 1].argval, []).extend(_paths(code, ins, k))
         if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]) and not _host_side(ins, k):
             out.update(_paths(code, ins, k))
         if i.opname in _NAME_LOADS and _item_use(ins[k + 1:k + 4]):
-            out.update((*p, "[]") for p in _paths(code, ins, k))
-    return out
+            key = ins[k + 1].argval if ins[k + 1].opname in ("LOAD_CONST", "LOAD_SMALL_INT") \
+                else _ANY_KEY
+            out.update((*p, "[]", key) for p in _paths(code, ins, k))
+    return out | {(*a, *p[2:]) for p in out if p[0] == "local"
+                  for a in aliases.get(p[1], ()) if a[0] is not None}
 
 
 def _host_side(ins, k) -> bool:
     """Whether the value instruction ``k`` leaves is the one argument of a call
     that reads no device memory: a builtin answering from the host side
-    (``len(self.d)``) or a method keeping a reference (``self.refs.append(self.d)``)."""
+    (``len(self.d)``)."""
     start = k
     while start > 0 and ins[start].opname in ("LOAD_ATTR", "LOAD_METHOD"):
         start -= 1
@@ -192,12 +227,11 @@ def _host_side(ins, k) -> bool:
     if start == 0 or not one or one[0] is not call[0] or one[-1].arg != 1:
         return False
     callee = ins[start - 1]
-    return callee.opname in ("LOAD_GLOBAL", "LOAD_NAME") and callee.argval in _HOST_SIDE or \
-        callee.opname in ("LOAD_ATTR", "LOAD_METHOD") and callee.argval in _KEEPS
+    return callee.opname in ("LOAD_GLOBAL", "LOAD_NAME") and callee.argval in _HOST_SIDE
 
 
-_HOST_SIDE = frozenset({"len", "id", "type"})
-_KEEPS = frozenset({"append", "appendleft", "add"})
+_HOST_SIDE = frozenset({"len", "id", "type"})   # (a method, such as an append, may be the
+#                                                  program's own, reading what it is handed)
 
 
 def _item_use(after) -> bool:

@@ -119,6 +119,9 @@ class _Code:
         return self != other
 
 
+_PARAMETER = object()   # the key of a name the root function's parameter has
+
+
 class Reach:
     """The (function, name) places that hold arrays or helpers, from one root.
 
@@ -152,7 +155,10 @@ class Reach:
         self.wholes: list = []
         self.callbacks: list = []         # (function, Chain) host callbacks alone read
         self._walked: list = []           # the Python functions walked, the root's first
-        self._walk(self.root, set(), 0, {}, self.baked)
+        code = getattr(self.root, "__code__", None)   # its parameters' names are
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] \
+            if code is not None else ()                 # taken: a helper's x is touch.x
+        self._walk(self.root, set(), 0, dict.fromkeys(params, _PARAMETER), self.baked)
         hosted = self._hosted
         # a chain the traced code may change (if CFG.scale is None: CFG.scale = 2.0) is
         # watched until a trace is seen to change it (state: note_state); one a host

@@ -1046,3 +1046,30 @@ def test_a_global_named_like_an_attribute_the_code_reads_is_not_watched():
     m.sched.lr = 2.0   # the attribute itself is still watched
     m.step()
     assert _Stepped.step.cache_info().misses == 2
+
+
+def _named_like_a_parameter():
+    x = dev(5, 5)   # a closure array named as the graph function's parameter
+
+    def touch(s, out):
+        add_into[1, 2, s](x, out)
+    return touch
+
+
+_touch = _named_like_a_parameter()
+
+
+def test_an_array_a_helper_reaches_by_a_parameters_name_is_listed_apart():
+    """A helper's own ``x`` is not the graph function's parameter ``x``: the
+    listing, explain and the picture name it ``touch.x``."""
+    @gt.graph(backend="sim")
+    def f(s, x, out):
+        add_into[1, 2, s](x, out)
+        _touch(s, out)
+
+    out = dev(0, 0)
+    graph = f.trace(dev(1, 1), out)
+    listing = str(graph)
+    assert "add_into[1, 2](x, out)" in listing and "add_into[1, 2](touch.x, out)" in listing
+    f(dev(1, 1), out)
+    assert result(out) == [6.0, 6.0]

@@ -17,6 +17,16 @@ from flow_kernels import add, copy_into, count, dev, host, shift
 from helpers import line_of
 
 
+def _refused_at(program, marker, a, b) -> str:
+    """The message of the refusal ``program`` meets, at the line ``marker`` marks."""
+    f = gt.graph(program, backend="sim")
+    with pytest.raises(gt.ArgumentError) as info:
+        f(dev(*a), dev(*b), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, marker), e
+    return e
+
+
 def _branch_swap(s, a, b, c, n):
     u, v = a, b
     with s.if_then(gt.cond(n) > 0) as then:   # branch swap
@@ -125,12 +135,7 @@ def _body_function_attribute(s, a, b, c, n):
 ])
 def test_state_a_body_changes_and_code_after_it_reads_is_refused_at_its_line(
         program, marker, named):
-    f = gt.graph(program, backend="sim")
-    a, b, c = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, 0, 0, 0)
-    with pytest.raises(gt.ArgumentError) as info:
-        f(a, b, c, dev(0, dtype=np.int32))
-    e = str(info.value)
-    assert info.value.source[1] == line_of(__file__, marker), e
+    e = _refused_at(program, marker, (0, 1, 2, 3), (0, 0, 0, 0))
     assert named in e and "after the block" in e, e
     assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
 
@@ -270,12 +275,7 @@ def test_state_a_helper_body_changes_and_its_caller_reads_after_is_refused(
     caller) reads what the body changed: a global's attribute, the helper's
     result, a nonlocal name, an attribute of an object it was handed. The
     branch not taken (the loop run no time) left the first array there."""
-    f = gt.graph(program, backend="sim")
-    a, b, c = dev(0, 1, 2, 3), dev(9, 9, 9, 9), dev(0, 0, 0, 0)
-    with pytest.raises(gt.ArgumentError) as info:
-        f(a, b, c, dev(0, dtype=np.int32))
-    e = str(info.value)
-    assert info.value.source[1] == line_of(__file__, marker), e
+    e = _refused_at(program, marker, (0, 1, 2, 3), (9, 9, 9, 9))
     assert named in e and "after the block" in e, e
     assert f"{line_of(__file__, marker + ' read')} reads" in e, e
 
@@ -357,12 +357,7 @@ def test_state_a_body_adding_an_array_to_a_container_read_after_is_refused(
     one off a list, and the code after the block (or the caller's) reads the
     container's items: the branch not taken (the loop run no time) left the
     container as the one recorded pass made it."""
-    f = gt.graph(program, backend="sim")
-    a, b, c = dev(0, 1, 2, 3), dev(9, 9, 9, 9), dev(0, 0, 0, 0)
-    with pytest.raises(gt.ArgumentError) as info:
-        f(a, b, c, dev(0, dtype=np.int32))
-    e = str(info.value)
-    assert info.value.source[1] == line_of(__file__, marker), e
+    e = _refused_at(program, marker, (0, 1, 2, 3), (9, 9, 9, 9))
     assert named in e and "len(" not in e, e
     assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
 
@@ -497,12 +492,7 @@ def test_state_a_helper_called_after_the_block_reading_what_the_body_changed_is_
     block reads by its own name, deciding by it which kernel runs or handing it
     to one, or a counter handed to a function deciding by it: the branch not
     taken left it as the recorded pass set it."""
-    f = gt.graph(program, backend="sim")
-    a, b, c = dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, 0, 0, 0)
-    with pytest.raises(gt.ArgumentError) as info:
-        f(a, b, c, dev(0, dtype=np.int32))
-    e = str(info.value)
-    assert info.value.source[1] == line_of(__file__, marker), e
+    e = _refused_at(program, marker, (0, 0, 0, 0), (0, 0, 0, 0))
     assert named in e and "after the block" in e, e
     assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
 
@@ -569,12 +559,7 @@ def test_state_a_body_giving_an_object_its_own_copy_of_a_class_attribute_is_refu
     """``st.k += 1`` on an object whose class holds ``k = 0`` gives it its own
     ``k``: a slot it did not have when the block began, compared with the
     class's value; the code after the block (or the caller's) reads it."""
-    f = gt.graph(program, backend="sim")
-    a, b, c = dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, 0, 0, 0)
-    with pytest.raises(gt.ArgumentError) as info:
-        f(a, b, c, dev(0, dtype=np.int32))
-    e = str(info.value)
-    assert info.value.source[1] == line_of(__file__, marker), e
+    e = _refused_at(program, marker, (0, 0, 0, 0), (0, 0, 0, 0))
     assert "changes st.k," in e and "after the block" in e, e
     assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
 

@@ -38,6 +38,7 @@ reads, kept to the instructions run before the slot's name is stored again.
 from __future__ import annotations
 
 import dis
+import functools
 import os
 from collections import deque
 
@@ -101,7 +102,7 @@ def _scan(view, slots: dict, arrays: list, later: list) -> dict:
     ``(path, (file, line)[, region, view])``; return what it returns of them
     (the rest of each path below what is returned -> its kind)."""
     code, returned = view.frame.f_code, {}
-    code_ins = list(dis.get_instructions(code))
+    code_ins = _instructions(code)
     lasti = view.frame.f_lasti   # (3.11: in the cache after the call, in a call of it)
     start = max(k for k, ins in enumerate(code_ins) if ins.offset <= lasti)
     if isinstance(view, _Caller) and _result(code_ins, start) is not None:
@@ -192,7 +193,7 @@ def _passed(inner, caller, slots: dict, returned: dict, ids: dict) -> dict:
             caller.now.get(name, MISSING) is inner.now.get(name)
         if len(p) == 1 and shared:
             out[p] = kind
-    code_ins = list(dis.get_instructions(mine))
+    code_ins = _instructions(mine)
     name = _result(code_ins, max(k for k, ins in enumerate(code_ins)
                                  if ins.offset <= caller.frame.f_lasti))
     if name is not None:   # r = helper(s, ...): what r held before, no more
@@ -243,6 +244,13 @@ _CALL_ONE = frozenset({"PRECALL", "CALL"})
 
 def _array(t, old, new) -> bool:
     return any(is_array(x) and t.cached_buffer(x) is not None for x in (old, new))
+
+
+@functools.lru_cache(maxsize=256)
+def _instructions(code) -> tuple:
+    """``code``'s instructions, read once per code (every block of a helper called
+    many times, and each of its callers, reads them)."""
+    return tuple(dis.get_instructions(code))
 
 
 def _after(code_ins: list, start: int, name: str) -> tuple:

@@ -78,11 +78,13 @@ def serial(h: Hazard) -> bool:
 
 def span(view: Buffer, lo: int, hi: int, name: str) -> str:
     """Bytes ``[lo, hi)`` as offsets into the array ``view`` lies in (named ``name``):
-    ``x[0B:2048B]``, or ``x`` for all of it."""
+    ``x[0B:2048B]``, or ``x`` for all of it; ``x[0B:456B:strided]`` where ``view``
+    touches only some of them, as the listing shows it."""
     base = view.base
-    if (lo, hi) == (base.lo, base.hi):
+    if (lo, hi) == (base.lo, base.hi) and view.contiguous:
         return name
-    return f"{name}[{lo - base.lo}B:{hi - base.lo}B]"
+    tail = "" if view.contiguous else ":strided"
+    return f"{name}[{lo - base.lo}B:{hi - base.lo}B{tail}]"
 
 
 def merged(pairs) -> list[str]:

@@ -407,3 +407,15 @@ def test_explanations_agree_with_brute_force_on_random_kernel_programs(case):
     for i, a in enumerate(arrays[N_PARAMS:]):
         put(i, a, False)
     check_explanation(fn.trace(arrays[:N_PARAMS]))
+
+
+def test_a_strided_view_is_marked_so_in_its_hazard():
+    """As the listing shows it: the bytes a strided view spans, not all of which
+    it touches, read ``x[0B:52B:strided]``."""
+    @gt.graph
+    def f(s, x, y):
+        add[4, 256, s](x[::2], y)            # reads every other element of x
+        scale[4, 256, s](y, 2.0, x[:14:2])   # writes some of them
+
+    said = str(gt.explain(f, A(16), A(8)))
+    assert "%0 add -> %1 scale: WAR x[0B:52B:strided]; RAW y" in said, said

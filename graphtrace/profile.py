@@ -116,7 +116,7 @@ class Profile:
             out += [f"  {_cut(_label(t.node, g, namer)):<{_WIDTH}}{'*' if t.critical else ''}"
                     .rstrip() for t in self.nodes]
             out.append(f"critical path by node count: {len(self.critical_path)} of "
-                       f"{len(g.nodes)} nodes ({chain}); up to {width} nodes at once")
+                       f"{len(g.nodes)} nodes ({chain}); up to {counted(width, 'node')} at once")
             return "\n".join(out)
         out = [f"profile of {g.name} on {self.device}: {counted(len(g.nodes), 'node')}, "
                f"{counted(edges, 'edge')}; "

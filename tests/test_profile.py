@@ -158,3 +158,11 @@ def test_the_schedule_needs_no_more_lanes_than_nodes_run_at_once():
     assert [(n.index, start, lane) for n, start, _, lane in p.schedule()] == [
         (0, 0.0, 0), (1, 1.0, 0), (2, 1.0, 1), (3, 0.0, 1)]
     assert "up to 2 at once" in str(p)
+
+
+def test_a_graph_of_one_node_runs_one_node_at_once():
+    @gt.graph
+    def f(s, x):
+        s.memset(x, 0)
+    p = f.profile(arrays()[0])
+    assert str(p).endswith("critical path by node count: 1 of 1 nodes (%0); up to 1 node at once")

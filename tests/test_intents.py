@@ -1324,3 +1324,40 @@ def test_an_index_bound_otherwise_than_by_assignment_is_not_taken_for_an_int():
         v = x[i]
         v += 1
     assert at(k, 1, 1)[0] == "rw" and at(nested, 1, 1)[0] == "rw"
+
+
+def test_an_array_taken_by_getattr_with_a_constant_name_makes_the_kernel_opaque():
+    """``getattr(NS, "M")`` (numba compiles a constant name) reaches the device
+    array ``NS.M`` as ``NS.M`` does: the kernel is ordered with the nodes using it.
+    A getattr of an object holding host arrays alone reaches nothing."""
+    @cuda.jit
+    def by_getattr(y):
+        i = cuda.grid(1)
+        if i < y.size:
+            getattr(NS, "M")[i] = y[i]
+
+    @cuda.jit
+    def host_only(y):
+        i = cuda.grid(1)
+        if i < y.size:
+            y[i] = getattr(HOST_NS, "h")[i]
+    assert writes_outside(by_getattr.py_func) == {"NS"}
+    assert writes_outside(host_only.py_func) == frozenset()
+
+    @cuda.jit
+    def copyk(src, dst):
+        i = cuda.grid(1)
+        if i < dst.size:
+            dst[i] = src[i]
+
+    @gt.graph(backend="sim")
+    def f(s, x, out):
+        copyk[1, 8, s](x, NS.M)         # NS.M = x
+        by_getattr[1, 8, s](out)       # NS.M = out
+        copyk[1, 8, s](NS.M, x)         # x = NS.M: after both
+    x, out = cuda.to_device(np.zeros(8)), cuda.to_device(np.arange(8.0))
+    g = f.trace(x, out)
+    assert g.nodes[1].opaque and g.nodes[1] in g.nodes[2].deps
+
+
+HOST_NS = types.SimpleNamespace(h=np.ones(8))

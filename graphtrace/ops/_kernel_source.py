@@ -123,12 +123,25 @@ def _device_globals(py_func, depth: int = 0, seen=None) -> frozenset:
         except ValueError:
             pass
     out = set()
+    by_getattr = "getattr" in code.co_names   # getattr(mod, "G"): a constant name
     for name, v in name_chains(code, scope, _LOADS):
         if hasattr(v, "py_func") and id(v.py_func) not in seen and depth < _MAX_DEPTH:
             out |= _device_globals(v.py_func, depth + 1, seen)   # a device function
-        elif _holds_device_arrays(v, depth, seen):
+        elif _holds_device_arrays(v, depth, seen) or by_getattr and any(
+                _holds_device_arrays(x, depth + 1, seen) for x in _attributes_of(v)):
             out.add(name)
     return frozenset(out)
+
+
+def _attributes_of(v) -> list:
+    """The values of a module's or another object's own attributes (what
+    ``getattr(v, "name")`` in a kernel may take), none of a number's or array's."""
+    if is_array(v) or isinstance(v, (int, float, complex, str, bytes, bool, type(None))):
+        return []
+    try:
+        return list(vars(v).values())
+    except TypeError:
+        return []
 
 
 def _holds_device_arrays(v, depth: int, seen: set) -> bool:

@@ -336,7 +336,16 @@ def test_kernel_launched_on_a_real_stream_inside_a_trace():
         fill[1, 8](x, 1.0)                                   # eager
     with pytest.raises(gt.StreamError) as e:
         f.trace(A(8))
-    check(e, "eager", "escape the graph", "kernel[grid, block, s]")
+    check(e, "eager", "escape the graph", "kernel[grid, block, s]", "on no stream")
+
+    st = cuda.stream()
+
+    @gt.graph
+    def g(s, x):
+        fill[1, 8, st](x, 1.0)                               # realstream
+    with pytest.raises(gt.StreamError) as e:
+        g.trace(A(8))
+    check(e, "realstream", "on a real stream", "kernel[grid, block, s]")
 
 
 def test_device_array_passed_to_a_host_callback():

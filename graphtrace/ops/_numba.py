@@ -505,6 +505,11 @@ def _not_a_proxy(name: str, cfg: tuple, module: str = "") -> str:
     if hasattr(where, "__enter__") and not hasattr(where, "handle"):
         return (f"numba kernel {name} launched on a loop or branch block, not on its body: "
                 "with s.while_loop(...) as body: kernel[grid, block, body](...)")
+    if where is None:   # kernel[grid, block](..., stream=s): the keyword is no launch's
+        return (f"numba kernel {name} launched as {name}[grid, block] inside a trace, on "
+                "no stream (numba's default one; a stream= keyword in the call is not "
+                "numba's): it would run now and escape the graph; launch it on the proxy "
+                "stream, kernel[grid, block, s](...)")
     return (f"numba kernel {name} launched on a real stream inside a trace: it would run "
             "now and escape the graph; launch it on the proxy stream, "
             "kernel[grid, block, s](...)")

@@ -7,8 +7,6 @@ wrapped in ``gt.In``/``gt.Out``). The callback must not call CUDA.
 """
 from __future__ import annotations
 
-import dis
-import re
 import warnings
 from collections import deque
 from functools import partial
@@ -27,6 +25,7 @@ from ..scalar import Scalar
 from ..temporary import holder_of, is_temporary, is_virtual
 from ..tree import leaves, tree_map
 from ._held_changes import may_change, may_change_argument
+from ._host_uses import _used_in, _uses
 from .base import Op, callable_name, changed, read_only_bytes, record_args
 
 __all__ = ["record_host", "host_value", "reached_arrays", "HOST_CALLBACK"]
@@ -157,126 +156,6 @@ def _used(fn) -> frozenset:
     for c in classes | {type(owner) if owner is not None else object}:   # (helpers too)
         attribute_names(fn, c, into=codes)
     return frozenset(n for c in set(codes) for n in _used_in(c))
-
-
-def _uses(label: str, used: frozenset, item: bool = False, keys=None) -> bool:
-    """Whether a load path in ``used`` (``_used_in``) reaches what ``label`` (as
-    ``_names_of`` gives it) names: the very global or closure name and attributes
-    (``G.out``), or, through another value than a global (``self``, a parameter),
-    the attributes it ends in (``self.out`` for ``attribute 'out'``); ``item``:
-    an item of it (``G.out[0]``) by a key among ``keys`` (None: any) or one the code
-    computes."""
-    used = {_item_path(p, keys) if item else p for p in used}
-    root = label.split(" of ")[-1]
-    kind = "global" if root.startswith("global name") else \
-        "closure" if root.startswith("closure name") else None
-    names = tuple(w for part in reversed(label.split(" of "))
-                  for q in re.findall(r"'([^' ]*)'", part) for w in re.findall(r"\w+", q))
-    names += ("[]",) if item else ()
-    tail = names[1:] if kind else names
-    return any(kind and (k, head, *attrs) == (kind, *names) or
-               k != "global" and 0 < len(attrs) <= len(tail) and attrs[0] != "[]" and
-               tuple(attrs) == tail[len(tail) - len(attrs):] for k, head, *attrs in used)
-
-
-def _item_path(path: tuple, keys) -> tuple:
-    """A load path of an item (``(..., "[]", key)``) as ``_uses`` compares it:
-    without its key, or unmatched (``"[]?"``) where its constant key holds no
-    device array."""
-    if len(path) < 2 or path[-2] != "[]":
-        return path
-    key = path[-1]
-    return (*path[:-1],) if keys is None or key is _ANY_KEY or key in keys else \
-        (*path[:-2], "[]?")
-
-
-_ANY_KEY = object()   # an item read by a key the code computes (held[i])
-
-
-def _used_in(code) -> set:
-    """The load paths ``code`` reads off (not the geometry: ``d.shape``), indexes or
-    hands to a call: ``(kind, name, *attributes)``, kind ``"global"``, ``"closure"``
-    (a free name), ``"local"`` or None (``f().d``); ending in ``"[]"`` and the key
-    where it so uses an item of it at once (``held[0].copy_to_host()``,
-    ``cb(box["d"])``). A local set from a load path stands for it
-    (``out = self.out`` then ``out.copy_to_host()``: ``self.out``)."""
-    ins = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "NOP")]
-    out, aliases = set(), {}
-    for k, i in enumerate(ins):
-        if i.opname in _NAME_LOADS and k + 1 < len(ins) and ins[k + 1].opname == "STORE_FAST":
-            aliases.setdefault(ins[k + 1].argval, []).extend(_paths(code, ins, k))
-        if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]) and not _host_side(ins, k):
-            out.update(_paths(code, ins, k))
-        if i.opname in _NAME_LOADS and _item_use(ins[k + 1:k + 4]):
-            key = ins[k + 1].argval if ins[k + 1].opname in ("LOAD_CONST", "LOAD_SMALL_INT") \
-                else _ANY_KEY
-            out.update((*p, "[]", key) for p in _paths(code, ins, k))
-    return out | {(*a, *p[2:]) for p in out if p[0] == "local"
-                  for a in aliases.get(p[1], ()) if a[0] is not None}
-
-
-def _host_side(ins, k) -> bool:
-    """Whether the value instruction ``k`` leaves is the one argument of a call
-    that reads no device memory: a builtin answering from the host side
-    (``len(self.d)``)."""
-    start = k
-    while start > 0 and ins[start].opname in ("LOAD_ATTR", "LOAD_METHOD"):
-        start -= 1
-    call = ins[k + 1:k + 3]
-    one = [c for c in call if c.opname in ("PRECALL", "CALL")]
-    if start == 0 or not one or one[0] is not call[0] or one[-1].arg != 1:
-        return False
-    callee = ins[start - 1]
-    return callee.opname in ("LOAD_GLOBAL", "LOAD_NAME") and callee.argval in _HOST_SIDE
-
-
-_HOST_SIDE = frozenset({"len", "id", "type"})   # (a method, such as an append, may be the
-#                                                  program's own, reading what it is handed)
-
-
-def _item_use(after) -> bool:
-    """Whether the value loaded before ``after`` is indexed by a constant or a name
-    and the item read off, indexed or handed to a call straight away."""
-    return len(after) == 3 and after[0].opname.startswith("LOAD_") and \
-        after[1].opname == "BINARY_SUBSCR" and (
-            after[2].opname in ("LOAD_ATTR", "LOAD_METHOD") and
-            after[2].argval not in _GEOMETRY or
-            after[2].opname in ("BINARY_SUBSCR", "PRECALL", "CALL", "CALL_FUNCTION_EX"))
-
-
-def _paths(code, ins, k) -> list:
-    """The load paths of the value instruction ``k`` leaves (``self.sink.d``)."""
-    attrs: tuple = ()
-    while k >= 0 and ins[k].opname in ("LOAD_ATTR", "LOAD_METHOD"):
-        attrs, k = (ins[k].argval, *attrs), k - 1
-    head = ins[k] if k >= 0 else None
-    if head is None or head.opname not in _NAME_LOADS:
-        return [(None, None, *attrs)]
-    kind = "global" if head.opname in ("LOAD_GLOBAL", "LOAD_NAME") else "closure" if \
-        head.opname in ("LOAD_DEREF", "LOAD_CLASSDEREF") and head.argval in code.co_freevars \
-        else "local"
-    names = head.argval if isinstance(head.argval, tuple) else (head.argval,)
-    return [(kind, n, *attrs) for n in (names[-1:] if attrs else names)]
-
-
-def _use(after) -> bool:
-    if after and after[0].opname in ("LOAD_ATTR", "LOAD_METHOD"):
-        return after[0].argval not in _GEOMETRY   # d.shape reads no device memory
-    if after and after[0].opname in ("BINARY_SUBSCR", "BINARY_SLICE"):
-        return True
-    for op in after:
-        if op.opname in ("PRECALL", "CALL", "CALL_FUNCTION_EX"):
-            return True
-        if op.opname.startswith(_MOVES):
-            return False
-    return False
-
-
-_GEOMETRY = frozenset({"shape", "dtype", "size", "ndim", "strides", "itemsize", "nbytes"})
-_NAME_LOADS = ("LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR",
-               "LOAD_METHOD", "LOAD_FAST_LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CLASSDEREF")
-_MOVES = ("STORE", "DELETE", "IS_OP", "COMPARE_OP", "CONTAINS_OP", "POP_JUMP", "JUMP",
-          "RETURN", "POP_TOP", "SWAP", "ROT", "YIELD")
 
 
 def _refuse_passed(t, fn) -> None:

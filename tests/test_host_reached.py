@@ -880,7 +880,7 @@ def test_a_bound_callback_moving_device_arrays_in_a_dict_it_holds_runs():
 class _Keeper:
     def __init__(self, d):
         self.d, self.buf, self.refs = d, gt.pinned_empty(8), []
-        self.state = {"buf": d, "step": 3}
+        self.state, self.held = {"buf": d, "step": 3}, [3, d]
 
     def keep(self):   # a size read, a number read off a dict holding it too
         SEEN.append(len(self.d) + self.buf[0] + float(self.state["step"]))
@@ -898,8 +898,11 @@ class _Keeper:
         d = self.d
         d.copy_to_host()
 
+    def last(self):   # the item holding it, counted from the end
+        _show(self.held[-1])
 
-@pytest.mark.parametrize("how", ["keep", "hand", "stash", "item", "alias"])
+
+@pytest.mark.parametrize("how", ["keep", "hand", "stash", "item", "alias", "last"])
 def test_a_callback_sizing_a_device_array_runs_and_one_reading_it_is_refused(how):
     """``len(self.d)`` and ``self.state["step"]`` (a dict holding it too) touch no
     device memory: the callback runs; handing the array to a function (an

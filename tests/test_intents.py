@@ -9,6 +9,7 @@ from numba import cuda, literal_unroll
 
 import graphtrace as gt
 from graphtrace.ops._intents import analyze, infer_intents, vararg_intent, writes_outside
+from flow_kernels import copy_into
 from helpers import FakeDeviceArray as A
 
 
@@ -1344,17 +1345,11 @@ def test_an_array_taken_by_getattr_with_a_constant_name_makes_the_kernel_opaque(
     assert writes_outside(by_getattr.py_func) == {"NS"}
     assert writes_outside(host_only.py_func) == frozenset()
 
-    @cuda.jit
-    def copyk(src, dst):
-        i = cuda.grid(1)
-        if i < dst.size:
-            dst[i] = src[i]
-
     @gt.graph(backend="sim")
     def f(s, x, out):
-        copyk[1, 8, s](x, NS.M)         # NS.M = x
+        copy_into[1, 8, s](x, NS.M)     # NS.M = x
         by_getattr[1, 8, s](out)       # NS.M = out
-        copyk[1, 8, s](NS.M, x)         # x = NS.M: after both
+        copy_into[1, 8, s](NS.M, x)     # x = NS.M: after both
     x, out = cuda.to_device(np.zeros(8)), cuda.to_device(np.arange(8.0))
     g = f.trace(x, out)
     assert g.nodes[1].opaque and g.nodes[1] in g.nodes[2].deps

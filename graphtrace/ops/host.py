@@ -123,12 +123,11 @@ def _device_keys(v):
     """The keys (indexes) of a dict (list, tuple) ``v`` whose items hold device
     arrays; None for another value (any item read counts)."""
     if isinstance(v, dict):
-        items = v.items()
-    elif isinstance(v, (list, tuple)):
-        items = enumerate(v)
-    else:
-        return None
-    return {k for k, x in items if any(_is_device(y) for y in leaves(x))}
+        return {k for k, x in v.items() if any(_is_device(y) for y in leaves(x))}
+    if isinstance(v, (list, tuple)):   # held[-1] too
+        return {k for i, x in enumerate(v) if any(_is_device(y) for y in leaves(x))
+                for k in (i, i - len(v))}
+    return None
 
 
 def _is_device(x) -> bool:

@@ -5,35 +5,30 @@ Arguments are flattened like a pytree: arrays, numbers, and lists, tuples
 and dicts of them. Arrays are traced as they are; numbers become dynamic
 ``Scalar`` parameters unless named in ``static=``; bools, slices and sets (by
 value) and any other hashable value are static; an object of the program's own (a config) is keyed
-by what the code reads off it (``_object_key``). The cache key is the abstract signature: per
+by what the code reads off it (``object_keys.py``). The cache key is the abstract signature: per
 array its type, shape, strides, dtype and device; per number its type; per
 static value the value itself; which arrays share memory, and how; and the
 address of every array the function reaches by name (``reach.py``).
 """
 from __future__ import annotations
 
-import dis
 import enum
 import math
 import numbers
 import operator
 import types
-import weakref
 from functools import partial
 
 import numpy as np
 
 from .buffers import _Intent, as_buffer, geometry_reader, is_array
-from .chains import value_chains
 from .errors import ArgumentError
-from .held import loaded_names
-from .holding import Holdings, Loaded
-from .names import _names, _with_wrapped
-from .owners import _attributes, _bound_to, _dunders, _followed, _graph_class, _has, _library, \
-    _python_function, class_attribute, container, contents, own_class, own_object
+from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespace_values, \
+    _object_key, _valued, key_objects
+from .owners import _library, own_class, own_object
 from .scalar import same_value, value_key
 from .tree import children, leaves, rebuild
-from .values import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, pure_values
+from .values import _Held
 
 __all__ = ["walk", "path_str", "Call", "Identity", "key_objects", "snapshot", "same_call",
            "geometry_check", "named_geometries", "alias_pattern", "copies", "changed_copies"]
@@ -240,223 +235,6 @@ class Call:
             (k, _entry(x, self._holdings.loaded, 0, seen)) for k, x in held)), seen
 
 
-def _object_key(obj, names: frozenset, seen: set) -> tuple:
-    """``(identity, values)``: what the cache key holds of an object of the program's
-    own passed as an argument (``step(w, cfg)`` reading ``cfg.lr``). Where its class
-    says equal objects are interchangeable (``_valued``: a frozen dataclass) and
-    every attribute holds values alone, the values of all its attributes (and of
-    those its class holds by the names read, ``_reads``): an equal config made
-    anew at every call finds its graph (all of them: its methods may read what
-    the function's code does not name). Otherwise the object itself and
-    ``_settings`` of ``names`` (``_TOO_DEEP`` put in ``seen`` where one lies
-    deeper than ``_MAX_DEPTH``: values alone lie no deeper)."""
-    if _valued(obj):
-        values = _settings(obj, None, 0, set())
-        if _values_alone(values):   # and the values its class holds (Cfg.scale)
-            names, held, methods = _reads(type(obj), names)
-            mine = {name for name, _ in values}
-            return None, values + tuple((name, _entry(class_attribute(type(obj), name), names,
-                                                      0, set())) for name in held
-                                        if name not in mine) + _methods_read(methods)
-    return Identity(obj), _settings(obj, names, 0, seen)
-
-
-def _settings(obj, names, depth: int, seen: set) -> tuple:
-    """``(name, entry)`` of an object's attributes of ``names`` (those the
-    function's code loads, not a history or counter the program keeps on it;
-    all where None), ``_entry`` of each: a trace bakes them in, so a change made
-    in place (``cfg.lr = 0.1``, ``cfg.hp["lr"] = 0.1``) traces anew rather than
-    replaying the old value. One deeper than ``_MAX_DEPTH`` by identity
-    (``_TOO_DEEP`` put in ``seen``)."""
-    if depth > _MAX_DEPTH or id(obj) in seen:
-        if depth > _MAX_DEPTH:
-            seen.add(_TOO_DEEP)
-        return (Identity(obj),)
-    seen.add(id(obj))   # the objects above it: a cycle
-    if names is not None:
-        names, held, methods = _READS.get((type(obj), names, getattr(names, "hosted", _NONE))) \
-            or _reads(type(obj), names)
-        out = [(name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
-               if name in names] + list(_methods_read(methods))
-    else:
-        held, out = (), [(name, _entry(v, None, depth, seen)) for name, v in _attributes(obj)]
-    if held:   # the values its class holds by those names (Cfg.scale = 2.0)
-        mine = {name for name, _ in out}
-        out += [(name, _entry(class_attribute(type(obj), name), names, depth, seen))
-                for name in held if name not in mine]
-    seen.discard(id(obj))
-    return tuple(out)
-
-
-_READS: dict = {}   # (class, names, names.hosted) -> _reads
-_NONE = frozenset()
-
-
-def _reads(t: type, names: frozenset) -> tuple:
-    """``(names, held, methods)``: ``names`` (those the function's code loads) and
-    those the methods and properties of ``t`` it names load in turn (``cfg.rate()`` reading
-    ``self.base``), but what they store (a counter a method keeps), and not those
-    of a method only handed to ``s.host`` (``names.hosted``: ``s.host(rec.add, h)``,
-    which reads what it reads when it runs) unless another calls it; and those of
-    them by which ``t`` (or a base) holds values (``Cfg.scale``, read through an
-    object that does not hold it); and the functions of the methods followed
-    (``_methods_read``). Found once per class and names."""
-    hosted = getattr(names, "hosted", _NONE)
-    hit = _READS.get((t, names, hosted))
-    if hit is None:   # (the call path looks it up itself)
-        out, skipped, methods = set(names), set(hosted), {}
-        todo = [n for n in names if n not in skipped] + [name for name, _ in _dunders(t)]
-        while todo:   # and the dunders syntax runs (op(s, x): __call__; cfg[0], float(cfg))
-            f = class_attribute(t, todo.pop())
-            f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
-            f = _python_function(f) if f is not None else None   # a graph method too
-            for g in _with_wrapped(f) if f is not None else ():   # behind a decorator
-                methods[g] = None
-                loads = loaded_names(g)
-                new, again = loads - _stored(g.__code__) - out, loads & skipped
-                skipped -= again   # a method calling one handed to s.host: followed
-                out |= new
-                todo += new | again
-        held = tuple(sorted(n for n in out if not n.startswith("__") and (
-            _is_value(v := class_attribute(t, n)) or pure_values(v) is not None)))
-        hit = _READS[(t, names, hosted)] = (Loaded(out, skipped), held, tuple(methods))
-    return hit
-
-
-def _methods_read(methods) -> tuple:
-    """``(label, values)`` for each method of ``_reads``: what it reads by global
-    and closure names, and what the helpers it calls and the objects its names
-    hold read (``_reached``, as for a function passed as an argument):
-    ``cfg.rate()`` or ``op(s, x)`` reading a global ``BASE``; none for a method
-    reaching nothing by name (``self.k * 2``: a call reads nothing more)."""
-    return tuple((f"{f.__name__}()", ("reads", values)) for f in methods
-                 if _names_any(f) and (values := _reached(f, named=True)))
-
-
-def _names_any(f) -> bool:
-    """Whether function ``f`` may read anything by a global or closure name (its
-    code's or nested code's, ``_names``) or a default: found once per code object,
-    so that a method reaching nothing costs a call no ``Holdings``."""
-    code = getattr(f, "__code__", None)
-    if code is None:
-        return True
-    hit = _NAMES_ANY.get(id(code))
-    if hit is None or hit[0] is not code:
-        hit = _NAMES_ANY[id(code)] = (code, bool(_names(code)))
-    return hit[1] or f.__defaults__ is not None or f.__kwdefaults__ is not None
-
-
-_NAMES_ANY: dict = {}   # id(code) -> (code, whether it names any global or free name)
-
-
-def _stored(code) -> set:
-    """The attribute names a code object (and the code nested in it) stores or
-    deletes."""
-    out, todo = set(), [code]
-    while todo:
-        c = todo.pop()
-        todo += [x for x in c.co_consts if isinstance(x, types.CodeType)]
-        out.update(i.argval for i in dis.get_instructions(c)
-                   if i.opname in ("STORE_ATTR", "DELETE_ATTR"))
-    return out
-
-
-def _entry(v, names, depth: int, seen: set):
-    """The key's entry for a value an argument object holds: numbers, strings and
-    containers of them (``pure_values``: sets, deques, ``OrderedDict`` too) by
-    value; the objects of the program's own it holds by their ``_settings`` in
-    turn (with ``names`` None: only those of ``_valued`` classes), and the
-    containers holding them (a list, tuple or dict, or another of
-    ``owners.contents``: a deque, a set of them) item by item; anything else by
-    identity (held, so that a freed object's id, given to a new one, finds no
-    stale graph). A container deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP``)."""
-    t = type(v)
-    if t in _PLAIN_VALUES:   # at once
-        return t, value_key(v)
-    if _is_value(v):
-        return t, _Held(v) if t in _GROUPS else value_key(v)
-    if own_object(v):
-        if names is None and not _valued(v):
-            return Identity(v)
-        return t, _settings(v, names, depth + 1, seen)
-    form = pure_values(v)
-    if form is not None:
-        return t, _Held(form)
-    items = children(v)
-    if items is None and container(t):
-        items = contents(v, "")
-    if items is None:
-        return Identity(v)
-    if depth >= _MAX_DEPTH:
-        seen.add(_TOO_DEEP)
-        return Identity(v)
-    return t, tuple((type(k), value_key(k), _entry(x, names, depth + 1, seen))
-                    for k, x in items)
-
-
-_TOO_DEEP = object()   # in _settings' seen: an object lay too deep to key by its values
-
-
-_VALUED: dict = {}   # class -> whether its objects are values (_valued)
-
-
-def _valued(obj) -> bool:
-    """Whether ``obj``, of a class of the program's own, compares by value and
-    hashes (a frozen dataclass, one defining ``__eq__`` and ``__hash__``): equal
-    ones are interchangeable, and stay so (a hashable object is not changed). Its
-    class says so, and the object itself must hash: a frozen dataclass holding a
-    list (a results sink) raises TypeError, and is an object kept by identity."""
-    t = type(obj)
-    hit = _VALUED.get(t)
-    if hit is None:
-        hit = _VALUED[t] = t.__eq__ is not object.__eq__ and t.__hash__ is not None
-    if not hit:
-        return False
-    try:
-        hash(obj)
-    except TypeError:
-        return False
-    return True
-
-
-def _values_alone(entries) -> bool:
-    """Whether ``_settings`` entries hold no object by identity."""
-    return all(type(e) is not Identity and (type(e) is not tuple or _values_alone(e))
-               for e in entries)
-
-
-def key_objects(key) -> frozenset:
-    """The ids of the objects a cache key holds, by identity (``Identity``,
-    ``values._Same``) or as themselves (a kernel reached by name): a later call
-    holding another object there has another key."""
-    out, todo = set(), [key]
-    while todo:
-        x = todo.pop()
-        if type(x) in (tuple, list, frozenset):
-            todo.extend(x)
-        else:
-            out.add(id(x.obj if type(x) in (Identity, _Same) else x))
-    return frozenset(out)
-
-
-class Identity:
-    """An object the cache key holds by identity (a method's ``self``, what an
-    argument object holds that is no value): the very object, whatever its
-    ``__eq__``, kept alive by the key, so that no other object is given its id
-    while a graph keyed by it is cached."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __hash__(self):
-        return id(self.obj)
-
-    def __eq__(self, other):
-        return type(other) is Identity and other.obj is self.obj
-
-
 _IMMUTABLE = (int, float, complex, bool, str, bytes, type(None), np.generic)
 
 
@@ -492,101 +270,6 @@ def untyped(k):
     if type(v) is tuple:   # value_key's zero with the signs of its parts, or a NaN
         return t(math.copysign(math.nan, v[1])) if isinstance(v[0], str) else v[0]
     return v
-
-
-def _function_values(f, hosted: bool = False) -> tuple:
-    """What a function passed as an argument (a graph function too, and a method
-    bound to its object: ``_function_of``) reads that its trace bakes in: the
-    values (numbers, strings, containers of them) its code reads by global and
-    closure names, and those it reads off the object of a bound method of the
-    program's own (``apply(model.op, x)`` reading ``self.c``); empty for anything
-    else (a builtin, a kernel, a class). ``hosted``: one the graph function hands
-    to ``s.host``, whose code changes what it keeps when it runs (``SEEN.append(x)``):
-    those names are left out (else a history it appends to traces anew each call)."""
-    owner, func = _function_of(f)
-    if not isinstance(func, types.FunctionType) or isinstance(f, type):
-        return ()
-    names, out = loaded_names(func), []
-    kept = {head for head, _ in value_chains(func.__code__)[1]} if hosted else set()
-    if owner is not None and own_object(owner):
-        out.append(("self",) + _object_key(owner, names, set()))
-    code, scope = func.__code__, func.__globals__
-    cells = []
-    for name, cell in zip(code.co_freevars, func.__closure__ or ()):
-        try:
-            cells.append((name, cell.cell_contents))
-        except ValueError:   # not yet bound
-            continue
-    if owner is None:   # and what the helpers it calls and the objects its names
-        reached = _reached(func)   # hold read, as a graph function's are read
-        if reached:
-            out.append(("reached", reached))
-    for name, v in cells + [(n, scope[n]) for n in sorted(names) if n in scope]:
-        if name in kept:
-            continue
-        if isinstance(v, (list, tuple, dict, set, frozenset)) and len(v) > _MOST_VALUES:
-            continue   # a table of values: read whole at every call, it would cost more
-        if _is_value(v) or pure_values(v) is not None:   # than the trace it saves
-            out.append((name, _entry(v, frozenset(), 0, set())))
-    return tuple(out)
-
-
-_MOST_VALUES = 4096   # items of a container _function_values keys by value
-
-
-def _reached(func, named: bool = False) -> tuple:
-    """``Holdings.functions`` of a function of the program's own (found once while
-    it lives): the values its names, its helpers' and the objects they hold read;
-    ``named``: empty where its names reach nothing (its code alone)."""
-    holdings = _HOLDINGS.get(func)
-    if holdings is None:
-        holdings = _HOLDINGS[func] = Holdings(func, None)
-    if named and not holdings.reach.places and not holdings.reach.objects:
-        return ()
-    return holdings.functions()
-
-
-def _function_of(f) -> tuple:
-    """``(the object it is bound to or None, function)`` of a callable passed as an
-    argument: a bound method's (a graph method's bound to its instance too), a
-    graph function's (``@gt.graph``: the function it traces), else ``f`` itself
-    (its ``__func__`` where it has one)."""
-    bound = _bound_to(f)
-    if bound is not None:
-        return bound
-    return None, _python_function(f) if _graph_class(type(f)) else getattr(f, "__func__", f)
-
-
-def _namespace_values(v, names: frozenset) -> tuple:
-    """What a class or module of the program's own passed as an argument holds by
-    the names the code, and the code of the class's own methods, loads (values
-    and containers of them): ``step(out, Cfg)`` reading ``cfg.lr``, or
-    ``cfg.rate()`` reading ``cls.LR``; and what the class's methods (the module's
-    functions) the code names read by global and closure names
-    (``_methods_read``); empty for anything else."""
-    methods = ()
-    if isinstance(v, type):
-        if not own_class(v):
-            return ()
-        methods = _reads(v, names)[2]
-        names = names | frozenset().union(*(
-            loaded_names(f) for f in (_python_function(getattr(x, "__func__", x))
-                                      for c in v.__mro__ for x in vars(c).values())
-            if f is not None))
-        read = [(n, class_attribute(v, n)) for n in sorted(names)]
-    elif isinstance(v, types.ModuleType) and not _library(v):
-        scope = vars(v)
-        read = [(n, scope[n]) for n in sorted(names) if n in scope]
-        methods = tuple(f for _, x in read if not _has(x, "py_func") and   # not a kernel
-                        (f := _followed(x)) is not None)   # mod.helper(s, x)
-    else:
-        return ()
-    return tuple((n, _entry(x, frozenset(), 0, set())) for n, x in read
-                 if x is not None and (_is_value(x) or pure_values(x) is not None)) + \
-        _methods_read(methods)
-
-
-_HOLDINGS = weakref.WeakKeyDictionary()   # a function passed as an argument -> its Holdings
 
 
 def snapshot(value):

@@ -37,7 +37,7 @@ _MAX_PASSES = 16   # walks of held objects a call may take to find their methods
 class Loaded(frozenset):
     """Names a graph function's code loads (``Holdings.loaded``), with ``hosted``:
     those of them it names only as a method it hands to ``s.host``, whose code an
-    argument's cache key does not follow (``arguments._reads``)."""
+    argument's cache key does not follow (``object_keys._reads``)."""
 
     def __new__(cls, names, hosted=frozenset()):
         self = super().__new__(cls, names)
@@ -80,7 +80,7 @@ class Holdings:
     @functools.cached_property
     def loaded(self) -> Loaded:
         """The names the function's code and its helpers' load: the attributes it
-        may read off an object passed as an argument (``arguments._settings``);
+        may read off an object passed as an argument (``object_keys._settings``);
         with those it names only as a method handed to ``s.host`` (``s.host(rec.add,
         h)``), whose code reads what it reads when it runs (not watched)."""
         names, hosted, other = set(), set(), set()

@@ -19,8 +19,9 @@ import logging
 
 import numpy as np
 
-from .arguments import Identity, untyped
+from .arguments import untyped
 from .errors import counted
+from .object_keys import Identity
 from .values import _is_number
 
 __all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route",
@@ -165,7 +166,7 @@ def _what(t) -> str:
 
 
 def _setting(e) -> str:
-    """An argument object's attribute as the key holds it (``arguments._entry``)."""
+    """An argument object's attribute as the key holds it (``object_keys._entry``)."""
     if type(e) is tuple and len(e) == 2 and type(e[1]) is not tuple:
         return repr(e[1])   # a value, or values (_Held)
     return "absent" if e is None else "another value"

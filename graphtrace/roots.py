@@ -13,7 +13,7 @@ from bisect import bisect_right
 
 import numpy as np
 
-from .arguments import key_objects
+from .object_keys import key_objects
 from .buffers import Buffer, as_buffer, device_buffer, interface_of, is_array, key_interface
 from .errors import ArgumentError, user_frame
 from . import _driver, buffers as _buffers, deps as _deps, placement as _placement, \

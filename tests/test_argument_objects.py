@@ -791,7 +791,7 @@ class _ReadsNothingByName:
 def test_a_method_reaching_nothing_by_name_is_keyed_without_looking_into_it_at_each_call():
     """Its code names no global or closure name: its object's values key it, and
     no ``Holdings`` of the method is built or consulted at each call."""
-    from graphtrace import arguments
+    from graphtrace import object_keys
 
     @gt.graph(backend="sim")
     def f(s, out, obj):
@@ -802,7 +802,7 @@ def test_a_method_reaching_nothing_by_name_is_keyed_without_looking_into_it_at_e
         f(out, obj)
         assert result(out) == [2.0 * k] * 2
     assert f.cache_info().misses == 2
-    assert _ReadsNothingByName.rate not in arguments._HOLDINGS
+    assert _ReadsNothingByName.rate not in object_keys._HOLDINGS
 
 
 _COUNT = 1.0

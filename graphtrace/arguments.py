@@ -12,6 +12,7 @@ address of every array the function reaches by name (``reach.py``).
 """
 from __future__ import annotations
 
+import collections.abc
 import enum
 import math
 import numbers
@@ -45,7 +46,7 @@ def _hashable(v) -> bool:
     try:
         hash(v)
         return True
-    except TypeError:
+    except (TypeError, ValueError):   # a writable memoryview raises ValueError
         return False
 
 
@@ -82,6 +83,11 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
             "pass the array itself to the graph function")
     if own_object(value):   # a config, hashable or not (a dataclass): keyed by Call
         return leaf("static", path, value)
+    if isinstance(value, _ONE_SHOT):
+        raise ArgumentError(
+            f"argument {path_str(path)} is a {type(value).__name__}: what it yields is "
+            "read once, by the trace, and a later call replays the graph without reading "
+            "it; pass a list or tuple instead (list(...), or the dict itself)")
     by_value = _BY_VALUE.get(type(value))
     if by_value is not None and _hashable(by_value(value)):   # a slice, a set: by value
         return leaf("static", path, value)
@@ -98,6 +104,10 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
             "hashable, and is then static (a new value traces a new graph)")
     return leaf("static", path, value)
 
+
+# iterators (generators, map, zip, iter(), itertools') and a dict's views: never keys
+_ONE_SHOT = (collections.abc.Iterator, collections.abc.KeysView, collections.abc.ValuesView,
+             collections.abc.ItemsView)
 
 # static values keyed by value where Python does not hash them (a slice, before 3.12;
 # a set, read anew at every call: the call shortcut never takes one, ``snapshot``):

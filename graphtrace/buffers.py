@@ -424,11 +424,18 @@ def _torch_geometry(t) -> tuple:
     return t.data_ptr(), t.shape, t.stride(), t.dtype
 
 
-def _geometry_reader_of(t: type):
+# another array type's (a handle of the program's own answering the interface of
+# the buffer it points at now, which may be another at the next call): all of it
+_interface_geometry = operator.attrgetter("__cuda_array_interface__")
+
+
+def _geometry_reader_of(obj):
+    t = type(obj)
     torch = sys.modules.get("torch")
     return _numpy_view if issubclass(t, np.ndarray) else \
         _cupy_geometry if _is_cupy_array_type(t) else \
-        _torch_geometry if torch is not None and issubclass(t, torch.Tensor) else None
+        _torch_geometry if torch is not None and issubclass(t, torch.Tensor) else \
+        _interface_geometry if _kind(obj) == "cai" else None
 
 
 _geometry_readers: dict = {}   # type -> geometry_reader's function for it, decided once
@@ -436,13 +443,16 @@ _geometry_readers: dict = {}   # type -> geometry_reader's function for it, deci
 
 def geometry_reader(obj):
     """The cheapest function reading what of array ``obj``'s geometry can change with
-    the object kept (``h.shape = (2, 8)``, ``t.resize_(8)``): one of the above, the
-    address only where numpy can move it; None where nothing can (numba's device
-    arrays, the simulator's, any other object)."""
+    the object kept (``h.shape = (2, 8)``, ``t.resize_(8)``, a handle pointed at
+    another buffer): one of the above, the address only where numpy can move it;
+    None where nothing can (numba's device arrays, the simulator's, an object that
+    is no array)."""
     t = type(obj)
     read = _geometry_readers.get(t, False)
     if read is False:
-        read = _geometry_readers[t] = _geometry_reader_of(t)
+        read = _geometry_readers[t] = _geometry_reader_of(obj)
+    if read is None and _kinds.get(t) == "other" and _own_interface(obj) is not None:
+        return _interface_geometry   # an interface set on the object itself
     return _numpy_owner if read is _numpy_view and obj.flags.owndata else read
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from .arguments import path_str
 from .chains import item_change_line
 from .errors import user_frame
+from .object_keys import Identity
 
 __all__ = ["RetraceWarning", "StateWarning", "CallWarnings"]
 
@@ -77,6 +78,13 @@ def _reached_changing(fixed: list) -> str:
 _VALUE_TYPES = (int, float, complex, str, bytes, np.number, np.bool_, tuple, frozenset)
 
 
+def _made_anew(entry) -> bool:
+    """Whether an argument's key entry is an object of the program's own keyed by
+    identity (``arguments.Call._leaf``: ``("object", its class, Identity, ...)``)."""
+    return type(entry) is tuple and len(entry) > 2 and entry[0] == "object" and \
+        type(entry[2]) is Identity
+
+
 class CallWarnings:
     """The warnings of ``GraphFunction``'s calls, said once each (mixed into
     ``GraphFunction``: ``self`` is the decorated function)."""
@@ -109,7 +117,17 @@ class CallWarnings:
             advice.append(f"the type of the number(s) {names} keeps changing ({types}"
                           f"{bools}): pass one type every call (float({typed[0][0]}) or "
                           f"np.float32({typed[0][0]}))")
-        if other or not typed:
+        fresh = [p for p, seen in changing if p in other and all(map(_made_anew, seen))
+                 and len({id(v[2].obj) for v in seen}) > 1]
+        if fresh:
+            names = ", ".join(fresh)
+            advice.append(f"argument(s) {names} are objects of the program's own, each new one a "
+                          "new signature even where equal (it is keyed by identity, with what "
+                          "the code reads off it): pass the same object at every call, changing "
+                          "its attributes, or make its class a frozen dataclass, whose equal "
+                          "objects share a graph")
+            other = [p for p in other if p not in fresh]
+        if other or not (typed or fresh):
             what = f"argument(s) {', '.join(other)} keep changing" if other else \
                 _reached_changing([k[1] for k in self._keys_seen if len(k) > 1])
             advice.append(what if other == [] and what.startswith("the value(s)") else

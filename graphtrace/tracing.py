@@ -8,6 +8,8 @@ once a trace is over: a result returned, a temporary kept.
 """
 from __future__ import annotations
 
+import dis
+
 from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
 from .arguments import Call, changed_copies, copies, path_str, walk
@@ -80,7 +82,7 @@ class Tracing:
                 if refusal is None:
                     raise
                 raise refusal from None
-        _refuse_result(self.__name__, result)
+        _refuse_result(self.__name__, result, self.fn)
         ir = tracer.graph()
         if ir.temporaries:
             arguments = self._bind(args, kwargs).arguments
@@ -135,24 +137,43 @@ class Tracing:
             return
         t.nested += 1
         try:
-            _refuse_result(self.__name__, self.fn(*bound.args, **bound.kwargs))
+            _refuse_result(self.__name__, self.fn(*bound.args, **bound.kwargs), self.fn)
         finally:
             t.nested -= 1
 
 
-def _refuse_result(name: str, result) -> None:
-    """A graph function returns nothing (a temporary least of all)."""
+def _refuse_result(name: str, result, fn) -> None:
+    """A graph function returns nothing (a temporary least of all): refused at its
+    ``return`` line where one alone returns a value, else at the call's."""
     if result is None:
         return
+    source = _return_line(fn)
     tmp = returned(result)
     if tmp is not None:
         raise TraceError(f"{name} returned temporary {tmp._life.where()}: a temporary is "
                          "the graph's own memory and exists only inside it; s.copy it into "
-                         "an array passed in", source=None)
+                         "an array passed in", source=source)
     what = f"an array ({type(result).__name__})" if is_array(result) else \
         type(result).__name__
-    raise TraceError(f"{name} returned {what}: a graph function returns nothing; write "
-                     "results into arrays passed in", source=None)
+    raise TraceError(f"{name} returned {what}: a graph function returns nothing (a call "
+                     "returns None); write results into arrays passed in, and drop the "
+                     "return value", source=source)
+
+
+def _return_line(fn) -> tuple | None:
+    """``(file, line)`` of the one ``return`` of ``fn``'s code that returns a value
+    other than None, or None where there are several (or none: a wrapper's)."""
+    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
+    if code is None:
+        return None
+    lines, last = set(), None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "RETURN_VALUE" and not (
+                last is not None and last.opname == "LOAD_CONST" and last.argval is None) or \
+                ins.opname == "RETURN_CONST" and ins.argval is not None:
+            lines.add(ins.positions.lineno)
+        last = ins
+    return (code.co_filename, lines.pop()) if len(lines) == 1 and None not in lines else None
 
 
 def _refuse_kept(tracer, places) -> None:

@@ -337,6 +337,39 @@ def test_the_retrace_warning_names_a_number_that_is_sometimes_a_bool():
     assert "a bool is static" in message and "aliasing" not in message
 
 
+@dataclasses.dataclass
+class _Rate:
+    lr: float
+
+
+def test_the_retrace_warning_says_an_equal_config_made_anew_at_every_call_is_keyed_by_identity():
+    """An equal object of a non-frozen class made at every call traces every call:
+    the warning says to keep one object or make the class frozen, not to keep
+    shapes and dtypes fixed."""
+    @gt.graph(backend="sim")
+    def scaled(s, x, cfg):
+        put[1, 2, s](x, cfg.lr)
+
+    x = dev(0.0, 0.0)
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for _ in range(12):
+            scaled(x, _Rate(2.0))
+    message = str(rec[0].message)
+    assert "argument(s) cfg are objects of the program's own" in message
+    assert "frozen dataclass" in message and "keep shapes" not in message
+
+    @gt.graph(backend="sim")
+    def again(s, x, cfg):
+        put[1, 2, s](x, cfg.lr)
+
+    kept = _Rate(1.0)   # one object whose value keeps changing: the usual advice
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for k in range(12):
+            kept.lr = float(k)
+            again(x, kept)
+    assert "objects of the program's own" not in str(rec[0].message)
+
+
 class _Scaled:
     scale = 1.0   # read through the object, held by the class
 

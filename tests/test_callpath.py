@@ -1387,3 +1387,54 @@ def test_an_array_a_name_holds_reshaped_in_place_is_another_call(change, call):
     call(f, d)
     assert seen[-1] == (h.shape, h.dtype, h.__array_interface__["data"][0])
     assert f.cache_info()[:2] == (1, 2)
+
+
+class _Handle:
+    """A handle of the program's own answering the interface of the buffer it points at."""
+
+    def __init__(self, target):
+        self.target = target
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.target.__cuda_array_interface__
+
+
+@pytest.mark.parametrize("own", [False, True])
+def test_a_handle_pointed_at_another_buffer_is_not_the_same_call(own):
+    """Its interface is read again (the type's property, or a dict set on the object
+    itself): the same object at another address is a call the shortcut cannot take."""
+    from graphtrace.arguments import geometry_check, same_call, snapshot
+    a, b = A(8, "float64"), A(8, "float64")
+    x = A(8, "float64") if own else _Handle(a)
+    snap = ((snapshot(x),), None)
+    reads, was = geometry_check(snap[0])
+    assert same_call((x,), {}, snap) and tuple(r() for r in reads) == was
+    if own:
+        x.__cuda_array_interface__ = dict(b.__cuda_array_interface__)
+    else:
+        x.target = b
+    assert not same_call((x,), {}, snap) and tuple(r() for r in reads) != was
+
+
+def test_an_iterator_or_a_dicts_view_argument_is_refused_at_the_call():
+    @gt.graph(backend="sim")
+    def total(s, xs, out):
+        for x in xs:
+            s.copy(out, x)
+
+    a, out = dev(np.ones(4)), dev(np.zeros(4))
+    for xs in ((v for v in [a]), iter([a]), map(lambda v: v, [a]), {"a": a}.values()):
+        with pytest.raises(gt.ArgumentError, match=r"argument xs is a \w+: what it yields is "
+                           r"read once.*pass a list or tuple") as e:
+            total(xs, out)   # the call
+        assert e.value.source[1] == line_of(__file__, "the call")
+
+
+def test_a_memoryview_argument_is_refused_as_a_value_that_cannot_be_traced():
+    @gt.graph(backend="sim")
+    def f(s, x, out):
+        s.copy(out, out)
+
+    with pytest.raises(gt.ArgumentError, match="argument x of type memoryview cannot be traced"):
+        f(memoryview(bytearray(8)), dev(np.zeros(4)))

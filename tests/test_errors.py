@@ -421,19 +421,33 @@ def test_copies_and_memsets_of_no_bytes_record_no_node():
 
 
 def test_graph_function_returning_a_value():
+    """Refused at its return line where one return alone gives a value, else at the
+    call's."""
     @gt.graph
     def f(s, x):
-        return x
+        return x                                             # returns
     with pytest.raises(gt.TraceError) as e:
-        f.trace(A(8))                                        # returns
-    check(e, "returns", "f returned an array (FakeDeviceArray)", "returns nothing")
+        f.trace(A(8))
+    check(e, "returns", "f returned an array (FakeDeviceArray)", "returns nothing",
+          "drop the return value")
 
     @gt.graph
     def g(s, x):
-        return 3
+        if x.shape[0] > 100:
+            return None
+        return 3                                             # a number
     with pytest.raises(gt.TraceError) as e:
-        g.trace(A(8))                                        # a number
+        g.trace(A(8))
     check(e, "a number", "g returned int: a graph function returns nothing")
+
+    @gt.graph
+    def h(s, x, big):
+        if big:
+            return 1
+        return 2
+    with pytest.raises(gt.TraceError) as e:
+        h.trace(A(8), False)                                 # two returns
+    check(e, "two returns", "h returned int")
 
 
 def test_grid_from_a_dynamic_scalar():

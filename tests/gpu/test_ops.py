@@ -451,3 +451,32 @@ def test_copies_and_memsets_of_fortran_and_reversed_views(rng):
     f(dst, cuda.to_device(b), y, cuda.to_device(hx), m)   # rebound
     cuda.synchronize()
     assert np.array_equal(dst.copy_to_host(), b)
+
+
+class _Handle:
+    """A handle of the program's own answering the interface of the array it points at."""
+
+    def __init__(self, target):
+        self.target = target
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.target.__cuda_array_interface__
+
+
+def test_a_handle_pointed_at_another_array_between_identical_calls_is_rebound():
+    """The same handle object, pointed elsewhere, with every other argument the same:
+    the call shortcut took it for the same call and replayed the first array."""
+    a, b = cuda.to_device(np.full(64, 1.0)), cuda.to_device(np.full(64, 10.0))
+    out = cuda.device_array(64)
+    h = _Handle(a)
+
+    @gt.graph
+    def f(s, x, out):
+        combine[1, 64, s](x, x, out)
+    f(h, out)
+    f(h, out)   # the shortcut made
+    h.target = b
+    f(h, out)
+    cuda.synchronize()
+    assert np.array_equal(out.copy_to_host(), np.full(64, 40.0))

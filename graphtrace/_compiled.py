@@ -48,8 +48,8 @@ def emitter():
 
 
 def reducer():
-    """The compiled search of ``deps.reduce_pairs`` (``_reduce.c``); None as for
-    ``speedups``."""
+    """The compiled search of ``reduction.reduce_pairs`` (``_reduce.c``); None as
+    for ``speedups``."""
     if PURE:
         return None
     try:

@@ -1,9 +1,10 @@
-/* The search of deps.py's transitive reduction, compiled: deps._search and
- * deps._latest_on, for the nodes left with predecessors on several chains;
- * and deps.data_pairs where the regions a scope touches do not overlap (pairs).
+/* The search of reduction.py's transitive reduction, compiled: reduction._search
+ * and reduction._latest_on, for the nodes left with predecessors on several
+ * chains; and deps.data_pairs where the regions a scope touches do not overlap
+ * (pairs).
  *
  * Optional, like _speedups.c: without it (or with GRAPHTRACE_PURE_PYTHON set)
- * deps.py runs its Python functions, which are the reference. The reduction
+ * reduction.py and deps.py run their Python functions, which are the reference. The reduction
  * is unique, so both keep the same pairs: tests/test_deps_random.py holds each
  * against a brute-force oracle on random graphs.
  */
@@ -118,7 +119,7 @@ typedef struct {
 
 #define KEY(g, u, chain) ((u) * (g)->n + (chain) + 1)
 
-/* deps._latest_on: the latest node of ``chain`` that is ``q`` or an ancestor of
+/* reduction._latest_on: the latest node of ``chain`` that is ``q`` or an ancestor of
  * it, looking no further back than ``lo``; -1 if none; -2 with an error */
 static int64_t
 latest_on(Graph *g, int64_t q, int64_t chain, int64_t lo)
@@ -182,7 +183,7 @@ int64s(PyObject *obj, Py_buffer *view, const char *name)
     return 0;
 }
 
-/* deps._search's node loop, for node ``node``; 0, or -1 with an error */
+/* reduction._search's node loop, for node ``node``; 0, or -1 with an error */
 static int
 settle(Graph *g, int64_t node, int64_t *seen, int64_t *red, int64_t *want,
        int64_t *wanted_pred, char *keep)
@@ -250,7 +251,7 @@ settle(Graph *g, int64_t node, int64_t *seen, int64_t *red, int64_t *want,
     return 0;
 }
 
-/* search(ptr, preds, head): deps._search's mask of the pairs to keep, as bytes
+/* search(ptr, preds, head): reduction._search's mask of the pairs to keep, as bytes
  * (one 0 or 1 per pair); the nodes settled are those with two predecessors or
  * more in ptr */
 static PyObject *
@@ -588,7 +589,7 @@ done:
 
 static PyMethodDef methods[] = {
     {"search", search, METH_VARARGS,
-     "search(ptr, preds, head): deps._search's mask of the pairs to keep "
+     "search(ptr, preds, head): reduction._search's mask of the pairs to keep "
      "(bytes of 0 and 1), from int64 arrays"},
     {"pairs", pairs, METH_VARARGS,
      "pairs(codes, ends, of_slot, lo, hi, barrier): deps.data_pairs's pairs where the "
@@ -598,8 +599,8 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT, "graphtrace._reduce",
-    "deps.py's transitive-reduction search, compiled (optional; deps.py holds the "
-    "reference).",
+    "reduction.py's transitive-reduction search and deps.py's pairs, compiled (optional; "
+    "those modules hold the reference).",
     -1, methods, NULL, NULL, NULL, NULL,
 };
 

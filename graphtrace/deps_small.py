@@ -26,7 +26,7 @@ SMALL = 64   # nodes; above this the batch path costs less (bench/STUDIES.md)
 
 
 def data_deps(n: int, codes: list, ends: list, opaque: list, regions) -> tuple:
-    """``(ptr, deps)`` as ``deps.reduce_pairs(n, *deps.data_pairs(...))`` gives them."""
+    """``(ptr, deps)`` as ``reduction.reduce_pairs(n, *deps.data_pairs(...))`` gives them."""
     regions.update()
     region = regions.of_slot[np.array(codes, np.int64) >> 2].tolist() if codes else []
     used = set(region)
@@ -121,7 +121,7 @@ def preds_of(n: int, preds, ops) -> list:
 
 
 def reduce(n: int, preds: list) -> tuple:
-    """``(ptr, deps)`` of ``deps.reduce_pairs`` from each node's earlier nodes
+    """``(ptr, deps)`` of ``reduction.reduce_pairs`` from each node's earlier nodes
     ``preds[j]`` (any iterable): the predecessors no other one reaches, ascending.
     Nodes come in topological order, so taking them from the latest, one is
     redundant exactly when a kept later one reaches it (``reach``: bit sets)."""

@@ -15,8 +15,8 @@ from hypothesis import example, given, settings, strategies as st
 
 import graphtrace as gt
 from graphtrace.buffers import as_buffer
-from graphtrace import deps as _deps
-from graphtrace.deps import reduce_pairs
+from graphtrace import deps as _deps, reduction as _reduction
+from graphtrace.reduction import reduce_pairs
 from helpers import FakeDeviceArray, any_kernel, repeat
 
 K = any_kernel()
@@ -137,7 +137,7 @@ def ladder(rungs):
     return [{i - p for p in ps} for i, ps in enumerate(preds)]
 
 
-SEARCHES = (True, False) if _deps._BUILT is not None else (False,)
+SEARCHES = (True, False) if _reduction._BUILT is not None else (False,)
 
 
 @settings(max_examples=300, deadline=None)
@@ -154,12 +154,12 @@ def test_reduction_keeps_exactly_the_predecessors_no_other_one_reaches(back):
     long paths (the searches run long)."""
     pairs = [(i - d, i) for i, ds in enumerate(back) for d in ds if d <= i]
     for compiled in SEARCHES:   # the search settling open questions: each there is
-        was = _deps.use_compiled_search(compiled)
+        was = _reduction.use_compiled_search(compiled)
         try:
             ptr, deps = reduce_pairs(len(back), np.array([p for p, _ in pairs], np.int64),
                                      np.array([o for _, o in pairs], np.int64))
         finally:
-            _deps.use_compiled_search(was)
+            _reduction.use_compiled_search(was)
         reach = []   # reach[i]: the nodes that reach node i
         for i, ds in enumerate(back):
             preds = {i - d for d in ds if d <= i}
@@ -186,13 +186,13 @@ def test_chains_start_where_the_definition_says(back):
     ptr = np.zeros(n + 1, np.int64)
     np.cumsum(count, out=ptr[1:])
     preds = np.array([p for ps in preds_of for p in ps], np.int64)
-    assert _deps._chains(n, ptr, preds, count).tolist() == head
+    assert _reduction._chains(n, ptr, preds, count).tolist() == head
 
 
 def test_the_compiled_search_refuses_what_reduce_pairs_does_not_give():
-    if _deps._BUILT is None:
+    if _reduction._BUILT is None:
         pytest.skip("graphtrace._reduce is not built")
-    search, i64 = _deps._BUILT.search, np.int64
+    search, i64 = _reduction._BUILT.search, np.int64
     ptr, preds, head = np.array([0, 0, 2], i64), np.array([0, 0], i64), np.array([0, 0], i64)
     assert list(search(ptr, preds, head)) == [1, 1]
     with pytest.raises(TypeError):   # int32

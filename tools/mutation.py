@@ -1,7 +1,7 @@
 """Mutation testing: how many small edits of graphtrace's core the CPU suite notices.
 
     pip install "mutmut>=3.8,<4"
-    python3 tools/mutation.py                  # deps.py, buffers.py, check.py
+    python3 tools/mutation.py                  # deps.py, reduction.py, buffers.py, check.py
     python3 tools/mutation.py graphtrace/arguments.py graphtrace/ops/_intents.py
 
 The second line mutates the cache key and the call snapshots (arguments.py) and
@@ -44,7 +44,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CORE = ["graphtrace/deps.py", "graphtrace/buffers.py", "graphtrace/check.py"]
+CORE = ["graphtrace/deps.py", "graphtrace/reduction.py", "graphtrace/buffers.py",
+        "graphtrace/check.py"]
 KILLED = {"killed", "timeout", "caught by type check"}
 
 

@@ -3,7 +3,8 @@ from .backend import prepare_numba as _prepare_numba
 
 _prepare_numba()  # before numba.cuda is imported, where there is no GPU
 
-from .buffers import In, InOut, Out, pinned_empty, sim_device
+from .arrays import pinned_empty, sim_device
+from .buffers import In, InOut, Out
 from .errors import (ArgumentError, CaptureError, DepthWarning, DynamicScalarError, EmitError,
                      GraphtraceError, HostSyncError, IntentError, IRError, KernelArgumentError,
                      MissingDependencyError, PageableMemoryError, ShapeMismatchError,

@@ -8,10 +8,10 @@
  * at the first item it does not take, returning that item's index; the
  * Python path (the reference) takes that one and calls again for the rest,
  * so the slots and regions come out in the same order either way. Taken
- * here: a device array whose type buffers.py knows as "cai", "cupy", "numba" or "sim"
+ * here: a device array whose type arrays.py knows as "cai", "cupy", "numba" or "sim"
  * (or "other", an object that has the interface itself), whose interface is
  * a dict of a C-contiguous layout (strides absent or None), an int address
- * and a dtype buffers.py has made from its typestr before, on a host of one
+ * and a dtype arrays.py has made from its typestr before, on a host of one
  * device; and views of one run of bytes. Anything odd, an error included, is
  * left to the Python path, which raises it.
  */
@@ -43,7 +43,7 @@ static const char *const FIELD[N_FIELDS] = {
 static PyTypeObject *BUFFER;
 static Py_ssize_t OFFSET[N_FIELDS];
 
-/* configure(): buffers.py's _dtypes (typestr -> dtype) and _kinds (type -> kind) */
+/* configure(): arrays.py's _dtypes (typestr -> dtype) and _kinds (type -> kind) */
 static PyObject *DTYPES, *KINDS;
 
 static PyObject *ZERO, *TOP, *LAST;   /* 0, 2**64, 2**64 - 1 */
@@ -62,7 +62,7 @@ put(PyObject *b, int i, PyObject *v)
     Py_XSETREF(FIELD_AT(b, i), v);
 }
 
-/* The interface of obj as buffers.as_buffer reads it for the kinds taken here:
+/* The interface of obj as arrays.as_buffer reads it for the kinds taken here:
  * a new reference, or NULL (an error possibly set) where the Python path is to */
 static PyObject *
 interface(PyObject *obj)
@@ -93,7 +93,7 @@ field(PyObject *cai, PyObject *key)
 }
 
 /* Whether an interface's descr is that of a plain dtype: absent, or at most one
- * entry, which names no field ([('', '<f8')]), as buffers._is_record tells it;
+ * entry, which names no field ([('', '<f8')]), as arrays._is_record tells it;
  * a record ([('a', '<f8')], two entries or more) or anything odd is not */
 static int
 plain_descr(PyObject *descr)
@@ -111,7 +111,7 @@ plain_descr(PyObject *descr)
     return PyUnicode_CheckExact(name) && PyUnicode_GET_LENGTH(name) == 0;
 }
 
-/* A new Buffer of obj, its interface cai, on device, as buffers._from_interface
+/* A new Buffer of obj, its interface cai, on device, as arrays._from_interface
  * makes it (strides laid out C-contiguous); NULL where the Python path is to */
 static PyObject *
 plain_buffer(PyObject *obj, PyObject *cai, PyObject *device)
@@ -566,14 +566,14 @@ runs(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     return i < 0 ? NULL : PyLong_FromSsize_t(i);
 }
 
-/* Whether kind (buffers._kind's answer) is that of an array, as is_array says */
+/* Whether kind (arrays._kind's answer) is that of an array, as is_array says */
 static int
 array_kind(PyObject *kind)
 {
     static const char *const ARRAYS[] = {"cai", "cupy", "sim", "own", "host", "numba"};
     if (kind == NULL || !PyUnicode_Check(kind))
         return 0;
-    for (int i = 0; i < 6; i++)   /* buffers.py's literals are these very objects */
+    for (int i = 0; i < 6; i++)   /* arrays.py's literals are these very objects */
         if (kind == ARRAY_KINDS[i])
             return 1;
     for (int i = 0; i < 6; i++)
@@ -1071,7 +1071,7 @@ static PyMethodDef methods[] = {
      "missing): guard.py's Guard.unchanged over its snapshot lists; None where it is "
      "not told here (the Python path tells)."},
     {"configure", configure, METH_VARARGS,
-     "configure(Buffer, dtypes, kinds): the class whose slots are written, buffers.py's "
+     "configure(Buffer, dtypes, kinds): the class whose slots are written, arrays.py's "
      "typestr -> dtype and type -> kind caches; whether the class has plain slots."},
     {NULL, NULL, 0, NULL},
 };

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import os
 
-from . import buffers as _buffer_kinds
+from . import arrays as _arrays
+from .buffers import Buffer
 from .context import STATE
 from .errors import _internal, _is_internal
 from .placement import ONE_DEVICE
@@ -68,6 +69,6 @@ def buffers():
         from . import _buffers
     except ImportError:
         return None
-    b = _buffer_kinds
-    b.use_address_reader(_buffers.address)
-    return _buffers if _buffers.configure(b.Buffer, b._dtypes, b._kinds) else None
+    a = _arrays
+    a.use_address_reader(_buffers.address)
+    return _buffers if _buffers.configure(Buffer, a._dtypes, a._kinds) else None

@@ -65,7 +65,7 @@ static PyObject *s_tracer, *s__tracer, *s_memo_off, *s_memo, *s__device, *s__sco
 static PyObject *CLASS;
 
 /* configure_launch(): trace.py's _PLAIN (type -> 0 constant, 1 int, 2 dynamic),
- * LOWEST_ADDRESS, _OPEN (types looked into), buffers.py's _kinds cache and _kind */
+ * LOWEST_ADDRESS, _OPEN (types looked into), arrays.py's _kinds cache and _kind */
 static PyObject *PLAIN, *LOWEST, *OPEN, *KINDS, *KIND;
 
 /* configure_launch(): kernel.py's _launches (what launches of a kernel, argument
@@ -985,7 +985,7 @@ record_py(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
 }
 
 /* Whether an interface's descr is that of a plain dtype: absent, or at most one
- * entry, which names no field ([('', '<f8')]), as buffers._is_record tells it;
+ * entry, which names no field ([('', '<f8')]), as arrays._is_record tells it;
  * a record ([('a', '<f8')], two entries or more) or anything odd is not */
 static int
 plain_descr(PyObject *descr)
@@ -1003,7 +1003,7 @@ plain_descr(PyObject *descr)
     return PyUnicode_CheckExact(name) && PyUnicode_GET_LENGTH(name) == 0;
 }
 
-/* buffers.py's interface_of key of a device array with interface ``cai`` (a
+/* arrays.py's interface_of key of a device array with interface ``cai`` (a
  * dict): NULL with no error where the Python path is to decide */
 static PyObject *
 cai_key(PyObject *t, PyObject *cai)
@@ -1030,7 +1030,7 @@ cai_key(PyObject *t, PyObject *cai)
 }
 
 /* A numba device array's ``device_ctypes_pointer`` (its type's is numba's own:
- * buffers.py's _is_numba_array_type), read past numba's property, which is
+ * arrays.py's _is_numba_array_type), read past numba's property, which is
  * ``self.gpu_data.device_ctypes_pointer`` or, where that raises AttributeError,
  * ``c_void_p(0)``: numba's memory objects hold it as an attribute. The property
  * itself where that fails (the NULL pointer of an empty array). */
@@ -1175,7 +1175,7 @@ dtype_facts(PyObject *dtype, PyObject **typestr)
     return LAST_ITEMSIZE;
 }
 
-/* buffers.key_interface(obj, key) for a numba array: its interface made from the
+/* arrays.key_interface(obj, key) for a numba array: its interface made from the
  * key, as numba makes it (strides None where C-contiguous, broadcast axes
  * ignored), reading nothing of numba's; a new reference, NULL with no error
  * where the Python path is to decide (a cupy array's: its own, read there once) */

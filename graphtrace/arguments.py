@@ -22,7 +22,8 @@ from functools import partial
 
 import numpy as np
 
-from .buffers import _Intent, as_buffer, geometry_reader, is_array
+from .arrays import as_buffer, geometry_reader, is_array
+from .buffers import _Intent
 from .errors import ArgumentError
 from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespace_values, \
     _object_key, _valued, key_objects

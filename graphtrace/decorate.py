@@ -15,7 +15,7 @@ import types
 import numpy as np
 
 from .arguments import Call
-from .buffers import is_array
+from .arrays import is_array
 from .errors import ArgumentError
 from .reach import code_parts
 

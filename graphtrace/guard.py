@@ -36,7 +36,7 @@ import weakref
 import numpy as np
 
 from ._compiled import buffers as _compiled_buffers
-from .buffers import _kind
+from .arrays import _kind
 from .names import _global_names
 from .owners import _LIBRARY_PATHS, _PLAIN_BASES, container, own_class
 
@@ -52,7 +52,7 @@ _MUTABLE = (bytearray, array.array, memoryview, np.ndarray, ctypes._SimpleCData,
             ctypes.Structure, ctypes.Union, ctypes.Array)
 _SEQUENCES = frozenset({list, tuple, collections.deque, set, frozenset})
 _MAPPINGS = frozenset({dict, collections.OrderedDict, collections.defaultdict})
-_DEVICE_KINDS = frozenset({"own", "sim", "cupy", "numba", "cai"})   # buffers._kind
+_DEVICE_KINDS = frozenset({"own", "sim", "cupy", "numba", "cai"})   # arrays._kind
 _PLAIN_SLOTS = frozenset({"__dict__", "__weakref__"})   # a class's own getset descriptors
 _BAG_MODULES = frozenset({"types", "argparse"})   # SimpleNamespace, argparse.Namespace
 _is = operator.is_

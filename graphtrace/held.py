@@ -30,7 +30,7 @@ import types
 from collections import deque
 from functools import partial
 
-from .buffers import _kinds
+from .arrays import _kinds
 from .chains import NoKey, chain, changes, host_callbacks, host_chain_names, host_chains, \
     value_chains
 from .names import _methods_named, _super_bases, _with_wrapped, chain_heads

@@ -21,7 +21,7 @@ import types
 import weakref
 from functools import partial
 
-from .buffers import is_array
+from .arrays import is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
     callback_codes, changes, default_of, host_callbacks, host_chains, imported, \
     lookup as _lookup, own_methods, self_callbacks, value_chains

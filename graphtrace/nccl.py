@@ -30,7 +30,7 @@ import sys
 
 import numpy as np
 
-from .buffers import is_array
+from .arrays import is_array
 from .errors import ArgumentError, SimulationError
 from .ops.captured import capture_stream
 from .placement import device_of

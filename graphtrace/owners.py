@@ -23,7 +23,7 @@ import typing
 import weakref
 from functools import partial
 
-from .buffers import _kinds
+from .arrays import _kinds
 from .chains import MISSING
 
 __all__ = ["class_attribute", "container", "contents", "own_class", "own_object"]
@@ -60,7 +60,7 @@ def _graph_class(t: type) -> bool:
     return getattr(t, "_graphtrace_graph", False) is True
 
 
-# array kinds of buffers._kind: an object of a type known as one of these is an array
+# array kinds of arrays._kind: an object of a type known as one of these is an array
 _ARRAY_KINDS = frozenset({"own", "sim", "host", "cupy", "numba", "cai"})
 
 

@@ -40,7 +40,7 @@ import weakref
 from functools import partial
 
 from ._compiled import buffers as _compiled_buffers
-from .buffers import is_array
+from .arrays import is_array
 from .chains import MISSING, NoKey, chain as _chain, changes, default_of, host_callbacks, \
     lookup as _lookup, value_chains
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \

@@ -14,9 +14,10 @@ from bisect import bisect_right
 import numpy as np
 
 from .object_keys import key_objects
-from .buffers import Buffer, as_buffer, device_buffer, interface_of, is_array, key_interface
+from .arrays import as_buffer, device_buffer, interface_of, is_array, key_interface
+from .buffers import Buffer
 from .errors import ArgumentError, user_frame
-from . import _driver, buffers as _buffers, deps as _deps, placement as _placement, \
+from . import _driver, arrays as _arrays, deps as _deps, placement as _placement, \
     temporary as _temporary
 
 
@@ -65,7 +66,7 @@ class _Roots:
         ``_buffers.c``'s ``roots`` takes the plain device arrays on a host of one
         device (``deps.use_compiled_buffers``); ``add_argument`` the rest."""
         fast, i, n = _deps.TAKE[0], 0, len(items)
-        device = None if fast is None or _buffers._sim_devices or \
+        device = None if fast is None or _arrays._sim_devices or \
             _driver.device_count() > 1 else 0
         while i < n:
             if device is not None:

@@ -19,7 +19,7 @@ from .ops import captured as _captured, conditional as _conditional
 from .ops.kernel import LOWEST_ADDRESS
 from .scalar import Scalar
 from .trace import _OPEN, _PLAIN, Scope, Tracer
-from . import buffers as _buffers, placement as _placement
+from . import arrays as _arrays, placement as _placement
 
 __all__ = ["Stream", "use_speedups"]
 
@@ -372,6 +372,6 @@ if _kernel.speedups_module is not None:   # the compiled Stream.launch (_speedup
     _kernel.speedups_module.configure_launch(Stream, Scope, Recording, Tracer,
                                               _kernel._record_compiled,
                                               _kernel._launches, _kernel.KERNEL, _PLAIN,
-                                              LOWEST_ADDRESS, _OPEN, _buffers._kinds,
-                                              _buffers._kind)
+                                              LOWEST_ADDRESS, _OPEN, _arrays._kinds,
+                                              _arrays._kind)
     Stream.launch = _kernel.speedups_module.Launcher(Stream.launch)

@@ -28,7 +28,7 @@ from .ops.kernel import LOWEST_ADDRESS
 from .placement import ONE_DEVICE
 from .roots import _Roots
 from .scalar import Scalar
-from . import _driver, buffers as _buffers, deps as _deps, placement as _placement, \
+from . import _driver, arrays as _arrays, deps as _deps, placement as _placement, \
     temporary as _temporary
 
 __all__ = ["Tracer", "Scope"]
@@ -212,7 +212,7 @@ class Tracer(_Hot, _Roots):
         # simulator's device tags, which must stay empty, the temporaries' base)
         fast = _deps.TAKE[0]
         self._fast_view = None if fast is None or _driver.device_count() > 1 else \
-            (fast.view, _buffers._sim_devices, _temporary.VIRTUAL_BASE)
+            (fast.view, _arrays._sim_devices, _temporary.VIRTUAL_BASE)
 
     # --- launches ----------------------------------------------------------
     def add(self, stream: ProxyStream, op, target, args, modes, attrs: dict, opaque: bool = False,

@@ -13,8 +13,8 @@ import dis
 from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
 from .arguments import Call, changed_copies, copies, path_str, walk
+from .arrays import is_array
 from .backend import is_stream
-from .buffers import is_array
 from .errors import ArgumentError, TraceError, user_frame
 from .names import named_values
 from .ops.conditional import record_child

@@ -21,7 +21,7 @@ from itertools import repeat
 import numpy as np
 
 from . import deps as _deps
-from .buffers import _kinds, is_array
+from .arrays import _kinds, is_array
 from .chains import MISSING
 from .owners import _ARRAY_KINDS, _OWN, _PLAIN_CONTAINERS, _attributes, _has, own_object
 from .scalar import value_key

@@ -42,7 +42,7 @@ def array(shape, strides=None, dtype=np.float32, address=1 << 40):
 
 def main():
     import graphtrace as gt
-    from graphtrace import buffers
+    from graphtrace import arrays as _arrays
     from graphtrace.ops.kernel import Adapter
     from graphtrace.stream import use_speedups
 
@@ -53,12 +53,12 @@ def main():
               "block": m[2:5, 1:9], "one row": m[3:4], "fortran": array((64, 32), (4, 256)),
               "broadcast": array((8, 64), (0, 4)), "float64": array((100,), dtype=np.float64)[3:50],
               "int8": array((100,), dtype=np.int8)[1:7]}
-    out = {"kinds": sorted({buffers._kind(a) for a in arrays.values()}), "interfaces": {}}
+    out = {"kinds": sorted({_arrays._kind(a) for a in arrays.values()}), "interfaces": {}}
     for name, a in arrays.items():   # the interface made from the key is numba's own
-        key, _ = buffers.interface_of(a)
+        key, _ = _arrays.interface_of(a)
         theirs = dict(a.__cuda_array_interface__)
         theirs.pop("stream", None)
-        out["interfaces"][name] = buffers.key_interface(a, key) == theirs
+        out["interfaces"][name] = _arrays.key_interface(a, key) == theirs
 
     rw = Adapter(None, "rw", ["x", "y"], ["r", "w"])
 
@@ -150,20 +150,20 @@ def _new_views(x, m, arrays):
 def _records():
     """Per path (compiled, then Python): the dtype str of each record array as a root,
     a new view of it and its cache key: numba's interface leaves the fields out."""
-    from graphtrace import buffers, deps
+    from graphtrace import arrays as _arrays, deps
     from graphtrace.trace import Tracer
     records = [[("a", "f8"), ("b", "f8")], [("b", "f8"), ("a", "f8")], [("a", "f8")]]
     out = []
     for compiled in (True, False):
         was = deps.use_compiled_buffers(compiled)
         try:
-            buffers.as_buffer(np.zeros(1, "V16")), buffers.as_buffer(np.zeros(1, "V8"))
+            _arrays.as_buffer(np.zeros(1, "V16")), _arrays.as_buffer(np.zeros(1, "V8"))
             for k, fields in enumerate(records):   # (the plain voids are known)
                 a = array((8,), dtype=np.dtype(fields), address=(1 << 42) + k * 4096)
                 t = Tracer("f", [], "data")
                 t.add_arguments([("a", a)])
                 out.append([str(t._roots[0].dtype), str(t.buffer(a[2:]).dtype),
-                            str(buffers.as_buffer(a).signature()[2])])
+                            str(_arrays.as_buffer(a).signature()[2])])
         finally:
             deps.use_compiled_buffers(was)
     return out

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 import graphtrace as gt
-from graphtrace.buffers import EXACT_RUNS, HOST, as_buffer, is_pinned, unwrap_intent
+from graphtrace.arrays import as_buffer, is_pinned
+from graphtrace.buffers import EXACT_RUNS, HOST, unwrap_intent
 from graphtrace.ops.memory import memset_pattern
 from helpers import FakeDeviceArray as A, any_kernel
 
@@ -277,7 +278,7 @@ def test_an_error_an_object_raises_for_its_interface_is_its_own():
     property its class defines) is raised as it is; an object that answers (or
     refuses) every attribute through ``__getattr__`` (an attribute dict, a
     logger stub answering every name with a function) is no array."""
-    from graphtrace.buffers import as_buffer, is_array
+    from graphtrace.arrays import as_buffer, is_array
 
     class Grad:
         @property

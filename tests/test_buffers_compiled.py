@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from graphtrace import buffers, deps
+from graphtrace import deps
+from graphtrace.arrays import as_buffer
 from graphtrace.deps import EVERYTHING, Regions
 from graphtrace.errors import ArgumentError
 from graphtrace.trace import Tracer
@@ -141,7 +142,7 @@ def test_both_paths_take_the_same_arrays(specs, data):
 def test_the_compiled_path_takes_plain_arrays():
     """It is used at all: a batch of plain arrays is taken without add_argument."""
     arrays = [FakeDeviceArray(8) for _ in range(50)]
-    buffers.as_buffer(arrays[0])   # the dtype and kind are known from then on
+    as_buffer(arrays[0])   # the dtype and kind are known from then on
     t = Tracer("f", [], "data")
     calls = []
     t.add_argument = lambda *a: calls.append(a)
@@ -181,7 +182,7 @@ def _regions_both(bufs):
 @given(ITEMS, st.data())
 def test_both_paths_make_the_same_regions(specs, data):
     arrays = [_array(*s) for s in specs]
-    bufs = [buffers.as_buffer(a) for a in arrays]
+    bufs = [as_buffer(a) for a in arrays]
     # views of the same bytes again (one region), and the whole address space
     bufs += data.draw(st.lists(st.sampled_from(bufs), max_size=5))
     if data.draw(st.booleans()):
@@ -201,10 +202,10 @@ VIEWS = st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6),
 def _view(base, n, kind):
     ptr = (1 << 44) + base * 256
     if kind == "empty":
-        return buffers.as_buffer(FakeDeviceArray((0, n + 1), "float32", ptr=ptr))
+        return as_buffer(FakeDeviceArray((0, n + 1), "float32", ptr=ptr))
     if kind == "strided":
-        return buffers.as_buffer(FakeDeviceArray(n + 1, "float32", ptr=ptr, strides=(8,)))
-    return buffers.as_buffer(FakeDeviceArray(n + 1, "float32", ptr=ptr))
+        return as_buffer(FakeDeviceArray(n + 1, "float32", ptr=ptr, strides=(8,)))
+    return as_buffer(FakeDeviceArray(n + 1, "float32", ptr=ptr))
 
 
 def _regions_stepwise(bufs, cuts, batch, on):
@@ -280,7 +281,7 @@ def test_the_batch_is_taken_and_lists_come_when_asked(on):
 
 
 def test_a_hull_past_uint64_is_clipped_and_flagged():
-    compiled, pure = _regions_both([buffers.as_buffer(FakeDeviceArray(4)), EVERYTHING])
+    compiled, pure = _regions_both([as_buffer(FakeDeviceArray(4)), EVERYTHING])
     assert compiled == pure and compiled[5] is True
     assert compiled[1][1][-1] == (1 << 64) - 1
 

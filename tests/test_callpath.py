@@ -15,7 +15,7 @@ from hypothesis import example, given, settings, strategies as st
 from numba import cuda
 
 import graphtrace as gt
-from graphtrace.buffers import as_buffer
+from graphtrace.arrays import as_buffer
 from helpers import FakeDeviceArray as A, any_kernel, line_of
 from step_kernels import fill
 
@@ -1321,14 +1321,14 @@ def test_the_address_of_a_numpy_array_owning_its_memory_is_that_of_its_interface
     """The call shortcut reads it through the buffer protocol where tracing is compiled
     (no format asked: datetimes and records too), else from the array interface; a
     read-only array too. The reshape test above, with the interface's reader."""
-    from graphtrace import buffers
+    from graphtrace import arrays
     if not compiled:
-        monkeypatch.setattr(buffers, "_ADDRESS", [lambda a: None])
-    elif buffers._ADDRESS[0](np.zeros(1)) is None:
+        monkeypatch.setattr(arrays, "_ADDRESS", [lambda a: None])
+    elif arrays._ADDRESS[0](np.zeros(1)) is None:
         pytest.skip("tracing not compiled")
     for a in _ODD_ARRAYS + [np.ones(3)]:
         a.flags.writeable = a.size != 3
-        assert buffers.geometry_reader(a)(a)[3] == a.__array_interface__["data"][0]
+        assert arrays.geometry_reader(a)(a)[3] == a.__array_interface__["data"][0]
     test_an_array_reshaped_in_place_is_another_call(_resize_away, lambda f, h: f(h))
 
 

@@ -10,8 +10,8 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from graphtrace import buffers
-from graphtrace.buffers import as_buffer
+from graphtrace import arrays as _arrays, buffers
+from graphtrace.arrays import as_buffer
 from graphtrace.ops.captured import _capture_error
 from helpers import FakeDeviceArray as A, line_of
 
@@ -555,7 +555,7 @@ def test_a_region_is_placed_by_what_it_is_given_and_ordered_by_what_it_reaches()
     finally:   # the tags last as long as the arrays: later tests see one device
         for a in (table, y):
             b = as_buffer(a)
-            buffers._untag(b.lo, max(b.hi, b.lo + 1))
+            _arrays._untag(b.lo, max(b.hi, b.lo + 1))
 
 
 class _Pair:

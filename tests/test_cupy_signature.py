@@ -54,7 +54,7 @@ def test_intents_follow_const():
 def test_arguments_are_packed_as_their_exact_c_types():
     ad = CupyAdapter(FakeRawKernel(SRC, "saxpy"))
     x, y, z, w = A(4), A(4), A(4), A(4, "float64")
-    from graphtrace.buffers import as_buffer
+    from graphtrace.arrays import as_buffer
     args = [as_buffer(x), as_buffer(y), 2.5, 7, 2**40, as_buffer(z), as_buffer(w), True,
             0.5, 3, -3]
     packed = ad.pack(None, args, lambda v: v)
@@ -67,7 +67,7 @@ def test_arguments_are_packed_as_their_exact_c_types():
 
 def test_dynamic_scalars_are_packed_from_their_current_value():
     ad = CupyAdapter(FakeRawKernel(SRC, "tmpl<float, 2>"))
-    from graphtrace.buffers import as_buffer
+    from graphtrace.arrays import as_buffer
     s = Scalar("a", 1.0, 0)
     packed = ad.pack(None, [as_buffer(A(4)), as_buffer(A(4)), s],
                      lambda v: 3.0 if v is s else v)
@@ -87,7 +87,7 @@ def test_unpackable_arguments_name_the_parameter(args, message):
 
 def _fill(args):
     """Complete an argument list with valid values after the ones under test."""
-    from graphtrace.buffers import as_buffer
+    from graphtrace.arrays import as_buffer
     good = [as_buffer(A(4)), as_buffer(A(4)), 1.0, 1, 1, as_buffer(A(4)),
             as_buffer(A(4, "float64")), True, 0.5, 1, 1]
     return [g if a is None else a for a, g in zip(args, good)]
@@ -146,7 +146,7 @@ def test_signatures_with_attributes_macros_and_qualifiers(code, name):
 
 
 def _buffers(n):
-    from graphtrace.buffers import as_buffer
+    from graphtrace.arrays import as_buffer
     return [as_buffer(A(4)) for _ in range(n)]
 
 
@@ -175,7 +175,7 @@ def test_raw_kernel_with_launch_bounds_in_a_trace():
 
 
 def _pool():
-    from graphtrace.buffers import as_buffer
+    from graphtrace.arrays import as_buffer
     return [as_buffer(A(4)), as_buffer(A(4, "float64")), 1.5, 7, -3, 2**40, 2**70, True,
             None, "x", np.float32(2.0), np.float64(2.0), np.int32(5), np.uint64(9),
             np.int8(-1), np.bool_(False), np.float16(0.5), Scalar("s", 1.0, 0),
@@ -487,7 +487,7 @@ def test_a_number_the_c_conversion_would_change_is_refused(i, value, message):
 
 
 def _cut_args():
-    from graphtrace.buffers import as_buffer
+    from graphtrace.arrays import as_buffer
     return [as_buffer(A(4)), as_buffer(A(4)), 1, True, 1.0]
 
 

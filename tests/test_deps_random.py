@@ -14,7 +14,7 @@ import pytest
 from hypothesis import example, given, settings, strategies as st
 
 import graphtrace as gt
-from graphtrace.buffers import as_buffer
+from graphtrace.arrays import as_buffer
 from graphtrace import deps as _deps, reduction as _reduction
 from graphtrace.reduction import reduce_pairs
 from helpers import FakeDeviceArray, any_kernel, repeat

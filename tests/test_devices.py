@@ -102,14 +102,14 @@ def test_views_of_a_tagged_array_are_on_its_device():
 
 def test_a_view_keeps_the_device_after_the_tagged_array_is_dropped():
     import gc
-    from graphtrace import buffers
+    from graphtrace import arrays as _arrays
     x = gt.sim_device(cuda.to_device(np.ones(N + 2)), 1)[1:-1]   # only the view is kept
     gc.collect()
     assert two_devices.trace(x, on(1, np.zeros(N)), *arrays(1, 1, 0)).nodes[0].device == 1
-    lo = gt.buffers.as_buffer(x).lo - 8
+    lo = _arrays.as_buffer(x).lo - 8
     del x
     gc.collect()
-    assert lo not in buffers._sim_devices   # the memory is gone: so is its tag
+    assert lo not in _arrays._sim_devices   # the memory is gone: so is its tag
 
 
 @gt.graph

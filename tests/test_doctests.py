@@ -18,7 +18,8 @@ from step_kernels import add, scale
 GLOBALS = {"np": np, "cuda": cuda, "gt": gt, "scale": scale, "add": add}
 MODULES = ["graphtrace.function", "graphtrace.stream", "graphtrace.ir", "graphtrace.explain",
            "graphtrace.picture", "graphtrace.profile", "graphtrace.check", "graphtrace.sim",
-           "graphtrace.buffers", "graphtrace.ops.kernel", "graphtrace.ops._conditions"]
+           "graphtrace.buffers", "graphtrace.arrays", "graphtrace.ops.kernel",
+           "graphtrace.ops._conditions"]
 
 
 @pytest.mark.parametrize("name", MODULES)

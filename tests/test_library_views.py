@@ -1,5 +1,5 @@
 """cupy's and numba's arrays are known by their attributes while tracing
-(``buffers.interface_of``).
+(``arrays.interface_of``).
 
 A view of a ``cupy.ndarray`` or of numba's ``DeviceNDArray`` made again at a
 later launch is looked up by its address, shape, strides and dtype, read as
@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import graphtrace as gt
-from graphtrace import buffers, deps, roots
+from graphtrace import arrays, deps, roots
 from graphtrace.ops.kernel import Adapter
 from helpers import FakeDeviceArray
 
@@ -78,11 +78,11 @@ def array(request, monkeypatch):
         module.ndarray = ndarray
         monkeypatch.setitem(sys.modules, "cupy", module)
     for t in (ndarray, DeviceNDArray):   # classified afresh
-        monkeypatch.delitem(buffers._kinds, t, raising=False)
+        monkeypatch.delitem(arrays._kinds, t, raising=False)
     _Array.interfaces = 0
     cls = ndarray if request.param == "cupy" else DeviceNDArray
     yield cls
-    assert buffers._kinds.get(cls) == request.param
+    assert arrays._kinds.get(cls) == request.param
 
 
 def test_numba_arrays_are_told_by_their_class_whatever_sys_modules_holds(monkeypatch):
@@ -94,8 +94,8 @@ def test_numba_arrays_are_told_by_their_class_whatever_sys_modules_holds(monkeyp
             return super().__cuda_array_interface__
     monkeypatch.setitem(sys.modules, DeviceNDArray.__module__, types.ModuleType("sim"))
     for t in (Own, DeviceNDArray):
-        monkeypatch.delitem(buffers._kinds, t, raising=False)
-    assert buffers._kind(Own(4)) == "cai" and buffers._kind(DeviceNDArray(4)) == "numba"
+        monkeypatch.delitem(arrays._kinds, t, raising=False)
+    assert arrays._kind(Own(4)) == "cai" and arrays._kind(DeviceNDArray(4)) == "numba"
 
 
 def _trace(program, x):
@@ -126,7 +126,7 @@ def test_a_view_of_a_new_geometry_is_made_by_the_compiled_path(array, monkeypatc
     makes its Buffer; only where that is not built does Python make it."""
     # (arrays tagged with simulated devices, which other tests may leave alive, turn
     # the compiled path off: none here)
-    monkeypatch.setattr(buffers, "_sim_devices", {})
+    monkeypatch.setattr(arrays, "_sim_devices", {})
     made = []
 
     def program(s, x, note):   # (the argument x taken in, the Python path is watched)

@@ -65,7 +65,7 @@ def test_listing_is_the_same_for_other_addresses():
 
 
 def test_unnamed_buffers_get_print_time_names_in_order_of_use():
-    from graphtrace.buffers import as_buffer
+    from graphtrace.arrays import as_buffer
     from graphtrace.ir import Namer
     a, b = as_buffer(A(16)), as_buffer(A(16))
     namer = Namer()

@@ -1,4 +1,4 @@
-"""numba-cuda's own device arrays as tracing reads them (``buffers.interface_of``,
+"""numba-cuda's own device arrays as tracing reads them (``arrays.interface_of``,
 ``key_interface``, ``_speedups.c``'s ``view_key``), checked in a child process
 without numba's simulator (``numba_arrays_child.py``): numba's arrays over memory
 never touched, which needs no GPU.

@@ -11,7 +11,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from graphtrace.buffers import as_buffer
+from graphtrace.arrays import as_buffer
 from helpers import FakeDeviceArray as A, line_of, repeat
 
 # launches recorded by the compiled path (_speedups.c) and by pure Python

@@ -11,7 +11,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from graphtrace import buffers
+from graphtrace import arrays
 from helpers import line_of
 from step_kernels import fill
 
@@ -45,14 +45,14 @@ def test_record_dtypes_of_one_field_trace_apart_and_rebind():
     @gt.graph(backend="sim")
     def f(s, x, out):
         _field_a[1, 32, s](x, out)
-    buffers.as_buffer(np.zeros(2, "V8"))   # a plain '|V8' is known (the compiled path's dtypes)
+    arrays.as_buffer(np.zeros(2, "V8"))   # a plain '|V8' is known (the compiled path's dtypes)
     for t in (np.float64, np.float64, np.int64):
         h = np.zeros(4, np.dtype([("a", t)]))
         h["a"] = [1, 2, 3, 4]
         x, out = cuda.to_device(h), cuda.device_array(4)
         f(x, out)
         assert out.copy_to_host().tolist() == [1, 2, 3, 4], t
-        assert buffers.as_buffer(x).dtype == h.dtype
+        assert arrays.as_buffer(x).dtype == h.dtype
     assert f.cache_info().misses == 2
 
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import graphtrace as gt
-from graphtrace import buffers, deps, trace as _trace
+from graphtrace import arrays as _arrays, deps, trace as _trace
 from graphtrace.errors import GraphtraceError
 from graphtrace.ops import kernel as _kernel
 from graphtrace.stream import Stream
@@ -378,7 +378,7 @@ def test_a_view_made_again_is_found_without_the_python_path(monkeypatch, compile
         return entry(self, obj)
     monkeypatch.setattr(_trace.Tracer, "_entry", counting)
     # arrays tagged with simulated devices by other tests keep new views in Python
-    monkeypatch.setattr(buffers, "_sim_devices", {})
+    monkeypatch.setattr(_arrays, "_sim_devices", {})
 
     @gt.graph
     def f(s, x, y):

@@ -4,7 +4,7 @@ import dataclasses
 import pytest
 
 import graphtrace as gt
-from graphtrace.buffers import as_buffer
+from graphtrace.arrays import as_buffer
 from graphtrace.ops.base import Op
 from helpers import FakeDeviceArray as A, any_kernel, line_of, repeat
 

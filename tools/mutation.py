@@ -1,7 +1,7 @@
 """Mutation testing: how many small edits of graphtrace's core the CPU suite notices.
 
     pip install "mutmut>=3.8,<4"
-    python3 tools/mutation.py                  # deps.py, reduction.py, buffers.py, check.py
+    python3 tools/mutation.py     # deps.py, reduction.py, buffers.py, arrays.py, check.py
     python3 tools/mutation.py graphtrace/arguments.py graphtrace/ops/_intents.py
 
 The second line mutates the cache key and the call snapshots (arguments.py) and
@@ -18,7 +18,7 @@ subprocesses, which cannot see the mutants) are left out.
 suite: much faster where every test calls the mutated function, but a mutant
 only other files kill is then reported as survived. The subsets used:
 
-    buffers.py           tests/test_buffers.py test_deps_random.py test_deps.py
+    buffers.py arrays.py tests/test_buffers.py test_deps_random.py test_deps.py
                          test_callpath.py test_check.py test_verify.py
     arguments.py function.py reach.py   tests/test_callpath.py tests/test_reach.py
     ops/_intents.py ops/_aliases.py ops/_kernel_source.py
@@ -45,7 +45,7 @@ import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CORE = ["graphtrace/deps.py", "graphtrace/reduction.py", "graphtrace/buffers.py",
-        "graphtrace/check.py"]
+        "graphtrace/arrays.py", "graphtrace/check.py"]
 KILLED = {"killed", "timeout", "caught by type check"}
 
 
@@ -82,7 +82,7 @@ def main():
     ap.add_argument("--resume", action="store_true", help="keep the verdicts in mutants/")
     ap.add_argument("--retry", action="store_true", help="--resume, and run the survivors again")
     ap.add_argument("--only", action="append", default=[], metavar="GLOB",
-                    help="just the mutants whose names match, e.g. 'graphtrace.buffers.x_is_pinned*'")
+                    help="just the mutants whose names match, e.g. 'graphtrace.arrays.x_is_pinned*'")
     ap.add_argument("--tests", action="append", default=[], metavar="PATH",
                     help="run only these test files (repeatable), e.g. tests/test_buffers.py: "
                          "faster, but a mutant only other tests kill then counts as survived")

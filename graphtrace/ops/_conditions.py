@@ -16,7 +16,8 @@ import threading
 
 import numpy as np
 
-from ..buffers import is_array, unwrap_intent
+from ..arrays import is_array
+from ..buffers import unwrap_intent
 from ..errors import ArgumentError
 from ..reach import watch_by_value
 from ..scalar import Scalar, value_key

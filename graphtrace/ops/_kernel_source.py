@@ -17,7 +17,7 @@ import unicodedata
 
 import numpy as np
 
-from ..buffers import is_array
+from ..arrays import is_array
 from ..chains import lookup as _lookup
 from ..names import name_chains
 from ..tree import children

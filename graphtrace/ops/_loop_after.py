@@ -42,7 +42,7 @@ import functools
 import os
 from collections import deque
 
-from ..buffers import is_array
+from ..arrays import is_array
 from ..chains import MISSING
 from ..errors import ArgumentError, _is_internal
 from ..names import _global_names

@@ -18,7 +18,7 @@ from collections import Counter, deque
 
 import numpy as np
 
-from ..buffers import is_array
+from ..arrays import is_array
 from ..chains import MISSING
 from ..owners import _attributes, own_object
 from ..scalar import Scalar

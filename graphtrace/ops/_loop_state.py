@@ -96,7 +96,7 @@ from functools import partial
 
 import numpy as np
 
-from ..buffers import as_buffer, is_array
+from ..arrays import as_buffer, is_array
 from ..errors import ArgumentError, user_frame_object
 from ..chains import MISSING
 from ..names import _global_names

@@ -19,7 +19,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ..buffers import Buffer, as_buffer, is_array
+from ..arrays import as_buffer, is_array
+from ..buffers import Buffer
 from ..context import ProxyStream, current_tracer, on_trace_start
 from ..errors import ArgumentError, KernelArgumentError, StreamError, user_frame
 from ..scalar import Scalar, has_fraction

@@ -12,7 +12,8 @@ from functools import partial
 
 import numpy as np
 
-from ..buffers import is_array, unwrap_intent
+from ..arrays import is_array
+from ..buffers import unwrap_intent
 from ..errors import IntentError, SimulationError
 from ..owners import _attr
 from ..tree import leaves, tree_map

@@ -43,7 +43,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..buffers import Buffer, as_buffer, is_array
+from ..arrays import as_buffer, is_array
+from ..buffers import Buffer
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, format_source)
 from .._driver import current

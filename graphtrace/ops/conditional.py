@@ -27,7 +27,8 @@ import warnings
 
 import numpy as np
 
-from ..buffers import Buffer, as_buffer, is_array
+from ..arrays import as_buffer, is_array
+from ..buffers import Buffer
 from ..context import ProxyStream
 from ..errors import ArgumentError, EmitError, TraceError, user_frame
 from ..ir import Node

@@ -17,7 +17,7 @@ their stream order leaves aside.
 """
 from __future__ import annotations
 
-from ..buffers import is_array
+from ..arrays import is_array
 from ..errors import EmitError, StreamError
 from ..scalar import Scalar
 from .base import Op

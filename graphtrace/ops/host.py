@@ -12,7 +12,8 @@ from collections import deque
 from functools import partial
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 
-from ..buffers import Buffer, as_buffer, is_array, unwrap_intent
+from ..arrays import as_buffer, is_array
+from ..buffers import Buffer, unwrap_intent
 from .._guards import raised_at
 from .._host_guard import plain
 from ..context import in_callback

@@ -15,7 +15,8 @@ import re
 import numpy as np
 
 from .._compiled import speedups
-from ..buffers import HOST, Buffer, has_gaps, is_array
+from ..arrays import is_array
+from ..buffers import HOST, Buffer, has_gaps
 from ..context import STATE, ProxyStream
 from ..deps import MODE_CODES
 from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,

@@ -115,7 +115,7 @@ def test_numba_every_scalar_type():
 
 def test_flattening_matches_numbas_own(rng):
     from graphtrace.ops._numba import flatten
-    from graphtrace.buffers import as_buffer
+    from graphtrace.arrays import as_buffer
     x = dev(rng.standard_normal((4, 6)))[:, 1:5]
     args = (x, dev(np.zeros((8, 4)))[::2])
     k = add2d.compile(tuple(add2d.typeof_pyval(a) for a in args))
@@ -227,7 +227,7 @@ def test_varargs_kernel_in_a_graph(rng):
 
 def test_varargs_flattening_matches_numbas_own(rng):
     from numba.core import types
-    from graphtrace.buffers import as_buffer
+    from graphtrace.arrays import as_buffer
     from graphtrace.ops._numba import NumbaAdapter
     args = (dev(np.zeros(8)), dev(rng.standard_normal(8))[::2], 2.5, dev(np.ones(4)), 7)
     ad = NumbaAdapter(weighted)
@@ -314,9 +314,9 @@ def test_cupy_kernels_with_launch_bounds_and_qualifiers(cp, rng):
 
 def test_cupy_views_made_again_are_known_by_their_attributes(cp, rng):
     """cupy views made at every launch are found again by address, shape, strides
-    and dtype (``buffers.interface_of``): each gets the Buffer its interface
+    and dtype (``arrays.interface_of``): each gets the Buffer its interface
     describes, and the graph computes what eager launches do."""
-    from graphtrace.buffers import as_buffer
+    from graphtrace.arrays import as_buffer
     inc = cp.RawKernel(r'''extern "C" __global__ void inc(float* x, int n, float a) {
         int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) x[i] += a; }''', "inc")
     x0 = cp.asarray(rng.standard_normal(4096), dtype=cp.float32)
@@ -349,7 +349,7 @@ def test_numba_views_made_again_are_known_by_their_attributes(rng):
     shape, strides and dtype read as attributes (numba's interface is Python
     code): each gets the Buffer its interface describes, and the graph computes
     what eager launches do."""
-    from graphtrace.buffers import _kind, as_buffer
+    from graphtrace.arrays import _kind, as_buffer
 
     @cuda.jit
     def inc(x, a):

@@ -31,8 +31,8 @@ from collections import deque
 from functools import partial
 
 from .arrays import _kinds
-from .chains import NoKey, chain, changes, host_callbacks, host_chain_names, host_chains, \
-    value_chains
+from .chains import NoKey, chain, changes, value_chains
+from .host_chains import host_callbacks, host_chain_names, host_chains
 from .names import _methods_named, _super_bases, _with_wrapped, chain_heads
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
     _followed, _graph_class, _holds_own, _python_function, class_attribute, container, \

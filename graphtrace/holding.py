@@ -15,11 +15,11 @@ import functools
 import warnings
 import weakref
 
-from .chains import (host_callbacks, host_chains, host_methods, host_parameters, lookup,
-                     nested_codes, self_callbacks)
+from .chains import lookup, nested_codes
 from .errors import DepthWarning, user_frame
 from .held import (Watched, callback_arrays, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
+from .host_chains import host_callbacks, host_chains, host_methods, host_parameters, self_callbacks
 from .names import (attribute_names, chain_heads, callback_methods, class_methods, self_chains,
                     self_changes)
 from .owners import _attr, _attributes, _python_function, class_attribute

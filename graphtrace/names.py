@@ -23,8 +23,8 @@ from functools import partial
 
 from .arrays import is_array
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
-    callback_codes, changes, default_of, host_callbacks, host_chains, imported, \
-    lookup as _lookup, own_methods, self_callbacks, value_chains
+    callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, value_chains
+from .host_chains import host_callbacks, host_chains, self_callbacks
 from .owners import _answers_oddly, _attr, _dunders, _followed, _library, _python_function, \
     own_object
 from .values import _MAX_DEPTH

@@ -41,8 +41,9 @@ from functools import partial
 
 from ._compiled import buffers as _compiled_buffers
 from .arrays import is_array
-from .chains import MISSING, NoKey, chain as _chain, changes, default_of, host_callbacks, \
-    lookup as _lookup, value_chains
+from .chains import MISSING, NoKey, chain as _chain, changes, default_of, lookup as _lookup, \
+    value_chains
+from .host_chains import host_callbacks
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
     _object_steps, _reads, _stored, name_chains
 from .owners import _PLAIN_CONTAINERS, _answers_oddly, _followed, _has, _holds_own, _library, \

@@ -380,9 +380,9 @@ def test_a_returned_temporary_is_refused_as_a_temporary():
     def f(s):
         return s.empty(4)                            # made-returned
     with pytest.raises(gt.TraceError) as e:
-        f.trace()                                    # returns-temporary
-    check(e, "returns-temporary", "returned temporary tmp0 (made at test_temporaries.py:"
-          f"{line_of(F, 'made-returned')})", "s.copy")
+        f.trace()
+    check(e, "made-returned", "returned temporary tmp0 (made at test_temporaries.py:"
+          f"{line_of(F, 'made-returned')})", "s.copy")   # at the return line
 
 
 def test_a_temporary_passed_to_a_host_callback_is_refused_at_its_line():

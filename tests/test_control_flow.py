@@ -3,6 +3,8 @@
 Each result is compared with the same program run eagerly with the
 condition read on the host (the oracle), over several random orders.
 """
+import functools
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -169,6 +171,22 @@ def test_a_body_function_that_cannot_take_the_body_streams_is_refused(make, phra
         f.trace(dev(1, dtype=np.int32), dev(0, 0))
     assert phrase in e.value.message
     assert e.value.source[0] == __file__   # the user's line (the lambda's, here)
+
+
+def _cases_fn(cases, x, a):
+    add[1, 2, cases[0]](x, a)
+
+
+def test_a_body_partial_holding_a_dynamic_number_that_cannot_take_the_streams_says_so():
+    """The partial's signature held the dynamic number as a default, and showing it
+    raised the dynamic-number refusal instead of the arity's."""
+    @gt.graph(backend="sim")
+    def f(s, k, x, a):
+        s.switch(gt.cond(k), 2, body=functools.partial(_cases_fn, x=x, a=a))
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(dev(1, dtype=np.int32), dev(0, 0), 2.0)
+    assert "calls it with 2 streams, fn(case0, case1), but it takes (cases, x, a): give it " \
+        "one parameter per body" in e.value.message
 
 
 def test_a_number_or_a_one_element_array_on_the_left_of_a_condition_is_reflected():

@@ -277,10 +277,14 @@ def _refuse_arity(body, names, what: str, source) -> None:
         sig.bind(*names)
     except TypeError:
         given = ", ".join(n.replace(" ", "") for n in names)
+        # its parameters without their defaults (a partial's may hold a dynamic
+        # number, which refuses to be shown as text while tracing)
+        takes = ", ".join(str(p.replace(default=inspect.Parameter.empty))
+                          for p in sig.parameters.values())
         raise ArgumentError(
             f"{what[:-5]}(..., body={getattr(body, '__name__', 'fn')}) calls it with "
             f"{len(names)} stream{'s' * (len(names) > 1)}, fn({given}), but it takes "
-            f"{sig}: give it one parameter per body", source) from None
+            f"({takes}): give it one parameter per body", source) from None
 
 
 class _Recorded:

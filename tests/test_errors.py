@@ -1313,3 +1313,26 @@ def test_a_kernel_numba_launches_itself_inside_a_trace_is_named_with_the_operati
     assert "numba.cuda.kernels.transpose.kernel" in msg and "a.T" in msg
     assert "kernel[grid, block, s]" in msg
     assert "a.T" not in _not_a_proxy("scale", ((1,), (32,), object()), "mymodule")
+
+
+def test_a_number_none_or_a_list_where_a_copy_or_memset_takes_an_array_names_the_side():
+    """A dynamic number showed as graphtrace's own Scalar ("cannot use Scalar as an
+    array"), and no message said which side was wrong."""
+    @gt.graph
+    def cp(s, dst, src):
+        s.copy(dst, src)                                     # the copy
+
+    @gt.graph
+    def ms(s, dst):
+        s.memset(dst, 0)                                     # the memset
+
+    x = A(8, "float64")
+    for dst, src, phrase in [(3, x, "s.copy's dst is a number, not an array"),
+                             (x, 2.5, "s.copy's src is a number"),
+                             (x, None, "s.copy's src is None"), (x, [1.0], "s.copy's src is a list")]:
+        with pytest.raises(gt.ArgumentError) as e:
+            cp.trace(dst, src)
+        check(e, "the copy", phrase)
+    with pytest.raises(gt.ArgumentError) as e:
+        ms.trace(7)
+    check(e, "the memset", "s.memset's dst is a number, not an array")

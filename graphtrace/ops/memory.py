@@ -9,9 +9,11 @@ converted to ``dst``'s dtype and repeated as a 1-, 2- or 4-byte pattern.
 from __future__ import annotations
 
 import math
+import numbers
 
 import numpy as np
 
+from ..arrays import is_array
 from ..buffers import Buffer
 from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError
 from ..placement import place
@@ -69,10 +71,30 @@ def _writable(b: Buffer, op: str):
                             "array interface says so): pass a writable array")
 
 
+def _refuse_values(op: str, **sides) -> None:
+    """Refuse a side of ``s.copy``/``s.memset`` given a number, None or a container
+    where an array goes, naming it (a dynamic number shows as graphtrace's
+    ``Scalar``, which the user never wrote)."""
+    for side, v in sides.items():
+        if is_array(v):
+            continue
+        what = "a number" if isinstance(v, (Scalar, numbers.Number)) else \
+            "None" if v is None else f"a {type(v).__name__}"
+        fill = " (to fill an array with a number: s.memset(dst, value))" \
+            if op == "copy" and what == "a number" else ""
+        raise ArgumentError(f"s.{op}'s {side} is {what}, not an array: s.{op} takes "
+                            f"{'two arrays' if op == 'copy' else 'an array and a value'}"
+                            f"{fill}")
+
+
 def record_copy(stream, dst, src):
     """Record a copy of ``src`` into ``dst`` on a proxy stream (``Stream.copy``)."""
     t = stream.tracer()
-    d, s = t.buffer(dst), t.buffer(src)
+    try:
+        d, s = t.buffer(dst), t.buffer(src)
+    except ArgumentError:
+        _refuse_values("copy", dst=dst, src=src)
+        raise
     if d.dtype != s.dtype:   # .view(dtype) would reinterpret the bytes: no advice
         raise ShapeMismatchError(
             f"copy from {s.label or 'src'} ({_describe_buf(s)}) into {d.label or 'dst'} "
@@ -147,7 +169,11 @@ def memset_pattern(dtype: np.dtype, value, source=None) -> tuple[int, int]:
 def record_memset(stream, dst, value):
     """Record a fill of ``dst`` with ``value`` on a proxy stream (``Stream.memset``)."""
     t = stream.tracer()
-    d = t.buffer(dst)
+    try:
+        d = t.buffer(dst)
+    except ArgumentError:
+        _refuse_values("memset", dst=dst)
+        raise
     if d.is_host:
         raise ArgumentError(f"memset destination {d.label or 'array'} is host memory: "
                             "memset nodes fill device memory; fill host arrays with numpy")

@@ -7,8 +7,8 @@ it, which prints the progress: the host learns how the solve goes without
 stopping the GPU or launching anything itself. A callback is a node like
 any other: it waits for the copy it reads. Each one reads the whole pinned
 array, so the copy of the next report waits for it (a write after its
-read): the reports come in order. Nodes that share no bytes would run in
-any order, callbacks included.
+read), and callbacks run in the order they were recorded: the reports come
+in order. Kernels and copies that share no bytes run in any order.
 
 A second call with another right-hand side rebinds the graph and reports
 again. Runs on the GPU, or on the CPU simulator where there is none.

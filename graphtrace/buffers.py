@@ -319,8 +319,8 @@ class In(_Intent):
     ...     s.copy(host, y)
     ...     s.host(print, gt.In(host[:1]))     # a callback reads and writes unless told
     >>> g = f.trace(cuda.device_array(32), cuda.device_array(32), gt.pinned_empty(32))
-    >>> [[mode for _, mode in n.accesses] for n in g.nodes]
-    [['r', 'rw'], ['r', 'w'], ['r']]
+    >>> [[mode for _, mode in n.accesses] for n in g.nodes]   # (and callbacks in turn)
+    [['r', 'rw'], ['r', 'w'], ['r', 'rw']]
     """
     mode = "r"
 

@@ -36,6 +36,7 @@ from .hazards import (OPAQUE, RAW, SERIAL, WAR, WAW, WORDS, hazards, merged, pat
                       span, touches)
 from .ir import Graph, Namer, Node, graph_of
 from .ops.base import callable_name
+from .temporary import HOST_ORDER
 
 __all__ = ["explain", "Explanation", "Edge", "Why"]
 
@@ -265,15 +266,21 @@ def _hazards(found, namer: Namer, streams: bool = False) -> str:
             return f"opaque ({which} may touch any memory)"
         return f"opaque ({which} {'are' if which == 'both' else 'is'} ordered after and " \
                "before everything)"
-    pairs, one = [], False
+    pairs, one, in_turn = [], False, False
     for h in found:
         if serial(h):
             one = True
             continue
+        if h.kinds != (OPAQUE,) and h.first_view.lo == HOST_ORDER:
+            in_turn = True
+            continue
         first = span(h.first_view, h.lo, h.hi, namer.buffer(h.first_view.base))
         second = span(h.second_view, h.lo, h.hi, namer.buffer(h.second_view.base))
         pairs.append((h.kinds, first + (f" (= {second})" if second != first else "")))
-    return "; ".join(merged(pairs) + [SERIAL] * one)
+    return "; ".join(merged(pairs) + [SERIAL] * one + [IN_TURN] * in_turn)
+
+
+IN_TURN = "host callbacks run in the order recorded"
 
 
 def _index(which) -> int | None:

@@ -19,6 +19,7 @@ import textwrap
 from .errors import MissingDependencyError, counted, format_source
 from .hazards import OPAQUE, hazards, merged, serial, span
 from .placement import device_name
+from .temporary import HOST_ORDER
 
 __all__ = ["dot", "Picture", "STYLES", "render", "bundle"]
 
@@ -148,9 +149,11 @@ class _Writer:
         if found and found[0].kinds == (OPAQUE,):
             text = "opaque"
         else:
+            turn = [h for h in found if h.first_view.lo == HOST_ORDER]   # callbacks in turn
             text = "\n".join(merged(
                 (h.kinds, span(h.first_view, h.lo, h.hi, self.namer.buffer(h.first_view.base)))
-                for h in found if not serial(h)) + ["cooperative"] * any(map(serial, found)))
+                for h in found if not serial(h) and h not in turn) +
+                ["cooperative"] * any(map(serial, found)) + ["in turn"] * bool(turn))
         if graph.mode == "streams":
             text = "stream" + (f"\n{text}" if text else "")
         return text

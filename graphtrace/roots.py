@@ -144,6 +144,16 @@ class _Roots:
             buf = self._library = self._state(_temporary.LIBRARY_STATE, "library state")
         return buf
 
+    def host_order(self) -> Buffer:
+        """What every host callback reads and writes, so that their Python runs in
+        the order the code recorded them (a log's lines, a counter's steps), as
+        it would one after another: one byte at an address no memory has. Made
+        at the first."""
+        buf = self._host_order
+        if buf is None:
+            buf = self._host_order = self._state(_temporary.HOST_ORDER, "host callbacks")
+        return buf
+
     def cooperative(self) -> Buffer:
         """What every cooperative launch reads and writes, so that they run one at
         a time (two at once broke each other's grid syncs on an H200): one byte at

@@ -183,16 +183,18 @@ class Stream(ProxyStream):
     def _temporary(self, shape, dtype, name):
         return self.tracer().temporary(shape, dtype, name, self._device)   # see placement.py
 
-    def host(self, fn, *args, opaque: bool = False, **kwargs):
+    def host(self, fn, *args, opaque: bool | None = None, **kwargs):
         """Record a host callback ``fn(*args)``, run by the graph on a driver thread.
 
         Arguments may nest in lists, tuples and dicts; the callback receives
         them as recorded (arrays and dynamic numbers of the current call), in
         containers of its own: a list or dict it changes is not the caller's
         (a warning says so). Results belong in a pinned array, or in an object
-        that is passed as itself (an instance of your own class). ``opaque=True``
-        orders the callback after all earlier work and before all later work,
-        for one that touches memory it is not given.
+        that is passed as itself (an instance of your own class). Callbacks
+        run in the order they were recorded. ``opaque=True`` orders the
+        callback after all earlier work and before all later work, for one
+        that touches memory it is not given; a callback handed no memory (and
+        reaching none) is opaque unless ``opaque=False``.
         """
         if kwargs:
             names = ", ".join(kwargs)

@@ -45,15 +45,16 @@ from .errors import ArgumentError, HostSyncError, TraceError, format_source, use
 from .owners import _attributes, container, contents, own_class, own_object
 from .tree import children, leaves
 
-__all__ = ["Temporary", "VIRTUAL_BASE", "LIBRARY_STATE", "COOPERATIVE", "is_virtual",
+__all__ = ["Temporary", "VIRTUAL_BASE", "LIBRARY_STATE", "COOPERATIVE", "HOST_ORDER", "is_virtual",
            "is_state", "reserve", "holder_of", "device_memory", "host_memory", "layout"]
 
 VIRTUAL_BASE = 1 << 60
 _LARGEST = 1 << 50                # bytes in one temporary at most (a PiB)
 # Bytes just below the temporaries' that no memory has, read and written by nodes
 # to order them: the state libraries keep (captured regions) and the cooperative
-# launches of a graph, which run one at a time (Tracer.library_state, .cooperative)
-LIBRARY_STATE, COOPERATIVE = VIRTUAL_BASE - 1, VIRTUAL_BASE - 2
+# launches of a graph, which run one at a time, and its host callbacks, which run in
+# the order they were recorded (Tracer.library_state, .cooperative, .host_order)
+LIBRARY_STATE, COOPERATIVE, HOST_ORDER = VIRTUAL_BASE - 1, VIRTUAL_BASE - 2, VIRTUAL_BASE - 3
 _ALIGN = 256                      # cudaMalloc's alignment: any dtype, any vector load
 _next, _lock = [VIRTUAL_BASE], threading.Lock()
 
@@ -77,7 +78,7 @@ def is_virtual(b: Buffer) -> bool:
 
 def is_state(b: Buffer) -> bool:
     """Whether a view is one of the state bytes that only order nodes (no memory)."""
-    return COOPERATIVE <= b.lo < VIRTUAL_BASE
+    return HOST_ORDER <= b.lo < VIRTUAL_BASE
 
 
 class _Life:

@@ -114,6 +114,7 @@ class Tracer(_Hot, _Roots):
           temporary(shape, dtype, name, device=None) -> Temporary
           library_state() -> Buffer       what every captured region reads and writes
           cooperative() -> Buffer         what every cooperative launch reads and writes
+          host_order() -> Buffer          what every host callback reads and writes
                                           a graph-owned array (temporary.py), allocated
                                           by the compiled graph whatever scope asks, on
                                           GPU device (None: placement.finish decides)
@@ -186,6 +187,7 @@ class Tracer(_Hot, _Roots):
         self._temps: list[tuple] = []           # (Temporary, its root Buffer)
         self._library = None                    # captured regions' state (library_state)
         self._cooperative = None                # cooperative launches' (cooperative)
+        self._host_order = None                 # host callbacks' (host_order)
         self.nested = 0                         # graph functions called inside the trace
         self._nested_names: set[str] = set()    # temporaries' names taken inside them
         self._auto: dict[str, Buffer] = {}      # automatic name -> its temporary's root

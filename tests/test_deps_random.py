@@ -347,6 +347,9 @@ def noop(*args):
     pass
 
 
+HOST_ORDER = frozenset({-1})   # the byte every host callback reads and writes, in the oracle
+
+
 def run(s, ops, tmp, seen):
     """Issue ``ops`` on ``s``; ``seen`` gets, per node, (byte sets with modes, opaque)
     and, for a region, the same of its nodes."""
@@ -362,8 +365,9 @@ def run(s, ops, tmp, seen):
         args = [WRAP[m](v) for v, m in views]
         if kind == "kernel":
             s.launch(K, 1, 1, *args, opaque=opaque)
-        elif kind == "host":
-            s.host(noop, *args)
+        elif kind == "host":   # callbacks in turn (one byte they all write); handed
+            s.host(noop, *args)   # no memory, opaque
+            sets, opaque = sets + [(HOST_ORDER, "rw")], opaque or not args
         else:
             s.record(object())   # an event for the outside world: a barrier in data mode
         seen.append((sets, opaque, []))

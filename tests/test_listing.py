@@ -43,7 +43,7 @@ def test_listing_names_nodes_buffers_accesses_deps_and_lines():
           %1 = kernel accumulate[4, 256](tmp, y)  in(tmp)  inout(y)  after(%0)  # test_listing.py:{ln['accumulate']}
           %2 = memcpy HOST <- y (4096 B)  in(y)  out(HOST)  after(%1)  # test_listing.py:{ln['copy']}
           %3 = memset x[0B:2048B] = 0  out(x[0B:2048B])  after(%0)  # test_listing.py:{ln['memset']}
-          %4 = host print(HOST)  in(HOST)  after(%2)  # test_listing.py:{ln['host']}""")
+          %4 = host print(HOST)  in(HOST)  inout(host callbacks)  after(%2)  # test_listing.py:{ln['host']}""")
     assert str(g) == expected
 
 
@@ -136,7 +136,8 @@ def test_a_partial_or_callable_object_callback_is_named_without_an_address():
     assert lines == ["%0 = host report(h)", "%1 = host Recorder.__call__(h)"]
     assert "%1 host Recorder.__call__(h)\\n" in g.to_dot()
     assert str(gt.explain(g)).splitlines()[1] == \
-        "  %0 report -> %1 Recorder.__call__: RAW/WAR/WAW h"
+        "  %0 report -> %1 Recorder.__call__: RAW/WAR/WAW h; host callbacks run in the order " \
+        "recorded"
 
 
 def test_counts_of_one_are_singular():

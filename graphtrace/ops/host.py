@@ -32,8 +32,14 @@ from .base import Op, callable_name, changed, read_only_bytes, record_args
 __all__ = ["record_host", "host_value", "reached_arrays", "HOST_CALLBACK"]
 
 
-def record_host(stream, fn, args, opaque=False):
-    """Record a host callback ``fn(*args)`` on a proxy stream (``Stream.host``)."""
+def record_host(stream, fn, args, opaque=None):
+    """Record a host callback ``fn(*args)`` on a proxy stream (``Stream.host``).
+
+    Host callbacks run in the order they were recorded (each reads and writes
+    ``Tracer.host_order``); one handed no memory and reaching none (a progress
+    report, a "done" signal) is opaque unless ``opaque=False``: it runs after
+    the work recorded before it and before the work recorded after it, as it
+    would one after another."""
     t = stream.tracer()
     if not callable(fn):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
@@ -48,7 +54,11 @@ def record_host(stream, fn, args, opaque=False):
     rec, accesses = record_args(t, args, lambda i: "rw", _host_only(fn))
     held = [(f"argument {i}'s {what}", v, True) for i, a in enumerate(args)
             for what, v in _object_attributes(a)]   # an object passed as itself
-    accesses = list(accesses) + _reached(t, fn, opaque, held)
+    accesses = list(accesses) + _reached(t, fn, bool(opaque), held)
+    if opaque is None:   # handed no memory: ordered as written, with everything
+        opaque = not accesses
+    if not opaque:
+        accesses.append((t.host_order(), "rw"))
     for i, a in enumerate(args):   # an object that holds a temporary would keep it
         tmp = holder_of(a, t)
         if tmp is not None:

@@ -2,6 +2,7 @@
 import functools
 import numbers
 import threading
+import warnings
 from decimal import Decimal
 from fractions import Fraction
 
@@ -369,13 +370,16 @@ def test_keyword_arguments_to_a_host_callback_say_to_pass_them_by_position():
     check(e, "host kwargs", "s.host(report, ..., scale=...)", "pass scale positionally")
 
 
-def test_memset_value_without_a_repeating_pattern():
+def test_memset_value_without_a_repeating_pattern_fills_a_word_at_a_time():
+    """1.5 as float64 is no repeated 4-byte pattern: one memset node per word of an
+    element (it was refused, "fill it with a kernel")."""
     @gt.graph
     def f(s, x):
         s.memset(x, 1.5)                                     # pattern
-    with pytest.raises(gt.ArgumentError) as e:
-        f.trace(A(8, "float64"))
-    check(e, "pattern", "fill it with a kernel")
+    g = f.trace(A(8, "float64"))
+    assert [(n.kind, n.attrs.get("lane"), n.attrs.get("lanes")) for n in g.nodes] == \
+        [("memset", 0, 2), ("memset", 1, 2)]
+    assert "x = 1.5 (word 1 of 2 of each)" in str(g)
 
 
 @pytest.mark.parametrize("dtype, value, phrase", [
@@ -523,19 +527,39 @@ def test_overlapping_copy():
     check(e, "overlap", "share bytes", "temporary array")
 
 
-def test_memset_of_8_byte_elements_with_a_dynamic_value():
+def test_memset_of_8_byte_elements_with_a_dynamic_value_fills_a_word_at_a_time():
+    """A later call may pass any number: the fill is traced in word lanes even where
+    this call's value is a pattern (it was refused, but with static=)."""
     @gt.graph
     def f(s, x, v):
         s.memset(x, v)                                       # dynmemset
-    with pytest.raises(gt.ArgumentError) as e:
-        f.trace(A(8, "float64"), 0.0)
-    check(e, "dynmemset", "pass 'v' in static= if it is always 0.0 (which fits)")
-    assert gt.graph(f.fn, static=("v",)).trace(A(8, "float64"), 0.0).nodes[0].kind == "memset"
-    for value in (2.0, 5):   # no pattern: static= would fail next; a kernel is the way
-        with pytest.raises(gt.ArgumentError) as e:
-            f.trace(A(8, "float64" if isinstance(value, float) else "int64"), value)
-        check(e, "dynmemset", f"this call's {value!r} is none", "fill it with a kernel")
-        assert "static=" not in e.value.message
+    for dtype, lanes in (("float64", 2), ("int64", 2), ("complex128", 4)):
+        g = f.trace(A(8, dtype), 0.0 if dtype != "int64" else 0)
+        assert [n.attrs.get("lane") for n in g.nodes] == list(range(lanes))
+    assert gt.graph(f.fn, static=("v",)).trace(A(8, "float64"), 0.0).nodes[0].attrs.get(
+        "lanes") is None   # a static pattern: one node
+
+
+@pytest.mark.parametrize("dtype, values", [
+    ("float64", [0.0, 1.0, -2.5, 1e300, float("nan")]), ("int64", [5, -7, 2**62, 0]),
+    ("uint64", [2**64 - 1, 3]), ("complex128", [1 + 2j, -0.5j, 0j]),
+    ("complex64", [1 + 2j, 3 + 0j]), ("datetime64[s]", [np.datetime64(7, "s")])])
+def test_memsets_of_8_and_16_byte_elements_fill_what_numpy_fills(dtype, values):
+    """On the simulator, byte for byte as the driver's word lanes write them, also
+    through reversed and Fortran-ordered views, with values rebound at each call."""
+    @gt.graph(backend="sim")
+    def f(s, x, y, v):
+        s.memset(x, v)
+        s.memset(y[::-1, :].T, v)
+
+    x = cuda.to_device(np.zeros(6, dtype))
+    y = cuda.to_device(np.zeros((3, 4), dtype))
+    for v in values:
+        f(x, y, v)
+        want = np.full(6, v, dtype)
+        assert x.copy_to_host().tobytes() == want.tobytes(), v
+        assert y.copy_to_host().tobytes() == np.full((3, 4), v, dtype).tobytes(), v
+    assert f.cache_info().misses == 1
 
 
 @cuda.jit
@@ -1336,3 +1360,16 @@ def test_a_number_none_or_a_list_where_a_copy_or_memset_takes_an_array_names_the
     with pytest.raises(gt.ArgumentError) as e:
         ms.trace(7)
     check(e, "the memset", "s.memset's dst is a number, not an array")
+
+
+def test_a_large_memset_in_word_lanes_warns_that_it_is_slow():
+    @gt.graph
+    def f(s, x, v):
+        s.memset(x, v)                                       # big lanes
+    with pytest.warns(UserWarning, match=r"writes 2 memset nodes of rows one word wide.*fill "
+                      r"a large array with a kernel") as rec:
+        f.trace(A(1 << 17, "float64"), 1.0)
+    assert rec[0].lineno == line_of(F, "big lanes")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        f.trace(A(1 << 16, "float64"), 1.0)   # small: no warning

@@ -198,7 +198,7 @@ def _memset(gpu, node):
     p.type = drv.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET
     m = p.memset
     m.dst, m.value, m.elementSize = core["dst"], int(core["value"]), core["value"].itemsize
-    m.width, m.height, m.pitch = core["width"], 1, 0
+    m.width, m.height, m.pitch = core["width"], core.get("height", 1), core.get("pitch", 0)
     m.ctx = primary_context(node.device)
     return p, None
 

@@ -3,19 +3,24 @@
 ``s.copy(dst, src)`` is a memcpy node between two views of the same shape
 and dtype: device to device, or between device and pinned host memory.
 ``s.memset(dst, value)`` fills a device view with one value; the value is
-converted to ``dst``'s dtype and repeated as a 1-, 2- or 4-byte pattern.
+converted to ``dst``'s dtype and repeated as a 1-, 2- or 4-byte pattern, or,
+for an element of 8 or more bytes whose value is no such pattern (a float64's
+1.0, any number a later call may pass), written a word at a time: one memset
+node per 4-byte word of an element, each a 2-D fill of rows one word wide and
+an element apart (``memset_words``).
 ``s.zeros(...)`` records a ``zeros`` node: its temporary's bytes set to zero.
 """
 from __future__ import annotations
 
 import math
 import numbers
+import warnings
 
 import numpy as np
 
 from ..arrays import is_array
 from ..buffers import Buffer
-from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError
+from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError, user_frame
 from ..placement import place
 from ..scalar import Scalar, has_fraction
 from .base import Op
@@ -131,6 +136,26 @@ def memset_pattern(dtype: np.dtype, value, source=None) -> tuple[int, int]:
     """``(element size, unsigned pattern)`` that fills ``dtype`` with ``value``;
     ``ArgumentError`` (at ``source``, the memset's line) where it does not fit."""
     dtype = np.dtype(dtype)
+    v = _converted(dtype, value, source)
+    size = next(n for n in (4, 2, 1) if dtype.itemsize % n == 0)   # (records of 6 bytes: 2)
+    words = v.reshape(1).view(_WORDS[size])
+    if (words == words[0]).all():
+        return size, int(words[0])
+    raise ArgumentError(
+        f"memset cannot fill {dtype} with {value!r}: its bytes are no repeated 1-, 2- "
+        "or 4-byte pattern; fill it with a kernel instead")
+
+
+def memset_words(dtype: np.dtype, value, source=None) -> tuple:
+    """The 4-byte words of one element of ``dtype`` (a multiple of 4 bytes) holding
+    ``value``, lowest address first: a memset in lanes (``_LANES``) writes word
+    ``j`` of every element; ``ArgumentError`` where it does not fit."""
+    dtype = np.dtype(dtype)
+    return tuple(int(w) for w in _converted(dtype, value, source).reshape(1).view(np.uint32))
+
+
+def _converted(dtype: np.dtype, value, source) -> np.ndarray:
+    """``value`` as a 0-d array of ``dtype``, refused where it does not fit."""
     if isinstance(value, (complex, np.complexfloating)) and dtype.kind != "c":
         if value.imag:   # (a later call's value too: the first call's was checked)
             raise ArgumentError(f"memset value {value!r} is complex, and the destination "
@@ -157,13 +182,12 @@ def memset_pattern(dtype: np.dtype, value, source=None) -> tuple[int, int]:
     except (OverflowError, FloatingPointError, ValueError, TypeError):
         raise ArgumentError(f"memset value {value!r} does not fit {dtype}: pass a value the "
                             f"array's dtype holds, or fill it with a kernel", source) from None
-    size = next(n for n in (4, 2, 1) if dtype.itemsize % n == 0)   # (records of 6 bytes: 2)
-    words = v.reshape(1).view(_WORDS[size])
-    if (words == words[0]).all():
-        return size, int(words[0])
-    raise ArgumentError(
-        f"memset cannot fill {dtype} with {value!r}: its bytes are no repeated 1-, 2- "
-        "or 4-byte pattern; fill it with a kernel instead")
+    return v
+
+
+# elements past which a memset in word lanes warns (rows one word wide are slow:
+# 20 ms for 2**24 float64 elements on an H200, where a fill kernel takes 42 us)
+_SLOW_LANES = 1 << 16
 
 
 def record_memset(stream, dst, value):
@@ -193,13 +217,15 @@ def record_memset(stream, dst, value):
     if not isinstance(current, (int, float, complex, bool, np.generic)):
         raise ArgumentError(f"memset value must be a number (int, float, bool, complex or "
                             f"a numpy scalar), not {type(current).__name__}")
-    try:
+    lanes = d.dtype.itemsize // 4 if d.dtype.itemsize > 4 and d.dtype.itemsize % 4 == 0 \
+        else 0   # float64, complex: one node per word of an element where one pattern
+    try:         # cannot do (1.0, or any number a later call may pass)
         element, pattern = memset_pattern(d.dtype, current)
     except ArgumentError as e:
-        if not isinstance(value, Scalar) or d.dtype.itemsize <= 4:
+        if not lanes and not isinstance(value, Scalar) or d.dtype.itemsize <= 4:
             raise
         element, unfit = None, e
-    if isinstance(value, Scalar) and d.dtype.itemsize > 4:
+    if isinstance(value, Scalar) and d.dtype.itemsize > 4 and not lanes:
         shown = current.item() if isinstance(current, np.generic) else current
         fits = "" if element is None else (f"pass {value.param!r} in static= if it is "
                                            f"always {shown!r} (which fits), or ")
@@ -211,9 +237,25 @@ def record_memset(stream, dst, value):
             from (unfit if element is None else None)
     if not d.nbytes:   # nothing to fill: no node
         return None
-    return place(stream, t.record(MEMSET, None, (d, value), ((d, "w"),), stream=stream.index,
-                                  scope=stream.scope,
-                                  attrs={"element": element, "pattern": pattern}))
+    if element is not None and not (isinstance(value, Scalar) and lanes):
+        return place(stream, t.record(MEMSET, None, (d, value), ((d, "w"),),
+                                      stream=stream.index, scope=stream.scope,
+                                      attrs={"element": element, "pattern": pattern}))
+    memset_words(d.dtype, current)   # (refused above where it does not fit)
+    if d.nbytes // d.dtype.itemsize > _SLOW_LANES:
+        file, line = user_frame()
+        warnings.warn_explicit(
+            f"memset of {d.dtype} {d.label or 'array'} ({d.nbytes // d.dtype.itemsize} "
+            f"elements) with {'a dynamic value' if isinstance(value, Scalar) else repr(current)}"
+            f", which is no repeated 4-byte pattern, writes {lanes} memset nodes of rows one "
+            "word wide: the driver fills those at about 1.2 ns per element on an H200 (7 GB/s, "
+            "against 4 TB/s for a pattern such as 0.0); fill a large array with a kernel "
+            "instead", UserWarning, file, line)
+    for lane in range(lanes):   # word `lane` of every element: a 2-D memset, one word wide
+        node = place(stream, t.record(MEMSET, None, (d, value), ((d, "w"),),
+                                      stream=stream.index, scope=stream.scope,
+                                      attrs={"element": 4, "lane": lane, "lanes": lanes}))
+    return node
 
 
 def record_zeros(stream, tmp):
@@ -260,13 +302,21 @@ class MemsetOp(Op):
     kind = "memset"
 
     def describe(self, node, namer) -> str:
-        return f"{namer.value(node.args[0])} = {namer.value(node.args[1])}"
+        lanes = node.attrs.get("lanes")
+        word = f" (word {node.attrs['lane']} of {lanes} of each)" if lanes else ""
+        return f"{namer.value(node.args[0])} = {namer.value(node.args[1])}{word}"
 
     def emit(self, gpu, node, parent):
         return parent.memset(**self.params(gpu, node))
 
     def params(self, gpu, node) -> dict:
         dst = gpu.value_of(node.args[0])
+        lanes = node.attrs.get("lanes")
+        if lanes:   # rows of one word, an element apart
+            word = memset_words(dst.dtype, gpu.value_of(node.args[1]), node.source)
+            lane = node.attrs["lane"]
+            return {"dst": dst.lo + 4 * lane, "value": np.uint32(word[lane]), "width": 1,
+                    "height": dst.nbytes // dst.dtype.itemsize, "pitch": dst.dtype.itemsize}
         element, pattern = memset_pattern(dst.dtype, gpu.value_of(node.args[1]), node.source)
         return {"dst": dst.lo, "value": _WORDS[element](pattern),
                 "width": dst.nbytes // element}
@@ -274,10 +324,17 @@ class MemsetOp(Op):
     def check_values(self, value_of, node) -> None:
         value = node.args[1] if len(node.args) > 1 else None   # zeros: no value
         if isinstance(value, Scalar):
-            memset_pattern(node.args[0].dtype, value_of(value), node.source)
+            (memset_words if node.attrs.get("lanes") else memset_pattern)(
+                node.args[0].dtype, value_of(value), node.source)
 
     def simulate(self, sim, node) -> None:
         view = sim.array(node.args[0])
+        lanes = node.attrs.get("lanes")
+        if lanes:   # byte-exact, like the driver: word `lane` of every element
+            word = memset_words(view.dtype, sim.value(node.args[1]), node.source)
+            lane = node.attrs["lane"]
+            _bytes(view).view(np.uint32).reshape(-1, lanes)[:, lane] = word[lane]
+            return
         element, pattern = memset_pattern(view.dtype, sim.value(node.args[1]), node.source)
         _bytes(view).view(_WORDS[element])[...] = pattern  # byte-exact, like the driver
 

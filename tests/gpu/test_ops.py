@@ -480,3 +480,28 @@ def test_a_handle_pointed_at_another_array_between_identical_calls_is_rebound():
     f(h, out)
     cuda.synchronize()
     assert np.array_equal(out.copy_to_host(), np.full(64, 40.0))
+
+
+@pytest.mark.parametrize("dtype, values", [
+    ("float64", [1.0, -2.5, 0.0, 1e300]), ("int64", [5, -7, 2**62]),
+    ("complex128", [1 + 2j, -0.5j]), ("complex64", [3 - 1j, 0.25 + 0j])])
+def test_memsets_of_8_and_16_byte_elements_a_word_at_a_time(dtype, values, rng):
+    """A value that is no repeated 4-byte pattern, dynamic (rebound at each call),
+    on a slice, a reversed view and a Fortran-ordered one, in word lanes."""
+    orig = rng.integers(1, 100, 3000).astype(dtype)
+    x = cuda.to_device(orig)
+    y = cuda.to_device(np.zeros((40, 30), dtype, order="F"))
+
+    @gt.graph
+    def f(s, x, y, v):
+        s.memset(x[100:2900], v)
+        s.memset(x[99::-1], v)
+        s.memset(y, v)
+    for v in values:
+        f(x, y, v)
+        cuda.synchronize()
+        expect = orig.copy()
+        expect[:2900] = v
+        assert np.array_equal(x.copy_to_host(), expect), v
+        assert np.array_equal(y.copy_to_host(), np.full((40, 30), v, dtype)), v
+    assert f.cache_info().misses == 1

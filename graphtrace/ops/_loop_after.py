@@ -46,9 +46,9 @@ from ..arrays import is_array
 from ..chains import MISSING
 from ..errors import ArgumentError, _is_internal
 from ..names import _global_names
-from ._loop_code import (_ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _Region, _chain,
-                         _holder)
+from ._loop_code import _Region
 from ._loop_paths import _LEN, _WHOLE, _label
+from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder
 from ._loop_state import LoopState
 
 _GOTO = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP",

@@ -2,12 +2,142 @@
 ``_loop_code.py``.
 
 ``_begin`` walks back from an instruction over the code computing what it takes
-off the stack; ``_reported`` tells the instructions whose value the code only
-reports (prints, logs, formats into a message, asserts), which pick no work.
+off the stack; ``_chain`` and ``_set`` tell the slot (its path, ``_loop_paths.py``)
+an instruction loads or stores, ``_holder`` the instruction loading what it takes
+an attribute or an item of; ``_reported`` tells the instructions whose value the
+code only reports (prints, logs, formats into a message, asserts), which pick no
+work.
 """
 from __future__ import annotations
 
 import dis
+
+_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_NAME", "LOAD_GLOBAL", "LOAD_DEREF",
+                    "LOAD_CLASSDEREF", "LOAD_FAST_LOAD_FAST", "LOAD_CLOSURE",
+                    "LOAD_FROM_DICT_OR_DEREF", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FAST_BORROW",
+                    "LOAD_FAST_BORROW_LOAD_FAST_BORROW"})
+# (an inlined comprehension's LOAD_FAST_AND_CLEAR saves a name and puts it back: no read)
+_STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF",
+                     "STORE_FAST_STORE_FAST", "DELETE_FAST", "DELETE_NAME", "DELETE_GLOBAL",
+                     "DELETE_DEREF"})
+_ATTR_LOADS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR"})
+_ATTR_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
+_SUBSCRIPTS = {"BINARY_SUBSCR": 2, "BINARY_SLICE": 3}   # -> the values each takes
+_ITEM_STORES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR"})
+_CONSTS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
+
+
+def _holder(code_ins: list, j: int) -> int:
+    """The index of the instruction that loads what the instruction
+    ``code_ins[j]`` takes an attribute or an item of (``st`` of ``st.k``, ``d``
+    of ``d[key]``, also to store it: ``st.k = v``, ``d[key] = v``), else -1."""
+    op = code_ins[j].opname
+    if op in ("LOAD_ATTR", "LOAD_METHOD") or op in _ATTR_STORES:
+        below = j - 2 if j > 1 and _copy(code_ins[j - 1], 1) else j - 1
+        return below if below >= 0 and code_ins[below].opname != "SWAP" else -1
+    if op in _SUBSCRIPTS or op in _ITEM_STORES or _reads_item(code_ins[j]):
+        at = j - 2 if j > 2 and _copy(code_ins[j - 1], 2) and _copy(code_ins[j - 2], 2) \
+            else j   # (d[key] += 1: the holder and the key, copied)
+        if code_ins[at - 1].opname == "SWAP":
+            return -1
+        start, beyond = _begin(code_ins, at, _SUBSCRIPTS.get(op, 2) - 1)   # the key's code
+        return start - 1 if not beyond else -1
+    return -1
+
+
+def _chain(code_ins: list, j: int):
+    """The path of the slot whose value the instruction ``code_ins[j]`` loads
+    (``("st", (".", "k"))`` of ``st.k``, ``("d", ("[]", "k"))`` of ``d["k"]``),
+    where the code names it all the way from a name, else None."""
+    ins = code_ins[j]
+    if ins.opname in _LOADS:
+        return (ins.argval[-1] if isinstance(ins.argval, tuple) else ins.argval,)
+    if ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        below = j - 2 if j > 1 and _copy(code_ins[j - 1], 1) else j - 1   # st.k += 1
+        holder = _chain(code_ins, below) if below >= 0 else None
+        return holder + ((".", ins.argval),) if holder is not None else None
+    if _reads_item(ins):
+        key = j - 3 if j > 2 and _copy(code_ins[j - 1], 2) and _copy(code_ins[j - 2], 2) \
+            else j - 1   # d["k"] += 1
+        return _keyed(code_ins, key, "[]")
+    return None
+
+
+def _item_read(code_ins: list, j: int):
+    """The path of the item the instruction ``code_ins[j]`` reads: by its constant
+    key (``st[0]``), else ``_ANY_KEY`` after its holder's (``st[k]``), where the code
+    names the holder from a name; else None."""
+    path = _chain(code_ins, j)
+    if path is None:
+        h = _holder(code_ins, j)
+        holder = _chain(code_ins, h) if h >= 0 else None
+        path = holder + (_ANY_KEY,) if holder is not None else None
+    return path
+
+
+_ANY_KEY = ("key", None)   # after a holder's path: an item by a key computed (st[k])
+
+
+def _keyed(code_ins: list, key: int, kind: str):
+    """``holder path + ((kind, key),)`` where ``code_ins[key]`` loads a constant
+    key and the instruction before it the holder, else None."""
+    if key < 1 or code_ins[key].opname not in _CONSTS:
+        return None
+    k = code_ins[key].argval
+    try:
+        hash(k)
+    except TypeError:
+        return None
+    holder = _chain(code_ins, key - 1)
+    return holder + ((kind, k),) if holder is not None else None
+
+
+def _copy(ins, n: int) -> bool:
+    return ins.opname == "COPY" and ins.arg == n
+
+
+def _set(code_ins: list, i: int):
+    """The path of the slot the instruction ``code_ins[i]`` stores or deletes
+    (a name, ``st.k = ...``, ``d["k"] = ...``) where the code names it from a
+    name, else None."""
+    ins = code_ins[i]
+    if ins.opname in _ATTR_STORES:
+        holder = _chain(code_ins, i - 1) if i > 0 else None
+        return holder + ((".", ins.argval),) if holder is not None else \
+            _augmented(code_ins, i, 1)
+    if ins.opname in _ITEM_STORES:
+        return _keyed(code_ins, i - 1, "[]") or _augmented(code_ins, i, 2)
+    return None
+
+
+def _augmented(code_ins: list, i: int, swaps: int):
+    """The path of the slot an augmented assignment stores (``st.k += 1``, after
+    one SWAP; ``d["k"] += 1``, after two): the one its value was loaded from."""
+    j = i - swaps
+    if j < 1 or any(code_ins[x].opname != "SWAP" for x in range(j, i)):
+        return None
+    load = _begin(code_ins, j, 1)[0] + swaps   # past the COPYs of the holder (and key)
+    ins = code_ins[load] if load < j else None
+    if ins is None or not (_reads_item(ins) if swaps == 2 else
+                           ins.opname == "LOAD_ATTR" and ins.argval == code_ins[i].argval):
+        return None
+    return _chain(code_ins, load)
+
+
+def _unpacked(code_ins: list, at: int) -> int:
+    """Where the value stored by the instruction at ``at`` is unpacked from a
+    sequence (``src, dst = pick(k)``: the ``UNPACK_SEQUENCE``, each name taking what
+    the sequence's code reads), past the stores of the names before it; else
+    ``at``."""
+    j = at - 1
+    while j > 0 and code_ins[j].opname in _STORES:
+        j -= 1
+    return j if j >= 0 and code_ins[j].opname in ("UNPACK_SEQUENCE", "UNPACK_EX") else at
+
+
+def _reads_item(ins) -> bool:
+    return ins.opname == "BINARY_SUBSCR" or ins.opname == "BINARY_OP" and ins.argrepr == "[]"
+
 
 
 def _begin(code_ins: list, i: int, values: int) -> tuple:

@@ -103,9 +103,10 @@ from ..names import _global_names
 from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
-from ._loop_code import _LOADS, _Region, _lines, _named, _names
+from ._loop_code import _Region, _lines, _named, _names
 from ._loop_paths import _LEN, _NEXT, _WHOLE, _message, _resolve, _within
 from ._loop_slots import _shadowed, _slots
+from ._loop_stack import _LOADS
 
 _CONTEXTLIB = contextlib.__file__
 

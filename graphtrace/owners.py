@@ -26,7 +26,8 @@ from functools import partial
 from .arrays import _kinds
 from .chains import MISSING
 
-__all__ = ["class_attribute", "container", "contents", "own_class", "own_object"]
+__all__ = ["class_attribute", "container", "contents", "own_class", "own_holder",
+           "own_object"]
 
 
 def _python_function(obj):
@@ -185,6 +186,46 @@ def own_object(x) -> bool:
     except Exception:  # noqa: BLE001  (no __dict__: slots, which the class shows)
         return True
     return "__cuda_array_interface__" not in d and "__dlpack_device__" not in d
+
+
+def own_holder(v) -> bool:
+    """A class or a module of the program's own, whose attributes hold its state
+    as an object's do (``Bufs.cur`` of ``class Bufs: cur = None``, ``bufstate.cur``
+    of a module of its code): a class ``own_class`` takes (not a bag's, an enum's
+    or an exception's), a module of the program's code (not a library's nor the
+    standard library's, nor one built into Python)."""
+    if isinstance(v, type):
+        return own_class(v) and not _bag(v)
+    if not isinstance(v, types.ModuleType) or _library(v):
+        return False
+    path = _attr(v, "__file__")
+    if not isinstance(path, str):   # a script's or notebook's __main__, one made in code
+        return v.__name__ == "__main__" or _attr(v, "__spec__") is None
+    return not os.path.realpath(path).startswith(_LIBRARY_PATHS)
+
+
+def held_attributes(v) -> list:
+    """``(name, value)`` of what a class or a module of the program's own
+    (``own_holder``) holds, as its attributes read it: a class's own and its
+    bases' of the program's (the nearest first), a module's globals; not
+    dunders, nor functions, methods and properties, which hold no state."""
+    if isinstance(v, types.ModuleType):
+        spaces = (_attr(v, "__dict__", _NO_DICT),)
+    else:
+        spaces = [c.__dict__ for c in v.__mro__ if c not in _PLAIN_BASES and
+                  (c is v or own_class(c) and not _bag(c))]
+    out, seen = [], set()
+    for space in spaces:
+        for name, x in list(space.items()):
+            if name in seen or name[:2] == "__" == name[-2:] or isinstance(x, _CODE):
+                continue
+            seen.add(name)
+            out.append((name, x))
+    return out
+
+
+_CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, staticmethod,
+         classmethod, property, types.MemberDescriptorType, types.GetSetDescriptorType)
 
 
 def _holds_own(v) -> bool:

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 import graphtrace as gt
+import loop_state_module as lsm
 from flow_kernels import add, copy_into, count, dev, host, shift
 from helpers import line_of
 
@@ -580,3 +581,87 @@ def test_state_a_loop_counting_on_a_class_attribute_its_next_iteration_reads_is_
     e = str(info.value)
     assert info.value.source[1] == line_of(__file__, "class default next iteration"), e
     assert "changes st.k," in e and "next iteration" in e, e
+
+
+class _ClassResult:
+    """A result and a count kept on a class, used as a namespace."""
+    res, t = None, 0.0
+
+
+def _class_attribute_branch(s, a, b, c, n):
+    _ClassResult.res = a
+    with s.if_then(gt.cond(n) > 0) as then:   # class attribute branch
+        shift[1, 4, then](a, b)
+        _ClassResult.res = b
+    copy_into[1, 4, s](_ClassResult.res, c)   # class attribute branch read
+
+
+def _module_attribute_branch(s, a, b, c, n):
+    lsm.res = a
+    with s.if_then(gt.cond(n) > 0) as then:   # module attribute branch
+        shift[1, 4, then](a, b)
+        lsm.res = b
+    copy_into[1, 4, s](lsm.res, c)   # module attribute branch read
+
+
+def _module_function_branch(s, a, b, c, n):
+    lsm.keep(a)
+    with s.if_then(gt.cond(n) > 0) as then:   # module function branch
+        shift[1, 4, then](a, b)
+        lsm.keep(b)
+    copy_into[1, 4, s](lsm.res, c)   # module function branch read
+
+
+def _class_counter_loop(s, a, b, c, n):
+    _ClassResult.t = 0.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # class counter loop
+        count[1, 1, body](n)
+        _ClassResult.t += 1.0
+    add[1, 4, s](a, _ClassResult.t)   # class counter loop read
+
+
+def _module_counter_helper(s, a, b, c, n):
+    lsm.init(a, b)
+    with s.while_loop(gt.cond(n) < 3) as body:   # module counter helper
+        count[1, 1, body](n)
+        lsm.tick()
+    lsm.launch_t(s, a)   # module counter helper read
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_class_attribute_branch, "class attribute branch", "changes _ClassResult.res,"),
+    (_module_attribute_branch, "module attribute branch", "changes lsm.res,"),
+    (_module_function_branch, "module function branch", "changes lsm.res,"),
+    (_class_counter_loop, "class counter loop", "changes _ClassResult.t,"),
+    (_module_counter_helper, "module counter helper", "changes lsm.T,"),
+])
+def test_state_a_class_or_module_holds_that_a_body_changes_read_after_is_refused(
+        program, marker, named):
+    """What a class or a module of the program's own holds (set directly, or by
+    the module's own functions, ``lsm.keep(b)``, ``lsm.tick()``), changed in the
+    body and read after."""
+    e = _refused_at(program, marker, (0, 1, 2, 3), (0, 0, 0, 0))
+    assert named in e and "after the block" in e, e
+    assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
+
+
+def test_state_of_a_class_module_or_dict_the_code_after_does_not_read_runs_as_eagerly():
+    """A dict the branch reorders, read after by key; a count kept on a class
+    and a module's time its function advances, only reported after."""
+    reported = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, c, n):
+        d = {"a": a, "b": b}
+        _ClassResult.t = 0.0
+        with s.if_then(gt.cond(n) > 0) as then:
+            shift[1, 4, then](d["a"], d["b"])
+            d["a"] = d.pop("a")
+            _ClassResult.t += 1.0
+            lsm.tick()
+        copy_into[1, 4, s](d["b"], c)
+        reported.append((_ClassResult.t, lsm.T))
+
+    a, b, c, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(1, dtype=np.int32)
+    f(a, b, c, n)
+    assert host(b) == [1, 2, 3, 4] and host(c) == [1, 2, 3, 4]

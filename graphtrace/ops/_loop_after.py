@@ -78,9 +78,9 @@ def refuse_escapes(t, state, what: str, source) -> None:
         slots, view = _passed(view, caller, slots, returned, ids), caller
         returned = _scan(view, slots, arrays, later)
     if arrays:
-        raise ArgumentError(_message(arrays, what, "array", source), source)
+        raise ArgumentError(_message(state.named_once(arrays), what, "array", source), source)
     if later:
-        t.escapes.append(lambda graph: _refuse_numbers(later, graph, what, source))
+        t.escapes.append(lambda graph: _refuse_numbers(later, graph, what, source, state))
 
 
 def _kind(t, state, p: tuple) -> str:
@@ -137,10 +137,10 @@ def _helper_reads(view, region, p: tuple) -> tuple:
     return None, None
 
 
-def _refuse_numbers(later: list, graph, what: str, source) -> None:
+def _refuse_numbers(later: list, graph, what: str, source, state) -> None:
     """At the trace's end: refuse the slots in ``later`` that the code after the
     block hands to work (``graph``: all of it), indexes or sizes by, or decides
-    by which work runs."""
+    by which work runs (each named once, ``state.named_once``)."""
     hits = []
     for p, line, region, view in later:
         work = view._work(region, (graph,))
@@ -149,7 +149,7 @@ def _refuse_numbers(later: list, graph, what: str, source) -> None:
                 view._handed(region, p, (), (graph,), {}):   # (post(s, a): if MODE there)
             hits.append((p, line))
     if hits:
-        raise ArgumentError(_message(hits, what, "number", source), source)
+        raise ArgumentError(_message(state.named_once(hits), what, "number", source), source)
 
 
 def _callers(t, frame) -> list:

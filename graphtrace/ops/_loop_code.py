@@ -22,7 +22,7 @@ import types
 
 from ..chains import MISSING
 from ..names import _filled, _global_names
-from ..owners import _own_module, own_object
+from ..owners import _own_module, own_holder, own_object
 from ._loop_paths import _ITEMS, _LEN, _WHOLE, _reads, _resolve, _text, _within
 from ._loop_stack import (_ATTR_LOADS, _ATTR_STORES, _CONSTS, _FORWARD, _ITEM_STORES,
                           _JUMPS, _LOADS, _STORES, _SUBSCRIPTS, _begin, _chain, _copy,
@@ -36,6 +36,16 @@ _MAKERS = frozenset({"empty", "zeros"})   # s.empty(n), body.zeros((m, 4), np.fl
 def _names(code, ops) -> tuple:
     return tuple(n for ins in dis.get_instructions(code) if ins.opname in ops
                  for n in (ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)))
+
+
+@functools.lru_cache(maxsize=512)
+def _attribute_paths(code) -> tuple:
+    """The paths of the attributes a code loads off a name, once each (``pp.swap``,
+    ``Bufs.flip``, ``self.st.step``: the helpers a body calls through them)."""
+    code_ins = list(dis.get_instructions(code))
+    return tuple(dict.fromkeys(p for j, ins in enumerate(code_ins) if ins.opname in
+                               ("LOAD_ATTR", "LOAD_METHOD") for p in (_chain(code_ins, j),)
+                               if p is not None))
 
 
 def _lines(fn, depth: int = 2) -> set:
@@ -213,6 +223,8 @@ def _getter_reads(obj, name: str, depth: int = 0, start: int = 0) -> list:
     attribute neither the object nor its class holds, those its class's
     ``__getattr__`` reads; for a getter calling ``super()``, also those of the
     same name's getter further along the class's MRO (from ``start``)."""
+    if obj is not MISSING and own_holder(obj):   # Clock.pick(bufs), pp.next_pair()
+        return _held_reads(obj, name, depth)
     if obj is MISSING or not _own_getters(obj):
         return []
     mro = type(obj).__mro__
@@ -234,6 +246,40 @@ def _getter_reads(obj, name: str, depth: int = 0, start: int = 0) -> list:
             out += _getter_reads(obj, attr, depth + 1)
     if "super" in code.co_names and depth < 3:   # return super().src
         out += _getter_reads(obj, name, depth + 1, at + 1)
+    return out
+
+
+def _held_reads(holder, name: str, depth: int) -> list:
+    """``_getter_reads`` of a class or a module of the program's own
+    (``own_holder``): the steps of its attributes that its function ``name`` (a
+    classmethod, by its ``cls``; a staticmethod, by the class's global name; a
+    module's function, by the module's globals) reads for what it returns
+    (``Clock.pick(bufs)`` returning ``bufs[cls.k % 2]``: ``cls.k``;
+    ``pp.next_pair()`` returning ``BUFS[K % 2]``: ``K``, ``BUFS``), and, where one
+    is such a function too, those it reads so."""
+    module = isinstance(holder, types.ModuleType)
+    raw = _own_dict(holder).get(name) if module else \
+        next((vars(c)[name] for c in holder.__mro__ if name in vars(c)), None)
+    fn = getattr(raw, "__func__", raw)   # (a classmethod's, a staticmethod's function)
+    if not isinstance(fn, types.FunctionType) or module and fn.__globals__ is not \
+            _own_dict(holder):
+        return []
+    code = fn.__code__
+    me = code.co_varnames[0] if isinstance(raw, classmethod) and code.co_argcount else None
+    read = set(_global_names(code))
+    names = {g for g in read if fn.__globals__.get(g, MISSING) is holder}
+    out = []
+    for q in _Region((code, -1, 1 << 62), {}).returned():
+        if module and q[0] in read:
+            step = (".", q[0])
+        elif (q[0] == me or q[0] in names) and len(q) > 1 and q[1][0] == ".":
+            step = q[1]
+        else:
+            continue
+        if (step,) not in out:
+            out.append((step,))
+            if depth < 3:
+                out += _getter_reads(holder, step[1], depth + 1)
     return out
 
 

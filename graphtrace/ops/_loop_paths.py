@@ -11,10 +11,11 @@ changed.
 """
 from __future__ import annotations
 
+import inspect
 import types
 
 from ..chains import MISSING
-from ..owners import _attr, own_object
+from ..owners import _attr, own_holder, own_object
 
 _MAX_ITEMS = 256    # a longer container is not looked into
 
@@ -26,10 +27,10 @@ _NEXT = ("len", "next")   # after an iterator's path: what it has left (next(it)
 
 def _resolve(scope: dict, path: tuple):
     """The value at ``path`` in ``scope`` (names, then attributes of the program's
-    own objects and modules, and items of lists, tuples and dicts), or MISSING."""
+    own objects, classes and modules, and items of lists, tuples and dicts), or MISSING."""
     v = scope.get(path[0], MISSING)
     for kind, key in path[1:]:
-        if kind == "." and (own_object(v) or isinstance(v, types.ModuleType)):
+        if kind == "." and (own_object(v) or own_holder(v) or isinstance(v, types.ModuleType)):
             v = _attr(v, key, MISSING)
         elif kind == "[]" and type(v) in (list, tuple, dict):
             try:
@@ -39,6 +40,46 @@ def _resolve(scope: dict, path: tuple):
         else:
             return MISSING
     return v
+
+
+def _found(scope: dict, path: tuple):
+    """``_resolve``, but running no code of the program's: an attribute read from
+    an object's, a class's or a module's dictionary (a function of its class
+    bound to it, a classmethod to the class), MISSING where a property or
+    another descriptor, or a module's ``__getattr__``, would compute it."""
+    v = scope.get(path[0], MISSING)
+    for kind, key in path[1:]:
+        if kind == "[]":
+            v = _resolve({"": v}, ("", (kind, key)))
+        elif isinstance(v, types.ModuleType):
+            v = _attr(v, "__dict__", {}).get(key, MISSING)
+        elif own_holder(v) or own_object(v):
+            v = _static(v, key)
+        else:
+            return MISSING
+        if v is MISSING:
+            break
+    return v
+
+
+def _static(v, key: str):
+    """``_found``'s step: ``v.key`` of a class or an object of the program's own."""
+    cls = v if isinstance(v, type) else type(v)
+    if not isinstance(v, type):
+        try:
+            held = object.__getattribute__(v, "__dict__")
+        except (AttributeError, TypeError):
+            held = {}
+        if key in held:
+            return held[key]
+    raw = inspect.getattr_static(cls, key, MISSING)
+    if isinstance(raw, classmethod):
+        return types.MethodType(raw.__func__, cls)
+    if isinstance(raw, staticmethod):
+        return raw.__func__
+    if isinstance(raw, types.FunctionType):
+        return raw if v is cls else types.MethodType(raw, v)
+    return MISSING if hasattr(type(raw), "__get__") else raw
 
 
 def _text(v) -> bool:

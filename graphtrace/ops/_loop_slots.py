@@ -1,9 +1,10 @@
 """The slots a block's snapshots hold, for ``_loop_state.py``.
 
 ``_slots`` lists, nearest first, the slots under one name: numbers, arrays,
-strings, slices, Enum members and None it reaches through the containers and
-the objects of the program's own it holds, ``_DEPTH`` levels deep, with the
-lengths of those containers and what an iterator has left (``_left``);
+strings, slices, Enum members and None it reaches through the containers, the
+objects and the classes and modules of the program's own it holds, ``_DEPTH``
+levels deep, with the lengths of those containers and what an iterator has
+left (``_left``);
 ``_shadowed`` the attributes a body gave an object over its class's value.
 ``LoopState`` compares two such snapshots.
 """
@@ -20,7 +21,7 @@ import numpy as np
 
 from ..arrays import is_array
 from ..chains import MISSING
-from ..owners import _attributes, own_object
+from ..owners import _attributes, held_attributes, own_holder, own_object
 from ..scalar import Scalar
 from ..values import _is_number
 from ._loop_paths import _ITEMS, _LEN, _MAX_ITEMS, _NEXT, _resolve
@@ -55,6 +56,7 @@ def _slots(root, name: str) -> dict:
     most: ``path -> (value, its bytes (a slice's bounds) where compared by
     value, (id of the container, step) or None)``."""
     out: dict = {}
+    holders: set = set()   # the classes and modules walked (one imports another)
     level = [(root, (name,), None)]
     while level and len(out) < _PER_ROOT:
         below = []
@@ -105,6 +107,10 @@ def _slots(root, name: str) -> dict:
                           for k, x in zip(t._fields, v)]                # items, by name
             elif own_object(v):
                 below += [(x, path + ((".", k),), (id(v), (".", k))) for k, x in _attributes(v)]
+            elif own_holder(v) and id(v) not in holders:   # Bufs.cur, bufstate.cur: a class's
+                holders.add(id(v))                         # or a module's, once a name
+                below += [(x, path + ((".", k),), (id(v), (".", k)))
+                          for k, x in held_attributes(v)]
         level = below
     return out
 

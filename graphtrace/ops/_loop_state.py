@@ -9,11 +9,13 @@ each iteration, where the graph repeats the first. Such a body is refused.
 
 ``LoopState`` takes, when the body is entered, the slots it may read: the names
 of the user's frame (for ``body=fn``, its closure, defaults and bound object),
-the globals the code names, the closures and globals of the functions it calls
-by name, and the items and attributes of the lists, tuples, deques, dicts (and their
+the globals the code names, the closures and globals of the functions of the
+program's it calls, by name or through an attribute (``swap()``, ``pp.swap()``,
+``Bufs.flip()``, ``st.step()``), and the items and attributes of the lists, tuples, deques, dicts (and their
 subclasses that read as they do: ``Counter``, ``defaultdict``), sets (their
-items as a whole), namedtuples (their fields, by name: ``sel.i``, also as ``sel[0]`` reads it) and objects
-of the program's own these hold, ``_DEPTH`` levels deep, where they
+items as a whole), namedtuples (their fields, by name: ``sel.i``, also as ``sel[0]`` reads it), objects
+of the program's own and its classes and modules (``Bufs.cur``, ``bufstate.cur``;
+not a library's) these hold, ``_DEPTH`` levels deep, where they
 hold arrays or numbers (a host array of numbers, such as indices or a time
 ``t[0]``, by its values up to ``_BY_VALUE`` bytes, by a digest of them up to
 ``_BY_DIGEST``, and a slice, by its values), and the lengths of those containers,
@@ -81,7 +83,12 @@ compares them when the body is closed:
 Where the body reads an attribute or an item it set first (``st.w = 1.0 /
 (it + 1)`` then ``add(x, st.w)``), it reads what that was computed from; where
 it reads a property or calls a method of an object of the program's own
-(``st.src``, ``st.pick()``), what their code reads off the object.
+(``st.src``, ``st.pick()``), what their code reads off the object; a
+classmethod of a class of its own or a function of a module of its own
+(``Clock.pick(bufs)``, ``pp.next_pair()``), what their code reads off the
+class or of the module's globals. A global that a helper called by name
+changes and that the body reaches as its module's attribute too (``swap()``
+and ``pp.CUR``) is named once, as the attribute (``named_once``).
 
 What the body's code reads is told by ``_Region`` (``_loop_code.py``); the
 slots' paths and the refusal's text are in ``_loop_paths.py``, the slots a
@@ -91,6 +98,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import sys
 import types
 from functools import partial
 
@@ -100,11 +108,13 @@ from ..arrays import as_buffer, is_array
 from ..errors import ArgumentError, user_frame_object
 from ..chains import MISSING
 from ..names import _global_names
+from ..owners import _attr, own_holder
 from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
-from ._loop_code import _Region, _lines, _named, _names
-from ._loop_paths import _LEN, _NEXT, _WHOLE, _message, _resolve, _within
+from ._loop_code import _Region, _attribute_paths, _lines, _named, _names
+from ._loop_paths import (_LEN, _NEXT, _WHOLE, _found, _label, _message, _resolve,
+                          _within)
 from ._loop_slots import _shadowed, _slots
 from ._loop_stack import _LOADS
 
@@ -165,6 +175,12 @@ def _helper_roots(fn, name: str, out: dict, owners: dict) -> None:
             owners.setdefault(g, (fn, g))
 
 
+def _own_function(v) -> bool:
+    """Whether ``v`` (a function, a method) is of a module of the program's own."""
+    module = sys.modules.get(getattr(getattr(v, "__func__", v), "__module__", None) or "")
+    return module is None or own_holder(module)
+
+
 class LoopState:
     """The slots a loop body may read, taken when it is entered (``body``: the
     ``body=`` callable, or None for a ``with`` block; ``made``: how many
@@ -222,6 +238,10 @@ class LoopState:
             elif type(v).__module__.startswith("graphtrace") and \
                     isinstance(getattr(v, "fn", None), types.FunctionType):
                 _helper_roots(v.fn, name, out, self.owners)   # a @gt.graph function inline
+        for path in _attribute_paths(code):   # pp.swap(), Bufs.flip(), st.step(): the
+            v = _found(out, path)             # globals of the program's functions they run
+            if type(v) in (types.FunctionType, types.MethodType) and _own_function(v):
+                _helper_roots(v, _label(path), out, self.owners)
         return out
 
     def _snapshot(self, roots: dict) -> dict:
@@ -293,7 +313,22 @@ class LoopState:
                     read is None and self._helper_picks(region, p, regions):
                 hits.append((p, "number"))
         if hits:
-            raise ArgumentError(_message(hits, what), source)
+            raise ArgumentError(_message(self.named_once(hits), what), source)
+
+    def named_once(self, hits: list) -> list:
+        """``hits`` (``(path, ...)``) but a global of a helper the body calls by name
+        that another names as its module's attribute (``CUR`` of ``swap()``, also
+        ``pp.CUR``): a refusal names each slot once."""
+        def module_of(q: tuple, n: int):
+            return _attr(_resolve(self.now, q[:n]), "__dict__") if n > 0 else None
+        out = []
+        for h in hits:
+            fn, name = self.owners.get(h[0][0], (None, None))
+            rest = ((".", name),) + h[0][1:]
+            if fn is None or name != h[0][0] or not any(q[len(q) - len(rest):] == rest and module_of(
+                    q, len(q) - len(rest)) is fn.__globals__ for q, *_ in hits):
+                out.append(h)
+        return out
 
     def closed(self) -> tuple:
         """``(the slots now, the paths of those the body changed)``, taken once, when
@@ -396,7 +431,8 @@ class LoopState:
         ``line``) and that recorded some of its work (at ``sources``; all of
         them where that is None): the parameters the call fills with what it
         reads from the slot (``clamps`` False: not through ``min(k, 3)``), and
-        the global or closure name it holds it by."""
+        the global or closure name it holds it by (a global of its module that
+        the body reaches as the module's attribute: ``pp.T``)."""
         for line, callee, args, unclamped in region.passes:
             args = args if clamps else unclamped
             fn = _resolve(self.scope, callee)
@@ -418,6 +454,9 @@ class LoopState:
                 path[0], MISSING) and (n == path[0] or path[0] == f"{callee[0]}.<{n}>")]
             if bound and path[:len(callee) - 1] == callee[:-1]:   # st.step(body): its self
                 held.append((code.co_varnames[0],) + path[len(callee) - 1:])
+            held += [(path[n][1],) + path[n + 1:] for n in range(1, len(path))   # pp.go(body):
+                     if path[n][0] == "." and _attr(_resolve(   # its module's global
+                         self.now, path[:n]), "__dict__") is fn.__globals__][:1]
             if held:
                 yield line, fn, _Region((code, -1, 1 << 62), dict(fn.__globals__)), held
 

@@ -628,18 +628,28 @@ def _module_counter_helper(s, a, b, c, n):
     lsm.launch_t(s, a)   # module counter helper read
 
 
+def _dict_order_branch(s, a, b, c, n):
+    d = {"a": a, "b": b}
+    with s.if_then(gt.cond(n) > 0) as then:   # dict order branch
+        shift[1, 4, then](a, b)
+        d["a"] = d.pop("a")
+    src, dst = d.values()   # dict order branch read
+    copy_into[1, 4, s](src, dst)
+
+
 @pytest.mark.parametrize("program, marker, named", [
     (_class_attribute_branch, "class attribute branch", "changes _ClassResult.res,"),
     (_module_attribute_branch, "module attribute branch", "changes lsm.res,"),
     (_module_function_branch, "module function branch", "changes lsm.res,"),
     (_class_counter_loop, "class counter loop", "changes _ClassResult.t,"),
     (_module_counter_helper, "module counter helper", "changes lsm.T,"),
+    (_dict_order_branch, "dict order branch", "changes the order of d,"),
 ])
-def test_state_a_class_or_module_holds_that_a_body_changes_read_after_is_refused(
+def test_state_a_class_module_or_dict_order_a_body_changes_read_after_is_refused(
         program, marker, named):
     """What a class or a module of the program's own holds (set directly, or by
-    the module's own functions, ``lsm.keep(b)``, ``lsm.tick()``), changed in the
-    body and read after."""
+    the module's own functions, ``lsm.keep(b)``, ``lsm.tick()``), and the order
+    of a dict's arrays (``d.values()``), changed in the body and read after."""
     e = _refused_at(program, marker, (0, 1, 2, 3), (0, 0, 0, 0))
     assert named in e and "after the block" in e, e
     assert f"line {line_of(__file__, marker + ' read')} reads" in e, e

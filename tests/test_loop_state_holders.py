@@ -1,5 +1,5 @@
 """State a loop's body changes that a class or a module of the program's own
-holds.
+holds, and state that only a dict's order or a numpy object array holds.
 
 A class used as a namespace (``Bufs.cur``), a counter kept on a class
 (``Clock.t += 0.5``), a module's globals (``bufstate.cur``, swapped by its own
@@ -380,3 +380,61 @@ def test_only_classes_and_modules_of_the_program_are_walked_for_what_they_hold()
     for v in (np, sys, types, enum, np.ndarray, dict, types.SimpleNamespace, _Phase, gt):
         assert not own_holder(v), v
     assert not own_holder(_Bufs()) and not own_holder(lsm.OBJ)
+
+
+def _dict_reordered(s, a, b, n):
+    d = {"a": a, "b": b}
+    with s.while_loop(gt.cond(n) < 3) as body:   # dict reordered
+        src, dst = d.values()
+        shift[1, 4, body](src, dst)
+        count[1, 1, body](n)
+        d["a"] = d.pop("a")
+
+
+def _object_array_reversed(s, a, b, n):
+    bufs = np.empty(2, dtype=object)
+    bufs[0], bufs[1] = a, b
+    with s.while_loop(gt.cond(n) < 3) as body:   # object array reversed
+        shift[1, 4, body](bufs[0], bufs[1])
+        count[1, 1, body](n)
+        bufs[:] = bufs[::-1].copy()
+
+
+def _object_array_2d_swap(s, a, b, n):
+    bufs = np.empty((1, 2), dtype=object)
+    bufs[0, 0], bufs[0, 1] = a, b
+    with s.while_loop(gt.cond(n) < 3) as body:   # object array 2d swap
+        shift[1, 4, body](bufs[0, 0], bufs[0, 1])
+        count[1, 1, body](n)
+        bufs[0, 0], bufs[0, 1] = bufs[0, 1], bufs[0, 0]
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_dict_reordered, "dict reordered", "changes the order of d,"),
+    (_object_array_reversed, "object array reversed", "bufs[0] and bufs[1]"),
+    (_object_array_2d_swap, "object array 2d swap", "bufs[0, 0] and bufs[0, 1]"),
+])
+def test_a_dicts_order_or_a_numpy_object_arrays_items_a_body_changes_is_refused(
+        program, marker, named):
+    _refused_at(program, marker, named)
+
+
+def test_a_dict_reordered_read_by_key_or_an_object_array_left_alone_runs_as_eagerly():
+    """A dict the body reorders but reads by key, and one that grows where the
+    body reads the same keys; a numpy object array of arrays it only reads."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        d, grown = {"a": a, "b": b}, {"a": a, "b": b}
+        bufs = np.empty(2, dtype=object)
+        bufs[0], bufs[1] = a, b
+        with s.while_loop(gt.cond(n) < 3) as body:
+            shift[1, 4, body](d["a"], d["b"])
+            add[1, 4, body](grown["a"], 1.0)
+            add[1, 4, body](bufs[1], 1.0)
+            count[1, 1, body](n)
+            d["a"] = d.pop("a")
+            grown[len(grown)] = 0
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [3, 4, 5, 6] and host(b) == [4, 5, 6, 7] and host(n) == [3]

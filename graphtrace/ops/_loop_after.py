@@ -47,7 +47,7 @@ from ..chains import MISSING
 from ..errors import ArgumentError, _is_internal
 from ..names import _global_names
 from ._loop_code import _Region
-from ._loop_paths import _LEN, _WHOLE, _label
+from ._loop_paths import _LEN, _ORDER, _WHOLE, _label
 from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder
 from ._loop_state import LoopState
 
@@ -67,8 +67,9 @@ def refuse_escapes(t, state, what: str, source) -> None:
     _, changed = state.closed()
     if not changed:
         return
-    slots = {p: _kind(t, state, p) for p in changed   # (a string's length: the string's)
-             if p[-1] != _LEN or p[:-1] not in changed}
+    slots = {p: _kind(t, state, p) for p in changed   # (a string's length: the string's;
+             if (p[-1] != _LEN or p[:-1] not in changed) and   # a dict's order, with its
+             (p[-1] != _ORDER or p[:-1] + (_LEN,) not in changed)}   # length: the length's)
     ids = {state.after[p][2]: kind for p, kind in slots.items()
            if state.after[p][2] is not None}   # (a slot a caller reaches: by its holder)
     arrays, later, view = [], [], state
@@ -84,9 +85,12 @@ def refuse_escapes(t, state, what: str, source) -> None:
 
 
 def _kind(t, state, p: tuple) -> str:
-    """``"array"`` (the slot's old or new value an array of the trace), ``"items"``
+    """``"array"`` (the slot's old or new value an array of the trace, or the order
+    of a dict holding such arrays), ``"items"``
     (the length of a container holding such arrays) or ``"number"``."""
-    if _array(t, state.before[p][0], state.after[p][0]):
+    if _array(t, state.before[p][0], state.after[p][0]) or p[-1] == _ORDER and any(
+            _array(t, state.after.get(p[:-1] + (("[]", k),), (None,))[0], None)
+            for k in state.after[p][0]):   # the order of a dict of arrays: which is where
         return "array"
     n = len(p) - 1
     if p[-1] == _LEN and any(q[:n] == p[:n] and len(q) > n and q[n][0] != "len" and

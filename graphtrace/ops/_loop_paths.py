@@ -2,8 +2,8 @@
 
 A slot a while loop's body may read is named by its path from a name:
 ``("k",)``, ``("st", (".", "k"))``, ``("d", ("[]", "k"))``, with ``_WHOLE``,
-``_LEN``, ``_NEXT`` or ``_ITEMS`` after it for a slot taken whole, a
-container's length, what an iterator has left or a set's items. ``_slots`` (``_loop_state.py``) keys its snapshots so and
+``_LEN``, ``_NEXT``, ``_ORDER`` or ``_ITEMS`` after it for a slot taken whole, a
+container's length, what an iterator has left, a dict's order or a set's items. ``_slots`` (``_loop_state.py``) keys its snapshots so and
 ``_Region`` (``_loop_code.py``) what the body's code reads; here are what a
 path holds in the names the body began with, whether a slot lies within one
 read whole, and the text of a refusal (``LoopState.refuse``) naming the slots
@@ -23,6 +23,7 @@ _WHOLE = ("*", "all")   # after a path: the slot taken whole, with all it holds
 _LEN = ("len", None)    # after a container's path: its length
 _ITEMS = ("items", None)   # after a set's path: its items, as a whole
 _NEXT = ("len", "next")   # after an iterator's path: what it has left (next(it))
+_ORDER = ("len", "order")   # after a dict's path: its keys in order (d.values() unpacked)
 
 
 def _resolve(scope: dict, path: tuple):
@@ -139,6 +140,15 @@ def _message(hits: list, what: str) -> str:
 def _label(path: tuple) -> str:
     out = str(path[0])
     for kind, key in path[1:]:
-        out = (f"the position of iterator {out}" if key else f"len({out})") if kind == "len" else out if kind == "items" else out + (
-            f".{key}" if kind == "." else f"[{key!r}]")
+        out = _LENGTHS[key].format(out) if kind == "len" else out if kind == "items" else out + (
+            f".{key}" if kind == "." else f"[{_key(key)}]")
     return out
+
+
+def _key(key) -> str:
+    """An item's key as the code writes it: ``0``, ``'k'``, ``0, 1`` (a numpy
+    object array's item ``bufs[0, 1]``)."""
+    return ", ".join(map(repr, key)) if type(key) is tuple and key else repr(key)
+
+
+_LENGTHS = {None: "len({})", "next": "the position of iterator {}", "order": "the order of {}"}

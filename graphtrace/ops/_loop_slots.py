@@ -1,10 +1,10 @@
 """The slots a block's snapshots hold, for ``_loop_state.py``.
 
 ``_slots`` lists, nearest first, the slots under one name: numbers, arrays,
-strings, slices, Enum members and None it reaches through the containers, the
-objects and the classes and modules of the program's own it holds, ``_DEPTH``
-levels deep, with the lengths of those containers and what an iterator has
-left (``_left``);
+strings, slices, Enum members and None it reaches through the containers (a
+numpy object array's items too), the objects and the classes and modules of the
+program's own it holds, ``_DEPTH`` levels deep, with the lengths of those
+containers, a dict's order and what an iterator has left (``_left``);
 ``_shadowed`` the attributes a body gave an object over its class's value.
 ``LoopState`` compares two such snapshots.
 """
@@ -24,7 +24,7 @@ from ..chains import MISSING
 from ..owners import _attributes, held_attributes, own_holder, own_object
 from ..scalar import Scalar
 from ..values import _is_number
-from ._loop_paths import _ITEMS, _LEN, _MAX_ITEMS, _NEXT, _resolve
+from ._loop_paths import _ITEMS, _LEN, _MAX_ITEMS, _NEXT, _ORDER, _resolve
 
 
 _DEPTH = 4          # names, then three levels of containers and objects
@@ -73,6 +73,12 @@ def _slots(root, name: str) -> dict:
                 if all(type(x) is int or x is None for x in (v.start, v.stop, v.step)):
                     out[path] = (v, (v.start, v.stop, v.step), where)
                 continue
+            if t is np.ndarray and v.dtype.kind == "O":   # arrays in a numpy object array:
+                if len(path) < _DEPTH and v.size <= _MAX_ITEMS:   # its items, as a list's
+                    keys = range(v.size) if v.ndim == 1 else np.ndindex(v.shape)
+                    below += [(x, path + (("[]", k),), (id(v), ("[]", k)))
+                              for k, x in zip(keys, v.flat)]
+                continue
             try:
                 kept = _is_number(v) or is_array(v)
             except Exception:  # noqa: BLE001  (an object's own interface raising: none)
@@ -94,6 +100,8 @@ def _slots(root, name: str) -> dict:
             kind = _container(v)
             if kind is not None:   # lst.append(0) with x[:len(lst)]
                 out[path + (_LEN,)] = (len(v), None, (id(v), _LEN))
+            if kind is dict and 1 < len(v) <= _MAX_ITEMS:   # d["a"] = d.pop("a") with
+                out[path + (_ORDER,)] = (tuple(v), None, (id(v), _ORDER))   # d.values()
             if kind is list or kind is dict:
                 items = (v.items() if kind is dict else enumerate(v)) \
                     if len(v) <= _MAX_ITEMS else ()

@@ -12,7 +12,8 @@ of the user's frame (for ``body=fn``, its closure, defaults and bound object),
 the globals the code names, the closures and globals of the functions of the
 program's it calls, by name or through an attribute (``swap()``, ``pp.swap()``,
 ``Bufs.flip()``, ``st.step()``), and the items and attributes of the lists, tuples, deques, dicts (and their
-subclasses that read as they do: ``Counter``, ``defaultdict``), sets (their
+subclasses that read as they do: ``Counter``, ``defaultdict``; a dict's order
+too), numpy object arrays, sets (their
 items as a whole), namedtuples (their fields, by name: ``sel.i``, also as ``sel[0]`` reads it), objects
 of the program's own and its classes and modules (``Bufs.cur``, ``bufstate.cur``;
 not a library's) these hold, ``_DEPTH`` levels deep, where they
@@ -113,7 +114,7 @@ from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
 from ._loop_code import _Region, _attribute_paths, _lines, _named, _names
-from ._loop_paths import (_LEN, _NEXT, _WHOLE, _found, _label, _message, _resolve,
+from ._loop_paths import (_LEN, _NEXT, _ORDER, _WHOLE, _found, _label, _message, _resolve,
                           _within)
 from ._loop_slots import _shadowed, _slots
 from ._loop_stack import _LOADS
@@ -300,6 +301,13 @@ class LoopState:
                 if (read is True or swapped) and any(   # before: a swap, a rotation
                         is_array(x) and t.cached_buffer(x) is not None for x in (old, new)):
                     hits.append((p, "array"))
+            elif p[-1] == _ORDER:   # d["a"] = d.pop("a") then src, dst = d.values(): by
+                # the position of its items (a length changed: told as the length)
+                if p[:-1] + (_LEN,) not in changed and (
+                        read is True and region.indexes_with(p) or
+                        self._hands_on(region, p, read, regions)):
+                    hits.append((p, "array" if any(is_array(after.get(
+                        p[:-1] + (("[]", k),), (None,))[0]) for k in new) else "number"))
             elif p[-1] in (_LEN, _NEXT):   # lst.append(0) then body.zeros(len(lst)),
                 # a[:len(lst)]; x = stack.pop(), next(it) then add(x, 1.0)
                 if read is True and (region.sizes_with(p) or region.indexes_with(p)) or \

@@ -190,11 +190,11 @@ class Stream(ProxyStream):
         them as recorded (arrays and dynamic numbers of the current call), in
         containers of its own: a list or dict it changes is not the caller's
         (a warning says so). Results belong in a pinned array, or in an object
-        that is passed as itself (an instance of your own class). Callbacks
-        run in the order they were recorded. ``opaque=True`` orders the
-        callback after all earlier work and before all later work, for one
-        that touches memory it is not given; a callback handed no memory (and
-        reaching none) is opaque unless ``opaque=False``.
+        that is passed as itself (an instance of your own class). In data
+        mode callbacks run in the order they were recorded, and one handed no
+        memory (and reaching none) is opaque unless ``opaque=False``;
+        ``opaque=True`` orders the callback after all earlier work and before
+        all later work, for one that touches memory it is not given.
         """
         if kwargs:
             names = ", ".join(kwargs)

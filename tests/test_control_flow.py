@@ -185,8 +185,8 @@ def test_a_body_partial_holding_a_dynamic_number_that_cannot_take_the_streams_sa
         s.switch(gt.cond(k), 2, body=functools.partial(_cases_fn, x=x, a=a))
     with pytest.raises(gt.ArgumentError) as e:
         f.trace(dev(1, dtype=np.int32), dev(0, 0), 2.0)
-    assert "calls it with 2 streams, fn(case0, case1), but it takes (cases, x, a): give it " \
-        "one parameter per body" in e.value.message
+    assert "calls it with 2 streams, fn(case0, case1), but it takes (cases, *, x, a): give " \
+        "it one parameter per body" in e.value.message
 
 
 def test_a_number_or_a_one_element_array_on_the_left_of_a_condition_is_reflected():

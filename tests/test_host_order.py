@@ -91,3 +91,53 @@ def test_streams_mode_keeps_the_streams_order_alone():
     hosts = [n.index for n in g.nodes if n.kind == "host"]
     assert not any((a, b) in g.edges() or (b, a) in g.edges()
                    for a in hosts for b in hosts if a != b)
+
+
+def test_in_streams_mode_a_callback_handed_nothing_is_neither_opaque_nor_a_race():
+    """Its stream orders it; made opaque there, gt.check reported it racing with a
+    kernel on another stream, and two callbacks on two streams raced on the byte
+    they shared."""
+    @gt.graph(backend="sim", deps="streams")
+    def f(s, x):
+        t = s.fork()
+        slow_inc[1, 8, s](x)
+        t.host(print, "progress")
+        t.host(print, "more", opaque=False)
+        s.host(print, "other")
+        s.join(t)
+
+    g = f.trace(dev(np.zeros(8)))
+    assert not any(n.opaque for n in g.nodes) and gt.check(g) == []
+    assert "host callbacks" not in str(g)
+
+
+def test_a_child_holding_a_callback_handed_nothing_is_not_opaque_in_its_parent():
+    """The callback is ordered with everything in its own graph; it touches no
+    memory, so the child node does not either (it was opaque: serialised with
+    unrelated kernels, and a race in a streams parent)."""
+    @gt.graph(deps="data")
+    def helper(s, y):
+        slow_inc[1, 8, s](y)
+        s.host(print, "helper done")
+
+    @gt.graph(backend="sim")
+    def data_parent(s, x, y):
+        slow_inc[1, 8, s](x)
+        s.child(helper, y)
+        slow_inc[1, 8, s](x)
+
+    @gt.graph(backend="sim", deps="streams")
+    def streams_parent(s, x, y):
+        t = s.fork()
+        helper(s, y)
+        slow_inc[1, 8, t](x)
+        s.join(t)
+
+    x, y = dev(np.zeros(8)), dev(np.zeros(8))
+    g = data_parent.trace(x, y)
+    child = next(n for n in g.nodes if n.kind == "child")
+    assert not child.opaque and g.edges() == [(0, 4)]   # (the child's nodes are %2, %3)
+    callback = [n for n in child.regions[0].walk() if n.kind == "host"]
+    assert len(callback) == 1 and callback[0].opaque
+    g = streams_parent.trace(x, y)
+    assert gt.check(g) == []

@@ -207,9 +207,15 @@ class _Structured:
             _refuse_endless(regions, self.args, self.source)
         t.record(self.op, None, self.args, _union(regions, self.accesses),
                  stream=self.stream.index, scope=self.stream.scope, attrs=self.attrs,
-                 opaque=any(n.opaque for r in regions for n in r.walk()),
+                 opaque=any(map(touches_any, (n for r in regions for n in r.walk()))),
                  regions=regions, source=self.source, index=self.index)
         return False
+
+
+def touches_any(node) -> bool:
+    """Whether an opaque node may touch any memory, as a block or child graph holding
+    it does then: not a host callback opaque only to run in turn, handed nothing."""
+    return node.opaque and not (node.attrs or {}).get("barrier")
 
 
 def _refuse_endless(regions, args, source) -> None:
@@ -279,8 +285,8 @@ def _refuse_arity(body, names, what: str, source) -> None:
         given = ", ".join(n.replace(" ", "") for n in names)
         # its parameters without their defaults (a partial's may hold a dynamic
         # number, which refuses to be shown as text while tracing)
-        takes = ", ".join(str(p.replace(default=inspect.Parameter.empty))
-                          for p in sig.parameters.values())
+        takes = str(sig.replace(parameters=[p.replace(default=inspect.Parameter.empty)
+                                            for p in sig.parameters.values()]))[1:-1]
         raise ArgumentError(
             f"{what[:-5]}(..., body={getattr(body, '__name__', 'fn')}) calls it with "
             f"{len(names)} stream{'s' * (len(names) > 1)}, fn({given}), but it takes "
@@ -561,7 +567,7 @@ def record_child(stream, function, args, kwargs, source, lead=()):
     t.before_child(scope, stream.index, others)
     node = t.record(CHILD, function, shown, _union((region,), []), stream=stream.index,
                     scope=stream.scope, regions=(region,), source=source, index=index,
-                    opaque=any(n.opaque for n in region.walk()))
+                    opaque=any(map(touches_any, region.walk())))
     t.after_child(scope, node, stream.index, others)
     return node
 

@@ -35,11 +35,12 @@ __all__ = ["record_host", "host_value", "reached_arrays", "HOST_CALLBACK"]
 def record_host(stream, fn, args, opaque=None):
     """Record a host callback ``fn(*args)`` on a proxy stream (``Stream.host``).
 
-    Host callbacks run in the order they were recorded (each reads and writes
-    ``Tracer.host_order``); one handed no memory and reaching none (a progress
-    report, a "done" signal) is opaque unless ``opaque=False``: it runs after
-    the work recorded before it and before the work recorded after it, as it
-    would one after another."""
+    In data mode host callbacks run in the order they were recorded (each reads
+    and writes ``Tracer.host_order``), and one handed no memory and reaching
+    none (a progress report, a "done" signal) is opaque unless ``opaque=False``:
+    it runs after the work recorded before it and before the work recorded
+    after it, as it would one after another. In streams mode their streams
+    order them, as any node."""
     t = stream.tracer()
     if not callable(fn):
         raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
@@ -55,9 +56,12 @@ def record_host(stream, fn, args, opaque=None):
     held = [(f"argument {i}'s {what}", v, True) for i, a in enumerate(args)
             for what, v in _object_attributes(a)]   # an object passed as itself
     accesses = list(accesses) + _reached(t, fn, bool(opaque), held)
-    if opaque is None:   # handed no memory: ordered as written, with everything
-        opaque = not accesses
-    if not opaque:
+    data = t.mode_of(stream.scope) == "data"   # (streams: their order alone)
+    attrs = None
+    if opaque is None:   # handed no memory: ordered as written, with everything (a
+        opaque = data and not accesses   # barrier in its scope alone: it touches no
+        attrs = {"barrier": True} if opaque else None   # memory, which a child of it
+    if data and not opaque:                              # does not either: touches_any)
         accesses.append((t.host_order(), "rw"))
     for i, a in enumerate(args):   # an object that holds a temporary would keep it
         tmp = holder_of(a, t)
@@ -65,7 +69,7 @@ def record_host(stream, fn, args, opaque=None):
             raise ArgumentError(f"argument {i} of host callback {_name(fn)} holds "
                                 f"temporary {tmp._life.where()}{_TEMPORARY}")
     return t.record(HOST_CALLBACK, fn, rec, tuple(accesses), stream=stream.index,
-                    scope=stream.scope, opaque=opaque)
+                    scope=stream.scope, opaque=opaque, attrs=attrs)
 
 
 def _reached(t, fn, opaque: bool, more=()) -> list:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import collections.abc
 import enum
+import io
 import math
 import numbers
 import operator
@@ -84,7 +85,7 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
             "pass the array itself to the graph function")
     if own_object(value):   # a config, hashable or not (a dataclass): keyed by Call
         return leaf("static", path, value)
-    if isinstance(value, _ONE_SHOT):
+    if isinstance(value, _ONE_SHOT) and not isinstance(value, io.IOBase):   # (a file, a log)
         raise ArgumentError(
             f"argument {path_str(path)} is a {type(value).__name__}: what it yields is "
             "read once, by the trace, and a later call replays the graph without reading "

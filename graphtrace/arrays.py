@@ -153,9 +153,14 @@ def _torch_geometry(t) -> tuple:
     return t.data_ptr(), t.shape, t.stride(), t.dtype
 
 
-# another array type's (a handle of the program's own answering the interface of
-# the buffer it points at now, which may be another at the next call): all of it
-_interface_geometry = operator.attrgetter("__cuda_array_interface__")
+def _interface_geometry(obj):
+    """Another array type's interface, all of it (a handle of the program's own
+    answering that of the buffer it points at now, which may be another at the
+    next call); None where it answers none now."""
+    try:
+        return obj.__cuda_array_interface__
+    except AttributeError:
+        return None
 
 
 def _geometry_reader_of(obj):
@@ -180,7 +185,8 @@ def geometry_reader(obj):
     read = _geometry_readers.get(t, False)
     if read is False:
         read = _geometry_readers[t] = _geometry_reader_of(obj)
-    if read is None and _kinds.get(t) == "other" and _own_interface(obj) is not None:
+    if read is None and t.__dictoffset__ and _kinds.get(t) == "other" and \
+            isinstance(getattr(obj, "__dict__", {}).get("__cuda_array_interface__"), dict):
         return _interface_geometry   # an interface set on the object itself
     return _numpy_owner if read is _numpy_view and obj.flags.owndata else read
 

@@ -52,7 +52,9 @@ _MUTABLE = (bytearray, array.array, memoryview, np.ndarray, ctypes._SimpleCData,
             ctypes.Structure, ctypes.Union, ctypes.Array)
 _SEQUENCES = frozenset({list, tuple, collections.deque, set, frozenset})
 _MAPPINGS = frozenset({dict, collections.OrderedDict, collections.defaultdict})
-_DEVICE_KINDS = frozenset({"own", "sim", "cupy", "numba", "cai"})   # arrays._kind
+# arrays._kind of device arrays whose address never changes ("cai", another type
+# answering the interface, may be a handle pointed elsewhere: the full check)
+_DEVICE_KINDS = frozenset({"own", "sim", "cupy", "numba"})
 _PLAIN_SLOTS = frozenset({"__dict__", "__weakref__"})   # a class's own getset descriptors
 _BAG_MODULES = frozenset({"types", "argparse"})   # SimpleNamespace, argparse.Namespace
 _is = operator.is_
@@ -221,6 +223,8 @@ class _Walk:
                 raise _GiveUp
         elif _kind(v) in _DEVICE_KINDS:
             return   # a device array: its address and layout do not change
+        elif _kind(v) == "cai":
+            raise _GiveUp   # its interface, read anew, may point at another buffer
         elif isinstance(v, _MUTABLE):
             raise _GiveUp   # a host array, a bytearray: values read off it change in place
         elif t in _SEQUENCES:

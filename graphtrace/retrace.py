@@ -118,7 +118,8 @@ class CallWarnings:
                           f"{bools}): pass one type every call (float({typed[0][0]}) or "
                           f"np.float32({typed[0][0]}))")
         fresh = [p for p, seen in changing if p in other and all(map(_made_anew, seen))
-                 and len({id(v[2].obj) for v in seen}) > 1]
+                 and len({id(v[2].obj) for v in seen}) > 1   # equal ones: what the code
+                 and len({repr(v[3:]) for v in seen}) == 1]  # reads off them the same
         if fresh:
             names = ", ".join(fresh)
             advice.append(f"argument(s) {names} are objects of the program's own, each new one a "

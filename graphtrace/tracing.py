@@ -8,7 +8,9 @@ once a trace is over: a result returned, a temporary kept.
 """
 from __future__ import annotations
 
-import dis
+import ast
+import inspect
+import textwrap
 
 from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
@@ -147,6 +149,11 @@ def _refuse_result(name: str, result, fn) -> None:
     ``return`` line where one alone returns a value, else at the call's."""
     if result is None:
         return
+    code = getattr(inspect.unwrap(getattr(fn, "__func__", fn)), "__code__", None)
+    if code is not None and code.co_flags & _RUNS_LATER:
+        raise TraceError(f"{name} is a generator or a coroutine (it yields or is async def): "
+                         "a graph function's body runs once, when traced, to record its ops; "
+                         "make it a plain def, without yield or await", source=None)
     source = _return_line(fn)
     tmp = returned(result)
     if tmp is not None:
@@ -160,20 +167,33 @@ def _refuse_result(name: str, result, fn) -> None:
                      "return value", source=source)
 
 
+_RUNS_LATER = inspect.CO_GENERATOR | inspect.CO_COROUTINE | inspect.CO_ASYNC_GENERATOR
+
+
 def _return_line(fn) -> tuple | None:
-    """``(file, line)`` of the one ``return`` of ``fn``'s code that returns a value
-    other than None, or None where there are several (or none: a wrapper's)."""
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    if code is None:
+    """``(file, line)`` of the one ``return`` statement of ``fn`` (behind its
+    decorators) that returns a value other than None, found in its source; None
+    where there are several, none, or no source."""
+    f = inspect.unwrap(getattr(fn, "__func__", fn))
+    try:
+        lines, first = inspect.getsourcelines(f)
+        tree = ast.parse(textwrap.dedent("".join(lines)))
+    except (OSError, TypeError, SyntaxError):
         return None
-    lines, last = set(), None
-    for ins in dis.get_instructions(code):
-        if ins.opname == "RETURN_VALUE" and not (
-                last is not None and last.opname == "LOAD_CONST" and last.argval is None) or \
-                ins.opname == "RETURN_CONST" and ins.argval is not None:
-            lines.add(ins.positions.lineno)
-        last = ins
-    return (code.co_filename, lines.pop()) if len(lines) == 1 and None not in lines else None
+    body = tree.body[0] if tree.body and isinstance(
+        tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+    if body is None:
+        return None
+    found, todo = [], list(body.body)
+    while todo:   # its own statements, not those of functions or classes it defines
+        node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None):
+            found.append(node.lineno)
+        todo.extend(ast.iter_child_nodes(node))
+    return (f.__code__.co_filename, first + found[0] - 1) if len(found) == 1 else None
 
 
 def _refuse_kept(tracer, places) -> None:

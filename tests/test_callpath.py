@@ -2,7 +2,9 @@
 import copy
 import functools
 import gc
+import io
 import math
+import os
 import sys
 import threading
 import types
@@ -1438,3 +1440,37 @@ def test_a_memoryview_argument_is_refused_as_a_value_that_cannot_be_traced():
 
     with pytest.raises(gt.ArgumentError, match="argument x of type memoryview cannot be traced"):
         f(memoryview(bytearray(8)), dev(np.zeros(4)))
+
+
+class _Holder:
+    def __init__(self, handle):
+        self.h = handle
+
+    def step(self, s, out):
+        s.copy(out, self.h)
+
+
+def test_a_method_whose_object_holds_a_handle_takes_the_full_check_at_every_call():
+    """The method shortcut compared what self holds by identity and took another
+    array type's handle for one whose address never changes: pointed elsewhere,
+    the graph kept the first buffer. A numba or cupy array keeps the shortcut."""
+    from graphtrace.guard import Guard
+    assert Guard.of(_Holder(_Handle(A(8, "float64"))), _Holder.step) is None
+    assert Guard.of(_Holder(dev(np.zeros(8))), _Holder.step) is not None
+
+
+@pytest.mark.parametrize("make", [lambda: io.StringIO(), lambda: sys.stdout,
+                                  lambda: open(os.devnull, "w")])
+def test_a_file_or_a_text_stream_argument_is_not_taken_for_an_iterator(make):
+    seen = []
+
+    @gt.graph(backend="sim")
+    def step(s, x, log):
+        s.host(lambda: seen.append(log))
+        s.memset(x, 0)
+
+    log = make()
+    x = dev(np.ones(4))
+    step(x, log)
+    step(x, log)
+    assert seen == [log, log] and step.cache_info().misses == 1

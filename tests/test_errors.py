@@ -1373,3 +1373,45 @@ def test_a_large_memset_in_word_lanes_warns_that_it_is_slow():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         f.trace(A(1 << 16, "float64"), 1.0)   # small: no warning
+
+
+def _decorated(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+def test_a_return_in_a_with_block_a_finally_or_a_decorated_function_is_named_at_its_line():
+    """The return instruction's own line was the with statement's, the finally
+    block's last, or the decorator's."""
+    import contextlib
+
+    @gt.graph
+    def in_with(s, x):
+        with contextlib.nullcontext():
+            return x                                         # with return
+    @gt.graph
+    def in_finally(s, x):
+        try:
+            return x                                         # finally return
+        finally:
+            s.memset(x, 0)
+    @gt.graph
+    @_decorated
+    def decorated(s, x):
+        return x                                             # decorated return
+    for f, marker in ((in_with, "with return"), (in_finally, "finally return"),
+                      (decorated, "decorated return")):
+        with pytest.raises(gt.TraceError) as e:
+            f.trace(A(8))
+        check(e, marker, "returns nothing")
+
+
+def test_a_generator_or_a_coroutine_graph_function_says_so():
+    @gt.graph
+    def gen(s, x):
+        s.memset(x, 0)
+        yield
+    with pytest.raises(gt.TraceError, match="gen is a generator or a coroutine.*plain def"):
+        gen.trace(A(8))

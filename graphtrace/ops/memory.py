@@ -250,7 +250,9 @@ def record_memset(stream, dst, value):
             f", which is no repeated 4-byte pattern, writes {lanes} memset nodes of rows one "
             "word wide: the driver fills those at about 1.2 ns per element on an H200 (7 GB/s, "
             "against 4 TB/s for a pattern such as 0.0); fill a large array with a kernel "
-            "instead", UserWarning, file, line)
+            "instead" + (f" (or pass {value.param!r} in static= if it is always {current!r}, "
+                         "which one pattern fills)" if isinstance(value, Scalar) and
+                         element is not None else ""), UserWarning, file, line)
     for lane in range(lanes):   # word `lane` of every element: a 2-D memset, one word wide
         node = place(stream, t.record(MEMSET, None, (d, value), ((d, "w"),),
                                       stream=stream.index, scope=stream.scope,

@@ -33,7 +33,8 @@ from functools import partial
 from .arrays import _kinds
 from .chains import NoKey, chain, changes, value_chains
 from .host_chains import host_callbacks, host_chain_names, host_chains
-from .names import _methods_named, _super_bases, _with_wrapped, chain_heads
+from .names import _holder, _loaded, _methods_named, _super_bases, _with_wrapped, \
+    chain_heads
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
     _followed, _graph_class, _holds_own, _python_function, class_attribute, container, \
     contents, own_class, own_object
@@ -434,16 +435,16 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
     """``(methods, watched)`` for the held objects of ``classes``: the methods of
     ``classes`` the code of ``functions`` (a method and the methods of its class
     it calls; a function and its helpers) names, and those they name in turn
-    (and the same-named ones of the bases where they call ``super()``; behind a
-    decorator's wrapper, the method it wraps too: ``_with_wrapped``), as
+    (and the bases' they call, ``super().update(...)``, ``Opt.update(self, ...)``;
+    behind a decorator's wrapper, the method it wraps too: ``_with_wrapped``), as
     ``(class, name, what the class holds by that name, function)``, the class
-    that defines it (a base's, for one reached by ``super()``: put on it anew,
-    found again); and what the key reads off the objects (``Watched``): the
-    attribute names all that code loads but the host callbacks' (they read when
-    they run; a callback is told from another class's method of its name by the
-    object its chain off ``heads``, name -> object, finds now: ``_callback_targets``),
-    the values those methods read off
-    their object by constant keys and attributes, and the state kept in held
+    holding it by that name (a base's, for one reached by ``super()`` or called
+    as ``Opt.update(self, ...)``: put on it anew, found again); and what the key
+    reads off the objects (``Watched``): the attribute names all that code loads
+    but the host callbacks' (they read when they run; a callback is told from
+    another class's method of its name by the object its chain off ``heads``,
+    name -> object, finds now: ``_callback_targets``), the values those methods
+    read off their object by constant keys and attributes, and the state kept in held
     objects, which the key leaves out as ``self``'s own counters: what
     ``functions`` change off the names of ``heads`` (``self.state.step += 1``,
     ``OPT.t += 1``) and what methods handed to ``s.host`` (``s.host(self.log.record,
@@ -478,8 +479,10 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
         return was is None
 
     def follow(cls, name: str, method, callback: bool) -> None:
-        # the method, those behind its decorator, the bases' it reaches by super()
-        for at, f in [(cls, method)] + _super_bases(cls, name, method):
+        # the method, those behind its decorator, the bases' it reaches by super();
+        # a base's called as Opt.update(self, ...) by that base
+        at = _holder(cls, name, method)
+        for at, f in [(at, method)] + _super_bases(cls, name, method, at):
             for fn in _with_wrapped(f):
                 if queue((at, name, fn), fn, cls, callback):
                     found.append((at, name, class_attribute(at, name), fn))
@@ -523,7 +526,7 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
             (owner, steps[0]) for head, steps in host_chains(code)
             if (head,) == tuple(first) and len(steps) == 1}
         for cls in classes:   # and those a held object's method hands to s.host itself
-            for name, method, _ in _methods_named(code, cls):
+            for name, method, _ in _methods_named(code, cls, fn=f):
                 if owner is None and name in resolved:   # found by its object
                     hosted = (cls, name) in mine
                 else:
@@ -578,15 +581,3 @@ def _hosted_classes(functions, heads: dict) -> frozenset:
 def loaded_names(fn) -> frozenset:
     """The names the code of function ``fn`` (and the code nested in it) loads."""
     return frozenset(_loaded(fn.__code__))
-
-
-def _loaded(code) -> set:
-    """The names ``code`` and the code nested in it load (``co_names``), and the
-    strings it holds that could be one (``getattr(self, "lr")``)."""
-    out, todo = set(), [code]
-    while todo:
-        c = todo.pop()
-        out.update(c.co_names)
-        out.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
-        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-    return out

@@ -3,9 +3,10 @@ of a function and of the code nested in it (``_names``), the attribute
 chains read off them (``name_chains``), those it stores (``_stored``) and
 hands to host callbacks (``_nested_callback_codes``, ``_hosted``); the
 methods of a class that code names (``_methods_named``, with the functions a
-decorator wraps and those ``super()`` reaches), the attributes a method
-reads off ``self`` (``attribute_names``, ``self_chains``), and what a trace
-may have stored under the names (``named_values``).
+decorator wraps, those ``super()`` reaches and the bases' it calls explicitly,
+``_explicit_bases``), the attributes a method reads off ``self`` (``attribute_names``,
+``self_chains``), and what a trace may have stored under the names
+(``named_values``).
 
 ``reach.py`` walks these names for the arrays and values they hold
 (``values.py``), going into the helpers and objects of the program's own
@@ -155,8 +156,8 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is None:
         return (), frozenset(), frozenset()
-    methods = _methods_named(code, cls, self_callbacks(code, self_param), supers=True) \
-        if cls is not None else []
+    methods = _methods_named(code, cls, self_callbacks(code, self_param), supers=True,
+                             fn=getattr(fn, "__func__", fn)) if cls is not None else []
     own = {self_param: frozenset(name for name, _, _ in methods)}   # self.update()
     chains, changed = value_chains(code, roots=frozenset({self_param}), own=own)
     chains = [steps for h, steps in chains if h == self_param]
@@ -189,8 +190,8 @@ def class_methods(fn, self_param: str, cls) -> list:
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is None:
         return []
-    return [(name, f) for name, f, _ in
-            _methods_named(code, cls, _hosted(code, self_param), supers=True)]
+    return [(name, f) for name, f, _ in _methods_named(
+        code, cls, _hosted(code, self_param), supers=True, fn=getattr(fn, "__func__", fn))]
 
 
 def callback_methods(fn, self_param: str, cls) -> list:
@@ -264,17 +265,20 @@ def _hosted(code, self_param: str) -> frozenset:
         _self_loads(code, self_param))
 
 
-def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None) -> list:
+def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
+                   fn=None) -> list:
     """``(name, function, takes_self)`` for the Python functions of the methods,
     properties and static or class methods of ``cls`` that ``code`` names (but
     ``skip``; ``only``, where given: those names instead), and those they name in
     turn; ``takes_self``: its first parameter is the object (a method or a
-    property's getter). With ``supers``, also the same-named methods of the bases
-    they reach through ``super()`` (``_super_methods``; held.py finds those itself,
-    with the class of each)."""
-    out, todo, seen = [], [code], set()
+    property's getter). Also those of the bases they call explicitly
+    (``_explicit_bases``: ``Base.step(self, s, x)``; for ``code`` itself where
+    ``fn``, its function, is given). With ``supers``, also the same-named methods
+    of the bases they reach through ``super()`` (``_super_methods``; held.py
+    finds those itself, with the class of each)."""
+    out, todo, seen = [], [(code, fn)], set()
     while todo:
-        c = todo.pop()
+        c, f_of = todo.pop()
         codes, names = [c], set()
         while codes:
             k = codes.pop()
@@ -284,18 +288,65 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None)
                          x not in live)
         if c is code:
             names = set(only) if only is not None else names - skip
+        found = []
         for name in names:
             attr = inspect.getattr_static(cls, name, None)
             f = attr.fget if isinstance(attr, property) else _attr(attr, "__func__", attr)
             f = _python_function(f) if f is not None else None
-            if f is None:
-                continue
-            for g in [f] + (_super_methods(cls, name, f) if supers else []):
+            if f is not None:
+                found.append((cls, name, f, not isinstance(attr, (staticmethod, classmethod))))
+        if f_of is not None and (c is not code or only is None):
+            found += [e for e in _explicit_bases(f_of, cls) if c is not code or e[1] not in skip]
+        for at, name, f, takes_self in found:
+            for g in [f] + (_super_methods(cls, name, f, at) if supers else []):
                 for h in _with_wrapped(g):   # a decorated method: the method too
                     if id(h) not in seen:
                         seen.add(id(h))
-                        out.append((name, h, not isinstance(attr, (staticmethod, classmethod))))
-                        todo.append(h.__code__)
+                        out.append((name, h, takes_self))
+                        todo.append((h.__code__, h))
+    return out
+
+
+def _explicit_bases(fn, cls) -> list:
+    """``(base, name, function, takes_self)`` of the methods (properties' getters,
+    static and class methods) of the classes of ``cls``'s MRO that ``fn``'s code
+    names by a global or closure name and reads an attribute off
+    (``Base.step(self, s, x)``, ``Mixin.update(self, s, g, w)``, ``getattr(Opt,
+    "update")``; any name the code loads): an override calling its base's version
+    explicitly reads what that reads off self, though ``cls`` holds its own by
+    that name. ``base``: the class of the MRO that defines it."""
+    code = getattr(fn, "__code__", None)
+    mro = getattr(cls, "__mro__", ())
+    if code is None or not isinstance(fn, types.FunctionType) or len(mro) < 3:
+        return []   # (a class of no base but object calls none)
+    bases = []
+    for name in _names(code):
+        v = _lookup(fn, name)
+        if isinstance(v, type) and v is not object and v in mro and v not in bases:
+            bases.append(v)
+    if not bases:
+        return []
+    out, names = [], sorted(_loaded(code))
+    for base in bases:
+        for name in names:
+            at = next((c for c in base.__mro__ if name in c.__dict__), None)
+            attr = at.__dict__[name] if at is not None else None
+            f = attr.fget if isinstance(attr, property) else _attr(attr, "__func__", attr)
+            f = _python_function(f) if f is not None else None
+            if f is not None:
+                out.append((at, name, f, not isinstance(attr, (staticmethod, classmethod))))
+    return out
+
+
+def _loaded(code) -> set:
+    """The names ``code`` and the code nested in it load (``co_names``), and the
+    strings it holds that could be one (``getattr(self, "lr")``)."""
+    out, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        out.update(c.co_names)
+        out.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return out
 
 
@@ -327,18 +378,21 @@ def _with_wrapped(f) -> list:
     return out
 
 
-def _super_methods(cls, name: str, method) -> list:
+def _super_methods(cls, name: str, method, start=None) -> list:
     """The functions of the same-named methods along ``cls``'s MRO that ``method``
-    (what ``cls`` holds by ``name``) reaches through ``super()``, and they in
-    turn: what ``super().forward(s)`` reads off self is read by the call too."""
-    return [f for _, f in _super_bases(cls, name, method)]
+    (what ``start``, ``cls`` or a base, holds by ``name``) reaches through
+    ``super()``, and they in turn: what ``super().forward(s)`` reads off self is
+    read by the call too."""
+    return [f for _, f in _super_bases(cls, name, method, start)]
 
 
-def _super_bases(cls, name: str, method) -> list:
+def _super_bases(cls, name: str, method, start=None) -> list:
     """``(base, function)`` of ``_super_methods``: the class that defines each
-    (held.py watches what it holds by ``name``)."""
-    out = []
-    for base in cls.__mro__[1:]:
+    (held.py watches what it holds by ``name``); those after ``start`` in
+    ``cls``'s MRO (after ``cls`` where None), as ``super()`` in ``start``'s
+    method goes on from there."""
+    out, mro = [], cls.__mro__
+    for base in mro[mro.index(start) + 1 if start in mro else 1:]:
         if not any("super" in g.__code__.co_names for g in _with_wrapped(method)):
             break
         f = base.__dict__.get(name)
@@ -347,6 +401,23 @@ def _super_bases(cls, name: str, method) -> list:
             out.append((base, f))
             method = f
     return out
+
+
+def _holder(cls, name: str, method):
+    """``cls`` where it holds ``method`` (a method's function, a property's getter)
+    by ``name``, its own or inherited; else the base of its MRO whose own attribute
+    ``name`` is ``method`` (the base's version an override calls,
+    ``Base.step(self, s, x)``); else ``cls``."""
+    first = True
+    for c in cls.__mro__:
+        attr = c.__dict__.get(name)
+        if attr is None:
+            continue
+        f = attr.fget if isinstance(attr, property) else _attr(attr, "__func__", attr)
+        if f is method or f is not None and _python_function(f) is method:
+            return cls if first else c
+        first = False
+    return cls
 
 
 def chain_heads(labels) -> frozenset:
@@ -366,7 +437,8 @@ def attribute_names(fn, cls=None, self_param: str | None = None, into=None) -> f
     methods and properties of ``cls`` it names, and theirs in turn (``self.lr``
     a property reading ``self._lr``, ``self.rate()`` reading ``self.k``; the
     bases' same-named methods they call through ``super()``; the methods behind
-    a decorator's wrapper, ``_with_wrapped``), and of
+    a decorator's wrapper, ``_with_wrapped``; the bases' it calls explicitly,
+    ``Base.step(self, s, x)``: ``_explicit_bases``), and of
     the helper functions it calls by a global name, which may be handed ``self``
     (``apply(self, s, x)`` reading ``model.lr``). With ``self_param``, not those of
     the host callbacks: the methods of self handed to ``s.host`` and the code
@@ -387,6 +459,9 @@ def attribute_names(fn, cls=None, self_param: str | None = None, into=None) -> f
         seen.add(id(code))
         if isinstance(f, types.FunctionType):   # a decorated method: the method too
             todo += _with_wrapped(f)[1:]
+            if cls is not None:   # and the bases' it calls explicitly: Base.step(self, s)
+                todo += [g for at, name, h, _ in _explicit_bases(f, cls)
+                         for g in [h] + _super_methods(cls, name, h, at)]
         codes, names, handed = [code], set(), set()
         while codes:
             c = codes.pop()

@@ -15,7 +15,7 @@ import weakref
 from .chains import value_chains
 from .held import loaded_names
 from .holding import Holdings, Loaded
-from .names import _names, _with_wrapped
+from .names import _explicit_bases, _names, _super_methods, _with_wrapped
 from .owners import _attributes, _bound_to, _dunders, _followed, _graph_class, _has, _library, \
     _python_function, class_attribute, container, contents, own_class, own_object
 from .scalar import value_key
@@ -80,7 +80,8 @@ _NONE = frozenset()
 def _reads(t: type, names: frozenset) -> tuple:
     """``(names, held, methods)``: ``names`` (those the function's code loads) and
     those the methods and properties of ``t`` it names load in turn (``cfg.rate()`` reading
-    ``self.base``), but what they store (a counter a method keeps), and not those
+    ``self.base``; and the bases' they call, ``super().rate()``, ``Base.rate(self)``),
+    but what they store (a counter a method keeps), and not those
     of a method only handed to ``s.host`` (``names.hosted``: ``s.host(rec.add, h)``,
     which reads what it reads when it runs) unless another calls it; and those of
     them by which ``t`` (or a base) holds values (``Cfg.scale``, read through an
@@ -91,12 +92,21 @@ def _reads(t: type, names: frozenset) -> tuple:
     if hit is None:   # (the call path looks it up itself)
         out, skipped, methods = set(names), set(hosted), {}
         todo = [n for n in names if n not in skipped] + [name for name, _ in _dunders(t)]
-        while todo:   # and the dunders syntax runs (op(s, x): __call__; cfg[0], float(cfg))
-            f = class_attribute(t, todo.pop())
-            f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
-            f = _python_function(f) if f is not None else None   # a graph method too
-            for g in _with_wrapped(f) if f is not None else ():   # behind a decorator
-                methods[g] = None
+        found: list = []   # functions to read: the methods named, the bases' they call
+        while todo or found:   # and the dunders syntax runs (op(s, x): __call__; cfg[0])
+            if not found:
+                name = todo.pop()
+                f = class_attribute(t, name)
+                f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
+                f = _python_function(f) if f is not None else None   # a graph method too
+                found += [f] + _super_methods(t, name, f) if f is not None else []
+                continue
+            for g in _with_wrapped(found.pop()):   # behind a decorator
+                if g in methods:
+                    continue
+                methods[g] = None   # and the bases' it calls: Opt.update(self, s, g, w)
+                found += [h for at, n, e, _ in _explicit_bases(g, t)
+                          for h in [e] + _super_methods(t, n, e, at)]
                 loads = loaded_names(g)
                 new, again = loads - _stored(g.__code__) - out, loads & skipped
                 skipped -= again   # a method calling one handed to s.host: followed

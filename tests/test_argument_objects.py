@@ -430,6 +430,63 @@ def test_what_the_methods_of_an_argument_object_read_is_keyed():
     assert result(out) == [6.0, 6.0]
 
 
+class _Rate:
+    def __init__(self, base):
+        self.base = base
+
+    def rate(self):
+        return self.base_rate()
+
+    def base_rate(self):
+        return self.base
+
+
+class _RateMixin:
+    def rate(self):
+        return self.base
+
+
+class _RateByBase(_Rate):
+    def rate(self):
+        return _Rate.rate(self)   # the base's version, called explicitly
+
+
+class _RateBySuper(_Rate):
+    def rate(self):
+        return super().rate()
+
+
+class _RateByMixin(_Rate, _RateMixin):
+    def rate(self):
+        return _RateMixin.rate(self)
+
+
+class _RateByOther(_Rate):
+    def base_rate(self):   # overridden: reads nothing
+        return 0.0
+
+    def rate(self):
+        return _Rate.base_rate(self)   # the base's, not this class's
+
+
+@gt.graph(backend="sim")
+def _rate_of(s, out, cfg):
+    put[1, 2, s](out, cfg.rate())
+
+
+@pytest.mark.parametrize("make", [_RateByBase, _RateBySuper, _RateByMixin, _RateByOther])
+def test_what_a_bases_method_an_argument_objects_override_calls_reads_is_keyed(make):
+    """An override calling its base's version (``Base.rate(self)``, ``super().rate()``,
+    a mixin's, the base's version of another method the class overrides):
+    ``cfg.base`` changed replayed the old rate."""
+    out, cfg = dev(0.0, 0.0), make(1.0)
+    _rate_of(out, cfg)
+    assert result(out) == [1.0, 1.0]
+    cfg.base = 3.0
+    _rate_of(out, cfg)
+    assert result(out) == [3.0, 3.0]
+
+
 class _Op:   # what syntax runs on it reads self.c: __call__, indexing, float(), __getattr__
     def __init__(self, c):
         self.c = c

@@ -2057,3 +2057,146 @@ def test_a_dict_argument_given_a_default_or_losing_a_plain_value_is_not_said(fn,
         step(dev(1.0, 1.0), opts)
     said = [w for w in got if issubclass(w.category, gt.StateWarning)]
     assert bool(said) is warns, [str(w.message) for w in said]
+
+
+class _Opt:
+    def __init__(self, lr):
+        self.lr = lr
+
+    def update(self, s, g, w):
+        axpy[1, 2, s](self.lr, g, w)
+
+    def other(self, s, g, w):
+        axpy[1, 2, s](self.lr, g, w)
+
+
+class _UpdateMixin:
+    def update(self, s, g, w):
+        axpy[1, 2, s](self.lr, g, w)
+
+
+class _CallsBase(_Opt):
+    def update(self, s, g, w):
+        _Opt.update(self, s, g, w)   # the base's version, called explicitly
+
+
+class _CallsMixin(_Opt, _UpdateMixin):
+    def update(self, s, g, w):
+        _UpdateMixin.update(self, s, g, w)
+
+
+class _CallsBaseByGetattr(_Opt):
+    def update(self, s, g, w):
+        getattr(_Opt, "update")(self, s, g, w)
+
+
+class _CallsBaseOther(_Opt):
+    def other(self, s, g, w):   # overridden: reads nothing
+        pass
+
+    def update(self, s, g, w):
+        _Opt.other(self, s, g, w)   # the base's other, not this class's
+
+
+def _closure_base():
+    class Base:
+        def __init__(self, lr):
+            self.lr = lr
+
+        def update(self, s, g, w):
+            axpy[1, 2, s](self.lr, g, w)
+
+    class Sub(Base):
+        def update(self, s, g, w):
+            Base.update(self, s, g, w)   # the base by a closure name
+
+    return Sub
+
+
+_EXPLICIT = {"Base.update": _CallsBase, "Mixin.update": _CallsMixin,
+             "getattr(Base)": _CallsBaseByGetattr, "Base.other": _CallsBaseOther,
+             "closure Base": _closure_base()}
+_EXPLICIT_OPT = None
+
+
+@gt.graph(backend="sim")
+def _explicit_global_step(s, g, w):
+    _EXPLICIT_OPT.update(s, g, w)
+
+
+@pytest.mark.parametrize("where", ["held", "global"])
+@pytest.mark.parametrize("how", list(_EXPLICIT))
+def test_what_a_bases_method_called_explicitly_reads_off_a_held_object_is_watched(how, where):
+    """An override calling its base's version as ``Base.update(self, ...)`` (a
+    mixin's, by ``getattr``, another method the class overrides): what that reads
+    off the object (``self.lr``) replayed its first value, by ``self.opt`` or a
+    global name alike."""
+    global _EXPLICIT_OPT
+    opt = _EXPLICIT[how](0.5)
+    if where == "held":
+        m = Model(opt)
+        call, w = m.step, m.w
+    else:
+        _EXPLICIT_OPT, g, w = opt, dev(1, 1), dev(1, 1)
+        call = functools.partial(_explicit_global_step, g, w)
+    try:
+        call()
+        assert result(w) == [1.5, 1.5]
+        opt.lr = 2.0
+        call()
+        assert result(w) == [3.5, 3.5]
+    finally:
+        _EXPLICIT_OPT = None
+
+
+class _StepBase:
+    def __init__(self):
+        self.a, self.w, self.g = 0.5, dev(0, 0), dev(1, 1)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        axpy[1, 2, s](self.a, self.g, self.w)
+
+    def plain(self, s):
+        axpy[1, 2, s](self.a, self.g, self.w)
+
+    def other(self, s):
+        axpy[1, 2, s](self.a, self.g, self.w)
+
+
+class _StepGraph(_StepBase):   # a graph override calling the base's graph method
+    @gt.graph(backend="sim")
+    def step(self, s):
+        _StepBase.step(self, s)
+
+
+class _StepPlain(_StepBase):   # a plain override, called by a graph method
+    def plain(self, s):
+        _StepBase.plain(self, s)
+
+    @gt.graph(backend="sim")
+    def run(self, s):
+        self.plain(s)
+
+
+class _StepOther(_StepBase):
+    def other(self, s):   # overridden: reads nothing
+        pass
+
+    @gt.graph(backend="sim")
+    def run(self, s):
+        _StepBase.other(self, s)   # the base's, not this class's
+
+
+@pytest.mark.parametrize("cls, method", [(_StepGraph, "step"), (_StepPlain, "run"),
+                                         (_StepOther, "run")])
+def test_what_a_bases_method_called_explicitly_reads_off_self_is_watched(cls, method):
+    """``Base.step(self, s)`` in a graph method or in a method it calls, as
+    ``super().step(s)`` is: ``self.a`` changed replayed the first value."""
+    m = cls()
+    call = getattr(m, method)
+    call()
+    assert result(m.w) == [0.5, 0.5]
+    m.a = 2.0
+    call()
+    assert result(m.w) == [2.5, 2.5]

@@ -171,41 +171,58 @@ def _key(k) -> str:
         return f"<{type(k).__name__}>"
 
 
-def held_functions(obj, objects, names: frozenset) -> tuple:
+def held_functions(obj, objects, names: frozenset, mine: list | None = None,
+                   hosted=frozenset()) -> tuple:
     """The Python functions (not a library's) ``obj`` (a method's ``self``; None
     for none) and the objects of ``held_objects`` hold in their attributes of
     ``names``: directly, as a partial's function, a graph function's (``self.sub
-    = inner`` of ``@gt.graph``), or in containers (``self.fn = lambda s, x: ...``,
-    ``self.acts = [relu]``): the graph calls them as helpers, so what they
-    reach by name is the graph's too (their ``Reach``, ``Holdings.walk``), and
-    the names they load are read off the objects. Each once, in the order found."""
+    = inner`` of ``@gt.graph``), a method bound to ``obj`` (``self.fn =
+    self.update``), or in containers (``self.acts = [relu]``, ``self.ops =
+    {"sgd": self.update}``): the graph calls them as helpers, so what they reach
+    by name is the graph's too (their ``Reach``, ``Holdings.walk``), and the
+    names they load are read off the objects. Each once, in the order found.
+    ``mine``, a list, gets those that run on ``obj`` (bound to it, a partial or
+    closure holding it: ``lambda s, g: self.update(s, g)``), whose reads off it
+    (and those of its class's methods they call) the call reads; but those of
+    its attributes ``hosted`` (handed to ``s.host``: they read when they run)."""
     found: dict = {}
     for attributes in ([_attributes(obj)] if obj is not None else []) + \
             [attributes for _, _, attributes in objects]:
         for name, v in attributes:
             if type(v) not in _SKIPPED and name in names and \
                     _kinds.get(type(v)) not in _ARRAY_KINDS:
-                _functions(v, found, 0)
+                _functions(v, found, 0, obj, mine if name not in hosted else None)
     return tuple(found)
 
 
-def _functions(v, found: dict, depth: int) -> None:
+def _functions(v, found: dict, depth: int, obj=None, mine=None) -> None:
     t = type(v)
-    if t is types.FunctionType or t is partial or _graph_class(t):   # self.sub = inner
-        f = _followed(v.func if t is partial else v)
-        if f is not None:
+    bound = _bound_to(v) if obj is not None and _bound_class(t) else None
+    if t is types.FunctionType or t is partial or _graph_class(t) or bound is not None:
+        f = _followed(bound[1] if bound else v.func if t is partial else v)   # self.sub = inner
+        if f is not None and (bound is None or bound[0] is obj):   # self.fn = self.update
             found[f] = None
+            if mine is not None and obj is not None and (bound or _runs_on(v, obj)):
+                mine.append(f)
         return
     if depth > _MAX_DEPTH or t in _SKIPPED or own_class(t):
         return
     if (isinstance(v, (list, tuple)) or container(t) in ("seq", "set")) and not any(
             k is types.FunctionType or k is partial or issubclass(k, (list, tuple, dict)) or
-            container(k) or _graph_class(k)
+            container(k) or _graph_class(k) or _bound_class(k)
             for k in set(map(type, v))):   # numbers or arrays alone: at C speed
         return
     items = children(v)
     for _, x in items if items is not None else contents(v, "") if container(t) else ():
-        _functions(x, found, depth + 1)
+        _functions(x, found, depth + 1, obj, mine)
+
+
+def _runs_on(v, obj) -> bool:
+    """Whether function or partial ``v`` is handed ``obj`` (a partial's argument)
+    or holds it by its closure (``lambda s, g: self.update(s, g)``)."""
+    if type(v) is partial:
+        return any(x is obj for x in (*v.args, *v.keywords.values()))
+    return any(_attr(cell, "cell_contents") is obj for cell in _attr(v, "__closure__") or ())
 
 
 def held_arrays(objects, names: frozenset | None = None) -> list:
@@ -267,15 +284,17 @@ class Watched:
     host callbacks (``s.host(SINK.report)``: they read when they run); ``reached``,
     the names the code of those callbacks loads (``self.sink`` of ``s.host(self.notify)``
     calling ``self.sink.read()``): the objects they hold are walked, for the arrays
-    the callbacks read (``callback_arrays``), not keyed by value."""
+    the callbacks read (``callback_arrays``), not keyed by value; ``selfs``, the
+    names the functions ``self`` holds that run on it read off it (``self.fn =
+    self.update`` reading ``self.lr``), keyed as the method's own reads."""
 
-    __slots__ = ("names", "labels", "state", "chains", "callbacks", "reached")
+    __slots__ = ("names", "labels", "state", "chains", "callbacks", "reached", "selfs")
 
     def __init__(self, names=frozenset(), labels=frozenset(), state=None, chains=None,
-                 callbacks=frozenset(), reached=frozenset()):
+                 callbacks=frozenset(), reached=frozenset(), selfs=frozenset()):
         self.names, self.labels = names, labels
         self.state, self.chains, self.callbacks = state or {}, chains or {}, callbacks
-        self.reached = reached
+        self.reached, self.selfs = reached, selfs
 
 
 def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tuple:

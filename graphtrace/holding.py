@@ -17,11 +17,12 @@ import weakref
 
 from .chains import lookup, nested_codes
 from .errors import DepthWarning, user_frame
+from .handed import host_taken
 from .held import (Watched, callback_arrays, held_arrays, held_functions, held_key, held_methods, held_objects,
                    loaded_names, set_from_none, settings_alone, state_changed)
 from .host_chains import host_callbacks, host_chains, host_methods, host_parameters, self_callbacks
-from .names import (attribute_names, chain_heads, callback_methods, class_methods, self_chains,
-                    self_changes)
+from .names import (_methods_named, attribute_names, chain_heads, callback_methods,
+                    class_methods, self_chains, self_changes)
 from .owners import _attr, _attributes, _python_function, class_attribute
 from .reach import Reach
 from .tree import leaves
@@ -69,6 +70,7 @@ class Holdings:
         self.traced_state: dict = {}   # type(self) (None) -> labels a trace changed
         self._function_reach = weakref.WeakKeyDictionary()   # held function -> its Reach
         self._deep: set = set()   # the labels of objects too deep to walk, warned of
+        self._handed_by: dict = {}   # type(self) -> the attributes of self handed to s.host
         self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the
         # places of objects the held objects' methods reach by name)
 
@@ -230,18 +232,27 @@ class Holdings:
             deep: list = []   # the labels of objects too deep to walk
             objects = [] if self_obj is None else held_objects(self_obj, None, seen, names, deep)
             objects += [o for label, v in roots for o in held_objects(v, label, seen, names, deep)]
-            helpers = held_functions(self_obj, objects, names)   # self.fn = lambda s, x: ..
+            on_self: list = []   # those of them that run on self (self.fn = self.update)
+            helpers = held_functions(self_obj, objects, names, on_self,   # self.fn = lambda
+                                     self._handed(type(self_obj)) if self_obj is not None else ())
             if not objects and not helpers:
                 return [], _NOTHING_HELD
             classes = tuple(dict.fromkeys(type(o) for _, o, _ in objects))
-            key = (type(self_obj), classes, tuple(f.__code__ for f in helpers))
+            key = (type(self_obj), classes, tuple(f.__code__ for f in helpers),
+                   tuple(f.__code__ for f in on_self))
             hit = self._held.get(key)
             if hit is None or not all(class_attribute(c, n) is v for c, n, v, _ in hit[2]):
-                methods, watched = held_methods(self._code(self_obj) + list(helpers),
+                code = self._code(self_obj)
+                ran = self._self_methods(type(self_obj), on_self, code)
+                methods, watched = held_methods(code + list(helpers) + list(ran),
                                                 heads, classes, hosted)
+                watched.selfs = frozenset().union(
+                    *(attribute_names(f, type(self_obj)) for f in on_self))
                 hit = self._held[key] = (watched, tuple(   # a callback's: not baked
                     r for r in (Reach(f, f not in watched.callbacks) for *_, f in methods)
-                    if r.places or r.objects or r.callbacks), methods)
+                    if r.places or r.objects or r.callbacks) + tuple(
+                    r for r in map(Reach, ran) if r.places or r.objects or r.callbacks),
+                    methods)
             reaches = hit[1] + tuple(r for r in map(self._reach_of, helpers)
                                      if r.places or r.objects or r.callbacks)
             more = [p for r in hit[1] for p in r.objects if p not in places]
@@ -279,6 +290,34 @@ class Holdings:
             "seen (the old values replay). Keep such an object (or the values the graph "
             "reads off it) nearer: on self or an object self holds, or pass them as arguments",
             DepthWarning, file, line)
+
+    def _handed(self, cls) -> frozenset:
+        """The attributes of self whose values (or items) the method and the methods
+        of ``cls`` it calls hand to ``s.host`` (``s.host(self.fn, h)``, ``for cb in
+        self.cbs: s.host(cb, h)``): callbacks, which read what they read when they
+        run. Found once per class."""
+        hit = self._handed_by.get(cls)
+        if hit is None:
+            hit = set()
+            for f in [self.function] + [f for _, f in class_methods(
+                    self.function, self.self_param, cls)]:
+                code = f.__code__
+                for first in [self.self_param] if f is self.function else code.co_varnames[:1]:
+                    hit |= self_callbacks(code, first) | {
+                        steps[0] for head, steps in host_taken(code) if head == first and steps}
+            hit = self._handed_by[cls] = frozenset(hit)
+        return hit
+
+    @staticmethod
+    def _self_methods(cls, functions, code) -> tuple:
+        """The functions of the methods of ``cls`` (self's class) that ``functions``
+        (held by self, running on it: ``self.fn = lambda s, g: self.update(s, g)``)
+        call, and those these call, but those of ``code`` (the method's own)."""
+        found: dict = {}
+        for f in functions:
+            for _, m, _ in _methods_named(f.__code__, cls, supers=True, fn=f):
+                found[m] = None
+        return tuple(m for m in found if m not in code and m not in functions)
 
     def _reach_of(self, fn) -> Reach:
         """``Reach`` of a function held by self or a held object (``held_functions``),
@@ -385,8 +424,11 @@ class Holdings:
             held if held is not None else self.walk(self_obj)
         for r in reaches:
             out += r.functions()
-        # self's values its held objects' methods read (self.owner.c of a layer's)
-        names = names | (watched.names - hosted) if objects else names
+        # self's values its held objects' methods read (self.owner.c of a layer's), and
+        # the functions it holds that run on it (self.fn = self.update reading self.lr)
+        if objects or watched.selfs:
+            names = names | ((watched.names if objects else frozenset()) | watched.selfs) - \
+                hosted
         traced = self.traced_state.get(type(self_obj))
         if traced:   # self's values a trace changed (self.calls += 1, a layer's
             names = names - {t[5:] for t in traced if t.startswith("self.")}   # owner's)
@@ -410,11 +452,12 @@ class Holdings:
         objects, (watched, _, _, heads) = self.walk(self_obj)
         known = self._self_names.get(type(self_obj)) if lead else None
         stored = known[2] if known is not None else frozenset()
-        if not objects and not stored and not named:
+        if not objects and not stored and not named and not watched.selfs:
             return None
         traced = self.traced_state.get(at, ())
         # self.owner.calls of a layer's; what self's code stores (self.scale = 1.0)
-        mine = instance_values(self_obj, watched.names | stored) if lead else ()
+        mine = instance_values(self_obj, watched.names | watched.selfs | stored) \
+            if lead else ()
         return at, (held_key(objects, watched, heads, traced) if objects else ()) + mine + named
 
     def _reaches(self, self_obj) -> list:

@@ -2200,3 +2200,90 @@ def test_what_a_bases_method_called_explicitly_reads_off_self_is_watched(cls, me
     m.a = 2.0
     call()
     assert result(m.w) == [2.5, 2.5]
+
+
+_PICK_GAIN = 1.0
+
+
+class _PicksUpdate:
+    """Dispatches through a function of its own kept on itself, picked in ``__init__``."""
+
+    def __init__(self, how):
+        self.lr, self.calls, self.w, self.g = 0.5, 0, dev(0, 0), dev(1, 1)
+        if how == "bound":
+            self.fn = self.update
+        elif how == "lambda":
+            self.fn = lambda s: self.update(s)
+        elif how == "partial":
+            self.fn = functools.partial(_PicksUpdate.update, self)
+        elif how == "dict":
+            self.ops = {"sgd": self.update}
+            self.fn = lambda s: self.ops["sgd"](s)
+        else:
+            self.fn = [self.update]
+
+    def update(self, s):
+        self.calls += 1   # state it keeps: not watched
+        axpy[1, 2, s](self.lr * _PICK_GAIN, self.g, self.w)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        for fn in self.fn if type(self.fn) is list else [self.fn]:
+            fn(s)
+
+
+@pytest.mark.parametrize("how", ["bound", "lambda", "partial", "dict", "list"])
+def test_what_a_method_of_self_kept_on_self_reads_is_watched(how):
+    """``self.fn = self.update`` (or a lambda, a partial, a dict or list of them)
+    called by the graph method: ``self.lr`` and the global ``_PICK_GAIN`` that
+    ``update`` reads replayed their first values; the counter it keeps is state."""
+    global _PICK_GAIN
+    m = _PicksUpdate(how)
+    before = m.step.cache_info().misses
+    m.step()
+    m.step()
+    assert result(m.w) == [1.0, 1.0] and m.step.cache_info().misses == before + 1
+    m.lr = 2.0
+    m.step()
+    assert result(m.w) == [3.0, 3.0]
+    _PICK_GAIN = 2.0
+    try:
+        m.step()
+        assert result(m.w) == [7.0, 7.0]
+    finally:
+        _PICK_GAIN = 1.0
+
+
+class _HandsOwnCallback:
+    """Keeps a method of its own on itself and hands it to ``s.host``."""
+
+    def __init__(self, how):
+        self.n, self.x = 0, dev(1, 2)
+        self.fn = {"bound": self.count, "lambda": lambda h: self.count(h)}.get(how)
+        self.cbs = [self.count] if how == "list" else {"a": self.count}
+
+    def count(self, h):   # a callback: its counter is its state, not a setting
+        self.n += 1
+
+    @gt.graph(backend="sim")
+    def step(self, s, h):
+        s.copy(h, self.x)
+        if self.fn is not None:
+            s.host(self.fn, h)
+        elif type(self.cbs) is list:
+            for cb in self.cbs:
+                s.host(cb, h)
+        else:
+            s.host(self.cbs["a"], h)
+
+
+@pytest.mark.parametrize("how", ["bound", "lambda", "list", "dict"])
+def test_a_callback_of_self_kept_on_self_is_traced_once(how):
+    """A method of self kept on self but handed to ``s.host``, also from a list
+    or dict, reads (and counts) when it runs: its counter is not watched, so the
+    graph is traced once and the callback runs at every call."""
+    m, h = _HandsOwnCallback(how), gt.pinned_empty(2, np.float64)
+    before = m.step.cache_info().misses
+    for _ in range(4):
+        m.step(h)
+    assert m.n == 4 and m.step.cache_info().misses == before + 1

@@ -2,8 +2,8 @@
 ``for cb in HOOKS: s.host(cb, h)``, ``cb = self.cbs["log"]``. The callables
 such a name holds are host callbacks, which read what they read when they
 run: what they change is their state, not a setting the cache key watches
-(``holding.py`` leaves out the functions ``self`` holds there). ``chains.py``
-finds what code hands there directly.
+(``reach.py`` leaves such a name's objects out, ``holding.py`` the functions
+``self`` holds there). ``chains.py`` finds what code hands there directly.
 """
 from __future__ import annotations
 

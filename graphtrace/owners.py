@@ -231,7 +231,8 @@ _CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, static
 def _holds_own(v) -> bool:
     """An object of the program's own, or a list, tuple or dict (or another
     container of ``contents``), a bound method (a graph method's too) or a
-    partial holding one."""
+    partial holding one; or such a container holding such a bound method or
+    partial (``TABLE = {"sgd": OPT.update}``, ``HOOKS = [OPT.update]``)."""
     if own_object(v):
         return True
     if type(v) in _PLAIN_CONTAINERS:
@@ -244,8 +245,12 @@ def _holds_own(v) -> bool:
         items = [x for _, x in contents(v, "")]
     else:
         return False
-    return any(own_object(x) for x in items) if any(
-        own_class(t) for t in set(map(type, items))) else False
+    kinds = set(map(type, items))
+    if any(own_class(t) for t in kinds) and any(own_object(x) for x in items):
+        return True
+    return type(v) is not partial and _bound_to(v) is None and any(
+        t is partial or _bound_class(t) for t in kinds) and any(
+        _holds_own(x) for x in items if type(x) is partial or _bound_class(type(x)))
 
 
 def container(t: type):

@@ -43,6 +43,7 @@ from ._compiled import buffers as _compiled_buffers
 from .arrays import is_array
 from .chains import MISSING, NoKey, chain as _chain, changes, default_of, lookup as _lookup, \
     value_chains
+from .handed import host_taken
 from .host_chains import host_callbacks
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
     _object_steps, _reads, _stored, name_chains
@@ -207,7 +208,8 @@ class Reach:
         loaded = reads = None
         chains: list = []   # the code's dotted names, found when first needed
         stored = _stored(code)
-        callbacks = host_callbacks(code)
+        callbacks = host_callbacks(code) | {   # and a list of them: for cb in HOOKS: s.host(cb)
+            head for head, steps in host_taken(code) if not steps}
         read = set(_names(code, live=False)) if baked else set()   # baked where used
         if baked and (fn.__defaults__ or fn.__kwdefaults__):
             self._defaults(fn, code)

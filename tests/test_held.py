@@ -2287,3 +2287,54 @@ def test_a_callback_of_self_kept_on_self_is_traced_once(how):
     for _ in range(4):
         m.step(h)
     assert m.n == 4 and m.step.cache_info().misses == before + 1
+
+
+_TABLE_OPT = SGD(0.5)
+_TABLE = {"sgd": _TABLE_OPT.update}
+_HOOKS = [_TABLE_OPT.update]
+
+
+@gt.graph(backend="sim")
+def _table_step(s, g, w):
+    _TABLE["sgd"](s, g, w)
+
+
+@gt.graph(backend="sim")
+def _hooks_step(s, g, w):
+    for hook in _HOOKS:
+        hook(s, g, w)
+
+
+@pytest.mark.parametrize("step", [_table_step, _hooks_step])
+def test_what_bound_methods_in_a_global_dict_or_list_read_off_their_object_is_watched(step):
+    """``TABLE["sgd"](s, g, w)``, ``for h in HOOKS: h(s, g, w)``: the optimizer's
+    ``lr`` changed replayed the first value (as ``FN = OPT.update`` did not)."""
+    g, w = dev(1, 1), dev(1, 1)
+    try:
+        step(g, w)
+        assert result(w) == [0.5, 0.5]
+        _TABLE_OPT.lr = 0.25
+        step(g, w)
+        assert result(w) == [0.25, 0.25]
+    finally:
+        _TABLE_OPT.lr = 0.5
+
+
+_COUNTER = Log()
+_CALLBACKS = [_COUNTER.record]
+
+
+@gt.graph(backend="sim")
+def _hands_listed_callbacks(s, x, h):
+    s.copy(h, x)
+    for cb in _CALLBACKS:
+        s.host(cb, h)
+
+
+def test_bound_callbacks_in_a_global_list_are_traced_once():
+    x, h = dev(1, 2), gt.pinned_empty(2, np.float64)
+    before, calls = _hands_listed_callbacks.cache_info().misses, _COUNTER.calls
+    for _ in range(4):
+        _hands_listed_callbacks(x, h)
+    assert _COUNTER.calls == calls + 4
+    assert _hands_listed_callbacks.cache_info().misses == before + 1

@@ -22,7 +22,7 @@ from .held import (Watched, callback_arrays, held_arrays, held_functions, held_k
                    loaded_names, set_from_none, settings_alone, state_changed)
 from .host_chains import host_callbacks, host_chains, host_methods, host_parameters, self_callbacks
 from .names import (_methods_named, attribute_names, chain_heads, callback_methods,
-                    class_methods, self_chains, self_changes)
+                    class_methods, reads_fields, self_chains, self_changes)
 from .owners import _attr, _attributes, _python_function, class_attribute
 from .reach import Reach
 from .tree import leaves
@@ -38,11 +38,14 @@ _MAX_PASSES = 16   # walks of held objects a call may take to find their methods
 class Loaded(frozenset):
     """Names a graph function's code loads (``Holdings.loaded``), with ``hosted``:
     those of them it names only as a method it hands to ``s.host``, whose code an
-    argument's cache key does not follow (``object_keys._reads``)."""
+    argument's cache key does not follow (``object_keys._reads``); and ``fields``:
+    whether the code reads every field of a dataclass (``astuple(cfg)``:
+    ``names.reads_fields``), which no name it loads says."""
 
-    def __new__(cls, names, hosted=frozenset()):
+    def __new__(cls, names, hosted=frozenset(), fields: bool = False):
         self = super().__new__(cls, names)
         self.hosted = frozenset(hosted)
+        self.fields = fields
         return self
 
 
@@ -83,15 +86,17 @@ class Holdings:
     def loaded(self) -> Loaded:
         """The names the function's code and its helpers' load: the attributes it
         may read off an object passed as an argument (``object_keys._settings``);
-        with those it names only as a method handed to ``s.host`` (``s.host(rec.add,
-        h)``), whose code reads what it reads when it runs (not watched)."""
+        whether it reads every field of one (``astuple(cfg)``); with those it
+        names only as a method handed to ``s.host`` (``s.host(rec.add, h)``),
+        whose code reads what it reads when it runs (not watched)."""
         names, hosted, other = set(), set(), set()
-        for f in self._code(None):
+        functions = self._code(None)
+        for f in functions:
             mine, theirs = loaded_names(f), host_methods(f.__code__)
             names |= mine
             hosted |= theirs
             other |= mine - theirs
-        return Loaded(names, hosted - other)
+        return Loaded(names, hosted - other, any(map(reads_fields, functions)))
 
     def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its

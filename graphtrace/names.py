@@ -4,7 +4,8 @@ chains read off them (``name_chains``), those it stores (``_stored``) and
 hands to host callbacks (``_nested_callback_codes``, ``_hosted``); the
 methods of a class that code names (``_methods_named``, with the functions a
 decorator wraps, those ``super()`` reaches and the bases' it calls explicitly,
-``_explicit_bases``), the attributes a method reads off ``self`` (``attribute_names``,
+``_explicit_bases``), whether it reads a dataclass whole (``reads_fields``),
+the attributes a method reads off ``self`` (``attribute_names``,
 ``self_chains``), and what a trace may have stored under the names
 (``named_values``).
 
@@ -14,6 +15,7 @@ decorator wraps, those ``super()`` reaches and the bases' it calls explicitly,
 """
 from __future__ import annotations
 
+import dataclasses
 import dis
 import inspect
 import operator
@@ -30,8 +32,8 @@ from .owners import _answers_oddly, _attr, _dunders, _followed, _library, _pytho
     own_object
 from .values import _MAX_DEPTH
 
-__all__ = ["attribute_names", "class_methods", "name_chains", "named_values", "self_chains",
-           "self_changes"]
+__all__ = ["attribute_names", "class_methods", "name_chains", "named_values", "reads_fields",
+           "self_chains", "self_changes"]
 
 
 def _names(code, live: bool = True) -> list[str]:
@@ -336,6 +338,24 @@ def _explicit_bases(fn, cls) -> list:
             if f is not None:
                 out.append((at, name, f, not isinstance(attr, (staticmethod, classmethod))))
     return out
+
+
+# dataclasses' functions that read every field of the object they are handed
+_FIELD_READERS = (dataclasses.astuple, dataclasses.asdict, dataclasses.fields, dataclasses.replace)
+
+
+def reads_fields(fn) -> bool:
+    """Whether ``fn``'s code names one of dataclasses' functions that read every
+    field of an object (``lr, beta = astuple(cfg)``, ``dataclasses.asdict(cfg)``,
+    ``fields``, ``replace``) by a global or closure name or off the module: no
+    attribute name in the code says what it reads."""
+    code = fn.__code__
+    for name in _names(code):
+        v = _lookup(fn, name)
+        if any(v is f for f in _FIELD_READERS) or v is dataclasses and \
+                not _loaded(code).isdisjoint(f.__name__ for f in _FIELD_READERS):
+            return True
+    return False
 
 
 def _loaded(code) -> set:

@@ -8,6 +8,7 @@ identity.
 """
 from __future__ import annotations
 
+import dataclasses
 import dis
 import types
 import weakref
@@ -59,7 +60,8 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
         return (Identity(obj),)
     seen.add(id(obj))   # the objects above it: a cycle
     if names is not None:
-        names, held, methods = _READS.get((type(obj), names, getattr(names, "hosted", _NONE))) \
+        names, held, methods = _READS.get((type(obj), names, getattr(names, "hosted", _NONE),
+                                           getattr(names, "fields", False))) \
             or _reads(type(obj), names)
         out = [(name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
                if name in names] + list(_methods_read(methods))
@@ -80,17 +82,20 @@ _NONE = frozenset()
 def _reads(t: type, names: frozenset) -> tuple:
     """``(names, held, methods)``: ``names`` (those the function's code loads) and
     those the methods and properties of ``t`` it names load in turn (``cfg.rate()`` reading
-    ``self.base``; and the bases' they call, ``super().rate()``, ``Base.rate(self)``),
-    but what they store (a counter a method keeps), and not those
+    ``self.base``; and the bases' they call, ``super().rate()``, ``Base.rate(self)``;
+    every field of a dataclass where the code reads it whole, ``names.fields``:
+    ``astuple(cfg)``), but what they store (a counter a method keeps), and not those
     of a method only handed to ``s.host`` (``names.hosted``: ``s.host(rec.add, h)``,
     which reads what it reads when it runs) unless another calls it; and those of
     them by which ``t`` (or a base) holds values (``Cfg.scale``, read through an
     object that does not hold it); and the functions of the methods followed
     (``_methods_read``). Found once per class and names."""
-    hosted = getattr(names, "hosted", _NONE)
-    hit = _READS.get((t, names, hosted))
+    hosted, fields = getattr(names, "hosted", _NONE), getattr(names, "fields", False)
+    hit = _READS.get((t, names, hosted, fields))
     if hit is None:   # (the call path looks it up itself)
         out, skipped, methods = set(names), set(hosted), {}
+        if fields and dataclasses.is_dataclass(t):   # astuple(cfg): every field read
+            out |= {f.name for f in dataclasses.fields(t)}
         todo = [n for n in names if n not in skipped] + [name for name, _ in _dunders(t)]
         found: list = []   # functions to read: the methods named, the bases' they call
         while todo or found:   # and the dunders syntax runs (op(s, x): __call__; cfg[0])
@@ -114,7 +119,8 @@ def _reads(t: type, names: frozenset) -> tuple:
                 todo += new | again
         held = tuple(sorted(n for n in out if not n.startswith("__") and (
             _is_value(v := class_attribute(t, n)) or pure_values(v) is not None)))
-        hit = _READS[(t, names, hosted)] = (Loaded(out, skipped), held, tuple(methods))
+        hit = _READS[(t, names, hosted, fields)] = (
+            Loaded(out, skipped, fields), held, tuple(methods))
     return hit
 
 

@@ -487,6 +487,35 @@ def test_what_a_bases_method_an_argument_objects_override_calls_reads_is_keyed(m
     assert result(out) == [3.0, 3.0]
 
 
+@dataclasses.dataclass
+class _Pair:
+    lr: float = 1.0
+    beta: float = 0.0
+
+
+@gt.graph(backend="sim")
+def _by_astuple(s, out, cfg):
+    lr, beta = dataclasses.astuple(cfg)
+    put[1, 2, s](out, lr + beta)
+
+
+@gt.graph(backend="sim")
+def _by_fields(s, out, cfg):
+    put[1, 2, s](out, sum(getattr(cfg, f.name) for f in dataclasses.fields(cfg)))
+
+
+@pytest.mark.parametrize("step", [_by_astuple, _by_fields])
+def test_a_dataclass_argument_read_whole_is_keyed_by_every_field(step):
+    """``lr, beta = astuple(cfg)`` (or a loop over ``fields(cfg)``) names no
+    field: the first ``lr`` replayed."""
+    out, cfg = dev(0.0, 0.0), _Pair()
+    step(out, cfg)
+    assert result(out) == [1.0, 1.0]
+    cfg.lr = 3.0
+    step(out, cfg)
+    assert result(out) == [3.0, 3.0]
+
+
 class _Op:   # what syntax runs on it reads self.c: __call__, indexing, float(), __getattr__
     def __init__(self, c):
         self.c = c

@@ -33,8 +33,7 @@ from functools import partial
 from .arrays import _kinds
 from .chains import NoKey, chain, changes, value_chains
 from .host_chains import host_callbacks, host_chain_names, host_chains
-from .names import _holder, _loaded, _methods_named, _super_bases, _with_wrapped, \
-    chain_heads
+from .names import _holder, _loaded, _methods_named, _super_bases, _with_wrapped, chain_heads
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
     _followed, _graph_class, _holds_own, _python_function, class_attribute, container, \
     contents, own_class, own_object
@@ -171,8 +170,7 @@ def _key(k) -> str:
         return f"<{type(k).__name__}>"
 
 
-def held_functions(obj, objects, names: frozenset, mine: list | None = None,
-                   hosted=frozenset()) -> tuple:
+def held_functions(obj, objects, names: frozenset, mine=None, hosted=frozenset()) -> tuple:
     """The Python functions (not a library's) ``obj`` (a method's ``self``; None
     for none) and the objects of ``held_objects`` hold in their attributes of
     ``names``: directly, as a partial's function, a graph function's (``self.sub
@@ -183,8 +181,7 @@ def held_functions(obj, objects, names: frozenset, mine: list | None = None,
     names they load are read off the objects. Each once, in the order found.
     ``mine``, a list, gets those that run on ``obj`` (bound to it, a partial or
     closure holding it: ``lambda s, g: self.update(s, g)``), whose reads off it
-    (and those of its class's methods they call) the call reads; but those of
-    its attributes ``hosted`` (handed to ``s.host``: they read when they run)."""
+    the call reads, but those it holds by ``hosted`` (handed to ``s.host``)."""
     found: dict = {}
     for attributes in ([_attributes(obj)] if obj is not None else []) + \
             [attributes for _, _, attributes in objects]:
@@ -463,8 +460,8 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
     but the host callbacks' (they read when they run; a callback is told from
     another class's method of its name by the object its chain off ``heads``,
     name -> object, finds now: ``_callback_targets``), the values those methods
-    read off their object by constant keys and attributes, and the state kept in held
-    objects, which the key leaves out as ``self``'s own counters: what
+    read off their object by constant keys and attributes, and the state kept
+    in held objects, which the key leaves out as ``self``'s own counters: what
     ``functions`` change off the names of ``heads`` (``self.state.step += 1``,
     ``OPT.t += 1``) and what methods handed to ``s.host`` (``s.host(self.log.record,
     h)``, or a held object's ``s.host(self.record, h)``), and those they call,
@@ -498,8 +495,8 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
         return was is None
 
     def follow(cls, name: str, method, callback: bool) -> None:
-        # the method, those behind its decorator, the bases' it reaches by super();
-        # a base's called as Opt.update(self, ...) by that base
+        # the method (a base's one, Opt.update(self, ...), by that base), those
+        # behind its decorator, the bases' it reaches by super()
         at = _holder(cls, name, method)
         for at, f in [(at, method)] + _super_bases(cls, name, method, at):
             for fn in _with_wrapped(f):

@@ -15,7 +15,6 @@ from __future__ import annotations
 import collections.abc
 import enum
 import io
-import math
 import numbers
 import operator
 import types
@@ -280,7 +279,7 @@ def untyped(k):
     if t is tuple:
         return tuple(map(untyped, v))
     if type(v) is tuple:   # value_key's zero with the signs of its parts, or a NaN
-        return t(math.copysign(math.nan, v[1])) if isinstance(v[0], str) else v[0]
+        return t(np.frombuffer(v[1], f"f{len(v[1])}")[0]) if isinstance(v[0], str) else v[0]
     return v
 
 

@@ -53,10 +53,11 @@ def value_key(v):
     """A number as cache keys and comparisons hold it: ``v``, but for a zero float
     (or a complex with a zero part) ``v`` with the signs of its zeros, since a kernel
     tells -0.0 from 0.0 (``copysign``, ``1 / x``) though Python finds them equal;
-    and one key for every NaN of a sign, which Python finds equal to nothing."""
+    and one key for every NaN of the same bits (sign and payload: a static NaN is
+    baked into the graph as it is), which Python finds equal to nothing."""
     if isinstance(v, _FLOATS):
         if v != v:   # NaN: equal to no NaN, a new one at every read (a config reloaded)
-            return "nan", math.copysign(1.0, v)
+            return "nan", np.asarray(v).tobytes()
         return v if v != 0 else (v, math.copysign(1.0, v))
     if isinstance(v, _COMPLEX) and (v.real == 0 or v.imag == 0):
         return v, math.copysign(1.0, v.real), math.copysign(1.0, v.imag)

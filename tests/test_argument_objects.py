@@ -338,7 +338,7 @@ def test_the_retrace_warning_names_a_number_that_is_sometimes_a_bool():
 
 
 @dataclasses.dataclass
-class _Rate:
+class _LearningRate:
     lr: float
 
 
@@ -353,7 +353,7 @@ def test_the_retrace_warning_says_an_equal_config_made_anew_at_every_call_is_key
     x = dev(0.0, 0.0)
     with pytest.warns(gt.RetraceWarning) as rec:
         for _ in range(12):
-            scaled(x, _Rate(2.0))
+            scaled(x, _LearningRate(2.0))
     message = str(rec[0].message)
     assert "argument(s) cfg are objects of the program's own" in message
     assert "frozen dataclass" in message and "keep shapes" not in message
@@ -362,7 +362,7 @@ def test_the_retrace_warning_says_an_equal_config_made_anew_at_every_call_is_key
     def again(s, x, cfg):
         put[1, 2, s](x, cfg.lr)
 
-    kept = _Rate(1.0)   # one object whose value keeps changing: the usual advice
+    kept = _LearningRate(1.0)   # one object whose value keeps changing: the usual advice
     with pytest.warns(gt.RetraceWarning) as rec:
         for k in range(12):
             kept.lr = float(k)

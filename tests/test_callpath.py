@@ -1474,3 +1474,22 @@ def test_a_file_or_a_text_stream_argument_is_not_taken_for_an_iterator(make):
     step(x, log)
     step(x, log)
     assert seen == [log, log] and step.cache_info().misses == 1
+
+
+def test_a_static_nan_of_another_payload_is_another_signature():
+    """Every NaN of a sign had one key: a static NaN of another payload replayed the
+    graph baked with the first one. A NaN made anew with the same bits still hits."""
+    @gt.graph(backend="sim", static=("v",))
+    def f(s, x, v):
+        s.memset(x, v)
+
+    def nan32(bits):
+        return np.frombuffer(np.uint32(bits).tobytes(), np.float32)[0]
+
+    x = cuda.to_device(np.zeros(4, np.float32))
+    for bits in (0x7fc00001, 0x7fc00002, 0xffc00001, 0x7fc00001):
+        f(x, nan32(bits))
+        assert (x.copy_to_host().view(np.uint32) == bits).all(), hex(bits)
+    f(x, np.float32("nan"))
+    f(x, np.float32("nan"))
+    assert f.cache_info().misses == 4 and f.cache_info().hits == 2

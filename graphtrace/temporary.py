@@ -108,7 +108,11 @@ def _shadow(ptr: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
 
 
 _READS = {"copy_to_host", "get", "item", "tolist", "copy", "sum", "tobytes", "to_host",
-          "__array_struct__", "__dlpack__", "__dlpack_device__"}
+          "__array_struct__", "__dlpack__", "__dlpack_device__",
+          # an array library's methods computing on (or filling) its values on the host
+          "fill", "astype", "mean", "max", "min", "any", "all", "prod", "std", "var",
+          "cumsum", "cumprod", "argmax", "argmin", "dot", "nonzero", "sort", "argsort",
+          "clip", "round", "conj", "tofile", "dump", "set", "setflags"}
 
 
 class Temporary:
@@ -219,6 +223,7 @@ class Temporary:
 
     __array__ = __float__ = __int__ = __index__ = __bool__ = __complex__ = _refuse
     __array_ufunc__ = __contains__ = __round__ = __trunc__ = __floor__ = __ceil__ = _refuse
+    __array_function__ = _refuse   # np.copyto(t, 1.0), np.sum(t): numpy hands it over
     __array_interface__ = __cuda_array_interface__ = property(_refuse)
 
     def __setitem__(self, key, _value):

@@ -582,7 +582,9 @@ def _augment_view(t):
     lambda t: 2 * t, lambda t: t @ t, lambda t: -t, lambda t: abs(t), lambda t: t < 0,
     lambda t: t == 0, lambda t: t != 1.5, lambda t: t == np.zeros(4),
     lambda t: np.ones(4) + t, lambda t: np.sin(t), lambda t: divmod(t, 2),
-    lambda t: round(t), lambda t: 1.0 in t, lambda t: int(t[:1])])
+    lambda t: round(t), lambda t: 1.0 in t, lambda t: int(t[:1]),
+    lambda t: t.fill(0), lambda t: t.astype(np.float64), lambda t: t.max(),
+    lambda t: np.copyto(t, 1.0), lambda t: np.sum(t), lambda t: np.concatenate([t, t])])
 def test_writing_or_computing_with_a_temporary_on_the_host_is_refused(use):
     @gt.graph
     def f(s):

@@ -63,6 +63,18 @@ def line_of(path, marker):
     raise AssertionError(f"no line marked {marker!r} in {path}")
 
 
+class Handle:
+    """A handle of the program's own answering the interface of the buffer it points
+    at now (another at the next call, pointed elsewhere)."""
+
+    def __init__(self, target):
+        self.target = target
+
+    @property
+    def __cuda_array_interface__(self):
+        return self.target.__cuda_array_interface__
+
+
 class RepeatOp(Op):
     """A structured op built only from the recording API and the two contexts,
     as a loop or child-graph op would be: ``repeat(s, times, body)`` records

@@ -18,7 +18,7 @@ from numba import cuda
 
 import graphtrace as gt
 from graphtrace.arrays import as_buffer
-from helpers import FakeDeviceArray as A, any_kernel, line_of
+from helpers import FakeDeviceArray as A, Handle as _Handle, any_kernel, line_of
 from step_kernels import fill
 
 
@@ -1389,17 +1389,6 @@ def test_an_array_a_name_holds_reshaped_in_place_is_another_call(change, call):
     call(f, d)
     assert seen[-1] == (h.shape, h.dtype, h.__array_interface__["data"][0])
     assert f.cache_info()[:2] == (1, 2)
-
-
-class _Handle:
-    """A handle of the program's own answering the interface of the buffer it points at."""
-
-    def __init__(self, target):
-        self.target = target
-
-    @property
-    def __cuda_array_interface__(self):
-        return self.target.__cuda_array_interface__
 
 
 @pytest.mark.parametrize("own", [False, True])

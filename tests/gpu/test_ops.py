@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 
 import graphtrace as gt
+from helpers import Handle as _Handle
 
 cuda = pytest.importorskip("numba.cuda")
 
@@ -451,17 +452,6 @@ def test_copies_and_memsets_of_fortran_and_reversed_views(rng):
     f(dst, cuda.to_device(b), y, cuda.to_device(hx), m)   # rebound
     cuda.synchronize()
     assert np.array_equal(dst.copy_to_host(), b)
-
-
-class _Handle:
-    """A handle of the program's own answering the interface of the array it points at."""
-
-    def __init__(self, target):
-        self.target = target
-
-    @property
-    def __cuda_array_interface__(self):
-        return self.target.__cuda_array_interface__
 
 
 def test_a_handle_pointed_at_another_array_between_identical_calls_is_rebound():

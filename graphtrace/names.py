@@ -309,6 +309,23 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
     return out
 
 
+def _read_off(code, heads) -> set:
+    """The attribute names ``code`` (and the code nested in it) reads off a name of
+    ``heads`` (``Base.update``) or asks of it by a constant (``getattr(Base, "update")``):
+    only those, so that naming a base (``isinstance(self, Base)``) follows none."""
+    out, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        last = None
+        for ins in dis.get_instructions(c):
+            if last is not None and (ins.opname in ("LOAD_ATTR", "LOAD_METHOD") or
+                                     ins.opname == "LOAD_CONST" and type(ins.argval) is str):
+                out.add(ins.argval)
+            last = ins if ins.opname in _NAME_LOADS and ins.argval in heads else None
+    return out
+
+
 def _explicit_bases(fn, cls) -> list:
     """``(base, name, function, takes_self)`` of the methods (properties' getters,
     static and class methods) of the classes of ``cls``'s MRO that ``fn``'s code
@@ -321,14 +338,15 @@ def _explicit_bases(fn, cls) -> list:
     mro = getattr(cls, "__mro__", ())
     if code is None or not isinstance(fn, types.FunctionType) or len(mro) < 3:
         return []   # (a class of no base but object calls none)
-    bases = []
+    bases, by = [], set()
     for name in _names(code):
         v = _lookup(fn, name)
         if isinstance(v, type) and v is not object and v in mro and v not in bases:
             bases.append(v)
+            by.add(name)
     if not bases:
         return []
-    out, names = [], sorted(_loaded(code))
+    out, names = [], sorted(_read_off(code, by))
     for base in bases:
         for name in names:
             at = next((c for c in base.__mro__ if name in c.__dict__), None)

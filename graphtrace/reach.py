@@ -37,6 +37,7 @@ import builtins
 import operator
 import types
 import weakref
+from collections import deque
 from functools import partial
 
 from ._compiled import buffers as _compiled_buffers
@@ -123,6 +124,16 @@ class _Code:
 
 _PARAMETER = object()   # the key of a name the root function's parameter has
 
+
+
+def _holds_more_than_callables(v) -> bool:
+    """Whether a container a host callback is taken from holds anything but functions
+    and bound methods (REG = {"cb": SINK.record, "opt": OPT}: OPT's settings are
+    read by the graph's own code, and are watched)."""
+    items = v.values() if isinstance(v, dict) else v if isinstance(
+        v, (list, tuple, set, frozenset, deque)) else None
+    return items is not None and any(
+        not isinstance(x, (types.FunctionType, types.MethodType, partial)) for x in items)
 
 class Reach:
     """The (function, name) places that hold arrays or helpers, from one root.
@@ -228,7 +239,8 @@ class Reach:
             if name not in read and name not in stored:   # read by host callbacks alone
                 reads = reads if reads is not None else _reads(fn, code)
                 self._callback_reads(fn, name, reads)
-            if baked and _holds_own(v) and (name not in callbacks or own_object(v)) and \
+            if baked and _holds_own(v) and (name not in callbacks or own_object(v) or
+                                            _holds_more_than_callables(v)) and \
                     all(f is not fn or n != name for f, n, _ in self.objects):
                 self.objects.append((fn, name, name if fn is self.root else
                                      f"{fn.__name__}.{name}"))

@@ -2338,3 +2338,65 @@ def test_bound_callbacks_in_a_global_list_are_traced_once():
         _hands_listed_callbacks(x, h)
     assert _COUNTER.calls == calls + 4
     assert _hands_listed_callbacks.cache_info().misses == before + 1
+
+
+class _LossLogged:
+    def __init__(self):
+        self.last_loss = 0.0
+
+    def log(self):
+        return self.last_loss   # read by this class's log alone
+
+
+class _LossLogsNothing(_LossLogged):
+    def log(self):   # overridden: reads nothing
+        return 0.0
+
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        if isinstance(self, _LossLogged):   # names the base, calls no method of it
+            self.log()
+        put[1, 2, s](out, 1.0)
+
+
+def test_naming_a_base_follows_only_the_methods_read_off_it():
+    """Naming the base (isinstance) followed every same-named base method: Base.log
+    reads self.last_loss, which the program sets after each step, and every call
+    traced anew."""
+    m, out = _LossLogsNothing(), dev(0.0, 0.0)
+    for k in range(5):
+        m.step(out)
+        m.last_loss = float(k)
+    assert m.step.cache_info().misses == 1
+
+
+class _RegistrySink:
+    def record(self, h):
+        pass
+
+
+class _RegistryOpt:
+    def __init__(self):
+        self.lr = 1.0
+
+    def update(self, s, w):
+        put[1, 2, s](w, self.lr)
+
+
+REGISTRY = {"cb": _RegistrySink().record, "opt": _RegistryOpt()}
+
+
+def test_a_dict_a_callback_is_taken_from_keeps_its_other_objects_watched():
+    """cb = REGISTRY["cb"]; s.host(cb, h) took the whole dict for a holder of
+    callbacks, and the optimizer it also holds went unwatched (stale lr)."""
+    @gt.graph(backend="sim")
+    def step(s, w, h):
+        cb = REGISTRY["cb"]
+        s.host(cb, h)
+        REGISTRY["opt"].update(s, w)
+
+    w, h = dev(0.0, 0.0), gt.pinned_empty(2)
+    step(w, h)
+    REGISTRY["opt"].lr = 7.0
+    step(w, h)
+    assert result(w) == [7.0, 7.0]

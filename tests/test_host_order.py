@@ -8,7 +8,6 @@ ran in any order (16 of 20 simulated calls logged ``done`` first, and on a GPU
 disjoint arrays ran in any order among themselves.
 """
 import numpy as np
-import pytest
 from numba import cuda
 
 import graphtrace as gt

@@ -127,6 +127,14 @@ def _classmethod_counter(s, a, b, n):
         count[1, 1, body](n)
 
 
+def _class_counter_read_through_an_object(s, a, b, n):
+    _Clock.t, clock = 0.0, _Clock()
+    with s.while_loop(gt.cond(n) < 3) as body:   # class counter read through an object
+        _Clock.t += 0.5
+        add[1, 4, body](a, clock.t)
+        count[1, 1, body](n)
+
+
 def _classmethod_picks(s, a, b, n):
     _Clock.k, bufs = 0, [a, b]
     with s.while_loop(gt.cond(n) < 3) as body:   # classmethod picks
@@ -233,6 +241,8 @@ def _class_held_by_self(s, a, b, n):
     (_inherited_attribute, "inherited attribute", "_Derived.cur"),
     (_class_counter, "class counter", "_Clock.t,"),
     (_classmethod_counter, "classmethod counter", "_Clock.t,"),
+    (_class_counter_read_through_an_object, "class counter read through an object",
+     "clock.t,"),
     (_classmethod_picks, "classmethod picks", "_Clock.k,"),
     (_module_swap, "module swap", "lsm.cur and lsm.nxt"),
     (_module_functions_swap, "module functions swap", "changes lsm.CUR and lsm.NXT,"),

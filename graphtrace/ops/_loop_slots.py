@@ -114,7 +114,12 @@ def _slots(root, name: str) -> dict:
                 below += [(x, path + ((".", k),), (id(v), (".", k)))   # a namedtuple's
                           for k, x in zip(t._fields, v)]                # items, by name
             elif own_object(v):
-                below += [(x, path + ((".", k),), (id(v), (".", k))) for k, x in _attributes(v)]
+                mine = _attributes(v)
+                below += [(x, path + ((".", k),), (id(v), (".", k))) for k, x in mine]
+                cls, own = type(v), {k for k, _ in mine}
+                if own_holder(cls):   # c.t read through it, held by its class: Ctr.t's slot
+                    below += [(x, path + ((".", k),), (id(cls), (".", k)))
+                              for k, x in held_attributes(cls) if k not in own]
             elif own_holder(v) and id(v) not in holders:   # Bufs.cur, bufstate.cur: a class's
                 holders.add(id(v))                         # or a module's, once a name
                 below += [(x, path + ((".", k),), (id(v), (".", k)))

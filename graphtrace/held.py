@@ -17,12 +17,10 @@ it names load in turn. State is left out of the key: what methods handed to
 code changes off self or a name (``self.state.step += 1``), and what the trace
 itself is seen to change (``state_changed``).
 
-Objects of a library's class (numpy's, cupy's, torch's, the standard
-library's) are not walked; nor are containers beyond ``_MAX_DEPTH`` levels.
-An object held by a name whose methods the graph does not call and that holds
-no array (settings alone: ``CFG.lr``) is left to ``Reach``'s chains, and the
-function's call keeps its shortcut; one that does makes every call take the
-full check.
+Objects of a library's class are not walked; nor are containers beyond
+``_MAX_DEPTH`` levels. An object held by a name whose methods the graph does
+not call and that holds no array (``CFG.lr``) is left to ``Reach``'s chains
+(the call keeps its shortcut); one that does takes the full check.
 """
 from __future__ import annotations
 
@@ -194,7 +192,8 @@ def held_functions(obj, objects, names: frozenset, mine=None, hosted=frozenset()
 
 def _functions(v, found: dict, depth: int, obj=None, mine=None) -> None:
     t = type(v)
-    bound = _bound_to(v) if obj is not None and _bound_class(t) else None
+    bound = None if obj is None else _bound_to(v) if _bound_class(t) else _bound_to(
+        v.func) if t is partial and _bound_class(type(v.func)) else None   # partial(self.m)
     if t is types.FunctionType or t is partial or _graph_class(t) or bound is not None:
         f = _followed(bound[1] if bound else v.func if t is partial else v)   # self.sub = inner
         if f is not None and (bound is None or bound[0] is obj):   # self.fn = self.update
@@ -215,11 +214,14 @@ def _functions(v, found: dict, depth: int, obj=None, mine=None) -> None:
 
 
 def _runs_on(v, obj) -> bool:
-    """Whether function or partial ``v`` is handed ``obj`` (a partial's argument)
-    or holds it by its closure (``lambda s, g: self.update(s, g)``)."""
+    """Whether function or partial ``v`` is handed ``obj`` (by a partial, or bound
+    to it) or holds it by its closure or a default (``lambda s: self.update(s)``)."""
     if type(v) is partial:
-        return any(x is obj for x in (*v.args, *v.keywords.values()))
-    return any(_attr(cell, "cell_contents") is obj for cell in _attr(v, "__closure__") or ())
+        return _attr(v.func, "__self__", None) is obj or \
+            any(x is obj for x in (*v.args, *v.keywords.values()))
+    return any(_attr(cell, "cell_contents") is obj for cell in _attr(v, "__closure__") or ()) \
+        or any(x is obj for x in (*(_attr(v, "__defaults__") or ()),
+                                  *(_attr(v, "__kwdefaults__") or {}).values()))
 
 
 def held_arrays(objects, names: frozenset | None = None) -> list:

@@ -2216,6 +2216,10 @@ class _PicksUpdate:
             self.fn = lambda s: self.update(s)
         elif how == "partial":
             self.fn = functools.partial(_PicksUpdate.update, self)
+        elif how == "partial of the bound method":
+            self.fn = functools.partial(self.update)
+        elif how == "lambda default":
+            self.fn = lambda s, me=self: me.update(s)
         elif how == "dict":
             self.ops = {"sgd": self.update}
             self.fn = lambda s: self.ops["sgd"](s)
@@ -2232,7 +2236,8 @@ class _PicksUpdate:
             fn(s)
 
 
-@pytest.mark.parametrize("how", ["bound", "lambda", "partial", "dict", "list"])
+@pytest.mark.parametrize("how", ["bound", "lambda", "partial", "partial of the bound method",
+                                 "lambda default", "dict", "list"])
 def test_what_a_method_of_self_kept_on_self_reads_is_watched(how):
     """``self.fn = self.update`` (or a lambda, a partial, a dict or list of them)
     called by the graph method: ``self.lr`` and the global ``_PICK_GAIN`` that

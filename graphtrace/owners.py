@@ -228,16 +228,19 @@ _CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, static
          classmethod, property, types.MemberDescriptorType, types.GetSetDescriptorType)
 
 
-def _holds_own(v) -> bool:
-    """An object of the program's own, or a list, tuple or dict (or another
-    container of ``contents``), a bound method (a graph method's too) or a
-    partial holding one; or such a container holding such a bound method or
-    partial (``TABLE = {"sgd": OPT.update}``, ``HOOKS = [OPT.update]``)."""
+def _holds_own(v, depth: int = 0) -> bool:
+    """An object of the program's own, or a list, tuple or dict (a subclass, an
+    ``OrderedDict`` too, or another container of ``contents``), a bound method (a
+    graph method's too) or a partial holding one (or of one: ``partial(OPT.update)``);
+    or such a container holding such a bound method or partial, or such a container
+    in turn (``TABLE = {"sgd": OPT.update}``, ``HOOKS = [("sgd", OPT.update)]``)."""
     if own_object(v):
         return True
-    if type(v) in _PLAIN_CONTAINERS:
-        items = v.values() if type(v) is dict else v
+    if type(v) in _PLAIN_CONTAINERS or isinstance(v, (list, tuple, dict)):
+        items = v.values() if isinstance(v, dict) else v
     elif type(v) is partial:   # FN = partial(apply, gain), FN = gain.apply
+        if _bound_class(type(v.func)) and _holds_own(v.func, depth + 1):
+            return True   # FN = partial(OPT.update)
         items = v.args + tuple(v.keywords.values())
     elif (bound := _bound_to(v)) is not None:   # FN = gain.apply, gt.graph(gain.apply)
         items = (bound[0],)
@@ -248,9 +251,14 @@ def _holds_own(v) -> bool:
     kinds = set(map(type, items))
     if any(own_class(t) for t in kinds) and any(own_object(x) for x in items):
         return True
+    if depth < 3 and type(v) is not partial and _bound_to(v) is None and any(
+            issubclass(t, (list, tuple, dict)) for t in kinds) and any(
+            _holds_own(x, depth + 1) for x in items if isinstance(x, (list, tuple, dict))):
+        return True   # {"opt": {"sgd": OPT.update}}, [("sgd", OPT.update)]
     return type(v) is not partial and _bound_to(v) is None and any(
         t is partial or _bound_class(t) for t in kinds) and any(
-        _holds_own(x) for x in items if type(x) is partial or _bound_class(type(x)))
+        _holds_own(x, depth + 1) for x in items if type(x) is partial or
+        _bound_class(type(x)))
 
 
 def container(t: type):

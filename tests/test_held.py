@@ -2310,7 +2310,35 @@ def _hooks_step(s, g, w):
         hook(s, g, w)
 
 
-@pytest.mark.parametrize("step", [_table_step, _hooks_step])
+_ORDERED = collections.OrderedDict(sgd=_TABLE_OPT.update)
+_NESTED = {"opt": {"sgd": _TABLE_OPT.update}}
+_PAIRS = [("sgd", _TABLE_OPT.update)]
+_PARTIAL = functools.partial(_TABLE_OPT.update)
+
+
+@gt.graph(backend="sim")
+def _ordered_step(s, g, w):
+    _ORDERED["sgd"](s, g, w)
+
+
+@gt.graph(backend="sim")
+def _nested_step(s, g, w):
+    _NESTED["opt"]["sgd"](s, g, w)
+
+
+@gt.graph(backend="sim")
+def _pairs_step(s, g, w):
+    for _, fn in _PAIRS:
+        fn(s, g, w)
+
+
+@gt.graph(backend="sim")
+def _partial_step(s, g, w):
+    _PARTIAL(s, g, w)
+
+
+@pytest.mark.parametrize("step", [_table_step, _hooks_step, _ordered_step, _nested_step,
+                                  _pairs_step, _partial_step])
 def test_what_bound_methods_in_a_global_dict_or_list_read_off_their_object_is_watched(step):
     """``TABLE["sgd"](s, g, w)``, ``for h in HOOKS: h(s, g, w)``: the optimizer's
     ``lr`` changed replayed the first value (as ``FN = OPT.update`` did not)."""

@@ -305,6 +305,9 @@ def make(tracer, shape, dtype, name: str, source) -> tuple[Temporary, Buffer]:
                             "one such as np.float32 or 'float32'") from None
     if dtype.hasobject:
         raise ArgumentError(f"a temporary cannot hold Python objects ({dtype})")
+    if dtype.subdtype is not None:   # as numpy's zeros: float32 of shape + (2,)
+        dtype, inner = dtype.subdtype
+        dims += inner
     nbytes = math.prod(dims) * dtype.itemsize
     if nbytes > _LARGEST:   # (and no virtual range runs past the top of the address space)
         raise ArgumentError(f"temporary shape {dims} of {dtype} would take {nbytes:.3g} bytes, "

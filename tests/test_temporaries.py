@@ -306,6 +306,20 @@ def test_two_dimensional_temporaries_and_their_transposes():
     assert np.array_equal(y.copy_to_host(), xh.T.reshape(3, 4))
 
 
+def test_a_subarray_dtype_gives_a_temporary_of_its_base_type_as_numpy_does():
+    sub, seen = np.dtype((np.float32, (2,))), []
+
+    @gt.graph
+    def f(s, out):
+        t = s.zeros(3, sub)
+        seen.append((t.shape, t.dtype))
+        s.copy(out, t)
+    out = dev(np.ones((3, 2)))
+    f(out)
+    assert seen == [(np.zeros(3, sub).shape, np.zeros(3, sub).dtype)] == [((3, 2), np.float32)]
+    assert np.array_equal(out.copy_to_host(), np.zeros((3, 2), np.float32))
+
+
 # --- loop and branch bodies ----------------------------------------------------------
 
 @gt.graph

@@ -472,6 +472,20 @@ def test_unknown_kernel_object():
     check(e, "notkernel", "cannot launch 'builtin_function_or_method'")
 
 
+def test_a_library_kernel_object_launched_is_sent_to_a_captured_region():
+    class ElementwiseKernel:          # a library's kernel: callable, launched by calling
+        def __call__(self, *args, **kwargs):
+            pass
+
+    @gt.graph
+    def f(s, x):
+        s.launch(ElementwiseKernel(), 1, 1, x)               # library-kernel
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8))
+    check(e, "library-kernel", "cannot launch 'ElementwiseKernel'",
+          "in a captured region instead: s.captured(fn")
+
+
 def test_bad_decorator_arguments():
     with pytest.raises(ValueError, match="deps must be"):
         gt.graph(lambda s: None, deps="capture")

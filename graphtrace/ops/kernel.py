@@ -262,9 +262,14 @@ def adapter_for(k) -> Adapter:
             adapter = factory(k)
             _cache[id(k)] = (k, adapter)
             return adapter
+    library = callable(k) and not isinstance(k, type)
     raise ArgumentError(
         f"cannot launch {type(k).__name__!r}: pass a numba @cuda.jit kernel, a cupy "
-        "RawKernel (or RawModule function), or a cuda.core Kernel")
+        "RawKernel (or RawModule function), or a cuda.core Kernel" + (
+            "; run a library's kernel or function (cupy's ElementwiseKernel or "
+            "ReductionKernel, a cupy or torch expression) in a captured region instead: "
+            "s.captured(fn, *arrays, reads=[...], writes=[...]), where fn calls it"
+            if library else ""))
 
 
 _MODES = {"in": "r", "out": "w", "inout": "rw", "r": "r", "w": "w", "rw": "rw"}

@@ -38,6 +38,16 @@ def test_example_runs_on_the_simulator(name):
     assert "results match numpy" in done.stdout
 
 
+def test_the_readme_shows_the_listing_the_quickstart_prints():
+    done, _ = run("quickstart.py")
+    listing = [line for line in done.stdout.splitlines()
+               if line.startswith(("graph step(", "  %"))]
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    shown = readme.split("## Quickstart", 1)[1].split("The memset waits", 1)[0]
+    assert len(listing) == 6 and [line[4:] for line in shown.splitlines()
+                                  if line.startswith("    ")] == listing
+
+
 def test_the_pipeline_finds_one_chain_per_channel_and_draws_them():
     done, folder = run("pipeline.py")
     assert "4 channels, one chain each: nothing orders %0, %4, %8, %12" in done.stdout

@@ -133,6 +133,10 @@ def _guard_sim_array(cls) -> None:
         return getattr_(self, name)
 
     cls.__getitem__, cls.__getattr__ = __getitem__, __getattr__
+    if "squeeze" not in vars(cls):   # a view on the GPU: numpy's would leave the device
+        def squeeze(self, axis=None, stream=0):
+            return cls(self._ary.squeeze(axis), stream=stream or self.stream)
+        cls.squeeze = squeeze
     cls._graphtrace_guard = True
 
 

@@ -102,6 +102,17 @@ def test_geometry_and_views_pass_inside_a_trace():
     assert x.copy_to_host().tolist() == [2, 3, 2, 2]
 
 
+def test_squeeze_of_a_device_array_is_a_view_of_it_as_on_the_gpu():
+    @gt.graph(backend="sim")
+    def f(s, x):
+        inc[1, 4, s](x[1:2, :].squeeze())     # one row of a 2-D array
+        inc[1, 4, s](x[:, 3:].squeeze(1))
+    x = cuda.to_device(np.zeros((4, 4), np.float32))
+    f(x)
+    assert type(x.squeeze()) is type(x)
+    assert x.copy_to_host().tolist() == [[0, 0, 0, 1], [1, 1, 1, 2], [0, 0, 0, 1], [0, 0, 0, 1]]
+
+
 def test_the_function_works_after_a_refusal():
     calls = []
 

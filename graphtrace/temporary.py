@@ -107,6 +107,7 @@ def _shadow(ptr: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
     return np.asarray(holder)
 
 
+_GEOMETRY = (np.shape, np.ndim, np.size)
 _READS = {"copy_to_host", "get", "item", "tolist", "copy", "sum", "tobytes", "to_host",
           "__array_struct__", "__dlpack__", "__dlpack_device__",
           # an array library's methods computing on (or filling) its values on the host
@@ -166,6 +167,13 @@ class Temporary:
     itemsize = property(lambda self: self._a.itemsize)
     nbytes = property(lambda self: self._a.nbytes)
     T = property(lambda self: self._view(self._a.T))
+    flags = property(lambda self: self._a.view().flags)   # (a view's: setting them does nothing)
+
+    def is_c_contiguous(self) -> bool:
+        return self._a.flags.c_contiguous
+
+    def is_f_contiguous(self) -> bool:
+        return self._a.flags.f_contiguous
 
     def __len__(self) -> int:
         return len(self._a)
@@ -197,15 +205,32 @@ class Temporary:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
         shape = tuple(operator.index(n) for n in shape)
+        if order not in ("C", "F"):
+            raise ArgumentError(f"reshape of temporary {self._life.name} in order "
+                                f"{order!r}: a temporary is reshaped in order 'C' or 'F'")
         if not (a.flags.f_contiguous if order == "F" else a.flags.c_contiguous):
+            kind = "Fortran-" if order == "F" else ""
             raise ArgumentError(
-                f"reshape of a non-contiguous view of temporary {self._life.name} "
-                f"(strides {a.strides}) would copy it: reshape the temporary itself, or a "
-                "contiguous view of it")
+                f"reshape in order {order!r} of a view of temporary {self._life.name} that "
+                f"is not {kind}contiguous (strides {a.strides}) would copy it: reshape the "
+                f"temporary itself, or a {kind}contiguous view of it" +
+                (", or reshape in order 'C'" if a.flags.c_contiguous else ""))
         return self._view(a.reshape(shape, order=order))
 
-    def ravel(self) -> "Temporary":
-        return self.reshape(-1)
+    def ravel(self, order="C") -> "Temporary":
+        return self.reshape(-1, order=order)
+
+    def squeeze(self, axis=None) -> "Temporary":
+        return self._view(self._a.squeeze(axis))
+
+    def split(self, section: int) -> list:
+        """Views of ``section`` elements each (the last one shorter), as numba's
+        ``DeviceNDArray.split`` makes of a 1-D array."""
+        a = self._a
+        if a.ndim != 1:
+            raise ArgumentError(f"split of temporary {self._life.name} of {a.ndim} "
+                                "dimensions: split takes 1-D arrays; slice it instead")
+        return [self._view(a[i:i + section]) for i in range(0, len(a), section)]
 
     def transpose(self, *axes) -> "Temporary":
         return self._view(self._a.transpose(*axes))
@@ -223,10 +248,15 @@ class Temporary:
 
     __array__ = __float__ = __int__ = __index__ = __bool__ = __complex__ = _refuse
     __array_ufunc__ = __contains__ = __round__ = __trunc__ = __floor__ = __ceil__ = _refuse
-    __array_function__ = _refuse   # np.copyto(t, 1.0), np.sum(t): numpy hands it over
+    def __array_function__(self, func, types, args, kwargs):
+        """np.shape, np.ndim, np.size answer its geometry; any other numpy function
+        (np.copyto(t, 1.0), np.sum(t): numpy hands it over) is refused."""
+        if func in _GEOMETRY and args and args[0] is self:
+            return func(self._a, *args[1:], **kwargs)
+        self._refuse()
     __array_interface__ = __cuda_array_interface__ = property(_refuse)
 
-    def __setitem__(self, key, _value):
+    def __setitem__(self, *_args, **_kw):
         self._a   # noqa: B018  (after the trace, any use is refused as such)
         raise HostSyncError(
             f"writing into temporary {self._life.name} on the host inside a trace: it is "
@@ -239,6 +269,8 @@ class Temporary:
         self._a   # noqa: B018  (after the trace, any use is refused as such)
         if name in _READS:
             self._refuse()
+        if name == "copy_to_device":
+            return self.__setitem__
         raise AttributeError(f"a graphtrace temporary has no attribute {name!r} (it is "
                              "only a view's geometry while tracing)")
 

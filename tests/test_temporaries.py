@@ -87,6 +87,45 @@ def test_views_of_a_temporary_have_numpy_geometry():
                         n=3, ints=(3, 8), name="tmp0")
 
 
+def test_geometry_queries_of_a_device_array_answer_for_a_temporary_too():
+    seen = {}
+
+    @gt.graph
+    def f(s):
+        t = s.empty((3, 4), np.float64)
+        seen.update(shape=np.shape(t), ndim=np.ndim(t), size=np.size(t), rows=np.size(t, 0),
+                    c=t.is_c_contiguous(), f=t.is_f_contiguous(), tc=t.T.is_c_contiguous(),
+                    flags=(t.flags["C_CONTIGUOUS"], t.T.flags.f_contiguous),
+                    squeezed=t[1:2].squeeze().shape, col=t[:, :1].squeeze(1).shape,
+                    fortran=t.T.ravel(order="F").shape, parts=[p.shape for p in
+                                                             t.ravel().split(5)])
+        t.flags.writeable = False          # a view's flags: the temporary stays as it was
+        seen.update(after=t.flags.writeable)
+    f.trace()
+    assert seen == dict(shape=(3, 4), ndim=2, size=12, rows=3, c=True, f=False, tc=False,
+                        flags=(True, True), squeezed=(4,), col=(3,), fortran=(12,),
+                        parts=[(5,), (5,), (2,)], after=True)
+
+
+@pytest.mark.parametrize("how, says", [
+    ("t.copy_to_device(np.zeros(4))", "writing into temporary tmp0 on the host"),
+    ("np.sum(t)", "temporary tmp0 used as host data"),
+    ("t.reshape(2, 2).reshape(4, order='F')", "reshape in order 'F' of a view of temporary "
+                                              "tmp0 that is not Fortran-contiguous"),
+    ("t[::2].ravel()", "reshape in order 'C' of a view of temporary tmp0 that is not "
+                       "contiguous"),
+    ("t.reshape(4, order='A')", "in order 'A': a temporary is reshaped in order 'C' or 'F'"),
+    ("t.reshape(2, 2).split(1)", "split of temporary tmp0 of 2 dimensions")])
+def test_what_a_temporary_cannot_do_is_refused_saying_so(how, says):
+    @gt.graph
+    def f(s):
+        t = s.empty(4, np.float32)
+        eval(how)
+    with pytest.raises(gt.GraphtraceError) as e:
+        f.trace()
+    assert says in str(e.value)
+
+
 def test_numba_types_a_temporary_view_as_it_types_a_device_array():
     from graphtrace.buffers import Buffer
     from graphtrace.ops._numba import _DeviceArrayType

@@ -89,15 +89,14 @@ class _Roots:
         temporary named so before (in a helper) takes the next free ``tmpK``."""
         taken = self._labels()
         if name is None:
-            name = next(f"tmp{k}" for k in range(len(taken) + 1) if f"tmp{k}" not in taken)
+            name = self._free("tmp", 0, taken)
             self._auto[name] = None   # its root, once made
         elif not isinstance(name, str) or not name:
             raise ArgumentError(f"a temporary's name must be a non-empty str, not {name!r}")
         elif name in self._auto:
             self._rename_automatic(name)
         elif name in taken and (self.nested or name in self._nested_names):
-            name = next(f"{name}_{k}" for k in range(1, len(taken) + 2)
-                        if f"{name}_{k}" not in taken)
+            name = self._free(f"{name}_", 1, taken)
         elif name in taken:
             raise ArgumentError(f"the name {name!r} is taken by another temporary, an "
                                 f"argument of {self.name} or an array it reaches by that "
@@ -116,13 +115,22 @@ class _Roots:
         self._temps.append((tmp, root))
         return tmp
 
+    def _free(self, stem: str, start: int, taken: set, but: str | None = None) -> str:
+        """The first ``stem + k`` (from ``start``) that no root is labelled and that is
+        not ``but``. Labels are never given back, so the search goes on from where the
+        last one stopped: a trace making n temporaries looks at n names, not n * n."""
+        k = self._free_from.get(stem, start)
+        while f"{stem}{k}" in taken or f"{stem}{k}" == but:
+            k += 1
+        self._free_from[stem] = k
+        return f"{stem}{k}"
+
     def _rename_automatic(self, name: str) -> None:
         """Give the temporary named ``name`` automatically the next free ``tmpK``
         (and its views their names in it), leaving ``name`` to one named so."""
         root = self._auto.pop(name)
         taken = self._labels()
-        new = next(f"tmp{k}" for k in range(len(taken) + 2)
-                   if f"tmp{k}" not in taken and f"tmp{k}" != name)
+        new = self._free("tmp", 0, taken, name)
         root.label = next(t for t, r in self._temps if r is root)._life.name = new
         taken.discard(name)
         taken.add(new)

@@ -448,15 +448,24 @@ def layout(graph, members=None) -> tuple[int, list[int]]:
             common &= anc[p]
         before.append(common if u else 0)
 
-    def ordered(a: int, b: int) -> bool:
-        return not users[a] or not users[b] or mine[a] & ~before[b] == 0 \
-            or mine[b] & ~before[a] == 0
-
-    offsets, total, placed = [0] * len(temps), 0, []
+    # Placed in the order of their first users, a temporary j placed before i
+    # begins no later than i; so they are ordered exactly when every user of j is
+    # before every user of i, and i overlaps the placed temporaries using a node
+    # outside before[i]: those are found through the users placed so far (``of``),
+    # not by testing every one placed (quadratic in a long chain of temporaries).
+    offsets, total = [0] * len(temps), 0
+    placed_users, of = 0, {}   # bits of the users of those placed; bit -> them
     for i in sorted(range(len(temps)), key=lambda i: (users[i][:1] or [-1], i)):
         size = _aligned(temps[i].nbytes)
-        taken = sorted((offsets[j], offsets[j] + _aligned(temps[j].nbytes))
-                       for j in placed if not ordered(i, j))
+        if not users[i]:   # never used: ordered with every other, at 0
+            total = max(total, size)
+            continue
+        live, rest = set(), placed_users & ~before[i]
+        while rest:
+            low = rest & -rest
+            live.update(of[low])
+            rest ^= low
+        taken = sorted((offsets[j], offsets[j] + _aligned(temps[j].nbytes)) for j in live)
         at = 0
         for lo, hi in taken:
             if at + size <= lo:
@@ -464,7 +473,12 @@ def layout(graph, members=None) -> tuple[int, list[int]]:
             at = max(at, hi)
         offsets[i] = at
         total = max(total, at + size)
-        placed.append(i)
+        bits = mine[i]
+        placed_users |= bits
+        while bits:
+            low = bits & -bits
+            of.setdefault(low, []).append(i)
+            bits ^= low
     return total, offsets
 
 

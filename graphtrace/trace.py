@@ -191,6 +191,7 @@ class Tracer(_Hot, _Roots):
         self.nested = 0                         # graph functions called inside the trace
         self._nested_names: set[str] = set()    # temporaries' names taken inside them
         self._auto: dict[str, Buffer] = {}      # automatic name -> its temporary's root
+        self._free_from: dict[str, int] = {}    # stem -> the first number maybe free (_free)
         self._argument_roots: set[int] = set()  # id of each argument's root (rebound)
         self.key = tuple                        # -> the call's cache key (function.py)
         self._key_objects = None                # the ids of the objects it holds (keyed)

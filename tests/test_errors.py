@@ -839,6 +839,9 @@ def test_bad_grid_sizes(grid):
     with pytest.raises(gt.ArgumentError) as e:
         f.trace(A(8), grid)
     check(e, "badgrid", "grid must be a positive int or a tuple of up to 3 positive ints")
+    empty = "a grid of 0 launches nothing" in str(e.value)
+    assert empty == (type(grid) in (int, tuple) and grid in (0, (2, 0))), str(e.value)
+    assert ("skip the launch when there is nothing to do" in str(e.value)) == empty
 
 
 @pytest.mark.parametrize("grid", [2.0, (np.int64(2), 1.5), np.float32(0.25)])

@@ -62,10 +62,15 @@ def dim3(value, what: str) -> tuple:
             f"{what} {value!r} holds a float: launch sizes are whole numbers; divide with "
             "// and round up, as in (n + 255) // 256")
     if not 1 <= len(ints) <= 3 or not all(d is not None and d > 0 for d in ints):
+        empty = 1 <= len(ints) <= 3 and 0 in ints and all(d is not None for d in ints)
         raise ArgumentError(
             f"{what} must be a positive int or a tuple of up to 3 positive ints, not "
-            f"{value!r}; launch sizes are fixed when the graph is built (pass the "
-            "numbers they depend on as static=)")
+            f"{value!r}" + (
+                f"; a {what} of 0 launches nothing, and CUDA refuses it: computed from "
+                "an empty array's size, skip the launch when there is nothing to do "
+                "(if x.size: ...)" if empty else
+                "; launch sizes are fixed when the graph is built (pass the numbers "
+                "they depend on as static=)"))
     return ints + (1,) * (3 - len(ints))
 
 

@@ -104,8 +104,9 @@ class Scalar:
             "parameter that later calls may change, so it cannot steer Python "
             "control flow, arithmetic or text (str, repr, f-strings, print: its value is not "
             "known while tracing; print it outside the function) during a trace; pass its parameter in "
-            f"{self._on()}@graph(static=({self._param!r},)) to trace a graph per value, or "
-            "compute on the device")
+            f"{self._on()}@graph(static=({self._param!r},)) to trace a graph per value, "
+            "compute the number outside the function and pass the result as an argument "
+            "(dynamic too: a call with another result rebinds it), or compute on the device")
 
     def refuse_static(self, callee: str, param: str):
         """Raise for a nested graph function ``callee`` given this scalar for its

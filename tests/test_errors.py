@@ -181,6 +181,8 @@ def test_every_operator_on_a_dynamic_scalar_is_refused_at_the_users_line(op):
         f.trace(A(8), 5)
     assert e.value.source == ("<string>", 1)   # the lambda's line: the user's code
     assert "'n' is a dynamic scalar" in e.value.message and "static=('n',)" in e.value.message
+    assert "compute the number outside the function and pass the result as an argument" \
+        in e.value.message
 
 
 @pytest.mark.parametrize("how", ["mean", "fraction", "template"])

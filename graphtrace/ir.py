@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 
 from . import picture
 from .buffers import Buffer
+from .context import ProxyStream
 from .errors import ArgumentError, IRError, counted, format_source
 from .ops.base import Op
 from .placement import device_name
@@ -136,6 +137,8 @@ class Namer:
             return f"%{v.index}"
         if isinstance(v, Scalar):
             return v.name
+        if isinstance(v, ProxyStream):   # handed to a graph function: as nodes show it
+            return f"stream {getattr(v, '_index', '?')}"
         if callable(v) and hasattr(v, "__name__"):
             return v.__name__
         return repr(v)

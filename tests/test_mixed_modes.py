@@ -105,6 +105,7 @@ def test_a_data_helper_handed_a_second_stream_of_the_caller_runs_in_its_child_no
     g = outer.trace(da, db, dc)
     child = next(n for n in g.nodes if n.kind == "child")
     assert sorted(g.edges()) == [(0, child.index), (child.index, child.index + 3)]
+    assert f"%{child.index} = child two_streams(stream 1, a, b)" in str(g)
     assert gt.check(g) == []
     for _ in range(6):
         da, dc = cuda.to_device(a), cuda.to_device(a)

@@ -46,7 +46,8 @@ from .owners import _attributes, container, contents, own_class, own_object
 from .tree import children, leaves
 
 __all__ = ["Temporary", "VIRTUAL_BASE", "LIBRARY_STATE", "COOPERATIVE", "HOST_ORDER", "is_virtual",
-           "is_state", "reserve", "holder_of", "device_memory", "host_memory", "layout"]
+           "is_state", "reserve", "holder_of", "held_temporaries", "device_memory", "host_memory",
+           "layout"]
 
 VIRTUAL_BASE = 1 << 60
 _LARGEST = 1 << 50                # bytes in one temporary at most (a PiB)
@@ -394,6 +395,38 @@ def _held(value, depth: int) -> list:
 
 
 _WALKED = (Temporary, list, tuple, dict, type)   # items a container is walked for
+
+
+def held_temporaries(value, tracer, depth: int = 0, seen: set | None = None, steps=()):
+    """``(steps, temporary)`` for each temporary of ``tracer``'s trace that ``value``
+    holds where ``holder_of`` looks, with the steps reaching it from ``value``:
+    ``("attr", name)`` (an object's or a class's attribute) or ``("item", keys)``
+    (the keys reading it: a list's or tuple's index from either end; None for a
+    container other than a list, tuple or dict). A host callback holding one is
+    refused where its code reaches it that way (``ops/host.py``)."""
+    if is_temporary(value):
+        if value._life.tracer is tracer:
+            yield steps, value
+        return
+    seen = set() if seen is None else seen
+    if depth > _HOLDER_DEPTH or id(value) in seen:
+        return
+    seen.add(id(value))
+    held = _held(value, depth)
+    if not held:
+        return
+    items = children(value)
+    if items is not None:
+        n = len(items) if isinstance(value, (list, tuple)) else None
+        named = [(("item", frozenset((k,) if n is None else (k, k - n))), v) for k, v in items]
+    elif isinstance(value, type) or not container(type(value)):
+        named = [(("attr", k), v) for k, v in (
+            [(k, v) for k, v in vars(value).items() if k[:2] != "__"]
+            if isinstance(value, type) else _attributes(value))]
+    else:
+        named = [(("item", None), v) for v in held]
+    for step, v in named:
+        yield from held_temporaries(v, tracer, depth + 1, seen, steps + (step,))
 
 
 def returned(result) -> Temporary | None:

@@ -486,6 +486,70 @@ def test_a_callback_holding_a_temporary_is_refused(hand, by):
     check(e, "held", "holds temporary kept", by, "pinned")
 
 
+class _Cached:
+    """A layer caching its activation (a temporary) for its backward, which clears it."""
+
+    def __init__(self):
+        self.a, self.cache = None, []
+
+    def forward(self, s):
+        self.a = s.empty(4, name="act")
+        self.cache = [self.a]
+
+    def backward(self):
+        self.a, self.cache = None, []
+
+    def peek(self):
+        print(self.a)
+
+
+class _Trainer:
+    def __init__(self):
+        self.model, self.log = _Cached(), []
+
+    def record(self, h):   # never reaches self.model
+        self.log.append(float(h[0]))
+
+    def shows(self, h):    # reads the temporary off the object holding it
+        print(self.model.a, h)
+
+    def peeks(self, h):    # a method of the object holding it reads it
+        self.model.peek()
+
+    def item(self, h):     # an item of the list holding it
+        print(self.model.cache[0].copy_to_host(), h)
+
+
+def test_a_bound_callback_whose_object_holds_a_temporary_it_never_reaches_runs():
+    """As a device array its code never names: the callback cannot reach it."""
+    tr = _Trainer()
+
+    @gt.graph(backend="sim")
+    def f(s, d, h):
+        tr.model.forward(s)
+        s.copy(h, d)
+        s.host(tr.record, h)
+        tr.model.backward()
+    f(dev([5.0]), gt.pinned_empty(1, np.float32))
+    assert tr.log == [5.0]
+
+
+@pytest.mark.parametrize("how, by", [("shows", "by attribute 'model' (.a)"),
+                                     ("peeks", "by attribute 'model' (.a)"),
+                                     ("item", "by attribute 'model' (.cache[0])")])
+def test_a_bound_callback_reaching_a_temporary_its_object_holds_is_refused(how, by):
+    tr = _Trainer()
+
+    @gt.graph(backend="sim")
+    def f(s, h):
+        tr.model.forward(s)
+        s.host(getattr(tr, how), h)                  # reaches-held
+        tr.model.backward()
+    with pytest.raises(gt.ArgumentError) as e:
+        f(gt.pinned_empty(1, np.float32))
+    check(e, "reaches-held", "holds temporary act", by, "pinned")
+
+
 def test_a_temporary_used_after_its_trace_names_where_it_was_made():
     made = []
 

@@ -2,7 +2,8 @@
 refusal of device memory a callback uses: the load paths (``self.sink.d``,
 ``G.out``, ``held[0]``) it reads off, indexes or hands to a call, as opposed to
 those it only moves, compares or sizes (``len(d)``, ``d.shape``), and whether
-one of them reaches what a label names."""
+one of them reaches what a label names (``_uses``; ``_reaches_by``: a value
+held at steps past it, a temporary its object holds)."""
 from __future__ import annotations
 
 import dis
@@ -27,6 +28,22 @@ def _uses(label: str, used: frozenset, item: bool = False, keys=None) -> bool:
     return any(kind and (k, head, *attrs) == (kind, *names) or
                k != "global" and 0 < len(attrs) <= len(tail) and attrs[0] != "[]" and
                tuple(attrs) == tail[len(tail) - len(attrs):] for k, head, *attrs in used)
+
+
+def _reaches_by(name: str, steps: tuple, used: frozenset) -> bool:
+    """Whether code using the load paths ``used`` reaches what ``name`` holds at
+    ``steps`` (``held_temporaries``'): the item of the first container on the
+    way, or the attributes past the last one (all of them where there is none)."""
+    items = [i for i, (how, _) in enumerate(steps) if how == "item"]
+    label = name
+    for how, k in steps[:items[0] if items else len(steps)]:
+        label = f"attribute {k!r} of {label}"
+    if not items:
+        return _uses(label, used)
+    if _uses(label, used, item=True, keys=steps[items[0]][1]):
+        return True
+    tail = [k for _, k in steps[items[-1] + 1:]]
+    return bool(tail) and _uses(" of ".join(f"attribute {k!r}" for k in reversed(tail)), used)
 
 
 def _item_path(path: tuple, keys) -> tuple:

@@ -23,10 +23,10 @@ from ..chains import MISSING, chain, value_chains
 from ..names import _methods_named, attribute_names, name_chains
 from ..owners import _attr, _followed, _has, _library, own_object
 from ..scalar import Scalar
-from ..temporary import holder_of, is_temporary, is_virtual
+from ..temporary import held_temporaries, holder_of, is_temporary, is_virtual
 from ..tree import leaves, tree_map
 from ._held_changes import may_change, may_change_argument
-from ._host_uses import _used_in, _uses
+from ._host_uses import _reaches_by, _used_in, _uses
 from .base import Op, callable_name, changed, read_only_bytes, record_args
 
 __all__ = ["record_host", "host_value", "reached_arrays", "HOST_CALLBACK"]
@@ -85,10 +85,8 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
     for name, v, held in (*_names_of(fn), *more):
         if held and id(v) in t.copies and may_change(fn, name, v):
             _warn_held_copy(fn, name, t.copies[id(v)], t.name)
-        tmp = holder_of(v, t) if held else None
-        if tmp is not None:   # a closure, partial or bound object keeping one
-            raise ArgumentError(f"host callback {_name(fn)} holds temporary "
-                                f"{tmp._life.where()} by {name}{_TEMPORARY}")
+        if held:   # a closure, partial or bound object keeping one
+            _refuse_temporary(t, fn, name, v, loaded)
         number = next((x for x in leaves(v) if isinstance(x, Scalar)), None) if held else None
         if number is not None:   # the graph's placeholder: each call's number is other
             raise ArgumentError(
@@ -132,6 +130,29 @@ def _refuse_device(t, fn, name: str, v, held: bool, used: list) -> None:
         f"({buf.label if buf is not None and buf.label else 'a device array'}) by "
         f"{name}: {_DEVICE}, and pass that to s.host as an argument, which the callback "
         f"receives as a parameter: s.host(fn, h)")
+
+
+def _refuse_temporary(t, fn, name: str, v, used: list) -> None:
+    """Refuse a temporary callback ``fn`` holds by ``name``, itself or in what ``v``
+    holds (``self.model.a`` of a bound method's object), where its code reaches it,
+    as ``_refuse_device`` refuses a device array: always by a ``partial`` or default
+    argument; else where its code, or a method it names, uses the path to it
+    (``self.model.a``, ``held[0]``), or the attributes reaching it past the last
+    container (a method of the object holding it reading ``self.a``). One its code
+    never reaches (an activation a layer caches for its backward) is left alone.
+    ``used``: ``_used(fn)``, found at the first temporary or device array."""
+    if holder_of(v, t) is None:
+        return
+    for steps, tmp in held_temporaries(v, t):
+        if not used:
+            used.append(_used(fn))
+        if name.startswith(("partial argument", "default argument")) or \
+                _reaches_by(name, steps, used[0]):
+            at = "".join(f".{k}" if how == "attr" else "[...]" if k is None else
+                         f"[{max(k)!r}]" for how, k in steps)
+            raise ArgumentError(f"host callback {_name(fn)} holds temporary "
+                                f"{tmp._life.where()} by {name}{f' ({at})' if at else ''}"
+                                f"{_TEMPORARY}")
 
 
 def _device_keys(v):

@@ -33,8 +33,8 @@ from .chains import NoKey, chain, changes, value_chains
 from .host_chains import host_callbacks, host_chain_names, host_chains
 from .names import _holder, _loaded, _methods_named, _super_bases, _with_wrapped, chain_heads
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
-    _followed, _graph_class, _holds_own, _python_function, class_attribute, container, \
-    contents, own_class, own_object
+    _followed, _graph_class, _holds_own, _python_function, _python_helper, class_attribute, \
+    container, contents, own_class, own_object
 from .scalar import value_key
 from .tree import children
 from .values import _GROUPS, _MAX_DEPTH, _Held, _is_callable_object, _is_value, _leaves, \
@@ -523,7 +523,7 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
         else:   # (the objects it reaches are walked, their values not keyed)
             reached |= loaded
         for name in loaded if owner is not None else ():   # a helper it may hand its
-            helper = _followed(f.__globals__.get(name))   # object: sgd(self, s, g, w)
+            helper = _python_helper(f.__globals__.get(name))   # object: sgd(self, s, g, w)
             for fn in _with_wrapped(helper) if helper is not None else ():
                 queue((owner, None, fn), fn, owner, callback)   # as a method of the class
         first = frozenset(code.co_varnames[:1])

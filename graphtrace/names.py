@@ -29,7 +29,7 @@ from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain a
     callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, value_chains
 from .host_chains import host_callbacks, host_chains, self_callbacks
 from .owners import _answers_oddly, _attr, _dunders, _followed, _library, _python_function, \
-    own_object
+    _python_helper, own_object
 from .values import _MAX_DEPTH
 
 __all__ = ["attribute_names", "class_methods", "name_chains", "named_values", "reads_fields",
@@ -513,7 +513,7 @@ def attribute_names(fn, cls=None, self_param: str | None = None, into=None) -> f
                          k not in live)
         scope = getattr(f, "__globals__", {})
         for name in names - out - handed if cls is not None else ():   # a helper it calls by
-            helper = _followed(scope.get(name))   # name, may be handed self: apply(self, s, x)
+            helper = _python_helper(scope.get(name))   # name, may be handed self: apply(self, s, x)
             if helper is not None:
                 todo.append(helper)
         for name in names - out - hosted if cls is not None else ():

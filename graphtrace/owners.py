@@ -381,6 +381,15 @@ def _followed(v):
     return inner
 
 
+def _python_helper(v):
+    """``_followed`` of a helper the code calls by name, which may be handed the
+    program's objects (``apply(self, s, x)`` reading ``model.lr``); None for a
+    jitted kernel or device function (numba's, with a ``py_func``): it runs on the
+    device and reads no attribute of a Python object, so the names its code loads
+    (``math.log``, ``cuda.grid``) are no attributes of self or of a held object."""
+    return None if _has(v, "py_func") else _followed(v)
+
+
 # Library functions hold no user arrays; walking them would only cost time.
 _LIBRARY_MODULES = frozenset({"graphtrace", "numba", "numba_cuda", "cupy", "cupyx",
                               "numpy", "torch", "cuda", "functools", "builtins"})

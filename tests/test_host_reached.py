@@ -9,6 +9,7 @@ key holds how such arrays share memory with the call's: the call traces anew,
 with the edge (and no refusal of the callback for holding an argument).
 """
 import functools
+import math
 import types
 
 import numpy as np
@@ -577,6 +578,78 @@ def test_a_method_callback_keeping_snapshots_on_self_finds_its_graph():
         m.step(cuda.to_device(np.full(8, float(i))), h)
         assert np.array_equal(m.snaps[-1], np.full(8, float(i)))
     assert len(m.snaps) == 4 and _Snapshots.step.cache_info().misses == 1
+
+
+@cuda.jit
+def _nll(p, out):   # math.log, cuda.grid, atomic.add: names of modules, not of self
+    i = cuda.grid(1)
+    if i < p.size:
+        cuda.atomic.add(out, 0, -math.log(p[i]))
+
+
+class _LossLog:   # a loss history on self named like what a kernel or math reads: log
+    def __init__(self):
+        self.log, self.base = [], 2.0
+
+    def record(self, h):
+        self.log.append(float(h[0]))
+
+    @gt.graph(backend="sim")
+    def step(self, s, p, h):
+        loss = s.zeros(1, np.float32)
+        _nll[1, 8, s](p, loss)
+        s.copy(h, loss)
+        s.host(self.record, h)
+
+    @gt.graph(backend="sim")
+    def scaled(self, s, p, h):   # its own code calls math.log, on the host
+        loss = s.zeros(1, np.float32)
+        _nll[1, 8, s](p, loss)
+        s.copy(h, loss)
+        if math.log(self.base) > 0:
+            s.host(self.record, h)
+
+
+@pytest.mark.parametrize("how", ["step"])
+def test_a_history_a_method_callback_keeps_named_as_a_modules_function_finds_its_graph(how):
+    """s.host(self.record, h) appending to self.log, where a kernel of the graph or
+    its own code reads math.log: no read of self.log, so the history is not keyed
+    (each call traced anew before, with no warning)."""
+    m, h = _LossLog(), gt.pinned_empty(1, np.float32)
+    f = getattr(m, how)
+    for _ in range(4):
+        f(cuda.to_device(np.full(8, 0.5, np.float32)), h)
+    assert np.allclose(m.log, [8 * math.log(2.0)] * 4)
+    assert f.cache_info().misses == 1
+
+
+class _Scorer:   # a held object whose method launches a kernel reading math.log
+    def __init__(self):
+        self.log = []
+
+    def score(self, s, p, out):
+        _nll[1, 8, s](p, out)
+
+
+class _Holder:
+    def __init__(self):
+        self.scorer = _Scorer()
+
+    @gt.graph(backend="sim")
+    def step(self, s, p, h):
+        loss = s.zeros(1, np.float32)
+        self.scorer.score(s, p, loss)
+        s.copy(h, loss)
+
+
+def test_a_held_objects_list_named_as_what_its_kernel_reads_is_not_keyed():
+    """The kernel a held object's method launches reads math.log, not the object's
+    log: a list there that the program appends to between calls traces nothing anew."""
+    m, h = _Holder(), gt.pinned_empty(1, np.float32)
+    for i in range(3):
+        m.scorer.log.append(i)
+        m.step(cuda.to_device(np.full(8, 0.5, np.float32)), h)
+    assert np.isclose(h[0], 8 * math.log(2.0)) and _Holder.step.cache_info().misses == 1
 
 
 class _CallableKeeping:   # a callable object keeping what it reads in a history of its own

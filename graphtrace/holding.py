@@ -15,6 +15,7 @@ import functools
 import warnings
 import weakref
 
+from .callback_state import global_only
 from .chains import lookup, nested_codes
 from .errors import DepthWarning, user_frame
 from .handed import host_taken
@@ -378,13 +379,21 @@ class Holdings:
         hit = self._callback_reach.get(cls)
         if hit is None or not all(class_attribute(cls, name) is v for name, v in hit[1]):
             found = callback_methods(self.function, self.self_param, cls)
+            changed = self_changes(f for _, f in found) if found else frozenset()
+            reads = self._graph_reads(cls) if changed else frozenset()
             hit = self._callback_reach[cls] = (tuple(
                 r for r in (Reach(f, False) for _, f in found) if r.callbacks),
                 tuple((name, class_attribute(cls, name)) for name, _ in found),
-                tuple(f for _, f in found),
-                self_changes(f for _, f in found) - attribute_names(   # but those the
-                    self.function, cls, self.self_param) if found else frozenset())   # graph reads
+                tuple(f for _, f in found), changed - reads)
         return hit[0]
+
+    def _graph_reads(self, cls) -> frozenset:
+        """The attribute names the method's code (and that of the methods of ``cls``
+        it calls, and of its helpers) may read off ``self``: ``attribute_names``, but
+        those it loads only as globals or off them (``math.log`` is no ``self.log``)."""
+        codes: list = []
+        names = attribute_names(self.function, cls, self.self_param, into=codes)
+        return names - global_only(codes)
 
     def _callback_kept(self, cls) -> frozenset:
         """The attributes of self that the methods the method hands to ``s.host``
@@ -425,6 +434,7 @@ class Holdings:
                 attribute_names(self.function, type(self_obj), self.self_param) - hosted, chains, stored,
                 hosted, self_callbacks(self.function.__code__, self.self_param))
         names, chains, _, hosted, callbacks = known
+        kept = self._callback_kept(type(self_obj))   # a history its callbacks keep
         objects, (watched, reaches, methods, heads) = \
             held if held is not None else self.walk(self_obj)
         for r in reaches:
@@ -437,7 +447,7 @@ class Holdings:
         traced = self.traced_state.get(type(self_obj))
         if traced:   # self's values a trace changed (self.calls += 1, a layer's
             names = names - {t[5:] for t in traced if t.startswith("self.")}   # owner's)
-        return out + instance_values(self_obj, names, chain_heads(c for c, _ in chains),
+        return out + instance_values(self_obj, names - kept, chain_heads(c for c, _ in chains),
                                      callbacks) + \
             instance_held(self_obj) + \
             instance_chains(self_obj, chains) + \

@@ -610,7 +610,7 @@ class _LossLog:   # a loss history on self named like what a kernel or math read
             s.host(self.record, h)
 
 
-@pytest.mark.parametrize("how", ["step"])
+@pytest.mark.parametrize("how", ["step", "scaled"])
 def test_a_history_a_method_callback_keeps_named_as_a_modules_function_finds_its_graph(how):
     """s.host(self.record, h) appending to self.log, where a kernel of the graph or
     its own code reads math.log: no read of self.log, so the history is not keyed

@@ -221,7 +221,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
             # held objects' attributes the trace changed: their state
             again, state = holdings.note_traced(held, obj) if held else (False, ())
             swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
-            live = holdings.live(obj) - self._live_warned
+            live = holdings.live(obj, call.key[1]) - self._live_warned
             if again:
                 call = Call(self, self._bind(args, kwargs))   # keyed without them
                 key = (key[0], call.key)

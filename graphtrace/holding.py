@@ -15,7 +15,7 @@ import functools
 import warnings
 import weakref
 
-from .callback_state import global_only
+from .callback_state import global_only, live_labels, self_changed
 from .chains import lookup, nested_codes
 from .errors import DepthWarning, user_frame
 from .handed import host_taken
@@ -384,7 +384,8 @@ class Holdings:
             hit = self._callback_reach[cls] = (tuple(
                 r for r in (Reach(f, False) for _, f in found) if r.callbacks),
                 tuple((name, class_attribute(cls, name)) for name, _ in found),
-                tuple(f for _, f in found), changed - reads)
+                tuple(f for _, f in found), changed - reads,
+                self_changed((f for _, f in found), changed & reads))
         return hit[0]
 
     def _graph_reads(self, cls) -> frozenset:
@@ -402,6 +403,22 @@ class Holdings:
         arrays are not the graph's (left out of ``arrays_of``)."""
         self._callback_reaches(cls)
         return self._callback_reach[cls][3]
+
+    def _callback_live(self, self_obj, entries) -> set:
+        """The labels of the key's ``entries`` that read what host callbacks change:
+        self's attributes that the methods the method hands to ``s.host`` change
+        and its code reads (``self.step_count`` of ``s.host(self.tick)``), and the
+        held objects' that their own methods handed so change (``OBJ.scale`` of
+        ``s.host(OBJ.bump)``): watched, so each call after such a change traces."""
+        changed = set()
+        if self_obj is not None:
+            self._callback_reaches(type(self_obj))
+            changed |= self._callback_reach[type(self_obj)][4]
+        if self_obj is not None or self.reach.objects:
+            objects, (watched, _, _, _) = self.walk(self_obj)
+            changed |= {f"{label}.{n}" for label, o, _ in objects
+                        for n in watched.state.get(type(o), ()) if type(n) is str}
+        return live_labels(entries, changed)
 
     def _callback_functions(self, cls) -> tuple:
         """The functions of ``_callback_reaches``: what they read off the objects self
@@ -482,10 +499,13 @@ class Holdings:
             return [self.reach]
         return [self.reach] + list(self._class_reaches(type(self_obj))[0])
 
-    def live(self, self_obj) -> set:
+    def live(self, self_obj, entries=()) -> set:
         """The labels of the values the graph reads by constant keys and attributes
-        that its host callbacks change (``Reach.live``: watched, each change traces)."""
-        return set().union(*(r.live for r in self._reaches(self_obj)))
+        that its host callbacks change (``Reach.live``: watched, each change traces),
+        and those of the key's ``entries`` that they change on self or a held
+        object (``_callback_live``)."""
+        return set().union(*(r.live for r in self._reaches(self_obj))) | \
+            self._callback_live(self_obj, entries)
 
     def note_traced(self, before, self_obj) -> tuple:
         """Keep as state what a trace changed of the held objects' attributes in the

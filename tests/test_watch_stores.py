@@ -14,7 +14,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
-from helpers import compiled_buffers
+from helpers import compiled_buffers, line_of
 
 from watch_common import IDS, WALKS, put
 
@@ -163,3 +163,93 @@ def test_state_the_trace_changes_in_a_global_is_named_and_not_watched():
         warnings.simplefilter("error", gt.StateWarning)   # said once
         got = written(counts_calls, (lambda: STATS.__setitem__("lr", 3.0), lambda: None))
     assert got == [3.0, 3.0] and counts_calls.cache_info().misses - misses == 2
+
+
+# --- what host callbacks change that the graph reads: watched, and named --------------
+
+class Scaled:
+    def __init__(self):
+        self.scale = 1.0
+
+    def bump(self):
+        self.scale *= 0.5
+
+
+SCALED = Scaled()
+
+
+@gt.graph(backend="sim")
+def object_bumped(s, out):
+    put[1, 2, s](out, SCALED.scale)
+    s.host(SCALED.bump)
+
+
+class Warmup:
+    def __init__(self):
+        self.step_count, self.cfg, self.hp = 0, Scaled(), {"lr": 1.0, "other": 1.0}
+
+    def tick(self):
+        self.step_count += 1
+
+    def halve(self):
+        self.hp["lr"] *= 0.5
+
+    def other(self):
+        self.hp["other"] *= 0.5
+
+    @gt.graph(backend="sim")
+    def counted(self, s, out):
+        put[1, 2, s](out, self.step_count + 1.0)
+        s.host(self.tick)
+
+    @gt.graph(backend="sim")
+    def held(self, s, out):
+        put[1, 2, s](out, self.cfg.scale)
+        s.host(self.cfg.bump)
+
+    @gt.graph(backend="sim")
+    def item(self, s, out):
+        put[1, 2, s](out, self.hp["lr"])
+        s.host(self.halve)
+
+    @gt.graph(backend="sim")
+    def unread(self, s, out):   # its callback changes an item the graph does not read
+        put[1, 2, s](out, self.hp["lr"])
+        s.host(self.other)
+
+
+@pytest.mark.parametrize("how, label, values", [
+    ("global object", "SCALED.scale", [1.0, 0.5, 0.25, 0.125]),
+    ("self", "self.step_count", [1.0, 2.0, 3.0, 4.0]),
+    ("held by self", "self.cfg.scale", [1.0, 0.5, 0.25, 0.125]),
+    ("item of self's", "self.hp['lr']", [1.0, 0.5, 0.25, 0.125])])
+def test_an_attribute_the_graph_reads_and_a_callback_method_changes_is_named(how, label, values):
+    """As CFG["scale"] changed by a callback function: each call uses the value the
+    last call's callback left, as eager code would (it traces anew), and says so
+    once, at the user's line (it said nothing where a bound method changed it)."""
+    SCALED.scale = 1.0
+    w = Warmup()
+    f = {"global object": object_bumped, "self": w.counted, "held by self": w.held,
+         "item of self's": w.item}[how]
+    f.clear_cache()
+    out = cuda.to_device(np.zeros(2, np.float32))
+    got = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in values:
+            f(out)                                      # the call
+            got.append(float(out.copy_to_host()[0]))
+    said = [x for x in caught if x.category is gt.StateWarning]
+    assert got == values and f.cache_info().misses == len(values)
+    assert len(said) == 1 and said[0].lineno == line_of(__file__, "the call"), said
+    assert f"reads {label}, which a host callback of its graph changes" in str(said[0].message)
+
+
+def test_an_item_a_callback_method_changes_that_the_graph_does_not_read_is_not_named():
+    w = Warmup()
+    out = cuda.to_device(np.zeros(2, np.float32))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.StateWarning)
+        for _ in range(3):
+            w.unread(out)
+    assert w.hp["other"] == 0.125 and w.unread.cache_info().misses == 1

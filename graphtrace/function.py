@@ -91,6 +91,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         self._hits = self._misses = 0
         self._traced = False   # traced at least once (clear_cache leaves it: log.why_traced)
         self._keys_seen: dict = {}   # distinct signatures traced, in order
+        self._instances_seen: dict = {}   # a method's: id(self) -> (weak ref, its signatures)
         self._warned = False
         self._live_warned: set = set()   # the values callbacks change, named (_warn_live)
         self._last = None     # (argument snapshot, compiled graph, backend, what names held,
@@ -491,6 +492,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
                 entry.wait()
             self._cache.clear()
             self._keys_seen.clear()
+            self._instances_seen.clear()
             self._holdings.forget()
             self._last = self._fast = None
             self._guard_skip = 0

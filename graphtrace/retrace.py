@@ -7,8 +7,10 @@ callbacks change. ``GraphFunction`` (``function.py``) derives from
 """
 from __future__ import annotations
 
+import functools
 import numbers
 import warnings
+import weakref
 
 import numpy as np
 
@@ -65,10 +67,12 @@ def _reached_changing(fixed: list) -> str:
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     if all(len(e) == 3 and isinstance(e[1], type) and issubclass(e[1], _VALUE_TYPES)
            for e in changing):
+        off = "self" if all(n.startswith("self.") for n in names) else \
+            "a global or closure name"
         return (f"the value(s) read by name keep changing ({shown}), and each is baked into "
                 "the graph: pass a number that changes as an argument of the function (a "
-                "dynamic scalar, rebound without tracing again) instead of reading it off a "
-                "global or closure name")
+                "dynamic scalar, rebound without tracing again) instead of reading it off "
+                f"{off}")
     return (f"what the names it reaches hold keeps changing ({shown}): arrays reached by "
             "name are part of the signature, so a list the graph uses that gains arrays "
             "at every call traces anew each time; keep results in arrays made once, or "
@@ -76,6 +80,16 @@ def _reached_changing(fixed: list) -> str:
 
 
 _VALUE_TYPES = (int, float, complex, str, bytes, np.number, np.bool_, tuple, frozenset)
+
+
+_MAX_INSTANCES = 64   # method instances whose signatures are counted at once
+
+
+def _forget(instances: dict, at: int, ref) -> None:
+    """Drop the record of the instance ``ref`` named, gone (unless it is another's now)."""
+    hit = instances.get(at)
+    if hit is not None and hit[0] is ref:
+        del instances[at]
 
 
 def _made_anew(entry) -> bool:
@@ -90,16 +104,19 @@ class CallWarnings:
     ``GraphFunction``: ``self`` is the decorated function)."""
 
     def _note_retrace(self, key) -> None:
-        """Warn once when a function keeps tracing new signatures."""
+        """Warn once when a function keeps tracing new signatures; a method, when
+        one instance does (a graph per instance, and its arrays, is expected)."""
         if self._warned:   # said: the keys (which hold objects) are kept no longer
             return
-        if self._lead:   # a graph per instance of a method (and its arrays) is expected
-            key = (key[0][1:],)
-        self._keys_seen.setdefault(key, None)
-        if len(self._keys_seen) <= RETRACE_WARNING:
+        seen = self._keys_seen
+        if self._lead:   # what self holds (self.lr, a history read) keyed too
+            seen, key = self._instance_keys(key[0][0].obj, key)
+        seen.setdefault(key, None)
+        if len(seen) <= RETRACE_WARNING:
             return
         self._warned = True
-        parts = [k[0] for k in self._keys_seen]
+        self._instances_seen.clear()
+        parts = [k[0] for k in seen]
         changing = [(p, [k[i] for k in parts]) for i, p in enumerate(self.params[self._lead:])
                     if len({repr(k[i]) for k in parts}) > 1]
         # a dynamic scalar's key is its type: a number of another type is a new
@@ -130,15 +147,36 @@ class CallWarnings:
             other = [p for p in other if p not in fresh]
         if other or not (typed or fresh):
             what = f"argument(s) {', '.join(other)} keep changing" if other else \
-                _reached_changing([k[1] for k in self._keys_seen if len(k) > 1])
+                _reached_changing([k[1] for k in seen if len(k) > 1])
             advice.append(what if other == [] and what.startswith("the value(s)") else
                           f"{what}: keep shapes, dtypes and static values fixed between "
                           "calls, or pass changing numbers as dynamic scalars (not in static=)")
         file, line = user_frame()
-        count = len(self._keys_seen)
-        self._keys_seen.clear()
+        count = len(seen)
+        seen.clear()
         warnings.warn_explicit(f"{self.__name__} was traced for {count} different signatures; "
                                + "; ".join(advice), RetraceWarning, file, line)
+
+    def _instance_keys(self, obj, key) -> tuple:
+        """``(record, key)``: the signatures traced for method instance ``obj``, kept
+        while it lives (named by a weak reference; what its keys hold, as a bound
+        method of it held by self, may keep it alive: ``_MAX_INSTANCES`` records at
+        most, the oldest dropped first), and ``key`` without ``obj``. An object no
+        weak reference can name is counted with all the others by its arguments
+        alone."""
+        rest = (key[0][1:],) + key[1:]
+        hit = self._instances_seen.get(id(obj))
+        if hit is not None and hit[0]() is obj:
+            return hit[1], rest
+        try:
+            ref = weakref.ref(obj, functools.partial(_forget, self._instances_seen, id(obj)))
+        except TypeError:   # (__slots__ without __weakref__)
+            return self._keys_seen, (key[0][1:],)
+        if len(self._instances_seen) >= _MAX_INSTANCES:
+            del self._instances_seen[next(iter(self._instances_seen))]
+        record: dict = {}
+        self._instances_seen[id(obj)] = (ref, record)
+        return record, rest
 
     def _warn_state(self, labels, rebound: bool = False) -> None:
         """Say once per attribute that a trace changed state kept on an object

@@ -254,6 +254,62 @@ def test_retrace_warning_names_what_names_reached_hold_when_no_argument_changes(
         SAVED.clear()
 
 
+class _Rated:
+    def __init__(self, lr=0.1):
+        self.lr, self.hist, self.buf = lr, [0.0], dev(np.zeros(4))
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        fill[1, 4, s](x, self.lr)
+
+    @gt.graph(backend="sim")
+    def summed(self, s, x):
+        fill[1, 4, s](x, sum(self.hist))
+
+    @gt.graph(backend="sim")
+    def into(self, s, x):
+        fill[1, 4, s](self.buf, 1.0)
+
+
+@pytest.mark.parametrize("how, says", [
+    ("step", "the value(s) read by name keep changing (self.lr), and each is baked into the "
+             "graph: pass a number that changes as an argument of the function (a dynamic "
+             "scalar, rebound without tracing again) instead of reading it off self"),
+    ("into", "the names it reaches hold keeps changing (self.buf): arrays reached by name")])
+def test_retrace_warning_names_what_one_instance_of_a_method_keeps_changing(how, says):
+    """A method traced anew at every call for what its self holds (self.lr changed by
+    the caller, a history it reads whole, an array put there) warns as a function
+    does (it never did: self's part of the key was left out of the count)."""
+    m, x = _Rated(), dev(np.zeros(4))
+    f = getattr(m, how)
+    f.clear_cache()
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for k in range(12):
+            if how == "step":
+                m.lr = 0.1 / (k + 1)
+            elif how == "summed":
+                m.hist.append(float(k))
+            else:
+                m.buf = dev(np.zeros(4))
+            f(x)                                             # retraced
+    said = [r for r in rec if r.category is gt.RetraceWarning]
+    assert len(said) == 1 and said[0].lineno == line_of(__file__, "retraced")
+    assert f"{how} was traced for 9 different signatures; " in str(said[0].message)
+    assert says in str(said[0].message), str(said[0].message)
+
+
+def test_many_instances_of_a_method_each_traced_once_do_not_warn_of_retracing():
+    """A graph per instance is expected, what each holds (its own lr, its arrays) too."""
+    _Rated.step.clear_cache()
+    x = dev(np.zeros(4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.RetraceWarning)
+        kept = [_Rated(0.1 * k) for k in range(20)]
+        for m in kept + kept:
+            m.step(x)
+    assert _Rated.step.cache_info().misses == 20
+
+
 def test_cache_is_bounded_and_can_be_cleared():
     @gt.graph(backend="sim", maxsize=3)
     def f(s, x):

@@ -11,6 +11,7 @@ import functools
 import numbers
 import warnings
 import weakref
+from collections import deque
 
 import numpy as np
 
@@ -64,6 +65,13 @@ def _reached_changing(fixed: list) -> str:
     names = sorted({str(e[0]) for e in changing})
     if not names:
         return "the aliasing of arrays keeps changing"
+    wholes = sorted({str(e[0]) for e in changing if len(e) == 3 and isinstance(e[1], type)
+                     and issubclass(e[1], _WHOLES)})
+    # a container keyed by its values beside the item read off it (OPT.hp, OPT.hp['lr']):
+    # the item's name says which
+    names = [n for n in names if not any(m.startswith(n) and m[len(n)] in ".[" for m in names
+                                         if len(m) > len(n))]
+    wholes = [n for n in wholes if n in names]
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     if all(len(e) == 3 and isinstance(e[1], type) and issubclass(e[1], _VALUE_TYPES)
            for e in changing):
@@ -72,14 +80,22 @@ def _reached_changing(fixed: list) -> str:
         return (f"the value(s) read by name keep changing ({shown}), and each is baked into "
                 "the graph: pass a number that changes as an argument of the function (a "
                 "dynamic scalar, rebound without tracing again) instead of reading it off "
-                f"{off}")
+                f"{off}" + (f"; a list, dict or set the graph's code reads whole "
+                            f"({', '.join(wholes[:4])}) is keyed by every value it holds, so "
+                            "one that grows at every call (a history) traces anew each "
+                            "time: read only the values the graph needs, by constant keys, "
+                            "or pass them as arguments" if wholes else ""))
     return (f"what the names it reaches hold keeps changing ({shown}): arrays reached by "
             "name are part of the signature, so a list the graph uses that gains arrays "
             "at every call traces anew each time; keep results in arrays made once, or "
             "pass the arrays as arguments")
 
 
-_VALUE_TYPES = (int, float, complex, str, bytes, np.number, np.bool_, tuple, frozenset)
+# values, and containers of them: a list, dict, set or deque is keyed as a (label, type,
+# value) entry only where it holds values alone (values.pure_values; arrays are keyed
+# by (label, type, signature, address))
+_WHOLES = (list, dict, set, deque)
+_VALUE_TYPES = (int, float, complex, str, bytes, np.number, np.bool_, tuple, frozenset) + _WHOLES
 
 
 _MAX_INSTANCES = 64   # method instances whose signatures are counted at once

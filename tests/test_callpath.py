@@ -275,6 +275,8 @@ class _Rated:
     ("step", "the value(s) read by name keep changing (self.lr), and each is baked into the "
              "graph: pass a number that changes as an argument of the function (a dynamic "
              "scalar, rebound without tracing again) instead of reading it off self"),
+    ("summed", "a list, dict or set the graph's code reads whole (self.hist) is keyed by "
+               "every value it holds"),
     ("into", "the names it reaches hold keeps changing (self.buf): arrays reached by name")])
 def test_retrace_warning_names_what_one_instance_of_a_method_keeps_changing(how, says):
     """A method traced anew at every call for what its self holds (self.lr changed by
@@ -308,6 +310,32 @@ def test_many_instances_of_a_method_each_traced_once_do_not_warn_of_retracing():
         for m in kept + kept:
             m.step(x)
     assert _Rated.step.cache_info().misses == 20
+
+
+class _Hyper:
+    pass
+
+
+HYPER = _Hyper()
+HYPER.hp = {"lr": 0.1}
+
+
+@gt.graph(backend="sim")
+def _hyper_step(s, x):
+    fill[1, 4, s](x, HYPER.hp["lr"])
+
+
+def test_retrace_warning_for_a_number_in_a_dict_an_object_holds_gives_the_numbers_advice():
+    """Only a number changes (OBJ.hp["lr"]), as for CFG.lr or D["lr"]: not the advice
+    for arrays reached by name."""
+    x = dev(np.zeros(4))
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for k in range(12):
+            HYPER.hp["lr"] = 0.1 / (k + 1)
+            _hyper_step(x)
+    text = str(rec[0].message)
+    assert "the value(s) read by name keep changing (HYPER.hp['lr'])" in text, text
+    assert "pass a number that changes as an argument" in text and "arrays" not in text
 
 
 def test_cache_is_bounded_and_can_be_cleared():

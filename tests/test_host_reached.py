@@ -926,6 +926,13 @@ class _Held:
         self.box["a"], self.box["b"] = self.box["b"], self.box["a"]
         SEEN.append(len(self.box))
 
+    def each(self):   # the loop's variable is an item of the list
+        for d in self.bufs:
+            SEEN.append(d.copy_to_host())
+
+    def counted(self):   # a loop that only compares its items
+        SEEN.append(sum(1 for d in self.bufs if d is not None))
+
 
 def test_a_bound_callback_reading_an_item_of_a_device_array_list_it_holds_is_refused():
     @gt.graph(backend="sim")
@@ -936,6 +943,28 @@ def test_a_bound_callback_reading_an_item_of_a_device_array_list_it_holds_is_ref
         f(cuda.to_device(np.ones(8)))
     assert e.value.source[1] == line_of(__file__, "item-of-attribute"), str(e.value)
     assert "holds device memory (d) by attribute 'bufs'" in str(e.value), str(e.value)
+
+
+def test_a_bound_callback_using_the_items_of_a_device_array_list_in_a_loop_is_refused():
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(_Held(d, d).each)                             # loop-over-attribute
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.ones(8)))
+    assert e.value.source[1] == line_of(__file__, "loop-over-attribute"), str(e.value)
+    assert "holds device memory (d) by attribute 'bufs'" in str(e.value), str(e.value)
+
+
+def test_a_bound_callback_looping_over_a_device_array_list_without_using_items_runs():
+    held = _Held(cuda.to_device(np.ones(8)))
+
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(held.counted)
+    f(cuda.to_device(np.ones(8)))
+    assert SEEN[-1] == 1
 
 
 def test_a_bound_callback_moving_device_arrays_in_a_dict_it_holds_runs():

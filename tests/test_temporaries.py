@@ -519,6 +519,10 @@ class _Trainer:
     def item(self, h):     # an item of the list holding it
         print(self.model.cache[0].copy_to_host(), h)
 
+    def each(self, h):     # the items of that list, in a loop
+        for t in self.model.cache:
+            print(t.copy_to_host(), h)
+
 
 def test_a_bound_callback_whose_object_holds_a_temporary_it_never_reaches_runs():
     """As a device array its code never names: the callback cannot reach it."""
@@ -536,7 +540,8 @@ def test_a_bound_callback_whose_object_holds_a_temporary_it_never_reaches_runs()
 
 @pytest.mark.parametrize("how, by", [("shows", "by attribute 'model' (.a)"),
                                      ("peeks", "by attribute 'model' (.a)"),
-                                     ("item", "by attribute 'model' (.cache[0])")])
+                                     ("item", "by attribute 'model' (.cache[0])"),
+                                     ("each", "by attribute 'model' (.cache[0])")])
 def test_a_bound_callback_reaching_a_temporary_its_object_holds_is_refused(how, by):
     tr = _Trainer()
 

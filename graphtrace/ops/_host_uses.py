@@ -66,12 +66,16 @@ def _used_in(code) -> set:
     (a free name), ``"local"`` or None (``f().d``); ending in ``"[]"`` and the key
     where it so uses an item of it at once (``held[0].copy_to_host()``,
     ``cb(box["d"])``). A local set from a load path stands for it
-    (``out = self.out`` then ``out.copy_to_host()``: ``self.out``)."""
+    (``out = self.out`` then ``out.copy_to_host()``: ``self.out``), and a loop's
+    variable for an item of what it runs over (``for d in self.bufs: d.sum()``)."""
     ins = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "NOP")]
     out, aliases = set(), {}
     for k, i in enumerate(ins):
         if i.opname in _NAME_LOADS and k + 1 < len(ins) and ins[k + 1].opname == "STORE_FAST":
             aliases.setdefault(ins[k + 1].argval, []).extend(_paths(code, ins, k))
+        if i.opname in _NAME_LOADS and [j.opname for j in ins[k + 1:k + 4]] == _LOOP:
+            aliases.setdefault(ins[k + 3].argval, []).extend(
+                (*p, "[]", _ANY_KEY) for p in _paths(code, ins, k))
         if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]) and not _host_side(ins, k):
             out.update(_paths(code, ins, k))
         if i.opname in _NAME_LOADS and _item_use(ins[k + 1:k + 4]):
@@ -97,6 +101,7 @@ def _host_side(ins, k) -> bool:
     return callee.opname in ("LOAD_GLOBAL", "LOAD_NAME") and callee.argval in _HOST_SIDE
 
 
+_LOOP = ["GET_ITER", "FOR_ITER", "STORE_FAST"]   # for d in held: d, an item of held
 _HOST_SIDE = frozenset({"len", "id", "type"})   # (a method, such as an append, may be the
 #                                                  program's own, reading what it is handed)
 

@@ -46,6 +46,26 @@ def _refuse_undecorable(fn) -> None:
     raise ArgumentError(why)
 
 
+def call_signature(fn) -> inspect.Signature:
+    """The signature a call of ``fn`` binds to. A wrapper (``functools.wraps``)
+    naming its parameters is called with them, defaults and all (``def w(s, x,
+    a=5.0)`` over ``f(s, x, a=1.0)``: a is 5.0); one passing ``*args`` on takes
+    the parameters of the function it wraps, and its own keyword-only ones
+    (``def w(*args, verbose=False, **kw)``)."""
+    own = inspect.signature(fn, follow_wrapped=False)
+    if getattr(fn, "__wrapped__", None) is None or not any(
+            p.kind is p.VAR_POSITIONAL for p in own.parameters.values()):
+        return own
+    inner = inspect.signature(fn)
+    params = list(inner.parameters.values())
+    extra = [p for p in own.parameters.values() if p.kind is p.KEYWORD_ONLY
+             and p.name not in inner.parameters]
+    if extra:
+        tail = [p for p in params if p.kind is p.VAR_KEYWORD]
+        params = [p for p in params if p.kind is not p.VAR_KEYWORD] + extra + tail
+    return inner.replace(parameters=params)
+
+
 def _in_class_body(fn) -> bool:
     """Whether ``fn`` was defined in a class's body (``Model.step``, not a nested
     function's ``f.<locals>.g``)."""
@@ -100,7 +120,7 @@ class CallSignature:
         """Read the signature again after the function's code or defaults were replaced
         in place (IPython's ``%autoreload 2`` does): its new defaults bind the call;
         other parameters are refused (what was made of them at decoration is stale)."""
-        sig = inspect.signature(self.fn)
+        sig = call_signature(self.fn)
         if [(p.name, p.kind) for p in sig.parameters.values()] != \
                 [(p.name, p.kind) for p in self._sig.parameters.values()]:
             raise ArgumentError(

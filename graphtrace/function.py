@@ -26,7 +26,7 @@ from .arguments import Call, changeable, geometry_check, same_call, snapshot
 from .backend import resolve, runnable
 from .context import STATE, current_tracer, refuse_in_callback
 from .debug import checks_intents
-from .decorate import CallSignature, _mutable_defaults, _refuse_undecorable
+from .decorate import CallSignature, _mutable_defaults, _refuse_undecorable, call_signature
 from .deps import make_tracker
 from .errors import ArgumentError, TraceError
 from .handle import Compiled
@@ -99,7 +99,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         self._guard_skip = 0  # slow calls left before a method's Guard is made again
         self._fast = None     # the same, as __call__ checks it first (_fast_check)
         functools.update_wrapper(self, fn)
-        self._sig = inspect.signature(fn)
+        self._sig = call_signature(fn)
         self._signed = code_parts(fn)   # what _sig was read off (_resign)
         names = list(self._sig.parameters)
         if not names or names[0] == "self" and len(names) < 2:

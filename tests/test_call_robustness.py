@@ -1,5 +1,6 @@
 """The call path under warnings made errors, many signatures, and a graph function
 handed to s.host."""
+import functools
 import gc
 import warnings
 import weakref
@@ -97,6 +98,64 @@ def test_a_wrapper_hiding_the_stream_parameter_is_refused_where_decorated():
         def f(s, x):
             inc[1, 2, s](x)
     assert "*a" in str(e.value) and "@functools.wraps(fn)" in str(e.value)
+
+
+@cuda.jit
+def _scale_into(x, a, y):
+    i = cuda.grid(1)
+    if i < x.size:
+        y[i] = a * x[i]
+
+
+def _wrapped_by(wrapper_of):
+    """A graph function over a functools.wraps wrapper of ``step(s, x, y, a=1.0)``."""
+    def step(s, x, y, a=1.0):
+        _scale_into[1, 4, s](x, a, y)
+    return gt.graph(backend="sim")(wrapper_of(step))
+
+
+def _louder(fn):          # its own default
+    @functools.wraps(fn)
+    def w(s, x, y, a=5.0):
+        return fn(s, x, y, a)
+    return w
+
+
+def _fixed(fn):           # supplies a parameter
+    @functools.wraps(fn)
+    def w(s, x, y):
+        return fn(s, x, y, 3.0)
+    return w
+
+
+def _verbose(fn):         # passes *args on and takes a keyword of its own
+    @functools.wraps(fn)
+    def w(*args, twice=False, **kwargs):
+        fn(*args, **kwargs)
+        if twice:
+            fn(*args, **kwargs)
+    return w
+
+
+@pytest.mark.parametrize("wrapper_of, calls", [
+    (_louder, [((), 5.0), ((2.0,), 2.0), ((), 5.0)]),
+    (_fixed, [((), 3.0), ((), 3.0)]),
+    (_verbose, [((), 1.0), ((4.0,), 4.0), ((2.0,), 2.0)])])
+def test_a_functools_wraps_wrapper_is_called_as_its_own_signature_says(wrapper_of, calls):
+    """The wrapped function's signature bound the call: its default (1.0) replaced
+    the wrapper's (5.0), and a wrapper supplying a or taking a keyword of its own
+    was refused as missing a or given an unexpected keyword."""
+    f = _wrapped_by(wrapper_of)
+    xh = np.arange(1.0, 5.0)
+    for extra, a in calls:
+        x, y = cuda.to_device(xh), cuda.to_device(np.zeros(4))
+        f(x, y, *extra)
+        assert y.copy_to_host().tolist() == (a * xh).tolist()
+    if wrapper_of is _verbose:
+        x, y = cuda.to_device(xh), cuda.to_device(np.zeros(4))
+        f(x, y, 2.0, twice=True)
+        assert y.copy_to_host().tolist() == (2.0 * xh).tolist()
+        assert list(f._sig.parameters) == ["s", "x", "y", "a", "twice"]
 
 
 @gt.graph(backend="sim")

@@ -144,9 +144,10 @@ class Explanation:
             raise KeyError(f"{which!r} is no node of graph {self.graph.name}: it has no "
                            "nodes (its function recorded no work)")
         if hit is None:
+            last = max(self._where)
             raise KeyError(f"{which!r} is no node of graph {self.graph.name}: name one by "
-                           f"its index, as the listing shows it (3 or '%3', from %0 to "
-                           f"%{max(self._where)}), or pass the Node")
+                           f"its index, as the listing shows it ({last} or '%{last}', from "
+                           f"%{min(self._where)} to %{last}), or pass the Node")
         return hit[0]
 
     def why(self, a, b) -> Why:

@@ -167,8 +167,16 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         graph step(x, out, a)  deps=data  2 nodes, 1 edge
           %0 = kernel scale[1, 32](x, a, out)  in(x)  out(out)  # <doctest ...>:3
           %1 = kernel add[1, 32](out, x)  in(out)  inout(x)  after(%0)  # <doctest ...>:4
+        ``stream=``, as a call takes it, is accepted and unused: tracing runs nothing.
         """
+        self._drop_stream(kwargs)
         return self._trace(args, kwargs)[0]
+
+    def _drop_stream(self, kwargs: dict) -> None:
+        """``stream=`` given as a call takes it, where nothing runs on it (a trace, a
+        compiled handle, a profile, which times on a stream of its own)."""
+        if "stream" not in self._own_keywords:
+            kwargs.pop("stream", None)
 
     def profile(self, *args, **kwargs) -> Profile:
         """Where the time of a launch with these arguments goes (``profile.py``).
@@ -190,6 +198,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         """
         options = {k: kwargs.pop(k) for k in ("repeat", "backend")
                    if k in kwargs and k not in self.params}
+        self._drop_stream(kwargs)
         return profile(self, args, kwargs, **options)
 
     # --- the call path -----------------------------------------------------
@@ -280,6 +289,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         that name (then it is the function's, as in a call).
         """
         backend = kwargs.pop("backend", None) if "backend" not in self._own_keywords else None
+        self._drop_stream(kwargs)
         entry, call = self._compiled(args, kwargs, self._backend_now(backend))
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)

@@ -244,10 +244,27 @@ def test_asking_for_a_node_the_graph_lacks_is_an_error():
             e.why(0, which)
         except KeyError as err:
             assert f"{which!r} is no node of graph step: name one by its index, as the " \
-                "listing shows it (3 or '%3', from %0 to %4), or pass the Node" in str(err)
+                "listing shows it (4 or '%4', from %0 to %4), or pass the Node" in str(err)
         else:
             raise AssertionError(f"no error for {which!r}")
     assert str(e.why("%0", 1)) == str(e.why(0, "1"))
+
+
+def test_the_example_index_of_a_missing_node_is_one_the_graph_has():
+    @gt.graph
+    def one(s, x):
+        s.memset(x, 0)
+    with pytest.raises(KeyError, match=r"listing shows it \(0 or '%0', from %0 to %0\)"):
+        gt.explain(one, A(8)).why(0, 7)
+
+
+def test_trace_and_explain_take_stream_as_a_call_does():
+    @gt.graph
+    def one(s, x):
+        s.memset(x, 0)
+    x = A(8)
+    assert str(one.trace(x, stream=None)) == str(one.trace(x))
+    assert str(gt.explain(one, x, stream=None)) == str(gt.explain(one, x))
 
 
 def test_a_node_is_named_by_a_numpy_integer_but_not_by_a_bool():

@@ -46,6 +46,14 @@ def test_the_simulator_reports_the_structure_and_runs_the_call():
     assert np.array_equal(x.copy_to_host(), np.zeros(8))
 
 
+def test_profile_and_compile_take_stream_as_a_call_does():
+    x, y, z, w = arrays()
+    p = diamond.profile(x, y, z, w, stream=None)
+    assert [n.index for n in p.critical_path] == [0, 1, 3]
+    handle = diamond.compile(*arrays(), stream=None)
+    assert handle.node_count == 5
+
+
 def times(**us):
     return {int(k[1:]): v for k, v in us.items()}
 

@@ -15,6 +15,7 @@ import abc
 import collections
 import collections.abc
 import enum
+import functools
 import os
 import sys
 import sysconfig
@@ -169,7 +170,7 @@ def _own_module(t: type) -> bool:
     path = getattr(module, "__file__", None)
     if path is None:   # a notebook's or a script's __main__, code run by exec
         return module is None or t.__module__ == "__main__"
-    return not os.path.realpath(path).startswith(_LIBRARY_PATHS)
+    return not _in_library(path)
 
 
 def own_object(x) -> bool:
@@ -193,15 +194,30 @@ def own_holder(v) -> bool:
     as an object's do (``Bufs.cur`` of ``class Bufs: cur = None``, ``bufstate.cur``
     of a module of its code): a class ``own_class`` takes (not a bag's, an enum's
     or an exception's), a module of the program's code (not a library's nor the
-    standard library's, nor one built into Python)."""
+    standard library's, nor one built into Python), a namespace package (a folder
+    with no ``__init__.py``) one of whose folders is the program's."""
     if isinstance(v, type):
         return own_class(v) and not _bag(v)
     if not isinstance(v, types.ModuleType) or _library(v):
         return False
     path = _attr(v, "__file__")
-    if not isinstance(path, str):   # a script's or notebook's __main__, one made in code
-        return v.__name__ == "__main__" or _attr(v, "__spec__") is None
-    return not os.path.realpath(path).startswith(_LIBRARY_PATHS)
+    if isinstance(path, str):
+        return not _in_library(path)
+    if v.__name__ == "__main__" or _attr(v, "__spec__") is None:
+        return True   # a script's or notebook's __main__, one made in code
+    folders = _attr(v, "__path__")   # a namespace package (a folder with no __init__.py):
+    try:                             # by its folders, one of them the program's
+        folders = [f for f in folders if isinstance(f, str)] if folders is not None else []
+    except Exception:  # noqa: BLE001  (a path object of a loader's own, raising)
+        return False
+    return any(not _in_library(f) for f in folders)
+
+
+@functools.lru_cache(maxsize=4096)
+def _in_library(path: str) -> bool:
+    """Whether ``path`` (a file, a folder) lies in the standard library or an
+    installed package."""
+    return os.path.realpath(path).startswith(_LIBRARY_PATHS)
 
 
 def held_attributes(v) -> list:

@@ -1,11 +1,14 @@
-"""State a loop's body changes that a module of a namespace package holds.
+"""State a loop's body changes that a module of a namespace package holds, and
+a number the body bumps that a helper returns to its work.
 
 Python runs a body once and the device repeats that recording, so a body that
-swaps the arrays a module holds ran every iteration on the first one's
-arrays. A namespace package (a folder with no ``__init__.py``) has a spec and
-no file, and was taken for Python's own: its modules' state, reached through
-it (``loop_nspkg.state.cur``), went unwatched. It is now refused at the
-block's line, as a regular package's is.
+swaps the arrays a module holds, or bumps a number a helper hands its work,
+ran every iteration on the first one's arrays and numbers. A namespace
+package (a folder with no ``__init__.py``) has a spec and no file, and was
+taken for Python's own: its modules' state, reached through it
+(``loop_nspkg.state.cur``), went unwatched; a number the body bumped itself
+and a helper returned (``G += 0.5`` then ``add(x, now())``) was not seen to
+reach the work. Each is now refused at the block's line.
 """
 import importlib
 import sysconfig
@@ -16,7 +19,7 @@ import pytest
 
 import graphtrace as gt
 import loop_nspkg.state
-from flow_kernels import add, count, dev, shift
+from flow_kernels import add, count, dev, host, shift
 from graphtrace.owners import own_holder
 from helpers import line_of
 
@@ -82,3 +85,128 @@ def test_a_namespace_package_is_the_programs_where_one_of_its_folders_is():
     assert not own_holder(installed)
     installed.__path__.append(str(__file__).rsplit("/", 1)[0] + "/gt_test_ns")
     assert own_holder(installed)
+
+
+G = 0.0
+G_COUNT = 0
+
+
+class _Ctr:
+    t = 0.0
+
+    @classmethod
+    def get(cls):
+        return cls.t
+
+    def mine(self):
+        return self.t
+
+
+def _now_g():
+    return G
+
+
+def _count_g():
+    return G_COUNT
+
+
+def _now_c():
+    return _Ctr.t
+
+
+def _global_returned(s, a, b, n):
+    global G
+    G = 0.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # global returned
+        G += 0.5
+        add[1, 4, body](a, _now_g())
+        count[1, 1, body](n)
+
+
+def _int_global_returned(s, a, b, n):
+    global G_COUNT
+    G_COUNT = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # int global returned
+        G_COUNT += 1
+        add[1, 4, body](a, float(_count_g()))
+        count[1, 1, body](n)
+
+
+def _class_attribute_returned(s, a, b, n):
+    _Ctr.t = 0.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # class attribute returned
+        _Ctr.t += 0.5
+        add[1, 4, body](a, _now_c())
+        count[1, 1, body](n)
+
+
+def _classmethod_returned(s, a, b, n):
+    _Ctr.t = 0.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # classmethod returned
+        _Ctr.t += 0.5
+        v = _Ctr.get()
+        add[1, 4, body](a, v)
+        count[1, 1, body](n)
+
+
+def _method_returned(s, a, b, n):
+    c = _Ctr()
+    c.t = 0.0
+    with s.while_loop(gt.cond(n) < 3) as body:   # method returned
+        c.t += 0.5
+        add[1, 4, body](a, c.mine())
+        count[1, 1, body](n)
+
+
+def _closure_returned(s, a, b, n):
+    t = 0.0
+
+    def now():
+        return t
+    with s.while_loop(gt.cond(n) < 3) as body:   # closure returned
+        t += 0.5
+        add[1, 4, body](a, now())
+        count[1, 1, body](n)
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_global_returned, "global returned", "changes G,"),
+    (_int_global_returned, "int global returned", "changes G_COUNT,"),
+    (_class_attribute_returned, "class attribute returned", "changes _Ctr.t,"),
+    (_classmethod_returned, "classmethod returned", "changes _Ctr.t,"),
+    (_method_returned, "method returned", "changes c.t,"),
+    (_closure_returned, "closure returned", "changes t,"),
+])
+def test_a_number_the_body_bumps_and_a_helper_returns_to_its_work_is_refused(
+        program, marker, named):
+    """The body bumps the number itself and hands its work what a function of the
+    program's returns of it (``G += 0.5`` then ``add(x, now())``, ``now`` returning
+    ``G``; ``_Ctr.t``, ``cls.t``, ``self.t``, a closure's ``t``): the device would
+    add the first value every iteration. The same bumped by a helper was refused
+    already."""
+    _refused_at(program, marker, named)
+
+
+def test_a_number_a_helper_returns_that_no_work_takes_or_that_it_sets_first_runs():
+    """A counter the body bumps whose helper's return only goes to a list it logs
+    to, and a helper setting the number before returning it: the same work in
+    each eager iteration."""
+    log = []
+
+    def reset():
+        _Ctr.t = 2.0
+        return _Ctr.t
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        _Ctr.t = 0.0
+        with s.while_loop(gt.cond(n) < 3) as body:
+            _Ctr.t += 0.5
+            log.append(_now_c())
+            add[1, 4, body](a, 1.0)
+            add[1, 4, body](b, reset())
+            count[1, 1, body](n)
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [3, 4, 5, 6] and host(b) == [6, 6, 6, 6]

@@ -135,7 +135,7 @@ def _helper_reads(view, region, p: tuple) -> tuple:
     by its own global or closure name (``post(s, a)`` testing the global
     ``MODE``; a nested ``finish()`` launching with ``scale``), else ``(None,
     None)``."""
-    for line, _, own, held in view._callees(region, p, None):
+    for line, _, _, own, held in view._callees(region, p, None):
         if any(own.carried(q) is True for q in held):
             return True, line
     return None, None

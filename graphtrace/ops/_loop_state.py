@@ -114,8 +114,8 @@ from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
 from ._loop_code import _Region, _attribute_paths, _lines, _named, _names
-from ._loop_paths import (_LEN, _NEXT, _ORDER, _WHOLE, _found, _label, _message, _resolve,
-                          _within)
+from ._loop_paths import (_LEN, _NEXT, _ORDER, _WHOLE, _found, _label, _message, _reads,
+                          _resolve, _within)
 from ._loop_slots import _shadowed, _slots
 from ._loop_stack import _LOADS
 
@@ -311,14 +311,16 @@ class LoopState:
             elif p[-1] in (_LEN, _NEXT):   # lst.append(0) then body.zeros(len(lst)),
                 # a[:len(lst)]; x = stack.pop(), next(it) then add(x, 1.0)
                 if read is True and (region.sizes_with(p) or region.indexes_with(p)) or \
-                        self._hands_on(region, p, read, regions):
+                        self._hands_on(region, p, read, regions) or \
+                        self._helper_returns(region, p, regions):
                     hits.append((p, "size" if region.sizes_with(p) else "number"))
             elif read is True and (old in sizes or new in sizes) and region.sizes_with(p):
                 hits.append((p, "size"))   # body.zeros(m)
             elif (type(old), old) in recorded or read is True and region.indexes_with(p) or \
                     self._took(region, p, [new], read, recorded, regions) or \
                     self._hands_on(region, p, read, regions) or \
-                    read is None and self._helper_picks(region, p, regions):
+                    read is None and self._helper_picks(region, p, regions) or \
+                    read is not False and self._helper_returns(region, p, regions):
                 hits.append((p, "number"))
         if hits:
             raise ArgumentError(_message(self.named_once(hits), what), source)
@@ -427,14 +429,15 @@ class LoopState:
         file = self._code()[0].co_filename
         if read is True and region.takes_on({line for f, line in sources if f == file}, path):
             return True
-        for _, fn, own, held in self._callees(region, path, sources, clamps=False):
+        for _, _, fn, own, held in self._callees(region, path, sources, clamps=False):
             lines = {line for f, line in sources if f == fn.__code__.co_filename}
             if any(own.carried(q) is True and own.takes_on(lines, q) for q in held):
                 return True
         return False
 
     def _callees(self, region, path: tuple, sources, clamps: bool = True):
-        """``(line, function, its _Region, the paths it reads the slot at path by)``
+        """``(line, the callee's path, function, its _Region, the paths it reads the
+        slot at path by)``
         for the functions of the program's that calls of the body make (on
         ``line``) and that recorded some of its work (at ``sources``; all of
         them where that is None): the parameters the call fills with what it
@@ -466,7 +469,7 @@ class LoopState:
                      if path[n][0] == "." and _attr(_resolve(   # its module's global
                          self.now, path[:n]), "__dict__") is fn.__globals__][:1]
             if held:
-                yield line, fn, _Region((code, -1, 1 << 62), dict(fn.__globals__)), held
+                yield line, callee, fn, _Region((code, -1, 1 << 62), dict(fn.__globals__)), held
 
     def _handed(self, region, path: tuple, values: list, regions, recorded: dict) -> bool:
         """Whether a call of the body hands the slot at ``path``, after the body
@@ -476,7 +479,7 @@ class LoopState:
         fills (``bufs[k % 2]`` in the helper), or deciding by it which of its work
         runs, or how much (``if k % 2:``, ``for _ in range(k):`` there)."""
         sources = {n.source for r in regions for n in r.walk()}
-        for _, fn, own, held in self._callees(region, path, sources):
+        for _, _, fn, own, held in self._callees(region, path, sources):
             inside = sources & _lines(fn)
             if any(src in inside for v in values for src in recorded.get((type(v), v), ())):
                 return True
@@ -501,6 +504,18 @@ class LoopState:
         own = _Region((fn.__code__, -1, 1 << 62), dict(fn.__globals__))
         held = (name,) + path[1:]
         return own.carried(held) is True and (own.indexes_with(held) or own.sizes_with(held))
+
+    def _helper_returns(self, region, path: tuple, regions) -> bool:
+        """Whether a function of the program's that the body calls, and whose result
+        its work takes (``add(x, now())``), returns what it reads of the slot at
+        ``path`` before storing it, by its own name for it (``return G``, ``return
+        Ctr.t``, ``return cls.t``, ``return self.t``): changed by the body
+        (``Ctr.t += 0.5``) or by a helper, each iteration would hand the work
+        another number."""
+        lines = self._work(region, regions)
+        return any(region.takes_on(lines, callee) and any(
+            own.carried(q) is True and _reads(own.returned(), q) for q in held)
+            for _, callee, _, own, held in self._callees(region, path, None))
 
     def _helper_carries(self, path: tuple) -> bool:
         """Whether the helper the slot at ``path`` was reached through reads it

@@ -209,6 +209,8 @@ class Tracer(_Hot, _Roots):
         self.abandoned: list[tuple] = []
         self.escapes: list = []   # checks of what code after a loop or branch reads of
         # what its body changed, run on the whole graph (ops/_loop_after.py)
+        self.loop_slots = None   # the slots of the names loop and branch bodies began
+        # and ended with, kept while unchanged (ops/_loop_slots.py: Slots, made by the first)
         self.entered_in = None   # the code of the frame entering the trace: the graph
         # function's frame is the one it calls (the last its blocks' callers scanned)
         # new views of one device made by _buffers.c (view), or None: (view, the

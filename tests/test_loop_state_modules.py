@@ -1,16 +1,19 @@
-"""State a loop's body changes that a module of a namespace package holds, and
-a number the body bumps that a helper returns to its work.
+"""What a loop's body changes that a module of a namespace package, a module or
+a class of many names, or a helper's return holds, and the cost of watching a
+module a body reads.
 
 Python runs a body once and the device repeats that recording, so a body that
-swaps the arrays a module holds, or bumps a number a helper hands its work,
-ran every iteration on the first one's arrays and numbers. A namespace
-package (a folder with no ``__init__.py``) has a spec and no file, and was
-taken for Python's own: its modules' state, reached through it
-(``loop_nspkg.state.cur``), went unwatched; a number the body bumped itself
-and a helper returned (``G += 0.5`` then ``add(x, now())``) was not seen to
-reach the work. Each is now refused at the block's line.
+swaps the arrays a module or a class holds, or bumps a number a helper hands
+its work, ran every iteration on the first one's arrays and numbers. A
+namespace package's module (a folder with no ``__init__.py``) was taken for a
+library's, and a module, a class or an object of more than 1,024 names was
+walked only so far; a number the body bumped itself and a helper returned
+(``G += 0.5`` then ``add(x, now())``) was not seen to reach the work. Each is
+now refused at the block's line. A body reading a setting off a module of
+many globals walks the module once, not at every block.
 """
 import importlib
+import sys
 import sysconfig
 import types
 
@@ -20,8 +23,11 @@ import pytest
 import graphtrace as gt
 import loop_nspkg.state
 from flow_kernels import add, count, dev, host, shift
+from graphtrace.ops import _loop_slots, _loop_state
 from graphtrace.owners import own_holder
 from helpers import line_of
+
+_NAMES = 1100   # past the 1,024 slots a name's walk stopped at
 
 
 def _refused_at(program, marker, named, *args):
@@ -85,6 +91,131 @@ def test_a_namespace_package_is_the_programs_where_one_of_its_folders_is():
     assert not own_holder(installed)
     installed.__path__.append(str(__file__).rsplit("/", 1)[0] + "/gt_test_ns")
     assert own_holder(installed)
+
+
+@pytest.fixture
+def bigmod(tmp_path, monkeypatch):
+    """A module of the program's own, a file of ``_NAMES`` numbers before the two
+    names a body swaps."""
+    path = tmp_path / "gt_big_state.py"
+    path.write_text("".join(f"C_{i} = {i}.5\n" for i in range(_NAMES)) +
+                    "cur = nxt = res = None\nT = 0.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module("gt_big_state")
+    yield module
+    sys.modules.pop("gt_big_state", None)
+
+
+def _many(holder):
+    """``holder`` (a module, a class, an object) set up to hold ``_NAMES`` numbers
+    before ``cur`` and ``nxt``."""
+    for i in range(_NAMES):
+        setattr(holder, f"C_{i}", i + 0.5)
+    holder.cur = holder.nxt = holder.res = None
+    return holder
+
+
+class _Crowded:
+    """A class of the program's own, given many names by ``_many``."""
+
+
+def _swapping(holder):
+    def program(s, a, b, n):
+        holder.cur, holder.nxt = a, b
+        with s.while_loop(gt.cond(n) < 3) as body:   # many names swap
+            shift[1, 4, body](holder.cur, holder.nxt)
+            count[1, 1, body](n)
+            holder.cur, holder.nxt = holder.nxt, holder.cur
+    return program
+
+
+def _kept_in_branch(holder):
+    def program(s, a, b, n):
+        holder.res = a
+        with s.if_then(gt.cond(n) == 0) as then:   # many names kept in branch
+            add[1, 4, then](b, 1.0)
+            holder.res = b
+        s.copy(a, holder.res)
+    return program
+
+
+@pytest.mark.parametrize("kind", ["module", "class", "object"])
+def test_state_a_holder_of_over_1024_names_holds_that_a_body_changes_is_refused(
+        bigmod, kind):
+    """The walk of a name stopped at 1,024 slots, so a module, a class or an object
+    holding more names hid the ones after: every iteration ran on the first
+    arrays, and the code after a branch read what its one recorded pass left.
+    A holder's names are all watched."""
+    holder = {"module": bigmod, "class": _many(_Crowded),
+              "object": _many(types.SimpleNamespace())}[kind]
+    _refused_at(_swapping(holder), "many names swap", "holder.cur and holder.nxt")
+    _refused_at(_kept_in_branch(holder), "many names kept in branch", "holder.res")
+
+
+def test_a_module_of_many_names_read_by_many_blocks_is_walked_once(bigmod, monkeypatch):
+    """200 branches reading a setting off a module of over a thousand globals
+    walked the module at each one's entry and exit; what the walk read is
+    now looked at again instead, and the module walked anew only where that
+    changed."""
+    walked = []
+    slots = _loop_slots._slots
+
+    def counting(root, name, *rest):
+        walked.append(name)
+        return slots(root, name, *rest)
+    for module in (_loop_slots, _loop_state):   # (wherever it is called from)
+        monkeypatch.setattr(module, "_slots", counting)
+
+    @gt.graph(backend="sim")
+    def f(s, a, flag):
+        for _ in range(50):
+            with s.if_then(gt.cond(flag)) as then:
+                add[1, 4, then](a, bigmod.C_7)
+
+    a = dev(0, 1, 2, 3)
+    f(a, dev(1, dtype=np.int32))
+    assert host(a) == [375, 376, 377, 378]
+    assert walked.count("bigmod") <= 2, walked.count("bigmod")
+
+
+def _changed_between_blocks(holder, set_pair):
+    """A branch reading ``holder``'s arrays, then the pair set anew in another
+    order, then a loop swapping them: the slots taken for the branch no longer
+    hold, and the loop is refused."""
+    def program(s, a, b, n):
+        set_pair(b, a)
+        with s.if_then(gt.cond(n) == 0) as then:
+            add[1, 4, then](holder.cur if hasattr(holder, "cur") else holder[0], 1.0)
+        set_pair(a, b)
+        with s.while_loop(gt.cond(n) < 3) as body:   # changed between blocks
+            src, dst = (holder.cur, holder.nxt) if hasattr(holder, "cur") else holder
+            shift[1, 4, body](src, dst)
+            count[1, 1, body](n)
+            set_pair(dst, src)
+    return program
+
+
+def test_what_changes_between_two_blocks_is_taken_anew(bigmod):
+    """The slots kept for a name are those of the walk while nothing it read has
+    changed: a module's global, a class's attribute, an object's and a list's
+    item set between two blocks are seen."""
+    pair = [None, None]
+    obj = types.SimpleNamespace(cur=None, nxt=None)
+
+    def set_attrs(holder):
+        def set_pair(x, y):
+            holder.cur, holder.nxt = x, y
+        return set_pair
+
+    def set_items(x, y):
+        pair[0], pair[1] = x, y
+
+    for holder, set_pair, named in ((bigmod, set_attrs(bigmod), "holder.cur"),
+                                    (_Crowded, set_attrs(_Crowded), "holder.cur"),
+                                    (obj, set_attrs(obj), "holder.cur"),
+                                    (pair, set_items, "holder[0]")):
+        _refused_at(_changed_between_blocks(holder, set_pair), "changed between blocks",
+                    named)
 
 
 G = 0.0

@@ -174,6 +174,7 @@ class _Caller(LoopState):
 
     def __init__(self, frame):   # (not LoopState's: no snapshot of its own)
         self.frame, self.fn, self.bound, self.extra, self.made = frame, None, None, {}, 0
+        self.slots = None
         self.owners, self.helpers, self.after, self.before = {}, {}, None, {}
         self.entered_at = frame.f_lasti
         self.scope = self.now = self._roots()

@@ -152,3 +152,18 @@ def _key(key) -> str:
 
 
 _LENGTHS = {None: "len({})", "next": "the position of iterator {}", "order": "the order of {}"}
+
+
+def _below(reads: set, path: tuple):
+    """Where an argument reading ``reads`` holds the slot at ``path``: ``()`` where
+    it is the slot, or what a number computed from it (``k * 2``); the rest of the
+    path where it holds it within (``cfg`` handed whole: ``((".", "it"),)`` of
+    ``cfg.it``); None where it does not read it."""
+    out = None
+    for q in reads:
+        if q[:len(path)] == path:
+            return ()
+        if q[-1] == _WHOLE and _within(q[:-1], path):
+            n = len(q) - 1
+            out = path[n:] if path[:n] == q[:-1] else ()   # (cfg.values: cfg whole)
+    return out

@@ -6,7 +6,9 @@ numpy object array's items too), the objects and the classes and modules of the
 program's own it holds, ``_DEPTH`` levels deep, with the lengths of those
 containers, a dict's order and what an iterator has left (``_left``);
 ``_shadowed`` the attributes a body gave an object over its class's value.
-``LoopState`` compares two such snapshots.
+``LoopState`` compares two such snapshots. ``Slots`` keeps, for a trace, the
+slots of each name with what the walk read of the mutable things on its way
+(``_noted``), and walks the name anew only where that has changed.
 """
 from __future__ import annotations
 
@@ -15,20 +17,22 @@ import inspect
 import operator
 import types
 import zlib
-from collections import Counter, deque
+from collections import deque
+from itertools import chain
 
 import numpy as np
 
-from ..arrays import is_array
+from ..arrays import as_buffer, is_array
 from ..chains import MISSING
-from ..owners import _attributes, held_attributes, own_holder, own_object
+from ..owners import (_PLAIN_BASES, _attr, _attributes, held_attributes, own_holder,
+                      own_object)
 from ..scalar import Scalar
 from ..values import _is_number
 from ._loop_paths import _ITEMS, _LEN, _MAX_ITEMS, _NEXT, _ORDER, _resolve
 
 
 _DEPTH = 4          # names, then three levels of containers and objects
-_PER_ROOT = 1024    # nor more slots than this under one name
+_PER_ROOT = 1024    # nor more items of containers than this under one name
 _BY_VALUE = 4096    # a host array of this many bytes at most: compared by its values,
 _BY_DIGEST = 1 << 26   # one of this many by a digest of them
 
@@ -51,14 +55,18 @@ def _contents(v):
     return None
 
 
-def _slots(root, name: str) -> dict:
-    """The slots under ``root`` (held by ``name``), nearest first, ``_PER_ROOT`` at
-    most: ``path -> (value, its bytes (a slice's bounds) where compared by
-    value, (id of the container, step) or None)``."""
+def _slots(root, name: str, probes=None) -> dict:
+    """The slots under ``root`` (held by ``name``), nearest first: ``path -> (value,
+    its bytes (a slice's bounds) where compared by value, (id of the container,
+    step) or None)``. Every attribute of the objects, classes and modules on the
+    way is taken; the items of containers, ``_PER_ROOT`` at most (a container
+    whose items would pass that is measured, not looked into). ``probes``, a
+    list, is given what the walk read of each mutable thing on its way
+    (``_unchanged`` tells whether all still holds)."""
     out: dict = {}
     holders: set = set()   # the classes and modules walked (one imports another)
-    level = [(root, (name,), None)]
-    while level and len(out) < _PER_ROOT:
+    level, items = [(root, (name,), None)], 0
+    while level:
         below = []
         for v, path, where in level:
             t = type(v)
@@ -74,7 +82,11 @@ def _slots(root, name: str) -> dict:
                     out[path] = (v, (v.start, v.stop, v.step), where)
                 continue
             if t is np.ndarray and v.dtype.kind == "O":   # arrays in a numpy object array:
-                if len(path) < _DEPTH and v.size <= _MAX_ITEMS:   # its items, as a list's
+                if len(path) < _DEPTH and v.size <= _MAX_ITEMS and \
+                        items + v.size <= _PER_ROOT:   # its items, as a list's
+                    items += v.size
+                    _probe(probes, v, _shape)
+                    _probe(probes, v, _flat)
                     keys = range(v.size) if v.ndim == 1 else np.ndindex(v.shape)
                     below += [(x, path + (("[]", k),), (id(v), ("[]", k)))
                               for k, x in zip(keys, v.flat)]
@@ -85,12 +97,13 @@ def _slots(root, name: str) -> dict:
                 continue
             if kept:
                 out[path] = (v, _contents(v), where)
-                if len(out) >= _PER_ROOT:
-                    break
+                if t is np.ndarray:   # (its values changed in place)
+                    _probe(probes, v, _contents)
                 continue
             left = _left(v)
             if left is not None:   # next(it): by what it has left
                 out[path + (_NEXT,)] = (left, None, (id(v), _NEXT))
+                _probe(probes, v, _left)
                 continue
             if v is None or isinstance(v, enum.Enum):   # prev = a, ph = Phase.RUN: by
                 out[path] = (v, None, where)   # its identity
@@ -100,12 +113,17 @@ def _slots(root, name: str) -> dict:
             kind = _container(v)
             if kind is not None:   # lst.append(0) with x[:len(lst)]
                 out[path + (_LEN,)] = (len(v), None, (id(v), _LEN))
+                if t is not tuple:
+                    _probe(probes, v, tuple)   # (its items; a dict's keys, and values:)
+                    if kind is dict:
+                        _probe(probes, v, _values)
             if kind is dict and 1 < len(v) <= _MAX_ITEMS:   # d["a"] = d.pop("a") with
                 out[path + (_ORDER,)] = (tuple(v), None, (id(v), _ORDER))   # d.values()
             if kind is list or kind is dict:
-                items = (v.items() if kind is dict else enumerate(v)) \
-                    if len(v) <= _MAX_ITEMS else ()
-                below += [(x, path + (("[]", k),), (id(v), ("[]", k))) for k, x in items]
+                if len(v) <= _MAX_ITEMS and items + len(v) <= _PER_ROOT:
+                    items += len(v)
+                    below += [(x, path + (("[]", k),), (id(v), ("[]", k))) for k, x in (
+                        v.items() if kind is dict else enumerate(v))]
             elif kind is set:   # unordered: its items compared as a whole
                 if len(v) <= _MAX_ITEMS and all(type(x) in (str, bytes) or _is_number(x)
                                                 for x in v):
@@ -114,28 +132,114 @@ def _slots(root, name: str) -> dict:
                 below += [(x, path + ((".", k),), (id(v), (".", k)))   # a namedtuple's
                           for k, x in zip(t._fields, v)]                # items, by name
             elif own_object(v):
+                _probe(probes, v, _object)
                 mine = _attributes(v)
                 below += [(x, path + ((".", k),), (id(v), (".", k))) for k, x in mine]
                 cls, own = type(v), {k for k, _ in mine}
                 if own_holder(cls):   # c.t read through it, held by its class: Ctr.t's slot
+                    _probe(probes, cls, _holder)
                     below += [(x, path + ((".", k),), (id(cls), (".", k)))
                               for k, x in held_attributes(cls) if k not in own]
             elif own_holder(v) and id(v) not in holders:   # Bufs.cur, bufstate.cur: a class's
                 holders.add(id(v))                         # or a module's, once a name
+                _probe(probes, v, _holder)
                 below += [(x, path + ((".", k),), (id(v), (".", k)))
                           for k, x in held_attributes(v)]
         level = below
     return out
 
 
+def _probe(probes, v, what) -> None:
+    """Note in ``probes`` (where a list) that the walk read ``what(v)``."""
+    if probes is not None:
+        probes.append((what, v))
+
+
+def _noted(probes: list) -> tuple:
+    """``probes`` as ``(what, the objects, what each held)`` by ``what``: for
+    those compared by identity, the lengths of what each held and all of it
+    in one tuple (a module's globals and a hundred lists of it: a few passes of
+    Python's own code)."""
+    by: dict = {}
+    for what, v in probes:
+        by.setdefault(what, []).append(v)
+    out = []
+    for what, objs in by.items():
+        held = list(map(what, objs))
+        out.append((what, objs, held if what in _BY_VALUE_PROBES else
+                    (tuple(map(len, held)), tuple(chain.from_iterable(held)))))
+    return tuple(out)
+
+
+def _unchanged(noted: tuple) -> bool:
+    """Whether each thing a walk noted (``_noted``) still holds what it held: the
+    same objects (by identity), the same values (``_BY_VALUE_PROBES``)."""
+    for what, objs, was in noted:
+        try:
+            held = list(map(what, objs))
+        except Exception:  # noqa: BLE001  (an object's own lookup raising now)
+            return False
+        if what in _BY_VALUE_PROBES:
+            if held != was:
+                return False
+        elif tuple(map(len, held)) != was[0] or \
+                not all(map(operator.is_, chain.from_iterable(held), was[1])):
+            return False
+    return True
+
+
+def _values(v) -> tuple:
+    return tuple(dict.values(v))
+
+
+def _flat(v) -> tuple:
+    return tuple(v.flat)
+
+
+def _shape(v) -> tuple:
+    return v.shape
+
+
+def _object(v) -> tuple:
+    """What an object of the program's own holds: its class, its attributes' names
+    and values."""
+    return (type(v),) + tuple(x for pair in _attributes(v) for x in pair)
+
+
+def _holder(v) -> tuple:
+    """What a module's globals, or a class's and its bases' dictionaries, hold."""
+    if isinstance(v, types.ModuleType):
+        d = _attr(v, "__dict__", {})
+        return tuple(d) + tuple(d.values())
+    return v.__mro__ + tuple(x for c in v.__mro__ if c not in _PLAIN_BASES
+                             for d in (c.__dict__,) for x in (*d, *d.values()))
+
+
+class Slots(dict):
+    """The slots of the names loop and branch bodies began or ended with, in one
+    trace: ``name -> (the value it held, the probes of its walk, its slots)``,
+    taken again only where the name holds another value or something the walk
+    read has changed (``taken``): a body reading a setting off a module of many
+    globals costs a look at what the module holds, not a walk of it, at each
+    block."""
+
+    def taken(self, v, name: str) -> dict:
+        hit = self.get(name)
+        if hit is not None and hit[0] is v and _unchanged(hit[1]):
+            return hit[2]
+        probes: list = []
+        out = _slots(v, name, probes)
+        self[name] = (v, _noted(probes), out)
+        return out
+
+
 def _shadowed(before: dict, after: dict, now: dict) -> dict:
     """The attributes the body gave an object of the program's own, through
     attributes from a name, that its class holds a value for (``st.k += 1`` with
     ``class State: k = 0``): path -> the class's value, as the slot held it before."""
-    out, full = {}, Counter(p[0] for p in before)   # (a root cut at _PER_ROOT: not told)
+    out = {}   # (attributes are never cut: one missing before is new)
     for p, (_, _, where) in after.items():
-        if p in before or len(p) < 2 or any(k != "." for k, _ in p[1:]) or \
-                full[p[0]] >= _PER_ROOT:
+        if p in before or len(p) < 2 or any(k != "." for k, _ in p[1:]):
             continue
         holder = _resolve(now, p[:-1])
         old = MISSING if holder is MISSING else \
@@ -191,3 +295,36 @@ def _container(v):
 
 _KINDS = ((list, list), (deque, list), (bytearray, list), (dict, dict), (set, set),
           (frozenset, set))
+
+
+def _changed(before: tuple, after: tuple) -> bool:
+    (old, old_bytes, _), (new, new_bytes, _) = before, after
+    if old is new:
+        return old_bytes != new_bytes
+    if is_array(old) and is_array(new):
+        try:   # the same view made again (a = a.reshape(n), self.inner = self.u[1:-1])
+            return not as_buffer(old).same_view(as_buffer(new)) or old_bytes != new_bytes
+        except Exception:  # noqa: BLE001  (an array answering oddly: another one)
+            return True
+    if is_array(old) or is_array(new) or type(old) is not type(new) or type(old) is Scalar:
+        return True
+    if type(old) is frozenset:   # a set's items (their order is no change)
+        return old != new
+    try:
+        return bool(old != new) or str(old) != str(new)   # -0.0 and 0.0: not the same
+    except Exception:  # noqa: BLE001  (a number of a library's class answering oddly)
+        return True
+
+
+def _changed_values(old, old_bytes, new_bytes) -> list:
+    """``(was, now)`` of the values a small host array held that the body changed
+    (``t[0] += dt``), as numpy's numbers and as Python's."""
+    if type(old_bytes) is not bytes or type(new_bytes) is not bytes or \
+            len(old_bytes) != len(new_bytes):
+        return []
+    was, now = np.frombuffer(old_bytes, old.dtype), np.frombuffer(new_bytes, old.dtype)
+    return [(v, w) for x, y in zip(was, now) if x.tobytes() != y.tobytes()
+            for v, w in ((x, y), (x.item(), y.item()))]   # (float(t[0]) taken: either)
+
+
+_BY_VALUE_PROBES = frozenset({_contents, _left, _shape})   # (the rest: by identity)

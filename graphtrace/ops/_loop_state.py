@@ -26,8 +26,9 @@ strings and bytes they hold (by their values, and their lengths), and the
 Enum members and None (by their identity: None set to an array counts only
 where it decides the body's control flow); an attribute the body gives an
 object that its class holds a value for (``st.k += 1`` over ``k = 0``) is
-compared with the class's value (``_shadowed``). ``refuse``
-compares them when the body is closed:
+compared with the class's value (``_shadowed``); a name's slots are those
+the trace took before where nothing they were read from has changed
+(``Slots``). ``refuse`` compares them when the body is closed:
 
 - an array slot changed (another array, not the same view made again) where
   the old or the new one is the trace's, which the body reads before it
@@ -103,9 +104,7 @@ import sys
 import types
 from functools import partial
 
-import numpy as np
-
-from ..arrays import as_buffer, is_array
+from ..arrays import is_array
 from ..errors import ArgumentError, user_frame_object
 from ..chains import MISSING
 from ..names import _global_names
@@ -114,9 +113,9 @@ from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
 from ._loop_code import _Region, _attribute_paths, _lines, _named, _names
-from ._loop_paths import (_LEN, _NEXT, _ORDER, _WHOLE, _found, _label, _message, _reads,
+from ._loop_paths import (_LEN, _NEXT, _ORDER, _below, _found, _label, _message, _reads,
                           _resolve, _within)
-from ._loop_slots import _shadowed, _slots
+from ._loop_slots import Slots, _changed, _changed_values, _shadowed, _slots
 from ._loop_stack import _LOADS
 
 _CONTEXTLIB = contextlib.__file__
@@ -184,12 +183,14 @@ def _own_function(v) -> bool:
 
 class LoopState:
     """The slots a loop body may read, taken when it is entered (``body``: the
-    ``body=`` callable, or None for a ``with`` block; ``made``: how many
-    temporaries the trace had made then)."""
+    ``body=`` callable, or None for a ``with`` block; ``t``: the trace)."""
 
-    def __init__(self, body=None, made: int = 0):
+    def __init__(self, body, t):
         self.frame, self.fn, self.bound, self.extra = None, None, None, {}
-        self.made = made
+        self.made = len(t.temporaries)   # the temporaries the trace had made then
+        if t.loop_slots is None:
+            t.loop_slots = Slots()
+        self.slots = t.loop_slots   # the names' slots the trace keeps (or None)
         self.owners: dict = {}   # a helper's root -> (the helper, its name there)
         self.now: dict = {}      # the roots when the body is closed
         self.after = None        # their slots then (closed)
@@ -200,7 +201,10 @@ class LoopState:
             self.frame = _user_frame()
             self.entered_at = self.frame.f_lasti if self.frame is not None else -1
         self.scope = self._roots()   # what the names held when the body began
-        self.before = self._snapshot(self.scope)
+        self.taken = self._taken(self.scope)   # name -> its slots then
+        self.before: dict = {}   # all their slots (closed, where some changed), and
+        #                          those _shadowed adds
+        self.changed: list = []
 
     def _code(self) -> tuple:
         if self.fn is not None:
@@ -245,10 +249,17 @@ class LoopState:
                 _helper_roots(v, _label(path), out, self.owners)
         return out
 
+    def _taken(self, roots: dict) -> dict:
+        """name -> its slots (those the trace's ``Slots`` kept where nothing they
+        were read from has changed)."""
+        if self.slots is None:
+            return {name: _slots(v, name) for name, v in roots.items()}
+        return {name: self.slots.taken(v, name) for name, v in roots.items()}
+
     def _snapshot(self, roots: dict) -> dict:
         out: dict = {}
-        for name, v in roots.items():
-            out.update(_slots(v, name))
+        for slots in self._taken(roots).values():
+            out.update(slots)
         return out
 
     def refuse(self, t, regions, what: str, source) -> None:
@@ -345,10 +356,21 @@ class LoopState:
         the body is closed (``self.now``: what the names hold then)."""
         if self.after is None:
             self.now = self._roots()
-            self.after = self._snapshot(self.now)
-            self.before.update(_shadowed(self.before, self.after, self.now))
-        return self.after, [p for p, old in self.before.items() if p in self.after and
-                            _changed(old, self.after[p])]
+            taken, self.after = self._taken(self.now), {}
+            moved = [n for n, slots in taken.items() if self.taken.get(n) is not slots]
+            # (a name whose slots are those taken before changed nothing)
+            new = {p: v for n in moved for p, v in taken[n].items()}
+            old = {p: v for n in moved for p, v in self.taken.get(n, {}).items()}
+            shadowed = _shadowed(old, new, self.now)
+            self.changed = [p for p, v in old.items() if p in new and _changed(v, new[p])]
+            self.changed += [p for p, v in shadowed.items() if _changed(v, new[p])]
+            if self.changed:   # (else none is asked for)
+                for slots in taken.values():
+                    self.after.update(slots)
+                for slots in self.taken.values():
+                    self.before.update(slots)
+                self.before.update(shadowed)
+        return self.after, self.changed
 
     def _carried(self, region, path: tuple):
         """``region.carried(path)``, but False where the body's code reads the slot
@@ -525,40 +547,6 @@ class LoopState:
             _Region((fn.__code__, -1, 1 << 62), {}).carried((name,) + path[1:]) is True
 
 
-def _below(reads: set, path: tuple):
-    """Where an argument reading ``reads`` holds the slot at ``path``: ``()`` where
-    it is the slot, or what a number computed from it (``k * 2``); the rest of the
-    path where it holds it within (``cfg`` handed whole: ``((".", "it"),)`` of
-    ``cfg.it``); None where it does not read it."""
-    out = None
-    for q in reads:
-        if q[:len(path)] == path:
-            return ()
-        if q[-1] == _WHOLE and _within(q[:-1], path):
-            n = len(q) - 1
-            out = path[n:] if path[:n] == q[:-1] else ()   # (cfg.values: cfg whole)
-    return out
-
-
-def _changed(before: tuple, after: tuple) -> bool:
-    (old, old_bytes, _), (new, new_bytes, _) = before, after
-    if old is new:
-        return old_bytes != new_bytes
-    if is_array(old) and is_array(new):
-        try:   # the same view made again (a = a.reshape(n), self.inner = self.u[1:-1])
-            return not as_buffer(old).same_view(as_buffer(new)) or old_bytes != new_bytes
-        except Exception:  # noqa: BLE001  (an array answering oddly: another one)
-            return True
-    if is_array(old) or is_array(new) or type(old) is not type(new) or type(old) is Scalar:
-        return True
-    if type(old) is frozenset:   # a set's items (their order is no change)
-        return old != new
-    try:
-        return bool(old != new) or str(old) != str(new)   # -0.0 and 0.0: not the same
-    except Exception:  # noqa: BLE001  (a number of a library's class answering oddly)
-        return True
-
-
 _SAME = "is"   # _recorded_numbers' key of a number by its identity
 
 
@@ -577,14 +565,3 @@ def _recorded_numbers(regions) -> dict:
                     out.setdefault((type(v), v), set()).add(n.source)
                     out.setdefault((_SAME, id(v)), set()).add(n.source)
     return out
-
-
-def _changed_values(old, old_bytes, new_bytes) -> list:
-    """``(was, now)`` of the values a small host array held that the body changed
-    (``t[0] += dt``), as numpy's numbers and as Python's."""
-    if type(old_bytes) is not bytes or type(new_bytes) is not bytes or \
-            len(old_bytes) != len(new_bytes):
-        return []
-    was, now = np.frombuffer(old_bytes, old.dtype), np.frombuffer(new_bytes, old.dtype)
-    return [(v, w) for x, y in zip(was, now) if x.tobytes() != y.tobytes()
-            for v, w in ((x, y), (x.item(), y.item()))]   # (float(t[0]) taken: either)

@@ -185,9 +185,9 @@ class _Structured:
                 user_frame())
         t.unexited[id(self)] = (self.what, self.source)
         if self.op is WHILE:   # what the body's Python changes: _loop_state
-            self.state = LoopState(self.body, len(t.temporaries))
+            self.state = LoopState(self.body, t)
         self.escape = self.state if self.state is not None and self.state.fn is None \
-            else LoopState(None, len(t.temporaries))   # what code after it reads of that
+            else LoopState(None, t)   # what code after it reads of that
         return self.op.bodies(self.bodies)
 
     def __exit__(self, kind, exc, tb):

@@ -120,6 +120,11 @@ _ADVICE = {
             "loop's iterable or range(), an if or a while test): keep that decision on the "
             "device (a kernel that reads a counter in a device array) or unroll those "
             "iterations on the host, outside the loop",
+    "order": "read the dict by its keys (d[k], for k in sorted(d), or over a tuple of its "
+             "keys taken before the loop), or leave its order as it is (d[k] = v where k "
+             "is, not d.pop(k) then d[k] = v); a for loop over it runs where each pass does "
+             "the same for its item, its nodes touch no array another one writes and the "
+             "body calls none of the program's own functions",
     "size": "size the temporaries the body makes by numbers fixed for the loop (make one "
             "of the largest size before the loop, and hand its kernels the size in use in "
             "a device array), or run the loop on the host",

@@ -92,6 +92,11 @@ class or of the module's globals. A global that a helper called by name
 changes and that the body reaches as its module's attribute too (``swap()``
 and ``pp.CUR``) is named once, as the attribute (``named_once``).
 
+A dict's order changed is read only where the body may read it by position
+(``_loop_order.py``: not where a name of the frame alone holds it and the body
+reads it by key, sorts its keys or does the same for each item in a for
+loop over it, running none of the program's own code).
+
 What the body's code reads is told by ``_Region`` (``_loop_code.py``); the
 slots' paths and the refusal's text are in ``_loop_paths.py``, the slots a
 snapshot holds (``_slots``, ``_shadowed``) in ``_loop_slots.py``.
@@ -113,6 +118,7 @@ from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
 from ._loop_code import _Region, _attribute_paths, _lines, _named, _names
+from ._loop_order import reads_order
 from ._loop_paths import (_LEN, _NEXT, _ORDER, _below, _found, _label, _message, _reads,
                           _resolve, _within)
 from ._loop_slots import Slots, _changed, _changed_values, _shadowed, _slots
@@ -287,6 +293,8 @@ class LoopState:
             if read is False or False in both:
                 continue
             read = True if True in both else read
+            if p[-1] == _ORDER and not self._reads_order(p, regions):
+                continue   # sorted(d), d[k], a for loop doing the same for each item
             if region.decides_with(p, work):   # for _ in lst, if k == 0, range(k)
                 hits.append((p, "flow"))
                 continue
@@ -317,8 +325,7 @@ class LoopState:
                 if p[:-1] + (_LEN,) not in changed and (
                         read is True and region.indexes_with(p) or
                         self._hands_on(region, p, read, regions)):
-                    hits.append((p, "array" if any(is_array(after.get(
-                        p[:-1] + (("[]", k),), (None,))[0]) for k in new) else "number"))
+                    hits.append((p, "order"))
             elif p[-1] in (_LEN, _NEXT):   # lst.append(0) then body.zeros(len(lst)),
                 # a[:len(lst)]; x = stack.pop(), next(it) then add(x, 1.0)
                 if read is True and (region.sizes_with(p) or region.indexes_with(p)) or \
@@ -335,6 +342,17 @@ class LoopState:
                 hits.append((p, "number"))
         if hits:
             raise ArgumentError(_message(self.named_once(hits), what), source)
+
+    def _reads_order(self, path: tuple, regions) -> bool:
+        """Whether the block may read the order of the dict at ``path``
+        (``_loop_order.py``): where a name of the user's frame alone holds it."""
+        where = self.before[path][2]
+        if self.frame is None or len(path) != 2 or any(
+                w == where and q != path for q, (_, _, w) in self.before.items()):
+            return True
+        code, lo, hi = self._code()
+        return reads_order(code, lo, hi, path[0], self.before[path][0] + self.after[path][0],
+                           self.now, self.frame.f_globals, regions)
 
     def named_once(self, hits: list) -> list:
         """``hits`` (``(path, ...)``) but a global of a helper the body calls by name

@@ -10,6 +10,8 @@ where that cannot be told (a helper of the program's called in the body, the
 dict held elsewhere too), are refused as before, and the refusal says how to
 read the dict instead.
 """
+import collections
+
 import numpy as np
 import pytest
 
@@ -66,17 +68,28 @@ def _by_key(s, a, b, n):
         d["a"] = d.pop("a")
 
 
+def _moved_to_end(s, a, b, n):
+    d = collections.OrderedDict(a=a, b=b)
+    with s.while_loop(gt.cond(n) < 3) as body:
+        src, dst = [d[k] for k in sorted(d)]
+        shift[1, 4, body](src, dst)
+        count[1, 1, body](n)
+        d.move_to_end("a")
+
+
 @pytest.mark.parametrize("program, want", [
     (_sorted_keys, ([0, 1, 2, 3], [1, 2, 3, 4])),
     (_for_values, ([3, 4, 5, 6], [3, 3, 3, 3])),
     (_refreshed_entry, ([3, 4, 5, 6], [3, 3, 3, 3])),
     (_sorted_items, ([3, 4, 5, 6], [3, 3, 3, 3])),
     (_by_key, ([6, 7, 8, 9], [3, 3, 3, 3])),
+    (_moved_to_end, ([0, 1, 2, 3], [1, 2, 3, 4])),
 ])
 def test_a_dict_reordered_that_the_body_reads_whatever_its_order_runs_as_eagerly(
         program, want):
     """Sorted keys (``sorted(d)``, ``sorted(d.items())`` of string keys), items by
-    key, its length, and a for loop over it whose passes each launch on their
+    key (an OrderedDict's key moved to its end too), its length, and a for loop
+    over it whose passes each launch on their
     own item, touching no array another writes: each eager iteration records
     the same graph."""
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)

@@ -40,7 +40,8 @@ _MAX_NODES = 64   # a for loop recording more: its nodes are not compared
 _KEY_CODE = 64    # d[<key>]: a key computed by more instructions is not looked through
 
 _KEYED = frozenset({"get", "pop", "setdefault", "update", "clear", "__getitem__",
-                    "__contains__", "__len__", "__setitem__", "__delitem__"})
+                    "__contains__", "__len__", "__setitem__", "__delitem__",
+                    "move_to_end"})   # (an OrderedDict's: it moves, it reads no order)
 _VIEWS = frozenset({"keys", "values", "items"})
 _MEASURES = frozenset({"len", "bool"})
 _TRUTH = frozenset({"UNARY_NOT", "TO_BOOL"})

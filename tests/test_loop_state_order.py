@@ -8,7 +8,8 @@ for loop over it records the same graph, whatever the order. Such bodies
 were refused; now they run. Those whose next iteration would differ, or
 where that cannot be told (a helper of the program's called in the body, the
 dict held elsewhere too), are refused as before, and the refusal says how to
-read the dict instead.
+read the dict instead. The same goes for the code after a branch that
+reorders a dict: reading it by sorted keys there runs.
 """
 import collections
 
@@ -210,3 +211,54 @@ def test_a_dict_reordered_that_the_body_reads_by_position_is_refused_saying_how(
     assert e.source[1] == line_of(__file__, marker), str(e)
     assert "changes the order of d," in str(e) and "read the dict by its keys" in str(e), \
         str(e)
+
+
+def _sorted_after_branch(s, a, b, n):
+    d = {"a": a, "b": b}
+    with s.if_then(gt.cond(n) == 0) as then:
+        add[1, 4, then](a, 1.0)
+        d["a"] = d.pop("a")
+    src, dst = (d[k] for k in sorted(d))
+    shift[1, 4, s](src, dst)
+
+
+def test_a_dict_a_branch_reorders_read_after_whatever_its_order_runs_as_eagerly():
+    """The code after a branch reading by sorted keys the dict the branch
+    reordered: it reads the same arrays whether the branch ran or not."""
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    gt.graph(_sorted_after_branch, backend="sim")(a, b, n)
+    assert host(a) == [1, 2, 3, 4] and host(b) == [2, 3, 4, 5]
+
+
+def _looped_after_branch(s, a, b, n):
+    d = {"a": a, "b": b}
+    with s.if_then(gt.cond(n) == 0) as then:   # looped after branch
+        add[1, 4, then](a, 1.0)
+        d["a"] = d.pop("a")
+    for v in d.values():
+        add[1, 4, s](v, 1.0)
+
+
+def _helper_after_branch(s, a, b, n):
+    d = {"a": a, "b": b}
+    with s.if_then(gt.cond(n) == 0) as then:   # helper after branch
+        add[1, 4, then](a, 1.0)
+        d["a"] = d.pop("a")
+    for k in sorted(d):
+        _step(s, d[k])
+
+
+@pytest.mark.parametrize("program, marker", [
+    (_looped_after_branch, "looped after branch"),
+    (_helper_after_branch, "helper after branch"),
+])
+def test_a_dict_a_branch_reorders_that_code_after_may_read_by_position_is_refused(
+        program, marker):
+    """A for loop over it after the branch (its nodes not recorded when the branch
+    closes), a function of the program's called after it: refused as before."""
+    f = gt.graph(program, backend="sim")
+    with pytest.raises(gt.ArgumentError) as info:
+        f(dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
+    e = info.value
+    assert e.source[1] == line_of(__file__, marker), str(e)
+    assert "changes the order of d," in str(e), str(e)

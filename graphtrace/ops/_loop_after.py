@@ -115,6 +115,9 @@ def _scan(view, slots: dict, arrays: list, later: list) -> dict:
         keep, lines = _after(code_ins, start, root)
         region = _Kept((code, -1, 1 << 62), view.now, keep)
         for p in (p for p in slots if p[0] == root):
+            if p[-1] == _ORDER and not isinstance(view, _Caller) and \
+                    not view._reads_order(p, None, keep):
+                continue   # sorted(d), d[k] after the block: whatever its order
             item = _reads_items(code_ins, keep, p[:-1]) if slots[p] == "items" else None
             read, at = region.carried(p), lines.get(p, lines.get(p[:1]))
             if read is None:   # post(s, a) testing the global MODE the body set

@@ -22,7 +22,10 @@ not read, only where that is sure:
   launches, a graphtrace stream's methods, functions of Python's builtins or
   of a library's modules, the dict's own methods, and the code made in it.
 
-Anything else is taken as reading the order.
+The code after a loop or branch (``_loop_after.py``) is asked the same, in the
+user's frame, its for loops taken as reading the order (their nodes are not
+recorded yet when the block closes). Anything else is taken as reading the
+order.
 """
 from __future__ import annotations
 
@@ -52,22 +55,23 @@ _LEAVES = frozenset({"RETURN_VALUE", "RETURN_CONST", "YIELD_VALUE", "RAISE_VARAR
                      "RERAISE", "BEFORE_WITH", "MAKE_FUNCTION", "SETUP_WITH"})
 
 
-def reads_order(code, lo: int, hi: int, name: str, keys: tuple, scope: dict,
-                space: dict, regions) -> bool:
-    """Whether the block of ``code`` between the offsets ``lo`` and ``hi`` may read
-    the order of the dict its frame's name ``name`` holds (``keys``: its keys, as
-    it held them before and after; ``scope``: the frame's names at the block's
-    end, ``space`` its globals; ``regions``: what the body recorded)."""
+def reads_order(code, offsets: set, name: str, keys: tuple, scope: dict, space: dict,
+                regions) -> bool:
+    """Whether the instructions of ``code`` at ``offsets`` (a block's body, or the
+    code after it) may read the order of the dict its frame's name ``name`` holds
+    (``keys``: its keys, as it held them before and after; ``scope``: the frame's
+    names at the block's end, ``space`` its globals; ``regions``: what they
+    recorded, or None where that is not known yet: a for loop over it reads it)."""
     if name not in code.co_varnames and name not in code.co_cellvars:
         return True
     code_ins = list(dis.get_instructions(code))
-    inner = _made(code_ins, lo, hi)
+    inner = _made(code_ins, offsets)
     if any(name in c.co_freevars and c not in inner for c in _nested(code)):
         return True   # a function made outside the block names it
     sortable = all(type(k) is str for k in keys) or all(type(k) is int for k in keys)
     look = _Look(scope, space, name, inner)
     tries = [e.start for e in dis.Bytecode(code).exception_entries]
-    parts = [(code_ins, [i for i, ins in enumerate(code_ins) if lo < ins.offset < hi])]
+    parts = [(code_ins, [i for i, ins in enumerate(code_ins) if ins.offset in offsets])]
     parts += [(ins, list(range(len(ins)))) for ins in map(_instructions, inner)]
     for part, at in parts:
         calls = _calls(part, at)
@@ -80,7 +84,7 @@ def reads_order(code, lo: int, hi: int, name: str, keys: tuple, scope: dict,
                     ins.opname in _STORES and name in _loaded(ins):
                 use = _use(part, j, calls, sortable)
                 if use is True or type(use) is int and (part is not code_ins or not _passes(
-                        code_ins, use, lo, hi, calls, look, regions, code.co_filename,
+                        code_ins, use, offsets, calls, look, regions, code.co_filename,
                         tries)):
                     return True
     return False
@@ -105,10 +109,10 @@ def _nested(code) -> list:
     return out
 
 
-def _made(code_ins: list, lo: int, hi: int) -> set:
-    """The code objects the instructions between ``lo`` and ``hi`` load, and those
-    made in them."""
-    top = [ins.argval for ins in code_ins if lo < ins.offset < hi and
+def _made(code_ins: list, offsets: set) -> set:
+    """The code objects the instructions at ``offsets`` load, and those made in
+    them."""
+    top = [ins.argval for ins in code_ins if ins.offset in offsets and
            isinstance(ins.argval, types.CodeType)]
     return set(top).union(*map(_nested, top))
 
@@ -174,11 +178,13 @@ def _use(code_ins: list, j: int, calls: dict, sortable: bool, view=None):
     return True
 
 
-def _passes(code_ins: list, f: int, lo: int, hi: int, calls: dict, look, regions,
+def _passes(code_ins: list, f: int, offsets: set, calls: dict, look, regions,
             file: str, tries: list) -> bool:
     """Whether each pass of the for loop whose ``FOR_ITER`` is ``code_ins[f]`` does
     the same for its item whatever its place, and the loop's nodes touch no byte
     another of them writes: its passes may run in any order."""
+    if regions is None:   # (its nodes not recorded yet)
+        return False
     end = code_ins[f].argval
     inside = [i for i in range(f + 1, len(code_ins)) if code_ins[i].offset < end]
     k = f + 1
@@ -203,7 +209,7 @@ def _passes(code_ins: list, f: int, lo: int, hi: int, calls: dict, look, regions
     if not _runs_through(code_ins, f, tries):
         return False   # break, return: a pass leaving the loop early
     if any(code_ins[i].opname in _LOADS and targets & set(_loaded(code_ins[i]))
-           for i, ins in enumerate(code_ins) if lo < ins.offset < hi and i not in inside):
+           for i, ins in enumerate(code_ins) if ins.offset in offsets and i not in inside):
         return False   # the last item's name read after the loop
     lines = {code_ins[i].positions.lineno for i in inside if code_ins[i].positions}
     nodes = [n for r in regions for n in r.nodes if n.source[0] == file and

@@ -118,7 +118,7 @@ from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
 from ._loop_code import _Region, _attribute_paths, _lines, _named, _names
-from ._loop_order import reads_order
+from ._loop_order import _instructions, reads_order
 from ._loop_paths import (_LEN, _NEXT, _ORDER, _below, _found, _label, _message, _reads,
                           _resolve, _within)
 from ._loop_slots import Slots, _changed, _changed_values, _shadowed, _slots
@@ -343,15 +343,18 @@ class LoopState:
         if hits:
             raise ArgumentError(_message(self.named_once(hits), what), source)
 
-    def _reads_order(self, path: tuple, regions) -> bool:
-        """Whether the block may read the order of the dict at ``path``
-        (``_loop_order.py``): where a name of the user's frame alone holds it."""
+    def _reads_order(self, path: tuple, regions, offsets=None) -> bool:
+        """Whether the block (``offsets``: the code after it, in the user's frame)
+        may read the order of the dict at ``path`` (``_loop_order.py``): where a
+        name of the user's frame alone holds it."""
         where = self.before[path][2]
         if self.frame is None or len(path) != 2 or any(
                 w == where and q != path for q, (_, _, w) in self.before.items()):
             return True
         code, lo, hi = self._code()
-        return reads_order(code, lo, hi, path[0], self.before[path][0] + self.after[path][0],
+        if offsets is None:
+            offsets = {ins.offset for ins in _instructions(code) if lo < ins.offset < hi}
+        return reads_order(code, offsets, path[0], self.before[path][0] + self.after[path][0],
                            self.now, self.frame.f_globals, regions)
 
     def named_once(self, hits: list) -> list:

@@ -531,6 +531,7 @@ class Tracer(_Hot, _Roots):
 
     def graph(self) -> Graph:
         """The function's graph; checked when ``GRAPHTRACE_VERIFY=1``."""
+        self.loop_slots = None   # (the program's objects its blocks' snapshots held)
         self._refuse_unentered()
         with gc_paused():
             self._top.finish()

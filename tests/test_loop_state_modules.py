@@ -152,6 +152,27 @@ def test_state_a_holder_of_over_1024_names_holds_that_a_body_changes_is_refused(
     _refused_at(_kept_in_branch(holder), "many names kept in branch", "holder.res")
 
 
+def _swaps_past_the_items_watched(holder):
+    def program(s, a, b, n):
+        holder.TABLES.append([a, b] + [0.0] * 248)
+        with s.while_loop(gt.cond(n) < 3) as body:   # swaps past the items watched
+            shift[1, 4, body](holder.TABLES[4][0], holder.TABLES[4][1])
+            count[1, 1, body](n)
+            holder.TABLES[4][0], holder.TABLES[4][1] = \
+                holder.TABLES[4][1], holder.TABLES[4][0]
+    return program
+
+
+def test_items_past_the_1024_a_name_watches_that_the_body_names_are_watched():
+    """Past the first 1,024 items of containers under one name (four lists of 250
+    before it), a list's items were not looked into: the body swapping two of
+    them by constant keys ran on the first arrays. Those the code names are
+    walked too."""
+    holder = types.SimpleNamespace(TABLES=[[float(i)] * 250 for i in range(4)])
+    _refused_at(_swaps_past_the_items_watched(holder), "swaps past the items watched",
+                "holder.TABLES[4][0] and holder.TABLES[4][1]")
+
+
 def test_a_module_of_many_names_read_by_many_blocks_is_walked_once(bigmod, monkeypatch):
     """200 branches reading a setting off a module of over a thousand globals
     walked the module at each one's entry and exit; what the walk read is

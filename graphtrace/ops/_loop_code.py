@@ -48,6 +48,24 @@ def _attribute_paths(code) -> tuple:
                                if p is not None))
 
 
+@functools.lru_cache(maxsize=512)
+def _named_paths(code) -> tuple:
+    """The paths of the slots a code (and the code made in it) loads or stores,
+    named all the way from a name (``st.cur``, ``mod.TABLES[4]``), once each."""
+    out: dict = {}
+    codes = [code]
+    while codes:
+        c = codes.pop()
+        code_ins = list(dis.get_instructions(c))
+        for j, ins in enumerate(code_ins):
+            path = _set(code_ins, j) if ins.opname in _ATTR_STORES or \
+                ins.opname in _ITEM_STORES else _chain(code_ins, j)
+            if path is not None and len(path) > 1:
+                out[path] = None
+        codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    return tuple(out)
+
+
 def _lines(fn, depth: int = 2) -> set:
     """The ``(file, line)`` of the code of ``fn``, of the functions and lambdas it
     makes, and of the functions it names (its helpers), ``depth`` levels deep."""

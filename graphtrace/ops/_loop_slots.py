@@ -55,17 +55,19 @@ def _contents(v):
     return None
 
 
-def _slots(root, name: str, probes=None) -> dict:
+def _slots(root, name: str, probes=None, at=((), None)) -> dict:
     """The slots under ``root`` (held by ``name``), nearest first: ``path -> (value,
     its bytes (a slice's bounds) where compared by value, (id of the container,
     step) or None)``. Every attribute of the objects, classes and modules on the
     way is taken; the items of containers, ``_PER_ROOT`` at most (a container
-    whose items would pass that is measured, not looked into). ``probes``, a
-    list, is given what the walk read of each mutable thing on its way
-    (``_unchanged`` tells whether all still holds)."""
+    whose items would pass that is measured, not looked into: the slots are
+    then a ``_Cut``). ``probes``, a list, is given what the walk read of each
+    mutable thing on its way (``_unchanged`` tells whether all still holds).
+    ``at``: the steps from ``name`` to ``root`` and where it is held, for a
+    walk from within another's (``_with_named``)."""
     out: dict = {}
     holders: set = set()   # the classes and modules walked (one imports another)
-    level, items = [(root, (name,), None)], 0
+    level, items = [(root, (name,) + at[0], at[1])], 0
     while level:
         below = []
         for v, path, where in level:
@@ -83,7 +85,7 @@ def _slots(root, name: str, probes=None) -> dict:
                 continue
             if t is np.ndarray and v.dtype.kind == "O":   # arrays in a numpy object array:
                 if len(path) < _DEPTH and v.size <= _MAX_ITEMS and \
-                        items + v.size <= _PER_ROOT:   # its items, as a list's
+                        _fits(out, items, v.size):   # its items, as a list's
                     items += v.size
                     _probe(probes, v, _shape)
                     _probe(probes, v, _flat)
@@ -120,7 +122,7 @@ def _slots(root, name: str, probes=None) -> dict:
             if kind is dict and 1 < len(v) <= _MAX_ITEMS:   # d["a"] = d.pop("a") with
                 out[path + (_ORDER,)] = (tuple(v), None, (id(v), _ORDER))   # d.values()
             if kind is list or kind is dict:
-                if len(v) <= _MAX_ITEMS and items + len(v) <= _PER_ROOT:
+                if len(v) <= _MAX_ITEMS and _fits(out, items, len(v)):
                     items += len(v)
                     below += [(x, path + (("[]", k),), (id(v), ("[]", k))) for k, x in (
                         v.items() if kind is dict else enumerate(v))]
@@ -146,6 +148,39 @@ def _slots(root, name: str, probes=None) -> dict:
                 below += [(x, path + ((".", k),), (id(v), (".", k)))
                           for k, x in held_attributes(v)]
         level = below
+    return _Cut(out) if out.pop(_CUT, False) else out
+
+
+_CUT = ("*", "cut")   # (a key of the slots while walked: some items left out)
+
+
+class _Cut(dict):
+    """The slots of a name whose walk left out the items of a container past
+    ``_PER_ROOT``: those the body's code names are walked too (``_with_named``)."""
+
+
+def _fits(out: dict, items: int, more: int) -> bool:
+    """Whether ``more`` items fit in a walk that took ``items``; if not, it is
+    noted as cut (``_CUT`` in ``out``, taken out when it ends)."""
+    if items + more <= _PER_ROOT:
+        return True
+    out[_CUT] = True
+    return False
+
+
+def _with_named(slots: dict, root, name: str, paths) -> dict:
+    """``slots`` (a ``_Cut`` of ``root``, held by ``name``) with those under each of
+    ``paths`` (steps the code names, ``mod.TABLES[4]``) that the walk left out."""
+    out = dict(slots)
+    for path in paths:
+        if path[0] != name or len(path) < 2 or path in out or len(path) > _DEPTH:
+            continue
+        holder = _resolve({name: root}, path[:-1])
+        v = _resolve({"": holder}, ("",) + path[-1:]) if holder is not MISSING else MISSING
+        if v is not MISSING:
+            for p, slot in _slots(v, name, None, (path[1:], (id(holder), path[-1]))).items():
+                out.setdefault(p, slot)
+    out.pop(_CUT, None)   # (a walk of one of them cut too)
     return out
 
 

@@ -117,11 +117,12 @@ from ..owners import _attr, own_holder
 from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
-from ._loop_code import _Region, _attribute_paths, _lines, _named, _names
+from ._loop_code import _Region, _attribute_paths, _lines, _named, _named_paths, _names
 from ._loop_order import _instructions, reads_order
 from ._loop_paths import (_LEN, _NEXT, _ORDER, _below, _found, _label, _message, _reads,
                           _resolve, _within)
-from ._loop_slots import Slots, _changed, _changed_values, _shadowed, _slots
+from ._loop_slots import (Slots, _Cut, _changed, _changed_values, _shadowed, _slots,
+                          _with_named)
 from ._loop_stack import _LOADS
 
 _CONTEXTLIB = contextlib.__file__
@@ -257,10 +258,15 @@ class LoopState:
 
     def _taken(self, roots: dict) -> dict:
         """name -> its slots (those the trace's ``Slots`` kept where nothing they
-        were read from has changed)."""
-        if self.slots is None:
-            return {name: _slots(v, name) for name, v in roots.items()}
-        return {name: self.slots.taken(v, name) for name, v in roots.items()}
+        were read from has changed; where its walk left items out, with those
+        under the paths the code names, ``_with_named``)."""
+        taken = {name: _slots(v, name) if self.slots is None else
+                 self.slots.taken(v, name) for name, v in roots.items()}
+        for name, slots in taken.items():
+            if type(slots) is _Cut:
+                taken[name] = _with_named(slots, roots[name], name,
+                                     _named_paths(self._code()[0]))
+        return taken
 
     def _snapshot(self, roots: dict) -> dict:
         out: dict = {}

@@ -91,6 +91,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         self._hits = self._misses = 0
         self._traced = False   # traced at least once (clear_cache leaves it: log.why_traced)
         self._keys_seen: dict = {}   # distinct signatures traced, in order
+        self._dropped: dict = {}     # hashes of the keys the full cache dropped, in order
+        self._thrashed = 0           # traces of keys dropped before (_note_thrash)
         self._instances_seen: dict = {}   # a method's: id(self) -> (weak ref, its signatures)
         self._warned = False
         self._live_warned: set = set()   # the values callbacks change, named (_warn_live)
@@ -218,6 +220,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
                 self._hits += 1
                 return entry, call
             log.tracing(self.__name__, log.why_traced(self, key[0], call.key, self._cache))
+            if hash(key) in self._dropped:
+                self._note_thrash()
             self._misses += 1
             self._traced = True
             self._note_retrace(call.key)
@@ -245,7 +249,11 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
             log.compiled(self.__name__, key[0], ir, entry, t1 - t0, time.perf_counter() - t1)
             self._cache[key] = entry
             if self.maxsize is not None and len(self._cache) > self.maxsize:
-                self._cache.popitem(last=False)[1].wait()  # its arrays may be in use
+                dropped, gone = self._cache.popitem(last=False)
+                gone.wait()  # its arrays may be in use
+                self._dropped[hash(dropped)] = None   # (traced again: _note_thrash)
+                if len(self._dropped) > 4 * self.maxsize:
+                    del self._dropped[next(iter(self._dropped))]
                 log.decision("%s: cache full (maxsize=%d): dropped the least recently used "
                              "graph", self.__name__, self.maxsize)
         if state:   # once cached: a warning made an error does not throw the trace away
@@ -503,6 +511,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
             self._cache.clear()
             self._keys_seen.clear()
             self._instances_seen.clear()
+            self._dropped.clear()
             self._holdings.forget()
             self._last = self._fast = None
             self._guard_skip = 0

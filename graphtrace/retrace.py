@@ -173,6 +173,24 @@ class CallWarnings:
         warnings.warn_explicit(f"{self.__name__} was traced for {count} different signatures; "
                                + "; ".join(advice), RetraceWarning, file, line)
 
+    def _note_thrash(self) -> None:
+        """Warn once when the cache keeps dropping graphs it is asked for again: the
+        function is called with more signatures in turn than ``maxsize`` holds (a
+        method on many objects: a graph per object whose arrays it reads)."""
+        self._thrashed += 1
+        if self._thrashed != RETRACE_WARNING:
+            return
+        per = (" (a method has a graph per object whose arrays or values it reads, so "
+               "calling it on more objects in turn than that traces each call again)"
+               if self._lead else "")
+        file, line = user_frame()
+        warnings.warn_explicit(
+            f"{self.__name__} traced {self._thrashed} graphs again that its full cache "
+            f"(maxsize={self.maxsize}) had dropped: it is called with more signatures in "
+            f"turn than the cache holds{per}, so every call traces and builds anew; raise "
+            f"maxsize (@gt.graph(maxsize={4 * self.maxsize}), or maxsize=None for no "
+            "bound)", RetraceWarning, file, line)
+
     def _instance_keys(self, obj, key) -> tuple:
         """``(record, key)``: the signatures traced for method instance ``obj``, kept
         while it lives (named by a weak reference; what its keys hold, as a bound

@@ -212,6 +212,44 @@ def test_retrace_warning_names_the_changing_argument_once():
     assert len(rec) == 1
 
 
+class _Layer:
+    def __init__(self):
+        self.w = cuda.to_device(np.zeros(4))
+
+    @gt.graph(backend="sim", maxsize=4)
+    def fwd(self, s, x):
+        axpy[1, 4, s](1.0, x, self.w)
+
+
+def test_a_cache_dropping_the_graphs_it_is_asked_for_again_says_to_raise_maxsize():
+    """Six layers in turn through a cache of four: every call traced anew, and with
+    one instance tracing once each, no retrace warning said so."""
+    layers, x = [_Layer() for _ in range(6)], dev(np.ones(4))
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for _ in range(4):
+            for layer in layers:
+                layer.fwd(x)                                 # thrash
+    said = [r for r in rec if r.category is gt.RetraceWarning]
+    assert len(said) == 1 and said[0].lineno == line_of(__file__, "thrash")
+    assert "fwd traced 8 graphs again that its full cache (maxsize=4) had dropped" in \
+        str(said[0].message) and "a method has a graph per object" in str(said[0].message)
+    assert "@gt.graph(maxsize=16)" in str(said[0].message)
+    assert [layer.w.copy_to_host().tolist() for layer in layers] == [[4.0] * 4] * 6
+
+
+def test_a_cache_large_enough_for_its_signatures_in_turn_says_nothing():
+    @gt.graph(backend="sim", maxsize=6)
+    def f(s, x):
+        s.memset(x, 0)
+    xs = [dev(np.zeros(n)) for n in range(1, 7)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(5):
+            for x in xs:
+                f(x)
+    assert f.cache_info().misses == 6
+
+
 def test_retrace_warning_names_a_number_whose_type_changes_at_the_users_line():
     """A dynamic scalar's signature is its type; the warning is the user's, whichever of
     call, trace, compile or profile traced it."""

@@ -22,6 +22,7 @@ import numpy as np
 from .arguments import untyped
 from .errors import counted
 from .object_keys import Identity
+from .scalar import MISSING_NUMBER, number_of_key
 from .values import _is_number
 
 __all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route",
@@ -155,7 +156,7 @@ def _what(t) -> str:
     if kind == "number":
         return f"a number ({t.__name__})"
     if kind == "static":
-        return f"static {t[2]!r}"
+        return f"static {_number(t[2])}"
     if kind == "dict":
         return "a dict"
     if kind == "object":
@@ -167,8 +168,9 @@ def _what(t) -> str:
 
 def _setting(e) -> str:
     """An argument object's attribute as the key holds it (``object_keys._entry``)."""
-    if type(e) is tuple and len(e) == 2 and type(e[1]) is not tuple:
-        return repr(e[1])   # a value, or values (_Held)
+    if type(e) is tuple and len(e) == 2 and (type(e[1]) is not tuple or
+                                             number_of_key(e[1]) is not MISSING_NUMBER):
+        return _number(e[1])   # a value, or values (_Held)
     return "absent" if e is None else "another value"
 
 
@@ -186,7 +188,7 @@ def _tree(path: str, a, b, out: list) -> None:
     elif kind == "number":
         out.append(f"{path}: a number of type {a.__name__} -> {b.__name__}")
     elif kind == "static":
-        out.append(f"{path}: static value {a[2]!r} ({a[1].__name__}) -> {b[2]!r} "
+        out.append(f"{path}: static value {_number(a[2])} ({a[1].__name__}) -> {_number(b[2])} "
                    f"({b[1].__name__})")
     elif kind == "self":
         out.append(f"{path}: another instance")
@@ -241,8 +243,8 @@ def _reached(old, new, out: list) -> None:
     for name in dict.fromkeys([*numbers_o, *numbers_n]):
         a, b = numbers_o.get(name), numbers_n.get(name)
         if a != b:
-            what = "number" if all(e is None or _is_number(e[2])
-                                   for e in (a, b)) else "value"
+            what = "number" if all(e is None or _is_number(e[2]) or number_of_key(e[2])
+                                   is not MISSING_NUMBER for e in (a, b)) else "value"
             out.append(f"{name} (reached by name): {_value(a)} -> {_value(b)} (a {what} "
                        "reached by name is baked into the graph; pass it as an argument to "
                        "make it dynamic)")
@@ -260,7 +262,14 @@ def _differ(x, y) -> bool:
 
 
 def _value(entry) -> str:
-    return "undefined" if entry is None else repr(entry[2])
+    return "undefined" if entry is None else _number(entry[2])
+
+
+def _number(k) -> str:
+    """A value as a key holds it, as Python writes it: 0.0 for a zero's key (which
+    keeps its sign, ``scalar.value_key``)."""
+    v = number_of_key(k)
+    return repr(k if v is MISSING_NUMBER else v)
 
 
 def _names(params, parts, fixed) -> list[str]:

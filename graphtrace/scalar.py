@@ -64,6 +64,20 @@ def value_key(v):
     return v
 
 
+def number_of_key(k):
+    """The number a ``value_key`` stands for (its first part, which keeps the signs
+    of zeros, or the NaN of those bits), or ``MISSING_NUMBER`` where ``k`` is none."""
+    if type(k) is tuple and len(k) in (2, 3):
+        if k[0] == "nan" and type(k[1]) is bytes and len(k) == 2:
+            return float("nan")
+        if isinstance(k[0], _FLOATS + _COMPLEX) and all(type(x) is float for x in k[1:]):
+            return k[0]
+    return MISSING_NUMBER
+
+
+MISSING_NUMBER = object()
+
+
 def same_value(x, y) -> bool:
     """``x == y`` as a kernel sees numbers: -0.0 is not 0.0 (on the call path: the
     common types at once)."""

@@ -231,6 +231,16 @@ def test_a_retrace_names_arrays_and_numbers_reached_by_name(info):
         assert retrace_reason(info, "uses_globals").endswith(
             "FACTOR (reached by name): 0.5 -> 0.25 (a number reached by name is baked into "
             "the graph; pass it as an argument to make it dynamic)")
+        for before, after in ((0.0, -0.0), (-0.0, 2.0), (float("nan"), 1.0)):
+            uses_globals.clear_cache()
+            FACTOR = before
+            uses_globals(x)
+            FACTOR = after
+            info.clear()
+            uses_globals(x)          # a zero's key keeps its sign: written as the number
+            assert retrace_reason(info, "uses_globals").endswith(
+                f"FACTOR (reached by name): {before!r} -> {after!r} (a number reached by "
+                "name is baked into the graph; pass it as an argument to make it dynamic)")
         GLOBAL = dev_zeros(4, np.float64)
         info.clear()
         with pytest.raises(gt.GraphtraceError):

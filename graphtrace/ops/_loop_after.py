@@ -113,7 +113,7 @@ def _scan(view, slots: dict, arrays: list, later: list) -> dict:
         start += 1   # r = helper(s, ...): r holds what the helper returned
     for root in dict.fromkeys(p[0] for p in slots):
         keep, lines = _after(code_ins, start, root)
-        region = _Kept((code, -1, 1 << 62), view.now, keep)
+        region = _Kept((code, code_ins[start].offset, 1 << 62), view.now, keep)
         for p in (p for p in slots if p[0] == root):
             if p[-1] == _ORDER and not isinstance(view, _Caller) and \
                     not view._reads_order(p, None, keep):
@@ -292,11 +292,11 @@ def _after(code_ins: list, start: int, name: str) -> tuple:
 
 class _Kept(_Region):
     """A ``_Region`` of the instructions at the offsets ``keep`` only (those of a
-    comprehension they make, all)."""
+    comprehension they make, all), entered after the offset ``code[1]``."""
 
     def __init__(self, code: tuple, scope: dict, keep: set):
         self.keep, self.inner = keep, False
-        super().__init__(code, scope)
+        super().__init__(code, scope, keep)
 
     def _note(self, code_ins: list, i: int, stored: set, made: dict) -> None:
         if self.inner or code_ins[i].offset in self.keep:

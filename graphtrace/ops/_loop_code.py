@@ -5,15 +5,19 @@ a ``with`` block in the user's frame, between two offsets): the slots, by their
 path (``_loop_paths.py``), that it loads before it stores them, and those it
 indexes by, sizes temporaries or launches by, hands to calls, or decides its
 control flow by (a for loop's iterable, an if or a while test), with the lines
-that decision runs. The functions before it tell what the code an instruction
-takes off the stack reads (``_read_by``, by the walks of ``_loop_stack.py``):
-the arguments of a call, a loop's iterable. ``_names`` lists the names a
+that decision runs, by every path through the code (``_loop_flow.py``): a slot
+is stored before a read where each path to the read stores it, and a name
+holds what any store of it reaching a read computed it from. The functions
+before it tell what the code an instruction takes off the stack reads
+(``_read_by``, by the walks of ``_loop_stack.py``): the arguments of a call, a
+loop's iterable. ``_names`` lists the names a
 code loads (the helpers a body calls), ``_lines`` and ``_named`` where the code
 of such a function lies and what it holds by name. ``LoopState`` asks these of
 each slot its snapshots found changed.
 """
 from __future__ import annotations
 
+import copy
 import dis
 import functools
 import inspect
@@ -23,13 +27,15 @@ import types
 from ..chains import MISSING
 from ..names import _filled, _global_names
 from ..owners import _own_module, own_holder, own_object
-from ._loop_paths import _ITEMS, _LEN, _WHOLE, _reads, _resolve, _text, _within
-from ._loop_stack import (_ATTR_LOADS, _ATTR_STORES, _CONSTS, _FORWARD, _ITEM_STORES,
-                          _JUMPS, _LOADS, _STORES, _SUBSCRIPTS, _begin, _chain, _copy,
-                          _holder, _item_read, _reads_item, _reported, _set, _unpacked)
+from ._loop_flow import _Stored, _controlled, _graph, _trips, span, states
+from ._loop_paths import _WHOLE, _reads, _resolve, _text, _within
+from ._loop_stack import (_ATTR_LOADS, _ATTR_STORES, _CONSTS, _ITEM_STORES, _JUMPS, _LOADS,
+                          _STORES, _SUBSCRIPTS, _begin, _chain, _copy, _holder, _item_read,
+                          _reads_item, _reported, _set, _swapped, _unpacked)
 
 _CALLS = {"PRECALL": 0, "CALL": 0, "CALL_KW": 1}   # -> values beyond the arguments
 _MAKERS = frozenset({"empty", "zeros"})   # s.empty(n), body.zeros((m, 4), np.float32)
+_SHIFTS = frozenset({"STORE_FAST_LOAD_FAST", "GET_ITER"})   # (stores too: a comprehension's)
 
 
 @functools.lru_cache(maxsize=512)   # (each block asks it of its frame's code)
@@ -194,7 +200,7 @@ def _settles(code_ins: list, i: int, builtins=_SETTLING) -> bool:
             for c in code_ins[start + 1:i])
 
 
-def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
+def _computed(code_ins: list, members: set, scope: dict) -> dict:
     """The attributes the code loads off objects of the program's own that are
     properties or methods (``st.src``, ``st.src()``: ``return self.bufs[self.i]``),
     and the items it loads off those whose class defines ``__getitem__`` (``st[0]``;
@@ -205,7 +211,7 @@ def _computed(code_ins: list, lo: int, hi: int, scope: dict) -> dict:
     out: dict = {}
     for j, ins in enumerate(code_ins):
         attr = ins.opname in ("LOAD_ATTR", "LOAD_METHOD")
-        if lo < ins.offset < hi and (attr or _reads_item(ins)):
+        if j in members and (attr or _reads_item(ins)):
             path = _chain(code_ins, j) if attr else _item_read(code_ins, j)
             if path is not None and len(path) > 1 and path not in out:
                 holder = _resolve(scope, path[:-1])
@@ -326,6 +332,24 @@ def _own_dict(obj) -> dict:
     return d if isinstance(d, dict) else {}
 
 
+def _made(code_ins: list, i: int, names: tuple, stored: set, made: dict) -> None:
+    """Note in ``made`` what the names the instruction ``code_ins[i]`` stores were
+    computed from: a loop's target, what its iterable reads; names stored
+    together (``v, w = t, 2.0``, one instruction on 3.13), what either value
+    reads; a clamp (``blocks = min(blocks, 1)``), not the name itself."""
+    if len(names) > 1:
+        read = _read_by(code_ins, i, len(names), stored, made)
+        made.update(((n,), read) for n in names)
+        return
+    at = i - 1 if _copy(code_ins[i - 1], 1) else i   # (t := t + dt): its value
+    at = _unpacked(code_ins, at)   # (src, dst = pick(k): what pick(k) reads)
+    made[names] = _iterated(code_ins, at - 1, stored, made) \
+        if code_ins[at - 1].opname == "FOR_ITER" else \
+        _read_by(code_ins, *_swapped(code_ins, at), stored, made)
+    if _settles(code_ins, at):
+        made[names] -= {names, names + (_WHOLE,)}
+
+
 class _Region:
     """What a body's code (a code object, and the offsets it lies strictly
     between) reads before it stores it (slots by their path: a name, ``st.k``,
@@ -335,13 +359,48 @@ class _Region:
     size of ``k.forall(n, stream=body)``), and what a name the body set before
     was computed from (``lo = k * 4`` then ``a[lo:lo + 4]``)."""
 
-    def __init__(self, code: tuple, scope: dict):
+    def __init__(self, code: tuple, scope: dict, keep=None):
         obj, lo, hi = code
         self.scope = scope           # what the names held when the body began
-        code_ins = list(dis.get_instructions(obj))
+        self._fresh()
+        g = _graph(obj)
+        code_ins = g.ins
+        entry, members, linear = span(g, lo, hi, keep)   # (keep: the offsets of the
+        #                                                  code after a block, entered at lo)
+        self.held = {_holder(code_ins, i) for i in members}   # loads of what a step
+        #                                                     takes (st of st.k)
+        self.reports = _reported(code_ins)   # values only printed, logged, asserted
+        made = _computed(code_ins, members, scope)   # a slot stored -> what its value was
+        #                              computed from; a property read -> what it reads
+        noted = [i for i in sorted(members) if code_ins[i].positions is not None and
+                 code_ins[i].positions.lineno is not None]
+        if linear:   # no branch: in code order, stored (the paths stored so far) growing
+            stored = _Stored()
+            for i in noted:
+                self._note(code_ins, i, stored, made)
+            return
+        scratch, noted = copy.copy(self), set(noted)   # (notes nothing of its own)
+        scratch._fresh()
+        shifts = "setattr" in obj.co_names   # (setattr(st, "w", v) stores st.w)
+
+        def step(i: int, stored: set, made: dict) -> bool:
+            op = code_ins[i].opname
+            if i in noted and (op in _SHIFTS or op in _STORES or op in _ATTR_STORES or
+                               op in _ITEM_STORES or shifts and op in _CALLS):
+                scratch._note(code_ins, i, stored, made)
+                return True
+            return False
+        for block, (stored, made) in states(g, entry, members, (_Stored(), made), step):
+            for i in block:
+                if i in noted:
+                    self._note(code_ins, i, stored, made)
+
+    def _fresh(self) -> None:
+        """Empty what the code was found to read."""
         self.indexed: set = set()    # paths read to index by
         self.sized: set = set()      # those read to size a temporary by
-        self.first: dict = {}        # path -> "load" or "store", whichever comes first
+        self.first: dict = {}        # path -> "load" where some path of the code loads it
+        #                              before storing it, else "store" where it stores it
         self.calls: dict = {}        # line -> the stored paths its calls' arguments read
         self.whole: set = set()      # paths read whole before stored (b.zeros(shape))
         self.read_whole: list = []   # (instruction, path) of each of those reads
@@ -355,16 +414,6 @@ class _Region:
         self.launches: set = set()   # lines of kernel launches, k[grid, block, body](...)
         self.returns: set = set()    # what its return statements read
         self.return_lines: set = set()
-        self.held = {_holder(code_ins, i) for i, ins in enumerate(code_ins)   # loads of
-                     if lo < ins.offset < hi}                  # what a step takes (st of st.k)
-        self.reports = _reported(code_ins)   # values only printed, logged, asserted
-        stored: set = set()          # the paths stored so far
-        made = _computed(code_ins, lo, hi, scope)   # a slot stored -> what its value was
-        #                              computed from; a property read -> what it reads
-        for i, ins in enumerate(code_ins):
-            line = ins.positions.lineno if ins.positions is not None else None
-            if lo < ins.offset < hi and line is not None:
-                self._note(code_ins, i, stored, made)
 
     def _note(self, code_ins: list, i: int, stored: set, made: dict) -> None:
         ins = code_ins[i]
@@ -373,22 +422,16 @@ class _Region:
         if op == "STORE_FAST_LOAD_FAST":   # one name stored, then one loaded
             stored.add(names[:1])
             self.first.setdefault(names[:1], "store")
-            self.first.setdefault(names[-1:], "load")
+            self._loaded(names[-1:], stored)
         elif op in _STORES:
-            if len(names) == 1 and op.startswith("STORE"):   # x = <what it reads>
-                at = i - 1 if _copy(code_ins[i - 1], 1) else i   # (t := t + dt): its value
-                at = _unpacked(code_ins, at)   # (src, dst = pick(k): what pick(k) reads)
-                made[names] = _iterated(code_ins, at - 1, stored, made) \
-                    if code_ins[at - 1].opname == "FOR_ITER" else \
-                    _read_by(code_ins, at, 1, stored, made)
-                if _settles(code_ins, at):
-                    made[names] -= {names, names + (_WHOLE,)}
+            if op.startswith("STORE"):   # x = <what it reads>
+                _made(code_ins, i, names, stored, made)
             for n in names:
                 stored.add((n,))
                 self.first.setdefault((n,), "store")
         elif op in _LOADS:
             for n in names:
-                self.first.setdefault((n,), "load")
+                self._loaded((n,), stored)
             whole = [(n,) for n in (names[:-1] if i in self.held else names)
                      if (n,) not in stored]
             self.whole.update(whole)
@@ -399,13 +442,14 @@ class _Region:
                 if op.startswith("STORE") and code_ins[i - 1].opname != "SWAP":
                     # st.w = <what it reads>: below what it is stored in (and by)
                     held = _begin(code_ins, i, 1 if op in _ATTR_STORES else 2)[0]
-                    made[path] = _read_by(code_ins, held, 1, stored, made) if held else set()
+                    made[path] = _read_by(code_ins, *_swapped(code_ins, held), stored, made) \
+                        if held else set()
                 stored.add(path)
                 self.first.setdefault(path, "store")
         else:
             path = _chain(code_ins, i)
             if path is not None and path[:1] not in stored:
-                self.first.setdefault(path, "load")
+                self._loaded(path, stored)
                 if i not in self.held:
                     self.whole.add(path)
                     self.read_whole.append((ins, path))
@@ -429,6 +473,12 @@ class _Region:
                 op == "CALL_FUNCTION_EX":   # (3.11: PRECALL, CALL)
             self._call(code_ins, i, stored, made)
 
+    def _loaded(self, path: tuple, stored: set) -> None:
+        """Note a load of the slot at ``path``: read before stored, where some path
+        to it does not store it first."""
+        if path not in stored:
+            self.first[path] = "load"
+
     def _comprehension(self, code_ins: list, i: int, stored: set, made: dict) -> None:
         """Note the code of a comprehension (3.11: a function of its own, called
         on the iterator that ``code_ins[i]`` makes) as the body's, its ``.0``
@@ -450,11 +500,11 @@ class _Region:
     def _call(self, code_ins: list, i: int, stored: set, made: dict) -> None:
         """Note the call ``code_ins[i]``: what its arguments read that the body
         stored first, and what a temporary's or a launch's size reads."""
-        n = _taken(code_ins[i])
+        n, may = _taken(code_ins[i]), stored.may   # (stored on some path to it)
         self.calls.setdefault(code_ins[i].positions.lineno, set()).update(   # what the
             q for q in _read_by(code_ins, i, n, stored, made)            # body stored first
-            if any(q[:m] in stored for m in range(1, len(q) + 1)) or
-            q[-1] == _WHOLE and any(_within(q[:-1], p) for p in stored))
+            if any(q[:m] in may for m in range(1, len(q) + 1)) or
+            q[-1] == _WHOLE and any(_within(q[:-1], p) for p in may))
         j = _begin(code_ins, i, n)[0]
         callee = code_ins[j - 1] if j > 0 else None
         if callee is not None and _reads_item(callee):   # k[grid, block, body](x)
@@ -503,7 +553,7 @@ class _Region:
         (``PHASES[k % 3]`` handed to a log): no work is picked by it."""
         start, beyond = _begin(code_ins, i, values - 1)   # the key's code
         path = _chain(code_ins, start - 1) if start > 0 and not beyond else None
-        if path is None or any(path[:n] in stored for n in range(1, len(path) + 1)):
+        if path is None or any(path[:n] in stored.may for n in range(1, len(path) + 1)):
             return False
         return _text(_resolve(self.scope, path))
 
@@ -513,7 +563,7 @@ class _Region:
         module's or another object's the body began with (``np.zeros(k)`` on the
         host)."""
         path = _chain(code_ins, j)
-        if path is None or any(path[:n] in stored for n in range(1, len(path))):
+        if path is None or any(path[:n] in stored.may for n in range(1, len(path))):
             return True
         holder = _resolve(self.scope, path[:-1])
         return holder is MISSING or type(holder).__module__.startswith("graphtrace")
@@ -565,29 +615,3 @@ class _Region:
         """Whether the body sizes a temporary by the slot at ``path``
         (``body.zeros(m)``, ``s.empty((n, self.k))``)."""
         return _reads(self.sized, path)
-
-
-def _trips(read: set) -> set:
-    """What decides how many times a for loop over what reads ``read`` runs:
-    the numbers it reads (``range(k)``), and the length (a set's items) of a
-    container it iterates whole (``lst``, ``d.items()``), not its items."""
-    out = {q for q in read if q[-1] != _WHOLE}
-    for q in read - out:
-        for c in (q[:-1], q[:-2]) if len(q) > 2 and q[-2][0] == "." else (q[:-1],):
-            out |= {c + (_LEN,), c + (_ITEMS,)}
-    return out
-
-
-def _controlled(code_ins: list, i: int) -> set:
-    """The lines the jump ``code_ins[i]`` (a for loop's, a test's) decides to run:
-    those it jumps past or back over, and an ``else`` the part it enters jumps
-    past."""
-    ins = code_ins[i]
-    lo, hi = sorted((ins.offset + 1, ins.argval))
-    k = next((j for j, c in enumerate(code_ins) if c.offset == ins.argval), None)
-    before = code_ins[k - 1] if k else None
-    if ins.argval > ins.offset and before is not None and before.opname in _FORWARD and \
-            before.argval > ins.argval:   # if ...: else: (its jump past the else)
-        hi = before.argval
-    return {c.positions.lineno for c in code_ins if lo <= c.offset < hi and
-            c.positions is not None and c.positions.lineno is not None}

@@ -145,13 +145,38 @@ def _begin(code_ins: list, i: int, values: int) -> tuple:
     ``values`` values that ``code_ins[i]`` takes off the stack begins, and how
     many values that one pushes before theirs (x of LOAD_FAST_LOAD_FAST x, k)."""
     j, depth, end = i, 0, code_ins[i].offset
-    while j > 0 and (depth < values or _other_branch(code_ins, j - 1, end) != j - 1):
+    while j > 0 and (depth < values or _other_branch(code_ins, j - 1, end) != j - 1 or
+                     _right_operand(code_ins, j, end)):
         j = _other_branch(code_ins, j - 1, end)   # (the walk stops in no branch)
         try:
             depth += dis.stack_effect(code_ins[j].opcode, code_ins[j].arg, jump=False)
         except ValueError:   # an instruction dis cannot tell: read no further
             return j + 1, 0
     return j, max(depth - values, 0)
+
+
+def _right_operand(code_ins: list, j: int, end: int) -> bool:
+    """Whether ``code_ins[j]`` begins the right operand of an ``and`` or an ``or``
+    (``t or 1.0``) whose value ends at ``end``: a jump on the left one just
+    before it (past a ``POP_TOP``, 3.12 on, and a ``NOT_TAKEN``, 3.14) goes past
+    it, up to ``end``, with that value; the walk takes the left one too."""
+    k = j - 1
+    while k > 0 and j - k < 3 and code_ins[k].opname in ("POP_TOP", "NOT_TAKEN"):
+        k -= 1
+    c = code_ins[k]
+    return "_IF_" in c.opname and c.opcode in _JUMPS and \
+        code_ins[j].offset < c.argval <= end
+
+
+def _swapped(code_ins: list, i: int) -> tuple:
+    """``(where, values)``: for a value that ``code_ins[i]`` takes which a tuple
+    assignment swapped onto the stack (``a, b, c = x, y, z``: a ``SWAP``), that
+    swap and all the values it swapped (which one each name takes, not told);
+    else ``(i, 1)``."""
+    start = _begin(code_ins, i, 1)[0]
+    swap = next((j for j in range(i - 1, start - 1, -1) if code_ins[j].opname == "SWAP"),
+                None)
+    return (i, 1) if swap is None else (swap, code_ins[swap].arg)
 
 
 _FORWARD = frozenset({"JUMP_FORWARD", "JUMP", "JUMP_NO_INTERRUPT"})

@@ -1,0 +1,216 @@
+"""The paths through a loop body's code, for ``_loop_code.py``.
+
+Python runs a body once, when it is recorded; the device repeats that one
+pass, while each iteration of the Python code might have taken another path.
+So ``_Region`` reads a body's code by its control-flow graph, not in code
+order: a slot counts as stored before a read only where every path from the
+body's entry to the read stores it (``if reset: t = 0.0`` then ``add(x, t)``
+reads the ``t`` the iteration before left), and a name holds what any store of
+it that may reach a read computed it from (``t += 1``, then ``v = t`` in one
+branch and ``v = 1.0`` in the other: ``v`` holds ``t``).
+
+``_graph`` reads the graph of a code once (basic blocks cut at jumps, their
+targets and the edges of the exception table: try/except, with, a body's own
+loops, match statements, conditional expressions, ``and``/``or``); ``span``
+tells the instructions of a body in it, with the handlers of its try
+statements that the compiler placed past its end (3.12 on); ``states`` runs a
+transfer function over them to a fixed point and gives the state each block
+is entered with, a ``_Stored`` (stored on every path, and on some) and what
+each slot stored was computed from.
+"""
+from __future__ import annotations
+
+import dis
+import functools
+import heapq
+
+from ._loop_paths import _ITEMS, _LEN, _WHOLE
+from ._loop_stack import _FORWARD, _JUMPS
+
+_GOTO = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP",
+                   "JUMP_NO_INTERRUPT", "JUMP_BACKWARD_NO_INTERRUPT"})
+_ENDS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RERAISE", "RAISE_VARARGS"})
+
+
+class _Stored(set):
+    """The paths stored on every path to a point of the code (the set itself),
+    and those stored on some (``may``)."""
+
+    __slots__ = ("may",)
+
+    def __init__(self, must=(), may=()):
+        super().__init__(must)
+        self.may = set(may) | self
+
+    def add(self, path) -> None:
+        set.add(self, path)
+        self.may.add(path)
+
+
+class _Graph:
+    """A code's instructions and, by their index, where each goes next: ``succ``
+    (its jumps and the next one), ``handler`` (the handler an exception raised
+    there goes to, -1 for none), ``leader`` (whether a block begins there),
+    ``cold`` (whether only an exception reaches it)."""
+
+    __slots__ = ("ins", "succ", "handler", "leader", "cold")
+
+
+@functools.lru_cache(maxsize=256)
+def _graph(code) -> _Graph:
+    g = _Graph()
+    g.ins = ins = tuple(dis.get_instructions(code))
+    n = len(ins)
+    at = {c.offset: k for k, c in enumerate(ins)}
+    g.handler, g.leader, g.succ = [-1] * n, [False] * n, []
+    for e in getattr(dis.Bytecode(code), "exception_entries", ()):
+        target = at.get(e.target, -1)
+        covered = [k for k, c in enumerate(ins) if e.start <= c.offset < e.end]
+        for k in covered:
+            g.handler[k] = target
+        for k in (covered[0], covered[-1] + 1, target) if covered else ():
+            if 0 <= k < n:
+                g.leader[k] = True
+    for k, c in enumerate(ins):
+        if c.opname in _ENDS:
+            nxt: tuple = ()
+        elif c.opcode in _JUMPS and c.argval in at:   # (an unknown one falls through too)
+            nxt = (at[c.argval],) if c.opname in _GOTO else (k + 1, at[c.argval])
+        else:
+            nxt = (k + 1,)
+        nxt = tuple(j for j in nxt if j < n)
+        g.succ.append(nxt)
+        if nxt != (k + 1,):
+            for j in nxt + (k + 1,):
+                if j < n:
+                    g.leader[j] = True
+    if n:
+        g.leader[0] = True
+    seen, todo = set(), [0] if n else []
+    while todo:   # what the code reaches without an exception
+        k = todo.pop()
+        if k not in seen:
+            seen.add(k)
+            todo += g.succ[k]
+    g.cold = [k not in seen for k in range(n)]
+    return g
+
+
+def span(g: _Graph, lo: int, hi: int, keep=None) -> tuple:
+    """``(entry, members, linear)`` of the body whose code lies strictly between
+    the offsets ``lo`` and ``hi`` (or at the offsets ``keep``, entered after
+    ``lo``): the index of its first instruction (None where it has none), those
+    of its instructions, with, for a ``with`` block (``lo`` >= 0), the handlers
+    of its try and with statements placed past it and the code they run (not
+    its own handler's, by which it is left), and whether it runs them one after
+    another, with no branch."""
+    ins = g.ins
+    members = {k for k, c in enumerate(ins) if (c.offset in keep if keep is not None
+                                                else lo < c.offset < hi)}
+    entry = next((k for k, c in enumerate(ins) if c.offset > lo), None)
+    if entry not in members:
+        return None, set(), True
+    outer = g.handler[entry] if lo >= 0 else -1
+    if keep is None and lo >= 0:
+        todo = [g.handler[k] for k in members]
+        while todo:   # (3.12: an except clause's code lies past the body)
+            j = todo.pop()
+            if j >= 0 and j != outer and j not in members and g.cold[j]:
+                members.add(j)
+                todo += g.succ[j] + (g.handler[j],)
+    last = max(members)
+    linear = all(k == last or g.succ[k] == (k + 1,) and k + 1 in members and
+                 g.handler[k] not in members for k in members)
+    return entry, members, linear
+
+
+def states(g: _Graph, entry: int, members: set, start: tuple, step) -> list:
+    """``(indices, state)`` of each block of ``members`` that ``entry`` reaches, in
+    code order: its instructions and the state it is entered with, where
+    ``start`` (``(_Stored, made)``) is the entry's and ``step(i, stored, made)``
+    changes a state by the instruction ``i`` (true where it may have); a state
+    meets another where paths join (stored: on every path; made: what any of
+    them computed)."""
+    blocks, into, todo = {}, {entry: _copy(start)}, [entry]
+    queued = {entry}
+    while todo:
+        b = heapq.heappop(todo)
+        queued.discard(b)
+        if b not in blocks:
+            blocks[b] = _block(g, b, entry, members)
+        body, nxt, handler = blocks[b]
+        stored, made = state = _copy(into[b])
+        changed = True
+        for i in body:
+            if handler is not None and changed:   # an exception may leave from any
+                _into(into, handler, state, todo, queued)   # instruction
+            changed = step(i, stored, made)
+        for j in nxt:
+            _into(into, j, state, todo, queued)
+    return [(blocks[b][0], into[b]) for b in sorted(blocks)]
+
+
+def _block(g: _Graph, b: int, entry: int, members: set) -> tuple:
+    """``(indices, successors, handler)`` of the block of ``members`` beginning at
+    ``b``: its instructions up to the next block's or a jump, the blocks it goes
+    to next, and its handler (None where it has none of ``members``)."""
+    body, k = [b], b
+    while g.succ[k] == (k + 1,) and k + 1 in members and not g.leader[k + 1] and \
+            k + 1 != entry:
+        k += 1
+        body.append(k)
+    handler = g.handler[b] if g.handler[b] in members else None
+    return body, tuple(j for j in g.succ[k] if j in members), handler
+
+
+def _copy(state: tuple) -> tuple:
+    stored, made = state
+    return _Stored(stored, stored.may), dict(made)
+
+
+def _into(into: dict, b: int, state: tuple, todo: list, queued: set) -> None:
+    """Meet ``state`` into the state block ``b`` is entered with; queue ``b`` where
+    that changed."""
+    old = into.get(b)
+    if old is None:
+        into[b] = _copy(state)
+        changed = True
+    else:
+        (stored, made), (was, held) = state, old
+        changed = not was <= stored or not stored.may <= was.may
+        if changed:
+            into[b] = (_Stored(was & stored, was.may | stored.may), held)
+        for path, reads in made.items():
+            before = held.get(path)
+            if before is None or not reads <= before:
+                held[path] = reads if before is None else before | reads
+                changed = True
+    if changed and b not in queued:
+        queued.add(b)
+        heapq.heappush(todo, b)
+
+
+def _controlled(code_ins: list, i: int) -> set:
+    """The lines the jump ``code_ins[i]`` (a for loop's, a test's) decides to run:
+    those it jumps past or back over, and an ``else`` the part it enters jumps
+    past."""
+    ins = code_ins[i]
+    lo, hi = sorted((ins.offset + 1, ins.argval))
+    k = next((j for j, c in enumerate(code_ins) if c.offset == ins.argval), None)
+    before = code_ins[k - 1] if k else None
+    if ins.argval > ins.offset and before is not None and before.opname in _FORWARD and \
+            before.argval > ins.argval:   # if ...: else: (its jump past the else)
+        hi = before.argval
+    return {c.positions.lineno for c in code_ins if lo <= c.offset < hi and
+            c.positions is not None and c.positions.lineno is not None}
+
+
+def _trips(read: set) -> set:
+    """What decides how many times a for loop over what reads ``read`` runs:
+    the numbers it reads (``range(k)``), and the length (a set's items) of a
+    container it iterates whole (``lst``, ``d.items()``), not its items."""
+    out = {q for q in read if q[-1] != _WHOLE}
+    for q in read - out:
+        for c in (q[:-1], q[:-2]) if len(q) > 2 and q[-2][0] == "." else (q[:-1],):
+            out |= {c + (_LEN,), c + (_ITEMS,)}
+    return out

@@ -139,6 +139,19 @@ def _reset_not_taken(s, a, b, n):
         count[1, 1, body](n)
 
 
+def _flag_the_body_toggles(s, a, b, n):
+    t, flip = 0.0, True
+    with s.while_loop(gt.cond(n) < 3) as body:   # flag the body toggles
+        t += 1.0
+        if flip:
+            v = 1.0
+        else:
+            v = t
+        flip = not flip
+        add[1, 4, body](a, v)
+        count[1, 1, body](n)
+
+
 def _store_in_inner_loop(s, a, b, n):
     t = 0.0
     with s.while_loop(gt.cond(n) < 3) as body:   # store in inner loop
@@ -196,6 +209,7 @@ def _body_function_branch(s, a, b, n):
     (_or_default, "or default", "changes t,"),
     (_pingpong_in_branch, "pingpong in branch", "changes k,"),
     (_reset_not_taken, "reset not taken", "changes t,"),
+    (_flag_the_body_toggles, "flag the body toggles", "changes t,"),
     (_store_in_inner_loop, "store in inner loop", "changes t,"),
     (_optimizer_in_branch, "optimizer in branch", "changes opt.t,"),
     (_body_function_branch, "body function branch", "changes t,"),
@@ -237,6 +251,30 @@ def test_bodies_storing_on_every_path_before_reading_run_as_eagerly():
     a, n = dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [4.875] * 4 and host(n) == [3]
+
+
+def test_a_branch_a_flag_fixed_for_the_loop_decides_runs_as_eagerly():
+    """``if FLAG: v = 1.0 else: v = t``: the flag, which the body leaves alone,
+    takes the first arm at each iteration, as when the body was recorded, so
+    the counter ``t`` reaches no work (a test of a number the body changes is
+    not followed so)."""
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        t, mode = 0.0, "a"
+        with s.while_loop(gt.cond(n) < 3) as body:
+            t += 1.0
+            if FLAG:
+                v = 1.0
+            else:
+                v = t
+            if mode != "a" or OFF:
+                v = t
+            add[1, 4, body](a, v)
+            count[1, 1, body](n)
+
+    a, n = dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [3.0] * 4 and host(n) == [3]
 
 
 def _after_branch_local(s, a, b, c, n):

@@ -27,7 +27,7 @@ import types
 from ..chains import MISSING
 from ..names import _filled, _global_names
 from ..owners import _own_module, own_holder, own_object
-from ._loop_flow import _Stored, _controlled, _graph, _trips, span, states
+from ._loop_flow import _Stored, _controlled, _decided, _graph, _trips, span, states
 from ._loop_paths import _WHOLE, _reads, _resolve, _text, _within
 from ._loop_stack import (_ATTR_LOADS, _ATTR_STORES, _CONSTS, _ITEM_STORES, _JUMPS, _LOADS,
                           _STORES, _SUBSCRIPTS, _begin, _chain, _copy, _holder, _item_read,
@@ -359,14 +359,13 @@ class _Region:
     size of ``k.forall(n, stream=body)``), and what a name the body set before
     was computed from (``lo = k * 4`` then ``a[lo:lo + 4]``)."""
 
-    def __init__(self, code: tuple, scope: dict, keep=None):
+    def __init__(self, code: tuple, scope: dict, keep=None, now=None):
         obj, lo, hi = code
         self.scope = scope           # what the names held when the body began
         self._fresh()
         g = _graph(obj)
         code_ins = g.ins
-        entry, members, linear = span(g, lo, hi, keep)   # (keep: the offsets of the
-        #                                                  code after a block, entered at lo)
+        entry, members, linear = span(g, lo, hi, keep)   # (keep: the code after a block)
         self.held = {_holder(code_ins, i) for i in members}   # loads of what a step
         #                                                     takes (st of st.k)
         self.reports = _reported(code_ins)   # values only printed, logged, asserted
@@ -390,7 +389,8 @@ class _Region:
                 scratch._note(code_ins, i, stored, made)
                 return True
             return False
-        for block, (stored, made) in states(g, entry, members, (_Stored(), made), step):
+        taken = _decided(g, members, scope, now) if now is not None else None   # (if FLAG:)
+        for block, (stored, made) in states(g, entry, members, (_Stored(), made), step, taken):
             for i in block:
                 if i in noted:
                     self._note(code_ins, i, stored, made)

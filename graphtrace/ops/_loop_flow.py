@@ -16,16 +16,23 @@ tells the instructions of a body in it, with the handlers of its try
 statements that the compiler placed past its end (3.12 on); ``states`` runs a
 transfer function over them to a fixed point and gives the state each block
 is entered with, a ``_Stored`` (stored on every path, and on some) and what
-each slot stored was computed from.
+each slot stored was computed from. A branch decided by a value the body
+leaves alone (``if FLAG:``) goes, at each iteration, where it went when the
+body ran: ``_decided`` tells those, and ``states`` follows them only there.
+``_controlled`` tells the lines a jump decides to run, ``_trips`` what decides
+how many times a for loop runs.
 """
 from __future__ import annotations
 
 import dis
 import functools
 import heapq
+import operator
 
-from ._loop_paths import _ITEMS, _LEN, _WHOLE
-from ._loop_stack import _FORWARD, _JUMPS
+from ..chains import MISSING
+from ._loop_paths import _ITEMS, _LEN, _WHOLE, _found
+from ._loop_stack import (_ATTR_STORES, _CONSTS, _FORWARD, _ITEM_STORES, _JUMPS, _LOADS,
+                          _STORES, _begin, _chain, _set)
 
 _GOTO = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP",
                    "JUMP_NO_INTERRUPT", "JUMP_BACKWARD_NO_INTERRUPT"})
@@ -124,20 +131,21 @@ def span(g: _Graph, lo: int, hi: int, keep=None) -> tuple:
     return entry, members, linear
 
 
-def states(g: _Graph, entry: int, members: set, start: tuple, step) -> list:
+def states(g: _Graph, entry: int, members: set, start: tuple, step, taken=None) -> list:
     """``(indices, state)`` of each block of ``members`` that ``entry`` reaches, in
     code order: its instructions and the state it is entered with, where
     ``start`` (``(_Stored, made)``) is the entry's and ``step(i, stored, made)``
     changes a state by the instruction ``i`` (true where it may have); a state
     meets another where paths join (stored: on every path; made: what any of
-    them computed)."""
+    them computed). ``taken``: jump -> the instruction it goes to, each time
+    (``_decided``)."""
     blocks, into, todo = {}, {entry: _copy(start)}, [entry]
     queued = {entry}
     while todo:
         b = heapq.heappop(todo)
         queued.discard(b)
         if b not in blocks:
-            blocks[b] = _block(g, b, entry, members)
+            blocks[b] = _block(g, b, entry, members, taken or {})
         body, nxt, handler = blocks[b]
         stored, made = state = _copy(into[b])
         changed = True
@@ -150,7 +158,7 @@ def states(g: _Graph, entry: int, members: set, start: tuple, step) -> list:
     return [(blocks[b][0], into[b]) for b in sorted(blocks)]
 
 
-def _block(g: _Graph, b: int, entry: int, members: set) -> tuple:
+def _block(g: _Graph, b: int, entry: int, members: set, taken: dict) -> tuple:
     """``(indices, successors, handler)`` of the block of ``members`` beginning at
     ``b``: its instructions up to the next block's or a jump, the blocks it goes
     to next, and its handler (None where it has none of ``members``)."""
@@ -160,7 +168,8 @@ def _block(g: _Graph, b: int, entry: int, members: set) -> tuple:
         k += 1
         body.append(k)
     handler = g.handler[b] if g.handler[b] in members else None
-    return body, tuple(j for j in g.succ[k] if j in members), handler
+    nxt = (taken[k],) if k in taken else g.succ[k]
+    return body, tuple(j for j in nxt if j in members), handler
 
 
 def _copy(state: tuple) -> tuple:
@@ -188,6 +197,96 @@ def _into(into: dict, b: int, state: tuple, todo: list, queued: set) -> None:
     if changed and b not in queued:
         queued.add(b)
         heapq.heappush(todo, b)
+
+
+_FIXED = frozenset({bool, int, float, str, type(None)})
+_COMPARE = {"==": operator.eq, "!=": operator.ne, "<": operator.lt, "<=": operator.le,
+            ">": operator.gt, ">=": operator.ge}
+
+
+def _decided(g: _Graph, members: set, scope: dict, now: dict) -> dict:
+    """The branches of ``members`` that a test of values the body leaves alone
+    decides (``if FLAG:``, ``if self.mode == "a":``; a bool, a number, a string
+    or None, the same object in ``scope``, when the body began, and ``now``, and
+    stored by none of its code): jump -> the instruction it goes to, as it did
+    when the body ran and would at each iteration."""
+    ins, out = g.ins, {}
+    stored: set = set()
+    for k in members:
+        c = ins[k]
+        if c.opname in _STORES or c.opname == "STORE_FAST_LOAD_FAST":
+            names = c.argval if isinstance(c.argval, tuple) else (c.argval,)
+            stored.update((n,) for n in names[:1 if c.opname == "STORE_FAST_LOAD_FAST" else None])
+        elif c.opname in _ATTR_STORES or c.opname in _ITEM_STORES:
+            stored.add(_set(ins, k))   # (None: on a path the code does not name)
+    for k in members:
+        name = ins[k].opname
+        if "_IF_" not in name or "_OR_POP" in name or len(g.succ[k]) != 2:
+            continue
+        v = _tested(ins, k, scope, now, stored)
+        if v is MISSING:
+            continue
+        jumps = v is not None if "NOT_NONE" in name else v is None if "NONE" in name else \
+            bool(v) if "TRUE" in name else not v
+        out[k] = g.succ[k][1] if jumps else g.succ[k][0]
+    return out
+
+
+def _tested(ins: tuple, k: int, scope: dict, now: dict, stored: set):
+    """The value the jump ``ins[k]`` tests, where its code only loads values the
+    body leaves alone and constants, and compares or negates them; else MISSING."""
+    start, beyond = _begin(ins, k, 1)
+    stack: list = []
+    for j in range(start, k) if not beyond else ():
+        c = ins[j]
+        op = c.opname
+        if op in _LOADS and not isinstance(c.argval, tuple) or op == "LOAD_ATTR" and \
+                stack and "NULL" not in c.argrepr:   # (3.12: NULL|self, a method's)
+            path = _chain(ins, j)
+            if op == "LOAD_ATTR":
+                stack.pop()
+            stack.append(_fixed(path, scope, now, stored) if path is not None else MISSING)
+        elif op in _CONSTS:
+            stack.append(c.argval)
+        elif op in ("COMPARE_OP", "IS_OP", "CONTAINS_OP") and len(stack) > 1:
+            b, a = stack.pop(), stack.pop()
+            stack.append(_compare(op, c, a, b))
+        elif op in ("UNARY_NOT", "TO_BOOL") and stack:
+            v = stack.pop()
+            stack.append(v if v is MISSING else not v if op == "UNARY_NOT" else bool(v))
+        elif op != "NOP":
+            return MISSING
+    return stack[0] if len(stack) == 1 else MISSING
+
+
+def _fixed(path: tuple, scope: dict, now: dict, stored: set):
+    """The value at ``path`` where it is a bool, a number, a string or None that
+    the body's code stores nowhere on its way and that is the same object when
+    the body began and now; else MISSING."""
+    v = _found(scope, path)
+    if type(v) not in _FIXED or _found(now, path) is not v or \
+            None in stored and len(path) > 1 or \
+            any(q is not None and q[:len(path)] == path[:len(q)] for q in stored):
+        return MISSING
+    return v
+
+
+def _compare(op: str, c, a, b):
+    """``a`` compared with ``b`` as the instruction ``c`` does, where both are
+    known and the comparison runs none of the program's code."""
+    if a is MISSING or b is MISSING or type(a) not in _FIXED and op != "CONTAINS_OP" or \
+            type(b) not in _FIXED and not (op == "CONTAINS_OP" and type(b) in (tuple, frozenset)
+                                           and all(type(x) in _FIXED for x in b)):
+        return MISSING
+    if op == "IS_OP":
+        return (a is b) != bool(c.arg)
+    if op == "CONTAINS_OP":
+        return (a in b) != bool(c.arg)
+    test = _COMPARE.get(c.argrepr.removeprefix("bool(").removesuffix(")"))
+    try:
+        return test(a, b) if test is not None else MISSING
+    except TypeError:   # (3 < "a")
+        return MISSING
 
 
 def _controlled(code_ins: list, i: int) -> set:

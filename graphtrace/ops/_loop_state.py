@@ -282,7 +282,7 @@ class LoopState:
         after, changed = self.closed()
         if not changed:
             return
-        region = _Region(self._code(), self.scope)
+        region = _Region(self._code(), self.scope, now=self.now)   # (now: if FLAG: taken)
         held, reads = {}, {}
         for p, (v, _, where) in self.before.items():
             if v is not None:   # (an array's or a number's other slots: a swap)

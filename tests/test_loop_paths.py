@@ -289,8 +289,21 @@ def _after_branch_local(s, a, b, c, n):
     add[1, 4, s](a, v)
 
 
+def _after_read_first(s, a, b, c, n):
+    hit = 0.0
+    with s.if_then(gt.cond(n) > 0) as then:   # after read first
+        add[1, 4, then](b, 1.0)
+        hit = 5.0
+    if FLAG:
+        add[1, 4, s](a, 2.0 * hit)   # after read first read
+    else:
+        v = hit
+        add[1, 4, s](a, v)
+
+
 @pytest.mark.parametrize("program, marker", [
     (_after_branch_local, "after branch local"),
+    (_after_read_first, "after read first"),
 ])
 def test_a_number_a_branch_sets_and_code_after_it_reads_on_some_path_is_refused(
         program, marker):

@@ -264,7 +264,9 @@ def _instructions(code) -> tuple:
 def _after(code_ins: list, start: int, name: str) -> tuple:
     """``(offsets, lines)``: the offsets of the instructions run after
     ``code_ins[start]`` on some path before the name ``name`` is stored again,
-    and the line where each slot under it (its path) is loaded first on them."""
+    and the line where each slot under it (its path) is loaded first on them, in
+    reading order from the block on (not the nearest load of a branch written
+    after the one that runs first)."""
     keep, lines, seen, todo = set(), {}, set(), deque([start + 1])
     at = {ins.offset: k for k, ins in enumerate(code_ins)}
     while todo:
@@ -279,7 +281,8 @@ def _after(code_ins: list, start: int, name: str) -> tuple:
         keep.add(ins.offset)
         path = _chain(code_ins, k) if ins.opname not in _LOADS or name in names else None
         if path is not None and path[0] == name and ins.positions is not None:
-            lines.setdefault(path, ins.positions.lineno)
+            first = (k <= start, k, ins.positions.lineno)   # (a loop around: after)
+            lines[path] = min(lines.get(path, first), first)
         if ins.opname in _ENDS:
             continue
         if ins.opcode in _JUMPS and ins.argval in at:
@@ -287,7 +290,7 @@ def _after(code_ins: list, start: int, name: str) -> tuple:
             if ins.opname in _GOTO:
                 continue
         todo.append(k + 1)
-    return keep, lines
+    return keep, {p: line for p, (_, _, line) in lines.items()}
 
 
 class _Kept(_Region):

@@ -12,6 +12,8 @@ refused at the block's line. The programs beside them, storing on every path
 before reading or computing only from what the loop leaves alone, run as
 eagerly.
 """
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -251,6 +253,30 @@ def test_bodies_storing_on_every_path_before_reading_run_as_eagerly():
     a, n = dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, n)
     assert host(a) == [4.875] * 4 and host(n) == [3]
+
+
+@contextlib.contextmanager
+def _annotate(name):
+    yield   # (a profiler's range: lets an exception on)
+
+
+def test_a_temporary_made_in_a_with_statement_of_the_body_runs_as_eagerly():
+    """``tmp``, made again at each iteration inside a context manager's block and
+    read after it, is stored before that read: only an exception the context
+    manager swallowed would skip the store."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        tmp = s.empty(4, np.float32)
+        with s.while_loop(gt.cond(n) < 3) as body:
+            with _annotate("step"):
+                tmp = body.empty(4, np.float32)
+                shift[1, 4, body](a, tmp)
+            shift[1, 4, body](tmp, b)
+            count[1, 1, body](n)
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(b) == [2.0, 3.0, 4.0, 5.0] and host(n) == [3]
 
 
 def test_a_branch_a_flag_fixed_for_the_loop_decides_runs_as_eagerly():

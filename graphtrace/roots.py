@@ -9,6 +9,7 @@ every launch reads are ``_Hot``'s slots there.
 """
 from __future__ import annotations
 
+import types
 from bisect import bisect_right
 
 import numpy as np
@@ -243,6 +244,16 @@ class _Roots:
             # empty temporary lies in it (the roots' index leaves empty ones out)
             root = next((r for _, r in self._temps if r.lo == buf.lo), buf)
         if root is None:
+            held = _held_by_argument(self.given, buf)
+            if held is not None:
+                raise ArgumentError(
+                    f"an array used here ({_describe(buf)}) is {held}, held by an argument "
+                    f"object of {self.name}: only arrays passed as arguments (and in their "
+                    "lists, tuples and dicts) or reached by a global or closure name, or "
+                    "through self for a method, are rebound and watched, so the graph "
+                    f"would keep using this one; pass {held} to {self.name} as an "
+                    "argument of its own, or reach the object by a global name or as "
+                    "self of a graph method called on it")
             raise ArgumentError(
                 f"an array used here ({_describe(buf)}) is not an argument of {self.name} "
                 "nor an array it reaches by a global or closure name, or, for a method, "
@@ -349,3 +360,43 @@ class _Roots:
 def _describe(buf: Buffer) -> str:
     where = "host" if buf.is_host else f"device {buf.device}"
     return f"{buf.dtype}{list(buf.shape)} on {where}"
+
+
+def _held_by_argument(given: dict, buf: Buffer, depth: int = 3) -> str | None:
+    """Where an argument object (its attributes, and the lists, tuples and dicts it
+    holds, ``depth`` levels deep) holds the array ``buf`` lies in: ``model.w``; None
+    where none does. Only asked for the error of an array no root holds."""
+    todo = [(name, v, 0) for name, v in given.items()]
+    seen: set = set()
+    while todo:
+        path, v, d = todo.pop(0)
+        if id(v) in seen or d > depth or isinstance(v, (str, bytes, int, float, complex)):
+            continue
+        seen.add(id(v))
+        if is_array(v):
+            if not d:   # an argument: a root already
+                continue
+            try:
+                b = as_buffer(v)
+            except Exception:  # noqa: BLE001  (an array library's object answering oddly)
+                continue
+            if b.lo <= buf.lo < max(b.hi, b.lo + 1) and b.is_host == buf.is_host:
+                return path
+            continue
+        owner = v.__self__ if isinstance(v, types.MethodType) else \
+            getattr(v, "instance", None) if type(v).__module__ == "graphtrace.function" \
+            else None   # apply(model.op, x): model.op's object (a graph method's too)
+        if owner is not None:
+            todo.append((f"{path}.__self__", owner, d))
+        elif isinstance(v, dict):
+            todo += [(f"{path}[{k!r}]", x, d + 1) for k, x in v.items()]
+        elif isinstance(v, (list, tuple)):
+            todo += [(f"{path}[{i}]", x, d + 1) for i, x in enumerate(v)]
+        elif not isinstance(v, type):
+            try:
+                attrs = object.__getattribute__(v, "__dict__")
+            except AttributeError:
+                continue
+            todo += [(f"{path}.{k}", x, d + 1) for k, x in dict(attrs).items()
+                     if not k.startswith("__")]
+    return None

@@ -63,6 +63,7 @@ class Tracing:
             return v
 
         handed: list = []   # the lists and dicts the function is handed: copies
+        tracer.given = dict(bound.arguments)   # (where an array they hold is: roots.py)
         with tracer, CupyFence():
             for k in self.params:
                 if k is not self.self_param:

@@ -431,6 +431,42 @@ def test_an_array_passed_in_a_static_object_is_refused():
     with pytest.raises(gt.ArgumentError) as e:
         f(dev(0, 0), Holder(dev(1, 1)))
     assert e.value.source[1] == line_of(__file__, "static object")
+    assert "is cfg.buf, held by an argument object of f" in str(e.value)
+    assert "pass cfg.buf to f as an argument of its own" in str(e.value)
+
+
+class _Model:
+    def __init__(self):
+        self.w, self.parts = dev(1, 1), {"b": dev(2, 2)}
+
+    def apply(self, s, out):
+        add_into[1, 2, s](self.parts["b"][:1], out)   # held by the method's object
+
+    @gt.graph(backend="sim")
+    def update(self, s, out):
+        add_into[1, 2, s](self.w, out)                # graph method's object
+
+
+@pytest.mark.parametrize("how, where, held", [
+    ("method", "held by the method's object", "fn.__self__.parts['b']"),
+    ("graph method", "graph method's object", "model.w")])
+def test_an_array_an_argument_object_holds_is_named_by_its_path(how, where, held):
+    """It was refused as 'not an argument', naming neither the path nor the reason."""
+    @gt.graph(backend="sim")
+    def by_method(s, fn, out):
+        fn(s, out)
+
+    @gt.graph(backend="sim")
+    def by_graph_method(s, model, out):
+        model.update(s, out)
+    model = _Model()
+    with pytest.raises(gt.ArgumentError) as e:
+        if how == "method":
+            by_method(model.apply, dev(0, 0))
+        else:
+            by_graph_method(model, dev(0, 0))
+    assert e.value.source[1] == line_of(__file__, where)
+    assert f"is {held}, held by an argument object of" in str(e.value)
 
 
 def test_the_proxy_stream_may_be_passed_by_keyword():

@@ -158,7 +158,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         return self._holdings.reach
 
     def trace(self, *args, **kwargs) -> Graph:
-        """Trace with these arguments and return the IR; runs nothing on a GPU.
+        """Trace with these arguments and return the IR; runs nothing on a GPU
+        (``stream=``, as a call takes it, is accepted and unused).
 
         >>> @gt.graph
         ... def step(s, x, out, a):
@@ -169,7 +170,6 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         graph step(x, out, a)  deps=data  2 nodes, 1 edge
           %0 = kernel scale[1, 32](x, a, out)  in(x)  out(out)  # <doctest ...>:3
           %1 = kernel add[1, 32](out, x)  in(out)  inout(x)  after(%0)  # <doctest ...>:4
-        ``stream=``, as a call takes it, is accepted and unused: tracing runs nothing.
         """
         self._drop_stream(kwargs)
         return self._trace(args, kwargs)[0]

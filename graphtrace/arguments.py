@@ -25,6 +25,7 @@ import numpy as np
 from .arrays import as_buffer, geometry_reader, is_array
 from .buffers import _Intent
 from .errors import ArgumentError
+from .first_reads import read_first
 from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespace_values, \
     _object_key, _valued, key_objects
 from .owners import _library, own_class, own_object
@@ -144,11 +145,14 @@ def _same_item(a, b) -> bool:
     return a is b
 
 
-def _changed(before, now) -> bool:
+def _changed(before, now, functions) -> bool:
     """Whether a trace changed a copy's work: a list's items rebound, added, removed
     or reordered; a dict's values rebound, or keys holding more than a plain value
-    added or removed (``opts.setdefault("block", 32)``, ``opts.pop("verbose",
-    False)`` change no work: the graph computes the same from the caller's dict)."""
+    added or removed, or a key added that the code (``functions``) read first
+    (``if "init" not in state``, ``k = memo.get("n", 0); memo["n"] = k + 1``:
+    ``first_reads``), which an eager later call would find there;
+    ``opts.setdefault("block", 32)``, ``opts.pop("verbose", False)`` change no
+    work: the graph computes the same from the caller's dict."""
     if isinstance(before, list):
         return len(before) != len(now) or not all(map(_same_item, before, now))
     for k in before.keys() | now.keys():
@@ -157,22 +161,27 @@ def _changed(before, now) -> bool:
                 return True
         elif not isinstance(before[k] if k in before else now[k], _PLAIN):
             return True
+        elif k in now and read_first(functions, f"[{k!r}]"):
+            return True
     return False
 
 
-def changed_copies(found: list) -> list:
-    """The paths of the ``copies`` whose work a trace changed (``_changed``)."""
-    return [path for path, c, before in found if _changed(before, _work(c))]
+def changed_copies(found: list, functions=()) -> list:
+    """The paths of the ``copies`` whose work a trace changed (``_changed``; the
+    functions the trace may run: ``Reach.walked``)."""
+    return [path for path, c, before in found if _changed(before, _work(c), functions)]
 
 
 class Call:
     """One call's arguments, split into what the cache key and the binding need."""
 
-    __slots__ = ("objs", "bufs", "svals", "key", "reached", "_holdings")
+    __slots__ = ("objs", "bufs", "svals", "key", "reached", "stale", "_holdings")
 
     def __init__(self, fn, bound):
         """``fn``: the GraphFunction; ``bound``: the call's ``inspect.BoundArguments``."""
         self.objs, self.bufs, self.svals = [], [], []
+        self.stale = False   # keyed by values its trace then changed: the next call
+        # computes its key in full (GraphFunction._compiled)
         holdings = self._holdings = fn._holdings   # what it reaches beyond its parameters
         held = holdings.holds(bound.arguments)   # the objects self (or a name) holds: walked once
         reached_by_name = holdings.reached(bound.arguments, held)

@@ -233,12 +233,17 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
             ir, arrays, scalars, changed = self._trace(args, kwargs, call.key)
             t1 = time.perf_counter()
             # held objects' attributes the trace changed: their state
-            again, state = holdings.note_traced(held, obj) if held else (False, ())
+            again, state, decided = holdings.note_traced(held, obj) if held else \
+                (False, (), ())
             swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
             live = holdings.live(obj, call.key[1]) - self._live_warned
-            if again:
-                call = Call(self, self._bind(args, kwargs))   # keyed without them
+            # keyed without the state, by the settings as the trace left them; but by
+            # the old value of one it read first (if not self.started: ...): the next
+            # call, finding the new one, traces again
+            if again and not decided:
+                call = Call(self, self._bind(args, kwargs))
                 key = (key[0], call.key)
+            call.stale = bool(decided)
             if key[0] == "sim":
                 from .sim import SimGraph as Made
             elif checks_intents(self.check_intents):
@@ -379,15 +384,17 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         # keywords: the next call's defaults may differ from them (the full check says)
         keep = not self._mutable_defaults
         # callbacks passed reaching host arrays: the full check reads what they hold now
-        free = keep and not call.reached[3]
+        free = keep and not call.reached[3] and not call.stale
         fast = self._fast_check(args, snap, entry, chosen) if free and not kwargs else None
         guard = self._guard(args) if free and self._lead and len(args) else None
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap
             entry.launch(stream)
-        if keep:
+        if keep and not call.stale:
             self._last, self._fast = (snap, entry, chosen, call.reached, guard), fast
+        else:   # keyed by what its trace changed: the next call finds its key in full
+            self._last = self._fast = None
 
     def _guard(self, args):
         """``(Guard, weak reference to self)`` of a method's call (``guard.py``),

@@ -25,6 +25,7 @@ from .host_chains import host_callbacks, host_chains, host_methods, host_paramet
 from .names import (_methods_named, attribute_names, chain_heads, callback_methods,
                     class_methods, reads_fields, self_chains, self_changes)
 from .owners import _attr, _attributes, _python_function, class_attribute
+from .first_reads import read_first
 from .reach import Reach
 from .tree import leaves
 from .values import (_MAX_DEPTH, _leaves, instance_arrays, instance_chains, instance_held,
@@ -512,8 +513,11 @@ class Holdings:
         key (``before``: ``entries`` before the trace): the key leaves them out from
         now on (self's own too: ``self.calls += 1``); but what it set from None
         (``if self.scale is None: self.scale = 1.0``) is a setting, watched. Whether
-        there were any (the call's key must be found again), and the labels of
-        the state found now."""
+        there were any (the call's key must be found again), the labels of the
+        state found now, and those of the settings whose old value the code read
+        first and may have decided work by (``first_reads``: ``if not
+        self.started: ...; self.started = True``), which keep the old value in
+        the key."""
         now = self.entries(self_obj)   # None: the trace let go of every object held
         after = now[1] if now is not None else ()
         changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
@@ -522,7 +526,18 @@ class Holdings:
             self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed
             for r in self._reaches(self_obj):   # CFG["calls"] += 1: Reach's chains too
                 r.note_state(changed)
-        return bool(changed or initialized), new
+        # a setting made, or one that was None (not in the key: if self.kick is None)
+        made = initialized | {e[0] for e in after} - {e[0] for e in before[1]}
+        decided = self._read_first(self_obj, made) if made else set()
+        return bool(changed or initialized), new, decided
+
+    def _read_first(self, self_obj, labels) -> set:
+        """Those of ``labels`` that the code the trace may run reads before it stores
+        them, deciding work (``first_reads.read_first``)."""
+        functions = self._code(self_obj) + [f for r in self._reaches(self_obj) for f in r.walked]
+        _, (_, reaches, methods, _) = self.walk(self_obj)
+        functions += [f for r in reaches for f in r.walked] + [m[-1] for m in methods]
+        return {label for label in labels if read_first(functions, label)}
 
     def bare_arrays(self, self_obj) -> dict:
         """label -> the array each global or closure name of the function's, and

@@ -446,6 +446,11 @@ class Reach:
             out.append((str(chain), type(v), _settled(v)))
         return tuple(out)
 
+    @property
+    def walked(self) -> list:
+        """The Python functions walked, the root's first."""
+        return self._walked
+
     def note_state(self, labels) -> None:
         """Leave out of the key, from now on, the chains of ``labels`` a trace changed."""
         new = {str(c) for _, c in self.stored} & set(labels) - self.state

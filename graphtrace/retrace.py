@@ -254,12 +254,22 @@ class CallWarnings:
         what = ", ".join(path_str(p) for p in paths)
         code = self.fn.__code__
         line = item_change_line(code, paths[0][0]) if len(paths[0]) == 1 else None
+        params = self._sig.parameters
+        defaults = [p[0] for p in paths if p[0] in params and
+                    isinstance(params[p[0]].default, (list, dict))]
+        shown = ", ".join(f"{n}={'[]' if isinstance(params[n].default, list) else '{}'}"
+                          for n in dict.fromkeys(defaults))
+        kept = (f"neither the caller's container nor the function's default ({shown}) "
+                "is changed, so a default "
+                "kept as a memo or counter holds nothing for later calls, which") if defaults \
+            else "the caller's container is not changed, and later calls"
         warnings.warn_explicit(
             f"tracing {self.__name__} changed its list or dict argument {what} (items "
-            "rebound, added, removed or reordered): the traced function is handed a copy "
-            "of each list and dict argument, so that change happens once, at the trace, on "
-            "the copy; the caller's container is not changed, and later calls replay the "
-            "graph without it (ping-pong buffers stay where they are). Swap or change it "
-            "outside the function (after each call), or pass both arrays as arguments and "
-            "swap them at the call: f(b, a)", StateWarning, code.co_filename,
-            line or code.co_firstlineno)
+            "rebound, added, removed or reordered, or a key added that the code read "
+            "first): the traced function is handed a copy of each list and dict argument "
+            "(of a default too), so that change happens once, at the trace, on the copy; "
+            f"{kept} replay the graph without it (ping-pong buffers stay where they are). "
+            "Swap or change it outside the function (after each call), or pass both "
+            "arrays as arguments and swap them at the call: f(b, a); keep state that "
+            "decides the work outside the function and pass what it decides",
+            StateWarning, code.co_filename, line or code.co_firstlineno)

@@ -97,7 +97,8 @@ class Tracing:
                            and not callable(v) and not hasattr(type(v), "__get__")]
             _refuse_kept(tracer, places + [(f"global or closure name {name}", v)
                                            for name, v in named_values(self.fn)])
-        return ir, arrays, scalars, changed_copies(handed)
+        return ir, arrays, scalars, changed_copies(handed, (self.fn,) + tuple(
+            self._holdings.reach.walked) if handed else ())
 
     def _label_closure(self, tracer: Tracer, arguments) -> None:
         """Name the arrays the function reaches by name (its own and its helpers'),

@@ -1,0 +1,188 @@
+"""Whether traced code read a value it then stored, in a way that decided work.
+
+A trace that sets a flag or a value from None (``if not self.started: ...;
+self.started = True``, ``if "init" not in STATE: ...``, ``k = memo.get("n", 0);
+memo["n"] = k + 1``) ran with the value as it was before the store: the graph
+holds what that value decided, so it is keyed by that value, and a call that
+finds the new one traces again (``Holdings.note_traced``, ``arguments``). A
+store the code makes where no read before it decides anything (``if
+self.scale is None: self.scale = 1.0``: a test whose branch only stores, with
+no ``else``; a value only stored, or read after its last store) leaves a
+setting the graph computes the same from: keyed by the new value, no retrace.
+
+Told from the bytecode of the functions the trace may run, by the last step of
+a value's label (``self.started``: attribute ``started``; ``STATE['init']``:
+key ``'init'``; ``STARTED``: the name), which any object's attribute or any
+dict's key of that name matches: a wider match costs one trace more, never a
+stale graph.
+"""
+from __future__ import annotations
+
+import ast
+import dis
+import re
+import types
+
+_KEY = re.compile(r"\[([^\[\]]*)\]$")
+
+_NAME_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF"})
+_NAME_STORES = frozenset({"STORE_GLOBAL", "STORE_NAME", "STORE_DEREF", "DELETE_GLOBAL",
+                          "DELETE_NAME", "DELETE_DEREF"})
+# a dict's methods reading a key (and those storing it too)
+_READS_KEY = frozenset({"get", "setdefault", "pop", "__getitem__", "__contains__"})
+_STORES_KEY = frozenset({"setdefault", "pop"})
+# what may sit between a read and the jump of a test (``is None``, ``not``, ``== 0``)
+_TEST = frozenset({"LOAD_CONST", "IS_OP", "COMPARE_OP", "CONTAINS_OP", "UNARY_NOT", "TO_BOOL",
+                   "NOP", "EXTENDED_ARG"})
+# what a test's branch may run and still only store: no call, no jump, no local
+# set (a local the code after it would read)
+_STORING = frozenset({
+    "LOAD_CONST", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST", "LOAD_GLOBAL",
+    "LOAD_DEREF", "LOAD_NAME", "LOAD_ATTR", "STORE_ATTR", "STORE_SUBSCR", "STORE_GLOBAL",
+    "STORE_DEREF", "STORE_NAME", "BUILD_TUPLE", "BUILD_LIST", "BUILD_MAP", "BUILD_SET",
+    "BUILD_CONST_KEY_MAP", "LIST_EXTEND", "SET_UPDATE", "COPY", "SWAP", "POP_TOP", "NOP",
+    "EXTENDED_ARG", "UNARY_NEGATIVE", "UNARY_NOT", "BINARY_OP", "BINARY_SUBSCR", "TO_BOOL"})
+
+
+def label_step(label: str):
+    """The last step of a value's label: ``("attr", name)``, ``("key", constant)`` or
+    ``("name", name)``; None where it cannot be told."""
+    hit = _KEY.search(label)
+    if hit is not None:
+        try:
+            return "key", ast.literal_eval(hit.group(1))
+        except (ValueError, SyntaxError):
+            return None
+    head, _, last = label.rpartition(".")
+    if head:
+        return ("attr", last) if last.isidentifier() else None
+    return ("name", label) if label.isidentifier() else None
+
+
+def read_first(functions, label: str) -> bool:
+    """Whether the code of ``functions`` (and the code nested in them) may read the
+    value ``label`` names before its last store in a way that decides work: a
+    read before that store, or in a loop that stores it, or in a function that
+    does not store it, other than a test whose branch only stores (``if self.scale
+    is None: self.scale = 1.0``). True where the label cannot be told."""
+    step = label_step(label)
+    if step is None:
+        return True
+    codes, seen = [], set()
+    for f in functions:
+        code = getattr(getattr(f, "__func__", f), "__code__", None)
+        if code is not None and code not in seen:
+            seen.add(code)
+            codes.append(code)
+    while codes:
+        code = codes.pop()
+        codes += [c for c in code.co_consts if isinstance(c, types.CodeType) and c not in seen]
+        seen.update(c for c in code.co_consts if isinstance(c, types.CodeType))
+        if _decides(code, step):
+            return True
+    return False
+
+
+_DECIDES: dict = {}
+
+
+def _decides(code, step) -> bool:
+    hit = _DECIDES.get((code, step))
+    if hit is None:
+        if len(_DECIDES) > 4096:
+            _DECIDES.clear()
+        hit = _DECIDES[(code, step)] = _reads_first(code, step)
+    return hit
+
+
+def _reads_first(code, step) -> bool:
+    ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    reads, stores = _accesses(ins, step)
+    if not reads:
+        return False
+    last = max(stores) if stores else None
+    at = {i.offset: n for n, i in enumerate(ins)}
+    loops = [(at.get(i.argval, 0), n) for n, i in enumerate(ins)
+             if "JUMP" in i.opname and isinstance(i.argval, int) and i.argval <= i.offset]
+    for r in reads:
+        if _only_stores(ins, r, at):
+            continue
+        if last is None or r < last:
+            return True
+        if any(a <= r <= b and any(a <= s <= b for s in stores) for a, b in loops):
+            return True
+    return False
+
+
+def _accesses(ins, step) -> tuple:
+    """The indexes in ``ins`` where ``step``'s value is read, and where it is stored."""
+    kind, name = step
+    reads, stores = [], []
+    for n, i in enumerate(ins):
+        op = i.opname
+        if kind == "attr" and i.argval == name:
+            if op in ("LOAD_ATTR", "LOAD_METHOD"):
+                reads.append(n)
+            elif op in ("STORE_ATTR", "DELETE_ATTR"):
+                stores.append(n)
+        elif kind == "name" and i.argval == name:
+            if op in _NAME_LOADS:
+                reads.append(n)
+            elif op in _NAME_STORES:
+                stores.append(n)
+        elif kind == "key" and op == "LOAD_CONST" and type(i.argval) is type(name) \
+                and i.argval == name:
+            _key_access(ins, n, reads, stores)
+    return reads, stores
+
+
+def _key_access(ins, n, reads, stores) -> None:
+    """A constant key loaded at ``n``: ``d[k] = v``, ``d[k]``, ``d[k] += 1``,
+    ``d.get(k)``, ``d.setdefault(k, v)``, ``k in d``."""
+    prev = ins[n - 1] if n else None
+    if prev is not None and prev.opname in ("LOAD_METHOD", "LOAD_ATTR") and \
+            prev.argval in _READS_KEY:
+        call = next((m for m in range(n + 1, len(ins)) if ins[m].opname == "CALL"), None)
+        if call is not None:
+            reads.append(call)
+            if prev.argval in _STORES_KEY:
+                stores.append(call)
+        return
+    m = n + 1
+    while m < len(ins) and ins[m].opname == "COPY":
+        m += 1
+    if m >= len(ins):
+        return
+    op = ins[m].opname
+    if op in ("STORE_SUBSCR", "DELETE_SUBSCR"):
+        stores.append(m)
+    elif op == "BINARY_SUBSCR":
+        reads.append(m)
+        if m > n + 1:   # d[k] += 1: stored after
+            store = next((j for j in range(m + 1, len(ins))
+                          if ins[j].opname == "STORE_SUBSCR"), None)
+            if store is not None:
+                stores.append(store)
+    else:   # k in d, k in self.d
+        while m < len(ins) and ins[m].opname in ("LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF",
+                                                  "LOAD_NAME", "LOAD_ATTR"):
+            m += 1
+        if m < len(ins) and ins[m].opname == "CONTAINS_OP":
+            reads.append(m)
+
+
+def _only_stores(ins, r, at) -> bool:
+    """Whether the read at ``r`` is a test whose branch, with no ``else``, only stores."""
+    j = r + 1
+    while j < len(ins) and ins[j].opname in _TEST:
+        j += 1
+    if j >= len(ins):
+        return False
+    jump = ins[j]
+    if not (jump.opname.startswith("POP_JUMP") and "IF" in jump.opname) or \
+            not isinstance(jump.argval, int) or jump.argval <= jump.offset:
+        return False
+    end = at.get(jump.argval)
+    if end is None:
+        return False
+    return all(i.opname in _STORING for i in ins[j + 1:end])

@@ -24,6 +24,7 @@ import re
 import types
 
 _KEY = re.compile(r"\[([^\[\]]*)\]$")
+_GETATTR = re.compile(r"^(?:has|get)attr\(.*, '(\w+)'(?:, \.\.\.)?\)$")
 
 _NAME_LOADS = frozenset({"LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF"})
 _NAME_STORES = frozenset({"STORE_GLOBAL", "STORE_NAME", "STORE_DEREF", "DELETE_GLOBAL",
@@ -47,6 +48,9 @@ _STORING = frozenset({
 def label_step(label: str):
     """The last step of a value's label: ``("attr", name)``, ``("key", constant)`` or
     ``("name", name)``; None where it cannot be told."""
+    hit = _GETATTR.search(label)   # getattr(OPT, 't', ...): attribute t
+    if hit is not None:
+        return "attr", hit.group(1)
     hit = _KEY.search(label)
     if hit is not None:
         try:
@@ -105,7 +109,7 @@ def _reads_first(code, step) -> bool:
     loops = [(at.get(i.argval, 0), n) for n, i in enumerate(ins)
              if "JUMP" in i.opname and isinstance(i.argval, int) and i.argval <= i.offset]
     for r in reads:
-        if _only_stores(ins, r, at):
+        if _only_stores(ins, r, at) or _stored_back(ins, r, stores):
             continue
         if last is None or r < last:
             return True
@@ -186,3 +190,17 @@ def _only_stores(ins, r, at) -> bool:
     if end is None:
         return False
     return all(i.opname in _STORING for i in ins[j + 1:end])
+
+
+def _stored_back(ins, r, stores) -> bool:
+    """Whether the read at ``r`` is an augmented assignment's (``OPT.t += 1``): its
+    value goes only into the value stored there (a counter, state the trace
+    tells by its change)."""
+    m = r + 1
+    if m + 1 < len(ins) and ins[m].opname.startswith("LOAD_") and \
+            ins[m].opname not in ("LOAD_ATTR", "LOAD_METHOD") and ins[m + 1].opname == "BINARY_OP":
+        m += 2
+        while m < len(ins) and ins[m].opname == "SWAP":
+            m += 1
+        return m in stores
+    return False

@@ -40,8 +40,11 @@ __all__ = ["walk", "path_str", "Call", "Identity", "key_objects", "snapshot", "s
 def _is_number(v) -> bool:
     """A dynamic number: not a bool, nor an enum member (an IntEnum's, tested with
     ``is``: static, as a plain Enum's)."""
-    return isinstance(v, (numbers.Number, np.number)) and \
-        not isinstance(v, (bool, np.bool_, enum.Enum))
+    try:
+        return isinstance(v, (numbers.Number, np.number)) and \
+            not isinstance(v, (bool, np.bool_, enum.Enum))
+    except Exception:  # noqa: BLE001  (an ABC's cache compares classes with ==, which
+        return False   # a metaclass may define to raise: an object of such a class)
 
 
 def _hashable(v) -> bool:

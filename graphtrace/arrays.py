@@ -85,7 +85,8 @@ _new_buffer = object.__new__
 
 # never arrays: numbers, strings, None, and the plain containers arguments nest in
 # (a list, tuple or dict itself; its items are looked at one by one)
-_SCALARS = (int, float, bool, complex, str, type(None), list, tuple, dict)
+# (sets: a type is found by identity, not by ``==``, which a metaclass may define)
+_SCALARS = frozenset({int, float, bool, complex, str, type(None), list, tuple, dict})
 _kinds: dict = {}   # type -> how its objects are told apart: decided once per type
 
 

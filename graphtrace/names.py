@@ -341,7 +341,7 @@ def _explicit_bases(fn, cls) -> list:
     bases, by = [], set()
     for name in _names(code):
         v = _lookup(fn, name)
-        if isinstance(v, type) and v is not object and v in mro and v not in bases:
+        if isinstance(v, type) and v is not object and _among(v, mro) and not _among(v, bases):
             bases.append(v)
             by.add(name)
     if not bases:
@@ -356,6 +356,13 @@ def _explicit_bases(fn, cls) -> list:
             if f is not None:
                 out.append((at, name, f, not isinstance(attr, (staticmethod, classmethod))))
     return out
+
+
+def _among(cls, classes) -> bool:
+    """Whether ``cls`` is one of ``classes``, by identity: ``in`` compares with
+    ``==``, which a metaclass may define to build a symbolic expression or to raise
+    (an ORM's, a symbolic library's)."""
+    return any(c is cls for c in classes)
 
 
 # dataclasses' functions that read every field of the object they are handed
@@ -430,7 +437,8 @@ def _super_bases(cls, name: str, method, start=None) -> list:
     ``cls``'s MRO (after ``cls`` where None), as ``super()`` in ``start``'s
     method goes on from there."""
     out, mro = [], cls.__mro__
-    for base in mro[mro.index(start) + 1 if start in mro else 1:]:
+    at = next((i for i, c in enumerate(mro) if c is start), 0)
+    for base in mro[at + 1:]:
         if not any("super" in g.__code__.co_names for g in _with_wrapped(method)):
             break
         f = base.__dict__.get(name)

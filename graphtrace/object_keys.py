@@ -233,10 +233,11 @@ def key_objects(key) -> frozenset:
     out, todo = set(), [key]
     while todo:
         x = todo.pop()
-        if type(x) in (tuple, list, frozenset):
+        t = type(x)   # (by identity: a class's metaclass may define ==)
+        if t is tuple or t is list or t is frozenset:
             todo.extend(x)
         else:
-            out.add(id(x.obj if type(x) in (Identity, _Same) else x))
+            out.add(id(x.obj if t is Identity or t is _Same else x))
     return frozenset(out)
 
 

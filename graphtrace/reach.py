@@ -541,8 +541,9 @@ class Reach:
             return self.functions()   # runs other code: their places
         numbers, wholes = now[k:k + m], tuple(map(pure_values, now[k + m:k + m + w]))
         settled = tuple(map(_settled, numbers))
-        if MISSING in settled or None in wholes:   # one holds an array, a function or
-            self._find()                           # an object now
+        # (by identity: a value's class may answer == symbolically, or raise)
+        if id(MISSING) in map(id, settled) or id(None) in map(id, wholes):   # one holds an
+            self._find()                           # array, a function or an object now
             return self.functions()
         for fn, name, _, array in self.places if self.has_arrays else ():
             v = _lookup(fn, name) if array else None
@@ -611,7 +612,7 @@ def _method_of(v, steps) -> bool:
     return steps[0][0] == "attr" and callable(getattr(type(v), steps[0][1], None))
 
 
-_PROXIES = (weakref.ProxyType, weakref.CallableProxyType)
+_PROXIES = frozenset({weakref.ProxyType, weakref.CallableProxyType})
 
 
 def _dead(proxy) -> bool:

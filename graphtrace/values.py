@@ -337,7 +337,7 @@ def _is_value(v, depth: int = 0) -> bool:
         all(_is_value(x, depth + 1) for x in v)
 
 
-_GROUPS = (tuple, frozenset)
+_GROUPS = frozenset({tuple, frozenset})   # (a set: found by identity, not by ==)
 
 
 def _typed(v):

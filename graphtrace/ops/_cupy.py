@@ -125,7 +125,7 @@ class CupyAdapter(ReferenceAdapter):
                 out.append(value_of(a).ptr)
                 continue
             v = value_of(a)
-            if kind == "f" and type(v) in (float, int):
+            if kind == "f" and (type(v) is float or type(v) is int):
                 out.append(scalar(v))
             elif kind == "i" and type(v) is int and p.lo <= v <= p.hi:
                 out.append(scalar(v))

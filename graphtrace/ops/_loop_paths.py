@@ -18,6 +18,9 @@ from ..chains import MISSING
 from ..owners import _attr, own_holder, own_object
 
 _MAX_ITEMS = 256    # a longer container is not looked into
+# (sets: a type is found by identity, not by ``==``, which a metaclass may define)
+_SEQUENCES = frozenset({list, tuple})
+_INDEXED = frozenset({list, tuple, dict})
 
 _WHOLE = ("*", "all")   # after a path: the slot taken whole, with all it holds
 _LEN = ("len", None)    # after a container's path: its length
@@ -33,7 +36,7 @@ def _resolve(scope: dict, path: tuple):
     for kind, key in path[1:]:
         if kind == "." and (own_object(v) or own_holder(v) or isinstance(v, types.ModuleType)):
             v = _attr(v, key, MISSING)
-        elif kind == "[]" and type(v) in (list, tuple, dict):
+        elif kind == "[]" and type(v) in _INDEXED:
             try:
                 v = v[key]
             except (LookupError, TypeError):
@@ -87,7 +90,7 @@ def _text(v) -> bool:
     """A string, or a list, tuple or dict (its values) of strings: labels."""
     if type(v) is dict:
         v = list(v.values())
-    return type(v) is str or type(v) in (list, tuple) and 0 < len(v) <= _MAX_ITEMS and \
+    return type(v) is str or type(v) in _SEQUENCES and 0 < len(v) <= _MAX_ITEMS and \
         all(type(x) is str for x in v)
 
 

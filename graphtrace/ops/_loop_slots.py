@@ -72,7 +72,7 @@ def _slots(root, name: str, probes=None, at=((), None)) -> dict:
         below = []
         for v, path, where in level:
             t = type(v)
-            if t in (str, bytes):   # mode = "b": by its value; tag = tag + "x": its length
+            if t is str or t is bytes:   # mode = "b": by its value; tag = tag + "x": its length
                 out[path] = (v, None, where)
                 out[path + (_LEN,)] = (len(v), None, None)
                 continue
@@ -127,7 +127,7 @@ def _slots(root, name: str, probes=None, at=((), None)) -> dict:
                     below += [(x, path + (("[]", k),), (id(v), ("[]", k))) for k, x in (
                         v.items() if kind is dict else enumerate(v))]
             elif kind is set:   # unordered: its items compared as a whole
-                if len(v) <= _MAX_ITEMS and all(type(x) in (str, bytes) or _is_number(x)
+                if len(v) <= _MAX_ITEMS and all(type(x) is str or type(x) is bytes or _is_number(x)
                                                 for x in v):
                     out[path + (_ITEMS,)] = (frozenset(v), None, (id(v), _ITEMS))
             elif isinstance(v, tuple) and isinstance(getattr(t, "_fields", None), tuple):

@@ -126,6 +126,7 @@ from ._loop_slots import (Slots, _Cut, _changed, _changed_values, _shadowed, _sl
 from ._loop_stack import _LOADS
 
 _CONTEXTLIB = contextlib.__file__
+_FUNCTIONS = frozenset({types.FunctionType, types.MethodType})   # (by identity, not ==)
 
 
 def _function(body):
@@ -245,14 +246,14 @@ class LoopState:
                 out.setdefault(name, scope[name])
         for name in _names(code, _LOADS):   # helpers the body calls: what they hold
             v = out.get(name)
-            if type(v) in (types.FunctionType, types.MethodType):   # (type: a weak
+            if type(v) in _FUNCTIONS:   # (type: a weak
                 _helper_roots(v, name, out, self.owners)            # proxy's may be dead)
             elif type(v).__module__.startswith("graphtrace") and \
                     isinstance(getattr(v, "fn", None), types.FunctionType):
                 _helper_roots(v.fn, name, out, self.owners)   # a @gt.graph function inline
         for path in _attribute_paths(code):   # pp.swap(), Bufs.flip(), st.step(): the
             v = _found(out, path)             # globals of the program's functions they run
-            if type(v) in (types.FunctionType, types.MethodType) and _own_function(v):
+            if type(v) in _FUNCTIONS and _own_function(v):
                 _helper_roots(v, _label(path), out, self.owners)
         return out
 
@@ -460,7 +461,7 @@ class LoopState:
             return True
         if read is True and self._handed(region, path, values, regions, recorded):
             return True
-        if not any((_SAME, id(v)) in recorded for v in values if type(v) not in (int, bool)):
+        if not any((_SAME, id(v)) in recorded for v in values if type(v) is not int and type(v) is not bool):
             return False
         return region.calls_with(None, path) if read is True else \
             read is None and self._helper_carries(path)

@@ -272,6 +272,7 @@ def adapter_for(k) -> Adapter:
             if library else ""))
 
 
+_PLAIN_NUMBERS = frozenset({float, complex, bool})   # (by identity, not ==)
 _MODES = {"in": "r", "out": "w", "inout": "rw", "r": "r", "w": "w", "rw": "rw"}
 
 
@@ -517,7 +518,7 @@ def untyped_number(a):
         if v.dtype.kind in "fc" and v.dtype.itemsize > (16 if v.dtype.kind == "c" else 8):
             return f"a {v.dtype} ({type(v).__name__})"
         return None
-    if type(v) not in (float, complex, bool) and isinstance(v, numbers.Number):
+    if type(v) not in _PLAIN_NUMBERS and isinstance(v, numbers.Number):
         return f"a {type(v).__name__} (float(x) passes it as a float)"
     return None
 

@@ -1,0 +1,131 @@
+"""Other spellings of what a graph reads off the program's objects, and classes
+that compare oddly.
+
+Each form reads a setting (``OPT.lr``) when traced; the graph bakes it in, so a
+later change must trace anew, never replay the first value. On the simulator,
+where results can be read back.
+"""
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+
+
+@cuda.jit
+def put(out, v):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = v
+
+
+def dev(*values):
+    return cuda.to_device(np.array(values, dtype=np.float64))
+
+
+def result(a):
+    return a.copy_to_host().tolist()
+
+
+class _Symbolic:
+    def __bool__(self):
+        raise TypeError("a symbolic comparison has no truth value")
+
+
+class _SymbolicMeta(type):
+    """A metaclass comparing its classes symbolically (as an ORM's or a symbolic
+    library's may): ``==`` gives an expression that cannot be told true or false."""
+
+    def __eq__(cls, other):
+        return _Symbolic()
+
+    def __ne__(cls, other):
+        return _Symbolic()
+
+    __hash__ = type.__hash__
+
+
+class _Units(metaclass=_SymbolicMeta):
+    SCALE = 1.0
+
+
+class _Record(metaclass=_SymbolicMeta):
+    def __init__(self):
+        self.lr = 1.0
+
+    def update(self, s, w):
+        put[1, 2, s](w, self.lr * _Units.SCALE)
+
+
+class _RecordCallingBase(_Record):
+    def update(self, s, w):
+        _Record.update(self, s, w)
+
+
+class _Plain:
+    def __init__(self):
+        self.lr = 1.0
+
+    def update(self, s, w):
+        put[1, 2, s](w, self.lr * _Units.SCALE)
+
+
+class _PlainCallingBase(_Plain):
+    def update(self, s, w):
+        _ = _Units   # an unrelated class of that metaclass, named
+        _Plain.update(self, s, w)
+
+
+class _HoldsOne:
+    def __init__(self, o):
+        self.o, self.w = o, dev(0, 0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        self.o.update(s, self.w)
+
+
+_GLOBAL = None
+
+
+@gt.graph(backend="sim")
+def _global_step(s, w):
+    _GLOBAL.update(s, w)
+
+
+@gt.graph(backend="sim")
+def _argument_step(s, w, o, units):
+    o.update(s, w)
+
+
+@pytest.mark.parametrize("where", ["held", "global", "argument"])
+@pytest.mark.parametrize("cls", [_Record, _RecordCallingBase, _Plain, _PlainCallingBase])
+def test_classes_whose_metaclass_compares_symbolically_are_watched(cls, where):
+    """A class whose metaclass answers ``==`` with an expression (no truth value):
+    looking for the base a method calls (``v in mro``), keying a number read off
+    the class (``MISSING in settled``), telling an argument's kind (``t in
+    _SCALARS``) raised TypeError from graphtrace's own code."""
+    global _GLOBAL
+    o = cls()
+    if where == "held":
+        m = _HoldsOne(o)
+        call, w = m.step, m.w
+    elif where == "global":
+        _GLOBAL, w = o, dev(0, 0)
+        def call():
+            _global_step(w)
+    else:
+        w = dev(0, 0)
+        def call():
+            _argument_step(w, o, _Units)
+    try:
+        call()
+        assert result(w) == [1.0, 1.0]
+        o.lr = 7.0
+        call()
+        assert result(w) == [7.0, 7.0]
+        _Units.SCALE = 2.0
+        call()
+        assert result(w) == [14.0, 14.0]
+    finally:
+        _Units.SCALE, _GLOBAL = 1.0, None

@@ -31,7 +31,8 @@ from functools import partial
 from .arrays import _kinds
 from .chains import NoKey, chain, changes, value_chains
 from .host_chains import host_callbacks, host_chain_names, host_chains
-from .names import _holder, _loaded, _methods_named, _super_bases, _with_wrapped, chain_heads
+from .bases import _holder, _super_bases, _with_wrapped
+from .names import _loaded, _methods_named, chain_heads
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
     _followed, _graph_class, _holds_own, _python_function, _python_helper, class_attribute, \
     container, contents, own_class, own_object

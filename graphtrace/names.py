@@ -3,8 +3,8 @@ of a function and of the code nested in it (``_names``), the attribute
 chains read off them (``name_chains``), those it stores (``_stored``) and
 hands to host callbacks (``_nested_callback_codes``, ``_hosted``); the
 methods of a class that code names (``_methods_named``, with the functions a
-decorator wraps, those ``super()`` reaches and the bases' it calls explicitly,
-``_explicit_bases``), whether it reads a dataclass whole (``reads_fields``),
+decorator wraps, those ``super()`` reaches and the bases' it calls explicitly:
+``bases.py``), whether it reads a dataclass whole (``reads_fields``),
 the attributes a method reads off ``self`` (``attribute_names``,
 ``self_chains``), and what a trace may have stored under the names
 (``named_values``).
@@ -25,6 +25,7 @@ import weakref
 from functools import partial
 
 from .arrays import is_array
+from .bases import _explicit_bases, _super_methods, _with_wrapped
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
     callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, value_chains
 from .host_chains import host_callbacks, host_chains, self_callbacks
@@ -309,62 +310,6 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
     return out
 
 
-def _read_off(code, heads) -> set:
-    """The attribute names ``code`` (and the code nested in it) reads off a name of
-    ``heads`` (``Base.update``) or asks of it by a constant (``getattr(Base, "update")``):
-    only those, so that naming a base (``isinstance(self, Base)``) follows none."""
-    out, todo = set(), [code]
-    while todo:
-        c = todo.pop()
-        todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
-        last = None
-        for ins in dis.get_instructions(c):
-            if last is not None and (ins.opname in ("LOAD_ATTR", "LOAD_METHOD") or
-                                     ins.opname == "LOAD_CONST" and type(ins.argval) is str):
-                out.add(ins.argval)
-            last = ins if ins.opname in _NAME_LOADS and ins.argval in heads else None
-    return out
-
-
-def _explicit_bases(fn, cls) -> list:
-    """``(base, name, function, takes_self)`` of the methods (properties' getters,
-    static and class methods) of the classes of ``cls``'s MRO that ``fn``'s code
-    names by a global or closure name and reads an attribute off
-    (``Base.step(self, s, x)``, ``Mixin.update(self, s, g, w)``, ``getattr(Opt,
-    "update")``; any name the code loads): an override calling its base's version
-    explicitly reads what that reads off self, though ``cls`` holds its own by
-    that name. ``base``: the class of the MRO that defines it."""
-    code = getattr(fn, "__code__", None)
-    mro = getattr(cls, "__mro__", ())
-    if code is None or not isinstance(fn, types.FunctionType) or len(mro) < 3:
-        return []   # (a class of no base but object calls none)
-    bases, by = [], set()
-    for name in _names(code):
-        v = _lookup(fn, name)
-        if isinstance(v, type) and v is not object and _among(v, mro) and not _among(v, bases):
-            bases.append(v)
-            by.add(name)
-    if not bases:
-        return []
-    out, names = [], sorted(_read_off(code, by))
-    for base in bases:
-        for name in names:
-            at = next((c for c in base.__mro__ if name in c.__dict__), None)
-            attr = at.__dict__[name] if at is not None else None
-            f = attr.fget if isinstance(attr, property) else _attr(attr, "__func__", attr)
-            f = _python_function(f) if f is not None else None
-            if f is not None:
-                out.append((at, name, f, not isinstance(attr, (staticmethod, classmethod))))
-    return out
-
-
-def _among(cls, classes) -> bool:
-    """Whether ``cls`` is one of ``classes``, by identity: ``in`` compares with
-    ``==``, which a metaclass may define to build a symbolic expression or to raise
-    (an ORM's, a symbolic library's)."""
-    return any(c is cls for c in classes)
-
-
 # dataclasses' functions that read every field of the object they are handed
 _FIELD_READERS = (dataclasses.astuple, dataclasses.asdict, dataclasses.fields, dataclasses.replace)
 
@@ -393,77 +338,6 @@ def _loaded(code) -> set:
         out.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
         todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
     return out
-
-
-def _with_wrapped(f) -> list:
-    """``f`` and the functions it wraps, in turn: the wrapper of a decorated
-    method runs the method, whose code reads what the call reads. Those behind
-    ``__wrapped__`` (``functools.wraps``), else the functions its closure holds
-    (a wrapper made without it); each once (a chain that comes back on itself
-    ends), ``_MAX_DEPTH`` deep at most."""
-    out, todo, seen = [], [(f, 0)], set()
-    while todo:
-        g, depth = todo.pop()
-        if id(g) in seen or depth > _MAX_DEPTH:
-            continue
-        seen.add(id(g))
-        out.append(g)
-        inner = getattr(g, "__wrapped__", None)
-        if inner is not None:
-            inner = _python_function(inner)
-            todo += [(inner, depth + 1)] if inner is not None else []
-            continue
-        for cell in g.__closure__ or ():
-            try:
-                v = cell.cell_contents
-            except ValueError:   # an empty cell
-                continue
-            if isinstance(v, types.FunctionType):
-                todo.append((v, depth + 1))
-    return out
-
-
-def _super_methods(cls, name: str, method, start=None) -> list:
-    """The functions of the same-named methods along ``cls``'s MRO that ``method``
-    (what ``start``, ``cls`` or a base, holds by ``name``) reaches through
-    ``super()``, and they in turn: what ``super().forward(s)`` reads off self is
-    read by the call too."""
-    return [f for _, f in _super_bases(cls, name, method, start)]
-
-
-def _super_bases(cls, name: str, method, start=None) -> list:
-    """``(base, function)`` of ``_super_methods``: the class that defines each
-    (held.py watches what it holds by ``name``); those after ``start`` in
-    ``cls``'s MRO (after ``cls`` where None), as ``super()`` in ``start``'s
-    method goes on from there."""
-    out, mro = [], cls.__mro__
-    at = next((i for i, c in enumerate(mro) if c is start), 0)
-    for base in mro[at + 1:]:
-        if not any("super" in g.__code__.co_names for g in _with_wrapped(method)):
-            break
-        f = base.__dict__.get(name)
-        f = _python_function(_attr(f, "__func__", f)) if f is not None else None
-        if f is not None and f is not method:
-            out.append((base, f))
-            method = f
-    return out
-
-
-def _holder(cls, name: str, method):
-    """``cls`` where it holds ``method`` (a method's function, a property's getter)
-    by ``name``, its own or inherited; else the base of its MRO whose own attribute
-    ``name`` is ``method`` (the base's version an override calls,
-    ``Base.step(self, s, x)``); else ``cls``."""
-    first = True
-    for c in cls.__mro__:
-        attr = c.__dict__.get(name)
-        if attr is None:
-            continue
-        f = attr.fget if isinstance(attr, property) else _attr(attr, "__func__", attr)
-        if f is method or f is not None and _python_function(f) is method:
-            return cls if first else c
-        first = False
-    return cls
 
 
 def chain_heads(labels) -> frozenset:

@@ -16,7 +16,8 @@ import weakref
 from .chains import value_chains
 from .held import loaded_names
 from .holding import Holdings, Loaded
-from .names import _explicit_bases, _names, _super_methods, _with_wrapped
+from .bases import _explicit_bases, _super_methods, _with_wrapped
+from .names import _names
 from .owners import _attributes, _bound_to, _dunders, _followed, _graph_class, _has, _library, \
     _python_function, class_attribute, container, contents, own_class, own_object
 from .scalar import value_key

@@ -11,6 +11,8 @@ from numba import cuda
 
 import graphtrace as gt
 
+import bases_module
+
 
 @cuda.jit
 def put(out, v):
@@ -129,3 +131,94 @@ def test_classes_whose_metaclass_compares_symbolically_are_watched(cls, where):
         assert result(w) == [14.0, 14.0]
     finally:
         _Units.SCALE, _GLOBAL = 1.0, None
+
+
+class _ByModule(bases_module.Base):
+    def update(self, s, w):
+        bases_module.Base.update(self, s, w)
+
+
+class _ByLocal(bases_module.Base):
+    def update(self, s, w):
+        B = bases_module.Base
+        B.update(self, s, w)
+
+
+class _ByImportInside(bases_module.Base):
+    def update(self, s, w):
+        from bases_module import Base as B
+        B.update(self, s, w)
+
+
+class _ByNestedClass(bases_module.Outer.Base):
+    def update(self, s, w):
+        bases_module.Outer.Base.update(self, s, w)
+
+
+class _ByGetattr(bases_module.Base):
+    def update(self, s, w):
+        getattr(bases_module.Base, "update")(self, s, w)
+
+
+class _ByClassDict(bases_module.Base):
+    def update(self, s, w):
+        bases_module.Base.__dict__["update"](self, s, w)
+
+
+class _ByBases(bases_module.Base):
+    def update(self, s, w):
+        type(self).__bases__[0].update(self, s, w)
+
+
+class _ByClassAttribute(bases_module.Base):
+    parent = bases_module.Base
+
+    def update(self, s, w):
+        self.parent.update(self, s, w)
+
+
+class _ByLoop(bases_module.Base):
+    def update(self, s, w):
+        for B in (bases_module.Base,):
+            B.update(self, s, w)
+
+
+class _ByMethodAlias(bases_module.Base):
+    def update(self, s, w):
+        up = bases_module.Base.update
+        up(self, s, w)
+
+
+_BASE_FORMS = [_ByModule, _ByLocal, _ByImportInside, _ByNestedClass, _ByGetattr, _ByClassDict,
+               _ByBases, _ByClassAttribute, _ByLoop, _ByMethodAlias]
+
+
+@pytest.mark.parametrize("where", ["held", "global", "argument"])
+@pytest.mark.parametrize("cls", _BASE_FORMS, ids=lambda c: c.__name__)
+def test_a_base_named_any_way_its_override_calls_it_is_followed(cls, where):
+    """An override calling its base's version (``bases_module.Base.update(self,
+    ...)``, through a local alias, a module imported inside, a nested class,
+    ``getattr``, the class's ``__dict__``, ``__bases__``, a class attribute, a
+    loop): what that version reads off the object (``self.lr``) replayed its first
+    value; only a base named by a bare global or closure name was followed."""
+    global _GLOBAL
+    o = cls()
+    if where == "held":
+        m = _HoldsOne(o)
+        call, w = m.step, m.w
+    elif where == "global":
+        _GLOBAL, w = o, dev(0, 0)
+        def call():
+            _global_step(w)
+    else:
+        w = dev(0, 0)
+        def call():
+            _argument_step(w, o, None)
+    try:
+        call()
+        assert result(w) == [1.0, 1.0]
+        o.lr = 7.0
+        call()
+        assert result(w) == [7.0, 7.0]
+    finally:
+        _GLOBAL = None

@@ -12,13 +12,14 @@ import dataclasses
 import dis
 import types
 import weakref
+from functools import partial
 
 from .chains import value_chains
-from .held import loaded_names
+from .held import _runs_on, held_functions, loaded_names
 from .holding import Holdings, Loaded
 from .bases import _explicit_bases, _super_methods, _with_wrapped
 from .names import _names
-from .owners import _attributes, _bound_to, _dunders, _followed, _graph_class, _has, _library, \
+from .owners import _attributes, _bound_class, _bound_to, _dunders, _followed, _graph_class, _has, _library, \
     _python_function, class_attribute, container, contents, own_class, own_object
 from .scalar import value_key
 from .tree import children
@@ -61,11 +62,14 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
         return (Identity(obj),)
     seen.add(id(obj))   # the objects above it: a cycle
     if names is not None:
+        names, kept = _kept(obj, names)
         names, held, methods = _READS.get((type(obj), names, getattr(names, "hosted", _NONE),
                                            getattr(names, "fields", False))) \
             or _reads(type(obj), names)
         out = [(name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
-               if name in names] + list(_methods_read(methods))
+               if name in names] + list(_methods_read(
+                   tuple(dict.fromkeys(methods + kept[0])) if kept else methods))
+        out += [(f"{f.__name__}()", ("names", _global_values(f))) for f in kept[1:]]
     else:
         held, out = (), [(name, _entry(v, None, depth, seen)) for name, v in _attributes(obj)]
     if held:   # the values its class holds by those names (Cfg.scale = 2.0)
@@ -74,6 +78,41 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
                 for name in held if name not in mine]
     seen.discard(id(obj))
     return tuple(out)
+
+
+def _kept(obj, names) -> tuple:
+    """``(names, (functions, *closures))``: the Python functions ``obj`` holds by ``names`` (but
+    those only handed to ``s.host``), as a bound method, a partial's, a lambda's, in
+    lists and dicts (``o.fn = o.update``, ``o.fns = {"u": o.update}``): the graph
+    calls them, so what they read by global and closure names is keyed as its
+    methods' is (``_methods_read``); and ``names`` with the names those of them
+    that run on ``obj`` (bound to it, a partial or closure holding it) load: what
+    they read off it (``self.lr`` of ``update``) is read by the call."""
+    hosted = getattr(names, "hosted", _NONE)
+    if not any(type(v) in _KEPT or container(type(v)) for name, v in _attributes(obj)
+               if name in names and name not in hosted):
+        return names, ()
+    for _ in range(_MAX_DEPTH):   # (self.fn = lambda s: self.fns["u"](s): fns, then update)
+        mine: list = []
+        found = held_functions(obj, [], names - hosted if hosted else names, mine)
+        more = names.union(*(loaded_names(f) - _stored(f.__code__) for f in mine))
+        if len(more) == len(names):
+            break
+        names = Loaded(more, hosted, getattr(names, "fields", False))   # (not a counter)
+    # a closure holding obj (lambda s: self.update(s)): the values its code reads by global
+    # names alone (its Holdings would walk obj as a name's object, its counters too)
+    closures = tuple(f for f in found if _runs_on(f, obj))
+    return names, (tuple(f for f in found if f not in closures),) + closures if found else ()
+
+
+def _global_values(f) -> tuple:
+    """``(name, entry)`` of the values function ``f``'s code reads by global names."""
+    scope = f.__globals__
+    return tuple((n, _entry(v, frozenset(), 0, set())) for n in _names(f.__code__)
+                 if (v := scope.get(n)) is not None and (_is_value(v) or pure_values(v) is not None))
+
+
+_KEPT = frozenset({types.FunctionType, types.MethodType, partial, list, tuple, dict})
 
 
 _READS: dict = {}   # (class, names, names.hosted) -> _reads
@@ -181,6 +220,8 @@ def _entry(v, names, depth: int, seen: set):
         if names is None and not _valued(v):
             return Identity(v)
         return t, _settings(v, names, depth + 1, seen)
+    if names is not None and (t is partial or _bound_class(t)):
+        return _runner_entry(v, names, depth, seen)
     form = pure_values(v)
     if form is not None:
         return t, _Held(form)
@@ -194,6 +235,29 @@ def _entry(v, names, depth: int, seen: set):
         return Identity(v)
     return t, tuple((type(k), value_key(k), _entry(x, names, depth + 1, seen))
                     for k, x in items)
+
+
+def _runner_entry(v, names, depth: int, seen: set):
+    """The key's entry for a bound method or partial an argument object holds: itself,
+    the objects of the program's own it runs on (``o.fn = other.update``,
+    ``partial(Opt.update, other)``) by what its function reads off them as well
+    (``other.lr``; ``seen`` ends a cycle: one bound to the object holding it, whose
+    reads ``_kept`` adds), and what its function reads by global and closure names."""
+    bound = _bound_to(v)
+    if bound is not None:
+        owner, fn, held = bound[0], bound[1], [bound[0]]
+    else:
+        owner, fn = _bound_to(v.func), v.func
+        fn = owner[1] if owner is not None else fn
+        held = ([owner[0]] if owner is not None else []) + list(v.args) + \
+            list(v.keywords.values())
+    fn = _python_function(fn)
+    objects = [o for o in held if own_object(o)] if fn is not None else []
+    if not objects:
+        return Identity(v)
+    reads = names | loaded_names(fn)   # and what it reads by global names (other.update's)
+    return type(v), Identity(v), tuple(_settings(o, reads, depth + 1, seen) for o in objects), \
+        _methods_read((fn,))
 
 
 _TOO_DEEP = object()   # in _settings' seen: an object lay too deep to key by its values

@@ -5,6 +5,8 @@ Each form reads a setting (``OPT.lr``) when traced; the graph bakes it in, so a
 later change must trace anew, never replay the first value. On the simulator,
 where results can be read back.
 """
+import functools
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -222,3 +224,73 @@ def test_a_base_named_any_way_its_override_calls_it_is_followed(cls, where):
         assert result(w) == [7.0, 7.0]
     finally:
         _GLOBAL = None
+
+
+_KEPT_GAIN = 1.0
+
+
+class _Other:
+    def __init__(self):
+        self.lr = 1.0
+
+    def update(self, s, w):
+        put[1, 2, s](w, self.lr * _KEPT_GAIN)
+
+
+class _KeepsRunner:
+    """Keeps a function the graph calls as ``o.fn(s, w)``, running on itself or on
+    another object it holds; ``update`` counts its calls (state, not watched)."""
+
+    def __init__(self, how):
+        self.lr, self.calls, self.other = 1.0, 0, _Other()
+        self.target = self.other if how.startswith("other") else self
+        if how == "bound":
+            self.fn = self.update
+        elif how == "partial":
+            self.fn = functools.partial(_KeepsRunner.update, self)
+        elif how == "partial of the bound method":
+            self.fn = functools.partial(self.update)
+        elif how == "lambda":
+            self.fn = lambda s, w: self.update(s, w)
+        elif how == "lambda default":
+            self.fn = lambda s, w, me=self: me.update(s, w)
+        elif how == "dict":
+            self.fns = {"u": self.update}
+            self.fn = lambda s, w: self.fns["u"](s, w)
+        elif how == "other bound":
+            self.fn = self.other.update
+        elif how == "other partial":
+            self.fn = functools.partial(_Other.update, self.other)
+
+    def update(self, s, w):
+        self.calls += 1
+        put[1, 2, s](w, self.lr * _KEPT_GAIN)
+
+
+@gt.graph(backend="sim")
+def _calls_kept(s, w, o):
+    o.fn(s, w)
+
+
+@pytest.mark.parametrize("how", ["bound", "partial", "partial of the bound method", "lambda",
+                                 "lambda default", "dict", "other bound", "other partial"])
+def test_what_a_function_kept_on_an_argument_object_reads_is_watched(how):
+    """``o.fn = o.update`` (a partial, a lambda, a dict of them; another object's
+    method) on an object passed as an argument: what ``update`` reads off its
+    object (``lr``) and by a global name replayed the first values; the counter
+    it keeps is state (traced once)."""
+    global _KEPT_GAIN
+    o, w = _KeepsRunner(how), dev(0, 0)
+    before = _calls_kept.cache_info().misses
+    _calls_kept(w, o)
+    _calls_kept(w, o)
+    assert result(w) == [1.0, 1.0] and _calls_kept.cache_info().misses == before + 1
+    o.target.lr = 7.0
+    _calls_kept(w, o)
+    assert result(w) == [7.0, 7.0]
+    _KEPT_GAIN = 2.0
+    try:
+        _calls_kept(w, o)
+        assert result(w) == [14.0, 14.0]
+    finally:
+        _KEPT_GAIN = 1.0

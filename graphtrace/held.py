@@ -25,24 +25,22 @@ not call and that holds no array (``CFG.lr``) is left to ``Reach``'s chains
 from __future__ import annotations
 
 import types
-from collections import deque
 from functools import partial
 
 from .arrays import _kinds
-from .chains import NoKey, chain, changes, value_chains
-from .host_chains import host_callbacks, host_chain_names, host_chains
 from .bases import _holder, _super_bases, _with_wrapped
-from .names import _loaded, _methods_named, chain_heads
+from .chains import chain, changes, value_chains
+from .held_keys import _ALL, _SKIPPED, Watched
+from .host_chains import host_callbacks, host_chain_names, host_chains
+from .names import _loaded, _methods_named
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
     _followed, _graph_class, _holds_own, _python_function, _python_helper, class_attribute, \
     container, contents, own_class, own_object
-from .scalar import value_key
 from .tree import children
-from .values import _GROUPS, _MAX_DEPTH, _Held, _is_callable_object, _is_value, _leaves, \
-    callable_key, held_values, instance_chains, pure_values
+from .values import _MAX_DEPTH, _is_value, _leaves
 
-__all__ = ["Watched", "callback_arrays", "held_objects", "held_arrays", "held_functions", "held_key", "held_methods",
-           "loaded_names", "own_class", "set_from_none", "settings_alone", "state_changed"]
+__all__ = ["callback_arrays", "held_objects", "held_arrays", "held_functions", "held_methods",
+           "loaded_names", "own_class", "settings_alone"]
 
 
 def held_objects(obj, label: str | None = None, seen: set | None = None,
@@ -92,8 +90,6 @@ def _class_objects(t: type, names, attributes) -> list:
 
 _CLASS_HELD: dict = {}   # (class, names) -> the names its class holds objects by
 
-
-_SKIPPED = frozenset({int, float, complex, bool, str, bytes, type(None)})
 
 
 def _walk(v, label: str, depth: int, seen: set, out: list, names, deep=None) -> None:
@@ -270,184 +266,6 @@ def settings_alone(roots, objects, names: frozenset) -> bool:
         return False
     return all(v is not None and _is_value(v)   # (a kernel held: its identity, watched)
                for _, o in roots for name, v in _attributes(o) if name in names)
-
-
-class Watched:
-    """What the cache key reads off held objects (``held_methods``): ``names``, the
-    attribute names the traced code loads; ``labels``, ``(head, steps)`` of what
-    the graph's own code changes off its heads (``self.state.step += 1``: state,
-    left out, found by the object it lies in); ``state``,
-    class -> the attributes its walked methods change (``self.t += 1``; ``_ALL``
-    for the whole object); ``chains``, class -> ``(label suffix, steps' calls)``
-    its methods read by constant keys and attributes (``self.cfg["m"]``,
-    ``self.lrs[0]``); ``callbacks``, the functions of the methods reached only as
-    host callbacks (``s.host(SINK.report)``: they read when they run); ``reached``,
-    the names the code of those callbacks loads (``self.sink`` of ``s.host(self.notify)``
-    calling ``self.sink.read()``): the objects they hold are walked, for the arrays
-    the callbacks read (``callback_arrays``), not keyed by value; ``selfs``, the
-    names the functions ``self`` holds that run on it read off it (``self.fn =
-    self.update`` reading ``self.lr``), keyed as the method's own reads."""
-
-    __slots__ = ("names", "labels", "state", "chains", "callbacks", "reached", "selfs")
-
-    def __init__(self, names=frozenset(), labels=frozenset(), state=None, chains=None,
-                 callbacks=frozenset(), reached=frozenset(), selfs=frozenset()):
-        self.names, self.labels = names, labels
-        self.state, self.chains, self.callbacks = state or {}, chains or {}, callbacks
-        self.reached, self.selfs = reached, selfs
-
-
-def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tuple:
-    """What the cache key holds of the objects of ``held_objects``: each one's
-    class, and its attributes of ``watched.names``: values by value, kernels and
-    functions by identity, lists, tuples and dicts of values alone by value and
-    type (``pure_values``: ``for lr in self.lrs``), the values held beside arrays
-    in its lists, tuples and dicts (``held_values``); the values of those names its class holds
-    (``lr = 1.0`` in the class body); the values its methods read off it by
-    constant keys (``self.cfg["m"]``); but the state the traced code keeps in
-    it (``Watched``; ``heads``: name -> the object it holds, self or OPT), and
-    the labels ``traced`` of what a trace was seen to change (``state_changed``)."""
-    names = watched.names
-    kept = _kept(watched.labels, heads)
-    out: list = []
-    classes: dict = {}   # class -> its values of names (once a call)
-    keyed: dict = {}   # class -> the attributes its methods read by constant keys
-    for label, o, attributes in objects:
-        t = type(o)
-        out.append((label, t))
-        state = watched.state.get(t, ())
-        by_keys = keyed.get(t)
-        if by_keys is None:
-            by_keys = keyed[t] = chain_heads(suffix for suffix, _ in watched.chains.get(t, ()))
-        if _ALL in state:
-            continue
-        own = set()
-        for name, v in attributes:
-            own.add(name)
-            if name not in names or name in state:
-                continue
-            if (id(o), name) in kept:
-                continue
-            at = f"{label}.{name}"
-            if at in traced:
-                continue
-            k = type(v)
-            if k in _SKIPPED:   # a number, a string, None: at once
-                out.append((at, k, value_key(v)))
-            elif v is None or _is_value(v):
-                out.append((at, type(v), _Held(v) if type(v) in _GROUPS else value_key(v)))
-            elif own_object(v):
-                continue   # walked itself
-            elif _is_callable_object(v):   # a partial: the values it holds too
-                out.append((at, callable_key(v)))
-            elif isinstance(v, (list, tuple, dict)):
-                # for lr in self.lrs: its values baked in; one read by constant keys
-                # (self.state["lr"]) is keyed by those (watched.chains), not whole
-                pure = pure_values(v) if name not in by_keys else None
-                if pure is not None:
-                    out.append((at, k, _Held(pure)))
-                else:
-                    out += [h for h in held_values(v, at) if h[0] not in traced]
-            elif isinstance(v, (set, frozenset, deque)):   # sum(self.opt.tags): whole
-                pure = pure_values(v)
-                if pure is not None:
-                    out.append((at, k, _Held(pure)))
-        values = classes.get(t)
-        if values is None:
-            values = classes[t] = _class_values(t, names)
-        out += [(f"{label}.{name}", k, v) for name, k, v in values
-                if name not in own and name not in state]
-        for suffix, calls in watched.chains.get(t, ()):
-            if label + suffix not in traced:
-                out += instance_chains(o, ((label + suffix, calls),))
-    return tuple(out)
-
-
-def state_changed(before: tuple, after: tuple) -> set:
-    """The labels of the attributes of held objects whose entries in the key
-    (``held_key``) a trace changed: state the traced code keeps (a loop over
-    layers doing ``layer.calls += 1``), which the key then leaves out; else every
-    call would trace anew. Only what was there before and after counts: an
-    object the trace made (``if self.opt is None: self.opt = SGD(0.1)``) holds
-    settings, watched from then on; so does an attribute it set from None
-    (``set_from_none``)."""
-    old, new = _by_label(before), _by_label(after)
-    return {label for label, e in new.items()
-            if label in old and old[label] != e and not _settled(old[label], e)}
-
-
-def set_from_none(before: tuple, after: tuple) -> set:
-    """The labels of the entries a trace set from None (or absent) to something else
-    (``if self.clip is None: self.clip = 10.0``), or to an equal value of another type
-    (``self.lr = float(self.lr)``, ``self.betas = tuple(self.betas)``): settings
-    made once, watched from then on (the key holds their values after the
-    trace), not state; so is a flag the trace sets (``if not self.built: self.built
-    = True``)."""
-    old, new = _by_label(before), _by_label(after)
-    return {label for label, e in new.items()
-            if label in old and old[label] != e and _settled(old[label], e)}
-
-
-def _settled(old: set, new: set) -> bool:
-    """Whether entries ``old`` became ``new`` by a setting made once: from None,
-    to a value equal to the old one, or a flag set (``self.built = True``)."""
-    if _none(old):
-        return True
-    if len(old) != 1 or len(new) != 1:
-        return False
-    (a,), (b,) = old, new
-    if len(a) != 3 or len(b) != 3:
-        return False
-    if a[1] is bool and b[1] is bool:   # a flag the first trace raises: if not self.built:
-        return True                     # self.built = True (lowered again: traced anew)
-    x, y = (v.value if isinstance(v, _Held) else v for v in (a[2], b[2]))
-    try:
-        return bool(x == y)
-    except Exception:  # noqa: BLE001  (a value's own __eq__ raising: changed)
-        return False
-
-
-def _by_label(entries) -> dict:
-    out: dict = {}
-    for e in entries:
-        if not (len(e) == 2 and isinstance(e[1], type)):   # not an object's class
-            out.setdefault(e[0], set()).add(e)
-    return out
-
-
-def _none(entries: set) -> bool:
-    """None, or no such key or attribute (``CFG.get("lr")``, ``getattr(CFG, "lr", 1.0)``)."""
-    return all(len(e) == 3 and (e[1] is type(None) or e[1] is NoKey) for e in entries)
-
-
-def _kept(changed, heads: dict) -> set:
-    """``(id(object), attribute)`` of each ``(head, steps)`` changed whose object is
-    found now by its attributes and items (``self.state``, ``OPT``)."""
-    out = set()
-    for head, steps in changed:
-        if steps[-1][0] != "attr" or head not in heads:
-            continue
-        v = heads[head]
-        try:
-            for how, k in steps[:-1]:
-                v = getattr(v, k) if how == "attr" else v[k]
-        except Exception:  # noqa: BLE001  (gone, or another object now: nothing kept)
-            continue
-        out.add((id(v), steps[-1][1]))
-    return out
-
-
-def _class_values(t: type, names: frozenset) -> list:
-    """``(name, type, value)`` of the values ``t`` (or a base) holds by ``names``."""
-    out = []
-    for name in sorted(names):
-        v = class_attribute(t, name)
-        if v is not None and _is_value(v) and not isinstance(v, type):
-            out.append((name, type(v), _Held(v) if type(v) in _GROUPS else value_key(v)))
-    return out
-
-
-_ALL = object()   # a method changes the whole object (setattr(self, k, v))
 
 
 def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:

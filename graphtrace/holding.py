@@ -19,8 +19,9 @@ from .callback_state import global_only, live_labels, self_changed
 from .chains import lookup, nested_codes
 from .errors import DepthWarning, user_frame
 from .handed import host_taken
-from .held import (Watched, callback_arrays, held_arrays, held_functions, held_key, held_methods, held_objects,
-                   loaded_names, set_from_none, settings_alone, state_changed)
+from .held import (callback_arrays, held_arrays, held_functions, held_methods, held_objects,
+                   loaded_names, settings_alone)
+from .held_keys import Watched, held_key, set_from_none, state_changed
 from .host_chains import host_callbacks, host_chains, host_methods, host_parameters, self_callbacks
 from .names import (_methods_named, attribute_names, chain_heads, callback_methods,
                     class_methods, reads_fields, self_chains, self_changes)

@@ -24,6 +24,7 @@ not call and that holds no array (``CFG.lr``) is left to ``Reach``'s chains
 """
 from __future__ import annotations
 
+import dataclasses
 import types
 from functools import partial
 
@@ -32,7 +33,7 @@ from .bases import _holder, _super_bases, _with_wrapped
 from .chains import chain, changes, value_chains
 from .held_keys import _ALL, _SKIPPED, Watched
 from .host_chains import host_callbacks, host_chain_names, host_chains
-from .names import _loaded, _methods_named
+from .names import _loaded, _methods_named, reads_fields, widest
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
     _followed, _graph_class, _holds_own, _python_function, _python_helper, class_attribute, \
     container, contents, own_class, own_object
@@ -333,12 +334,14 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
     labels: set = set()
     state: dict = {}
     reads: dict = {}
+    whole = ""   # what the code reads whole of what it is handed (names.reads_fields)
     while todo:
         f, owner, callback = todo.pop()
         code = f.__code__
         loaded = _loaded(code)
         if not callback:   # a host callback reads what it reads when it runs
             names |= loaded
+            whole = widest((whole, reads_fields(f)))   # astuple(self.cfg), vars(CFG)
         else:   # (the objects it reaches are walked, their values not keyed)
             reached |= loaded
         for name in loaded if owner is not None else ():   # a helper it may hand its
@@ -376,8 +379,11 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
             (str(chain("", steps)), chain("", steps).calls()) for how, steps in found_reads
             if how == "read" and not any(changes(steps, c) for c in changes_)))
     hosted = frozenset(key[2] for key in seen if key not in direct)
+    if whole:   # every field of the dataclasses among them (EVERY: held_key reads all)
+        names |= {f.name for cls in classes if dataclasses.is_dataclass(cls)
+                  for f in dataclasses.fields(cls)}
     return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains, hosted,
-                                 frozenset(reached))
+                                 frozenset(reached), whole=whole)
 
 
 # dunder methods a traced call's use of an object does not run: making, copying,

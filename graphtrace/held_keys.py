@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import deque
 
 from .chains import NoKey
-from .names import chain_heads
+from .names import EVERY, chain_heads
 from .owners import class_attribute, own_object
 from .scalar import value_key
 from .values import _GROUPS, _Held, _is_callable_object, _is_value, callable_key, held_values, \
@@ -34,15 +34,18 @@ class Watched:
     calling ``self.sink.read()``): the objects they hold are walked, for the arrays
     the callbacks read (``callback_arrays``), not keyed by value; ``selfs``, the
     names the functions ``self`` holds that run on it read off it (``self.fn =
-    self.update`` reading ``self.lr``), keyed as the method's own reads."""
+    self.update`` reading ``self.lr``), keyed as the method's own reads; ``whole``,
+    what that code reads whole of the objects it is handed (``names.reads_fields``:
+    ``astuple(self.cfg)``, whose fields ``names`` holds; ``vars(CFG)``, ``EVERY``:
+    every attribute of every object is keyed)."""
 
-    __slots__ = ("names", "labels", "state", "chains", "callbacks", "reached", "selfs")
+    __slots__ = ("names", "labels", "state", "chains", "callbacks", "reached", "selfs", "whole")
 
     def __init__(self, names=frozenset(), labels=frozenset(), state=None, chains=None,
-                 callbacks=frozenset(), reached=frozenset(), selfs=frozenset()):
+                 callbacks=frozenset(), reached=frozenset(), selfs=frozenset(), whole=""):
         self.names, self.labels = names, labels
         self.state, self.chains, self.callbacks = state or {}, chains or {}, callbacks
-        self.reached, self.selfs = reached, selfs
+        self.reached, self.selfs, self.whole = reached, selfs, whole
 
 
 def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tuple:
@@ -55,7 +58,7 @@ def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tupl
     constant keys (``self.cfg["m"]``); but the state the traced code keeps in
     it (``Watched``; ``heads``: name -> the object it holds, self or OPT), and
     the labels ``traced`` of what a trace was seen to change (``state_changed``)."""
-    names = watched.names
+    names, every = watched.names, watched.whole == EVERY   # vars(CFG): all it holds
     kept = _kept(watched.labels, heads)
     out: list = []
     classes: dict = {}   # class -> its values of names (once a call)
@@ -72,7 +75,7 @@ def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tupl
         own = set()
         for name, v in attributes:
             own.add(name)
-            if name not in names or name in state:
+            if name not in names and not every or name in state:
                 continue
             if (id(o), name) in kept:
                 continue

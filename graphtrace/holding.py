@@ -11,6 +11,7 @@ names their code loads, and the state a trace was seen to change.
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import warnings
 import weakref
@@ -24,7 +25,7 @@ from .held import (callback_arrays, held_arrays, held_functions, held_methods, h
 from .held_keys import Watched, held_key, set_from_none, state_changed
 from .host_chains import host_callbacks, host_chains, host_methods, host_parameters, self_callbacks
 from .names import (_methods_named, attribute_names, chain_heads, callback_methods,
-                    class_methods, reads_fields, self_chains, self_changes)
+                    EVERY, class_methods, reads_fields, self_chains, self_changes, widest)
 from .owners import _attr, _attributes, _python_function, class_attribute
 from .first_reads import read_first
 from .reach import Reach
@@ -42,10 +43,11 @@ class Loaded(frozenset):
     """Names a graph function's code loads (``Holdings.loaded``), with ``hosted``:
     those of them it names only as a method it hands to ``s.host``, whose code an
     argument's cache key does not follow (``object_keys._reads``); and ``fields``:
-    whether the code reads every field of a dataclass (``astuple(cfg)``:
-    ``names.reads_fields``), which no name it loads says."""
+    whether the code reads every field of a dataclass (``astuple(cfg)``) or every
+    attribute of an object (``vars(cfg)``), which no name it loads says
+    (``names.reads_fields``: FIELDS, EVERY, or the empty string)."""
 
-    def __new__(cls, names, hosted=frozenset(), fields: bool = False):
+    def __new__(cls, names, hosted=frozenset(), fields: str = ""):
         self = super().__new__(cls, names)
         self.hosted = frozenset(hosted)
         self.fields = fields
@@ -99,7 +101,7 @@ class Holdings:
             names |= mine
             hosted |= theirs
             other |= mine - theirs
-        return Loaded(names, hosted - other, any(map(reads_fields, functions)))
+        return Loaded(names, hosted - other, widest(map(reads_fields, functions)))
 
     def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its
@@ -235,11 +237,13 @@ class Holdings:
         places += [p for p in extra if p not in places]
         roots, heads = self._roots(places, self_obj)
         mine: list = []   # the places the functions held reach (this object's alone)
+        every = False   # the code reads objects whole (vars(CFG)): walk all they hold
         for _ in range(_MAX_PASSES):   # until the held classes' methods name no new ones
             seen: set = set()
             deep: list = []   # the labels of objects too deep to walk
-            objects = [] if self_obj is None else held_objects(self_obj, None, seen, names, deep)
-            objects += [o for label, v in roots for o in held_objects(v, label, seen, names, deep)]
+            walked = None if every else names
+            objects = [] if self_obj is None else held_objects(self_obj, None, seen, walked, deep)
+            objects += [o for label, v in roots for o in held_objects(v, label, seen, walked, deep)]
             on_self: list = []   # those of them that run on self (self.fn = self.update)
             helpers = held_functions(self_obj, objects, names, on_self,   # self.fn = lambda
                                      self._handed(type(self_obj)) if self_obj is not None else ())
@@ -266,8 +270,10 @@ class Holdings:
             more = [p for r in hit[1] for p in r.objects if p not in places]
             theirs = [p for r in reaches[len(hit[1]):] for p in r.objects
                       if p not in places and p not in mine]
-            if hit[0].names | hit[0].reached <= names and not more and not theirs:
+            if hit[0].names | hit[0].reached <= names and not more and not theirs and \
+                    every == (hit[0].whole == EVERY):
                 break
+            every = hit[0].whole == EVERY
             names = names | hit[0].names | hit[0].reached
             if more:   # a held object's method reaches another by a global name
                 extra = tuple(extra) + tuple(more)
@@ -278,7 +284,7 @@ class Holdings:
             self._held_names[type(self_obj)] = (names, extra)   # where the next call starts
         if deep:
             self.warn_deep(deep)
-        if self_obj is None and not hit[2] and not helpers and \
+        if self_obj is None and not hit[2] and not helpers and not hit[0].whole and \
                 not held_arrays(objects, names) and settings_alone(roots, objects, names):
             return [], _NOTHING_HELD   # settings alone (CFG.lr): Reach's chains watch them
         return objects, (hit[0], reaches, hit[2], heads)
@@ -449,10 +455,16 @@ class Holdings:
         if known is None:   # once per class: the names it reads, less what callbacks store
             chains, stored, hosted = self_chains(self.function, self.self_param,
                                                  type(self_obj))
+            names = attribute_names(self.function, type(self_obj), self.self_param) - hosted
+            whole = widest(reads_fields(f) for f in self._code(self_obj))   # astuple(self)
+            if whole and dataclasses.is_dataclass(type(self_obj)):
+                names |= {f.name for f in dataclasses.fields(type(self_obj))}
             known = self._self_names[type(self_obj)] = (
-                attribute_names(self.function, type(self_obj), self.self_param) - hosted, chains, stored,
-                hosted, self_callbacks(self.function.__code__, self.self_param))
-        names, chains, _, hosted, callbacks = known
+                names, chains, stored, hosted,
+                self_callbacks(self.function.__code__, self.self_param), whole)
+        names, chains, _, hosted, callbacks, whole = known
+        if whole == EVERY:   # vars(self): every attribute it holds
+            names = names | {name for name, _ in _attributes(self_obj)}
         kept = self._callback_kept(type(self_obj))   # a history its callbacks keep
         objects, (watched, reaches, methods, heads) = \
             held if held is not None else self.walk(self_obj)

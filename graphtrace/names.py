@@ -312,20 +312,43 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
 
 # dataclasses' functions that read every field of the object they are handed
 _FIELD_READERS = (dataclasses.astuple, dataclasses.asdict, dataclasses.fields, dataclasses.replace)
+FIELDS, EVERY = "fields", "every"   # reads_fields: a dataclass's fields; every attribute
 
 
-def reads_fields(fn) -> bool:
-    """Whether ``fn``'s code names one of dataclasses' functions that read every
-    field of an object (``lr, beta = astuple(cfg)``, ``dataclasses.asdict(cfg)``,
-    ``fields``, ``replace``) by a global or closure name or off the module: no
-    attribute name in the code says what it reads."""
+def reads_fields(fn) -> str:
+    """What ``fn``'s code reads whole of the objects it is handed, where no attribute
+    name it loads says: ``FIELDS`` where it names one of dataclasses' functions
+    that read every field (``lr, beta = astuple(cfg)``, ``dataclasses.asdict(cfg)``,
+    ``fields``, ``replace``) by a global or closure name or off the module;
+    ``EVERY`` where it reads an object's attributes as a dict (``vars(cfg)``,
+    ``cfg.__dict__``); else the empty string."""
     code = fn.__code__
+    loaded = _loaded(code)
+    if "__dict__" in loaded or "vars" in _global_names_all(code) and \
+            ((v := _lookup(fn, "vars")) is None or v is vars):
+        return EVERY
     for name in _names(code):
         v = _lookup(fn, name)
         if any(v is f for f in _FIELD_READERS) or v is dataclasses and \
-                not _loaded(code).isdisjoint(f.__name__ for f in _FIELD_READERS):
-            return True
-    return False
+                not loaded.isdisjoint(f.__name__ for f in _FIELD_READERS):
+            return FIELDS
+    return ""
+
+
+def widest(reads) -> str:
+    """The widest of ``reads_fields``' answers ``reads``."""
+    reads = set(reads)
+    return EVERY if EVERY in reads else FIELDS if FIELDS in reads else ""
+
+
+def _global_names_all(code) -> set:
+    """``_global_names`` of ``code`` and of the code nested in it."""
+    out, todo = set(), [code]
+    while todo:
+        c = todo.pop()
+        out.update(_global_names(c))
+        todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+    return out
 
 
 def _loaded(code) -> set:

@@ -18,7 +18,7 @@ from .chains import value_chains
 from .held import _runs_on, held_functions, loaded_names
 from .holding import Holdings, Loaded
 from .bases import _explicit_bases, _super_methods, _with_wrapped
-from .names import _names
+from .names import EVERY, _names, reads_fields, widest
 from .owners import _attributes, _bound_class, _bound_to, _dunders, _followed, _graph_class, _has, _library, \
     _python_function, class_attribute, container, contents, own_class, own_object
 from .scalar import value_key
@@ -64,8 +64,11 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
     if names is not None:
         names, kept = _kept(obj, names)
         names, held, methods = _READS.get((type(obj), names, getattr(names, "hosted", _NONE),
-                                           getattr(names, "fields", False))) \
+                                           getattr(names, "fields", ""))) \
             or _reads(type(obj), names)
+        if names.fields == EVERY:   # vars(cfg): every attribute it holds
+            names = Loaded(names.union(name for name, _ in _attributes(obj)), names.hosted,
+                           EVERY)
         out = [(name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
                if name in names] + list(_methods_read(
                    tuple(dict.fromkeys(methods + kept[0])) if kept else methods))
@@ -98,7 +101,7 @@ def _kept(obj, names) -> tuple:
         more = names.union(*(loaded_names(f) - _stored(f.__code__) for f in mine))
         if len(more) == len(names):
             break
-        names = Loaded(more, hosted, getattr(names, "fields", False))   # (not a counter)
+        names = Loaded(more, hosted, getattr(names, "fields", ""))   # (not a counter)
     # a closure holding obj (lambda s: self.update(s)): the values its code reads by global
     # names alone (its Holdings would walk obj as a name's object, its counters too)
     closures = tuple(f for f in found if _runs_on(f, obj))
@@ -123,19 +126,17 @@ def _reads(t: type, names: frozenset) -> tuple:
     """``(names, held, methods)``: ``names`` (those the function's code loads) and
     those the methods and properties of ``t`` it names load in turn (``cfg.rate()`` reading
     ``self.base``; and the bases' they call, ``super().rate()``, ``Base.rate(self)``;
-    every field of a dataclass where the code reads it whole, ``names.fields``:
-    ``astuple(cfg)``), but what they store (a counter a method keeps), and not those
+    every field of a dataclass where the code or such a method reads it whole,
+    ``names.fields``: ``astuple(cfg)``, ``astuple(self)``), but what they store (a counter a method keeps), and not those
     of a method only handed to ``s.host`` (``names.hosted``: ``s.host(rec.add, h)``,
     which reads what it reads when it runs) unless another calls it; and those of
     them by which ``t`` (or a base) holds values (``Cfg.scale``, read through an
     object that does not hold it); and the functions of the methods followed
     (``_methods_read``). Found once per class and names."""
-    hosted, fields = getattr(names, "hosted", _NONE), getattr(names, "fields", False)
+    hosted, fields = getattr(names, "hosted", _NONE), getattr(names, "fields", "")
     hit = _READS.get((t, names, hosted, fields))
     if hit is None:   # (the call path looks it up itself)
-        out, skipped, methods = set(names), set(hosted), {}
-        if fields and dataclasses.is_dataclass(t):   # astuple(cfg): every field read
-            out |= {f.name for f in dataclasses.fields(t)}
+        out, skipped, methods, whole = set(names), set(hosted), {}, fields
         todo = [n for n in names if n not in skipped] + [name for name, _ in _dunders(t)]
         found: list = []   # functions to read: the methods named, the bases' they call
         while todo or found:   # and the dunders syntax runs (op(s, x): __call__; cfg[0])
@@ -152,15 +153,18 @@ def _reads(t: type, names: frozenset) -> tuple:
                 methods[g] = None   # and the bases' it calls: Opt.update(self, s, g, w)
                 found += [h for at, n, e, _ in _explicit_bases(g, t)
                           for h in [e] + _super_methods(t, n, e, at)]
-                loads = loaded_names(g)
+                loads = loaded_names(g)   # (a method reading its object whole: astuple(self))
+                whole = widest((whole, reads_fields(g)))
                 new, again = loads - _stored(g.__code__) - out, loads & skipped
                 skipped -= again   # a method calling one handed to s.host: followed
                 out |= new
                 todo += new | again
+        if whole and dataclasses.is_dataclass(t):   # astuple(cfg): every field read
+            out |= {f.name for f in dataclasses.fields(t)}
         held = tuple(sorted(n for n in out if not n.startswith("__") and (
             _is_value(v := class_attribute(t, n)) or pure_values(v) is not None)))
         hit = _READS[(t, names, hosted, fields)] = (
-            Loaded(out, skipped, fields), held, tuple(methods))
+            Loaded(out, skipped, whole), held, tuple(methods))
     return hit
 
 

@@ -5,7 +5,9 @@ Each form reads a setting (``OPT.lr``) when traced; the graph bakes it in, so a
 later change must trace anew, never replay the first value. On the simulator,
 where results can be read back.
 """
+import dataclasses
 import functools
+import types
 
 import numpy as np
 import pytest
@@ -294,3 +296,104 @@ def test_what_a_function_kept_on_an_argument_object_reads_is_watched(how):
         assert result(w) == [14.0, 14.0]
     finally:
         _KEPT_GAIN = 1.0
+
+
+@dataclasses.dataclass
+class _Inner:
+    lr: float = 1.0
+
+
+@dataclasses.dataclass
+class _Cfg:
+    inner: _Inner = dataclasses.field(default_factory=_Inner)
+
+    def as_tuple(self):
+        return dataclasses.astuple(self)
+
+    def as_vars(self):
+        return vars(self.inner)
+
+
+class _Bag:
+    def __init__(self):
+        self.inner = types.SimpleNamespace(lr=1.0)
+
+    def as_vars(self):
+        return vars(self.inner)
+
+
+_WHOLE_READS = {   # (how the code reads the config whole, the class of the config)
+    "astuple": ("dataclasses.astuple({c})[0][0]", _Cfg),
+    "asdict": ("list(list(dataclasses.asdict({c}).values())[0].values())[0]", _Cfg),
+    "fields": ("[getattr({c}.inner, f.name) for f in dataclasses.fields({c}.inner)][0]", _Cfg),
+    "vars": ("list(vars({c}.inner).values())[0]", _Bag),
+    "__dict__": ("list({c}.inner.__dict__.values())[0]", _Bag),
+    "own method astuple": ("{c}.as_tuple()[0][0]", _Cfg),
+    "own method vars": ("list({c}.as_vars().values())[0]", _Bag),
+}
+_WHOLE_CODE = '''
+class Holds:
+    def __init__(self, c):
+        self.cfg, self.w = c, dev(0, 0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        put[1, 2, s](self.w, {held})
+
+@gt.graph(backend="sim")
+def by_global(s, w):
+    put[1, 2, s](w, {named})
+
+@gt.graph(backend="sim")
+def by_argument(s, w, c):
+    put[1, 2, s](w, {passed})
+'''
+
+
+@pytest.mark.parametrize("where", ["held", "global", "argument"])
+@pytest.mark.parametrize("how", list(_WHOLE_READS))
+def test_a_config_read_whole_is_keyed_by_all_it_holds(how, where):
+    """``dataclasses.astuple(self.cfg)``, ``asdict``, ``fields``, ``vars(cfg)``,
+    ``cfg.__dict__``, or a method of the config doing ``astuple(self)``: no
+    attribute name in the code says what is read, and ``lr`` replayed its first
+    value (only an argument read by ``astuple`` in the graph's own code was keyed)."""
+    expr, cls = _WHOLE_READS[how]
+    scope = dict(globals())   # each form alone in its functions' code
+    exec(_WHOLE_CODE.format(held=expr.format(c="self.cfg"), named=expr.format(c="CFG"),
+                            passed=expr.format(c="c")), scope)
+    c = cls()
+    if where == "held":
+        m = scope["Holds"](c)
+        call, w = m.step, m.w
+    elif where == "global":
+        scope["CFG"], w = c, dev(0, 0)
+        def call():
+            scope["by_global"](w)
+    else:
+        w = dev(0, 0)
+        def call():
+            scope["by_argument"](w, c)
+    call()
+    assert result(w) == [1.0, 1.0]
+    c.inner.lr = 7.0
+    call()
+    assert result(w) == [7.0, 7.0]
+
+
+@dataclasses.dataclass
+class _WholeSelf:
+    lr: float = 1.0
+    w: object = None
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        put[1, 2, s](self.w, dataclasses.astuple(self)[0])
+
+
+def test_a_method_reading_its_own_dataclass_whole_is_keyed_by_its_fields():
+    """``dataclasses.astuple(self)`` in a graph method: ``self.lr`` replayed."""
+    m = _WholeSelf(w=dev(0, 0))
+    m.step()
+    m.lr = 7.0
+    m.step()
+    assert result(m.w) == [7.0, 7.0]

@@ -65,7 +65,7 @@ def _chains(code) -> tuple:
         held = None   # [head, steps] read so far
         for ins in dis.get_instructions(c):
             op, arg = ins.opname, ins.argval
-            name = arg[-1] if isinstance(arg, tuple) else arg
+            name = (arg[-1] if arg else None) if isinstance(arg, tuple) else arg
             if op in NAME_LOADS or op.startswith("LOAD_FAST") and op != "LOAD_FAST_AND_CLEAR":
                 if held is not None and held[1]:   # (a call handing it self next: X.m(self))
                     chains.append((held[0], tuple(held[1]), None, name == first))

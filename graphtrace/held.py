@@ -45,7 +45,8 @@ __all__ = ["callback_arrays", "held_objects", "held_arrays", "held_functions", "
 
 
 def held_objects(obj, label: str | None = None, seen: set | None = None,
-                 names: frozenset | None = None, deep: list | None = None) -> list:
+                 names: frozenset | None = None, deep: list | None = None,
+                 handed: dict | None = None, hosted: list | None = None) -> list:
     """``(label, object, its attributes)`` for each object of the program's own (``own_class``)
     that ``obj`` (a method's ``self``) holds in its attributes of ``names`` (the
     attribute names the traced code loads: all where None), directly or in lists,
@@ -56,17 +57,22 @@ def held_objects(obj, label: str | None = None, seen: set | None = None,
     (``self`` itself never). With ``label``, ``obj`` is such an object held by a
     global or closure name (``OPT``): itself and what it holds, not those in
     ``seen`` (ids, updated). The walk goes ``_MAX_DEPTH`` objects and containers
-    deep: the labels of those it finds deeper are appended to ``deep``."""
+    deep: the labels of those it finds deeper are appended to ``deep``. The
+    callbacks the code only hands to ``s.host`` (``handed``: label ->
+    ``handed.Hand`` of a container or value, ``self.hooks``, ``TABLE``, ``self.fn``)
+    are no methods the graph calls: ``(class, function)`` of those bound to an
+    object or handed one by a partial are appended to ``hosted`` (followed as
+    callbacks by ``held_methods``), the objects walked for their arrays."""
     out: list = []
-    seen = set() if seen is None else seen
+    walk = _Walk(set() if seen is None else seen, out, names, deep, handed, hosted)
     if label is not None:
-        _walk(obj, label, 0, seen, out, names, deep)
+        walk(obj, label, 0)
         return out
-    seen.add(id(obj))
+    walk.seen.add(id(obj))
     attributes = _attributes(obj)
     for name, v in attributes + _class_objects(type(obj), names, attributes):
         if names is None or name in names:
-            _walk(v, f"self.{name}", 0, seen, out, names, deep)
+            walk(v, f"self.{name}", 0)
     return out
 
 
@@ -93,57 +99,70 @@ _CLASS_HELD: dict = {}   # (class, names) -> the names its class holds objects b
 
 
 
-def _walk(v, label: str, depth: int, seen: set, out: list, names, deep=None) -> None:
-    if depth > _MAX_DEPTH:
-        if deep is not None and id(v) not in seen and _holds_own(v):
-            deep.append(label)   # not walked: Holdings.walk warns (DepthWarning)
-        return
-    t = type(v)
-    if t in _SKIPPED or _kinds.get(t) in _ARRAY_KINDS:
-        return
-    if own_object(v):
-        if id(v) in seen:
+class _Walk:
+    """One walk of ``held_objects``: what it found, and what it was told."""
+
+    __slots__ = ("seen", "out", "names", "deep", "handed", "hosted")
+
+    def __init__(self, seen, out, names, deep, handed, hosted):
+        self.seen, self.out, self.names, self.deep = seen, out, names, deep
+        self.handed, self.hosted = handed, hosted
+
+    def __call__(self, v, label: str, depth: int, callback: bool = False) -> None:
+        hand = self.handed.get(label) if self.handed else None
+        callback = callback or hand is not None and hand.whole_callback   # s.host(self.fn)
+        if depth > _MAX_DEPTH:
+            if self.deep is not None and id(v) not in self.seen and _holds_own(v):
+                self.deep.append(label)   # not walked: Holdings.walk warns (DepthWarning)
             return
-        seen.add(id(v))
-        attributes = _attributes(v)
-        out.append((label, v, attributes))
-        for name, x in attributes + _class_objects(t, names, attributes):
-            k = type(x)
-            if k not in _SKIPPED and _kinds.get(k) not in _ARRAY_KINDS and \
-                    (names is None or name in names):   # (at once)
-                _walk(x, f"{label}.{name}", depth + 1, seen, out, names, deep)
-        return
-    if t is partial or _bound_class(t):   # self.fn = act.apply, partial(apply, act)
-        for at, x in _bound(v):
+        t = type(v)
+        if t in _SKIPPED or _kinds.get(t) in _ARRAY_KINDS:
+            return
+        names = self.names
+        if own_object(v):
+            if id(v) in self.seen:
+                return
+            self.seen.add(id(v))
+            attributes = _attributes(v)
+            self.out.append((label, v, attributes))
+            for name, x in attributes + _class_objects(t, names, attributes):
+                k = type(x)
+                if k not in _SKIPPED and _kinds.get(k) not in _ARRAY_KINDS and \
+                        (names is None or name in names):   # (at once)
+                    self(x, f"{label}.{name}", depth + 1)
+            return
+        if t is partial or _bound_class(t):   # self.fn = act.apply, partial(apply, act)
+            for at, x in _bound(v, self.hosted if callback else None):
+                if type(x) not in _SKIPPED:
+                    self(x, f"{label}{at}", depth + 1)
+            return
+        if (isinstance(v, (list, tuple)) or container(t) in ("seq", "set")) and not any(
+                own_class(k) or issubclass(k, _WALKED) or container(k) or _bound_class(k)
+                for k in set(map(type, v))):   # numbers or arrays alone: at C speed
+            return
+        items = children(v)
+        if items is None:   # a deque, a set, a mapping, a weak reference (owners.contents)
+            items = contents(v, label) if container(t) else ()
+            label = None
+        for k, x in items:
             if type(x) not in _SKIPPED:
-                _walk(x, f"{label}{at}", depth + 1, seen, out, names, deep)
-        return
-    if (isinstance(v, (list, tuple)) or container(t) in ("seq", "set")) and not any(
-            own_class(k) or issubclass(k, _WALKED) or container(k) or _bound_class(k)
-            for k in set(map(type, v))):   # numbers or arrays alone: at C speed
-        return
-    items = children(v)
-    if items is None:   # a deque, a set, a mapping, a weak reference (owners.contents)
-        items = contents(v, label) if container(t) else ()
-        label = None
-    for k, x in items:
-        if type(x) not in _SKIPPED:
-            _walk(x, k if label is None else f"{label}[{_key(k)}]", depth + 1, seen, out, names,
-                  deep)
+                self(x, k if label is None else f"{label}[{_key(k)}]", depth + 1,
+                     callback or hand is not None and hand.callback(k))
 
 
 _WALKED = (list, tuple, dict, types.MethodType, partial)   # what a list's items are walked for
 _BOUND: dict = {}   # class -> the functions bound to its objects held as methods or partials
 
 
-def _bound(v) -> list:
+def _bound(v, hosted=None) -> list:
     """``(label suffix, value)`` of what a bound method (a graph method's too,
     ``gt.graph(act.apply)``) or a ``functools.partial`` holds: the object it is
     bound to, the function, the arguments. A call of it
     runs its function on them, so that function is recorded (``_BOUND``) for
     the class of each object of the program's own among them: ``held_methods``
     reads it as a method of that class (``self.fn = act.apply`` reading
-    ``self.a``; ``partial(apply, act)`` reading ``layer.a``)."""
+    ``self.a``; ``partial(apply, act)`` reading ``layer.a``); but a callback's
+    is appended to ``hosted`` instead, as ``(class, function)``."""
     bound = _bound_to(v)
     if bound is not None:
         parts = [(".__self__" if type(v) is types.MethodType else ".instance", bound[0])]
@@ -154,8 +173,12 @@ def _bound(v) -> list:
         fn = v.func
     fn = _python_function(fn)
     for _, x in parts if fn is not None else ():
-        if own_object(x):
+        if not own_object(x):
+            continue
+        if hosted is None:
             _BOUND.setdefault(type(x), {})[fn] = None
+        elif (type(x), fn) not in hosted:   # a callback handed to s.host: no method called
+            hosted.append((type(x), fn))
     return parts
 
 
@@ -166,7 +189,7 @@ def _key(k) -> str:
         return f"<{type(k).__name__}>"
 
 
-def held_functions(obj, objects, names: frozenset, mine=None, hosted=frozenset()) -> tuple:
+def held_functions(obj, objects, names: frozenset, mine=None, handed=None) -> tuple:
     """The Python functions (not a library's) ``obj`` (a method's ``self``; None
     for none) and the objects of ``held_objects`` hold in their attributes of
     ``names``: directly, as a partial's function, a graph function's (``self.sub
@@ -177,18 +200,22 @@ def held_functions(obj, objects, names: frozenset, mine=None, hosted=frozenset()
     names they load are read off the objects. Each once, in the order found.
     ``mine``, a list, gets those that run on ``obj`` (bound to it, a partial or
     closure holding it: ``lambda s, g: self.update(s, g)``), whose reads off it
-    the call reads, but those it holds by ``hosted`` (handed to ``s.host``)."""
+    the call reads, but the callbacks the code only hands to ``s.host``
+    (``handed``, as ``held_objects``')."""
     found: dict = {}
-    for attributes in ([_attributes(obj)] if obj is not None else []) + \
-            [attributes for _, _, attributes in objects]:
+    for label, attributes in ([("self", _attributes(obj))] if obj is not None else []) + \
+            [(label, attributes) for label, _, attributes in objects]:
         for name, v in attributes:
             if type(v) not in _SKIPPED and name in names and \
                     _kinds.get(type(v)) not in _ARRAY_KINDS:
-                _functions(v, found, 0, obj, mine if name not in hosted else None)
+                _functions(v, found, 0, obj, mine, f"{label}.{name}", handed)
     return tuple(found)
 
 
-def _functions(v, found: dict, depth: int, obj=None, mine=None) -> None:
+def _functions(v, found: dict, depth: int, obj=None, mine=None, label="", handed=None) -> None:
+    hand = handed.get(label) if handed else None
+    if hand is not None and hand.whole_callback:
+        mine = None
     t = type(v)
     bound = None if obj is None else _bound_to(v) if _bound_class(t) else _bound_to(
         v.func) if t is partial and _bound_class(type(v.func)) else None   # partial(self.m)
@@ -207,8 +234,10 @@ def _functions(v, found: dict, depth: int, obj=None, mine=None) -> None:
             for k in set(map(type, v))):   # numbers or arrays alone: at C speed
         return
     items = children(v)
-    for _, x in items if items is not None else contents(v, "") if container(t) else ():
-        _functions(x, found, depth + 1, obj, mine)
+    for k, x in items if items is not None else contents(v, "") if container(t) else ():
+        _functions(x, found, depth + 1, obj,
+                   None if hand is not None and hand.callback(k) else mine,
+                   f"{label}[{_key(k)}]", handed)
 
 
 def _runs_on(v, obj) -> bool:
@@ -269,7 +298,7 @@ def settings_alone(roots, objects, names: frozenset) -> bool:
                for _, o in roots for name, v in _attributes(o) if name in names)
 
 
-def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
+def held_methods(functions, heads: dict, classes, hosted=(), bound=()) -> tuple:
     """``(methods, watched)`` for the held objects of ``classes``: the methods of
     ``classes`` the code of ``functions`` (a method and the methods of its class
     it calls; a function and its helpers) names, and those they name in turn
@@ -296,7 +325,10 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
     and the functions of the bound methods and partials held that hand it an
     object of the class (``_bound``: ``self.fn = act.apply``). ``hosted``: the
     functions of self's methods the code hands to ``s.host`` (``s.host(self.notify)``),
-    followed as callbacks (``self.sink.read()`` in them)."""
+    followed as callbacks (``self.sink.read()`` in them); ``bound``, ``(class,
+    function)`` of the held objects' methods it hands there off a container
+    (``s.host(self.hooks["log"], h)``: ``held_objects``' ``hosted``), followed as
+    callbacks of that class."""
     callbacks = frozenset().union(*(host_chain_names(f.__code__) for f in functions))
     # the (class, method) pairs of the callbacks whose objects the chains find now
     # (s.host(self.meter.update, h) beside self.opt.update(...): the meter's alone)
@@ -325,6 +357,8 @@ def held_methods(functions, heads: dict, classes, hosted=()) -> tuple:
                 if queue((at, name, fn), fn, cls, callback):
                     found.append((at, name, class_attribute(at, name), fn))
 
+    for cls, method in bound:   # s.host(self.hooks["log"], h) of a sink's record
+        follow(cls, method.__name__, method, True)
     whole = _hosted_classes(functions, heads)   # s.host(CS): its __call__ a callback
     for cls in classes:   # layer(s, x), for layer in self.seq, cfg.lr of a __getattr__
         for name, method in _dunders(cls):

@@ -19,7 +19,7 @@ import weakref
 from .callback_state import global_only, live_labels, self_changed
 from .chains import lookup, nested_codes
 from .errors import DepthWarning, user_frame
-from .handed import host_taken
+from .handed import hands, merged
 from .held import (callback_arrays, held_arrays, held_functions, held_methods, held_objects,
                    loaded_names, settings_alone)
 from .held_keys import Watched, held_key, set_from_none, state_changed
@@ -45,12 +45,15 @@ class Loaded(frozenset):
     argument's cache key does not follow (``object_keys._reads``); and ``fields``:
     whether the code reads every field of a dataclass (``astuple(cfg)``) or every
     attribute of an object (``vars(cfg)``), which no name it loads says
-    (``names.reads_fields``: FIELDS, EVERY, or the empty string)."""
+    (``names.reads_fields``: FIELDS, EVERY, or the empty string); and ``handed``:
+    label (``self.hooks``, of an argument object's attribute) -> ``handed.Hand`` of
+    what the code hands of it to ``s.host`` (``s.host(cfg.hooks["log"], h)``)."""
 
-    def __new__(cls, names, hosted=frozenset(), fields: str = ""):
+    def __new__(cls, names, hosted=frozenset(), fields: str = "", handed=None):
         self = super().__new__(cls, names)
         self.hosted = frozenset(hosted)
         self.fields = fields
+        self.handed = handed or {}
         return self
 
 
@@ -78,7 +81,7 @@ class Holdings:
         self.traced_state: dict = {}   # type(self) (None) -> labels a trace changed
         self._function_reach = weakref.WeakKeyDictionary()   # held function -> its Reach
         self._deep: set = set()   # the labels of objects too deep to walk, warned of
-        self._handed_by: dict = {}   # type(self) -> the attributes of self handed to s.host
+        self._handed_by: dict = {}   # type(self) -> label -> what the code hands to s.host
         self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the
         # places of objects the held objects' methods reach by name)
 
@@ -101,7 +104,15 @@ class Holdings:
             names |= mine
             hosted |= theirs
             other |= mine - theirs
-        return Loaded(names, hosted - other, widest(map(reads_fields, functions)))
+        code = self.function.__code__   # what it hands to s.host off its parameters
+        params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]) - \
+            {self.self_param}
+        handed: dict = {}
+        for (head, steps), hand in hands(code).items():
+            if head in params and steps:
+                label = "self." + ".".join(steps)
+                handed[label] = merged(handed.get(label), hand)
+        return Loaded(names, hosted - other, widest(map(reads_fields, functions)), handed)
 
     def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its
@@ -229,6 +240,7 @@ class Holdings:
         if not places and self_obj is None:
             return [], _NOTHING_HELD
         hosted = self._callback_functions(type(self_obj)) if self_obj is not None else ()
+        handed = self._handed(self_obj)
         known = self._held_names.get(type(self_obj))
         if known is None:   # at first the names the graph's own code (and its callbacks') loads
             known = self._held_names[type(self_obj)] = (frozenset().union(
@@ -242,22 +254,24 @@ class Holdings:
             seen: set = set()
             deep: list = []   # the labels of objects too deep to walk
             walked = None if every else names
-            objects = [] if self_obj is None else held_objects(self_obj, None, seen, walked, deep)
-            objects += [o for label, v in roots for o in held_objects(v, label, seen, walked, deep)]
+            called: list = []   # the functions of the bound methods handed to s.host
+            objects = [] if self_obj is None else held_objects(self_obj, None, seen, walked, deep,
+                                                                handed, called)
+            objects += [o for label, v in roots
+                        for o in held_objects(v, label, seen, walked, deep, handed, called)]
             on_self: list = []   # those of them that run on self (self.fn = self.update)
-            helpers = held_functions(self_obj, objects, names, on_self,   # self.fn = lambda
-                                     self._handed(type(self_obj)) if self_obj is not None else ())
+            helpers = held_functions(self_obj, objects, names, on_self, handed)   # self.fn = lambda
             if not objects and not helpers:
                 return [], _NOTHING_HELD
             classes = tuple(dict.fromkeys(type(o) for _, o, _ in objects))
             key = (type(self_obj), classes, tuple(f.__code__ for f in helpers),
-                   tuple(f.__code__ for f in on_self))
+                   tuple(f.__code__ for f in on_self), tuple((c, f.__code__) for c, f in called))
             hit = self._held.get(key)
             if hit is None or not all(class_attribute(c, n) is v for c, n, v, _ in hit[2]):
                 code = self._code(self_obj)
                 ran = self._self_methods(type(self_obj), on_self, code)
                 methods, watched = held_methods(code + list(helpers) + list(ran),
-                                                heads, classes, hosted)
+                                                heads, classes, hosted, called)
                 watched.selfs = frozenset().union(
                     *(attribute_names(f, type(self_obj)) for f in on_self))
                 hit = self._held[key] = (watched, tuple(   # a callback's: not baked
@@ -305,22 +319,34 @@ class Holdings:
             "reads off it) nearer: on self or an object self holds, or pass them as arguments",
             DepthWarning, file, line)
 
-    def _handed(self, cls) -> frozenset:
-        """The attributes of self whose values (or items) the method and the methods
-        of ``cls`` it calls hand to ``s.host`` (``s.host(self.fn, h)``, ``for cb in
-        self.cbs: s.host(cb, h)``): callbacks, which read what they read when they
-        run. Found once per class."""
+    def _handed(self, self_obj) -> dict:
+        """label -> ``handed.Hand`` of each container (or value) the code hands items
+        of to ``s.host``: those of self the method and the methods of its class it
+        calls hand (``s.host(self.fn, h)``, ``for cb in self.cbs: s.host(cb, h)``,
+        ``s.host(self.hooks["log"], h)`` beside ``self.hooks["upd"](s)``; found once
+        per class), and those the names of the function and of those methods hold
+        (``Reach.handed``): callbacks, which read what they read when they run."""
+        out = dict(self.reach.handed)
+        if self_obj is None:
+            return out
+        cls = type(self_obj)
         hit = self._handed_by.get(cls)
         if hit is None:
-            hit = set()
+            hit = {}
             for f in [self.function] + [f for _, f in class_methods(
                     self.function, self.self_param, cls)]:
                 code = f.__code__
-                for first in [self.self_param] if f is self.function else code.co_varnames[:1]:
-                    hit |= self_callbacks(code, first) | {
-                        steps[0] for head, steps in host_taken(code) if head == first and steps}
-            hit = self._handed_by[cls] = frozenset(hit)
-        return hit
+                first = self.self_param if f is self.function else code.co_varnames[:1]
+                for (head, steps), hand in hands(code).items():
+                    if head in first and steps:
+                        label = "self." + ".".join(steps)
+                        hit[label] = merged(hit.get(label), hand)
+            hit = self._handed_by[cls] = hit
+        for r in self._class_reaches(cls)[0]:
+            for label, hand in r.handed.items():
+                out[label] = merged(out.get(label), hand)
+        out.update(hit)
+        return out
 
     @staticmethod
     def _self_methods(cls, functions, code) -> tuple:

@@ -61,15 +61,17 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
             seen.add(_TOO_DEEP)
         return (Identity(obj),)
     seen.add(id(obj))   # the objects above it: a cycle
-    if names is not None:
-        names, kept = _kept(obj, names)
+    if names is not None:   # (what the code hands to s.host off the argument itself)
+        handed = getattr(names, "handed", None) if depth == 0 else None
+        names, kept = _kept(obj, names, handed)
         names, held, methods = _READS.get((type(obj), names, getattr(names, "hosted", _NONE),
                                            getattr(names, "fields", ""))) \
             or _reads(type(obj), names)
         if names.fields == EVERY:   # vars(cfg): every attribute it holds
             names = Loaded(names.union(name for name, _ in _attributes(obj)), names.hosted,
                            EVERY)
-        out = [(name, _entry(v, names, depth, seen)) for name, v in _attributes(obj)
+        out = [(name, _entry(v, names, depth, seen, handed.get(f"self.{name}") if handed
+                             else None)) for name, v in _attributes(obj)
                if name in names] + list(_methods_read(
                    tuple(dict.fromkeys(methods + kept[0])) if kept else methods))
         out += [(f"{f.__name__}()", ("names", _global_values(f))) for f in kept[1:]]
@@ -83,25 +85,27 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
     return tuple(out)
 
 
-def _kept(obj, names) -> tuple:
+def _kept(obj, names, handed=None) -> tuple:
     """``(names, (functions, *closures))``: the Python functions ``obj`` holds by ``names`` (but
     those only handed to ``s.host``), as a bound method, a partial's, a lambda's, in
     lists and dicts (``o.fn = o.update``, ``o.fns = {"u": o.update}``): the graph
     calls them, so what they read by global and closure names is keyed as its
     methods' is (``_methods_read``); and ``names`` with the names those of them
     that run on ``obj`` (bound to it, a partial or closure holding it) load: what
-    they read off it (``self.lr`` of ``update``) is read by the call."""
+    they read off it (``self.lr`` of ``update``) is read by the call; but the
+    callbacks the code only hands to ``s.host`` (``handed``: ``held_functions``')."""
     hosted = getattr(names, "hosted", _NONE)
     if not any(type(v) in _KEPT or container(type(v)) for name, v in _attributes(obj)
                if name in names and name not in hosted):
         return names, ()
     for _ in range(_MAX_DEPTH):   # (self.fn = lambda s: self.fns["u"](s): fns, then update)
         mine: list = []
-        found = held_functions(obj, [], names - hosted if hosted else names, mine)
+        found = held_functions(obj, [], names - hosted if hosted else names, mine, handed)
         more = names.union(*(loaded_names(f) - _stored(f.__code__) for f in mine))
         if len(more) == len(names):
             break
-        names = Loaded(more, hosted, getattr(names, "fields", ""))   # (not a counter)
+        names = Loaded(more, hosted, getattr(names, "fields", ""),   # (not a counter)
+                       getattr(names, "handed", None))
     # a closure holding obj (lambda s: self.update(s)): the values its code reads by global
     # names alone (its Holdings would walk obj as a name's object, its counters too)
     closures = tuple(f for f in found if _runs_on(f, obj))
@@ -206,7 +210,7 @@ def _stored(code) -> set:
     return out
 
 
-def _entry(v, names, depth: int, seen: set):
+def _entry(v, names, depth: int, seen: set, hand=None):
     """The key's entry for a value an argument object holds: numbers, strings and
     containers of them (``pure_values``: sets, deques, ``OrderedDict`` too) by
     value; the objects of the program's own it holds by their ``_settings`` in
@@ -214,8 +218,13 @@ def _entry(v, names, depth: int, seen: set):
     containers holding them (a list, tuple or dict, or another of
     ``owners.contents``: a deque, a set of them) item by item; anything else by
     identity (held, so that a freed object's id, given to a new one, finds no
-    stale graph). A container deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP``)."""
+    stale graph). A container deeper than ``_MAX_DEPTH`` by identity (``_TOO_DEEP``).
+    What the code only hands to ``s.host`` (``hand``: ``handed.Hand`` of the
+    attribute, ``s.host(cfg.fn, h)``, ``s.host(cfg.hooks["log"], h)``) by identity:
+    a callback reads what it reads when it runs."""
     t = type(v)
+    if hand is not None and hand.whole_callback:
+        return Identity(v)
     if t in _PLAIN_VALUES:   # at once
         return t, value_key(v)
     if _is_value(v):
@@ -237,7 +246,8 @@ def _entry(v, names, depth: int, seen: set):
     if depth >= _MAX_DEPTH:
         seen.add(_TOO_DEEP)
         return Identity(v)
-    return t, tuple((type(k), value_key(k), _entry(x, names, depth + 1, seen))
+    return t, tuple((type(k), value_key(k), Identity(x) if hand is not None and
+                     hand.callback(k) else _entry(x, names, depth + 1, seen))
                     for k, x in items)
 
 

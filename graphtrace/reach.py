@@ -37,20 +37,19 @@ import builtins
 import operator
 import types
 import weakref
-from collections import deque
 from functools import partial
 
 from ._compiled import buffers as _compiled_buffers
 from .arrays import is_array
 from .chains import MISSING, NoKey, chain as _chain, changes, default_of, lookup as _lookup, \
     value_chains
-from .handed import host_taken
-from .host_chains import host_callbacks
+from .handed import hands
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
     _object_steps, _reads, _stored, name_chains
 from .owners import _PLAIN_CONTAINERS, _answers_oddly, _followed, _has, _holds_own, _library, \
     own_class, own_object
 from .scalar import value_key
+from .tree import children
 from .values import _GROUPS, _MAX_DEPTH, _WHOLES, _Held, _callables, _holds_callables, \
     _is_callable_object, _is_value, _leaves, _may_hold_arrays, callable_key, held_values, \
     identities, pure_values
@@ -126,14 +125,15 @@ _PARAMETER = object()   # the key of a name the root function's parameter has
 
 
 
-def _holds_more_than_callables(v) -> bool:
-    """Whether a container a host callback is taken from holds anything but functions
-    and bound methods (REG = {"cb": SINK.record, "opt": OPT}: OPT's settings are
-    read by the graph's own code, and are watched)."""
-    items = v.values() if isinstance(v, dict) else v if isinstance(
-        v, (list, tuple, set, frozenset, deque)) else None
-    return items is not None and any(
-        not isinstance(x, (types.FunctionType, types.MethodType, partial)) for x in items)
+def _keyed_callables(v):
+    """``(key, callable)`` of the kernels and functions a list, tuple or dict holds,
+    nested ones too, each by the key of the item of ``v`` it lies in."""
+    for key, x in children(v) or ():
+        if _is_callable_object(x):
+            yield key, x
+        else:
+            for inner in _callables(x):
+                yield key, inner
 
 class Reach:
     """The (function, name) places that hold arrays or helpers, from one root.
@@ -144,6 +144,7 @@ class Reach:
 
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
                  "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
+                 "handed",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
                  "_walked", "_codes", "_last")
 
@@ -167,6 +168,7 @@ class Reach:
         # whole (for c in COEFS, sum(COEFS)): keyed by value unless walked code changes them
         self.wholes: list = []
         self.callbacks: list = []         # (function, Chain) host callbacks alone read
+        self.handed: dict = {}            # label of an object place -> its handed.Hand
         self._walked: list = []           # the Python functions walked, the root's first
         code = getattr(self.root, "__code__", None)   # its parameters' names are
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] \
@@ -219,8 +221,9 @@ class Reach:
         loaded = reads = None
         chains: list = []   # the code's dotted names, found when first needed
         stored = _stored(code)
-        callbacks = host_callbacks(code) | {   # and a list of them: for cb in HOOKS: s.host(cb)
-            head for head, steps in host_taken(code) if not steps}
+        handed = hands(code)   # what it hands to s.host: for cb in HOOKS: s.host(cb, h)
+        callbacks = {head for (head, steps), hand in handed.items()
+                     if not steps and hand.callbacks_alone}
         read = set(_names(code, live=False)) if baked else set()   # baked where used
         if baked and (fn.__defaults__ or fn.__kwdefaults__):
             self._defaults(fn, code)
@@ -239,11 +242,11 @@ class Reach:
             if name not in read and name not in stored:   # read by host callbacks alone
                 reads = reads if reads is not None else _reads(fn, code)
                 self._callback_reads(fn, name, reads)
-            if baked and _holds_own(v) and (name not in callbacks or own_object(v) or
-                                            _holds_more_than_callables(v)) and \
+            if baked and _holds_own(v) and (name not in callbacks or own_object(v)) and \
                     all(f is not fn or n != name for f, n, _ in self.objects):
                 self.objects.append((fn, name, name if fn is self.root else
                                      f"{fn.__name__}.{name}"))
+                self._handed_items(handed.get((name, ())), self.objects[-1][2])
             defined = name in code.co_freevars or name in fn.__globals__
             # a global defined nowhere yet (not a builtin) may hold an array later: a
             # place holding None, so that its array is another graph, and is named
@@ -256,17 +259,22 @@ class Reach:
                 label = name if labels.setdefault(name, key) == key else \
                     f"{fn.__name__}.{name}"
                 self.places.append((fn, name, label, True))
-                for x in _callables(v):   # OPS = {"a": helper}: what the helpers reach
-                    self._walk_into(x, seen, depth, labels)
+                hand = handed.get((name, ()))   # OPS = {"a": helper}: what the helpers
+                for key, x in _keyed_callables(v):   # reach (a callback's: not baked)
+                    self._walk_into(x, seen, depth, labels, baked and not (
+                        name in callbacks or hand is not None and hand.callback(key)))
                 if (type(v) is tuple or _holds_settings(v)) and name not in stored:
                     reads = reads if reads is not None else _reads(fn, code)
                     self._settings(fn, name, v, reads, baked)   # MODEL["lr"] beside
                 continue                                        # MODEL["layers"]
             if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
                 for dotted, held in _held_dotted(fn, code, name, chains):   # class,
-                    if held is not None and baked and _holds_own(held) and \
+                    hand = handed.get((name, tuple(dotted.split(".")[1:])))
+                    if held is not None and baked and _holds_own(held) and (
+                            hand is None or not hand.callbacks_alone or own_object(held)) and \
                             all(f is not fn or n != dotted for f, n, _ in self.objects):
                         self.objects.append((fn, dotted, dotted))   # mystate.OPT
+                        self._handed_items(hand, dotted)
                     if held is not None and _kernel_like(held):
                         self.places.append((fn, dotted, None, False))
                         self._walk_into(held, seen, depth, labels)   # and what it reaches
@@ -464,12 +472,19 @@ class Reach:
             self.state.clear()
             self._find()
 
-    def _walk_into(self, v, seen, depth, labels) -> None:
+    def _walk_into(self, v, seen, depth, labels, baked: bool = True) -> None:
         """Walk the Python function of a helper held otherwise than by a name of its
-        own (``mod.helper``, a dict or list of helpers)."""
+        own (``mod.helper``, a dict or list of helpers; ``baked`` False: a callback)."""
         inner = _followed(v.func if isinstance(v, partial) else v)
         if inner is not None:
-            self._walk(inner, seen, depth + 1, labels)
+            self._walk(inner, seen, depth + 1, labels, baked)
+
+    def _handed_items(self, hand, label: str) -> None:
+        """Keep what the code hands to ``s.host`` of the container ``label`` names
+        (``TABLE["log"]`` beside ``TABLE["sgd"](s, w)``): the walk of held objects
+        leaves its callbacks alone (``handed``)."""
+        if hand is not None and hand.hosted:
+            self.handed[label] = hand
 
     def arrays(self) -> list[tuple[str, object]]:
         """``(label, array)`` for each place that holds an array now."""

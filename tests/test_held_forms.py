@@ -397,3 +397,156 @@ def test_a_method_reading_its_own_dataclass_whole_is_keyed_by_its_fields():
     m.lr = 7.0
     m.step()
     assert result(m.w) == [7.0, 7.0]
+
+
+class _Counter:
+    """A host callback's object: the count it keeps is its state, never watched."""
+
+    def __init__(self):
+        self.n = 0
+
+    def record(self, h):
+        self.n += 1
+
+
+class _Step:
+    def __init__(self):
+        self.lr = 1.0
+
+    def update(self, s, w):
+        put[1, 2, s](w, self.lr)
+
+
+_SINK, _OPT = _Counter(), _Step()
+_TABLE = {"log": _SINK.record, "sgd": _OPT.update}
+_REGISTRY = {"log": _SINK.record, "opt": _OPT}
+_CALLBACKS, _UPDATES = [_SINK.record], [_OPT.update]
+
+
+def _by_keys(s, w, h):
+    s.host(_TABLE["log"], h)
+    _TABLE["sgd"](s, w)
+
+
+def _by_local(s, w, h):
+    cb = _TABLE["log"]
+    s.host(cb, h)
+    _TABLE["sgd"](s, w)
+
+
+def _by_get(s, w, h):
+    s.host(_TABLE.get("log"), h)
+    _TABLE.get("sgd")(s, w)
+
+
+def _by_registry(s, w, h):
+    cb = _REGISTRY["log"]
+    s.host(cb, h)
+    _REGISTRY["opt"].update(s, w)
+
+
+def _loop_variable_reused(s, w, h):
+    for fn in _CALLBACKS:
+        s.host(fn, h)
+    for fn in _UPDATES:
+        fn(s, w)
+
+
+def _by_comprehension(s, w, h):
+    [s.host(cb, h) for cb in _CALLBACKS]
+    [op(s, w) for op in _UPDATES]
+
+
+_HANDING = [_by_keys, _by_local, _by_get, _by_registry, _loop_variable_reused,
+            _by_comprehension]
+
+
+@pytest.mark.parametrize("form", _HANDING, ids=lambda f: f.__name__)
+def test_a_container_of_callbacks_and_methods_held_by_a_name_is_told_apart(form):
+    """``s.host(TABLE["log"], h)`` beside ``TABLE["sgd"](s, w)`` (a local taking the
+    callback, ``.get``, a dict of a callback and an object, one loop variable for
+    the callbacks' loop and then the optimizers'): handing one item to ``s.host``
+    left the whole container out, and ``OPT.lr`` replayed its first value; the
+    callback's count stays its state (one trace per setting)."""
+    g = gt.graph(form, backend="sim")
+    w, h = dev(0, 0), gt.pinned_empty(2)
+    _SINK.n = 0
+    try:
+        for _ in range(3):
+            g(w, h)
+        assert result(w) == [1.0, 1.0] and g.cache_info().misses == 1
+        _OPT.lr = 7.0
+        for _ in range(2):
+            g(w, h)
+        assert result(w) == [7.0, 7.0] and g.cache_info().misses == 2 and _SINK.n == 5
+    finally:
+        _OPT.lr = 1.0
+
+
+class _Hooks:
+    def __init__(self, how):
+        self.lr, self.n, self.w = 1.0, 0, dev(0, 0)
+        self.sink, self.opt = _Counter(), _Step()
+        self.how = how
+        if how == "methods of self":
+            self.hooks = {"log": self.record, "upd": self.update}
+        else:
+            self.hooks = {"log": self.sink.record, "upd": self.opt.update}
+
+    def record(self, h):
+        self.n += 1
+
+    def update(self, s, w):
+        put[1, 2, s](w, self.lr)
+
+    @gt.graph(backend="sim")
+    def step(self, s, h):
+        s.host(self.hooks["log"], h)
+        self.hooks["upd"](s, self.w)
+
+
+@pytest.mark.parametrize("how", ["methods of self", "methods of held objects"])
+def test_a_container_of_callbacks_and_methods_self_holds_is_told_apart(how):
+    """``self.hooks = {"log": self.record, "upd": self.update}`` with ``s.host(
+    self.hooks["log"], h)`` and ``self.hooks["upd"](s, w)``: update's ``self.lr``
+    replayed its first value; the callback's count is its state."""
+    m = _Hooks(how)
+    target, counter = (m, m) if how == "methods of self" else (m.opt, m.sink)
+    h, before = gt.pinned_empty(2), _Hooks.step.cache_info().misses
+    for _ in range(3):
+        m.step(h)
+    assert result(m.w) == [1.0, 1.0] and _Hooks.step.cache_info().misses == before + 1
+    target.lr = 7.0
+    for _ in range(2):
+        m.step(h)
+    assert result(m.w) == [7.0, 7.0] and counter.n == 5
+    assert _Hooks.step.cache_info().misses == before + 2
+
+
+class _ArgumentHooks:
+    def __init__(self):
+        self.sink, self.opt = _Counter(), _Step()
+        self.hooks = {"log": self.sink.record, "upd": self.opt.update}
+        self.fn = self.sink.record
+
+
+@gt.graph(backend="sim")
+def _argument_hooks(s, w, h, c):
+    s.host(c.hooks["log"], h)
+    s.host(c.fn, h)
+    c.hooks["upd"](s, w)
+
+
+def test_a_container_of_callbacks_and_methods_an_argument_holds_is_told_apart():
+    """The same on an object passed as an argument: the callbacks' count (their
+    state) traced anew at every call."""
+    c, w, h = _ArgumentHooks(), dev(0, 0), gt.pinned_empty(2)
+    before = _argument_hooks.cache_info().misses
+    for _ in range(3):
+        _argument_hooks(w, h, c)
+    assert result(w) == [1.0, 1.0] and _argument_hooks.cache_info().misses == before + 1
+    c.opt.lr = 7.0
+    for _ in range(2):
+        _argument_hooks(w, h, c)
+    assert result(w) == [7.0, 7.0] and c.sink.n == 10
+    assert _argument_hooks.cache_info().misses == before + 2

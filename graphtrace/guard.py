@@ -26,6 +26,7 @@ from __future__ import annotations
 import array
 import collections
 import ctypes
+import dis
 import functools
 import operator
 import os
@@ -37,6 +38,7 @@ import numpy as np
 
 from ._compiled import buffers as _compiled_buffers
 from .arrays import _kind
+from .chains import _module as _imported_module, nested_codes
 from .names import _global_names
 from .owners import _LIBRARY_PATHS, _PLAIN_BASES, container, own_class
 
@@ -174,6 +176,27 @@ def _attribute_names(code, out: list) -> list:
         if isinstance(c, types.CodeType):
             _attribute_names(c, out)
     return out
+
+
+def _imports(code) -> list:
+    """The names of the modules ``code`` and the code nested in it import
+    (``import kmod``, ``from .sub import x``: ``.sub``), each once."""
+    hit = _IMPORTS.get(code)
+    if hit is not None:
+        return hit
+    out = []
+    for c in nested_codes(code):
+        level = 0
+        for ins in dis.get_instructions(c):
+            if ins.opname == "IMPORT_NAME":
+                out.append("." * (level or 0) + ins.argval)
+            level = ins.argval if ins.opname == "LOAD_CONST" and type(ins.argval) is int \
+                else level if ins.opname == "LOAD_CONST" else 0
+    hit = _IMPORTS[code] = list(dict.fromkeys(out))
+    return hit
+
+
+_IMPORTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _code_names(code, out: list) -> list:
@@ -314,6 +337,14 @@ class _Walk:
         for x in values:   # a module's attributes the code may read (settings.LR)
             if type(x) is types.ModuleType and _program(x):
                 self._module(x, attrs, depth + 1)
+        for name in _imports(f.__code__):   # and those of a module it imports itself
+            mod = _imported_module(f, name)   # (import kmod as km; km.LR)
+            if type(mod) is not types.ModuleType:
+                raise _GiveUp   # not imported yet: what the import gives is not seen
+            self._room(1, depth)
+            self.g.names.append((sys.modules, (mod.__name__,), (mod,)))
+            if _program(mod):
+                self._module(mod, attrs, depth + 1)
         self.g.functions.append((f, f.__defaults__, f.__kwdefaults__, f.__code__))
         for x in values + (f.__defaults__ or ()) + tuple((f.__kwdefaults__ or {}).values()):
             if x is not _MISSING and type(x) is not types.ModuleType:   # (modules: _module)

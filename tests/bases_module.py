@@ -25,3 +25,6 @@ class Outer:
 
         def update(self, s, w):
             put[1, 2, s](w, self.lr)
+
+
+SCALE = 1.0   # a setting a graph method reads off this module, imported inside it

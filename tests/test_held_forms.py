@@ -550,3 +550,35 @@ def test_a_container_of_callbacks_and_methods_an_argument_holds_is_told_apart():
         _argument_hooks(w, h, c)
     assert result(w) == [7.0, 7.0] and c.sink.n == 10
     assert _argument_hooks.cache_info().misses == before + 2
+
+
+class _ImportsInside:
+    def __init__(self, how):
+        self.how, self.w = how, dev(0, 0)
+
+    @gt.graph(backend="sim")
+    def step(self, s):
+        if self.how == "import as":
+            import bases_module as bm
+            put[1, 2, s](self.w, bm.SCALE)
+        else:
+            from bases_module import SCALE
+            put[1, 2, s](self.w, SCALE)
+
+
+@pytest.mark.parametrize("how", ["import as", "from import"])
+def test_a_module_a_graph_method_imports_itself_is_watched_on_repeated_calls(how):
+    """``import bases_module as bm`` inside a graph method reading ``bm.SCALE``: the
+    identity snapshots a method's repeated call is checked by (``guard.py``) saw
+    the method's globals only, and the new value replayed the first."""
+    m = _ImportsInside(how)
+    for _ in range(3):
+        m.step()
+    assert result(m.w) == [1.0, 1.0]
+    bases_module.SCALE = 7.0
+    try:
+        m.step()
+        m.step()
+        assert result(m.w) == [7.0, 7.0]
+    finally:
+        bases_module.SCALE = 1.0

@@ -17,7 +17,7 @@ import numpy as np
 from .arguments import Call
 from .arrays import is_array
 from .errors import ArgumentError
-from .reach import code_parts
+from .code_parts import code_parts
 
 __all__ = ["CallSignature"]
 

@@ -34,7 +34,8 @@ from .guard import Guard
 from .holding import Holdings
 from .ir import Graph
 from .profile import Profile, profile
-from .reach import Reach, code_parts
+from .code_parts import code_parts
+from .reach import Reach
 from .retrace import CallWarnings
 from .stream import Stream
 from .tracing import Tracing

@@ -256,7 +256,7 @@ def _reached(old, new, out: list) -> None:
 
 def _differ(x, y) -> bool:
     """Whether a helper in the key differs: by identity, or a function's code and
-    defaults (``reach._Code``) by theirs."""
+    defaults (``code_parts._Code``) by theirs."""
     return x is not y and not (type(x) is type(y) and hasattr(x, "differs") and
                                not x.differs(y))
 

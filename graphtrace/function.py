@@ -369,8 +369,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         chosen = self._backend_now(backend)
         last = self._last
         if last is not None and last[2] == chosen and (
-                same_call(args, kwargs, last[0]) and self._reached_same(args, last[3]) or
-                last[4] is not None and self._guarded(args, kwargs, last)):
+                last[4] is not None and self._guarded(args, kwargs, last) or
+                same_call(args, kwargs, last[0]) and self._reached_same(args, last[3])):
             entry = last[1]   # the very arguments of the last call: nothing to rebind
             with entry._lock:
                 if entry._bound is last[0] and not entry.broken:
@@ -387,7 +387,11 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         # callbacks passed reaching host arrays: the full check reads what they hold now
         free = keep and not call.reached[3] and not call.stale
         fast = self._fast_check(args, snap, entry, chosen) if free and not kwargs else None
-        guard = self._guard(args) if free and self._lead and len(args) else None
+        # a method's call, and a function's whose names hold objects of the program's
+        # own (OPT.update(s, w), TABLE["sgd"]): no identity shortcut, a Guard instead
+        guard = self._guard(args) if free and (self._lead and len(args) or not self._lead and
+                                               fast is None and self._holdings.reach.objects) \
+            else None
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap
@@ -398,14 +402,18 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
             self._last = self._fast = None
 
     def _guard(self, args):
-        """``(Guard, weak reference to self)`` of a method's call (``guard.py``),
-        taken before the launch (a host callback may change what it snapshots);
+        """``(Guard, weak reference to self)`` of a method's call (``guard.py``; a
+        function's: ``(Guard, None)``), taken before the launch (a host callback may
+        change what it snapshots);
         None after one failed (``self`` changed between calls: ``model.epoch = e``,
         or the arguments did: buffers alternating), for the next ``_GUARD_REST``
         full checks, which it would only slow."""
         if self._guard_skip:
             self._guard_skip -= 1
             return None
+        if not self._lead:   # a function: what its names hold
+            guard = Guard.of(None, self.fn)
+            return None if guard is None else (guard, None)
         try:
             ref = weakref.ref(args[0])
         except TypeError:   # slots without __weakref__
@@ -414,18 +422,21 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         return None if guard is None else (guard, ref)
 
     def _guarded(self, args, kwargs, last) -> bool:
-        """Whether a method's call is on the last call's ``self`` and arguments, and
-        nothing its ``Guard`` snapshotted changed: the full check would find the
-        same graph, its arrays bound already."""
+        """Whether a method's call is on the last call's ``self`` and arguments (a
+        function's on its arguments), and nothing its ``Guard`` snapshotted changed:
+        the full check would find the same graph, its arrays bound already."""
         guard, ref = last[4]
         (sargs, skw) = last[0]
         try:
-            if args and ref() is args[0] and \
+            if ref is None and same_call(args, kwargs, (sargs, skw)) and guard.unchanged():
+                return True   # a function's
+            if ref is not None and args and ref() is args[0] and \
                     same_call(args[1:], kwargs, (sargs[1:], skw)) and guard.unchanged():
                 return True
         except Exception:  # noqa: BLE001  (a container's own code raising: the full check)
             pass
         self._guard_skip = _GUARD_REST   # other arguments (buffers alternating), or a change
+        self._last = last[:4] + (None,)   # (not asked again: the full check says)
         return False
 
     def _fast_check(self, args, snap, entry, chosen):

@@ -3,8 +3,11 @@
 A cached call of a decorated method takes the full check (``Holdings.functions``
 and the held arrays, ``GraphFunction._reached_same``): it walks ``self`` and
 the objects it holds at every call, some 100 us for a model of a few layers,
-where a function's call compares identities in a few us. After a full check,
-``Guard.of(self_obj, function)`` takes identity snapshots of everything that
+where a function's call compares identities in a few us; so does a function's
+whose names hold objects of the program's own it calls methods of
+(``TABLE["sgd"](s, w)``, ``OPT.update(s, w)``). After a full check,
+``Guard.of(self_obj, function)`` (``self_obj`` None for a function) takes
+identity snapshots of everything that
 check reads, and more: every attribute of ``self`` and of each object of the
 program's own reached from it, the containers among them (their items), the
 dictionaries of those objects' classes, and the globals, defaults and closure
@@ -86,8 +89,11 @@ class Guard:
 
     @classmethod
     def of(cls, self_obj, function) -> "Guard | None":
-        """The snapshots of a method's call on ``self_obj``; None where they cannot
-        vouch for it (module docstring)."""
+        """The snapshots of a method's call on ``self_obj`` (None: a function's call);
+        None where they cannot vouch for it (module docstring)."""
+        if type(function) is types.FunctionType and \
+                not _program(function.__globals__.get("__name__")):
+            return None   # a library's function: the walk would snapshot none of its names
         g = cls()
         walk = _Walk(g)
         try:

@@ -582,3 +582,74 @@ def test_a_module_a_graph_method_imports_itself_is_watched_on_repeated_calls(how
         assert result(m.w) == [7.0, 7.0]
     finally:
         bases_module.SCALE = 1.0
+
+
+_GAIN = 1.0
+
+
+class _GainStep(_Step):
+    def update(self, s, w):
+        put[1, 2, s](w, self.lr * _GAIN)
+
+
+_FAST_OPT = _GainStep()
+_FAST_TABLE = {"sgd": _FAST_OPT.update}
+
+
+@gt.graph(backend="sim")
+def _through_table(s, w):
+    _FAST_TABLE["sgd"](s, w)
+
+
+def _set_lr():
+    _FAST_OPT.lr = 7.0
+
+
+def _other_optimizer():
+    other = _GainStep()
+    other.lr = 7.0
+    _FAST_TABLE["sgd"] = other.update
+
+
+def _gain():
+    global _GAIN
+    _GAIN = 7.0
+
+
+def _seven(self, s, w):
+    put[1, 2, s](w, 7.0)
+
+
+def _code_anew():   # as %autoreload 2 does
+    _GainStep.update.__code__ = _seven.__code__
+
+
+@pytest.mark.parametrize("change", [_set_lr, _other_optimizer, _gain, _code_anew],
+                         ids=lambda f: f.__name__)
+def test_a_function_whose_names_hold_objects_takes_the_short_call_and_sees_each_change(
+        change, monkeypatch):
+    """A function calling ``TABLE["sgd"](s, w)`` took the full check (walking the
+    objects its names hold) at every call; its repeated calls are now checked by
+    identity snapshots (``guard.py``), as a method's are, which still see a setting
+    changed, another optimizer put in the table, a global the method reads and the
+    method's code replaced in place."""
+    global _GAIN
+    from graphtrace.holding import Holdings
+    walks = []
+    real = Holdings.walk
+    monkeypatch.setattr(Holdings, "walk", lambda self, o: walks.append(1) or real(self, o))
+    monkeypatch.setattr(_GainStep.update, "__code__", _GainStep.update.__code__)   # (put back)
+    w = dev(0, 0)
+    _through_table.clear_cache()
+    try:
+        _through_table(w)
+        _through_table(w)   # (a full check, which takes the snapshots)
+        before = len(walks)
+        for _ in range(3):
+            _through_table(w)
+        assert len(walks) == before and result(w) == [1.0, 1.0]
+        change()
+        _through_table(w)
+        assert result(w) == [7.0, 7.0]
+    finally:
+        _FAST_OPT.lr, _GAIN, _FAST_TABLE["sgd"] = 1.0, 1.0, _FAST_OPT.update

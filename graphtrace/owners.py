@@ -390,9 +390,12 @@ def _answers_oddly(v) -> bool:
 
 
 def _followed(v):
-    """The Python function of a helper the walk goes into (not a library's), or None."""
+    """The Python function of a helper the walk goes into (not a library's, nor the
+    standard library's: ``dataclasses.astuple`` reads no name of the program's, and
+    walking what it reaches cost each call a millisecond), or None."""
     inner = _python_function(v)
-    if inner is None or (inner.__module__ or "").split(".")[0] in _LIBRARY_MODULES:
+    if inner is None or (inner.__module__ or "").split(".")[0] in _LIBRARY_MODULES or \
+            _standard(inner.__code__.co_filename):
         return None
     return inner
 
@@ -404,6 +407,26 @@ def _python_helper(v):
     device and reads no attribute of a Python object, so the names its code loads
     (``math.log``, ``cuda.grid``) are no attributes of self or of a held object."""
     return None if _has(v, "py_func") else _followed(v)
+
+
+def _standard(path: str) -> bool:
+    """Whether a code object's file is the standard library's (not an installed
+    package's, which may be the program's own)."""
+    hit = _STANDARD.get(path)
+    if hit is None:
+        real = os.path.realpath(path)
+        hit = _STANDARD[path] = real.startswith(_STDLIB_PATHS) and \
+            not real.startswith(_PACKAGE_PATHS)
+    return hit
+
+
+_STANDARD: dict = {}   # a code object's file -> whether it is the standard library's
+_STDLIB_PATHS = tuple({os.path.realpath(p) + os.sep for k, p in sysconfig.get_paths().items()
+                       if k in ("stdlib", "platstdlib")})
+_PACKAGE_PATHS = tuple({os.path.realpath(p) + os.sep for k, p in sysconfig.get_paths().items()
+                        if k in ("purelib", "platlib")} |
+                       {os.path.realpath(p) + os.sep for p in sys.path
+                        if p and ("site-packages" in p or "dist-packages" in p)})
 
 
 # Library functions hold no user arrays; walking them would only cost time.

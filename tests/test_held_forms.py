@@ -653,3 +653,21 @@ def test_a_function_whose_names_hold_objects_takes_the_short_call_and_sees_each_
         assert result(w) == [7.0, 7.0]
     finally:
         _FAST_OPT.lr, _GAIN, _FAST_TABLE["sgd"] = 1.0, 1.0, _FAST_OPT.update
+
+
+@gt.graph(backend="sim")
+def _reads_a_config_whole(s, w, cfg):
+    put[1, 2, s](w, dataclasses.astuple(cfg)[0][0])
+
+
+def test_a_function_of_the_standard_library_a_graph_calls_is_not_walked():
+    """``dataclasses.astuple(cfg)``: the walk of what the names reach went into the
+    standard library's function and all it names, which every call then checked
+    (a millisecond a call); it reads no name of the program's."""
+    c, w = _Cfg(), dev(0, 0)
+    _reads_a_config_whole(w, c)
+    walked = [fn.__module__ for fn in _reads_a_config_whole._holdings.reach._walked]
+    assert "dataclasses" not in walked and "copy" not in walked, walked
+    c.inner.lr = 7.0
+    _reads_a_config_whole(w, c)
+    assert result(w) == [7.0, 7.0]

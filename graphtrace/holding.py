@@ -112,6 +112,7 @@ class Holdings:
             if head in params and steps:
                 label = "self." + ".".join(steps)
                 handed[label] = merged(handed.get(label), hand)
+        handed = {label: hand for label, hand in handed.items() if hand.hosted}
         return Loaded(names, hosted - other, widest(map(reads_fields, functions)), handed)
 
     def reached(self, arguments, held=None) -> list:
@@ -341,7 +342,8 @@ class Holdings:
                     if head in first and steps:
                         label = "self." + ".".join(steps)
                         hit[label] = merged(hit.get(label), hand)
-            hit = self._handed_by[cls] = hit
+            hit = self._handed_by[cls] = {label: hand for label, hand in hit.items()
+                                          if hand.hosted}
         for r in self._class_reaches(cls)[0]:
             for label, hand in r.handed.items():
                 out[label] = merged(out.get(label), hand)

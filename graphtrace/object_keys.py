@@ -63,7 +63,8 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
     seen.add(id(obj))   # the objects above it: a cycle
     if names is not None:   # (what the code hands to s.host off the argument itself)
         handed = getattr(names, "handed", None) if depth == 0 else None
-        names, kept = _kept(obj, names, handed)
+        attributes = _attributes(obj)
+        names, kept = _kept(obj, names, handed, attributes)
         names, held, methods = _READS.get((type(obj), names, getattr(names, "hosted", _NONE),
                                            getattr(names, "fields", ""))) \
             or _reads(type(obj), names)
@@ -71,7 +72,7 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
             names = Loaded(names.union(name for name, _ in _attributes(obj)), names.hosted,
                            EVERY)
         out = [(name, _entry(v, names, depth, seen, handed.get(f"self.{name}") if handed
-                             else None)) for name, v in _attributes(obj)
+                             else None)) for name, v in attributes
                if name in names] + list(_methods_read(
                    tuple(dict.fromkeys(methods + kept[0])) if kept else methods))
         out += [(f"{f.__name__}()", ("names", _global_values(f))) for f in kept[1:]]
@@ -85,7 +86,7 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
     return tuple(out)
 
 
-def _kept(obj, names, handed=None) -> tuple:
+def _kept(obj, names, handed, attributes) -> tuple:
     """``(names, (functions, *closures))``: the Python functions ``obj`` holds by ``names`` (but
     those only handed to ``s.host``), as a bound method, a partial's, a lambda's, in
     lists and dicts (``o.fn = o.update``, ``o.fns = {"u": o.update}``): the graph
@@ -95,8 +96,14 @@ def _kept(obj, names, handed=None) -> tuple:
     they read off it (``self.lr`` of ``update``) is read by the call; but the
     callbacks the code only hands to ``s.host`` (``handed``: ``held_functions``')."""
     hosted = getattr(names, "hosted", _NONE)
-    if not any(type(v) in _KEPT or container(type(v)) for name, v in _attributes(obj)
-               if name in names and name not in hosted):
+    for name, v in attributes:   # (at once where it holds values alone)
+        t = type(v)
+        if t in _PLAIN_VALUES or name not in names or name in hosted:
+            continue
+        if t in _KEPT or isinstance(v, (list, tuple, dict)) or _bound_class(t) or \
+                _graph_class(t) or container(t):
+            break
+    else:
         return names, ()
     for _ in range(_MAX_DEPTH):   # (self.fn = lambda s: self.fns["u"](s): fns, then update)
         mine: list = []
@@ -119,7 +126,7 @@ def _global_values(f) -> tuple:
                  if (v := scope.get(n)) is not None and (_is_value(v) or pure_values(v) is not None))
 
 
-_KEPT = frozenset({types.FunctionType, types.MethodType, partial, list, tuple, dict})
+_KEPT = frozenset({types.FunctionType, partial})
 
 
 _READS: dict = {}   # (class, names, names.hosted) -> _reads

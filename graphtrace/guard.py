@@ -22,7 +22,8 @@ read (a property, ``__getattr__``, ``__getattribute__``, another descriptor,
 slots), where an object's class is a library's, or where the snapshots would
 be large (``_LIMIT``), ``of`` returns None and every call takes the full check.
 Objects of no class of the program's own are snapshotted by identity, with their
-``__dict__`` where they have one; arrays, modules and immutable values by identity.
+``__dict__`` where they have one; arrays, modules and immutable values by identity
+(and a device array by the geometry it can change in place: a cupy array's shape).
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ import weakref
 import numpy as np
 
 from ._compiled import buffers as _compiled_buffers
-from .arrays import _kind
+from .arrays import _kind, geometry_reader
 from .chains import _module as _imported_module, nested_codes
 from .names import _global_names
 from .owners import _LIBRARY_PATHS, _PLAIN_BASES, container, own_class
@@ -58,7 +59,8 @@ _MUTABLE = (bytearray, array.array, memoryview, np.ndarray, ctypes._SimpleCData,
 _SEQUENCES = frozenset({list, tuple, collections.deque, set, frozenset})
 _MAPPINGS = frozenset({dict, collections.OrderedDict, collections.defaultdict})
 # arrays._kind of device arrays whose address never changes ("cai", another type
-# answering the interface, may be a handle pointed elsewhere: the full check)
+# answering the interface, may be a handle pointed elsewhere: the full check); a
+# cupy array's shape and strides may (geometry_reader: snapshotted too)
 _DEVICE_KINDS = frozenset({"own", "sim", "cupy", "numba"})
 _PLAIN_SLOTS = frozenset({"__dict__", "__weakref__"})   # a class's own getset descriptors
 _BAG_MODULES = frozenset({"types", "argparse"})   # SimpleNamespace, argparse.Namespace
@@ -76,7 +78,8 @@ class _GiveUp(Exception):
 class Guard:
     """Identity snapshots; ``unchanged()`` says whether all still hold."""
 
-    __slots__ = ("mappings", "sequences", "names", "cells", "calls", "types", "functions")
+    __slots__ = ("mappings", "sequences", "names", "cells", "calls", "types", "functions",
+                 "geometries")
 
     def __init__(self):
         self.mappings: list = []    # (dict or mappingproxy, its keys, its values)
@@ -86,6 +89,8 @@ class Guard:
         self.calls: list = []       # (weak reference, what it gave)
         self.functions: list = []   # (function, its defaults, keyword defaults, code)
         self.types: list = []       # (object of the program's own, its class)
+        self.geometries: list = []  # (read, device array, what it read): h.shape = ... of
+        # a cupy array changes it in place
 
     @classmethod
     def of(cls, self_obj, function) -> "Guard | None":
@@ -110,8 +115,11 @@ class Guard:
             same = _COMPILED(self.mappings, self.sequences, self.names, self.cells,
                              self.functions, self.calls, self.types, _MISSING)
             if same is not None:
-                return same
+                return same and (not self.geometries or self._same_geometries())
         return self.unchanged_here()
+
+    def _same_geometries(self) -> bool:
+        return all(read(a) == was for read, a, was in self.geometries)
 
     def unchanged_here(self) -> bool:
         """``unchanged`` in Python."""
@@ -133,7 +141,7 @@ class Guard:
                     f.__code__ is not code:
                 return False
         return all(ref() is target for ref, target in self.calls) and \
-            all(type(o) is t for o, t in self.types)
+            all(type(o) is t for o, t in self.types) and self._same_geometries()
 
 
 def _kernel_function(v):
@@ -250,8 +258,11 @@ class _Walk:
         if t is types.ModuleType:
             if _program(v):   # reached other than as a function's global (self.cfg = mod)
                 raise _GiveUp
-        elif _kind(v) in _DEVICE_KINDS:
-            return   # a device array: its address and layout do not change
+        elif _kind(v) in _DEVICE_KINDS:   # a device array: by identity, and what of its
+            read = geometry_reader(v)       # geometry can change in place (a cupy array's)
+            if read is not None:
+                self._room(1, depth)
+                self.g.geometries.append((read, v, read(v)))
         elif _kind(v) == "cai":
             raise _GiveUp   # its interface, read anew, may point at another buffer
         elif isinstance(v, _MUTABLE):

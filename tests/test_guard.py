@@ -239,3 +239,24 @@ def test_the_compiled_check_tells_what_the_python_one_does(name):
     finally:
         FACTOR, Layer.bias, SETTINGS.LR = 1.0, 0.0, 1.0
         Layer.__call__.__code__ = code
+
+
+class _HoldsDevice:
+    def __init__(self):
+        self.x = cuda.to_device(np.zeros(4))
+
+
+def test_a_device_array_reshaped_in_place_is_a_change(monkeypatch):
+    """A cupy array's geometry changes with the object kept (``x.shape = (2, 2)``):
+    the snapshots held device arrays by identity alone, and such a change went
+    unseen. (No cupy array without a GPU: a simulator array is given a geometry
+    reader that reads a value the test changes.)"""
+    from graphtrace import guard
+    geometry = {"shape": (4,)}
+    monkeypatch.setattr(guard, "geometry_reader", lambda a: lambda a: geometry["shape"],
+                        raising=False)
+    o = _HoldsDevice()
+    g = Guard.of(o, _HoldsDevice.__init__)
+    assert g is not None and g.unchanged() and g.unchanged_here()
+    geometry["shape"] = (2, 2)
+    assert not g.unchanged() and not g.unchanged_here()

@@ -245,10 +245,18 @@ class _Code:
     def _hosted(self, v) -> None:
         src, path = (v[0], v[1]), v[2]
         self.found.setdefault(src, (set(), set()))[0].add(WHOLE if path is _CONTAINER else path)
+        self._parent(v)
 
     def _used(self, v) -> None:
         src, path = (v[0], v[1]), v[2]
         self.found.setdefault(src, (set(), set()))[1].add(ALL if path is _CONTAINER else path)
+        self._parent(v)
+
+    def _parent(self, v) -> None:
+        """An attribute read off a container is one of its methods, maybe, that takes
+        an item (``TABLE.pop("sgd")(s, w)``, ``self.hooks.copy()``): each item used."""
+        if v[1] and v[2] is _CONTAINER:
+            self.found.setdefault((v[0], v[1][:-1]), (set(), set()))[1].add(ALL)
 
     def _values(self, local: str, at: int, reach, memo: dict, busy: set) -> list:
         """The values ``(head, attributes, path)`` local ``local`` may hold when loaded

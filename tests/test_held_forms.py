@@ -671,3 +671,22 @@ def test_a_function_of_the_standard_library_a_graph_calls_is_not_walked():
     c.inner.lr = 7.0
     _reads_a_config_whole(w, c)
     assert result(w) == [7.0, 7.0]
+
+
+@gt.graph(backend="sim")
+def _pops_one(s, w, h):
+    s.host(_TABLE["log"], h)
+    _TABLE.copy().pop("sgd")(s, w)
+
+
+def test_an_item_a_method_of_the_container_takes_is_used():
+    """``TABLE.copy().pop("sgd")(s, w)`` beside ``s.host(TABLE["log"], h)``: a method
+    read off the container may take any item, so none is a callback alone."""
+    w, h = dev(0, 0), gt.pinned_empty(2)
+    try:
+        _pops_one(w, h)
+        _OPT.lr = 7.0
+        _pops_one(w, h)
+        assert result(w) == [7.0, 7.0]
+    finally:
+        _OPT.lr = 1.0

@@ -50,12 +50,19 @@ _UNCONDITIONAL = ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT",
 class Hand:
     """What code does with the items of one container: ``hosted``, the keys of those
     it hands to ``s.host`` (``ALL``: every item; ``WHOLE``: the container itself);
-    ``used``, those it uses otherwise (``ALL`` where it cannot tell which)."""
+    ``used``, those it uses otherwise (``ALL`` where it cannot tell which; with
+    ``WHOLE`` where it uses the container itself)."""
 
     __slots__ = ("hosted", "used")
 
     def __init__(self, hosted=frozenset(), used=frozenset()):
         self.hosted, self.used = frozenset(hosted), frozenset(used)
+
+    @property
+    def escapes(self) -> bool:
+        """Whether the code uses the value itself otherwise than by its items and
+        attributes: hands it to a call (``sgd(OPT, s, w)``), stores it."""
+        return WHOLE in self.used
 
     @property
     def whole_callback(self) -> bool:
@@ -114,6 +121,7 @@ class _Code:
         self.uses: list = []   # (index, local, what is done: a function of a value)
         self.comprehensions: dict = {}   # nested code -> {".0": values}
         self.live = callback_codes(code)
+        self.parts = _partial_parts(self.ins)
 
     def run(self) -> None:
         c, ins = self.code, self.ins
@@ -187,7 +195,7 @@ class _Code:
         elif j < len(ins) and ins[j].opname in _ATTRS and ins[j].argval == "keys":
             return j + 1   # the keys alone
         path = key if key is not None else _CONTAINER
-        if self._host_arg(i) and not called or self.hosted:
+        if (self._host_arg(i) or i in self.parts) and not called or self.hosted:
             if not (j < len(ins) and ins[j].opname.startswith(_TESTS)):
                 self._use(i, name, local, attrs, path, self._hosted)
             return j
@@ -249,7 +257,10 @@ class _Code:
 
     def _used(self, v) -> None:
         src, path = (v[0], v[1]), v[2]
-        self.found.setdefault(src, (set(), set()))[1].add(ALL if path is _CONTAINER else path)
+        used = self.found.setdefault(src, (set(), set()))[1]
+        used.add(ALL if path is _CONTAINER else path)
+        if path is _CONTAINER:   # the value itself: handed to a call (sgd(OPT, s, w))
+            used.add(WHOLE)
         self._parent(v)
 
     def _parent(self, v) -> None:
@@ -351,6 +362,28 @@ class _Code:
             return [last] if last is not None else sorted(
                 into[b].get(local, {None}), key=lambda d: -1 if d is None else d)
         return reach
+
+
+def _partial_parts(ins: list) -> set:
+    """The indices of the instructions that load what a ``partial`` handed to
+    ``.host(...)`` binds (``s.host(partial(Sink.notify, SINK), h)``: SINK too is
+    the callback's), up to the partial's call (one nested call in its arguments
+    ends them: what follows is taken for a use of the graph's)."""
+    out = set()
+    for k, x in enumerate(ins):
+        if not (x.opname in _ATTRS and x.argval == "host"):
+            continue
+        j = k + 1
+        while j < len(ins) and ins[j].opname == "PUSH_NULL":
+            j += 1
+        if j >= len(ins) or not _through_partial(ins[j]):
+            continue
+        while j < len(ins) and (_through_partial(ins[j]) or ins[j].opname == "PUSH_NULL"):
+            j += 1
+        while j < len(ins) and ins[j].opname not in ("PRECALL", "CALL", "CALL_FUNCTION_EX"):
+            out.add(j)
+            j += 1
+    return out
 
 
 def _extend(v, attrs, path):

@@ -300,6 +300,8 @@ class Holdings:
         if deep:
             self.warn_deep(deep)
         if self_obj is None and not hit[2] and not helpers and not hit[0].whole and \
+                not self.reach.escaped.union(*(r.escaped for r in reaches)).intersection(
+                    label for label, _ in roots) and \
                 not held_arrays(objects, names) and settings_alone(roots, objects, names):
             return [], _NOTHING_HELD   # settings alone (CFG.lr): Reach's chains watch them
         return objects, (hit[0], reaches, hit[2], heads)
@@ -384,6 +386,7 @@ class Holdings:
         functions = [self.function] + [   # not a callback handed to s.host (s.host(tick),
             f for f in (_python_function(v) for fn, name, v in self.reach.helpers   # or
                         if not _hosted(fn.__code__, name)) if f is not None]   # Sink.notify)
+        functions += [f for f in self.reach.carried if f not in functions]   # UPD["sgd"]
         if self_obj is not None:
             functions += [f for _, f in class_methods(self.function, self.self_param,
                                                       type(self_obj)) if f is not self.function]

@@ -286,6 +286,9 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
         while codes:
             k = codes.pop()
             names.update(k.co_names)
+            if not _DYNAMIC.isdisjoint(k.co_names):   # getattr(OPT, "update")(s, w),
+                names.update(x for x in k.co_consts   # methodcaller("update", s, w)
+                             if type(x) is str and x.isidentifier())
             live = callback_codes(k)   # a lambda handed to s.host reads when it runs
             codes.extend(x for x in k.co_consts if isinstance(x, types.CodeType) and
                          x not in live)
@@ -308,6 +311,10 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
                         out.append((name, h, takes_self))
                         todo.append((h.__code__, h))
     return out
+
+
+# what names a method by a string (getattr(OPT, "update"), operator.attrgetter("update"))
+_DYNAMIC = frozenset({"getattr", "attrgetter", "methodcaller"})
 
 
 # dataclasses' functions that read every field of the object they are handed

@@ -94,7 +94,7 @@ class Reach:
 
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
                  "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
-                 "handed",
+                 "handed", "escaped", "carried",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
                  "_walked", "_codes", "_last")
 
@@ -119,6 +119,10 @@ class Reach:
         self.wholes: list = []
         self.callbacks: list = []         # (function, Chain) host callbacks alone read
         self.handed: dict = {}            # label of an object place -> its handed.Hand
+        self.escaped: set = set()         # labels of object places the code hands whole
+        # to a call (sgd(OPT, s, w)): what reads them there is no chain off the name
+        self.carried: list = []           # the functions of helpers held otherwise than by
+        # a name of their own (UPD["sgd"](OPT, s, w), mod.helper): the graph calls them
         self._walked: list = []           # the Python functions walked, the root's first
         code = getattr(self.root, "__code__", None)   # its parameters' names are
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] \
@@ -227,7 +231,8 @@ class Reach:
                         self._handed_items(hand, dotted)
                     if held is not None and _kernel_like(held):
                         self.places.append((fn, dotted, None, False))
-                        self._walk_into(held, seen, depth, labels)   # and what it reaches
+                        self._walk_into(held, seen, depth, labels, baked and not (   # and what
+                            hand is not None and hand.callbacks_alone))   # it reaches
                         if isinstance(held, classmethod) and baked:
                             self._class_reads(fn, dotted.rsplit(".", 1)[0], held, v)
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
@@ -427,14 +432,19 @@ class Reach:
         own (``mod.helper``, a dict or list of helpers; ``baked`` False: a callback)."""
         inner = _followed(v.func if isinstance(v, partial) else v)
         if inner is not None:
+            if baked and inner not in self.carried:
+                self.carried.append(inner)
             self._walk(inner, seen, depth + 1, labels, baked)
 
     def _handed_items(self, hand, label: str) -> None:
         """Keep what the code hands to ``s.host`` of the container ``label`` names
         (``TABLE["log"]`` beside ``TABLE["sgd"](s, w)``): the walk of held objects
-        leaves its callbacks alone (``handed``)."""
+        leaves its callbacks alone (``handed``); and whether it hands the object
+        whole to a call (``escaped``)."""
         if hand is not None and hand.hosted:
             self.handed[label] = hand
+        if hand is not None and hand.escapes:
+            self.escaped.add(label)
 
     def arrays(self) -> list[tuple[str, object]]:
         """``(label, array)`` for each place that holds an array now."""

@@ -7,6 +7,7 @@ where results can be read back.
 """
 import dataclasses
 import functools
+import operator
 import types
 
 import numpy as np
@@ -690,3 +691,42 @@ def test_an_item_a_method_of_the_container_takes_is_used():
         assert result(w) == [7.0, 7.0]
     finally:
         _OPT.lr = 1.0
+
+
+_HANDED = _Step()
+
+
+def _sgd(opt, s, w):
+    put[1, 2, s](w, opt.lr)
+
+
+_UPDATES_BY_NAME = {"sgd": _sgd}
+_CLASS_FUNCTIONS = {"sgd": _Step.update}
+
+_HANDING_WHOLE = {
+    "helper by name": "_sgd(_HANDED, s, w)",
+    "helper in a dict": "_UPDATES_BY_NAME['sgd'](_HANDED, s, w)",
+    "class function in a dict": "_CLASS_FUNCTIONS['sgd'](_HANDED, s, w)",
+    "getattr": "getattr(_HANDED, 'update')(s, w)",
+    "attrgetter": "operator.attrgetter('update')(_HANDED)(s, w)",
+    "methodcaller": "operator.methodcaller('update', s, w)(_HANDED)",
+}
+
+
+@pytest.mark.parametrize("how", list(_HANDING_WHOLE))
+def test_a_global_object_handed_whole_to_a_function_is_keyed_by_what_it_reads(how):
+    """``sgd(OPT, s, w)`` reading ``opt.lr`` (a helper by name or from a dict, a
+    class's function), ``getattr(OPT, "update")``, ``attrgetter``,
+    ``methodcaller``: an object holding settings alone was left to the chains the
+    code reads off its name, and none says ``lr``: the first value replayed."""
+    scope = dict(globals(), operator=operator)
+    exec(f"@gt.graph(backend='sim')\ndef g(s, w):\n    {_HANDING_WHOLE[how]}\n", scope)
+    w = dev(0, 0)
+    try:
+        scope["g"](w)
+        assert result(w) == [1.0, 1.0]
+        _HANDED.lr = 7.0
+        scope["g"](w)
+        assert result(w) == [7.0, 7.0]
+    finally:
+        _HANDED.lr = 1.0

@@ -387,11 +387,9 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         # callbacks passed reaching host arrays: the full check reads what they hold now
         free = keep and not call.reached[3] and not call.stale
         fast = self._fast_check(args, snap, entry, chosen) if free and not kwargs else None
-        # a method's call, and a function's whose names hold objects of the program's
-        # own (OPT.update(s, w), TABLE["sgd"]): no identity shortcut, a Guard instead
-        guard = self._guard(args) if free and (self._lead and len(args) or not self._lead and
-                                               fast is None and self._holdings.reach.objects) \
-            else None
+        # a method's, a function's whose names hold objects (TABLE["sgd"]): a Guard
+        guard = self._guard(args) if free and fast is None and (
+            len(args) if self._lead else self._holdings.reach.objects) else None
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap
@@ -411,14 +409,11 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         if self._guard_skip:
             self._guard_skip -= 1
             return None
-        if not self._lead:   # a function: what its names hold
-            guard = Guard.of(None, self.fn)
-            return None if guard is None else (guard, None)
-        try:
-            ref = weakref.ref(args[0])
+        try:   # (a function's: what its names hold, no self)
+            ref = weakref.ref(args[0]) if self._lead else None
         except TypeError:   # slots without __weakref__
             return None
-        guard = Guard.of(args[0], self.fn)
+        guard = Guard.of(args[0] if self._lead else None, self.fn)
         return None if guard is None else (guard, ref)
 
     def _guarded(self, args, kwargs, last) -> bool:
@@ -427,11 +422,10 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         the full check would find the same graph, its arrays bound already."""
         guard, ref = last[4]
         (sargs, skw) = last[0]
+        lead = ref is not None   # (a function's: None)
         try:
-            if ref is None and same_call(args, kwargs, (sargs, skw)) and guard.unchanged():
-                return True   # a function's
-            if ref is not None and args and ref() is args[0] and \
-                    same_call(args[1:], kwargs, (sargs[1:], skw)) and guard.unchanged():
+            if (not lead or args and ref() is args[0]) and guard.unchanged() and \
+                    same_call(args[lead:], kwargs, (sargs[lead:], skw)):
                 return True
         except Exception:  # noqa: BLE001  (a container's own code raising: the full check)
             pass

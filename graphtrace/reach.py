@@ -49,9 +49,8 @@ from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback
 from .owners import _PLAIN_CONTAINERS, _answers_oddly, _followed, _has, _holds_own, _library, \
     own_class, own_object
 from .scalar import value_key
-from .tree import children
-from .values import _GROUPS, _MAX_DEPTH, _WHOLES, _Held, _callables, _holds_callables, \
-    _is_callable_object, _is_value, _leaves, _may_hold_arrays, callable_key, held_values, \
+from .values import _GROUPS, _MAX_DEPTH, _WHOLES, _Held, _holds_callables, _is_callable_object, \
+    _is_value, _keyed_callables, _leaves, _may_hold_arrays, callable_key, held_values, \
     identities, pure_values
 
 __all__ = ["Reach", "code_parts"]
@@ -74,16 +73,6 @@ def _kernel_like(v) -> bool:
 _PARAMETER = object()   # the key of a name the root function's parameter has
 
 
-
-def _keyed_callables(v):
-    """``(key, callable)`` of the kernels and functions a list, tuple or dict holds,
-    nested ones too, each by the key of the item of ``v`` it lies in."""
-    for key, x in children(v) or ():
-        if _is_callable_object(x):
-            yield key, x
-        else:
-            for inner in _callables(x):
-                yield key, inner
 
 class Reach:
     """The (function, name) places that hold arrays or helpers, from one root.

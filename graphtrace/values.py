@@ -166,6 +166,17 @@ def _callables(v, depth: int = 0):
             yield from _callables(x, depth + 1)
 
 
+def _keyed_callables(v):
+    """``(key, callable)`` of the kernels and functions a list, tuple or dict holds,
+    nested ones too, each by the key of the item of ``v`` it lies in."""
+    for key, x in children(v) or ():
+        if _is_callable_object(x):
+            yield key, x
+        else:
+            for inner in _callables(x):
+                yield key, inner
+
+
 def _item(x, label: str, depth: int, out: list) -> None:
     """An item of a container, at ``depth``: a leaf, or walked into (an object of
     the program's own is held.py's to walk)."""

@@ -260,3 +260,66 @@ def test_a_device_array_reshaped_in_place_is_a_change(monkeypatch):
     assert g is not None and g.unchanged() and g.unchanged_here()
     geometry["shape"] = (2, 2)
     assert not g.unchanged() and not g.unchanged_here()
+
+
+GLOBAL_MODEL = None
+
+
+@gt.graph(backend="sim")
+def _global_step(s):
+    m = GLOBAL_MODEL
+    for layer in m.layers:
+        layer(s, m.w, m.opt)
+    for layer in m.extra:
+        axpy[1, 2, s](layer.scale * m.coef["k"] * SETTINGS.LR, layer.x, m.w)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(sorted(CHANGES)), st.sampled_from([0.5, 2.0, 3.0])),
+                min_size=1, max_size=8))
+def test_random_changes_to_what_a_functions_names_hold_are_never_missed(changes):
+    """The same model held by a global name, stepped by a function: its repeated
+    calls are checked by the same snapshots (not by the full check: a repeated
+    call with nothing changed takes them)."""
+    global FACTOR, GLOBAL_MODEL
+    GLOBAL_MODEL, total = Model(), 0.0
+    m, cls, full = GLOBAL_MODEL, type(_global_step), type(_global_step)._reached_same
+    checks: list = []
+    try:
+        cls._reached_same = lambda *a, **k: checks.append(1) or full(*a, **k)
+        _global_step()
+        _global_step()
+        assert checks == []
+        cls._reached_same = full
+        total += 2 * expected(m)
+        for name, v in changes:
+            CHANGES[name](m, v)
+            _global_step()
+            _global_step()   # the second call takes the guard where nothing changed
+            total += 2 * expected(m)
+            assert m.w.copy_to_host().tolist() == pytest.approx([total] * 2), name
+    finally:
+        cls._reached_same = full
+        FACTOR, Layer.bias, SETTINGS.LR, GLOBAL_MODEL = 1.0, 0.0, 1.0, None
+        _global_step.clear_cache()
+
+
+def test_an_unchanged_call_of_a_function_launches_without_the_full_check(monkeypatch):
+    global GLOBAL_MODEL
+    GLOBAL_MODEL = Model()
+    try:
+        _global_step()
+        _global_step()
+        calls = []
+        full = type(_global_step)._reached_same
+        monkeypatch.setattr(type(_global_step), "_reached_same",
+                            lambda *a, **k: calls.append(1) or full(*a, **k))
+        _global_step()
+        _global_step()
+        assert calls == []
+        GLOBAL_MODEL.opt.lr = 2.0
+        _global_step()
+        assert calls == [1]
+    finally:
+        GLOBAL_MODEL = None
+        _global_step.clear_cache()

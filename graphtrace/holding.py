@@ -573,6 +573,8 @@ class Holdings:
         # a setting made, or one that was None (not in the key: if self.kick is None)
         made = initialized | {e[0] for e in after} - {e[0] for e in before[1]}
         decided = self._read_first(self_obj, made) if made else set()
+        for r in self._reaches(self_obj) if decided else ():   # if "init" not in STATE
+            r.note_decided(decided)
         return bool(changed or initialized), new, decided
 
     def _read_first(self, self_obj, labels) -> set:

@@ -85,11 +85,12 @@ class Reach:
                  "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
                  "handed", "escaped", "carried",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
-                 "_walked", "_codes", "_last")
+                 "_walked", "_codes", "_last", "decided")
 
     def __init__(self, root, baked: bool = True):
         self.root, self.baked = root, baked   # baked False: a method handed to s.host
         self.state: set = set()   # the labels of chains a trace was seen to change
+        self.decided: set = set()   # those a trace read first, then set (note_decided)
         self._find()
 
     def _find(self) -> None:
@@ -127,6 +128,9 @@ class Reach:
         self.live = tuple(dict.fromkeys(str(chain) for _, chain, held in watched if any(
             at == held and changes(chain.steps, steps) for at, steps in self._live)))
         self.places += [(fn, chain, None, None) for fn, chain, _ in watched]
+        keyed = self.decided - self.state - {str(chain) for _, chain, _ in watched}
+        self.places += [(fn, _keyed(chain), None, None) for fn, chain in self._stores
+                        if str(chain) in keyed]   # read first, then set: by value
         self.stored = tuple((fn, chain) for fn, chain, held in watched if any(
             at == held and changes(chain.steps, steps) for at, steps in self._changed))
         known = {str(chain) for _, chain in self.stored}   # and where it stores: a trace
@@ -242,6 +246,8 @@ class Reach:
                 if name not in stored and name in read:
                     self.places.append((fn, name, None, None))
                     self._keyed_arrays(fn, name, v)
+                elif name in stored and baked:   # global STARTED; STARTED = True: the
+                    self._stores.append((fn, _chain(name, ())))   # trace tells (stored)
                 continue
             if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
                 self.places.append((fn, name, None, False))   # but for the device
@@ -410,6 +416,15 @@ class Reach:
             self.state |= new
             self._find()
 
+    def note_decided(self, labels) -> None:
+        """Key by value, from now on, the chains of ``labels`` the code stores that a
+        trace read first and then set (``if "init" not in STATE: ...; STATE["init"] =
+        True``): the next call, finding the new value, traces again (``first_reads``)."""
+        new = {str(c) for _, c in self.stored} & set(labels) - self.decided
+        if new:
+            self.decided |= new
+            self._find()
+
     def forget_state(self) -> None:
         """Watch again the chains ``note_state`` left out."""
         if self.state:
@@ -549,6 +564,15 @@ def _settled(v):
     if form is None and type(v) in _KEYED:   # STOP = gt.cond(c) < lim: its comparison
         return _KEYED[type(v)](v)                # and bound
     return MISSING if form is None else _Held(form)
+
+
+def _keyed(chain):
+    """``chain`` read as the cache key holds it where its key or attribute may be
+    absent (``STATE["init"]`` before it is set): as ``STATE.get("init")``."""
+    if not chain.steps or chain.steps[-1][0] not in ("item", "attr"):
+        return chain
+    how, k = chain.steps[-1]
+    return _chain(chain.head, chain.steps[:-1] + (("get" if how == "item" else "default", k),))
 
 
 _KEYED: dict = {}   # a class of graphtrace's -> the key its objects are watched by

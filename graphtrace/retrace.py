@@ -224,7 +224,8 @@ class CallWarnings:
                     "function (after each call), or pass both as arguments and swap them "
                     "at the call: f(b, a)")
         else:
-            text = (f"tracing {self.__name__} changed {what}: state kept on an object, which "
+            text = (f"tracing {self.__name__} changed {what}: state kept on an object or by a "
+                    "global name, which "
                     "the traced Python code changes once, when traced, not at every call; "
                     "what the graph computed from it then is replayed as it was (and a "
                     "change to it traces nothing anew). Keep a value the kernels need at "

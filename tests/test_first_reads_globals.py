@@ -1,0 +1,95 @@
+"""A flag or key held by a global name that the traced code reads and then sets
+(``global STARTED; if not STARTED: ...; STARTED = True``, ``if "init" not in
+STATE: ...; STATE["init"] = True``) decided the work the trace recorded: the
+graph is keyed by the value read, so the next call, finding the new one,
+traces again once (``first_reads``, ``Reach.note_decided``). A counter a trace
+bumps (``global CALLS; CALLS += 1``) is state: said once (``StateWarning``)."""
+import warnings
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+
+
+@cuda.jit
+def axpy(a, x, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] += a * x[i]
+
+
+def dev(*values):
+    return cuda.to_device(np.array(values, dtype=np.float64))
+
+
+STARTED = False
+STATE: dict = {}
+CALLS = 0
+
+
+@gt.graph(backend="sim")
+def _global_flag(s, f, v):
+    global STARTED
+    if not STARTED:
+        axpy[1, 2, s](0.5, f, v)   # a half kick, the first call alone
+        STARTED = True
+    else:
+        axpy[1, 2, s](1.0, f, v)
+
+
+def _mark():
+    global STARTED
+    STARTED = True
+
+
+@gt.graph(backend="sim")
+def _global_flag_set_by_a_helper(s, f, v):
+    axpy[1, 2, s](1.0 if STARTED else 0.5, f, v)
+    _mark()
+
+
+@gt.graph(backend="sim")
+def _global_dict_key(s, f, v):
+    if "initialized" not in STATE:
+        axpy[1, 2, s](-1.0, v, v)   # zero v, the first call alone
+        STATE["initialized"] = True
+    axpy[1, 2, s](1.0, f, v)
+
+
+@pytest.mark.parametrize("fn, expect", [
+    (_global_flag, 8.5), (_global_flag_set_by_a_helper, 8.5), (_global_dict_key, 4.0)],
+    ids=["global flag", "flag a helper sets", "global dict key"])
+def test_a_global_the_trace_read_then_set_traces_again_once(fn, expect):
+    """The global was never compared (a stored name is not watched; a dict the code
+    changes is left out of the key): every call replayed the first one's branch."""
+    global STARTED
+    STARTED = False
+    STATE.clear()
+    f, v = dev(1, 1), dev(5, 5)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(4):
+            fn(f, v)
+    assert v.copy_to_host().tolist() == [expect, expect]
+    assert fn.cache_info().misses == 2
+
+
+@gt.graph(backend="sim")
+def _counted(s, f, v):
+    global CALLS
+    CALLS += 1
+    axpy[1, 2, s](1.0, f, v)
+
+
+def test_a_global_counter_the_trace_bumps_is_said_once_and_traced_once():
+    """``CALLS += 1`` runs at the trace alone: the replays bump nothing, silently."""
+    f, v = dev(1, 1), dev(0, 0)
+    said = "changed CALLS: state kept on an object or by a global name"
+    with pytest.warns(gt.StateWarning, match=said) as caught:
+        for _ in range(3):
+            _counted(f, v)
+    assert len([w for w in caught if issubclass(w.category, gt.StateWarning)]) == 1
+    assert caught[0].filename == __file__
+    assert v.copy_to_host().tolist() == [3.0, 3.0] and _counted.cache_info().misses == 1

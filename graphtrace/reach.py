@@ -213,7 +213,9 @@ class Reach:
                 if (type(v) is tuple or _holds_settings(v)) and name not in stored:
                     reads = reads if reads is not None else _reads(fn, code)
                     self._settings(fn, name, v, reads, baked)   # MODEL["lr"] beside
-                continue                                        # MODEL["layers"]
+                elif v is None and name in stored and baked:    # MODEL["layers"]; global
+                    self._stores.append((fn, _chain(name, ())))   # KICK set from None
+                continue
             if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
                 for dotted, held in _held_dotted(fn, code, name, chains):   # class,
                     hand = handed.get((name, tuple(dotted.split(".")[1:])))

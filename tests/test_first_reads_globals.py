@@ -58,14 +58,27 @@ def _global_dict_key(s, f, v):
     axpy[1, 2, s](1.0, f, v)
 
 
+KICK = None
+
+
+@gt.graph(backend="sim")
+def _global_set_from_none(s, f, v):
+    global KICK
+    if KICK is None:
+        axpy[1, 2, s](-1.0, v, v)   # zero v, the first call alone
+        KICK = 1.0
+    axpy[1, 2, s](1.0, f, v)
+
+
 @pytest.mark.parametrize("fn, expect", [
-    (_global_flag, 8.5), (_global_flag_set_by_a_helper, 8.5), (_global_dict_key, 4.0)],
-    ids=["global flag", "flag a helper sets", "global dict key"])
+    (_global_flag, 8.5), (_global_flag_set_by_a_helper, 8.5), (_global_dict_key, 4.0),
+    (_global_set_from_none, 4.0)],
+    ids=["global flag", "flag a helper sets", "global dict key", "global set from None"])
 def test_a_global_the_trace_read_then_set_traces_again_once(fn, expect):
     """The global was never compared (a stored name is not watched; a dict the code
     changes is left out of the key): every call replayed the first one's branch."""
-    global STARTED
-    STARTED = False
+    global STARTED, KICK
+    STARTED, KICK = False, None
     STATE.clear()
     f, v = dev(1, 1), dev(5, 5)
     with warnings.catch_warnings():

@@ -563,6 +563,7 @@ class Tracer(_Hot, _Roots):
 
     def __exit__(self, *exc):
         set_tracer(None)
+        self.given = {}   # (a temporary kept past the trace holds the tracer: not them)
         if _kernel.speedups_module is not None:
             _kernel.speedups_module.active(None)
         for tmp, _ in self._temps:   # any later use of a temporary raises

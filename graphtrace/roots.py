@@ -15,6 +15,7 @@ from bisect import bisect_right
 import numpy as np
 
 from .object_keys import key_objects
+from .owners import _attributes
 from .arrays import as_buffer, device_buffer, interface_of, is_array, key_interface
 from .buffers import Buffer
 from .errors import ArgumentError, user_frame
@@ -392,11 +393,7 @@ def _held_by_argument(given: dict, buf: Buffer, depth: int = 3) -> str | None:
             todo += [(f"{path}[{k!r}]", x, d + 1) for k, x in v.items()]
         elif isinstance(v, (list, tuple)):
             todo += [(f"{path}[{i}]", x, d + 1) for i, x in enumerate(v)]
-        elif not isinstance(v, type):
-            try:
-                attrs = object.__getattribute__(v, "__dict__")
-            except AttributeError:
-                continue
-            todo += [(f"{path}.{k}", x, d + 1) for k, x in dict(attrs).items()
+        elif not isinstance(v, type):   # (its __dict__ and slots)
+            todo += [(f"{path}.{k}", x, d + 1) for k, x in _attributes(v)
                      if not k.startswith("__")]
     return None

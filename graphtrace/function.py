@@ -244,7 +244,11 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
             if again and not decided:
                 call = Call(self, self._bind(args, kwargs))
                 key = (key[0], call.key)
-            call.stale = bool(decided)
+            else:   # keyed by what the trace then changed (if "init" not in self.state:
+                # ...; self.state["init"] = True): the next call takes the full check,
+                # which the snapshots taken after the trace would not vouch for
+                call.stale = bool(decided) or Call(self, self._bind(args, kwargs)).key != \
+                    call.key
             if key[0] == "sim":
                 from .sim import SimGraph as Made
             elif checks_intents(self.check_intents):

@@ -313,11 +313,12 @@ def held_methods(functions, heads: dict, classes, hosted=(), bound=()) -> tuple:
     name -> object, finds now: ``_callback_targets``), the values those methods
     read off their object by constant keys and attributes, and the state kept
     in held objects, which the key leaves out as ``self``'s own counters: what
-    ``functions`` change off the names of ``heads`` (``self.state.step += 1``,
-    ``OPT.t += 1``) and what methods handed to ``s.host`` (``s.host(self.log.record,
-    h)``, or a held object's ``s.host(self.record, h)``), and those they call,
-    change on their object: they run between calls.
-    (What a trace changes is found by the trace, ``state_changed``.) The dunder
+    methods handed to ``s.host`` (``s.host(self.log.record, h)``, or a held
+    object's ``s.host(self.record, h)``), and those they call, change on their
+    object: they run between calls. What the traced code itself changes off
+    them (``self.state.step += 1``, ``if not self.opt.started: ...;
+    self.opt.started = True``) stays in the key: the trace tells state from a
+    setting or a flag it read first (``state_changed``, ``first_reads``). The dunder
     methods of an object's class that syntax runs are followed (``_dunders``:
     ``layer(s, x)``, ``for layer in self.seq``); and the helper functions those
     methods call by a global name, read as methods of the class (``sgd(self, s,
@@ -365,7 +366,6 @@ def held_methods(functions, heads: dict, classes, hosted=(), bound=()) -> tuple:
             follow(cls, name, method, name == "__call__" and cls in whole)
         for method in list(_BOUND.get(cls, ())):   # self.fn(s, x) of self.fn = act.apply
             follow(cls, method.__name__, method, False)
-    labels: set = set()
     state: dict = {}
     reads: dict = {}
     whole = ""   # what the code reads whole of what it is handed (names.reads_fields)
@@ -385,10 +385,8 @@ def held_methods(functions, heads: dict, classes, hosted=(), bound=()) -> tuple:
         first = frozenset(code.co_varnames[:1])
         roots = frozenset(heads) | first if owner is None else first
         read, changed = value_chains(code, roots=roots)
-        for head, steps in changed:
-            if owner is None and head in heads and steps:   # self.state.step += 1
-                labels.add((head, tuple(steps)))
-            elif owner is not None and head in first:   # a callback's self.n += 1
+        for head, steps in changed if owner is not None else ():
+            if head in first:   # a callback's self.n += 1
                 reads.setdefault(owner, set()).add(("changed", steps))
                 if callback:
                     state.setdefault(owner, set()).add(steps[0][1] if steps else _ALL)
@@ -416,7 +414,7 @@ def held_methods(functions, heads: dict, classes, hosted=(), bound=()) -> tuple:
     if whole:   # every field of the dataclasses among them (EVERY: held_key reads all)
         names |= {f.name for cls in classes if dataclasses.is_dataclass(cls)
                   for f in dataclasses.fields(cls)}
-    return tuple(found), Watched(frozenset(names), frozenset(labels), state, chains, hosted,
+    return tuple(found), Watched(frozenset(names), state, chains, hosted,
                                  frozenset(reached), whole=whole)
 
 

@@ -22,9 +22,7 @@ _SKIPPED = frozenset({int, float, complex, bool, str, bytes, type(None)})
 
 class Watched:
     """What the cache key reads off held objects (``held_methods``): ``names``, the
-    attribute names the traced code loads; ``labels``, ``(head, steps)`` of what
-    the graph's own code changes off its heads (``self.state.step += 1``: state,
-    left out, found by the object it lies in); ``state``,
+    attribute names the traced code loads; ``state``,
     class -> the attributes its walked methods change (``self.t += 1``; ``_ALL``
     for the whole object); ``chains``, class -> ``(label suffix, steps' calls)``
     its methods read by constant keys and attributes (``self.cfg["m"]``,
@@ -39,27 +37,26 @@ class Watched:
     ``astuple(self.cfg)``, whose fields ``names`` holds; ``vars(CFG)``, ``EVERY``:
     every attribute of every object is keyed)."""
 
-    __slots__ = ("names", "labels", "state", "chains", "callbacks", "reached", "selfs", "whole")
+    __slots__ = ("names", "state", "chains", "callbacks", "reached", "selfs", "whole")
 
-    def __init__(self, names=frozenset(), labels=frozenset(), state=None, chains=None,
+    def __init__(self, names=frozenset(), state=None, chains=None,
                  callbacks=frozenset(), reached=frozenset(), selfs=frozenset(), whole=""):
-        self.names, self.labels = names, labels
+        self.names = names
         self.state, self.chains, self.callbacks = state or {}, chains or {}, callbacks
         self.reached, self.selfs, self.whole = reached, selfs, whole
 
 
-def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tuple:
+def held_key(objects, watched: Watched, traced=frozenset()) -> tuple:
     """What the cache key holds of the objects of ``held_objects``: each one's
     class, and its attributes of ``watched.names``: values by value, kernels and
     functions by identity, lists, tuples and dicts of values alone by value and
     type (``pure_values``: ``for lr in self.lrs``), the values held beside arrays
     in its lists, tuples and dicts (``held_values``); the values of those names its class holds
     (``lr = 1.0`` in the class body); the values its methods read off it by
-    constant keys (``self.cfg["m"]``); but the state the traced code keeps in
-    it (``Watched``; ``heads``: name -> the object it holds, self or OPT), and
-    the labels ``traced`` of what a trace was seen to change (``state_changed``)."""
+    constant keys (``self.cfg["m"]``); but the state its host callbacks keep in
+    it (``Watched.state``), and the labels ``traced`` of what a trace was seen to
+    change (``state_changed``)."""
     names, every = watched.names, watched.whole == EVERY   # vars(CFG): all it holds
-    kept = _kept(watched.labels, heads)
     out: list = []
     classes: dict = {}   # class -> its values of names (once a call)
     keyed: dict = {}   # class -> the attributes its methods read by constant keys
@@ -76,8 +73,6 @@ def held_key(objects, watched: Watched, heads: dict, traced=frozenset()) -> tupl
         for name, v in attributes:
             own.add(name)
             if name not in names and not every or name in state:
-                continue
-            if (id(o), name) in kept:
                 continue
             at = f"{label}.{name}"
             if at in traced:
@@ -169,23 +164,6 @@ def _by_label(entries) -> dict:
 def _none(entries: set) -> bool:
     """None, or no such key or attribute (``CFG.get("lr")``, ``getattr(CFG, "lr", 1.0)``)."""
     return all(len(e) == 3 and (e[1] is type(None) or e[1] is NoKey) for e in entries)
-
-
-def _kept(changed, heads: dict) -> set:
-    """``(id(object), attribute)`` of each ``(head, steps)`` changed whose object is
-    found now by its attributes and items (``self.state``, ``OPT``)."""
-    out = set()
-    for head, steps in changed:
-        if steps[-1][0] != "attr" or head not in heads:
-            continue
-        v = heads[head]
-        try:
-            for how, k in steps[:-1]:
-                v = getattr(v, k) if how == "attr" else v[k]
-        except Exception:  # noqa: BLE001  (gone, or another object now: nothing kept)
-            continue
-        out.add((id(v), steps[-1][1]))
-    return out
 
 
 def _class_values(t: type, names: frozenset) -> list:

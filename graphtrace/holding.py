@@ -31,7 +31,7 @@ from .first_reads import read_first
 from .reach import Reach
 from .tree import leaves
 from .values import (_MAX_DEPTH, _leaves, instance_arrays, instance_chains, instance_held,
-                     instance_values)
+                     instance_values, stored_chains)
 
 __all__ = ["Holdings", "Loaded"]
 
@@ -476,7 +476,7 @@ class Holdings:
                 held if held is not None else self.walk(None)
             for r in reaches:
                 out += r.functions()
-            return out + held_key(objects, watched, heads, self.traced_state.get(None, ())) + \
+            return out + held_key(objects, watched, self.traced_state.get(None, ())) + \
                 tuple(v for _, _, v, _ in methods)
         reaches, methods = self._class_reaches(type(self_obj))
         for r in reaches:
@@ -484,16 +484,16 @@ class Holdings:
         out += tuple(v for _, v in methods)   # by identity
         known = self._self_names.get(type(self_obj))
         if known is None:   # once per class: the names it reads, less what callbacks store
-            chains, stored, hosted = self_chains(self.function, self.self_param,
-                                                 type(self_obj))
+            chains, stored, hosted, kept = self_chains(self.function, self.self_param,
+                                                       type(self_obj))
             names = attribute_names(self.function, type(self_obj), self.self_param) - hosted
             whole = widest(reads_fields(f) for f in self._code(self_obj))   # astuple(self)
             if whole and dataclasses.is_dataclass(type(self_obj)):
                 names |= {f.name for f in dataclasses.fields(type(self_obj))}
             known = self._self_names[type(self_obj)] = (
                 names, chains, stored, hosted,
-                self_callbacks(self.function.__code__, self.self_param), whole)
-        names, chains, _, hosted, callbacks, whole = known
+                self_callbacks(self.function.__code__, self.self_param), whole, kept)
+        names, chains, _, hosted, callbacks, whole, _ = known
         if whole == EVERY:   # vars(self): every attribute it holds
             names = names | {name for name, _ in _attributes(self_obj)}
         kept = self._callback_kept(type(self_obj))   # a history its callbacks keep
@@ -513,7 +513,7 @@ class Holdings:
                                      callbacks) + \
             instance_held(self_obj) + \
             instance_chains(self_obj, chains) + \
-            held_key(objects, watched, heads, self.traced_state.get(type(self_obj), ())) + \
+            held_key(objects, watched, self.traced_state.get(type(self_obj), ())) + \
             tuple(v for _, _, v, _ in methods)   # by identity
 
     def entries(self, self_obj):
@@ -528,14 +528,15 @@ class Holdings:
             return (at, named) if named else None
         objects, (watched, _, _, heads) = self.walk(self_obj)
         known = self._self_names.get(type(self_obj)) if lead else None
-        stored = known[2] if known is not None else frozenset()
-        if not objects and not stored and not named and not watched.selfs:
+        stored, kept = (known[2], known[6]) if known is not None else (frozenset(), ())
+        if not objects and not stored and not kept and not named and not watched.selfs:
             return None
         traced = self.traced_state.get(at, ())
-        # self.owner.calls of a layer's; what self's code stores (self.scale = 1.0)
-        mine = instance_values(self_obj, watched.names | watched.selfs | stored) \
-            if lead else ()
-        return at, (held_key(objects, watched, heads, traced) if objects else ()) + mine + named
+        # self.owner.calls of a layer's; what self's code stores (self.scale = 1.0,
+        # self.state["init"] = True)
+        mine = instance_values(self_obj, watched.names | watched.selfs | stored) + \
+            stored_chains(self_obj, kept) if lead else ()
+        return at, (held_key(objects, watched, traced) if objects else ()) + mine + named
 
     def _reaches(self, self_obj) -> list:
         """The function's ``Reach`` and, for a method, those of the methods of its
@@ -575,7 +576,7 @@ class Holdings:
         decided = self._read_first(self_obj, made) if made else set()
         for r in self._reaches(self_obj) if decided else ():   # if "init" not in STATE
             r.note_decided(decided)
-        return bool(changed or initialized), new, decided
+        return bool(changed or made), new, decided
 
     def _read_first(self, self_obj, labels) -> set:
         """Those of ``labels`` that the code the trace may run reads before it stores

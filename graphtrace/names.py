@@ -146,7 +146,7 @@ def self_changes(functions) -> frozenset:
 
 
 def self_chains(fn, self_param: str, cls=None) -> tuple:
-    """``((label, steps), ...), stored, hosted``: the values a method reads off ``self``
+    """``((label, steps), ...), stored, hosted, kept``: the values a method reads off ``self``
     by two or more constant attributes and items (``self.cfg.lr``,
     ``self.cfg["lr"]``; one attribute is ``instance_values``'), but those it, or a
     method, property or helper of ``cls`` it names, changes in place
@@ -155,10 +155,12 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     ``self.scale = 1.0``: run by the trace, which tells state from settings,
     ``Holdings.note_traced``); and those only the host callbacks it hands out
     store (``def tick(): self.n += 1; s.host(tick)``: state, run between calls,
-    which ``instance_values`` leaves out)."""
+    which ``instance_values`` leaves out); and the chains deeper than one
+    attribute the traced code stores (``self.state["init"] = True``), as those
+    ``(label, steps)``, read before and after a trace (``Holdings.entries``)."""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is None:
-        return (), frozenset(), frozenset()
+        return (), frozenset(), frozenset(), ()
     methods = _methods_named(code, cls, self_callbacks(code, self_param), supers=True,
                              fn=getattr(fn, "__func__", fn)) if cls is not None else []
     own = {self_param: frozenset(name for name, _, _ in methods)}   # self.update()
@@ -182,7 +184,12 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
         if len(steps) >= 2 and not any(changes(steps, c) for c in changed):
             label = _chain("self", steps)
             found[str(label)] = label.calls()
-    return tuple(found.items()), stored - hosted, hosted
+    kept = {}   # self.state["init"] = True: read before and after a trace (note_traced)
+    for steps in traced:
+        if len(steps) >= 2 and all(how in ("attr", "item") for how, _ in steps):
+            label = _chain("self", steps)
+            kept[str(label)] = label.calls()
+    return tuple(found.items()), stored - hosted, hosted, tuple(kept.items())
 
 
 def class_methods(fn, self_param: str, cls) -> list:

@@ -22,7 +22,7 @@ import numpy as np
 
 from . import deps as _deps
 from .arrays import _kinds, is_array
-from .chains import MISSING
+from .chains import MISSING, NoKey
 from .owners import _ARRAY_KINDS, _OWN, _PLAIN_CONTAINERS, _attributes, _has, own_object
 from .scalar import value_key
 from .tree import children
@@ -281,6 +281,24 @@ def instance_chains(obj, chains) -> tuple:
             v = MISSING
         out.append((label, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
                    if _is_value(v) else (label, None))
+    return tuple(out)
+
+
+def stored_chains(obj, chains) -> tuple:
+    """The entries of the chains off ``obj`` the traced code stores (``self_chains``'
+    ``kept``: ``self.state["init"]``), read before and after a trace
+    (``Holdings.note_traced``): a value by value and type, one not there as
+    ``NoKey.NONE`` (set later, as from None), anything else by its type."""
+    out = []
+    for label, steps in chains:
+        v = obj
+        try:
+            for step in steps:
+                v = step(v)
+        except Exception:  # noqa: BLE001  (the key not there yet, another object)
+            v = NoKey.NONE
+        out.append((label, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
+                   if _is_value(v) or v is NoKey.NONE else (label, type(v)))
     return tuple(out)
 
 

@@ -36,6 +36,7 @@ from .ir import Graph
 from .profile import Profile, profile
 from .code_parts import code_parts
 from .reach import Reach
+from .replayed_stores import apply as apply_stores
 from .retrace import CallWarnings
 from .stream import Stream
 from .tracing import Tracing
@@ -205,8 +206,10 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
         return profile(self, args, kwargs, **options)
 
     # --- the call path -----------------------------------------------------
-    def _compiled(self, args, kwargs, backend=None):
-        """``(compiled graph, call)``: from the cache, or traced and built now."""
+    def _compiled(self, args, kwargs, backend=None, replay=False):
+        """``(compiled graph, call)``: from the cache, or traced and built now. A call
+        that replays (``replay``) a cached graph whose trace read values first, then
+        set them, sets them again (``replayed_stores``)."""
         call = Call(self, self._bind(args, kwargs))
         key = (backend or self._backend_now(None), call.key)
         with self._lock:
@@ -219,6 +222,11 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
             if entry is not None:
                 self._cache.move_to_end(key)
                 self._hits += 1
+                if entry.stores:   # if not self.started: ...; self.started = True
+                    call.stale = True   # (the next call finds the values set: in full)
+                    if replay:
+                        apply_stores(entry.stores, self._bind(args, kwargs).arguments.get(
+                            self.self_param) if self._lead else None)
                 return entry, call
             log.tracing(self.__name__, log.why_traced(self, key[0], call.key, self._cache))
             if hash(key) in self._dropped:
@@ -256,6 +264,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
             else:
                 from .emit import CompiledGraph as Made
             entry = Made(ir, arrays, scalars)
+            if decided:   # set again by each replay (replayed_stores)
+                entry.stores = holdings.stores(obj, decided)
             log.compiled(self.__name__, key[0], ir, entry, t1 - t0, time.perf_counter() - t1)
             self._cache[key] = entry
             if self.maxsize is not None and len(self._cache) > self.maxsize:
@@ -381,7 +391,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings):
                     entry.launch(stream)
                     self._hits += 1
                     return
-        entry, call = self._compiled(args, kwargs, chosen)
+        entry, call = self._compiled(args, kwargs, chosen, replay=True)
         snap = (tuple(snapshot(a) for a in args), snapshot(kwargs) if kwargs else None)
         # what the next call is compared with, read before the launch: a host callback
         # of the graph may change a watched name or a container argument, which the

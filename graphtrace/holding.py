@@ -28,6 +28,7 @@ from .names import (_methods_named, attribute_names, chain_heads, callback_metho
                     EVERY, class_methods, reads_fields, self_chains, self_changes, widest)
 from .owners import _attr, _attributes, _python_function, class_attribute
 from .first_reads import read_first
+from .replayed_stores import roots, stores_of
 from .reach import Reach
 from .tree import leaves
 from .values import (_MAX_DEPTH, _leaves, instance_arrays, instance_chains, instance_held,
@@ -585,6 +586,14 @@ class Holdings:
         _, (_, reaches, methods, _) = self.walk(self_obj)
         functions += [f for r in reaches for f in r.walked] + [m[-1] for m in methods]
         return {label for label in labels if read_first(functions, label)}
+
+    def stores(self, self_obj, labels) -> tuple:
+        """What a trace that read ``labels`` first, then set them, left in them: set
+        again at each replay of its graph (``replayed_stores``)."""
+        _, (_, reaches, _, _) = self.walk(self_obj)
+        reaches = self._reaches(self_obj) + list(reaches)
+        places = [p for r in reaches for p in r.objects]
+        return stores_of(labels, roots(self.self_param, reaches, places), self_obj)
 
     def bare_arrays(self, self_obj) -> dict:
         """label -> the array each global or closure name of the function's, and

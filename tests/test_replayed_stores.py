@@ -1,0 +1,167 @@
+"""A graph keyed by a value its trace read and then set (``first_reads``) sets
+that value again at each call that replays it, as the traced Python did: a flag
+reset by the user runs the first-call work once more, then not; one toggled
+every call alternates between two graphs (``replayed_stores``)."""
+import types
+import warnings
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from graphtrace.replayed_stores import apply, roots, stores_of
+
+
+@cuda.jit
+def add(x, a):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += a
+
+
+def dev():
+    return cuda.to_device(np.zeros(2))
+
+
+def first(x):
+    return float(x.copy_to_host()[0])
+
+
+class _Model:
+    def __init__(self):
+        self.started, self.odd, self.kick, self.state = False, False, None, {}
+        self.opt = types.SimpleNamespace(started=False)
+
+    @gt.graph(backend="sim")
+    def flag(self, s, x):
+        if not self.started:
+            add[1, 2, s](x, 100.0)   # the first call's work alone
+            self.started = True
+        add[1, 2, s](x, 1.0)
+
+    @gt.graph(backend="sim")
+    def from_none(self, s, x):
+        if self.kick is None:
+            add[1, 2, s](x, 100.0)
+            self.kick = 0.5
+        add[1, 2, s](x, 1.0)
+
+    @gt.graph(backend="sim")
+    def held(self, s, x):
+        if not self.opt.started:
+            add[1, 2, s](x, 100.0)
+            self.opt.started = True
+        add[1, 2, s](x, 1.0)
+
+    @gt.graph(backend="sim")
+    def key(self, s, x):
+        if "init" not in self.state:
+            add[1, 2, s](x, 100.0)
+            self.state["init"] = True
+        add[1, 2, s](x, 1.0)
+
+    @gt.graph(backend="sim")
+    def parity(self, s, x):
+        add[1, 2, s](x, 1.0 if self.odd else 10.0)
+        self.odd = not self.odd
+
+
+_RESETS = {"flag": lambda m: setattr(m, "started", False),
+           "from_none": lambda m: setattr(m, "kick", None),
+           "held": lambda m: setattr(m.opt, "started", False),
+           "key": lambda m: m.state.clear()}
+
+
+@pytest.mark.parametrize("method", sorted(_RESETS))
+def test_a_flag_reset_by_the_user_runs_the_first_call_work_once_more(method):
+    """After the reset the graph of the first call replayed, and never set the flag
+    again: the first call's work ran at every call from then on."""
+    m, x = _Model(), dev()
+    run = getattr(m, method)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i in range(6):
+            if i == 3:
+                _RESETS[method](m)
+            run(x)
+    assert first(x) == 206.0   # eager: 100 at calls 0 and 3, 1 at every call
+    assert getattr(_Model, method).cache_info().misses == 2
+
+
+def test_a_flag_each_instance_keeps_is_set_on_the_instance_called():
+    a, b, xa, xb = _Model(), _Model(), dev(), dev()
+    for i in range(4):
+        a.flag(xa)
+        b.flag(xb)
+        if i == 1:
+            a.started = False
+    assert (first(xa), first(xb)) == (204.0, 104.0)
+    assert a.started and b.started
+
+
+def test_a_flag_toggled_every_call_alternates_between_its_two_graphs():
+    """Keyed by the parity read, the replays never toggled it: one branch ran at
+    every call after the second."""
+    m, x = _Model(), dev()
+    for _ in range(6):
+        m.parity(x)
+    assert first(x) == 33.0 and m.odd is False
+    assert _Model.parity.cache_info().misses == 2
+
+
+ODD = False
+BOX = [False]
+
+
+@gt.graph(backend="sim")
+def _global_parity(s, x):
+    global ODD
+    add[1, 2, s](x, 1.0 if ODD else 10.0)
+    ODD = not ODD
+
+
+@gt.graph(backend="sim")
+def _closure_flag(s, x):
+    if not BOX[0]:
+        add[1, 2, s](x, 100.0)
+        BOX[0] = True
+    add[1, 2, s](x, 1.0)
+
+
+def test_a_global_toggled_and_a_list_item_reset_are_set_by_the_replays():
+    x = dev()
+    for _ in range(5):
+        _global_parity(x)
+    assert first(x) == 32.0 and ODD is True
+    y = dev()
+    for i in range(6):
+        if i in (2, 4):
+            BOX[0] = False
+        _closure_flag(y)
+    assert first(y) == 306.0 and BOX[0] is True
+
+
+CFG = types.SimpleNamespace(opt=types.SimpleNamespace(on=False), made=None)
+
+
+def _reads_cfg():
+    return CFG
+
+
+def test_stores_are_found_off_the_call_and_only_values_are_kept():
+    """A label is found off the longest root it starts with (self, or a name of a
+    function), then by attributes and constant keys; an object the trace left is
+    not set again, nor is a label found off no root."""
+    found = roots("self", [], [(_reads_cfg, "CFG", "CFG")])
+    obj = types.SimpleNamespace(x=1, d={"k": (1, "a")}, made=object())
+    CFG.opt.on, CFG.made = True, object()
+    stores = stores_of({"self.x", "self.d['k']", "self.made", "CFG.opt.on", "CFG.made",
+                        "nowhere.x"}, found, obj)
+    assert stores == ((_reads_cfg, "CFG", (("attr", "opt"), ("attr", "on")), True),
+                      (None, "self", (("attr", "d"), ("item", "k")), (1, "a")),
+                      (None, "self", (("attr", "x"),), 1))
+    other = types.SimpleNamespace(x=0, d={})
+    CFG.opt.on = False
+    apply(stores, other)   # off the object handed: another instance
+    assert (other.x, other.d, CFG.opt.on) == (1, {"k": (1, "a")}, True)

@@ -46,8 +46,8 @@ from .owners import _attributes, container, contents, own_class, own_object
 from .tree import children, leaves
 
 __all__ = ["Temporary", "VIRTUAL_BASE", "LIBRARY_STATE", "COOPERATIVE", "HOST_ORDER", "is_virtual",
-           "is_state", "reserve", "holder_of", "held_temporaries", "device_memory", "host_memory",
-           "layout"]
+           "is_state", "reserve", "holder_of", "held_one", "held_temporaries", "device_memory",
+           "host_memory", "layout"]
 
 VIRTUAL_BASE = 1 << 60
 _LARGEST = 1 << 50                # bytes in one temporary at most (a PiB)
@@ -351,22 +351,33 @@ def make(tracer, shape, dtype, name: str, source) -> tuple[Temporary, Buffer]:
     return Temporary(_shadow(ptr, dims, dtype), _Life(name, source, tracer)), root
 
 
-def holder_of(value, tracer, depth: int = 0, seen: set | None = None):
+def holder_of(value, tracer):
     """A temporary of ``tracer``'s trace that ``value`` holds (itself, in lists,
     tuples, dicts and the standard library's other containers, in the attributes
     of an object or a class of the program's own, those of any object ``value``
     is), ``_HOLDER_DEPTH`` levels deep at most, or None."""
     if is_temporary(value):
         return value if value._life.tracer is tracer else None
-    if seen is None:
-        if not getattr(tracer, "_temps", True):   # none made yet: none held anywhere
-            return None
-        seen = set()
+    if not getattr(tracer, "_temps", True):   # none made yet: none held anywhere
+        return None
+    return held_one(value, lambda v: is_temporary(v) and v._life.tracer is tracer)
+
+
+def held_one(value, wanted, depth: int = 0, seen: set | None = None):
+    """The first object ``wanted(object)`` says yes to that ``value`` is or holds,
+    found as ``holder_of`` finds a temporary; or None."""
+    if wanted(value):
+        return value
+    seen = set() if seen is None else seen
     if depth > _HOLDER_DEPTH or id(value) in seen:
         return None
     seen.add(id(value))
+    items = children(value)   # a dict or list holding it itself (LAST["a"] = a)
+    for v in (v for _, v in items) if items is not None else ():
+        if wanted(v):
+            return v
     for v in _held(value, depth):
-        found = holder_of(v, tracer, depth + 1, seen)
+        found = held_one(v, wanted, depth + 1, seen)
         if found is not None:
             return found
     return None

@@ -9,6 +9,7 @@ once a trace is over: a result returned, a temporary kept.
 from __future__ import annotations
 
 import ast
+import dis
 import inspect
 import textwrap
 
@@ -23,7 +24,7 @@ from .ops.conditional import record_child
 from .ops.kernel import stream_refusal
 from .scalar import Scalar
 from .stream import Stream
-from .temporary import holder_of, returned
+from .temporary import held_one, holder_of, returned
 from .trace import Tracer
 from .tree import leaves
 
@@ -87,7 +88,7 @@ class Tracing:
                 raise refusal from None
         _refuse_result(self.__name__, result, self.fn)
         ir = tracer.graph()
-        if ir.temporaries:
+        if ir.temporaries or scalars:
             arguments = self._bind(args, kwargs).arguments
             places = [(f"argument {k}", v) for k, v in arguments.items()]
             if self._lead:   # a method: what its class holds (Model.last = t)
@@ -95,8 +96,11 @@ class Tracing:
                 places += [(f"class attribute {owner.__name__}.{k}", v)
                            for k, v in vars(owner).items() if not k.startswith("__")
                            and not callable(v) and not hasattr(type(v), "__get__")]
-            _refuse_kept(tracer, places + [(f"global or closure name {name}", v)
-                                           for name, v in named_values(self.fn)])
+            places += [(f"global or closure name {name}", v) for name, v in named_values(self.fn)]
+            if ir.temporaries:
+                _refuse_kept(tracer, places)
+            if scalars:
+                _refuse_kept_scalar(self, places, scalars)
         return ir, arrays, scalars, changed_copies(handed, (self.fn,) + tuple(
             self._holdings.reach.walked) if handed else ())
 
@@ -196,6 +200,45 @@ def _return_line(fn) -> tuple | None:
             found.append(node.lineno)
         todo.extend(ast.iter_child_nodes(node))
     return (f.__code__.co_filename, first + found[0] - 1) if len(found) == 1 else None
+
+
+def _refuse_kept_scalar(function, places, scalars) -> None:
+    """A dynamic scalar still held, once the trace is over, by one of ``places``
+    (``self.prev = a``) stands for a number only during the trace: a later call
+    would find the stand-in, not its number. Refused at the function's line."""
+    ours = {id(s) for s in scalars}
+    for label, value in places:
+        found = held_one(value, lambda v: type(v) is Scalar and id(v) in ours)
+        if found is not None:
+            name = found._name
+            raise TraceError(
+                f"dynamic scalar argument {name!r} is kept by {label} after the trace of "
+                f"{function.__name__}: its value is a graph parameter that later calls "
+                "rebind, a number only while the graph runs, so what the trace stored there "
+                "is no number; keep the number outside the function (after the call), or "
+                f"pass {found._param!r} in @graph(static=({found._param!r},)) to trace a "
+                "graph per value", source=_store_line(function.fn, found._param))
+
+
+_KEEPING = frozenset({"STORE_ATTR", "STORE_SUBSCR", "STORE_GLOBAL", "STORE_DEREF", "STORE_NAME"})
+
+
+def _store_line(f, param: str):
+    """``(file, line)`` of the first line of ``f`` that loads ``param`` and stores
+    somewhere other than a local (``self.prev = a``); else of its definition."""
+    code = getattr(f, "__code__", None)
+    if code is None:
+        return None
+    loads, stores = set(), set()
+    for ins in dis.get_instructions(code):
+        line = ins.positions.lineno if ins.positions is not None else None
+        if ins.opname.startswith("LOAD_FAST") and param in (
+                ins.argval if type(ins.argval) is tuple else (ins.argval,)):   # (3.13's pairs)
+            loads.add(line)
+        elif ins.opname in _KEEPING:
+            stores.add(line)
+    lines = sorted(n for n in loads & stores if n is not None)
+    return code.co_filename, lines[0] if lines else code.co_firstlineno
 
 
 def _refuse_kept(tracer, places) -> None:

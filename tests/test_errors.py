@@ -1434,3 +1434,35 @@ def test_a_generator_or_a_coroutine_graph_function_says_so():
         yield
     with pytest.raises(gt.TraceError, match="gen is a generator or a coroutine.*plain def"):
         gen.trace(A(8))
+
+
+class _KeepsScalar:
+    def __init__(self):
+        self.prev = None
+
+    @gt.graph(backend="sim")
+    def step(self, s, out, a):
+        fill[1, 2, s](out, a)
+        self.prev = 1.0 if out is None else a   # MARK: keeps a
+
+
+_LAST: dict = {}
+
+
+@gt.graph(backend="sim")
+def _keeps_scalar_in_a_global(s, out, a):
+    fill[1, 2, s](out, a)
+    _LAST["a"] = a   # MARK: global keeps a
+
+
+@pytest.mark.parametrize("call, marker, by", [
+    (lambda out: _KeepsScalar().step(out, 2.0), "MARK: keeps a", "argument self"),
+    (lambda out: _keeps_scalar_in_a_global(out, 2.0), "MARK: global keeps a",
+     "global or closure name _LAST")])
+def test_a_dynamic_scalar_kept_past_the_trace_is_refused_at_its_line(call, marker, by):
+    """The stand-in escaped the trace: the next call read it as a value that is
+    not None (eager: the number), and printing it raised about a trace long over."""
+    with pytest.raises(gt.TraceError) as e:
+        call(cuda.to_device(np.zeros(2)))
+    check(e, marker, f"dynamic scalar argument 'a' is kept by {by} after the trace",
+          "keep the number outside the function", "static=('a',)")

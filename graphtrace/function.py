@@ -33,7 +33,8 @@ from .ir import Graph
 from .profile import Profile, profile
 from .code_parts import code_parts
 from .reach import Reach
-from .replayed_stores import apply as apply_stores
+from .replayed_stores import apply as apply_stores, argument_values, changed as changed_values, \
+    put_back, stores_of, values_of
 from .retrace import CallWarnings
 from .shortcuts import Shortcuts, call_of, is_
 from .stream import Stream
@@ -44,6 +45,12 @@ __all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo"]
 
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
+
+def _labels(fixed) -> set:
+    """The labels of the values a call's key holds (``Call.key``'s second part:
+    ``("self.lr", float, 0.1)``, ``("CFG['lr']", ...)``)."""
+    return {e[0] for e in fixed if type(e) is tuple and e and type(e[0]) is str}
+
 
 def _default_backend():
     global _BACKEND
@@ -162,7 +169,17 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
           %1 = kernel add[1, 32](out, x)  in(out)  inout(x)  after(%0)  # <doctest ...>:4
         """
         self._drop_stream(kwargs)
-        return self._trace(args, kwargs)[0]
+        arguments = self._bind(args, kwargs).arguments
+        obj = arguments[self.self_param] if self._lead else None
+        if self._lead:   # what the key reads of self, found (Holdings.entries reads it)
+            self._holdings.functions(obj)
+        kept = self._kept(self._holdings.entries(obj), argument_values(
+            arguments, self.self_param), obj, arguments)
+        try:
+            return self._trace(args, kwargs)[0]
+        finally:   # no call: what its Python set is put back (if not self.started: ...)
+            put_back(kept, self._holdings.store_roots(obj, self.params), arguments,
+                     lambda labels: self._holdings.read_first(obj, labels))
 
     def _drop_stream(self, kwargs: dict) -> None:
         """``stream=`` given as a call takes it, where nothing runs on it (a trace, a
@@ -213,8 +230,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 if entry.stores:   # if not self.started: ...; self.started = True
                     call.stale = True   # (the next call finds the values set: in full)
                     if replay:
-                        apply_stores(entry.stores, self._bind(args, kwargs).arguments.get(
-                            self.self_param) if self._lead else None)
+                        apply_stores(entry.stores, self._bind(args, kwargs).arguments)
                 return entry, call
             log.tracing(self.__name__, log.why_traced(self, key[0], call.key, self._cache))
             if hash(key) in self._dropped:
@@ -224,14 +240,19 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             self._note_retrace(call.key)
             t0 = time.perf_counter()
             holdings = self._holdings
-            obj = self._bind(args, kwargs).arguments[self.self_param] if self._lead else None
+            arguments = self._bind(args, kwargs).arguments
+            obj = arguments[self.self_param] if self._lead else None
             held = holdings.entries(obj)
             bare = holdings.bare_arrays(obj)
+            given = argument_values(arguments, self.self_param)   # st.init of an argument
+            kept = None if replay else self._kept(held, given, obj, arguments)   # (compile)
             ir, arrays, scalars, changed = self._trace(args, kwargs, call.key)
             t1 = time.perf_counter()
             # held objects' attributes the trace changed: their state
-            again, state, decided = holdings.note_traced(held, obj) if held else \
-                (False, (), ())
+            again, state, decided, made = holdings.note_traced(held, obj) if held else \
+                (False, (), (), ())
+            decided = set(decided) | holdings.read_first(obj, changed_values(   # and an
+                given, argument_values(arguments, self.self_param)))   # argument's st.init
             swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
             live = holdings.live(obj, call.key[1]) - self._live_warned
             # keyed without the state, by the settings as the trace left them; but by
@@ -239,12 +260,13 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             # call, finding the new one, traces again
             if again and not decided:
                 call = Call(self, self._bind(args, kwargs))
-                key = (key[0], call.key)
+                key = after = (key[0], call.key)
             else:   # keyed by what the trace then changed (if "init" not in self.state:
                 # ...; self.state["init"] = True): the next call takes the full check,
                 # which the snapshots taken after the trace would not vouch for
-                call.stale = bool(decided) or Call(self, self._bind(args, kwargs)).key != \
-                    call.key
+                after = (key[0], Call(self, self._bind(args, kwargs)).key)
+                call.stale = bool(decided) or after != key
+            written = set(made) - _labels(after[1][1])   # set, never read: NEWS = True
             if key[0] == "sim":
                 from .sim import SimGraph as Made
             elif checks_intents(self.check_intents):
@@ -252,8 +274,13 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             else:
                 from .emit import CompiledGraph as Made
             entry = Made(ir, arrays, scalars)
-            if decided:   # set again by each replay (replayed_stores)
-                entry.stores = holdings.stores(obj, decided)
+            if decided or written:   # set again by each replay (replayed_stores): a flag
+                # the trace read first, or one it only set (a signal, NEWS = True)
+                where = holdings.store_roots(obj, self.params)
+                entry.stores = stores_of(decided | written, where, arguments)
+                call.stale = call.stale or bool(entry.stores)
+                if kept:   # compile: the first call replays it, finding them as they were
+                    put_back(kept, where, arguments, decided.intersection)
             log.compiled(self.__name__, key[0], ir, entry, t1 - t0, time.perf_counter() - t1)
             self._cache[key] = entry
             if self.maxsize is not None and len(self._cache) > self.maxsize:
@@ -273,6 +300,14 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         if live:
             self._warn_live(live)
         return entry, call
+
+    def _kept(self, held, given, obj, arguments) -> dict:
+        """What a trace may set of the values the call's key reads (``held``, the
+        ``Holdings.entries``; ``given``, ``argument_values``), as it is now, for
+        putting back after a trace that is no call (``replayed_stores.values_of``)."""
+        labels = {e[0] for e in held[1]} if held else set()
+        return values_of(labels | set(given), self._holdings.store_roots(obj, self.params),
+                         arguments)
 
     def _backend_now(self, backend) -> str:
         if backend is None and self.backend is None:

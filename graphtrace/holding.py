@@ -28,7 +28,7 @@ from .names import (_methods_named, attribute_names, chain_heads, callback_metho
                     EVERY, class_methods, reads_fields, self_chains, self_changes, widest)
 from .owners import _attr, _attributes, _python_function, class_attribute
 from .first_reads import read_first
-from .replayed_stores import roots, stores_of
+from .replayed_stores import roots
 from .reach import Reach
 from .tree import leaves
 from .values import (_MAX_DEPTH, _leaves, instance_arrays, instance_chains, instance_held,
@@ -563,7 +563,8 @@ class Holdings:
         state found now, and those of the settings whose old value the code read
         first and may have decided work by (``first_reads``: ``if not
         self.started: ...; self.started = True``), which keep the old value in
-        the key."""
+        the key; and the labels of all the settings it made (set again by each
+        replay: ``replayed_stores``)."""
         now = self.entries(self_obj)   # None: the trace let go of every object held
         after = now[1] if now is not None else ()
         changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
@@ -574,12 +575,12 @@ class Holdings:
                 r.note_state(changed)
         # a setting made, or one that was None (not in the key: if self.kick is None)
         made = initialized | {e[0] for e in after} - {e[0] for e in before[1]}
-        decided = self._read_first(self_obj, made) if made else set()
+        decided = self.read_first(self_obj, made) if made else set()
         for r in self._reaches(self_obj) if decided else ():   # if "init" not in STATE
             r.note_decided(decided)
-        return bool(changed or made), new, decided
+        return bool(changed or made), new, decided, made
 
-    def _read_first(self, self_obj, labels) -> set:
+    def read_first(self, self_obj, labels) -> set:
         """Those of ``labels`` that the code the trace may run reads before it stores
         them, deciding work (``first_reads.read_first``)."""
         functions = self._code(self_obj) + [f for r in self._reaches(self_obj) for f in r.walked]
@@ -587,13 +588,13 @@ class Holdings:
         functions += [f for r in reaches for f in r.walked] + [m[-1] for m in methods]
         return {label for label in labels if read_first(functions, label)}
 
-    def stores(self, self_obj, labels) -> tuple:
-        """What a trace that read ``labels`` first, then set them, left in them: set
-        again at each replay of its graph (``replayed_stores``)."""
+    def store_roots(self, self_obj, params) -> dict:
+        """label -> where a value a trace set is found, for setting it again
+        (``replayed_stores.roots``): off the chains and objects the code reaches by
+        name, and off the call's ``params``."""
         _, (_, reaches, _, _) = self.walk(self_obj)
         reaches = self._reaches(self_obj) + list(reaches)
-        places = [p for r in reaches for p in r.objects]
-        return stores_of(labels, roots(self.self_param, reaches, places), self_obj)
+        return roots(params, reaches, [p for r in reaches for p in r.objects])
 
     def bare_arrays(self, self_obj) -> dict:
         """label -> the array each global or closure name of the function's, and

@@ -169,7 +169,8 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     changed = [c for h, c in changed if h == self_param]
     _, traced = value_chains(code, roots=frozenset({self_param}), own=own, callbacks=False)
     traced = [c for h, c in traced if h == self_param]
-    for _, other, takes_self in methods:
+    setters = [(name, p.fset, True) for name, p in _setters(cls, changed)]   # self.on = v
+    for _, other, takes_self in methods + setters:   # of a property: its setter's code
         first = other.__code__.co_varnames[:1]
         read, change = value_chains(other.__code__, roots=frozenset(first),
                                     own={first[0]: own[self_param]} if first else None)
@@ -190,6 +191,18 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
             label = _chain("self", steps)
             kept[str(label)] = label.calls()
     return tuple(found.items()), stored - hosted, hosted, tuple(kept.items())
+
+
+def _setters(cls, changed) -> list:
+    """``(name, property)`` of the properties of ``cls`` with a Python setter that
+    the ``changed`` chains store by name (``self.initialized = True``)."""
+    out = []
+    for c in changed if cls is not None else ():
+        if len(c) == 1 and c[0][0] == "attr":
+            p = next((k.__dict__[c[0][1]] for k in cls.__mro__ if c[0][1] in k.__dict__), None)
+            if isinstance(p, property) and isinstance(p.fset, types.FunctionType):
+                out.append((c[0][1], p))
+    return out
 
 
 def class_methods(fn, self_param: str, cls) -> list:

@@ -42,6 +42,7 @@ from . import _driver
 from .debug import alone, launch_alone, read
 from .errors import MissingDependencyError, counted
 from .ir import Namer
+from .replayed_stores import apply as apply_stores
 from .temporary import is_state
 
 __all__ = ["profile", "Profile", "NodeTime", "Timeline"]
@@ -222,6 +223,8 @@ def profile(fn, args: tuple, kwargs: dict, repeat: int = 10, backend: str | None
     if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
         raise ValueError(f"repeat must be a positive int, not {repeat!r}")
     entry = fn.compile(*args, backend=backend, **kwargs)
+    # the values its trace read, then set, are set as one call leaves them (replayed_stores)
+    apply_stores(entry.stores, fn._bind(args, kwargs).arguments)
     if not hasattr(entry, "device"):   # the simulator: run the call, report the structure
         entry.launch()
         return Profile(entry.ir, "sim", None)

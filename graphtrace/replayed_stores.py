@@ -13,9 +13,14 @@ takes the other graph.
 Only values are set again (numbers, strings, None, enum members, and tuples of
 them): an object the trace made (``self.opt = SGD(0.1)``) stays as the trace left
 it. A value is found by its label (``self.started``, ``self.opt.started``,
-``STATE['init']``, ``box[0]``, ``STARTED``), off the call's ``self`` or off the
-name of the function that holds it, at each call: another instance of the
-class, or an object the name holds now, is the one set.
+``st.init`` of an argument object, ``STATE['init']``, ``box[0]``, ``STARTED``),
+off the call's arguments or off the name of the function that holds it, at each
+call: another instance of the class, or an object the name holds now, is the
+one set.
+
+A trace that only inspects (``f.trace``, ``gt.explain``) or builds a graph a
+later call replays (``f.compile``) is no call: what it set is put back
+(``values_of`` before it, ``put_back`` after).
 """
 from __future__ import annotations
 
@@ -24,64 +29,123 @@ import enum
 import re
 
 from .chains import MISSING, lookup
+from .owners import _attributes, own_object
 
-__all__ = ["apply", "roots", "stores_of"]
+__all__ = ["apply", "argument_values", "put_back", "roots", "stores_of", "values_of"]
 
 _STEP = re.compile(r"\.(\w+)|\[([^\[\]]+)\]")
 _VALUES = frozenset({bool, int, float, complex, str, bytes, type(None)})
-_SELF = None   # the function of a store off the call's self
+_ABSENT = object()   # a key or attribute not there (put back as not there)
+_ARGUMENT = None   # the function of a store off one of the call's arguments (self.x)
 _ATTRIBUTES = frozenset({"attr", "default", "has"})   # Chain's steps reading attributes
 
 
-def roots(self_param, reaches, places) -> dict:
+def roots(params, reaches, places) -> dict:
     """label -> ``(function, name, steps)`` of what values are found off: the chains
     the ``Reach``-es ``reaches`` store (``STATE['init']``, ``STARTED``), the objects
-    of ``places`` held by names (``(function, name, label)``: ``OPT``), and self."""
+    of ``places`` held by names (``(function, name, label)``: ``OPT``), and the
+    function's parameters ``params`` (self, an argument object)."""
     out: dict = {}
     for fn, name, label in places:
         out.setdefault(label, (fn, name, ()))
     for r in reaches:
         for fn, chain in r.stored:
             out.setdefault(str(chain), (fn, chain.head, tuple(chain.steps)))
-    if self_param is not None:
-        out[self_param] = (_SELF, self_param, ())
+    for name in params:
+        out[name] = (_ARGUMENT, name, ())
     return out
 
 
-def stores_of(labels, roots: dict, self_obj) -> tuple:
+def stores_of(labels, roots: dict, arguments) -> tuple:
     """``(function or None, name, steps, value)`` for each of ``labels`` whose
-    value is a value (module docstring) and is found from ``roots``: label of a
-    name -> ``(function, name, steps)``, a function of None for ``self``."""
-    out = []
-    for label in sorted(labels):
-        where = _parse(label, roots)
-        if where is None:
-            continue
-        fn, name, steps = where
+    value is a value (module docstring) and is found from ``roots`` (``roots()``;
+    a function of None: off the call's ``arguments``, name -> value)."""
+    stores = (_store(label, roots, arguments) for label in sorted(labels))
+    return tuple(s for s in stores if s is not None and s[3] is not _ABSENT)
+
+
+def _store(label: str, roots: dict, arguments):
+    """``label``'s store (``stores_of``), one of ``_ABSENT`` where the last step finds
+    nothing (a key not there yet), or None."""
+    where = _parse(label, roots)
+    if where is None:
+        return None
+    fn, name, steps = where
+    try:   # (whatever the objects raise: not set again)
+        o = _read(fn, name, steps[:-1], arguments)
+        if not steps:
+            return (fn, name, steps, o) if _is_value(o) else None
+        how, key = steps[-1]
         try:
-            v = _read(fn, name, steps, self_obj)
-        except Exception:  # noqa: BLE001  (whatever the object raises: not set again)
-            continue
-        if _is_value(v):
-            out.append((fn, name, steps, v))
-    return tuple(out)
+            v = getattr(o, key) if how == "attr" else o[key]
+        except (AttributeError, LookupError):
+            v = _ABSENT if _plain(o) else None
+    except Exception:  # noqa: BLE001
+        return None
+    return (fn, name, steps, v) if v is _ABSENT or _is_value(v) else None
 
 
-def apply(stores, self_obj) -> None:
-    """Set the values of ``stores`` again (off ``self_obj`` for those of self)."""
+def apply(stores, arguments) -> None:
+    """Set the values of ``stores`` again (off the call's ``arguments`` for those of
+    its parameters)."""
     for fn, name, steps, v in stores:
         try:
             if not steps:
                 _set_name(fn, name, v)
                 continue
-            o = _read(fn, name, steps[:-1], self_obj)
+            o = _read(fn, name, steps[:-1], arguments)
             how, key = steps[-1]
-            if how == "attr":
+            if v is _ABSENT:   # put back as not there (put_back)
+                delattr(o, key) if how == "attr" else o.pop(key, None)
+            elif how == "attr":
                 setattr(o, key, v)
             else:
                 o[key] = v
         except Exception:  # noqa: BLE001  (gone since, or refused: the next call's key
             pass           # finds what is there)
+
+
+def values_of(labels, roots: dict, arguments) -> dict:
+    """label -> its store now (``stores_of``'s; ``_ABSENT`` for a key or attribute not
+    there), for putting back (``put_back``)."""
+    found = ((label, _store(label, roots, arguments)) for label in labels)
+    return {label: s for label, s in found if s is not None}
+
+
+def put_back(before: dict, roots: dict, arguments, deciding) -> None:
+    """Put back what ``before`` (``values_of``) read where another value is there
+    now (what a trace set, added or took away), of the labels ``deciding(labels)``
+    keeps: those the code read first, deciding work (a value it only set, a record
+    it kept, ``seen["n"] = n``, stays)."""
+    now = values_of(before, roots, arguments)
+    moved = {label for label, s in before.items()
+             if label not in now or not _same(now[label][3], s[3])}
+    kept = deciding(moved) if moved else ()
+    apply(tuple(before[label] for label in sorted(kept)), arguments)
+
+
+def argument_values(arguments, skip) -> dict:
+    """label -> value of the attributes holding values of the objects of the
+    program's own among the call's ``arguments`` but ``skip`` (self: ``Holdings``
+    reads its own): ``st.init`` of ``step(s, y, st)``."""
+    out = {}
+    for name, v in arguments.items():
+        if name != skip and own_object(v):
+            for attribute, a in _attributes(v):
+                if _is_value(a):
+                    out[f"{name}.{attribute}"] = a
+    return out
+
+
+def changed(before: dict, after: dict) -> set:
+    """The labels of ``after`` (``argument_values``) whose values ``before`` lacks
+    or holds another of."""
+    return {label for label, v in after.items()
+            if label not in before or not _same(before[label], v)}
+
+
+def _same(a, b) -> bool:
+    return a is b or type(a) is type(b) and a == b
 
 
 def _parse(label: str, roots: dict):
@@ -111,8 +175,8 @@ def _parse(label: str, roots: dict):
     return fn, name, tuple(("attr" if how in _ATTRIBUTES else "item", key) for how, key in out)
 
 
-def _read(fn, name, steps, self_obj):
-    o = self_obj if fn is _SELF else lookup(fn, name)
+def _read(fn, name, steps, arguments):
+    o = arguments[name] if fn is _ARGUMENT else lookup(fn, name)
     for how, key in steps:
         o = getattr(o, key) if how == "attr" else o[key]
     if o is MISSING:
@@ -124,8 +188,16 @@ def _set_name(fn, name: str, v) -> None:
     code = fn.__code__
     if name in code.co_freevars:
         fn.__closure__[code.co_freevars.index(name)].cell_contents = v
+    elif v is _ABSENT:
+        fn.__globals__.pop(name, None)
     else:
         fn.__globals__[name] = v
+
+
+def _plain(o) -> bool:
+    """An object a key or attribute not there can be put back as not there in: a
+    dict's, or one of the program's own."""
+    return type(o) is dict or own_object(o)
 
 
 def _is_value(v) -> bool:

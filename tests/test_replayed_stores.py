@@ -150,18 +150,139 @@ def _reads_cfg():
 
 
 def test_stores_are_found_off_the_call_and_only_values_are_kept():
-    """A label is found off the longest root it starts with (self, or a name of a
-    function), then by attributes and constant keys; an object the trace left is
-    not set again, nor is a label found off no root."""
-    found = roots("self", [], [(_reads_cfg, "CFG", "CFG")])
+    """A label is found off the longest root it starts with (a parameter, or a name
+    of a function), then by attributes and constant keys; an object the trace left
+    is not set again, nor is a label found off no root."""
+    found = roots(("self",), [], [(_reads_cfg, "CFG", "CFG")])
     obj = types.SimpleNamespace(x=1, d={"k": (1, "a")}, made=object())
     CFG.opt.on, CFG.made = True, object()
     stores = stores_of({"self.x", "self.d['k']", "self.made", "CFG.opt.on", "CFG.made",
-                        "nowhere.x"}, found, obj)
+                        "nowhere.x"}, found, {"self": obj})
     assert stores == ((_reads_cfg, "CFG", (("attr", "opt"), ("attr", "on")), True),
                       (None, "self", (("attr", "d"), ("item", "k")), (1, "a")),
                       (None, "self", (("attr", "x"),), 1))
     other = types.SimpleNamespace(x=0, d={})
     CFG.opt.on = False
-    apply(stores, other)   # off the object handed: another instance
+    apply(stores, {"self": other})   # off the object the call has: another instance
     assert (other.x, other.d, CFG.opt.on) == (1, {"k": (1, "a")}, True)
+
+
+class _State:
+    def __init__(self):
+        self.init = False
+
+
+@gt.graph(backend="sim")
+def _argument_flag(s, x, st):
+    if not st.init:
+        add[1, 2, s](x, 100.0)
+        st.init = True
+    add[1, 2, s](x, 1.0)
+
+
+def test_a_flag_on_an_argument_object_reset_by_the_user_runs_the_first_call_work_again():
+    x, st = dev(), _State()
+    for i in range(6):
+        if i == 3:
+            st.init = False
+        _argument_flag(x, st)
+        assert st.init is True
+    assert first(x) == 206.0 and _argument_flag.cache_info().misses == 2
+
+
+STATE: dict = {}
+
+
+@gt.graph(backend="sim")
+def _global_key(s, x):
+    if "init" not in STATE:
+        add[1, 2, s](x, 100.0)
+        STATE["init"] = True
+    add[1, 2, s](x, 1.0)
+
+
+@pytest.mark.parametrize("inspect", ["trace", "explain", "compile"])
+def test_a_trace_that_is_no_call_leaves_what_its_python_set_as_it_was(inspect):
+    """``print(m.flag.trace(x))`` before the first call raised the flag: the first
+    call then traced the branch taken after a first call, and the first call's
+    work never ran."""
+    m, x = _Model(), dev()
+    STATE.clear()
+    for f, args in ((m.flag, (x,)), (m.key, (x,)), (_argument_flag, (x, _State())),
+                    (_global_key, (x,))):
+        if inspect == "explain":
+            gt.explain(f.trace(*args))
+        else:
+            getattr(f, inspect)(*args)
+    assert (m.started, m.state, STATE) == (False, {}, {})
+    st = _State()
+    _argument_flag.compile(x, st)
+    assert st.init is False
+    m.flag(x)
+    assert m.started and first(x) == 101.0
+
+
+def test_a_profile_leaves_the_values_as_one_call_does():
+    m, x = _Model(), dev()
+    m.flag.profile(x)
+    assert m.started and first(x) == 101.0
+    m.flag(x)
+    assert first(x) == 102.0
+
+
+NEWS = False
+SIGNALS = {"news": False}
+
+
+@gt.graph(backend="sim")
+def _signals(s, x):
+    global NEWS
+    add[1, 2, s](x, 1.0)
+    NEWS = True   # set, never read: the caller consumes and clears them
+    SIGNALS["news"] = True
+
+
+def test_a_signal_the_graph_only_sets_is_set_by_every_replay():
+    """Not in the key and not state (a flag raised, not a count): the replays left
+    the caller's cleared signal as it was, silently."""
+    global NEWS
+    x = dev()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for _ in range(4):
+            _signals(x)
+            assert NEWS is True and SIGNALS["news"] is True
+            NEWS, SIGNALS["news"] = False, False
+    assert first(x) == 4.0 and _signals.cache_info().misses == 1
+
+
+class _Property:
+    def __init__(self):
+        self._init = False
+
+    @property
+    def initialized(self):
+        return self._init
+
+    @initialized.setter
+    def initialized(self, v):
+        self._init = v
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        if not self.initialized:
+            add[1, 2, s](x, 100.0)
+            self.initialized = True   # stored through the property's setter
+        add[1, 2, s](x, 1.0)
+
+
+def test_a_flag_a_property_sets_is_keyed_and_set_again_by_the_replays():
+    """The setter's store (self._init) was no store of the method's: after a reset
+    the first call's graph replayed at every call and the flag stayed down."""
+    m, x = _Property(), dev()
+    for i in range(6):
+        if i == 3:
+            m._init = False
+        m.step(x)
+        assert m.initialized is True
+    assert first(x) == 206.0 and _Property.step.cache_info().misses == 2

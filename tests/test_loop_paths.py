@@ -211,7 +211,7 @@ def _body_function_branch(s, a, b, n):
     (_or_default, "or default", "changes t,"),
     (_pingpong_in_branch, "pingpong in branch", "changes k,"),
     (_reset_not_taken, "reset not taken", "changes t,"),
-    (_flag_the_body_toggles, "flag the body toggles", "changes t,"),
+    (_flag_the_body_toggles, "flag the body toggles", "changes flip and t,"),
     (_store_in_inner_loop, "store in inner loop", "changes t,"),
     (_optimizer_in_branch, "optimizer in branch", "changes opt.t,"),
     (_body_function_branch, "body function branch", "changes t,"),

@@ -27,7 +27,7 @@ import types
 from ..chains import MISSING
 from ..names import _filled, _global_names
 from ..owners import _own_module, own_holder, own_object
-from ._loop_flow import _Stored, _controlled, _decided, _graph, _trips, span, states
+from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
 from ._loop_paths import _WHOLE, _reads, _resolve, _text, _within
 from ._loop_stack import (_ATTR_LOADS, _ATTR_STORES, _CONSTS, _ITEM_STORES, _JUMPS, _LOADS,
                           _STORES, _SUBSCRIPTS, _begin, _chain, _copy, _holder, _item_read,
@@ -369,6 +369,7 @@ class _Region:
         self.held = {_holder(code_ins, i) for i in members}   # loads of what a step
         #                                                     takes (st of st.k)
         self.reports = _reported(code_ins)   # values only printed, logged, asserted
+        self.guards = _guards(code_ins, members)   # tests and for loops: what they decide
         made = _computed(code_ins, members, scope)   # a slot stored -> what its value was
         #                              computed from; a property read -> what it reads
         noted = [i for i in sorted(members) if code_ins[i].positions is not None and
@@ -426,6 +427,8 @@ class _Region:
         elif op in _STORES:
             if op.startswith("STORE"):   # x = <what it reads>
                 _made(code_ins, i, names, stored, made)
+                guarded = self._guarded(code_ins, i, stored, made)
+                made.update(((n,), made[(n,)] | guarded) for n in names if guarded)
             for n in names:
                 stored.add((n,))
                 self.first.setdefault((n,), "store")
@@ -442,8 +445,8 @@ class _Region:
                 if op.startswith("STORE") and code_ins[i - 1].opname != "SWAP":
                     # st.w = <what it reads>: below what it is stored in (and by)
                     held = _begin(code_ins, i, 1 if op in _ATTR_STORES else 2)[0]
-                    made[path] = _read_by(code_ins, *_swapped(code_ins, held), stored, made) \
-                        if held else set()
+                    made[path] = (_read_by(code_ins, *_swapped(code_ins, held), stored, made)
+                                  if held else set()) | self._guarded(code_ins, i, stored, made)
                 stored.add(path)
                 self.first.setdefault(path, "store")
         else:
@@ -473,6 +476,18 @@ class _Region:
                 op == "CALL_FUNCTION_EX":   # (3.11: PRECALL, CALL)
             self._call(code_ins, i, stored, made)
 
+    def _guarded(self, code_ins: list, i: int, stored: set, made: dict) -> set:
+        """What the tests and the for loops deciding whether the store
+        ``code_ins[i]`` runs read (``if mode == 0: v = 1.0`` else ``v = 5.0``: ``v``
+        holds ``mode`` too, so the work taking ``v`` takes what ``mode`` picked)."""
+        at, out = code_ins[i].offset, set()
+        for j, lo, hi in self.guards:
+            if lo <= at < hi and j != i:
+                out |= _trips(_iterated(code_ins, j, stored, made)) \
+                    if code_ins[j].opname == "FOR_ITER" else \
+                    _read_by(code_ins, j, 1, stored, made)
+        return out
+
     def _loaded(self, path: tuple, stored: set) -> None:
         """Note a load of the slot at ``path``: read before stored, where some path
         to it does not store it first."""
@@ -492,10 +507,11 @@ class _Region:
         made[(".0",)] = _read_by(code_ins, i, 1, stored, made)
         held, self.held = self.held, {_holder(inner, j) for j in range(len(inner))}
         reports, self.reports = self.reports, _reported(inner)
+        guards, self.guards = self.guards, _guards(inner, range(len(inner)))
         for j, ins in enumerate(inner):
             if ins.positions is not None and ins.positions.lineno is not None:
                 self._note(inner, j, stored, made)
-        self.held, self.reports = held, reports
+        self.held, self.reports, self.guards = held, reports, guards
 
     def _call(self, code_ins: list, i: int, stored: set, made: dict) -> None:
         """Note the call ``code_ins[i]``: what its arguments read that the body
@@ -543,7 +559,8 @@ class _Region:
         holder = _chain(code_ins, ends[0] - 1)
         if holder is not None and holder[:1] not in stored:
             path = holder + ((".", code_ins[ends[1] - 1].argval),)
-            made[path] = _read_by(code_ins, ends[2], 1, stored, made)
+            made[path] = _read_by(code_ins, ends[2], 1, stored, made) | \
+                self._guarded(code_ins, i, stored, made)
             stored.add(path)
             self.first.setdefault(path, "store")
 

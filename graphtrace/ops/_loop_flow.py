@@ -7,7 +7,8 @@ order: a slot counts as stored before a read only where every path from the
 body's entry to the read stores it (``if reset: t = 0.0`` then ``add(x, t)``
 reads the ``t`` the iteration before left), and a name holds what any store of
 it that may reach a read computed it from (``t += 1``, then ``v = t`` in one
-branch and ``v = 1.0`` in the other: ``v`` holds ``t``).
+branch and ``v = 1.0`` in the other: ``v`` holds ``t``, and what the test
+deciding between them read: ``_guards``).
 
 ``_graph`` reads the graph of a code once (basic blocks cut at jumps, their
 targets and the edges of the exception table: try/except, with, a body's own
@@ -303,6 +304,14 @@ def _controlled(code_ins: list, i: int) -> set:
     """The lines the jump ``code_ins[i]`` (a for loop's, a test's) decides to run:
     those it jumps past or back over, and an ``else`` the part it enters jumps
     past."""
+    lo, hi = _decides(code_ins, i)
+    return {c.positions.lineno for c in code_ins if lo <= c.offset < hi and
+            c.positions is not None and c.positions.lineno is not None}
+
+
+def _decides(code_ins: list, i: int) -> tuple:
+    """``(lo, hi)``: the offsets of the code the jump ``code_ins[i]`` decides to run
+    lie in ``lo <= offset < hi`` (``_controlled``)."""
     ins = code_ins[i]
     lo, hi = sorted((ins.offset + 1, ins.argval))
     k = next((j for j, c in enumerate(code_ins) if c.offset == ins.argval), None)
@@ -310,8 +319,16 @@ def _controlled(code_ins: list, i: int) -> set:
     if ins.argval > ins.offset and before is not None and before.opname in _FORWARD and \
             before.argval > ins.argval:   # if ...: else: (its jump past the else)
         hi = before.argval
-    return {c.positions.lineno for c in code_ins if lo <= c.offset < hi and
-            c.positions is not None and c.positions.lineno is not None}
+    return lo, hi
+
+
+def _guards(code_ins: list, members) -> list:
+    """``(index, lo, hi)`` of each jump of ``members`` (a test's, a for loop's) and
+    the offsets of the code it decides to run (``_decides``): a value stored
+    there holds what the jump's test read too (``if mode == 0: v = 1.0``)."""
+    return [(j, *_decides(code_ins, j)) for j in sorted(members)
+            if code_ins[j].opname == "FOR_ITER" or "_IF_" in code_ins[j].opname and
+            code_ins[j].opcode in _JUMPS]
 
 
 def _trips(read: set) -> set:

@@ -80,7 +80,9 @@ the trace took before where nothing they were read from has changed
   ``lst.append(1)``), or a number it reads (``range(k)``), and what an if or
   a while test reads (``if k == 0``, ``while j < k``; ``k += 1``;
   ``if mode == "a"`` with ``mode = "b"``), also in a helper handed it
-  (``step(body, k)`` testing ``k``).
+  (``step(body, k)`` testing ``k``); a value set where such a test decides
+  (``if st.mode == 0: v = 1.0`` else ``v = 5.0``) holds what the test read,
+  so work taking ``v`` takes ``st.mode`` (``st.flip()`` changing it).
 
 Where the body reads an attribute or an item it set first (``st.w = 1.0 /
 (it + 1)`` then ``add(x, st.w)``), it reads what that was computed from; where

@@ -1,0 +1,312 @@
+"""A value a loop body picks by a test of state the body changes.
+
+``if ST.mode == 0: v = 1.0`` else ``v = 5.0``, then ``add(a, v)`` and
+``ST.flip()``: run eagerly, each iteration takes the other arm; Python runs
+the body once, when it is recorded, and the device repeats the first
+iteration's arm. The test decides no launch itself, only the number the
+launch takes, so each program here ran silently (the method forms: a global
+object's, self's, an object self or a global holds, a bound method kept in a
+container, a classmethod, a staticmethod, one reached through ``super()``;
+and the direct form too). Now each is refused at the block's line. The
+programs beside them, whose bodies change nothing their tests read, run as
+eagerly.
+"""
+import numpy as np
+import pytest
+
+import graphtrace as gt
+from flow_kernels import add, count, dev, host
+from helpers import line_of
+
+
+class _State:
+    def __init__(self):
+        self.mode, self.n = 0, 1
+
+    def flip(self):
+        self.mode = 1 - self.mode
+
+    def tick(self):
+        self.n += 1
+
+
+class _Sub(_State):
+    def flip(self):
+        super().flip()
+
+
+class _Modes:
+    """A mode kept on a class, and its classmethod and staticmethod changing it."""
+    mode = 0
+
+    @classmethod
+    def flip(cls):
+        cls.mode = 1 - cls.mode
+
+    @staticmethod
+    def toggle():
+        _Modes.mode = 1 - _Modes.mode
+
+
+class _Holder:
+    def __init__(self):
+        self.st = _State()
+
+
+ST, SUB, HOLD = _State(), _Sub(), _Holder()
+FLIPS = [ST.flip]
+ACTIONS = {"flip": ST.flip}
+
+
+@pytest.fixture(autouse=True)
+def _fresh_state():
+    for st in (ST, SUB, HOLD.st):
+        st.mode, st.n = 0, 1
+    _Modes.mode = 0
+
+
+def _flip_global():
+    ST.mode = 1 - ST.mode
+
+
+def _global_method(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # global method
+        if ST.mode == 0:
+            v = 1.0
+        else:
+            v = 5.0
+        add[1, 4, body](a, v)
+        ST.flip()
+        count[1, 1, body](n)
+
+
+def _direct(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # direct
+        if ST.mode == 0:
+            v = 1.0
+        else:
+            v = 5.0
+        add[1, 4, body](a, v)
+        ST.mode = 1 - ST.mode
+        count[1, 1, body](n)
+
+
+def _global_helper(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # global helper
+        if ST.mode == 0:
+            v = 1.0
+        else:
+            v = 5.0
+        add[1, 4, body](a, v)
+        _flip_global()
+        count[1, 1, body](n)
+
+
+def _held_by_a_global(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # held by a global
+        if HOLD.st.mode == 0:
+            v = 1.0
+        else:
+            v = 5.0
+        add[1, 4, body](a, v)
+        HOLD.st.flip()
+        count[1, 1, body](n)
+
+
+def _bound_method_in_a_list(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # bound method in a list
+        if ST.mode == 0:
+            v = 1.0
+        else:
+            v = 5.0
+        add[1, 4, body](a, v)
+        FLIPS[0]()
+        count[1, 1, body](n)
+
+
+def _bound_method_in_a_dict(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # bound method in a dict
+        v = 1.0 if ST.mode == 0 else 5.0
+        add[1, 4, body](a, v)
+        ACTIONS["flip"]()
+        count[1, 1, body](n)
+
+
+def _classmethod(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # classmethod
+        if _Modes.mode == 0:
+            v = 1.0
+        else:
+            v = 5.0
+        add[1, 4, body](a, v)
+        _Modes.flip()
+        count[1, 1, body](n)
+
+
+def _staticmethod(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # staticmethod
+        if _Modes.mode == 0:
+            v = 1.0
+        else:
+            v = 5.0
+        add[1, 4, body](a, v)
+        _Modes.toggle()
+        count[1, 1, body](n)
+
+
+def _through_super(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # through super
+        if SUB.mode == 0:
+            v = 1.0
+        else:
+            v = 5.0
+        add[1, 4, body](a, v)
+        SUB.flip()
+        count[1, 1, body](n)
+
+
+def _match_statement(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # match statement
+        match ST.mode:
+            case 0:
+                v = 1.0
+            case _:
+                v = 5.0
+        add[1, 4, body](a, v)
+        ST.flip()
+        count[1, 1, body](n)
+
+
+def _trips_of_a_for_loop(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # trips of a for loop
+        total = 0.0
+        for _ in range(ST.n):
+            total += 1.0
+        add[1, 4, body](a, total)
+        ST.tick()
+        count[1, 1, body](n)
+
+
+def _step(body, a):
+    if ST.mode == 0:
+        v = 1.0
+    else:
+        v = 5.0
+    add[1, 4, body](a, v)
+
+
+def _branch_in_a_helper(s, a, b, n):
+    with s.while_loop(gt.cond(n) < 3) as body:   # branch in a helper
+        _step(body, a)
+        ST.flip()
+        count[1, 1, body](n)
+
+
+def _body_function(s, a, b, n):
+    st = _State()
+
+    def sweep(body):
+        if st.mode == 0:
+            v = 1.0
+        else:
+            v = 5.0
+        add[1, 4, body](a, v)
+        st.flip()
+        count[1, 1, body](n)
+    s.while_loop(gt.cond(n) < 3, body=sweep)   # body function
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_global_method, "global method", "changes ST.mode,"),
+    (_direct, "direct", "changes ST.mode,"),
+    (_global_helper, "global helper", "changes ST.mode,"),
+    (_held_by_a_global, "held by a global", "changes HOLD.st.mode,"),
+    (_bound_method_in_a_list, "bound method in a list", "changes ST.mode,"),
+    (_bound_method_in_a_dict, "bound method in a dict", "changes ST.mode,"),
+    (_classmethod, "classmethod", "changes _Modes.mode,"),
+    (_staticmethod, "staticmethod", "changes _Modes.mode,"),
+    (_through_super, "through super", "changes SUB.mode,"),
+    (_match_statement, "match statement", "changes ST.mode,"),
+    (_trips_of_a_for_loop, "trips of a for loop", "changes ST.n,"),
+    (_branch_in_a_helper, "branch in a helper", "changes ST.mode,"),
+    (_body_function, "body function", "changes st.mode,"),
+])
+def test_a_number_picked_by_a_test_of_state_a_method_of_the_body_changes_is_refused(
+        program, marker, named):
+    f = gt.graph(program, backend="sim")
+    a, b, n = dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    with pytest.raises(gt.ArgumentError) as info:
+        f(a, b, n)
+    e = info.value
+    assert e.source[1] == line_of(__file__, marker), str(e)
+    assert named in str(e) and "Python runs the body once" in str(e), str(e)
+
+
+class _Solver:
+    def __init__(self):
+        self.mode, self.st = 0, _State()
+
+    def flip(self):
+        self.mode = 1 - self.mode
+
+    @gt.graph(backend="sim")
+    def by_self(self, s, a, n):
+        with s.while_loop(gt.cond(n) < 3) as body:   # self's method
+            if self.mode == 0:
+                v = 1.0
+            else:
+                v = 5.0
+            add[1, 4, body](a, v)
+            self.flip()
+            count[1, 1, body](n)
+
+    @gt.graph(backend="sim")
+    def by_held(self, s, a, n):
+        with s.while_loop(gt.cond(n) < 3) as body:   # held by self
+            if self.st.mode == 0:
+                v = 1.0
+            else:
+                v = 5.0
+            add[1, 4, body](a, v)
+            self.st.flip()
+            count[1, 1, body](n)
+
+
+@pytest.mark.parametrize("method, marker, named", [
+    ("by_self", "self's method", "changes self.mode,"),
+    ("by_held", "held by self", "changes self.st.mode,"),
+])
+def test_a_number_picked_by_a_test_of_self_that_its_method_changes_is_refused(
+        method, marker, named):
+    a, n = dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    with pytest.raises(gt.ArgumentError) as info:
+        getattr(_Solver(), method)(a, n)
+    assert info.value.source[1] == line_of(__file__, marker), str(info.value)
+    assert named in str(info.value), str(info.value)
+
+
+def test_methods_changing_what_no_test_of_the_body_reads_run_as_eagerly():
+    """``ST.tick()`` beside a test of ``ST.mode``; a test of a mode fixed for the
+    loop picking the number; a counter kept by a method and only counted:
+    each eager iteration takes the same arm."""
+    @gt.graph(backend="sim")
+    def f(s, a, n):
+        with s.while_loop(gt.cond(n) < 3) as body:
+            if ST.mode == 0:
+                v = 1.0
+            else:
+                v = 5.0
+            add[1, 4, body](a, v)
+            ST.tick()
+            if HOLD.st.n > 100:
+                w = 2.0
+            else:
+                w = 0.5
+            add[1, 4, body](a, w)
+            SUB.flip()
+            count[1, 1, body](n)
+
+    a, n = dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, n)
+    assert host(a) == [4.5] * 4 and host(n) == [3]
+    assert ST.n == 2   # (the body's Python ran once, when it was recorded)

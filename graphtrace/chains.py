@@ -54,6 +54,19 @@ def lookup(fn, name):
     return fn.__globals__.get(name)
 
 
+def defined(fn, name: str) -> bool:
+    """Whether the global or closure ``name`` of ``fn`` holds anything now (not
+    deleted, ``del GONE``; a cell filled)."""
+    code = fn.__code__
+    if name in code.co_freevars:
+        try:
+            fn.__closure__[code.co_freevars.index(name)].cell_contents
+        except ValueError:   # an empty cell
+            return False
+        return True
+    return name in fn.__globals__
+
+
 def _module(fn, name: str):
     """The module ``import name`` inside ``fn`` gives now (a relative name resolved
     against ``fn``'s package), None where it is not imported (yet)."""

@@ -14,7 +14,9 @@ Told from the bytecode of the functions the trace may run, by the last step of
 a value's label (``self.started``: attribute ``started``; ``STATE['init']``:
 key ``'init'``; ``STARTED``: the name), which any object's attribute or any
 dict's key of that name matches: a wider match costs one trace more, never a
-stale graph.
+stale graph. ``getattr``/``hasattr`` and ``setattr``/``delattr`` by a constant
+name read and store an attribute; ``"GONE" in globals()`` (``.get``, ``[]``)
+reads a global name.
 """
 from __future__ import annotations
 
@@ -129,11 +131,15 @@ def _accesses(ins, step) -> tuple:
                 reads.append(n)
             elif op in ("STORE_ATTR", "DELETE_ATTR"):
                 stores.append(n)
+            elif op == "LOAD_CONST":   # getattr(OB, "started"), setattr(OB, "started", v)
+                _by_builtin(ins, n, reads, stores)
         elif kind == "name" and i.argval == name:
             if op in _NAME_LOADS:
                 reads.append(n)
             elif op in _NAME_STORES:
                 stores.append(n)
+            elif op == "LOAD_CONST" and type(i.argval) is str:   # "GONE" in globals()
+                _in_globals(ins, n, reads, stores)
         elif kind == "key" and op == "LOAD_CONST" and type(i.argval) is type(name) \
                 and i.argval == name:
             _key_access(ins, n, reads, stores)
@@ -175,6 +181,46 @@ def _key_access(ins, n, reads, stores) -> None:
             reads.append(m)
 
 
+_BY_NAME = {"getattr": True, "hasattr": True, "setattr": False, "delattr": False}
+_OBJECT_LOADS = _NAME_LOADS | {"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW"}
+
+
+def _by_builtin(ins, n, reads, stores) -> None:
+    """An attribute's name loaded as a constant at ``n``, the second argument of
+    ``getattr``/``hasattr`` (a read, at its call: a test may follow) or of
+    ``setattr``/``delattr`` (a store)."""
+    j = n - 1
+    while j > 0 and ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):   # getattr(self.o, "k")
+        j -= 1
+    if j < 1 or ins[j].opname not in _OBJECT_LOADS or \
+            ins[j - 1].opname not in _NAME_LOADS or ins[j - 1].argval not in _BY_NAME:
+        return
+    if not _BY_NAME[ins[j - 1].argval]:
+        stores.append(n)
+        return
+    call = next((m for m in range(n + 1, len(ins)) if ins[m].opname == "CALL"), None)
+    reads.append(call if call is not None else n)
+
+
+def _in_globals(ins, n, reads, stores) -> None:
+    """A global's name loaded as a constant at ``n`` and looked up in ``globals()``:
+    ``"GONE" in globals()``, ``globals().get("GONE")``, ``globals()["GONE"]`` (reads),
+    ``globals()["GONE"] = v``, ``del globals()["GONE"]`` (stores)."""
+    m = n + 1
+    if m < len(ins) and ins[m].opname in _NAME_LOADS and ins[m].argval == "globals":
+        m += 1
+        while m < len(ins) and ins[m].opname in ("PRECALL", "PUSH_NULL"):
+            m += 1
+        if m + 1 < len(ins) and ins[m].opname == "CALL" and not ins[m].arg and \
+                ins[m + 1].opname == "CONTAINS_OP":
+            reads.append(m + 1)
+        return
+    j = n - 1 if n and ins[n - 1].opname in ("LOAD_ATTR", "LOAD_METHOD") else n
+    if j > 0 and ins[j - 1].opname == "CALL" and not ins[j - 1].arg and any(
+            c.opname in _NAME_LOADS and c.argval == "globals" for c in ins[max(j - 3, 0):j - 1]):
+        _key_access(ins, n, reads, stores)
+
+
 def _only_stores(ins, r, at) -> bool:
     """Whether the read at ``r`` is a test whose branch, with no ``else``, only stores."""
     j = r + 1
@@ -195,7 +241,13 @@ def _only_stores(ins, r, at) -> bool:
 def _stored_back(ins, r, stores) -> bool:
     """Whether the read at ``r`` is an augmented assignment's (``OPT.t += 1``): its
     value goes only into the value stored there (a counter, state the trace
-    tells by its change)."""
+    tells by its change), or is stored straight back (``OPT.t = getattr(OPT, "t",
+    0)``, then ``OPT.t += 1``)."""
+    m = r + 1
+    while m < len(ins) and (ins[m].opname in _OBJECT_LOADS or ins[m].opname == "LOAD_ATTR"):
+        m += 1
+    if m > r + 1 and m in stores:
+        return True
     m = r + 1
     if m + 1 < len(ins) and ins[m].opname.startswith("LOAD_") and \
             ins[m].opname not in ("LOAD_ATTR", "LOAD_METHOD") and ins[m + 1].opname == "BINARY_OP":

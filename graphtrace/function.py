@@ -39,6 +39,7 @@ from .retrace import CallWarnings
 from .shortcuts import Shortcuts, call_of, is_
 from .stream import Stream
 from .tracing import Tracing
+from .unkeyed import plain_snapshot, unkeyed
 from .values import unchanged
 
 __all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo"]
@@ -243,7 +244,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             arguments = self._bind(args, kwargs).arguments
             obj = arguments[self.self_param] if self._lead else None
             held = holdings.entries(obj)
-            bare = holdings.bare_arrays(obj)
+            bare, plain = holdings.bare_arrays(obj), plain_snapshot(holdings.reach)
             given = argument_values(arguments, self.self_param)   # st.init of an argument
             kept = None if replay else self._kept(held, given, obj, arguments)   # (compile)
             ir, arrays, scalars, changed = self._trace(args, kwargs, call.key)
@@ -253,6 +254,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 (False, (), (), ())
             decided = set(decided) | holdings.read_first(obj, changed_values(   # and an
                 given, argument_values(arguments, self.self_param)))   # argument's st.init
+            hidden = unkeyed(plain, plain_snapshot(holdings.reach), {e[0] for e in (
+                held or (None, ()))[1] + (holdings.entries(obj) or (None, ()))[1]})
             swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
             live = holdings.live(obj, call.key[1]) - self._live_warned
             # keyed without the state, by the settings as the trace left them; but by
@@ -293,6 +296,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                              "graph", self.__name__, self.maxsize)
         if state:   # once cached: a warning made an error does not throw the trace away
             self._warn_state(state)
+        if hidden:   # setattr(OB, NAME, True), ST[K.A] = True, FL[0] = 1: not keyed
+            self._warn_state(hidden, unkeyed=True)
         if swapped:
             self._warn_state(swapped, rebound=True)
         if changed:

@@ -136,8 +136,9 @@ def set_from_none(before: tuple, after: tuple) -> set:
 
 def _settled(old: set, new: set) -> bool:
     """Whether entries ``old`` became ``new`` by a setting made once: from None,
-    to a value equal to the old one, or a flag set (``self.built = True``)."""
-    if _none(old):
+    to a value equal to the old one, a flag set (``self.built = True``), or a value
+    removed (``del GONE``, ``del STATE["init"]``: no such name or key now)."""
+    if _none(old) or _gone(new):
         return True
     if len(old) != 1 or len(new) != 1:
         return False
@@ -164,6 +165,11 @@ def _by_label(entries) -> dict:
 def _none(entries: set) -> bool:
     """None, or no such key or attribute (``CFG.get("lr")``, ``getattr(CFG, "lr", 1.0)``)."""
     return all(len(e) == 3 and (e[1] is type(None) or e[1] is NoKey) for e in entries)
+
+
+def _gone(entries: set) -> bool:
+    """No such name, key or attribute (``stored_entries`` of one deleted)."""
+    return bool(entries) and all(len(e) == 3 and e[1] is NoKey for e in entries)
 
 
 def _class_values(t: type, names: frozenset) -> list:

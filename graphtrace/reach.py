@@ -40,8 +40,8 @@ import weakref
 from functools import partial
 
 from .arrays import is_array
-from .chains import MISSING, NoKey, chain as _chain, changes, default_of, lookup as _lookup, \
-    value_chains
+from .chains import MISSING, NoKey, chain as _chain, changes, default_of, defined, \
+    lookup as _lookup, value_chains
 from .code_parts import _Code, _code_check, code_parts
 from .handed import hands
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
@@ -244,6 +244,9 @@ class Reach:
             # baked into the graph where it is used (a condition, STOP = gt.cond(c) < lim,
             # by its comparison and bound): watched by value, unless the function keeps
             # state in it (a counter)
+            if v is None and name in stored and baked and not defined:
+                self._stores.append((fn, _chain(name, ())))   # del GONE: the trace tells
+                continue
             if _is_value(v) or _held_by_key(v):
                 if name not in stored and name in read:
                     self.places.append((fn, name, None, None))
@@ -401,8 +404,9 @@ class Reach:
         setting (set from None, or not changed) from state (``note_state``)."""
         out = []
         for fn, chain in self.stored:
-            v = chain.read(fn)
-            v = NoKey.NONE if v is MISSING else v   # not there: set later, as from None
+            v = chain.read(fn)   # not there (a name deleted too): set later, as from None
+            v = NoKey.NONE if v is MISSING or not chain.steps and not defined(fn, chain.head) \
+                else v
             out.append((str(chain), type(v), _settled(v)))
         return tuple(out)
 

@@ -212,9 +212,10 @@ class CallWarnings:
         self._instances_seen[id(obj)] = (ref, record)
         return record, rest
 
-    def _warn_state(self, labels, rebound: bool = False) -> None:
+    def _warn_state(self, labels, rebound: bool = False, unkeyed: bool = False) -> None:
         """Say once per attribute that a trace changed state kept on an object
-        (``rebound``: put other arrays in names or attributes the graph reads)."""
+        (``rebound``: put other arrays in names or attributes the graph reads;
+        ``unkeyed``: changed values whose reads the code does not name, ``unkeyed.py``)."""
         what = ", ".join(sorted(labels))
         if rebound:
             text = (f"tracing {self.__name__} rebound {what} to other arrays: the traced "
@@ -232,6 +233,12 @@ class CallWarnings:
                     "every call in a device array a kernel updates, or change it outside the "
                     "function and pass it as an argument; run bookkeeping that must happen "
                     "at every call in s.host")
+        if unkeyed:
+            text += (". Graphtrace cannot tell whether the code read it first (an attribute "
+                     "or key named by a variable or computed, getattr(OB, NAME); a value "
+                     "in a host array), so no later call traces anew for it: where it is a "
+                     "flag deciding work, name it by a constant (OB.started, ST[\"init\"]) "
+                     "in a global or an object of your own, which keys the graph by it")
         file, line = user_frame()
         warnings.warn_explicit(text, StateWarning, file, line)
 

@@ -70,15 +70,45 @@ def _global_set_from_none(s, f, v):
     axpy[1, 2, s](1.0, f, v)
 
 
+GONE = True
+
+
+@gt.graph(backend="sim")
+def _global_deleted(s, f, v):
+    global GONE
+    if "GONE" in globals():
+        axpy[1, 2, s](-1.0, v, v)   # zero v, the first call alone
+        del GONE
+    axpy[1, 2, s](1.0, f, v)
+
+
+class _Options:
+    started = False
+
+
+OPTS = _Options()
+
+
+@gt.graph(backend="sim")
+def _flag_by_getattr(s, f, v):
+    if not getattr(OPTS, "started"):
+        axpy[1, 2, s](-1.0, v, v)   # zero v, the first call alone
+        setattr(OPTS, "started", True)
+    axpy[1, 2, s](1.0, f, v)
+
+
 @pytest.mark.parametrize("fn, expect", [
     (_global_flag, 8.5), (_global_flag_set_by_a_helper, 8.5), (_global_dict_key, 4.0),
-    (_global_set_from_none, 4.0)],
-    ids=["global flag", "flag a helper sets", "global dict key", "global set from None"])
+    (_global_set_from_none, 4.0), (_global_deleted, 4.0), (_flag_by_getattr, 4.0)],
+    ids=["global flag", "flag a helper sets", "global dict key", "global set from None",
+         "global deleted", "flag by getattr"])
 def test_a_global_the_trace_read_then_set_traces_again_once(fn, expect):
     """The global was never compared (a stored name is not watched; a dict the code
-    changes is left out of the key): every call replayed the first one's branch."""
-    global STARTED, KICK
-    STARTED, KICK = False, None
+    changes is left out of the key): every call replayed the first one's branch.
+    A name deleted (``del GONE`` tested by ``"GONE" in globals()``) was taken for
+    state; ``getattr``/``setattr`` by a constant name were no read or store."""
+    global STARTED, KICK, GONE
+    STARTED, KICK, GONE, OPTS.started = False, None, True, False
     STATE.clear()
     f, v = dev(1, 1), dev(5, 5)
     with warnings.catch_warnings():
@@ -106,3 +136,55 @@ def test_a_global_counter_the_trace_bumps_is_said_once_and_traced_once():
     assert len([w for w in caught if issubclass(w.category, gt.StateWarning)]) == 1
     assert caught[0].filename == __file__
     assert v.copy_to_host().tolist() == [3.0, 3.0] and _counted.cache_info().misses == 1
+
+
+class _Phase:
+    A = "a"
+
+
+MARKS: dict = {}
+NAME = "started"
+OTHER = _Options()
+HOST_FLAG = np.array([False])
+
+
+@gt.graph(backend="sim")
+def _computed_key(s, f, v):
+    if _Phase.A + "0" not in MARKS:
+        axpy[1, 2, s](-1.0, v, v)
+        MARKS[_Phase.A + "0"] = True
+    axpy[1, 2, s](1.0, f, v)
+
+
+@gt.graph(backend="sim")
+def _attribute_by_a_variable(s, f, v):
+    if not getattr(OTHER, NAME):
+        axpy[1, 2, s](-1.0, v, v)
+        setattr(OTHER, NAME, True)
+    axpy[1, 2, s](1.0, f, v)
+
+
+@gt.graph(backend="sim")
+def _flag_in_a_host_array(s, f, v):
+    if not HOST_FLAG[0]:
+        axpy[1, 2, s](-1.0, v, v)
+        HOST_FLAG[0] = True
+    axpy[1, 2, s](1.0, f, v)
+
+
+@pytest.mark.parametrize("fn, named", [
+    (_computed_key, "MARKS['a0']"), (_attribute_by_a_variable, "OTHER.started"),
+    (_flag_in_a_host_array, "HOST_FLAG")],
+    ids=["computed key", "attribute by a variable", "flag in a host array"])
+def test_a_flag_set_where_its_read_cannot_be_told_is_said_at_the_call(fn, named):
+    """A key computed, an attribute named by a variable, a host array's value: the
+    key cannot hold what the code read, so the first call's work is replayed;
+    that was silent, and is now said (``StateWarning``) at the caller's line."""
+    MARKS.clear()
+    OTHER.started, HOST_FLAG[0] = False, False
+    f, v = dev(1, 1), dev(5, 5)
+    with pytest.warns(gt.StateWarning, match="cannot tell whether the code read") as caught:
+        fn(f, v)   # the call
+    said = [w for w in caught if issubclass(w.category, gt.StateWarning)]
+    assert len(said) == 1 and named in str(said[0].message), str(said[0].message)
+    assert said[0].filename == __file__

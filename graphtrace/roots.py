@@ -246,6 +246,18 @@ class _Roots:
             root = next((r for _, r in self._temps if r.lo == buf.lo), buf)
         if root is None:
             held = _held_by_argument(self.given, buf)
+            own = self.self_param
+            if held is not None and own is not None and held.startswith(f"{own}."):
+                raise ArgumentError(
+                    f"an array used here ({_describe(buf)}) is {held}, which was not among "
+                    f"the arrays {own} held, as graphtrace reads it, when the trace of "
+                    f"{self.name} began: an array made or put there during the trace ("
+                    f"if {held} is None: {held} = cuda.device_array(n)) or reached only "
+                    "by code graphtrace does not read (a __getattr__ of your class) would "
+                    "stay this one at every call, unseen; allocate it before the first "
+                    "call (in __init__, or outside the function), make it scratch memory "
+                    f"of the graph's own (s.empty(shape, dtype)), or pass it to {self.name} "
+                    "as an argument")
             if held is not None:
                 raise ArgumentError(
                     f"an array used here ({_describe(buf)}) is {held}, held by an argument "

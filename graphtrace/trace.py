@@ -201,6 +201,7 @@ class Tracer(_Hot, _Roots):
         # holds that the function does not hand to s.host itself -> the argument's name
         self.own_codes = frozenset()             # the function's code and that nested in it
         self.given: dict = {}                   # parameter -> the object the call passed
+        self.self_param = None                  # a graph method's self parameter
         self.copies: dict[int, str] = {}        # id of each list or dict argument the
         # function was handed (a copy, GraphFunction._trace) -> its label
         # structured ops made but not entered: id -> (scope, "s.while_loop(...)", source,

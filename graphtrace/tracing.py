@@ -65,6 +65,7 @@ class Tracing:
 
         handed: list = []   # the lists and dicts the function is handed: copies
         tracer.given = dict(bound.arguments)   # (where an array they hold is: roots.py)
+        tracer.self_param = self.self_param if self._lead else None
         with tracer, CupyFence():
             for k in self.params:
                 if k is not self.self_param:

@@ -469,6 +469,27 @@ def test_an_array_an_argument_object_holds_is_named_by_its_path(how, where, held
     assert f"is {held}, held by an argument object of" in str(e.value)
 
 
+class _Lazy:
+    def __init__(self):
+        self.buf = None
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        if self.buf is None:
+            self.buf = cuda.device_array(2)   # made during the trace
+        add_into[1, 2, s](x, self.buf)   # the lazy buffer used
+
+
+def test_an_array_a_graph_method_puts_on_self_while_tracing_says_to_allocate_it_before():
+    """It was said to be "held by an argument object", and to reach the object as
+    self of a graph method: which the code did."""
+    with pytest.raises(gt.ArgumentError) as e:
+        _Lazy().step(dev(1, 1))
+    assert e.value.source[1] == line_of(__file__, "the lazy buffer used")
+    assert "is self.buf, which was not among the arrays self held" in str(e.value)
+    assert "allocate it before the first call" in str(e.value)
+
+
 def test_the_proxy_stream_may_be_passed_by_keyword():
     @gt.graph(backend="sim")
     def add(s, src, out):

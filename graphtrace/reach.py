@@ -505,10 +505,13 @@ class Reach:
         if not all(_lookup(fn, name) is v for fn, name, v in self.helpers):
             self._find()
 
-    def functions(self) -> tuple:
+    def functions(self, again: bool = True) -> tuple:
         """The helper functions and kernels reached now, and the numbers global and
         closure names hold, as ``(name, type, value)`` (part of the cache key: a new
-        one traces anew). Runs at every call: the names are looked up in C."""
+        one traces anew). Runs at every call: the names are looked up in C. Where
+        a name holds another kind of thing now, its places are found again, once
+        (``again``): a chain that holds what no place reads by value once found
+        anew (``_Settings.bufs = (a, b)`` of arrays the trace sets) keys nothing."""
         try:
             now = tuple(map(_call, self.getters))
         except ValueError:   # an empty cell: the way that says None for it
@@ -520,16 +523,16 @@ class Reach:
         if last is not None and len(now) == len(last[0]) and all(map(operator.is_, now, last[0])):
             return last[1]   # the very helpers and numbers of the last call: its key
         k, m, w = len(self._helper_values), len(self._number_names), len(self.wholes)
-        if not all(map(operator.is_, now[:k], self._helper_values)) or \
-                now[k + m + w] is not True:
+        if again and (not all(map(operator.is_, now[:k], self._helper_values)) or
+                      now[k + m + w] is not True):
             self._find()   # a helper name means another function now, or a function
-            return self.functions()   # runs other code: their places
+            return self.functions(False)   # runs other code: their places
         numbers, wholes = now[k:k + m], tuple(map(pure_values, now[k + m:k + m + w]))
         settled = tuple(map(_settled, numbers))
         # (by identity: a value's class may answer == symbolically, or raise)
-        if id(MISSING) in map(id, settled) or id(None) in map(id, wholes):   # one holds an
-            self._find()                           # array, a function or an object now
-            return self.functions()
+        if again and (id(MISSING) in map(id, settled) or id(None) in map(id, wholes)):
+            self._find()   # one holds an array, a function or an object now
+            return self.functions(False)
         for fn, name, _, array in self.places if self.has_arrays else ():
             v = _lookup(fn, name) if array else None
             if v is not None and type(v) not in _PLAIN_CONTAINERS and not is_array(v) and \
@@ -537,8 +540,10 @@ class Reach:
                      _held_by_key(v)) or \
                     isinstance(v, _WHOLES) and v and not _may_hold_arrays(v) and \
                     pure_values(v) is not None:
+                if not again:
+                    break
                 self._find()   # a name that held None (or was not defined yet) holds
-                return self.functions()   # a number, a function, a kernel or a
+                return self.functions(False)   # a number, a function, a kernel or a
                 # condition now; an empty list, where arrays may go, holds numbers now
                 # (read whole)
         out = now[:k] + self._codes + \

@@ -1130,3 +1130,27 @@ def test_an_array_a_helper_reaches_by_a_parameters_name_is_listed_apart():
     assert "add_into[1, 2](x, out)" in listing and "add_into[1, 2](touch.x, out)" in listing
     f(dev(1, 1), out)
     assert result(out) == [6.0, 6.0]
+
+
+class _Pair:
+    bufs = None
+
+    @classmethod
+    def pair(cls):
+        return cls.bufs
+
+
+def test_a_class_attribute_the_trace_sets_to_arrays_is_found_again_without_end():
+    """The chain _Pair.bufs read by value held a tuple of arrays once set: each
+    lookup found the places again and asked again, without end (RecursionError)
+    at the call after the trace."""
+    @gt.graph(backend="sim")
+    def f(s, a, out):
+        _Pair.bufs = (a, out)
+        src, dst = _Pair.pair()
+        add_into[1, 2, s](src, dst)
+
+    a, out = dev(1, 1), dev(0, 0)
+    for _ in range(3):
+        f(a, out)
+    assert out.copy_to_host().tolist() == [3.0, 3.0]

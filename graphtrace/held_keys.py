@@ -148,6 +148,22 @@ def _settled(old: set, new: set) -> bool:
     if a[1] is bool and b[1] is bool:   # a flag the first trace raises: if not self.built:
         return True                     # self.built = True (lowered again: traced anew)
     x, y = (v.value if isinstance(v, _Held) else v for v in (a[2], b[2]))
+    return _settled_value(x, y)
+
+
+def _settled_value(x, y) -> bool:
+    """Whether value ``x`` became ``y`` by settings made once: equal, or an immutable
+    record replaced by one whose fields differ only so (``self.rs =
+    self.rs._replace(started=True)``, ``self.t = (True, self.t[1])``: a flag raised
+    or lowered, a field set from None), or a frozenset given members (``self.tags =
+    self.tags | {"init"}``). A record whose other fields changed (a counter) is state."""
+    if type(x) is bool and type(y) is bool or x is None:
+        return True
+    if isinstance(x, tuple) and type(x) is type(y) and len(x) == len(y) and not (
+            x and isinstance(x[0], type) and issubclass(x[0], _CHANGING)):
+        return all(map(_settled_value, x, y))   # (a record's key: (class, its fields))
+    if type(x) is frozenset and type(y) is frozenset:
+        return x <= y
     try:
         return bool(x == y)
     except Exception:  # noqa: BLE001  (a value's own __eq__ raising: changed)
@@ -183,3 +199,5 @@ def _class_values(t: type, names: frozenset) -> list:
 
 
 _ALL = object()   # a method changes the whole object (setattr(self, k, v))
+# the containers changed in place, whose key (pure_values: (class, items)) no record's is
+_CHANGING = (list, dict, set, deque, bytearray)

@@ -50,7 +50,7 @@ from .owners import _PLAIN_CONTAINERS, _answers_oddly, _followed, _has, _holds_o
     own_class, own_object
 from .scalar import value_key
 from .values import _GROUPS, _MAX_DEPTH, _WHOLES, _Held, _holds_callables, _is_callable_object, \
-    _is_value, _keyed_callables, _leaves, _may_hold_arrays, callable_key, held_values, \
+    _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, callable_key, held_values, \
     identities, pure_values
 
 __all__ = ["Reach", "code_parts"]
@@ -243,11 +243,13 @@ class Reach:
                     self.wholes.append((fn, name, id(v)))
             # baked into the graph where it is used (a condition, STOP = gt.cond(c) < lim,
             # by its comparison and bound): watched by value, unless the function keeps
-            # state in it (a counter)
+            # state in it (a counter); a namedtuple of values the code replaces (RS =
+            # RS._replace(started=True)) as a value
             if v is None and name in stored and baked and not defined:
                 self._stores.append((fn, _chain(name, ())))   # del GONE: the trace tells
                 continue
-            if _is_value(v) or _held_by_key(v):
+            if _is_value(v) or _held_by_key(v) or name in stored and _record(v) and \
+                    pure_values(v) is not None:
                 if name not in stored and name in read:
                     self.places.append((fn, name, None, None))
                     self._keyed_arrays(fn, name, v)
@@ -285,10 +287,12 @@ class Reach:
             chain = _chain(name, steps)
             value = chain.read(fn)
             # None (a schedule not set yet: one put there later traces anew), a value,
-            # a condition (CFG.stop = gt.cond(c) < lim), or a set read whole
-            # (CFG.flags = {"x"}; a list there may be a history)
-            if value is None or _is_value(value) or isinstance(value, set) and \
-                    pure_values(value) is not None or _held_by_key(value):
+            # a condition (CFG.stop = gt.cond(c) < lim), a set read whole
+            # (CFG.flags = {"x"}; a list there may be a history), or a namedtuple the
+            # code replaces (CFG.rs = CFG.rs._replace(started=True)), as a value is
+            if value is None or _is_value(value) or (isinstance(value, set) or _record(
+                    value) and (name, steps) in changed) and pure_values(value) is not None \
+                    or _held_by_key(value):
                 self._chains.append((fn, chain, id(v)))
                 self._keyed_arrays(fn, name, value, steps)
 
@@ -571,7 +575,7 @@ def _settled(v):
         return None
     if _is_value(v):
         return _Held(v) if type(v) in _GROUPS else value_key(v)
-    form = pure_values(v) if isinstance(v, _WHOLES) else None
+    form = pure_values(v) if isinstance(v, _WHOLES) or _record(v) else None   # a namedtuple
     if form is None and type(v) in _KEYED:   # STOP = gt.cond(c) < lim: its comparison
         return _KEYED[type(v)](v)                # and bound
     return MISSING if form is None else _Held(form)

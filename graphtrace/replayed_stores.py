@@ -10,9 +10,12 @@ its trace left (``stores_of``), and each call replaying it sets them first
 (``apply``), as the traced Python did; the next call, finding the new value,
 takes the other graph.
 
-Only values are set again (numbers, strings, None, enum members, and tuples of
-them): an object the trace made (``self.opt = SGD(0.1)``) stays as the trace left
-it. A value is found by its label (``self.started``, ``self.opt.started``,
+Only values are set again (numbers, strings, None, enum members, and immutable
+records of them: tuples, namedtuples, frozensets, frozen dataclasses; a record
+replaced whole, ``self.rs = self.rs._replace(started=True)``, is put whole, and a
+field of one found by its own label, ``self.fd.started``, by a copy of the record
+with it set): an object the trace made (``self.opt = SGD(0.1)``) stays as the trace
+left it. A value is found by its label (``self.started``, ``self.opt.started``,
 ``st.init`` of an argument object, ``STATE['init']``, ``box[0]``, ``STARTED``),
 off the call's arguments or off the name of the function that holds it, at each
 call: another instance of the class, or an object the name holds now, is the
@@ -25,6 +28,8 @@ later call replays (``f.compile``) is no call: what it set is put back
 from __future__ import annotations
 
 import ast
+import copy
+import dataclasses
 import enum
 import re
 
@@ -90,19 +95,56 @@ def apply(stores, arguments) -> None:
     its parameters)."""
     for fn, name, steps, v in stores:
         try:
-            if not steps:
-                _set_name(fn, name, v)
-                continue
-            o = _read(fn, name, steps[:-1], arguments)
-            how, key = steps[-1]
-            if v is _ABSENT:   # put back as not there (put_back)
-                delattr(o, key) if how == "attr" else o.pop(key, None)
-            elif how == "attr":
-                setattr(o, key, v)
-            else:
-                o[key] = v
+            _put(fn, name, steps, v, arguments)
         except Exception:  # noqa: BLE001  (gone since, or refused: the next call's key
             pass           # finds what is there)
+
+
+def _put(fn, name, steps, v, arguments) -> None:
+    """Set ``v`` at ``steps`` off ``name`` (``_ABSENT``: take it away); a field of an
+    immutable record (a frozen dataclass's, ``self.fd.started`` of ``self.fd =
+    replace(self.fd, started=True)``) by a copy of the record holding it, put where
+    the record is."""
+    if not steps:
+        if fn is not _ARGUMENT:   # (an argument itself is the caller's)
+            _set_name(fn, name, v)
+        return
+    o = _read(fn, name, steps[:-1], arguments)
+    how, key = steps[-1]
+    if v is _ABSENT:   # put back as not there (put_back)
+        delattr(o, key) if how == "attr" else o.pop(key, None)
+    elif _frozen(o):
+        _put(fn, name, steps[:-1], _replaced(o, how, key, v), arguments)
+    elif how == "attr":
+        setattr(o, key, v)
+    else:
+        o[key] = v
+
+
+def _frozen(o) -> bool:
+    """A tuple (a namedtuple too) or a frozen dataclass: its fields are not set."""
+    return isinstance(o, tuple) or _frozen_dataclass(o)
+
+
+def _frozen_dataclass(o) -> bool:
+    params = getattr(type(o), "__dataclass_params__", None)
+    return params is not None and params.frozen and not isinstance(o, type)
+
+
+def _replaced(o, how: str, key, v):
+    """A copy of record ``o`` with its field ``key`` (an attribute, or an index) ``v``."""
+    if isinstance(o, tuple):
+        if how == "attr":
+            return o._replace(**{key: v})   # a namedtuple's field
+        items = list(o)
+        items[key] = v
+        return type(o)(*items) if hasattr(o, "_fields") else type(o)(items)
+    try:   # as the code replaced it (its __post_init__ run)
+        return dataclasses.replace(o, **{key: v})
+    except (TypeError, ValueError):   # a field made by __post_init__ (init=False)
+        new = copy.copy(o)
+        object.__setattr__(new, key, v)
+        return new
 
 
 def values_of(labels, roots: dict, arguments) -> dict:
@@ -201,6 +243,14 @@ def _plain(o) -> bool:
 
 
 def _is_value(v) -> bool:
+    """A value, or an immutable record of values alone: a tuple (a namedtuple, no
+    ``__dict__`` of its own) or a frozenset of them, a frozen dataclass's fields."""
     if type(v) in _VALUES or isinstance(v, enum.Enum):
         return True
-    return type(v) is tuple and all(map(_is_value, v))
+    if isinstance(v, tuple) and not hasattr(v, "__dict__") or type(v) is frozenset:
+        return all(map(_is_value, v))
+    if _frozen_dataclass(v):
+        names = [f.name for f in dataclasses.fields(v)]
+        return set(getattr(v, "__dict__", names)) <= set(names) and \
+            all(_is_value(getattr(v, name)) for name in names)
+    return False

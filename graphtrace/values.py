@@ -314,8 +314,10 @@ def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset()) -> t
         own.add(name)
         if name in names and _is_value(v):
             found.append((name, v))
-        elif name in names and isinstance(v, _WHOLES) and name not in by_keys and \
-                (form := pure_values(v)) is not None:   # for a in self.scales: baked
+        elif name in names and (isinstance(v, _WHOLES) or _record(v)) and \
+                name not in by_keys and (form := pure_values(v)) is not None:
+            # for a in self.scales: baked; a namedtuple of values (self.rs.started,
+            # replaced whole: self.rs = self.rs._replace(started=True)) by value too
             kernels.append((f"self.{name}", type(v), _Held(form)))
         elif name in names and _is_callable_object(v):   # self.kernel: by identity (a
             kernels.append((f"self.{name}", type(v),   # partial: its values too)
@@ -348,6 +350,12 @@ def _is_callable_object(v) -> bool:
 # containers of values a name or an attribute may hold, read whole (for c in COEFS,
 # "x" in FLAGS) and keyed by value (pure_values); tuples and frozensets are values
 _WHOLES = (list, dict, set, deque)
+
+
+def _record(v) -> bool:
+    """A tuple of a subclass (a namedtuple's): no value itself (``_is_value``), but
+    read whole by value where it holds values alone (``pure_values``)."""
+    return isinstance(v, tuple) and type(v) is not tuple
 
 
 def _is_number(v) -> bool:

@@ -46,7 +46,8 @@ __all__ = ["callback_arrays", "held_objects", "held_arrays", "held_functions", "
 
 def held_objects(obj, label: str | None = None, seen: set | None = None,
                  names: frozenset | None = None, deep: list | None = None,
-                 handed: dict | None = None, hosted: list | None = None) -> list:
+                 handed: dict | None = None, hosted: list | None = None,
+                 bound: list | None = None) -> list:
     """``(label, object, its attributes)`` for each object of the program's own (``own_class``)
     that ``obj`` (a method's ``self``) holds in its attributes of ``names`` (the
     attribute names the traced code loads: all where None), directly or in lists,
@@ -62,9 +63,11 @@ def held_objects(obj, label: str | None = None, seen: set | None = None,
     ``handed.Hand`` of a container or value, ``self.hooks``, ``TABLE``, ``self.fn``)
     are no methods the graph calls: ``(class, function)`` of those bound to an
     object or handed one by a partial are appended to ``hosted`` (followed as
-    callbacks by ``held_methods``), the objects walked for their arrays."""
+    callbacks by ``held_methods``), the objects walked for their arrays; those of
+    the others, which the graph calls, to ``bound`` (what ``held_methods`` found
+    depends on them: ``m.layer.forward = MethodType(fwd, m.layer)``)."""
     out: list = []
-    walk = _Walk(set() if seen is None else seen, out, names, deep, handed, hosted)
+    walk = _Walk(set() if seen is None else seen, out, names, deep, handed, hosted, bound)
     if label is not None:
         walk(obj, label, 0)
         return out
@@ -102,11 +105,11 @@ _CLASS_HELD: dict = {}   # (class, names) -> the names its class holds objects b
 class _Walk:
     """One walk of ``held_objects``: what it found, and what it was told."""
 
-    __slots__ = ("seen", "out", "names", "deep", "handed", "hosted")
+    __slots__ = ("seen", "out", "names", "deep", "handed", "hosted", "bound")
 
-    def __init__(self, seen, out, names, deep, handed, hosted):
+    def __init__(self, seen, out, names, deep, handed, hosted, bound):
         self.seen, self.out, self.names, self.deep = seen, out, names, deep
-        self.handed, self.hosted = handed, hosted
+        self.handed, self.hosted, self.bound = handed, hosted, bound
 
     def __call__(self, v, label: str, depth: int, callback: bool = False) -> None:
         hand = self.handed.get(label) if self.handed else None
@@ -132,7 +135,7 @@ class _Walk:
                     self(x, f"{label}.{name}", depth + 1)
             return
         if t is partial or _bound_class(t):   # self.fn = act.apply, partial(apply, act)
-            for at, x in _bound(v, self.hosted if callback else None):
+            for at, x in _bound(v, self.hosted if callback else None, self.bound):
                 if type(x) not in _SKIPPED:
                     self(x, f"{label}{at}", depth + 1)
             return
@@ -154,15 +157,16 @@ _WALKED = (list, tuple, dict, types.MethodType, partial)   # what a list's items
 _BOUND: dict = {}   # class -> the functions bound to its objects held as methods or partials
 
 
-def _bound(v, hosted=None) -> list:
+def _bound(v, hosted=None, found=None) -> list:
     """``(label suffix, value)`` of what a bound method (a graph method's too,
     ``gt.graph(act.apply)``) or a ``functools.partial`` holds: the object it is
     bound to, the function, the arguments. A call of it
     runs its function on them, so that function is recorded (``_BOUND``) for
     the class of each object of the program's own among them: ``held_methods``
     reads it as a method of that class (``self.fn = act.apply`` reading
-    ``self.a``; ``partial(apply, act)`` reading ``layer.a``); but a callback's
-    is appended to ``hosted`` instead, as ``(class, function)``."""
+    ``self.a``; ``partial(apply, act)`` reading ``layer.a``), and appended to
+    ``found`` as ``(class, function)``; but a callback's is appended to
+    ``hosted`` instead."""
     bound = _bound_to(v)
     if bound is not None:
         parts = [(".__self__" if type(v) is types.MethodType else ".instance", bound[0])]
@@ -177,6 +181,8 @@ def _bound(v, hosted=None) -> list:
             continue
         if hosted is None:
             _BOUND.setdefault(type(x), {})[fn] = None
+            if found is not None:
+                found.append((type(x), fn))
         elif (type(x), fn) not in hosted:   # a callback handed to s.host: no method called
             hosted.append((type(x), fn))
     return parts

@@ -257,17 +257,19 @@ class Holdings:
             deep: list = []   # the labels of objects too deep to walk
             walked = None if every else names
             called: list = []   # the functions of the bound methods handed to s.host
+            bound: list = []   # and of those the graph calls (self.layer.forward = MethodType)
             objects = [] if self_obj is None else held_objects(self_obj, None, seen, walked, deep,
-                                                                handed, called)
+                                                                handed, called, bound)
             objects += [o for label, v in roots
-                        for o in held_objects(v, label, seen, walked, deep, handed, called)]
+                        for o in held_objects(v, label, seen, walked, deep, handed, called, bound)]
             on_self: list = []   # those of them that run on self (self.fn = self.update)
             helpers = held_functions(self_obj, objects, names, on_self, handed)   # self.fn = lambda
             if not objects and not helpers:
                 return [], _NOTHING_HELD
             classes = tuple(dict.fromkeys(type(o) for _, o, _ in objects))
             key = (type(self_obj), classes, tuple(f.__code__ for f in helpers),
-                   tuple(f.__code__ for f in on_self), tuple((c, f.__code__) for c, f in called))
+                   tuple(f.__code__ for f in on_self), tuple((c, f.__code__) for c, f in called),
+                   frozenset((c, f.__code__) for c, f in bound))
             hit = self._held.get(key)
             if hit is None or not all(class_attribute(c, n) is v for c, n, v, _ in hit[2]):
                 code = self._code(self_obj)

@@ -225,15 +225,15 @@ def test_records_are_put_whole_or_by_a_copy_holding_the_field_and_only_of_values
     they are now; a record holding an object is not a value, not put again."""
     obj = types.SimpleNamespace(rs=RS(True, 0.5), fd=FD(True, 2.0), tags=frozenset({"a"}),
                                 held=RS(True, object()), box=(FD(True), 1))
-    found = roots("self", [], [])
+    found = roots(("self",), [], [])
     stores = stores_of({"self.rs", "self.fd.started", "self.tags", "self.held",
-                        "self.box[0].started"}, found, obj)
+                        "self.box[0].started"}, found, {"self": obj})
     assert [s[2] for s in stores] == [(("attr", "box"), ("item", 0), ("attr", "started")),
                                      (("attr", "fd"), ("attr", "started")),
                                      (("attr", "rs"),), (("attr", "tags"),)]
     other = types.SimpleNamespace(rs=RS(False, 1.0), fd=FD(False, 3.0), tags=frozenset(),
                                   held=RS(False, None), box=(FD(False, 4.0), 2))
-    apply(stores, other)
+    apply(stores, {"self": other})
     assert other.rs == RS(True, 0.5) and other.tags == frozenset({"a"})
     assert other.fd == FD(True, 3.0) and other.box == (FD(True, 4.0), 2)
     assert other.held == RS(False, None)

@@ -27,6 +27,7 @@ import threading
 
 from .context import current_tracer, on_trace_start
 from .errors import _PKG_DIR, LIBRARY_DIRS, HostSyncError
+from .probe import _attr
 
 # (module, attribute path, what it does) of the functions guarded.
 _FUNCTIONS = [
@@ -79,7 +80,7 @@ def refuse(what: str, why: str = "") -> None:
 def _guard(original, what, why="", reflect=False):
     def guarded(*args, **kwargs):
         if reflect and len(args) == 2 and \
-                getattr(type(args[1]), "_reflects_comparisons", False):
+                _attr(type(args[1]), "_reflects_comparisons", False):
             return NotImplemented   # lim < gt.cond(x): the condition's own comparison
         if _tracing():
             refuse(what, why)

@@ -27,6 +27,7 @@ import numpy as np
 from . import _driver
 from .buffers import HOST, Buffer
 from .errors import ArgumentError
+from .probe import _attr, _has
 
 __all__ = ["as_buffer", "interface_of", "device_buffer", "is_array", "pinned_empty",
            "sim_device", "geometry_reader"]
@@ -98,11 +99,11 @@ def _kind(obj) -> str:
     t = type(obj)
     kind = _kinds.get(t)
     if kind is None:
-        kind = _kinds[t] = "own" if hasattr(t, "__graphtrace_buffer__") else \
+        kind = _kinds[t] = "own" if _has(t, "__graphtrace_buffer__") else \
             "sim" if t.__name__ == "FakeCUDAArray" else "host" if t is np.ndarray else \
             "scalar" if t in _SCALARS else "cupy" if _is_cupy_array_type(t) else \
             "numba" if _is_numba_array_type(t) else \
-            "cai" if hasattr(t, "__cuda_array_interface__") else "other"
+            "cai" if _has(t, "__cuda_array_interface__") else "other"
     return kind
 
 
@@ -187,7 +188,7 @@ def geometry_reader(obj):
     if read is False:
         read = _geometry_readers[t] = _geometry_reader_of(obj)
     if read is None and t.__dictoffset__ and _kinds.get(t) == "other" and \
-            isinstance(getattr(obj, "__dict__", {}).get("__cuda_array_interface__"), dict):
+            isinstance(_attr(obj, "__dict__", {}).get("__cuda_array_interface__"), dict):
         return _interface_geometry   # an interface set on the object itself
     return _numpy_owner if read is _numpy_view and obj.flags.owndata else read
 
@@ -201,7 +202,7 @@ def is_array(obj) -> bool:
             return False
         if isinstance(obj, np.ndarray):
             return True
-        return _own_interface(obj) is not None or hasattr(type(obj), "__dlpack_device__")
+        return _own_interface(obj) is not None or _has(type(obj), "__dlpack_device__")
     except ReferenceError:   # a weak proxy whose object is gone: none
         return False
 
@@ -237,7 +238,7 @@ def as_buffer(obj) -> Buffer:
         if isinstance(obj, np.ndarray):
             iface = obj.__array_interface__
             return _from_interface(iface, obj, HOST, is_pinned(iface["data"][0]))
-        if hasattr(type(obj), "__dlpack_device__"):
+        if _has(type(obj), "__dlpack_device__"):
             return _from_dlpack(obj)
     raise ArgumentError(
         f"cannot use {type(obj).__name__} as an array: pass a device array "

@@ -13,6 +13,7 @@ import sys
 
 from . import _driver
 from .errors import ArgumentError, user_frame
+from .probe import _has
 
 __all__ = ["default_backend", "resolve", "runnable", "BACKENDS"]
 
@@ -63,14 +64,14 @@ def is_stream(v) -> bool:
     """Whether ``v`` is a stream object of a library (numba's, its simulator's,
     cupy's, torch's, cuda.core's) or anything with ``__cuda_stream__``."""
     t = type(v)
-    return hasattr(t, "__cuda_stream__") or t.__name__.lower().endswith("stream") and \
+    return _has(t, "__cuda_stream__") or t.__name__.lower().endswith("stream") and \
         t.__module__.split(".")[0] in _STREAM_LIBRARIES
 
 
 def check_stream(stream) -> None:
     """Refuse what no launch can take as its ``stream=`` (a GPU launch asks the
     driver; the simulator, which needs none, checks the same)."""
-    if stream is None or is_stream(stream) or hasattr(stream, "handle") or \
+    if stream is None or is_stream(stream) or _has(stream, "handle") or \
             isinstance(stream, int) and not isinstance(stream, bool):
         return
     raise stream_error(stream)

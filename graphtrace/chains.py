@@ -18,6 +18,8 @@ import sys
 import types
 import weakref
 
+from .probe import _attr, _has
+
 __all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "callback_codes", "chain", "changes",
            "imported", "lookup", "value_chains"]
 
@@ -222,7 +224,7 @@ def _static_attr(v, name):
         except (AttributeError, IndexError):
             return MISSING
     if got is MISSING and isinstance(v, dict) and _plain(v, dict) and \
-            getattr(type(v), "__getattr__", None) is not None and dict.__contains__(v, name):
+            _attr(type(v), "__getattr__") is not None and dict.__contains__(v, name):
         return dict.__getitem__(v, name)   # an AttrDict: CFG.lr is CFG["lr"]
     return got
 
@@ -457,10 +459,10 @@ def plain_attr(name: str):
                 if name in c.__dict__:
                     return c.__dict__[name]
             raise AttributeError(name)
-        d = getattr(v, "__dict__", None)
+        d = _attr(v, "__dict__")   # (an object's own lookup may raise anything)
         if type(d) is dict and name in d:
-            cls_attr = getattr(type(v), name, MISSING)
-            if cls_attr is MISSING or not hasattr(type(cls_attr), "__set__"):
+            cls_attr = _attr(type(v), name, MISSING)
+            if cls_attr is MISSING or not _has(type(cls_attr), "__set__"):
                 return d[name]
         got = _static_attr(v, name)
         if got is MISSING:

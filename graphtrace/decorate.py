@@ -18,6 +18,7 @@ from .arguments import Call
 from .arrays import is_array
 from .errors import ArgumentError
 from .code_parts import code_parts
+from .probe import _attr, _has
 
 __all__ = ["CallSignature"]
 
@@ -26,8 +27,8 @@ def _refuse_undecorable(fn) -> None:
     """``@graph`` takes a Python function whose first parameter is the proxy stream
     (after ``self``): a kernel, a partial, a classmethod or another object is
     refused where it is decorated, saying what to decorate instead."""
-    name = getattr(fn, "__name__", type(fn).__name__)
-    if hasattr(fn, "py_func"):
+    name = _attr(fn, "__name__", type(fn).__name__)
+    if _has(fn, "py_func"):
         why = (f"{name} is a numba kernel: decorate the Python function that launches it "
                f"on the proxy stream, @gt.graph def step(s, x): {name}[grid, block, s](x)")
     elif isinstance(fn, classmethod):

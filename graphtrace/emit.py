@@ -28,6 +28,7 @@ from .ir import Graph, describe
 from .ops._driver_nodes import KernelNodes, node_handle
 from .ops._patch import Patches, nodes_in, union
 from .ops._devices import for_graph
+from .probe import _attr, _has
 from .scalar import Scalar
 from .temporary import device_memory
 
@@ -71,13 +72,13 @@ def as_stream(stream, device=None):
     hit = _streams.get(id(stream))
     if hit is not None and hit[0] is stream:
         return hit[1]
-    if hasattr(stream, "__cuda_stream__"):
+    if _has(stream, "__cuda_stream__"):
         core = device.create_stream(stream)
         if len(_streams) >= 16:
             _streams.pop(next(iter(_streams)))
         _streams[id(stream)] = (stream, core)  # wrapping costs more than a launch
         return core
-    handle = getattr(stream, "handle", None)  # numba streams: a ctypes c_void_p
+    handle = _attr(stream, "handle")  # numba streams: a ctypes c_void_p
     if handle is not None:
         return Stream.from_handle(int(getattr(handle, "value", handle) or 0))
     raise stream_error(stream)

@@ -36,6 +36,7 @@ from .hazards import (OPAQUE, RAW, SERIAL, WAR, WAW, WORDS, hazards, merged, pat
                       span, touches)
 from .ir import Graph, Namer, Node, graph_of
 from .ops.base import callable_name
+from .probe import _attr
 from .temporary import HOST_ORDER
 
 __all__ = ["explain", "Explanation", "Edge", "Why"]
@@ -303,7 +304,7 @@ def _short(node: Node) -> str:
     """``%3 scale``: the node and the name of what it runs."""
     target = node.target
     name = getattr(target, "name", None) if node.kind == "kernel" else None
-    name = name or getattr(target, "__name__", None)
+    name = name or _attr(target, "__name__")   # (a host callback: the program's object)
     if name is None and node.kind in ("host", "captured"):
         name = callable_name(target)
     name = name or node.kind

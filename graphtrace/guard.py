@@ -45,6 +45,7 @@ from .arrays import _kind, geometry_reader
 from .chains import _module as _imported_module, nested_codes
 from .names import _global_names
 from .owners import _LIBRARY_PATHS, _PLAIN_BASES, container, own_class
+from .probe import _attr, _has
 
 __all__ = ["Guard"]
 
@@ -146,7 +147,7 @@ class Guard:
 
 def _kernel_function(v):
     """The Python function of a numba kernel (``py_func``), or None."""
-    f = getattr(v, "py_func", None) if hasattr(type(v), "py_func") or \
+    f = _attr(v, "py_func") if _has(type(v), "py_func") or \
         "py_func" in (_own_dict(v) or ()) else None
     return f if type(f) is types.FunctionType else None
 
@@ -155,7 +156,7 @@ def _program(module_name) -> bool:
     """Whether a module is the program's own (a script's, a notebook's, its package),
     not a library's or the standard library's: what it holds may change."""
     module = sys.modules.get(module_name) if isinstance(module_name, str) else module_name
-    path = getattr(module, "__file__", None)
+    path = _attr(module, "__file__")   # (a module's __getattr__ may raise)
     return path is None or not _installed(path)
 
 
@@ -327,7 +328,7 @@ class _Walk:
                 k = type(x)
                 if k is staticmethod or k is classmethod:
                     self.function(x.__func__, depth + 1)
-                elif k is not types.FunctionType and hasattr(k, "__get__") and \
+                elif k is not types.FunctionType and _has(k, "__get__") and \
                         name not in _PLAIN_SLOTS and not _ours(k):   # (@gt.graph: ours)
                     raise _GiveUp   # a property, slots, another descriptor
             self._mapping(d, depth)

@@ -37,6 +37,7 @@ from .names import _loaded, _methods_named, reads_fields, widest
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
     _followed, _graph_class, _holds_own, _python_function, _python_helper, class_attribute, \
     container, contents, own_class, own_object
+from .probe import _repr
 from .tree import children
 from .values import _MAX_DEPTH, _is_value, _leaves
 
@@ -149,7 +150,7 @@ class _Walk:
             label = None
         for k, x in items:
             if type(x) not in _SKIPPED:
-                self(x, k if label is None else f"{label}[{_key(k)}]", depth + 1,
+                self(x, k if label is None else f"{label}[{_repr(k)}]", depth + 1,
                      callback or hand is not None and hand.callback(k))
 
 
@@ -173,7 +174,7 @@ def _bound(v, hosted=None, found=None) -> list:
         fn = bound[1]
     else:
         parts = [(".func", v.func)] + [(f".args[{i}]", x) for i, x in enumerate(v.args)] + \
-            [(f".keywords[{_key(k)}]", x) for k, x in v.keywords.items()]
+            [(f".keywords[{_repr(k)}]", x) for k, x in v.keywords.items()]
         fn = v.func
     fn = _python_function(fn)
     for _, x in parts if fn is not None else ():
@@ -186,13 +187,6 @@ def _bound(v, hosted=None, found=None) -> list:
         elif (type(x), fn) not in hosted:   # a callback handed to s.host: no method called
             hosted.append((type(x), fn))
     return parts
-
-
-def _key(k) -> str:
-    try:
-        return repr(k)
-    except Exception:  # noqa: BLE001  (a key's own __repr__ raising)
-        return f"<{type(k).__name__}>"
 
 
 def held_functions(obj, objects, names: frozenset, mine=None, handed=None) -> tuple:
@@ -243,7 +237,7 @@ def _functions(v, found: dict, depth: int, obj=None, mine=None, label="", handed
     for k, x in items if items is not None else contents(v, "") if container(t) else ():
         _functions(x, found, depth + 1, obj,
                    None if hand is not None and hand.callback(k) else mine,
-                   f"{label}[{_key(k)}]", handed)
+                   f"{label}[{_repr(k)}]", handed)
 
 
 def _runs_on(v, obj) -> bool:

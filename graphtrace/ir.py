@@ -16,6 +16,7 @@ from .context import ProxyStream
 from .errors import ArgumentError, IRError, counted, format_source
 from .ops.base import Op
 from .placement import device_name
+from .probe import _attr, _repr
 from .scalar import Scalar
 from .temporary import is_virtual
 from .tree import tree_map
@@ -139,9 +140,8 @@ class Namer:
             return v.name
         if isinstance(v, ProxyStream):   # handed to a graph function: as nodes show it
             return f"stream {getattr(v, '_index', '?')}"
-        if callable(v) and hasattr(v, "__name__"):
-            return v.__name__
-        return repr(v)
+        name = _attr(v, "__name__") if callable(v) else None
+        return name if isinstance(name, str) else _repr(v)
 
 
 def describe(node: Node, namer: Namer | None = None) -> str:

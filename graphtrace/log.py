@@ -22,6 +22,7 @@ import numpy as np
 from .arguments import untyped
 from .errors import counted
 from .object_keys import Identity
+from .probe import _attr, _has, _repr
 from .scalar import MISSING_NUMBER, number_of_key
 from .values import _is_number
 
@@ -249,7 +250,7 @@ def _reached(old, new, out: list) -> None:
                        "reached by name is baked into the graph; pass it as an argument to "
                        "make it dynamic)")
     if len(helpers_o) != len(helpers_n) or any(map(_differ, helpers_o, helpers_n)):
-        changed = [getattr(y, "__name__", repr(y)) for x, y in zip(helpers_o, helpers_n)
+        changed = [_attr(y, "__name__") or _repr(y) for x, y in zip(helpers_o, helpers_n)
                    if _differ(x, y)] or ["(their number)"]
         out.append(f"functions or kernels reached by name changed: {', '.join(changed)}")
 
@@ -257,7 +258,7 @@ def _reached(old, new, out: list) -> None:
 def _differ(x, y) -> bool:
     """Whether a helper in the key differs: by identity, or a function's code and
     defaults (``code_parts._Code``) by theirs."""
-    return x is not y and not (type(x) is type(y) and hasattr(x, "differs") and
+    return x is not y and not (type(x) is type(y) and _has(x, "differs") and
                                not x.differs(y))
 
 
@@ -269,7 +270,7 @@ def _number(k) -> str:
     """A value as a key holds it, as Python writes it: 0.0 for a zero's key (which
     keeps its sign, ``scalar.value_key``)."""
     v = number_of_key(k)
-    return repr(k if v is MISSING_NUMBER else v)
+    return _repr(k if v is MISSING_NUMBER else v)
 
 
 def _names(params, parts, fixed) -> list[str]:

@@ -29,8 +29,8 @@ from .bases import _explicit_bases, _super_methods, _with_wrapped
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
     callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, value_chains
 from .host_chains import host_callbacks, host_chains, self_callbacks
-from .owners import _answers_oddly, _attr, _dunders, _followed, _library, _python_function, \
-    _python_helper, own_object
+from .owners import _dunders, _followed, _library, _python_function, _python_helper, own_object
+from .probe import _answers_oddly, _attr
 from .values import _MAX_DEPTH
 
 __all__ = ["attribute_names", "class_methods", "name_chains", "named_values", "reads_fields",
@@ -250,7 +250,8 @@ def _object_steps(code, obj, depth: int = 0, own=()) -> list:
     out = []
     for steps in dict.fromkeys(s for s in reads if s[0][0] == "attr"):
         if not any(changes(steps, c) for c in changed):
-            held = getattr(obj, "__dict__", {}).get(steps[0][1])
+            d = _attr(obj, "__dict__")   # (its own lookup may raise anything)
+            held = d.get(steps[0][1]) if type(d) is dict else None
             out += [steps] + [steps + more for f, _ in methods
                               for more in _object_steps(f.__code__, held, depth + 1)]
     return list(dict.fromkeys(out))

@@ -19,8 +19,9 @@ from .held import _runs_on, held_functions, loaded_names
 from .holding import Holdings, Loaded
 from .bases import _explicit_bases, _super_methods, _with_wrapped
 from .names import EVERY, _names, reads_fields, widest
-from .owners import _attributes, _bound_class, _bound_to, _dunders, _followed, _graph_class, _has, _library, \
-    _python_function, class_attribute, container, contents, own_class, own_object
+from .owners import _attributes, _bound_class, _bound_to, _dunders, _followed, _graph_class, \
+    _library, _python_function, class_attribute, container, contents, own_class, own_object
+from .probe import _attr, _has
 from .scalar import value_key
 from .tree import children
 from .values import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, pure_values
@@ -154,7 +155,7 @@ def _reads(t: type, names: frozenset) -> tuple:
             if not found:
                 name = todo.pop()
                 f = class_attribute(t, name)
-                f = f.fget if isinstance(f, property) else getattr(f, "__func__", f)
+                f = f.fget if isinstance(f, property) else _attr(f, "__func__", f)
                 f = _python_function(f) if f is not None else None   # a graph method too
                 found += [f] + _super_methods(t, name, f) if f is not None else []
                 continue
@@ -193,7 +194,7 @@ def _names_any(f) -> bool:
     """Whether function ``f`` may read anything by a global or closure name (its
     code's or nested code's, ``_names``) or a default: found once per code object,
     so that a method reaching nothing costs a call no ``Holdings``."""
-    code = getattr(f, "__code__", None)
+    code = _attr(f, "__code__")
     if code is None:
         return True
     hit = _NAMES_ANY.get(id(code))
@@ -405,7 +406,7 @@ def _function_of(f) -> tuple:
     bound = _bound_to(f)
     if bound is not None:
         return bound
-    return None, _python_function(f) if _graph_class(type(f)) else getattr(f, "__func__", f)
+    return None, _python_function(f) if _graph_class(type(f)) else _attr(f, "__func__", f)
 
 
 def _namespace_values(v, names: frozenset) -> tuple:
@@ -421,7 +422,7 @@ def _namespace_values(v, names: frozenset) -> tuple:
             return ()
         methods = _reads(v, names)[2]
         names = names | frozenset().union(*(
-            loaded_names(f) for f in (_python_function(getattr(x, "__func__", x))
+            loaded_names(f) for f in (_python_function(_attr(x, "__func__", x))
                                       for c in v.__mro__ for x in vars(c).values())
             if f is not None))
         read = [(n, class_attribute(v, n)) for n in sorted(names)]

@@ -1,7 +1,8 @@
 """Telling the program's own objects from libraries' (``own_class``,
 ``own_object``: a class defined in the program, or a bag of attributes), and
 reading an object's attributes without running more of its code than a
-lookup does (``_attr``, ``_attributes``, ``class_attribute``).
+lookup does (``_attributes``, ``class_attribute``; ``_attr`` and ``_has`` of
+``probe.py``, which every probe of a program's object goes through).
 
 ``reach.py`` walks the helpers and objects of the program's own and leaves
 libraries alone (``_library``, ``_followed``); ``held.py`` and
@@ -26,6 +27,7 @@ from functools import partial
 
 from .arrays import _kinds
 from .chains import MISSING
+from .probe import _attr, _has, _repr
 
 __all__ = ["class_attribute", "container", "contents", "own_class", "own_holder",
            "own_object"]
@@ -47,19 +49,19 @@ def _bound_to(v):
     t = type(v)
     if t is types.MethodType:
         return v.__self__, v.__func__
-    if getattr(t, "_graphtrace_bound", False) is True:
+    if _attr(t, "_graphtrace_bound", False) is True:   # (a metaclass's __getattr__ may raise)
         return v.instance, v.function.fn
     return None
 
 
 def _bound_class(t: type) -> bool:
     """Whether ``t`` is one of ``_bound_to``'s."""
-    return t is types.MethodType or getattr(t, "_graphtrace_bound", False) is True
+    return t is types.MethodType or _attr(t, "_graphtrace_bound", False) is True
 
 
 def _graph_class(t: type) -> bool:
     """Whether ``t`` is ``GraphFunction``'s (a function ``@gt.graph`` made)."""
-    return getattr(t, "_graphtrace_graph", False) is True
+    return _attr(t, "_graphtrace_graph", False) is True
 
 
 # array kinds of arrays._kind: an object of a type known as one of these is an array
@@ -116,7 +118,7 @@ def _own(t: type) -> bool:
     if _bag(t):
         return True
     if issubclass(t, _NOT_OWN) or _kinds.get(t) in _ARRAY_KINDS or _library(t) or \
-            hasattr(t, "__cuda_array_interface__") or hasattr(t, "__dlpack_device__"):
+            _has(t, "__cuda_array_interface__") or _has(t, "__dlpack_device__"):
         return False
     # a subclass of a library's class (a torch Module's) holds that library's parts
     return _own_module(t) and all(b in _PLAIN_BASES or _bag(b) or _own_module(b)
@@ -167,7 +169,7 @@ def _dunders(cls) -> list:
 def _own_module(t: type) -> bool:
     """Whether class ``t`` is defined in the program's own code."""
     module = sys.modules.get(t.__module__)
-    path = getattr(module, "__file__", None)
+    path = _attr(module, "__file__")   # (a module's __getattr__ may raise)
     if path is None:   # a notebook's or a script's __main__, code run by exec
         return module is None or t.__module__ == "__main__"
     return not _in_library(path)
@@ -316,33 +318,10 @@ def contents(v, label: str) -> list:
     return [(f"list({label})[{i}]", x) for i, x in enumerate(items)] if kind else []
 
 
-def _repr(k) -> str:
-    try:
-        return repr(k)
-    except Exception:  # noqa: BLE001  (a key's own __repr__ raising)
-        return f"<{type(k).__name__}>"
-
-
 def _library(v) -> bool:
     """A module (or a class or namespace of one) of the libraries reach leaves alone."""
-    name = v.__name__ if isinstance(v, types.ModuleType) else getattr(v, "__module__", "")
-    return (name or "").split(".")[0] in _LIBRARY_MODULES
-
-
-def _attr(v, name: str, default=None):
-    """``getattr(v, name, default)``, but ``default`` too where the object's own
-    lookup raises other than AttributeError (an attribute dict, whose
-    ``__getattr__`` is ``dict.__getitem__``, raises KeyError): an attribute
-    graphtrace cannot ask for is one the object lacks, not an error of the call."""
-    try:
-        return getattr(v, name, default)
-    except Exception:  # noqa: BLE001  (whatever the object's own lookup raises)
-        return default
-
-
-def _has(v, name: str) -> bool:
-    """``hasattr`` that takes any error of the object's own lookup for no (``_attr``)."""
-    return _attr(v, name, MISSING) is not MISSING
+    name = v.__name__ if isinstance(v, types.ModuleType) else _attr(v, "__module__", "")
+    return (name if isinstance(name, str) else "").split(".")[0] in _LIBRARY_MODULES
 
 
 def _attributes(obj) -> list:
@@ -376,17 +355,6 @@ _SLOTS: dict = {}   # type -> the names of its slots, its bases' too
 
 def _slot_names(slots) -> tuple:
     return (slots,) if isinstance(slots, str) else tuple(slots)
-
-
-def _answers_oddly(v) -> bool:
-    """Whether asking ``v`` for an attribute it lacks raises other than
-    AttributeError (a dict whose ``__getattr__`` is ``dict.__getitem__``): it is
-    then no kernel, helper or array, and only read for settings."""
-    try:
-        getattr(v, "__graphtrace_no_such_attribute__", None)
-    except Exception:  # noqa: BLE001  (whatever the object's own lookup raises)
-        return True
-    return False
 
 
 def _followed(v):

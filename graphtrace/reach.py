@@ -46,8 +46,8 @@ from .code_parts import _Code, _code_check, code_parts
 from .handed import hands
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
     _object_steps, _reads, _stored, name_chains
-from .owners import _PLAIN_CONTAINERS, _answers_oddly, _followed, _has, _holds_own, _library, \
-    own_class, own_object
+from .owners import _PLAIN_CONTAINERS, _followed, _holds_own, _library, own_class, own_object
+from .probe import _answers_oddly, _attr, _has
 from .scalar import value_key
 from .values import _GROUPS, _MAX_DEPTH, _WHOLES, _Held, _holds_callables, _is_callable_object, \
     _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, callable_key, held_values, \
@@ -256,7 +256,7 @@ class Reach:
                 elif name in stored and baked:   # global STARTED; STARTED = True: the
                     self._stores.append((fn, _chain(name, ())))   # trace tells (stored)
                 continue
-            if hasattr(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
+            if _has(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
                 self.places.append((fn, name, None, False))   # but for the device
                 self._devices(v.py_func, seen, depth + 1)   # functions it calls by name
                 continue
@@ -387,7 +387,7 @@ class Reach:
         """The device functions a kernel's code calls by a global or closure name, and
         theirs: watched by identity (a kernel compiled anew after one is defined again
         runs the new one, whose intents may differ)."""
-        if id(fn) in seen or depth > _MAX_DEPTH or getattr(fn, "__code__", None) is None:
+        if id(fn) in seen or depth > _MAX_DEPTH or _attr(fn, "__code__") is None:
             return
         seen.add(id(fn))
         chains: list = []
@@ -612,7 +612,7 @@ def _held_by_key(v) -> bool:
 def _method_of(v, steps) -> bool:
     """Whether a chain read off ``v`` starts with a method of its type
     (``TABLE.values()``, ``COEFS.index(x)``): a read of the whole."""
-    return steps[0][0] == "attr" and callable(getattr(type(v), steps[0][1], None))
+    return steps[0][0] == "attr" and callable(_attr(type(v), steps[0][1]))
 
 
 _PROXIES = frozenset({weakref.ProxyType, weakref.CallableProxyType})
@@ -638,6 +638,6 @@ def _holds_settings(v) -> bool:
         return not _library(v)
     if callable(v) or _is_value(v):
         return False
-    return (_has(v, "__dict__") or hasattr(type(v), "__slots__")) and not _library(type(v))
+    return (_has(v, "__dict__") or _has(type(v), "__slots__")) and not _library(type(v))
 
 

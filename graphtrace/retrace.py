@@ -19,6 +19,7 @@ from .arguments import path_str
 from .chains import item_change_line
 from .errors import user_frame
 from .object_keys import Identity
+from .probe import _repr
 
 __all__ = ["RetraceWarning", "StateWarning", "CallWarnings"]
 
@@ -58,8 +59,8 @@ def _reached_changing(fixed: list) -> str:
     seen: dict = {}
     for entries in fixed:
         for e in entries:
-            seen[repr(e)] = e
-    common = set.intersection(*({repr(e) for e in entries} for entries in fixed)) \
+            seen[_repr(e)] = e
+    common = set.intersection(*({_repr(e) for e in entries} for entries in fixed)) \
         if fixed else set()
     changing = [e for r, e in seen.items() if r not in common and isinstance(e, tuple) and e]
     names = sorted({str(e[0]) for e in changing})
@@ -134,7 +135,7 @@ class CallWarnings:
         self._instances_seen.clear()
         parts = [k[0] for k in seen]
         changing = [(p, [k[i] for k in parts]) for i, p in enumerate(self.params[self._lead:])
-                    if len({repr(k[i]) for k in parts}) > 1]
+                    if len({_repr(k[i]) for k in parts}) > 1]
         # a dynamic scalar's key is its type: a number of another type is a new
         # signature; so is a bool (static) given where numbers are
         typed = [(p, [_number_type(v) for v in seen]) for p, seen in changing
@@ -152,7 +153,7 @@ class CallWarnings:
                           f"np.float32({typed[0][0]}))")
         fresh = [p for p, seen in changing if p in other and all(map(_made_anew, seen))
                  and len({id(v[2].obj) for v in seen}) > 1   # equal ones: what the code
-                 and len({repr(v[3:]) for v in seen}) == 1]  # reads off them the same
+                 and len({_repr(v[3:]) for v in seen}) == 1]  # reads off them the same
         if fresh:
             names = ", ".join(fresh)
             advice.append(f"argument(s) {names} are objects of the program's own, each new one a "

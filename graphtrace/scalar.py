@@ -10,6 +10,7 @@ import numpy as np
 
 from .context import current_tracer
 from .errors import _PKG_DIR, DynamicScalarError, _is_ours
+from .probe import _attr as _probe
 
 __all__ = ["Scalar", "value_key", "same_value", "has_fraction"]
 
@@ -140,7 +141,7 @@ class Scalar:
         return f"{self._function}'s " if self._function else ""
 
     def _compared(self, other):
-        if getattr(type(other), "_reflects_comparisons", False):
+        if _probe(type(other), "_reflects_comparisons", False):
             return NotImplemented   # tol < gt.cond(x): the condition's own comparison
         self._refuse()
 

@@ -43,6 +43,7 @@ from ._driver import current
 from .buffers import Buffer
 from .errors import ArgumentError, HostSyncError, TraceError, format_source, user_frame
 from .owners import _attributes, container, contents, own_class, own_object
+from .probe import _has
 from .tree import children, leaves
 
 __all__ = ["Temporary", "VIRTUAL_BASE", "LIBRARY_STATE", "COOPERATIVE", "HOST_ORDER", "is_virtual",
@@ -291,7 +292,7 @@ def _operate(t: Temporary, spelled: str, other=None):
     t._a   # noqa: B018  (after the trace, any use is refused as such)
     if spelled[3:5] in ("==", "!=") and (is_temporary(other) or not (isinstance(
             other, (int, float, complex, np.generic, np.ndarray))
-            or hasattr(type(other), "__cuda_array_interface__"))):
+            or _has(type(other), "__cuda_array_interface__"))):
         return NotImplemented
     update = spelled.endswith("= ...") and spelled[3:5] not in ("==", "!=", "<=", ">=")
     raise HostSyncError(

@@ -20,6 +20,7 @@ from .arrays import is_array
 from .backend import is_stream
 from .errors import ArgumentError, TraceError, user_frame
 from .names import named_values
+from .probe import _has
 from .ops.conditional import record_child
 from .ops.kernel import stream_refusal
 from .scalar import Scalar
@@ -96,7 +97,7 @@ class Tracing:
                 owner = type(arguments[self.self_param])
                 places += [(f"class attribute {owner.__name__}.{k}", v)
                            for k, v in vars(owner).items() if not k.startswith("__")
-                           and not callable(v) and not hasattr(type(v), "__get__")]
+                           and not callable(v) and not _has(type(v), "__get__")]
             places += [(f"global or closure name {name}", v) for name, v in named_values(self.fn)]
             if ir.temporaries:
                 _refuse_kept(tracer, places)

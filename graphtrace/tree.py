@@ -8,6 +8,7 @@ these two functions, so a new kind of leaf is taught in one place.
 from __future__ import annotations
 
 from .buffers import Buffer
+from .probe import _has
 from .scalar import Scalar
 
 __all__ = ["tree_map", "leaves", "children", "rebuild", "materialize"]
@@ -26,7 +27,7 @@ def rebuild(value, items):
     """A container like ``value`` holding ``items`` (a dict gets ``value``'s keys)."""
     if isinstance(value, dict):
         return dict(zip(value.keys(), items))
-    return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    return type(value)(*items) if _has(value, "_fields") else type(value)(items)
 
 
 def tree_map(fn, value):

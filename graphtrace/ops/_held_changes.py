@@ -13,6 +13,7 @@ import dis
 from functools import partial
 
 from ..chains import _MUTATORS
+from ..probe import _attr, _has
 
 __all__ = ["may_change", "may_change_argument"]
 
@@ -47,15 +48,15 @@ def may_change_argument(fn, i: int, held) -> bool:
         extra, fn = len(fn.args), fn.func
     if isinstance(fn, partial):
         return True
-    code = getattr(getattr(fn, "__func__", fn), "__code__", None)
-    i += extra + (1 if hasattr(fn, "__self__") else 0)
+    code = _attr(_attr(fn, "__func__", fn), "__code__")
+    i += extra + (1 if _has(fn, "__self__") else 0)
     name = code.co_varnames[i] if code is not None and i < code.co_argcount else None
     return _nests(held) or _uses_change(fn, name)
 
 
 def _nests(held) -> bool:
     items = held.values() if isinstance(held, dict) else held
-    return any(isinstance(x, (list, dict, set, tuple)) or hasattr(x, "__dict__")
+    return any(isinstance(x, (list, dict, set, tuple)) or _has(x, "__dict__")
                for x in items)
 
 
@@ -82,8 +83,8 @@ def _variable(fn, label: str):
     key = label[len("partial argument "):]
     if not key.isdigit():
         return key   # a keyword: the parameter's name
-    code = getattr(getattr(fn.func, "__func__", fn.func), "__code__", None)
-    i = int(key) + (1 if hasattr(fn.func, "__self__") else 0)
+    code = _attr(_attr(fn.func, "__func__", fn.func), "__code__")
+    i = int(key) + (1 if _has(fn.func, "__self__") else 0)
     return code.co_varnames[i] if code is not None and i < code.co_argcount else None
 
 

@@ -60,6 +60,7 @@ from ._aliases import (_A, _BUILTINS, _CUDA_INTS, _E, _M, _METADATA, _NONE, _P, 
                        _VIEW_METHODS, Intents, _cuda_kind, _cuda_name, _dotted, _elem, _flat,
                        _full, _index, _is_element, _join, _loose, _names, _pack)
 from ._kernel_source import _device_globals, _parse, resolve_dotted
+from ..probe import _attr, _has
 
 __all__ = ["analyze", "infer_intents", "vararg_intent", "writes_outside"]
 
@@ -281,12 +282,12 @@ class _Analysis:
         if not dotted or head in self.local:
             return "unknown", None
         obj = top = self.scope.get(head)
-        for name in rest:
-            obj = getattr(obj, name, None)
-        if getattr(obj, "__name__", None) == "literal_unroll" \
-                and getattr(obj, "__module__", "").startswith("numba"):
+        for name in rest:   # (a module's, a metaclass's __getattr__ may raise anything)
+            obj = _attr(obj, name)
+        if _attr(obj, "__name__") == "literal_unroll" \
+                and str(_attr(obj, "__module__", "")).startswith("numba"):
             return "passing", obj
-        if obj is not None and hasattr(obj, "py_func"):   # a numba device function
+        if obj is not None and _has(obj, "py_func"):   # a numba device function
             self.devices.append((dotted, obj))
             summary = analyze(obj.py_func)
             if summary is not None:
@@ -294,7 +295,7 @@ class _Analysis:
             return ("device", summary) if summary is not None else ("unknown", None)
         if id(obj) in _BUILTINS:
             return _BUILTINS[id(obj)], obj
-        if callable(obj) and getattr(obj, "__module__", None) in ("math", "cmath"):
+        if callable(obj) and _attr(obj, "__module__") in ("math", "cmath"):
             return "fresh", obj
         if isinstance(obj, np.ufunc):
             return "ufunc", obj

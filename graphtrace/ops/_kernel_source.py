@@ -20,6 +20,7 @@ import numpy as np
 from ..arrays import is_array
 from ..chains import lookup as _lookup
 from ..names import name_chains
+from ..probe import _attr, _has
 from ..tree import children
 from ..values import _MAX_DEPTH
 
@@ -32,8 +33,8 @@ def resolve_dotted(py_func, dotted: str, quick: bool = False):
     head, *rest = dotted.split(".")
     if quick and getattr(py_func, "__code__", None) is not None:
         obj = _lookup(py_func, head)   # (attributes read as the analysis reads them)
-        for name in rest:
-            obj = getattr(obj, name, None)
+        for name in rest:   # (a module's, a metaclass's __getattr__ may raise anything)
+            obj = _attr(obj, name)
         return obj
     try:
         closure = inspect.getclosurevars(py_func)
@@ -42,7 +43,7 @@ def resolve_dotted(py_func, dotted: str, quick: bool = False):
         scope = getattr(py_func, "__globals__", {})
     obj = scope.get(head, getattr(py_func, "__globals__", {}).get(head))
     for name in rest:
-        obj = getattr(obj, name, None)
+        obj = _attr(obj, name)
     return obj
 
 
@@ -125,7 +126,7 @@ def _device_globals(py_func, depth: int = 0, seen=None) -> frozenset:
     out = set()
     by_getattr = "getattr" in code.co_names   # getattr(mod, "G"): a constant name
     for name, v in name_chains(code, scope, _LOADS):
-        if hasattr(v, "py_func") and id(v.py_func) not in seen and depth < _MAX_DEPTH:
+        if _has(v, "py_func") and id(v.py_func) not in seen and depth < _MAX_DEPTH:
             out |= _device_globals(v.py_func, depth + 1, seen)   # a device function
         elif _holds_device_arrays(v, depth, seen) or by_getattr and any(
                 _holds_device_arrays(x, depth + 1, seen) for x in _attributes_of(v)):
@@ -140,7 +141,7 @@ def _attributes_of(v) -> list:
         return []
     try:
         return list(vars(v).values())
-    except TypeError:
+    except Exception:  # noqa: BLE001  (none; or what the object's own lookup raises)
         return []
 
 
@@ -151,7 +152,7 @@ def _holds_device_arrays(v, depth: int, seen: set) -> bool:
     that may hold anything is taken to hold one."""
     if is_array(v):
         return not isinstance(v, np.ndarray)
-    if hasattr(v, "py_func"):
+    if _has(v, "py_func"):
         return id(v.py_func) not in seen and (
             depth >= _MAX_DEPTH or bool(_device_globals(v.py_func, depth + 1, seen)))
     items = children(v)
@@ -180,6 +181,6 @@ def closure_values(py_func, depth: int = 0) -> tuple:
         if not callable(v) and not inspect.ismodule(v):
             out.append((name, v))
     for name, v in name_chains(code, scope, _LOADS):
-        if hasattr(v, "py_func") and getattr(v, "py_func") is not py_func:   # a device function
+        if _has(v, "py_func") and v.py_func is not py_func:   # a device function
             out += closure_values(v.py_func, depth + 1)
     return tuple(out)

@@ -26,7 +26,7 @@ import types
 
 from ..chains import MISSING
 from ..names import _filled, _global_names
-from ..owners import _own_module, own_holder, own_object
+from ..owners import _attr, _own_module, own_holder, own_object
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
 from ._loop_paths import _WHOLE, _reads, _resolve, _text, _within
 from ._loop_stack import (_ATTR_LOADS, _ATTR_STORES, _CONSTS, _ITEM_STORES, _JUMPS, _LOADS,
@@ -230,7 +230,7 @@ def _computed(code_ins: list, members: set, scope: dict) -> dict:
 def _field_read(obj, step: tuple) -> list:
     """``[((".", field),)]`` where ``step`` takes an item of a namedtuple by its
     position (``sel[0]``: its field ``sel.i``, as which it is watched), else []."""
-    fields = getattr(type(obj), "_fields", None)
+    fields = _attr(type(obj), "_fields")
     kind, key = step
     if kind != "[]" or not isinstance(obj, tuple) or not isinstance(fields, tuple) or \
             type(key) is not int or not -len(fields) <= key < len(fields):
@@ -284,7 +284,7 @@ def _held_reads(holder, name: str, depth: int) -> list:
     module = isinstance(holder, types.ModuleType)
     raw = _own_dict(holder).get(name) if module else \
         next((vars(c)[name] for c in holder.__mro__ if name in vars(c)), None)
-    fn = getattr(raw, "__func__", raw)   # (a classmethod's, a staticmethod's function)
+    fn = _attr(raw, "__func__", raw)   # (a classmethod's, a staticmethod's function)
     if not isinstance(fn, types.FunctionType) or module and fn.__globals__ is not \
             _own_dict(holder):
         return []
@@ -312,7 +312,7 @@ def _own_getters(obj) -> bool:
     own, or a namedtuple of a class it defines (``sel.buf`` reading ``self.i``)."""
     t = type(obj)
     return own_object(obj) or isinstance(obj, tuple) and \
-        isinstance(getattr(t, "_fields", None), tuple) and _own_module(t)
+        isinstance(_attr(t, "_fields"), tuple) and _own_module(t)
 
 
 def _by_getattr(obj, name: str) -> bool:

@@ -35,7 +35,7 @@ import inspect
 import sys
 import types
 
-from ..owners import own_holder, own_object
+from ..owners import _attr, own_holder, own_object
 from ._loop_stack import (_ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _begin, _chain,
                           _holder, _reads_item)
 
@@ -336,8 +336,8 @@ _NONE = object()
 
 def _own(v) -> bool:
     """Whether calling ``v`` may run the program's own code."""
-    fn = getattr(v, "__func__", v)
-    module = getattr(fn, "__module__", None)
+    fn = _attr(v, "__func__", v)
+    module = _attr(fn, "__module__")
     if isinstance(v, type):
         return own_holder(v)
     if isinstance(fn, (types.FunctionType, types.BuiltinFunctionType)):

@@ -15,7 +15,7 @@ import inspect
 import types
 
 from ..chains import MISSING
-from ..owners import _attr, own_holder, own_object
+from ..owners import _attr, _has, own_holder, own_object
 
 _MAX_ITEMS = 256    # a longer container is not looked into
 # (sets: a type is found by identity, not by ``==``, which a metaclass may define)
@@ -83,7 +83,7 @@ def _static(v, key: str):
         return raw.__func__
     if isinstance(raw, types.FunctionType):
         return raw if v is cls else types.MethodType(raw, v)
-    return MISSING if hasattr(type(raw), "__get__") else raw
+    return MISSING if _has(type(raw), "__get__") else raw
 
 
 def _text(v) -> bool:

@@ -130,7 +130,7 @@ def _slots(root, name: str, probes=None, at=((), None)) -> dict:
                 if len(v) <= _MAX_ITEMS and all(type(x) is str or type(x) is bytes or _is_number(x)
                                                 for x in v):
                     out[path + (_ITEMS,)] = (frozenset(v), None, (id(v), _ITEMS))
-            elif isinstance(v, tuple) and isinstance(getattr(t, "_fields", None), tuple):
+            elif isinstance(v, tuple) and isinstance(_attr(t, "_fields"), tuple):
                 below += [(x, path + ((".", k),), (id(v), (".", k)))   # a namedtuple's
                           for k, x in zip(t._fields, v)]                # items, by name
             elif own_object(v):

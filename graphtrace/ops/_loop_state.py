@@ -141,13 +141,13 @@ def _function(body):
         return fn, bound, extra
     if isinstance(body, types.MethodType):
         return body.__func__, body.__self__, {}
-    inner = getattr(body, "fn", None)   # a @gt.graph function as the body: its code
+    inner = _attr(body, "fn")   # a @gt.graph function as the body: its code
     if type(body).__module__.startswith("graphtrace") and isinstance(inner, types.FunctionType):
         return inner, None, {}
     if isinstance(body, types.FunctionType):
         inner = inspect.unwrap(body)   # a decorator's wrapper (functools.wraps): the body's
         return (inner if isinstance(inner, types.FunctionType) else body), None, {}
-    call = getattr(type(body), "__call__", None)
+    call = _attr(type(body), "__call__")
     if isinstance(call, types.FunctionType):   # an object of the program's own
         return call, body, {}
     return None, None, {}
@@ -167,7 +167,7 @@ def _user_frame():
 def _helper_roots(fn, name: str, out: dict, owners: dict) -> None:
     """The closure cells and the globals of a function the body calls by ``name``
     (``owners``: root -> (the function, its name there))."""
-    fn = getattr(fn, "__func__", fn)
+    fn = _attr(fn, "__func__", fn)
     if not isinstance(fn, types.FunctionType):
         return
     code = fn.__code__
@@ -187,7 +187,7 @@ def _helper_roots(fn, name: str, out: dict, owners: dict) -> None:
 
 def _own_function(v) -> bool:
     """Whether ``v`` (a function, a method) is of a module of the program's own."""
-    module = sys.modules.get(getattr(getattr(v, "__func__", v), "__module__", None) or "")
+    module = sys.modules.get(_attr(_attr(v, "__func__", v), "__module__") or "")
     return module is None or own_holder(module)
 
 
@@ -423,7 +423,7 @@ class LoopState:
         before it reads it, or does not name it."""
         fn = _resolve(self.scope, callee)
         bound = isinstance(fn, types.MethodType)
-        fn = getattr(fn, "__func__", fn)
+        fn = _attr(fn, "__func__", fn)
         if not isinstance(fn, types.FunctionType) or key is None:
             return False
         code = fn.__code__
@@ -444,7 +444,7 @@ class LoopState:
         out = {line for f, line in sources if f == file} | region.launches
         for line, callee, _, _ in region.passes:
             fn = _resolve(self.scope, callee)
-            fn = getattr(fn, "__func__", fn)
+            fn = _attr(fn, "__func__", fn)
             if isinstance(fn, types.FunctionType) and sources & _lines(fn):
                 out.add(line)
         return out
@@ -500,7 +500,7 @@ class LoopState:
             args = args if clamps else unclamped
             fn = _resolve(self.scope, callee)
             bound = isinstance(fn, types.MethodType)
-            fn = getattr(fn, "__func__", fn)
+            fn = _attr(fn, "__func__", fn)
             if not isinstance(fn, types.FunctionType) or \
                     sources is not None and not sources & _lines(fn):
                 continue
@@ -551,7 +551,7 @@ class LoopState:
             return False
         lines = self._work(region, regions)
         if not any(region.takes_on(lines, (n,)) for n, v in self.scope.items()
-                   if getattr(v, "__func__", v) is fn):
+                   if _attr(v, "__func__", v) is fn):
             return False
         own = _Region((fn.__code__, -1, 1 << 62), dict(fn.__globals__))
         held = (name,) + path[1:]

@@ -23,6 +23,7 @@ from ..arrays import as_buffer, is_array
 from ..buffers import Buffer
 from ..context import ProxyStream, current_tracer, on_trace_start
 from ..errors import ArgumentError, KernelArgumentError, StreamError, user_frame
+from ..probe import _has
 from ..scalar import Scalar, has_fraction
 from ..temporary import is_temporary
 from ..tree import leaves, materialize, tree_map
@@ -119,7 +120,7 @@ class NumbaAdapter(Adapter):
                     "tuple of numbers or arrays")
             what = _not_an_array(a)
             if what is not None and i < len(self.params) and self.params[i] in self.array_params \
-                    and not hasattr(type(a), "_fields"):   # a namedtuple's g.size: its field
+                    and not _has(type(a), "_fields"):   # a namedtuple's g.size: its field
                 raise KernelArgumentError(
                     f"argument {self.param_name(i)} of numba kernel {self.name} is "
                     f"{what}, but the kernel uses it as an array: pass a device array "
@@ -503,7 +504,7 @@ def _not_a_proxy(name: str, cfg: tuple, module: str = "") -> str:
         return (f"numba kernel {name} launched on a {type(where).__name__} of streams: "
                 "s.if_else gives (then, otherwise) and s.switch a tuple of case streams; "
                 "launch on one of them, kernel[grid, block, then](...)")
-    if hasattr(where, "__enter__") and not hasattr(where, "handle"):
+    if _has(where, "__enter__") and not _has(where, "handle"):
         return (f"numba kernel {name} launched on a loop or branch block, not on its body: "
                 "with s.while_loop(...) as body: kernel[grid, block, body](...)")
     if where is None:   # kernel[grid, block](..., stream=s): the keyword is no launch's

@@ -128,7 +128,7 @@ class Op:
     def intent_error(self, node, buf, detail: str = "") -> IntentError:
         """The ``IntentError`` for ``node`` having written ``buf``, which it only reads."""
         i = arg_position(node.args, buf)
-        name = getattr(node.target, "__qualname__", self.kind)
+        name = _attr(node.target, "__qualname__", self.kind)
         arg = f" (argument {i})" if i is not None else ""
         return IntentError(f"{self.kind} {name} wrote to {buf.label or 'an array'}{arg}"
                            f"{detail}, which it was declared to only read: pass it as "

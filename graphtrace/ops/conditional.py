@@ -32,6 +32,7 @@ from ..buffers import Buffer
 from ..context import ProxyStream
 from ..errors import ArgumentError, EmitError, TraceError, user_frame
 from ..ir import Node
+from ..probe import _attr, _has
 from ..scalar import Scalar, has_fraction
 from ..temporary import returned
 from ._conditions import C_TYPES, Condition, condition_kernel, evaluate
@@ -243,8 +244,8 @@ def structured(stream, op, condition, names, attrs, source, body=None):
     block = _Structured(stream, op, condition, names, attrs, source)
     if body is None:
         return block
-    block.body_fn = getattr(body, "__func__", body) if hasattr(
-        getattr(body, "__func__", body), "__code__") else None
+    block.body_fn = _attr(body, "__func__", body) if _has(
+        _attr(body, "__func__", body), "__code__") else None
     block.body = body
     _refuse_arity(body, names, block.what, source)
     with block as bodies:
@@ -546,7 +547,7 @@ def record_child(stream, function, args, kwargs, source, lead=()):
     """``s.child(f, *args)``: ``f``'s ops recorded into a child-graph node, their
     dependencies inferred in ``f``'s own mode (``deps``); ``lead``: what comes
     before the stream in the call (a method's object)."""
-    if getattr(function, "_graphtrace_graph", False) is not True or not callable(function):
+    if _attr(function, "_graphtrace_graph", False) is not True or not callable(function):
         raise ArgumentError(f"s.child() takes a @gt.graph function, not "
                             f"{type(function).__name__}")
     t = stream.tracer()

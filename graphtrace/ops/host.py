@@ -186,7 +186,7 @@ def _used(fn) -> frozenset:
         fn = fn.func
     owner = _attr(fn, "__self__")
     if owner is None and not _has(fn, "__code__"):   # a callable object
-        owner, fn = fn, getattr(type(fn), "__call__", None)
+        owner, fn = fn, _attr(type(fn), "__call__")
     codes: list = []
     for c in classes | {type(owner) if owner is not None else object}:   # (helpers too)
         attribute_names(fn, c, into=codes)
@@ -245,7 +245,7 @@ def _kept(fn) -> set:
         fn = fn.func
     bound = _has(fn, "__self__") or not _has(fn, "__code__")
     fn = _attr(fn, "__func__", fn) if _has(fn, "__code__") or _has(fn, "__func__") \
-        else getattr(type(fn), "__call__", None)
+        else _attr(type(fn), "__call__")
     code = _attr(_attr(fn, "__func__", fn), "__code__")
     if code is None:
         return set()
@@ -313,7 +313,7 @@ def _names_of(fn, depth: int = 0, seen=None):
     yield from ((label, v, True) for label, v in given)
     owner = _attr(fn, "__self__")   # a bound method: its object's attributes
     if owner is None and not _has(fn, "__code__") and _has(fn, "__dict__"):
-        owner, fn = fn, getattr(type(fn), "__call__", None)   # a callable object
+        owner, fn = fn, _attr(type(fn), "__call__")   # a callable object
     bound = owner is not None and not isinstance(owner, type) and depth < 4
     held = list(_attr(owner, "__dict__", {}).items()) if bound else []
     for k, v in held:

@@ -24,7 +24,7 @@ import numpy as np
 
 from .arrays import as_buffer, geometry_reader, is_array
 from .buffers import _Intent
-from .errors import ArgumentError
+from .errors import ArgumentError, GraphtraceError, format_source, raised_by_program
 from .first_reads import read_first
 from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespace_values, \
     _object_key, _valued, key_objects
@@ -33,8 +33,9 @@ from .scalar import same_value, value_key
 from .tree import children, leaves, rebuild
 from .values import _Held
 
-__all__ = ["walk", "path_str", "Call", "Identity", "key_objects", "snapshot", "same_call",
-           "geometry_check", "named_geometries", "alias_pattern", "copies", "changed_copies"]
+__all__ = ["walk", "path_str", "Call", "Identity", "cache_entry", "odd_object", "key_objects",
+           "snapshot", "same_call", "geometry_check", "named_geometries", "alias_pattern", "copies",
+           "changed_copies"]
 
 
 def _is_number(v) -> bool:
@@ -175,13 +176,56 @@ def changed_copies(found: list, functions=()) -> list:
     return [path for path, c, before in found if _changed(before, _work(c), functions)]
 
 
+def odd_object(name: str, e: Exception):
+    """The ``ArgumentError`` refusing a call of graph function ``name`` whose
+    inspection ran an object's own code that raised ``e`` (the program's:
+    ``raised_by_program``), or None where graphtrace itself raised it."""
+    where = raised_by_program(e)
+    if where is None:
+        return None
+    return ArgumentError(
+        f"{name}(...): an object this call reaches (an argument, or one its code reads "
+        f"by name or off self) raised {type(e).__name__}: {e} in its {where[2]} "
+        f"({format_source(where[:2])}) when graphtrace asked it what Python asks of any "
+        "object (its class, its attributes, its hash or ==) to key the graph by it; have "
+        "it raise AttributeError for an attribute it lacks and answer the rest, or pass "
+        "what the graph reads off it as arguments")
+
+
+def cache_entry(cache, key, name: str):
+    """``cache.get(key)`` of graph function ``name``: a key holding a value whose own
+    ``__hash__`` or ``==`` raises (a class whose metaclass's does) is refused at the
+    call's line (``odd_object``)."""
+    try:
+        return cache.get(key)
+    except Exception as e:  # noqa: BLE001  (told apart by where it was raised)
+        refusal = odd_object(name, e)
+        if refusal is None:
+            raise
+        raise refusal from e
+
+
 class Call:
     """One call's arguments, split into what the cache key and the binding need."""
 
     __slots__ = ("objs", "bufs", "svals", "key", "reached", "stale", "_holdings")
 
     def __init__(self, fn, bound):
-        """``fn``: the GraphFunction; ``bound``: the call's ``inspect.BoundArguments``."""
+        """``fn``: the GraphFunction; ``bound``: the call's ``inspect.BoundArguments``.
+        An error an object's own code raises while the call is inspected (what
+        Python runs on any object: ``isinstance`` asking its ``__class__``, a hash,
+        an ``==``) is refused at the call's line (``odd_object``)."""
+        try:
+            self._inspect(fn, bound)
+        except GraphtraceError:
+            raise
+        except Exception as e:  # noqa: BLE001  (told apart by where it was raised)
+            refusal = odd_object(fn.__name__, e)
+            if refusal is None:
+                raise
+            raise refusal from e
+
+    def _inspect(self, fn, bound) -> None:
         self.objs, self.bufs, self.svals = [], [], []
         self.stale = False   # keyed by values its trace then changed: the next call
         # computes its key in full (GraphFunction._compiled)

@@ -17,7 +17,7 @@ __all__ = [
     "PageableMemoryError", "HostSyncError", "ShapeMismatchError",
     "DynamicScalarError", "KernelArgumentError", "SimulationError",
     "IntentError", "EmitError", "CaptureError", "IRError", "MissingDependencyError",
-    "DepthWarning", "user_frame", "user_frame_object",
+    "DepthWarning", "raised_by_program", "user_frame", "user_frame_object",
 ]
 
 _PKG_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")   # graphtrace/
@@ -93,6 +93,22 @@ def user_frame(depth: int = 1) -> tuple[str, int]:
     if f is None:
         return ("<unknown>", 0)
     return (f.f_code.co_filename, f.f_lineno)
+
+
+def raised_by_program(e: BaseException):
+    """``(file, line, function)`` of the frame that raised ``e`` where it is the
+    program's own code (outside graphtrace, the libraries it intercepts and the
+    standard library: an object's own ``__getattribute__``, ``__hash__`` or
+    ``__eq__`` that graphtrace's inspection ran); None where graphtrace (or a
+    library, or Python itself in C) raised it."""
+    tb = e.__traceback__
+    if tb is None:
+        return None
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    code = tb.tb_frame.f_code
+    return None if _is_internal(code.co_filename) else \
+        (code.co_filename, tb.tb_lineno, code.co_name)
 
 
 def format_source(source: tuple[str, int] | None) -> str:

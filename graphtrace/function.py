@@ -20,7 +20,7 @@ import types
 from collections import OrderedDict, namedtuple
 
 from . import log
-from .arguments import Call, same_call, snapshot
+from .arguments import Call, cache_entry, same_call, snapshot
 from .backend import resolve, runnable
 from .context import STATE, current_tracer, refuse_in_callback
 from .debug import checks_intents
@@ -219,7 +219,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         call = Call(self, self._bind(args, kwargs))
         key = (backend or self._backend_now(None), call.key)
         with self._lock:
-            entry = self._cache.get(key)
+            entry = cache_entry(self._cache, key, self.__name__)
             if entry is not None and entry.broken:
                 del self._cache[key]
                 entry = None

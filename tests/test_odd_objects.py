@@ -112,6 +112,15 @@ class _Dunders:
         raise TypeError("repr")
 
 
+@pytest.fixture(autouse=True)
+def _forget_odd_modules():
+    """The odd modules leave sys.modules after each test (a library scanning it, as
+    hypothesis does for its constants, would meet their __getattr__)."""
+    yield
+    for name in [n for n in sys.modules if n.startswith("odd_module_")]:
+        del sys.modules[name]
+
+
 def _module(dunders_too: bool):
     """A module of the program's whose ``__getattr__`` raises RuntimeError (for
     its dunders too, ``__file__`` and ``__spec__`` among them, or not)."""

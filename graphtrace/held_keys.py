@@ -10,12 +10,12 @@ from collections import deque
 
 from .chains import NoKey
 from .names import EVERY, chain_heads
-from .owners import class_attribute, own_object
+from .owners import _attributes, class_attribute, own_object
 from .scalar import value_key
 from .values import _GROUPS, _Held, _is_callable_object, _is_value, callable_key, held_values, \
     instance_chains, pure_values
 
-__all__ = ["Watched", "held_key", "set_from_none", "state_changed"]
+__all__ = ["Watched", "every_name", "held_key", "set_from_none", "state_changed"]
 
 _SKIPPED = frozenset({int, float, complex, bool, str, bytes, type(None)})
 
@@ -44,6 +44,19 @@ class Watched:
         self.names = names
         self.state, self.chains, self.callbacks = state or {}, chains or {}, callbacks
         self.reached, self.selfs, self.whole = reached, selfs, whole
+
+    @property
+    def read(self) -> frozenset | None:
+        """The attribute names of held objects the graph reads: ``names``, or None for
+        all where its code reads them whole (``vars(CFG)``, ``getattr(self, k)``)."""
+        return None if self.whole == EVERY else self.names
+
+
+def every_name(self_obj, objects) -> frozenset:
+    """The names of every attribute of ``self_obj`` (None: none) and of the held
+    ``objects`` (``held_objects``): all the code may read where it reads them whole."""
+    return frozenset(name for _, _, attributes in objects for name, _ in attributes).union(
+        name for name, _ in (_attributes(self_obj) if self_obj is not None else ()))
 
 
 def held_key(objects, watched: Watched, traced=frozenset()) -> tuple:

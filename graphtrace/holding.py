@@ -22,7 +22,7 @@ from .errors import DepthWarning, user_frame
 from .handed import hands, merged
 from .held import (callback_arrays, held_arrays, held_functions, held_methods, held_objects,
                    loaded_names, settings_alone)
-from .held_keys import Watched, held_key, set_from_none, state_changed
+from .held_keys import Watched, every_name, held_key, set_from_none, state_changed
 from .host_chains import host_callbacks, host_chains, host_methods, host_parameters, self_callbacks
 from .names import (_methods_named, attribute_names, chain_heads, callback_methods,
                     EVERY, class_methods, reads_fields, self_chains, self_changes, widest)
@@ -214,7 +214,7 @@ class Holdings:
             objects, (watched, reaches, _, _) = held if held is not None else self.walk(None)
             for r in reaches:
                 out += r.arrays()
-            out += held_arrays(objects, watched.names)
+            out += held_arrays(objects, watched.read)
         return out
 
     def arrays_of(self, self_obj, held=None) -> list:
@@ -225,7 +225,7 @@ class Holdings:
         for r in self._class_reaches(type(self_obj))[0] + reaches:
             out += r.arrays()
         kept = self._callback_kept(type(self_obj))   # a history its callbacks keep on self
-        return out + instance_arrays(self_obj, kept) + held_arrays(objects, watched.names)
+        return out + instance_arrays(self_obj, kept) + held_arrays(objects, watched.read)
 
     def walk(self, self_obj) -> tuple:
         """``(objects, (watched, reaches, methods, heads))``: the program's own
@@ -244,14 +244,16 @@ class Holdings:
         hosted = self._callback_functions(type(self_obj)) if self_obj is not None else ()
         handed = self._handed(self_obj)
         known = self._held_names.get(type(self_obj))
-        if known is None:   # at first the names the graph's own code (and its callbacks') loads
+        if known is None:   # at first the names the graph's own code (and its callbacks') loads,
+            code = self._code(self_obj)   # and whether it reads objects whole (vars(CFG),
+            # getattr(self, name)): then the walk reads all they hold
             known = self._held_names[type(self_obj)] = (frozenset().union(
-                *(loaded_names(f) for f in self._code(self_obj) + list(hosted))), ())
-        names, extra = known
+                *(loaded_names(f) for f in code + list(hosted))), (),
+                widest(map(reads_fields, code)) == EVERY)
+        names, extra, every = known
         places += [p for p in extra if p not in places]
         roots, heads = self._roots(places, self_obj)
         mine: list = []   # the places the functions held reach (this object's alone)
-        every = False   # the code reads objects whole (vars(CFG)): walk all they hold
         for _ in range(_MAX_PASSES):   # until the held classes' methods name no new ones
             seen: set = set()
             deep: list = []   # the labels of objects too deep to walk
@@ -263,7 +265,8 @@ class Holdings:
             objects += [o for label, v in roots
                         for o in held_objects(v, label, seen, walked, deep, handed, called, bound)]
             on_self: list = []   # those of them that run on self (self.fn = self.update)
-            helpers = held_functions(self_obj, objects, names, on_self, handed)   # self.fn = lambda
+            helpers = held_functions(self_obj, objects, every_name(self_obj, objects) if every
+                                     else names, on_self, handed)   # self.fn = lambda
             if not objects and not helpers:
                 return [], _NOTHING_HELD
             classes = tuple(dict.fromkeys(type(o) for _, o, _ in objects))
@@ -299,13 +302,14 @@ class Holdings:
                 places += more + theirs
                 mine += theirs
                 roots, heads = self._roots(places, self_obj)
-            self._held_names[type(self_obj)] = (names, extra)   # where the next call starts
+            self._held_names[type(self_obj)] = (names, extra, every)   # where the next call starts
         if deep:
             self.warn_deep(deep)
         if self_obj is None and not hit[2] and not helpers and not hit[0].whole and \
                 not self.reach.escaped.union(*(r.escaped for r in reaches)).intersection(
                     label for label, _ in roots) and \
-                not held_arrays(objects, names) and settings_alone(roots, objects, names):
+                not held_arrays(objects, None if every else names) and \
+                settings_alone(roots, objects, names):
             return [], _NOTHING_HELD   # settings alone (CFG.lr): Reach's chains watch them
         return objects, (hit[0], reaches, hit[2], heads)
 

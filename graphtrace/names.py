@@ -28,6 +28,7 @@ from .arrays import is_array
 from .bases import _explicit_bases, _super_methods, _with_wrapped
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
     callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, value_chains
+from .dynamic_names import by_names
 from .host_chains import host_callbacks, host_chains, self_callbacks
 from .owners import _dunders, _followed, _library, _python_function, _python_helper, own_object
 from .probe import _answers_oddly, _attr
@@ -349,11 +350,12 @@ def reads_fields(fn) -> str:
     that read every field (``lr, beta = astuple(cfg)``, ``dataclasses.asdict(cfg)``,
     ``fields``, ``replace``) by a global or closure name or off the module;
     ``EVERY`` where it reads an object's attributes as a dict (``vars(cfg)``,
-    ``cfg.__dict__``); else the empty string."""
+    ``cfg.__dict__``) or by names known only when it runs (``getattr(self, name)``,
+    ``attrgetter(key)``: ``dynamic_names.by_names``); else the empty string."""
     code = fn.__code__
     loaded = _loaded(code)
     if "__dict__" in loaded or "vars" in _global_names_all(code) and \
-            ((v := _lookup(fn, "vars")) is None or v is vars):
+            ((v := _lookup(fn, "vars")) is None or v is vars) or by_names(code):
         return EVERY
     for name in _names(code):
         v = _lookup(fn, name)

@@ -34,9 +34,12 @@ __all__ = ["class_attribute", "container", "contents", "own_class", "own_holder"
 
 
 def _python_function(obj):
-    """The plain Python function behind a helper or a nested graph function."""
+    """The plain Python function behind a helper or a nested graph function (or a
+    class's ``functools.partialmethod``: ``fa = partialmethod(_fwd, which="a")``)."""
     if isinstance(obj, types.FunctionType):
         return obj
+    if type(obj) is functools.partialmethod:
+        return _python_function(obj.func)
     inner = _attr(obj, "__wrapped__")   # a GraphFunction, a decorated helper
     return inner if isinstance(inner, types.FunctionType) else None
 

@@ -26,7 +26,7 @@ from .held_keys import Watched, every_name, held_key, set_from_none, state_chang
 from .host_chains import host_callbacks, host_chains, host_methods, host_parameters, self_callbacks
 from .names import (_methods_named, attribute_names, chain_heads, callback_methods,
                     EVERY, class_methods, reads_fields, self_chains, self_changes, widest)
-from .owners import _attr, _attributes, _python_function, class_attribute
+from .owners import _attr, _attributes, _dunders, _python_function, class_attribute
 from .first_reads import read_first
 from .replayed_stores import roots
 from .reach import Reach
@@ -394,9 +394,10 @@ class Holdings:
             f for f in (_python_function(v) for fn, name, v in self.reach.helpers   # or
                         if not _hosted(fn.__code__, name)) if f is not None]   # Sink.notify)
         functions += [f for f in self.reach.carried if f not in functions]   # UPD["sgd"]
-        if self_obj is not None:
+        if self_obj is not None:   # and those syntax runs on self (self.sc of a __getattr__)
             functions += [f for _, f in class_methods(self.function, self.self_param,
                                                       type(self_obj)) if f is not self.function]
+            functions += [f for _, f in _dunders(type(self_obj)) if f not in functions]
         return functions
 
     def _class_reaches(self, cls) -> tuple:

@@ -247,17 +247,21 @@ class _Roots:
         if root is None:
             held = _held_by_argument(self.given, buf)
             own = self.self_param
-            if held is not None and own is not None and held.startswith(f"{own}."):
+            if held is not None and own is not None and \
+                    held.split(".")[0].split("[")[0] == own:
                 raise ArgumentError(
-                    f"an array used here ({_describe(buf)}) is {held}, which was not among "
-                    f"the arrays {own} held, as graphtrace reads it, when the trace of "
-                    f"{self.name} began: an array made or put there during the trace ("
-                    f"if {held} is None: {held} = cuda.device_array(n)) or reached only "
-                    "by code graphtrace does not read (a __getattr__ of your class) would "
-                    "stay this one at every call, unseen; allocate it before the first "
-                    "call (in __init__, or outside the function), make it scratch memory "
-                    f"of the graph's own (s.empty(shape, dtype)), or pass it to {self.name} "
-                    "as an argument")
+                    f"an array used here ({_describe(buf)}) is {held}, which {own} holds where "
+                    f"graphtrace does not look: not among the arrays {own} held when the trace "
+                    f"of {self.name} began, as graphtrace reads it. An array made or put there "
+                    f"during the trace (if {held} is None: {held} = cuda.device_array(n)), "
+                    f"or held by a name no code of {self.name} (nor a method of {own}'s class "
+                    "it calls) names, such as one known only when code runs (getattr(o, name) "
+                    "in a function passed as an argument), or inside a library's object, would "
+                    "stay this one at every call, unseen: allocate it before the first call "
+                    "(in __init__, or outside the function), make it scratch memory of the "
+                    f"graph's own (s.empty(shape, dtype)), name the attribute in the code of "
+                    f"{self.name} ({held}), or pass {held} to {self.name} as an argument of "
+                    "its own")
             if held is not None:
                 raise ArgumentError(
                     f"an array used here ({_describe(buf)}) is {held}, held by an argument "

@@ -486,7 +486,8 @@ def test_an_array_a_graph_method_puts_on_self_while_tracing_says_to_allocate_it_
     with pytest.raises(gt.ArgumentError) as e:
         _Lazy().step(dev(1, 1))
     assert e.value.source[1] == line_of(__file__, "the lazy buffer used")
-    assert "is self.buf, which was not among the arrays self held" in str(e.value)
+    assert "is self.buf, which self holds where graphtrace does not look" in str(e.value)
+    assert "made or put there during the trace" in str(e.value)
     assert "allocate it before the first call" in str(e.value)
 
 

@@ -30,7 +30,8 @@ from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain a
     callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, value_chains
 from .dynamic_names import by_names
 from .host_chains import host_callbacks, host_chains, self_callbacks
-from .owners import _dunders, _followed, _library, _python_function, _python_helper, own_object
+from .owners import _PLAIN_BASES, _dunders, _followed, _library, _python_function, \
+    _python_helper, own_object
 from .probe import _answers_oddly, _attr
 from .values import _MAX_DEPTH
 
@@ -311,6 +312,8 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
             if not _DYNAMIC.isdisjoint(k.co_names):   # getattr(OPT, "update")(s, w),
                 names.update(x for x in k.co_consts   # methodcaller("update", s, w)
                              if type(x) is str and x.isidentifier())
+            if by_names(k):   # getattr(self.layer, self.layer.mode)(s, x): any of them
+                names.update(_method_names(cls))
             live = callback_codes(k)   # a lambda handed to s.host reads when it runs
             codes.extend(x for x in k.co_consts if isinstance(x, types.CodeType) and
                          x not in live)
@@ -333,6 +336,14 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
                         out.append((name, h, takes_self))
                         todo.append((h.__code__, h))
     return out
+
+
+def _method_names(cls) -> list:
+    """The names of the methods and properties (not dunders) ``cls`` and its bases
+    of the program's own define: those a name known only when code runs may pick."""
+    return [name for c in cls.__mro__ if c not in _PLAIN_BASES for name, v in c.__dict__.items()
+            if name[:2] != "__" and (isinstance(v, property) or
+                                     _python_function(_attr(v, "__func__", v)) is not None)]
 
 
 # what names a method by a string (getattr(OPT, "update"), operator.attrgetter("update"))

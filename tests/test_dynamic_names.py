@@ -474,3 +474,37 @@ def test_a_torch_style_module_traces_once_while_nothing_changes():
     for _ in range(3):
         m.forward(out)
     assert m.forward.cache_info().misses == before + 1
+
+
+_GAIN = 2.0
+
+
+class _Gained:
+    def __init__(self):
+        self.mode = "train"
+
+    def train(self, s, out):
+        put[1, 2, s](out, _GAIN)
+
+
+class _PicksGained:
+    def __init__(self):
+        self.layer = _Gained()
+
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        getattr(self.layer, self.layer.mode)(s, out)
+
+
+def test_a_method_picked_by_a_name_known_when_run_reads_its_globals_anew():
+    """``train`` reads a global ``_GAIN``; named nowhere in the graph's code, its
+    globals were not followed and the first value replayed."""
+    global _GAIN
+    m, out = _PicksGained(), dev(0, 0)
+    m.step(out)
+    _GAIN = 5.0
+    try:
+        m.step(out)
+        assert result(out) == [5.0, 5.0]
+    finally:
+        _GAIN = 2.0

@@ -171,6 +171,8 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     changed = [c for h, c in changed if h == self_param]
     _, traced = value_chains(code, roots=frozenset({self_param}), own=own, callbacks=False)
     traced = [c for h, c in traced if h == self_param]
+    named = [(("attr", n),) for n in _set_by_name(code, self_param)]   # setattr(self, "on", v)
+    changed, traced = changed + named, traced + named
     setters = [(name, p.fset, True) for name, p in _setters(cls, changed)]   # self.on = v
     for _, other, takes_self in methods + setters:   # of a property: its setter's code
         first = other.__code__.co_varnames[:1]
@@ -193,6 +195,22 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
             label = _chain("self", steps)
             kept[str(label)] = label.calls()
     return tuple(found.items()), stored - hosted, hosted, tuple(kept.items())
+
+
+def _set_by_name(code, param: str) -> list:
+    """The attribute names ``code`` sets on its local ``param`` by ``setattr`` or
+    ``delattr`` with a constant name (``setattr(self, "started", True)``)."""
+    out, seen = [], []
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("PUSH_NULL", "CACHE", "EXTENDED_ARG", "NOP"):
+            continue
+        seen = (seen + [ins])[-3:]
+        if len(seen) == 3 and seen[0].opname in _NAME_LOADS and \
+                seen[0].argval in ("setattr", "delattr") and \
+                seen[1].opname.startswith("LOAD_FAST") and seen[1].argval == param and \
+                seen[2].opname == "LOAD_CONST" and isinstance(seen[2].argval, str):
+            out.append(seen[2].argval)
+    return out
 
 
 def _setters(cls, changed) -> list:

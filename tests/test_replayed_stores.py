@@ -286,3 +286,25 @@ def test_a_flag_a_property_sets_is_keyed_and_set_again_by_the_replays():
         m.step(x)
         assert m.initialized is True
     assert first(x) == 206.0 and _Property.step.cache_info().misses == 2
+
+
+class _ByName:
+    def __init__(self):
+        self.started = False
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        if not getattr(self, "started"):
+            add[1, 2, s](x, 100.0)
+            setattr(self, "started", True)   # a store by a constant name
+        add[1, 2, s](x, 1.0)
+
+
+def test_a_flag_setattr_sets_by_a_constant_name_is_set_again_by_the_replays():
+    m, x = _ByName(), dev()
+    for i in range(6):
+        if i == 3:
+            m.started = False
+        m.step(x)
+        assert m.started is True
+    assert first(x) == 206.0 and _ByName.step.cache_info().misses == 2

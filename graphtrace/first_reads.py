@@ -25,6 +25,8 @@ import dis
 import re
 import types
 
+from .dynamic_names import by_names
+
 _KEY = re.compile(r"\[([^\[\]]*)\]$")
 _GETATTR = re.compile(r"^(?:has|get)attr\(.*, '(\w+)'(?:, \.\.\.)?\)$")
 
@@ -84,8 +86,8 @@ def read_first(functions, label: str) -> bool:
         code = codes.pop()
         codes += [c for c in code.co_consts if isinstance(c, types.CodeType) and c not in seen]
         seen.update(c for c in code.co_consts if isinstance(c, types.CodeType))
-        if _decides(code, step):
-            return True
+        if _decides(code, step) or step[0] == "attr" and by_names(code):
+            return True   # (getattr(OB, NAME): any attribute may be the one read)
     return False
 
 

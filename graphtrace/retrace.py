@@ -235,8 +235,8 @@ class CallWarnings:
                     "function and pass it as an argument; run bookkeeping that must happen "
                     "at every call in s.host")
         if unkeyed:
-            text += (". Graphtrace cannot tell whether the code read it first (an attribute "
-                     "or key named by a variable or computed, getattr(OB, NAME); a value "
+            text += (". Graphtrace cannot tell whether the code read it first (a key "
+                     "computed, ST[K.A]; a value "
                      "in a host array), so no later call traces anew for it: where it is a "
                      "flag deciding work, name it by a constant (OB.started, ST[\"init\"]) "
                      "in a global or an object of your own, which keys the graph by it")

@@ -273,12 +273,7 @@ def instance_chains(obj, chains) -> tuple:
     """The cache key's entries of ``self_chains`` read off ``obj`` now."""
     out = []
     for label, steps in chains:
-        v = obj
-        try:
-            for step in steps:
-                v = step(v)
-        except Exception:  # noqa: BLE001  (the key gone, another object: no value)
-            v = MISSING
+        v = _followed(obj, steps, MISSING)   # (the key gone, another object: no value)
         out.append((label, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
                    if _is_value(v) else (label, None))
     return tuple(out)
@@ -291,15 +286,21 @@ def stored_chains(obj, chains) -> tuple:
     ``NoKey.NONE`` (set later, as from None), anything else by its type."""
     out = []
     for label, steps in chains:
-        v = obj
-        try:
-            for step in steps:
-                v = step(v)
-        except Exception:  # noqa: BLE001  (the key not there yet, another object)
-            v = NoKey.NONE
+        v = _followed(obj, steps, NoKey.NONE)   # (the key not there yet: NONE)
         out.append((label, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
                    if _is_value(v) or v is NoKey.NONE else (label, type(v)))
     return tuple(out)
+
+
+def _followed(obj, steps, missing):
+    """What the calls ``steps`` (``Chain.calls``) find off ``obj``; ``missing`` where
+    one raises."""
+    try:
+        for step in steps:
+            obj = step(obj)
+    except Exception:  # noqa: BLE001  (whatever the object raises)
+        return missing
+    return obj
 
 
 def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset()) -> tuple:

@@ -46,7 +46,8 @@ def _object_key(obj, names: frozenset, seen: set) -> tuple:
             mine = {name for name, _ in values}
             return None, values + tuple((name, _entry(class_attribute(type(obj), name), names,
                                                       0, set())) for name in held
-                                        if name not in mine) + _methods_read(methods)
+                                        if name not in mine) + _methods_read(methods) + \
+                _called(methods)
     return Identity(obj), _settings(obj, names, 0, seen)
 
 
@@ -66,16 +67,15 @@ def _settings(obj, names, depth: int, seen: set) -> tuple:
         handed = getattr(names, "handed", None) if depth == 0 else None
         attributes = _attributes(obj)
         names, kept = _kept(obj, names, handed, attributes)
-        names, held, methods = _READS.get((type(obj), names, getattr(names, "hosted", _NONE),
-                                           getattr(names, "fields", ""))) \
-            or _reads(type(obj), names)
+        names, held, methods = _reads(type(obj), names)
         if names.fields == EVERY:   # vars(cfg): every attribute it holds
             names = Loaded(names.union(name for name, _ in _attributes(obj)), names.hosted,
                            EVERY)
         out = [(name, _entry(v, names, depth, seen, handed.get(f"self.{name}") if handed
                              else None)) for name, v in attributes
                if name in names] + list(_methods_read(
-                   tuple(dict.fromkeys(methods + kept[0])) if kept else methods))
+                   tuple(dict.fromkeys(methods + kept[0])) if kept else methods)) + \
+            list(_called(methods))
         out += [(f"{f.__name__}()", ("names", _global_values(f))) for f in kept[1:]]
     else:
         held, out = (), [(name, _entry(v, None, depth, seen)) for name, v in _attributes(obj)]
@@ -144,17 +144,24 @@ def _reads(t: type, names: frozenset) -> tuple:
     which reads what it reads when it runs) unless another calls it; and those of
     them by which ``t`` (or a base) holds values (``Cfg.scale``, read through an
     object that does not hold it); and the functions of the methods followed
-    (``_methods_read``). Found once per class and names."""
+    (``_methods_read``). Found once per class and names, and again where the
+    class holds another object by the name of a method followed (``P.rate =
+    new_rate`` in a notebook's cell)."""
     hosted, fields = getattr(names, "hosted", _NONE), getattr(names, "fields", "")
     hit = _READS.get((t, names, hosted, fields))
-    if hit is None:   # (the call path looks it up itself)
+    if hit is not None and hit[3] and not all(class_attribute(t, n) is v for n, v in hit[3]):
+        hit = None   # a method replaced on the class since (P.rate = new_rate): found anew
+    if hit is None:
         out, skipped, methods, whole = set(names), set(hosted), {}, fields
+        followed: list = []   # (name, what the class holds by it) of the methods followed
         todo = [n for n in names if n not in skipped] + [name for name, _ in _dunders(t)]
         found: list = []   # functions to read: the methods named, the bases' they call
         while todo or found:   # and the dunders syntax runs (op(s, x): __call__; cfg[0])
             if not found:
                 name = todo.pop()
                 f = class_attribute(t, name)
+                if f is not None and not _is_value(f):
+                    followed.append((name, f))
                 f = f.fget if isinstance(f, property) else _attr(f, "__func__", f)
                 f = _python_function(f) if f is not None else None   # a graph method too
                 found += [f] + _super_methods(t, name, f) if f is not None else []
@@ -176,8 +183,14 @@ def _reads(t: type, names: frozenset) -> tuple:
         held = tuple(sorted(n for n in out if not n.startswith("__") and (
             _is_value(v := class_attribute(t, n)) or pure_values(v) is not None)))
         hit = _READS[(t, names, hosted, fields)] = (
-            Loaded(out, skipped, whole), held, tuple(methods))
-    return hit
+            Loaded(out, skipped, whole), held, tuple(methods), tuple(followed))
+    return hit[:3]
+
+
+def _called(methods) -> tuple:
+    """The key's entry of the functions of the methods followed, by identity: one
+    replaced on the class (``P.rate = new_rate``) is another graph."""
+    return (("()", methods),) if methods else ()
 
 
 def _methods_read(methods) -> tuple:
@@ -435,7 +448,7 @@ def _namespace_values(v, names: frozenset) -> tuple:
         return ()
     return tuple((n, _entry(x, frozenset(), 0, set())) for n, x in read
                  if x is not None and (_is_value(x) or pure_values(x) is not None)) + \
-        _methods_read(methods)
+        _methods_read(methods) + _called(methods)
 
 
 _HOLDINGS = weakref.WeakKeyDictionary()   # a function passed as an argument -> its Holdings

@@ -953,3 +953,82 @@ def test_the_key_of_names_holding_the_very_same_numbers_is_reused_and_a_change_i
         assert numbers.functions() != key   # another type, an equal value
     finally:
         _COUNT = 1.0
+
+
+class _Rated:
+    def __init__(self, b=1.0):
+        self.b = b
+
+    def rate(self):
+        return self.b * 2
+
+
+@dataclasses.dataclass(frozen=True)
+class _FrozenRated:
+    b: float = 1.0
+
+    def rate(self):
+        return self.b * 2
+
+
+class _ClassRated:
+    b = 1.0
+
+    @classmethod
+    def rate(cls):
+        return cls.b * 2
+
+
+@gt.graph(backend="sim")
+def _by_rate(s, out, cfg):
+    put[1, 2, s](out, cfg.rate())
+
+
+def test_a_method_replaced_on_an_argument_objects_class_traces_anew():
+    """P.rate = new_rate in a notebook's cell: the object's key read what the old
+    method read, found once per class, and held nothing of the method itself, so
+    the old method's value was replayed (for a frozen dataclass's new instance too,
+    and a class passed itself)."""
+    for cls, arg in ((_Rated, _Rated()), (_FrozenRated, None), (_ClassRated, _ClassRated)):
+        out, old = dev(0, 0), cls.__dict__["rate"]
+        try:
+            _by_rate(out, arg if arg is not None else cls())
+            assert result(out) == [2.0, 2.0]
+            new = (lambda self: self.b * 7)
+            setattr(cls, "rate", classmethod(new) if cls is _ClassRated else new)
+            _by_rate(out, arg if arg is not None else cls())
+            assert result(out) == [7.0, 7.0], cls
+        finally:
+            setattr(cls, "rate", old)
+
+
+class _Coef:
+    def __init__(self, b):
+        self.b, self.c = b, 5.0
+
+    def coef(self):
+        return self.c
+
+
+@gt.graph(backend="sim")
+def _by_coef(s, out, cfg):
+    put[1, 2, s](out, cfg.coef())
+
+
+def test_what_a_replaced_method_reads_off_an_argument_object_is_keyed():
+    """After _Coef.coef = lambda self: self.b, a change of p.b replayed the value the
+    first trace after the patch read: the names the class's methods read were found
+    once per class."""
+    old = _Coef.coef
+    try:
+        p, out = _Coef(1.0), dev(0, 0)
+        _by_coef(out, p)
+        _Coef.coef = lambda self: self.b
+        p.b = 3.0
+        _by_coef(out, p)
+        assert result(out) == [3.0, 3.0]
+        p.b = 8.0
+        _by_coef(out, p)
+        assert result(out) == [8.0, 8.0]
+    finally:
+        _Coef.coef = old

@@ -12,7 +12,7 @@ from functools import partial
 
 from ._compiled import buffers as _compiled_buffers
 
-__all__ = ["code_parts"]
+__all__ = ["code_parts", "same_signed", "signed"]
 
 
 # a function's code and defaults: replaced in place, it runs other code (a trace
@@ -24,20 +24,43 @@ def code_parts(fn) -> tuple:
     return tuple(getattr(fn, at) for at in _CODE_PARTS)
 
 
-def _runs_as_walked(entries: list) -> bool:
-    """Whether each ``(function, defaults, keyword defaults, code)`` still holds them."""
+def signed(fn) -> tuple:
+    """``code_parts`` and the items its keyword defaults hold: what a signature
+    read off ``fn`` depends on (``same_signed``)."""
+    parts = code_parts(fn)
+    return parts + (tuple(parts[2].items()) if parts[2] else (),)
+
+
+def same_signed(fn, was: tuple) -> bool:
+    """Whether ``fn`` holds what ``signed`` found (its keyword defaults' dict changed in
+    place too: ``f.__kwdefaults__["a"] = 8.0``)."""
+    if not all(map(operator.is_, code_parts(fn), was)):
+        return False
+    kw = was[2]
+    return not kw or len(kw) == len(was[3]) and \
+        all(a == c and b is d for (a, b), (c, d) in zip(kw.items(), was[3]))
+
+
+def _runs_as_walked(entries: list, mappings: list) -> bool:
+    """Whether each ``(function, defaults, keyword defaults, code)`` still holds them,
+    and each keyword defaults' dict (``mappings``: ``(dict, keys, values)``) what it
+    held."""
     return all(f.__defaults__ is d and f.__kwdefaults__ is kw and f.__code__ is c
-               for f, d, kw, c in entries)
+               for f, d, kw, c in entries) and \
+        all(len(m) == len(keys) and all(map(operator.is_, m, keys)) and
+            all(map(operator.is_, m.values(), values)) for m, keys, values in mappings)
 
 
 def _code_check(walked: list):
     """A getter saying ``True`` (that very object) while every walked function runs the
-    code and defaults it ran when walked: one call, in C where tracing is compiled
+    code and defaults it ran when walked (its keyword defaults changed in place too,
+    ``helper.__kwdefaults__["a"] = 8.0``): one call, in C where tracing is compiled
     (_buffers.c's guard_unchanged, given only functions), however many were walked."""
     entries = [(f, f.__defaults__, f.__kwdefaults__, f.__code__) for f in walked]
+    mappings = [(kw, tuple(kw), tuple(kw.values())) for _, _, kw, _ in entries if kw]
     if _COMPILED_CHECK is None or not all(type(f) is types.FunctionType for f in walked):
-        return partial(_runs_as_walked, entries)
-    return partial(_COMPILED_CHECK, [], [], [], [], entries, [], [], None)
+        return partial(_runs_as_walked, entries, mappings)
+    return partial(_COMPILED_CHECK, mappings, [], [], [], entries, [], [], None)
 
 
 _COMPILED_CHECK = getattr(_compiled_buffers(), "guard_unchanged", None)
@@ -45,18 +68,22 @@ _COMPILED_CHECK = getattr(_compiled_buffers(), "guard_unchanged", None)
 
 class _Code:
     """A walked function's ``code_parts`` in a cache key: equal where each is the
-    same object (a name-by-name log says the function changed)."""
+    same object, and its keyword defaults hold the same (a name-by-name log says
+    the function changed)."""
 
-    __slots__ = ("name", "parts")
+    __slots__ = ("name", "parts", "kw")
 
     def __init__(self, fn, parts):
         self.name, self.parts = fn.__name__, parts
+        self.kw = tuple(parts[2].items()) if parts[2] else ()   # (changed in place too)
 
     def __eq__(self, other):
-        return type(other) is _Code and all(map(operator.is_, self.parts, other.parts))
+        return type(other) is _Code and all(map(operator.is_, self.parts, other.parts)) \
+            and len(self.kw) == len(other.kw) and \
+            all(a == c and b is d for (a, b), (c, d) in zip(self.kw, other.kw))
 
     def __hash__(self):
-        return hash(tuple(map(id, self.parts)))
+        return hash(tuple(map(id, self.parts)) + tuple(id(v) for _, v in self.kw))
 
     def __repr__(self):
         return f"{self.name} (its code or defaults)"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import operator
 import types
 
 import numpy as np
@@ -17,7 +16,7 @@ import numpy as np
 from .arguments import Call
 from .arrays import is_array
 from .errors import ArgumentError
-from .code_parts import code_parts
+from .code_parts import same_signed, signed
 from .probe import _attr, _has
 
 __all__ = ["CallSignature"]
@@ -95,7 +94,7 @@ class CallSignature:
     ``GraphFunction``: ``self`` is the decorated function)."""
 
     def _bind(self, args, kwargs) -> inspect.BoundArguments:
-        if not all(map(operator.is_, code_parts(self.fn), self._signed)):
+        if not same_signed(self.fn, self._signed):
             self._resign()
         try:
             bound = self._sig.bind(*args[:self._lead], None, *args[self._lead:], **kwargs)
@@ -129,7 +128,7 @@ class CallSignature:
                 f"%autoreload) and its parameters changed from {self._sig} to {sig}: "
                 f"decorate the new function with @gt.graph again (run its definition "
                 f"again)")
-        self._sig, self._signed = sig, code_parts(self.fn)
+        self._sig, self._signed = sig, signed(self.fn)
         self._mutable_defaults = _mutable_defaults(sig)
 
     def _stream_hint(self) -> str:

@@ -31,7 +31,7 @@ from .handle import Compiled
 from .holding import Holdings
 from .ir import Graph
 from .profile import Profile, profile
-from .code_parts import code_parts
+from .code_parts import signed
 from .reach import Reach
 from .replayed_stores import apply as apply_stores, argument_values, changed as changed_values, \
     put_back, stores_of, values_of
@@ -100,7 +100,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         self._fast = None     # the same, as __call__ checks it first (_fast_check)
         functools.update_wrapper(self, fn)
         self._sig = call_signature(fn)
-        self._signed = code_parts(fn)   # what _sig was read off (_resign)
+        self._signed = signed(fn)   # what _sig was read off (_resign)
         names = list(self._sig.parameters)
         if not names or names[0] == "self" and len(names) < 2:
             raise TypeError(f"@graph function {fn.__name__} must take the proxy stream "

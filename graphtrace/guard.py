@@ -364,7 +364,11 @@ class _Walk:
             if _program(mod):
                 self._module(mod, attrs, depth + 1)
         self.g.functions.append((f, f.__defaults__, f.__kwdefaults__, f.__code__))
-        for x in values + (f.__defaults__ or ()) + tuple((f.__kwdefaults__ or {}).values()):
+        kw = f.__kwdefaults__
+        if kw:   # changed in place too (helper.__kwdefaults__["a"] = 8.0)
+            self._room(len(kw), depth)
+            self.g.mappings.append((kw, tuple(kw), tuple(kw.values())))
+        for x in values + (f.__defaults__ or ()) + tuple((kw or {}).values()):
             if x is not _MISSING and type(x) is not types.ModuleType:   # (modules: _module)
                 self.value(x, depth + 1)
 

@@ -145,6 +145,49 @@ def test_a_helper_updated_in_place_is_seen():
         scaled_helper.__code__, scaled_helper.__defaults__ = keep
 
 
+def kw_helper(s, out, *, times=1):
+    for _ in range(times):
+        add_into[1, 2, s](OFFSET, out)
+
+
+@gt.graph(backend="sim")
+def uses_kw_helper(s, out):
+    kw_helper(s, out)
+
+
+class UsesKwHelper:
+    def helper(self, s, out, *, times=1):
+        for _ in range(times):
+            add_into[1, 2, s](OFFSET, out)
+
+    @gt.graph(backend="sim")
+    def step(self, s, out):
+        self.helper(s, out)
+
+
+@gt.graph(backend="sim", static=("times",))
+def own_kw(s, out, *, times=1):
+    for _ in range(times):
+        add_into[1, 2, s](OFFSET, out)
+
+
+def test_keyword_defaults_changed_in_place_are_seen():
+    """helper.__kwdefaults__["times"] = 3: the dict was compared by identity alone, so
+    the graph of the old default replayed (a helper's, a method's, the function's own)."""
+    model = UsesKwHelper()
+    for call, fn in ((uses_kw_helper, kw_helper), (model.step, UsesKwHelper.helper),
+                     (own_kw, own_kw.__wrapped__)):
+        try:
+            out = dev(0, 0)
+            call(out)
+            call(out)   # the shortcut's graph, then the default changes in place:
+            fn.__kwdefaults__["times"] = 3
+            call(out)
+            assert result(out) == [5, 5], call
+        finally:
+            fn.__kwdefaults__["times"] = 1
+
+
 def test_a_graph_function_updated_in_place_traces_again():
     @gt.graph(backend="sim", static="times")
     def step(s, out, times=1):

@@ -75,7 +75,8 @@ def _reached_changing(fixed: list) -> str:
     wholes = [n for n in wholes if n in names]
     shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
     if all(len(e) == 3 and isinstance(e[1], type) and issubclass(e[1], _VALUE_TYPES)
-           for e in changing):
+           for e in changing) or not any(len(e) == 4 for e in changing):   # (no array:
+        # a dtype, an enum member, a string read by name)
         off = "self" if all(n.startswith("self.") for n in names) else \
             "a global or closure name"
         return (f"the value(s) read by name keep changing ({shown}), and each is baked into "

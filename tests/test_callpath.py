@@ -376,6 +376,31 @@ def test_retrace_warning_for_a_number_in_a_dict_an_object_holds_gives_the_number
     assert "pass a number that changes as an argument" in text and "arrays" not in text
 
 
+DTYPE = np.float64
+
+
+@gt.graph(backend="sim")
+def _dtype_step(s, x):
+    fill[1, 4, s](x, np.dtype(DTYPE).itemsize * 1.0)
+
+
+def test_retrace_warning_for_a_dtype_read_by_name_gives_the_values_advice():
+    """A dtype changed cell after cell: the advice was the one for arrays reached by
+    name, which the program has none of."""
+    global DTYPE
+    x = dev(np.zeros(4))
+    try:
+        with pytest.warns(gt.RetraceWarning) as rec:
+            for k in range(12):
+                DTYPE = (np.float64, np.float32, np.int16, np.int8)[k % 4] if k < 4 else \
+                    np.dtype(f"V{k}")
+                _dtype_step(x)
+    finally:
+        DTYPE = np.float64
+    text = str(rec[0].message)
+    assert "the value(s) read by name keep changing (DTYPE)" in text and "arrays" not in text
+
+
 def test_cache_is_bounded_and_can_be_cleared():
     @gt.graph(backend="sim", maxsize=3)
     def f(s, x):

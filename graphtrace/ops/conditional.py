@@ -38,8 +38,9 @@ from ..temporary import returned
 from ._conditions import C_TYPES, Condition, condition_kernel, evaluate
 from ..tree import leaves, tree_map
 from ._driver_nodes import node_handle
+from ._body_stores import BodyStores
 from ._loop_after import refuse_escapes
-from ._loop_state import LoopState
+from ._loop_state import LoopState, _function
 from .base import Op
 
 __all__ = ["structured", "WHILE", "IF", "SWITCH", "CHILD", "record_child"]
@@ -155,7 +156,7 @@ def _union(regions, first: list) -> list:
 class _Structured:
     """The ``with`` block of a structured op: opens its bodies, records the node."""
 
-    state = escape = body_fn = body = None
+    state = escape = stores = body_fn = body = None
 
     def __init__(self, stream, op, condition, names, attrs, source):
         t = stream.tracer()
@@ -189,13 +190,15 @@ class _Structured:
             self.state = LoopState(self.body, t)
         self.escape = self.state if self.state is not None and self.state.fn is None \
             else LoopState(None, t)   # what code after it reads of that
+        self.stores = BodyStores(self.escape.frame, None if self.body is None else
+                                 _function(self.body))   # what outlives the trace
         return self.op.bodies(self.bodies)
 
     def __exit__(self, kind, exc, tb):
         t = self.stream.tracer()
         regions = tuple(t.close_region(scope) for scope in self.scopes)
-        state, escape = self.state, self.escape
-        self.state = self.escape = None
+        state, escape, stores = self.state, self.escape, self.stores
+        self.state = self.escape = self.stores = None
         t.unexited.pop(id(self), None)
         if kind is not None:   # caught later, the trace would go on without this node
             t.abandoned.append((f"the body of {self.what}" + (
@@ -204,6 +207,7 @@ class _Structured:
         if state is not None:
             state.refuse(t, regions, self.what, self.source)
         refuse_escapes(t, escape, self.what, self.source)
+        stores.refuse(t, escape, self.what, self.source)
         if self.op is WHILE and self.attrs["max_iterations"] == _NO_BOUND:
             _refuse_endless(regions, self.args, self.source)
         t.record(self.op, None, self.args, _union(regions, self.accesses),

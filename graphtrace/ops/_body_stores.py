@@ -102,7 +102,7 @@ class BodyStores:
         frame's (or the function's) names."""
         if self.fn is None:
             names = dict(self.frame.f_locals)
-            names[_GLOBALS] = self.frame.f_globals
+            names[_GLOBALS], names[_LOCAL] = self.frame.f_globals, _locals(self.code)
             return names
         fn, code = self.fn, self.fn.__code__
         names = {n: c.cell_contents for n, c in zip(code.co_freevars, fn.__closure__ or ())
@@ -113,7 +113,7 @@ class BodyStores:
         names.update(zip(params[len(params) - len(fn.__defaults__ or ()):],
                          fn.__defaults__ or ()))
         names.update(self.extra)
-        names[_GLOBALS] = fn.__globals__
+        names[_GLOBALS], names[_LOCAL] = fn.__globals__, _locals(code)
         return names
 
     def refuse(self, t, state, what: str, source) -> None:
@@ -236,8 +236,8 @@ def _read_for_work(view, path: tuple, kind: str, graph) -> bool:
     if read is None:   # a function of the program's it calls reading its own global
         read = _helper_reads(view, region, path)[0]
     if read is not True:   # an item by its key: read in its container ("k" in d)
-        return path[-1][0] == "[]" and _read_for_work(view, path[:-1], kind, graph)
-
+        return len(path) > 1 and path[-1][0] == "[]" and \
+            _read_for_work(view, path[:-1], kind, graph)
     if kind == "array":
         return True
     work = view._work(region, (graph,))
@@ -260,6 +260,11 @@ def _refuse_read(hits: list, graph, what: str, source, file: str) -> None:
 
 
 _GLOBALS = ("<globals>",)   # the name the frame's globals are kept by in ``_names``
+_LOCAL = ("<locals>",)      # and the names local to its code
+
+
+def _locals(code) -> frozenset:
+    return frozenset(code.co_varnames + code.co_cellvars + code.co_freevars)
 
 
 def _filled(cell) -> bool:
@@ -273,7 +278,7 @@ def _filled(cell) -> bool:
 class _Places:
     """What outlives the trace: the values of the call's arguments, and the
     globals and closures' names of the trace's frames, from ``frame`` out to the
-    graph function's (``_outlives``)."""
+    graph function's (``outlives``)."""
 
     def __init__(self, t, frame):
         self.t, self.frame = t, frame
@@ -308,9 +313,9 @@ class _Places:
         if self.values is None:
             self.values = list(self.t.given.values())
             for f in self._frames():
-                code = f.f_code
-                self.values += [f.f_globals[n] for n in _global_names(code) if n in f.f_globals]
-                self.values += [f.f_locals[n] for n in code.co_freevars
+                self.values += [f.f_globals[n] for n in _global_names(f.f_code)
+                                if n in f.f_globals]
+                self.values += [f.f_locals[n] for n in f.f_code.co_freevars
                                 if n not in self._cells() and n in f.f_locals]
         return any(held_one(v, lambda x: x is holder) is not None for v in self.values
                    if v is holder or not (isinstance(v, (types.ModuleType, type)) or
@@ -371,7 +376,8 @@ def _walk(names: dict, path: tuple):
     lists, tuples and dicts), or MISSING."""
     if path == _GLOBALS:
         return names[_GLOBALS]
-    v = names[path[0]] if path[0] in names else names[_GLOBALS].get(path[0], MISSING)
+    v = names[path[0]] if path[0] in names else MISSING if path[0] in names[_LOCAL] \
+        else names[_GLOBALS].get(path[0], MISSING)   # (a local not bound yet: none)
     for kind, key in path[1:]:
         if kind == ".":
             v = _attr(v, key, MISSING)

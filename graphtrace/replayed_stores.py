@@ -63,10 +63,11 @@ def roots(params, reaches, places) -> dict:
 
 def stores_of(labels, roots: dict, arguments) -> tuple:
     """``(function or None, name, steps, value)`` for each of ``labels`` whose
-    value is a value (module docstring) and is found from ``roots`` (``roots()``;
-    a function of None: off the call's ``arguments``, name -> value)."""
+    value is a value (module docstring), or is not there (a key or attribute the
+    trace deleted: ``_ABSENT``, deleted again), and is found from ``roots``
+    (``roots()``; a function of None: off the call's ``arguments``, name -> value)."""
     stores = (_store(label, roots, arguments) for label in sorted(labels))
-    return tuple(s for s in stores if s is not None and s[3] is not _ABSENT)
+    return tuple(s for s in stores if s is not None)   # (_ABSENT: deleted, del STATE["k"])
 
 
 def _store(label: str, roots: dict, arguments):

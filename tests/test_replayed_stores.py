@@ -308,3 +308,26 @@ def test_a_flag_setattr_sets_by_a_constant_name_is_set_again_by_the_replays():
         m.step(x)
         assert m.started is True
     assert first(x) == 206.0 and _ByName.step.cache_info().misses == 2
+
+
+REQUESTS: dict = {}
+
+
+@gt.graph(backend="sim")
+def _on_request(s, x):
+    if "reset" in REQUESTS:   # a request the caller puts, the graph takes away
+        add[1, 2, s](x, 100.0)
+        del REQUESTS["reset"]
+    add[1, 2, s](x, 1.0)
+
+
+def test_a_key_the_trace_deleted_is_deleted_again_by_the_replays():
+    """The replays left the request in the dict: its work ran at every call after."""
+    x = dev()
+    REQUESTS["reset"] = True
+    for i in range(9):
+        if i in (3, 6):
+            REQUESTS["reset"] = True
+        _on_request(x)
+        assert "reset" not in REQUESTS
+    assert first(x) == 309.0

@@ -170,14 +170,25 @@ def put_back(before: dict, roots: dict, arguments, deciding) -> None:
 def argument_values(arguments, skip) -> dict:
     """label -> value of the attributes holding values of the objects of the
     program's own among the call's ``arguments`` but ``skip`` (self: ``Holdings``
-    reads its own): ``st.init`` of ``step(s, y, st)``."""
-    out = {}
+    reads its own): ``st.init`` of ``step(s, y, st)``; and, a level deeper, those of
+    the objects and the dicts' keys they hold (``st.opt.init``, ``st.d['init']``)."""
+    out: dict = {}
     for name, v in arguments.items():
         if name != skip and own_object(v):
-            for attribute, a in _attributes(v):
-                if _is_value(a):
-                    out[f"{name}.{attribute}"] = a
+            _values_in(v, name, out, 1)
     return out
+
+
+def _values_in(o, label: str, out: dict, deeper: int) -> None:
+    items = o.items() if type(o) is dict else _attributes(o)
+    for key, a in items:
+        if type(o) is dict and type(key) not in (str, int):
+            continue
+        at = f"{label}[{key!r}]" if type(o) is dict else f"{label}.{key}"
+        if _is_value(a):
+            out[at] = a
+        elif deeper and (type(a) is dict or own_object(a)):
+            _values_in(a, at, out, deeper - 1)
 
 
 def changed(before: dict, after: dict) -> set:

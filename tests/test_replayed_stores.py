@@ -331,3 +331,30 @@ def test_a_key_the_trace_deleted_is_deleted_again_by_the_replays():
         _on_request(x)
         assert "reset" not in REQUESTS
     assert first(x) == 309.0
+
+
+class _Holder:
+    def __init__(self):
+        self.opt, self.d = _State(), {}
+
+
+@gt.graph(backend="sim")
+def _nested_argument_flags(s, x, st):
+    if not st.opt.init:
+        add[1, 2, s](x, 100.0)
+        st.opt.init = True
+    if "init" not in st.d:
+        add[1, 2, s](x, 10.0)
+        st.d["init"] = True
+    add[1, 2, s](x, 1.0)
+
+
+def test_flags_an_argument_object_holds_a_level_deeper_are_set_again_by_the_replays():
+    x, st = dev(), _Holder()
+    for i in range(6):
+        if i == 3:
+            st.opt.init = False
+            st.d.clear()
+        _nested_argument_flags(x, st)
+        assert st.opt.init is True and st.d == {"init": True}
+    assert first(x) == 226.0

@@ -44,6 +44,8 @@ class Binding:
         self._svals = [s._value for s in scalars]
         self._bound = None                               # snapshot of the last call's args
         self.stores = ()   # values its trace read, then set: set again at each replay
+        self.settle = False   # whether they change what the key reads (the next call
+        # takes the full check), or lie off an argument the shortcuts do not bind
         self._moved: dict[int, Buffer] = {}              # id(recorded view) -> it, moved
         self.broken = False                              # a failed update left it unusable
         self._by_index = None   # node index -> node, regions' nodes too (_nodes_by_index)

@@ -229,7 +229,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 self._cache.move_to_end(key)
                 self._hits += 1
                 if entry.stores:   # if not self.started: ...; self.started = True
-                    call.stale = True   # (the next call finds the values set: in full)
+                    call.stale = call.stale or entry.settle   # (found set: in full)
                     if replay:
                         apply_stores(entry.stores, self._bind(args, kwargs).arguments)
                 return entry, call
@@ -281,7 +281,10 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 # the trace read first, or one it only set (a signal, NEWS = True)
                 where = holdings.store_roots(obj, self.params)
                 entry.stores = stores_of(decided | written, where, arguments)
-                call.stale = call.stale or bool(entry.stores)
+                entry.settle = bool(decided) or any(   # (a signal off a name or self:
+                    fn is None and name != self.self_param   # set by the shortcuts too)
+                    for fn, name, _, _ in entry.stores)
+                call.stale = call.stale or entry.settle
                 if kept:   # compile: the first call replays it, finding them as they were
                     put_back(kept, where, arguments, decided.intersection)
             log.compiled(self.__name__, key[0], ir, entry, t1 - t0, time.perf_counter() - t1)
@@ -393,6 +396,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                     if entry._bound is fast[8] and not entry.broken:
                         entry.launch(stream)
                         self._hits += 1
+                        if entry.stores:   # a signal only set (NEWS = True)
+                            apply_stores(entry.stores, {})
                         return
         own = self._own_keywords
         stream = kwargs.pop("stream", None) if "stream" not in own else None
@@ -418,6 +423,9 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 if entry._bound is last[0] and not entry.broken:
                     entry.launch(stream)
                     self._hits += 1
+                    if entry.stores:   # a signal only set (self.ran = True, NEWS = True)
+                        apply_stores(entry.stores, {self.self_param: args[0]} if self._lead
+                                     else {})
                     return
         entry, call = self._compiled(args, kwargs, chosen, replay=True)
         snap = (tuple(snapshot(a) for a in args), snapshot(kwargs) if kwargs else None)

@@ -358,3 +358,16 @@ def test_flags_an_argument_object_holds_a_level_deeper_are_set_again_by_the_repl
         _nested_argument_flags(x, st)
         assert st.opt.init is True and st.d == {"init": True}
     assert first(x) == 226.0
+
+
+def test_a_signal_only_set_keeps_the_call_shortcut_and_is_set_by_it():
+    """Setting it again made every call take the full check: the shortcut launches
+    and sets it too."""
+    global NEWS
+    x = dev()
+    for _ in range(3):
+        _signals(x)
+        NEWS, SIGNALS["news"] = False, False
+    assert _signals._fast is not None   # the last call's shortcut, kept
+    _signals(x)
+    assert NEWS is True and SIGNALS["news"] is True

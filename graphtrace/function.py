@@ -47,6 +47,7 @@ __all__ = ["graph", "GraphFunction", "BoundGraphFunction", "CacheInfo"]
 
 CacheInfo = namedtuple("CacheInfo", "hits misses maxsize currsize")
 
+
 def _labels(fixed) -> set:
     """The labels of the values a call's key holds (``Call.key``'s second part:
     ``("self.lr", float, 0.1)``, ``("CFG['lr']", ...)``)."""

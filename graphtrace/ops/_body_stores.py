@@ -488,4 +488,3 @@ def _message(label: str, others: list, what: str, source) -> str:
             "move the store out of the body (before or after the block), or keep the flag or "
             "count in a device array that the "
             "body's kernels update")
-

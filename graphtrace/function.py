@@ -179,9 +179,9 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             arguments, self.self_param), obj, arguments)
         try:
             return self._trace(args, kwargs)[0]
-        finally:   # no call: what its Python set is put back (if not self.started: ...)
-            put_back(kept, self._holdings.store_roots(obj, self.params), arguments,
-                     lambda labels: self._holdings.read_first(obj, labels))
+        finally:   # no call: the values its Python set are put back (if not
+            # self.started: ...; self.started = True; a signal, NEWS = True)
+            put_back(kept, self._holdings.store_roots(obj, self.params), arguments, set)
 
     def _drop_stream(self, kwargs: dict) -> None:
         """``stream=`` given as a call takes it, where nothing runs on it (a trace, a
@@ -287,7 +287,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                     for fn, name, _, _ in entry.stores)
                 call.stale = call.stale or entry.settle
                 if kept:   # compile: the first call replays it, finding them as they were
-                    put_back(kept, where, arguments, decided.intersection)
+                    put_back(kept, where, arguments, (decided | written).intersection)
             log.compiled(self.__name__, key[0], ir, entry, t1 - t0, time.perf_counter() - t1)
             self._cache[key] = entry
             if self.maxsize is not None and len(self._cache) > self.maxsize:

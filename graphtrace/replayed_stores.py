@@ -158,11 +158,10 @@ def values_of(labels, roots: dict, arguments) -> dict:
 def put_back(before: dict, roots: dict, arguments, deciding) -> None:
     """Put back what ``before`` (``values_of``) read where another value is there
     now (what a trace set, added or took away), of the labels ``deciding(labels)``
-    keeps: those the code read first, deciding work (a value it only set, a record
-    it kept, ``seen["n"] = n``, stays)."""
+    keeps (``f.compile``: those its replays set again)."""
     now = values_of(before, roots, arguments)
-    moved = {label for label, s in before.items()
-             if label not in now or not _same(now[label][3], s[3])}
+    moved = {label for label, s in before.items()   # (one holding no value now: left)
+             if label in now and not _same(now[label][3], s[3])}
     kept = deciding(moved) if moved else ()
     apply(tuple(before[label] for label in sorted(kept)), arguments)
 

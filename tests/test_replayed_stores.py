@@ -371,3 +371,13 @@ def test_a_signal_only_set_keeps_the_call_shortcut_and_is_set_by_it():
     assert _signals._fast is not None   # the last call's shortcut, kept
     _signals(x)
     assert NEWS is True and SIGNALS["news"] is True
+
+
+@pytest.mark.parametrize("inspect", ["trace", "compile"])
+def test_a_trace_that_is_no_call_puts_back_a_signal_it_set(inspect):
+    global NEWS
+    NEWS, SIGNALS["news"] = False, False
+    getattr(_signals, inspect)(dev())
+    assert NEWS is False and SIGNALS["news"] is False
+    _signals(dev())   # the first call sets them (a replay of compile's graph too)
+    assert NEWS is True and SIGNALS["news"] is True

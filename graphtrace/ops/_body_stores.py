@@ -48,7 +48,7 @@ import numpy as np
 from ..arrays import is_array
 from ..chains import MISSING
 from ..errors import ArgumentError
-from ..names import _global_names
+from ..names import _filled, _global_names
 from ..owners import _attr, own_object
 from ..temporary import held_one
 from ._loop_after import _Caller, _Kept, _after, _array, _helper_reads, _kind
@@ -265,14 +265,6 @@ _LOCAL = ("<locals>",)      # and the names local to its code
 
 def _locals(code) -> frozenset:
     return frozenset(code.co_varnames + code.co_cellvars + code.co_freevars)
-
-
-def _filled(cell) -> bool:
-    try:
-        cell.cell_contents
-    except ValueError:
-        return False
-    return True
 
 
 class _Places:

@@ -67,6 +67,41 @@ def label_step(label: str):
     return ("name", label) if label.isidentifier() else None
 
 
+def never_read(functions, label: str) -> bool:
+    """Whether no code of ``functions`` (nor the code nested in them) reads the value
+    ``label`` names at all: a signal the code only sets (``self.ran = True``). False
+    where the label cannot be told, or an attribute may be read by a name known only
+    when the code runs."""
+    step = label_step(label)
+    if step is None:
+        return False
+    for code in _codes(functions):
+        if step[0] == "attr" and by_names(code) or \
+                _accesses([i for i in dis.get_instructions(code) if i.opname != "CACHE"],
+                          step)[0]:
+            return False
+    return True
+
+
+def _codes(functions) -> list:
+    """The code objects of ``functions`` and those nested in them, each once."""
+    out, seen = [], set()
+    for f in functions:
+        code = getattr(getattr(f, "__func__", f), "__code__", None)
+        if code is not None and code not in seen:
+            seen.add(code)
+            out.append(code)
+    todo = list(out)
+    while todo:
+        code = todo.pop()
+        for c in code.co_consts:
+            if isinstance(c, types.CodeType) and c not in seen:
+                seen.add(c)
+                out.append(c)
+                todo.append(c)
+    return out
+
+
 def read_first(functions, label: str) -> bool:
     """Whether the code of ``functions`` (and the code nested in them) may read the
     value ``label`` names before its last store in a way that decides work: a

@@ -33,6 +33,7 @@ from .ir import Graph
 from .profile import Profile, profile
 from .code_parts import signed
 from .reach import Reach
+from .first_reads import never_read
 from .replayed_stores import apply as apply_stores, argument_values, changed as changed_values, \
     put_back, stores_of, values_of
 from .retrace import CallWarnings
@@ -262,15 +263,19 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             # keyed without the state, by the settings as the trace left them; but by
             # the old value of one it read first (if not self.started: ...): the next
             # call, finding the new one, traces again
-            if again and not decided:
-                call = Call(self, self._bind(args, kwargs))
-                key = after = (key[0], call.key)
+            # a signal only set, never read (self.ran = True), which the caller may clear:
+            # keyed as it was read, set again by the replays
+            found = Call(self, self._bind(args, kwargs))   # the key as the trace left it
+            after = (key[0], found.key)
+            signals = holdings.read_first(obj, made, never_read) & _labels(after[1][1]) \
+                if again and made else set()
+            if again and not decided and not signals:
+                call, key = found, after
             else:   # keyed by what the trace then changed (if "init" not in self.state:
                 # ...; self.state["init"] = True): the next call takes the full check,
                 # which the snapshots taken after the trace would not vouch for
-                after = (key[0], Call(self, self._bind(args, kwargs)).key)
-                call.stale = bool(decided) or after != key
-            written = set(made) - _labels(after[1][1])   # set, never read: NEWS = True
+                call.stale = bool(decided or signals) or after != key
+            written = set(made) - _labels(after[1][1]) | signals   # NEWS = True, too
             if key[0] == "sim":
                 from .sim import SimGraph as Made
             elif checks_intents(self.check_intents):
@@ -282,9 +287,9 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 # the trace read first, or one it only set (a signal, NEWS = True)
                 where = holdings.store_roots(obj, self.params)
                 entry.stores = stores_of(decided | written, where, arguments)
-                entry.settle = bool(decided) or any(   # (a signal off a name or self:
-                    fn is None and name != self.self_param   # set by the shortcuts too)
-                    for fn, name, _, _ in entry.stores)
+                entry.settle = bool(decided or signals) or any(   # (a signal off a name
+                    fn is None and name != self.self_param   # or self the key does not
+                    for fn, name, _, _ in entry.stores)      # hold: set by the shortcuts)
                 call.stale = call.stale or entry.settle
                 if kept:   # compile: the first call replays it, finding them as they were
                     put_back(kept, where, arguments, (decided | written).intersection)

@@ -587,13 +587,14 @@ class Holdings:
             r.note_decided(decided)
         return bool(changed or made), new, decided, made
 
-    def read_first(self, self_obj, labels) -> set:
+    def read_first(self, self_obj, labels, test=read_first) -> set:
         """Those of ``labels`` that the code the trace may run reads before it stores
-        them, deciding work (``first_reads.read_first``)."""
+        them, deciding work (``first_reads.read_first``; or another ``test`` of that
+        code and a label: ``never_read``)."""
         functions = self._code(self_obj) + [f for r in self._reaches(self_obj) for f in r.walked]
         _, (_, reaches, methods, _) = self.walk(self_obj)
         functions += [f for r in reaches for f in r.walked] + [m[-1] for m in methods]
-        return {label for label in labels if read_first(functions, label)}
+        return {label for label in labels if test(functions, label)}
 
     def store_roots(self, self_obj, params) -> dict:
         """label -> where a value a trace set is found, for setting it again

@@ -381,3 +381,24 @@ def test_a_trace_that_is_no_call_puts_back_a_signal_it_set(inspect):
     assert NEWS is False and SIGNALS["news"] is False
     _signals(dev())   # the first call sets them (a replay of compile's graph too)
     assert NEWS is True and SIGNALS["news"] is True
+
+
+class _Reports:
+    def __init__(self):
+        self.opt = types.SimpleNamespace(ran=False, lr=1.0)
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        add[1, 2, s](x, self.opt.lr)
+        self.opt.ran = True   # a signal the caller consumes and clears
+
+
+def test_a_signal_on_a_held_object_the_caller_clears_is_set_by_replays_without_a_trace():
+    """The key held it as the trace left it (True): each call, finding it cleared,
+    traced again, silently."""
+    m, x = _Reports(), dev()
+    for _ in range(6):
+        m.step(x)
+        assert m.opt.ran is True
+        m.opt.ran = False
+    assert first(x) == 6.0 and _Reports.step.cache_info().misses == 1

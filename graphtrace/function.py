@@ -261,10 +261,10 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
             live = holdings.live(obj, call.key[1]) - self._live_warned
             # keyed without the state, by the settings as the trace left them; but by
-            # the old value of one it read first (if not self.started: ...): the next
-            # call, finding the new one, traces again
-            # a signal only set, never read (self.ran = True), which the caller may clear:
-            # keyed as it was read, set again by the replays
+            # the old value of one it read first (if not self.started: ...), so that the
+            # next call, finding the new one, traces again; and of a signal it only set,
+            # never read (self.ran = True), which the caller may clear: the replays set
+            # them again
             found = Call(self, self._bind(args, kwargs))   # the key as the trace left it
             after = (key[0], found.key)
             signals = holdings.read_first(obj, made, never_read) & _labels(after[1][1]) \

@@ -304,8 +304,8 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                 stored, stack = _unpacked(op, ins.arg, stack if held is None else
                                           seq + [held] if const is None else seq + [held, None])
                 for local, v in zip(name if type(name) is tuple else (name,), stored):
-                    if v is not None and local in once:
-                        aliases[local] = v
+                    if type(v) is tuple and local in once:   # a chain (not a tuple built
+                        aliases[local] = v                    # of them, a list here)
             elif op not in ("CACHE", "NOP", "EXTENDED_ARG"):
                 stack = []
             named = op in NAME_LOADS or roots and op == "LOAD_FAST" and name in roots

@@ -348,3 +348,23 @@ def test_a_setting_read_off_a_callees_mutable_default_is_watched(on, how):
                 assert out.copy_to_host().tolist() == [a, a]
         finally:
             DEFAULTS["a"] = 1.0
+
+
+PAIR_CFG = {"lr": 2.0, "scale": (3.0, 4.0)}
+
+
+@gt.graph(backend="sim")
+def _indexes_a_tuple_of_chains(s, out):
+    pair = (PAIR_CFG["scale"], out)   # a tuple built of a chain and more, named once
+    put[1, 2, s](pair[1], PAIR_CFG["lr"] * pair[0][1])
+
+
+def test_a_tuple_built_of_chains_and_indexed_twice_is_read():
+    """The local named a tuple of chains, taken for a chain: pair[1][1] crashed the
+    walk of the code (TypeError in chains.value_chains)."""
+    out = dev()
+    _indexes_a_tuple_of_chains(out)
+    assert out.copy_to_host().tolist() == [8.0, 8.0]
+    PAIR_CFG["lr"] = 1.0
+    _indexes_a_tuple_of_chains(out)
+    assert out.copy_to_host().tolist() == [4.0, 4.0]

@@ -60,12 +60,44 @@ _GLOBALS_OF: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 def _global_names(code) -> list[str]:
     """The names ``code`` itself loads, stores or deletes as globals: not all of
     ``co_names``, which holds the attribute names too (``self.epoch`` would watch
-    a global ``epoch``, a loop variable, and trace at every call)."""
+    a global ``epoch``, a loop variable, and trace at every call); and those it
+    looks up in ``globals()`` by constant keys (``by_globals``)."""
     hit = _GLOBALS_OF.get(code)
     if hit is None:
         hit = _GLOBALS_OF[code] = list(dict.fromkeys(
-            ins.argval for ins in dis.get_instructions(code) if ins.opname in _GLOBAL_OPS))
+            [ins.argval for ins in dis.get_instructions(code) if ins.opname in _GLOBAL_OPS] +
+            sorted(set().union(*by_globals(code)))))
     return hit
+
+
+_KEYED_CALLS = {"get": False, "setdefault": True, "pop": True}   # (True: stores it too)
+
+
+def by_globals(code) -> tuple:
+    """``(read, stored)``: the global names ``code`` itself reads and stores through
+    ``globals()`` by constant keys (``globals()["A"]``, ``globals().get("B")``,
+    ``"C" in globals()``; ``globals()["A"] = v``, ``del globals()["A"]``)."""
+    ins = [i for i in dis.get_instructions(code)
+           if i.opname not in ("CACHE", "PRECALL", "PUSH_NULL", "NOP", "EXTENDED_ARG")]
+    read, stored = set(), set()
+    for n, i in enumerate(ins[:-1]):
+        if i.opname not in ("LOAD_GLOBAL", "LOAD_NAME") or i.argval != "globals" or \
+                not ins[n + 1].opname.startswith("CALL") or ins[n + 1].arg:
+            continue
+        before, after = ins[n - 1] if n else None, ins[n + 2:n + 5]
+        if before is not None and before.opname == "LOAD_CONST" and \
+                type(before.argval) is str and after and after[0].opname == "CONTAINS_OP":
+            read.add(before.argval)   # "C" in globals()
+        if len(after) >= 2 and after[0].opname == "LOAD_CONST" and type(after[0].argval) is str:
+            op = after[1].opname   # globals()["A"], = v, del
+            (stored if op in ("STORE_SUBSCR", "DELETE_SUBSCR") else read).add(after[0].argval)
+        elif len(after) >= 2 and after[0].opname in ("LOAD_METHOD", "LOAD_ATTR") and \
+                after[0].argval in _KEYED_CALLS and after[1].opname == "LOAD_CONST" and \
+                type(after[1].argval) is str:
+            read.add(after[1].argval)   # globals().get("B"), .setdefault, .pop
+            if _KEYED_CALLS[after[0].argval]:
+                stored.add(after[1].argval)
+    return read, stored
 
 
 def _filled(cell) -> bool:
@@ -87,6 +119,7 @@ def _stored(code) -> frozenset:
         out.update(ins.argval for ins in dis.get_instructions(c) if ins.opname in
                    ("STORE_GLOBAL", "DELETE_GLOBAL", "STORE_DEREF", "DELETE_DEREF")
                    and (ins.opname.endswith("GLOBAL") or ins.argval in c.co_freevars))
+        out.update(by_globals(c)[1])   # globals()["A"] = True
     return frozenset(out)
 
 

@@ -203,3 +203,32 @@ def test_a_flag_set_where_its_read_cannot_be_told_is_said_at_the_call(fn, named)
     said = [w for w in caught if issubclass(w.category, gt.StateWarning)]
     assert len(said) == 1 and named in str(said[0].message), str(said[0].message)
     assert said[0].filename == __file__
+
+
+G_FLAG = False
+G_OTHER = False
+
+
+@gt.graph(backend="sim")
+def _flag_through_globals(s, f, v):
+    if not globals()["G_FLAG"]:
+        axpy[1, 2, s](-1.0, v, v)   # the first call's work alone
+        globals()["G_FLAG"] = True
+    if not globals().get("G_OTHER"):
+        axpy[1, 2, s](-1.0, v, v)
+        globals()["G_OTHER"] = True
+    axpy[1, 2, s](1.0, f, v)
+
+
+def test_a_flag_read_and_set_through_globals_by_a_constant_key_keys_the_graph():
+    """globals()["G_FLAG"] was no name the function reads or stores: the first call's
+    work replayed at every call, silently, and a reset was never set again."""
+    global G_FLAG, G_OTHER
+    G_FLAG = G_OTHER = False
+    f, v = dev(1, 1), dev(5, 5)
+    for i in range(5):
+        if i == 3:
+            G_FLAG = G_OTHER = False
+        _flag_through_globals(f, v)
+        assert G_FLAG and G_OTHER
+        assert v.copy_to_host().tolist() == [1.0 + i % 3] * 2

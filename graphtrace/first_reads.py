@@ -111,19 +111,8 @@ def read_first(functions, label: str) -> bool:
     step = label_step(label)
     if step is None:
         return True
-    codes, seen = [], set()
-    for f in functions:
-        code = getattr(getattr(f, "__func__", f), "__code__", None)
-        if code is not None and code not in seen:
-            seen.add(code)
-            codes.append(code)
-    while codes:
-        code = codes.pop()
-        codes += [c for c in code.co_consts if isinstance(c, types.CodeType) and c not in seen]
-        seen.update(c for c in code.co_consts if isinstance(c, types.CodeType))
-        if _decides(code, step) or step[0] == "attr" and by_names(code):
-            return True   # (getattr(OB, NAME): any attribute may be the one read)
-    return False
+    return any(_decides(code, step) or step[0] == "attr" and by_names(code)
+               for code in _codes(functions))   # (getattr(OB, NAME): any may be read)
 
 
 _DECIDES: dict = {}

@@ -254,8 +254,9 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             # held objects' attributes the trace changed: their state
             again, state, decided, made = holdings.note_traced(held, obj) if held else \
                 (False, (), (), ())
-            decided = set(decided) | holdings.read_first(obj, changed_values(   # and an
-                given, argument_values(arguments, self.self_param)))   # argument's st.init
+            moved = changed_values(given, argument_values(arguments, self.self_param))
+            decided = set(decided) | holdings.read_first(obj, moved)   # an argument's st.init
+            moved = holdings.read_first(obj, moved - decided, never_read)   # and st.ran = True
             hidden = unkeyed(plain, plain_snapshot(holdings.reach), {e[0] for e in (
                 held or (None, ()))[1] + (holdings.entries(obj) or (None, ()))[1]})
             swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
@@ -275,7 +276,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 # ...; self.state["init"] = True): the next call takes the full check,
                 # which the snapshots taken after the trace would not vouch for
                 call.stale = bool(decided or signals) or after != key
-            written = set(made) - _labels(after[1][1]) | signals   # NEWS = True, too
+            written = set(made) - _labels(after[1][1]) | signals | moved   # NEWS = True too
             if key[0] == "sim":
                 from .sim import SimGraph as Made
             elif checks_intents(self.check_intents):

@@ -402,3 +402,18 @@ def test_a_signal_on_a_held_object_the_caller_clears_is_set_by_replays_without_a
         assert m.opt.ran is True
         m.opt.ran = False
     assert first(x) == 6.0 and _Reports.step.cache_info().misses == 1
+
+
+@gt.graph(backend="sim")
+def _argument_signal(s, x, st):
+    add[1, 2, s](x, 1.0)
+    st.init = True   # a signal on an argument object, never read
+
+
+def test_a_signal_on_an_argument_object_is_set_again_by_the_replays():
+    x, st = dev(), _State()
+    for _ in range(4):
+        _argument_signal(x, st)
+        assert st.init is True
+        st.init = False
+    assert first(x) == 4.0 and _argument_signal.cache_info().misses == 1

@@ -591,6 +591,8 @@ class Holdings:
         """Those of ``labels`` that the code the trace may run reads before it stores
         them, deciding work (``first_reads.read_first``; or another ``test`` of that
         code and a label: ``never_read``)."""
+        if not labels:
+            return set()
         functions = self._code(self_obj) + [f for r in self._reaches(self_obj) for f in r.walked]
         _, (_, reaches, methods, _) = self.walk(self_obj)
         functions += [f for r in reaches for f in r.walked] + [m[-1] for m in methods]

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ctypes
 
 from ..buffers import Buffer
-from ..errors import EmitError
+from ..errors import EmitError, KernelArgumentError
 from ..ir import describe
 from ..scalar import Scalar
 from ..tree import leaves
@@ -201,7 +201,11 @@ class Patches:
             node = image.members[0][0]
             try:
                 parts = [_bytes(v) for v in image.launch(value_of)]
-            except Exception as e:   # a number the kernel cannot take, named at its line
+            except KernelArgumentError as e:   # a number the kernel cannot take: as the
+                raise KernelArgumentError(          # first call refuses it, at its line
+                    f"{getattr(e, 'message', e)} (kernel node %{node.index} "
+                    f"{describe(node)}, rebinding a new number)", source=node.source) from e
+            except Exception as e:   # anything else the packing raised, named at its line
                 raise EmitError(f"failed to update kernel node %{node.index} "
                                 f"{describe(node)} ({type(e).__name__}: "
                                 f"{getattr(e, 'message', e)})", source=node.source) from e

@@ -6,6 +6,7 @@ apart from a setting (``state_changed``, ``set_from_none``).
 """
 from __future__ import annotations
 
+import enum
 from collections import deque
 
 from .chains import NoKey
@@ -168,10 +169,12 @@ def _settled_value(x, y) -> bool:
     """Whether value ``x`` became ``y`` by settings made once: equal, or an immutable
     record replaced by one whose fields differ only so (``self.rs =
     self.rs._replace(started=True)``, ``self.t = (True, self.t[1])``: a flag raised
-    or lowered, a field set from None), or a frozenset given members (``self.tags =
+    or lowered, a field set from None; a member of an enum for another), or a frozenset given members (``self.tags =
     self.tags | {"init"}``). A record whose other fields changed (a counter) is state."""
     if type(x) is bool and type(y) is bool or x is None:
         return True
+    if isinstance(x, enum.Enum) and type(x) is type(y):   # a phase moved on: if
+        return True           # self.mode is Phase.A: ...; self.mode = Phase.B
     if isinstance(x, tuple) and type(x) is type(y) and len(x) == len(y) and not (
             x and isinstance(x[0], type) and issubclass(x[0], _CHANGING)):
         return all(map(_settled_value, x, y))   # (a record's key: (class, its fields))

@@ -232,18 +232,47 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
 
 def _set_by_name(code, param: str) -> list:
     """The attribute names ``code`` sets on its local ``param`` by ``setattr`` or
-    ``delattr`` with a constant name (``setattr(self, "started", True)``)."""
+    ``delattr`` with a constant name (``setattr(self, "started", True)``), or on its
+    class (``type(self).started = True``, ``self.__class__.n += 1``), which reads
+    off ``self`` find too."""
     out, seen = [], []
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("PUSH_NULL", "CACHE", "EXTENDED_ARG", "NOP"):
-            continue
-        seen = (seen + [ins])[-3:]
+    ins = [i for i in dis.get_instructions(code)
+           if i.opname not in ("PUSH_NULL", "CACHE", "EXTENDED_ARG", "NOP", "PRECALL")]
+    for at, i in enumerate(ins):
+        seen = ins[max(0, at - 2):at + 1]
         if len(seen) == 3 and seen[0].opname in _NAME_LOADS and \
                 seen[0].argval in ("setattr", "delattr") and \
                 seen[1].opname.startswith("LOAD_FAST") and seen[1].argval == param and \
                 seen[2].opname == "LOAD_CONST" and isinstance(seen[2].argval, str):
             out.append(seen[2].argval)
+        if _its_class(seen, param):
+            out += _stored_on(ins[at + 1:at + 8])
     return out
+
+
+def _its_class(seen, param: str) -> bool:
+    """Whether the instructions ``seen`` end by making ``param``'s class: ``type(self)``
+    or ``self.__class__``."""
+    if len(seen) < 2 or not (seen[-2].opname.startswith("LOAD_FAST") and
+                             seen[-2].argval == param):
+        return False
+    if seen[-1].opname == "LOAD_ATTR":
+        return seen[-1].argval == "__class__"
+    return len(seen) == 3 and seen[-1].opname == "CALL" and seen[-1].arg == 1 and \
+        seen[0].opname in _NAME_LOADS and seen[0].argval == "type"
+
+
+def _stored_on(after) -> list:
+    """The attribute the instructions ``after`` the making of an object store on it at
+    once (``type(self).started = True``, ``del type(self).k``), or read, change and
+    store (``type(self).n += 1``)."""
+    if after and after[0].opname in ("STORE_ATTR", "DELETE_ATTR"):
+        return [after[0].argval]
+    if len(after) >= 2 and after[0].opname == "COPY" and after[1].opname == "LOAD_ATTR":
+        name = after[1].argval
+        if any(i.opname == "STORE_ATTR" and i.argval == name for i in after[2:]):
+            return [name]
+    return []
 
 
 def _setters(cls, changed) -> list:

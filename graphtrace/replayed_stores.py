@@ -19,7 +19,8 @@ left it. A value is found by its label (``self.started``, ``self.opt.started``,
 ``st.init`` of an argument object, ``STATE['init']``, ``box[0]``, ``STARTED``),
 off the call's arguments or off the name of the function that holds it, at each
 call: another instance of the class, or an object the name holds now, is the
-one set.
+one set; a value the instance reads off its class (``type(self).started =
+True``), the class.
 
 A trace that only inspects (``f.trace``, ``gt.explain``) or builds a graph a
 later call replays (``f.compile``) is no call: what it set is put back
@@ -86,9 +87,20 @@ def _store(label: str, roots: dict, arguments):
             v = getattr(o, key) if how == "attr" else o[key]
         except (AttributeError, LookupError):
             v = _ABSENT if _plain(o) else None
+        if how == "attr" and _on_class(o, key):   # type(self).started = True
+            steps = steps[:-1] + (("class", key),)
     except Exception:  # noqa: BLE001
         return None
     return (fn, name, steps, v) if v is _ABSENT or _is_value(v) else None
+
+
+def _on_class(o, key: str) -> bool:
+    """Whether attribute ``key`` of ``o`` is a value its class holds, not ``o``
+    itself: set there (``type(self).started = True``)."""
+    if isinstance(o, type) or key in getattr(o, "__dict__", (key,)):
+        return False
+    held = vars(type(o)).get(key, _ABSENT)
+    return held is not _ABSENT and not hasattr(type(held), "__set__")
 
 
 def apply(stores, arguments) -> None:
@@ -112,6 +124,8 @@ def _put(fn, name, steps, v, arguments) -> None:
         return
     o = _read(fn, name, steps[:-1], arguments)
     how, key = steps[-1]
+    if how == "class":   # type(self).started = True
+        o, how = type(o), "attr"
     if v is _ABSENT:   # put back as not there (put_back)
         delattr(o, key) if how == "attr" else o.pop(key, None)
     elif _frozen(o):

@@ -18,7 +18,6 @@ from numba.core import types
 
 import graphtrace as gt
 from graphtrace.buffers import Buffer
-from graphtrace.errors import EmitError
 from graphtrace.ops._driver_nodes import _bytes, arrange
 from graphtrace.ops._numba import flatten
 from graphtrace.ops._patch import Patches, nodes_in
@@ -265,8 +264,8 @@ def test_a_number_that_cannot_be_packed_is_an_error_at_its_line():
     b.svals = [2 ** 40]
     try:
         patches.repack([0], b.value_of)
-    except EmitError as e:
-        assert "failed to update kernel node %0 kernel k(2 arguments)" in str(e)
+    except gt.KernelArgumentError as e:   # as the first call refuses it
+        assert "kernel node %0 kernel k(2 arguments), rebinding a new number" in str(e)
         assert "does not fit numba type int32" in str(e)
         assert e.source == ("x.py", 1)
     else:

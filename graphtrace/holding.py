@@ -580,8 +580,10 @@ class Holdings:
             self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed
             for r in self._reaches(self_obj):   # CFG["calls"] += 1: Reach's chains too
                 r.note_state(changed)
-        # a setting made, or one that was None (not in the key: if self.kick is None)
-        made = initialized | {e[0] for e in after} - {e[0] for e in before[1]}
+        # a setting made, or one that was None (not in the key: if self.kick is None),
+        # or one taken away (if hasattr(self, "pending"): ...; del self.pending)
+        labels = {e[0] for e in before[1]}, {e[0] for e in after}
+        made = initialized | labels[1] - labels[0] | labels[0] - labels[1]
         decided = self.read_first(self_obj, made) if made else set()
         for r in self._reaches(self_obj) if decided else ():   # if "init" not in STATE
             r.note_decided(decided)

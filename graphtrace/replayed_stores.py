@@ -34,7 +34,7 @@ import dataclasses
 import enum
 import re
 
-from .chains import MISSING, lookup
+from .chains import MISSING, defined, lookup
 from .owners import _attributes, own_object
 
 __all__ = ["apply", "argument_values", "put_back", "roots", "stores_of", "values_of"]
@@ -79,6 +79,8 @@ def _store(label: str, roots: dict, arguments):
         return None
     fn, name, steps = where
     try:   # (whatever the objects raise: not set again)
+        if not steps and fn is not _ARGUMENT and not defined(fn, name):
+            return fn, name, steps, _ABSENT   # del GONE: deleted again
         o = _read(fn, name, steps[:-1], arguments)
         if not steps:
             return (fn, name, steps, o) if _is_value(o) else None
@@ -254,7 +256,11 @@ def _read(fn, name, steps, arguments):
 def _set_name(fn, name: str, v) -> None:
     code = fn.__code__
     if name in code.co_freevars:
-        fn.__closure__[code.co_freevars.index(name)].cell_contents = v
+        cell = fn.__closure__[code.co_freevars.index(name)]
+        if v is not _ABSENT:
+            cell.cell_contents = v
+        elif defined(fn, name):   # del x of a nonlocal x
+            del cell.cell_contents
     elif v is _ABSENT:
         fn.__globals__.pop(name, None)
     else:

@@ -1,0 +1,83 @@
+"""An attribute or a global name the trace deleted, after reading it first
+(``if hasattr(self, "pending"): ...; del self.pending``; ``if "GONE" in globals():
+...; del GONE``), is deleted again by each replay, as the traced Python did: put
+back by the user, its work runs once more, then not (``replayed_stores``)."""
+import warnings
+
+import numpy as np
+from numba import cuda
+
+import graphtrace as gt
+
+
+@cuda.jit
+def add(x, a):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += a
+
+
+def dev():
+    return cuda.to_device(np.zeros(2))
+
+
+def first(x):
+    return float(x.copy_to_host()[0])
+
+
+class _Pending:
+    def __init__(self):
+        self.pending = True
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        if hasattr(self, "pending"):
+            add[1, 2, s](x, 100.0)
+            del self.pending
+        add[1, 2, s](x, 1.0)
+
+
+def test_an_attribute_the_trace_deleted_is_deleted_again_by_the_replays():
+    """The graph keyed by the attribute there replayed without deleting it: after
+    the user put it back, its work ran at every call."""
+    m, x = _Pending(), dev()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i in range(9):
+            if i in (3, 6):
+                m.pending = True
+            m.step(x)
+            assert not hasattr(m, "pending")
+    assert first(x) == 309.0   # eager: 100 at calls 0, 3 and 6; 1 at every call
+
+
+GONE = 1
+
+
+@gt.graph(backend="sim")
+def _take_once(s, x):
+    global GONE
+    if "GONE" in globals():
+        add[1, 2, s](x, 100.0)
+        del GONE
+    add[1, 2, s](x, 1.0)
+
+
+def test_a_global_name_the_trace_deleted_is_deleted_again_by_the_replays():
+    """The name put back stayed: the replays never deleted it again."""
+    global GONE
+    x = dev()
+    for i in range(9):
+        if i in (3, 6):
+            GONE = 1
+        _take_once(x)
+        assert "GONE" not in globals()
+    assert first(x) == 309.0
+
+
+def test_a_trace_that_is_no_call_puts_back_the_attribute_it_deleted():
+    m, x = _Pending(), dev()
+    _Pending.step.trace(m, x)
+    assert m.pending is True
+    m.step(x)
+    assert first(x) == 101.0 and not hasattr(m, "pending")

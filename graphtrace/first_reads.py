@@ -159,6 +159,8 @@ def _accesses(ins, step) -> tuple:
                 stores.append(n)
             elif op == "LOAD_CONST":   # getattr(OB, "started"), setattr(OB, "started", v)
                 _by_builtin(ins, n, reads, stores)
+                if _of_dict(ins, n):   # "started" in self.__dict__, vars(OB).pop("started")
+                    _key_access(ins, n, reads, stores)
         elif kind == "name" and i.argval == name:
             if op in _NAME_LOADS:
                 reads.append(n)
@@ -205,6 +207,14 @@ def _key_access(ins, n, reads, stores) -> None:
             m += 1
         if m < len(ins) and ins[m].opname == "CONTAINS_OP":
             reads.append(m)
+
+
+def _of_dict(ins, n) -> bool:
+    """Whether the constant loaded at ``n`` is a key of an object's attributes as a
+    dict, loaded just before or after it: ``X.__dict__`` or ``vars(X)``."""
+    near = ins[max(n - 6, 0):n + 5]
+    return any(i.opname == "LOAD_ATTR" and i.argval == "__dict__" or
+               i.opname in _NAME_LOADS and i.argval == "vars" for i in near)
 
 
 _BY_NAME = {"getattr": True, "hasattr": True, "setattr": False, "delattr": False}

@@ -247,19 +247,34 @@ def _set_by_name(code, param: str) -> list:
             out.append(seen[2].argval)
         if _its_class(seen, param):
             out += _stored_on(ins[at + 1:at + 8])
+        elif _its_class(seen, param, "__dict__", "vars"):   # self.__dict__.pop("pending")
+            out += _stored_in(ins[at + 1:at + 3])
     return out
 
 
-def _its_class(seen, param: str) -> bool:
+def _its_class(seen, param: str, attr="__class__", function="type") -> bool:
     """Whether the instructions ``seen`` end by making ``param``'s class: ``type(self)``
-    or ``self.__class__``."""
+    or ``self.__class__`` (or its ``attr`` or ``function`` of it: ``vars(self)``)."""
     if len(seen) < 2 or not (seen[-2].opname.startswith("LOAD_FAST") and
                              seen[-2].argval == param):
         return False
     if seen[-1].opname == "LOAD_ATTR":
-        return seen[-1].argval == "__class__"
+        return seen[-1].argval == attr
     return len(seen) == 3 and seen[-1].opname == "CALL" and seen[-1].arg == 1 and \
-        seen[0].opname in _NAME_LOADS and seen[0].argval == "type"
+        seen[0].opname in _NAME_LOADS and seen[0].argval == function
+
+
+def _stored_in(after) -> list:
+    """The key of a constant name the instructions ``after`` the making of a dict
+    store or take away (``.pop("k")``, ``.setdefault("k", v)``, ``del d["k"]``)."""
+    if len(after) < 2:
+        return []
+    a, b = after
+    if a.opname in ("LOAD_ATTR", "LOAD_METHOD") and a.argval in ("pop", "setdefault") and \
+            b.opname == "LOAD_CONST" and isinstance(b.argval, str):
+        return [b.argval]
+    return [a.argval] if a.opname == "LOAD_CONST" and isinstance(a.argval, str) and \
+        b.opname in ("STORE_SUBSCR", "DELETE_SUBSCR") else []
 
 
 def _stored_on(after) -> list:

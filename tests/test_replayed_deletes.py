@@ -1,10 +1,12 @@
 """An attribute or a global name the trace deleted, after reading it first
-(``if hasattr(self, "pending"): ...; del self.pending``; ``if "GONE" in globals():
+(``if hasattr(self, "pending"): ...; del self.pending``, ``delattr``, through
+``self.__dict__`` or ``vars(self)``; ``if "GONE" in globals():
 ...; del GONE``), is deleted again by each replay, as the traced Python did: put
 back by the user, its work runs once more, then not (``replayed_stores``)."""
 import warnings
 
 import numpy as np
+import pytest
 from numba import cuda
 
 import graphtrace as gt
@@ -37,16 +39,40 @@ class _Pending:
         add[1, 2, s](x, 1.0)
 
 
-def test_an_attribute_the_trace_deleted_is_deleted_again_by_the_replays():
+class _Forms(_Pending):
+    @gt.graph(backend="sim")
+    def by_delattr(self, s, x):
+        if getattr(self, "pending", False):
+            add[1, 2, s](x, 100.0)
+            delattr(self, "pending")
+        add[1, 2, s](x, 1.0)
+
+    @gt.graph(backend="sim")
+    def by_dict(self, s, x):
+        if "pending" in self.__dict__:
+            add[1, 2, s](x, 100.0)
+            self.__dict__.pop("pending")
+        add[1, 2, s](x, 1.0)
+
+    @gt.graph(backend="sim")
+    def by_vars(self, s, x):
+        if vars(self).get("pending"):
+            add[1, 2, s](x, 100.0)
+            del vars(self)["pending"]
+        add[1, 2, s](x, 1.0)
+
+
+@pytest.mark.parametrize("form", ["step", "by_delattr", "by_dict", "by_vars"])
+def test_an_attribute_the_trace_deleted_is_deleted_again_by_the_replays(form):
     """The graph keyed by the attribute there replayed without deleting it: after
     the user put it back, its work ran at every call."""
-    m, x = _Pending(), dev()
+    m, x = _Forms(), dev()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         for i in range(9):
             if i in (3, 6):
                 m.pending = True
-            m.step(x)
+            getattr(m, form)(x)
             assert not hasattr(m, "pending")
     assert first(x) == 309.0   # eager: 100 at calls 0, 3 and 6; 1 at every call
 

@@ -182,15 +182,17 @@ def put_back(before: dict, roots: dict, arguments, deciding) -> None:
     apply(tuple(before[label] for label in sorted(kept)), arguments)
 
 
-def argument_values(arguments, skip) -> dict:
+def argument_values(arguments, own) -> dict:
     """label -> value of the attributes holding values of the objects of the
-    program's own among the call's ``arguments`` but ``skip`` (self: ``Holdings``
-    reads its own): ``st.init`` of ``step(s, y, st)``; and, a level deeper, those of
-    the objects and the dicts' keys they hold (``st.opt.init``, ``st.d['init']``)."""
+    program's own among the call's ``arguments``: ``st.init`` of ``step(s, y,
+    st)``; and, a level deeper, those of the objects and the dicts' keys they hold
+    (``st.opt.init``, ``st.d['init']``); but of ``own`` (self) its attributes alone
+    (``Holdings`` reads the objects it holds): ``self.started`` a helper sets,
+    ``mark(self)``."""
     out: dict = {}
     for name, v in arguments.items():
-        if name != skip and own_object(v):
-            _values_in(v, name, out, 1)
+        if own_object(v):
+            _values_in(v, name, out, 0 if name == own else 1)
     return out
 
 

@@ -417,3 +417,31 @@ def test_a_signal_on_an_argument_object_is_set_again_by_the_replays():
         assert st.init is True
         st.init = False
     assert first(x) == 4.0 and _argument_signal.cache_info().misses == 1
+
+
+def _mark(m):
+    m.started = True
+
+
+class _MarkedByHelper:
+    def __init__(self):
+        self.started = False
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        if not self.started:
+            add[1, 2, s](x, 100.0)
+            _mark(self)   # a helper of the module's sets the flag on self
+        add[1, 2, s](x, 1.0)
+
+
+def test_a_flag_a_helper_sets_on_self_is_set_again_by_the_replays():
+    """No store of the method's own said so: after the user's reset the first call's
+    work ran at every call, and the flag stayed lowered."""
+    m, x = _MarkedByHelper(), dev()
+    for i in range(9):
+        if i in (3, 6):
+            m.started = False
+        m.step(x)
+        assert m.started is True
+    assert first(x) == 309.0

@@ -75,6 +75,7 @@ class Holdings:
     def __init__(self, function, self_param: str | None):
         self.function, self.self_param = function, self_param
         self._class_reach: dict = {}   # a method's: class -> its methods' Reach
+        self._class_code: dict = {}   # class -> the functions of the methods it calls
         self._callback_reach: dict = {}   # class -> its methods' handed to s.host
         self._self_names: dict = {}   # type(self) -> (names it may read of self, chains,
         # what its code stores, what its host callbacks store, those it hands to s.host)
@@ -413,6 +414,7 @@ class Holdings:
             self._self_names.pop(cls, None)
         found = [(name, f) for name, f in class_methods(self.function, self.self_param, cls)
                  if f is not self.function]
+        self._class_code[cls] = tuple(f for _, f in found)
         reaches = (Reach(f) for _, f in found)
         hit = self._class_reach[cls] = (tuple(r for r in reaches if r.places or r.objects or
                                               r.callbacks), tuple(
@@ -599,6 +601,24 @@ class Holdings:
         _, (_, reaches, methods, _) = self.walk(self_obj)
         functions += [f for r in reaches for f in r.walked] + [m[-1] for m in methods]
         return {label for label in labels if test(functions, label)}
+
+    def traced_code(self, self_obj) -> list:
+        """``(function, object)`` of each function whose code a trace runs
+        (``host_draws``), ``object`` the one it runs on where it is a method: the
+        function and its helpers, the methods of self's class it calls (its dunders
+        too, as ``_code``) and those of held objects, with their helpers; not host
+        callbacks, nor what they call. Each found once while it lasts."""
+        reaches = self._reaches(self_obj)
+        objects, (watched, held, methods, _) = self.walk(self_obj)
+        reaches += [r for r in held if r.baked]
+        hosted = set(watched.callbacks).union(*(r.hosted_walked for r in reaches))
+        found = dict.fromkeys(f for r in reaches for f in r.walked)
+        for cls, _, _, f in methods:   # self.opt.step(s, x): on the object of its class
+            found[f] = next((o for _, o, _ in objects if isinstance(o, cls)), None)
+        if self_obj is not None:
+            found.update(dict.fromkeys((self.function,) + self._class_code[type(
+                self_obj)] + tuple(f for _, f in _dunders(type(self_obj))), self_obj))
+        return [(f, o) for f, o in found.items() if f not in hosted]
 
     def store_roots(self, self_obj, params) -> dict:
         """label -> where a value a trace set is found, for setting it again

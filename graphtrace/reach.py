@@ -85,7 +85,7 @@ class Reach:
                  "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
                  "handed", "escaped", "carried",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
-                 "_walked", "_codes", "_last", "decided")
+                 "_walked", "_hosted_walked", "_codes", "_last", "decided")
 
     def __init__(self, root, baked: bool = True):
         self.root, self.baked = root, baked   # baked False: a method handed to s.host
@@ -114,6 +114,7 @@ class Reach:
         self.carried: list = []           # the functions of helpers held otherwise than by
         # a name of their own (UPD["sgd"](OPT, s, w), mod.helper): the graph calls them
         self._walked: list = []           # the Python functions walked, the root's first
+        self._hosted_walked: set = set()  # those walked as host callbacks (and theirs)
         code = getattr(self.root, "__code__", None)   # its parameters' names are
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] \
             if code is not None else ()                 # taken: a helper's x is touch.x
@@ -164,6 +165,8 @@ class Reach:
             return
         seen.add(id(fn))
         self._walked.append(fn)
+        if not baked:
+            self._hosted_walked.add(fn)
         code = fn.__code__
         loaded = reads = None
         chains: list = []   # the code's dotted names, found when first needed
@@ -418,6 +421,12 @@ class Reach:
     def walked(self) -> list:
         """The Python functions walked, the root's first."""
         return self._walked
+
+    @property
+    def hosted_walked(self) -> set:
+        """The functions of ``walked`` walked as host callbacks, and those they call:
+        their code runs at every launch, not when traced."""
+        return self._hosted_walked
 
     def note_state(self, labels) -> None:
         """Leave out of the key, from now on, the chains of ``labels`` a trace changed."""

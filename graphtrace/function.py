@@ -96,6 +96,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         self._instances_seen: dict = {}   # a method's: id(self) -> (weak ref, its signatures)
         self._warned = False
         self._live_warned: set = set()   # the values callbacks change, named (_warn_live)
+        self._draws_warned: set = set()   # (code, line) of host draws named (_warn_draws)
         self._last = None     # (argument snapshot, compiled graph, backend, what names held,
         # a method's Guard or None)
         self._guard_skip = 0  # slow calls left before a method's Guard is made again
@@ -261,6 +262,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 held or (None, ()))[1] + (holdings.entries(obj) or (None, ()))[1]})
             swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
             live = holdings.live(obj, call.key[1]) - self._live_warned
+            drawn = self._draws(obj)   # random.random(), time.time(): baked in
             # keyed without the state, by the settings as the trace left them; but by
             # the old value of one it read first (if not self.started: ...), so that the
             # next call, finding the new one, traces again; and of a signal it only set,
@@ -314,6 +316,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             self._warn_copies(changed)
         if live:
             self._warn_live(live)
+        if drawn:
+            self._warn_draws(drawn)
         return entry, call
 
     def _kept(self, held, given, obj, arguments) -> dict:

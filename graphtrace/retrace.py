@@ -1,9 +1,10 @@
 """The warnings a call of a graph function gives: ``RetraceWarning`` when it
 keeps being traced for new signatures (saying what keeps changing), and
 ``StateWarning`` when a trace changed state kept on the objects it holds, the
-list and dict arguments it was handed as copies, or reads a value its host
-callbacks change. ``GraphFunction`` (``function.py``) derives from
-``CallWarnings``, whose methods ``_compiled`` calls after a trace.
+list and dict arguments it was handed as copies, reads a value its host
+callbacks change, or draws a number on the host (``host_draws.py``).
+``GraphFunction`` (``function.py``) derives from ``CallWarnings``, whose methods
+``_compiled`` calls after a trace.
 """
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ import numpy as np
 
 from .arguments import path_str
 from .chains import item_change_line
-from .errors import user_frame
+from .errors import format_source, user_frame
+from .host_draws import host_draws
 from .object_keys import Identity
 from .probe import _repr
 
@@ -49,7 +51,9 @@ class RetraceWarning(UserWarning):
 class StateWarning(UserWarning):
     """A trace changed state kept on the objects a decorated function holds
     (``self.t += 1``): the code doing so ran once, when traced; or the graph reads
-    a value its host callbacks change (each call after a change traces again)."""
+    a value its host callbacks change (each call after a change traces again); or
+    the traced code draws a number on the host (``random.random()``,
+    ``time.perf_counter()``), which every call replays."""
 
 
 def _reached_changing(fixed: list) -> str:
@@ -257,6 +261,41 @@ class CallWarnings:
             "Pass the value as an argument instead (a dynamic scalar, which each call "
             "rebinds without tracing), or keep it in a device array that a kernel "
             "reads and updates", StateWarning, file, line)
+
+    def _draws(self, obj) -> list:
+        """The numbers the code a trace runs draws on the host (``host_draws``; ``obj``:
+        a method's self), but those of the lines already named."""
+        return [d for d in host_draws(self._holdings.traced_code(obj))
+                if d[:2] not in self._draws_warned]
+
+    def _warn_draws(self, drawn) -> None:
+        """Say once per line that the traced code draws a number on the host
+        (``random.random()``, ``rng.normal()``, ``time.perf_counter()``): the graph
+        replays the number of the trace, and no key can hold one new at every call."""
+        for code, line, spelled, callee, kind in drawn:
+            self._draws_warned.add((code, line))
+            what = f"{spelled}()" + ("" if callee == spelled else f" ({callee})") + \
+                ("" if code is self.fn.__code__ else f" in {code.co_name}") + \
+                f" at {format_source((code.co_filename, line))}"
+            if kind == "clock":
+                text = (f"tracing {self.__name__} reads the clock with {what}: the traced "
+                        "Python code runs once, when traced, so the graph bakes in the time "
+                        "read then and every call replays it (eager code would read it anew "
+                        "at each call). Read the clock outside the function and pass the "
+                        "number as an argument (a dynamic scalar, which each call rebinds "
+                        "without tracing), or read it in a host callback, s.host(fn), which "
+                        "runs at every launch")
+            else:
+                text = (f"tracing {self.__name__} draws a random value on the host with "
+                        f"{what}: the traced Python code runs once, when traced, so the "
+                        "graph bakes in the value drawn then and every call replays it "
+                        "(eager code would draw a new one at each call). Draw on the device "
+                        "instead (numba.cuda.random or cupy.random into an array the graph "
+                        "takes, or a kernel's generator keyed by a step counter kept in a "
+                        "device array), or draw on the host outside the function and pass "
+                        "the number as an argument (a dynamic scalar, which each call "
+                        "rebinds without tracing)")
+            warnings.warn_explicit(text, StateWarning, code.co_filename, line)
 
     def _warn_copies(self, paths) -> None:
         """Say that a trace changed list or dict arguments (``paths``), which it was

@@ -18,12 +18,13 @@ import sys
 import types
 import weakref
 
+from .named_keys import KEY_PARTS, MISSING, Named, keyed_chain
 from .probe import _attr, _has
 
 __all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "callback_codes", "chain", "changes",
            "imported", "lookup", "value_chains"]
 
-MISSING = object()   # what a lookup gives for a name, attribute or key not there
+# MISSING: what a lookup gives for a name, attribute or key not there
 NAME_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
 
 
@@ -128,7 +129,8 @@ class Chain(str):
     ``cfg.opt.lr``, ``TABLE[2]``, ``CFG.get("lr")``), as its label; ``steps`` are
     ``(how, key)``: ``"attr"`` read statically (no property's code runs), ``"item"``
     of an exact dict, list or tuple only, ``"get"`` of an exact dict (a key not
-    there is a value too: one put there later traces anew). Watched by value like
+    there is a value too: one put there later traces anew); a key read by a name
+    (``ST[Phase.A]``) is a ``Named``, read when the chain is. Watched by value like
     a name's number: an object keeps its settings in place (``cfg.lr = 0.2``) or
     a new object replaces it, and either way the graph baked in the value it
     read."""
@@ -140,7 +142,7 @@ class Chain(str):
         looks the name up (in C), then each step is one C call (``attrgetter``,
         ``itemgetter``); anything odd (the key gone, an empty cell, another type
         of object now) is left to ``read``."""
-        steps, read = self.calls(), self.read
+        steps, read = self.calls(fn), self.read
 
         def get():
             try:
@@ -152,10 +154,12 @@ class Chain(str):
                 return read(fn)
         return get
 
-    def calls(self) -> tuple:
+    def calls(self, fn=None) -> tuple:
         """One call per step, each taking the object before it (``plain_attr``,
-        ``itemgetter``, ``dict.get``): what ``read`` does, at C speed where it can."""
-        return tuple(plain_attr(k) if how == "attr" else operator.itemgetter(k)
+        ``itemgetter``, ``dict.get``): what ``read`` does, at C speed where it can;
+        a key read by a name, by the names of ``fn`` (``Named``: at each call)."""
+        return tuple(k.step(how, fn, NoKey.NONE) if type(k) is Named else plain_attr(k)
+                     if how == "attr" else operator.itemgetter(k)
                      if how == "item" else operator.methodcaller("get", k, NoKey.NONE)
                      if how == "get" else _attr_or(k)
                      for how, k in self.steps)
@@ -163,6 +167,10 @@ class Chain(str):
     def read(self, fn):
         v = lookup(fn, self.head)
         for how, key in self.steps:
+            if type(key) is Named:   # ST[Phase.A]: the key the name gives now
+                key = key.value(fn)
+                if key is MISSING:
+                    return MISSING
             if how == "attr":
                 v = _static_attr(v, key)
             elif how in _DEFAULTED:   # getattr(X, "k", default), hasattr(X, "k")
@@ -279,10 +287,19 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
         got = 0                     # CFG.get("k"[, default]): the arguments loaded
         seq: list = []              # the chains loaded one after another before held
         stack: list = []            # what stores in a row take (a, b = CFG.a, CFG.b)
+        by_key = None               # the chain a key held may index (ST of ST[Phase.A])
         for ins in dis.get_instructions(c):   # loaded: the next name is changed
             op, name = ins.opname, ins.argval
             if op == "LOAD_FAST_LOAD_FAST":   # 3.13's pair: the second is what follows
                 op, name = "LOAD_FAST", name[1]
+            if by_key is not None and op not in KEY_PARTS:   # a key read by a name ends
+                keyed, by_key = keyed_chain(by_key, held, ins) if held is not None and \
+                    const is None else None, None   # (ST[Phase.A]: read as ST["k"] is)
+                if keyed is not None:
+                    seq, (held, const) = seq[:-1], keyed
+                    if const is None:   # ST.get(KEY): this instruction is the call's
+                        got = 1
+                        out += [] if quiet else [held]
             by_name, step = _by_name(by_name, op, ins, const)
             if by_name[0] == 4 or by_name[0] == 3 and op == "PRECALL":
                 continue   # (the default, kept off the chain held)
@@ -321,6 +338,7 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                 if whole:
                     changed_here.add((name, ()))
                 whole = name in ("setattr", "delattr")
+                by_key = seq[-1] if seq and op in NAME_LOADS else None   # ST[Phase.A]
                 held, const = (name, ()), None
                 continue
             if op in _STORES:
@@ -486,10 +504,15 @@ def _attr_or(name: str):
 
 def changes(steps: tuple, changed: tuple) -> bool:
     """Whether a change of ``changed`` (steps, ``()`` the whole object) may change
-    the value read by ``steps`` (a ``get`` reads what an item store writes)."""
+    the value read by ``steps`` (a ``get`` reads what an item store writes; a key
+    read by a name, ``ST[Phase.A]``, may be any other key: ``ST["init"]``, ``ST[P.A]``)."""
     norm = tuple(("item" if how == "get" else "attr" if how in _DEFAULTED else how, k)
                  for how, k in steps)
-    return norm[:len(changed)] == changed
+    if norm[:len(changed)] == changed:
+        return True
+    return len(norm) >= len(changed) and all(
+        a == b or a[0] == b[0] == "item" and Named in (type(a[1]), type(b[1]))
+        for a, b in zip(norm, changed))
 
 
 def item_change_line(code, local: str) -> int | None:

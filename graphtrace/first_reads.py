@@ -26,6 +26,7 @@ import re
 import types
 
 from .dynamic_names import by_names
+from .named_keys import Named, name_end, named_key
 
 _KEY = re.compile(r"\[([^\[\]]*)\]$")
 _GETATTR = re.compile(r"^(?:has|get)attr\(.*, '(\w+)'(?:, \.\.\.)?\)$")
@@ -50,8 +51,9 @@ _STORING = frozenset({
 
 
 def label_step(label: str):
-    """The last step of a value's label: ``("attr", name)``, ``("key", constant)`` or
-    ``("name", name)``; None where it cannot be told."""
+    """The last step of a value's label: ``("attr", name)``, ``("key", constant)``
+    (a ``Named`` key, read by a name: ``ST[Phase.A]``) or ``("name", name)``; None
+    where it cannot be told."""
     hit = _GETATTR.search(label)   # getattr(OPT, 't', ...): attribute t
     if hit is not None:
         return "attr", hit.group(1)
@@ -60,7 +62,8 @@ def label_step(label: str):
         try:
             return "key", ast.literal_eval(hit.group(1))
         except (ValueError, SyntaxError):
-            return None
+            key = named_key(hit.group(1))
+            return ("key", key) if key is not None else None
     head, _, last = label.rpartition(".")
     if head:
         return ("attr", last) if last.isidentifier() else None
@@ -171,13 +174,20 @@ def _accesses(ins, step) -> tuple:
         elif kind == "key" and op == "LOAD_CONST" and type(i.argval) is type(name) \
                 and i.argval == name:
             _key_access(ins, n, reads, stores)
+        elif kind == "key" and type(name) is Named and op in _NAME_LOADS and \
+                i.argval == name.parts[0]:   # ST[Phase.A]: the key loaded by its name
+            end = name_end(ins, n, name)
+            if end is not None:
+                _key_access(ins, end, reads, stores, n)
     return reads, stores
 
 
-def _key_access(ins, n, reads, stores) -> None:
-    """A constant key loaded at ``n``: ``d[k] = v``, ``d[k]``, ``d[k] += 1``,
-    ``d.get(k)``, ``d.setdefault(k, v)``, ``k in d``."""
-    prev = ins[n - 1] if n else None
+def _key_access(ins, n, reads, stores, start=None) -> None:
+    """A constant key loaded at ``n`` (from ``start``, where its name and attributes
+    load it): ``d[k] = v``, ``d[k]``, ``d[k] += 1``, ``d.get(k)``,
+    ``d.setdefault(k, v)``, ``k in d``."""
+    start = n if start is None else start
+    prev = ins[start - 1] if start else None
     if prev is not None and prev.opname in ("LOAD_METHOD", "LOAD_ATTR") and \
             prev.argval in _READS_KEY:
         call = next((m for m in range(n + 1, len(ins)) if ins[m].opname == "CALL"), None)

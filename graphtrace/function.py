@@ -259,7 +259,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             decided = set(decided) | holdings.read_first(obj, moved)   # an argument's st.init
             moved = holdings.read_first(obj, moved - decided, never_read)   # and st.ran = True
             hidden = unkeyed(plain, plain_snapshot(holdings.reach), {e[0] for e in (
-                held or (None, ()))[1] + (holdings.entries(obj) or (None, ()))[1]})
+                held or (None, ()))[1] + (holdings.entries(obj) or (None, ()))[1]},
+                holdings.reach)
             swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
             live = holdings.live(obj, call.key[1]) - self._live_warned
             drawn = self._draws(obj)   # random.random(), time.time(): baked in
@@ -308,7 +309,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                              "graph", self.__name__, self.maxsize)
         if state:   # once cached: a warning made an error does not throw the trace away
             self._warn_state(state)
-        if hidden:   # setattr(OB, NAME, True), ST[K.A] = True, FL[0] = 1: not keyed
+        if hidden:   # setattr(OB, NAME, True), ST[k + "0"] = True, FL[0] = 1: unkeyed
             self._warn_state(hidden, unkeyed=True)
         if swapped:
             self._warn_state(swapped, rebound=True)

@@ -33,6 +33,7 @@ from .bases import _holder, _super_bases, _with_wrapped
 from .chains import chain, changes, value_chains
 from .held_keys import _ALL, _SKIPPED, Watched
 from .host_chains import host_callbacks, host_chain_names, host_chains
+from .named_keys import keys_read_by
 from .names import _loaded, _methods_named, reads_fields, widest
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
     _followed, _graph_class, _holds_own, _python_function, _python_helper, class_attribute, \
@@ -391,8 +392,9 @@ def held_methods(functions, heads: dict, classes, hosted=(), bound=()) -> tuple:
                 if callback:
                     state.setdefault(owner, set()).add(steps[0][1] if steps else _ALL)
         for head, steps in read if owner is not None and not callback else ():
-            if head in first and len(steps) >= 2:   # self.cfg["m"], self.lrs[0]
-                reads.setdefault(owner, set()).add(("read", steps))
+            if head in first and len(steps) >= 2:   # self.cfg["m"], self.lrs[0] (and
+                # self.cfg[Phase.A]: by f's names)
+                reads.setdefault(owner, set()).add(("read", keys_read_by(steps, f)))
         host = callbacks if owner is None else callbacks | host_chain_names(code)
         mine = targets if owner is None else {   # s.host(self.record, h) in its method
             (owner, steps[0]) for head, steps in host_chains(code)

@@ -623,10 +623,11 @@ class Holdings:
     def store_roots(self, self_obj, params) -> dict:
         """label -> where a value a trace set is found, for setting it again
         (``replayed_stores.roots``): off the chains and objects the code reaches by
-        name, and off the call's ``params``."""
+        name, and off the call's ``params`` (a key read by a name off those, by the
+        function's names: ``self.state[Phase.A]``)."""
         _, (_, reaches, _, _) = self.walk(self_obj)
         reaches = self._reaches(self_obj) + list(reaches)
-        return roots(params, reaches, [p for r in reaches for p in r.objects])
+        return roots(params, reaches, [p for r in reaches for p in r.objects], self.function)
 
     def bare_arrays(self, self_obj) -> dict:
         """label -> the array each global or closure name of the function's, and

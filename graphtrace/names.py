@@ -30,6 +30,7 @@ from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain a
     callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, value_chains
 from .dynamic_names import by_names
 from .host_chains import host_callbacks, host_chains, self_callbacks
+from .named_keys import by_name, keys_read_by
 from .owners import _PLAIN_BASES, _dunders, _followed, _library, _python_function, \
     _python_helper, own_object
 from .probe import _answers_oddly, _attr
@@ -211,22 +212,24 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
         first = other.__code__.co_varnames[:1]
         read, change = value_chains(other.__code__, roots=frozenset(first),
                                     own={first[0]: own[self_param]} if first else None)
-        changed += [c for h, c in change if (h,) == first]
-        traced += [c for h, c in change if (h,) == first]
+        changed += [c for h, c in change if (h,) == first]   # (a key read by a name:
+        traced += [keys_read_by(c, other) for h, c in change if (h,) == first]   # other's)
         if takes_self:   # self.update(s, x) reading self.cfg["lr"]: read for the method
-            chains += [steps for h, steps in read if (h,) == first]
+            chains += [keys_read_by(steps, other) for h, steps in read if (h,) == first]
     found = {}
     stored = frozenset(c[0][1] for c in changed if len(c) == 1 and c[0][0] == "attr")
     hosted = stored - {c[0][1] for c in traced if len(c) == 1 and c[0][0] == "attr"}
     for steps in chains:
         if len(steps) >= 2 and not any(changes(steps, c) for c in changed):
             label = _chain("self", steps)
-            found[str(label)] = label.calls()
-    kept = {}   # self.state["init"] = True: read before and after a trace (note_traced)
-    for steps in traced:
+            found[str(label)] = label.calls(getattr(fn, "__func__", fn))
+    kept = {}   # self.state["init"] = True: read before and after a trace (note_traced),
+    # and what reads it by another key's name (self.state[KEY], KEY = "init")
+    for steps in traced + [s for s in chains if any(changes(s, c) and by_name(s + c)
+                                                    for c in traced)]:
         if len(steps) >= 2 and all(how in ("attr", "item") for how, _ in steps):
             label = _chain("self", steps)
-            kept[str(label)] = label.calls()
+            kept[str(label)] = label.calls(getattr(fn, "__func__", fn))
     return tuple(found.items()), stored - hosted, hosted, tuple(kept.items())
 
 

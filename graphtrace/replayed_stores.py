@@ -35,6 +35,7 @@ import enum
 import re
 
 from .chains import MISSING, defined, lookup
+from .named_keys import named_key, resolved
 from .owners import _attributes, own_object
 
 __all__ = ["apply", "argument_values", "put_back", "roots", "stores_of", "values_of"]
@@ -46,11 +47,13 @@ _ARGUMENT = None   # the function of a store off one of the call's arguments (se
 _ATTRIBUTES = frozenset({"attr", "default", "has"})   # Chain's steps reading attributes
 
 
-def roots(params, reaches, places) -> dict:
+def roots(params, reaches, places, scope=None) -> dict:
     """label -> ``(function, name, steps)`` of what values are found off: the chains
     the ``Reach``-es ``reaches`` store (``STATE['init']``, ``STARTED``), the objects
     of ``places`` held by names (``(function, name, label)``: ``OPT``), and the
-    function's parameters ``params`` (self, an argument object)."""
+    function's parameters ``params`` (self, an argument object), whose keys read by
+    a name (``self.state[Phase.A]``) are read by the names of ``scope``, the graph
+    function."""
     out: dict = {}
     for fn, name, label in places:
         out.setdefault(label, (fn, name, ()))
@@ -58,7 +61,7 @@ def roots(params, reaches, places) -> dict:
         for fn, chain in r.stored:
             out.setdefault(str(chain), (fn, chain.head, tuple(chain.steps)))
     for name in params:
-        out[name] = (_ARGUMENT, name, ())
+        out[name] = (_ARGUMENT, name, (), scope)
     return out
 
 
@@ -221,7 +224,8 @@ def _same(a, b) -> bool:
 
 def _parse(label: str, roots: dict):
     """``(function, name, steps)`` of ``label``: the longest root it starts with,
-    then ``.attribute`` and ``[constant]`` steps; None where it cannot be told."""
+    then ``.attribute`` and ``[constant]`` steps, a key written by its name
+    (``[Phase.A]``) read now; None where it cannot be told."""
     best = None
     for head in roots:
         if label.startswith(head) and (len(label) == len(head) or label[len(head)] in ".[") \
@@ -229,7 +233,7 @@ def _parse(label: str, roots: dict):
             best = head
     if best is None:
         return None
-    fn, name, steps = roots[best]
+    fn, name, steps, *scope = roots[best]
     rest, at, out = label[len(best):], 0, list(steps)
     while at < len(rest):
         m = _STEP.match(rest, at)
@@ -241,9 +245,14 @@ def _parse(label: str, roots: dict):
             try:
                 out.append(("item", ast.literal_eval(m.group(2))))
             except (ValueError, SyntaxError):
-                return None
+                key = named_key(m.group(2))   # self.state[Phase.A]
+                if key is None:
+                    return None
+                out.append(("item", key))
         at = m.end()
-    return fn, name, tuple(("attr" if how in _ATTRIBUTES else "item", key) for how, key in out)
+    out = resolved(tuple(out), scope[0] if scope else fn)
+    return None if out is None else \
+        (fn, name, tuple(("attr" if how in _ATTRIBUTES else "item", key) for how, key in out))
 
 
 def _read(fn, name, steps, arguments):

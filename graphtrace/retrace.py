@@ -241,10 +241,11 @@ class CallWarnings:
                     "at every call in s.host")
         if unkeyed:
             text += (". Graphtrace cannot tell whether the code read it first (a key "
-                     "computed, ST[K.A]; a value "
+                     "computed, ST[k + \"0\"]; a value "
                      "in a host array), so no later call traces anew for it: where it is a "
-                     "flag deciding work, name it by a constant (OB.started, ST[\"init\"]) "
-                     "in a global or an object of your own, which keys the graph by it")
+                     "flag deciding work, name it by a constant (OB.started, ST[\"init\"], "
+                     "ST[Phase.A]) in a global or an object of your own, which keys the "
+                     "graph by it")
         file, line = user_frame()
         warnings.warn_explicit(text, StateWarning, file, line)
 

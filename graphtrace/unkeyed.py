@@ -3,8 +3,8 @@
 The key holds what the traced code reads by constant names, attributes and
 keys (``first_reads``, ``reach``): a flag it reads, then sets, keys its graph
 by the value read. A trace that sets one where the code's reads cannot be
-told (``setattr(OB, NAME, True)``, its name in a variable; ``ST[K.A] = True``,
-a key computed; ``FL[0] = 1`` in a host numpy array a global name holds) ran
+told (``setattr(OB, NAME, True)``, its name in a variable; ``ST[k + "0"] =
+True``, a key computed; ``FL[0] = 1`` in a host numpy array a global name holds) ran
 its Python once: each later call replays what that value decided then, where
 eager code would find it changed. ``plain_snapshot`` takes, before and after a
 trace, the plain values (numbers, strings, None, enum members) that the
@@ -19,7 +19,8 @@ import enum
 
 import numpy as np
 
-from .chains import lookup
+from .chains import chain, lookup
+from .named_keys import by_name, resolved
 from .owners import own_object
 
 __all__ = ["plain_snapshot", "unkeyed"]
@@ -41,12 +42,27 @@ def plain_snapshot(reach) -> dict:
     return out
 
 
-def unkeyed(before: dict, after: dict, known) -> set:
+def unkeyed(before: dict, after: dict, known, reach=None) -> set:
     """The labels of ``before`` the trace changed or removed, and the keys it added
-    to a dict, but those ``known`` (the key's entries, told by ``first_reads``)."""
-    return {label for label in (before.keys() | after.keys()) - set(known)
+    to a dict, but those ``known`` (the key's entries, told by ``first_reads``; and
+    those of the chains ``reach`` stores by a key read by a name, ``ST[Phase.A]``,
+    as the key they read now: ``ST[<Phase.A: 1>]``)."""
+    known = set(known) | (_by_keys_now(reach) if reach is not None else set())
+    return {label for label in (before.keys() | after.keys()) - known
             if before.get(label) != after.get(label) and
             (label in before or after[label][0] == "key")}   # (not a list's item appended)
+
+
+def _by_keys_now(reach) -> set:
+    """The labels of the chains ``reach`` stores by a key read by a name, written with
+    the key it gives now (as ``_take`` writes a dict's keys)."""
+    out = set()
+    for fn, c in reach.stored:
+        if by_name(c.steps):
+            steps = resolved(c.steps, fn)
+            if steps is not None:
+                out.add(str(chain(c.head, steps)))
+    return out
 
 
 def _read(fn, name):

@@ -6,17 +6,19 @@ apart from a setting (``state_changed``, ``set_from_none``).
 """
 from __future__ import annotations
 
+import ast
 import enum
 from collections import deque
 
 from .chains import NoKey
+from .named_keys import named_key, resolved
 from .names import EVERY, chain_heads
 from .owners import _attributes, class_attribute, own_object
 from .scalar import value_key
 from .values import _GROUPS, _Held, _is_callable_object, _is_value, callable_key, held_values, \
     instance_chains, pure_values
 
-__all__ = ["Watched", "every_name", "held_key", "set_from_none", "state_changed"]
+__all__ = ["Watched", "every_name", "held_key", "set_from_none", "set_within", "state_changed"]
 
 _SKIPPED = frozenset({int, float, complex, bool, str, bytes, type(None)})
 
@@ -146,6 +148,53 @@ def set_from_none(before: tuple, after: tuple) -> set:
     old, new = _by_label(before), _by_label(after)
     return {label for label, e in new.items()
             if label in old and old[label] != e and _settled(old[label], e)}
+
+
+def set_within(before: tuple, after: tuple, changed: set, settled: set, scope) -> set:
+    """The labels of ``changed`` naming dicts (``self.cfg.state``, ``OPT.state``) whose
+    items the trace changed only by settings made of them (``settled``:
+    ``self.cfg.state['init']``, ``self.cfg.state[Phase.A]`` set from absent, a flag
+    raised; a key written by its name read by the names of ``scope``): the keys
+    holding those are keyed by value and set again by each replay, so the dict is
+    no state (a counter kept beside them is)."""
+    old, new, out = _by_label(before), _by_label(after), set()
+    for label in changed:
+        was, now = _items(old.get(label)), _items(new.get(label))
+        if was is None or now is None:
+            continue
+        moved = {k for k in was.keys() | now.keys() if was.get(k, _NO) != now.get(k, _NO)}
+        below = {b: b[len(label) + 1:-1] for b in changed | settled
+                 if b.startswith(label + "[") and b.endswith("]") and
+                 "[" not in b[len(label) + 1:]}   # (its items alone)
+        if moved and set(below) <= settled and moved <= {_key(k, scope) for k in below.values()}:
+            out.add(label)
+    return out
+
+
+def _key(text: str, scope):
+    """The key a label writes as ``text`` (``'init'``; ``Phase.A``, read by the names of
+    ``scope``); ``_NO`` where none is told."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        steps = resolved((("item", named_key(text)),), scope) if named_key(text) else None
+        return steps[0][1] if steps else _NO
+
+
+_NO = object()
+
+
+def _items(entries) -> dict | None:
+    """key -> (type, value) of the dict an entry of the key holds whole (``pure_values``'
+    form), None for anything else."""
+    if not entries or len(entries) != 1:
+        return None
+    (e,) = entries
+    form = e[2].value if len(e) == 3 and isinstance(e[2], _Held) else None
+    if type(form) is not tuple or len(form) != 2 or not isinstance(form[0], type) or \
+            not issubclass(form[0], dict):
+        return None
+    return {k: (type(v), v) for k, v in form[1]}
 
 
 def _settled(old: set, new: set) -> bool:

@@ -22,7 +22,7 @@ from .errors import DepthWarning, user_frame
 from .handed import hands, merged
 from .held import (callback_arrays, held_arrays, held_functions, held_methods, held_objects,
                    loaded_names, settings_alone)
-from .held_keys import Watched, every_name, held_key, set_from_none, state_changed
+from .held_keys import Watched, every_name, held_key, set_from_none, set_within, state_changed
 from .host_chains import host_callbacks, host_chains, host_methods, host_parameters, self_callbacks
 from .names import (_methods_named, attribute_names, chain_heads, callback_methods,
                     EVERY, class_methods, reads_fields, self_chains, self_changes, widest)
@@ -577,6 +577,8 @@ class Holdings:
         now = self.entries(self_obj)   # None: the trace let go of every object held
         after = now[1] if now is not None else ()
         changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
+        changed -= set_within(before[1], after, changed, initialized,   # self.cfg.state:
+                              self.function)   # its ['init'] set from absent, no state
         new = changed - self.traced_state.get(before[0], set())
         if changed:
             self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed

@@ -171,9 +171,18 @@ def test_a_flag_under_a_key_read_by_a_name_reset_by_the_user_runs_the_work_once_
     assert step.cache_info().misses == (3 if form in ("in test", ".get", "del") else 2)
 
 
+class _Cfg:
+    def __init__(self, key):
+        self.state = {key: False}
+
+
+OPT = _Cfg(Phase.A)
+
+
 class _Model:
     def __init__(self, key):
         self.state = {key: False}
+        self.cfg = _Cfg(key)
 
     @gt.graph(backend="sim")
     def on_self(self, s, x):
@@ -190,18 +199,42 @@ class _Model:
             st[KEY] = True
         add[1, 2, s](x, 1.0)
 
+    @gt.graph(backend="sim")
+    def one_deeper(self, s, x):
+        if not self.cfg.state[Keys.INIT]:
+            add[1, 2, s](x, 100.0)
+            self.cfg.state[Keys.INIT] = True
+        add[1, 2, s](x, 1.0)
+
+    @gt.graph(backend="sim")
+    def one_deeper_literal(self, s, x):
+        if not self.cfg.state["init"]:
+            add[1, 2, s](x, 100.0)
+            self.cfg.state["init"] = True
+        add[1, 2, s](x, 1.0)
+
+    @gt.graph(backend="sim")
+    def on_a_held_object(self, s, x):
+        if not OPT.state[Phase.A]:
+            add[1, 2, s](x, 100.0)
+            OPT.state[Phase.A] = True
+        add[1, 2, s](x, 1.0)
 
 
 _METHODS = {"self.state[Phase.A]": ("on_self", Phase.A, lambda m: m.state),
-            "st = self.state; st[KEY]": ("through_a_local", KEY, lambda m: m.state)}
+            "st = self.state; st[KEY]": ("through_a_local", KEY, lambda m: m.state),
+            "self.cfg.state[Keys.INIT]": ("one_deeper", Keys.INIT, lambda m: m.cfg.state),
+            "self.cfg.state['init']": ("one_deeper_literal", "init", lambda m: m.cfg.state),
+            "OPT.state[Phase.A]": ("on_a_held_object", Phase.A, lambda m: OPT.state)}
 
 
 @pytest.mark.parametrize("form", sorted(_METHODS))
-def test_a_flag_kept_on_self_under_a_named_key_is_set_again(form):
-    """Left out of the key: after the reset the first call's graph replayed at
-    every call, or never."""
+def test_a_flag_kept_on_self_or_a_held_object_under_a_named_key_is_set_again(form):
+    """Left out of the key (or, one level deeper, kept as state with a warning):
+    after the reset the first call's graph replayed at every call, or never."""
     method, key, where = _METHODS[form]
     m = _Model(key)
+    OPT.state[Phase.A] = False
     d = where(m)
     _nine_calls_with_resets(getattr(m, method), lambda: d.__setitem__(key, False),
                             lambda: d[key])
@@ -238,6 +271,7 @@ def _set_by_an_alias(s, x):
 class _Spelled:
     def __init__(self):
         self.state = {"init": False}
+        self.cfg = _Cfg("init")
 
     @gt.graph(backend="sim")
     def on_self(self, s, x):
@@ -246,13 +280,21 @@ class _Spelled:
             self.state["init"] = True
         add[1, 2, s](x, 1.0)
 
+    @gt.graph(backend="sim")
+    def one_deeper(self, s, x):
+        if not self.cfg.state["init"]:
+            add[1, 2, s](x, 100.0)
+            self.cfg.state[Keys.INIT] = True
+        add[1, 2, s](x, 1.0)
+
 
 _SPELLED = _Spelled()
 _TWO_SPELLINGS = {
     "TWO[KEY], TWO['init']": (_read_by_a_name_set_by_a_literal, "init", TWO),
     "TWO['init'], TWO[Keys.INIT]": (_read_by_a_literal_set_by_a_name, "init", TWO),
     "TWO[Phase.A], TWO[P.A]": (_set_by_an_alias, Phase.A, TWO),
-    "self.state[KEY], self.state['init']": (_SPELLED.on_self, "init", _SPELLED.state)}
+    "self.state[KEY], self.state['init']": (_SPELLED.on_self, "init", _SPELLED.state),
+    "self.cfg.state['init'], [Keys.INIT]": (_SPELLED.one_deeper, "init", _SPELLED.cfg.state)}
 
 
 @pytest.mark.parametrize("form", sorted(_TWO_SPELLINGS))

@@ -178,7 +178,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         if self._lead:   # what the key reads of self, found (Holdings.entries reads it)
             self._holdings.functions(obj)
         kept = self._kept(self._holdings.entries(obj), argument_values(
-            arguments, self.self_param), obj, arguments)
+            arguments, self.self_param, self.fn), obj, arguments)
         try:
             return self._trace(args, kwargs)[0]
         finally:   # no call: the values its Python set are put back (if not
@@ -248,14 +248,14 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             obj = arguments[self.self_param] if self._lead else None
             held = holdings.entries(obj)
             bare, plain = holdings.bare_arrays(obj), plain_snapshot(holdings.reach)
-            given = argument_values(arguments, self.self_param)   # st.init of an argument
+            given = argument_values(arguments, self.self_param, self.fn)   # st.init of one
             kept = None if replay else self._kept(held, given, obj, arguments)   # (compile)
             ir, arrays, scalars, changed = self._trace(args, kwargs, call.key)
             t1 = time.perf_counter()
             # held objects' attributes the trace changed: their state
             again, state, decided, made = holdings.note_traced(held, obj) if held else \
                 (False, (), (), ())
-            moved = changed_values(given, argument_values(arguments, self.self_param))
+            moved = changed_values(given, argument_values(arguments, self.self_param, self.fn))
             decided = set(decided) | holdings.read_first(obj, moved)   # an argument's st.init
             moved = holdings.read_first(obj, moved - decided, never_read)   # and st.ran = True
             hidden = unkeyed(plain, plain_snapshot(holdings.reach), {e[0] for e in (

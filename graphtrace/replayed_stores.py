@@ -33,8 +33,9 @@ import copy
 import dataclasses
 import enum
 import re
+import weakref
 
-from .chains import MISSING, defined, lookup
+from .chains import MISSING, chain as _chain, defined, lookup, value_chains
 from .named_keys import named_key, resolved
 from .owners import _attributes, own_object
 
@@ -185,18 +186,44 @@ def put_back(before: dict, roots: dict, arguments, deciding) -> None:
     apply(tuple(before[label] for label in sorted(kept)), arguments)
 
 
-def argument_values(arguments, own) -> dict:
+def argument_values(arguments, own, fn=None) -> dict:
     """label -> value of the attributes holding values of the objects of the
     program's own among the call's ``arguments``: ``st.init`` of ``step(s, y,
     st)``; and, a level deeper, those of the objects and the dicts' keys they hold
     (``st.opt.init``, ``st.d['init']``); but of ``own`` (self) its attributes alone
     (``Holdings`` reads the objects it holds): ``self.started`` a helper sets,
-    ``mark(self)``."""
+    ``mark(self)``; and the items the code of ``fn`` stores off them but ``own``
+    (``st.d[Phase.A] = True``, a key read by a name; ``st.d[("a", 1)] = True``:
+    ``item_stores``)."""
     out: dict = {}
     for name, v in arguments.items():
         if own_object(v):
             _values_in(v, name, out, 0 if name == own else 1)
+    for c in item_stores(fn.__code__) if fn is not None else ():
+        steps = resolved(c.steps, fn) if c.head != own and own_object(
+            arguments.get(c.head)) else None
+        try:   # (a key not there: no value, as _values_in finds none)
+            v = _read(_ARGUMENT, c.head, steps, arguments) if steps is not None else None
+        except Exception:  # noqa: BLE001  (whatever the objects raise)
+            continue
+        if steps is not None and _is_value(v):
+            out[str(c)] = v
     return out
+
+
+_ITEMS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def item_stores(code) -> tuple:
+    """The chains of items ``code`` stores off its parameters (``st.d[Phase.A] =
+    True``, ``del st.d[KEY]``, ``st.d[("a", 1)] = True``), found once per code object."""
+    hit = _ITEMS.get(code)
+    if hit is None:
+        params = frozenset(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+        hit = _ITEMS[code] = tuple(_chain(head, steps) for head, steps in value_chains(
+            code, roots=params, callbacks=False)[1]
+            if head in params and steps and steps[-1][0] == "item")
+    return hit
 
 
 def _values_in(o, label: str, out: dict, deeper: int) -> None:

@@ -306,6 +306,38 @@ def test_a_flag_read_and_set_by_two_spellings_of_its_key_is_keyed_and_set_again(
     _nine_calls_with_resets(step, lambda: d.__setitem__(key, False), lambda: d[key])
 
 
+class _Run:
+    def __init__(self):
+        self.d, self.t = {}, {("a", 1): False}
+
+
+@gt.graph(backend="sim")
+def _on_an_argument(s, x, run):
+    if Phase.A not in run.d:
+        add[1, 2, s](x, 100.0)
+        run.d[Phase.A] = True
+    add[1, 2, s](x, 1.0)
+
+
+@gt.graph(backend="sim")
+def _by_a_tuple_on_an_argument(s, x, run):
+    if not run.t[("a", 1)]:
+        add[1, 2, s](x, 100.0)
+        run.t[("a", 1)] = True
+    add[1, 2, s](x, 1.0)
+
+
+def test_a_flag_under_a_named_key_of_an_argument_object_is_set_again():
+    """Only an argument object's items under string and int keys were read before
+    and after a trace: the flag was neither keyed nor set again."""
+    run = _Run()
+    _nine_calls_with_resets(lambda x: _on_an_argument(x, run), run.d.clear,
+                            lambda: run.d[Phase.A])
+    _nine_calls_with_resets(lambda x: _by_a_tuple_on_an_argument(x, run),
+                            lambda: run.t.__setitem__(("a", 1), False),
+                            lambda: run.t[("a", 1)])
+
+
 TOGGLE = {Phase.A: False}
 
 

@@ -12,7 +12,8 @@ setting the graph computes the same from: keyed by the new value, no retrace.
 
 Told from the bytecode of the functions the trace may run, by the last step of
 a value's label (``self.started``: attribute ``started``; ``STATE['init']``:
-key ``'init'``; ``STARTED``: the name), which any object's attribute or any
+key ``'init'``; ``STATE[Phase.A]``: the key the code loads by the name
+``Phase.A``; ``STARTED``: the name), which any object's attribute or any
 dict's key of that name matches: a wider match costs one trace more, never a
 stale graph. ``getattr``/``hasattr`` and ``setattr``/``delattr`` by a constant
 name read and store an attribute; ``"GONE" in globals()`` (``.get``, ``[]``)

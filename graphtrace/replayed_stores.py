@@ -38,6 +38,7 @@ import weakref
 from .chains import MISSING, chain as _chain, defined, lookup, value_chains
 from .named_keys import named_key, resolved
 from .owners import _attributes, own_object
+from .probe import _attr, _has
 
 __all__ = ["apply", "argument_values", "put_back", "roots", "stores_of", "values_of"]
 
@@ -103,7 +104,7 @@ def _store(label: str, roots: dict, arguments):
 def _on_class(o, key: str) -> bool:
     """Whether attribute ``key`` of ``o`` is a value its class holds, not ``o``
     itself: set there (``type(self).started = True``)."""
-    if isinstance(o, type) or key in getattr(o, "__dict__", (key,)):
+    if isinstance(o, type) or key in _attr(o, "__dict__", (key,)):
         return False
     held = vars(type(o)).get(key, _ABSENT)
     return held is not _ABSENT and not hasattr(type(held), "__set__")
@@ -148,7 +149,7 @@ def _frozen(o) -> bool:
 
 
 def _frozen_dataclass(o) -> bool:
-    params = getattr(type(o), "__dataclass_params__", None)
+    params = _attr(type(o), "__dataclass_params__")
     return params is not None and params.frozen and not isinstance(o, type)
 
 
@@ -316,10 +317,10 @@ def _is_value(v) -> bool:
     ``__dict__`` of its own) or a frozenset of them, a frozen dataclass's fields."""
     if type(v) in _VALUES or isinstance(v, enum.Enum):
         return True
-    if isinstance(v, tuple) and not hasattr(v, "__dict__") or type(v) is frozenset:
+    if isinstance(v, tuple) and not _has(v, "__dict__") or type(v) is frozenset:
         return all(map(_is_value, v))
     if _frozen_dataclass(v):
         names = [f.name for f in dataclasses.fields(v)]
-        return set(getattr(v, "__dict__", names)) <= set(names) and \
+        return set(_attr(v, "__dict__", names)) <= set(names) and \
             all(_is_value(getattr(v, name)) for name in names)
     return False

@@ -22,16 +22,15 @@ from .errors import DepthWarning, user_frame
 from .handed import hands, merged
 from .held import (callback_arrays, held_arrays, held_functions, held_methods, held_objects,
                    loaded_names, settings_alone)
-from .held_keys import Watched, every_name, held_key, set_from_none, set_within, state_changed
+from .held_keys import Watched, every_name, held_key
 from .host_chains import host_callbacks, host_chains, host_methods, host_parameters, self_callbacks
 from .names import (_methods_named, attribute_names, chain_heads, callback_methods,
                     EVERY, class_methods, reads_fields, self_chains, self_changes, widest)
 from .owners import _attr, _attributes, _dunders, _python_function, class_attribute
-from .first_reads import read_first
-from .replayed_stores import roots
 from .reach import Reach
+from .trace_changes import TraceChanges
 from .tree import leaves
-from .values import (_MAX_DEPTH, _leaves, instance_arrays, instance_chains, instance_held,
+from .values import (_MAX_DEPTH, instance_arrays, instance_chains, instance_held,
                      instance_values, stored_chains)
 
 __all__ = ["Holdings", "Loaded"]
@@ -68,7 +67,7 @@ def _hosted(code, name: str) -> bool:
         (head, tuple(rest.split("."))) in host_chains(code)
 
 
-class Holdings:
+class Holdings(TraceChanges):
     """The names, ``self`` and held objects of one graph function ``function``
     (``self_param``: the name of its ``self``, None for a function)."""
 
@@ -562,98 +561,6 @@ class Holdings:
         object (``_callback_live``)."""
         return set().union(*(r.live for r in self._reaches(self_obj))) | \
             self._callback_live(self_obj, entries)
-
-    def note_traced(self, before, self_obj) -> tuple:
-        """Keep as state what a trace changed of the held objects' attributes in the
-        key (``before``: ``entries`` before the trace): the key leaves them out from
-        now on (self's own too: ``self.calls += 1``); but what it set from None
-        (``if self.scale is None: self.scale = 1.0``) is a setting, watched. Whether
-        there were any (the call's key must be found again), the labels of the
-        state found now, and those of the settings whose old value the code read
-        first and may have decided work by (``first_reads``: ``if not
-        self.started: ...; self.started = True``), which keep the old value in
-        the key; and the labels of all the settings it made (set again by each
-        replay: ``replayed_stores``)."""
-        now = self.entries(self_obj)   # None: the trace let go of every object held
-        after = now[1] if now is not None else ()
-        changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
-        changed -= set_within(before[1], after, changed, initialized,   # self.cfg.state:
-                              self.function)   # its ['init'] set from absent, no state
-        new = changed - self.traced_state.get(before[0], set())
-        if changed:
-            self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed
-            for r in self._reaches(self_obj):   # CFG["calls"] += 1: Reach's chains too
-                r.note_state(changed)
-        # a setting made, or one that was None (not in the key: if self.kick is None),
-        # or one taken away (if hasattr(self, "pending"): ...; del self.pending)
-        labels = {e[0] for e in before[1]}, {e[0] for e in after}
-        made = initialized | labels[1] - labels[0] | labels[0] - labels[1]
-        decided = self.read_first(self_obj, made) if made else set()
-        for r in self._reaches(self_obj) if decided else ():   # if "init" not in STATE
-            r.note_decided(decided)
-        return bool(changed or made), new, decided, made
-
-    def read_first(self, self_obj, labels, test=read_first) -> set:
-        """Those of ``labels`` that the code the trace may run reads before it stores
-        them, deciding work (``first_reads.read_first``; or another ``test`` of that
-        code and a label: ``never_read``)."""
-        if not labels:
-            return set()
-        functions = self._code(self_obj) + [f for r in self._reaches(self_obj) for f in r.walked]
-        _, (_, reaches, methods, _) = self.walk(self_obj)
-        functions += [f for r in reaches for f in r.walked] + [m[-1] for m in methods]
-        return {label for label in labels if test(functions, label)}
-
-    def traced_code(self, self_obj) -> list:
-        """``(function, object)`` of each function whose code a trace runs
-        (``host_draws``), ``object`` the one it runs on where it is a method: the
-        function and its helpers, the methods of self's class it calls (its dunders
-        too, as ``_code``) and those of held objects, with their helpers; not host
-        callbacks, nor what they call. Each found once while it lasts."""
-        reaches = self._reaches(self_obj)
-        objects, (watched, held, methods, _) = self.walk(self_obj)
-        reaches += [r for r in held if r.baked]
-        hosted = set(watched.callbacks).union(*(r.hosted_walked for r in reaches))
-        found = dict.fromkeys(f for r in reaches for f in r.walked)
-        for cls, _, _, f in methods:   # self.opt.step(s, x): on the object of its class
-            found[f] = next((o for _, o, _ in objects if isinstance(o, cls)), None)
-        if self_obj is not None:
-            found.update(dict.fromkeys((self.function,) + self._class_code[type(
-                self_obj)] + tuple(f for _, f in _dunders(type(self_obj))), self_obj))
-        return [(f, o) for f, o in found.items() if f not in hosted]
-
-    def store_roots(self, self_obj, params) -> dict:
-        """label -> where a value a trace set is found, for setting it again
-        (``replayed_stores.roots``): off the chains and objects the code reaches by
-        name, and off the call's ``params`` (a key read by a name off those, by the
-        function's names: ``self.state[Phase.A]``)."""
-        _, (_, reaches, _, _) = self.walk(self_obj)
-        reaches = self._reaches(self_obj) + list(reaches)
-        return roots(params, reaches, [p for r in reaches for p in r.objects], self.function)
-
-    def bare_arrays(self, self_obj) -> dict:
-        """label -> the array each global or closure name of the function's, and
-        (a method) each attribute of ``self``, holds now, by itself or in a list,
-        tuple or dict (``_leaves``: ``_MAX_DEPTH`` deep at most): a trace that
-        rebinds one (``self.u, self.v = self.v, self.u``, ``global U; U = V``,
-        ``self.bufs[0], self.bufs[1] = ...``, ``BUFS.reverse()``) does it once,
-        when traced (``rebound``)."""
-        out = {}
-        for fn, name, label, array in self.reach.places:
-            v = lookup(fn, name) if array else None
-            if v is not None:
-                out.update(_leaves(v, label))
-        if self_obj is not None:
-            for name, v in _attributes(self_obj):
-                out.update(_leaves(v, f"{self.self_param}.{name}"))
-        return out
-
-    @staticmethod
-    def rebound(before: dict, after: dict) -> set:
-        """The labels of ``bare_arrays`` that held an array before the trace and
-        another one after it (not those it set from None)."""
-        return {label for label, v in before.items()
-                if label in after and after[label] is not v}
 
     def forget(self) -> None:
         """Forget what traces were seen to change (``GraphFunction.clear_cache``)."""

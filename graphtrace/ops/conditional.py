@@ -40,7 +40,8 @@ from ..tree import leaves, tree_map
 from ._driver_nodes import node_handle
 from ._body_stores import BodyStores
 from ._loop_after import refuse_escapes
-from ._loop_state import LoopState, _function
+from ._loop_held import _function
+from ._loop_state import LoopState
 from .base import Op
 
 __all__ = ["structured", "WHILE", "IF", "SWITCH", "CHILD", "record_child"]

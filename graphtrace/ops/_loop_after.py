@@ -23,7 +23,9 @@ the block's line:
 "After the block" is every path from the block's end in the user's code,
 following its jumps: a Python for loop around the block comes back to the
 block's own code, and a function of the program's it calls reads by its own
-global or closure names (``post(s, a)`` testing ``MODE``). A slot stored again
+global or closure names (``post(s, a)`` testing ``MODE``), as does a function
+held in a name, called (``get()`` of ``get, set_ = make_mode()``:
+``_loop_held.py``). A slot stored again
 before it is read is not read. Where
 the block is in a helper, the code after the call in each frame calling it, up
 to the graph function's own, reads too (``helper(s, x)`` setting ``ST.res = y``
@@ -153,7 +155,9 @@ def _refuse_numbers(later: list, graph, what: str, source, state) -> None:
         work = view._work(region, (graph,))
         if region.indexes_with(p) or region.sizes_with(p) or \
                 region.decides_with(p, work) or view._hands_on(region, p, True, (graph,)) or \
-                view._handed(region, p, (), (graph,), {}):   # (post(s, a): if MODE there)
+                view._handed(region, p, (), (graph,), {}) or \
+                view._helper_returns(region, p, (graph,)):   # (post(s, a): if MODE there;
+            # 100.0 if get() == "b" else 10.0: get() deciding it)
             hits.append((p, line))
     if hits:
         raise ArgumentError(_message(state.named_once(hits), what, "number", source), source)

@@ -11,7 +11,8 @@ each iteration, where the graph repeats the first. Such a body is refused.
 of the user's frame (for ``body=fn``, its closure, defaults and bound object),
 the globals the code names, the closures and globals of the functions of the
 program's it calls, by name or through an attribute (``swap()``, ``pp.swap()``,
-``Bufs.flip()``, ``st.step()``), and the items and attributes of the lists, tuples, deques, dicts (and their
+``Bufs.flip()``, ``st.step()``), what the bound methods and partials it holds
+bind (``cur.__self__``, ``pk.args[0]``), and the items and attributes of the lists, tuples, deques, dicts (and their
 subclasses that read as they do: ``Counter``, ``defaultdict``; a dict's order
 too), numpy object arrays, sets (their
 items as a whole), namedtuples (their fields, by name: ``sel.i``, also as ``sel[0]`` reads it), objects
@@ -99,6 +100,10 @@ A dict's order changed is read only where the body may read it by position
 reads it by key, sorts its keys or does the same for each item in a for
 loop over it, running none of the program's own code).
 
+A function held in a name (a closure, a bound method, a partial: ``cur, bump =
+c.cur, c.bump``), called by the body (``bufs[cur() % 2]``), reads what its code
+reads of what it holds: ``_loop_held.py``.
+
 What the body's code reads is told by ``_Region`` (``_loop_code.py``); the
 slots' paths and the refusal's text are in ``_loop_paths.py``, the slots a
 snapshot holds (``_slots``, ``_shadowed``) in ``_loop_slots.py``.
@@ -108,6 +113,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import types
+from functools import partial
 
 from ..arrays import is_array
 from ..errors import ArgumentError, user_frame_object
@@ -118,7 +124,8 @@ from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
 from ._loop_code import _Region, _attribute_paths, _lines, _named, _named_paths, _names
-from ._loop_held import _function, _helper_roots, _own_function
+from ._loop_held import (_function, _helper_roots, _own_function, _region, binding,
+                         named_directly, reached)
 from ._loop_order import _instructions, reads_order
 from ._loop_paths import (_LEN, _NEXT, _ORDER, _below, _found, _label, _message, _reads,
                           _resolve, _within)
@@ -196,17 +203,18 @@ class LoopState:
         for name in _global_names(code):
             if name in scope:
                 out.setdefault(name, scope[name])
+        shared = code.co_cellvars + code.co_freevars   # (t of a nested now(): the frame's t)
         for name in _names(code, _LOADS):   # helpers the body calls: what they hold
             v = out.get(name)
-            if type(v) in _FUNCTIONS:   # (type: a weak
-                _helper_roots(v, name, out, self.owners)            # proxy's may be dead)
+            if type(v) in _FUNCTIONS or issubclass(type(v), partial):   # (type: a weak
+                _helper_roots(v, name, out, self.owners, shared)    # proxy's may be dead)
             elif type(v).__module__.startswith("graphtrace") and \
                     isinstance(getattr(v, "fn", None), types.FunctionType):
-                _helper_roots(v.fn, name, out, self.owners)   # a @gt.graph function inline
+                _helper_roots(v.fn, name, out, self.owners, shared)   # a @gt.graph function
         for path in _attribute_paths(code):   # pp.swap(), Bufs.flip(), st.step(): the
             v = _found(out, path)             # globals of the program's functions they run
             if type(v) in _FUNCTIONS and _own_function(v):
-                _helper_roots(v, _label(path), out, self.owners)
+                _helper_roots(v, _label(path), out, self.owners, shared)
         return out
 
     def _taken(self, roots: dict) -> dict:
@@ -319,7 +327,9 @@ class LoopState:
     def named_once(self, hits: list) -> list:
         """``hits`` (``(path, ...)``) but a global of a helper the body calls by name
         that another names as its module's attribute (``CUR`` of ``swap()``, also
-        ``pp.CUR``): a refusal names each slot once."""
+        ``pp.CUR``), or one reached through what a bound method or a partial binds
+        that another names from a name of the block (``cur.__self__.k``, also
+        ``m.c.k``): a refusal names each slot once."""
         def module_of(q: tuple, n: int):
             return _attr(_resolve(self.now, q[:n]), "__dict__") if n > 0 else None
         out = []
@@ -329,7 +339,7 @@ class LoopState:
             if fn is None or name != h[0][0] or not any(q[len(q) - len(rest):] == rest and module_of(
                     q, len(q) - len(rest)) is fn.__globals__ for q, *_ in hits):
                 out.append(h)
-        return out
+        return named_directly(out, self.before)
 
     def closed(self) -> tuple:
         """``(the slots now, the paths of those the body changed)``, taken once, when
@@ -381,9 +391,7 @@ class LoopState:
         name = names[key] if type(key) is int and key < len(names) else key
         if name not in names:
             return False
-        if code not in self.helpers:
-            self.helpers[code] = _Region((code, -1, 1 << 62), dict(fn.__globals__))
-        return not self.helpers[code].carried((name,) + rest)
+        return not _region(self, fn).carried((name,) + rest)
 
     def _work(self, region, regions) -> set:
         """The lines of the body's code that record work: launches and calls
@@ -393,9 +401,8 @@ class LoopState:
         file = self._code()[0].co_filename
         out = {line for f, line in sources if f == file} | region.launches
         for line, callee, _, _ in region.passes:
-            fn = _resolve(self.scope, callee)
-            fn = _attr(fn, "__func__", fn)
-            if isinstance(fn, types.FunctionType) and sources & _lines(fn):
+            fn = binding(_resolve(self.scope, callee))[0]   # (a bound method's, a partial's)
+            if fn is not None and sources & _lines(fn):
                 out.add(line)
         return out
 
@@ -448,14 +455,12 @@ class LoopState:
         the body reaches as the module's attribute: ``pp.T``)."""
         for line, callee, args, unclamped in region.passes:
             args = args if clamps else unclamped
-            fn = _resolve(self.scope, callee)
-            bound = isinstance(fn, types.MethodType)
-            fn = _attr(fn, "__func__", fn)
-            if not isinstance(fn, types.FunctionType) or \
-                    sources is not None and not sources & _lines(fn):
+            value = _resolve(self.scope, callee)
+            fn, bound, skip = binding(value)   # (a bound method, a partial: what they bind)
+            if fn is None or sources is not None and not sources & _lines(fn):
                 continue
             code = fn.__code__
-            names = code.co_varnames[bound:code.co_argcount + code.co_kwonlyargcount]
+            names = code.co_varnames[skip:code.co_argcount + code.co_kwonlyargcount]
             below = {key: _below(reads, path) for key, reads in args.items()}
             if None in below and below[None] is not None:   # keywords unknown: any
                 held = [(p,) for p in names]
@@ -465,13 +470,15 @@ class LoopState:
                         (type(key) is str or key < len(names))]
             held += [(n,) + path[1:] for n, v in _named(fn).items() if v is self.now.get(
                 path[0], MISSING) and (n == path[0] or path[0] == f"{callee[0]}.<{n}>")]
-            if bound and path[:len(callee) - 1] == callee[:-1]:   # st.step(body): its self
+            held += reached(fn, bound, path, self.now, self.owners)   # (cur = c.cur: self)
+            if type(value) is types.MethodType and 1 < len(callee) and \
+                    path[:len(callee) - 1] == callee[:-1]:   # st.step(body): its self
                 held.append((code.co_varnames[0],) + path[len(callee) - 1:])
             held += [(path[n][1],) + path[n + 1:] for n in range(1, len(path))   # pp.go(body):
                      if path[n][0] == "." and _attr(_resolve(   # its module's global
                          self.now, path[:n]), "__dict__") is fn.__globals__][:1]
             if held:
-                yield line, callee, fn, _Region((code, -1, 1 << 62), dict(fn.__globals__)), held
+                yield line, callee, fn, _region(self, fn), held   # (once a code)
 
     def _handed(self, region, path: tuple, values: list, regions, recorded: dict) -> bool:
         """Whether a call of the body hands the slot at ``path``, after the body
@@ -503,21 +510,26 @@ class LoopState:
         if not any(region.takes_on(lines, (n,)) for n, v in self.scope.items()
                    if _attr(v, "__func__", v) is fn):
             return False
-        own = _Region((fn.__code__, -1, 1 << 62), dict(fn.__globals__))
+        own = _region(self, fn)
         held = (name,) + path[1:]
         return own.carried(held) is True and (own.indexes_with(held) or own.sizes_with(held))
 
     def _helper_returns(self, region, path: tuple, regions) -> bool:
         """Whether a function of the program's that the body calls, and whose result
-        its work takes (``add(x, now())``), returns what it reads of the slot at
-        ``path`` before storing it, by its own name for it (``return G``, ``return
-        Ctr.t``, ``return cls.t``, ``return self.t``): changed by the body
+        its work takes (``add(x, now())``) or decides by which work runs (``if
+        cur() % 2:``), returns what it reads of the slot at ``path`` before storing
+        it, by its own name for it (``return G``, ``return Ctr.t``, ``return
+        cls.t``, ``return self.t``; a bound method's or a partial's, ``cur = c.cur``
+        with ``return self.k``): changed by the body
         (``Ctr.t += 0.5``) or by a helper, each iteration would hand the work
         another number."""
-        lines = self._work(region, regions)
-        return any(region.takes_on(lines, callee) and any(
-            own.carried(q) is True and _reads(own.returned(), q) for q in held)
-            for _, callee, _, own, held in self._callees(region, path, None))
+        lines = None
+        for _, callee, _, own, held in self._callees(region, path, None):
+            if any(own.carried(q) is True and _reads(own.returned(), q) for q in held):
+                lines = self._work(region, regions) if lines is None else lines
+                if region.takes_on(lines, callee) or region.decides_with(callee, lines):
+                    return True
+        return False
 
     def _helper_carries(self, path: tuple) -> bool:
         """Whether the helper the slot at ``path`` was reached through reads it

@@ -133,6 +133,313 @@ def test_a_counter_read_through_a_function_the_body_holds_and_calls_is_refused(
     _refused_in_the_loop(program, marker, named)
 
 
+# --- a loop's body handing functions it holds to a helper
+
+
+def _nonlocal_counter():
+    k = 0
+
+    def cur():
+        return k
+
+    def bump():
+        nonlocal k
+        k += 1
+    return cur, bump
+
+
+K = 0
+
+
+def _global_cur():
+    return K
+
+
+def _global_bump():
+    global K
+    K += 1
+
+
+def _cur_of(st):
+    return st["i"]
+
+
+def _step(body, bufs, cur, bump):
+    shift[1, 4, body](bufs[cur() % 2], bufs[(cur() + 1) % 2])
+    bump()
+
+
+def _step_deciding(body, a, b, cur, bump):
+    if cur() % 2 == 0:
+        shift[1, 4, body](a, b)
+    else:
+        shift[1, 4, body](b, a)
+    bump()
+
+
+def _step_picked(body, pick, flip):
+    src, dst = pick()
+    shift[1, 4, body](src, dst)
+    flip()
+
+
+class _Holder:
+    pass
+
+
+class _Picker:
+    """Which array is read, picked by its own counter when called."""
+
+    def __init__(self, bufs):
+        self.bufs, self.k = bufs, 0
+
+    def __call__(self):
+        return self.bufs[self.k % 2], self.bufs[(self.k + 1) % 2]
+
+    def flip(self):
+        self.k += 1
+
+
+def _closure_handed(s, a, b, n):
+    cur, bump = _counter()
+    with s.while_loop(gt.cond(n) < 3) as body:   # closure handed
+        _step(body, [a, b], cur, bump)
+        count[1, 1, body](n)
+
+
+def _nonlocal_handed(s, a, b, n):
+    cur, bump = _nonlocal_counter()
+    with s.while_loop(gt.cond(n) < 3) as body:   # nonlocal handed
+        _step(body, [a, b], cur, bump)
+        count[1, 1, body](n)
+
+
+def _bound_handed(s, a, b, n):
+    c = _Ctr()
+    cur, bump = c.cur, c.bump
+    with s.while_loop(gt.cond(n) < 3) as body:   # bound handed
+        _step(body, [a, b], cur, bump)
+        count[1, 1, body](n)
+
+
+def _bound_of_unnamed_object_handed(s, a, b, n):
+    c = _Ctr()
+    cur, bump = c.cur, c.bump
+    del c
+    with s.while_loop(gt.cond(n) < 3) as body:   # bound of unnamed object handed
+        _step(body, [a, b], cur, bump)
+        count[1, 1, body](n)
+
+
+def _global_handed(s, a, b, n):
+    global K
+    K = 0
+    with s.while_loop(gt.cond(n) < 3) as body:   # global handed
+        _step(body, [a, b], _global_cur, _global_bump)
+        count[1, 1, body](n)
+
+
+def _closure_handed_by_keyword(s, a, b, n):
+    cur, bump = _counter()
+    with s.while_loop(gt.cond(n) < 3) as body:   # closure handed by keyword
+        _step(body, [a, b], bump=bump, cur=cur)
+        count[1, 1, body](n)
+
+
+def _bound_handed_deciding(s, a, b, n):
+    c = _Ctr()
+    cur, bump = c.cur, c.bump
+    with s.while_loop(gt.cond(n) < 3) as body:   # bound handed deciding
+        _step_deciding(body, a, b, cur, bump)
+        count[1, 1, body](n)
+
+
+def _partial_handed(s, a, b, n):
+    st = {"i": 0}
+    with s.while_loop(gt.cond(n) < 3) as body:   # partial handed
+        _step_picked(body, functools.partial(_pick, st, [a, b]), functools.partial(_flip, st))
+        count[1, 1, body](n)
+
+
+def _partial_getter_handed(s, a, b, n):
+    st = {"i": 0}
+    cur, fl = functools.partial(_cur_of, st), functools.partial(_flip, st)
+    with s.while_loop(gt.cond(n) < 3) as body:   # partial getter handed
+        _step(body, [a, b], cur, fl)
+        count[1, 1, body](n)
+
+
+def _step_from_list(body, bufs, fns):
+    shift[1, 4, body](bufs[fns[0]() % 2], bufs[(fns[0]() + 1) % 2])
+    fns[1]()
+
+
+def _step_handing_on(body, bufs, cur, bump):
+    _step(body, bufs, cur, bump)
+
+
+def _read(cur):
+    return cur()
+
+
+def _bound_of_a_held_object_handed(s, a, b, n):
+    m = _Holder()
+    m.c = _Ctr()
+    cur, bump = m.c.cur, m.c.bump
+    with s.while_loop(gt.cond(n) < 3) as body:   # bound of a held object handed
+        _step(body, [a, b], cur, bump)
+        count[1, 1, body](n)
+
+
+def _list_of_bound_handed(s, a, b, n):
+    c = _Ctr()
+    fns = [c.cur, c.bump]
+    with s.while_loop(gt.cond(n) < 3) as body:   # list of bound handed
+        _step_from_list(body, [a, b], fns)
+        count[1, 1, body](n)
+
+
+def _handed_on_by_the_helper(s, a, b, n):
+    c = _Ctr()
+    cur, bump = c.cur, c.bump
+    with s.while_loop(gt.cond(n) < 3) as body:   # handed on by the helper
+        _step_handing_on(body, [a, b], cur, bump)
+        count[1, 1, body](n)
+
+
+def _returned_by_the_helper(s, a, b, n):
+    bufs, c = [a, b], _Ctr()
+    cur, bump = c.cur, c.bump
+    with s.while_loop(gt.cond(n) < 3) as body:   # returned by the helper
+        k = _read(cur)
+        shift[1, 4, body](bufs[k % 2], bufs[(k + 1) % 2])
+        bump()
+        count[1, 1, body](n)
+
+
+def _callable_object_handed(s, a, b, n):
+    pk = _Picker([a, b])
+    with s.while_loop(gt.cond(n) < 3) as body:   # callable object handed
+        _step_picked(body, pk, pk.flip)
+        count[1, 1, body](n)
+
+
+def _sweep_with(bufs, cur, bump, n, body):
+    _step(body, bufs, cur, bump)
+    count[1, 1, body](n)
+
+
+def _body_partial_of_bound(s, a, b, n):
+    c = _Ctr()
+    s.while_loop(gt.cond(n) < 3, body=functools.partial(   # body partial of bound
+        _sweep_with, [a, b], c.cur, c.bump, n))
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_closure_handed, "closure handed", "cur.<box>[0]"),
+    (_nonlocal_handed, "nonlocal handed", ".<k>"),
+    (_bound_handed, "bound handed", "c.k"),
+    (_bound_of_unnamed_object_handed, "bound of unnamed object handed", ".k"),
+    (_global_handed, "global handed", "changes K,"),
+    (_closure_handed_by_keyword, "closure handed by keyword", "[0]"),
+    (_bound_handed_deciding, "bound handed deciding", "c.k"),
+    (_partial_handed, "partial handed", "st['i']"),
+    (_partial_getter_handed, "partial getter handed", "st['i']"),
+    (_bound_of_a_held_object_handed, "bound of a held object handed", "changes m.c.k,"),
+    (_list_of_bound_handed, "list of bound handed", "c.k"),
+    (_handed_on_by_the_helper, "handed on by the helper", "c.k"),
+    (_returned_by_the_helper, "returned by the helper", "c.k"),
+    (_callable_object_handed, "callable object handed", "pk.k"),
+    (_body_partial_of_bound, "body partial of bound", "__self__.k"),
+])
+def test_a_counter_read_through_a_function_handed_to_a_helper_is_refused(
+        program, marker, named):
+    """A closure, a bound method, a global function, a partial or a callable
+    object handed to a helper that calls it (also in a list, by a keyword, or
+    handed on to another helper): the same as the body calling it."""
+    _refused_in_the_loop(program, marker, named)
+
+
+def _logger():
+    lines = []
+
+    def log(msg):
+        lines.append(msg)
+        return len(lines)
+    return log, lines
+
+
+def _step_logged(body, x, log):
+    log(f"step of {x.size}")
+    add[1, 4, body](x, 1.0)
+
+
+class _Settings:
+    def __init__(self):
+        self.dt, self.trips = 0.5, 0
+
+    def get_dt(self):
+        return self.dt
+
+    def tick(self):
+        self.trips += 1
+
+    def trip(self):
+        return self.trips
+
+
+def _step_dt(body, x, get_dt, tick, trip, log):
+    add[1, 4, body](x, get_dt())
+    tick()
+    log.append(f"trip {trip()}")
+
+
+class _Restarting(_Ctr):
+    def cur(self):
+        self.k = 0
+        return self.k
+
+
+def test_a_held_function_setting_what_it_reads_first_runs_as_eagerly():
+    """A getter handed to the helper that sets the counter before reading it
+    gives the same number at each iteration, whatever the body's bump did."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        c = _Restarting()
+        cur, bump = c.cur, c.bump
+        with s.while_loop(gt.cond(n) < 3) as body:
+            _step(body, [a, b], cur, bump)
+            count[1, 1, body](n)
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [0, 1, 2, 3] and host(b) == [1, 2, 3, 4] and host(n) == [3]
+
+
+def test_held_functions_reaching_only_what_stays_fixed_run_as_eagerly():
+    """A closure logging (its count grows, only reported), a bound getter of a
+    setting the body leaves alone beside a bound counter only counted, and a
+    partial getter of a fixed setting: each iteration records the same work."""
+    log, lines = _logger()
+    trips = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        st = _Settings()
+        get_dt, tick, trip = st.get_dt, st.tick, st.trip
+        scale = functools.partial(_cur_of, {"i": 2})
+        with s.while_loop(gt.cond(n) < 3) as body:
+            _step_logged(body, a, log)
+            _step_dt(body, b, get_dt, tick, trip, trips)
+            add[1, 4, body](a, float(scale()))
+            count[1, 1, body](n)
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [9, 10, 11, 12] and host(b) == [1.5, 1.5, 1.5, 1.5]
+    assert host(n) == [3] and lines == ["step of 4"] and trips == ["trip 1"]
+
+
 # --- the code after a branch reading through a held function what the body set
 
 
@@ -238,6 +545,49 @@ def test_a_setting_the_branch_changes_through_a_held_function_read_after_is_refu
     """Eagerly a branch not taken leaves the setting "a" and the code after the
     block adds 10 (or reads the first array); the graph would always see what
     the recorded pass left."""
+    _refused_after(program, marker)
+
+
+# --- the code after a branch handing the getter to a helper
+
+
+def _post(s, x, get):
+    add[1, 4, s](x, 100.0 if get() == "b" else 10.0)
+
+
+def _after_handed(s, a, n):
+    get, set_ = _accessors("bound")
+    with s.if_then(gt.cond(n) > 0) as then:   # after handed
+        add[1, 4, then](a, 1.0)
+        set_("b")
+    _post(s, a, get)   # after handed read
+
+
+def _after_closure_handed(s, a, n):
+    get, set_ = _accessors("closure")
+    with s.if_then(gt.cond(n) > 0) as then:   # after closure handed
+        add[1, 4, then](a, 1.0)
+        set_("b")
+    _post(s, a, get)   # after closure handed read
+
+
+def _after_if_else_handed(s, a, n):
+    get, set_ = _accessors("partial")
+    with s.if_else(gt.cond(n) > 0) as (then, otherwise):   # after if_else handed
+        set_("b")
+        add[1, 4, then](a, 1.0)
+        add[1, 4, otherwise](a, 2.0)
+    _post(s, a, get)   # after if_else handed read
+
+
+@pytest.mark.parametrize("program, marker", [
+    (_after_handed, "after handed"),
+    (_after_closure_handed, "after closure handed"),
+    (_after_if_else_handed, "after if_else handed"),
+])
+def test_a_setting_the_branch_changes_read_by_a_helper_handed_the_getter_is_refused(
+        program, marker):
+    """The code after the block hands the getter to a helper deciding by it."""
     _refused_after(program, marker)
 
 

@@ -24,8 +24,8 @@ the block's line:
 following its jumps: a Python for loop around the block comes back to the
 block's own code, and a function of the program's it calls reads by its own
 global or closure names (``post(s, a)`` testing ``MODE``), as does a function
-held in a name, called (``get()`` of ``get, set_ = make_mode()``:
-``_loop_held.py``). A slot stored again
+held in a name, called or handed to one (``get()`` of ``get, set_ =
+make_mode()``, ``post(s, a, get)``: ``_loop_held.py``). A slot stored again
 before it is read is not read. Where
 the block is in a helper, the code after the call in each frame calling it, up
 to the graph function's own, reads too (``helper(s, x)`` setting ``ST.res = y``
@@ -49,6 +49,7 @@ from ..chains import MISSING
 from ..errors import ArgumentError, _is_internal
 from ..names import _global_names
 from ._loop_code import _Region
+from ._loop_held import handed, handed_use
 from ._loop_paths import _LEN, _ORDER, _WHOLE, _label
 from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder
 from ._loop_state import LoopState
@@ -143,6 +144,8 @@ def _helper_reads(view, region, p: tuple) -> tuple:
     for line, _, _, own, held in view._callees(region, p, None):
         if any(own.carried(q) is True for q in held):
             return True, line
+    for line, *_ in handed(view, region, p):   # post(s, a, get): get() reading it
+        return True, line
     return None, None
 
 
@@ -156,8 +159,9 @@ def _refuse_numbers(later: list, graph, what: str, source, state) -> None:
         if region.indexes_with(p) or region.sizes_with(p) or \
                 region.decides_with(p, work) or view._hands_on(region, p, True, (graph,)) or \
                 view._handed(region, p, (), (graph,), {}) or \
-                view._helper_returns(region, p, (graph,)):   # (post(s, a): if MODE there;
-            # 100.0 if get() == "b" else 10.0: get() deciding it)
+                view._helper_returns(region, p, (graph,)) or \
+                handed_use(view, region, p, (graph,)):   # (post(s, a): if MODE there;
+            # 100.0 if get() == "b" else 10.0; post(s, a, get): get() deciding there)
             hits.append((p, line))
     if hits:
         raise ArgumentError(_message(state.named_once(hits), what, "number", source), source)

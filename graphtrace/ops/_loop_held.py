@@ -5,13 +5,17 @@ A body reaches state not only by its own names but through the functions it
 holds: a closure's cells, a bound method's object, a ``functools.partial``'s
 arguments, a function's globals (``cur, bump = c.cur, c.bump``; ``pk =
 partial(pick, st, bufs)``; ``cur, bump = make_counter()``). It calls them
-(``bufs[cur() % 2]``, ``src, dst = pk()``), and the code after a block may do
-the same (``get()`` reading what the body's ``set_("b")`` set).
-``_helper_roots`` takes, beside a function's cells and globals, the object a
+(``bufs[cur() % 2]``, ``src, dst = pk()``), or hands them to a helper of the
+program's that calls them (``step(body, bufs, cur, bump)``), and the code
+after a block may do the same (``get()`` reading what the body's ``set_("b")``
+set). ``_helper_roots`` takes, beside a function's cells and globals, the object a
 bound method holds and a partial's arguments, where no name of the block
 holds them already (``cur.__self__``, ``pk.args[0]``); ``binding`` tells a
 callable's code and what it binds to its parameters; ``reached`` the paths by
-which that code reaches a slot.
+which that code reaches a slot; ``handed`` the functions a helper is handed
+and calls that read a slot; ``handed_use`` whether what they read reaches the
+helper's work (its kernels take it, index or size by it, decide by it which
+work runs, or return it to the body's work), or their own work.
 """
 from __future__ import annotations
 
@@ -24,11 +28,12 @@ from ..chains import MISSING
 from ..names import _global_names
 from ..owners import _attr, own_holder, own_object
 from ..values import _is_number
-from ._loop_code import _Region, _named
-from ._loop_paths import _found
+from ._loop_code import _Region, _lines, _named
+from ._loop_paths import _MAX_ITEMS, _WHOLE, _found, _reads, _resolve
 
 _NONE = (None, {}, 0)
 _FIXED = frozenset({str, bytes, bool, type(None)})   # (held by value: no slot of their own)
+_HOLDERS = frozenset({list, tuple, dict})
 
 
 def _function(body):
@@ -194,3 +199,103 @@ def _region(state, fn) -> _Region:
     if code not in state.helpers:
         state.helpers[code] = _Region((code, -1, 1 << 62), dict(fn.__globals__))
     return state.helpers[code]
+
+
+def handed(state, region, path: tuple, depth: int = 0, lookup=None):
+    """``(line, the helper's path, the helper, its region, the path its code calls,
+    the function called, its region, the paths it reads the slot at path by)``
+    for each function of the program's that a call of ``region`` hands a
+    callable (or a container of them, by a name: ``step(body, bufs, cur,
+    bump)``) that it calls, or hands on to another that calls it (the helper's
+    path then None; ``_DEPTH`` helpers deep), and that reads the slot at
+    ``path`` before storing it, by what it holds (``reached``). ``lookup``: the
+    values a path of the code may hold (of the names the block began with,
+    where None)."""
+    lookup = lookup or (lambda q: (_found(state.now, q),))
+    for line, callee, args, _ in region.passes:
+        fn, _, skip = binding(_resolve(region.scope, callee))
+        if fn is None or not _own_function(fn):
+            continue
+        code = fn.__code__
+        names = code.co_varnames[skip:code.co_argcount + code.co_kwonlyargcount]
+        values = _handed_values(lookup, args, names)
+        if not values:
+            continue
+        own = _region(state, fn)
+        for _, called, _, _ in own.passes:
+            for v in values.get(called[0], ()):
+                inner, bound, _ = binding(_found({called[0]: v}, called))
+                if inner is None or not _own_function(inner):
+                    continue
+                mine = _region(state, inner)
+                held = [q for q in reached(inner, bound, path, state.now, state.owners)
+                        if mine.carried(q) is True]
+                if held:
+                    yield line, callee, fn, own, called, inner, mine, held
+        if depth + 1 < _DEPTH:   # step(body, bufs, cur) handing cur on to sweep(...)
+            def deeper(q, values=values):
+                return [_found({q[0]: v}, q) for v in values.get(q[0], ())]
+            for _, _, *rest in handed(state, own, path, depth + 1, deeper):
+                yield (line, None, *rest)
+
+
+_DEPTH = 3   # helpers handing a function on: this many deep
+
+
+def _handed_values(lookup, args: dict, names: tuple) -> dict:
+    """parameter -> the callables (or small containers holding some) a call's
+    arguments hand it, where an argument is one name or path (``cur``,
+    ``self.fns``; ``lookup``: what it may hold); where the keywords are unknown
+    (``None``: 3.11's), each one handed to any parameter."""
+    out: dict = {}
+    for key, reads in args.items():
+        paths = [q for q in reads if q[-1] != _WHOLE]
+        if key is not None and len(paths) != 1:
+            continue
+        found = [v for q in paths for v in lookup(q) if _calls(v)]
+        if not found:
+            continue
+        name = key if type(key) is str else names[key] if \
+            type(key) is int and key < len(names) else None
+        for n in (names if key is None else (name,) if name in names else ()):
+            out.setdefault(n, []).extend(found)
+    return out
+
+
+def _calls(v) -> bool:
+    """Whether ``v`` is a callable ``binding`` reads, or a list, tuple or dict of at
+    most ``_MAX_ITEMS`` items holding one."""
+    if v is MISSING:
+        return False
+    if type(v) in _HOLDERS:
+        return len(v) <= _MAX_ITEMS and any(
+            binding(x)[0] is not None for x in (v.values() if type(v) is dict else v))
+    return binding(v)[0] is not None
+
+
+def handed_use(state, region, path: tuple, regions):
+    """What a function handed to a helper the code calls (``handed``) reads of the
+    slot at ``path`` reaches: ``"flow"`` where the helper decides by what it
+    returns which of its work runs, ``"number"`` where the helper's work takes
+    it or indexes or sizes by it, or returns it to the code's work, or where its
+    own recorded work does so; else None."""
+    sources = work = None   # (found once one is handed: a walk of the recorded work)
+    for _, callee, fn, own, called, inner, mine, held in handed(state, region, path):
+        if sources is None:
+            sources = {n.source for r in regions for n in r.walk()}
+            work = state._work(region, regions)
+        if any(_reads(mine.returned(), q) for q in held):   # src, dst = pick() there
+            lines = {line for f, line in sources if f == fn.__code__.co_filename}
+            if own.decides_with(called, lines | own.launches):
+                return "flow"
+            if own.takes_on(lines, called) or own.indexes_with(called) or \
+                    own.sizes_with(called) or callee is not None and _reads(
+                        own.returned(), called) and (region.takes_on(work, callee) or
+                                                     region.decides_with(callee, work)):
+                return "number"   # (k = read(cur) then bufs[k % 2]: returned to the work)
+        inside = {line for f, line in sources & _lines(inner, 1)}
+        if inside and any(mine.takes_on(inside, q) or mine.indexes_with(q) or
+                          mine.sizes_with(q) or mine.decides_with(q, inside | mine.launches)
+                          for q in held):
+            return "number"
+    return None

@@ -101,8 +101,9 @@ reads it by key, sorts its keys or does the same for each item in a for
 loop over it, running none of the program's own code).
 
 A function held in a name (a closure, a bound method, a partial: ``cur, bump =
-c.cur, c.bump``), called by the body (``bufs[cur() % 2]``), reads what its code
-reads of what it holds: ``_loop_held.py``.
+c.cur, c.bump``), called by the body or handed to a helper of the program's
+that calls it (``step(body, bufs, cur, bump)``), reads what its code reads of
+what it holds: ``_loop_held.py``.
 
 What the body's code reads is told by ``_Region`` (``_loop_code.py``); the
 slots' paths and the refusal's text are in ``_loop_paths.py``, the slots a
@@ -125,7 +126,7 @@ from ..tree import leaves
 from ..values import _is_number
 from ._loop_code import _Region, _attribute_paths, _lines, _named, _named_paths, _names
 from ._loop_held import (_function, _helper_roots, _own_function, _region, binding,
-                         named_directly, reached)
+                         handed_use, named_directly, reached)
 from ._loop_order import _instructions, reads_order
 from ._loop_paths import (_LEN, _NEXT, _ORDER, _below, _found, _label, _message, _reads,
                           _resolve, _within)
@@ -262,12 +263,13 @@ class LoopState:
             read = True if True in both else read
             if p[-1] == _ORDER and not self._reads_order(p, regions):
                 continue   # sorted(d), d[k], a for loop doing the same for each item
-            if region.decides_with(p, work):   # for _ in lst, if k == 0, range(k)
+            via = handed_use(self, region, p, regions)   # step(body, bufs, cur, bump)
+            if region.decides_with(p, work) or via == "flow":   # for _ in lst, if k == 0
                 hits.append((p, "flow"))
                 continue
             if old_bytes is not None and new_bytes is not None and old_bytes != new_bytes:
                 pairs = _changed_values(old, old_bytes, new_bytes)
-                if read is True and (region.indexes_with(p) or   # indices changed: idx[0]
+                if via or read is True and (region.indexes_with(p) or   # indices changed: idx[0]
                                      any((type(x), x) in recorded for x, _ in pairs) or
                                      self._took(region, p, [y for _, y in pairs], read, recorded,
                                                     regions) or
@@ -284,7 +286,7 @@ class LoopState:
                 continue
             elif is_array(old) or is_array(new):
                 swapped = any(q != p for q in held.get(id(new), ()))   # held elsewhere
-                if (read is True or swapped) and any(   # before: a swap, a rotation
+                if (read is True or swapped or via) and any(   # before: a swap, a rotation
                         is_array(x) and t.cached_buffer(x) is not None for x in (old, new)):
                     hits.append((p, "array"))
             elif p[-1] == _ORDER:   # d["a"] = d.pop("a") then src, dst = d.values(): by
@@ -296,12 +298,13 @@ class LoopState:
             elif p[-1] in (_LEN, _NEXT):   # lst.append(0) then body.zeros(len(lst)),
                 # a[:len(lst)]; x = stack.pop(), next(it) then add(x, 1.0)
                 if read is True and (region.sizes_with(p) or region.indexes_with(p)) or \
-                        self._hands_on(region, p, read, regions) or \
+                        via or self._hands_on(region, p, read, regions) or \
                         self._helper_returns(region, p, regions):
                     hits.append((p, "size" if region.sizes_with(p) else "number"))
             elif read is True and (old in sizes or new in sizes) and region.sizes_with(p):
                 hits.append((p, "size"))   # body.zeros(m)
-            elif (type(old), old) in recorded or read is True and region.indexes_with(p) or \
+            elif via or (type(old), old) in recorded or \
+                    read is True and region.indexes_with(p) or \
                     self._took(region, p, [new], read, recorded, regions) or \
                     self._hands_on(region, p, read, regions) or \
                     read is None and self._helper_picks(region, p, regions) or \

@@ -22,6 +22,7 @@ from __future__ import annotations
 import inspect
 import sys
 import types
+import weakref
 from functools import partial
 
 from ..chains import MISSING
@@ -273,6 +274,22 @@ def _calls(v) -> bool:
     return binding(v)[0] is not None
 
 
+_SOURCES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # graph -> its lines
+
+
+def recorded_lines(regions) -> frozenset:
+    """The ``(file, line)`` sources of the nodes of the graphs ``regions`` (their
+    regions' too): walked once a graph, which is not added to once recorded (a
+    trace's end asks it of the whole graph for each block's later reads)."""
+    out = frozenset()
+    for r in regions:
+        got = _SOURCES.get(r)
+        if got is None:
+            got = _SOURCES[r] = frozenset(n.source for n in r.walk())
+        out = got if not out else out | got
+    return out
+
+
 def handed_use(state, region, path: tuple, regions):
     """What a function handed to a helper the code calls (``handed``) reads of the
     slot at ``path`` reaches: ``"flow"`` where the helper decides by what it
@@ -282,7 +299,7 @@ def handed_use(state, region, path: tuple, regions):
     sources = work = None   # (found once one is handed: a walk of the recorded work)
     for _, callee, fn, own, called, inner, mine, held in handed(state, region, path):
         if sources is None:
-            sources = {n.source for r in regions for n in r.walk()}
+            sources = recorded_lines(regions)
             work = state._work(region, regions)
         if any(_reads(mine.returned(), q) for q in held):   # src, dst = pick() there
             lines = {line for f, line in sources if f == fn.__code__.co_filename}

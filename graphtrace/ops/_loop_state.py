@@ -126,7 +126,7 @@ from ..tree import leaves
 from ..values import _is_number
 from ._loop_code import _Region, _attribute_paths, _lines, _named, _named_paths, _names
 from ._loop_held import (_function, _helper_roots, _own_function, _region, binding,
-                         handed_use, named_directly, reached)
+                         handed_use, named_directly, reached, recorded_lines)
 from ._loop_order import _instructions, reads_order
 from ._loop_paths import (_LEN, _NEXT, _ORDER, _below, _found, _label, _message, _reads,
                           _resolve, _within)
@@ -400,7 +400,7 @@ class LoopState:
         """The lines of the body's code that record work: launches and calls
         where some was recorded, and calls of functions of the program's that
         recorded some."""
-        sources = {n.source for r in regions for n in r.walk()}
+        sources = recorded_lines(regions)
         file = self._code()[0].co_filename
         out = {line for f, line in sources if f == file} | region.launches
         for line, callee, _, _ in region.passes:
@@ -437,7 +437,7 @@ class LoopState:
         the body calls, which reads it first by the parameter a call of the body
         fills with it (``step(body, x, float(k))``) or by its own name for it (a
         global, a closure's cell: ``go(body, x)`` launching with ``K``)."""
-        sources = {n.source for r in regions for n in r.walk()}
+        sources = recorded_lines(regions)
         file = self._code()[0].co_filename
         if read is True and region.takes_on({line for f, line in sources if f == file}, path):
             return True
@@ -490,7 +490,7 @@ class LoopState:
         ``step(body, x, k)``), or by indexing or sizing with the parameter it
         fills (``bufs[k % 2]`` in the helper), or deciding by it which of its work
         runs, or how much (``if k % 2:``, ``for _ in range(k):`` there)."""
-        sources = {n.source for r in regions for n in r.walk()}
+        sources = recorded_lines(regions)
         for _, _, fn, own, held in self._callees(region, path, sources):
             inside = sources & _lines(fn)
             if any(src in inside for v in values for src in recorded.get((type(v), v), ())):

@@ -49,7 +49,7 @@ from ..chains import MISSING
 from ..errors import ArgumentError, _is_internal
 from ..names import _global_names
 from ._loop_code import _Region
-from ._loop_held import handed, handed_use
+from ._loop_held import handed_reads, handed_use
 from ._loop_paths import _LEN, _ORDER, _WHOLE, _label
 from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder
 from ._loop_state import LoopState
@@ -144,9 +144,8 @@ def _helper_reads(view, region, p: tuple) -> tuple:
     for line, _, _, own, held in view._callees(region, p, None):
         if any(own.carried(q) is True for q in held):
             return True, line
-    for line, *_ in handed(view, region, p):   # post(s, a, get): get() reading it
-        return True, line
-    return None, None
+    line = handed_reads(view, region, p)   # post(s, a, get): get() reading it
+    return (True, line) if line is not None else (None, None)
 
 
 def _refuse_numbers(later: list, graph, what: str, source, state) -> None:

@@ -92,8 +92,17 @@ def binding(v) -> tuple:
 
 def _own_function(v) -> bool:
     """Whether ``v`` (a function, a method) is of a module of the program's own."""
-    module = sys.modules.get(_attr(_attr(v, "__func__", v), "__module__") or "")
-    return module is None or own_holder(module)
+    name = _attr(_attr(v, "__func__", v), "__module__")
+    hit = _OWN_MODULES.get(name) if type(name) is str else None
+    if hit is None:
+        module = sys.modules.get(name) if type(name) is str else None
+        if module is None:
+            return True
+        hit = _OWN_MODULES[name] = own_holder(module)
+    return hit
+
+
+_OWN_MODULES: dict = {}   # a module's name -> own_holder (asked of each helper, each block)
 
 
 def _cell(fn, name: str):
@@ -124,7 +133,8 @@ def _helper_roots(fn, name: str, out: dict, owners: dict, shared=()) -> None:
     if fn is None:
         return
     code = fn.__code__
-    seen = {id(c) for r in out if r in owners for c in (_cell(*owners[r]),) if c is not None}
+    seen = {id(c) for r in out if r in owners for c in (_cell(*owners[r]),)
+            if c is not None} if code.co_freevars else ()
     for cell_name, cell in zip(code.co_freevars, fn.__closure__ or ()):
         try:
             v = cell.cell_contents
@@ -195,23 +205,56 @@ def reached(fn, bound: dict, path: tuple, now: dict, owners: dict) -> list:
 
 
 def _region(state, fn) -> _Region:
-    """The ``_Region`` of all the code of ``fn``, once a state."""
-    code = fn.__code__
-    if code not in state.helpers:
-        state.helpers[code] = _Region((code, -1, 1 << 62), dict(fn.__globals__))
-    return state.helpers[code]
+    """The ``_Region`` of all the code of ``fn``, built once a code (``state.helpers``:
+    for the trace, each block asking it of the same helpers) while the globals
+    its code names hold the same objects."""
+    code, scope = fn.__code__, fn.__globals__
+    held = (id(scope),) + tuple(id(scope.get(g)) for g in _global_names(code))
+    hit = state.helpers.get(code)
+    if hit is None or hit[0] != held:
+        hit = state.helpers[code] = (held, _Region((code, -1, 1 << 62), dict(scope)))
+    return hit[1]
 
 
-def handed(state, region, path: tuple, depth: int = 0, lookup=None):
+def handed(state, region, path: tuple):
     """``(line, the helper's path, the helper, its region, the path its code calls,
     the function called, its region, the paths it reads the slot at path by)``
     for each function of the program's that a call of ``region`` hands a
     callable (or a container of them, by a name: ``step(body, bufs, cur,
     bump)``) that it calls, or hands on to another that calls it (the helper's
     path then None; ``_DEPTH`` helpers deep), and that reads the slot at
-    ``path`` before storing it, by what it holds (``reached``). ``lookup``: the
-    values a path of the code may hold (of the names the block began with,
-    where None)."""
+    ``path`` before storing it, by what it holds (``reached``)."""
+    hit = _HANDED.get(region)   # (the same calls for each slot the block changed)
+    if hit is None:
+        hit = _HANDED[region] = list(_handed_calls(state, region, 0, None))
+    for line, callee, fn, own, called, inner, bound, mine in hit:
+        held = [q for q in reached(inner, bound, path, state.now, state.owners)
+                if mine.carried(q) is True]
+        if held:
+            yield line, callee, fn, own, called, inner, mine, held
+
+
+_HANDED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # region -> its calls
+
+
+def handed_reads(state, region, path: tuple):
+    """The line of the first call of ``region`` handing a function that reads the
+    slot at ``path`` (``handed``) for what it returns or for what it does with
+    it (takes it to a call, indexes or sizes by it, decides by it: not
+    ``self.trips += 1``), else None."""
+    for line, *_, mine, held in handed(state, region, path):
+        if any(_reads(mine.returned(), q) or mine.indexes_with(q) or mine.sizes_with(q) or
+               any(_reads(read, q) for read, _ in mine.decisions) or
+               any(_reads(read, q) for read in mine.takes.values()) for q in held):
+            return line
+    return None
+
+
+def _handed_calls(state, region, depth: int, lookup):
+    """``(line, the helper's path, the helper, its region, the path its code calls,
+    the function called, what that binds, its region)`` of ``handed`` for any
+    slot (``lookup``: the values a path of the code may hold; of the names the
+    block began with, where None)."""
     lookup = lookup or (lambda q: (_found(state.now, q),))
     for line, callee, args, _ in region.passes:
         fn, _, skip = binding(_resolve(region.scope, callee))
@@ -226,17 +269,12 @@ def handed(state, region, path: tuple, depth: int = 0, lookup=None):
         for _, called, _, _ in own.passes:
             for v in values.get(called[0], ()):
                 inner, bound, _ = binding(_found({called[0]: v}, called))
-                if inner is None or not _own_function(inner):
-                    continue
-                mine = _region(state, inner)
-                held = [q for q in reached(inner, bound, path, state.now, state.owners)
-                        if mine.carried(q) is True]
-                if held:
-                    yield line, callee, fn, own, called, inner, mine, held
+                if inner is not None and _own_function(inner):
+                    yield line, callee, fn, own, called, inner, bound, _region(state, inner)
         if depth + 1 < _DEPTH:   # step(body, bufs, cur) handing cur on to sweep(...)
             def deeper(q, values=values):
                 return [_found({q[0]: v}, q) for v in values.get(q[0], ())]
-            for _, _, *rest in handed(state, own, path, depth + 1, deeper):
+            for _, _, *rest in _handed_calls(state, own, depth + 1, deeper):
                 yield (line, None, *rest)
 
 

@@ -256,7 +256,12 @@ class Slots(dict):
     taken again only where the name holds another value or something the walk
     read has changed (``taken``): a body reading a setting off a module of many
     globals costs a look at what the module holds, not a walk of it, at each
-    block."""
+    block. ``regions``: what the code of the helpers the blocks call reads
+    (``_loop_held._region``), kept for the trace as well."""
+
+    def __init__(self):
+        super().__init__()
+        self.regions: dict = {}   # a helper's code -> (the globals it names, its _Region)
 
     def taken(self, v, name: str) -> dict:
         hit = self.get(name)

@@ -162,7 +162,7 @@ class LoopState:
         self.owners: dict = {}   # a helper's root -> (the helper, its name there)
         self.now: dict = {}      # the roots when the body is closed
         self.after = None        # their slots then (closed)
-        self.helpers: dict = {}  # a helper's code -> its _Region
+        self.helpers = self.slots.regions   # a helper's code -> its _Region (the trace's)
         if body is not None:
             self.fn, self.bound, self.extra = _function(body)
         if self.fn is None:

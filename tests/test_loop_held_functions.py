@@ -335,6 +335,24 @@ def _body_partial_of_bound(s, a, b, n):
         _sweep_with, [a, b], c.cur, c.bump, n))
 
 
+def _launch_picked(st, body, bufs):
+    shift[1, 4, body](bufs[st["i"]], bufs[1 - st["i"]])
+
+
+def _step_launching(body, bufs, go, flip):
+    go(body, bufs)
+    flip()
+
+
+def _handed_launching(s, a, b, n):
+    st = {"i": 0}
+    go, fl = functools.partial(_launch_picked, st), functools.partial(_flip, st)
+    del st
+    with s.while_loop(gt.cond(n) < 3) as body:   # handed launching
+        _step_launching(body, [a, b], go, fl)
+        count[1, 1, body](n)
+
+
 @pytest.mark.parametrize("program, marker, named", [
     (_closure_handed, "closure handed", "cur.<box>[0]"),
     (_nonlocal_handed, "nonlocal handed", ".<k>"),
@@ -351,12 +369,14 @@ def _body_partial_of_bound(s, a, b, n):
     (_returned_by_the_helper, "returned by the helper", "c.k"),
     (_callable_object_handed, "callable object handed", "pk.k"),
     (_body_partial_of_bound, "body partial of bound", "__self__.k"),
+    (_handed_launching, "handed launching", "go.args[0]['i']"),
 ])
 def test_a_counter_read_through_a_function_handed_to_a_helper_is_refused(
         program, marker, named):
     """A closure, a bound method, a global function, a partial or a callable
     object handed to a helper that calls it (also in a list, by a keyword, or
-    handed on to another helper): the same as the body calling it."""
+    handed on to another helper), deciding the helper's work or launching its
+    own by the counter: the same as the body calling it."""
     _refused_in_the_loop(program, marker, named)
 
 
@@ -580,14 +600,33 @@ def _after_if_else_handed(s, a, n):
     _post(s, a, get)   # after if_else handed read
 
 
+def _launch_by_mode(st, s, x):
+    add[1, 4, s](x, 100.0 if st["m"] == "b" else 10.0)
+
+
+def _post_by(s, x, go):
+    go(s, x)
+
+
+def _after_handed_launching(s, a, n):
+    st = {"m": "a"}
+    go, set_ = functools.partial(_launch_by_mode, st), functools.partial(_setm, st)
+    with s.if_then(gt.cond(n) > 0) as then:   # after handed launching
+        add[1, 4, then](a, 1.0)
+        set_("b")
+    _post_by(s, a, go)   # after handed launching read
+
+
 @pytest.mark.parametrize("program, marker", [
     (_after_handed, "after handed"),
     (_after_closure_handed, "after closure handed"),
     (_after_if_else_handed, "after if_else handed"),
+    (_after_handed_launching, "after handed launching"),
 ])
 def test_a_setting_the_branch_changes_read_by_a_helper_handed_the_getter_is_refused(
         program, marker):
-    """The code after the block hands the getter to a helper deciding by it."""
+    """The code after the block hands the getter to a helper deciding by it, or a
+    function launching by the setting to a helper calling it."""
     _refused_after(program, marker)
 
 

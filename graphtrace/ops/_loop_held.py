@@ -13,9 +13,10 @@ bound method holds and a partial's arguments, where no name of the block
 holds them already (``cur.__self__``, ``pk.args[0]``); ``binding`` tells a
 callable's code and what it binds to its parameters; ``reached`` the paths by
 which that code reaches a slot; ``handed`` the functions a helper is handed
-and calls that read a slot; ``handed_use`` whether what they read reaches the
-helper's work (its kernels take it, index or size by it, decide by it which
-work runs, or return it to the body's work), or their own work.
+and calls that read a slot (``handed_reads``: for what they return or do
+with it); ``handed_use`` whether what they read reaches the helper's work
+(its kernels take it, index or size by it, decide by it which work runs, or
+return it to the body's work), or their own work.
 """
 from __future__ import annotations
 
@@ -225,16 +226,16 @@ def handed(state, region, path: tuple):
     path then None; ``_DEPTH`` helpers deep), and that reads the slot at
     ``path`` before storing it, by what it holds (``reached``)."""
     hit = _HANDED.get(region)   # (the same calls for each slot the block changed)
-    if hit is None:
-        hit = _HANDED[region] = list(_handed_calls(state, region, 0, None))
-    for line, callee, fn, own, called, inner, bound, mine in hit:
+    if hit is None or hit[0] is not state:
+        hit = _HANDED[region] = (state, list(_handed_calls(state, region, 0, None)))
+    for line, callee, fn, own, called, inner, bound, mine in hit[1]:
         held = [q for q in reached(inner, bound, path, state.now, state.owners)
                 if mine.carried(q) is True]
         if held:
             yield line, callee, fn, own, called, inner, mine, held
 
 
-_HANDED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # region -> its calls
+_HANDED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()   # region -> (state, calls)
 
 
 def handed_reads(state, region, path: tuple):

@@ -212,9 +212,11 @@ def _key_access(ins, n, reads, stores, start=None) -> None:
                           if ins[j].opname == "STORE_SUBSCR"), None)
             if store is not None:
                 stores.append(store)
-    else:   # k in d, k in self.d
-        while m < len(ins) and ins[m].opname in ("LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF",
-                                                  "LOAD_NAME", "LOAD_ATTR"):
+    else:   # k in d, k in self.d, k in vars(self)
+        while m < len(ins) and (ins[m].opname in ("LOAD_FAST", "LOAD_GLOBAL", "LOAD_DEREF",
+                                                   "LOAD_NAME", "LOAD_ATTR", "PUSH_NULL",
+                                                   "PRECALL") or
+                                ins[m].opname == "CALL" and ins[m].arg == 1):
             m += 1
         if m < len(ins) and ins[m].opname == "CONTAINS_OP":
             reads.append(m)

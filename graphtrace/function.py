@@ -290,7 +290,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             if decided or written:   # set again by each replay (replayed_stores): a flag
                 # the trace read first, or one it only set (a signal, NEWS = True)
                 where = holdings.store_roots(obj, self.params)
-                entry.stores = stores_of(decided | written, where, arguments)
+                entry.stores = stores_of(decided | written, where, arguments, given)
                 entry.settle = bool(decided or signals) or any(   # (a signal off a name
                     fn is None and name != self.self_param   # or self the key does not
                     for fn, name, _, _ in entry.stores)      # hold: set by the shortcuts)

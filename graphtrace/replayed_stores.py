@@ -67,18 +67,22 @@ def roots(params, reaches, places, scope=None) -> dict:
     return out
 
 
-def stores_of(labels, roots: dict, arguments) -> tuple:
+def stores_of(labels, roots: dict, arguments, own=()) -> tuple:
     """``(function or None, name, steps, value)`` for each of ``labels`` whose
     value is a value (module docstring), or is not there (a key or attribute the
     trace deleted: ``_ABSENT``, deleted again), and is found from ``roots``
-    (``roots()``; a function of None: off the call's ``arguments``, name -> value)."""
-    stores = (_store(label, roots, arguments) for label in sorted(labels))
+    (``roots()``; a function of None: off the call's ``arguments``, name -> value).
+    ``own``: the labels of the attributes the call's objects held themselves before
+    the trace (``argument_values``): one its class holds now was deleted (``del
+    self.pending``, a class default seen again), not set on the class."""
+    stores = (_store(label, roots, arguments, label in own) for label in sorted(labels))
     return tuple(s for s in stores if s is not None)   # (_ABSENT: deleted, del STATE["k"])
 
 
-def _store(label: str, roots: dict, arguments):
+def _store(label: str, roots: dict, arguments, owned=False):
     """``label``'s store (``stores_of``), one of ``_ABSENT`` where the last step finds
-    nothing (a key not there yet), or None."""
+    nothing (a key not there yet) or where an attribute the object held itself
+    (``owned``) is its class's now, or None."""
     where = _parse(label, roots)
     if where is None:
         return None
@@ -94,8 +98,11 @@ def _store(label: str, roots: dict, arguments):
             v = getattr(o, key) if how == "attr" else o[key]
         except (AttributeError, LookupError):
             v = _ABSENT if _plain(o) else None
-        if how == "attr" and _on_class(o, key):   # type(self).started = True
-            steps = steps[:-1] + (("class", key),)
+        if how == "attr" and _on_class(o, key):   # type(self).started = True; but
+            if owned:                              # del self.pending of an instance's
+                v = _ABSENT                        # own, its class's default seen now
+            else:
+                steps = steps[:-1] + (("class", key),)
     except Exception:  # noqa: BLE001
         return None
     return (fn, name, steps, v) if v is _ABSENT or _is_value(v) else None

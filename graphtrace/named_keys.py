@@ -14,15 +14,19 @@ at all (``MISSING``).
 """
 from __future__ import annotations
 
+import builtins
+import dataclasses
 import enum
 import inspect
 import types
+
+import numpy as np
 
 __all__ = ["KEY_PARTS", "MISSING", "Named", "by_name", "keyed_chain", "keys_read_by", "name_end",
            "named_key", "resolved"]
 
 MISSING = object()   # (chains.MISSING is this object: chains imports it from here)
-_VALUES = (int, float, complex, str, bytes, enum.Enum, type)
+_VALUES = (int, float, complex, str, bytes, enum.Enum, type, np.generic)
 
 
 class Named:
@@ -81,8 +85,9 @@ class Named:
         else:
             scope_globals = scope.__globals__
 
-            def root():
-                return scope_globals[head]
+            def root():   # (a builtin too: S[float])
+                return scope_globals[head] if head in scope_globals else \
+                    vars(builtins)[head]
 
         def get():
             v = root()
@@ -116,11 +121,19 @@ def _attribute(v, name: str):
 
 
 def _key_value(v, depth: int = 0) -> bool:
-    """A key a name may give: a value (hashable and unchanging), or an object hashed
-    by its identity (``SENTINEL = object()``)."""
+    """A key a name may give: a value (hashable and unchanging: a number, numpy's
+    too, a string, an enum member, a class; a tuple, a namedtuple, a frozenset or
+    a frozen dataclass of them), or an object hashed by its identity (``SENTINEL
+    = object()``)."""
     if isinstance(v, _VALUES) or type(v).__hash__ is object.__hash__:
         return True
-    return type(v) in (tuple, frozenset) and depth < 4 and all(_key_value(x, depth + 1) for x in v)
+    if depth >= 4:
+        return False
+    if isinstance(v, (tuple, frozenset)):
+        return all(_key_value(x, depth + 1) for x in v)
+    params = getattr(type(v), "__dataclass_params__", None)
+    return params is not None and params.frozen and all(
+        _key_value(getattr(v, f.name), depth + 1) for f in dataclasses.fields(v))
 
 
 def named_key(text: str):

@@ -552,7 +552,11 @@ class CompiledGraph(Binding):
         except EmitError:
             raise
         except Exception as e:
-            if isinstance(e, ArgumentError) and not isinstance(e, KernelArgumentError):
+            if isinstance(e, KernelArgumentError):   # as the patch route says it
+                raise KernelArgumentError(
+                    f"{getattr(e, 'message', e)} ({node.kind} node %{node.index} "
+                    f"{describe(node)}, rebinding a new number)", source=node.source) from e
+            if isinstance(e, ArgumentError):
                 raise   # a number the node cannot take (a condition's, a memset's) at its
                 #        line, as the simulator raises it
             raise EmitError(f"failed to update {node.kind} node %{node.index} "

@@ -5,6 +5,8 @@ by the value the trace read, and each replay sets it again as the traced Python
 did (``replayed_stores``). The dict was taken for state the code changes and
 left out of the key, silently: the first call's work replayed at every call, or,
 after a reset, never ran again and the flag stayed lowered."""
+import collections
+import dataclasses
 import enum
 import warnings
 
@@ -457,3 +459,53 @@ def test_the_chain_under_a_named_key_is_labelled_by_the_name_and_read_first():
     assert read_first([_by_enum.__wrapped__], "ST[Phase.A]")
     assert read_first([_tested_in.__wrapped__], "HAS[Phase.A]")
     assert not read_first([_toggled.__wrapped__], "TOGGLE[Phase.B]")
+
+
+_Pt = collections.namedtuple("_Pt", "a b")
+
+
+@dataclasses.dataclass(frozen=True)
+class _FrozenKey:
+    a: int
+
+
+_ODD_KEYS = {"numpy integer": np.int64(0), "namedtuple": _Pt(1, 2),
+             "frozen dataclass": _FrozenKey(3), "builtin class": float}
+K_ODD = None
+T_ODD: dict = {}
+
+
+@gt.graph(backend="sim")
+def _reads_by_odd_key(s, x):
+    add[1, 2, s](x, T_ODD[K_ODD])
+
+
+@pytest.mark.parametrize("form", sorted(_ODD_KEYS))
+def test_a_setting_read_by_a_name_holding_any_value_key_is_read_at_each_call(form):
+    """Such a key read as no key at all: the chain read nothing, and the user's new
+    setting was never seen (the first call's value replayed)."""
+    global K_ODD, T_ODD
+    K_ODD, T_ODD = _ODD_KEYS[form], {_ODD_KEYS[form]: 1.0}
+    _reads_by_odd_key.clear_cache()
+    x = dev()
+    for i in range(6):
+        if i == 3:
+            T_ODD[K_ODD] = 5.0
+        _reads_by_odd_key(x)
+    assert first(x) == 1.0 * 3 + 5.0 * 3
+
+
+_S_BUILTIN = {float: 1.0}
+
+
+@gt.graph(backend="sim")
+def _reads_by_builtin(s, x):
+    add[1, 2, s](x, _S_BUILTIN[float])
+
+
+def test_a_setting_read_by_a_builtin_name_key_is_read_at_each_call():
+    x = dev()
+    for i in range(4):
+        _S_BUILTIN[float] = float(i)
+        _reads_by_builtin(x)
+    assert first(x) == 0.0 + 1.0 + 2.0 + 3.0

@@ -62,7 +62,15 @@ class _Forms(_Pending):
         add[1, 2, s](x, 1.0)
 
 
-@pytest.mark.parametrize("form", ["step", "by_delattr", "by_dict", "by_vars"])
+    @gt.graph(backend="sim")
+    def by_vars_in(self, s, x):
+        if "pending" in vars(self):
+            add[1, 2, s](x, 100.0)
+            del self.pending
+        add[1, 2, s](x, 1.0)
+
+
+@pytest.mark.parametrize("form", ["step", "by_delattr", "by_dict", "by_vars", "by_vars_in"])
 def test_an_attribute_the_trace_deleted_is_deleted_again_by_the_replays(form):
     """The graph keyed by the attribute there replayed without deleting it: after
     the user put it back, its work ran at every call."""
@@ -107,3 +115,30 @@ def test_a_trace_that_is_no_call_puts_back_the_attribute_it_deleted():
     assert m.pending is True
     m.step(x)
     assert first(x) == 101.0 and not hasattr(m, "pending")
+
+
+class _Defaulted:
+    pending = False   # the class's default, seen again once the instance's is deleted
+
+    def __init__(self):
+        self.pending = True
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        if self.pending:
+            add[1, 2, s](x, 100.0)
+            del self.pending
+        add[1, 2, s](x, 1.0)
+
+
+def test_an_instance_attribute_deleted_over_a_class_default_is_deleted_again():
+    """Taken for a flag set on the class, the replays set the class's default
+    (``_Defaulted.pending = False``) and left the instance's put back in place:
+    its work ran at every call after."""
+    m, x = _Defaulted(), dev()
+    for i in range(6):
+        if i == 3:
+            m.pending = True
+        m.step(x)
+        assert "pending" not in vars(m) and _Defaulted.pending is False
+    assert first(x) == 206.0

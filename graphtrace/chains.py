@@ -288,7 +288,8 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
         seq: list = []              # the chains loaded one after another before held
         stack: list = []            # what stores in a row take (a, b = CFG.a, CFG.b)
         by_key = None               # the chain a key held may index (ST of ST[Phase.A])
-        for ins in dis.get_instructions(c):   # loaded: the next name is changed
+        listed = [i for i in dis.get_instructions(c) if i.opname != "CACHE"]
+        for at, ins in enumerate(listed):   # loaded: the next name is changed
             op, name = ins.opname, ins.argval
             if op == "LOAD_FAST_LOAD_FAST":   # 3.13's pair: the second is what follows
                 op, name = "LOAD_FAST", name[1]
@@ -363,7 +364,7 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
             if op in ("LOAD_ATTR", "LOAD_METHOD") and const is None:
                 if ins.argval in _MUTATORS and not (held[1] == () and own and
                                                     ins.argval in own.get(held[0], ())):
-                    changed_here.add(held)   # HISTORY.append(v), CFG["log"].append(v)
+                    changed_here.add(_item_taken(held, ins.argval, listed[at + 1:at + 3]))
                 held = (held[0], held[1] + (("attr", ins.argval),))
             elif op == "LOAD_CONST" and const is None and _hashable(ins.argval):
                 const = (ins.argval,)
@@ -385,6 +386,17 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
         if quiet and hosted is not None:
             hosted |= changed_here
     return out, changed
+
+
+def _item_taken(held, method: str, after) -> tuple:
+    """What a call of a changing ``method`` on ``held`` changes: the item of a
+    constant key ``.pop`` or ``.setdefault`` takes or sets (``REQS.pop("req")``: as
+    ``del REQS["req"]``), else the whole object (``HISTORY.append(v)``)."""
+    after = [i for i in after if i.opname not in ("PUSH_NULL", "PRECALL")]
+    if method in ("pop", "setdefault") and after and after[0].opname == "LOAD_CONST" and \
+            type(after[0].argval) in (str, int):
+        return held[0], held[1] + (("item", after[0].argval),)
+    return held
 
 
 def _by_name(state: tuple, op: str, ins, const) -> tuple:

@@ -142,3 +142,26 @@ def test_an_instance_attribute_deleted_over_a_class_default_is_deleted_again():
         m.step(x)
         assert "pending" not in vars(m) and _Defaulted.pending is False
     assert first(x) == 206.0
+
+
+REQS: dict = {}
+
+
+@gt.graph(backend="sim")
+def _take_request(s, x):
+    if "req" in REQS:   # a request the caller puts, the graph takes away by .pop
+        add[1, 2, s](x, 100.0)
+        REQS.pop("req")
+    add[1, 2, s](x, 1.0)
+
+
+def test_a_key_the_trace_popped_is_popped_again_by_the_replays():
+    """.pop changed the whole dict, as state: the first call's work replayed at
+    every call, with no request there."""
+    x = dev()
+    for i in range(6):
+        if i in (0, 3):
+            REQS["req"] = 1
+        _take_request(x)
+        assert "req" not in REQS
+    assert first(x) == 206.0

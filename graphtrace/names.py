@@ -29,6 +29,7 @@ from .bases import _explicit_bases, _super_methods, _with_wrapped
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
     callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, value_chains
 from .dynamic_names import by_names
+from .self_stores import set_by_name
 from .host_chains import host_callbacks, host_chains, self_callbacks
 from .named_keys import by_name, keys_read_by
 from .owners import _PLAIN_BASES, _dunders, _followed, _library, _python_function, \
@@ -205,7 +206,7 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     changed = [c for h, c in changed if h == self_param]
     _, traced = value_chains(code, roots=frozenset({self_param}), own=own, callbacks=False)
     traced = [c for h, c in traced if h == self_param]
-    named = [(("attr", n),) for n in _set_by_name(code, self_param)]   # setattr(self, "on", v)
+    named = [(("attr", n),) for n in set_by_name(code, self_param)]   # setattr(self, "on", v)
     changed, traced = changed + named, traced + named
     setters = [(name, p.fset, True) for name, p in _setters(cls, changed)]   # self.on = v
     for _, other, takes_self in methods + setters:   # of a property: its setter's code
@@ -231,66 +232,6 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
             label = _chain("self", steps)
             kept[str(label)] = label.calls(getattr(fn, "__func__", fn))
     return tuple(found.items()), stored - hosted, hosted, tuple(kept.items())
-
-
-def _set_by_name(code, param: str) -> list:
-    """The attribute names ``code`` sets on its local ``param`` by ``setattr`` or
-    ``delattr`` with a constant name (``setattr(self, "started", True)``), or on its
-    class (``type(self).started = True``, ``self.__class__.n += 1``), which reads
-    off ``self`` find too."""
-    out, seen = [], []
-    ins = [i for i in dis.get_instructions(code)
-           if i.opname not in ("PUSH_NULL", "CACHE", "EXTENDED_ARG", "NOP", "PRECALL")]
-    for at, i in enumerate(ins):
-        seen = ins[max(0, at - 2):at + 1]
-        if len(seen) == 3 and seen[0].opname in _NAME_LOADS and \
-                seen[0].argval in ("setattr", "delattr") and \
-                seen[1].opname.startswith("LOAD_FAST") and seen[1].argval == param and \
-                seen[2].opname == "LOAD_CONST" and isinstance(seen[2].argval, str):
-            out.append(seen[2].argval)
-        if _its_class(seen, param):
-            out += _stored_on(ins[at + 1:at + 8])
-        elif _its_class(seen, param, "__dict__", "vars"):   # self.__dict__.pop("pending")
-            out += _stored_in(ins[at + 1:at + 3])
-    return out
-
-
-def _its_class(seen, param: str, attr="__class__", function="type") -> bool:
-    """Whether the instructions ``seen`` end by making ``param``'s class: ``type(self)``
-    or ``self.__class__`` (or its ``attr`` or ``function`` of it: ``vars(self)``)."""
-    if len(seen) < 2 or not (seen[-2].opname.startswith("LOAD_FAST") and
-                             seen[-2].argval == param):
-        return False
-    if seen[-1].opname == "LOAD_ATTR":
-        return seen[-1].argval == attr
-    return len(seen) == 3 and seen[-1].opname == "CALL" and seen[-1].arg == 1 and \
-        seen[0].opname in _NAME_LOADS and seen[0].argval == function
-
-
-def _stored_in(after) -> list:
-    """The key of a constant name the instructions ``after`` the making of a dict
-    store or take away (``.pop("k")``, ``.setdefault("k", v)``, ``del d["k"]``)."""
-    if len(after) < 2:
-        return []
-    a, b = after
-    if a.opname in ("LOAD_ATTR", "LOAD_METHOD") and a.argval in ("pop", "setdefault") and \
-            b.opname == "LOAD_CONST" and isinstance(b.argval, str):
-        return [b.argval]
-    return [a.argval] if a.opname == "LOAD_CONST" and isinstance(a.argval, str) and \
-        b.opname in ("STORE_SUBSCR", "DELETE_SUBSCR") else []
-
-
-def _stored_on(after) -> list:
-    """The attribute the instructions ``after`` the making of an object store on it at
-    once (``type(self).started = True``, ``del type(self).k``), or read, change and
-    store (``type(self).n += 1``)."""
-    if after and after[0].opname in ("STORE_ATTR", "DELETE_ATTR"):
-        return [after[0].argval]
-    if len(after) >= 2 and after[0].opname == "COPY" and after[1].opname == "LOAD_ATTR":
-        name = after[1].argval
-        if any(i.opname == "STORE_ATTR" and i.argval == name for i in after[2:]):
-            return [name]
-    return []
 
 
 def _setters(cls, changed) -> list:

@@ -364,7 +364,7 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
             if op in ("LOAD_ATTR", "LOAD_METHOD") and const is None:
                 if ins.argval in _MUTATORS and not (held[1] == () and own and
                                                     ins.argval in own.get(held[0], ())):
-                    changed_here.add(_item_taken(held, ins.argval, listed[at + 1:at + 3]))
+                    changed_here.add(_item_taken(held, ins.argval, listed[at + 1:at + 8]))
                 held = (held[0], held[1] + (("attr", ins.argval),))
             elif op == "LOAD_CONST" and const is None and _hashable(ins.argval):
                 const = (ins.argval,)
@@ -393,9 +393,17 @@ def _item_taken(held, method: str, after) -> tuple:
     constant key ``.pop`` or ``.setdefault`` takes or sets (``REQS.pop("req")``: as
     ``del REQS["req"]``), else the whole object (``HISTORY.append(v)``)."""
     after = [i for i in after if i.opname not in ("PUSH_NULL", "PRECALL")]
-    if method in ("pop", "setdefault") and after and after[0].opname == "LOAD_CONST" and \
-            type(after[0].argval) in (str, int):
+    if method not in ("pop", "setdefault") or not after:
+        return held
+    if after[0].opname == "LOAD_CONST" and type(after[0].argval) in (str, int):
         return held[0], held[1] + (("item", after[0].argval),)
+    if after[0].opname in NAME_LOADS:   # REQS.pop(P.REQ): a key read by a name
+        parts = [after[0].argval]
+        for i in after[1:]:
+            if i.opname != "LOAD_ATTR":
+                break
+            parts.append(i.argval)
+        return held[0], held[1] + (("item", Named(".".join(parts))),)
     return held
 
 

@@ -145,6 +145,8 @@ def _reads_first(code, step) -> bool:
             continue
         if last is None or r < last:
             return True
+        if r == last and r + 1 < len(ins) and ins[r + 1].opname != "POP_TOP":
+            return True   # if D.pop("req", None) is not None: read and taken at once
         if any(a <= r <= b and any(a <= s <= b for s in stores) for a, b in loops):
             return True
     return False

@@ -165,3 +165,35 @@ def test_a_key_the_trace_popped_is_popped_again_by_the_replays():
         _take_request(x)
         assert "req" not in REQS
     assert first(x) == 206.0
+
+
+REQ_KEY = "req"
+TAKEN: dict = {}
+
+
+@gt.graph(backend="sim")
+def _take_by_name(s, x):
+    if REQ_KEY in TAKEN:   # the key read by a name, taken by .pop
+        add[1, 2, s](x, 100.0)
+        TAKEN.pop(REQ_KEY)
+    add[1, 2, s](x, 1.0)
+
+
+@gt.graph(backend="sim")
+def _take_in_the_test(s, x):
+    if TAKEN.pop("req", None) is not None:   # read and taken at once
+        add[1, 2, s](x, 100.0)
+    add[1, 2, s](x, 1.0)
+
+
+@pytest.mark.parametrize("f", [_take_by_name, _take_in_the_test], ids=["by name", "in the test"])
+def test_a_request_popped_by_a_named_key_or_in_its_test_is_popped_again(f):
+    """Keyed by the dict as the trace left it (no request there), the graph that did
+    the request's work replayed at every call."""
+    x = dev()
+    for i in range(6):
+        if i in (0, 3):
+            TAKEN["req"] = 1
+        f(x)
+        assert "req" not in TAKEN
+    assert first(x) == 206.0

@@ -19,7 +19,7 @@ import numpy as np
 from ..arrays import is_array
 from ..buffers import unwrap_intent
 from ..errors import ArgumentError
-from ..reach import watch_by_value
+from ..reach_values import watch_by_value
 from ..scalar import Scalar, value_key
 
 __all__ = ["Condition", "cond", "evaluate", "condition_kernel", "C_TYPES"]

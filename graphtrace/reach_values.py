@@ -1,0 +1,97 @@
+"""How ``Reach`` holds what names and chains give (``_settled``, ``_keyed``), which
+objects it watches by a key of graphtrace's (``watch_by_value``: a device
+condition), and which objects a function may read settings off
+(``_holds_settings``).
+"""
+from __future__ import annotations
+
+import types
+import weakref
+
+from .arrays import is_array
+from .chains import MISSING, chain as _chain
+from .owners import _library
+from .probe import _attr, _has
+from .scalar import value_key
+from .values import _GROUPS, _WHOLES, _Held, _is_value, _record, pure_values
+
+__all__ = ["watch_by_value"]
+
+_IMMUTABLE = frozenset({int, float, bool, complex, str, bytes, type(None)})
+
+
+def _settled(v):
+    """A value a name or chain holds, as the cache key holds it (``Reach.functions``):
+    a number or other value by value and type, a container of values whole
+    (``CFG.flags = {"x"}``), None as itself (``CFG["schedule"]`` before one is set);
+    MISSING for anything else."""
+    if v is None:
+        return None
+    if _is_value(v):
+        return _Held(v) if type(v) in _GROUPS else value_key(v)
+    form = pure_values(v) if isinstance(v, _WHOLES) or _record(v) else None   # a namedtuple
+    if form is None and type(v) in _KEYED:   # STOP = gt.cond(c) < lim: its comparison
+        return _KEYED[type(v)](v)                # and bound
+    return MISSING if form is None else _Held(form)
+
+
+def _keyed(chain):
+    """``chain`` read as the cache key holds it where its key or attribute may be
+    absent (``STATE["init"]`` before it is set): as ``STATE.get("init")``."""
+    if not chain.steps or chain.steps[-1][0] not in ("item", "attr"):
+        return chain
+    how, k = chain.steps[-1]
+    return _chain(chain.head, chain.steps[:-1] + (("get" if how == "item" else "default", k),))
+
+
+_KEYED: dict = {}   # a class of graphtrace's -> the key its objects are watched by
+_KEYED_ARRAYS: dict = {}   # such a class -> the attributes its arrays may be held by
+
+
+def watch_by_value(cls, key, arrays=()) -> None:
+    """Watch an object of ``cls`` a name holds by ``key(obj)`` (hashable), as a
+    number is: a device condition (``STOP = gt.cond(c) < lim``), whose arrays
+    (held by the attributes ``arrays``) are arguments, bound as those (the key
+    holds which arguments they are: ``Reach._keyed_arrays``), and whose
+    comparison and bound are baked in."""
+    _KEYED[cls] = key
+    _KEYED_ARRAYS[cls] = tuple(arrays)
+
+
+def _held_by_key(v) -> bool:
+    """An object ``watch_by_value`` watches (a device condition)."""
+    return type(v) in _KEYED
+
+
+def _method_of(v, steps) -> bool:
+    """Whether a chain read off ``v`` starts with a method of its type
+    (``TABLE.values()``, ``COEFS.index(x)``): a read of the whole."""
+    return steps[0][0] == "attr" and callable(_attr(type(v), steps[0][1]))
+
+
+_PROXIES = frozenset({weakref.ProxyType, weakref.CallableProxyType})
+
+
+def _dead(proxy) -> bool:
+    try:
+        proxy.__class__
+    except ReferenceError:
+        return True
+    return False
+
+
+def _holds_settings(v) -> bool:
+    """An object a function may read settings off (``CFG["lr"]``, ``cfg.lr``,
+    ``Config.lr``, ``settings.LR``): a dict or list, a namespace, a plain object,
+    a class or a module of the program's own (not a library's)."""
+    if v is None or is_array(v) or type(v) in _GROUPS:
+        return False
+    if isinstance(v, (dict, list)):   # OrderedDict, defaultdict, a subclass too
+        return True
+    if isinstance(v, (types.ModuleType, type)):
+        return not _library(v)
+    if callable(v) or _is_value(v):
+        return False
+    return (_has(v, "__dict__") or _has(type(v), "__slots__")) and not _library(type(v))
+
+

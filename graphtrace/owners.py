@@ -38,8 +38,9 @@ def _python_function(obj):
     class's ``functools.partialmethod``: ``fa = partialmethod(_fwd, which="a")``)."""
     if isinstance(obj, types.FunctionType):
         return obj
-    if type(obj) is functools.partialmethod:
-        return _python_function(obj.func)
+    if type(obj) in (functools.partialmethod, functools.cached_property):
+        return _python_function(obj.func)   # (a cached_property's code runs as a
+        #                                     property's getter does)
     inner = _attr(obj, "__wrapped__")   # a GraphFunction, a decorated helper
     return inner if isinstance(inner, types.FunctionType) else None
 

@@ -1,0 +1,68 @@
+"""A ``functools.cached_property`` the traced code reads is followed as a property
+is: what its function reads keys the graph, so after the user changes that and
+invalidates the cache (``del obj.scale``, as its documentation says), the next
+call computes the new value, as eager code does, on self, on an object self
+holds and on an argument object."""
+import functools
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+
+
+@cuda.jit
+def add(x, a):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += a
+
+
+class _Cfg:
+    def __init__(self):
+        self.base = 1.0
+
+    @functools.cached_property
+    def scale(self):
+        return self.base * 2.0
+
+
+class _Model(_Cfg):
+    def __init__(self):
+        super().__init__()
+        self.opt = _Cfg()
+
+    @gt.graph(backend="sim")
+    def on_self(self, s, x):
+        add[1, 2, s](x, self.scale)
+
+    @gt.graph(backend="sim")
+    def on_held(self, s, x):
+        add[1, 2, s](x, self.opt.scale)
+
+
+@gt.graph(backend="sim")
+def _on_argument(s, x, cfg):
+    add[1, 2, s](x, cfg.scale)
+
+
+def _forms():
+    m, h, c = _Model(), _Model(), _Cfg()
+    return {"self": (m.on_self, m), "held": (h.on_held, h.opt),
+            "argument": (lambda x: _on_argument(x, c), c)}
+
+
+@pytest.mark.parametrize("form", ["self", "held", "argument"])
+def test_a_cached_property_invalidated_by_the_user_is_computed_anew(form):
+    """Keyed by the property not yet computed, the first call's graph replayed the
+    first value, and wrote it back into the object's dict."""
+    call, obj = _forms()[form]
+    x = cuda.to_device(np.zeros(2))
+    call(x)
+    call(x)
+    obj.base = 5.0
+    del obj.scale   # as functools' documentation says: computed anew when next read
+    call(x)
+    assert float(x.copy_to_host()[0]) == 2.0 + 2.0 + 10.0
+    assert obj.__dict__["scale"] == 10.0

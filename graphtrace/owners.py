@@ -38,7 +38,8 @@ def _python_function(obj):
     class's ``functools.partialmethod``: ``fa = partialmethod(_fwd, which="a")``)."""
     if isinstance(obj, types.FunctionType):
         return obj
-    if type(obj) in (functools.partialmethod, functools.cached_property):
+    t = type(obj)   # (by identity: a metaclass may answer == oddly)
+    if t is functools.partialmethod or t is functools.cached_property:
         return _python_function(obj.func)   # (a cached_property's code runs as a
         #                                     property's getter does)
     inner = _attr(obj, "__wrapped__")   # a GraphFunction, a decorated helper

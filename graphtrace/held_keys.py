@@ -254,12 +254,17 @@ def _gone(entries: set) -> bool:
 
 
 def _class_values(t: type, names: frozenset) -> list:
-    """``(name, type, value)`` of the values ``t`` (or a base) holds by ``names``."""
+    """``(name, type, value)`` of the values ``t`` (or a base) holds by ``names``, and of
+    the containers of values it holds (``scales = [2.0]``: ``for a in self.scales``)
+    by their items."""
     out = []
     for name in sorted(names):
         v = class_attribute(t, name)
         if v is not None and _is_value(v) and not isinstance(v, type):
             out.append((name, type(v), _Held(v) if type(v) in _GROUPS else value_key(v)))
+        elif name[:2] != "__" and isinstance(v, (list, tuple, dict, set, frozenset, deque)) \
+                and (pure := pure_values(v)) is not None:   # (not __mro__, __bases__)
+            out.append((name, type(v), _Held(pure)))
     return out
 
 

@@ -329,6 +329,9 @@ def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset()) -> t
         v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
         if v is not _ABSENT and _is_value(v):
             found.append((name, v))
+        elif v is not _ABSENT and name[:2] != "__" and isinstance(v, _WHOLES) and \
+                name not in by_keys and (form := pure_values(v)) is not None:
+            kernels.append((f"self.{name}", type(v), _Held(form)))   # Model.scales = [2.0]
         elif v is not _ABSENT and (_has(v, "py_func") or _is_callable_object(v)) and \
                 not isinstance(v, (types.FunctionType, staticmethod, classmethod, property)):
             kernels.append((f"self.{name}", type(v), v))   # a class's kernel (step_kernel)

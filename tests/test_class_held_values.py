@@ -1,8 +1,10 @@
-"""A ``functools.cached_property`` the traced code reads is followed as a property
+"""Values a class holds, read through an instance. A ``functools.cached_property``
+the traced code reads is followed as a property
 is: what its function reads keys the graph, so after the user changes that and
 invalidates the cache (``del obj.scale``, as its documentation says), the next
 call computes the new value, as eager code does, on self, on an object self
-holds and on an argument object."""
+holds and on an argument object. A list the class holds, read whole through an
+instance (``for a in self.scales``), is keyed by its items, as an instance's is."""
 import functools
 
 import numpy as np
@@ -66,3 +68,37 @@ def test_a_cached_property_invalidated_by_the_user_is_computed_anew(form):
     call(x)
     assert float(x.copy_to_host()[0]) == 2.0 + 2.0 + 10.0
     assert obj.__dict__["scale"] == 10.0
+
+
+class _Opt:
+    scales = [2.0]   # a class's list, read whole through an instance
+
+
+class _Trainer:
+    scales = [2.0]
+
+    def __init__(self):
+        self.opt = _Opt()
+
+    @gt.graph(backend="sim")
+    def on_self(self, s, x):
+        for a in self.scales:
+            add[1, 2, s](x, a)
+
+    @gt.graph(backend="sim")
+    def on_held(self, s, x):
+        for a in self.opt.scales:
+            add[1, 2, s](x, a)
+
+
+@pytest.mark.parametrize("form", ["on_self", "on_held"])
+def test_a_list_the_class_holds_read_whole_through_an_instance_is_watched(form):
+    """Kept on the class, not the instance, the list was not in the key: the user's
+    appended setting was never seen."""
+    _Trainer.scales, _Opt.scales = [2.0], [2.0]
+    t = _Trainer()
+    x = cuda.to_device(np.zeros(2))
+    getattr(t, form)(x)
+    (_Trainer.scales if form == "on_self" else _Opt.scales).append(3.0)
+    getattr(t, form)(x)
+    assert float(x.copy_to_host()[0]) == 2.0 + 2.0 + 3.0

@@ -218,12 +218,14 @@ def _settled_value(x, y) -> bool:
     """Whether value ``x`` became ``y`` by settings made once: equal, or an immutable
     record replaced by one whose fields differ only so (``self.rs =
     self.rs._replace(started=True)``, ``self.t = (True, self.t[1])``: a flag raised
-    or lowered, a field set from None; a member of an enum for another), or a frozenset given members (``self.tags =
+    or lowered, a field set from None; a member of an enum for another, a string for another),
+    or a frozenset given members (``self.tags =
     self.tags | {"init"}``). A record whose other fields changed (a counter) is state."""
     if type(x) is bool and type(y) is bool or x is None:
         return True
-    if isinstance(x, enum.Enum) and type(x) is type(y):   # a phase moved on: if
-        return True           # self.mode is Phase.A: ...; self.mode = Phase.B
+    if isinstance(x, enum.Enum) and type(x) is type(y) or \
+            type(x) is str and type(y) is str:   # a phase moved on: if self.mode is
+        return True   # Phase.A: ...; self.mode = Phase.B (or "warm" to "run")
     if isinstance(x, tuple) and type(x) is type(y) and len(x) == len(y) and not (
             x and isinstance(x[0], type) and issubclass(x[0], _CHANGING)):
         return all(map(_settled_value, x, y))   # (a record's key: (class, its fields))

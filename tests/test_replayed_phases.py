@@ -1,5 +1,5 @@
 """Flags kept on the class (``type(self).started = True``) and phases kept as enum
-members (``if self.phase is Phase.WARMUP: ...; self.phase = Phase.RUN``) are keyed
+members or strings (``if self.phase is Phase.WARMUP: ...; self.phase = Phase.RUN``) are keyed
 by the value the trace read and set again by each replay, as the traced Python
 did (``replayed_stores``): a reset runs the first-call work once more, and a phase
 that moves on every call walks its graphs in the eager order."""
@@ -127,3 +127,30 @@ def test_a_phase_reset_by_the_user_runs_the_warm_up_again():
             t.phase = Phase.WARMUP
         t.step(x)
     assert first(x) == 2 * 100.0 + 2 * 10.0 and t.phase is Phase.COOL
+
+
+class _Named:
+    def __init__(self):
+        self.phase = "warm"
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        if self.phase == "warm":
+            add[1, 2, s](x, 100.0)
+            self.phase = "run"
+        add[1, 2, s](x, 1.0)
+
+
+def test_a_phase_kept_as_a_string_is_keyed_and_set_again_as_an_enum_is():
+    """Taken for state, the string was left out of the key: after the user's reset
+    to "warm" the warm-up never ran again."""
+    t, x = _Named(), dev()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for i in range(6):
+            if i == 3:
+                t.phase = "warm"
+            t.step(x)
+            assert t.phase == "run"
+    assert first(x) == 206.0
+    assert _Named.step.cache_info().misses == 2

@@ -18,6 +18,7 @@ import sys
 import types
 import weakref
 
+from .chain_steps import NAME_LOADS, _UNPACKS, _by_name, _get_call, _item_taken, _unpacked
 from .named_keys import KEY_PARTS, MISSING, Named, keyed_chain
 from .probe import _attr, _has
 
@@ -25,7 +26,6 @@ __all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "callback_codes", "chain",
            "imported", "lookup", "value_chains"]
 
 # MISSING: what a lookup gives for a name, attribute or key not there
-NAME_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
 
 
 def lookup(fn, name):
@@ -386,93 +386,6 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
         if quiet and hosted is not None:
             hosted |= changed_here
     return out, changed
-
-
-def _item_taken(held, method: str, after) -> tuple:
-    """What a call of a changing ``method`` on ``held`` changes: the item of a
-    constant key ``.pop`` or ``.setdefault`` takes or sets (``REQS.pop("req")``: as
-    ``del REQS["req"]``), else the whole object (``HISTORY.append(v)``)."""
-    after = [i for i in after if i.opname not in ("PUSH_NULL", "PRECALL")]
-    if method not in ("pop", "setdefault") or not after:
-        return held
-    if after[0].opname == "LOAD_CONST" and type(after[0].argval) in (str, int):
-        return held[0], held[1] + (("item", after[0].argval),)
-    if after[0].opname in NAME_LOADS:   # REQS.pop(P.REQ): a key read by a name
-        parts = [after[0].argval]
-        for i in after[1:]:
-            if i.opname != "LOAD_ATTR":
-                break
-            parts.append(i.argval)
-        return held[0], held[1] + (("item", Named(".".join(parts))),)
-    return held
-
-
-def _by_name(state: tuple, op: str, ins, const) -> tuple:
-    """``(state, step)`` of ``getattr(X, "k")``, ``getattr(X, "k", default)`` and
-    ``hasattr(X, "k")`` read with a constant name, one instruction on; ``state`` is
-    ``(stage, function)``, the stage 1 after the function is loaded, 2 after X (and
-    its attributes), 3 after the name, 4 after a default loaded by one instruction;
-    the step where the call ends it: ``("attr", k)``, ``("default", k)`` with a
-    default, ``("has", k)`` of hasattr."""
-    stage, fn = state
-    if op in NAME_LOADS and ins.argval in ("getattr", "hasattr"):
-        return (1, ins.argval), None
-    loads = op in NAME_LOADS or op.startswith("LOAD_FAST")
-    if stage == 1 and loads:
-        return (2, fn), None
-    if stage == 2 and op in ("LOAD_ATTR", "LOAD_METHOD"):
-        return state, None
-    if stage == 2 and op == "LOAD_CONST" and isinstance(ins.argval, str):
-        return (3, fn), None
-    if stage == 3 and fn == "getattr" and (loads or op in ("LOAD_CONST", "LOAD_SMALL_INT")):
-        return (4, fn), None
-    args = 3 if stage == 4 else 2
-    if stage >= 3 and op == "PRECALL" and ins.arg == args:   # (3.11)
-        return state, None
-    if stage >= 3 and op == "CALL" and ins.arg == args and const is not None:
-        return (0, None), ("has" if fn == "hasattr" else "default" if stage == 4 else "attr",
-                           const[0])
-    return ((0, None) if op not in ("PUSH_NULL", "CACHE") else state), None
-
-
-def _get_call(got: int, op: str, ins) -> tuple:
-    """``(got, done)`` one instruction on in ``X.get("k"[, default])`` after its key
-    (``got`` the arguments loaded): a default loaded by one instruction (a constant,
-    a name, ``{}``), the call's; ``done`` where the call of ``got`` arguments ends
-    it, ``(0, False)`` where anything else comes."""
-    if got == 1 and (op in NAME_LOADS or op.startswith("LOAD_FAST") or
-                     op in ("LOAD_CONST", "LOAD_SMALL_INT") or
-                     op in ("BUILD_MAP", "BUILD_LIST", "BUILD_TUPLE") and ins.arg == 0):
-        return 2, False
-    if op == "PRECALL" and ins.arg == got:   # (3.11)
-        return got, False
-    if op in ("PUSH_NULL", "CACHE"):
-        return got, False
-    return 0, op == "CALL" and ins.arg == got
-
-
-_UNPACKS = ("STORE_FAST", "STORE_FAST_STORE_FAST", "SWAP", "BUILD_TUPLE", "UNPACK_SEQUENCE")
-
-
-def _unpacked(op: str, n, stack: list) -> tuple:
-    """``(stored, stack)`` one instruction of ``_UNPACKS`` on: ``stack`` the values
-    on top of the stack as far as known (a chain, None for another value, a list
-    for a tuple built of them), ``stored`` the values a store takes, in the order
-    of its names (``opt, sched = CFG["opt"], CFG["sched"]`` stores the second first)."""
-    if op == "STORE_FAST":
-        return stack[-1:] or [None], stack[:-1]
-    if op == "STORE_FAST_STORE_FAST":   # (3.13)
-        padded = [None, None] + stack
-        return padded[:-3:-1], stack[:-2]
-    padded = [None] * max(0, n - len(stack)) + stack
-    if op == "SWAP":
-        padded[-1], padded[-n] = padded[-n], padded[-1]
-        return [], padded
-    if op == "BUILD_TUPLE":
-        return [], padded[:len(padded) - n] + [padded[len(padded) - n:]]
-    top = stack[-1] if stack else None   # UNPACK_SEQUENCE: the first item stored first
-    items = top if type(top) is list and len(top) == n else [None] * n
-    return [], stack[:-1] + items[::-1]
 
 
 def _stored_once(code) -> frozenset:

@@ -6,7 +6,7 @@ such code reads is known only when it runs, so no attribute name the code
 loads says what a graph bakes in: ``names.reads_fields`` answers ``EVERY`` for
 it, as for ``vars(cfg)``, and what the objects it may apply to hold is keyed
 whole. A name loaded as a constant (``getattr(self, "lr")``) is read as
-``self.lr`` (``chains._by_name``) and needs none of this; nor does a class's
+``self.lr`` (``chain_steps._by_name``) and needs none of this; nor does a class's
 ``__getattr__`` or ``__getattribute__`` looking up the very name it is asked
 for (``getattr(self._values, name)``): that is a name the code it serves loads.
 """

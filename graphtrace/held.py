@@ -292,11 +292,18 @@ def settings_alone(roots, objects, names: frozenset) -> bool:
     nothing but values by the names the code loads (``CFG.lr``): no other object
     of the program's own, no None or container where an array may come. An object
     a root holds in a dict or list (``CFG["schedule"]``) is another object: the
-    code may hand it whole to a helper reading it, which no chain of names sees."""
+    code may hand it whole to a helper reading it, which no chain of names sees;
+    a list, dict or set its class holds is read whole as an instance's is."""
     if len(objects) != len(roots) or {id(o) for _, o, _ in objects} != {id(v) for _, v in roots}:
         return False
     return all(v is not None and _is_value(v)   # (a kernel held: its identity, watched)
-               for _, o in roots for name, v in _attributes(o) if name in names)
+               for _, o in roots for name, v in _attributes(o) if name in names) and \
+        not any(isinstance(class_attribute(type(o), name), _CHANGED_IN_PLACE)   # a list its
+                for _, o in roots for name in names   # class holds (scales = [2.0]): whole
+                if name[:2] != "__" and name not in _attr(o, "__dict__", {}))
+
+
+_CHANGED_IN_PLACE = (list, dict, set, bytearray)
 
 
 def held_methods(functions, heads: dict, classes, hosted=(), bound=()) -> tuple:

@@ -102,3 +102,23 @@ def test_a_list_the_class_holds_read_whole_through_an_instance_is_watched(form):
     (_Trainer.scales if form == "on_self" else _Opt.scales).append(3.0)
     getattr(t, form)(x)
     assert float(x.copy_to_host()[0]) == 2.0 + 2.0 + 3.0
+
+
+OPT = _Opt()   # a global object whose list is its class's
+
+
+@gt.graph(backend="sim")
+def _on_global(s, x):
+    for a in OPT.scales:
+        add[1, 2, s](x, a)
+
+
+def test_a_list_the_class_holds_read_through_a_global_object_is_watched():
+    """An object holding no value of its own was taken for settings alone, whose
+    chains watch no list: the appended setting was never seen."""
+    _Opt.scales = [2.0]
+    x = cuda.to_device(np.zeros(2))
+    _on_global(x)
+    _Opt.scales.append(3.0)
+    _on_global(x)
+    assert float(x.copy_to_host()[0]) == 2.0 + 2.0 + 3.0

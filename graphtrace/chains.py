@@ -9,6 +9,7 @@ code hands to ``s.host``).
 """
 from __future__ import annotations
 
+import collections
 import dis
 import enum
 import importlib.util
@@ -178,6 +179,8 @@ class Chain(str):
                 v = NoKey.ATTR if v is MISSING else v
             elif isinstance(v, dict) and _plain(v, dict):   # OrderedDict, a subclass
                 v = dict.get(v, key, NoKey.NONE if how == "get" else MISSING)  # (a missing
+            elif type(v) in _LAYERED and all(type(m) is dict for m in _maps(v)):
+                v = v.get(key, NoKey.NONE if how == "get" else MISSING)   # ChainMap of dicts
             elif isinstance(v, (list, tuple)) and type(key) is int and \
                     _plain(v, list if isinstance(v, list) else tuple) and \
                     -len(v) <= key < len(v):   # key: watched for CFG.get("lr") too)
@@ -187,6 +190,14 @@ class Chain(str):
             if v is MISSING:
                 return MISSING
         return v
+
+
+_LAYERED = (collections.ChainMap, types.MappingProxyType)   # read by key as a dict is
+
+
+def _maps(v) -> list:
+    """The dicts a ``ChainMap`` looks in (a mapping proxy: none of its own to check)."""
+    return v.maps if type(v) is collections.ChainMap else []
 
 
 class NoKey(enum.Enum):

@@ -4,8 +4,12 @@ is: what its function reads keys the graph, so after the user changes that and
 invalidates the cache (``del obj.scale``, as its documentation says), the next
 call computes the new value, as eager code does, on self, on an object self
 holds and on an argument object. A list the class holds, read whole through an
-instance (``for a in self.scales``), is keyed by its items, as an instance's is."""
+instance (``for a in self.scales``), is keyed by its items, as an instance's is;
+and settings read by constant keys off a global ``ChainMap`` or mapping proxy are
+watched as a dict's are."""
+import collections
 import functools
+import types
 
 import numpy as np
 import pytest
@@ -122,3 +126,34 @@ def test_a_list_the_class_holds_read_through_a_global_object_is_watched():
     _Opt.scales.append(3.0)
     _on_global(x)
     assert float(x.copy_to_host()[0]) == 2.0 + 2.0 + 3.0
+
+
+_DEFAULTS = {"lr": 1.0}
+_OVERRIDES: dict = {}
+LAYERED = collections.ChainMap(_OVERRIDES, _DEFAULTS)   # overrides over defaults
+VIEW = types.MappingProxyType(_DEFAULTS)                # a read-only view
+
+
+@gt.graph(backend="sim")
+def _reads_layered(s, x):
+    add[1, 2, s](x, LAYERED["lr"])
+
+
+@gt.graph(backend="sim")
+def _reads_view(s, x):
+    add[1, 2, s](x, VIEW["lr"])
+
+
+@pytest.mark.parametrize("f", [_reads_layered, _reads_view], ids=["ChainMap", "mappingproxy"])
+def test_a_setting_read_off_a_global_chainmap_or_mapping_proxy_is_watched(f):
+    """Keyed by identity alone, the changed override or default was never seen."""
+    _OVERRIDES.clear()
+    _DEFAULTS["lr"] = 1.0
+    x = cuda.to_device(np.zeros(2))
+    f(x)
+    _DEFAULTS["lr"] = 3.0   # seen through both
+    f(x)
+    _OVERRIDES["lr"] = 5.0  # through the ChainMap only
+    f(x)
+    want = 1.0 + 3.0 + (5.0 if f is _reads_layered else 3.0)
+    assert float(x.copy_to_host()[0]) == want

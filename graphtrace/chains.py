@@ -179,7 +179,7 @@ class Chain(str):
                 v = NoKey.ATTR if v is MISSING else v
             elif isinstance(v, dict) and _plain(v, dict):   # OrderedDict, a subclass
                 v = dict.get(v, key, NoKey.NONE if how == "get" else MISSING)  # (a missing
-            elif type(v) in _LAYERED and all(type(m) is dict for m in _maps(v)):
+            elif _layered(v) and all(type(m) is dict for m in _maps(v)):
                 v = v.get(key, NoKey.NONE if how == "get" else MISSING)   # ChainMap of dicts
             elif isinstance(v, (list, tuple)) and type(key) is int and \
                     _plain(v, list if isinstance(v, list) else tuple) and \
@@ -192,7 +192,11 @@ class Chain(str):
         return v
 
 
-_LAYERED = (collections.ChainMap, types.MappingProxyType)   # read by key as a dict is
+def _layered(v) -> bool:
+    """A ``ChainMap`` or a mapping proxy: read by key as a dict is (told by identity:
+    a metaclass may answer ``==`` oddly)."""
+    t = type(v)
+    return t is collections.ChainMap or t is types.MappingProxyType
 
 
 def _maps(v) -> list:

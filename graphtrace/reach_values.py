@@ -9,7 +9,7 @@ import types
 import weakref
 
 from .arrays import is_array
-from .chains import _LAYERED, MISSING, chain as _chain
+from .chains import MISSING, _layered, chain as _chain
 from .owners import _library
 from .probe import _attr, _has
 from .scalar import value_key
@@ -86,7 +86,7 @@ def _holds_settings(v) -> bool:
     a class or a module of the program's own (not a library's)."""
     if v is None or is_array(v) or type(v) in _GROUPS:
         return False
-    if isinstance(v, (dict, list)) or type(v) in _LAYERED:   # OrderedDict, defaultdict, a
+    if isinstance(v, (dict, list)) or _layered(v):   # OrderedDict, defaultdict, a
         return True       # subclass too; ChainMap(OVERRIDES, DEFAULTS), a read-only view
     if isinstance(v, (types.ModuleType, type)):
         return not _library(v)

@@ -77,7 +77,8 @@ class Holdings(TraceChanges):
         self._class_code: dict = {}   # class -> the functions of the methods it calls
         self._callback_reach: dict = {}   # class -> its methods' handed to s.host
         self._self_names: dict = {}   # type(self) -> (names it may read of self, chains,
-        # what its code stores, what its host callbacks store, those it hands to s.host)
+        # what its code stores, what its host callbacks store, those it hands to s.host,
+        # whole, the chains it stores, those of them keyed by a name: self_chains')
         self._held: dict = {}   # (type(self), classes of the objects it holds) -> walk's
         self.traced_state: dict = {}   # type(self) (None) -> labels a trace changed
         self._function_reach = weakref.WeakKeyDictionary()   # held function -> its Reach
@@ -493,16 +494,16 @@ class Holdings(TraceChanges):
         out += tuple(v for _, v in methods)   # by identity
         known = self._self_names.get(type(self_obj))
         if known is None:   # once per class: the names it reads, less what callbacks store
-            chains, stored, hosted, kept = self_chains(self.function, self.self_param,
-                                                       type(self_obj))
+            chains, stored, hosted, kept, named = self_chains(
+                self.function, self.self_param, type(self_obj))
             names = attribute_names(self.function, type(self_obj), self.self_param) - hosted
             whole = widest(reads_fields(f) for f in self._code(self_obj))   # astuple(self)
             if whole and dataclasses.is_dataclass(type(self_obj)):
                 names |= {f.name for f in dataclasses.fields(type(self_obj))}
             known = self._self_names[type(self_obj)] = (
                 names, chains, stored, hosted,
-                self_callbacks(self.function.__code__, self.self_param), whole, kept)
-        names, chains, _, hosted, callbacks, whole, _ = known
+                self_callbacks(self.function.__code__, self.self_param), whole, kept, named)
+        names, chains, _, hosted, callbacks, whole, _, _ = known
         if whole == EVERY:   # vars(self): every attribute it holds
             names = names | {name for name, _ in _attributes(self_obj)}
         kept = self._callback_kept(type(self_obj))   # a history its callbacks keep

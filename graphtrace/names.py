@@ -183,7 +183,7 @@ def self_changes(functions) -> frozenset:
 
 
 def self_chains(fn, self_param: str, cls=None) -> tuple:
-    """``((label, steps), ...), stored, hosted, kept``: the values a method reads off ``self``
+    """``((label, steps), ...), stored, hosted, kept, named``: the values a method reads off ``self``
     by two or more constant attributes and items (``self.cfg.lr``,
     ``self.cfg["lr"]``; one attribute is ``instance_values``'), but those it, or a
     method, property or helper of ``cls`` it names, changes in place
@@ -194,10 +194,12 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     store (``def tick(): self.n += 1; s.host(tick)``: state, run between calls,
     which ``instance_values`` leaves out); and the chains deeper than one
     attribute the traced code stores (``self.state["init"] = True``), as those
-    ``(label, steps)``, read before and after a trace (``Holdings.entries``)."""
+    ``(label, steps)``, read before and after a trace (``Holdings.entries``); and
+    label -> the chain's steps of those whose keys a name gives (``self.state[KEY]``),
+    each read by the names of the code that reads it (``keys_read_by``)."""
     code = getattr(getattr(fn, "__func__", fn), "__code__", None)
     if code is None:
-        return (), frozenset(), frozenset(), ()
+        return (), frozenset(), frozenset(), (), {}
     methods = _methods_named(code, cls, self_callbacks(code, self_param), supers=True,
                              fn=getattr(fn, "__func__", fn)) if cls is not None else []
     own = {self_param: frozenset(name for name, _, _ in methods)}   # self.update()
@@ -224,14 +226,16 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
         if len(steps) >= 2 and not any(changes(steps, c) for c in changed):
             label = _chain("self", steps)
             found[str(label)] = label.calls(getattr(fn, "__func__", fn))
-    kept = {}   # self.state["init"] = True: read before and after a trace (note_traced),
-    # and what reads it by another key's name (self.state[KEY], KEY = "init")
+    kept, named = {}, {}   # self.state["init"] = True: read before and after a trace
+    # (note_traced), and what reads it by another key's name (self.state[KEY], KEY = "init")
     for steps in traced + [s for s in chains if any(changes(s, c) and by_name(s + c)
                                                     for c in traced)]:
         if len(steps) >= 2 and all(how in ("attr", "item") for how, _ in steps):
             label = _chain("self", steps)
             kept[str(label)] = label.calls(getattr(fn, "__func__", fn))
-    return tuple(found.items()), stored - hosted, hosted, tuple(kept.items())
+            if by_name(steps):   # its key's name read where the code reading it is
+                named[str(label)] = steps   # (a base class's module: set again by it)
+    return tuple(found.items()), stored - hosted, hosted, tuple(kept.items()), named
 
 
 def _setters(cls, changed) -> list:

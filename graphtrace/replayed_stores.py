@@ -49,13 +49,14 @@ _ARGUMENT = None   # the function of a store off one of the call's arguments (se
 _ATTRIBUTES = frozenset({"attr", "default", "has"})   # Chain's steps reading attributes
 
 
-def roots(params, reaches, places, scope=None) -> dict:
+def roots(params, reaches, places, scope=None, named=None) -> dict:
     """label -> ``(function, name, steps)`` of what values are found off: the chains
     the ``Reach``-es ``reaches`` store (``STATE['init']``, ``STARTED``), the objects
     of ``places`` held by names (``(function, name, label)``: ``OPT``), and the
     function's parameters ``params`` (self, an argument object), whose keys read by
     a name (``self.state[Phase.A]``) are read by the names of ``scope``, the graph
-    function."""
+    function, but those of ``named`` (label -> ``(parameter, steps)``), whose keys
+    were read where the code storing them is (a base class's method in another module)."""
     out: dict = {}
     for fn, name, label in places:
         out.setdefault(label, (fn, name, ()))
@@ -64,6 +65,8 @@ def roots(params, reaches, places, scope=None) -> dict:
             out.setdefault(str(chain), (fn, chain.head, tuple(chain.steps)))
     for name in params:
         out[name] = (_ARGUMENT, name, (), scope)
+    for label, (name, steps) in (named or {}).items():
+        out[label] = (_ARGUMENT, name, steps, scope)
     return out
 
 

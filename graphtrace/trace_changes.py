@@ -83,10 +83,15 @@ class TraceChanges:
         """label -> where a value a trace set is found, for setting it again
         (``replayed_stores.roots``): off the chains and objects the code reaches by
         name, and off the call's ``params`` (a key read by a name off those, by the
-        function's names: ``self.state[Phase.A]``)."""
+        function's names: ``self.state[Phase.A]``, or by those of the method that
+        stores it, ``self_chains``' ``named``)."""
         _, (_, reaches, _, _) = self.walk(self_obj)
         reaches = self._reaches(self_obj) + list(reaches)
-        return roots(params, reaches, [p for r in reaches for p in r.objects], self.function)
+        known = self._self_names.get(type(self_obj)) if self.self_param is not None else None
+        named = {label: (self.self_param, steps) for label, steps in known[7].items()} \
+            if known is not None else {}
+        return roots(params, reaches, [p for r in reaches for p in r.objects], self.function,
+                     named)
 
     def bare_arrays(self, self_obj) -> dict:
         """label -> the array each global or closure name of the function's, and

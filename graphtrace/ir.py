@@ -37,7 +37,7 @@ class Node:
         which describes, verifies, emits, updates and simulates it;
         ``node.kind`` is ``op.kind``. Kinds:
 
-        - ``kernel``: ``target`` is a kernel adapter (``ops.kernel``);
+        - ``kernel``: ``target`` is a kernel adapter (``ops._adapter``);
           ``args`` the launch arguments as the user passed them (``Buffer``
           for arrays, ``Scalar`` for dynamic numbers, constants otherwise);
           ``attrs``: ``grid`` (in blocks), ``block`` (3-tuples), ``shared_mem``,

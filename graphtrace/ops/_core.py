@@ -21,9 +21,9 @@ from .._driver import driver
 from ..buffers import Buffer
 from ..context import ProxyStream, current_tracer
 from ..errors import KernelArgumentError, StreamError
+from ._adapter import ADAPTERS
 from ._cupy import demangled
 from ._reference import ReferenceAdapter
-from .kernel import ADAPTERS
 
 __all__ = ["CoreAdapter", "launch", "kernel_name"]
 

@@ -17,7 +17,7 @@ from ..errors import ArgumentError, KernelArgumentError
 from ..scalar import Scalar, has_fraction
 from ._csignature import HANDLES, CParam, c_dtype, parse_signature
 from ._reference import ReferenceAdapter
-from .kernel import ADAPTERS, MODULES
+from ._adapter import ADAPTERS, MODULES
 
 __all__ = ["CupyAdapter", "CParam", "parse_signature", "c_dtype", "source_name"]
 

@@ -34,8 +34,8 @@ from ._kernel_source import _parse, closure_values, resolve_dotted
 from ._numba_sim import is_device_function, run_numba_kernel
 from .base import record_args
 from . import kernel as _kernel
-from .kernel import ADAPTERS, Adapter, adapter_for, record_launch, untyped_error, \
-    untyped_number
+from ._adapter import ADAPTERS, Adapter, adapter_for, untyped_error, untyped_number
+from .kernel import record_launch
 
 __all__ = ["NumbaAdapter", "flatten", "is_device_function", "uses_grid_sync", "array_params"]
 

@@ -7,7 +7,7 @@ registered for it with ``gt.reference``.
 from __future__ import annotations
 
 from ..errors import SimulationError
-from .kernel import Adapter
+from ._adapter import Adapter
 
 __all__ = ["reference", "reference_for", "missing_reference", "ReferenceAdapter"]
 

@@ -30,7 +30,8 @@ from ..chains import MISSING
 from ..names import _global_names
 from ..owners import _attr, own_holder, own_object
 from ..values import _is_number
-from ._loop_code import _Region, _lines, _named
+from ._loop_code import _Region
+from ._loop_names import _lines, _named
 from ._loop_paths import _MAX_ITEMS, _WHOLE, _found, _reads, _resolve
 
 _NONE = (None, {}, 0)

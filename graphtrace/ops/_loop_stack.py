@@ -1,5 +1,5 @@
 """Walking a code's instructions by the values they take off the stack, for
-``_loop_code.py``.
+``_loop_code.py`` and ``_loop_operands.py``.
 
 ``_begin`` walks back from an instruction over the code computing what it takes
 off the stack; ``_chain`` and ``_set`` tell the slot (its path, ``_loop_paths.py``)

@@ -105,9 +105,10 @@ c.cur, c.bump``), called by the body or handed to a helper of the program's
 that calls it (``step(body, bufs, cur, bump)``), reads what its code reads of
 what it holds: ``_loop_held.py``.
 
-What the body's code reads is told by ``_Region`` (``_loop_code.py``); the
-slots' paths and the refusal's text are in ``_loop_paths.py``, the slots a
-snapshot holds (``_slots``, ``_shadowed``) in ``_loop_slots.py``.
+What the body's code reads is told by ``_Region`` (``_loop_code.py``), what it
+names by ``_loop_names.py``; the slots' paths and the refusal's text are in
+``_loop_paths.py``, the slots a snapshot holds (``_slots``, ``_shadowed``) in
+``_loop_slots.py``.
 """
 from __future__ import annotations
 
@@ -124,9 +125,10 @@ from ..owners import _attr
 from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
-from ._loop_code import _Region, _attribute_paths, _lines, _named, _named_paths, _names
+from ._loop_code import _Region
 from ._loop_held import (_function, _helper_roots, _own_function, _region, binding,
                          handed_use, named_directly, reached, recorded_lines)
+from ._loop_names import _attribute_paths, _lines, _named, _named_paths, _names
 from ._loop_order import _instructions, reads_order
 from ._loop_paths import (_LEN, _NEXT, _ORDER, _below, _found, _label, _message, _reads,
                           _resolve, _within)

@@ -1,0 +1,80 @@
+"""What a block's code names, for ``_loop_state.py`` and ``_loop_held.py``.
+
+Read off the code alone, not by what it does (what a body reads before it
+stores it is ``_Region``'s, ``_loop_code.py``): ``_names`` lists the names a
+code loads (the helpers a body calls), ``_attribute_paths`` the attributes it
+loads off a name (the helpers it calls through them), ``_named_paths`` the
+slots it loads or stores named all the way from a name (``st.cur``,
+``mod.TABLES[4]``); ``_lines`` tells where the code of a function lies (with
+the functions it makes and the helpers it names), ``_named`` what a function
+holds by name (its globals and filled closure cells). ``LoopState`` asks these
+of the slots its snapshots found changed.
+"""
+from __future__ import annotations
+
+import dis
+import functools
+import types
+
+from ..names import _filled, _global_names
+from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _chain, _set
+
+
+@functools.lru_cache(maxsize=512)   # (each block asks it of its frame's code)
+def _names(code, ops) -> tuple:
+    return tuple(n for ins in dis.get_instructions(code) if ins.opname in ops
+                 for n in (ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)))
+
+
+@functools.lru_cache(maxsize=512)
+def _attribute_paths(code) -> tuple:
+    """The paths of the attributes a code loads off a name, once each (``pp.swap``,
+    ``Bufs.flip``, ``self.st.step``: the helpers a body calls through them)."""
+    code_ins = list(dis.get_instructions(code))
+    return tuple(dict.fromkeys(p for j, ins in enumerate(code_ins) if ins.opname in
+                               ("LOAD_ATTR", "LOAD_METHOD") for p in (_chain(code_ins, j),)
+                               if p is not None))
+
+
+@functools.lru_cache(maxsize=512)
+def _named_paths(code) -> tuple:
+    """The paths of the slots a code (and the code made in it) loads or stores,
+    named all the way from a name (``st.cur``, ``mod.TABLES[4]``), once each."""
+    out: dict = {}
+    codes = [code]
+    while codes:
+        c = codes.pop()
+        code_ins = list(dis.get_instructions(c))
+        for j, ins in enumerate(code_ins):
+            path = _set(code_ins, j) if ins.opname in _ATTR_STORES or \
+                ins.opname in _ITEM_STORES else _chain(code_ins, j)
+            if path is not None and len(path) > 1:
+                out[path] = None
+        codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    return tuple(out)
+
+
+def _lines(fn, depth: int = 2) -> set:
+    """The ``(file, line)`` of the code of ``fn``, of the functions and lambdas it
+    makes, and of the functions it names (its helpers), ``depth`` levels deep."""
+    out, codes = set(), [fn.__code__]
+    while codes:
+        c = codes.pop()
+        out |= {(c.co_filename, line) for _, _, line in c.co_lines() if line is not None}
+        codes += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+    if depth > 1:
+        cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
+        for v in cells + [fn.__globals__.get(g) for g in _global_names(fn.__code__)]:
+            if type(v) is types.FunctionType and v is not fn:
+                out |= _lines(v, depth - 1)
+    return out
+
+
+def _named(fn) -> dict:
+    """The globals and the filled closure cells the code of ``fn`` names: name ->
+    what it holds."""
+    code = fn.__code__
+    out = {g: fn.__globals__[g] for g in _global_names(code) if g in fn.__globals__}
+    out.update((name, cell.cell_contents) for name, cell in
+               zip(code.co_freevars, fn.__closure__ or ()) if _filled(cell))
+    return out

@@ -1,0 +1,142 @@
+"""What the values an instruction takes off the stack read, for ``_loop_code.py``.
+
+``_read_by`` walks back from an instruction over the code computing the values
+it takes (``_loop_stack.py``) and tells the slots, by their path
+(``_loop_paths.py``), those loads read: names the body stored before count for
+what they were computed from (``made``), not for themselves. On it stand what
+the arguments of a call read, by the parameter each fills (``_arguments``,
+``_parameters``; ``_handed_on``: but those a clamp such as ``min(k, 3)``
+computes), what a for loop's iterable reads (``_iterated``), how many values
+a call takes (``_taken``), whether a store's value settles (``_settles``:
+``blocks = min(blocks, 1)``), and what the names a store sets were computed
+from (``_made``). ``_Region`` notes each instruction of a body so.
+"""
+from __future__ import annotations
+
+import sys
+
+from ._loop_paths import _WHOLE
+from ._loop_stack import (_ATTR_LOADS, _CONSTS, _LOADS, _begin, _chain, _copy, _holder,
+                          _item_read, _reads_item, _swapped, _unpacked)
+
+_CALLS = {"PRECALL": 0, "CALL": 0, "CALL_KW": 1}   # -> values beyond the arguments
+
+
+def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> set:
+    """The slots (paths: ``("k",)``, ``("st", (".", "k"))``, ``("idx", ("[]", 0))``)
+    loaded to compute the ``values`` values the instruction ``code_ins[i]`` takes
+    off the stack, not counting names the body stored before (for those, what
+    they were computed from). A slot reached through something the code does not
+    name from a name (``objs[i].k``, or a name the body set) is ``("*", step)``;
+    one taken whole, not only for an item or attribute of it (``b.zeros(shape)``,
+    ``slice(*lims)``), is also its path with ``_WHOLE`` after it."""
+    out: set = set()
+    keyed: set = set()   # st[k]: what its class's __getitem__ reads (in made)
+    start, beyond = _begin(code_ins, i, values)
+    held = {_holder(code_ins, j) for j in range(start, i)}
+    for j in range(start, i):
+        ins = code_ins[j]
+        if ins.opname in _LOADS:
+            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            names = names[beyond:] if j == start else names
+            out.update((n,) for n in names)
+            out.update((n, _WHOLE) for n in (names[:-1] if j in held else names))
+        elif ins.opname in _ATTR_LOADS or _reads_item(ins):
+            path = _chain(code_ins, j)
+            step = (".", ins.argval) if ins.opname in _ATTR_LOADS else \
+                path[-1] if path is not None else None
+            if path is not None and path[:1] not in stored:
+                out.update((path,) if j in held else (path, path + (_WHOLE,)))
+            elif step is not None:
+                out.add(("*", step))
+            else:
+                keyed.add(_item_read(code_ins, j))
+    kept = {p for p in out if p[:1] not in stored}
+    keyed = {p for p in keyed if p is not None and p[:1] not in stored}
+    for name in [p for p in out | keyed if p in made]:   # (k += 1 then bufs[k % 2]: k
+        kept |= made[name]   # itself; st.src, a property, st[k]: what it reads)
+    return kept
+
+
+def _arguments(code_ins: list, i: int, n: int, stored: set, made: dict,
+               clamps: bool = True) -> dict:
+    """What each argument of the call ``code_ins[i]`` reads, by the parameter it
+    fills: its position, or its keyword (None where the keywords are unknown);
+    with ``clamps`` False, but those a clamp computes (``min(k, 3)``: past its
+    bound, the number changes it no more)."""
+    out: dict = {}
+    for key, end in _parameters(code_ins, i, n):
+        if clamps or not _settles(code_ins, end, _CLAMPS):
+            out.setdefault(key, set()).update(_read_by(code_ins, end, 1, stored, made))
+    return out
+
+
+def _parameters(code_ins: list, i: int, n: int) -> list:
+    """``(parameter, where its code ends)`` of each argument of the call
+    ``code_ins[i]``: its position, or its keyword (None where the keywords are
+    unknown)."""
+    kw = next((c.argval for c in code_ins[max(i - 2, 0):i] if c.opname == "KW_NAMES"), ())
+    if code_ins[i].opname == "CALL_KW":
+        kw, n = code_ins[i - 1].argval, n - 1
+    named = len(kw) if isinstance(kw, tuple) else n
+    return [(m if m < n - named else kw[m - n + named] if isinstance(kw, tuple) else None,
+             _begin(code_ins, i, n - m - 1)[0]) for m in range(n)]
+
+
+def _handed_on(code_ins: list, i: int, n: int, stored: set, made: dict) -> set:
+    """What the arguments of the call ``code_ins[i]`` read, but those a clamp
+    computes."""
+    if code_ins[i].opname == "CALL_FUNCTION_EX":
+        return _read_by(code_ins, i, n, stored, made)
+    return set().union(*_arguments(code_ins, i, n, stored, made, False).values())
+
+
+def _iterated(code_ins: list, f: int, stored: set, made: dict) -> set:
+    """What the iterable of the loop whose ``FOR_ITER`` is ``code_ins[f]`` reads
+    (``for o in offs``: offs): the items its target takes."""
+    if f > 0 and code_ins[f - 1].opname in _LOADS:   # a comprehension's .0
+        return _read_by(code_ins, f, 1, stored, made)
+    g = next((j for j in range(f - 1, -1, -1) if code_ins[j].opname == "GET_ITER"), None)
+    return _read_by(code_ins, g, 1, stored, made) if g is not None else set()
+
+
+_SETTLING = frozenset({"min", "max", "abs", "round", "int", "float", "bool"})
+_CLAMPS = frozenset({"min", "max"})
+
+
+def _taken(ins) -> int:
+    """How many values below the callable the call ``ins`` takes: its arguments
+    (and keyword names); for ``f(*args, **kw)``, the tuple and the dict."""
+    if ins.opname == "CALL_FUNCTION_EX":   # (3.14: the dict or a NULL, always)
+        return 2 if sys.version_info >= (3, 14) or ins.arg & 1 else 1
+    return ins.arg + _CALLS[ins.opname]
+
+
+def _settles(code_ins: list, i: int, builtins=_SETTLING) -> bool:
+    """Whether the value ``code_ins[i]`` stores (or takes) is one of ``builtins``
+    called on names and constants (``blocks = min(blocks, 1)``): set so again
+    from what it became, it stays."""
+    start = _begin(code_ins, i, 1)[0]
+    return code_ins[start].opname == "LOAD_GLOBAL" and code_ins[start].argval in builtins \
+        and code_ins[i - 1].opname in _CALLS and all(
+            c.opname in _LOADS or c.opname in _CONSTS or c.opname in _ATTR_LOADS or
+            c.opname in _CALLS or c.opname in ("KW_NAMES", "PUSH_NULL")
+            for c in code_ins[start + 1:i])
+
+
+def _made(code_ins: list, i: int, names: tuple, stored: set, made: dict) -> None:
+    """Note in ``made`` what the names the instruction ``code_ins[i]`` stores were
+    computed from: a loop's target, what its iterable reads; names stored
+    together (``v, w = t, 2.0``, one instruction on 3.13), what either value
+    reads; a clamp (``blocks = min(blocks, 1)``), not the name itself."""
+    if len(names) > 1:
+        read = _read_by(code_ins, i, len(names), stored, made)
+        made.update(((n,), read) for n in names)
+        return
+    at = i - 1 if _copy(code_ins[i - 1], 1) else i   # (t := t + dt): its value
+    at = _unpacked(code_ins, at)   # (src, dst = pick(k): what pick(k) reads)
+    made[names] = _iterated(code_ins, at - 1, stored, made) \
+        if code_ins[at - 1].opname == "FOR_ITER" else \
+        _read_by(code_ins, *_swapped(code_ins, at), stored, made)
+    if _settles(code_ins, at):
+        made[names] -= {names, names + (_WHOLE,)}

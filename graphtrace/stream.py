@@ -15,7 +15,7 @@ from .columns import Recording
 from .context import STATE, ProxyStream
 from .errors import ArgumentError, HostSyncError, StreamError, user_frame
 from .ops import control as _control, host as _host, kernel as _kernel, memory as _memory
-from .ops import captured as _captured, conditional as _conditional
+from .ops import _structured, captured as _captured, conditional as _conditional
 from .ops.kernel import LOWEST_ADDRESS
 from .scalar import Scalar
 from .trace import _OPEN, _PLAIN, Scope, Tracer
@@ -251,21 +251,21 @@ class Stream(ProxyStream):
                                 "built: pass the number it depends on in static=)")
         else:
             bound = int(max_iterations)   # a numpy integer too (a shape, a computed count)
-        return _conditional.structured(
+        return _structured.structured(
             self, _conditional.WHILE, condition, ("body",),
             {"test": _test(condition), "max_iterations": bound}, user_frame(), body)
 
     def if_then(self, condition, body=None):
         """A branch on the device: ``with s.if_then(gt.cond(x) > 0) as then:``."""
-        return _conditional.structured(self, _conditional.IF, condition, ("then",),
-                                       {"test": _test(condition)}, user_frame(), body)
+        return _structured.structured(self, _conditional.IF, condition, ("then",),
+                                      {"test": _test(condition)}, user_frame(), body)
 
     def if_else(self, condition, body=None):
         """Two branches: ``with s.if_else(gt.cond(x) > 0) as (then, otherwise):``;
         ``body=fn`` is called with both streams."""
-        return _conditional.structured(self, _conditional.IF, condition, ("then", "else"),
-                                       {"test": _test(condition), "else": True},
-                                       user_frame(), body)
+        return _structured.structured(self, _conditional.IF, condition, ("then", "else"),
+                                      {"test": _test(condition), "else": True},
+                                      user_frame(), body)
 
     def switch(self, value, cases: int, body=None):
         """Case ``k`` of ``cases`` bodies runs where ``value`` (``gt.cond(k)``, a
@@ -281,14 +281,14 @@ class Stream(ProxyStream):
         cases = int(cases)   # a numpy integer too
         if getattr(value, "op", "!= 0") != "!= 0":
             raise ArgumentError("switch takes gt.cond(k) of an integer array, uncompared")
-        return _conditional.structured(self, _conditional.SWITCH, value,
-                                       tuple(f"case {i}" for i in range(cases)),
-                                       {"test": "!= 0", "cases": cases}, user_frame(), body)
+        return _structured.structured(self, _conditional.SWITCH, value,
+                                      tuple(f"case {i}" for i in range(cases)),
+                                      {"test": "!= 0", "cases": cases}, user_frame(), body)
 
     def child(self, function, *args, **kwargs):
         """Record the graph function ``function(s, *args)`` as one child-graph node
         (calling ``function(s, *args)`` instead inlines its nodes)."""
-        return _conditional.record_child(self, function, args, kwargs, user_frame())
+        return _structured.record_child(self, function, args, kwargs, user_frame())
 
     def captured(self, fn, *args, reads=None, writes=None, opaque: bool = False, **kwargs):
         """Record ``fn(*args)``, ordinary library code (cupy expressions, torch), as one

@@ -21,7 +21,7 @@ from .backend import is_stream
 from .errors import ArgumentError, TraceError, user_frame
 from .names import named_values
 from .probe import _has
-from .ops.conditional import record_child
+from .ops._structured import record_child
 from .ops.kernel import stream_refusal
 from .scalar import Scalar
 from .stream import Stream

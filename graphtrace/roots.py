@@ -19,8 +19,8 @@ from .owners import _attributes
 from .arrays import as_buffer, device_buffer, interface_of, is_array, key_interface
 from .buffers import Buffer
 from .errors import ArgumentError, user_frame
-from . import _driver, arrays as _arrays, deps as _deps, placement as _placement, \
-    temporary as _temporary
+from . import _driver, arrays as _arrays, placement as _placement, \
+    regions as _regions, temporary as _temporary
 
 
 class _Roots:
@@ -66,8 +66,8 @@ class _Roots:
     def add_arguments(self, items: list) -> None:
         """``add_argument(label, obj)`` for each ``(label, obj)`` pair, in order.
         ``_buffers.c``'s ``roots`` takes the plain device arrays on a host of one
-        device (``deps.use_compiled_buffers``); ``add_argument`` the rest."""
-        fast, i, n = _deps.TAKE[0], 0, len(items)
+        device (``regions.use_compiled_buffers``); ``add_argument`` the rest."""
+        fast, i, n = _regions.TAKE[0], 0, len(items)
         device = None if fast is None or _arrays._sim_devices or \
             _driver.device_count() > 1 else 0
         while i < n:

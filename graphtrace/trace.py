@@ -28,8 +28,8 @@ from .ops.kernel import LOWEST_ADDRESS
 from .placement import ONE_DEVICE
 from .roots import _Roots
 from .scalar import Scalar
-from . import _driver, arrays as _arrays, deps as _deps, placement as _placement, \
-    temporary as _temporary
+from . import _driver, arrays as _arrays, placement as _placement, \
+    regions as _regions, temporary as _temporary
 
 __all__ = ["Tracer", "Scope"]
 
@@ -217,7 +217,7 @@ class Tracer(_Hot, _Roots):
         # function's frame is the one it calls (the last its blocks' callers scanned)
         # new views of one device made by _buffers.c (view), or None: (view, the
         # simulator's device tags, which must stay empty, the temporaries' base)
-        fast = _deps.TAKE[0]
+        fast = _regions.TAKE[0]
         self._fast_view = None if fast is None or _driver.device_count() > 1 else \
             (fast.view, _arrays._sim_devices, _temporary.VIRTUAL_BASE)
 

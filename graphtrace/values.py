@@ -20,7 +20,7 @@ from itertools import repeat
 
 import numpy as np
 
-from . import deps as _deps
+from . import regions as _regions
 from .arrays import _kinds, is_array
 from .chains import MISSING, NoKey
 from .owners import _ARRAY_KINDS, _OWN, _PLAIN_CONTAINERS, _attributes, _has, own_object
@@ -48,8 +48,8 @@ def _collect(v, label: str, depth: int, out: list) -> None:
     """Append to ``out`` the leaves of a value that is no array (``_leaves``).
     Items whose type is known to be of arrays are taken without a call: a list of
     a million arrays is walked in one loop (in compiled code where built:
-    ``_buffers.c``'s ``leaves``, switched with ``deps.use_compiled_buffers``)."""
-    fast = _deps.TAKE[0]
+    ``_buffers.c``'s ``leaves``, switched with ``regions.use_compiled_buffers``)."""
+    fast = _regions.TAKE[0]
     if fast is not None and type(v) in _PLAIN_CONTAINERS:
         fast.leaves(v, label, depth, out, _item, _MAX_DEPTH)
         return
@@ -202,7 +202,7 @@ def identities(v, out: list, depth: int = 0) -> bool:
     unfinished) where ``v`` holds a subclass of one of those containers or
     nests deeper than the walk goes: the caller compares labels instead.
     ``_buffers.c``'s ``identities`` where built."""
-    fast = _deps.TAKE[0]
+    fast = _regions.TAKE[0]
     if fast is not None:
         return fast.identities(v, out, depth, _MAX_DEPTH, _MARKS)
     return _identities(v, out, depth)
@@ -237,7 +237,7 @@ _NO_KEYS = repeat(_NO_KEY)   # a list or tuple item has no key
 def unchanged(v, held: list) -> bool:
     """Whether ``identities(v)`` would give the very objects of ``held`` (compiled:
     without making the list)."""
-    fast = _deps.TAKE[0]
+    fast = _regions.TAKE[0]
     if fast is not None:
         return fast.unchanged(v, held, 0, _MAX_DEPTH, _MARKS)
     now: list = []

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from graphtrace import deps
+from graphtrace import regions
 from graphtrace.arrays import as_buffer
 from graphtrace.deps import EVERYTHING, Regions
 from graphtrace.errors import ArgumentError
@@ -15,7 +15,7 @@ from graphtrace.trace import Tracer
 from helpers import FakeDeviceArray, compiled_buffers
 
 pytestmark = pytest.mark.skipif(
-    deps._BUFFERS is None,
+    regions._BUFFERS is None,
     reason="graphtrace._buffers is not built (no C compiler at install; "
            "tools/build_speedups.py builds it in a checkout) or GRAPHTRACE_PURE_PYTHON is set")
 
@@ -146,7 +146,7 @@ def test_the_compiled_path_takes_plain_arrays():
     t = Tracer("f", [], "data")
     calls = []
     t.add_argument = lambda *a: calls.append(a)
-    if deps.TAKE[0] is None:
+    if regions.TAKE[0] is None:
         pytest.skip("compiled buffers switched off")
     t.add_arguments([(f"x{k}", a) for k, a in enumerate(arrays)])
     assert calls == [] and len(t._roots) == 50 and t._roots[7].label == "x7"
@@ -211,7 +211,7 @@ def _view(base, n, kind):
 def _regions_stepwise(bufs, cuts, batch, on):
     """A Regions taking ``bufs`` in at each cut, with the batch from ``batch`` new
     slots on: what it holds after each update, comparable."""
-    was, deps.BATCH = deps.BATCH, batch
+    was, regions.BATCH = regions.BATCH, batch
     try:
         with compiled_buffers(on):
             r, out = Regions([]), []
@@ -224,7 +224,7 @@ def _regions_stepwise(bufs, cuts, batch, on):
                         sorted(r.keys.items(), key=repr)))
             return out
     finally:
-        deps.BATCH = was
+        regions.BATCH = was
 
 
 @settings(max_examples=200, deadline=None)
@@ -255,7 +255,7 @@ def test_the_batch_is_taken_and_lists_come_when_asked(on):
     bufs = [_view(b, n, "run") for b in range(6) for n in range(7)] * 2
     bufs.insert(30, _view(1, 3, "strided"))
     r = Regions(bufs[:29])
-    was, deps.BATCH = deps.BATCH, 10
+    was, regions.BATCH = regions.BATCH, 10
     try:
         with compiled_buffers(on):
             r.update()
@@ -263,7 +263,7 @@ def test_the_batch_is_taken_and_lists_come_when_asked(on):
             r.slots.extend(bufs[29:])
             r.update()   # 30 first: one by one from the strided view on
     finally:
-        deps.BATCH = was
+        regions.BATCH = was
     assert r.count == 43 and len(r.lo) == 43 and len(r.keys) == 43
     # slots 29-42: bufs[29], the strided view (region 30), bufs[30:42]; then all again
     assert r.of_slot.tolist() == list(range(43)) + list(range(30)) + list(range(31, 43))
@@ -271,12 +271,12 @@ def test_the_batch_is_taken_and_lists_come_when_asked(on):
     # a batch sorts the regions so far too: one bringing fewer than a quarter as
     # many slots is looked up slot by slot (keys and lists made at once)
     r.slots.extend(_view(9, n, "run") for n in range(4))   # 4 >= BATCH, < 43 // 4
-    was, deps.BATCH = deps.BATCH, 2
+    was, regions.BATCH = regions.BATCH, 2
     try:
         with compiled_buffers(on):
             r.update()
     finally:
-        deps.BATCH = was
+        regions.BATCH = was
     assert r.count == 47 and len(r._lo) == 47 and len(r._keys) == 47
 
 
@@ -287,7 +287,7 @@ def test_a_hull_past_uint64_is_clipped_and_flagged():
 
 
 def test_misuse_is_refused():
-    fast = deps._BUFFERS
+    fast = regions._BUFFERS
     with pytest.raises(TypeError):
         fast.roots([], 0, 0, 2, [], {})
     with pytest.raises(TypeError):

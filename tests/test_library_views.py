@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import graphtrace as gt
-from graphtrace import arrays, deps, roots
+from graphtrace import arrays, regions, roots
 from graphtrace.ops.kernel import Adapter
 from helpers import FakeDeviceArray
 
@@ -120,7 +120,7 @@ def test_a_view_made_again_is_found_without_its_interface(array):
     assert _Array.interfaces == (5 if array is ndarray else 1)
 
 
-@pytest.mark.skipif(deps.TAKE[0] is None, reason="the compiled buffers are not built")
+@pytest.mark.skipif(regions.TAKE[0] is None, reason="the compiled buffers are not built")
 def test_a_view_of_a_new_geometry_is_made_by_the_compiled_path(array, monkeypatch):
     """Its interface is read once and handed to ``_buffers.c``'s ``view``, which
     makes its Buffer; only where that is not built does Python make it."""

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import graphtrace as gt
-from graphtrace import arrays as _arrays, deps, trace as _trace
+from graphtrace import arrays as _arrays, regions, trace as _trace
 from graphtrace.errors import GraphtraceError
 from graphtrace.ops import kernel as _kernel
 from graphtrace.stream import Stream
@@ -387,7 +387,7 @@ def test_a_view_made_again_is_found_without_the_python_path(monkeypatch, compile
     x, y = Device(64, 1 << 44), Device(64, 1 << 45)
     with compiled_buffers(compiled), launch_path("compiled"):
         g = f.trace(x, y)
-        made = compiled and deps.TAKE[0] is not None   # new views by _buffers.c's view
+        made = compiled and regions.TAKE[0] is not None   # new views by _buffers.c's view
     assert len(g.nodes) == 20
     # each geometry once by the Python path (or by _buffers.c); then by its key,
     # in compiled code

@@ -18,11 +18,11 @@ from hypothesis import given, settings, strategies as st
 from numba import cuda
 
 import graphtrace as gt
-from graphtrace import deps, values
+from graphtrace import regions, values
 from helpers import FakeDeviceArray, compiled_buffers, line_of
 
 
-WALKS = [False] + ([True] if deps._BUFFERS is not None else [])
+WALKS = [False] + ([True] if regions._BUFFERS is not None else [])
 
 
 class Named(tuple):
@@ -152,11 +152,11 @@ def test_too_deep_and_misused():
         with compiled_buffers(on):
             assert not values.identities(v, [])
             assert not values.unchanged(v, [])
-    if deps._BUFFERS is not None:
+    if regions._BUFFERS is not None:
         with pytest.raises(TypeError):
-            deps._BUFFERS.identities([], (), 0, 8, values._MARKS)
+            regions._BUFFERS.identities([], (), 0, 8, values._MARKS)
         with pytest.raises(TypeError):
-            deps._BUFFERS.unchanged([], [], 0, 8, values._MARKS[:3])
+            regions._BUFFERS.unchanged([], [], 0, 8, values._MARKS[:3])
 
 
 # --- on the call path (the simulator) ---------------------------------------

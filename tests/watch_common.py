@@ -1,9 +1,9 @@
 """What the tests of watched settings share: the walks they run on, and a kernel."""
 from numba import cuda
 
-from graphtrace import deps
+from graphtrace import regions
 
-WALKS = [False] + ([True] if deps._BUFFERS is not None else [])
+WALKS = [False] + ([True] if regions._BUFFERS is not None else [])
 IDS = {True: "compiled walk", False: "Python walk"}
 
 

@@ -717,7 +717,7 @@ launch_plain(PyObject *stream, PyObject *k, PyObject *grid, PyObject *block,
 }
 
 /* ``kernel[grid, block, s]`` for a proxy stream ``s``, compiled: called with
- * the launch's arguments, it records the launch (_numba.py's _ProxyLaunch). */
+ * the launch's arguments, it records the launch (_numba_launch.py's _ProxyLaunch). */
 typedef struct {
     PyObject_HEAD
     PyObject *kernel, *grid, *block, *stream, *shared_mem;
@@ -731,13 +731,13 @@ proxy_call(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnam
 {
     ProxyLaunch *p = (ProxyLaunch *)self;
     if (kwnames != NULL && PyTuple_GET_SIZE(kwnames) > 0) {
-        /* refused by _numba._refuse_keywords, which names the user's line */
+        /* refused by _numba_launch._refuse_keywords, which names the user's line */
         Py_ssize_t n = PyVectorcall_NARGS(nargsf);
         PyObject *kwargs = PyDict_New(), *refuse = NULL;
         for (Py_ssize_t i = 0; kwargs != NULL && i < PyTuple_GET_SIZE(kwnames); i++)
             if (PyDict_SetItem(kwargs, PyTuple_GET_ITEM(kwnames, i), args[n + i]) < 0)
                 Py_CLEAR(kwargs);
-        PyObject *mod = kwargs == NULL ? NULL : PyImport_ImportModule("graphtrace.ops._numba");
+        PyObject *mod = kwargs == NULL ? NULL : PyImport_ImportModule("graphtrace.ops._numba_launch");
         refuse = mod == NULL ? NULL : PyObject_GetAttrString(mod, "_refuse_keywords");
         PyObject *r = refuse == NULL ? NULL :
                       PyObject_CallFunctionObjArgs(refuse, p->kernel, kwargs, NULL);

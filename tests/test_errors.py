@@ -1351,7 +1351,7 @@ def test_a_kernel_numba_launches_itself_inside_a_trace_is_named_with_the_operati
     """numba's own kernels (a device array's .T, a transposed copy) launched while
     tracing are refused naming the array operation, not as "numba kernel kernel
     launched on a real stream", which named a kernel the user never wrote."""
-    from graphtrace.ops._numba import _not_a_proxy
+    from graphtrace.ops._numba_launch import _not_a_proxy
     msg = _not_a_proxy("kernel", ((1,), (32,), object()), "numba.cuda.kernels.transpose")
     assert "numba.cuda.kernels.transpose.kernel" in msg and "a.T" in msg
     assert "kernel[grid, block, s]" in msg

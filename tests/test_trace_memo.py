@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 import graphtrace as gt
 from graphtrace import trace as _trace
 from graphtrace.ops import kernel as _kernel
-from graphtrace.ops._numba import _ProxyLaunch
+from graphtrace.ops._numba_launch import _ProxyLaunch
 from graphtrace.ops.kernel import Adapter
 from helpers import FakeDeviceArray as A, any_kernel
 

@@ -9,3 +9,4 @@ loads all of them.
 """
 from . import base, kernel, memory, host, control  # noqa: F401  (the op families)
 from . import _numba, _cupy, _core  # noqa: F401  (kernel adapters: each registers itself)
+from . import _numba_launch  # noqa: F401  (numba's kernel[grid, block, s] spelling, patched)

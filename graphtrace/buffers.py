@@ -159,7 +159,8 @@ class Buffer:
             return True   # one run: the hull is the view
         spans, theirs = _spans(self), _run_starts(other)
         if spans is None or theirs is None:
-            return _lattice_holds(self, other)
+            held = _lattice_holds(self, other)
+            return _nested_holds(self, other) if held is None else held
         starts, ends = spans
         theirs = theirs + (other.ptr - self.ptr)
         # each run of other must lie in one span: the last one starting at or before it
@@ -219,6 +220,79 @@ def _lattice_holds(root: Buffer, view: Buffer):
             view.step % root.step:
         return None
     return (view.lo - root.lo) % root.step + view.run <= root.run
+
+
+NESTED_RUNS = 1 << 22   # the most runs of a view _nested_holds checks one by one
+_CHUNK = 1 << 18
+
+
+def _nested_holds(root: Buffer, view: Buffer):
+    """``root.contains(view)`` where the runs are too many to list (``EXACT_RUNS``)
+    and ``_lattice_holds`` cannot tell: for a root whose outer dimensions nest (each
+    stride past the extent of the smaller ones: no two of its elements interleave,
+    as of every slice of one array), each offset from its start names one place
+    in it, read digit by digit from the largest stride (``_digits``); a view lies
+    in it if each of its runs lands inside the root's run there. Its first and
+    last runs are read so; a view whose every dimension steps along one of the
+    root's without passing its end lies in it where its first run does; others
+    are read a chunk of runs at a time (``NESTED_RUNS`` at most). None where this
+    does not tell."""
+    outer, extent = _outer(root), root.run
+    for stride, n in outer:
+        if stride < extent:   # (as_strided windows that interleave)
+            return None
+        extent += stride * (n - 1)
+    first = _digits(outer, np.array([view.lo - root.lo], np.int64))
+    last = _digits(outer, np.array([view.hi - view.run - root.lo], np.int64))
+    if not (_inside(first, root, view) and _inside(last, root, view)):
+        return False   # (the other component of interleaved ones: at once)
+    dims = _outer(view)
+    if _steps_along(outer, dims, first[1]):
+        return True
+    total = math.prod(n for _, n in dims)
+    if total > NESTED_RUNS:
+        return None
+    strides = np.array([s for s, _ in dims], np.int64)
+    counts = np.array([n for _, n in dims], np.int64)
+    below = np.cumprod(np.concatenate(([1], counts[:-1]))).astype(np.int64)
+    for at in range(0, total, _CHUNK):
+        k = np.arange(at, min(at + _CHUNK, total), dtype=np.int64)
+        x = view.lo - root.lo + ((k[:, None] // below) % counts * strides).sum(axis=1)
+        if not _inside(_digits(outer, x), root, view):
+            return False
+    return True
+
+
+def _digits(outer: list, x):
+    """``(remainders, digits)`` of the offsets ``x`` from a nested root's start, read
+    along its ``outer`` dimensions from the largest (each digit at most its count
+    less one: what is left past the last element stays in the remainder)."""
+    x, digits = x.copy(), []
+    for stride, n in reversed(outer):
+        d = np.minimum(x // stride, n - 1)
+        x -= d * stride
+        digits.append(int(d[0]))
+    return x, digits[::-1]
+
+
+def _inside(found, root: Buffer, view: Buffer) -> bool:
+    x = found[0]
+    return bool(((x >= 0) & (x + view.run <= root.run)).all())
+
+
+def _steps_along(outer: list, dims: list, digits: list) -> bool:
+    """Whether each of the view's dimensions steps a whole number of elements along
+    one of the root's (the largest whose stride divides its own), and the view's
+    first run's digits plus every step stay within the root's counts: then each
+    run's remainder is the first's."""
+    reach = list(digits)
+    for stride, n in dims:
+        k = next((k for k in range(len(outer) - 1, -1, -1)
+                  if outer[k][0] <= stride and stride % outer[k][0] == 0), None)
+        if k is None:
+            return False
+        reach[k] += stride // outer[k][0] * (n - 1)
+    return all(r <= n - 1 for r, (_, n) in zip(reach, outer))
 
 
 def _run_starts(b: Buffer):

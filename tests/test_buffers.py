@@ -122,12 +122,42 @@ def test_pinned_range_ends_with_the_array_and_with_its_life():
 
 def test_contains_is_unknown_past_the_exact_run_limit():
     x = A(4 * EXACT_RUNS + 64, "float32")
-    # too many runs in two outer dimensions: 4-byte runs at steps 16 and 24
-    crossed = as_buffer(x.view(0, (EXACT_RUNS // 4, 8), (24 * 8, 16)))
+    # too many runs in two outer dimensions that interleave: 4-byte runs at steps
+    # 16 (16384 of them) and 192 (8), which falls inside the extent of the first
+    crossed = as_buffer(x.view(0, (8, EXACT_RUNS // 4), (24 * 8, 16)))
     one = as_buffer(x.view(16, (1,)))
     few = as_buffer(x.view(0, (4,), (8,)))
     assert crossed.contains(one) is None and few.contains(crossed) is False
     assert one.contains(as_buffer(x.view(0, (0,)))) is True           # an empty view
+
+
+def test_contains_past_the_exact_run_limit_where_the_dimensions_nest():
+    """A root of two or more outer dimensions that nest (a component of an
+    interleaved field, ``V[..., 0]``; every slice of one array) names one place for
+    each offset: a view of more runs than are listed lies in it or not, exactly.
+    It was unknown, and ``Tracer._root`` took any array within the hull of the one
+    argument that held it for one of its views (moved with it on rebinding), and
+    refused a view lying in one of two interleaved arguments as no argument's."""
+    n = 300   # V of (n, n, 2) float64: 8-byte runs at steps 16 and 16 * n
+    x = A(n * n * 2 + 8, "float64")
+
+    def part(c, rows=range(n), cols=range(n)):   # V[rows, cols, c]
+        return as_buffer(x.view(8 * (2 * n * rows.start + 2 * cols.start + c),
+                                (len(rows), len(cols)),
+                                (16 * n * rows.step, 16 * cols.step)))
+    u, v = part(0), part(1)
+    assert u.contains(part(0, range(1, n - 1), range(1, n - 1))) is True   # u[1:-1, 1:-1]
+    assert u.contains(part(0, range(0, n, 3), range(5, n, 2))) is True     # u[::3, 5::2]
+    assert u.contains(part(1, range(0, n - 1))) is False                   # v[:-1]: v's bytes
+    assert v.contains(part(1, range(1, n - 1), range(1, n - 1))) is True
+    assert v.contains(part(0, range(1, n - 1), range(1, n - 1))) is False
+    whole = as_buffer(x.view(0, (n, 2 * n), (16 * n, 8)))                  # V itself
+    assert u.contains(whole) is False and whole.contains(u) is True
+    # every other element of u as one dimension (its steps cross the rows' ends)
+    flat = as_buffer(x.view(0, (n * n // 2, 1), (32, 8)))                  # u.ravel()[::2]
+    assert u.contains(flat) is True
+    crossed = as_buffer(x.view(8, (n * n // 2, 1), (32, 8)))               # v.ravel()[::2]
+    assert u.contains(crossed) is False
 
 
 def test_contains_past_the_exact_run_limit_in_rows_of_a_matrix():
@@ -148,8 +178,9 @@ def test_contains_past_the_exact_run_limit_in_rows_of_a_matrix():
     assert left.contains(as_buffer(m.view(12, (2,)))) is False        # across a row's end
     assert every_other.contains(as_buffer(m.view(8, (1,)))) is True
     assert every_other.contains(as_buffer(m.view(4, (1,)))) is False
-    # two runs a period (columns 0 and 2 of every other row): not told, though it holds
-    assert left.contains(as_buffer(m.view(0, (rows // 2, 2), (64, 8)))) is None
+    # two runs a period (columns 0 and 2 of every other row): listed run by run
+    assert left.contains(as_buffer(m.view(0, (rows // 2, 2), (64, 8)))) is True
+    assert left.contains(as_buffer(m.view(4, (rows // 2, 2), (64, 12)))) is False
 
 
 def test_numba_simulator_device_arrays_are_device_memory():

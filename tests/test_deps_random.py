@@ -15,6 +15,7 @@ from hypothesis import example, given, settings, strategies as st
 
 import graphtrace as gt
 from graphtrace.arrays import as_buffer
+from graphtrace.buffers import _nested_holds
 from graphtrace import deps as _deps, reduction as _reduction
 from graphtrace.reduction import reduce_pairs
 from helpers import FakeDeviceArray, any_kernel, repeat
@@ -269,6 +270,21 @@ def test_contains_agrees_with_brute_force(a, b):
     small are compared run by run, so it is never unknown, even where runs overlap
     or touch."""
     assert as_buffer(a).contains(as_buffer(b)) == (byte_set(b) <= byte_set(a))
+
+
+@settings(max_examples=500, deadline=None)
+@given(views(), views())
+@example(ALLOCS[0].view(0, (4, 4), (1, 1)),    # runs that overlap: unknown
+         ALLOCS[0].view(0, (7,), (1,)))
+def test_nested_lattices_agree_with_brute_force(a, b):
+    """What ``contains`` answers of views of more runs than it lists
+    (``_nested_holds``), asked of views small enough to check byte by byte."""
+    ra, rb = as_buffer(a), as_buffer(b)
+    if rb.lo == rb.hi or not (ra.lo <= rb.lo and rb.hi <= ra.hi):
+        return   # (contains answers these before)
+    got = _nested_holds(ra, rb)
+    if got is not None:
+        assert got == (byte_set(b) <= byte_set(a))
 
 
 @settings(max_examples=300, deadline=None)

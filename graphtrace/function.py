@@ -34,8 +34,7 @@ from .profile import Profile, profile
 from .code_parts import signed
 from .reach import Reach
 from .first_reads import never_read
-from .replayed_stores import apply as apply_stores, argument_values, changed as changed_values, \
-    put_back, stores_of, values_of
+from .replayed_stores import apply as apply_stores, argument_values, put_back, stores_of
 from .retrace import CallWarnings
 from .shortcuts import Shortcuts, call_of, is_
 from .stream import Stream
@@ -177,13 +176,14 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         obj = arguments[self.self_param] if self._lead else None
         if self._lead:   # what the key reads of self, found (Holdings.entries reads it)
             self._holdings.functions(obj)
-        kept = self._kept(self._holdings.entries(obj), argument_values(
-            arguments, self.self_param, self.fn), obj, arguments)
+        held = self._holdings.entries(obj)
+        given = argument_values(arguments, self.self_param, self.fn)
+        kept = self._holdings.kept(held, given, obj, arguments, self.params)
         try:
             return self._trace(args, kwargs)[0]
         finally:   # no call: the values its Python set are put back (if not
             # self.started: ...; self.started = True; a signal, NEWS = True)
-            put_back(kept, self._holdings.store_roots(obj, self.params), arguments, set)
+            self._holdings.put_back(kept, held, given, obj, arguments, self.params)
 
     def _drop_stream(self, kwargs: dict) -> None:
         """``stream=`` given as a call takes it, where nothing runs on it (a trace, a
@@ -249,15 +249,15 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             held = holdings.entries(obj)
             bare, plain = holdings.bare_arrays(obj), plain_snapshot(holdings.reach)
             given = argument_values(arguments, self.self_param, self.fn)   # st.init of one
-            kept = None if replay else self._kept(held, given, obj, arguments)   # (compile)
+            kept = None if replay else holdings.kept(held, given, obj, arguments, self.params)
             ir, arrays, scalars, changed = self._trace(args, kwargs, call.key)
             t1 = time.perf_counter()
             # held objects' attributes the trace changed: their state
-            again, state, decided, made = holdings.note_traced(held, obj) if held else \
-                (False, (), (), ())
-            moved = changed_values(given, argument_values(arguments, self.self_param, self.fn))
-            decided = set(decided) | holdings.read_first(obj, moved)   # an argument's st.init
-            moved = holdings.read_first(obj, moved - decided, never_read)   # and st.ran = True
+            again, state, decided, made, filled = holdings.note_traced(held, obj) if held else \
+                (False, (), (), (), set())
+            taken, moved, boxes = holdings.note_arguments(obj, given, argument_values(
+                arguments, self.self_param, self.fn))   # an argument's st.init, st.ran = True
+            decided, filled = set(decided) | taken, filled | boxes   # (st.log: refilled)
             hidden = unkeyed(plain, plain_snapshot(holdings.reach), {e[0] for e in (
                 held or (None, ()))[1] + (holdings.entries(obj) or (None, ()))[1]},
                 holdings.reach)
@@ -290,7 +290,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             if decided or written:   # set again by each replay (replayed_stores): a flag
                 # the trace read first, or one it only set (a signal, NEWS = True)
                 where = holdings.store_roots(obj, self.params)
-                entry.stores = stores_of(decided | written, where, arguments, given)
+                entry.stores = stores_of(decided | written, where, arguments, given, filled)
                 entry.settle = bool(decided or signals) or any(   # (a signal off a name
                     fn is None and name != self.self_param   # or self the key does not
                     for fn, name, _, _ in entry.stores)      # hold: set by the shortcuts)
@@ -320,14 +320,6 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         if drawn:
             self._warn_draws(drawn)
         return entry, call
-
-    def _kept(self, held, given, obj, arguments) -> dict:
-        """What a trace may set of the values the call's key reads (``held``, the
-        ``Holdings.entries``; ``given``, ``argument_values``), as it is now, for
-        putting back after a trace that is no call (``replayed_stores.values_of``)."""
-        labels = {e[0] for e in held[1]} if held else set()
-        return values_of(labels | set(given), self._holdings.store_roots(obj, self.params),
-                         arguments)
 
     def _backend_now(self, backend) -> str:
         if backend is None and self.backend is None:

@@ -15,8 +15,8 @@ from .named_keys import named_key, resolved
 from .names import EVERY, chain_heads
 from .owners import _attributes, class_attribute, own_object
 from .scalar import value_key
-from .values import _GROUPS, _Held, _is_callable_object, _is_value, callable_key, held_values, \
-    instance_chains, pure_values
+from .values import _GROUPS, Unwatched, _Held, _is_callable_object, _is_value, callable_key, \
+    held_values, instance_chains, pure_values
 
 __all__ = ["Watched", "every_name", "held_key", "set_from_none", "set_within", "state_changed"]
 
@@ -239,8 +239,9 @@ def _settled_value(x, y) -> bool:
 
 def _by_label(entries) -> dict:
     out: dict = {}
-    for e in entries:
-        if not (len(e) == 2 and isinstance(e[1], type)):   # not an object's class
+    for e in entries:   # not an object's class, nor a container's items the key does
+        if not (len(e) == 2 and isinstance(e[1], type) or   # not hold by itself
+                len(e) == 3 and type(e[2]) is Unwatched):   # (container_flags reads them)
             out.setdefault(e[0], set()).add(e)
     return out
 

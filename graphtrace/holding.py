@@ -81,6 +81,8 @@ class Holdings(TraceChanges):
         # whole, the chains it stores, those of them keyed by a name: self_chains')
         self._held: dict = {}   # (type(self), classes of the objects it holds) -> walk's
         self.traced_state: dict = {}   # type(self) (None) -> labels a trace changed
+        self.afters: dict = {}   # type(self) (None) -> label -> the items traces left a
+        # container holding that they changed as a flag (container_flags.refilled)
         self._function_reach = weakref.WeakKeyDictionary()   # held function -> its Reach
         self._deep: set = set()   # the labels of objects too deep to walk, warned of
         self._handed_by: dict = {}   # type(self) -> label -> what the code hands to s.host
@@ -566,6 +568,7 @@ class Holdings(TraceChanges):
     def forget(self) -> None:
         """Forget what traces were seen to change (``GraphFunction.clear_cache``)."""
         self.traced_state.clear()
+        self.afters.clear()
         reaches = ([self.__dict__["reach"]] if "reach" in self.__dict__ else []) + \
             [r for hit in self._class_reach.values() for r in hit[0]]
         for r in reaches:

@@ -49,9 +49,9 @@ from .owners import _PLAIN_CONTAINERS, _followed, _holds_own, _library, own_clas
 from .probe import _answers_oddly, _attr, _has
 from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _held_by_key, \
     _holds_settings, _keyed, _method_of, _settled
-from .values import _MAX_DEPTH, _WHOLES, _Held, _holds_callables, _is_callable_object, \
-    _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, callable_key, held_values, \
-    identities, pure_values
+from .values import _MAX_DEPTH, _WHOLES, Unwatched, _Held, _holds_callables, \
+    _is_callable_object, _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, \
+    callable_key, held_values, identities, pure_values
 
 __all__ = ["Reach", "code_parts"]
 
@@ -83,7 +83,7 @@ class Reach:
 
     __slots__ = ("root", "places", "helpers", "numbers", "has_arrays", "getters", "objects",
                  "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
-                 "handed", "escaped", "carried",
+                 "handed", "escaped", "carried", "containers",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
                  "_walked", "_hosted_walked", "_codes", "_last", "decided")
 
@@ -107,6 +107,9 @@ class Reach:
         # (function, name, id of the list or dict): containers of values alone read
         # whole (for c in COEFS, sum(COEFS)): keyed by value unless walked code changes them
         self.wholes: list = []
+        self.containers: set = set()      # the names of those walked code changes in
+        # place (SEEN.add("w")): compared before and after a trace (stored), keyed by
+        # value where it changes them as a flag (decided: container_flags)
         self.callbacks: list = []         # (function, Chain) host callbacks alone read
         self.handed: dict = {}            # label of an object place -> its handed.Hand
         self.escaped: set = set()         # labels of object places the code hands whole
@@ -131,14 +134,18 @@ class Reach:
         self.places += [(fn, chain, None, None) for fn, chain, _ in watched]
         keyed = self.decided - self.state - {str(chain) for _, chain, _ in watched}
         self.places += [(fn, _keyed(chain), None, None) for fn, chain in self._stores
-                        if str(chain) in keyed]   # read first, then set: by value
+                        if str(chain) in keyed and str(chain) not in self.containers]
+        # (read first, then set: by value; a container changed as a flag: read whole)
         self.stored = tuple((fn, chain) for fn, chain, held in watched if any(
             at == held and changes(chain.steps, steps) for at, steps in self._changed))
         known = {str(chain) for _, chain in self.stored}   # and where it stores: a trace
         self.stored += tuple((fn, chain) for fn, chain in self._stores   # changing it
                              if str(chain) not in known)   # warns (STATS["calls"] += 1)
         changed = {at for at, _ in self._changed}
-        self.wholes = tuple((fn, name) for fn, name, at in self.wholes if at not in changed)
+        flags = self.containers & keyed   # changed as a flag: read whole (LOG = [] too)
+        self.wholes = tuple(dict.fromkeys(
+            [(fn, name) for fn, name, at in self.wholes if at not in changed or name in flags] +
+            [(fn, c.head) for fn, c in self._stores if c.head in flags]))
         del self._chains, self._changed, self._hosted, self._live, self._stores
         self.helpers = tuple((fn, name, _lookup(fn, name))
                              for fn, name, _, array in self.places if array is False)
@@ -218,6 +225,9 @@ class Reach:
                     self._settings(fn, name, v, reads, baked)   # MODEL["lr"] beside
                 elif v is None and name in stored and baked:    # MODEL["layers"]; global
                     self._stores.append((fn, _chain(name, ())))   # KICK set from None
+                if baked and isinstance(v, _WHOLES) and not v and name not in stored:
+                    reads = reads if reads is not None else _reads(fn, code)
+                    self._container(fn, name, reads)   # LOG = []: LOG.append("started")
                 continue
             if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
                 for dotted, held in _held_dotted(fn, code, name, chains):   # class,
@@ -244,6 +254,8 @@ class Reach:
                         head == name and not _method_of(v, steps)   # keys alone (CFG["lr"]):
                         for head, steps in reads[0]):               # those are watched
                     self.wholes.append((fn, name, id(v)))
+                    if baked:   # SEEN.add("w"): the trace tells
+                        self._container(fn, name, reads)
             # baked into the graph where it is used (a condition, STOP = gt.cond(c) < lim,
             # by its comparison and bound): watched by value, unless the function keeps
             # state in it (a counter); a namedtuple of values the code replaces (RS =
@@ -275,6 +287,13 @@ class Reach:
                 self._walk(inner, seen, depth + 1, labels, baked and name not in callbacks)
             elif _is_callable_object(v) and not isinstance(v, _HOLDERS):   # by identity
                 self.places.append((fn, name, None, False))   # gt.kernel(...), cupy's
+
+    def _container(self, fn, name, reads) -> None:
+        """Compare the list, set or dict of values ``name`` holds before and after a
+        trace (``stored``, ``containers``) where the code of ``fn`` changes it in place."""
+        if (name, ()) in reads[1]:
+            self._stores.append((fn, _chain(name, ())))
+            self.containers.add(name)
 
     def _settings(self, fn, name, v, reads, baked: bool) -> None:
         """The values ``fn`` reads off ``v`` (held by ``name``) by constant attributes
@@ -414,7 +433,9 @@ class Reach:
             v = chain.read(fn)   # not there (a name deleted too): set later, as from None
             v = NoKey.NONE if v is MISSING or not chain.steps and not defined(fn, chain.head) \
                 else v
-            out.append((str(chain), type(v), _settled(v)))
+            form = _settled(v)   # (a container the key does not hold by itself: Unwatched)
+            out.append((str(chain), type(v), Unwatched(form.value) if str(chain) in
+                        self.containers and type(form) is _Held else form))
         return tuple(out)
 
     @property

@@ -39,6 +39,7 @@ from .chains import MISSING, chain as _chain, defined, lookup, value_chains
 from .named_keys import named_key, resolved
 from .owners import _attributes, own_object
 from .probe import _attr, _has
+from .refill import Contents, contents_of
 
 __all__ = ["apply", "argument_values", "put_back", "roots", "stores_of", "values_of"]
 
@@ -70,22 +71,27 @@ def roots(params, reaches, places, scope=None, named=None) -> dict:
     return out
 
 
-def stores_of(labels, roots: dict, arguments, own=()) -> tuple:
+def stores_of(labels, roots: dict, arguments, own=(), filled=()) -> tuple:
     """``(function or None, name, steps, value)`` for each of ``labels`` whose
     value is a value (module docstring), or is not there (a key or attribute the
     trace deleted: ``_ABSENT``, deleted again), and is found from ``roots``
     (``roots()``; a function of None: off the call's ``arguments``, name -> value).
     ``own``: the labels of the attributes the call's objects held themselves before
     the trace (``argument_values``): one its class holds now was deleted (``del
-    self.pending``, a class default seen again), not set on the class."""
-    stores = (_store(label, roots, arguments, label in own) for label in sorted(labels))
+    self.pending``, a class default seen again), not set on the class. ``filled``:
+    the labels of the lists, sets and dicts the trace changed in place as a flag
+    (``container_flags``), whose items each replay puts back in them
+    (``refill.Contents``)."""
+    stores = (_store(label, roots, arguments, label in own, label in filled)
+              for label in sorted(labels))
     return tuple(s for s in stores if s is not None)   # (_ABSENT: deleted, del STATE["k"])
 
 
-def _store(label: str, roots: dict, arguments, owned=False):
+def _store(label: str, roots: dict, arguments, owned=False, fill=False):
     """``label``'s store (``stores_of``), one of ``_ABSENT`` where the last step finds
     nothing (a key not there yet) or where an attribute the object held itself
-    (``owned``) is its class's now, or None."""
+    (``owned``) is its class's now, or None; ``fill``: a container of values by
+    its ``Contents``."""
     where = _parse(label, roots)
     if where is None:
         return None
@@ -95,7 +101,8 @@ def _store(label: str, roots: dict, arguments, owned=False):
             return fn, name, steps, _ABSENT   # del GONE: deleted again
         o = _read(fn, name, steps[:-1], arguments)
         if not steps:
-            return (fn, name, steps, o) if _is_value(o) else None
+            return (fn, name, steps, o) if _is_value(o) else \
+                (fn, name, steps, contents_of(o)) if fill and contents_of(o) else None
         how, key = steps[-1]
         try:
             v = getattr(o, key) if how == "attr" else o[key]
@@ -108,6 +115,8 @@ def _store(label: str, roots: dict, arguments, owned=False):
                 steps = steps[:-1] + (("class", key),)
     except Exception:  # noqa: BLE001
         return None
+    if fill and v is not _ABSENT and contents_of(v) is not None:   # self.log, refilled
+        return fn, name, steps, contents_of(v)
     return (fn, name, steps, v) if v is _ABSENT or _is_value(v) else None
 
 
@@ -135,6 +144,9 @@ def _put(fn, name, steps, v, arguments) -> None:
     immutable record (a frozen dataclass's, ``self.fd.started`` of ``self.fd =
     replace(self.fd, started=True)``) by a copy of the record holding it, put where
     the record is."""
+    if type(v) is Contents:   # a container's items, put in it (LOG, self.seen)
+        v.refill(_read(fn, name, steps, arguments))
+        return
     if not steps:
         if fn is not _ARGUMENT:   # (an argument itself is the caller's)
             _set_name(fn, name, v)
@@ -181,8 +193,8 @@ def _replaced(o, how: str, key, v):
 
 def values_of(labels, roots: dict, arguments) -> dict:
     """label -> its store now (``stores_of``'s; ``_ABSENT`` for a key or attribute not
-    there), for putting back (``put_back``)."""
-    found = ((label, _store(label, roots, arguments)) for label in labels)
+    there; a container of values by its ``Contents``), for putting back (``put_back``)."""
+    found = ((label, _store(label, roots, arguments, fill=True)) for label in labels)
     return {label: s for label, s in found if s is not None}
 
 
@@ -191,8 +203,9 @@ def put_back(before: dict, roots: dict, arguments, deciding) -> None:
     now (what a trace set, added or took away), of the labels ``deciding(labels)``
     keeps (``f.compile``: those its replays set again)."""
     now = values_of(before, roots, arguments)
-    moved = {label for label, s in before.items()   # (one holding no value now: left)
-             if label in now and not _same(now[label][3], s[3])}
+    moved = {label for label, s in before.items()   # (one holding no value now, or a
+             if label in now and not _same(now[label][3], s[3]) and   # container made
+             (type(now[label][3]) is Contents) is (type(s[3]) is Contents)}   # anew: left)
     kept = deciding(moved) if moved else ()
     apply(tuple(before[label] for label in sorted(kept)), arguments)
 
@@ -201,15 +214,16 @@ def argument_values(arguments, own, fn=None) -> dict:
     """label -> value of the attributes holding values of the objects of the
     program's own among the call's ``arguments``: ``st.init`` of ``step(s, y,
     st)``; and, a level deeper, those of the objects and the dicts' keys they hold
-    (``st.opt.init``, ``st.d['init']``); but of ``own`` (self) its attributes alone
-    (``Holdings`` reads the objects it holds): ``self.started`` a helper sets,
+    (``st.opt.init``, ``st.d['init']``), and their lists, sets and other dicts of
+    values by their ``Contents`` (``st.log``); but of ``own`` (self) its values
+    alone (``Holdings`` reads the objects it holds): ``self.started`` a helper sets,
     ``mark(self)``; and the items the code of ``fn`` stores off them but ``own``
     (``st.d[Phase.A] = True``, a key read by a name; ``st.d[("a", 1)] = True``:
     ``item_stores``)."""
     out: dict = {}
     for name, v in arguments.items():
         if own_object(v):
-            _values_in(v, name, out, 0 if name == own else 1)
+            _values_in(v, name, out, 0 if name == own else 1, name != own)
     for c in item_stores(fn.__code__) if fn is not None else ():
         steps = resolved(c.steps, fn) if c.head != own and own_object(
             arguments.get(c.head)) else None
@@ -237,7 +251,7 @@ def item_stores(code) -> tuple:
     return hit
 
 
-def _values_in(o, label: str, out: dict, deeper: int) -> None:
+def _values_in(o, label: str, out: dict, deeper: int, boxes: bool = False) -> None:
     items = o.items() if type(o) is dict else _attributes(o)
     for key, a in items:
         if type(o) is dict and type(key) not in (str, int):
@@ -246,7 +260,9 @@ def _values_in(o, label: str, out: dict, deeper: int) -> None:
         if _is_value(a):
             out[at] = a
         elif deeper and (type(a) is dict or own_object(a)):
-            _values_in(a, at, out, deeper - 1)
+            _values_in(a, at, out, deeper - 1, boxes)
+        elif boxes and (box := contents_of(a)) is not None:   # st.log (a dict of
+            out[at] = box                                        # values: its keys)
 
 
 def changed(before: dict, after: dict) -> set:
@@ -296,7 +312,7 @@ def _parse(label: str, roots: dict):
 def _read(fn, name, steps, arguments):
     o = arguments[name] if fn is _ARGUMENT else lookup(fn, name)
     for how, key in steps:
-        o = getattr(o, key) if how == "attr" else o[key]
+        o = o[key] if how == "item" else getattr(o, key)   # (class: the instance's)
     if o is MISSING:
         raise LookupError(name)
     return o

@@ -8,10 +8,13 @@ which asks it what a call reaches (``entries``, ``walk``, ``_reaches``, ``_code`
 from __future__ import annotations
 
 from .chains import lookup
-from .first_reads import read_first
+from .container_flags import entry_pairs, read, refilled
+from .first_reads import never_read, read_first
 from .held_keys import set_from_none, set_within, state_changed
 from .owners import _attributes, _dunders
-from .replayed_stores import roots
+from .refill import Contents
+from .replayed_stores import argument_values, changed as changed_values, put_back, roots, \
+    values_of
 from .values import _leaves
 
 __all__ = ["TraceChanges"]
@@ -29,13 +32,21 @@ class TraceChanges:
         state found now, and those of the settings whose old value the code read
         first and may have decided work by (``first_reads``: ``if not
         self.started: ...; self.started = True``), which keep the old value in
-        the key; and the labels of all the settings it made (set again by each
-        replay: ``replayed_stores``)."""
+        the key; the labels of all the settings it made (set again by each
+        replay: ``replayed_stores``); and those of the lists, sets and dicts it
+        changed in place as a flag (``container_flags``: ``if not self.log: ...;
+        self.log.append("started")``), among the settings it decided by, filled
+        again by each replay; a container it changed that the key does not hold
+        by itself, otherwise (a global history, ``LOG.append(v)``), is left alone."""
         now = self.entries(self_obj)   # None: the trace let go of every object held
         after = now[1] if now is not None else ()
         changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
         changed -= set_within(before[1], after, changed, initialized,   # self.cfg.state:
                               self.function)   # its ['init'] set from absent, no state
+        filled, quiet, again = refilled(entry_pairs(before[1], after, changed),
+                                        lambda: self.traced_functions(self_obj),
+                                        self.afters.setdefault(before[0], {}))
+        changed = (changed | again) - filled - quiet
         new = changed - self.traced_state.get(before[0], set())
         if changed:
             self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed
@@ -44,11 +55,56 @@ class TraceChanges:
         # a setting made, or one that was None (not in the key: if self.kick is None),
         # or one taken away (if hasattr(self, "pending"): ...; del self.pending)
         labels = {e[0] for e in before[1]}, {e[0] for e in after}
-        made = initialized | labels[1] - labels[0] | labels[0] - labels[1]
-        decided = self.read_first(self_obj, made) if made else set()
+        made = initialized | filled | labels[1] - labels[0] | labels[0] - labels[1]
+        decided = self.read_first(self_obj, made - filled) | filled if made else set()
         for r in self._reaches(self_obj) if decided else ():   # if "init" not in STATE
             r.note_decided(decided)
-        return bool(changed or made), new, decided, made
+        return bool(changed or made), new, decided, made, filled
+
+    def note_arguments(self, self_obj, given, now) -> tuple:
+        """``(decided, signals, filled)`` of the values of the objects of the
+        program's own a call passes (``replayed_stores.argument_values``: ``given``
+        before the trace, ``now`` after it) that the trace changed: those the code
+        read first, deciding work (``st.init``), those it only sets (``st.ran =
+        True``), and the lists, sets and dicts among them it changed in place as a
+        flag (``st.log.append("started")`` under ``if not st.log``: decided, filled
+        again by each replay); another change of a container is left alone (the key
+        holds its items: a call finding others traces anew)."""
+        moved = changed_values(given, now)
+        boxes = {label for label in moved if type(now[label]) is Contents}
+        filled, _, _ = refilled({label: (given[label].form, now[label].form, True)
+                              for label in boxes if type(given.get(label)) is Contents},
+                             lambda: self.traced_functions(self_obj))
+        decided = self.read_first(self_obj, moved - boxes) | filled
+        return decided, self.read_first(self_obj, moved - boxes - decided, never_read), filled
+
+    def kept(self, held, given, self_obj, arguments, params) -> dict:
+        """What a trace may set of the values the call's key reads (``held``, the
+        ``entries``; ``given``, ``argument_values``), as it is now, for putting back
+        after a trace that is no call (``replayed_stores.values_of``: a container by
+        its ``Contents``); ``params``, the function's parameters."""
+        labels = {e[0] for e in held[1]} if held else set()
+        return values_of(labels | set(given), self.store_roots(self_obj, params), arguments)
+
+    def put_back(self, kept, held, given, self_obj, arguments, params) -> None:
+        """After a trace that is no call (``f.trace``), put back what it changed of
+        ``kept`` (``kept``): the values it set, and the containers it changed as a
+        flag that its code reads (told as ``note_traced`` and ``note_arguments``
+        tell them, but kept nowhere): the first call runs the work they decide;
+        another container (a list or dict the code collects into as it runs, only
+        filled) stays as the trace left it."""
+        now = self.entries(self_obj) if held else None
+        after = now[1] if now is not None else ()
+        pairs = entry_pairs(held[1], after, state_changed(held[1], after)) if held else {}
+        moved = argument_values(arguments, self.self_param, self.function)
+        pairs.update({label: (given[label].form, v.form, True) for label, v in moved.items()
+                      if type(v) is Contents and type(given.get(label)) is Contents and
+                      given[label] != v})
+        functions = self.traced_functions(self_obj) if pairs else ()
+        flags = {label for label in refilled(pairs, lambda: functions)[0]
+                 if read(functions, label)}
+        put_back(kept, self.store_roots(self_obj, params), arguments, lambda labels: {
+            label for label in labels if type(kept[label][3]) is not Contents or label in flags})
 
     def read_first(self, self_obj, labels, test=read_first) -> set:
         """Those of ``labels`` that the code the trace may run reads before it stores
@@ -56,10 +112,17 @@ class TraceChanges:
         code and a label: ``never_read``)."""
         if not labels:
             return set()
+        functions = self.traced_functions(self_obj)
+        return {label for label in labels if test(functions, label)}
+
+    def traced_functions(self, self_obj) -> list:
+        """The Python functions whose code a trace may run, as ``read_first`` and
+        ``container_flags`` read it: the function, its helpers and the methods of
+        self's class it calls, what the names of those reach, and the methods of
+        the held objects it calls."""
         functions = self._code(self_obj) + [f for r in self._reaches(self_obj) for f in r.walked]
         _, (_, reaches, methods, _) = self.walk(self_obj)
-        functions += [f for r in reaches for f in r.walked] + [m[-1] for m in methods]
-        return {label for label in labels if test(functions, label)}
+        return functions + [f for r in reaches for f in r.walked] + [m[-1] for m in methods]
 
     def traced_code(self, self_obj) -> list:
         """``(function, object)`` of each function whose code a trace runs

@@ -283,12 +283,16 @@ def stored_chains(obj, chains) -> tuple:
     """The entries of the chains off ``obj`` the traced code stores (``self_chains``'
     ``kept``: ``self.state["init"]``), read before and after a trace
     (``Holdings.note_traced``): a value by value and type, one not there as
-    ``NoKey.NONE`` (set later, as from None), anything else by its type."""
+    ``NoKey.NONE`` (set later, as from None), a list, set or dict of values by
+    its items (``Unwatched``: ``self.box["seen"].add("w")``), anything else by its
+    type."""
     out = []
     for label, steps in chains:
         v = _followed(obj, steps, NoKey.NONE)   # (the key not there yet: NONE)
+        form = pure_values(v) if isinstance(v, _WHOLES) else None
         out.append((label, type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
-                   if _is_value(v) or v is NoKey.NONE else (label, type(v)))
+                   if _is_value(v) or v is NoKey.NONE else (label, type(v), Unwatched(form))
+                   if form is not None else (label, type(v)))
     return tuple(out)
 
 
@@ -408,6 +412,22 @@ class _Held:
 
     def __repr__(self):
         return repr(self.value)
+
+
+class Unwatched(_Held):
+    """The items of a list, set or dict (``pure_values``' form) compared before and
+    after a trace where the key does not hold the container by itself (an item
+    of a dict the code stores in, ``self.box["seen"]``; a global set the code
+    changes in place): a change the trace made as a flag (``container_flags``)
+    keys it and is made again by each replay, any other is left alone."""
+
+    __slots__ = ()
+
+    def __eq__(self, other):
+        return type(other) is Unwatched and other._typed == self._typed
+
+    def __hash__(self):
+        return hash(self._typed)
 
 
 def pure_values(v):

@@ -28,6 +28,7 @@ from .ir import Graph, describe
 from .ops._driver_nodes import KernelNodes, node_handle
 from .ops._patch import Patches, nodes_in, union
 from .ops._devices import for_graph
+from .ops._host_calls import raise_failed
 from .probe import _attr, _has
 from .scalar import Scalar
 from .temporary import device_memory
@@ -110,6 +111,9 @@ class GpuContext:
           clock                    [the executable graph's launches so far], which
                                    its launch counts: host callbacks take the
                                    binding of their launch by it (ops/host.py)
+          failed                   (exception, launch) of each host callback that
+                                   raised (it runs on the driver's thread, which
+                                   cannot raise it): the next launch does
           kernel_nodes             adds and sets kernel nodes through the driver
           definition_node(node)    the cuda.core node (or handle) emitted for node
           handle(node)             its CUgraphNode
@@ -142,6 +146,7 @@ class GpuContext:
         self.owner_of = None                 # a Binding's owner_of, where one builds it
         self.state: dict[int, object] = {}
         self.clock = [0]
+        self.failed: list = []               # host callbacks that raised (ops/host.py)
         self.graph = None                    # the executable graph, once instantiated
         self.reshaped = False
         self.devices = None
@@ -350,7 +355,10 @@ class CompiledGraph(Binding):
         return dev
 
     def launch(self, stream=None) -> None:
-        """Replay the graph on ``stream`` (asynchronous)."""
+        """Replay the graph on ``stream`` (asynchronous). A host callback of an earlier
+        launch that raised raises here first (``raise_failed``), launching nothing."""
+        if self.gpu.failed:
+            raise_failed(self.gpu.failed, self.ir.name)
         if self._watched is not None:
             self._update_moved()
         again = self._again   # the last launch's stream and binding again: one driver call

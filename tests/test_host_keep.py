@@ -9,6 +9,7 @@ import gc
 import weakref
 
 import numpy as np
+import pytest
 from numba import cuda
 
 import graphtrace as gt
@@ -68,9 +69,9 @@ def test_a_callback_takes_the_binding_of_its_own_launch():
     after the host launched and rebound again: each takes the arguments bound when
     its launch was made (the launch counts the clock; a rebinding applies from the
     next launch on, and replaces one no launch was made with)."""
-    from graphtrace.ops.host import _Calls
+    from graphtrace.ops._host_calls import Calls
     seen, clock = [], [0]
-    calls = _Calls(lambda *a: seen.append(a), ("a",), clock)
+    calls = Calls(lambda *a: seen.append(a), ("a",), clock, [], ("f.py", 1))
     want = []
 
     def launch():
@@ -94,11 +95,42 @@ def test_a_callback_takes_the_binding_of_its_own_launch():
 def test_a_callback_made_after_launches_counts_from_them():
     """A host node emitted into a graph launched before (its clock past 0) takes the
     binding of each launch from the first one it runs for."""
-    from graphtrace.ops.host import _Calls
+    from graphtrace.ops._host_calls import Calls
     seen, clock = [], [3]
-    calls = _Calls(lambda *a: seen.append(a), ("x",), clock)
+    calls = Calls(lambda *a: seen.append(a), ("x",), clock, [], ("f.py", 1))
     clock[0] += 1             # launch 3, with x
     calls.rebind(("y",))
     clock[0] += 1             # launch 4, with y
     calls(), calls()
     assert seen == [("x",), ("y",)]
+
+
+def test_a_callback_that_raises_is_raised_by_the_next_launch():
+    """A callback runs on the driver's thread, which prints what it raises and goes
+    on: the run is kept, with its launch, and the next launch raises the first
+    (launching nothing), with a note naming the callback and the launch; then
+    the callbacks run on as before."""
+    from graphtrace.ops._host_calls import Calls, raise_failed
+    seen, clock, failed = [], [0], []
+
+    def cb(v):
+        if v == "bad":
+            raise RuntimeError("callback failed")
+        seen.append(v)
+    calls = Calls(cb, ("a",), clock, failed, ("prog.py", 7))
+    clock[0] += 1
+    calls.rebind(("bad",))
+    clock[0] += 1
+    calls.rebind(("c",))
+    clock[0] += 1
+    calls()
+    with pytest.raises(RuntimeError, match="callback failed"):
+        calls()   # what the driver's thread sees (and prints)
+    calls()
+    assert seen == ["a", "c"] and len(failed) == 1
+    with pytest.raises(RuntimeError, match="callback failed") as e:
+        raise_failed(failed, "step")
+    note = "\n".join(getattr(e.value, "__notes__", []))
+    assert "host callback" in note and "cb" in note and "prog.py:7" in note
+    assert "launch 2 of graph step" in note and "test_host_keep.py" in note   # where it raised
+    assert failed == []

@@ -8,7 +8,6 @@ wrapped in ``gt.In``/``gt.Out``). The callback must not call CUDA.
 from __future__ import annotations
 
 import warnings
-from collections import deque
 from functools import partial
 from types import BuiltinFunctionType, FunctionType, MethodType, ModuleType
 
@@ -26,6 +25,7 @@ from ..scalar import Scalar
 from ..temporary import held_temporaries, holder_of, is_temporary, is_virtual
 from ..tree import leaves, tree_map
 from ._held_changes import may_change, may_change_argument
+from ._host_calls import Calls
 from ._host_uses import _reaches_by, _used_in, _uses
 from .base import Op, callable_name, changed, read_only_bytes, record_args
 
@@ -498,45 +498,10 @@ def host_value(v, value_of, owner_of=None):
     return tree_map(now, v)
 
 
-class _Calls:
-    """A host node's arguments by launch. A rebinding takes effect from the next
-    launch on (``clock[0]``: the executable graph's launches so far, counted by
-    its launch); the callback runs once per launch, in launch order (launches of
-    one executable graph run one after another), and takes its launch's binding,
-    so a rebinding never reaches a launch in flight. A launch costs no work here
-    but the clock's count."""
-
-    __slots__ = ("fn", "clock", "runs", "ran")
-
-    def __init__(self, fn, args, clock):
-        self.fn, self.clock, self.ran = fn, clock, clock[0]   # the launch it runs for next
-        self.runs = deque([(clock[0], args)])   # (first launch, arguments), oldest first
-
-    @property
-    def args(self):
-        """The arguments the next launch gives the callback."""
-        return self.runs[-1][1]
-
-    def rebind(self, args) -> None:
-        start, runs = self.clock[0], self.runs
-        if runs[-1][0] == start:   # no launch since the last binding: none runs with it
-            runs[-1] = (start, args)
-        else:
-            runs.append((start, args))
-
-    def __call__(self):
-        launch, runs = self.ran, self.runs
-        self.ran = launch + 1
-        while len(runs) > 1 and runs[1][0] <= launch:   # bindings of launches done
-            runs.popleft()
-        with in_callback():
-            self.fn(*runs[0][1])
-
-
 class HostOp(Op):
     """A host callback: ``target`` the Python callable, ``args`` its recorded
     arguments (array arguments are host Buffers). It rebinds without the
-    driver: ``gpu.state`` keeps the callback's ``_Calls``, whose arguments an
+    driver: ``gpu.state`` keeps the callback's ``Calls``, whose arguments an
     update replaces."""
 
     kind = "host"
@@ -547,8 +512,8 @@ class HostOp(Op):
         return f"{callable_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"
 
     def emit(self, gpu, node, parent):
-        calls = _Calls(node.target, host_value(node.args, gpu.value_of, gpu.owner_of),
-                       gpu.clock)
+        calls = Calls(node.target, host_value(node.args, gpu.value_of, gpu.owner_of),
+                      gpu.clock, gpu.failed, node.source)
         gpu.state[node.index] = calls
         return parent.callback(calls)
 

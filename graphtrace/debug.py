@@ -29,6 +29,7 @@ from .buffers import Buffer
 from .errors import counted
 from .emit import GpuContext, as_stream, instantiate
 from .ops._devices import for_graph
+from .ops._host_calls import raise_failed
 from .temporary import device_memory
 
 __all__ = ["CheckedGraph", "checks_intents", "read_only_bytes", "guarded", "alone",
@@ -163,8 +164,11 @@ class CheckedGraph(Binding):
             guarded(node, self.value_of, read, functools.partial(self._run, node, s))
 
     def _run(self, node, stream) -> None:
-        launch_alone(*alone(node, self.value_of, self.ir, self._devices), stream)
+        gpu, graph = alone(node, self.value_of, self.ir, self._devices)
+        launch_alone(gpu, graph, stream)
         stream.sync()
+        if gpu.failed:   # a host callback raised: in this call, as on the simulator
+            raise_failed(gpu.failed, self.ir.name)
 
     def wait(self) -> None:
         """Launches finish before ``launch`` returns."""

@@ -342,17 +342,19 @@ def test_repeated_calls_with_a_host_callback_run_it_every_time(cp):
     assert len(seen) == 4 and float(x.sum()) == 16.0
 
 
-def test_a_host_callback_that_raises_is_raised_by_the_next_call(cp):
+@pytest.mark.parametrize("checked", [False, True], ids=["graph", "check_intents"])
+def test_a_host_callback_that_raises_is_raised_by_the_next_call(cp, checked):
     """On the GPU the callback runs on the driver's thread, which printed what it
     raised and went on: the program never saw it. The next call raises it,
-    launching nothing (the simulator raises it in the call that ran it)."""
+    launching nothing (the simulator raises it in the call that ran it, as the
+    intent check, which runs the graph node by node, does)."""
     x, flag = cp.zeros(4, cp.float32), gt.pinned_empty(1)
 
     def check(f):
         if f[0] > 0:
             raise RuntimeError("callback failed")
 
-    @gt.graph
+    @gt.graph(check_intents=checked)
     def f(s, x, flag):
         inc[1, 4, s](x, 1.0)
         s.host(check, flag)
@@ -366,8 +368,11 @@ def test_a_host_callback_that_raises_is_raised_by_the_next_call(cp):
         except RuntimeError as e:
             got.append("raised")
             assert "host callback check" in "\n".join(e.__notes__)
-    assert got == ["ok", "ok", "raised", "ok", "ok"]
-    assert float(x[0]) == 4.0   # the call that raised launched nothing
+    if checked:   # raised by the call that ran it, after its kernel
+        assert got == ["ok", "raised", "ok", "ok", "ok"] and float(x[0]) == 5.0
+    else:
+        assert got == ["ok", "ok", "raised", "ok", "ok"]
+        assert float(x[0]) == 4.0   # the call that raised launched nothing
 
 
 def test_a_build_makes_no_node_objects_for_launches_until_they_are_asked_for(cp, monkeypatch):

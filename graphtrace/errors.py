@@ -117,6 +117,12 @@ def format_source(source: tuple[str, int] | None) -> str:
     return f"{os.path.basename(source[0])}:{source[1]}"
 
 
+def near(source: tuple[str, int], other: tuple[str, int] | None) -> str:
+    """``source`` as a message beside ``other`` names it: ``line 12`` in the same
+    file, ``file.py:12`` in another."""
+    return f"line {source[1]}" if other and source[0] == other[0] else format_source(source)
+
+
 def counted(n: int, noun: str) -> str:
     """``1 node``, ``2 nodes``: a count as a listing or message says it."""
     return f"{n} {noun}{'' if n == 1 else 's'}"

@@ -20,7 +20,7 @@ from .context import (run_trace_hooks, ProxyStream, current_tracer, gc_paused,
                       pause_gc, set_tracer)
 from .deps import MODE_CODES, MODE_NAMES, Regions, make_tracker
 from .errors import (StreamError, TraceError, _internal,
-                     _is_internal, user_frame)
+                     _is_internal, near, user_frame)
 from .ir import Graph, Node
 from .ops import kernel as _kernel
 from .ops.base import record_args
@@ -68,7 +68,8 @@ class Scope:
     orders its node in the parent: Tracer.wait_event)."""
 
     __slots__ = ("name", "rec", "deps", "online", "events", "closed", "parent",
-                 "open_regions", "conditional", "mode", "waits", "body", "opened")
+                 "open_regions", "conditional", "mode", "waits", "body", "opened",
+                 "called_at")
 
     def __init__(self, name: str, mode: str, slots: list, regions: Regions,
                  parent: "Scope | None" = None, conditional: bool = False):
@@ -82,6 +83,8 @@ class Scope:
         self.body, self.opened = conditional, None   # a loop or branch body; its last region
         # a conditional body, or a region inside one: CUDA limits what it may hold
         self.conditional = conditional or (parent is not None and parent.conditional)
+        self.called_at = ()   # a child graph's: the (file, line) of its s.child(...),
+        #                       then of those of the child graphs it is in, up to a body
 
     def finish(self) -> None:
         """Infer every edge of the recording (once)."""
@@ -432,10 +435,15 @@ class Tracer(_Hot, _Roots):
                               "block, use the body's stream (with s.while_loop(...) as "
                               "body: body.launch(...))")
         if scope.conditional and op is not None and op.refused_in_conditional:
+            source = user_frame()
+            at = [near(c, source) for c in scope.called_at]   # (in a child graph)
             raise TraceError(f"{op.refused_in_conditional} cannot run inside a loop or "
                              "branch body (CUDA conditional bodies hold only kernels, "
-                             "copies, memsets, child graphs and other conditionals): "
-                             "issue it before or after the loop or branch")
+                             "copies, memsets, child graphs and other conditionals)" + (
+                                 "; it is recorded in the child graph called at " +
+                                 ", called in turn at ".join(at) + ", which the body records"
+                                 if at else "") + ": issue it before or after the loop or "
+                             "branch", source)
 
     def _refuse_unentered(self, scope: Scope | None = None) -> None:
         """An error for a loop or branch made (in ``scope``; None: anywhere) but never

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import types
 
 import numpy as np
 
@@ -275,6 +276,12 @@ def record_child(stream, function, args, kwargs, source, lead=()):
     dependencies inferred in ``f``'s own mode (``deps``); ``lead``: what comes
     before the stream in the call (a method's object)."""
     if _attr(function, "_graphtrace_graph", False) is not True or not callable(function):
+        name = _attr(function, "__name__", None)
+        if isinstance(function, (types.FunctionType, types.MethodType)) and type(name) is str:
+            raise ArgumentError(
+                f"s.child() takes a @gt.graph function, not the plain function {name}: "
+                f"decorate it with @gt.graph (or call {name}(s, ...) to record its work "
+                "inline, with no child graph)")
         raise ArgumentError(f"s.child() takes a @gt.graph function, not "
                             f"{type(function).__name__}")
     t = stream.tracer()
@@ -282,6 +289,8 @@ def record_child(stream, function, args, kwargs, source, lead=()):
     mode = getattr(function, "deps", None)
     scope = t.open_region(getattr(function, "__name__", "child"), stream.scope,
                           mode=mode if mode in ("data", "streams") else None)
+    scope.called_at = (source,) + stream.scope.called_at if stream.scope is not None and \
+        not stream.scope.body else (source,)   # (named where a body refuses what it records)
     others = [v.index for v in (*args, *kwargs.values()) if _caller_stream(v, stream)]
     try:
         function(*lead, *_inside(scope, stream, (stream, *args)),

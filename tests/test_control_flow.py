@@ -869,10 +869,10 @@ def _rotate_three(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, words", [
-    (_swap_in_loop, "swap loop", "changes a and b, which it reads again"),
-    (_swap_with_aliases, "swap aliases", "changes a and b, which it reads again"),
-    (_swap_in_body_function, "swap body function", "changes a and b, which it reads again"),
-    (_rotate_three, "swap rotation", "changes a, b and c, which it reads again"),
+    (_swap_in_loop, "swap loop", "changes `a` and `b`, which it reads again"),
+    (_swap_with_aliases, "swap aliases", "changes `a` and `b`, which it reads again"),
+    (_swap_in_body_function, "swap body function", "changes `a` and `b`, which it reads again"),
+    (_rotate_three, "swap rotation", "changes `a`, `b` and `c`, which it reads again"),
 ])
 def test_arrays_swapped_inside_a_body_are_refused_at_its_line(program, marker, words):
     """Python runs a body once: ``a, b = b, a`` in it swapped nothing on the device
@@ -955,7 +955,7 @@ def test_an_array_a_body_reads_and_then_rebinds_is_refused():
             shift[1, 4, body](a, b)
             count[1, 1, body](n)
             a = b[0:4]
-    with pytest.raises(gt.ArgumentError, match="changes a, which it reads again") as e:
+    with pytest.raises(gt.ArgumentError, match="changes `a`, which it reads again") as e:
         f(dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
     assert e.value.source[1] == line_of(__file__, "rebinds a")
 

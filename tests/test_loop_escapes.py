@@ -123,16 +123,16 @@ def _body_function_attribute(s, a, b, c, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_branch_swap, "branch swap", "changes u,"),
-    (_loop_result, "loop result", "changes res,"),
-    (_loop_counter, "loop counter", "changes sweeps,"),
-    (_else_scale, "else scale", "changes scale,"),
-    (_switch_pick, "switch pick", "changes pick,"),
-    (_counter_decides, "counter decides", "changes hit,"),
-    (_counter_sizes, "counter sizes", "changes m,"),
-    (_python_loop_around, "python loop around", "changes k,"),
-    (_body_function_counter, "body function counter", "changes trips,"),
-    (_body_function_attribute, "body function attribute", "changes st.res,"),
+    (_branch_swap, "branch swap", "changes `u`,"),
+    (_loop_result, "loop result", "changes `res`,"),
+    (_loop_counter, "loop counter", "changes `sweeps`,"),
+    (_else_scale, "else scale", "changes `scale`,"),
+    (_switch_pick, "switch pick", "changes `pick`,"),
+    (_counter_decides, "counter decides", "changes `hit`,"),
+    (_counter_sizes, "counter sizes", "changes `m`,"),
+    (_python_loop_around, "python loop around", "changes `k`,"),
+    (_body_function_counter, "body function counter", "changes `trips`,"),
+    (_body_function_attribute, "body function attribute", "changes `st.res`,"),
 ])
 def test_state_a_body_changes_and_code_after_it_reads_is_refused_at_its_line(
         program, marker, named):
@@ -265,10 +265,10 @@ def _caller_reads_argument(s, a, b, c, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_caller_reads_global_attribute, "helper global attribute", "changes RESULTS.res,"),
-    (_caller_reads_returned, "helper returned", "changes out and res,"),
-    (_caller_reads_nonlocal, "helper nonlocal", "changes res,"),
-    (_caller_reads_argument, "helper argument", "changes st.res,"),
+    (_caller_reads_global_attribute, "helper global attribute", "changes `RESULTS.res`,"),
+    (_caller_reads_returned, "helper returned", "changes `out` and `res`,"),
+    (_caller_reads_nonlocal, "helper nonlocal", "changes `res`,"),
+    (_caller_reads_argument, "helper argument", "changes `st.res`,"),
 ])
 def test_state_a_helper_body_changes_and_its_caller_reads_after_is_refused(
         program, marker, named):
@@ -346,11 +346,11 @@ def _caller_reads_appended(s, a, b, c, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_appended_array, "appended array", "adds an item to or removes one from picks,"),
-    (_new_key_array, "new key array", "adds an item to or removes one from d,"),
-    (_popped_array, "popped array", "adds an item to or removes one from stack,"),
+    (_appended_array, "appended array", "adds an item to or removes one from `picks`,"),
+    (_new_key_array, "new key array", "adds an item to or removes one from `d`,"),
+    (_popped_array, "popped array", "adds an item to or removes one from `stack`,"),
     (_caller_reads_appended, "helper appended array",
-     "adds an item to or removes one from picks,"),
+     "adds an item to or removes one from `picks`,"),
 ])
 def test_state_a_body_adding_an_array_to_a_container_read_after_is_refused(
         program, marker, named):
@@ -436,7 +436,7 @@ def test_state_a_label_picking_work_after_the_block_is_refused_as_changed():
         f(a, b, c, dev(0, dtype=np.int32))
     e = str(info.value)
     assert info.value.source[1] == line_of(__file__, "label picks work"), e
-    assert "changes grid," in e and "adds an item" not in e, e
+    assert "changes `grid`," in e and "adds an item" not in e, e
 
 
 MODE = 0
@@ -483,9 +483,9 @@ def _counter_handed_to_helper(s, a, b, c, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_global_read_by_helper, "global read by helper", "changes MODE,"),
-    (_closure_read_by_helper, "closure read by helper", "changes scale,"),
-    (_counter_handed_to_helper, "counter handed to helper", "changes hit,"),
+    (_global_read_by_helper, "global read by helper", "changes `MODE`,"),
+    (_closure_read_by_helper, "closure read by helper", "changes `scale`,"),
+    (_counter_handed_to_helper, "counter handed to helper", "changes `hit`,"),
 ])
 def test_state_a_helper_called_after_the_block_reading_what_the_body_changed_is_refused(
         program, marker, named):
@@ -561,7 +561,7 @@ def test_state_a_body_giving_an_object_its_own_copy_of_a_class_attribute_is_refu
     ``k``: a slot it did not have when the block began, compared with the
     class's value; the code after the block (or the caller's) reads it."""
     e = _refused_at(program, marker, (0, 0, 0, 0), (0, 0, 0, 0))
-    assert "changes st.k," in e and "after the block" in e, e
+    assert "changes `st.k`," in e and "after the block" in e, e
     assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
 
 
@@ -580,7 +580,7 @@ def test_state_a_loop_counting_on_a_class_attribute_its_next_iteration_reads_is_
         f(dev(0, 0, 0, 0), dev(0, dtype=np.int32))
     e = str(info.value)
     assert info.value.source[1] == line_of(__file__, "class default next iteration"), e
-    assert "changes st.k," in e and "next iteration" in e, e
+    assert "changes `st.k`," in e and "next iteration" in e, e
 
 
 class _ClassResult:
@@ -638,12 +638,12 @@ def _dict_order_branch(s, a, b, c, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_class_attribute_branch, "class attribute branch", "changes _ClassResult.res,"),
-    (_module_attribute_branch, "module attribute branch", "changes lsm.res,"),
-    (_module_function_branch, "module function branch", "changes lsm.res,"),
-    (_class_counter_loop, "class counter loop", "changes _ClassResult.t,"),
-    (_module_counter_helper, "module counter helper", "changes lsm.T,"),
-    (_dict_order_branch, "dict order branch", "changes the order of d,"),
+    (_class_attribute_branch, "class attribute branch", "changes `_ClassResult.res`,"),
+    (_module_attribute_branch, "module attribute branch", "changes `lsm.res`,"),
+    (_module_function_branch, "module function branch", "changes `lsm.res`,"),
+    (_class_counter_loop, "class counter loop", "changes `_ClassResult.t`,"),
+    (_module_counter_helper, "module counter helper", "changes `lsm.T`,"),
+    (_dict_order_branch, "dict order branch", "changes the order of `d`,"),
 ])
 def test_state_a_class_module_or_dict_order_a_body_changes_read_after_is_refused(
         program, marker, named):

@@ -119,7 +119,7 @@ def _partial_of_bound_called(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_bound_called, "bound called", "changes c.k,"),
+    (_bound_called, "bound called", "changes `c.k`,"),
     (_closure_deciding, "closure deciding", "cur.<box>[0]"),
     (_partial_called, "partial called", "st['i']"),
     (_partial_of_unnamed_state_called, "partial of unnamed state called", "['i']"),
@@ -358,12 +358,12 @@ def _handed_launching(s, a, b, n):
     (_nonlocal_handed, "nonlocal handed", ".<k>"),
     (_bound_handed, "bound handed", "c.k"),
     (_bound_of_unnamed_object_handed, "bound of unnamed object handed", ".k"),
-    (_global_handed, "global handed", "changes K,"),
+    (_global_handed, "global handed", "changes `K`,"),
     (_closure_handed_by_keyword, "closure handed by keyword", "[0]"),
     (_bound_handed_deciding, "bound handed deciding", "c.k"),
     (_partial_handed, "partial handed", "st['i']"),
     (_partial_getter_handed, "partial getter handed", "st['i']"),
-    (_bound_of_a_held_object_handed, "bound of a held object handed", "changes m.c.k,"),
+    (_bound_of_a_held_object_handed, "bound of a held object handed", "changes `m.c.k`,"),
     (_list_of_bound_handed, "list of bound handed", "c.k"),
     (_handed_on_by_the_helper, "handed on by the helper", "c.k"),
     (_returned_by_the_helper, "returned by the helper", "c.k"),

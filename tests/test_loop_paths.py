@@ -201,20 +201,20 @@ def _body_function_branch(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_branch_local, "branch local", "changes t,"),
-    (_override_not_taken, "override not taken", "changes t,"),
-    (_try_except, "try except", "changes t,"),
-    (_attribute_in_branch, "attribute in branch", "changes st.t,"),
-    (_tuple_in_branch, "tuple in branch", "changes t,"),
-    (_mixed_targets, "mixed targets", "changes t,"),
-    (_match_case, "match case", "changes t,"),
-    (_or_default, "or default", "changes t,"),
-    (_pingpong_in_branch, "pingpong in branch", "changes k,"),
-    (_reset_not_taken, "reset not taken", "changes t,"),
-    (_flag_the_body_toggles, "flag the body toggles", "changes flip and t,"),
-    (_store_in_inner_loop, "store in inner loop", "changes t,"),
-    (_optimizer_in_branch, "optimizer in branch", "changes opt.t,"),
-    (_body_function_branch, "body function branch", "changes t,"),
+    (_branch_local, "branch local", "changes `t`,"),
+    (_override_not_taken, "override not taken", "changes `t`,"),
+    (_try_except, "try except", "changes `t`,"),
+    (_attribute_in_branch, "attribute in branch", "changes `st.t`,"),
+    (_tuple_in_branch, "tuple in branch", "changes `t`,"),
+    (_mixed_targets, "mixed targets", "changes `t`,"),
+    (_match_case, "match case", "changes `t`,"),
+    (_or_default, "or default", "changes `t`,"),
+    (_pingpong_in_branch, "pingpong in branch", "changes `k`,"),
+    (_reset_not_taken, "reset not taken", "changes `t`,"),
+    (_flag_the_body_toggles, "flag the body toggles", "changes `flip` and `t`,"),
+    (_store_in_inner_loop, "store in inner loop", "changes `t`,"),
+    (_optimizer_in_branch, "optimizer in branch", "changes `opt.t`,"),
+    (_body_function_branch, "body function branch", "changes `t`,"),
 ])
 def test_a_number_a_body_changes_and_reads_again_on_another_path_is_refused(
         program, marker, named):
@@ -340,7 +340,7 @@ def test_a_number_a_branch_sets_and_code_after_it_reads_on_some_path_is_refused(
         f(dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
     e = str(info.value)
     assert info.value.source[1] == line_of(__file__, marker), e
-    assert f"changes hit, which line {line_of(__file__, marker + ' read')} reads" in e, e
+    assert f"changes `hit`, which line {line_of(__file__, marker + ' read')} reads" in e, e
 
 
 def test_code_after_a_branch_storing_on_every_path_runs_as_eagerly():

@@ -148,17 +148,17 @@ def _time_attribute(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_list_swap, "list swap", "bufs[0] and bufs[1]"),
-    (_list_reversed, "tuple reversed", "bufs[0] and bufs[1]"),
-    (_attribute_swap, "attribute swap", "st.u and st.v"),
-    (_helper_swap, "helper swap", "st.u and st.v"),
+    (_list_swap, "list swap", "`bufs[0]` and `bufs[1]`"),
+    (_list_reversed, "tuple reversed", "`bufs[0]` and `bufs[1]`"),
+    (_attribute_swap, "attribute swap", "`st.u` and `st.v`"),
+    (_helper_swap, "helper swap", "`st.u` and `st.v`"),
     (_helper_reads_recorded_result, "helper reads recorded result", "st.result"),
-    (_counter_pick, "counter pick", "changes k,"),
-    (_number_to_kernel, "number to kernel", "changes step,"),
-    (_dict_in_body_function, "dict in body function", "d['u'] and d['v']"),
-    (_global_swap, "global swap", "U and V"),
-    (_method_body, "method body", "stepper.u and stepper.v"),
-    (_bound_method_body, "bound method body", "self.u and self.v"),
+    (_counter_pick, "counter pick", "changes `k`,"),
+    (_number_to_kernel, "number to kernel", "changes `step`,"),
+    (_dict_in_body_function, "dict in body function", "`d['u']` and `d['v']`"),
+    (_global_swap, "global swap", "`U` and `V`"),
+    (_method_body, "method body", "`stepper.u` and `stepper.v`"),
+    (_bound_method_body, "bound method body", "`self.u` and `self.v`"),
     (_time_attribute, "time attribute", "clock.t"),
 ])
 def test_state_a_body_changes_and_reads_again_is_refused_at_its_line(program, marker, named):
@@ -188,7 +188,7 @@ def test_a_method_whose_loop_body_swaps_its_attributes_is_refused():
                 self.u, self.v = self.v, self.u
 
     solver = Solver(dev(0, 1, 2, 3), dev(0, 0, 0, 0))
-    with pytest.raises(gt.ArgumentError, match=r"changes self\.u and self\.v") as e:
+    with pytest.raises(gt.ArgumentError, match=r"changes `self\.u` and `self\.v`") as e:
         solver.solve(dev(0, dtype=np.int32))
     assert e.value.source[1] == line_of(__file__, "swaps self's arrays")
 
@@ -388,19 +388,19 @@ def _context_manager(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_deque_rotated, "deque rotated", "d[0] and d[1]"),
+    (_deque_rotated, "deque rotated", "`d[0]` and `d[1]`"),
     (_indices_flipped, "indices flipped", "idx"),
-    (_deep_reversed, "deep reversed", "model.grid.bufs[0] and model.grid.bufs[1]"),
-    (_swap_beside_a_big_global, "beside a big global", "a and b"),
-    (_number_on_its_line, "number on its line", "changes t,"),
+    (_deep_reversed, "deep reversed", "`model.grid.bufs[0]` and `model.grid.bufs[1]`"),
+    (_swap_beside_a_big_global, "beside a big global", "`a` and `b`"),
+    (_number_on_its_line, "number on its line", "changes `t`,"),
     (_pick_on_its_line, "pick on its line", "k"),
     (_helper_nonlocal, "helper nonlocal", "t"),
-    (_helper_closure_reversed, "helper closure reversed", "bufs[0] and bufs[1]"),
-    (_partial_body, "partial body", "bufs[0] and bufs[1]"),
-    (_object_body, "object body", "self.u and self.v"),
-    (_default_body, "default body", "bufs[0] and bufs[1]"),
-    (_exit_stack, "exit stack", "a and b"),
-    (_context_manager, "context manager", "a and b"),
+    (_helper_closure_reversed, "helper closure reversed", "`bufs[0]` and `bufs[1]`"),
+    (_partial_body, "partial body", "`bufs[0]` and `bufs[1]`"),
+    (_object_body, "object body", "`self.u` and `self.v`"),
+    (_default_body, "default body", "`bufs[0]` and `bufs[1]`"),
+    (_exit_stack, "exit stack", "`a` and `b`"),
+    (_context_manager, "context manager", "`a` and `b`"),
 ])
 def test_state_reached_otherwise_and_changed_by_a_body_is_refused(program, marker, named):
     _refused_at(program, marker, named)
@@ -497,9 +497,9 @@ def _graph_function_body(s, a, b, n):
 
 @pytest.mark.parametrize("program, marker, named", [
     (_grid_grows, "grid grows", "level"),
-    (_host_time, "host time", "changes t,"),
+    (_host_time, "host time", "changes `t`,"),
     (_counter_past_big_tables, "past big tables", "m.k"),
-    (_graph_function_body, "graph body", "U and V"),
+    (_graph_function_body, "graph body", "`U` and `V`"),
 ])
 def test_numbers_sizing_launches_host_arrays_and_far_slots_are_watched(program, marker, named):
     _refused_at(program, marker, named)
@@ -590,9 +590,9 @@ def _window_through_a_name(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_window_by_arithmetic, "window by arithmetic", "changes k,"),
-    (_window_by_attribute, "window by attribute", "changes st.k,"),
-    (_window_through_a_name, "window through a name", "changes k,"),
+    (_window_by_arithmetic, "window by arithmetic", "changes `k`,"),
+    (_window_by_attribute, "window by attribute", "changes `st.k`,"),
+    (_window_through_a_name, "window through a name", "changes `k`,"),
 ])
 def test_a_number_a_body_changes_and_slices_by_through_arithmetic_is_refused(
         program, marker, named):
@@ -655,10 +655,10 @@ def _grid_by_list_item(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_pick_by_list_item, "pick by list item", "changes idx[0],"),
-    (_pick_by_dict_item, "pick by dict item", "changes d['k'],"),
-    (_window_by_dict_item, "window by dict item", "changes st['k'],"),
-    (_grid_by_list_item, "grid by list item", "changes cfg[0],"),
+    (_pick_by_list_item, "pick by list item", "changes `idx[0]`,"),
+    (_pick_by_dict_item, "pick by dict item", "changes `d['k']`,"),
+    (_window_by_dict_item, "window by dict item", "changes `st['k']`,"),
+    (_grid_by_list_item, "grid by list item", "changes `cfg[0]`,"),
 ])
 def test_an_item_a_body_changes_and_picks_slices_or_sizes_by_is_refused(
         program, marker, named):
@@ -710,8 +710,8 @@ def _temporary_by_attribute(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_temporary_grows, "temporary grows", "changes m,"),
-    (_temporary_by_attribute, "temporary by attribute", "changes st.rows,"),
+    (_temporary_grows, "temporary grows", "changes `m`,"),
+    (_temporary_by_attribute, "temporary by attribute", "changes `st.rows`,"),
 ])
 def test_a_number_a_body_changes_and_sizes_a_temporary_by_is_refused(program, marker, named):
     """``t = body.zeros(m)`` then ``m += 1``: every device iteration used the first
@@ -818,14 +818,14 @@ def _starred_time_changed_first(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_shape_list_grows, "shape list grows", "changes shape[0],"),
-    (_shape_tuple_rebound, "shape tuple rebound", "changes shape[0],"),
-    (_shape_rebuilt, "shape rebuilt", "changes shape[0],"),
-    (_grid_tuple, "grid tuple", "changes grid[0],"),
-    (_starred_launch, "starred launch", "changes cfg[1],"),
-    (_launch_by_dict_values, "launch by dict values", "changes cfg['block'],"),
-    (_window_by_starred_slice, "window by starred slice", "changes lims[1],"),
-    (_starred_time_changed_first, "starred time changed first", "changes ts[0],"),
+    (_shape_list_grows, "shape list grows", "changes `shape[0]`,"),
+    (_shape_tuple_rebound, "shape tuple rebound", "changes `shape[0]`,"),
+    (_shape_rebuilt, "shape rebuilt", "changes `shape[0]`,"),
+    (_grid_tuple, "grid tuple", "changes `grid[0]`,"),
+    (_starred_launch, "starred launch", "changes `cfg[1]`,"),
+    (_launch_by_dict_values, "launch by dict values", "changes `cfg['block']`,"),
+    (_window_by_starred_slice, "window by starred slice", "changes `lims[1]`,"),
+    (_starred_time_changed_first, "starred time changed first", "changes `ts[0]`,"),
 ])
 def test_an_item_of_a_container_a_body_reads_whole_and_changes_is_refused(
         program, marker, named):
@@ -888,8 +888,8 @@ def _other_dict_stored_first(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_other_object_stored_first, "other object stored first", "changes st.k,"),
-    (_other_dict_stored_first, "other dict stored first", "changes st.d['k'],"),
+    (_other_object_stored_first, "other object stored first", "changes `st.k`,"),
+    (_other_dict_stored_first, "other dict stored first", "changes `st.d['k']`,"),
 ])
 def test_a_slot_is_not_taken_for_stored_first_by_another_objects_of_its_name(
         program, marker, named):
@@ -947,9 +947,9 @@ def _stand_ins_reversed(s, a, b, n, p, q):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_stand_ins_swapped, "stand-ins swapped", "changes p and q,"),
-    (_stand_in_rebound, "stand-in rebound", "changes cur,"),
-    (_stand_ins_reversed, "stand-ins reversed", "changes ps[0] and ps[1],"),
+    (_stand_ins_swapped, "stand-ins swapped", "changes `p` and `q`,"),
+    (_stand_in_rebound, "stand-in rebound", "changes `cur`,"),
+    (_stand_ins_reversed, "stand-ins reversed", "changes `ps[0]` and `ps[1]`,"),
 ])
 def test_a_dynamic_number_a_body_hands_a_kernel_then_swaps_is_refused(program, marker, named):
     """``add(a, p)`` then ``p, q = q, p``: the eager loop adds p, q, p; the graph
@@ -1002,8 +1002,8 @@ def _flag_item_picks(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_flag_picks, "flag picks", "changes flip,"),
-    (_flag_item_picks, "flag item picks", "changes st['flip'],"),
+    (_flag_picks, "flag picks", "changes `flip`,"),
+    (_flag_item_picks, "flag item picks", "changes `st['flip']`,"),
 ])
 def test_a_bool_a_body_toggles_and_picks_arrays_by_is_refused(program, marker, named):
     """``bufs[flip]`` then ``flip = not flip``: a bool picks as an int does."""
@@ -1040,7 +1040,7 @@ def _forall_grows(s, a, b, n):
 
 def test_a_number_a_body_changes_and_sizes_a_forall_launch_by_is_refused():
     """``add.forall(m, stream=body)`` then ``m += 1``: sized as ``add[m, 4, body]``."""
-    _refused_at(_forall_grows, "forall grows", "changes m,")
+    _refused_at(_forall_grows, "forall grows", "changes `m`,")
 
 
 def test_a_forall_launch_sized_by_a_number_fixed_for_the_loop_runs_as_eagerly():
@@ -1076,8 +1076,8 @@ def _slice_attribute_moved(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_slice_moved, "slice moved", "changes sl,"),
-    (_slice_attribute_moved, "slice attribute moved", "changes st.win,"),
+    (_slice_moved, "slice moved", "changes `sl`,"),
+    (_slice_attribute_moved, "slice attribute moved", "changes `st.win`,"),
 ])
 def test_a_slice_object_a_body_moves_and_slices_by_is_refused(program, marker, named):
     """``a[sl]`` then ``sl = slice(sl.start + 2, sl.stop + 2)``: the device worked on
@@ -1121,8 +1121,8 @@ def _window_by_condition(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_pick_by_condition, "pick by condition", "changes k,"),
-    (_window_by_condition, "window by condition", "changes k,"),
+    (_pick_by_condition, "pick by condition", "changes `k`,"),
+    (_window_by_condition, "window by condition", "changes `k`,"),
 ])
 def test_a_number_a_body_changes_and_picks_by_through_a_condition_is_refused(
         program, marker, named):
@@ -1171,8 +1171,8 @@ log_lines: list = []
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_label_and_pick, "label and pick", "changes k,"),
-    (_labels_set_to_arrays, "labels set to arrays", "changes k,"),
+    (_label_and_pick, "label and pick", "changes `k`,"),
+    (_labels_set_to_arrays, "labels set to arrays", "changes `k`,"),
 ])
 def test_a_counter_picking_labels_and_arrays_is_refused(program, marker, named):
     """A counter that picks a label and an array; a list of labels the body
@@ -1254,12 +1254,12 @@ def _large_host_schedule_item(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_host_time_set, "host time set", "changes t,"),
-    (_host_index_set, "host index set", "changes idx,"),
-    (_host_time_whole, "host time whole", "changes t,"),
-    (_host_time_zero_d, "host time zero-d", "changes t,"),
-    (_host_schedule_item, "host schedule item", "changes sched,"),
-    (_large_host_schedule_item, "large host schedule item", "changes sched,"),
+    (_host_time_set, "host time set", "changes `t`,"),
+    (_host_index_set, "host index set", "changes `idx`,"),
+    (_host_time_whole, "host time whole", "changes `t`,"),
+    (_host_time_zero_d, "host time zero-d", "changes `t`,"),
+    (_host_schedule_item, "host schedule item", "changes `sched`,"),
+    (_large_host_schedule_item, "large host schedule item", "changes `sched`,"),
 ])
 def test_a_host_array_value_a_kernel_takes_or_picks_by_is_refused(program, marker, named):
     _refused_at(program, marker, named)
@@ -1467,22 +1467,22 @@ def _counter_picks_in_helper_first(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_counter_to_helper_first, "counter to helper first", "changes k,"),
-    (_counter_picks_in_helper_first, "counter picks in helper first", "changes k,"),
-    (_time_first, "time first", "changes t,"),
-    (_time_doubled_first, "time doubled first", "changes t,"),
-    (_int_down_first, "int down first", "changes t,"),
-    (_time_in_inner_for, "time in inner for", "changes t,"),
-    (_item_first, "item first", "changes ts[0],"),
-    (_attribute_first, "attribute first", "changes st.t,"),
-    (_walrus, "walrus", "changes t,"),
-    (_global_bumped_by_helper, "global bumped by helper", "changes T,"),
-    (_host_item_first, "host item first", "changes h,"),
-    (_counter_first, "counter first", "changes k,"),
-    (_flip_first, "flip first", "changes flip,"),
-    (_window_first, "window first", "changes k,"),
-    (_slice_first, "slice first", "changes sl,"),
-    (_temporary_grows_first, "temporary grows first", "changes m,"),
+    (_counter_to_helper_first, "counter to helper first", "changes `k`,"),
+    (_counter_picks_in_helper_first, "counter picks in helper first", "changes `k`,"),
+    (_time_first, "time first", "changes `t`,"),
+    (_time_doubled_first, "time doubled first", "changes `t`,"),
+    (_int_down_first, "int down first", "changes `t`,"),
+    (_time_in_inner_for, "time in inner for", "changes `t`,"),
+    (_item_first, "item first", "changes `ts[0]`,"),
+    (_attribute_first, "attribute first", "changes `st.t`,"),
+    (_walrus, "walrus", "changes `t`,"),
+    (_global_bumped_by_helper, "global bumped by helper", "changes `T`,"),
+    (_host_item_first, "host item first", "changes `h`,"),
+    (_counter_first, "counter first", "changes `k`,"),
+    (_flip_first, "flip first", "changes `flip`,"),
+    (_window_first, "window first", "changes `k`,"),
+    (_slice_first, "slice first", "changes `sl`,"),
+    (_temporary_grows_first, "temporary grows first", "changes `m`,"),
 ])
 def test_state_a_body_changes_before_its_work_takes_it_is_refused(program, marker, named):
     """``t += dt`` then ``add(x, t)``, ``k += 1`` then ``bufs[k % 2]``: the work of
@@ -1557,7 +1557,7 @@ def test_offsets_a_body_iterates_over_to_index_by_are_refused(program, marker):
     """``[a[o:o + 2] for o in offs]`` (on 3.11 a code object of its own) and
     ``for o in offs``: the loop's target indexes by the items of ``offs``, which
     the body changes, so the eager loop takes the next window each iteration."""
-    _refused_at(program, marker, "changes offs[0],")
+    _refused_at(program, marker, "changes `offs[0]`,")
 
 
 def test_a_comprehension_over_offsets_fixed_for_the_loop_runs_as_eagerly():
@@ -1635,11 +1635,11 @@ def _counter_doubled_after(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_int_bumped_by_helper, "int bumped by helper", "changes K,"),
-    (_float_bumped_by_helper, "float bumped by helper", "changes F,"),
-    (_int_bumped_launched_in_helper, "int launched in helper", "changes K,"),
-    (_counter_converted_first, "counter converted first", "changes k,"),
-    (_counter_doubled_after, "counter doubled after", "changes k,"),
+    (_int_bumped_by_helper, "int bumped by helper", "changes `K`,"),
+    (_float_bumped_by_helper, "float bumped by helper", "changes `F`,"),
+    (_int_bumped_launched_in_helper, "int launched in helper", "changes `K`,"),
+    (_counter_converted_first, "counter converted first", "changes `k`,"),
+    (_counter_doubled_after, "counter doubled after", "changes `k`,"),
 ])
 def test_a_number_a_helper_changes_or_a_kernel_takes_computed_is_refused(
         program, marker, named):
@@ -1695,8 +1695,8 @@ def _counter_doubled_to_helper(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_counter_converted_to_helper, "counter converted to helper", "changes k,"),
-    (_counter_doubled_to_helper, "counter doubled to helper", "changes k,"),
+    (_counter_converted_to_helper, "counter converted to helper", "changes `k`,"),
+    (_counter_doubled_to_helper, "counter doubled to helper", "changes `k`,"),
 ])
 def test_a_number_a_helper_launches_with_computed_from_a_counter_is_refused(
         program, marker, named):
@@ -1765,10 +1765,10 @@ def _length_to_helper(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_temporary_sized_by_a_length, "temporary sized by a length", "changes len(seen),"),
-    (_grid_sized_by_a_length, "grid sized by a length", "changes len(seen),"),
-    (_window_by_a_length, "window by a length", "changes len(seen),"),
-    (_length_to_helper, "length to helper", "changes len(seen),"),
+    (_temporary_sized_by_a_length, "temporary sized by a length", "changes `len(seen)`,"),
+    (_grid_sized_by_a_length, "grid sized by a length", "changes `len(seen)`,"),
+    (_window_by_a_length, "window by a length", "changes `len(seen)`,"),
+    (_length_to_helper, "length to helper", "changes `len(seen)`,"),
 ])
 def test_a_length_a_body_changes_and_its_work_takes_is_refused(program, marker, named):
     """``seen.append(0)`` then ``body.zeros(len(seen))``, ``k[len(seen), 1, body]``,
@@ -1993,16 +1993,16 @@ def _if_on_a_sentinel(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_for_over_a_growing_list, "for over a growing list", "changes len(seen),"),
-    (_if_on_a_sentinel, "if on a sentinel", "changes prev,"),
-    (_if_on_a_phase, "if on a phase", "changes ph,"),
-    (_if_on_a_mode, "if on a mode", "changes mode,"),
-    (_dict_mode, "dict mode", "changes cfg['mode'],"),
-    (_if_on_a_counter, "if on a counter", "changes k,"),
-    (_range_of_a_counter, "range of a counter", "changes k,"),
-    (_dict_items_growing, "dict items growing", "changes len(seen),"),
-    (_deque_growing, "deque growing", "changes len(seen),"),
-    (_inner_while, "inner while", "changes k,"),
+    (_for_over_a_growing_list, "for over a growing list", "changes `len(seen)`,"),
+    (_if_on_a_sentinel, "if on a sentinel", "changes `prev`,"),
+    (_if_on_a_phase, "if on a phase", "changes `ph`,"),
+    (_if_on_a_mode, "if on a mode", "changes `mode`,"),
+    (_dict_mode, "dict mode", "changes `cfg['mode']`,"),
+    (_if_on_a_counter, "if on a counter", "changes `k`,"),
+    (_range_of_a_counter, "range of a counter", "changes `k`,"),
+    (_dict_items_growing, "dict items growing", "changes `len(seen)`,"),
+    (_deque_growing, "deque growing", "changes `len(seen)`,"),
+    (_inner_while, "inner while", "changes `k`,"),
 ])
 def test_control_flow_decided_by_state_a_body_changes_is_refused(program, marker, named):
     """A for loop over a list, dict or deque the body grows (also in a

@@ -217,19 +217,19 @@ def _body_function(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_global_method, "global method", "changes ST.mode,"),
-    (_direct, "direct", "changes ST.mode,"),
-    (_global_helper, "global helper", "changes ST.mode,"),
-    (_held_by_a_global, "held by a global", "changes HOLD.st.mode,"),
-    (_bound_method_in_a_list, "bound method in a list", "changes ST.mode,"),
-    (_bound_method_in_a_dict, "bound method in a dict", "changes ST.mode,"),
-    (_classmethod, "classmethod", "changes _Modes.mode,"),
-    (_staticmethod, "staticmethod", "changes _Modes.mode,"),
-    (_through_super, "through super", "changes SUB.mode,"),
-    (_match_statement, "match statement", "changes ST.mode,"),
-    (_trips_of_a_for_loop, "trips of a for loop", "changes ST.n,"),
-    (_branch_in_a_helper, "branch in a helper", "changes ST.mode,"),
-    (_body_function, "body function", "changes st.mode,"),
+    (_global_method, "global method", "changes `ST.mode`,"),
+    (_direct, "direct", "changes `ST.mode`,"),
+    (_global_helper, "global helper", "changes `ST.mode`,"),
+    (_held_by_a_global, "held by a global", "changes `HOLD.st.mode`,"),
+    (_bound_method_in_a_list, "bound method in a list", "changes `ST.mode`,"),
+    (_bound_method_in_a_dict, "bound method in a dict", "changes `ST.mode`,"),
+    (_classmethod, "classmethod", "changes `_Modes.mode`,"),
+    (_staticmethod, "staticmethod", "changes `_Modes.mode`,"),
+    (_through_super, "through super", "changes `SUB.mode`,"),
+    (_match_statement, "match statement", "changes `ST.mode`,"),
+    (_trips_of_a_for_loop, "trips of a for loop", "changes `ST.n`,"),
+    (_branch_in_a_helper, "branch in a helper", "changes `ST.mode`,"),
+    (_body_function, "body function", "changes `st.mode`,"),
 ])
 def test_a_number_picked_by_a_test_of_state_a_method_of_the_body_changes_is_refused(
         program, marker, named):
@@ -273,8 +273,8 @@ class _Solver:
 
 
 @pytest.mark.parametrize("method, marker, named", [
-    ("by_self", "self's method", "changes self.mode,"),
-    ("by_held", "held by self", "changes self.st.mode,"),
+    ("by_self", "self's method", "changes `self.mode`,"),
+    ("by_held", "held by self", "changes `self.st.mode`,"),
 ])
 def test_a_number_picked_by_a_test_of_self_that_its_method_changes_is_refused(
         method, marker, named):

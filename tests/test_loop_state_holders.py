@@ -234,29 +234,29 @@ def _class_held_by_self(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_class_swap, "class swap", "_Bufs.cur and _Bufs.nxt"),
-    (_class_swap_in_helper, "class swap in helper", "_Bufs.cur and _Bufs.nxt"),
-    (_class_staticmethod_swap, "class staticmethod swap", "_Bufs.cur and _Bufs.nxt"),
-    (_classmethod_swap, "classmethod swap", "_Bufs.cur and _Bufs.nxt"),
+    (_class_swap, "class swap", "`_Bufs.cur` and `_Bufs.nxt`"),
+    (_class_swap_in_helper, "class swap in helper", "`_Bufs.cur` and `_Bufs.nxt`"),
+    (_class_staticmethod_swap, "class staticmethod swap", "`_Bufs.cur` and `_Bufs.nxt`"),
+    (_classmethod_swap, "classmethod swap", "`_Bufs.cur` and `_Bufs.nxt`"),
     (_inherited_attribute, "inherited attribute", "_Derived.cur"),
-    (_class_counter, "class counter", "_Clock.t,"),
-    (_classmethod_counter, "classmethod counter", "_Clock.t,"),
+    (_class_counter, "class counter", "`_Clock.t`,"),
+    (_classmethod_counter, "classmethod counter", "`_Clock.t`,"),
     (_class_counter_read_through_an_object, "class counter read through an object",
-     "clock.t,"),
-    (_classmethod_picks, "classmethod picks", "_Clock.k,"),
-    (_module_swap, "module swap", "lsm.cur and lsm.nxt"),
-    (_module_functions_swap, "module functions swap", "changes lsm.CUR and lsm.NXT,"),
-    (_module_functions_by_name, "module functions by name", "changes lsm.CUR and lsm.NXT,"),
-    (_module_function_picks, "module function picks", "lsm.K,"),
-    (_module_function_counter, "module function counter", "lsm.T,"),
-    (_module_object_swap, "module object swap", "lsm.OBJ.cur and lsm.OBJ.nxt"),
+     "`clock.t`,"),
+    (_classmethod_picks, "classmethod picks", "`_Clock.k`,"),
+    (_module_swap, "module swap", "`lsm.cur` and `lsm.nxt`"),
+    (_module_functions_swap, "module functions swap", "changes `lsm.CUR` and `lsm.NXT`,"),
+    (_module_functions_by_name, "module functions by name", "changes `lsm.CUR` and `lsm.NXT`,"),
+    (_module_function_picks, "module function picks", "`lsm.K`,"),
+    (_module_function_counter, "module function counter", "`lsm.T`,"),
+    (_module_object_swap, "module object swap", "`lsm.OBJ.cur` and `lsm.OBJ.nxt`"),
     (_held_by_object(types.SimpleNamespace(kind=_Bufs)), "held by object",
-     "changes held.kind.cur and held.kind.nxt,"),
+     "changes `held.kind.cur` and `held.kind.nxt`,"),
     (_held_by_object(types.SimpleNamespace(kind=lsm)), "held by object",
-     "changes held.kind.cur and held.kind.nxt,"),
+     "changes `held.kind.cur` and `held.kind.nxt`,"),
     (_class_in_body_function_closure, "class in body function closure",
-     "bufs.cur and bufs.nxt"),
-    (_class_held_by_self, "class held by self", "self.bufs.cur and self.bufs.nxt"),
+     "`bufs.cur` and `bufs.nxt`"),
+    (_class_held_by_self, "class held by self", "`self.bufs.cur` and `self.bufs.nxt`"),
 ])
 def test_state_a_class_or_module_holds_that_a_body_changes_and_reads_again_is_refused(
         program, marker, named):
@@ -307,7 +307,7 @@ def test_module_globals_a_body_swaps_by_methods_called_through_an_attribute_are_
         f(a, b, n)
     e = info.value
     assert e.source[1] == line_of(__file__, marker), str(e)
-    assert "changes CUR and NXT," in str(e) and "Python runs the body once" in str(e), str(e)
+    assert "changes `CUR` and `NXT`," in str(e) and "Python runs the body once" in str(e), str(e)
 
 
 class _Counting:
@@ -420,9 +420,9 @@ def _object_array_2d_swap(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_dict_reordered, "dict reordered", "changes the order of d,"),
-    (_object_array_reversed, "object array reversed", "bufs[0] and bufs[1]"),
-    (_object_array_2d_swap, "object array 2d swap", "bufs[0, 0] and bufs[0, 1]"),
+    (_dict_reordered, "dict reordered", "changes the order of `d`,"),
+    (_object_array_reversed, "object array reversed", "`bufs[0]` and `bufs[1]`"),
+    (_object_array_2d_swap, "object array 2d swap", "`bufs[0, 0]` and `bufs[0, 1]`"),
 ])
 def test_a_dicts_order_or_a_numpy_object_arrays_items_a_body_changes_is_refused(
         program, marker, named):

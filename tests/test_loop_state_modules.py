@@ -67,8 +67,8 @@ def _namespace_package_kept_in_branch(s, a, b, n):
 
 @pytest.mark.parametrize("program, marker, named", [
     (_namespace_package_swap, "namespace package swap",
-     "loop_nspkg.state.cur and loop_nspkg.state.nxt"),
-    (_namespace_package_counter, "namespace package counter", "loop_nspkg.state.T,"),
+     "`loop_nspkg.state.cur` and `loop_nspkg.state.nxt`"),
+    (_namespace_package_counter, "namespace package counter", "`loop_nspkg.state.T`,"),
     (_namespace_package_kept_in_branch, "namespace package kept in branch",
      "loop_nspkg.state.res"),
 ])
@@ -148,7 +148,7 @@ def test_state_a_holder_of_over_1024_names_holds_that_a_body_changes_is_refused(
     A holder's names are all watched."""
     holder = {"module": bigmod, "class": _many(_Crowded),
               "object": _many(types.SimpleNamespace())}[kind]
-    _refused_at(_swapping(holder), "many names swap", "holder.cur and holder.nxt")
+    _refused_at(_swapping(holder), "many names swap", "`holder.cur` and `holder.nxt`")
     _refused_at(_kept_in_branch(holder), "many names kept in branch", "holder.res")
 
 
@@ -170,7 +170,7 @@ def test_items_past_the_1024_a_name_watches_that_the_body_names_are_watched():
     walked too."""
     holder = types.SimpleNamespace(TABLES=[[float(i)] * 250 for i in range(4)])
     _refused_at(_swaps_past_the_items_watched(holder), "swaps past the items watched",
-                "holder.TABLES[4][0] and holder.TABLES[4][1]")
+                "`holder.TABLES[4][0]` and `holder.TABLES[4][1]`")
 
 
 def test_a_module_of_many_names_read_by_many_blocks_is_walked_once(bigmod, monkeypatch):
@@ -322,12 +322,12 @@ def _closure_returned(s, a, b, n):
 
 
 @pytest.mark.parametrize("program, marker, named", [
-    (_global_returned, "global returned", "changes G,"),
-    (_int_global_returned, "int global returned", "changes G_COUNT,"),
-    (_class_attribute_returned, "class attribute returned", "changes _Ctr.t,"),
-    (_classmethod_returned, "classmethod returned", "changes _Ctr.t,"),
-    (_method_returned, "method returned", "changes c.t,"),
-    (_closure_returned, "closure returned", "changes t,"),
+    (_global_returned, "global returned", "changes `G`,"),
+    (_int_global_returned, "int global returned", "changes `G_COUNT`,"),
+    (_class_attribute_returned, "class attribute returned", "changes `_Ctr.t`,"),
+    (_classmethod_returned, "classmethod returned", "changes `_Ctr.t`,"),
+    (_method_returned, "method returned", "changes `c.t`,"),
+    (_closure_returned, "closure returned", "changes `t`,"),
 ])
 def test_a_number_the_body_bumps_and_a_helper_returns_to_its_work_is_refused(
         program, marker, named):

@@ -209,7 +209,7 @@ def test_a_dict_reordered_that_the_body_reads_by_position_is_refused_saying_how(
         f(dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
     e = info.value
     assert e.source[1] == line_of(__file__, marker), str(e)
-    assert "changes the order of d," in str(e) and "read the dict by its keys" in str(e), \
+    assert "changes the order of `d`," in str(e) and "read the dict by its keys" in str(e), \
         str(e)
 
 
@@ -261,4 +261,4 @@ def test_a_dict_a_branch_reorders_that_code_after_may_read_by_position_is_refuse
         f(dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32))
     e = info.value
     assert e.source[1] == line_of(__file__, marker), str(e)
-    assert "changes the order of d," in str(e), str(e)
+    assert "changes the order of `d`," in str(e), str(e)

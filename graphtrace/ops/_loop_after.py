@@ -50,7 +50,7 @@ from ..errors import ArgumentError, _is_internal
 from ..names import _global_names
 from ._loop_code import _Region
 from ._loop_held import handed_reads, handed_use
-from ._loop_paths import _LEN, _ORDER, _WHOLE, _label
+from ._loop_paths import _LEN, _ORDER, _WHOLE, quoted
 from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder
 from ._loop_state import LoopState
 
@@ -334,8 +334,8 @@ _ADVICE = {
 
 
 def _message(hits: list, what: str, kind: str, source) -> str:
-    names = sorted({_label(p) for p, _ in hits if p[-1] != _LEN})
-    sized = sorted({_label(p[:-1]) for p, _ in hits if p[-1] == _LEN})
+    names = sorted({quoted(p) for p, _ in hits if p[-1] != _LEN})
+    sized = sorted({quoted(p[:-1]) for p, _ in hits if p[-1] == _LEN})
     at = sorted({(file != source[0], file, line) for _, (file, line) in hits
                  if line is not None})
     where = ", ".join(f"{os.path.basename(file)}:{line}" if other else str(line)

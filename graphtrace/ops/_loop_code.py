@@ -28,11 +28,11 @@ from ..chains import MISSING
 from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
-from ._loop_operands import (_CALLS, _CLAMPS, _arguments, _handed_on, _iterated, _made,
-                             _parameters, _read_by, _taken)
-from ._loop_paths import _WHOLE, _reads, _resolve, _text, _within
-from ._loop_stack import (_ATTR_LOADS, _ATTR_STORES, _CONSTS, _ITEM_STORES, _JUMPS, _LOADS,
-                          _STORES, _SUBSCRIPTS, _begin, _chain, _holder, _item_read,
+from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _handed_on,
+                             _iterated, _made, _parameters, _read_by, _taken, picked)
+from ._loop_paths import _MAX_ITEMS, _WHOLE, _reads, _resolve, _text, _within
+from ._loop_stack import (_ANY_KEY, _ATTR_LOADS, _ATTR_STORES, _CONSTS, _ITEM_STORES, _JUMPS,
+                          _LOADS, _STORES, _SUBSCRIPTS, _begin, _chain, _holder, _item_read,
                           _reads_item, _reported, _set, _swapped)
 
 _MAKERS = frozenset({"empty", "zeros"})   # s.empty(n), body.zeros((m, 4), np.float32)
@@ -171,6 +171,40 @@ def _own_dict(obj) -> dict:
     return d if isinstance(d, dict) else {}
 
 
+_LAUNCH, _ON_OBJECT = "launch", "on object"   # (_Region._targets)
+
+
+def _made_here(code_ins: list, c: int) -> bool:
+    """Whether ``code_ins[c]`` makes a comprehension's or a generator expression's
+    function (3.11), which the call that follows runs at once."""
+    return code_ins[c].opname == "MAKE_FUNCTION" and c > 0 and \
+        isinstance(code_ins[c - 1].argval, types.CodeType) and \
+        code_ins[c - 1].argval.co_name in _COMPREHENSIONS
+
+
+_COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
+
+
+def _launcher(code_ins: list, c: int) -> bool:
+    """Whether ``code_ins[c]`` calls a kernel's ``forall`` (``k.forall(m,
+    stream=body)``), whose result launches it."""
+    if code_ins[c].opname == "CALL" and c > 0 and code_ins[c - 1].opname == "PRECALL":
+        c -= 1   # (3.11: the arguments are the PRECALL's)
+    if code_ins[c].opname not in _CALLS:
+        return False
+    k = _begin(code_ins, c, _taken(code_ins[c]))[0]
+    return k > 0 and code_ins[k - 1].opname in _ATTR_LOADS and code_ins[k - 1].argval == "forall"
+
+
+def _items(holder, path: tuple) -> list:
+    """The paths of the callable items of a list, tuple or dict of at most
+    ``_MAX_ITEMS`` at ``path`` (a table of functions), else []."""
+    if type(holder) not in (list, tuple, dict) or len(holder) > _MAX_ITEMS:
+        return []
+    pairs = holder.items() if type(holder) is dict else enumerate(holder)
+    return [path + (("[]", k),) for k, x in pairs if callable(x)]
+
+
 class _Region:
     """What a body's code (a code object, and the offsets it lies strictly
     between) reads before it stores it (slots by their path: a name, ``st.k``,
@@ -234,6 +268,8 @@ class _Region:
         self.decisions: list = []    # (what a for loop's or a test's outcome reads,
         #                              the lines it decides to run)
         self.launches: set = set()   # lines of kernel launches, k[grid, block, body](...)
+        self.blind: list = []        # (line, what the arguments read, or None: anything) of
+        #                              calls of a function the code cannot tell
         self.returns: set = set()    # what its return statements read
         self.return_lines: set = set()
 
@@ -326,6 +362,8 @@ class _Region:
         inner = list(dis.get_instructions(code_ins[start - 2].argval))
         stored.add((".0",))
         made[(".0",)] = _read_by(code_ins, i, 1, stored, made)
+        got = picked(code_ins, _begin(code_ins, i, 1)[0], i)
+        made[(ALIASED, ".0")] = frozenset({UNKNOWN} if got is None else got)
         held, self.held = self.held, {_holder(inner, j) for j in range(len(inner))}
         reports, self.reports = self.reports, _reported(inner)
         guards, self.guards = self.guards, _guards(inner, range(len(inner)))
@@ -344,8 +382,14 @@ class _Region:
             q[-1] == _WHOLE and any(_within(q[:-1], p) for p in may))
         j = _begin(code_ins, i, n)[0]
         callee = code_ins[j - 1] if j > 0 else None
-        if callee is not None and _reads_item(callee):   # k[grid, block, body](x)
-            self.launches.add(code_ins[i].positions.lineno)
+        line = code_ins[i].positions.lineno
+        targets = self._targets(code_ins, j, stored, made) if callee is not None else []
+        if targets is None:   # (lambda: step(body, st))(), make()(body, st)
+            self.blind.append((line, None))
+        elif targets is _ON_OBJECT:   # objs[k].step(body, st), make().run(body, st)
+            self.blind.append((line, _read_by(code_ins, i, n, stored, made)))
+        if targets is _LAUNCH:   # k[grid, block, body](x)
+            self.launches.add(line)
         if callee is not None and callee.opname == "LOAD_GLOBAL" and \
                 callee.argval == "setattr" and code_ins[i].opname in _CALLS:
             self._setattr(code_ins, i, n, stored, made)
@@ -353,15 +397,16 @@ class _Region:
             self.takes.setdefault(code_ins[i].positions.lineno, set()).update(
                 _handed_on(code_ins, i, n, stored, made))
         path = _chain(code_ins, j - 1) if j > 0 else None
-        if path is not None and code_ins[i].opname != "CALL_FUNCTION_EX":
+        if path is not None and targets == [path] and code_ins[i].opname != "CALL_FUNCTION_EX":
             for key, end in _parameters(code_ins, i, n):   # a slot taken whole: finish(st)
                 self.handed[id(code_ins[end - 1]), _chain(code_ins, end - 1)] = (path, key)
-            self.passes.append((code_ins[i].positions.lineno, path,
-                                _arguments(code_ins, i, n, stored, made),
-                                _arguments(code_ins, i, n, stored, made, False)))
-        elif path is not None:   # step(body, *args): which parameter takes what, unknown
-            every = {None: _read_by(code_ins, i, n, stored, made)}
-            self.passes.append((code_ins[i].positions.lineno, path, every, every))
+        if type(targets) is list and targets:   # each function the callee may be
+            if code_ins[i].opname != "CALL_FUNCTION_EX":
+                args = (_arguments(code_ins, i, n, stored, made),
+                        _arguments(code_ins, i, n, stored, made, False))
+            else:   # step(body, *args): which parameter takes what, unknown
+                args = ({None: _read_by(code_ins, i, n, stored, made)},) * 2
+            self.passes += [(line, q, *args) for q in targets]
         if callee is not None and callee.opname in _ATTR_LOADS:
             if callee.argval in _MAKERS and self._on_stream(code_ins, j - 1, stored):
                 self.sized |= _read_by(code_ins, i, n, stored, made)
@@ -369,6 +414,71 @@ class _Region:
                     self._on_stream(code_ins, j - 1, stored):
                 # k.forall(m, stream=body), body.launch(k, *cfg, x): a launch's size
                 self.indexed |= _read_by(code_ins, i, n, stored, made)
+
+    def _targets(self, code_ins: list, j: int, stored: set, made: dict):
+        """The paths of the functions a call whose arguments begin at ``code_ins[j]``
+        may call: its callee's path, or every function a name the body set may
+        hold (``g = step``; ``smoother = a if m == "j" else b``; ``step =
+        TABLE[name]``; ``for step in (a, b)``), an item of a table by a key
+        computed (``TABLE[name](body, st)``: each function it holds), a value of a
+        conditional expression; ``_LAUNCH`` for a kernel's launch (``k[grid,
+        block, body]``), ``_ON_OBJECT`` for a method of an object the code
+        computes (``objs[k].step(...)``), None for a function it cannot tell
+        (one a call returns, a lambda made there)."""
+        callee = code_ins[j - 1]
+        if callee.opname in _ATTR_LOADS:
+            path = _chain(code_ins, j - 1)
+            if path is not None:
+                got = self._aliases(path, stored, made)
+                return _ON_OBJECT if got is None else got   # (t = make(); t.run(body, st))
+            h = _holder(code_ins, j - 1)   # ("it {}".format(k): a constant's method)
+            return [] if h >= 0 and code_ins[h].opname in _CONSTS else _ON_OBJECT
+        if _reads_item(callee) and (code_ins[j - 2].opname == "BUILD_TUPLE" or
+                                    type(code_ins[j - 2].argval) is tuple and
+                                    code_ins[j - 2].opname in _CONSTS):
+            return _LAUNCH   # k[grid, block, body]: a tuple of its launch's settings
+        if code_ins[j - 1].opname == "GET_ITER" and \
+                _made_here(code_ins, _begin(code_ins, j - 1, 1)[0] - 1):
+            return []   # [o for o in offs] (3.11: its own code, noted as the body's)
+        if _launcher(code_ins, j - 1):
+            return _LAUNCH   # k.forall(m, stream=body)(x)
+        start = _begin(code_ins, j, 1)[0]
+        picks = picked(code_ins, start, j)
+        if picks is None:
+            return None
+        out = []
+        for q in picks:
+            got = self._aliases(q, stored, made)
+            if got is None:
+                return None
+            out += got
+        if _reads_item(callee) and not out:
+            return _LAUNCH   # k[cfg]: an item of no table of functions
+        return list(dict.fromkeys(out))
+
+    def _aliases(self, path: tuple, stored: set, made: dict, depth: int = 0):
+        """The paths of the functions the callee at ``path`` may be: those a name
+        the body set may hold (``made``: what its stores picked), each callable
+        item of a table by a key computed; None where a store computed it
+        otherwise."""
+        if path[:1] in stored.may:
+            picks = made.get((ALIASED,) + path[:1])
+            if picks is None or UNKNOWN in picks or depth > 8:
+                return None
+            out = []
+            for q in picks:
+                got = self._aliases(q + path[1:], stored, made, depth + 1)
+                if got is None:
+                    return None
+                out += got
+            return out
+        if _ANY_KEY not in path:
+            return [path] + _items(_resolve(self.scope, path), path)
+        at = path.index(_ANY_KEY)
+        holder = _resolve(self.scope, path[:at])
+        if holder is MISSING:
+            return None
+        return [q + path[at + 1:] for q in _items(holder, path[:at])]
 
     def _setattr(self, code_ins: list, i: int, n: int, stored: set, made: dict) -> None:
         """``setattr(st, "w", 1.0 / (it + 1))``, a name the code spells: a store of

@@ -151,6 +151,27 @@ def _helper_roots(fn, name: str, out: dict, owners: dict, shared=()) -> None:
         if g in fn.__globals__:
             out.setdefault(g, fn.__globals__[g])
             owners.setdefault(g, (fn, g))
+    for label, param, v in _defaults(fn, name):   # def step(body, bufs, _st={"i": 0})
+        if not _kept(v, out):
+            out.setdefault(label, v)
+            owners.setdefault(label, (fn, param))
+
+
+def _defaults(fn, name: str) -> list:
+    """``(label, parameter, value)`` of the defaults of ``fn`` (held by ``name``)
+    that may hold state: not a number, a string, None (``_st={"i": 0}``:
+    ``name.__defaults__[0]``, ``name.__kwdefaults__['_st']``)."""
+    code, out = fn.__code__, []
+    held = fn.__defaults__ or ()
+    params = code.co_varnames[code.co_argcount - len(held):code.co_argcount]
+    out += [(f"{name}.__defaults__[{i}]", p, v) for i, (p, v) in enumerate(zip(params, held))]
+    out += [(f"{name}.__kwdefaults__[{k!r}]", k, v) for k, v in (fn.__kwdefaults__ or {}).items()]
+    return [(label, p, v) for label, p, v in out if not (_is_number(v) or type(v) in _FIXED)]
+
+
+def defaulted(label: str) -> bool:
+    """Whether a root's ``label`` names a default of a parameter (``_defaults``)."""
+    return ".__defaults__[" in label or ".__kwdefaults__[" in label
 
 
 def _bound_roots(v, name: str) -> list:

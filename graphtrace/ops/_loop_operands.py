@@ -16,8 +16,8 @@ from __future__ import annotations
 import sys
 
 from ._loop_paths import _WHOLE
-from ._loop_stack import (_ATTR_LOADS, _CONSTS, _LOADS, _begin, _chain, _copy, _holder,
-                          _item_read, _reads_item, _swapped, _unpacked)
+from ._loop_stack import (_ANY_KEY, _ATTR_LOADS, _CONSTS, _JUMPS, _LOADS, _begin, _chain,
+                          _copy, _holder, _item_read, _reads_item, _swapped, _unpacked)
 
 _CALLS = {"PRECALL": 0, "CALL": 0, "CALL_KW": 1}   # -> values beyond the arguments
 
@@ -132,11 +132,75 @@ def _made(code_ins: list, i: int, names: tuple, stored: set, made: dict) -> None
     if len(names) > 1:
         read = _read_by(code_ins, i, len(names), stored, made)
         made.update(((n,), read) for n in names)
+        picks = _picks(code_ins, *_value(code_ins, i, len(names)))
+        made.update(((ALIASED, n), picks) for n in names)
         return
     at = i - 1 if _copy(code_ins[i - 1], 1) else i   # (t := t + dt): its value
     at = _unpacked(code_ins, at)   # (src, dst = pick(k): what pick(k) reads)
-    made[names] = _iterated(code_ins, at - 1, stored, made) \
-        if code_ins[at - 1].opname == "FOR_ITER" else \
-        _read_by(code_ins, *_swapped(code_ins, at), stored, made)
+    if code_ins[at - 1].opname == "FOR_ITER":
+        made[names] = _iterated(code_ins, at - 1, stored, made)
+        made[(ALIASED,) + names] = _each(code_ins, at - 1)
+    else:
+        made[names] = _read_by(code_ins, *_swapped(code_ins, at), stored, made)
+        made[(ALIASED,) + names] = frozenset() if code_ins[at - 1].opname in _ENTERS else \
+            _picks(code_ins, *_value(code_ins, *_swapped(code_ins, at)))   # (as body: a
+        #                                                     stream, no function to call)
     if _settles(code_ins, at):
         made[names] -= {names, names + (_WHOLE,)}
+
+
+ALIASED = "=>"   # made[(ALIASED, name)]: the paths the value stored in name may be
+UNKNOWN = ("?",)   # among them: a value computed otherwise (a call's result, a lambda)
+_UNKNOWN = frozenset({UNKNOWN})
+_ENTERS = frozenset({"BEFORE_WITH", "SETUP_WITH", "BEFORE_ASYNC_WITH"})
+_PICKING = frozenset({"BUILD_LIST", "BUILD_TUPLE", "BUILD_MAP", "BUILD_CONST_KEY_MAP",
+                      "BUILD_SET", "LIST_EXTEND", "COPY", "SWAP", "NOP", "NOT_TAKEN", "POP_TOP",
+                      "PUSH_NULL", "COMPARE_OP", "IS_OP", "CONTAINS_OP", "UNARY_NOT", "TO_BOOL",
+                      "BINARY_OP", "BINARY_SUBSCR", "LOAD_ATTR", "EXTENDED_ARG"})
+
+
+def _value(code_ins: list, i: int, values: int) -> tuple:
+    """``(start, end)``: the instructions computing the ``values`` values
+    ``code_ins[i]`` takes."""
+    return _begin(code_ins, i, values)[0], i
+
+
+def _each(code_ins: list, f: int) -> frozenset:
+    """The paths the items of the iterable of the loop whose ``FOR_ITER`` is
+    ``code_ins[f]`` may be (``for step in (a, b)``: ``a`` and ``b``; ``for step in
+    STEPS``: ``STEPS``, whose items they are; a comprehension's, its ``.0``)."""
+    if f > 0 and code_ins[f - 1].opname in _LOADS:   # a comprehension's .0
+        return frozenset({_chain(code_ins, f - 1)})
+    g = next((j for j in range(f - 1, -1, -1) if code_ins[j].opname == "GET_ITER"), None)
+    return _picks(code_ins, *_value(code_ins, g, 1)) if g is not None else _UNKNOWN
+
+
+def picked(code_ins: list, start: int, end: int):
+    """The paths a value the instructions ``code_ins[start:end]`` compute may be,
+    where they only pick it (a name, an attribute, an item, one of a
+    conditional expression's values, an item of a list or a dict the code
+    makes: ``step if m == "j" else other``, ``TABLE[name]``, ``[step][0]``); an
+    item by a key computed is its holder's path and ``_ANY_KEY``, what a test
+    reads is among them too. None where they compute it otherwise."""
+    out = []
+    holders = {_holder(code_ins, j) for j in range(start, end)}
+    for j in range(start, end):
+        ins = code_ins[j]
+        if not (ins.opname in _LOADS or ins.opname in _CONSTS or ins.opname in _PICKING or
+                ins.opcode in _JUMPS) or ins.opname == "LOAD_ATTR" and ins.arg & 1 and \
+                sys.version_info >= (3, 12):   # (3.12: a method loaded for a call)
+            return None
+        if ins.opname in _LOADS or ins.opname == "LOAD_ATTR" or _reads_item(ins):
+            path = _chain(code_ins, j)
+            if path is None and _reads_item(ins):
+                h = _holder(code_ins, j)
+                path = _chain(code_ins, h) if h >= 0 else None
+                path = path + (_ANY_KEY,) if path is not None else None
+            if path is not None and j not in holders:
+                out.append(path)
+    return out
+
+
+def _picks(code_ins: list, start: int, end: int) -> frozenset:
+    got = picked(code_ins, start, end)
+    return _UNKNOWN if got is None else frozenset(got)

@@ -12,6 +12,7 @@ changed.
 from __future__ import annotations
 
 import inspect
+import os
 import types
 
 from ..chains import MISSING
@@ -134,15 +135,49 @@ _ADVICE = {
 }
 
 
-def _message(hits: list, what: str) -> str:
-    names = sorted({_label(p) for p, _ in hits})
+def _message(hits: list, what: str, equal=None, source=None) -> str:
+    """The refusal of a body whose Python changes the slots ``hits`` (``(path,
+    kind)``) that its next iteration reads; ``equal``: path -> (its value when
+    the body was recorded, the sources of the kernels taking a number equal to
+    it), where that equality is the reason (``n += 1`` only logged)."""
+    names = sorted({quoted(p) for p, _ in hits})
     listed = " and ".join([", ".join(names[:-1]), names[-1]] if len(names) > 1 else names)
     kinds = {k for _, k in hits}
     advice = "; ".join(_ADVICE[k] for k in _ADVICE if k in kinds and not (
         k == "number" and "array" in kinds))   # (arrays picked by a number: pick on the device)
+    why = "".join(
+        f": its value when the body was recorded, {value!r}, is also a number a kernel of "
+        f"the body takes ({_where(sources, source)}), and graphtrace cannot tell that the "
+        f"kernel does not take it from {quoted(p)}" for p, (value, sources) in
+        sorted((equal or {}).items(), key=lambda e: _label(e[0]))[:1])
     return (f"the body of {what} changes {listed}, which it reads again in the next "
-            "iteration: Python runs the body once, when it is recorded, so the device would "
-            "run every iteration on the arrays and numbers as they were then; " + advice)
+            f"iteration{why}: Python runs the body once, when it is recorded, so the device "
+            "would run every iteration on the arrays and numbers as they were then; " + advice)
+
+
+def blind_message(path: tuple, what: str, source, at) -> str:
+    """The refusal of a body that changes the slot at ``path`` and calls, at
+    ``at``, a function graphtrace cannot tell."""
+    block = f" at {_where({source}, at)}" if source else ""
+    return (f"the body of {what}{block} changes {quoted(path)}, and this call's function "
+            "is one graphtrace cannot tell (a lambda made here, a function a call returns, a "
+            "method of an object the code computes, a function a helper's parameter is "
+            "handed other than by a name), so it cannot check whether that function reads "
+            f"{quoted(path)} again in the next iteration: Python runs the body once, when it "
+            "is recorded, so the device would run every iteration on what it read then; call "
+            "the function, or hand it to the helper, by its name (a function of a module, a "
+            "method of an object a name holds; in the body, also a name set to one, from a "
+            "table of functions or a condition), or keep what changes from one iteration to "
+            "the next in a device array that the body's kernels update")
+
+
+def _where(sources, near) -> str:
+    """``sources`` (``(file, line)``) as ``line 12`` (in the file of ``near``) or
+    ``other.py:12``, in order."""
+    got = sorted({(f != (near[0] if near else None), f, line) for f, line in sources})
+    text = ", ".join(f"{os.path.basename(f)}:{line}" if other else str(line)
+                     for other, f, line in got)
+    return f"line {text}" if got and not got[0][0] else text
 
 
 def _label(path: tuple) -> str:
@@ -151,6 +186,15 @@ def _label(path: tuple) -> str:
         out = _LENGTHS[key].format(out) if kind == "len" else out if kind == "items" else out + (
             f".{key}" if kind == "." else f"[{_key(key)}]")
     return out
+
+
+def quoted(path: tuple) -> str:
+    """The slot at ``path`` as a refusal names it: in backticks (``st.i``, a
+    counter ``it``), a length's or an order's container within its words (the
+    order of ``d``)."""
+    if len(path) > 1 and path[-1][0] == "len" and path[-1][1] is not None:
+        return _LENGTHS[path[-1][1]].format(f"`{_label(path[:-1])}`")
+    return f"`{_label(path)}`"
 
 
 def _key(key) -> str:

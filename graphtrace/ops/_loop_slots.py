@@ -15,6 +15,7 @@ from __future__ import annotations
 import enum
 import inspect
 import operator
+import sys
 import types
 import zlib
 from collections import deque
@@ -111,6 +112,12 @@ def _slots(root, name: str, probes=None, at=((), None)) -> dict:
                 out[path] = (v, None, where)   # its identity
                 continue
             if len(path) >= _DEPTH:
+                continue
+            if t is types.FunctionType:   # step.i = 1 - step.i: a function's own attributes
+                if _own_code(v):
+                    _probe(probes, v, _function)
+                    below += [(x, path + ((".", k),), (id(v), (".", k)))
+                              for k, x in v.__dict__.items() if k[:2] != "__"]
                 continue
             kind = _container(v)
             if kind is not None:   # lst.append(0) with x[:len(lst)]
@@ -239,6 +246,18 @@ def _object(v) -> tuple:
     """What an object of the program's own holds: its class, its attributes' names
     and values."""
     return (type(v),) + tuple(x for pair in _attributes(v) for x in pair)
+
+
+def _function(v) -> tuple:
+    """What a function's own attributes hold: their names and values."""
+    return tuple(x for pair in v.__dict__.items() for x in pair)
+
+
+def _own_code(fn) -> bool:
+    """Whether ``fn`` is a function of a module of the program's own (its
+    attributes hold the program's state, ``step.calls``), not a library's."""
+    module = sys.modules.get(_attr(fn, "__module__"))
+    return module is None or own_holder(module)
 
 
 def _holder(v) -> tuple:

@@ -105,6 +105,17 @@ c.cur, c.bump``), called by the body or handed to a helper of the program's
 that calls it (``step(body, bufs, cur, bump)``), reads what its code reads of
 what it holds: ``_loop_held.py``.
 
+The helpers the body calls are followed three deep (``sweep(body, st)``
+calling ``step(body, st)``; their globals, closures' cells, mutable defaults
+and the functions' own attributes are taken with the names'), as called by
+their names or through a name the body set to one or more of them
+(``smoother = a if m == "j" else b``, ``TABLE[name](body, st)``: each). A
+body that changes a slot and calls a function its code cannot tell (a lambda
+made there, one a call returns) is refused at that call (``_refuse_blind``):
+it may read the slot again. A counter only reported is refused where its
+value is a number a kernel of the body takes, which the message says
+(``_kernel_numbers``: not a memset's value).
+
 What the body's code reads is told by ``_Region`` (``_loop_code.py``), what it
 names by ``_loop_names.py``, what the helpers it calls do with a slot by
 ``HelperUses`` (``_loop_helpers.py``); the slots' paths and the refusal's text are in
@@ -120,12 +131,13 @@ from functools import partial
 
 from ..arrays import is_array
 from ..errors import ArgumentError, user_frame_object
-from ..names import _global_names
+from ..names import _filled, _global_names
 from ..owners import _attr
 from ..scalar import Scalar
 from ._loop_code import _Region
-from ._loop_helpers import HelperUses, _recorded_numbers
-from ._loop_held import _function, _helper_roots, _own_function, handed_use, named_directly
+from ._loop_helpers import _DEPTH, HelperUses, _kernel_numbers, _recorded_numbers
+from ._loop_held import (_function, _helper_roots, _own_function, binding, handed_use,
+                         named_directly)
 from ._loop_names import _attribute_paths, _named_paths, _names
 from ._loop_order import _instructions, reads_order
 from ._loop_paths import (_LEN, _NEXT, _ORDER, _found, _label, _message, _resolve,
@@ -147,6 +159,27 @@ def _user_frame():
             f.f_back.f_code.co_filename == _CONTEXTLIB)):
         f = f.f_back
     return f
+
+
+class _Held:
+    """What the names of a helper's code hold, looked up as asked: its parameters
+    a bound method or a partial binds, its closure's filled cells, its globals."""
+
+    __slots__ = ("fn", "bound")
+
+    def __init__(self, fn, bound: dict):
+        self.fn, self.bound = fn, bound
+
+    def get(self, name: str, default=None):
+        if name in self.bound:
+            return self.bound[name]
+        code = self.fn.__code__
+        if name in code.co_freevars:
+            cell = self.fn.__closure__[code.co_freevars.index(name)]
+            return cell.cell_contents if _filled(cell) else default
+        if name in code.co_varnames or name in code.co_cellvars:
+            return default   # (a local: unknown here)
+        return self.fn.__globals__.get(name, default)
 
 
 class LoopState(HelperUses):
@@ -205,18 +238,33 @@ class LoopState(HelperUses):
             if name in scope:
                 out.setdefault(name, scope[name])
         shared = code.co_cellvars + code.co_freevars   # (t of a nested now(): the frame's t)
+        self._helpers(code, out, out, shared, 0, set())
+        return out
+
+    def _helpers(self, code, names: dict, out: dict, shared: tuple, depth: int,
+                 seen: set) -> None:
+        """Add to ``out`` what the helpers ``code`` calls hold (its names holding
+        ``names``), and those they call, ``_DEPTH`` helpers deep: their closures'
+        cells, globals and defaults (``_helper_roots``)."""
         for name in _names(code, _LOADS):   # helpers the body calls: what they hold
-            v = out.get(name)
+            v = names.get(name)
             if type(v) in _FUNCTIONS or issubclass(type(v), partial):   # (type: a weak
-                _helper_roots(v, name, out, self.owners, shared)    # proxy's may be dead)
+                self._helper(v, name, out, shared, depth, seen)        # proxy's may be dead)
             elif type(v).__module__.startswith("graphtrace") and \
                     isinstance(getattr(v, "fn", None), types.FunctionType):
-                _helper_roots(v.fn, name, out, self.owners, shared)   # a @gt.graph function
+                self._helper(v.fn, name, out, shared, depth, seen)   # a @gt.graph function
         for path in _attribute_paths(code):   # pp.swap(), Bufs.flip(), st.step(): the
-            v = _found(out, path)             # globals of the program's functions they run
+            v = _found(names, path)           # globals of the program's functions they run
             if type(v) in _FUNCTIONS and _own_function(v):
-                _helper_roots(v, _label(path), out, self.owners, shared)
-        return out
+                self._helper(v, _label(path), out, shared, depth, seen)
+
+    def _helper(self, v, name: str, out: dict, shared: tuple, depth: int, seen: set) -> None:
+        _helper_roots(v, name, out, self.owners, shared)
+        fn, bound, _ = binding(v)
+        if depth + 1 < _DEPTH and fn is not None and fn.__code__ not in seen and \
+                _own_function(fn):   # sweep(body, st) calling step(body, st)
+            seen.add(fn.__code__)
+            self._helpers(fn.__code__, _Held(fn, bound), out, shared, depth + 1, seen)
 
     def _taken(self, roots: dict) -> dict:
         """name -> its slots (those the trace's ``Slots`` kept where nothing they
@@ -251,9 +299,9 @@ class LoopState(HelperUses):
                 held.setdefault(id(v), []).append(p)
             if where is not None:   # one slot reached by several names: read as any
                 reads.setdefault(where, set()).add(self._carried(region, p))   # of them is
-        recorded = _recorded_numbers(regions)
+        recorded, kernels = _recorded_numbers(regions), _kernel_numbers(regions)
         sizes = {d for tmp in t.temporaries[self.made:] for d in tmp.shape}   # the body's
-        hits, work = [], self._work(region, regions)
+        hits, work, equal, kept = [], self._work(region, regions), {}, []
         for p in changed:
             (old, old_bytes, where), (new, new_bytes, _) = self.before[p], after[p]
             read = self._carried(region, p)
@@ -263,6 +311,7 @@ class LoopState(HelperUses):
             read = True if True in both else read
             if p[-1] == _ORDER and not self._reads_order(p, regions):
                 continue   # sorted(d), d[k], a for loop doing the same for each item
+            kept.append(p)
             via = handed_use(self, region, p, regions)   # step(body, bufs, cur, bump)
             if region.decides_with(p, work) or via == "flow":   # for _ in lst, if k == 0
                 hits.append((p, "flow"))
@@ -270,13 +319,16 @@ class LoopState(HelperUses):
             if old_bytes is not None and new_bytes is not None and old_bytes != new_bytes:
                 pairs = _changed_values(old, old_bytes, new_bytes)
                 if via or read is True and (region.indexes_with(p) or   # indices changed: idx[0]
-                                     any((type(x), x) in recorded for x, _ in pairs) or
                                      self._took(region, p, [y for _, y in pairs], read, recorded,
                                                     regions) or
                                      not pairs and (region.calls_with(None, p) or   # (a large
                                                     self._hands_on(region, p, read, regions))):
                     # one, its values not kept: a call of the body's work took it)
                     hits.append((p, "number"))
+                elif read is True and any((type(x), x) in kernels for x, _ in pairs):
+                    hits.append((p, "number"))   # (a value a kernel takes: t[0] handed)
+                    equal[p] = next((x, kernels[type(x), x]) for x, _ in pairs
+                                    if (type(x), x) in kernels)
             elif type(old) is Scalar or type(new) is Scalar:   # p, q = q, p: p handed
                 swapped = any(q != p for q in held.get(id(new), ()))   # to a kernel
                 if (read is True or swapped) and any(
@@ -303,15 +355,18 @@ class LoopState(HelperUses):
                     hits.append((p, "size" if region.sizes_with(p) else "number"))
             elif read is True and (old in sizes or new in sizes) and region.sizes_with(p):
                 hits.append((p, "size"))   # body.zeros(m)
-            elif via or (type(old), old) in recorded or \
-                    read is True and region.indexes_with(p) or \
+            elif via or read is True and region.indexes_with(p) or \
                     self._took(region, p, [new], read, recorded, regions) or \
                     self._hands_on(region, p, read, regions) or \
                     read is None and self._helper_picks(region, p, regions) or \
                     read is not False and self._helper_returns(region, p, regions):
                 hits.append((p, "number"))
+            elif (type(old), old) in kernels:   # (n += 1; log.debug(n), but a kernel
+                hits.append((p, "number"))      # takes a number that n held: which, untold)
+                equal[p] = (old, kernels[type(old), old])
         if hits:
-            raise ArgumentError(_message(self.named_once(hits), what), source)
+            raise ArgumentError(_message(self.named_once(hits), what, equal, source), source)
+        self._refuse_blind(region, kept, what, source)
 
     def _reads_order(self, path: tuple, regions, offsets=None) -> bool:
         """Whether the block (``offsets``: the code after it, in the user's frame)

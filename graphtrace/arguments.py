@@ -29,8 +29,9 @@ from .first_reads import read_first
 from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespace_values, \
     _object_key, _valued, key_objects
 from .owners import _library, own_class, own_object
+from .probe import _attr
 from .scalar import same_value, value_key
-from .tree import children, leaves, rebuild
+from .tree import Uncopyable, children, leaves, rebuild
 from .values import _Held
 
 __all__ = ["walk", "path_str", "Call", "Identity", "cache_entry", "odd_object", "key_objects",
@@ -63,10 +64,26 @@ def path_str(path: tuple) -> str:
 
 
 def _tagged(value, items):
-    """A hashable stand-in for a container (lists, tuples and dicts kept apart)."""
-    if isinstance(value, dict):   # keys as numbers are keyed (-0.0 is not 0.0, 1 not 1.0)
+    """A hashable stand-in for a container (lists, tuples and dicts kept apart, and
+    each subclass from its base: a Config or an OrderedDict is not a dict)."""
+    t = type(value)
+    if t is dict:   # keys as numbers are keyed (-0.0 is not 0.0, 1 not 1.0)
         return ("dict", tuple(zip(_dict_keys(value), items)))
-    return (type(value), tuple(items))
+    if t is list or t is tuple:
+        return (t, tuple(items))
+    state = _state(value)   # a subclass's instance attributes (ring.i), by value
+    if isinstance(value, dict):
+        return ("dict", tuple(zip(_dict_keys(value), items)), (t, state))
+    return (t, tuple(items), state) if state else (t, tuple(items))
+
+
+def _state(value) -> tuple:
+    """``(name, entry)`` of each instance attribute of a container subclass's
+    object (``object_keys._entry``): the function may read them (``bufs[bufs.i]``),
+    so another value traces anew; () where it has none."""
+    state = _attr(value, "__dict__")
+    return tuple((k, _entry(x, None, 0, set())) for k, x in state.items()) \
+        if type(state) is dict and state else ()
 
 
 def walk(value, path: tuple, static: bool, leaf, build=rebuild):
@@ -79,7 +96,11 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
         return leaf("array", path, value)
     items = children(value)   # the containers of tree.py
     if items is not None:
-        return build(value, [walk(v, path + (k,), static, leaf, build) for k, v in items])
+        built = [walk(v, path + (k,), static, leaf, build) for k, v in items]
+        try:
+            return build(value, built)
+        except Uncopyable as e:   # a subclass of the program's own (tree.rebuild)
+            raise ArgumentError(f"argument {path_str(path)} is {e.message}") from e.__cause__
     if _is_number(value) and not static:
         return leaf("scalar", path, value)
     if isinstance(value, _Intent):
@@ -346,8 +367,8 @@ def snapshot(value):
     set anew), a set or a partial holding arguments (a list changed in place), a
     function reading values (a global number: ``_function_values``, of a partial's
     function too) never compares the same: the full check reads its values again."""
-    if isinstance(value, (list, tuple, dict)):
-        return _Snap(value)
+    if isinstance(value, (list, tuple, dict)):   # a subclass's object holding attributes:
+        return _CHANGED if type(value) not in _EXACT and _state(value) else _Snap(value)
     read = geometry_reader(value)
     if read is not None:
         return _Geometry(value, read)
@@ -359,6 +380,7 @@ def snapshot(value):
 
 
 _CHANGED = object()
+_EXACT = (list, tuple, dict)
 
 
 class _Geometry:

@@ -134,8 +134,8 @@ def _kind(t) -> str:
         return "object"
     if isinstance(t, tuple) and len(t) == 4 and t[0] in ("function", "namespace"):
         return t[0]   # (kind, type, identity, values read)
-    if isinstance(t, tuple) and len(t) == 2 and t[0] == "dict":
-        return "dict"
+    if isinstance(t, tuple) and len(t) in (2, 3) and t[0] == "dict":
+        return "dict"   # (a subclass's type third: arguments._tagged)
     if isinstance(t, tuple) and isinstance(t[0], type) and issubclass(t[0], (list, tuple)):
         return "sequence"
     return "array"
@@ -159,7 +159,7 @@ def _what(t) -> str:
     if kind == "static":
         return f"static {_number(t[2])}"
     if kind == "dict":
-        return "a dict"
+        return "a dict" if len(t) == 2 else f"a {t[2][0].__name__}"
     if kind == "object":
         return f"an object of {t[1].__name__}"
     if kind in ("function", "namespace"):
@@ -207,7 +207,10 @@ def _tree(path: str, a, b, out: list) -> None:
                    f"{'' if a[1:3] != b[1:3] else '; what it reads changed'}")
     elif kind == "dict":
         keys_a, keys_b = [k for k, _ in a[1]], [k for k, _ in b[1]]
-        if keys_a != keys_b:
+        if a[2:] != b[2:]:   # a dict and a subclass of it (a Config, an OrderedDict)
+            out.append(f"{path}: {_what(a)} -> {_what(b)}" if len(a) != len(b) or
+                       a[2][0] is not b[2][0] else f"{path}: its attributes changed")
+        elif keys_a != keys_b:
             out.append(f"{path}: keys {list(map(untyped, keys_a))} -> "
                        f"{list(map(untyped, keys_b))}")
         else:
@@ -215,6 +218,8 @@ def _tree(path: str, a, b, out: list) -> None:
                 _tree(f"{path}[{untyped(k)!r}]", x, y, out)
     elif a[0] is not b[0] or len(a[1]) != len(b[1]):
         out.append(f"{path}: {_what(a)} -> {_what(b)}")
+    elif a[2:] != b[2:]:   # a subclass's object's attributes (arguments._tagged)
+        out.append(f"{path}: its attributes changed")
     else:
         for i, (x, y) in enumerate(zip(a[1], b[1])):
             _tree(f"{path}[{i}]", x, y, out)

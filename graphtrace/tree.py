@@ -7,11 +7,16 @@ these two functions, so a new kind of leaf is taught in one place.
 """
 from __future__ import annotations
 
+import copy
+import copyreg
+from collections import OrderedDict
+
 from .buffers import Buffer
-from .probe import _has
+from .errors import ArgumentError
+from .probe import _attr, _has
 from .scalar import Scalar
 
-__all__ = ["tree_map", "leaves", "children", "rebuild", "materialize"]
+__all__ = ["tree_map", "leaves", "children", "rebuild", "materialize", "Uncopyable"]
 
 
 def children(value) -> list | None:
@@ -24,18 +29,74 @@ def children(value) -> list | None:
 
 
 def rebuild(value, items):
-    """A container like ``value`` holding ``items`` (a dict gets ``value``'s keys)."""
-    if isinstance(value, dict):
+    """A container like ``value`` holding ``items`` (a dict gets ``value``'s keys):
+    a subclass of dict, list or tuple (a config with defaults, an attribute dict,
+    a defaultdict, a Counter, an OrderedDict) keeps its type, attributes and
+    behaviour (``_refilled``)."""
+    t = type(value)
+    if t is dict:
         return dict(zip(value.keys(), items))
-    return type(value)(*items) if _has(value, "_fields") else type(value)(items)
+    if t is list:
+        return list(items)
+    if t is tuple:
+        return tuple(items)
+    if isinstance(value, tuple) and _has(value, "_fields"):   # a namedtuple
+        return t(*items)
+    return _refilled(value, items)
+
+
+class Uncopyable(ArgumentError):
+    """A container subclass whose object cannot be copied (``rebuild``); the
+    argument walk names where it is (``arguments.walk``)."""
+
+
+def _refilled(value, items):
+    """A copy of container subclass ``value`` (its type and attributes: a dict's
+    and a list's by ``copy.copy``, which keeps a defaultdict's factory) holding
+    ``items``, filled by the base type's own methods, never the subclass's."""
+    t = type(value)
+    try:
+        if isinstance(value, tuple):   # made by tuple's __new__: the class's may take other
+            new = tuple.__new__(t, items)   # parameters; then its attributes
+            state = _attr(value, "__dict__")
+            if state:
+                new.__dict__.update(state)
+            for name in copyreg._slotnames(t):
+                if _has(value, name):
+                    object.__setattr__(new, name, getattr(value, name))
+            return new
+        new = copy.copy(value)
+        if type(new) is not t:
+            raise TypeError(f"its copy is a {type(new).__name__}")
+        if isinstance(value, OrderedDict):   # its order is its own, not dict's
+            OrderedDict.clear(new)
+            for k, v in zip(value.keys(), items):
+                OrderedDict.__setitem__(new, k, v)
+        elif isinstance(value, dict):
+            dict.clear(new)
+            dict.update(new, zip(value.keys(), items))
+        else:
+            list.__setitem__(new, slice(None), items)
+        return new
+    except Exception as e:  # noqa: BLE001  (whatever the class's own copying raises)
+        base = next(b for b in (OrderedDict, dict, list, tuple) if isinstance(value, b))
+        raise Uncopyable(
+            f"a {t.__name__} (a subclass of {base.__name__}), which cannot be copied "
+            f"({type(e).__name__}: {e}), and graphtrace hands the function a copy holding "
+            "the traced arrays and numbers; give the class a working __copy__ (or "
+            f"__reduce__), or pass a plain {base.__name__}") from e
 
 
 def tree_map(fn, value):
     """``value`` with ``fn`` applied to every leaf, containers rebuilt alike."""
-    if isinstance(value, (list, tuple)):
+    t = type(value)
+    if t is list or t is tuple:
         return rebuild(value, [tree_map(fn, v) for v in value])
-    if isinstance(value, dict):
+    if t is dict:
         return {k: tree_map(fn, v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, dict)):   # a subclass: kept (``rebuild``)
+        return rebuild(value, [tree_map(fn, v) for v in value.values()]
+                       if isinstance(value, dict) else [tree_map(fn, v) for v in value])
     return fn(value)
 
 

@@ -21,7 +21,9 @@ held in a variable, a loop over a dict) are not: pass a value that changes
 as an argument.
 
 Objects of the program's own classes held by such names are walked too
-(``Reach.objects``, ``held.py``): their arrays and what their methods read.
+(``Reach.objects``, ``held.py``): their arrays and what their methods read; so
+is the code the objects the function makes of such classes run (``Init().lr``:
+``class_reach.py``).
 An array a graph uses that is reached some other way (a library object's
 attribute, a local of a helper, a function passed as a value) is refused by
 the tracer.
@@ -41,6 +43,7 @@ from functools import partial
 from .arrays import is_array
 from .chains import MISSING, NoKey, chain as _chain, changes, default_of, defined, \
     lookup as _lookup, value_chains
+from .class_reach import class_reads, walk_classes
 from .code_parts import _Code, _code_check, code_parts
 from .handed import hands
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
@@ -85,7 +88,7 @@ class Reach:
                  "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
                  "handed", "escaped", "carried", "containers",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
-                 "_walked", "_hosted_walked", "_codes", "_last", "decided")
+                 "_walked", "_hosted_walked", "_codes", "_last", "decided", "_classes")
 
     def __init__(self, root, baked: bool = True):
         self.root, self.baked = root, baked   # baked False: a method handed to s.host
@@ -121,7 +124,10 @@ class Reach:
         code = getattr(self.root, "__code__", None)   # its parameters' names are
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount] \
             if code is not None else ()                 # taken: a helper's x is touch.x
-        self._walk(self.root, set(), 0, dict.fromkeys(params, _PARAMETER), self.baked)
+        self._classes: list = []          # (function, name, class, depth) of the program's
+        seen, labels = set(), dict.fromkeys(params, _PARAMETER)   # classes reached by name
+        self._walk(self.root, seen, 0, labels, self.baked)
+        walk_classes(self, seen, labels)   # what their instances run (class_reach.py)
         hosted = self._hosted
         # a chain the traced code may change (if CFG.scale is None: CFG.scale = 2.0) is
         # watched until a trace is seen to change it (state: note_state); one a host
@@ -146,7 +152,7 @@ class Reach:
         self.wholes = tuple(dict.fromkeys(
             [(fn, name) for fn, name, at in self.wholes if at not in changed or name in flags] +
             [(fn, c.head) for fn, c in self._stores if c.head in flags]))
-        del self._chains, self._changed, self._hosted, self._live, self._stores
+        del self._chains, self._changed, self._hosted, self._live, self._stores, self._classes
         self.helpers = tuple((fn, name, _lookup(fn, name))
                              for fn, name, _, array in self.places if array is False)
         self.numbers = tuple((fn, name) for fn, name, _, array in self.places if array is None)
@@ -230,7 +236,10 @@ class Reach:
                     self._container(fn, name, reads)   # LOG = []: LOG.append("started")
                 continue
             if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
+                self._classes += [(fn, name, v, depth)] if baked and isinstance(v, type) else []
                 for dotted, held in _held_dotted(fn, code, name, chains):   # class,
+                    if baked and isinstance(held, type):   # mod.Opts(): class_reach.py
+                        self._classes.append((fn, dotted, held, depth))
                     hand = handed.get((name, tuple(dotted.split(".")[1:])))
                     if held is not None and baked and _holds_own(held) and (
                             hand is None or not hand.callbacks_alone or own_object(held)) and \
@@ -242,7 +251,7 @@ class Reach:
                         self._walk_into(held, seen, depth, labels, baked and not (   # and what
                             hand is not None and hand.callbacks_alone))   # it reaches
                         if isinstance(held, classmethod) and baked:
-                            self._class_reads(fn, dotted.rsplit(".", 1)[0], held, v)
+                            class_reads(self, fn, dotted.rsplit(".", 1)[0], held, v)
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
                 reads = reads if reads is not None else _reads(fn, code)
                 self._settings(fn, name, v, reads, baked)
@@ -387,23 +396,6 @@ class Reach:
             if value is None or _is_value(value) or isinstance(value, set) and \
                     pure_values(value) is not None:
                 self._chains.append((fn, chain, id(default_of(fn, head))))
-
-    def _class_reads(self, fn, owner: str, method: classmethod, v) -> None:
-        """The settings a class method reads off its ``cls`` (``cls.LR`` of
-        ``Model.lr()``), watched as chains off the name holding the class
-        (``Model.LR``) unless its code changes them."""
-        code = getattr(method.__func__, "__code__", None)
-        if code is None or not code.co_argcount:
-            return
-        chains, changed = value_chains(code, roots=frozenset({code.co_varnames[0]}))
-        cls = code.co_varnames[0]
-        for steps in (steps for head, steps in chains if head == cls and steps):
-            if any(head == cls and changes(steps, c) for head, c in changed):
-                continue
-            chain = _chain(owner, steps)
-            value = chain.read(fn)
-            if value is None or _is_value(value):
-                self._chains.append((fn, chain, id(v)))
 
     def _devices(self, fn, seen, depth) -> None:
         """The device functions a kernel's code calls by a global or closure name, and

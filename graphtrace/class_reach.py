@@ -1,0 +1,173 @@
+"""The code a graph function runs on the objects of the program's own classes it
+makes while traced (``Opts().lr``, ``Sched().rate()``, ``factory().step()``).
+
+A class that walked code reaches by a global or closure name (``Opts``,
+``mod.Opts``), its own or a helper's (``factory`` returning ``K()``), is
+watched by identity; what its instances run when the trace makes and uses them
+is walked as a helper is (``Reach._walk``), so that the globals it reads are
+watched and key the graph: ``__init__``, ``__post_init__`` and ``__new__`` of
+each class of its MRO, the dunders syntax runs (``owners._dunders``: ``__call__``,
+``__getattr__``, ...) and the methods and properties some walked code names
+(``self.lr = LR`` in ``__init__``, ``return LR * 2`` in ``rate``). A class
+attribute holding a value that walked code reads by its name off an instance
+(``o = Opts(); o.lr`` of ``class Opts: lr = 0.5``) is watched by value, as
+``Opts.lr`` read off the class is, unless walked code stores an attribute of
+that name (an instance's own, which hides it, or the class's, state).
+
+Also the settings a class method reads off its ``cls`` (``class_reads``).
+Found once, when a ``Reach`` finds its places; a library's classes, and their
+methods, are left alone (``owners``).
+"""
+from __future__ import annotations
+
+import dis
+import inspect
+import types
+import weakref
+
+from .bases import _with_wrapped
+from .chains import MISSING, chain as _chain, changes, lookup as _lookup, value_chains
+from .owners import _PLAIN_BASES, _dunders, _followed, own_class
+from .values import _is_value
+
+__all__ = ["class_reads", "walk_classes"]
+
+
+_MADE = ("__new__", "__init__", "__post_init__")   # what making an instance runs
+
+
+def walk_classes(reach, seen: set, labels: dict) -> None:
+    """Walk, with ``reach._walk``, the code the instances of the classes the walk
+    reached (``reach._classes``: ``(function, name, class, depth)``) may run, until
+    no walked code names another method; watch the class values read off them."""
+    done: set = set()     # ids of the classes whose making code is walked
+    names: set = set()    # the attribute names walked code loads
+    stores: set = set()   # and those it stores or deletes
+    counted = 0           # the walked functions whose names are in names
+    while True:
+        walked = reach._walked
+        for f in walked[counted:]:
+            loads, stored = _attribute_names(f.__code__)
+            names |= loads
+            stores |= stored
+        counted = len(walked)
+        for fn, name, cls, depth in list(reach._classes):
+            if not own_class(cls):
+                continue
+            if id(cls) not in done:
+                done.add(id(cls))
+                reach.places.append((fn, name, None, False))   # defined again: found anew
+                for f in _made(cls):
+                    reach._walk(f, seen, depth + 1, labels)
+            for f in _methods(cls, names):
+                reach._walk(f, seen, depth + 1, labels)
+        if len(reach._walked) == counted:
+            break
+    _class_values(reach, names - stores)
+
+
+def _made(cls) -> list:
+    """The Python functions making and calling an instance of ``cls`` runs."""
+    out = []
+    for c in cls.__mro__:
+        if c in _PLAIN_BASES:
+            continue
+        for name in _MADE:
+            v = c.__dict__.get(name)
+            out += _functions(v) if v is not None else []
+    out += [g for _, f in _dunders(cls) for g in _functions(f)]
+    return out
+
+
+def _methods(cls, names) -> list:
+    """The Python functions of the methods and properties of ``cls`` in ``names``."""
+    out = []
+    for name in names:
+        if name[:2] == "__" == name[-2:]:
+            continue
+        v = inspect.getattr_static(cls, name, None)
+        if v is not None and not isinstance(v, type):
+            out += _functions(v)
+    return out
+
+
+def _functions(v) -> list:
+    """The program's own Python functions behind a method, a property (each of its
+    functions), a static or class method, and those a decorator wraps."""
+    parts = (v.fget, v.fset, v.fdel) if isinstance(v, property) else \
+        (v.__func__,) if isinstance(v, (staticmethod, classmethod)) else (v,)
+    out = []
+    for p in parts:
+        f = _followed(p) if p is not None else None
+        if f is not None:
+            out += [g for g in _with_wrapped(f) if _followed(g) is not None]
+    return out
+
+
+def _class_values(reach, names) -> None:
+    """Watch by value the class attributes holding values (``lr = 0.5``) that walked
+    code reads by name, as chains off the name holding the class (``Opts.lr``)."""
+    known = {str(c) for _, c, _ in reach._chains}
+    for fn, name, cls, _ in reach._classes:
+        if not own_class(cls):
+            continue
+        head, *path = name.split(".")
+        top = _lookup(fn, head)
+        for attr in names:
+            v = _static(cls, attr)
+            if v is MISSING or not _is_value(v):
+                continue
+            chain = _chain(head, tuple(("attr", a) for a in (*path, attr)))
+            if str(chain) not in known:
+                known.add(str(chain))
+                reach._chains.append((fn, chain, id(top)))
+
+
+def _static(cls, attr: str):
+    """What ``cls`` or a class of its MRO holds by ``attr`` (not a dunder)."""
+    if attr[:2] == "__" == attr[-2:]:
+        return MISSING
+    for c in cls.__mro__:
+        if c in _PLAIN_BASES:
+            return MISSING
+        v = c.__dict__.get(attr, MISSING)
+        if v is not MISSING:
+            return v
+    return MISSING
+
+
+_NAMES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _attribute_names(code) -> tuple:
+    """``(loaded, stored)``: the names ``code`` and the code nested in it load as
+    attributes or globals (``co_names``) and those it stores or deletes as attributes."""
+    hit = _NAMES.get(code)
+    if hit is None:
+        loaded, stored, todo = set(), set(), [code]
+        while todo:
+            c = todo.pop()
+            loaded.update(c.co_names)
+            stored.update(ins.argval for ins in dis.get_instructions(c)
+                          if ins.opname in ("STORE_ATTR", "DELETE_ATTR"))
+            todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
+        hit = _NAMES[code] = (frozenset(loaded), frozenset(stored))
+    return hit
+
+
+def class_reads(reach, fn, owner: str, method: classmethod, v) -> None:
+    """The settings a class method reads off its ``cls`` (``cls.LR`` of
+    ``Model.lr()``), watched as chains off the name holding the class
+    (``Model.LR``) unless its code changes them."""
+    code = getattr(method.__func__, "__code__", None)
+    if code is None or not code.co_argcount:
+        return
+    chains, changed = value_chains(code, roots=frozenset({code.co_varnames[0]}))
+    cls = code.co_varnames[0]
+    for steps in (steps for head, steps in chains if head == cls and steps):
+        if any(head == cls and changes(steps, c) for head, c in changed):
+            continue
+        chain = _chain(owner, steps)
+        value = chain.read(fn)
+        if value is None or _is_value(value):
+            reach._chains.append((fn, chain, id(v)))

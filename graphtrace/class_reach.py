@@ -8,7 +8,8 @@ is walked as a helper is (``Reach._walk``), so that the globals it reads are
 watched and key the graph: ``__init__``, ``__post_init__`` and ``__new__`` of
 each class of its MRO, the dunders syntax runs (``owners._dunders``: ``__call__``,
 ``__getattr__``, ...) and the methods and properties some walked code names
-(``self.lr = LR`` in ``__init__``, ``return LR * 2`` in ``rate``). A class
+(``self.lr = LR`` in ``__init__``, ``return LR * 2`` in ``rate``; the bases'
+of the same names too, which ``super()`` runs). A class
 attribute holding a value that walked code reads by its name off an instance
 (``o = Opts(); o.lr`` of ``class Opts: lr = 0.5``) is watched by value, as
 ``Opts.lr`` read off the class is, unless walked code stores an attribute of
@@ -21,7 +22,6 @@ methods, are left alone (``owners``).
 from __future__ import annotations
 
 import dis
-import inspect
 import types
 import weakref
 
@@ -80,14 +80,16 @@ def _made(cls) -> list:
 
 
 def _methods(cls, names) -> list:
-    """The Python functions of the methods and properties of ``cls`` in ``names``."""
+    """The Python functions of the methods and properties of ``cls`` in ``names``,
+    each class's of its MRO (an override may run its base's: ``super().rate()``)."""
     out = []
     for name in names:
         if name[:2] == "__" == name[-2:]:
             continue
-        v = inspect.getattr_static(cls, name, None)
-        if v is not None and not isinstance(v, type):
-            out += _functions(v)
+        for c in cls.__mro__:
+            v = c.__dict__.get(name) if c not in _PLAIN_BASES else None
+            if v is not None and not isinstance(v, type):
+                out += _functions(v)
     return out
 
 

@@ -60,6 +60,11 @@ class _Derived(_Base):
         super().__init__()
 
 
+class _Over(_Sched):
+    def rate(self):
+        return super().rate() * 4   # the base's reads the global
+
+
 class _Callable:
     def __call__(self):
         return _LR * 5
@@ -104,6 +109,10 @@ def _graphs():
         add[1, 2, s](x, _factory().m())
 
     @gt.graph(backend="sim")
+    def over(s, x):
+        add[1, 2, s](x, _Over().rate())
+
+    @gt.graph(backend="sim")
     def prop(s, x):
         add[1, 2, s](x, _Prop().lr)
 
@@ -127,7 +136,7 @@ def _graphs():
     def dotted(s, x):
         add[1, 2, s](x, _NS.Init().lr)
 
-    return {"dotted": (dotted, 1), "init": (init, 1), "method": (method, 2), "factory": (factory, 3),
+    return {"dotted": (dotted, 1), "init": (init, 1), "method": (method, 2), "super() method": (over, 8), "factory": (factory, 3),
             "property": (prop, None), "base __init__": (base, 4), "__call__": (call, 5),
             "__post_init__": (post, 6), "closure class": (closure, 7)}
 

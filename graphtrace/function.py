@@ -465,6 +465,14 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         graphs."""
         return CacheInfo(self._hits, self._misses, self.maxsize, len(self._cache))
 
+    # the function's defaults, read and set through the decorated object as on the
+    # function itself (f.__kwdefaults__["k"] = 8.0, f.__defaults__ = (5.0,)): the
+    # wrapper held a __defaults__ of its own, which no call read
+    __defaults__ = property(lambda self: self.fn.__defaults__,
+                            lambda self, v: setattr(self.fn, "__defaults__", v))
+    __kwdefaults__ = property(lambda self: self.fn.__kwdefaults__,
+                              lambda self, v: setattr(self.fn, "__kwdefaults__", v))
+
     def clear_cache(self) -> None:
         """Drop every compiled graph (and the buffers they keep alive), once their
         launches are done, and start ``cache_info``'s counts again (as

@@ -111,9 +111,9 @@ class GpuContext:
           clock                    [the executable graph's launches so far], which
                                    its launch counts: host callbacks take the
                                    binding of their launch by it (ops/host.py)
-          failed                   (exception, launch) of each host callback that
-                                   raised (it runs on the driver's thread, which
-                                   cannot raise it): the next launch does
+          failed                   (exception, launch, Calls) of each host callback
+                                   run that raised (it runs on the driver's thread,
+                                   which cannot raise it): the next launch does
           kernel_nodes             adds and sets kernel nodes through the driver
           definition_node(node)    the cuda.core node (or handle) emitted for node
           handle(node)             its CUgraphNode
@@ -146,7 +146,7 @@ class GpuContext:
         self.owner_of = None                 # a Binding's owner_of, where one builds it
         self.state: dict[int, object] = {}
         self.clock = [0]
-        self.failed: list = []               # host callbacks that raised (ops/host.py)
+        self.failed: list = []               # host callbacks that raised (ops/_host_calls.py)
         self.graph = None                    # the executable graph, once instantiated
         self.reshaped = False
         self.devices = None

@@ -351,7 +351,7 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
         codes, names = [c], set()
         while codes:
             k = codes.pop()
-            names.update(k.co_names)
+            names.update(_attribute_loads(k))
             if not _DYNAMIC.isdisjoint(k.co_names):   # getattr(OPT, "update")(s, w),
                 names.update(x for x in k.co_consts   # methodcaller("update", s, w)
                              if type(x) is str and x.isidentifier())
@@ -379,6 +379,22 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
                         out.append((name, h, takes_self))
                         todo.append((h.__code__, h))
     return out
+
+
+_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR", "STORE_ATTR",
+                            "DELETE_ATTR"})
+_ATTRIBUTES_OF: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _attribute_loads(code) -> frozenset:
+    """The names ``code`` itself uses as attributes: not all of ``co_names``,
+    which holds its global names too (a kernel launched by the global name ``add``
+    does not call a held object's method ``add``)."""
+    hit = _ATTRIBUTES_OF.get(code)
+    if hit is None:
+        hit = _ATTRIBUTES_OF[code] = frozenset(
+            ins.argval for ins in dis.get_instructions(code) if ins.opname in _ATTRIBUTE_OPS)
+    return hit
 
 
 def _method_names(cls) -> list:

@@ -287,3 +287,34 @@ def seeded(s, x):
 
 def test_setting_or_reading_a_generators_state_draws_nothing():
     assert calls(seeded, dev())[0] == []
+
+
+class Recorder:
+    def __init__(self):
+        self.rng = np.random.default_rng(0)
+        self.v = []
+
+    def add(self):   # named as the kernel the graph launches, and run only by a callback
+        self.v.append(self.rng.normal())
+
+
+class Logged:
+    def __init__(self):
+        self.rec = Recorder()
+
+    def log(self):
+        self.rec.add()
+
+    @gt.graph(backend="sim")
+    def step(self, s, x):
+        add[1, 2, s](x, 1.0)
+        s.host(self.log)
+
+
+def test_a_held_objects_method_named_as_a_global_the_graph_loads_is_not_called_by_it():
+    """The kernel's global name ``add`` is not a call of the held object's method
+    ``add``, which only the host callback runs, at every launch: no warning."""
+    m = Logged()
+    found, _ = calls(m.step, dev())
+    assert found == []
+    assert len(m.rec.v) == 3 and len(set(m.rec.v)) == 3

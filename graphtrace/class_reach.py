@@ -107,8 +107,9 @@ def _functions(v) -> list:
 
 
 def _class_values(reach, names) -> None:
-    """Watch by value the class attributes holding values (``lr = 0.5``) that walked
-    code reads by name, as chains off the name holding the class (``Opts.lr``)."""
+    """Watch by value the class attributes holding values (``lr = 0.5``), or None
+    (``lr = None``, read as ``o.lr if o.lr is not None else 0.5``), that walked code
+    reads by name, as chains off the name holding the class (``Opts.lr``)."""
     known = {str(c) for _, c, _ in reach._chains}
     for fn, name, cls, _ in reach._classes:
         if not own_class(cls):
@@ -116,8 +117,8 @@ def _class_values(reach, names) -> None:
         head, *path = name.split(".")
         top = _lookup(fn, head)
         for attr in names:
-            v = _static(cls, attr)
-            if v is MISSING or not _is_value(v):
+            v = _static(cls, attr)   # None too: a value set there later (Opts.lr = 0.1)
+            if v is MISSING or v is not None and not _is_value(v):   # traces anew
                 continue
             chain = _chain(head, tuple(("attr", a) for a in (*path, attr)))
             if str(chain) not in known:

@@ -180,11 +180,18 @@ def _reads(t: type, names: frozenset) -> tuple:
                 todo += new | again
         if whole and dataclasses.is_dataclass(t):   # astuple(cfg): every field read
             out |= {f.name for f in dataclasses.fields(t)}
-        held = tuple(sorted(n for n in out if not n.startswith("__") and (
-            _is_value(v := class_attribute(t, n)) or pure_values(v) is not None)))
+        held = tuple(sorted(n for n in out if not n.startswith("__") and (   # None too:
+            _is_value(v := class_attribute(t, n)) or pure_values(v) is not None or   # a
+            v is None and _class_holds(t, n))))   # value set there later traces anew
         hit = _READS[(t, names, hosted, fields)] = (
             Loaded(out, skipped, whole), held, tuple(methods), tuple(followed))
     return hit[:3]
+
+
+def _class_holds(t: type, name: str) -> bool:
+    """Whether ``t`` or a base of the program's own holds ``name`` itself (``lr =
+    None``), not only the attribute lookup's None of a name it lacks."""
+    return any(name in vars(c) for c in t.__mro__ if own_class(c))
 
 
 def _called(methods) -> tuple:

@@ -1,0 +1,54 @@
+"""Classes the graph function's code reaches other than by a name of their own,
+and class values and methods that change after the first trace
+(``test_made_objects.py`` has the plain forms). What the code of the objects it
+makes reads is baked into the graph: each change between calls must trace anew,
+where the graph replayed the first trace's value, with no warning."""
+import sys
+
+import numpy as np
+from numba import cuda
+
+import graphtrace as gt
+
+_MOD = sys.modules[__name__]
+_LR = 0.5
+
+
+@cuda.jit
+def add(x, a):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += a
+
+
+def _run(fn, *args) -> float:
+    x = cuda.to_device(np.zeros(2))
+    fn(x, *args)
+    return float(x.copy_to_host()[0])
+
+
+# --- a class value that holds None at the first trace, a number later
+
+class _Unset:
+    lr = None   # not set yet: the code falls back on a default
+
+
+@gt.graph(backend="sim")
+def _unset_made(s, x):
+    o = _Unset()
+    add[1, 2, s](x, o.lr if o.lr is not None else 0.5)
+
+
+@gt.graph(backend="sim")
+def _unset_passed(s, x, o):
+    add[1, 2, s](x, o.lr if o.lr is not None else 0.5)
+
+
+def test_a_class_value_set_from_none_after_the_first_trace_traces_anew(monkeypatch):
+    """None was not watched: the fallback the first trace took was replayed."""
+    o = _Unset()
+    assert _run(_unset_made) == _run(_unset_passed, o) == 0.5
+    monkeypatch.setattr(_Unset, "lr", 2.0)
+    assert _run(_unset_made) == _run(_unset_passed, o) == 2.0
+    monkeypatch.setattr(_Unset, "lr", None)
+    assert _run(_unset_made) == _run(_unset_passed, o) == 0.5

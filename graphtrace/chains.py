@@ -18,13 +18,14 @@ import operator
 import sys
 import types
 import weakref
+from functools import partial
 
 from .chain_steps import NAME_LOADS, _UNPACKS, _by_name, _get_call, _item_taken, _unpacked
 from .named_keys import KEY_PARTS, MISSING, Named, keyed_chain
 from .probe import _attr, _has
 
-__all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "callback_codes", "chain", "changes",
-           "imported", "lookup", "value_chains"]
+__all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "Slot", "callback_codes", "chain",
+           "changes", "imported", "lookup", "slot", "value_chains"]
 
 # MISSING: what a lookup gives for a name, attribute or key not there
 
@@ -35,6 +36,8 @@ def lookup(fn, name):
     ``Chain``'s value (MISSING where absent)."""
     if type(name) is Chain:
         return name.read(fn)
+    if type(name) is Slot:
+        return name.read()
     if name[:1] == "=":   # "=cfg": the default of fn's parameter cfg
         return default_of(fn, name[1:])
     if name[:1] == "<":   # "<kmod>.kk": a module the function imports itself (imported)
@@ -190,6 +193,29 @@ class Chain(str):
             if v is MISSING:
                 return MISSING
         return v
+
+
+class Slot(str):
+    """What class ``owner`` holds itself by ``attr`` (in its ``__dict__``; None where
+    it holds nothing by it), as its label (``Sched.rate``): a method of a class the
+    traced code makes objects of, watched by identity and looked up in C
+    (``getter``): one put on the class later (``Sched.rate = new_rate``) is another
+    graph. The class is watched by the name that holds it: one defined again finds
+    its places, and its slots, anew."""
+
+    __slots__ = ("owner", "attr")
+
+    def read(self, fn=None):
+        return self.owner.__dict__.get(self.attr)
+
+    def getter(self):
+        return partial(vars(self.owner).get, self.attr)   # (the class's own dict)
+
+
+def slot(owner: type, attr: str) -> Slot:
+    out = Slot(f"{owner.__qualname__}.{attr}")
+    out.owner, out.attr = owner, attr
+    return out
 
 
 def _layered(v) -> bool:

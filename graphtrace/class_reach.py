@@ -26,7 +26,8 @@ import types
 import weakref
 
 from .bases import _with_wrapped
-from .chains import MISSING, chain as _chain, changes, lookup as _lookup, value_chains
+from .chains import MISSING, Slot, chain as _chain, changes, lookup as _lookup, slot, \
+    value_chains
 from .owners import _PLAIN_BASES, _dunders, _followed, own_class
 from .values import _is_value
 
@@ -64,6 +65,7 @@ def walk_classes(reach, seen: set, labels: dict) -> None:
         if len(reach._walked) == counted:
             break
     _class_values(reach, names - stores)
+    _class_methods(reach, names)
 
 
 def _made(cls) -> list:
@@ -103,6 +105,41 @@ def _functions(v) -> list:
         f = _followed(p) if p is not None else None
         if f is not None:
             out += [g for g in _with_wrapped(f) if _followed(g) is not None]
+    return out
+
+
+def _class_methods(reach, names) -> None:
+    """Watch by identity what each class holds itself by the names of the methods
+    walked (``Sched.rate``, ``__init__``), and each class of its MRO up to the one
+    that holds it (``slot``, looked up in C): one put on a class after a trace
+    (``Sched.rate = new_rate``, an override on a subclass) is another graph, whose
+    code is walked anew (``Reach._find``)."""
+    known = {(id(p.owner), p.attr) for _, p, _, _ in reach.places if type(p) is Slot}
+    for fn, _, cls, _ in reach._classes:
+        if not own_class(cls):
+            continue
+        for attr in sorted(_method_names(cls, names)):
+            for c in cls.__mro__:
+                if c in _PLAIN_BASES:
+                    break
+                if (id(c), attr) not in known:
+                    known.add((id(c), attr))
+                    reach.places.append((fn, slot(c, attr), None, False))
+                if attr in c.__dict__:
+                    break
+
+
+def _method_names(cls, names) -> set:
+    """The names of the methods of ``cls`` walked (``_made``, ``_methods``, the
+    dunders syntax runs) that a class of its MRO of the program's own defines."""
+    out = {name for name, _ in _dunders(cls)}
+    for c in cls.__mro__:
+        if c in _PLAIN_BASES:
+            continue
+        for name in (*_MADE, *names):
+            v = c.__dict__.get(name)
+            if v is not None and not isinstance(v, type) and _functions(v):
+                out.add(name)
     return out
 
 

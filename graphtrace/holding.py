@@ -17,7 +17,7 @@ import warnings
 import weakref
 
 from .callback_state import global_only, live_labels, self_changed
-from .chains import lookup, nested_codes
+from .chains import Slot, lookup, nested_codes
 from .errors import DepthWarning, user_frame
 from .handed import hands, merged
 from .held import (callback_arrays, held_arrays, held_functions, held_methods, held_objects,
@@ -395,7 +395,8 @@ class Holdings(TraceChanges):
         and its helpers, and for a method the methods of its class it calls."""
         functions = [self.function] + [   # not a callback handed to s.host (s.host(tick),
             f for f in (_python_function(v) for fn, name, v in self.reach.helpers   # or
-                        if not _hosted(fn.__code__, name)) if f is not None]   # Sink.notify)
+                        if type(name) is not Slot and   # Sink.notify), nor a method watched
+                        not _hosted(fn.__code__, name)) if f is not None]   # on its class
         functions += [f for f in self.reach.carried if f not in functions]   # UPD["sgd"]
         if self_obj is not None:   # and those syntax runs on self (self.sc of a __getattr__)
             functions += [f for _, f in class_methods(self.function, self.self_param,

@@ -27,7 +27,8 @@ from functools import partial
 from .arrays import is_array
 from .bases import _explicit_bases, _super_methods, _with_wrapped
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
-    callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, value_chains
+    Slot, callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, \
+    value_chains
 from .dynamic_names import by_names
 from .self_stores import set_by_name
 from .host_chains import host_callbacks, host_chains, self_callbacks
@@ -162,6 +163,8 @@ def _getter(fn, name):
     code = fn.__code__
     if type(name) is _Chain:   # constant attributes and items read off a name
         return name.getter(fn, _getter(fn, name.head))
+    if type(name) is Slot:   # what a class holds itself by a method's name
+        return name.getter()
     if name[:1] == "=":   # a parameter's default (cfg=CFG)
         return partial(default_of, fn, name[1:])
     if "." in name or name[:1] == "<":   # an attribute chain, a module imported

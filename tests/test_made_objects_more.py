@@ -52,3 +52,53 @@ def test_a_class_value_set_from_none_after_the_first_trace_traces_anew(monkeypat
     assert _run(_unset_made) == _run(_unset_passed, o) == 2.0
     monkeypatch.setattr(_Unset, "lr", None)
     assert _run(_unset_made) == _run(_unset_passed, o) == 0.5
+
+
+# --- a method put on the class after the first trace
+
+class _Rate:
+    def __init__(self):
+        self.lr = 0.5
+
+    def rate(self):
+        return 0.5
+
+
+class _SubRate(_Rate):   # runs its base's rate until it is given its own
+    pass
+
+
+@gt.graph(backend="sim")
+def _rate_made(s, x):
+    add[1, 2, s](x, _Rate().rate())
+
+
+@gt.graph(backend="sim")
+def _sub_rate_made(s, x):
+    add[1, 2, s](x, _SubRate().rate())
+
+
+@gt.graph(backend="sim")
+def _init_made(s, x):
+    add[1, 2, s](x, _SubRate().lr)
+
+
+def _init_lr(lr):
+    def __init__(self):
+        self.lr = lr
+    return __init__
+
+
+def test_a_method_put_on_the_class_after_the_first_trace_runs(monkeypatch):
+    """The first trace's method was replayed: the class was watched by the name
+    holding it, not what it holds by its methods' names."""
+    assert _run(_rate_made) == _run(_sub_rate_made) == _run(_init_made) == 0.5
+    monkeypatch.setattr(_Rate, "rate", lambda self: 2.0)
+    assert _run(_rate_made) == _run(_sub_rate_made) == 2.0
+    monkeypatch.setattr(_SubRate, "rate", lambda self: 3.0, raising=False)   # an override
+    assert (_run(_rate_made), _run(_sub_rate_made)) == (2.0, 3.0)
+    monkeypatch.setattr(_Rate, "__init__", _init_lr(4.0))
+    assert _run(_init_made) == 4.0
+    monkeypatch.undo()
+    assert _run(_rate_made) == _run(_sub_rate_made) == _run(_init_made) == 0.5
+    assert _rate_made.cache_info().misses == 2   # the first method back: its graph is cached

@@ -26,7 +26,7 @@ import types
 import weakref
 
 from .bases import _with_wrapped
-from .chains import MISSING, Slot, chain as _chain, changes, lookup as _lookup, slot, \
+from .chains import MISSING, Chain, Slot, chain as _chain, changes, lookup as _lookup, slot, \
     value_chains
 from .owners import _PLAIN_BASES, _dunders, _followed, own_class
 from .values import _is_value
@@ -45,6 +45,7 @@ def walk_classes(reach, seen: set, labels: dict) -> None:
     names: set = set()    # the attribute names walked code loads
     stores: set = set()   # and those it stores or deletes
     counted = 0           # the walked functions whose names are in names
+    found: set = set()    # (function, label) of the classes values read hold (_contained)
     while True:
         walked = reach._walked
         for f in walked[counted:]:
@@ -52,6 +53,7 @@ def walk_classes(reach, seen: set, labels: dict) -> None:
             names |= loads
             stores |= stored
         counted = len(walked)
+        _contained(reach, found)
         for fn, name, cls, depth in list(reach._classes):
             if not own_class(cls):
                 continue
@@ -66,6 +68,38 @@ def walk_classes(reach, seen: set, labels: dict) -> None:
             break
     _class_values(reach, names - stores)
     _class_methods(reach, names)
+
+
+def _contained(reach, found: set) -> None:
+    """Add to ``reach._classes`` the classes of the program's own that values walked
+    code reads hold, and the tuples, lists and dicts of values it reads: a chain's
+    (``CLASSES["a"]()``, ``CFG.cls()``), a name's items (``for cls in (A, B)``
+    of ``PAIR = (A, B)``; ``MODELS[name]()``), each as the chain reading it
+    (``MODELS['a']``), watched by identity: one put there later finds its code."""
+    held = [(fn, c) for fn, c, _ in reach._chains] + [
+        (fn, _chain(name, ())) for fn, name, _, kind in reach.places
+        if kind is None and type(name) is str and name.isidentifier()] + [
+        (fn, _chain(name, ())) for fn, name, _ in reach.wholes]
+    for fn, c in held:
+        v = c.read(fn)
+        items = [((), v)] if c.steps else []
+        if type(v) in (tuple, list, dict):
+            items += [((("item", k),), x) for k, x in (v.items() if type(v) is dict
+                                                       else enumerate(v))]
+        for more, x in items:
+            name = _chain(c.head, c.steps + more)
+            if isinstance(x, type) and own_class(x) and (fn, str(name)) not in found:
+                found.add((fn, str(name)))
+                reach._classes.append((fn, name, x, 1))
+
+
+def _path(name) -> tuple:
+    """``(head, steps)`` of the name or chain that holds a class (``mod.Opts``,
+    ``CLASSES['a']``)."""
+    if isinstance(name, Chain):
+        return name.head, name.steps
+    head, *path = name.split(".")
+    return head, tuple(("attr", a) for a in path)
 
 
 def _made(cls) -> list:
@@ -151,13 +185,13 @@ def _class_values(reach, names) -> None:
     for fn, name, cls, _ in reach._classes:
         if not own_class(cls):
             continue
-        head, *path = name.split(".")
+        head, steps = _path(name)
         top = _lookup(fn, head)
         for attr in names:
             v = _static(cls, attr)   # None too: a value set there later (Opts.lr = 0.1)
             if v is MISSING or v is not None and not _is_value(v):   # traces anew
                 continue
-            chain = _chain(head, tuple(("attr", a) for a in (*path, attr)))
+            chain = _chain(head, steps + (("attr", attr),))
             if str(chain) not in known:
                 known.add(str(chain))
                 reach._chains.append((fn, chain, id(top)))

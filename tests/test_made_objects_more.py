@@ -102,3 +102,71 @@ def test_a_method_put_on_the_class_after_the_first_trace_runs(monkeypatch):
     monkeypatch.undo()
     assert _run(_rate_made) == _run(_sub_rate_made) == _run(_init_made) == 0.5
     assert _rate_made.cache_info().misses == 2   # the first method back: its graph is cached
+
+
+# --- a class reached through a container
+
+class _A:
+    def __init__(self):
+        self.lr = _LR
+
+
+class _B:
+    def rate(self):
+        return _LR * 2
+
+
+class _C:
+    def __init__(self):
+        self.lr = _LR * 3
+
+
+class _Valued:
+    scale = 0.5   # (a name no code stores: _A's lr is its objects' own)
+
+
+_CLASSES = {"a": _A, "b": _B, "valued": _Valued}
+_PAIR = (_A, _C)
+
+
+@gt.graph(backend="sim")
+def _by_key(s, x):
+    add[1, 2, s](x, _CLASSES["a"]().lr + _CLASSES["b"]().rate())
+
+
+@gt.graph(backend="sim")
+def _by_loop(s, x):
+    for cls in _PAIR:
+        add[1, 2, s](x, cls().lr)
+
+
+@gt.graph(backend="sim")
+def _by_name(s, x, name):
+    add[1, 2, s](x, _CLASSES[name]().lr)
+
+
+@gt.graph(backend="sim")
+def _scale_by_name(s, x, name):
+    add[1, 2, s](x, _CLASSES[name]().scale)
+
+
+def test_a_global_read_by_a_class_a_container_holds_is_watched(monkeypatch):
+    """The class's code was not walked: the global's first value was replayed."""
+    for lr in (0.5, 2.0):
+        monkeypatch.setattr(_MOD, "_LR", lr)
+        assert (_run(_by_key), _run(_by_loop), _run(_by_name, "a")) == (lr * 3, lr * 4, lr)
+
+
+def test_a_class_value_read_through_a_container_of_classes_is_watched(monkeypatch):
+    for scale in (0.5, 2.0, 3.0):
+        monkeypatch.setattr(_Valued, "scale", scale)
+        assert _run(_scale_by_name, "valued") == scale
+
+
+def test_a_class_put_in_the_container_later_is_walked(monkeypatch):
+    """One put there after a trace traces anew, and what its code reads is watched."""
+    assert _run(_by_key) == _LR * 3
+    monkeypatch.setitem(_CLASSES, "a", _C)
+    assert _run(_by_key) == _LR * 5
+    monkeypatch.setattr(_MOD, "_LR", 2.0)
+    assert _run(_by_key) == 10.0

@@ -31,7 +31,7 @@ from .chains import MISSING, Chain, Slot, chain as _chain, changes, lookup as _l
 from .owners import _PLAIN_BASES, _dunders, _followed, own_class
 from .values import _is_value
 
-__all__ = ["class_reads", "walk_classes"]
+__all__ = ["class_reads", "made", "walk_classes"]
 
 
 _MADE = ("__new__", "__init__", "__post_init__")   # what making an instance runs
@@ -60,7 +60,7 @@ def walk_classes(reach, seen: set, labels: dict) -> None:
             if id(cls) not in done:
                 done.add(id(cls))
                 reach.places.append((fn, name, None, False))   # defined again: found anew
-                for f in _made(cls):
+                for f in made(cls):
                     reach._walk(f, seen, depth + 1, labels)
             for f in _methods(cls, names):
                 reach._walk(f, seen, depth + 1, labels)
@@ -102,7 +102,7 @@ def _path(name) -> tuple:
     return head, tuple(("attr", a) for a in path)
 
 
-def _made(cls) -> list:
+def made(cls) -> list:
     """The Python functions making and calling an instance of ``cls`` runs."""
     out = []
     for c in cls.__mro__:
@@ -164,7 +164,7 @@ def _class_methods(reach, names) -> None:
 
 
 def _method_names(cls, names) -> set:
-    """The names of the methods of ``cls`` walked (``_made``, ``_methods``, the
+    """The names of the methods of ``cls`` walked (``made``, ``_methods``, the
     dunders syntax runs) that a class of its MRO of the program's own defines."""
     out = {name for name, _ in _dunders(cls)}
     for c in cls.__mro__:

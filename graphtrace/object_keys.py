@@ -15,6 +15,7 @@ import weakref
 from functools import partial
 
 from .chains import value_chains
+from .class_reach import made
 from .held import _runs_on, held_functions, loaded_names
 from .holding import Holdings, Loaded
 from .bases import _explicit_bases, _super_methods, _with_wrapped
@@ -47,8 +48,18 @@ def _object_key(obj, names: frozenset, seen: set) -> tuple:
             return None, values + tuple((name, _entry(class_attribute(type(obj), name), names,
                                                       0, set())) for name in held
                                         if name not in mine) + _methods_read(methods) + \
-                _called(methods)
-    return Identity(obj), _settings(obj, names, 0, seen)
+                _called(methods) + _remade(obj, names)
+    return Identity(obj), _settings(obj, names, 0, seen) + _remade(obj, names)
+
+
+def _remade(obj, names) -> tuple:
+    """What making another object of ``obj``'s class runs reads (``type(x)()``,
+    ``x.__class__()``: its ``__init__`` reading a global ``LR``), where the code
+    names ``type`` or ``__class__``; empty otherwise."""
+    if names is None or "type" not in names and "__class__" not in names:
+        return ()
+    functions = tuple(made(type(obj)))
+    return _methods_read(functions) + _called(functions)
 
 
 def _settings(obj, names, depth: int, seen: set) -> tuple:
@@ -255,6 +266,8 @@ def _entry(v, names, depth: int, seen: set, hand=None):
         return Identity(v)
     if t in _PLAIN_VALUES:   # at once
         return t, value_key(v)
+    if isinstance(v, type) and own_class(v):   # cfg.cls(): what its objects' code reads
+        return t, value_key(v), _namespace_values(v, names if names is not None else _NONE)
     if _is_value(v):
         return t, _Held(v) if t in _GROUPS else value_key(v)
     if own_object(v):
@@ -440,7 +453,7 @@ def _namespace_values(v, names: frozenset) -> tuple:
     if isinstance(v, type):
         if not own_class(v):
             return ()
-        methods = _reads(v, names)[2]
+        methods = tuple(dict.fromkeys(_reads(v, names)[2] + tuple(made(v))))   # and cls()'s
         names = names | frozenset().union(*(
             loaded_names(f) for f in (_python_function(_attr(x, "__func__", x))
                                       for c in v.__mro__ for x in vars(c).values())

@@ -170,3 +170,40 @@ def test_a_class_put_in_the_container_later_is_walked(monkeypatch):
     assert _run(_by_key) == _LR * 5
     monkeypatch.setattr(_MOD, "_LR", 2.0)
     assert _run(_by_key) == 10.0
+
+
+# --- a class reached through an argument
+
+class _Made:
+    def __init__(self):
+        self.lr = _LR
+
+
+class _HoldsClass:
+    def __init__(self):
+        self.cls = _Made
+
+
+@gt.graph(backend="sim")
+def _class_passed(s, x, cls):
+    add[1, 2, s](x, cls().lr)
+
+
+@gt.graph(backend="sim")
+def _class_held_by_argument(s, x, cfg):
+    add[1, 2, s](x, cfg.cls().lr)
+
+
+@gt.graph(backend="sim")
+def _type_of_argument(s, x, o):
+    add[1, 2, s](x, type(o)().lr)
+
+
+def test_a_global_read_by_a_class_an_argument_gives_is_watched(monkeypatch):
+    """The class was keyed by identity alone: what its __init__ read was replayed."""
+    cfg, o = _HoldsClass(), _Made()
+    for lr in (0.5, 2.0):
+        monkeypatch.setattr(_MOD, "_LR", lr)
+        assert (_run(_class_passed, _Made), _run(_class_held_by_argument, cfg),
+                _run(_type_of_argument, o)) == (lr, lr, lr)
+    assert _class_passed.cache_info().misses == 2

@@ -79,11 +79,26 @@ def _tagged(value, items):
 
 def _state(value) -> tuple:
     """``(name, entry)`` of each instance attribute of a container subclass's
-    object (``object_keys._entry``): the function may read them (``bufs[bufs.i]``),
+    object (``object_keys._entry``), and of a defaultdict's ``default_factory``
+    (``_factory``): the function may read them (``bufs[bufs.i]``, ``d["missing"]``),
     so another value traces anew; () where it has none."""
     state = _attr(value, "__dict__")
-    return tuple((k, _entry(x, None, 0, set())) for k, x in state.items()) \
+    out = tuple((k, _entry(x, None, 0, set())) for k, x in state.items()) \
         if type(state) is dict and state else ()
+    if isinstance(value, collections.defaultdict) and value.default_factory is not None:
+        out += (("default_factory", _factory(value.default_factory)),)
+    return out
+
+
+def _factory(f) -> tuple:
+    """The key's entry of a defaultdict's ``default_factory``, whose value a trace
+    reading a missing key bakes in: as a function argument's (``Call._leaf``), by
+    identity (a bound method's by its function and object, made anew at each read
+    of ``cfg.default``) and by the values it reads by global and closure names
+    (``defaultdict(lambda: SCALE)``; those its object's method reads off it)."""
+    who = (Identity(f.__func__), Identity(f.__self__)) if type(f) is types.MethodType \
+        else Identity(f)
+    return who, _function_values(f)
 
 
 def walk(value, path: tuple, static: bool, leaf, build=rebuild):

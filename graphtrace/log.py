@@ -209,7 +209,7 @@ def _tree(path: str, a, b, out: list) -> None:
         keys_a, keys_b = [k for k, _ in a[1]], [k for k, _ in b[1]]
         if a[2:] != b[2:]:   # a dict and a subclass of it (a Config, an OrderedDict)
             out.append(f"{path}: {_what(a)} -> {_what(b)}" if len(a) != len(b) or
-                       a[2][0] is not b[2][0] else f"{path}: its attributes changed")
+                       a[2][0] is not b[2][0] else f"{path}: {_state_change(a[2][1], b[2][1])}")
         elif keys_a != keys_b:
             out.append(f"{path}: keys {list(map(untyped, keys_a))} -> "
                        f"{list(map(untyped, keys_b))}")
@@ -223,6 +223,15 @@ def _tree(path: str, a, b, out: list) -> None:
     else:
         for i, (x, y) in enumerate(zip(a[1], b[1])):
             _tree(f"{path}[{i}]", x, y, out)
+
+
+def _state_change(a, b) -> str:
+    """What changed of a dict subclass's object's attributes (``arguments._state``:
+    ``(name, entry)`` pairs)."""
+    old, new = dict(a), dict(b)
+    changed = [k for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
+    return "its default_factory changed" if changed == ["default_factory"] else \
+        "its attributes changed"
 
 
 def _split(fixed) -> tuple:

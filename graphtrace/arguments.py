@@ -13,6 +13,7 @@ address of every array the function reaches by name (``reach.py``).
 from __future__ import annotations
 
 import collections.abc
+import copyreg
 import enum
 import io
 import numbers
@@ -29,7 +30,7 @@ from .first_reads import read_first
 from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespace_values, \
     _object_key, _valued, key_objects
 from .owners import _library, own_class, own_object
-from .probe import _attr
+from .probe import _attr, _has
 from .scalar import same_value, value_key
 from .tree import Uncopyable, children, leaves, rebuild
 from .values import _Held
@@ -79,15 +80,22 @@ def _tagged(value, items):
 
 def _state(value) -> tuple:
     """``(name, entry)`` of each instance attribute of a container subclass's
-    object (``object_keys._entry``), and of a defaultdict's ``default_factory``
-    (``_factory``): the function may read them (``bufs[bufs.i]``, ``d["missing"]``),
-    so another value traces anew; () where it has none."""
+    object, in its ``__dict__`` or its slots (``object_keys._entry``), and of a
+    defaultdict's ``default_factory`` (``_factory``): the function may read them
+    (``bufs[bufs.i]``, ``d["missing"]``), so another value traces anew; () where
+    it has none."""
     state = _attr(value, "__dict__")
     out = tuple((k, _entry(x, None, 0, set())) for k, x in state.items()) \
         if type(state) is dict and state else ()
+    if _has(type(value), "__slots__"):   # (a class of C, a defaultdict's, has none)
+        slots = ((k, _attr(value, k, _UNSET)) for k in copyreg._slotnames(type(value)))
+        out += tuple((k, _entry(x, None, 0, set())) for k, x in slots if x is not _UNSET)
     if isinstance(value, collections.defaultdict) and value.default_factory is not None:
         out += (("default_factory", _factory(value.default_factory)),)
     return out
+
+
+_UNSET = object()   # a slot not set
 
 
 def _factory(f) -> tuple:

@@ -119,3 +119,56 @@ def test_the_log_says_the_factory_changed(caplog):
     why = [r.getMessage() for r in caplog.records if r.getMessage().startswith("trace ")]
     assert why[1] == "trace _read_missing: the signature differs from the closest cached " \
         "one: d: its default_factory changed"
+
+
+class _SlottedRing(list):
+    __slots__ = ("i",)
+
+
+class _SlottedOpts(dict):
+    __slots__ = ("key",)
+
+
+def _ring(i, cls=_SlottedRing, items=(1.0, 2.0)):
+    ring = cls(items)
+    ring.i = i
+    return ring
+
+
+def _read_current(s, x, ring):
+    _add[1, 32, s](x, ring[ring.i])
+
+
+def _read_current_eagerly(x, ring):
+    x += ring[ring.i]
+
+
+def test_a_list_subclass_s_slot_keys_the_graph():
+    f = gt.graph(_read_current)
+    _agrees(f, _read_current_eagerly, _ring, [0, 1, 0, 1])
+    assert f.cache_info().misses == 2
+
+
+def test_a_slot_set_anew_on_the_same_list_traces_anew():
+    f = gt.graph(_read_current)
+    ring = _ring(0)
+    for i in (0, 0, 1, 0):
+        ring.i = i   # the same object: the call shortcut must not replay the old slot
+        _agrees(f, _read_current_eagerly, lambda _: ring, [i])
+
+
+def test_a_dict_subclass_s_slot_keys_the_graph():
+    def opts(key):
+        d = _SlottedOpts(a=1.0, b=2.0)
+        d.key = key
+        return d
+
+    def eager(x, d):
+        x += d[d.key]
+
+    @gt.graph
+    def f(s, x, d):
+        _add[1, 32, s](x, d[d.key])
+
+    _agrees(f, eager, opts, ["a", "b", "a"])
+

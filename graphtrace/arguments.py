@@ -2,7 +2,7 @@
 pattern, and the snapshots the repeated-call shortcut compares by identity.
 
 Arguments are flattened like a pytree: arrays, numbers, and lists, tuples
-and dicts of them. Arrays are traced as they are; numbers become dynamic
+and dicts of them (deques, UserDicts, UserLists and ChainMaps too: ``tree.py``). Arrays are traced as they are; numbers become dynamic
 ``Scalar`` parameters unless named in ``static=``; bools, slices and sets (by
 value) and any other hashable value are static; an object of the program's own (a config) is keyed
 by what the code reads off it (``object_keys.py``). The cache key is the abstract signature: per
@@ -32,7 +32,7 @@ from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespa
 from .owners import _library, own_class, own_object
 from .probe import _attr, _has
 from .scalar import same_value, value_key
-from .tree import Uncopyable, children, leaves, rebuild
+from .tree import Attribute, Uncopyable, children, leaves, more_children, rebuild, wrapped
 from .values import _Held
 
 __all__ = ["walk", "path_str", "Call", "Identity", "cache_entry", "odd_object", "key_objects",
@@ -59,9 +59,10 @@ def _hashable(v) -> bool:
 
 
 def path_str(path: tuple) -> str:
-    """``("xs", 0, "k")`` -> ``"xs[0]['k']"``: the user's name for a leaf."""
+    """``("xs", 0, "k")`` -> ``"xs[0]['k']"``: the user's name for a leaf (an
+    ``Attribute`` as one: ``cm.maps[0]['k']``)."""
     name, *rest = path
-    return name + "".join(f"[{k!r}]" for k in rest)
+    return name + "".join(f".{k}" if type(k) is Attribute else f"[{k!r}]" for k in rest)
 
 
 def _tagged(value, items):
@@ -73,6 +74,8 @@ def _tagged(value, items):
     if t is list or t is tuple:
         return (t, tuple(items))
     state = _state(value)   # a subclass's instance attributes (ring.i), by value
+    if wrapped(t) is not None:   # a deque, a UserDict...: (type, items, state) as a list's
+        return (t, tuple(items), state)
     if isinstance(value, dict):
         return ("dict", tuple(zip(_dict_keys(value), items)), (t, state))
     return (t, tuple(items), state) if state else (t, tuple(items))
@@ -84,9 +87,11 @@ def _state(value) -> tuple:
     defaultdict's ``default_factory`` (``_factory``): the function may read them
     (``bufs[bufs.i]``, ``d["missing"]``), so another value traces anew; () where
     it has none."""
-    state = _attr(value, "__dict__")
-    out = tuple((k, _entry(x, None, 0, set())) for k, x in state.items()) \
-        if type(state) is dict and state else ()
+    state, kind = _attr(value, "__dict__"), wrapped(type(value))
+    out = tuple((k, _entry(x, None, 0, set())) for k, x in state.items() if k != kind) \
+        if type(state) is dict and state else ()   # (but what holds a UserDict's items)
+    if kind == "deque" and value.maxlen is not None:   # appending drops the first item
+        out += (("maxlen", value.maxlen),)
     if _has(type(value), "__slots__"):   # (a class of C, a defaultdict's, has none)
         slots = ((k, _attr(value, k, _UNSET)) for k in copyreg._slotnames(type(value)))
         out += tuple((k, _entry(x, None, 0, set())) for k, x in slots if x is not _UNSET)
@@ -131,6 +136,13 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
             f"argument {path_str(path)} is wrapped in gt.{type(value).__name__}: that wraps "
             "an argument of one op where it is launched (k[grid, block, s](gt.In(x), y)); "
             "pass the array itself to the graph function")
+    items = more_children(value)   # a deque, a UserDict, a UserList, a ChainMap
+    if items is not None:
+        built = [walk(v, path + (k,), static, leaf, build) for k, v in items]
+        try:
+            return build(value, built)
+        except Uncopyable as e:
+            raise ArgumentError(f"argument {path_str(path)} is {e.message}") from e.__cause__
     if own_object(value):   # a config, hashable or not (a dataclass): keyed by Call
         return leaf("static", path, value)
     if isinstance(value, _ONE_SHOT) and not isinstance(value, io.IOBase):   # (a file, a log)
@@ -169,10 +181,10 @@ def copies(value, path: tuple, out: list) -> list:
     """Append to ``out`` ``(path, container, its work)`` for each list and dict in
     ``value``, an argument as ``walk`` rebuilt it: the traced function is handed
     these copies, so what it changes in them reaches no caller (``changed_copies``)."""
-    if isinstance(value, (list, dict)):
+    if isinstance(value, (list, dict)) or wrapped(type(value)) == "deque":
         out.append((path, value, _work(value)))
-    for k, v in children(value) or ():
-        if isinstance(v, (list, tuple, dict)):
+    for k, v in children(value) or more_children(value) or ():
+        if isinstance(v, (list, tuple, dict)) or wrapped(type(v)) is not None:
             copies(v, path + (k,), out)
     return out
 
@@ -395,7 +407,8 @@ def snapshot(value):
     read = geometry_reader(value)
     if read is not None:
         return _Geometry(value, read)
-    return _CHANGED if own_object(value) or type(value) is set or type(value) is partial and \
+    return _CHANGED if own_object(value) or type(value) is set or wrapped(type(value)) or \
+        type(value) is partial and \
         (value.args or value.keywords or _function_values(value.func)) or \
         callable(value) and _function_values(value) \
         or isinstance(value, type) and own_class(value) or \

@@ -24,6 +24,7 @@ from .errors import counted
 from .object_keys import Identity
 from .probe import _attr, _has, _repr
 from .scalar import MISSING_NUMBER, number_of_key
+from .tree import wrapped
 from .values import _is_number
 
 __all__ = ["logger", "why_traced", "tracing", "compiled", "differences", "rebound", "route",
@@ -136,8 +137,9 @@ def _kind(t) -> str:
         return t[0]   # (kind, type, identity, values read)
     if isinstance(t, tuple) and len(t) in (2, 3) and t[0] == "dict":
         return "dict"   # (a subclass's type third: arguments._tagged)
-    if isinstance(t, tuple) and isinstance(t[0], type) and issubclass(t[0], (list, tuple)):
-        return "sequence"
+    if isinstance(t, tuple) and isinstance(t[0], type) and (
+            issubclass(t[0], (list, tuple)) or wrapped(t[0]) is not None):
+        return "sequence"   # (a deque, a UserDict...: arguments._tagged)
     return "array"
 
 
@@ -164,7 +166,10 @@ def _what(t) -> str:
         return f"an object of {t[1].__name__}"
     if kind in ("function", "namespace"):
         return f"a {kind} argument"
-    return "self" if kind == "self" else f"a {t[0].__name__} of {len(t[1])}"
+    if kind == "self":
+        return "self"
+    return f"a {t[0].__name__}" if wrapped(t[0]) not in (None, "deque") else \
+        f"a {t[0].__name__} of {len(t[1])}"   # (a UserDict holds its items in one attribute)
 
 
 def _setting(e) -> str:
@@ -219,18 +224,27 @@ def _tree(path: str, a, b, out: list) -> None:
     elif a[0] is not b[0] or len(a[1]) != len(b[1]):
         out.append(f"{path}: {_what(a)} -> {_what(b)}")
     elif a[2:] != b[2:]:   # a subclass's object's attributes (arguments._tagged)
-        out.append(f"{path}: its attributes changed")
+        out.append(f"{path}: {_state_change(*(t[2] if len(t) > 2 else () for t in (a, b)))}")
     else:
         for i, (x, y) in enumerate(zip(a[1], b[1])):
-            _tree(f"{path}[{i}]", x, y, out)
+            _tree(_item(path, a[0], i), x, y, out)
+
+
+def _item(path: str, t: type, i: int) -> str:
+    """The name of item ``i`` of a sequence's key (``_kind``) of class ``t``: the
+    attribute holding a UserDict's, a UserList's or a ChainMap's items
+    (``tree.wrapped``: ``cfg.data``), else ``path[i]``."""
+    kind = wrapped(t)
+    return f"{path}.{kind}" if kind is not None and kind != "deque" else f"{path}[{i}]"
 
 
 def _state_change(a, b) -> str:
-    """What changed of a dict subclass's object's attributes (``arguments._state``:
-    ``(name, entry)`` pairs)."""
+    """What changed of a container subclass's object's attributes
+    (``arguments._state``: ``(name, entry)`` pairs): a defaultdict's factory and a
+    deque's maxlen by name."""
     old, new = dict(a), dict(b)
     changed = [k for k in dict.fromkeys([*old, *new]) if old.get(k) != new.get(k)]
-    return "its default_factory changed" if changed == ["default_factory"] else \
+    return f"its {changed[0]} changed" if changed in (["default_factory"], ["maxlen"]) else \
         "its attributes changed"
 
 
@@ -300,7 +314,7 @@ def _names(params, parts, fixed) -> list[str]:
                 walk(f"{path}[{untyped(k)!r}]", x)
         elif kind == "sequence":
             for i, x in enumerate(t[1]):
-                walk(f"{path}[{i}]", x)
+                walk(_item(path, t[0], i), x)
     for name, t in zip(params, parts):
         walk(name, t)
     return out + [f"{name} (reached by name)" for name in _split(fixed)[0]]

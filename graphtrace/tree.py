@@ -1,4 +1,5 @@
-"""One walk over argument trees: lists, tuples (namedtuples too) and dicts.
+"""One walk over argument trees: lists, tuples (namedtuples too) and dicts, and
+deques, UserDicts, UserLists and ChainMaps (``more_children``).
 
 These are the containers a graph function's arguments may nest in (the cache
 key walks them, ``function.walk``); everything else is a leaf. Recording,
@@ -9,14 +10,15 @@ from __future__ import annotations
 
 import copy
 import copyreg
-from collections import OrderedDict
+from collections import ChainMap, OrderedDict, UserDict, UserList, deque
 
 from .buffers import Buffer
 from .errors import ArgumentError
 from .probe import _attr, _has
 from .scalar import Scalar
 
-__all__ = ["tree_map", "leaves", "children", "rebuild", "materialize", "Uncopyable"]
+__all__ = ["tree_map", "leaves", "children", "more_children", "rebuild", "materialize",
+           "Uncopyable", "Attribute", "wrapped"]
 
 
 def children(value) -> list | None:
@@ -26,6 +28,42 @@ def children(value) -> list | None:
     if isinstance(value, dict):
         return list(value.items())
     return None
+
+
+class Attribute(str):
+    """A path element naming an attribute, not an item (``more_children``:
+    ``cm.maps[0]['lr']``, ``cfg.data['lr']``)."""
+
+
+def wrapped(t: type):
+    """The attribute holding the items of an object of class ``t`` (a UserDict's or
+    UserList's ``data``, a ChainMap's ``maps``), ``"deque"`` for a deque; None for
+    anything else (found once per class)."""
+    hit = _WRAPPED.get(t, _UNKNOWN)
+    if hit is _UNKNOWN:
+        hit = _WRAPPED[t] = "deque" if issubclass(t, deque) else \
+            "data" if issubclass(t, (UserDict, UserList)) else \
+            "maps" if issubclass(t, ChainMap) else None
+    return hit
+
+
+_WRAPPED: dict = {}   # class -> wrapped(class)
+_UNKNOWN = object()
+
+
+def more_children(value) -> list | None:
+    """``(key, child)`` pairs of a container of the standard library other than a
+    list, tuple or dict (``wrapped``) that an argument may be (``arguments.walk``):
+    a deque's items by index; the one attribute holding a UserDict's, a
+    UserList's or a ChainMap's items (``Attribute``: its dict, list, list of
+    maps); None for anything else, or one lacking that attribute."""
+    kind = wrapped(type(value))
+    if kind is None:
+        return None
+    if kind == "deque":
+        return list(enumerate(deque.__iter__(value)))
+    state = _attr(value, "__dict__")
+    return [(Attribute(kind), state[kind])] if type(state) is dict and kind in state else None
 
 
 def rebuild(value, items):
@@ -68,7 +106,13 @@ def _refilled(value, items):
         new = copy.copy(value)
         if type(new) is not t:
             raise TypeError(f"its copy is a {type(new).__name__}")
-        if isinstance(value, OrderedDict):   # its order is its own, not dict's
+        kind = wrapped(t)
+        if kind == "deque":   # (its maxlen kept)
+            deque.clear(new)
+            deque.extend(new, items)
+        elif kind is not None:   # a UserDict, a UserList, a ChainMap: what holds its items
+            new.__dict__[kind] = items[0]
+        elif isinstance(value, OrderedDict):   # its order is its own, not dict's
             OrderedDict.clear(new)
             for k, v in zip(value.keys(), items):
                 OrderedDict.__setitem__(new, k, v)
@@ -79,7 +123,8 @@ def _refilled(value, items):
             list.__setitem__(new, slice(None), items)
         return new
     except Exception as e:  # noqa: BLE001  (whatever the class's own copying raises)
-        base = next(b for b in (OrderedDict, dict, list, tuple) if isinstance(value, b))
+        base = next(b for b in (OrderedDict, dict, list, tuple, deque, UserDict, UserList,
+                                ChainMap) if isinstance(value, b))
         raise Uncopyable(
             f"a {t.__name__} (a subclass of {base.__name__}), which cannot be copied "
             f"({type(e).__name__}: {e}), and graphtrace hands the function a copy holding "
@@ -97,6 +142,11 @@ def tree_map(fn, value):
     if isinstance(value, (list, tuple, dict)):   # a subclass: kept (``rebuild``)
         return rebuild(value, [tree_map(fn, v) for v in value.values()]
                        if isinstance(value, dict) else [tree_map(fn, v) for v in value])
+    items = None if _WRAPPED.get(t, _UNKNOWN) is None else more_children(value)
+    if items is not None:   # a deque, a UserDict... (an argument's: ``more_children``),
+        mapped = [tree_map(fn, v) for _, v in items]   # rebuilt only where it holds what
+        return value if all(a is b for a, (_, b) in zip(mapped, items)) else \
+            rebuild(value, mapped)   # fn replaces: a global deque handed to s.host is itself
     return fn(value)
 
 
@@ -104,15 +154,21 @@ def leaves(value, _within=None):
     """Every leaf of ``value``, depth first, in order; a container inside itself
     (a list appended to itself) is not walked again."""
     if isinstance(value, (list, tuple, dict)):
-        within = set() if _within is None else _within
-        if id(value) in within:
-            return
-        within.add(id(value))
-        for v in value.values() if isinstance(value, dict) else value:
-            yield from leaves(v, within)
-        within.discard(id(value))
+        items = value.values() if isinstance(value, dict) else value
     else:
-        yield value
+        t = type(value)   # (a leaf's class is known at once)
+        more = None if _WRAPPED.get(t, _UNKNOWN) is None else more_children(value)
+        if more is None:   # a deque, a UserDict... (``more_children``)
+            yield value
+            return
+        items = [v for _, v in more]
+    within = set() if _within is None else _within
+    if id(value) in within:
+        return
+    within.add(id(value))
+    for v in items:
+        yield from leaves(v, within)
+    within.discard(id(value))
 
 
 def _traced(v):

@@ -136,7 +136,8 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
             f"argument {path_str(path)} is wrapped in gt.{type(value).__name__}: that wraps "
             "an argument of one op where it is launched (k[grid, block, s](gt.In(x), y)); "
             "pass the array itself to the graph function")
-    items = more_children(value)   # a deque, a UserDict, a UserList, a ChainMap
+    # a deque, a UserDict, a UserList, a ChainMap (none hashes: other values are not asked)
+    items = more_children(value) if type(value).__hash__ is None else None
     if items is not None:
         built = [walk(v, path + (k,), static, leaf, build) for k, v in items]
         try:
@@ -407,8 +408,8 @@ def snapshot(value):
     read = geometry_reader(value)
     if read is not None:
         return _Geometry(value, read)
-    return _CHANGED if own_object(value) or type(value) is set or wrapped(type(value)) or \
-        type(value) is partial and \
+    return _CHANGED if own_object(value) or type(value) is set or \
+        type(value).__hash__ is None and wrapped(type(value)) or type(value) is partial and \
         (value.args or value.keywords or _function_values(value.func)) or \
         callable(value) and _function_values(value) \
         or isinstance(value, type) and own_class(value) or \

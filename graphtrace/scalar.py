@@ -161,7 +161,8 @@ class Scalar:
     # type traces anew), so the user's code may ask about it and gets the value's
     # answer: isinstance(a, float), numbers.Real, np.isscalar(a), singledispatch; and,
     # of a numpy number, the attributes its type fixes (a.dtype). graphtrace's own
-    # code sees the stand-in. (type(a) is the stand-in's type: use isinstance.)
+    # code sees the stand-in. (type(a) is the stand-in's type: refused where the
+    # function asks it of a parameter, type_calls.py; use isinstance.)
     @property
     def __class__(self):
         return Scalar if _from_graphtrace(1) else type(self._value)

@@ -44,6 +44,7 @@ from .buffers import Buffer
 from .errors import ArgumentError, HostSyncError, TraceError, format_source, user_frame
 from .owners import _attributes, container, contents, own_class, own_object
 from .probe import _has
+from .scalar import Scalar
 from .tree import children, leaves
 
 __all__ = ["Temporary", "VIRTUAL_BASE", "LIBRARY_STATE", "COOPERATIVE", "HOST_ORDER", "is_virtual",
@@ -332,6 +333,11 @@ def make(tracer, shape, dtype, name: str, source) -> tuple[Temporary, Buffer]:
                             f"{shape!r}") from None
     if any(n < 0 for n in dims):
         raise ArgumentError(f"temporary shape {dims} has a negative size")
+    if dtype is Scalar:   # type(a) of a dynamic scalar reached by another way
+        raise ArgumentError("a temporary's dtype is the type of a dynamic scalar's "
+                            "stand-in (type(a) cannot answer for a dynamic scalar): pass "
+                            "the dtype itself (np.float32), a.dtype of a numpy number, or "
+                            "make the number static (@graph(static=...))")
     try:
         dtype = np.dtype(dtype)
     except (TypeError, ValueError) as e:

@@ -28,6 +28,7 @@ from .stream import Stream
 from .temporary import held_one, holder_of, returned
 from .trace import Tracer
 from .tree import leaves
+from .type_calls import refuse_type_calls
 
 __all__ = ["Tracing"]
 
@@ -74,6 +75,8 @@ class Tracing:
                     copies(bound.arguments[k], (k,), handed)
             tracer.copies.update((id(c), path_str(path)) for path, c, _ in handed)
             tracer.mark_arguments()
+            if scalars:   # type(a) of one: the stand-in's type, refused at its line
+                refuse_type_calls(self.fn, self.__name__, bound.arguments)
             self._label_closure(tracer, bound.arguments)
             bound.arguments[self._stream_param] = Stream(tracer)
             try:
@@ -138,6 +141,7 @@ class Tracing:
             v = next((x for x in leaves(bound.arguments[k]) if isinstance(x, Scalar)), None)
             if v is not None:
                 v.refuse_static(self.__name__, k)
+        refuse_type_calls(self.fn, self.__name__, bound.arguments)   # type(a) of a Scalar
         bound.arguments[self._stream_param] = s
         t = s.tracer()
         if self.deps == "data" and t.mode_of(s.scope) == "streams":

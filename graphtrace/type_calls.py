@@ -1,0 +1,90 @@
+"""Where a graph function's code asks ``type(a)`` of a parameter holding a dynamic
+scalar (``type_calls``), and the refusal of such code (``refuse_type_calls``).
+
+A dynamic scalar is a stand-in (``scalar.Scalar``) while the function is traced,
+so that a later call with another number rebinds the graph instead of tracing it
+again. ``isinstance(a, float)`` answers as the number would (the stand-in's
+``__class__`` is the number's type, and that type keys the graph), but Python's
+``type(a)`` reads the object's own type, which no object can answer for itself:
+``type(a) is float`` is False whatever the number, silently recording the other
+branch, and ``s.empty(n, type(a))`` asks for memory of Python objects. Nothing
+is called on the stand-in there, so the call is found in the function's code
+and refused at its line before the function runs.
+"""
+from __future__ import annotations
+
+import builtins
+import dis
+import inspect
+import types
+import weakref
+
+from .errors import DynamicScalarError
+from .scalar import Scalar
+
+__all__ = ["type_calls", "refuse_type_calls"]
+
+# what calls a function: PRECALL in 3.11 (its CALL follows); CALL on
+_CALLS = frozenset({"PRECALL"} if "PRECALL" in dis.opmap else {"CALL"})
+_OWN_LOADS = frozenset({"LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_DEREF"})
+_STORES = frozenset({"STORE_FAST", "STORE_DEREF", "DELETE_FAST", "DELETE_DEREF"})
+_FOUND: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def type_calls(code) -> tuple:
+    """``((name, line), ...)``: the calls ``type(name)`` in ``code`` (and in the code
+    nested in it: a lambda, a comprehension) of one of its parameters that no code
+    there binds again (``a = ...``, ``nonlocal a``). Found once per code object."""
+    hit = _FOUND.get(code)
+    if hit is None:
+        params = set(code.co_varnames[:code.co_argcount + code.co_kwonlyargcount])
+        found, stored = [], set()
+        _scan(code, params, _OWN_LOADS, found, stored)
+        hit = _FOUND[code] = tuple((n, line) for n, line in found if n not in stored)
+    return hit
+
+
+def _scan(code, names: set, loads, found: list, stored: set) -> None:
+    """Add to ``found`` the calls ``type(name)`` of ``names`` in ``code`` (loaded by one
+    of ``loads``), and to ``stored`` those of ``names`` it binds; then the same in
+    the code nested in it, where only the free names still are the parameters."""
+    ins = list(dis.get_instructions(code))
+    for i, op in enumerate(ins):
+        if op.opname in _STORES and op.argval in names:
+            stored.add(op.argval)
+        if op.opname in ("LOAD_GLOBAL", "LOAD_NAME") and op.argval == "type" and \
+                i + 2 < len(ins) and ins[i + 1].opname in loads and \
+                ins[i + 1].argval in names and ins[i + 2].opname in _CALLS and \
+                ins[i + 2].arg == 1:
+            line = op.positions.lineno if op.positions is not None else None
+            found.append((ins[i + 1].argval, line or code.co_firstlineno))
+    for k in code.co_consts:
+        if isinstance(k, types.CodeType):
+            inner = names & set(k.co_freevars)
+            if inner:
+                _scan(k, inner, frozenset({"LOAD_DEREF"}), found, stored)
+
+
+def refuse_type_calls(fn, function: str, values: dict) -> None:
+    """Refuse, at its line, a call ``type(a)`` in ``fn``'s code of a parameter whose
+    value in ``values`` (parameter name -> value) is a dynamic scalar."""
+    f = inspect.unwrap(getattr(fn, "__func__", fn))
+    code = getattr(f, "__code__", None)
+    if code is None or getattr(f, "__globals__", {}).get("type", builtins.type) \
+            is not builtins.type:   # a module's own name type: not Python's
+        return
+    for name, line in type_calls(code):
+        value = values.get(name)
+        if type(value) is not Scalar:
+            continue
+        kind = type(value._value).__name__
+        raise DynamicScalarError(
+            f"type({name}) of dynamic scalar argument {name!r} of {function} is "
+            f"graphtrace's stand-in's type, not {kind}: a dynamic scalar stands for the "
+            "numbers of later calls while it is traced, and type() cannot answer for it "
+            f"(type({name}) is {kind} would be False and record the other branch); ask "
+            f"isinstance({name}, {kind}), which answers as the number does (its type "
+            "keys the graph: a call with a number of another type traces anew), use "
+            f"{name}.dtype for a numpy number's dtype, or pass {name!r} in "
+            f"@graph(static=({name!r},)) to trace a graph per value",
+            source=(code.co_filename, line))

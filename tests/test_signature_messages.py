@@ -1,0 +1,116 @@
+"""What a call's arguments may not do, each refused at the user's line with what to
+do instead: ``type(a)`` of a dynamic scalar, a ``stream=`` that is no stream, too many
+positional arguments; and the keywords trace, compile and profile take."""
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from helpers import line_of
+
+# launches recorded by the compiled path (_speedups.c) and by pure Python
+pytestmark = pytest.mark.usefixtures("both_launch_paths")
+
+F = __file__
+
+
+@cuda.jit
+def addc(x, a):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += a
+
+
+def at(err, marker) -> None:
+    """``err`` names the line of this file marked ``marker``."""
+    assert err.source == (F, line_of(F, marker)), str(err)
+    assert str(err).startswith(f"test_signature_messages.py:{line_of(F, marker)}: ")
+
+
+# --- type(a) of a dynamic scalar ---------------------------------------------
+
+def test_type_of_a_dynamic_scalar_compared_is_refused_at_its_line():
+    """``type(a) is float`` was silently False (type() reads the stand-in's own
+    type), so the graph recorded the other branch."""
+    @gt.graph
+    def f(s, x, a):
+        if type(a) is float:   # type-is
+            addc[1, 32, s](x, a)
+        else:
+            addc[1, 32, s](x, 100.0)
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f(cuda.to_device(np.zeros(4)), 1.5)
+    at(e.value, "type-is")
+    assert "isinstance(a, float)" in str(e.value) and "static=('a',)" in str(e.value)
+
+
+def test_type_of_a_dynamic_scalar_as_a_dtype_is_refused_at_its_line():
+    @gt.graph
+    def g(s, x, a):
+        t = s.empty(x.shape, type(a))   # type-dtype
+        s.copy(t, x)
+    with pytest.raises(gt.DynamicScalarError) as e:
+        g(cuda.to_device(np.zeros(4, np.float32)), np.float32(2.0))
+    at(e.value, "type-dtype")
+    assert "a.dtype" in str(e.value) and "not float32" in str(e.value)
+
+
+def test_type_of_a_dynamic_scalar_in_a_nested_function_is_refused():
+    @gt.graph
+    def f(s, x, a):
+        kind = (lambda: type(a))()   # type-lambda
+        addc[1, 32, s](x, 1.0 if kind is int else 2.0)
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f(cuda.to_device(np.zeros(4)), 3)
+    at(e.value, "type-lambda")
+
+
+def test_type_of_a_dynamic_scalar_of_a_nested_graph_function_is_refused():
+    @gt.graph
+    def inner(s, x, b):
+        addc[1, 32, s](x, 1.0 if type(b) is float else 2.0)   # type-inner
+
+    @gt.graph
+    def outer(s, x, a):
+        inner(s, x, a)
+    with pytest.raises(gt.DynamicScalarError) as e:
+        outer(cuda.to_device(np.zeros(4)), 1.5)
+    at(e.value, "type-inner")
+
+
+def test_a_dtype_of_a_dynamic_scalars_type_reached_otherwise_is_refused():
+    """``type(cfg["a"])``: the stand-in's type handed to ``s.empty`` said only that a
+    temporary cannot hold Python objects."""
+    @gt.graph
+    def g(s, x, cfg):
+        t = s.empty(x.shape, type(cfg["a"]))   # type-held
+        s.copy(t, x)
+    with pytest.raises(gt.ArgumentError) as e:
+        g(cuda.to_device(np.zeros(4, np.float32)), {"a": np.float32(2.0)})
+    at(e.value, "type-held")
+    assert "dynamic scalar" in str(e.value) and "a.dtype" in str(e.value)
+
+
+def test_type_of_a_static_or_rebound_parameter_is_not_refused():
+    @gt.graph(static="a")
+    def f(s, x, a):
+        addc[1, 32, s](x, 1.0 if type(a) is float else 2.0)
+
+    @gt.graph
+    def g(s, x, a):
+        a = 1.5 if isinstance(a, float) else 2.5
+        addc[1, 32, s](x, 1.0 if type(a) is float else 2.0)
+    x = cuda.to_device(np.zeros(4))
+    f(x, 1.5)
+    g(x, 3.0)
+    assert x.copy_to_host()[0] == 2.0
+
+
+def test_isinstance_of_a_dynamic_scalar_picks_by_its_type_and_keys_the_graph():
+    @gt.graph
+    def f(s, x, a):
+        addc[1, 32, s](x, 1.0 if isinstance(a, float) else 10.0)
+    x = cuda.to_device(np.zeros(4))
+    f(x, 1.5)
+    f(x, 2)
+    assert x.copy_to_host()[0] == 11.0 and f.cache_info().misses == 2

@@ -159,7 +159,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
 
     def trace(self, *args, **kwargs) -> Graph:
         """Trace with these arguments and return the IR; runs nothing on a GPU
-        (``stream=``, as a call takes it, is accepted and unused).
+        (``stream=`` and ``backend=``, as a call takes them, are accepted and unused:
+        the IR is the same on either backend; a backend is checked for its name).
 
         >>> @gt.graph
         ... def step(s, x, out, a):
@@ -171,6 +172,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
           %0 = kernel scale[1, 32](x, a, out)  in(x)  out(out)  # <doctest ...>:3
           %1 = kernel add[1, 32](out, x)  in(out)  inout(x)  after(%0)  # <doctest ...>:4
         """
+        if "backend" not in self._own_keywords:
+            resolve(kwargs.pop("backend", None), "sim")   # checked, then unused
         self._drop_stream(kwargs)
         arguments = self._bind(args, kwargs).arguments
         obj = arguments[self.self_param] if self._lead else None

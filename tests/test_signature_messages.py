@@ -114,3 +114,30 @@ def test_isinstance_of_a_dynamic_scalar_picks_by_its_type_and_keys_the_graph():
     f(x, 1.5)
     f(x, 2)
     assert x.copy_to_host()[0] == 11.0 and f.cache_info().misses == 2
+
+
+# --- trace takes backend= as the call, compile and profile do -----------------
+
+def test_trace_and_explain_take_a_backend_as_a_call_does():
+    """``f.trace(..., backend="sim")`` said f had no parameter backend, though a call,
+    ``compile`` and ``profile`` take it (a trace runs nothing: it is unused)."""
+    @gt.graph
+    def f(s, x, a):
+        addc[1, 32, s](x, a)
+    x = cuda.to_device(np.zeros(4))
+    assert str(f.trace(x, 1.0, backend="sim")) == str(f.trace(x, 1.0))
+    assert str(f.trace(x, 1.0, backend="gpu")) == str(f.trace(x, 1.0))
+    assert str(gt.explain(f, x, 1.0, backend="sim")) == str(gt.explain(f, x, 1.0))
+    with pytest.raises(ValueError, match="backend must be 'gpu' or 'sim'"):
+        f.trace(x, 1.0, backend="cpu")
+
+
+def test_trace_hands_a_parameter_named_backend_to_the_function():
+    seen = []
+
+    @gt.graph
+    def f(s, x, backend):
+        seen.append(backend)
+        addc[1, 32, s](x, 1.0)
+    f.trace(cuda.to_device(np.zeros(4)), backend="mine")
+    assert seen == ["mine"]

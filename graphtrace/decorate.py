@@ -15,9 +15,11 @@ import numpy as np
 
 from .arguments import Call
 from .arrays import is_array
-from .errors import ArgumentError
+from .backend import check_stream
+from .errors import ArgumentError, user_frame
 from .code_parts import same_signed, signed
 from .probe import _attr, _has
+from .stream import Stream
 
 __all__ = ["CallSignature"]
 
@@ -89,6 +91,11 @@ def _immutable(v) -> bool:
         or is_array(v)
 
 
+class StreamKeywordError(ArgumentError, TypeError):
+    """A call's ``stream=`` that no launch can take (a ``TypeError`` too, as a
+    launch's refusal of it is)."""
+
+
 class CallSignature:
     """The decorated function's signature as calls bind to it (mixed into
     ``GraphFunction``: ``self`` is the decorated function)."""
@@ -115,6 +122,33 @@ class CallSignature:
             raise ArgumentError(f"{self.__name__}{self._sig}: {e}{hint}") from None
         bound.apply_defaults()
         return bound
+
+    def _refuse_stream(self, stream) -> None:
+        """Refuse, at the call's line, a ``stream=`` no launch can take (``1.0``): the
+        keyword is graphtrace's own, never the function's, unless it has a parameter
+        of that name; one taking ``**opts`` never gets an option named stream."""
+        if stream is None or isinstance(stream, Stream):
+            return
+        try:
+            check_stream(stream)
+        except TypeError:
+            pass
+        else:
+            return
+        kind = type(stream).__name__
+        why = (f"{self.__name__}(..., stream={kind}): cannot launch on {kind}: stream= is "
+               "graphtrace's own keyword, the stream the graph launches on (a cupy, torch, "
+               "numba or cuda.core stream, an object with __cuda_stream__, or a handle "
+               f"int), not an argument of {self.__name__}")
+        star = next((p.name for p in self._sig.parameters.values()
+                     if p.kind is p.VAR_KEYWORD), None)
+        if star is not None:
+            why += (f"; {self.__name__} takes **{star}, but an option named stream never "
+                    f"reaches it: rename the option (stream_=, in_stream=), or give "
+                    f"{self.__name__} a parameter named stream, which makes the keyword "
+                    f"its own (then launch on a stream with {self.__name__}.compile(...)"
+                    f".launch(st))")
+        raise StreamKeywordError(why, user_frame())
 
     def _resign(self) -> None:
         """Read the signature again after the function's code or defaults were replaced

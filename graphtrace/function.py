@@ -192,7 +192,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         """``stream=`` given as a call takes it, where nothing runs on it (a trace, a
         compiled handle, a profile, which times on a stream of its own)."""
         if "stream" not in self._own_keywords:
-            kwargs.pop("stream", None)
+            self._refuse_stream(kwargs.pop("stream", None))   # stream=1.0: no stream
 
     def profile(self, *args, **kwargs) -> Profile:
         """Where the time of a launch with these arguments goes (``profile.py``).
@@ -401,7 +401,11 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 entry = fast[7]
                 with entry._lock:
                     if entry._bound is fast[8] and not entry.broken:
-                        entry.launch(stream)
+                        try:
+                            entry.launch(stream)
+                        except TypeError:   # stream=1.0: refused at the call's line
+                            self._refuse_stream(stream)
+                            raise
                         self._hits += 1
                         if entry.stores:   # a signal only set (NEWS = True)
                             apply_stores(entry.stores, {})
@@ -409,6 +413,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         own = self._own_keywords
         stream = kwargs.pop("stream", None) if "stream" not in own else None
         backend = kwargs.pop("backend", None) if "backend" not in own else None
+        self._refuse_stream(stream)   # stream=1.0 (an option meant for **opts): no stream
         if isinstance(stream, Stream) and self._stream_param == "stream":
             kwargs["stream"], stream = stream, None    # f(stream=s, ...) inside a trace
         lead = self._lead

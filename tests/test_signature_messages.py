@@ -141,3 +141,45 @@ def test_trace_hands_a_parameter_named_backend_to_the_function():
         addc[1, 32, s](x, 1.0)
     f.trace(cuda.to_device(np.zeros(4)), backend="mine")
     assert seen == ["mine"]
+
+
+# --- stream= is graphtrace's own keyword ---------------------------------------
+
+def test_an_option_named_stream_for_star_star_opts_is_refused_at_the_call():
+    """``g(x, a=1.0, stream=2.0)`` with ``def g(s, x, **opts)`` said only ``cannot
+    launch on float``, naming no line."""
+    @gt.graph
+    def g(s, x, **opts):
+        for k in sorted(opts):
+            addc[1, 32, s](x, opts[k])
+    x = cuda.to_device(np.zeros(4))
+    with pytest.raises(gt.ArgumentError) as e:
+        g(x, a=1.0, stream=2.0)   # option-stream
+    at(e.value, "option-stream")
+    assert isinstance(e.value, TypeError)
+    for phrase in ("cannot launch on float", "stream= is graphtrace's own keyword",
+                   "**opts", "rename the option"):
+        assert phrase in str(e.value), str(e.value)
+    with pytest.raises(gt.ArgumentError) as e:
+        g(x, **{"a": 1.0, "stream": "fast"})   # option-stream-dict
+    at(e.value, "option-stream-dict")
+    with pytest.raises(gt.ArgumentError) as e:
+        g.trace(x, a=1.0, stream=2.0)   # option-stream-trace
+    at(e.value, "option-stream-trace")
+    assert "rename the option" in str(e.value)
+
+
+def test_no_stream_as_stream_is_refused_at_the_call_on_every_path():
+    """The same arguments again (the call's fastest path) refused it as well."""
+    @gt.graph
+    def f(s, x, a):
+        addc[1, 32, s](x, a)
+    x = cuda.to_device(np.zeros(4))
+    f(x, 1.0)
+    f(x, 1.0)
+    with pytest.raises(gt.ArgumentError) as e:
+        f(x, 1.0, stream=1.5)   # again-stream
+    at(e.value, "again-stream")
+    assert "cannot launch on float" in str(e.value) and "rename" not in str(e.value)
+    f(x, 1.0, stream=cuda.stream())
+    assert x.copy_to_host()[0] == 3.0

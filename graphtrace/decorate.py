@@ -15,13 +15,15 @@ import numpy as np
 
 from .arguments import Call
 from .arrays import is_array
-from .backend import check_stream
-from .errors import ArgumentError, user_frame
+from .backend import check_stream, is_stream
+from .errors import ArgumentError, counted, user_frame
 from .code_parts import same_signed, signed
 from .probe import _attr, _has
 from .stream import Stream
 
 __all__ = ["CallSignature"]
+
+_STREAM_NAMES = frozenset({"s", "stream", "st", "strm"})   # a parameter named as a stream
 
 
 def _refuse_undecorable(fn) -> None:
@@ -106,9 +108,7 @@ class CallSignature:
         try:
             bound = self._sig.bind(*args[:self._lead], None, *args[self._lead:], **kwargs)
         except TypeError as e:
-            given = len(args) - self._lead
-            hint = self._stream_hint() if "too many positional" in str(e) and \
-                given == len(self.params) - self._lead + 1 else ""
+            hint = self._count_hint(args) if "too many positional" in str(e) else ""
             first = next(iter(self._sig.parameters), None)
             if first == "cls":   # @classmethod over it
                 hint += ("; a classmethod cannot be a graph function: decorate a plain "
@@ -165,6 +165,24 @@ class CallSignature:
         self._sig, self._signed = sig, signed(self.fn)
         self._mutable_defaults = _mutable_defaults(sig)
 
+    def _count_hint(self, args) -> str:
+        """For a call with too many positional arguments: how many the function takes,
+        the proxy stream (which graphtrace passes) not counted, and how many were
+        given; advice about the stream where one was passed, or where the function
+        may have no stream parameter (``_stream_hint``)."""
+        given = args[self._lead:]
+        takes = [p.name for p in self._sig.parameters.values() if p.kind in (
+            p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)][self._lead + 1:]
+        hint = (f": {self.__name__} takes {counted(len(takes), 'positional argument')}"
+                f"{' (' + ', '.join(takes) + ')' if takes else ''} but {len(given)} "
+                f"{'was' if len(given) == 1 else 'were'} given (not counting "
+                f"{self._stream_param}, the proxy stream graphtrace passes)")
+        if len(given) == len(takes) + 1 and (
+                isinstance(given[0], Stream) or is_stream(given[0]) or
+                self._stream_param not in _STREAM_NAMES):
+            hint += self._stream_hint()
+        return hint
+
     def _stream_hint(self) -> str:
         """Advice for a call with one argument too many: the stream parameter was
         passed, or the function has none (its first parameter is an array)."""
@@ -174,7 +192,7 @@ class CallSignature:
         which = "first parameter" if not lead else f"first parameter after {lead[0]}"
         hint = (f"; its {which}, {stream}, receives the proxy stream, which graphtrace "
                 f"passes itself: call it with ({', '.join(rest)}) only")
-        if stream in ("s", "stream", "st", "strm"):   # named as a stream: it is one
+        if stream in _STREAM_NAMES:   # named as a stream: it is one
             return hint
         fresh = next((n for n in ("s", "stream", "s_", "stream_") if n not in names),
                      "proxy_stream")

@@ -183,3 +183,61 @@ def test_no_stream_as_stream_is_refused_at_the_call_on_every_path():
     assert "cannot launch on float" in str(e.value) and "rename" not in str(e.value)
     f(x, 1.0, stream=cuda.stream())
     assert x.copy_to_host()[0] == 3.0
+
+
+# --- too many positional arguments ---------------------------------------------
+
+def test_too_many_positional_arguments_counts_those_the_function_takes():
+    """``f(x, 1.0, 2.0)`` for ``def f(s, x, a)`` said the proxy stream had been
+    passed, which it had not."""
+    @gt.graph
+    def f(s, x, a, *, k=1):
+        addc[1, 32, s](x, a)
+    x = cuda.to_device(np.zeros(4))
+    with pytest.raises(gt.ArgumentError) as e:
+        f(x, 1.0, 2.0)   # one-too-many
+    at(e.value, "one-too-many")
+    assert "f takes 2 positional arguments (x, a) but 3 were given" in str(e.value)
+    assert "not counting s, the proxy stream" in str(e.value)
+    assert "receives the proxy stream" not in str(e.value)
+    with pytest.raises(gt.ArgumentError) as e:
+        f(x, 1.0, 2.0, 3.0)   # two-too-many
+    at(e.value, "two-too-many")
+    assert "f takes 2 positional arguments (x, a) but 4 were given" in str(e.value)
+
+
+def test_too_many_positional_arguments_with_a_stream_first_says_it_is_passed_for_you():
+    @gt.graph
+    def f(s, x, a):
+        addc[1, 32, s](x, a)
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.stream(), cuda.to_device(np.zeros(4)), 1.0)   # stream-first
+    at(e.value, "stream-first")
+    assert "but 3 were given" in str(e.value)
+    assert "receives the proxy stream, which graphtrace passes itself: call it with " \
+        "(x, a) only" in str(e.value)
+
+
+def test_too_many_positional_arguments_of_a_nested_graph_function_or_method():
+    @gt.graph
+    def inner(s, x, a):
+        addc[1, 32, s](x, a)
+
+    @gt.graph
+    def outer(s, x):
+        s.child(inner, x, 1.0, 2.0)   # child-too-many
+
+    class Model:
+        @gt.graph
+        def step(self, s, x):
+            addc[1, 32, s](x, 1.0)
+    x = cuda.to_device(np.zeros(4))
+    with pytest.raises(gt.ArgumentError) as e:
+        outer(x)
+    at(e.value, "child-too-many")
+    assert "inner takes 2 positional arguments (x, a) but 3 were given" in str(e.value)
+    assert "receives the proxy stream" not in str(e.value)
+    with pytest.raises(gt.ArgumentError) as e:
+        Model().step(x, x)   # method-too-many
+    at(e.value, "method-too-many")
+    assert "step takes 1 positional argument (x) but 2 were given" in str(e.value)

@@ -280,7 +280,8 @@ def _reached(old, new, out: list) -> None:
     if len(helpers_o) != len(helpers_n) or any(map(_differ, helpers_o, helpers_n)):
         changed = [_attr(y, "__name__") or _repr(y) for x, y in zip(helpers_o, helpers_n)
                    if _differ(x, y)] or ["(their number)"]
-        out.append(f"functions or kernels reached by name changed: {', '.join(changed)}")
+        out.append(f"functions or kernels reached by name changed: "   # each named once
+                   f"{', '.join(dict.fromkeys(changed))}")   # (k by f and by its helper)
 
 
 def _differ(x, y) -> bool:

@@ -202,25 +202,57 @@ def _is_cupy_raw_kernel(k) -> bool:
 ADAPTERS.append((_is_cupy_raw_kernel, CupyAdapter))
 
 
+class _ModuleFunction:
+    """What ``CupyAdapter`` reads of a ``RawKernel``, for function ``name`` of a
+    ``RawModule``: its source, name and options come from the module, and cupy's
+    kernel (``module.get_function``, which compiles and loads it on the current
+    GPU) is asked for only when a graph is built on a GPU, so that the simulator,
+    listings and ``@gt.reference`` work without one."""
+
+    def __init__(self, module, name: str):
+        self.module, self.name, self.code = module, name, module.code
+        self.enable_cooperative_groups = getattr(module, "enable_cooperative_groups", False)
+        self.options = getattr(module, "options", ())
+        self._raw = None
+
+    @property
+    def kernel(self):
+        if self._raw is None:
+            self._raw = self.module.get_function(self.name)   # a RawKernel in cupy 14
+        return self._raw.kernel
+
+
+# (id(module), name) -> (module, its adapter): gt.kernel(module, name=...) made again
+# (a notebook cell run again) is the same kernel, and finds its reference and graphs
+_functions: dict = {}
+
+
 def raw_module_function(module, name: str) -> CupyAdapter:
-    """The adapter of function ``name`` of a cupy ``RawModule``."""
+    """The adapter of function ``name`` (a name expression, ``"k<float>"``, for a
+    template) of a cupy ``RawModule``."""
+    hit = _functions.get((id(module), name))
+    if hit is not None and hit[0] is module:
+        return hit[1]
+    if getattr(module, "code", None) is None:
+        raise ArgumentError(
+            "the RawModule has no source code (it was loaded from a cubin or PTX file), "
+            "and graphtrace reads a kernel's parameters from its source: build the "
+            "module from code=..., or load the file with cuda.core and declare its "
+            "kernel with gt.kernel(kernel, intents)")
+    expressions = tuple(getattr(module, "name_expressions", None) or ())
+    if "<" in name and name not in expressions:
+        raise ArgumentError(
+            f"{name!r} is not one of the RawModule's name_expressions "
+            f"({', '.join(map(repr, expressions)) or 'none given'}): cupy compiles only "
+            "the template instances named there; add it to "
+            "RawModule(..., name_expressions=[...])")
     try:
-        module.code
-    except AttributeError:
-        raise ArgumentError("the RawModule has no source code (built from a cubin/PTX "
-                            "file): declare the kernel with gt.kernel instead") from None
-
-    class _Function:  # what CupyAdapter reads of a RawKernel
-        code, raw = module.code, module.get_function(name)  # a RawKernel in cupy 14
-        enable_cooperative_groups = getattr(module, "enable_cooperative_groups", False)
-        options = getattr(module, "options", ())
-
-        @property
-        def kernel(self):
-            return self.raw.kernel
-
-    _Function.name = name
-    return CupyAdapter(_Function())
+        adapter = CupyAdapter(_ModuleFunction(module, name))
+    except ValueError as e:   # no such kernel in the source
+        raise ArgumentError(f"gt.kernel(module, name={name!r}): {e}; name a __global__ "
+                            "function of the RawModule's code") from None
+    _functions[(id(module), name)] = (module, adapter)
+    return adapter
 
 
 MODULES.append((lambda m: type(m).__name__ == "RawModule", raw_module_function))

@@ -232,6 +232,30 @@ def translate(exc: BaseException) -> HostSyncError | None:
                                   f" ({text})"), source=raised_at(exc))
 
 
+def needs_gpu(exc: BaseException) -> bool:
+    """Whether ``exc`` is cupy's error for a machine without a usable GPU (a CUDA
+    runtime or driver error cupy raised; the simulator runs where there is none)."""
+    from . import _driver
+    t = type(exc)
+    return t.__name__ in ("CUDARuntimeError", "CUDADriverError") and \
+        t.__module__.startswith("cupy") and not _driver.available()
+
+
+def cupy_calls(exc: BaseException) -> list[str]:
+    """The qualified names of cupy's functions in ``exc``'s traceback, outermost
+    first: ``cupy._core.raw.RawKernel.__call__`` (cupy's compiled frames are named
+    so), ``cupy._creation.basic.ones`` (its Python ones by module and name)."""
+    out, tb = [], exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_name.startswith("cupy."):
+            out.append(code.co_name)
+        elif str(tb.tb_frame.f_globals.get("__name__")).split(".")[0] == "cupy":
+            out.append(f"{tb.tb_frame.f_globals['__name__']}.{code.co_qualname}")
+        tb = tb.tb_next
+    return out
+
+
 def raised_at(exc: BaseException):
     """The innermost line of the user's code in ``exc``'s traceback (library,
     Cython and graphtrace frames skipped), or None."""

@@ -22,7 +22,7 @@ from .errors import ArgumentError, TraceError, user_frame
 from .names import named_values
 from .probe import _has
 from .ops._structured import record_child
-from .ops.kernel import stream_refusal
+from .ops.kernel import cupy_call_refusal, stream_refusal
 from .scalar import Scalar
 from .stream import Stream
 from .temporary import held_one, holder_of, returned
@@ -82,7 +82,7 @@ class Tracing:
             try:
                 result = self.fn(*bound.args, **bound.kwargs)
             except RuntimeError as e:   # a library refused a transfer while fenced
-                refusal = translate(e)
+                refusal = translate(e) or cupy_call_refusal(e, raised_at(e))
                 if refusal is None:
                     raise
                 raise refusal from None

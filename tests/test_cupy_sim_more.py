@@ -5,6 +5,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+from graphtrace import _driver
 from helpers import line_of
 
 cp = pytest.importorskip("cupy")
@@ -64,3 +65,72 @@ def test_a_raw_module_loaded_from_a_file_says_its_source_is_needed(tmp_path):
     with pytest.raises(gt.ArgumentError, match="no source code .* build the module from "
                        "code="):
         gt.kernel(mod, name="k")
+
+
+# --- cupy's own spellings where there is no GPU ---------------------------------------
+no_gpu = pytest.mark.skipif(_driver.available(), reason="cupy runs where there is a GPU")
+KSRC = 'extern "C" __global__ void copy_k(const double* x, double* y) {}'
+
+
+@no_gpu
+@pytest.mark.parametrize("with_stream", [True, False])
+def test_a_cupy_kernel_called_in_cupys_spelling_is_the_stream_error_a_gpu_gives(with_stream):
+    """On a GPU cupy reads the proxy stream's pointer, a StreamError naming s.launch and
+    s.captured; without one cupy raised its CUDARuntimeError before it got there."""
+    k = cp.RawKernel(KSRC, "copy_k")
+
+    @gt.reference(k)
+    def copy_ref(grid, block, x, y):
+        y[...] = x
+
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        if with_stream:
+            k((1,), (32,), (x, y), stream=s)                   # cupy spelling, stream
+        else:
+            k((1,), (32,), (x, y))                             # cupy spelling
+    with pytest.raises(gt.StreamError) as e:
+        f(cuda.to_device(np.arange(4.0)), cuda.to_device(np.zeros(4)))
+    assert e.value.source[1] == line_of(
+        __file__, "cupy spelling, stream" if with_stream else "cupy spelling")
+    assert "a cupy kernel called in cupy's own spelling inside a trace" in str(e.value)
+    assert "s.launch(kernel, grid, block, *args)" in str(e.value)
+    assert "s.captured(fn, *args)" in str(e.value)
+    assert "CUDARuntimeError" not in str(e.value)
+
+
+@no_gpu
+def test_other_cupy_calls_in_a_trace_say_they_would_run_at_once_and_need_a_gpu():
+    @gt.graph(backend="sim")
+    def f(s, x):
+        cp.ones(3)                                             # eager cupy
+    with pytest.raises(gt.HostSyncError, match=r"cupy code inside a trace "
+                       r"\(cupy\._creation\.basic\.ones\) runs at once") as e:
+        f(cuda.to_device(np.zeros(4)))
+    assert e.value.source[1] == line_of(__file__, "eager cupy")
+
+
+def _tanh_region(x, y):
+    y[...] = cp.tanh(x)                                        # cupy in region
+
+
+def _elementwise_region(x, y):
+    cp.ElementwiseKernel("float64 x", "float64 y", "y = x", "ew_copy")(x, y)   # ew
+
+
+@no_gpu
+@pytest.mark.parametrize("region, marker", [(_tanh_region, "cupy in region"),
+                                            (_elementwise_region, "ew")])
+def test_a_region_calling_cupy_on_the_simulator_says_cupy_needs_a_gpu_there(region, marker):
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        s.captured(region, x, y, reads=[x], writes=[y])
+    with pytest.raises(gt.SimulationError) as e:
+        f(cuda.to_device(np.arange(4.0)), cuda.to_device(np.zeros(4)))
+    text = str(e.value)
+    assert f"failed on the simulator at test_cupy_sim_more.py:{line_of(__file__, marker)}: " \
+        "cupy's library call there (cupy." in text
+    assert "needs a GPU, and on the simulator, where there is none, the region runs on " \
+        "the CPU with numpy arrays" in text
+    assert "as examples/train_step.py's region does" in text
+    assert "CUDARuntimeError" not in text and "InsufficientDriver" not in text

@@ -48,6 +48,7 @@ from ..buffers import Buffer
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, format_source)
 from .._driver import current
+from .._guards import cupy_calls, needs_gpu
 from ..placement import place
 from ..tree import leaves, tree_map
 from ..scalar import Scalar
@@ -502,14 +503,20 @@ class CapturedOp(Op):
             raise
         except Exception as e:
             line = raised_in(e, node.source)
+            gpu = needs_gpu(e) and cupy_calls(e)   # cupy's own call, with no GPU here
+            why = (f"cupy's library call there ({gpu[0]}) needs a GPU, and on the simulator, "
+                   "where there is none, the region runs on the CPU with numpy arrays in "
+                   "place of the device arrays: write it") if gpu else (
+                f"({type(e).__name__}: {e}); there it runs on the CPU with numpy arrays in "
+                "place of the device arrays: where the error comes from a call numpy lacks "
+                "(cupy's or torch's own), write it")
             raise SimulationError(
                 f"captured region {callable_name(node.target)} failed on the simulator at "
-                f"{format_source(line)} ({type(e).__name__}: {e}); there it runs on the CPU "
-                "with numpy arrays in place of the device arrays: where the error comes "
-                "from a call numpy lacks (cupy's or torch's own), write it with what numpy "
-                "and cupy share (x @ w, x.sum(), y[...] = ..., np.tanh(x), which cupy "
-                "arrays dispatch to cupy; or xp = cupy.get_array_module(x)), or run it "
-                "on the GPU backend",
+                f"{format_source(line)}{': ' if gpu else ' '}{why} with what numpy and cupy "
+                "share (x @ w, x.sum(), y[...] = ..., np.tanh(x), which cupy arrays "
+                "dispatch to cupy; or xp = cupy.get_array_module(x)), " +
+                ("as examples/train_step.py's region does, or run it on a GPU" if gpu
+                 else "or run it on the GPU backend"),
                 source=node.source) from e
         _refuse_result(node, result, args, SimulationError)
         wrote = changed(sim, kept)

@@ -7,7 +7,7 @@ Here ``gt.kernel(...)`` declares intents for any of them; ``record_launch``
 records a launch on a proxy stream, checked once per kind of launch
 (``_launch_kind``), refusing arguments graphtrace could not follow; ``foreign_attribute`` and
 ``stream_refusal`` tell library code that takes a proxy stream for a CUDA stream
-what to write instead; ``KernelOp`` describes, verifies, emits, updates and
+what to write instead (``cupy_call_refusal``: cupy called where there is no GPU); ``KernelOp`` describes, verifies, emits, updates and
 simulates the node.
 """
 from __future__ import annotations
@@ -21,8 +21,9 @@ from ..arrays import is_array
 from ..buffers import HOST, Buffer
 from ..context import STATE
 from ..deps import MODE_CODES
-from ..errors import (ArgumentError, GraphtraceError, IntentError, KernelArgumentError,
-                      SimulationError, StreamError)
+from .._guards import cupy_calls, needs_gpu
+from ..errors import (ArgumentError, GraphtraceError, HostSyncError, IntentError,
+                      KernelArgumentError, SimulationError, StreamError, TraceError)
 from ..scalar import Scalar
 from ..temporary import is_temporary
 from ..tree import leaves
@@ -280,12 +281,14 @@ def foreign_attribute(name: str, asked_by: str, hint: str = ""):
     return refuse
 
 
+_SPELLINGS = ("Record kernels with s.launch(kernel, grid, block, *args), "
+              "kernel[grid, block, s](*args) or gt.launch(s, config, kernel, *args); run "
+              "other library code (a cupy kernel called with stream=, ElementwiseKernel, "
+              "torch ops, an ExternalStream) in a captured region, s.captured(fn, *args)")
+
+
 def _not_a_stream(what: str) -> str:
-    return (f"a proxy stream is not a CUDA stream: {what}. "
-            "Record kernels with s.launch(kernel, grid, block, *args), "
-            "kernel[grid, block, s](*args) or gt.launch(s, config, kernel, *args); run "
-            "other library code (a cupy kernel called with stream=, ElementwiseKernel, "
-            "torch ops, an ExternalStream) in a captured region, s.captured(fn, *args)")
+    return f"a proxy stream is not a CUDA stream: {what}. {_SPELLINGS}"
 
 
 # What compiled library code says when it reads a proxy stream as a stream handle
@@ -300,6 +303,34 @@ def stream_refusal(exc: TypeError, source) -> StreamError | None:
         return None
     return StreamError(_not_a_stream(f"a library took it for a stream handle ({exc})"),
                        source=source)
+
+
+def cupy_call_refusal(exc: BaseException, source) -> TraceError | None:
+    """The error for cupy code called in a trace where there is no GPU (the
+    simulator), which fails in cupy before it could see the proxy stream: a cupy
+    kernel called in cupy's spelling (``k(grid, block, args, stream=s)``) is the
+    ``StreamError`` a GPU gives, other cupy calls what a GPU's fence says of
+    eager cupy work; else None."""
+    if not needs_gpu(exc):
+        return None
+    calls = cupy_calls(exc)
+    if not calls:
+        return None
+    if calls[0].endswith(("RawKernel.__call__", "Function.__call__")):
+        return StreamError(
+            "a cupy kernel called in cupy's own spelling inside a trace (k(grid, block, "
+            "args, stream=s), or without stream=): cupy launches it at once on a CUDA "
+            "stream, not in the graph, and a proxy stream is no CUDA stream (here cupy "
+            "cannot launch at all: there is no GPU, and the simulator runs the graph). "
+            f"{_SPELLINGS}; on the simulator @gt.reference(k) stands in for a cupy kernel",
+            source=source)
+    return HostSyncError(
+        f"cupy code inside a trace ({calls[0]}) runs at once on cupy's stream, not in "
+        "the graph (here it cannot run at all: there is no GPU, and the simulator runs "
+        "the graph): "
+        "launch kernels on the proxy stream (s.launch, s.copy, s.memset), compute "
+        "outside the decorated function, or run library code in a captured region, "
+        "s.captured(fn, *args), which the simulator runs with numpy arrays", source=source)
 
 
 def _dims(d):

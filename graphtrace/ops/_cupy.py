@@ -189,6 +189,14 @@ class CupyAdapter(ReferenceAdapter):
             raise KernelArgumentError(f"value {value!r} does not fit {where}: pass {fits}",
                                       source) from None
 
+    def simulate(self, grid, block, shared_mem, values):
+        """Run the stand-in with each number as the kernel gets it: a numpy scalar of
+        its parameter's C type (``np.int32(2)`` for an ``int n`` passed 2.0,
+        ``np.float32`` for a ``float``), so that it computes what the GPU would."""
+        typed = [v if p.pointer or p.dtype is None or p.ctype.split()[-1] in HANDLES
+                 else self._number(p, v) for p, v in zip(self.signature, values)]
+        super().simulate(grid, block, shared_mem, typed + list(values[len(typed):]))
+
     def check_number(self, i: int, value, source) -> None:
         if i < len(self.signature) and not self.signature[i].pointer and \
                 self.signature[i].ctype.split()[-1] not in HANDLES:

@@ -17,7 +17,9 @@ _references: dict[int, tuple] = {}   # id(kernel) -> (kernel, its Python stand-i
 def reference(kernel):
     """Register a Python function that stands for ``kernel`` on the simulator.
 
-    The function receives ``(grid, block, *args)`` with arrays as numpy arrays.
+    The function receives ``(grid, block, *args)`` with arrays as numpy arrays
+    and, for a cupy kernel, numbers as numpy scalars of their parameters' C types
+    (``np.int32`` for ``int n``, ``np.float32`` for ``float a``), as the kernel does.
 
     >>> @gt.reference(saxpy_raw_kernel)                   # doctest: +SKIP
     ... def saxpy(grid, block, x, y, a, n):

@@ -54,6 +54,7 @@ from ..tree import leaves, tree_map
 from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
+from ._region_words import not_given, temporary_label
 from ._library_state import describe, first_change, grown, snapshot, torch_roots
 from ._switching import _Libraries, _libraries, _temporaries_library
 from .base import Op, callable_name, changed, read_only_bytes, record_args
@@ -87,12 +88,8 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
                 made = as_buffer(obj)           # temporary's): the argument of its bytes
                 buf = next((b for b, _ in accesses if b.same_view(made)), None)
             if buf is None or not any(b is buf for b, _ in accesses):
-                raise ArgumentError(
-                    f"{word}= of captured region {callable_name(fn)} names "
-                    f"{type(obj).__name__ if buf is None else buf.label or 'an array'}, which "
-                    "is not one of the arrays it is given: pass the array to s.captured(...) "
-                    "as an argument too (the region is captured again with new arrays only "
-                    "through its arguments)")
+                raise ArgumentError(not_given(t, callable_name(fn), word, obj, buf,
+                                               [b for b, _ in accesses]))
             old = declared.get(id(buf))
             declared[id(buf)] = mode if old in (None, mode) else "rw"
     accesses = [(b, declared.get(id(b), m)) for b, m in accesses]   # the rest: "rw"
@@ -173,7 +170,7 @@ def _refuse_held(t, fn, given: list) -> None:
         tmp = holder_of(v, t)
         what = label = None
         if tmp is not None:
-            what, label = f"temporary {tmp._life.where()}", tmp.name
+            what, label = f"temporary {tmp._life.where()}", temporary_label(v, tmp)
         for x in leaves(v) if what is None else ():
             if isinstance(x, Scalar):
                 what, label = f"the number {x.name}", x.name

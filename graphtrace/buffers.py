@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import ctypes
 import math
+import numbers
 
 import numpy as np
+
+from .errors import ArgumentError
+from .scalar import Scalar
 
 __all__ = ["Buffer", "In", "Out", "InOut", "unwrap_intent"]
 
@@ -372,13 +376,32 @@ def _view_label(buf: Buffer, root: Buffer) -> str:
 
 
 class _Intent:
-    """A call-site override of what an op does with an array."""
+    """A call-site override of what an op does with an array. A number is refused
+    (an op only reads it); one wrapped in another keeps the outer's intent and the
+    inner's name, which the op recording it refuses (``refuse_nested``)."""
 
-    __slots__ = ("obj",)
+    __slots__ = ("obj", "inner")
     mode = "rw"
 
     def __init__(self, obj):
+        if type(obj) is Scalar or isinstance(obj, (numbers.Number, np.generic)):
+            number = obj._name if type(obj) is Scalar else repr(obj)
+            raise ArgumentError(
+                f"gt.{type(self).__name__}({number}) wraps a number: gt.In, gt.Out and "
+                "gt.InOut say what an op does to an array, and a number is passed by "
+                f"value, which an op only reads; pass it bare: {number}, not "
+                f"gt.{type(self).__name__}({number})")
+        self.inner = type(obj).__name__ if isinstance(obj, _Intent) else None
         self.obj = obj.obj if isinstance(obj, _Intent) else obj
+
+    def refuse_nested(self) -> None:
+        """Raise (at the user's line) for an intent wrapped in another."""
+        if self.inner is not None:
+            outer = type(self).__name__
+            raise ArgumentError(
+                f"gt.{outer}(gt.{self.inner}(...)) wraps an intent in another, which says "
+                f"two things of one argument: wrap it once, in gt.In (only read), gt.Out "
+                "(only written) or gt.InOut (read and written)")
 
     def __repr__(self):
         return f"{type(self).__name__}({self.obj!r})"

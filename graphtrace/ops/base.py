@@ -198,6 +198,7 @@ def record_args(tracer, args, intent, check) -> tuple[tuple, list]:
             if buf is None:
                 obj, m = unwrap_intent(v, mode)
                 if obj is not v:   # a wrapper: what it holds takes its intent
+                    v.refuse_nested()
                     return record(i, obj, m)
                 if isinstance(obj, np.generic) or not is_array(obj):
                     return obj

@@ -6,6 +6,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+from helpers import line_of
 
 cp = pytest.importorskip("cupy")
 
@@ -75,3 +76,24 @@ def test_a_raw_modules_kernel_hands_its_reference_typed_numbers():
     f(cuda.to_device(np.arange(4.0)), y)
     assert seen == [(np.int32, np.float32)]
     assert y.copy_to_host().tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
+@cuda.jit
+def _numba_scale(x, a, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i]
+
+
+@pytest.mark.parametrize("declared", [False, True])
+def test_a_reference_for_a_numba_kernel_is_refused_at_its_line(declared):
+    """Bug: it was registered and never run (numba's simulator runs the kernel)."""
+    k = gt.kernel(_numba_scale, "in, in, out") if declared else _numba_scale
+    with pytest.raises(gt.ArgumentError) as e:
+        @gt.reference(k)                                       # numba reference
+        def never(grid, block, x, a, out):
+            out[...] = -1
+    assert e.value.source[1] == line_of(__file__, "numba reference")
+    assert "_numba_scale is a numba kernel, which the simulator runs by itself" \
+        in str(e.value)
+    assert "drop the @gt.reference" in str(e.value)

@@ -6,8 +6,8 @@ registered for it with ``gt.reference``.
 """
 from __future__ import annotations
 
-from ..errors import SimulationError
-from ._adapter import Adapter
+from ..errors import ArgumentError, SimulationError
+from ._adapter import ADAPTERS, Adapter
 
 __all__ = ["reference", "reference_for", "missing_reference", "ReferenceAdapter"]
 
@@ -25,12 +25,33 @@ def reference(kernel):
     ... def saxpy(grid, block, x, y, a, n):
     ...     y[:n] += a * x[:n]
     """
+    _refuse_self_run(kernel)
+
     def register_fn(fn):
         keys = [kernel.kernel] if isinstance(kernel, Adapter) else [kernel]
         for k in keys:
             _references[id(k)] = (k, fn)
         return fn
     return register_fn
+
+
+def _refuse_self_run(kernel) -> None:
+    """An ``ArgumentError`` for a kernel the simulator runs by itself (numba's, on
+    numba's CUDA simulator): a stand-in registered for it would never run."""
+    inner = getattr(kernel, "inner", kernel) if isinstance(kernel, Adapter) else kernel
+    if isinstance(inner, Adapter):
+        runs_itself = not isinstance(inner, ReferenceAdapter)
+    else:
+        factory = next((make for accepts, make in ADAPTERS if accepts(inner)), None)
+        runs_itself = isinstance(factory, type) and not issubclass(factory, ReferenceAdapter)
+    if runs_itself:
+        name = getattr(kernel, "name", None) if isinstance(kernel, Adapter) else \
+            getattr(getattr(inner, "py_func", None), "__name__", None)
+        raise ArgumentError(
+            f"@gt.reference({name or 'kernel'}): {name or 'this kernel'} is a numba kernel, "
+            "which the simulator runs by itself on numba's CUDA simulator and never through "
+            "a stand-in: drop the @gt.reference (stand-ins are for kernels the simulator "
+            "cannot run: cupy's and cuda.core's)")
 
 
 def _registered(adapter):

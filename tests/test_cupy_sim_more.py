@@ -134,3 +134,26 @@ def test_a_region_calling_cupy_on_the_simulator_says_cupy_needs_a_gpu_there(regi
         "the CPU with numpy arrays" in text
     assert "as examples/train_step.py's region does" in text
     assert "CUDARuntimeError" not in text and "InsufficientDriver" not in text
+
+
+@pytest.mark.parametrize("pinned", [True, False])
+def test_host_memory_given_to_a_cupy_kernel_is_refused_naming_the_cupy_launch(pinned):
+    """Bug: the refusal spoke of an eager numba launch's implicit copy."""
+    k = cp.RawKernel(KSRC, "copy_k")
+
+    @gt.reference(k)
+    def copy_ref(grid, block, x, y):
+        y[...] = x
+
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        s.launch(k, 1, 32, x, y)                               # host into cupy
+    h = gt.pinned_empty(4) if pinned else np.zeros(4)
+    with pytest.raises(gt.ArgumentError) as e:
+        f(h, cuda.to_device(np.zeros(4)))
+    assert e.value.source[1] == line_of(__file__, "host into cupy")
+    memory = "pinned host memory" if pinned else "host memory (a numpy array)"
+    assert f"argument x of cupy kernel copy_k is {memory}: a kernel launched in a graph " \
+        "takes device arrays" in str(e.value)
+    assert "s.copy(device_array, x)" in str(e.value)
+    assert "numba" not in str(e.value)

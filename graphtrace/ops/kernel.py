@@ -91,6 +91,14 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
 
 def _device_only(adapter):
     def check(i, buf):
+        if buf.device == HOST and adapter.library != "numba":   # an address is passed
+            memory = "pinned host memory" if buf.pinned else "host memory (a numpy array)"
+            raise ArgumentError(
+                f"argument {adapter.param_name(i)} of {adapter.library} kernel "
+                f"{adapter.name} is {memory}: a kernel launched in a graph takes device "
+                "arrays; copy it to one first (cupy.asarray(h), cuda.to_device(h)), or in "
+                "the graph before the launch, s.copy(device_array, "
+                f"{buf.label or 'h'}), and launch the kernel on the device array")
         if buf.device == HOST:
             raise ArgumentError(
                 f"argument {adapter.param_name(i)} of kernel {adapter.name} is host "

@@ -12,7 +12,10 @@ Regions run in the order they were recorded: each reads and writes the
 trace's ``library_state``, for the state libraries keep that no argument
 shows (a handle's workspace, a module's weights, an optimizer's moments).
 The device arrays of the graph a region reaches by a global name or holds
-are its accesses too. The libraries it reaches and the torch state it depends
+are its accesses too, and those it reaches through ``globals()``,
+``sys.modules``, a module or class (handed or reached) or an object array
+(``_region_reach.py``); one reading globals
+by names computed when it runs is recorded as opaque. The libraries it reaches and the torch state it depends
 on (a module's parameters and mode, an optimizer's settings and state) are
 ``_library_state.py``'s: a change between calls captures it again at the next
 launch (``CapturedOp.moved``); one its own Python makes while captured is
@@ -54,6 +57,7 @@ from ..tree import leaves, tree_map
 from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
+from ._region_reach import reached_values
 from ._region_words import not_given, temporary_label
 from ._library_state import describe, first_change, grown, snapshot, torch_roots
 from ._switching import _Libraries, _libraries, _temporaries_library
@@ -78,7 +82,9 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
     rec, accesses = record_args(t, args, lambda i: "rw", _device_only(fn))
     _refuse_held(t, fn, [b for b, _ in accesses])
     given = list(accesses)
-    reached = [] if opaque else _reached(t, fn, accesses)
+    reached, unseen = ([], None) if opaque else _reached(t, fn, args, accesses)
+    if unseen is not None:   # globals()[k], getattr(mod, name): reads no code names
+        opaque, reached = True, []
     accesses = given + reached
     declared: dict[int, str] = {}
     for objs, mode, word in ((reads, "r", "reads"), (writes, "w", "writes")):
@@ -126,21 +132,25 @@ def _refuse_objects(fn, args) -> None:
                     "list, tuple or dict if you like) and build the object inside the region")
 
 
-def _reached(t, fn, given: list) -> list:
+def _reached(t, fn, args, given: list) -> tuple:
     """``(Buffer, "rw")`` for the device arrays of the graph that ``fn`` (or a
     helper it calls) reaches by a global name or holds (closure, a bound
-    method's object: a library's scratch it writes, a table it reads) and that
-    no array it is given covers: the region is ordered with the nodes using
-    them as with an argument (``reads=``/``writes=`` may name them)."""
+    method's object: a library's scratch it writes, a table it reads), also
+    through ``globals()``, ``sys.modules[__name__]``, a module or class it is
+    handed or reaches and a numpy object array (``_region_reach``), and that no
+    array it is given covers: the region is ordered with the nodes using them as
+    with an argument (``reads=``/``writes=`` may name them). Second, why some of
+    what it reads cannot be seen (``globals()[k]``), or None."""
+    values, unseen = reached_values(fn, args)
     out, seen = [], [b for b, _ in given]
-    for _, v, _ in _names_of(fn):
+    for v in values:
         for x in leaves(v):
             buf = _trace_buffer(t, x, make=True) if _is_array_quietly(x) else None
             if buf is None or buf.is_host or any(b is buf or b.covers(buf) for b in seen):
                 continue
             seen.append(buf)
             out.append((buf, "rw"))
-    return out
+    return out, unseen
 
 
 def _trace_buffer(t, x, make: bool = False) -> Buffer | None:

@@ -298,12 +298,14 @@ def _host_buffers(t, x) -> list:
     return [r for r in t.roots_overlapping(made.lo, made.hi) if r.is_host]
 
 
-def _names_of(fn, depth: int = 0, seen=None):
+def _names_of(fn, depth: int = 0, seen=None, more=None):
     """``(name, value, held)`` for what ``fn`` holds (held: its closure cells,
     default arguments, ``partial`` arguments, a bound method's object's
     attributes, a callable object's attributes; functions held are looked into
     too) and the global names and attributes of globals its code loads (not
-    held; the helper functions so reached are looked into as well)."""
+    held; the helper functions so reached are looked into as well). ``more(code,
+    globals)``: ``(name, value)`` of other globals each code walked reads (a captured
+    region's ``globals()["W"]``: ``_region_reach.Reads``)."""
     seen = set() if seen is None else seen
     given = []   # a partial's arguments: objects whose methods it may call, as self's
     while isinstance(fn, partial):
@@ -324,14 +326,14 @@ def _names_of(fn, depth: int = 0, seen=None):
         return
     seen.add(id(fn))
     for label, v in given:   # partial(Sink.notify, sink) reading sink.buf
-        yield from _object_reads(code, v, label, depth, seen)
+        yield from _object_reads(code, v, label, depth, seen, more)
     if bound:   # self.inner(), and self.sink.read() of an object self holds (there too)
         methods = [method for _, method, _ in _methods_named(code, type(owner))]
         for method in methods:
-            yield from _names_of(method, depth + 1, seen)
+            yield from _names_of(method, depth + 1, seen, more)
         for k, v in held:
             for c in [code] + [m.__code__ for m in methods]:
-                yield from _object_reads(c, v, f"attribute {k!r}", depth, seen)
+                yield from _object_reads(c, v, f"attribute {k!r}", depth, seen, more)
     for i, v in enumerate((fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values())):
         yield f"default argument {i}", v, True
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
@@ -340,21 +342,21 @@ def _names_of(fn, depth: int = 0, seen=None):
         except ValueError:   # an empty cell
             continue
         if callable(v) and depth < 4 and not is_array(v):   # a function it calls
-            yield from ((n, x, True) for n, x, _ in _names_of(v, depth + 1, seen))
+            yield from ((n, x, True) for n, x, _ in _names_of(v, depth + 1, seen, more))
         else:
             yield f"closure name {name!r}", v, True
-            yield from _object_reads(code, v, f"closure name {name!r}", depth, seen)
-    for name, v in _global_loads(code, scope):
+            yield from _object_reads(code, v, f"closure name {name!r}", depth, seen, more)
+    for name, v in _global_loads(code, scope) + (more(code, scope) if more else []):
         helper = _followed(v) if depth < 4 else None
         if helper is not None:   # a helper it calls by a global name
-            yield from _names_of(helper, depth + 1, seen)
+            yield from _names_of(helper, depth + 1, seen, more)
         else:
             yield f"global name {name!r}", v, False
-            yield from _object_reads(code, v, f"global name {name!r}", depth, seen)
-    yield from _item_reads(fn, code, depth, seen)
+            yield from _object_reads(code, v, f"global name {name!r}", depth, seen, more)
+    yield from _item_reads(fn, code, depth, seen, more)
 
 
-def _object_reads(code, obj, label: str, depth: int, seen):
+def _object_reads(code, obj, label: str, depth: int, seen, more=None):
     """``(name, value, False)`` for what ``code`` reads through an object of the
     program's own it reaches by a name (``label``) when it runs: its attributes
     (``SINK.read()`` reads ``SINK.buf``), and what the methods of its class that
@@ -363,10 +365,10 @@ def _object_reads(code, obj, label: str, depth: int, seen):
         yield f"{what} of {label}", x, False
     if depth < 4 and not isinstance(obj, _NOT_OBJECTS) and not _library(type(obj)):
         for _, method, _ in _methods_named(code, type(obj)):
-            yield from _names_of(method, depth + 1, seen)
+            yield from _names_of(method, depth + 1, seen, more)
 
 
-def _item_reads(fn, code, depth: int, seen):
+def _item_reads(fn, code, depth: int, seen, more=None):
     """What ``code`` reads through an object of the program's own it reaches by
     constant items of a global's or closure's container (``HOLDER["sink"].read()``,
     ``LST[0].read()``), as ``_object_reads`` for an attribute's (``NS.sink.read()``)."""
@@ -376,7 +378,7 @@ def _item_reads(fn, code, depth: int, seen):
             v = label.read(fn)
             if v is not MISSING:
                 kind = "closure name" if head in code.co_freevars else "global name"
-                yield from _object_reads(code, v, f"{kind} {label!r}", depth, seen)
+                yield from _object_reads(code, v, f"{kind} {label!r}", depth, seen, more)
 
 
 _NOT_OBJECTS = (type, ModuleType, partial, FunctionType, MethodType, BuiltinFunctionType,

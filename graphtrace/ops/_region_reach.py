@@ -1,0 +1,189 @@
+"""What a captured region reaches beyond the names its code loads.
+
+``captured._reached`` orders a region with the nodes using the device arrays of
+the graph it reaches by a global name or holds (``host._names_of``). Some ways
+to reach an array name no global: ``globals()["W"]``, ``sys.modules[__name__].W``,
+an attribute of a module or class the region is handed (``s.captured(fn, wmod,
+y)`` with ``fn`` reading ``m.W``) or gets from a helper (``get().W``), an item
+of a numpy object array (``OBJ[0]``). ``Reads`` finds them: it is handed to
+``_names_of`` as its ``more`` (the extra globals of each code walked), and
+``reached_values`` looks into the modules, classes and object arrays so reached
+(``holder_arrays``).
+
+Code that reaches globals by names known only when it runs (``globals()[k]``,
+``vars(mod)``, ``eval``, ``getattr(mod, name)``, ``sys.modules[k]``) cannot be
+seen: ``Reads.unseen`` says so, and the region is ordered as ``opaque=True``
+(after everything before it and before everything after it).
+"""
+from __future__ import annotations
+
+import dis
+import sys
+import types
+
+import numpy as np
+
+from ..arrays import is_array
+from ..dynamic_names import by_names
+from ..names import by_globals
+from ..owners import _attr, _in_library, _library, own_class
+from ..tree import leaves
+
+__all__ = ["Reads", "holder_arrays", "reached_values"]
+
+_SKIP = frozenset({"CACHE", "PRECALL", "PUSH_NULL", "NOP", "EXTENDED_ARG", "KW_NAMES"})
+_DYNAMIC = frozenset({"vars", "eval", "exec", "__import__", "import_module"})
+
+
+def _own_holder(v) -> bool:
+    """A module or class of the program's own (not a library's, not the standard
+    library's), whose attributes a region may read arrays from."""
+    if isinstance(v, types.ModuleType):
+        if _library(v):
+            return False
+        path = _attr(v, "__file__")
+        return v.__name__ == "__main__" if not isinstance(path, str) else not _in_library(path)
+    return isinstance(v, type) and own_class(v) and not _library(v)
+
+
+def _is_device_array(x) -> bool:
+    """An array that is no numpy array (pinned host memory is one too)."""
+    if isinstance(x, (np.ndarray, str, int, float, types.FunctionType, type)):
+        return False
+    try:
+        return is_array(x)
+    except Exception:  # noqa: BLE001  (an object's own lookup, whatever it raises)
+        return False
+
+
+def holder_arrays(v):
+    """``(holder, how, key, array)`` for the device arrays module or class ``v`` holds
+    by its attributes (a class: also its own bases'), by themselves or in a list,
+    tuple or dict; and those the items of numpy object array ``v`` are."""
+    if isinstance(v, np.ndarray):
+        if v.dtype != object:
+            return
+        for i, item in enumerate(v.ravel()):
+            for x in leaves(item):
+                if _is_device_array(x):
+                    yield v, "item", np.unravel_index(i, v.shape), item
+                    break
+        return
+    if not _own_holder(v):
+        return
+    spaces = [v] if isinstance(v, types.ModuleType) else \
+        [c for c in v.__mro__ if c is not object and not _library(c)]
+    for space in spaces:
+        attributes = _attr(space, "__dict__", {})
+        for k, x in list(attributes.items()):
+            try:
+                found = any(_is_device_array(y) for y in leaves(x))
+            except Exception:  # noqa: BLE001  (a dead weak proxy, an odd object)
+                continue
+            if found:
+                yield v, "attr", k, x
+
+
+class Reads:
+    """``more`` for ``host._names_of``: the globals code reads by constant keys of
+    ``globals()`` and through ``sys.modules[__name__]`` (``(label, value)``), and
+    why a region's reads cannot all be seen (``unseen``: a reason, or None)."""
+
+    def __init__(self):
+        self.unseen: str | None = None
+
+    def __call__(self, code, scope) -> list:
+        out = []
+        for name in sorted(by_globals(code)[0]):
+            if name in scope:
+                out.append((f"globals()[{name!r}]", scope[name]))
+        out += self._modules(code, scope)
+        if self.unseen is None:
+            self.unseen = _dynamic(code)
+        return out
+
+    def _modules(self, code, scope) -> list:
+        """``sys.modules[__name__].W`` (and ``sys.modules["mod"]``): the module's
+        attribute where one is read at once, else the module (looked into whole)."""
+        ins = [i for i in dis.get_instructions(code) if i.opname not in _SKIP]
+        out = []
+        for n, i in enumerate(ins[:-3]):
+            if not (i.opname in ("LOAD_GLOBAL", "LOAD_NAME") and scope.get(i.argval) is sys
+                    and ins[n + 1].opname == "LOAD_ATTR" and ins[n + 1].argval == "modules"):
+                continue
+            key, sub = ins[n + 2], ins[n + 3]
+            if sub.opname != "BINARY_SUBSCR" and not (   # sys.modules.get(...) and others
+                    sub.opname == "BINARY_OP" and "[" in sub.argrepr):
+                if self.unseen is None:
+                    self.unseen = "it looks modules up in sys.modules"
+                continue
+            if key.opname in ("LOAD_GLOBAL", "LOAD_NAME") and key.argval == "__name__":
+                module = sys.modules.get(scope.get("__name__"))
+            elif key.opname == "LOAD_CONST" and type(key.argval) is str:
+                module = sys.modules.get(key.argval)
+            else:
+                if self.unseen is None:
+                    self.unseen = "it looks a module up in sys.modules by a computed name"
+                continue
+            if module is None:
+                continue
+            after = ins[n + 4] if n + 4 < len(ins) else None
+            if after is not None and after.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                name = after.argval
+                if name in vars(module):
+                    out.append((f"sys.modules[...].{name}", vars(module)[name]))
+            else:
+                out.append(("sys.modules[...]", module))
+        return out
+
+
+def _dynamic(code) -> str | None:
+    """Why ``code`` (or code nested in it) may reach globals by names it does not hold
+    as constants, or None."""
+    todo = [code]
+    while todo:
+        c = todo.pop()
+        todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
+        hit = sorted(set(c.co_names) & _DYNAMIC)
+        if hit:
+            return f"it calls {hit[0]}"
+        if "globals" in c.co_names and _keyed_otherwise(c):
+            return "it reads globals() by keys computed when it runs"
+    if by_names(code):
+        return "it reads attributes by names computed when it runs (getattr)"
+    return None
+
+
+def _keyed_otherwise(code) -> bool:
+    """Whether ``code`` calls ``globals()`` other than as ``by_globals`` reads it."""
+    ins = [i for i in dis.get_instructions(code) if i.opname not in _SKIP]
+    for n, i in enumerate(ins[:-2]):
+        if i.opname not in ("LOAD_GLOBAL", "LOAD_NAME") or i.argval != "globals":
+            continue
+        after = ins[n + 2:n + 5]
+        before = ins[n - 1] if n else None
+        if before is not None and before.opname == "LOAD_CONST" and \
+                type(before.argval) is str and after and after[0].opname == "CONTAINS_OP":
+            continue   # "C" in globals()
+        if len(after) >= 2 and after[0].opname == "LOAD_CONST" and type(after[0].argval) is str:
+            continue   # globals()["A"]
+        if len(after) >= 2 and after[0].opname in ("LOAD_METHOD", "LOAD_ATTR") and \
+                after[0].argval in ("get", "setdefault", "pop") and \
+                after[1].opname == "LOAD_CONST" and type(after[1].argval) is str:
+            continue   # globals().get("B")
+        return True
+    return False
+
+
+def reached_values(fn, args) -> tuple:
+    """``(values, unseen)``: what region ``fn`` handed ``args`` reaches by names and
+    holders (``host._names_of`` with ``Reads``; the device arrays of the modules,
+    classes and object arrays among them and among ``args``), and why some of its
+    reads cannot be seen (or None)."""
+    from .host import _names_of   # (host imports nothing of regions)
+    reads = Reads()
+    values = [v for _, v, _ in _names_of(fn, more=reads)]
+    # the holders named (not those of a container a name holds: sys.modules)
+    for x in values + list(leaves(args)):
+        values.extend(item for _, _, _, item in holder_arrays(x))
+    return values, reads.unseen

@@ -1,0 +1,135 @@
+"""Captured regions reaching the graph's arrays by ways no global name shows: a
+module or class handed to the region (or returned by a helper), ``globals()`` by
+a constant key, ``sys.modules[__name__]``, an item of a numpy object array. Each
+is ordered with the nodes using those arrays; a region reading globals by names
+computed when it runs is ordered as ``opaque=True``."""
+import sys
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+import region_reach_module as wmod
+
+N = 4
+X0 = np.arange(1.0, N + 1)
+W = cuda.to_device(np.ones(N))
+wmod.W = W
+OBJ = np.empty(1, dtype=object)
+OBJ[0] = W
+KEY = "W"
+
+
+class Params:   # a class used as a namespace
+    w = W
+
+
+@cuda.jit
+def scale(x, a, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i]
+
+
+def from_module(m, y):
+    y[...] = m.W * 2
+
+
+def from_class(c, y):
+    y[...] = c.w * 2
+
+
+def _module():
+    return wmod
+
+
+def by_helper(y):
+    y[...] = _module().W * 2
+
+
+def by_globals(y):
+    y[...] = globals()["W"] * 2
+
+
+def by_sys_modules(y):
+    y[...] = sys.modules[__name__].W * 2
+
+
+def by_object_array(y):
+    y[...] = OBJ[0] * 2
+
+
+def by_computed_key(y):
+    y[...] = globals()[KEY] * 2
+
+
+def by_getattr(y):
+    y[...] = getattr(sys.modules[__name__], KEY) * 2
+
+
+def _between(region, *given):
+    """A graph writing w before and after a region that reads w (as 2 w) unseen."""
+    @gt.graph
+    def f(s, x, w, y):
+        scale[1, 32, s](x, 3.0, w)          # w = 3x
+        s.captured(region, *given, y, writes=[y])
+        scale[1, 32, s](x, 5.0, w)          # w = 5x
+    return f
+
+
+def _runs_right(f, calls=8):
+    for _ in range(calls):
+        W.copy_to_device(np.ones(N))
+        y = cuda.to_device(np.zeros(N))
+        f(cuda.to_device(X0), W, y)
+        assert y.copy_to_host().tolist() == (6 * X0).tolist()
+
+
+def _deps(f):
+    g = f.trace(cuda.to_device(X0), W, cuda.to_device(np.zeros(N)))
+    return g, [[d.index for d in n.deps] for n in g.nodes]
+
+
+@pytest.mark.parametrize("region, given", [
+    (from_module, (wmod,)), (from_class, (Params,)), (by_helper, ())],
+    ids=["module", "class", "helper returning a module"])
+def test_a_region_handed_a_module_or_class_is_ordered_by_the_arrays_they_hold(region, given):
+    """``s.captured(fn, wmod, y)`` with fn reading ``m.W`` (W an array the kernels
+    around it write), a class used as a namespace, and ``get().W``: the region
+    came with no edge, and half the simulator's runs read w as 5x."""
+    f = _between(region, *given)
+    g, deps = _deps(f)
+    assert deps == [[], [0], [1]], str(g)
+    assert "inout(w, library state)" in str(g).splitlines()[2], str(g)
+    _runs_right(f)
+
+
+@pytest.mark.parametrize("region", [by_globals, by_sys_modules, by_object_array],
+                         ids=["globals()", "sys.modules[__name__]", "object array"])
+def test_a_region_reaching_a_global_by_globals_or_its_module_or_an_object_array_is_ordered(
+        region):
+    f = _between(region)
+    g, deps = _deps(f)
+    assert deps == [[], [0], [1]], str(g)
+    assert "inout(w, library state)" in str(g).splitlines()[2], str(g)
+    _runs_right(f)
+
+
+@pytest.mark.parametrize("region", [by_computed_key, by_getattr],
+                         ids=["globals()[KEY]", "getattr(module, KEY)"])
+def test_a_region_reading_globals_by_computed_names_is_ordered_as_opaque(region):
+    """What a region reads by a name known only when it runs cannot be seen: it is
+    ordered after everything before it and before everything after it."""
+    f = _between(region)
+    g, deps = _deps(f)
+    assert deps == [[], [0], [1]], str(g)
+    assert "  opaque  " in str(g).splitlines()[2], str(g)
+    _runs_right(f)
+
+
+def test_a_region_reading_only_names_it_holds_is_not_made_opaque():
+    def plain(y):
+        y[...] = W * 2
+    g, _ = _deps(_between(plain))
+    assert "  opaque  " not in str(g), str(g)

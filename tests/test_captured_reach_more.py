@@ -2,8 +2,10 @@
 module or class handed to the region (or returned by a helper), ``globals()`` by
 a constant key, ``sys.modules[__name__]``, an item of a numpy object array. Each
 is ordered with the nodes using those arrays; a region reading globals by names
-computed when it runs is ordered as ``opaque=True``."""
+computed when it runs is ordered as ``opaque=True``; a new array put where the
+region reached one is captured again (``CapturedOp.moved``)."""
 import sys
+import types
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from numba import cuda
 
 import graphtrace as gt
 import region_reach_module as wmod
+from graphtrace.ops.captured import CAPTURED
 
 N = 4
 X0 = np.arange(1.0, N + 1)
@@ -133,3 +136,53 @@ def test_a_region_reading_only_names_it_holds_is_not_made_opaque():
         y[...] = W * 2
     g, _ = _deps(_between(plain))
     assert "  opaque  " not in str(g), str(g)
+
+
+def _moved(region_node):
+    """``CapturedOp.moved`` for a region as ``_Region.capture`` leaves it: the places
+    it reached arrays through, as they were at its capture."""
+    from graphtrace.ops._region_reach import reached_values
+    region = types.SimpleNamespace(watched=[], again_after=None,
+                                   places=reached_values(region_node.target,
+                                                         region_node.args)[1])
+    gpu = types.SimpleNamespace(state={region_node.index: region}, clock=[1])
+    return lambda: CAPTURED.moved(gpu, region_node)
+
+
+@pytest.mark.parametrize("region, given, rebind", [
+    (from_module, (wmod,), lambda new: setattr(wmod, "W", new)),
+    (from_class, (Params,), lambda new: setattr(Params, "w", new)),
+    (by_helper, (), lambda new: setattr(wmod, "W", new)),
+    (by_globals, (), lambda new: globals().__setitem__("W", new)),
+    (by_sys_modules, (), lambda new: globals().__setitem__("W", new)),
+    (by_object_array, (), lambda new: OBJ.__setitem__(0, new))],
+    ids=["module", "class", "helper", "globals()", "sys.modules", "object array"])
+def test_a_new_array_where_a_region_reached_one_captures_it_again(region, given, rebind):
+    """``wmod.W = new_array`` between calls: the call is no new trace (the region's
+    arguments are the same), so on the GPU the child graph captured with the old
+    array would be replayed; the launch asks ``moved`` and captures it again."""
+    global W
+    old = W
+
+    @gt.graph
+    def f(s, y):
+        s.captured(region, *given, y, writes=[y])
+
+    y = cuda.to_device(np.zeros(N))
+    node = f.trace(y).nodes[0]
+    moved = _moved(node)
+    assert not moved()
+    try:
+        rebind(cuda.to_device(np.full(N, 5.0)))
+        assert moved()
+    finally:
+        W = wmod.W = Params.w = OBJ[0] = old
+    assert not moved()
+
+
+def test_a_region_reaching_no_array_through_holders_watches_nothing():
+    from graphtrace.ops._region_reach import reached_values
+
+    def plain(y):
+        y[...] = 1.0
+    assert not reached_values(plain, ())[1]

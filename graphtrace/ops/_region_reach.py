@@ -8,7 +8,10 @@ y)`` with ``fn`` reading ``m.W``) or gets from a helper (``get().W``), an item
 of a numpy object array (``OBJ[0]``). ``Reads`` finds them: it is handed to
 ``_names_of`` as its ``more`` (the extra globals of each code walked), and
 ``reached_values`` looks into the modules, classes and object arrays so reached
-(``holder_arrays``).
+(``holder_arrays``). Each such place is kept (``Places``): a new array put there
+between calls is no new argument, so ``Places.moved`` tells the launch to
+capture the region again (``CapturedOp.moved``), as a torch module given a new
+parameter does.
 
 Code that reaches globals by names known only when it runs (``globals()[k]``,
 ``vars(mod)``, ``eval``, ``getattr(mod, name)``, ``sys.modules[k]``) cannot be
@@ -29,7 +32,7 @@ from ..names import by_globals
 from ..owners import _attr, _in_library, _library, own_class
 from ..tree import leaves
 
-__all__ = ["Reads", "holder_arrays", "reached_values"]
+__all__ = ["Places", "Reads", "holder_arrays", "reached_values"]
 
 _SKIP = frozenset({"CACHE", "PRECALL", "PUSH_NULL", "NOP", "EXTENDED_ARG", "KW_NAMES"})
 _DYNAMIC = frozenset({"vars", "eval", "exec", "__import__", "import_module"})
@@ -84,12 +87,52 @@ def holder_arrays(v):
                 yield v, "attr", k, x
 
 
+def _read(holder, how: str, key):
+    if how == "attr":
+        return getattr(holder, key, None)
+    if how == "item":
+        return holder[key]
+    return holder.get(key)   # "global": a module's namespace
+
+
+class Places:
+    """The places through which a region reached device arrays that no argument
+    shows, with what each held when it was captured: ``moved`` tells whether one
+    holds another object now (the region is captured again)."""
+
+    __slots__ = ("entries",)
+
+    def __init__(self, entries=()):
+        seen, out = set(), []
+        for holder, how, key, value in entries:
+            k = (id(holder), how, repr(key))
+            if k not in seen:
+                seen.add(k)
+                out.append((holder, how, key, value))
+        self.entries = tuple(out)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries)
+
+    def moved(self) -> bool:
+        for holder, how, key, value in self.entries:
+            try:
+                now = _read(holder, how, key)
+            except Exception:  # noqa: BLE001  (gone: captured again, which then tells)
+                return True
+            if now is not value:
+                return True
+        return False
+
+
 class Reads:
     """``more`` for ``host._names_of``: the globals code reads by constant keys of
-    ``globals()`` and through ``sys.modules[__name__]`` (``(label, value)``), and
-    why a region's reads cannot all be seen (``unseen``: a reason, or None)."""
+    ``globals()`` and through ``sys.modules[__name__]`` (``(label, value)``), the
+    places they lie in (``places``), and why a region's reads cannot all be
+    seen (``unseen``: a reason, or None)."""
 
     def __init__(self):
+        self.places: list = []
         self.unseen: str | None = None
 
     def __call__(self, code, scope) -> list:
@@ -97,6 +140,7 @@ class Reads:
         for name in sorted(by_globals(code)[0]):
             if name in scope:
                 out.append((f"globals()[{name!r}]", scope[name]))
+                self.places.append((scope, "global", name, scope[name]))
         out += self._modules(code, scope)
         if self.unseen is None:
             self.unseen = _dynamic(code)
@@ -132,6 +176,7 @@ class Reads:
                 name = after.argval
                 if name in vars(module):
                     out.append((f"sys.modules[...].{name}", vars(module)[name]))
+                    self.places.append((vars(module), "global", name, vars(module)[name]))
             else:
                 out.append(("sys.modules[...]", module))
         return out
@@ -176,14 +221,18 @@ def _keyed_otherwise(code) -> bool:
 
 
 def reached_values(fn, args) -> tuple:
-    """``(values, unseen)``: what region ``fn`` handed ``args`` reaches by names and
-    holders (``host._names_of`` with ``Reads``; the device arrays of the modules,
-    classes and object arrays among them and among ``args``), and why some of its
+    """``(values, places, unseen)``: what region ``fn`` handed ``args`` reaches by
+    names and holders (``host._names_of`` with ``Reads``; the device arrays of the
+    modules, classes and object arrays among them and among ``args``), the
+    ``Places`` of those no name the cache key watches shows, and why some of its
     reads cannot be seen (or None)."""
     from .host import _names_of   # (host imports nothing of regions)
     reads = Reads()
     values = [v for _, v, _ in _names_of(fn, more=reads)]
+    places = list(reads.places)
     # the holders named (not those of a container a name holds: sys.modules)
     for x in values + list(leaves(args)):
-        values.extend(item for _, _, _, item in holder_arrays(x))
-    return values, reads.unseen
+        for holder, how, key, item in holder_arrays(x):
+            places.append((holder, how, key, item))
+            values.append(item)
+    return values, Places(places), reads.unseen

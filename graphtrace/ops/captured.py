@@ -14,7 +14,7 @@ shows (a handle's workspace, a module's weights, an optimizer's moments).
 The device arrays of the graph a region reaches by a global name or holds
 are its accesses too, and those it reaches through ``globals()``,
 ``sys.modules``, a module or class (handed or reached) or an object array
-(``_region_reach.py``); one reading globals
+(``_region_reach.py``: a new array there captures it again); one reading globals
 by names computed when it runs is recorded as opaque. The libraries it reaches and the torch state it depends
 on (a module's parameters and mode, an optimizer's settings and state) are
 ``_library_state.py``'s: a change between calls captures it again at the next
@@ -57,7 +57,7 @@ from ..tree import leaves, tree_map
 from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
-from ._region_reach import reached_values
+from ._region_reach import Places, reached_values
 from ._region_words import not_given, temporary_label
 from ._library_state import describe, first_change, grown, snapshot, torch_roots
 from ._switching import _Libraries, _libraries, _temporaries_library
@@ -141,7 +141,7 @@ def _reached(t, fn, args, given: list) -> tuple:
     array it is given covers: the region is ordered with the nodes using them as
     with an argument (``reads=``/``writes=`` may name them). Second, why some of
     what it reads cannot be seen (``globals()[k]``), or None."""
-    values, unseen = reached_values(fn, args)
+    values, _, unseen = reached_values(fn, args)
     out, seen = [], [b for b, _ in given]
     for v in values:
         for x in leaves(v):
@@ -281,6 +281,8 @@ class _Region:
         self.watched: list = []   # the state of those the latest capture depended on
         self.again_after = None   # captured again at a launch after this count of
         #                           launches (the capture made its first gradients)
+        self.places = Places()   # where it reached arrays no argument shows (wmod.W
+        #                          of a module handed to it): a new one, captured again
 
     def capture(self, gpu, node):
         """``node``'s function captured with the binding's values: a GraphDefinition.
@@ -294,6 +296,7 @@ class _Region:
         libraries = self.libraries
         default = _temporaries_library(node, libraries)
         before = snapshot(self.roots)
+        self.places = reached_values(node.target, node.args)[1]
         args = tree_map(lambda v: _library_array(gpu.value_of(v), v, default)
                         if isinstance(v, Buffer) else gpu.value_of(v), node.args)
         prepare = getattr(node.target, "before_capture", None)
@@ -457,6 +460,9 @@ class CapturedOp(Op):
         again = region.again_after
         if again is not None and gpu.clock[0] > again:   # a launch replayed the capture
             return True                                   # that made them
+        places = getattr(region, "places", None)   # wmod.W = new_array: the region
+        if places and places.moved():                # reads it through what it is handed
+            return True
         return first_change(region.watched) is not None
 
     def describe(self, node, namer) -> str:
@@ -470,7 +476,8 @@ class CapturedOp(Op):
                 () if device is None else device if isinstance(device, tuple) else (device,))
         definition = region.capture(gpu, node)
         watched = getattr(gpu, "watched", None)
-        if watched is not None and (region.watched or region.again_after is not None):
+        if watched is not None and (region.watched or region.again_after is not None or
+                                    getattr(region, "places", None)):
             watched.append(node)   # Op.moved, asked at each launch
         try:
             return parent.embed(definition)

@@ -29,7 +29,7 @@ import numpy as np
 from ..arrays import is_array
 from ..dynamic_names import by_names
 from ..names import by_globals
-from ..owners import _attr, _in_library, _library, own_class
+from ..owners import _LIBRARY_MODULES, _attr, _in_library, _library, own_class
 from ..tree import leaves
 
 __all__ = ["Places", "Reads", "holder_arrays", "reached_values"]
@@ -136,6 +136,10 @@ class Reads:
         self.unseen: str | None = None
 
     def __call__(self, code, scope) -> list:
+        module = scope.get("__name__")
+        if isinstance(module, str) and module.split(".")[0] in _LIBRARY_MODULES or \
+                _in_library(code.co_filename):
+            return []   # a library's code (graphtrace's NCCL collective): its own names
         out = []
         for name in sorted(by_globals(code)[0]):
             if name in scope:

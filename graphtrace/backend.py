@@ -77,6 +77,12 @@ def check_stream(stream) -> None:
     raise stream_error(stream)
 
 
-def stream_error(stream) -> TypeError:
-    return TypeError(f"cannot launch on {type(stream).__name__}: pass a cupy, torch, numba "
-                     "or cuda.core stream, an object with __cuda_stream__, or a handle int")
+class StreamKeywordError(ArgumentError, TypeError):
+    """A ``stream=`` (a call's, or a compiled graph's ``launch(stream)``) that no
+    launch can take: an error at the user's line, and a ``TypeError`` too."""
+
+
+def stream_error(stream) -> StreamKeywordError:
+    return StreamKeywordError(
+        f"cannot launch on {type(stream).__name__}: pass a cupy, torch, numba or cuda.core "
+        "stream, an object with __cuda_stream__, or a handle int")

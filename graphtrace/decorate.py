@@ -15,7 +15,7 @@ import numpy as np
 
 from .arguments import Call
 from .arrays import is_array
-from .backend import check_stream, is_stream
+from .backend import StreamKeywordError, check_stream, is_stream
 from .errors import ArgumentError, counted, user_frame
 from .code_parts import same_signed, signed
 from .probe import _attr, _has
@@ -91,11 +91,6 @@ def _immutable(v) -> bool:
         return all(map(_immutable, v))
     return v is None or isinstance(v, (bool, int, float, complex, str, bytes, np.generic)) \
         or is_array(v)
-
-
-class StreamKeywordError(ArgumentError, TypeError):
-    """A call's ``stream=`` that no launch can take (a ``TypeError`` too, as a
-    launch's refusal of it is)."""
 
 
 class CallSignature:

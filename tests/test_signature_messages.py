@@ -45,14 +45,16 @@ def test_type_of_a_dynamic_scalar_compared_is_refused_at_its_line():
 
 
 def test_type_of_a_dynamic_scalar_as_a_dtype_is_refused_at_its_line():
+    """Refused where the temporary is made (type(a) as an argument decides nothing
+    by itself, so the function's code does not refuse it before it runs)."""
     @gt.graph
     def g(s, x, a):
         t = s.empty(x.shape, type(a))   # type-dtype
         s.copy(t, x)
-    with pytest.raises(gt.DynamicScalarError) as e:
+    with pytest.raises(gt.ArgumentError) as e:
         g(cuda.to_device(np.zeros(4, np.float32)), np.float32(2.0))
     at(e.value, "type-dtype")
-    assert "a.dtype" in str(e.value) and "not float32" in str(e.value)
+    assert "dynamic scalar" in str(e.value) and "a.dtype" in str(e.value)
 
 
 def test_type_of_a_dynamic_scalar_in_a_nested_function_is_refused():
@@ -89,6 +91,55 @@ def test_a_dtype_of_a_dynamic_scalars_type_reached_otherwise_is_refused():
         g(cuda.to_device(np.zeros(4, np.float32)), {"a": np.float32(2.0)})
     at(e.value, "type-held")
     assert "dynamic scalar" in str(e.value) and "a.dtype" in str(e.value)
+
+
+def test_type_of_a_dynamic_scalar_that_decides_nothing_is_not_refused():
+    """An error message after ``isinstance``, an assert's message, a print: these ran
+    before such uses were refused, and decide nothing for a number."""
+    @gt.graph
+    def validate(s, x, a):
+        if not isinstance(a, (int, float)):
+            raise TypeError(f"a must be a number, got {type(a).__name__}")
+        addc[1, 32, s](x, a)
+
+    @gt.graph
+    def asserted(s, x, a):
+        assert isinstance(a, float), f"got {type(a)}"
+        addc[1, 32, s](x, a)
+
+    @gt.graph
+    def branch(s, x, a):
+        if isinstance(a, float):
+            addc[1, 32, s](x, a)
+        else:
+            print("not a number:", type(a))
+    x = cuda.to_device(np.zeros(4))
+    validate(x, 1.0)
+    asserted(x, 2.0)
+    branch(x, 4.0)
+    assert x.copy_to_host()[0] == 7.0
+
+
+@pytest.mark.parametrize("use", [
+    "type(a) == float", "float is type(a)", "type(a) is not float", "type(a) != float",
+    "type(a) in (int, float)", "{float: True}.get(type(a), False)",
+    "{float: True, int: False}[type(a)]", "type(a).__name__ == 'float'",
+    "issubclass(type(a), float)"])
+def test_type_of_a_dynamic_scalar_compared_or_looked_up_is_refused(use):
+    ns = {"gt": gt, "addc": addc}
+    exec(f"@gt.graph\ndef f(s, x, a):\n    addc[1, 32, s](x, 1.0 if {use} else 2.0)\n", ns)
+    with pytest.raises(gt.DynamicScalarError, match=r"type\(a\) of dynamic scalar"):
+        ns["f"](cuda.to_device(np.zeros(4)), 1.5)
+
+
+def test_type_of_a_dynamic_scalar_kept_in_a_local_and_compared_is_refused():
+    @gt.graph
+    def f(s, x, a):
+        kind = type(a)
+        addc[1, 32, s](x, 1.0 if kind is float else 2.0)   # type-local
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f(cuda.to_device(np.zeros(4)), 1.5)
+    assert "type(a) of dynamic scalar" in str(e.value)
 
 
 def test_type_of_a_static_or_rebound_parameter_is_not_refused():

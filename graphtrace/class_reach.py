@@ -31,7 +31,7 @@ from .chains import MISSING, Chain, Slot, chain as _chain, changes, lookup as _l
 from .owners import _PLAIN_BASES, _dunders, _followed, own_class
 from .values import _is_value
 
-__all__ = ["class_reads", "made", "walk_classes"]
+__all__ = ["class_reads", "made", "moved", "walk_classes"]
 
 
 _MADE = ("__new__", "__init__", "__post_init__")   # what making an instance runs
@@ -75,22 +75,47 @@ def _contained(reach, found: set) -> None:
     code reads hold, and the tuples, lists and dicts of values it reads: a chain's
     (``CLASSES["a"]()``, ``CFG.cls()``), a name's items (``for cls in (A, B)``
     of ``PAIR = (A, B)``; ``MODELS[name]()``), each as the chain reading it
-    (``MODELS['a']``), watched by identity: one put there later finds its code."""
+    (``MODELS['a']``), watched by identity; each container's classes are kept
+    (``reach.contained``), so that a trace finds those put there later (``moved``)."""
     held = [(fn, c) for fn, c, _ in reach._chains] + [
         (fn, _chain(name, ())) for fn, name, _, kind in reach.places
         if kind is None and type(name) is str and name.isidentifier()] + [
         (fn, _chain(name, ())) for fn, name, _ in reach.wholes]
     for fn, c in held:
         v = c.read(fn)
-        items = [((), v)] if c.steps else []
-        if type(v) in (tuple, list, dict):
-            items += [((("item", k),), x) for k, x in (v.items() if type(v) is dict
-                                                       else enumerate(v))]
+        items = _items(c, v)
+        if any(isinstance(x, type) for _, x in items) or type(v) in (tuple, list, dict) and not v:
+            reach.contained[(fn, str(c))] = (c, _classes_held(items))
         for more, x in items:
             name = _chain(c.head, c.steps + more)
             if isinstance(x, type) and own_class(x) and (fn, str(name)) not in found:
                 found.add((fn, str(name)))
                 reach._classes.append((fn, name, x, 1))
+
+
+def _items(c, v) -> list:
+    """``(steps, value)``: what the chain ``c`` reads (``v``) where it has steps, and
+    the items of a tuple, list or dict it reads."""
+    items = [((), v)] if c.steps else []
+    if type(v) in (tuple, list, dict):
+        items += [((("item", k),), x) for k, x in (v.items() if type(v) is dict
+                                                   else enumerate(v))]
+    return items
+
+
+def _classes_held(items) -> tuple:
+    return tuple(x for _, x in items if isinstance(x, type) and own_class(x))
+
+
+def moved(contained: dict) -> bool:
+    """Whether a container whose classes a walk found (``_contained``) holds others
+    now (``LST.append(L2)``, ``REG["b"] = L2``): their code was never walked, so the
+    globals it reads are not watched; the walk is to be done again."""
+    for (fn, _), (c, classes) in contained.items():
+        now = _classes_held(_items(c, c.read(fn)))
+        if len(now) != len(classes) or any(a is not b for a, b in zip(now, classes)):
+            return True
+    return False
 
 
 def _path(name) -> tuple:

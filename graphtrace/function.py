@@ -239,6 +239,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                     if replay:
                         apply_stores(entry.stores, self._bind(args, kwargs).arguments)
                 return entry, call
+            if self._holdings.reach.classes_moved():   # LST.append(B): B's code unwalked
+                return self._compiled(args, kwargs, backend, replay)
             log.tracing(self.__name__, log.why_traced(self, key[0], call.key, self._cache))
             if hash(key) in self._dropped:
                 self._note_thrash()

@@ -43,7 +43,7 @@ from functools import partial
 from .arrays import is_array
 from .chains import MISSING, NoKey, chain as _chain, changes, default_of, defined, \
     lookup as _lookup, value_chains
-from .class_reach import class_reads, walk_classes
+from .class_reach import class_reads, moved, walk_classes
 from .code_parts import _Code, _code_check, code_parts
 from .handed import hands
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
@@ -88,7 +88,8 @@ class Reach:
                  "partials", "_hosted", "wholes", "stored", "state", "baked", "callbacks", "live",
                  "handed", "escaped", "carried", "containers",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
-                 "_walked", "_hosted_walked", "_codes", "_last", "decided", "_classes")
+                 "_walked", "_hosted_walked", "_codes", "_last", "decided", "_classes",
+                 "contained")
 
     def __init__(self, root, baked: bool = True):
         self.root, self.baked = root, baked   # baked False: a method handed to s.host
@@ -126,6 +127,8 @@ class Reach:
             if code is not None else ()                 # taken: a helper's x is touch.x
         self._classes: list = []          # (function, name, class, depth) of the program's
         seen, labels = set(), dict.fromkeys(params, _PARAMETER)   # classes reached by name
+        self.contained: dict = {}         # (function, label) -> (Chain, classes) of the
+        # containers of classes walked (class_reach.moved: their classes are walked again)
         self._walk(self.root, seen, 0, labels, self.baked)
         walk_classes(self, seen, labels)   # what their instances run (class_reach.py)
         hosted = self._hosted
@@ -462,6 +465,15 @@ class Reach:
         if self.state:
             self.state.clear()
             self._find()
+
+    def classes_moved(self) -> bool:
+        """Find the places again where a container of classes walked holds others now
+        (``MODELS["b"] = B`` after a trace): asked before each trace, so that the code
+        of the classes it makes is walked (what their methods read keys the graph)."""
+        if moved(self.contained):
+            self._find()
+            return True
+        return False
 
     def _walk_into(self, v, seen, depth, labels, baked: bool = True) -> None:
         """Walk the Python function of a helper held otherwise than by a name of its

@@ -28,7 +28,7 @@ from .buffers import _Intent
 from .errors import ArgumentError, GraphtraceError, format_source, raised_by_program
 from .first_reads import read_first
 from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespace_values, \
-    _object_key, _valued, key_objects
+    _object_key, _valued, key_objects, made_reads
 from .owners import _library, own_class, own_object
 from .probe import _attr, _has
 from .scalar import same_value, value_key
@@ -65,15 +65,16 @@ def path_str(path: tuple) -> str:
     return name + "".join(f".{k}" if type(k) is Attribute else f"[{k!r}]" for k in rest)
 
 
-def _tagged(value, items):
+def _tagged(value, items, factory=None):
     """A hashable stand-in for a container (lists, tuples and dicts kept apart, and
-    each subclass from its base: a Config or an OrderedDict is not a dict)."""
+    each subclass from its base: a Config or an OrderedDict is not a dict);
+    ``factory`` keys a defaultdict's ``default_factory`` (``_state``)."""
     t = type(value)
     if t is dict:   # keys as numbers are keyed (-0.0 is not 0.0, 1 not 1.0)
         return ("dict", tuple(zip(_dict_keys(value), items)))
     if t is list or t is tuple:
         return (t, tuple(items))
-    state = _state(value)   # a subclass's instance attributes (ring.i), by value
+    state = _state(value, factory)   # a subclass's instance attributes (ring.i)
     if wrapped(t) is not None:   # a deque, a UserDict...: (type, items, state) as a list's
         return (t, tuple(items), state)
     if isinstance(value, dict):
@@ -81,10 +82,11 @@ def _tagged(value, items):
     return (t, tuple(items), state) if state else (t, tuple(items))
 
 
-def _state(value) -> tuple:
+def _state(value, factory=None) -> tuple:
     """``(name, entry)`` of each instance attribute of a container subclass's
     object, in its ``__dict__`` or its slots (``object_keys._entry``), and of a
-    defaultdict's ``default_factory`` (``_factory``): the function may read them
+    defaultdict's ``default_factory``, keyed by ``factory`` (``Call._factory``: as
+    a function argument is) or else by identity: the function may read them
     (``bufs[bufs.i]``, ``d["missing"]``), so another value traces anew; () where
     it has none."""
     state, kind = _attr(value, "__dict__"), wrapped(type(value))
@@ -96,22 +98,11 @@ def _state(value) -> tuple:
         slots = ((k, _attr(value, k, _UNSET)) for k in copyreg._slotnames(type(value)))
         out += tuple((k, _entry(x, None, 0, set())) for k, x in slots if x is not _UNSET)
     if isinstance(value, collections.defaultdict) and value.default_factory is not None:
-        out += (("default_factory", _factory(value.default_factory)),)
+        out += (("default_factory", (factory or Identity)(value.default_factory)),)
     return out
 
 
 _UNSET = object()   # a slot not set
-
-
-def _factory(f) -> tuple:
-    """The key's entry of a defaultdict's ``default_factory``, whose value a trace
-    reading a missing key bakes in: as a function argument's (``Call._leaf``), by
-    identity (a bound method's by its function and object, made anew at each read
-    of ``cfg.default``) and by the values it reads by global and closure names
-    (``defaultdict(lambda: SCALE)``; those its object's method reads off it)."""
-    who = (Identity(f.__func__), Identity(f.__self__)) if type(f) is types.MethodType \
-        else Identity(f)
-    return who, _function_values(f)
 
 
 def walk(value, path: tuple, static: bool, leaf, build=rebuild):
@@ -289,8 +280,9 @@ class Call:
         holdings = self._holdings = fn._holdings   # what it reaches beyond its parameters
         held = holdings.holds(bound.arguments)   # the objects self (or a name) holds: walked once
         reached_by_name = holdings.reached(bound.arguments, held)
+        build = partial(_tagged, factory=self._factory)
         parts = tuple(Identity(bound.arguments[k]) if k is fn.self_param else
-                      walk(bound.arguments[k], (k,), k in fn.static, self._leaf, _tagged)
+                      walk(bound.arguments[k], (k,), k in fn.static, self._leaf, build)
                       for k in fn.params)
         # Arrays reached by global or closure name are baked into the graph: the
         # key holds their addresses, so rebinding such a name traces anew.
@@ -345,6 +337,14 @@ class Call:
         if _TOO_DEEP in seen:
             self._holdings.warn_deep([f"an object argument {path_str(path)} holds"])
         return key
+
+    def _factory(self, f) -> tuple:
+        """The key's entry of a defaultdict's ``default_factory``, whose value a trace
+        reading a missing key bakes in: a function argument's (``_leaf``): a function
+        by the values it reads by global and closure names, a bound method's object,
+        a partial's function and what it holds, a callable object by what its
+        ``__call__`` reads off it, a class by what making an instance reads."""
+        return self._leaf("static", ("default_factory",), f)
 
     def _partial_key(self, kind, path, v) -> tuple:
         """``(key, seen)`` of a partial: its function (as an argument's), the objects
@@ -412,7 +412,7 @@ def snapshot(value):
         type(value).__hash__ is None and wrapped(type(value)) or type(value) is partial and \
         (value.args or value.keywords or _function_values(value.func)) or \
         callable(value) and _function_values(value) \
-        or isinstance(value, type) and own_class(value) or \
+        or isinstance(value, type) and (own_class(value) or made_reads(value)) or \
         isinstance(value, types.ModuleType) and not _library(value) else value
 
 

@@ -21,7 +21,8 @@ from .holding import Holdings, Loaded
 from .bases import _explicit_bases, _super_methods, _with_wrapped
 from .names import EVERY, _names, reads_fields, widest
 from .owners import _attributes, _bound_class, _bound_to, _dunders, _followed, _graph_class, \
-    _library, _python_function, class_attribute, container, contents, own_class, own_object
+    _library, _own_module, _python_function, class_attribute, container, contents, own_class, \
+    own_object
 from .probe import _attr, _has
 from .scalar import value_key
 from .tree import children
@@ -451,8 +452,8 @@ def _namespace_values(v, names: frozenset) -> tuple:
     (``_methods_read``); empty for anything else."""
     methods = ()
     if isinstance(v, type):
-        if not own_class(v):
-            return ()
+        if not own_class(v):   # class Num(float) making itself from a global: that code
+            return made_reads(v)
         methods = tuple(dict.fromkeys(_reads(v, names)[2] + tuple(made(v))))   # and cls()'s
         names = names | frozenset().union(*(
             loaded_names(f) for f in (_python_function(_attr(x, "__func__", x))
@@ -469,6 +470,14 @@ def _namespace_values(v, names: frozenset) -> tuple:
     return tuple((n, _entry(x, frozenset(), 0, set())) for n, x in read
                  if x is not None and (_is_value(x) or pure_values(x) is not None)) + \
         _methods_read(methods) + _called(methods)
+
+
+def made_reads(cls) -> tuple:
+    """What making an instance of ``cls``, a program's own subclass of a value type
+    or another class ``own_class`` leaves (``class Num(float)`` with a ``__new__``),
+    reads by global and closure names; empty for a library's class."""
+    functions = tuple(made(cls)) if _own_module(cls) else ()
+    return _methods_read(functions) + _called(functions) if functions else ()
 
 
 _HOLDINGS = weakref.WeakKeyDictionary()   # a function passed as an argument -> its Holdings

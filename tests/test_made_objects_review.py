@@ -4,9 +4,12 @@ first trace, a defaultdict's factory, a constant ``getattr`` name, a class value
 absent at the first trace or changed in place, a metaclass's ``__call__``. Each
 change between calls must trace anew (or be warned of), where the graph replayed
 the first trace's value with no warning."""
+import collections
+import functools
 import sys
 
 import numpy as np
+import pytest
 from numba import cuda
 
 import graphtrace as gt
@@ -73,3 +76,68 @@ def test_a_class_put_under_a_new_key_after_the_first_trace_is_walked(monkeypatch
     monkeypatch.setattr(_MOD, "_LR", 1.0)
     assert _run(_registered, "later") == 10.0
     assert _run(_registered, "one") == 1.0
+
+
+# --- what a defaultdict's default_factory reads, keyed as a function argument's
+
+_SCALE = 1.0
+
+
+class _Factory:
+    def __init__(self, v):
+        self.v = v
+
+    def make(self):
+        return self.v
+
+    def __call__(self):
+        return self.v
+
+
+class _Num(float):
+    def __new__(cls):
+        return float.__new__(cls, _SCALE)
+
+
+def _plain():
+    return _SCALE
+
+
+@gt.graph(backend="sim")
+def _missing_key(s, x, d):
+    add[1, 2, s](x, float(d["lr"]))
+
+
+@gt.graph(backend="sim")
+def _called(s, x, fn):
+    add[1, 2, s](x, float(fn()))
+
+
+def _factories(fa, co):
+    return {"partial of a bound method": functools.partial(fa.make),
+            "callable object": co, "class": _Num,
+            "partial of a function": functools.partial(_plain)}
+
+
+@pytest.mark.filterwarnings("ignore::graphtrace.StateWarning")
+def test_a_defaultdict_factory_is_keyed_by_what_it_reads(monkeypatch):
+    """Keyed by identity and the globals a plain function reads: a partial's
+    function, a callable object's __call__ and a class's __new__ were not read."""
+    fa, co = _Factory(1.0), _Factory(1.0)
+    made = {name: collections.defaultdict(f) for name, f in _factories(fa, co).items()}
+    for v in (1.0, 2.0):
+        fa.v = co.v = v
+        monkeypatch.setattr(_MOD, "_SCALE", v)
+        for name, d in made.items():
+            assert _run(_missing_key, d.copy()) == v, name
+
+
+def test_a_function_argument_is_keyed_by_what_it_reads(monkeypatch):
+    """A class making itself from a global (class Num(float) with a __new__) was
+    keyed by identity alone."""
+    fa, co = _Factory(1.0), _Factory(1.0)
+    for v in (1.0, 2.0):
+        fa.v = co.v = v
+        monkeypatch.setattr(_MOD, "_SCALE", v)
+        for name, f in _factories(fa, co).items():
+            assert _run(_called, f) == v, name

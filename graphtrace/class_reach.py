@@ -29,7 +29,7 @@ from .bases import _with_wrapped
 from .chains import MISSING, Chain, Slot, chain as _chain, changes, lookup as _lookup, slot, \
     value_chains
 from .owners import _PLAIN_BASES, _dunders, _followed, own_class
-from .values import _is_value
+from .values import _is_value, pure_values
 
 __all__ = ["class_reads", "made", "moved", "walk_classes"]
 
@@ -44,14 +44,16 @@ def walk_classes(reach, seen: set, labels: dict) -> None:
     done: set = set()     # ids of the classes whose making code is walked
     names: set = set()    # the attribute names walked code loads
     stores: set = set()   # and those it stores or deletes
+    asked: set = set()    # and those it names to getattr, hasattr (constants)
     counted = 0           # the walked functions whose names are in names
     found: set = set()    # (function, label) of the classes values read hold (_contained)
     while True:
         walked = reach._walked
         for f in walked[counted:]:
-            loads, stored = _attribute_names(f.__code__)
-            names |= loads
+            loads, stored, constants = _attribute_names(f.__code__)
+            names |= loads | constants
             stores |= stored
+            asked |= constants
         counted = len(walked)
         _contained(reach, found)
         for fn, name, cls, depth in list(reach._classes):
@@ -66,7 +68,7 @@ def walk_classes(reach, seen: set, labels: dict) -> None:
                 reach._walk(f, seen, depth + 1, labels)
         if len(reach._walked) == counted:
             break
-    _class_values(reach, names - stores)
+    _class_values(reach, names - stores, asked)
     _class_methods(reach, names)
 
 
@@ -80,7 +82,7 @@ def _contained(reach, found: set) -> None:
     held = [(fn, c) for fn, c, _ in reach._chains] + [
         (fn, _chain(name, ())) for fn, name, _, kind in reach.places
         if kind is None and type(name) is str and name.isidentifier()] + [
-        (fn, _chain(name, ())) for fn, name, _ in reach.wholes]
+        (fn, _chain(name, ())) for fn, name, _ in reach.wholes if type(name) is str]
     for fn, c in held:
         v = c.read(fn)
         items = _items(c, v)
@@ -137,6 +139,9 @@ def made(cls) -> list:
             v = c.__dict__.get(name)
             out += _functions(v) if v is not None else []
     out += [g for _, f in _dunders(cls) for g in _functions(f)]
+    for m in type(cls).__mro__:   # a metaclass's __call__ runs first: Meta.__call__
+        v = m.__dict__.get("__call__") if m is not type else None
+        out += _functions(v) if v is not None else []
     return out
 
 
@@ -202,10 +207,13 @@ def _method_names(cls, names) -> set:
     return out
 
 
-def _class_values(reach, names) -> None:
+def _class_values(reach, names, asked) -> None:
     """Watch by value the class attributes holding values (``lr = 0.5``), or None
     (``lr = None``, read as ``o.lr if o.lr is not None else 0.5``), that walked code
-    reads by name, as chains off the name holding the class (``Opts.lr``)."""
+    reads by name, as chains off the name holding the class (``Opts.lr``); those
+    it names to getattr or hasattr where the class lacks them, as absent
+    (``getattr(Opts(), "lr", 0.5)``: one set later traces anew); and a list or dict
+    of values (``s = [1.0]``) whole, by every value it holds (``Scales.s[0] = 4.0``)."""
     known = {str(c) for _, c, _ in reach._chains}
     for fn, name, cls, _ in reach._classes:
         if not own_class(cls):
@@ -214,9 +222,15 @@ def _class_values(reach, names) -> None:
         top = _lookup(fn, head)
         for attr in names:
             v = _static(cls, attr)   # None too: a value set there later (Opts.lr = 0.1)
-            if v is MISSING or v is not None and not _is_value(v):   # traces anew
+            if v is MISSING and attr in asked and attr[:2] != "__":
+                chain = _chain(head, steps + (("default", attr),))
+            elif v is MISSING or v is not None and not _is_value(v):   # traces anew
+                if v is not MISSING and type(v) in (list, dict) and \
+                        pure_values(v) is not None:
+                    reach.wholes.append((fn, _chain(head, steps + (("attr", attr),)), id(v)))
                 continue
-            chain = _chain(head, steps + (("attr", attr),))
+            else:
+                chain = _chain(head, steps + (("attr", attr),))
             if str(chain) not in known:
                 known.add(str(chain))
                 reach._chains.append((fn, chain, id(top)))
@@ -239,19 +253,26 @@ _NAMES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 def _attribute_names(code) -> tuple:
-    """``(loaded, stored)``: the names ``code`` and the code nested in it load as
-    attributes or globals (``co_names``) and those it stores or deletes as attributes."""
+    """``(loaded, stored, asked)``: the names ``code`` and the code nested in it load
+    as attributes or globals (``co_names``), those it stores or deletes as
+    attributes, and the constant names of code calling getattr, hasattr (and
+    operator's attrgetter, methodcaller): ``getattr(Opts(), "lr", 0.5)``."""
     hit = _NAMES.get(code)
     if hit is None:
-        loaded, stored, todo = set(), set(), [code]
+        loaded, stored, asked, todo = set(), set(), set(), [code]
         while todo:
             c = todo.pop()
             loaded.update(c.co_names)
             stored.update(ins.argval for ins in dis.get_instructions(c)
                           if ins.opname in ("STORE_ATTR", "DELETE_ATTR"))
+            if not _ASKING.isdisjoint(c.co_names):
+                asked.update(k for k in c.co_consts if type(k) is str and k.isidentifier())
             todo.extend(k for k in c.co_consts if isinstance(k, types.CodeType))
-        hit = _NAMES[code] = (frozenset(loaded), frozenset(stored))
+        hit = _NAMES[code] = (frozenset(loaded), frozenset(stored), frozenset(asked))
     return hit
+
+
+_ASKING = frozenset({"getattr", "hasattr", "attrgetter", "methodcaller"})
 
 
 def class_reads(reach, fn, owner: str, method: classmethod, v) -> None:

@@ -141,3 +141,88 @@ def test_a_function_argument_is_keyed_by_what_it_reads(monkeypatch):
         monkeypatch.setattr(_MOD, "_SCALE", v)
         for name, f in _factories(fa, co).items():
             assert _run(_called, f) == v, name
+
+
+# --- class values read off a made object: by getattr, absent, changed in place
+
+class _Valued:
+    lr = 1.0
+
+
+class _Unset:
+    lr = None
+
+
+class _Opts:
+    pass
+
+
+class _Scales:
+    s = [1.0]
+
+
+@gt.graph(backend="sim")
+def _valued_getattr(s, x):
+    add[1, 2, s](x, getattr(_Valued(), "lr"))
+
+
+@gt.graph(backend="sim")
+def _unset_getattr(s, x):
+    add[1, 2, s](x, getattr(_Unset(), "lr") or 1.0)
+
+
+@gt.graph(backend="sim")
+def _absent(s, x):
+    add[1, 2, s](x, getattr(_Opts(), "lr", 1.0))
+
+
+@gt.graph(backend="sim")
+def _first_scale(s, x):
+    add[1, 2, s](x, _Scales().s[0])
+
+
+def test_a_class_value_read_by_getattr_with_a_constant_name_is_watched(monkeypatch):
+    """getattr(o, "lr") named no attribute the walk of the made objects saw."""
+    assert (_run(_valued_getattr), _run(_unset_getattr)) == (1.0, 1.0)
+    monkeypatch.setattr(_Valued, "lr", 2.0)
+    monkeypatch.setattr(_Unset, "lr", 5.0)
+    assert (_run(_valued_getattr), _run(_unset_getattr)) == (2.0, 5.0)
+
+
+def test_a_class_value_absent_at_the_first_trace_is_watched(monkeypatch):
+    assert _run(_absent) == 1.0
+    monkeypatch.setattr(_Opts, "lr", 3.0, raising=False)
+    assert _run(_absent) == 3.0
+    monkeypatch.undo()
+    assert _run(_absent) == 1.0
+
+
+def test_a_class_value_list_changed_in_place_is_read_again(monkeypatch):
+    monkeypatch.setattr(_Scales, "s", [1.0])
+    assert _run(_first_scale) == 1.0
+    _Scales.s[0] = 4.0
+    assert _run(_first_scale) == 4.0
+
+
+# --- a metaclass's __call__
+
+class _Meta(type):
+    def __call__(cls, *args, **kwargs):
+        obj = super().__call__(*args, **kwargs)
+        obj.lr = _LR
+        return obj
+
+
+class _WithMeta(metaclass=_Meta):
+    pass
+
+
+@gt.graph(backend="sim")
+def _meta_made(s, x):
+    add[1, 2, s](x, _WithMeta().lr)
+
+
+def test_a_global_a_metaclass_call_reads_is_watched(monkeypatch):
+    assert _run(_meta_made) == _LR
+    monkeypatch.setattr(_MOD, "_LR", 2.0)
+    assert _run(_meta_made) == 2.0

@@ -256,7 +256,7 @@ def cache_entry(cache, key, name: str):
 class Call:
     """One call's arguments, split into what the cache key and the binding need."""
 
-    __slots__ = ("objs", "bufs", "svals", "key", "reached", "stale", "_holdings")
+    __slots__ = ("objs", "bufs", "svals", "key", "reached", "stale", "_holdings", "_keyed")
 
     def __init__(self, fn, bound):
         """``fn``: the GraphFunction; ``bound``: the call's ``inspect.BoundArguments``.
@@ -297,12 +297,34 @@ class Call:
         hosted = holdings.callback_arrays(self_obj, held)
         # and the callbacks the call passes reach (s.host(cb) of a parameter cb)
         argued = holdings.argument_callbacks(bound.arguments)
+        regional = holdings.regional   # what captured regions reached (m.W): as names
         self.reached = (tuple(reached_by_name), functions, tuple(hosted), tuple(argued),
-                        named_geometries(v for _, v, _ in reached))   # (H.shape = ...: another)
+                        named_geometries(v for _, v, _ in reached),   # (H.shape = ...: another)
+                        tuple(regional.values()) if regional else ())
         hosted += argued
         objs = self.objs + [v for _, v, _ in reached] + [v for _, v in hosted]
-        self.key = (parts, fixed, alias_pattern(
-            self.bufs + [b for _, _, b in reached] + [as_buffer(v) for _, v in hosted], objs))
+        bufs = self.bufs + [b for _, _, b in reached] + [as_buffer(v) for _, v in hosted]
+        self._keyed = (bufs, objs)
+        self.key = (parts, fixed, alias_pattern(bufs, objs)) + self._regions()
+
+    def _regions(self) -> tuple:
+        """The key's part of the places captured regions reached arrays through
+        (``region_places.py``): what they hold, and how it shares memory with the
+        call's arrays and those reached by name, as a key's fourth item; () where
+        there are none (the key then has three)."""
+        regional = self._holdings.regional
+        if not regional:
+            return ()
+        entries, objs, bufs = regional.key()
+        base_bufs, base_objs = self._keyed
+        return ((entries, alias_pattern(base_bufs + bufs, base_objs + objs)),)
+
+    def add_regions(self) -> None:
+        """Key the places its trace found captured regions reaching arrays through
+        (the key before the trace knew of none of them)."""
+        self.key = self.key[:3] + self._regions()
+        regional = self._holdings.regional
+        self.reached = self.reached[:5] + (tuple(regional.values()) if regional else (),)
 
     def _leaf(self, kind, path, v):
         if kind == "array":

@@ -255,8 +255,12 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
             bare, plain = holdings.bare_arrays(obj), plain_snapshot(holdings.reach)
             given = argument_values(arguments, self.self_param, self.fn)   # st.init of one
             kept = None if replay else holdings.kept(held, given, obj, arguments, self.params)
+            regions = len(holdings.regional)
             ir, arrays, scalars, changed = self._trace(args, kwargs, call.key)
             t1 = time.perf_counter()
+            if len(holdings.regional) != regions:   # captured regions reached arrays
+                call.add_regions()                   # through places no name shows (m.W):
+                key = (key[0], call.key)             # keyed from now on, this graph too
             # held objects' attributes the trace changed: their state
             again, state, decided, made, filled = holdings.note_traced(held, obj) if held else \
                 (False, (), (), (), set())
@@ -453,7 +457,8 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         fast = self._fast_check(args, snap, entry, _BACKEND) if free and not kwargs else None
         # a method's, a function's whose names hold objects (TABLE["sgd"]): a Guard
         guard = self._guard(args) if free and fast is None and (
-            len(args) if self._lead else self._holdings.reach.objects) else None
+            len(args) if self._lead else self._holdings.reach.objects) and \
+            not self._holdings.regional else None   # (its snapshots hold no region's places)
         with entry._lock:
             entry.rebind(call.objs, [b.ptr for b in call.bufs], call.svals)
             entry._bound = snap

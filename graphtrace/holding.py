@@ -28,6 +28,7 @@ from .names import (_methods_named, attribute_names, chain_heads, callback_metho
                     EVERY, class_methods, reads_fields, self_chains, self_changes, widest)
 from .owners import _attr, _attributes, _dunders, _python_function, class_attribute
 from .reach import Reach
+from .region_places import RegionPlaces
 from .trace_changes import TraceChanges
 from .tree import leaves
 from .values import (_MAX_DEPTH, instance_arrays, instance_chains, instance_held,
@@ -88,6 +89,8 @@ class Holdings(TraceChanges):
         self._handed_by: dict = {}   # type(self) -> label -> what the code hands to s.host
         self._held_names: dict = {}   # type(self) (None) -> (attribute names walked, the
         # places of objects the held objects' methods reach by name)
+        self.regional = RegionPlaces()   # where its captured regions reached arrays that
+        # no name shows (m.W of a module handed to one): keyed as names are
 
     @functools.cached_property
     def reach(self) -> Reach:
@@ -570,6 +573,7 @@ class Holdings(TraceChanges):
         """Forget what traces were seen to change (``GraphFunction.clear_cache``)."""
         self.traced_state.clear()
         self.afters.clear()
+        self.regional.clear()
         reaches = ([self.__dict__["reach"]] if "reach" in self.__dict__ else []) + \
             [r for hit in self._class_reach.values() for r in hit[0]]
         for r in reaches:

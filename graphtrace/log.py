@@ -113,7 +113,7 @@ def differences(params, old, new) -> list[str]:
     with parameters ``params``: per argument (shapes, strides, dtypes, devices,
     types, static values, containers), arrays and numbers reached by name,
     helpers, and which arrays share memory."""
-    (parts_o, fixed_o, alias_o), (parts_n, fixed_n, alias_n) = old, new
+    (parts_o, fixed_o, alias_o, *regions_o), (parts_n, fixed_n, alias_n, *regions_n) = old, new
     out: list[str] = []
     for name, a, b in zip(params, parts_o, parts_n):
         _tree(name, a, b, out)
@@ -121,6 +121,11 @@ def differences(params, old, new) -> list[str]:
     if alias_o != alias_n:
         _aliasing(_names(params, parts_o, fixed_o), alias_o,
                   _names(params, parts_n, fixed_n), alias_n, out)
+    if regions_o != regions_n:   # where captured regions reached arrays (region_places.py)
+        labels = sorted({str(e[0]) for e in set(regions_o and regions_o[0][0]) ^
+                         set(regions_n and regions_n[0][0])}) or ["how they share memory"]
+        out.append("what captured regions reach through modules, classes, globals() or "
+                   f"object arrays: {', '.join(labels)}")
     return out
 
 

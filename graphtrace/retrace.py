@@ -56,6 +56,24 @@ class StateWarning(UserWarning):
     ``time.perf_counter()``), which every call replays."""
 
 
+def _regions_changing(parts: list) -> str | None:
+    """What keeps changing among the places captured regions reached arrays through
+    (``Call.key``'s fourth part: ``region_places.py``), for the retrace warning; None
+    where those are the same in every key."""
+    if len({_repr(p) for p in parts}) < 2:
+        return None
+    entries = [p[0] if p else () for p in parts]
+    common = set.intersection(*({_repr(e) for e in es} for es in entries))
+    labels = sorted({str(e[0]) for es in entries for e in es if _repr(e) not in common}) or \
+        sorted({str(e[0]) for es in entries for e in es})   # (how they alias changes)
+    shown = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
+    return (f"what its captured regions reach through a module, class, globals(), "
+            f"sys.modules or an object array keeps changing ({shown}): the array there, and "
+            "how it shares memory with the arguments, is part of the signature, as an array "
+            "reached by name is; pass such an array to s.captured(...) as an argument "
+            "instead (a new one is then captured again, without tracing)")
+
+
 def _reached_changing(fixed: list) -> str:
     """What keeps changing among what the key holds of the names a function
     reaches (``Call.key``'s second part: arrays, helpers, values), for the retrace
@@ -169,8 +187,10 @@ class CallWarnings:
             other = [p for p in other if p not in fresh]
         if other or not (typed or fresh):
             what = f"argument(s) {', '.join(other)} keep changing" if other else \
+                _regions_changing([k[3] if len(k) > 3 else () for k in seen]) or \
                 _reached_changing([k[1] for k in seen if len(k) > 1])
-            advice.append(what if other == [] and what.startswith("the value(s)") else
+            advice.append(what if other == [] and what.startswith(
+                ("the value(s)", "what its captured")) else
                           f"{what}: keep shapes, dtypes and static values fixed between "
                           "calls, or pass changing numbers as dynamic scalars (not in static=)")
         file, line = user_frame()

@@ -96,6 +96,12 @@ class Shortcuts:
                 return None
             getters += watched[0]
             deep = watched[1]
+        if self._holdings.regional:   # where captured regions reached arrays (m.W)
+            watched = self._holdings.regional.watch()
+            if watched is None:
+                return None
+            getters += watched[0]
+            deep += watched[1]
         flat = []
         for i, a in enumerate(args):
             if changeable(snap[0][i]):   # a config object: its values read at every call
@@ -127,6 +133,9 @@ class Shortcuts:
         reach = holdings.reach
         if reached[3]:   # callbacks passed reaching host arrays: what they hold now
             return False
+        if (holdings.regional or reached[5]) and \
+                not _same_arrays(holdings.regional.values(), reached[5]):
+            return False   # a place a captured region reached an array through (m.W)
         if not self._lead and not reach.places and not reach.objects and not reach.callbacks:
             return not reached[0] and not reached[1] and not reached[2]
         self_obj = args[0] if self._lead else None

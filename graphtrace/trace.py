@@ -203,6 +203,8 @@ class Tracer(_Hot, _Roots):
         self.passed_callbacks: dict[int, str] = {}   # id of each callable an argument
         # holds that the function does not hand to s.host itself -> the argument's name
         self.own_codes = frozenset()             # the function's code and that nested in it
+        self.regional = None                     # Holdings.regional: where its captured
+        # regions reached arrays no name shows (region_places.py), noted for the key
         self.given: dict = {}                   # parameter -> the object the call passed
         self.self_param = None                  # a graph method's self parameter
         self.copies: dict[int, str] = {}        # id of each list or dict argument the

@@ -119,6 +119,7 @@ class Tracing:
             holdings.argument_callbacks(arguments))
         tracer.passed_callbacks = holdings.passed_callables(arguments)
         tracer.own_codes = holdings.own_codes
+        tracer.regional = holdings.regional
 
     def _inline(self, args, kwargs, stream, backend):
         """``g(s, ...)`` inside another trace: record g's ops into that graph.

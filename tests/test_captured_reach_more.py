@@ -158,9 +158,10 @@ def _moved(region_node):
     (by_object_array, (), lambda new: OBJ.__setitem__(0, new))],
     ids=["module", "class", "helper", "globals()", "sys.modules", "object array"])
 def test_a_new_array_where_a_region_reached_one_captures_it_again(region, given, rebind):
-    """``wmod.W = new_array`` between calls: the call is no new trace (the region's
-    arguments are the same), so on the GPU the child graph captured with the old
-    array would be replayed; the launch asks ``moved`` and captures it again."""
+    """``wmod.W = new_array`` between calls: a call traces anew (the places are keyed,
+    ``test_captured_region_keys.py``), but a compiled handle's launch is no call, so
+    on the GPU the child graph captured with the old array would be replayed; the
+    launch asks ``moved`` and captures it again."""
     global W
     old = W
 

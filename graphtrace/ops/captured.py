@@ -141,7 +141,9 @@ def _reached(t, fn, args, given: list) -> tuple:
     array it is given covers: the region is ordered with the nodes using them as
     with an argument (``reads=``/``writes=`` may name them). Second, why some of
     what it reads cannot be seen (``globals()[k]``), or None."""
-    values, _, unseen = reached_values(fn, args)
+    values, places, unseen = reached_values(fn, args)
+    if places and t.regional is not None:   # keyed as names are (region_places.py)
+        t.regional.note(places.entries)
     out, seen = [], [b for b, _ in given]
     for v in values:
         for x in leaves(v):

@@ -187,3 +187,64 @@ def test_a_region_reaching_no_array_through_holders_watches_nothing():
     def plain(y):
         y[...] = 1.0
     assert not reached_values(plain, ())[1]
+
+
+class Opts:   # a settings class with an attribute named as a builtin that reads by names
+    eval = False
+    vars = None
+
+
+def reads_a_flag_named_eval(x, y):
+    y[...] = x * W if not Opts.eval else x
+
+
+def reads_an_attribute_named_vars(x, y):
+    y[...] = x * W if Opts.vars is None else x
+
+
+def guards_on_torch(x, y):
+    if "torch" in sys.modules and sys.modules.get("torch") is None:
+        return
+    y[...] = x * W
+
+
+def _listing_line(region):
+    @gt.graph
+    def f(s, x, y):
+        s.captured(region, x, y, writes=[y])
+    return str(f.trace(cuda.to_device(X0), cuda.to_device(np.zeros(N)))).splitlines()[1]
+
+
+@pytest.mark.parametrize("region", [reads_a_flag_named_eval, reads_an_attribute_named_vars,
+                                    guards_on_torch],
+                         ids=["Opts.eval", "Opts.vars", "'torch' in sys.modules"])
+def test_an_attribute_named_eval_or_a_sys_modules_membership_test_is_no_computed_read(region):
+    """``co_names`` holds attribute names too: ``Opts.eval`` (``model.eval()``) was taken
+    for a call of ``eval`` and the region made opaque; so was the common ``"torch" in
+    sys.modules`` guard, a membership test of a constant key."""
+    line = _listing_line(region)
+    assert "  opaque  " not in line and " W, library state)" in line, line
+
+
+def reads_by_computed_name_and_a_global(x, y, act):
+    y[...] = getattr(np, act)(x * W)
+
+
+def test_a_region_made_opaque_keeps_the_global_arrays_it_reads_for_reads_and_writes():
+    """A region made opaque because it reads by a computed name (``getattr(np, act)``)
+    refused ``reads=[W]`` of the global array it reads ("not one of the arrays it is
+    given"): its reached arrays were dropped with its ordering."""
+    @gt.graph(static=("act",))
+    def f(s, x, y, act):
+        scale[1, 32, s](x, 1.0, x)
+        s.captured(reads_by_computed_name_and_a_global, x, y, act, reads=[x, W], writes=[y])
+
+    x, y = cuda.to_device(np.array([-1.0, 2, -3, 4])), cuda.to_device(np.zeros(N))
+    W.copy_to_device(np.full(N, 2.0))
+    try:
+        f(x, y, "abs")
+        assert y.copy_to_host().tolist() == [2.0, 4.0, 6.0, 8.0]
+        line = str(f.trace(x, y, "abs")).splitlines()[2]
+        assert "  opaque  " in line and "in(x, W)" in line, line
+    finally:
+        W.copy_to_device(np.ones(N))

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..arrays import is_array
 from ..dynamic_names import by_names
-from ..names import by_globals
+from ..names import _global_names, by_globals
 from ..owners import _LIBRARY_MODULES, _attr, _in_library, _library, own_class
 from ..tree import leaves
 
@@ -160,7 +160,15 @@ class Reads:
                     and ins[n + 1].opname == "LOAD_ATTR" and ins[n + 1].argval == "modules"):
                 continue
             key, sub = ins[n + 2], ins[n + 3]
-            if sub.opname != "BINARY_SUBSCR" and not (   # sys.modules.get(...) and others
+            if key.opname == "CONTAINS_OP":   # "torch" in sys.modules: no lookup
+                continue
+            if key.opname in ("LOAD_ATTR", "LOAD_METHOD") and key.argval == "get" and \
+                    sub.opname == "LOAD_CONST" and type(sub.argval) is str:
+                module = sys.modules.get(sub.argval)   # sys.modules.get("mod")
+                if module is not None:
+                    out.append(("sys.modules[...]", module))   # (looked into whole)
+                continue
+            if sub.opname != "BINARY_SUBSCR" and not (   # sys.modules.get(k) and others
                     sub.opname == "BINARY_OP" and "[" in sub.argrepr):
                 if self.unseen is None:
                     self.unseen = "it looks modules up in sys.modules"
@@ -188,12 +196,16 @@ class Reads:
 
 def _dynamic(code) -> str | None:
     """Why ``code`` (or code nested in it) may reach globals by names it does not hold
-    as constants, or None."""
+    as constants, or None. ``vars``, ``eval`` and the like count where loaded as
+    global names (not ``co_names``, which holds attribute names too: ``model.eval()``,
+    ``cfg.vars``); ``import_module`` as an attribute of ``importlib`` too."""
     todo = [code]
     while todo:
         c = todo.pop()
         todo += [k for k in c.co_consts if isinstance(k, types.CodeType)]
-        hit = sorted(set(c.co_names) & _DYNAMIC)
+        hit = sorted(set(_global_names(c)) & _DYNAMIC | (
+            {"import_module"} if "importlib" in _global_names(c) and
+            "import_module" in c.co_names else set()))
         if hit:
             return f"it calls {hit[0]}"
         if "globals" in c.co_names and _keyed_otherwise(c):

@@ -84,7 +84,7 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
     given = list(accesses)
     reached, unseen = ([], None) if opaque else _reached(t, fn, args, accesses)
     if unseen is not None:   # globals()[k], getattr(mod, name): reads no code names
-        opaque, reached = True, []
+        opaque = True        # (what it reaches that is seen stays its: reads=[W])
     accesses = given + reached
     declared: dict[int, str] = {}
     for objs, mode, word in ((reads, "r", "reads"), (writes, "w", "writes")):

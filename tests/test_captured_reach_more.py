@@ -248,3 +248,58 @@ def test_a_region_made_opaque_keeps_the_global_arrays_it_reads_for_reads_and_wri
         assert "  opaque  " in line and "in(x, W)" in line, line
     finally:
         W.copy_to_device(np.ones(N))
+
+
+from sys import modules as _modules  # noqa: E402  (a region reads modules[__name__])
+
+import region_reach_pkg  # noqa: E402
+
+
+class _State:
+    pass
+
+
+class Holder:   # a class used as a namespace, holding an object holding the array
+    state = _State()
+
+
+def imports_inside(y):
+    import region_reach_module as m
+    y[...] = m.W * 2
+
+
+def from_imports_inside(y):
+    from region_reach_module import W as w
+    y[...] = w * 2
+
+
+def by_modules_imported_from_sys(y):
+    y[...] = _modules[__name__].W * 2
+
+
+def by_the_module_dict(y):
+    y[...] = sys.modules[__name__].__dict__["W"] * 2
+
+
+def from_a_submodule(p, y):
+    y[...] = p.sub.W * 2
+
+
+def from_an_object_a_class_holds(c, y):
+    y[...] = c.state.w * 2
+
+
+@pytest.mark.parametrize("region, given", [
+    (imports_inside, ()), (from_imports_inside, ()), (by_modules_imported_from_sys, ()),
+    (by_the_module_dict, ()), (from_a_submodule, (region_reach_pkg,)),
+    (from_an_object_a_class_holds, (Holder,))],
+    ids=["import inside", "from-import inside", "from sys import modules",
+         "sys.modules[...].__dict__", "a handed package's submodule", "a class's object"])
+def test_a_region_reaching_an_array_by_an_import_a_submodule_or_an_object_is_ordered(
+        region, given):
+    """Each was neither ordered nor opaque: the region ran beside the kernels writing w."""
+    region_reach_pkg.sub.W = Holder.state.w = W
+    f = _between(region, *given)
+    g, deps = _deps(f)
+    assert deps == [[], [0], [1]], str(g)
+    _runs_right(f)

@@ -21,15 +21,17 @@ seen: ``Reads.unseen`` says so, and the region is ordered as ``opaque=True``
 from __future__ import annotations
 
 import dis
+import importlib.util
 import sys
 import types
 
 import numpy as np
 
 from ..arrays import is_array
+from ..chains import imported
 from ..dynamic_names import by_names
 from ..names import _global_names, by_globals
-from ..owners import _LIBRARY_MODULES, _attr, _in_library, _library, own_class
+from ..owners import _LIBRARY_MODULES, _attr, _in_library, _library, own_class, own_object
 from ..tree import leaves
 
 __all__ = ["Places", "Reads", "holder_arrays", "reached_values"]
@@ -72,19 +74,44 @@ def holder_arrays(v):
                     yield v, "item", np.unravel_index(i, v.shape), item
                     break
         return
-    if not _own_holder(v):
+    yield from _held(v, 0, set())
+
+
+def _held(v, depth: int, seen: set):
+    """``holder_arrays`` of module, class or object ``v``: its attributes holding
+    device arrays; and, a few levels deep, those of the modules (a package's
+    ``p.sub.W``), classes and objects of the program's own it holds (``c.state.w``),
+    whose own places are kept too (a new object there is another signature)."""
+    if depth > 3 or id(v) in seen:
         return
-    spaces = [v] if isinstance(v, types.ModuleType) else \
-        [c for c in v.__mro__ if c is not object and not _library(c)]
+    seen.add(id(v))
+    if _own_holder(v):
+        spaces = [v] if isinstance(v, types.ModuleType) else \
+            [c for c in v.__mro__ if c is not object and not _library(c)]
+    elif depth and own_object(v):
+        spaces = [v]
+    else:
+        return
     for space in spaces:
         attributes = _attr(space, "__dict__", {})
+        if not isinstance(attributes, (dict, types.MappingProxyType)):
+            continue
         for k, x in list(attributes.items()):
+            if isinstance(k, str) and k.startswith("__"):
+                continue
             try:
                 found = any(_is_device_array(y) for y in leaves(x))
             except Exception:  # noqa: BLE001  (a dead weak proxy, an odd object)
                 continue
             if found:
                 yield v, "attr", k, x
+            elif _own_holder(x) and (not isinstance(x, types.ModuleType) or
+                                     x.__name__.startswith(_attr(v, "__name__", "") + ".")) \
+                    or own_object(x):
+                inner = list(_held(x, depth + 1, seen))
+                if inner:
+                    yield v, "attr", k, x
+                    yield from inner
 
 
 def _read(holder, how: str, key):
@@ -145,7 +172,7 @@ class Reads:
             if name in scope:
                 out.append((f"globals()[{name!r}]", scope[name]))
                 self.places.append((scope, "global", name, scope[name]))
-        out += self._modules(code, scope)
+        out += self._modules(code, scope) + self._imports(code, scope)
         if self.unseen is None:
             self.unseen = _dynamic(code)
         return out
@@ -156,8 +183,12 @@ class Reads:
         ins = [i for i in dis.get_instructions(code) if i.opname not in _SKIP]
         out = []
         for n, i in enumerate(ins[:-3]):
-            if not (i.opname in ("LOAD_GLOBAL", "LOAD_NAME") and scope.get(i.argval) is sys
-                    and ins[n + 1].opname == "LOAD_ATTR" and ins[n + 1].argval == "modules"):
+            if i.opname not in ("LOAD_GLOBAL", "LOAD_NAME"):
+                continue
+            if scope.get(i.argval) is sys.modules:   # from sys import modules
+                n -= 1
+            elif not (scope.get(i.argval) is sys and ins[n + 1].opname == "LOAD_ATTR" and
+                      ins[n + 1].argval == "modules"):
                 continue
             key, sub = ins[n + 2], ins[n + 3]
             if key.opname == "CONTAINS_OP":   # "torch" in sys.modules: no lookup
@@ -184,13 +215,37 @@ class Reads:
             if module is None:
                 continue
             after = ins[n + 4] if n + 4 < len(ins) else None
-            if after is not None and after.opname in ("LOAD_ATTR", "LOAD_METHOD"):
-                name = after.argval
-                if name in vars(module):
-                    out.append((f"sys.modules[...].{name}", vars(module)[name]))
-                    self.places.append((vars(module), "global", name, vars(module)[name]))
-            else:
+            name = after.argval if after is not None and \
+                after.opname in ("LOAD_ATTR", "LOAD_METHOD") else None
+            if name is not None and name in vars(module):
+                out.append((f"sys.modules[...].{name}", vars(module)[name]))
+                self.places.append((vars(module), "global", name, vars(module)[name]))
+            else:   # (its __dict__["W"] too): looked into whole
                 out.append(("sys.modules[...]", module))
+        return out
+
+    def _imports(self, code, scope) -> list:
+        """The modules ``code`` imports itself (``import rmod as m``, ``from rmod import
+        W``: ``chains.imported``), looked into whole; a module not imported yet (the
+        region would import it when captured) cannot be seen."""
+        out = []
+        for local, (head, steps) in imported(code).items():
+            name = head[1:-1]
+            try:
+                name = importlib.util.resolve_name(name, scope.get("__package__"))
+            except (ImportError, ValueError):
+                pass
+            module = sys.modules.get(name)
+            if module is None:
+                if self.unseen is None:
+                    self.unseen = f"it imports {name}, which is not imported yet"
+                continue
+            holder = module
+            for how, k in steps:   # import pkg.sub as s; from pkg import sub
+                v = getattr(holder, k, None) if how == "attr" else None
+                if isinstance(v, (types.ModuleType, type)):
+                    holder = v
+            out.append((f"import {name}", holder))
         return out
 
 

@@ -1,0 +1,2 @@
+"""The submodule of region_reach_pkg whose array a test sets (W)."""
+W = None

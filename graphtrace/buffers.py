@@ -239,17 +239,21 @@ def _nested_holds(root: Buffer, view: Buffer):
     in it if each of its runs lands inside the root's run there. Its first and
     last runs are read so; a view whose every dimension steps along one of the
     root's without passing its end lies in it where its first run does; others
-    are read a chunk of runs at a time (``NESTED_RUNS`` at most). None where this
-    does not tell."""
-    outer, extent = _outer(root), root.run
+    are read a chunk of runs at a time (``NESTED_RUNS`` at most). Where a stride
+    meets the extent of the smaller ones exactly, the root's runs touch there, and
+    a view's run that leaves one root run may go on in the next: that is not told
+    (None), but a run inside one still is. None where this does not tell."""
+    outer, extent, touching = _outer(root), root.run, False
     for stride, n in outer:
         if stride < extent:   # (as_strided windows that interleave)
             return None
+        touching |= stride == extent   # (columns 0, 2, 4 of rows of 5)
         extent += stride * (n - 1)
+    outside = None if touching else False
     first = _digits(outer, np.array([view.lo - root.lo], np.int64))
     last = _digits(outer, np.array([view.hi - view.run - root.lo], np.int64))
     if not (_inside(first, root, view) and _inside(last, root, view)):
-        return False   # (the other component of interleaved ones: at once)
+        return outside   # (the other component of interleaved ones: at once)
     dims = _outer(view)
     if _steps_along(outer, dims, first[1]):
         return True
@@ -263,7 +267,7 @@ def _nested_holds(root: Buffer, view: Buffer):
         k = np.arange(at, min(at + _CHUNK, total), dtype=np.int64)
         x = view.lo - root.lo + ((k[:, None] // below) % counts * strides).sum(axis=1)
         if not _inside(_digits(outer, x), root, view):
-            return False
+            return outside
     return True
 
 

@@ -276,6 +276,8 @@ def test_contains_agrees_with_brute_force(a, b):
 @given(views(), views())
 @example(ALLOCS[0].view(0, (4, 4), (1, 1)),    # runs that overlap: unknown
          ALLOCS[0].view(0, (7,), (1,)))
+@example(ALLOCS[0].view(20, (2, 2), (-8, -12), dtype="u4"),   # runs [8,12) and [12,16)
+         ALLOCS[0].view(9, (1,), (4,), dtype="u4"))           # touch: [9,13) lies in both
 def test_nested_lattices_agree_with_brute_force(a, b):
     """What ``contains`` answers of views of more runs than it lists
     (``_nested_holds``), asked of views small enough to check byte by byte."""

@@ -38,6 +38,7 @@ from .replayed_stores import apply as apply_stores, argument_values, put_back, s
 from .retrace import CallWarnings
 from .shortcuts import Shortcuts, call_of, is_
 from .stream import Stream
+from .bound import BoundGraphFunction
 from .tracing import Tracing
 from .unkeyed import plain_snapshot, unkeyed
 from .values import unchanged
@@ -512,43 +513,6 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         copied as itself: an object holding it copies and pickles (its graphs, its
         lock and cache are the function's, not the object's)."""
         return self.__qualname__
-
-
-class BoundGraphFunction:
-    """A decorated method bound to its instance: ``model.step(x)``."""
-
-    __slots__ = ("function", "instance")
-    _graphtrace_bound = True   # what owners._bound_to tells it by
-
-    def __init__(self, function: GraphFunction, instance):
-        self.function, self.instance = function, instance
-
-    def __call__(self, *args, **kwargs):
-        return self.function(self.instance, *args, **kwargs)
-
-    def trace(self, *args, **kwargs) -> Graph:
-        return self.function.trace(self.instance, *args, **kwargs)
-
-    def compile(self, *args, **kwargs):
-        return self.function.compile(self.instance, *args, **kwargs)
-
-    def signature(self, *args, **kwargs) -> tuple:
-        return self.function.signature(self.instance, *args, **kwargs)
-
-    def profile(self, *args, **kwargs) -> Profile:
-        return self.function.profile(self.instance, *args, **kwargs)
-
-    def __getattr__(self, name):
-        if name in BoundGraphFunction.__slots__:   # not set yet (an object being copied)
-            raise AttributeError(name)
-        return getattr(self.function, name)
-
-    def __reduce__(self):
-        """As a bound method pickles and copies: the instance's attribute again."""
-        return getattr, (self.instance, self.function.__name__)
-
-    def __repr__(self):
-        return f"<bound graphtrace.graph {self.function.__name__} of {self.instance!r}>"
 
 
 def graph(fn=None, *, deps: str = "data", static=(), backend=None, maxsize: int = 32,

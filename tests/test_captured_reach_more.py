@@ -181,6 +181,52 @@ def test_a_new_array_where_a_region_reached_one_captures_it_again(region, given,
     assert not moved()
 
 
+def from_module_list(m, y):
+    y[...] = m.Ws[0] * 2
+
+
+def from_module_dict(m, y):
+    y[...] = m.D["w"] * 2
+
+
+def from_object_array_list(y):
+    y[...] = OBJ_LISTS[0][0] * 2
+
+
+OBJ_LISTS = np.empty(1, dtype=object)
+
+
+@pytest.mark.parametrize("region, given, swap", [
+    (from_module_list, (wmod,), lambda new: wmod.Ws.__setitem__(0, new)),
+    (from_module_dict, (wmod,), lambda new: wmod.D.__setitem__("w", new)),
+    (from_module_dict, (wmod,), lambda new: wmod.D["more"].__setitem__(0, new)),
+    (from_object_array_list, (), lambda new: OBJ_LISTS[0].__setitem__(0, new))],
+    ids=["module list item", "module dict item", "nested list in a module dict",
+         "object array item's list item"])
+def test_a_new_array_inside_a_container_a_place_holds_captures_the_region_again(
+        region, given, swap):
+    """``rmod.Ws[0] = new``: the place holds the same list, so comparing it by
+    identity missed the new array, and a compiled handle's launch on the GPU would
+    replay the child graph captured with the old one; the arrays inside are
+    compared item by item, nested."""
+    wmod.Ws = [cuda.to_device(np.ones(N))]
+    wmod.D = {"w": cuda.to_device(np.ones(N)), "more": [cuda.to_device(np.ones(N))]}
+    OBJ_LISTS[0] = [cuda.to_device(np.ones(N))]
+    try:
+        @gt.graph
+        def f(s, y):
+            s.captured(region, *given, y, writes=[y])
+
+        node = f.trace(cuda.to_device(np.zeros(N))).nodes[0]
+        moved = _moved(node)
+        assert not moved()
+        swap(cuda.to_device(np.full(N, 5.0)))
+        assert moved()
+    finally:
+        del wmod.Ws, wmod.D
+        OBJ_LISTS[0] = None
+
+
 def test_a_region_reaching_no_array_through_holders_watches_nothing():
     from graphtrace.ops._region_reach import reached_values
 

@@ -33,6 +33,7 @@ from ..dynamic_names import by_names
 from ..names import _global_names, by_globals
 from ..owners import _LIBRARY_MODULES, _attr, _in_library, _library, own_class, own_object
 from ..tree import leaves
+from ..values import identities
 
 __all__ = ["Places", "Reads", "holder_arrays", "reached_values"]
 
@@ -122,12 +123,29 @@ def _read(holder, how: str, key):
     return holder.get(key)   # "global": a module's namespace
 
 
+def _inside(value) -> list:
+    """The objects a list, tuple or dict ``value`` holds, nested (``identities``:
+    marks, keys and items; ``leaves`` where it cannot vouch), compared by identity;
+    nothing for another object."""
+    if not isinstance(value, (list, tuple, dict)):
+        return []
+    out: list = []
+    if identities(value, out):
+        return out
+    try:
+        return list(leaves(value))
+    except Exception:  # noqa: BLE001  (an odd container's own lookup)
+        return [value]
+
+
 class Places:
     """The places through which a region reached device arrays that no argument
-    shows, with what each held when it was captured: ``moved`` tells whether one
-    holds another object now (the region is captured again)."""
+    shows, with what each held when it was captured (and, for a list, tuple or
+    dict, the objects inside it, nested): ``moved`` tells whether one holds
+    another object now, or its container another item (``rmod.Ws[0] = new``,
+    ``rmod.D["w"] = new``, ``OBJ[0][0] = new``), so the region is captured again."""
 
-    __slots__ = ("entries",)
+    __slots__ = ("entries", "inside")
 
     def __init__(self, entries=()):
         seen, out = set(), []
@@ -137,18 +155,24 @@ class Places:
                 seen.add(k)
                 out.append((holder, how, key, value))
         self.entries = tuple(out)
+        self.inside = tuple(_inside(e[3]) for e in out)
 
     def __bool__(self) -> bool:
         return bool(self.entries)
 
     def moved(self) -> bool:
-        for holder, how, key, value in self.entries:
+        for (holder, how, key, value), inside in zip(self.entries, self.inside):
             try:
                 now = _read(holder, how, key)
             except Exception:  # noqa: BLE001  (gone: captured again, which then tells)
                 return True
             if now is not value:
                 return True
+            if inside:
+                held = _inside(now)
+                if len(held) != len(inside) or any(
+                        a is not b for a, b in zip(held, inside)):
+                    return True
         return False
 
 

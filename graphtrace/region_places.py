@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from functools import partial
 
+import numpy as np
+
 from .arrays import as_buffer, is_array
 from .tree import leaves
 from .values import identities
@@ -57,6 +59,8 @@ def place_label(holder, how: str, key) -> str:
     if how == "attr":
         name = getattr(holder, "__name__", None)
         return f"{name if isinstance(name, str) else type(holder).__name__}.{key}"
+    if isinstance(key, tuple):   # (np.unravel_index's numpy integers, as ints)
+        key = tuple(int(i) if isinstance(i, np.integer) else i for i in key)
     return f"object array item {key!r}"
 
 

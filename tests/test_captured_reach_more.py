@@ -12,6 +12,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+from helpers import line_of
 import region_reach_module as wmod
 from graphtrace.ops.captured import CAPTURED
 
@@ -225,6 +226,55 @@ def test_a_new_array_inside_a_container_a_place_holds_captures_the_region_again(
     finally:
         del wmod.Ws, wmod.D
         OBJ_LISTS[0] = None
+
+
+def reads_t_of_module(m, y):
+    y[...] = m.T * 2
+
+
+def reads_t_of_class(c, y):
+    y[...] = c.t * 2
+
+
+def reads_object_array_item(y):
+    y[...] = OBJ_LISTS[0] * 2
+
+
+@pytest.mark.parametrize("region, given, put, label, opaque", [
+    (reads_t_of_module, (wmod,), lambda t: setattr(wmod, "T", t), "region_reach_module.T",
+     False),
+    (reads_t_of_module, (wmod,), lambda t: setattr(wmod, "T", t), "region_reach_module.T",
+     True),
+    (reads_t_of_class, (Params,), lambda t: setattr(Params, "t", t), "Params.t", False),
+    (reads_object_array_item, (), lambda t: OBJ_LISTS.__setitem__(0, [t]),
+     "object array item (0,)", False)],
+    ids=["module", "module, opaque", "class", "object array holding a list"])
+def test_a_temporary_a_region_reaches_through_a_module_is_refused_at_its_line(
+        region, given, put, label, opaque):
+    """``rmod.T = s.empty(...)`` then ``s.captured(fn, rmod, y)``: the region, captured
+    apart from the trace, met the temporary's stand-in, an error naming the region's
+    own line (used after the trace ended); the temporary must be its argument."""
+    @gt.graph
+    def f(s, x, y):
+        t = s.empty(N)
+        put(t)
+        scale[1, 32, s](x, 4.0, t)
+        s.captured(region, *given, y, writes=[y], opaque=opaque)   # reaches t
+
+    try:
+        with pytest.raises(gt.ArgumentError) as e:
+            f(cuda.to_device(X0), cuda.to_device(np.zeros(N)))
+    finally:
+        wmod.__dict__.pop("T", None)
+        if "t" in Params.__dict__:
+            del Params.t
+        OBJ_LISTS[0] = None
+    message = str(e.value)
+    assert e.value.source[1] == line_of(__file__, "reaches t"), message
+    assert f"captured region {region.__name__} reaches temporary tmp0" in message, message
+    assert f"through {label}" in message, message
+    assert "pass it to s.captured as an argument" in message, message
+    assert f"s.captured({region.__name__}, ..., t)" in message, message
 
 
 def test_a_region_reaching_no_array_through_holders_watches_nothing():

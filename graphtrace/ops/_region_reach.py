@@ -31,11 +31,12 @@ from ..arrays import is_array
 from ..chains import imported
 from ..dynamic_names import by_names
 from ..names import _global_names, by_globals
+from ..region_places import place_label
 from ..owners import _LIBRARY_MODULES, _attr, _in_library, _library, own_class, own_object
 from ..tree import leaves
 from ..values import identities
 
-__all__ = ["Places", "Reads", "holder_arrays", "reached_values"]
+__all__ = ["Places", "Reads", "holder_arrays", "reached_named", "reached_values"]
 
 _SKIP = frozenset({"CACHE", "PRECALL", "PUSH_NULL", "NOP", "EXTENDED_ARG", "KW_NAMES"})
 _DYNAMIC = frozenset({"vars", "eval", "exec", "__import__", "import_module"})
@@ -321,13 +322,20 @@ def reached_values(fn, args) -> tuple:
     modules, classes and object arrays among them and among ``args``), the
     ``Places`` of those no name the cache key watches shows, and why some of its
     reads cannot be seen (or None)."""
+    named, places, unseen = reached_named(fn, args)
+    return [v for _, v in named], places, unseen
+
+
+def reached_named(fn, args) -> tuple:
+    """``reached_values`` with each value as ``(label, value)``: how the user names
+    where the region reaches it (``W``, ``sys.modules[...].W``, ``rmod.T``)."""
     from .host import _names_of   # (host imports nothing of regions)
     reads = Reads()
-    values = [v for _, v, _ in _names_of(fn, more=reads)]
+    named = [(name, v) for name, v, _ in _names_of(fn, more=reads)]
     places = list(reads.places)
     # the holders named (not those of a container a name holds: sys.modules)
-    for x in values + list(leaves(args)):
+    for x in [v for _, v in named] + list(leaves(args)):
         for holder, how, key, item in holder_arrays(x):
             places.append((holder, how, key, item))
-            values.append(item)
-    return values, Places(places), reads.unseen
+            named.append((place_label(holder, how, key), item))
+    return named, Places(places), reads.unseen

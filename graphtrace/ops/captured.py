@@ -57,7 +57,7 @@ from ..tree import leaves, tree_map
 from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
-from ._region_reach import Places, reached_values
+from ._region_reach import Places, reached_named, reached_values
 from ._region_words import not_given, temporary_label
 from ._library_state import describe, first_change, grown, snapshot, torch_roots
 from ._switching import _Libraries, _libraries, _temporaries_library
@@ -82,6 +82,8 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
     rec, accesses = record_args(t, args, lambda i: "rw", _device_only(fn))
     _refuse_held(t, fn, [b for b, _ in accesses])
     given = list(accesses)
+    if opaque:   # what it reaches only refused where it is a temporary (rmod.T)
+        _refuse_temporaries(t, fn, reached_named(fn, args)[0])
     reached, unseen = ([], None) if opaque else _reached(t, fn, args, accesses)
     if unseen is not None:   # globals()[k], getattr(mod, name): reads no code names
         opaque = True        # (what it reaches that is seen stays its: reads=[W])
@@ -141,11 +143,12 @@ def _reached(t, fn, args, given: list) -> tuple:
     array it is given covers: the region is ordered with the nodes using them as
     with an argument (``reads=``/``writes=`` may name them). Second, why some of
     what it reads cannot be seen (``globals()[k]``), or None."""
-    values, places, unseen = reached_values(fn, args)
+    named, places, unseen = reached_named(fn, args)
     if places and t.regional is not None:   # keyed as names are (region_places.py)
         t.regional.note(places.entries)
     out, seen = [], [b for b, _ in given]
-    for v in values:
+    _refuse_temporaries(t, fn, named)
+    for _, v in named:
         for x in leaves(v):
             buf = _trace_buffer(t, x, make=True) if _is_array_quietly(x) else None
             if buf is None or buf.is_host or any(b is buf or b.covers(buf) for b in seen):
@@ -153,6 +156,25 @@ def _reached(t, fn, args, given: list) -> tuple:
             seen.append(buf)
             out.append((buf, "rw"))
     return out, unseen
+
+
+def _refuse_temporaries(t, fn, named: list) -> None:
+    """An error for a temporary of this graph that region ``fn`` reaches (``named``:
+    ``(label, value)``) through a module, class, object array or global
+    (``rmod.T = s.empty(...)``): the region is captured apart from the trace, where
+    the temporary is no memory; an argument is bound to the graph's memory."""
+    for label, value in named:
+        tmp = holder_of(value, t)
+        if tmp is None:
+            continue
+        name = callable_name(fn)
+        raise ArgumentError(
+            f"captured region {name} reaches temporary {tmp._life.where()} of this graph "
+            f"through {label}: a temporary is the graph's own memory, which exists only "
+            "inside the traced function and which a module, class or global cannot hand "
+            "the region; pass it to s.captured as an argument, which the region receives "
+            f"as a parameter: s.captured({name.rsplit('.', 1)[-1]}, ..., "
+            f"{temporary_label(tmp, tmp)})")
 
 
 def _trace_buffer(t, x, make: bool = False) -> Buffer | None:

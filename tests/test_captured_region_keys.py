@@ -117,3 +117,41 @@ def test_a_retrace_warning_names_the_place_a_region_reached():
         for _ in range(12):
             _put(cuda.to_device(np.ones(N)))
             f(cuda.to_device(X0), W, cuda.to_device(np.zeros(N)))
+
+
+@pytest.mark.parametrize("call", ["inline", "child"])
+@pytest.mark.parametrize("helper_called_first", [False, True], ids=["", "helper called first"])
+def test_a_region_inside_a_helper_graph_function_keys_the_calling_function(
+        call, helper_called_first):
+    """The region lies in another @gt.graph function ``g``, called inline (``g(s, y)``)
+    or as a child graph (``s.child(g, y)``): its places key the function being
+    called, whose trace records the region (g's own calls, made first or not, keep
+    their own), so a call passing w = rmod.W there traces anew and is ordered."""
+    @gt.graph
+    def g(s, y):
+        s.captured(from_module, rmod, y, writes=[y])
+
+    @gt.graph
+    def f(s, x, w, y):
+        scale[1, 32, s](x, 3.0, w)          # w = 3x
+        if call == "inline":
+            g(s, y)
+        else:
+            s.child(g, y)
+        scale[1, 32, s](x, 5.0, w)          # w = 5x
+
+    _put(cuda.to_device(np.ones(N)))
+    if helper_called_first:
+        g(cuda.to_device(np.zeros(N)))
+    y = cuda.to_device(np.zeros(N))
+    f(cuda.to_device(X0), cuda.to_device(np.ones(N)), y)
+    assert y.copy_to_host().tolist() == [2.0] * N
+    for _ in range(8):
+        y = cuda.to_device(np.zeros(N))
+        W.copy_to_device(np.ones(N))
+        f(cuda.to_device(X0), W, y)
+        assert y.copy_to_host().tolist() == (6 * X0).tolist()
+    assert f.cache_info().misses == 2
+    _put(cuda.to_device(np.ones(N)))   # a new array there: a new signature of f
+    f(cuda.to_device(X0), W, cuda.to_device(np.zeros(N)))
+    assert f.cache_info().misses == 3

@@ -399,3 +399,15 @@ def test_a_region_reaching_an_array_by_an_import_a_submodule_or_an_object_is_ord
     g, deps = _deps(f)
     assert deps == [[], [0], [1]], str(g)
     _runs_right(f)
+
+
+def test_a_region_reading_sys_modules_does_not_reach_the_dict_of_every_module():
+    """``sys.modules[__name__].W`` is read through its lookup (the module, then W):
+    sys.modules itself is no reached value, whose walk over every module imports
+    lazily and grows the dict while it is read ('dictionary changed size during
+    iteration', by the order the tests ran in)."""
+    from graphtrace.ops._region_reach import reached_values
+    values, _, unseen = reached_values(by_sys_modules, (np.zeros(2),))
+    assert unseen is None
+    assert not any(v is sys.modules for v in values)
+    assert any(v is W for v in values)   # (the array it reads is reached)

@@ -331,7 +331,8 @@ def reached_named(fn, args) -> tuple:
     where the region reaches it (``W``, ``sys.modules[...].W``, ``rmod.T``)."""
     from .host import _names_of   # (host imports nothing of regions)
     reads = Reads()
-    named = [(name, v) for name, v, _ in _names_of(fn, more=reads)]
+    named = [(name, v) for name, v, _ in _names_of(fn, more=reads)
+             if v is not sys.modules]   # (its lookups are Reads'; walked, it grows)
     places = list(reads.places)
     # the holders named (not those of a container a name holds: sys.modules)
     for x in [v for _, v in named] + list(leaves(args)):

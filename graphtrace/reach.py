@@ -55,6 +55,7 @@ from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _held_by_k
 from .values import _MAX_DEPTH, _WHOLES, Unwatched, _Held, _holds_callables, \
     _is_callable_object, _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, \
     callable_key, held_values, identities, pure_values
+from .whole_reads import read_whole
 
 __all__ = ["Reach", "code_parts"]
 
@@ -262,9 +263,10 @@ class Reach:
                     pure_values(v) is not None:   # COEFS = [1.0, 2.0], FLAGS = {"x"}
                 reads = reads if reads is not None else _reads(fn, code)
                 self._changed += [(id(v), steps) for head, steps in reads[1] if head == name]
-                if not _holds_settings(v) or not any(   # a list or dict read by constant
-                        head == name and not _method_of(v, steps)   # keys alone (CFG["lr"]):
-                        for head, steps in reads[0]):               # those are watched
+                # a list or dict read by constant keys alone (CFG["lr"]): those are
+                # watched; one read whole too (len(L) and L[0]) is watched whole
+                if not _holds_settings(v) or read_whole(code, name, v) or not any(
+                        head == name and not _method_of(v, steps) for head, steps in reads[0]):
                     self.wholes.append((fn, name, id(v)))
                     if baked:   # SEEN.add("w"): the trace tells
                         self._container(fn, name, reads)

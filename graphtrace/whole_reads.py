@@ -1,0 +1,77 @@
+"""Whether a function's code reads a list or dict a name holds whole.
+
+A container read by constant keys alone (``CFG["lr"]``, ``CFG.get("lr", 0.1)``,
+``L[0]``) is watched by those keys; one the code also reads whole (``len(L)``,
+``for k in D``, ``"z" in D``, ``sum(D.values())``, ``D.get(k)``) is watched by
+every value it holds, else a change to another key replays the graph traced
+before it (``Reach``: ``wholes``).
+"""
+from __future__ import annotations
+
+import dis
+
+from .chain_steps import NAME_LOADS
+from .chains import callback_codes
+from .probe import _attr
+
+__all__ = ["read_whole"]
+
+_SKIPPED = frozenset({"CACHE", "NOP", "EXTENDED_ARG", "PRECALL"})
+_CONSTS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
+_ATTRS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
+_INDEXED = frozenset({"BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "COPY",
+                      "DUP_TOP_TWO"})
+
+
+def read_whole(code, name: str, v) -> bool:
+    """Whether ``code`` (or code nested in it, a host callback's left out: it reads
+    when it runs) uses what ``name`` holds (``v``) otherwise than by a constant
+    key or attribute: handed on, iterated, tested for a key, sized, or a method
+    of its type called on it (a local assigned from it counts as it)."""
+    codes = [code]
+    while codes:
+        c = codes.pop()
+        inner = callback_codes(c)
+        codes += [k for k in c.co_consts if hasattr(k, "co_code") and k not in inner]
+        listed = [i for i in dis.get_instructions(c) if i.opname not in _SKIPPED]
+        aliases: set = set()   # d = GD: d["a"], len(d)
+        for at, ins in enumerate(listed):
+            if (ins.opname in NAME_LOADS and ins.argval == name or
+                    ins.opname == "LOAD_FAST" and ins.argval in aliases) and \
+                    not _keyed_use(listed, at + 1, v, aliases):
+                return True
+    return False
+
+
+def _keyed_use(listed: list, at: int, v, aliases: set) -> bool:
+    """Whether the instructions from ``at`` on, after a load of ``v``, read a constant
+    key or attribute off it (or store it in a local: an alias, whose uses tell)."""
+    if at >= len(listed):
+        return False
+    ins = listed[at]
+    if ins.opname == "STORE_FAST":
+        aliases.add(ins.argval)
+        return True
+    if ins.opname in _ATTRS:
+        if ins.argval == "get":   # D.get("k"[, default]) by its key; D.get(k): whole
+            return _key_end(listed, at + 1) is not None
+        return not callable(_attr(type(v), ins.argval))   # D.values(), L.index(x)
+    end = _key_end(listed, at)
+    return end is not None and end < len(listed) and (
+        listed[end].opname in _INDEXED or
+        listed[end].opname == "BINARY_OP" and listed[end].argrepr == "[]")
+
+
+def _key_end(listed: list, at: int) -> int | None:
+    """The index after a constant key loaded at ``at`` (``"k"``, or a name's
+    constant attributes: ``Phase.A``), None where none is."""
+    if at >= len(listed):
+        return None
+    if listed[at].opname in _CONSTS:
+        return at + 1
+    if listed[at].opname not in NAME_LOADS:
+        return None
+    at += 1
+    while at < len(listed) and listed[at].opname == "LOAD_ATTR":
+        at += 1
+    return at

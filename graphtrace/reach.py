@@ -55,7 +55,7 @@ from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _held_by_k
 from .values import _MAX_DEPTH, _WHOLES, Unwatched, _Held, _holds_callables, \
     _is_callable_object, _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, \
     callable_key, held_values, identities, pure_values
-from .whole_reads import read_whole
+from .whole_reads import loads, read_whole
 
 __all__ = ["Reach", "code_parts"]
 
@@ -284,6 +284,10 @@ class Reach:
                     self._keyed_arrays(fn, name, v)
                 elif name in stored and baked:   # global STARTED; STARTED = True: the
                     self._stores.append((fn, _chain(name, ())))   # trace tells (stored)
+                    if name in read and _is_value(v) and loads(code, name):   # watched by
+                        self._chains.append((fn, _chain(name, ()), None))   # value till
+                        # a trace changes it: TG = not TG; if TG: ...; TG = not TG
+                        # leaves it a setting (NEWS = True, never read: a signal)
                 continue
             if _has(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
                 self.places.append((fn, name, None, False))   # but for the device

@@ -14,7 +14,7 @@ from .chain_steps import NAME_LOADS
 from .chains import callback_codes
 from .probe import _attr
 
-__all__ = ["read_whole"]
+__all__ = ["loads", "read_whole"]
 
 _SKIPPED = frozenset({"CACHE", "NOP", "EXTENDED_ARG", "PRECALL"})
 _CONSTS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
@@ -28,12 +28,7 @@ def read_whole(code, name: str, v) -> bool:
     when it runs) uses what ``name`` holds (``v``) otherwise than by a constant
     key or attribute: handed on, iterated, tested for a key, sized, or a method
     of its type called on it (a local assigned from it counts as it)."""
-    codes = [code]
-    while codes:
-        c = codes.pop()
-        inner = callback_codes(c)
-        codes += [k for k in c.co_consts if hasattr(k, "co_code") and k not in inner]
-        listed = [i for i in dis.get_instructions(c) if i.opname not in _SKIPPED]
+    for listed in _baked_code(code):
         aliases: set = set()   # d = GD: d["a"], len(d)
         for at, ins in enumerate(listed):
             if (ins.opname in NAME_LOADS and ins.argval == name or
@@ -41,6 +36,24 @@ def read_whole(code, name: str, v) -> bool:
                     not _keyed_use(listed, at + 1, v, aliases):
                 return True
     return False
+
+
+def loads(code, name: str) -> bool:
+    """Whether ``code`` (or code nested in it, a host callback's left out) loads
+    ``name``: reads it, not only stores it (``NEWS = True``)."""
+    return any(ins.opname in NAME_LOADS and ins.argval == name
+               for listed in _baked_code(code) for ins in listed)
+
+
+def _baked_code(code):
+    """The instructions of ``code`` and of the code nested in it but host
+    callbacks' (``callback_codes``), one list a code object."""
+    codes = [code]
+    while codes:
+        c = codes.pop()
+        inner = callback_codes(c)
+        codes += [k for k in c.co_consts if hasattr(k, "co_code") and k not in inner]
+        yield [i for i in dis.get_instructions(c) if i.opname not in _SKIPPED]
 
 
 def _keyed_use(listed: list, at: int, v, aliases: set) -> bool:

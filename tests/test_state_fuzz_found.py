@@ -126,3 +126,68 @@ def test_dict_read_by_keys_alone_is_not_retraced_for_another_key():
     GONLY["lr"] = 2.0
     dict_by_keys_alone(x)
     assert first(x) == 4.0
+
+
+# a global the traced code stores in but leaves at its starting value is a setting:
+# watched by value, so a user's change between calls traces anew
+
+TG = False
+K = 0
+N = 0
+
+
+@gt.graph
+def double_toggle(s, x):
+    global TG
+    TG = not TG
+    if TG:
+        add[1, 32, s](x, 3.0)
+    TG = not TG
+
+
+def test_global_toggled_twice_is_watched():
+    global TG
+    x = dev()
+    double_toggle(x)
+    double_toggle(x)
+    assert first(x) == 6.0 and TG is False
+    TG = True   # now True -> False: no work
+    double_toggle(x)
+    assert first(x) == 6.0 and TG is True
+
+
+@gt.graph
+def raised_and_restored(s, x):
+    global K
+    K += 1
+    add[1, 32, s](x, float(K))
+    K -= 1
+
+
+def test_global_raised_and_restored_is_watched():
+    global K
+    x = dev()
+    raised_and_restored(x)
+    assert first(x) == 1.0 and K == 0
+    K = 5
+    raised_and_restored(x)
+    assert first(x) == 1.0 + 6.0 and K == 5
+
+
+@gt.graph
+def counted(s, x):
+    global N
+    N += 1
+    add[1, 32, s](x, 1.0)
+
+
+def test_global_counter_stays_state():
+    x = dev()
+    counted(x)
+    counted(x)
+    misses = counted.cache_info().misses
+    for _ in range(3):
+        counted(x)
+    assert counted.cache_info().misses == misses
+    assert first(x) == 5.0
+

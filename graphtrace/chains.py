@@ -430,15 +430,25 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
 
 
 def _stored_once(code) -> frozenset:
-    """The locals ``code`` assigns exactly once and that are no parameters."""
+    """The locals ``code`` assigns exactly once and that are no parameters, and those
+    each of whose assignments takes the same global or closure name (``cf = CFG``
+    twice: it holds what that name does wherever it is read)."""
     counts: dict = {}
+    sources: dict = {}   # local -> the names its stores take (None: something else)
+    loaded = None        # the name the instruction before loaded
     for ins in dis.get_instructions(code):
+        if ins.opname in ("CACHE", "EXTENDED_ARG"):
+            continue
         if ins.opname.startswith("STORE_FAST") or ins.opname.startswith("DELETE_FAST"):
             names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
             for n in names:
                 counts[n] = counts.get(n, 0) + 1
+                sources.setdefault(n, set()).add(
+                    loaded if ins.opname == "STORE_FAST" else None)
+        loaded = ins.argval if ins.opname in NAME_LOADS else None
     params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    return frozenset(n for n, k in counts.items() if k == 1 and n not in params)
+    return frozenset(n for n, k in counts.items() if n not in params and (
+        k == 1 or len(sources[n]) == 1 and None not in sources[n]))
 
 
 def plain_attr(name: str):

@@ -1,5 +1,7 @@
 """State the traced code reads that a change between calls must reach, found by
 a fuzzer of Python state: each replayed a graph traced for the old value."""
+import types
+
 import numpy as np
 from numba import cuda
 
@@ -191,3 +193,23 @@ def test_global_counter_stays_state():
     assert counted.cache_info().misses == misses
     assert first(x) == 5.0
 
+
+# a local set more than once, each time from the same global name, reads through it
+
+ACFG = types.SimpleNamespace(a=3)
+
+
+@gt.graph
+def alias_set_twice(s, x, again=False):
+    cf = ACFG
+    add[1, 32, s](x, float(cf.a))
+    if again:
+        cf = ACFG
+
+
+def test_local_set_twice_from_one_global_reads_through():
+    x = dev()
+    alias_set_twice(x)
+    ACFG.a = 0
+    alias_set_twice(x)
+    assert first(x) == 3.0

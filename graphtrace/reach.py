@@ -263,10 +263,9 @@ class Reach:
                     pure_values(v) is not None:   # COEFS = [1.0, 2.0], FLAGS = {"x"}
                 reads = reads if reads is not None else _reads(fn, code)
                 self._changed += [(id(v), steps) for head, steps in reads[1] if head == name]
-                # a list or dict read by constant keys alone (CFG["lr"]): those are
-                # watched; one read whole too (len(L) and L[0]) is watched whole
-                if not _holds_settings(v) or read_whole(code, name, v) or not any(
-                        head == name and not _method_of(v, steps) for head, steps in reads[0]):
+                if not _holds_settings(v) or read_whole(code, name, v) or not any(   # a list
+                        head == name and not _method_of(v, steps)   # or dict read by constant
+                        for head, steps in reads[0]):   # keys alone (CFG["lr"]), not whole
                     self.wholes.append((fn, name, id(v)))
                     if baked:   # SEEN.add("w"): the trace tells
                         self._container(fn, name, reads)
@@ -284,10 +283,8 @@ class Reach:
                     self._keyed_arrays(fn, name, v)
                 elif name in stored and baked:   # global STARTED; STARTED = True: the
                     self._stores.append((fn, _chain(name, ())))   # trace tells (stored)
-                    if name in read and _is_value(v) and loads(code, name):   # watched by
-                        self._chains.append((fn, _chain(name, ()), None))   # value till
-                        # a trace changes it: TG = not TG; if TG: ...; TG = not TG
-                        # leaves it a setting (NEWS = True, never read: a signal)
+                    if name in read and _is_value(v) and loads(code, name):   # a setting
+                        self._chains.append((fn, _chain(name, ()), None))   # till changed
                 continue
             if _has(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
                 self.places.append((fn, name, None, False))   # but for the device

@@ -23,6 +23,7 @@ from .handed import hands, merged
 from .held import (callback_arrays, held_arrays, held_functions, held_methods, held_objects,
                    loaded_names, settings_alone)
 from .held_keys import Watched, every_name, held_key
+from .helper_methods import helper_methods
 from .host_chains import host_callbacks, host_chains, host_methods, host_parameters, self_callbacks
 from .names import (_methods_named, attribute_names, chain_heads, callback_methods,
                     EVERY, class_methods, reads_fields, self_chains, self_changes, widest)
@@ -420,6 +421,7 @@ class Holdings(TraceChanges):
             self._self_names.pop(cls, None)
         found = [(name, f) for name, f in class_methods(self.function, self.self_param, cls)
                  if f is not self.function]
+        found += helper_methods(self.function, cls, found)   # helper(s, self, x): o.rate()
         self._class_code[cls] = tuple(f for _, f in found)
         reaches = (Reach(f) for _, f in found)
         hit = self._class_reach[cls] = (tuple(r for r in reaches if r.places or r.objects or

@@ -38,15 +38,19 @@ class Watched:
     self.update`` reading ``self.lr``), keyed as the method's own reads; ``whole``,
     what that code reads whole of the objects it is handed (``names.reads_fields``:
     ``astuple(self.cfg)``, whose fields ``names`` holds; ``vars(CFG)``, ``EVERY``:
-    every attribute of every object is keyed)."""
+    every attribute of every object is keyed); ``classed``, the names the code
+    reads through an object's class (``type(self.sub).N``: ``class_reads``),
+    whose class values are keyed where the object's own hide them."""
 
-    __slots__ = ("names", "state", "chains", "callbacks", "reached", "selfs", "whole")
+    __slots__ = ("names", "state", "chains", "callbacks", "reached", "selfs", "whole",
+                 "classed")
 
     def __init__(self, names=frozenset(), state=None, chains=None,
                  callbacks=frozenset(), reached=frozenset(), selfs=frozenset(), whole=""):
         self.names = names
         self.state, self.chains, self.callbacks = state or {}, chains or {}, callbacks
         self.reached, self.selfs, self.whole = reached, selfs, whole
+        self.classed = frozenset()   # the names read through their class (type(o).N)
 
     @property
     def read(self) -> frozenset | None:
@@ -119,6 +123,9 @@ def held_key(objects, watched: Watched, traced=frozenset()) -> tuple:
             values = classes[t] = _class_values(t, names)
         out += [(f"{label}.{name}", k, v) for name, k, v in values
                 if name not in own and name not in state]
+        if watched.classed:   # type(self.sub).N where the object holds an N of its own
+            out += [(f"type({label}).{name}", k, v) for name, k, v in values
+                    if name in own and name in watched.classed and name not in state]
         for suffix, calls in watched.chains.get(t, ()):
             if label + suffix not in traced:
                 out += instance_chains(o, ((label + suffix, calls),))

@@ -18,6 +18,7 @@ import weakref
 
 from .callback_state import global_only, live_labels, self_changed
 from .chains import Slot, lookup, nested_codes
+from .class_reads import class_reads, classmethod_codes
 from .errors import DepthWarning, user_frame
 from .handed import hands, merged
 from .held import (callback_arrays, held_arrays, held_functions, held_methods, held_objects,
@@ -80,7 +81,8 @@ class Holdings(TraceChanges):
         self._callback_reach: dict = {}   # class -> its methods' handed to s.host
         self._self_names: dict = {}   # type(self) -> (names it may read of self, chains,
         # what its code stores, what its host callbacks store, those it hands to s.host,
-        # whole, the chains it stores, those of them keyed by a name: self_chains')
+        # whole, the chains it stores, those of them keyed by a name: self_chains'; the
+        # names it reads through the class, type(self).N: class_reads)
         self._held: dict = {}   # (type(self), classes of the objects it holds) -> walk's
         self.traced_state: dict = {}   # type(self) (None) -> labels a trace changed
         self.afters: dict = {}   # type(self) (None) -> label -> the items traces left a
@@ -288,6 +290,9 @@ class Holdings(TraceChanges):
                                                 heads, classes, hosted, called)
                 watched.selfs = frozenset().union(
                     *(attribute_names(f, type(self_obj)) for f in on_self))
+                watched.classed = class_reads(   # type(self.sub).N
+                    [c for f in code + list(helpers) + list(ran) + [f for *_, f in methods]
+                     for c in nested_codes(f.__code__)], classmethod_codes(*classes))
                 hit = self._held[key] = (watched, tuple(   # a callback's: not baked
                     r for r in (Reach(f, f not in watched.callbacks) for *_, f in methods)
                     if r.places or r.objects or r.callbacks) + tuple(
@@ -504,14 +509,17 @@ class Holdings(TraceChanges):
         if known is None:   # once per class: the names it reads, less what callbacks store
             chains, stored, hosted, kept, named = self_chains(
                 self.function, self.self_param, type(self_obj))
-            names = attribute_names(self.function, type(self_obj), self.self_param) - hosted
+            codes: list = []
+            names = attribute_names(self.function, type(self_obj), self.self_param,
+                                    into=codes) - hosted
             whole = widest(reads_fields(f) for f in self._code(self_obj))   # astuple(self)
             if whole and dataclasses.is_dataclass(type(self_obj)):
                 names |= {f.name for f in dataclasses.fields(type(self_obj))}
             known = self._self_names[type(self_obj)] = (
                 names, chains, stored, hosted,
-                self_callbacks(self.function.__code__, self.self_param), whole, kept, named)
-        names, chains, _, hosted, callbacks, whole, _, _ = known
+                self_callbacks(self.function.__code__, self.self_param), whole, kept, named,
+                class_reads(codes, classmethod_codes(type(self_obj))))   # type(self).N
+        names, chains, _, hosted, callbacks, whole, _, _, classed = known
         if whole == EVERY:   # vars(self): every attribute it holds
             names = names | {name for name, _ in _attributes(self_obj)}
         kept = self._callback_kept(type(self_obj))   # a history its callbacks keep
@@ -527,8 +535,9 @@ class Holdings(TraceChanges):
         traced = self.traced_state.get(type(self_obj))
         if traced:   # self's values a trace changed (self.calls += 1, a layer's
             names = names - {t[5:] for t in traced if t.startswith("self.")}   # owner's)
+            classed = classed - {t[11:] for t in traced if t.startswith("type(self).")}
         return out + instance_values(self_obj, names - kept, chain_heads(c for c, _ in chains),
-                                     callbacks) + \
+                                     callbacks, classed) + \
             instance_held(self_obj) + \
             instance_chains(self_obj, chains) + \
             held_key(objects, watched, self.traced_state.get(type(self_obj), ())) + \

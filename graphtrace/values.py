@@ -307,13 +307,16 @@ def _followed(obj, steps, missing):
     return obj
 
 
-def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset()) -> tuple:
+def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset(),
+                    classed=frozenset()) -> tuple:
     """``(label, type, value)`` for the values an object holds in its attributes
     of ``names`` (``self.lr`` read by a decorated method: ``attribute_names``),
     watched by value as numbers reached by name are (``Reach.functions``); an
     attribute the method does not name (a call counter) is not; a partial by
     the values it holds (``callable_key``) but where the method hands it to
-    ``s.host`` (``callbacks``: it reads them when it runs)."""
+    ``s.host`` (``callbacks``: it reads them when it runs). ``classed``: the
+    names the code reads through the class (``type(self).N``: ``class_reads``),
+    whose class values are keyed too where the object's own hide them."""
     own, found, kernels = set(), [], []
     for name, v in _attributes(obj):
         own.add(name)
@@ -339,8 +342,14 @@ def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset()) -> t
         elif v is not _ABSENT and (_has(v, "py_func") or _is_callable_object(v)) and \
                 not isinstance(v, (types.FunctionType, staticmethod, classmethod, property)):
             kernels.append((f"self.{name}", type(v), v))   # a class's kernel (step_kernel)
+    hidden = []   # type(self).N where the object holds an N of its own (m.N = 1)
+    for name in sorted(classed & own):
+        v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
+        if v is not _ABSENT and _is_value(v) and not isinstance(v, type):
+            hidden.append((f"type(self).{name}", type(v),
+                           _Held(v) if type(v) in _GROUPS else value_key(v)))
     return tuple((f"self.{name}", type(v), _Held(v) if type(v) in _GROUPS else value_key(v))
-                 for name, v in found) + tuple(kernels)
+                 for name, v in found) + tuple(kernels) + tuple(hidden)
 
 
 _ABSENT = object()

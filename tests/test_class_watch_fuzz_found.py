@@ -114,3 +114,65 @@ def test_a_global_a_method_a_helper_calls_reads(monkeypatch):
     assert _run(m.lr_step) == 1.0
     monkeypatch.setattr(sys.modules[__name__], "_LR", 3.0)
     assert _run(m.lr_step) == 3.0
+
+
+# --- a class value read through the class where the instance holds one of its own
+
+class _Sub:
+    N = 3.0
+
+
+class _Shadowed:
+    N = 3.0
+
+    def __init__(self):
+        self.sub = _Sub()
+
+    @classmethod
+    def n(cls):
+        return cls.N
+
+    @gt.graph(backend="sim")
+    def by_type(self, s, x):
+        add[1, 2, s](x, float(type(self).N))
+
+    @gt.graph(backend="sim")
+    def by_dunder(self, s, x):
+        add[1, 2, s](x, float(self.__class__.N))
+
+    @gt.graph(backend="sim")
+    def by_local(self, s, x):
+        cls = type(self)
+        add[1, 2, s](x, float(cls.N))
+
+    @gt.graph(backend="sim")
+    def by_classmethod(self, s, x):
+        add[1, 2, s](x, float(self.n()))
+
+    @gt.graph(backend="sim")
+    def by_held_type(self, s, x):
+        add[1, 2, s](x, float(type(self.sub).N))
+
+    @gt.graph(backend="sim")
+    def by_self(self, s, x):   # the instance's own
+        add[1, 2, s](x, float(self.N))
+
+
+_THROUGH_CLASS = ("by_type", "by_dunder", "by_local", "by_classmethod", "by_held_type")
+
+
+def test_a_class_value_read_through_the_class_an_instance_value_hides(monkeypatch):
+    """The key held the instance's value (``m.N``) by the name alone: ``Model.N = 0``
+    replayed the class's first value."""
+    m = _Shadowed()
+    assert [_run(getattr(m, f)) for f in _THROUGH_CLASS] == [3.0] * 5
+    m.N, m.sub.N = 1.0, 1.0   # the instance's own: the class's still read
+    assert [_run(getattr(m, f)) for f in _THROUGH_CLASS] == [3.0] * 5
+    assert _run(m.by_self) == 1.0
+    monkeypatch.setattr(_Shadowed, "N", 0.0)
+    monkeypatch.setattr(_Sub, "N", 0.0)
+    assert [_run(getattr(m, f)) for f in _THROUGH_CLASS] == [0.0] * 5
+    assert _run(m.by_self) == 1.0
+    m.N, m.sub.N = 2.0, 2.0   # the instance's changed alone: the class's read
+    assert [_run(getattr(m, f)) for f in _THROUGH_CLASS] == [0.0] * 5
+    assert _run(m.by_self) == 2.0

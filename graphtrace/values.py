@@ -343,7 +343,7 @@ def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset(),
                 not isinstance(v, (types.FunctionType, staticmethod, classmethod, property)):
             kernels.append((f"self.{name}", type(v), v))   # a class's kernel (step_kernel)
     hidden = []   # type(self).N where the object holds an N of its own (m.N = 1)
-    for name in sorted(classed & own):
+    for name in sorted(classed & own) if classed else ():
         v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
         if v is not _ABSENT and _is_value(v) and not isinstance(v, type):
             hidden.append((f"type(self).{name}", type(v),

@@ -24,8 +24,8 @@ from .chain_steps import NAME_LOADS, _UNPACKS, _by_name, _get_call, _item_taken,
 from .named_keys import KEY_PARTS, MISSING, Named, keyed_chain
 from .probe import _attr, _has
 
-__all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "Slot", "callback_codes", "chain",
-           "changes", "imported", "lookup", "slot", "value_chains"]
+__all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "Slot", "attribute_loads", "callback_codes",
+           "chain", "changes", "imported", "lookup", "slot", "value_chains"]
 
 # MISSING: what a lookup gives for a name, attribute or key not there
 
@@ -543,6 +543,22 @@ def own_methods(cls) -> frozenset:
                      if c.__module__ != "builtins"
                      for name, v in vars(c).items()
                      if isinstance(v, (types.FunctionType, staticmethod, classmethod, property)))
+
+
+_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR", "STORE_ATTR",
+                            "DELETE_ATTR"})
+_ATTRIBUTES_OF: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def attribute_loads(code) -> frozenset:
+    """The names ``code`` itself uses as attributes: not all of ``co_names``,
+    which holds its global names too (a kernel launched by the global name ``add``
+    does not call a held object's method ``add``)."""
+    hit = _ATTRIBUTES_OF.get(code)
+    if hit is None:
+        hit = _ATTRIBUTES_OF[code] = frozenset(
+            ins.argval for ins in dis.get_instructions(code) if ins.opname in _ATTRIBUTE_OPS)
+    return hit
 
 
 def _through_partial(ins) -> bool:

@@ -27,8 +27,8 @@ from functools import partial
 from .arrays import is_array
 from .bases import _explicit_bases, _super_methods, _with_wrapped
 from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain as _chain, \
-    Slot, callback_codes, changes, default_of, imported, lookup as _lookup, own_methods, \
-    value_chains
+    Slot, attribute_loads, callback_codes, changes, default_of, imported, lookup as _lookup, \
+    own_methods, value_chains
 from .dynamic_names import by_names
 from .self_stores import set_by_name
 from .host_chains import host_callbacks, host_chains, self_callbacks
@@ -354,7 +354,7 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
         codes, names = [c], set()
         while codes:
             k = codes.pop()
-            names.update(_attribute_loads(k))
+            names.update(attribute_loads(k))
             if not _DYNAMIC.isdisjoint(k.co_names):   # getattr(OPT, "update")(s, w),
                 names.update(x for x in k.co_consts   # methodcaller("update", s, w)
                              if type(x) is str and x.isidentifier())
@@ -382,22 +382,6 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
                         out.append((name, h, takes_self))
                         todo.append((h.__code__, h))
     return out
-
-
-_ATTRIBUTE_OPS = frozenset({"LOAD_ATTR", "LOAD_METHOD", "LOAD_SUPER_ATTR", "STORE_ATTR",
-                            "DELETE_ATTR"})
-_ATTRIBUTES_OF: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def _attribute_loads(code) -> frozenset:
-    """The names ``code`` itself uses as attributes: not all of ``co_names``,
-    which holds its global names too (a kernel launched by the global name ``add``
-    does not call a held object's method ``add``)."""
-    hit = _ATTRIBUTES_OF.get(code)
-    if hit is None:
-        hit = _ATTRIBUTES_OF[code] = frozenset(
-            ins.argval for ins in dis.get_instructions(code) if ins.opname in _ATTRIBUTE_OPS)
-    return hit
 
 
 def _method_names(cls) -> list:

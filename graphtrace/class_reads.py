@@ -25,6 +25,7 @@ _LOCAL_STORES = frozenset({"STORE_FAST", "STORE_DEREF"})
 _LOCAL_LOADS = frozenset({"LOAD_FAST", "LOAD_DEREF", "LOAD_CLOSURE", "LOAD_FAST_CHECK"})
 _READS = frozenset({"LOAD_ATTR", "LOAD_METHOD"})
 
+
 def _code_reads(code, first: str | None) -> frozenset:
     """The names ``code`` reads off a class: after ``.__class__``, after a call
     where it names ``type`` (``type(self).N``), off a local set from either

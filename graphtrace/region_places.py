@@ -176,4 +176,3 @@ class RegionPlaces:
             else:
                 getters.append(p.get)
         return tuple(getters), tuple(deep)
-

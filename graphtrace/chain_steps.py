@@ -2,13 +2,22 @@
 attribute read by ``getattr``/``hasattr`` with a constant name (``_by_name``),
 ``X.get("k"[, default])`` (``_get_call``), the item a ``.pop``/``.setdefault`` of a
 constant key or a key read by a name changes (``_item_taken``), and the values
-stores in a row take (``_unpacked``).
+stores in a row take (``_unpacked``); the line of a local's first change in
+place (``item_change_line``).
 """
 from __future__ import annotations
+
+import dis
 
 from .named_keys import Named
 
 NAME_LOADS = ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLASSDEREF")
+
+# methods that change a list, dict or set in place: the object they are called on
+# in a walked function is state it keeps, not a setting it reads
+_MUTATORS = frozenset({"append", "extend", "insert", "pop", "popitem", "update",
+                       "setdefault", "clear", "remove", "add", "discard", "sort",
+                       "reverse", "__setitem__", "__delitem__", "__iadd__"})
 
 
 def _item_taken(held, method: str, after) -> tuple:
@@ -96,3 +105,29 @@ def _unpacked(op: str, n, stack: list) -> tuple:
     top = stack[-1] if stack else None   # UNPACK_SEQUENCE: the first item stored first
     items = top if type(top) is list and len(top) == n else [None] * n
     return [], stack[:-1] + items[::-1]
+
+
+def item_change_line(code, local: str) -> int | None:
+    """The line of the first change ``code`` itself makes in place to what its local
+    ``local`` holds: an item stored or deleted (``bufs[0] = v``, ``del d[k]``, the
+    key one load) or a method of ``_MUTATORS`` called on it (``bufs.reverse()``);
+    None where none is found."""
+    two = one = None   # the two instructions before this one
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op in ("CACHE", "EXTENDED_ARG"):
+            continue
+        if op in ("STORE_SUBSCR", "DELETE_SUBSCR") and one is not None and (
+                _fast_name(two) == local and one.opname.startswith("LOAD_") or
+                one.opname == "LOAD_FAST_LOAD_FAST" and one.argval[0] == local) or \
+                op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _MUTATORS and \
+                _fast_name(one) == local:
+            return ins.positions.lineno if ins.positions else None
+        two, one = one, ins
+    return None
+
+
+def _fast_name(ins):
+    """The local a ``LOAD_FAST`` loads (None for any other instruction, or None)."""
+    return ins.argval if ins is not None and ins.opname in (
+        "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW") else None

@@ -20,7 +20,8 @@ import types
 import weakref
 from functools import partial
 
-from .chain_steps import NAME_LOADS, _UNPACKS, _by_name, _get_call, _item_taken, _unpacked
+from .chain_steps import (NAME_LOADS, _MUTATORS, _UNPACKS, _by_name, _get_call, _item_taken,
+                          _unpacked)
 from .named_keys import KEY_PARTS, MISSING, Named, keyed_chain
 from .probe import _attr, _has
 
@@ -247,7 +248,8 @@ _DEFAULTED = ("default", "has")
 def chain(head: str, steps: tuple) -> Chain:
     label = head
     for how, k in steps:
-        label = f"getattr({label}, {k!r}, ...)" if how == "default" else \
+        label = f"type({label})" if (how, k) == ("attr", "__class__") else \
+            f"getattr({label}, {k!r}, ...)" if how == "default" else \
             f"hasattr({label}, {k!r})" if how == "has" else label + (
                 f".{k}" if how == "attr" else f".get({k!r})" if how == "get" else f"[{k!r}]")
     out = Chain(label)
@@ -266,6 +268,8 @@ def _hashable(key) -> bool:
 def _static_attr(v, name):
     """``v.name`` read without running a property's code: an instance's own value,
     a slot's, a class's or a module's; MISSING where there is none."""
+    if name == "__class__":   # (type(OBJ).N: the class's N)
+        return type(v)
     got = inspect.getattr_static(v, name, MISSING)
     if type(got).__name__ in _C_GETTERS and not isinstance(v, type):
         try:   # a __slots__ attribute, a namedtuple's field: the C getter
@@ -286,11 +290,6 @@ def _plain(v, base) -> bool:
     return type(v).__getitem__ is base.__getitem__
 
 
-# methods that change a list, dict or set in place: the object they are called on
-# in a walked function is state it keeps, not a setting it reads
-_MUTATORS = frozenset({"append", "extend", "insert", "pop", "popitem", "update",
-                       "setdefault", "clear", "remove", "add", "discard", "sort",
-                       "reverse", "__setitem__", "__delitem__", "__iadd__"})
 _STORES = {"STORE_ATTR": "attr", "DELETE_ATTR": "attr", "STORE_SUBSCR": "item",
            "DELETE_SUBSCR": "item"}
 
@@ -358,6 +357,13 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                     out.append(held)
                 if step[0] == "has":   # a bool: nothing read off it
                     held = None
+                continue
+            if op in ("PRECALL", "CALL") and ins.arg == 1 and held is not None and \
+                    const is None and seq and seq[-1] == ("type", ()) and held[0] not in roots:
+                if op == "CALL":   # type(OBJ): its class, read as OBJ.__class__ (type(OBJ).N:
+                    seq, held = seq[:-1], (held[0], held[1] + (("attr", "__class__"),))
+                    if not quiet:   # the class's value, not the N OBJ may hold itself)
+                        out.append(held)
                 continue
             if op in _UNPACKS:   # opt = CFG["opt"]: opt["lr"] reads CFG["opt"]["lr"]
                 stored, stack = _unpacked(op, ins.arg, stack if held is None else
@@ -455,6 +461,9 @@ def plain_attr(name: str):
     """A step reading attribute ``name`` as ``_static_attr`` does (no property's
     code runs), at C speed where the instance's ``__dict__`` holds it and its class
     has no data descriptor of that name."""
+    if name == "__class__":
+        return type
+
     def get(v):
         if isinstance(v, type):   # a class's own, or a base's (Config.lr)
             for c in v.__mro__:
@@ -497,32 +506,6 @@ def changes(steps: tuple, changed: tuple) -> bool:
     return len(norm) >= len(changed) and all(
         a == b or a[0] == b[0] == "item" and Named in (type(a[1]), type(b[1]))
         for a, b in zip(norm, changed))
-
-
-def item_change_line(code, local: str) -> int | None:
-    """The line of the first change ``code`` itself makes in place to what its local
-    ``local`` holds: an item stored or deleted (``bufs[0] = v``, ``del d[k]``, the
-    key one load) or a method of ``_MUTATORS`` called on it (``bufs.reverse()``);
-    None where none is found."""
-    two = one = None   # the two instructions before this one
-    for ins in dis.get_instructions(code):
-        op = ins.opname
-        if op in ("CACHE", "EXTENDED_ARG"):
-            continue
-        if op in ("STORE_SUBSCR", "DELETE_SUBSCR") and one is not None and (
-                _fast_name(two) == local and one.opname.startswith("LOAD_") or
-                one.opname == "LOAD_FAST_LOAD_FAST" and one.argval[0] == local) or \
-                op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _MUTATORS and \
-                _fast_name(one) == local:
-            return ins.positions.lineno if ins.positions else None
-        two, one = one, ins
-    return None
-
-
-def _fast_name(ins):
-    """The local a ``LOAD_FAST`` loads (None for any other instruction, or None)."""
-    return ins.argval if ins is not None and ins.opname in (
-        "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW") else None
 
 
 def nested_codes(code) -> list:

@@ -17,7 +17,7 @@ from collections import deque
 import numpy as np
 
 from .arguments import path_str
-from .chains import item_change_line
+from .chain_steps import item_change_line
 from .errors import format_source, user_frame
 from .host_draws import host_draws
 from .object_keys import Identity

@@ -32,14 +32,23 @@ _SMALL = 1 << 16   # host arrays up to this many bytes are compared by their byt
 def plain_snapshot(reach) -> dict:
     """label -> ``(how, type, value)`` of each plain value the objects, dicts and lists
     held by the names of ``reach`` (a ``Reach``) hold, one level deep, and of the
-    bytes of a small host array held there."""
+    bytes of a small host array held there. Each once, under the first label
+    found, as the key holds an object (``held.held_objects``): a global that the
+    function and a helper both name (``FO``, ``helper.FO``) is one object."""
     out: dict = {}
+    seen: set = set()
     for fn, name, label, kind in reach.places:
         if kind is True and isinstance(label, str):
-            _take(_read(fn, name), label, out)
+            _take_once(_read(fn, name), label, out, seen)
     for fn, name, label in reach.objects:
-        _take(_read(fn, name), label, out)
+        _take_once(_read(fn, name), label, out, seen)
     return out
+
+
+def _take_once(v, label: str, out: dict, seen: set) -> None:
+    if v is None or id(v) not in seen:
+        seen.add(id(v))
+        _take(v, label, out)
 
 
 def unkeyed(before: dict, after: dict, known, reach=None) -> set:

@@ -1,7 +1,11 @@
 """Host Python state a plain decorated function reads, found by a differential
 fuzzer of the host Python state: a class value read through a global object's
 class (``type(OBJ).N``) changed between calls was replayed as the first trace
-had it."""
+had it; a flag that the function and a helper both test and raise was said to
+be state no change of which traces anew (it does), as a counter is."""
+import warnings
+from types import SimpleNamespace
+
 import numpy as np
 from numba import cuda
 
@@ -74,3 +78,76 @@ def test_type_of_global_object_reads_the_class_value():
                 assert _sums(fn, shadow) == [3.0, 3.0, 0.0, 2.0], (fn, shadow)
     finally:
         _Cls.N = 3
+
+
+# --- a global flag, counter or unkeyed value the function and a helper both change
+
+_FO = SimpleNamespace(started=False)
+_CO = SimpleNamespace(n=0)
+_SO = SimpleNamespace(flag=False)
+_NAME = "flag"
+
+
+def _start_helper(s, x):
+    if not _FO.started:
+        add[1, 2, s](x, 100.0)
+        _FO.started = True
+
+
+def _start_twice(s, x):
+    if not _FO.started:
+        add[1, 2, s](x, 3.0)
+        _FO.started = True
+    _start_helper(s, x)
+    add[1, 2, s](x, 1.0)
+
+
+def _count_helper(s, x):
+    _CO.n += 1
+
+
+def _count_twice(s, x):
+    _CO.n += 1
+    _count_helper(s, x)
+    add[1, 2, s](x, 1.0)
+
+
+def _set_helper(s, x):
+    setattr(_SO, _NAME, True)
+
+
+def _set_twice(s, x):
+    setattr(_SO, _NAME, True)
+    _set_helper(s, x)
+    add[1, 2, s](x, 1.0)
+
+
+def _calls(fn, reset=None) -> tuple:
+    x = cuda.to_device(np.zeros(2))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        fn(x)
+        fn(x)
+        if reset is not None:
+            reset()
+        fn(x)
+    return float(x.copy_to_host()[0]), [str(m.message) for m in w
+                                         if issubclass(m.category, gt.StateWarning)]
+
+
+def test_flag_raised_in_function_and_helper_is_no_state():
+    _FO.started = False
+    got, said = _calls(gt.graph(_start_twice), lambda: setattr(_FO, "started", False))
+    assert got == 9.0   # 3 + 1, then 1, then (reset) 3 + 1
+    assert said == []
+
+
+def test_counter_or_unkeyed_value_changed_twice_still_warns_once():
+    _CO.n = 0
+    got, said = _calls(gt.graph(_count_twice))
+    assert got == 3.0
+    assert len(said) == 1 and "changed _CO.n:" in said[0], said
+    _SO.flag = False
+    got, said = _calls(gt.graph(_set_twice))
+    assert got == 3.0
+    assert len(said) == 1 and "changed _SO.flag:" in said[0] and "cannot tell" in said[0], said

@@ -29,6 +29,13 @@ class Params:   # a class used as a namespace
     w = W
 
 
+@pytest.fixture(autouse=True)
+def _module_holds_this_files_array():
+    """``region_reach_module.W`` is this file's W at each test: another file's tests
+    (test_captured_region_keys.py) put their own arrays there."""
+    wmod.W = W
+
+
 @cuda.jit
 def scale(x, a, out):
     i = cuda.grid(1)

@@ -26,6 +26,7 @@ from .owners import _attributes, _bound_class, _bound_to, _dunders, _followed, _
 from .probe import _attr, _has
 from .scalar import value_key
 from .tree import children
+from .values import Identity
 from .values import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, pure_values
 
 __all__ = ["Identity", "key_objects"]
@@ -360,24 +361,6 @@ def key_objects(key) -> frozenset:
         else:
             out.add(id(x.obj if t is Identity or t is _Same else x))
     return frozenset(out)
-
-
-class Identity:
-    """An object the cache key holds by identity (a method's ``self``, what an
-    argument object holds that is no value): the very object, whatever its
-    ``__eq__``, kept alive by the key, so that no other object is given its id
-    while a graph keyed by it is cached."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __hash__(self):
-        return id(self.obj)
-
-    def __eq__(self, other):
-        return type(other) is Identity and other.obj is self.obj
 
 
 def _function_values(f, hosted: bool = False) -> tuple:

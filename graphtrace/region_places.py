@@ -25,7 +25,7 @@ import numpy as np
 
 from .arrays import as_buffer, is_array
 from .tree import leaves
-from .values import identities
+from .values import Identity, identities
 
 __all__ = ["RegionPlaces", "place_label", "read_place"]
 
@@ -71,22 +71,6 @@ class _Place:
         self.holder, self.how, self.key = holder, how, key
         self.label = place_label(holder, how, key)
         self.get = _getter(holder, how, key)
-
-
-class _Same:
-    """An object the key holds by identity, kept alive by it (as ``object_keys.Identity``,
-    which imports what imports this module)."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __hash__(self):
-        return id(self.obj)
-
-    def __eq__(self, other):
-        return type(other) is _Same and other.obj is self.obj
 
 
 def _is_leaf_array(x) -> bool:
@@ -141,7 +125,7 @@ class RegionPlaces:
                     except Exception:  # noqa: BLE001  (a numpy object array, an odd one)
                         b = None
                 if b is None:
-                    held.append(_Same(x))
+                    held.append(Identity(x))
                     continue
                 held.append((type(x), b.signature(), b.ptr))
                 objs.append(x)

@@ -27,7 +27,7 @@ from .owners import _ARRAY_KINDS, _OWN, _PLAIN_CONTAINERS, _attributes, _has, ow
 from .scalar import value_key
 from .tree import children
 
-__all__ = ["bakes_values", "callable_key", "held_values", "identities", "instance_arrays",
+__all__ = ["Identity", "bakes_values", "callable_key", "held_values", "identities", "instance_arrays",
            "instance_chains", "instance_held", "instance_values", "unchanged"]
 
 
@@ -123,6 +123,20 @@ class _Same:
 
     def __hash__(self):
         return id(self.obj)
+
+
+class Identity(_Same):
+    """An object the cache key holds by identity (a method's ``self``, what an
+    argument object holds that is no value): the very object, whatever its
+    ``__eq__``, kept alive by the key, so that no other object is given its id
+    while a graph keyed by it is cached; equal to no ``_Same`` of the same
+    object (a kernel in a key)."""
+
+    __slots__ = ()
+    __hash__ = _Same.__hash__
+
+    def __eq__(self, other):
+        return type(other) is Identity and other.obj is self.obj
 
 
 def callable_key(v):

@@ -37,7 +37,8 @@ class TraceChanges:
         changed in place as a flag (``container_flags``: ``if not self.log: ...;
         self.log.append("started")``), among the settings it decided by, filled
         again by each replay; a container it changed that the key does not hold
-        by itself, otherwise (a global history, ``LOG.append(v)``), is left alone."""
+        by itself, otherwise (a global history, ``LOG.append(v)``), is left alone,
+        but one the code reads (``if len(LOG) < 2:``), which is state."""
         now = self.entries(self_obj)   # None: the trace let go of every object held
         after = now[1] if now is not None else ()
         changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
@@ -46,7 +47,10 @@ class TraceChanges:
         filled, quiet, again = refilled(entry_pairs(before[1], after, changed),
                                         lambda: self.traced_functions(self_obj),
                                         self.afters.setdefault(before[0], {}))
-        changed = (changed | again) - filled - quiet
+        if quiet:   # a history the code reads (if len(LOG) < 2: ...; LOG.append(1)):
+            functions = self.traced_functions(self_obj)   # state, named
+            again |= {label for label in quiet if read(functions, label)}
+        changed = (changed | again) - filled
         new = changed - self.traced_state.get(before[0], set())
         if changed:
             self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed

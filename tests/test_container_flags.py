@@ -293,6 +293,40 @@ def test_a_global_history_stays_unwatched():
     assert _recorded.cache_info().misses == 1 and HISTORY == ["step"] and first(x) == 4.0
 
 
+_DECIDING = []
+_DECIDING_SET = set()
+
+
+@gt.graph(backend="sim")
+def _decided_by_history(s, x):
+    if len(_DECIDING) < 2:   # eager code adds twice, then stops
+        add[1, 2, s](x, 1.0)
+    _DECIDING.append("step")
+
+
+@gt.graph(backend="sim")
+def _decided_by_members(s, x):
+    if not _DECIDING_SET:
+        add[1, 2, s](x, 1.0)
+    _DECIDING_SET.add(len(_DECIDING_SET))
+
+
+@pytest.mark.parametrize("f", [_decided_by_history, _decided_by_members])
+def test_a_global_history_the_code_reads_is_named_state(f):
+    """A global container the code reads to decide work and changes at every call
+    (not under that test: no flag) is state the replays cannot follow: named, at the
+    first call, where it was passed over in silence."""
+    x = dev()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            f(x)
+    name = "_DECIDING" if f is _decided_by_history else "_DECIDING_SET"
+    assert [q for q in w if issubclass(q.category, gt.StateWarning) and
+            f"changed {name}" in str(q.message)]
+    assert f.cache_info().misses == 1
+
+
 class Grower:
     def __init__(self):
         self.log = []

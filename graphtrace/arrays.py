@@ -389,10 +389,17 @@ def sim_device(array, device: int):
     if buf.is_host:
         raise ArgumentError("sim_device takes a device array, not host memory")
     hi = max(buf.hi, buf.lo + 1)
+    try:
+        weakref.finalize(_memory(array), _untag, buf.lo, hi)
+    except TypeError:   # (a graph's temporary: no memory of its own yet)
+        raise ArgumentError(
+            f"sim_device tags a device array allocated outside the graph function "
+            f"(cuda.to_device, cuda.device_array), not {type(array).__name__}: a temporary "
+            "lives on its stream's device, so make it there with s.on(d).empty(...) "
+            "(or let the kernels using it place it)") from None
     for lo in [lo for lo, (end, _) in _sim_devices.items() if lo < hi and buf.lo < end]:
         del _sim_devices[lo]   # memory reused since, or tagged again
     _sim_devices[buf.lo] = (hi, int(device))
-    weakref.finalize(_memory(array), _untag, buf.lo, hi)
     return array
 
 

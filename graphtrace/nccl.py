@@ -34,6 +34,7 @@ from .arrays import is_array
 from .errors import ArgumentError, SimulationError
 from .ops.captured import capture_stream
 from .placement import device_of
+from .scalar import Scalar
 from .temporary import is_virtual
 
 __all__ = ["all_reduce", "broadcast", "all_gather"]
@@ -95,8 +96,15 @@ def _record(s, kind, comms, sendbufs, recvbufs, op=None, root=0):
     world = len(sends) if grouped else _world(comms)
     _check(kind, send_b, recv_b, world)
     _check_devices(kind, comms, send_b, recv_b, grouped)
-    if isinstance(root, bool) or not isinstance(root, int) or not 0 <= root < world:
-        raise ArgumentError(f"broadcast root must be a rank below {world}, not {root!r}")
+    if isinstance(root, Scalar):
+        raise ArgumentError(f"broadcast's root, {root!r}, is a dynamic scalar, which a later call "
+                            "may change, but the root is fixed when the graph is built: name "
+                            "its parameter in static= (@gt.graph(static=(\"root\",)))")
+    if isinstance(root, (bool, np.bool_)) or not isinstance(root, (int, np.integer)) or \
+            not 0 <= root < world:
+        raise ArgumentError(f"broadcast root must be a rank below {world} (an int), "
+                            f"not {root!r}")
+    root = int(root)
     fn = _Collective(kind, comms, op, root, world, send_b, grouped)
     in_place = all(a is b for a, b in zip(sends, recvs))
     return s.captured(fn, *sends, *([] if in_place else recvs), reads=sends, writes=recvs)

@@ -216,14 +216,16 @@ def _structured(graph) -> None:
         if not getattr(n.op, "conditional", False):
             continue
         work = [(m, d) for r in n.regions for m in r.walk() for d in _ids(m.device)]
-        if n.args and isinstance(n.args[0], Buffer) and device_of(n.args[0]) is not None:
-            work.insert(0, (n, device_of(n.args[0])))   # the condition's array
+        work[:0] = [(n, device_of(b)) for b in n.args   # the condition's array and the
+                    if isinstance(b, Buffer) and device_of(b) is not None]   # one it compares with
         found = list(dict.fromkeys(d for _, d in work))
         if len(found) > 1:
             node = next(m for m, d in work if d == found[1])
+            compared = " (its condition compares arrays of both: copy one to the other's " \
+                "device first)" if node is n else ""
             raise TraceError(
                 f"the loop or branch at line {n.source[1]} holds work on devices {found[0]} "
-                f"and {found[1]}: CUDA runs a conditional's condition and bodies on one "
-                "device; issue the other device's work outside the loop or branch",
+                f"and {found[1]}{compared}: CUDA runs a conditional's condition and bodies "
+                "on one device; issue the other device's work outside the loop or branch",
                 source=node.source)
         n.device = found[0] if found else None

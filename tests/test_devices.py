@@ -419,6 +419,42 @@ def test_a_loop_body_over_two_devices_is_an_error():
     check(e, "in-body", "holds work on devices 0 and 1", "one device")
 
 
+@pytest.mark.parametrize("how", ["while", "if"])
+def test_a_condition_comparing_arrays_of_two_devices_is_an_error(how):
+    """The condition's kernel reads the array it compares with too: one on another
+    device than the condition's (and the body's) was passed over, the loop placed on
+    the condition's device alone."""
+    @gt.graph
+    def f(s, c, lim, x):
+        if how == "while":
+            with s.while_loop(gt.cond(c) > lim, max_iterations=2) as body:   # cmp-while
+                fill[1, N, body](x, 1.0)
+        else:
+            with s.if_then(gt.cond(c) < lim) as then:                         # cmp-if
+                fill[1, N, then](x, 1.0)
+    with pytest.raises(gt.TraceError) as e:
+        f.trace(on(0, np.zeros(1)), on(1, np.zeros(1)), on(0, np.zeros(N)))
+    check(e, f"cmp-{how}", "devices 0 and 1", "compares arrays of both")
+
+
+def test_sim_device_of_a_temporary_is_an_error_naming_s_on():
+    """A temporary has no memory to tag: an internal weakref TypeError escaped, and
+    the tag stayed behind."""
+    from graphtrace import arrays as ga
+    x = on(0, np.zeros(N))
+    before = dict(ga._sim_devices)
+
+    @gt.graph
+    def f(s, x):
+        t = s.empty(N)
+        gt.sim_device(t, 1)                                      # tag-temp
+        fill[1, N, s](t, 1.0)
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(x)
+    check(e, "tag-temp", "s.on(d).empty")
+    assert ga._sim_devices == before
+
+
 @pytest.mark.parametrize("bad", [-1, 1.5, "1", True])
 def test_a_device_is_a_non_negative_int(bad):
     @gt.graph

@@ -108,6 +108,28 @@ def test_broadcast_copies_the_roots_array_everywhere():
         np.testing.assert_array_equal(x, 2.0)
 
 
+@pytest.mark.parametrize("root", [np.int64(1), np.int32(1), 1])
+def test_a_broadcast_root_may_be_a_numpy_integer(root):
+    """A numpy integer is a rank as an int is (sim_device and s.on take one too); it
+    was refused as "a rank below 3, not np.int64(1)"."""
+    xs = [on(d, np.full(N, d + 1.0)) for d in range(3)]
+
+    @gt.graph(static=("r",))
+    def f(s, xs, r):
+        gt.nccl.broadcast(s, None, xs, root=r)
+    f(xs, root)
+    for x in host(xs):
+        np.testing.assert_array_equal(x, 2.0)
+
+
+def test_a_dynamic_broadcast_root_says_to_make_it_static():
+    def body(s, xs, r):
+        gt.nccl.broadcast(s, None, xs, root=r)                   # dyn-root
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, per_device(2, lambda d: np.zeros(N)), 1)
+    check(e, "dyn-root", "dynamic scalar", "static=")
+
+
 def test_all_gather_puts_the_ranks_arrays_one_after_another():
     sends = [on(d, np.full(N, d, np.int32), np.int32) for d in range(2)]
     recvs = [on(d, np.zeros((2, N), np.int32), np.int32) for d in range(2)]

@@ -135,8 +135,9 @@ def _check(kind, sends, recvs, world) -> None:
         want = n * world if kind == "all_gather" else n
         if s_.nbytes != n or r.nbytes != want:
             raise ArgumentError(
-                f"{kind} of {s_.label or 'an array'} into {r.label or 'an array'}: every send "
-                f"array must be {n} bytes and every receive array {want} bytes"
+                f"{kind} of {s_.label or 'an array'} ({s_.nbytes} bytes) into "
+                f"{r.label or 'an array'} ({r.nbytes} bytes): every send "
+                f"array must be {n} bytes (as the first) and every receive array {want} bytes"
                 + (f" (the {world} ranks' send arrays together)" if kind == "all_gather" else ""))
 
 

@@ -206,6 +206,14 @@ def test_communicators_in_the_order_of_the_arrays():
     check(e, "order", "communicator for xs[0] is on device 1")
 
 
+def test_a_send_array_of_another_size_is_named_with_its_size():
+    def body(s, xs):
+        gt.nccl.all_reduce(s, None, xs)                          # sizes
+    with pytest.raises(gt.ArgumentError) as e:
+        _trace(body, [on(0, np.zeros(N)), on(1, np.zeros(N + 1))])
+    check(e, "sizes", f"({(N + 1) * 8} bytes)", f"every send array must be {N * 8} bytes")
+
+
 def test_all_gather_needs_room_for_every_rank():
     def body(s, xs, ys):
         gt.nccl.all_gather(s, None, xs, ys)                      # room

@@ -53,6 +53,7 @@ from ..owners import _attr, own_object
 from ..temporary import held_one
 from ._loop_after import _Caller, _Kept, _after, _array, _helper_reads, _kind
 from ._loop_after import _instructions as _cached
+from ._loop_held import binding
 from ._loop_paths import _ITEMS, _LEN, _NEXT, _ORDER, _label, _resolve
 from ._loop_slots import _contents
 from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _chain, _holder, _set
@@ -196,8 +197,8 @@ class BodyStores:
             at, chain = ins.positions.lineno, _chain(code_ins, j)
             if _set(code_ins, j) == path:
                 found[0] = found[0] or at
-            elif ins.opname in _LOADS and fn is not None and getattr(
-                    state.scope.get(ins.argval), "__func__", state.scope.get(ins.argval)) is fn \
+            elif ins.opname in _LOADS and fn is not None and binding(
+                    state.scope.get(ins.argval))[0] is fn \
                     or ins.opname == "LOAD_METHOD" and chain is not None and \
                     chain[0] == path[0] and len(chain) > 1:
                 found[1] = found[1] or at

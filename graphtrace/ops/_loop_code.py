@@ -407,6 +407,10 @@ class _Region:
             else:   # step(body, *args): which parameter takes what, unknown
                 args = ({None: _read_by(code_ins, i, n, stored, made)},) * 2
             self.passes += [(line, q, *args) for q in targets]
+        if callee is not None and callee.opname in _ATTR_LOADS and callee.argval == "child" \
+                and code_ins[i].opname != "CALL_FUNCTION_EX" and \
+                self._on_stream(code_ins, j - 1, stored):   # body.child(step, x)
+            self._child(code_ins, i, n, stored, made, line)
         if callee is not None and callee.opname in _ATTR_LOADS:
             if callee.argval in _MAKERS and self._on_stream(code_ins, j - 1, stored):
                 self.sized |= _read_by(code_ins, i, n, stored, made)
@@ -414,6 +418,25 @@ class _Region:
                     self._on_stream(code_ins, j - 1, stored):
                 # k.forall(m, stream=body), body.launch(k, *cfg, x): a launch's size
                 self.indexed |= _read_by(code_ins, i, n, stored, made)
+
+    def _child(self, code_ins: list, i: int, n: int, stored: set, made: dict,
+               line: int) -> None:
+        """Note ``body.child(step, x)`` as a call of ``step`` (a graph function, a
+        graph method), which records it with ``step(child_stream, x)``: its
+        arguments fill the parameters at the same positions, the first, the
+        stream's, left out. One the code cannot tell is blind."""
+        end = next((end for key, end in _parameters(code_ins, i, n) if key == 0), None)
+        picks = picked(code_ins, _begin(code_ins, end, 1)[0], end) if end is not None else None
+        got = [] if picks is not None else None   # (step if m else other: each)
+        for q in picks or ():
+            more = self._aliases(q, stored, made)
+            got = None if more is None or got is None else got + more
+        if not got:
+            self.blind.append((line, _read_by(code_ins, i, n, stored, made)))
+            return
+        args = tuple({k: v for k, v in _arguments(code_ins, i, n, stored, made, c).items()
+                      if k != 0} for c in (True, False))
+        self.passes += [(line, q, *args) for q in got]
 
     def _targets(self, code_ins: list, j: int, stored: set, made: dict):
         """The paths of the functions a call whose arguments begin at ``code_ins[j]``
@@ -426,7 +449,9 @@ class _Region:
         computes (``objs[k].step(...)``), None for a function it cannot tell
         (one a call returns, a lambda made there)."""
         callee = code_ins[j - 1]
-        if callee.opname in _ATTR_LOADS:
+        start = _begin(code_ins, j, 1)[0]
+        if callee.opname in _ATTR_LOADS and not any(   # (a.f if m else a.g)(body, x): each
+                c.opcode in _JUMPS for c in code_ins[start:j - 1]):
             path = _chain(code_ins, j - 1)
             if path is not None:
                 got = self._aliases(path, stored, made)
@@ -442,7 +467,6 @@ class _Region:
             return []   # [o for o in offs] (3.11: its own code, noted as the body's)
         if _launcher(code_ins, j - 1):
             return _LAUNCH   # k.forall(m, stream=body)(x)
-        start = _begin(code_ins, j, 1)[0]
         picks = picked(code_ins, start, j)
         if picks is None:
             return None

@@ -28,7 +28,7 @@ from functools import partial
 
 from ..chains import MISSING
 from ..names import _global_names
-from ..owners import _attr, own_holder, own_object
+from ..owners import _attr, _bound_to, _graph_class, own_holder, own_object
 from ..values import _is_number
 from ._loop_code import _Region
 from ._loop_names import _lines, _named
@@ -49,9 +49,9 @@ def _function(body):
         return fn, bound, extra
     if isinstance(body, types.MethodType):
         return body.__func__, body.__self__, {}
-    inner = _attr(body, "fn")   # a @gt.graph function as the body: its code
-    if type(body).__module__.startswith("graphtrace") and isinstance(inner, types.FunctionType):
-        return inner, None, {}
+    fn, obj = graph_code(body)   # a @gt.graph function or method as the body: its code
+    if fn is not None:
+        return fn, obj, {}
     if isinstance(body, types.FunctionType):
         inner = inspect.unwrap(body)   # a decorator's wrapper (functools.wraps): the body's
         return (inner if isinstance(inner, types.FunctionType) else body), None, {}
@@ -59,6 +59,24 @@ def _function(body):
     if isinstance(call, types.FunctionType):   # an object of the program's own
         return call, body, {}
     return None, None, {}
+
+
+def graph_code(v) -> tuple:
+    """``(the Python function, the instance or None)`` of a ``@gt.graph`` function
+    (``GraphFunction``: its ``fn``) or of a graph method bound to its instance
+    (``BoundGraphFunction``: ``model.step``); ``(None, None)`` for anything
+    else. A body's helpers of either kind are walked as the plain function or
+    method would be: their code runs inline, or as a child graph recorded once
+    for the block, as a plain helper's does."""
+    t = type(v)
+    if _graph_class(t):
+        fn = _attr(v, "fn")
+        return (fn, None) if type(fn) is types.FunctionType else (None, None)
+    if t is not types.MethodType:
+        got = _bound_to(v)
+        if got is not None and type(got[1]) is types.FunctionType:
+            return got[1], got[0]
+    return None, None
 
 
 def binding(v) -> tuple:
@@ -75,6 +93,13 @@ def binding(v) -> tuple:
         if type(fn) is not types.FunctionType or not fn.__code__.co_argcount:
             return _NONE
         return fn, {fn.__code__.co_varnames[0]: v.__self__}, 1
+    fn, obj = graph_code(v)   # @gt.graph: step(body, x), model.step(body, x)
+    if fn is not None:
+        if obj is None:
+            return fn, {}, 0
+        if not fn.__code__.co_argcount:
+            return _NONE
+        return fn, {fn.__code__.co_varnames[0]: obj}, 1
     if issubclass(t, partial):
         fn, bound, skip = binding(v.func)
         if fn is None:
@@ -180,6 +205,9 @@ def _bound_roots(v, name: str) -> list:
     t = type(v)
     if t is types.MethodType and _own_function(v):
         return [(f"{name}.__self__", v.__self__)]
+    fn, obj = graph_code(v)   # a graph method bound to its instance: model.step
+    if obj is not None and _own_function(fn):
+        return [(f"{name}.__self__", obj)]
     fn = binding(v)[0] if issubclass(t, partial) else None
     if fn is None or not _own_function(fn):
         return []

@@ -22,7 +22,8 @@ from ..scalar import Scalar
 from ..tree import leaves
 from ..values import _is_number
 from ._loop_code import _Region
-from ._loop_held import _own_function, _region, binding, defaulted, reached, recorded_lines
+from ._loop_held import (_own_function, _region, binding, defaulted, graph_code, reached,
+                         recorded_lines)
 from ._loop_names import _lines, _named
 from ._loop_paths import _WHOLE, _below, _found, _reads, _resolve, blind_message
 
@@ -37,8 +38,8 @@ class HelperUses:
         ``rest`` within what its parameter ``key`` (a position or a keyword) holds
         before it reads it, or does not name it."""
         fn = _resolve(self.scope, callee)
-        bound = isinstance(fn, types.MethodType)
-        fn = _attr(fn, "__func__", fn)
+        bound = _method(fn)
+        fn = binding(fn)[0] if bound or graph_code(fn)[0] is not None else fn
         if not isinstance(fn, types.FunctionType) or key is None:
             return False
         code = fn.__code__
@@ -170,7 +171,7 @@ class HelperUses:
             code = fn.__code__
             names = code.co_varnames[skip:code.co_argcount + code.co_kwonlyargcount]
             held = [q for p in within for q in _by_parameter(args, p, names)]
-            if type(value) is types.MethodType and 1 < len(callee):   # st.step(body): its self
+            if _method(value) and 1 < len(callee):   # st.step(body): its self
                 held += [(code.co_varnames[0],) + p[len(callee) - 1:] for p in within
                          if p[:len(callee) - 1] == callee[:-1]]
             held = list(dict.fromkeys(held + self._by_name(fn, bound, path, callee, args,
@@ -276,7 +277,7 @@ class HelperUses:
             return False
         lines = self._work(region, regions)
         if not any(region.takes_on(lines, (n,)) for n, v in self.scope.items()
-                   if _attr(v, "__func__", v) is fn):
+                   if (graph_code(v)[0] or _attr(v, "__func__", v)) is fn):
             return False
         own = _region(self, fn)
         held = (name,) + path[1:]
@@ -308,6 +309,12 @@ class HelperUses:
 
 
 _DEPTH = 3   # helpers followed: those the body calls, theirs and theirs
+
+
+def _method(v) -> bool:
+    """Whether ``v`` is a method bound to its object: a bound method, or a
+    ``@gt.graph`` method bound to its instance (``st.step``)."""
+    return type(v) is types.MethodType or graph_code(v)[1] is not None
 
 _SAME = "is"   # _recorded_numbers' key of a number by its identity
 

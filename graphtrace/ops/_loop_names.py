@@ -17,6 +17,7 @@ import functools
 import types
 
 from ..names import _filled, _global_names
+from ..owners import _attr, _graph_class
 from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _chain, _set
 
 
@@ -65,6 +66,7 @@ def _lines(fn, depth: int = 2) -> set:
     if depth > 1:
         cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
         for v in cells + [fn.__globals__.get(g) for g in _global_names(fn.__code__)]:
+            v = _attr(v, "fn") if _graph_class(type(v)) else v   # (a @gt.graph helper's)
             if type(v) is types.FunctionType and v is not fn:
                 out |= _lines(v, depth - 1)
     return out

@@ -35,7 +35,7 @@ import inspect
 import sys
 import types
 
-from ..owners import _attr, own_holder, own_object
+from ..owners import _attr, _bound_to, _graph_class, own_holder, own_object
 from ._loop_stack import (_ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _begin, _chain,
                           _holder, _reads_item)
 
@@ -335,7 +335,10 @@ _NONE = object()
 
 
 def _own(v) -> bool:
-    """Whether calling ``v`` may run the program's own code."""
+    """Whether calling ``v`` may run the program's own code (a ``@gt.graph``
+    function or method: its function's)."""
+    got = _bound_to(v)
+    v = _attr(v, "fn") if _graph_class(type(v)) else got[1] if got is not None else v
     fn = _attr(v, "__func__", v)
     module = _attr(fn, "__module__")
     if isinstance(v, type):

@@ -136,7 +136,7 @@ from ..owners import _attr
 from ..scalar import Scalar
 from ._loop_code import _Region
 from ._loop_helpers import _DEPTH, HelperUses, _kernel_numbers, _recorded_numbers
-from ._loop_held import (_function, _helper_roots, _own_function, binding, handed_use,
+from ._loop_held import (_function, _helper_roots, _own_function, binding, graph_code, handed_use,
                          named_directly)
 from ._loop_names import _attribute_paths, _named_paths, _names
 from ._loop_order import _instructions, reads_order
@@ -250,12 +250,12 @@ class LoopState(HelperUses):
             v = names.get(name)
             if type(v) in _FUNCTIONS or issubclass(type(v), partial):   # (type: a weak
                 self._helper(v, name, out, shared, depth, seen)        # proxy's may be dead)
-            elif type(v).__module__.startswith("graphtrace") and \
-                    isinstance(getattr(v, "fn", None), types.FunctionType):
-                self._helper(v.fn, name, out, shared, depth, seen)   # a @gt.graph function
+            elif graph_code(v)[0] is not None:   # a @gt.graph function or bound method
+                self._helper(v, name, out, shared, depth, seen)
         for path in _attribute_paths(code):   # pp.swap(), Bufs.flip(), st.step(): the
             v = _found(names, path)           # globals of the program's functions they run
-            if type(v) in _FUNCTIONS and _own_function(v):
+            fn = v if type(v) in _FUNCTIONS else graph_code(v)[0]   # (model.step: @gt.graph)
+            if fn is not None and _own_function(fn):
                 self._helper(v, _label(path), out, shared, depth, seen)
 
     def _helper(self, v, name: str, out: dict, shared: tuple, depth: int, seen: set) -> None:

@@ -137,6 +137,9 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 raise ValueError(f"static={s!r} names no parameter of {fn.__name__} "
                                  f"(parameters: {', '.join(self.params)})")
             self.static.add(name)
+        # the attributes graphtrace keeps on the object: the others are the program's
+        # (step.i = 1 - step.i, which a loop body's slots take: ops/_loop_slots.py)
+        self._fields = frozenset(self.__dict__) - set(vars(fn)) | {"_fields"}
 
     def reached(self, arguments, held=None) -> list:
         """``(label, array)`` for the arrays the graph may use that are not in its

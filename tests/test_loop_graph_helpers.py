@@ -237,3 +237,24 @@ def test_a_method_picked_by_a_conditional_expression_is_walked_in_each_arm():
     with pytest.raises(gt.ArgumentError) as info:
         _Warm().picked(_x(), dev(0, dtype=np.int32), True)
     assert info.value.source[1] == line_of(__file__, "the picked call"), str(info.value)
+
+
+@gt.graph(backend="sim")
+def _flip(s, a, b):
+    add[1, 4, s]((a, b)[_flip.i], 1.0)
+    _flip.i = 1 - _flip.i
+
+
+_flip.i = 0
+
+
+def test_a_graph_helper_flipping_its_own_attribute_is_refused():
+    """``_flip.i = 1 - _flip.i`` on the decorated function, as ``step.i`` on a
+    plain one: the attributes graphtrace keeps there are left out."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, c):
+        with s.while_loop(gt.cond(c) < 4, max_iterations=10) as body:   # loop 8
+            _flip(body, a, b)
+            count[1, 1, body](c)
+
+    assert "changes `_flip.i`" in _refused("loop 8", f, _x(), _x(), _c())

@@ -25,8 +25,8 @@ import numpy as np
 
 from ..arrays import as_buffer, is_array
 from ..chains import MISSING
-from ..owners import (_PLAIN_BASES, _attr, _attributes, held_attributes, own_holder,
-                      own_object)
+from ..owners import (_PLAIN_BASES, _attr, _attributes, _graph_class, held_attributes,
+                      own_holder, own_object)
 from ..scalar import Scalar
 from ..values import _is_number
 from ._loop_paths import _ITEMS, _LEN, _MAX_ITEMS, _NEXT, _ORDER, _resolve
@@ -118,6 +118,13 @@ def _slots(root, name: str, probes=None, at=((), None)) -> dict:
                     _probe(probes, v, _function)
                     below += [(x, path + ((".", k),), (id(v), (".", k)))
                               for k, x in v.__dict__.items() if k[:2] != "__"]
+                continue
+            if _graph_class(t):   # a @gt.graph function's: those graphtrace does not keep
+                if _own_code(_attr(v, "fn")):
+                    _probe(probes, v, _graph_attributes)
+                    held = _graph_attributes(v)
+                    below += [(held[n + 1], path + ((".", held[n]),), (id(v), (".", held[n])))
+                              for n in range(0, len(held), 2)]
                 continue
             kind = _container(v)
             if kind is not None:   # lst.append(0) with x[:len(lst)]
@@ -251,6 +258,14 @@ def _object(v) -> tuple:
 def _function(v) -> tuple:
     """What a function's own attributes hold: their names and values."""
     return tuple(x for pair in v.__dict__.items() for x in pair)
+
+
+def _graph_attributes(v) -> tuple:
+    """What a ``@gt.graph`` function's own attributes that graphtrace does not
+    keep (``_fields``) hold: the program's (``step.i``), names and values."""
+    kept = _attr(v, "_fields", frozenset())
+    return tuple(x for pair in vars(v).items() if pair[0] not in kept and pair[0][:2] != "__"
+                 for x in pair)
 
 
 def _own_code(fn) -> bool:

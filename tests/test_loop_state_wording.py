@@ -2,7 +2,8 @@
 reads.
 
 A counter only reported (``n += 1; log.debug(n)``) changes no work; the body
-is refused only where its value equals a number a kernel of the body takes,
+is refused only where the value it held when the body was recorded is a
+number of the same type a kernel of the body takes,
 which graphtrace cannot tell from the counter. A memset's value is no
 kernel's number: a body zeroing an accumulator (``body.memset(acc, 0)``)
 beside such a counter was refused, saying the body read the counter again.
@@ -106,3 +107,31 @@ def test_what_code_after_a_branch_reads_is_named_in_backticks():
     with pytest.raises(gt.ArgumentError) as info:
         f(dev(0, 0, 0, 0), dev(0, dtype=np.int32))
     assert "changes `it`, which line" in str(info.value), str(info.value)
+
+
+@pytest.mark.parametrize("start, taken, refused", [
+    (0, 0, True), (0.0, 0.0, True), (1.0, 1.0, True),   # the value it began the body with
+    (0, 1.0, False), (0, 0.0, False), (0, 1, False), (0.0, 1.0, False)])
+def test_a_counter_only_reported_is_compared_by_its_recorded_value_and_type(
+        start, taken, refused):
+    """As the README says: the counter's value when the body was recorded
+    (before ``n += 1``), with a number of the same type a kernel takes; an int
+    is not compared with a float, nor the value the body leaves."""
+    @gt.graph(backend="sim")
+    def f(s, x, c):
+        n = start
+        with s.while_loop(gt.cond(c) < 3) as body:   # compared counter
+            n += 1
+            _log.debug("%s", n)
+            add[1, 4, body](x, taken)
+            count[1, 1, body](c)
+
+    x, c = dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    if refused:
+        with pytest.raises(gt.ArgumentError) as info:
+            f(x, c)
+        assert info.value.source[1] == line_of(__file__, "compared counter"), str(info.value)
+        assert "changes `n`," in str(info.value), str(info.value)
+    else:
+        f(x, c)
+        assert host(c) == [3] and host(x) == [3.0 * taken] * 4

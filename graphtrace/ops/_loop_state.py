@@ -112,9 +112,10 @@ their names or through a name the body set to one or more of them
 (``smoother = a if m == "j" else b``, ``TABLE[name](body, st)``: each). A
 body that changes a slot and calls a function its code cannot tell (a lambda
 made there, one a call returns) is refused at that call (``_refuse_blind``):
-it may read the slot again. A counter only reported is refused where its
-value is a number a kernel of the body takes, which the message says
-(``_kernel_numbers``: not a memset's value).
+it may read the slot again. A counter only reported is refused where the
+value it held when the body was recorded is a number of the same type a
+kernel of the body takes, which the message says (``_kernel_numbers``: not
+a memset's value).
 
 What the body's code reads is told by ``_Region`` (``_loop_code.py``), what it
 names by ``_loop_names.py``, what the helpers it calls do with a slot by

@@ -22,6 +22,7 @@ from __future__ import annotations
 import copy
 import dis
 import inspect
+import sys
 import types
 
 from ..chains import MISSING
@@ -183,6 +184,13 @@ def _made_here(code_ins: list, c: int) -> bool:
 
 
 _COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
+
+
+def _method_load(ins) -> bool:
+    """Whether ``ins`` loads a method for a call (``obj.step(body)``; 3.12 on, a
+    ``LOAD_ATTR`` so flagged), not an attribute's value."""
+    return ins.opname == "LOAD_METHOD" or ins.opname == "LOAD_ATTR" and \
+        bool(ins.arg & 1) and sys.version_info >= (3, 12)
 
 
 def _launcher(code_ins: list, c: int) -> bool:
@@ -450,9 +458,9 @@ class _Region:
         (one a call returns, a lambda made there)."""
         callee = code_ins[j - 1]
         start = _begin(code_ins, j, 1)[0]
-        if callee.opname in _ATTR_LOADS and not any(   # (a.f if m else a.g)(body, x): each
-                c.opcode in _JUMPS for c in code_ins[start:j - 1]):
-            path = _chain(code_ins, j - 1)
+        if callee.opname in _ATTR_LOADS and (_method_load(callee) or not any(
+                c.opcode in _JUMPS for c in code_ins[start:j - 1])):   # (not each arm of
+            path = _chain(code_ins, j - 1)                             # a.f if m else a.g)
             if path is not None:
                 got = self._aliases(path, stored, made)
                 return _ON_OBJECT if got is None else got   # (t = make(); t.run(body, st))

@@ -20,6 +20,7 @@ import logging
 import numpy as np
 
 from .arguments import untyped
+from .code_parts import _Code
 from .errors import counted
 from .object_keys import Identity
 from .probe import _attr, _has, _repr
@@ -60,8 +61,12 @@ def why_traced(fn, backend: str, key, cached) -> str | None:
     if key in keys:
         return f"another backend: {backend} (cached for " \
                f"{', '.join(b for b, k in cached if k == key)})"
-    if keys:
-        found = min((differences(fn.params, k, key) for k in keys), key=len)
+    if _dropped(fn, (backend, key)):
+        return f"its graph was dropped from the full cache (maxsize={fn.maxsize}; " \
+               "gt.graph(maxsize=...) keeps more, or None for no bound)"
+    if keys:   # the closest: the fewest differences, then the fewest helpers changed
+        found = min(((differences(fn.params, k, key), len(_helpers_changed(k[1], key[1])))
+                     for k in keys), key=lambda t: (len(t[0]), t[1]))[0]
         return "the signature differs from the closest cached one: " + \
             ("; ".join(found) or "in what the key holds")
     if getattr(fn, "_traced", fn.cache_info().misses):
@@ -283,10 +288,33 @@ def _reached(old, new, out: list) -> None:
                        "reached by name is baked into the graph; pass it as an argument to "
                        "make it dynamic)")
     if len(helpers_o) != len(helpers_n) or any(map(_differ, helpers_o, helpers_n)):
-        changed = [_attr(y, "__name__") or _repr(y) for x, y in zip(helpers_o, helpers_n)
-                   if _differ(x, y)] or ["(their number)"]
-        out.append(f"functions or kernels reached by name changed: "   # each named once
-                   f"{', '.join(dict.fromkeys(changed))}")   # (k by f and by its helper)
+        changed = _helpers_changed(old, new) or ["(their number)"]
+        out.append(f"functions or kernels reached by name changed: {', '.join(changed)}")
+
+
+def _dropped(fn, key) -> bool:
+    """Whether the full cache of ``fn`` dropped the graph of ``key`` (``(backend,
+    cache key)``; ``GraphFunction._dropped`` holds the hashes of those it dropped)."""
+    try:
+        return hash(key) in getattr(fn, "_dropped", ())
+    except TypeError:
+        return False
+
+
+def _helpers_changed(old, new) -> list[str]:
+    """The names of the helpers (functions, kernels) reached by name that ``new``'s
+    key holds and ``old``'s does not (those it no longer holds where none is new),
+    each once, in the order the key reaches them: one whose code or defaults alone
+    changed, the object kept (``%autoreload 2``), as ``h (its code or defaults)``.
+    Matched as a set, not place by place: a helper reached or no longer reached
+    moves those after it."""
+    helpers_o, helpers_n = _split(old)[2], _split(new)[2]
+    gone = [y for y in helpers_n if all(_differ(x, y) for x in helpers_o)] or \
+        [x for x in helpers_o if all(_differ(x, y) for y in helpers_n)]
+    plain = [_attr(y, "__name__") or _repr(y) for y in gone if type(y) is not _Code]
+    coded = [f"{y.name} (its code or defaults)" for y in gone
+             if type(y) is _Code and y.name not in plain]   # (a new h and its code: h)
+    return list(dict.fromkeys(plain + coded))   # (k by f and by its helper: once)
 
 
 def _differ(x, y) -> bool:

@@ -112,9 +112,25 @@ def raised_by_program(e: BaseException):
 
 
 def format_source(source: tuple[str, int] | None) -> str:
+    """``file.py:12``; a notebook cell's line as IPython names it: ``Cell In[2], line
+    3`` (not the temporary file ipykernel compiles the cell from)."""
     if not source:
         return "<unknown>"
-    return f"{os.path.basename(source[0])}:{source[1]}"
+    cell = _cell(source[0])
+    return f"{cell}, line {source[1]}" if cell else f"{os.path.basename(source[0])}:{source[1]}"
+
+
+def _cell(filename: str) -> str | None:
+    """IPython's name for the cell compiled from ``filename`` (``Cell In[2]``: its
+    compiler maps the file names it gives cells to their execution counts), or None
+    outside IPython and for a file of its own."""
+    ipython = sys.modules.get("IPython")
+    try:
+        shell = ipython.get_ipython() if ipython is not None else None
+        named = shell.compile.format_code_name(filename) if shell is not None else None
+    except Exception:   # another IPython, without the mapping
+        return None
+    return f"{named[0]} {named[1]}" if type(named) is tuple and len(named) == 2 else None
 
 
 def near(source: tuple[str, int], other: tuple[str, int] | None) -> str:

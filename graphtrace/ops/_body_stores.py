@@ -39,7 +39,6 @@ are left alone.
 """
 from __future__ import annotations
 
-import os
 import types
 from collections import deque
 
@@ -47,7 +46,7 @@ import numpy as np
 
 from ..arrays import is_array
 from ..chains import MISSING
-from ..errors import ArgumentError
+from ..errors import ArgumentError, format_source
 from ..names import _filled, _global_names
 from ..owners import _attr, own_object
 from ..temporary import held_one
@@ -473,7 +472,7 @@ def _message(label: str, others: list, what: str, source) -> str:
     runs = "zero, one or many times" if what.startswith("s.while_loop") else \
         "once or not at all, as its condition decides"
     more = f" (and {', '.join(others)})" if others else ""
-    where = f"{os.path.basename(source[0])}:{source[1]}" if source else "the block"
+    where = format_source(source) if source else "the block"
     return (f"the body of {what} at {where} stores {label}{more}, which outlives the trace "
             "and which the function reads to decide or take its work: Python runs the body "
             f"once, when it is recorded, while the device runs it {runs}, so {label} is changed "

@@ -49,6 +49,10 @@ AUTO_LIMIT = 400   # nodes: above this, Jupyter shows the listing, not a picture
 INSTALL = ("install the graphviz Python package and Graphviz's dot program: "
            "pip install graphviz, and apt-get install graphviz (Debian, Ubuntu), "
            "conda install -c conda-forge python-graphviz graphviz, or brew install graphviz")
+INSTALL_DOT = ("install Graphviz's dot program (the graphviz Python package is installed): "
+               "apt-get install graphviz (Debian, Ubuntu), conda install -c conda-forge "
+               "graphviz, or brew install graphviz; or save the picture as .dot, which needs "
+               "nothing")
 
 
 def _quote(text: str) -> str:
@@ -187,7 +191,7 @@ def render(source: str, fmt: str) -> bytes:
     except graphviz.ExecutableNotFound:
         raise MissingDependencyError(
             f"drawing a graph as {fmt} needs Graphviz's dot program, which is not on "
-            "PATH: " + INSTALL) from None
+            "PATH: " + INSTALL_DOT) from None
 
 
 class Picture:
@@ -228,7 +232,20 @@ class Picture:
         return path
 
     def _repr_svg_(self):
-        return self.svg()
+        """The SVG; None where Graphviz is missing (Jupyter shows the text instead,
+        ``_repr_mimebundle_``, with a note saying what to install)."""
+        try:
+            return self.svg()
+        except MissingDependencyError:
+            return None
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """Jupyter's view: the SVG, or where Graphviz is missing the text with a note
+        saying what is missing (as a graph's own view, ``bundle``)."""
+        try:
+            return {"text/plain": repr(self), "image/svg+xml": self.svg()}
+        except MissingDependencyError as e:
+            return {"text/plain": f"{self!r}\n(no picture: {e.message})"}
 
     def __repr__(self):
         return f"<graphtrace.Picture of {self.name}>"

@@ -205,6 +205,33 @@ def test_without_the_dot_program_the_error_says_what_to_install(monkeypatch, tmp
     assert e.value.source[1] == line_of(__file__, "svg")
 
 
+def test_without_the_dot_program_jupyter_shows_a_picture_as_text(monkeypatch, tmp_path):
+    """``g.picture()`` as a cell's last expression raised inside ``_repr_svg_``
+    (IPython printed a formatter's traceback), saying to install the graphviz
+    Python package too, which was there."""
+    monkeypatch.setenv("PATH", str(tmp_path))               # no dot on it
+    p = step.trace(A(64), A(64), A(1, "int32")).picture()
+    assert p._repr_svg_() is None
+    shown = p._repr_mimebundle_()
+    assert set(shown) == {"text/plain"}
+    assert shown["text/plain"].startswith("<graphtrace.Picture of step>\n(no picture: "
+                                          "drawing a graph as svg needs Graphviz's dot "
+                                          "program, which is not on PATH: install Graphviz's "
+                                          "dot program (the graphviz Python package is "
+                                          "installed): apt-get install graphviz"), shown
+    assert "pip install" not in shown["text/plain"]
+    formatter = pytest.importorskip("IPython.core.formatters")
+    data, _ = formatter.DisplayFormatter().format(p)      # as Jupyter asks for it
+    assert set(data) == {"text/plain"} and "(no picture: " in data["text/plain"]
+
+
+@needs_dot
+def test_with_the_dot_program_jupyter_shows_a_picture_as_svg():
+    shown = step.trace(A(64), A(64), A(1, "int32")).picture()._repr_mimebundle_()
+    assert shown["text/plain"] == "<graphtrace.Picture of step>"
+    assert "<svg" in shown["image/svg+xml"]
+
+
 def test_a_path_without_a_suffix_is_refused(tmp_path):
     with pytest.raises(ValueError, match="has no suffix"):
         step.trace(A(64), A(64), A(1, "int32")).picture().save(tmp_path / "step")

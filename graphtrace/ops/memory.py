@@ -254,10 +254,22 @@ def record_memset(stream, dst, value):
                          "which one pattern fills)" if isinstance(value, Scalar) and
                          element is not None else ""), UserWarning, file, line)
     for lane in range(lanes):   # word `lane` of every element: a 2-D memset, one word wide
-        node = place(stream, t.record(MEMSET, None, (d, value), ((d, "w"),),
+        node = place(stream, t.record(MEMSET, None, (d, value), ((_lane(d, lane), "w"),),
                                       stream=stream.index, scope=stream.scope,
                                       attrs={"element": 4, "lane": lane, "lanes": lanes}))
     return node
+
+
+def _lane(d: Buffer, lane: int) -> Buffer:
+    """The bytes a memset in word lanes writes of ``d`` (a gapless run of elements of
+    8 or more bytes): word ``lane`` of each element, 4-byte runs an element apart, so
+    that the lanes' nodes, which write no byte in common, are independent, and what
+    reads or writes ``d`` later is ordered after each."""
+    size = d.dtype.itemsize
+    b = Buffer(d.lo + 4 * lane, (d.nbytes // size,), (size,), np.uint32, d.device, None,
+               d.pinned, d.readonly)
+    b.base = d.base   # moved with it on rebinding, and named after it
+    return b
 
 
 def record_zeros(stream, tmp):

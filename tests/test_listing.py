@@ -133,11 +133,29 @@ def test_a_partial_or_callable_object_callback_is_named_without_an_address():
         s.host(Recorder(), h)
     g = f.trace(gt.pinned_empty(8))
     lines = [ln.split("  ")[1] for ln in str(g).splitlines()[1:]]
-    assert lines == ["%0 = host report(h)", "%1 = host Recorder.__call__(h)"]
+    assert lines == ["%0 = host report(h, tag='p')", "%1 = host Recorder.__call__(h)"]
     assert "%1 host Recorder.__call__(h)\\n" in g.to_dot()
     assert str(gt.explain(g)).splitlines()[1] == \
         "  %0 report -> %1 Recorder.__call__: RAW/WAR/WAW h; host callbacks run in the order " \
         "recorded"
+
+
+def test_a_partial_callback_is_listed_with_the_arguments_it_binds():
+    """``s.host(partial(print, "tag"), h)`` runs ``print("tag", h)``: it was listed
+    as ``host print(h)``, hiding what the partial passes."""
+    inner = functools.partial(report, 2.5)
+
+    @gt.graph
+    def f(s, h):
+        s.host(functools.partial(print, "tag"), h)
+        s.host(functools.partial(inner, sep=";", end=None), h)        # a partial's partial
+        s.host(functools.partial(report, "x" * 60, np.float32(0.5), HOST), h)
+    g = f.trace(gt.pinned_empty(8))
+    lines = [ln.split("  ")[1] for ln in str(g).splitlines()[1:]]
+    assert lines == ["%0 = host print('tag', h)",
+                     "%1 = host report(2.5, h, sep=';', end=None)",
+                     "%2 = host report('" + "x" * 36 + "..., 0.5, <ndarray>, h)"], lines
+    assert "%0 host print('tag', h)" in g.picture().source
 
 
 def test_counts_of_one_are_singular():

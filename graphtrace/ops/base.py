@@ -148,6 +148,30 @@ def callable_name(fn) -> str:
         f"{type(fn).__qualname__}.__call__"
 
 
+def bound_arguments(fn) -> tuple[list, list]:
+    """The arguments a ``partial`` (of a partial too) binds, as a listing shows them:
+    those it passes before the node's own, and its keywords (``name=value``), which
+    come after. A number, a string or None by its repr (cut short), anything else by
+    its type (a repr may hold an address, and listings are compared as text)."""
+    args: list = []
+    keywords: dict = {}
+    while isinstance(fn, partial):
+        args[:0] = map(_bound, fn.args)   # an inner partial's come first
+        keywords = {**fn.keywords, **keywords}   # an outer one's win
+        fn = fn.func
+    return args, [f"{k}={_bound(v)}" for k, v in keywords.items()]
+
+
+_SHOWN = (type(None), bool, int, float, complex, str, bytes, np.generic)
+
+
+def _bound(v) -> str:
+    if not isinstance(v, _SHOWN) or isinstance(v, np.void):
+        return f"<{type(v).__name__}>"
+    text = repr(v.item() if isinstance(v, np.generic) else v)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
 def element_bytes(a) -> np.ndarray:
     """A copy of the bytes of array ``a``'s elements, in C order, as uint8: a
     record's padding too, which a copy of the record array itself (field by

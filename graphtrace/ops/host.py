@@ -27,7 +27,7 @@ from ..tree import leaves, tree_map
 from ._held_changes import may_change, may_change_argument
 from ._host_calls import Calls
 from ._host_uses import _reaches_by, _used_in, _uses
-from .base import Op, callable_name, changed, read_only_bytes, record_args
+from .base import Op, bound_arguments, callable_name, changed, read_only_bytes, record_args
 
 __all__ = ["record_host", "host_value", "reached_arrays", "HOST_CALLBACK"]
 
@@ -511,7 +511,9 @@ class HostOp(Op):
     driver_update = False
 
     def describe(self, node, namer) -> str:
-        return f"{callable_name(node.target)}({', '.join(namer.value(a) for a in node.args)})"
+        before, after = bound_arguments(node.target)   # partial(print, "tag"): print("tag", h)
+        return f"{callable_name(node.target)}(" \
+            f"{', '.join([*before, *(namer.value(a) for a in node.args), *after])})"
 
     def emit(self, gpu, node, parent):
         calls = Calls(node.target, host_value(node.args, gpu.value_of, gpu.owner_of),

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 
 from . import _driver
 from .errors import ArgumentError, user_frame
@@ -52,9 +53,37 @@ def runnable(backend: str) -> str:
 
 
 def prepare_numba() -> None:
-    """On the simulator, have numba build simulator kernels (before it is imported)."""
-    if "numba.cuda" not in sys.modules and default_backend() == "sim":
-        os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    """On the simulator, have numba build simulator kernels (before it is imported);
+    where numba.cuda was imported first, without its simulator, on a machine with no
+    GPU, warn: numba's own calls would fail (``CUDA driver library cannot be
+    found``), naming neither the order of the imports nor the way out."""
+    if "numba.cuda" not in sys.modules:
+        if default_backend() == "sim":
+            os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+    elif not getattr(getattr(sys.modules.get("numba"), "config", None), "ENABLE_CUDASIM", 1) \
+            and os.environ.get("GRAPHTRACE_BACKEND", "").strip().lower() in ("", "sim") \
+            and not _driver.available():
+        file, line = _importer()
+        warnings.warn_explicit(
+            "numba.cuda was imported before graphtrace, without numba's CUDA simulator, on a "
+            "machine with no CUDA driver or no GPU: numba's arrays and kernels will fail "
+            "(\"CUDA driver library cannot be found\"), and graphtrace cannot switch numba "
+            "to its simulator now. Import graphtrace before numba.cuda, or set "
+            "NUMBA_ENABLE_CUDASIM=1 in the environment before numba is imported (in a "
+            "notebook, restart the kernel after either)", UserWarning, file, line)
+
+
+def _importer() -> tuple[str, int]:
+    """The program's line that imported graphtrace (past the import machinery's
+    frames and graphtrace's own)."""
+    f = sys._getframe(2)
+    while f is not None and (f.f_code.co_filename.startswith("<frozen") or
+                             f.f_code.co_filename.startswith(_PACKAGE)):
+        f = f.f_back
+    return ("<unknown>", 0) if f is None else (f.f_code.co_filename, f.f_lineno)
+
+
+_PACKAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "")
 
 
 _STREAM_LIBRARIES = frozenset({"numba", "numba_cuda", "cupy", "cupy_backends", "torch", "cuda"})

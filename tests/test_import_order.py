@@ -1,0 +1,61 @@
+"""numba.cuda imported before graphtrace, without numba's simulator, on a machine
+with no GPU: graphtrace can no longer switch numba to its simulator, and numba's
+own calls fail ("CUDA driver library cannot be found"); importing graphtrace warns
+at once, saying what happened and the two ways out."""
+import os
+import subprocess
+import sys
+import warnings
+
+import pytest
+
+from graphtrace import backend
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_SAYS = ("numba.cuda was imported before graphtrace, without numba's CUDA simulator",
+         "Import graphtrace before numba.cuda", "NUMBA_ENABLE_CUDASIM=1")
+
+
+@pytest.fixture
+def no_gpu(monkeypatch):
+    """numba.cuda imported (as it is here), a machine without a GPU, no backend named."""
+    pytest.importorskip("numba.cuda")
+    monkeypatch.delenv("GRAPHTRACE_BACKEND", raising=False)
+    monkeypatch.setattr(backend._driver, "available", lambda: False)
+
+
+def prepared() -> list:
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        backend.prepare_numba()
+    return [str(w.message) for w in seen]
+
+
+def test_numba_imported_first_without_the_simulator_warns(no_gpu, monkeypatch):
+    import numba
+    monkeypatch.setattr(numba.config, "ENABLE_CUDASIM", 0)
+    said = prepared()
+    assert len(said) == 1 and all(part in said[0] for part in _SAYS), said
+
+
+def test_numba_imported_first_with_the_simulator_or_a_gpu_says_nothing(no_gpu, monkeypatch):
+    import numba
+    monkeypatch.setattr(numba.config, "ENABLE_CUDASIM", 1)
+    assert prepared() == []
+    monkeypatch.setattr(numba.config, "ENABLE_CUDASIM", 0)
+    monkeypatch.setattr(backend._driver, "available", lambda: True)   # numba finds the GPU
+    assert prepared() == []
+
+
+def test_the_warning_names_the_program_s_import_line():
+    if backend._driver.available():
+        pytest.skip("a GPU is here: numba imported first runs on it")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_ENABLE_CUDASIM", "GRAPHTRACE_BACKEND")}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    done = subprocess.run([sys.executable, "-c", "from numba import cuda\nimport graphtrace\n"],
+                          env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith("<string>:2: UserWarning: numba.cuda was imported before "
+                                  "graphtrace"), done.stderr
+    assert done.stderr.count("UserWarning") == 1, done.stderr

@@ -42,6 +42,12 @@ def _refuse_undecorable(fn) -> None:
         why = ("a functools.partial cannot be a graph function: decorate the function "
                "itself and pass the fixed values at each call (name the ones that "
                "decide the graph in static=)")
+    elif type(fn).__name__ in ("GraphFunction", "BoundGraphFunction") and \
+            type(fn).__module__.startswith("graphtrace."):
+        why = (f"{name} is already a graph function: gt.graph was applied to it before "
+               f"(running a cell or a line {name} = gt.graph({name}) again applies it to "
+               f"what the first run made); decorate the plain function once, with "
+               f"@gt.graph on its def, or keep {name} as it is")
     elif not isinstance(fn, (types.FunctionType, types.MethodType)):
         why = (f"gt.graph decorates a function (def step(s, ...)), not "
                f"{type(fn).__name__}")

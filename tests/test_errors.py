@@ -930,6 +930,27 @@ def test_what_is_no_graph_function_is_refused_where_it_is_decorated(what, phrase
     check(e, "decorated", phrase)
 
 
+def test_a_graph_function_decorated_again_says_it_is_one_already():
+    """Running a ``step = gt.graph(step)`` cell again said only "gt.graph decorates a
+    function (def step(s, ...)), not GraphFunction"."""
+    def step(s, x):
+        fill[1, 8, s](x, 1.0)
+    step = gt.graph(step)
+    with pytest.raises(gt.ArgumentError) as e:
+        step = gt.graph(step)                                # again
+    check(e, "again", "step is already a graph function: gt.graph was applied to it "
+          "before (running a cell or a line step = gt.graph(step) again", "decorate the "
+          "plain function once, with @gt.graph on its def")
+
+    class M:
+        @gt.graph
+        def run(self, s, x):
+            fill[1, 8, s](x, 1.0)
+    with pytest.raises(gt.ArgumentError) as e:
+        gt.graph(M().run)                                    # bound again
+    check(e, "bound again", "run is already a graph function")
+
+
 def test_a_classmethod_over_the_decorator_says_it_cannot_be_a_graph_function():
     class M:
         @classmethod

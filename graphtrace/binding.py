@@ -14,6 +14,7 @@ import threading
 
 from . import log
 from .buffers import Buffer
+from .errors import GraphtraceError, format_source, user_frame
 from .ir import Graph
 from .scalar import Scalar, same_value
 from .temporary import owned_moves
@@ -120,6 +121,24 @@ class Binding:
             if first != i:
                 users_a[i] = users_a[first]
         return [sorted(u) for u in users_a], [sorted(u) for u in users_s]
+
+    def refuse_numbers(self, svals: list) -> None:
+        """Raise, at the call's line, where a new number cannot run a node that uses it
+        (2**63 for a numba kernel's parameter that the traced 1 made an int64): the
+        GPU's packing would refuse it while updating the graph, the simulator before
+        it runs; asked here first, on every backend, nothing of the binding changed."""
+        changed = changed_scalars(svals, self._svals)
+        if not changed:
+            return
+        users, by_index = self.users()[1], self._nodes_by_index()
+        value_of = lambda x: svals[x.slot] if isinstance(x, Scalar) else x   # noqa: E731
+        for i in sorted({i for j in changed for i in users[j]}):
+            node = by_index[i]
+            try:
+                node.op.check_values(value_of, node)
+            except GraphtraceError as e:
+                raise type(e)(f"{e.message} (recorded at {format_source(node.source)})",
+                              user_frame()) from None
 
     def bind(self, objs: list, ptrs: list[int], svals: list) -> list:
         """Take new arguments; return the nodes whose values changed."""

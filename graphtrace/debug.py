@@ -152,6 +152,7 @@ class CheckedGraph(Binding):
         return base
 
     def rebind(self, objs, ptrs, svals, route=None) -> int:
+        self.refuse_numbers(svals)
         return len(self.bind(objs, ptrs, svals))
 
     def launch(self, stream=None) -> None:

@@ -190,6 +190,7 @@ class SimGraph(Binding):
         return base
 
     def rebind(self, objs, ptrs, svals, route=None) -> int:
+        self.refuse_numbers(svals)
         return len(self.bind(objs, ptrs, svals))
 
     def launch(self, stream=None) -> None:

@@ -120,10 +120,11 @@ class Adapter:
                     "numbers), or launch it with opaque=True (or declare it with "
                     "gt.kernel(k, opaque=True)) to order it with everything")
 
-    def check_number(self, i: int, value, source) -> None:
+    def check_number(self, i: int, value, source, traced=None) -> None:
         """Raise (at ``source``, the launch's line) where a later call's ``value`` of
-        argument ``i``, a dynamic number, cannot be passed; the GPU's packing finds
-        out too, the simulator asks this before the graph runs (``check_values``)."""
+        argument ``i``, a dynamic number traced as ``traced``, cannot be passed; the
+        GPU's packing finds out too, every backend asks this before it rebinds the
+        graph (``Binding.refuse_numbers``, ``check_values``)."""
 
     def validate(self, args) -> None:
         """Raise at record time for arguments the kernel cannot take. Where the
@@ -213,8 +214,8 @@ class Declared(Adapter):
     def validate(self, args):
         return self.inner.validate(args)
 
-    def check_number(self, i: int, value, source) -> None:
-        self.inner.check_number(i, value, source)
+    def check_number(self, i: int, value, source, traced=None) -> None:
+        self.inner.check_number(i, value, source, traced)
 
     @property
     def validates(self) -> bool:
@@ -258,9 +259,6 @@ def adapter_for(k) -> Adapter:
             if library else ""))
 
 
-_PLAIN_NUMBERS = frozenset({float, complex, bool})   # (by identity, not ==)
-
-
 def untyped_error(adapter, i: int, odd: str, source=None) -> KernelArgumentError:
     """The error for argument ``i`` of ``adapter``'s kernel being ``odd`` (``untyped_number``)."""
     return KernelArgumentError(
@@ -271,14 +269,22 @@ def untyped_error(adapter, i: int, odd: str, source=None) -> KernelArgumentError
 
 def untyped_number(a):
     """What a number no kernel takes is (an int wider than 64 bits, a long double, a
-    ``Fraction`` or ``Decimal``: the simulator would compute with it), else None."""
+    ``Fraction`` or ``Decimal``: the simulator would compute with it), else None.
+    Subclasses of int, float and complex (an ``IntEnum``'s or ``IntFlag``'s member, a
+    program's ``class Meters(float)``) are taken as their base, as numba takes them."""
     v = a._value if type(a) is Scalar else a
-    if type(v) is int:
-        return None if -(1 << 63) <= v < (1 << 64) else f"the integer {v}, wider than 64 bits"
+    if isinstance(v, int):   # bool too
+        return None if -(1 << 63) <= v < (1 << 64) else \
+            f"the integer {int(v)}, wider than 64 bits"
+    if isinstance(v, (float, complex)):
+        return None
     if isinstance(v, np.generic):
         if v.dtype.kind in "fc" and v.dtype.itemsize > (16 if v.dtype.kind == "c" else 8):
             return f"a {v.dtype} ({type(v).__name__})"
         return None
-    if type(v) not in _PLAIN_NUMBERS and isinstance(v, numbers.Number):
-        return f"a {type(v).__name__} (float(x) passes it as a float)"
+    if isinstance(v, numbers.Number):
+        how = "int(x) passes it as an int" if isinstance(v, numbers.Integral) else \
+            "complex(x) passes it as a complex number" if isinstance(v, numbers.Complex) \
+            and not isinstance(v, numbers.Real) else "float(x) passes it as a float"
+        return f"a {type(v).__name__} ({how})"
     return None

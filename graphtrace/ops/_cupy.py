@@ -197,7 +197,7 @@ class CupyAdapter(ReferenceAdapter):
                  else self._number(p, v) for p, v in zip(self.signature, values)]
         super().simulate(grid, block, shared_mem, typed + list(values[len(typed):]))
 
-    def check_number(self, i: int, value, source) -> None:
+    def check_number(self, i: int, value, source, traced=None) -> None:
         if i < len(self.signature) and not self.signature[i].pointer and \
                 self.signature[i].ctype.split()[-1] not in HANDLES:
             self._number(self.signature[i], value, source)

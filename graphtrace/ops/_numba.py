@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import ctypes
+import enum
 import inspect
 import math
 import warnings
@@ -158,6 +159,15 @@ class NumbaAdapter(Adapter):
                         "call with new arrays would still use it; pass "
                         f"{root.label} to the kernel as a launch argument")
 
+    def check_number(self, i: int, value, source, traced=None) -> None:
+        """A Python int out of the range of numba's type of the traced one (2**63
+        where 1 was traced: int64), refused as the GPU's packing refuses it. A kernel
+        compiled for given signatures converts its arguments: the GPU's packing says."""
+        if _python_int(value) and _python_int(traced) and \
+                getattr(self.kernel, "_can_compile", True):
+            from numba import typeof
+            _integer(typeof(traced), value, self, i, source)
+
     def _warn_debug(self) -> None:
         """Once per kernel: its device-side errors would pass unseen in a graph."""
         self.debug = False
@@ -231,6 +241,12 @@ class NumbaAdapter(Adapter):
                     f"cannot wait for the other blocks ({math.prod(grid)} blocks here): "
                     "simulate it with a grid of one block, or run it on the GPU")
         return None
+
+
+def _python_int(v) -> bool:
+    """An int, or an int of a subclass (not a bool, not an enum's member): numba types
+    it by its value (int64, or uint64 from 2**63 on)."""
+    return isinstance(v, int) and not isinstance(v, (bool, enum.Enum))
 
 
 def _typeable(v):
@@ -378,7 +394,7 @@ def flatten(ty, arg, value_of, out: list, adapter=None, index=0) -> None:
             "launch); pass an array instead")
 
 
-def _integer(ty, value, adapter, index) -> int:
+def _integer(ty, value, adapter, index, source=None) -> int:
     """``value`` as an int of numba's integer type ``ty``; ``KernelArgumentError``
     where that would change it (as eager numba refuses it): a fraction, a complex
     number, or a value out of range, which ctypes would wrap silently."""
@@ -387,11 +403,12 @@ def _integer(ty, value, adapter, index) -> int:
     if isinstance(value, (complex, np.complexfloating)) or has_fraction(value):
         raise KernelArgumentError(
             f"value {value!r} of {where}, which takes whole numbers: pass an int (int(v) "
-            "or round(v), where the cut is meant)")
+            "or round(v), where the cut is meant)", source)
     v, bits = int(value), ty.bitwidth
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty.signed else (0, (1 << bits) - 1)
     if not lo <= v <= hi:
-        raise KernelArgumentError(f"value {v} of {where}: pass an int from {lo} to {hi}")
+        raise KernelArgumentError(f"value {v} of {where}: pass an int from {lo} to {hi}",
+                                  source)
     return v
 
 

@@ -381,7 +381,7 @@ class KernelOp(Op):
                 odd = untyped_number(value)
                 if odd is not None:
                     raise untyped_error(node.target, i, odd + " in this call", node.source)
-                node.target.check_number(i, value, node.source)
+                node.target.check_number(i, value, node.source, a._value)
 
     driver_update = exec_update = True
 

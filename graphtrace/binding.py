@@ -14,7 +14,6 @@ import threading
 
 from . import log
 from .buffers import Buffer
-from .errors import GraphtraceError, format_source, user_frame
 from .ir import Graph
 from .scalar import Scalar, same_value
 from .temporary import owned_moves
@@ -123,22 +122,18 @@ class Binding:
         return [sorted(u) for u in users_a], [sorted(u) for u in users_s]
 
     def refuse_numbers(self, svals: list) -> None:
-        """Raise, at the call's line, where a new number cannot run a node that uses it
-        (2**63 for a numba kernel's parameter that the traced 1 made an int64): the
-        GPU's packing would refuse it while updating the graph, the simulator before
-        it runs; asked here first, on every backend, nothing of the binding changed."""
+        """Raise, at the call and naming the op's line, where a new number cannot run
+        a node that uses it (2**63 for a numba kernel's parameter that the traced 1 made
+        an int64): the GPU's packing would refuse it while updating the graph, the
+        simulator before it runs; asked here first, on every backend, before anything
+        of the binding changes, so the graph stays usable."""
         changed = changed_scalars(svals, self._svals)
         if not changed:
             return
         users, by_index = self.users()[1], self._nodes_by_index()
         value_of = lambda x: svals[x.slot] if isinstance(x, Scalar) else x   # noqa: E731
         for i in sorted({i for j in changed for i in users[j]}):
-            node = by_index[i]
-            try:
-                node.op.check_values(value_of, node)
-            except GraphtraceError as e:
-                raise type(e)(f"{e.message} (recorded at {format_source(node.source)})",
-                              user_frame()) from None
+            by_index[i].op.check_values(value_of, by_index[i])
 
     def bind(self, objs: list, ptrs: list[int], svals: list) -> list:
         """Take new arguments; return the nodes whose values changed."""

@@ -15,13 +15,15 @@ import numpy as np
 
 from .arguments import Call
 from .arrays import is_array
-from .backend import StreamKeywordError, check_stream, is_stream
+from .backend import StreamKeywordError, check_stream, is_stream, resolve
+from .debug import checks_intents
+from .deps import make_tracker
 from .errors import ArgumentError, counted, user_frame
 from .code_parts import same_signed, signed
 from .probe import _attr, _has
 from .stream import Stream
 
-__all__ = ["CallSignature"]
+__all__ = ["CallSignature", "OptionError", "checked_options", "static_names"]
 
 _STREAM_NAMES = frozenset({"s", "stream", "st", "strm"})   # a parameter named as a stream
 
@@ -54,6 +56,56 @@ def _refuse_undecorable(fn) -> None:
     else:
         return
     raise ArgumentError(why)
+
+
+class OptionError(ArgumentError, ValueError, TypeError):
+    """An option of ``@graph`` (``deps=``, ``static=``, ``backend=``, ``maxsize=``,
+    ``check_intents=``) it cannot take: an error at the decorator's line, and a
+    ``ValueError`` (a bad value) or ``TypeError`` (a bad type) as those it raised
+    before were."""
+
+
+def checked_options(deps, backend, maxsize, check_intents) -> None:
+    """Raise ``OptionError`` at the decorator's line for an option it cannot take."""
+    try:
+        make_tracker(deps)
+        resolve(backend)
+        checks_intents(check_intents)
+    except (TypeError, ValueError) as e:
+        raise OptionError(str(e)) from None
+    if maxsize is not None and (isinstance(maxsize, bool) or not isinstance(maxsize, int)
+                                or maxsize < 1):
+        raise OptionError(f"maxsize must be a positive int, or None for no bound, not "
+                          f"{maxsize!r}")
+
+
+def static_names(static, params: list, name: str) -> set:
+    """The parameters ``static=`` names (by name or by position among the parameters
+    a call passes, the proxy stream left out); ``OptionError`` at the decorator's
+    line for anything else."""
+    listed = ", ".join(params) or "none"
+    if isinstance(static, (str, int)) and not isinstance(static, bool):
+        static = (static,)
+    elif not isinstance(static, (tuple, list, set, frozenset)):
+        raise OptionError(
+            f"static={static!r}: static= takes a parameter of {name} by name or position, "
+            f"or a tuple of them (static=() for none; parameters: {listed})")
+    names = set()
+    for s in static:
+        if isinstance(s, int) and not isinstance(s, bool):
+            if not 0 <= s < len(params):
+                raise OptionError(
+                    f"static={s!r} is no position of a parameter of {name}: positions "
+                    f"count the parameters a call passes from 0, the proxy stream left out "
+                    f"(0 to {len(params) - 1}: {listed}); or name it, static=('x',)"
+                    if params else f"static={s!r}: {name} takes no parameter but the "
+                    "proxy stream; leave static= out")
+            s = params[s]
+        elif s not in params:
+            raise OptionError(f"static={s!r} names no parameter of {name} "
+                              f"(parameters: {listed})")
+        names.add(s)
+    return names
 
 
 def call_signature(fn) -> inspect.Signature:

@@ -24,8 +24,8 @@ from .arguments import Call, cache_entry, same_call, snapshot
 from .backend import resolve, runnable
 from .context import STATE, current_tracer, refuse_in_callback
 from .debug import checks_intents
-from .decorate import CallSignature, _mutable_defaults, _refuse_undecorable, call_signature
-from .deps import make_tracker
+from .decorate import (CallSignature, _mutable_defaults, _refuse_undecorable, call_signature,
+                       checked_options, static_names)
 from .errors import ArgumentError, TraceError
 from .handle import Compiled
 from .holding import Holdings
@@ -77,15 +77,9 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         if isinstance(fn, staticmethod):   # @gt.graph above @staticmethod: its function
             fn = fn.__func__
         _refuse_undecorable(fn)
-        make_tracker(deps)  # validates the mode
-        resolve(backend)    # validates the backend
-        if maxsize is not None and (isinstance(maxsize, bool) or not isinstance(maxsize, int)
-                                    or maxsize < 1):
-            raise ValueError(f"maxsize must be a positive int, or None for no bound, not "
-                             f"{maxsize!r}")
+        checked_options(deps, backend, maxsize, check_intents)
         self.fn, self.deps, self.backend, self.maxsize = fn, deps, backend, maxsize
         self.check_intents = check_intents
-        checks_intents(check_intents)   # validates the flag
         self._cache: OrderedDict = OrderedDict()
         self._lock = threading.RLock()
         self._hits = self._misses = 0
@@ -129,14 +123,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         # defaults that may change in place (a list or dict of numbers): every call
         # takes the full check, which reads them as it reads arguments (_immutable)
         self._mutable_defaults = _mutable_defaults(self._sig)
-        static = (static,) if isinstance(static, (str, int)) else tuple(static)
-        self.static = set()
-        for s in static:
-            name = self.params[s] if isinstance(s, int) else s
-            if name not in self.params:
-                raise ValueError(f"static={s!r} names no parameter of {fn.__name__} "
-                                 f"(parameters: {', '.join(self.params)})")
-            self.static.add(name)
+        self.static = static_names(static, self.params, fn.__name__)
         # the attributes graphtrace keeps on the object: the others are the program's
         # (step.i = 1 - step.i, which a loop body's slots take: ops/_loop_slots.py)
         self._fields = frozenset(self.__dict__) - set(vars(fn)) | {"_fields"}

@@ -1,6 +1,7 @@
 """A Python int rebinding a numba kernel's parameter keeps the numba type the traced
 int gave it (1: int64, 2**63: uint64); a later int out of that type's range is
-refused on every backend before the graph changes, as the GPU's packing refuses it."""
+refused at the call, naming the launch's line, on every backend before the graph
+changes, as the GPU's packing refuses it."""
 import os
 
 import numpy as np
@@ -19,7 +20,7 @@ def store(a, out):
 def make():
     @gt.graph(backend="sim")
     def g(s, a, out):
-        store[1, 1, s](a, out)
+        store[1, 1, s](a, out)   # launch
     return g
 
 
@@ -31,8 +32,8 @@ def test_an_int_out_of_the_traced_numba_type_is_refused_at_the_call(traced, late
     g(traced, out)
     with pytest.raises(gt.KernelArgumentError, match=f"does not fit numba type {numba_type}") \
             as info:
-        g(later, out)   # refused
-    assert info.value.source == (os.path.abspath(__file__), line_of(__file__, "refused"))
+        g(later, out)
+    assert info.value.source == (os.path.abspath(__file__), line_of(__file__, "launch"))
     assert g.cache_info().misses == 1   # no retrace: the same signature
     g(traced, out)   # the cached graph still takes the traced kind of value
     assert int(out.copy_to_host()[0]) == np.array(traced).astype(out.dtype)

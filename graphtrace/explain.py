@@ -31,7 +31,7 @@ from __future__ import annotations
 import operator
 
 from .deps import EVERYTHING
-from .errors import counted
+from .errors import GraphtraceError, counted
 from .hazards import (OPAQUE, RAW, SERIAL, WAR, WAW, WORDS, hazards, merged, path, serial,
                       span, touches)
 from .ir import Graph, Namer, Node, graph_of
@@ -47,6 +47,14 @@ def _same_node(a: Node, b: Node) -> bool:
     the same index, kind, line and listing."""
     return a.index == b.index and a.kind == b.kind and a.source == b.source and \
         repr(a) == repr(b)
+
+
+class NodeLookupError(GraphtraceError, KeyError):
+    """A node an explanation was asked for that its graph lacks: a graphtrace error
+    at the user's line (its text as written, not quoted as a KeyError's), and a
+    ``KeyError`` too."""
+
+    __str__ = Exception.__str__
 
 
 class Edge:
@@ -138,17 +146,19 @@ class Explanation:
         if isinstance(which, Node) and (hit is None or hit[0] is not which):
             if hit is not None and _same_node(hit[0], which):   # another trace of it
                 return hit[0]
-            raise KeyError(f"{which!r} is a node of another graph than {self.graph.name} "
-                           "explained here: pass a Node of this explanation's graph "
-                           "(e.graph.nodes), or the index the listing shows")
+            raise NodeLookupError(
+                f"{which!r} is a node of another graph than {self.graph.name} explained "
+                "here: pass a Node of this explanation's graph (e.graph.nodes), or the "
+                "index the listing shows")
         if hit is None and not self._where:
-            raise KeyError(f"{which!r} is no node of graph {self.graph.name}: it has no "
-                           "nodes (its function recorded no work)")
+            raise NodeLookupError(f"{which!r} is no node of graph {self.graph.name}: it has "
+                                  "no nodes (its function recorded no work)")
         if hit is None:
             last = max(self._where)
-            raise KeyError(f"{which!r} is no node of graph {self.graph.name}: name one by "
-                           f"its index, as the listing shows it ({last} or '%{last}', from "
-                           f"%{min(self._where)} to %{last}), or pass the Node")
+            raise NodeLookupError(
+                f"{which!r} is no node of graph {self.graph.name}: name one by its index, as "
+                f"the listing shows it ({last} or '%{last}', from %{min(self._where)} to "
+                f"%{last}), or pass the Node")
         return hit[0]
 
     def why(self, a, b) -> Why:

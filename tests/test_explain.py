@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 
 import graphtrace as gt
 from graphtrace.hazards import OPAQUE, RAW, WAR, WAW
-from helpers import FakeDeviceArray as A, any_kernel
+from helpers import FakeDeviceArray as A, any_kernel, line_of
 from programs import N_PARAMS, ROUTES, World, cases
 from test_deps_random import WRAP, programs, reaches
 from step_kernels import add, scale
@@ -280,9 +280,10 @@ def test_asking_for_a_node_of_an_empty_graph_says_it_has_none():
     def empty(s, x):
         pass
     with pytest.raises(KeyError) as err:
-        gt.explain(empty, A(8)).why(0, 0)
-    assert str(err.value) == \
-        "'0 is no node of graph empty: it has no nodes (its function recorded no work)'"
+        gt.explain(empty, A(8)).why(0, 0)   # why
+    assert str(err.value) == f"test_explain.py:{line_of(__file__, 'why')}: 0 is no node " \
+        "of graph empty: it has no nodes (its function recorded no work)"
+    assert isinstance(err.value, gt.GraphtraceError)
 
 
 def test_the_nodes_of_another_trace_of_the_same_call_are_taken():

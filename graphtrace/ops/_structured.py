@@ -128,9 +128,7 @@ class _Structured:
                        for name in names]
         self.bodies = [type(stream)(t, stream.index, scope, stream.target_device)
                        for scope in self.scopes]
-        api = {"while": "while_loop", "switch": "switch"}.get(
-            op.kind, "if_else" if len(names) == 2 else "if_then")
-        self.what = f"s.{api}(...)"
+        self.what = _what(op, names)
         t.unentered[id(self)] = (stream.scope, self.what, source, self)   # held: id kept
 
     def __enter__(self):
@@ -197,9 +195,25 @@ def _refuse_endless(regions, args, source) -> None:
                         source)
 
 
+def _what(op, names) -> str:
+    """The op as the user spells it: ``s.while_loop(...)``, ``s.if_else(...)``."""
+    api = {"while": "while_loop", "switch": "switch"}.get(
+        op.kind, "if_else" if len(names) == 2 else "if_then")
+    return f"s.{api}(...)"
+
+
 def structured(stream, op, condition, names, attrs, source, body=None):
     """A structured op's ``with`` block, or with ``body``, its node at once
     (``body`` receives the body stream or streams)."""
+    if body is not None and not callable(body):
+        what, one = _what(op, names)[:-5], len(names) == 1
+        raise ArgumentError(
+            f"{what}(..., body={body!r}): body= takes a function, which gets "
+            + ("the body's proxy stream (body=lambda b: ...)" if one else
+               "one proxy stream per body (body=lambda " + ", ".join(
+                   f"b{i}" for i in range(len(names))) + ": ...)")
+            + f", or leave body= out and write the body in a with block (with {what}(...) "
+            f"as {'b' if one else 'bodies'}: ...)", source)
     block = _Structured(stream, op, condition, names, attrs, source)
     if body is None:
         return block

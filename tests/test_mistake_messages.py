@@ -1,0 +1,40 @@
+"""Mistakes a new user makes are refused by graphtrace errors that name the user's
+line and say what to do, not by exceptions of graphtrace's internals."""
+import os
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+from helpers import line_of
+
+
+def here(marker):
+    return (os.path.abspath(__file__), line_of(__file__, marker))
+
+
+@pytest.mark.parametrize("op", ["while_loop", "if_then", "if_else"])
+def test_a_body_that_is_no_function_is_refused_at_its_line(op):
+    @gt.graph(backend="sim")
+    def f(s, x, c):
+        extra = {"max_iterations": 5} if op == "while_loop" else {}
+        getattr(s, op)(gt.cond(c) > 0, body=3, **extra)   # body
+    with pytest.raises(gt.ArgumentError, match=rf"s.{op}\(..., body=3\): body= takes a "
+                       r"function.*or leave body= out and write the body in a with block") \
+            as info:
+        f(cuda.to_device(np.zeros(4)), cuda.to_device(np.array([2], np.int32)))
+    assert info.value.source == here("body")
+
+
+def test_a_node_an_explanation_lacks_is_a_graphtrace_error_listing_the_nodes():
+    @gt.graph
+    def one(s, x):
+        s.memset(x, 0)
+    e = gt.explain(one, cuda.to_device(np.zeros(4)))
+    with pytest.raises(gt.GraphtraceError) as info:
+        e.why(0, 5)   # why
+    assert isinstance(info.value, KeyError)
+    assert str(info.value) == f"test_mistake_messages.py:{here('why')[1]}: 5 is no node of " \
+        "graph one: name one by its index, as the listing shows it (0 or '%0', from %0 to " \
+        "%0), or pass the Node"

@@ -192,6 +192,7 @@ class Tracer(_Hot, _Roots):
         self._cooperative = None                # cooperative launches' (cooperative)
         self._host_order = None                 # host callbacks' (host_order)
         self.nested = 0                         # graph functions called inside the trace
+        self.inlined: dict = {}                 # graph function -> how deep it is inlined now
         self._nested_names: set[str] = set()    # temporaries' names taken inside them
         self._auto: dict[str, Buffer] = {}      # automatic name -> its temporary's root
         self._free_from: dict[str, int] = {}    # stem -> the first number maybe free (_free)

@@ -150,11 +150,39 @@ class Tracing:
             # node, in stream order there, whose nodes are ordered by their data
             record_child(s, self, args[lead:], kwargs, user_frame(), lead=args[:lead])
             return
-        t.nested += 1
+        depth = t.inlined.get(self, 0)
+        t.nested, t.inlined[self] = t.nested + 1, depth + 1
         try:
-            _refuse_result(self.__name__, self.fn(*bound.args, **bound.kwargs), self.fn)
+            result = self.fn(*bound.args, **bound.kwargs)
+        except RecursionError as e:
+            endless = None if depth else _endless(self.__name__, self.fn, e)
+            if endless is None:
+                raise
+            raise endless from None
         finally:
-            t.nested -= 1
+            t.nested, t.inlined[self] = t.nested - 1, depth
+        _refuse_result(self.__name__, result, self.fn)
+
+
+def _endless(name: str, fn, e: RecursionError):
+    """The error for a graph function that calls itself with the proxy stream
+    without end (Python's recursion limit stopped it, its code many times on the
+    stack), at the line of its first call of itself; None for another recursion."""
+    code = getattr(inspect.unwrap(getattr(fn, "__func__", fn)), "__code__", None)
+    frames = []
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            frames.append(tb)
+        tb = tb.tb_next
+    if len(frames) < 8:
+        return None
+    return TraceError(
+        f"{name} calls itself with the proxy stream without end ({len(frames)} calls deep "
+        "when Python's recursion limit stopped the trace): each call records its ops into "
+        "the graph again; give the recursion an end decided while tracing (a static "
+        f"parameter counting down, @graph(static=('depth',))), or call another function "
+        "here", (code.co_filename, frames[0].tb_lineno))
 
 
 def _refuse_result(name: str, result, fn) -> None:

@@ -38,3 +38,33 @@ def test_a_node_an_explanation_lacks_is_a_graphtrace_error_listing_the_nodes():
     assert str(info.value) == f"test_mistake_messages.py:{here('why')[1]}: 5 is no node of " \
         "graph one: name one by its index, as the listing shows it (0 or '%0', from %0 to " \
         "%0), or pass the Node"
+
+
+@cuda.jit
+def add_one(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1.0
+
+
+@gt.graph(backend="sim")
+def endless(s, x):
+    add_one[1, 32, s](x)
+    endless(s, x)   # itself
+
+
+@gt.graph(backend="sim", static=("depth",))
+def counted_down(s, x, depth):
+    add_one[1, 32, s](x)
+    if depth > 1:
+        counted_down(s, x, depth - 1)
+
+
+def test_a_graph_function_calling_itself_without_end_is_named_at_its_line():
+    x = cuda.to_device(np.zeros(4))
+    with pytest.raises(gt.TraceError, match=r"endless calls itself with the proxy stream "
+                       r"without end \(\d+ calls deep.*give the recursion an end") as info:
+        endless(x)
+    assert info.value.source == here("itself")
+    counted_down(x, 3)   # a recursion with an end is a graph as before, and traces run on
+    assert np.array_equal(x.copy_to_host(), np.full(4, 3.0))

@@ -175,7 +175,11 @@ def _bound(v) -> str:
 def element_bytes(a) -> np.ndarray:
     """A copy of the bytes of array ``a``'s elements, in C order, as uint8: a
     record's padding too, which a copy of the record array itself (field by
-    field) leaves as it finds it in new memory."""
+    field) leaves as it finds it in new memory. An axis of stride 0 (a broadcast)
+    repeats its elements: one of them stands for all, so that a view of a huge
+    logical shape over a few bytes copies those few."""
+    if a.size > 1 and 0 in a.strides:
+        a = a[tuple(slice(0, 1) if st == 0 else slice(None) for st in a.strides)]
     whole = a.view(np.dtype((np.void, a.dtype.itemsize)))   # no fields: copied whole
     return whole.copy().reshape(-1).view(np.uint8)
 

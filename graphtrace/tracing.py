@@ -21,7 +21,7 @@ from .backend import is_stream
 from .errors import ArgumentError, TraceError, user_frame
 from .names import named_values
 from .probe import _has
-from .ops._structured import record_child
+from .ops._structured import dropped_value, record_child
 from .ops.kernel import cupy_call_refusal, stream_refusal
 from .scalar import Scalar
 from .stream import Stream
@@ -187,7 +187,9 @@ def _endless(name: str, fn, e: RecursionError):
 
 def _refuse_result(name: str, result, fn) -> None:
     """A graph function returns nothing (a temporary least of all): refused at its
-    ``return`` line where one alone returns a value, else at the call's."""
+    ``return`` line where one alone returns a value, else at the call's. What an op
+    on the proxy stream returns (``lambda s, x, y: s.copy(y, x)``) is no value."""
+    result = dropped_value(result)
     if result is None:
         return
     code = getattr(inspect.unwrap(getattr(fn, "__func__", fn)), "__code__", None)

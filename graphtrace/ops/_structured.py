@@ -39,7 +39,7 @@ from ._loop_held import _function
 from ._loop_state import LoopState
 from .conditional import _NO_BOUND, CHILD, SWITCH, WHILE, rhs_value
 
-__all__ = ["structured", "record_child", "touches_any"]
+__all__ = ["structured", "record_child", "touches_any", "dropped_value"]
 
 
 def _condition_buffer(t, array, what: str) -> Buffer:
@@ -232,9 +232,7 @@ def _refuse_result(body, result, what: str, source) -> None:
     would be dropped, so it is refused (as a graph function's result is). What
     recording returns (None, a node, a stream; a lambda's tuple of launches) is
     no value."""
-    kept = (Node, _Recorded, ProxyStream)
-    value = next((v for v in leaves(result) if v is not None and not isinstance(v, kept)),
-                 None) if result is not None else None
+    value = dropped_value(result)
     if value is None:
         return
     tmp = returned(value)
@@ -244,6 +242,17 @@ def _refuse_result(body, result, what: str, source) -> None:
         f"{what[:-5]}(..., body={getattr(body, '__name__', 'fn')}) returned {thing}: a body "
         "runs on the device and returns nothing (the value would be dropped); write its "
         "results into arrays, or a temporary made outside the body", source)
+
+
+def dropped_value(result):
+    """What of a body's or a graph function's ``result`` would be a value dropped:
+    None where it holds only what recording returns (None, a node of ``s.copy`` or
+    ``s.memset``, a stream, a body given as ``body=``; a lambda's tuple of them)."""
+    if result is None:
+        return None
+    kept = (Node, _Recorded, ProxyStream)
+    return next((v for v in leaves(result) if v is not None and not isinstance(v, kept)),
+                None)
 
 
 def _refuse_arity(body, names, what: str, source) -> None:

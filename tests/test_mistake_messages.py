@@ -68,3 +68,31 @@ def test_a_graph_function_calling_itself_without_end_is_named_at_its_line():
     assert info.value.source == here("itself")
     counted_down(x, 3)   # a recursion with an end is a graph as before, and traces run on
     assert np.array_equal(x.copy_to_host(), np.full(4, 3.0))
+
+
+@cuda.jit
+def scale(x, a, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i]
+
+
+def test_a_stream_parameter_put_last_is_named_with_the_signature_to_write():
+    @gt.graph(backend="sim")
+    def f(x, y, s):
+        scale[1, 32, s](x, 2.0, y)   # last
+    with pytest.raises(gt.StreamError, match=r"numba kernel scale launched on parameter s "
+                       r"of f, which holds a \w+, not a stream: graphtrace passes the proxy "
+                       r"stream to the first parameter \(x\).*def f\(s, x, y\)") as info:
+        f(cuda.to_device(np.arange(4.0)), cuda.device_array(4))
+    assert info.value.source == here("last")
+
+
+def test_a_real_stream_inside_a_trace_is_still_named_as_one():
+    stream = cuda.stream()
+
+    @gt.graph(backend="sim")
+    def f(s, x, y):
+        scale[1, 32, stream](x, 2.0, y)
+    with pytest.raises(gt.StreamError, match="launched on a real stream inside a trace"):
+        f(cuda.to_device(np.arange(4.0)), cuda.device_array(4))

@@ -17,12 +17,12 @@ import numbers
 import numpy as np
 
 from ..buffers import Buffer, has_gaps
-from ..context import ProxyStream
+from ..context import ProxyStream, current_tracer
 from ..errors import ArgumentError, KernelArgumentError
 from ..scalar import Scalar
 
 __all__ = ["Adapter", "Declared", "ADAPTERS", "MODULES", "adapter_for", "untyped_number",
-           "untyped_error"]
+           "untyped_error", "misplaced_stream"]
 
 # (predicate(obj) -> bool, factory(obj) -> Adapter), tried in order.
 ADAPTERS: list = []
@@ -288,3 +288,31 @@ def untyped_number(a):
             and not isinstance(v, numbers.Real) else "float(x) passes it as a float"
         return f"a {type(v).__name__} ({how})"
     return None
+
+
+def misplaced_stream(where) -> str | None:
+    """Where a launch's stream ``where`` is what a parameter of the traced graph
+    function holds, not a stream (``def f(x, y, s)`` called as ``f(X, Y)``: ``s`` holds
+    Y, and ``x`` the proxy stream): which parameter it is, why, and the signature to
+    write (a message's end: "launched on parameter s of f, ..."); else None."""
+    t = current_tracer()
+    given = getattr(t, "given", None) or {}
+    if isinstance(where, Scalar):
+        param = where._param if where._param in given else None
+    elif where is None or isinstance(where, (numbers.Number, str)):   # (by identity: not
+        return None                                                 # a small int's)
+    else:
+        param = next((k for k, v in given.items() if v is where), None)
+    if param is None:
+        return None
+    names = list(given)
+    lead = names[:1] if getattr(t, "self_param", None) else []
+    stream = names[len(lead)]
+    if param == stream:
+        return None
+    fixed = ", ".join(lead + [param] + [n for n in names[len(lead):] if n != param])
+    what = "a number" if isinstance(where, Scalar) else f"a {type(where).__name__}"
+    return (f"parameter {param} of {t.name}, which holds {what}, not a stream: graphtrace passes the proxy stream to the first "
+            f"parameter{' after ' + lead[0] if lead else ''} ({stream}) and the call's "
+            f"arguments to the ones after it, in order; make the stream parameter the "
+            f"first: def {t.name}({fixed})")

@@ -21,7 +21,7 @@ from .._driver import driver
 from ..buffers import Buffer
 from ..context import ProxyStream, current_tracer
 from ..errors import KernelArgumentError, StreamError
-from ._adapter import ADAPTERS
+from ._adapter import ADAPTERS, misplaced_stream
 from ._cupy import demangled
 from ._reference import ReferenceAdapter
 
@@ -95,6 +95,9 @@ def launch(stream, config, kernel, *kernel_args):
     if isinstance(stream, ProxyStream):
         return stream.launch(kernel, config, *kernel_args)
     if current_tracer() is not None:
+        misplaced = misplaced_stream(stream)
+        if misplaced is not None:
+            raise StreamError(f"a kernel launched on {misplaced}")
         raise StreamError(
             "a kernel launched on a real stream inside a trace: it would run now and "
             "escape the graph; launch it on the proxy stream, launch(s, config, kernel, "

@@ -20,7 +20,7 @@ from ..temporary import is_temporary
 from ..tree import leaves
 from .base import record_args
 from . import kernel as _kernel
-from ._adapter import adapter_for
+from ._adapter import adapter_for, misplaced_stream
 from .kernel import record_launch
 
 __all__ = []
@@ -127,6 +127,9 @@ def _not_a_proxy(name: str, cfg: tuple, module: str = "") -> str:
                 "no stream (numba's default one; a stream= keyword in the call is not "
                 "numba's): it would run now and escape the graph; launch it on the proxy "
                 "stream, kernel[grid, block, s](...)")
+    misplaced = misplaced_stream(where)
+    if misplaced is not None:
+        return f"numba kernel {name} launched on {misplaced}"
     return (f"numba kernel {name} launched on a real stream inside a trace: it would run "
             "now and escape the graph; launch it on the proxy stream, "
             "kernel[grid, block, s](...)")

@@ -7,6 +7,7 @@ signature read again after the code was replaced in place) and ``signature``.
 """
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import types
@@ -162,6 +163,8 @@ class CallSignature:
             bound = self._sig.bind(*args[:self._lead], None, *args[self._lead:], **kwargs)
         except TypeError as e:
             hint = self._count_hint(args) if "too many positional" in str(e) else ""
+            if "missing" in str(e):   # a misspelt keyword: Python names it, bind does not
+                hint += self._unexpected_hint(kwargs)
             first = next(iter(self._sig.parameters), None)
             if first == "cls":   # @classmethod over it
                 hint += ("; a classmethod cannot be a graph function: decorate a plain "
@@ -217,6 +220,23 @@ class CallSignature:
                 f"again)")
         self._sig, self._signed = sig, signed(self.fn)
         self._mutable_defaults = _mutable_defaults(sig)
+
+    def _unexpected_hint(self, kwargs) -> str:
+        """The keywords no parameter takes, as Python names them, with the parameter
+        each may be a misspelling of."""
+        params = self._sig.parameters
+        if any(p.kind is p.VAR_KEYWORD for p in params.values()):
+            return ""
+        takes = [n for n, p in params.items() if n != self._stream_param and
+                 p.kind not in (p.POSITIONAL_ONLY, p.VAR_POSITIONAL)]
+        hint = ""
+        for k in kwargs:
+            if k not in params:
+                near = difflib.get_close_matches(k, takes, n=1, cutoff=0.5) or \
+                    [n for n in takes if n[:1] == k[:1]][:1]
+                hint += f"; got an unexpected keyword argument {k!r}" + (
+                    f" (meant {near[0]!r}?)" if near else "")
+        return hint
 
     def _count_hint(self, args) -> str:
         """For a call with too many positional arguments: how many the function takes,

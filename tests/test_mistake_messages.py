@@ -96,3 +96,12 @@ def test_a_real_stream_inside_a_trace_is_still_named_as_one():
         scale[1, 32, stream](x, 2.0, y)
     with pytest.raises(gt.StreamError, match="launched on a real stream inside a trace"):
         f(cuda.to_device(np.arange(4.0)), cuda.device_array(4))
+
+
+def test_a_misspelt_keyword_is_named_with_the_missing_parameter():
+    @gt.graph(backend="sim")
+    def step(s, x, y, a):
+        scale[1, 32, s](x, a, y)
+    with pytest.raises(gt.ArgumentError, match=r"missing a required argument: 'a'; got an "
+                       r"unexpected keyword argument 'alpha' \(meant 'a'\?\)"):
+        step(cuda.to_device(np.arange(4.0)), cuda.device_array(4), alpha=2.0)

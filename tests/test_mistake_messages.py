@@ -105,3 +105,16 @@ def test_a_misspelt_keyword_is_named_with_the_missing_parameter():
     with pytest.raises(gt.ArgumentError, match=r"missing a required argument: 'a'; got an "
                        r"unexpected keyword argument 'alpha' \(meant 'a'\?\)"):
         step(cuda.to_device(np.arange(4.0)), cuda.device_array(4), alpha=2.0)
+
+
+@pytest.mark.parametrize("value", [np.array(2.0), np.array([2.0])])
+def test_a_memset_value_given_as_an_array_says_to_pass_its_number(value):
+    @gt.graph(backend="sim")
+    def ms(s, d, v):
+        s.memset(d, v)   # memset
+    with pytest.raises(gt.ArgumentError, match=r"memset value is an? (0-d )?array, not a "
+                       r"number.*pass its number as the argument instead \(f\(..., "
+                       r"float\(v\)\)") as info:
+        ms(cuda.device_array(10), value)
+    assert "TracedHostArray" not in str(info.value)
+    assert info.value.source == here("memset")

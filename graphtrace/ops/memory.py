@@ -214,6 +214,14 @@ def record_memset(stream, dst, value):
             f"memset of {d.label or 'an array'}, which holds strings ({d.dtype}): a number "
             "would be written as its text; memset a view of its bytes instead "
             "(x.view(np.uint8)), or fill it with a kernel")
+    if isinstance(current, np.ndarray) or is_array(current):
+        zero_d = getattr(current, "ndim", None) == 0
+        raise ArgumentError(
+            f"memset value is {'a 0-d' if zero_d else 'an'} array, not a number: a memset "
+            "node holds its value, which a later call's array or a change in place would "
+            "not reach; pass its number as the argument instead (f(..., float(v)): a "
+            "dynamic number, which each call rebinds), or fill with a kernel that reads "
+            "the array")
     if not isinstance(current, (int, float, complex, bool, np.generic)):
         raise ArgumentError(f"memset value must be a number (int, float, bool, complex or "
                             f"a numpy scalar), not {type(current).__name__}")

@@ -15,11 +15,14 @@ import threading
 from . import log
 from .buffers import Buffer
 from .ir import Graph
+from .ops.base import Op
 from .scalar import Scalar, same_value
 from .temporary import owned_moves
 from .tree import leaves
 
 __all__ = ["Binding", "changed_scalars"]
+
+_NO_CHECK = Op.check_values   # an op that does not override it checks nothing
 
 
 def changed_scalars(new: list, old: list) -> list[int]:
@@ -27,6 +30,16 @@ def changed_scalars(new: list, old: list) -> list[int]:
     -0.0 from 0.0)."""
     return [j for j, (v, was) in enumerate(zip(new, old))
             if v is not was and (type(v) is not type(was) or not same_value(v, was))]
+
+
+def _like(a):
+    """What a number check reads of a recorded argument: a dynamic number's slot, an
+    array's dtype, another value's type."""
+    if isinstance(a, Scalar):
+        return "slot", a.slot
+    if isinstance(a, Buffer):
+        return "array", a.dtype.str
+    return "value", type(a)
 
 
 class Binding:
@@ -52,6 +65,7 @@ class Binding:
         self._owned = owned_moves(ir, self.allocate, getattr(self, "_device_id", None)) \
             if ir.temporaries else {}
         self._user_lists = None   # (users of each array slot, of each scalar slot)
+        self._checks = None   # per scalar slot, the nodes refuse_numbers asks
 
     @property
     def node_count(self) -> int:
@@ -130,10 +144,34 @@ class Binding:
         changed = changed_scalars(svals, self._svals)
         if not changed:
             return
-        users, by_index = self.users()[1], self._nodes_by_index()
+        if self._checks is None:
+            self._checks = self._number_checks()
         value_of = lambda x: svals[x.slot] if isinstance(x, Scalar) else x   # noqa: E731
-        for i in sorted({i for j in changed for i in users[j]}):
-            by_index[i].op.check_values(value_of, by_index[i])
+        for node in sorted({n for j in changed for n in self._checks[j]},
+                           key=lambda n: n.index):
+            node.op.check_values(value_of, node)
+
+    def _number_checks(self) -> list:
+        """Per scalar slot, the nodes ``refuse_numbers`` asks: of the nodes alike in
+        what a check reads (op, kernel, each argument's slot or dtype, attributes), the
+        first, which answers for them all (a launch repeated a thousand times is
+        asked once per call)."""
+        users, by_index = self.users()[1], self._nodes_by_index()
+        out = []
+        for nodes in users:
+            seen, kept = set(), []
+            for i in nodes:
+                node = by_index[i]
+                if type(node.op).check_values is _NO_CHECK:
+                    continue
+                key = (type(node.op), id(node.target), repr(node.attrs), tuple(
+                    tuple(map(_like, leaves(a))) if type(a) in (tuple, list, dict) else
+                    _like(a) for a in node.args))
+                if key not in seen:
+                    seen.add(key)
+                    kept.append(node)
+            out.append(kept)
+        return out
 
     def bind(self, objs: list, ptrs: list[int], svals: list) -> list:
         """Take new arguments; return the nodes whose values changed."""

@@ -48,3 +48,23 @@ def test_an_int_in_the_traced_numba_type_rebinds():
     g(-2**63, out)
     assert int(out.copy_to_host()[0]) == -2**63
     assert g.cache_info().misses == 1
+
+
+def test_launches_alike_are_asked_once_and_an_unlike_node_still_is():
+    """refuse_numbers asks one of the nodes alike in what a check reads: a memset of
+    int8 after many launches taking the same number still refuses 300."""
+    @gt.graph(backend="sim")
+    def g(s, a, out, small):
+        for _ in range(20):
+            store[1, 1, s](a, out)
+        s.memset(small, a)   # fill
+    out = cuda.to_device(np.zeros(1, np.int64))
+    small = cuda.to_device(np.zeros(2, np.int8))
+    g(1, out, small)
+    with pytest.raises(gt.ArgumentError, match="300") as info:
+        g(300, out, small)
+    assert info.value.source == (os.path.abspath(__file__), line_of(__file__, "fill"))
+    with pytest.raises(gt.KernelArgumentError, match="does not fit numba type int64"):
+        g(2 ** 63, out, small)
+    g(5, out, small)
+    assert int(out.copy_to_host()[0]) == 5 and small.copy_to_host().tolist() == [5, 5]

@@ -160,7 +160,11 @@ class Tracing:
                 raise
             raise endless from None
         finally:
-            t.nested, t.inlined[self] = t.nested - 1, depth
+            t.nested -= 1
+            if depth:
+                t.inlined[self] = depth
+            else:   # a tracer kept past its trace (by a temporary) holds no function
+                del t.inlined[self]
         _refuse_result(self.__name__, result, self.fn)
 
 

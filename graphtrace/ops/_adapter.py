@@ -312,7 +312,8 @@ def misplaced_stream(where) -> str | None:
         return None
     fixed = ", ".join(lead + [param] + [n for n in names[len(lead):] if n != param])
     what = "a number" if isinstance(where, Scalar) else f"a {type(where).__name__}"
-    return (f"parameter {param} of {t.name}, which holds {what}, not a stream: graphtrace passes the proxy stream to the first "
-            f"parameter{' after ' + lead[0] if lead else ''} ({stream}) and the call's "
-            f"arguments to the ones after it, in order; make the stream parameter the "
-            f"first: def {t.name}({fixed})")
+    return (f"parameter {param} of {t.name}, which holds {what}, not a stream: graphtrace "
+            f"passes the proxy stream to the first parameter"
+            f"{' after ' + lead[0] if lead else ''} ({stream}) and the call's arguments to "
+            f"the ones after it, in order; make the stream parameter the first: "
+            f"def {t.name}({fixed})")

@@ -77,7 +77,6 @@ def _kernel_like(v) -> bool:
 _PARAMETER = object()   # the key of a name the root function's parameter has
 
 
-
 class Reach:
     """The (function, name) places that hold arrays or helpers, from one root.
 
@@ -286,9 +285,10 @@ class Reach:
                     if name in read and _is_value(v) and loads(code, name):   # a setting
                         self._chains.append((fn, _chain(name, ()), None))   # till changed
                 continue
-            if _has(v, "py_func"):   # a numba kernel: numba freezes what it reaches,
-                self.places.append((fn, name, None, False))   # but for the device
-                self._devices(v.py_func, seen, depth + 1)   # functions it calls by name
+            if _has(v, "py_func") or _has(v, "intents") and _has(_attr(v, "kernel"), "py_func"):
+                self.places.append((fn, name, None, False))   # a numba kernel (gt.kernel's
+                kern = v.kernel if _has(v, "intents") else v   # too): numba freezes what
+                self._devices(kern.py_func, seen, depth + 1)   # it reaches, not its device fns
                 continue
             inner = _followed(v.func if isinstance(v, partial) else v)
             if inner is not None:

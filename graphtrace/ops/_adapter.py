@@ -171,17 +171,35 @@ class Declared(Adapter):
     """A kernel with intents (and opacity) declared by ``gt.kernel``."""
 
     def __init__(self, inner: Adapter, intents, opaque, name=None):
-        super().__init__(inner.kernel, name or inner.name, inner.params,
-                         list(intents) if intents is not None else inner.intents,
-                         opaque or inner.opaque, inner.vararg)
+        self.given = list(intents) if intents is not None else None, bool(opaque)
+        super().__init__(inner.kernel, name or inner.name, inner.params, None, opaque,
+                         inner.vararg)
+        self.follow(inner)
+
+    def follow(self, inner: Adapter) -> None:
+        """Take what the kernel's adapter knows: at the declaration, and again where
+        graphtrace makes the kernel a new one (a device function it calls defined
+        again: ``_numba._drop_stale_adapters``)."""
         self.inner, self.library = inner, inner.library
+        self.params, self.vararg = inner.params, inner.vararg
+        self.intents = self.given[0] if self.given[0] is not None else inner.intents
         self.valid_types = inner.valid_types   # its validate is the inner one's
         self.raw_pointers = inner.raw_pointers
         self.cooperative_reason = inner.cooperative_reason
         self.handle_is_function = inner.handle_is_function
 
+    @property
+    def opaque(self) -> bool:
+        """Declared so, or the kernel's adapter finds it so (now: a global it reads
+        may come to hold a device array after the declaration)."""
+        return self.given[1] or self.inner.opaque
+
+    @opaque.setter
+    def opaque(self, value) -> None:
+        self.given = self.given[0], bool(value)
+
     def _declared(self) -> tuple:
-        return (id(self.inner.kernel), tuple(self.intents or ()), bool(self.opaque), self.name)
+        return (id(self.inner.kernel), tuple(self.given[0] or ()), self.given[1], self.name)
 
     def __eq__(self, other):
         """The same declaration of the same kernel: made again (a notebook cell run

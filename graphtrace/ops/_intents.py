@@ -59,7 +59,7 @@ import numpy as np
 from ._aliases import (_A, _BUILTINS, _CUDA_INTS, _E, _M, _METADATA, _NONE, _P, _T, _TUPLES,
                        _VIEW_METHODS, Intents, _cuda_kind, _cuda_name, _dotted, _elem, _flat,
                        _full, _index, _is_element, _join, _loose, _names, _pack)
-from ._kernel_source import _device_globals, _parse, resolve_dotted
+from ._kernel_source import _parse, reached_globals, resolve_dotted
 from ..probe import _attr, _has
 
 __all__ = ["analyze", "infer_intents", "vararg_intent", "writes_outside"]
@@ -586,7 +586,7 @@ def writes_outside(py_func) -> frozenset:
     device array a kernel reaches by name is memory it is not given, read or
     written): empty without source for the first."""
     result = analyze(py_func)
-    return (frozenset() if result is None else result.outside) | _device_globals(py_func)
+    return (frozenset() if result is None else result.outside) | reached_globals(py_func)
 
 
 def vararg_intent(py_func) -> str | None:

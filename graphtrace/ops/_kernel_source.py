@@ -8,23 +8,25 @@ the closure cells of a kernel and its device functions hold (``closure_values``)
 from __future__ import annotations
 
 import ast
+import builtins
 import dis
 import inspect
 import linecache
 import re
 import textwrap
 import unicodedata
+import weakref
 
 import numpy as np
 
 from ..arrays import is_array
-from ..chains import lookup as _lookup
+from ..chains import MISSING, lookup as _lookup
 from ..names import name_chains
 from ..probe import _attr, _has
 from ..tree import children
 from ..values import _MAX_DEPTH
 
-__all__ = ["closure_values", "resolve_dotted"]
+__all__ = ["closure_values", "reached_globals", "resolve_dotted", "unsettled"]
 
 
 def resolve_dotted(py_func, dotted: str, quick: bool = False):
@@ -117,12 +119,7 @@ def _device_globals(py_func, depth: int = 0, seen=None) -> frozenset:
         return frozenset()
     seen = set() if seen is None else seen
     seen.add(id(py_func))
-    scope = dict(getattr(py_func, "__globals__", {}))
-    for name, cell in zip(code.co_freevars, getattr(py_func, "__closure__", None) or ()):
-        try:
-            scope[name] = cell.cell_contents
-        except ValueError:
-            pass
+    scope = _scope(py_func, code)
     out = set()
     by_getattr = "getattr" in code.co_names   # getattr(mod, "G"): a constant name
     for name, v in name_chains(code, scope, _LOADS):
@@ -132,6 +129,53 @@ def _device_globals(py_func, depth: int = 0, seen=None) -> frozenset:
                 _holds_device_arrays(x, depth + 1, seen) for x in _attributes_of(v)):
             out.add(name)
     return frozenset(out)
+
+
+def reached_globals(py_func) -> frozenset:
+    """``_device_globals`` of ``py_func`` now, and those it was found to reach before:
+    where a device function it calls was defined again without its read of one, numba
+    runs the old version where it compiled the kernel before (either counts)."""
+    reached = _device_globals(py_func)
+    try:
+        reached = _reached[py_func] = _reached.get(py_func, frozenset()) | reached
+    except TypeError:   # (a function that takes no weak reference)
+        pass
+    return reached
+
+
+_reached: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # py_func -> names
+
+
+def _scope(py_func, code) -> dict:
+    """The global names of ``py_func``, and its bound closure cells by their names."""
+    scope = dict(getattr(py_func, "__globals__", {}))
+    for name, cell in zip(code.co_freevars, getattr(py_func, "__closure__", None) or ()):
+        try:
+            scope[name] = cell.cell_contents
+        except ValueError:
+            pass
+    return scope
+
+
+def unsettled(py_func, depth: int = 0, seen=None) -> bool:
+    """Whether ``py_func``, or a numba device function it names, loads a global or
+    closure name (or an attribute chain off one) that holds None or nothing yet (a
+    device array allocated later, ``LUT = None`` till ``init()``; a device function
+    defined further down the module): what it reaches by name may still become a
+    device array, so ``_device_globals`` is asked again at later traces."""
+    code = getattr(py_func, "__code__", None)
+    if code is None or depth > _MAX_DEPTH:
+        return False
+    seen = set() if seen is None else seen
+    seen.add(id(py_func))
+    for name, v in name_chains(code, _scope(py_func, code), _LOADS):
+        if v is None or v is MISSING and not (name.isidentifier() and
+                                              hasattr(builtins, name)):
+            return True
+        if _has(v, "py_func") and id(v.py_func) not in seen and \
+                unsettled(v.py_func, depth + 1, seen):
+            return True
+    return False
 
 
 def _attributes_of(v) -> list:
@@ -150,8 +194,9 @@ def _holds_device_arrays(v, depth: int, seen: set) -> bool:
     of ``seen``), or a list, tuple or dict holding one of those, nested ones too,
     as deep as graphtrace walks containers (``values._MAX_DEPTH``): deeper, one
     that may hold anything is taken to hold one."""
-    if is_array(v):
-        return not isinstance(v, np.ndarray)
+    if is_array(v):   # numba-cuda's managed and mapped arrays are numpy arrays with
+        return not isinstance(v, np.ndarray) or \
+            _has(type(v), "__cuda_array_interface__")   # its device pointer compiled in
     if _has(v, "py_func"):
         return id(v.py_func) not in seen and (
             depth >= _MAX_DEPTH or bool(_device_globals(v.py_func, depth + 1, seen)))

@@ -29,7 +29,7 @@ from ..tree import leaves, materialize, tree_map
 from ._aliases import _dotted
 from ._intents import (analyze, calls_device_functions, infer_intents, stale as _intents_stale,
                        vararg_intent, writes_outside)
-from ._kernel_source import _parse, closure_values, resolve_dotted
+from ._kernel_source import _parse, closure_values, resolve_dotted, unsettled
 from ._numba_sim import is_device_function, run_numba_kernel
 from . import kernel as _kernel
 from ._adapter import ADAPTERS, Adapter, untyped_error, untyped_number
@@ -91,6 +91,8 @@ class NumbaAdapter(Adapter):
                                          for x in leaves(v)))
         if calls_device_functions(py_func):   # watched for new versions of them
             _with_devices[id(k)] = self
+        if not self.opaque and unsettled(py_func):   # LUT = None till init(): asked
+            _unsettled[id(k)] = self                 # again as each trace starts
 
     def validate(self, args) -> None:
         if self.debug:
@@ -435,4 +437,24 @@ def _drop_stale_adapters():
     stale = [kid for kid, a in _with_devices.items() if _intents_stale(a.kernel.py_func)]
     for kid in stale:
         del _with_devices[kid]
+        _unsettled.pop(kid, None)
         _kernel.forget(kid)
+
+
+# id(kernel) -> the NumbaAdapter, not opaque, of a kernel naming a global that holds None
+# or nothing yet (a device array allocated later, a device function defined below)
+_unsettled: dict = {}
+
+
+@on_trace_start
+def _settle_opacity():
+    """A kernel made known (launched, or declared with gt.kernel) before a global it
+    reads or writes holds its device array (``LUT = None`` till ``init()``) is made
+    opaque at the first trace after it does: numba compiles in the array the global
+    holds then. The gt.kernel wrappers of the adapter read its opacity."""
+    for kid, a in list(_unsettled.items()):
+        py_func = a.kernel.py_func
+        if writes_outside(py_func):
+            a.opaque = True
+        if a.opaque or not unsettled(py_func):
+            del _unsettled[kid]

@@ -13,6 +13,7 @@ simulates the node.
 from __future__ import annotations
 
 import re
+import weakref
 
 import numpy as np
 
@@ -41,8 +42,23 @@ __all__ = ["Adapter", "ADAPTERS", "MODULES", "adapter_for",   # (those four: _ad
 def forget(kid: int) -> None:
     """Drop the adapter of the kernel of id ``kid`` and every launch kind cached with
     it: the next launch makes them again."""
-    _cache.pop(kid, None)
+    hit = _cache.pop(kid, None)
     _launches.clear()
+    for d in [r() for r in _wrappers.pop(kid, ())]:   # gt.kernel's wrappers of the dropped adapter take the new one
+        if d is not None and hit is not None and d.inner is hit[1]:
+            d.follow(adapter_for(hit[0]))
+            _wrap(hit[0], d)
+
+
+# id(kernel) -> weak references to the gt.kernel wrappers (Declared) of its cached adapter
+_wrappers: dict = {}
+
+
+def _wrap(k, declared: Declared) -> Declared:
+    """Remember ``declared`` as a wrapper of the adapter of kernel ``k``, to follow it."""
+    refs = _wrappers.setdefault(id(k), [])
+    refs[:] = [r for r in refs if r() is not None] + [weakref.ref(declared)]
+    return declared
 
 
 _MODES = {"in": "r", "out": "w", "inout": "rw", "r": "r", "w": "w", "rw": "rw"}
@@ -86,7 +102,8 @@ def kernel(k, intents=None, *, name: str | None = None, opaque: bool = False) ->
         raise ArgumentError(f"{len(intents)} intents for kernel {inner.name}, which has "
                             f"{len(inner.params)} parameters ({', '.join(inner.params)})"
                             + (f" and *{inner.vararg}" if inner.vararg else ""))
-    return Declared(inner, intents, opaque, name)
+    declared = Declared(inner, intents, opaque, name)
+    return _wrap(k, declared) if by_name is None else declared
 
 
 def _device_only(adapter):

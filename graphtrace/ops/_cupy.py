@@ -75,10 +75,16 @@ class CupyAdapter(ReferenceAdapter):
 
     def __init__(self, k):
         name = source_name(k)
-        self.signature = parse_signature(k.code, name, getattr(k, "options", ()))
-        super().__init__(k, name, [p.name for p in self.signature],
-                         ["r" if p.const else "rw" if p.pointer else "r"
-                          for p in self.signature])
+        try:
+            self.signature = parse_signature(k.code, name, getattr(k, "options", ()))
+        except ValueError as e:   # launches refuse it (validate); gt.kernel's intents
+            self.signature, self.unread = [], str(e)   # may be declared meanwhile
+            super().__init__(k, name)
+        else:
+            self.unread = None
+            super().__init__(k, name, [p.name for p in self.signature],
+                             ["r" if p.const else "rw" if p.pointer else "r"
+                              for p in self.signature])
         if getattr(k, "enable_cooperative_groups", False):
             self.cooperative_reason = ("is built with enable_cooperative_groups=True, which "
                                        "cupy launches cooperatively")
@@ -92,6 +98,8 @@ class CupyAdapter(ReferenceAdapter):
     def validate(self, args) -> None:
         """Check at record time that every argument can be packed: the usual cases
         by type alone, the others as ``pack`` takes them (which raises)."""
+        if self.unread is not None:
+            self._refuse_unread()
         by_type = True
         for p, kind, scalar, a in zip(self.signature, self._kinds, self._types, args):
             t = type(a)
@@ -106,6 +114,20 @@ class CupyAdapter(ReferenceAdapter):
             self._pack_slow(p, a, a._value if t is Scalar else a)
         if by_type and len(args) == len(self.signature):
             self.valid_types.add(tuple(map(type, args)))
+
+    def _refuse_unread(self):
+        """The launch of a kernel whose C parameters the source does not tell."""
+        param = re.match(r"cannot read kernel parameter '(.*)'$", self.unread)
+        why = (f"its parameter {param.group(1)} is of a C type graphtrace cannot read; "
+               "take it as a void* (or an unsigned long long) and cast it in the kernel"
+               if param else
+               f"{self.unread} (a name made by a macro, T##_name, is not expanded); add a "
+               f"plain declaration of it to the source, extern \"C\" __global__ void "
+               f"{self.name}(const float* x, float* y, int n); with its own parameters")
+        raise KernelArgumentError(
+            f"cupy kernel {self.name}: graphtrace packs each argument as the C type of its "
+            f"parameter, read off the kernel's source, and cannot read them: {why} "
+            "(intents declared with gt.kernel(k, intents) do not tell the C types)")
 
     def compile(self, args):
         """The kernel as cupy loaded it for the current device (the graph's): cupy keeps

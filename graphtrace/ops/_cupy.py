@@ -276,11 +276,11 @@ def raw_module_function(module, name: str) -> CupyAdapter:
             f"({', '.join(map(repr, expressions)) or 'none given'}): cupy compiles only "
             "the template instances named there; add it to "
             "RawModule(..., name_expressions=[...])")
-    try:
-        adapter = CupyAdapter(_ModuleFunction(module, name))
-    except ValueError as e:   # no such kernel in the source
-        raise ArgumentError(f"gt.kernel(module, name={name!r}): {e}; name a __global__ "
-                            "function of the RawModule's code") from None
+    adapter = CupyAdapter(_ModuleFunction(module, name))
+    if adapter.unread is not None:   # no such kernel in the source
+        raise ArgumentError(f"gt.kernel(module, name={name!r}): {adapter.unread}; name a "
+                            "__global__ function of the RawModule's code (one named by a "
+                            "macro's ##: add a plain declaration of it to the code)")
     _functions[(id(module), name)] = (module, adapter)
     return adapter
 

@@ -22,6 +22,7 @@ import numpy as np
 from ..arrays import is_array
 from ..chains import MISSING, lookup as _lookup
 from ..names import name_chains
+from ..owners import _library
 from ..probe import _attr, _has
 from ..tree import children
 from ..values import _MAX_DEPTH
@@ -137,10 +138,12 @@ def reached_globals(py_func) -> frozenset:
     runs the old version where it compiled the kernel before (either counts)."""
     reached = _device_globals(py_func)
     try:
-        reached = _reached[py_func] = _reached.get(py_func, frozenset()) | reached
+        before = _reached.get(py_func, frozenset())
+        if not reached <= before:
+            _reached[py_func] = before | reached
+        return before | reached
     except TypeError:   # (a function that takes no weak reference)
-        pass
-    return reached
+        return reached
 
 
 _reached: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # py_func -> names
@@ -168,9 +171,13 @@ def unsettled(py_func, depth: int = 0, seen=None) -> bool:
         return False
     seen = set() if seen is None else seen
     seen.add(id(py_func))
+    values: dict = {}
     for name, v in name_chains(code, _scope(py_func, code), _LOADS):
-        if v is None or v is MISSING and not (name.isidentifier() and
-                                              hasattr(builtins, name)):
+        values[name] = v
+        head = name.rpartition(".")[0]
+        if head and (values.get(head, MISSING) is MISSING or _library(values[head])):
+            continue   # numba's cuda.grid and kin, read dynamically; np.newaxis
+        if v is None or v is MISSING and (head or not hasattr(builtins, name)):
             return True
         if _has(v, "py_func") and id(v.py_func) not in seen and \
                 unsettled(v.py_func, depth + 1, seen):

@@ -44,9 +44,9 @@ def forget(kid: int) -> None:
     it: the next launch makes them again."""
     hit = _cache.pop(kid, None)
     _launches.clear()
-    for d in [r() for r in _wrappers.pop(kid, ())]:   # gt.kernel's wrappers of the dropped adapter take the new one
-        if d is not None and hit is not None and d.inner is hit[1]:
-            d.follow(adapter_for(hit[0]))
+    for d in [r() for r in _wrappers.pop(kid, ())]:   # gt.kernel's wrappers of the
+        if d is not None and hit is not None and d.inner is hit[1]:   # dropped adapter
+            d.follow(adapter_for(hit[0]))   # take the new one
             _wrap(hit[0], d)
 
 

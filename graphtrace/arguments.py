@@ -27,6 +27,7 @@ from .arrays import as_buffer, geometry_reader, is_array
 from .buffers import _Intent
 from .errors import ArgumentError, GraphtraceError, format_source, raised_by_program
 from .first_reads import read_first
+from .made_functions import function_key
 from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespace_values, \
     _object_key, _valued, key_objects, made_reads
 from .owners import _library, own_class, own_object
@@ -349,12 +350,14 @@ class Call:
                 return ("static", type(v), _Held(by_value(v)))
             values = _function_values(v, path[0] in self._holdings.hosted_params)
             if values:   # a function reading values a trace bakes in: them too
-                return ("function", type(v), value_key(v), values)
+                return ("function", type(v), function_key(v), values)
             values = _namespace_values(v, self._holdings.loaded)
             if values:   # step(out, Cfg) reading cfg.lr: Cfg.lr too
                 return ("namespace", type(v), value_key(v), values)
             if type(v) is frozenset:   # {-0.0} apart from {0.0}, {1} from {1.0}: each
                 return ("static", frozenset, _Held(v))   # item by value and type
+            if type(v) is types.FunctionType:   # a lambda made anew at every call: by
+                return ("static", type(v), function_key(v))   # its code and cells
             return ("static", type(v), value_key(v))
         if _TOO_DEEP in seen:
             self._holdings.warn_deep([f"an object argument {path_str(path)} holds"])

@@ -8,6 +8,7 @@ callbacks change, or draws a number on the host (``host_draws.py``).
 """
 from __future__ import annotations
 
+import dataclasses
 import functools
 import numbers
 import warnings
@@ -20,7 +21,9 @@ from .arguments import path_str
 from .chain_steps import item_change_line
 from .errors import format_source, user_frame
 from .host_draws import host_draws
+from .made_functions import MadeFunction
 from .object_keys import Identity
+from .owners import _library
 from .probe import _repr
 
 __all__ = ["RetraceWarning", "StateWarning", "CallWarnings"]
@@ -139,6 +142,38 @@ def _made_anew(entry) -> bool:
         type(entry[2]) is Identity
 
 
+def _made_functions(entries) -> bool:
+    """Whether a parameter's key entries are functions of one code made anew at each
+    call (``made_functions.MadeFunction``), the values their cells hold differing."""
+    made = [e[2] for e in entries if type(e) is tuple and len(e) > 2 and
+            e[0] in ("static", "function") and type(e[2]) is MadeFunction]
+    return len(made) == len(entries) and len({m.code for m in made}) == 1
+
+
+def _fresh_advice(fresh) -> str:
+    """The retrace warning's advice for objects made anew at each call: their values
+    read repeat, but each is keyed by identity. A class of the program's own may be
+    made a frozen dataclass; a ``SimpleNamespace`` (another library's class, a
+    dataclass that is not frozen) is replaced by a frozen dataclass or a ``NamedTuple``."""
+    names = ", ".join(p for p, _ in fresh)
+    classes = {v[1] for _, seen in fresh for v in seen}
+    unread = [p for p, seen in fresh if all(not v[3:] or v[3:] == ((),) for v in seen)]
+    mine = all(c.__module__ not in ("types", "builtins") and not _library(c) for c in classes)
+    thawed = sorted(f"{c.__qualname__} (a dataclass not frozen)" if dataclasses.is_dataclass(c)
+                    else c.__qualname__ for c in classes
+                    if not mine or dataclasses.is_dataclass(c) and
+                    not c.__dataclass_params__.frozen)
+    make = f"pass a frozen dataclass or a typing.NamedTuple in place of {', '.join(thawed)}" \
+        if thawed else "make its class a frozen dataclass"
+    return (f"argument(s) {names} are objects "
+            + ("of the program's own" if mine else "made anew at each call")
+            + ", each new one a new signature even where equal (it is keyed by identity, "
+            "with what the code reads off it): pass the same object at every call, changing "
+            f"its attributes, or {make}, whose equal objects share a graph"
+            + (f" (the code reads nothing off {', '.join(unread)}: where the graph needs "
+               "nothing of it, leave it out of the call)" if unread else ""))
+
+
 class CallWarnings:
     """The warnings of ``GraphFunction``'s calls, said once each (mixed into
     ``GraphFunction``: ``self`` is the decorated function)."""
@@ -174,18 +209,23 @@ class CallWarnings:
             advice.append(f"the type of the number(s) {names} keeps changing ({types}"
                           f"{bools}): pass one type every call (float({typed[0][0]}) or "
                           f"np.float32({typed[0][0]}))")
-        fresh = [p for p, seen in changing if p in other and all(map(_made_anew, seen))
-                 and len({id(v[2].obj) for v in seen}) > 1   # equal ones: what the code
-                 and len({_repr(v[3:]) for v in seen}) == 1]  # reads off them the same
+        fresh = [(p, seen) for p, seen in changing if p in other and
+                 all(map(_made_anew, seen)) and   # fewer values read off them than objects:
+                 len({_repr(v[3:]) for v in seen}) < len({id(v[2].obj) for v in seen})]
         if fresh:
-            names = ", ".join(fresh)
-            advice.append(f"argument(s) {names} are objects of the program's own, each new one a "
-                          "new signature even where equal (it is keyed by identity, with what "
-                          "the code reads off it): pass the same object at every call, changing "
-                          "its attributes, or make its class a frozen dataclass, whose equal "
-                          "objects share a graph")
-            other = [p for p in other if p not in fresh]
-        if other or not (typed or fresh):
+            advice.append(_fresh_advice(fresh))
+            other = [p for p in other if p not in dict(fresh)]
+        made = [p for p, seen in changing if p in other and _made_functions(seen)]
+        if made:
+            advice.append(f"argument(s) {', '.join(made)} are functions made anew at each "
+                          "call (a lambda or a nested function), whose closure cells or "
+                          "defaults hold other objects each time (a function is keyed by "
+                          "its code and what those hold: numbers, strings and tuples of "
+                          "them by value, anything else, a list or an array, by identity): "
+                          "define the function once, outside the loop, or pass "
+                          "functools.partial(f, ...) of a function defined once")
+            other = [p for p in other if p not in made]
+        if other or not (typed or fresh or made):
             what = f"argument(s) {', '.join(other)} keep changing" if other else \
                 _regions_changing([k[3] if len(k) > 3 else () for k in seen]) or \
                 _reached_changing([k[1] for k in seen if len(k) > 1])

@@ -1,0 +1,128 @@
+"""Arguments made anew at every call: a lambda or nested function handed to
+``s.host`` (keyed by its code and what its cells hold, as a partial is by what
+it holds), and what the retrace warning says of objects and functions made anew.
+
+On the simulator, where results can be read back.
+"""
+import dataclasses
+import types
+import warnings
+
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
+
+
+@cuda.jit
+def triple(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = 3.0 * x[i]
+
+
+@cuda.jit
+def put(out, v):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = v
+
+
+LOG = []
+
+
+def _step():
+    @gt.graph(backend="sim")
+    def step(s, x, out, h, cb):
+        triple[1, 32, s](x, out)
+        s.copy(h, out)
+        s.host(cb, h)
+    return step
+
+
+def test_a_lambda_callback_made_anew_with_the_same_code_finds_its_graph():
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    LOG.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.RetraceWarning)
+        for _ in range(12):
+            step(x, out, h, lambda hh: LOG.append(float(hh[0])))
+    assert step.cache_info().misses == 1 and step.cache_info().hits == 11
+    assert LOG == [3.0] * 12
+
+
+def test_a_nested_callback_is_keyed_by_the_values_its_cells_hold():
+    """Equal cell values share a graph; another value is another graph, whose
+    callback sees it (the replayed one would log the first trace's tag)."""
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    LOG.clear()
+
+    def made(tag):
+        def cb(hh):
+            LOG.append((tag, float(hh[0])))
+        return cb
+
+    for i in range(6):
+        step(x, out, h, made(i % 2))
+    assert LOG == [(i % 2, 3.0) for i in range(6)]
+    assert step.cache_info().misses == 2
+
+
+def test_a_callback_closing_over_a_list_made_anew_is_keyed_by_that_list():
+    """A list in a cell is keyed by identity: the callback of a cached graph would
+    append to the first call's list, so each new list traces anew."""
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    for _ in range(3):
+        got = []
+        step(x, out, h, (lambda res: lambda hh: res.append(float(hh[0])))(got))
+        assert got == [3.0]
+
+
+def test_the_retrace_warning_names_a_function_made_anew_at_each_call():
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for i in range(12):
+            step(x, out, h, (lambda t: lambda hh: LOG.append((t, float(hh[0]))))(i))
+    message = str(rec[0].message)
+    assert "argument(s) cb are functions made anew at each call" in message
+    assert "functools.partial" in message and "keep shapes" not in message
+
+
+@dataclasses.dataclass
+class _Gain:
+    gain: float
+
+
+def test_the_retrace_warning_names_a_dataclass_made_anew_whose_values_repeat():
+    """Two values in turn, each in a new object: two graphs would do."""
+    @gt.graph(backend="sim")
+    def scaled(s, out, cfg):
+        put[1, 32, s](out, cfg.gain)
+
+    out = cuda.device_array(4)
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for i in range(12):
+            scaled(out, _Gain(2.0 + i % 2))
+    message = str(rec[0].message)
+    assert "argument(s) cfg are objects of the program's own" in message
+    assert "frozen dataclass" in message and "keep shapes" not in message
+
+
+def test_the_retrace_warning_of_a_simple_namespace_made_anew_does_not_say_make_its_class_frozen():
+    @gt.graph(backend="sim")
+    def plain(s, out, cfg):
+        put[1, 32, s](out, 1.0)
+
+    out = cuda.device_array(4)
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for _ in range(12):
+            plain(out, types.SimpleNamespace(gain=2.0))
+    message = str(rec[0].message)
+    assert "make its class a frozen dataclass" not in message
+    assert "in place of SimpleNamespace" in message
+    assert "reads nothing off cfg" in message

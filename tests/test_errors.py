@@ -351,6 +351,28 @@ def test_kernel_launched_on_a_real_stream_inside_a_trace():
     check(e, "realstream", "on a real stream", "kernel[grid, block, s]")
 
 
+def test_forall_launched_on_no_stream_inside_a_trace_says_so():
+    """fill.forall(n)(...) without stream= runs on numba's default stream, as
+    fill[1, 8](...) does, and is told so, not "launched on a real stream"."""
+    @gt.graph
+    def f(s, x):
+        fill.forall(8)(x, 1.0)                               # foralleager
+    with pytest.raises(gt.StreamError) as e:
+        f.trace(A(8))
+    check(e, "foralleager", "escape the graph", "on no stream (numba's default one)",
+          "fill.forall(n, stream=s)")
+    assert "real stream" not in str(e.value)
+
+    st = cuda.stream()
+
+    @gt.graph
+    def g(s, x):
+        fill.forall(8, stream=st)(x, 1.0)                    # forallreal
+    with pytest.raises(gt.StreamError) as e:
+        g.trace(A(8))
+    check(e, "forallreal", "on a real stream", "fill.forall(n, stream=s)")
+
+
 def test_device_array_passed_to_a_host_callback():
     @gt.graph
     def f(s, x):

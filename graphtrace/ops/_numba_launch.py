@@ -135,6 +135,15 @@ def _not_a_proxy(name: str, cfg: tuple, module: str = "") -> str:
             "kernel[grid, block, s](...)")
 
 
+def _forall_not_a_proxy(name: str, stream) -> str:
+    """Why ``kernel.forall(n, stream=...)`` inside a trace names no proxy stream."""
+    where = "no stream (numba's default one)" if stream is None or type(stream) is int and stream == 0 else \
+        f"a real stream ({stream!r})"
+    return (f"numba kernel {name} launched as {name}.forall(n) inside a trace, on {where}: "
+            "it would run now and escape the graph; pass the proxy stream, "
+            f"{name}.forall(n, stream=s)(...)")
+
+
 def _patch_launch_syntax(cls):
     """``kernel[grid, block, s]`` and ``kernel.forall(n, stream=s)`` with a proxy ``s``
     record; with a real stream inside a trace they are refused."""
@@ -162,6 +171,9 @@ def _patch_launch_syntax(cls):
     def forall_(self, ntasks, tpb=0, stream=0, sharedmem=0):
         if isinstance(stream, ProxyStream):
             return _ProxyForAll(self, ntasks, tpb, stream, sharedmem)
+        if current_tracer() is not None and not str(
+                getattr(self.py_func, "__module__", "")).startswith("numba."):
+            raise StreamError(_forall_not_a_proxy(self.py_func.__name__, stream))
         return forall(self, ntasks, tpb=tpb, stream=stream, sharedmem=sharedmem)
 
     __getitem__._graphtrace = True

@@ -23,6 +23,7 @@ from functools import partial
 
 import numpy as np
 
+from .argument_items import host_items, item_chains
 from .arrays import as_buffer, geometry_reader, is_array
 from .buffers import _Intent
 from .errors import ArgumentError, GraphtraceError, format_source, raised_by_program
@@ -292,7 +293,8 @@ class Call:
         self_obj = bound.arguments[fn.self_param] if fn._lead else None
         functions = holdings.functions(self_obj, held)
         fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
-            + functions
+            + functions + host_items(item_chains(fn.fn.__code__, tuple(
+                p for p in fn.params if p != fn.self_param)), bound.arguments)   # cfg.lr[0]
         # Arrays host callbacks read themselves: how they share memory with the
         # call's arrays (a callback reading what a copy of the graph writes runs after it)
         hosted = holdings.callback_arrays(self_obj, held)

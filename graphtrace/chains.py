@@ -20,13 +20,15 @@ import types
 import weakref
 from functools import partial
 
+import numpy as np
+
 from .chain_steps import (NAME_LOADS, _MUTATORS, _UNPACKS, _by_name, _get_call, _item_taken,
                           _unpacked)
 from .named_keys import KEY_PARTS, MISSING, Named, keyed_chain
 from .probe import _attr, _has
 
 __all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "Slot", "attribute_loads", "callback_codes",
-           "chain", "changes", "imported", "lookup", "slot", "value_chains"]
+           "chain", "changes", "host_item", "imported", "lookup", "slot", "value_chains"]
 
 # MISSING: what a lookup gives for a name, attribute or key not there
 
@@ -189,11 +191,23 @@ class Chain(str):
                     _plain(v, list if isinstance(v, list) else tuple) and \
                     -len(v) <= key < len(v):   # key: watched for CFG.get("lr") too)
                 v = v[key]
+            elif type(v) is np.ndarray:   # LR[0] of a host array: an item by value
+                v = host_item(v, key)
             else:
                 v = MISSING
             if v is MISSING:
                 return MISSING
         return v
+
+
+def host_item(a, key):
+    """The number a host numpy array holds at constant index ``key`` (``LR[0]``,
+    ``W[1, 2]``: one int per dimension); MISSING for anything else (a row, a slice)."""
+    index = key if type(key) is tuple else (key,)
+    if len(index) != a.ndim or a.dtype.kind not in "biufc" or \
+            not all(type(i) is int and -n <= i < n for i, n in zip(index, a.shape)):
+        return MISSING
+    return a[index]
 
 
 class Slot(str):

@@ -14,6 +14,8 @@ import types
 import weakref
 from functools import partial
 
+import numpy as np
+
 from .chains import value_chains
 from .class_reach import made
 from .held import _runs_on, held_functions, loaded_names
@@ -388,6 +390,8 @@ def _function_values(f, hosted: bool = False) -> tuple:
             continue
     if owner is None:   # and what the helpers it calls and the objects its names
         reached = _reached(func)   # hold read, as a graph function's are read
+        if hosted:   # but items of host arrays (LOG[0]): a callback reads them when it
+            reached = tuple(e for e in reached if not _host_item(e, scope))   # runs
         if reached:
             out.append(("reached", reached))
     for name, v in cells + [(n, scope[n]) for n in sorted(names) if n in scope]:
@@ -401,6 +405,15 @@ def _function_values(f, hosted: bool = False) -> tuple:
 
 
 _MOST_VALUES = 4096   # items of a container _function_values keys by value
+
+
+def _host_item(entry, scope) -> bool:
+    """Whether a ``Reach.functions`` entry is an item read off a host numpy array a
+    global name holds (``("LOG[0]", np.float64, 0.5)``)."""
+    label = str(entry[0]) if type(entry) is tuple and entry and isinstance(entry[0], str) \
+        else ""   # (a chains.Chain: a str)
+    head = label.split("[", 1)[0]
+    return head != label and type(scope.get(head)) is np.ndarray
 
 
 def _reached(func, named: bool = False) -> tuple:

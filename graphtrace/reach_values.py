@@ -8,6 +8,8 @@ from __future__ import annotations
 import types
 import weakref
 
+import numpy as np
+
 from .arrays import is_array
 from .chains import MISSING, _layered, chain as _chain
 from .owners import _library
@@ -84,6 +86,8 @@ def _holds_settings(v) -> bool:
     """An object a function may read settings off (``CFG["lr"]``, ``cfg.lr``,
     ``Config.lr``, ``settings.LR``): a dict or list, a namespace, a plain object,
     a class or a module of the program's own (not a library's)."""
+    if type(v) is np.ndarray:   # LR[0] of a host array: its items read by constant
+        return True              # indices are keyed by value, as self.lr[0] is
     if v is None or is_array(v) or type(v) in _GROUPS:
         return False
     if isinstance(v, (dict, list)) or _layered(v):   # OrderedDict, defaultdict, a

@@ -28,7 +28,7 @@ from .arrays import as_buffer, geometry_reader, is_array
 from .buffers import _Intent
 from .errors import ArgumentError, GraphtraceError, format_source, raised_by_program
 from .first_reads import read_first
-from .made_functions import function_key
+from .made_functions import function_key, held_value
 from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespace_values, \
     _object_key, _valued, key_objects, made_reads
 from .owners import _library, own_class, own_object
@@ -382,6 +382,10 @@ class Call:
         held = [*enumerate(v.args), *v.keywords.items()]
         mine = tuple(Identity(y) for _, x in held for y in leaves(x)
                      if own_object(y) and not _valued(y))
+        if path[0] in self._holdings.hosted_params:   # s.host(cb): the cached graph runs
+            # the first partial, with what it holds: a list made anew is another
+            return ("object", partial, (self._leaf(kind, path, v.func), mine), tuple(
+                (k, held_value(x)) for k, x in held)), seen
         return ("object", partial, (self._leaf(kind, path, v.func), mine), tuple(
             (k, _entry(x, self._holdings.loaded, 0, seen)) for k, x in held)), seen
 

@@ -15,7 +15,7 @@ import numpy as np
 from .scalar import value_key
 from .values import Identity
 
-__all__ = ["MadeFunction", "function_key"]
+__all__ = ["MadeFunction", "function_key", "held_value"]
 
 _VALUES = (int, float, complex, bool, str, bytes, type(None), np.generic)
 _EMPTY = "<empty cell>"   # a cell bound later (a name the enclosing code assigns after)
@@ -54,25 +54,27 @@ def function_key(f, depth: int = 0):
     cells = []
     for cell in f.__closure__ or ():
         try:
-            cells.append(_value(cell.cell_contents, depth))
+            cells.append(held_value(cell.cell_contents, depth))
         except ValueError:   # not yet bound
             cells.append(_EMPTY)
     kw = f.__kwdefaults__ or {}
     return MadeFunction(f.__code__, (
         Identity(f.__globals__), tuple(cells),
-        tuple(_value(x, depth) for x in f.__defaults__ or ()),
-        tuple((k, _value(kw[k], depth)) for k in sorted(kw))))
+        tuple(held_value(x, depth) for x in f.__defaults__ or ()),
+        tuple((k, held_value(kw[k], depth)) for k in sorted(kw))))
 
 
-def _value(x, depth: int):
-    """A closure cell's or default's entry: by value where it cannot change in place,
-    a function made anew by what makes it, anything else by identity."""
+def held_value(x, depth: int = 0):
+    """A closure cell's or default's entry (or a host callback's ``partial``
+    argument's): by value where it cannot change in place, a function made anew by
+    what makes it, anything else by identity (the first function's, run by the
+    cached graph, must hold the very list or array the call's does)."""
     t = type(x)
     if isinstance(x, _VALUES):
         return t, value_key(x)
     if t is tuple or t is frozenset:
         items = sorted(x, key=repr) if t is frozenset else x
-        return t, tuple(_value(y, depth) for y in items)
+        return t, tuple(held_value(y, depth) for y in items)
     if t is types.FunctionType:
         made = function_key(x, depth + 1)
         if made is not x:

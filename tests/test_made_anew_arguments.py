@@ -126,3 +126,25 @@ def test_the_retrace_warning_of_a_simple_namespace_made_anew_does_not_say_make_i
     assert "make its class a frozen dataclass" not in message
     assert "in place of SimpleNamespace" in message
     assert "reads nothing off cfg" in message
+
+
+def _record(res, hh):
+    res.append(float(hh[0]))
+
+
+def test_a_partial_callback_holding_a_list_made_anew_appends_to_that_list():
+    """s.host(cb) of partial(record, res) with a new list res at every call: the
+    cached graph's callback appended to the first call's list, and the call's
+    own list stayed empty. A list it holds is keyed by identity: each new one
+    traces anew and is the one appended to."""
+    import functools
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    for _ in range(3):
+        got = []
+        step(x, out, h, functools.partial(_record, got))
+        assert got == [3.0]
+    kept = []
+    for _ in range(3):
+        step(x, out, h, functools.partial(_record, kept))
+    assert kept == [3.0] * 3

@@ -51,7 +51,7 @@ from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback
 from .owners import _PLAIN_CONTAINERS, _followed, _holds_own, _library, own_class, own_object
 from .probe import _answers_oddly, _attr, _has
 from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _held_by_key, \
-    _holds_settings, _keyed, _method_of, _settled
+    _holds_settings, _host_written, _keyed, _method_of, _settled
 from .values import _MAX_DEPTH, _WHOLES, Unwatched, _Held, _holds_callables, \
     _is_callable_object, _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, \
     callable_key, held_values, identities, pure_values
@@ -311,22 +311,22 @@ class Reach:
             self.containers.add(name)
 
     def _settings(self, fn, name, v, reads, baked: bool) -> None:
-        """The values ``fn`` reads off ``v`` (held by ``name``) by constant attributes
-        and items, to be watched by value (where ``baked``) unless a walked function
-        changes them in place (its state: a counter, a history)."""
+        """The values ``fn`` reads off ``v`` (held by ``name``) by constant attributes and
+        items, watched by value (where ``baked``) unless walked code changes them (state)."""
         chains, changed, hosted = reads
+        if _host_written(v, name, changed):   # (HOST_FLAG[0] = True)
+            return
         self._changed += [(id(v), steps) for head, steps in changed if head == name]
         self._live += [(id(v), steps) for head, steps in (hosted if baked else changed)
                        if head == name]
         self._stores += [(fn, _chain(name, steps)) for head, steps in changed if baked and
                          head == name and steps and (head, steps) not in hosted]
         for steps in (steps for head, steps in chains if baked and head == name and steps):
-            chain = _chain(name, steps)
-            value = chain.read(fn)
-            # None (a schedule not set yet: one put there later traces anew), a value,
-            # a condition (CFG.stop = gt.cond(c) < lim), a set read whole
-            # (CFG.flags = {"x"}; a list there may be a history), or a namedtuple the
-            # code replaces (CFG.rs = CFG.rs._replace(started=True)), as a value is
+            value = (chain := _chain(name, steps)).read(fn)
+            # None (a schedule not set yet: one put there later traces anew), a value, a
+            # condition (CFG.stop = gt.cond(c) < lim), a set read whole (CFG.flags = {"x"};
+            # a list there may be a history), or a namedtuple the code replaces
+            # (CFG.rs = CFG.rs._replace(started=True)), as a value is
             if value is None or _is_value(value) or (isinstance(value, set) or _record(
                     value) and (name, steps) in changed) and pure_values(value) is not None \
                     or _held_by_key(value):

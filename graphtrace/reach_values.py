@@ -20,6 +20,7 @@ from .values import _GROUPS, _WHOLES, _Held, _is_value, _record, pure_values
 __all__ = ["watch_by_value"]
 
 _IMMUTABLE = frozenset({int, float, bool, complex, str, bytes, type(None)})
+_NUMPY_NUMBERS = (np.number, np.bool_)
 
 
 def _settled(v):
@@ -29,8 +30,9 @@ def _settled(v):
     MISSING for anything else."""
     if v is None:
         return None
-    if _is_value(v):
-        return _Held(v) if type(v) in _GROUPS else value_key(v)
+    if _is_value(v):   # a numpy number as Python's (its type is the entry's own):
+        return _Held(v) if type(v) in _GROUPS else value_key(   # np.float64(0.1) ==
+            v.item() if isinstance(v, _NUMPY_NUMBERS) else v)  # (zero, sign) is an array
     form = pure_values(v) if isinstance(v, _WHOLES) or _record(v) else None   # a namedtuple
     if form is None and type(v) in _KEYED:   # STOP = gt.cond(c) < lim: its comparison
         return _KEYED[type(v)](v)                # and bound
@@ -80,6 +82,13 @@ def _dead(proxy) -> bool:
     except ReferenceError:
         return True
     return False
+
+
+def _host_written(v, name: str, changed) -> bool:
+    """Whether ``v``, held by ``name``, is a host numpy array the code writes in
+    (``HOST_FLAG[0] = True``): its items are not keyed (a flag there is said to be
+    unkeyed, ``unkeyed.py``), as those of one it only reads are (``LR[0]``)."""
+    return type(v) is np.ndarray and any(head == name for head, _ in changed)
 
 
 def _holds_settings(v) -> bool:

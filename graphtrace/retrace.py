@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import numbers
+import re
 import warnings
 import weakref
 from collections import deque
@@ -77,7 +78,7 @@ def _regions_changing(parts: list) -> str | None:
             "instead (a new one is then captured again, without tracing)")
 
 
-def _reached_changing(fixed: list) -> str:
+def _reached_changing(fixed: list, params=()) -> str:
     """What keeps changing among what the key holds of the names a function
     reaches (``Call.key``'s second part: arrays, helpers, values), for the retrace
     warning: those names, or the aliasing of arrays where none changed."""
@@ -103,7 +104,8 @@ def _reached_changing(fixed: list) -> str:
            for e in changing) or not any(len(e) == 4 for e in changing):   # (no array:
         # a dtype, an enum member, a string read by name)
         off = "self" if all(n.startswith("self.") for n in names) else \
-            "a global or closure name"
+            "an argument object" if all(re.split(r"[.\[]", n)[0] in params for n in names) \
+            else "a global or closure name"   # (cfg.lr[0] of a host array: argument_items)
         return (f"the value(s) read by name keep changing ({shown}), and each is baked into "
                 "the graph: pass a number that changes as an argument of the function (a "
                 "dynamic scalar, rebound without tracing again) instead of reading it off "
@@ -228,7 +230,7 @@ class CallWarnings:
         if other or not (typed or fresh or made):
             what = f"argument(s) {', '.join(other)} keep changing" if other else \
                 _regions_changing([k[3] if len(k) > 3 else () for k in seen]) or \
-                _reached_changing([k[1] for k in seen if len(k) > 1])
+                _reached_changing([k[1] for k in seen if len(k) > 1], self.params)
             advice.append(what if other == [] and what.startswith(
                 ("the value(s)", "what its captured")) else
                           f"{what}: keep shapes, dtypes and static values fixed between "

@@ -124,6 +124,11 @@ class _Same:
     def __hash__(self):
         return id(self.obj)
 
+    # the same for the same object: the retrace warning compares keys by their reprs,
+    # so an object argument passed again is not one that keeps changing
+    def __repr__(self):
+        return f"<{type(self).__name__} of {type(self.obj).__name__} at {id(self.obj):#x}>"
+
 
 class Identity(_Same):
     """An object the cache key holds by identity (a method's ``self``, what an

@@ -9,6 +9,7 @@ On the simulator, where results can be read back.
 import types
 
 import numpy as np
+import pytest
 from numba import cuda
 
 import graphtrace as gt
@@ -119,3 +120,53 @@ def test_an_item_a_host_callback_reads_off_a_global_host_array_is_not_keyed():
         step(cuda.to_device(np.full(4, v)), out)
     assert seen == [3.0, 6.0, 9.0]
     assert step.cache_info().misses == 1
+
+
+G = np.float64(0.0)
+
+
+def test_a_global_numpy_number_from_zero_to_another_traces_anew():
+    """np.float64(0.0) is keyed with the sign of its zero, (0.0, 1.0): compared with
+    the np.float64(0.1) of the next call it made an array, and the call raised."""
+    global G
+
+    @gt.graph(backend="sim")
+    def step(s, w):
+        put[1, 32, s](w, G)
+
+    w = cuda.device_array(4)
+    got = []
+    for v in (0.0, 0.1, 0.0, 0.2):
+        G = np.float64(v)
+        step(w)
+        got.append(first(w))
+    assert got == [0.0, 0.1, 0.0, 0.2]
+
+
+def test_an_item_of_a_host_array_an_argument_object_holds_from_zero_traces_anew():
+    @gt.graph(backend="sim")
+    def step(s, w, cfg):
+        put[1, 32, s](w, float(cfg.lr[0]))
+
+    w, cfg = cuda.device_array(4), types.SimpleNamespace(lr=np.array([0.0]))
+    got = []
+    for lr in (0.0, 0.1, 0.0):
+        cfg.lr[0] = lr
+        step(w, cfg)
+        got.append(first(w))
+    assert got == [0.0, 0.1, 0.0]
+
+
+def test_the_retrace_warning_names_an_item_of_an_argument_objects_host_array():
+    @gt.graph(backend="sim")
+    def step(s, w, cfg):
+        put[1, 32, s](w, float(cfg.lr[0]))
+
+    w, cfg = cuda.device_array(4), types.SimpleNamespace(lr=np.array([0.0]))
+    with pytest.warns(gt.RetraceWarning) as rec:
+        for i in range(12):
+            cfg.lr[0] = 0.1 * (i + 1)
+            step(w, cfg)
+    message = str(rec[0].message)
+    assert "the value(s) read by name keep changing (cfg.lr[0])" in message
+    assert "off an argument object" in message and "argument(s) cfg" not in message

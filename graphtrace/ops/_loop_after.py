@@ -41,12 +41,11 @@ from __future__ import annotations
 
 import dis
 import functools
-import os
 from collections import deque
 
 from ..arrays import is_array
 from ..chains import MISSING
-from ..errors import ArgumentError, _is_internal
+from ..errors import ArgumentError, _is_internal, format_source
 from ..names import _global_names
 from ._loop_code import _Region
 from ._loop_held import handed_reads, handed_use
@@ -338,7 +337,7 @@ def _message(hits: list, what: str, kind: str, source) -> str:
     sized = sorted({quoted(p[:-1]) for p, _ in hits if p[-1] == _LEN})
     at = sorted({(file != source[0], file, line) for _, (file, line) in hits
                  if line is not None})
-    where = ", ".join(f"{os.path.basename(file)}:{line}" if other else str(line)
+    where = ", ".join(format_source((file, line)) if other else str(line)
                       for other, file, line in at)
     where = f"line {where}" if where else "the code after it"
     runs = "zero, one or many times" if what.startswith("s.while_loop") else \

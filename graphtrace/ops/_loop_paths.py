@@ -12,10 +12,10 @@ changed.
 from __future__ import annotations
 
 import inspect
-import os
 import types
 
 from ..chains import MISSING
+from ..errors import format_source
 from ..owners import _attr, _has, own_holder, own_object
 
 _MAX_ITEMS = 256    # a longer container is not looked into
@@ -175,7 +175,7 @@ def _where(sources, near) -> str:
     """``sources`` (``(file, line)``) as ``line 12`` (in the file of ``near``) or
     ``other.py:12``, in order."""
     got = sorted({(f != (near[0] if near else None), f, line) for f, line in sources})
-    text = ", ".join(f"{os.path.basename(f)}:{line}" if other else str(line)
+    text = ", ".join(format_source((f, line)) if other else str(line)
                      for other, f, line in got)
     return f"line {text}" if got and not got[0][0] else text
 

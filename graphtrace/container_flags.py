@@ -38,7 +38,7 @@ from .held_keys import _settled_value
 from .named_keys import Named
 from .values import Unwatched, _Held, _typed, pure_values
 
-__all__ = ["Code", "entry_pairs", "guarded", "read", "refilled", "settles"]
+__all__ = ["Code", "decides", "entry_pairs", "guarded", "read", "refilled", "settles"]
 
 _AFTERS = 32   # the values a container was left holding, remembered per label
 _WHOLE = (list, dict, set, deque)
@@ -204,6 +204,80 @@ def read(functions, label: str) -> bool:
         if set(loads) - set(_changes(ins, step, loads)):
             return True
     return False
+
+
+def decides(functions, label: str) -> bool:
+    """Whether the code of ``functions`` reads the container ``label`` names to decide
+    work (``if len(LOG) < 2: add[...](x)``, ``add[...](x, float(len(LOG)))``), as
+    ``read`` tells reads, but those that decide nothing: a log line's
+    (``log.debug("%d", len(LOG))``, ``print(...)``) and a test whose branch only
+    reports or changes the container itself (``if len(LOG) > 100: del LOG[0]``,
+    ``if k not in SEEN: log.info(...)``). True where the label cannot be told."""
+    step = label_step(label)
+    if step is None or step[0] == "key" and type(step[1]) is Named:
+        return True
+    for code in _codes(functions):
+        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        loads = _loads(ins, step)
+        changes = set(_changes(ins, step, loads))
+        at = {i.offset: n for n, i in enumerate(ins)}
+        lines = _lines(ins)
+        for n in (n for n in loads if n not in changes):
+            if _reports(lines[_line(ins[n])]):
+                continue
+            tests = _tests(ins, [n], at)
+            if not tests or any(not _quiet(ins, lines, range(*_branch(ins, a, b, at)),
+                                           changes) for a, b in tests):
+                return True
+    return False
+
+
+_REPORTS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical",
+                      "log", "print"})
+
+
+def _line(i):
+    return i.positions.lineno if i.positions is not None else None
+
+
+def _lines(ins) -> dict:
+    """line -> the instructions of ``ins`` on it."""
+    out: dict = {}
+    for i in ins:
+        out.setdefault(_line(i), []).append(i)
+    return out
+
+
+def _reports(on_line) -> bool:
+    """Whether a line (its instructions) calls a log method or print."""
+    return any(i.opname in ("LOAD_ATTR", "LOAD_METHOD", "LOAD_GLOBAL", "LOAD_NAME") and
+               i.argval in _REPORTS for i in on_line)
+
+
+def _branch(ins, a: int, b: int, at) -> tuple:
+    """The instructions a test's branch runs (``a`` its jump, ``b`` where it jumps),
+    with the ``else`` branch its last jump skips, if any."""
+    last = ins[b - 1]
+    if last.opname.startswith("JUMP_FORWARD") and last.argval in at:
+        return a + 1, at[last.argval]
+    return a + 1, b
+
+
+def _quiet(ins, lines, span, changes) -> bool:
+    """Whether the instructions at ``span`` only report (a log line, print) or load,
+    compare and change the container (its loads that change it, ``changes``)."""
+    for n in span:
+        i = ins[n]
+        if _reports(lines[_line(i)]) or n in changes or i.opname in _PASSIVE:
+            continue
+        return False
+    return True
+
+
+_PASSIVE = _KEY_LOADS | {"LOAD_ATTR", "NOP", "EXTENDED_ARG", "RESUME", "COMPARE_OP",
+                         "CONTAINS_OP", "IS_OP", "UNARY_NOT", "TO_BOOL", "POP_TOP",
+                         "STORE_SUBSCR", "DELETE_SUBSCR", "JUMP_FORWARD", "RETURN_CONST",
+                         "BINARY_SUBSCR", "RETURN_VALUE"}
 
 
 def _loads(ins, step) -> list:

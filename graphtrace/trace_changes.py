@@ -8,7 +8,7 @@ which asks it what a call reaches (``entries``, ``walk``, ``_reaches``, ``_code`
 from __future__ import annotations
 
 from .chains import lookup
-from .container_flags import entry_pairs, read, refilled
+from .container_flags import decides, entry_pairs, read, refilled
 from .first_reads import never_read, read_first
 from .held_keys import set_from_none, set_within, state_changed
 from .owners import _attributes, _dunders
@@ -38,7 +38,8 @@ class TraceChanges:
         self.log.append("started")``), among the settings it decided by, filled
         again by each replay; a container it changed that the key does not hold
         by itself, otherwise (a global history, ``LOG.append(v)``), is left alone,
-        but one the code reads (``if len(LOG) < 2:``), which is state."""
+        but one the code reads to decide work (``if len(LOG) < 2:``), which is state
+        (``container_flags.decides``: not a log line's read)."""
         now = self.entries(self_obj)   # None: the trace let go of every object held
         after = now[1] if now is not None else ()
         changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
@@ -47,9 +48,9 @@ class TraceChanges:
         filled, quiet, again = refilled(entry_pairs(before[1], after, changed),
                                         lambda: self.traced_functions(self_obj),
                                         self.afters.setdefault(before[0], {}))
-        if quiet:   # a history the code reads (if len(LOG) < 2: ...; LOG.append(1)):
-            functions = self.traced_functions(self_obj)   # state, named
-            again |= {label for label in quiet if read(functions, label)}
+        if quiet:   # a history the code reads to decide work (if len(LOG) < 2: ...;
+            functions = self.traced_functions(self_obj)   # LOG.append(1)): state, named
+            again |= {label for label in quiet if decides(functions, label)}
         changed = (changed | again) - filled
         new = changed - self.traced_state.get(before[0], set())
         if changed:

@@ -4,6 +4,7 @@ found, and each replay fills it as the trace left it: emptied by the user, it ru
 the first-call work again, as eager code does (``container_flags``, ``refill``);
 one the code grows at every call (a history) stays state, as before."""
 import enum
+import logging
 import types
 import warnings
 from collections import deque
@@ -324,6 +325,56 @@ def test_a_global_history_the_code_reads_is_named_state(f):
     name = "_DECIDING" if f is _decided_by_history else "_DECIDING_SET"
     assert [q for q in w if issubclass(q.category, gt.StateWarning) and
             f"changed {name}" in str(q.message)]
+    assert f.cache_info().misses == 1
+
+
+_REPORTED, _SHAPES, _DECIDED_ELSE, _PASSED = [], set(), [], []
+
+
+@gt.graph(backend="sim")
+def _bounded_log(s, x):
+    add[1, 2, s](x, 1.0)
+    _REPORTED.append("step")
+    if len(_REPORTED) > 100:   # keeps the last 100
+        del _REPORTED[0]
+    logging.getLogger("app").debug("steps so far: %d", len(_REPORTED))
+
+
+@gt.graph(backend="sim")
+def _new_shapes_logged(s, x):
+    if x.shape not in _SHAPES:
+        logging.getLogger("app").info("new shape %s", x.shape)
+    _SHAPES.add(x.shape)
+    add[1, 2, s](x, 1.0)
+
+
+@gt.graph(backend="sim")
+def _decided_in_else(s, x):
+    if len(_DECIDED_ELSE) > 1:
+        logging.getLogger("app").info("many")
+    else:
+        add[1, 2, s](x, 1.0)
+    _DECIDED_ELSE.append(1)
+
+
+@gt.graph(backend="sim")
+def _passed_to_kernel(s, x):
+    add[1, 2, s](x, float(len(_PASSED)))
+    _PASSED.append(1)
+
+
+@pytest.mark.parametrize("f, warned", [(_bounded_log, False), (_new_shapes_logged, False),
+                                       (_decided_in_else, True), (_passed_to_kernel, True)])
+def test_a_global_history_read_only_by_a_log_line_is_not_named(f, warned):
+    """A history's reads by a log line, or by a test whose branch only logs or trims
+    it, decide no work: no warning; an else branch or a kernel's number read off it
+    decide: named state."""
+    x = dev()
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            f(x)
+    assert bool([q for q in w if issubclass(q.category, gt.StateWarning)]) is warned
     assert f.cache_info().misses == 1
 
 

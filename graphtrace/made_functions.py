@@ -5,9 +5,14 @@ module's globals, and what its closure cells and defaults hold (numbers, strings
 and tuples and frozensets of them by value; a function made anew in turn;
 anything else, an array, a list, an object of the program's own, by identity).
 One made anew with equal contents finds its graph, and the graph's callback, the
-first such function, runs the same code on the same objects and equal values."""
+first such function, runs the same code on the same objects and equal values;
+so only where no code can change its cells after the call (``_cells_settled``):
+one whose cells the caller's running code still holds (``nonlocal result`` set by
+the callback, a loop variable) is keyed by identity, each call tracing anew."""
 from __future__ import annotations
 
+import dis
+import sys
 import types
 
 import numpy as np
@@ -46,10 +51,13 @@ class MadeFunction:
 
 def function_key(f, depth: int = 0):
     """The cache key's entry of function argument ``f``: a ``MadeFunction`` for a
-    plain Python function, ``f`` itself for anything else, or for a function
+    plain Python function, ``f`` itself for anything else, for a function
     carrying attributes of its own (``functools.wraps``'s ``__wrapped__``, a
-    counter set on it), which only it holds."""
-    if type(f) is not types.FunctionType or f.__dict__ or depth > _MAX_DEPTH:
+    counter set on it), which only it holds, and for one whose cells may change
+    after the call: the cached graph runs the first such function, whose cells
+    would then be another's than the call's (``_cells_settled``)."""
+    if type(f) is not types.FunctionType or f.__dict__ or depth > _MAX_DEPTH or \
+            f.__closure__ and not _cells_settled(f):
         return f
     cells = []
     for cell in f.__closure__ or ():
@@ -62,6 +70,47 @@ def function_key(f, depth: int = 0):
         Identity(f.__globals__), tuple(cells),
         tuple(held_value(x, depth) for x in f.__defaults__ or ()),
         tuple((k, held_value(kw[k], depth)) for k in sorted(kw))))
+
+
+def _cells_settled(f) -> bool:
+    """Whether no code but ``f``'s can rebind its closure cells, and its own does not:
+    no function still running on this thread's stack defines a variable ``f`` closes
+    over around ``f``'s code (a loop running, ``for i in ...: step(x, lambda h:
+    log(i))``, rebinds ``i`` after the call; a callback storing ``nonlocal result``
+    hands it to the caller, which reads it after), and no code of ``f`` stores to
+    one (a counter it keeps there would go on in the first function's cell)."""
+    code = f.__code__
+    names = frozenset(code.co_freevars)
+    frame = sys._getframe(1)
+    while frame is not None:
+        outer = frame.f_code
+        if names.intersection(outer.co_cellvars) and code in _nested(outer):
+            return False
+        frame = frame.f_back
+    return not _stores_free(code, names)
+
+
+def _nested(code) -> frozenset:
+    """The code objects nested in ``code``, at any depth (found once per code)."""
+    found = _NESTED.get(code)
+    if found is None:
+        inner = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+        found = frozenset(inner).union(*(_nested(c) for c in inner))
+        if len(_NESTED) >= 4096:
+            _NESTED.clear()
+        _NESTED[code] = found
+    return found
+
+
+_NESTED: dict = {}
+
+
+def _stores_free(code, names) -> bool:
+    """Whether ``code`` or code nested in it stores to or deletes one of ``names``."""
+    for i in dis.get_instructions(code):
+        if i.opname in ("STORE_DEREF", "DELETE_DEREF") and i.argval in names:
+            return True
+    return any(_stores_free(c, names) for c in code.co_consts if isinstance(c, types.CodeType))
 
 
 def held_value(x, depth: int = 0):

@@ -82,6 +82,60 @@ def test_a_callback_closing_over_a_list_made_anew_is_keyed_by_that_list():
         assert got == [3.0]
 
 
+def test_a_callback_handing_a_result_back_through_nonlocal_gives_each_call_its_own():
+    """The callback's cell is the caller's (its frame still runs): the cached graph
+    ran the first call's callback, so later calls' results stayed None."""
+    step = _step()
+    out, h = cuda.device_array(4), gt.pinned_empty(4)
+
+    def first_value(x):
+        result = None
+
+        def grab(hh):
+            nonlocal result
+            result = float(hh[0])
+        step(x, out, h, grab)
+        return result
+
+    assert [first_value(cuda.to_device(np.full(4, v))) for v in (1.0, 2.0, 3.0)] == \
+        [3.0, 6.0, 9.0]
+
+
+def test_a_callback_reading_a_loop_variable_reads_the_calls_value():
+    """A loop still running rebinds the variable the callback reads: the first epoch's
+    callback, replayed, read its own loop's last value."""
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    LOG.clear()
+
+    def epoch(e):
+        for i in range(3):
+            step(x, out, h, lambda hh: LOG.append((e, i)))
+
+    epoch(0)
+    epoch(0)
+    assert LOG == [(0, 0), (0, 1), (0, 2)] * 2
+
+
+def test_a_callback_counting_in_its_own_cell_counts_from_its_start_at_each_call():
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    LOG.clear()
+
+    def made():
+        n = 0
+
+        def cb(hh):
+            nonlocal n
+            n += 1
+            LOG.append(n)
+        return cb
+
+    for _ in range(3):
+        step(x, out, h, made())
+    assert LOG == [1, 1, 1]
+
+
 def test_the_retrace_warning_names_a_function_made_anew_at_each_call():
     step = _step()
     x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)

@@ -432,8 +432,8 @@ class CompiledGraph(Binding):
         cheaper one for this many nodes, by the costs measured in bench/;
         host callbacks need no driver call.
         """
-        self.refuse_numbers(svals)   # before any node changes: the graph stays usable
-        self._make_current()
+        self._make_current()   # (a number no node can take: packing refuses it, and
+        # the old binding is put back; refuse_numbers asks as much at ~10 us a call)
         self._bound = None   # the function's next call checks its arguments again
         done = self._rewrite_only(objs, ptrs, svals, route)
         if done is not None:

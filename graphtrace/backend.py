@@ -58,8 +58,11 @@ def prepare_numba() -> None:
     GPU, warn: numba's own calls would fail (``CUDA driver library cannot be
     found``), naming neither the order of the imports nor the way out."""
     if "numba.cuda" not in sys.modules:
-        if default_backend() == "sim":
-            os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+        if default_backend() == "sim" and "NUMBA_ENABLE_CUDASIM" not in os.environ:
+            os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
+            config = sys.modules.get("numba.core.config")   # import numba came first: it
+            if config is not None:                          # read the environment then
+                config.ENABLE_CUDASIM = 1
     elif not getattr(getattr(sys.modules.get("numba"), "config", None), "ENABLE_CUDASIM", 1) \
             and os.environ.get("GRAPHTRACE_BACKEND", "").strip().lower() in ("", "sim") \
             and not _driver.available():

@@ -59,3 +59,20 @@ def test_the_warning_names_the_program_s_import_line():
     assert done.stderr.startswith("<string>:2: UserWarning: numba.cuda was imported before "
                                   "graphtrace"), done.stderr
     assert done.stderr.count("UserWarning") == 1, done.stderr
+
+
+def test_numba_imported_before_graphtrace_but_not_numba_cuda_is_switched_to_the_simulator():
+    """``import numba`` alone came first: numba read the environment then, so setting
+    NUMBA_ENABLE_CUDASIM was too late; its config is set too, and numba.cuda, imported
+    after graphtrace, is the simulator."""
+    if backend._driver.available():
+        pytest.skip("a GPU is here: numba runs on it")
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NUMBA_ENABLE_CUDASIM", "GRAPHTRACE_BACKEND")}
+    env["PYTHONPATH"] = ROOT + os.pathsep + env.get("PYTHONPATH", "")
+    code = ("import numba\nimport numpy as np\nimport graphtrace\nfrom numba import cuda\n"
+            "print(cuda.to_device(np.ones(3)).copy_to_host().sum())\n")
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "3.0", done.stderr
+    assert "UserWarning" not in done.stderr, done.stderr

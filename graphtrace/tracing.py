@@ -182,11 +182,12 @@ def _endless(name: str, fn, e: RecursionError):
     if len(frames) < 8:
         return None
     return TraceError(
-        f"{name} calls itself with the proxy stream without end ({len(frames)} calls deep "
-        "when Python's recursion limit stopped the trace): each call records its ops into "
-        "the graph again; give the recursion an end decided while tracing (a static "
+        f"{name} calls itself with the proxy stream {len(frames)} calls deep, where "
+        "Python's recursion limit stopped the trace (each call records its ops into the "
+        "graph again): give the recursion an end decided while tracing (a static "
         f"parameter counting down, @graph(static=('depth',))), or call another function "
-        "here", (code.co_filename, frames[0].tb_lineno))
+        "here; a recursion that does end this deep needs a higher limit "
+        "(sys.setrecursionlimit) or a loop instead", (code.co_filename, frames[0].tb_lineno))
 
 
 def _refuse_result(name: str, result, fn) -> None:

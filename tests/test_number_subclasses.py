@@ -92,3 +92,17 @@ def test_a_number_of_another_class_is_refused_with_its_conversion(value, hint):
     g = run(times)
     with pytest.raises(gt.KernelArgumentError, match=hint):
         g(cuda.to_device(X), value, cuda.device_array(4))
+
+
+class _Twisted(int):
+    def __int__(self):
+        return 99
+
+
+def test_an_int_subclass_is_packed_by_its_own_value_not_its_int_method():
+    """ctypes packs an int subclass by the value it holds (as eager numba passes it);
+    the packing asked ``int(v)``, which a subclass's ``__int__`` answers otherwise."""
+    from numba.core import types
+    from graphtrace.ops._numba import _integer
+    assert _integer(types.int64, _Twisted(5), None, 0) == 5
+    assert _integer(types.int32, True, None, 0) == 1

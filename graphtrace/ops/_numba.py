@@ -399,14 +399,15 @@ def flatten(ty, arg, value_of, out: list, adapter=None, index=0) -> None:
 def _integer(ty, value, adapter, index, source=None) -> int:
     """``value`` as an int of numba's integer type ``ty``; ``KernelArgumentError``
     where that would change it (as eager numba refuses it): a fraction, a complex
-    number, or a value out of range, which ctypes would wrap silently."""
+    number, or a value out of range, which ctypes would wrap silently. An int
+    subclass gives its own value, as ctypes reads it, not what its ``__int__`` says."""
     where = f"argument {_pname(adapter, index)} does not fit numba type {ty} of " \
         f"{_kname(adapter)} (fixed when the graph was traced)"
     if isinstance(value, (complex, np.complexfloating)) or has_fraction(value):
         raise KernelArgumentError(
             f"value {value!r} of {where}, which takes whole numbers: pass an int (int(v) "
             "or round(v), where the cut is meant)", source)
-    v, bits = int(value), ty.bitwidth
+    v, bits = int.__int__(value) if isinstance(value, int) else int(value), ty.bitwidth
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if ty.signed else (0, (1 << bits) - 1)
     if not lo <= v <= hi:
         raise KernelArgumentError(f"value {v} of {where}: pass an int from {lo} to {hi}",

@@ -17,8 +17,7 @@ named once); what only a callback changes (a counter or history) is state;
 where the traced code may store there, the trace tells (``stored``: set from
 None or left as it was, a setting; changed, state, ``note_state``). Numbers
 reached otherwise (a key
-held in a variable, a loop over a dict) are not: pass a value that changes
-as an argument.
+held in a variable, a loop over a dict) are not: pass a value that changes as an argument.
 
 Objects of the program's own classes held by such names are walked too
 (``Reach.objects``, ``held.py``): their arrays and what their methods read; so
@@ -285,10 +284,11 @@ class Reach:
                     if name in read and _is_value(v) and loads(code, name):   # a setting
                         self._chains.append((fn, _chain(name, ()), None))   # till changed
                 continue
-            if _has(v, "py_func") or _has(v, "intents") and _has(_attr(v, "kernel"), "py_func"):
-                self.places.append((fn, name, None, False))   # a numba kernel (gt.kernel's
-                kern = v.kernel if _has(v, "intents") else v   # too): numba freezes what
-                self._devices(kern.py_func, seen, depth + 1)   # it reaches, not its device fns
+            declared = _has(v, "intents") and _has(_attr(v, "kernel"), "py_func")
+            if declared or _has(v, "py_func"):   # a numba kernel (gt.kernel's too): numba
+                self.places.append((fn, name, None, False))   # freezes what it reaches,
+                self._devices(_attr(_attr(v, "kernel") if declared else v, "py_func"),
+                              seen, depth + 1)   # not the device functions it calls
                 continue
             inner = _followed(v.func if isinstance(v, partial) else v)
             if inner is not None:

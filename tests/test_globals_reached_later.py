@@ -301,3 +301,34 @@ def constant(x):
 
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
+
+
+class _AnswersAll:
+    """An object of the program's own answering every attribute (py_func, intents and
+    kernel too) with a number."""
+
+    def __getattr__(self, name):
+        return 0
+
+
+ANSWERS = _AnswersAll()
+
+
+def test_a_global_answering_every_attribute_is_no_kernel():
+    """The walk took it for a gt.kernel declaration (it has intents) and asked its
+    kernel's py_func: AttributeError at the first call."""
+    @gt.graph(backend="sim")
+    def f(s, x):
+        n = ANSWERS.anything % 4
+        _fill_twice[1, 8, s](x[n:n + 4])
+
+    x = cuda.to_device(np.zeros(8))
+    f(x)
+    assert list(x.copy_to_host()[:4]) == [2.0] * 4
+
+
+@cuda.jit
+def _fill_twice(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = 2.0

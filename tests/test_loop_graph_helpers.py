@@ -258,3 +258,41 @@ def test_a_graph_helper_flipping_its_own_attribute_is_refused():
             count[1, 1, body](c)
 
     assert "changes `_flip.i`" in _refused("loop 8", f, _x(), _x(), _c())
+
+
+def test_a_graph_helper_recorded_as_a_child_by_keyword_is_walked():
+    """``body.child(step, x=x)``: the keyword fills the parameter Python binds it
+    to, as ``body.child(step, x)`` does; its keywords were read as unknown (3.11's
+    ``dis`` leaves a ``KW_NAMES`` unnamed), the helper was not walked, and each
+    iteration replayed the first iteration's number."""
+    global K
+    K = 0
+
+    @gt.graph(backend="sim")
+    def f(s, x, c):
+        with s.while_loop(gt.cond(c) < 3, max_iterations=10) as body:   # loop 9
+            body.child(_bump, x=x)
+            count[1, 1, body](c)
+
+    @gt.graph(backend="sim")
+    def g(s, x, c):
+        with s.while_loop(gt.cond(c) < 3, max_iterations=10) as body:   # loop 10
+            body.child(_default_counter, x=x)
+            count[1, 1, body](c)
+
+    assert "changes `K`, which it reads again" in _refused("loop 9", f, _x(), _c())
+    assert "_default_counter.__defaults__" in _refused("loop 10", g, _x(), _c())
+
+
+def test_a_child_taking_keywords_that_change_nothing_runs():
+    @gt.graph(backend="sim")
+    def f(s, x, c):
+        with s.while_loop(gt.cond(c) < 3, max_iterations=10) as body:
+            body.child(_pure, x, v=1.0)
+            body.child(_pure, x=x, v=2.0)
+            count[1, 1, body](c)
+
+    x = _x()
+    f(x, _c())
+    assert host(x) == [9.0] * 4
+

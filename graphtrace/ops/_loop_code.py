@@ -20,7 +20,6 @@ found changed; what a code names (the helpers a body calls) is
 from __future__ import annotations
 
 import copy
-import dis
 import inspect
 import sys
 import types
@@ -34,7 +33,7 @@ from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _han
 from ._loop_paths import _MAX_ITEMS, _WHOLE, _reads, _resolve, _text, _within
 from ._loop_stack import (_ANY_KEY, _ATTR_LOADS, _ATTR_STORES, _CONSTS, _ITEM_STORES, _JUMPS,
                           _LOADS, _STORES, _SUBSCRIPTS, _begin, _chain, _holder, _item_read,
-                          _reads_item, _reported, _set, _swapped)
+                          _reads_item, _reported, _set, _swapped, instructions)
 
 _MAKERS = frozenset({"empty", "zeros"})   # s.empty(n), body.zeros((m, 4), np.float32)
 _SHIFTS = frozenset({"STORE_FAST_LOAD_FAST", "GET_ITER"})   # (stores too: a comprehension's)
@@ -367,7 +366,7 @@ class _Region:
         if start < 2 or code_ins[start - 1].opname != "MAKE_FUNCTION" or \
                 not isinstance(code_ins[start - 2].argval, types.CodeType):
             return
-        inner = list(dis.get_instructions(code_ins[start - 2].argval))
+        inner = list(instructions(code_ins[start - 2].argval))
         stored.add((".0",))
         made[(".0",)] = _read_by(code_ins, i, 1, stored, made)
         got = picked(code_ins, _begin(code_ins, i, 1)[0], i)

@@ -33,7 +33,7 @@ import operator
 from ..chains import MISSING
 from ._loop_paths import _ITEMS, _LEN, _WHOLE, _found
 from ._loop_stack import (_ATTR_STORES, _CONSTS, _FORWARD, _ITEM_STORES, _JUMPS, _LOADS,
-                          _STORES, _begin, _chain, _set)
+                          _STORES, _begin, _chain, _set, instructions)
 
 _GOTO = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP",
                    "JUMP_NO_INTERRUPT", "JUMP_BACKWARD_NO_INTERRUPT"})
@@ -67,7 +67,7 @@ class _Graph:
 @functools.lru_cache(maxsize=256)
 def _graph(code) -> _Graph:
     g = _Graph()
-    g.ins = ins = tuple(dis.get_instructions(code))
+    g.ins = ins = instructions(code)
     n = len(ins)
     at = {c.offset: k for k, c in enumerate(ins)}
     g.handler, g.leader, g.succ = [-1] * n, [False] * n, []

@@ -8,6 +8,8 @@ its instance (``st.advance(body, x)``), was not walked (its code is the
 decorated function's ``fn``), and every iteration replayed the first
 iteration's number. Each is now walked as the plain function or method is.
 """
+import logging
+
 import numpy as np
 import pytest
 
@@ -296,3 +298,57 @@ def test_a_child_taking_keywords_that_change_nothing_runs():
     f(x, _c())
     assert host(x) == [9.0] * 4
 
+
+_log = logging.getLogger("graphtrace.tests.helpers")
+
+
+@gt.graph(backend="sim")
+def _counted(s, x):
+    _counted.calls += 1
+    _log.debug("step calls: %d", _counted.calls)   # reported only
+    add[1, 4, s](x, 1.0)
+
+
+_counted.calls = 0
+
+
+@gt.graph(backend="sim")
+def _attr_bump(s, x):
+    _attr_bump.k += 1
+    add[1, 4, s](x, float(_attr_bump.k))
+
+
+_attr_bump.k = 0
+
+
+@pytest.mark.parametrize("child", [False, True])
+def test_a_graph_helper_counting_its_calls_only_to_report_them_runs(child):
+    """``step.calls += 1; log.debug(..., step.calls)`` in a graph helper: fine
+    inline and as a child; a child's function was taken for an argument its
+    work took whole, as if the child read ``step.calls``."""
+    @gt.graph(backend="sim")
+    def f(s, x, c):
+        with s.while_loop(gt.cond(c) < 3, max_iterations=10) as body:
+            if child:
+                body.child(_counted, x)
+            else:
+                _counted(body, x)
+            count[1, 1, body](c)
+
+    x = _x()
+    f(x, _c())
+    assert host(x) == [3.0] * 4
+
+
+@pytest.mark.parametrize("child", [False, True])
+def test_a_graph_helper_launching_with_its_own_attribute_counter_is_refused(child):
+    @gt.graph(backend="sim")
+    def f(s, x, c):
+        with s.while_loop(gt.cond(c) < 3, max_iterations=10) as body:   # loop 11
+            if child:
+                body.child(_attr_bump, x)
+            else:
+                _attr_bump(body, x)
+            count[1, 1, body](c)
+
+    assert "changes `_attr_bump.k`" in _refused("loop 11", f, _x(), _c())

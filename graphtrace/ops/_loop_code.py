@@ -15,18 +15,19 @@ its class's ``__getattr__`` or ``__getitem__``, a namedtuple's field) by the
 functions before ``_Region`` here, which read that getter's code with a
 ``_Region`` of its own. ``LoopState`` asks these of each slot its snapshots
 found changed; what a code names (the helpers a body calls) is
-``_loop_names.py``'s.
+``_loop_names.py``'s, what a call calls (a launch, a child's function)
+``_loop_callees.py``'s.
 """
 from __future__ import annotations
 
 import copy
 import inspect
-import sys
 import types
 
 from ..chains import MISSING
 from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
+from ._loop_callees import _child_args, _launcher, _made_here, _method_load
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
 from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _handed_on,
                              _iterated, _made, _parameters, _read_by, _taken, picked)
@@ -172,35 +173,6 @@ def _own_dict(obj) -> dict:
 
 
 _LAUNCH, _ON_OBJECT = "launch", "on object"   # (_Region._targets)
-
-
-def _made_here(code_ins: list, c: int) -> bool:
-    """Whether ``code_ins[c]`` makes a comprehension's or a generator expression's
-    function (3.11), which the call that follows runs at once."""
-    return code_ins[c].opname == "MAKE_FUNCTION" and c > 0 and \
-        isinstance(code_ins[c - 1].argval, types.CodeType) and \
-        code_ins[c - 1].argval.co_name in _COMPREHENSIONS
-
-
-_COMPREHENSIONS = frozenset({"<listcomp>", "<setcomp>", "<dictcomp>", "<genexpr>"})
-
-
-def _method_load(ins) -> bool:
-    """Whether ``ins`` loads a method for a call (``obj.step(body)``; 3.12 on, a
-    ``LOAD_ATTR`` so flagged), not an attribute's value."""
-    return ins.opname == "LOAD_METHOD" or ins.opname == "LOAD_ATTR" and \
-        bool(ins.arg & 1) and sys.version_info >= (3, 12)
-
-
-def _launcher(code_ins: list, c: int) -> bool:
-    """Whether ``code_ins[c]`` calls a kernel's ``forall`` (``k.forall(m,
-    stream=body)``), whose result launches it."""
-    if code_ins[c].opname == "CALL" and c > 0 and code_ins[c - 1].opname == "PRECALL":
-        c -= 1   # (3.11: the arguments are the PRECALL's)
-    if code_ins[c].opname not in _CALLS:
-        return False
-    k = _begin(code_ins, c, _taken(code_ins[c]))[0]
-    return k > 0 and code_ins[k - 1].opname in _ATTR_LOADS and code_ins[k - 1].argval == "forall"
 
 
 def _items(holder, path: tuple) -> list:
@@ -383,13 +355,18 @@ class _Region:
         """Note the call ``code_ins[i]``: what its arguments read that the body
         stored first, and what a temporary's or a launch's size reads."""
         n, may = _taken(code_ins[i]), stored.may   # (stored on some path to it)
-        self.calls.setdefault(code_ins[i].positions.lineno, set()).update(   # what the
-            q for q in _read_by(code_ins, i, n, stored, made)            # body stored first
-            if any(q[:m] in may for m in range(1, len(q) + 1)) or
-            q[-1] == _WHOLE and any(_within(q[:-1], p) for p in may))
         j = _begin(code_ins, i, n)[0]
         callee = code_ins[j - 1] if j > 0 else None
+        child = callee is not None and callee.opname in _ATTR_LOADS and \
+            callee.argval == "child" and code_ins[i].opname != "CALL_FUNCTION_EX" and \
+            self._on_stream(code_ins, j - 1, stored)   # body.child(step, x)
+        # (a child's function is called, as step(body, x) calls step: no argument of work)
+        read = _child_args(code_ins, i, n, stored, made) if child else \
+            _read_by(code_ins, i, n, stored, made)
         line = code_ins[i].positions.lineno
+        self.calls.setdefault(line, set()).update(   # what the body stored first
+            q for q in read if any(q[:m] in may for m in range(1, len(q) + 1)) or
+            q[-1] == _WHOLE and any(_within(q[:-1], p) for p in may))
         targets = self._targets(code_ins, j, stored, made) if callee is not None else []
         if targets is None:   # (lambda: step(body, st))(), make()(body, st)
             self.blind.append((line, None))
@@ -400,9 +377,11 @@ class _Region:
         if callee is not None and callee.opname == "LOAD_GLOBAL" and \
                 callee.argval == "setattr" and code_ins[i].opname in _CALLS:
             self._setattr(code_ins, i, n, stored, made)
-        if callee is None or callee.opname != "LOAD_GLOBAL" or callee.argval not in _CLAMPS:
-            self.takes.setdefault(code_ins[i].positions.lineno, set()).update(
-                _handed_on(code_ins, i, n, stored, made))
+        if child:
+            self.takes.setdefault(line, set()).update(
+                _child_args(code_ins, i, n, stored, made, False))
+        elif callee is None or callee.opname != "LOAD_GLOBAL" or callee.argval not in _CLAMPS:
+            self.takes.setdefault(line, set()).update(_handed_on(code_ins, i, n, stored, made))
         path = _chain(code_ins, j - 1) if j > 0 else None
         if path is not None and targets == [path] and code_ins[i].opname != "CALL_FUNCTION_EX":
             for key, end in _parameters(code_ins, i, n):   # a slot taken whole: finish(st)
@@ -414,9 +393,7 @@ class _Region:
             else:   # step(body, *args): which parameter takes what, unknown
                 args = ({None: _read_by(code_ins, i, n, stored, made)},) * 2
             self.passes += [(line, q, *args) for q in targets]
-        if callee is not None and callee.opname in _ATTR_LOADS and callee.argval == "child" \
-                and code_ins[i].opname != "CALL_FUNCTION_EX" and \
-                self._on_stream(code_ins, j - 1, stored):   # body.child(step, x)
+        if child:
             self._child(code_ins, i, n, stored, made, line)
         if callee is not None and callee.opname in _ATTR_LOADS:
             if callee.argval in _MAKERS and self._on_stream(code_ins, j - 1, stored):

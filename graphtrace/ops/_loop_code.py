@@ -29,6 +29,7 @@ from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
 from ._loop_callees import _child_args, _launcher, _made_here, _method_load
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
+from ._loop_names import table_items
 from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _handed_on,
                              _iterated, _made, _parameters, _read_by, _taken, picked)
 from ._loop_paths import _MAX_ITEMS, _WHOLE, _reads, _resolve, _text, _within
@@ -175,13 +176,16 @@ def _own_dict(obj) -> dict:
 _LAUNCH, _ON_OBJECT = "launch", "on object"   # (_Region._targets)
 
 
-def _items(holder, path: tuple) -> list:
-    """The paths of the callable items of a list, tuple or dict of at most
-    ``_MAX_ITEMS`` at ``path`` (a table of functions), else []."""
-    if type(holder) not in (list, tuple, dict) or len(holder) > _MAX_ITEMS:
+def _items(holder, path: tuple):
+    """The paths of the callable items of a list, tuple or dict at ``path`` (a
+    table of functions, ``table_items``), else []; None for one of over
+    ``_MAX_ITEMS`` items, whose functions are not read (a call of one by a key
+    computed, or in a for loop over it, is a call the code cannot tell)."""
+    if type(holder) not in (list, tuple, dict):
         return []
-    pairs = holder.items() if type(holder) is dict else enumerate(holder)
-    return [path + (("[]", k),) for k, x in pairs if callable(x)]
+    if len(holder) > _MAX_ITEMS:
+        return None
+    return [path + (("[]", k),) for k, _ in table_items(holder)]
 
 
 class _Region:
@@ -481,12 +485,12 @@ class _Region:
                 out += got
             return out
         if _ANY_KEY not in path:
-            return [path] + _items(_resolve(self.scope, path), path)
+            items = _items(_resolve(self.scope, path), path)   # (for step in STEPS)
+            return None if items is None else [path] + items
         at = path.index(_ANY_KEY)
         holder = _resolve(self.scope, path[:at])
-        if holder is MISSING:
-            return None
-        return [q + path[at + 1:] for q in _items(holder, path[:at])]
+        items = _items(holder, path[:at]) if holder is not MISSING else None
+        return None if items is None else [q + path[at + 1:] for q in items]
 
     def _setattr(self, code_ins: list, i: int, n: int, stored: set, made: dict) -> None:
         """``setattr(st, "w", 1.0 / (it + 1))``, a name the code spells: a store of

@@ -7,7 +7,8 @@ loads off a name (the helpers it calls through them), ``_named_paths`` the
 slots it loads or stores named all the way from a name (``st.cur``,
 ``mod.TABLES[4]``); ``_lines`` tells where the code of a function lies (with
 the functions it makes and the helpers it names), ``_named`` what a function
-holds by name (its globals and filled closure cells). ``LoopState`` asks these
+holds by name (its globals and filled closure cells), ``table_items`` the
+functions a table of them holds. ``LoopState`` asks these
 of the slots its snapshots found changed.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import types
 
 from ..names import _filled, _global_names
 from ..owners import _attr, _graph_class
+from ._loop_paths import _MAX_ITEMS
 from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _chain, _set
 
 
@@ -66,10 +68,22 @@ def _lines(fn, depth: int = 2) -> set:
     if depth > 1:
         cells = [c.cell_contents for c in fn.__closure__ or () if _filled(c)]
         for v in cells + [fn.__globals__.get(g) for g in _global_names(fn.__code__)]:
-            v = _attr(v, "fn") if _graph_class(type(v)) else v   # (a @gt.graph helper's)
-            if type(v) is types.FunctionType and v is not fn:
-                out |= _lines(v, depth - 1)
+            for w in [v] + [x for _, x in table_items(v)]:   # (TABLE["step"](body, x))
+                w = _attr(w, "fn") if _graph_class(type(w)) else w   # (a @gt.graph helper's)
+                if type(w) is types.FunctionType and w is not fn:
+                    out |= _lines(w, depth - 1)
     return out
+
+
+def table_items(v, most: int = _MAX_ITEMS) -> list:
+    """``(key, item)`` of each callable (not a class) that ``v``, a list, tuple or
+    dict of at most ``most`` items, holds: a table of helpers, called by a
+    key (``TABLE["step"](body, x)``, ``TABLE[name](body, x)``, ``STEPS[0](body,
+    x)``) or in a for loop over it (``for g in STEPS: g(body, x)``); else []."""
+    if type(v) not in (list, tuple, dict) or len(v) > most:
+        return []
+    pairs = v.items() if type(v) is dict else enumerate(v)
+    return [(k, x) for k, x in pairs if callable(x) and not isinstance(x, type)]
 
 
 def _named(fn) -> dict:

@@ -139,7 +139,7 @@ from ._loop_code import _Region
 from ._loop_helpers import _DEPTH, HelperUses, _kernel_numbers, _recorded_numbers
 from ._loop_held import (_function, _helper_roots, _own_function, binding, graph_code, handed_use,
                          named_directly)
-from ._loop_names import _attribute_paths, _named_paths, _names
+from ._loop_names import _attribute_paths, _named_paths, _names, table_items
 from ._loop_order import _instructions, reads_order
 from ._loop_paths import (_LEN, _NEXT, _ORDER, _found, _label, _message, _resolve,
                           _within)
@@ -149,6 +149,7 @@ from ._loop_stack import _LOADS
 
 _CONTEXTLIB = contextlib.__file__
 _FUNCTIONS = frozenset({types.FunctionType, types.MethodType})   # (by identity, not ==)
+_MAX_TABLE = 4096   # the functions of a longer table a body names are not watched
 
 
 def _user_frame():
@@ -253,6 +254,10 @@ class LoopState(HelperUses):
                 self._helper(v, name, out, shared, depth, seen)        # proxy's may be dead)
             elif graph_code(v)[0] is not None:   # a @gt.graph function or bound method
                 self._helper(v, name, out, shared, depth, seen)
+            else:   # TABLE["step"](body, x), TABLE[name](...), for g in STEPS: g(...)
+                for key, item in table_items(v, _MAX_TABLE):   # (one too long to read
+                    #                    which it calls: a call refused if this changes)
+                    self._helper(item, _label((name, ("[]", key))), out, shared, depth, seen)
         for path in _attribute_paths(code):   # pp.swap(), Bufs.flip(), st.step(): the
             v = _found(names, path)           # globals of the program's functions they run
             fn = v if type(v) in _FUNCTIONS else graph_code(v)[0]   # (model.step: @gt.graph)

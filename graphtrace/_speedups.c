@@ -469,10 +469,38 @@ plain(PyObject *dims)
 
 static PyObject *arguments(PyObject *module, PyObject *const *a, Py_ssize_t nargs);
 
+/* Whether ``item`` (a recorded argument) has a stride of zero or less along an
+ * axis of two or more elements (x[::-1], a broadcast), as _adapter.py's
+ * _not_forward tells: 1 or 0 (what has no shape and strides is not such a view) */
+static int
+not_forward(PyObject *item)
+{
+    PyObject *shape = PyObject_GetAttr(item, s_shape);
+    PyObject *strides = shape == NULL ? NULL : PyObject_GetAttr(item, s_strides);
+    int found = 0;
+    if (strides != NULL && PyTuple_CheckExact(shape) && PyTuple_CheckExact(strides) &&
+            PyTuple_GET_SIZE(shape) == PyTuple_GET_SIZE(strides)) {
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(shape) && !found; i++) {
+            long long n = PyLong_AsLongLong(PyTuple_GET_ITEM(shape, i));
+            long long st = PyLong_AsLongLong(PyTuple_GET_ITEM(strides, i));
+            if (PyErr_Occurred())
+                found = 1;   /* not plain numbers: for Python to look at */
+            else if (n > 1 && st <= 0)
+                found = 1;
+        }
+    }
+    Py_XDECREF(shape);
+    Py_XDECREF(strides);
+    PyErr_Clear();
+    return found;
+}
+
 /* Whether a launch not ``opaque`` passes a view of several runs of bytes (a
- * Buffer's step) to a kernel that takes arrays as bare addresses
+ * Buffer's step), or one laid out backward or repeating its elements (a stride of
+ * zero or less), to a kernel that takes arrays as bare addresses
  * (adapter.raw_pointers): 1, for the Python path to look at (Adapter.refuse_gaps
- * refuses it if there are bytes between the runs); 0; -1 with an error */
+ * refuses it if there are bytes between the runs, and the other always); 0; -1
+ * with an error */
 static int
 pointer_gaps(PyObject *adapter, PyObject *rec, PyObject *opaque)
 {
@@ -494,7 +522,7 @@ pointer_gaps(PyObject *adapter, PyObject *rec, PyObject *opaque)
         int gaps = step == NULL ? 0 : PyObject_IsTrue(step);
         Py_XDECREF(step);
         PyErr_Clear();
-        if (gaps > 0)
+        if (gaps > 0 || not_forward(item))
             return 1;
     }
     return 0;

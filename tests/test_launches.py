@@ -145,6 +145,29 @@ def test_forall_task_counts_must_be_fixed_ints():
         gt.graph(lambda s, out: fill.forall(-1, stream=s)(out, 1.0)).trace(A(8, "float64"))
 
 
+def test_a_kernel_declared_with_gt_kernel_launches_by_forall_with_its_intents():
+    """numba's forall on gt.kernel's wrapper was a bare AttributeError."""
+    declared = gt.kernel(fill, "inout, in")   # numba finds out written alone
+
+    @gt.graph(backend="sim")
+    def f(s, out, v):
+        declared.forall(6, stream=s)(out[:6], v)
+        declared.forall(3, 2, s)(out[6:], v)
+    out = dev(np.zeros(9))
+    f(out, 4.0)
+    assert out.copy_to_host().tolist() == [4.0] * 9
+    g = f.trace(out, 4.0)
+    assert [(n.attrs["grid"][0], n.attrs["block"][0]) for n in g.nodes] == [(6, 1), (2, 2)]
+    assert [[m for _, m in n.accesses] for n in g.nodes] == [["rw"], ["rw"]]
+
+    @gt.graph
+    def real(s, out):
+        declared.forall(8, stream=0)(out, 1.0)   # no proxy
+    with pytest.raises(gt.ArgumentError, match="k.forall.n, stream=s") as e:
+        real.trace(A(8, "float64"))
+    assert e.value.source[1] == line_of(__file__, "no proxy")
+
+
 @cuda.jit("void(float32[:], float32, float32[:])")
 def typed_axpy(x, a, out):
     i = cuda.grid(1)

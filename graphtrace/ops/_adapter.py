@@ -223,6 +223,24 @@ class Declared(Adapter):
         shared_mem = config[3] if len(config) == 4 else None
         return lambda *args: s.launch(self, grid, block, *args, shared_mem=shared_mem)
 
+    def forall(self, ntasks, tpb=0, stream=0, sharedmem=0):
+        """numba's other launch syntax, for a numba kernel: ``k.forall(ntasks, tpb,
+        stream=s)(*args)``, ``ntasks`` threads in blocks of ``tpb`` (``launch_forall``,
+        set by ``_numba_launch.py``)."""
+        if self.library != "numba" or self.launch_forall is None:
+            raise ArgumentError(
+                f"kernel {self.name} declared with gt.kernel is a {self.library} kernel, and "
+                "k.forall(n, stream=s) is numba's spelling: launch it as k[grid, block, s]"
+                "(*args) or s.launch(k, grid, block, *args)")
+        if not isinstance(stream, ProxyStream):
+            raise ArgumentError(
+                f"kernel {self.name} declared with gt.kernel launches as k.forall(n, "
+                "stream=s)(*args) with s the proxy stream (or k[grid, block, s](*args))")
+        return self.launch_forall(self, ntasks, tpb, stream, sharedmem)
+
+    # numba's forall for a proxy stream (_numba_launch.py's _ProxyForAll), once numba is in
+    launch_forall = None
+
     def intent(self, i: int) -> str:
         """The declared intent, else the kernel's own (declared ones may cover *args)."""
         if self.intents is not None and i < len(self.intents):

@@ -20,7 +20,7 @@ from ..temporary import is_temporary
 from ..tree import leaves
 from .base import record_args
 from . import kernel as _kernel
-from ._adapter import adapter_for, misplaced_stream
+from ._adapter import Declared, adapter_for, misplaced_stream
 from .kernel import record_launch
 
 __all__ = []
@@ -71,14 +71,17 @@ class _ProxyForAll:
                              self.shared_mem)
 
     def _block_size(self, args) -> int:
-        adapter = adapter_for(self.kernel)
-        if adapter.simulated:
+        adapter = adapter_for(self.kernel)   # a Declared one's kernel is its inner one's
+        if getattr(adapter, "inner", adapter).simulated:
             return 1
         adapter.check_arity(len(args))
         rec, _ = record_args(self.stream.tracer(), args, adapter.intent, lambda i, b: None)
         adapter.validate(rec)
         kern, _ = adapter.compile(rec)
         return int(kern.occupancy.max_potential_block_size(self.shared_mem, 1024)[1])
+
+
+Declared.launch_forall = staticmethod(_ProxyForAll)   # gt.kernel(k, ...).forall(n, stream=s)
 
 
 def _refuse_keywords(kernel, kwargs) -> None:

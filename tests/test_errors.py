@@ -868,6 +868,33 @@ def test_bad_grid_sizes(grid):
     assert ("skip the launch when there is nothing to do" in str(e.value)) == empty
 
 
+@pytest.mark.parametrize("grid, block", [((1, 1, 1, 1), 8), (-1, 8), (None, 8), (True, 8),
+                                         (1, "8"), (np.array([2]), 8)])
+def test_a_literal_bad_launch_size_gets_no_advice_about_static_numbers(grid, block):
+    """The advice on sizes fixed when the graph is built (static=) came with every
+    bad size, a literal (1, 1, 1, 1) or None too, which no static= changes."""
+    @gt.graph
+    def f(s, x):
+        fill[grid, block, s](x, 1.0)                         # literal
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8))
+    check(e, "literal", "must be a positive int or a tuple of up to 3 positive ints")
+    assert "static=" not in str(e.value) and "fixed when the graph is built" not in str(e.value)
+
+
+def test_a_launch_size_read_off_a_device_array_says_sizes_are_fixed_when_built():
+    @gt.graph
+    def f(s, x, n):
+        fill[n, 8, s](x, 1.0)                                # devsize
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8), A(1, "int32"))
+    check(e, "devsize", "a device array's values are not known while tracing",
+          "pass it as static=")
+    with pytest.raises(gt.DynamicScalarError) as e:   # a dynamic number: its own error
+        f.trace(A(8), 2)
+    check(e, "devsize", "static=('n',)")
+
+
 @pytest.mark.parametrize("grid", [2.0, (np.int64(2), 1.5), np.float32(0.25)])
 def test_a_float_grid_size_says_to_divide_with_floor_division(grid):
     @gt.graph(static=("g",))

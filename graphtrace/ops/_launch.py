@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 from ..errors import ArgumentError, KernelArgumentError
+from ..probe import _has
 from ..scalar import Scalar
 
 __all__ = ["COOPERATIVE_NODES", "DEFAULT_SHARED", "dim3", "count", "is_config",
@@ -63,14 +64,16 @@ def dim3(value, what: str) -> tuple:
             "// and round up, as in (n + 255) // 256")
     if not 1 <= len(ints) <= 3 or not all(d is not None and d > 0 for d in ints):
         empty = 1 <= len(ints) <= 3 and 0 in ints and all(d is not None for d in ints)
+        device = any(_has(d, "__cuda_array_interface__") for d in dims)
         raise ArgumentError(
             f"{what} must be a positive int or a tuple of up to 3 positive ints, not "
             f"{value!r}" + (
                 f"; a {what} of 0 launches nothing, and CUDA refuses it: computed from "
                 "an empty array's size, skip the launch when there is nothing to do "
                 "(if x.size: ...)" if empty else
-                "; launch sizes are fixed when the graph is built (pass the numbers "
-                "they depend on as static=)"))
+                "; a device array's values are not known while tracing, and launch sizes "
+                "are fixed when the graph is built: read the number on the host before the "
+                "call and pass it as static=" if device else ""))
     return ints + (1,) * (3 - len(ints))
 
 

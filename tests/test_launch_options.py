@@ -139,6 +139,31 @@ def test_cuda_cores_own_launch_bound_before_graphtrace_says_what_to_do():
     check(e, "early", "import graphtrace first, or call gt.launch")
 
 
+@pytest.mark.parametrize("sizes", [{"grid": "n", "block": 32}, {"grid": 1, "block": "n"},
+                                   {"grid": (1, "n"), "block": 32}])
+def test_a_dynamic_scalar_sizing_a_launch_config_is_the_dynamic_scalar_error(sizes):
+    """cuda.core's LaunchConfig takes ints alone: it refused a dynamic scalar with a
+    ValueError naming graphtrace's Scalar class, no line and no static= advice."""
+    def put(v, n):
+        return n if v == "n" else tuple(put(d, n) for d in v) if isinstance(v, tuple) else v
+
+    @gt.graph
+    def f(s, x, out, n):
+        cfg = LaunchConfig(**{k: put(v, n) for k, v in sizes.items()})   # dyncfg
+        launch(s, cfg, scale, x, 2.0, out)
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(A(32), A(32), 2)
+    check(e, "dyncfg", "static=('n',)")
+    import cuda.core
+    from cuda.core._launch_config import LaunchConfig as cores_own
+    assert LaunchConfig is cuda.core.LaunchConfig and issubclass(LaunchConfig, cores_own)
+    assert (LaunchConfig.__name__, LaunchConfig.__module__) == ("LaunchConfig",
+                                                                cores_own.__module__)
+    with pytest.raises(ValueError, match="must be an int"):   # the rest as cuda.core's
+        LaunchConfig(grid="2", block=32)
+    assert isinstance(LaunchConfig(grid=2, block=32), cores_own)
+
+
 # --- launch options -------------------------------------------------------------
 def test_options_as_keywords_and_in_a_launch_config_are_listed():
     @gt.graph

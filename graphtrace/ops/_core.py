@@ -14,6 +14,8 @@ see its config, kernel and arguments is the call itself. graphtrace puts
 ``gt.launch`` in place of ``cuda.core.launch`` when it is imported: code
 that imports cuda.core's launch afterwards records unchanged; a name bound
 before keeps cuda.core's own, and a proxy stream handed to it says so.
+``cuda.core.LaunchConfig`` is likewise replaced by a subclass that refuses a
+dynamic scalar as a size (``_checked_config``) as ``k[n, 8, s]`` does.
 """
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from .._driver import driver
 from ..buffers import Buffer
 from ..context import ProxyStream, current_tracer
 from ..errors import KernelArgumentError, StreamError
+from ..scalar import Scalar
 from ._adapter import ADAPTERS, misplaced_stream
 from ._cupy import demangled
 from ._reference import ReferenceAdapter
@@ -105,8 +108,31 @@ def launch(stream, config, kernel, *kernel_args):
     return _core_launch(stream, config, kernel, *kernel_args)
 
 
+def _checked_config(base):
+    """A subclass of cuda.core's ``LaunchConfig`` (``base``) refusing a dynamic
+    scalar among its sizes with the DynamicScalarError ``k[n, 8, s]`` gives, at
+    the user's line: cuda.core's takes ints alone (no ``__index__``), and refused
+    one with a ValueError naming graphtrace's Scalar class. Its name and module
+    are cuda.core's, as everything else about it."""
+
+    class LaunchConfig(base):
+        __slots__ = ()
+        __doc__ = base.__doc__
+
+        def __init__(self, *args, **kwargs):
+            for value in (*args, *kwargs.values()):
+                for d in value if isinstance(value, (tuple, list)) else (value,):
+                    if isinstance(d, Scalar):
+                        d._refuse()   # a dynamic scalar cannot size a launch
+            super().__init__(*args, **kwargs)
+
+    LaunchConfig.__module__, LaunchConfig.__qualname__ = base.__module__, base.__qualname__
+    return LaunchConfig
+
+
 def _replace_core_launch() -> None:
-    """Put ``launch`` in place of ``cuda.core.launch`` (once)."""
+    """Put ``launch`` in place of ``cuda.core.launch``, and ``_checked_config``'s
+    class in place of ``cuda.core.LaunchConfig`` (once each)."""
     global _core_launch
     try:
         import cuda.core as core
@@ -114,6 +140,10 @@ def _replace_core_launch() -> None:
         return
     if getattr(core, "launch", launch) is not launch:
         _core_launch, core.launch = core.launch, launch
+    config = getattr(core, "LaunchConfig", None)
+    if isinstance(config, type) and not getattr(config, "_graphtrace", False):
+        core.LaunchConfig = _checked_config(config)
+        core.LaunchConfig._graphtrace = True
 
 
 _replace_core_launch()

@@ -164,6 +164,23 @@ def test_a_dynamic_scalar_sizing_a_launch_config_is_the_dynamic_scalar_error(siz
     assert isinstance(LaunchConfig(grid=2, block=32), cores_own)
 
 
+@pytest.mark.parametrize("which", ["numba", "cupy", "declared"])
+def test_cuda_cores_own_launch_bound_before_graphtrace_given_another_kernel_says_what_to_do(
+        which):
+    """cuda.core's own launch checks its kernel's type before it looks at the
+    stream: a numba or cupy kernel was cuda.core's bare TypeError."""
+    from cuda.core._launcher import launch as cores_own   # what an earlier import binds
+    k = {"numba": scale, "cupy": cscale, "declared": gt.kernel(scale, "in, in, out")}[which]
+
+    @gt.graph
+    def f(s, x, out):
+        cores_own(s, LaunchConfig(grid=1, block=32), k, x, 2.0, out)  # early other
+    with pytest.raises(gt.StreamError) as e:
+        f.trace(A(32), A(32))
+    check(e, "early other", "cuda.core's own launch", "import graphtrace first",
+          "gt.launch(s, config, kernel, *args)")
+
+
 # --- launch options -------------------------------------------------------------
 def test_options_as_keywords_and_in_a_launch_config_are_listed():
     @gt.graph

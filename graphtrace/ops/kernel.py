@@ -321,9 +321,25 @@ def _not_a_stream(what: str) -> str:
 _HANDLE_WANTED = re.compile(r"\bnot Stream\b|an integer is required")
 
 
+# cuda.core's own launch (bound before graphtrace replaced it) given another kernel:
+# its argument check comes before it looks at the stream
+_CORES_OWN = re.compile(r"Argument 'kernel' has incorrect type \(expected "
+                        r"cuda\.core\.[\w.]*Kernel, got ([\w.]+)\)")
+
+
 def stream_refusal(exc: TypeError, source) -> StreamError | None:
     """The ``StreamError`` for compiled library code (which graphtrace cannot
-    intercept) that took a proxy stream for a stream handle; else None."""
+    intercept) that took a proxy stream for a stream handle, or for cuda.core's
+    own launch given a kernel of another library; else None."""
+    own = _CORES_OWN.search(str(exc))
+    if own is not None:
+        return StreamError(
+            f"cuda.core's own launch called inside a trace with a {own.group(1)} kernel: it "
+            "launches cuda.core Kernels alone, at once and not in the graph (a name bound "
+            "by 'from cuda.core import launch' before graphtrace was imported keeps "
+            "cuda.core's own; graphtrace replaces it with gt.launch, which records any "
+            "kernel on a proxy stream): import graphtrace first, or call gt.launch(s, "
+            "config, kernel, *args)", source=source)
     if not _HANDLE_WANTED.search(str(exc)):
         return None
     return StreamError(_not_a_stream(f"a library took it for a stream handle ({exc})"),

@@ -123,6 +123,18 @@ class Scalar:
             "compute the number outside the function and pass the result as an argument "
             "(dynamic too: a call with another result rebinds it), or compute on the device")
 
+    def _converted(self, *_args, **_kw):
+        """Refuse a conversion (``float(a)``, ``int(a)``, ``np.float32(a)``)."""
+        raise DynamicScalarError(
+            f"argument {self._name!r} is a dynamic scalar{self._of()}: its value is a graph "
+            "parameter that later calls may change, so it cannot be converted (float(a), "
+            "int(a), complex(a), np.float32(a), np.asarray(a)) during a trace, which would "
+            "fix the traced value in the graph; pass it to the kernel as it is (the kernel "
+            "converts it to its parameter's type), pass the number already converted "
+            "(f(x, np.float32(a)): a kernel takes a numpy number as its type), or pass its "
+            f"parameter in {self._on()}@graph(static=({self._param!r},)) to trace a graph per "
+            "value")
+
     def refuse_static(self, callee: str, param: str):
         """Raise for a nested graph function ``callee`` given this scalar for its
         static parameter ``param``: the function it is a parameter of must make it
@@ -145,7 +157,8 @@ class Scalar:
             return NotImplemented   # tol < gt.cond(x): the condition's own comparison
         self._refuse()
 
-    __bool__ = __int__ = __float__ = __index__ = __complex__ = __hash__ = _refuse
+    __bool__ = __index__ = __hash__ = _refuse
+    __int__ = __float__ = __complex__ = _converted
     __lt__ = __le__ = __gt__ = __ge__ = __eq__ = __ne__ = _compared
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _refuse
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = _refuse
@@ -154,8 +167,10 @@ class Scalar:
     __rand__ = __ror__ = __rxor__ = __rlshift__ = __rrshift__ = __invert__ = _refuse
     __divmod__ = __rdivmod__ = __matmul__ = __rmatmul__ = _refuse
     __trunc__ = __floor__ = __ceil__ = _refuse   # math.trunc(a), math.floor(a)
-    # numpy's functions and ufuncs (np.sqrt(a), np.clip(a, 0, 1), np.asarray(a))
-    __array__ = __array_ufunc__ = __array_function__ = _refuse
+    # numpy's functions and ufuncs (np.sqrt(a), np.clip(a, 0, 1)); its conversions
+    # (np.float32(a), np.asarray(a)) ask __array__
+    __array_ufunc__ = __array_function__ = _refuse
+    __array__ = _converted
 
     # Its type is part of the graph's signature (a later call with a number of another
     # type traces anew), so the user's code may ask about it and gets the value's

@@ -216,6 +216,19 @@ def test_dynamic_scalar_given_to_numpy_or_asked_for_a_number_attribute(use):
     assert "'n' is a dynamic scalar" in e.value.message and "static=('n',)" in e.value.message
 
 
+@pytest.mark.parametrize("convert", [float, int, complex, np.float32, np.int64, np.asarray])
+def test_a_dynamic_scalar_converted_says_to_pass_it_as_it_is_or_converted(convert):
+    """float(a) or np.float32(a) was refused as control flow, arithmetic or text,
+    naming none of what to do for a conversion."""
+    @gt.graph
+    def f(s, x, n):
+        s.launch(fill, 1, 32, x, convert(n))                 # convert
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f.trace(A(8), 4.0)
+    check(e, "convert", "'n' is a dynamic scalar", "cannot be converted (float(a), int(a)",
+          "pass it to the kernel as it is", "f(x, np.float32(a))", "static=('n',)")
+
+
 @pytest.mark.parametrize("how", ["str", "f-string", "percent", "format", "key"])
 def test_a_dynamic_scalar_made_text_is_refused(how):
     """``str(n)`` gave the parameter's name, so ``COEF[str(order)]`` or

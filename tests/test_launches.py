@@ -208,7 +208,7 @@ def test_kernels_with_signatures_and_compile_options_trace_and_run():
 
 class CUDADispatcher:
     """What graphtrace reads of a numba kernel compiled for the GPU, with debug=True
-    (numba's simulator, which these tests run on, leaves debug=True out)."""
+    (numba's simulator, which these tests run on, keeps it as _debug)."""
 
     def __init__(self, py_func):
         self.py_func, self.targetoptions = py_func, {"debug": True, "opt": False}
@@ -227,6 +227,21 @@ def test_a_debug_kernel_warns_once_at_its_launch_line():
     assert (record[0].filename, record[0].lineno) == (__file__, line_of(__file__, "debugkernel"))
     assert "in the graph they pass unseen" in str(record[0].message)
     assert len(g.nodes) == 2
+
+
+def test_a_debug_kernel_warns_on_the_simulator_too():
+    """numba's simulator keeps debug=True as the kernel's _debug, not in targetoptions:
+    a program tested there did not warn, as it would on a GPU."""
+    debug_fill = cuda.jit(debug=True, opt=False)(fill.py_func)   # warns once: a new one
+
+    @gt.graph(backend="sim")
+    def f(s, out):
+        debug_fill[1, 8, s](out, 1.0)                       # simdebug
+    out = dev(np.zeros(8))
+    with pytest.warns(UserWarning, match="compiled with debug=True") as record:
+        f(out)
+    assert [(r.filename, r.lineno) for r in record] == [(__file__, line_of(__file__, "simdebug"))]
+    assert out.copy_to_host().tolist() == [1.0] * 8
 
 
 # --- cupy's templated kernels of a RawModule ----------------------------------------

@@ -81,8 +81,10 @@ class NumbaAdapter(Adapter):
         self.array_params = array_params(py_func)
         self._array_positions = frozenset(i for i, p in enumerate(params)
                                           if p in self.array_params)
-        # numba's simulator drops debug=True; a GPU kernel keeps it in its options
-        self.debug = bool(getattr(k, "targetoptions", {}).get("debug"))
+        # a GPU kernel keeps debug=True in its options, numba's simulator's as _debug:
+        # a program tested on the simulator warns as on a GPU
+        self.debug = bool(getattr(k, "_debug", False) if self.simulated else
+                          getattr(k, "targetoptions", {}).get("debug"))
         self._compiled: dict = {}   # numba argument types -> (cuda.core Kernel, _Compiled)
         # the arrays and numbers of a graph its closure may hold (a kernel made in the
         # graph function, or by a factory): checked at each launch (constants are not)

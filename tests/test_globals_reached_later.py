@@ -299,6 +299,96 @@ def constant(x):
     assert not writes_outside(mod.constant.py_func)   # a numpy array: a constant
 
 
+
+PLACEHOLDER_MODULE = '''
+from numba import cuda
+import numpy as np
+import graphtrace as gt
+LUT = {placeholder}    # a placeholder till init()
+
+@cuda.jit
+def apply(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = {read} * x[i]
+
+apply_k = gt.kernel(apply, "in, out")
+
+def init(n):
+    global LUT
+    LUT = {filled}
+'''
+
+
+@pytest.mark.parametrize("placeholder, read, filled", [
+    ("np.zeros(0)", "LUT[i]", "cuda.to_device(np.ones(n))"),     # a host array
+    ("()", "LUT[0][i]", "(cuda.to_device(np.ones(n)),)"),          # an empty tuple
+    ("(None,)", "LUT[0][i]", "(cuda.to_device(np.ones(n)),)"),     # a tuple of None
+])
+def test_placeholder_other_than_none_later_a_device_array(tmp_path, placeholder, read, filled):
+    """A global holding a host array or a tuple (not None) when gt.kernel declared the
+    kernel, and a device array (or a tuple of one) after init(): opaque, after the
+    node refreshing the table, and the calls give what the table holds."""
+    mod = load(tmp_path, PLACEHOLDER_MODULE.format(placeholder=placeholder, read=read,
+                                                   filled=filled))
+    mod.init(16)
+    lut = mod.LUT if read == "LUT[i]" else mod.LUT[0]
+
+    @gt.graph
+    def step(s, lut, x, out, v):
+        fill[1, 16, s](lut, v)
+        mod.apply_k[1, 16, s](x, out)
+
+    x, out = arrays()
+    g = step.trace(lut, x, out, 2.0)
+    assert "opaque" in line(g, "apply") and "after(%0)" in line(g, "apply"), str(g)
+    for t in range(3):
+        step(lut, x, out, float(t + 2))
+        assert np.allclose(out.copy_to_host(), t + 2)
+
+
+def test_kernel_is_read_again_only_where_what_it_names_changed(tmp_path, monkeypatch):
+    """A kernel reading an optional global (BIAS = None, tested with is not None) is
+    not read again at each trace while BIAS holds what it held: the names it reaches
+    are compared by identity. Once BIAS holds a device array, it is read once more,
+    and opaque."""
+    from graphtrace.ops import _numba
+    mod = load(tmp_path, '''
+from numba import cuda
+import graphtrace as gt
+BIAS = None
+
+@cuda.jit
+def shift(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = x[i] + 1.0
+        if BIAS is not None:
+            out[i] += BIAS[i]
+
+shift_k = gt.kernel(shift, "in, out")
+''')
+    read = []
+
+    def counted(py_func):
+        read.append(py_func)
+        return writes_outside(py_func)
+
+    monkeypatch.setattr(_numba, "writes_outside", counted)
+
+    @gt.graph
+    def step(s, x, out):
+        mod.shift_k[1, 16, s](x, out)
+
+    for _ in range(3):
+        step.trace(*arrays())
+    assert mod.shift.py_func not in read
+    mod.BIAS = cuda.to_device(np.zeros(16))
+    g = step.trace(*arrays())
+    assert read.count(mod.shift.py_func) == 1 and "opaque" in line(g, "shift"), str(g)
+    step.trace(*arrays())
+    assert read.count(mod.shift.py_func) == 1   # opaque: no longer looked at
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
 

@@ -14,6 +14,7 @@ import inspect
 import linecache
 import re
 import textwrap
+import types
 import unicodedata
 import weakref
 
@@ -27,7 +28,7 @@ from ..probe import _attr, _has
 from ..tree import children
 from ..values import _MAX_DEPTH
 
-__all__ = ["closure_values", "reached_globals", "resolve_dotted", "unsettled"]
+__all__ = ["closure_values", "held_now", "reached_globals", "resolve_dotted"]
 
 
 def resolve_dotted(py_func, dotted: str, quick: bool = False):
@@ -160,29 +161,95 @@ def _scope(py_func, code) -> dict:
     return scope
 
 
-def unsettled(py_func, depth: int = 0, seen=None) -> bool:
-    """Whether ``py_func``, or a numba device function it names, loads a global or
-    closure name (or an attribute chain off one) that holds None or nothing yet (a
-    device array allocated later, ``LUT = None`` till ``init()``; a device function
-    defined further down the module): what it reaches by name may still become a
-    device array, so ``_device_globals`` is asked again at later traces."""
+def held_now(py_func) -> tuple | None:
+    """What the global and closure names ``py_func`` loads (and attribute chains off
+    them), and those of the numba device functions it names, hold now: each value by
+    its type and identity, a list's, tuple's or dict's items too (``LUTS = ()`` then
+    ``(dev,)``). Compared with what it held at the last look, it tells whether
+    ``_device_globals`` may answer otherwise now (``LUT = np.zeros(0)`` or None till
+    ``init()`` puts a device array there; a device function defined further down)
+    without reading the code again: the names are found once per code object. None
+    where the kernel names nothing but builtins and libraries' objects (``cuda.grid``,
+    ``math.sin``): nothing there comes to hold a device array."""
+    out: list = []
+    return tuple(out) if _held(py_func, 0, set(), out) else None
+
+
+def _held(py_func, depth: int, seen: set, out: list) -> bool:
+    """Add to ``out`` what ``held_now`` compares of ``py_func``; whether any of it is
+    the program's own (no library's object, no builtin)."""
     code = getattr(py_func, "__code__", None)
-    if code is None or depth > _MAX_DEPTH:
+    if code is None or depth > _MAX_DEPTH or id(py_func) in seen:
         return False
-    seen = set() if seen is None else seen
     seen.add(id(py_func))
-    values: dict = {}
-    for name, v in name_chains(code, _scope(py_func, code), _LOADS):
-        values[name] = v
-        head = name.rpartition(".")[0]
-        if head and (values.get(head, MISSING) is MISSING or _library(values[head])):
-            continue   # numba's cuda.grid and kin, read dynamically; np.newaxis
-        if v is None or v is MISSING and (head or not hasattr(builtins, name)):
-            return True
-        if _has(v, "py_func") and id(v.py_func) not in seen and \
-                unsettled(v.py_func, depth + 1, seen):
-            return True
-    return False
+    own = False
+    cells = dict(zip(code.co_freevars, getattr(py_func, "__closure__", None) or ()))
+    scope = getattr(py_func, "__globals__", {})
+    by_getattr = "getattr" in code.co_names   # getattr(mod, "G"): its attributes
+    for head, steps in _loaded(code):
+        v = _value(cells, scope, head)
+        for step in steps:   # numba's cuda.grid and kin, read dynamically; np.newaxis
+            if v is MISSING or _library(v):
+                break
+            v = inspect.getattr_static(v, step, MISSING)
+        else:
+            if by_getattr and v is not MISSING and not _library(v):   # getattr(mod, "G")
+                held = _attributes_of(v)
+                out.extend((type(x), id(x)) for x in held)
+                own = own or bool(held)
+            if v is MISSING and not steps and hasattr(builtins, head) or _settled(v):
+                continue
+            _identities(v, depth, out)
+            if _has(v, "py_func"):   # a device function: what it names
+                own = _held(v.py_func, depth + 1, seen, out) or own
+            else:
+                own = True
+    return own
+
+
+def _settled(v) -> bool:
+    """Whether ``v`` is a module, a class, a builtin function or another library's
+    object (``math``, ``cuda``, ``float32``), which does not come to hold a device
+    array (what a chain off a module of the program's reads is looked at itself)."""
+    return isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType)) or \
+        not is_array(v) and children(v) is None and _library(v)
+
+
+def _value(cells: dict, scope: dict, name: str):
+    """What closure cell or global ``name`` holds, ``MISSING`` where nothing."""
+    cell = cells.get(name)
+    if cell is None:
+        return scope.get(name, MISSING)
+    try:
+        return cell.cell_contents
+    except ValueError:   # not bound yet
+        return MISSING
+
+
+def _identities(v, depth: int, out: list) -> None:
+    """``(type, id)`` of ``v``, then of the items of a list, tuple or dict (nested ones
+    too, as deep as graphtrace walks containers): a tuple rebuilt in the place of a
+    freed one may take its id."""
+    out.append((type(v), id(v)))
+    items = None if is_array(v) or depth >= _MAX_DEPTH else children(v)
+    if items:
+        out.append(len(items))
+        for _, x in items:
+            _identities(x, depth + 1, out)
+
+
+def _loaded(code) -> tuple:
+    """``(name, attributes)`` of each global or closure name ``code`` (and the code
+    nested in it) loads, and of each attribute chain read off one: once per code."""
+    hit = _LOADED.get(code)
+    if hit is None:
+        hit = _LOADED[code] = tuple(dict.fromkeys(
+            (lambda parts: (parts[0], tuple(parts[1:])))(name.split("."))
+            for name, _ in name_chains(code, {}, _LOADS) if not name.startswith("<")))
+    return hit
+
+
+_LOADED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # code -> _loaded's
 
 
 def _attributes_of(v) -> list:

@@ -29,7 +29,7 @@ from ..tree import leaves, materialize, tree_map
 from ._aliases import _dotted
 from ._intents import (analyze, calls_device_functions, infer_intents, stale as _intents_stale,
                        vararg_intent, writes_outside)
-from ._kernel_source import _parse, closure_values, resolve_dotted, unsettled
+from ._kernel_source import _parse, closure_values, held_now, resolve_dotted
 from ._numba_sim import is_device_function, run_numba_kernel
 from . import kernel as _kernel
 from ._adapter import ADAPTERS, Adapter, untyped_error, untyped_number
@@ -93,8 +93,9 @@ class NumbaAdapter(Adapter):
                                          for x in leaves(v)))
         if calls_device_functions(py_func):   # watched for new versions of them
             _with_devices[id(k)] = self
-        if not self.opaque and unsettled(py_func):   # LUT = None till init(): asked
-            _unsettled[id(k)] = self                 # again as each trace starts
+        held = None if self.opaque else held_now(py_func)
+        if held is not None:   # LUT = None (or np.zeros(0)) till init(): looked at again
+            _unsettled[id(k)] = self, held   # as each trace starts, where it changed
 
     def validate(self, args) -> None:
         if self.debug:
@@ -444,8 +445,10 @@ def _drop_stale_adapters():
         _kernel.forget(kid)
 
 
-# id(kernel) -> the NumbaAdapter, not opaque, of a kernel naming a global that holds None
-# or nothing yet (a device array allocated later, a device function defined below)
+# id(kernel) -> (its NumbaAdapter, not opaque, what the global and closure names the
+# kernel reaches held when last looked at: held_now), for kernels naming the program's own
+# (a device array allocated later, LUT = None or np.zeros(0) till init(); a device
+# function defined below)
 _unsettled: dict = {}
 
 
@@ -454,10 +457,17 @@ def _settle_opacity():
     """A kernel made known (launched, or declared with gt.kernel) before a global it
     reads or writes holds its device array (``LUT = None`` till ``init()``) is made
     opaque at the first trace after it does: numba compiles in the array the global
-    holds then. The gt.kernel wrappers of the adapter read its opacity."""
-    for kid, a in list(_unsettled.items()):
+    holds then. What the names it reaches hold is compared by identity; the kernel is
+    read again only where one holds another object. The gt.kernel wrappers of the
+    adapter read its opacity."""
+    for kid, (a, last) in list(_unsettled.items()):
         py_func = a.kernel.py_func
+        held = held_now(py_func)
+        if held == last:
+            continue
         if writes_outside(py_func):
             a.opaque = True
-        if a.opaque or not unsettled(py_func):
+        if a.opaque or held is None:
             del _unsettled[kid]
+        else:
+            _unsettled[kid] = a, held

@@ -389,6 +389,46 @@ shift_k = gt.kernel(shift, "in, out")
     step.trace(*arrays())
     assert read.count(mod.shift.py_func) == 1   # opaque: no longer looked at
 
+
+def test_kernel_naming_only_libraries_and_numbers_is_not_looked_at_again(tmp_path):
+    """A kernel naming only libraries' objects (cuda.grid, math.sqrt) and numbers (a
+    global, a factory's closure cell) has nothing a device array may come to be held
+    by: it is left out of the look at each trace; one naming LUT = None is not."""
+    from graphtrace.ops import _numba
+    from graphtrace.ops._kernel_source import held_now
+    mod = load(tmp_path, '''
+import math
+from numba import cuda
+SCALE = 2.0
+LUT = None
+
+def make(k):
+    @cuda.jit
+    def scaled(x):
+        i = cuda.grid(1)
+        if i < x.size:
+            x[i] = math.sqrt(x[i]) * SCALE * k
+    return scaled
+
+scaled = make(3.0)
+
+@cuda.jit
+def table(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] = LUT[i]
+''')
+    assert held_now(mod.scaled.py_func) is None
+    assert held_now(mod.table.py_func) is not None
+    x = cuda.to_device(np.ones(16))
+
+    @gt.graph
+    def step(s, x):
+        mod.scaled[1, 16, s](x)
+
+    step.trace(x)
+    assert id(mod.scaled) not in _numba._unsettled
+
 if __name__ == "__main__":
     sys.exit(pytest.main([__file__, "-q"]))
 

@@ -11,6 +11,7 @@ import ast
 import builtins
 import dis
 import inspect
+import itertools
 import linecache
 import re
 import textwrap
@@ -169,8 +170,9 @@ def held_now(py_func) -> tuple | None:
     ``_device_globals`` may answer otherwise now (``LUT = np.zeros(0)`` or None till
     ``init()`` puts a device array there; a device function defined further down)
     without reading the code again: the names are found once per code object. None
-    where the kernel names nothing but builtins and libraries' objects (``cuda.grid``,
-    ``math.sin``): nothing there comes to hold a device array."""
+    where the kernel names nothing but builtins, libraries' objects (``cuda.grid``,
+    ``math.sin``) and numbers (``SCALE = 2.0``, a factory's closure cell), which
+    numba compiles in as they are: no placeholder of a device array."""
     out: list = []
     return tuple(out) if _held(py_func, 0, set(), out) else None
 
@@ -202,9 +204,12 @@ def _held(py_func, depth: int, seen: set, out: list) -> bool:
             _identities(v, depth, out)
             if _has(v, "py_func"):   # a device function: what it names
                 own = _held(v.py_func, depth + 1, seen, out) or own
-            else:
-                own = True
+            elif not isinstance(v, _CONSTANTS):   # (a factory's kernel of a number
+                own = True                        # in its closure: no placeholder)
     return own
+
+
+_CONSTANTS = (int, float, complex, str, bytes, np.generic)   # bool too
 
 
 def _settled(v) -> bool:
@@ -212,7 +217,7 @@ def _settled(v) -> bool:
     object (``math``, ``cuda``, ``float32``), which does not come to hold a device
     array (what a chain off a module of the program's reads is looked at itself)."""
     return isinstance(v, (types.ModuleType, type, types.BuiltinFunctionType)) or \
-        not is_array(v) and children(v) is None and _library(v)
+        not is_array(v) and not isinstance(v, (list, tuple, dict)) and _library(v)
 
 
 def _value(cells: dict, scope: dict, name: str):
@@ -228,14 +233,18 @@ def _value(cells: dict, scope: dict, name: str):
 
 def _identities(v, depth: int, out: list) -> None:
     """``(type, id)`` of ``v``, then of the items of a list, tuple or dict (nested ones
-    too, as deep as graphtrace walks containers): a tuple rebuilt in the place of a
-    freed one may take its id."""
+    too, as deep as graphtrace walks containers; the first ``_ITEMS`` of a long one,
+    a table of numbers numba compiles in): a tuple rebuilt in the place of a freed
+    one may take its id."""
     out.append((type(v), id(v)))
-    items = None if is_array(v) or depth >= _MAX_DEPTH else children(v)
-    if items:
-        out.append(len(items))
-        for _, x in items:
-            _identities(x, depth + 1, out)
+    if depth >= _MAX_DEPTH or not isinstance(v, (list, tuple, dict)) or is_array(v):
+        return   # (the containers tree.children walks)
+    out.append(len(v))
+    for x in itertools.islice(v.values() if isinstance(v, dict) else v, _ITEMS):
+        _identities(x, depth + 1, out)
+
+
+_ITEMS = 64
 
 
 def _loaded(code) -> tuple:

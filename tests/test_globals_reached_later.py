@@ -347,6 +347,44 @@ def test_placeholder_other_than_none_later_a_device_array(tmp_path, placeholder,
         assert np.allclose(out.copy_to_host(), t + 2)
 
 
+
+def test_device_function_held_in_a_tuple_reads_a_global_set_later(tmp_path):
+    """FUNCS = (get,), get reading LUT = None till init(): the device functions a
+    container holds are looked at too."""
+    mod = load(tmp_path, '''
+from numba import cuda
+import numpy as np
+import graphtrace as gt
+LUT = None
+
+@cuda.jit(device=True)
+def get(i):
+    return LUT[i]
+
+FUNCS = (get,)
+
+@cuda.jit
+def apply(x, out):
+    i = cuda.grid(1)
+    if i < out.size:
+        out[i] = FUNCS[0](i) * x[i]
+
+apply_k = gt.kernel(apply, "in, out")
+
+def init(n):
+    global LUT
+    LUT = cuda.to_device(np.ones(n))
+''')
+    mod.init(16)
+
+    @gt.graph
+    def step(s, lut, x, out, v):
+        fill[1, 16, s](lut, v)
+        mod.apply_k[1, 16, s](x, out)
+
+    g = step.trace(mod.LUT, *arrays(), 2.0)
+    assert "opaque" in line(g, "apply") and "after(%0)" in line(g, "apply"), str(g)
+
 def test_kernel_is_read_again_only_where_what_it_names_changed(tmp_path, monkeypatch):
     """A kernel reading an optional global (BIAS = None, tested with is not None) is
     not read again at each trace while BIAS holds what it held: the names it reaches

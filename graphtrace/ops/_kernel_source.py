@@ -199,17 +199,9 @@ def _held(py_func, depth: int, seen: set, out: list) -> bool:
                 held = _attributes_of(v)
                 out.extend((type(x), id(x)) for x in held)
                 own = own or bool(held)
-            if v is MISSING and not steps and hasattr(builtins, head) or _settled(v):
-                continue
-            _identities(v, depth, out)
-            if _has(v, "py_func"):   # a device function: what it names
-                own = _held(v.py_func, depth + 1, seen, out) or own
-            elif not isinstance(v, _CONSTANTS):   # (a factory's kernel of a number
-                own = True                        # in its closure: no placeholder)
+            if not (v is MISSING and not steps and hasattr(builtins, head) or _settled(v)):
+                own = _identities(v, depth, seen, out) or own
     return own
-
-
-_CONSTANTS = (int, float, complex, str, bytes, np.generic)   # bool too
 
 
 def _settled(v) -> bool:
@@ -231,19 +223,28 @@ def _value(cells: dict, scope: dict, name: str):
         return MISSING
 
 
-def _identities(v, depth: int, out: list) -> None:
-    """``(type, id)`` of ``v``, then of the items of a list, tuple or dict (nested ones
-    too, as deep as graphtrace walks containers; the first ``_ITEMS`` of a long one,
-    a table of numbers numba compiles in): a tuple rebuilt in the place of a freed
-    one may take its id."""
+def _identities(v, depth: int, seen: set, out: list) -> bool:
+    """Add ``(type, id)`` of ``v`` to ``out``, then of the items of a list, tuple or
+    dict (nested ones too, as deep as graphtrace walks containers; the first
+    ``_ITEMS`` of a long one, a table of numbers numba compiles in: a tuple rebuilt
+    in the place of a freed one may take its id), and what a device function there
+    names (``FUNCS = (get,)``). Whether ``v`` may come to be or hold a device array:
+    not a number (a factory's kernel of a closure number), nor a container of
+    numbers alone; an empty one may (``LUTS = ()`` till ``init()``)."""
     out.append((type(v), id(v)))
-    if depth >= _MAX_DEPTH or not isinstance(v, (list, tuple, dict)) or is_array(v):
-        return   # (the containers tree.children walks)
+    if _has(v, "py_func"):   # a device function: what it names
+        return _held(v.py_func, depth + 1, seen, out)
+    if not isinstance(v, (list, tuple, dict)) or is_array(v):
+        return not isinstance(v, _CONSTANTS)
     out.append(len(v))
-    for x in itertools.islice(v.values() if isinstance(v, dict) else v, _ITEMS):
-        _identities(x, depth + 1, out)
+    own = not v or depth >= _MAX_DEPTH
+    for x in itertools.islice(v.values() if isinstance(v, dict) else v,
+                              _ITEMS if depth < _MAX_DEPTH else 0):
+        own = _identities(x, depth + 1, seen, out) or own
+    return own
 
 
+_CONSTANTS = (int, float, complex, str, bytes, np.generic)   # bool too
 _ITEMS = 64
 
 

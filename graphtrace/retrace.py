@@ -12,6 +12,7 @@ import dataclasses
 import functools
 import numbers
 import re
+import types
 import warnings
 import weakref
 from collections import deque
@@ -146,10 +147,13 @@ def _made_anew(entry) -> bool:
 
 def _made_functions(entries) -> bool:
     """Whether a parameter's key entries are functions of one code made anew at each
-    call (``made_functions.MadeFunction``), the values their cells hold differing."""
+    call: ``made_functions.MadeFunction``s whose defaults differ, or functions with
+    closure cells, each keyed by identity."""
     made = [e[2] for e in entries if type(e) is tuple and len(e) > 2 and
-            e[0] in ("static", "function") and type(e[2]) is MadeFunction]
-    return len(made) == len(entries) and len({m.code for m in made}) == 1
+            e[0] in ("static", "function") and (type(e[2]) is MadeFunction or
+                                                type(e[2]) is types.FunctionType)]
+    return len(made) == len(entries) and len({
+        m.code if type(m) is MadeFunction else m.__code__ for m in made}) == 1
 
 
 def _fresh_advice(fresh) -> str:
@@ -220,12 +224,14 @@ class CallWarnings:
         made = [p for p, seen in changing if p in other and _made_functions(seen)]
         if made:
             advice.append(f"argument(s) {', '.join(made)} are functions made anew at each "
-                          "call (a lambda or a nested function), whose closure cells or "
-                          "defaults hold other objects each time (a function is keyed by "
-                          "its code and what those hold: numbers, strings and tuples of "
-                          "them by value, anything else, a list or an array, by identity): "
-                          "define the function once, outside the loop, or pass "
-                          "functools.partial(f, ...) of a function defined once")
+                          "call (a lambda or a nested function): one closing over "
+                          "variables is another function each time (what its cells hold "
+                          "may change after the call), and one without is keyed by its "
+                          "code and what its defaults hold (numbers, strings and tuples "
+                          "of them by value, anything else by identity): define the "
+                          "function once, outside the loop, or pass "
+                          "functools.partial(f, ...) of a function defined once (a "
+                          "partial is keyed by what it holds)")
             other = [p for p in other if p not in made]
         if other or not (typed or fresh or made):
             what = f"argument(s) {', '.join(other)} keep changing" if other else \

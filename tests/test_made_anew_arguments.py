@@ -53,9 +53,10 @@ def test_a_lambda_callback_made_anew_with_the_same_code_finds_its_graph():
     assert LOG == [3.0] * 12
 
 
-def test_a_nested_callback_is_keyed_by_the_values_its_cells_hold():
-    """Equal cell values share a graph; another value is another graph, whose
-    callback sees it (the replayed one would log the first trace's tag)."""
+def test_a_nested_callback_is_another_function_each_time():
+    """A function closing over variables is keyed by identity: what its cells hold
+    may change after the call (module made_functions), so each made anew traces
+    anew, and each callback sees its own tag."""
     step = _step()
     x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
     LOG.clear()
@@ -68,7 +69,60 @@ def test_a_nested_callback_is_keyed_by_the_values_its_cells_hold():
     for i in range(6):
         step(x, out, h, made(i % 2))
     assert LOG == [(i % 2, 3.0) for i in range(6)]
-    assert step.cache_info().misses == 2
+    assert step.cache_info().misses == 6
+
+
+def test_a_lambda_with_defaults_alone_is_keyed_by_them():
+    """No cells: its code, globals and defaults make it; equal defaults are one
+    function's behaviour, another default another graph whose callback sees it."""
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    LOG.clear()
+    for i in range(4):
+        step(x, out, h, lambda hh, tag=i % 2: LOG.append((tag, float(hh[0]))))
+    assert LOG == [(i % 2, 3.0) for i in range(4)]
+
+
+def test_callbacks_a_generator_makes_read_their_own_loop_variable():
+    """The generator's frame is suspended, off the stack, and rebinds i: the cached
+    graph of a callback keyed by its cells ran the first one, which read the
+    generator's last i."""
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    LOG.clear()
+
+    def callbacks():
+        for i in range(3):
+            yield lambda hh: LOG.append(i)
+
+    for _ in range(2):
+        for cb in callbacks():
+            step(x, out, h, cb)
+    assert LOG == [0, 1, 2, 0, 1, 2]
+
+
+def test_a_callback_sharing_a_cell_with_a_function_that_sets_it_reads_its_own():
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    LOG.clear()
+
+    def make():
+        n = 0
+
+        def bump():
+            nonlocal n
+            n += 1
+
+        def report(hh):
+            LOG.append(n)
+        return bump, report
+
+    b1, r1 = make()
+    step(x, out, h, r1)
+    b1()
+    _, r2 = make()
+    step(x, out, h, r2)
+    assert LOG == [0, 0]
 
 
 def test_a_callback_closing_over_a_list_made_anew_is_keyed_by_that_list():

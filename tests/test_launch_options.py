@@ -162,6 +162,10 @@ def test_a_dynamic_scalar_sizing_a_launch_config_is_the_dynamic_scalar_error(siz
     with pytest.raises(ValueError, match="must be an int"):   # the rest as cuda.core's
         LaunchConfig(grid="2", block=32)
     assert isinstance(LaunchConfig(grid=2, block=32), cores_own)
+    # a config cuda.core makes itself (a KernelNode's, one made with a name bound before
+    # graphtrace) is one of the class its module now names, as before the replacement
+    assert isinstance(cores_own(grid=2, block=32), LaunchConfig)
+    assert issubclass(cores_own, LaunchConfig)
 
 
 @pytest.mark.parametrize("which", ["numba", "cupy", "declared"])

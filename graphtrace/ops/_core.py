@@ -115,7 +115,14 @@ def _checked_config(base):
     one with a ValueError naming graphtrace's Scalar class. Its name and module
     are cuda.core's, as everything else about it."""
 
-    class LaunchConfig(base):
+    class _Kind(type(base)):
+        def __instancecheck__(cls, obj):   # cuda.core's own configs (a KernelNode's,
+            return isinstance(obj, base)   # one made before graphtrace) are ones too
+
+        def __subclasscheck__(cls, sub):
+            return issubclass(sub, base)
+
+    class LaunchConfig(base, metaclass=_Kind):
         __slots__ = ()
         __doc__ = base.__doc__
 

@@ -186,6 +186,23 @@ def test_cuda_cores_own_launch_bound_before_graphtrace_given_another_kernel_says
 
 
 # --- launch options -------------------------------------------------------------
+@pytest.mark.parametrize("option", [{"cluster": 2}, {"is_cooperative": True}])
+def test_a_launch_config_asking_the_gpu_on_a_machine_without_one_says_what_to_do(option):
+    """cuda.core's LaunchConfig asks the driver about clusters and cooperative launches:
+    without a GPU that was a driver library's traceback, naming no line."""
+    from graphtrace import _driver
+    if _driver.available():
+        pytest.skip("a GPU is here: cuda.core answers")
+
+    @gt.graph
+    def f(s, x, out):
+        cfg = LaunchConfig(grid=2, block=32, **option)   # askgpu
+        launch(s, cfg, scale, x, 2.0, out)
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(64), A(64))
+    check(e, "askgpu", f"LaunchConfig({next(iter(option))}=...)", "cluster=(2, 1, 1)")
+
+
 def test_options_as_keywords_and_in_a_launch_config_are_listed():
     @gt.graph
     def f(s, x, out):

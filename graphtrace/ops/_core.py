@@ -19,10 +19,10 @@ dynamic scalar as a size (``_checked_config``) as ``k[n, 8, s]`` does.
 """
 from __future__ import annotations
 
-from .._driver import driver
+from .._driver import available as _available, driver
 from ..buffers import Buffer
 from ..context import ProxyStream, current_tracer
-from ..errors import KernelArgumentError, StreamError
+from ..errors import ArgumentError, KernelArgumentError, StreamError
 from ..scalar import Scalar
 from ._adapter import ADAPTERS, misplaced_stream
 from ._cupy import demangled
@@ -131,7 +131,19 @@ def _checked_config(base):
                 for d in value if isinstance(value, (tuple, list)) else (value,):
                     if isinstance(d, Scalar):
                         d._refuse()   # a dynamic scalar cannot size a launch
-            super().__init__(*args, **kwargs)
+            try:
+                super().__init__(*args, **kwargs)
+            except Exception as e:   # (cuda.core asks the GPU about clusters and
+                asked = [k for k in ("cluster", "is_cooperative") if kwargs.get(k)]
+                if _available() or not asked:   # cooperative launches: none on the
+                    raise                       # simulator)
+                raise ArgumentError(
+                    f"cuda.core's LaunchConfig({', '.join(f'{k}=...' for k in asked)}) "
+                    "asks the GPU whether it can launch so, and this machine has none "
+                    f"({type(e).__name__}): on the simulator give the options to the "
+                    "launch, s.launch(k, grid, block, *args, cluster=(2, 1, 1), "
+                    "cooperative=True), which traces, lists and simulates the same "
+                    "graph") from None
 
     LaunchConfig.__module__, LaunchConfig.__qualname__ = base.__module__, base.__qualname__
     return LaunchConfig

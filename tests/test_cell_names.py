@@ -53,8 +53,8 @@ def test_a_cell_is_named_as_ipython_names_it(kernel):
         pytest.importorskip("ipykernel", reason="ipykernel names a cell's file")
     env = {**os.environ, "NUMBA_ENABLE_CUDASIM": "1", "GRAPHTRACE_BACKEND": "sim",
            "PYTHONPATH": ROOT + os.pathsep + os.environ.get("PYTHONPATH", "")}
-    done = subprocess.run([sys.executable, "-c", f"KERNEL = {kernel}\n" + _CELLS], env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run([sys.executable, "-c", f"KERNEL = {kernel}\n" + _CELLS], env=env,
+                          capture_output=True, text=True, timeout=300)
     out = done.stdout
     assert done.returncode == 0, done.stderr
     listing = next(line for line in out.splitlines() if "= kernel k[1, 64](x, out)" in line)

@@ -299,7 +299,6 @@ def constant(x):
     assert not writes_outside(mod.constant.py_func)   # a numpy array: a constant
 
 
-
 PLACEHOLDER_MODULE = '''
 from numba import cuda
 import numpy as np
@@ -347,7 +346,6 @@ def test_placeholder_other_than_none_later_a_device_array(tmp_path, placeholder,
         assert np.allclose(out.copy_to_host(), t + 2)
 
 
-
 def test_device_function_held_in_a_tuple_reads_a_global_set_later(tmp_path):
     """FUNCS = (get,), get reading LUT = None till init(): the device functions a
     container holds are looked at too."""
@@ -384,6 +382,7 @@ def init(n):
 
     g = step.trace(mod.LUT, *arrays(), 2.0)
     assert "opaque" in line(g, "apply") and "after(%0)" in line(g, "apply"), str(g)
+
 
 def test_kernel_is_read_again_only_where_what_it_names_changed(tmp_path, monkeypatch):
     """A kernel reading an optional global (BIAS = None, tested with is not None) is
@@ -467,9 +466,6 @@ def table(x):
     step.trace(x)
     assert id(mod.scaled) not in _numba._unsettled
 
-if __name__ == "__main__":
-    sys.exit(pytest.main([__file__, "-q"]))
-
 
 class _AnswersAll:
     """An object of the program's own answering every attribute (py_func, intents and
@@ -500,3 +496,7 @@ def _fill_twice(x):
     i = cuda.grid(1)
     if i < x.size:
         x[i] = 2.0
+
+
+if __name__ == "__main__":
+    sys.exit(pytest.main([__file__, "-q"]))

@@ -195,15 +195,23 @@ def read(functions, label: str) -> bool:
     """Whether the code of ``functions`` reads the container ``label`` names other than
     to change it (``if not self.log:``, ``len(SEEN)``; not ``seen["k"] = v`` alone,
     a container the code only fills); False where the label cannot be told."""
+    found = _reads(functions, label)
+    return found is not None and any(set(loads) - changes for _, loads, changes in found)
+
+
+def _reads(functions, label: str):
+    """Per code of ``functions``: ``(instructions, loads, changes)`` of the container
+    ``label`` names (``_loads``, and the indexes of those changing it); None where
+    the label cannot be told."""
     step = label_step(label)
     if step is None or step[0] == "key" and type(step[1]) is Named:
-        return False
+        return None
+    out = []
     for code in _codes(functions):
         ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
         loads = _loads(ins, step)
-        if set(loads) - set(_changes(ins, step, loads)):
-            return True
-    return False
+        out.append((ins, loads, set(_changes(ins, step, loads))))
+    return out
 
 
 def decides(functions, label: str) -> bool:
@@ -213,13 +221,10 @@ def decides(functions, label: str) -> bool:
     (``log.debug("%d", len(LOG))``, ``print(...)``) and a test whose branch only
     reports or changes the container itself (``if len(LOG) > 100: del LOG[0]``,
     ``if k not in SEEN: log.info(...)``). True where the label cannot be told."""
-    step = label_step(label)
-    if step is None or step[0] == "key" and type(step[1]) is Named:
+    found = _reads(functions, label)
+    if found is None:
         return True
-    for code in _codes(functions):
-        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
-        loads = _loads(ins, step)
-        changes = set(_changes(ins, step, loads))
+    for ins, loads, changes in found:
         at = {i.offset: n for n, i in enumerate(ins)}
         lines = _lines(ins)
         for n in (n for n in loads if n not in changes):

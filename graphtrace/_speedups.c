@@ -499,8 +499,10 @@ not_forward(PyObject *item)
  * Buffer's step), or one laid out backward or repeating its elements (a stride of
  * zero or less), to a kernel that takes arrays as bare addresses
  * (adapter.raw_pointers): 1, for the Python path to look at (Adapter.refuse_gaps
- * refuses it if there are bytes between the runs, and the other always); 0; -1
- * with an error */
+ * refuses it if its elements overlap or there are bytes between the runs, and the
+ * other always); 0; -1 with an error. A forward view of one run (a step of 0) is
+ * its elements one after another in some order: every forward view whose elements
+ * overlap has several runs, so comes to Python. */
 static int
 pointer_gaps(PyObject *adapter, PyObject *rec, PyObject *opaque)
 {

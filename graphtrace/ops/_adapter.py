@@ -12,6 +12,7 @@ holds the ``kernel`` op.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -38,6 +39,15 @@ def _not_forward(b: Buffer) -> bool:
     strides = b.strides
     return strides is not None and any(
         st <= 0 and n > 1 for n, st in zip(b.shape, strides))
+
+
+def _overlapping(b: Buffer) -> bool:
+    """A forward view (see ``_not_forward``) whose elements share bytes (windows
+    that overlap, ``sliding_window_view``): its elements need more bytes than lie
+    from its first byte to its last. A forward view without gaps (``has_gaps``)
+    or overlaps lies one element after another in some order (a C- or
+    F-contiguous array, a transpose), which a bare address tells."""
+    return b.hi - b.lo < b.nbytes
 
 
 class Adapter:
@@ -96,10 +106,13 @@ class Adapter:
             f"({names}) but {given}")
 
     def refuse_gaps(self, args) -> None:
-        """Raise for a view with gaps between its elements (a 2-D block, a step)
-        passed as a bare address: the kernel may touch the bytes between them,
-        which graphtrace cannot see, so it could run unordered with their users.
-        An opaque kernel or launch is ordered with everything, and takes it."""
+        """Raise for a view passed as a bare address that is not its elements one
+        after another from its first byte: one laid out backward or repeating its
+        elements, one whose elements overlap (the kernel reads as many elements
+        forward, past the view's last byte), one with gaps between its elements (a
+        2-D block, a step: the kernel may touch the bytes between them). Each
+        touches bytes graphtrace cannot see, so it could run unordered with their
+        users. An opaque kernel or launch is ordered with everything, and takes it."""
         for i, b in enumerate(args):
             if type(b) is Buffer and _not_forward(b):
                 raise KernelArgumentError(
@@ -109,6 +122,16 @@ class Adapter:
                     "the kernel gets its address alone: it would read and write the bytes "
                     "forward from that address, which are not the view's; pass a forward "
                     "view (and reverse or repeat in the kernel's index), a copy, or launch it "
+                    "with opaque=True to order it with everything")
+            if type(b) is Buffer and _overlapping(b):
+                raise KernelArgumentError(
+                    f"argument {self.param_name(i)} of {self.library} kernel {self.name} "
+                    f"is a view whose elements overlap ({b.label or 'an array'}, shape "
+                    f"{b.shape}, strides {b.strides}: {math.prod(b.shape)} elements in {b.hi - b.lo} "
+                    "bytes), and the kernel gets its address alone: it would read and write "
+                    f"{b.nbytes} bytes forward from that address, one element after "
+                    "another, which are not the view's; pass a contiguous copy (or the "
+                    "array the windows lie in, and their length as a number), or launch it "
                     "with opaque=True to order it with everything")
             if type(b) is Buffer and has_gaps(b):
                 raise KernelArgumentError(

@@ -127,10 +127,10 @@ class Adapter:
                 raise KernelArgumentError(
                     f"argument {self.param_name(i)} of {self.library} kernel {self.name} "
                     f"is a view whose elements overlap ({b.label or 'an array'}, shape "
-                    f"{b.shape}, strides {b.strides}: {math.prod(b.shape)} elements in {b.hi - b.lo} "
-                    "bytes), and the kernel gets its address alone: it would read and write "
-                    f"{b.nbytes} bytes forward from that address, one element after "
-                    "another, which are not the view's; pass a contiguous copy (or the "
+                    f"{b.shape}, strides {b.strides}: {math.prod(b.shape)} elements in "
+                    f"{b.hi - b.lo} bytes), and the kernel gets its address alone: it would "
+                    f"read and write {b.nbytes} bytes forward from that address, one element "
+                    "after another, which are not the view's; pass a contiguous copy (or the "
                     "array the windows lie in, and their length as a number), or launch it "
                     "with opaque=True to order it with everything")
             if type(b) is Buffer and has_gaps(b):

@@ -29,7 +29,7 @@ from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
 from ._loop_callees import _child_args, _launcher, _made_here, _method_load
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
-from ._loop_names import table_items
+from ._loop_names import TABLE_DEPTH, table_items
 from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _handed_on,
                              _iterated, _made, _parameters, _read_by, _taken, picked)
 from ._loop_paths import _MAX_ITEMS, _WHOLE, _reads, _resolve, _text, _within
@@ -176,16 +176,16 @@ def _own_dict(obj) -> dict:
 _LAUNCH, _ON_OBJECT = "launch", "on object"   # (_Region._targets)
 
 
-def _items(holder, path: tuple):
+def _items(holder, path: tuple, depth: int = 1):
     """The paths of the callable items of a list, tuple or dict at ``path`` (a
-    table of functions, ``table_items``), else []; None for one of over
-    ``_MAX_ITEMS`` items, whose functions are not read (a call of one by a key
-    computed, or in a for loop over it, is a call the code cannot tell)."""
+    table of functions, ``table_items``; ``depth`` levels deep: ``for name, g in
+    PAIRS``), else []; None for one of over ``_MAX_ITEMS`` items in all, whose
+    functions are not read (a call of one by a key computed, or in a for loop
+    over it, is a call the code cannot tell)."""
     if type(holder) not in (list, tuple, dict):
         return []
-    if len(holder) > _MAX_ITEMS:
-        return None
-    return [path + (("[]", k),) for k, _ in table_items(holder)]
+    items = table_items(holder, _MAX_ITEMS, depth, whole=True)
+    return None if items is None else [path + steps for steps, _ in items]
 
 
 class _Region:
@@ -485,12 +485,23 @@ class _Region:
                 out += got
             return out
         if _ANY_KEY not in path:
-            items = _items(_resolve(self.scope, path), path)   # (for step in STEPS)
+            items = _items(_resolve(self.scope, path), path, TABLE_DEPTH)   # (for step in
+            #                                   STEPS, for name, step in PAIRS: any it holds)
             return None if items is None else [path] + items
         at = path.index(_ANY_KEY)
-        holder = _resolve(self.scope, path[:at])
+        holder, rest = _resolve(self.scope, path[:at]), path[at + 1:]
+        if rest and type(holder) in (list, tuple, dict):   # NESTED[k]["a"](body, x): what
+            if len(holder) > _MAX_ITEMS or depth > 8:      # each item holds there
+                return None
+            out = []
+            for k in holder if type(holder) is dict else range(len(holder)):
+                got = self._aliases(path[:at] + (("[]", k),) + rest, stored, made, depth + 1)
+                if got is None:
+                    return None
+                out += got
+            return out
         items = _items(holder, path[:at]) if holder is not MISSING else None
-        return None if items is None else [q + path[at + 1:] for q in items]
+        return None if items is None else [q + rest for q in items]
 
     def _setattr(self, code_ins: list, i: int, n: int, stored: set, made: dict) -> None:
         """``setattr(st, "w", 1.0 / (it + 1))``, a name the code spells: a store of

@@ -20,7 +20,7 @@ import types
 from ..names import _filled, _global_names
 from ..owners import _attr, _graph_class
 from ._loop_paths import _MAX_ITEMS
-from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _chain, _set
+from ._loop_stack import _ATTR_STORES, _CONSTS, _ITEM_STORES, _LOADS, _begin, _chain, _set
 
 
 @functools.lru_cache(maxsize=512)   # (each block asks it of its frame's code)
@@ -34,9 +34,26 @@ def _attribute_paths(code) -> tuple:
     """The paths of the attributes a code loads off a name, once each (``pp.swap``,
     ``Bufs.flip``, ``self.st.step``: the helpers a body calls through them)."""
     code_ins = list(dis.get_instructions(code))
-    return tuple(dict.fromkeys(p for j, ins in enumerate(code_ins) if ins.opname in
-                               ("LOAD_ATTR", "LOAD_METHOD") for p in (_chain(code_ins, j),)
-                               if p is not None))
+    return tuple(dict.fromkeys(p for j, ins in enumerate(code_ins) for p in (
+        _chain(code_ins, j) if ins.opname in ("LOAD_ATTR", "LOAD_METHOD") else
+        _getattr_path(code_ins, j),) if p is not None))
+
+
+def _getattr_path(code_ins: list, j: int):
+    """The path ``getattr(NS, "step")`` spells, where ``code_ins[j]`` loads its
+    constant name and the code names ``NS`` from a name (``("NS", (".",
+    "step"))``), else None."""
+    ins = code_ins[j]
+    if ins.opname not in _CONSTS or type(ins.argval) is not str or \
+            j + 1 >= len(code_ins) or code_ins[j + 1].opname not in ("PRECALL", "CALL") or \
+            code_ins[j + 1].arg != 2:
+        return None
+    holder = _chain(code_ins, j - 1) if j > 1 else None
+    h = _begin(code_ins, j + 1, 2)[0]   # (the two values the call takes)
+    if holder is None or h < 1 or code_ins[h - 1].opname not in _LOADS or \
+            code_ins[h - 1].argval != "getattr":
+        return None
+    return holder + ((".", ins.argval),)
 
 
 @functools.lru_cache(maxsize=512)
@@ -75,15 +92,45 @@ def _lines(fn, depth: int = 2) -> set:
     return out
 
 
-def table_items(v, most: int = _MAX_ITEMS) -> list:
-    """``(key, item)`` of each callable (not a class) that ``v``, a list, tuple or
-    dict of at most ``most`` items, holds: a table of helpers, called by a
-    key (``TABLE["step"](body, x)``, ``TABLE[name](body, x)``, ``STEPS[0](body,
-    x)``) or in a for loop over it (``for g in STEPS: g(body, x)``); else []."""
-    if type(v) not in (list, tuple, dict) or len(v) > most:
-        return []
-    pairs = v.items() if type(v) is dict else enumerate(v)
-    return [(k, x) for k, x in pairs if callable(x) and not isinstance(x, type)]
+TABLE_DEPTH = 3   # a table in a table in a table
+_TABLES = frozenset({list, tuple, dict, types.SimpleNamespace})   # (by identity)
+
+
+def table_items(v, most: int = _MAX_ITEMS, depth: int = TABLE_DEPTH, whole: bool = False):
+    """``(steps, item)`` of each callable (not a class) that ``v``, a list, tuple or
+    dict of at most ``most`` items, holds: a table of helpers, called by a key
+    (``TABLE["step"](body, x)``, ``TABLE[name](body, x)``, ``STEPS[0](body, x)``)
+    or in a for loop over it (``for g in STEPS: g(body, x)``), with ``steps`` the
+    path to it from ``v`` (``(("[]", "step"),)``); else []. ``depth`` levels deep:
+    a table in a table (``NESTED["g"]["a"](body, x)``), a list of ``(name, fn)``
+    pairs (``for name, g in PAIRS: g(body, x)``), a namespace's functions
+    (``NS.a``); ``most`` items in all (a table in it that would pass them is
+    left out; ``whole``: None then, for a table too long to read whole)."""
+    out: list = []
+    left = [most, False]   # (items left to read; whether a table was left out)
+    if type(v) in _TABLES:
+        _table_walk(v, (), left, depth, out)
+    return None if whole and left[1] else out
+
+
+def _table_walk(v, steps: tuple, left: list, depth: int, out: list) -> None:
+    """``table_items``'s walk of ``v`` (at ``steps``), ``left`` as there."""
+    if type(v) is types.SimpleNamespace:
+        pairs, kind = list(vars(v).items()), "."
+    else:
+        pairs, kind = list(v.items() if type(v) is dict else enumerate(v)), "[]"
+    if len(pairs) > left[0]:
+        left[1] = True
+        return
+    left[0] -= len(pairs)
+    inner = []
+    for k, x in pairs:
+        if callable(x) and not isinstance(x, type):
+            out.append((steps + ((kind, k),), x))
+        elif type(x) in _TABLES and depth > 1:
+            inner.append((k, x))
+    for k, x in inner:   # (the table's own functions first)
+        _table_walk(x, steps + ((kind, k),), left, depth - 1, out)
 
 
 def _named(fn) -> dict:

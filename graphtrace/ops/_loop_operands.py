@@ -193,12 +193,39 @@ def picked(code_ins: list, start: int, end: int):
         if ins.opname in _LOADS or ins.opname == "LOAD_ATTR" or _reads_item(ins):
             path = _chain(code_ins, j)
             if path is None and _reads_item(ins):
-                h = _holder(code_ins, j)
-                path = _chain(code_ins, h) if h >= 0 else None
-                path = path + (_ANY_KEY,) if path is not None else None
+                path = _keyed_any(code_ins, j)
             if path is not None and j not in holders:
                 out.append(path)
     return out
+
+
+def _keyed_any(code_ins: list, j: int, depth: int = 0):
+    """The path of the item ``code_ins[j]`` reads, each item by a key computed on
+    its way ``_ANY_KEY`` (``("T", _ANY_KEY)`` of ``T[k]``, ``("T", _ANY_KEY, ("[]",
+    "a"))`` of ``T[k]["a"]``), where the code names its holders from a name, else None."""
+    path = _chain(code_ins, j)
+    if path is not None or depth > 8:
+        return path
+    h = _holder(code_ins, j)
+    if h < 0 or not (_reads_item(code_ins[h]) or code_ins[h].opname in _ATTR_LOADS):
+        return _chain(code_ins, h) + (_ANY_KEY,) if h >= 0 and \
+            _chain(code_ins, h) is not None else None
+    holder = _keyed_any(code_ins, h, depth + 1)
+    if holder is None:
+        return None
+    if code_ins[j].opname in _ATTR_LOADS:
+        return holder + ((".", code_ins[j].argval),)
+    key = code_ins[j - 1]
+    whole = h == j - 2 and key.opname in _CONSTS   # (its key a constant)
+    return holder + ((("[]", key.argval),) if whole and _hashable(key.argval) else (_ANY_KEY,))
+
+
+def _hashable(k) -> bool:
+    try:
+        hash(k)
+    except TypeError:
+        return False
+    return True
 
 
 def _picks(code_ins: list, start: int, end: int) -> frozenset:

@@ -109,9 +109,11 @@ The helpers the body calls are followed three deep (``sweep(body, st)``
 calling ``step(body, st)``; their globals, closures' cells, mutable defaults
 and the functions' own attributes are taken with the names'), as called by
 their names or through a name the body set to one or more of them
-(``smoother = a if m == "j" else b``, ``TABLE[name](body, st)``: each). A
-body that changes a slot and calls a function its code cannot tell (a lambda
-made there, one a call returns) is refused at that call (``_refuse_blind``):
+(``smoother = a if m == "j" else b``, ``TABLE[name](body, st)``: each; a
+table in a table three deep, ``NESTED["g"]["a"]``, ``for name, g in PAIRS``,
+one an attribute holds, ``H.table["a"]``, and ``getattr(NS, "a")`` as
+``NS.a``). A body that changes a slot and calls a function its code cannot
+tell (a lambda made there, one a call returns) is refused at that call (``_refuse_blind``):
 it may read the slot again. A counter only reported is refused where the
 value it held when the body was recorded is a number of the same type a
 kernel of the body takes, which the message says (``_kernel_numbers``: not
@@ -255,14 +257,16 @@ class LoopState(HelperUses):
             elif graph_code(v)[0] is not None:   # a @gt.graph function or bound method
                 self._helper(v, name, out, shared, depth, seen)
             else:   # TABLE["step"](body, x), TABLE[name](...), for g in STEPS: g(...)
-                for key, item in table_items(v, _MAX_TABLE):   # (one too long to read
+                for steps, item in table_items(v, _MAX_TABLE):   # (one too long to read
                     #                    which it calls: a call refused if this changes)
-                    self._helper(item, _label((name, ("[]", key))), out, shared, depth, seen)
+                    self._helper(item, _label((name,) + steps), out, shared, depth, seen)
         for path in _attribute_paths(code):   # pp.swap(), Bufs.flip(), st.step(): the
             v = _found(names, path)           # globals of the program's functions they run
             fn = v if type(v) in _FUNCTIONS else graph_code(v)[0]   # (model.step: @gt.graph)
             if fn is not None and _own_function(fn):
                 self._helper(v, _label(path), out, shared, depth, seen)
+            for steps, item in table_items(v, _MAX_TABLE):   # H.table["a"](body, x)
+                self._helper(item, _label(path + steps), out, shared, depth, seen)
 
     def _helper(self, v, name: str, out: dict, shared: tuple, depth: int, seen: set) -> None:
         _helper_roots(v, name, out, self.owners, shared)

@@ -205,8 +205,8 @@ def _changed(before, now, functions) -> bool:
     added or removed, or a key added that the code (``functions``) read first
     (``if "init" not in state``, ``k = memo.get("n", 0); memo["n"] = k + 1``:
     ``first_reads``), which an eager later call would find there;
-    ``opts.setdefault("block", 32)``, ``opts.pop("verbose", False)`` change no
-    work: the graph computes the same from the caller's dict."""
+    ``opts.setdefault("block", 32)`` (its value kept or not), ``opts.pop("verbose",
+    False)`` change no work: the graph computes the same from the caller's dict."""
     if isinstance(before, list):
         return len(before) != len(now) or not all(map(_same_item, before, now))
     for k in before.keys() | now.keys():
@@ -215,7 +215,7 @@ def _changed(before, now, functions) -> bool:
                 return True
         elif not isinstance(before[k] if k in before else now[k], _PLAIN):
             return True
-        elif k in now and read_first(functions, f"[{k!r}]"):
+        elif k in now and read_first(functions, f"[{k!r}]", filled=True):
             return True
     return False
 

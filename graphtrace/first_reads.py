@@ -106,34 +106,41 @@ def _codes(functions) -> list:
     return out
 
 
-def read_first(functions, label: str) -> bool:
+def read_first(functions, label: str, filled: bool = False) -> bool:
     """Whether the code of ``functions`` (and the code nested in them) may read the
     value ``label`` names before its last store in a way that decides work: a
     read before that store, or in a loop that stores it, or in a function that
     does not store it, other than a test whose branch only stores (``if self.scale
-    is None: self.scale = 1.0``). True where the label cannot be told."""
+    is None: self.scale = 1.0``). True where the label cannot be told.
+
+    A ``setdefault`` whose value is kept (``b = D.setdefault("k", 32)``) reads what
+    was there before its store, which a graph keyed by the value read (its only read
+    of it) holds; ``filled``: it reads the value it stores (a default filled in a
+    dict argument's copy, which the caller's dict, without it, fills the same at
+    each call)."""
     step = label_step(label)
     if step is None:
         return True
-    return any(_decides(code, step) or step[0] == "attr" and by_names(code)
+    return any(_decides(code, step, filled) or step[0] == "attr" and by_names(code)
                for code in _codes(functions))   # (getattr(OB, NAME): any may be read)
 
 
 _DECIDES: dict = {}
 
 
-def _decides(code, step) -> bool:
-    hit = _DECIDES.get((code, step))
+def _decides(code, step, filled) -> bool:
+    hit = _DECIDES.get((code, step, filled))
     if hit is None:
         if len(_DECIDES) > 4096:
             _DECIDES.clear()
-        hit = _DECIDES[(code, step)] = _reads_first(code, step)
+        hit = _DECIDES[(code, step, filled)] = _reads_first(code, step, filled)
     return hit
 
 
-def _reads_first(code, step) -> bool:
+def _reads_first(code, step, filled) -> bool:
     ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
-    reads, stores = _accesses(ins, step)
+    fills = [] if filled else None
+    reads, stores = _accesses(ins, step, fills)
     if not reads:
         return False
     last = max(stores) if stores else None
@@ -145,15 +152,20 @@ def _reads_first(code, step) -> bool:
             continue
         if last is None or r < last:
             return True
-        if r == last and r + 1 < len(ins) and ins[r + 1].opname != "POP_TOP":
+        if fills and r in fills:   # b = opts.setdefault("k", 32), filled: its store
+            others = [s for s in stores if s != r]   # first, its value the one stored
+        elif r == last and r + 1 < len(ins) and ins[r + 1].opname != "POP_TOP":
             return True   # if D.pop("req", None) is not None: read and taken at once
-        if any(a <= r <= b and any(a <= s <= b for s in stores) for a, b in loops):
+        else:
+            others = stores
+        if any(a <= r <= b and any(a <= s <= b for s in others) for a, b in loops):
             return True
     return False
 
 
-def _accesses(ins, step) -> tuple:
-    """The indexes in ``ins`` where ``step``'s value is read, and where it is stored."""
+def _accesses(ins, step, fills=None) -> tuple:
+    """The indexes in ``ins`` where ``step``'s value is read, and where it is stored
+    (and in ``fills``, those of a ``setdefault``, both)."""
     kind, name = step
     reads, stores = [], []
     for n, i in enumerate(ins):
@@ -166,38 +178,40 @@ def _accesses(ins, step) -> tuple:
             elif op == "LOAD_CONST":   # getattr(OB, "started"), setattr(OB, "started", v)
                 _by_builtin(ins, n, reads, stores)
                 if _of_dict(ins, n):   # "started" in self.__dict__, vars(OB).pop("started")
-                    _key_access(ins, n, reads, stores)
+                    _key_access(ins, n, reads, stores, fills=fills)
         elif kind == "name" and i.argval == name:
             if op in _NAME_LOADS:
                 reads.append(n)
             elif op in _NAME_STORES:
                 stores.append(n)
             elif op == "LOAD_CONST" and type(i.argval) is str:   # "GONE" in globals()
-                _in_globals(ins, n, reads, stores)
+                _in_globals(ins, n, reads, stores, fills)
         elif kind == "key" and op == "LOAD_CONST" and type(i.argval) is type(name) \
                 and i.argval == name:
-            _key_access(ins, n, reads, stores)
+            _key_access(ins, n, reads, stores, fills=fills)
         elif kind == "key" and type(name) is Named and op in _NAME_LOADS and \
                 i.argval == name.parts[0]:   # ST[Phase.A]: the key loaded by its name
             end = name_end(ins, n, name)
             if end is not None:
-                _key_access(ins, end, reads, stores, n)
+                _key_access(ins, end, reads, stores, n, fills)
     return reads, stores
 
 
-def _key_access(ins, n, reads, stores, start=None) -> None:
+def _key_access(ins, n, reads, stores, start=None, fills=None) -> None:
     """A constant key loaded at ``n`` (from ``start``, where its name and attributes
     load it): ``d[k] = v``, ``d[k]``, ``d[k] += 1``, ``d.get(k)``,
-    ``d.setdefault(k, v)``, ``k in d``."""
+    ``d.setdefault(k, v)`` (also in ``fills``: a store its read follows), ``k in d``."""
     start = n if start is None else start
     prev = ins[start - 1] if start else None
     if prev is not None and prev.opname in ("LOAD_METHOD", "LOAD_ATTR") and \
             prev.argval in _READS_KEY:
-        call = next((m for m in range(n + 1, len(ins)) if ins[m].opname == "CALL"), None)
+        call = _call_of(ins, n)
         if call is not None:
             reads.append(call)
             if prev.argval in _STORES_KEY:
                 stores.append(call)
+            if prev.argval == "setdefault" and fills is not None:
+                fills.append(call)
         return
     m = n + 1
     while m < len(ins) and ins[m].opname == "COPY":
@@ -222,6 +236,27 @@ def _key_access(ins, n, reads, stores, start=None) -> None:
             m += 1
         if m < len(ins) and ins[m].opname == "CONTAINS_OP":
             reads.append(m)
+
+
+def _call_of(ins, n):
+    """The index of the call taking the key loaded at ``n`` as its first argument
+    (``d.setdefault("n", len(x))``: not ``len``'s), told by the stack's depth; the
+    first call after ``n`` where a jump or an odd step leaves that untold."""
+    depth = 1   # the key, and what is loaded after it
+    for m in range(n + 1, len(ins)):
+        i = ins[m]
+        if i.opname in ("PRECALL", "CALL") and i.arg == depth:
+            return next((c for c in range(m, len(ins)) if ins[c].opname == "CALL"), None)
+        if "JUMP" in i.opname or i.opname.startswith(("RETURN", "RAISE", "KW_NAMES")):
+            break
+        try:
+            depth += dis.stack_effect(i.opcode, i.arg if i.opcode >= dis.HAVE_ARGUMENT else None,
+                                      jump=False)
+        except ValueError:
+            break
+        if depth < 1:
+            break
+    return next((m for m in range(n + 1, len(ins)) if ins[m].opname == "CALL"), None)
 
 
 def _of_dict(ins, n) -> bool:
@@ -253,7 +288,7 @@ def _by_builtin(ins, n, reads, stores) -> None:
     reads.append(call if call is not None else n)
 
 
-def _in_globals(ins, n, reads, stores) -> None:
+def _in_globals(ins, n, reads, stores, fills=None) -> None:
     """A global's name loaded as a constant at ``n`` and looked up in ``globals()``:
     ``"GONE" in globals()``, ``globals().get("GONE")``, ``globals()["GONE"]`` (reads),
     ``globals()["GONE"] = v``, ``del globals()["GONE"]`` (stores)."""
@@ -269,7 +304,7 @@ def _in_globals(ins, n, reads, stores) -> None:
     j = n - 1 if n and ins[n - 1].opname in ("LOAD_ATTR", "LOAD_METHOD") else n
     if j > 0 and ins[j - 1].opname == "CALL" and not ins[j - 1].arg and any(
             c.opname in _NAME_LOADS and c.argval == "globals" for c in ins[max(j - 3, 0):j - 1]):
-        _key_access(ins, n, reads, stores)
+        _key_access(ins, n, reads, stores, fills=fills)
 
 
 def _only_stores(ins, r, at) -> bool:

@@ -181,3 +181,70 @@ def test_read_first_tells_a_deciding_read_from_a_setting():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert not _reads(setting, "self.other")
+
+
+def test_a_setdefault_whose_value_is_kept_fills_a_default_read_after_it():
+    """``b = opts.setdefault("block", 32)`` in a dict argument's copy (``filled``)
+    was taken for a read before its own store (as ``if D.pop("req", None) is not
+    None`` is): its value is the one it stores, which the caller's dict, never
+    holding it, has filled the same at each call. Elsewhere (a global dict) that
+    read is the only one keying the graph by the value: still read first."""
+    def kept(opts):
+        b = opts.setdefault("block", 32)
+        print(b)
+
+    def computed(opts, x):
+        n = opts.setdefault("n", len(x))   # the default's own call is not setdefault's
+        print(n)
+
+    def in_a_loop(opts):
+        for _ in range(2):
+            print(opts.setdefault("block", 32))
+
+    def counted(memo):
+        k = memo.setdefault("n", 0)
+        memo["n"] = k + 1
+
+    def counted_in_a_loop(memo):
+        for _ in range(2):
+            memo["n"] = memo.setdefault("n", 0) + 1
+
+    def taken(reqs):
+        if reqs.pop("req", None) is not None:
+            print()
+
+    def bare(opts, x):
+        opts.setdefault("n", len(x))
+
+    def filled(fn, label):
+        return read_first([fn], label, filled=True)
+
+    assert not filled(kept, "opts['block']") and not filled(computed, "opts['n']")
+    assert not filled(in_a_loop, "opts['block']")
+    assert filled(counted, "memo['n']") and filled(counted_in_a_loop, "memo['n']")
+    assert filled(taken, "reqs['req']")
+    assert _reads(kept, "opts['block']") and _reads(computed, "opts['n']")
+    assert _reads(in_a_loop, "opts['block']") and not _reads(bare, "opts['n']")
+
+
+@gt.graph(backend="sim")
+def _filled_kept(s, f, v, opts):
+    b = opts.setdefault("scale", 2.0)
+    verbose = opts.pop("verbose", False)
+    axpy[1, 2, s](b, f, v)
+    if verbose:
+        axpy[1, 2, s](1.0, f, v)
+
+
+@pytest.mark.parametrize("opts", [{}, {"verbose": True}], ids=["absent", "verbose given"])
+def test_a_default_filled_by_setdefault_whose_value_is_kept_is_not_said(opts):
+    """README: a dict argument's default filled in (``opts.setdefault("block", 32)``)
+    or plain option taken out (``opts.pop("verbose", False)``) changes no work; with
+    the setdefault's value kept it warned of a key the code read first."""
+    v = dev(0, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.StateWarning)
+        for _ in range(2):
+            _filled_kept(dev(1, 1), v, dict(opts))
+    twice = 6.0 if opts else 4.0
+    assert v.copy_to_host().tolist() == [twice, twice] and "scale" not in opts

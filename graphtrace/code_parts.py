@@ -11,6 +11,7 @@ import types
 from functools import partial
 
 from ._compiled import buffers as _compiled_buffers
+from .made_functions import held_value
 
 __all__ = ["code_parts", "same_signed", "signed"]
 
@@ -67,23 +68,34 @@ _COMPILED_CHECK = getattr(_compiled_buffers(), "guard_unchanged", None)
 
 
 class _Code:
-    """A walked function's ``code_parts`` in a cache key: equal where each is the
-    same object, and its keyword defaults hold the same (a name-by-name log says
-    the function changed)."""
+    """A walked function's ``code_parts`` in a cache key: equal where the code is the
+    same object and its defaults and keyword defaults hold the same, as a function
+    made anew is keyed (``made_functions.held_value``: numbers, strings, None and
+    tuples of them by value, anything else by identity): ``lambda h, i=i: ...``
+    made again at each call builds a new tuple of equal defaults, and finds its
+    graph; a default replaced by another value (``f.__defaults__ = (2,)``,
+    ``f.__kwdefaults__["a"] = 8.0``) is another key (a name-by-name log says the
+    function changed). Its hash is found once: a key is hashed at every call that
+    takes the full check."""
 
-    __slots__ = ("name", "parts", "kw")
+    __slots__ = ("name", "parts", "kw", "held", "_hash")
 
     def __init__(self, fn, parts):
         self.name, self.parts = fn.__name__, parts
         self.kw = tuple(parts[2].items()) if parts[2] else ()   # (changed in place too)
+        self.held = (tuple(map(held_value, parts[1])) if parts[1] else (),
+                     tuple((k, held_value(v)) for k, v in self.kw))
+        try:
+            self._hash = hash((id(parts[0]), self.held))
+        except TypeError:   # a default no hash takes: by the code alone
+            self._hash = hash(id(parts[0]))
 
     def __eq__(self, other):
-        return type(other) is _Code and all(map(operator.is_, self.parts, other.parts)) \
-            and len(self.kw) == len(other.kw) and \
-            all(a == c and b is d for (a, b), (c, d) in zip(self.kw, other.kw))
+        return self is other or type(other) is _Code and other.parts[0] is self.parts[0] \
+            and other._hash == self._hash and other.held == self.held
 
     def __hash__(self):
-        return hash(tuple(map(id, self.parts)) + tuple(id(v) for _, v in self.kw))
+        return self._hash
 
     def __repr__(self):
         return f"{self.name} (its code or defaults)"

@@ -83,6 +83,28 @@ def test_a_lambda_with_defaults_alone_is_keyed_by_them():
     assert LOG == [(i % 2, 3.0) for i in range(4)]
 
 
+def test_a_lambda_made_anew_with_its_loop_variable_as_a_default_finds_its_graphs():
+    """``lambda hh, i=i: ...`` builds a new tuple of defaults each time it is made:
+    the key's entry of what the callback runs (``code_parts._Code``) compared it by
+    identity, so each epoch traced both again; equal values find their graph (and
+    keyword defaults, a new dict each time, too)."""
+    step = _step()
+    x, out, h = cuda.to_device(np.ones(4)), cuda.device_array(4), gt.pinned_empty(4)
+    LOG.clear()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", gt.RetraceWarning)
+        for _ in range(5):
+            for i in range(2):
+                step(x, out, h, lambda hh, i=i: LOG.append(i))
+    assert LOG == [0, 1] * 5
+    assert step.cache_info().misses == 2 and step.cache_info().hits == 8
+    step = _step()
+    for i in range(4):
+        step(x, out, h, lambda hh, *, tag=i % 2: LOG.append(("kw", tag)))
+    assert LOG[10:] == [("kw", i % 2) for i in range(4)]
+    assert step.cache_info().misses == 2 and step.cache_info().hits == 2
+
+
 def test_callbacks_a_generator_makes_read_their_own_loop_variable():
     """The generator's frame is suspended, off the stack, and rebinds i: the cached
     graph of a callback keyed by its cells ran the first one, which read the

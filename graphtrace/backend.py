@@ -57,6 +57,16 @@ def prepare_numba() -> None:
     where numba.cuda was imported first, without its simulator, on a machine with no
     GPU, warn: numba's own calls would fail (``CUDA driver library cannot be
     found``), naming neither the order of the imports nor the way out."""
+    chosen = os.environ.get("GRAPHTRACE_BACKEND", "").strip().lower()
+    if chosen == "gpu" and not _driver.available():
+        file, line = _importer()
+        warnings.warn_explicit(
+            "GRAPHTRACE_BACKEND=gpu is set, but this machine has no CUDA driver or no GPU "
+            "device: graphs will refuse to run, and numba's own calls (cuda.to_device) fail "
+            "with \"CUDA driver library cannot be found\". Unset GRAPHTRACE_BACKEND to have "
+            "graphtrace choose by the machine, or set GRAPHTRACE_BACKEND=sim for the CPU "
+            "simulator", UserWarning, file, line)
+        return
     if "numba.cuda" not in sys.modules:
         if default_backend() == "sim" and "NUMBA_ENABLE_CUDASIM" not in os.environ:
             os.environ["NUMBA_ENABLE_CUDASIM"] = "1"
@@ -64,7 +74,7 @@ def prepare_numba() -> None:
             if config is not None:                          # read the environment then
                 config.ENABLE_CUDASIM = 1
     elif not getattr(getattr(sys.modules.get("numba"), "config", None), "ENABLE_CUDASIM", 1) \
-            and os.environ.get("GRAPHTRACE_BACKEND", "").strip().lower() in ("", "sim") \
+            and chosen in ("", "sim") \
             and not _driver.available():
         file, line = _importer()
         warnings.warn_explicit(

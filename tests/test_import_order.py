@@ -76,3 +76,16 @@ def test_numba_imported_before_graphtrace_but_not_numba_cuda_is_switched_to_the_
                           text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip() == "3.0", done.stderr
     assert "UserWarning" not in done.stderr, done.stderr
+
+
+def test_backend_gpu_asked_for_on_a_machine_without_one_warns_at_import(monkeypatch):
+    """``GRAPHTRACE_BACKEND=gpu`` with no driver: the user's first numba call
+    (``cuda.to_device``) would fail with numba's own message, naming neither the
+    setting nor the way out; importing graphtrace says both, at the import line."""
+    monkeypatch.setenv("GRAPHTRACE_BACKEND", "gpu")
+    monkeypatch.setattr(backend._driver, "available", lambda: False)
+    said = prepared()
+    assert len(said) == 1 and "GRAPHTRACE_BACKEND=gpu is set" in said[0] \
+        and "GRAPHTRACE_BACKEND=sim" in said[0], said
+    monkeypatch.setattr(backend._driver, "available", lambda: True)
+    assert prepared() == []

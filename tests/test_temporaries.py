@@ -107,7 +107,54 @@ def test_geometry_queries_of_a_device_array_answer_for_a_temporary_too():
                         parts=[(5,), (5,), (2,)], after=True)
 
 
+def test_numpy_functions_that_make_views_make_views_of_a_temporary():
+    """np.split, np.reshape, np.transpose... of a temporary are its views, as the
+    methods make them (they were refused as reading it on the host)."""
+    seen = {}
+
+    @gt.graph
+    def f(s):
+        t = s.empty((4, 6), np.float32)
+        a, b = np.split(t, 2)
+        parts = np.array_split(t.reshape(-1), 5)
+        seen.update(a=(a.shape, a.strides), b=b[0].shape, parts=[p.shape for p in parts],
+                    r=np.reshape(t, (6, 4)).shape, rk=np.reshape(t, shape=(24,)).shape,
+                    ra=np.ravel(t).shape, T=np.transpose(t).strides,
+                    sw=np.swapaxes(t, 0, 1).shape, ex=np.expand_dims(t, 0).shape,
+                    fl=np.flip(t, 0).strides, hs=[p.shape for p in np.hsplit(t, 3)],
+                    kind={type(p).__name__ for p in (a, b, *parts)})
+        s.launch(K, 1, 1, gt.Out(a))
+        s.launch(K, 1, 1, gt.Out(b))
+        s.launch(K, 1, 1, gt.In(np.split(t, 2)[1]))    # after b's writer alone
+    g = f.trace()
+    assert g.edges() == [(1, 2)]
+    ref = np.empty((4, 6), np.float32)
+    assert seen == dict(a=((2, 6), ref.strides), b=(6,), parts=[(5,)] * 4 + [(4,)],
+                        r=(6, 4), rk=(24,), ra=(24,), T=ref.T.strides, sw=(6, 4),
+                        ex=(1, 4, 6), fl=(-24, 4), hs=[(4, 2)] * 3, kind={"Temporary"})
+
+
+def test_a_numpy_split_of_a_temporary_runs_like_eager_numpy():
+    xh = np.arange(8, dtype=np.float32)
+    x, y = dev(xh), dev(np.zeros(4))
+
+    @gt.graph
+    def f(s, x, y, a):
+        t = s.empty(8, np.float32)
+        lo, hi = np.split(t, 2)
+        scale[1, 32, s](x, a, t)
+        add[1, 32, s](hi, lo)
+        s.copy(y, lo)
+    for a in (2.0, 3.0):
+        f(x, y, a)
+        assert np.array_equal(y.copy_to_host(), a * xh[:4] + a * xh[4:])
+
+
 @pytest.mark.parametrize("how, says", [
+    ("np.reshape(t.reshape(2, 2).T, 4)", "reshape in order 'C' of a view of temporary tmp0 "
+                                         "that is not contiguous"),
+    ("np.ravel(t[::2])", "reshape in order 'C' of a view of temporary tmp0 that is not "
+                         "contiguous"),
     ("t.copy_to_device(np.zeros(4))", "writing into temporary tmp0 on the host"),
     ("np.sum(t)", "temporary tmp0 used as host data"),
     ("t.reshape(2, 2).reshape(4, order='F')", "reshape in order 'F' of a view of temporary "

@@ -126,8 +126,10 @@ def _is_numba_array_type(t) -> bool:
 
 
 # What of an array's geometry changes in place, read at once (C, no frame): a numpy
-# array's shape, strides and dtype (set), a cupy array's shape (set, its strides with it)
-_numpy_view = operator.attrgetter("shape", "strides", "dtype")
+# array's shape, strides, dtype (set) and whether it is writeable (a graph writing a
+# buffer made read-only since is refused, as a new one is), a cupy array's shape (set,
+# its strides with it)
+_numpy_view = operator.attrgetter("shape", "strides", "dtype", "flags.writeable")
 _cupy_geometry = operator.attrgetter("shape", "strides")
 
 
@@ -136,7 +138,8 @@ def _numpy_owner(a) -> tuple:
     ``resize(refcheck=False)`` moves (the same shape may come back at another address
     after two resizes)."""
     at = _ADDRESS[0](a)
-    return a.shape, a.strides, a.dtype, a.__array_interface__["data"][0] if at is None else at
+    return a.shape, a.strides, a.dtype, a.flags.writeable, \
+        a.__array_interface__["data"][0] if at is None else at
 
 
 # how _numpy_owner reads the address: _buffers.c's address once loaded (through the

@@ -146,6 +146,26 @@ def test_a_read_only_destination_is_refused_also_after_a_writable_one():
         gt.graph(lambda s, d: s.memset(d, 0)).trace(ro)
 
 
+@pytest.mark.parametrize("call", [lambda f, d, h: f(d, h), lambda f, d, h: f(d, h=h),
+                                  lambda f, d, h: f(d, [h])])
+def test_the_same_array_made_read_only_since_the_last_call_is_refused(call):
+    """The call shortcut compares an array's geometry read in place, and its
+    writeable flag with it: the very same destination frozen by the caller after
+    a call is refused as a new read-only one is, not written into."""
+    @gt.graph(backend="sim")
+    def f(s, d, h):
+        s.copy(h[0] if isinstance(h, list) else h, d)
+
+    d, h = dev(np.arange(4)), gt.pinned_empty(4)
+    call(f, d, h)
+    call(f, d, h)   # the shortcut made: the very same arrays
+    h[:] = -1
+    h.flags.writeable = False
+    with pytest.raises(gt.ArgumentError, match="is read-only"):
+        call(f, d, h)
+    assert h.tolist() == [-1.0] * 4
+
+
 def test_aliased_call_is_traced_for_its_own_dependencies():
     """(A memset and a copy: host callbacks are ordered with each other anyway.)"""
     @gt.graph(backend="sim")
@@ -1477,7 +1497,7 @@ def test_the_address_of_a_numpy_array_owning_its_memory_is_that_of_its_interface
         pytest.skip("tracing not compiled")
     for a in _ODD_ARRAYS + [np.ones(3)]:
         a.flags.writeable = a.size != 3
-        assert arrays.geometry_reader(a)(a)[3] == a.__array_interface__["data"][0]
+        assert arrays.geometry_reader(a)(a)[-1] == a.__array_interface__["data"][0]
     test_an_array_reshaped_in_place_is_another_call(_resize_away, lambda f, h: f(h))
 
 

@@ -158,6 +158,23 @@ def test_a_partial_callback_is_listed_with_the_arguments_it_binds():
     assert "%0 host print('tag', h)" in g.picture().source
 
 
+def test_a_child_graph_lists_the_arguments_it_was_given_by_keyword():
+    @gt.graph
+    def sub(s, x, a=1.0, *, y=None):
+        s.memset(x, a)
+        if y is not None:
+            s.memset(y, a)
+
+    @gt.graph
+    def f(s, x, y):
+        s.child(sub, x, a=2.0, y=y)
+        s.child(sub, x[1:], 3.0)
+    g = f.trace(A(8), A(8))
+    lines = [ln.split("  ")[1] for ln in str(g).splitlines() if "= child" in ln]
+    assert lines == ["%0 = child sub(x, a=2.0, y=y)", "%3 = child sub(x[4B:32B], 3.0)"], lines
+    assert "sub(x, a=2.0, y=y)" in g.to_dot()
+
+
 def test_counts_of_one_are_singular():
     @gt.graph
     def sub(s, x):

@@ -323,9 +323,11 @@ def record_child(stream, function, args, kwargs, source, lead=()):
         raise
     finally:
         region = t.close_region(scope)
-    shown = tree_map(lambda v: t.cached_buffer(v) or v if is_array(v) else v, args)
+    shown = tree_map(lambda v: t.cached_buffer(v) or v if is_array(v) else v,
+                     (args, kwargs))
     t.before_child(scope, stream.index, others)
-    node = t.record(CHILD, function, shown, _union((region,), []), stream=stream.index,
+    node = t.record(CHILD, function, shown[0], _union((region,), []), stream=stream.index,
+                    attrs={"keywords": shown[1]} if kwargs else None,
                     scope=stream.scope, regions=(region,), source=source, index=index,
                     opaque=any(map(touches_any, region.walk())))
     t.after_child(scope, node, stream.index, others)

@@ -317,7 +317,9 @@ class ChildOp(Op):
     kind = "child"
 
     def describe(self, node, namer) -> str:
-        return f"{node.target.__name__}({', '.join(namer.value(a) for a in node.args)})"
+        shown = [namer.value(a) for a in node.args] + \
+            [f"{k}={namer.value(v)}" for k, v in node.attrs.get("keywords", {}).items()]
+        return f"{node.target.__name__}({', '.join(shown)})"
 
     def verify(self, node) -> str | None:
         return None if len(node.regions) == 1 else "a child node owns one region"

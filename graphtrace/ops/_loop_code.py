@@ -24,6 +24,7 @@ import copy
 import inspect
 import types
 
+from ..bytecode import instructions
 from ..chains import MISSING
 from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
@@ -35,7 +36,7 @@ from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _han
 from ._loop_paths import _MAX_ITEMS, _WHOLE, _reads, _resolve, _text, _within
 from ._loop_stack import (_ANY_KEY, _ATTR_LOADS, _ATTR_STORES, _CONSTS, _ITEM_STORES, _JUMPS,
                           _LOADS, _STORES, _SUBSCRIPTS, _begin, _chain, _holder, _item_read,
-                          _reads_item, _reported, _set, _swapped, instructions)
+                          _reads_item, _reported, _set, _swapped)
 
 _MAKERS = frozenset({"empty", "zeros"})   # s.empty(n), body.zeros((m, 4), np.float32)
 _SHIFTS = frozenset({"STORE_FAST_LOAD_FAST", "GET_ITER"})   # (stores too: a comprehension's)

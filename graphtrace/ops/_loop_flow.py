@@ -30,10 +30,11 @@ import functools
 import heapq
 import operator
 
+from ..bytecode import instructions
 from ..chains import MISSING
 from ._loop_paths import _ITEMS, _LEN, _WHOLE, _found
 from ._loop_stack import (_ATTR_STORES, _CONSTS, _FORWARD, _ITEM_STORES, _JUMPS, _LOADS,
-                          _STORES, _begin, _chain, _set, instructions)
+                          _STORES, _begin, _chain, _set)
 
 _GOTO = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP",
                    "JUMP_NO_INTERRUPT", "JUMP_BACKWARD_NO_INTERRUPT"})

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 
+from ..bytecode import keyword_names
 from ._loop_paths import _WHOLE
 from ._loop_stack import (_ANY_KEY, _ATTR_LOADS, _CONSTS, _JUMPS, _LOADS, _begin, _chain,
                           _copy, _holder, _item_read, _reads_item, _swapped, _unpacked)
@@ -75,9 +76,9 @@ def _parameters(code_ins: list, i: int, n: int) -> list:
     """``(parameter, where its code ends)`` of each argument of the call
     ``code_ins[i]``: its position, or its keyword (None where the keywords are
     unknown)."""
-    kw = next((c.argval for c in code_ins[max(i - 2, 0):i] if c.opname == "KW_NAMES"), ())
+    kw = keyword_names(code_ins, i)
     if code_ins[i].opname == "CALL_KW":
-        kw, n = code_ins[i - 1].argval, n - 1
+        n -= 1   # (the names' tuple, taken with the arguments)
     named = len(kw) if isinstance(kw, tuple) else n
     return [(m if m < n - named else kw[m - n + named] if isinstance(kw, tuple) else None,
              _begin(code_ins, i, n - m - 1)[0]) for m in range(n)]

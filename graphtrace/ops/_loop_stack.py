@@ -1,9 +1,10 @@
 """Walking a code's instructions by the values they take off the stack, for
 ``_loop_code.py`` and ``_loop_operands.py``.
 
-``instructions`` reads a code's instructions; ``_begin`` walks back from an instruction over the code computing what it takes
-off the stack; ``_chain`` and ``_set`` tell the slot (its path, ``_loop_paths.py``)
-an instruction loads or stores, ``_holder`` the instruction loading what it takes
+``_begin`` walks back from an instruction over the code computing what it takes
+off the stack (of the instructions ``bytecode.instructions`` reads); ``_chain``
+and ``_set`` tell the slot (its path, ``_loop_paths.py``) an instruction loads or
+stores, ``_holder`` the instruction loading what it takes
 an attribute or an item of; ``_reported`` tells the instructions whose value the
 code only reports (prints, logs, formats into a message, asserts), which pick no
 work.
@@ -25,20 +26,6 @@ _ATTR_STORES = frozenset({"STORE_ATTR", "DELETE_ATTR"})
 _SUBSCRIPTS = {"BINARY_SUBSCR": 2, "BINARY_SLICE": 3}   # -> the values each takes
 _ITEM_STORES = frozenset({"STORE_SUBSCR", "DELETE_SUBSCR"})
 _CONSTS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
-
-
-def instructions(code) -> tuple:
-    """``code``'s instructions, a ``KW_NAMES``'s keywords as its value (3.11's
-    ``dis`` leaves them unknown: ``body.child(step, x=x)`` filled no parameter
-    it could name)."""
-    out = tuple(dis.get_instructions(code))
-    if not any(c.opname == "KW_NAMES" and type(c.argval) is not tuple for c in out):
-        return out
-    consts = code.co_consts
-    return tuple(c._replace(argval=consts[c.arg]) if c.opname == "KW_NAMES" and
-                 type(c.argval) is not tuple and type(c.arg) is int and
-                 0 <= c.arg < len(consts) and type(consts[c.arg]) is tuple else c
-                 for c in out)
 
 
 def _holder(code_ins: list, j: int) -> int:

@@ -26,6 +26,7 @@ import dis
 import types
 import weakref
 
+from .bytecode import CALLS
 from .chains import NAME_LOADS, _through_partial, callback_codes
 
 __all__ = ["ALL", "Hand", "hands", "merged"]
@@ -380,8 +381,8 @@ def _partial_parts(ins: list) -> set:
             continue
         while j < len(ins) and (_through_partial(ins[j]) or ins[j].opname == "PUSH_NULL"):
             j += 1
-        while j < len(ins) and ins[j].opname not in ("PRECALL", "CALL", "CALL_FUNCTION_EX"):
-            out.add(j)
+        while j < len(ins) and ins[j].opname not in CALLS:   # (partial(f, k=SINK): CALL_KW
+            out.add(j)                                          # on 3.13)
             j += 1
     return out
 

@@ -135,9 +135,10 @@ def host_parameters(code, params) -> frozenset:
 # What may come between a parameter's load and the store of a local taking its
 # value (or an item of it) off it: for cb in cbs (.values(), .items(),
 # enumerate(cbs)), a, b = cbs, cb = cbs[0]
+# (enumerate(cbs, start=1): KW_NAMES on 3.11 and 3.12, CALL_KW on 3.13)
 _TAKING = frozenset({"GET_ITER", "FOR_ITER", "UNPACK_SEQUENCE", "UNPACK_EX", "PRECALL",
-                     "CALL", "KW_NAMES", "LOAD_CONST", "BINARY_SUBSCR", "CACHE", "NOP",
-                     "EXTENDED_ARG", "PUSH_NULL"})
+                     "CALL", "KW_NAMES", "CALL_KW", "LOAD_CONST", "BINARY_SUBSCR", "CACHE",
+                     "NOP", "EXTENDED_ARG", "PUSH_NULL"})
 
 
 def _taken_from(codes, params) -> dict:

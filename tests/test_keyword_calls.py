@@ -3,11 +3,72 @@
 On Python 3.11 and 3.12 a keyword call loads its arguments as a positional one
 does, then names the keywords (``KW_NAMES``; 3.11's ``dis`` leaves the names
 unknown) before the call; 3.13 loads the names as a constant and calls with
-``CALL_KW``.
+``CALL_KW``. Code reading what a call is handed must step over those names:
+``show(x=self.box["a"])`` hands the item as ``show(self.box["a"])`` does.
 """
 import types
 
+import numpy as np
+import pytest
+from numba import cuda
+
+import graphtrace as gt
 from graphtrace.bytecode import instructions, keyword_names, past_keywords
+from graphtrace.handed import _partial_parts
+from graphtrace.ops._host_uses import _item_use, _use
+from helpers import line_of
+
+SEEN = []
+
+
+def _show(x=None, y=None):
+    SEEN.append(x)
+
+
+class _Boxed:
+    """Holds a device array under "a" and a host array under "b"."""
+
+    def __init__(self, d):
+        self.box = {"a": d, "b": np.ones(2)}
+
+    def positional(self):
+        _show(self.box["a"])
+
+    def keyword(self):
+        _show(x=self.box["a"])
+
+    def keyword_after(self):
+        _show(None, y=self.box["a"])
+
+    def host_item_keyword(self):
+        _show(x=self.box["b"])
+
+
+@pytest.mark.parametrize("method", ["positional", "keyword", "keyword_after"])
+def test_a_callback_handing_a_held_device_item_to_a_call_by_keyword_is_refused(method):
+    """``_show(x=self.box["a"])`` hands the callback's device array on as
+    ``_show(self.box["a"])`` does: refused alike (it ran, the keyword's names
+    taken for the end of the item's use)."""
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(getattr(_Boxed(d), method))                  # keyword-item
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.ones(8)))
+    assert e.value.source[1] == line_of(__file__, "keyword-item"), str(e.value)
+    assert "holds device memory (d) by attribute 'box'" in str(e.value), str(e.value)
+    assert "cannot touch the GPU" in str(e.value), str(e.value)
+
+
+def test_a_callback_handing_a_held_host_item_to_a_call_by_keyword_runs():
+    """The item of a key holding no device array is the callback's to use."""
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(_Boxed(d).host_item_keyword)
+    SEEN.clear()
+    f(cuda.to_device(np.ones(8)))
+    assert len(SEEN) == 1 and SEEN[0].tolist() == [1.0, 1.0]
 
 
 def test_keyword_names_are_read_off_the_call_on_every_version():
@@ -39,3 +100,20 @@ _SHOW_ITEM_313 = _shaped(("LOAD_GLOBAL", "show"), ("LOAD_DEREF", "held"), ("LOAD
 def test_the_keywords_of_a_313_call_are_read_and_stepped_over():
     assert keyword_names(_SHOW_ITEM_313, 5) == ("x",)
     assert past_keywords(_SHOW_ITEM_313, 4) == 5 and past_keywords(_SHOW_ITEM_313, 2) == 2
+
+
+def test_a_313_keyword_call_handed_a_callbacks_value_or_item_is_a_use():
+    """3.13's ``show(x=self.d)`` and ``show(x=held[0])``: the value handed to a call,
+    as 3.11's (``CALL_KW`` was no call there: the callback's device array ran)."""
+    assert _use(_SHOW_ITEM_313[2:])
+    assert _item_use(_SHOW_ITEM_313, 1)
+
+
+def test_a_313_partial_with_keywords_ends_what_it_binds_for_host():
+    """``s.host(partial(notify, sink=SINK), TABLE["x"])`` on 3.13: SINK is the
+    callback's, TABLE["x"] (the callback's argument, read when traced) is not."""
+    ins = _shaped(("LOAD_FAST", "s"), ("LOAD_ATTR", "host"), ("LOAD_GLOBAL", "partial"),
+                  ("LOAD_GLOBAL", "notify"), ("LOAD_GLOBAL", "SINK"), ("LOAD_CONST", ("sink",)),
+                  ("CALL_KW", 2), ("LOAD_GLOBAL", "TABLE"), ("LOAD_CONST", "x"),
+                  ("BINARY_SUBSCR", None), ("CALL", 2))
+    assert _partial_parts(ins) == {3, 4, 5}

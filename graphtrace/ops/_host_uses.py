@@ -9,6 +9,8 @@ from __future__ import annotations
 import dis
 import re
 
+from ..bytecode import CALLS, past_keywords
+
 
 def _uses(label: str, used: frozenset, item: bool = False, keys=None) -> bool:
     """Whether a load path in ``used`` (``_used_in``) reaches what ``label`` (as
@@ -78,7 +80,7 @@ def _used_in(code) -> set:
                 (*p, "[]", _ANY_KEY) for p in _paths(code, ins, k))
         if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]) and not _host_side(ins, k):
             out.update(_paths(code, ins, k))
-        if i.opname in _NAME_LOADS and _item_use(ins[k + 1:k + 4]):
+        if i.opname in _NAME_LOADS and _item_use(ins, k):
             key = ins[k + 1].argval if ins[k + 1].opname in ("LOAD_CONST", "LOAD_SMALL_INT") \
                 else _ANY_KEY
             out.update((*p, "[]", key) for p in _paths(code, ins, k))
@@ -106,14 +108,16 @@ _HOST_SIDE = frozenset({"len", "id", "type"})   # (a method, such as an append, 
 #                                                  program's own, reading what it is handed)
 
 
-def _item_use(after) -> bool:
-    """Whether the value loaded before ``after`` is indexed by a constant or a name
-    and the item read off, indexed or handed to a call straight away."""
-    return len(after) == 3 and after[0].opname.startswith("LOAD_") and \
-        after[1].opname == "BINARY_SUBSCR" and (
-            after[2].opname in ("LOAD_ATTR", "LOAD_METHOD") and
-            after[2].argval not in _GEOMETRY or
-            after[2].opname in ("BINARY_SUBSCR", "PRECALL", "CALL", "CALL_FUNCTION_EX"))
+def _item_use(ins, k: int) -> bool:
+    """Whether the value ``ins[k]`` loads is indexed by a constant or a name and the
+    item read off, indexed or handed to a call straight away (also by a keyword:
+    ``show(x=held[0])``, whose names come between the item and the call)."""
+    if k + 3 >= len(ins) or not ins[k + 1].opname.startswith("LOAD_") or \
+            ins[k + 2].opname != "BINARY_SUBSCR":
+        return False
+    nxt = ins[min(past_keywords(ins, k + 3), len(ins) - 1)]
+    return nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") and nxt.argval not in _GEOMETRY or \
+        nxt.opname == "BINARY_SUBSCR" or nxt.opname in CALLS
 
 
 def _paths(code, ins, k) -> list:
@@ -137,7 +141,7 @@ def _use(after) -> bool:
     if after and after[0].opname in ("BINARY_SUBSCR", "BINARY_SLICE"):
         return True
     for op in after:
-        if op.opname in ("PRECALL", "CALL", "CALL_FUNCTION_EX"):
+        if op.opname in CALLS:   # (CALL_KW: 3.13's call with keywords)
             return True
         if op.opname.startswith(_MOVES):
             return False

@@ -93,8 +93,11 @@ def _decides(ins: list, k: int, prev, seen: frozenset = frozenset()) -> bool:
             return depth <= 1                       # type(a) is one of the two
         if name == "BINARY_SUBSCR":
             return depth == 0                       # type(a) is the key
-        if name in ("PRECALL", "CALL"):             # the first argument of a lookup
-            return depth == op.arg - 1 and prev.argval in _LOOKUPS and \
+        if name == "KW_NAMES":
+            continue                                # (3.11, 3.12) the keywords named
+        if name in ("PRECALL", "CALL", "CALL_KW"):  # the first argument of a lookup
+            # (CALL_KW: 3.13's, its keywords' names a constant loaded above them)
+            return depth - (name == "CALL_KW") == op.arg - 1 and prev.argval in _LOOKUPS and \
                 prev.opname in ("LOAD_GLOBAL", "LOAD_METHOD", "LOAD_ATTR")
         if depth == 0 and name == "RETURN_VALUE":
             return same                             # to code not read here

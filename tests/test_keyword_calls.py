@@ -117,3 +117,45 @@ def test_a_313_partial_with_keywords_ends_what_it_binds_for_host():
                   ("CALL_KW", 2), ("LOAD_GLOBAL", "TABLE"), ("LOAD_CONST", "x"),
                   ("BINARY_SUBSCR", None), ("CALL", 2))
     assert _partial_parts(ins) == {3, 4, 5}
+
+
+class _Registry:
+    """A lookup of the program's own, taking its default by keyword too."""
+
+    def __init__(self):
+        self.scales = {float: 2.0}
+
+    def get(self, key, default=None):
+        return self.scales.get(key, default)
+
+
+_REGISTRY = _Registry()
+
+
+@cuda.jit
+def _scale(x, a):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] *= a
+
+
+@gt.graph(backend="sim")
+def _by_type_positional(s, x, a):
+    _scale[1, 8, s](x, _REGISTRY.get(type(a), 1.0))                  # type-positional
+
+
+@gt.graph(backend="sim")
+def _by_type_keyword(s, x, a):
+    _scale[1, 8, s](x, _REGISTRY.get(type(a), default=1.0))          # type-keyword
+
+
+@pytest.mark.parametrize("f, marker", [(_by_type_positional, "type-positional"),
+                                       (_by_type_keyword, "type-keyword")])
+def test_a_lookup_by_the_type_of_a_dynamic_scalar_with_a_keyword_is_refused(f, marker):
+    """``REG.get(type(a), default=1.0)`` decides by ``type(a)`` as ``REG.get(type(a),
+    1.0)`` does, and is refused alike: it ran, with the stand-in's type found in no
+    entry, scaling by the default (1.0) where eager code scales by 2.0."""
+    with pytest.raises(gt.DynamicScalarError) as e:
+        f(cuda.to_device(np.ones(4)), 3.0)
+    assert "type(a) of dynamic scalar argument 'a'" in str(e.value), str(e.value)
+    assert f"test_keyword_calls.py:{line_of(__file__, marker)}:" in str(e.value), str(e.value)

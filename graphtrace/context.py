@@ -16,7 +16,7 @@ from typing import Callable
 from .errors import GraphtraceError, user_frame
 
 __all__ = ["STATE", "current_tracer", "set_tracer", "on_trace_start", "run_trace_hooks", "TRACE_HOOKS", "ProxyStream",
-           "pause_gc", "gc_paused"]
+           "pause_gc", "gc_paused", "before_trace"]
 
 class _State(threading.local):
     """Per thread: ``tracer``, the tracer active in it (``set_tracer``); ``callback``,
@@ -99,6 +99,11 @@ _gc_lock = threading.Lock()
 # of its own in the permanent generation, put back by every full collection)
 _gc_pause = [0, False, 0.0, gc.get_freeze_count() if sys.version_info[:2] == (3, 12) else 0]
 _FROZEN_RECHECK = 10.0   # seconds
+# Objects moved to the oldest generation since the last full collection (told by
+# the young generation's count), the count of full collections then, and the
+# oldest generation's size after the last full collection graphtrace ran.
+_moved = [0, 0, 0]
+_FULL_FLOOR = 10_000   # objects moved before a full collection is due at all
 
 
 def pause_gc(step: int) -> None:
@@ -117,7 +122,15 @@ def pause_gc(step: int) -> None:
     full collection moves there again): as many as there were when this module was
     imported are taken as the interpreter's, not the program's. Without that, every
     trace on 3.12 ended in a young collection of all it made (a quarter of a second
-    after a million-op trace, 60 us after a 10-node one)."""
+    after a million-op trace, 60 us after a 10-node one).
+
+    Objects moved so are not counted by CPython towards its next full collection
+    (and freezing zeroes the young generation's count), so a program tracing often
+    would never collect again the cyclic garbage it had made by then (a request
+    object holding itself, per call). The objects moved are counted here instead,
+    and where they come to a quarter of the oldest generation, as CPython's rule
+    has it, a full collection runs as the next trace starts (``before_trace``),
+    unless one ran since."""
     with _gc_lock:
         if step > 0 and _gc_pause[0] == 0:
             _gc_pause[1] = gc.isenabled()
@@ -127,11 +140,42 @@ def pause_gc(step: int) -> None:
             now = time.monotonic()
             if now >= _gc_pause[2]:
                 if gc.get_freeze_count() in (0, _gc_pause[3]):
+                    young = gc.get_count()[0]
                     gc.freeze()
                     gc.unfreeze()
+                    _count_moved(young)
                 else:
                     _gc_pause[2] = now + _FROZEN_RECHECK
             gc.enable()
+
+
+def before_trace() -> None:
+    """As a trace starts (not nested in a pause): the full collection due for the
+    objects pauses moved (``pause_gc``), else a collection of the young generation,
+    as CPython would have run soon (the garbage the program made just before the
+    call, which the trace's end would move out of its reach; a few us)."""
+    with _gc_lock:
+        if _gc_pause[0] == 0 and gc.isenabled():
+            if _moved[0] > max(_FULL_FLOOR, _moved[2] >> 2):
+                _collect_moved()
+            elif gc.get_count()[0] > 0:
+                gc.collect(0)
+
+
+def _count_moved(young: int) -> None:
+    full = gc.get_stats()[2]["collections"]
+    if full != _moved[1]:   # CPython collected everything since: counted anew
+        _moved[0], _moved[1] = 0, full
+    _moved[0] += young
+
+
+def _collect_moved() -> None:
+    """The full collection CPython would have run by now, had graphtrace not moved
+    the objects it counts; the oldest generation's size after it, for the next."""
+    if gc.get_stats()[2]["collections"] == _moved[1]:
+        gc.collect()
+        _moved[2] = len(gc.get_objects(2))
+    _moved[0], _moved[1] = 0, gc.get_stats()[2]["collections"]
 
 
 @contextmanager

@@ -16,8 +16,8 @@ import numpy as np
 
 from .buffers import Buffer, _Intent
 from .columns import Recording
-from .context import (run_trace_hooks, ProxyStream, current_tracer, gc_paused,
-                      pause_gc, set_tracer)
+from .context import (before_trace, run_trace_hooks, ProxyStream, current_tracer,
+                      gc_paused, pause_gc, set_tracer)
 from .deps import MODE_CODES, MODE_NAMES, Regions, make_tracker
 from .errors import (StreamError, TraceError, _internal,
                      _is_internal, near, user_frame)
@@ -566,6 +566,7 @@ class Tracer(_Hot, _Roots):
                 "as its first argument")
         with _hooks_lock:
             run_trace_hooks()   # each is cheap once done
+        before_trace()
         pause_gc(+1)
         self.entered_in = _getframe(1).f_code
         set_tracer(self)

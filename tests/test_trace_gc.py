@@ -1,6 +1,7 @@
 """The cyclic collector around a trace: paused while recording, and what the trace
 made moved to the oldest generation afterwards (not rescanned by young collections)."""
 import gc
+import weakref
 
 import pytest
 
@@ -111,3 +112,56 @@ def test_objects_the_program_froze_after_the_interpreters_stay_frozen():
         assert gc.get_freeze_count() == frozen and gc.isenabled() and keep
     finally:
         gc.unfreeze()
+
+
+class _Cycle:
+    """Garbage only the cyclic collector frees (a request object holding itself)."""
+
+    def __init__(self):
+        self.me = self
+
+
+def _traced_anew(n):
+    """A trace of a new signature (a new length)."""
+    @gt.graph
+    def f(s, x):
+        s.launch(K, 1, 1, x)
+    f.trace(A(n))
+
+
+def test_garbage_the_program_left_young_is_collected_not_moved_by_a_trace():
+    """A program tracing often (new shapes each call) made garbage before each
+    call: moved to the oldest generation with the trace's objects, no full
+    collection ever came (freezing zeroes the young count, and what it moves is
+    not counted), and memory grew without end. It is collected young instead."""
+    gc.collect()
+    refs = []
+    for n in range(8, 28):
+        o = _Cycle()
+        refs.append(weakref.ref(o))
+        del o
+        _traced_anew(n)
+    assert sum(r() is not None for r in refs) == 0 and gc.isenabled()
+
+
+def test_garbage_made_during_traces_gets_the_full_collection_cpython_would_run(monkeypatch):
+    """What a trace made and dropped in cycles (a traced function's own, or a
+    program's object made and dropped inside it) is moved with the rest: counted,
+    it brings a full collection as a later trace starts, as CPython's rule
+    (a quarter of the oldest generation moved since the last) would have."""
+    gc.collect()
+    monkeypatch.setattr(context, "_FULL_FLOOR", 50)
+    monkeypatch.setattr(context, "_moved", [0, gc.get_stats()[2]["collections"], 0])
+    with context.gc_paused():
+        o = _Cycle()
+        ref = weakref.ref(o)
+        del o
+        kept = [[i] for i in range(100)]   # young objects the trace keeps
+    assert ref() is not None or gc.get_stats()[2]["collections"] != context._moved[1]
+    with context.gc_paused():   # a pause of the same build (the graph's nodes made)
+        pass
+    assert ref() is not None or gc.get_stats()[2]["collections"] != context._moved[1]
+    context.before_trace()      # due now: collected as the next trace starts
+    assert ref() is None and gc.isenabled() and kept
+    assert context._moved[2] > 0   # the oldest generation's size, for the next: a
+    # quarter of it is moved before the next one is due

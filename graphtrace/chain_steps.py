@@ -2,12 +2,14 @@
 attribute read by ``getattr``/``hasattr`` with a constant name (``_by_name``),
 ``X.get("k"[, default])`` (``_get_call``), the item a ``.pop``/``.setdefault`` of a
 constant key or a key read by a name changes (``_item_taken``), and the values
-stores in a row take (``_unpacked``); the line of a local's first change in
-place (``item_change_line``).
+stores in a row take (``_unpacked``), the locals a function binds once by an
+import (``imported``) or assigns once (``_stored_once``: an alias); the line of
+a local's first change in place (``item_change_line``).
 """
 from __future__ import annotations
 
 import dis
+import weakref
 
 from .named_keys import Named
 
@@ -131,3 +133,58 @@ def _fast_name(ins):
     """The local a ``LOAD_FAST`` loads (None for any other instruction, or None)."""
     return ins.argval if ins is not None and ins.opname in (
         "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_BORROW") else None
+
+
+_IMPORTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def imported(code) -> dict:
+    """local -> ``(head, steps)`` for each local ``code`` itself binds once by an
+    import: read like a global name holding the module (``"<kmod>"``, looked up in
+    ``sys.modules``: ``lookup``) and the attributes read off it: ``import kmod as
+    km``: ``("<kmod>", ())``; ``import pkg.sub``: ``("<pkg>", ())``; ``from kmod
+    import kk``: ``("<kmod>", (("attr", "kk"),))`` (a reload or a new value there
+    is watched as ``kmod.kk`` is)."""
+    hit = _IMPORTED.get(code)
+    if hit is not None:
+        return hit
+    out, consts, held, chained = {}, [0, None], None, False
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op == "IMPORT_NAME":
+            level, fromlist = consts[-2:]
+            chained = fromlist is None   # import a.b.c (as x): a, then .b, .c
+            name = ins.argval.split(".")[0] if chained else ins.argval
+            held = ("<" + "." * (level or 0) + name + ">", ())
+        elif op == "IMPORT_FROM" and held is not None:
+            held = (held[0], (held[1] if chained else ()) + (("attr", ins.argval),))
+        elif op == "STORE_FAST" and held is not None:
+            out[ins.argval] = held
+        elif op not in ("SWAP", "POP_TOP", "CACHE", "LOAD_CONST"):
+            held = None
+        consts = consts[-1:] + [ins.argval] if op == "LOAD_CONST" else consts
+    once = _stored_once(code)
+    hit = _IMPORTED[code] = {k: v for k, v in out.items() if k in once}
+    return hit
+
+
+def _stored_once(code) -> frozenset:
+    """The locals ``code`` assigns exactly once and that are no parameters, and those
+    each of whose assignments takes the same global or closure name (``cf = CFG``
+    twice: it holds what that name does wherever it is read)."""
+    counts: dict = {}
+    sources: dict = {}   # local -> the names its stores take (None: something else)
+    loaded = None        # the name the instruction before loaded
+    for ins in dis.get_instructions(code):
+        if ins.opname in ("CACHE", "EXTENDED_ARG"):
+            continue
+        if ins.opname.startswith("STORE_FAST") or ins.opname.startswith("DELETE_FAST"):
+            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            for n in names:
+                counts[n] = counts.get(n, 0) + 1
+                sources.setdefault(n, set()).add(
+                    loaded if ins.opname == "STORE_FAST" else None)
+        loaded = ins.argval if ins.opname in NAME_LOADS else None
+    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+    return frozenset(n for n, k in counts.items() if n not in params and (
+        k == 1 or len(sources[n]) == 1 and None not in sources[n]))

@@ -23,7 +23,7 @@ from functools import partial
 import numpy as np
 
 from .chain_steps import (NAME_LOADS, _MUTATORS, _UNPACKS, _by_name, _get_call, _item_taken,
-                          _unpacked)
+                          _stored_once, _unpacked, imported)
 from .named_keys import KEY_PARTS, MISSING, Named, keyed_chain
 from .probe import _attr, _has
 
@@ -85,39 +85,6 @@ def _module(fn, name: str):
             name, fn.__globals__.get("__package__")))
     except (ImportError, ValueError):   # a relative name with no package
         return None
-
-
-_IMPORTED: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
-
-
-def imported(code) -> dict:
-    """local -> ``(head, steps)`` for each local ``code`` itself binds once by an
-    import: read like a global name holding the module (``"<kmod>"``, looked up in
-    ``sys.modules``: ``lookup``) and the attributes read off it: ``import kmod as
-    km``: ``("<kmod>", ())``; ``import pkg.sub``: ``("<pkg>", ())``; ``from kmod
-    import kk``: ``("<kmod>", (("attr", "kk"),))`` (a reload or a new value there
-    is watched as ``kmod.kk`` is)."""
-    hit = _IMPORTED.get(code)
-    if hit is not None:
-        return hit
-    out, consts, held, chained = {}, [0, None], None, False
-    for ins in dis.get_instructions(code):
-        op = ins.opname
-        if op == "IMPORT_NAME":
-            level, fromlist = consts[-2:]
-            chained = fromlist is None   # import a.b.c (as x): a, then .b, .c
-            name = ins.argval.split(".")[0] if chained else ins.argval
-            held = ("<" + "." * (level or 0) + name + ">", ())
-        elif op == "IMPORT_FROM" and held is not None:
-            held = (held[0], (held[1] if chained else ()) + (("attr", ins.argval),))
-        elif op == "STORE_FAST" and held is not None:
-            out[ins.argval] = held
-        elif op not in ("SWAP", "POP_TOP", "CACHE", "LOAD_CONST"):
-            held = None
-        consts = consts[-1:] + [ins.argval] if op == "LOAD_CONST" else consts
-    once = _stored_once(code)
-    hit = _IMPORTED[code] = {k: v for k, v in out.items() if k in once}
-    return hit
 
 
 def default_of(fn, param: str):
@@ -447,28 +414,6 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
         if quiet and hosted is not None:
             hosted |= changed_here
     return out, changed
-
-
-def _stored_once(code) -> frozenset:
-    """The locals ``code`` assigns exactly once and that are no parameters, and those
-    each of whose assignments takes the same global or closure name (``cf = CFG``
-    twice: it holds what that name does wherever it is read)."""
-    counts: dict = {}
-    sources: dict = {}   # local -> the names its stores take (None: something else)
-    loaded = None        # the name the instruction before loaded
-    for ins in dis.get_instructions(code):
-        if ins.opname in ("CACHE", "EXTENDED_ARG"):
-            continue
-        if ins.opname.startswith("STORE_FAST") or ins.opname.startswith("DELETE_FAST"):
-            names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
-            for n in names:
-                counts[n] = counts.get(n, 0) + 1
-                sources.setdefault(n, set()).add(
-                    loaded if ins.opname == "STORE_FAST" else None)
-        loaded = ins.argval if ins.opname in NAME_LOADS else None
-    params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    return frozenset(n for n, k in counts.items() if n not in params and (
-        k == 1 or len(sources[n]) == 1 and None not in sources[n]))
 
 
 def plain_attr(name: str):

@@ -294,7 +294,7 @@ class Call:
         functions = holdings.functions(self_obj, held)
         fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
             + functions + host_items(item_chains(fn.fn.__code__, tuple(
-                p for p in fn.params if p != fn.self_param)), bound.arguments)   # cfg.lr[0]
+                p for p in fn.params if p != fn.self_param)), bound.arguments, fn.fn)   # cfg.lr[0]
         # Arrays host callbacks read themselves: how they share memory with the
         # call's arrays (a callback reading what a copy of the graph writes runs after it)
         hosted = holdings.callback_arrays(self_obj, held)

@@ -22,13 +22,15 @@ from functools import partial
 
 import numpy as np
 
+from .array_reads import (ARRAY_READS, ARRAY_VIEWS, _array_call, _numpy_int_key,
+                          _numpy_reduction, array_read, array_step, host_item)
 from .chain_steps import (NAME_LOADS, _MUTATORS, _UNPACKS, _by_name, _get_call, _item_taken,
                           _stored_once, _unpacked, imported)
 from .named_keys import KEY_PARTS, MISSING, Named, keyed_chain
 from .probe import _attr, _has
 
 __all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "Slot", "attribute_loads", "callback_codes",
-           "chain", "changes", "host_item", "imported", "lookup", "slot", "value_chains"]
+           "chain", "changes", "imported", "lookup", "slot", "value_chains"]
 
 # MISSING: what a lookup gives for a name, attribute or key not there
 
@@ -103,7 +105,9 @@ class Chain(str):
     ``cfg.opt.lr``, ``TABLE[2]``, ``CFG.get("lr")``), as its label; ``steps`` are
     ``(how, key)``: ``"attr"`` read statically (no property's code runs), ``"item"``
     of an exact dict, list or tuple only, ``"get"`` of an exact dict (a key not
-    there is a value too: one put there later traces anew); a key read by a name
+    there is a value too: one put there later traces anew), ``"call"`` of a host numpy
+    array's method reading a number with constant arguments (``LR.item(0)``,
+    ``LR.sum()``: ``(name, args)``); a key read by a name
     (``ST[Phase.A]``) is a ``Named``, read when the chain is. Watched by value like
     a name's number: an object keeps its settings in place (``cfg.lr = 0.2``) or
     a new object replaces it, and either way the graph baked in the value it
@@ -133,8 +137,9 @@ class Chain(str):
         ``itemgetter``, ``dict.get``): what ``read`` does, at C speed where it can;
         a key read by a name, by the names of ``fn`` (``Named``: at each call)."""
         return tuple(k.step(how, fn, NoKey.NONE) if type(k) is Named else plain_attr(k)
-                     if how == "attr" else operator.itemgetter(k)
-                     if how == "item" else operator.methodcaller("get", k, NoKey.NONE)
+                     if how == "attr" else array_step(k) if how == "call" else
+                     operator.itemgetter(k) if how == "item" else
+                     operator.methodcaller("get", k, NoKey.NONE)
                      if how == "get" else _attr_or(k)
                      for how, k in self.steps)
 
@@ -145,7 +150,11 @@ class Chain(str):
                 key = key.value(fn)
                 if key is MISSING:
                     return MISSING
-            if how == "attr":
+            if how == "call":   # LR.item(0), LR.sum(): of a host array alone
+                v = array_read(v, key)
+            elif how == "attr" and key in ARRAY_VIEWS and type(v) is np.ndarray:
+                v = getattr(v, key)   # LR.flat[0], W.T[2, 1]
+            elif how == "attr":
                 v = _static_attr(v, key)
             elif how in _DEFAULTED:   # getattr(X, "k", default), hasattr(X, "k")
                 v = _static_attr(v, key)
@@ -158,23 +167,13 @@ class Chain(str):
                     _plain(v, list if isinstance(v, list) else tuple) and \
                     -len(v) <= key < len(v):   # key: watched for CFG.get("lr") too)
                 v = v[key]
-            elif type(v) is np.ndarray:   # LR[0] of a host array: an item by value
-                v = host_item(v, key)
+            elif type(v) is np.ndarray or type(v) is np.flatiter:   # LR[0] of a host
+                v = host_item(v, key)                                  # array: by value
             else:
                 v = MISSING
             if v is MISSING:
                 return MISSING
         return v
-
-
-def host_item(a, key):
-    """The number a host numpy array holds at constant index ``key`` (``LR[0]``,
-    ``W[1, 2]``: one int per dimension); MISSING for anything else (a row, a slice)."""
-    index = key if type(key) is tuple else (key,)
-    if len(index) != a.ndim or a.dtype.kind not in "biufc" or \
-            not all(type(i) is int and -n <= i < n for i, n in zip(index, a.shape)):
-        return MISSING
-    return a[index]
 
 
 class Slot(str):
@@ -231,7 +230,8 @@ def chain(head: str, steps: tuple) -> Chain:
     for how, k in steps:
         label = f"type({label})" if (how, k) == ("attr", "__class__") else \
             f"getattr({label}, {k!r}, ...)" if how == "default" else \
-            f"hasattr({label}, {k!r})" if how == "has" else label + (
+            f"hasattr({label}, {k!r})" if how == "has" else \
+            f"{label}.{k[0]}({', '.join(map(repr, k[1]))})" if how == "call" else label + (
                 f".{k}" if how == "attr" else f".get({k!r})" if how == "get" else f"[{k!r}]")
     out = Chain(label)
     out.head, out.steps = head, steps
@@ -306,6 +306,8 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
         whole = False               # (None: a local or constant); setattr/delattr
         by_name = (0, None)         # getattr(X, "k"[, default]), hasattr(X, "k")
         got = 0                     # CFG.get("k"[, default]): the arguments loaded
+        reading = None              # LR.item(0, ...): the constant arguments loaded
+        skip = -1                   # LR[np.int64(0)]: the last instruction of its key
         seq: list = []              # the chains loaded one after another before held
         stack: list = []            # what stores in a row take (a, b = CFG.a, CFG.b)
         by_key = None               # the chain a key held may index (ST of ST[Phase.A])
@@ -314,6 +316,12 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
             op, name = ins.opname, ins.argval
             if op == "LOAD_FAST_LOAD_FAST":   # 3.13's pair: the second is what follows
                 op, name = "LOAD_FAST", name[1]
+            if at <= skip:
+                continue
+            if op in NAME_LOADS and held is not None and const is None and \
+                    (cast := _numpy_int_key(listed, at)) is not None:
+                const, skip = (cast[0],), cast[1]   # LR[np.int64(0)]: as LR[0]
+                continue
             if by_key is not None and op not in KEY_PARTS:   # a key read by a name ends
                 keyed, by_key = keyed_chain(by_key, held, ins) if held is not None and \
                     const is None else None, None   # (ST[Phase.A]: read as ST["k"] is)
@@ -331,6 +339,15 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                     const = None if done else const
                     continue
                 held = None
+            if reading is not None:   # LR.item(0), W.item(1, 2), LR.sum(): a number read
+                reading, args = _array_call(reading, op, ins)   # by constant arguments
+                if reading is not None:
+                    continue
+                if args is not None and held is not None:
+                    held = (held[0], held[1][:-1] + (("call", (held[1][-1][1], args)),))
+                    if not quiet:
+                        out.append(held)
+                    continue
             if step is not None and held is not None:   # getattr(X, "k"): X.k
                 held, const = (held[0], held[1] + (step,)), None
                 seq = seq[:-1] if seq and seq[-1][0] in ("getattr", "hasattr") else seq
@@ -344,6 +361,14 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                 if op == "CALL":   # type(OBJ): its class, read as OBJ.__class__ (type(OBJ).N:
                     seq, held = seq[:-1], (held[0], held[1] + (("attr", "__class__"),))
                     if not quiet:   # the class's value, not the N OBJ may hold itself)
+                        out.append(held)
+                continue
+            if op in ("PRECALL", "CALL") and ins.arg == 1 and held is not None and \
+                    const is None and seq and _numpy_reduction(seq[-1]) is not None:
+                if op == "CALL":   # np.sum(LR): read as LR.sum()
+                    seq, held = seq[:-1], (held[0], held[1] + (
+                        ("call", (_numpy_reduction(seq[-1]), ())),))
+                    if not quiet:
                         out.append(held)
                 continue
             if op in _UNPACKS:   # opt = CFG["opt"]: opt["lr"] reads CFG["opt"]["lr"]
@@ -394,6 +419,7 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                                                     ins.argval in own.get(held[0], ())):
                     changed_here.add(_item_taken(held, ins.argval, listed[at + 1:at + 8]))
                 held = (held[0], held[1] + (("attr", ins.argval),))
+                reading = () if ins.argval in ARRAY_READS else None
             elif op == "LOAD_CONST" and const is None and _hashable(ins.argval):
                 const = (ins.argval,)
                 if held[1] and held[1][-1] == ("attr", "get"):   # CFG.get("lr"[, default])
@@ -434,6 +460,8 @@ def plain_attr(name: str):
             cls_attr = _attr(type(v), name, MISSING)
             if cls_attr is MISSING or not _has(type(cls_attr), "__set__"):
                 return d[name]
+        if name in ARRAY_VIEWS and type(v) is np.ndarray:   # LR.flat, W.T
+            return getattr(v, name)
         got = _static_attr(v, name)
         if got is MISSING:
             raise AttributeError(name)
@@ -457,10 +485,14 @@ def _attr_or(name: str):
 def changes(steps: tuple, changed: tuple) -> bool:
     """Whether a change of ``changed`` (steps, ``()`` the whole object) may change
     the value read by ``steps`` (a ``get`` reads what an item store writes; a key
-    read by a name, ``ST[Phase.A]``, may be any other key: ``ST["init"]``, ``ST[P.A]``)."""
+    read by a name, ``ST[Phase.A]``, may be any other key: ``ST["init"]``, ``ST[P.A]``;
+    a ``call``, ``LR.sum()``, reads the whole array: any item of it)."""
     norm = tuple(("item" if how == "get" else "attr" if how in _DEFAULTED else how, k)
                  for how, k in steps)
     if norm[:len(changed)] == changed:
+        return True
+    whole = next((i for i, (how, _) in enumerate(norm) if how == "call"), None)
+    if whole is not None and len(changed) > whole and changes(steps[:whole], changed[:whole]):
         return True
     return len(norm) >= len(changed) and all(
         a == b or a[0] == b[0] == "item" and Named in (type(a[1]), type(b[1]))

@@ -93,8 +93,9 @@ def _host_written(v, name: str, changed) -> bool:
 
 def _holds_settings(v) -> bool:
     """An object a function may read settings off (``CFG["lr"]``, ``cfg.lr``,
-    ``Config.lr``, ``settings.LR``): a dict or list, a namespace, a plain object,
-    a class or a module of the program's own (not a library's)."""
+    ``Config.lr``, ``settings.LR``, ``helper.scale``): a dict or list, a namespace, a
+    plain object, a class or a module of the program's own (not a library's), or a
+    function of the program's, by its own attributes (``_program_attribute``)."""
     if type(v) is np.ndarray:   # LR[0] of a host array: its items read by constant
         return True              # indices are keyed by value, as self.lr[0] is
     if v is None or is_array(v) or type(v) in _GROUPS:
@@ -103,8 +104,31 @@ def _holds_settings(v) -> bool:
         return True       # subclass too; ChainMap(OVERRIDES, DEFAULTS), a read-only view
     if isinstance(v, (types.ModuleType, type)):
         return not _library(v)
+    if _own_function(v):   # helper.scale, step.done: a function's own attributes
+        return True
     if callable(v) or _is_value(v):
         return False
     return (_has(v, "__dict__") or _has(type(v), "__slots__")) and not _library(type(v))
 
 
+def _own_function(v) -> bool:
+    """A Python function of the program's own (a ``functools.wraps`` wrapper too), or
+    a ``@gt.graph`` function, whose attributes (``helper.scale``, ``step.done``) hold
+    settings and flags as an object's do."""
+    t = type(v)
+    if t is types.FunctionType:
+        return not _library(v)
+    return _attr(t, "_graphtrace_graph", False) is True
+
+
+def _program_attribute(v, step) -> bool:
+    """Whether a chain's first ``step`` off ``v`` reads what the program keeps there:
+    anything off an object; off a function (``_own_function``) an attribute of its
+    own (``helper.scale``, ``getattr(step, "done", False)``), not what Python's
+    functions have (``f.__name__``) nor graphtrace's of a graph function
+    (``step.maxsize``, ``step.trace``): those are no settings of the program's."""
+    if not _own_function(v):
+        return True
+    key = step[1]
+    return type(key) is str and key[:2] != "__" and \
+        key not in _attr(v, "_fields", frozenset()) and _attr(type(v), key, MISSING) is MISSING

@@ -25,7 +25,18 @@ from .arrays import _kinds, is_array
 from .chains import MISSING, NoKey
 from .owners import _ARRAY_KINDS, _OWN, _PLAIN_CONTAINERS, _attributes, _has, own_object
 from .scalar import value_key
-from .tree import children
+from .tree import children as _children, more_children
+
+
+def children(v) -> list | None:
+    """``(key, item)`` of a list, tuple or dict (``tree.children``), or of a deque
+    (``RING = deque([a, b])``, ``self.ring``): a ring of buffers held by a name is
+    walked as a list is, its items by index (``RING[0]``)."""
+    items = _children(v)
+    if items is None and isinstance(v, deque):
+        return more_children(v)
+    return items
+
 
 __all__ = ["Identity", "bakes_values", "callable_key", "held_values", "identities", "instance_arrays",
            "instance_chains", "instance_held", "instance_values", "unchanged"]

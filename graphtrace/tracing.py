@@ -37,6 +37,18 @@ class Tracing:
     """The trace of a call (mixed into ``GraphFunction``: ``self`` is the
     decorated function)."""
 
+    def _launch_advice(self) -> str:
+        """How to launch the graph on a stream of the caller's: ``f(..., stream=st)``,
+        unless ``f`` has a parameter ``stream`` of its own, which that keyword fills."""
+        name = self.__name__
+        if "stream" not in self._own_keywords:
+            return f"to launch the graph on a stream of yours, pass it as {name}(..., stream=...)"
+        return (f"its parameter stream is {name}'s own, so {name}(..., stream=...) fills "
+                f"it and cannot say where the graph runs: rename or remove that "
+                f"parameter, then launch on a stream of yours with {name}(..., stream=st), "
+                f"or keep it, pass it no stream, and launch with "
+                f"{name}.compile(...).launch(st)")
+
     def _trace(self, args, kwargs, key=None):
         """``(Graph, arrays, scalars, changed)``: the IR, the argument leaves it uses,
         and the paths of the list and dict arguments the trace changed (the copies
@@ -61,8 +73,7 @@ class Tracing:
                 raise ArgumentError(
                     f"argument {path_str(path)} of {self.__name__} is a stream "
                     f"({type(v).__name__}): graphtrace passes the proxy stream "
-                    f"{self._stream_param} itself; to launch the graph on a stream of "
-                    f"yours, pass it as {self.__name__}(..., stream=...)", user_frame())
+                    f"{self._stream_param} itself; {self._launch_advice()}", user_frame())
             return v
 
         handed: list = []   # the lists and dicts the function is handed: copies

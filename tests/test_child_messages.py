@@ -70,3 +70,36 @@ def test_a_host_callback_of_a_child_in_a_loop_body_names_the_child_call():
     e = str(info.value)
     assert f"line {line_of(__file__, 'the outer child')}" in e, e
     assert f"line {line_of(__file__, 'the inner child')}" in e, e
+
+
+class _Layer:
+    def __init__(self, c):
+        self.c = c
+
+    @gt.graph
+    def __call__(self, s, x):
+        add[1, 4, s](x, self.c)
+
+
+LAYER = _Layer(2.0)
+
+
+def test_a_child_of_an_object_whose_call_is_a_graph_function_records_it():
+    """``s.child(layer, x)`` where ``_Layer.__call__`` is ``@gt.graph``: recorded as
+    ``s.child(layer.__call__, x)`` is, as ``layer(s, x)`` runs it inline (it was
+    refused: "s.child() takes a @gt.graph function, not _Layer"); the layer's
+    setting changed between calls is used, as eager code does."""
+    @gt.graph(backend="sim")
+    def f(s, x):
+        s.child(LAYER, x)
+
+    x = dev(0, 0, 0, 0)
+    LAYER.c = 2.0
+    try:
+        f(x)
+        assert "child" in str(f.trace(x))
+        LAYER.c = 5.0
+        f(x)
+    finally:
+        LAYER.c = 2.0
+    assert x.copy_to_host().tolist() == [7.0] * 4

@@ -294,10 +294,23 @@ class _Recorded:
         return False
 
 
+def _graph_call(obj):
+    """The ``@gt.graph`` method ``__call__`` of ``obj``'s class (``class Layer:
+    @gt.graph def __call__(self, s, y)``), which ``obj(s, y)`` runs; None where its
+    class has none (a class itself: calling it makes an object)."""
+    if isinstance(obj, type):
+        return None
+    call = _attr(type(obj), "__call__", None)
+    return call if _attr(call, "_graphtrace_graph", False) is True else None
+
+
 def record_child(stream, function, args, kwargs, source, lead=()):
     """``s.child(f, *args)``: ``f``'s ops recorded into a child-graph node, their
     dependencies inferred in ``f``'s own mode (``deps``); ``lead``: what comes
     before the stream in the call (a method's object)."""
+    if _attr(function, "_graphtrace_graph", False) is not True and \
+            _graph_call(function) is not None:   # s.child(layer, y): Layer.__call__'s graph
+        function = function.__call__
     if _attr(function, "_graphtrace_graph", False) is not True or not callable(function):
         name = _attr(function, "__name__", None)
         if isinstance(function, (types.FunctionType, types.MethodType)) and type(name) is str:

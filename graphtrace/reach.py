@@ -50,7 +50,8 @@ from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback
 from .owners import _PLAIN_CONTAINERS, _followed, _holds_own, _library, own_class, own_object
 from .probe import _answers_oddly, _attr, _has
 from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _held_by_key, \
-    _holds_settings, _host_written, _keyed, _method_of, _program_attribute, _settled
+    _holds_settings, _host_written, _keyed, _method_of, _own_function, _program_attribute, \
+    _settled
 from .values import _MAX_DEPTH, _WHOLES, Unwatched, _Held, _holds_callables, \
     _is_callable_object, _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, \
     callable_key, held_values, identities, pure_values
@@ -321,8 +322,8 @@ class Reach:
                        if head == name]
         self._stores += [(fn, _chain(name, steps)) for head, steps in changed if baked and
                          head == name and steps and (head, steps) not in hosted]
-        for steps in (steps for head, steps in chains if baked and head == name and steps and
-                      _program_attribute(v, steps[0])):
+        for steps in (steps for head, steps in chains if baked and head == name and
+                      steps and _program_attribute(v, steps[0])):
             value = (chain := _chain(name, steps)).read(fn)
             # None (a schedule not set yet: one put there later traces anew), a value, a
             # condition (CFG.stop = gt.cond(c) < lim), a set read whole (CFG.flags = {"x"};
@@ -333,6 +334,8 @@ class Reach:
                     or _held_by_key(value):
                 self._chains.append((fn, chain, id(v)))
                 self._keyed_arrays(fn, name, value, steps)
+            elif _own_function(v) and _leaves(value, chain):   # h.buf: as OBJ.buf (held.py
+                self.places.append((fn, chain, str(chain), True))   # walks no function)
 
     def _keyed_arrays(self, fn, name, v, steps=()) -> None:
         """The arrays an object ``watch_by_value`` watches holds (``STOP.array`` of

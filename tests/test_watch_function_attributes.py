@@ -243,3 +243,65 @@ def test_python_and_graphtrace_attributes_of_functions_key_nothing():
         child(out)
     assert reads_other_attributes.cache_info().misses == 1
 
+
+
+@cuda.jit
+def add(x, y):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] += x[i]
+
+
+def _filled(v):
+    return cuda.to_device(np.full(2, v, np.float32))
+
+
+ONE, TWO = _filled(1.0), _filled(2.0)
+
+
+def buffered(s, out):
+    add[1, 2, s](buffered.bufs[0], out)   # arrays kept on the helper
+
+
+buffered.bufs = [ONE, TWO]
+
+
+@gt.graph(backend="sim")
+def by_helper_arrays(s, out):
+    buffered(s, out)
+
+
+@gt.graph(backend="sim")
+def by_own_array(s, out):
+    add[1, 2, s](by_own_array.buf, out)   # an array kept on the graph function
+
+
+by_own_array.buf = ONE
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+def test_arrays_kept_on_a_function_are_reached_as_an_objects_are(on):
+    """``helper.bufs = [a, b]`` and ``step.buf = a`` read by the code: the graph
+    uses the arrays they hold at each call (reversed, replaced), as eager code
+    does and as for ``OBJ.bufs`` (they were refused as arrays reached no known
+    way)."""
+    buffered.bufs, by_own_array.buf = [ONE, TWO], ONE
+    by_helper_arrays.clear_cache()
+    by_own_array.clear_cache()
+    changes = {by_helper_arrays: (lambda: None, lambda: buffered.bufs.reverse(),
+                                  lambda: None),
+               by_own_array: (lambda: None, lambda: setattr(by_own_array, "buf", TWO),
+                              lambda: None)}
+    with compiled_buffers(on):
+        try:
+            for f, steps in changes.items():
+                out = cuda.to_device(np.zeros(2, np.float32))
+                got = []
+                for change in steps:
+                    change()
+                    f(out)
+                    got.append(float(out.copy_to_host()[0]))
+                assert got == [1.0, 3.0, 5.0], f.__name__
+                assert f.cache_info().hits == 1, f.__name__
+        finally:
+            buffered.bufs, by_own_array.buf = [ONE, TWO], ONE

@@ -12,7 +12,7 @@ import numpy as np
 
 from .named_keys import MISSING
 
-__all__ = ["ARRAY_READS", "ARRAY_VIEWS", "array_read", "array_step", "host_item"]
+__all__ = ["ARRAY_READS", "ARRAY_VIEWS", "NUMBER", "array_read", "array_step", "host_item"]
 
 
 def host_item(a, key):
@@ -26,7 +26,8 @@ def host_item(a, key):
             return MISSING
         return a.flat[index]
     index = key if type(key) is tuple else (key,)
-    if not 0 < len(index) <= a.ndim or a.dtype.kind not in "biufc" or \
+    if not (0 < len(index) <= a.ndim or a.ndim == 0 == len(index)) or \
+            a.dtype.kind not in "biufc" or \
             not all(_whole(i) and -n <= i < n for i, n in zip(index, a.shape)):
         return MISSING
     return a[index]
@@ -45,6 +46,11 @@ ARRAY_READS = frozenset({"item", "sum", "prod", "max", "min", "mean", "std", "va
 # an array's attributes that are views of its elements (``LR.flat[0]``, ``W.T[2, 1]``)
 ARRAY_VIEWS = frozenset({"flat", "T"})
 _NUMBERS = (int, float, complex, np.generic)
+# what float(LR), int(LR), complex(LR) of a host array of one element read (its
+# number, as LR.item()): a step ("call", (NUMBER, ())); anything else is kept as it
+# is (float(N) of a number, int(OBJ) of an object of the program's own)
+NUMBER = "__number__"
+_CONVERSIONS = frozenset({"float", "int", "complex"})
 
 
 def array_read(v, key):
@@ -52,9 +58,12 @@ def array_read(v, key):
     a host numpy array of numbers, MISSING for anything else (an object of
     another class is not called: its method may do anything; an array given back,
     ``W.sum(0)``, is no number)."""
+    name, args = key
+    if name == NUMBER:
+        return v.item() if type(v) is np.ndarray and v.size == 1 and \
+            v.dtype.kind in "biufc" else v
     if type(v) is not np.ndarray or v.dtype.kind not in "biufc":
         return MISSING
-    name, args = key
     try:
         out = getattr(np.ndarray, name)(v, *args)
     except (ValueError, IndexError, TypeError):   # W.item() of many, LR.item(9)
@@ -91,11 +100,13 @@ def _array_call(args: tuple, op: str, ins) -> tuple:
 def _numpy_reduction(held: tuple):
     """The method ``np.sum(LR)`` is read as (``LR.sum()``) where ``held``, the chain
     loaded before the argument, is numpy's function of one of ``ARRAY_READS``;
-    None for anything else."""
+    ``NUMBER`` where it is ``float``, ``int`` or ``complex``; None for anything else."""
     head, steps = held
     if head in ("np", "numpy") and len(steps) == 1 and steps[0][0] == "attr" and \
             steps[0][1] in ARRAY_READS and steps[0][1] != "item":
         return steps[0][1]
+    if head in _CONVERSIONS and not steps:   # float(LR): its one number
+        return NUMBER
     return None
 
 

@@ -22,7 +22,7 @@ from functools import partial
 
 import numpy as np
 
-from .array_reads import (ARRAY_READS, ARRAY_VIEWS, _array_call, _numpy_int_key,
+from .array_reads import (ARRAY_READS, ARRAY_VIEWS, NUMBER, _array_call, _numpy_int_key,
                           _numpy_reduction, array_read, array_step, host_item)
 from .chain_steps import (NAME_LOADS, _MUTATORS, _UNPACKS, _by_name, _get_call, _item_taken,
                           _stored_once, _unpacked, imported)
@@ -231,6 +231,7 @@ def chain(head: str, steps: tuple) -> Chain:
         label = f"type({label})" if (how, k) == ("attr", "__class__") else \
             f"getattr({label}, {k!r}, ...)" if how == "default" else \
             f"hasattr({label}, {k!r})" if how == "has" else \
+            f"float({label})" if (how, k) == ("call", (NUMBER, ())) else \
             f"{label}.{k[0]}({', '.join(map(repr, k[1]))})" if how == "call" else label + (
                 f".{k}" if how == "attr" else f".get({k!r})" if how == "get" else f"[{k!r}]")
     out = Chain(label)

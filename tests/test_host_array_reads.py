@@ -295,3 +295,52 @@ def test_numpys_reduction_functions_of_a_host_array_are_keyed_as_its_methods():
         got.append(first(m.w))
     assert got == pytest.approx([2.0, 13.5, 25.0])
 
+
+
+LR0 = np.array(0.5)   # a 0-d cell
+
+
+def _float_of_cell(s, w):
+    put[1, 32, s](w, float(LR0))
+
+
+def _int_of_cell(s, w):
+    put[1, 32, s](w, int(LR0))
+
+
+def _index_of_cell(s, w):
+    put[1, 32, s](w, LR0[()])
+
+
+def _item_of_cell(s, w):
+    put[1, 32, s](w, LR0.item())
+
+
+@pytest.mark.parametrize("fn", [_float_of_cell, _int_of_cell, _index_of_cell, _item_of_cell])
+def test_the_number_of_a_zero_dimensional_global_array_is_keyed_by_value(fn):
+    """``float(LR0)``, ``LR0[()]``, ``LR0.item()`` of a 0-d array (a learning-rate
+    cell set in place): keyed as ``LR[0]`` is. ``float(LR0)`` was baked in."""
+    step = gt.graph(backend="sim")(fn)
+
+    def bump():
+        LR0[()] += 1.0
+    LR0[()] = 0.5
+    got = _run(step, cuda.device_array(4), bump)
+    assert got == ([0.0, 1.0, 2.0] if fn is _int_of_cell else [0.5, 1.5, 2.5]), got
+
+
+def test_float_of_a_global_number_or_object_reads_as_before():
+    """A conversion of what is no array keeps the chain's value as it is: a
+    number by value (a new one traces anew), an object of the program's own as
+    before (its __float__ run by the trace, the object keyed as it was)."""
+    @gt.graph(backend="sim")
+    def step(s, w):
+        put[1, 32, s](w, float(NUM))
+
+    global NUM
+    NUM = 1.0
+    w = cuda.device_array(4)
+    step(w)
+    NUM = 3.0
+    step(w)
+    assert first(w) == 3.0

@@ -19,8 +19,9 @@ the bytecode of the code the trace may run:
   set from absent (not a number) or moved as a flag or phase is
   (``held_keys._settled_value``), or some taken away; a list or deque whose
   items changed so in place; any of them emptied (``self.pending.clear()``);
-- or a container every change of which in the code sits in the branch of a test
-  reading it (``guarded``: ``if not self.log:``, ``while len(self.q) < 3:``);
+- or a container every change of which in the code sits on one side of a test
+  reading it (``guarded``: ``if not self.log:``, ``while len(self.q) < 3:``, the
+  ``else`` of ``if DONE:``, the code after ``if DONE: return``);
 
 and a container a trace changes from what an earlier trace left it holding
 (``refilled``'s ``afters``: a second trace from the value the first left
@@ -32,6 +33,7 @@ import dis
 import enum
 from collections import deque
 
+from .branches import jumps, sides
 from .chains import _MUTATORS
 from .first_reads import _NAME_LOADS, _NAME_STORES, _codes, label_step
 from .held_keys import _settled_value
@@ -170,9 +172,11 @@ def _constant(v, code: Code) -> bool:
 def guarded(codes, label: str) -> bool:
     """Whether every change the code of ``codes`` makes to the container ``label``
     names (told by its last step, as ``first_reads`` tells values: an attribute, a
-    constant key, a name) sits in the branch of a test in the same code that reads
-    it (``if not self.log: self.log.append("x")``, ``if "w" not in SEEN:``, ``while
-    len(self.q) < 3:``), and there is one; False where the label cannot be told."""
+    constant key, a name) runs on one side of a test in the same code that reads it
+    only (``branches.sides``: ``if not self.log: self.log.append("x")``, ``if "w"
+    not in SEEN:``, ``while len(self.q) < 3:``, the ``else`` of ``if DONE:``, the
+    code after ``if DONE: return``), and there is one; False where the label cannot
+    be told."""
     step = label_step(label)
     if step is None or step[0] == "key" and type(step[1]) is Named:
         return False
@@ -185,8 +189,10 @@ def guarded(codes, label: str) -> bool:
             continue
         found = True
         at = {i.offset: n for n, i in enumerate(ins)}
-        tests = _tests(ins, [n for n in loads if n not in changes], at)
-        if not all(any(a < n < b for a, b in tests) for n in changes):
+        moves = jumps(code, ins, at)
+        spans = [r for a, b in _tests(ins, [n for n in loads if n not in changes], at)
+                 for r in sides(ins, moves, a, b)]
+        if not all(any(start <= n < end for start, end in spans) for n in changes):
             return False
     return found
 

@@ -11,13 +11,14 @@ only where it was empty, as ``if not DONE: DONE.append(True)`` does.
 
 Read by instruction names and ``dis`` alone, so that 3.11 and 3.12 (whose jump
 and return instructions differ) read alike: jump targets are ``argval``
-offsets.
+offsets, and ``dis.stack_effect`` tells what an arm leaves on the stack
+(``effect``).
 """
 from __future__ import annotations
 
 import dis
 
-__all__ = ["EXITS", "GOTOS", "jumps", "sides"]
+__all__ = ["EXITS", "GOTOS", "effect", "jumps", "returns_none", "sides"]
 
 EXITS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
 GOTOS = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP",
@@ -60,3 +61,22 @@ def _only(found, start: int, end: int, entry) -> tuple:
                     not (source == entry and target == start):
                 end, moved = target, True
     return start, end
+
+
+def effect(i):
+    """What the instruction ``i`` does to the stack's depth where it does not jump
+    (``dis.stack_effect``); None where ``dis`` cannot tell."""
+    try:
+        return dis.stack_effect(i.opcode, i.arg if i.opcode >= dis.HAVE_ARGUMENT else None)
+    except ValueError:
+        return None
+
+
+def returns_none(ins, n: int) -> bool:
+    """Whether ``ins[n]`` returns None: ``return`` (``RETURN_CONST None``, or
+    ``RETURN_VALUE`` after ``LOAD_CONST None``)."""
+    i = ins[n]
+    if i.opname == "RETURN_CONST":
+        return i.argval is None
+    return i.opname == "RETURN_VALUE" and n > 0 and ins[n - 1].opname == "LOAD_CONST" and \
+        ins[n - 1].argval is None

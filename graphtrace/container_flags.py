@@ -33,7 +33,7 @@ import dis
 import enum
 from collections import deque
 
-from .branches import jumps, sides
+from .branches import EXITS, effect, jumps, returns_none, sides
 from .chains import _MUTATORS
 from .first_reads import _NAME_LOADS, _NAME_STORES, _codes, label_step
 from .held_keys import _settled_value
@@ -222,29 +222,38 @@ def _reads(functions, label: str):
 
 def decides(functions, label: str) -> bool:
     """Whether the code of ``functions`` reads the container ``label`` names to decide
-    work (``if len(LOG) < 2: add[...](x)``, ``add[...](x, float(len(LOG)))``), as
-    ``read`` tells reads, but those that decide nothing: a log line's
-    (``log.debug("%d", len(LOG))``, ``print(...)``) and a test whose branch only
-    reports or changes the container itself (``if len(LOG) > 100: del LOG[0]``,
-    ``if k not in SEEN: log.info(...)``). True where the label cannot be told."""
+    work (``if len(LOG) < 2: add[...](x)``, ``add[...](x, float(len(LOG)))``, ``if
+    DONE: return``, ``c = 1.0 if LOG else 5.0``), as ``read`` tells reads, but those
+    that decide nothing: a log line's (``log.debug("%d", len(LOG))``, ``print(...)``)
+    and a test of ``len``, ``in``, ``.get`` or the like whose branches only report,
+    load or compare, or change the container itself, and meet again (``if len(LOG) >
+    100: del LOG[0]``, ``if k not in SEEN: log.info(...)``; ``_quiet``). True where
+    the label cannot be told."""
     found = _reads(functions, label)
     if found is None:
         return True
     for ins, loads, changes in found:
         at = {i.offset: n for n, i in enumerate(ins)}
         lines = _lines(ins)
+        changed = changes | {_subscript(ins, n) for n in changes} - {None}
         for n in (n for n in loads if n not in changes):
             if _reports(lines[_line(ins[n])]):
                 continue
             tests = _tests(ins, [n], at)
-            if not tests or any(not _quiet(ins, lines, range(*_branch(ins, a, b, at)),
-                                           changes) for a, b in tests):
+            if not tests or not _plain(ins, n, tests[0][0]) or any(
+                    not _quiet(ins, lines, at, a, b, changed) for a, b in tests):
                 return True
     return False
 
 
 _REPORTS = frozenset({"debug", "info", "warning", "warn", "error", "exception", "critical",
                       "log", "print"})
+# builtins and methods a test may call on the container and decide nothing by
+_READERS = frozenset({"len", "bool", "any", "all", "sum", "min", "max", "sorted", "set",
+                      "frozenset", "list", "tuple", "isinstance"})
+_READING = frozenset({"get", "keys", "values", "items", "count", "index", "copy",
+                      "__len__", "__contains__", "__getitem__", "isdisjoint", "issubset",
+                      "issuperset"})
 
 
 def _line(i):
@@ -265,30 +274,83 @@ def _reports(on_line) -> bool:
                i.argval in _REPORTS for i in on_line)
 
 
-def _branch(ins, a: int, b: int, at) -> tuple:
-    """The instructions a test's branch runs (``a`` its jump, ``b`` where it jumps),
-    with the ``else`` branch its last jump skips, if any."""
-    last = ins[b - 1]
-    if last.opname.startswith("JUMP_FORWARD") and last.argval in at:
-        return a + 1, at[last.argval]
-    return a + 1, b
+def _plain(ins, n: int, a: int) -> bool:
+    """Whether the calls between the container's load ``n`` and the jump ``a`` of a
+    test reading it are ``_READERS``' and ``_READING``'s (``len(LOG)``, ``.get(k)``),
+    not a function's that may launch work by it (``if helper(LOG):``)."""
+    calls = sum(ins[j].opname.startswith("CALL") for j in range(n + 1, a))
+    known = int(n + 1 < a and ins[n + 1].opname in ("LOAD_ATTR", "LOAD_METHOD") and
+                ins[n + 1].argval in _READING)
+    for j in range(n - 1, max(n - 5, -1), -1):   # len(LOG), len(CFG.log)
+        if ins[j].opname in _NAME_LOADS and ins[j].argval in _READERS:
+            known += 1
+            break
+        if not ins[j].opname.startswith("LOAD_") and ins[j].opname != "PUSH_NULL":
+            break
+    return calls <= known
 
 
-def _quiet(ins, lines, span, changes) -> bool:
-    """Whether the instructions at ``span`` only report (a log line, print) or load,
-    compare and change the container (its loads that change it, ``changes``)."""
-    for n in span:
-        i = ins[n]
-        if _reports(lines[_line(i)]) or n in changes or i.opname in _PASSIVE:
-            continue
+def _quiet(ins, lines, at, a: int, b: int, changed) -> bool:
+    """Whether the test jumping at ``a`` to ``b`` decides nothing: its value goes on
+    to no expression (``LOG and 1.0``), and its branches do nothing but what
+    ``_runs`` lets through and meet again, the stack as they found it (not a
+    conditional expression's ``1.0 if LOG else 5.0``), or both return None at once
+    (an ``if`` ending a function; not ``if DONE: return`` before work)."""
+    if "OR_POP" in ins[a].opname:
         return False
-    return True
+    went = _runs(ins, lines, at, a + 1, b, changed)
+    if went is None:
+        return False
+    if went is _RETURN:   # the other way, from b, must return too
+        return _runs(ins, lines, at, b, len(ins), changed, True) is _RETURN
+    if went <= b:
+        return went == b
+    other = _runs(ins, lines, at, b, went, changed)   # an else branch, to where both meet
+    return other == went or other is _RETURN and \
+        _runs(ins, lines, at, went, len(ins), changed, True) is _RETURN
 
 
+_RETURN = "return"
 _PASSIVE = _KEY_LOADS | {"LOAD_ATTR", "NOP", "EXTENDED_ARG", "RESUME", "COMPARE_OP",
                          "CONTAINS_OP", "IS_OP", "UNARY_NOT", "TO_BOOL", "POP_TOP",
-                         "STORE_SUBSCR", "DELETE_SUBSCR", "JUMP_FORWARD", "RETURN_CONST",
-                         "BINARY_SUBSCR", "RETURN_VALUE"}
+                         "BINARY_SUBSCR"}
+
+
+def _runs(ins, lines, at, start: int, stop: int, changed, follow=False):
+    """Where the instructions from ``start`` go, running nothing but ``_PASSIVE``
+    ones, log lines, and the container's changes (``changed``: their loads, and the
+    stores and ``del`` of its items; not an item stored in another dict): ``stop``,
+    reached with the stack as they found it, or the index a jump forward takes them
+    to (``follow``: on from there); ``_RETURN`` where they return None; None where
+    they do more (a call, a store, a ``return x``, ``raise``, ``break``)."""
+    depth, n = 0, start
+    while n < stop:
+        i = ins[n]
+        reporting = _reports(lines[_line(i)])
+        if i.opname in EXITS or "JUMP" in i.opname:
+            if returns_none(ins, n):
+                return _RETURN
+            target = at.get(i.argval) if "JUMP" in i.opname and \
+                isinstance(i.argval, int) else None
+            if reporting and target is not None and target > n and \
+                    _line(ins[target]) == _line(i):   # print("a" if x else "b")
+                n += 1
+                continue
+            if i.opname != "JUMP_FORWARD" or target is None or depth:
+                return None
+            if not follow:
+                return target
+            n = target
+            continue
+        if not (reporting or n in changed or i.opname in _PASSIVE):
+            return None
+        if not reporting:
+            moved = effect(i)
+            if moved is None:
+                return None
+            depth += moved
+        n += 1
+    return stop if depth == 0 and not follow else None
 
 
 def _loads(ins, step) -> list:
@@ -329,17 +391,26 @@ def _changes(ins, step, loads) -> list:
         if ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD") and ins[j].argval in _MUTATORS:
             out.append(n)
             continue
-        if ins[j].opname in _KEY_LOADS:   # d[k] = v, del d[k], d[k] += 1
-            j += 1
-            while j < len(ins) and ins[j].opname == "LOAD_ATTR":   # d[Phase.A]
-                j += 1
-            if j < len(ins) and ins[j].opname in ("STORE_SUBSCR", "DELETE_SUBSCR", "COPY"):
-                out.append(n)
+        if _subscript(ins, n, ("STORE_SUBSCR", "DELETE_SUBSCR", "COPY")) is not None:
+            out.append(n)
     kind, name = step
     stores = ("STORE_ATTR", "DELETE_ATTR") if kind == "attr" else \
         _NAME_STORES if kind == "name" else ()
     out += [n for n, i in enumerate(ins) if i.opname in stores and i.argval == name]
     return sorted(out)
+
+
+def _subscript(ins, n: int, ops=("STORE_SUBSCR", "DELETE_SUBSCR")):
+    """The index of the instruction storing or deleting (``ops``) the item of the
+    container loaded at ``n`` that a key loaded next names (``d[k] = v``, ``del
+    d[k]``, ``d[Phase.A]``; ``COPY``: ``d[k] += 1``); None where there is none."""
+    j = n + 1
+    if j >= len(ins) or ins[j].opname not in _KEY_LOADS:
+        return None
+    j += 1
+    while j < len(ins) and ins[j].opname == "LOAD_ATTR":   # d[Phase.A]
+        j += 1
+    return j if j < len(ins) and ins[j].opname in ops else None
 
 
 def _tests(ins, loads, at) -> list:

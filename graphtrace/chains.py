@@ -365,7 +365,9 @@ def value_chains(code, live=frozenset(), roots=frozenset(), own=None,
                         out.append(held)
                 continue
             if op in ("PRECALL", "CALL") and ins.arg == 1 and held is not None and \
-                    const is None and seq and _numpy_reduction(seq[-1]) is not None:
+                    const is None and seq and _numpy_reduction(seq[-1]) is not None and \
+                    not (_numpy_reduction(seq[-1]) == NUMBER and held[1] and
+                         held[1][-1][0] in ("item", "get", "call")):   # (float(LR[0]): a number)
                 if op == "CALL":   # np.sum(LR): read as LR.sum()
                     seq, held = seq[:-1], (held[0], held[1] + (
                         ("call", (_numpy_reduction(seq[-1]), ())),))

@@ -31,6 +31,7 @@ from .names import (_methods_named, attribute_names, chain_heads, callback_metho
 from .owners import _attr, _attributes, _dunders, _python_function, class_attribute
 from .reach import Reach
 from .region_places import RegionPlaces
+from .stand_in import stand_in, stands_for
 from .trace_changes import TraceChanges
 from .tree import leaves
 from .values import (_MAX_DEPTH, instance_arrays, instance_chains, instance_held,
@@ -385,9 +386,9 @@ class Holdings(TraceChanges):
     def _reach_of(self, fn) -> Reach:
         """``Reach`` of a function held by self or a held object (``held_functions``),
         found once while it lives."""
-        hit = self._function_reach.get(fn)
-        if hit is None:
-            hit = self._function_reach[fn] = Reach(fn)
+        hit = self._function_reach.get(fn)   # (of its stand_in: a value holding its key
+        if hit is None or not stands_for(hit.root, fn):   # would keep it while self lives)
+            hit = self._function_reach[fn] = Reach(stand_in(fn))
         return hit
 
     def _roots(self, places, self_obj) -> tuple:

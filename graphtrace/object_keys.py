@@ -27,6 +27,7 @@ from .owners import _attributes, _bound_class, _bound_to, _dunders, _followed, _
     own_object
 from .probe import _attr, _has
 from .scalar import value_key
+from .stand_in import stand_in, stands_for
 from .tree import children
 from .values import Identity
 from .values import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, pure_values
@@ -421,8 +422,8 @@ def _reached(func, named: bool = False) -> tuple:
     it lives): the values its names, its helpers' and the objects they hold read;
     ``named``: empty where its names reach nothing (its code alone)."""
     holdings = _HOLDINGS.get(func)
-    if holdings is None:
-        holdings = _HOLDINGS[func] = Holdings(func, None)
+    if holdings is None or not stands_for(holdings.function, func):   # (not func itself:
+        holdings = _HOLDINGS[func] = Holdings(stand_in(func), None)   # it would never die)
     if named and not holdings.reach.places and not holdings.reach.objects:
         return ()
     return holdings.functions()
@@ -477,3 +478,4 @@ def made_reads(cls) -> tuple:
 
 
 _HOLDINGS = weakref.WeakKeyDictionary()   # a function passed as an argument -> its Holdings
+# (of its stand_in: a value holding its key would keep it alive for good)

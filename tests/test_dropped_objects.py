@@ -1,0 +1,145 @@
+"""What the program drops is freed: the caches that make a call fast hold
+functions, kernels and classes made at run time weakly, so that a lambda, a
+closure, a kernel or a class made per call (with what it holds) dies once the
+program and the graph cache no longer hold it."""
+import gc
+import weakref
+
+import numpy as np
+from numba import cuda
+
+import graphtrace as gt
+
+
+@cuda.jit
+def scale(x, a, out):
+    i = cuda.grid(1)
+    if i < x.size:
+        out[i] = a * x[i]
+
+
+def _arrays():
+    return cuda.to_device(np.ones(32)), cuda.device_array(32), gt.pinned_empty(32)
+
+
+def _alive(refs) -> int:
+    gc.collect()
+    return sum(r() is not None for r in refs)
+
+
+def test_a_host_callback_closure_made_per_call_dies_with_its_graphs():
+    @gt.graph(maxsize=2)
+    def step(s, x, y, h, cb):
+        scale[1, 32, s](x, 2.0, y)
+        s.copy(h, y)
+        s.host(cb, h)
+
+    x, y, h = _arrays()
+    refs = []
+    for _ in range(6):
+        held = np.ones(1000)
+
+        def on_step(hh, held=held):
+            held[0] = hh[0]
+        step(x, y, h, on_step)
+        refs.append(weakref.ref(on_step))
+        del on_step
+    assert _alive(refs) <= 2   # those of the graphs cached
+    step.clear_cache()
+    assert _alive(refs) == 0
+
+
+LOG: list = []
+
+
+def test_a_lambda_made_per_call_dies():
+    @gt.graph
+    def step(s, x, y, h, cb):
+        scale[1, 32, s](x, 2.0, y)
+        s.copy(h, y)
+        s.host(cb, h)
+
+    x, y, h = _arrays()
+    refs = []
+    del LOG[:]
+    for _ in range(5):
+        cb = lambda hh: LOG.append(1)   # noqa: E731  (one graph: keyed by its code)
+        step(x, y, h, cb)
+        refs.append(weakref.ref(cb))
+        del cb
+    assert len(LOG) == 5 and step.cache_info().currsize == 1
+    assert _alive(refs) <= 1   # the one the graph replays with was given last
+    del step
+    assert _alive(refs) == 0
+
+
+def test_a_helper_function_made_per_call_dies():
+    @gt.graph(maxsize=2)
+    def run(s, x, y, helper):
+        helper(s, x, y)
+
+    x, y, _ = _arrays()
+    refs = []
+    for i in range(5):
+        big = np.zeros(100)
+
+        def helper(s, x, y):
+            scale[1, 32, s](x, 2.0 + 0 * len(big), y)
+        run(x, y, helper)
+        refs.append(weakref.ref(helper))
+        del helper
+    run.clear_cache()
+    assert _alive(refs) == 0
+
+
+def _make_scale(c):
+    @cuda.jit
+    def k(x, out):
+        i = cuda.grid(1)
+        if i < x.size:
+            out[i] = c * x[i]
+    return k
+
+
+def test_a_kernel_made_per_call_dies_with_its_graph_function():
+    x, y, _ = _arrays()
+    refs = []
+    for c in (2.0, 3.0, 4.0):
+        k = _make_scale(c)
+
+        @gt.graph
+        def f(s, x, y):
+            k[1, 32, s](x, y)
+            s.launch(k, 1, 32, x, y)
+        f(x, y)
+        f(x, y)
+        assert y.copy_to_host()[0] == c
+        refs.append(weakref.ref(k))
+        del k, f
+    assert _alive(refs) == 0
+
+
+def test_a_kernel_freed_leaves_no_launch_entry():
+    from graphtrace.ops import kernel as K
+    x, y, _ = _arrays()
+    k = _make_scale(5.0)
+
+    @gt.graph
+    def f(s, x, y):
+        k[1, 32, s](x, y)
+    f(x, y)
+    kid = id(k)
+    assert any(key[0] == kid for key in K._launches)
+    del k, f
+    gc.collect()
+    assert not any(key[0] == kid for key in K._launches)
+
+
+def test_what_cannot_hold_its_entry_is_kept_as_before():
+    from graphtrace.owned import keep, kept
+
+    class Slotted:
+        __slots__ = ("__weakref__",)
+    table, obj = {}, Slotted()
+    keep(table, 1, obj, (obj, "value"))
+    assert table[1] == (obj, "value") and kept(table[1]) == (obj, "value")

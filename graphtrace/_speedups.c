@@ -688,6 +688,15 @@ record_new(PyObject *stream, PyObject *k, PyObject *grid, PyObject *block, PyObj
         result = PyErr_Occurred() ? -1 : 0;
         goto done;
     }
+    if (PyWeakref_CheckRefExact(hit)) {   /* owned by the kernel (owned.py's keep): its box */
+        PyObject *box = PyWeakref_GetObject(hit);   /* borrowed; None once it is gone */
+        Py_SETREF(hit, box != NULL && PyList_Check(box) && PyList_GET_SIZE(box) == 1 ?
+                       Py_NewRef(PyList_GET_ITEM(box, 0)) : NULL);
+        if (hit == NULL) {
+            result = PyErr_Occurred() ? -1 : 0;
+            goto done;
+        }
+    }
     if (!PyTuple_CheckExact(hit) || PyTuple_GET_SIZE(hit) != 7 || PyTuple_GET_ITEM(hit, 0) != k)
         goto done;
     opaque = PyObject_GetAttr(PyTuple_GET_ITEM(hit, 1), s_opaque);   /* the adapter's */

@@ -20,6 +20,7 @@ import numpy as np
 from ..buffers import Buffer, has_gaps
 from ..context import ProxyStream, current_tracer
 from ..errors import ArgumentError, KernelArgumentError
+from ..owned import keep, kept
 from ..scalar import Scalar
 
 __all__ = ["Adapter", "Declared", "ADAPTERS", "MODULES", "adapter_for", "untyped_number",
@@ -29,7 +30,7 @@ __all__ = ["Adapter", "Declared", "ADAPTERS", "MODULES", "adapter_for", "untyped
 ADAPTERS: list = []
 # (predicate(module) -> bool, function(module, name) -> Adapter): kernels of a module by name.
 MODULES: list = []
-_cache: dict[int, tuple] = {}
+_cache: dict[int, tuple] = {}   # id(kernel) -> (kernel, adapter) (owned.keep: by the kernel)
 
 
 def _not_forward(b: Buffer) -> bool:
@@ -301,12 +302,14 @@ def adapter_for(k) -> Adapter:
     if isinstance(k, Adapter):
         return k
     hit = _cache.get(id(k))
+    if hit is not None and type(hit) is not tuple:
+        hit = kept(hit)   # owned by the kernel: dies with it
     if hit is not None and hit[0] is k:
         return hit[1]
     for accepts, factory in ADAPTERS:
         if accepts(k):
             adapter = factory(k)
-            _cache[id(k)] = (k, adapter)
+            keep(_cache, id(k), k, (k, adapter))
             return adapter
     library = callable(k) and not isinstance(k, type)
     raise ArgumentError(

@@ -23,6 +23,7 @@ from ..buffers import HOST, Buffer
 from ..context import STATE
 from ..deps import MODE_CODES
 from .._guards import cupy_calls, needs_gpu
+from ..owned import keep, kept
 from ..errors import (ArgumentError, GraphtraceError, HostSyncError, IntentError,
                       KernelArgumentError, SimulationError, StreamError, TraceError)
 from ..scalar import Scalar
@@ -42,7 +43,7 @@ __all__ = ["Adapter", "ADAPTERS", "MODULES", "adapter_for",   # (those four: _ad
 def forget(kid: int) -> None:
     """Drop the adapter of the kernel of id ``kid`` and every launch kind cached with
     it: the next launch makes them again."""
-    hit = _cache.pop(kid, None)
+    hit = kept(_cache.pop(kid, None))
     _launches.clear()
     for d in [r() for r in _wrappers.pop(kid, ())]:   # gt.kernel's wrappers of the
         if d is not None and hit is not None and d.inner is hit[1]:   # dropped adapter
@@ -129,7 +130,8 @@ speedups_module = _speedups = speedups()   # None: pure Python (_compiled.py)
 NO_BLOCK = object()   # s.launch(kernel, config, *args): a LaunchConfig in place of both
 
 # (id(kernel), nargs, grid, block, shared_mem) of launches given plain ints (shared_mem
-# None too) and no other option -> what such launches share
+# None too) and no other option -> what such launches share (owned.keep: held by the
+# kernel where it can hold it, weakly here, so that a kernel made per call is freed)
 _launches: dict = {}
 
 
@@ -177,13 +179,15 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
             memo = key, k
         key = (id(k), len(args), grid, block, shared_mem)
         hit = _launches.get(key)
+        if hit is not None and type(hit) is not tuple:
+            hit = kept(hit)   # owned by the kernel (owned.keep): dies with it
         if hit is None or hit[0] is not k:
             hit = _launch_kind(k, len(args), _launch.options(
                 grid, block, shared_mem or 0, None, False))
             if len(_launches) > 100_000:   # configurations computed from the data: start afresh
                 _launches.clear()
             if hit[1].by_arrays is None:   # (else not for _speedups.c's record_new)
-                _launches[key] = hit
+                keep(_launches, key, k, hit)
     else:
         args, attrs = _options(grid, block, args, shared_mem, cluster, cooperative)
         hit = _launch_kind(k, len(args), attrs)

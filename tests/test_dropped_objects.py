@@ -101,37 +101,32 @@ def _make_scale(c):
     return k
 
 
+def _run_made_kernel(c, x, y):
+    """Make a kernel and a graph function launching it (both ways), call it twice,
+    and return a weak reference to the kernel and its id."""
+    k = _make_scale(c)
+
+    @gt.graph
+    def f(s, x, y):
+        k[1, 32, s](x, y)
+        s.launch(k, 1, 32, x, y)
+    f(x, y)
+    f(x, y)
+    assert y.copy_to_host()[0] == c
+    return weakref.ref(k), id(k)
+
+
 def test_a_kernel_made_per_call_dies_with_its_graph_function():
     x, y, _ = _arrays()
-    refs = []
-    for c in (2.0, 3.0, 4.0):
-        k = _make_scale(c)
-
-        @gt.graph
-        def f(s, x, y):
-            k[1, 32, s](x, y)
-            s.launch(k, 1, 32, x, y)
-        f(x, y)
-        f(x, y)
-        assert y.copy_to_host()[0] == c
-        refs.append(weakref.ref(k))
-        del k, f
+    refs = [_run_made_kernel(c, x, y)[0] for c in (2.0, 3.0, 4.0)]
     assert _alive(refs) == 0
 
 
 def test_a_kernel_freed_leaves_no_launch_entry():
     from graphtrace.ops import kernel as K
     x, y, _ = _arrays()
-    k = _make_scale(5.0)
-
-    @gt.graph
-    def f(s, x, y):
-        k[1, 32, s](x, y)
-    f(x, y)
-    kid = id(k)
-    assert any(key[0] == kid for key in K._launches)
-    del k, f
-    gc.collect()
+    ref, kid = _run_made_kernel(5.0, x, y)
+    assert _alive([ref]) == 0
     assert not any(key[0] == kid for key in K._launches)
 
 

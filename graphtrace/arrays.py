@@ -28,6 +28,7 @@ from . import _driver
 from .buffers import HOST, Buffer
 from .errors import ArgumentError
 from .probe import _attr, _has
+from .weak_types import store
 
 __all__ = ["as_buffer", "interface_of", "device_buffer", "is_array", "pinned_empty",
            "sim_device", "geometry_reader"]
@@ -89,6 +90,7 @@ _new_buffer = object.__new__
 # (sets: a type is found by identity, not by ``==``, which a metaclass may define)
 _SCALARS = frozenset({int, float, bool, complex, str, type(None), list, tuple, dict})
 _kinds: dict = {}   # type -> how its objects are told apart: decided once per type
+# (weak_types.store: a class made at run time is not kept by it)
 
 
 def _kind(obj) -> str:
@@ -99,11 +101,11 @@ def _kind(obj) -> str:
     t = type(obj)
     kind = _kinds.get(t)
     if kind is None:
-        kind = _kinds[t] = "own" if _has(t, "__graphtrace_buffer__") else \
+        kind = store(_kinds, t, "own" if _has(t, "__graphtrace_buffer__") else \
             "sim" if t.__name__ == "FakeCUDAArray" else "host" if t is np.ndarray else \
             "scalar" if t in _SCALARS else "cupy" if _is_cupy_array_type(t) else \
             "numba" if _is_numba_array_type(t) else \
-            "cai" if _has(t, "__cuda_array_interface__") else "other"
+            "cai" if _has(t, "__cuda_array_interface__") else "other")
     return kind
 
 
@@ -189,7 +191,7 @@ def geometry_reader(obj):
     t = type(obj)
     read = _geometry_readers.get(t, False)
     if read is False:
-        read = _geometry_readers[t] = _geometry_reader_of(obj)
+        read = store(_geometry_readers, t, _geometry_reader_of(obj))
     if read is None and t.__dictoffset__ and _kinds.get(t) == "other" and \
             isinstance(_attr(obj, "__dict__", {}).get("__cuda_array_interface__"), dict):
         return _interface_geometry   # an interface set on the object itself

@@ -32,6 +32,7 @@ from .arrays import _kinds
 from .bases import _holder, _super_bases, _with_wrapped
 from .chains import chain, changes, value_chains
 from .held_keys import _ALL, _SKIPPED, Watched
+from .weak_types import store
 from .host_chains import host_callbacks, host_chain_names, host_chains
 from .named_keys import keys_read_by
 from .names import _loaded, _methods_named, reads_fields, widest
@@ -90,9 +91,9 @@ def _class_objects(t: type, names, attributes) -> list:
         return []
     held = _CLASS_HELD.get((t, names))
     if held is None:   # once per class and names: which of them the class holds so
-        held = _CLASS_HELD[(t, names)] = tuple(
+        held = store(_CLASS_HELD, (t, names), tuple(
             name for name in sorted(names) if not name.startswith("__") and
-            own_object(class_attribute(t, name)))
+            own_object(class_attribute(t, name))), t)
     if not held:
         return []
     own = {name for name, _ in attributes}
@@ -101,6 +102,7 @@ def _class_objects(t: type, names, attributes) -> list:
 
 
 _CLASS_HELD: dict = {}   # (class, names) -> the names its class holds objects by
+# (weak_types.store: a class made at run time is not kept by it)
 
 
 

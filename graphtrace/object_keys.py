@@ -28,6 +28,7 @@ from .owners import _attributes, _bound_class, _bound_to, _dunders, _followed, _
 from .probe import _attr, _has
 from .scalar import value_key
 from .stand_in import stand_in, stands_for
+from .weak_types import store
 from .tree import children
 from .values import Identity
 from .values import _GROUPS, _MAX_DEPTH, _PLAIN_VALUES, _Held, _Same, _is_value, pure_values
@@ -199,8 +200,8 @@ def _reads(t: type, names: frozenset) -> tuple:
         held = tuple(sorted(n for n in out if not n.startswith("__") and (   # None too:
             _is_value(v := class_attribute(t, n)) or pure_values(v) is not None or   # a
             v is None and _class_holds(t, n))))   # value set there later traces anew
-        hit = _READS[(t, names, hosted, fields)] = (
-            Loaded(out, skipped, whole), held, tuple(methods), tuple(followed))
+        hit = store(_READS, (t, names, hosted, fields), (
+            Loaded(out, skipped, whole), held, tuple(methods), tuple(followed)), t)
     return hit[:3]
 
 
@@ -335,7 +336,7 @@ def _valued(obj) -> bool:
     t = type(obj)
     hit = _VALUED.get(t)
     if hit is None:
-        hit = _VALUED[t] = t.__eq__ is not object.__eq__ and t.__hash__ is not None
+        hit = store(_VALUED, t, t.__eq__ is not object.__eq__ and t.__hash__ is not None)
     if not hit:
         return False
     try:

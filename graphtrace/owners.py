@@ -28,6 +28,7 @@ from functools import partial
 from .arrays import _kinds
 from .chains import MISSING
 from .probe import _attr, _has, _repr
+from .weak_types import store
 
 __all__ = ["class_attribute", "container", "contents", "own_class", "own_holder",
            "own_object"]
@@ -86,7 +87,7 @@ def class_attribute(cls, name: str):
     return None
 
 
-_OWN: dict = {}   # type -> whether it is a class of the program's own
+_OWN: dict = {}   # type -> whether it is a class of the program's own (weak_types.store)
 
 _NOT_OWN = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,
             types.MethodType, partial, list, tuple, dict, set, frozenset, str, bytes,
@@ -115,7 +116,7 @@ def own_class(t: type) -> bool:
     of the standard library or of an installed package, nor a subclass of one."""
     hit = _OWN.get(t)
     if hit is None:
-        hit = _OWN[t] = _own(t)
+        hit = store(_OWN, t, _own(t))
     return hit
 
 
@@ -292,12 +293,12 @@ def container(t: type):
     dict's keys, values or items), ``"ref"`` (a weak reference); None for anything else."""
     hit = _CONTAINER.get(t, MISSING)
     if hit is MISSING:
-        hit = _CONTAINER[t] = None if issubclass(t, (list, tuple, dict, str, bytes)) or \
-            own_class(t) else "ref" if issubclass(t, weakref.ref) else \
-            "seq" if issubclass(t, (collections.deque, collections.UserList)) else \
-            "map" if issubclass(t, collections.abc.Mapping) else \
-            "set" if issubclass(t, (collections.abc.Set, collections.abc.ValuesView)) \
-            else None
+        hit = store(_CONTAINER, t, None if issubclass(t, (list, tuple, dict, str, bytes)) or
+                    own_class(t) else "ref" if issubclass(t, weakref.ref) else
+                    "seq" if issubclass(t, (collections.deque, collections.UserList)) else
+                    "map" if issubclass(t, collections.abc.Mapping) else
+                    "set" if issubclass(t, (collections.abc.Set, collections.abc.ValuesView))
+                    else None)
     return hit
 
 
@@ -343,10 +344,10 @@ def _attributes_of(obj) -> list:
     out = list(_attr(obj, "__dict__", _NO_DICT).items())
     slots = _SLOTS.get(type(obj))
     if slots is None:
-        slots = _SLOTS[type(obj)] = tuple(
+        slots = store(_SLOTS, type(obj), tuple(
             name for cls in type(obj).__mro__
             for name in _slot_names(cls.__dict__.get("__slots__", ()))
-            if name not in ("__dict__", "__weakref__"))
+            if name not in ("__dict__", "__weakref__")))
     for name in slots:
         v = _attr(obj, name, MISSING)   # an empty slot of an attribute dict: KeyError
         if v is not MISSING:
@@ -355,7 +356,7 @@ def _attributes_of(obj) -> list:
 
 
 _NO_DICT: dict = {}
-_SLOTS: dict = {}   # type -> the names of its slots, its bases' too
+_SLOTS: dict = {}   # type -> the names of its slots, its bases' too (weak_types.store)
 
 
 def _slot_names(slots) -> tuple:

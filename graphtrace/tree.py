@@ -16,6 +16,7 @@ from .buffers import Buffer
 from .errors import ArgumentError
 from .probe import _attr, _has
 from .scalar import Scalar
+from .weak_types import store
 
 __all__ = ["tree_map", "leaves", "children", "more_children", "rebuild", "materialize",
            "Uncopyable", "Attribute", "wrapped"]
@@ -41,13 +42,13 @@ def wrapped(t: type):
     anything else (found once per class)."""
     hit = _WRAPPED.get(t, _UNKNOWN)
     if hit is _UNKNOWN:
-        hit = _WRAPPED[t] = "deque" if issubclass(t, deque) else \
-            "data" if issubclass(t, (UserDict, UserList)) else \
-            "maps" if issubclass(t, ChainMap) else None
+        hit = store(_WRAPPED, t, "deque" if issubclass(t, deque) else
+                    "data" if issubclass(t, (UserDict, UserList)) else
+                    "maps" if issubclass(t, ChainMap) else None)
     return hit
 
 
-_WRAPPED: dict = {}   # class -> wrapped(class)
+_WRAPPED: dict = {}   # class -> wrapped(class) (weak_types.store)
 _UNKNOWN = object()
 
 

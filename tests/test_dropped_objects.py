@@ -138,3 +138,52 @@ def test_what_cannot_hold_its_entry_is_kept_as_before():
     table, obj = {}, Slotted()
     keep(table, 1, obj, (obj, "value"))
     assert table[1] == (obj, "value") and kept(table[1]) == (obj, "value")
+
+
+def test_a_namedtuple_type_made_per_call_dies_with_its_graphs():
+    import collections
+
+    @gt.graph
+    def step(s, b):
+        scale[1, 32, s](b.x, 2.0, b.y)
+
+    x, y, _ = _arrays()
+    refs = []
+    for _ in range(3):
+        Batch = collections.namedtuple("Batch", "x y")
+        step(Batch(x, y))
+        refs.append(weakref.ref(Batch))
+    del Batch
+    step.clear_cache()
+    assert _alive(refs) == 0
+
+
+def test_a_class_with_a_graph_method_made_per_call_dies_with_its_instances():
+    x, y, _ = _arrays()
+    refs = []
+    for _ in range(3):
+        class Model:
+            def __init__(self):
+                self.w = cuda.to_device(np.ones(32))
+
+            @gt.graph
+            def run(self, s, x, y):
+                scale[1, 32, s](x, 2.0, y)
+                scale[1, 32, s](self.w, 3.0, y)
+        m = Model()
+        m.run(x, y)
+        refs += [weakref.ref(Model), weakref.ref(m)]
+    del Model, m
+    assert _alive(refs) == 0
+
+
+def test_a_class_at_the_top_of_a_module_is_keyed_by_itself():
+    from graphtrace import arrays
+    from graphtrace.weak_types import _TypeKey
+    arrays._kind(_Top())
+    assert _Top in arrays._kinds and type(next(
+        k for k in arrays._kinds if k == _Top)) is not _TypeKey   # a lookup as fast as before
+
+
+class _Top:
+    pass

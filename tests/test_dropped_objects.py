@@ -187,3 +187,19 @@ def test_a_class_at_the_top_of_a_module_is_keyed_by_itself():
 
 class _Top:
     pass
+
+
+def test_the_simulator_keeps_no_lock_per_kernel_run():
+    from numba.cuda.simulator import kernelapi
+
+    @gt.graph
+    def step(s, x, y, a):
+        scale[1, 32, s](x, a, y)
+
+    x, y, _ = _arrays()
+    step(x, y, 1.0)
+    before = len(kernelapi._globals_locks)
+    for i in range(20):
+        step(x, y, float(i))
+    assert y.copy_to_host()[0] == 19.0
+    assert len(kernelapi._globals_locks) == before

@@ -24,12 +24,31 @@ def run_numba_kernel(py_func, grid, block, shared_mem, args, **options) -> None:
     called by the first, and fails), and while a kernel runs it puts its fake
     ``cuda`` module in place of ``cuda`` in the globals of the kernel's module
     (other threads using ``cuda`` in that module fail). So kernels run one at
-    a time here, each on a copy of its module's globals.
+    a time here, each on a copy of its module's globals (the lock numba keeps
+    for it is taken out after the run: ``_forget_locks``).
     """
     from numba.cuda.simulator.kernel import FakeCUDAKernel
+    copies: dict = {}
     with _kernel_lock:
-        kern = FakeCUDAKernel(_isolated(py_func, {}, options), device=False, **options)
-        kern[grid, block, 0, shared_mem](*args)
+        try:
+            kern = FakeCUDAKernel(_isolated(py_func, copies, options), device=False, **options)
+            kern[grid, block, 0, shared_mem](*args)
+        finally:
+            _forget_locks(copies)
+
+
+def _forget_locks(copies: dict) -> None:
+    """numba's simulator keeps a lock per ``id()`` of the globals of every kernel it
+    ran (``kernelapi._globals_locks``), for good: those of the copies, made for one
+    run, are taken out after it (while the copies live: their ids are not reused)."""
+    try:
+        from numba.cuda.simulator import kernelapi
+        locks, guard = kernelapi._globals_locks, kernelapi._locks_register_lock
+    except (ImportError, AttributeError):   # another numba: nothing known to take out
+        return
+    with guard:
+        for g in copies.values():
+            locks.pop(id(g), None)
 
 
 def _isolated(fn, copies: dict, options: dict):

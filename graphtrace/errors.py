@@ -221,3 +221,12 @@ class MissingDependencyError(GraphtraceError):
 class DepthWarning(UserWarning):
     """An object of the program's own lies deeper in what a decorated function
     holds than graphtrace walks: what the graph reads off it is not watched."""
+
+
+def summary(e: BaseException) -> str:
+    """``ValueError: its first line``: what a failed trace raised, in a later message."""
+    try:
+        text = str(e).strip().splitlines()
+    except Exception:   # noqa: BLE001  (an exception whose str raises)
+        text = []
+    return f"{type(e).__name__}: {text[0][:160]}" if text else type(e).__name__

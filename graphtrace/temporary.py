@@ -87,13 +87,27 @@ def is_state(b: Buffer) -> bool:
 class _Life:
     """What all views of one temporary share: its name, where it was made, its trace."""
 
-    __slots__ = ("name", "source", "tracer", "alive")
+    __slots__ = ("name", "source", "tracer", "alive", "failed", "kept")
 
     def __init__(self, name, source, tracer):
         self.name, self.source, self.tracer, self.alive = name, source, tracer, True
+        self.failed = self.kept = None   # what its trace raised; where a failed one left it
 
     def where(self) -> str:
         return f"{self.name} (made at {format_source(self.source)})"
+
+    def ended(self) -> str:
+        """Why a use now is refused: its trace is over (how it ended, if it raised)."""
+        head = f"temporary {self.where()} used after the trace of {self.tracer.name}"
+        if self.failed is None:
+            return (f"{head} ended: a temporary is the graph's own memory and exists only "
+                    "inside the traced function; copy what you need into an array passed "
+                    "in (s.copy) and use that")
+        kept = self.kept or "an object the program keeps"
+        return (f"{head} raised ({self.failed}): that trace stored it in {kept} before it "
+                "raised, and a temporary exists only inside its trace (a trace that ends "
+                "normally refuses keeping one at once): fix the error that trace raised, "
+                "and drop the temporary from there (or store an array passed in, s.copy)")
 
 
 class _Interface:
@@ -145,11 +159,7 @@ class Temporary:
     def _a(self) -> np.ndarray:
         life = self._life
         if not life.alive:
-            raise TraceError(
-                f"temporary {life.where()} used after the trace of {life.tracer.name} "
-                "ended: a temporary is the graph's own memory and exists only inside the "
-                "traced function; copy what you need into an array passed in (s.copy) "
-                "and use that")
+            raise TraceError(life.ended())
         return self._shadow_
 
     def _view(self, a: np.ndarray) -> "Temporary":

@@ -19,7 +19,7 @@ from .columns import Recording
 from .context import (before_trace, run_trace_hooks, ProxyStream, current_tracer,
                       gc_paused, pause_gc, set_tracer)
 from .deps import MODE_CODES, MODE_NAMES, Regions, make_tracker
-from .errors import (StreamError, TraceError, _internal,
+from .errors import (StreamError, TraceError, _internal, summary,
                      _is_internal, near, user_frame)
 from .ir import Graph, Node
 from .ops import kernel as _kernel
@@ -579,8 +579,9 @@ class Tracer(_Hot, _Roots):
         self.given = {}   # (a temporary kept past the trace holds the tracer: not them)
         if _kernel.speedups_module is not None:
             _kernel.speedups_module.active(None)
+        failed = None if not exc or exc[0] is None else summary(exc[1])
         for tmp, _ in self._temps:   # any later use of a temporary raises
-            tmp._life.alive = False
+            tmp._life.alive, tmp._life.failed = False, failed
         pause_gc(-1)
         return False
 

@@ -79,46 +79,57 @@ class Tracing:
         handed: list = []   # the lists and dicts the function is handed: copies
         tracer.given = dict(bound.arguments)   # (where an array they hold is: roots.py)
         tracer.self_param = self.self_param if self._lead else None
-        with tracer, CupyFence():
-            for k in self.params:
-                if k is not self.self_param:
-                    bound.arguments[k] = walk(bound.arguments[k], (k,), k in self.static, leaf)
-                    copies(bound.arguments[k], (k,), handed)
-            tracer.copies.update((id(c), path_str(path)) for path, c, _ in handed)
-            tracer.mark_arguments()
-            if scalars:   # type(a) of one: the stand-in's type, refused at its line
-                refuse_type_calls(self.fn, self.__name__, bound.arguments)
-            self._label_closure(tracer, bound.arguments)
-            bound.arguments[self._stream_param] = Stream(tracer)
-            try:
-                result = self.fn(*bound.args, **bound.kwargs)
-            except RuntimeError as e:   # a library refused a transfer while fenced
-                refusal = translate(e) or cupy_call_refusal(e, raised_at(e))
-                if refusal is None:
-                    raise
-                raise refusal from None
-            except TypeError as e:      # a library took the proxy stream for a handle
-                refusal = stream_refusal(e, raised_at(e))
-                if refusal is None:
-                    raise
-                raise refusal from None
+        try:
+            with tracer, CupyFence():
+                for k in self.params:
+                    if k is not self.self_param:
+                        bound.arguments[k] = walk(bound.arguments[k], (k,), k in self.static, leaf)
+                        copies(bound.arguments[k], (k,), handed)
+                tracer.copies.update((id(c), path_str(path)) for path, c, _ in handed)
+                tracer.mark_arguments()
+                if scalars:   # type(a) of one: the stand-in's type, refused at its line
+                    refuse_type_calls(self.fn, self.__name__, bound.arguments)
+                self._label_closure(tracer, bound.arguments)
+                bound.arguments[self._stream_param] = Stream(tracer)
+                try:
+                    result = self.fn(*bound.args, **bound.kwargs)
+                except RuntimeError as e:   # a library refused a transfer while fenced
+                    refusal = translate(e) or cupy_call_refusal(e, raised_at(e))
+                    if refusal is None:
+                        raise
+                    raise refusal from None
+                except TypeError as e:      # a library took the proxy stream for a handle
+                    refusal = stream_refusal(e, raised_at(e))
+                    if refusal is None:
+                        raise
+                    raise refusal from None
+        except BaseException as e:   # a temporary the program keeps past a failed
+            _note_kept(tracer, self._places(args, kwargs), e)   # trace: where, and what to do
+            raise
         _refuse_result(self.__name__, result, self.fn)
         ir = tracer.graph()
         if ir.temporaries or scalars:
-            arguments = self._bind(args, kwargs).arguments
-            places = [(f"argument {k}", v) for k, v in arguments.items()]
-            if self._lead:   # a method: what its class holds (Model.last = t)
-                owner = type(arguments[self.self_param])
-                places += [(f"class attribute {owner.__name__}.{k}", v)
-                           for k, v in vars(owner).items() if not k.startswith("__")
-                           and not callable(v) and not _has(type(v), "__get__")]
-            places += [(f"global or closure name {name}", v) for name, v in named_values(self.fn)]
+            places = self._places(args, kwargs)
             if ir.temporaries:
                 _refuse_kept(tracer, places)
             if scalars:
                 _refuse_kept_scalar(self, places, scalars)
         return ir, arrays, scalars, changed_copies(handed, (self.fn,) + tuple(
             self._holdings.reach.walked) if handed else ())
+
+    def _places(self, args, kwargs) -> list:
+        """``(label, value)`` of where the program may keep what a trace made past it:
+        the arguments, what a method's class holds (``Model.last = t``), and the
+        global and closure names the function reads."""
+        arguments = self._bind(args, kwargs).arguments
+        places = [(f"argument {k}", v) for k, v in arguments.items()]
+        if self._lead:
+            owner = type(arguments[self.self_param])
+            places += [(f"class attribute {owner.__name__}.{k}", v)
+                       for k, v in vars(owner).items() if not k.startswith("__")
+                       and not callable(v) and not _has(type(v), "__get__")]
+        return places + [(f"global or closure name {name}", v)
+                         for name, v in named_values(self.fn)]
 
     def _label_closure(self, tracer: Tracer, arguments) -> None:
         """Name the arrays the function reaches by name (its own and its helpers'),
@@ -292,6 +303,25 @@ def _store_line(f, param: str):
             stores.add(line)
     lines = sorted(n for n in loads & stores if n is not None)
     return code.co_filename, lines[0] if lines else code.co_firstlineno
+
+
+def _note_kept(tracer, places, error: BaseException) -> None:
+    """A trace raised ``error``: where one of ``places`` keeps a temporary it made
+    (``CACHE["t"] = s.empty(n)`` before the line that raised), told in a note
+    on ``error`` and by any later use of it (``_Life.kept``), which would
+    otherwise read as a mistake of the later call's."""
+    if not getattr(tracer, "_temps", None):
+        return
+    for label, value in places:
+        tmp = holder_of(value, tracer)
+        if tmp is not None:
+            tmp._life.kept = label
+            if hasattr(error, "add_note"):
+                error.add_note(
+                    f"temporary {tmp._life.where()} is kept by {label} after this failed "
+                    f"trace of {tracer.name}: drop it from there (a temporary exists only "
+                    "inside its trace)")
+            return
 
 
 def _refuse_kept(tracer, places) -> None:

@@ -203,3 +203,35 @@ def test_the_simulator_keeps_no_lock_per_kernel_run():
         step(x, y, float(i))
     assert y.copy_to_host()[0] == 19.0
     assert len(kernelapi._globals_locks) == before
+
+
+@cuda.jit(device=True)
+def _twice(v):
+    return 2.0 * v
+
+
+LUT = None
+
+
+def test_a_kernel_made_per_call_calling_a_device_function_dies():
+    def make():
+        @cuda.jit
+        def k(x, out):
+            i = cuda.grid(1)
+            if i < x.size:
+                out[i] = _twice(x[i]) + (0.0 if LUT is None else 1.0)
+        return k
+
+    def run(x, y):
+        k = make()
+
+        @gt.graph
+        def f(s, x, y):
+            k[1, 32, s](x, y)
+        f(x, y)
+        assert y.copy_to_host()[0] == 2.0
+        return weakref.ref(k)
+
+    x, y, _ = _arrays()
+    refs = [run(x, y) for _ in range(3)]
+    assert _alive(refs) == 0

@@ -23,6 +23,7 @@ from ..arrays import as_buffer, is_array
 from ..buffers import Buffer
 from ..context import current_tracer, on_trace_start
 from ..errors import KernelArgumentError, user_frame
+from ..owned import keep, kept
 from ..probe import _has
 from ..scalar import Scalar, has_fraction
 from ..tree import leaves, materialize, tree_map
@@ -92,10 +93,10 @@ class NumbaAdapter(Adapter):
                                   if any(isinstance(x, Scalar) or is_array(x)
                                          for x in leaves(v)))
         if calls_device_functions(py_func):   # watched for new versions of them
-            _with_devices[id(k)] = self
+            keep(_with_devices, id(k), k, self)
         held = None if self.opaque else held_now(py_func)
         if held is not None:   # LUT = None (or np.zeros(0)) till init(): looked at again
-            _unsettled[id(k)] = self, held   # as each trace starts, where it changed
+            keep(_unsettled, id(k), k, (self, held))   # as each trace starts, where it changed
 
     def validate(self, args) -> None:
         if self.debug:
@@ -431,6 +432,7 @@ ADAPTERS.append((is_device_function, _refuse_device_function))
 
 
 _with_devices: dict = {}   # id(kernel) -> its NumbaAdapter, for kernels calling device functions
+# (owned.keep, as _unsettled's: held by the kernel, so that one made per call is freed)
 
 
 @on_trace_start
@@ -438,7 +440,8 @@ def _drop_stale_adapters():
     """A kernel whose device function was defined again (a notebook cell run again)
     gets a new adapter, with what either version does: the launches' cached
     intents go too."""
-    stale = [kid for kid, a in _with_devices.items() if _intents_stale(a.kernel.py_func)]
+    stale = [kid for kid, hit in list(_with_devices.items())
+             if (a := kept(hit)) is not None and _intents_stale(a.kernel.py_func)]
     for kid in stale:
         del _with_devices[kid]
         _unsettled.pop(kid, None)
@@ -460,7 +463,10 @@ def _settle_opacity():
     holds then. What the names it reaches hold is compared by identity; the kernel is
     read again only where one holds another object. The gt.kernel wrappers of the
     adapter read its opacity."""
-    for kid, (a, last) in list(_unsettled.items()):
+    for kid, hit in list(_unsettled.items()):
+        if (hit := kept(hit)) is None:   # its kernel is gone
+            continue
+        a, last = hit
         py_func = a.kernel.py_func
         held = held_now(py_func)
         if held == last:
@@ -470,4 +476,4 @@ def _settle_opacity():
         if a.opaque or held is None:
             del _unsettled[kid]
         else:
-            _unsettled[kid] = a, held
+            keep(_unsettled, kid, a.kernel, (a, held))

@@ -40,7 +40,7 @@ import numpy as np
 from .context import current_tracer
 from .errors import HostSyncError, _is_internal
 
-__all__ = ["TracedHostArray", "guarded", "plain"]
+__all__ = ["TracedHostArray", "guarded", "plain", "written_view"]
 
 # numpy functions that read no values: shapes, types, memory, new arrays like it
 _METADATA = frozenset({np.shape, np.ndim, np.size, np.result_type, np.may_share_memory,
@@ -94,34 +94,43 @@ def _source() -> tuple:
     return ("<unknown>", 0) if f is None else (f.f_code.co_filename, f.f_lineno)
 
 
-def _refuse() -> None:
+def _refuse(a) -> None:
+    """Refuse reading ``a``'s values while tracing, with its class's message."""
     if current_tracer() is not None and not getattr(_QUIET, "on", False):
-        raise HostSyncError(
-            "the values of a host array argument are read while tracing: they would be "
-            "baked into the graph, and a later call with another array (or this one "
-            "changed) would not see them; pass the numbers as arguments of their own (a "
-            "number, or a tuple such as tuple(params), in static= where Python code "
-            "decides on it: an array named in static= is still an array), decide on the "
-            "device, or read the array in a host callback (s.host)",
-            _source())
+        source = _source()
+        refusal = a._refusal
+        raise HostSyncError(_ARGUMENT if refusal is None else refusal(source), source)
+
+
+_ARGUMENT = (
+    "the values of a host array argument are read while tracing: they would be "
+    "baked into the graph, and a later call with another array (or this one "
+    "changed) would not see them; pass the numbers as arguments of their own (a "
+    "number, or a tuple such as tuple(params), in static= where Python code "
+    "decides on it: an array named in static= is still an array), decide on the "
+    "device, or read the array in a host callback (s.host)")
 
 
 class TracedHostArray(np.ndarray):
-    """A numpy argument as the traced function sees it (see the module)."""
+    """A numpy argument as the traced function sees it (see the module).
+    ``_refusal``: None for an argument; for an array a node of the trace writes
+    (``written_hosts.py``), the message of a read at a ``(file, line)``."""
+
+    _refusal = None
 
     def __getitem__(self, key):
         out = super().__getitem__(key)
         if not isinstance(out, np.ndarray):   # an element: its value
-            _refuse()
+            _refuse(self)
         return out
 
     def __iter__(self):
         if self.ndim < 2:   # its elements (rows of a larger array are views)
-            _refuse()
+            _refuse(self)
         return super().__iter__()
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        _refuse()
+        _refuse(self)
         inputs = tuple(plain(x) for x in inputs)
         if "out" in kwargs:
             kwargs["out"] = tuple(plain(x) for x in kwargs["out"])
@@ -143,7 +152,7 @@ class TracedHostArray(np.ndarray):
             out = _guarded_views(out, args, kwargs)
             if out is not None:
                 return out
-        _refuse()   # before it runs: np.copyto(p, 0) would write the caller's array
+        _refuse(self)   # before it runs: np.copyto(p, 0) would write the caller's array
 
     def __repr__(self):   # printing bakes nothing in
         return repr(self.view(np.ndarray))
@@ -166,16 +175,16 @@ def _refusing(name: str, slot):
     """``np.ndarray``'s ``name`` as a method or attribute refused while tracing."""
     if hasattr(slot, "__set__"):   # an attribute (flat, data, base): reading and setting
         def get(self):
-            _refuse()
+            _refuse(self)
             return slot.__get__(self, type(self))
 
         def set_(self, value):
-            _refuse()
+            _refuse(self)
             slot.__set__(self, value)
         return property(get, set_, doc=slot.__doc__)
 
     def method(self, *args, **kwargs):
-        _refuse()
+        _refuse(self)
         return slot(self, *args, **kwargs)
     method.__name__, method.__doc__ = name, slot.__doc__
     method.__qualname__ = f"TracedHostArray.{name}"
@@ -185,7 +194,7 @@ def _refusing(name: str, slot):
 def _writes_refused(slot):
     """A view attribute (real, imag) read as it is; setting it writes values."""
     def set_(self, value):
-        _refuse()
+        _refuse(self)
         slot.__set__(self, value)
     return property(lambda self: slot.__get__(self, type(self)), set_, doc=slot.__doc__)
 
@@ -218,6 +227,15 @@ def plain(x):
     """A guarded array as the ordinary numpy array it views (what a host callback
     receives); anything else as it is."""
     return x.view(np.ndarray) if isinstance(x, TracedHostArray) else x
+
+
+def written_view(a: np.ndarray, refusal) -> TracedHostArray:
+    """A view of host array ``a`` whose values refuse to be read while tracing,
+    saying ``refusal((file, line))`` of the read (``written_hosts.py``): a class of
+    its own, which its views and slices keep."""
+    cls = type("WrittenHostArray", (TracedHostArray,),
+               {"_refusal": staticmethod(refusal), "__module__": __name__})
+    return np.ndarray.view(a, cls)
 
 
 def guarded(v):

@@ -164,6 +164,8 @@ class Tracer(_Hot, _Roots):
     ``GRAPHTRACE_VERIFY=1`` every traced graph is checked (``Graph.verify``).
     """
 
+    written = None   # written_hosts.WrittenHosts where it reaches host arrays by name
+
     def __init__(self, name: str, params: list[str], mode: str):
         self.name, self.params, self.mode = name, params, mode
         self._slots: list[Buffer] = []          # every Buffer of the trace, by slot
@@ -394,8 +396,11 @@ class Tracer(_Hot, _Roots):
             if m not in MODE_CODES:
                 raise ValueError(f"an access mode is 'r', 'w' or 'rw', not {m!r}")
             codes.append(self._slot(b) << 2 | MODE_CODES[m])
+        source = source or user_frame()
         pos = self._append(scope, stream, op, target, tuple(args), codes, attrs or {}, opaque,
-                           source or user_frame(), index, regions)
+                           source, index, regions)
+        if self.written is not None:   # named host arrays: reads of one written refused
+            self.written.wrote(accesses, op, target, source)
         return scope.rec.node(pos)
 
     def _append(self, scope: Scope, stream: int, op, target, args: tuple, codes: list,

@@ -13,6 +13,8 @@ import dis
 import inspect
 import textwrap
 
+import numpy as np
+
 from ._guards import CupyFence, raised_at, translate
 from ._host_guard import guarded
 from .arguments import Call, changed_copies, copies, path_str, walk
@@ -29,6 +31,7 @@ from .temporary import held_one, holder_of, returned
 from .trace import Tracer
 from .tree import leaves
 from .type_calls import refuse_type_calls
+from .written_hosts import WrittenHosts
 
 __all__ = ["Tracing"]
 
@@ -103,6 +106,9 @@ class Tracing:
                     if refusal is None:
                         raise
                     raise refusal from None
+                finally:
+                    if tracer.written is not None:   # its names hold their own arrays again
+                        tracer.written.restore()
         except BaseException as e:   # a temporary the program keeps past a failed
             _note_kept(tracer, self._places(args, kwargs), e)   # trace: where, and what to do
             raise
@@ -134,8 +140,13 @@ class Tracing:
     def _label_closure(self, tracer: Tracer, arguments) -> None:
         """Name the arrays the function reaches by name (its own and its helpers'),
         and those of ``self`` for a method."""
-        tracer.add_arguments(self._holdings.reached(arguments))
+        reached = self._holdings.reached(arguments)
+        tracer.add_arguments(reached)
+        hosts = [(tracer.cached_buffer(a), a) for _, a in reached if isinstance(a, np.ndarray)]
         holdings = self._holdings
+        if hosts:   # guarded where a node writes them (written_hosts.py)
+            tracer.written = WrittenHosts(hosts, [self.fn, *holdings.reach.walked],
+                                          list(arguments.values()))
         tracer.callback_arrays = frozenset(id(a) for _, a in holdings.callback_arrays(
             arguments[self.self_param] if self._lead else None) +
             holdings.argument_callbacks(arguments))

@@ -1,8 +1,9 @@
 """Host arrays a trace writes, guarded where the code reaches them by name.
 
 A node recorded in the trace that writes a host array the function reaches by
-name (``s.copy(H, d)``, a memset, a host callback handed it: one not wrapped in
-``gt.In``) fills it when the graph runs. While tracing, the array still holds
+name (``s.copy(H, d)``, a host callback handed it, unless wrapped in ``gt.In``,
+or reading it by its own name: read and written, as the callback's arrays are
+ordered) fills it when the graph runs. While tracing, the array still holds
 what it held before the call; a number read off it then (``float(H[0])``,
 ``H.sum()``, ``H[k]``, a loop over it) would be baked into the graph, and the
 key reads the same stale number, so every call replays it. From that node on,

@@ -234,3 +234,18 @@ def test_an_argument_object_holding_the_written_global_array_is_refused_too():
     _refused(step, _device(3.0), cuda.device_array(4), cfg, read="reads via argument",
              write="writes via global")
     assert cfg.h is H
+
+
+def test_a_read_after_a_callback_reading_the_array_by_its_own_name_is_refused():
+    """Such a callback's arrays are read and written (it may change them when it
+    runs): the trace's read after it may be stale, and says so."""
+    def report():
+        H[0] += 1.0
+
+    @gt.graph(backend="sim")
+    def step(s, x, y):
+        s.host(report)                           # callback by name
+        scale[1, 32, s](x, float(H[0]), y)       # reads after named callback
+    msg = _refused(step, _device(1.0), cuda.device_array(4),
+                   read="reads after named callback", write="callback by name")
+    assert "host callback" in msg and "report" in msg

@@ -319,6 +319,31 @@ class Stream(ProxyStream):
             "split the function in two graphs, or use s.host(fn, ...) to run host "
             "code at that point of the graph")
 
+    # numba's own stream methods, kept by code ported from eager numba: a StreamError
+    # at the user's line naming the proxy stream's spelling.
+    def wait_event(self, event=None, *_):
+        """Refused: numba's spelling of ``wait``."""
+        raise StreamError(
+            "s.wait_event(ev) is numba's stream API: on a proxy stream write s.wait(ev) "
+            "(ev recorded by t.record(ev) on the other proxy stream), or s.join(t) to make "
+            "s's later work wait for t's work so far")
+
+    def add_callback(self, callback=None, arg=None):
+        """Refused: numba's spelling of ``host``."""
+        raise StreamError(
+            "s.add_callback(cb, arg) is numba's stream API: a host callback in the graph is "
+            "s.host(fn, *args), which calls fn(*args) at that point of the graph (not "
+            "numba's cb(stream, status, arg): pass fn the arguments it needs)")
+
+    def auto_synchronize(self):
+        """Refused: nothing synchronises inside a graph."""
+        raise StreamError(
+            "with s.auto_synchronize(): is numba's stream API: no synchronisation is "
+            "needed inside a graph (its nodes are ordered by their data or streams); drop "
+            "the with block and keep its body. The call of the decorated function is "
+            "asynchronous: synchronise the stream it ran on after it, if the host needs "
+            "the results")
+
     # What libraries read from a real stream: a StreamError at the user's line that
     # names the spelling to use instead (no CUDA stream stands behind a proxy).
     __cuda_stream__ = property(_kernel.foreign_attribute(

@@ -14,7 +14,11 @@ rather than a list of array methods:
   and numpy attribute that reads or writes element values is refused, the
   ones that only make views or tell the geometry pass;
 - ``cupy.asnumpy``, ``torch.cuda.synchronize``, and the ``to_device`` and
-  ``synchronize`` functions of ``numba.cuda``.
+  ``synchronize`` functions of ``numba.cuda``;
+- numba's streams and events (numba-cuda's and the simulator's classes, where
+  nothing would fail on its own): their ``synchronize``; an event's
+  ``record``/``wait`` and ``device_array`` given a proxy stream, which would
+  record nothing into the graph (``_port_hints`` says what to write).
 
 Each is wrapped once, at the first trace; a wrapper costs one thread-local
 lookup outside a trace. graphtrace's own calls pass.
@@ -25,8 +29,9 @@ import importlib
 import sys
 import threading
 
-from .context import current_tracer, on_trace_start
-from .errors import _PKG_DIR, LIBRARY_DIRS, HostSyncError
+from . import _port_hints
+from .context import ProxyStream, current_tracer, on_trace_start
+from .errors import _PKG_DIR, LIBRARY_DIRS, HostSyncError, StreamError
 from .probe import _attr
 
 # (module, attribute path, what it does) of the functions guarded.
@@ -44,6 +49,25 @@ _FUNCTIONS = [
     ("cupy.cuda", "Stream.synchronize", "a synchronisation"),
     ("cupy.cuda", "Device.synchronize", "a synchronisation"),
     ("torch.cuda", "synchronize", "a synchronisation"),
+    ("numba.cuda.cudadrv.driver", "Event.synchronize", "a synchronisation"),
+    ("numba.cuda.cudadrv.driver", "Stream.auto_synchronize", "a synchronisation"),
+]
+# The simulator's: guarded only where numba runs on it (its module is loaded).
+_SIM_FUNCTIONS = [
+    ("numba.cuda.simulator.api", "Event.synchronize", "a synchronisation"),
+    ("numba.cuda.simulator.api", "stream.synchronize", "a synchronisation"),
+    ("numba.cuda.simulator.api", "stream.auto_synchronize", "a synchronisation"),
+]
+# Refused only when handed a proxy stream (module, attribute path): an event's
+# record/wait would order nothing in the graph, an array allocated "on" the proxy
+# stream is no temporary of the graph.
+_PROXY_TAKERS = [
+    ("numba.cuda.cudadrv.driver", "Event.record"),
+    ("numba.cuda.cudadrv.driver", "Event.wait"),
+    ("numba.cuda.simulator.api", "Event.record"),
+    ("numba.cuda.simulator.api", "Event.wait"),
+    ("numba.cuda", "device_array"),
+    ("numba.cuda", "device_array_like"),
 ]
 
 # What numba's simulated device array may do inside a trace: tell its
@@ -73,26 +97,60 @@ def _message(what: str, why: str) -> str:
             "inside the graph")
 
 
-def refuse(what: str, why: str = "") -> None:
-    raise HostSyncError(_message(what, why))
+def refuse(what: str, why: str = "", name: str = "", args=(), kwargs=None) -> None:
+    """Raise the ``HostSyncError`` for ``what``; ``name`` (the function's or method's)
+    and its arguments say more where the proxy stream's own op would do it."""
+    if _proxy_in(args, kwargs):
+        raise HostSyncError(
+            f"{what} given the proxy stream inside a trace{why}: it would run now, once, "
+            "instead of in each launch of the graph. Record it on the proxy stream: "
+            f"{_port_hints.proxy_call(name)}")
+    hint = _port_hints.setitem_hint() if name == "__setitem__" else ""
+    raise HostSyncError(_message(what, why) + hint)
 
 
-def _guard(original, what, why="", reflect=False):
+def _proxy_in(args, kwargs) -> bool:
+    return any(isinstance(a, ProxyStream) for a in args) or \
+        any(isinstance(a, ProxyStream) for a in (kwargs or {}).values())
+
+
+def _guard(original, what, why="", reflect=False, name=""):
     def guarded(*args, **kwargs):
         if reflect and len(args) == 2 and \
                 _attr(type(args[1]), "_reflects_comparisons", False):
             return NotImplemented   # lim < gt.cond(x): the condition's own comparison
         if _tracing():
-            refuse(what, why)
+            refuse(what, why, name, args, kwargs)
         return original(*args, **kwargs)
     guarded._graphtrace_guard = True
     guarded.__wrapped__ = original
     return guarded
 
 
-def _install_function(module: str, path: str, what: str) -> None:
+def _proxy_guard(original, name: str):
+    """``original`` refusing a proxy stream among its arguments inside a trace."""
+    def guarded(*args, **kwargs):
+        if _proxy_in(args, kwargs) and _tracing():
+            if name in ("record", "wait"):
+                raise StreamError(_port_hints.event_hint(name, None))
+            raise StreamError(
+                f"{name}() given the proxy stream inside a trace: the array would be "
+                "allocated now, once, and is no memory of the graph; make the graph's "
+                f"scratch memory on the proxy stream, {_port_hints.proxy_call(name)}, or "
+                "pass the array as an argument")
+        return original(*args, **kwargs)
+    guarded._graphtrace_guard = True
+    guarded.__wrapped__ = original
+    return guarded
+
+
+def _install_function(module: str, path: str, what: str | None, load: bool = True) -> None:
+    """Wrap ``module``'s ``path`` (``what`` None: refusing only a proxy stream); a
+    module not loaded yet is imported where ``load``."""
     owner = sys.modules.get(module)   # at every trace: the import system only once
     if owner is None:
+        if not load:
+            return
         try:
             owner = importlib.import_module(module)
         except Exception:  # noqa: BLE001  (a module that cannot load has nothing to guard)
@@ -104,7 +162,8 @@ def _install_function(module: str, path: str, what: str) -> None:
     if original is None or getattr(original, "_graphtrace_guard", False):
         return
     try:
-        setattr(owner, attr, _guard(original, f"{module}.{path}()", f" ({what})"))
+        setattr(owner, attr, _proxy_guard(original, attr) if what is None else
+                _guard(original, f"{module}.{path}()", f" ({what})", name=attr))
     except (AttributeError, TypeError):
         pass
 
@@ -117,7 +176,7 @@ def _guard_sim_array(cls) -> None:
         if name not in _SIM_VIEWS and callable(value):
             setattr(cls, name, _guard(value, f"{name}() of a device array",
                                       " (it reads or writes its values on the host)",
-                                      name in _COMPARISONS))
+                                      name in _COMPARISONS, name))
     getitem, getattr_ = cls.__getitem__, cls.__getattr__
 
     def __getitem__(self, idx):
@@ -146,6 +205,10 @@ def install() -> None:
     for module, path, what in _FUNCTIONS:
         if module.split(".")[0] in sys.modules:
             _install_function(module, path, what)
+    for module, path, what in _SIM_FUNCTIONS:
+        _install_function(module, path, what, load=False)
+    for module, path in _PROXY_TAKERS:
+        _install_function(module, path, None, load=False)
     sim = sys.modules.get("numba.cuda.simulator.cudadrv.devicearray")
     if sim is not None:
         _guard_sim_array(sim.FakeCUDAArray)

@@ -1,0 +1,164 @@
+"""What to write on the proxy stream instead of numba's eager spelling.
+
+Code ported from eager numba keeps numba's calls: ``x.copy_to_device(h,
+stream=s)``, ``cuda.to_device(h, stream=s)``, ``cuda.device_array(n,
+stream=s)``, ``ev.record(s)``, ``y[:] = 0``. ``_guards`` refuses them inside a
+trace; this module reads the user's line to say the proxy stream's spelling
+with the user's own names (``s.copy(x, h)``), or with placeholders where the
+line does not say them (a call spread over several lines). It runs only when
+an error is raised.
+"""
+from __future__ import annotations
+
+import ast
+import linecache
+
+from .errors import user_frame
+
+__all__ = ["proxy_call", "setitem_hint", "event_hint"]
+
+
+def _line_tree(source):
+    """The parsed statement at the user's line, or None where it does not parse alone."""
+    text = linecache.getline(*source).strip()
+    if text.endswith(":"):   # with ...: / if ...:
+        text += " pass"
+    try:
+        return ast.parse(text)
+    except SyntaxError:
+        return None
+
+
+def _text(node, default: str) -> str:
+    return default if node is None else ast.unparse(node)
+
+
+def _call(tree, names):
+    """The first call on the line to a function or method named in ``names``, and the
+    name its result is assigned to (None)."""
+    if tree is None:
+        return None, None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            f = node.func
+            name = f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", None)
+            if name in names:
+                stmt = tree.body[0] if tree.body else None
+                target = None
+                if isinstance(stmt, ast.Assign) and stmt.value is node and \
+                        len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    target = stmt.targets[0].id
+                return node, target
+    return None, None
+
+
+def _arg(call, i: int, keyword: str):
+    """The call's argument at position ``i`` or by ``keyword`` (None: not given)."""
+    if call is None:
+        return None
+    for kw in call.keywords:
+        if kw.arg == keyword:
+            return kw.value
+    return call.args[i] if len(call.args) > i else None
+
+
+def _keyword(call, keyword: str):
+    return next((kw.value for kw in call.keywords if kw.arg == keyword), None)
+
+
+def _receiver(call):
+    return call.func.value if call is not None and isinstance(call.func, ast.Attribute) \
+        else None
+
+
+_PINNED = " (host memory pinned: gt.pinned_empty, passed as an argument)"
+
+
+def _copy_to_device(call, target, s):
+    return f"{s}.copy({_text(_receiver(call), 'x')}, {_text(_arg(call, 0, 'ary'), 'h')})" \
+        + _PINNED
+
+
+def _copy_to_host(call, target, s):
+    return f"{s}.copy({_text(_arg(call, 0, 'ary'), 'h')}, " \
+        f"{_text(_receiver(call), 'y')})" + _PINNED
+
+
+def _to_device(call, target, s):
+    h, d = _text(_arg(call, 0, "obj"), "h"), target or "d"
+    return f"{d} = {s}.empty({h}.shape, {h}.dtype); {s}.copy({d}, {h})" + _PINNED + \
+        ", or pass the device array as an argument"
+
+
+def _device_array(call, target, s):
+    shape = _text(_arg(call, 0, "shape"), "shape")
+    dtype = _arg(call, 1, "dtype")
+    made = f"{s}.empty({shape}" + (f", {ast.unparse(dtype)})" if dtype is not None else ")")
+    return f"{target} = {made}" if target else made
+
+
+def _device_array_like(call, target, s):
+    a = _text(_arg(call, 0, "ary"), "a")
+    made = f"{s}.empty({a}.shape, {a}.dtype)"
+    return f"{target} = {made}" if target else made
+
+
+_SPELLINGS = {"copy_to_device": _copy_to_device, "to_device": _to_device,
+              "copy_to_host": _copy_to_host, "device_array": _device_array,
+              "device_array_like": _device_array_like}
+_DRIVER = {"host_to_device": "s.copy(device_array, host)" + _PINNED,
+           "device_to_host": "s.copy(host, device_array)" + _PINNED,
+           "device_to_device": "s.copy(dst, src)", "device_memset": "s.memset(dst, value)"}
+
+
+def proxy_call(name: str, proxy_name: str | None = None) -> str:
+    """The proxy stream's op for numba's call ``name`` given the proxy stream, read
+    off the user's line where it says the call (numba-cuda's driver functions are
+    called by numba's methods: the user's line names the method)."""
+    source = user_frame(2)
+    call, target = _call(_line_tree(source), _SPELLINGS)
+    if call is None:
+        return _DRIVER.get(name, "the op of the proxy stream (s.copy, s.memset, s.empty)")
+    s = _text(_keyword(call, "stream"), proxy_name or "s")
+    spell = call.func.attr if isinstance(call.func, ast.Attribute) else call.func.id
+    return _SPELLINGS[spell](call, target, s)
+
+
+def setitem_hint() -> str:
+    """For ``y[...] = v`` on a device array: fill it in the graph instead."""
+    tree = _line_tree(user_frame(2))
+    stmt = next((n for n in ast.walk(tree) if isinstance(n, ast.Assign)), None) \
+        if tree is not None else None
+    if stmt is not None and len(stmt.targets) == 1 and \
+            isinstance(stmt.targets[0], ast.Subscript):
+        sub = stmt.targets[0]
+        y, v = ast.unparse(sub.value), ast.unparse(stmt.value)
+        idx = sub.slice
+        if isinstance(idx, ast.Slice) and idx.lower is idx.upper is idx.step is None:
+            view = y
+        elif isinstance(idx, ast.Slice):
+            view = f"{y}[{ast.unparse(idx)}]"
+        else:
+            return f"; to write {y} in the graph, launch a kernel on the proxy stream"
+        if isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, (int, float)):
+            return f"; to fill {view} in the graph, write s.memset({view}, {v}) (s the proxy " \
+                   "stream) or launch a kernel"
+        return f"; to write {view} in the graph, s.copy({view}, src) or launch a kernel"
+    return "; to write a device array in the graph, s.memset(y, value), s.copy(y, src) " \
+           "or a kernel on the proxy stream"
+
+
+def event_hint(method: str, proxy_name: str | None) -> str:
+    """For numba's ``ev.record(s)`` / ``ev.wait(t)`` given a proxy stream."""
+    call, _ = _call(_line_tree(user_frame(2)), {method})
+    ev = _text(_receiver(call), "ev")
+    given = _text(_arg(call, 0, "stream"), proxy_name or "s")
+    spelled = ast.unparse(call) if call is not None else f"{ev}.{method}({given})"
+    s, t = (given, "t") if method == "record" else ("s", given)
+    return (f"{spelled} is numba's event on a proxy stream: numba's events are not "
+            "recorded into a graph, so the order it stands for would be lost (a race). "
+            f"Order proxy streams with their own calls: {t}.join({s}) makes {t}'s later "
+            f"work wait for {s}'s work so far; {s}.record({ev}) and {t}.wait({ev}) do the "
+            "same through an event (a cuda.core Event, Device().create_event(), on a GPU; "
+            "numba's events cannot be put in a graph). With deps=\"data\" (the default) "
+            "the data already orders the work: no call is needed")

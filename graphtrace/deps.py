@@ -56,17 +56,31 @@ class DataDeps:
 
     def __init__(self, regions: Regions):
         self.regions = regions
+        self.closers: list[int] = []   # nodes after everything before them (closes)
+
+    def closes(self, pos: int) -> None:
+        """Node ``pos`` follows every node recorded before it, and nothing has to
+        follow it: an event recorded for work outside the graph, which sees all the
+        work before its record done, while the work after it runs as its data allow."""
+        self.closers.append(pos)
 
     def finish(self, rec) -> tuple:
         n = len(rec)
+        extra = _closing_pairs(self.closers, rec.opaque) if self.closers else None
         if n <= deps_small.SMALL:   # numpy's calls would cost more than the work
             if _PAIRS[0] is not None and not rec.opaque:
                 self.regions.update()
                 found = _disjoint_pairs(rec.codes, rec.ends, None, self.regions)
                 if found is not None:
+                    if extra is not None:
+                        found = (np.concatenate((found[0], extra[0])),
+                                 np.concatenate((found[1], extra[1])))
                     return deps_small.reduce(n, deps_small.preds_of(n, *found))
-            return deps_small.data_deps(n, rec.codes, rec.ends, rec.opaque, self.regions)
+            return deps_small.data_deps(n, rec.codes, rec.ends, rec.opaque, self.regions,
+                                        extra)
         preds, ops = data_pairs(n, rec.codes, rec.ends, rec.opaque, self.regions)
+        if extra is not None:
+            preds, ops = np.concatenate((preds, extra[0])), np.concatenate((ops, extra[1]))
         return reduce_pairs(n, preds, ops)
 
     # Stream structure does not order anything in data mode.
@@ -120,6 +134,20 @@ class StreamDeps:
     def finish(self, rec) -> tuple:
         return reduce_pairs(len(rec), np.array(self._preds, np.int64),
                             np.array(self._ops, np.int64))
+
+
+def _closing_pairs(closers: list, opaque: list) -> tuple:
+    """``(preds, ops)`` putting each closer after every node before it: after the
+    nodes since the latest closer or barrier before it (and that one), which
+    follows all the rest already."""
+    marks = sorted(set(closers) | set(opaque))
+    preds, ops, at = [], [], 0
+    for m in marks:
+        if m in closers:   # (few: an event record each)
+            preds += range(at, m)
+            ops += [m] * (m - at)
+        at = m
+    return np.array(preds, np.int64), np.array(ops, np.int64)
 
 
 def make_tracker(mode: str, regions: Regions | None = None):

@@ -25,8 +25,9 @@ __all__ = ["SMALL", "data_deps", "preds_of", "reduce"]
 SMALL = 64   # nodes; above this the batch path costs less (bench/STUDIES.md)
 
 
-def data_deps(n: int, codes: list, ends: list, opaque: list, regions) -> tuple:
-    """``(ptr, deps)`` as ``reduction.reduce_pairs(n, *deps.data_pairs(...))`` gives them."""
+def data_deps(n: int, codes: list, ends: list, opaque: list, regions, extra=None) -> tuple:
+    """``(ptr, deps)`` as ``reduction.reduce_pairs(n, *deps.data_pairs(...))`` gives them;
+    ``extra``: more pairs ``(preds, ops)`` (numpy arrays) to keep in the order."""
     regions.update()
     region = regions.of_slot[np.array(codes, np.int64) >> 2].tolist() if codes else []
     used = set(region)
@@ -76,6 +77,9 @@ def data_deps(n: int, codes: list, ends: list, opaque: list, regions) -> tuple:
         found.discard(j)
         preds[j] = found if found or barrier is None else (barrier,)
         epoch.append(j)
+    if extra is not None:
+        for p, o in zip(extra[0].tolist(), extra[1].tolist()):
+            preds[o] = [*preds[o], p]
     return reduce(n, preds)
 
 

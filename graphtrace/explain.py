@@ -32,7 +32,7 @@ import operator
 
 from .deps import EVERYTHING
 from .errors import GraphtraceError, counted
-from .hazards import (OPAQUE, RAW, SERIAL, WAR, WAW, WORDS, hazards, merged, path, serial,
+from .hazards import (CLOSES, OPAQUE, RAW, SERIAL, WAR, WAW, WORDS, hazards, merged, path, serial,
                       span, touches)
 from .ir import Graph, Namer, Node, graph_of
 from .ops.base import callable_name
@@ -270,6 +270,8 @@ def _hazards(found, namer: Namer, streams: bool = False) -> str:
     """The hazards ``found``, one entry per buffer or view (``RAW/WAR/WAW x``);
     ``streams``: of a streams-mode graph, where an opaque node is ordered by its
     stream like any other."""
+    if found and found[0].kinds == (CLOSES,):
+        return WORDS[CLOSES]
     if found and found[0].kinds == (OPAQUE,):
         h = found[0]
         which = "both" if h.first_view is h.second_view else \

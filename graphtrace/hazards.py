@@ -19,21 +19,23 @@ from .deps import EVERYTHING
 from .temporary import COOPERATIVE
 
 __all__ = ["Hazard", "hazards", "touches", "reachability", "path", "RAW", "WAR", "WAW",
-           "OPAQUE", "WORDS", "span", "merged", "serial", "SERIAL"]
+           "OPAQUE", "CLOSES", "WORDS", "span", "merged", "serial", "SERIAL"]
 
-RAW, WAR, WAW, OPAQUE = "RAW", "WAR", "WAW", "opaque"
+RAW, WAR, WAW, OPAQUE, CLOSES = "RAW", "WAR", "WAW", "opaque", "closes"
 WORDS = {RAW: "read after write", WAR: "write after read", WAW: "write after write",
-         OPAQUE: "an opaque node is ordered after and before everything"}
+         OPAQUE: "an opaque node is ordered after and before everything",
+         CLOSES: "an event record follows everything recorded before it"}
 
 
 @dataclass(frozen=True, slots=True)
 class Hazard:
     """One reason for ``second`` (recorded later) to run after ``first``.
 
-    ``kinds``: some of ``RAW``, ``WAR``, ``WAW`` (or just ``OPAQUE``);
+    ``kinds``: some of ``RAW``, ``WAR``, ``WAW`` (or just ``OPAQUE``, or just
+    ``CLOSES``: ``second`` is a data-mode event record, after all before it);
     ``first_view``/``second_view``: the views of the two nodes that conflict
     (for ``OPAQUE``: ``deps.EVERYTHING`` for the opaque node, None for the
-    other); ``lo``/``hi``: the bytes both
+    other; for ``CLOSES`` both None); ``lo``/``hi``: the bytes both
     views' extents share, ``[lo, hi)`` (for strided views, the bytes they
     have in common lie within).
     """
@@ -56,6 +58,8 @@ def hazards(first, second) -> list[Hazard]:
     if first.opaque or second.opaque:
         return [Hazard((OPAQUE,), EVERYTHING if first.opaque else None,
                        EVERYTHING if second.opaque else None, 0, 0)]
+    if second.attrs.get("closes"):
+        return [Hazard((CLOSES,), None, None, 0, 0)]
     out = []
     for bf, mf in first.accesses:
         for bs, ms in second.accesses:
@@ -73,7 +77,7 @@ SERIAL = "cooperative launches run one at a time"
 def serial(h: Hazard) -> bool:
     """Whether ``h`` is on the byte every cooperative launch writes (``Tracer.cooperative``):
     not data, the rule that they run one at a time."""
-    return h.kinds != (OPAQUE,) and h.first_view.lo == COOPERATIVE
+    return h.kinds not in ((OPAQUE,), (CLOSES,)) and h.first_view.lo == COOPERATIVE
 
 
 def span(view: Buffer, lo: int, hi: int, name: str) -> str:

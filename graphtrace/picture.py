@@ -17,7 +17,7 @@ import os
 import textwrap
 
 from .errors import MissingDependencyError, counted, format_source
-from .hazards import OPAQUE, hazards, merged, serial, span
+from .hazards import CLOSES, OPAQUE, hazards, merged, serial, span
 from .placement import device_name
 from .temporary import HOST_ORDER
 
@@ -152,6 +152,8 @@ class _Writer:
         found = hazards(first, second)
         if found and found[0].kinds == (OPAQUE,):
             text = "opaque"
+        elif found and found[0].kinds == (CLOSES,):
+            text = "event record"
         else:
             turn = [h for h in found if h.first_view.lo == HOST_ORDER]   # callbacks in turn
             text = "\n".join(merged(

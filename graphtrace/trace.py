@@ -520,6 +520,10 @@ class Tracer(_Hot, _Roots):
         scope.events[id(event)] = (event, node)
         scope.deps.record(stream, node.pos)
 
+    def closes(self, node: Node, scope: Scope | None = None) -> None:
+        """``deps="data"``: ``node`` follows all before it, nothing has to follow it."""
+        (scope or self._top).deps.closes(node.pos)
+
     def wait_event(self, event, stream: int, scope: Scope | None = None) -> Node | None:
         scope = inner = scope or self._top
         hit = scope.events.get(id(event))

@@ -43,7 +43,8 @@ def test_without_the_wait_the_same_work_is_a_race():
     assert "touch x / x, one writing" in text
 
 
-def test_event_nodes_are_opaque_barriers_only_in_data_mode():
+def test_event_waits_are_opaque_barriers_only_in_data_mode_and_records_never():
+    """A record follows all before it in data mode (deps.DataDeps.closes), unopaque."""
     x, y = A(64), A(64)
     ev, outside = object(), object()
 
@@ -62,8 +63,9 @@ def test_event_nodes_are_opaque_barriers_only_in_data_mode():
         body(s)
     for g, opaque in ((data.trace(), True), (streams.trace(), False)):
         assert [(n.kind, n.opaque) for n in g.nodes[1:3]] == \
-            [("event_record", opaque), ("event_wait", opaque)]
+            [("event_record", False), ("event_wait", opaque)]
         assert sorted(g.edges()) == [(0, 1), (1, 2), (2, 3)]
+        assert not gt.check(g)
 
 
 def test_an_outside_event_wait_races_with_no_other_stream():

@@ -263,3 +263,31 @@ def test_small_scopes_are_inferred_in_plain_python_and_large_ones_in_batch(
     assert calls == plain
     trace(lambda s: [write(s, x) for _ in range(deps_small.SMALL + 1)])
     assert calls == plain   # the batch path took the larger scope
+
+
+@pytest.mark.parametrize("n", [4, 40, 100])   # the small scope's walk, and the batch path
+def test_data_mode_an_event_record_follows_all_before_it_and_orders_nothing_after(n):
+    xs = [A(256) for _ in range(n)]
+    ev, ev2 = object(), object()
+
+    def body(s):
+        t = s.fork()
+        for i, x in enumerate(xs):
+            write(s if i % 2 else t, x)               # 0..n-1: independent chains
+        t.record(ev)                                  # n: after every one of them
+        read(s, xs[0])                                # n+1: after 0 only
+        s.launch(K, 1, 1, gt.Out(xs[1]), opaque=True)  # n+2: a barrier
+        write(t, xs[2])                               # n+3: after the barrier
+        s.record(ev2)                                 # n+4: after n+3 (and so the rest)
+        s.wait(ev)                                    # waited in the trace: no node
+        read(s, xs[3])                                # n+5: after n+3's barrier only
+    g = trace(body)
+    assert [nd.kind for nd in g.nodes[n:]] == ["event_record", "kernel", "kernel",
+                                               "kernel", "event_record", "kernel"]
+    assert not g.nodes[n].opaque
+    assert [d.pos for d in g.nodes[n].deps] == list(range(n))
+    assert [d.pos for d in g.nodes[n + 1].deps] == [0]
+    assert [d.pos for d in g.nodes[n + 2].deps] == [n, n + 1]
+    assert [d.pos for d in g.nodes[n + 3].deps] == [n + 2]
+    assert [d.pos for d in g.nodes[n + 4].deps] == [n + 3]
+    assert [d.pos for d in g.nodes[n + 5].deps] == [n + 2]

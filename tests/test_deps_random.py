@@ -353,9 +353,10 @@ device_accesses = st.lists(st.tuples(st.sampled_from([0, 1, 2, "temporary"]), ge
                                      st.sampled_from(["r", "w", "rw"])), max_size=3)
 host_accesses = st.lists(st.tuples(st.just("host"), geometries(),
                                    st.sampled_from(["r", "w", "rw"])), max_size=3)
+CLOSES = "closes"   # an event record in data mode: after everything before it, before nothing
 leaf_ops = st.one_of(st.tuples(st.just("kernel"), device_accesses, st.booleans()),
                      st.tuples(st.just("host"), host_accesses, st.just(False)),
-                     st.tuples(st.just("barrier"), st.just([]), st.just(True)))
+                     st.tuples(st.just("event"), st.just([]), st.just(CLOSES)))
 whole_programs = st.lists(
     st.one_of(leaf_ops, st.tuples(st.just("region"), st.lists(leaf_ops, max_size=4),
                                   st.just(False))), min_size=1, max_size=14)
@@ -376,7 +377,7 @@ def run(s, ops, tmp, seen):
             inner = []
             repeat(s, 1, lambda body: run(body, accesses, tmp, inner))
             seen.append(([a for sets, _, _ in inner for a in sets],
-                         any(o for _, o, _ in inner), inner))
+                         any(o is True for _, o, _ in inner), inner))
             continue
         views = [(make_view(where, g, tmp), m) for where, g, m in accesses]
         sets = [(byte_set(v), m) for v, m in views]
@@ -387,16 +388,18 @@ def run(s, ops, tmp, seen):
             s.host(noop, *args)   # no memory, opaque
             sets, opaque = sets + [(HOST_ORDER, "rw")], opaque or not args
         else:
-            s.record(object())   # an event for the outside world: a barrier in data mode
+            s.record(object())   # an event for the outside world: after all before it
         seen.append((sets, opaque, []))
 
 
 def check_exact(graph, seen):
     """The edges of ``graph`` (and of its regions) are the transitive reduction of
-    "one of the two is opaque, or they share a byte one of them writes"."""
+    "one of the two is opaque, or the later one is an event record, or they share a
+    byte one of them writes"."""
     assert len(graph.nodes) == len(seen)
     reach = reaches_by_pos(graph)
-    must = [[seen[i][1] or seen[j][1] or conflict(seen[i][0], seen[j][0])
+    must = [[seen[i][1] is True or seen[j][1] is True or (i < j and seen[j][1] == CLOSES)
+             or conflict(seen[i][0], seen[j][0])
              for j in range(len(seen))] for i in range(len(seen))]
     for i, j in itertools.combinations(range(len(seen)), 2):
         if must[i][j]:
@@ -421,7 +424,7 @@ def reaches_by_pos(g):
 def test_whole_programs_get_exactly_the_reduced_order(prog):
     """Against brute force over byte sets: overlapping, strided, interleaved and empty
     views of device memory, host memory and a temporary; opaque kernels and event
-    barriers; regions (their own graphs, their nodes' union outside)."""
+    records; regions (their own graphs, their nodes' union outside)."""
     seen = []
 
     @gt.graph

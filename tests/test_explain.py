@@ -237,6 +237,20 @@ def test_a_node_that_touches_no_memory_is_independent_of_the_rest():
     assert str(why).endswith("are independent: %1 event_record touches no memory")
 
 
+def test_a_data_mode_event_record_is_explained_as_following_all_before_it():
+    @gt.graph
+    def f(s, x, y):
+        t = s.fork()
+        s.launch(K, 1, 1, gt.Out(x))
+        t.record(object())
+        t.launch(K, 1, 1, gt.Out(y))
+    e = gt.explain(f, A(16), A(16))
+    assert "an event record follows everything recorded before it" in str(e)
+    assert "bug" not in str(e)
+    assert str(e.why(1, 2)).endswith("are independent: %1 event_record touches no memory")
+    assert "event record" in f.trace(A(16), A(16)).picture(buffers=True).source
+
+
 def test_asking_for_a_node_the_graph_lacks_is_an_error():
     e = gt.explain(traced())
     for which in (9, "a", "%x", 1.5):

@@ -7,13 +7,15 @@ ordering (``deps="streams"``: the waiting stream's next work comes after the
 record; ``deps="data"``: data already orders the work). Across a child graph
 the child node stands for its inside: waiting outside on an event recorded in
 it waits for the child node, and a child waiting on one recorded before it
-outside follows that record as a whole. An event recorded for the outside
-world becomes an event-record node, and waiting on an event from outside
-becomes an event-wait node. In data mode both are opaque
-barriers, since the memory the other side touches is unknown; in streams
-mode their stream places them, and they touch no memory themselves, so they
-are not opaque: ``gt.check`` would otherwise see them race with everything
-their stream order leaves aside.
+outside follows that record as a whole. Each record is an event-record node
+(work outside the graph may wait on the event too), and waiting on an event
+from outside becomes an event-wait node. In data mode the record follows
+every node recorded before it and nothing has to follow it (``closes``): an
+outside waiter sees all the work before the record done, and the work after
+it runs as its data allow; the wait is an opaque barrier, since the memory
+the other side touches is unknown. In streams mode their stream places them,
+and they touch no memory themselves, so they are not opaque: ``gt.check``
+would otherwise see them race with everything their stream order leaves aside.
 """
 from __future__ import annotations
 
@@ -70,10 +72,16 @@ def record_event(stream, event):
     """Record ``event`` on ``stream`` once the work issued there so far is done."""
     _refuse_no_event(stream, event, "record")
     t = stream.tracer()
+    data = t.mode_of(stream.scope) == "data"
     node = t.record(EVENT_RECORD, event, (), (), stream=stream.index, scope=stream.scope,
-                    opaque=t.mode_of(stream.scope) == "data")
+                    attrs=_CLOSES if data else None)
+    if data:
+        t.closes(node, stream.scope)
     t.record_event(event, node, stream.index, stream.scope)
     return node
+
+
+_CLOSES = {"closes": True}   # what hazards.py reads: the node follows all before it
 
 
 def wait_event(stream, event):

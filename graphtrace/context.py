@@ -101,7 +101,8 @@ _gc_pause = [0, False, 0.0, gc.get_freeze_count() if sys.version_info[:2] == (3,
 _FROZEN_RECHECK = 10.0   # seconds
 # Objects moved to the oldest generation since the last full collection (told by
 # the young generation's count), the count of full collections then, and the
-# oldest generation's size after the last full collection graphtrace ran.
+# oldest generation's size since (0: not told yet; ``before_trace`` tells it once
+# the objects moved could be a quarter of it).
 _moved = [0, 0, 0]
 _FULL_FLOOR = 10_000   # objects moved before a full collection is due at all
 
@@ -153,29 +154,35 @@ def before_trace() -> None:
     """As a trace starts (not nested in a pause): the full collection due for the
     objects pauses moved (``pause_gc``), else a collection of the young generation,
     as CPython would have run soon (the garbage the program made just before the
-    call, which the trace's end would move out of its reach; a few us)."""
+    call, which the trace's end would move out of its reach; a few us). Collected
+    with no lock held: a finalizer it runs may trace in turn."""
     with _gc_lock:
-        if _gc_pause[0] == 0 and gc.isenabled():
-            if _moved[0] > max(_FULL_FLOOR, _moved[2] >> 2):
-                _collect_moved()
-            elif gc.get_count()[0] > 0:
-                gc.collect(0)
+        if _gc_pause[0] != 0 or not gc.isenabled():
+            return
+        _count_moved(0)
+        due = _moved[0] > _FULL_FLOOR and _moved[0] > _moved[2] >> 2
+    if due and not _moved[2]:   # the oldest generation's size, told once a cycle
+        size = len(gc.get_objects(2))
+        with _gc_lock:
+            _moved[2] = size
+            due = _moved[0] > size >> 2
+    if due:
+        gc.collect()
+        with _gc_lock:
+            _moved[0], _moved[1], _moved[2] = 0, _full_collections(), 0
+    elif gc.get_count()[0] > 0:
+        gc.collect(0)
+
+
+def _full_collections() -> int:
+    return gc.get_stats()[2]["collections"]
 
 
 def _count_moved(young: int) -> None:
-    full = gc.get_stats()[2]["collections"]
-    if full != _moved[1]:   # CPython collected everything since: counted anew
-        _moved[0], _moved[1] = 0, full
+    full = _full_collections()
+    if full != _moved[1]:   # a full collection ran since: counted anew, the oldest
+        _moved[0], _moved[1], _moved[2] = 0, full, 0   # generation's size to be told
     _moved[0] += young
-
-
-def _collect_moved() -> None:
-    """The full collection CPython would have run by now, had graphtrace not moved
-    the objects it counts; the oldest generation's size after it, for the next."""
-    if gc.get_stats()[2]["collections"] == _moved[1]:
-        gc.collect()
-        _moved[2] = len(gc.get_objects(2))
-    _moved[0], _moved[1] = 0, gc.get_stats()[2]["collections"]
 
 
 @contextmanager

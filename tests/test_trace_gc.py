@@ -151,7 +151,8 @@ def test_garbage_made_during_traces_gets_the_full_collection_cpython_would_run(m
     (a quarter of the oldest generation moved since the last) would have."""
     gc.collect()
     monkeypatch.setattr(context, "_FULL_FLOOR", 50)
-    monkeypatch.setattr(context, "_moved", [0, gc.get_stats()[2]["collections"], 0])
+    monkeypatch.setattr(context, "_moved", [0, gc.get_stats()[2]["collections"], 100])
+    # (the oldest generation's size told: a small heap's)
     with context.gc_paused():
         o = _Cycle()
         ref = weakref.ref(o)
@@ -163,5 +164,62 @@ def test_garbage_made_during_traces_gets_the_full_collection_cpython_would_run(m
     assert ref() is not None or gc.get_stats()[2]["collections"] != context._moved[1]
     context.before_trace()      # due now: collected as the next trace starts
     assert ref() is None and gc.isenabled() and kept
-    assert context._moved[2] > 0   # the oldest generation's size, for the next: a
-    # quarter of it is moved before the next one is due
+    assert context._moved[:1] + context._moved[2:] == [0, 0]   # counted anew, the
+    # oldest generation's size told again before the next one is due
+
+
+def test_no_full_collection_is_due_before_a_quarter_of_the_heap_is_moved(monkeypatch):
+    """The first due collection waits for CPython's rule too (a quarter of the
+    oldest generation), not for the floor alone: a 2M-object heap stalled a trace
+    with a full collection after 10,000 objects moved."""
+    gc.collect()
+    monkeypatch.setattr(context, "_FULL_FLOOR", 50)
+    monkeypatch.setattr(context, "_moved", [100, gc.get_stats()[2]["collections"], 0])
+    ran = []
+    monkeypatch.setattr(gc, "collect", lambda *a: ran.append(a) or 0)
+    context.before_trace()
+    assert not any(a == () or a == (2,) for a in ran)
+    assert context._moved[2] == len(gc.get_objects(2)) or context._moved[2] > 400
+
+
+_FINALIZER_TRACES = """
+import gc, os, sys
+import numpy as np
+import graphtrace as gt
+sys.path.insert(0, {tests!r})
+from helpers import FakeDeviceArray as A, any_kernel
+K = any_kernel()
+
+@gt.graph(backend="sim")
+def step(s, x):
+    s.launch(K, 1, 1, x)
+
+class Req:
+    def __init__(self, n):
+        self.me, self.n = self, n
+    def __del__(self):
+        step.trace(A(self.n))   # a trace started by a collection
+        print("traced", self.n, flush=True)
+
+gc.collect()
+for n in range(2, 6):
+    Req(n + 100)
+    step.trace(A(n))
+gc.collect()
+print("done", flush=True)
+"""
+
+
+def test_a_finalizer_that_traces_runs_in_the_collection_a_trace_starts_with():
+    """The collection a trace starts with runs finalizers; one that traces in
+    turn waited for good on the lock its own thread held."""
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [os.path.dirname(here), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", _FINALIZER_TRACES.format(tests=here)],
+                          env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0 and done.stdout.count("traced") == 4 and \
+        done.stdout.strip().endswith("done"), (done.stdout, done.stderr[-2000:])

@@ -344,3 +344,48 @@ def test_float_of_a_global_number_or_object_reads_as_before():
     NUM = 3.0
     step(w)
     assert first(w) == 3.0
+
+
+BIG = np.ones(8192)
+EMPTY = [np.zeros(0)]
+
+
+def test_a_reduction_the_code_guards_by_a_test_is_not_read_of_an_empty_array():
+    """``if W.size: ... W.mean()``: the key read W.mean() of the empty W at every
+    call, giving numpy's warnings (an error under -W error) the program never
+    gives; an empty array's reduction is not read."""
+    @gt.graph(backend="sim")
+    def step(s, w):
+        a = EMPTY[0]
+        put[1, 32, s](w, float(a.mean()) if a.size else -1.0)
+
+    w = cuda.device_array(4)
+    step(w)
+    EMPTY[0] = np.zeros(0)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        step(w)
+        step(w)
+    assert first(w) == -1.0
+
+
+def test_a_reduction_of_a_large_array_is_not_read_at_every_call():
+    """A normalising constant computed once off a large host table (``1 /
+    BIG.sum()``): reading it again at every call cost the cached call what numpy
+    takes over the table; past REDUCED_AT_MOST elements it is baked in, as
+    before."""
+    from graphtrace.array_reads import REDUCED_AT_MOST, array_read
+    assert BIG.size > REDUCED_AT_MOST
+
+    @gt.graph(backend="sim")
+    def step(s, w):
+        put[1, 32, s](w, 1.0 / float(BIG.sum()))
+
+    w = cuda.device_array(4)
+    step(w)
+    step(w)
+    assert step.cache_info()[:2] == (1, 1) and first(w) == 1.0 / 8192
+    from graphtrace.named_keys import MISSING
+    assert array_read(BIG, ("sum", ())) is MISSING
+    assert array_read(BIG[:REDUCED_AT_MOST], ("sum", ())) == REDUCED_AT_MOST

@@ -37,6 +37,7 @@ from .owners import _PLAIN_BASES, _dunders, _followed, _library, _python_functio
     _python_helper, own_object
 from .probe import _answers_oddly, _attr
 from .values import _MAX_DEPTH
+from .whole_reads import read_attribute_whole
 
 __all__ = ["attribute_names", "class_methods", "name_chains", "named_values", "reads_fields",
            "self_chains", "self_changes"]
@@ -225,6 +226,13 @@ def self_chains(fn, self_param: str, cls=None) -> tuple:
     found = {}
     stored = frozenset(c[0][1] for c in changed if len(c) == 1 and c[0][0] == "attr")
     hosted = stored - {c[0][1] for c in traced if len(c) == 1 and c[0][0] == "attr"}
+    roots = [(code, self_param)] + [(o.__code__, o.__code__.co_varnames[0]) for _, o, mine in
+                                    methods + setters if mine and o.__code__.co_varnames]
+    # an item of a constant key stored in what the code reads whole (if self.d: ...;
+    # self.d["init"] = True): self.d changed, as self.d.update(init=True) changes it
+    stored |= {c[0][1] for c in traced if len(c) == 2 and c[0][0] == "attr" and
+               c[1][0] == "item" and any(read_attribute_whole(k, root, c[0][1])
+                                         for k, root in roots)}
     for steps in chains:
         if len(steps) >= 2 and not any(changes(steps, c) for c in changed):
             label = _chain("self", steps)

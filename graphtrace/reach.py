@@ -236,7 +236,7 @@ class Reach:
                     self._stores.append((fn, _chain(name, ())))   # KICK set from None
                 if baked and isinstance(v, _WHOLES) and not v and name not in stored:
                     reads = reads if reads is not None else _reads(fn, code)
-                    self._container(fn, name, reads)   # LOG = []: LOG.append("started")
+                    self._container(fn, code, name, v, reads)   # LOG = []: LOG.append("started")
                 continue
             if isinstance(v, _HOLDERS) and not _library(v):   # K.step of a user module,
                 self._classes += [(fn, name, v, depth)] if baked and isinstance(v, type) else []
@@ -267,7 +267,7 @@ class Reach:
                         for head, steps in reads[0]):   # keys alone (CFG["lr"]), not whole
                     self.wholes.append((fn, name, id(v)))
                     if baked:   # SEEN.add("w"): the trace tells
-                        self._container(fn, name, reads)
+                        self._container(fn, code, name, v, reads)
             # baked into the graph where it is used (a condition, STOP = gt.cond(c) < lim,
             # by its comparison and bound): watched by value, unless the function keeps
             # state in it (a counter); a namedtuple of values the code replaces (RS =
@@ -304,10 +304,14 @@ class Reach:
             elif _is_callable_object(v) and not isinstance(v, _HOLDERS):   # by identity
                 self.places.append((fn, name, None, False))   # gt.kernel(...), cupy's
 
-    def _container(self, fn, name, reads) -> None:
-        """Compare the list, set or dict of values ``name`` holds before and after a
-        trace (``stored``, ``containers``) where the code of ``fn`` changes it in place."""
-        if (name, ()) in reads[1]:
+    def _container(self, fn, code, name, v, reads) -> None:
+        """Compare the list, set or dict of values ``name`` holds (``v``) before and after
+        a trace (``stored``, ``containers``) where the code of ``fn`` changes it in place:
+        whole (``D.update(init=True)``) or, where ``code`` reads it whole (``if D:``), by
+        an item of a constant key (``D["init"] = True``, ``D.pop("k")``, ``del D["k"]``)."""
+        if (name, ()) in reads[1] or read_whole(code, name, v) and any(
+                head == name and len(steps) == 1 and steps[0][0] == "item"
+                for head, steps in reads[1]):
             self._stores.append((fn, _chain(name, ())))
             self.containers.add(name)
 

@@ -43,15 +43,16 @@ class TraceChanges:
         now = self.entries(self_obj)   # None: the trace let go of every object held
         after = now[1] if now is not None else ()
         changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
-        changed -= set_within(before[1], after, changed, initialized,   # self.cfg.state:
-                              self.function)   # its ['init'] set from absent, no state
+        within = set_within(before[1], after, changed, initialized,   # self.cfg.state:
+                            self.function)   # its ['init'] set from absent, no state,
+        # but a flag where the code reads it whole (if self.d: ...; self.d["init"] = True)
         filled, quiet, again = refilled(entry_pairs(before[1], after, changed),
                                         lambda: self.traced_functions(self_obj),
                                         self.afters.setdefault(before[0], {}))
         if quiet:   # a history the code reads to decide work (if len(LOG) < 2: ...;
             functions = self.traced_functions(self_obj)   # LOG.append(1)): state, named
             again |= {label for label in quiet if decides(functions, label)}
-        changed = (changed | again) - filled
+        changed = (changed | again) - within - filled
         new = changed - self.traced_state.get(before[0], set())
         if changed:
             self.traced_state[before[0]] = self.traced_state.get(before[0], set()) | changed

@@ -9,12 +9,13 @@ before it (``Reach``: ``wholes``).
 from __future__ import annotations
 
 import dis
+from collections import deque
 
 from .chain_steps import NAME_LOADS
 from .chains import callback_codes
 from .probe import _attr
 
-__all__ = ["loads", "read_whole"]
+__all__ = ["loads", "read_attribute_whole", "read_whole"]
 
 _SKIPPED = frozenset({"CACHE", "NOP", "EXTENDED_ARG", "PRECALL"})
 _CONSTS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
@@ -36,6 +37,38 @@ def read_whole(code, name: str, v) -> bool:
                     not _keyed_use(listed, at + 1, v, aliases):
                 return True
     return False
+
+
+def read_attribute_whole(code, root: str, attr: str) -> bool:
+    """Whether ``code`` (as ``read_whole``) uses the list, set or dict ``root.attr``
+    holds (``self.d``) otherwise than by a constant key: ``if self.d:``,
+    ``len(self.d)``, ``"k" in self.d``, a method of a container called on it."""
+    for listed in _baked_code(code):
+        aliases: set = set()   # d = self.d: d["a"], len(d)
+        for at, ins in enumerate(listed):
+            if ins.opname not in _FAST:
+                continue
+            if ins.argval == root and at + 1 < len(listed) and \
+                    listed[at + 1].opname in _ATTRS and listed[at + 1].argval == attr and \
+                    not _keyed_use(listed, at + 2, _ANY, aliases) or \
+                    ins.argval in aliases and not _keyed_use(listed, at + 1, _ANY, aliases):
+                return True
+    return False
+
+
+_FAST = frozenset({"LOAD_FAST", "LOAD_FAST_BORROW", "LOAD_FAST_CHECK"})
+
+
+class _Container:
+    """A value whose type has the methods of a list, a set, a dict and a deque: what
+    ``_keyed_use`` asks of a container not at hand (``self.d`` of any instance)."""
+
+
+for _t in (deque, set, list, dict):
+    for _name in dir(_t):
+        if not _name.startswith("__") and callable(getattr(_t, _name)):
+            setattr(_Container, _name, getattr(_t, _name))
+_ANY = _Container()
 
 
 def loads(code, name: str) -> bool:

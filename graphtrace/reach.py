@@ -309,7 +309,7 @@ class Reach:
         a trace (``stored``, ``containers``) where the code of ``fn`` changes it in place:
         whole (``D.update(init=True)``) or, where ``code`` reads it whole (``if D:``), by
         an item of a constant key (``D["init"] = True``, ``D.pop("k")``, ``del D["k"]``)."""
-        if (name, ()) in reads[1] or read_whole(code, name, v) and any(
+        if (name, ()) in reads[1] or read_whole(code, name, v, False) and any(
                 head == name and len(steps) == 1 and steps[0][0] == "item"
                 for head, steps in reads[1]):
             self._stores.append((fn, _chain(name, ())))

@@ -24,25 +24,26 @@ _INDEXED = frozenset({"BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "COPY",
                       "DUP_TOP_TWO"})
 
 
-def read_whole(code, name: str, v) -> bool:
+def read_whole(code, name: str, v, changes=True) -> bool:
     """Whether ``code`` (or code nested in it, a host callback's left out: it reads
     when it runs) uses what ``name`` holds (``v``) otherwise than by a constant
     key or attribute: handed on, iterated, tested for a key, sized, or a method
-    of its type called on it (a local assigned from it counts as it)."""
+    of its type called on it (a local assigned from it counts as it; ``changes``
+    False: not ``.pop`` or ``.setdefault`` of a constant key, which change it)."""
     for listed in _baked_code(code):
         aliases: set = set()   # d = GD: d["a"], len(d)
         for at, ins in enumerate(listed):
             if (ins.opname in NAME_LOADS and ins.argval == name or
                     ins.opname == "LOAD_FAST" and ins.argval in aliases) and \
-                    not _keyed_use(listed, at + 1, v, aliases):
+                    not _keyed_use(listed, at + 1, v, aliases, changes):
                 return True
     return False
 
 
 def read_attribute_whole(code, root: str, attr: str) -> bool:
-    """Whether ``code`` (as ``read_whole``) uses the list, set or dict ``root.attr``
-    holds (``self.d``) otherwise than by a constant key: ``if self.d:``,
-    ``len(self.d)``, ``"k" in self.d``, a method of a container called on it."""
+    """Whether ``code`` (as ``read_whole`` with ``changes`` False) uses the list, set
+    or dict ``root.attr`` holds (``self.d``) otherwise than by a constant key: ``if
+    self.d:``, ``len(self.d)``, ``"k" in self.d``, a method of a container called on it."""
     for listed in _baked_code(code):
         aliases: set = set()   # d = self.d: d["a"], len(d)
         for at, ins in enumerate(listed):
@@ -50,8 +51,8 @@ def read_attribute_whole(code, root: str, attr: str) -> bool:
                 continue
             if ins.argval == root and at + 1 < len(listed) and \
                     listed[at + 1].opname in _ATTRS and listed[at + 1].argval == attr and \
-                    not _keyed_use(listed, at + 2, _ANY, aliases) or \
-                    ins.argval in aliases and not _keyed_use(listed, at + 1, _ANY, aliases):
+                    not _keyed_use(listed, at + 2, _ANY, aliases, False) or \
+                    ins.argval in aliases and not _keyed_use(listed, at + 1, _ANY, aliases, False):
                 return True
     return False
 
@@ -89,7 +90,7 @@ def _baked_code(code):
         yield [i for i in dis.get_instructions(c) if i.opname not in _SKIPPED]
 
 
-def _keyed_use(listed: list, at: int, v, aliases: set) -> bool:
+def _keyed_use(listed: list, at: int, v, aliases: set, changes=True) -> bool:
     """Whether the instructions from ``at`` on, after a load of ``v``, read a constant
     key or attribute off it (or store it in a local: an alias, whose uses tell)."""
     if at >= len(listed):
@@ -99,7 +100,8 @@ def _keyed_use(listed: list, at: int, v, aliases: set) -> bool:
         aliases.add(ins.argval)
         return True
     if ins.opname in _ATTRS:
-        if ins.argval == "get":   # D.get("k"[, default]) by its key; D.get(k): whole
+        if ins.argval == "get" or not changes and ins.argval in ("pop", "setdefault"):
+            # D.get("k"[, default]) by its key; D.get(k): whole
             return _key_end(listed, at + 1) is not None
         return not callable(_attr(type(v), ins.argval))   # D.values(), L.index(x)
     end = _key_end(listed, at)

@@ -35,7 +35,11 @@ class _Required:
 _REQUIRED = _Required()
 
 
-def _missing(call: str, what: str):
+def _missing(call: str, what: str, extra: int = 0):
+    if extra:
+        raise ArgumentError(f"{call.split('(')[0]} was given {extra} argument"
+                            f"{'s' * (extra > 1)} too many: {call} {what}; one op per "
+                            "call")
     raise ArgumentError(f"{call.split('(')[0]} is missing an argument: {call} {what}; "
                         f"pass both")
 
@@ -143,21 +147,22 @@ class Stream(ProxyStream):
         return _kernel.record_launch(stream, kernel, grid, block, args, shared_mem, opaque,
                                      cluster, cooperative, key)
 
-    def copy(self, dst=_REQUIRED, src=_REQUIRED):
+    def copy(self, dst=_REQUIRED, src=_REQUIRED, *more):
         """Record a copy of ``src`` into ``dst`` (same shape and dtype).
 
         Host arrays must be pinned (``gt.pinned_empty``, ``cupyx.empty_pinned``,
         ``numba.cuda.pinned_array``): a graph cannot copy pageable memory.
         """
-        if dst is _REQUIRED or src is _REQUIRED:
-            _missing("s.copy(dst, src)", "copies the array src into dst")
+        if dst is _REQUIRED or src is _REQUIRED or more:
+            _missing("s.copy(dst, src)", "copies the array src into dst", len(more))
         return _memory.record_copy(self, dst, src)
 
-    def memset(self, dst=_REQUIRED, value=_REQUIRED):
+    def memset(self, dst=_REQUIRED, value=_REQUIRED, *more):
         """Record a fill of the device view ``dst`` with ``value`` (converted to its
         dtype, repeated as a 1-, 2- or 4-byte pattern)."""
-        if dst is _REQUIRED or value is _REQUIRED:
-            _missing("s.memset(dst, value)", "fills the device array dst with value")
+        if dst is _REQUIRED or value is _REQUIRED or more:
+            _missing("s.memset(dst, value)", "fills the device array dst with value",
+                     len(more))
         return _memory.record_memset(self, dst, value)
 
     def empty(self, shape, dtype=np.float64, name: str | None = None):

@@ -135,6 +135,30 @@ def test_a_copy_or_memset_missing_an_argument(call, spelling):
     check(e, "one argument", spelling, "is missing an argument")
 
 
+@pytest.mark.parametrize("call, spelling", [("copy", "s.copy(dst, src)"),
+                                            ("memset", "s.memset(dst, value)")])
+def test_a_copy_or_memset_given_too_many_arguments(call, spelling):
+    """s.copy(y, x, x) raised Python's bare TypeError ("takes from 1 to 3
+    positional arguments", counting self), with no line of the user's."""
+    @gt.graph(static=("call",))
+    def f(s, x, call):
+        getattr(s, call)(x, x, 2)                            # three arguments
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8), call)
+    check(e, "three arguments", spelling, "was given 1 argument too many")
+
+
+@pytest.mark.parametrize("code", ["s.copy(gt.Out(y), x)", "s.copy(y, gt.In(x))",
+                                  "s.memset(gt.Out(y), 1.0)"])
+def test_an_intent_wrapper_in_a_copy_or_memset_says_to_pass_the_array(code):
+    """gt.Out(y) in s.copy was "dst is a Out, not an array"."""
+    f = gt.graph(eval(f"lambda s, x, y: {code}"))
+    with pytest.raises(gt.ArgumentError) as e:
+        f.trace(A(8), A(8))
+    assert "tells a kernel launch what it does with an array" in str(e.value) and \
+        "pass the array itself" in str(e.value), str(e.value)
+
+
 def test_proxy_stream_synchronize():
     @gt.graph
     def f(s):

@@ -19,7 +19,7 @@ import warnings
 import numpy as np
 
 from ..arrays import is_array
-from ..buffers import Buffer
+from ..buffers import Buffer, _Intent
 from ..errors import ArgumentError, PageableMemoryError, ShapeMismatchError, user_frame
 from ..placement import place
 from ..scalar import Scalar, has_fraction
@@ -83,6 +83,12 @@ def _refuse_values(op: str, **sides) -> None:
     for side, v in sides.items():
         if is_array(v):
             continue
+        if isinstance(v, _Intent):
+            name = type(v).__name__
+            raise ArgumentError(
+                f"s.{op}'s {side} is wrapped in gt.{name}(...), which tells a kernel "
+                f"launch what it does with an array: s.{op} knows what it reads and "
+                "writes; pass the array itself")
         what = "a number" if isinstance(v, (Scalar, numbers.Number)) else \
             "None" if v is None else f"a {type(v).__name__}"
         fill = " (to fill an array with a number: s.memset(dst, value))" \

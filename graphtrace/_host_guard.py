@@ -99,7 +99,9 @@ def _refuse(a) -> None:
     if current_tracer() is not None and not getattr(_QUIET, "on", False):
         source = _source()
         refusal = a._refusal
-        raise HostSyncError(_ARGUMENT if refusal is None else refusal(source), source)
+        said = _ARGUMENT if refusal is None else refusal(source)
+        if said is not None:   # (None: a read the refusal lets through)
+            raise HostSyncError(said, source)
 
 
 _ARGUMENT = (

@@ -146,7 +146,7 @@ class Tracing:
         holdings = self._holdings
         if hosts:   # guarded where a node writes them (written_hosts.py)
             tracer.written = WrittenHosts(hosts, [self.fn, *holdings.reach.walked],
-                                          list(arguments.values()))
+                                          list(arguments.values()), tracer)
         tracer.callback_arrays = frozenset(id(a) for _, a in holdings.callback_arrays(
             arguments[self.self_param] if self._lead else None) +
             holdings.argument_callbacks(arguments))

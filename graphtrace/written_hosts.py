@@ -27,6 +27,7 @@ import types
 import numpy as np
 
 from ._host_guard import written_view
+from .context import current_tracer
 from .errors import near
 from .ops.base import callable_name
 from .owners import own_object
@@ -44,9 +45,11 @@ class WrittenHosts:
     arguments (``given``: a method's ``self`` among them, and objects holding
     the same array), and the places changed so far (``_put``)."""
 
-    def __init__(self, arrays: list, functions: list, given: list):
+    def __init__(self, arrays: list, functions: list, given: list, tracer=None):
         self.arrays, self.functions, self.given = arrays, functions, given
         self._put: list = []   # (container, key, how, the array, its view)
+        self._tracer = tracer   # the trace whose reads are refused (not another
+        # thread's, nor any after it: a view the code kept somewhere is a plain array)
 
     def wrote(self, accesses, op, target, source: tuple) -> None:
         """Guard each named host array that an access of a node just recorded
@@ -60,7 +63,9 @@ class WrittenHosts:
                     self._guard(root.label or "the array", array, _what(op, target), source)
 
     def _guard(self, label: str, array, what: str, write: tuple) -> None:
-        def refusal(read: tuple) -> str:
+        def refusal(read: tuple) -> str | None:
+            if self._tracer is not None and current_tracer() is not self._tracer:
+                return None
             verb = "may write" if what.startswith("host") else "writes"
             why = f" (a callback's arrays are read and written unless handed as " \
                 f"gt.In({label}))" if what.startswith("host") else ""

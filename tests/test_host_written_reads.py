@@ -249,3 +249,57 @@ def test_a_read_after_a_callback_reading_the_array_by_its_own_name_is_refused():
     msg = _refused(step, _device(1.0), cuda.device_array(4),
                    read="reads after named callback", write="callback by name")
     assert "host callback" in msg and "report" in msg
+
+
+KEPT = []
+
+
+def test_a_guarded_view_the_code_kept_is_a_plain_array_after_its_trace():
+    """The code stored the guarded view somewhere the trace's end does not put
+    back (``KEPT.append(H)`` after the write): another graph reading it later as
+    a setting was refused with the first trace's message."""
+    @gt.graph(backend="sim")
+    def write(s, x):
+        s.copy(H, x[:2])
+        if not KEPT:
+            KEPT.append(H)
+
+    @gt.graph(backend="sim")
+    def read(s, x, y):
+        scale[1, 32, s](x, float(KEPT[0][0]), y)
+
+    write(_device(5.0))
+    y = cuda.device_array(4)
+    read(_device(1.0), y)
+    assert y.copy_to_host().tolist() == [5.0] * 4
+    KEPT.clear()
+
+
+def test_another_threads_trace_reads_a_host_array_this_trace_writes():
+    """The guarded view is put in the global for the writing trace; a trace in
+    another thread at the same time, reading the global as a setting, was refused
+    with the writer's message."""
+    import threading
+    started, go = threading.Event(), threading.Event()
+
+    @gt.graph(backend="sim")
+    def write(s, x):
+        s.copy(H, x[:2])
+        started.set()
+        go.wait(30)
+
+    @gt.graph(backend="sim")
+    def read(s, x, y):
+        scale[1, 32, s](x, float(H[0]), y)
+
+    H[:] = 3.0
+    t = threading.Thread(target=write, args=(_device(5.0),))
+    t.start()
+    started.wait(30)
+    y = cuda.device_array(4)
+    try:
+        read(_device(1.0), y)
+    finally:
+        go.set()
+        t.join()
+    assert y.copy_to_host().tolist() == [3.0] * 4

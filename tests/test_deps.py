@@ -291,3 +291,26 @@ def test_data_mode_an_event_record_follows_all_before_it_and_orders_nothing_afte
     assert [d.pos for d in g.nodes[n + 3].deps] == [n + 2]
     assert [d.pos for d in g.nodes[n + 4].deps] == [n + 3]
     assert [d.pos for d in g.nodes[n + 5].deps] == [n + 2]
+
+
+def test_data_mode_a_child_graph_recording_an_event_follows_all_before_it():
+    """The event a child graph records stands for the work before it in the caller
+    too: the child node follows all of it (it followed nothing, the child's
+    record node being no barrier any more, so the event could fire before x was
+    written), and the work after it still runs as its data allow."""
+    x, y, z = A(64), A(64), A(64)
+    ev = object()
+
+    @gt.graph
+    def kid(s, y):
+        write(s, y)
+        s.record(ev)
+
+    def body(s):
+        write(s, x)
+        s.child(kid, y)
+        read(s, z)
+    g = trace(body)
+    assert [nd.kind for nd in g.nodes] == ["kernel", "child", "kernel"]
+    assert [d.pos for d in g.nodes[1].deps] == [0] and g.nodes[2].deps == []
+    assert gt.check(g) == []

@@ -12,7 +12,7 @@ import numpy as np
 
 from .named_keys import MISSING
 
-__all__ = ["ARRAY_READS", "ARRAY_VIEWS", "NUMBER", "REDUCED_AT_MOST", "array_read", "array_step", "host_item"]
+__all__ = ["ARRAY_READS", "ARRAY_VIEWS", "NUMBER", "array_read", "array_step", "host_item"]
 
 
 def host_item(a, key):
@@ -43,10 +43,6 @@ def _whole(i) -> bool:
 # step ``("call", (name, args))``, read at each call and keyed by the number it gives
 ARRAY_READS = frozenset({"item", "sum", "prod", "max", "min", "mean", "std", "var",
                          "any", "all", "argmax", "argmin"})
-# the most elements a reduction is read over at each call (a call of the cached graph
-# pays it); an empty array's is not read (numpy warns: the program's code, guarded by
-# its own test, may never reduce it). Over that, its value is baked in, as before
-REDUCED_AT_MOST = 4096
 # an array's attributes that are views of its elements (``LR.flat[0]``, ``W.T[2, 1]``)
 ARRAY_VIEWS = frozenset({"flat", "T"})
 _NUMBERS = (int, float, complex, np.generic)
@@ -61,13 +57,16 @@ def array_read(v, key):
     """The number ``v.name(*args)`` gives (``key`` is ``(name, args)``) where ``v`` is
     a host numpy array of numbers, MISSING for anything else (an object of
     another class is not called: its method may do anything; an array given back,
-    ``W.sum(0)``, is no number)."""
+    ``W.sum(0)``, is no number; an empty array's reduction, which numpy warns of
+    and which the program's own test may never reach: ``if W.size: W.mean()``).
+    A reduction costs every call what numpy takes over the array: a key read
+    cheaply enough would miss a change in place (the graph replaying stale)."""
     name, args = key
     if name == NUMBER:
         return v.item() if type(v) is np.ndarray and v.size == 1 and \
             v.dtype.kind in "biufc" else v
     if type(v) is not np.ndarray or v.dtype.kind not in "biufc" or \
-            name != "item" and not 0 < v.size <= REDUCED_AT_MOST:
+            name != "item" and not v.size:
         return MISSING
     try:
         if name == "item":

@@ -33,7 +33,7 @@ from . import _driver, arrays as _arrays, placement as _placement, \
 
 __all__ = ["Tracer", "Scope"]
 
-_hooks_lock = threading.Lock()
+_hooks_lock = threading.RLock()   # (a finalizer a collection runs in a hook may trace)
 
 
 _MEMO_SIZE = 4096   # launches remembered (Tracer.add)

@@ -220,6 +220,54 @@ def test_a_finalizer_that_traces_runs_in_the_collection_a_trace_starts_with():
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [os.path.dirname(here), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run([sys.executable, "-c", _FINALIZER_TRACES.format(tests=here)],
-                          env=env, capture_output=True, text=True, timeout=240)
+                          env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and done.stdout.count("traced") == 4 and \
         done.stdout.strip().endswith("done"), (done.stdout, done.stderr[-2000:])
+
+
+_HOOK_COLLECTS = """
+import gc, sys
+import graphtrace as gt
+from graphtrace import context
+sys.path.insert(0, {tests!r})
+from helpers import FakeDeviceArray as A, any_kernel
+K = any_kernel()
+
+@gt.graph(backend="sim")
+def step(s, x):
+    s.launch(K, 1, 1, x)
+
+class Req:
+    def __init__(self):
+        self.me = self
+    def __del__(self):
+        step.trace(A(7))   # a trace started by a collection inside a hook
+        print("traced", flush=True)
+
+done = []
+
+@context.on_trace_start
+def collects():   # a collection running a finalizer while the hooks run
+    if not done:
+        done.append(1)
+        Req()
+        gc.collect()
+
+step.trace(A(3))
+print("done", flush=True)
+"""
+
+
+def test_a_finalizer_that_traces_while_the_trace_hooks_run():
+    """CPython collects whenever the program allocates: in the hooks a trace
+    starts with too, under their lock; a finalizer tracing there waited for good."""
+    import os
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [os.path.dirname(here), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", _HOOK_COLLECTS.format(tests=here)],
+                          env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.split() == ["traced", "done"], \
+        (done.stdout, done.stderr[-2000:])

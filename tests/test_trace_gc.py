@@ -182,9 +182,8 @@ def test_no_full_collection_is_due_before_a_quarter_of_the_heap_is_moved(monkeyp
     assert context._moved[2] == len(gc.get_objects(2)) or context._moved[2] > 400
 
 
-_FINALIZER_TRACES = """
-import gc, os, sys
-import numpy as np
+_STEP = """
+import gc, sys
 import graphtrace as gt
 sys.path.insert(0, {tests!r})
 from helpers import FakeDeviceArray as A, any_kernel
@@ -193,7 +192,9 @@ K = any_kernel()
 @gt.graph(backend="sim")
 def step(s, x):
     s.launch(K, 1, 1, x)
+"""
 
+_FINALIZER_TRACES = _STEP + """
 class Req:
     def __init__(self, n):
         self.me, self.n = self, n
@@ -213,30 +214,13 @@ print("done", flush=True)
 def test_a_finalizer_that_traces_runs_in_the_collection_a_trace_starts_with():
     """The collection a trace starts with runs finalizers; one that traces in
     turn waited for good on the lock its own thread held."""
-    import os
-    import subprocess
-    import sys
-    here = os.path.dirname(os.path.abspath(__file__))
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
-        [os.path.dirname(here), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", _FINALIZER_TRACES.format(tests=here)],
-                          env=env, capture_output=True, text=True, timeout=120)
+    done = _run(_FINALIZER_TRACES)
     assert done.returncode == 0 and done.stdout.count("traced") == 4 and \
         done.stdout.strip().endswith("done"), (done.stdout, done.stderr[-2000:])
 
 
-_HOOK_COLLECTS = """
-import gc, sys
-import graphtrace as gt
+_HOOK_COLLECTS = _STEP + """
 from graphtrace import context
-sys.path.insert(0, {tests!r})
-from helpers import FakeDeviceArray as A, any_kernel
-K = any_kernel()
-
-@gt.graph(backend="sim")
-def step(s, x):
-    s.launch(K, 1, 1, x)
-
 class Req:
     def __init__(self):
         self.me = self
@@ -261,13 +245,19 @@ print("done", flush=True)
 def test_a_finalizer_that_traces_while_the_trace_hooks_run():
     """CPython collects whenever the program allocates: in the hooks a trace
     starts with too, under their lock; a finalizer tracing there waited for good."""
+    done = _run(_HOOK_COLLECTS)
+    assert done.returncode == 0 and done.stdout.split() == ["traced", "done"], \
+        (done.stdout, done.stderr[-2000:])
+
+
+def _run(script: str):
+    """``script`` run in a process of its own (a deadlock there fails the test
+    by its timeout, not the whole run)."""
     import os
     import subprocess
     import sys
     here = os.path.dirname(os.path.abspath(__file__))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(
         [os.path.dirname(here), os.environ.get("PYTHONPATH", "")])}
-    done = subprocess.run([sys.executable, "-c", _HOOK_COLLECTS.format(tests=here)],
+    return subprocess.run([sys.executable, "-c", script.format(tests=here)],
                           env=env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout.split() == ["traced", "done"], \
-        (done.stdout, done.stderr[-2000:])

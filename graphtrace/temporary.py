@@ -125,11 +125,10 @@ def _shadow(ptr: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
 
 
 _GEOMETRY = (np.shape, np.ndim, np.size)
-# numpy functions that make views, never copies (``np.split(t, 2)``): computed on
-# the shadow (np.reshape and np.ravel, which may copy, go to the methods)
+# numpy functions making views, never copies (np.split(t, 2)): run on the shadow
 _VIEWS = frozenset({np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.squeeze,
-                    np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.expand_dims, np.atleast_1d, np.atleast_2d,
-                    np.atleast_3d, np.flip, np.fliplr, np.flipud})
+                    np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.expand_dims,
+                    np.atleast_1d, np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud})
 _READS = {"copy_to_host", "get", "item", "tolist", "copy", "sum", "tobytes", "to_host",
           "__array_struct__", "__dlpack__", "__dlpack_device__",
           # an array library's methods computing on (or filling) its values on the host
@@ -274,14 +273,13 @@ class Temporary:
         if args and args[0] is self:
             if func in _VIEWS:     # (never a copy: numpy would read the shadow's memory)
                 return self._views(func(self._a, *args[1:], **kwargs))
-            if func is np.reshape or func is np.ravel:   # (copies refused, as the methods)
+            if func is np.reshape or func is np.ravel:   # may copy: the methods refuse it
                 shape = [kwargs.pop(k) for k in ("shape", "newshape") if k in kwargs]
                 return getattr(self, func.__name__)(*args[1:], *shape, **kwargs)
         self._refuse()
 
-    def _views(self, out):
-        return type(out)(map(self._views, out)) if isinstance(out, (list, tuple)) \
-            else self._view(out)
+    def _views(self, out):   # what np.split(t, 2) gave of the shadow, as temporaries
+        return type(out)(map(self._views, out)) if type(out) in (list, tuple) else self._view(out)
     __array_interface__ = __cuda_array_interface__ = property(_refuse)
 
     def __setitem__(self, *_args, **_kw):

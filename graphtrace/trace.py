@@ -19,8 +19,7 @@ from .columns import Recording
 from .context import (before_trace, run_trace_hooks, ProxyStream, current_tracer,
                       gc_paused, pause_gc, set_tracer)
 from .deps import MODE_CODES, MODE_NAMES, Regions, make_tracker
-from .errors import (StreamError, TraceError, _internal, summary,
-                     _is_internal, near, user_frame)
+from .errors import StreamError, TraceError, _internal, _is_internal, near, summary, user_frame
 from .ir import Graph, Node
 from .ops import kernel as _kernel
 from .ops.base import record_args
@@ -520,9 +519,8 @@ class Tracer(_Hot, _Roots):
         scope.events[id(event)] = (event, node)
         scope.deps.record(stream, node.pos)
 
-    def closes(self, node: Node, scope: Scope | None = None) -> None:
-        """``deps="data"``: ``node`` follows all before it, nothing has to follow it."""
-        (scope or self._top).deps.closes(node.pos)
+    def closes(self, node: Node, scope: Scope | None = None) -> None:   # deps="data": node
+        (scope or self._top).deps.closes(node.pos)   # follows all before it, none after it
 
     def wait_event(self, event, stream: int, scope: Scope | None = None) -> Node | None:
         scope = inner = scope or self._top

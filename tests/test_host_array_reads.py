@@ -296,7 +296,6 @@ def test_numpys_reduction_functions_of_a_host_array_are_keyed_as_its_methods():
     assert got == pytest.approx([2.0, 13.5, 25.0])
 
 
-
 LR0 = np.array(0.5)   # a 0-d cell
 
 

@@ -244,7 +244,6 @@ def test_python_and_graphtrace_attributes_of_functions_key_nothing():
     assert reads_other_attributes.cache_info().misses == 1
 
 
-
 @cuda.jit
 def add(x, y):
     i = cuda.grid(1)

@@ -15,8 +15,8 @@ from typing import Callable
 
 from .errors import GraphtraceError, user_frame
 
-__all__ = ["STATE", "current_tracer", "set_tracer", "on_trace_start", "run_trace_hooks", "TRACE_HOOKS", "ProxyStream",
-           "pause_gc", "gc_paused", "before_trace"]
+__all__ = ["STATE", "current_tracer", "set_tracer", "on_trace_start", "run_trace_hooks",
+           "TRACE_HOOKS", "ProxyStream", "pause_gc", "gc_paused", "before_trace"]
 
 class _State(threading.local):
     """Per thread: ``tracer``, the tracer active in it (``set_tracer``); ``callback``,

@@ -84,7 +84,9 @@ class WrittenHosts:
         """``(container, key, how)`` of each place holding ``array`` under the name
         its ``label`` starts with: ``how`` is "item" (a dict, a list, globals, an
         object's ``__dict__``), "attr" (a class's attribute) or "cell"."""
-        head = label.split(".", 1)[0].split("[", 1)[0]
+        parts = label.replace("[", ".").split(".")
+        head = parts[1] if len(parts) > 1 and any(   # helper.o.H: o, in helper's globals
+            _attr(f, "__name__", None) == parts[0] for f in self.functions) else parts[0]
         found, seen = [], set()
         for v in self.given:   # an argument object's attribute (cfg.h), self's
             if v is not array:

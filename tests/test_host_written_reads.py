@@ -303,3 +303,29 @@ def test_another_threads_trace_reads_a_host_array_this_trace_writes():
         go.set()
         t.join()
     assert y.copy_to_host().tolist() == [3.0] * 4
+
+
+class _Holder:
+    pass
+
+
+HELD = _Holder()
+HELD.h = gt.pinned_empty(2)
+
+
+def _copy_then_read(s, x, y):
+    s.copy(HELD.h, x[:2])                           # helper-write
+    scale[1, 32, s](x, float(HELD.h[0]), y)         # helper-read
+
+
+def test_an_attribute_of_a_global_object_read_in_a_helper_after_its_write():
+    """The helper's array is labelled helper.HELD.h: its places were looked for
+    under the name helper, found none, and the read baked in the value from
+    before the call."""
+    @gt.graph(backend="sim")
+    def step(s, x, y):
+        _copy_then_read(s, x, y)
+
+    _refused(step, _device(5.0), cuda.device_array(4), read="helper-read",
+             write="helper-write")
+    assert type(HELD.h) is np.ndarray   # put back

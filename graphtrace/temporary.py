@@ -126,9 +126,9 @@ def _shadow(ptr: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
 
 _GEOMETRY = (np.shape, np.ndim, np.size)
 # numpy functions making views, never copies (np.split(t, 2)): run on the shadow
-_VIEWS = frozenset({np.split, np.array_split, np.hsplit, np.vsplit, np.dsplit, np.squeeze,
-                    np.transpose, np.swapaxes, np.moveaxis, np.rollaxis, np.expand_dims,
-                    np.atleast_1d, np.atleast_2d, np.atleast_3d, np.flip, np.fliplr, np.flipud})
+_VIEWS = frozenset(getattr(np, n) for n in (
+    "split array_split hsplit vsplit dsplit squeeze transpose swapaxes moveaxis rollaxis "
+    "expand_dims atleast_1d atleast_2d atleast_3d flip fliplr flipud rot90 diagonal real").split())
 _READS = {"copy_to_host", "get", "item", "tolist", "copy", "sum", "tobytes", "to_host",
           "__array_struct__", "__dlpack__", "__dlpack_device__",
           # an array library's methods computing on (or filling) its values on the host

@@ -122,6 +122,8 @@ def test_numpy_functions_that_make_views_make_views_of_a_temporary():
                     ra=np.ravel(t).shape, T=np.transpose(t).strides,
                     sw=np.swapaxes(t, 0, 1).shape, ex=np.expand_dims(t, 0).shape,
                     fl=np.flip(t, 0).strides, hs=[p.shape for p in np.hsplit(t, 3)],
+                    rot=np.rot90(t).strides, diag=np.diagonal(t).strides,
+                    re=np.real(s.empty(4, np.complex64)).strides,
                     kind={type(p).__name__ for p in (a, b, *parts)})
         s.launch(K, 1, 1, gt.Out(a))
         s.launch(K, 1, 1, gt.Out(b))
@@ -131,7 +133,8 @@ def test_numpy_functions_that_make_views_make_views_of_a_temporary():
     ref = np.empty((4, 6), np.float32)
     assert seen == dict(a=((2, 6), ref.strides), b=(6,), parts=[(5,)] * 4 + [(4,)],
                         r=(6, 4), rk=(24,), ra=(24,), T=ref.T.strides, sw=(6, 4),
-                        ex=(1, 4, 6), fl=(-24, 4), hs=[(4, 2)] * 3, kind={"Temporary"})
+                        ex=(1, 4, 6), fl=(-24, 4), hs=[(4, 2)] * 3, rot=(-4, 24),
+                        diag=(28,), re=(8,), kind={"Temporary"})
 
 
 def test_a_numpy_split_of_a_temporary_runs_like_eager_numpy():

@@ -163,10 +163,9 @@ class Tracer(_Hot, _Roots):
     ``GRAPHTRACE_VERIFY=1`` every traced graph is checked (``Graph.verify``).
     """
 
-    written = None   # written_hosts.WrittenHosts where it reaches host arrays by name
-
     def __init__(self, name: str, params: list[str], mode: str):
         self.name, self.params, self.mode = name, params, mode
+        self.written = None   # written_hosts.WrittenHosts: host arrays reached by name
         self._slots: list[Buffer] = []          # every Buffer of the trace, by slot
         self._regions = Regions(self._slots)
         self._top = Scope(name, mode, self._slots, self._regions)
@@ -382,12 +381,11 @@ class Tracer(_Hot, _Roots):
                index: int | None = None) -> Node:
         """Add a node of ``op`` issued on proxy stream ``stream`` of ``scope``.
 
-        ``accesses`` are ``(Buffer, "r"|"w"|"rw")``; ``opaque`` orders the node
-        after and before everything; ``source`` defaults to the user's line;
-        ``regions`` are the Graphs a structured node owns (``close_region``);
-        ``index`` one from ``reserve_index``. Its ``deps`` are set when its
-        scope ends (``graph``, ``close_region``).
-        """
+        ``accesses`` are ``(Buffer, "r"|"w"|"rw")``; ``opaque`` orders the node after
+        and before everything, ``attrs["closes"]`` after everything before it; ``source``
+        defaults to the user's line; ``regions`` are the Graphs a structured node owns
+        (``close_region``); ``index`` one from ``reserve_index``. Its ``deps`` are set
+        when its scope ends (``graph``, ``close_region``)."""
         scope = scope or self._top
         self._check_scope(scope, op)
         codes = []
@@ -396,8 +394,13 @@ class Tracer(_Hot, _Roots):
                 raise ValueError(f"an access mode is 'r', 'w' or 'rw', not {m!r}")
             codes.append(self._slot(b) << 2 | MODE_CODES[m])
         source = source or user_frame()
+        if regions and scope.mode == "data" and any(n.attrs.get("closes") for r in regions
+                                                    for n in r.walk()):   # a record inside
+            attrs = {**(attrs or {}), "closes": True}
         pos = self._append(scope, stream, op, target, tuple(args), codes, attrs or {}, opaque,
                            source, index, regions)
+        if attrs and attrs.get("closes") and scope.mode == "data":   # ops/control.py
+            scope.deps.closes(pos)
         if self.written is not None:   # named host arrays: reads of one written refused
             self.written.wrote(accesses, op, target, source)
         return scope.rec.node(pos)
@@ -518,9 +521,6 @@ class Tracer(_Hot, _Roots):
         scope = scope or self._top
         scope.events[id(event)] = (event, node)
         scope.deps.record(stream, node.pos)
-
-    def closes(self, node: Node, scope: Scope | None = None) -> None:   # deps="data": node
-        (scope or self._top).deps.closes(node.pos)   # follows all before it, none after it
 
     def wait_event(self, event, stream: int, scope: Scope | None = None) -> Node | None:
         scope = inner = scope or self._top

@@ -376,8 +376,10 @@ def run(s, ops, tmp, seen):
         if kind == "region":
             inner = []
             repeat(s, 1, lambda body: run(body, accesses, tmp, inner))
-            seen.append(([a for sets, _, _ in inner for a in sets],
-                         any(o is True for _, o, _ in inner), inner))
+            kinds = {o for _, o, _ in inner}   # opaque inside: the region is; else a
+            seen.append(([a for sets, _, _ in inner for a in sets],   # record inside: it
+                         True if True in kinds else CLOSES if CLOSES in kinds else False,
+                         inner))                               # follows all before it
             continue
         views = [(make_view(where, g, tmp), m) for where, g, m in accesses]
         sets = [(byte_set(v), m) for v, m in views]

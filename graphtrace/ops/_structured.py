@@ -339,16 +339,10 @@ def record_child(stream, function, args, kwargs, source, lead=()):
     shown = tree_map(lambda v: t.cached_buffer(v) or v if is_array(v) else v,
                      (args, kwargs))
     t.before_child(scope, stream.index, others)
-    attrs = {"keywords": shown[1]} if kwargs else {}
-    closes = t.mode_of(stream.scope) == "data" and \
-        any(n.attrs.get("closes") for n in region.walk())   # an event recorded in it
-    if closes:                                              # (control.record_event)
-        attrs["closes"] = True
     node = t.record(CHILD, function, shown[0], _union((region,), []), stream=stream.index,
-                    attrs=attrs, scope=stream.scope, regions=(region,), source=source,
-                    index=index, opaque=any(map(touches_any, region.walk())))
-    if closes:   # its event sees all the work before the child done, as its record's
-        t.closes(node, stream.scope)
+                    attrs={"keywords": shown[1]} if kwargs else None, scope=stream.scope,
+                    regions=(region,), source=source, index=index,
+                    opaque=any(map(touches_any, region.walk())))
     t.after_child(scope, node, stream.index, others)
     return node
 

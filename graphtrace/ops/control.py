@@ -72,16 +72,13 @@ def record_event(stream, event):
     """Record ``event`` on ``stream`` once the work issued there so far is done."""
     _refuse_no_event(stream, event, "record")
     t = stream.tracer()
-    data = t.mode_of(stream.scope) == "data"
     node = t.record(EVENT_RECORD, event, (), (), stream=stream.index, scope=stream.scope,
-                    attrs=_CLOSES if data else None)
-    if data:
-        t.closes(node, stream.scope)
+                    attrs=_CLOSES if t.mode_of(stream.scope) == "data" else None)
     t.record_event(event, node, stream.index, stream.scope)
     return node
 
 
-_CLOSES = {"closes": True}   # what hazards.py reads: the node follows all before it
+_CLOSES = {"closes": True}   # read by Tracer.record (deps) and hazards.py (explain)
 
 
 def wait_event(stream, event):

@@ -50,8 +50,8 @@ from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback
 from .owners import _PLAIN_CONTAINERS, _followed, _holds_own, _library, own_class, own_object
 from .probe import _answers_oddly, _attr, _has
 from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _held_by_key, \
-    _holds_settings, _host_written, _keyed, _method_of, _own_function, _program_attribute, \
-    _settled
+    _holds_settings, _host_written, _keyed, _kernel_like, _method_of, _own_function, \
+    _program_attribute, _settled
 from .values import _MAX_DEPTH, _WHOLES, Unwatched, _Held, _holds_callables, \
     _is_callable_object, _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, \
     callable_key, held_values, identities, pure_values
@@ -64,14 +64,6 @@ _call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Py
 
 
 _HOLDERS = (types.ModuleType, type, types.SimpleNamespace)
-
-
-def _kernel_like(v) -> bool:
-    """A kernel or helper a module, class or namespace holds (``K.step``, which
-    ``importlib.reload(K)`` replaces): watched by identity. A library's functions
-    are left alone (each watched name costs every call a lookup)."""
-    return _has(v, "py_func") or _has(v, "kernel") and _has(v, "intents") or \
-        _followed(v) is not None
 
 
 _PARAMETER = object()   # the key of a name the root function's parameter has

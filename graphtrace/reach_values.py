@@ -12,7 +12,7 @@ import numpy as np
 
 from .arrays import is_array
 from .chains import MISSING, _layered, chain as _chain
-from .owners import _library
+from .owners import _followed, _library
 from .probe import _attr, _has
 from .scalar import value_key
 from .values import _GROUPS, _WHOLES, _Held, _is_value, _record, pure_values
@@ -132,3 +132,11 @@ def _program_attribute(v, step) -> bool:
     key = step[1]
     return type(key) is str and key[:2] != "__" and \
         key not in _attr(v, "_fields", frozenset()) and _attr(type(v), key, MISSING) is MISSING
+
+
+def _kernel_like(v) -> bool:
+    """A kernel or helper a module, class or namespace holds (``K.step``, which
+    ``importlib.reload(K)`` replaces): watched by identity. A library's functions
+    are left alone (each watched name costs every call a lookup)."""
+    return _has(v, "py_func") or _has(v, "kernel") and _has(v, "intents") or \
+        _followed(v) is not None

@@ -2,7 +2,7 @@
 
 graphtrace gives a graph's temporaries one block it keeps for the graph's life,
 in which temporaries whose uses the graph orders share bytes
-(graphtrace/temporary.py says why). The other design puts a CUDA alloc node
+(graphtrace/temporary_memory.py says why). The other design puts a CUDA alloc node
 before each temporary's first user and a free node after its last, which lets
 the driver reuse memory between temporaries whose lives do not meet. Measured
 here on a chain of K kernels, each reading the previous temporary and writing

@@ -17,7 +17,7 @@ from .buffers import Buffer
 from .ir import Graph
 from .ops.base import Op
 from .scalar import Scalar, same_value
-from .temporary import owned_moves
+from .temporary_memory import owned_moves
 from .tree import leaves
 
 __all__ = ["Binding", "changed_scalars"]
@@ -77,7 +77,7 @@ class Binding:
 
     def allocate(self, nbytes: int, device=None) -> int:
         """The address of ``nbytes`` for the temporaries on ``device`` (None: the
-        graph's own), which ``self`` keeps for its life (``temporary.py`` says
+        graph's own), which ``self`` keeps for its life (``temporary_memory.py`` says
         why, and how they share it)."""
         raise NotImplementedError(f"{type(self).__name__} cannot hold temporaries")
 

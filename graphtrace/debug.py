@@ -30,7 +30,7 @@ from .errors import counted
 from .emit import GpuContext, as_stream, instantiate
 from .ops._devices import for_graph
 from .ops._host_calls import raise_failed
-from .temporary import device_memory
+from .temporary_memory import device_memory
 
 __all__ = ["CheckedGraph", "checks_intents", "read_only_bytes", "guarded", "alone",
            "launch_alone", "read"]

@@ -31,7 +31,7 @@ from .ops._devices import for_graph
 from .ops._host_calls import raise_failed
 from .probe import _attr, _has
 from .scalar import Scalar
-from .temporary import device_memory
+from .temporary_memory import device_memory
 
 __all__ = ["CompiledGraph", "GpuContext", "as_stream", "instantiate"]
 

@@ -25,7 +25,8 @@ from .buffers import Buffer
 from .errors import SimulationError, counted
 from .ir import Graph, graph_of
 from .scalar import Scalar
-from .temporary import host_memory, is_virtual, owned_moves
+from .temporary import is_virtual
+from .temporary_memory import host_memory, owned_moves
 from .tree import tree_map
 
 __all__ = ["simulate", "topological_order", "host_view", "SimContext", "SimGraph"]

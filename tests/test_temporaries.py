@@ -124,6 +124,8 @@ def test_numpy_functions_that_make_views_make_views_of_a_temporary():
                     fl=np.flip(t, 0).strides, hs=[p.shape for p in np.hsplit(t, 3)],
                     rot=np.rot90(t).strides, diag=np.diagonal(t).strides,
                     re=np.real(s.empty(4, np.complex64)).strides,
+                    im=np.imag(s.empty(4, np.complex64)).strides,
+                    bc=np.broadcast_to(t[0], (3, 6)).strides,
                     kind={type(p).__name__ for p in (a, b, *parts)})
         s.launch(K, 1, 1, gt.Out(a))
         s.launch(K, 1, 1, gt.Out(b))
@@ -134,7 +136,20 @@ def test_numpy_functions_that_make_views_make_views_of_a_temporary():
     assert seen == dict(a=((2, 6), ref.strides), b=(6,), parts=[(5,)] * 4 + [(4,)],
                         r=(6, 4), rk=(24,), ra=(24,), T=ref.T.strides, sw=(6, 4),
                         ex=(1, 4, 6), fl=(-24, 4), hs=[(4, 2)] * 3, rot=(-4, 24),
-                        diag=(28,), re=(8,), kind={"Temporary"})
+                        diag=(28,), re=(8,), im=(8,), bc=(0, 4), kind={"Temporary"})
+
+
+def test_the_imaginary_part_of_a_complex_temporary_runs_like_eager_numpy():
+    z = np.arange(4) + 1j * np.arange(10, 14)
+    x, y = dev(z, np.complex128), dev(np.zeros((3, 4)), np.float64)
+
+    @gt.graph
+    def f(s, x, y):
+        t = s.empty(4, np.complex128)
+        s.copy(t, x)
+        add2d[(1, 1), (4, 4), s](np.broadcast_to(np.imag(t), (3, 4)), y)
+    f(x, y)
+    assert np.array_equal(y.copy_to_host(), np.broadcast_to(z.imag, (3, 4)))
 
 
 def test_a_numpy_split_of_a_temporary_runs_like_eager_numpy():
@@ -160,6 +175,7 @@ def test_a_numpy_split_of_a_temporary_runs_like_eager_numpy():
                          "contiguous"),
     ("t.copy_to_device(np.zeros(4))", "writing into temporary tmp0 on the host"),
     ("np.sum(t)", "temporary tmp0 used as host data"),
+    ("np.imag(t)", "temporary tmp0 used as host data"),   # of a real array: a new one
     ("t.reshape(2, 2).reshape(4, order='F')", "reshape in order 'F' of a view of temporary "
                                               "tmp0 that is not Fortran-contiguous"),
     ("t[::2].ravel()", "reshape in order 'C' of a view of temporary tmp0 that is not "

@@ -5,7 +5,7 @@ from hypothesis import given, settings, strategies as st
 from numba import cuda
 
 import graphtrace as gt
-from graphtrace.temporary import layout, owned_moves
+from graphtrace.temporary_memory import layout, owned_moves
 from helpers import FakeDeviceArray as A, any_kernel
 from temp_kernels import add, scale
 

@@ -75,6 +75,12 @@ def rhs_value(dtype: np.dtype, rhs, source=None):
         holds = "0 and 1" if dtype.kind == "b" else f"the integers from {low} to {high}"
         advice = (f"{dtype} holds {holds}, so the test would change; compare with such a "
                   "value (x < 3 rather than x < 2.5), or keep the condition in a float array")
+        if not has_fraction(rhs) and not isinstance(rhs, np.floating):   # out of range
+            advice = (f"{dtype} holds {holds}, and a bound past them would be wrapped into "
+                      "them; the test gives the same for every value the array holds: bring "
+                      "the bound into that range before the call, keeping the test's meaning "
+                      f"(x > n for an n past {high} is x > {high}), or keep the condition "
+                      "in an array of a wider dtype")
     raise ArgumentError(f"a device condition on a {dtype} array cannot compare it with "
                         f"{rhs!r}: the GPU compares in {dtype}; {advice}", source)
 

@@ -35,13 +35,10 @@ class Race:
         p.text(str(self))
 
 
-def _conflict(a: Node, b: Node):
-    """The pair of views by which two nodes conflict, or None."""
-    for ba, ma in touches(a):
-        for bb, mb in touches(b):
-            if ("w" in ma or "w" in mb) and ba.overlaps(bb):
-                return (ba, bb)
-    return None
+def _conflicts(a: Node, b: Node) -> list:
+    """The pairs of views by which two nodes conflict (none: they do not)."""
+    return [(ba, bb) for ba, ma in touches(a) for bb, mb in touches(b)
+            if ("w" in ma or "w" in mb) and ba.overlaps(bb)]
 
 
 def _name(buf, namer: Namer) -> str:
@@ -60,8 +57,8 @@ def check(graph: Graph, namer: Namer | None = None) -> list[Race]:
     >>> races = gt.check(racy.trace(cuda.device_array(32), cuda.device_array(32)))
     >>> print(races[0])                    # doctest: +ELLIPSIS, +NORMALIZE_WHITESPACE
     %0 kernel scale[1, 32](x, 2.0, out) (<doctest ...>:4) and
-    %1 kernel add[1, 32](out, x) (<doctest ...>:5) touch x / x, one writing, but nothing
-    orders them: ...
+    %1 kernel add[1, 32](out, x) (<doctest ...>:5) touch x / x and out / out, one writing
+    in each pair, but nothing orders them: ...
     """
     graph = graph_of(graph, "check")
     reach = reachability(graph)
@@ -75,10 +72,13 @@ def check(graph: Graph, namer: Namer | None = None) -> list[Race]:
             if reach[i] >> j & 1:
                 continue
             a = nodes[i]
-            hit = _conflict(a, b)
-            if hit is None:
+            hits = _conflicts(a, b)
+            if not hits:
                 continue
-            what = f"touch {_name(hit[0], namer)} / {_name(hit[1], namer)}, one writing,"
+            hit, pairs = hits[0], dict.fromkeys(
+                f"{_name(x, namer)} / {_name(y, namer)}" for x, y in hits)
+            what = f"touch {' and '.join(pairs)}, one writing" + \
+                (" in each pair," if len(pairs) > 1 else ",")
             text = (f"%{a.index} {graph.describe(a, namer)} ({format_source(a.source)}) and "
                     f"%{b.index} {graph.describe(b, namer)} ({format_source(b.source)}) {what} "
                     "but nothing orders them: join the streams, record/wait an event, or "

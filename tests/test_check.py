@@ -43,6 +43,19 @@ def test_without_the_wait_the_same_work_is_a_race():
     assert "touch x / x, one writing" in text
 
 
+def test_a_race_names_every_pair_of_views_the_two_nodes_conflict_by():
+    x, y = A(64), A(64)
+
+    def body(s):
+        t = s.fork()
+        s.launch(K, 1, 1, gt.In(x), gt.Out(y))
+        t.launch(K, 1, 1, gt.In(y), gt.Out(x))
+    found = races(body)
+    assert len(found) == 1 and found[0].buffers[0].label == "x"
+    assert "touch x / x and y / y, one writing in each pair, but nothing orders" in \
+        str(found[0])
+
+
 def test_event_waits_are_opaque_barriers_only_in_data_mode_and_records_never():
     """A record follows all before it in data mode (deps.DataDeps.closes), unopaque."""
     x, y = A(64), A(64)

@@ -228,7 +228,13 @@ class Picture:
         if not fmt:
             raise ValueError(f"{path!r} has no suffix: name the format, as in step.svg, "
                              "step.png or step.dot")
-        data = self.source.encode() if fmt in ("dot", "gv") else render(self.source, fmt)
+        try:
+            data = self.source.encode() if fmt in ("dot", "gv") else render(self.source, fmt)
+        except ValueError as e:   # graphviz's, listing the formats it knows
+            if "unknown format" not in str(e):
+                raise
+            raise ValueError(f"{path!r}: Graphviz writes no format {fmt!r}; name one by the "
+                             "suffix, as in step.svg, step.png, step.pdf or step.dot") from None
         with open(path, "wb") as f:
             f.write(data)
         return path

@@ -235,3 +235,10 @@ def test_with_the_dot_program_jupyter_shows_a_picture_as_svg():
 def test_a_path_without_a_suffix_is_refused(tmp_path):
     with pytest.raises(ValueError, match="has no suffix"):
         step.trace(A(64), A(64), A(1, "int32")).picture().save(tmp_path / "step")
+
+
+@needs_dot
+def test_a_suffix_graphviz_has_no_format_for_is_refused_naming_formats_it_has(tmp_path):
+    with pytest.raises(ValueError, match="Graphviz writes no format 'xyz'.*step.svg"):
+        step.trace(A(64), A(64), A(1, "int32")).picture().save(tmp_path / "step.xyz")
+    assert not (tmp_path / "step.xyz").exists()

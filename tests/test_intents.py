@@ -1,5 +1,6 @@
 """Access intents of numba kernels, read off their source."""
 import functools
+import logging
 import math
 import types
 
@@ -1356,3 +1357,25 @@ def test_an_array_taken_by_getattr_with_a_constant_name_makes_the_kernel_opaque(
 
 
 HOST_NS = types.SimpleNamespace(h=np.ones(8))
+
+
+def test_a_kernel_without_readable_source_is_read_and_written_and_the_log_says_why(caplog):
+    """A kernel compiled from a ``%%time`` cell or by ``exec`` has no source to
+    read: each array counts as read and written, and INFO says so, with the cure."""
+    ns = {"cuda": cuda}
+    exec(compile("@cuda.jit\ndef k(a, b):\n    i = cuda.grid(1)\n    if i < a.size:\n"
+                 "        b[i] = a[i]\n", "<timed exec>", "exec"), ns)
+
+    @gt.graph
+    def f(s, a, b):
+        ns["k"][1, 32, s](a, b)
+    a, b = cuda.to_device(np.ones(4)), cuda.to_device(np.zeros(4))
+    with caplog.at_level(logging.INFO, logger="graphtrace"):
+        f(a, b)
+    assert b.copy_to_host().tolist() == [1.0] * 4
+    assert "inout(a, b)" in str(f.trace(a, b))
+    said = [r.getMessage() for r in caplog.records if "source cannot be read" in r.getMessage()]
+    assert said == ["numba kernel k (<timed exec>:1): its source cannot be read, so each array "
+                    "it is given counts as read and written and its launches keep the order "
+                    "they have on those arrays; define it in a file or a notebook cell (not "
+                    "under %%time or exec), or give its intents: gt.kernel(k, \"in, out, ...\")"]

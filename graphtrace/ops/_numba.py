@@ -21,8 +21,9 @@ import numpy as np
 
 from ..arrays import as_buffer, is_array
 from ..buffers import Buffer
+from .. import log
 from ..context import current_tracer, on_trace_start
-from ..errors import KernelArgumentError, user_frame
+from ..errors import KernelArgumentError, format_source, user_frame
 from ..owned import keep, kept
 from ..probe import _has
 from ..scalar import Scalar, has_fraction
@@ -68,7 +69,16 @@ class NumbaAdapter(Adapter):
         vararg = next((p.name for p in sig if p.kind is p.VAR_POSITIONAL), None)
         # a kernel storing into an array held by a global name (G[i] = v) touches
         # memory it is not given: opaque, ordered after and before everything
-        super().__init__(k, py_func.__name__, params, infer_intents(py_func),
+        intents = infer_intents(py_func)
+        if intents is None:
+            log.decision("numba kernel %s (%s): its source cannot be read, so each array it "
+                         "is given counts as read and written and its launches keep the order "
+                         "they have on those arrays; define it in a file or a notebook cell "
+                         "(not under %%%%time or exec), or give its intents: gt.kernel(k, "
+                         "\"in, out, ...\")", py_func.__qualname__,
+                         format_source((py_func.__code__.co_filename,
+                                        py_func.__code__.co_firstlineno)))
+        super().__init__(k, py_func.__name__, params, intents,
                          opaque=bool(writes_outside(py_func)), vararg=vararg)
         result = analyze(py_func)
         if result is not None and result.numbers:   # q = x[i]; q += v: x read where a

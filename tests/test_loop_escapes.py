@@ -675,3 +675,111 @@ def test_state_of_a_class_module_or_dict_the_code_after_does_not_read_runs_as_ea
     a, b, c, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, 0, 0, 0), dev(1, dtype=np.int32)
     f(a, b, c, n)
     assert host(b) == [1, 2, 3, 4] and host(c) == [1, 2, 3, 4]
+
+
+def _add_step(s, x):
+    add[1, 4, s](x, 3.0)
+
+
+def _shift_step(s, x):
+    shift[1, 4, s](x, x)
+
+
+@gt.graph
+def _add_child(s, x):
+    add[1, 4, s](x, 3.0)
+
+
+@gt.graph
+def _shift_child(s, x):
+    shift[1, 4, s](x, x)
+
+
+def _kernel_picked(s, a, b, c, n):
+    kern = add
+    with s.if_then(gt.cond(n) > 0) as then:   # kernel picked
+        kern = shift
+        count[1, 1, then](n)
+    kern[1, 4, s](a, b)   # kernel picked read
+
+
+def _helper_picked(s, a, b, c, n):
+    step = _add_step
+    with s.if_then(gt.cond(n) > 0) as then:   # helper picked
+        step = _shift_step
+        count[1, 1, then](n)
+    step(s, a)   # helper picked read
+
+
+def _child_picked(s, a, b, c, n):
+    g = _add_child
+    with s.if_then(gt.cond(n) > 0) as then:   # child picked
+        g = _shift_child
+        count[1, 1, then](n)
+    s.child(g, a)   # child picked read
+
+
+def _item_picked(s, a, b, c, n):
+    ops = {"k": add}
+    with s.if_then(gt.cond(n) > 0) as then:   # item picked
+        ops["k"] = shift
+        count[1, 1, then](n)
+    s.launch(ops["k"], 1, 4, a, b)   # item picked read
+
+
+def _switch_picked(s, a, b, c, n):
+    kern = add
+    with s.switch(gt.cond(n), 2) as cases:   # switch picked
+        kern = shift
+        count[1, 1, cases[1]](n)
+    kern[1, 4, s](a, b)   # switch picked read
+
+
+def _else_picked(s, a, b, c, n):
+    kern = add
+    with s.if_else(gt.cond(n) > 0) as (then, other):   # else picked
+        kern = shift
+        count[1, 1, then](n)
+        count[1, 1, other](n)
+    kern[1, 4, s](a, b)   # else picked read
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_kernel_picked, "kernel picked", "changes `kern`,"),
+    (_helper_picked, "helper picked", "changes `step`,"),
+    (_child_picked, "child picked", "changes `g`,"),
+    (_item_picked, "item picked", "changes `ops['k']`,"),
+    (_switch_picked, "switch picked", "changes `kern`,"),
+    (_else_picked, "else picked", "changes `kern`,"),
+])
+def test_a_kernel_or_function_a_branch_picks_for_the_code_after_it_is_refused(
+        program, marker, named):
+    """With the branch not taken, eager code after it runs the kernel it held
+    before; the graph ran the one the recorded pass picked, in silence."""
+    e = _refused_at(program, marker, (0, 1, 2, 3), (0, 0, 0, 0))
+    assert named in e and "after the block" in e and "s.if_else" in e, e
+    assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
+
+
+def test_a_kernel_a_branch_sets_that_the_code_after_sets_again_runs_as_eagerly():
+    """A kernel set in the branch and set again after it before its launch, one
+    set to what it held, and one only named in a report: the code after runs
+    the same kernels whatever the branch does."""
+    reported = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        kern, same, shown = add, add, add
+        with s.if_then(gt.cond(n) > 0) as then:
+            kern = shift
+            same = add
+            shown = shift
+            count[1, 1, then](n)
+        reported.append(shown.__name__)
+        kern = add
+        kern[1, 4, s](a, 1.0)
+        same[1, 4, s](b, 2.0)
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [1, 2, 3, 4] and host(b) == [2, 2, 2, 2] and host(n) == [0]

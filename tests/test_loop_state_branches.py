@@ -10,9 +10,18 @@ container, a classmethod, a staticmethod, one reached through ``super()``;
 and the direct form too). Now each is refused at the block's line. The
 programs beside them, whose bodies change nothing their tests read, run as
 eagerly.
+
+The same holds of which kernel or function the body launches (``kern = mul``
+after ``kern[1, 4, body](x)``; a helper, ``body.launch(k, ...)``,
+``body.child(g, x)``, an attribute, a list reversed, a global a helper sets)
+and of what the loop's own condition reads (``gt.cond(c) > lim`` with ``lim
++= 1`` in the body): each ran the first iteration's in silence and is refused.
 """
+import types
+
 import numpy as np
 import pytest
+from numba import cuda
 
 import graphtrace as gt
 from flow_kernels import add, count, dev, host
@@ -310,3 +319,184 @@ def test_methods_changing_what_no_test_of_the_body_reads_run_as_eagerly():
     f(a, n)
     assert host(a) == [4.5] * 4 and host(n) == [3]
     assert ST.n == 2   # (the body's Python ran once, when it was recorded)
+
+
+@cuda.jit
+def mul(x, v):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] *= v
+
+
+def _add_step(s, x):
+    add[1, 4, s](x, 3.0)
+
+
+def _mul_step(s, x):
+    mul[1, 4, s](x, 3.0)
+
+
+@gt.graph
+def _add_child(s, x):
+    add[1, 4, s](x, 3.0)
+
+
+@gt.graph
+def _mul_child(s, x):
+    mul[1, 4, s](x, 3.0)
+
+
+KERN = add
+
+
+def _use_mul():
+    global KERN
+    KERN = mul
+
+
+def _kernel_swapped(s, x, n):
+    kern = add
+    with s.while_loop(gt.cond(n) < 2) as body:   # kernel swapped
+        kern[1, 4, body](x, 3.0)
+        kern = mul
+        count[1, 1, body](n)
+
+
+def _helper_swapped(s, x, n):
+    step = _add_step
+    with s.while_loop(gt.cond(n) < 2) as body:   # helper swapped
+        step(body, x)
+        step = _mul_step
+        count[1, 1, body](n)
+
+
+def _launch_swapped(s, x, n):
+    k = add
+    with s.while_loop(gt.cond(n) < 2) as body:   # launch swapped
+        body.launch(k, 1, 4, x, 3.0)
+        k = mul
+        count[1, 1, body](n)
+
+
+def _child_swapped(s, x, n):
+    g = _add_child
+    with s.while_loop(gt.cond(n) < 2) as body:   # child swapped
+        body.child(g, x)
+        g = _mul_child
+        count[1, 1, body](n)
+
+
+def _attribute_swapped(s, x, n):
+    m = types.SimpleNamespace(k=add)
+    with s.while_loop(gt.cond(n) < 2) as body:   # attribute swapped
+        m.k[1, 4, body](x, 3.0)
+        m.k = mul
+        count[1, 1, body](n)
+
+
+def _list_reversed(s, x, n):
+    ops = [add, mul]
+    with s.while_loop(gt.cond(n) < 2) as body:   # list reversed
+        ops[0][1, 4, body](x, 3.0)
+        ops.reverse()
+        count[1, 1, body](n)
+
+
+def _global_swapped(s, x, n):
+    with s.while_loop(gt.cond(n) < 2) as body:   # global swapped
+        KERN[1, 4, body](x, 3.0)
+        _use_mul()
+        count[1, 1, body](n)
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_kernel_swapped, "kernel swapped", "changes `kern`,"),
+    (_helper_swapped, "helper swapped", "changes `step`,"),
+    (_launch_swapped, "launch swapped", "changes `k`,"),
+    (_child_swapped, "child swapped", "changes `g`,"),
+    (_attribute_swapped, "attribute swapped", "changes `m.k`,"),
+    (_list_reversed, "list reversed", "changes `ops[0]`"),
+    (_global_swapped, "global swapped", "changes `KERN`,"),
+])
+def test_a_kernel_or_function_a_body_launches_then_swaps_is_refused(program, marker, named):
+    """Run eagerly, the second iteration multiplies where the first added; the
+    graph repeated the first iteration's kernel in silence."""
+    global KERN
+    KERN = add
+    f = gt.graph(program, backend="sim")
+    with pytest.raises(gt.ArgumentError) as info:
+        f(dev(1, 1, 1, 1), dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, marker), e
+    assert named in e and "next iteration" in e and "s.switch" in e, e
+
+
+def test_kernels_and_functions_a_body_leaves_as_they_were_run_as_eagerly():
+    """A name set again to the kernel it held, one the body sets before it
+    launches it, and one set after its last launch that no iteration reads:
+    each iteration runs the same kernels."""
+    @gt.graph(backend="sim")
+    def f(s, x, n):
+        kern, step, last = add, _add_step, add
+        with s.while_loop(gt.cond(n) < 2) as body:
+            kern[1, 4, body](x, 3.0)
+            kern = add
+            step(body, x)
+            last = mul
+            last[1, 4, body](x, 1.0)
+            count[1, 1, body](n)
+
+    x, n = dev(1, 1, 1, 1), dev(0, dtype=np.int32)
+    f(x, n)
+    assert host(x) == [13, 13, 13, 13] and host(n) == [2]
+
+
+def _bound_raised(s, c, n):
+    lim = 0
+    with s.while_loop(gt.cond(c) > lim, max_iterations=10) as body:   # bound raised
+        count[1, 1, body](n)
+        add[1, 1, body](c, -1)
+        lim += 1
+
+
+def _array_rebound(s, c, n):
+    dec = c
+    with s.while_loop(gt.cond(c) > 0, max_iterations=10) as body:   # array rebound
+        add[1, 1, body](dec, -1)
+        count[1, 1, body](n)
+        c = n   # (the body's code reads c nowhere: only its condition does)
+
+
+@pytest.mark.parametrize("program, marker, named", [
+    (_bound_raised, "bound raised", "changes `lim`,"),
+    (_array_rebound, "array rebound", "changes `c`,"),
+])
+def test_what_a_while_loops_condition_reads_changed_by_its_body_is_refused(
+        program, marker, named):
+    """Eager ``while c > lim: ...; lim += 1`` tests the new bound each iteration
+    (c = 3 of 6); the graph tested 0 every time (c = 0), in silence."""
+    f = gt.graph(program, backend="sim")
+    with pytest.raises(gt.ArgumentError) as info:
+        f(dev(6, dtype=np.int32), dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, marker), e
+    assert named in e and "its condition reads again" in e, e
+
+
+def test_a_condition_whose_reads_the_body_leaves_alone_runs_as_eagerly():
+    """The body changes a name the condition does not read (``trips``, and
+    ``steps``, which sets ``max_iterations`` once), and sets ``lim`` to what it
+    held."""
+    @gt.graph(backend="sim")
+    def f(s, c, n):
+        lim, trips, steps = 2, 0, 10
+        with s.while_loop(gt.cond(c) > lim, max_iterations=steps) as body:
+            add[1, 1, body](c, -1)
+            count[1, 1, body](n)
+            trips += 1
+            steps += 1
+            lim = 2
+
+    c, n = dev(6, dtype=np.int32), dev(0, dtype=np.int32)
+    f(c, n)
+    assert host(c) == [2] and host(n) == [4]

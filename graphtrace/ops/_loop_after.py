@@ -52,6 +52,7 @@ from ._loop_held import handed_reads, handed_use
 from ._loop_paths import _LEN, _ORDER, _WHOLE, quoted
 from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder
 from ._loop_state import LoopState
+from ._loop_work import work_callable
 
 _GOTO = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP",
                    "JUMP_NO_INTERRUPT", "JUMP_BACKWARD_NO_INTERRUPT"})
@@ -89,7 +90,10 @@ def refuse_escapes(t, state, what: str, source) -> None:
 def _kind(t, state, p: tuple) -> str:
     """``"array"`` (the slot's old or new value an array of the trace, or the order
     of a dict holding such arrays), ``"items"``
-    (the length of a container holding such arrays) or ``"number"``."""
+    (the length of a container holding such arrays), ``"work"`` (its old or new
+    value a kernel or a function, ``work_callable``) or ``"number"``."""
+    if work_callable(state.before[p][0]) or work_callable(state.after[p][0]):
+        return "work"
     if _array(t, state.before[p][0], state.after[p][0]) or p[-1] == _ORDER and any(
             _array(t, state.after.get(p[:-1] + (("[]", k),), (None,))[0], None)
             for k in state.after[p][0]):   # the order of a dict of arrays: which is where
@@ -128,7 +132,7 @@ def _scan(view, slots: dict, arrays: list, later: list) -> dict:
             if item is not None or slots[p] == "array" and read is True:
                 arrays.append((p, line))
             elif read is True:
-                later.append((p, line, region, view))
+                later.append((p, line, region, view, slots[p]))
             returned.update((p[len(q) - 1:], slots[p]) for q in region.returns
                             if q[-1] == _WHOLE and p[:len(q) - 1] == q[:-1])
     return returned
@@ -152,9 +156,12 @@ def _refuse_numbers(later: list, graph, what: str, source, state) -> None:
     block hands to work (``graph``: all of it), indexes or sizes by, or decides
     by which work runs (each named once, ``state.named_once``)."""
     hits = []
-    for p, line, region, view in later:
+    for p, line, region, view, kind in later:
         work = view._work(region, (graph,))
-        if region.indexes_with(p) or region.sizes_with(p) or \
+        if kind == "work":   # kern = mul in a branch, then kern[1, 4, s](x) after it
+            if view._launches(region, p, True, work, (graph,), region.keep):
+                hits.append((p, line))
+        elif region.indexes_with(p) or region.sizes_with(p) or \
                 region.decides_with(p, work) or view._hands_on(region, p, True, (graph,)) or \
                 view._handed(region, p, (), (graph,), {}) or \
                 view._helper_returns(region, p, (graph,)) or \
@@ -162,7 +169,9 @@ def _refuse_numbers(later: list, graph, what: str, source, state) -> None:
             # 100.0 if get() == "b" else 10.0; post(s, a, get): get() deciding there)
             hits.append((p, line))
     if hits:
-        raise ArgumentError(_message(state.named_once(hits), what, "number", source), source)
+        kinds = {p: k for p, _, _, _, k in later}
+        kind = "work" if any(kinds.get(h[0]) == "work" for h in hits) else "number"
+        raise ArgumentError(_message(state.named_once(hits), what, kind, source), source)
 
 
 def _callers(t, frame) -> list:
@@ -326,6 +335,9 @@ _ADVICE = {
     "array": "choose the array outside the block (set {name} before it and leave it "
              "unchanged in the body), or have the body's kernels write their result into "
              "an array the code after the block reads",
+    "work": "choose the kernel or function on the device: launch each one under "
+            "s.if_else or s.switch on the block's condition, or set {name} before the "
+            "block and leave it unchanged in the body",
     "number": "compute it on the device (a counter in a device array that the body's "
               "kernels update, read by the kernels after the block), or set it before the "
               "block and leave it unchanged in the body",

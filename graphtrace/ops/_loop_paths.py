@@ -132,6 +132,13 @@ _ADVICE = {
     "size": "size the temporaries the body makes by numbers fixed for the loop (make one "
             "of the largest size before the loop, and hand its kernels the size in use in "
             "a device array), or run the loop on the host",
+    "work": "choose the kernel or function on the device: launch each one the iterations "
+            "may run under s.if_else or s.switch on a counter in a device array that the "
+            "body's kernels update, or unroll those iterations on the host, outside the loop",
+    "condition": "keep the bound in a one-element device array that the body's kernels "
+                 "update (gt.cond(c) > lim with lim a device array of c's dtype), and the "
+                 "condition's array one array for the whole loop, or leave what the "
+                 "condition reads unchanged in the body",
 }
 
 
@@ -150,9 +157,14 @@ def _message(hits: list, what: str, equal=None, source=None) -> str:
         f"the body takes ({_where(sources, source)}), and graphtrace cannot tell that the "
         f"kernel does not take it from {quoted(p)}" for p, (value, sources) in
         sorted((equal or {}).items(), key=lambda e: _label(e[0]))[:1])
-    return (f"the body of {what} changes {listed}, which it reads again in the next "
-            f"iteration{why}: Python runs the body once, when it is recorded, so the device "
-            "would run every iteration on the arrays and numbers as they were then; " + advice)
+    reads = "its condition reads again before the next iteration" if kinds == {"condition"} \
+        else "it reads again in the next iteration"   # (gt.cond(c) > lim, lim += 1)
+    held = "the kernels, functions, arrays and numbers" if "work" in kinds else \
+        "the arrays and numbers"
+    runs = "test the condition before every iteration on what it read" if \
+        kinds == {"condition"} else f"run every iteration on {held} as they were"
+    return (f"the body of {what} changes {listed}, which {reads}{why}: Python runs the "
+            f"body once, when it is recorded, so the device would {runs} then; " + advice)
 
 
 def blind_message(path: tuple, what: str, source, at) -> str:

@@ -1,7 +1,8 @@
 """The slots a block's snapshots hold, for ``_loop_state.py``.
 
 ``_slots`` lists, nearest first, the slots under one name: numbers, arrays,
-strings, slices, Enum members and None it reaches through the containers (a
+strings, slices, Enum members, None, kernels and functions (``work_callable``:
+by their identity) it reaches through the containers (a
 numpy object array's items too), the objects and the classes and modules of the
 program's own it holds, ``_DEPTH`` levels deep, with the lengths of those
 containers, a dict's order and what an iterator has left (``_left``);
@@ -30,6 +31,7 @@ from ..owners import (_PLAIN_BASES, _attr, _attributes, _graph_class, held_attri
 from ..scalar import Scalar
 from ..values import _is_number
 from ._loop_paths import _ITEMS, _LEN, _MAX_ITEMS, _NEXT, _ORDER, _resolve
+from ._loop_work import work_callable
 
 
 _DEPTH = 4          # names, then three levels of containers and objects
@@ -111,6 +113,10 @@ def _slots(root, name: str, probes=None, at=((), None)) -> dict:
             if v is None or isinstance(v, enum.Enum):   # prev = a, ph = Phase.RUN: by
                 out[path] = (v, None, where)   # its identity
                 continue
+            if work_callable(v):   # kern = mul, step = mul_step: by its identity
+                out[path] = (v, None, where)
+                if t is not types.FunctionType and not _graph_class(t):
+                    continue   # (a function's own attributes: below)
             if len(path) >= _DEPTH:
                 continue
             if t is types.FunctionType:   # step.i = 1 - step.i: a function's own attributes

@@ -70,6 +70,14 @@ the trace took before where nothing they were read from has changed
   ``bump()`` then ``add(x, K)``), or in a helper the body calls that reads it
   by the parameter a call of the body fills with it (``step(body, x, k * 2)``)
   or by its own global or closure name (``go(body, x)`` launching with ``K``);
+- a kernel or a function changed (``kern = mul`` after ``kern[1, 4, body](x)``;
+  ``step = mul_step``; ``body.launch(k, ...)``, ``body.child(g, x)``, ``m.k``,
+  ``ops.reverse()``) that the body's code loads, read first, on a line that
+  recorded work or hands to a call there, or that a helper recording work
+  loads by its own name (``KERN`` set by ``flip()``): ``_launches``;
+- anything the loop's own condition reads (``gt.cond(c) > lim`` with ``lim +=
+  1``, or ``c = other``), tested again before each iteration, whether or not
+  the body reads it (``_condition``, ``_loop_work.py``);
 - a container's length changed (``lst.append(0)``) where the body sizes or
   indexes by it or its work takes it so (``body.zeros(len(lst))``,
   ``a[:len(lst)]``, ``k[len(lst), 32, body]``, ``add(x, len(lst))``; also
@@ -140,14 +148,15 @@ from ..scalar import Scalar
 from ._loop_code import _Region
 from ._loop_helpers import _DEPTH, HelperUses, _kernel_numbers, _recorded_numbers
 from ._loop_held import (_function, _helper_roots, _own_function, binding, graph_code, handed_use,
-                         named_directly)
+                         named_directly, recorded_lines)
 from ._loop_names import _attribute_paths, _named_paths, _names, table_items
 from ._loop_order import _instructions, reads_order
-from ._loop_paths import (_LEN, _NEXT, _ORDER, _found, _label, _message, _resolve,
+from ._loop_paths import (_LEN, _NEXT, _ORDER, _found, _label, _message, _reads, _resolve,
                           _within)
 from ._loop_slots import (Slots, _Cut, _changed, _changed_values, _shadowed, _slots,
                           _with_named)
 from ._loop_stack import _LOADS
+from ._loop_work import condition_reads, loads_on, work_callable
 
 _CONTEXTLIB = contextlib.__file__
 _FUNCTIONS = frozenset({types.FunctionType, types.MethodType})   # (by identity, not ==)
@@ -312,8 +321,12 @@ class LoopState(HelperUses):
         recorded, kernels = _recorded_numbers(regions), _kernel_numbers(regions)
         sizes = {d for tmp in t.temporaries[self.made:] for d in tmp.shape}   # the body's
         hits, work, equal, kept = [], self._work(region, regions), {}, []
+        condition = self._condition()
         for p in changed:
             (old, old_bytes, where), (new, new_bytes, _) = self.before[p], after[p]
+            if _reads(condition, p):   # gt.cond(c) > lim, then lim += 1: tested again
+                hits.append((p, "condition"))   # before each iteration
+                continue
             read = self._carried(region, p)
             both = reads.get(where, ())   # (st = self.state; st.result = ...: stored)
             if read is False or False in both:
@@ -351,6 +364,9 @@ class LoopState(HelperUses):
                 if (read is True or swapped or via) and any(   # before: a swap, a rotation
                         is_array(x) and t.cached_buffer(x) is not None for x in (old, new)):
                     hits.append((p, "array"))
+            elif work_callable(old) or work_callable(new):   # kern = mul after kern[1, 4, body]
+                if via or self._launches(region, p, read, work, regions):
+                    hits.append((p, "work"))
             elif p[-1] == _ORDER:   # d["a"] = d.pop("a") then src, dst = d.values(): by
                 # the position of its items (a length changed: told as the length)
                 if p[:-1] + (_LEN,) not in changed and (
@@ -377,6 +393,37 @@ class LoopState(HelperUses):
         if hits:
             raise ArgumentError(_message(self.named_once(hits), what, equal, source), source)
         self._refuse_blind(region, kept, what, source)
+
+    def _condition(self) -> set:
+        """What the condition of the ``with s.while_loop(...)`` block reads (its
+        ``with`` line, before the body), tested again before each iteration."""
+        if self.frame is None or self.fn is not None:
+            return set()   # (body=fn: the condition is the caller's, its names not the body's)
+        return condition_reads(self.frame.f_code, self.entered_at)
+
+    def _launches(self, region, path: tuple, read, work: set, regions, keep=None) -> bool:
+        """Whether the body's work is done by the kernel or function at ``path``: its
+        code loads it, read first, on a line that recorded work (``kern[1, 4,
+        body](x)``, ``step(body, x)``, ``body.launch(k, ...)``, ``body.child(g,
+        x)``) or hands it to a call there (``run(body, kern, x)``); or a helper
+        the body calls that recorded work loads it so by its own name (``KERN``).
+        ``keep``: the offsets of the code after a block, which ``region`` reads."""
+        code, lo, hi = self._code() if keep is None else (self.frame.f_code, -1, 1 << 62)
+        if read is True and (region.takes_on(work, path) or
+                             loads_on(code, lo, hi, path, work, keep)):
+            return True
+        sources = recorded_lines(regions)
+        if read is True and any(callee == path and any(   # step(s, x): the one it
+                fn is not None and sources & self._lines_of(fn) for fn in (   # held or holds
+                    binding(_resolve(names, path))[0] for names in (self.scope, self.now)))
+                for _, callee, _, _ in region.passes):
+            return True
+        for _, _, fn, own, held in self._callees(region, path, sources):
+            lines = {line for f, line in sources if f == fn.__code__.co_filename}
+            if any(own.carried(q) is True and loads_on(fn.__code__, -1, 1 << 62, q, lines)
+                   for q in held):
+                return True
+        return False
 
     def _reads_order(self, path: tuple, regions, offsets=None) -> bool:
         """Whether the block (``offsets``: the code after it, in the user's frame)

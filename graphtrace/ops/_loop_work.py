@@ -1,0 +1,87 @@
+"""What does a block's work, and what a while loop's condition reads, for
+``_loop_state.py``, ``_loop_slots.py`` and ``_loop_after.py``.
+
+A kernel, a helper or a child graph's function held in a slot (``kern = add``,
+``step = add_step``, ``m.k``, ``ops[0]``) is work the body records by running
+it once, when it is recorded. A body that sets the slot to another one
+(``kern = mul`` after ``kern[1, 4, body](x)``) would, run eagerly, launch that
+other one in the next iteration, or after a branch not taken run the first:
+``work_callable`` tells the values ``_slots`` keeps such a slot of, by their
+identity; ``loads_on`` tells where the code loads one on a line that recorded
+work (a launch, a call of a helper that recorded some, ``body.launch(k, ...)``,
+``body.child(g, x)``).
+
+A while loop's condition is written on the ``with`` line, outside the body's
+code, and is tested again before each iteration: ``condition_reads`` tells the
+slots its expression reads (``lim`` of ``gt.cond(c) > lim``, ``c``), which a body
+changing them would have tested against other values each iteration.
+"""
+from __future__ import annotations
+
+import functools
+import types
+from functools import partial
+
+from ..bytecode import instructions
+from ..owners import _graph_class
+from ._adapter import ADAPTERS, Adapter
+from ._loop_flow import _Stored
+from ._loop_operands import _CALLS, _parameters, _read_by, _taken
+from ._loop_stack import _ATTR_LOADS, _begin, _chain
+
+_FUNCTIONS = (types.FunctionType, types.MethodType, partial)
+
+
+def work_callable(v) -> bool:
+    """Whether ``v`` is a kernel graphtrace launches (numba's, a cupy RawKernel, a
+    cuda.core Kernel, one ``gt.kernel`` declares), a function, a bound method, a
+    partial or a ``@gt.graph`` function: held by a slot compared by identity."""
+    t = type(v)
+    if isinstance(v, _FUNCTIONS) or _graph_class(t) or isinstance(v, Adapter):
+        return True
+    if t is type or isinstance(v, type):
+        return False
+    for accepts, _ in ADAPTERS:
+        try:
+            if accepts(v):
+                return True
+        except Exception:  # noqa: BLE001  (an object's own lookup raising: not a kernel)
+            continue
+    return False
+
+
+@functools.lru_cache(maxsize=256)
+def code_instructions(code) -> tuple:
+    """``code``'s instructions, read once per code (a helper's, at each block)."""
+    return instructions(code)
+
+
+def loads_on(code, lo: int, hi: int, path: tuple, lines: set, keep=None) -> bool:
+    """Whether the instructions of ``code`` strictly between the offsets ``lo`` and
+    ``hi`` (``keep``: of those offsets only) load the slot at ``path`` on one of
+    ``lines`` (those that recorded work)."""
+    code_ins = code_instructions(code)
+    return any(lo < ins.offset < hi and (keep is None or ins.offset in keep) and
+               ins.positions is not None and
+               ins.positions.lineno in lines and _chain(code_ins, k) == path
+               for k, ins in enumerate(code_ins))
+
+
+def condition_reads(code, at: int) -> set:
+    """The slots (paths) the condition of the ``s.while_loop(...)`` call entered at
+    the offset ``at`` reads: its first argument's code (``gt.cond(c) > lim``: ``c``,
+    ``lim``; not ``max_iterations``), else empty."""
+    code_ins = code_instructions(code)
+    before = [k for k, ins in enumerate(code_ins) if ins.offset < at]
+    for i in reversed(before):
+        ins = code_ins[i]
+        if ins.opname not in _CALLS or i > 0 and code_ins[i - 1].opname == "PRECALL":
+            continue   # (3.11: PRECALL, then CALL; the PRECALL is the call's)
+        n = _taken(ins)
+        j = _begin(code_ins, i, n)[0]
+        callee = code_ins[j - 1] if j > 0 else None
+        if callee is None or callee.opname not in _ATTR_LOADS or callee.argval != "while_loop":
+            continue
+        end = next((end for key, end in _parameters(code_ins, i, n) if key == 0), None)
+        return _read_by(code_ins, end, 1, _Stored(), {}) if end is not None else set()
+    return set()

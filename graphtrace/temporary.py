@@ -93,6 +93,20 @@ class _Interface:
     __slots__ = ("__array_interface__",)
 
 
+class _Shadow(np.ndarray):
+    """A shadow and its views print as what they are, reading nothing: a debugger
+    or a test runner showing the locals of a frame (pytest's failure report shows
+    those of graphtrace's) would otherwise read their virtual memory and fault."""
+
+    def __repr__(self):
+        return f"<shadow of a temporary: {self.dtype}{list(self.shape)}>"
+
+    __str__ = __repr__
+
+    def __format__(self, spec):
+        return repr(self)
+
+
 def _shadow(ptr: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
     """A numpy array at a virtual address: numpy computes views of it, and it is
     never read (a read would fault), so it never leaves ``Temporary``."""
@@ -100,7 +114,7 @@ def _shadow(ptr: int, shape: tuple, dtype: np.dtype) -> np.ndarray:
     holder.__array_interface__ = {"data": (ptr, False), "shape": shape, "version": 3,
                                   "typestr": dtype.str,
                                   **({"descr": dtype.descr} if dtype.fields else {})}
-    return np.asarray(holder)
+    return np.asarray(holder).view(_Shadow)
 
 
 _GEOMETRY = (np.shape, np.ndim, np.size)
@@ -112,6 +126,7 @@ _VIEWS = frozenset(getattr(np, n) for n in (
 # and those making views of some arrays alone: np.imag of a real array is a new one
 _VIEWS_WHEN = {np.imag: np.iscomplexobj}
 _READS = {"copy_to_host", "get", "item", "tolist", "copy", "sum", "tobytes", "to_host",
+          "flat", "take", "repeat", "compress", "choose", "searchsorted", "trace", "ptp",
           "__array_struct__", "__dlpack__", "__dlpack_device__",
           # an array library's methods computing on (or filling) its values on the host
           "fill", "astype", "mean", "max", "min", "any", "all", "prod", "std", "var",
@@ -119,13 +134,18 @@ _READS = {"copy_to_host", "get", "item", "tolist", "copy", "sum", "tobytes", "to
           "clip", "round", "conj", "tofile", "dump", "set", "setflags"}
 
 
+class _NoAttribute(ArgumentError, AttributeError):
+    """An attribute a temporary has not (``hasattr`` answers False), at the user's line."""
+
+
 class Temporary:
     """A graph-owned array (or a view of one), valid inside its trace only.
 
     Pass it to kernels, copies, memsets and conditions on a proxy stream, as
     any device array. It has ``shape``, ``dtype``, ``strides``, ``size``,
-    ``ndim``, ``itemsize``, ``nbytes``, ``name``; basic slicing, ``reshape`` and
-    ``ravel`` (of contiguous views), ``view(dtype)``, ``T``/``transpose`` make
+    ``ndim``, ``itemsize``, ``nbytes``, ``name``; basic slicing, ``reshape``
+    (where numpy makes a view), ``ravel`` (of contiguous views), ``view(dtype)``,
+    ``T``/``transpose``, ``swapaxes``, ``diagonal``, ``real``/``imag`` make
     views that move with it. It holds no values while tracing: reading, writing
     or computing with it on the host is an error, and so is any use once its
     trace has ended.
@@ -199,7 +219,7 @@ class Temporary:
         for i in range(len(self)):
             yield self[i]
 
-    def reshape(self, *shape, order="C") -> "Temporary":
+    def reshape(self, *shape, order="C", _copies=False) -> "Temporary":
         a = self._a
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = shape[0]
@@ -207,17 +227,22 @@ class Temporary:
         if order not in ("C", "F"):
             raise ArgumentError(f"reshape of temporary {self._life.name} in order "
                                 f"{order!r}: a temporary is reshaped in order 'C' or 'F'")
-        if not (a.flags.f_contiguous if order == "F" else a.flags.c_contiguous):
+        if a.flags.f_contiguous if order == "F" else a.flags.c_contiguous:
+            return self._view(a.reshape(shape, order=order))
+        try:   # a strided view numpy reshapes as a view (a column: t[:, 1].reshape(4));
+            if _copies:   # numpy's ravel copies every view that is not contiguous
+                raise ValueError
+            return self._view(a.reshape(shape, order=order, copy=False))
+        except (TypeError, ValueError):   # (numpy before 2.1 takes no copy=)
             kind = "Fortran-" if order == "F" else ""
             raise ArgumentError(
                 f"reshape in order {order!r} of a view of temporary {self._life.name} that "
                 f"is not {kind}contiguous (strides {a.strides}) would copy it: reshape the "
                 f"temporary itself, or a {kind}contiguous view of it" +
-                (", or reshape in order 'C'" if a.flags.c_contiguous else ""))
-        return self._view(a.reshape(shape, order=order))
+                (", or reshape in order 'C'" if a.flags.c_contiguous else "")) from None
 
     def ravel(self, order="C") -> "Temporary":
-        return self.reshape(-1, order=order)
+        return self.reshape(-1, order=order, _copies=True)
 
     def squeeze(self, axis=None) -> "Temporary":
         return self._view(self._a.squeeze(axis))
@@ -233,6 +258,23 @@ class Temporary:
 
     def transpose(self, *axes) -> "Temporary":
         return self._view(self._a.transpose(*axes))
+
+    def swapaxes(self, axis1: int, axis2: int) -> "Temporary":
+        return self._view(self._a.swapaxes(axis1, axis2))
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> "Temporary":
+        return self._view(self._a.diagonal(offset, axis1, axis2))
+
+    @property
+    def real(self) -> "Temporary":
+        return self._view(self._a.real)
+
+    @property
+    def imag(self) -> "Temporary":
+        """Of a complex temporary (of a real one numpy makes a new array of zeros)."""
+        if not np.iscomplexobj(self._a):
+            self._refuse()
+        return self._view(self._a.imag)
 
     def view(self, dtype) -> "Temporary":
         return self._view(self._a.view(np.dtype(dtype)))
@@ -280,8 +322,13 @@ class Temporary:
             self._refuse()
         if name == "copy_to_device":
             return self.__setitem__
-        raise AttributeError(f"a graphtrace temporary has no attribute {name!r} (it is "
-                             "only a view's geometry while tracing)")
+        if name == "flatten":   # (a copy, always)
+            raise ArgumentError(f"flatten of temporary {self._life.name} would copy it, "
+                                "reading it on the host: ravel() or reshape(-1) make views")
+        raise _NoAttribute(f"a graphtrace temporary has no attribute {name!r}: it is a "
+                           "device array's geometry while tracing, with its views (slices, "
+                           "reshape, ravel, T, transpose, swapaxes, diagonal, view, real, "
+                           "squeeze, split)")
 
     def __repr__(self):
         life = self._life

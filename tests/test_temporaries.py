@@ -181,7 +181,14 @@ def test_a_numpy_split_of_a_temporary_runs_like_eager_numpy():
     ("t[::2].ravel()", "reshape in order 'C' of a view of temporary tmp0 that is not "
                        "contiguous"),
     ("t.reshape(4, order='A')", "in order 'A': a temporary is reshaped in order 'C' or 'F'"),
-    ("t.reshape(2, 2).split(1)", "split of temporary tmp0 of 2 dimensions")])
+    ("t.reshape(2, 2).split(1)", "split of temporary tmp0 of 2 dimensions"),
+    ("t.flatten()", "flatten of temporary tmp0 would copy it, reading it on the host: "
+                    "ravel() or reshape(-1) make views"),
+    ("t.take([0])", "temporary tmp0 used as host data"),
+    ("t.flat", "temporary tmp0 used as host data"),
+    ("t.imag", "temporary tmp0 used as host data"),   # of a real one: a new array
+    ("t.fancy", "a graphtrace temporary has no attribute 'fancy': it is a device array's "
+                "geometry while tracing, with its views")])
 def test_what_a_temporary_cannot_do_is_refused_saying_so(how, says):
     @gt.graph
     def f(s):
@@ -814,14 +821,32 @@ def test_a_numpy_function_given_a_temporary_names_the_users_line(use):
     check(e, "numpy-on-temp", "tmp0")
 
 
-def test_reshaping_a_strided_view_of_a_temporary_is_refused():
+def test_reshaping_a_strided_view_of_a_temporary_is_refused_where_numpy_would_copy():
     @gt.graph
     def f(s):
         t = s.empty((4, 4))
-        t[:, ::2].reshape(8)                         # strided-reshape
+        t[:, :2].reshape(8)                         # strided-reshape
     with pytest.raises(gt.ArgumentError) as e:
         f.trace()
     check(e, "strided-reshape", "would copy")
+
+
+def test_a_strided_view_numpy_reshapes_as_a_view_is_reshaped_so():
+    """Every other column, a column, a diagonal: numpy reshapes them without a copy,
+    and so does a temporary (they were refused as not contiguous)."""
+    seen = {}
+
+    @gt.graph
+    def f(s):
+        t = s.empty((4, 4))
+        seen.update(every_other=t[:, ::2].reshape(8).strides, col=t[:, 1].reshape(2, 2).strides,
+                    diag=np.diagonal(t).reshape(-1).strides, sw=t.swapaxes(0, 1).strides,
+                    d=t.diagonal(1).shape, re=t.real.strides, has=hasattr(t, "fancy"),
+                    im=s.empty(2, np.complex128).imag.strides)
+        s.launch(K, 1, 1, gt.Out(t[:, ::2].reshape(8)))
+    f.trace()
+    assert seen == dict(every_other=(16,), col=(64, 32), diag=(40,), sw=(8, 32), d=(3,),
+                        re=(32, 8), has=False, im=(16,))
 
 
 @cuda.jit
@@ -908,3 +933,28 @@ def test_no_walk_for_held_temporaries_before_the_trace_made_one():
     assert holder_of(held, types.SimpleNamespace(_temps=[])) is None
     with pytest.raises(AssertionError, match="walked"):
         holder_of(held, types.SimpleNamespace(_temps=[("t", "root")]))
+
+
+def test_a_temporarys_shadow_prints_without_reading_its_virtual_memory():
+    """What a test runner's failure report or a debugger shows of graphtrace's frames
+    (pytest shows a frame's arguments and, past ``*args``, more of its locals) may
+    hold a shadow: printing one read its virtual memory and crashed the process.
+    Run apart, so that a crash fails this test alone."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])}
+    code = ("import numpy as np, graphtrace as gt\n"
+            "@gt.graph\n"
+            "def f(s):\n"
+            "    t = s.empty((4, 4))\n"
+            "    a = t[:, ::2]._shadow_\n"
+            "    print(repr(a), str(a.T), f'{a[1:]}', np.diagonal(a).reshape(-1, copy=False))\n"
+            "f.trace()\n")
+    got = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, env=env)
+    assert got.returncode == 0, got.stderr[-2000:]
+    assert got.stdout.split("\n")[0] == (
+        "<shadow of a temporary: float64[4, 2]> <shadow of a temporary: float64[2, 4]> "
+        "<shadow of a temporary: float64[3, 2]> <shadow of a temporary: float64[2]>")

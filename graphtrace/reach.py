@@ -46,12 +46,12 @@ from .class_reach import class_reads, moved, walk_classes
 from .code_parts import _Code, _code_check, code_parts
 from .handed import hands
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
-    _object_steps, _reads, _stored, name_chains
+    _object_steps, _reads, _stored
 from .owners import _PLAIN_CONTAINERS, _followed, _holds_own, _library, own_class, own_object
 from .probe import _answers_oddly, _attr, _has
 from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _held_by_key, \
     _holds_settings, _host_written, _keyed, _kernel_like, _method_of, _own_function, \
-    _program_attribute, _settled
+    _loaded, _program_attribute, _read_keyed, _settled
 from .values import _MAX_DEPTH, _WHOLES, Unwatched, _Held, _holds_callables, \
     _is_callable_object, _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, \
     callable_key, held_values, identities, pure_values
@@ -209,8 +209,7 @@ class Reach:
             # a global defined nowhere yet (not a builtin) may hold an array later: a
             # place holding None, so that its array is another graph, and is named
             late = not defined and not hasattr(builtins, name) and \
-                name in (loaded := loaded if loaded is not None else
-                         {n for n, _ in name_chains(code, {})})
+                name in (loaded := loaded if loaded is not None else _loaded(code))
             if name in read and (_leaves(v, name) or late or defined and (  # not what only
                     _may_hold_arrays(v) or _holds_callables(v))):   # host callbacks reach
                 key = id(v) if v is not None else (id(fn), name)   # None is one object
@@ -320,7 +319,7 @@ class Reach:
                          head == name and steps and (head, steps) not in hosted]
         for steps in (steps for head, steps in chains if baked and head == name and
                       steps and _program_attribute(v, steps[0])):
-            value = (chain := _chain(name, steps)).read(fn)
+            chain, value = _read_keyed(fn, _chain(name, steps))
             # None (a schedule not set yet: one put there later traces anew), a value, a
             # condition (CFG.stop = gt.cond(c) < lim), a set read whole (CFG.flags = {"x"};
             # a list there may be a history), or a namedtuple the code replaces
@@ -397,8 +396,7 @@ class Reach:
             if head not in held or not steps or \
                     any(h == head and changes(steps, c) for h, c in changed):
                 continue
-            chain = _chain("=" + head, steps)
-            value = chain.read(fn)
+            chain, value = _read_keyed(fn, _chain("=" + head, steps))
             if value is None or _is_value(value) or isinstance(value, set) and \
                     pure_values(value) is not None:
                 self._chains.append((fn, chain, id(default_of(fn, head))))

@@ -11,7 +11,8 @@ import weakref
 import numpy as np
 
 from .arrays import is_array
-from .chains import MISSING, _layered, chain as _chain
+from .chains import MISSING, Chain, _layered, chain as _chain, nested_codes
+from .names import by_globals, name_chains
 from .owners import _followed, _library
 from .probe import _attr, _has
 from .scalar import value_key
@@ -46,6 +47,32 @@ def _keyed(chain):
         return chain
     how, k = chain.steps[-1]
     return _chain(chain.head, chain.steps[:-1] + (("get" if how == "item" else "default", k),))
+
+
+def _read_keyed(fn, chain) -> tuple:
+    """``(chain, value)``: what ``chain`` reads off ``fn``'s names now; where its last
+    attribute is not there (yet) off a holder that is (``try: w = CFG.w`` / ``except
+    AttributeError``, off an object, a class, a module or a function), ``chain`` read
+    as ``getattr(CFG, "w", ...)`` is (``_keyed``), by its own label: absent
+    (``NoKey.ATTR``), a value, so that one set later (a later notebook cell) traces
+    anew, as with ``getattr`` or ``hasattr``; the label is the one a store of
+    ``CFG.w`` by the traced code has (``Reach.note_state``)."""
+    value = chain.read(fn)
+    if value is MISSING and chain.steps and chain.steps[-1][0] == "attr" and \
+            _chain(chain.head, chain.steps[:-1]).read(fn) is not MISSING:
+        keyed, chain = _keyed(chain), Chain(chain)
+        chain.head, chain.steps = keyed.head, keyed.steps
+        value = chain.read(fn)
+    return chain, value
+
+
+def _loaded(code) -> set:
+    """The global names ``code`` and the code nested in it load (``name_chains``), or
+    look up in ``globals()`` by a constant key (``"GW" in globals()``,
+    ``globals().get("GV", 1.0)``: ``by_globals``): one not defined yet is watched,
+    so that one defined later traces anew."""
+    return {n for n, _ in name_chains(code, {})}.union(
+        *(by_globals(c)[0] for c in nested_codes(code)))
 
 
 _KEYED: dict = {}   # a class of graphtrace's -> the key its objects are watched by

@@ -20,6 +20,7 @@ import logging
 import numpy as np
 
 from .arguments import untyped
+from .chains import NoKey
 from .code_parts import _Code
 from .errors import counted
 from .object_keys import Identity
@@ -325,7 +326,8 @@ def _differ(x, y) -> bool:
 
 
 def _value(entry) -> str:
-    return "undefined" if entry is None else _number(entry[2])
+    return "undefined" if entry is None else "absent" if entry[1] is NoKey else \
+        _number(entry[2])   # (CFG.w, getattr(CFG, "w", 1.0) not set yet)
 
 
 def _number(k) -> str:

@@ -252,6 +252,38 @@ def test_a_retrace_names_arrays_and_numbers_reached_by_name(info):
         GLOBAL, FACTOR = old
 
 
+class _Options:
+    pass
+
+
+OPTIONS = _Options()
+
+
+@gt.graph
+def fills_by_option(s, x):
+    try:
+        a = OPTIONS.gain
+    except AttributeError:
+        a = 1.0
+    s.memset(x, a)
+
+
+def test_a_retrace_names_an_attribute_set_after_it_was_absent(info):
+    """``OPTIONS.gain`` absent when traced (``except AttributeError``), set later:
+    the retrace names it as absent before, not as an enum member of graphtrace's."""
+    x = dev_ones(8, np.float32)
+    fills_by_option(x)
+    try:
+        OPTIONS.gain = 2.0
+        info.clear()
+        fills_by_option(x)
+        assert retrace_reason(info, "fills_by_option").endswith(
+            "OPTIONS.gain (reached by name): absent -> 2.0 (a value reached by name is baked "
+            "into the graph; pass it as an argument to make it dynamic)")
+    finally:
+        vars(OPTIONS).pop("gain", None)
+
+
 @gt.graph
 def scales_global(s, x):
     scale[1, 8, s](GLOBAL, 2.0, x)

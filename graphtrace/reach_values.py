@@ -11,7 +11,7 @@ import weakref
 import numpy as np
 
 from .arrays import is_array
-from .chains import MISSING, Chain, _layered, chain as _chain, nested_codes
+from .chains import MISSING, Chain, NoKey, _layered, chain as _chain, nested_codes
 from .names import by_globals, name_chains
 from .owners import _followed, _library
 from .probe import _attr, _has
@@ -20,7 +20,8 @@ from .values import _GROUPS, _WHOLES, _Held, _is_value, _record, pure_values
 
 __all__ = ["watch_by_value"]
 
-_IMMUTABLE = frozenset({int, float, bool, complex, str, bytes, type(None)})
+_IMMUTABLE = frozenset({int, float, bool, complex, str, bytes, type(None), NoKey})   # (NoKey:
+# an attribute or key absent, getattr(CFG, "w", 1.0), CFG.get("k"): one of two members)
 _NUMPY_NUMBERS = (np.number, np.bool_)
 
 

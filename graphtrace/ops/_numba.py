@@ -13,6 +13,7 @@ import ast
 import ctypes
 import enum
 import inspect
+import logging
 import math
 import warnings
 from typing import NamedTuple
@@ -21,7 +22,6 @@ import numpy as np
 
 from ..arrays import as_buffer, is_array
 from ..buffers import Buffer
-from .. import log
 from ..context import current_tracer, on_trace_start
 from ..errors import KernelArgumentError, format_source, user_frame
 from ..owned import keep, kept
@@ -37,6 +37,8 @@ from . import kernel as _kernel
 from ._adapter import ADAPTERS, Adapter, untyped_error, untyped_number
 
 __all__ = ["NumbaAdapter", "flatten", "is_device_function", "uses_grid_sync", "array_params"]
+
+_log = logging.getLogger("graphtrace")   # (log.py's logger; log.py imports what imports ops)
 
 
 def _is_numba_kernel(k) -> bool:
@@ -71,7 +73,7 @@ class NumbaAdapter(Adapter):
         # memory it is not given: opaque, ordered after and before everything
         intents = infer_intents(py_func)
         if intents is None:
-            log.decision("numba kernel %s (%s): its source cannot be read, so each array it "
+            _log.info("numba kernel %s (%s): its source cannot be read, so each array it "
                          "is given counts as read and written and its launches keep the order "
                          "they have on those arrays; define it in a file or a notebook cell "
                          "(not under %%%%time or exec), or give its intents: gt.kernel(k, "

@@ -402,6 +402,21 @@ def test_conditions_on_the_compilers_own_macros_are_evaluated():
     assert CupyAdapter(FakeRawKernel(code, "k")).intents == ["r", "rw"]
 
 
+@pytest.mark.parametrize("condition, kept", [
+    ("-1 < 0u", "no"), ("-1 < 0", "yes"), ("0u - 1 > 0", "yes"), ("-1 > 0u", "yes"),
+    ("~0u == 18446744073709551615u", "yes"), ("-1 / 2 == 0 && -7 % 3 == -1", "yes"),
+    ("(0u - 2) / 2 == 9223372036854775807", "yes"), ("0xFFFFFFFFFFFFFFFF > 0", "yes"),
+    ("-1 >> 1 == -1 && -1u >> 63 == 1", "yes"),
+    ("1 << 63 != 0", "yes no"), ("9223372036854775807 + 1 > 0", "yes no"),
+])
+def test_if_arithmetic_with_an_unsigned_operand_is_unsigned(condition, kept):
+    """Bug: ``#if -1 < 0u`` held (computed signed); C converts -1 to unsigned.
+    What C leaves undefined (signed overflow) or is not read here keeps both."""
+    from graphtrace.ops._cpp import preprocess
+    code = f"#if {condition}\nyes\n#else\nno\n#endif"
+    assert " ".join(preprocess(code)[1].split()) == kept
+
+
 def test_a_view_with_gaps_passed_as_a_bare_address_is_refused_unless_opaque(monkeypatch):
     """A cupy kernel gets an array's address alone: through a 2-D block of a larger
     array it may touch the bytes between the rows, which no access records."""

@@ -6,7 +6,6 @@ possibility (``_csignature`` then takes the cautious answer).
 """
 from __future__ import annotations
 
-import math
 import operator
 import re
 
@@ -26,10 +25,43 @@ _BINARY = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, "
 _OPS = {"|": operator.or_, "^": operator.xor, "&": operator.and_, "==": operator.eq,
         "!=": operator.ne, "<": operator.lt, ">": operator.gt, "<=": operator.le,
         ">=": operator.ge, "<<": operator.lshift, ">>": operator.rshift, "+": operator.add,
-        "-": operator.sub, "*": operator.mul, "/": lambda a, b: int(a / b),
-        "%": lambda a, b: int(math.fmod(a, b))}
+        "-": operator.sub, "*": operator.mul}
+_COMPARE = ("==", "!=", "<", ">", "<=", ">=")
 _UNARY = {"!": lambda v: int(not v), "-": operator.neg, "+": operator.pos,
           "~": operator.invert}
+_WRAP = 1 << 64
+
+
+class _Unsigned(int):
+    """A value of ``uintmax_t`` in an ``#if`` (``0u``, ``~0u``, ``0xFFFFFFFFFFFFFFFF``):
+    C converts the other operand of an operation with one to unsigned, so
+    ``-1 < 0u`` is false, and its arithmetic wraps modulo 2**64."""
+
+
+def _c_value(value: int, unsigned: bool):
+    """``value`` as ``uintmax_t`` (wrapped) or as ``intmax_t``: None where that
+    overflows, which C leaves undefined."""
+    if unsigned:
+        return _Unsigned(value % _WRAP)
+    return value if -(1 << 63) <= value < 1 << 63 else None
+
+
+def _binary(op: str, a: int, b: int):
+    """``a op b`` of an ``#if``, with C's integer types: None where C leaves it undefined."""
+    if op in ("<<", ">>"):   # of the left operand's type; a count past its width is undefined
+        unsigned = isinstance(a, _Unsigned)
+        if not 0 <= b < 64:
+            return None
+    else:
+        unsigned = isinstance(a, _Unsigned) or isinstance(b, _Unsigned)
+        a, b = (a % _WRAP, b % _WRAP) if unsigned else (int(a), int(b))
+    if op in ("/", "%"):     # C divides toward zero
+        if b == 0:
+            return None
+        q = abs(a) // abs(b) * (1 if (a < 0) == (b < 0) else -1)
+        return _c_value(q if op == "/" else a - b * q, unsigned)
+    value = _OPS[op](int(a), int(b))
+    return int(value) if op in _COMPARE else _c_value(value, unsigned)
 
 
 def _and(a, b):
@@ -161,10 +193,15 @@ def _option_macros(options) -> list:
 
 
 def _number(word: str) -> int:
-    """The value of an integer literal of an ``#if``: ``256u``, ``0x1F``, ``010``."""
+    """The value of an integer literal of an ``#if``: ``256u`` (unsigned), ``0x1F``,
+    ``010``, ``0b11``. A hexadecimal or octal one past ``intmax_t`` is unsigned."""
     digits = word.rstrip("uUlL")
-    base = 16 if digits[:2] in ("0x", "0X") else 8 if digits[:1] == "0" else 10
-    return int(digits, base)
+    unsigned = "u" in word[len(digits):].lower()
+    base = {"0x": 16, "0X": 16, "0b": 2, "0B": 2}.get(digits[:2], 8 if digits[:1] == "0" else 10)
+    value = int(digits, base)
+    if value >= _WRAP or value >= 1 << 63 and base == 10 and not unsigned:
+        raise ValueError(f"{word} is past the preprocessor's integers")
+    return _Unsigned(value) if unsigned or value >= 1 << 63 else value
 
 
 def _evaluate(tokens: list, i: int, level: int = 1):
@@ -179,10 +216,8 @@ def _evaluate(tokens: list, i: int, level: int = 1):
             value = 0 if value == 0 or right == 0 else None if None in (value, right) else 1
         elif op == "||":
             value = 1 if value or right else None if None in (value, right) else 0
-        elif None in (value, right) or right == 0 and op in "/%" or op == "<<" and right > 64:
-            value = None      # not known, or C leaves it undefined (or it is huge)
         else:
-            value = int(_OPS[op](value, right))
+            value = None if None in (value, right) else _binary(op, value, right)
     return value, i
 
 
@@ -196,7 +231,10 @@ def _operand(tokens: list, i: int):
         return value, i + 1
     if token in _UNARY:
         value, i = _operand(tokens, i + 1)
-        return (None if value is None else _UNARY[token](value)), i
+        if value is not None:   # ! gives an int; - and ~ keep an unsigned one unsigned
+            value = _UNARY[token](value) if token == "!" else \
+                _c_value(_UNARY[token](int(value)), isinstance(value, _Unsigned))
+        return value, i
     if token is None or isinstance(token, int):
         return token, i + 1
     raise ValueError(f"{token!r} in an #if")

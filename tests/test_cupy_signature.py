@@ -401,6 +401,35 @@ def test_conditions_on_the_compilers_own_macros_are_evaluated():
             'extern "C" __global__ void k(Q R* x, float* y) {}')
     assert CupyAdapter(FakeRawKernel(code, "k")).intents == ["r", "rw"]
 
+# Comments, strings and characters, as the compiler tells them apart (the bodies
+# of literals never count; a comment is a space; a spliced line is one line).
+LITERALS = [
+    # "/*" in a string and a real */ later: the comment ran over the kernel to it,
+    # and the stale const kernel of the #if 0 was read instead
+    'void note() { printf("writing out/*.bin\\n"); }\n'
+    'extern "C" __global__ void k(float* x, const float* y) { x[0] = y[0]; }\n'
+    '#if 0   /* previous version, kept for reference */\n'
+    'extern "C" __global__ void k(const float* x, const float* y) {}\n#endif\n',
+    # "//" in a string: the rest of its line was dropped, the kernel with it
+    'const char* u = "http://x"; extern "C" __global__ void k(float* x, const float* y) {}',
+    # a declaration, braces, quotes and commas inside literals
+    'const char* s = "extern \\"C\\" __global__ void k(const float* x, const float* y);}";\n'
+    "const char q = '\"'; const char* r = R\"x(/* \" // ( )\" )x\";\n"
+    'extern "C" __global__ void k(float* x, const float* y, const char* m = "a,(b") {}',
+    # a digit separator is no quote; a comment spanning lines inside a directive
+    "constexpr int N = 1'024; extern \"C\" __global__ void k(float* x, const float* y) "
+    "{ x[0] = 'a'; }",
+    '#define Q /* the data\n   is only read */ const\n'
+    'extern "C" __global__ void k(float* x, Q float* y) {}',
+]
+
+
+@pytest.mark.parametrize("code", LITERALS, ids=[f"l{i}" for i in range(len(LITERALS))])
+def test_comments_are_told_from_string_and_character_literals(code):
+    """Bug: comments were removed before literals were recognised: a ``/*``
+    or ``//`` in a string hid the kernel (refused) or took a stale const one."""
+    assert CupyAdapter(FakeRawKernel(code, "k")).intents[:2] == ["rw", "r"]
+
 
 @pytest.mark.parametrize("condition, kept", [
     ("-1 < 0u", "no"), ("-1 < 0", "yes"), ("0u - 1 > 0", "yes"), ("-1 > 0u", "yes"),

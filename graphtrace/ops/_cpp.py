@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 import re
 
-__all__ = ["preprocess"]
+__all__ = ["plain_source", "preprocess"]
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
@@ -240,13 +240,79 @@ def _operand(tokens: list, i: int):
     raise ValueError(f"{token!r} in an #if")
 
 
+# Reading the text as the compiler does before preprocessing: lines spliced,
+# comments and the bodies of literals told apart in one pass from the left.
+
+_SPLICE = re.compile(r"\\[ \t]*\n")
+_LEXEME = re.compile(r"""(?P<line>//[^\n]*)|(?P<block>/\*)
+    |(?P<raw>(?:u8|[uUL])?R"(?P<delim>[^()\\\s]{0,16})\()|(?P<quote>(?:u8|[uUL])?["'])
+    |[A-Za-z_]\w*|\.?\d(?:[eEpP][+-]|'\w|[\w.])*""", re.X)
+
+
+def _newlines_later(text: str, held: int):
+    """``(text, held)``: ``held`` newlines (of spliced lines, comments, raw
+    strings: one logical line to the compiler) put after the next newline of
+    ``text``, so that the lines after keep their numbers."""
+    if held and "\n" in text:
+        return text.replace("\n", "\n" * (held + 1), 1), 0
+    return text, held
+
+
+def plain_source(code: str) -> str:
+    """``code`` as the preprocessor reads it: spliced lines (``\\`` at the end)
+    joined, each comment a space, the bodies of string and character literals
+    (raw strings too) blanked, so that no ``/*``, ``//``, quote, brace or
+    declaration inside one counts. A line taken into the one before is left
+    empty after it: the lines keep their numbers."""
+    code = code.replace("\r\n", "\n")
+    parts, held = _SPLICE.split(code), 0
+    for k in range(1, len(parts)):
+        parts[k], held = _newlines_later(parts[k], held + 1)
+    code = "".join(parts) + "\n" * held
+    out, pos, held = [], 0, 0
+    while (m := _LEXEME.search(code, pos)) is not None:
+        gap, held = _newlines_later(code[pos: m.start()], held)
+        out.append(gap)
+        pos = m.end()
+        if m.group("line"):
+            out.append(" ")
+        elif m.group("block"):
+            end = code.find("*/", pos)
+            end = len(code) if end < 0 else end + 2
+            out.append(" ")
+            held += code.count("\n", pos, end)
+            pos = end
+        elif m.group("raw"):
+            close = ")" + m.group("delim") + '"'
+            end = code.find(close, pos)
+            end, close = (len(code), "") if end < 0 else (end, close)
+            lines = code.count("\n", pos, end)
+            out += [m.group(), " " * (end - pos - lines), close]
+            held += lines
+            pos = end + len(close)
+        elif m.group("quote"):   # to its closing quote, or the line's end if none
+            quote, end = m.group()[-1], pos
+            while end < len(code) and code[end] not in (quote, "\n"):
+                end += 2 if code[end] == "\\" else 1
+            end = min(end, len(code))
+            closed = end < len(code) and code[end] == quote
+            out += [m.group(), " " * (end - pos), quote if closed else ""]
+            pos = end + closed
+        else:
+            out.append(m.group())    # a name or a number (1'000 holds no quote)
+    tail, held = _newlines_later(code[pos:], held)
+    return "".join(out) + tail + "\n" * held
+
+
+
 def preprocess(code: str, options=()):
     """``(macros, code)``: the definitions of each macro (the latest first), and
     ``code`` without its directives and the lines that ``#if`` and its kin leave
-    out, with the ``-D``/``-U`` of ``options``. Where a condition cannot be
-    evaluated both branches stay: what each defines is then a possibility."""
+    out, with the ``-D``/``-U`` of ``options``, read as ``plain_source`` gives
+    it. Where a condition cannot be evaluated both branches stay: what each
+    defines is then a possibility."""
     macros, lines, stack, live = _Macros(options), [], [], True
-    for line in code.split("\n"):
+    for line in plain_source(code).split("\n"):
         d = _DIRECTIVE.match(line)
         if d is None:
             lines.append("" if live is False else line)

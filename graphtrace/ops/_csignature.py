@@ -150,11 +150,6 @@ def _resolved(ctype: str, aliases: dict, seen: frozenset = frozenset()) -> list[
     return list(dict.fromkeys(out))
 
 
-def _strip_comments(code: str) -> str:
-    code = re.sub(r"/\*.*?\*/", " ", code, flags=re.S)
-    return re.sub(r"//[^\n]*", " ", code)
-
-
 def _closing(text: str, i: int) -> int:
     """The index just past the bracket that closes the one opened before ``i``."""
     depth = 1
@@ -265,8 +260,8 @@ _USING = re.compile(r"\busing\s+([A-Za-z_]\w*)\s*=\s*([^;{}]+);")
 def _declarations(code: str, options=()):
     """``(macros, typedefs, code)``: the definitions of each macro and type alias
     (the latest first: a name may have several), and the code that the
-    preprocessor keeps, with the ``-D``/``-U`` of ``options``."""
-    code = _strip_comments(code.replace("\\\n", " "))
+    preprocessor keeps, with the ``-D``/``-U`` of ``options`` (without comments,
+    the bodies of literals blanked)."""
     macros, code = preprocess(code, options)
     found = [(m.start(), m.group(2), m.group(1)) for m in _TYPEDEF.finditer(code)]
     found += [(m.start(), m.group(1), m.group(2)) for m in _USING.finditer(code)]

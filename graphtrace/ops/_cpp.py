@@ -246,7 +246,9 @@ def _operand(tokens: list, i: int):
 _SPLICE = re.compile(r"\\[ \t]*\n")
 _LEXEME = re.compile(r"""(?P<line>//[^\n]*)|(?P<block>/\*)
     |(?P<raw>(?:u8|[uUL])?R"(?P<delim>[^()\\\s]{0,16})\()|(?P<quote>(?:u8|[uUL])?["'])
-    |[A-Za-z_]\w*|\.?\d(?:[eEpP][+-]|'\w|[\w.])*""", re.X)
+    |(?:[A-Za-z_]\w*(?![\w"'])|\.?\d(?:[eEpP][+-]|'\w|[\w.])*|[^\w"'/.]|\.(?!\d)|/(?![/*]))+
+    |[A-Za-z_]\w*""", re.X)   # names, numbers (1'000 holds no quote) and the rest, as they are
+_BODY = {q: re.compile(rf"(?:[^{q}\\\n]|\\.)*") for q in "\"'"}   # of a literal: escapes
 
 
 def _newlines_later(text: str, held: int):
@@ -291,15 +293,14 @@ def plain_source(code: str) -> str:
             held += lines
             pos = end + len(close)
         elif m.group("quote"):   # to its closing quote, or the line's end if none
-            quote, end = m.group()[-1], pos
-            while end < len(code) and code[end] not in (quote, "\n"):
-                end += 2 if code[end] == "\\" else 1
-            end = min(end, len(code))
-            closed = end < len(code) and code[end] == quote
+            quote = m.group()[-1]
+            end = _BODY[quote].match(code, pos).end()
+            closed = code[end: end + 1] == quote
             out += [m.group(), " " * (end - pos), quote if closed else ""]
             pos = end + closed
         else:
-            out.append(m.group())    # a name or a number (1'000 holds no quote)
+            text, held = _newlines_later(m.group(), held)
+            out.append(text)
     tail, held = _newlines_later(code[pos:], held)
     return "".join(out) + tail + "\n" * held
 

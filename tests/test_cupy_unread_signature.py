@@ -1,10 +1,12 @@
 """A cupy kernel whose C parameters graphtrace cannot read off its source (named by a
 token-pasting macro, a function-pointer parameter) is a KernelArgumentError at the
 launch line saying what to write, not a bare ValueError from the signature reader;
-gt.kernel(k, intents) takes it, though its launches still need the C types."""
+gt.kernel(k, intents) takes it, though its launches still need the C types. A kernel
+whose name is a macro's argument (DEFINE(k, float) {...}) is read as written."""
 import pytest
 
 import graphtrace as gt
+from graphtrace.ops._cupy import CupyAdapter, parse_signature
 from helpers import FakeDeviceArray as A, line_of
 
 cp = pytest.importorskip("cupy")
@@ -63,3 +65,46 @@ def test_function_pointer_parameter_says_to_take_a_void_pointer():
         kd[1, 32, s](x, y, 4, 0)
     with pytest.raises(gt.KernelArgumentError, match=r"void \(\*hook\)\(double\*\).*void\*"):
         f.trace(A(4, "float64"), A(4, "float64"))
+
+
+class FakeRawKernel:  # what graphtrace reads of a cupy RawKernel
+    def __init__(self, code, name, options=()):
+        self.code, self.name, self.options = code, name, options
+
+
+MACRO_NAMED = [
+    ('#define DEFINE_COPY(name, T) extern "C" __global__ void name(const T* x, T* y, int n)\n'
+     'DEFINE_COPY(copy_f32, float) { int i = threadIdx.x; if (i < n) y[i] = x[i]; }\n'
+     'DEFINE_COPY(k, double) { int i = threadIdx.x; if (i < n) y[i] = x[i]; }\n', "double"),
+    ('#define KERNEL(n) extern "C" __global__ void n\n'
+     'KERNEL(k)(const float* x, float* y, int n) {}', "float"),
+    ('#define GLOBAL extern "C" __global__\n#define RO const\n'
+     '#define DECL(name, Q) GLOBAL void name(Q float* x, float* y, int n)\nDECL(k, RO) {}',
+     "float"),
+]
+
+
+@pytest.mark.parametrize("code, ctype", MACRO_NAMED, ids=["args", "name", "nested"])
+def test_a_kernel_named_by_a_macros_argument_is_read(code, ctype):
+    """Bug: a kernel declared by a macro that takes its name was refused as
+    unreadable (as a name made by ``##`` is)."""
+    ps = parse_signature(code, "k")
+    assert [(p.name, p.const, ctype in p.ctype) for p in ps[:2]] == [
+        ("x", True, True), ("y", False, True)]
+    assert CupyAdapter(FakeRawKernel(code, "k")).intents == ["r", "rw", "r"]
+
+
+def test_a_kernel_macro_defined_twice_makes_what_either_writes_writable():
+    code = ('#if __CUDA_ARCH__ >= 800\n#define DECL(name) extern "C" __global__ void '
+            'name(float* x, const float* y)\n#else\n#define DECL(name) extern "C" __global__ '
+            'void name(const float* x, const float* y)\n#endif\nDECL(k) {}')
+    assert CupyAdapter(FakeRawKernel(code, "k")).intents == ["rw", "r"]
+
+
+def test_a_kernel_named_by_a_macros_argument_in_a_trace():
+    k = cp.RawKernel(MACRO_NAMED[0][0], "k")
+
+    @gt.graph
+    def f(s, x, y):
+        s.launch(k, 1, 32, x, y, 4)
+    assert "in(x)  inout(y)" in str(f.trace(A(4, "float64"), A(4, "float64")))

@@ -278,7 +278,8 @@ def parse_signature(code: str, name: str, options=()) -> list[CParam]:
     Whatever cupy's compiler takes may stand around the name: ``extern "C"``,
     ``__launch_bounds__(...)`` and other attributes, namespaces and templates
     (``ns::k<float>``), macros (``#if`` and its kin evaluated with the
-    ``-D``/``-U`` of the compiler ``options``), typedefs, ``__restrict__``,
+    ``-D``/``-U`` of the compiler ``options``; one may write the whole
+    declaration, ``DEFINE(k, float) {...}``), typedefs, ``__restrict__``,
     ``__align__``. A definition wins over a declaration.
 
     Where the source leaves the kernel open (definitions in ``#if`` branches
@@ -289,8 +290,8 @@ def parse_signature(code: str, name: str, options=()) -> list[CParam]:
     """
     macros, typedefs, code = _declarations(code, options)
     scope, base = _scope_of(name)
-    signatures, complete = [], True
-    for head, text in _candidates(code, base, scope, macros):
+    signatures, (codes, complete) = [], _declared_by_macros(code, macros)
+    for head, text in [c for variant in codes for c in _candidates(variant, base, scope, macros)]:
         tables, all_tried = _variants(head + " " + text, macros)
         complete = complete and all_tried
         for table in tables:
@@ -302,6 +303,25 @@ def parse_signature(code: str, name: str, options=()) -> list[CParam]:
     if not signatures:
         raise ValueError(f"no __global__ function {base!r} in the kernel source")
     return _merged(signatures, complete)
+
+
+def _declared_by_macros(code: str, macros: dict):
+    """``(codes, complete)``: ``code`` with each macro that writes a kernel's
+    declaration (``KERNEL(k)(...)``, ``DEFINE(k, float) {...}``: its expansion
+    holds ``__global__``) expanded, once for each choice among the definitions
+    of such macros; ``complete`` as ``_variants`` says. A name made by ``##``
+    stays unread."""
+    makers = {name for name, defs in macros.items() if any(_GLOBAL.search(b) for _, b in defs)}
+    while True:   # and the macros whose expansion holds one of those
+        more = {name for name, defs in macros.items() if name not in makers
+                and any(makers.intersection(_IDENT.findall(b)) for _, b in defs)}
+        if not more:
+            break
+        makers |= more
+    if not makers.intersection(_IDENT.findall(code)):
+        return [code], True
+    tables, complete = _variants(" ".join(sorted(makers)), macros)
+    return [_expand(code, {m: t[m] for m in makers}) for t in tables], complete
 
 
 def _merged(signatures: list, complete: bool = True) -> list[CParam]:

@@ -431,6 +431,15 @@ def test_comments_are_told_from_string_and_character_literals(code):
     assert CupyAdapter(FakeRawKernel(code, "k")).intents[:2] == ["rw", "r"]
 
 
+@pytest.mark.parametrize("code", ["a \\\nb /* c\nd */ e\nf", "s = R\"x(\n)\" )x\"; t\nu",
+                                  "c = '\\\\\n}\\", 'x = "a\\\\\n/* \n */'])
+def test_read_source_keeps_its_lines(code):
+    """Lines joined into one (spliced, a comment or raw string over several)
+    leave empty lines after them; an unclosed literal ends at its line."""
+    from graphtrace.ops._cpp import plain_source
+    assert plain_source(code).count("\n") == code.count("\n")
+
+
 @pytest.mark.parametrize("condition, kept", [
     ("-1 < 0u", "no"), ("-1 < 0", "yes"), ("0u - 1 > 0", "yes"), ("-1 > 0u", "yes"),
     ("~0u == 18446744073709551615u", "yes"), ("-1 / 2 == 0 && -7 % 3 == -1", "yes"),

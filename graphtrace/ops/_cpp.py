@@ -305,7 +305,6 @@ def plain_source(code: str) -> str:
     return "".join(out) + tail + "\n" * held
 
 
-
 def preprocess(code: str, options=()):
     """``(macros, code)``: the definitions of each macro (the latest first), and
     ``code`` without its directives and the lines that ``#if`` and its kin leave

@@ -15,6 +15,7 @@ import pytest
 from numba import cuda
 
 import graphtrace as gt
+from helpers import line_of
 
 SEEN = []
 BIG = gt.pinned_empty(8)
@@ -142,3 +143,22 @@ def test_a_held_bound_method_follows_its_objects_buffer_replaced_between_calls(s
     finally:
         sink.h = BIG
 
+
+def _made():
+    return SINK.read
+
+
+def test_a_callback_made_by_a_call_holding_the_array_an_argument_lies_in_is_refused_naming_it():
+    """A bound method a helper returns is no name the graph follows: refused, naming
+    the array its object holds (BIG) and that hv lies in it, and what to do."""
+    @gt.graph(backend="sim")
+    def f(s, d, hv):
+        s.copy(hv, d)
+        s.host(_made())                                      # made-callback
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.ones(4)), BIG[:4])
+    msg = str(e.value)
+    assert e.value.source[1] == line_of(__file__, "made-callback"), msg
+    assert "holds BIG by attribute 'h', in which hv of this graph lies" in msg, msg
+    assert "s.host(SINK.read)" in msg and "s.host(fn, BIG)" in msg, msg
+    assert "holds hv of this graph" not in msg, msg

@@ -25,6 +25,7 @@ from ..scalar import Scalar
 from ..temporary import held_temporaries, holder_of, is_temporary, is_virtual
 from ..tree import leaves, tree_map
 from ._held_changes import may_change, may_change_argument
+from ._host_held import held_argument_error
 from ._host_calls import Calls
 from ._host_uses import _reaches_by, _used_in, _uses
 from .base import Op, bound_arguments, callable_name, changed, read_only_bytes, record_args
@@ -97,11 +98,7 @@ def _reached(t, fn, opaque: bool, more=()) -> list:
         _refuse_device(t, fn, name, v, held, loaded)
         for x, buf in ((x, b) for x in leaves(v) if is_array(x) for b in _host_buffers(t, x)):
             if held and t.is_argument(buf) and id(x) not in t.callback_arrays:
-                raise ArgumentError(
-                    f"host callback {_name(fn)} holds {buf.label or 'an array'} of this "
-                    f"graph by {name}: a later call with new arrays would still hand it "
-                    f"this one; pass it to s.host as an argument, which the callback "
-                    f"receives as a parameter: s.host(fn, {buf.label or 'x'})")
+                raise held_argument_error(t, _name(fn), fn, name, x, buf)
             if not opaque:
                 out.append((buf, "rw"))
     return out

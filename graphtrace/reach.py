@@ -201,7 +201,8 @@ class Reach:
                 reads = reads if reads is not None else _reads(fn, code)
                 self._callback_reads(fn, name, reads)
             # (also one handed to s.host alone, cb = SINK.read: its object's arrays, read)
-            if baked and _holds_own(v) and all(f is not fn or n != name for f, n, _ in self.objects):
+            if baked and _holds_own(v) and \
+                    all(f is not fn or n != name for f, n, _ in self.objects):
                 self.objects.append((fn, name, name if fn is self.root else
                                      f"{fn.__name__}.{name}"))
                 self._handed_items(handed.get((name, ())), self.objects[-1][2])

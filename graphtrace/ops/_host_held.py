@@ -42,7 +42,8 @@ def held_argument_error(t, shown: str, fn, name: str, x, buf) -> ArgumentError:
     hand = f"s.host({by}.{method})" if by else \
         "s.host(SINK.read) of a global or closure name SINK"
     return ArgumentError(
-        f"host callback {shown} holds {what} by {name}, {where}: {t.name} hands s.host the callback by a way the graph does not follow "
+        f"host callback {shown} holds {what} by {name}, {where}: {t.name} hands s.host "
+        "the callback by a way the graph does not follow "
         f"(made by a call, or a helper hands it), so a later call reusing this graph "
         f"with other arrays in {array or 'it'} would run the callback ordered after the "
         f"nodes writing {arg} alone; hand it to s.host in {t.name} itself by a name it "

@@ -9,6 +9,8 @@ now such a body is refused at the block's line, naming the line that reads it
 after. The programs beside them, whose later code reads nothing the body
 changed, or only reports it, run as eagerly.
 """
+import functools
+
 import numpy as np
 import pytest
 
@@ -783,3 +785,148 @@ def test_a_kernel_a_branch_sets_that_the_code_after_sets_again_runs_as_eagerly()
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(a) == [1, 2, 3, 4] and host(b) == [2, 2, 2, 2] and host(n) == [0]
+
+
+def _shift_pair(s, a, b):
+    shift[1, 4, s](a, b)
+
+
+def _first_else_number(s, a, b, c, n):
+    with s.if_else(gt.cond(n) > 0) as (then, other):   # first else number
+        v = 3.0
+        count[1, 1, then](n)
+        v = 5.0
+        count[1, 1, other](n)
+    add[1, 4, s](a, v)   # first else number read
+
+
+def _first_else_kernel(s, a, b, c, n):
+    with s.if_else(gt.cond(n) > 0) as (then, other):   # first else kernel
+        kern = copy_into
+        count[1, 1, then](n)
+        kern = shift
+        count[1, 1, other](n)
+    kern[1, 4, s](a, b)   # first else kernel read
+
+
+def _first_then_number(s, a, b, c, n):
+    with s.if_then(gt.cond(n) > 0) as then:   # first then number
+        v = 3.0
+        count[1, 1, then](n)
+    add[1, 4, s](a, v)   # first then number read
+
+
+def _first_then_array(s, a, b, c, n):
+    with s.if_then(gt.cond(n) > 0) as then:   # first then array
+        res = b
+        shift[1, 4, then](a, b)
+    copy_into[1, 4, s](res, c)   # first then array read
+
+
+def _first_switch_number(s, a, b, c, n):
+    with s.switch(gt.cond(n), 2) as cases:   # first switch number
+        v = 3.0
+        count[1, 1, cases[1]](n)
+    add[1, 4, s](a, v)   # first switch number read
+
+
+def _first_loop_number(s, a, b, c, n):
+    with s.while_loop(gt.cond(n) < 0) as body:   # first loop number
+        v = 3.0
+        count[1, 1, body](n)
+    add[1, 4, s](a, v)   # first loop number read
+
+
+def _first_loop_kernel(s, a, b, c, n):
+    with s.while_loop(gt.cond(n) < 0) as body:   # first loop kernel
+        kern = shift
+        count[1, 1, body](n)
+    kern[1, 4, s](a, b)   # first loop kernel read
+
+
+def _first_then_helper(s, a, b, c, n):
+    with s.if_then(gt.cond(n) > 0) as then:   # first then helper
+        step = _shift_pair
+        count[1, 1, then](n)
+    step(s, a, b)   # first then helper read
+
+
+def _first_then_partial(s, a, b, c, n):
+    with s.if_then(gt.cond(n) > 0) as then:   # first then partial
+        step = functools.partial(_shift_pair, s)
+        count[1, 1, then](n)
+    step(a, b)   # first then partial read
+
+
+def _first_body_function(s, a, b, c, n):
+    def branch(then):
+        nonlocal v
+        count[1, 1, then](n)
+        v = 3.0
+    s.if_then(gt.cond(n) > 0, body=branch)   # first body function
+    add[1, 4, s](a, v)   # first body function read
+    v = 0.0
+
+
+@pytest.mark.parametrize("program, marker", [
+    (_first_else_number, "first else number"),
+    (_first_else_kernel, "first else kernel"),
+    (_first_then_number, "first then number"),
+    (_first_then_array, "first then array"),
+    (_first_switch_number, "first switch number"),
+    (_first_loop_number, "first loop number"),
+    (_first_loop_kernel, "first loop kernel"),
+    (_first_then_helper, "first then helper"),
+    (_first_then_partial, "first then partial"),
+    (_first_body_function, "first body function"),
+])
+def test_a_name_a_body_sets_first_and_code_after_it_reads_is_refused(program, marker):
+    """The name held nothing before the block: run eagerly, a branch not taken
+    (or a loop run no time) leaves it unset, and of two arms the one taken sets
+    it; the graph took what the one recorded pass left last (the else arm's
+    5.0, ``shift``) whatever the device decided, in silence."""
+    e = _refused_at(program, marker, (0, 1, 2, 3), (0, 0, 0, 0))
+    named = "`step`" if "helper" in marker or "partial" in marker else \
+        "`kern`" if "kernel" in marker else "`res`" if "array" in marker else "`v`"
+    assert f"sets {named} (unset before the block)" in e and "after the block" in e, e
+    assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
+
+
+def test_names_a_body_sets_first_that_code_after_it_does_not_read_run_as_eagerly():
+    """Names set first in the body and used only there (a number, a kernel, a
+    partial, a for loop's variable, a temporary, a view, a helper defined
+    there), the ``as`` names of nested blocks, a module imported there, a
+    counter only reported after, and one set again after the block before it
+    is read."""
+    reported = []
+
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        with s.if_then(gt.cond(n) < 1) as then:
+            v, kern = 1.0, add
+            kern[1, 4, then](a, v)
+            step = functools.partial(add, )
+            for j in range(2):
+                add[1, 4, then](b, float(j))
+            t = then.zeros(4, np.float32)
+            w = a[0:2]
+            add[1, 4, then](t, 1.0)
+            add[1, 2, then](w, 1.0)
+
+            def local(stream):
+                add[1, 4, stream](b, 1.0)
+            local(then)
+            with then.if_else(gt.cond(n) < 1) as (inner, other):
+                add[1, 4, inner](b, 1.0)
+                add[1, 4, other](b, 100.0)
+            with then.switch(gt.cond(n), 2) as cases:
+                add[1, 4, cases[0]](b, 1.0)
+            import math
+            trips = 1
+        reported.append((trips, step))
+        v = 2.0
+        add[1, 4, s](a, v * math.sqrt(1.0))
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [4, 5, 5, 6] and host(b) == [4, 4, 4, 4] and host(n) == [0]

@@ -18,7 +18,10 @@ the block's line:
 - any other slot (a number, a string, a container's length) that the code
   after the block hands to work, indexes or sizes by, or decides by which work
   runs (``LoopState``'s own notions): when the trace ends, once the lines that
-  record work are known.
+  record work are known;
+- each of these under a name the body set first, that held nothing before the
+  block (``v = 3.0`` in one arm, ``v = 5.0`` in the other; ``kern = mul`` in a
+  loop that may run no time: ``LoopState.first_set``), by what it holds now.
 
 "After the block" is every path from the block's end in the user's code,
 following its jumps: a Python for loop around the block comes back to the
@@ -68,7 +71,8 @@ def refuse_escapes(t, state, what: str, source) -> None:
     if state is None or state.frame is None:
         return
     _, changed = state.closed()
-    if not changed:
+    changed = changed + state.first_set()   # v = 3.0 in a branch, first: unset eagerly
+    if not changed:                          # where the branch is not taken
         return
     slots = {p: _kind(t, state, p) for p in changed   # (a string's length: the string's;
              if (p[-1] != _LEN or p[:-1] not in changed) and   # a dict's order, with its
@@ -82,7 +86,7 @@ def refuse_escapes(t, state, what: str, source) -> None:
         slots, view = _passed(view, caller, slots, returned, ids), caller
         returned = _scan(view, slots, arrays, later)
     if arrays:
-        raise ArgumentError(_message(state.named_once(arrays), what, "array", source), source)
+        raise ArgumentError(_message(state.named_once(arrays), what, "array", source, state), source)
     if later:
         t.escapes.append(lambda graph: _refuse_numbers(later, graph, what, source, state))
 
@@ -171,7 +175,7 @@ def _refuse_numbers(later: list, graph, what: str, source, state) -> None:
     if hits:
         kinds = {p: k for p, _, _, _, k in later}
         kind = "work" if any(kinds.get(h[0]) == "work" for h in hits) else "number"
-        raise ArgumentError(_message(state.named_once(hits), what, kind, source), source)
+        raise ArgumentError(_message(state.named_once(hits), what, kind, source, state), source)
 
 
 def _callers(t, frame) -> list:
@@ -344,9 +348,11 @@ _ADVICE = {
 }
 
 
-def _message(hits: list, what: str, kind: str, source) -> str:
-    names = sorted({quoted(p) for p, _ in hits if p[-1] != _LEN})
-    sized = sorted({quoted(p[:-1]) for p, _ in hits if p[-1] == _LEN})
+def _message(hits: list, what: str, kind: str, source, state) -> str:
+    first = {p for p, _ in hits if state.before.get(p, (None,))[0] is MISSING}   # (first_set)
+    made = sorted({quoted(p[:1]) for p in first})
+    names = sorted({quoted(p) for p, _ in hits if p[-1] != _LEN and p not in first})
+    sized = sorted({quoted(p[:-1]) for p, _ in hits if p[-1] == _LEN and p not in first})
     at = sorted({(file != source[0], file, line) for _, (file, line) in hits
                  if line is not None})
     where = ", ".join(format_source((file, line)) if other else str(line)
@@ -355,7 +361,9 @@ def _message(hits: list, what: str, kind: str, source) -> str:
     runs = "zero, one or many times" if what.startswith("s.while_loop") else \
         "once or not at all, as its condition decides"
     change = " and ".join(([f"changes {_listed(names)}"] if names else []) + (
-        [f"adds an item to or removes one from {_listed(sized)}"] if sized else []))
+        [f"adds an item to or removes one from {_listed(sized)}"] if sized else []) + (
+        [f"sets {_listed(made)} (unset before the block)"] if made else []))
+    names = names + made
     advice = [_ADVICE[kind].format(name=(names or sized)[0])] if names or kind != "array" else []
     advice += [_ADVICE["items"].format(name=sized[0])] if sized and kind == "array" else []
     return (f"the body of {what} {change}, which {where} reads after the block: "

@@ -141,6 +141,8 @@ import types
 from functools import partial
 
 from ..arrays import is_array
+from ..chains import MISSING
+from ..context import ProxyStream
 from ..errors import ArgumentError, user_frame_object
 from ..names import _filled, _global_names
 from ..owners import _attr
@@ -155,7 +157,7 @@ from ._loop_paths import (_LEN, _NEXT, _ORDER, _found, _label, _message, _reads,
                           _within)
 from ._loop_slots import (Slots, _Cut, _changed, _changed_values, _shadowed, _slots,
                           _with_named)
-from ._loop_stack import _LOADS
+from ._loop_stack import _LOADS, _STORES
 from ._loop_work import condition_reads, loads_on, work_callable
 
 _CONTEXTLIB = contextlib.__file__
@@ -476,6 +478,27 @@ class LoopState(HelperUses):
                     self.before.update(slots)
                 self.before.update(shadowed)
         return self.after, self.changed
+
+    def first_set(self) -> list:
+        """The paths of the slots under the names the body set first, that held
+        nothing when it began (``v = 3.0`` in a branch; a global a ``body=fn``
+        sets; names the block's code names, not a helper's globals), bar those
+        holding a proxy stream (the block's ``as`` names, a
+        nested block's), a module or a class: code after the block reading them
+        would see what the one recorded pass left, where run eagerly they would
+        be unset (a branch not taken, a loop run no time) or set by another arm
+        or iteration. Their old value, in ``before``, is ``MISSING``."""
+        self.closed()
+        out, named = [], set(_names(self._code()[0], _LOADS | _STORES))   # (not a helper's)
+        for name, v in self.now.items():
+            if name in self.scope or name not in named or isinstance(v, (ProxyStream, types.ModuleType, type)) or \
+                    type(v) is not str and isinstance(v, tuple) and v and \
+                    all(isinstance(x, ProxyStream) for x in v):   # (then, otherwise); cases
+                continue
+            for p, slot in self._taken({name: v})[name].items():
+                self.after[p], self.before[p] = slot, (MISSING, None, None)
+                out.append(p)
+        return out
 
     def _carried(self, region, path: tuple):
         """``region.carried(path)``, but False where the body's code reads the slot

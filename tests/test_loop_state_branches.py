@@ -467,9 +467,21 @@ def _array_rebound(s, c, n):
         c = n   # (the body's code reads c nowhere: only its condition does)
 
 
+def _bound_raised_by_function(s, c, n):
+    lim = 0
+
+    def step(body):
+        nonlocal lim
+        count[1, 1, body](n)
+        add[1, 1, body](c, -1)
+        lim += 1
+    s.while_loop(gt.cond(c) > lim, max_iterations=10, body=step)   # bound raised by function
+
+
 @pytest.mark.parametrize("program, marker, named", [
     (_bound_raised, "bound raised", "changes `lim`,"),
     (_array_rebound, "array rebound", "changes `c`,"),
+    (_bound_raised_by_function, "bound raised by function", "changes `lim`,"),
 ])
 def test_what_a_while_loops_condition_reads_changed_by_its_body_is_refused(
         program, marker, named):
@@ -500,3 +512,21 @@ def test_a_condition_whose_reads_the_body_leaves_alone_runs_as_eagerly():
     c, n = dev(6, dtype=np.int32), dev(0, dtype=np.int32)
     f(c, n)
     assert host(c) == [2] and host(n) == [4]
+
+
+def test_a_condition_built_before_the_block_keeps_its_bound_as_eagerly():
+    """``cnd = gt.cond(c) > lim`` holds the bound it was built with: the body's
+    ``lim += 1`` rebinds the name, not the condition, so eagerly too the loop
+    runs until c is 0."""
+    @gt.graph(backend="sim")
+    def f(s, c, n):
+        lim = 0
+        cnd = gt.cond(c) > lim
+        with s.while_loop(cnd, max_iterations=10) as body:
+            add[1, 1, body](c, -1)
+            count[1, 1, body](n)
+            lim += 1
+
+    c, n = dev(6, dtype=np.int32), dev(0, dtype=np.int32)
+    f(c, n)
+    assert host(c) == [0] and host(n) == [6]

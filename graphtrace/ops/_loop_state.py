@@ -398,10 +398,26 @@ class LoopState(HelperUses):
 
     def _condition(self) -> set:
         """What the condition of the ``with s.while_loop(...)`` block reads (its
-        ``with`` line, before the body), tested again before each iteration."""
-        if self.frame is None or self.fn is not None:
-            return set()   # (body=fn: the condition is the caller's, its names not the body's)
-        return condition_reads(self.frame.f_code, self.entered_at)
+        ``with`` line, before the body), tested again before each iteration; for
+        ``s.while_loop(gt.cond(c) > lim, body=fn)``, what it reads in the caller's
+        code that ``fn`` reaches by the same name: a closure's cell of the caller
+        (``nonlocal lim``) or a global of the caller's module, its own or a
+        helper's. (A condition built on an earlier line, ``cnd = gt.cond(c) > lim``,
+        holds the bound it was built with, as it would run eagerly: the names it
+        was built from are not its reads.)"""
+        if self.fn is None:
+            return set() if self.frame is None else \
+                condition_reads(self.frame.f_code, self.entered_at)
+        caller = _user_frame()   # (the call s.while_loop(..., body=fn) stands at)
+        if caller is None:
+            return set()
+        code, mine = self.fn.__code__, caller.f_code
+        shared = {n for n in code.co_freevars if n in mine.co_cellvars}
+        shared |= {n for n in self.scope if n in _global_names(mine) and (
+            n in _global_names(code) and self.fn.__globals__ is caller.f_globals or
+            self.owners.get(n, (None,))[0] is not None and
+            getattr(self.owners[n][0], "__globals__", None) is caller.f_globals)}
+        return {p for p in condition_reads(mine, caller.f_lasti + 1) if p[0] in shared}
 
     def _launches(self, region, path: tuple, read, work: set, regions, keep=None) -> bool:
         """Whether the body's work is done by the kernel or function at ``path``: its

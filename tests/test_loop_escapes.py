@@ -868,7 +868,17 @@ def _first_body_function(s, a, b, c, n):
     v = 0.0
 
 
+def _first_temporary_per_arm(s, a, b, c, n):
+    with s.if_else(gt.cond(n) > 0) as (then, other):   # first temporary per arm
+        res = then.zeros(4, np.float32)
+        add[1, 4, then](res, 1.0)
+        res = other.zeros(4, np.float32)
+        add[1, 4, other](res, 2.0)
+    copy_into[1, 4, s](res, c)   # first temporary per arm read
+
+
 @pytest.mark.parametrize("program, marker", [
+    (_first_temporary_per_arm, "first temporary per arm"),
     (_first_else_number, "first else number"),
     (_first_else_kernel, "first else kernel"),
     (_first_then_number, "first then number"),
@@ -887,7 +897,8 @@ def test_a_name_a_body_sets_first_and_code_after_it_reads_is_refused(program, ma
     5.0, ``shift``) whatever the device decided, in silence."""
     e = _refused_at(program, marker, (0, 1, 2, 3), (0, 0, 0, 0))
     named = "`step`" if "helper" in marker or "partial" in marker else \
-        "`kern`" if "kernel" in marker else "`res`" if "array" in marker else "`v`"
+        "`kern`" if "kernel" in marker else "`res`" if "array" in marker or \
+        "temporary" in marker else "`v`"
     assert f"sets {named} (unset before the block)" in e and "after the block" in e, e
     assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
 
@@ -930,3 +941,25 @@ def test_names_a_body_sets_first_that_code_after_it_does_not_read_run_as_eagerly
     a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
     f(a, b, n)
     assert host(a) == [4, 5, 5, 6] and host(b) == [4, 4, 4, 4] and host(n) == [0]
+
+
+def test_a_temporary_a_body_makes_in_one_place_read_after_it_runs_as_eagerly():
+    """A temporary the body makes (and a view of one), set by one line of the
+    body: each pass leaves the name the same temporary, holding what the last
+    pass the device ran wrote, as eagerly."""
+    @gt.graph(backend="sim")
+    def f(s, a, b, n):
+        with s.while_loop(gt.cond(n) < 2) as body:
+            t = body.zeros(4, np.float32)
+            add[1, 4, body](t, 2.0)
+            count[1, 1, body](n)
+        copy_into[1, 4, s](t, a)
+        with s.if_then(gt.cond(n) > 0) as then:
+            u = then.zeros(8, np.float32)
+            w = u[2:6]
+            add[1, 4, then](w, 3.0)
+        copy_into[1, 4, s](w, b)
+
+    a, b, n = dev(0, 1, 2, 3), dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    f(a, b, n)
+    assert host(a) == [2, 2, 2, 2] and host(b) == [3, 3, 3, 3] and host(n) == [2]

@@ -71,8 +71,9 @@ def refuse_escapes(t, state, what: str, source) -> None:
     if state is None or state.frame is None:
         return
     _, changed = state.closed()
-    changed = changed + state.first_set()   # v = 3.0 in a branch, first: unset eagerly
-    if not changed:                          # where the branch is not taken
+    changed = changed + [p for p in state.first_set()   # v = 3.0 in a branch, first:
+                         if not _made_in(t, state, p)]   # unset eagerly where not taken
+    if not changed:
         return
     slots = {p: _kind(t, state, p) for p in changed   # (a string's length: the string's;
              if (p[-1] != _LEN or p[:-1] not in changed) and   # a dict's order, with its
@@ -108,6 +109,22 @@ def _kind(t, state, p: tuple) -> str:
                              for q, (v, _, _) in snap.items()):
         return "items"
     return "number"
+
+
+def _made_in(t, state, p: tuple) -> bool:
+    """Whether the slot at ``p``, under a name the body set first, holds a temporary
+    the body made (or a view of one) and the body's code sets the name in one
+    place: each pass of the body leaves it the same temporary, which holds what
+    the device's last pass wrote (``t = body.zeros(n)``, then ``s.copy(out, t)``
+    after the block; not ``t = then.zeros(n)`` and ``t = other.zeros(n)``)."""
+    value = state.after[p][0]
+    made = {id(t.cached_buffer(tmp)) for tmp in t.temporaries[state.made:]}
+    buf = t.cached_buffer(value) if made and is_array(value) else None
+    if buf is None or id(buf.base) not in made and id(buf) not in made:
+        return False
+    code, lo, hi = state._code()
+    return sum(lo < ins.offset < hi and ins.opname in _STORES and ins.argval == p[0]
+               for ins in _instructions(code)) == 1
 
 
 def _scan(view, slots: dict, arrays: list, later: list) -> dict:

@@ -87,7 +87,8 @@ def refuse_escapes(t, state, what: str, source) -> None:
         slots, view = _passed(view, caller, slots, returned, ids), caller
         returned = _scan(view, slots, arrays, later)
     if arrays:
-        raise ArgumentError(_message(state.named_once(arrays), what, "array", source, state), source)
+        raise ArgumentError(_message(state.named_once(arrays), what, "array", source, state),
+                            source)
     if later:
         t.escapes.append(lambda graph: _refuse_numbers(later, graph, what, source, state))
 

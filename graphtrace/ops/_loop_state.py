@@ -507,8 +507,9 @@ class LoopState(HelperUses):
         self.closed()
         out, named = [], set(_names(self._code()[0], _LOADS | _STORES))   # (not a helper's)
         for name, v in self.now.items():
-            if name in self.scope or name not in named or isinstance(v, (ProxyStream, types.ModuleType, type)) or \
-                    type(v) is not str and isinstance(v, tuple) and v and \
+            if name in self.scope or name not in named or \
+                    isinstance(v, (ProxyStream, types.ModuleType, type)) or \
+                    isinstance(v, tuple) and v and \
                     all(isinstance(x, ProxyStream) for x in v):   # (then, otherwise); cases
                 continue
             for p, slot in self._taken({name: v})[name].items():

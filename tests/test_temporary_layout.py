@@ -158,6 +158,107 @@ def test_shared_bytes_give_eager_results_in_any_order(plan, seed):
     assert np.array_equal(y.copy_to_host(), yh)
 
 
+# --- larger random graphs, against a brute-force first fit ----------------------
+
+# one step: (temporaries and arrays read, the one written); 0 and 1 are x and y,
+# 2.. are temporaries of the sizes drawn; reads of one value run in parallel
+wide_steps = st.lists(st.tuples(st.lists(st.integers(0, 25), max_size=3), st.integers(0, 25)),
+                      min_size=1, max_size=60)
+sizes = st.lists(st.sampled_from([1, 64, 65, 200, 640]), min_size=24, max_size=24)
+
+
+def wide_program(plan, counts):
+    x, y = A(64), A(64)
+
+    @gt.graph
+    def f(s, x, y):
+        arrays = [x, y] + [s.empty(n, np.float32) for n in counts]
+        written = {0, 1}
+        for reads, dst in plan:
+            reads = [r for r in dict.fromkeys(reads) if r in written and r != dst]
+            s.launch(K, 1, 1, *(gt.In(arrays[r]) for r in reads), gt.Out(arrays[dst]))
+            written.add(dst)
+    return f.trace(x, y)
+
+
+def first_fit(g):
+    """The layout's specification, step by step: in the order of their first
+    users, each temporary at the lowest address clear of those placed that may
+    be in use with it."""
+    before = reaches(g)
+    uses = [users(g, t) for t in g.temporaries]
+    ordered = [(uses[i][:1] or [-1], i) for i in range(len(uses))]
+    size = [-(-t.nbytes // 256) * 256 for t in g.temporaries]
+    offsets, total, placed = [0] * len(uses), 0, []
+    for _, i in sorted(ordered):
+        if uses[i]:
+            clash = [j for j in placed
+                     if not all(set(uses[j]) <= before[q] for q in uses[i])]
+            spans = [(offsets[j], offsets[j] + size[j]) for j in clash]
+            offsets[i] = min(p for p in [0] + [hi for _, hi in spans]
+                             if all(p + size[i] <= lo or hi <= p for lo, hi in spans))
+            placed.append(i)
+        total = max(total, offsets[i] + size[i])
+    return total, offsets
+
+
+@settings(max_examples=60, deadline=None)
+@given(wide_steps, sizes)
+def test_temporaries_in_use_at_once_never_share_bytes_in_larger_graphs(plan, counts):
+    g = wide_program(plan, counts)
+    _, spans = ranges(g)
+    before = reaches(g)
+    uses = [users(g, t) for t in g.temporaries]
+    for i, (lo, hi) in enumerate(spans):
+        for j, (lo2, hi2) in enumerate(spans[:i]):
+            if lo < hi2 and lo2 < hi and uses[i] and uses[j]:
+                assert all(set(uses[i]) <= before[q] for q in uses[j]) \
+                    or all(set(uses[j]) <= before[q] for q in uses[i]), (i, j, spans)
+
+
+@settings(max_examples=60, deadline=None)
+@given(wide_steps, sizes)
+def test_the_layout_is_the_first_fit_of_its_specification(plan, counts):
+    g = wide_program(plan, counts)
+    assert layout(g) == first_fit(g)
+
+
+def test_activations_kept_for_a_backward_pass_each_get_their_bytes():
+    """A forward pass keeping every activation, read back in reverse: all k
+    are in use at once, and the gradient beside them."""
+    x, k = A(64), 300
+
+    @gt.graph
+    def f(s, x):
+        acts, prev = [], x
+        for _ in range(k):
+            t = s.empty(64, np.float32)
+            s.launch(K, 1, 1, gt.In(prev), gt.Out(t))
+            acts.append(t)
+            prev = t
+        grad = s.empty(64, np.float32)
+        s.launch(K, 1, 1, gt.Out(grad))
+        for t in reversed(acts):
+            s.launch(K, 1, 1, gt.In(t), gt.InOut(grad))
+        s.launch(K, 1, 1, gt.In(grad), gt.Out(x))
+    total, spans = ranges(f.trace(x))
+    assert total == (k + 1) * 256 and len({lo for lo, _ in spans}) == k + 1
+
+
+def test_a_long_chain_of_temporaries_still_needs_two_of_them():
+    x = A(256)
+
+    @gt.graph
+    def f(s, x):
+        prev = x
+        for _ in range(100):
+            t = s.empty(256, np.float32)
+            s.launch(K, 1, 1, gt.In(prev), gt.Out(t))
+            prev = t
+        s.launch(K, 1, 1, gt.In(prev), gt.Out(x))
+    assert layout(f.trace(x))[0] == 2 * KB
+
+
 def test_temporaries_placed_on_no_device_share_the_block_of_the_graphs_own():
     x = A(256)
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._driver import current
+from ._free_space import FreeSpace
 from .buffers import Buffer
 from .errors import ArgumentError, user_frame
 from .temporary import _ALIGN, _aligned
@@ -72,44 +73,65 @@ def layout(graph, members=None) -> tuple[int, list[int]]:
             user_bit[p] = 1 << len(user_bit)
             for i in touched:
                 users[i].append(p)
-    mine = [sum(user_bit[p] for p in u) for u in users]
-    before = []   # before[i]: user nodes that precede every user of temporary i
+    before, last = [], []   # users preceding every user of temporary i; its last users
     for u in users:
-        common = -1
+        common, earlier = -1, 0
         for p in u:
             common &= anc[p]
+            earlier |= anc[p]
         before.append(common if u else 0)
+        last.append(sum(user_bit[p] for p in u) & ~earlier)
 
     # Placed in the order of their first users, a temporary j placed before i
     # begins no later than i; so they are ordered exactly when every user of j is
-    # before every user of i, and i overlaps the placed temporaries using a node
-    # outside before[i]: those are found through the users placed so far (``of``),
-    # not by testing every one placed (quadratic in a long chain of temporaries).
+    # before every user of i: when its last users are (``before`` holds the
+    # users' ancestors too). Temporaries placed at one range are tested at once:
+    # the range is in use when one of the last users of those at it is not in
+    # ``before`` (``lasts``). The ranges in use lie on ``space``; moving on to
+    # the next temporary re-tests only the ranges whose last users entered or
+    # left ``before``, so that a temporary kept alive while k others are placed
+    # costs nothing per placement, and a chain of k temporaries reusing two
+    # ranges costs nothing per range.
     offsets, total = [0] * len(temps), 0
-    placed_users, of = 0, {}   # bits of the users of those placed; bit -> them
+    space, at_range, spans, lasts, live, watch = FreeSpace(), {}, [], [], [], {}
+    watched = now = 0   # bits of the placed temporaries' last users; ``before`` of the last placed
     for i in sorted(range(len(temps)), key=lambda i: (users[i][:1] or [-1], i)):
         size = _aligned(temps[i].nbytes)
         if not users[i]:   # never used: ordered with every other, at 0
             total = max(total, size)
             continue
-        live, rest = set(), placed_users & ~before[i]
-        while rest:
-            low = rest & -rest
-            live.update(of[low])
-            rest ^= low
-        taken = sorted((offsets[j], offsets[j] + _aligned(temps[j].nbytes)) for j in live)
-        at = 0
-        for lo, hi in taken:
-            if at + size <= lo:
-                break
-            at = max(at, hi)
-        offsets[i] = at
+        changed, now = (before[i] ^ now) & watched, before[i]
+        if changed:
+            if changed & (changed - 1) == 0:   # one bit, as along a chain
+                tested = watch[changed]
+            elif changed.bit_count() > len(spans):
+                tested = [r for r, m in enumerate(lasts) if m & changed]
+            else:
+                tested = set()
+                while changed:
+                    low = changed & -changed
+                    changed ^= low
+                    tested.update(watch[low])
+            for r in tested:
+                in_use = lasts[r] & ~now != 0
+                if in_use != live[r]:
+                    live[r] = in_use
+                    space.count(*spans[r], 1 if in_use else -1)
+        at = offsets[i] = space.first_fit(size)
         total = max(total, at + size)
-        bits = mine[i]
-        placed_users |= bits
+        r = at_range.setdefault((at, at + size), len(spans))
+        if r == len(spans):
+            spans.append((at, at + size))
+            lasts.append(0)
+            live.append(False)
+        live[r] = True   # not in use until now (first fit), and in use by i now
+        space.count(at, at + size, 1)
+        bits = last[i] & ~lasts[r]
+        lasts[r] |= bits
+        watched |= bits
         while bits:
             low = bits & -bits
-            of.setdefault(low, []).append(i)
+            watch.setdefault(low, []).append(r)
             bits ^= low
     return total, offsets
 

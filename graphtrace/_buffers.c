@@ -730,7 +730,19 @@ ident_walk(PyObject *v, long depth, long most, PyObject *marks, PyObject *out, P
         }
     }
     else {
-        for (Py_ssize_t i = 0; r == 1 && i < Py_SIZE(v); i++)
+        Py_ssize_t n = Py_SIZE(v);
+        PyObject **items = kind == 0 ? ((PyListObject *)v)->ob_item
+                                     : ((PyTupleObject *)v)->ob_item;
+        /* compared: where held has the very items in a row, each was held as itself
+         * (a container would have been held as its marks), no container: a lookup
+         * table of a million numbers in one memcmp */
+        if (r == 1 && out == NULL && n > 0 && *at + n <= PyList_GET_SIZE(held) &&
+                memcmp(items, ((PyListObject *)held)->ob_item + *at,
+                       (size_t)n * sizeof(PyObject *)) == 0) {
+            *at += n;
+            n = 0;
+        }
+        for (Py_ssize_t i = 0; r == 1 && i < n; i++)
             r = ident_walk(kind == 0 ? PyList_GET_ITEM(v, i) : PyTuple_GET_ITEM(v, i),
                            depth + 1, most, marks, out, held, at);
     }
@@ -774,6 +786,65 @@ unchanged(PyObject *module, PyObject *const *a, Py_ssize_t nargs)
     Py_ssize_t at = 0;
     int r = ident_walk(a[0], depth, most, a[4], NULL, a[1], &at);
     return r < 0 ? NULL : PyBool_FromLong(r == 1 && at == PyList_GET_SIZE(a[1]));
+}
+
+/* The items of an exact list or tuple, and their count; NULL for anything else */
+static PyObject **
+seq_items(PyObject *v, Py_ssize_t *n)
+{
+    if (PyList_CheckExact(v)) {
+        *n = PyList_GET_SIZE(v);
+        return ((PyListObject *)v)->ob_item;
+    }
+    if (PyTuple_CheckExact(v)) {
+        *n = PyTuple_GET_SIZE(v);
+        return ((PyTupleObject *)v)->ob_item;
+    }
+    return NULL;
+}
+
+/* one_type(v): the one exact type of the items of an exact list or tuple
+ * (typed_forms._one_type); None where it is empty, holds items of several types, or
+ * is another object */
+static PyObject *
+one_type(PyObject *module, PyObject *v)
+{
+    Py_ssize_t n;
+    PyObject **items = seq_items(v, &n);
+    if (items == NULL || n == 0)
+        Py_RETURN_NONE;
+    PyTypeObject *t = Py_TYPE(items[0]);
+    for (Py_ssize_t i = 1; i < n; i++) {
+        if (Py_TYPE(items[i]) != t)
+            Py_RETURN_NONE;
+    }
+    return Py_NewRef((PyObject *)t);
+}
+
+/* float_bits(v): the doubles of an exact list or tuple of exact floats, as bytes
+ * (typed_forms._float_bits, as array("d", v).tobytes()); None where an item is no
+ * exact float or v is another object */
+static PyObject *
+float_bits(PyObject *module, PyObject *v)
+{
+    Py_ssize_t n;
+    if (seq_items(v, &n) == NULL)
+        Py_RETURN_NONE;
+    /* (bytes are no container of the collector's: allocating them runs no code) */
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * (Py_ssize_t)sizeof(double));
+    if (out == NULL)
+        return NULL;
+    PyObject **items = seq_items(v, &n);
+    char *to = PyBytes_AS_STRING(out);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyFloat_CheckExact(items[i])) {
+            Py_DECREF(out);
+            Py_RETURN_NONE;
+        }
+        double d = PyFloat_AS_DOUBLE(items[i]);
+        memcpy(to + i * (Py_ssize_t)sizeof(double), &d, sizeof(double));
+    }
+    return out;
 }
 
 /* address(a): the address of a numpy array's first byte, read through the buffer
@@ -1063,6 +1134,12 @@ static PyMethodDef methods[] = {
     {"unchanged", (PyCFunction)(void (*)(void))unchanged, METH_FASTCALL,
      "unchanged(v, held, depth, most, marks): whether identities(v) would be held's "
      "very objects."},
+    {"one_type", one_type, METH_O,
+     "one_type(v): the one exact type of the items of an exact list or tuple; None where "
+     "it is empty or of several types, or v is another object."},
+    {"float_bits", float_bits, METH_O,
+     "float_bits(v): the doubles of an exact list or tuple of exact floats, as bytes "
+     "(array('d', v).tobytes()); None where an item is no exact float."},
     {"address", address, METH_O,
      "address(a): the address of numpy array a's first byte (its buffer's); None where "
      "it exports no buffer."},

@@ -29,7 +29,7 @@ from .bases import _with_wrapped
 from .chains import MISSING, Chain, Slot, chain as _chain, changes, lookup as _lookup, slot, \
     value_chains
 from .owners import _PLAIN_BASES, _dunders, _followed, own_class
-from .values import _is_value, pure_values
+from .values import _is_value, _plain_items, pure_values
 
 __all__ = ["class_reads", "made", "moved", "walk_classes"]
 
@@ -89,17 +89,18 @@ def _contained(reach, found: set) -> None:
         if any(isinstance(x, type) for _, x in items) or type(v) in (tuple, list, dict) and not v:
             reach.contained[(fn, str(c))] = (c, _classes_held(items))
         for more, x in items:
-            name = _chain(c.head, c.steps + more)
-            if isinstance(x, type) and own_class(x) and (fn, str(name)) not in found:
+            if isinstance(x, type) and own_class(x) and \
+                    (fn, str(name := _chain(c.head, c.steps + more))) not in found:
                 found.add((fn, str(name)))
                 reach._classes.append((fn, name, x, 1))
 
 
 def _items(c, v) -> list:
     """``(steps, value)``: what the chain ``c`` reads (``v``) where it has steps, and
-    the items of a tuple, list or dict it reads."""
+    the items of a tuple, list or dict it reads (but plain values alone: a lookup
+    table of a million floats, told at C speed, holds no class)."""
     items = [((), v)] if c.steps else []
-    if type(v) in (tuple, list, dict):
+    if type(v) in (tuple, list, dict) and not _plain_items(v):
         items += [((("item", k),), x) for k, x in (v.items() if type(v) is dict
                                                    else enumerate(v))]
     return items

@@ -54,7 +54,7 @@ from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _held_by_k
     _loaded, _program_attribute, _read_keyed, _settled
 from .values import _MAX_DEPTH, _WHOLES, Unwatched, _Held, _holds_callables, \
     _is_callable_object, _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, \
-    callable_key, held_values, identities, pure_values
+    callable_key, held_values, identities, pure_values, whole_key
 from .whole_reads import loads, read_whole
 
 __all__ = ["Reach", "code_parts"]
@@ -567,7 +567,7 @@ class Reach:
                       now[k + m + w] is not True):
             self._find()   # a helper name means another function now, or a function
             return self.functions(False)   # runs other code: their places
-        numbers, wholes = now[k:k + m], tuple(map(pure_values, now[k + m:k + m + w]))
+        numbers, wholes = now[k:k + m], tuple(map(whole_key, now[k + m:k + m + w]))
         settled = tuple(map(_settled, numbers))
         # (by identity: a value's class may answer == symbolically, or raise)
         if again and (id(MISSING) in map(id, settled) or id(None) in map(id, wholes)):
@@ -590,7 +590,7 @@ class Reach:
             tuple(callable_key(now[i]) for i in self.partials) + tuple(
             (name, type(v), form)
             for name, v, form in zip(self._number_names, numbers, settled)) + tuple(
-            (name, _Held(v)) for (_, name), v in zip(self.wholes, wholes)) + tuple(
+            (name, v) for (_, name), v in zip(self.wholes, wholes)) + tuple(
             h for fn, name, label, array in self.places if array   # PARAMS = (W, 2.0)
             for h in held_values(_lookup(fn, name), label))
         # kept where it reads nothing a call may change in place (a container, an array)

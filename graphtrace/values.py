@@ -16,7 +16,7 @@ import operator
 import types
 from collections import deque
 from functools import partial
-from itertools import repeat
+from itertools import chain, repeat
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from .chains import MISSING, NoKey
 from .owners import _ARRAY_KINDS, _OWN, _PLAIN_CONTAINERS, _attributes, _has, own_object
 from .scalar import value_key
 from .tree import children as _children, more_children
+from .typed_forms import _RUN, Unwatched, _Held, _one_type, _run, _typed
 
 
 def children(v) -> list | None:
@@ -60,6 +61,8 @@ def _collect(v, label: str, depth: int, out: list) -> None:
     Items whose type is known to be of arrays are taken without a call: a list of
     a million arrays is walked in one loop (in compiled code where built:
     ``_buffers.c``'s ``leaves``, switched with ``regions.use_compiled_buffers``)."""
+    if _plain_items(v):   # numbers alone (a lookup table): no leaves
+        return
     fast = _regions.TAKE[0]
     if fast is not None and type(v) in _PLAIN_CONTAINERS:
         fast.leaves(v, label, depth, out, _item, _MAX_DEPTH)
@@ -180,6 +183,8 @@ def bakes_values(v) -> bool:
 def _holds_callables(v, depth: int = 0) -> bool:
     """A list, tuple or dict holding kernels or functions (``LAYERS = [k1, k2]``),
     which a trace bakes in: watched by identity as a container of arrays is."""
+    if _plain_items(v):   # numbers alone (a lookup table): told at C speed
+        return False
     items = children(v) if depth <= _MAX_DEPTH else None
     return items is not None and any(
         _is_callable_object(x) or _holds_callables(x, depth + 1)
@@ -205,6 +210,22 @@ def _keyed_callables(v):
         else:
             for inner in _callables(x):
                 yield key, inner
+
+
+def _plain_items(v) -> bool:
+    """Whether ``v`` is an exact list, tuple or dict whose items (a dict's values) are
+    plain values alone (``_PLAIN_VALUES``: numbers, strings, None), told by their
+    types in one pass at C speed: a lookup table of a million floats holds no array,
+    kernel or class, and is not walked item by item. False, at once, where its first
+    item is none (a list of arrays)."""
+    t = type(v)
+    if t is dict:
+        v = v.values()
+    elif t is not list and t is not tuple:
+        return False
+    kind = type(next(iter(v), None))
+    return kind in _PLAIN_VALUES and (t is not dict and _one_type(v) is kind or
+                                      set(map(type, v)) <= _PLAIN_VALUES)
 
 
 def _item(x, label: str, depth: int, out: list) -> None:
@@ -246,6 +267,10 @@ def _identities(v, out: list, depth: int) -> bool:
     if depth > _MAX_DEPTH:
         return False
     out.append(mark)
+    if _plain_items(v):   # values alone (a lookup table): no container among them
+        out.extend(chain.from_iterable(v.items()) if mark is _MARKS[2] else v)
+        out.append(_MARKS[3])
+        return True
     for k, x in (v.items() if mark is _MARKS[2] else zip(_NO_KEYS, v)):
         if k is not _NO_KEY:
             out.append(k)
@@ -279,6 +304,10 @@ def _may_hold_arrays(v, depth: int = 0) -> bool:
     later (``BIAS = None``, ``EXTRAS = []``)."""
     if v is None:
         return True
+    t = type(v)
+    if t in _PLAIN_CONTAINERS:   # (lazily: a lookup table's first number answers)
+        return depth <= _MAX_DEPTH and all(
+            _may_hold_arrays(x, depth + 1) for x in (v.values() if t is dict else v))
     items = children(v) if depth <= _MAX_DEPTH else None
     return items is not None and all(_may_hold_arrays(x, depth + 1) for _, x in items)
 
@@ -424,49 +453,21 @@ def _is_value(v, depth: int = 0) -> bool:
 _GROUPS = frozenset({tuple, frozenset})   # (a set: found by identity, not by ==)
 
 
-def _typed(v):
-    """``v`` with the type of every value in it."""
-    if type(v) is tuple:
-        return (tuple, tuple(map(_typed, v)))
-    if type(v) is frozenset:
-        return (frozenset, frozenset(map(_typed, v)))
-    return (type(v), value_key(v))
-
-
-class _Held:
-    """A tuple or frozenset held by a name, as the cache key holds it: equal to
-    another where every value in it has the same type too (1, 1.0 and True are
-    equal but pack differently, so each is a graph of its own)."""
-
-    __slots__ = ("value", "_typed")
-
-    def __init__(self, value):
-        self.value, self._typed = value, _typed(value)
-
-    def __eq__(self, other):
-        return type(other) is _Held and other._typed == self._typed
-
-    def __hash__(self):
-        return hash(self._typed)
-
-    def __repr__(self):
-        return repr(self.value)
-
-
-class Unwatched(_Held):
-    """The items of a list, set or dict (``pure_values``' form) compared before and
-    after a trace where the key does not hold the container by itself (an item
-    of a dict the code stores in, ``self.box["seen"]``; a global set the code
-    changes in place): a change the trace made as a flag (``container_flags``)
-    keys it and is made again by each replay, any other is left alone."""
-
-    __slots__ = ()
-
-    def __eq__(self, other):
-        return type(other) is Unwatched and other._typed == self._typed
-
-    def __hash__(self):
-        return hash(self._typed)
+def whole_key(v):
+    """``_Held(pure_values(v))``, or None where ``pure_values`` gives None; for an
+    exact list, tuple or deque of many values of one type (a lookup table read by
+    index, keyed whole at every call), the types of its values are read once."""
+    t = type(v)
+    if (t is list or t is tuple or t is deque) and len(v) >= _RUN and \
+            (kind := type(v[0])) in _PLAIN_VALUES and (
+                _one_type(v) is kind if t is not deque else
+                operator.countOf(map(type, v), kind) == len(v)):
+        items = tuple(v)
+        run = _run(items, kind)
+        if run is not None:   # (as _typed((t, items)) is)
+            return _Held((t, items), (tuple, ((type, t), run)))
+    form = pure_values(v)
+    return None if form is None else _Held(form)
 
 
 def pure_values(v):
@@ -480,8 +481,23 @@ def pure_values(v):
     (an array, an object) or nests deeper than ``_MAX_DEPTH``."""
     if not isinstance(v, _PURE):
         return None
+    t = type(v)
+    if t in _FLAT and _flat(v.values() if t is dict else v) and (t is not dict or _flat(v)):
+        # values alone (a lookup table of a million floats): their types told at C speed
+        return t, tuple(v.items()) if t is dict else frozenset(v) if t in _SETS else tuple(v)
     out = _pure(v, 0)
     return None if out is MISSING else out
+
+
+_FLAT = frozenset({list, tuple, dict, set, frozenset, deque})   # (exact types)
+_SETS = frozenset({set, frozenset})
+
+
+def _flat(items) -> bool:
+    """Whether ``items`` are plain values alone (``_PLAIN_VALUES``), as ``_pure``
+    keeps them as they are (of one type: told by ``_one_type``)."""
+    return (type(items) is list or type(items) is tuple) and \
+        _one_type(items) in _PLAIN_VALUES or set(map(type, items)) <= _PLAIN_VALUES
 
 
 _PURE = (list, tuple, dict, set, frozenset, deque)

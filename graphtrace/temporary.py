@@ -126,7 +126,6 @@ _VIEWS = frozenset(getattr(np, n) for n in (
 # and those making views of some arrays alone: np.imag of a real array is a new one
 _VIEWS_WHEN = {np.imag: np.iscomplexobj}
 _READS = {"copy_to_host", "get", "item", "tolist", "copy", "sum", "tobytes", "to_host",
-          "flat", "take", "repeat", "compress", "choose", "searchsorted", "trace", "ptp",
           "__array_struct__", "__dlpack__", "__dlpack_device__",
           # an array library's methods computing on (or filling) its values on the host
           "fill", "astype", "mean", "max", "min", "any", "all", "prod", "std", "var",
@@ -136,6 +135,16 @@ _READS = {"copy_to_host", "get", "item", "tolist", "copy", "sum", "tobytes", "to
 
 class _NoAttribute(ArgumentError, AttributeError):
     """An attribute a temporary has not (``hasattr`` answers False), at the user's line."""
+
+
+class _HostRead(HostSyncError, AttributeError):
+    """numpy's way to read values a temporary has not (``hasattr`` answers False, as
+    for a name it lacks), at the user's line."""
+
+
+# numpy's names that would read its values, which a temporary lacks: refused as reads
+_NUMPY_READS = frozenset({"flat", "take", "repeat", "compress", "choose", "searchsorted",
+                          "trace", "ptp"})
 
 
 class Temporary:
@@ -322,6 +331,10 @@ class Temporary:
             self._refuse()
         if name == "copy_to_device":
             return self.__setitem__
+        if name in _NUMPY_READS:
+            raise _HostRead(f"{name} of temporary {self._life.name} would read it on the host "
+                            "inside a trace: it holds no values until the graph runs; pass it "
+                            "to kernels, s.copy and s.memset on the proxy stream")
         if name == "flatten":   # (a copy, always)
             raise ArgumentError(f"flatten of temporary {self._life.name} would copy it, "
                                 "reading it on the host: ravel() or reshape(-1) make views")

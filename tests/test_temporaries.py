@@ -184,8 +184,8 @@ def test_a_numpy_split_of_a_temporary_runs_like_eager_numpy():
     ("t.reshape(2, 2).split(1)", "split of temporary tmp0 of 2 dimensions"),
     ("t.flatten()", "flatten of temporary tmp0 would copy it, reading it on the host: "
                     "ravel() or reshape(-1) make views"),
-    ("t.take([0])", "temporary tmp0 used as host data"),
-    ("t.flat", "temporary tmp0 used as host data"),
+    ("t.take([0])", "take of temporary tmp0 would read it on the host inside a trace"),
+    ("t.flat", "flat of temporary tmp0 would read it on the host inside a trace"),
     ("t.imag", "temporary tmp0 used as host data"),   # of a real one: a new array
     ("t.fancy", "a graphtrace temporary has no attribute 'fancy': it is a device array's "
                 "geometry while tracing, with its views")])
@@ -842,11 +842,12 @@ def test_a_strided_view_numpy_reshapes_as_a_view_is_reshaped_so():
         seen.update(every_other=t[:, ::2].reshape(8).strides, col=t[:, 1].reshape(2, 2).strides,
                     diag=np.diagonal(t).reshape(-1).strides, sw=t.swapaxes(0, 1).strides,
                     d=t.diagonal(1).shape, re=t.real.strides, has=hasattr(t, "fancy"),
+                    reads=[hasattr(t, n) for n in ("take", "flat", "trace", "repeat")],
                     im=s.empty(2, np.complex128).imag.strides)
         s.launch(K, 1, 1, gt.Out(t[:, ::2].reshape(8)))
     f.trace()
     assert seen == dict(every_other=(16,), col=(64, 32), diag=(40,), sw=(8, 32), d=(3,),
-                        re=(32, 8), has=False, im=(16,))
+                        re=(32, 8), has=False, reads=[False] * 4, im=(16,))
 
 
 @cuda.jit

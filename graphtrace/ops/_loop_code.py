@@ -249,6 +249,8 @@ class _Region:
         self.passes: list = []       # (line, callee's path, {parameter: what it reads},
         #                              the same but for the arguments clamps compute)
         self.takes: dict = {}        # line -> what its calls' arguments read (but a clamp's)
+        self.callees: dict = {}      # line -> what its calls' callees read (go = k[1, 4,
+        #                              body] then go(x): k)
         self.decisions: list = []    # (what a for loop's or a test's outcome reads,
         #                              the lines it decides to run)
         self.launches: set = set()   # lines of kernel launches, k[grid, block, body](...)
@@ -369,6 +371,8 @@ class _Region:
         read = _child_args(code_ins, i, n, stored, made) if child else \
             _read_by(code_ins, i, n, stored, made)
         line = code_ins[i].positions.lineno
+        if j > 0:   # (the callable, and the NULL or the self beside it)
+            self.callees.setdefault(line, set()).update(_read_by(code_ins, j, 2, stored, made))
         self.calls.setdefault(line, set()).update(   # what the body stored first
             q for q in read if any(q[:m] in may for m in range(1, len(q) + 1)) or
             q[-1] == _WHOLE and any(_within(q[:-1], p) for p in may))
@@ -570,6 +574,12 @@ class _Region:
         computes from the slot at ``path`` (``add(x, K)``, ``add(x, k * 2)``,
         ``step(body, x, float(k))``; not a clamp, ``min(k, 3)``)."""
         return any(_reads(self.takes.get(line, ()), path) for line in lines)
+
+    def calls_by(self, lines: set, path: tuple) -> bool:
+        """Whether a call of the code on one of ``lines`` calls what its callee
+        computes from the slot at ``path`` (``go = k[1, 4, body]`` then ``go(x)``,
+        ``use = k`` then ``use[1, 4, body](x)``, ``pair[0](body, x)``)."""
+        return any(_reads(self.callees.get(line, ()), path) for line in lines)
 
     def decides_with(self, path: tuple, work: set) -> bool:
         """Whether the slot at ``path`` decides the body's control flow where it

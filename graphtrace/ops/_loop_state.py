@@ -73,7 +73,9 @@ the trace took before where nothing they were read from has changed
 - a kernel or a function changed (``kern = mul`` after ``kern[1, 4, body](x)``;
   ``step = mul_step``; ``body.launch(k, ...)``, ``body.child(g, x)``, ``m.k``,
   ``ops.reverse()``) that the body's code loads, read first, on a line that
-  recorded work or hands to a call there, or that a helper recording work
+  recorded work or hands to a call there, or that a call there calls a value
+  computed from (``go = kern[1, 4, body]`` then ``go(x)``; ``use = kern``:
+  ``_Region.calls_by``), or that a helper recording work
   loads by its own name (``KERN`` set by ``flip()``): ``_launches``;
 - anything the loop's own condition reads (``gt.cond(c) > lim`` with ``lim +=
   1``, or ``c = other``), tested again before each iteration, whether or not
@@ -423,11 +425,12 @@ class LoopState(HelperUses):
         """Whether the body's work is done by the kernel or function at ``path``: its
         code loads it, read first, on a line that recorded work (``kern[1, 4,
         body](x)``, ``step(body, x)``, ``body.launch(k, ...)``, ``body.child(g,
-        x)``) or hands it to a call there (``run(body, kern, x)``); or a helper
+        x)``), hands it to a call there (``run(body, kern, x)``) or calls there
+        what it computed from it (``go = kern[1, 4, body]``, then ``go(x)``); or a helper
         the body calls that recorded work loads it so by its own name (``KERN``).
         ``keep``: the offsets of the code after a block, which ``region`` reads."""
         code, lo, hi = self._code() if keep is None else (self.frame.f_code, -1, 1 << 62)
-        if read is True and (region.takes_on(work, path) or
+        if read is True and (region.takes_on(work, path) or region.calls_by(work, path) or
                              loads_on(code, lo, hi, path, work, keep)):
             return True
         sources = recorded_lines(regions)

@@ -9,7 +9,8 @@ other one in the next iteration, or after a branch not taken run the first:
 ``work_callable`` tells the values ``_slots`` keeps such a slot of, by their
 identity; ``loads_on`` tells where the code loads one on a line that recorded
 work (a launch, a call of a helper that recorded some, ``body.launch(k, ...)``,
-``body.child(g, x)``).
+``body.child(g, x)``); one loaded on another line into a value such a line
+calls (``go = kern[1, 4, body]`` then ``go(x)``) is ``_Region.calls_by``'s.
 
 A while loop's condition is written on the ``with`` line, outside the body's
 code, and is tested again before each iteration: ``condition_reads`` tells the

@@ -6,7 +6,9 @@ records no work (``go = k[1, 4, body]`` then ``go(x)``; ``use = k`` then
 kernel every iteration in silence, as did code after a branch launching the
 kernel the branch picked so (``go = kern[1, 4, s]``, ``go(x)``). The value is
 now followed from the slot to the call that launches it, as a number is
-followed to the work taking it. The programs beside them, launching through names what the body leaves
+followed to the work taking it. A while loop whose condition is passed by
+keyword (``condition=gt.cond(n) < lim``) is checked as one passed by position
+is. The programs beside them, launching through names what the body leaves
 alone, run as eagerly.
 """
 import numpy as np
@@ -176,3 +178,50 @@ def test_a_kernel_a_branch_picks_set_again_before_its_launcher_runs_as_eagerly()
     f(x, flag)
     assert host(x) == [3, 3, 3, 3] and host(flag) == [0]
 
+
+def _keyword_bound_raised(s, c, n):
+    lim = 0
+    with s.while_loop(condition=gt.cond(c) > lim,   # keyword bound raised
+                      max_iterations=10) as body:
+        count[1, 1, body](n)
+        add[1, 1, body](c, -1)
+        lim += 1
+
+
+def _keyword_after_bound_raised(s, c, n):
+    lim = 0
+    with s.while_loop(max_iterations=10,   # keyword after bound raised
+                      condition=gt.cond(c) > lim) as body:
+        count[1, 1, body](n)
+        add[1, 1, body](c, -1)
+        lim += 1
+
+
+@pytest.mark.parametrize("program, marker", [
+    (_keyword_bound_raised, "keyword bound raised"),
+    (_keyword_after_bound_raised, "keyword after bound raised"),
+])
+def test_a_condition_passed_by_keyword_its_body_changes_is_refused(program, marker):
+    """As with the condition passed by position: eagerly the loop tests the
+    raised bound (c = 3 of 6), the graph tested 0 every time (c = 0)."""
+    f = gt.graph(program, backend="sim")
+    with pytest.raises(gt.ArgumentError) as info:
+        f(dev(6, dtype=np.int32), dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, marker), e
+    assert "changes `lim`," in e and "its condition reads again" in e, e
+
+
+def test_a_condition_passed_by_keyword_its_body_leaves_alone_runs_as_eagerly():
+    """The body changes a name the condition does not read."""
+    @gt.graph(backend="sim")
+    def f(s, c, n):
+        lim, trips = 2, 0
+        with s.while_loop(condition=gt.cond(c) > lim, max_iterations=10) as body:
+            add[1, 1, body](c, -1)
+            count[1, 1, body](n)
+            trips += 1
+
+    c, n = dev(6, dtype=np.int32), dev(0, dtype=np.int32)
+    f(c, n)
+    assert host(c) == [2] and host(n) == [4]

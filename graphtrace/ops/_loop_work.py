@@ -12,9 +12,10 @@ work (a launch, a call of a helper that recorded some, ``body.launch(k, ...)``,
 ``body.child(g, x)``); one loaded on another line into a value such a line
 calls (``go = kern[1, 4, body]`` then ``go(x)``) is ``_Region.calls_by``'s.
 
-A while loop's condition is written on the ``with`` line, outside the body's
-code, and is tested again before each iteration: ``condition_reads`` tells the
-slots its expression reads (``lim`` of ``gt.cond(c) > lim``, ``c``), which a body
+A while loop's condition (the call's first argument, or its ``condition=``
+keyword) is written on the ``with`` line, outside the body's code, and is
+tested again before each iteration: ``condition_reads`` tells the slots its
+expression reads (``lim`` of ``gt.cond(c) > lim``, ``c``), which a body
 changing them would have tested against other values each iteration.
 """
 from __future__ import annotations
@@ -70,8 +71,9 @@ def loads_on(code, lo: int, hi: int, path: tuple, lines: set, keep=None) -> bool
 
 def condition_reads(code, at: int) -> set:
     """The slots (paths) the condition of the ``s.while_loop(...)`` call entered at
-    the offset ``at`` reads: its first argument's code (``gt.cond(c) > lim``: ``c``,
-    ``lim``; not ``max_iterations``), else empty."""
+    the offset ``at`` reads: its first argument's code, or its ``condition=``
+    keyword's (``gt.cond(c) > lim``: ``c``, ``lim``; not ``max_iterations``), else
+    empty."""
     code_ins = code_instructions(code)
     before = [k for k, ins in enumerate(code_ins) if ins.offset < at]
     for i in reversed(before):
@@ -83,6 +85,7 @@ def condition_reads(code, at: int) -> set:
         callee = code_ins[j - 1] if j > 0 else None
         if callee is None or callee.opname not in _ATTR_LOADS or callee.argval != "while_loop":
             continue
-        end = next((end for key, end in _parameters(code_ins, i, n) if key == 0), None)
+        end = next((end for key, end in _parameters(code_ins, i, n)
+                    if key == 0 or key == "condition"), None)   # (condition=...: by name)
         return _read_by(code_ins, end, 1, _Stored(), {}) if end is not None else set()
     return set()

@@ -2,7 +2,8 @@
 token-pasting macro, a function-pointer parameter) is a KernelArgumentError at the
 launch line saying what to write, not a bare ValueError from the signature reader;
 gt.kernel(k, intents) takes it, though its launches still need the C types. A kernel
-whose name is a macro's argument (DEFINE(k, float) {...}) is read as written."""
+whose name is a macro's argument (DEFINE(k, float) {...}), variadic macros included, is
+read as written; a macro given arguments it does not take is refused, not guessed at."""
 import pytest
 
 import graphtrace as gt
@@ -108,3 +109,80 @@ def test_a_kernel_named_by_a_macros_argument_in_a_trace():
     def f(s, x, y):
         s.launch(k, 1, 32, x, y, 4)
     assert "in(x)  inout(y)" in str(f.trace(A(4, "float64"), A(4, "float64")))
+
+
+VARIADIC = '#define KERNEL(name, ...) extern "C" __global__ void name(__VA_ARGS__)\n'
+MACRO_VARIADIC = [
+    VARIADIC + 'KERNEL(k, const float* x, float* y, int n) {}',
+    '#define KERNEL(name, args...) extern "C" __global__ void name(args)\n'
+    'KERNEL(k, const float* x, float* y, int n) {}',
+    '#define KERNEL(name, ...) extern "C" __global__ void name(const float* x __VA_OPT__(,) '
+    '__VA_ARGS__)\nKERNEL(k, float* y, int n) {}',
+    '#define KERNEL(name, ...) extern "C" __global__ void name(const float* x, ##__VA_ARGS__)\n'
+    'KERNEL(k, float* y, int n) {}',
+    '#define PARAMS(T) const T* x, T* y, int n\n' + VARIADIC + 'KERNEL(k, PARAMS(float)) {}',
+    VARIADIC + '#define F32(name, ...) KERNEL(name, const float* x, __VA_ARGS__)\n'
+    'F32(k, float* y, int n) {}',
+]
+
+
+@pytest.mark.parametrize("code", MACRO_VARIADIC,
+                         ids=["va_args", "gnu_named", "va_opt", "gnu_comma", "params_macro",
+                              "nested_maker"])
+def test_a_kernel_declared_by_a_variadic_macro_is_read(code):
+    """Bug: the arguments a variadic macro's ``...`` takes were dropped, and
+    ``__VA_ARGS__`` read as one parameter of no known type, read-only."""
+    ps = parse_signature(code, "k")
+    assert [(p.name, p.ctype, p.const) for p in ps] == [
+        ("x", "const float*", True), ("y", "float*", False), ("n", "int", False)]
+    assert CupyAdapter(FakeRawKernel(code, "k")).intents == ["r", "rw", "r"]
+
+
+@pytest.mark.parametrize("body", ["(const float* x __VA_OPT__(,) __VA_ARGS__)",
+                                  "(const float* x, ##__VA_ARGS__)"], ids=["va_opt", "gnu_comma"])
+def test_a_variadic_macro_given_no_variable_arguments_drops_its_comma(body):
+    code = f'#define KERNEL(name, ...) extern "C" __global__ void name{body}\nKERNEL(k) {{}}'
+    assert [(p.name, p.const) for p in parse_signature(code, "k")] == [("x", True)]
+
+
+def test_a_kernel_written_by_a_variadic_macro_in_a_trace():
+    k = cp.RawKernel(VARIADIC + 'KERNEL(scale2, const double* x, double* y) {}\n'
+                     'KERNEL(addone, double* y) { y[threadIdx.x] += 1; }', "scale2")
+    k1 = cp.RawKernel(k.code, "addone")
+
+    @gt.graph
+    def f(s, x, y):
+        s.launch(k, 1, 4, x, y)
+        s.launch(k1, 1, 4, y)
+    listing = str(f.trace(A(4, "float64"), A(4, "float64")))
+    assert "in(x)  inout(y)" in listing and "addone[1, 4](y)  inout(y)" in listing
+
+
+def test_a_macro_given_the_wrong_number_of_arguments_is_refused_at_the_launch_line():
+    """Bug: the parameter without an argument stayed as its name, ``const T* x``."""
+    k = cp.RawKernel('#define DEFINE(name, T) extern "C" __global__ void name(const T* x, '
+                     'T* y)\nDEFINE(k) {}', "k")
+
+    @gt.graph
+    def f(s, x, y):
+        s.launch(k, 1, 32, x, y)   # wrong count launch
+    with pytest.raises(gt.KernelArgumentError, match=r"DEFINE\(k\) gives 1 argument where "
+                       r"macro DEFINE takes 2 \(name, T\).*plain declaration") as e:
+        f.trace(A(4, "float64"), A(4, "float64"))
+    assert e.value.source == (__file__, line_of(__file__, "wrong count launch"))
+
+
+def test_a_parameter_list_macro_given_the_wrong_number_of_arguments_is_refused():
+    code = ('#define PARAMS(T) const T* x, T* y\n#define DECL(name) extern "C" __global__ '
+            'void name\nDECL(k)(PARAMS(double, int)) {}')
+    with pytest.raises(ValueError, match=r"PARAMS\(double, int\) gives 2 arguments"):
+        parse_signature(code, "k")
+    assert "PARAMS" in CupyAdapter(FakeRawKernel(code, "k")).unread
+
+
+def test_va_opt_over_arguments_that_expand_to_nothing_is_refused():
+    """C++ versions differ on whether ``__VA_OPT__`` holds there: no guess is made."""
+    code = ('#define NOTHING\n#define KERNEL(name, ...) extern "C" __global__ void '
+            'name(const float* x __VA_OPT__(,) __VA_ARGS__)\nKERNEL(k, NOTHING) {}')
+    with pytest.raises(ValueError, match="expand to nothing"):
+        parse_signature(code, "k")

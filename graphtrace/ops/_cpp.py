@@ -9,7 +9,7 @@ from __future__ import annotations
 import operator
 import re
 
-__all__ = ["plain_source", "preprocess"]
+__all__ = ["invocation", "plain_source", "preprocess", "replacement"]
 
 _IDENT = re.compile(r"[A-Za-z_]\w*")
 
@@ -106,7 +106,8 @@ class _Macros:
         if m is None:
             return
         name = m.group(1)
-        params = None if m.group(2) is None else [p.strip() for p in m.group(2)[1:-1].split(",")]
+        params = None if m.group(2) is None else \
+            [p.strip() for p in m.group(2)[1:-1].split(",")] if m.group(2)[1:-1].strip() else []
         new = (params, m.group(3).strip())
         defs, maybe = self.state.get(name, ([], True)) if live is None else ([], False)
         self.state[name] = ([new] + [d for d in defs if d != new], maybe)
@@ -175,6 +176,100 @@ class _Macros:
         if maybe or len(defs) != 1 or defs[0][0] is not None or depth == 0:
             return [None]
         return self._values(_TOKEN.findall(defs[0][1]), depth - 1)
+
+
+# Expanding a function-like macro: its arguments bound to its parameters.
+
+_PP_TOKEN = re.compile(r"##|#|\.?\d(?:[eEpP][+-]|[\w.])*|[A-Za-z_]\w*|\s+|.", re.S)
+
+
+def invocation(text: str, start: int):
+    """``(arguments, end)`` of the macro invocation whose ``(`` is ``text[start]``:
+    the text of each argument (only parentheses keep a comma inside one, as the
+    preprocessor reads them) and the index past its ``)``; None without one."""
+    args, depth, begin = [], 0, start + 1
+    for i in range(start + 1, len(text)):
+        c = text[i]
+        if c == "," and depth == 0:
+            args.append(text[begin: i])
+            begin = i + 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            if depth == 0:
+                return args + [text[begin: i]], i + 1
+            depth -= 1
+    return None
+
+
+def replacement(name: str, params: list, body: str, args: list, expand) -> str:
+    """The ``body`` of macro ``name(params)`` invoked with ``args``, each parameter
+    replaced by its argument. A variadic macro's ``...`` (``rest...`` of GNU) takes
+    the arguments past the named ones, commas included, as ``__VA_ARGS__`` (``rest``);
+    ``__VA_OPT__(x)`` is ``x`` where those expand (``expand(text)``) to something;
+    ``, ## __VA_ARGS__`` drops its comma where they are empty; ``#param`` is a string
+    literal (whose text nothing reads). ValueError saying why where the arguments
+    are not what the macro takes or the expansion cannot be told."""
+    variadic = bool(params) and params[-1].endswith("...")
+    named = params[:-1] if variadic else params
+    if args == [""] and not named:
+        args = []     # F() gives no argument to a macro without named parameters
+    if len(args) < len(named) or len(args) > len(named) and not variadic:
+        call = " ".join(f"{name}({','.join(args)})".split())
+        call = call if len(call) <= 60 else call[:56] + "...)"
+        raise ValueError(f"{call} gives {len(args)} argument{'s' * (len(args) != 1)} where "
+                         f"macro {name} takes {'at least ' if variadic else ''}{len(named)} "
+                         f"({', '.join(params)})")
+    values, va = {p: a.strip() for p, a in zip(named, args)}, None
+    if variadic:
+        va = params[-1][:-3].strip() or "__VA_ARGS__"
+        values[va] = ",".join(args[len(named):]).strip()
+    return _replaced(_PP_TOKEN.findall(body), values, va, expand, name)
+
+
+def _next(tokens: list, i: int) -> int:
+    """The index of the first token from ``i`` that is not white space."""
+    while i < len(tokens) and not tokens[i].strip():
+        i += 1
+    return i
+
+
+def _replaced(tokens: list, values: dict, va, expand, name: str) -> str:
+    """``tokens`` of a macro's body with its parameters replaced (see ``replacement``);
+    ``va`` names the variable arguments (None: the macro has none)."""
+    out, i, rest = [], 0, values.get(va)
+    while i < len(tokens):
+        tok, i = tokens[i], i + 1
+        after = _next(tokens, i)
+        if tok == "__VA_OPT__" and va is not None:
+            if after == len(tokens) or tokens[after] != "(":
+                raise ValueError(f"__VA_OPT__ without its ( in macro {name}")
+            depth, k = 1, after + 1
+            while depth and k < len(tokens):
+                depth += {"(": 1, ")": -1}.get(tokens[k], 0)
+                k += 1
+            if depth:
+                raise ValueError(f"__VA_OPT__( without its ) in macro {name}")
+            if rest and not expand(rest).strip():
+                raise ValueError(f"macro {name}'s __VA_OPT__ with arguments {rest!r} that "
+                                 "expand to nothing (C++ versions differ on it)")
+            if rest:
+                out.append(_replaced(tokens[after + 1: k - 1], values, va, expand, name))
+            i = k
+        elif tok == "#" and after < len(tokens) and tokens[after] in values:
+            out.append('""')      # stringized: a literal, whose text is blanked anyway
+            i = after + 1
+        elif tok == "##" and va is not None and after < len(tokens) and tokens[after] == va \
+                and [t for t in out if t.strip()][-1:] == [","]:
+            if not rest:          # GNU: the comma goes with empty variable arguments
+                while out.pop() != ",":
+                    pass
+            else:
+                out += [" ", rest]
+            i = after + 1
+        else:
+            out.append(values.get(tok, tok))
+    return "".join(out)
 
 
 def _option_macros(options) -> list:

@@ -11,7 +11,7 @@ import re
 
 import numpy as np
 
-from ._cpp import preprocess
+from ._cpp import invocation, preprocess, replacement
 
 __all__ = ["CParam", "HANDLES", "parse_signature", "c_dtype"]
 
@@ -190,23 +190,21 @@ def _drop_attributes(text: str) -> str:
     return text.replace("__grid_constant__", " ")
 
 
-def _substitute(text: str, names: dict, passes: int = 8) -> str:
-    """Replace whole identifiers of ``text`` by their entries in ``names``.
-
-    Several passes by default: a typedef may name another typedef.
-    """
-    if not names:
-        return text
-    for _ in range(passes):
-        new = _IDENT.sub(lambda m: names.get(m.group(), m.group()), text)
-        if new == text:
-            break
-        text = new
-    return text
+_CALL = re.compile(r"\s*\(")
 
 
-def _expand(text: str, macros: dict) -> str:
-    """``text`` with the source's ``#define`` macros expanded (a few levels deep)."""
+def _expand(text: str, macros: dict, unexpanded=None, full=None, depth: int = 8) -> str:
+    """``text`` with the source's ``#define`` macros expanded (a few levels deep).
+
+    An invocation whose arguments are not what its macro takes, or whose
+    expansion cannot be told, stays as written and ``unexpanded`` (a list)
+    gets why. ``full`` (by default ``macros``) is every macro, for telling
+    whether a variadic macro's arguments expand to nothing."""
+    def expand(t: str) -> str:
+        if depth == 0:
+            raise ValueError("macros nested too deeply to expand")
+        return _expand(t, full or macros, None, None, depth - 1)
+
     for _ in range(8):
         out, pos = [], 0
         for m in _IDENT.finditer(text):
@@ -215,12 +213,19 @@ def _expand(text: str, macros: dict) -> str:
             params, body = macros[m.group()]
             end = m.end()
             if params is not None:
-                call = re.match(r"\s*\(", text[end:])
+                call = _CALL.match(text, end)
                 if call is None:
                     continue
-                close = _closing(text, end + call.end())
-                args = [a.strip() for a in _split_commas(text[end + call.end(): close - 1])]
-                body, end = _substitute(body, dict(zip(params, args)), 1), close
+                found = invocation(text, call.end() - 1)
+                try:
+                    if found is None:
+                        raise ValueError(f"{m.group()}( without its )")
+                    body = replacement(m.group(), params, body, found[0], expand)
+                except ValueError as e:
+                    if unexpanded is not None and str(e) not in unexpanded:
+                        unexpanded.append(str(e))
+                    continue
+                end = found[1]
             out += [text[pos: m.start()], " ", body, " "]
             pos = end
         if not out:
@@ -279,8 +284,10 @@ def parse_signature(code: str, name: str, options=()) -> list[CParam]:
     ``__launch_bounds__(...)`` and other attributes, namespaces and templates
     (``ns::k<float>``), macros (``#if`` and its kin evaluated with the
     ``-D``/``-U`` of the compiler ``options``; one may write the whole
-    declaration, ``DEFINE(k, float) {...}``), typedefs, ``__restrict__``,
-    ``__align__``. A definition wins over a declaration.
+    declaration, ``DEFINE(k, float) {...}``, variadic ones too), typedefs,
+    ``__restrict__``, ``__align__``. A definition wins over a declaration. A
+    macro invocation that cannot be expanded exactly (arguments the macro does
+    not take) is an error saying so, never a guessed parameter list.
 
     Where the source leaves the kernel open (definitions in ``#if`` branches
     that cannot be told apart or in namespaces the name does not tell apart, a
@@ -290,27 +297,35 @@ def parse_signature(code: str, name: str, options=()) -> list[CParam]:
     """
     macros, typedefs, code = _declarations(code, options)
     scope, base = _scope_of(name)
-    signatures, (codes, complete) = [], _declared_by_macros(code, macros)
+    unexpanded, unread = [], []
+    codes, complete = _declared_by_macros(code, macros, unexpanded)
+    complete = complete and not unexpanded   # the kernel may be in what stays unexpanded
+    signatures = []
     for head, text in [c for variant in codes for c in _candidates(variant, base, scope, macros)]:
         tables, all_tried = _variants(head + " " + text, macros)
         complete = complete and all_tried
         for table in tables:
-            expanded = _expand(head, table)
+            expanded = _expand(head, table, unread)
             if _GLOBAL.search(expanded):
                 aliases = {**typedefs, **_template_arguments(expanded, name)}
-                params = _split_top(_expand(text, table))
+                params = _split_top(_expand(text, table, unread))
+                if unread:   # a parameter list half expanded would be misread
+                    raise ValueError(f"cannot expand the declaration of {base!r}: {unread[0]}")
                 signatures.append([CParam(p, aliases, i) for i, p in enumerate(params)])
     if not signatures:
-        raise ValueError(f"no __global__ function {base!r} in the kernel source")
+        why = f" (a macro that may declare it is not expanded: {unexpanded[0]})" \
+            if unexpanded else ""
+        raise ValueError(f"no __global__ function {base!r} in the kernel source{why}")
     return _merged(signatures, complete)
 
 
-def _declared_by_macros(code: str, macros: dict):
+def _declared_by_macros(code: str, macros: dict, unexpanded: list):
     """``(codes, complete)``: ``code`` with each macro that writes a kernel's
     declaration (``KERNEL(k)(...)``, ``DEFINE(k, float) {...}``: its expansion
     holds ``__global__``) expanded, once for each choice among the definitions
     of such macros; ``complete`` as ``_variants`` says. A name made by ``##``
-    stays unread."""
+    stays unread; an invocation that cannot be expanded exactly stays as
+    written, and ``unexpanded`` gets why."""
     makers = {name for name, defs in macros.items() if any(_GLOBAL.search(b) for _, b in defs)}
     while True:   # and the macros whose expansion holds one of those
         more = {name for name, defs in macros.items() if name not in makers
@@ -321,7 +336,7 @@ def _declared_by_macros(code: str, macros: dict):
     if not makers.intersection(_IDENT.findall(code)):
         return [code], True
     tables, complete = _variants(" ".join(sorted(makers)), macros)
-    return [_expand(code, {m: t[m] for m in makers}) for t in tables], complete
+    return [_expand(code, {m: t[m] for m in makers}, unexpanded, t) for t in tables], complete
 
 
 def _merged(signatures: list, complete: bool = True) -> list[CParam]:

@@ -118,10 +118,11 @@ class CupyAdapter(ReferenceAdapter):
     def _refuse_unread(self):
         """The launch of a kernel whose C parameters the source does not tell."""
         param = re.match(r"cannot read kernel parameter '(.*)'$", self.unread)
+        hint = " (a name made by a macro, T##_name, is not expanded)"
         why = (f"its parameter {param.group(1)} is of a C type graphtrace cannot read; "
                "take it as a void* (or an unsigned long long) and cast it in the kernel"
                if param else
-               f"{self.unread} (a name made by a macro, T##_name, is not expanded); add a "
+               f"{self.unread}{'' if 'macro' in self.unread else hint}; add a "
                f"plain declaration of it to the source, extern \"C\" __global__ void "
                f"{self.name}(const float* x, float* y, int n); with its own parameters")
         raise KernelArgumentError(

@@ -12,6 +12,10 @@ run side by side:
   of two views made and dropped before each (graphtrace never sees them): the
   work graphtrace does is that of views new, and the program's own part that of
   numba views new;
+- beside numba slicing, kept: the same, with numba's views kept to the end of
+  the loop (a list holds them, in the trace and alone), as a trace keeps the
+  views it is given: what keeping them costs numba's own slicing, which the
+  share of numba views new holds (its loop alone drops them);
 - numba views new: the launches on those numba views.
 
 Columns: trace and user (the loop alone, on a stream that records nothing),
@@ -32,6 +36,8 @@ import os
 import sys
 import time
 
+import numpy as np
+
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -41,24 +47,27 @@ import graphtrace as gt  # noqa: E402
 import trace_cost as tc  # noqa: E402
 
 W, P = tc.WINDOW, tc.PLACES
-PROGRAMS = ("views new", "beside numba slicing", "numba views new")
+PROGRAMS = ("views new", "beside numba slicing", "beside numba slicing, kept", "numba views new")
 
 
 def _programs():
     """name -> make(n, null) -> body(s) that leaves the seconds of its own part in
-    ``own[0]``."""
+    ``own[0]``: a numpy array, whose values a trace does not put back (``f.trace``
+    puts back a list's items the traced Python set, as for any setting)."""
     axpy, nx, ny = tc.numba_arrays()
     bx, by = tc.Fake(W * P + W), tc.Fake(W * P + W)
-    clock, own = time.perf_counter, [0.0]
+    clock, own = time.perf_counter, np.zeros(1)
 
-    def fake(numba_slicing):
+    def fake(numba_slicing, kept=False):
         def make(n, null=False):
             def body(s):
-                total = 0.0
+                total, held = 0.0, []
                 for k in range(n):
                     i = k % P * W
                     t0 = clock()
-                    if numba_slicing:
+                    if kept:   # made and kept to the end, as a trace keeps its views
+                        held.append((nx[i:i + W], ny[i:i + W]))
+                    elif numba_slicing:
                         nx[i:i + W], ny[i:i + W]   # made and dropped
                     total += clock() - t0
                     s.launch(tc.K3, 1, 64, bx[i:i + W], 2.0, by[i:i + W])
@@ -80,7 +89,7 @@ def _programs():
             own[0] = total
         return body
 
-    return dict(zip(PROGRAMS, (fake(False), fake(True), numba_views))), own
+    return dict(zip(PROGRAMS, (fake(False), fake(True), fake(True, True), numba_views))), own
 
 
 def _once(fn, own) -> tuple:
@@ -89,7 +98,7 @@ def _once(fn, own) -> tuple:
     out = fn()
     seconds = time.perf_counter() - t0
     del out
-    return seconds, own[0]
+    return seconds, float(own[0])
 
 
 def run(sizes=(10_000, 100_000), turns=(8, 4)) -> list:

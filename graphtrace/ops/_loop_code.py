@@ -30,7 +30,7 @@ from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
 from ._loop_callees import _child_args, _launcher, _made_here, _method_load
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
-from ._loop_names import TABLE_DEPTH, table_items
+from ._loop_names import TABLE_DEPTH, callable_items
 from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _handed_on,
                              _iterated, _made, _parameters, _read_by, _taken, picked)
 from ._loop_paths import _MAX_ITEMS, _WHOLE, _reads, _resolve, _text, _within
@@ -175,18 +175,6 @@ def _own_dict(obj) -> dict:
 
 
 _LAUNCH, _ON_OBJECT = "launch", "on object"   # (_Region._targets)
-
-
-def _items(holder, path: tuple, depth: int = 1):
-    """The paths of the callable items of a list, tuple or dict at ``path`` (a
-    table of functions, ``table_items``; ``depth`` levels deep: ``for name, g in
-    PAIRS``), else []; None for one of over ``_MAX_ITEMS`` items in all, whose
-    functions are not read (a call of one by a key computed, or in a for loop
-    over it, is a call the code cannot tell)."""
-    if type(holder) not in (list, tuple, dict):
-        return []
-    items = table_items(holder, _MAX_ITEMS, depth, whole=True)
-    return None if items is None else [path + steps for steps, _ in items]
 
 
 class _Region:
@@ -490,7 +478,7 @@ class _Region:
                 out += got
             return out
         if _ANY_KEY not in path:
-            items = _items(_resolve(self.scope, path), path, TABLE_DEPTH)   # (for step in
+            items = callable_items(_resolve(self.scope, path), path, TABLE_DEPTH)   # (for step in
             #                                   STEPS, for name, step in PAIRS: any it holds)
             return None if items is None else [path] + items
         at = path.index(_ANY_KEY)
@@ -505,7 +493,7 @@ class _Region:
                     return None
                 out += got
             return out
-        items = _items(holder, path[:at]) if holder is not MISSING else None
+        items = callable_items(holder, path[:at]) if holder is not MISSING else None
         return None if items is None else [q + rest for q in items]
 
     def _setattr(self, code_ins: list, i: int, n: int, stored: set, made: dict) -> None:

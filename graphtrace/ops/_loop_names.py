@@ -141,3 +141,15 @@ def _named(fn) -> dict:
     out.update((name, cell.cell_contents) for name, cell in
                zip(code.co_freevars, fn.__closure__ or ()) if _filled(cell))
     return out
+
+
+def callable_items(holder, path: tuple, depth: int = 1):
+    """The paths of the callable items of a list, tuple or dict at ``path`` (a
+    table of functions, ``table_items``; ``depth`` levels deep: ``for name, g in
+    PAIRS``), else []; None for one of over ``_MAX_ITEMS`` items in all, whose
+    functions are not read (a call of one by a key computed, or in a for loop
+    over it, is a call the code cannot tell)."""
+    if type(holder) not in (list, tuple, dict):
+        return []
+    items = table_items(holder, _MAX_ITEMS, depth, whole=True)
+    return None if items is None else [path + steps for steps, _ in items]

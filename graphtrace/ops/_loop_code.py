@@ -16,7 +16,8 @@ functions before ``_Region`` here, which read that getter's code with a
 ``_Region`` of its own. ``LoopState`` asks these of each slot its snapshots
 found changed; what a code names (the helpers a body calls) is
 ``_loop_names.py``'s, what a call calls (a launch, a child's function)
-``_loop_callees.py``'s.
+``_loop_callees.py``'s, which slot a path through another name of its object
+is (``h = m`` then ``h.v``: ``m.v``) ``_loop_alias.py``'s.
 """
 from __future__ import annotations
 
@@ -28,11 +29,13 @@ from ..bytecode import instructions
 from ..chains import MISSING
 from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
+from ._loop_alias import others, same_names
 from ._loop_callees import _child_args, _launcher, _made_here, _method_load
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
 from ._loop_names import TABLE_DEPTH, callable_items
 from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _handed_on,
-                             _iterated, _made, _parameters, _read_by, _taken, picked)
+                             _iterated, _made, _parameters, _read_by, _taken, picked,
+                             through)
 from ._loop_paths import _MAX_ITEMS, _WHOLE, _reads, _resolve, _text, _within
 from ._loop_stack import (_ANY_KEY, _ATTR_LOADS, _ATTR_STORES, _CONSTS, _ITEM_STORES, _JUMPS,
                           _LOADS, _STORES, _SUBSCRIPTS, _begin, _chain, _holder, _item_read,
@@ -189,6 +192,7 @@ class _Region:
     def __init__(self, code: tuple, scope: dict, keep=None, now=None):
         obj, lo, hi = code
         self.scope = scope           # what the names held when the body began
+        self.same = same_names(scope)   # name -> the others holding its object then
         self._fresh()
         g = _graph(obj)
         code_ins = g.ins
@@ -272,14 +276,17 @@ class _Region:
             self.read_whole += [(ins, q) for q in whole]
         elif op in _ATTR_STORES or op in _ITEM_STORES:
             path = _set(code_ins, i)
-            if path is not None and path[:1] not in stored:
+            paths = () if path is None else [path] if path[:1] not in stored else \
+                through(path, stored, made)   # h = m, then h.v = 5.0: m.v stored
+            for path in paths:
                 if op.startswith("STORE") and code_ins[i - 1].opname != "SWAP":
                     # st.w = <what it reads>: below what it is stored in (and by)
                     held = _begin(code_ins, i, 1 if op in _ATTR_STORES else 2)[0]
                     made[path] = (_read_by(code_ins, *_swapped(code_ins, held), stored, made)
                                   if held else set()) | self._guarded(code_ins, i, stored, made)
-                stored.add(path)
-                self.first.setdefault(path, "store")
+                for q in [path] + others(self.same, path):   # (m.v = 5.0: h.v too)
+                    stored.add(q)
+                    self.first.setdefault(q, "store")
         else:
             path = _chain(code_ins, i)
             if path is not None and path[:1] not in stored:
@@ -287,6 +294,9 @@ class _Region:
                 if i not in self.held:
                     self.whole.add(path)
                     self.read_whole.append((ins, path))
+            elif path is not None:   # h = m, then h.v: a read of m.v
+                for q in through(path, stored, made):
+                    self._loaded(q, stored)
         if op == "RETURN_VALUE" or op == "RETURN_CONST":   # (a getter's: what it gives)
             self.return_lines.add(ins.positions.lineno)
             if op == "RETURN_VALUE":
@@ -322,8 +332,9 @@ class _Region:
     def _loaded(self, path: tuple, stored: set) -> None:
         """Note a load of the slot at ``path``: read before stored, where some path
         to it does not store it first."""
-        if path not in stored:
-            self.first[path] = "load"
+        for q in [path] + others(self.same, path):   # (h.v, where h held m: m.v)
+            if q not in stored:
+                self.first[q] = "load"
 
     def _comprehension(self, code_ins: list, i: int, stored: set, made: dict) -> None:
         """Note the code of a comprehension (3.11: a function of its own, called

@@ -33,6 +33,7 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
     ``slice(*lims)``), is also its path with ``_WHOLE`` after it."""
     out: set = set()
     keyed: set = set()   # st[k]: what its class's __getitem__ reads (in made)
+    via: dict = {}   # a name the body set to another's object -> what its reads read
     start, beyond = _begin(code_ins, i, values)
     held = {_holder(code_ins, j) for j in range(start, i)}
     for j in range(start, i):
@@ -50,12 +51,19 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
                 out.update((path,) if j in held else (path, path + (_WHOLE,)))
             elif step is not None:
                 out.add(("*", step))
+                for q in through(path, stored, made) if path is not None else ():
+                    via.setdefault(path[0], set()).update(   # h = m, then h.v: m.v,
+                        (q,) if j in held else (q, q + (_WHOLE,)))   # not all of m
             else:
                 keyed.add(_item_read(code_ins, j))
     kept = {p for p in out if p[:1] not in stored}
     keyed = {p for p in keyed if p is not None and p[:1] not in stored}
     for name in [p for p in out | keyed if p in made]:   # (k += 1 then bufs[k % 2]: k
-        kept |= made[name]   # itself; st.src, a property, st[k]: what it reads)
+        if name[0] in via and (name[0], _WHOLE) not in out:   # itself; st.src, a
+            picks = made.get((ALIASED,) + name, ())   # property, st[k]: what it reads)
+            kept |= via[name[0]] | (made[name] - {r for q in picks for r in (q, q + (_WHOLE,))})
+        else:
+            kept |= made[name]
     return kept
 
 
@@ -232,3 +240,18 @@ def _hashable(k) -> bool:
 def _picks(code_ins: list, start: int, end: int) -> frozenset:
     got = picked(code_ins, start, end)
     return _UNKNOWN if got is None else frozenset(got)
+
+
+def through(path: tuple, stored, made: dict, depth: int = 0) -> list:
+    """The paths the slot at ``path`` is, where its name was set by the body to
+    another name or a path under one (``h = m`` then ``h.v``: ``m.v``): each
+    path the stores of the name picked, followed while those names were set by
+    the body too; none where a store computed it otherwise (a call's result)."""
+    picks = made.get((ALIASED,) + path[:1])
+    if len(path) < 2 or not picks or UNKNOWN in picks or depth > 8:
+        return []
+    out = []
+    for q in picks:
+        q = tuple(q) + path[1:]
+        out += through(q, stored, made, depth + 1) if q[:1] in stored else [q]
+    return out

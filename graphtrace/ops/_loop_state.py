@@ -95,6 +95,10 @@ the trace took before where nothing they were read from has changed
   (``if st.mode == 0: v = 1.0`` else ``v = 5.0``) holds what the test read,
   so work taking ``v`` takes ``st.mode`` (``st.flip()`` changing it).
 
+A slot read through another name of its object (``h = m``, in the body or
+before it, then ``add(x, h.v)``) is read as the object's (``m.v``), in the
+order the code runs (``_loop_alias.py``).
+
 Where the body reads an attribute or an item it set first (``st.w = 1.0 /
 (it + 1)`` then ``add(x, st.w)``), it reads what that was computed from; where
 it reads a property or calls a method of an object of the program's own

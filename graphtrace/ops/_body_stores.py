@@ -230,8 +230,8 @@ def _read_for_work(view, path: tuple, kind: str, graph) -> bool:
     reads the slot at ``path`` before storing it and hands it to work, indexes
     or sizes by it or decides by it which work runs (an array: reads it at all)."""
     code = view._code()[0]
-    keep, _ = _after(_instructions(code), -1, path[0])
-    region = _Kept((code, -1, 1 << 62), view.now, keep)
+    keep, _, direct = _after(_instructions(code), -1, path[0])
+    region = _Kept((code, -1, 1 << 62), view.now, keep, direct)
     read = region.carried(path)
     if read is None:   # a function of the program's it calls reading its own global
         read = _helper_reads(view, region, path)[0]

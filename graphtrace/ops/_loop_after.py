@@ -38,7 +38,9 @@ cell the body changed, and the name the caller stores the helper's result in
 where the helper returns what the body changed (``r = helper(s, x)``).
 ``LoopState`` (``_loop_state.py``) takes the snapshots of the user's frame the
 slots changed are told by; ``_Region`` (``_loop_code.py``) what the code after
-reads, kept to the instructions run before the slot's name is stored again.
+reads, kept to the instructions run before the slot's name is stored again,
+or past that store where they loaded it before (``go = kern[1, 4, s]; kern =
+add; go(x)``: what was made of it is still used).
 """
 from __future__ import annotations
 
@@ -140,13 +142,13 @@ def _scan(view, slots: dict, arrays: list, later: list) -> dict:
     if isinstance(view, _Caller) and _result(code_ins, start) is not None:
         start += 1   # r = helper(s, ...): r holds what the helper returned
     for root in dict.fromkeys(p[0] for p in slots):
-        keep, lines = _after(code_ins, start, root)
-        region = _Kept((code, code_ins[start].offset, 1 << 62), view.now, keep)
+        keep, lines, direct = _after(code_ins, start, root)
+        region = _Kept((code, code_ins[start].offset, 1 << 62), view.now, keep, direct)
         for p in (p for p in slots if p[0] == root):
             if p[-1] == _ORDER and not isinstance(view, _Caller) and \
-                    not view._reads_order(p, None, keep):
+                    not view._reads_order(p, None, direct):
                 continue   # sorted(d), d[k] after the block: whatever its order
-            item = _reads_items(code_ins, keep, p[:-1]) if slots[p] == "items" else None
+            item = _reads_items(code_ins, direct, p[:-1]) if slots[p] == "items" else None
             read, at = region.carried(p), lines.get(p, lines.get(p[:1]))
             if read is None:   # post(s, a) testing the global MODE the body set
                 read, at = _helper_reads(view, region, p)
@@ -181,7 +183,7 @@ def _refuse_numbers(later: list, graph, what: str, source, state) -> None:
     for p, line, region, view, kind in later:
         work = view._work(region, (graph,))
         if kind == "work":   # kern = mul in a branch, then kern[1, 4, s](x) after it
-            if view._launches(region, p, True, work, (graph,), region.keep):
+            if view._launches(region, p, True, work, (graph,), region.direct):
                 hits.append((p, line))
         elif region.indexes_with(p) or region.sizes_with(p) or \
                 region.decides_with(p, work) or view._hands_on(region, p, True, (graph,)) or \
@@ -299,43 +301,55 @@ def _instructions(code) -> tuple:
 
 
 def _after(code_ins: list, start: int, name: str) -> tuple:
-    """``(offsets, lines)``: the offsets of the instructions run after
+    """``(offsets, lines, direct)``: the offsets of the instructions run after
     ``code_ins[start]`` on some path before the name ``name`` is stored again,
-    and the line where each slot under it (its path) is loaded first on them, in
-    reading order from the block on (not the nearest load of a branch written
-    after the one that runs first)."""
-    keep, lines, seen, todo = set(), {}, set(), deque([start + 1])
+    or past that store where the path loaded the name before it (``go =
+    kern[1, 4, s]; kern = add; go(x)``: what was computed from it is used
+    later), and the line where each slot under it (its path) is loaded first
+    before the store, in reading order from the block on (not the nearest load
+    of a branch written after the one that runs first); ``direct``: the offsets
+    before the store alone, where a load of the name is one of its slot."""
+    keep, direct, lines, seen = set(), set(), {}, set()
+    todo = deque([(start + 1, False, False)])   # (index, loaded it, stored it again)
     at = {ins.offset: k for k, ins in enumerate(code_ins)}
     while todo:
-        k = todo.popleft()
-        if k >= len(code_ins) or k in seen:
+        k, loaded, past = todo.popleft()
+        if k >= len(code_ins) or (k, loaded, past) in seen:
             continue
-        seen.add(k)
+        seen.add((k, loaded, past))
         ins = code_ins[k]
         names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
-        if ins.opname in _STORES and name in names:
-            continue   # stored again: this path reads it no more
+        if ins.opname in _STORES and name in names and not past:
+            if not loaded:
+                continue   # stored again: this path reads it no more
+            past = True   # (what was computed from it may still be used)
         keep.add(ins.offset)
+        if not past:
+            direct.add(ins.offset)
         path = _chain(code_ins, k) if ins.opname not in _LOADS or name in names else None
-        if path is not None and path[0] == name and ins.positions is not None:
+        if path is not None and path[0] == name and ins.positions is not None and not past:
             first = (k <= start, k, ins.positions.lineno)   # (a loop around: after)
             lines[path] = min(lines.get(path, first), first)
+            loaded = True
         if ins.opname in _ENDS:
             continue
         if ins.opcode in _JUMPS and ins.argval in at:
-            todo.append(at[ins.argval])
+            todo.append((at[ins.argval], loaded, past))
             if ins.opname in _GOTO:
                 continue
-        todo.append(k + 1)
-    return keep, {p: line for p, (_, _, line) in lines.items()}
+        todo.append((k + 1, loaded, past))
+    return keep, {p: line for p, (_, _, line) in lines.items()}, direct
 
 
 class _Kept(_Region):
     """A ``_Region`` of the instructions at the offsets ``keep`` only (those of a
-    comprehension they make, all), entered after the offset ``code[1]``."""
+    comprehension they make, all), entered after the offset ``code[1]``;
+    ``direct``: those where a load of the slot's name is one of the slot (before
+    the name is stored again), by default all."""
 
-    def __init__(self, code: tuple, scope: dict, keep: set):
+    def __init__(self, code: tuple, scope: dict, keep: set, direct=None):
         self.keep, self.inner = keep, False
+        self.direct = keep if direct is None else direct
         super().__init__(code, scope, keep)
 
     def _note(self, code_ins: list, i: int, stored: set, made: dict) -> None:

@@ -60,7 +60,7 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
     keyed = {p for p in keyed if p is not None and p[:1] not in stored}
     for name in [p for p in out | keyed if p in made]:   # (k += 1 then bufs[k % 2]: k
         if name[0] in via and (name[0], _WHOLE) not in out:   # itself; st.src, a
-            picks = made.get((ALIASED,) + name, ())   # property, st[k]: what it reads)
+            picks = made.get((SAME,) + name, ())   # property, st[k]: what it reads)
             kept |= via[name[0]] | (made[name] - {r for q in picks for r in (q, q + (_WHOLE,))})
         else:
             kept |= made[name]
@@ -143,13 +143,17 @@ def _made(code_ins: list, i: int, names: tuple, stored: set, made: dict) -> None
         made.update(((n,), read) for n in names)
         picks = _picks(code_ins, *_value(code_ins, i, len(names)))
         made.update(((ALIASED, n), picks) for n in names)
+        made.update(((SAME, n), _UNKNOWN) for n in names)
         return
     at = i - 1 if _copy(code_ins[i - 1], 1) else i   # (t := t + dt): its value
     at = _unpacked(code_ins, at)   # (src, dst = pick(k): what pick(k) reads)
     if code_ins[at - 1].opname == "FOR_ITER":
         made[names] = _iterated(code_ins, at - 1, stored, made)
         made[(ALIASED,) + names] = _each(code_ins, at - 1)
+        made[(SAME,) + names] = _UNKNOWN
     else:
+        made[(SAME,) + names] = _same(code_ins, *_swapped(code_ins, at)) if at == i else \
+            _UNKNOWN   # (h = m, h = m.sub, d = D["k"]: the very object; t := ..., unpacked)
         made[names] = _read_by(code_ins, *_swapped(code_ins, at), stored, made)
         made[(ALIASED,) + names] = frozenset() if code_ins[at - 1].opname in _ENTERS else \
             _picks(code_ins, *_value(code_ins, *_swapped(code_ins, at)))   # (as body: a
@@ -159,6 +163,7 @@ def _made(code_ins: list, i: int, names: tuple, stored: set, made: dict) -> None
 
 
 ALIASED = "=>"   # made[(ALIASED, name)]: the paths the value stored in name may be
+SAME = "is"   # made[(SAME, name)]: the paths whose very object it may be
 UNKNOWN = ("?",)   # among them: a value computed otherwise (a call's result, a lambda)
 _UNKNOWN = frozenset({UNKNOWN})
 _ENTERS = frozenset({"BEFORE_WITH", "SETUP_WITH", "BEFORE_ASYNC_WITH"})
@@ -242,12 +247,28 @@ def _picks(code_ins: list, start: int, end: int) -> frozenset:
     return _UNKNOWN if got is None else frozenset(got)
 
 
+def _same(code_ins: list, i: int, values: int) -> frozenset:
+    """The path whose object the one value ``code_ins[i]`` takes is (a name, an
+    attribute or an item by a constant key of one: ``m``, ``m.sub``, ``D["k"]``),
+    else ``_UNKNOWN`` (a container built, a call's result, an item by a key
+    computed)."""
+    start = _begin(code_ins, i, values)[0]
+    path = _chain(code_ins, i - 1) if values == 1 and i > start else None
+    if path is None or _ANY_KEY in path or not all(
+            c.opname in _LOADS or c.opname in _ATTR_LOADS or c.opname in _CONSTS or
+            _reads_item(c) or c.opname in ("EXTENDED_ARG", "CACHE", "NOP")
+            for c in code_ins[start:i]):
+        return _UNKNOWN
+    return frozenset({path})
+
+
 def through(path: tuple, stored, made: dict, depth: int = 0) -> list:
     """The paths the slot at ``path`` is, where its name was set by the body to
     another name or a path under one (``h = m`` then ``h.v``: ``m.v``): each
     path the stores of the name picked, followed while those names were set by
-    the body too; none where a store computed it otherwise (a call's result)."""
-    picks = made.get((ALIASED,) + path[:1])
+    the body too; none where a store computed it otherwise (a call's result, a
+    tuple built)."""
+    picks = made.get((SAME,) + path[:1])
     if len(path) < 2 or not picks or UNKNOWN in picks or depth > 8:
         return []
     out = []

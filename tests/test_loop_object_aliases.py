@@ -68,6 +68,25 @@ def _inner_object_alias(s, x, n):
         m.sub.v = 5.0
 
 
+def _alias_of_alias(s, x, n):
+    m = types.SimpleNamespace(v=1.0)
+    with s.while_loop(gt.cond(n) < 3) as body:   # alias of alias
+        h = m
+        g = h
+        add[1, 4, body](x, g.v)
+        count[1, 1, body](n)
+        m.v = 5.0
+
+
+def _alias_of_item(s, x, n):
+    table = {"s": types.SimpleNamespace(v=1.0)}
+    with s.while_loop(gt.cond(n) < 3) as body:   # alias of item
+        h = table["s"]
+        add[1, 4, body](x, h.v)
+        count[1, 1, body](n)
+        table["s"].v = 5.0
+
+
 def _kernel_alias(s, x, n):
     m = types.SimpleNamespace(k=add)
     with s.while_loop(gt.cond(n) < 3) as body:   # kernel alias
@@ -82,6 +101,8 @@ def _kernel_alias(s, x, n):
     (_alias_before_body, "alias before body", "`m.v`"),
     (_item_alias, "item alias", "`table['v']`"),
     (_inner_object_alias, "inner object alias", "`m.sub.v`"),
+    (_alias_of_alias, "alias of alias", "`m.v`"),
+    (_alias_of_item, "alias of item", "`table['s'].v`"),
     (_kernel_alias, "kernel alias", "`m.k`"),
 ])
 def test_a_slot_read_through_another_name_then_changed_is_refused(program, marker, named):

@@ -25,6 +25,13 @@ def add(x, v):
 
 
 @cuda.jit
+def mul(x, v):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] *= v
+
+
+@cuda.jit
 def copy_into(src, dst):
     i = cuda.grid(1)
     if i < dst.size:

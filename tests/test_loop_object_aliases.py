@@ -18,18 +18,10 @@ import types
 
 import numpy as np
 import pytest
-from numba import cuda
 
 import graphtrace as gt
-from flow_kernels import add, count, dev, host
+from flow_kernels import add, count, dev, host, mul
 from helpers import line_of
-
-
-@cuda.jit
-def mul(x, v):
-    i = cuda.grid(1)
-    if i < x.size:
-        x[i] *= v
 
 
 def _alias_in_body(s, x, n):

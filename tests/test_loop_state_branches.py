@@ -21,10 +21,9 @@ import types
 
 import numpy as np
 import pytest
-from numba import cuda
 
 import graphtrace as gt
-from flow_kernels import add, count, dev, host
+from flow_kernels import add, count, dev, host, mul
 from helpers import line_of
 
 
@@ -319,13 +318,6 @@ def test_methods_changing_what_no_test_of_the_body_reads_run_as_eagerly():
     f(a, n)
     assert host(a) == [4.5] * 4 and host(n) == [3]
     assert ST.n == 2   # (the body's Python ran once, when it was recorded)
-
-
-@cuda.jit
-def mul(x, v):
-    i = cuda.grid(1)
-    if i < x.size:
-        x[i] *= v
 
 
 def _add_step(s, x):

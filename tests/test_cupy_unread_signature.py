@@ -186,3 +186,15 @@ def test_va_opt_over_arguments_that_expand_to_nothing_is_refused():
             'name(const float* x __VA_OPT__(,) __VA_ARGS__)\nKERNEL(k, NOTHING) {}')
     with pytest.raises(ValueError, match="expand to nothing"):
         parse_signature(code, "k")
+
+
+@pytest.mark.parametrize("name", ["k<float>", "k<double>"])
+def test_an_explicit_specialization_counts_among_the_kernels_the_name_may_mean(name):
+    """The launch of ``k<float>`` runs the specialization, which writes ``x``; the
+    primary template's ``const T*`` alone made it read-only (a dropped dependency).
+    A specialization for another type counts too: more intents, never fewer."""
+    code = ("template<typename T> __global__ void k(const T* x, T* y) { y[0] = x[0]; }\n"
+            "template<> __global__ void k<float>(float* x, float* y) { x[0] = 1; y[0] = 2; }\n"
+            "template<> __global__ void k < short > (const short* x, short* y) {}\n")
+    assert [p.const for p in parse_signature(code, name)] == [False, False]
+    assert [p.const for p in parse_signature(code.split("\n")[0], name)] == [True, False]

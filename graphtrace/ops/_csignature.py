@@ -361,15 +361,35 @@ def _candidates(code: str, base: str, scope: tuple, macros: dict) -> list:
     them; their definitions if any, else their declarations."""
     spaces = _namespaces(code) if "namespace" in code else []
     found = []
-    for m in re.finditer(r"\b" + re.escape(base) + r"\s*\(", code):
+    for m in re.finditer(r"\b" + re.escape(base) + r"\s*[(<]", code):
+        opened = _opening(code, m)   # past "(", or past "k<float>(" of a specialization
+        if opened is None:
+            continue
         head = code[max(code.rfind(c, 0, m.start()) for c in ";{}") + 1: m.start()]
         if not any(_GLOBAL.search(_expand(head, t)) for t in _variants(head, macros)[0]):
             continue
-        end = _closing(code, m.end())
-        found.append((head, code[m.end(): end - 1], code[end:].lstrip().startswith("{"),
+        end = _closing(code, opened)
+        found.append((head, code[opened: end - 1], code[end:].lstrip().startswith("{"),
                       scope in _scopes(spaces, m.start(), head)))
     found = [f for f in found if f[3]] or found
     return [(head, text) for head, text, *_ in [f for f in found if f[2]] or found]
+
+
+def _opening(code: str, m) -> int | None:
+    """Past the ``(`` of the parameters after the name ``m`` found: at once, or after
+    the template arguments of an explicit specialization (``template<> __global__
+    void k<float>(float* x)``, which the launch of ``k<float>`` runs: one of the
+    kernels the name may mean, so that its intents count); None where no ``(``
+    follows."""
+    i = m.end()
+    if code[i - 1] == "(":
+        return i
+    depth = 1
+    while depth and i < len(code):
+        depth += {"<": 1, ">": -1}.get(code[i], 0)
+        i += 1
+    rest = code[i:].lstrip()
+    return len(code) - len(rest) + 1 if depth == 0 and rest.startswith("(") else None
 
 
 _NAMESPACE = re.compile(r"\b(inline\s+)?namespace\b\s*([\w:\s]*?)\s*\{|[{}]")

@@ -121,7 +121,9 @@ def numba_floor_reading(rows, share, limit, numba_rows) -> tuple:
     """``(text, met)`` where only numba views new is over the limit: "floor" if at
     every size it is over, its floor (numba_floor's program beside numba slicing:
     the work of views new on fake views, with numba's slicing between launches) is
-    over too, in numba_floor's run; else False."""
+    over too, in numba_floor's run; else False. Each side's trace time is given: the
+    shares differ by the loops alone (``user``), two times of 50-60 us/op that move
+    by several us/op from run to run."""
     over = {r["ops"] for r in rows if share(r) > limit and r["program"] == "numba views new"}
     if not over or any(share(r) > limit and r["program"] != "numba views new" for r in rows):
         return "", False
@@ -133,10 +135,12 @@ def numba_floor_reading(rows, share, limit, numba_rows) -> tuple:
             return "", False
         at_floor = at_floor and floor["share"] > limit
         parts.append(f"{n} ops: numba views new {numba['share']:.2f} (rest "
-                     f"{numba['rest_share']:.2f}), its floor {floor['share']:.2f} (rest "
-                     f"{floor['rest_share']:.2f})")
+                     f"{numba['rest_share']:.2f}; traced in {numba['trace']:.2f}), its floor "
+                     f"{floor['share']:.2f} (rest {floor['rest_share']:.2f}; traced in "
+                     f"{floor['trace']:.2f})")
     return ("; its floor, the work of views new with numba's slicing between launches, in "
-            "one run (bench/NUMBA_FLOOR.md): " + "; ".join(parts)), \
+            "this run (results.json's numba_floor; bench/numba_floor.py alone writes "
+            "bench/NUMBA_FLOOR.md): " + "; ".join(parts)), \
         "floor" if at_floor else False
 
 

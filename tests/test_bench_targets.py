@@ -20,8 +20,8 @@ def _row(program, ops, traced, user):
             "pure_us_per_op": traced * 2}
 
 
-def _floor(program, ops, share, rest=3.0):
-    return {"program": program, "ops": ops, "share": share, "rest_share": rest}
+def _floor(program, ops, share, rest=3.0, trace=60.0):
+    return {"program": program, "ops": ops, "share": share, "rest_share": rest, "trace": trace}
 
 
 def _target(rows, numba_rows):
@@ -41,10 +41,12 @@ def test_met_where_under_the_limit():
 
 def test_at_its_floor_when_the_floor_is_over_at_every_size():
     floors = [_floor("beside numba slicing", 10_000, 5.0), _floor("numba views new", 10_000, 6.5),
-              _floor("beside numba slicing", 100_000, 4.5), _floor("numba views new", 100_000, 6)]
+              _floor("beside numba slicing", 100_000, 4.5, trace=63.5),
+              _floor("numba views new", 100_000, 6, trace=61.25)]
     measured, met = _target(ROWS, floors)
     assert met == "floor" and run._MET[met].startswith("no")
-    assert "100000 ops: numba views new 6.00 (rest 3.00), its floor 4.50" in measured
+    assert ("100000 ops: numba views new 6.00 (rest 3.00; traced in 61.25), its floor 4.50 "
+            "(rest 3.00; traced in 63.50)") in measured
 
 
 @pytest.mark.parametrize("floors", [

@@ -49,9 +49,9 @@ from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback
     _object_steps, _reads, _stored
 from .owners import _PLAIN_CONTAINERS, _followed, _holds_own, _library, own_class, own_object
 from .probe import _answers_oddly, _attr, _has
-from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _held_by_key, \
-    _holds_settings, _host_written, _keyed, _kernel_like, _method_of, _own_function, \
-    _loaded, _program_attribute, _read_keyed, _settled
+from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _global_places, \
+    _held_by_key, _holds_settings, _host_written, _keyed, _kernel_like, _loaded, _method_of, \
+    _own_function, _program_attribute, _read_keyed, _settled, absent_names, present_getter
 from .values import _MAX_DEPTH, _WHOLES, Unwatched, _Held, _holds_callables, \
     _is_callable_object, _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, \
     callable_key, held_values, identities, pure_values, whole_key
@@ -61,11 +61,7 @@ __all__ = ["Reach", "code_parts"]
 
 
 _call = getattr(operator, "call", None) or (lambda f: f())   # operator.call: Python 3.11
-
-
 _HOLDERS = (types.ModuleType, type, types.SimpleNamespace)
-
-
 _PARAMETER = object()   # the key of a name the root function's parameter has
 
 
@@ -81,7 +77,7 @@ class Reach:
                  "handed", "escaped", "carried", "containers",
                  "_helper_values", "_number_names", "_chains", "_changed", "_live", "_stores",
                  "_walked", "_hosted_walked", "_codes", "_last", "decided", "_classes",
-                 "contained")
+                 "contained", "present")
 
     def __init__(self, root, baked: bool = True):
         self.root, self.baked = root, baked   # baked False: a method handed to s.host
@@ -152,9 +148,10 @@ class Reach:
                              for fn, name, _, array in self.places if array is False)
         self.numbers = tuple((fn, name) for fn, name, _, array in self.places if array is None)
         self.has_arrays = any(array for _, _, _, array in self.places)
+        self.present = _global_places(self.places)   # (absent: keyed apart from None)
         # the helpers' then the numbers' names, looked up in C (functions())
         self.getters = tuple(_getter(fn, name) for fn, name, _ in self.helpers) + \
-            tuple(_getter(fn, name) for fn, name in self.numbers) + \
+            tuple(present_getter(fn, name) for fn, name in self.numbers) + \
             tuple(_getter(fn, name) for fn, name in self.wholes) + \
             (_code_check(self._walked),)   # what each walked function runs (%autoreload 2
         # sets its code and defaults on the function): while it does, these parts
@@ -523,7 +520,7 @@ class Reach:
         or None now (compared by identity); ``deep`` is ``(getter, identities)``
         for each name holding a list, tuple or dict (compared by ``unchanged``).
         None where one holds a container ``identities`` cannot vouch for."""
-        places = [(_lookup(fn, name), _getter(fn, name)) for fn, name, _, array in
+        places = [(_lookup(fn, name), present_getter(fn, name)) for fn, name, _, array in
                   self.places + [(fn, name, None, True) for fn, name in self.wholes] if array]
         # (a list of values read whole too: changed in place, its items differ); and
         # what host callbacks read (rebound, how it shares memory may differ)
@@ -592,7 +589,7 @@ class Reach:
             for name, v, form in zip(self._number_names, numbers, settled)) + tuple(
             (name, v) for (_, name), v in zip(self.wholes, wholes)) + tuple(
             h for fn, name, label, array in self.places if array   # PARAMS = (W, 2.0)
-            for h in held_values(_lookup(fn, name), label))
+            for h in held_values(_lookup(fn, name), label)) + absent_names(self.present)
         # kept where it reads nothing a call may change in place (a container, an array)
         self._last = (now, out) if not (self.wholes or self.partials or self.has_arrays) \
             and all(type(v) in _IMMUTABLE for v in numbers) else None

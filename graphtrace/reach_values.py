@@ -7,12 +7,13 @@ from __future__ import annotations
 
 import types
 import weakref
+from functools import partial
 
 import numpy as np
 
 from .arrays import is_array
 from .chains import MISSING, Chain, NoKey, _layered, chain as _chain, nested_codes
-from .names import by_globals, name_chains
+from .names import _getter, by_globals, name_chains
 from .owners import _followed, _library
 from .probe import _attr, _has
 from .scalar import value_key
@@ -65,6 +66,32 @@ def _read_keyed(fn, chain) -> tuple:
         chain.head, chain.steps = keyed.head, keyed.steps
         value = chain.read(fn)
     return chain, value
+
+
+def _global_places(places) -> tuple:
+    """``(globals, name)`` of the places of ``places`` that are a plain global name
+    where arrays may go (``BIAS = None``, or a name not defined yet: ``try: GT``
+    / ``except NameError``, ``globals().get("GV", 1.0)``): whether each is defined
+    is part of the key (``absent_names``), for absent is not None to the code."""
+    return tuple((fn.__globals__, name) for fn, name, _, array in places
+                 if array and type(name) is str and name[:1] not in "=<" and "." not in name
+                 and name not in fn.__code__.co_freevars)
+
+
+def absent_names(present) -> tuple:
+    """The names of ``present`` (``_global_places``) not defined now: ``"GW" in
+    globals()`` traced without GW is another graph than with ``GW = None``."""
+    return tuple(name for g, name in present if name not in g)
+
+
+def present_getter(fn, name):
+    """A call without arguments giving what ``name`` holds inside ``fn`` now
+    (``_getter``), but MISSING for a plain global name not defined (the call path's
+    shortcut compares by identity: a name set to None since is another call)."""
+    if type(name) is str and name[:1] not in "=<" and "." not in name and \
+            name not in fn.__code__.co_freevars:
+        return partial(fn.__globals__.get, name, MISSING)
+    return _getter(fn, name)
 
 
 def _loaded(code) -> set:

@@ -196,3 +196,50 @@ def test_an_absent_attribute_the_trace_sets_is_state_not_a_retrace_at_every_call
     finally:
         vars(CFG).pop("count", None)
     assert counts_on_cfg.cache_info().misses - misses <= 2
+
+
+@gt.graph(backend="sim")
+def get_or_none(s, out):
+    v = globals().get("GN_ABSENT", 1.0)
+    put[1, 2, s](out, 5.0 if v is None else v)
+
+
+@gt.graph(backend="sim")
+def name_error_or_none(s, out):
+    try:
+        v = GN_ABSENT  # noqa: F821  (defined by the test)
+    except NameError:
+        v = 1.0
+    put[1, 2, s](out, 5.0 if v is None else v)
+
+
+NONE_CASES = [(name_in_globals, "GW_ABSENT", 7.0), (get_or_none, "GN_ABSENT", 5.0),
+              (name_error_or_none, "GN_ABSENT", 5.0)]
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+@pytest.mark.parametrize("first", [False, True], ids=["absent first", "None first"])
+@pytest.mark.parametrize("f, name, none", NONE_CASES, ids=["in", "get", "NameError"])
+def test_a_global_absent_is_not_the_same_as_one_set_to_none(on, first, f, name, none):
+    """``"GW" in globals()``, ``globals().get("GV", 1.0)``, ``try: GV`` / ``except
+    NameError`` traced without the name, then the name set to None: the call
+    replayed the graph made for "absent" (1.0, not the None branch's value), and
+    the other way round; a number set in between (its place found anew) too."""
+    g = globals()
+    number = 7.0 if f is name_in_globals else 3.0
+    with compiled_buffers(on):
+        f.clear_cache()
+        g.pop(name, None)
+        changes = [lambda: g.__setitem__(name, None), lambda: g.pop(name),
+                   lambda: g.__setitem__(name, 3.0), lambda: g.pop(name),
+                   lambda: g.__setitem__(name, None), lambda: g.__setitem__(name, 3.0),
+                   lambda: g.__setitem__(name, None)]
+        want = [(none, none), (1.0, 1.0), (number, number), (1.0, 1.0), (none, none),
+                (number, number), (none, none)]
+        if not first:
+            changes, want = [lambda: None] + changes, [(1.0, 1.0)] + want
+        try:
+            got = calls(f, dev(), changes)
+        finally:
+            g.pop(name, None)
+        assert got == want

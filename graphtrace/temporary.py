@@ -142,6 +142,29 @@ class _HostRead(HostSyncError, AttributeError):
     for a name it lacks), at the user's line."""
 
 
+class _DeviceInterface(dict):
+    """A temporary's ``__cuda_array_interface__``: it is device memory, so that
+    ``hasattr(t, "__cuda_array_interface__")`` answers True and its geometry
+    (``shape``, ``typestr``, ``strides``, ``descr``, ``version``) answers; its
+    ``data`` has no memory until the graph is compiled: reading it (a library taking
+    the temporary, ``cupy.asarray(t)``, ``cuda.as_cuda_array(t)``) is refused."""
+
+    __slots__ = ("_name",)
+
+    def __getitem__(self, key):
+        if key == "data":
+            raise HostSyncError(
+                f"the device pointer of temporary {self._name} (its "
+                "__cuda_array_interface__['data']) read inside a trace: its memory is laid "
+                "out when the graph is compiled, and a library taking it would use it now, "
+                "outside the graph; pass the temporary to kernels, s.copy and s.memset on "
+                "the proxy stream")
+        return dict.__getitem__(self, key)
+
+    def get(self, key, default=None):
+        return self[key] if key == "data" else dict.get(self, key, default)
+
+
 # numpy's names that would read its values, which a temporary lacks: refused as reads
 _NUMPY_READS = frozenset({"flat", "take", "repeat", "compress", "choose", "searchsorted",
                           "trace", "ptp"})
@@ -314,7 +337,14 @@ class Temporary:
 
     def _views(self, out):   # what np.split(t, 2) gave of the shadow, as temporaries
         return type(out)(map(self._views, out)) if type(out) in (list, tuple) else self._view(out)
-    __array_interface__ = __cuda_array_interface__ = property(_refuse)
+
+    @property
+    def __cuda_array_interface__(self) -> _DeviceInterface:
+        a = self._a
+        out = _DeviceInterface(shape=a.shape, typestr=a.dtype.str, strides=a.strides,
+                               version=3, **({"descr": a.dtype.descr} if a.dtype.fields else {}))
+        out._name = self._life.name
+        return out
 
     def __setitem__(self, *_args, **_kw):
         self._a   # noqa: B018  (after the trace, any use is refused as such)
@@ -331,6 +361,11 @@ class Temporary:
             self._refuse()
         if name == "copy_to_device":
             return self.__setitem__
+        if name == "__array_interface__":   # (hasattr answers False: no host memory)
+            raise _HostRead(f"temporary {self._life.name} taken as host memory inside a "
+                            "trace (its __array_interface__): it is device memory the graph "
+                            "owns, holding no values until the graph runs; pass it to "
+                            "kernels, s.copy and s.memset on the proxy stream")
         if name in _NUMPY_READS:
             raise _HostRead(f"{name} of temporary {self._life.name} would read it on the host "
                             "inside a trace: it holds no values until the graph runs; pass it "

@@ -646,7 +646,9 @@ def test_a_temporary_used_after_its_trace_names_where_it_was_made():
     check(e, "late-use", f"tmp0 (made at test_temporaries.py:{line_of(F, 'made-here')}) "
           "used after the trace of f ended")
     for late in (lambda t: g(t), lambda t: g(t[1:]), lambda t: np.asarray(t),
-                 lambda t: getattr(t, "_numba_type_", None)):
+                 lambda t: getattr(t, "_numba_type_", None),
+                 lambda t: hasattr(t, "__cuda_array_interface__"),
+                 lambda t: hasattr(t, "__array_interface__")):
         with pytest.raises(gt.TraceError, match="used after the trace"):
             late(made[0])
     assert "its trace has ended" in repr(made[0])
@@ -801,13 +803,51 @@ def test_a_temporary_compares_by_identity_with_what_is_no_number_nor_array():
 
 
 def test_a_temporary_cannot_be_handed_to_a_library_while_tracing():
+    """A library taking a temporary reads its interface's device pointer: refused at
+    the user's line (reading the interface itself answers, as hasattr asks it)."""
     @gt.graph
     def f(s):
         t = s.empty(4)
-        t.__cuda_array_interface__                   # to-library
+        t.__cuda_array_interface__["data"]           # to-library
     with pytest.raises(gt.HostSyncError) as e:
         f.trace()
-    check(e, "to-library", "tmp0")
+    check(e, "to-library", "tmp0", "proxy stream")
+
+
+@pytest.mark.parametrize("use", [lambda cai: cai.get("data"), lambda cai: cai["data"][0],
+                                 lambda cai: dict.get(cai, "data") or cai["data"]])
+def test_a_temporary_s_device_pointer_is_refused_however_it_is_read(use):
+    @gt.graph
+    def f(s):
+        use(s.empty(4).__cuda_array_interface__)
+    with pytest.raises(gt.HostSyncError) as e:
+        f.trace()
+    assert e.value.source[0] == F   # (the line of the lambda reading it)
+    assert "tmp0" in str(e.value) and "__cuda_array_interface__['data']" in str(e.value)
+
+
+def test_hasattr_asks_a_temporary_for_its_array_interfaces_without_raising():
+    """hasattr(t, "__cuda_array_interface__") raised HostSyncError out of the probe
+    (libraries and programs test for a device array that way): a temporary is device
+    memory, so it answers True, and the interface's geometry answers; it is no host
+    memory: hasattr(t, "__array_interface__") answers False, and reading it is
+    refused at the line."""
+    got = {}
+
+    @gt.graph
+    def f(s):
+        t = s.empty((4, 3), np.float32)[:, 1:]
+        cai = getattr(t, "__cuda_array_interface__", None)
+        got.update(cuda=hasattr(t, "__cuda_array_interface__"),
+                   host=hasattr(t, "__array_interface__"),
+                   geometry=(cai["shape"], cai["typestr"], cai["strides"], cai["version"]),
+                   keys=sorted(cai), dict=isinstance(cai, dict))
+        t.__array_interface__                        # host-interface
+    with pytest.raises(gt.HostSyncError) as e:
+        f.trace()
+    check(e, "host-interface", "tmp0", "device memory", "proxy stream")
+    assert got == dict(cuda=True, host=False, geometry=((4, 2), "<f4", (12, 4), 3),
+                       keys=["shape", "strides", "typestr", "version"], dict=True)
 
 
 @pytest.mark.parametrize("use", [np.sum, np.mean, np.max, np.square, np.linalg.norm])

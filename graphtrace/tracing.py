@@ -12,6 +12,7 @@ import ast
 import dis
 import inspect
 import textwrap
+import types
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from .arrays import is_array
 from .backend import is_stream
 from .errors import ArgumentError, TraceError, user_frame
 from .names import named_values
+from .owners import held_attributes, own_holder
 from .probe import _has
 from .ops._structured import dropped_value, record_child
 from .ops.kernel import cupy_call_refusal, stream_refusal
@@ -125,8 +127,9 @@ class Tracing:
 
     def _places(self, args, kwargs) -> list:
         """``(label, value)`` of where the program may keep what a trace made past it:
-        the arguments, what a method's class holds (``Model.last = t``), and the
-        global and closure names the function reads."""
+        the arguments, what a method's class holds (``Model.last = t``), the global
+        and closure names the function reads, and the globals of the program's own
+        modules it reads (``helper.CACHE = t``)."""
         arguments = self._bind(args, kwargs).arguments
         places = [(f"argument {k}", v) for k, v in arguments.items()]
         if self._lead:
@@ -134,8 +137,9 @@ class Tracing:
             places += [(f"class attribute {owner.__name__}.{k}", v)
                        for k, v in vars(owner).items() if not k.startswith("__")
                        and not callable(v) and not _has(type(v), "__get__")]
-        return places + [(f"global or closure name {name}", v)
-                         for name, v in named_values(self.fn)]
+        named = named_values(self.fn)
+        return places + [(f"global or closure name {name}", v) for name, v in named] + \
+            _module_globals(v for _, v in named)
 
     def _label_closure(self, tracer: Tracer, arguments) -> None:
         """Name the arrays the function reaches by name (its own and its helpers'),
@@ -333,6 +337,26 @@ def _note_kept(tracer, places, error: BaseException) -> None:
                     f"trace of {tracer.name}: drop it from there (a temporary exists only "
                     "inside its trace)")
             return
+
+
+def _module_globals(values, depth: int = 3) -> list:
+    """``(label, value)`` of the globals of the modules of the program's own among
+    ``values`` (``import helper``, in the function or a helper it calls), and of
+    those modules' own modules, ``depth`` levels down: a trace may have stored there
+    (``helper.CACHE = t``, ``pkg.sub.TABLE["t"] = t``) as into a global of its own."""
+    out, seen = [], set()
+    todo = [v for v in values if isinstance(v, types.ModuleType)]
+    while todo and depth:
+        depth, found = depth - 1, []
+        for m in todo:
+            if id(m) in seen or not own_holder(m):
+                continue
+            seen.add(id(m))
+            for name, v in held_attributes(m):
+                out.append((f"global {m.__name__}.{name}", v))
+                found += [v] if isinstance(v, types.ModuleType) else []
+        todo = found
+    return out
 
 
 def _refuse_kept(tracer, places) -> None:

@@ -1,0 +1,19 @@
+"""A helper module of the program's own whose globals traced code sets
+(test_kept_in_modules.py)."""
+import types
+
+CACHE = None
+TABLE: dict = {}
+SUB = types.ModuleType("kept_module_sub")   # a module it holds in turn
+SUB.CACHE = None
+
+
+def keep(t) -> None:
+    global CACHE
+    CACHE = t
+
+
+def clear() -> None:
+    global CACHE
+    CACHE = SUB.CACHE = None
+    TABLE.clear()

@@ -1,0 +1,84 @@
+"""A temporary (or a dynamic scalar) left in a global of a helper module of the
+program's own is refused at the trace, as one left in the function's own global
+is: ``helper.CACHE = t`` was not, and the program kept an address the graph
+reuses for other temporaries (or the number of the first call)."""
+import numpy as np
+import pytest
+
+import graphtrace as gt
+import kept_module
+from helpers import line_of
+
+F = __file__
+
+
+@pytest.fixture(autouse=True)
+def _clean():
+    kept_module.clear()
+    yield
+    kept_module.clear()
+
+
+def _set_attribute(s):
+    kept_module.CACHE = s.empty(4)                   # kept-attr
+
+
+def _set_item(s):
+    kept_module.TABLE["t"] = [s.empty(4)]            # kept-item
+
+
+def _imported_inside(s):
+    import kept_module as km
+    km.CACHE = s.empty(4)                            # kept-inside
+
+
+def _by_its_function(s):
+    kept_module.keep(s.empty(4))                     # kept-call
+
+
+def _in_its_module(s):
+    kept_module.SUB.CACHE = s.empty(4)               # kept-sub
+
+
+def _helper(s):
+    kept_module.CACHE = s.empty(4)                   # kept-helper
+
+
+def _through_helper(s):
+    _helper(s)
+
+
+CASES = [(_set_attribute, "kept-attr", "kept_module.CACHE"),
+         (_set_item, "kept-item", "kept_module.TABLE"),
+         (_imported_inside, "kept-inside", "kept_module.CACHE"),
+         (_by_its_function, "kept-call", "kept_module.CACHE"),
+         (_in_its_module, "kept-sub", "kept_module_sub.CACHE"),
+         (_through_helper, "kept-helper", "kept_module.CACHE")]
+
+
+@pytest.mark.parametrize("body, marker, where", CASES, ids=[m for _, m, _ in CASES])
+def test_a_temporary_left_in_a_helper_module_s_global_is_refused(body, marker, where):
+    f = gt.graph(body)
+    with pytest.raises(gt.TraceError) as e:
+        f.trace()
+    assert e.value.source == (F, line_of(F, marker)), str(e.value)
+    assert f"kept by global {where} after the trace" in str(e.value)
+    assert "s.copy it into an array passed in" in str(e.value)
+
+
+def test_a_dynamic_scalar_left_in_a_helper_module_s_global_is_refused():
+    @gt.graph
+    def f(s, a):
+        kept_module.CACHE = a
+    with pytest.raises(gt.TraceError, match="kept_module.CACHE"):
+        f(2.0)
+
+
+def test_a_helper_module_holding_no_temporary_is_not_refused():
+    kept_module.CACHE, kept_module.TABLE["n"] = np.zeros(3), 1.0
+
+    @gt.graph
+    def f(s):
+        t = s.empty(4)
+        kept_module.TABLE["m"] = t.shape             # its geometry: numbers
+    f.trace()

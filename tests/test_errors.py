@@ -657,10 +657,12 @@ def calls_grid_sync(x):
     sync_everyone()
 
 
-def test_grid_synchronisation_is_refused_at_the_launch_line():
+def test_grid_synchronisation_said_not_cooperative_is_refused_at_the_launch_line():
+    """A kernel that synchronises its grid runs cooperatively, as numba launches it
+    eagerly; said not to be (cooperative=False), it is refused at the line."""
     @gt.graph(backend="sim")
     def f(s, x, out):
-        grid_reduce[1, 8, s](x, out)                         # gridsync
+        s.launch(grid_reduce, 1, 8, x, out, cooperative=False)   # gridsync
     x, out = cuda.to_device(np.ones(8)), cuda.to_device(np.zeros(1))
     with pytest.raises(gt.KernelArgumentError) as e:
         f(x, out)
@@ -668,14 +670,25 @@ def test_grid_synchronisation_is_refused_at_the_launch_line():
           "cooperative=True")
     assert out.copy_to_host().tolist() == [0.0]               # nothing ran
 
+    @gt.graph(backend="sim")
+    def g(s, x, out):
+        grid_reduce[1, 8, s](x, out)
+    g(x, out)
+    assert out.copy_to_host().tolist() == [8.0] and x.copy_to_host().tolist() == [8.0] * 8
 
-def test_grid_synchronisation_in_a_device_function_is_refused():
+
+def test_grid_synchronisation_in_a_device_function_is_seen():
     @gt.graph
     def f(s, x):
-        s.launch(gt.kernel(calls_grid_sync, "out"), 1, 8, x)  # devsync
+        s.launch(gt.kernel(calls_grid_sync, "out"), 1, 8, x, cooperative=False)  # devsync
     with pytest.raises(gt.KernelArgumentError) as e:
         f.trace(A(8))
     check(e, "devsync", "calls_grid_sync synchronises the whole grid")
+
+    @gt.graph
+    def g(s, x):
+        s.launch(gt.kernel(calls_grid_sync, "out"), 1, 8, x)
+    assert g.trace(A(8)).nodes[0].attrs["cooperative"]
 
 
 def test_device_function_launched_as_a_kernel():

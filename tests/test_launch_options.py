@@ -8,7 +8,7 @@ from numba import cuda, float64
 
 import graphtrace as gt
 from cuda.core import Kernel, LaunchConfig, launch   # after graphtrace: it records
-from graphtrace.ops import _launch
+from graphtrace.ops import _launch, kernel as kernel_module
 from helpers import FakeDeviceArray as A, line_of
 
 # launches recorded by the compiled path (_speedups.c) and by pure Python
@@ -367,10 +367,27 @@ def test_the_simulator_refuses_a_grid_sync_across_blocks_at_the_launch_line():
     assert isinstance(f.trace(x, total, out), gt.Graph)   # the trace itself is fine
 
 
-def test_a_grid_syncing_kernel_without_the_option_points_to_it():
+def test_a_grid_syncing_kernel_launched_without_the_option_is_cooperative_as_eagerly():
+    """numba launches a kernel that synchronises its grid cooperatively on its own:
+    ``grid_total[1, 16](...)`` runs eagerly, so it is a cooperative node here."""
+    @gt.graph(backend="sim")
+    def f(s, x, total, out):
+        grid_total[1, 16, s](x, total, out)
+        s.launch(grid_total, 1, 16, x, total, out)
+    x, total, out = cuda.to_device(np.arange(16.0)), cuda.to_device(np.zeros(1)), \
+        cuda.to_device(np.zeros(16))
+    f(x, total, out)
+    assert out.copy_to_host().tolist() == [240.0] * 16
+    g = f.trace(x, total, out)
+    assert all(n.attrs["cooperative"] for n in g.nodes)
+    assert [d.index for d in g.nodes[1].deps] == [0]
+    assert all(") cooperative  in(x)" in line for line in str(g).splitlines()[1:3])
+
+
+def test_a_grid_syncing_kernel_said_not_cooperative_points_to_the_option():
     @gt.graph
     def f(s, x, total, out):
-        grid_total[1, 16, s](x, total, out)                      # notcooperative
+        s.launch(grid_total, 1, 16, x, total, out, cooperative=False)   # notcooperative
     with pytest.raises(gt.KernelArgumentError) as e:
         f.trace(A(16, "float64"), A(1, "float64"), A(16, "float64"))
     check(e, "notcooperative", "grid_total synchronises the whole grid", "cooperative=True")
@@ -390,6 +407,7 @@ def test_cupy_kernels_built_for_cooperative_groups_need_the_option():
 
 def test_cooperative_nodes_are_one_switch(monkeypatch):
     monkeypatch.setattr(_launch, "COOPERATIVE_NODES", False)
+    kernel_module._launches.clear()   # what earlier launches of grid_total were checked as
 
     @gt.graph
     def f(s, x, total, out):

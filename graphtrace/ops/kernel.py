@@ -183,14 +183,15 @@ def record_launch(stream, k, grid, block, args, shared_mem=None, opaque=False, c
             hit = kept(hit)   # owned by the kernel (owned.keep): dies with it
         if hit is None or hit[0] is not k:
             hit = _launch_kind(k, len(args), _launch.options(
-                grid, block, shared_mem or 0, None, False))
+                grid, block, shared_mem or 0, None, False), asked=False)
             if len(_launches) > 100_000:   # configurations computed from the data: start afresh
                 _launches.clear()
             if hit[1].by_arrays is None:   # (else not for _speedups.c's record_new)
                 keep(_launches, key, k, hit)
     else:
+        asked = cooperative is not None or _launch.is_config(grid)
         args, attrs = _options(grid, block, args, shared_mem, cluster, cooperative)
-        hit = _launch_kind(k, len(args), attrs)
+        hit = _launch_kind(k, len(args), attrs, asked)
     if hit[1].by_arrays is not None:
         modes = hit[1].by_arrays.modes_for([_geometry(a) for a in args])
         hit = (*hit[:2], [MODE_CODES[m] for m in modes] + hit[2][len(modes):], *hit[3:])
@@ -240,14 +241,19 @@ def _options(grid, block, args, shared_mem, cluster, cooperative) -> tuple:
                                  cluster, False if cooperative is None else cooperative)
 
 
-def _launch_kind(k, nargs: int, attrs: dict) -> tuple:
+def _launch_kind(k, nargs: int, attrs: dict, asked: bool = True) -> tuple:
     """``(kernel, adapter, mode codes, validate or None, refuse host, attrs, refuse
     addresses)`` of launches of ``k`` with ``nargs`` arguments and these (checked)
-    launch options: what ``record_launch`` hands the tracer, checked once."""
+    launch options: what ``record_launch`` hands the tracer, checked once. ``asked``:
+    whether the launch said if it is cooperative (a keyword or a LaunchConfig); one
+    that did not, of a kernel that synchronises its grid, is cooperative, as numba's
+    and cupy's own launches of it are."""
     adapter = adapter_for(k)
     adapter.check_arity(nargs)
     if adapter.cooperative_reason and not attrs["cooperative"]:
-        raise KernelArgumentError(_cooperative_needed(adapter))
+        if asked or not _launch.COOPERATIVE_NODES:
+            raise KernelArgumentError(_cooperative_needed(adapter))
+        attrs = {**attrs, "cooperative": True}
     return (k, adapter, [MODE_CODES[adapter.intent(i)] for i in range(nargs)],
             adapter.validate if adapter.validates else None,
             lambda tracer, args: record_args(tracer, args, adapter.intent,
@@ -263,8 +269,8 @@ def _cooperative_needed(adapter) -> str:
                 "@gt.graph function, or split it into kernels at its grid syncs")
     return (f"{adapter.library} kernel {adapter.name} {adapter.cooperative_reason}: "
             "launch it cooperatively, with all its blocks on the GPU at once: "
-            "s.launch(kernel, grid, block, *args, cooperative=True), or a LaunchConfig "
-            "with is_cooperative=True")
+            "s.launch(kernel, grid, block, *args, cooperative=True) (or leave cooperative "
+            "out: it is then launched so), or a LaunchConfig with is_cooperative=True")
 
 
 LOWEST_ADDRESS = 1 << 16   # nothing is mapped below: smaller ints are no addresses

@@ -298,14 +298,26 @@ def test_a_cooperative_grid_that_cannot_fit_is_refused_at_the_launch_line():
     assert "whole grid on the GPU at once" in str(e.value)
 
 
-def test_a_grid_syncing_numba_kernel_without_the_option_is_refused():
+def test_a_grid_syncing_numba_kernel_without_the_option_runs_cooperatively_as_eagerly(rng):
     @gt.graph
     def f(s, x, partial, out):
         normalize[2, 32, s](x, partial, out)                 # nocoop
-    x, partial, out = (cuda.to_device(np.zeros(65)) for _ in range(3))
+    x = cuda.to_device(rng.random(65))
+    partial, out = cuda.to_device(np.zeros(65)), cuda.to_device(np.zeros(65))
+    want_partial, want = cuda.to_device(np.zeros(65)), cuda.to_device(np.zeros(65))
+    f(x, partial, out)
+    cuda.synchronize()
+    normalize[2, 32](x, want_partial, want)                  # numba launches it cooperatively
+    cuda.synchronize()
+    assert np.array_equal(out.copy_to_host(), want.copy_to_host())
+    assert f.trace(x, partial, out).nodes[0].attrs["cooperative"]
+
+    @gt.graph
+    def g(s, x, partial, out):
+        s.launch(normalize, 2, 32, x, partial, out, cooperative=False)   # saidnot
     with pytest.raises(gt.KernelArgumentError) as e:
-        f(x, partial, out)
-    assert e.value.source[1] == line_of(F, "nocoop")
+        g(x, partial, out)
+    assert e.value.source[1] == line_of(F, "saidnot")
     assert "cooperative=True" in str(e.value)
 
 

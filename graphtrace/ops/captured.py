@@ -51,13 +51,14 @@ from ..buffers import Buffer
 from ..errors import (ArgumentError, CaptureError, EmitError, GraphtraceError, IntentError,
                       SimulationError, format_source)
 from .._driver import current
-from .._guards import cupy_calls, needs_gpu
 from ..placement import place
 from ..tree import leaves, tree_map
 from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
 from ._region_reach import Places, reached_named, reached_values
+from ._region_sim import (HostRead, device_views, host_read_error, plain_views,
+                          simulation_error)
 from ._region_words import not_given, temporary_label
 from ._library_state import describe, first_change, grown, snapshot, torch_roots
 from ._switching import _Libraries, _libraries, _temporaries_library
@@ -534,29 +535,16 @@ class CapturedOp(Op):
         """Run ``fn`` with numpy views; with ``sim.check``, prove its read-only
         arrays stay so."""
         kept = read_only_bytes(sim, node)
-        args = sim.value(node.args)
+        args = device_views(sim.value(node.args))   # host reads refused as on a GPU
         try:
             result = node.target(*args)
+        except HostRead as e:
+            raise host_read_error(node, e) from None
         except GraphtraceError:
             raise
         except Exception as e:
-            line = raised_in(e, node.source)
-            gpu = needs_gpu(e) and cupy_calls(e)   # cupy's own call, with no GPU here
-            why = (f"cupy's library call there ({gpu[0]}) needs a GPU, and on the simulator, "
-                   "where there is none, the region runs on the CPU with numpy arrays in "
-                   "place of the device arrays: write it") if gpu else (
-                f"({type(e).__name__}: {e}); there it runs on the CPU with numpy arrays in "
-                "place of the device arrays: where the error comes from a call numpy lacks "
-                "(cupy's or torch's own), write it")
-            raise SimulationError(
-                f"captured region {callable_name(node.target)} failed on the simulator at "
-                f"{format_source(line)}{': ' if gpu else ' '}{why} with what numpy and cupy "
-                "share (x @ w, x.sum(), y[...] = ..., np.tanh(x), which cupy arrays "
-                "dispatch to cupy; or xp = cupy.get_array_module(x)), " +
-                ("as examples/train_step.py's region does, or run it on a GPU" if gpu
-                 else "or run it on the GPU backend"),
-                source=node.source) from e
-        _refuse_result(node, result, args, SimulationError)
+            raise simulation_error(node, e) from e
+        _refuse_result(node, plain_views(result), args, SimulationError)
         wrote = changed(sim, kept)
         if wrote is not None:
             raise self.intent_error(node, wrote)

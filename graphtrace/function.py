@@ -263,7 +263,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
                 holdings.reach)
             swapped = holdings.rebound(bare, holdings.bare_arrays(obj))
             live = holdings.live(obj, call.key[1]) - self._live_warned
-            drawn = self._draws(obj)   # random.random(), time.time(): baked in
+            drawn = self._draws(obj, ir)   # random.random(), time.time(): baked in
             # keyed without the state, by the settings as the trace left them; but by
             # the old value of one it read first (if not self.started: ...), so that the
             # next call, finding the new one, traces again; and of a signal it only set,

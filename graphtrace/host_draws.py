@@ -22,6 +22,7 @@ its global ``RandomState``, ``random.random`` one of ``random``'s hidden
 from __future__ import annotations
 
 import dis
+import functools
 import inspect
 import random
 import sys
@@ -30,7 +31,7 @@ import weakref
 
 from .chains import MISSING, callback_codes, imported, lookup
 
-__all__ = ["host_draws"]
+__all__ = ["host_draws", "region_draws"]
 
 # the functions that give another number at every call: (where, what, names)
 _FIXED = (("time", "clock", ("time", "time_ns", "perf_counter", "perf_counter_ns", "monotonic",
@@ -78,6 +79,29 @@ def host_draws(functions) -> list:
             if hit is not None:
                 found.setdefault((code.co_filename, line, spelled), (code, line, spelled) + hit)
     return list(found.values())
+
+
+def region_draws(ir) -> list:
+    """``host_draws`` of the captured regions of graph ``ir`` (``s.captured(fn,
+    ...)``): a GPU runs a region's Python only when it captures it and each launch
+    replays that work, so a number drawn there is baked in as the trace's is. Each
+    draw is ``host_draws``' tuple with the region's node after it."""
+    out, seen = [], set()
+    for node in ir.walk():
+        if node.kind != "captured":
+            continue
+        fn, obj = node.target, None
+        while isinstance(fn, functools.partial):
+            fn = fn.func
+        if isinstance(fn, types.MethodType):
+            fn, obj = fn.__func__, fn.__self__
+        elif not isinstance(fn, types.FunctionType) and callable(fn):
+            fn, obj = getattr(type(fn), "__call__", None), fn   # a callable object
+        for draw in host_draws([(fn, obj)]) if isinstance(fn, types.FunctionType) else ():
+            if draw[:3] not in seen:
+                seen.add(draw[:3])
+                out.append(draw + (node,))
+    return out
 
 
 def _calls(code) -> tuple:

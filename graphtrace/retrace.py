@@ -22,7 +22,7 @@ import numpy as np
 from .arguments import path_str
 from .chain_steps import item_change_line
 from .errors import format_source, user_frame
-from .host_draws import host_draws
+from .host_draws import host_draws, region_draws
 from .made_functions import MadeFunction
 from .object_keys import Identity
 from .owners import _library
@@ -331,22 +331,26 @@ class CallWarnings:
             "rebinds without tracing), or keep it in a device array that a kernel "
             "reads and updates", StateWarning, file, line)
 
-    def _draws(self, obj) -> list:
+    def _draws(self, obj, ir=None) -> list:
         """The numbers the code a trace runs draws on the host (``host_draws``; ``obj``:
-        a method's self), but those of the lines already named."""
-        return [d for d in host_draws(self._holdings.traced_code(obj))
-                if d[:2] not in self._draws_warned]
+        a method's self), and those its captured regions draw (``region_draws``), but
+        those of the lines already named."""
+        drawn = host_draws(self._holdings.traced_code(obj)) + \
+            (region_draws(ir) if ir is not None else [])
+        return [d for d in drawn if d[:2] not in self._draws_warned]
 
     def _warn_draws(self, drawn) -> None:
         """Say once per line that the traced code draws a number on the host
         (``random.random()``, ``rng.normal()``, ``time.perf_counter()``): the graph
         replays the number of the trace, and no key can hold one new at every call."""
-        for code, line, spelled, callee, kind in drawn:
+        for code, line, spelled, callee, kind, *region in drawn:
             self._draws_warned.add((code, line))
             what = f"{spelled}()" + ("" if callee == spelled else f" ({callee})") + \
-                ("" if code is self.fn.__code__ else f" in {code.co_name}") + \
+                ("" if code is self.fn.__code__ or region else f" in {code.co_name}") + \
                 f" at {format_source((code.co_filename, line))}"
-            if kind == "clock":
+            if region:
+                text = _region_draw(self.__name__, region[0], what, kind)
+            elif kind == "clock":
                 text = (f"tracing {self.__name__} reads the clock with {what}: the traced "
                         "Python code runs once, when traced, so the graph bakes in the time "
                         "read then and every call replays it (eager code would read it anew "
@@ -391,3 +395,23 @@ class CallWarnings:
             "arrays as arguments and swap them at the call: f(b, a); keep state that "
             "decides the work outside the function and pass what it decides",
             StateWarning, code.co_filename, line or code.co_firstlineno)
+
+
+def _region_draw(name: str, node, what: str, kind: str) -> str:
+    """The warning for captured region ``node`` of graph ``name`` drawing a number
+    on the host (``kind`` ``"draw"``) or reading the clock (``"clock"``)."""
+    region = node.target
+    while isinstance(region, functools.partial):
+        region = region.func
+    region = getattr(region, "__qualname__", type(region).__qualname__)
+    does = "reads the clock" if kind == "clock" else "draws a random value on the host"
+    return (f"captured region {region} of {name} (recorded at {format_source(node.source)}) "
+            f"{does} with {what}: on a GPU the region's Python runs only when it is "
+            "captured (when the graph is built, or a call brings it new arrays or numbers), "
+            "and each launch replays the GPU work captured, so the graph bakes in the "
+            "value of that capture (the simulator, which runs the region at every launch, "
+            "gets a new one at each call). " + ("Read the clock" if kind == "clock" else
+            "Draw on the device (cupy.random or torch's generators into an array the "
+            "region writes), or draw") + " on the host outside the graph function and pass "
+            "the number to s.captured as an argument, which is captured again with each "
+            "new one")

@@ -1,6 +1,9 @@
 """A captured region on the simulator: a host read of device data in its code is a
 ``gt.CaptureError`` as on a GPU, where the region is captured, not run; an error of
 the region's own code is reported plainly."""
+import random
+import warnings
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -100,3 +103,25 @@ def test_an_error_of_the_regions_own_code_is_no_advice_about_numpy():
     text = e.value.message
     assert f"failed at test_region_sim.py:{line_of(F, 'own bug')} (TypeError: " in text
     assert "numpy" not in text and "GPU backend" not in text
+
+
+def draws(x, y):
+    y[...] = x * random.random()   # region draw
+
+
+def test_a_number_a_region_draws_on_the_host_warns_once_at_its_line():
+    """A GPU runs the region's Python only when it captures it, so the draw is baked
+    in, as one in the graph function's own code is."""
+    x, y = cuda.to_device(np.ones(4)), cuda.to_device(np.zeros(4))
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        run(x, y, draws, backend="sim")
+        run(x, y, draws, backend="sim")
+    hits = [m for m in w if issubclass(m.category, gt.StateWarning)]
+    assert len(hits) == 1
+    assert (hits[0].filename, hits[0].lineno) == (F, line_of(F, "region draw"))
+    text = str(hits[0].message)
+    assert f"captured region draws of run (recorded at test_region_sim.py:" \
+        f"{line_of(F, 'recorded')}) draws a random value on the host with random.random() " \
+        f"at test_region_sim.py:{line_of(F, 'region draw')}" in text
+    assert "pass the number to s.captured as an argument" in text

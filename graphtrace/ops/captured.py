@@ -56,6 +56,7 @@ from ..tree import leaves, tree_map
 from ..scalar import Scalar
 from ..temporary import holder_of
 from ._devices import Joined
+from ._region_args import refuse_conflicts, refuse_misuse
 from ._region_reach import Places, reached_named, reached_values
 from ._region_sim import (HostRead, device_views, host_read_error, plain_views,
                           simulation_error)
@@ -79,6 +80,7 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
     if not callable(fn):
         raise ArgumentError(f"captured() takes the function to capture first, then its "
                             f"arguments, not {type(fn).__name__}")
+    refuse_misuse(stream, fn, args)
     _refuse_objects(fn, args)
     rec, accesses = record_args(t, args, lambda i: "rw", _device_only(fn))
     _refuse_held(t, fn, [b for b, _ in accesses])
@@ -101,6 +103,7 @@ def record_captured(stream, fn, args, reads, writes, opaque, source):
                                                [b for b, _ in accesses]))
             old = declared.get(id(buf))
             declared[id(buf)] = mode if old in (None, mode) else "rw"
+    refuse_conflicts(fn, given, declared)   # gt.In(x) and writes=[x]
     accesses = [(b, declared.get(id(b), m)) for b, m in accesses]   # the rest: "rw"
     if not opaque:   # libraries keep state of their own (a handle's workspace, a
         accesses.append((t.library_state(), "rw"))   # module's weights): in turn

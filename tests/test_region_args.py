@@ -92,3 +92,21 @@ def test_wrappers_that_agree_with_reads_and_writes_are_fine():
     x, y = cuda.to_device(np.arange(4.0)), dev()
     f(x, y, backend="sim")
     assert y.copy_to_host().tolist() == [0.0, 1.0, 2.0, 3.0]
+
+
+@gt.graph
+def addk(s, x, c):
+    addc[1, 32, s](x, c)
+
+
+def test_s_child_takes_a_partial_of_a_graph_function_as_calling_it_inline_does():
+    @gt.graph
+    def child(s, x, g):
+        s.child(g, x)
+
+    x0 = np.arange(4.0)
+    for c in (1.0, 2.0, 1.0):
+        x = cuda.to_device(x0)
+        child(x, functools.partial(addk, c=c), backend="sim")
+        np.testing.assert_allclose(x.copy_to_host(), x0 + c)
+    assert "child addk" in str(child.trace(dev(), functools.partial(addk, c=1.0)))

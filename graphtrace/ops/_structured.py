@@ -17,6 +17,8 @@ are ``conditional.py``'s.
 """
 from __future__ import annotations
 
+import functools
+
 import inspect
 import math
 import types
@@ -308,6 +310,11 @@ def record_child(stream, function, args, kwargs, source, lead=()):
     """``s.child(f, *args)``: ``f``'s ops recorded into a child-graph node, their
     dependencies inferred in ``f``'s own mode (``deps``); ``lead``: what comes
     before the stream in the call (a method's object)."""
+    while isinstance(function, functools.partial) and \
+            _attr(function.func, "_graphtrace_graph", False) is True:   # as g(s, x) calls it:
+        lead = (*lead, *function.args)                          # its arguments first, then
+        kwargs = {**function.keywords, **kwargs}                # s; its keywords, the call's
+        function = function.func
     if _attr(function, "_graphtrace_graph", False) is not True and \
             _graph_call(function) is not None:   # s.child(layer, y): Layer.__call__'s graph
         function = function.__call__

@@ -6,7 +6,9 @@ The next iteration reads ``5.0`` through ``h.v``, so the read of ``h.v`` is a
 read of ``m.v``, before the body stores it. ``same_names`` groups the names
 that held one object when the body began (by identity); ``through`` (in
 ``_loop_operands.py``) follows a name the body set back to the paths its
-stores picked (``h = m``, ``h = m.sub``, ``d = D``), in the order the code
+stores picked (``h = m``, ``h = m.sub``, ``d = D``; each of ``m if flag else
+q``, ``m or q``, ``(m, q)[i]``, a store through which sets none of them for
+sure), in the order the code
 runs, so that a slot set first (``m.v = 5.0`` then ``add(x, h.v)``) stays set
 first, and what a read through it takes is that slot, not all of ``m``.
 """

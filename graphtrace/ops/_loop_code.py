@@ -279,14 +279,15 @@ class _Region(RegionQueries):
         elif op in _ATTR_STORES or op in _ITEM_STORES:
             path = _set(code_ins, i)
             paths = () if path is None else [path] if path[:1] not in stored else \
-                through(path, stored, made)   # h = m, then h.v = 5.0: m.v stored
-            for path in paths:
+                list(dict.fromkeys(through(path, stored, made)))   # h = m, then h.v = 5.0
+            for path in paths:   # (m.v stored; h = m if flag else q: m.v or q.v, maybe)
                 if op.startswith("STORE") and code_ins[i - 1].opname != "SWAP":
                     # st.w = <what it reads>: below what it is stored in (and by)
                     held = _begin(code_ins, i, 1 if op in _ATTR_STORES else 2)[0]
                     made[path] = (_read_by(code_ins, *_swapped(code_ins, held), stored, made)
-                                  if held else set()) | self._guarded(code_ins, i, stored, made)
-                for q in [path] + others(self.same, path):   # (m.v = 5.0: h.v too)
+                                  if held else set()) | self._guarded(code_ins, i, stored, made) \
+                        | (made.get(path, set()) if len(paths) > 1 else set())
+                for q in [path] + others(self.same, path) if len(paths) == 1 else ():
                     stored.add(q)
                     self.first.setdefault(q, "store")
         else:

@@ -248,23 +248,80 @@ def _picks(code_ins: list, start: int, end: int) -> frozenset:
 
 
 def _same(code_ins: list, i: int, values: int) -> frozenset:
-    """The path whose object the one value ``code_ins[i]`` takes is (a name, an
-    attribute or an item by a constant key of one: ``m``, ``m.sub``, ``D["k"]``),
-    else ``_UNKNOWN`` (a container built, a call's result, an item by a key
-    computed)."""
-    start = _begin(code_ins, i, values)[0]
-    path = _chain(code_ins, i - 1) if values == 1 and i > start else None
+    """The paths whose object the one value ``code_ins[i]`` takes may be: a name,
+    an attribute or an item by a constant key of one (``m``, ``m.sub``,
+    ``D["k"]``), or any of those a conditional expression, an ``or``, an ``and``
+    or an item of a tuple, a list or a dict built there picks (``m if flag else
+    q``, ``m or q``, ``(m, q)[i]``: ``m`` and ``q``); else ``_UNKNOWN`` (a container
+    built, a call's result, an item by a key computed)."""
+    got = _objects(code_ins, i, 0) if values == 1 else None
+    return _UNKNOWN if not got else frozenset(got)
+
+
+_BUILDS = {"BUILD_TUPLE": 1, "BUILD_LIST": 1, "BUILD_MAP": 2, "BUILD_CONST_KEY_MAP": 0}
+# -> how the items lie among the values the build takes (0: below the keys' tuple;
+#    2: key, value pairs, the value on top)
+
+
+def _objects(code_ins: list, i: int, depth: int):
+    """The paths whose object the value on top of the stack when ``code_ins[i]``
+    runs may be (``_same``), or None."""
+    start = _begin(code_ins, i, 1)[0]
+    if depth > 8 or start >= i:
+        return None
+    end = code_ins[i].offset
+    exits = [j for j in range(start, i) if code_ins[j].opcode in _JUMPS and
+             code_ins[j].argval == end]   # (a first branch's value, an or's left one)
+    if exits:
+        out: set = set()
+        for j in exits:
+            at = j - 1 if j > start and code_ins[j - 1].opname == "TO_BOOL" else j
+            at = at - 1 if at > start and _copy(code_ins[at - 1], 1) else at   # (3.12 on)
+            got = _objects(code_ins, at, depth + 1)
+            if got is None:
+                return None
+            out |= got
+        last = max(exits) + 1   # the last branch's value, or the right operand
+        while last < i and code_ins[last].opname in ("POP_TOP", "NOT_TAKEN"):
+            last += 1
+        got = _piece(code_ins, last, i, depth)
+        return None if got is None else out | got
+    return _piece(code_ins, start, i, depth)
+
+
+def _piece(code_ins: list, start: int, i: int, depth: int):
+    """``_objects`` of the value ``code_ins[start:i]`` computes, with no branch:
+    a path named from a name, or an item of a container built there."""
+    if start >= i:
+        return None
+    last = code_ins[i - 1]
+    if _reads_item(last):
+        b = _holder(code_ins, i - 1)
+        how = _BUILDS.get(code_ins[b].opname) if b >= start else None
+        if how is not None:   # (m, q)[i], {"a": m, "b": q}[k]: m and q
+            n = code_ins[b].arg * (how or 1)
+            ends = [_begin(code_ins, b, m)[0] - 1 for m in range(n + (how == 0))]
+            ends = ends[1:] if how == 0 else ends[::2] if how == 2 else ends
+            out: set = set()
+            for e in ends:
+                got = _objects(code_ins, e + 1, depth + 1) if e >= start else None
+                if got is None:
+                    return None
+                out |= got
+            return out
+    path = _chain(code_ins, i - 1)
     if path is None or _ANY_KEY in path or not all(
             c.opname in _LOADS or c.opname in _ATTR_LOADS or c.opname in _CONSTS or
             _reads_item(c) or c.opname in ("EXTENDED_ARG", "CACHE", "NOP")
             for c in code_ins[start:i]):
-        return _UNKNOWN
-    return frozenset({path})
+        return None
+    return {path}
 
 
 def through(path: tuple, stored, made: dict, depth: int = 0) -> list:
     """The paths the slot at ``path`` is, where its name was set by the body to
-    another name or a path under one (``h = m`` then ``h.v``: ``m.v``): each
+    another name or a path under one (``h = m`` then ``h.v``: ``m.v``), or to
+    one of several (``h = m if flag else q``: ``m.v`` and ``q.v``): each
     path the stores of the name picked, followed while those names were set by
     the body too; none where a store computed it otherwise (a call's result, a
     tuple built)."""

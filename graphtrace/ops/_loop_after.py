@@ -21,7 +21,9 @@ the block's line:
   record work are known;
 - each of these under a name the body set first, that held nothing before the
   block (``v = 3.0`` in one arm, ``v = 5.0`` in the other; ``kern = mul`` in a
-  loop that may run no time: ``LoopState.first_set``), by what it holds now.
+  loop that may run no time: ``LoopState.first_set``), or an attribute or a
+  key the body gave an object or a dict it began with (``st.v = 3.0``,
+  ``d["k"] = 3.0``), by what it holds now.
 
 "After the block" is every path from the block's end in the user's code,
 following its jumps: a Python for loop around the block comes back to the
@@ -55,7 +57,7 @@ from ..names import _global_names
 from ._loop_code import _Region
 from ._loop_held import handed_reads, handed_use
 from ._loop_paths import _LEN, _ORDER, _WHOLE, quoted
-from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder
+from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder, _set
 from ._loop_state import LoopState
 from ._loop_work import work_callable
 
@@ -119,15 +121,21 @@ def _made_in(t, state, p: tuple) -> bool:
     the body made (or a view of one) and the body's code sets the name in one
     place: each pass of the body leaves it the same temporary, which holds what
     the device's last pass wrote (``t = body.zeros(n)``, then ``s.copy(out, t)``
-    after the block; not ``t = then.zeros(n)`` and ``t = other.zeros(n)``)."""
+    after the block; not ``t = then.zeros(n)`` and ``t = other.zeros(n)``); the
+    same of a slot new to an object the body began with (``st.t = body.zeros(n)``)."""
     value = state.after[p][0]
     made = {id(t.cached_buffer(tmp)) for tmp in t.temporaries[state.made:]}
     buf = t.cached_buffer(value) if made and is_array(value) else None
     if buf is None or id(buf.base) not in made and id(buf) not in made:
         return False
     code, lo, hi = state._code()
+    code_ins = _instructions(code)
+    if p[0] in state.scope:   # st.t = body.zeros(n), new to st
+        return sum(lo < ins.offset < hi and (ins.opname in _ATTR_STORES or
+                                             ins.opname in _ITEM_STORES) and _set(code_ins, i) == p
+                   for i, ins in enumerate(code_ins)) == 1
     return sum(lo < ins.offset < hi and ins.opname in _STORES and ins.argval == p[0]
-               for ins in _instructions(code)) == 1
+               for ins in code_ins) == 1
 
 
 def _scan(view, slots: dict, arrays: list, later: list) -> dict:
@@ -382,9 +390,10 @@ _ADVICE = {
 
 def _message(hits: list, what: str, kind: str, source, state) -> str:
     first = {p for p, _ in hits if state.before.get(p, (None,))[0] is MISSING}   # (first_set)
-    made = sorted({quoted(p[:1]) for p in first})
     names = sorted({quoted(p) for p, _ in hits if p[-1] != _LEN and p not in first})
     sized = sorted({quoted(p[:-1]) for p, _ in hits if p[-1] == _LEN and p not in first})
+    made = sorted({quoted(p[:1] if p[0] not in state.scope else p) for p in first
+                   if len(p) < 2 or quoted(p[:-1]) not in sized})   # (d["y"] = b: d's item)
     at = sorted({(file != source[0], file, line) for _, (file, line) in hits
                  if line is not None})
     where = ", ".join(format_source((file, line)) if other else str(line)

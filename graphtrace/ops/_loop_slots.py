@@ -313,6 +313,35 @@ class Slots(dict):
         return out
 
 
+def grown(before: dict, after: dict, now: dict) -> list:
+    """The paths of the slots under a name that ``after`` holds and ``before`` did
+    not, where the body gave an object an attribute, or a dict a key, that it
+    did not have (``st.v = 3.0``, ``d["k"] = 3.0``; what such a new one holds,
+    ``st.sub = Sub(v=1.0)``: ``st.sub.v``, ``st.l = [1.0]``: ``st.l[0]``). Not
+    an item of a list, a tuple or another sequence that was there before (its
+    places shift), a length or an order, nor a key of a dict whose walk
+    before left some of its items out."""
+    out = []
+    for p in after:
+        if p in before or len(p) < 2 or any(k != "." and k != "[]" for k, _ in p[1:]):
+            continue
+        if all(p[n][0] != "[]" or _keyed_before(before, p[:n], now) for n in range(1, len(p))):
+            out.append(p)
+    return out
+
+
+def _keyed_before(before: dict, path: tuple, now: dict) -> bool:
+    """Whether a key new under the container at ``path`` is a new slot: the
+    container is new (no length before), or a dict whose walk before took a slot
+    under each of the keys it held then (its length, and as many keys)."""
+    size = before.get(path + (_LEN,))
+    if size is None:
+        return True
+    n = len(path)
+    keys = {q[n] for q in before if len(q) > n and q[:n] == path and q[n][0] == "[]"}
+    return isinstance(_resolve(now, path), dict) and size[0] == len(keys)
+
+
 def _shadowed(before: dict, after: dict, now: dict) -> dict:
     """The attributes the body gave an object of the program's own, through
     attributes from a name, that its class holds a value for (``st.k += 1`` with

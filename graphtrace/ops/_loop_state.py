@@ -162,7 +162,7 @@ from ._loop_order import _instructions, reads_order
 from ._loop_paths import (_LEN, _NEXT, _ORDER, _found, _label, _message, _reads, _resolve,
                           _within)
 from ._loop_slots import (Slots, _Cut, _changed, _changed_values, _shadowed, _slots,
-                          _with_named)
+                          _with_named, grown)
 from ._loop_stack import _LOADS, _STORES
 from ._loop_work import condition_reads, loads_on, work_callable
 
@@ -227,6 +227,7 @@ class LoopState(HelperUses):
         self.before: dict = {}   # all their slots (closed, where some changed), and
         #                          those _shadowed adds
         self.changed: list = []
+        self.grown: dict = {}    # slots new under a name the body began with (closed)
 
     def _code(self) -> tuple:
         if self.fn is not None:
@@ -493,6 +494,8 @@ class LoopState(HelperUses):
             old = {p: v for n in moved for p, v in self.taken.get(n, {}).items()}
             shadowed = _shadowed(old, new, self.now)
             self.changed = [p for p, v in old.items() if p in new and _changed(v, new[p])]
+            self.grown = {p: new[p] for n in moved if n in self.scope   # st.v = 3.0, first
+                          for p in grown(self.taken.get(n, {}), taken[n], self.now)}
             self.changed += [p for p, v in shadowed.items() if _changed(v, new[p])]
             if self.changed:   # (else none is asked for)
                 for slots in taken.values():
@@ -510,7 +513,9 @@ class LoopState(HelperUses):
         nested block's), a module or a class: code after the block reading them
         would see what the one recorded pass left, where run eagerly they would
         be unset (a branch not taken, a loop run no time) or set by another arm
-        or iteration. Their old value, in ``before``, is ``MISSING``."""
+        or iteration. So are the slots an object or a dict the body began with
+        has that it had not (``st.v = 3.0``, ``d["k"] = 3.0``: ``grown``). Their
+        old value, in ``before``, is ``MISSING``."""
         self.closed()
         out, named = [], set(_names(self._code()[0], _LOADS | _STORES))   # (not a helper's)
         for name, v in self.now.items():
@@ -522,6 +527,9 @@ class LoopState(HelperUses):
             for p, slot in self._taken({name: v})[name].items():
                 self.after[p], self.before[p] = slot, (MISSING, None, None)
                 out.append(p)
+        for p, slot in self.grown.items():   # st.v = 3.0, d["k"] = 3.0: new to an object
+            self.after[p], self.before[p] = slot, (MISSING, None, None)
+            out.append(p)
         return out
 
     def _carried(self, region, path: tuple):

@@ -522,3 +522,61 @@ def test_a_condition_built_before_the_block_keeps_its_bound_as_eagerly():
     c, n = dev(6, dtype=np.int32), dev(0, dtype=np.int32)
     f(c, n)
     assert host(c) == [0] and host(n) == [6]
+
+
+def _loop_through(s, cond, fn):
+    s.while_loop(cond, max_iterations=10, body=fn)   # loop through wrapper
+
+
+def _bound_raised_through_wrapper(s, c, n):
+    lim = 0
+
+    def step(body):
+        nonlocal lim
+        count[1, 1, body](n)
+        add[1, 1, body](c, -1)
+        lim += 1
+    _loop_through(s, gt.cond(c) > lim, step)
+
+
+def _bound_raised_through_wrapper_by_keyword(s, c, n):
+    lim = 0
+
+    def step(body):
+        nonlocal lim
+        count[1, 1, body](n)
+        add[1, 1, body](c, -1)
+        lim += 1
+    _loop_through(s, fn=step, cond=gt.cond(c) > lim)
+
+
+@pytest.mark.parametrize("program", [_bound_raised_through_wrapper,
+                                     _bound_raised_through_wrapper_by_keyword])
+def test_a_condition_handed_through_a_wrapper_to_a_body_fn_loop_is_checked(program):
+    """``def loop(s, cond, fn): s.while_loop(cond, body=fn)`` called with
+    ``gt.cond(c) > lim`` and a ``step`` raising ``lim``: eagerly the loop stops at
+    c = 3 after 3 iterations; the graph tested the recorded bound and ran c down
+    to 0 in silence."""
+    f = gt.graph(program, backend="sim")
+    with pytest.raises(gt.ArgumentError) as info:
+        f(dev(6, dtype=np.int32), dev(0, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, "loop through wrapper"), e
+    assert "changes `lim`," in e and "its condition reads" in e, e
+
+
+def test_a_condition_handed_through_a_wrapper_whose_reads_stay_runs_as_eagerly():
+    """The wrapper's condition reads nothing the body changes: c runs down to 0."""
+    @gt.graph(backend="sim")
+    def f(s, c, n):
+        lim, seen = 0, []
+
+        def step(body):
+            add[1, 1, body](c, -1)
+            count[1, 1, body](n)
+            seen.append(1)
+        _loop_through(s, gt.cond(c) > lim, step)
+
+    c, n = dev(6, dtype=np.int32), dev(0, dtype=np.int32)
+    f(c, n)
+    assert host(c) == [0] and host(n) == [6]

@@ -164,7 +164,7 @@ from ._loop_paths import (_LEN, _NEXT, _ORDER, _found, _label, _message, _reads,
 from ._loop_slots import (Slots, _Cut, _changed, _changed_values, _shadowed, _slots,
                           _with_named, grown)
 from ._loop_stack import _LOADS, _STORES
-from ._loop_work import condition_reads, loads_on, work_callable
+from ._loop_work import condition_frames, condition_reads, loads_on, work_callable
 
 _CONTEXTLIB = contextlib.__file__
 _FUNCTIONS = frozenset({types.FunctionType, types.MethodType})   # (by identity, not ==)
@@ -416,15 +416,16 @@ class LoopState(HelperUses):
             return set() if self.frame is None else \
                 condition_reads(self.frame.f_code, self.entered_at)
         caller = _user_frame()   # (the call s.while_loop(..., body=fn) stands at)
-        if caller is None:
-            return set()
-        code, mine = self.fn.__code__, caller.f_code
-        shared = {n for n in code.co_freevars if n in mine.co_cellvars}
-        shared |= {n for n in self.scope if n in _global_names(mine) and (
-            n in _global_names(code) and self.fn.__globals__ is caller.f_globals or
-            self.owners.get(n, (None,))[0] is not None and
-            getattr(self.owners[n][0], "__globals__", None) is caller.f_globals)}
-        return {p for p in condition_reads(mine, caller.f_lasti + 1) if p[0] in shared}
+        out: set = set()
+        for frame, reads in condition_frames(caller) if caller is not None else ():
+            code, mine = self.fn.__code__, frame.f_code   # (and each caller handing on
+            shared = {n for n in code.co_freevars if n in mine.co_cellvars}   # its cond)
+            shared |= {n for n in self.scope if n in _global_names(mine) and (
+                n in _global_names(code) and self.fn.__globals__ is frame.f_globals or
+                self.owners.get(n, (None,))[0] is not None and
+                getattr(self.owners[n][0], "__globals__", None) is frame.f_globals)}
+            out |= {p for p in reads if p[0] in shared}
+        return out
 
     def _launches(self, region, path: tuple, read, work: set, regions, keep=None) -> bool:
         """Whether the body's work is done by the kernel or function at ``path``: its

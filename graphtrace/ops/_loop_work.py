@@ -16,7 +16,10 @@ A while loop's condition (the call's first argument, or its ``condition=``
 keyword) is written on the ``with`` line, outside the body's code, and is
 tested again before each iteration: ``condition_reads`` tells the slots its
 expression reads (``lim`` of ``gt.cond(c) > lim``, ``c``), which a body
-changing them would have tested against other values each iteration.
+changing them would have tested against other values each iteration;
+``condition_frames`` follows a condition a function of the program's hands on
+(``def loop(s, cond, fn): s.while_loop(cond, body=fn)``) to the call in its
+caller that wrote it (``loop(s, gt.cond(c) > lim, step)``).
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from functools import partial
 from ..bytecode import instructions
 from ..owners import _graph_class
 from ._adapter import ADAPTERS, Adapter
+from ._loop_callees import _method_load
 from ._loop_flow import _Stored
 from ._loop_operands import _CALLS, _parameters, _read_by, _taken
 from ._loop_stack import _ATTR_LOADS, _begin, _chain
@@ -89,3 +93,47 @@ def condition_reads(code, at: int) -> set:
                     if key == 0 or key == "condition"), None)   # (condition=...: by name)
         return _read_by(code_ins, end, 1, _Stored(), {}) if end is not None else set()
     return set()
+
+
+def condition_frames(frame, depth: int = 4) -> list:
+    """``(frame, what its code reads for the condition)`` of the
+    ``s.while_loop(...)`` call ``frame`` stands at (``condition_reads``), and,
+    where that condition is a parameter of the frame's function (``def loop(s,
+    cond, fn): s.while_loop(cond, body=fn)``), of the call handing it in each
+    caller (``loop(s, gt.cond(c) > lim, step)``: ``c``, ``lim``), ``depth``
+    frames up."""
+    out: list = []
+    reads = condition_reads(frame.f_code, frame.f_lasti + 1)
+    while reads:
+        out.append((frame, reads))
+        code = frame.f_code
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        handed = {p[0] for p in reads if p[0] in params}
+        frame, depth = frame.f_back, depth - 1
+        if not handed or frame is None or depth <= 0:
+            break
+        reads = _handed(frame, code, handed)
+    return out
+
+
+def _handed(frame, callee, names: set) -> set:
+    """What the arguments the call ``frame`` stands at hands to the parameters
+    ``names`` of ``callee`` (its code) read."""
+    code_ins = code_instructions(frame.f_code)
+    k = max((k for k, ins in enumerate(code_ins) if ins.offset <= frame.f_lasti),
+            default=None)   # (3.11: f_lasti may stand on the call's caches)
+    if k is None or code_ins[k].opname not in _CALLS:
+        return set()
+    if k > 0 and code_ins[k - 1].opname == "PRECALL":   # (3.11: the PRECALL is the call's)
+        k -= 1
+    n = _taken(code_ins[k])
+    j = _begin(code_ins, k, n)[0]
+    skip = 1 if j > 0 and _method_load(code_ins[j - 1]) else 0   # obj.loop(...): self
+    positional = callee.co_varnames[:callee.co_argcount]
+    out: set = set()
+    for key, end in _parameters(code_ins, k, n):
+        name = key if type(key) is str else positional[key + skip] \
+            if type(key) is int and key + skip < len(positional) else None
+        if name in names or key is None:   # (keywords unknown: any)
+            out |= _read_by(code_ins, end, 1, _Stored(), {})
+    return out

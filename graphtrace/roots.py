@@ -269,8 +269,9 @@ class _Roots:
                     "lists, tuples and dicts) or reached by a global or closure name, or "
                     "through self for a method, are rebound and watched, so the graph "
                     f"would keep using this one; pass {held} to {self.name} as an "
-                    "argument of its own, or reach the object by a global name or as "
-                    "self of a graph method called on it")
+                    "argument of its own, or reach the object by a global name (LAYER = "
+                    "Layer(...) at module level, read as LAYER in the function), or make "
+                    f"{self.name} a graph method of the object's class, where it is self")
             raise ArgumentError(
                 f"an array used here ({_describe(buf)}) is not an argument of {self.name} "
                 "nor an array it reaches by a global or closure name, or, for a method, "

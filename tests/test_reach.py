@@ -510,6 +510,9 @@ def test_an_array_an_argument_object_holds_is_named_by_its_path(how, where, held
             by_graph_method(model, dev(0, 0))
     assert e.value.source[1] == line_of(__file__, where)
     assert f"is {held}, held by an argument object of" in str(e.value)
+    if how == "graph method":   # it said "as self of a graph method called on it": done so
+        assert "as self of a graph method called on it" not in str(e.value)
+        assert "make by_graph_method a graph method of the object's class" in str(e.value)
 
 
 class _Lazy:

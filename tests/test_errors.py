@@ -1,4 +1,5 @@
 """Each misuse raises a clear error that names the user's line and says what to do."""
+import enum
 import functools
 import numbers
 import threading
@@ -741,6 +742,38 @@ def test_a_string_where_a_numba_kernel_takes_a_number():
         f.trace(A(8), "1.0")
     check(e, "text", "argument v of numba kernel fill is a Python str, which numba "
           "cannot pass to a kernel", "float(text)")
+
+
+@pytest.mark.parametrize("value, what", [
+    (object(), "an object of class object"), (len, "an object of class builtin_function"),
+    ((1, object()), "an object of class object")])
+def test_a_value_numba_has_no_type_for_is_refused_at_the_trace(value, what):
+    """numba types no object() (nor a function): a GPU fails to compile the kernel,
+    and the simulator ran it with the object, failing only when the graph ran."""
+    @gt.graph
+    def f(s, x, a):
+        fill[1, 8, s](x, a)                                  # no numba type
+    with pytest.raises(gt.KernelArgumentError) as e:
+        f.trace(A(8), value)
+    check(e, "no numba type", "argument v of numba kernel fill ", what,
+          "numba has no type for it), which numba cannot pass to a kernel", "float(text)")
+
+
+def test_values_numba_has_a_type_for_are_taken():
+    """A numpy bool and an Enum's member: numba types them."""
+    class Color(enum.Enum):
+        RED = 1
+
+    @cuda.jit
+    def take(out, b, c):
+        out[0] = 1.0 if b and c == Color.RED else 0.0
+
+    @gt.graph
+    def f(s, x, b, c):
+        take[1, 1, s](x, b, c)
+    x = cuda.to_device(np.zeros(1, np.float32))
+    f(x, np.bool_(True), Color.RED)
+    assert x.copy_to_host()[0] == 1.0
 
 
 @pytest.mark.parametrize("static", [True, False])

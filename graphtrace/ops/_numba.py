@@ -298,9 +298,9 @@ _NUMBERS = frozenset({int, float, complex, bool, Scalar} |
 
 
 def _unpassable(a):
-    """A list, a dict, a set, a string, None or a number of a class numba does not
-    know (a Fraction, a Decimal) in argument ``a`` (no numba kernel takes them),
-    else None."""
+    """A list, a dict, a set, a string, None, a number of a class numba does not
+    know (a Fraction, a Decimal) or any other value numba has no type for (an
+    ``object()``) in argument ``a`` (no numba kernel takes them), else None."""
     if isinstance(a, (list, dict, set, frozenset, str, bytes)):
         return f"a Python {type(a).__name__}"
     if a is None:
@@ -309,7 +309,26 @@ def _unpassable(a):
         return untyped_number(a)
     if isinstance(a, tuple):
         return next((bad for bad in map(_unpassable, a) if bad is not None), None)
+    if type(a) not in _NUMBERS and type(a) is not Buffer and not _typed(a):
+        return f"an object of class {type(a).__qualname__} (numba has no type for it)"
     return None
+
+
+_TYPED: set = set()   # classes numba's typeof has typed a value of
+
+
+def _typed(a) -> bool:
+    """Whether numba has a type for ``a`` (an ``object()``, a function: no; the
+    simulator would run the kernel with it, and only fail when the graph runs)."""
+    if type(a) in _TYPED:
+        return True
+    from numba import typeof
+    try:
+        typeof(a)
+    except Exception:
+        return False
+    _TYPED.add(type(a))
+    return True
 
 
 def _not_an_array(a):

@@ -13,7 +13,7 @@ import numpy as np
 
 from ._cpp import invocation, preprocess, replacement
 
-__all__ = ["CParam", "HANDLES", "parse_signature", "c_dtype"]
+__all__ = ["AmbiguousKernel", "CParam", "HANDLES", "parse_signature", "c_dtype"]
 
 _INT = {"char": "int8", "signed char": "int8", "unsigned char": "uint8",
         "short": "int16", "short int": "int16", "unsigned short": "uint16",
@@ -300,8 +300,9 @@ def parse_signature(code: str, name: str, options=()) -> list[CParam]:
     unexpanded, unread = [], []
     codes, complete = _declared_by_macros(code, macros, unexpanded)
     complete = complete and not unexpanded   # the kernel may be in what stays unexpanded
-    signatures = []
-    for head, text in [c for variant in codes for c in _candidates(variant, base, scope, macros)]:
+    signatures, linkage = [], set()
+    for head, text, extern_c in [c for variant in codes
+                                 for c in _candidates(variant, base, scope, macros)]:
         tables, all_tried = _variants(head + " " + text, macros)
         complete = complete and all_tried
         for table in tables:
@@ -312,11 +313,29 @@ def parse_signature(code: str, name: str, options=()) -> list[CParam]:
                 if unread:   # a parameter list half expanded would be misread
                     raise ValueError(f"cannot expand the declaration of {base!r}: {unread[0]}")
                 signatures.append([CParam(p, aliases, i) for i, p in enumerate(params)])
+                linkage.add(extern_c)
     if not signatures:
         why = f" (a macro that may declare it is not expanded: {unexpanded[0]})" \
             if unexpanded else ""
         raise ValueError(f"no __global__ function {base!r} in the kernel source{why}")
+    if len(linkage) > 1 and len({_packing(s) for s in signatures}) > 1:
+        raise AmbiguousKernel(
+            f"the name {base!r} means the extern \"C\" __global__ function {base} (its "
+            "symbol, what a RawKernel loads) or the C++ one of that name (what a "
+            "RawModule's name_expressions look up), and their parameters differ, so "
+            "graphtrace cannot tell how to pass the arguments; rename one of them")
     return _merged(signatures, complete)
+
+
+class AmbiguousKernel(ValueError):
+    """Kernels a name may mean take their arguments differently: no one to pack for.
+    Its message says what to do."""
+
+
+def _packing(signature: list) -> tuple:
+    """How the arguments of a signature are passed: a pointer, or a number's type."""
+    return tuple((p.pointer, p.dtype, None if p.pointer or p.dtype is not None else
+                  " ".join(_QUALIFIERS.sub(" ", p.ctype).split())) for p in signature)
 
 
 def _declared_by_macros(code: str, macros: dict, unexpanded: list):
@@ -356,23 +375,48 @@ def _scope_of(name: str):
 
 
 def _candidates(code: str, base: str, scope: tuple, macros: dict) -> list:
-    """``(head, parameters)`` of the ``__global__`` functions ``base`` of ``code``
-    that the name may mean: those in namespace ``scope`` if any is, else all of
-    them; their definitions if any, else their declarations."""
+    """``(head, parameters, extern_c)`` of the ``__global__`` functions ``base`` of
+    ``code`` that the name may mean: those in namespace ``scope`` if any is, else
+    all of them; their definitions if any, else their declarations. A plain name
+    (``k``) is also the symbol of an ``extern "C"`` function ``k`` of any
+    namespace (C names ignore namespaces): such ones count, and come first."""
     spaces = _namespaces(code) if "namespace" in code else []
+    blocks = _extern_c_blocks(code) if "extern" in code else []
     found = []
     for m in re.finditer(r"\b" + re.escape(base) + r"\s*[(<]", code):
         opened = _opening(code, m)   # past "(", or past "k<float>(" of a specialization
         if opened is None:
             continue
         head = code[max(code.rfind(c, 0, m.start()) for c in ";{}") + 1: m.start()]
-        if not any(_GLOBAL.search(_expand(head, t)) for t in _variants(head, macros)[0]):
+        heads = [_expand(head, t) for t in _variants(head, macros)[0]]
+        if not any(_GLOBAL.search(h) for h in heads):
             continue
         end = _closing(code, opened)
+        extern_c = any(start <= m.start() < stop for start, stop in blocks) or \
+            any(_EXTERN_C.search(h) for h in heads)
         found.append((head, code[opened: end - 1], code[end:].lstrip().startswith("{"),
-                      scope in _scopes(spaces, m.start(), head)))
+                      scope in _scopes(spaces, m.start(), head) or (extern_c and not scope),
+                      extern_c))
     found = [f for f in found if f[3]] or found
-    return [(head, text) for head, text, *_ in [f for f in found if f[2]] or found]
+    found = [f for f in found if f[2]] or found
+    return [(head, text, extern_c) for head, text, _, _, extern_c in
+            sorted(found, key=lambda f: not f[4])]
+
+
+# extern "C" (the preprocessor blanks a literal's body, its length kept: "C++" is "   ")
+_EXTERN_C = re.compile(r'\bextern\s*" "')
+
+
+def _extern_c_blocks(code: str) -> list:
+    """``(start, end)`` of each ``extern "C" { ... }`` block's body in ``code``."""
+    out = []
+    for m in re.finditer(_EXTERN_C.pattern + r"\s*\{", code):
+        depth, i = 1, m.end()
+        while depth and i < len(code):
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            i += 1
+        out.append((m.end(), i))
+    return out
 
 
 def _opening(code: str, m) -> int | None:

@@ -15,7 +15,7 @@ import numpy as np
 from ..buffers import Buffer
 from ..errors import ArgumentError, KernelArgumentError
 from ..scalar import Scalar, has_fraction
-from ._csignature import HANDLES, CParam, c_dtype, parse_signature
+from ._csignature import HANDLES, AmbiguousKernel, CParam, c_dtype, parse_signature
 from ._reference import ReferenceAdapter
 from ._adapter import ADAPTERS, MODULES
 
@@ -79,9 +79,10 @@ class CupyAdapter(ReferenceAdapter):
             self.signature = parse_signature(k.code, name, getattr(k, "options", ()))
         except ValueError as e:   # launches refuse it (validate); gt.kernel's intents
             self.signature, self.unread = [], str(e)   # may be declared meanwhile
+            self.unread_advised = isinstance(e, AmbiguousKernel)   # says what to do
             super().__init__(k, name)
         else:
-            self.unread = None
+            self.unread, self.unread_advised = None, False
             super().__init__(k, name, [p.name for p in self.signature],
                              ["r" if p.const else "rw" if p.pointer else "r"
                               for p in self.signature])
@@ -118,6 +119,8 @@ class CupyAdapter(ReferenceAdapter):
     def _refuse_unread(self):
         """The launch of a kernel whose C parameters the source does not tell."""
         param = re.match(r"cannot read kernel parameter '(.*)'$", self.unread)
+        if self.unread_advised:
+            raise KernelArgumentError(f"cupy kernel {self.name}: {self.unread}")
         hint = " (a name made by a macro, T##_name, is not expanded)"
         why = (f"its parameter {param.group(1)} is of a C type graphtrace cannot read; "
                "take it as a void* (or an unsigned long long) and cast it in the kernel"
@@ -278,6 +281,8 @@ def raw_module_function(module, name: str) -> CupyAdapter:
             "the template instances named there; add it to "
             "RawModule(..., name_expressions=[...])")
     adapter = CupyAdapter(_ModuleFunction(module, name))
+    if adapter.unread is not None and adapter.unread_advised:
+        raise ArgumentError(f"gt.kernel(module, name={name!r}): {adapter.unread}")
     if adapter.unread is not None:   # no such kernel in the source
         raise ArgumentError(f"gt.kernel(module, name={name!r}): {adapter.unread}; name a "
                             "__global__ function of the RawModule's code (one named by a "

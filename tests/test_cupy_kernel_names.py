@@ -88,3 +88,24 @@ def test_kernels_a_name_may_mean_taking_other_arguments_are_refused():
         f.trace(x, y)
     assert e.value.source[1] == line_of(__file__, "ambiguous")
     assert "plain declaration" not in str(e.value)
+
+
+NESTED = r'''
+namespace impl { __global__ void k(float* x, const float* y, int n) {} }
+namespace other { __global__ void k(const float* x, const float* y, int n) {} }
+__global__ void k(const float* x, float* y, int n) {}
+'''
+
+
+@pytest.mark.parametrize("symbol, intents", [
+    ("_ZN4impl1kEPfPKfi", ["rw", "r", "r"]), ("_ZN5other1kEPKfS1_i", ["r", "r", "r"]),
+    ("_Z1kPKfPfi", ["r", "rw", "r"])])
+def test_a_namespaced_kernels_mangled_symbol_means_that_kernel(symbol, intents):
+    """Bug: the symbol of impl::k (RawKernel(code, "_ZN4impl1kEPfPKfi"), or what a
+    RawModule's get_function names it by) was read as no kernel of the source."""
+    assert CupyAdapter(_Symbol(NESTED, symbol)).intents == intents
+
+
+class _Symbol:   # what graphtrace reads of a RawKernel named by a symbol (not compiled here)
+    def __init__(self, code, name):
+        self.code, self.name, self.options = code, name, ()

@@ -45,14 +45,18 @@ _MANGLED = {"b": "bool", "c": "char", "a": "signed char", "h": "unsigned char", 
 
 def demangled(symbol: str) -> str | None:
     """``k<float, 256>`` for the symbol of a function template instantiated with
-    builtin types and integer constants (``_Z1kIfLi256EEvPT_``); None for others."""
-    m = re.match(r"_Z(\d+)", symbol)
-    if m is None:
+    builtin types and integer constants (``_Z1kIfLi256EEvPT_``), ``impl::k`` for a
+    function of a namespace (``_ZN4impl1kEPfS0_``); None for others."""
+    names, rest = [], symbol[3:] if symbol.startswith("_ZN") else symbol[2:]
+    while (m := re.match(r"\d+", rest)) is not None and (names == [] or symbol[2] == "N"):
+        start = m.end() + int(m.group())
+        names.append(rest[m.end():start])
+        rest = rest[start:]
+    if not names or not symbol.startswith("_Z"):
         return None
-    start = m.end() + int(m.group(1))
-    name, rest = symbol[m.end():start], symbol[start:]
+    name = "::".join(names)   # _ZN4impl1kE...: impl::k
     if not rest.startswith("I"):
-        return name
+        return name if symbol[2] != "N" or rest.startswith("E") else None
     args, i = [], 1
     while i < len(rest) and rest[i] != "E":
         if rest[i] == "L" and rest[i + 1:i + 2] in _MANGLED:   # a constant: L<type><value>E
@@ -65,6 +69,8 @@ def demangled(symbol: str) -> str | None:
             i += 1
         else:
             return None
+    if symbol[2] == "N" and not rest[i + 1:].startswith("E"):
+        return None
     return f"{name}<{', '.join(args)}>"
 
 

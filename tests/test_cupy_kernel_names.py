@@ -1,5 +1,6 @@
 """Which __global__ function of a cupy kernel's source its name means: an extern "C"
-function's symbol is its plain name whatever namespace holds it."""
+function's symbol is its plain name whatever namespace holds it, and a name may be
+written through an object-like macro (#define KNAME k)."""
 import numpy as np
 import pytest
 from numba import cuda
@@ -109,3 +110,43 @@ def test_a_namespaced_kernels_mangled_symbol_means_that_kernel(symbol, intents):
 class _Symbol:   # what graphtrace reads of a RawKernel named by a symbol (not compiled here)
     def __init__(self, code, name):
         self.code, self.name, self.options = code, name, ()
+
+
+@pytest.mark.parametrize("code", [
+    '#define KNAME k\nextern "C" __global__ void KNAME(const float* x, float* y, int n) {}\n',
+    '#define KNAME k\n#define NAME KNAME\n'
+    'extern "C" __global__ void NAME(const float* x, float* y, int n) {}\n',
+    '#define KNAME k\ntemplate<class T> __global__ void KNAME(const T* x, T* y, int n) {}\n'],
+    ids=["macro", "macro of a macro", "template"])
+def test_a_kernel_named_through_an_object_like_macro_is_read(code):
+    """Bug: nvrtc compiles it and cupy finds k, but the launch was refused: no
+    __global__ function 'k' ... (a name made by a macro, T##_name, is not expanded)."""
+    name = "k<float>" if "template" in code else "k"
+    ps = parse_signature(code, name)
+    assert [(p.name, p.const) for p in ps] == [("x", True), ("y", False), ("n", False)]
+    assert ps[2].dtype == np.int32
+    k = cp.RawKernel(code, name)
+
+    @gt.graph
+    def f(s, x, y):
+        s.launch(k, 1, 4, x, y, 4)
+    x, y = (cuda.to_device(np.zeros(4, np.float32)) for _ in range(2))
+    assert [m for _, m in f.trace(x, y).nodes[0].accesses] == ["r", "rw"]
+
+
+def test_a_missing_kernel_blames_token_pasting_only_where_the_source_uses_it():
+    code = '#define KNAME j\nextern "C" __global__ void KNAME(const float* x) {}\n'
+    k = cp.RawKernel(code, "k")
+
+    @gt.graph
+    def f(s, x):
+        s.launch(k, 1, 4, x)                                 # missing
+    x = cuda.to_device(np.zeros(4, np.float32))
+    with pytest.raises(gt.KernelArgumentError, match="no __global__ function 'k'") as e:
+        f.trace(x)
+    assert e.value.source[1] == line_of(__file__, "missing")
+    assert "##" not in str(e.value) and "plain declaration" in str(e.value)
+    pasted = cp.RawKernel('#define K(T) extern "C" __global__ void k_##T(const T* x) {}\n'
+                          'K(float)\n', "k_double")
+    with pytest.raises(gt.KernelArgumentError, match=r"a name made by a macro's ##"):
+        gt.graph(lambda s, x: s.launch(pasted, 1, 4, x)).trace(x)

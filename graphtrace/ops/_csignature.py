@@ -382,8 +382,8 @@ def _candidates(code: str, base: str, scope: tuple, macros: dict) -> list:
     namespace (C names ignore namespaces): such ones count, and come first."""
     spaces = _namespaces(code) if "namespace" in code else []
     blocks = _extern_c_blocks(code) if "extern" in code else []
-    found = []
-    for m in re.finditer(r"\b" + re.escape(base) + r"\s*[(<]", code):
+    found, names = [], _spellings(base, macros)
+    for m in re.finditer(r"\b(?:" + "|".join(map(re.escape, names)) + r")\s*[(<]", code):
         opened = _opening(code, m)   # past "(", or past "k<float>(" of a specialization
         if opened is None:
             continue
@@ -401,6 +401,16 @@ def _candidates(code: str, base: str, scope: tuple, macros: dict) -> list:
     found = [f for f in found if f[2]] or found
     return [(head, text, extern_c) for head, text, _, _, extern_c in
             sorted(found, key=lambda f: not f[4])]
+
+
+def _spellings(base: str, macros: dict) -> list:
+    """``base`` and the object-like macros that may expand to it (``#define KNAME k``:
+    ``__global__ void KNAME(...)`` declares ``k``), through others too."""
+    names = [base]
+    for name in names:   # (grows as it goes)
+        names += [m for m, defs in macros.items() if m not in names and
+                  any(params is None and body.strip() == name for params, body in defs)]
+    return names
 
 
 # extern "C" (the preprocessor blanks a literal's body, its length kept: "C++" is "   ")

@@ -127,11 +127,12 @@ class CupyAdapter(ReferenceAdapter):
         param = re.match(r"cannot read kernel parameter '(.*)'$", self.unread)
         if self.unread_advised:
             raise KernelArgumentError(f"cupy kernel {self.name}: {self.unread}")
-        hint = " (a name made by a macro, T##_name, is not expanded)"
+        hint = " (a name made by a macro's ##, T##_name, is not expanded)" \
+            if "##" in (self.kernel.code or "") and "macro" not in self.unread else ""
         why = (f"its parameter {param.group(1)} is of a C type graphtrace cannot read; "
                "take it as a void* (or an unsigned long long) and cast it in the kernel"
                if param else
-               f"{self.unread}{'' if 'macro' in self.unread else hint}; add a "
+               f"{self.unread}{hint}; add a "
                f"plain declaration of it to the source, extern \"C\" __global__ void "
                f"{self.name}(const float* x, float* y, int n); with its own parameters")
         raise KernelArgumentError(
@@ -290,9 +291,10 @@ def raw_module_function(module, name: str) -> CupyAdapter:
     if adapter.unread is not None and adapter.unread_advised:
         raise ArgumentError(f"gt.kernel(module, name={name!r}): {adapter.unread}")
     if adapter.unread is not None:   # no such kernel in the source
+        pasted = " (one named by a macro's ##: add a plain declaration of it to the code)" \
+            if "##" in module.code else ""
         raise ArgumentError(f"gt.kernel(module, name={name!r}): {adapter.unread}; name a "
-                            "__global__ function of the RawModule's code (one named by a "
-                            "macro's ##: add a plain declaration of it to the code)")
+                            f"__global__ function of the RawModule's code{pasted}")
     _functions[(id(module), name)] = (module, adapter)
     return adapter
 

@@ -28,6 +28,8 @@ import weakref
 from .bases import _with_wrapped
 from .chains import MISSING, Chain, Slot, chain as _chain, changes, lookup as _lookup, slot, \
     value_chains
+from .host_chains import host_chains
+from .names import _object_steps
 from .owners import _PLAIN_BASES, _dunders, _followed, own_class
 from .values import _is_value, _plain_items, pure_values
 
@@ -276,12 +278,23 @@ def _attribute_names(code) -> tuple:
 _ASKING = frozenset({"getattr", "hasattr", "attrgetter", "methodcaller"})
 
 
-def class_reads(reach, fn, owner: str, method: classmethod, v) -> None:
-    """The settings a class method reads off its ``cls`` (``cls.LR`` of
-    ``Model.lr()``), watched as chains off the name holding the class
-    (``Model.LR``) unless its code changes them."""
+def class_reads(reach, fn, dotted: str, method: classmethod, v, baked: bool) -> None:
+    """The settings a class method (``dotted``: ``Model.lr``) reads off its ``cls``
+    (``cls.LR`` of ``Model.lr()``), watched as chains off the name holding the
+    class (``Model.LR``) unless its code changes them (where ``baked``: the walked
+    code runs while traced). One that ``fn`` hands to ``s.host`` (``s.host(Sink.read,
+    h)``) reads when it runs: the arrays it reads off ``cls`` (``cls.BUF``, and
+    through the class methods it calls on it) are places a host callback reads
+    (``Reach.callbacks``), whose aliasing with the call's arrays keys the graph."""
     code = getattr(method.__func__, "__code__", None)
     if code is None or not code.co_argcount:
+        return
+    owner, head, *attrs = dotted.rsplit(".", 1)[0], *dotted.split(".")
+    if (head, tuple(attrs)) in host_chains(fn.__code__):
+        own = [(method.__func__, code.co_varnames[0])]
+        for steps in _object_steps(code, _chain(owner, ()).read(fn), own=own):
+            reach._callback_place(fn, _chain(owner, steps))
+    if not baked:
         return
     chains, changed = value_chains(code, roots=frozenset({code.co_varnames[0]}))
     cls = code.co_varnames[0]

@@ -34,7 +34,7 @@ from .self_stores import set_by_name
 from .host_chains import host_callbacks, host_chains, self_callbacks
 from .named_keys import by_name, keys_read_by
 from .owners import _PLAIN_BASES, _dunders, _followed, _library, _python_function, \
-    _python_helper, own_object
+    _python_helper, class_attribute, class_of, held_at, own_holder, own_object
 from .probe import _answers_oddly, _attr
 from .values import _MAX_DEPTH
 from .whole_reads import read_attribute_whole
@@ -293,11 +293,15 @@ def _object_steps(code, obj, depth: int = 0, own=()) -> list:
     as a chain's steps, and those of the objects they hold whose methods those call
     (``self.sink.read()``): but those they change in place (a history). ``own``:
     ``(function, parameter)`` of a function handed ``obj`` by that parameter, read
-    as a method (``partial(Sink.notify, sink)``: notify's self)."""
-    if depth > 2 or not own_object(obj):
+    as a method (``partial(Sink.notify, sink)``: notify's self). ``obj`` may be a
+    class of the program's own, read by its class methods (``cls.buf``)."""
+    if depth > 2 or not (own_holder(obj) if isinstance(obj, type) else own_object(obj)):
         return []
-    methods = list(own) + [(f, f.__code__.co_varnames[0]) for _, f, takes_self in
-                           _methods_named(code, type(obj)) if takes_self and f.__code__.co_argcount]
+    on_class = isinstance(obj, type)   # a class: its class methods, whose cls it is
+    methods = list(own) + [(f, f.__code__.co_varnames[0]) for name, f, takes_self in
+                           _methods_named(code, class_of(obj)) if f.__code__.co_argcount and (
+                               isinstance(class_attribute(obj, name), classmethod)
+                               if on_class else takes_self)]
     reads, changed = [], []
     for f, param in methods:
         read, change = value_chains(f.__code__, roots=frozenset({param}))
@@ -306,8 +310,7 @@ def _object_steps(code, obj, depth: int = 0, own=()) -> list:
     out = []
     for steps in dict.fromkeys(s for s in reads if s[0][0] == "attr"):
         if not any(changes(steps, c) for c in changed):
-            d = _attr(obj, "__dict__")   # (its own lookup may raise anything)
-            held = d.get(steps[0][1]) if type(d) is dict else None
+            held = held_at(obj, steps[0][1])
             out += [steps] + [steps + more for f, _ in methods
                               for more in _object_steps(f.__code__, held, depth + 1)]
     return list(dict.fromkeys(out))

@@ -87,6 +87,21 @@ def class_attribute(cls, name: str):
     return None
 
 
+def class_of(obj) -> type:
+    """The class whose methods code naming them on ``obj`` finds: a class's own
+    (a classmethod's ``cls.flush()``), else the object's class."""
+    return obj if isinstance(obj, type) else type(obj)
+
+
+def held_at(obj, name: str):
+    """What ``obj`` holds by attribute ``name`` without running its code (a
+    class: its own or a base's); None where nothing does."""
+    if isinstance(obj, type):
+        return class_attribute(obj, name)
+    d = _attr(obj, "__dict__")   # (its own lookup may raise anything)
+    return d.get(name) if type(d) is dict else None
+
+
 _OWN: dict = {}   # type -> whether it is a class of the program's own (weak_types.store)
 
 _NOT_OWN = (type, types.ModuleType, types.FunctionType, types.BuiltinFunctionType,

@@ -242,8 +242,8 @@ class Reach:
                         self.places.append((fn, dotted, None, False))
                         self._walk_into(held, seen, depth, labels, baked and not (   # and what
                             hand is not None and hand.callbacks_alone))   # it reaches
-                        if isinstance(held, classmethod) and baked:
-                            class_reads(self, fn, dotted.rsplit(".", 1)[0], held, v)
+                        if isinstance(held, classmethod):
+                            class_reads(self, fn, dotted, held, v, baked)
             if _holds_settings(v) and name not in stored:   # CFG["lr"], cfg.lr, Config.lr
                 reads = reads if reads is not None else _reads(fn, code)
                 self._settings(fn, name, v, reads, baked)

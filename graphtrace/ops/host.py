@@ -20,7 +20,8 @@ from ..errors import (ArgumentError, GraphtraceError, IntentError,
                       format_source, user_frame, user_frame_object)
 from ..chains import MISSING, chain, value_chains
 from ..names import _methods_named, attribute_names, name_chains
-from ..owners import _attr, _followed, _has, _library, own_object
+from ..owners import _attr, _followed, _has, _library, class_of, held_attributes, own_holder, \
+    own_object
 from ..scalar import Scalar
 from ..temporary import held_temporaries, holder_of, is_temporary, is_virtual
 from ..tree import leaves, tree_map
@@ -185,7 +186,7 @@ def _used(fn) -> frozenset:
     if owner is None and not _has(fn, "__code__"):   # a callable object
         owner, fn = fn, _attr(type(fn), "__call__")
     codes: list = []
-    for c in classes | {type(owner) if owner is not None else object}:   # (helpers too)
+    for c in classes | {class_of(owner) if owner is not None else object}:   # (helpers too)
         attribute_names(fn, c, into=codes)
     return frozenset(n for c in set(codes) for n in _used_in(c))
 
@@ -313,8 +314,9 @@ def _names_of(fn, depth: int = 0, seen=None, more=None):
     owner = _attr(fn, "__self__")   # a bound method: its object's attributes
     if owner is None and not _has(fn, "__code__") and _has(fn, "__dict__"):
         owner, fn = fn, _attr(type(fn), "__call__")   # a callable object
-    bound = owner is not None and not isinstance(owner, type) and depth < 4
-    held = list(_attr(owner, "__dict__", {}).items()) if bound else []
+    bound = owner is not None and depth < 4 and \
+        (not isinstance(owner, type) or own_holder(owner))   # (a classmethod's class)
+    held = _held_by(owner) if bound else []
     for k, v in held:
         yield f"attribute {k!r}", v, True
     fn = _attr(fn, "__func__", fn)
@@ -325,7 +327,7 @@ def _names_of(fn, depth: int = 0, seen=None, more=None):
     for label, v in given:   # partial(Sink.notify, sink) reading sink.buf
         yield from _object_reads(code, v, label, depth, seen, more)
     if bound:   # self.inner(), and self.sink.read() of an object self holds (there too)
-        methods = [method for _, method, _ in _methods_named(code, type(owner))]
+        methods = [method for _, method, _ in _methods_named(code, class_of(owner))]
         for method in methods:
             yield from _names_of(method, depth + 1, seen, more)
         for k, v in held:
@@ -351,6 +353,15 @@ def _names_of(fn, depth: int = 0, seen=None, more=None):
             yield f"global name {name!r}", v, False
             yield from _object_reads(code, v, f"global name {name!r}", depth, seen, more)
     yield from _item_reads(fn, code, depth, seen, more)
+
+
+def _held_by(owner) -> list:
+    """``(name, value)`` of what a bound method's object holds, as its code reads
+    it off ``self`` (``cls``): an object's attributes, a class's own and its bases'
+    (a classmethod's ``cls.BUF``)."""
+    if isinstance(owner, type):
+        return held_attributes(owner)
+    return list(_attr(owner, "__dict__", {}).items())
 
 
 def _object_reads(code, obj, label: str, depth: int, seen, more=None):

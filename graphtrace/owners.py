@@ -94,12 +94,11 @@ def class_of(obj) -> type:
 
 
 def held_at(obj, name: str):
-    """What ``obj`` holds by attribute ``name`` without running its code (a
-    class: its own or a base's); None where nothing does."""
+    """What ``obj`` holds by attribute ``name`` without running its code (in its
+    ``__dict__`` or a slot; a class: its own or a base's); None where nothing does."""
     if isinstance(obj, type):
         return class_attribute(obj, name)
-    d = _attr(obj, "__dict__")   # (its own lookup may raise anything)
-    return d.get(name) if type(d) is dict else None
+    return next((v for k, v in _attributes(obj) if k == name), None)   # (or a slot's)
 
 
 _OWN: dict = {}   # type -> whether it is a class of the program's own (weak_types.store)

@@ -20,8 +20,8 @@ from ..errors import (ArgumentError, GraphtraceError, IntentError,
                       format_source, user_frame, user_frame_object)
 from ..chains import MISSING, chain, value_chains
 from ..names import _methods_named, attribute_names, name_chains
-from ..owners import _attr, _followed, _has, _library, class_of, held_attributes, own_holder, \
-    own_object
+from ..owners import _attr, _attributes, _followed, _has, _library, class_of, held_attributes, \
+    own_holder, own_object
 from ..scalar import Scalar
 from ..temporary import held_temporaries, holder_of, is_temporary, is_virtual
 from ..tree import leaves, tree_map
@@ -312,7 +312,8 @@ def _names_of(fn, depth: int = 0, seen=None, more=None):
         fn = fn.func
     yield from ((label, v, True) for label, v in given)
     owner = _attr(fn, "__self__")   # a bound method: its object's attributes
-    if owner is None and not _has(fn, "__code__") and _has(fn, "__dict__"):
+    if owner is None and not _has(fn, "__code__") and \
+            (_has(fn, "__dict__") or _has(type(fn), "__slots__")):
         owner, fn = fn, _attr(type(fn), "__call__")   # a callable object
     bound = owner is not None and depth < 4 and \
         (not isinstance(owner, type) or own_holder(owner))   # (a classmethod's class)
@@ -361,7 +362,9 @@ def _held_by(owner) -> list:
     (a classmethod's ``cls.BUF``)."""
     if isinstance(owner, type):
         return held_attributes(owner)
-    return list(_attr(owner, "__dict__", {}).items())
+    fields = _attr(type(owner), "_fields") if isinstance(owner, tuple) else None
+    named = list(zip(fields, owner)) if isinstance(fields, tuple) else []   # a namedtuple's
+    return _attributes(owner) + named   # (its __dict__ and its slots)
 
 
 def _object_reads(code, obj, label: str, depth: int, seen, more=None):
@@ -401,10 +404,7 @@ def _object_attributes(obj, depth: int = 0):
     if depth > 2 or isinstance(obj, _NOT_OBJECTS) or _library(type(obj)) or \
             _is_array_quietly(obj) is not False:
         return
-    attributes = _attr(obj, "__dict__")
-    if not isinstance(attributes, dict):
-        return
-    for k, v in list(attributes.items()):
+    for k, v in _attributes(obj):   # its __dict__ and its slots
         if any(_is_array_quietly(x) is None for x in leaves(v)):
             continue   # an object that answers no question about itself: not an array
         yield f"attribute {k!r}", v

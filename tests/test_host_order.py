@@ -140,3 +140,45 @@ def test_a_child_holding_a_callback_handed_nothing_is_not_opaque_in_its_parent()
     assert len(callback) == 1 and callback[0].opaque
     g = streams_parent.trace(x, y)
     assert gt.check(g) == []
+
+
+def test_a_streams_mode_childs_callbacks_run_in_turn_with_its_data_mode_parents():
+    """In data mode callbacks run in the order recorded, a child's among them. A
+    child in streams mode gave its node no order of callbacks: s.host(bump, h1),
+    then s.child(helper, h2) with helper's s.host(look, h2), had no edge, and look
+    ran before bump in about half the simulated calls."""
+    state = {"count": 0}
+    seen = []
+
+    def bump(h):
+        state["count"] += 1
+
+    def look(h):
+        seen.append(state["count"])
+
+    @gt.graph(deps="streams")
+    def helper(s, h):
+        s.host(look, h)
+
+    @gt.graph(deps="streams")
+    def outer(s, h):
+        s.child(helper, h)
+
+    @gt.graph(backend="sim")
+    def f(s, h1, h2):
+        s.host(bump, h1)
+        s.child(helper, h2)
+
+    @gt.graph(backend="sim")
+    def nested(s, h1, h2):
+        s.host(bump, h1)
+        s.child(outer, h2)
+
+    h1, h2 = gt.pinned_empty(4), gt.pinned_empty(4)
+    for g in (f, nested):
+        assert g.trace(h1, h2).edges() == [(0, 1)]
+        for _ in range(10):
+            state["count"] = 0
+            seen.clear()
+            g(h1, h2)
+            assert seen == [1]

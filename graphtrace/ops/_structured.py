@@ -346,7 +346,10 @@ def record_child(stream, function, args, kwargs, source, lead=()):
     shown = tree_map(lambda v: t.cached_buffer(v) or v if is_array(v) else v,
                      (args, kwargs))
     t.before_child(scope, stream.index, others)
-    node = t.record(CHILD, function, shown[0], _union((region,), []), stream=stream.index,
+    accesses = _union((region,), [])   # in data mode host callbacks run as recorded,
+    if t.mode_of(stream.scope) == "data" and any(n.kind == "host" for n in region.walk()):
+        accesses = _union((), accesses + [(t.host_order(), "rw")])   # a streams child's too
+    node = t.record(CHILD, function, shown[0], accesses, stream=stream.index,
                     attrs={"keywords": shown[1]} if kwargs else None, scope=stream.scope,
                     regions=(region,), source=source, index=index,
                     opaque=any(map(touches_any, region.walk())))

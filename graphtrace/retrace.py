@@ -49,6 +49,22 @@ def _number_type(entry) -> type | None:
     return None
 
 
+def _kinds_changing(mixed) -> str:
+    """The retrace warning's advice for parameters given a number on some calls and
+    another value on others (``None``, a string): a dynamic number is keyed by its
+    type, anything else by its value."""
+    names = ", ".join(p for p, _ in mixed)
+    numbers = dict.fromkeys(_type_name(t) for _, seen in mixed for v in seen
+                            if (t := _number_type(v)) is not None)
+    others = dict.fromkeys("None" if v[1] is type(None) else _type_name(v[1])
+                           for _, seen in mixed for v in seen if _number_type(v) is None and
+                           type(v) is tuple and len(v) > 1 and isinstance(v[1], type))
+    return (f"argument(s) {names} keep changing between a number ({', '.join(numbers)}) and "
+            f"other values ({', '.join(others) or 'objects'}): a number is keyed by its type, "
+            "any other value by itself, each a new signature; pass the same kind at every "
+            f"call: a number of one type (float({mixed[0][0]})), or one fixed value")
+
+
 class RetraceWarning(UserWarning):
     """A decorated function keeps being traced for new signatures."""
 
@@ -206,7 +222,8 @@ class CallWarnings:
                  if any(isinstance(v, type) for v in seen) and
                  all(_number_type(v) is not None for v in seen)]
         other = [p for p, seen in changing if all(not isinstance(v, type) for v in seen)]
-        advice = []
+        mixed = [(p, seen) for p, seen in changing if p not in other and p not in dict(typed)]
+        advice = [_kinds_changing(mixed)] if mixed else []   # a number, then None or a str
         if typed:
             types = ", ".join(dict.fromkeys(_type_name(v) for _, seen in typed for v in seen))
             names = ", ".join(p for p, _ in typed)
@@ -233,7 +250,7 @@ class CallWarnings:
                           "functools.partial(f, ...) of a function defined once (a "
                           "partial is keyed by what it holds)")
             other = [p for p in other if p not in made]
-        if other or not (typed or fresh or made):
+        if other or not (typed or fresh or made or mixed):
             what = f"argument(s) {', '.join(other)} keep changing" if other else \
                 _regions_changing([k[3] if len(k) > 3 else () for k in seen]) or \
                 _reached_changing([k[1] for k in seen if len(k) > 1], self.params)

@@ -45,7 +45,10 @@ def record_host(stream, fn, args, opaque=None):
     order them, as any node."""
     t = stream.tracer()
     if not callable(fn):
-        raise ArgumentError(f"host() needs a callable, not {type(fn).__name__}")
+        raise ArgumentError(
+            f"s.host takes the function to run first, and was given {_not_callable(t, fn)}: "
+            "s.host(fn, *args) calls fn(*args) when the graph runs; pass the function, "
+            "then its arguments (s.host(fn, h))")
     if _attr(fn, "_graphtrace_graph", False) is True:
         raise ArgumentError(
             f"s.host({_name(fn)}, ...): {_name(fn)} is a graph function, which a host "
@@ -72,6 +75,21 @@ def record_host(stream, fn, args, opaque=None):
                                 f"temporary {tmp._life.where()}{_TEMPORARY}")
     return t.record(HOST_CALLBACK, fn, rec, tuple(accesses), stream=stream.index,
                     scope=stream.scope, opaque=opaque, attrs=attrs)
+
+
+def _not_callable(t, v) -> str:
+    """What a program handed ``s.host`` in place of the callback, as it wrote it."""
+    if isinstance(v, Scalar):
+        return f"the number {v.name}"
+    if _is_array_quietly(v):
+        buf = t.cached_buffer(v)
+        named = f" {buf.label}" if buf is not None and buf.label else ""
+        return f"the {'host' if _is_host(v) else 'device'} array{named}"
+    if isinstance(v, str):
+        return f"the string {v!r} (pass the function itself, not its name)"
+    if v is None or isinstance(v, (bool, int, float, complex)):
+        return repr(v) if v is None else f"the number {v!r}"
+    return f"an object of class {type(v).__qualname__}, which is not callable"
 
 
 def _reached(t, fn, opaque: bool, more=()) -> list:

@@ -384,6 +384,23 @@ def test_a_grid_syncing_kernel_launched_without_the_option_is_cooperative_as_eag
     assert all(") cooperative  in(x)" in line for line in str(g).splitlines()[1:3])
 
 
+@cuda.jit
+def named_this_grid(x):
+    this_grid = cuda.grid(1)          # a local of that name: no grid sync
+    if this_grid < x.size:
+        x[this_grid] += 1
+
+
+def test_a_kernel_with_a_local_named_this_grid_is_a_plain_node():
+    @gt.graph(backend="sim")
+    def f(s, x):
+        named_this_grid[2, 4, s](x)
+    x = cuda.to_device(np.zeros(8))
+    f(x)
+    assert x.copy_to_host().tolist() == [1.0] * 8
+    assert not f.trace(x).nodes[0].attrs["cooperative"]
+
+
 def test_a_grid_syncing_kernel_said_not_cooperative_points_to_the_option():
     @gt.graph
     def f(s, x, total, out):

@@ -348,9 +348,14 @@ def uses_grid_sync(py_func, _seen=None) -> bool:
         return False
     seen.add(id(py_func))
     fdef = _parse(py_func)
-    for node in ast.walk(fdef) if fdef is not None else ():
+    nodes = list(ast.walk(fdef)) if fdef is not None else ()
+    local = {n.id for n in nodes if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Load)}
+    local.update(a.arg for n in nodes if isinstance(n, ast.arguments)
+                 for a in n.posonlyargs + n.args + n.kwonlyargs)
+    for node in nodes:   # cuda.cg.this_grid, or this_grid imported (a local of that name: no)
         if (isinstance(node, ast.Attribute) and node.attr == "this_grid") or \
-                (isinstance(node, ast.Name) and node.id == "this_grid"):
+                (isinstance(node, ast.Name) and node.id == "this_grid" and
+                 "this_grid" not in local):
             return True
         if isinstance(node, ast.Call) and _dotted(node.func):
             inner = getattr(resolve_dotted(py_func, _dotted(node.func)), "py_func", None)

@@ -38,7 +38,7 @@ from .named_keys import keys_read_by
 from .names import _loaded, _methods_named, reads_fields, widest
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
     _followed, _graph_class, _holds_own, _python_function, _python_helper, class_attribute, \
-    container, contents, own_class, own_object
+    class_held, container, contents, own_class, own_object
 from .probe import _repr
 from .tree import children
 from .values import _MAX_DEPTH, _is_value, _leaves
@@ -277,14 +277,18 @@ def callback_arrays(objects, watched: Watched) -> list:
     """``(label, array)`` for the arrays the objects of ``held_objects`` hold by the
     attributes the key leaves out (not of ``watched.names``) where host callbacks
     are among their methods, which read them when they run (``s.host(SINK.report)``
-    reading ``self.buf``): but those the callbacks change in place (a history)."""
+    reading ``self.buf``), and those their classes hold by the names the callbacks
+    read (``self.BUF`` of ``class Sink: BUF = h``, where ``sink`` holds no ``BUF`` of
+    its own): but those the callbacks change in place (a history)."""
     if not watched.callbacks:
         return []
     out = []
     for label, obj, attributes in objects:
         state = set().union(*(watched.state.get(c, ()) for c in type(obj).__mro__))
         if _ALL not in state:
-            out += held_arrays([(label, obj, [(k, v) for k, v in attributes
+            held = attributes + [(k, v) for k, v in class_held(obj, attributes)
+                                 if k in watched.reached]
+            out += held_arrays([(label, obj, [(k, v) for k, v in held
                                               if k not in watched.names and k not in state])])
     return out
 

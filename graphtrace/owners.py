@@ -30,7 +30,7 @@ from .chains import MISSING
 from .probe import _attr, _has, _repr
 from .weak_types import store
 
-__all__ = ["class_attribute", "container", "contents", "own_class", "own_holder",
+__all__ = ["class_attribute", "class_held", "container", "contents", "own_class", "own_holder",
            "own_object"]
 
 
@@ -260,6 +260,21 @@ def held_attributes(v) -> list:
             seen.add(name)
             out.append((name, x))
     return out
+
+
+def class_held(obj, attributes=None) -> list:
+    """``(name, value)`` of what the class of ``obj`` (an object of a class of the
+    program's own) holds, its own and its bases' of the program's (``held_attributes``),
+    that code reads off ``obj`` as its own (``self.BUF`` of ``class Sink: BUF = h``):
+    not what ``obj`` holds by that name itself, nor a descriptor (a method, a
+    property, a slot), which ``self.name`` runs rather than reads. ``attributes``:
+    ``_attributes(obj)``, where known."""
+    t = type(obj)
+    if not (own_class(t) and not _bag(t) or issubclass(t, tuple) and _own_module(t)):
+        return []   # (a namedtuple's subclass: its class's values too)
+    own = {name for name, _ in (_attributes(obj) if attributes is None else attributes)}
+    return [(name, v) for name, v in held_attributes(t)
+            if name not in own and not _has(type(v), "__get__")]
 
 
 _CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, staticmethod,

@@ -20,8 +20,8 @@ from ..errors import (ArgumentError, GraphtraceError, IntentError,
                       format_source, user_frame, user_frame_object)
 from ..chains import MISSING, chain, value_chains
 from ..names import _methods_named, attribute_names, name_chains
-from ..owners import _attr, _attributes, _followed, _has, _library, class_of, held_attributes, \
-    own_holder, own_object
+from ..owners import _attr, _attributes, _followed, _has, _library, class_held, class_of, \
+    held_attributes, own_holder, own_object
 from ..scalar import Scalar
 from ..temporary import held_temporaries, holder_of, is_temporary, is_virtual
 from ..tree import leaves, tree_map
@@ -382,7 +382,8 @@ def _held_by(owner) -> list:
         return held_attributes(owner)
     fields = _attr(type(owner), "_fields") if isinstance(owner, tuple) else None
     named = list(zip(fields, owner)) if isinstance(fields, tuple) else []   # a namedtuple's
-    return _attributes(owner) + named   # (its __dict__ and its slots)
+    return _attributes(owner) + named + class_held(owner)   # (its __dict__ and its slots;
+    #                                                          its class's: self.BUF)
 
 
 def _object_reads(code, obj, label: str, depth: int, seen, more=None):

@@ -33,7 +33,7 @@ from .names import _object_steps
 from .owners import _PLAIN_BASES, _dunders, _followed, own_class
 from .values import _is_value, _plain_items, pure_values
 
-__all__ = ["class_reads", "made", "moved", "walk_classes"]
+__all__ = ["class_reads", "made", "moved", "record_reads", "walk_classes"]
 
 
 _MADE = ("__new__", "__init__", "__post_init__")   # what making an instance runs
@@ -305,3 +305,19 @@ def class_reads(reach, fn, dotted: str, method: classmethod, v, baked: bool) -> 
         value = chain.read(fn)
         if value is None or _is_value(value):
             reach._chains.append((fn, chain, id(v)))
+
+
+def record_reads(reach, fn, dotted: str, held) -> None:
+    """A namedtuple's subclass (``class Sink(namedtuple("Sink", "buf"))``) a class
+    or module of the program's own holds (``Cfg.SINK``, ``dotted``), one of whose
+    methods ``fn`` hands to ``s.host`` (``s.host(Cfg.SINK.read, t)``): the arrays
+    it holds are read by that callback when it runs, a place of ``Reach.callbacks``,
+    watched by identity (``Cfg.SINK = Sink(b)``: the callback is another) and keyed
+    by how its arrays share memory with the call's; it is no object ``own_object``
+    walks, a tuple being a library's class."""
+    if not isinstance(held, tuple) or type(held) is tuple:
+        return
+    head, *attrs = dotted.split(".")
+    if any(h == head and len(steps) > len(attrs) and list(steps[:len(attrs)]) == attrs
+           for h, steps in host_chains(fn.__code__)):
+        reach._callback_place(fn, _chain(head, tuple(("attr", a) for a in attrs)))

@@ -42,7 +42,7 @@ from functools import partial
 from .arrays import is_array
 from .chains import MISSING, NoKey, chain as _chain, changes, default_of, defined, \
     lookup as _lookup, value_chains
-from .class_reach import class_reads, moved, walk_classes
+from .class_reach import class_reads, moved, record_reads, walk_classes
 from .code_parts import _Code, _code_check, code_parts
 from .handed import hands
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
@@ -233,6 +233,7 @@ class Reach:
                     if baked and isinstance(held, type):   # mod.Opts(): class_reach.py
                         self._classes.append((fn, dotted, held, depth))
                     hand = handed.get((name, tuple(dotted.split(".")[1:])))
+                    record_reads(self, fn, dotted, held)   # Cfg.SINK.read of a namedtuple's
                     if held is not None and baked and _holds_own(held) and (
                             hand is None or not hand.callbacks_alone or own_object(held)) and \
                             all(f is not fn or n != dotted for f, n, _ in self.objects):

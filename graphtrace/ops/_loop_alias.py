@@ -3,12 +3,16 @@
 A body may read a slot through a name other than the one it changes it by:
 ``h = m`` (before the body or in it), then ``add(x, h.v)``, then ``m.v = 5.0``.
 The next iteration reads ``5.0`` through ``h.v``, so the read of ``h.v`` is a
-read of ``m.v``, before the body stores it. ``same_names`` groups the names
-that held one object when the body began (by identity); ``through`` (in
+read of ``m.v``, before the body stores it. ``same_names`` groups the paths
+that held one object when the body began (by identity): names, and the items
+and attributes of the containers and objects they hold (``tab = (m, q)``:
+``tab[0]`` is ``m``, so ``tab[0].v`` is ``m.v``; an item by a key computed,
+``objs[i]``, is any item of ``objs``). ``through`` (in
 ``_loop_operands.py``) follows a name the body set back to the paths its
 stores picked (``h = m``, ``h = m.sub``, ``d = D``; each of ``m if flag else
 q``, ``m or q``, ``(m, q)[i]``, a store through which sets none of them for
-sure), in the order the code
+sure; ``h = tab[0]``, ``h = objs[i]``, ``for h in tab``, ``h = getattr(tab,
+"m")``), in the order the code
 runs, so that a slot set first (``m.v = 5.0`` then ``add(x, h.v)``) stays set
 first, and what a read through it takes is that slot, not all of ``m``.
 """
@@ -16,27 +20,84 @@ from __future__ import annotations
 
 import types
 
+from ..owners import own_object
+from ._loop_stack import _ANY_KEY
+
 _VALUES = (int, float, complex, bool, str, bytes, type(None), types.ModuleType, type,
            types.FunctionType, types.BuiltinFunctionType)   # (no slot under them changes)
 _MAX_NAMES = 4096   # a scope with more names than this is not grouped
+_MAX_PATHS = 16384  # nor the items of its containers past this many paths
+_MAX_ITEMS = 256    # a container with more items than this is not looked into
+_DEPTH = 3          # steps from a name into what its containers hold
+
+
+def _held(v) -> list:
+    """``(step, value)`` of what a container or an object holds: the items of a
+    list, a tuple or a dict (a namedtuple's also by its fields' names), the
+    attributes of an object of the program's own (read from its dictionary,
+    running none of its code); none past ``_MAX_ITEMS``."""
+    t = type(v)
+    if t is list or isinstance(v, tuple) or t is dict:
+        if len(v) > _MAX_ITEMS:
+            return []
+        out = [(("[]", k), x) for k, x in (v.items() if t is dict else enumerate(v))]
+        fields = getattr(t, "_fields", None) if t is not tuple else None
+        if isinstance(fields, tuple) and len(fields) == len(v):
+            out += [((".", f), x) for f, x in zip(fields, v) if type(f) is str]
+        return out
+    if own_object(v):
+        try:
+            d = object.__getattribute__(v, "__dict__")
+        except (AttributeError, TypeError):
+            return []
+        if type(d) is dict and len(d) <= _MAX_ITEMS:
+            return [((".", k), x) for k, x in d.items() if type(k) is str]
+    return []
 
 
 def same_names(scope: dict) -> dict:
-    """name -> the other names of ``scope`` holding the very same object (a
-    container or an object whose attributes or items a body may change)."""
+    """path -> the other paths of ``scope`` reaching the very same object (a
+    container or an object whose attributes or items a body may change) when
+    the body began: a name (``("m",)``), an item or an attribute of what a name
+    holds, ``_DEPTH`` steps deep (``("tab", ("[]", 0))``); and a container's
+    path with ``_ANY_KEY`` after it -> the paths of each object it holds (what
+    ``objs[i]`` may be)."""
     if len(scope) > _MAX_NAMES:
         return {}
     by_id: dict = {}
-    for name, v in scope.items():
-        if type(name) is str and not isinstance(v, _VALUES):
-            by_id.setdefault(id(v), []).append(name)
-    return {n: tuple(m for m in names if m != n)
-            for names in by_id.values() if len(names) > 1 for n in names}
+    anys: dict = {}   # a container's path + _ANY_KEY -> the ids of what it holds
+    level, count = [((name,), v) for name, v in scope.items() if type(name) is str], 0
+    for depth in range(_DEPTH + 1):
+        below = []
+        for path, v in level:
+            if isinstance(v, _VALUES) or count >= _MAX_PATHS:
+                continue
+            count += 1
+            by_id.setdefault(id(v), []).append(path)
+            items = _held(v) if depth < _DEPTH else []
+            if items:
+                anys[path + (_ANY_KEY,)] = [id(x) for _, x in items if not isinstance(x, _VALUES)]
+                below += [(path + (step,), x) for step, x in items]
+        level = below
+    out = {p: tuple(q for q in paths if q != p)
+           for paths in by_id.values() if len(paths) > 1 for p in paths}
+    for p, ids in anys.items():
+        held = tuple(dict.fromkeys(q for i in ids for q in by_id.get(i, ())))
+        if held:
+            out[p] = held
+    return out
 
 
-def others(same: dict, path: tuple) -> list:
-    """The paths reaching the slot at ``path`` through another name of ``same``
-    (``h.v`` for ``m.v`` where ``h`` and ``m`` held one object)."""
-    if len(path) < 2 or type(path[0]) is not str:
+def others(same: dict, path: tuple, store: bool = False) -> list:
+    """The paths reaching the slot at ``path`` through another path of ``same`` to
+    an object on its way (``h.v`` for ``m.v`` where ``h`` and ``m`` held one
+    object; ``m.v`` for ``tab[0].v`` where ``tab[0]`` is ``m``; each item's, for
+    ``objs[i].v``). A ``store`` through an item by a key computed may set any of
+    them, so it is none of them for sure: none then."""
+    if len(path) < 2 or type(path[0]) is not str or not same or store and _ANY_KEY in path:
         return []
-    return [(n,) + path[1:] for n in same.get(path[0], ())]
+    out: list = []
+    for n in range(1, len(path)):
+        for q in same.get(path[:n], ()):
+            out.append(q + path[n:])
+    return [q for q in dict.fromkeys(out) if q != path]

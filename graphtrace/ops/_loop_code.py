@@ -35,8 +35,8 @@ from ._loop_callees import _child_args, _launcher, _made_here, _method_load
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
 from ._loop_names import TABLE_DEPTH, callable_items
 from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _handed_on,
-                             _iterated, _made, _parameters, _read_by, _taken, picked,
-                             through)
+                             _iterated, _keyed_any, _made, _parameters, _read_by, _taken,
+                             picked, through)
 from ._loop_paths import _MAX_ITEMS, _WHOLE, _resolve, _text, _within
 from ._loop_queries import RegionQueries
 from ._loop_stack import (_ANY_KEY, _ATTR_LOADS, _ATTR_STORES, _CONSTS, _ITEM_STORES, _JUMPS,
@@ -286,9 +286,10 @@ class _Region(RegionQueries):
                     held = _begin(code_ins, i, 1 if op in _ATTR_STORES else 2)[0]
                     made[path] = (_read_by(code_ins, *_swapped(code_ins, held), stored, made)
                                   if held else set()) | self._guarded(code_ins, i, stored, made) \
-                        | (made.get(path, set()) if len(paths) > 1 else set())
-                for q in [path] + others(self.same, path) if len(paths) == 1 else ():
-                    stored.add(q)
+                        | (made.get(path, set()) if len(paths) > 1 or _ANY_KEY in path else set())
+                for q in [path] + others(self.same, path, True) \
+                        if len(paths) == 1 and _ANY_KEY not in path else ():
+                    stored.add(q)   # (h = objs[i], then h.v = 5.0: none of them for sure)
                     self.first.setdefault(q, "store")
         else:
             path = _chain(code_ins, i)
@@ -300,6 +301,10 @@ class _Region(RegionQueries):
             elif path is not None:   # h = m, then h.v: a read of m.v
                 for q in through(path, stored, made):
                     self._loaded(q, stored)
+            elif op in _ATTR_LOADS or _reads_item(ins):   # objs[k].v: any item's v
+                path = _keyed_any(code_ins, i)
+                if path is not None and _ANY_KEY in path and path[:1] not in stored:
+                    self._loaded(path, stored)
         if op == "RETURN_VALUE" or op == "RETURN_CONST":   # (a getter's: what it gives)
             self.return_lines.add(ins.positions.lineno)
             if op == "RETURN_VALUE":

@@ -150,7 +150,7 @@ def _made(code_ins: list, i: int, names: tuple, stored: set, made: dict) -> None
     if code_ins[at - 1].opname == "FOR_ITER":
         made[names] = _iterated(code_ins, at - 1, stored, made)
         made[(ALIASED,) + names] = _each(code_ins, at - 1)
-        made[(SAME,) + names] = _UNKNOWN
+        made[(SAME,) + names] = _items(code_ins, at - 1)   # (for h in tab: any item)
     else:
         made[(SAME,) + names] = _same(code_ins, *_swapped(code_ins, at)) if at == i else \
             _UNKNOWN   # (h = m, h = m.sub, d = D["k"]: the very object; t := ..., unpacked)
@@ -177,6 +177,23 @@ def _value(code_ins: list, i: int, values: int) -> tuple:
     """``(start, end)``: the instructions computing the ``values`` values
     ``code_ins[i]`` takes."""
     return _begin(code_ins, i, values)[0], i
+
+
+def _items(code_ins: list, f: int) -> frozenset:
+    """The paths whose object the target of the loop whose ``FOR_ITER`` is
+    ``code_ins[f]`` may be: any item of a container the code names (``for h in
+    tab``: ``("tab", _ANY_KEY)``), each of a tuple or a list it builds (``for h in
+    (m, q)``: ``m`` and ``q``); else ``_UNKNOWN``."""
+    g = next((j for j in range(f - 1, -1, -1) if code_ins[j].opname == "GET_ITER"), None)
+    if g is None or f > 0 and code_ins[f - 1].opname in _LOADS:   # (a comprehension's .0)
+        return _UNKNOWN
+    built = code_ins[g - 1]
+    if built.opname in ("BUILD_TUPLE", "BUILD_LIST"):
+        got = _built(code_ins, g - 1, built.arg, _begin(code_ins, g, 1)[0], 0)
+    else:
+        got = _objects(code_ins, g, 0)
+        got = got and {p + (_ANY_KEY,) for p in got if _ANY_KEY not in p}
+    return frozenset(got) if got else _UNKNOWN
 
 
 def _each(code_ins: list, f: int) -> frozenset:
@@ -299,16 +316,13 @@ def _piece(code_ins: list, start: int, i: int, depth: int):
         b = _holder(code_ins, i - 1)
         how = _BUILDS.get(code_ins[b].opname) if b >= start else None
         if how is not None:   # (m, q)[i], {"a": m, "b": q}[k]: m and q
-            n = code_ins[b].arg * (how or 1)
-            ends = [_begin(code_ins, b, m)[0] - 1 for m in range(n + (how == 0))]
-            ends = ends[1:] if how == 0 else ends[::2] if how == 2 else ends
-            out: set = set()
-            for e in ends:
-                got = _objects(code_ins, e + 1, depth + 1) if e >= start else None
-                if got is None:
-                    return None
-                out |= got
-            return out
+            return _built(code_ins, b, code_ins[b].arg * (how or 1), start, depth, how)
+        path = _keyed_any(code_ins, i - 1) if _chain(code_ins, i - 1) is None else None
+        if path is not None and _ANY_KEY in path:   # objs[i], T[k]["a"]: any item
+            return {path}
+    path = _got(code_ins, start, i)   # getattr(tab, "m"): tab.m
+    if path is not None:
+        return {path}
     path = _chain(code_ins, i - 1)
     if path is None or _ANY_KEY in path or not all(
             c.opname in _LOADS or c.opname in _ATTR_LOADS or c.opname in _CONSTS or
@@ -316,6 +330,42 @@ def _piece(code_ins: list, start: int, i: int, depth: int):
             for c in code_ins[start:i]):
         return None
     return {path}
+
+
+def _built(code_ins: list, b: int, n: int, start: int, depth: int, how: int = 1):
+    """``_objects`` of each item of the tuple, list or dict ``code_ins[b]`` builds
+    of ``n`` values (``how``: as ``_BUILDS`` tells), or None."""
+    ends = [_begin(code_ins, b, m)[0] - 1 for m in range(n + (how == 0))]
+    ends = ends[1:] if how == 0 else ends[::2] if how == 2 else ends
+    out: set = set()
+    for e in ends:
+        got = _objects(code_ins, e + 1, depth + 1) if e >= start else None
+        if got is None:
+            return None
+        out |= got
+    return out
+
+
+def _got(code_ins: list, start: int, i: int):
+    """The path ``getattr(<path>, "name")``, computed by ``code_ins[start:i]``,
+    reads (``getattr(tab, "m")``: ``tab.m``), else None."""
+    c = i - 2 if i > 1 and code_ins[i - 2].opname == "PRECALL" else i - 1   # (3.11)
+    if c < start or code_ins[c].opname not in ("PRECALL", "CALL") or _taken(code_ins[c]) != 2:
+        return None
+    j = _begin(code_ins, c, 2)[0]
+    if j < 1 or code_ins[j - 1].opname != "LOAD_GLOBAL" or code_ins[j - 1].argval != "getattr":
+        return None
+    (_, end0), (_, end1) = _parameters(code_ins, c, 2)
+    key = code_ins[end1 - 1]
+    if end1 != end0 + 1 or key.opname not in _CONSTS or type(key.argval) is not str:
+        return None
+    holder = _chain(code_ins, end0 - 1)
+    if holder is None or _ANY_KEY in holder or not all(
+            c.opname in _LOADS or c.opname in _ATTR_LOADS or c.opname in _CONSTS or
+            _reads_item(c) or c.opname in ("EXTENDED_ARG", "CACHE", "NOP")
+            for c in code_ins[j:end0]):
+        return None
+    return holder + ((".", key.argval),)
 
 
 def through(path: tuple, stored, made: dict, depth: int = 0) -> list:

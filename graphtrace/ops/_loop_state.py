@@ -96,7 +96,8 @@ the trace took before where nothing they were read from has changed
   so work taking ``v`` takes ``st.mode`` (``st.flip()`` changing it).
 
 A slot read through another name of its object (``h = m``, in the body or
-before it, then ``add(x, h.v)``) is read as the object's (``m.v``), in the
+before it, then ``add(x, h.v)``; an item of a container holding it, ``h =
+tab[0]``, ``for h in tab``) is read as the object's (``m.v``), in the
 order the code runs (``_loop_alias.py``).
 
 Where the body reads an attribute or an item it set first (``st.w = 1.0 /

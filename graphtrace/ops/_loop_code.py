@@ -31,7 +31,7 @@ from ..chains import MISSING
 from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
 from ._loop_alias import others, same_names
-from ._loop_callees import _child_args, _launcher, _made_here, _method_load
+from ._loop_callees import _child_args, _launcher, _made_here, _method_load, _slot_read
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
 from ._loop_names import TABLE_DEPTH, callable_items
 from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _handed_on,
@@ -393,6 +393,12 @@ class _Region(RegionQueries):
         if callee is not None and callee.opname == "LOAD_GLOBAL" and \
                 callee.argval == "setattr" and code_ins[i].opname in _CALLS:
             self._setattr(code_ins, i, n, stored, made)
+        slot = _slot_read(code_ins, i, n, self.scope)   # getattr(st, "v", 1.0), d.get("k")
+        if slot is not None and (i + (code_ins[i].opname == "PRECALL")) in self.reports:
+            slot = None   # (print(getattr(st, "v", None)): only reported)
+        for q in () if slot is None else [slot] if slot[:1] not in stored else \
+                through(slot, stored, made):
+            self._loaded(q, stored)
         if child:
             self.takes.setdefault(line, set()).update(
                 _child_args(code_ins, i, n, stored, made, False))

@@ -155,6 +155,7 @@ from ..names import _filled, _global_names
 from ..owners import _attr
 from ..scalar import Scalar
 from ._loop_code import _Region
+from ._loop_grown import first_reads
 from ._loop_helpers import _DEPTH, HelperUses, _kernel_numbers, _recorded_numbers
 from ._loop_held import (_function, _helper_roots, _own_function, binding, graph_code, handed_use,
                          named_directly, recorded_lines)
@@ -319,7 +320,7 @@ class LoopState(HelperUses):
         if self.fn is None and self.frame is None:
             return
         after, changed = self.closed()
-        if not changed:
+        if not changed and not self.grown:   # (st.v = 3.0 new: read before it, maybe)
             return
         region = _Region(self._code(), self.scope, now=self.now)   # (now: if FLAG: taken)
         held, reads = {}, {}
@@ -400,7 +401,8 @@ class LoopState(HelperUses):
             elif (type(old), old) in kernels:   # (n += 1; log.debug(n), but a kernel
                 hits.append((p, "number"))      # takes a number that n held: which, untold)
                 equal[p] = (old, kernels[type(old), old])
-        if hits:
+        hits += first_reads(self, region, work, recorded, regions)   # getattr(st, "v", 1.0)
+        if hits:   # then st.v = 3.0, new to st
             raise ArgumentError(_message(self.named_once(hits), what, equal, source), source)
         self._refuse_blind(region, kept, what, source)
 

@@ -6,7 +6,11 @@ is captured, not run: a host read of device data in its code (``if x[0] > 0``,
 there. The views it is handed here (``DeviceView``) refuse those reads the same
 way: indexing one element or reducing gives a 0-d array, as cupy does, and
 turning one into a Python value (``bool``, ``float``, ``int``, ``.item()``,
-``.tolist()``, ``str``) from the region's own code is refused. numpy's own
+``.tolist()``, ``str``, a slice bound) from the region's own code is refused; numpy
+functions answering about device data (``np.dot``, ``np.linalg.norm``,
+``np.allclose``) answer with views too, and a selection whose size depends on the
+data (``x[x > 0]``, ``np.nonzero``, ``np.unique``), which cupy synchronises for, is
+refused from the region's own code. numpy's own
 Python code (``np.allclose``'s internals, array printing) and graphtrace's may
 still convert them, and so may an assignment or an index (``y[0] =
 x.sum()``, ``x[k[0]]``), which cupy does on the device.
@@ -40,9 +44,9 @@ _state = threading.local()   # .quiet: inside a view's own indexing (numpy conve
 class HostRead(Exception):
     """A region's code read device data on the host (``spelled``, at ``source``)."""
 
-    def __init__(self, spelled: str, source: tuple):
+    def __init__(self, spelled: str, source: tuple, advice: str = ""):
         super().__init__(spelled)
-        self.spelled, self.source = spelled, source
+        self.spelled, self.source, self.advice = spelled, source, advice
 
 
 def _user_line(depth: int):
@@ -76,18 +80,106 @@ class _Quiet:
         return False
 
 
+# numpy functions answering with a host value about an array's shape or type, not its
+# data (cupy's answer is a host value too)
+_HOST_ANSWERS = frozenset(getattr(np, n) for n in (
+    "shape", "ndim", "size", "iscomplexobj", "isrealobj", "may_share_memory",
+    "shares_memory", "result_type", "can_cast", "min_scalar_type") if hasattr(np, n))
+
+# numpy functions whose result's size depends on the data: cupy reads the size back
+# to the host (a synchronisation), which fails while a stream is captured
+_SIZED_BY_DATA = frozenset(getattr(np, n) for n in (
+    "nonzero", "flatnonzero", "argwhere", "extract", "compress", "unique",
+    "unique_values", "unique_counts", "unique_inverse", "unique_all", "setdiff1d",
+    "intersect1d", "union1d", "setxor1d", "trim_zeros") if hasattr(np, n))
+
+_SIZED_ADVICE = (
+    "the size of its result depends on the data, so cupy reads that size back to the "
+    "host, a synchronisation, which fails while a GPU captures the region. Keep the "
+    "shapes fixed: a mask in place of the selection (y[...] = np.where(x > 0, x, 0), "
+    "y[x > 0] = 0, (x > 0).sum()), or do it after the graph call")
+
+
+def _device(value):
+    """``value`` (a numpy function's or method's answer about device data) with each
+    array, numpy scalar and Python number a ``DeviceView``, as cupy answers."""
+    if isinstance(value, DeviceView):
+        return value
+    if isinstance(value, np.ndarray):
+        return value.view(DeviceView)
+    if isinstance(value, (np.generic, bool, int, float, complex)):
+        return np.asarray(value).view(DeviceView)
+    if isinstance(value, tuple):
+        items = [_device(v) for v in value]
+        return type(value)(*items) if hasattr(value, "_fields") else type(value)(items)
+    if isinstance(value, list):
+        return [_device(v) for v in value]
+    return value
+
+
+def _sized_by_data(key) -> bool:
+    """Whether index ``key`` selects by a boolean mask (an array of bools)."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, np.ndarray) and k.dtype == np.bool_ and k.ndim > 0
+               for k in keys)
+
+
+def _slice_bound(key) -> bool:
+    """Whether index ``key`` has a slice bound of device data (``y[:n]``, ``n`` a
+    0-d ``DeviceView``), which cupy turns into a Python value, a host read."""
+    keys = key if isinstance(key, tuple) else (key,)
+    return any(isinstance(k, slice) and any(
+        isinstance(b, DeviceView) for b in (k.start, k.stop, k.step)) for k in keys)
+
+
+def _check_key(key, selecting: bool):
+    """Refuse index ``key`` used by the region's own code where a GPU reads device
+    data on the host for it (a slice bound; a boolean mask, when ``selecting``)."""
+    if _slice_bound(key):
+        line = _user_line(3)
+        if line is not None:
+            raise HostRead("a slice bound of device data: y[:n]", line)
+    if selecting and _sized_by_data(key):
+        line = _user_line(3)
+        if line is not None:
+            raise HostRead("a boolean mask selecting: x[x > 0]", line, _SIZED_ADVICE)
+
+
+def _answer(base, spelled: str = ""):
+    """Method ``base`` of ndarray answering in ``DeviceView``s (refused from the
+    region's own code where ``spelled``: its result's size depends on the data)."""
+    def answer(self, *args, **kwargs):
+        if spelled:
+            line = _user_line(2)
+            if line is not None:
+                raise HostRead(spelled, line, _SIZED_ADVICE)
+        return _device(base(self, *args, **kwargs))
+    answer.__name__ = base.__name__
+    return answer
+
+
 class DeviceView(np.ndarray):
     """A numpy view standing for a device array in a region on the simulator."""
 
     def __array_wrap__(self, obj, context=None, return_scalar=False):
         return obj.view(DeviceView) if isinstance(obj, np.ndarray) else obj
 
+    def __array_function__(self, func, types, args, kwargs):
+        if func in _SIZED_BY_DATA or (func is np.where and len(args) + len(kwargs) == 1):
+            line = _user_line(2)
+            if line is not None:
+                raise HostRead(f"np.{func.__name__}(...)", line, _SIZED_ADVICE)
+        result = super().__array_function__(func, types, args, kwargs)
+        return result if func in _HOST_ANSWERS else _device(result)
+
     def __getitem__(self, key):
+        _check_key(key, True)
         with _Quiet():
             got = super().__getitem__(key)
         return np.asarray(got).view(DeviceView) if isinstance(got, np.generic) else got
 
     def __setitem__(self, key, value):
+        _check_key(key, False)
         with _Quiet():
             super().__setitem__(key, value)
 
@@ -106,6 +198,11 @@ class DeviceView(np.ndarray):
     __str__ = _read("str(...) or print(...)", np.ndarray.__str__)
     __repr__ = _read("repr(...)", np.ndarray.__repr__)
     __format__ = _read("a format (f-string)", np.ndarray.__format__)
+    nonzero = _answer(np.ndarray.nonzero, "x.nonzero()")
+    compress = _answer(np.ndarray.compress, "x.compress(...)")
+    argmax, argmin = _answer(np.ndarray.argmax), _answer(np.ndarray.argmin)
+    dot, trace = _answer(np.ndarray.dot), _answer(np.ndarray.trace)
+    searchsorted = _answer(np.ndarray.searchsorted)
 
 
 def device_views(args):
@@ -123,10 +220,11 @@ def host_read_error(node, e: HostRead) -> CaptureError:
     return CaptureError(
         f"captured region {callable_name(node.target)} (recorded at "
         f"{format_source(node.source)}) reads device data on the host at "
-        f"{format_source(e.source)} ({e.spelled}): on a GPU the region is captured when "
-        "the graph is built, not run, so this is a CaptureError there, and the simulator "
-        "refuses it too. Compute it on the device (y[...] = np.where(x[0] > 0, 1.0, -1.0), "
-        "y[...] = x.sum()), or read it after the graph call", source=e.source)
+        f"{format_source(e.source)} ({e.spelled}): " + (e.advice or (
+            "on a GPU the region is captured when the graph is built, not run, so this is "
+            "a CaptureError there, and the simulator refuses it too. Compute it on the "
+            "device (y[...] = np.where(x[0] > 0, 1.0, -1.0), y[...] = x.sum()), or read "
+            "it after the graph call")), source=e.source)
 
 
 def _from_library(e: BaseException, line: tuple) -> bool:

@@ -12,6 +12,7 @@ import re
 import numpy as np
 
 from ._cpp import invocation, preprocess, replacement
+from ._mangled import mangled_params
 
 __all__ = ["AmbiguousKernel", "CParam", "HANDLES", "parse_signature", "c_dtype"]
 
@@ -277,7 +278,7 @@ def _declarations(code: str, options=()):
     return macros, typedefs, code
 
 
-def parse_signature(code: str, name: str, options=()) -> list[CParam]:
+def parse_signature(code: str, name: str, options=(), symbol: str = "") -> list[CParam]:
     """The parameters of ``__global__ void name(...)`` in CUDA C++ source.
 
     Whatever cupy's compiler takes may stand around the name: ``extern "C"``,
@@ -293,7 +294,8 @@ def parse_signature(code: str, name: str, options=()) -> list[CParam]:
     that cannot be told apart or in namespaces the name does not tell apart, a
     macro or typedef of its declaration defined more than once), a pointer is
     read-only only if it is in each possibility: a wrong "read-only" would drop
-    a dependency.
+    a dependency. A kernel loaded by its mangled ``symbol`` (``_ZN4impl1kEPfPKfl``)
+    is the overload whose parameter types the symbol spells.
     """
     macros, typedefs, code = _declarations(code, options)
     scope, base = _scope_of(name)
@@ -324,7 +326,37 @@ def parse_signature(code: str, name: str, options=()) -> list[CParam]:
             "symbol, what a RawKernel loads) or the C++ one of that name (what a "
             "RawModule's name_expressions look up), and their parameters differ, so "
             "graphtrace cannot tell how to pass the arguments; rename one of them")
+    if symbol.startswith("_Z") and len(signatures) > 1:
+        signatures = _overload(signatures, base, symbol)
     return _merged(signatures, complete)
+
+
+def _key(p: CParam) -> tuple:
+    """What tells overloads apart by a parameter: pointer, const target, base type."""
+    base = " ".join(_QUALIFIERS.sub(" ", p.ctype.replace("*", " ")).split())
+    dt = c_dtype(base)
+    return p.pointer, p.const, p.ctype.count("*"), str(dt) if dt is not None else base
+
+
+def _overload(signatures: list, base: str, symbol: str) -> list:
+    """The signatures of the overload of ``base`` that mangled ``symbol`` names,
+    all of them where they pack alike and the symbol does not tell; else an
+    ``AmbiguousKernel``."""
+    types = mangled_params(symbol)
+    if types is not None:
+        try:
+            wanted = [_key(CParam(t, index=i)) for i, t in enumerate(types)]
+        except ValueError:
+            wanted = None
+        found = [s for s in signatures if [_key(p) for p in s] == wanted]
+        if found:
+            return found
+    if len({_packing(s) for s in signatures}) == 1:
+        return signatures
+    raise AmbiguousKernel(
+        f"the symbol {symbol} is one of the overloads of {base} in the kernel source, "
+        "whose parameters differ, and graphtrace cannot tell which from the symbol, so it "
+        "cannot tell how to pass the arguments; give the overloads different names")
 
 
 class AmbiguousKernel(ValueError):

@@ -82,7 +82,8 @@ class CupyAdapter(ReferenceAdapter):
     def __init__(self, k):
         name = source_name(k)
         try:
-            self.signature = parse_signature(k.code, name, getattr(k, "options", ()))
+            self.signature = parse_signature(k.code, name, getattr(k, "options", ()),
+                                             k.name)
         except ValueError as e:   # launches refuse it (validate); gt.kernel's intents
             self.signature, self.unread = [], str(e)   # may be declared meanwhile
             self.unread_advised = isinstance(e, AmbiguousKernel)   # says what to do

@@ -74,7 +74,7 @@ def _tagged(value, items, factory=None):
     t = type(value)
     if t is dict:   # keys as numbers are keyed (-0.0 is not 0.0, 1 not 1.0)
         return ("dict", tuple(zip(_dict_keys(value), items)))
-    if t is list or t is tuple:
+    if t is list or t is tuple or t is partial:
         return (t, tuple(items))
     state = _state(value, factory)   # a subclass's instance attributes (ring.i)
     if wrapped(t) is not None:   # a deque, a UserDict...: (type, items, state) as a list's
@@ -115,6 +115,12 @@ def walk(value, path: tuple, static: bool, leaf, build=rebuild):
     """
     if is_array(value):
         return leaf("array", path, value)
+    if type(value) is partial and any(is_array(a) for a in leaves(
+            (value.args, value.keywords))):   # partial(addk, y=y): y as an argument's
+        built = [leaf("static", path + (Attribute("func"),), value.func)] + [
+            walk(v, path + (Attribute(k),), static, leaf, build)
+            for k, v in (("args", value.args), ("keywords", value.keywords))]
+        return build(value, built)
     items = children(value)   # the containers of tree.py
     if items is not None:
         built = [walk(v, path + (k,), static, leaf, build) for k, v in items]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import copy
 import copyreg
 from collections import ChainMap, OrderedDict, UserDict, UserList, deque
+from functools import partial
 
 from .buffers import Buffer
 from .errors import ArgumentError
@@ -81,6 +82,8 @@ def rebuild(value, items):
         return tuple(items)
     if isinstance(value, tuple) and _has(value, "_fields"):   # a namedtuple
         return t(*items)
+    if t is partial:   # (func, args, keywords): a partial holding arrays (arguments.walk)
+        return partial(items[0], *items[1], **items[2])
     return _refilled(value, items)
 
 

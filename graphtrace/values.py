@@ -389,7 +389,7 @@ def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset(),
         elif name in names and _is_callable_object(v):   # self.kernel: by identity (a
             kernels.append((f"self.{name}", type(v),   # partial: its values too)
                             callable_key(v) if type(v) is partial and name not in callbacks
-                            else v))
+                            else _callable_identity(v)))
     mro = type(obj).__mro__
     for name in sorted(names - own):   # a class's value read through self (Model.lr)
         v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
@@ -400,7 +400,8 @@ def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset(),
             kernels.append((f"self.{name}", type(v), _Held(form)))   # Model.scales = [2.0]
         elif v is not _ABSENT and (_has(v, "py_func") or _is_callable_object(v)) and \
                 not isinstance(v, (types.FunctionType, staticmethod, classmethod, property)):
-            kernels.append((f"self.{name}", type(v), v))   # a class's kernel (step_kernel)
+            kernels.append((f"self.{name}", type(v),   # a class's kernel (step_kernel)
+                            _callable_identity(v)))
     hidden = []   # type(self).N where the object holds an N of its own (m.N = 1)
     for name in sorted(classed & own) if classed else ():
         v = next((c.__dict__[name] for c in mro if name in c.__dict__), _ABSENT)
@@ -412,6 +413,16 @@ def instance_values(obj, names, by_keys=frozenset(), callbacks=frozenset(),
 
 
 _ABSENT = object()
+
+
+def _callable_identity(v):
+    """A callable attribute in a cache key by identity: a bound method as itself
+    (equal to another of the same function and object, made anew at each lookup),
+    anything else in ``_Same``: an object of a class of its own ``__eq__`` (a
+    namedtuple, a dataclass, a list subclass with a ``__call__``) compares its
+    contents, which may not hash (an array it holds), and where its methods are
+    host callbacks, read those when they run."""
+    return v if type(v) is types.MethodType else _Same(v)
 
 
 def _is_callable_object(v) -> bool:

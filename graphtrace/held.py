@@ -33,7 +33,7 @@ from .bases import _holder, _super_bases, _with_wrapped
 from .chains import chain, changes, value_chains
 from .held_keys import _ALL, _SKIPPED, Watched
 from .weak_types import store
-from .host_chains import host_callbacks, host_chain_names, host_chains
+from .host_chains import host_callbacks, host_chain_names, host_chains, host_methods
 from .named_keys import keys_read_by
 from .names import _loaded, _methods_named, reads_fields, widest
 from .owners import _ARRAY_KINDS, _attr, _attributes, _bound_class, _bound_to, _dunders, \
@@ -412,10 +412,15 @@ def held_methods(functions, heads: dict, classes, hosted=(), bound=()) -> tuple:
         mine = targets if owner is None else {   # s.host(self.record, h) in its method
             (owner, steps[0]) for head, steps in host_chains(code)
             if (head,) == tuple(first) and len(steps) == 1}
+        # the names code loads only as the method it hands to s.host (s.host(self.read)):
+        # no call of another class's method of that name (self.sink.read() in read)
+        only_hosted = host_methods(code) if owner is None and not callback else ()
         for cls in classes:   # and those a held object's method hands to s.host itself
             for name, method, _ in _methods_named(code, cls, fn=f):
                 if owner is None and name in resolved:   # found by its object
                     hosted = (cls, name) in mine
+                    if not hosted and name in only_hosted:
+                        continue
                 else:
                     hosted = (cls, name) in mine or name in host
                 follow(cls, name, method, callback or hosted)

@@ -415,14 +415,15 @@ def held_methods(functions, heads: dict, classes, hosted=(), bound=()) -> tuple:
         # the names code loads only as the method it hands to s.host (s.host(self.read)):
         # no call of another class's method of that name (self.sink.read() in read)
         only_hosted = host_methods(code) if owner is None and not callback else ()
+
+        def kind(cls, name):   # True: a callback; False: called; None: neither
+            if owner is None and name in resolved:   # found by its object
+                hosted = (cls, name) in mine
+                return None if not hosted and name in only_hosted else hosted
+            return (cls, name) in mine or name in host
+
         for cls in classes:   # and those a held object's method hands to s.host itself
-            for name, method, _ in _methods_named(code, cls, fn=f):
-                if owner is None and name in resolved:   # found by its object
-                    hosted = (cls, name) in mine
-                    if not hosted and name in only_hosted:
-                        continue
-                else:
-                    hosted = (cls, name) in mine or name in host
+            for name, method, hosted in _calls_and_callbacks(code, cls, f, kind):
                 follow(cls, name, method, callback or hosted)
     chains = {}
     for cls, found_reads in reads.items():
@@ -436,6 +437,26 @@ def held_methods(functions, heads: dict, classes, hosted=(), bound=()) -> tuple:
                   for f in dataclasses.fields(cls)}
     return tuple(found), Watched(frozenset(names), state, chains, hosted,
                                  frozenset(reached), whole=whole)
+
+
+def _calls_and_callbacks(code, cls, fn, kind) -> list:
+    """``(name, method, hosted)`` of the methods of ``cls`` that ``code`` (of ``fn``)
+    names and those they name in turn (``_methods_named``); ``kind(cls, name)``
+    tells one ``code`` hands to ``s.host`` (True), one it calls (False), one it
+    names only as another object's callback (None: left out). One reached only
+    through those it hands to ``s.host`` is a callback's too (``s.host(S.outer)``
+    where ``outer`` calls ``self.read``), not a method the graph calls."""
+    found = _methods_named(code, cls, fn=fn)
+    kinds = {name: kind(cls, name) for name, _, _ in found}
+    roots = {name for name, k in kinds.items() if k is not False}
+    if not roots:
+        return [(name, method, kinds[name]) for name, method, _ in found]
+    called = {id(m) for _, m, _ in _methods_named(code, cls, skip=roots, fn=fn)}
+    hosted = {name for name in roots if kinds[name]}
+    handed = {id(m) for _, m, _ in _methods_named(code, cls, only=hosted, fn=fn)} \
+        if hosted else set()
+    return [(name, method, bool(kinds[name]) if id(method) in called else True)
+            for name, method, _ in found if id(method) in called or id(method) in handed]
 
 
 # dunder methods a traced call's use of an object does not run: making, copying,

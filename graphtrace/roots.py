@@ -247,6 +247,16 @@ class _Roots:
         if root is None:
             held = _held_by_argument(self.given, buf)
             own = self.self_param
+            field = _field_of(self.given.get(own), held, own) if own is not None else None
+            if field is not None:   # a namedtuple's self[0]: its field by name
+                raise ArgumentError(
+                    f"an array used here ({_describe(buf)}) is {own}.{field[1]}, a field of "
+                    f"{own}, a namedtuple {type(self.given[own]).__name__}: graphtrace reads a "
+                    "graph method's arrays off its object's attributes, and a namedtuple's "
+                    "fields are items of a tuple, which it does not rebind; pass "
+                    f"{own}.{field[1]} to {self.name} as an argument of its own, or make "
+                    f"{type(self.given[own]).__name__} a class (or a dataclass) holding "
+                    f"{field[1]} as an attribute")
             if held is not None and own is not None and \
                     held.split(".")[0].split("[")[0] == own:
                 raise ArgumentError(
@@ -378,6 +388,17 @@ class _Roots:
 def _describe(buf: Buffer) -> str:
     where = "host" if buf.is_host else f"device {buf.device}"
     return f"{buf.dtype}{list(buf.shape)} on {where}"
+
+
+def _field_of(obj, held, own: str):
+    """``(index, field name)`` where ``held`` is an item of a namedtuple ``own``
+    (``self[0]`` of ``class M(namedtuple("M", "buf"))``); None for anything else."""
+    fields = getattr(type(obj), "_fields", None) if isinstance(obj, tuple) else None
+    if not fields or held is None or not held.startswith(f"{own}[") or \
+            not held.endswith("]") or not held[len(own) + 1:-1].isdigit():
+        return None
+    i = int(held[len(own) + 1:-1])
+    return (i, fields[i]) if i < len(fields) else None
 
 
 def _held_by_argument(given: dict, buf: Buffer, depth: int = 3) -> str | None:

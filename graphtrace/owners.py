@@ -30,8 +30,8 @@ from .chains import MISSING
 from .probe import _attr, _has, _repr
 from .weak_types import store
 
-__all__ = ["class_attribute", "class_held", "container", "contents", "own_class", "own_holder",
-           "own_object"]
+__all__ = ["class_attribute", "class_held", "container", "contents", "holds_state", "own_class",
+           "own_holder", "own_object"]
 
 
 def _python_function(obj):
@@ -255,7 +255,7 @@ def held_attributes(v) -> list:
     out, seen = [], set()
     for space in spaces:
         for name, x in list(space.items()):
-            if name in seen or name[:2] == "__" == name[-2:] or isinstance(x, _CODE):
+            if name in seen or not holds_state(name, x):
                 continue
             seen.add(name)
             out.append((name, x))
@@ -275,6 +275,11 @@ def class_held(obj, attributes=None) -> list:
     own = {name for name, _ in (_attributes(obj) if attributes is None else attributes)}
     return [(name, v) for name, v in held_attributes(t)
             if name not in own and not _has(type(v), "__get__")]
+
+
+def holds_state(name: str, x) -> bool:
+    """Whether ``held_attributes`` takes attribute ``name`` holding ``x``."""
+    return not (name[:2] == "__" == name[-2:] or isinstance(x, _CODE))
 
 
 _CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, staticmethod,

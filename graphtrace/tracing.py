@@ -12,7 +12,6 @@ import ast
 import dis
 import inspect
 import textwrap
-import types
 
 import numpy as np
 
@@ -22,8 +21,8 @@ from .arguments import Call, changed_copies, copies, path_str, walk
 from .arrays import is_array
 from .backend import is_stream
 from .errors import ArgumentError, TraceError, user_frame
+from .module_places import ModuleBindings
 from .names import named_values
-from .owners import held_attributes, own_holder
 from .probe import _has
 from .ops._structured import dropped_value, record_child
 from .ops.kernel import cupy_call_refusal, stream_refusal
@@ -84,6 +83,7 @@ class Tracing:
         handed: list = []   # the lists and dicts the function is handed: copies
         tracer.given = dict(bound.arguments)   # (where an array they hold is: roots.py)
         tracer.self_param = self.self_param if self._lead else None
+        bindings = ModuleBindings(self.fn)   # (what the trace may keep there: _places)
         try:
             with tracer, CupyFence():
                 for k in self.params:
@@ -112,12 +112,12 @@ class Tracing:
                     if tracer.written is not None:   # its names hold their own arrays again
                         tracer.written.restore()
         except BaseException as e:   # a temporary the program keeps past a failed
-            _note_kept(tracer, self._places(args, kwargs), e)   # trace: where, and what to do
+            _note_kept(tracer, self._places(args, kwargs, bindings), e)   # trace: where, and what to do
             raise
         _refuse_result(self.__name__, result, self.fn)
         ir = tracer.graph()
         if ir.temporaries or scalars:
-            places = self._places(args, kwargs)
+            places = self._places(args, kwargs, bindings)
             if ir.temporaries:
                 _refuse_kept(tracer, places)
             if scalars:
@@ -125,11 +125,12 @@ class Tracing:
         return ir, arrays, scalars, changed_copies(handed, (self.fn,) + tuple(
             self._holdings.reach.walked) if handed else ())
 
-    def _places(self, args, kwargs) -> list:
+    def _places(self, args, kwargs, bindings) -> list:
         """``(label, value)`` of where the program may keep what a trace made past it:
         the arguments, what a method's class holds (``Model.last = t``), the global
         and closure names the function reads, and the globals of the program's own
-        modules it reads (``helper.CACHE = t``)."""
+        modules it reads that the trace may have stored into (``helper.CACHE = t``:
+        ``ModuleBindings``, made before the trace)."""
         arguments = self._bind(args, kwargs).arguments
         places = [(f"argument {k}", v) for k, v in arguments.items()]
         if self._lead:
@@ -139,7 +140,7 @@ class Tracing:
                        and not callable(v) and not _has(type(v), "__get__")]
         named = named_values(self.fn)
         return places + [(f"global or closure name {name}", v) for name, v in named] + \
-            _module_globals(v for _, v in named)
+            bindings.places(named, self._holdings.reach.walked)
 
     def _label_closure(self, tracer: Tracer, arguments) -> None:
         """Name the arrays the function reaches by name (its own and its helpers'),
@@ -337,26 +338,6 @@ def _note_kept(tracer, places, error: BaseException) -> None:
                     f"trace of {tracer.name}: drop it from there (a temporary exists only "
                     "inside its trace)")
             return
-
-
-def _module_globals(values, depth: int = 3) -> list:
-    """``(label, value)`` of the globals of the modules of the program's own among
-    ``values`` (``import helper``, in the function or a helper it calls), and of
-    those modules' own modules, ``depth`` levels down: a trace may have stored there
-    (``helper.CACHE = t``, ``pkg.sub.TABLE["t"] = t``) as into a global of its own."""
-    out, seen = [], set()
-    todo = [v for v in values if isinstance(v, types.ModuleType)]
-    while todo and depth:
-        depth, found = depth - 1, []
-        for m in todo:
-            if id(m) in seen or not own_holder(m):
-                continue
-            seen.add(id(m))
-            for name, v in held_attributes(m):
-                out.append((f"global {m.__name__}.{name}", v))
-                found += [v] if isinstance(v, types.ModuleType) else []
-        todo = found
-    return out
 
 
 def _refuse_kept(tracer, places) -> None:

@@ -6,6 +6,8 @@ CACHE = None
 TABLE: dict = {}
 SUB = types.ModuleType("kept_module_sub")   # a module it holds in turn
 SUB.CACHE = None
+KEPT: list = []
+VOCAB = [("w%d" % i, i) for i in range(4)]   # a table no traced code names
 
 
 def keep(t) -> None:
@@ -13,7 +15,12 @@ def keep(t) -> None:
     CACHE = t
 
 
+def remember(t) -> None:
+    KEPT.append(t)
+
+
 def clear() -> None:
     global CACHE
     CACHE = SUB.CACHE = None
     TABLE.clear()
+    KEPT.clear()

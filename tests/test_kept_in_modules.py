@@ -40,6 +40,14 @@ def _in_its_module(s):
     kept_module.SUB.CACHE = s.empty(4)               # kept-sub
 
 
+def _appended_by_its_function(s):
+    kept_module.remember(s.empty(4))                 # kept-append
+
+
+def _set_by_a_computed_name(s):
+    setattr(kept_module, "".join(["CA", "CHE"]), s.empty(4))   # kept-setattr
+
+
 def _helper(s):
     kept_module.CACHE = s.empty(4)                   # kept-helper
 
@@ -53,7 +61,9 @@ CASES = [(_set_attribute, "kept-attr", "kept_module.CACHE"),
          (_imported_inside, "kept-inside", "kept_module.CACHE"),
          (_by_its_function, "kept-call", "kept_module.CACHE"),
          (_in_its_module, "kept-sub", "kept_module_sub.CACHE"),
-         (_through_helper, "kept-helper", "kept_module.CACHE")]
+         (_through_helper, "kept-helper", "kept_module.CACHE"),
+         (_appended_by_its_function, "kept-append", "kept_module.KEPT"),
+         (_set_by_a_computed_name, "kept-setattr", "kept_module.CACHE")]
 
 
 @pytest.mark.parametrize("body, marker, where", CASES, ids=[m for _, m, _ in CASES])
@@ -82,3 +92,24 @@ def test_a_helper_module_holding_no_temporary_is_not_refused():
         t = s.empty(4)
         kept_module.TABLE["m"] = t.shape             # its geometry: numbers
     f.trace()
+
+
+def test_a_helper_module_s_globals_the_trace_leaves_alone_are_not_walked(monkeypatch):
+    """A table of a helper module that the traced code never names nor rebinds
+    cannot hold a temporary of its trace: it is not walked (a large one made
+    every trace slow)."""
+    import graphtrace.temporary as temporary
+    walked, held_one = [], temporary.held_one
+
+    def spy(value, *rest):
+        walked.append(value)
+        return held_one(value, *rest)
+    monkeypatch.setattr(temporary, "held_one", spy)
+
+    @gt.graph
+    def f(s):
+        t = s.empty(4)
+        kept_module.TABLE["m"] = t.shape
+    f.trace()
+    assert any(v is kept_module.TABLE for v in walked)
+    assert not any(v is kept_module.VOCAB for v in walked)

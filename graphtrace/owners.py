@@ -278,8 +278,10 @@ def class_held(obj, attributes=None) -> list:
 
 
 def holds_state(name: str, x) -> bool:
-    """Whether ``held_attributes`` takes attribute ``name`` holding ``x``."""
-    return not (name[:2] == "__" == name[-2:] or isinstance(x, _CODE))
+    """Whether ``held_attributes`` takes attribute ``name`` holding ``x`` (a
+    module's globals may hold a key other than a name: ``globals()[42] = x``)."""
+    return isinstance(name, str) and not (
+        name[:2] == "__" == name[-2:] or isinstance(x, _CODE))
 
 
 _CODE = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, staticmethod,

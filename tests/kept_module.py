@@ -24,3 +24,9 @@ def clear() -> None:
     CACHE = SUB.CACHE = None
     TABLE.clear()
     KEPT.clear()
+    for k in [k for k in globals() if not isinstance(k, str)]:
+        del globals()[k]
+
+
+def note_by_number(n) -> None:
+    globals()[n] = n   # (a key other than a name)

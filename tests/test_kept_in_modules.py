@@ -113,3 +113,20 @@ def test_a_helper_module_s_globals_the_trace_leaves_alone_are_not_walked(monkeyp
     f.trace()
     assert any(v is kept_module.TABLE for v in walked)
     assert not any(v is kept_module.VOCAB for v in walked)
+
+
+def test_a_helper_module_s_global_keyed_by_no_name_is_left_alone():
+    @gt.graph
+    def f(s):
+        t = s.empty(4)
+        kept_module.note_by_number(7)
+        s.memset(t, 0)
+    f.trace()
+
+    @gt.graph
+    def g(s):
+        s.empty(4)
+        kept_module.note_by_number(8)
+        raise KeyError("the program's own error")
+    with pytest.raises(KeyError, match="the program's own error"):
+        g.trace()

@@ -28,7 +28,7 @@ from .scalar import Scalar
 from .tree import children, leaves
 
 __all__ = ["Temporary", "VIRTUAL_BASE", "LIBRARY_STATE", "COOPERATIVE", "HOST_ORDER", "is_virtual",
-           "is_state", "reserve", "holder_of", "held_one", "held_temporaries"]
+           "is_state", "reserve", "holder_of", "held_one", "held_temporaries", "no_pointer"]
 
 VIRTUAL_BASE = 1 << 60
 _LARGEST = 1 << 50                # bytes in one temporary at most (a PiB)
@@ -142,27 +142,38 @@ class _HostRead(HostSyncError, AttributeError):
     for a name it lacks), at the user's line."""
 
 
-class _DeviceInterface(dict):
-    """A temporary's ``__cuda_array_interface__``: it is device memory, so that
-    ``hasattr(t, "__cuda_array_interface__")`` answers True and its geometry
-    (``shape``, ``typestr``, ``strides``, ``descr``, ``version``) answers; its
-    ``data`` has no memory until the graph is compiled: reading it (a library taking
-    the temporary, ``cupy.asarray(t)``, ``cuda.as_cuda_array(t)``) is refused."""
+class _NoPointer:
+    """The ``data`` of a temporary's ``__cuda_array_interface__`` (a plain dict, as
+    libraries require, so that ``hasattr(t, "__cuda_array_interface__")`` answers
+    True and its geometry answers): it has no memory until the graph is compiled,
+    so reading the pointer (``ptr, ro = cai["data"]``, ``cai["data"][0]``,
+    ``int(...)``: a library taking the temporary, ``cupy.asarray(t)``,
+    ``cuda.as_cuda_array(t)``, or a wrapper copying the interface) is refused."""
 
     __slots__ = ("_name",)
 
-    def __getitem__(self, key):
-        if key == "data":
-            raise HostSyncError(
-                f"the device pointer of temporary {self._name} (its "
-                "__cuda_array_interface__['data']) read inside a trace: its memory is laid "
-                "out when the graph is compiled, and a library taking it would use it now, "
-                "outside the graph; pass the temporary to kernels, s.copy and s.memset on "
-                "the proxy stream")
-        return dict.__getitem__(self, key)
+    def __init__(self, name: str):
+        self._name = name
 
-    def get(self, key, default=None):
-        return self[key] if key == "data" else dict.get(self, key, default)
+    def refuse(self, *_args, **_kw):
+        raise HostSyncError(
+            f"the device pointer of temporary {self._name} (its "
+            "__cuda_array_interface__['data']) read inside a trace: its memory is laid "
+            "out when the graph is compiled, and a library taking it would use it now, "
+            "outside the graph; pass the temporary to kernels, s.copy and s.memset on "
+            "the proxy stream")
+
+    __getitem__ = __iter__ = __len__ = __int__ = __index__ = __float__ = __bool__ = refuse
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __contains__ = refuse
+    __hash__ = object.__hash__
+
+    def __repr__(self):
+        return f"<the device pointer of graphtrace temporary {self._name}: none while tracing>"
+
+
+def no_pointer(data) -> bool:
+    """Whether ``data`` (an interface's) is a temporary's, which has no pointer."""
+    return type(data) is _NoPointer
 
 
 # numpy's names that would read its values, which a temporary lacks: refused as reads
@@ -339,12 +350,11 @@ class Temporary:
         return type(out)(map(self._views, out)) if type(out) in (list, tuple) else self._view(out)
 
     @property
-    def __cuda_array_interface__(self) -> _DeviceInterface:
+    def __cuda_array_interface__(self) -> dict:
         a = self._a
-        out = _DeviceInterface(shape=a.shape, typestr=a.dtype.str, strides=a.strides,
-                               version=3, **({"descr": a.dtype.descr} if a.dtype.fields else {}))
-        out._name = self._life.name
-        return out
+        return {"shape": a.shape, "typestr": a.dtype.str, "data": _NoPointer(self._life.name),
+                "strides": a.strides, "version": 3,
+                **({"descr": a.dtype.descr} if a.dtype.fields else {})}
 
     def __setitem__(self, *_args, **_kw):
         self._a   # noqa: B018  (after the trace, any use is refused as such)

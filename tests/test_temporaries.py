@@ -808,14 +808,23 @@ def test_a_temporary_cannot_be_handed_to_a_library_while_tracing():
     @gt.graph
     def f(s):
         t = s.empty(4)
-        t.__cuda_array_interface__["data"]           # to-library
+        t.__cuda_array_interface__["data"][0]        # to-library
     with pytest.raises(gt.HostSyncError) as e:
         f.trace()
     check(e, "to-library", "tmp0", "proxy stream")
 
 
-@pytest.mark.parametrize("use", [lambda cai: cai.get("data"), lambda cai: cai["data"][0],
-                                 lambda cai: dict.get(cai, "data") or cai["data"]])
+def _unpacked(cai):
+    ptr, readonly = cai["data"]
+    return ptr
+
+
+@pytest.mark.parametrize("use", [lambda cai: cai.get("data")[0], lambda cai: cai["data"][0],
+                                 lambda cai: dict.get(cai, "data") or cai["data"], _unpacked,
+                                 lambda cai: int(cai["data"]), lambda cai: list(cai["data"]),
+                                 lambda cai: cai["data"] == (0, False),
+                                 lambda cai: dict(cai)["data"][0],
+                                 lambda cai: {**cai}["data"][0]])
 def test_a_temporary_s_device_pointer_is_refused_however_it_is_read(use):
     @gt.graph
     def f(s):
@@ -841,13 +850,54 @@ def test_hasattr_asks_a_temporary_for_its_array_interfaces_without_raising():
         got.update(cuda=hasattr(t, "__cuda_array_interface__"),
                    host=hasattr(t, "__array_interface__"),
                    geometry=(cai["shape"], cai["typestr"], cai["strides"], cai["version"]),
-                   keys=sorted(cai), dict=isinstance(cai, dict))
+                   keys=sorted(cai), dict=type(cai) is dict)
         t.__array_interface__                        # host-interface
     with pytest.raises(gt.HostSyncError) as e:
         f.trace()
     check(e, "host-interface", "tmp0", "device memory", "proxy stream")
     assert got == dict(cuda=True, host=False, geometry=((4, 2), "<f4", (12, 4), 3),
-                       keys=["shape", "strides", "typestr", "version"], dict=True)
+                       keys=["data", "shape", "strides", "typestr", "version"], dict=True)
+
+
+class _Wrapped:
+    """An array wrapper of a program's that copies a device array's interface to add
+    its stream, as libraries do."""
+
+    def __init__(self, t, copy):
+        self.t, self.copy = t, copy
+
+    @property
+    def __cuda_array_interface__(self):
+        cai = self.copy(self.t.__cuda_array_interface__)
+        cai["stream"] = None
+        return cai
+
+
+@pytest.mark.parametrize("copy", [dict, lambda cai: {**cai}, lambda cai: cai.copy()],
+                         ids=["dict", "unpacked", "copy"])
+def test_a_wrapper_copying_a_temporary_s_interface_is_refused_at_the_users_line(copy):
+    """A wrapper copying the interface (a KeyError: 'data' out of graphtrace's code)
+    hands the kernel the temporary's pointer: refused at the launch's line."""
+    @gt.graph
+    def f(s):
+        t = s.empty(4)
+        scale[1, 4, s](_Wrapped(t, copy), 2.0, t)    # wrapped-launch
+    with pytest.raises(gt.HostSyncError) as e:
+        f.trace()
+    check(e, "wrapped-launch", "tmp0", "__cuda_array_interface__['data']", "proxy stream")
+
+
+def test_cupy_taking_a_temporary_is_refused_at_the_users_line():
+    """cupy requires the interface to be a dict (no subclass): it reads the pointer,
+    refused at the user's line."""
+    cupy = pytest.importorskip("cupy")
+
+    @gt.graph
+    def f(s):
+        cupy.asarray(s.empty(4))                     # cupy-takes
+    with pytest.raises(gt.HostSyncError) as e:
+        f.trace()
+    check(e, "cupy-takes", "tmp0", "__cuda_array_interface__['data']")
 
 
 @pytest.mark.parametrize("use", [np.sum, np.mean, np.max, np.square, np.linalg.norm])

@@ -554,7 +554,7 @@ class Reach:
             now = tuple(map(_call, self.getters))
         except ValueError:   # an empty cell: the way that says None for it
             now = tuple(_lookup(fn, name) for fn, name, _ in self.helpers) + \
-                tuple(_lookup(fn, name) for fn, name in self.numbers) + \
+                tuple(present_getter(fn, name)() for fn, name in self.numbers) + \
                 tuple(_lookup(fn, name) for fn, name in self.wholes) + \
                 (self.getters[-1](),)
         last = self._last

@@ -13,7 +13,7 @@ import numpy as np
 
 from .arrays import is_array
 from .chains import MISSING, Chain, NoKey, _layered, chain as _chain, nested_codes
-from .names import _getter, by_globals, name_chains
+from .names import _filled, _getter, by_globals, name_chains
 from .owners import _followed, _library
 from .probe import _attr, _has
 from .scalar import value_key
@@ -69,28 +69,50 @@ def _read_keyed(fn, chain) -> tuple:
 
 
 def _global_places(places) -> tuple:
-    """``(globals, name)`` of the places of ``places`` that are a plain global name
-    where arrays may go (``BIAS = None``, or a name not defined yet: ``try: GT``
-    / ``except NameError``, ``globals().get("GV", 1.0)``): whether each is defined
-    is part of the key (``absent_names``), for absent is not None to the code."""
-    return tuple((fn.__globals__, name) for fn, name, _, array in places
-                 if array and type(name) is str and name[:1] not in "=<" and "." not in name
-                 and name not in fn.__code__.co_freevars)
+    """``(holder, name)`` of the places of ``places`` that are a plain global or
+    closure name where arrays may go (``BIAS = None``, or a name not defined yet:
+    ``try: GT`` / ``except NameError``, ``globals().get("GV", 1.0)``, a closure
+    variable its enclosing function has yet to set): whether each is defined is
+    part of the key (``absent_names``), for absent is not None to the code. The
+    holder is the function's globals, or the closure cell of a free name."""
+    out = []
+    for fn, name, _, array in places:
+        if array and type(name) is str and name[:1] not in "=<" and "." not in name:
+            out.append((_cell_of(fn, name) or fn.__globals__, name))
+    return tuple(out)
+
+
+def _cell_of(fn, name: str):
+    """The closure cell of free name ``name`` of ``fn``; None for a global name."""
+    free = fn.__code__.co_freevars
+    return fn.__closure__[free.index(name)] if name in free else None
 
 
 def absent_names(present) -> tuple:
     """The names of ``present`` (``_global_places``) not defined now: ``"GW" in
-    globals()`` traced without GW is another graph than with ``GW = None``."""
-    return tuple(name for g, name in present if name not in g)
+    globals()`` traced without GW is another graph than with ``GW = None``, and an
+    empty closure cell another than one holding None."""
+    return tuple(name for g, name in present
+                 if (not _filled(g) if type(g) is types.CellType else name not in g))
+
+
+def _cell_value(cell):
+    """What closure cell ``cell`` holds; MISSING where it is empty."""
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return MISSING
 
 
 def present_getter(fn, name):
     """A call without arguments giving what ``name`` holds inside ``fn`` now
-    (``_getter``), but MISSING for a plain global name not defined (the call path's
-    shortcut compares by identity: a name set to None since is another call)."""
-    if type(name) is str and name[:1] not in "=<" and "." not in name and \
-            name not in fn.__code__.co_freevars:
-        return partial(fn.__globals__.get, name, MISSING)
+    (``_getter``), but MISSING for a plain global name not defined or an empty
+    closure cell (the call path's shortcut compares by identity: a name set to
+    None since is another call)."""
+    if type(name) is str and name[:1] not in "=<" and "." not in name:
+        cell = _cell_of(fn, name)
+        return partial(_cell_value, cell) if cell is not None else \
+            partial(fn.__globals__.get, name, MISSING)
     return _getter(fn, name)
 
 

@@ -243,3 +243,38 @@ def test_a_global_absent_is_not_the_same_as_one_set_to_none(on, first, f, name, 
         finally:
             g.pop(name, None)
         assert got == want
+
+
+def _closure_reading_b():
+    """A graph function reading closure variable B, unbound until ``set_b``, and
+    the functions setting and deleting B."""
+    @gt.graph(backend="sim")
+    def f(s, out):
+        try:
+            b = B
+        except NameError:
+            b = 1.0
+        put[1, 2, s](out, 5.0 if b is None else b)
+
+    def set_b(v):
+        nonlocal B
+        B = v
+
+    def del_b():
+        nonlocal B
+        del B
+    return f, set_b, del_b
+    B = None   # noqa: F841  (B is a closure variable: unbound until set_b)
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+def test_an_empty_closure_cell_is_not_the_same_as_one_holding_none(on):
+    """``try: b = B`` / ``except NameError`` of a closure variable not set yet when
+    traced, then set to None: the call replayed the graph made for "unbound" (1.0,
+    not the None branch's 5.0), and the other way round."""
+    with compiled_buffers(on):
+        f, set_b, del_b = _closure_reading_b()
+        got = calls(f, dev(), [lambda: None, lambda: set_b(None), del_b,
+                               lambda: set_b(3.0), lambda: set_b(None), del_b])
+        assert got == [(1.0, 1.0), (5.0, 5.0), (1.0, 1.0), (3.0, 3.0), (5.0, 5.0),
+                       (1.0, 1.0)]

@@ -30,6 +30,7 @@ from .chains import MISSING, NAME_LOADS as _NAME_LOADS, Chain as _Chain, chain a
     Slot, attribute_loads, callback_codes, changes, default_of, imported, lookup as _lookup, \
     own_methods, value_chains
 from .dynamic_names import by_names
+from .global_keys import by_globals
 from .self_stores import set_by_name
 from .host_chains import host_callbacks, host_chains, self_callbacks
 from .named_keys import by_name, keys_read_by
@@ -72,36 +73,6 @@ def _global_names(code) -> list[str]:
             [ins.argval for ins in dis.get_instructions(code) if ins.opname in _GLOBAL_OPS] +
             sorted(set().union(*by_globals(code)))))
     return hit
-
-
-_KEYED_CALLS = {"get": False, "setdefault": True, "pop": True}   # (True: stores it too)
-
-
-def by_globals(code) -> tuple:
-    """``(read, stored)``: the global names ``code`` itself reads and stores through
-    ``globals()`` by constant keys (``globals()["A"]``, ``globals().get("B")``,
-    ``"C" in globals()``; ``globals()["A"] = v``, ``del globals()["A"]``)."""
-    ins = [i for i in dis.get_instructions(code)
-           if i.opname not in ("CACHE", "PRECALL", "PUSH_NULL", "NOP", "EXTENDED_ARG")]
-    read, stored = set(), set()
-    for n, i in enumerate(ins[:-1]):
-        if i.opname not in ("LOAD_GLOBAL", "LOAD_NAME") or i.argval != "globals" or \
-                not ins[n + 1].opname.startswith("CALL") or ins[n + 1].arg:
-            continue
-        before, after = ins[n - 1] if n else None, ins[n + 2:n + 5]
-        if before is not None and before.opname == "LOAD_CONST" and \
-                type(before.argval) is str and after and after[0].opname == "CONTAINS_OP":
-            read.add(before.argval)   # "C" in globals()
-        if len(after) >= 2 and after[0].opname == "LOAD_CONST" and type(after[0].argval) is str:
-            op = after[1].opname   # globals()["A"], = v, del
-            (stored if op in ("STORE_SUBSCR", "DELETE_SUBSCR") else read).add(after[0].argval)
-        elif len(after) >= 2 and after[0].opname in ("LOAD_METHOD", "LOAD_ATTR") and \
-                after[0].argval in _KEYED_CALLS and after[1].opname == "LOAD_CONST" and \
-                type(after[1].argval) is str:
-            read.add(after[1].argval)   # globals().get("B"), .setdefault, .pop
-            if _KEYED_CALLS[after[0].argval]:
-                stored.add(after[1].argval)
-    return read, stored
 
 
 def _filled(cell) -> bool:

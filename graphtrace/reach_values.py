@@ -13,7 +13,8 @@ import numpy as np
 
 from .arrays import is_array
 from .chains import MISSING, Chain, NoKey, _layered, chain as _chain, nested_codes
-from .names import _filled, _getter, by_globals, name_chains
+from .global_keys import by_globals
+from .names import _filled, _getter, name_chains
 from .owners import _followed, _library
 from .probe import _attr, _has
 from .scalar import value_key

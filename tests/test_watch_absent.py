@@ -6,6 +6,7 @@ The graph bakes in the default each took; one set later (a later notebook cell)
 traces anew, deleting it again finds the default's graph, and while it stays
 absent repeated calls trace nothing.
 """
+import sys
 import types
 
 import numpy as np
@@ -278,3 +279,55 @@ def test_an_empty_closure_cell_is_not_the_same_as_one_holding_none(on):
                                lambda: set_b(3.0), lambda: set_b(None), del_b])
         assert got == [(1.0, 1.0), (5.0, 5.0), (1.0, 1.0), (3.0, 3.0), (5.0, 5.0),
                        (1.0, 1.0)]
+
+
+ME = sys.modules[__name__]
+
+
+@gt.graph(backend="sim")
+def module_getattr(s, out):
+    put[1, 2, s](out, getattr(sys.modules[__name__], "GM_ABSENT", 1.0))
+
+
+@gt.graph(backend="sim")
+def module_vars_get(s, out):
+    put[1, 2, s](out, vars(ME).get("GM_ABSENT", 1.0))
+
+
+@gt.graph(backend="sim")
+def module_attribute(s, out):
+    try:
+        v = sys.modules[__name__].GM_ABSENT
+    except AttributeError:
+        v = 1.0
+    put[1, 2, s](out, v)
+
+
+@gt.graph(backend="sim")
+def module_vars_in(s, out):
+    put[1, 2, s](out, 7.0 if "GM_ABSENT" in vars(sys.modules[__name__]) else 1.0)
+
+
+MODULE_READS = [module_getattr, module_vars_get, module_attribute, module_vars_in]
+
+
+@pytest.mark.parametrize("on", WALKS, ids=IDS.get)
+@pytest.mark.parametrize("f", MODULE_READS, ids=[f.__name__ for f in MODULE_READS])
+def test_a_global_read_through_its_module_is_watched(on, f):
+    """``getattr(sys.modules[__name__], "G", 1.0)``, ``vars(ME).get("G", 1.0)``
+    (``ME = sys.modules[__name__]``): traced without G, the graph kept 1.0 after G
+    was defined, and kept the first value of G after it changed or was deleted."""
+    g = globals()
+    with compiled_buffers(on):
+        f.clear_cache()
+        g.pop("GM_ABSENT", None)
+        try:
+            got = calls(f, dev(), (lambda: None, lambda: g.__setitem__("GM_ABSENT", 7.0),
+                                   lambda: g.__delitem__("GM_ABSENT"),
+                                   lambda: g.__setitem__("GM_ABSENT", 7.0)))
+            if f is not module_vars_in:
+                got += calls(f, dev(), (lambda: g.__setitem__("GM_ABSENT", 8.0),))
+        finally:
+            g.pop("GM_ABSENT", None)
+        want = [(1.0, 1.0), (7.0, 7.0), (1.0, 1.0), (7.0, 7.0)]
+        assert got == want + ([(8.0, 8.0)] if f is not module_vars_in else [])

@@ -125,6 +125,24 @@ def read_first(functions, label: str, filled: bool = False) -> bool:
                for code in _codes(functions))   # (getattr(OB, NAME): any may be read)
 
 
+def counted(functions, label: str) -> bool:
+    """Whether the code of ``functions`` reads the value ``label`` names only to
+    store one computed from it back (``N += 1``, ``M = globals().get("M", 0) + 1``,
+    ``try: K += 1`` / ``except NameError: K = 1``): a counter, state its trace
+    changes, set from absent or not. False for a value stored straight back
+    (``OPT.t = getattr(OPT, "t", 0)``: a default made once) and where the label
+    cannot be told."""
+    step = label_step(label)
+    if step is None:
+        return False
+    for code in _codes(functions):
+        ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+        reads, stores = _accesses(ins, step)
+        if any(_stored_back(ins, r, stores, computed=True) for r in reads):
+            return True
+    return False
+
+
 _DECIDES: dict = {}
 
 
@@ -324,15 +342,15 @@ def _only_stores(ins, r, at) -> bool:
     return all(i.opname in _STORING for i in ins[j + 1:end])
 
 
-def _stored_back(ins, r, stores) -> bool:
+def _stored_back(ins, r, stores, computed: bool = False) -> bool:
     """Whether the read at ``r`` is an augmented assignment's (``OPT.t += 1``): its
     value goes only into the value stored there (a counter, state the trace
     tells by its change), or is stored straight back (``OPT.t = getattr(OPT, "t",
-    0)``, then ``OPT.t += 1``)."""
+    0)``, then ``OPT.t += 1``; not where ``computed``: the first alone)."""
     m = r + 1
     while m < len(ins) and (ins[m].opname in _OBJECT_LOADS or ins[m].opname == "LOAD_ATTR"):
         m += 1
-    if m > r + 1 and m in stores:
+    if m > r + 1 and m in stores and not computed:
         return True
     m = r + 1
     if m + 1 < len(ins) and ins[m].opname.startswith("LOAD_") and \

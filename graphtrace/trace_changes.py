@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from .chains import lookup
 from .container_flags import decides, entry_pairs, read, refilled
-from .first_reads import never_read, read_first
+from .first_reads import counted, never_read, read_first
 from .held_keys import set_from_none, set_within, state_changed
 from .owners import _attributes, _dunders
 from .refill import Contents
@@ -43,6 +43,10 @@ class TraceChanges:
         now = self.entries(self_obj)   # None: the trace let go of every object held
         after = now[1] if now is not None else ()
         changed, initialized = state_changed(before[1], after), set_from_none(before[1], after)
+        if initialized:   # a counter set from absent: M = globals().get("M", 0) + 1, state
+            functions = self.traced_functions(self_obj)
+            counters = {label for label in initialized if counted(functions, label)}
+            changed, initialized = changed | counters, initialized - counters
         within = set_within(before[1], after, changed, initialized,   # self.cfg.state:
                             self.function)   # its ['init'] set from absent, no state,
         # but a flag where the code reads it whole (if self.d: ...; self.d["init"] = True)

@@ -138,6 +138,62 @@ def test_a_global_counter_the_trace_bumps_is_said_once_and_traced_once():
     assert v.copy_to_host().tolist() == [3.0, 3.0] and _counted.cache_info().misses == 1
 
 
+@gt.graph(backend="sim")
+def _counted_by_get(s, f, v):
+    global LAZY_M
+    LAZY_M = globals().get("LAZY_M", 0) + 1
+    axpy[1, 2, s](1.0, f, v)
+
+
+@gt.graph(backend="sim")
+def _counted_by_name_error(s, f, v):
+    global LAZY_K
+    try:
+        LAZY_K += 1
+    except NameError:
+        LAZY_K = 1
+    axpy[1, 2, s](1.0, f, v)
+
+
+@gt.graph(backend="sim")
+def _default_made_once(s, f, v):
+    global LAZY_D
+    LAZY_D = globals().get("LAZY_D", 2.0)
+    axpy[1, 2, s](LAZY_D, f, v)
+
+
+@pytest.mark.parametrize("fn, name", [(_counted_by_get, "LAZY_M"),
+                                      (_counted_by_name_error, "LAZY_K")], ids=["get", "except"])
+def test_a_global_counter_made_by_the_trace_is_said_as_one_bumped(fn, name):
+    """``M = globals().get("M", 0) + 1`` and ``try: K += 1`` / ``except NameError:
+    K = 1`` counted once, at the trace, with no warning, where ``N += 1`` on a
+    global defined already is told as state."""
+    globals().pop(name, None)
+    f, v = dev(1, 1), dev(0, 0)
+    try:
+        with pytest.warns(gt.StateWarning, match=f"changed {name}: state kept") as caught:
+            for _ in range(3):
+                fn(f, v)
+    finally:
+        globals().pop(name, None)
+    assert len([w for w in caught if issubclass(w.category, gt.StateWarning)]) == 1
+    assert v.copy_to_host().tolist() == [3.0, 3.0] and fn.cache_info().misses == 1
+
+
+def test_a_global_default_made_by_the_trace_is_a_setting():
+    """``D = globals().get("D", 2.0)``: a default made once, no state."""
+    globals().pop("LAZY_D", None)
+    f, v = dev(1, 1), dev(0, 0)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", gt.StateWarning)
+            for _ in range(3):
+                _default_made_once(f, v)
+    finally:
+        globals().pop("LAZY_D", None)
+    assert v.copy_to_host().tolist() == [6.0, 6.0]
+
+
 class _Phase:
     A = "a"
 

@@ -59,6 +59,7 @@ from ._loop_held import handed_reads, handed_use
 from ._loop_paths import _LEN, _ORDER, _WHOLE, quoted
 from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder, _set
 from ._loop_state import LoopState
+from ._loop_stored import stored_slots
 from ._loop_work import work_callable
 
 _GOTO = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_ABSOLUTE", "JUMP",
@@ -67,16 +68,22 @@ _ENDS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RERAISE", "RAISE_VARARGS"})
 _JUMPS = frozenset(dis.hasjrel) | frozenset(dis.hasjabs)
 
 
-def refuse_escapes(t, state, what: str, source) -> None:
+def refuse_escapes(t, state, what: str, source, body=None, arms: int = 1) -> None:
     """Refuse (arrays, at once) or hold for the trace's end (the rest) what the
     code after the block reads of the slots its body changed (``state``: a
     ``LoopState`` of the user's frame, taken when the block was entered), there
-    and in each frame calling that one, up to the graph function's own."""
+    and in each frame calling that one, up to the graph function's own. Of a
+    block of several bodies (``arms``; ``body``: a ``body=`` function), a slot
+    its code stores counts as changed whatever it holds after
+    (``_loop_stored.py``: ``v = 3.0`` in ``then``, ``v = 5.0`` as before in
+    ``otherwise``)."""
     if state is None or state.frame is None:
         return
     _, changed = state.closed()
     changed = changed + [p for p in state.first_set()   # v = 3.0 in a branch, first:
                          if not _made_in(t, state, p)]   # unset eagerly where not taken
+    if arms > 1:   # the last body recorded set it back: the one taken may not have
+        changed = changed + stored_slots(state, changed, body)
     if not changed:
         return
     slots = {p: _kind(t, state, p) for p in changed   # (a string's length: the string's;

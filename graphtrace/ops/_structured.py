@@ -161,7 +161,7 @@ class _Structured:
             return False
         if state is not None:
             state.refuse(t, regions, self.what, self.source)
-        refuse_escapes(t, escape, self.what, self.source)
+        refuse_escapes(t, escape, self.what, self.source, self.body, len(self.names))
         stores.refuse(t, escape, self.what, self.source)
         if self.op is WHILE and self.attrs["max_iterations"] == _NO_BOUND:
             _refuse_endless(regions, self.args, self.source)

@@ -101,14 +101,21 @@ def condition_frames(frame, depth: int = 4) -> list:
     where that condition is a parameter of the frame's function (``def loop(s,
     cond, fn): s.while_loop(cond, body=fn)``), of the call handing it in each
     caller (``loop(s, gt.cond(c) > lim, step)``: ``c``, ``lim``), ``depth``
-    frames up."""
+    frames up; so is an attribute or an item of a parameter it reads
+    (``gt.cond(c) > st.lim``: what the caller hands for ``st``), where a body
+    may change it, but not a parameter it reads whole (``def loop(s, c, lim,
+    fn)`` testing ``gt.cond(c) > lim``): that holds what the caller handed,
+    whatever the caller's names hold later."""
     out: list = []
     reads = condition_reads(frame.f_code, frame.f_lasti + 1)
     while reads:
         out.append((frame, reads))
         code = frame.f_code
         params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-        handed = {p[0] for p in reads if p[0] in params}
+        whole = len({p[0] for p in reads}) == 1 and \
+            all(k == "*" for p in reads for k, _ in p[1:])   # s.while_loop(cond, ...)
+        handed = {p[0] for p in reads if p[0] in params and (
+            whole or any(k in (".", "[]") for k, _ in p[1:]))}
         frame, depth = frame.f_back, depth - 1
         if not handed or frame is None or depth <= 0:
             break

@@ -209,8 +209,11 @@ class LoopState(HelperUses):
     """The slots a loop body may read, taken when it is entered (``body``: the
     ``body=`` callable, or None for a ``with`` block; ``t``: the trace)."""
 
-    def __init__(self, body, t):
+    conditions = None   # (a _Caller's: none)
+
+    def __init__(self, body, t, conditions=None):
         self.frame, self.fn, self.bound, self.extra = None, None, None, {}
+        self.conditions = conditions   # condition_frames where the block was made
         self.made = len(t.temporaries)   # the temporaries the trace had made then
         if t.loop_slots is None:
             t.loop_slots = Slots()
@@ -414,7 +417,15 @@ class LoopState(HelperUses):
         (``nonlocal lim``) or a global of the caller's module, its own or a
         helper's. (A condition built on an earlier line, ``cnd = gt.cond(c) > lim``,
         holds the bound it was built with, as it would run eagerly: the names it
-        was built from are not its reads.)"""
+        was built from are not its reads.) A ``with`` block made by a helper
+        (``with looping(s, gt.cond(c) > lim) as body``) reads what the call in the
+        block's frame hands it (``self.conditions``, taken where it was made), and
+        the globals of the block's module the helper's code reads."""
+        if self.fn is None and self.frame is not None and self.conditions:
+            mine, names = self.frame, _global_names(self.frame.f_code)
+            return {p for frame, reads in self.conditions for p in reads
+                    if frame is mine or frame.f_globals is mine.f_globals and
+                    p[0] in _global_names(frame.f_code) and p[0] in names}
         if self.fn is None:
             return set() if self.frame is None else \
                 condition_reads(self.frame.f_code, self.entered_at)

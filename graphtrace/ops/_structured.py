@@ -38,7 +38,8 @@ from ._body_stores import BodyStores
 from ._conditions import C_TYPES, Condition
 from ._loop_after import refuse_escapes
 from ._loop_held import _function
-from ._loop_state import LoopState
+from ._loop_state import LoopState, _user_frame
+from ._loop_work import condition_frames
 from .conditional import _NO_BOUND, CHILD, SWITCH, WHILE, rhs_value
 
 __all__ = ["structured", "record_child", "touches_any", "dropped_value"]
@@ -131,6 +132,9 @@ class _Structured:
         self.bodies = [type(stream)(t, stream.index, scope, stream.target_device)
                        for scope in self.scopes]
         self.what = _what(op, names)
+        caller = _user_frame() if op is WHILE else None   # where the condition is written,
+        self.conditions = condition_frames(caller) if caller is not None else None   # also
+        #  handed through a helper: with looping(s, gt.cond(c) > lim) as body
         t.unentered[id(self)] = (stream.scope, self.what, source, self)   # held: id kept
 
     def __enter__(self):
@@ -142,7 +146,7 @@ class _Structured:
                 user_frame())
         t.unexited[id(self)] = (self.what, self.source)
         if self.op is WHILE:   # what the body's Python changes: _loop_state
-            self.state = LoopState(self.body, t)
+            self.state = LoopState(self.body, t, self.conditions)
         self.escape = self.state if self.state is not None and self.state.fn is None \
             else LoopState(None, t)   # what code after it reads of that
         self.stores = BodyStores(self.escape.frame, None if self.body is None else
@@ -153,7 +157,7 @@ class _Structured:
         t = self.stream.tracer()
         regions = tuple(t.close_region(scope) for scope in self.scopes)
         state, escape, stores = self.state, self.escape, self.stores
-        self.state = self.escape = self.stores = None
+        self.state = self.escape = self.stores = self.conditions = None
         t.unexited.pop(id(self), None)
         if kind is not None:   # caught later, the trace would go on without this node
             t.abandoned.append((f"the body of {self.what}" + (

@@ -75,8 +75,30 @@ def _array_in_branch(s, x, flag):
     add[1, 4, s](getattr(st, "a", y), 1.0)   # array in branch read
 
 
+def _item_attribute_in_arms(s, x, flag):
+    objs = [types.SimpleNamespace()]
+    with s.if_else(gt.cond(flag) > 0) as (then, otherwise):   # item attribute in arms
+        count[1, 1, then](flag)
+        objs[0].v = 3.0
+        count[1, 1, otherwise](flag)
+        objs[0].v = 5.0
+    add[1, 4, s](x, objs[0].v)   # item attribute in arms read
+
+
+def _key_of_big_dict_in_arms(s, x, flag):
+    d = {f"k{i}": float(i) for i in range(300)}
+    with s.if_else(gt.cond(flag) > 0) as (then, otherwise):   # key of big dict in arms
+        count[1, 1, then](flag)
+        d["new"] = 3.0
+        count[1, 1, otherwise](flag)
+        d["new"] = 5.0
+    add[1, 4, s](x, d["new"])   # key of big dict in arms read
+
+
 @pytest.mark.parametrize("program, marker, named", [
     (_attribute_in_arms, "attribute in arms", "`st.v`"),
+    (_item_attribute_in_arms, "item attribute in arms", "`objs[0].v`"),
+    (_key_of_big_dict_in_arms, "key of big dict in arms", "`d['new']`"),
     (_key_in_arms, "key in arms", "`d['k']`"),
     (_attribute_in_branch, "attribute in branch", "`st.v`"),
     (_attribute_in_loop, "attribute in loop", "`st.v`"),

@@ -146,6 +146,8 @@ def _slots(root, name: str, probes=None, at=((), None)) -> dict:
                     items += len(v)
                     below += [(x, path + (("[]", k),), (id(v), ("[]", k))) for k, x in (
                         v.items() if kind is dict else enumerate(v))]
+                elif len(v) > _MAX_ITEMS:   # (too long to look into: those the code
+                    out[_CUT] = True        # names, d["new"], are walked: _with_named)
             elif kind is set:   # unordered: its items compared as a whole
                 if len(v) <= _MAX_ITEMS and all(type(x) is str or type(x) is bytes or _is_number(x)
                                                 for x in v):
@@ -313,21 +315,34 @@ class Slots(dict):
         return out
 
 
-def grown(before: dict, after: dict, now: dict) -> list:
+def grown(before: dict, after: dict, now: dict, named=frozenset()) -> list:
     """The paths of the slots under a name that ``after`` holds and ``before`` did
     not, where the body gave an object an attribute, or a dict a key, that it
     did not have (``st.v = 3.0``, ``d["k"] = 3.0``; what such a new one holds,
-    ``st.sub = Sub(v=1.0)``: ``st.sub.v``, ``st.l = [1.0]``: ``st.l[0]``). Not
-    an item of a list, a tuple or another sequence that was there before (its
-    places shift), a length or an order, nor a key of a dict whose walk
-    before left some of its items out."""
+    ``st.sub = Sub(v=1.0)``: ``st.sub.v``, ``st.l = [1.0]``: ``st.l[0]``; an
+    object an item of a sequence of the same length holds, ``objs[0].v = 3.0``).
+    Not an item of a list, a tuple or another sequence that was there before
+    (its places shift), a length or an order, nor a key of a dict whose walk
+    before left some of its items out, but one of ``named`` (the paths the
+    code names, ``d["new"]``) that no slot was taken under before."""
     out = []
     for p in after:
         if p in before or len(p) < 2 or any(k != "." and k != "[]" for k, _ in p[1:]):
             continue
-        if all(p[n][0] != "[]" or _keyed_before(before, p[:n], now) for n in range(1, len(p))):
+        if all(p[n][0] != "[]" or _keyed_before(before, p[:n], now) or
+               _same_places(before, after, p[:n], now) or
+               p[:n + 1] in named and not any(q[:n + 1] == p[:n + 1] for q in before)
+               for n in range(1, len(p))):
             out.append(p)
     return out
+
+
+def _same_places(before: dict, after: dict, path: tuple, now: dict) -> bool:
+    """Whether the sequence at ``path`` (not a dict) had as many items before as
+    after: an item of it holds what stands in its place (``objs[0]``)."""
+    old, new = before.get(path + (_LEN,)), after.get(path + (_LEN,))
+    return old is not None and new is not None and old[0] == new[0] and \
+        not isinstance(_resolve(now, path), dict)
 
 
 def _keyed_before(before: dict, path: tuple, now: dict) -> bool:

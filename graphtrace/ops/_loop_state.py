@@ -510,7 +510,8 @@ class LoopState(HelperUses):
             shadowed = _shadowed(old, new, self.now)
             self.changed = [p for p, v in old.items() if p in new and _changed(v, new[p])]
             self.grown = {p: new[p] for n in moved if n in self.scope   # st.v = 3.0, first
-                          for p in grown(self.taken.get(n, {}), taken[n], self.now)}
+                          for p in grown(self.taken.get(n, {}), taken[n], self.now,
+                                         set(_named_paths(self._code()[0])))}
             self.changed += [p for p, v in shadowed.items() if _changed(v, new[p])]
             if self.changed:   # (else none is asked for)
                 for slots in taken.values():

@@ -154,3 +154,38 @@ def test_slots_new_to_an_object_run_as_eagerly_where_the_code_after_does_not_rea
     x, n = dev(1, 1, 1, 1), dev(1, dtype=np.int32)
     g(x, n)
     assert host(x) == [2] * 4 and host(n) == [3]
+
+
+def _appended_in_arms(s, x, flag):
+    vals = [1.0]
+    with s.if_else(gt.cond(flag) > 0) as (then, otherwise):   # appended in arms
+        count[1, 1, then](flag)
+        vals.append(3.0)
+        count[1, 1, otherwise](flag)
+        vals.append(5.0)
+    add[1, 4, s](x, vals[-1])   # appended in arms read
+
+
+def _appended_in_loop(s, x, flag):
+    vals = [1.0]
+    with s.while_loop(gt.cond(flag) < 3) as body:   # appended in loop
+        count[1, 1, body](flag)
+        vals.append(3.0)
+    add[1, 4, s](x, vals.pop())   # appended in loop read
+
+
+@pytest.mark.parametrize("program, marker", [
+    (_appended_in_arms, "appended in arms"),
+    (_appended_in_loop, "appended in loop"),
+])
+def test_an_item_a_body_appends_to_a_list_of_numbers_read_after_is_refused(program, marker):
+    """``vals[-1]`` after the arms appended 3.0 and 5.0: eagerly 3.0 with the flag
+    set, the graph 5.0 in silence; after a loop that may run no time, eagerly
+    ``vals.pop()`` may take the 1.0 there before."""
+    f = gt.graph(program, backend="sim")
+    with pytest.raises(gt.ArgumentError) as info:
+        f(dev(1, 1, 1, 1), dev(1, dtype=np.int32))
+    e = str(info.value)
+    assert info.value.source[1] == line_of(__file__, marker), e
+    assert "adds an item to or removes one from `vals`" in e, e
+    assert f"line {line_of(__file__, marker + ' read')} reads" in e, e

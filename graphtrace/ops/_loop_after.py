@@ -56,8 +56,9 @@ from ..errors import ArgumentError, _is_internal, format_source
 from ..names import _global_names
 from ._loop_code import _Region
 from ._loop_held import handed_reads, handed_use
-from ._loop_paths import _LEN, _ORDER, _WHOLE, quoted
-from ._loop_stack import _ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder, _set
+from ._loop_paths import _LEN, _ORDER, _WHOLE, _resolve, quoted
+from ._loop_stack import (_ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _chain, _holder,
+                          _reads_item, _set)
 from ._loop_state import LoopState
 from ._loop_stored import stored_slots
 from ._loop_work import work_callable
@@ -163,7 +164,11 @@ def _scan(view, slots: dict, arrays: list, later: list) -> dict:
             if p[-1] == _ORDER and not isinstance(view, _Caller) and \
                     not view._reads_order(p, None, direct):
                 continue   # sorted(d), d[k] after the block: whatever its order
-            item = _reads_items(code_ins, direct, p[:-1]) if slots[p] == "items" else None
+            item = _reads_items(code_ins, direct, p[:-1]) if slots[p] == "items" else \
+                _reads_new_items(code_ins, direct, p[:-1], view.before[p][0]) \
+                if p[-1] == _LEN and type(view.before.get(p, (None,))[0]) is int and \
+                isinstance(_resolve(view.now, p[:-1]), (list, deque)) else None
+            # (L.append(3.0) in the body, then L[-1] after it)
             read, at = region.carried(p), lines.get(p, lines.get(p[:1]))
             if read is None:   # post(s, a) testing the global MODE the body set
                 read, at = _helper_reads(view, region, p)
@@ -290,6 +295,25 @@ def _reads_items(code_ins: list, keep: set, path: tuple):
         if step is None and not _measured(code_ins, j) or step is not None and not (
                 step.opname in _ATTR_STORES or step.opname in _ITEM_STORES or
                 step.opname in ("LOAD_ATTR", "LOAD_METHOD") and step.argval in _ADDING):
+            return ins.positions.lineno
+    return None
+
+
+def _reads_new_items(code_ins: list, keep: set, path: tuple, size: int):
+    """The line where the instructions at the offsets ``keep`` first read an item
+    of the sequence at ``path``, whose length the body changed from ``size``,
+    other than one of the places it had before (``L[-1]``, ``L[k]``, ``L.pop()``
+    after ``L.append(3.0)``; not ``L[0]``); else None."""
+    held = {_holder(code_ins, j): j for j, ins in enumerate(code_ins) if ins.offset in keep}
+    for j, ins in enumerate(code_ins):
+        k = held.get(j)
+        if k is None or ins.offset not in keep or _chain(code_ins, j) != path:
+            continue
+        step = code_ins[k]
+        key = _chain(code_ins, k) if _reads_item(step) else None
+        if _reads_item(step) and not (key is not None and type(key[-1][1]) is int and
+                                      0 <= key[-1][1] < size) or \
+                step.opname in ("LOAD_ATTR", "LOAD_METHOD") and step.argval == "pop":
             return ins.positions.lineno
     return None
 

@@ -14,6 +14,7 @@ import types
 
 import numpy as np
 import pytest
+from numba import cuda
 
 import graphtrace as gt
 from flow_kernels import add, copy_into, count, dev, host
@@ -189,3 +190,40 @@ def test_an_item_a_body_appends_to_a_list_of_numbers_read_after_is_refused(progr
     assert info.value.source[1] == line_of(__file__, marker), e
     assert "adds an item to or removes one from `vals`" in e, e
     assert f"line {line_of(__file__, marker + ' read')} reads" in e, e
+
+
+
+@cuda.jit
+def axpy(y, a, x):
+    i = cuda.grid(1)
+    if i < y.size:
+        y[i] += a * x[i]
+
+
+def _temporary_over_attribute(s, x, n):
+    st = types.SimpleNamespace(t=None)
+    with s.while_loop(gt.cond(n) < 3) as body:
+        st.t = body.zeros(4, np.float32)
+        add[1, 4, body](st.t, 1.0)
+        count[1, 1, body](n)
+    axpy[1, 4, s](x, 10.0, st.t)
+
+
+def _temporary_over_name(s, x, n):
+    t = None
+    with s.while_loop(gt.cond(n) < 3) as body:
+        t = body.zeros(4, np.float32)
+        add[1, 4, body](t, 1.0)
+        count[1, 1, body](n)
+    axpy[1, 4, s](x, 10.0, t)
+
+
+@pytest.mark.parametrize("program", [_temporary_over_attribute, _temporary_over_name])
+def test_a_temporary_a_body_sets_over_a_placeholder_runs_as_a_new_one_does(program):
+    """``st.t = None`` (or ``t = None``) before the loop, then ``st.t =
+    body.zeros(n)`` set by one line of the body and read after: the temporary
+    holds what the device's last pass wrote, as with no placeholder, where it
+    was refused as a changed slot: x = 10 * 1."""
+    x, n = dev(0, 0, 0, 0), dev(0, dtype=np.int32)
+    gt.graph(program, backend="sim")(x, n)
+    assert host(x) == [10] * 4 and host(n) == [3]

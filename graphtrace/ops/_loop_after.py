@@ -81,6 +81,8 @@ def refuse_escapes(t, state, what: str, source, body=None, arms: int = 1) -> Non
     if state is None or state.frame is None:
         return
     _, changed = state.closed()
+    changed = [p for p in changed if state.before[p][0] is not None or   # st.t = None
+               not _made_in(t, state, p)]   # before, then st.t = body.zeros(n): as new
     changed = changed + [p for p in state.first_set()   # v = 3.0 in a branch, first:
                          if not _made_in(t, state, p)]   # unset eagerly where not taken
     if arms > 1:   # the last body recorded set it back: the one taken may not have
@@ -138,7 +140,7 @@ def _made_in(t, state, p: tuple) -> bool:
         return False
     code, lo, hi = state._code()
     code_ins = _instructions(code)
-    if p[0] in state.scope:   # st.t = body.zeros(n), new to st
+    if p[0] in state.scope and len(p) > 1:   # st.t = body.zeros(n), new to st
         return sum(lo < ins.offset < hi and (ins.opname in _ATTR_STORES or
                                              ins.opname in _ITEM_STORES) and _set(code_ins, i) == p
                    for i, ins in enumerate(code_ins)) == 1

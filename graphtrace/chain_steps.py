@@ -4,7 +4,8 @@ attribute read by ``getattr``/``hasattr`` with a constant name (``_by_name``),
 constant key or a key read by a name changes (``_item_taken``), and the values
 stores in a row take (``_unpacked``), the locals a function binds once by an
 import (``imported``) or assigns once (``_stored_once``: an alias); the line of
-a local's first change in place (``item_change_line``).
+a local's first change in place (``item_change_line``), and of a store that
+rebinds a name, an attribute or an item a trace reached (``rebind_line``).
 """
 from __future__ import annotations
 
@@ -127,6 +128,44 @@ def item_change_line(code, local: str) -> int | None:
             return ins.positions.lineno if ins.positions else None
         two, one = one, ins
     return None
+
+
+def rebind_line(code, label: str) -> int | None:
+    """The line of the first store in ``code`` itself that can rebind what ``label``
+    names: ``A`` (``global A; A = B``, or a closure's ``nonlocal a``), ``self.a``
+    (``self.a, self.b = self.b, self.a``), ``self.bufs[0]`` or ``BUFS[1]`` (an item
+    stored or deleted, or a method of ``_MUTATORS`` called on the container); None
+    where none is found."""
+    head = label.split("[", 1)[0]
+    name = head.rsplit(".", 1)[-1]
+    if not name.isidentifier():
+        return None
+    item, attr = "[" in label, "." in head
+    two = one = None   # the two instructions before this one
+    for ins in dis.get_instructions(code):
+        op = ins.opname
+        if op in ("CACHE", "EXTENDED_ARG"):
+            continue
+        if item:
+            hit = op in ("STORE_SUBSCR", "DELETE_SUBSCR") and _loads(two, name, attr) or \
+                op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _MUTATORS and \
+                _loads(one, name, attr)
+        elif attr:
+            hit = op == "STORE_ATTR" and ins.argval == name
+        else:
+            hit = op in ("STORE_GLOBAL", "STORE_DEREF", "STORE_NAME") and ins.argval == name
+        if hit:
+            return ins.positions.lineno if ins.positions else None
+        two, one = one, ins
+    return None
+
+
+def _loads(ins, name: str, attr: bool) -> bool:
+    """Whether ``ins`` loads ``name``: as an attribute (``attr``) or by a global or
+    closure name."""
+    if ins is None or ins.argval != name:
+        return False
+    return ins.opname in ("LOAD_ATTR", "LOAD_METHOD") if attr else ins.opname in NAME_LOADS
 
 
 def _fast_name(ins):

@@ -312,7 +312,7 @@ class GraphFunction(CallSignature, Tracing, CallWarnings, Shortcuts):
         if hidden:   # setattr(OB, NAME, True), ST[k + "0"] = True, FL[0] = 1: unkeyed
             self._warn_state(hidden, unkeyed=True)
         if swapped:
-            self._warn_state(swapped, rebound=True)
+            self._warn_rebound(swapped, obj)
         if changed:
             self._warn_copies(changed)
         if live:

@@ -20,7 +20,7 @@ from collections import deque
 import numpy as np
 
 from .arguments import path_str
-from .chain_steps import item_change_line
+from .chain_steps import item_change_line, rebind_line
 from .errors import format_source, user_frame
 from .host_draws import host_draws, region_draws
 from .made_functions import MadeFunction
@@ -303,27 +303,39 @@ class CallWarnings:
         self._instances_seen[id(obj)] = (ref, record)
         return record, rest
 
-    def _warn_state(self, labels, rebound: bool = False, unkeyed: bool = False) -> None:
-        """Say once per attribute that a trace changed state kept on an object
-        (``rebound``: put other arrays in names or attributes the graph reads;
-        ``unkeyed``: changed values whose reads the code does not name, ``unkeyed.py``)."""
+    def _warn_rebound(self, labels, self_obj) -> None:
+        """Say that a trace put other arrays in names or attributes the graph reads
+        (``self.a, self.b = self.b, self.a``; ``global A, B; A, B = B, A``): at the
+        line of the store in the function or a method it calls (the caller's line
+        where none is found)."""
         what = ", ".join(sorted(labels))
-        if rebound:
-            text = (f"tracing {self.__name__} rebound {what} to other arrays: the traced "
-                    "Python code does that once, when traced, not at every call; later "
-                    "calls run the graph on the arrays they hold then and rebind nothing "
-                    "(ping-pong buffers stay where they are). Swap them outside the "
-                    "function (after each call), or pass both as arguments and swap them "
-                    "at the call: f(b, a)")
-        else:
-            text = (f"tracing {self.__name__} changed {what}: state kept on an object or by a "
-                    "global name, which "
-                    "the traced Python code changes once, when traced, not at every call; "
-                    "what the graph computed from it then is replayed as it was (and a "
-                    "change to it traces nothing anew). Keep a value the kernels need at "
-                    "every call in a device array a kernel updates, or change it outside the "
-                    "function and pass it as an argument; run bookkeeping that must happen "
-                    "at every call in s.host")
+        functions = [self.fn] + [f for f, _ in self._holdings.traced_code(self_obj)
+                                 if f is not self.fn]
+        where = next(((code.co_filename, line) for label in sorted(labels)
+                      for code in dict.fromkeys(getattr(f, "__code__", None)
+                                                for f in functions) if code is not None
+                      for line in (rebind_line(code, label),) if line), None)
+        file, line = where or user_frame()
+        warnings.warn_explicit(
+            f"tracing {self.__name__} rebound {what} to other arrays: the traced Python "
+            "code does that once, when traced, not at every call; later calls run the "
+            "graph on the arrays they hold then and rebind nothing (ping-pong buffers "
+            "stay where they are). Swap them outside the graph function, between calls, "
+            "or pass both arrays as arguments and swap them at the call: f(a, b), then "
+            "f(b, a)", StateWarning, file, line)
+
+    def _warn_state(self, labels, unkeyed: bool = False) -> None:
+        """Say once per attribute that a trace changed state kept on an object
+        (``unkeyed``: changed values whose reads the code does not name, ``unkeyed.py``)."""
+        what = ", ".join(sorted(labels))
+        text = (f"tracing {self.__name__} changed {what}: state kept on an object or by a "
+                "global name, which "
+                "the traced Python code changes once, when traced, not at every call; "
+                "what the graph computed from it then is replayed as it was (and a "
+                "change to it traces nothing anew). Keep a value the kernels need at "
+                "every call in a device array a kernel updates, or change it outside the "
+                "function and pass it as an argument; run bookkeeping that must happen "
+                "at every call in s.host")
         if unkeyed:
             text += (". Graphtrace cannot tell whether the code read it first (a key "
                      "computed, ST[k + \"0\"]; a value "

@@ -15,7 +15,7 @@ import linecache
 
 from .errors import user_frame
 
-__all__ = ["proxy_call", "setitem_hint", "event_hint"]
+__all__ = ["proxy_call", "setitem_hint", "event_hint", "stream_keyword_hint"]
 
 
 def _line_tree(source):
@@ -162,3 +162,17 @@ def event_hint(method: str, proxy_name: str | None) -> str:
             "same through an event (a cuda.core Event, Device().create_event(), on a GPU; "
             "numba's events cannot be put in a graph). With deps=\"data\" (the default) "
             "the data already orders the work: no call is needed")
+
+
+def stream_keyword_hint(name: str) -> str:
+    """For a call of graph function ``name`` given a stream as its first positional
+    argument (``g(st, 2.0, x, y)``): how to run it on that stream, with the user's
+    own names where the line says the call (``g(2.0, x, y, stream=st)``)."""
+    call, _ = _call(_line_tree(user_frame(2)), {name})
+    if call is None or not call.args or any(isinstance(a, ast.Starred) for a in call.args):
+        return "; to run it on that stream, pass it as stream=: " \
+            f"{name}(..., stream=st)"
+    st = ast.unparse(call.args[0])
+    fixed = ast.Call(call.func, call.args[1:], call.keywords + [
+        ast.keyword("stream", call.args[0])])
+    return f"; to run it on stream {st}, pass it as stream={st}: {ast.unparse(fixed)}"

@@ -14,6 +14,7 @@ import types
 
 import numpy as np
 
+from ._port_hints import stream_keyword_hint
 from .arguments import Call
 from .arrays import is_array
 from .backend import StreamKeywordError, check_stream, is_stream, resolve
@@ -254,6 +255,8 @@ class CallSignature:
                 isinstance(given[0], Stream) or is_stream(given[0]) or
                 self._stream_param not in _STREAM_NAMES):
             hint += self._stream_hint()
+            if not isinstance(given[0], Stream) and is_stream(given[0]):   # g(st, x)
+                hint += stream_keyword_hint(self.__name__)
         return hint
 
     def _stream_hint(self) -> str:

@@ -269,6 +269,36 @@ def test_too_many_positional_arguments_with_a_stream_first_says_it_is_passed_for
         "(x, a) only" in str(e.value)
 
 
+def test_a_stream_passed_first_says_to_pass_it_as_stream_keyword():
+    """``g(st, 2.0, x)`` said to call ``g(a, x)`` only, not how to run on ``st``."""
+    @gt.graph
+    def g(s, a, x):
+        addc[1, 32, s](x, a)
+
+    class Model:
+        @gt.graph
+        def step(self, s, x):
+            addc[1, 32, s](x, 1.0)
+    st, x = cuda.stream(), cuda.to_device(np.zeros(4))
+    with pytest.raises(gt.ArgumentError) as e:
+        g(st, 2.0, x)   # stream-positional
+    at(e.value, "stream-positional")
+    assert str(e.value).endswith("call it with (a, x) only; to run it on stream st, pass it "
+                                 "as stream=st: g(2.0, x, stream=st)"), str(e.value)
+    m = Model()
+    with pytest.raises(gt.ArgumentError) as e:
+        m.step(st, x)   # method-stream-positional
+    at(e.value, "method-stream-positional")
+    assert "to run it on stream st, pass it as stream=st: m.step(x, stream=st)" in \
+        str(e.value)
+    with pytest.raises(gt.ArgumentError) as e:
+        g(*(st, 2.0, x))   # starred
+    assert "to run it on that stream, pass it as stream=: g(..., stream=st)" in str(e.value)
+    g(2.0, x, stream=st)   # as said: runs
+    st.synchronize()
+    assert x.copy_to_host().tolist() == [2.0] * 4
+
+
 def test_too_many_positional_arguments_of_a_nested_graph_function_or_method():
     @gt.graph
     def inner(s, x, a):

@@ -31,7 +31,8 @@ import threading
 
 from . import _port_hints
 from .context import ProxyStream, current_tracer, on_trace_start
-from .errors import _PKG_DIR, LIBRARY_DIRS, HostSyncError, StreamError
+from .errors import _PKG_DIR, LIBRARY_DIRS, ArgumentError, HostSyncError, StreamError, \
+    _is_internal
 from .probe import _attr
 
 # (module, attribute path, what it does) of the functions guarded.
@@ -59,16 +60,21 @@ _SIM_FUNCTIONS = [
     ("numba.cuda.simulator.api", "stream.auto_synchronize", "a synchronisation"),
 ]
 # Refused only when handed a proxy stream (module, attribute path): an event's
-# record/wait would order nothing in the graph, an array allocated "on" the proxy
-# stream is no temporary of the graph.
+# record/wait would order nothing in the graph.
 _PROXY_TAKERS = [
     ("numba.cuda.cudadrv.driver", "Event.record"),
     ("numba.cuda.cudadrv.driver", "Event.wait"),
     ("numba.cuda.simulator.api", "Event.record"),
     ("numba.cuda.simulator.api", "Event.wait"),
-    ("numba.cuda", "device_array"),
-    ("numba.cuda", "device_array_like"),
 ]
+# numba's allocations, refused when the traced code calls them (not a library it
+# calls), each with the memory it makes: "device" or pinned "host" memory; given
+# the proxy stream, by a library too (an array allocated "on" the proxy stream is no
+# temporary of the graph).
+_ALLOCATIONS = [("device_array", "device"), ("device_array_like", "device"),
+                ("mapped_array", "device"), ("managed_array", "device"),
+                ("pinned_array", "host"), ("pinned_array_like", "host"),
+                ("mapped_array_like", "device"), ("managed_array_like", "device")]
 
 # What numba's simulated device array may do inside a trace: tell its
 # geometry and make views (everything else reads or writes element values).
@@ -127,9 +133,14 @@ def _guard(original, what, why="", reflect=False, name=""):
     return guarded
 
 
-def _proxy_guard(original, name: str):
-    """``original`` refusing a proxy stream among its arguments inside a trace."""
+def _proxy_guard(original, name: str, memory: str | None = None):
+    """``original`` refusing a proxy stream among its arguments inside a trace, and
+    (``memory``, what an allocation makes) any call of the traced code's own."""
     def guarded(*args, **kwargs):
+        if memory is not None and current_tracer() is not None and \
+                not _is_internal(sys._getframe(1).f_code.co_filename) and \
+                not _proxy_in(args, kwargs):
+            raise ArgumentError(_allocation(name, memory))
         if _proxy_in(args, kwargs) and _tracing():
             if name in ("record", "wait"):
                 raise StreamError(_port_hints.event_hint(name, None))
@@ -144,9 +155,31 @@ def _proxy_guard(original, name: str):
     return guarded
 
 
-def _install_function(module: str, path: str, what: str | None, load: bool = True) -> None:
-    """Wrap ``module``'s ``path`` (``what`` None: refusing only a proxy stream); a
-    module not loaded yet is imported where ``load``."""
+def _allocation(name: str, memory: str) -> str:
+    """Why numba's allocation ``name`` (of ``memory``, "device" or "host") is refused
+    in a trace, with what to write instead, read off the user's line."""
+    why = (f"numba.cuda.{name}() inside a trace makes memory the graph would keep using "
+           "at every call: the traced code runs once, so the array is made once, now, "
+           "and every later call replays the graph on that same array")
+    if memory == "host":
+        return (f"{why}; allocate pinned host memory outside the graph function, "
+                "h = gt.pinned_empty(shape, dtype), and pass it as an argument")
+    made = _port_hints.proxy_call(name) if name.startswith("device_array") else \
+        "t = s.empty(shape, dtype)"
+    kept = _port_hints.stored_attribute(name)
+    outside = f"allocate {kept} before the first call (in __init__), where the function " \
+        "reads it" if kept else "allocate the array outside the graph function and " \
+        "pass it as an argument"
+    return (f"{why}; make scratch memory the graph owns on the proxy stream, {made} "
+            f"(s.zeros with the same arguments to start from zeros in every launch), or "
+            f"{outside}")
+
+
+def _install_function(module: str, path: str, what: str | None, load: bool = True,
+                      memory: str | None = None) -> None:
+    """Wrap ``module``'s ``path`` (``what`` None: refusing only a proxy stream, and any
+    call of the traced code's own where ``memory`` names what it allocates); a module
+    not loaded yet is imported where ``load``."""
     owner = sys.modules.get(module)   # at every trace: the import system only once
     if owner is None:
         if not load:
@@ -162,7 +195,7 @@ def _install_function(module: str, path: str, what: str | None, load: bool = Tru
     if original is None or getattr(original, "_graphtrace_guard", False):
         return
     try:
-        setattr(owner, attr, _proxy_guard(original, attr) if what is None else
+        setattr(owner, attr, _proxy_guard(original, attr, memory) if what is None else
                 _guard(original, f"{module}.{path}()", f" ({what})", name=attr))
     except (AttributeError, TypeError):
         pass
@@ -209,6 +242,8 @@ def install() -> None:
         _install_function(module, path, what, load=False)
     for module, path in _PROXY_TAKERS:
         _install_function(module, path, None, load=False)
+    for path, memory in _ALLOCATIONS:
+        _install_function("numba.cuda", path, None, load=False, memory=memory)
     sim = sys.modules.get("numba.cuda.simulator.cudadrv.devicearray")
     if sim is not None:
         _guard_sim_array(sim.FakeCUDAArray)
@@ -322,7 +357,6 @@ def cupy_calls(exc: BaseException) -> list[str]:
 def raised_at(exc: BaseException):
     """The innermost line of the user's code in ``exc``'s traceback (library,
     Cython and graphtrace frames skipped), or None."""
-    from .errors import _is_internal
     source, tb = None, exc.__traceback__
     while tb is not None:
         file = tb.tb_frame.f_code.co_filename

@@ -15,7 +15,8 @@ import linecache
 
 from .errors import user_frame
 
-__all__ = ["proxy_call", "setitem_hint", "event_hint", "stream_keyword_hint"]
+__all__ = ["proxy_call", "setitem_hint", "event_hint", "stream_keyword_hint",
+           "stored_attribute"]
 
 
 def _line_tree(source):
@@ -176,3 +177,15 @@ def stream_keyword_hint(name: str) -> str:
     fixed = ast.Call(call.func, call.args[1:], call.keywords + [
         ast.keyword("stream", call.args[0])])
     return f"; to run it on stream {st}, pass it as stream={st}: {ast.unparse(fixed)}"
+
+
+def stored_attribute(name: str) -> str | None:
+    """The attribute the user's line stores the result of a call of ``name`` in
+    (``self.buf`` for ``self.buf = cuda.device_array(2)``), or None."""
+    tree = _line_tree(user_frame(2))
+    call, _ = _call(tree, {name})
+    stmt = tree.body[0] if tree is not None and tree.body else None
+    if call is None or not isinstance(stmt, ast.Assign) or stmt.value is not call or \
+            len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Attribute):
+        return None
+    return ast.unparse(stmt.targets[0])

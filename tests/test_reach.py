@@ -15,7 +15,7 @@ from hypothesis import given, settings, strategies as st
 from numba import cuda
 
 import graphtrace as gt
-from helpers import line_of
+from helpers import FakeDeviceArray, line_of
 
 
 @cuda.jit
@@ -453,18 +453,33 @@ def test_an_array_behind_a_library_object_is_still_refused():
 
 
 def local_array_helper(s, out):
-    made = cuda.device_array(2, np.float32)
+    made = cuda.device_array(2, np.float32)   # allocated here
+    add_into[1, 2, s](made, out)
+
+
+def library_array_helper(s, out):
+    made = FakeDeviceArray(2, np.float32)   # a library's device array, made in the trace
     add_into[1, 2, s](made, out)   # made here
 
 
 def test_an_array_made_during_the_trace_is_refused():
+    """numba's allocation is refused where it is made; an array made otherwise (by a
+    library) where it is used."""
     @gt.graph(backend="sim")
     def f(s, out):
         local_array_helper(s, out)
     with pytest.raises(gt.ArgumentError) as e:
         f(dev(0, 0))
+    assert e.value.source[1] == line_of(__file__, "allocated here")
+    assert "numba.cuda.device_array() inside a trace" in str(e.value)
+
+    @gt.graph(backend="sim")
+    def g(s, out):
+        library_array_helper(s, out)
+    with pytest.raises(gt.ArgumentError) as e:
+        g(dev(0, 0))
     assert e.value.source[1] == line_of(__file__, "made here")
-    assert "not an argument of f" in str(e.value)
+    assert "not an argument of g" in str(e.value)
 
 
 def test_an_array_passed_in_a_static_object_is_refused():
@@ -525,13 +540,24 @@ class _Lazy:
             self.buf = cuda.device_array(2)   # made during the trace
         add_into[1, 2, s](x, self.buf)   # the lazy buffer used
 
+    @gt.graph(backend="sim")
+    def step_library(self, s, x):
+        if self.buf is None:
+            self.buf = FakeDeviceArray(2, np.float64)   # a library's, made in the trace
+        add_into[1, 2, s](x, self.buf)   # the library's lazy buffer used
+
 
 def test_an_array_a_graph_method_puts_on_self_while_tracing_says_to_allocate_it_before():
     """It was said to be "held by an argument object", and to reach the object as
-    self of a graph method: which the code did."""
+    self of a graph method: which the code did. numba's allocation is refused where
+    it is made; an array a library made, where it is used."""
     with pytest.raises(gt.ArgumentError) as e:
         _Lazy().step(dev(1, 1))
-    assert e.value.source[1] == line_of(__file__, "the lazy buffer used")
+    assert e.value.source[1] == line_of(__file__, "made during the trace")
+    assert "allocate self.buf before the first call (in __init__)" in str(e.value)
+    with pytest.raises(gt.ArgumentError) as e:
+        _Lazy().step_library(dev(1, 1))
+    assert e.value.source[1] == line_of(__file__, "the library's lazy buffer used")
     assert "is self.buf, which self holds where graphtrace does not look" in str(e.value)
     assert "made or put there during the trace" in str(e.value)
     assert "allocate it before the first call" in str(e.value)

@@ -111,7 +111,8 @@ def refuse(what: str, why: str = "", name: str = "", args=(), kwargs=None) -> No
             f"{what} given the proxy stream inside a trace{why}: it would run now, once, "
             "instead of in each launch of the graph. Record it on the proxy stream: "
             f"{_port_hints.proxy_call(name)}")
-    hint = _port_hints.setitem_hint() if name == "__setitem__" else ""
+    hint = _port_hints.setitem_hint() if name == "__setitem__" else \
+        _port_hints.branch_hint() if "read" in what + why else ""
     raise HostSyncError(_message(what, why) + hint)
 
 

@@ -16,7 +16,7 @@ import linecache
 from .errors import user_frame
 
 __all__ = ["proxy_call", "setitem_hint", "event_hint", "stream_keyword_hint",
-           "stored_attribute"]
+           "stored_attribute", "branch_hint"]
 
 
 def _line_tree(source):
@@ -189,3 +189,60 @@ def stored_attribute(name: str) -> str | None:
             len(stmt.targets) != 1 or not isinstance(stmt.targets[0], ast.Attribute):
         return None
     return ast.unparse(stmt.targets[0])
+
+
+def _branch_test(source):
+    """``(kind, test)`` of the ``while``, ``if`` or ``elif`` statement, or the
+    conditional expression, at the user's line (None where there is none)."""
+    text = linecache.getline(*source).strip()
+    if text.startswith("elif "):
+        text = text[2:]
+    tree = None
+    for whole in (text, text + "\n pass"):   # a header's body on a line of its own
+        try:
+            tree = ast.parse(whole)
+            break
+        except SyntaxError:
+            continue
+    if tree is None:
+        return None
+    stmt = tree.body[0] if tree.body else None
+    if isinstance(stmt, (ast.While, ast.If)):
+        return ("while" if isinstance(stmt, ast.While) else "if"), stmt.test
+    found = next((n for n in ast.walk(tree) if isinstance(n, ast.IfExp)), None)
+    return ("if", found.test) if found is not None else None
+
+
+class _AsCond(ast.NodeTransformer):
+    """``m[0] > tol`` as ``gt.cond(m[0:1]) > tol``: an element read by a constant
+    index becomes the condition's one-element view."""
+
+    def visit_Subscript(self, node):
+        i = node.slice
+        if isinstance(i, ast.Constant) and isinstance(i.value, int) and i.value >= 0:
+            view = ast.Subscript(node.value, ast.Slice(ast.Constant(i.value),
+                                                       ast.Constant(i.value + 1)))
+            return ast.Call(ast.Attribute(ast.Name("gt"), "cond"), [view], [])
+        return node
+
+
+def branch_hint(proxy_name: str | None = None) -> str:
+    """For device data read on the host in a ``while``/``if`` test at the user's
+    line: the device loop or branch that decides on the GPU instead."""
+    found = _branch_test(user_frame(2))
+    if found is None:
+        return ""
+    kind, test = found
+    cond = ast.unparse(_AsCond().visit(test)) if isinstance(test, (
+        ast.Compare, ast.Subscript)) else ""
+    if "gt.cond(" not in cond or isinstance(test, ast.Compare) and len(test.ops) > 1:
+        cond = "gt.cond(x[:1]) > tol"
+    s = proxy_name or "s"
+    if kind == "while":
+        return (f". To loop on device data, loop on the device: with {s}.while_loop({cond}) "
+                "as body:, launching the loop's work on body (kern[grid, block, body]"
+                "(...)); the condition is tested on the GPU before each iteration "
+                "(max_iterations= bounds the trip count)")
+    return (f". To branch on device data, branch on the device: with {s}.if_then({cond}) "
+            "as then:, launching the branch's work on then (kern[grid, block, then](...)); "
+            f"{s}.if_else(...) as (then, otherwise) for both branches")

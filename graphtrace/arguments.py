@@ -28,6 +28,7 @@ from .arrays import as_buffer, geometry_reader, is_array
 from .buffers import _Intent
 from .errors import ArgumentError, GraphtraceError, format_source, raised_by_program
 from .first_reads import read_first
+from .hosted_bindings import hosted_bindings
 from .made_functions import function_key, held_value
 from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespace_values, \
     _object_key, _valued, key_objects, made_reads
@@ -300,7 +301,9 @@ class Call:
         functions = holdings.functions(self_obj, held)
         fixed = tuple((name, type(v), b.signature(), b.ptr) for name, v, b in reached) \
             + functions + host_items(item_chains(fn.fn.__code__, tuple(
-                p for p in fn.params if p != fn.self_param)), bound.arguments, fn.fn)   # cfg.lr[0]
+                p for p in fn.params if p != fn.self_param)), bound.arguments, fn.fn) \
+            + hosted_bindings(fn.fn, fn.self_param, self_obj)   # cfg.lr[0]; the object of
+        # a callback handed as s.host(self.sink.read): the graph runs the one it was handed
         # Arrays host callbacks read themselves: how they share memory with the
         # call's arrays (a callback reading what a copy of the graph writes runs after it)
         hosted = holdings.callback_arrays(self_obj, held)

@@ -109,6 +109,11 @@ def _reached_changing(fixed: list, params=()) -> str:
     names = sorted({str(e[0]) for e in changing})
     if not names:
         return "the aliasing of arrays keeps changing"
+    if all(len(e) == 3 and type(e[1]) is str and e[1] == "s.host" for e in changing):
+        return (f"the object whose method it hands to s.host is another at every call "
+                f"({', '.join(names[:4])}): a graph runs the very callback it was traced "
+                "with, so each new object traces anew; keep one object and change what it "
+                "holds instead of replacing it")
     wholes = sorted({str(e[0]) for e in changing if len(e) == 3 and isinstance(e[1], type)
                      and issubclass(e[1], _WHOLES)})
     # a container keyed by its values beside the item read off it (OPT.hp, OPT.hp['lr']):

@@ -129,6 +129,11 @@ class WrittenHosts:
         else:
             container[key] = v
 
+    def unguarded(self, x):
+        """The array whose guard view ``x`` is, where this trace put ``x`` in a place
+        (a host callback holding that place reads the array itself); else ``x``."""
+        return next((array for *_, array, view in self._put if view is x), x)
+
     def restore(self) -> None:
         """Give each place changed its own array back (where the code did not put
         another there since)."""

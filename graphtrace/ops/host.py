@@ -296,6 +296,8 @@ def _host_buffers(t, x) -> list:
     trace (a global staging array of which the graph is given a view), each array
     of the trace lying in it, whole; none for device memory, or for host memory
     no array of this trace shares."""
+    if t.written is not None:   # a reached array's guard view (written_hosts.py)
+        x = t.written.unguarded(x)
     buf = t.cached_buffer(x)
     if buf is not None:
         return [buf] if buf.is_host else []

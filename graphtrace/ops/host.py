@@ -339,7 +339,7 @@ def _names_of(fn, depth: int = 0, seen=None, more=None):
         (not isinstance(owner, type) or own_holder(owner))   # (a classmethod's class)
     held = _held_by(owner) if bound else []
     for k, v in held:
-        yield f"attribute {k!r}", v, True
+        yield k, v, True
     fn = _attr(fn, "__func__", fn)
     code, scope = _attr(fn, "__code__"), _attr(fn, "__globals__")
     if code is None or scope is None or id(fn) in seen:
@@ -353,7 +353,7 @@ def _names_of(fn, depth: int = 0, seen=None, more=None):
             yield from _names_of(method, depth + 1, seen, more)
         for k, v in held:
             for c in [code] + [m.__code__ for m in methods]:
-                yield from _object_reads(c, v, f"attribute {k!r}", depth, seen, more)
+                yield from _object_reads(c, v, k, depth, seen, more)
     for i, v in enumerate((fn.__defaults__ or ()) + tuple((fn.__kwdefaults__ or {}).values())):
         yield f"default argument {i}", v, True
     for name, cell in zip(code.co_freevars, fn.__closure__ or ()):
@@ -377,15 +377,19 @@ def _names_of(fn, depth: int = 0, seen=None, more=None):
 
 
 def _held_by(owner) -> list:
-    """``(name, value)`` of what a bound method's object holds, as its code reads
+    """``(label, value)`` of what a bound method's object holds, as its code reads
     it off ``self`` (``cls``): an object's attributes, a class's own and its bases'
-    (a classmethod's ``cls.BUF``)."""
+    (a classmethod's ``cls.BUF``), a namedtuple's fields, and the items of a list,
+    tuple or dict of a class of its own (``self[0]`` of ``class Sink(list)``)."""
     if isinstance(owner, type):
-        return held_attributes(owner)
+        return [(f"attribute {k!r}", v) for k, v in held_attributes(owner)]
     fields = _attr(type(owner), "_fields") if isinstance(owner, tuple) else None
     named = list(zip(fields, owner)) if isinstance(fields, tuple) else []   # a namedtuple's
-    return _attributes(owner) + named + class_held(owner)   # (its __dict__ and its slots;
-    #                                                          its class's: self.BUF)
+    held = [(f"attribute {k!r}", v) for k, v in _attributes(owner) + named + class_held(owner)]
+    if not named and isinstance(owner, (list, tuple, dict)):   # (its __dict__ and its
+        items = owner.items() if isinstance(owner, dict) else enumerate(owner)   # slots; its
+        held += [(f"item {k!r}", v) for k, v in list(items)]   # class's: self.BUF)
+    return held
 
 
 def _object_reads(code, obj, label: str, depth: int, seen, more=None):

@@ -31,7 +31,7 @@ def _own_modules(values):
     ``values`` (``import helper``, in the function or a helper it calls), and of
     those modules' own modules, ``_DEPTH`` levels down."""
     seen, depth = set(), _DEPTH
-    todo = [v for v in values if isinstance(v, types.ModuleType)]
+    todo = [v for v in values if _is_module(v)]
     while todo and depth:
         depth, found = depth - 1, []
         for m in todo:
@@ -40,8 +40,15 @@ def _own_modules(values):
             seen.add(id(m))
             space = _space(m)
             yield m, space
-            found += [v for v in space.values() if isinstance(v, types.ModuleType)]
+            found += [v for v in space.values() if _is_module(v)]
         todo = found
+
+
+def _is_module(v) -> bool:
+    try:
+        return isinstance(v, types.ModuleType)
+    except Exception:   # (a dead weak proxy, an object whose __class__ raises)
+        return False
 
 
 def _space(m) -> dict:

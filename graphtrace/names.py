@@ -563,7 +563,10 @@ def named_values(root) -> list[tuple[str, object]]:
         for name in _names(fn.__code__):
             v = _lookup(fn, name)
             out.append((name if fn is root else f"{fn.__name__}.{name}", v))
-            inner = None if is_array(v) else _followed(v)
+            try:
+                inner = None if is_array(v) else _followed(v)
+            except ReferenceError:   # a dead weak proxy
+                inner = None
             if inner is not None:
                 todo.append((inner, depth + 1))
     return out

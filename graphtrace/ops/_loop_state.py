@@ -166,7 +166,7 @@ from ._loop_paths import (_LEN, _NEXT, _ORDER, _found, _label, _message, _reads,
 from ._loop_slots import (Slots, _Cut, _changed, _changed_values, _shadowed, _slots,
                           _with_named, grown)
 from ._loop_stack import _LOADS, _STORES
-from ._loop_work import condition_frames, condition_reads, loads_on, work_callable
+from ._loop_work import loads_on, work_callable
 
 _CONTEXTLIB = contextlib.__file__
 _FUNCTIONS = frozenset({types.FunctionType, types.MethodType})   # (by identity, not ==)
@@ -421,17 +421,15 @@ class LoopState(HelperUses):
         (``with looping(s, gt.cond(c) > lim) as body``) reads what the call in the
         block's frame hands it (``self.conditions``, taken where it was made), and
         the globals of the block's module the helper's code reads."""
-        if self.fn is None and self.frame is not None and self.conditions:
+        if self.fn is None:
+            if self.frame is None or not self.conditions:
+                return set()
             mine, names = self.frame, _global_names(self.frame.f_code)
             return {p for frame, reads in self.conditions for p in reads
                     if frame is mine or frame.f_globals is mine.f_globals and
                     p[0] in _global_names(frame.f_code) and p[0] in names}
-        if self.fn is None:
-            return set() if self.frame is None else \
-                condition_reads(self.frame.f_code, self.entered_at)
-        caller = _user_frame()   # (the call s.while_loop(..., body=fn) stands at)
         out: set = set()
-        for frame, reads in condition_frames(caller) if caller is not None else ():
+        for frame, reads in self.conditions or ():
             code, mine = self.fn.__code__, frame.f_code   # (and each caller handing on
             shared = {n for n in code.co_freevars if n in mine.co_cellvars}   # its cond)
             shared |= {n for n in self.scope if n in _global_names(mine) and (

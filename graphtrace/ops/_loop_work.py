@@ -33,7 +33,7 @@ from ._adapter import ADAPTERS, Adapter
 from ._loop_callees import _method_load
 from ._loop_flow import _Stored
 from ._loop_operands import _CALLS, _parameters, _read_by, _taken
-from ._loop_stack import _ATTR_LOADS, _begin, _chain
+from ._loop_stack import _ATTR_LOADS, _LOADS, _begin, _chain
 
 _FUNCTIONS = (types.FunctionType, types.MethodType, partial)
 
@@ -73,26 +73,59 @@ def loads_on(code, lo: int, hi: int, path: tuple, lines: set, keep=None) -> bool
                for k, ins in enumerate(code_ins))
 
 
-def condition_reads(code, at: int) -> set:
-    """The slots (paths) the condition of the ``s.while_loop(...)`` call entered at
-    the offset ``at`` reads: its first argument's code, or its ``condition=``
-    keyword's (``gt.cond(c) > lim``: ``c``, ``lim``; not ``max_iterations``), else
-    empty."""
-    code_ins = code_instructions(code)
-    before = [k for k, ins in enumerate(code_ins) if ins.offset < at]
-    for i in reversed(before):
-        ins = code_ins[i]
-        if ins.opname not in _CALLS or i > 0 and code_ins[i - 1].opname == "PRECALL":
-            continue   # (3.11: PRECALL, then CALL; the PRECALL is the call's)
-        n = _taken(ins)
-        j = _begin(code_ins, i, n)[0]
-        callee = code_ins[j - 1] if j > 0 else None
-        if callee is None or callee.opname not in _ATTR_LOADS or callee.argval != "while_loop":
-            continue
-        end = next((end for key, end in _parameters(code_ins, i, n)
-                    if key == 0 or key == "condition"), None)   # (condition=...: by name)
-        return _read_by(code_ins, end, 1, _Stored(), {}) if end is not None else set()
-    return set()
+def _call_at(code_ins: list, lasti: int):
+    """The index of the call instruction a frame standing at ``lasti`` runs (3.11:
+    its PRECALL), or None where it stands at no call."""
+    k = max((k for k, ins in enumerate(code_ins) if ins.offset <= lasti),
+            default=None)   # (3.11: f_lasti may stand on the call's caches)
+    if k is None or code_ins[k].opname not in _CALLS and \
+            code_ins[k].opname != "CALL_FUNCTION_EX":
+        return None
+    if k > 0 and code_ins[k - 1].opname == "PRECALL":   # (3.11: the PRECALL is the call's)
+        k -= 1
+    return k
+
+
+def _is_while_loop(frame, callee) -> bool:
+    """Whether the instruction ``callee`` loads the ``while_loop`` method of a
+    stream: ``s.while_loop``, or a name holding it (``loop = s.while_loop``)."""
+    if callee is None:
+        return False
+    if callee.opname in _ATTR_LOADS:
+        return callee.argval == "while_loop"
+    if callee.opname not in _LOADS or isinstance(callee.argval, tuple):
+        return False
+    try:
+        held = frame.f_globals.get(callee.argval) if callee.opname == "LOAD_GLOBAL" \
+            else frame.f_locals.get(callee.argval, frame.f_globals.get(callee.argval))
+        return type(held) is types.MethodType and \
+            getattr(held.__func__, "__name__", None) == "while_loop"
+    except Exception:  # noqa: BLE001  (a frame's locals unreadable: not known)
+        return False
+
+
+def condition_reads(frame) -> set:
+    """The slots (paths) the condition of the ``s.while_loop(...)`` call ``frame``
+    stands at reads: its first argument's code, or its ``condition=`` keyword's
+    (``gt.cond(c) > lim``: ``c``, ``lim``; not ``max_iterations``). The call is
+    the one running, whatever its name (``loop = s.while_loop`` then
+    ``loop(cnd)``), never another ``s.while_loop`` of the same function; one the
+    code does not show to be the stream's (``functools.partial``, ``*args``)
+    reads what all its arguments read."""
+    code_ins = code_instructions(frame.f_code)
+    i = _call_at(code_ins, frame.f_lasti)
+    if i is None:
+        return set()
+    n = _taken(code_ins[i])
+    if code_ins[i].opname == "CALL_FUNCTION_EX":
+        return _read_by(code_ins, i, n, _Stored(), {})
+    j = _begin(code_ins, i, n)[0]
+    exact = _is_while_loop(frame, code_ins[j - 1] if j > 0 else None)
+    out: set = set()
+    for key, end in _parameters(code_ins, i, n):
+        if not exact or key in (0, "condition", None):   # (None: keywords unknown)
+            out |= _read_by(code_ins, end, 1, _Stored(), {})
+    return out
 
 
 def condition_frames(frame, depth: int = 4) -> list:
@@ -107,7 +140,7 @@ def condition_frames(frame, depth: int = 4) -> list:
     fn)`` testing ``gt.cond(c) > lim``): that holds what the caller handed,
     whatever the caller's names hold later."""
     out: list = []
-    reads = condition_reads(frame.f_code, frame.f_lasti + 1)
+    reads = condition_reads(frame)
     while reads:
         out.append((frame, reads))
         code = frame.f_code
@@ -127,12 +160,9 @@ def _handed(frame, callee, names: set) -> set:
     """What the arguments the call ``frame`` stands at hands to the parameters
     ``names`` of ``callee`` (its code) read."""
     code_ins = code_instructions(frame.f_code)
-    k = max((k for k, ins in enumerate(code_ins) if ins.offset <= frame.f_lasti),
-            default=None)   # (3.11: f_lasti may stand on the call's caches)
+    k = _call_at(code_ins, frame.f_lasti)
     if k is None or code_ins[k].opname not in _CALLS:
         return set()
-    if k > 0 and code_ins[k - 1].opname == "PRECALL":   # (3.11: the PRECALL is the call's)
-        k -= 1
     n = _taken(code_ins[k])
     j = _begin(code_ins, k, n)[0]
     skip = 1 if j > 0 and _method_load(code_ins[j - 1]) else 0   # obj.loop(...): self

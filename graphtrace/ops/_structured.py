@@ -28,7 +28,7 @@ import numpy as np
 from ..arrays import as_buffer, is_array
 from ..buffers import Buffer
 from ..context import ProxyStream
-from ..errors import ArgumentError, TraceError, user_frame
+from ..errors import ArgumentError, TraceError, user_frame, user_frame_object
 from ..ir import Node
 from ..probe import _attr, _has
 from ..scalar import Scalar
@@ -38,7 +38,7 @@ from ._body_stores import BodyStores
 from ._conditions import C_TYPES, Condition
 from ._loop_after import refuse_escapes
 from ._loop_held import _function
-from ._loop_state import LoopState, _user_frame
+from ._loop_state import LoopState
 from ._loop_work import condition_frames
 from .conditional import _NO_BOUND, CHILD, SWITCH, WHILE, rhs_value
 
@@ -132,9 +132,9 @@ class _Structured:
         self.bodies = [type(stream)(t, stream.index, scope, stream.target_device)
                        for scope in self.scopes]
         self.what = _what(op, names)
-        caller = _user_frame() if op is WHILE else None   # where the condition is written,
-        self.conditions = condition_frames(caller) if caller is not None else None   # also
-        #  handed through a helper: with looping(s, gt.cond(c) > lim) as body
+        caller = user_frame_object() if op is WHILE else None   # the call that made it,
+        self.conditions = condition_frames(caller) if caller is not None else None   # and
+        #  those handing its condition: with looping(s, gt.cond(c) > lim) as body
         t.unentered[id(self)] = (stream.scope, self.what, source, self)   # held: id kept
 
     def __enter__(self):

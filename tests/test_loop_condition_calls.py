@@ -41,7 +41,7 @@ def _through_a_name_raised(s, c, c2, n):
 
 @contextlib.contextmanager
 def _looping(s, cond):
-    with s.while_loop(cond, max_iterations=30) as body:
+    with s.while_loop(cond, max_iterations=30) as body:   # looping manager
         yield body
 
 
@@ -53,6 +53,14 @@ def _managed(s, c, c2, n):
         add[1, 1, body](c2, -1)
         count[1, 1, body](n)
         lim += 1   # the first loop's bound: tested no more
+
+
+def _managed_raised(s, c, c2, n):
+    lim = 0
+    with _looping(s, gt.cond(c2) > lim) as body:
+        add[1, 1, body](c2, -1)
+        count[1, 1, body](n)
+        lim += 1
 
 
 def _run(program):
@@ -71,6 +79,7 @@ def test_a_body_changing_only_an_earlier_loops_bound_runs_as_eagerly(program):
 
 @pytest.mark.parametrize("program, marker, named", [
     (_through_a_name_raised, "raised through a name", "`lim2`"),
+    (_managed_raised, "looping manager", "`lim`"),
 ])
 def test_a_body_changing_its_own_loops_bound_is_refused(program, marker, named):
     """Eagerly the condition is tested again with the bound raised each pass and
@@ -80,3 +89,18 @@ def test_a_body_changing_its_own_loops_bound_is_refused(program, marker, named):
     e = str(info.value)
     assert info.value.source[1] == line_of(__file__, marker), e
     assert f"changes {named}," in e and "its condition reads" in e, e
+
+
+def test_a_managed_loop_whose_body_leaves_its_bound_runs_as_eagerly():
+    """The body counts its passes in a name the condition does not read."""
+    @gt.graph(backend="sim")
+    def f(s, c, n):
+        lim, passes = 0, 0
+        with _looping(s, gt.cond(c) > lim) as body:
+            add[1, 1, body](c, -1)
+            count[1, 1, body](n)
+            passes += 1
+
+    c, n = dev(6, dtype=np.int32), dev(0, dtype=np.int32)
+    f(c, n)
+    assert host(c) == [0] and host(n) == [6]

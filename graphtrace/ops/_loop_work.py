@@ -23,7 +23,9 @@ caller that wrote it (``loop(s, gt.cond(c) > lim, step)``).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import inspect
 import types
 from functools import partial
 
@@ -32,9 +34,10 @@ from ..owners import _graph_class
 from ._adapter import ADAPTERS, Adapter
 from ._loop_callees import _method_load
 from ._loop_flow import _Stored
-from ._loop_operands import _CALLS, _parameters, _read_by, _taken
+from ._loop_operands import _CALLS, _ENTERS, _parameters, _read_by, _taken
 from ._loop_stack import _ATTR_LOADS, _LOADS, _begin, _chain
 
+_CONTEXTLIB = contextlib.__file__
 _FUNCTIONS = (types.FunctionType, types.MethodType, partial)
 
 
@@ -128,13 +131,37 @@ def condition_reads(frame) -> set:
     return out
 
 
+def _entered(frame):
+    """``(the frame, the index of the call)`` that made the generator ``frame``
+    runs where a ``with`` statement enters it through ``contextlib.contextmanager``
+    (``with looping(s, gt.cond(c) > lim) as body``); None otherwise."""
+    back = frame.f_back
+    if not frame.f_code.co_flags & inspect.CO_GENERATOR or back is None or \
+            back.f_code.co_filename != _CONTEXTLIB:
+        return None
+    gen = getattr(back.f_locals.get("self"), "gen", None)
+    if getattr(gen, "gi_frame", None) is not frame:
+        return None
+    while back is not None and back.f_code.co_filename == _CONTEXTLIB:
+        back = back.f_back
+    if back is None:
+        return None
+    code_ins = code_instructions(back.f_code)
+    k = max((k for k, ins in enumerate(code_ins) if ins.offset <= back.f_lasti), default=None)
+    if k is None or k == 0 or code_ins[k].opname not in _ENTERS:
+        return None
+    i = _call_at(code_ins, code_ins[k - 1].offset)
+    return (back, i) if i is not None else None
+
+
 def condition_frames(frame, depth: int = 4) -> list:
     """``(frame, what its code reads for the condition)`` of the
     ``s.while_loop(...)`` call ``frame`` stands at (``condition_reads``), and,
     where that condition is a parameter of the frame's function (``def loop(s,
     cond, fn): s.while_loop(cond, body=fn)``), of the call handing it in each
-    caller (``loop(s, gt.cond(c) > lim, step)``: ``c``, ``lim``), ``depth``
-    frames up; so is an attribute or an item of a parameter it reads
+    caller (``loop(s, gt.cond(c) > lim, step)``: ``c``, ``lim``; a
+    ``@contextmanager`` helper's, ``with looping(s, gt.cond(c) > lim)``),
+    ``depth`` frames up; so is an attribute or an item of a parameter it reads
     (``gt.cond(c) > st.lim``: what the caller hands for ``st``), where a body
     may change it, but not a parameter it reads whole (``def loop(s, c, lim,
     fn)`` testing ``gt.cond(c) > lim``): that holds what the caller handed,
@@ -149,18 +176,21 @@ def condition_frames(frame, depth: int = 4) -> list:
             all(k == "*" for p in reads for k, _ in p[1:])   # s.while_loop(cond, ...)
         handed = {p[0] for p in reads if p[0] in params and (
             whole or any(k in (".", "[]") for k, _ in p[1:]))}
-        frame, depth = frame.f_back, depth - 1
+        entered = _entered(frame)
+        frame, depth = frame.f_back if entered is None else entered[0], depth - 1
         if not handed or frame is None or depth <= 0:
             break
-        reads = _handed(frame, code, handed)
+        reads = _handed(frame, code, handed, None if entered is None else entered[1])
     return out
 
 
-def _handed(frame, callee, names: set) -> set:
-    """What the arguments the call ``frame`` stands at hands to the parameters
-    ``names`` of ``callee`` (its code) read."""
+def _handed(frame, callee, names: set, k=None) -> set:
+    """What the arguments the call ``frame`` stands at (``k``: the call at that
+    index of its code) hands to the parameters ``names`` of ``callee`` (its code)
+    read."""
     code_ins = code_instructions(frame.f_code)
-    k = _call_at(code_ins, frame.f_lasti)
+    if k is None:
+        k = _call_at(code_ins, frame.f_lasti)
     if k is None or code_ins[k].opname not in _CALLS:
         return set()
     n = _taken(code_ins[k])

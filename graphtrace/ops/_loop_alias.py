@@ -21,6 +21,7 @@ from __future__ import annotations
 import types
 
 from ..owners import own_object
+from ._loop_operands import through
 from ._loop_stack import _ANY_KEY
 
 _VALUES = (int, float, complex, bool, str, bytes, type(None), types.ModuleType, type,
@@ -101,3 +102,36 @@ def others(same: dict, path: tuple, store: bool = False) -> list:
         for q in same.get(path[:n], ()):
             out.append(q + path[n:])
     return [q for q in dict.fromkeys(out) if q != path]
+
+
+def set_through(path: tuple, stored) -> bool:
+    """Whether the slot at ``path``, under a name the body set (``h = m if flag
+    else q``), was stored through that very path on every way to here (``h.v =
+    7.0``), and no store since may have reached it another way: a read of it
+    (``add(x, h.v)``) reads what the body set, whichever object ``h`` holds."""
+    return len(path) > 1 and path[:1] in stored and path in stored
+
+
+def _overlaps(a: tuple, b: tuple) -> bool:
+    """Whether the slots at ``a`` and ``b`` may be one, or one lie under the other
+    (an item by a key computed may be any item)."""
+    return all(x == y or x == _ANY_KEY or y == _ANY_KEY for x, y in zip(a, b))
+
+
+def forget_set(stored, made: dict, same: dict, paths) -> None:
+    """Drop from ``stored`` the slots stored through a name the body set
+    (``set_through``) that a store of the slots at ``paths`` may reach (``m.v =
+    2.0`` after ``h.v = 7.0``; ``paths`` None: a store the code cannot follow)."""
+    kept = [p for p in stored if len(p) > 1 and p[:1] in stored]
+    hits = None if paths is None else [q for r in paths for q in [r] + others(same, r)]
+    for p in kept:
+        picks = through(p, stored, made)
+        if hits is None or not picks or any(_overlaps(a, b) for a in picks for b in hits):
+            set.discard(stored, p)
+
+
+def forget_names(stored, names) -> None:
+    """Drop from ``stored`` the slots stored through the names ``names`` the body
+    set (``h.v``), which a store sets anew (``h = w``): called before it."""
+    for p in [p for p in stored if len(p) > 1 and p[0] in names and p[:1] in stored]:
+        set.discard(stored, p)

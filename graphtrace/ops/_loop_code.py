@@ -30,7 +30,7 @@ from ..bytecode import instructions
 from ..chains import MISSING
 from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
-from ._loop_alias import others, same_names
+from ._loop_alias import forget_names, forget_set, others, same_names, set_through
 from ._loop_callees import _child_args, _launcher, _made_here, _method_load, _slot_read
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
 from ._loop_names import TABLE_DEPTH, callable_items
@@ -207,11 +207,13 @@ class _Region(RegionQueries):
         #                              computed from; a property read -> what it reads
         noted = [i for i in sorted(members) if code_ins[i].positions is not None and
                  code_ins[i].positions.lineno is not None]
+        self.taken = None   # jump -> where it goes each iteration (if FLAG:), for _made
         if linear:   # no branch: in code order, stored (the paths stored so far) growing
             stored = _Stored()
             for i in noted:
                 self._note(code_ins, i, stored, made)
             return
+        self.taken = _decided(g, members, scope, now) if now is not None else None
         scratch, noted = copy.copy(self), set(noted)   # (notes nothing of its own)
         scratch._fresh()
         shifts = "setattr" in obj.co_names   # (setattr(st, "w", v) stores st.w)
@@ -223,8 +225,8 @@ class _Region(RegionQueries):
                 scratch._note(code_ins, i, stored, made)
                 return True
             return False
-        taken = _decided(g, members, scope, now) if now is not None else None   # (if FLAG:)
-        for block, (stored, made) in states(g, entry, members, (_Stored(), made), step, taken):
+        for block, (stored, made) in states(g, entry, members, (_Stored(), made), step,
+                                            self.taken):   # (if FLAG: the branch taken)
             for i in block:
                 if i in noted:
                     self._note(code_ins, i, stored, made)
@@ -258,14 +260,16 @@ class _Region(RegionQueries):
         names = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
         op = ins.opname
         if op == "STORE_FAST_LOAD_FAST":   # one name stored, then one loaded
+            forget_names(stored, names[:1])
             stored.add(names[:1])
             self.first.setdefault(names[:1], "store")
             self._loaded(names[-1:], stored)
         elif op in _STORES:
             if op.startswith("STORE"):   # x = <what it reads>
-                _made(code_ins, i, names, stored, made)
+                _made(code_ins, i, names, stored, made, self.taken)
                 guarded = self._guarded(code_ins, i, stored, made)
                 made.update(((n,), made[(n,)] | guarded) for n in names if guarded)
+            forget_names(stored, names)   # (h.v = 7.0, then h = w: h.v is w's)
             for n in names:
                 stored.add((n,))
                 self.first.setdefault((n,), "store")
@@ -277,16 +281,23 @@ class _Region(RegionQueries):
             self.whole.update(whole)
             self.read_whole += [(ins, q) for q in whole]
         elif op in _ATTR_STORES or op in _ITEM_STORES:
-            path = _set(code_ins, i)
-            paths = () if path is None else [path] if path[:1] not in stored else \
-                list(dict.fromkeys(through(path, stored, made)))   # h = m, then h.v = 5.0
+            at = _set(code_ins, i)
+            paths = () if at is None else [at] if at[:1] not in stored else \
+                list(dict.fromkeys(through(at, stored, made)))   # h = m, then h.v = 5.0
+            forget_set(stored, made, self.same, paths if at is not None and (
+                paths or at[:1] not in stored) else None)   # (m.v = 2.0: h.v, maybe)
+            value = set()   # st.w = <what it reads>: below what it is stored in (and by)
+            if op.startswith("STORE") and code_ins[i - 1].opname != "SWAP":
+                held = _begin(code_ins, i, 1 if op in _ATTR_STORES else 2)[0]
+                value = (_read_by(code_ins, *_swapped(code_ins, held), stored, made)
+                         if held else set()) | self._guarded(code_ins, i, stored, made)
+                if paths and at[:1] in stored:   # h.v = 7.0: h.v, then, is 7.0 for sure
+                    made[at] = value
+                    stored.add(at)
             for path in paths:   # (m.v stored; h = m if flag else q: m.v or q.v, maybe)
                 if op.startswith("STORE") and code_ins[i - 1].opname != "SWAP":
-                    # st.w = <what it reads>: below what it is stored in (and by)
-                    held = _begin(code_ins, i, 1 if op in _ATTR_STORES else 2)[0]
-                    made[path] = (_read_by(code_ins, *_swapped(code_ins, held), stored, made)
-                                  if held else set()) | self._guarded(code_ins, i, stored, made) \
-                        | (made.get(path, set()) if len(paths) > 1 or _ANY_KEY in path else set())
+                    made[path] = value | (made.get(path, set())
+                                          if len(paths) > 1 or _ANY_KEY in path else set())
                 for q in [path] + others(self.same, path, True) \
                         if len(paths) == 1 and _ANY_KEY not in path else ():
                     stored.add(q)   # (h = objs[i], then h.v = 5.0: none of them for sure)
@@ -298,8 +309,8 @@ class _Region(RegionQueries):
                 if i not in self.held:
                     self.whole.add(path)
                     self.read_whole.append((ins, path))
-            elif path is not None:   # h = m, then h.v: a read of m.v
-                for q in through(path, stored, made):
+            elif path is not None and not set_through(path, stored):   # h = m, then
+                for q in through(path, stored, made):   # h.v: a read of m.v
                     self._loaded(q, stored)
             elif op in _ATTR_LOADS or _reads_item(ins):   # objs[k].v: any item's v
                 path = _keyed_any(code_ins, i)
@@ -396,8 +407,8 @@ class _Region(RegionQueries):
         slot = _slot_read(code_ins, i, n, self.scope)   # getattr(st, "v", 1.0), d.get("k")
         if slot is not None and (i + (code_ins[i].opname == "PRECALL")) in self.reports:
             slot = None   # (print(getattr(st, "v", None)): only reported)
-        for q in () if slot is None else [slot] if slot[:1] not in stored else \
-                through(slot, stored, made):
+        for q in () if slot is None or set_through(slot, stored) else [slot] \
+                if slot[:1] not in stored else through(slot, stored, made):
             self._loaded(q, stored)
         if child:
             self.takes.setdefault(line, set()).update(
@@ -529,6 +540,8 @@ class _Region(RegionQueries):
                 type(code_ins[ends[1] - 1].argval) is not str:
             return
         holder = _chain(code_ins, ends[0] - 1)
+        forget_set(stored, made, self.same, None if holder is None or holder[:1] in stored
+                   else [holder + ((".", code_ins[ends[1] - 1].argval),)])
         if holder is not None and holder[:1] not in stored:
             path = holder + ((".", code_ins[ends[1] - 1].argval),)
             made[path] = _read_by(code_ins, ends[2], 1, stored, made) | \

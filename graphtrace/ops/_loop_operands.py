@@ -51,6 +51,9 @@ def _read_by(code_ins: list, i: int, values: int, stored: set, made: dict) -> se
                 out.update((path,) if j in held else (path, path + (_WHOLE,)))
             elif step is not None:
                 out.add(("*", step))
+                if path is not None and len(path) > 1 and path in stored:   # h.v = 7.0,
+                    via.setdefault(path[0], set()).update(made.get(path, ()))   # then h.v
+                    continue
                 for q in through(path, stored, made) if path is not None else ():
                     via.setdefault(path[0], set()).update(   # h = m, then h.v: m.v,
                         (q,) if j in held else (q, q + (_WHOLE,)))   # not all of m
@@ -133,7 +136,8 @@ def _settles(code_ins: list, i: int, builtins=_SETTLING) -> bool:
             for c in code_ins[start + 1:i])
 
 
-def _made(code_ins: list, i: int, names: tuple, stored: set, made: dict) -> None:
+def _made(code_ins: list, i: int, names: tuple, stored: set, made: dict,
+          taken=None) -> None:
     """Note in ``made`` what the names the instruction ``code_ins[i]`` stores were
     computed from: a loop's target, what its iterable reads; names stored
     together (``v, w = t, 2.0``, one instruction on 3.13), what either value
@@ -152,8 +156,8 @@ def _made(code_ins: list, i: int, names: tuple, stored: set, made: dict) -> None
         made[(ALIASED,) + names] = _each(code_ins, at - 1)
         made[(SAME,) + names] = _items(code_ins, at - 1)   # (for h in tab: any item)
     else:
-        made[(SAME,) + names] = _same(code_ins, *_swapped(code_ins, at)) if at == i else \
-            _UNKNOWN   # (h = m, h = m.sub, d = D["k"]: the very object; t := ..., unpacked)
+        made[(SAME,) + names] = _same(code_ins, *_swapped(code_ins, at), taken) if at == i \
+            else _UNKNOWN   # (h = m, h = m.sub, d = D["k"]: the very object; t := ..., unpacked)
         made[names] = _read_by(code_ins, *_swapped(code_ins, at), stored, made)
         made[(ALIASED,) + names] = frozenset() if code_ins[at - 1].opname in _ENTERS else \
             _picks(code_ins, *_value(code_ins, *_swapped(code_ins, at)))   # (as body: a
@@ -264,14 +268,14 @@ def _picks(code_ins: list, start: int, end: int) -> frozenset:
     return _UNKNOWN if got is None else frozenset(got)
 
 
-def _same(code_ins: list, i: int, values: int) -> frozenset:
+def _same(code_ins: list, i: int, values: int, taken=None) -> frozenset:
     """The paths whose object the one value ``code_ins[i]`` takes may be: a name,
     an attribute or an item by a constant key of one (``m``, ``m.sub``,
     ``D["k"]``), or any of those a conditional expression, an ``or``, an ``and``
     or an item of a tuple, a list or a dict built there picks (``m if flag else
     q``, ``m or q``, ``(m, q)[i]``: ``m`` and ``q``); else ``_UNKNOWN`` (a container
     built, a call's result, an item by a key computed)."""
-    got = _objects(code_ins, i, 0) if values == 1 else None
+    got = _objects(code_ins, i, 0, taken) if values == 1 else None
     return _UNKNOWN if not got else frozenset(got)
 
 
@@ -280,15 +284,23 @@ _BUILDS = {"BUILD_TUPLE": 1, "BUILD_LIST": 1, "BUILD_MAP": 2, "BUILD_CONST_KEY_M
 #    2: key, value pairs, the value on top)
 
 
-def _objects(code_ins: list, i: int, depth: int):
+def _objects(code_ins: list, i: int, depth: int, taken=None):
     """The paths whose object the value on top of the stack when ``code_ins[i]``
-    runs may be (``_same``), or None."""
+    runs may be (``_same``), or None; ``taken``: jump -> where it goes at each
+    iteration (``_loop_flow._decided``), for a conditional expression's test."""
     start = _begin(code_ins, i, 1)[0]
     if depth > 8 or start >= i:
         return None
     end = code_ins[i].offset
     exits = [j for j in range(start, i) if code_ins[j].opcode in _JUMPS and
              code_ins[j].argval == end]   # (a first branch's value, an or's left one)
+    if taken and len(exits) == 1 and "_IF_" not in code_ins[exits[0]].opname:
+        j = exits[0]
+        t = next((t for t in range(start, j) if t in taken and
+                  code_ins[t].argval == code_ins[j + 1].offset), None)
+        if t is not None:   # m if FLAG else q, FLAG the body leaves alone: m
+            return _objects(code_ins, j, depth + 1) if taken[t] != j + 1 else \
+                _piece(code_ins, j + 1, i, depth)
     if exits:
         out: set = set()
         for j in exits:
@@ -316,7 +328,13 @@ def _piece(code_ins: list, start: int, i: int, depth: int):
         b = _holder(code_ins, i - 1)
         how = _BUILDS.get(code_ins[b].opname) if b >= start else None
         if how is not None:   # (m, q)[i], {"a": m, "b": q}[k]: m and q
-            return _built(code_ins, b, code_ins[b].arg * (how or 1), start, depth, how)
+            k = code_ins[b + 1].argval if b + 2 == i - 1 and \
+                code_ins[b + 1].opname in _CONSTS else None
+            n = code_ins[b].arg
+            if how == 1 and type(k) in (int, bool) and -n <= k < n:   # (m, q)[0]: m
+                end = _begin(code_ins, b, n - 1 - k % n)[0]
+                return _objects(code_ins, end, depth + 1) if end > start else None
+            return _built(code_ins, b, n * (how or 1), start, depth, how)
         path = _keyed_any(code_ins, i - 1) if _chain(code_ins, i - 1) is None else None
         if path is not None and _ANY_KEY in path:   # objs[i], T[k]["a"]: any item
             return {path}

@@ -87,9 +87,7 @@ def region_draws(ir) -> list:
     replays that work, so a number drawn there is baked in as the trace's is. Each
     draw is ``host_draws``' tuple with the region's node after it."""
     out, seen = [], set()
-    for node in ir.walk():
-        if node.kind != "captured":
-            continue
+    for node in _captured(ir):
         fn, obj = node.target, None
         while isinstance(fn, functools.partial):
             fn = fn.func
@@ -102,6 +100,21 @@ def region_draws(ir) -> list:
                 seen.add(draw[:3])
                 out.append(draw + (node,))
     return out
+
+
+def _captured(ir):
+    """The captured regions' nodes of graph ``ir`` and of its regions, without making
+    the Nodes of its launches (a build adds those from the recorded columns): a
+    region is recorded as a Node (``Tracer.record``), as a loop or branch is."""
+    rec = ir.recording()
+    if rec is None:
+        yield from (node for node in ir.walk() if node.kind == "captured")
+        return
+    early = rec.early()
+    yield from (early[pos] for pos in sorted(early) if early[pos].kind == "captured")
+    for node in ir.structured():
+        for region in node.regions:
+            yield from _captured(region)
 
 
 def _calls(code) -> tuple:

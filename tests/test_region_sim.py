@@ -125,3 +125,30 @@ def test_a_number_a_region_draws_on_the_host_warns_once_at_its_line():
         f"{line_of(F, 'recorded')}) draws a random value on the host with random.random() " \
         f"at test_region_sim.py:{line_of(F, 'region draw')}" in text
     assert "pass the number to s.captured as an argument" in text
+
+
+@cuda.jit
+def _bump(x):
+    i = cuda.grid(1)
+    if i < x.size:
+        x[i] += 1.0
+
+
+def test_finding_a_regions_draws_makes_no_node_of_a_launch(monkeypatch):
+    """A build adds launches from the recorded columns; looking for the regions'
+    draws (in a loop's body too) must not make their Nodes."""
+    from graphtrace.host_draws import region_draws
+    monkeypatch.setenv("GRAPHTRACE_VERIFY", "0")   # verify() would make every Node
+
+    @gt.graph
+    def f(s, x, y, c):
+        _bump[1, 4, s](x)
+        with s.while_loop(gt.cond(c) > 0, max_iterations=2) as body:
+            body.captured(draws, x, y, reads=[x], writes=[y])   # body region
+        _bump[1, 4, s](y)
+    ir = f.trace(cuda.to_device(np.ones(4)), cuda.to_device(np.zeros(4)),
+                 cuda.to_device(np.zeros(1, np.int32)))
+    assert ir.recording() is not None
+    found = region_draws(ir)
+    assert [d[1] for d in found] == [line_of(F, "region draw")]
+    assert ir.recording() is not None   # no Node of a launch was made

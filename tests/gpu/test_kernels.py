@@ -253,17 +253,27 @@ def grid_sum(x, out):
         x[i] = out[0]
 
 
-def test_grid_synchronisation_is_refused_at_the_launch_line_on_the_gpu():
+def test_grid_synchronisation_runs_cooperatively_as_eagerly_on_the_gpu():
+    """numba launches a kernel that synchronises its grid cooperatively on its own;
+    the same launch in a graph is a cooperative node (said not to be, refused)."""
     @gt.graph
     def f(s, x, out):
-        grid_sum[2, 32, s](x, out)                           # gpugridsync
+        grid_sum[2, 32, s](x, out)
     x, out = dev(np.ones(64)), dev(np.zeros(1))
-    with pytest.raises(gt.KernelArgumentError, match="synchronises the whole grid") as e:
-        f(x, out)
-    assert e.value.source[1] == line_of(__file__, "gpugridsync")
-    grid_sum[2, 32](x, out)                                  # eagerly it runs
+    f(x, out)
     cuda.synchronize()
     assert x.copy_to_host().tolist() == [64.0] * 64
+    y, out2 = dev(np.ones(64)), dev(np.zeros(1))
+    grid_sum[2, 32](y, out2)                                 # eagerly
+    cuda.synchronize()
+    assert y.copy_to_host().tolist() == [64.0] * 64
+
+    @gt.graph
+    def g(s, x, out):
+        s.launch(grid_sum, 2, 32, x, out, cooperative=False)   # gpugridsync
+    with pytest.raises(gt.KernelArgumentError, match="synchronises the whole grid") as e:
+        g(x, out)
+    assert e.value.source[1] == line_of(__file__, "gpugridsync")
 
 
 def test_numpy_integer_grid_and_block_on_the_gpu():

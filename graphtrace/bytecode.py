@@ -18,8 +18,9 @@ an argument reads as in the positional spelling (``show(x=self.box["a"])`` as
 from __future__ import annotations
 
 import dis
+import sys
 
-__all__ = ["CALLS", "instructions", "keyword_names", "past_keywords"]
+__all__ = ["CALLS", "instructions", "keyword_names", "method_load", "past_keywords"]
 
 # what calls (3.11: PRECALL, then CALL; 3.13: CALL_KW with keywords)
 CALLS = frozenset({"PRECALL", "CALL", "CALL_KW", "CALL_FUNCTION_EX"})
@@ -37,6 +38,14 @@ def instructions(code) -> tuple:
                  type(c.argval) is not tuple and type(c.arg) is int and
                  0 <= c.arg < len(consts) and type(consts[c.arg]) is tuple else c
                  for c in out)
+
+
+def method_load(ins) -> bool:
+    """Whether ``ins`` loads a method for the call that follows (``self.mark()``):
+    a ``LOAD_METHOD`` (3.11), or from 3.12 on a ``LOAD_ATTR`` so flagged (its
+    argument's low bit), not an attribute's value."""
+    return ins.opname == "LOAD_METHOD" or ins.opname == "LOAD_ATTR" and \
+        sys.version_info >= (3, 12) and type(ins.arg) is int and bool(ins.arg & 1)
 
 
 def _names(ins) -> bool:

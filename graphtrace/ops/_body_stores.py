@@ -45,6 +45,7 @@ from collections import deque
 import numpy as np
 
 from ..arrays import is_array
+from ..bytecode import method_load
 from ..chains import MISSING
 from ..errors import ArgumentError, format_source
 from ..names import _filled, _global_names
@@ -198,7 +199,7 @@ class BodyStores:
                 found[0] = found[0] or at
             elif ins.opname in _LOADS and fn is not None and binding(
                     state.scope.get(ins.argval))[0] is fn \
-                    or ins.opname == "LOAD_METHOD" and chain is not None and \
+                    or method_load(ins) and chain is not None and \
                     chain[0] == path[0] and len(chain) > 1:
                 found[1] = found[1] or at
             elif ins.opname in _LOADS and ins.argval == path[0]:

@@ -20,7 +20,8 @@ from __future__ import annotations
 import dis
 import sys
 
-__all__ = ["CALLS", "instructions", "keyword_names", "method_load", "past_keywords"]
+__all__ = ["CALLS", "instructions", "keyword_names", "method_load", "past_inlined",
+           "past_keywords"]
 
 # what calls (3.11: PRECALL, then CALL; 3.13: CALL_KW with keywords)
 CALLS = frozenset({"PRECALL", "CALL", "CALL_KW", "CALL_FUNCTION_EX"})
@@ -46,6 +47,26 @@ def method_load(ins) -> bool:
     argument's low bit), not an attribute's value."""
     return ins.opname == "LOAD_METHOD" or ins.opname == "LOAD_ATTR" and \
         sys.version_info >= (3, 12) and type(ins.arg) is int and bool(ins.arg & 1)
+
+
+_BUILDS = frozenset({"BUILD_LIST", "BUILD_SET", "BUILD_MAP"})
+
+
+def past_inlined(code_ins, j: int) -> int:
+    """The index of the ``FOR_ITER`` of a comprehension inlined in its function
+    (3.12 on, PEP 709) whose prologue begins at ``code_ins[j]``, just after the
+    ``GET_ITER`` of its iterable: a ``LOAD_FAST_AND_CLEAR`` of each name it binds,
+    ``SWAP``, the ``BUILD_LIST`` (set, dict) of its result, ``SWAP``; ``j`` itself
+    where no such prologue begins there (3.11: the comprehension is a function of its
+    own, called with the iterator)."""
+    k = j
+    while k < len(code_ins) and code_ins[k].opname == "LOAD_FAST_AND_CLEAR":
+        k += 1
+    if k == j or k + 3 >= len(code_ins) or code_ins[k].opname != "SWAP" or \
+            code_ins[k + 1].opname not in _BUILDS or code_ins[k + 2].opname != "SWAP" or \
+            code_ins[k + 3].opname != "FOR_ITER":
+        return j
+    return k + 3
 
 
 def _names(ins) -> bool:

@@ -26,7 +26,7 @@ import dis
 import types
 import weakref
 
-from .bytecode import CALLS
+from .bytecode import CALLS, past_inlined
 from .chains import NAME_LOADS, _through_partial, callback_codes
 
 __all__ = ["ALL", "Hand", "hands", "merged"]
@@ -212,7 +212,8 @@ class _Code:
             first = before.argval == "enumerate"
             path, j, items = ALL, _after_call(ins, j), first
         if j < len(ins) and ins[j].opname in ("GET_ITER", "FOR_ITER"):
-            loop = j if ins[j].opname == "FOR_ITER" else j + 1   # (a comprehension's .0)
+            # (a comprehension's .0; 3.12: one inlined, past the names it saves)
+            loop = j if ins[j].opname == "FOR_ITER" else past_inlined(ins, j + 1)
             if loop < len(ins) and ins[loop].opname == "FOR_ITER":
                 stores, j = _loop_stores(ins, loop + 1)
                 for n, (k, target) in enumerate(stores):

@@ -16,7 +16,6 @@ compiled, with this module's caches ``_kinds`` and ``_dtypes``
 """
 from __future__ import annotations
 
-import inspect
 import math
 import operator
 import sys
@@ -28,6 +27,7 @@ from . import _driver
 from .buffers import HOST, Buffer
 from .errors import ArgumentError
 from .probe import _attr, _has
+from .static_attrs import getattr_static
 from .weak_types import store
 
 __all__ = ["as_buffer", "interface_of", "device_buffer", "is_array", "pinned_empty",
@@ -217,7 +217,7 @@ def _own_interface(obj):
     its class), or None: an object answering every attribute (a logger stub's
     ``__getattr__``, an attribute dict's, which raises KeyError) is no array."""
     try:
-        inspect.getattr_static(obj, "__cuda_array_interface__")
+        getattr_static(obj, "__cuda_array_interface__")
     except AttributeError:
         return None
     cai = getattr(obj, "__cuda_array_interface__", None)   # (an error of its own: raised)

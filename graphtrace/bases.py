@@ -17,12 +17,12 @@ method of each name it loads.
 from __future__ import annotations
 
 import dis
-import inspect
 import types
 import weakref
 
 from .chains import MISSING, NAME_LOADS, imported, lookup
 from .owners import _attr, _python_function
+from .static_attrs import getattr_static
 from .values import _MAX_DEPTH
 
 __all__ = []
@@ -125,7 +125,7 @@ def _base_reads(fn, cls, mro) -> dict:
                     out.setdefault(base, set()).add(at)
                 via = base if at == "__dict__" else None
                 last, holder = v, cls if v is _SELF else v   # self.parent: a class attribute
-                v = inspect.getattr_static(holder, at, MISSING) if isinstance(
+                v = getattr_static(holder, at, MISSING) if isinstance(
                     holder, (type, types.ModuleType, types.SimpleNamespace)) else MISSING
             if store is not None and isinstance(v, (type, types.ModuleType)):
                 aliases[store] = v

@@ -13,7 +13,6 @@ import collections
 import dis
 import enum
 import importlib.util
-import inspect
 import operator
 import sys
 import types
@@ -28,6 +27,7 @@ from .chain_steps import (NAME_LOADS, _MUTATORS, _UNPACKS, _by_name, _get_call, 
                           _stored_once, _unpacked, imported)
 from .named_keys import KEY_PARTS, MISSING, Named, keyed_chain
 from .probe import _attr, _has
+from .static_attrs import getattr_static
 
 __all__ = ["Chain", "MISSING", "NAME_LOADS", "NoKey", "Slot", "attribute_loads", "callback_codes",
            "chain", "changes", "imported", "lookup", "slot", "value_chains"]
@@ -49,13 +49,13 @@ def lookup(fn, name):
         module, _, rest = name[1:].partition(">")
         v = _module(fn, module)
         for a in rest.split(".")[1:]:
-            v = inspect.getattr_static(v, a, None)
+            v = getattr_static(v, a, None)
         return v
     if "." in name:
         head, *rest = name.split(".")
         v = lookup(fn, head)
         for a in rest:
-            v = inspect.getattr_static(v, a, None)
+            v = getattr_static(v, a, None)
         return v
     code = fn.__code__
     if name in code.co_freevars:
@@ -252,7 +252,7 @@ def _static_attr(v, name):
     a slot's, a class's or a module's; MISSING where there is none."""
     if name == "__class__":   # (type(OBJ).N: the class's N)
         return type(v)
-    got = inspect.getattr_static(v, name, MISSING)
+    got = getattr_static(v, name, MISSING)
     if type(got).__name__ in _C_GETTERS and not isinstance(v, type):
         try:   # a __slots__ attribute, a namedtuple's field: the C getter
             return got.__get__(v, type(v))

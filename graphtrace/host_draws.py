@@ -23,13 +23,13 @@ from __future__ import annotations
 
 import dis
 import functools
-import inspect
 import random
 import sys
 import types
 import weakref
 
 from .chains import MISSING, callback_codes, imported, lookup
+from .static_attrs import getattr_static
 
 __all__ = ["host_draws", "region_draws"]
 
@@ -262,7 +262,7 @@ def _static(v, name: str):
     """``v.name`` read statically (no property's code runs); a module's submodule
     loaded lazily (``numpy.random``) from ``sys.modules``; MISSING where absent."""
     try:
-        got = inspect.getattr_static(v, name, MISSING)
+        got = getattr_static(v, name, MISSING)
     except Exception:   # (an object whose own lookup raises)
         return MISSING
     if got is MISSING and isinstance(v, types.ModuleType):

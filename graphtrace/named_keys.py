@@ -17,10 +17,11 @@ from __future__ import annotations
 import builtins
 import dataclasses
 import enum
-import inspect
 import types
 
 import numpy as np
+
+from .static_attrs import getattr_static
 
 __all__ = ["KEY_PARTS", "MISSING", "Named", "by_name", "keyed_chain", "keys_read_by", "name_end",
            "named_key", "resolved"]
@@ -114,7 +115,7 @@ def _attribute(v, name: str):
             if name in c.__dict__:
                 return c.__dict__[name]
         raise AttributeError(name)
-    got = inspect.getattr_static(v, name, MISSING)
+    got = getattr_static(v, name, MISSING)
     if got is MISSING:
         raise AttributeError(name)
     return got

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import dis
-import inspect
 import operator
 import re
 import types
@@ -37,6 +36,7 @@ from .named_keys import by_name, keys_read_by
 from .owners import _PLAIN_BASES, _dunders, _followed, _library, _python_function, \
     _python_helper, class_attribute, class_of, held_at, own_holder, own_object
 from .probe import _answers_oddly, _attr
+from .static_attrs import getattr_static
 from .values import _MAX_DEPTH
 from .whole_reads import read_attribute_whole
 
@@ -117,7 +117,7 @@ def name_chains(code, scope: dict, loads=("LOAD_GLOBAL", "LOAD_NAME")) -> list:
                 held = (head + "".join(f".{k}" for _, k in steps), MISSING)
             elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD") and held is not None:
                 held = (f"{held[0]}.{ins.argval}",
-                        inspect.getattr_static(held[1], ins.argval, MISSING))
+                        getattr_static(held[1], ins.argval, MISSING))
             else:
                 held = None
                 continue
@@ -349,7 +349,7 @@ def _methods_named(code, cls, skip=frozenset(), supers: bool = False, only=None,
             names = set(only) if only is not None else names - skip
         found = []
         for name in names:
-            attr = inspect.getattr_static(cls, name, None)
+            attr = getattr_static(cls, name, None)
             f = attr.fget if isinstance(attr, property) else _attr(attr, "__func__", attr)
             f = _python_function(f) if f is not None else None
             if f is not None:
@@ -492,7 +492,7 @@ def attribute_names(fn, cls=None, self_param: str | None = None, into=None) -> f
                 todo.append(helper)
         for name in names - out - hosted if cls is not None else ():
             try:
-                attr = inspect.getattr_static(cls, name)
+                attr = getattr_static(cls, name)
             except AttributeError:
                 continue
             if isinstance(attr, property):

@@ -26,6 +26,7 @@ from ..chains import MISSING, lookup as _lookup
 from ..names import name_chains
 from ..owners import _library
 from ..probe import _attr, _has
+from ..static_attrs import getattr_static
 from ..tree import children
 from ..values import _MAX_DEPTH
 
@@ -193,7 +194,7 @@ def _held(py_func, depth: int, seen: set, out: list) -> bool:
         for step in steps:   # numba's cuda.grid and kin, read dynamically; np.newaxis
             if v is MISSING or _library(v):
                 break
-            v = inspect.getattr_static(v, step, MISSING)
+            v = getattr_static(v, step, MISSING)
         else:
             if by_getattr and v is not MISSING and not _library(v):   # getattr(mod, "G")
                 held = _attributes_of(v)

@@ -23,13 +23,13 @@ answers of a slot from what it noted (``carried``...) ``_loop_queries.py``'s.
 from __future__ import annotations
 
 import copy
-import inspect
 import types
 
 from ..bytecode import instructions
 from ..chains import MISSING
 from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
+from ..static_attrs import getattr_static
 from ._loop_alias import forget_names, forget_set, others, same_names, set_through
 from ._loop_callees import _child_args, _launcher, _made_here, _method_load, _slot_read
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
@@ -102,7 +102,7 @@ def _getter_reads(obj, name: str, depth: int = 0, start: int = 0) -> list:
     at, prop = next(((i, vars(c)[name]) for i, c in enumerate(mro)
                      if i >= start and name in vars(c)), (len(mro), None))
     if prop is None and not start and name not in _own_dict(obj):   # its __getattr__
-        prop = inspect.getattr_static(type(obj), "__getattr__", None)
+        prop = getattr_static(type(obj), "__getattr__", None)
     fget = getattr(prop, "fget", None) if isinstance(prop, property) else prop
     if not isinstance(fget, types.FunctionType) or not fget.__code__.co_argcount:
         return []
@@ -165,7 +165,7 @@ def _own_getters(obj) -> bool:
 def _by_getattr(obj, name: str) -> bool:
     """Whether ``obj.name`` is answered by its class's ``__getattr__``: neither the
     object nor its class holds it."""
-    return own_object(obj) and inspect.getattr_static(type(obj), name, None) is None and \
+    return own_object(obj) and getattr_static(type(obj), name, None) is None and \
         name not in _own_dict(obj)
 
 

@@ -31,11 +31,11 @@ from __future__ import annotations
 
 import builtins
 import dis
-import inspect
 import sys
 import types
 
 from ..owners import _attr, _bound_to, _graph_class, own_holder, own_object
+from ..static_attrs import getattr_static
 from ._loop_stack import (_ATTR_STORES, _ITEM_STORES, _LOADS, _STORES, _begin, _chain,
                           _holder, _reads_item)
 
@@ -283,7 +283,7 @@ class _Look:
             if kind != "." or v is _NONE or not isinstance(v, types.ModuleType) and \
                     not type(v).__module__.startswith("graphtrace"):
                 return _NONE
-            v = inspect.getattr_static(v, key, _NONE)
+            v = getattr_static(v, key, _NONE)
         return v
 
     def pure(self, code_ins: list, k: int, callee: int, inner: bool) -> bool:
@@ -311,7 +311,7 @@ class _Look:
                 not isinstance(v, (list, tuple, dict, types.FunctionType))
         if _method_of(code_ins, callee, self.name) is not None:
             d = self.scope.get(self.name)
-            raw = inspect.getattr_static(type(d), ins.argval, None)
+            raw = getattr_static(type(d), ins.argval, None)
             return type(d) is dict or not isinstance(raw, types.FunctionType)
         path = _chain(code_ins, callee)
         if path is None:

@@ -11,12 +11,12 @@ changed.
 """
 from __future__ import annotations
 
-import inspect
 import types
 
 from ..chains import MISSING
 from ..errors import format_source
 from ..owners import _attr, _has, own_holder, own_object
+from ..static_attrs import getattr_static
 
 _MAX_ITEMS = 256    # a longer container is not looked into
 # (sets: a type is found by identity, not by ``==``, which a metaclass may define)
@@ -77,7 +77,7 @@ def _static(v, key: str):
             held = {}
         if key in held:
             return held[key]
-    raw = inspect.getattr_static(cls, key, MISSING)
+    raw = getattr_static(cls, key, MISSING)
     if isinstance(raw, classmethod):
         return types.MethodType(raw.__func__, cls)
     if isinstance(raw, staticmethod):

@@ -14,7 +14,6 @@ slots of each name with what the walk read of the mutable things on its way
 from __future__ import annotations
 
 import enum
-import inspect
 import operator
 import sys
 import types
@@ -29,6 +28,7 @@ from ..chains import MISSING
 from ..owners import (_PLAIN_BASES, _attr, _attributes, _graph_class, held_attributes,
                       own_holder, own_object)
 from ..scalar import Scalar
+from ..static_attrs import getattr_static
 from ..values import _is_number
 from ._loop_paths import _ITEMS, _LEN, _MAX_ITEMS, _NEXT, _ORDER, _resolve
 from ._loop_work import work_callable
@@ -367,7 +367,7 @@ def _shadowed(before: dict, after: dict, now: dict) -> dict:
             continue
         holder = _resolve(now, p[:-1])
         old = MISSING if holder is MISSING else \
-            inspect.getattr_static(type(holder), p[-1][1], MISSING)
+            getattr_static(type(holder), p[-1][1], MISSING)
         leaf = _slots(old, p[0]).get((p[0],)) if old is not MISSING else None
         if leaf is not None:
             out[p] = leaf[:2] + (where,)
@@ -412,7 +412,7 @@ def _container(v):
     for base, kind in _KINDS:
         if isinstance(v, base):
             return kind if t is base or not any(
-                isinstance(inspect.getattr_static(t, m, None), types.FunctionType)
+                isinstance(getattr_static(t, m, None), types.FunctionType)
                 for m in _PLAIN_METHODS) else None
     return None
 

@@ -11,9 +11,15 @@ an error is raised.
 from __future__ import annotations
 
 import ast
+import builtins
+import inspect
 import linecache
 
-from .errors import user_frame
+import numpy as np
+
+from .arrays import is_array
+from .errors import user_frame, user_frame_object
+from .probe import _ABSENT
 
 __all__ = ["proxy_call", "setitem_hint", "event_hint", "stream_keyword_hint",
            "stored_attribute", "branch_hint"]
@@ -213,36 +219,132 @@ def _branch_test(source):
     return ("if", found.test) if found is not None else None
 
 
-class _AsCond(ast.NodeTransformer):
-    """``m[0] > tol`` as ``gt.cond(m[0:1]) > tol``: an element read by a constant
-    index becomes the condition's one-element view."""
+# The test of a device loop or branch where the user's line is not one element of a
+# 1-d device array by a constant index compared with a host value: a placeholder no
+# one takes for their own names.
+_GENERIC_COND = "gt.cond(<one-element device view>) > <bound>"
+# Calls around an element read that only convert it: ``float(m[0]) > tol`` is
+# ``gt.cond(m[0:1]) > tol``; int() only of an integer array's element (it truncates).
+_CONVERSIONS = {"float": "fc", "bool": "biufc", "int": "biu"}
 
-    def visit_Subscript(self, node):
-        i = node.slice
-        if isinstance(i, ast.Constant) and isinstance(i.value, int) and i.value >= 0:
-            view = ast.Subscript(node.value, ast.Slice(ast.Constant(i.value),
-                                                       ast.Constant(i.value + 1)))
-            return ast.Call(ast.Attribute(ast.Name("gt"), "cond"), [view], [])
-        return node
+
+def _value(node, frame):
+    """The value a name or attribute chain (``m``, ``self.state.m``) stands for in the
+    user's frame, read without running the program's code (``_ABSENT``: none, or not
+    such a chain)."""
+    if isinstance(node, ast.Attribute):
+        owner = _value(node.value, frame)
+        try:
+            return _ABSENT if owner is _ABSENT else \
+                inspect.getattr_static(owner, node.attr, _ABSENT)
+        except Exception:  # noqa: BLE001  (an object whose own lookup raises)
+            return _ABSENT
+    if not isinstance(node, ast.Name) or frame is None:
+        return _ABSENT
+    for names in (frame.f_locals, frame.f_globals, frame.f_builtins):
+        if node.id in names:
+            return names[node.id]
+    return _ABSENT
+
+
+def _is_device(v) -> bool:
+    try:
+        return v is not _ABSENT and is_array(v) and not isinstance(v, np.ndarray)
+    except Exception:  # noqa: BLE001  (an object whose own lookup raises)
+        return False
+
+
+def _index(node):
+    """The constant int index of a subscript (``0``, ``-1``), or None."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        i = _index(node.operand)
+        return None if i is None else -i
+    v = node.value if isinstance(node, ast.Constant) else None
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
+
+
+def _read(node, frame):
+    """The element read inside calls that only convert it (``float(m[0])``,
+    ``m[0].item()``), or None where a call does more."""
+    while isinstance(node, ast.Call) and not node.keywords:
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "item" and not node.args:
+            node = f.value
+            continue
+        if not isinstance(f, ast.Name) or len(node.args) != 1 or \
+                f.id not in _CONVERSIONS or _value(f, frame) is not getattr(builtins, f.id):
+            return None
+        array = _value(node.args[0].value, frame) \
+            if isinstance(node.args[0], ast.Subscript) else _ABSENT
+        if not _is_device(array) or np.dtype(array.dtype).kind not in _CONVERSIONS[f.id]:
+            return None
+        node = node.args[0]
+    return node
+
+
+def _element_cond(node, frame):
+    """``gt.cond(m[i:i+1])`` for a read of one element of a 1-d device array by a
+    constant index (``m[0]``, ``self.m[-1]``, ``float(m[0])``, ``m[0].item()``), or None."""
+    node = _read(node, frame)
+    if not isinstance(node, ast.Subscript):
+        return None
+    array, i = _value(node.value, frame), _index(node.slice)
+    shape = getattr(array, "shape", None) if _is_device(array) else None
+    if i is None or not isinstance(shape, tuple) or len(shape) != 1 or \
+            not -shape[0] <= i < shape[0]:
+        return None
+    stop = None if i == -1 else ast.Constant(i + 1)
+    view = ast.Subscript(node.value, ast.Slice(ast.Constant(i), stop))
+    return ast.Call(ast.Attribute(ast.Name("gt"), "cond"), [view], [])
+
+
+def _on_host(node, frame) -> bool:
+    """Whether no name or attribute chain in ``node`` stands for a device array (nor
+    for nothing the frame holds): a bound the host may compute."""
+    for n in ast.walk(node):
+        if isinstance(n, (ast.Name, ast.Attribute)):
+            v = _value(n, frame)
+            if isinstance(n, ast.Name) and v is _ABSENT or _is_device(v):
+                return False
+    return True
+
+
+def _as_cond(test, frame) -> str:
+    """The user's test as a device condition, where it is one element read compared
+    with a host value (either side) or the element alone; else the placeholder."""
+    cond = _element_cond(test, frame)
+    if cond is None and isinstance(test, ast.Compare) and len(test.ops) == 1:
+        left, right = test.left, test.comparators[0]
+        cond = _element_cond(left, frame)
+        if cond is not None and _on_host(right, frame):
+            cond = ast.Compare(cond, test.ops, [right])
+        elif cond is None and _on_host(left, frame):
+            cond = _element_cond(right, frame)
+            cond = None if cond is None else ast.Compare(left, test.ops, [cond])
+        else:
+            cond = None
+    return _GENERIC_COND if cond is None else ast.unparse(cond)
 
 
 def branch_hint(proxy_name: str | None = None) -> str:
     """For device data read on the host in a ``while``/``if`` test at the user's
     line: the device loop or branch that decides on the GPU instead."""
-    found = _branch_test(user_frame(2))
+    frame = user_frame_object(2)
+    found = None if frame is None else _branch_test(
+        (frame.f_code.co_filename, frame.f_lineno))
     if found is None:
         return ""
     kind, test = found
-    cond = ast.unparse(_AsCond().visit(test)) if isinstance(test, (
-        ast.Compare, ast.Subscript)) else ""
-    if "gt.cond(" not in cond or isinstance(test, ast.Compare) and len(test.ops) > 1:
-        cond = "gt.cond(x[:1]) > tol"
+    cond = _as_cond(test, frame)
     s = proxy_name or "s"
+    shape = "" if cond != _GENERIC_COND else \
+        " (the condition: a one-element view of a 1-d device array, alone or compared " \
+        "with a host number)"
     if kind == "while":
         return (f". To loop on device data, loop on the device: with {s}.while_loop({cond}) "
-                "as body:, launching the loop's work on body (kern[grid, block, body]"
+                f"as body:{shape}, launching the loop's work on body (kern[grid, block, body]"
                 "(...)); the condition is tested on the GPU before each iteration "
                 "(max_iterations= bounds the trip count)")
     return (f". To branch on device data, branch on the device: with {s}.if_then({cond}) "
-            "as then:, launching the branch's work on then (kern[grid, block, then](...)); "
+            f"as then:{shape}, launching the branch's work on then (kern[grid, block, then](...)); "
             f"{s}.if_else(...) as (then, otherwise) for both branches")

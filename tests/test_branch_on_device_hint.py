@@ -1,6 +1,8 @@
 """A Python ``while``/``if`` on a device element inside a trace is refused, saying
 to loop or branch on the device instead: ``s.while_loop(gt.cond(m[0:1]) > tol)``,
 ``s.if_then(gt.cond(flag[0:1]))``; the condition spelled with the user's names."""
+import types
+
 import numpy as np
 import pytest
 from numba import cuda
@@ -73,3 +75,60 @@ def test_a_device_read_outside_a_branch_test_gets_no_device_branch_advice():
     msg, source = _refused(g, cuda.to_device(np.ones(32)), cuda.device_array(1))
     assert source == (F, line_of(F, "plain read"))
     assert "while_loop" not in msg and "if_then" not in msg
+
+
+LIMITS = [0.0, 0.1]
+
+
+@pytest.mark.parametrize("marker, cond", [
+    ("last", "gt.cond(m[-1:]) > tol"), ("float", "gt.cond(m[0:1]) > tol"),
+    ("item", "gt.cond(m[1:2]) > tol"), ("host-list", "gt.cond(m[0:1]) > LIMITS[1]"),
+    ("reversed", "tol < gt.cond(m[0:1])"), ("attribute", "gt.cond(st.m[0:1]) > tol")])
+def test_a_while_test_spelled_otherwise_is_rewritten_exactly(marker, cond):
+    @gt.graph
+    def g(s, x, m, st, tol, which):
+        if which == "last":
+            while m[-1] > tol: halve[1, 32, s](x, m)   # last
+        elif which == "float":
+            while float(m[0]) > tol: halve[1, 32, s](x, m)   # float
+        elif which == "item":
+            while m[1].item() > tol: halve[1, 32, s](x, m)   # item
+        elif which == "host-list":
+            while m[0] > LIMITS[1]: halve[1, 32, s](x, m)   # host-list
+        elif which == "reversed":
+            while tol < m[0]: halve[1, 32, s](x, m)   # reversed
+        else:
+            while st.m[0] > tol: halve[1, 32, s](x, m)   # attribute
+    m = cuda.device_array(2)
+    msg, source = _refused(g, cuda.to_device(np.ones(32)), m, types.SimpleNamespace(m=m),
+                           0.5, marker)
+    assert source == (F, line_of(F, marker))
+    assert f"loop on the device: with s.while_loop({cond}) as body:, launching" in msg, msg
+
+
+@pytest.mark.parametrize("marker", [
+    "index-var", "two-d", "and", "host-sum", "int-of-float", "device-bound", "chained"])
+def test_a_while_test_not_rewritten_exactly_gets_a_generic_placeholder(marker):
+    @gt.graph
+    def g(s, x, m, m2, tol, which):
+        i = 0
+        if which == "index-var":
+            while m[i] > tol: halve[1, 32, s](x, m)   # index-var
+        elif which == "two-d":
+            while m2[0, 0] > tol: halve[1, 32, s](x, m)   # two-d
+        elif which == "and":
+            while m[0] > tol and m[1] > tol: halve[1, 32, s](x, m)   # and
+        elif which == "host-sum":
+            while m.copy_to_host().sum() > tol: halve[1, 32, s](x, m)   # host-sum
+        elif which == "int-of-float":
+            while int(m[0]) > tol: halve[1, 32, s](x, m)   # int-of-float
+        elif which == "device-bound":
+            while m[0] > m[1]: halve[1, 32, s](x, m)   # device-bound
+        else:
+            while 0 < m[0] < tol: halve[1, 32, s](x, m)   # chained
+    msg, source = _refused(g, cuda.to_device(np.ones(32)), cuda.device_array(2),
+                           cuda.device_array((2, 2)), 0.5, marker)
+    assert source == (F, line_of(F, marker))
+    assert "with s.while_loop(gt.cond(<one-element device view>) > <bound>) as body: " \
+        "(the condition: a one-element view of a 1-d device array" in msg, msg
+    assert "gt.cond(m" not in msg and "gt.cond(x" not in msg, msg

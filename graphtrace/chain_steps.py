@@ -116,10 +116,12 @@ def item_change_line(code, local: str) -> int | None:
     key one load) or a method of ``_MUTATORS`` called on it (``bufs.reverse()``);
     None where none is found."""
     two = one = None   # the two instructions before this one
+    stored = []   # the instructions so far
     for ins in dis.get_instructions(code):
         op = ins.opname
         if op in ("CACHE", "EXTENDED_ARG"):
             continue
+        stored.append(ins)
         if op in ("STORE_SUBSCR", "DELETE_SUBSCR") and one is not None and (
                 _fast_name(two) == local and one.opname.startswith("LOAD_") or
                 one.opname == "LOAD_FAST_LOAD_FAST" and one.argval[0] == local) or \
@@ -142,22 +144,50 @@ def rebind_line(code, label: str) -> int | None:
         return None
     item, attr = "[" in label, "." in head
     two = one = None   # the two instructions before this one
+    stored = []   # the instructions so far
     for ins in dis.get_instructions(code):
         op = ins.opname
         if op in ("CACHE", "EXTENDED_ARG"):
             continue
+        stored.append(ins)
         if item:
             hit = op in ("STORE_SUBSCR", "DELETE_SUBSCR") and _loads(two, name, attr) or \
                 op in ("LOAD_ATTR", "LOAD_METHOD") and ins.argval in _MUTATORS and \
                 _loads(one, name, attr)
         elif attr:
-            hit = op == "STORE_ATTR" and ins.argval == name
+            hit = op == "STORE_ATTR" and ins.argval == name and \
+                _stored_on(code, stored, head)
         else:
             hit = op in ("STORE_GLOBAL", "STORE_DEREF", "STORE_NAME") and ins.argval == name
         if hit:
             return ins.positions.lineno if ins.positions else None
         two, one = one, ins
     return None
+
+
+_ROOT_LOADS = NAME_LOADS + ("LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_FAST_LOAD_FAST")
+
+
+def _stored_on(code, done: list, head: str) -> bool:
+    """Whether the ``STORE_ATTR`` ending ``done`` stores on the object ``head`` names
+    (``self.a``: not ``self.stats.a``): the loads right before it, a name and the
+    attributes read off it, spell ``head`` but for its last attribute. ``self``
+    (graphtrace's name for the traced method's object) is the method's first
+    parameter, whatever the code calls it."""
+    chain = []
+    for ins in reversed(done[:-1]):
+        if ins.opname != "LOAD_ATTR":
+            break
+        chain.append(ins.argval)
+    else:
+        return False
+    root = ins.argval[-1] if isinstance(ins.argval, tuple) else ins.argval
+    if ins.opname not in _ROOT_LOADS or not isinstance(root, str):
+        return False
+    want = head.split(".")
+    if want[0] == "self" and code.co_argcount and root == code.co_varnames[0]:
+        root = "self"
+    return [root] + chain[::-1] == want[:-1]
 
 
 def _loads(ins, name: str, attr: bool) -> bool:

@@ -1,6 +1,7 @@
 """A trace that swaps ping-pong buffers held by ``self``, a global or a closure name
 does it once, when traced: the StateWarning saying so names the line of the swap in
 the traced code (a method it calls included), not the caller's line."""
+import types
 import warnings
 
 import numpy as np
@@ -30,6 +31,7 @@ class _Heat:
     def __init__(self):
         self.a, self.b = dev(1.0, 1.0), dev(0.0, 0.0)
         self.bufs = [dev(1.0, 1.0), dev(0.0, 0.0)]
+        self.stats = types.SimpleNamespace(a=0)
 
     @gt.graph(backend="sim")
     def step(self, s):
@@ -48,6 +50,21 @@ class _Heat:
 
     def _swap(self):
         self.a, self.b = self.b, self.a   # helper-swap
+
+    @gt.graph(backend="sim")
+    def step_stats(self, s):
+        self.stats.a = 1   # an attribute of the same name on another object
+        _double[1, 2, s](self.a, self.b)
+        self.a, self.b = self.b, self.a   # swap-after-stats
+
+    @gt.graph(backend="sim")
+    def step_other_self(self, s):
+        _double[1, 2, s](self.a, self.b)
+        _Heat._swap_as(self)
+
+    def _swap_as(heat):
+        heat.stats.a = 1
+        heat.a, heat.b = heat.b, heat.a   # swap-as
 
 
 A, B = dev(1.0, 1.0), dev(0.0, 0.0)
@@ -94,7 +111,8 @@ def _rebound_warnings(f, calls=4):
 
 
 @pytest.mark.parametrize("name, marker", [
-    ("step", "method-swap"), ("step_items", "items-swap"), ("step_helper", "helper-swap")])
+    ("step", "method-swap"), ("step_items", "items-swap"), ("step_helper", "helper-swap"),
+    ("step_stats", "swap-after-stats"), ("step_other_self", "swap-as")])
 def test_a_swap_on_self_is_warned_at_the_swap_line(name, marker):
     got, traces = _rebound_warnings(getattr(_Heat(), name))
     assert got, "no warning"

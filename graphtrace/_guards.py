@@ -111,6 +111,11 @@ def refuse(what: str, why: str = "", name: str = "", args=(), kwargs=None) -> No
             f"{what} given the proxy stream inside a trace{why}: it would run now, once, "
             "instead of in each launch of the graph. Record it on the proxy stream: "
             f"{_port_hints.proxy_call(name)}")
+    module = _port_hints.imported_module()
+    if module is not None:
+        raise HostSyncError(f"{what} inside a trace{why}: nothing has run on the GPU "
+                            "yet, and the graph would not repeat it"
+                            + _port_hints.import_hint(module))
     hint = _port_hints.setitem_hint() if name == "__setitem__" else \
         _port_hints.branch_hint() if "read" in what + why else ""
     raise HostSyncError(_message(what, why) + hint)
@@ -162,6 +167,9 @@ def _allocation(name: str, memory: str) -> str:
     why = (f"numba.cuda.{name}() inside a trace makes memory the graph would keep using "
            "at every call: the traced code runs once, so the array is made once, now, "
            "and every later call replays the graph on that same array")
+    module = _port_hints.imported_module()
+    if module is not None:
+        return why + _port_hints.import_hint(module)
     if memory == "host":
         return (f"{why}; allocate pinned host memory outside the graph function, "
                 "h = gt.pinned_empty(shape, dtype), and pass it as an argument")

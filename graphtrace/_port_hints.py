@@ -18,11 +18,11 @@ import linecache
 import numpy as np
 
 from .arrays import is_array
-from .errors import user_frame, user_frame_object
+from .errors import _PKG_DIR, user_frame, user_frame_object
 from .probe import _ABSENT
 
 __all__ = ["proxy_call", "setitem_hint", "event_hint", "stream_keyword_hint",
-           "stored_attribute", "branch_hint"]
+           "stored_attribute", "branch_hint", "imported_module", "import_hint"]
 
 
 def _line_tree(source):
@@ -348,3 +348,37 @@ def branch_hint(proxy_name: str | None = None) -> str:
     return (f". To branch on device data, branch on the device: with {s}.if_then({cond}) "
             f"as then:{shape}, launching the branch's work on then (kern[grid, block, then](...)); "
             f"{s}.if_else(...) as (then, otherwise) for both branches")
+
+
+def imported_module() -> str | None:
+    """The name of the module whose top level the user's line is, where the traced
+    code imports it for the first time (``import helpers`` inside the graph
+    function, its body making a device array): None where the line is a function's,
+    or a module's imported otherwise than from the traced code."""
+    f = user_frame_object(2)
+    while f is not None and not f.f_code.co_filename.startswith(_PKG_DIR):
+        back = f.f_back
+        if f.f_code.co_name == "<module>" and back is not None and \
+                back.f_code.co_filename.startswith("<frozen importlib"):
+            name = f.f_globals.get("__name__")
+            return name if isinstance(name, str) else None
+        f = back
+    return None
+
+
+def import_hint(module: str) -> str:
+    """For work refused at the top level of ``module``, imported inside the trace:
+    import it before, binding the array the line makes to a global name of the
+    graph function's file (``from helpers import SCRATCH``, the name read off the
+    line), since an attribute of a module read in the graph function is refused."""
+    tree = _line_tree(user_frame(2))
+    stmt = tree.body[0] if tree is not None and tree.body else None
+    target = stmt.targets[0].id if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 \
+        and isinstance(stmt.targets[0], ast.Name) else "<name>"
+    return (f"; this line is the top level of module {module}, run now because the "
+            "graph function imports it for the first time. Import it at the top of the "
+            "file, outside the graph function, so that it runs once, before any trace, "
+            f"and bind its array to a global name there, from {module} import {target}, "
+            f"for the graph function to read ({module}.{target} read there is an "
+            "attribute of a module, which graphtrace does not watch), or pass the array "
+            "as an argument")

@@ -14,6 +14,7 @@ an attribute, a string: ``helper.TABLE[k] = t``, ``TABLE.append(t)``,
 """
 from __future__ import annotations
 
+import functools
 import types
 
 from .names import named_values
@@ -83,6 +84,52 @@ def _code_names(functions) -> frozenset:
     return frozenset(out)
 
 
+def _held_by(functions) -> set:
+    """The ids of the values the functions among ``functions`` hold where their code
+    reaches them by no name: their closures' cells (``stash = _mk(_LIST)``, a
+    factory's function appending to ``store``), defaults, and what a
+    ``functools.partial`` or a bound method binds; followed through the
+    functions found there."""
+    out, seen, todo = set(), set(), list(functions)
+    while todo and len(seen) < _MOST:
+        f = todo.pop()
+        if id(f) in seen:
+            continue
+        seen.add(id(f))
+        for v in _bound_values(f):
+            out.add(id(v))
+            if _is_function(v):
+                todo.append(v)
+    return out
+
+
+def _is_function(v) -> bool:
+    try:
+        return isinstance(v, _FUNCTIONS)
+    except Exception:   # (a dead weak proxy, an object whose __class__ raises)
+        return False
+
+
+def _bound_values(f) -> list:
+    if isinstance(f, functools.partial):
+        return [f.func, *f.args, *f.keywords.values()]
+    if isinstance(f, types.MethodType):
+        return [f.__func__, f.__self__]
+    if not isinstance(f, types.FunctionType):
+        return []
+    out = list(f.__defaults__ or ()) + list((f.__kwdefaults__ or {}).values())
+    for cell in f.__closure__ or ():
+        try:
+            out.append(cell.cell_contents)
+        except ValueError:   # (a cell not yet filled)
+            pass
+    return out
+
+
+_FUNCTIONS = (types.FunctionType, types.MethodType, functools.partial)
+_MOST = 10_000    # functions followed at most (a factory's chain of them)
+
+
 class ModuleBindings:
     """What the globals of the program's own modules the function reaches are
     bound to before its trace (made before it runs): ``places`` after it."""
@@ -98,14 +145,20 @@ class ModuleBindings:
         """``(label, value)`` of the globals of the program's own modules among
         the values of ``named`` (``named_values``, now) and their own modules,
         that the trace may have stored into: bound anew since ``__init__``, or
-        named by the code of the function or of a function in ``walked``."""
+        named by the code of the function or of a function in ``walked``, or held
+        by the closure, the defaults or the bound arguments of one of those, or of
+        a function bound to a global that code names (``_held_by``)."""
         names = _code_names((self._fn, *walked))
+        modules = list(_own_modules(v for _, v in named))
+        held = _held_by([self._fn, *walked] + [
+            v for _, space in modules for name, v in space.items()
+            if name in names and _is_function(v)])
         out = []
-        for m, space in _own_modules(v for _, v in named):
+        for m, space in modules:
             noted = self._before.get(id(m))
             before = noted[1] if noted is not None and noted[0] is m else None
             for name, v in space.items():
-                if (before is None or name in names or before.get(name, _ABSENT) is not v) \
-                        and holds_state(name, v):
+                if (before is None or name in names or id(v) in held
+                        or before.get(name, _ABSENT) is not v) and holds_state(name, v):
                     out.append((f"global {m.__name__}.{name}", v))
         return out

@@ -48,6 +48,14 @@ def _set_by_a_computed_name(s):
     setattr(kept_module, "".join(["CA", "CHE"]), s.empty(4))   # kept-setattr
 
 
+def _by_a_factory_s_function(s):
+    kept_module.stash(s.empty(4))                    # kept-closure
+
+
+def _by_a_partial(s):
+    kept_module.stash_partial(s.empty(4))            # kept-partial
+
+
 def _helper(s):
     kept_module.CACHE = s.empty(4)                   # kept-helper
 
@@ -63,7 +71,9 @@ CASES = [(_set_attribute, "kept-attr", "kept_module.CACHE"),
          (_in_its_module, "kept-sub", "kept_module_sub.CACHE"),
          (_through_helper, "kept-helper", "kept_module.CACHE"),
          (_appended_by_its_function, "kept-append", "kept_module.KEPT"),
-         (_set_by_a_computed_name, "kept-setattr", "kept_module.CACHE")]
+         (_set_by_a_computed_name, "kept-setattr", "kept_module.CACHE"),
+         (_by_a_factory_s_function, "kept-closure", "kept_module.STORE"),
+         (_by_a_partial, "kept-partial", "kept_module.PARTIAL_STORE")]
 
 
 @pytest.mark.parametrize("body, marker, where", CASES, ids=[m for _, m, _ in CASES])

@@ -35,6 +35,7 @@ from .object_keys import _TOO_DEEP, Identity, _entry, _function_values, _namespa
 from .owners import _library, own_class, own_object
 from .probe import _attr, _has
 from .scalar import same_value, value_key
+from .temporary import dead_temporary
 from .tree import Attribute, Uncopyable, children, leaves, more_children, rebuild, wrapped
 from .values import _Held
 
@@ -262,6 +263,15 @@ def cache_entry(cache, key, name: str):
         raise refusal from e
 
 
+def _reached_buffer(fn, label, v):
+    """``as_buffer(v)`` of an array ``fn`` reaches by ``label``; refused where it is
+    a temporary of an ended trace still kept there (``dead_temporary``)."""
+    dead = dead_temporary(v, label, fn.__name__)
+    if dead is not None:
+        raise dead
+    return as_buffer(v)
+
+
 class Call:
     """One call's arguments, split into what the cache key and the binding need."""
 
@@ -295,7 +305,7 @@ class Call:
                       for k in fn.params)
         # Arrays reached by global or closure name are baked into the graph: the
         # key holds their addresses, so rebinding such a name traces anew.
-        reached = [(name, v, as_buffer(v)) for name, v in reached_by_name]
+        reached = [(name, v, _reached_buffer(fn, name, v)) for name, v in reached_by_name]
         # helpers, kernels and numbers reached by name (and a method's self values)
         self_obj = bound.arguments[fn.self_param] if fn._lead else None
         functions = holdings.functions(self_obj, held)
@@ -315,7 +325,8 @@ class Call:
                         tuple(regional.values()) if regional else ())
         hosted += argued
         objs = self.objs + [v for _, v, _ in reached] + [v for _, v in hosted]
-        bufs = self.bufs + [b for _, _, b in reached] + [as_buffer(v) for _, v in hosted]
+        bufs = self.bufs + [b for _, _, b in reached] + \
+            [_reached_buffer(fn, name, v) for name, v in hosted]
         self._keyed = (bufs, objs)
         self.key = (parts, fixed, alias_pattern(bufs, objs)) + self._regions()
 

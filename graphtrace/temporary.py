@@ -89,6 +89,26 @@ class _Life:
                 "and drop the temporary from there (or store an array passed in, s.copy)")
 
 
+def dead_temporary(value, label: str, fn_name: str):
+    """A ``TraceError`` when ``value`` is a temporary whose trace is over, found at
+    a call where ``fn_name`` reaches it by ``label`` (``store[0]``: a closure's
+    list a helper stored it in): where it is kept and what to do, for the call's
+    key would otherwise fail at the use with no word of where it is. Else None."""
+    life = value._life if isinstance(value, Temporary) else None
+    if life is None or life.alive:
+        return None
+    if life.failed is not None:   # (its trace raised: told with where it is kept)
+        return TraceError(life.ended())
+    kept = f"{life.kept}, which {fn_name} reaches as {label}" if life.kept else \
+        f"{label}, which {fn_name} reaches by name"
+    return TraceError(
+        f"temporary {life.where()} is still kept by {kept}, after the trace of "
+        f"{life.tracer.name} that made it ended: a temporary exists only inside its "
+        f"trace, and {fn_name} cannot run while it is kept there; drop it from there "
+        "(a call after that traces again), and keep an array passed in instead (s.copy "
+        "the temporary into it in the trace)")
+
+
 class _Interface:
     __slots__ = ("__array_interface__",)
 

@@ -28,7 +28,7 @@ from .ops._structured import dropped_value, record_child
 from .ops.kernel import cupy_call_refusal, stream_refusal
 from .scalar import Scalar
 from .stream import Stream
-from .temporary import held_one, holder_of, returned
+from .temporary import dead_temporary, held_one, holder_of, returned
 from .trace import Tracer
 from .tree import leaves
 from .type_calls import refuse_type_calls
@@ -146,6 +146,10 @@ class Tracing:
         """Name the arrays the function reaches by name (its own and its helpers'),
         and those of ``self`` for a method."""
         reached = self._holdings.reached(arguments)
+        for label, a in reached:   # one an ended trace left there: where, what to do
+            dead = dead_temporary(a, label, self.__name__)
+            if dead is not None:
+                raise dead
         tracer.add_arguments(reached)
         hosts = [(tracer.cached_buffer(a), a) for _, a in reached if isinstance(a, np.ndarray)]
         holdings = self._holdings
@@ -346,6 +350,7 @@ def _refuse_kept(tracer, places) -> None:
     for label, value in places:
         tmp = holder_of(value, tracer)
         if tmp is not None:
+            tmp._life.kept = label   # (told by a later call finding it there: dead_temporary)
             raise TraceError(
                 f"temporary {tmp._life.where()} is kept by {label} after the trace of "
                 f"{tracer.name}: a temporary is the graph's own memory and exists only "

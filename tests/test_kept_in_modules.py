@@ -4,6 +4,7 @@ is: ``helper.CACHE = t`` was not, and the program kept an address the graph
 reuses for other temporaries (or the number of the first call)."""
 import numpy as np
 import pytest
+from numba import cuda
 
 import graphtrace as gt
 import kept_module
@@ -84,6 +85,29 @@ def test_a_temporary_left_in_a_helper_module_s_global_is_refused(body, marker, w
     assert e.value.source == (F, line_of(F, marker)), str(e.value)
     assert f"kept by global {where} after the trace" in str(e.value)
     assert "s.copy it into an array passed in" in str(e.value)
+
+
+def test_a_later_call_finding_the_refused_temporary_says_where_it_is_kept():
+    """The refused temporary stays where the program put it: a later call finds
+    it there, told where it is kept and what to do, and runs once it is dropped."""
+    @gt.graph
+    def f(s, x):
+        kept_module.stash(s.empty(4))                # kept-later
+        s.memset(x, 0)
+    x = cuda.to_device(np.ones(4))
+    with pytest.raises(gt.TraceError, match="kept by global kept_module.STORE after"):
+        f(x)
+    with pytest.raises(gt.TraceError) as e:
+        f(x)                                         # kept-again
+    assert "still kept by global kept_module.STORE, which f reaches as store[0]" \
+        in str(e.value), str(e.value)
+    assert "drop it from there" in str(e.value)
+    assert e.value.source[1] == line_of(F, "kept-again")
+    kept_module.STORE.clear()
+    with pytest.raises(gt.TraceError) as e:
+        f(x)   # traced again, refused again
+    assert "kept by global kept_module.STORE after" in str(e.value)
+    assert e.value.source == (F, line_of(F, "kept-later"))
 
 
 def test_a_dynamic_scalar_left_in_a_helper_module_s_global_is_refused():

@@ -54,7 +54,7 @@ from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _global_pl
     _own_function, _program_attribute, _read_keyed, _settled, absent_names, present_getter
 from .values import _MAX_DEPTH, _WHOLES, Unwatched, _Held, _holds_callables, \
     _is_callable_object, _is_value, _keyed_callables, _leaves, _may_hold_arrays, _record, \
-    callable_key, held_values, identities, pure_values, whole_key
+    callable_key, held_values, helper_key, identities, pure_values, whole_key
 from .whole_reads import loads, read_whole
 
 __all__ = ["Reach", "code_parts"]
@@ -584,7 +584,7 @@ class Reach:
                 return self.functions(False)   # a number, a function, a kernel or a
                 # condition now; an empty list, where arrays may go, holds numbers now
                 # (read whole)
-        out = now[:k] + self._codes + \
+        out = tuple(map(helper_key, now[:k])) + self._codes + \
             tuple(callable_key(now[i]) for i in self.partials) + tuple(
             (name, type(v), form)
             for name, v, form in zip(self._number_names, numbers, settled)) + tuple(

@@ -425,6 +425,18 @@ def _callable_identity(v):
     return v if type(v) is types.MethodType else _Same(v)
 
 
+def helper_key(v):
+    """A helper a function reaches by name in its cache key (``Reach.functions``):
+    as itself, but one that does not hash, by identity (``_callable_identity``):
+    an object of a class comparing its contents (a callable dataclass, a list or
+    dict subclass with a ``__call__``, handed whole to ``s.host``)."""
+    try:
+        hash(v)
+    except Exception:  # noqa: BLE001  (unhashable: TypeError; an object's own error)
+        return _callable_identity(v)
+    return v
+
+
 def _is_callable_object(v) -> bool:
     """A kernel or function object a trace may call, watched by identity: anything
     callable but a class or an array (``gt.kernel(k, ...)``, a cupy ``RawKernel``,

@@ -95,3 +95,66 @@ def test_a_callable_container_handed_whole_keys_the_graph_by_identity(kind):
     m.sink = make(b)
     m.step(cuda.to_device(np.full(4, 7.0)), h, tick)
     assert SEEN == [1.0, 2.0]   # the one it holds now
+
+
+@dataclasses.dataclass
+class _Counter:
+    n: int = 0
+
+    def __call__(self, _h):
+        self.n += 1
+
+
+class _Tally(list):
+    def __call__(self, h):
+        self.append(float(h[0]))
+
+
+COUNT = _Counter()
+TALLY = _Tally()
+
+
+def _global_counter(s, x, h):
+    s.copy(h, x)
+    s.host(COUNT, h)
+
+
+def _global_tally(s, x, h):
+    s.copy(h, x)
+    s.host(TALLY, h)
+
+
+def _closure_counter():
+    count = _Counter()
+
+    def f(s, x, h):
+        s.copy(h, x)
+        s.host(count, h)
+    return f, count
+
+
+@pytest.mark.parametrize("form", ["global", "closure"])
+def test_a_callable_dataclass_a_name_holds_handed_whole_to_s_host_runs(form):
+    """``s.host(COUNT, h)`` with a global (or closure) callable dataclass: its
+    class compares its fields and does not hash, and the cache lookup of the
+    first call raised ``TypeError: unhashable type``. Keyed by identity now."""
+    if form == "global":
+        body, count = _global_counter, COUNT
+    else:
+        body, count = _closure_counter()
+    count.n = 0
+    f = gt.graph(body, backend="sim")
+    h = gt.pinned_empty(4)
+    for _ in range(3):
+        f(cuda.to_device(np.ones(4)), h)
+    assert count.n == 3
+    assert f.cache_info().misses == 1
+
+
+def test_a_callable_list_subclass_a_global_holds_handed_whole_to_s_host_runs():
+    TALLY.clear()
+    f = gt.graph(_global_tally, backend="sim")
+    h = gt.pinned_empty(4)
+    for i in range(3):
+        f(cuda.to_device(np.full(4, float(i))), h)   # (raised TypeError: unhashable)
+    assert TALLY == [0.0, 1.0, 2.0]

@@ -49,6 +49,7 @@ from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback
     _object_steps, _reads, _stored
 from .owners import _PLAIN_CONTAINERS, _followed, _holds_own, _library, own_class, own_object
 from .probe import _answers_oddly, _attr, _has
+from .reach_devices import device_places
 from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _global_places, \
     _held_by_key, _holds_settings, _host_written, _keyed, _kernel_like, _loaded, _method_of, \
     _own_function, _program_attribute, _read_keyed, _settled, absent_names, present_getter
@@ -278,9 +279,9 @@ class Reach:
             declared = _has(v, "intents") and _has(_attr(v, "kernel"), "py_func")
             if declared or _has(v, "py_func"):   # a numba kernel (gt.kernel's too): numba
                 self.places.append((fn, name, None, False))   # freezes what it reaches,
-                self._devices(_attr(_attr(v, "kernel") if declared else v, "py_func"),
-                              seen, depth + 1)   # not the device functions it calls
-                continue
+                device_places(self.places, _attr(_attr(v, "kernel") if declared else v,
+                                                 "py_func"), seen, depth + 1)   # not the
+                continue   # device functions it calls (reach_devices.py)
             inner = _followed(v.func if isinstance(v, partial) else v)
             if inner is not None:
                 if type(v) is partial and (not baked or name in callbacks):
@@ -399,25 +400,6 @@ class Reach:
             if value is None or _is_value(value) or isinstance(value, set) and \
                     pure_values(value) is not None:
                 self._chains.append((fn, chain, id(default_of(fn, head))))
-
-    def _devices(self, fn, seen, depth) -> None:
-        """The device functions a kernel's code calls by a global or closure name, and
-        theirs: watched by identity (a kernel compiled anew after one is defined again
-        runs the new one, whose intents may differ)."""
-        if id(fn) in seen or depth > _MAX_DEPTH or _attr(fn, "__code__") is None:
-            return
-        seen.add(id(fn))
-        chains: list = []
-        for name in _names(fn.__code__):
-            v = _lookup(fn, name)
-            if _has(v, "py_func") and _followed(v.py_func) is not None:
-                self.places.append((fn, name, None, False))
-                self._devices(v.py_func, seen, depth + 1)
-            elif isinstance(v, _HOLDERS) and not _library(v):   # devops.op of a module
-                for dotted, held in _held_dotted(fn, fn.__code__, name, chains):
-                    if _has(held, "py_func") and _followed(held.py_func) is not None:
-                        self.places.append((fn, dotted, None, False))
-                        self._devices(held.py_func, seen, depth + 1)
 
     def stored_entries(self) -> tuple:
         """``(label, type, value)`` of each chain the traced code may change

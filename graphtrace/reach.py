@@ -50,6 +50,7 @@ from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback
 from .owners import _PLAIN_CONTAINERS, _followed, _holds_own, _library, own_class, own_object
 from .probe import _answers_oddly, _attr, _has
 from .reach_devices import device_places
+from .reach_values import handed_alone, handed_methods
 from .reach_values import _IMMUTABLE, _KEYED_ARRAYS, _PROXIES, _dead, _global_places, \
     _held_by_key, _holds_settings, _host_written, _keyed, _kernel_like, _loaded, _method_of, \
     _own_function, _program_attribute, _read_keyed, _settled, absent_names, present_getter
@@ -253,9 +254,11 @@ class Reach:
                     pure_values(v) is not None:   # COEFS = [1.0, 2.0], FLAGS = {"x"}
                 reads = reads if reads is not None else _reads(fn, code)
                 self._changed += [(id(v), steps) for head, steps in reads[1] if head == name]
-                if not _holds_settings(v) or read_whole(code, name, v) or not any(   # a list
-                        head == name and not _method_of(v, steps)   # or dict read by constant
-                        for head, steps in reads[0]):   # keys alone (CFG["lr"]), not whole
+                hosted = handed_methods(name, reads[0], handed)   # s.host(HIST.record, h)
+                if not handed_alone(name, reads[0], handed) and (   # alone (a list or
+                        not _holds_settings(v) or read_whole(code, name, v, hosted=hosted) or
+                        not any(head == name and not _method_of(v, steps)   # dict read by
+                                for head, steps in reads[0])):   # constant keys alone)
                     self.wholes.append((fn, name, id(v)))
                     if baked:   # SEEN.add("w"): the trace tells
                         self._container(fn, code, name, v, reads)

@@ -145,6 +145,28 @@ def _held_by_key(v) -> bool:
     return type(v) in _KEYED
 
 
+def handed_alone(name: str, chains, handed) -> bool:
+    """Whether code whose dotted reads are ``chains`` and whose ``s.host`` hands are
+    ``handed`` (``handed.hands``) reads ``name`` only to hand it or its methods to
+    ``s.host`` (``s.host(HIST.record, h)`` of a list subclass, ``s.host(HC, h)``): a
+    history the callback keeps there is read when it runs, not by the trace."""
+    found = [steps for head, steps in chains if head == name] or [()]   # (s.host(HC, h))
+    return all(_handed_step(name, steps, handed) for steps in found)
+
+
+def handed_methods(name: str, chains, handed) -> frozenset:
+    """The attributes code (as ``handed_alone``'s) reads off ``name`` only to hand
+    them to ``s.host`` (``record`` of ``s.host(HIST.record, h)``): no read of what
+    ``name`` holds by the trace."""
+    return frozenset(steps[0][1] for head, steps in chains if head == name and
+                     len(steps) == 1 and _handed_step(name, steps, handed))
+
+
+def _handed_step(name: str, steps, handed) -> bool:
+    hand = handed.get((name, tuple(s[1] for s in steps)))
+    return all(s[0] == "attr" for s in steps) and hand is not None and hand.callbacks_alone
+
+
 def _method_of(v, steps) -> bool:
     """Whether a chain read off ``v`` starts with a method of its type
     (``TABLE.values()``, ``COEFS.index(x)``): a read of the whole."""

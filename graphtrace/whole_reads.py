@@ -24,18 +24,20 @@ _INDEXED = frozenset({"BINARY_SUBSCR", "STORE_SUBSCR", "DELETE_SUBSCR", "COPY",
                       "DUP_TOP_TWO"})
 
 
-def read_whole(code, name: str, v, changes=True) -> bool:
+def read_whole(code, name: str, v, changes=True, hosted=frozenset()) -> bool:
     """Whether ``code`` (or code nested in it, a host callback's left out: it reads
     when it runs) uses what ``name`` holds (``v``) otherwise than by a constant
     key or attribute: handed on, iterated, tested for a key, sized, or a method
     of its type called on it (a local assigned from it counts as it; ``changes``
-    False: not ``.pop`` or ``.setdefault`` of a constant key, which change it)."""
+    False: not ``.pop`` or ``.setdefault`` of a constant key, which change it;
+    nor the methods named in ``hosted``, which the code only hands to ``s.host``:
+    ``s.host(HIST.record, h)`` reads what ``HIST`` holds when it runs)."""
     for listed in _baked_code(code):
         aliases: set = set()   # d = GD: d["a"], len(d)
         for at, ins in enumerate(listed):
             if (ins.opname in NAME_LOADS and ins.argval == name or
                     ins.opname == "LOAD_FAST" and ins.argval in aliases) and \
-                    not _keyed_use(listed, at + 1, v, aliases, changes):
+                    not _keyed_use(listed, at + 1, v, aliases, changes, hosted):
                 return True
     return False
 
@@ -90,9 +92,11 @@ def _baked_code(code):
         yield [i for i in dis.get_instructions(c) if i.opname not in _SKIPPED]
 
 
-def _keyed_use(listed: list, at: int, v, aliases: set, changes=True) -> bool:
+def _keyed_use(listed: list, at: int, v, aliases: set, changes=True,
+               hosted=frozenset()) -> bool:
     """Whether the instructions from ``at`` on, after a load of ``v``, read a constant
-    key or attribute off it (or store it in a local: an alias, whose uses tell)."""
+    key or attribute off it (or store it in a local: an alias, whose uses tell), or a
+    method of ``hosted``, handed to ``s.host`` alone."""
     if at >= len(listed):
         return False
     ins = listed[at]
@@ -100,6 +104,8 @@ def _keyed_use(listed: list, at: int, v, aliases: set, changes=True) -> bool:
         aliases.add(ins.argval)
         return True
     if ins.opname in _ATTRS:
+        if ins.argval in hosted:
+            return True
         if ins.argval == "get" or not changes and ins.argval in ("pop", "setdefault"):
             # D.get("k"[, default]) by its key; D.get(k): whole
             return _key_end(listed, at + 1) is not None

@@ -36,6 +36,7 @@ from .trace_changes import TraceChanges
 from .tree import leaves
 from .values import (_MAX_DEPTH, instance_arrays, instance_chains, instance_held,
                      instance_values, stored_chains)
+from .whole_reads import handed_attributes
 
 __all__ = ["Holdings", "Loaded"]
 
@@ -512,7 +513,8 @@ class Holdings(TraceChanges):
                 self.function, self.self_param, type(self_obj))
             codes: list = []
             names = attribute_names(self.function, type(self_obj), self.self_param,
-                                    into=codes) - hosted
+                                    into=codes) - hosted - handed_attributes(   # s.host(
+                self._code(self_obj), self.function, self.self_param)   # self.log.append, v)
             whole = widest(reads_fields(f) for f in self._code(self_obj))   # astuple(self)
             if whole and dataclasses.is_dataclass(type(self_obj)):
                 names |= {f.name for f in dataclasses.fields(type(self_obj))}

@@ -13,6 +13,7 @@ from collections import deque
 
 from .chain_steps import NAME_LOADS
 from .chains import callback_codes
+from .handed import hands
 from .probe import _attr
 
 __all__ = ["loads", "read_attribute_whole", "read_whole"]
@@ -129,3 +130,25 @@ def _key_end(listed: list, at: int) -> int | None:
     while at < len(listed) and listed[at].opname == "LOAD_ATTR":
         at += 1
     return at
+
+
+def handed_attributes(functions, function, self_param: str) -> frozenset:
+    """The attributes of self that ``functions`` (``function``, whose self is
+    ``self_param``, and methods of its class) read only to hand a method of what
+    they hold to ``s.host`` (``s.host(self.history.append, v)``): the callback reads
+    and changes it when it runs, so its values are no setting of the graph."""
+    handed, other = set(), set()
+    for f in functions:
+        code = f.__code__
+        root = self_param if f is function else code.co_varnames[:1]
+        hand = hands(code)
+        for listed in _baked_code(code):
+            for at, ins in enumerate(listed[:-1]):
+                if ins.opname not in _FAST or ins.argval not in root or \
+                        listed[at + 1].opname not in _ATTRS:
+                    continue
+                attr, after = listed[at + 1].argval, listed[at + 2:at + 3]
+                h = hand.get((ins.argval, (attr, after[0].argval))) \
+                    if after and after[0].opname in _ATTRS else None
+                (handed if h is not None and h.callbacks_alone else other).add(attr)
+    return frozenset(handed - other)

@@ -134,3 +134,38 @@ def test_the_callback_still_runs_after_the_copy_into_the_array_it_holds():
         bad += SINK[1:] != [float(i)]
     assert bad == 0
     assert _sink_step.cache_info().misses == 1
+
+
+class _Model:
+    def __init__(self):
+        self.history = []
+
+    @gt.graph(backend="sim")
+    def step(self, s, x, h):
+        s.copy(h, x)
+        s.host(self.history.append, 1.0)
+
+    @gt.graph(backend="sim")
+    def sized_step(self, s, x, h, y):
+        s.copy(h, x)
+        if len(self.history) > 100:   # the graph's own code reads the history too
+            s.copy(y, x)
+        s.host(self.history.append, 1.0)
+
+
+def test_a_history_on_self_whose_append_is_handed_to_s_host_traces_once():
+    x, h = _arrays()
+    m = _Model()
+    for _ in range(10):
+        m.step(x, h)
+    assert m.history == [1.0] * 10
+    assert m.step.cache_info().misses == 1
+
+
+def test_a_history_on_self_the_graph_also_reads_still_keys_it():
+    x, h = _arrays()
+    y = cuda.to_device(np.zeros(4))
+    m = _Model()
+    for _ in range(3):
+        m.sized_step(x, h, y)
+    assert m.sized_step.cache_info().misses == 3

@@ -112,7 +112,8 @@ class Tracing:
                     if tracer.written is not None:   # its names hold their own arrays again
                         tracer.written.restore()
         except BaseException as e:   # a temporary the program keeps past a failed
-            _note_kept(tracer, self._places(args, kwargs, bindings), e)   # trace: where, and what to do
+            _note_kept(tracer, self._places(args, kwargs, bindings), e)   # trace: where,
+            #                                                        and what to do
             raise
         _refuse_result(self.__name__, result, self.fn)
         ir = tracer.graph()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dis
 
 from .chains import chain, value_chains
+from .values import _Same
 
 __all__ = ["global_only", "live_labels", "self_changed"]
 
@@ -65,13 +66,25 @@ def live_labels(entries, changed) -> set:
     """The labels of the cache key's ``entries`` (``(label, type, value)``: ``self.n``,
     ``OBJ.scale``, ``self.cfg.hp['lr']``) that read a place of ``changed`` (what host
     callbacks change, as ``self.n``, ``OBJ.scale``), what it holds, or what holds it
-    (``self.hp`` keyed whole, where ``self.hp['lr']`` changes)."""
+    (``self.hp`` keyed whole, where ``self.hp['lr']`` changes); not what holds it
+    by identity alone (``self.count`` of ``s.host(self.count, h)``, whose
+    ``__call__`` changes ``self.count.n``): that key is the same object still."""
     if not changed:
         return set()
-    labels = {str(e[0]) for e in entries   # values: not an object's class, (label, type)
-              if type(e) is tuple and len(e) == 3 and isinstance(e[0], str)}
-    return {label for label in labels if any(_within(label, place) or _within(place, label)
-                                             for place in changed)}
+    entries = [e for e in entries   # values: not an object's class, (label, type)
+               if type(e) is tuple and len(e) == 3 and isinstance(e[0], str)]
+    labels = {str(e[0]) for e in entries}
+    whole = labels - {str(e[0]) for e in entries if not _by_identity(e[2])}
+    return {label for label in labels if any(
+        _within(label, place) or label not in whole and _within(place, label)
+        for place in changed)}
+
+
+def _by_identity(v) -> bool:
+    """Whether a key entry's value holds an object by identity alone (``_Same``, a
+    callback's ``(function, Identity)``), not by what it holds."""
+    return isinstance(v, _Same) or type(v) is tuple and len(v) == 2 and \
+        isinstance(v[1], _Same)
 
 
 def _within(label: str, place: str) -> bool:

@@ -30,7 +30,7 @@ from functools import partial
 
 from .arrays import _kinds
 from .bases import _holder, _super_bases, _with_wrapped
-from .chains import chain, changes, value_chains
+from .chains import MISSING, _static_attr, chain, changes, value_chains
 from .held_keys import _ALL, _SKIPPED, Watched
 from .weak_types import store
 from .host_chains import host_callbacks, host_chain_names, host_chains, host_methods
@@ -489,9 +489,17 @@ _NO_OBJECT = object()
 def _hosted_classes(functions, heads: dict) -> frozenset:
     """The classes of the objects of ``heads`` that ``functions`` hand whole to
     ``s.host`` (``s.host(CS)`` of a callable object): their ``__call__`` runs as a
-    host callback, reading (and changing) what it reads when it runs."""
-    return frozenset(type(heads[name]) for f in functions for name in host_callbacks(f.__code__)
-                     if name in heads)
+    host callback, reading (and changing) what it reads when it runs; also those
+    handed off a name by attributes (``s.host(self.count, h)``)."""
+    out = {type(heads[name]) for f in functions for name in host_callbacks(f.__code__)
+           if name in heads}
+    for head, steps in (c for f in functions for c in host_chains(f.__code__)):
+        v = heads.get(head, MISSING)
+        for k in steps:
+            v = _static_attr(v, k) if v is not MISSING else v
+        if v is not MISSING and own_object(v):
+            out.add(type(v))
+    return frozenset(out)
 
 
 def loaded_names(fn) -> frozenset:

@@ -33,7 +33,7 @@ from .names import _object_steps
 from .owners import _PLAIN_BASES, _dunders, _followed, own_class
 from .values import _is_value, _plain_items, pure_values
 
-__all__ = ["class_reads", "made", "moved", "record_reads", "walk_classes"]
+__all__ = ["bound_class_reads", "class_reads", "made", "moved", "record_reads", "walk_classes"]
 
 
 _MADE = ("__new__", "__init__", "__post_init__")   # what making an instance runs
@@ -321,3 +321,18 @@ def record_reads(reach, fn, dotted: str, held) -> None:
     if any(h == head and len(steps) > len(attrs) and list(steps[:len(attrs)]) == attrs
            for h, steps in host_chains(fn.__code__)):
         reach._callback_place(fn, _chain(head, tuple(("attr", a) for a in attrs)))
+
+
+def bound_class_reads(reach, fn, name: str, v) -> None:
+    """A class method bound to a class of the program's own that a name holds
+    (``CB = Sink.read``) and ``fn`` hands to ``s.host`` (``s.host(CB, t)``): the
+    arrays it reads off its ``cls`` (``cls.BUF``) are places a host callback reads
+    (``Reach.callbacks``), as for ``s.host(Sink.read, t)`` (``class_reads``)."""
+    owner = v.__self__ if type(v) is types.MethodType else None
+    code = getattr(v.__func__, "__code__", None) if isinstance(owner, type) else None
+    if code is None or not code.co_argcount or not own_class(owner):
+        return
+    own = [(v.__func__, code.co_varnames[0])]
+    for steps in _object_steps(code, owner, own=own):
+        reach._callback_place(fn, _chain(name, (("attr", "__self__"),) + steps))
+

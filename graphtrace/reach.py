@@ -42,7 +42,7 @@ from functools import partial
 from .arrays import is_array
 from .chains import MISSING, NoKey, chain as _chain, changes, default_of, defined, \
     lookup as _lookup, value_chains
-from .class_reach import class_reads, moved, record_reads, walk_classes
+from .class_reach import bound_class_reads, class_reads, moved, record_reads, walk_classes
 from .code_parts import _Code, _code_check, code_parts
 from .handed import hands
 from .names import _code_chains, _getter, _held_dotted, _names, _nested_callback_codes, \
@@ -285,6 +285,8 @@ class Reach:
                 device_places(self.places, _attr(_attr(v, "kernel") if declared else v,
                                                  "py_func"), seen, depth + 1)   # not the
                 continue   # device functions it calls (reach_devices.py)
+            if name in callbacks:   # CB = Sink.read: what it reads off cls
+                bound_class_reads(self, fn, name, v)
             inner = _followed(v.func if isinstance(v, partial) else v)
             if inner is not None:
                 if type(v) is partial and (not baked or name in callbacks):

@@ -255,7 +255,7 @@ class Reach:
                 reads = reads if reads is not None else _reads(fn, code)
                 self._changed += [(id(v), steps) for head, steps in reads[1] if head == name]
                 hosted = handed_methods(name, reads[0], handed)   # s.host(HIST.record, h)
-                if not handed_alone(name, reads[0], handed) and (   # alone (a list or
+                if not handed_alone(name, reads[0], handed, code) and (   # alone (a list or
                         not _holds_settings(v) or read_whole(code, name, v, hosted=hosted) or
                         not any(head == name and not _method_of(v, steps)   # dict read by
                                 for head, steps in reads[0])):   # constant keys alone)

@@ -19,6 +19,7 @@ from .owners import _followed, _library
 from .probe import _attr, _has
 from .scalar import value_key
 from .values import _GROUPS, _WHOLES, _Held, _is_value, _record, pure_values
+from .whole_reads import loads_to_hand
 
 __all__ = ["watch_by_value"]
 
@@ -145,13 +146,17 @@ def _held_by_key(v) -> bool:
     return type(v) in _KEYED
 
 
-def handed_alone(name: str, chains, handed) -> bool:
-    """Whether code whose dotted reads are ``chains`` and whose ``s.host`` hands are
-    ``handed`` (``handed.hands``) reads ``name`` only to hand it or its methods to
-    ``s.host`` (``s.host(HIST.record, h)`` of a list subclass, ``s.host(HC, h)``): a
-    history the callback keeps there is read when it runs, not by the trace."""
+def handed_alone(name: str, chains, handed, code) -> bool:
+    """Whether ``code``, whose dotted reads are ``chains`` and whose ``s.host`` hands
+    are ``handed`` (``handed.hands``), reads ``name`` only to hand it or its methods
+    to ``s.host`` (``s.host(HIST.record, h)`` of a list subclass, ``s.host(HC, h)``):
+    a history the callback keeps there is read when it runs, not by the trace. Not
+    where any load of it does more (``pick(M)``, ``"k" in M``: ``loads_to_hand``)."""
     found = [steps for head, steps in chains if head == name] or [()]   # (s.host(HC, h))
-    return all(_handed_step(name, steps, handed) for steps in found)
+    whole = handed.get((name, ()))
+    return all(_handed_step(name, steps, handed) for steps in found) and loads_to_hand(
+        code, name, handed_methods(name, chains, handed),
+        whole is not None and whole.whole_callback)
 
 
 def handed_methods(name: str, chains, handed) -> frozenset:

@@ -16,7 +16,7 @@ from .chains import callback_codes
 from .handed import hands
 from .probe import _attr
 
-__all__ = ["loads", "read_attribute_whole", "read_whole"]
+__all__ = ["loads", "loads_to_hand", "read_attribute_whole", "read_whole"]
 
 _SKIPPED = frozenset({"CACHE", "NOP", "EXTENDED_ARG", "PRECALL"})
 _CONSTS = frozenset({"LOAD_CONST", "LOAD_SMALL_INT"})
@@ -80,6 +80,21 @@ def loads(code, name: str) -> bool:
     ``name``: reads it, not only stores it (``NEWS = True``)."""
     return any(ins.opname in NAME_LOADS and ins.argval == name
                for listed in _baked_code(code) for ins in listed)
+
+
+def loads_to_hand(code, name: str, hosted, whole: bool) -> bool:
+    """Whether each load of ``name`` in ``code`` (or code nested in it, a host
+    callback's left out) takes off it a method of ``hosted`` (``s.host(HIST.record,
+    h)``), or, ``whole``, hands it whole to ``s.host`` alone; not where the code also
+    hands it on (``pick(M)``, ``dict.get(M, "k")``, ``itemgetter("k")(M)``) or tests
+    it (``"k" in M``): those read what it holds."""
+    for listed in _baked_code(code):
+        for at, ins in enumerate(listed):
+            if ins.opname in NAME_LOADS and ins.argval == name and not whole and not (
+                    at + 1 < len(listed) and listed[at + 1].opname in _ATTRS and
+                    listed[at + 1].argval in hosted):
+                return False
+    return True
 
 
 def _baked_code(code):

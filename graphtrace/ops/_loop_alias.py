@@ -21,8 +21,8 @@ from __future__ import annotations
 import types
 
 from ..owners import own_object
-from ._loop_operands import through
-from ._loop_stack import _ANY_KEY
+from ._loop_operands import _parameters, through
+from ._loop_stack import _ANY_KEY, _ATTR_LOADS, _LOADS, _chain
 
 _VALUES = (int, float, complex, bool, str, bytes, type(None), types.ModuleType, type,
            types.FunctionType, types.BuiltinFunctionType)   # (no slot under them changes)
@@ -135,3 +135,50 @@ def forget_names(stored, names) -> None:
     set (``h.v``), which a store sets anew (``h = w``): called before it."""
     for p in [p for p in stored if len(p) > 1 and p[0] in names and p[:1] in stored]:
         set.discard(stored, p)
+
+
+def received(code_ins: list, i: int, j: int, n: int):
+    """The names whose objects the call ``code_ins[i]`` (its ``n`` arguments
+    beginning at ``code_ins[j]``) is handed, as the self of its method (``h.set(v)``)
+    or as an argument (``fill(m)``, ``fill([m])``): the call may store under them.
+    None where it cannot tell (``f(*args)``)."""
+    if code_ins[i].opname == "CALL_FUNCTION_EX":
+        return None
+    out, begin = set(), j
+    if j > 0 and code_ins[j - 1].opname in _ATTR_LOADS:   # h.set(v): h
+        holder = _chain(code_ins, j - 1)
+        out |= {holder[0]} if holder is not None else _names_in(code_ins, 0, j)
+    for _key, end in _parameters(code_ins, i, n):
+        path = _chain(code_ins, end - 1)
+        if path is not None:   # fill(m), fill(m.inner): what it holds
+            out.add(path[0])
+        elif any(c.opname.startswith(("BUILD_", "STORE", "DICT_", "LIST_", "SET_")) or
+                 "JUMP" in c.opname for c in code_ins[begin:end]):   # fill([m]), m if c
+            out |= _names_in(code_ins, begin, end)                    # else q
+        begin = end
+    return out
+
+
+def _names_in(code_ins: list, begin: int, end: int) -> set:
+    return {c.argval[-1] if isinstance(c.argval, tuple) else c.argval
+            for c in code_ins[begin:end] if c.opname in _LOADS}
+
+
+def forget_received(stored, made: dict, same: dict, names) -> None:
+    """Drop from ``stored`` the slots stored (``m.v = 7.0``; ``h.v = 7.0`` through a
+    name the body set) under an object a call is handed (``received``: ``names``,
+    None for any): its code may store there (``m.set(st.v + 100.0)``), so a later
+    read of the slot reads what it left, not the store seen."""
+    roots = set() if names is not None else None
+    for r in names or ():
+        roots.add(r)
+        if (r,) in stored:   # h = m if flag else q: m and q too
+            picks = through((r, (".", "")), stored, made)
+            if not picks:   # (h = make(): any object)
+                roots = None
+                break
+            roots |= {q[0] for q in picks}
+    for p in [p for p in stored if len(p) > 1]:
+        if roots is None or roots & ({p[0]} | {q[0] for q in through(p, stored, made) +
+                                               others(same, p)}):
+            set.discard(stored, p)

@@ -30,7 +30,8 @@ from ..chains import MISSING
 from ..names import _global_names
 from ..owners import _attr, _own_module, own_holder, own_object
 from ..static_attrs import getattr_static
-from ._loop_alias import forget_names, forget_set, others, same_names, set_through
+from ._loop_alias import (forget_names, forget_received, forget_set, others, received,
+                          same_names, set_through)
 from ._loop_callees import _child_args, _launcher, _made_here, _method_load, _slot_read
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
 from ._loop_names import TABLE_DEPTH, callable_items
@@ -435,6 +436,9 @@ class _Region(RegionQueries):
                     self._on_stream(code_ins, j - 1, stored):
                 # k.forall(m, stream=body), body.launch(k, *cfg, x): a launch's size
                 self.indexed |= _read_by(code_ins, i, n, stored, made)
+        if targets is not _LAUNCH:   # h.set(v), fill(m): may store under h, m
+            forget_received(stored, made, self.same, None if targets is None or
+                            targets is _ON_OBJECT else received(code_ins, i, j, n))
 
     def _child(self, code_ins: list, i: int, n: int, stored: set, made: dict,
                line: int) -> None:

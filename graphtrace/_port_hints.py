@@ -309,11 +309,15 @@ def _on_host(node, frame) -> bool:
     return True
 
 
+_COND_OPS = (ast.Lt, ast.LtE, ast.Gt, ast.GtE, ast.Eq, ast.NotEq)   # what gt.cond compares by
+
+
 def _as_cond(test, frame) -> str:
     """The user's test as a device condition, where it is one element read compared
     with a host value (either side) or the element alone; else the placeholder."""
     cond = _element_cond(test, frame)
-    if cond is None and isinstance(test, ast.Compare) and len(test.ops) == 1:
+    if cond is None and isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+            isinstance(test.ops[0], _COND_OPS):   # (not in, is: no device condition)
         left, right = test.left, test.comparators[0]
         cond = _element_cond(left, frame)
         if cond is not None and _on_host(right, frame):

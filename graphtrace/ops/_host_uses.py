@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import dis
 import re
+import types
 
-from ..bytecode import CALLS, past_keywords
+from ..bytecode import CALLS, past_inlined, past_keywords
 
 
 def _uses(label: str, used: frozenset, item: bool = False, keys=None) -> bool:
@@ -62,30 +63,79 @@ def _item_path(path: tuple, keys) -> tuple:
 _ANY_KEY = object()   # an item read by a key the code computes (held[i])
 
 
-def _used_in(code) -> set:
+def _used_in(code, given=None) -> set:
     """The load paths ``code`` reads off (not the geometry: ``d.shape``), indexes or
     hands to a call: ``(kind, name, *attributes)``, kind ``"global"``, ``"closure"``
     (a free name), ``"local"`` or None (``f().d``); ending in ``"[]"`` and the key
     where it so uses an item of it at once (``held[0].copy_to_host()``,
     ``cb(box["d"])``). A local set from a load path stands for it
     (``out = self.out`` then ``out.copy_to_host()``: ``self.out``), and a loop's
-    variable for an item of what it runs over (``for d in self.bufs: d.sum()``)."""
+    variable for an item of what it runs over (``for d in self.bufs: d.sum()``),
+    a comprehension's too (``[d.sum() for d in self.bufs]``: ``_nested``).
+    ``given``: the load paths a local of ``code`` stands for from the start (a
+    comprehension's iterator, ``.0``, or a lambda's parameter)."""
     ins = [i for i in dis.get_instructions(code) if i.opname not in ("CACHE", "NOP")]
-    out, aliases = set(), {}
+    out, aliases, given = set(), {}, given or {}
+
+    def paths(k: int) -> list:
+        return [(*g, *p[2:]) if p[0] == "local" and p[1] in given else p
+                for p in _paths(code, ins, k) for g in given.get(p[1], (p,))]
     for k, i in enumerate(ins):
         if i.opname in _NAME_LOADS and k + 1 < len(ins) and ins[k + 1].opname == "STORE_FAST":
-            aliases.setdefault(ins[k + 1].argval, []).extend(_paths(code, ins, k))
-        if i.opname in _NAME_LOADS and [j.opname for j in ins[k + 1:k + 4]] == _LOOP:
-            aliases.setdefault(ins[k + 3].argval, []).extend(
-                (*p, "[]", _ANY_KEY) for p in _paths(code, ins, k))
+            aliases.setdefault(ins[k + 1].argval, []).extend(paths(k))
+        loop = _loop_variable(ins, k) if i.opname in _NAME_LOADS else None
+        if loop is not None:
+            aliases.setdefault(loop, []).extend((*p, "[]", _ANY_KEY) for p in paths(k))
         if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]) and not _host_side(ins, k):
-            out.update(_paths(code, ins, k))
+            out.update(paths(k))
         if i.opname in _NAME_LOADS and _item_use(ins, k):
             key = ins[k + 1].argval if ins[k + 1].opname in ("LOAD_CONST", "LOAD_SMALL_INT") \
                 else _ANY_KEY
-            out.update((*p, "[]", key) for p in _paths(code, ins, k))
+            out.update((*p, "[]", key) for p in paths(k))
+        if i.opname in _NAME_LOADS:
+            out.update(_nested(code, ins, k, paths))
     return out | {(*a, *p[2:]) for p in out if p[0] == "local"
                   for a in aliases.get(p[1], ()) if a[0] is not None}
+
+
+def _loop_variable(ins, k: int):
+    """The name a loop over the value ``ins[k]`` loads binds each item to
+    (``for d in self.bufs``; 3.12: a comprehension inlined, past its prologue; one
+    of its own code runs over its iterator, ``.0``, at once), or None."""
+    j = k + 1
+    if j < len(ins) and ins[j].opname == "GET_ITER":
+        j = past_inlined(ins, j + 1)
+    if j + 1 < len(ins) and ins[j].opname == "FOR_ITER" and ins[j + 1].opname == "STORE_FAST":
+        return ins[j + 1].argval
+    return None
+
+
+def _nested(code, ins, k: int, paths) -> set:
+    """The load paths the code of a comprehension (3.11; 3.12: a generator
+    expression) or of a lambda ``map`` or ``filter`` runs on the items of the value
+    ``ins[k]`` loads uses through them (``[d.sum() for d in self.bufs]``,
+    ``map(lambda d: d.sum(), self.bufs)``): its code, made just before that value's
+    load, called with its iterator (``.0``) or handed it with that value."""
+    start = k
+    while start > 0 and ins[start].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        start -= 1
+    if start < 2 or ins[start - 1].opname != "MAKE_FUNCTION" or \
+            not isinstance(ins[start - 2].argval, types.CodeType):
+        return set()
+    inner, after = ins[start - 2].argval, ins[k + 1:k + 3]
+    if after and after[0].opname == "GET_ITER" and len(after) == 2 and \
+            after[1].opname in CALLS and after[1].arg == 0 and ".0" in inner.co_varnames:
+        return _used_in(inner, {".0": paths(k)})
+    callee = ins[start - 3] if start > 2 else None
+    if callee is not None and callee.opname in ("LOAD_GLOBAL", "LOAD_NAME") and \
+            callee.argval in _ITEM_CALLS and inner.co_argcount == 1 and \
+            k + 1 < len(ins) and ins[k + 1].opname in CALLS and ins[k + 1].arg == 2:
+        return _used_in(inner, {inner.co_varnames[0]: [(*p, "[]", _ANY_KEY)
+                                                        for p in paths(k)]})
+    return set()
+
+
+_ITEM_CALLS = frozenset({"map", "filter"})   # map(lambda d: ..., held): an item of held
 
 
 def _host_side(ins, k) -> bool:
@@ -103,7 +153,6 @@ def _host_side(ins, k) -> bool:
     return callee.opname in ("LOAD_GLOBAL", "LOAD_NAME") and callee.argval in _HOST_SIDE
 
 
-_LOOP = ["GET_ITER", "FOR_ITER", "STORE_FAST"]   # for d in held: d, an item of held
 _HOST_SIDE = frozenset({"len", "id", "type"})   # (a method, such as an append, may be the
 #                                                  program's own, reading what it is handed)
 

@@ -102,3 +102,46 @@ def test_a_callback_with_a_comprehension_over_numbers_or_compared_devices_runs(m
         s.host(getattr(held, method))
     f(cuda.to_device(np.ones(8)))
     assert SEEN[-1] in ([2.0, 4.0], 1)
+
+
+class _Local:
+    def __init__(self, *bufs):
+        self.bufs = list(bufs)
+
+    def looped(self):
+        bufs = self.bufs
+        for d in bufs:
+            SEEN.append(d.copy_to_host())
+
+    def listed(self):
+        bufs = self.bufs
+        SEEN.extend([d.copy_to_host() for d in bufs])
+
+    def counted(self):   # items only compared
+        bufs = self.bufs
+        SEEN.append(sum(1 for d in bufs if d is not None))
+
+
+@pytest.mark.parametrize("method", ["looped", "listed"])
+def test_a_callback_reading_device_arrays_through_a_local_in_a_loop_is_refused(method):
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(getattr(_Local(d), method))                   # loop-over-local
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.ones(8)))
+    assert e.value.source[1] == line_of(__file__, "loop-over-local"), str(e.value)
+    assert f"host callback _Local.{method} holds device memory (d) by attribute 'bufs': " \
+        "a callback cannot touch the GPU" in str(e.value), str(e.value)
+
+
+def test_a_callback_only_comparing_device_arrays_through_a_local_runs():
+    held = _Local(cuda.to_device(np.ones(8)))
+    SEEN.clear()
+
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(held.counted)
+    f(cuda.to_device(np.ones(8)))
+    assert SEEN[-1] == 1

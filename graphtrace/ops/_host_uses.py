@@ -70,7 +70,8 @@ def _used_in(code, given=None) -> set:
     where it so uses an item of it at once (``held[0].copy_to_host()``,
     ``cb(box["d"])``). A local set from a load path stands for it
     (``out = self.out`` then ``out.copy_to_host()``: ``self.out``), and a loop's
-    variable for an item of what it runs over (``for d in self.bufs: d.sum()``),
+    variable for an item of what it runs over (``for d in self.bufs: d.sum()``, also
+    through such a local: ``bufs = self.bufs`` then ``for d in bufs``),
     a comprehension's too (``[d.sum() for d in self.bufs]``: ``_nested``).
     ``given``: the load paths a local of ``code`` stands for from the start (a
     comprehension's iterator, ``.0``, or a lambda's parameter)."""
@@ -85,7 +86,8 @@ def _used_in(code, given=None) -> set:
             aliases.setdefault(ins[k + 1].argval, []).extend(paths(k))
         loop = _loop_variable(ins, k) if i.opname in _NAME_LOADS else None
         if loop is not None:
-            aliases.setdefault(loop, []).extend((*p, "[]", _ANY_KEY) for p in paths(k))
+            aliases.setdefault(loop, []).extend(
+                (*p, "[]", _ANY_KEY) for p in _through(paths(k), aliases))
         if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]) and not _host_side(ins, k):
             out.update(paths(k))
         if i.opname in _NAME_LOADS and _item_use(ins, k):
@@ -96,6 +98,13 @@ def _used_in(code, given=None) -> set:
             out.update(_nested(code, ins, k, paths))
     return out | {(*a, *p[2:]) for p in out if p[0] == "local"
                   for a in aliases.get(p[1], ()) if a[0] is not None}
+
+
+def _through(paths: list, aliases: dict) -> list:
+    """``paths`` and, for those off a local set from a load path before, the same off
+    that path (``bufs[]`` and ``self.bufs[]`` after ``bufs = self.bufs``)."""
+    return paths + [(*a, *p[2:]) for p in paths if p[0] == "local"
+                    for a in aliases.get(p[1], ()) if a[0] is not None]
 
 
 def _loop_variable(ins, k: int):

@@ -22,6 +22,7 @@ import types
 
 from ..owners import own_object
 from ._loop_operands import _parameters, through
+from ._loop_receives import SELF
 from ._loop_stack import _ANY_KEY, _ATTR_LOADS, _LOADS, _chain
 
 _VALUES = (int, float, complex, bool, str, bytes, type(None), types.ModuleType, type,
@@ -137,20 +138,24 @@ def forget_names(stored, names) -> None:
         set.discard(stored, p)
 
 
-def received(code_ins: list, i: int, j: int, n: int):
+def received(code_ins: list, i: int, j: int, n: int, may=None):
     """The names whose objects the call ``code_ins[i]`` (its ``n`` arguments
     beginning at ``code_ins[j]``) is handed, as the self of its method (``h.set(v)``)
-    or as an argument (``fill(m)``, ``fill([m])``): the call may store under them.
-    None where it cannot tell (``f(*args)``)."""
+    or as an argument (``fill(m)``, ``fill([m])``), where its callee may store
+    under them (``may``: ``key -> bool``, ``key`` a position, a keyword or
+    ``SELF``; None: any may). None where it cannot tell (``f(*args)``)."""
     if code_ins[i].opname == "CALL_FUNCTION_EX":
         return None
+    may = may or (lambda key: True)
     out, begin = set(), j
-    if j > 0 and code_ins[j - 1].opname in _ATTR_LOADS:   # h.set(v): h
+    if j > 0 and code_ins[j - 1].opname in _ATTR_LOADS and may(SELF):   # h.set(v): h
         holder = _chain(code_ins, j - 1)
         out |= {holder[0]} if holder is not None else _names_in(code_ins, 0, j)
-    for _key, end in _parameters(code_ins, i, n):
+    for key, end in _parameters(code_ins, i, n):
         path = _chain(code_ins, end - 1)
-        if path is not None:   # fill(m), fill(m.inner): what it holds
+        if not may(key):
+            pass
+        elif path is not None:   # fill(m), fill(m.inner): what it holds
             out.add(path[0])
         elif any(c.opname.startswith(("BUILD_", "STORE", "DICT_", "LIST_", "SET_")) or
                  "JUMP" in c.opname for c in code_ins[begin:end]):   # fill([m]), m if c

@@ -35,7 +35,7 @@ from ._loop_alias import (forget_names, forget_received, forget_set, others, rec
 from ._loop_callees import _child_args, _launcher, _made_here, _method_load, _slot_read
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
 from ._loop_names import TABLE_DEPTH, callable_items
-from ._loop_receives import callee_may
+from ._loop_receives import callee_may, reached_names
 from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _handed_on,
                              _iterated, _keyed_any, _made, _parameters, _read_by, _taken,
                              picked, through)
@@ -440,8 +440,12 @@ class _Region(RegionQueries):
         if targets is not _LAUNCH:   # h.set(v), fill(m): may store under h, m
             may = callee_may(self.scope, targets, callee.opname in _ATTR_LOADS) \
                 if type(targets) is list else None   # (print(m), describe(m): keep)
-            forget_received(stored, made, self.same, None if targets is None or
-                            targets is _ON_OBJECT else received(code_ins, i, j, n, may))
+            names = None if targets is None or targets is _ON_OBJECT else \
+                received(code_ins, i, j, n, may)
+            if names is not None and type(targets) is list and targets:   # setter = m.set: m
+                names |= reached_names(self.scope, targets, callee.opname in _ATTR_LOADS,
+                                       stored)
+            forget_received(stored, made, self.same, names)
 
     def _child(self, code_ins: list, i: int, n: int, stored: set, made: dict,
                line: int) -> None:

@@ -8,19 +8,27 @@ library's callable (``print(opts)``, ``log.debug("%r", opts)``,
 in place (``cfg.update(...)``) or ``setattr``; a function or a method of the
 program's own whose code (and the code of the program's own it calls, a few
 calls deep) stores no attribute or item under the parameter taking the object
-(``describe(opts)`` reading ``opts.alpha``). A callee the code cannot tell (one
-computed, ``f(*args)``, a ``partial``, an object with no code) may store.
+(``describe(opts)`` reading ``opts.alpha``), a partial of one such. A callee the
+code cannot tell (one computed, ``f(*args)``, an object with no code) may store.
+A call reaches objects it is not handed too (``reached_stores``): a bound
+method's object held before the loop (``setter = m.set``), a partial's
+arguments (``partial(fill, m)``), a closure's cells, the globals its code stores
+under; their marks drop where its code may store under them.
 """
 from __future__ import annotations
 
 import builtins
 import types
+from functools import partial
 
 from ..bytecode import instructions
 from ..chains import MISSING
+from ..names import _global_names
 from ..owners import _followed, _in_library, own_class, own_holder, own_object
 from ..static_attrs import getattr_static
+from ..values import _is_number
 from ._loop_operands import _CALLS, _parameters, _taken
+from ._loop_paths import _resolve
 from ._loop_stack import _ATTR_LOADS, _ATTR_STORES, _ITEM_STORES, _LOADS, _begin, _chain, \
     _holder
 
@@ -63,12 +71,55 @@ def may_store(callee, key, depth: int = 0) -> bool:
                                 bound if key == SELF else MISSING, depth, bound)
     if isinstance(callee, types.FunctionType):
         return _function_stores(callee, key, MISSING, depth)
+    if type(callee) is partial and key != SELF:   # partial(fill, m)(v): v is fill's 1
+        if type(key) is int:
+            key += len(callee.args)
+        return may_store(callee.func, key, depth)
     if own_object(callee):   # an object of the program's, called: its __call__
         call = getattr_static(type(callee), "__call__", None)
         if isinstance(call, types.FunctionType):
             at = 0 if key == SELF else key + 1 if type(key) is int else key
             return _function_stores(call, at, callee if key == SELF else MISSING, depth, callee)
     return True
+
+
+def reached_stores(callee, depth: int = 0) -> list:
+    """The objects ``callee`` reaches without being handed them and whose code
+    may store under: a bound method's object (``setter = m.set``), a partial's
+    arguments (``partial(fill, m)``), a function's closure cells (``def upd(v):
+    m.v = v``) and the globals its code stores under; an object of the program's
+    own called (its ``__call__``'s self)."""
+    out = []
+    if depth > _DEPTH:
+        return out
+    if type(callee) is partial:
+        out += reached_stores(callee.func, depth + 1)
+        out += [a for k, a in enumerate(callee.args) if may_store(callee.func, k, depth)]
+        out += [a for k, a in callee.keywords.items() if may_store(callee.func, k, depth)]
+    elif isinstance(callee, types.MethodType):
+        if may_store(callee, SELF, depth):
+            out.append(callee.__self__)
+        out += reached_stores(callee.__func__, depth + 1)
+    elif isinstance(callee, types.FunctionType):
+        if _library(callee):
+            return out
+        code = callee.__code__
+        held = {}
+        for name, cell in zip(code.co_freevars, callee.__closure__ or ()):
+            try:
+                held[name] = cell.cell_contents
+            except ValueError:
+                pass
+        held.update((g, callee.__globals__[g]) for g in _global_names(code)
+                    if g in callee.__globals__ and g not in held)
+        out += [v for name, v in held.items() if not (_is_number(v) or isinstance(
+            v, (str, bytes, types.ModuleType, types.FunctionType, type))) and
+            _code_stores(callee, name, v, depth)]
+    elif own_object(callee):
+        call = getattr_static(type(callee), "__call__", None)
+        if isinstance(call, types.FunctionType):
+            out += reached_stores(types.MethodType(call, callee), depth + 1)
+    return [v for v in out if v is not None and not _is_number(v)]
 
 
 def method_stores(holder, name: str, key, depth: int = 0) -> bool:
@@ -233,17 +284,43 @@ def callee_may(scope: dict, targets: list, method: bool):
     """``key -> whether the call may store under what it hands at key`` for a
     body's call of the functions at the paths ``targets`` of ``scope`` (``method``:
     called as ``holder.name(...)``)."""
+    found = _found(scope, targets, method)
+
+    def may(key) -> bool:
+        return any(v is MISSING or (may_store(v, key) if name is None else
+                                    method_stores(v, name, key)) for v, name in found)
+    return may
+
+
+def _found(scope: dict, targets: list, method: bool) -> list:
+    """``(value, None)``, or ``(holder, name)`` for ``holder.name(...)``, of each target."""
     found = []
     for path in targets:
         if method and len(path) > 1 and path[-1][0] == ".":
             found.append((_value(scope, path[:-1]), path[-1][1]))
         else:
             found.append((_value(scope, path), None))
+    return found
 
-    def may(key) -> bool:
-        return any(v is MISSING or (may_store(v, key) if name is None else
-                                    method_stores(v, name, key)) for v, name in found)
-    return may
+
+def reached_names(scope: dict, targets: list, method: bool, stored) -> set:
+    """The names of ``scope`` holding, or whose stored slots (``m.inner.v``) pass
+    through, an object a body's call of ``targets`` reaches and may store under
+    without being handed it (``reached_stores``: ``setter(v)``, ``setter = m.set``)."""
+    objs = set()
+    for v, name in _found(scope, targets, method):
+        if name is not None:
+            v = getattr_static(v, name, MISSING) if v is not MISSING else MISSING
+        if v is not MISSING:
+            objs.update(id(x) for x in reached_stores(v))
+    if not objs:
+        return set()
+    out = {k for k, v in scope.items() if id(v) in objs}
+    for p in stored:
+        if len(p) > 2 and p[0] not in out and any(
+                id(_resolve(scope, p[:k])) in objs for k in range(2, len(p))):
+            out.add(p[0])
+    return out
 
 
 def _value(scope: dict, path: tuple):

@@ -304,6 +304,8 @@ class _Region(RegionQueries):
                         if len(paths) == 1 and _ANY_KEY not in path else ():
                     stored.add(q)   # (h = objs[i], then h.v = 5.0: none of them for sure)
                     self.first.setdefault(q, "store")
+                    if q != path and path in made:   # objs[0].v = st.v: m.v is st.v
+                        made[q] = made[path]
         else:
             path = _chain(code_ins, i)
             if path is not None and path[:1] not in stored:

@@ -36,6 +36,7 @@ from ._loop_callees import _child_args, _launcher, _made_here, _method_load, _sl
 from ._loop_flow import _Stored, _controlled, _decided, _graph, _guards, _trips, span, states
 from ._loop_names import TABLE_DEPTH, callable_items
 from ._loop_receives import callee_may, reached_names
+from ._loop_setters import by_setter, setter_sets
 from ._loop_operands import (ALIASED, UNKNOWN, _CALLS, _CLAMPS, _arguments, _handed_on,
                              _iterated, _keyed_any, _made, _parameters, _read_by, _taken,
                              picked, through)
@@ -296,16 +297,22 @@ class _Region(RegionQueries):
                 if paths and at[:1] in stored:   # h.v = 7.0: h.v, then, is 7.0 for sure
                     made[at] = value
                     stored.add(at)
+            kept = len(paths) > 1 or by_setter(self.scope, at)   # (m.v = 7.0, a property's)
             for path in paths:   # (m.v stored; h = m if flag else q: m.v or q.v, maybe)
                 if op.startswith("STORE") and code_ins[i - 1].opname != "SWAP":
                     made[path] = value | (made.get(path, set())
-                                          if len(paths) > 1 or _ANY_KEY in path else set())
+                                          if kept or _ANY_KEY in path else set())
                 for q in [path] + others(self.same, path, True) \
-                        if len(paths) == 1 and _ANY_KEY not in path else ():
+                        if not kept and _ANY_KEY not in path else ():
                     stored.add(q)   # (h = objs[i], then h.v = 5.0: none of them for sure)
                     self.first.setdefault(q, "store")
                     if q != path and path in made:   # objs[0].v = st.v: m.v is st.v
                         made[q] = made[path]
+            for q, got in setter_sets(self.scope, at, value).items() \
+                    if paths and at[:1] not in stored else ():
+                stored.add(q)   # m.v = 7.0, a property's setter storing self._v
+                self.first.setdefault(q, "store")
+                made[q], made[at] = got, made.get(at, set()) | got   # (and m.v: m.s)
         else:
             path = _chain(code_ins, i)
             if path is not None and path[:1] not in stored:

@@ -84,8 +84,7 @@ def _used_in(code, given=None) -> set:
     for k, i in enumerate(ins):
         if i.opname in _NAME_LOADS and k + 1 < len(ins) and ins[k + 1].opname == "STORE_FAST":
             aliases.setdefault(ins[k + 1].argval, []).extend(paths(k))
-        loop = _loop_variable(ins, k) if i.opname in _NAME_LOADS else None
-        if loop is not None:
+        for loop in _loop_variables(ins, k) if i.opname in _NAME_LOADS else ():
             aliases.setdefault(loop, []).extend(
                 (*p, "[]", _ANY_KEY) for p in _through(paths(k), aliases))
         if i.opname in _NAME_LOADS and _use(ins[k + 1:k + 12]) and not _host_side(ins, k):
@@ -107,16 +106,66 @@ def _through(paths: list, aliases: dict) -> list:
                     for a in aliases.get(p[1], ()) if a[0] is not None]
 
 
-def _loop_variable(ins, k: int):
-    """The name a loop over the value ``ins[k]`` loads binds each item to
+def _loop_variables(ins, k: int) -> tuple:
+    """The names a loop over the value ``ins[k]`` loads binds each item to
     (``for d in self.bufs``; 3.12: a comprehension inlined, past its prologue; one
-    of its own code runs over its iterator, ``.0``, at once), or None."""
-    j = k + 1
+    of its own code runs over its iterator, ``.0``, at once): all those a target
+    unpacks, each standing for a possible item, where the loop runs over it through
+    ``enumerate``, ``zip``, ``.items()`` or ``.values()`` (``for i, d in
+    enumerate(self.bufs)``)."""
+    j = _iterated(ins, k)[1]
     if j < len(ins) and ins[j].opname == "GET_ITER":
         j = past_inlined(ins, j + 1)
-    if j + 1 < len(ins) and ins[j].opname == "FOR_ITER" and ins[j + 1].opname == "STORE_FAST":
-        return ins[j + 1].argval
-    return None
+    if j + 1 >= len(ins) or ins[j].opname != "FOR_ITER":
+        return ()
+    if ins[j + 1].opname == "STORE_FAST":
+        return (ins[j + 1].argval,)
+    stores = ins[j + 2:j + 2 + ins[j + 1].arg] if ins[j + 1].opname == "UNPACK_SEQUENCE" \
+        else ()
+    return tuple(s.argval for s in stores if s.opname == "STORE_FAST")
+
+
+def _iterated(ins, k: int) -> tuple:
+    """The indices of the first instruction of the expression whose items stand for
+    items of the value ``ins[k]`` loads, and of the one just past it: that value
+    itself, its ``.items()`` or ``.values()`` (``self.table.items()``), or a call of
+    ``enumerate`` or ``zip`` it is an argument of (``zip(self.keys, self.bufs)``)."""
+    start = k
+    while start > 0 and ins[start].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        start -= 1
+    j = k + 1
+    if j < len(ins) and ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD") and \
+            ins[j].argval in _ITEM_VIEWS:
+        return start, _past_call(ins, j + 1, 0)
+    if j < len(ins) and ins[j].opname in ("LOAD_ATTR", "LOAD_METHOD"):
+        return start, j   # (only a part of the value's path: self of self.bufs)
+    while j < len(ins) and ins[j].opname in _ARGUMENTS:
+        j += 1
+    p = start - 1
+    while p >= 0 and ins[p].opname in _ARGUMENTS and not _pairing(ins[p]):
+        p -= 1
+    if p < 0 or not _pairing(ins[p]):
+        return start, k + 1
+    n = sum(1 for q in ins[p + 1:j] if q.opname not in ("LOAD_ATTR", "LOAD_METHOD"))
+    past = _past_call(ins, j, n)
+    return (p, past) if past != j else (start, k + 1)
+
+
+def _past_call(ins, j: int, n: int) -> int:
+    """The index past a call of ``n`` arguments beginning at ``ins[j]`` (3.11: its
+    ``PRECALL``), or ``j`` where none begins there."""
+    at = j + (j < len(ins) and ins[j].opname == "PRECALL")
+    return at + 1 if at < len(ins) and ins[at].opname == "CALL" and ins[at].arg == n else j
+
+
+def _pairing(i) -> bool:
+    return i.opname in ("LOAD_GLOBAL", "LOAD_NAME") and i.argval in _PAIRINGS
+
+
+_ITEM_VIEWS = frozenset({"items", "values"})   # self.table.items(): (key, item) pairs
+_PAIRINGS = frozenset({"enumerate", "zip"})    # enumerate(self.bufs): (i, item) pairs
+_ARGUMENTS = ("LOAD_FAST", "LOAD_DEREF", "LOAD_GLOBAL", "LOAD_NAME", "LOAD_ATTR",
+              "LOAD_METHOD", "LOAD_CONST", "LOAD_SMALL_INT", "LOAD_FAST_CHECK")
 
 
 def _nested(code, ins, k: int, paths) -> set:
@@ -125,13 +174,11 @@ def _nested(code, ins, k: int, paths) -> set:
     ``ins[k]`` loads uses through them (``[d.sum() for d in self.bufs]``,
     ``map(lambda d: d.sum(), self.bufs)``): its code, made just before that value's
     load, called with its iterator (``.0``) or handed it with that value."""
-    start = k
-    while start > 0 and ins[start].opname in ("LOAD_ATTR", "LOAD_METHOD"):
-        start -= 1
+    start, end = _iterated(ins, k)
     if start < 2 or ins[start - 1].opname != "MAKE_FUNCTION" or \
             not isinstance(ins[start - 2].argval, types.CodeType):
         return set()
-    inner, after = ins[start - 2].argval, ins[k + 1:k + 3]
+    inner, after = ins[start - 2].argval, ins[end:end + 2]
     if after and after[0].opname == "GET_ITER" and len(after) == 2 and \
             after[1].opname in CALLS and after[1].arg == 0 and ".0" in inner.co_varnames:
         return _used_in(inner, {".0": paths(k)})

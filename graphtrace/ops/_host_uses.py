@@ -6,6 +6,7 @@ one of them reaches what a label names (``_uses``; ``_reaches_by``: a value
 held at steps past it, a temporary its object holds)."""
 from __future__ import annotations
 
+import ast
 import dis
 import re
 import types
@@ -20,6 +21,8 @@ def _uses(label: str, used: frozenset, item: bool = False, keys=None) -> bool:
     the attributes it ends in (``self.out`` for ``attribute 'out'``); ``item``:
     an item of it (``G.out[0]``) by a key among ``keys`` (None: any) or one the code
     computes."""
+    if label.startswith("item ") and " of " not in label:
+        return _uses_own_item(label[len("item "):], used)
     used = {_item_path(p, keys) if item else p for p in used}
     root = label.split(" of ")[-1]
     kind = "global" if root.startswith("global name") else \
@@ -31,6 +34,21 @@ def _uses(label: str, used: frozenset, item: bool = False, keys=None) -> bool:
     return any(kind and (k, head, *attrs) == (kind, *names) or
                k != "global" and 0 < len(attrs) <= len(tail) and attrs[0] != "[]" and
                tuple(attrs) == tail[len(tail) - len(attrs):] for k, head, *attrs in used)
+
+
+def _uses_own_item(key: str, used: frozenset) -> bool:
+    """Whether a load path in ``used`` reads an item of a method's own object (a list,
+    tuple or dict of a class of the program's own: ``self[0].copy_to_host()``,
+    ``for d in self``) by the key ``key`` (its ``repr``) or one the code computes."""
+    try:
+        k = ast.literal_eval(key)
+    except (ValueError, SyntaxError):
+        k = _ANY_KEY
+    return any(p[0] == "local" and p[1] in _SELVES and len(p) > 3 and p[2] == "[]" and
+               (p[3] is _ANY_KEY or k is _ANY_KEY or p[3] == k) for p in used)
+
+
+_SELVES = ("self", "cls")   # a method's own object, as its code names it
 
 
 def _reaches_by(name: str, steps: tuple, used: frozenset) -> bool:

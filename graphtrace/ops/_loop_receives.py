@@ -87,8 +87,9 @@ def reached_stores(callee, depth: int = 0) -> list:
     """The objects ``callee`` reaches without being handed them and whose code
     may store under: a bound method's object (``setter = m.set``), a partial's
     arguments (``partial(fill, m)``), a function's closure cells (``def upd(v):
-    m.v = v``) and the globals its code stores under; an object of the program's
-    own called (its ``__call__``'s self)."""
+    m.v = v``) and the globals its code stores under, and what the functions it
+    holds that way reach (``def outer(v): inner(v)``, ``inner`` storing under
+    ``m``); an object of the program's own called (its ``__call__``'s self)."""
     out = []
     if depth > _DEPTH:
         return out
@@ -115,6 +116,10 @@ def reached_stores(callee, depth: int = 0) -> list:
         out += [v for name, v in held.items() if not (_is_number(v) or isinstance(
             v, (str, bytes, types.ModuleType, types.FunctionType, type))) and
             _code_stores(callee, name, v, depth)]
+        for v in held.values():   # def outer(v): inner(v), inner storing under m
+            if v is not callee and isinstance(v, (types.FunctionType, types.MethodType,
+                                                  partial)):
+                out += reached_stores(v, depth + 1)
     elif own_object(callee):
         call = getattr_static(type(callee), "__call__", None)
         if isinstance(call, types.FunctionType):

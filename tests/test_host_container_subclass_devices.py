@@ -71,3 +71,44 @@ def test_a_container_subclass_callback_not_reading_its_device_items_runs(kind, m
         s.host(getattr(held, method))
     f(cuda.to_device(np.ones(8)))
     assert SEEN[-1] in (8, 2.0), SEEN
+
+
+class _Last(list):
+    def dump(self):
+        SEEN.append(self[-1].copy_to_host())
+
+    def first(self):   # an item holding numbers, by its index from the end
+        SEEN.append(self[-2] * 2)
+
+
+class _Named(list):
+    def dump(me):
+        SEEN.append(me[0].copy_to_host())
+
+    def last(this):
+        SEEN.append(this[-1].copy_to_host())
+
+
+@pytest.mark.parametrize("cls,method", [(_Last, "dump"), (_Named, "dump"), (_Named, "last")])
+def test_a_callback_reading_its_device_item_from_the_end_or_by_another_name_is_refused(
+        cls, method):
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(getattr(cls([1.0, d]) if cls is _Last else cls([d]), method))   # by-end
+    with pytest.raises(gt.ArgumentError) as e:
+        f(cuda.to_device(np.ones(8)))
+    assert e.value.source[1] == line_of(__file__, "by-end"), str(e.value)
+    assert "holds device memory (d) by item" in str(e.value), str(e.value)
+
+
+def test_a_callback_reading_a_number_item_from_the_end_runs():
+    held = _Last([1.0, cuda.to_device(np.ones(8))])
+    SEEN.clear()
+
+    @gt.graph(backend="sim")
+    def f(s, d):
+        s.memset(d, 0)
+        s.host(held.first)
+    f(cuda.to_device(np.ones(8)))
+    assert SEEN[-1] == 2.0, SEEN

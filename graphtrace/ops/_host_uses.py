@@ -39,17 +39,46 @@ def _uses(label: str, used: frozenset, item: bool = False, keys=None) -> bool:
 def _uses_own_item(key: str, used: frozenset) -> bool:
     """Whether a load path in ``used`` reads an item of a method's own object (a list,
     tuple or dict of a class of the program's own: ``self[0].copy_to_host()``,
-    ``for d in self``) by the key ``key`` (its ``repr``) or one the code computes."""
+    ``for d in self``) by the key ``key`` (its ``repr``; a list's or tuple's also
+    from its end: ``0 (or -2)``) or one the code computes."""
+    both = re.fullmatch(r"(-?\d+) \(or (-?\d+)\)", key)
     try:
-        k = ast.literal_eval(key)
-    except (ValueError, SyntaxError):
-        k = _ANY_KEY
+        keys = {int(both[1]), int(both[2])} if both else {ast.literal_eval(key)}
+    except (ValueError, SyntaxError, TypeError):
+        keys = None
     return any(p[0] == "local" and p[1] in _SELVES and len(p) > 3 and p[2] == "[]" and
-               (p[3] is _ANY_KEY or k is _ANY_KEY or p[3] == k) for p in used)
+               (p[3] is _ANY_KEY or keys is None or _key_in(p[3], keys)) for p in used)
 
 
-_SELVES = ("self", "cls")   # a method's own object, as its code names it
+def _key_in(key, keys: set) -> bool:
+    try:
+        return key in keys
+    except TypeError:   # (an unhashable constant)
+        return False
 
+
+SELF = "self"   # a method's own object, as ``_used`` names its first parameter
+_SELVES = (SELF, "cls")   # (and as other code names it)
+
+
+def as_method(code, paths) -> set:
+    """The load paths ``paths`` of a method's ``code`` with those off its first
+    parameter named as off ``self`` (``def dump(me): me[-1].copy_to_host()``)."""
+    first = code.co_varnames[0] if code.co_argcount else None
+    return {("local", SELF, *p[2:]) if p[0] == "local" and p[1] == first else p
+            for p in paths}
+
+
+def method_codes(classes) -> set:
+    """The code of the methods (classmethods too) ``classes`` and their bases define,
+    whose first parameter is the object (or class) they are called on."""
+    out = set()
+    for k in {b for c in classes if isinstance(c, type) for b in c.__mro__} - {object}:
+        for v in vars(k).values():
+            v = v.__func__ if isinstance(v, classmethod) else v
+            if isinstance(v, types.FunctionType):
+                out.add(v.__code__)
+    return out
 
 def _reaches_by(name: str, steps: tuple, used: frozenset) -> bool:
     """Whether code using the load paths ``used`` reaches what ``name`` holds at

@@ -28,7 +28,7 @@ from ..tree import leaves, tree_map
 from ._held_changes import may_change, may_change_argument
 from ._host_held import held_argument_error
 from ._host_calls import Calls
-from ._host_uses import _reaches_by, _used_in, _uses
+from ._host_uses import _reaches_by, _used_in, _uses, as_method, method_codes
 from .base import Op, bound_arguments, callable_name, changed, read_only_bytes, record_args
 
 __all__ = ["record_host", "host_value", "reached_arrays", "HOST_CALLBACK"]
@@ -206,7 +206,11 @@ def _used(fn) -> frozenset:
     codes: list = []
     for c in classes | {class_of(owner) if owner is not None else object}:   # (helpers too)
         attribute_names(fn, c, into=codes)
-    return frozenset(n for c in set(codes) for n in _used_in(c))
+    methods = set() if owner is None else \
+        method_codes(classes | {class_of(owner)}) | {_attr(_attr(fn, "__func__", fn), "__code__")}
+    return frozenset(n for c in set(codes) for n in
+                     (as_method(c, _used_in(c)) if c in methods else _used_in(c)))
+
 
 
 def _refuse_passed(t, fn) -> None:
@@ -388,7 +392,9 @@ def _held_by(owner) -> list:
     held = [(f"attribute {k!r}", v) for k, v in _attributes(owner) + named + class_held(owner)]
     if not named and isinstance(owner, (list, tuple, dict)):   # (its __dict__ and its
         items = owner.items() if isinstance(owner, dict) else enumerate(owner)   # slots; its
-        held += [(f"item {k!r}", v) for k, v in list(items)]   # class's: self.BUF)
+        n = None if isinstance(owner, dict) else len(owner)   # class's: self.BUF); self[-1]
+        held += [(f"item {k!r}" if n is None else f"item {k!r} (or {k - n!r})", v)
+                 for k, v in list(items)]
     return held
 
 

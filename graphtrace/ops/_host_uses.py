@@ -241,23 +241,35 @@ def _nested(code, ins, k: int, paths) -> set:
 _ITEM_CALLS = frozenset({"map", "filter"})   # map(lambda d: ..., held): an item of held
 
 
-def _host_side(ins, k) -> bool:
-    """Whether the value instruction ``k`` leaves is the one argument of a call
-    that reads no device memory: a builtin answering from the host side
-    (``len(self.d)``)."""
+def _host_side(ins, k, last=None) -> bool:
+    """Whether the value instruction ``k`` leaves (its item, where ``last``, the
+    index of the ``BINARY_SUBSCR``, is given: ``len(self[0])``) is the first argument
+    of a call that reads no device memory: a builtin answering from the host side
+    (``len(self.d)``, ``isinstance(held[0], X)``, ``getattr(held[0], "shape")``)."""
     start = k
     while start > 0 and ins[start].opname in ("LOAD_ATTR", "LOAD_METHOD"):
         start -= 1
-    call = ins[k + 1:k + 3]
-    one = [c for c in call if c.opname in ("PRECALL", "CALL")]
-    if start == 0 or not one or one[0] is not call[0] or one[-1].arg != 1:
+    callee = ins[start - 1] if start else None
+    if callee is None or callee.opname not in ("LOAD_GLOBAL", "LOAD_NAME") or \
+            callee.argval not in _HOST_SIDE:
         return False
-    callee = ins[start - 1]
-    return callee.opname in ("LOAD_GLOBAL", "LOAD_NAME") and callee.argval in _HOST_SIDE
+    j, n = (k if last is None else last) + 1, 1
+    if callee.argval in _SECOND_ARGUMENT:   # isinstance(d, np.ndarray), hasattr(d, "x")
+        at = j
+        while j < len(ins) and ins[j].opname in _ARGUMENTS:
+            j += 1
+        n = 2
+        if j == at or callee.argval == "getattr" and (
+                j != at + 1 or ins[at].argval not in _GEOMETRY):
+            return False
+    call = ins[j:j + 2]
+    one = [c for c in call if c.opname in ("PRECALL", "CALL")]
+    return bool(one) and one[0] is call[0] and one[0].arg == n
 
 
-_HOST_SIDE = frozenset({"len", "id", "type"})   # (a method, such as an append, may be the
-#                                                  program's own, reading what it is handed)
+_HOST_SIDE = frozenset({"len", "id", "type", "isinstance", "hasattr", "getattr"})
+_SECOND_ARGUMENT = frozenset({"isinstance", "hasattr", "getattr"})   # (getattr: _GEOMETRY)
+#   (a method, such as an append, may be the program's own, reading what it is handed)
 
 
 def _item_use(ins, k: int) -> bool:
@@ -265,7 +277,7 @@ def _item_use(ins, k: int) -> bool:
     item read off, indexed or handed to a call straight away (also by a keyword:
     ``show(x=held[0])``, whose names come between the item and the call)."""
     if k + 3 >= len(ins) or not ins[k + 1].opname.startswith("LOAD_") or \
-            ins[k + 2].opname != "BINARY_SUBSCR":
+            ins[k + 2].opname != "BINARY_SUBSCR" or _host_side(ins, k, k + 2):
         return False
     nxt = ins[min(past_keywords(ins, k + 3), len(ins) - 1)]
     return nxt.opname in ("LOAD_ATTR", "LOAD_METHOD") and nxt.argval not in _GEOMETRY or \

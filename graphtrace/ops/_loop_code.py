@@ -447,13 +447,13 @@ class _Region(RegionQueries):
                 # k.forall(m, stream=body), body.launch(k, *cfg, x): a launch's size
                 self.indexed |= _read_by(code_ins, i, n, stored, made)
         if targets is not _LAUNCH:   # h.set(v), fill(m): may store under h, m
-            may = callee_may(self.scope, targets, callee.opname in _ATTR_LOADS) \
+            on = callee is not None and callee.opname in _ATTR_LOADS   # (3.12: may be none)
+            may = callee_may(self.scope, targets, on) \
                 if type(targets) is list else None   # (print(m), describe(m): keep)
             names = None if targets is None or targets is _ON_OBJECT else \
                 received(code_ins, i, j, n, may)
             if names is not None and type(targets) is list and targets:   # setter = m.set: m
-                names |= reached_names(self.scope, targets, callee.opname in _ATTR_LOADS,
-                                       stored)
+                names |= reached_names(self.scope, targets, on, stored)
             forget_received(stored, made, self.same, names)
 
     def _child(self, code_ins: list, i: int, n: int, stored: set, made: dict,

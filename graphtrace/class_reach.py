@@ -335,4 +335,3 @@ def bound_class_reads(reach, fn, name: str, v) -> None:
     own = [(v.__func__, code.co_varnames[0])]
     for steps in _object_steps(code, owner, own=own):
         reach._callback_place(fn, _chain(name, (("attr", "__self__"),) + steps))
-

@@ -80,6 +80,7 @@ def method_codes(classes) -> set:
                 out.add(v.__code__)
     return out
 
+
 def _reaches_by(name: str, steps: tuple, used: frozenset) -> bool:
     """Whether code using the load paths ``used`` reaches what ``name`` holds at
     ``steps`` (``held_temporaries``'): the item of the first container on the

@@ -212,7 +212,6 @@ def _used(fn) -> frozenset:
                      (as_method(c, _used_in(c)) if c in methods else _used_in(c)))
 
 
-
 def _refuse_passed(t, fn) -> None:
     """Refuse a callback the graph function was passed by an argument that it does
     not hand to ``s.host`` itself (a helper does) and that reads host arrays of

@@ -107,3 +107,24 @@ def _stored_then_other_call(s, x, n, flag):
 def test_a_call_handed_another_object_leaves_the_store_seen():
     """Eagerly and in the graph: 7 added three times."""
     assert _run(_stored_then_other_call) == [21.0] * 4
+
+
+def _stored_then_unbound_method(s, x, n, flag):
+    cfg = {"lr": 1.0}
+    st = types.SimpleNamespace(v=1.0)
+    with s.while_loop(gt.cond(n) < 3) as body:   # unbound
+        cfg["lr"] = 7.0
+        dict.update(cfg, lr=st.v + 100.0)   # cfg.update(...), spelled off the type
+        add[1, 4, body](x, cfg["lr"])
+        count[1, 1, body](n)
+        st.v += 1.0
+
+
+def test_a_builtin_types_method_taken_off_the_type_stores_on_its_first_argument():
+    """``dict.update(cfg, ...)`` is ``cfg.update(...)``: it was taken for a library
+    function handed cfg, which stores nothing, and the graph added 101 on each pass
+    (303) where Python adds 101, 102 and 103."""
+    with pytest.raises(gt.ArgumentError) as info:
+        _run(_stored_then_unbound_method)
+    assert info.value.source[1] == line_of(__file__, "unbound")
+    assert "changes `cfg['lr']`," in str(info.value)

@@ -37,6 +37,8 @@ _DEPTH = 4      # calls of the program's own followed from the body's
 _BUILTINS = (types.BuiltinFunctionType, types.BuiltinMethodType, types.MethodWrapperType,
              types.WrapperDescriptorType, types.MethodDescriptorType,
              types.ClassMethodDescriptorType)
+# a builtin type's method taken off the type: its first argument is the object
+_UNBOUND = (types.MethodDescriptorType, types.WrapperDescriptorType)
 # a container's methods changing it in place (on the object they are called on)
 _CHANGING = frozenset({"append", "extend", "insert", "pop", "popitem", "remove", "clear",
                        "update", "setdefault", "add", "discard", "appendleft", "extendleft",
@@ -60,6 +62,8 @@ def may_store(callee, key, depth: int = 0) -> bool:
         return True
     if isinstance(callee, _BUILTINS):
         name = getattr(callee, "__name__", "")
+        if key == 0 and isinstance(callee, _UNBOUND):   # dict.update(cfg, ...): on cfg
+            key = SELF
         return name in (_CHANGING if key == SELF else _MUTATORS)
     if isinstance(callee, type):   # a library's class keeps what it is handed
         return own_class(callee)
